@@ -1,0 +1,5 @@
+package graph
+
+import "math"
+
+var inf = math.Inf(1)

@@ -1,0 +1,209 @@
+package graph
+
+// Op names a canonical operation. Layout is NHWC for every 4-D activation.
+type Op string
+
+// The canonical op set. Inputs are listed as (name: shape) in order; [opt]
+// marks an optional input that may be "".
+const (
+	// Conv2D: X [N,H,W,Cin], W [Cout,KH,KW,Cin/Group], B [Cout] [opt] -> Y [N,OH,OW,Cout].
+	// Depthwise is Group == Cin (with Cout = Cin*multiplier). Attrs: *Conv2DAttrs.
+	Conv2D Op = "Conv2D"
+	// FullyConnected: X [..., K], W [N,K], B [N] [opt] -> Y [rows, N] or [..., N] with KeepDims.
+	FullyConnected Op = "FullyConnected"
+	// BatchMatMul: A [..., M, K], B [..., K, N] with numpy broadcasting of the batch dims.
+	BatchMatMul Op = "BatchMatMul"
+
+	// Element-wise binary ops with numpy broadcasting. Attrs: *BinaryAttrs (may be nil).
+	Add     Op = "Add"
+	Sub     Op = "Sub"
+	Mul     Op = "Mul"
+	Div     Op = "Div"
+	Maximum Op = "Maximum"
+	Minimum Op = "Minimum"
+
+	// Pools over H and W of NHWC. Attrs: *PoolAttrs.
+	MaxPool2D Op = "MaxPool2D"
+	AvgPool2D Op = "AvgPool2D"
+	// Mean over Axes. Attrs: *MeanAttrs.
+	Mean Op = "Mean"
+
+	// Reshape: a view with a new shape (the output tensor's shape). Flatten,
+	// Squeeze, Unsqueeze and ExpandDims all import as Reshape.
+	Reshape Op = "Reshape"
+	// Transpose: Attrs *TransposeAttrs.
+	Transpose Op = "Transpose"
+	// Concat: any number of inputs. Attrs *ConcatAttrs.
+	Concat Op = "Concat"
+	// Pad: Attrs *PadAttrs.
+	Pad Op = "Pad"
+	// Slice: strided slice, Attrs *SliceAttrs.
+	Slice Op = "Slice"
+
+	// Softmax along Axis. Attrs *SoftmaxAttrs.
+	Softmax Op = "Softmax"
+	// Relu: max(x, 0).
+	Relu Op = "Relu"
+	// Clip: min(max(x, Min), Max); Relu6 is Clip{0, 6}. Attrs *ClipAttrs.
+	Clip Op = "Clip"
+	// LeakyRelu: x >= 0 ? x : Alpha*x. Attrs *LeakyReluAttrs.
+	LeakyRelu Op = "LeakyRelu"
+	// Sigmoid (TFLite LOGISTIC).
+	Sigmoid Op = "Sigmoid"
+	Tanh    Op = "Tanh"
+	// HardSwish: x * relu6(x+3) / 6.
+	HardSwish Op = "HardSwish"
+	// HardSigmoid: max(0, min(1, Alpha*x + Beta)). Attrs *HardSigmoidAttrs.
+	HardSigmoid Op = "HardSigmoid"
+	// Resize of H and W of NHWC. Attrs *ResizeAttrs.
+	Resize Op = "Resize"
+
+	// Quantize: float (or int, to requantize) -> int with the output tensor's Quant.
+	// Attrs *QuantizeAttrs (may be nil).
+	Quantize Op = "Quantize"
+	// Dequantize: int with the input tensor's Quant -> float32.
+	Dequantize Op = "Dequantize"
+)
+
+// Activation is an activation fused into a compute op (TFLite's fused_activation_function).
+type Activation uint8
+
+// Fused activations.
+const (
+	ActNone Activation = iota
+	ActRelu
+	ActRelu6
+	ActReluN1To1
+)
+
+func (a Activation) String() string {
+	return [...]string{"none", "relu", "relu6", "relu_n1_to_1"}[a]
+}
+
+// Bounds is the float clamp range of the activation.
+func (a Activation) Bounds() (lo, hi float64, ok bool) {
+	switch a {
+	case ActRelu:
+		return 0, inf, true
+	case ActRelu6:
+		return 0, 6, true
+	case ActReluN1To1:
+		return -1, 1, true
+	}
+	return -inf, inf, false
+}
+
+// RequantMode says how an integer op maps its int32 accumulator to the output.
+type RequantMode uint8
+
+const (
+	// RequantFixedPoint is TFLite's: Q31 multiplier and shift, double rounding.
+	RequantFixedPoint RequantMode = iota
+	// RequantFloat is ONNX's QLinear semantics: float multiply, round half to even.
+	RequantFloat
+)
+
+// Padding is explicit spatial padding in elements.
+type Padding struct{ Top, Left, Bottom, Right int }
+
+// Conv2DAttrs are the attributes of Conv2D.
+type Conv2DAttrs struct {
+	Stride   [2]int // H, W
+	Dilation [2]int // H, W
+	Pad      Padding
+	Group    int
+	Act      Activation
+	Requant  RequantMode
+}
+
+// FullyConnectedAttrs are the attributes of FullyConnected.
+type FullyConnectedAttrs struct {
+	KeepDims bool
+	Act      Activation
+	Requant  RequantMode
+}
+
+// BatchMatMulAttrs are the attributes of BatchMatMul.
+type BatchMatMulAttrs struct {
+	AdjX, AdjY bool
+	Requant    RequantMode
+}
+
+// BinaryAttrs are the attributes of the element-wise binary ops.
+type BinaryAttrs struct {
+	Act Activation
+}
+
+// PoolAttrs are the attributes of MaxPool2D and AvgPool2D.
+type PoolAttrs struct {
+	Kernel          [2]int
+	Stride          [2]int
+	Dilation        [2]int
+	Pad             Padding
+	CountIncludePad bool // AvgPool: padded elements count in the divisor
+	Act             Activation
+}
+
+// MeanAttrs are the attributes of Mean.
+type MeanAttrs struct {
+	Axes     []int
+	KeepDims bool
+}
+
+// TransposeAttrs are the attributes of Transpose.
+type TransposeAttrs struct{ Perm []int }
+
+// ConcatAttrs are the attributes of Concat.
+type ConcatAttrs struct {
+	Axis int
+	Act  Activation
+}
+
+// PadAttrs are the attributes of Pad. Pads holds the before-counts of every
+// axis then the after-counts (ONNX order). Value is the constant for
+// Mode "constant"; for an int tensor it is the stored integer value.
+type PadAttrs struct {
+	Pads  []int
+	Value float64
+	Mode  string // "constant", "reflect" or "edge"
+}
+
+// SliceAttrs are the attributes of Slice: for every axis, elements
+// Begin, Begin+Stride, ... while < End (or > End for negative Stride).
+// Begin and End are already clamped to the axis.
+type SliceAttrs struct {
+	Begin, End, Stride []int
+}
+
+// SoftmaxAttrs are the attributes of Softmax.
+type SoftmaxAttrs struct {
+	Axis int
+	Beta float32
+}
+
+// ClipAttrs are the attributes of Clip (float bounds).
+type ClipAttrs struct{ Min, Max float32 }
+
+// LeakyReluAttrs are the attributes of LeakyRelu.
+type LeakyReluAttrs struct{ Alpha float32 }
+
+// HardSigmoidAttrs are the attributes of HardSigmoid.
+type HardSigmoidAttrs struct{ Alpha, Beta float32 }
+
+// ResizeAttrs are the attributes of Resize. Output H and W come from the output shape.
+type ResizeAttrs struct {
+	Mode string // "nearest" or "bilinear"
+	// Coord is the coordinate transform: "half_pixel", "align_corners",
+	// "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn".
+	Coord string
+	// Nearest is the rounding for "nearest": "round_prefer_floor",
+	// "round_prefer_ceil", "floor", "ceil".
+	Nearest string
+}
+
+// QuantizeAttrs are the attributes of Quantize.
+type QuantizeAttrs struct {
+	// RoundHalfEven selects ONNX's rounding; the default is TFLite's
+	// round-half-away-from-zero.
+	RoundHalfEven bool
+}
