@@ -1,0 +1,179 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// MACs is the number of multiply-accumulates a node performs (conv, fully
+// connected and matmul; other ops count 0), the figure MLPerf Tiny reports.
+func MACs(g *Graph, n *Node) int64 {
+	out := g.Out(n, 0)
+	w := g.In(n, 1)
+	if out == nil || w == nil {
+		return 0
+	}
+	switch n.Op {
+	case Conv2D:
+		// Each output element sums KH*KW*(Cin/Group) products.
+		return int64(out.NumElements()) * int64(w.Shape[1]*w.Shape[2]*w.Shape[3])
+	case FullyConnected:
+		return int64(out.NumElements()) * int64(w.Shape[1])
+	case BatchMatMul:
+		x := g.In(n, 0)
+		k := x.Shape[len(x.Shape)-1]
+		if a, ok := n.Attrs.(*BatchMatMulAttrs); ok && a.AdjX {
+			k = x.Shape[len(x.Shape)-2]
+		}
+		return int64(out.NumElements()) * int64(k)
+	}
+	return 0
+}
+
+// TotalMACs sums MACs over every node.
+func TotalMACs(g *Graph) int64 {
+	var s int64
+	for _, n := range g.Nodes {
+		s += MACs(g, n)
+	}
+	return s
+}
+
+// WeightBytes is the storage of every constant tensor.
+func WeightBytes(g *Graph) int64 {
+	var s int64
+	for _, t := range g.Tensors {
+		if t.IsConst() {
+			s += int64(t.Bytes())
+		}
+	}
+	return s
+}
+
+// OpCounts counts nodes by op.
+func OpCounts(g *Graph) map[string]int {
+	m := map[string]int{}
+	for _, n := range g.Nodes {
+		m[string(n.Op)]++
+	}
+	return m
+}
+
+// TypeString renders a tensor's type: int8[1,49,10,1] q=0.0390625,-128.
+func (t *Tensor) TypeString() string {
+	var b strings.Builder
+	b.WriteString(t.DType.String())
+	b.WriteString(shapeString(t.Shape))
+	if q := t.Quant; q != nil {
+		if q.PerAxis() {
+			fmt.Fprintf(&b, " q=per-axis(%d scales, axis %d)", len(q.Scale), q.Axis)
+		} else {
+			s, z := q.At(0)
+			fmt.Fprintf(&b, " q=%g,%d", s, z)
+		}
+	}
+	return b.String()
+}
+
+func shapeString(s []int) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// Print renders g as text, one line per node, in execution order.
+func Print(g *Graph) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "graph %q (%s): %d nodes, %d MACs, %d weight bytes\n", g.Name, g.Format, len(g.Nodes), TotalMACs(g), WeightBytes(g))
+	for _, name := range g.Inputs {
+		fmt.Fprintf(&b, "input  %%%s: %s\n", name, g.Tensors[name].TypeString())
+	}
+	for _, name := range g.Outputs {
+		if t := g.Tensors[name]; t != nil {
+			fmt.Fprintf(&b, "output %%%s: %s\n", name, t.TypeString())
+		}
+	}
+	for i, n := range g.Nodes {
+		args := make([]string, len(n.Inputs))
+		for j, in := range n.Inputs {
+			t := g.Tensors[in]
+			switch {
+			case in == "":
+				args[j] = "_"
+			case t != nil && t.IsConst():
+				args[j] = fmt.Sprintf("%%%s<%s>", in, t.TypeString())
+			default:
+				args[j] = "%" + in
+			}
+		}
+		outs := make([]string, len(n.Outputs))
+		for j, o := range n.Outputs {
+			outs[j] = "%" + o
+		}
+		fmt.Fprintf(&b, "%3d %s = %s(%s)", i, strings.Join(outs, ", "), n.Op, strings.Join(args, ", "))
+		if a := attrString(n.Attrs); a != "" {
+			b.WriteString(" " + a)
+		}
+		if t := g.Out(n, 0); t != nil {
+			fmt.Fprintf(&b, " : %s", t.TypeString())
+		}
+		fmt.Fprintf(&b, "  # %s\n", n.Name)
+	}
+	return b.String()
+}
+
+func attrString(a any) string {
+	switch a := a.(type) {
+	case nil:
+		return ""
+	case *Conv2DAttrs:
+		s := fmt.Sprintf("stride=%dx%d dilation=%dx%d pad=%d,%d,%d,%d group=%d", a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1], a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right, a.Group)
+		return s + actString(a.Act) + requantString(a.Requant)
+	case *PoolAttrs:
+		s := fmt.Sprintf("kernel=%dx%d stride=%dx%d pad=%d,%d,%d,%d", a.Kernel[0], a.Kernel[1], a.Stride[0], a.Stride[1], a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right)
+		if a.CountIncludePad {
+			s += " count_include_pad"
+		}
+		return s + actString(a.Act)
+	case *FullyConnectedAttrs:
+		s := ""
+		if a.KeepDims {
+			s = "keep_dims"
+		}
+		return strings.TrimSpace(s + actString(a.Act) + requantString(a.Requant))
+	case *BinaryAttrs:
+		return strings.TrimSpace(actString(a.Act))
+	case *ConcatAttrs:
+		return fmt.Sprintf("axis=%d", a.Axis) + actString(a.Act)
+	}
+	// Remaining attribute structs print their fields as Go does.
+	s := fmt.Sprintf("%+v", a)
+	return strings.TrimPrefix(s, "&")
+}
+
+func actString(a Activation) string {
+	if a == ActNone {
+		return ""
+	}
+	return " act=" + a.String()
+}
+
+func requantString(m RequantMode) string {
+	if m == RequantFloat {
+		return " requant=float"
+	}
+	return ""
+}
+
+// SortedTensorNames lists tensor names in a deterministic order.
+func (g *Graph) SortedTensorNames() []string {
+	names := make([]string, 0, len(g.Tensors))
+	for n := range g.Tensors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,336 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+)
+
+// MaxElements bounds the element count of any one tensor (2^31): larger
+// shapes cannot be addressed on a microcontroller and are refused before
+// anything is allocated for them.
+const MaxElements = 1 << 31
+
+// CheckShape verifies that every dimension is positive and that the product
+// stays below MaxElements without overflowing.
+func CheckShape(shape []int) error {
+	n := int64(1)
+	for _, d := range shape {
+		if d <= 0 {
+			return fmt.Errorf("shape %v: dimension %d is not positive", shape, d)
+		}
+		if n > math.MaxInt64/int64(d) || n*int64(d) > MaxElements {
+			return fmt.Errorf("shape %v: more than %d elements", shape, int64(MaxElements))
+		}
+		n *= int64(d)
+	}
+	return nil
+}
+
+// InferShapes fills in the dtype and shape of every node output, in order.
+// Output dtypes already set by an importer are kept (an int8 conv, an int32
+// accumulator); otherwise the output takes its first input's dtype.
+func InferShapes(g *Graph) error {
+	for _, n := range g.Nodes {
+		if err := InferNode(g, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InferNode fills in the dtype and shape of n's outputs from its inputs.
+func InferNode(g *Graph, n *Node) error {
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("node %q (%s): %s", n.Name, n.Op, fmt.Sprintf(format, a...))
+	}
+	if len(n.Inputs) == 0 || len(n.Outputs) == 0 {
+		return fail("needs at least one input and one output")
+	}
+	for i, name := range n.Inputs {
+		if name == "" {
+			continue
+		}
+		t := g.Tensors[name]
+		if t == nil {
+			return fail("input %d: no tensor named %q", i, name)
+		}
+		if err := CheckShape(t.Shape); err != nil && len(t.Shape) > 0 {
+			return fail("input %q: %v", name, err)
+		}
+	}
+	for _, name := range n.Outputs {
+		if g.Tensors[name] == nil {
+			g.AddTensor(&Tensor{Name: name})
+		}
+	}
+	x := g.In(n, 0)
+	if x == nil {
+		return fail("first input is missing")
+	}
+	out := g.Out(n, 0)
+	shape, err := inferShape(g, n, x)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if shape == nil {
+		if out.Shape == nil {
+			return fail("output %q has no shape", out.Name)
+		}
+		shape = out.Shape
+	}
+	if err := CheckShape(shape); err != nil && len(shape) > 0 {
+		return fail("output %q: %v", out.Name, err)
+	}
+	out.Shape = shape
+	if out.DType == Invalid {
+		switch n.Op {
+		case Dequantize:
+			out.DType = Float32
+		case Quantize:
+			return fail("output %q needs a dtype and quantization parameters", out.Name)
+		default:
+			out.DType = x.DType
+		}
+	}
+	return nil
+}
+
+// inferShape returns the output shape of n, or nil when the output tensor's
+// own shape is authoritative (Reshape, Resize).
+func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
+	switch n.Op {
+	case Conv2D:
+		a, ok := n.Attrs.(*Conv2DAttrs)
+		w := g.In(n, 1)
+		if !ok || w == nil {
+			return nil, fmt.Errorf("needs Conv2DAttrs and a weight input")
+		}
+		if len(x.Shape) != 4 || len(w.Shape) != 4 {
+			return nil, fmt.Errorf("input %v and weights %v must both be 4-D", x.Shape, w.Shape)
+		}
+		g0 := max(a.Group, 1)
+		if x.Shape[3]%g0 != 0 || w.Shape[0]%g0 != 0 || w.Shape[3]*g0 != x.Shape[3] {
+			return nil, fmt.Errorf("weights %v do not match %d input channels with group %d", w.Shape, x.Shape[3], g0)
+		}
+		if b := g.In(n, 2); b != nil && NumElements(b.Shape) != w.Shape[0] {
+			return nil, fmt.Errorf("bias %v does not match %d output channels", b.Shape, w.Shape[0])
+		}
+		oh, err := windowOut(x.Shape[1], w.Shape[1], a.Stride[0], a.Dilation[0], a.Pad.Top, a.Pad.Bottom)
+		if err != nil {
+			return nil, err
+		}
+		ow, err := windowOut(x.Shape[2], w.Shape[2], a.Stride[1], a.Dilation[1], a.Pad.Left, a.Pad.Right)
+		if err != nil {
+			return nil, err
+		}
+		return []int{x.Shape[0], oh, ow, w.Shape[0]}, nil
+	case MaxPool2D, AvgPool2D:
+		a, ok := n.Attrs.(*PoolAttrs)
+		if !ok || len(x.Shape) != 4 {
+			return nil, fmt.Errorf("needs PoolAttrs and a 4-D input, have %v", x.Shape)
+		}
+		dil := a.Dilation
+		if dil[0] == 0 {
+			dil = [2]int{1, 1}
+		}
+		oh, err := windowOut(x.Shape[1], a.Kernel[0], a.Stride[0], dil[0], a.Pad.Top, a.Pad.Bottom)
+		if err != nil {
+			return nil, err
+		}
+		ow, err := windowOut(x.Shape[2], a.Kernel[1], a.Stride[1], dil[1], a.Pad.Left, a.Pad.Right)
+		if err != nil {
+			return nil, err
+		}
+		return []int{x.Shape[0], oh, ow, x.Shape[3]}, nil
+	case FullyConnected:
+		a, _ := n.Attrs.(*FullyConnectedAttrs)
+		w := g.In(n, 1)
+		if w == nil || len(w.Shape) != 2 || len(x.Shape) == 0 {
+			return nil, fmt.Errorf("needs weights [N,K] and a non-scalar input")
+		}
+		k := w.Shape[1]
+		if x.NumElements()%k != 0 {
+			return nil, fmt.Errorf("input %v is not a whole number of rows of %d", x.Shape, k)
+		}
+		if b := g.In(n, 2); b != nil && NumElements(b.Shape) != w.Shape[0] {
+			return nil, fmt.Errorf("bias %v does not match %d outputs", b.Shape, w.Shape[0])
+		}
+		if a != nil && a.KeepDims {
+			if x.Shape[len(x.Shape)-1] != k {
+				return nil, fmt.Errorf("input %v: last dimension is not %d", x.Shape, k)
+			}
+			s := append([]int(nil), x.Shape...)
+			s[len(s)-1] = w.Shape[0]
+			return s, nil
+		}
+		return []int{x.NumElements() / k, w.Shape[0]}, nil
+	case BatchMatMul:
+		a, _ := n.Attrs.(*BatchMatMulAttrs)
+		y := g.In(n, 1)
+		if y == nil || len(x.Shape) < 2 || len(y.Shape) < 2 {
+			return nil, fmt.Errorf("needs two inputs of rank >= 2")
+		}
+		xs, ys := append([]int(nil), x.Shape...), append([]int(nil), y.Shape...)
+		if a != nil && a.AdjX {
+			xs[len(xs)-1], xs[len(xs)-2] = xs[len(xs)-2], xs[len(xs)-1]
+		}
+		if a != nil && a.AdjY {
+			ys[len(ys)-1], ys[len(ys)-2] = ys[len(ys)-2], ys[len(ys)-1]
+		}
+		m, k := xs[len(xs)-2], xs[len(xs)-1]
+		k2, nn := ys[len(ys)-2], ys[len(ys)-1]
+		if k != k2 {
+			return nil, fmt.Errorf("inner dimensions differ: %v x %v", x.Shape, y.Shape)
+		}
+		batch, err := Broadcast(xs[:len(xs)-2], ys[:len(ys)-2])
+		if err != nil {
+			return nil, err
+		}
+		return append(batch, m, nn), nil
+	case Add, Sub, Mul, Div, Maximum, Minimum:
+		y := g.In(n, 1)
+		if y == nil {
+			return nil, fmt.Errorf("needs two inputs")
+		}
+		return Broadcast(x.Shape, y.Shape)
+	case Mean:
+		a, ok := n.Attrs.(*MeanAttrs)
+		if !ok {
+			return nil, fmt.Errorf("needs MeanAttrs")
+		}
+		reduce := map[int]bool{}
+		for _, ax := range a.Axes {
+			if ax < 0 {
+				ax += len(x.Shape)
+			}
+			if ax < 0 || ax >= len(x.Shape) {
+				return nil, fmt.Errorf("axis %d out of range for %v", ax, x.Shape)
+			}
+			reduce[ax] = true
+		}
+		var s []int
+		for i, d := range x.Shape {
+			switch {
+			case !reduce[i]:
+				s = append(s, d)
+			case a.KeepDims:
+				s = append(s, 1)
+			}
+		}
+		return s, nil
+	case Transpose:
+		a, ok := n.Attrs.(*TransposeAttrs)
+		if !ok || len(a.Perm) != len(x.Shape) {
+			return nil, fmt.Errorf("permutation does not match input rank %d", len(x.Shape))
+		}
+		seen := make([]bool, len(a.Perm))
+		s := make([]int, len(a.Perm))
+		for i, p := range a.Perm {
+			if p < 0 || p >= len(a.Perm) || seen[p] {
+				return nil, fmt.Errorf("bad permutation %v", a.Perm)
+			}
+			seen[p] = true
+			s[i] = x.Shape[p]
+		}
+		return s, nil
+	case Concat:
+		a, ok := n.Attrs.(*ConcatAttrs)
+		if !ok {
+			return nil, fmt.Errorf("needs ConcatAttrs")
+		}
+		ax := a.Axis
+		if ax < 0 {
+			ax += len(x.Shape)
+		}
+		if ax < 0 || ax >= len(x.Shape) {
+			return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x.Shape)
+		}
+		s := append([]int(nil), x.Shape...)
+		s[ax] = 0
+		for i := range n.Inputs {
+			t := g.In(n, i)
+			if t == nil || len(t.Shape) != len(s) {
+				return nil, fmt.Errorf("input %d: rank differs", i)
+			}
+			for j, d := range t.Shape {
+				if j != ax && d != s[j] {
+					return nil, fmt.Errorf("input %d: shape %v does not match %v off axis %d", i, t.Shape, x.Shape, ax)
+				}
+			}
+			s[ax] += t.Shape[ax]
+		}
+		return s, nil
+	case Pad:
+		a, ok := n.Attrs.(*PadAttrs)
+		if !ok || len(a.Pads) != 2*len(x.Shape) {
+			return nil, fmt.Errorf("pads must have 2 entries per axis of %v", x.Shape)
+		}
+		s := make([]int, len(x.Shape))
+		for i, d := range x.Shape {
+			s[i] = d + a.Pads[i] + a.Pads[i+len(x.Shape)]
+			if a.Mode == "reflect" && (a.Pads[i] >= d || a.Pads[i+len(x.Shape)] >= d) {
+				return nil, fmt.Errorf("reflect pad %v too large for %v", a.Pads, x.Shape)
+			}
+		}
+		return s, nil
+	case Slice:
+		a, ok := n.Attrs.(*SliceAttrs)
+		r := len(x.Shape)
+		if !ok || len(a.Begin) != r || len(a.End) != r || len(a.Stride) != r {
+			return nil, fmt.Errorf("slice needs begin, end and stride for each of %d axes", r)
+		}
+		s := make([]int, r)
+		for i := range s {
+			st := a.Stride[i]
+			switch {
+			case st > 0:
+				s[i] = max(0, (a.End[i]-a.Begin[i]+st-1)/st)
+			case st < 0:
+				s[i] = max(0, (a.Begin[i]-a.End[i]-st-1)/(-st))
+			default:
+				return nil, fmt.Errorf("stride 0 on axis %d", i)
+			}
+		}
+		return s, nil
+	case Softmax, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Quantize, Dequantize:
+		return append([]int(nil), x.Shape...), nil
+	case Reshape, Resize:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown op")
+}
+
+func windowOut(in, k, stride, dil, padA, padB int) (int, error) {
+	if stride <= 0 || dil <= 0 || k <= 0 || padA < 0 || padB < 0 {
+		return 0, fmt.Errorf("kernel %d, stride %d, dilation %d, pads %d/%d: must be positive", k, stride, dil, padA, padB)
+	}
+	eff := dil*(k-1) + 1
+	if in+padA+padB < eff {
+		return 0, fmt.Errorf("window %d larger than padded input %d", eff, in+padA+padB)
+	}
+	return (in+padA+padB-eff)/stride + 1, nil
+}
+
+// Broadcast returns the numpy broadcast of two shapes.
+func Broadcast(a, b []int) ([]int, error) {
+	n := max(len(a), len(b))
+	s := make([]int, n)
+	for i := 0; i < n; i++ {
+		da, db := 1, 1
+		if j := len(a) - n + i; j >= 0 {
+			da = a[j]
+		}
+		if j := len(b) - n + i; j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			s[i] = da
+		case da == 1:
+			s[i] = db
+		default:
+			return nil, fmt.Errorf("shapes %v and %v do not broadcast", a, b)
+		}
+	}
+	return s, nil
+}

@@ -1,0 +1,168 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	gg "gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
+)
+
+// Validate checks that g is well formed: every name resolves, every tensor
+// has one producer (or is a constant or graph input), nodes come in an
+// order where inputs exist before use, shapes are sane, constants hold
+// the data their shape promises, and quantization parameters are usable.
+func Validate(g *Graph) error {
+	if len(g.Outputs) == 0 {
+		return fmt.Errorf("graph %q has no outputs", g.Name)
+	}
+	for name, t := range g.Tensors {
+		if t.Name != name {
+			return fmt.Errorf("tensor %q is stored under the name %q", t.Name, name)
+		}
+		if err := validateTensor(t); err != nil {
+			return fmt.Errorf("tensor %q: %w", name, err)
+		}
+	}
+	defined := map[string]string{}
+	for _, name := range g.Inputs {
+		t := g.Tensors[name]
+		if t == nil {
+			return fmt.Errorf("graph input %q: no such tensor", name)
+		}
+		if t.IsConst() {
+			return fmt.Errorf("graph input %q is a constant", name)
+		}
+		defined[name] = "graph input"
+	}
+	for _, n := range g.Nodes {
+		for i, in := range n.Inputs {
+			if in == "" {
+				continue
+			}
+			t := g.Tensors[in]
+			if t == nil {
+				return fmt.Errorf("node %q (%s): input %d names no tensor %q", n.Name, n.Op, i, in)
+			}
+			if _, ok := defined[in]; !ok && !t.IsConst() {
+				return fmt.Errorf("node %q (%s): input %q is not computed before it is used (cycle or wrong order)", n.Name, n.Op, in)
+			}
+		}
+		for _, out := range n.Outputs {
+			t := g.Tensors[out]
+			if t == nil {
+				return fmt.Errorf("node %q (%s): output %q names no tensor", n.Name, n.Op, out)
+			}
+			if by, dup := defined[out]; dup {
+				return fmt.Errorf("node %q (%s): output %q is already written by %s", n.Name, n.Op, out, by)
+			}
+			if t.IsConst() {
+				return fmt.Errorf("node %q (%s): output %q is a constant", n.Name, n.Op, out)
+			}
+			defined[out] = fmt.Sprintf("node %q", n.Name)
+		}
+	}
+	for _, name := range g.Outputs {
+		if _, ok := defined[name]; !ok {
+			if t := g.Tensors[name]; t == nil || !t.IsConst() {
+				return fmt.Errorf("graph output %q is never computed", name)
+			}
+		}
+	}
+	return nil
+}
+
+func validateTensor(t *Tensor) error {
+	if t.DType == Invalid {
+		return fmt.Errorf("no dtype")
+	}
+	if err := CheckShape(t.Shape); err != nil && len(t.Shape) > 0 {
+		return err
+	}
+	if t.Data != nil {
+		if t.Data.DType != t.DType {
+			return fmt.Errorf("constant data is %s, tensor is %s", t.Data.DType, t.DType)
+		}
+		if t.Data.Len() != t.NumElements() {
+			return fmt.Errorf("constant holds %d elements, shape %v needs %d", t.Data.Len(), t.Shape, t.NumElements())
+		}
+		if err := t.Data.Check(); err != nil {
+			return err
+		}
+	}
+	if q := t.Quant; q != nil {
+		if len(q.Scale) == 0 {
+			return fmt.Errorf("quantization without a scale")
+		}
+		for _, s := range q.Scale {
+			if !(s > 0) || math.IsInf(float64(s), 0) {
+				return fmt.Errorf("quantization scale %g is not a positive finite number", s)
+			}
+		}
+		if len(q.ZeroPoint) != 0 && len(q.ZeroPoint) != 1 && len(q.ZeroPoint) != len(q.Scale) {
+			return fmt.Errorf("%d zero points for %d scales", len(q.ZeroPoint), len(q.Scale))
+		}
+		if len(q.Scale) > 1 {
+			if q.Axis < 0 || q.Axis >= len(t.Shape) || t.Shape[q.Axis] != len(q.Scale) {
+				return fmt.Errorf("%d per-axis scales do not match axis %d of %v", len(q.Scale), q.Axis, t.Shape)
+			}
+		}
+		if t.DType.IsInt() {
+			lo, hi := t.DType.Range()
+			for _, z := range q.ZeroPoint {
+				if int64(z) < lo || int64(z) > hi {
+					return fmt.Errorf("zero point %d outside %s range", z, t.DType)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// TopoSort reorders g.Nodes into a dependency order (stable: among ready
+// nodes the earlier one goes first). It fails on a cycle, naming a node in it.
+func TopoSort(g *Graph) error {
+	dg := simple.NewDirectedGraph()
+	for i := range g.Nodes {
+		dg.AddNode(simple.Node(i))
+	}
+	prod := map[string]int{}
+	for i, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			prod[o] = i
+		}
+	}
+	for i, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			if p, ok := prod[in]; ok && p != i {
+				if !dg.HasEdgeFromTo(int64(p), int64(i)) {
+					dg.SetEdge(dg.NewEdge(simple.Node(p), simple.Node(i)))
+				}
+			} else if ok && p == i {
+				return fmt.Errorf("node %q (%s) reads its own output %q", n.Name, n.Op, in)
+			}
+		}
+	}
+	order, err := topo.SortStabilized(dg, func(ns []gg.Node) {
+		sort.Slice(ns, func(i, j int) bool { return ns[i].ID() < ns[j].ID() })
+	})
+	if err != nil {
+		if u, ok := err.(topo.Unorderable); ok && len(u) > 0 && len(u[0]) > 0 {
+			ids := make([]int, 0, len(u[0]))
+			for _, nd := range u[0] {
+				ids = append(ids, int(nd.ID()))
+			}
+			sort.Ints(ids)
+			return fmt.Errorf("node %q (%s) is part of a cycle", g.Nodes[ids[0]].Name, g.Nodes[ids[0]].Op)
+		}
+		return err
+	}
+	nodes := make([]*Node, len(order))
+	for i, nd := range order {
+		nodes[i] = g.Nodes[nd.ID()]
+	}
+	g.Nodes = nodes
+	return nil
+}
