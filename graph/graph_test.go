@@ -76,11 +76,17 @@ func TestBroadcast(t *testing.T) {
 
 func TestValidateCatches(t *testing.T) {
 	cases := map[string]func(g *Graph){
-		"names no tensor":          func(g *Graph) { g.Nodes[1].Inputs[0] = "nope" },
-		"already written":          func(g *Graph) { g.Nodes[1].Outputs[0] = "y" },
-		"not a positive finite":    func(g *Graph) { g.Tensors["y"].Quant = &Quant{Scale: []float32{0}} },
-		"outside int8 range":       func(g *Graph) { g.Tensors["y"].DType = Int8; g.Tensors["y"].Quant = &Quant{Scale: []float32{1}, ZeroPoint: []int32{200}} },
-		"never computed":           func(g *Graph) { g.Outputs = []string{"q"}; g.AddTensor(&Tensor{Name: "q", DType: Float32, Shape: []int{1}}) },
+		"names no tensor":       func(g *Graph) { g.Nodes[1].Inputs[0] = "nope" },
+		"already written":       func(g *Graph) { g.Nodes[1].Outputs[0] = "y" },
+		"not a positive finite": func(g *Graph) { g.Tensors["y"].Quant = &Quant{Scale: []float32{0}} },
+		"outside int8 range": func(g *Graph) {
+			g.Tensors["y"].DType = Int8
+			g.Tensors["y"].Quant = &Quant{Scale: []float32{1}, ZeroPoint: []int32{200}}
+		},
+		"never computed": func(g *Graph) {
+			g.Outputs = []string{"q"}
+			g.AddTensor(&Tensor{Name: "q", DType: Float32, Shape: []int{1}})
+		},
 		"not computed before":      func(g *Graph) { g.Nodes[0], g.Nodes[1] = g.Nodes[1], g.Nodes[0] },
 		"constant holds":           func(g *Graph) { g.Tensors["b"].Data.F = g.Tensors["b"].Data.F[:3] },
 		"dimension 0 is not":       func(g *Graph) {},
