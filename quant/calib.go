@@ -1,0 +1,360 @@
+package quant
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/npy"
+)
+
+// DefaultBins is the histogram resolution of calibration (TensorRT's 2048).
+const DefaultBins = 2048
+
+// CalibOptions tune Calibrate.
+type CalibOptions struct {
+	// Bins is the number of histogram bins per tensor (default DefaultBins).
+	Bins int
+	// Progress, when not nil, receives a one-line progress indicator
+	// ("\rcalibrating 12/64"). Pass ProgressWriter() for stderr-if-terminal.
+	Progress io.Writer
+}
+
+// TensorStats are the calibration statistics of one float tensor.
+type TensorStats struct {
+	Min, Max float64 // over all samples
+	Count    int64   // number of values seen
+	// Hist counts the values in Bins equal bins spanning [Lo, Hi], the
+	// [Min, Max] range widened to include 0.
+	Lo, Hi float64
+	Hist   []float64
+}
+
+// BinWidth is the width of one histogram bin.
+func (t *TensorStats) BinWidth() float64 { return (t.Hi - t.Lo) / float64(len(t.Hist)) }
+
+// Stats are the statistics of every float activation (graph inputs included)
+// of a graph over a calibration set.
+type Stats struct {
+	Samples int
+	Tensors map[string]*TensorStats
+}
+
+// ProgressWriter returns os.Stderr when it is a terminal, nil otherwise.
+func ProgressWriter() io.Writer {
+	fi, err := os.Stderr.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return os.Stderr
+}
+
+// Calibrate runs the float reference interpreter over samples (each a map
+// from graph input name to value) and collects min/max and a histogram of
+// every float tensor the graph computes. It makes two passes: the first finds
+// each tensor's range, the second fills histograms over that range.
+func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOptions) (*Stats, error) {
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("quant: calibrate: no samples")
+	}
+	bins := opt.Bins
+	if bins <= 0 {
+		bins = DefaultBins
+	}
+	st := &Stats{Samples: len(samples), Tensors: map[string]*TensorStats{}}
+	total := 2 * len(samples)
+	step := 0
+	progress := func() {
+		step++
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "\rcalibrating %d/%d", step, total)
+			if step == total {
+				fmt.Fprintln(opt.Progress)
+			}
+		}
+	}
+	buf := []float64{}
+	// Pass 1: ranges.
+	for si, s := range samples {
+		vals, err := interp.RunAll(g, s, nil)
+		if err != nil {
+			return nil, fmt.Errorf("quant: calibrate: sample %d: %w", si, err)
+		}
+		for name, v := range vals {
+			t := g.Tensors[name]
+			if t == nil || t.IsConst() || v.DType != graph.Float32 || len(v.F) == 0 {
+				continue
+			}
+			buf = toF64(buf, v.F)
+			lo, hi := floats.Min(buf), floats.Max(buf)
+			if math.IsNaN(lo) || math.IsNaN(hi) || floats.HasNaN(buf) {
+				return nil, fmt.Errorf("quant: calibrate: sample %d: tensor %q has NaN values", si, name)
+			}
+			ts := st.Tensors[name]
+			if ts == nil {
+				ts = &TensorStats{Min: lo, Max: hi}
+				st.Tensors[name] = ts
+			}
+			ts.Min = math.Min(ts.Min, lo)
+			ts.Max = math.Max(ts.Max, hi)
+			ts.Count += int64(len(buf))
+		}
+		progress()
+	}
+	for _, ts := range st.Tensors {
+		ts.Lo, ts.Hi = math.Min(ts.Min, 0), math.Max(ts.Max, 0)
+		if ts.Hi == ts.Lo {
+			ts.Hi = ts.Lo + 1
+		}
+		ts.Hist = make([]float64, bins)
+	}
+	// Pass 2: histograms.
+	for si, s := range samples {
+		vals, err := interp.RunAll(g, s, nil)
+		if err != nil {
+			return nil, fmt.Errorf("quant: calibrate: sample %d: %w", si, err)
+		}
+		for name, v := range vals {
+			ts := st.Tensors[name]
+			if ts == nil || v.DType != graph.Float32 {
+				continue
+			}
+			ts.add(v.F)
+		}
+		progress()
+	}
+	return st, nil
+}
+
+func (t *TensorStats) add(xs []float32) {
+	n := len(t.Hist)
+	w := t.BinWidth()
+	for _, x := range xs {
+		i := int((float64(x) - t.Lo) / w)
+		if i < 0 {
+			i = 0
+		} else if i >= n {
+			i = n - 1
+		}
+		t.Hist[i]++
+	}
+}
+
+func toF64(buf []float64, xs []float32) []float64 {
+	buf = buf[:0]
+	for _, x := range xs {
+		buf = append(buf, float64(x))
+	}
+	return buf
+}
+
+// LoadCalib reads a calibration set from dir for the inputs of g. Accepted
+// layouts:
+//   - one .npy per input holding every sample stacked on a leading axis
+//     ([N, ...input shape], or [N, ...] when the input's batch is 1);
+//   - one .npy per input per sample (each shaped like the input);
+//   - one subdirectory per sample holding one .npy per input.
+//
+// With one graph input every .npy belongs to it; with several, a file belongs
+// to the input whose name (with '/' and ':' read as '_') its base name starts with.
+// Samples are taken in file-name order. Bad data (wrong dtype or shape, NaN,
+// no files) is an error naming the file.
+func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
+	if len(g.Inputs) == 0 {
+		return nil, fmt.Errorf("quant: calibration: graph has no inputs")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
+	}
+	var files []string
+	var subdirs []string
+	for _, e := range entries {
+		switch {
+		case e.IsDir():
+			subdirs = append(subdirs, filepath.Join(dir, e.Name()))
+		case strings.HasSuffix(e.Name(), ".npy"):
+			files = append(files, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(files)
+	sort.Strings(subdirs)
+	if len(files) == 0 && len(subdirs) > 0 {
+		var out []map[string]*graph.Data
+		for _, sd := range subdirs {
+			s, err := LoadCalib(sd, g)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s...)
+		}
+		return out, nil
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("quant: calibration dir %s: no .npy files", dir)
+	}
+	per := map[string][]*graph.Data{}
+	for _, f := range files {
+		in, err := calibInputFor(g, f)
+		if err != nil {
+			return nil, err
+		}
+		ss, err := loadCalibFile(f, g.Tensors[in])
+		if err != nil {
+			return nil, err
+		}
+		per[in] = append(per[in], ss...)
+	}
+	n := -1
+	for _, in := range g.Inputs {
+		k := len(per[in])
+		if k == 0 {
+			return nil, fmt.Errorf("quant: calibration dir %s: no .npy file for input %q", dir, in)
+		}
+		if n >= 0 && k != n {
+			return nil, fmt.Errorf("quant: calibration dir %s: input %q has %d samples, %q has %d", dir, in, k, g.Inputs[0], n)
+		}
+		n = k
+	}
+	out := make([]map[string]*graph.Data, n)
+	for i := range out {
+		out[i] = map[string]*graph.Data{}
+		for _, in := range g.Inputs {
+			out[i][in] = per[in][i]
+		}
+	}
+	return out, nil
+}
+
+func sanitize(s string) string {
+	return strings.NewReplacer("/", "_", ":", "_", "\\", "_").Replace(s)
+}
+
+func calibInputFor(g *graph.Graph, file string) (string, error) {
+	if len(g.Inputs) == 1 {
+		return g.Inputs[0], nil
+	}
+	base := filepath.Base(file)
+	best := ""
+	for _, in := range g.Inputs {
+		if strings.HasPrefix(base, sanitize(in)) && len(in) > len(best) {
+			best = in
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("quant: calibration file %s: name matches none of the inputs %v", file, g.Inputs)
+	}
+	return best, nil
+}
+
+// loadCalibFile reads one file and splits it into samples for input t.
+func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
+	}
+	defer f.Close()
+	d, err := npy.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
+	}
+	if t.DType == graph.Float32 && d.DType != graph.Float32 {
+		return nil, fmt.Errorf("quant: calibration file %s: dtype %s, input %q wants float32", file, d.DType, t.Name)
+	}
+	if t.DType != graph.Float32 && d.DType != t.DType {
+		return nil, fmt.Errorf("quant: calibration file %s: dtype %s, input %q wants %s", file, d.DType, t.Name, t.DType)
+	}
+	per := t.NumElements()
+	var k int
+	switch {
+	case d.Len() == per && per > 0:
+		k = 1
+	case len(d.Shape) >= 1 && d.Shape[0] > 0 && per > 0 && graph.NumElements(d.Shape[1:]) == per && sameTail(d.Shape[1:], t.Shape):
+		k = d.Shape[0]
+	default:
+		return nil, fmt.Errorf("quant: calibration file %s: shape %v, input %q wants %v or [N,%s]", file, d.Shape, t.Name, t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"))
+	}
+	if d.DType == graph.Float32 {
+		for i, x := range d.F {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, fmt.Errorf("quant: calibration file %s: element %d is %v", file, i, x)
+			}
+		}
+	}
+	out := make([]*graph.Data, k)
+	for i := range out {
+		s := graph.NewData(d.DType, t.Shape)
+		if d.DType == graph.Float32 {
+			copy(s.F, d.F[i*per:(i+1)*per])
+		} else {
+			copy(s.I, d.I[i*per:(i+1)*per])
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// sameTail accepts a per-sample shape equal to the input's, or equal to it
+// without a leading batch dimension of 1.
+func sameTail(s, want []int) bool {
+	eq := func(a, b []int) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				return false
+			}
+		}
+		return true
+	}
+	if eq(s, want) {
+		return true
+	}
+	return len(want) > 0 && want[0] == 1 && eq(s, want[1:])
+}
+
+// RandomCalib draws n samples uniformly in each input's declared range: the
+// range its quantization parameters cover when it has any, the dtype's range
+// for integer inputs, and [-1, 1] otherwise. Real data calibrates far better;
+// callers should say so.
+func RandomCalib(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	out := make([]map[string]*graph.Data, n)
+	for i := range out {
+		out[i] = map[string]*graph.Data{}
+		for _, in := range g.Inputs {
+			t := g.Tensors[in]
+			d := graph.NewData(t.DType, t.Shape)
+			if t.DType == graph.Float32 {
+				lo, hi := -1.0, 1.0
+				if t.Quant != nil && len(t.Quant.Scale) == 1 {
+					s, z := t.Quant.At(0)
+					lo, hi = float64(s)*float64(-128-z), float64(s)*float64(127-z)
+				}
+				for j := range d.F {
+					d.F[j] = float32(lo + (hi-lo)*r.Float64())
+				}
+			} else {
+				lo, hi := t.DType.Range()
+				if hi-lo > 1<<16 {
+					lo, hi = 0, 255
+				}
+				for j := range d.I {
+					d.I[j] = lo + r.Int64N(hi-lo+1)
+				}
+			}
+			out[i][in] = d
+		}
+	}
+	return out
+}
