@@ -1,0 +1,48 @@
+# mcugen: the two commands of the README are `make demo` and `make test`.
+GO      ?= go
+BIN     ?= ./mcugen
+DEMO    ?= testdata/tflite/demo_int8.tflite
+BOARD   ?= mps2-an386
+FUZZTIME ?= 10m
+
+.PHONY: all setup build demo test test-short vet fuzz bench clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/mcugen
+
+# Set up, compile a bundled int8 model for a Cortex-M4 board, run it in QEMU
+# and print the measured table.
+demo: setup build
+	$(BIN) inspect $(DEMO)
+	$(BIN) compile $(DEMO) --board $(BOARD) -o out/demo --force
+	$(BIN) run $(DEMO) --board $(BOARD) --random 3
+	$(BIN) bench $(DEMO) --board $(BOARD)
+
+# Set up, then vet and run every test (QEMU suites included; in CI a missing
+# toolchain is a failure, not a skip).
+test: setup vet
+	$(GO) test -count=1 -timeout 30m ./...
+
+test-short:
+	$(GO) test -short ./...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+# Run every fuzz target for FUZZTIME each.
+fuzz:
+	@$(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read pkg dir; do \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | cut -d' ' -f2); do \
+	    echo "fuzz $$pkg $$f for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf $(BIN) out
