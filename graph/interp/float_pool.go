@@ -1,0 +1,183 @@
+package interp
+
+import (
+	"fmt"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+func init() {
+	Register(graph.MaxPool2D, FloatClass, floatPool(false))
+	Register(graph.AvgPool2D, FloatClass, floatPool(true))
+	Register(graph.Mean, FloatClass, floatMean)
+}
+
+// poolOutOK reports whether out is the floor- or ceil-mode pool output length.
+func poolOutOK(out, in, padBefore, padAfter, k, stride, dil int) bool {
+	eff := dil*(k-1) + 1
+	span := in + padBefore + padAfter - eff
+	if span < 0 {
+		return out == 0
+	}
+	floor := span/stride + 1
+	ceil := (span+stride-1)/stride + 1
+	return out >= floor && out <= ceil
+}
+
+// floatPool makes the MaxPool2D or AvgPool2D kernel on NHWC. The output size
+// comes from the output tensor, so ceil-mode windows that run past the padded
+// input are allowed: they hold only the elements inside it. MaxPool ignores
+// padding. AvgPool divides by the number of window elements inside the input,
+// or with CountIncludePad inside the padded input (as ONNX and PyTorch do).
+func floatPool(avg bool) Kernel {
+	return func(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+		a, ok, err := attrsOf[graph.PoolAttrs](n)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("pool has no attributes (*graph.PoolAttrs)")
+		}
+		x, err := floatIn(ins, 0, "input")
+		if err != nil {
+			return nil, err
+		}
+		if len(x.Shape) != 4 {
+			return nil, fmt.Errorf("pool input %v is not 4-D NHWC", x.Shape)
+		}
+		N, H, W, C := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
+		KH, KW := a.Kernel[0], a.Kernel[1]
+		sh, sw := pos1(a.Stride[0]), pos1(a.Stride[1])
+		dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
+		p := a.Pad
+		if KH <= 0 || KW <= 0 || sh < 0 || sw < 0 || dh < 0 || dw < 0 {
+			return nil, fmt.Errorf("bad pool kernel %v, stride %v or dilation %v", a.Kernel, a.Stride, a.Dilation)
+		}
+		if p.Top < 0 || p.Left < 0 || p.Bottom < 0 || p.Right < 0 {
+			return nil, fmt.Errorf("negative pool padding %+v", p)
+		}
+		act, err := actFunc(a.Act)
+		if err != nil {
+			return nil, err
+		}
+		out, err := newFloatOut(g, n, 0)
+		if err != nil {
+			return nil, err
+		}
+		if len(out.Shape) != 4 || out.Shape[0] != N || out.Shape[3] != C ||
+			!poolOutOK(out.Shape[1], H, p.Top, p.Bottom, KH, sh, dh) ||
+			!poolOutOK(out.Shape[2], W, p.Left, p.Right, KW, sw, dw) {
+			return nil, fmt.Errorf("pool output shape %v does not follow from input %v, kernel %v, stride %v, dilation %v, padding %+v",
+				out.Shape, x.Shape, a.Kernel, a.Stride, a.Dilation, p)
+		}
+		OH, OW := out.Shape[1], out.Shape[2]
+		for nb := 0; nb < N; nb++ {
+			for oy := 0; oy < OH; oy++ {
+				for ox := 0; ox < OW; ox++ {
+					for c := 0; c < C; c++ {
+						var sum float64
+						m := negInf
+						cnt, cntPad := 0, 0
+						for ky := 0; ky < KH; ky++ {
+							iy := oy*sh - p.Top + ky*dh
+							if iy >= H+p.Bottom {
+								continue
+							}
+							for kx := 0; kx < KW; kx++ {
+								ix := ox*sw - p.Left + kx*dw
+								if ix >= W+p.Right {
+									continue
+								}
+								cntPad++
+								if iy < 0 || iy >= H || ix < 0 || ix >= W {
+									continue
+								}
+								v := x.F[((nb*H+iy)*W+ix)*C+c]
+								cnt++
+								sum += float64(v)
+								m = nanMax(v, m)
+							}
+						}
+						var r float64
+						switch {
+						case !avg:
+							r = float64(m)
+						case a.CountIncludePad && cntPad > 0:
+							r = sum / float64(cntPad)
+						case cnt > 0:
+							r = sum / float64(cnt)
+						}
+						out.F[((nb*OH+oy)*OW+ox)*C+c] = float32(act(r))
+					}
+				}
+			}
+		}
+		return []*graph.Data{out}, nil
+	}
+}
+
+// floatMean is ReduceMean over Axes (all axes when empty); the output shape,
+// with or without the kept size-1 dims, comes from the output tensor.
+func floatMean(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	a, _, err := attrsOf[graph.MeanAttrs](n)
+	if err != nil {
+		return nil, err
+	}
+	x, err := floatIn(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	r := len(x.Shape)
+	reduce := make([]bool, r)
+	if len(a.Axes) == 0 {
+		for i := range reduce {
+			reduce[i] = true
+		}
+	}
+	for _, ax := range a.Axes {
+		ax, err := normAxis(ax, r)
+		if err != nil {
+			return nil, fmt.Errorf("mean: %w", err)
+		}
+		reduce[ax] = true
+	}
+	keep, drop := []int{}, []int{}
+	cnt := 1
+	for i, d := range x.Shape {
+		if reduce[i] {
+			keep = append(keep, 1)
+			cnt *= d
+		} else {
+			keep = append(keep, d)
+			drop = append(drop, d)
+		}
+	}
+	out, err := newFloatOut(g, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !sameShape(out.Shape, keep) && !sameShape(out.Shape, drop) {
+		return nil, fmt.Errorf("mean output shape %v, reducing axes %v of %v gives %v (or %v without the kept dims)", out.Shape, reducedAxes(reduce), x.Shape, keep, drop)
+	}
+	// Each input element adds into the output element at its index with the
+	// reduced axes zeroed: broadcastOffsets of keep over the input shape.
+	sums := make([]float64, len(out.F))
+	offs := broadcastOffsets(keep, x.Shape)
+	for i, v := range x.F {
+		sums[offs[i]] += float64(v)
+	}
+	for i, s := range sums {
+		out.F[i] = float32(s / float64(cnt))
+	}
+	return []*graph.Data{out}, nil
+}
+
+func reducedAxes(reduce []bool) []int {
+	var s []int
+	for i, r := range reduce {
+		if r {
+			s = append(s, i)
+		}
+	}
+	return s
+}
