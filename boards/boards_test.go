@@ -1,0 +1,247 @@
+package boards
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The boards DESIGN §5 and the issue require, with facts from the shared toolchain notes.
+func TestBuiltinQEMUBoards(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, cpu, fpu, abi, machine string
+		features                     []string
+		code, data                   uint64 // origins
+		ram                          uint64
+		counter                      uint64
+		hz                           int64
+		uart                         uint64
+	}{
+		{"mps2-an385", "cortex-m3", "", "soft", "mps2-an385", nil, 0, 0x20000000, 4 << 20, 0x40028018, 25e6, 0x40004000},
+		{"mps2-an386", "cortex-m4", "fpv4-sp-d16", "hard", "mps2-an386", []string{"dsp", "fpu"}, 0, 0x20000000, 4 << 20, 0x40028018, 25e6, 0x40004000},
+		{"mps2-an500", "cortex-m7", "fpv5-d16", "hard", "mps2-an500", []string{"dsp", "fpu"}, 0, 0x20000000, 4 << 20, 0x40028018, 25e6, 0x40004000},
+		{"mps2-an505", "cortex-m33", "fpv5-sp-d16", "hard", "mps2-an505", []string{"dsp", "fpu"}, 0x10000000, 0x38000000, 4 << 20, 0x50302018, 20e6, 0x50200000},
+		{"mps3-an547", "cortex-m55", "", "hard", "mps3-an547", []string{"dsp", "fpu", "mve"}, 0, 0x20000000, 512 << 10, 0x59302018, 20e6, 0x59303000},
+		{"microbit", "cortex-m0", "", "soft", "microbit", nil, 0, 0x20000000, 16 << 10, 0x40008000, 16e6, 0x40002000},
+	}
+	for _, tc := range cases {
+		b, err := c.Get(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.CPU != tc.cpu || b.FPU != tc.fpu || b.FloatABI != tc.abi || b.QEMU.Machine != tc.machine {
+			t.Errorf("%s: cpu/fpu/abi/machine = %s/%s/%s/%s", tc.name, b.CPU, b.FPU, b.FloatABI, b.QEMU.Machine)
+		}
+		if !slices.Equal(b.Features, tc.features) && !(len(b.Features) == 0 && len(tc.features) == 0) {
+			t.Errorf("%s: features %v, want %v", tc.name, b.Features, tc.features)
+		}
+		if b.RegionFor(HoldsCode).Origin != tc.code || b.RegionFor(HoldsData).Origin != tc.data || b.RAMBytes() != tc.ram {
+			t.Errorf("%s: code %#x data %#x ram %d", tc.name, b.RegionFor(HoldsCode).Origin, b.RegionFor(HoldsData).Origin, b.RAMBytes())
+		}
+		if b.Counter.Addr != tc.counter || b.Counter.Hz != tc.hz || b.UART.Base != tc.uart {
+			t.Errorf("%s: counter %#x@%d uart %#x", tc.name, b.Counter.Addr, b.Counter.Hz, b.UART.Base)
+		}
+		if b.Toolchain != ToolchainArmNoneEABI || b.QEMU.Binary != "qemu-system-arm" || b.QEMU.ICountShift != 7 {
+			t.Errorf("%s: toolchain %s qemu %+v", tc.name, b.Toolchain, b.QEMU)
+		}
+		if !slices.Contains(b.GCCFlags(), "-mthumb") || !slices.Contains(b.GCCFlags(), "-mcpu="+tc.cpu) {
+			t.Errorf("%s: flags %v", tc.name, b.GCCFlags())
+		}
+	}
+	// Weights on the M55 go to the read-only QSPI flash, the rest to the TCMs.
+	an547, _ := c.Get("mps3-an547")
+	if r := an547.RegionFor(HoldsWeights); r == nil || r.Name != "QSPI" || !r.ReadOnly {
+		t.Errorf("an547 weights region %+v", r)
+	}
+	a64, _ := c.Get("aarch64-linux")
+	if a64.Toolchain != ToolchainAArch64 || a64.QEMU.Binary != "qemu-aarch64" || !a64.HasFeature("neon") || !a64.HasFeature("dotprod") {
+		t.Errorf("aarch64-linux: %+v", a64)
+	}
+	host, _ := c.Get("host")
+	if host.Toolchain != ToolchainHost || host.QEMU.Binary != "" || host.Counter.Kind != "none" || !host.Emulated() {
+		t.Errorf("host: %+v", host)
+	}
+}
+
+// Every board resolves to something a build can use, and the real boards have their
+// datasheet sizes.
+func TestEveryBoardResolves(t *testing.T) {
+	bs, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "microbit",
+		"aarch64-linux", "host", "nucleo-l4r5zi", "nucleo-f746zg", "nucleo-h743zi", "nrf52840dk",
+		"nrf5340dk", "arduino-nano-33-ble", "rp2040", "teensy40", "portenta-h7", "stm32u575"}
+	var names []string
+	for _, b := range bs {
+		names = append(names, b.Name)
+		if b.Toolchain == ToolchainArmNoneEABI {
+			if b.CPU == "" || b.StackBytes <= 0 || b.RegionFor(HoldsCode) == nil || b.RegionFor(HoldsData) == nil {
+				t.Errorf("%s incomplete: %+v", b.Name, b)
+			}
+			if b.RegionFor(HoldsData).ReadOnly {
+				t.Errorf("%s: data in a read-only region", b.Name)
+			}
+		}
+		if b.HasFeature("fpu") != (b.FloatABI == "hard" || b.Toolchain != ToolchainArmNoneEABI && b.HasFeature("fpu")) {
+			t.Errorf("%s: fpu feature %v with float ABI %q", b.Name, b.HasFeature("fpu"), b.FloatABI)
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(names, w) {
+			t.Errorf("board %s missing", w)
+		}
+	}
+	c, _ := Load("")
+	sizes := map[string][2]uint64{ // flash, RAM of the region holding data
+		"nucleo-l4r5zi": {2 << 20, 640 << 10}, "nucleo-f746zg": {1 << 20, 320 << 10},
+		"nucleo-h743zi": {2 << 20, 128 << 10}, "nrf52840dk": {1 << 20, 256 << 10},
+		"nrf5340dk": {1 << 20, 512 << 10}, "arduino-nano-33-ble": {960 << 10, 256 << 10},
+		"rp2040": {2 << 20, 264 << 10}, "stm32u575": {2 << 20, 768 << 10},
+		"portenta-h7": {768 << 10, 128 << 10}, "teensy40": {1984 << 10, 512 << 10},
+	}
+	for n, s := range sizes {
+		b, err := c.Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.FlashBytes() != s[0] || b.RAMBytes() != s[1] {
+			t.Errorf("%s: flash %d RAM %d, want %d %d", n, b.FlashBytes(), b.RAMBytes(), s[0], s[1])
+		}
+		if b.Part == "" || b.Zephyr == "" {
+			t.Errorf("%s: part %q zephyr %q", n, b.Part, b.Zephyr)
+		}
+	}
+	// The H7s keep the arena in AXI SRAM, apart from the data in DTCM.
+	h7, _ := c.Get("nucleo-h743zi")
+	if r := h7.RegionFor(HoldsArena); r.Name != "AXISRAM" || r.Length != 512<<10 {
+		t.Errorf("h743 arena region %+v", r)
+	}
+	f7, _ := c.Get("nucleo-f746zg")
+	if f7.FPU != "fpv5-sp-d16" || f7.CPU != "cortex-m7" {
+		t.Errorf("f746: single-precision M7 expected, got %s %s", f7.CPU, f7.FPU)
+	}
+}
+
+func TestInheritance(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	an386, _ := c.Get("mps2-an386")
+	// From cortex-m (grandparent): -mthumb and the toolchain; from cortex-m4f: the FPU;
+	// from mps2: memory, counter; from qemu-system-arm through mps2: the qemu args, merged
+	// with the board's own machine.
+	if an386.Toolchain != ToolchainArmNoneEABI || !slices.Equal(an386.CFlags, []string{"-mthumb"}) {
+		t.Errorf("cortex-m fields not inherited: %+v", an386)
+	}
+	if an386.QEMU.Machine != "mps2-an386" || !slices.Contains(an386.QEMU.Args, "-semihosting-config") {
+		t.Errorf("qemu not merged: %+v", an386.QEMU)
+	}
+	if an386.StackBytes != 16<<10 {
+		t.Errorf("stack %d", an386.StackBytes)
+	}
+	// A board's own field overrides its parent's.
+	micro, _ := c.Get("microbit")
+	if micro.StackBytes != 2<<10 || !slices.Contains(micro.CFlags, "-masm-syntax-unified") {
+		t.Errorf("microbit overrides lost: %+v", micro)
+	}
+	// A board can inherit from another board.
+	nano, _ := c.Get("arduino-nano-33-ble")
+	if nano.CPU != "cortex-m4" || nano.Counter.Hz != 64e6 || nano.RegionFor(HoldsCode).Origin != 0x10000 {
+		t.Errorf("nano inherits badly: %+v", nano)
+	}
+	if !slices.Equal(nano.Inherits, []string{"nrf52840dk"}) {
+		t.Errorf("inherits %v", nano.Inherits)
+	}
+}
+
+func TestUnknownBoardListsKnown(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Get("mps2-an999")
+	if err == nil || !strings.Contains(err.Error(), `"mps2-an999"`) || !strings.Contains(err.Error(), "mps2-an386") || !strings.Contains(err.Error(), "microbit") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestUserFileAddsBoard(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "my.star")
+	src := `# my board
+SRAM = 0x20000000
+board(
+    name = "my-an386-small",
+    inherits = "mps2-an386",
+    memory = [
+        region(name = "FLASH", origin = 0, length = 256 * 1024, holds = ["code", "weights"]),
+        region(name = "RAM", origin = SRAM, length = 64 << 10, holds = ["data"]),
+        region(name = "BIG", origin = SRAM + 0x100000, length = 1024 * 1024, holds = ["arena"]),
+    ],
+    stack_bytes = 4096,
+)
+`
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Get("my-an386-small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.CPU != "cortex-m4" || b.QEMU.Machine != "mps2-an386" || b.StackBytes != 4096 {
+		t.Errorf("%+v", b)
+	}
+	if r := b.RegionFor(HoldsArena); r.Name != "BIG" || r.Origin != 0x20100000 || r.Length != 1<<20 {
+		t.Errorf("arena region %+v", r)
+	}
+	if b.RAMBytes() != 64<<10 || b.File != f || b.Line != 3 {
+		t.Errorf("ram %d at %s:%d", b.RAMBytes(), b.File, b.Line)
+	}
+	if _, err := c.Get("mps2-an385"); err != nil {
+		t.Error("built-in boards lost:", err)
+	}
+}
+
+func TestBadFilesGiveLine(t *testing.T) {
+	cases := []struct{ name, src, line, msg string }{
+		{"syntax", "board(\n  name = \"x\",\n  cpu = = 3,\n)\n", "bad.star:3:", "syntax error"},
+		{"unknown field", "board(\n  name = \"x\",\n  inherits = \"mps2-an385\",\n  cpuu = \"m4\",\n)\n", "bad.star:4", `unknown field "cpuu"`},
+		{"unknown parent", "\n\nboard(name = \"x\", inherits = \"nope\")\n", "bad.star:3", `unknown "nope"`},
+		{"type", "board(\n  name = \"x\",\n  stack_bytes = \"big\",\n)\n", "bad.star:3", "must be an integer"},
+		{"overlap", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"A\", origin = 0, length = 4096, holds = [\"code\", \"data\"]),\n region(name = \"B\", origin = 2048, length = 4096),\n])\n", "bad.star:3", "overlaps"},
+		{"duplicate", "board(name = \"microbit\", inherits = \"cortex-m0\")\n", "bad.star:1", "already defined at catalog.star:"},
+		{"no toolchain", "\nboard(name = \"x\")\n", "bad.star:2", "no toolchain"},
+		{"cycle", "family(name = \"a\", inherits = \"b\")\nfamily(name = \"b\", inherits = \"a\")\nboard(name = \"x\", inherits = \"a\")\n", "bad.star:", "cycle"},
+		{"bad feature", "board(name = \"x\", inherits = \"mps2-an385\",\n features = [\"sse\"])\n", "bad.star:2", `unknown feature "sse"`},
+	}
+	for _, tc := range cases {
+		_, err := LoadData("bad.star", []byte(tc.src))
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.line) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: error %q lacks %q / %q", tc.name, err, tc.line, tc.msg)
+		}
+		if !regexp.MustCompile(`bad\.star:\d+`).MatchString(err.Error()) {
+			t.Errorf("%s: no file:line in %q", tc.name, err)
+		}
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.star")); err == nil || !strings.Contains(err.Error(), "missing.star") {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -1,0 +1,514 @@
+package boards
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bazelbuild/buildtools/build"
+)
+
+// The catalog language: top-level `NAME = <int expression>` constants and calls of
+// family(...) and board(...) with keyword arguments. Values are strings, integers (with
+// + - * // << | and parentheses over constants), True/False, lists, and calls of
+// region(...), counter(...), uart(...) and qemu(...).
+
+type pos struct {
+	file string
+	line int
+}
+
+func (p pos) String() string { return fmt.Sprintf("%s:%d", p.file, p.line) }
+
+type kind int
+
+const (
+	kStr kind = iota
+	kInt
+	kBool
+	kList
+	kCall
+)
+
+var kindNames = [...]string{"a string", "an integer", "a bool", "a list", "a call"}
+
+type value struct {
+	kind   kind
+	s      string
+	i      int64
+	b      bool
+	list   []value
+	call   string           // region, counter, uart, qemu
+	fields map[string]value // keyword arguments of a call
+	at     pos
+}
+
+type def struct {
+	name   string
+	family bool
+	fields map[string]value
+	at     pos
+}
+
+type parser struct {
+	consts map[string]value
+	defs   map[string]*def
+	order  []string
+}
+
+func newParser() *parser {
+	return &parser{consts: map[string]value{}, defs: map[string]*def{}}
+}
+
+func errAt(at pos, format string, args ...any) error {
+	return fmt.Errorf("boards: %s: %s", at, fmt.Sprintf(format, args...))
+}
+
+func posOf(file string, e build.Expr) pos {
+	start, _ := e.Span()
+	return pos{file, start.Line}
+}
+
+func (p *parser) parseFile(file string, data []byte) error {
+	f, err := build.ParseDefault(file, data)
+	if err != nil {
+		return fmt.Errorf("boards: %w", err)
+	}
+	for _, st := range f.Stmt {
+		at := posOf(file, st)
+		switch st := st.(type) {
+		case *build.CommentBlock:
+		case *build.AssignExpr:
+			id, ok := st.LHS.(*build.Ident)
+			if !ok || st.Op != "=" {
+				return errAt(at, "only `NAME = value` assignments are allowed")
+			}
+			v, err := p.eval(file, st.RHS)
+			if err != nil {
+				return err
+			}
+			p.consts[id.Name] = v
+		case *build.CallExpr:
+			fn, ok := st.X.(*build.Ident)
+			if !ok || (fn.Name != "board" && fn.Name != "family") {
+				return errAt(at, "expected a call of board(...) or family(...)")
+			}
+			d := &def{family: fn.Name == "family", fields: map[string]value{}, at: at}
+			if err := p.kwargs(file, st, d.fields, fieldKinds); err != nil {
+				return err
+			}
+			name, ok := d.fields["name"]
+			if !ok || name.s == "" {
+				return errAt(at, "%s(...) needs a name", fn.Name)
+			}
+			d.name = name.s
+			if old, dup := p.defs[d.name]; dup {
+				return errAt(at, "%q is already defined at %s", d.name, old.at)
+			}
+			p.defs[d.name] = d
+			p.order = append(p.order, d.name)
+		default:
+			return errAt(at, "unexpected statement: only constants, board(...) and family(...) are allowed")
+		}
+	}
+	return nil
+}
+
+// fieldKinds lists the fields of board(...) and family(...) and the kinds they take.
+var fieldKinds = map[string][]kind{
+	"name": {kStr}, "description": {kStr}, "part": {kStr}, "inherits": {kStr, kList},
+	"toolchain": {kStr}, "cpu": {kStr}, "arch": {kStr}, "fpu": {kStr}, "float_abi": {kStr},
+	"cflags": {kList}, "features": {kList}, "memory": {kList}, "stack_bytes": {kInt},
+	"counter": {kCall, kStr}, "uart": {kCall, kStr}, "qemu": {kCall, kStr},
+	"zephyr": {kStr}, "arduino": {kStr},
+}
+
+// callKinds lists the helper calls and their keyword arguments.
+var callKinds = map[string]map[string][]kind{
+	"region":  {"name": {kStr}, "origin": {kInt}, "length": {kInt}, "holds": {kList}, "readonly": {kBool}},
+	"counter": {"kind": {kStr}, "addr": {kInt}, "hz": {kInt}},
+	"uart":    {"kind": {kStr}, "base": {kInt}},
+	"qemu":    {"binary": {kStr}, "machine": {kStr}, "args": {kList}, "icount_shift": {kInt}},
+}
+
+func (p *parser) kwargs(file string, call *build.CallExpr, out map[string]value, schema map[string][]kind) error {
+	for _, a := range call.List {
+		at := posOf(file, a)
+		as, ok := a.(*build.AssignExpr)
+		if !ok {
+			return errAt(at, "arguments must be keyword arguments (name = value)")
+		}
+		id, ok := as.LHS.(*build.Ident)
+		if !ok {
+			return errAt(at, "argument name must be an identifier")
+		}
+		kinds, known := schema[id.Name]
+		if !known {
+			return errAt(at, "unknown field %q; known fields: %s", id.Name, strings.Join(sortedKeys(schema), ", "))
+		}
+		if _, dup := out[id.Name]; dup {
+			return errAt(at, "field %q given twice", id.Name)
+		}
+		v, err := p.eval(file, as.RHS)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(kinds, v.kind) {
+			var want []string
+			for _, k := range kinds {
+				want = append(want, kindNames[k])
+			}
+			return errAt(at, "field %q must be %s, not %s", id.Name, strings.Join(want, " or "), kindNames[v.kind])
+		}
+		out[id.Name] = v
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for n := range m {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func (p *parser) eval(file string, e build.Expr) (value, error) {
+	at := posOf(file, e)
+	switch e := e.(type) {
+	case *build.StringExpr:
+		return value{kind: kStr, s: e.Value, at: at}, nil
+	case *build.LiteralExpr:
+		n, err := strconv.ParseInt(e.Token, 0, 64)
+		if err != nil {
+			return value{}, errAt(at, "bad number %q", e.Token)
+		}
+		return value{kind: kInt, i: n, at: at}, nil
+	case *build.Ident:
+		switch e.Name {
+		case "True", "False":
+			return value{kind: kBool, b: e.Name == "True", at: at}, nil
+		}
+		if v, ok := p.consts[e.Name]; ok {
+			v.at = at
+			return v, nil
+		}
+		return value{}, errAt(at, "undefined name %q", e.Name)
+	case *build.ParenExpr:
+		return p.eval(file, e.X)
+	case *build.UnaryExpr:
+		x, err := p.eval(file, e.X)
+		if err != nil {
+			return value{}, err
+		}
+		if e.Op != "-" || x.kind != kInt {
+			return value{}, errAt(at, "unsupported unary %q", e.Op)
+		}
+		return value{kind: kInt, i: -x.i, at: at}, nil
+	case *build.BinaryExpr:
+		x, err := p.eval(file, e.X)
+		if err != nil {
+			return value{}, err
+		}
+		y, err := p.eval(file, e.Y)
+		if err != nil {
+			return value{}, err
+		}
+		if x.kind == kStr && y.kind == kStr && e.Op == "+" {
+			return value{kind: kStr, s: x.s + y.s, at: at}, nil
+		}
+		if x.kind == kList && y.kind == kList && e.Op == "+" {
+			return value{kind: kList, list: append(slices.Clone(x.list), y.list...), at: at}, nil
+		}
+		if x.kind != kInt || y.kind != kInt {
+			return value{}, errAt(at, "operator %q needs integers", e.Op)
+		}
+		r, err := intOp(e.Op, x.i, y.i)
+		if err != nil {
+			return value{}, errAt(at, "%v", err)
+		}
+		return value{kind: kInt, i: r, at: at}, nil
+	case *build.ListExpr:
+		v := value{kind: kList, at: at}
+		for _, x := range e.List {
+			xv, err := p.eval(file, x)
+			if err != nil {
+				return value{}, err
+			}
+			v.list = append(v.list, xv)
+		}
+		return v, nil
+	case *build.CallExpr:
+		fn, ok := e.X.(*build.Ident)
+		if !ok {
+			return value{}, errAt(at, "unsupported call")
+		}
+		schema, ok := callKinds[fn.Name]
+		if !ok {
+			return value{}, errAt(at, "unknown function %q; known: %s", fn.Name, strings.Join(sortedKeys(callKinds), ", "))
+		}
+		v := value{kind: kCall, call: fn.Name, fields: map[string]value{}, at: at}
+		if err := p.kwargs(file, e, v.fields, schema); err != nil {
+			return value{}, err
+		}
+		return v, nil
+	}
+	return value{}, errAt(at, "unsupported expression %T", e)
+}
+
+func intOp(op string, x, y int64) (int64, error) {
+	switch op {
+	case "+":
+		return x + y, nil
+	case "-":
+		return x - y, nil
+	case "*":
+		return x * y, nil
+	case "|":
+		return x | y, nil
+	case "<<":
+		if y < 0 || y > 62 {
+			return 0, fmt.Errorf("shift by %d", y)
+		}
+		return x << y, nil
+	case "//":
+		if y == 0 {
+			return 0, fmt.Errorf("division by zero")
+		}
+		return x / y, nil
+	}
+	return 0, fmt.Errorf("unsupported operator %q", op)
+}
+
+// resolve merges the fields of d's parents (in order, later ones winning) and then d's
+// own. Call-valued fields (qemu, counter, uart) merge argument by argument.
+func (p *parser) resolve(d *def, seen []string) (map[string]value, error) {
+	if slices.Contains(seen, d.name) {
+		return nil, errAt(d.at, "inheritance cycle: %s -> %s", strings.Join(seen, " -> "), d.name)
+	}
+	seen = append(seen, d.name)
+	merged := map[string]value{}
+	if inh, ok := d.fields["inherits"]; ok {
+		parents, err := stringList(inh, "inherits")
+		if err != nil {
+			return nil, err
+		}
+		for _, pn := range parents {
+			pd, ok := p.defs[pn]
+			if !ok {
+				return nil, errAt(inh.at, "%q inherits from unknown %q", d.name, pn)
+			}
+			pf, err := p.resolve(pd, seen)
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range pf {
+				merged[k] = mergeValue(merged[k], v)
+			}
+		}
+	}
+	for k, v := range d.fields {
+		merged[k] = mergeValue(merged[k], v)
+	}
+	return merged, nil
+}
+
+func mergeValue(old, v value) value {
+	if old.kind != kCall || v.kind != kCall || old.call != v.call {
+		return v
+	}
+	m := value{kind: kCall, call: v.call, fields: map[string]value{}, at: v.at}
+	for k, f := range old.fields {
+		m.fields[k] = f
+	}
+	for k, f := range v.fields {
+		m.fields[k] = f
+	}
+	return m
+}
+
+func stringList(v value, field string) ([]string, error) {
+	if v.kind == kStr {
+		return []string{v.s}, nil
+	}
+	var out []string
+	for _, x := range v.list {
+		if x.kind != kStr {
+			return nil, errAt(x.at, "%s: list elements must be strings", field)
+		}
+		out = append(out, x.s)
+	}
+	return out, nil
+}
+
+func (p *parser) resolveAll() (*Catalog, error) {
+	var bs []*Board
+	for _, name := range p.order {
+		d := p.defs[name]
+		f, err := p.resolve(d, nil)
+		if err != nil {
+			return nil, err
+		}
+		if d.family {
+			continue
+		}
+		b, err := decode(d, f)
+		if err != nil {
+			return nil, err
+		}
+		bs = append(bs, b)
+	}
+	return newCatalog(bs), nil
+}
+
+func str(f map[string]value, k string) string { return f[k].s }
+
+func decode(d *def, f map[string]value) (*Board, error) {
+	b := &Board{
+		Name:        d.name,
+		Description: str(f, "description"),
+		Part:        str(f, "part"),
+		Toolchain:   str(f, "toolchain"),
+		CPU:         str(f, "cpu"),
+		Arch:        str(f, "arch"),
+		FPU:         str(f, "fpu"),
+		FloatABI:    str(f, "float_abi"),
+		Zephyr:      str(f, "zephyr"),
+		Arduino:     str(f, "arduino"),
+		StackBytes:  int(f["stack_bytes"].i),
+		File:        d.at.file,
+		Line:        d.at.line,
+		Counter:     Counter{Kind: "none"},
+		UART:        UART{Kind: "none"},
+	}
+	fail := func(at pos, format string, args ...any) error {
+		return errAt(at, "board %q: %s", d.name, fmt.Sprintf(format, args...))
+	}
+	var err error
+	if v, ok := d.fields["inherits"]; ok {
+		if b.Inherits, err = stringList(v, "inherits"); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range []string{"cflags", "features"} {
+		if v, ok := f[k]; ok {
+			l, err := stringList(v, k)
+			if err != nil {
+				return nil, err
+			}
+			if k == "cflags" {
+				b.CFlags = l
+			} else {
+				b.Features = l
+			}
+		}
+	}
+	for _, ft := range b.Features {
+		if !slices.Contains(knownFeatures, ft) {
+			return nil, fail(f["features"].at, "unknown feature %q; known: %s", ft, strings.Join(knownFeatures, ", "))
+		}
+	}
+	for _, rv := range f["memory"].list {
+		if rv.kind != kCall || rv.call != "region" {
+			return nil, fail(rv.at, "memory entries must be region(...)")
+		}
+		r := Region{Name: rv.fields["name"].s, ReadOnly: rv.fields["readonly"].b}
+		o, l := rv.fields["origin"], rv.fields["length"]
+		if r.Name == "" {
+			return nil, fail(rv.at, "region needs a name")
+		}
+		if _, ok := rv.fields["origin"]; !ok || o.i < 0 || o.i > math.MaxUint32 {
+			return nil, fail(rv.at, "region %q needs an origin in [0, 0xffffffff]", r.Name)
+		}
+		if _, ok := rv.fields["length"]; !ok || l.i <= 0 || o.i+l.i > 1<<32 {
+			return nil, fail(rv.at, "region %q needs a positive length that ends below 4 GiB", r.Name)
+		}
+		r.Origin, r.Length = uint64(o.i), uint64(l.i)
+		if h, ok := rv.fields["holds"]; ok {
+			if r.Holds, err = stringList(h, "holds"); err != nil {
+				return nil, err
+			}
+			for _, role := range r.Holds {
+				if !slices.Contains([]string{HoldsCode, HoldsWeights, HoldsData, HoldsArena}, role) {
+					return nil, fail(h.at, "region %q: unknown role %q (code, weights, data, arena)", r.Name, role)
+				}
+				if r.ReadOnly && (role == HoldsData || role == HoldsArena) {
+					return nil, fail(h.at, "region %q is read-only and cannot hold %s", r.Name, role)
+				}
+			}
+		}
+		if b.Region(r.Name) != nil {
+			return nil, fail(rv.at, "region %q defined twice", r.Name)
+		}
+		for _, q := range b.Memory {
+			if r.Origin < q.Origin+q.Length && q.Origin < r.Origin+r.Length {
+				return nil, fail(rv.at, "region %q [%#x, %#x) overlaps region %q", r.Name, r.Origin, r.Origin+r.Length, q.Name)
+			}
+		}
+		b.Memory = append(b.Memory, r)
+	}
+	if v, ok := f["counter"]; ok && v.kind == kCall {
+		b.Counter = Counter{Kind: v.fields["kind"].s, Addr: uint64(v.fields["addr"].i), Hz: v.fields["hz"].i}
+		if !slices.Contains([]string{"fpgaio", "nrf-timer", "dwt"}, b.Counter.Kind) {
+			return nil, fail(v.at, "unknown counter kind %q (fpgaio, nrf-timer, dwt)", b.Counter.Kind)
+		}
+		if b.Counter.Kind != "dwt" && b.Counter.Hz <= 0 {
+			return nil, fail(v.at, "counter %q needs hz > 0", b.Counter.Kind)
+		}
+	} else if ok && v.s != "none" {
+		return nil, fail(v.at, `counter must be counter(...) or "none"`)
+	}
+	if v, ok := f["uart"]; ok && v.kind == kCall {
+		b.UART = UART{Kind: v.fields["kind"].s, Base: uint64(v.fields["base"].i)}
+		if !slices.Contains([]string{"cmsdk", "nrf"}, b.UART.Kind) {
+			return nil, fail(v.at, "unknown uart kind %q (cmsdk, nrf)", b.UART.Kind)
+		}
+	} else if ok && v.s != "none" {
+		return nil, fail(v.at, `uart must be uart(...) or "none"`)
+	}
+	if v, ok := f["qemu"]; ok && v.kind == kCall {
+		b.QEMU = QEMU{Binary: v.fields["binary"].s, Machine: v.fields["machine"].s, ICountShift: int(v.fields["icount_shift"].i)}
+		if a, ok := v.fields["args"]; ok {
+			if b.QEMU.Args, err = stringList(a, "args"); err != nil {
+				return nil, err
+			}
+		}
+		if b.QEMU.Binary == "" {
+			return nil, fail(v.at, "qemu(...) needs a binary")
+		}
+		if b.QEMU.Binary == "qemu-system-arm" && b.QEMU.Machine == "" {
+			return nil, fail(v.at, "qemu-system-arm needs a machine")
+		}
+	} else if ok && v.s != "none" {
+		return nil, fail(v.at, `qemu must be qemu(...) or "none"`)
+	}
+	switch b.Toolchain {
+	case ToolchainArmNoneEABI:
+		if b.CPU == "" {
+			return nil, fail(d.at, "an arm-none-eabi board needs a cpu")
+		}
+		for _, role := range []string{HoldsCode, HoldsData} {
+			if b.RegionFor(role) == nil {
+				return nil, fail(d.at, "no memory region holds %s", role)
+			}
+		}
+		if b.StackBytes <= 0 {
+			return nil, fail(d.at, "stack_bytes must be positive")
+		}
+	case ToolchainAArch64, ToolchainHost:
+	case "":
+		return nil, fail(d.at, "no toolchain (inherit a core family such as cortex-m4f)")
+	default:
+		return nil, fail(f["toolchain"].at, "unknown toolchain %q (arm-none-eabi, aarch64-linux-gnu, host)", b.Toolchain)
+	}
+	if b.FloatABI == "hard" && !b.HasFeature("fpu") {
+		return nil, fail(d.at, `float_abi "hard" needs the "fpu" feature`)
+	}
+	return b, nil
+}
+
+var knownFeatures = []string{"dsp", "fpu", "mve", "neon", "dotprod", "i8mm"}
