@@ -1,0 +1,519 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+// DefaultMethod is the range method chosen by measurement on the MLPerf Tiny
+// float models (docs/QUANTIZATION.md has the numbers).
+const DefaultMethod = MinMax
+
+// Options steer Quantize.
+type Options struct {
+	// Method chooses activation ranges (default DefaultMethod). Graph
+	// inputs always use their observed min/max.
+	Method Method
+	// Percentile is the percentile kept by the Percentile method (default 99.99).
+	Percentile float64
+	// PerTensor quantizes weights with one scale per tensor instead of one per
+	// output channel (for comparison; per channel is TFLite's default).
+	PerTensor bool
+	// FloatIO keeps float32 graph inputs and outputs: a Quantize node follows
+	// every input and a Dequantize node precedes every output. By default
+	// inputs and outputs are int8, as in the MLPerf Tiny int8 models.
+	FloatIO bool
+}
+
+func (o Options) method() Method {
+	if o.Method == "" {
+		return DefaultMethod
+	}
+	return o.Method
+}
+
+func (o Options) percentile() float64 {
+	if o.Percentile == 0 {
+		return DefaultPercentile
+	}
+	return o.Percentile
+}
+
+// Fixed output parameters of ops whose int8 output range TFLite prescribes.
+var fixedParams = map[graph.Op][2]float64{
+	graph.Softmax: {1.0 / 256, -128},
+	graph.Sigmoid: {1.0 / 256, -128},
+	graph.Tanh:    {1.0 / 128, 0},
+}
+
+// passThrough ops keep their input's parameters on their output (TFLite
+// requires equal input and output parameters for them).
+var passThrough = map[graph.Op]bool{
+	graph.MaxPool2D: true, graph.AvgPool2D: true, graph.Reshape: true,
+	graph.Transpose: true, graph.Pad: true, graph.Slice: true,
+	graph.Concat: true, graph.Resize: true,
+}
+
+type params struct {
+	s float32
+	z int32
+}
+
+func (p params) quant() *graph.Quant {
+	return &graph.Quant{Scale: []float32{p.s}, ZeroPoint: []int32{p.z}}
+}
+
+// Quantize rewrites the float graph g into TFLite's int8 scheme using the
+// calibration statistics st: int8 activations (asymmetric, per tensor),
+// int8 symmetric per-output-channel weights in [-127, 127], int32 biases
+// with scale s_in*s_w[c]. Relu, Relu6 and Relu_n1_to_1 that follow a
+// Conv2D, FullyConnected, Add, Sub or Mul are fused into it first. Ops with
+// no int8 reference kernel run in float between a Dequantize and a Quantize.
+// g itself is not changed; the new graph keeps g's tensor names.
+func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
+	for _, n := range g.Nodes {
+		if n.Op == graph.Quantize || n.Op == graph.Dequantize {
+			return nil, fmt.Errorf("quant: node %q (%s): graph is already quantized; fold it with FoldQDQ", n.Name, n.Op)
+		}
+	}
+	for _, in := range g.Inputs {
+		if t := g.Tensors[in]; t == nil || t.DType != graph.Float32 {
+			return nil, fmt.Errorf("quant: input %q is not float32; only float models are quantized", in)
+		}
+	}
+	if opt.Method != "" {
+		if _, err := ParseMethod(string(opt.Method)); err != nil {
+			return nil, err
+		}
+	}
+	f := cloneGraph(g)
+	fuseActivations(f)
+
+	prod := f.Producers()
+	isInput := map[string]bool{}
+	for _, in := range f.Inputs {
+		isInput[in] = true
+	}
+	// Ranges of every float activation.
+	rng := map[string][2]float64{}
+	for name, t := range f.Tensors {
+		if t.IsConst() || t.DType != graph.Float32 {
+			continue
+		}
+		ts := st.Tensors[name]
+		if ts == nil {
+			return nil, fmt.Errorf("quant: tensor %q has no calibration statistics (was the graph changed after Calibrate?)", name)
+		}
+		m := opt.method()
+		if isInput[name] {
+			m = MinMax
+		}
+		lo, hi, err := ts.Range(m, opt.percentile())
+		if err != nil {
+			return nil, err
+		}
+		if p := prod[name]; p != nil {
+			if a, ok := actOf(p); ok {
+				if alo, ahi, ok := a.Bounds(); ok {
+					lo, hi = math.Max(lo, alo), math.Min(hi, ahi)
+				}
+			}
+		}
+		if hi < lo {
+			lo, hi = 0, 0
+		}
+		rng[name] = [2]float64{lo, hi}
+	}
+	// Groups of tensors that must share parameters.
+	uf := newUnionFind()
+	for _, n := range f.Nodes {
+		if !passThrough[n.Op] {
+			continue
+		}
+		out := n.Outputs[0]
+		ins := n.Inputs[:1]
+		if n.Op == graph.Concat {
+			ins = n.Inputs
+		}
+		for _, in := range ins {
+			if _, ok := rng[in]; ok {
+				uf.union(in, out)
+			}
+		}
+	}
+	groupRange := map[string][2]float64{}
+	groupFixed := map[string]params{}
+	for name, r := range rng {
+		root := uf.find(name)
+		if gr, ok := groupRange[root]; ok {
+			r = [2]float64{math.Min(gr[0], r[0]), math.Max(gr[1], r[1])}
+		}
+		groupRange[root] = r
+		if p := prod[name]; p != nil {
+			if fp, ok := fixedParams[p.Op]; ok {
+				groupFixed[root] = params{float32(fp[0]), int32(fp[1])}
+			}
+		}
+	}
+	act := map[string]params{}
+	for name := range rng {
+		root := uf.find(name)
+		if p, ok := groupFixed[root]; ok {
+			act[name] = p
+			continue
+		}
+		r := groupRange[root]
+		s, z := ChooseParams(r[0], r[1])
+		act[name] = params{s, z}
+	}
+	b := &builder{f: f, q: graph.New(f.Name, f.Format), act: act, opt: opt, dq: map[string]string{}}
+	return b.build()
+}
+
+type builder struct {
+	f, q *graph.Graph
+	act  map[string]params
+	opt  Options
+	dq   map[string]string // int8 tensor -> its float Dequantize output (fallback)
+}
+
+func (b *builder) build() (*graph.Graph, error) {
+	f, q := b.f, b.q
+	for name, t := range f.Tensors {
+		if p, ok := b.act[name]; ok {
+			q.AddTensor(&graph.Tensor{Name: name, DType: graph.Int8, Shape: append([]int(nil), t.Shape...), Quant: p.quant()})
+		} else if !t.IsConst() || t.DType != graph.Float32 {
+			c := *t
+			q.AddTensor(&c)
+		}
+	}
+	for _, n := range f.Nodes {
+		if err := b.node(n); err != nil {
+			return nil, err
+		}
+	}
+	q.Inputs = append([]string(nil), f.Inputs...)
+	q.Outputs = append([]string(nil), f.Outputs...)
+	if b.opt.FloatIO {
+		b.floatIO()
+	}
+	q.Prune()
+	if err := graph.Validate(q); err != nil {
+		return nil, fmt.Errorf("quant: quantized graph is invalid: %w", err)
+	}
+	return q, nil
+}
+
+// constName returns a fresh name for a quantized copy of const base.
+func (b *builder) addConst(base string, d *graph.Data, qp *graph.Quant) string {
+	name := b.q.UniqueName(base)
+	t := b.q.AddConst(name, d)
+	t.Quant = qp
+	return name
+}
+
+func (b *builder) node(n *graph.Node) error {
+	f, q := b.f, b.q
+	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: append([]string(nil), n.Inputs...), Outputs: append([]string(nil), n.Outputs...), Attrs: copyAttrs(n.Attrs)}
+	x := f.In(n, 0)
+	if x == nil || x.DType != graph.Float32 || x.IsConst() {
+		// Not a float computation on an activation: keep as is, but it must
+		// still read the quantized versions of its float inputs.
+		return b.fallback(n)
+	}
+	out := b.act[n.Outputs[0]]
+	switch n.Op {
+	case graph.Conv2D, graph.FullyConnected:
+		w := f.In(n, 1)
+		if w == nil || !w.IsConst() || w.DType != graph.Float32 {
+			return b.fallback(n)
+		}
+		wd, wq := SymmetricWeights(w.Data, b.opt.PerTensor)
+		nn.Inputs[1] = b.addConst(w.Name, wd, wq)
+		if bt := f.In(n, 2); bt != nil {
+			if !bt.IsConst() || bt.DType != graph.Float32 {
+				return b.fallback(n)
+			}
+			in := b.act[n.Inputs[0]]
+			bd, bq := Bias(bt.Data, in.s, wq)
+			nn.Inputs[2] = b.addConst(bt.Name, bd, bq)
+		}
+		switch a := nn.Attrs.(type) {
+		case *graph.Conv2DAttrs:
+			a.Requant = graph.RequantFixedPoint
+		case *graph.FullyConnectedAttrs:
+			a.Requant = graph.RequantFixedPoint
+		}
+	default:
+		for i, in := range n.Inputs {
+			t := f.Tensors[in]
+			if t == nil || !t.IsConst() || t.DType != graph.Float32 {
+				continue
+			}
+			if passThrough[n.Op] {
+				nn.Inputs[i] = b.addConst(in, QuantizeData(t.Data, out.s, out.z), out.quant())
+			} else {
+				d, qp := AsymmetricConst(t.Data)
+				nn.Inputs[i] = b.addConst(in, d, qp)
+			}
+		}
+		if pa, ok := nn.Attrs.(*graph.PadAttrs); ok {
+			pa.Value = float64(QuantizeValue(pa.Value, out.s, out.z))
+		}
+	}
+	for _, o := range n.Outputs {
+		if _, ok := b.act[o]; !ok {
+			return b.fallback(n)
+		}
+	}
+	q.AddNode(nn)
+	if !interp.Supported(q, nn) {
+		q.Nodes = q.Nodes[:len(q.Nodes)-1]
+		return b.fallback(n)
+	}
+	return nil
+}
+
+// fallback keeps n in float: its int8 inputs are dequantized, its float
+// outputs quantized.
+func (b *builder) fallback(n *graph.Node) error {
+	f, q := b.f, b.q
+	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: append([]string(nil), n.Inputs...), Attrs: copyAttrs(n.Attrs)}
+	for i, in := range n.Inputs {
+		if in == "" {
+			continue
+		}
+		t := f.Tensors[in]
+		if t.IsConst() && t.DType == graph.Float32 {
+			nn.Inputs[i] = b.addConst(in, t.Data, nil)
+			continue
+		}
+		if _, ok := b.act[in]; !ok {
+			continue
+		}
+		d, ok := b.dq[in]
+		if !ok {
+			d = q.UniqueName(in + "_dequant")
+			q.AddTensor(&graph.Tensor{Name: d, DType: graph.Float32, Shape: append([]int(nil), t.Shape...)})
+			q.AddNode(&graph.Node{Name: d, Op: graph.Dequantize, Inputs: []string{in}, Outputs: []string{d}})
+			b.dq[in] = d
+		}
+		nn.Inputs[i] = d
+	}
+	var requant []*graph.Node
+	for _, o := range n.Outputs {
+		p, ok := b.act[o]
+		if !ok {
+			nn.Outputs = append(nn.Outputs, o)
+			continue
+		}
+		fl := q.UniqueName(o + "_float")
+		q.AddTensor(&graph.Tensor{Name: fl, DType: graph.Float32, Shape: append([]int(nil), f.Tensors[o].Shape...)})
+		nn.Outputs = append(nn.Outputs, fl)
+		q.Tensors[o].Quant = p.quant()
+		requant = append(requant, &graph.Node{Name: o + "_quant", Op: graph.Quantize, Inputs: []string{fl}, Outputs: []string{o}})
+	}
+	q.AddNode(nn)
+	for _, r := range requant {
+		q.AddNode(r)
+	}
+	return nil
+}
+
+// floatIO makes the graph's inputs and outputs float32 again.
+func (b *builder) floatIO() {
+	q := b.q
+	var pre []*graph.Node
+	for i, in := range q.Inputs {
+		t := q.Tensors[in]
+		if t.DType != graph.Int8 {
+			continue
+		}
+		iname := q.UniqueName(in + "_int8")
+		renameTensor(q, in, iname)
+		q.AddTensor(&graph.Tensor{Name: in, DType: graph.Float32, Shape: append([]int(nil), t.Shape...)})
+		q.Inputs[i] = in
+		pre = append(pre, &graph.Node{Name: iname, Op: graph.Quantize, Inputs: []string{in}, Outputs: []string{iname}})
+	}
+	q.Nodes = append(pre, q.Nodes...)
+	for i, out := range q.Outputs {
+		t := q.Tensors[out]
+		if t.DType != graph.Int8 {
+			continue
+		}
+		iname := q.UniqueName(out + "_int8")
+		renameTensor(q, out, iname)
+		q.AddTensor(&graph.Tensor{Name: out, DType: graph.Float32, Shape: append([]int(nil), t.Shape...)})
+		q.Outputs[i] = out
+		q.AddNode(&graph.Node{Name: out, Op: graph.Dequantize, Inputs: []string{iname}, Outputs: []string{out}})
+	}
+}
+
+// renameTensor renames a tensor everywhere except in g.Inputs/g.Outputs.
+func renameTensor(g *graph.Graph, from, to string) {
+	t := g.Tensors[from]
+	delete(g.Tensors, from)
+	t.Name = to
+	g.Tensors[to] = t
+	for _, n := range g.Nodes {
+		for i := range n.Inputs {
+			if n.Inputs[i] == from {
+				n.Inputs[i] = to
+			}
+		}
+		for i := range n.Outputs {
+			if n.Outputs[i] == from {
+				n.Outputs[i] = to
+			}
+		}
+	}
+}
+
+// actOf returns the fused activation of n, if its op has one.
+func actOf(n *graph.Node) (graph.Activation, bool) {
+	switch a := n.Attrs.(type) {
+	case *graph.Conv2DAttrs:
+		return a.Act, true
+	case *graph.FullyConnectedAttrs:
+		return a.Act, true
+	case *graph.BinaryAttrs:
+		return a.Act, true
+	case *graph.PoolAttrs:
+		return a.Act, true
+	case *graph.ConcatAttrs:
+		return a.Act, true
+	}
+	return graph.ActNone, false
+}
+
+// fuseActivations folds Relu and Clip(0,6)/Clip(-1,1) nodes into the
+// Conv2D, FullyConnected, Add, Sub or Mul that produces their only input,
+// as the TFLite converter does.
+func fuseActivations(g *graph.Graph) {
+	prod := g.Producers()
+	cons := g.Consumers()
+	isOut := map[string]bool{}
+	for _, o := range g.Outputs {
+		isOut[o] = true
+	}
+	drop := map[*graph.Node]bool{}
+	for _, n := range g.Nodes {
+		var a graph.Activation
+		switch n.Op {
+		case graph.Relu:
+			a = graph.ActRelu
+		case graph.Clip:
+			c, ok := n.Attrs.(*graph.ClipAttrs)
+			switch {
+			case !ok:
+				continue
+			case c.Min == 0 && c.Max == 6:
+				a = graph.ActRelu6
+			case c.Min == -1 && c.Max == 1:
+				a = graph.ActReluN1To1
+			case c.Min == 0 && math.IsInf(float64(c.Max), 1):
+				a = graph.ActRelu
+			default:
+				continue
+			}
+		default:
+			continue
+		}
+		in := n.Inputs[0]
+		p := prod[in]
+		if p == nil || drop[p] || len(cons[in]) != 1 || isOut[in] || len(p.Outputs) != 1 {
+			continue
+		}
+		switch p.Op {
+		case graph.Conv2D, graph.FullyConnected, graph.Add, graph.Sub, graph.Mul:
+		default:
+			continue
+		}
+		if p.Attrs == nil {
+			p.Attrs = &graph.BinaryAttrs{}
+		}
+		switch pa := p.Attrs.(type) {
+		case *graph.Conv2DAttrs:
+			if pa.Act != graph.ActNone {
+				continue
+			}
+			pa.Act = a
+		case *graph.FullyConnectedAttrs:
+			if pa.Act != graph.ActNone {
+				continue
+			}
+			pa.Act = a
+		case *graph.BinaryAttrs:
+			if pa.Act != graph.ActNone {
+				continue
+			}
+			pa.Act = a
+		default:
+			continue
+		}
+		p.Outputs[0] = n.Outputs[0]
+		prod[n.Outputs[0]] = p
+		delete(g.Tensors, in)
+		drop[n] = true
+	}
+	kept := g.Nodes[:0]
+	for _, n := range g.Nodes {
+		if !drop[n] {
+			kept = append(kept, n)
+		}
+	}
+	g.Nodes = kept
+}
+
+// cloneGraph copies g's tensors (sharing constant data) and nodes (with
+// copied attribute structs).
+func cloneGraph(g *graph.Graph) *graph.Graph {
+	c := graph.New(g.Name, g.Format)
+	for name, t := range g.Tensors {
+		tc := *t
+		tc.Shape = append([]int(nil), t.Shape...)
+		c.Tensors[name] = &tc
+	}
+	for _, n := range g.Nodes {
+		c.AddNode(&graph.Node{Name: n.Name, Op: n.Op, Inputs: append([]string(nil), n.Inputs...), Outputs: append([]string(nil), n.Outputs...), Attrs: copyAttrs(n.Attrs)})
+	}
+	c.Inputs = append([]string(nil), g.Inputs...)
+	c.Outputs = append([]string(nil), g.Outputs...)
+	return c
+}
+
+// copyAttrs returns a shallow copy of a pointer-to-struct attribute value.
+func copyAttrs(a any) any {
+	v := reflect.ValueOf(a)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return a
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	return c.Interface()
+}
+
+type unionFind struct{ parent map[string]string }
+
+func newUnionFind() *unionFind { return &unionFind{parent: map[string]string{}} }
+
+func (u *unionFind) find(x string) string {
+	p, ok := u.parent[x]
+	if !ok || p == x {
+		return x
+	}
+	r := u.find(p)
+	u.parent[x] = r
+	return r
+}
+
+func (u *unionFind) union(a, b string) {
+	ra, rb := u.find(a), u.find(b)
+	if ra != rb {
+		u.parent[ra] = rb
+	}
+}

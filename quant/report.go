@@ -1,0 +1,200 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+// MaxSQNR caps reported SQNRs: a bit-exact result (no noise) reads as this
+// many dB instead of +Inf, which JSON cannot carry.
+const MaxSQNR = 999
+
+// LayerReport is the quality of one quantized activation.
+type LayerReport struct {
+	Name   string  `json:"name"`   // the node that computes it
+	Op     string  `json:"op"`     // the node's op
+	Tensor string  `json:"tensor"` // the tensor compared
+	SQNRdB float64 `json:"sqnr_db"`
+}
+
+// Report compares a quantized graph with its float original.
+type Report struct {
+	Method string        `json:"method"`
+	Layers []LayerReport `json:"layers"`
+	// OutputSQNRdB pools signal and noise of every graph output over all
+	// samples; OutputSQNRMedianDB is the median of the per-sample SQNRs.
+	OutputSQNRdB       float64 `json:"output_sqnr_db"`
+	OutputSQNRMedianDB float64 `json:"output_sqnr_median_db"`
+	// Top1Agree counts samples whose arg-max agrees, for classifiers (a
+	// graph whose first output comes from a Softmax); Top1Total is 0 otherwise.
+	Top1Agree int `json:"top1_agree"`
+	Top1Total int `json:"top1_total"`
+	Samples   int `json:"samples"`
+}
+
+// SQNR is 10·log10(Σx² / Σ(x-y)²) in dB, capped at MaxSQNR.
+func SQNR(signal, noise float64) float64 {
+	if noise == 0 {
+		return MaxSQNR
+	}
+	if signal == 0 {
+		return -MaxSQNR
+	}
+	return math.Min(MaxSQNR, 10*math.Log10(signal/noise))
+}
+
+type acc struct{ sig, noise float64 }
+
+func (a *acc) add(x, y []float64) {
+	a.sig += floats.Dot(x, x)
+	for i := range x {
+		d := x[i] - y[i]
+		a.noise += d * d
+	}
+}
+
+// Evaluate runs both graphs on the float samples and reports per-layer SQNR
+// (for every tensor name both graphs share, the float value against the
+// dequantized int8 one), output SQNR and top-1 agreement. Samples are
+// quantized with the int8 graph's input parameters when its inputs are int8.
+func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, error) {
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("quant: evaluate: no samples")
+	}
+	if len(fg.Outputs) != len(qg.Outputs) {
+		return nil, fmt.Errorf("quant: evaluate: float graph has %d outputs, int8 graph %d", len(fg.Outputs), len(qg.Outputs))
+	}
+	r := &Report{Samples: len(samples)}
+	layers := map[string]*acc{}
+	var out acc
+	var perSample []float64
+	classifier := isClassifier(fg)
+	for si, s := range samples {
+		fv, err := interp.RunAll(fg, s, nil)
+		if err != nil {
+			return nil, fmt.Errorf("quant: evaluate: float graph, sample %d: %w", si, err)
+		}
+		qin := map[string]*graph.Data{}
+		for name, d := range s {
+			t := qg.Tensors[name]
+			if t != nil && t.DType.IsInt() && t.Quant != nil && d.DType == graph.Float32 {
+				sc, z := t.Quant.At(0)
+				qd := QuantizeData(d, sc, z)
+				qd.DType = t.DType
+				qin[name] = qd
+			} else {
+				qin[name] = d
+			}
+		}
+		qv, err := interp.RunAll(qg, qin, nil)
+		if err != nil {
+			return nil, fmt.Errorf("quant: evaluate: int8 graph, sample %d: %w", si, err)
+		}
+		for name, t := range qg.Tensors {
+			ft := fg.Tensors[name]
+			if ft == nil || ft.IsConst() || ft.DType != graph.Float32 || t.IsConst() {
+				continue
+			}
+			x, y := floatOf(fv[name], nil), floatOf(qv[name], t.Quant)
+			if x == nil || y == nil || len(x) != len(y) {
+				continue
+			}
+			a := layers[name]
+			if a == nil {
+				a = &acc{}
+				layers[name] = a
+			}
+			a.add(x, y)
+		}
+		var one acc
+		for i, name := range fg.Outputs {
+			x := floatOf(fv[name], nil)
+			y := floatOf(qv[qg.Outputs[i]], qg.Tensors[qg.Outputs[i]].Quant)
+			if x == nil || y == nil || len(x) != len(y) {
+				return nil, fmt.Errorf("quant: evaluate: output %q: float and int8 values differ in size", name)
+			}
+			one.add(x, y)
+			if i == 0 && classifier {
+				r.Top1Total++
+				if argmax(x) == argmax(y) {
+					r.Top1Agree++
+				}
+			}
+		}
+		out.sig += one.sig
+		out.noise += one.noise
+		perSample = append(perSample, SQNR(one.sig, one.noise))
+	}
+	for _, n := range fg.Nodes {
+		for _, o := range n.Outputs {
+			if a := layers[o]; a != nil {
+				r.Layers = append(r.Layers, LayerReport{Name: n.Name, Op: string(n.Op), Tensor: o, SQNRdB: round2(SQNR(a.sig, a.noise))})
+			}
+		}
+	}
+	r.OutputSQNRdB = round2(SQNR(out.sig, out.noise))
+	sort.Float64s(perSample)
+	k := len(perSample)
+	r.OutputSQNRMedianDB = round2((perSample[(k-1)/2] + perSample[k/2]) / 2)
+	return r, nil
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+// floatOf returns d as float64, dequantized with q when d is an integer tensor.
+func floatOf(d *graph.Data, q *graph.Quant) []float64 {
+	if d == nil {
+		return nil
+	}
+	if d.DType == graph.Float32 {
+		return toF64(nil, d.F)
+	}
+	if q == nil || len(q.Scale) != 1 {
+		return nil
+	}
+	s, z := q.At(0)
+	out := make([]float64, len(d.I))
+	for i, v := range d.I {
+		out[i] = float64(s * float32(v-int64(z)))
+	}
+	return out
+}
+
+func argmax(x []float64) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// isClassifier reports whether g's first output comes from a Softmax,
+// possibly through Reshape.
+func isClassifier(g *graph.Graph) bool {
+	if len(g.Outputs) == 0 {
+		return false
+	}
+	prod := g.Producers()
+	name := g.Outputs[0]
+	for {
+		p := prod[name]
+		switch {
+		case p == nil:
+			return false
+		case p.Op == graph.Softmax:
+			return true
+		case p.Op == graph.Reshape:
+			name = p.Inputs[0]
+		default:
+			return false
+		}
+	}
+}
