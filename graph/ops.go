@@ -199,6 +199,9 @@ type ResizeAttrs struct {
 	// Nearest is the rounding for "nearest": "round_prefer_floor",
 	// "round_prefer_ceil", "floor", "ceil".
 	Nearest string
+	// Scale is the H, W scale factor the model gives (ONNX "scales"); 0 means
+	// output size / input size.
+	Scale [2]float32
 }
 
 // QuantizeAttrs are the attributes of Quantize.
