@@ -1,0 +1,148 @@
+package qmath
+
+import "math"
+
+// The gemmlowp fixed-point transcendental helpers. A value with I integer
+// bits is an int32 raw r meaning r / 2^(31-I). Products of an I-bit and a
+// J-bit value are (I+J)-bit values computed with
+// SaturatingRoundingDoublingHighMul; sums are plain (wrapping) int32 adds.
+
+func mul(a, b int32) int32 { return SaturatingRoundingDoublingHighMul(a, b) }
+
+// one returns the raw value of 1.0 with integerBits integer bits (saturated
+// to MaxInt32 when there are none).
+func one(integerBits int) int32 {
+	if integerBits == 0 {
+		return math.MaxInt32
+	}
+	return int32(1) << uint(31-integerBits)
+}
+
+// Rescale converts a fixed-point raw value from srcBits to dstBits integer
+// bits, rounding or saturating (gemmlowp Rescale).
+func Rescale(raw int32, srcBits, dstBits int) int32 {
+	return SaturatingRoundingMultiplyByPOT(raw, srcBits-dstBits)
+}
+
+// ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl is gemmlowp's exp for a Q0.31
+// input in [-1/4, 0), a Taylor expansion around -1/8. Result is Q0.31.
+func ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(a int32) int32 {
+	const constantTerm = 1895147668 // exp(-1/8)
+	const constant1Over3 = 715827883
+	x := a + int32(1)<<28 // a + 1/8
+	x2 := mul(x, x)
+	x3 := mul(x2, x)
+	x4 := mul(x2, x2)
+	x4Over4 := SaturatingRoundingMultiplyByPOT(x4, -2)
+	poly := SaturatingRoundingMultiplyByPOT(mul(x4Over4+x3, constant1Over3)+x2, -1)
+	return constantTerm + mul(constantTerm, x+poly)
+}
+
+// ExpOnNegativeValues is gemmlowp's exp_on_negative_values for a fixed-point
+// input a <= 0 with integerBits integer bits; the result is Q0.31.
+func ExpOnNegativeValues(a int32, integerBits int) int32 {
+	fracBits := 31 - integerBits
+	oneQuarter := int32(1) << uint(fracBits-2)
+	mask := oneQuarter - 1
+	aModQuarterMinusOneQuarter := (a & mask) - oneQuarter
+	result := ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(Rescale(aModQuarterMinusOneQuarter, integerBits, 0))
+	remainder := aModQuarterMinusOneQuarter - a
+	barrel := []struct {
+		exp  int
+		mult int32
+	}{
+		{-2, 1672461947}, {-1, 1302514674}, {0, 790015084}, {1, 290630308},
+		{2, 39332535}, {3, 720401}, {4, 242},
+	}
+	for _, b := range barrel {
+		if integerBits > b.exp {
+			shift := fracBits + b.exp
+			if remainder&(int32(1)<<uint(shift)) != 0 {
+				result = mul(result, b.mult)
+			}
+		}
+	}
+	if integerBits > 5 {
+		clamp := -(int32(1) << uint(36-integerBits))
+		if a < clamp {
+			result = 0
+		}
+	}
+	if a == 0 {
+		result = one(0)
+	}
+	return result
+}
+
+// newtonReciprocalF2 returns x ≈ 1/halfDenominator as a Q2.29 value
+// (three Newton-Raphson steps, gemmlowp).
+func newtonReciprocalF2(halfDenominator int32) int32 {
+	const c48Over17 = 1515870810
+	const cNeg32Over17 = -1010580540
+	x := c48Over17 + mul(halfDenominator, cNeg32Over17)
+	for i := 0; i < 3; i++ {
+		hdx := mul(halfDenominator, x)
+		oneMinus := one(2) - hdx
+		x = x + Rescale(mul(x, oneMinus), 4, 2)
+	}
+	return x
+}
+
+// OneOverOnePlusXForXIn01 is gemmlowp's one_over_one_plus_x_for_x_in_0_1 on
+// Q0.31 values.
+func OneOverOnePlusXForXIn01(a int32) int32 {
+	x := newtonReciprocalF2(RoundingHalfSum(a, one(0)))
+	// ExactMulByPot<-1> keeps the raw value and drops one integer bit.
+	return Rescale(x, 1, 0)
+}
+
+// OneMinusXOverOnePlusXForXIn01 is gemmlowp's
+// one_minus_x_over_one_plus_x_for_x_in_0_1 on Q0.31 values.
+func OneMinusXOverOnePlusXForXIn01(a int32) int32 {
+	x := newtonReciprocalF2(RoundingHalfSum(a, one(0)))
+	return Rescale(x-one(2), 2, 0)
+}
+
+// Logistic is gemmlowp's logistic of a fixed-point value with integerBits
+// integer bits; the result is Q0.31.
+func Logistic(a int32, integerBits int) int32 {
+	if a == 0 {
+		return 1 << 30
+	}
+	abs := a
+	if a < 0 {
+		abs = -a
+	}
+	pos := OneOverOnePlusXForXIn01(ExpOnNegativeValues(-abs, integerBits))
+	if a > 0 {
+		return pos
+	}
+	return one(0) - pos
+}
+
+// Tanh is gemmlowp's tanh of a fixed-point value with integerBits integer
+// bits; the result is Q0.31.
+func Tanh(a int32, integerBits int) int32 {
+	if a == 0 {
+		return 0
+	}
+	n := a
+	if a > 0 {
+		n = -a
+	}
+	// ExactMulByPot<1>: the same raw value read with one more integer bit.
+	t := OneMinusXOverOnePlusXForXIn01(ExpOnNegativeValues(n, integerBits+1))
+	if a < 0 {
+		return -t
+	}
+	return t
+}
+
+// GetReciprocal returns 1/x for a fixed-point x with integerBits integer bits
+// as a Q0.31 value scaled by 2^-numBitsOverUnit (TFLite's GetReciprocal).
+func GetReciprocal(x int32, integerBits int) (reciprocal int32, numBitsOverUnit int) {
+	headroomPlusOne := CountLeadingZeros32(uint32(x))
+	numBitsOverUnit = integerBits - headroomPlusOne
+	shiftedSumMinusOne := int32((uint32(x) << uint(headroomPlusOne)) - (uint32(1) << 31))
+	return OneOverOnePlusXForXIn01(shiftedSumMinusOne), numBitsOverUnit
+}

@@ -1,0 +1,207 @@
+// Package qmath is TFLite's integer fixed-point arithmetic, written from the
+// published semantics of TFLite's reference kernels and gemmlowp: Q31
+// multipliers with a power-of-two shift, the default "double rounding"
+// requantization, and the fixed-point exp, reciprocal, logistic and tanh used
+// by the int8 softmax, logistic and tanh kernels. The reference interpreter
+// and the code generator both use it, so generated C and the interpreter
+// agree bit for bit.
+//
+// Every function reproduces the C++ behaviour exactly, including two's
+// complement wrap-around where TFLite relies on it.
+package qmath
+
+import (
+	"math"
+	"math/bits"
+)
+
+// Round is TfLiteRound / std::round: round half away from zero.
+func Round(x float64) float64 { return math.Round(x) }
+
+// Roundf is roundf on a float32 (half away from zero), as TFLite uses when it
+// quantizes a float32 constant.
+func Roundf(x float32) float32 { return float32(math.Round(float64(x))) }
+
+// QuantizeMultiplier splits a real multiplier into a Q31 fixed-point
+// multiplier in [2^30, 2^31) and a power-of-two exponent, so that
+// m ≈ multiplier * 2^(shift-31). It is TFLite's QuantizeMultiplier: frexp,
+// then round(q * 2^31) half away from zero, renormalized when the rounding
+// reaches 2^31; a shift below -31 flushes to zero.
+func QuantizeMultiplier(m float64) (multiplier int32, shift int) {
+	if m == 0 {
+		return 0, 0
+	}
+	q, sh := math.Frexp(m)
+	qFixed := int64(math.Round(q * float64(int64(1)<<31)))
+	if qFixed == int64(1)<<31 {
+		qFixed /= 2
+		sh++
+	}
+	if sh < -31 {
+		sh = 0
+		qFixed = 0
+	}
+	return int32(qFixed), sh
+}
+
+// SaturatingRoundingDoublingHighMul returns the high 32 bits of 2*a*b, rounded
+// to nearest (ties away from zero), saturating the one overflowing case
+// a == b == MinInt32 (gemmlowp).
+func SaturatingRoundingDoublingHighMul(a, b int32) int32 {
+	if a == b && a == math.MinInt32 {
+		return math.MaxInt32
+	}
+	ab := int64(a) * int64(b)
+	nudge := int64(1 << 30)
+	if ab < 0 {
+		nudge = 1 - (1 << 30)
+	}
+	return int32((ab + nudge) / (1 << 31))
+}
+
+// RoundingDivideByPOT is x / 2^exponent rounded to nearest, ties away from
+// zero (gemmlowp). exponent must be in [0, 31].
+func RoundingDivideByPOT(x int32, exponent int) int32 {
+	mask := int32((int64(1) << uint(exponent)) - 1)
+	remainder := x & mask
+	threshold := mask >> 1
+	if x < 0 {
+		threshold++
+	}
+	r := x >> uint(exponent)
+	if remainder > threshold {
+		r++
+	}
+	return r
+}
+
+// MultiplyByQuantizedMultiplier computes x * multiplier * 2^(shift-31) the
+// way TFLite does by default (double rounding): x is shifted left by
+// max(shift, 0) with int32 wrap-around, multiplied with
+// SaturatingRoundingDoublingHighMul, then divided by 2^max(-shift, 0) with
+// RoundingDivideByPOT.
+func MultiplyByQuantizedMultiplier(x, multiplier int32, shift int) int32 {
+	left, right := 0, 0
+	if shift > 0 {
+		left = shift
+	} else {
+		right = -shift
+	}
+	return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x*int32(1<<uint(left)), multiplier), right)
+}
+
+// MultiplyByQuantizedMultiplierGreaterThanOne is TFLite's variant for a
+// non-negative shift: SaturatingRoundingDoublingHighMul(x << shift, m).
+func MultiplyByQuantizedMultiplierGreaterThanOne(x, multiplier int32, leftShift int) int32 {
+	return SaturatingRoundingDoublingHighMul(x*int32(1<<uint(leftShift)), multiplier)
+}
+
+// SaturatingRoundingMultiplyByPOT multiplies x by 2^exponent: a saturating
+// left shift for a positive exponent, RoundingDivideByPOT for a negative one.
+func SaturatingRoundingMultiplyByPOT(x int32, exponent int) int32 {
+	switch {
+	case exponent == 0:
+		return x
+	case exponent < 0:
+		return RoundingDivideByPOT(x, -exponent)
+	}
+	threshold := int32((int64(1) << uint(31-exponent)) - 1)
+	if x > threshold {
+		return math.MaxInt32
+	}
+	if x < -threshold {
+		return math.MinInt32
+	}
+	return x << uint(exponent)
+}
+
+// RoundingHalfSum is (a + b) / 2 rounded away from zero (gemmlowp).
+func RoundingHalfSum(a, b int32) int32 {
+	sum := int64(a) + int64(b)
+	sign := int64(1)
+	if sum < 0 {
+		sign = -1
+	}
+	return int32((sum + sign) / 2)
+}
+
+// CalculateInputRadius is the largest input difference whose rescaled value
+// still fits in a fixed-point number with inputIntegerBits integer bits
+// (TFLite's CalculateInputRadius with 31 total signed bits).
+func CalculateInputRadius(inputIntegerBits, inputLeftShift int) int32 {
+	v := 1.0 * float64(int64(1)<<uint(inputIntegerBits)-1) * float64(int64(1)<<uint(31-inputIntegerBits)) / float64(int64(1)<<uint(inputLeftShift))
+	return int32(math.Floor(v))
+}
+
+// PreprocessSoftmaxScaling returns the multiplier and left shift that map an
+// int8 input difference to a Q(integerBits).(31-integerBits) fixed-point
+// value of beta*scale*diff (TFLite's PreprocessSoftmaxScaling, double
+// rounding build).
+func PreprocessSoftmaxScaling(beta, inputScale float64, integerBits int) (multiplier int32, leftShift int) {
+	real := math.Min(beta*inputScale*float64(int64(1)<<uint(31-integerBits)), float64(int64(1)<<31)-1.0)
+	return QuantizeMultiplier(real)
+}
+
+// DownScaleInt32ToInt16Multiplier rounds a Q31 multiplier to Q15 (TFLite).
+func DownScaleInt32ToInt16Multiplier(m int32) int16 {
+	const off = 1 << 15
+	if m >= math.MaxInt32-off {
+		return math.MaxInt16
+	}
+	return int16((m + off) >> 16)
+}
+
+// SaturatingRoundingDoublingHighMul16 is the int16 version of
+// SaturatingRoundingDoublingHighMul.
+func SaturatingRoundingDoublingHighMul16(a, b int16) int16 {
+	if a == b && a == math.MinInt16 {
+		return math.MaxInt16
+	}
+	ab := int32(a) * int32(b)
+	nudge := int32(1 << 14)
+	if ab < 0 {
+		nudge = 1 - (1 << 14)
+	}
+	return int16((ab + nudge) / (1 << 15))
+}
+
+// SaturatingDoublingHighMul16 is the truncating (non-rounding) int16 doubling
+// high multiply used by TFLite's HardSwish.
+func SaturatingDoublingHighMul16(a, b int16) int16 {
+	if a == b && a == math.MinInt16 {
+		return math.MaxInt16
+	}
+	return int16((int32(a) * int32(b)) / (1 << 15))
+}
+
+// SaturatingLeftShift16 shifts an int16 left, saturating to the int16 range.
+func SaturatingLeftShift16(v int16, amount int) int16 {
+	r := int32(v) * (int32(1) << uint(amount))
+	return int16(max(min(r, math.MaxInt16), math.MinInt16))
+}
+
+// RoundingDivideByPOT16 is RoundingDivideByPOT on an int16.
+func RoundingDivideByPOT16(x int16, exponent int) int16 {
+	return int16(RoundingDivideByPOT(int32(x), exponent))
+}
+
+// CountLeadingZeros32 counts the leading zero bits of x.
+func CountLeadingZeros32(x uint32) int { return bits.LeadingZeros32(x) }
+
+// ActivationRange is TFLite's CalculateActivationRangeQuantized: the clamp
+// range [lo, hi] in the output's integer domain for a fused activation
+// ("none", "relu", "relu6", "relu_n1_to_1"), for an output of the given
+// scale and zero point, within [qmin, qmax]. Each bound is
+// zeroPoint + int32(roundf(bound / scale)) computed in float32.
+func ActivationRange(act string, scale float32, zeroPoint int32, qmin, qmax int32) (lo, hi int32) {
+	q := func(f float32) int32 { return zeroPoint + int32(Roundf(f/scale)) }
+	switch act {
+	case "relu":
+		return max(qmin, q(0)), qmax
+	case "relu6":
+		return max(qmin, q(0)), min(qmax, q(6))
+	case "relu_n1_to_1":
+		return max(qmin, q(-1)), min(qmax, q(1))
+	}
+	return qmin, qmax
+}

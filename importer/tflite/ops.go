@@ -1,0 +1,630 @@
+package tflite
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// opctx carries one operator while it is mapped to a canonical op.
+type opctx struct {
+	d       *decoder
+	index   int
+	code    int32
+	name    string
+	ins     []int32
+	outs    []int32
+	optType uint8
+	opts    table
+}
+
+func (c *opctx) errorf(format string, a ...any) error {
+	return fmt.Errorf("operator %d (%s): %s", c.index, c.name, fmt.Sprintf(format, a...))
+}
+
+// in imports input i (it must be present).
+func (c *opctx) in(i int) (*graph.Tensor, error) {
+	if i >= len(c.ins) || c.ins[i] < 0 {
+		return nil, c.errorf("input %d is missing", i)
+	}
+	name, err := c.d.tensor(int(c.ins[i]))
+	if err != nil {
+		return nil, c.errorf("%v", err)
+	}
+	return c.d.g.Tensors[name], nil
+}
+
+// optIn imports input i or returns nil when it is absent.
+func (c *opctx) optIn(i int) (*graph.Tensor, error) {
+	if i >= len(c.ins) || c.ins[i] < 0 {
+		return nil, nil
+	}
+	return c.in(i)
+}
+
+// constInts reads a constant integer input (shape, axes, paddings).
+func (c *opctx) constInts(i int, what string) ([]int, error) {
+	t, err := c.in(i)
+	if err != nil {
+		return nil, err
+	}
+	if !t.IsConst() || t.DType == graph.Float32 {
+		return nil, c.errorf("%s (input %d) must be a constant integer tensor", what, i)
+	}
+	return t.Data.Ints(), nil
+}
+
+// options returns the builtin options table, checking its union type.
+func (c *opctx) options(want uint8) (table, error) {
+	if c.optType != 0 && c.optType != want {
+		return table{}, c.errorf("builtin options of type %d, want %d", c.optType, want)
+	}
+	if c.optType == 0 {
+		return table{r: c.d.r}, nil
+	}
+	return c.opts, nil
+}
+
+func (c *opctx) act(v uint8) (graph.Activation, error) {
+	switch v {
+	case 0:
+		return graph.ActNone, nil
+	case 1:
+		return graph.ActRelu, nil
+	case 2:
+		return graph.ActReluN1To1, nil
+	case 3:
+		return graph.ActRelu6, nil
+	}
+	return 0, c.errorf("fused activation %d not supported", v)
+}
+
+func (d *decoder) operator(index int, op table) error {
+	oi := int(op.u32(operatorOpcodeIndex, 0))
+	ins, outs := op.ints(operatorInputs), op.ints(operatorOutputs)
+	optType := op.u8(operatorOptionsType, 0)
+	opts := op.sub(operatorOptions, "builtin options")
+	if err := d.check(); err != nil {
+		return fmt.Errorf("operator %d: %w", index, err)
+	}
+	if oi < 0 || oi >= len(d.codes) {
+		return fmt.Errorf("operator %d: opcode index %d out of range (%d operator codes)", index, oi, len(d.codes))
+	}
+	c := &opctx{d: d, index: index, code: d.codes[oi], ins: ins, outs: outs, optType: optType, opts: opts}
+	c.name = OpName(c.code)
+	if c.code == opCustom {
+		c.name = fmt.Sprintf("CUSTOM %q", d.customs[oi])
+	}
+	if len(outs) == 0 {
+		return c.errorf("no outputs")
+	}
+	n, err := c.node()
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		name, err := d.tensor(int(o))
+		if err != nil {
+			return c.errorf("output: %v", err)
+		}
+		t := d.g.Tensors[name]
+		if t.IsConst() {
+			return c.errorf("output %q is a constant", name)
+		}
+		d.fileSize[name] = append([]int(nil), t.Shape...)
+		n.Outputs = append(n.Outputs, name)
+	}
+	n.Name = n.Outputs[0]
+	d.g.AddNode(n)
+	return nil
+}
+
+// node maps the operator to a canonical node (inputs and attributes).
+func (c *opctx) node() (*graph.Node, error) {
+	var (
+		n   = &graph.Node{}
+		err error
+	)
+	// Inputs that are passed straight through, by position.
+	pass := func(idx ...int) error {
+		for _, i := range idx {
+			t, err := c.optIn(i)
+			if err != nil {
+				return err
+			}
+			name := ""
+			if t != nil {
+				name = t.Name
+			}
+			n.Inputs = append(n.Inputs, name)
+		}
+		return nil
+	}
+	switch c.code {
+	case opConv2D:
+		err = c.conv(n)
+	case opDepthwiseConv2D:
+		err = c.depthwise(n)
+	case opFullyConnected:
+		n.Op = graph.FullyConnected
+		o, e := c.options(optFullyConnected)
+		if e != nil {
+			return nil, e
+		}
+		if o.i8(1, 0) != 0 {
+			return nil, c.errorf("shuffled weights format not supported")
+		}
+		a := &graph.FullyConnectedAttrs{KeepDims: o.boolean(2)}
+		if a.Act, err = c.act(o.u8(0, 0)); err == nil {
+			n.Attrs = a
+			err = pass(0, 1, 2)
+		}
+	case opAveragePool2D, opMaxPool2D:
+		err = c.pool(n)
+	case opAdd, opSub, opMul:
+		ops := map[int32]graph.Op{opAdd: graph.Add, opSub: graph.Sub, opMul: graph.Mul}
+		opt := map[int32]uint8{opAdd: optAdd, opSub: optSub, opMul: optMul}
+		n.Op = ops[c.code]
+		o, e := c.options(opt[c.code])
+		if e != nil {
+			return nil, e
+		}
+		a := &graph.BinaryAttrs{}
+		if a.Act, err = c.act(o.u8(0, 0)); err == nil {
+			n.Attrs = a
+			err = pass(0, 1)
+		}
+	case opMaximum, opMinimum:
+		n.Op = graph.Maximum
+		if c.code == opMinimum {
+			n.Op = graph.Minimum
+		}
+		err = pass(0, 1)
+	case opSoftmax:
+		o, e := c.options(optSoftmax)
+		if e != nil {
+			return nil, e
+		}
+		x, e := c.in(0)
+		if e != nil {
+			return nil, e
+		}
+		n.Op = graph.Softmax
+		n.Attrs = &graph.SoftmaxAttrs{Axis: max(len(x.Shape)-1, 0), Beta: o.f32(0, 0)}
+		err = pass(0)
+	case opReshape, opSqueeze, opExpandDims:
+		n.Op = graph.Reshape
+		err = pass(0)
+	case opQuantize:
+		n.Op = graph.Quantize
+		err = pass(0)
+	case opDequantize:
+		n.Op = graph.Dequantize
+		err = pass(0)
+	case opPad, opPadV2:
+		err = c.pad(n)
+	case opConcatenation:
+		o, e := c.options(optConcatenation)
+		if e != nil {
+			return nil, e
+		}
+		x, e := c.in(0)
+		if e != nil {
+			return nil, e
+		}
+		ax := int(o.i32(0, 0))
+		if ax < 0 {
+			ax += len(x.Shape)
+		}
+		if ax < 0 || ax >= len(x.Shape) {
+			return nil, c.errorf("axis %d out of range for shape %v", o.i32(0, 0), x.Shape)
+		}
+		a := &graph.ConcatAttrs{Axis: ax}
+		if a.Act, err = c.act(o.u8(1, 0)); err == nil {
+			n.Op, n.Attrs = graph.Concat, a
+			for i := range c.ins {
+				if err = pass(i); err != nil {
+					break
+				}
+			}
+		}
+	case opMean:
+		o, e := c.options(optReducer)
+		if e != nil {
+			return nil, e
+		}
+		x, e := c.in(0)
+		if e != nil {
+			return nil, e
+		}
+		axes, e := c.constInts(1, "axes")
+		if e != nil {
+			return nil, e
+		}
+		for k, ax := range axes {
+			if ax < 0 {
+				ax += len(x.Shape)
+			}
+			if ax < 0 || ax >= len(x.Shape) {
+				return nil, c.errorf("axis %d out of range for shape %v", axes[k], x.Shape)
+			}
+			axes[k] = ax
+		}
+		n.Op, n.Attrs = graph.Mean, &graph.MeanAttrs{Axes: axes, KeepDims: o.boolean(0)}
+		err = pass(0)
+	case opLogistic:
+		n.Op = graph.Sigmoid
+		err = pass(0)
+	case opTanh:
+		n.Op = graph.Tanh
+		err = pass(0)
+	case opRelu:
+		n.Op = graph.Relu
+		err = pass(0)
+	case opRelu6:
+		n.Op, n.Attrs = graph.Clip, &graph.ClipAttrs{Min: 0, Max: 6}
+		err = pass(0)
+	case opReluN1To1:
+		n.Op, n.Attrs = graph.Clip, &graph.ClipAttrs{Min: -1, Max: 1}
+		err = pass(0)
+	case opLeakyRelu:
+		o, e := c.options(optLeakyRelu)
+		if e != nil {
+			return nil, e
+		}
+		n.Op, n.Attrs = graph.LeakyRelu, &graph.LeakyReluAttrs{Alpha: o.f32(0, 0)}
+		err = pass(0)
+	case opHardSwish:
+		n.Op = graph.HardSwish
+		err = pass(0)
+	case opStridedSlice:
+		err = c.stridedSlice(n)
+	case opTranspose:
+		perm, e := c.constInts(1, "permutation")
+		if e != nil {
+			return nil, e
+		}
+		n.Op, n.Attrs = graph.Transpose, &graph.TransposeAttrs{Perm: perm}
+		err = pass(0)
+	case opResizeNearestNeighbor:
+		o, e := c.options(optResizeNearestNeighbor)
+		if e != nil {
+			return nil, e
+		}
+		a := &graph.ResizeAttrs{Mode: "nearest", Coord: "asymmetric", Nearest: "floor"}
+		switch {
+		case o.boolean(0):
+			a.Coord, a.Nearest = "align_corners", "round_prefer_ceil"
+		case o.boolean(1):
+			a.Coord = "tf_half_pixel_for_nn"
+		}
+		n.Op, n.Attrs = graph.Resize, a
+		err = pass(0)
+	case opBatchMatMul:
+		o, e := c.options(optBatchMatMul)
+		if e != nil {
+			return nil, e
+		}
+		n.Op, n.Attrs = graph.BatchMatMul, &graph.BatchMatMulAttrs{AdjX: o.boolean(0), AdjY: o.boolean(1)}
+		err = pass(0, 1)
+	default:
+		return nil, c.errorf("op not supported")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e := c.d.check(); e != nil {
+		return nil, c.errorf("%v", e)
+	}
+	return n, nil
+}
+
+// explicitPadding turns TFLite's SAME/VALID into explicit padding the way
+// TFLite's ComputePaddingHeightWidth does (the odd element goes after).
+func explicitPadding(same bool, in, k, stride, dil int) (before, after int) {
+	if !same {
+		return 0, 0
+	}
+	eff := (k-1)*dil + 1
+	out := (in + stride - 1) / stride
+	total := (out-1)*stride + eff - in
+	if total <= 0 {
+		return 0, 0
+	}
+	return total / 2, total - total/2
+}
+
+func (c *opctx) window(x *graph.Tensor, same bool, kh, kw, sh, sw, dh, dw int) (graph.Padding, error) {
+	if len(x.Shape) != 4 {
+		return graph.Padding{}, c.errorf("input shape %v is not 4-D (NHWC)", x.Shape)
+	}
+	if kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0 || kh > 1<<16 || kw > 1<<16 || sh > 1<<16 || sw > 1<<16 || dh > 1<<16 || dw > 1<<16 {
+		return graph.Padding{}, c.errorf("kernel %dx%d, stride %dx%d, dilation %dx%d: must be positive", kh, kw, sh, sw, dh, dw)
+	}
+	var p graph.Padding
+	p.Top, p.Bottom = explicitPadding(same, x.Shape[1], kh, sh, dh)
+	p.Left, p.Right = explicitPadding(same, x.Shape[2], kw, sw, dw)
+	return p, nil
+}
+
+func (c *opctx) conv(n *graph.Node) error {
+	o, err := c.options(optConv2D)
+	if err != nil {
+		return err
+	}
+	x, err := c.in(0)
+	if err != nil {
+		return err
+	}
+	w, err := c.in(1)
+	if err != nil {
+		return err
+	}
+	b, err := c.optIn(2)
+	if err != nil {
+		return err
+	}
+	if len(w.Shape) != 4 || len(x.Shape) != 4 || w.Shape[3] == 0 || x.Shape[3]%w.Shape[3] != 0 {
+		return c.errorf("weights %v do not fit input %v", w.Shape, x.Shape)
+	}
+	a := &graph.Conv2DAttrs{
+		Stride:   [2]int{int(o.i32(2, 0)), int(o.i32(1, 0))},
+		Dilation: [2]int{int(o.i32(5, 1)), int(o.i32(4, 1))},
+		Group:    x.Shape[3] / w.Shape[3],
+	}
+	if a.Act, err = c.act(o.u8(3, 0)); err != nil {
+		return err
+	}
+	if a.Pad, err = c.window(x, o.i8(0, 0) == 0, w.Shape[1], w.Shape[2], a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1]); err != nil {
+		return err
+	}
+	n.Op, n.Attrs = graph.Conv2D, a
+	n.Inputs = []string{x.Name, w.Name, ""}
+	if b != nil {
+		n.Inputs[2] = b.Name
+	}
+	return nil
+}
+
+func (c *opctx) depthwise(n *graph.Node) error {
+	o, err := c.options(optDepthwiseConv2D)
+	if err != nil {
+		return err
+	}
+	x, err := c.in(0)
+	if err != nil {
+		return err
+	}
+	w, err := c.in(1)
+	if err != nil {
+		return err
+	}
+	b, err := c.optIn(2)
+	if err != nil {
+		return err
+	}
+	if len(w.Shape) != 4 || len(x.Shape) != 4 || w.Shape[0] != 1 || x.Shape[3] == 0 || w.Shape[3]%x.Shape[3] != 0 {
+		return c.errorf("depthwise weights %v do not fit input %v", w.Shape, x.Shape)
+	}
+	if !w.IsConst() {
+		return c.errorf("depthwise weights %q must be constant", w.Name)
+	}
+	if m := int(o.i32(3, 0)); m > 0 && m*x.Shape[3] != w.Shape[3] {
+		return c.errorf("depth multiplier %d does not match weights %v and %d input channels", m, w.Shape, x.Shape[3])
+	}
+	a := &graph.Conv2DAttrs{
+		Stride:   [2]int{int(o.i32(2, 0)), int(o.i32(1, 0))},
+		Dilation: [2]int{int(o.i32(6, 1)), int(o.i32(5, 1))},
+		Group:    x.Shape[3],
+	}
+	if a.Act, err = c.act(o.u8(4, 0)); err != nil {
+		return err
+	}
+	if a.Pad, err = c.window(x, o.i8(0, 0) == 0, w.Shape[1], w.Shape[2], a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1]); err != nil {
+		return err
+	}
+	wi := int(c.ins[1])
+	name, ok := c.d.dwNames[wi]
+	if !ok {
+		name = c.d.transposeDepthwise(w)
+		c.d.dwNames[wi] = name
+	}
+	n.Op, n.Attrs = graph.Conv2D, a
+	n.Inputs = []string{x.Name, name, ""}
+	if b != nil {
+		n.Inputs[2] = b.Name
+	}
+	return nil
+}
+
+// transposeDepthwise rewrites TFLite's [1,KH,KW,Cout] depthwise weights as
+// [Cout,KH,KW,1]; per-channel quantization moves from axis 3 to axis 0.
+func (d *decoder) transposeDepthwise(w *graph.Tensor) string {
+	kh, kw, co := w.Shape[1], w.Shape[2], w.Shape[3]
+	v := graph.NewData(w.DType, []int{co, kh, kw, 1})
+	for y := 0; y < kh; y++ {
+		for x := 0; x < kw; x++ {
+			for o := 0; o < co; o++ {
+				src := (y*kw+x)*co + o
+				dst := (o*kh+y)*kw + x
+				if w.DType == graph.Float32 {
+					v.F[dst] = w.Data.F[src]
+				} else {
+					v.I[dst] = w.Data.I[src]
+				}
+			}
+		}
+	}
+	t := &graph.Tensor{Name: w.Name, DType: w.DType, Shape: v.Shape, Data: v}
+	if q := w.Quant; q != nil {
+		t.Quant = &graph.Quant{Scale: q.Scale, ZeroPoint: q.ZeroPoint}
+	}
+	d.g.AddTensor(t)
+	return t.Name
+}
+
+func (c *opctx) pool(n *graph.Node) error {
+	o, err := c.options(optPool2D)
+	if err != nil {
+		return err
+	}
+	x, err := c.in(0)
+	if err != nil {
+		return err
+	}
+	a := &graph.PoolAttrs{
+		Kernel:   [2]int{int(o.i32(4, 0)), int(o.i32(3, 0))},
+		Stride:   [2]int{int(o.i32(2, 0)), int(o.i32(1, 0))},
+		Dilation: [2]int{1, 1},
+	}
+	if a.Act, err = c.act(o.u8(5, 0)); err != nil {
+		return err
+	}
+	if a.Pad, err = c.window(x, o.i8(0, 0) == 0, a.Kernel[0], a.Kernel[1], a.Stride[0], a.Stride[1], 1, 1); err != nil {
+		return err
+	}
+	n.Op = graph.MaxPool2D
+	if c.code == opAveragePool2D {
+		n.Op = graph.AvgPool2D
+	}
+	n.Attrs = a
+	n.Inputs = []string{x.Name}
+	return nil
+}
+
+func (c *opctx) pad(n *graph.Node) error {
+	x, err := c.in(0)
+	if err != nil {
+		return err
+	}
+	p, err := c.constInts(1, "paddings")
+	if err != nil {
+		return err
+	}
+	r := len(x.Shape)
+	if len(p) != 2*r {
+		return c.errorf("paddings hold %d values, want %d for shape %v", len(p), 2*r, x.Shape)
+	}
+	a := &graph.PadAttrs{Mode: "constant", Pads: make([]int, 2*r)}
+	for i := 0; i < r; i++ {
+		a.Pads[i], a.Pads[r+i] = p[2*i], p[2*i+1]
+		if p[2*i] < 0 || p[2*i+1] < 0 || p[2*i] > 1<<20 || p[2*i+1] > 1<<20 {
+			return c.errorf("padding %v out of range", p)
+		}
+	}
+	if len(c.outs) > 0 && x.DType != graph.Float32 {
+		// TFLite pads a quantized tensor with the output's zero point.
+		name, err := c.d.tensor(int(c.outs[0]))
+		if err != nil {
+			return c.errorf("output: %v", err)
+		}
+		if q := c.d.g.Tensors[name].Quant; q != nil {
+			a.Value = float64(q.ZeroPoint[0])
+		}
+	}
+	if c.code == opPadV2 {
+		if v, err := c.optIn(2); err != nil {
+			return err
+		} else if v != nil {
+			if !v.IsConst() || v.Data.Len() != 1 {
+				return c.errorf("constant_values must be a constant scalar")
+			}
+			a.Value = v.Data.Float(0)
+		}
+	}
+	n.Op, n.Attrs, n.Inputs = graph.Pad, a, []string{x.Name}
+	return nil
+}
+
+func (c *opctx) stridedSlice(n *graph.Node) error {
+	o, err := c.options(optStridedSlice)
+	if err != nil {
+		return err
+	}
+	x, err := c.in(0)
+	if err != nil {
+		return err
+	}
+	begin, err := c.constInts(1, "begin")
+	if err != nil {
+		return err
+	}
+	end, err := c.constInts(2, "end")
+	if err != nil {
+		return err
+	}
+	strides := make([]int, len(begin))
+	for i := range strides {
+		strides[i] = 1
+	}
+	if len(c.ins) > 3 && c.ins[3] >= 0 {
+		if strides, err = c.constInts(3, "strides"); err != nil {
+			return err
+		}
+	}
+	beginMask, endMask := int(o.i32(0, 0)), int(o.i32(1, 0))
+	if o.i32(2, 0) != 0 || o.i32(3, 0) != 0 {
+		return c.errorf("ellipsis_mask and new_axis_mask are not supported")
+	}
+	shrink := int(o.i32(4, 0))
+	offset := o.boolean(5)
+	r := len(x.Shape)
+	if len(begin) > r || len(end) != len(begin) || len(strides) != len(begin) {
+		return c.errorf("begin %v, end %v, strides %v do not fit shape %v", begin, end, strides, x.Shape)
+	}
+	a := &graph.SliceAttrs{Begin: make([]int, r), End: make([]int, r), Stride: make([]int, r)}
+	for ax := 0; ax < r; ax++ {
+		size := x.Shape[ax]
+		if ax >= len(begin) {
+			a.Begin[ax], a.End[ax], a.Stride[ax] = 0, size, 1
+			continue
+		}
+		st := strides[ax]
+		if st == 0 {
+			return c.errorf("stride 0 on axis %d", ax)
+		}
+		clamp := func(v int) int {
+			if st > 0 {
+				return min(max(v, 0), size)
+			}
+			return min(max(v, -1), size-1)
+		}
+		// TFLite's StartForAxis / StopForAxis.
+		s := begin[ax]
+		if beginMask&(1<<ax) != 0 {
+			if st > 0 {
+				s = math.MinInt32
+			} else {
+				s = math.MaxInt32
+			}
+		}
+		if s < 0 {
+			s += size
+		}
+		s = clamp(s)
+		e := end[ax]
+		if offset {
+			e += begin[ax]
+		}
+		switch {
+		case shrink&(1<<ax) != 0:
+			e, st = s+1, 1
+		default:
+			if endMask&(1<<ax) != 0 {
+				if st > 0 {
+					e = math.MaxInt32
+				} else {
+					e = math.MinInt32
+				}
+			}
+			if e < 0 {
+				e += size
+			}
+			e = clamp(e)
+		}
+		a.Begin[ax], a.End[ax], a.Stride[ax] = s, e, st
+	}
+	n.Op, n.Attrs, n.Inputs = graph.Slice, a, []string{x.Name}
+	return nil
+}

@@ -1,0 +1,308 @@
+// Package tflite imports TensorFlow Lite flatbuffer models (.tflite) into
+// mcugen's graph IR. It reads subgraph 0 with bounds-checked accessors over
+// the public schema (schema.fbs), keeps TFLite's NHWC layout and its
+// quantization parameters, and maps each builtin operator to a canonical op:
+// depthwise weights are transposed to [Cout,KH,KW,1], SAME padding becomes
+// explicit padding, reshape-like ops become Reshape, and so on. Malformed
+// input of any kind is an error, never a panic.
+package tflite
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Load reads and decodes a .tflite file.
+func Load(path string) (*graph.Graph, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tflite: %w", err)
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return Decode(name, b)
+}
+
+// Decode decodes a TFLite model held in b. name becomes the graph's name.
+func Decode(name string, b []byte) (g *graph.Graph, err error) {
+	defer func() {
+		// Every access is checked; this is the last line of defence only.
+		if r := recover(); r != nil {
+			g, err = nil, fmt.Errorf("tflite: malformed model: %v", r)
+		}
+	}()
+	if len(b) < 8 {
+		return nil, fmt.Errorf("tflite: file of %d bytes is too short to be a TFLite model", len(b))
+	}
+	if id := string(b[4:8]); id != "TFL3" {
+		return nil, fmt.Errorf("tflite: not a TFLite flatbuffer (file identifier %q, want \"TFL3\")", id)
+	}
+	d := &decoder{r: &reader{b: b}, g: graph.New(name, "tflite")}
+	if err := d.decode(); err != nil {
+		return nil, fmt.Errorf("tflite: %w", err)
+	}
+	return d.g, nil
+}
+
+type decoder struct {
+	r        *reader
+	g        *graph.Graph
+	codes    []int32 // builtin code per operator code
+	customs  []string
+	buffers  []table
+	tensors  []table
+	names    map[int]string // imported tensor index -> graph name
+	dwNames  map[int]string // depthwise weights, transposed
+	fileSize map[string][]int
+}
+
+func (d *decoder) check() error { return d.r.err }
+
+func (d *decoder) decode() error {
+	model := d.r.root()
+	if err := d.check(); err != nil {
+		return err
+	}
+	for _, oc := range model.tables(modelOperatorCodes, "operator code") {
+		code := max(oc.i32(opcodeBuiltin, 0), int32(oc.i8(opcodeDeprecatedBuiltin, 0)))
+		d.codes = append(d.codes, code)
+		d.customs = append(d.customs, oc.str(opcodeCustom))
+	}
+	d.buffers = model.tables(modelBuffers, "buffer")
+	sgs := model.tables(modelSubgraphs, "subgraph")
+	if err := d.check(); err != nil {
+		return err
+	}
+	if len(sgs) == 0 {
+		return fmt.Errorf("model has no subgraphs")
+	}
+	sg := sgs[0]
+	d.tensors = sg.tables(subgraphTensors, "tensor")
+	d.names = map[int]string{}
+	d.dwNames = map[int]string{}
+	d.fileSize = map[string][]int{}
+	ins, outs := sg.ints(subgraphInputs), sg.ints(subgraphOutputs)
+	ops := sg.tables(subgraphOperators, "operator")
+	if err := d.check(); err != nil {
+		return err
+	}
+	for _, i := range ins {
+		name, err := d.tensor(int(i))
+		if err != nil {
+			return fmt.Errorf("subgraph input: %w", err)
+		}
+		if d.g.Tensors[name].IsConst() {
+			return fmt.Errorf("subgraph input %q is a constant", name)
+		}
+		d.g.Inputs = append(d.g.Inputs, name)
+	}
+	for i, op := range ops {
+		if err := d.operator(i, op); err != nil {
+			return err
+		}
+	}
+	for _, i := range outs {
+		name, err := d.tensor(int(i))
+		if err != nil {
+			return fmt.Errorf("subgraph output: %w", err)
+		}
+		d.g.Outputs = append(d.g.Outputs, name)
+	}
+	if err := graph.InferShapes(d.g); err != nil {
+		return err
+	}
+	// The file's shapes win where they hold the same elements (a strided
+	// slice that shrinks an axis, a squeeze); anything else is a bad model.
+	for name, s := range d.fileSize {
+		t := d.g.Tensors[name]
+		if graph.NumElements(s) != t.NumElements() {
+			return fmt.Errorf("tensor %q: the file says shape %v, the operator computes %v", name, s, t.Shape)
+		}
+		t.Shape = append([]int(nil), s...)
+	}
+	if err := graph.Validate(d.g); err != nil {
+		return err
+	}
+	return nil
+}
+
+func dtypeOf(tt int8) (graph.DType, error) {
+	switch tt {
+	case ttFloat32:
+		return graph.Float32, nil
+	case ttInt32:
+		return graph.Int32, nil
+	case ttUInt8:
+		return graph.UInt8, nil
+	case ttInt64:
+		return graph.Int64, nil
+	case ttBool:
+		return graph.Bool, nil
+	case ttInt16:
+		return graph.Int16, nil
+	case ttInt8:
+		return graph.Int8, nil
+	}
+	names := map[int8]string{1: "float16", 5: "string", 8: "complex64", 10: "float64", 11: "complex128", 12: "uint64", 13: "resource", 14: "variant", 15: "uint32", 16: "uint16", 17: "int4"}
+	if n, ok := names[tt]; ok {
+		return graph.Invalid, fmt.Errorf("tensor type %s not supported", n)
+	}
+	return graph.Invalid, fmt.Errorf("unknown tensor type %d", tt)
+}
+
+// tensor imports tensor i of subgraph 0 (once) and returns its graph name.
+func (d *decoder) tensor(i int) (string, error) {
+	if name, ok := d.names[i]; ok {
+		return name, nil
+	}
+	if i < 0 || i >= len(d.tensors) {
+		return "", fmt.Errorf("tensor index %d out of range (%d tensors)", i, len(d.tensors))
+	}
+	tt := d.tensors[i]
+	name := tt.str(tensorName)
+	if name == "" {
+		name = fmt.Sprintf("tensor_%d", i)
+	}
+	name = d.g.UniqueName(name)
+	fail := func(format string, a ...any) (string, error) {
+		return "", fmt.Errorf("tensor %d (%q): %s", i, name, fmt.Sprintf(format, a...))
+	}
+	dt, err := dtypeOf(tt.i8(tensorType, 0))
+	if err != nil {
+		return fail("%v", err)
+	}
+	raw := tt.ints(tensorShape)
+	if tt.sub(tensorSparsity, "sparsity").pos != 0 {
+		return fail("sparse tensors are not supported")
+	}
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	shape := make([]int, len(raw))
+	for k, v := range raw {
+		switch {
+		case v > 0:
+			shape[k] = int(v)
+		case v == -1 && k == 0:
+			shape[k] = 1 // a dynamic batch binds to 1
+		default:
+			return fail("dimension %d of shape %v is not positive", k, raw)
+		}
+	}
+	if err := graph.CheckShape(shape); err != nil && len(shape) > 0 {
+		return fail("%v", err)
+	}
+	t := &graph.Tensor{Name: name, DType: dt, Shape: shape}
+	if t.Quant, err = d.quant(tt.sub(tensorQuantization, "quantization"), shape); err != nil {
+		return fail("%v", err)
+	}
+	if t.Data, err = d.data(int(tt.u32(tensorBuffer, 0)), dt, shape); err != nil {
+		return fail("%v", err)
+	}
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	d.g.AddTensor(t)
+	d.names[i] = name
+	return name, nil
+}
+
+func (d *decoder) quant(q table, shape []int) (*graph.Quant, error) {
+	if q.pos == 0 {
+		return nil, nil
+	}
+	scales := q.floats(quantScale)
+	zps := q.int64s(quantZeroPoint)
+	axis := int(q.i32(quantDimension, 0))
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if len(scales) == 0 {
+		return nil, nil
+	}
+	if len(zps) != 0 && len(zps) != len(scales) && len(zps) != 1 {
+		return nil, fmt.Errorf("%d zero points for %d scales", len(zps), len(scales))
+	}
+	if len(scales) > 1 && (axis < 0 || axis >= len(shape) || shape[axis] != len(scales)) {
+		return nil, fmt.Errorf("%d scales do not match dimension %d of shape %v", len(scales), axis, shape)
+	}
+	out := &graph.Quant{Scale: scales, Axis: axis}
+	for _, s := range scales {
+		if !(s > 0) || math.IsInf(float64(s), 0) {
+			return nil, fmt.Errorf("quantization scale %g is not positive and finite", s)
+		}
+	}
+	if len(zps) == 0 {
+		zps = []int64{0}
+	}
+	for _, z := range zps {
+		if z < math.MinInt32 || z > math.MaxInt32 {
+			return nil, fmt.Errorf("zero point %d out of range", z)
+		}
+		out.ZeroPoint = append(out.ZeroPoint, int32(z))
+	}
+	if len(scales) == 1 {
+		out.Axis = 0
+	}
+	return out, nil
+}
+
+// data returns the constant value held in buffer bi, or nil for none.
+func (d *decoder) data(bi int, dt graph.DType, shape []int) (*graph.Data, error) {
+	if bi == 0 {
+		return nil, nil
+	}
+	if bi < 0 || bi >= len(d.buffers) {
+		return nil, fmt.Errorf("buffer index %d out of range (%d buffers)", bi, len(d.buffers))
+	}
+	buf := d.buffers[bi]
+	raw := buf.bytes(bufferData)
+	if off := buf.u64(bufferOffset, 0); off > 1 {
+		size := buf.u64(bufferSize, 0)
+		if off > uint64(len(d.r.b)) || size > uint64(len(d.r.b))-off {
+			return nil, fmt.Errorf("buffer %d: offset %d + size %d lies outside the %d-byte file", bi, off, size, len(d.r.b))
+		}
+		raw = d.r.b[off : off+size]
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	n := graph.NumElements(shape)
+	if len(raw) != n*dt.Size() {
+		return nil, fmt.Errorf("buffer %d holds %d bytes, shape %v of %s needs %d", bi, len(raw), shape, dt, n*dt.Size())
+	}
+	v := graph.NewData(dt, shape)
+	for k := 0; k < n; k++ {
+		switch dt {
+		case graph.Float32:
+			v.F[k] = flatbuffers.GetFloat32(raw[4*k:])
+		case graph.Int8:
+			v.I[k] = int64(int8(raw[k]))
+		case graph.UInt8, graph.Bool:
+			v.I[k] = int64(raw[k])
+		case graph.Int16:
+			v.I[k] = int64(flatbuffers.GetInt16(raw[2*k:]))
+		case graph.Int32:
+			v.I[k] = int64(flatbuffers.GetInt32(raw[4*k:]))
+		case graph.Int64:
+			v.I[k] = flatbuffers.GetInt64(raw[8*k:])
+		}
+	}
+	if dt == graph.Bool {
+		for k := range v.I {
+			if v.I[k] > 1 {
+				v.I[k] = 1
+			}
+		}
+	}
+	return v, nil
+}
