@@ -49,11 +49,14 @@ func floatConv2D(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Dat
 	}
 	N, H, W, Cin := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
 	Cout, KH, KW, Cg := w.Shape[0], w.Shape[1], w.Shape[2], w.Shape[3]
+	if KH <= 0 || KW <= 0 {
+		return nil, fmt.Errorf("conv weights %v have an empty kernel", w.Shape)
+	}
 	group := pos1(a.Group)
 	sh, sw := pos1(a.Stride[0]), pos1(a.Stride[1])
 	dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
 	if group < 0 || sh < 0 || sw < 0 || dh < 0 || dw < 0 {
-		return nil, fmt.Errorf("negative group, stride or dilation in %+v", a)
+		return nil, fmt.Errorf("conv stride %v, dilation %v and group %d must be positive", a.Stride, a.Dilation, a.Group)
 	}
 	if Cin%group != 0 || Cout%group != 0 || Cg*group != Cin {
 		return nil, fmt.Errorf("conv weights %v do not match %d input channels with group %d", w.Shape, Cin, group)

@@ -45,11 +45,11 @@ func resizeCoord(mode string, x float64, scale float64, inLen, outLen int) (floa
 // indices (clamped to the axis, as ONNX pads with the edge) and the weight
 // of the second. Nearest modes put the chosen index in both taps.
 func resizeTaps(a graph.ResizeAttrs, scale float32, inLen, outLen int) (i0, i1 []int, w []float64, err error) {
+	if inLen == 0 && outLen > 0 {
+		return nil, nil, nil, fmt.Errorf("resize of an empty axis to length %d", outLen)
+	}
 	s := float64(scale)
 	if s == 0 {
-		if inLen == 0 {
-			return nil, nil, nil, fmt.Errorf("resize of an empty axis")
-		}
 		s = float64(outLen) / float64(inLen)
 	}
 	if !(s > 0) || math.IsInf(s, 0) {
