@@ -16,10 +16,10 @@ func fd(shape []int, v ...float32) *graph.Data {
 	return &graph.Data{DType: graph.Float32, Shape: shape, F: v}
 }
 
-// id makes an int8 value.
-func id(shape []int, v ...int64) *graph.Data {
+// i8d makes an int8 value.
+func i8d(shape []int, v ...int64) *graph.Data {
 	if len(v) != graph.NumElements(shape) {
-		panic("id: wrong number of values")
+		panic("i8d: wrong number of values")
 	}
 	return &graph.Data{DType: graph.Int8, Shape: shape, I: v}
 }

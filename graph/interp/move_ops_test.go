@@ -12,7 +12,7 @@ import (
 func TestReshape(t *testing.T) {
 	got := mustRun(t, graph.Reshape, nil, []int{3, 2}, fd([]int{2, 3}, seq(6)...))
 	closeTo(t, got.F, seq(6))
-	gi := mustRun(t, graph.Reshape, nil, []int{6}, id([]int{1, 2, 3}, 1, -2, 3, -4, 5, -6))
+	gi := mustRun(t, graph.Reshape, nil, []int{6}, i8d([]int{1, 2, 3}, 1, -2, 3, -4, 5, -6))
 	if gi.DType != graph.Int8 || !reflect.DeepEqual(gi.I, []int64{1, -2, 3, -4, 5, -6}) {
 		t.Fatalf("got %+v", gi)
 	}
@@ -80,7 +80,7 @@ func TestSlice(t *testing.T) {
 			closeTo(t, got.F, tc.want)
 		})
 	}
-	gi := mustRun(t, graph.Slice, &graph.SliceAttrs{Begin: []int{3}, End: []int{0}, Stride: []int{-2}}, []int{2}, id([]int{4}, 1, 2, 3, 4))
+	gi := mustRun(t, graph.Slice, &graph.SliceAttrs{Begin: []int{3}, End: []int{0}, Stride: []int{-2}}, []int{2}, i8d([]int{4}, 1, 2, 3, 4))
 	if !reflect.DeepEqual(gi.I, []int64{4, 2}) {
 		t.Fatalf("int slice %v", gi.I)
 	}
@@ -120,11 +120,11 @@ func TestPad(t *testing.T) {
 			closeTo(t, got.F, tc.want)
 		})
 	}
-	gi := mustRun(t, graph.Pad, &graph.PadAttrs{Pads: []int{1, 1}, Value: -128, Mode: "constant"}, []int{4}, id([]int{2}, 5, 6))
+	gi := mustRun(t, graph.Pad, &graph.PadAttrs{Pads: []int{1, 1}, Value: -128, Mode: "constant"}, []int{4}, i8d([]int{2}, 5, 6))
 	if gi.DType != graph.Int8 || !reflect.DeepEqual(gi.I, []int64{-128, 5, 6, -128}) {
 		t.Fatalf("int pad %+v", gi)
 	}
-	gi = mustRun(t, graph.Pad, &graph.PadAttrs{Pads: []int{2, 0}, Mode: "reflect"}, []int{4}, id([]int{2}, 5, 6))
+	gi = mustRun(t, graph.Pad, &graph.PadAttrs{Pads: []int{2, 0}, Mode: "reflect"}, []int{4}, i8d([]int{2}, 5, 6))
 	if !reflect.DeepEqual(gi.I, []int64{5, 6, 5, 6}) {
 		t.Fatalf("int reflect pad %v", gi.I)
 	}
