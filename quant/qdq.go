@@ -1,0 +1,332 @@
+package quant
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+// FoldQDQ turns a float graph in QDQ form (Quantize->Dequantize pairs around
+// float ops, as imported from a QDQ ONNX model) into the int8 graph Quantize
+// would build: every float op whose activation inputs come from Dequantize
+// and whose outputs all go to one Quantize each becomes the integer op, with
+// the scales and zero points of the model; Dequantize of a constant int8
+// weight or int32 bias hands over the constant itself. Integer ops requantize
+// with TFLite's fixed-point arithmetic (not ONNX's float rounding), so the
+// result matches Quantize's graph bit for bit. Layout transposes the importer
+// put around constants and activations are folded or cancelled first. Ops
+// with no int8 kernel stay in float between their Dequantize and Quantize;
+// graph inputs and outputs stay float (see IntIO).
+func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
+	f := cloneGraph(g)
+	sinkConstDequantize(f)
+	cancelTransposes(f)
+	fuseActivations(f)
+	prod := f.Producers()
+	cons := f.Consumers()
+	isOut := map[string]bool{}
+	for _, o := range f.Outputs {
+		isOut[o] = true
+	}
+	drop := map[*graph.Node]bool{}
+	for i, n := range f.Nodes {
+		if n.Op == graph.Quantize || n.Op == graph.Dequantize {
+			continue
+		}
+		nn, qs, ok := foldNode(f, n, prod, cons, isOut)
+		if !ok {
+			continue
+		}
+		f.Nodes[i] = nn
+		for _, q := range qs {
+			drop[q] = true
+		}
+	}
+	kept := f.Nodes[:0]
+	for _, n := range f.Nodes {
+		if !drop[n] {
+			kept = append(kept, n)
+		}
+	}
+	f.Nodes = kept
+	removeDead(f)
+	f.Prune()
+	if err := graph.Validate(f); err != nil {
+		return nil, fmt.Errorf("quant: folded QDQ graph is invalid: %w", err)
+	}
+	return f, nil
+}
+
+// foldNode builds the integer version of n, or reports that n stays float.
+func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons map[string][]*graph.Node, isOut map[string]bool) (*graph.Node, []*graph.Node, bool) {
+	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: slices.Clone(n.Inputs), Outputs: slices.Clone(n.Outputs), Attrs: copyAttrs(n.Attrs)}
+	var qs []*graph.Node
+	for i, o := range n.Outputs {
+		c := cons[o]
+		if isOut[o] || len(c) != 1 || c[0].Op != graph.Quantize {
+			return nil, nil, false
+		}
+		qt := f.Tensors[c[0].Outputs[0]]
+		if qt.DType != graph.Int8 || qt.Quant == nil || len(qt.Quant.Scale) != 1 {
+			return nil, nil, false
+		}
+		nn.Outputs[i] = qt.Name
+		qs = append(qs, c[0])
+	}
+	for i, in := range n.Inputs {
+		if in == "" {
+			continue
+		}
+		t := f.Tensors[in]
+		if t.DType != graph.Float32 {
+			continue // shape operands and the like
+		}
+		if t.IsConst() {
+			// A float constant where the model had no Dequantize.
+			var d *graph.Data
+			var q *graph.Quant
+			switch {
+			case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && i == 1:
+				d, q = SymmetricWeights(t.Data, false)
+			case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && i == 2:
+				return nil, nil, false // handled below once the weight scales are known
+			default:
+				d, q = AsymmetricConst(t.Data)
+			}
+			name := f.UniqueName(in + "_int8")
+			f.AddConst(name, d).Quant = q
+			nn.Inputs[i] = name
+			continue
+		}
+		p := prod[in]
+		if p == nil || p.Op != graph.Dequantize {
+			return nil, nil, false
+		}
+		src := f.Tensors[p.Inputs[0]]
+		if src.Quant == nil || !src.DType.IsInt() {
+			return nil, nil, false
+		}
+		nn.Inputs[i] = src.Name
+	}
+	switch a := nn.Attrs.(type) {
+	case *graph.Conv2DAttrs:
+		a.Requant = graph.RequantFixedPoint
+	case *graph.FullyConnectedAttrs:
+		a.Requant = graph.RequantFixedPoint
+	case *graph.PadAttrs:
+		s, z := f.Tensors[nn.Outputs[0]].Quant.At(0)
+		a.Value = float64(QuantizeValue(a.Value, s, z))
+	}
+	x := f.Tensors[nn.Inputs[0]]
+	if x == nil || x.DType != graph.Int8 || x.Quant == nil {
+		return nil, nil, false
+	}
+	if (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && len(n.Inputs) > 2 && n.Inputs[2] != "" {
+		if bt := f.Tensors[n.Inputs[2]]; bt.IsConst() && bt.DType == graph.Float32 {
+			sx, _ := x.Quant.At(0)
+			d, q := Bias(bt.Data, sx, f.Tensors[nn.Inputs[1]].Quant)
+			name := f.UniqueName(bt.Name + "_int32")
+			f.AddConst(name, d).Quant = q
+			nn.Inputs[2] = name
+		}
+	}
+	if !interp.Supported(f, nn) {
+		return nil, nil, false
+	}
+	return nn, qs, true
+}
+
+// sinkConstDequantize folds a Transpose or Reshape of a dequantized
+// constant into the constant (adjusting its quantization axis), so that the
+// op that reads it sees Dequantize(constant) directly.
+func sinkConstDequantize(g *graph.Graph) {
+	for changed := true; changed; {
+		changed = false
+		prod := g.Producers()
+		for i, n := range g.Nodes {
+			if n.Op != graph.Transpose && n.Op != graph.Reshape {
+				continue
+			}
+			p := prod[n.Inputs[0]]
+			if p == nil || p.Op != graph.Dequantize {
+				continue
+			}
+			c := g.Tensors[p.Inputs[0]]
+			if !c.IsConst() || c.Quant == nil {
+				continue
+			}
+			out := g.Tensors[n.Outputs[0]]
+			q := *c.Quant
+			var d *graph.Data
+			if n.Op == graph.Transpose {
+				perm := n.Attrs.(*graph.TransposeAttrs).Perm
+				d = transposeData(c.Data, perm)
+				q.Axis = slices.Index(perm, c.Quant.Axis)
+			} else {
+				if c.Quant.PerAxis() {
+					continue
+				}
+				d = c.Data.Clone()
+				d.Shape = slices.Clone(out.Shape)
+			}
+			name := g.UniqueName(c.Name + "_" + string(n.Op))
+			g.AddConst(name, d).Quant = &q
+			g.Nodes[i] = &graph.Node{Name: n.Name, Op: graph.Dequantize, Inputs: []string{name}, Outputs: []string{out.Name}}
+			changed = true
+		}
+	}
+	removeDead(g)
+}
+
+// cancelTransposes makes readers of Transpose(Transpose(x)) with
+// inverse permutations, and of a Reshape back to x's own shape, read x.
+func cancelTransposes(g *graph.Graph) {
+	prod := g.Producers()
+	isOut := map[string]bool{}
+	for _, o := range g.Outputs {
+		isOut[o] = true
+	}
+	alias := map[string]string{}
+	for _, n := range g.Nodes {
+		for i, in := range n.Inputs {
+			if a, ok := alias[in]; ok {
+				n.Inputs[i] = a
+			}
+		}
+		if isOut[n.Outputs[0]] {
+			continue
+		}
+		src := ""
+		switch n.Op {
+		case graph.Transpose:
+			p := prod[n.Inputs[0]]
+			if p != nil && p.Op == graph.Transpose && identity(compose(p.Attrs.(*graph.TransposeAttrs).Perm, n.Attrs.(*graph.TransposeAttrs).Perm)) {
+				src = p.Inputs[0]
+			}
+		case graph.Reshape:
+			if slices.Equal(g.Tensors[n.Inputs[0]].Shape, g.Tensors[n.Outputs[0]].Shape) {
+				src = n.Inputs[0]
+			}
+		}
+		if src != "" {
+			alias[n.Outputs[0]] = src
+		}
+	}
+	removeDead(g)
+}
+
+// compose returns the permutation of applying a then b.
+func compose(a, b []int) []int {
+	if len(a) != len(b) {
+		return nil
+	}
+	out := make([]int, len(a))
+	for i := range b {
+		out[i] = a[b[i]]
+	}
+	return out
+}
+
+func identity(p []int) bool {
+	for i, v := range p {
+		if v != i {
+			return false
+		}
+	}
+	return p != nil
+}
+
+// removeDead drops nodes none of whose outputs is read or is a graph output.
+func removeDead(g *graph.Graph) {
+	for {
+		used := map[string]bool{}
+		for _, o := range g.Outputs {
+			used[o] = true
+		}
+		for _, n := range g.Nodes {
+			for _, in := range n.Inputs {
+				used[in] = true
+			}
+		}
+		kept := g.Nodes[:0]
+		for _, n := range g.Nodes {
+			live := false
+			for _, o := range n.Outputs {
+				live = live || used[o]
+			}
+			if live {
+				kept = append(kept, n)
+			}
+		}
+		if len(kept) == len(g.Nodes) {
+			return
+		}
+		g.Nodes = kept
+	}
+}
+
+// transposeData permutes the axes of d.
+func transposeData(d *graph.Data, perm []int) *graph.Data {
+	shape := make([]int, len(perm))
+	for i, p := range perm {
+		shape[i] = d.Shape[p]
+	}
+	out := graph.NewData(d.DType, shape)
+	in := graph.Strides(d.Shape)
+	os := graph.Strides(shape)
+	idx := make([]int, len(shape))
+	for o := 0; o < out.Len(); o++ {
+		r, src := o, 0
+		for k := range shape {
+			idx[k] = r / os[k]
+			r %= os[k]
+			src += idx[k] * in[perm[k]]
+		}
+		if d.DType == graph.Float32 {
+			out.F[o] = d.F[src]
+		} else {
+			out.I[o] = d.I[src]
+		}
+	}
+	return out
+}
+
+// IntIO returns g with int8 inputs and outputs: a Quantize that is the only
+// reader of a float graph input, and a Dequantize that writes a graph
+// output, are removed and the int8 tensor takes the float tensor's name.
+func IntIO(g *graph.Graph) *graph.Graph {
+	f := cloneGraph(g)
+	cons := f.Consumers()
+	prod := f.Producers()
+	drop := map[*graph.Node]bool{}
+	for _, in := range f.Inputs {
+		c := cons[in]
+		if len(c) != 1 || c[0].Op != graph.Quantize || f.Tensors[in].DType != graph.Float32 {
+			continue
+		}
+		q := c[0].Outputs[0]
+		drop[c[0]] = true
+		delete(f.Tensors, in)
+		renameTensor(f, q, in)
+	}
+	for _, out := range f.Outputs {
+		p := prod[out]
+		if p == nil || p.Op != graph.Dequantize || len(cons[p.Inputs[0]]) != 1 || slices.Contains(f.Inputs, p.Inputs[0]) {
+			continue
+		}
+		drop[p] = true
+		src := p.Inputs[0]
+		delete(f.Tensors, out)
+		renameTensor(f, src, out)
+	}
+	kept := f.Nodes[:0]
+	for _, n := range f.Nodes {
+		if !drop[n] {
+			kept = append(kept, n)
+		}
+	}
+	f.Nodes = kept
+	return f
+}
