@@ -1,0 +1,572 @@
+// Package onnx imports ONNX models into mcugen's graph IR. It holds a
+// protobuf decoder and encoder for the ONNX messages mcugen needs (plain Go
+// structs over protowire, no generated code), the mapping of ONNX operators
+// (opsets 7 to 21) onto graph's canonical NHWC op set, constant folding of
+// shape arithmetic and BatchNormalization, and ReadTensorProto for .pb
+// tensor files.
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Options control an import.
+type Options struct {
+	// Shapes binds the shape of graph inputs by name (dynamic dimensions
+	// included); a free dimension not bound here becomes 1 with a warning.
+	Shapes map[string][]int
+	// Consts binds graph inputs to constant values: the input leaves the
+	// graph and its value is folded in (the ONNX backend tests feed weights,
+	// scales and shapes as inputs; an ahead-of-time compiler wants them
+	// constant).
+	Consts map[string]*graph.Data
+	// Warn receives warnings (nil: discarded).
+	Warn func(string)
+}
+
+// UnsupportedError reports an op, attribute or type the importer does not
+// handle, as opposed to a malformed model.
+type UnsupportedError struct{ Msg string }
+
+func (e *UnsupportedError) Error() string { return e.Msg }
+
+func unsupportedf(format string, a ...any) error {
+	return &UnsupportedError{Msg: fmt.Sprintf(format, a...)}
+}
+
+// Load reads and imports the ONNX model at path.
+func Load(path string, opts Options) (*graph.Graph, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("importer: %w", err)
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return Decode(name, b, opts)
+}
+
+// Decode imports a serialized ONNX model.
+func Decode(name string, b []byte, opts Options) (*graph.Graph, error) {
+	m, err := Unmarshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("importer: %s: not a valid ONNX model: %w", name, err)
+	}
+	return Import(name, m, opts)
+}
+
+// Import maps a decoded ONNX model onto the graph IR.
+func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
+	if m.Graph == nil || (len(m.Graph.Nodes) == 0 && len(m.Graph.Output) == 0) {
+		return nil, fmt.Errorf("importer: %s: not an ONNX model (no graph)", name)
+	}
+	opset := int64(-1)
+	for _, o := range m.OpsetImport {
+		if o.Domain == "" || o.Domain == "ai.onnx" {
+			opset = o.Version
+		}
+	}
+	if opset == -1 {
+		if len(m.OpsetImport) > 0 || m.IRVersion > 2 {
+			var doms []string
+			for _, o := range m.OpsetImport {
+				doms = append(doms, fmt.Sprintf("%s v%d", o.Domain, o.Version))
+			}
+			return nil, fmt.Errorf("importer: %s: %w", name, unsupportedf("no ai.onnx opset import (only %s)", strings.Join(doms, ", ")))
+		}
+		opset = 1
+	}
+	if opset < 1 || opset > 21 {
+		return nil, fmt.Errorf("importer: %s: %w", name, unsupportedf("opset %d (supported: 1 to 21)", opset))
+	}
+	im := &importer{
+		g:     graph.New(name, "onnx"),
+		vals:  map[string]*value{},
+		opset: opset,
+		opts:  opts,
+		uses:  map[string]int{},
+	}
+	if err := im.run(m.Graph); err != nil {
+		return nil, fmt.Errorf("importer: %w", err)
+	}
+	return im.g, nil
+}
+
+type layout uint8
+
+const (
+	asIs layout = iota // the ONNX layout
+	nhwc               // rank 4, NCHW permuted to NHWC
+)
+
+var (
+	toNHWC   = []int{0, 2, 3, 1}
+	fromNHWC = []int{0, 3, 1, 2}
+)
+
+// value is one ONNX value: a constant (c, ONNX layout) or an activation
+// held in the graph in one or both layouts.
+type value struct {
+	name    string
+	dt      graph.DType
+	shape   []int // ONNX shape
+	c       *graph.Data
+	tensors [2]string // graph tensor per layout; "" when not made yet
+	primary layout
+	prod    *graph.Node // the node that wrote the primary tensor
+	// lazy makes the tensor of a layout on demand (dequantized constants).
+	lazy func(l layout) string
+}
+
+type importer struct {
+	g     *graph.Graph
+	vals  map[string]*value
+	opset int64
+	opts  Options
+	uses  map[string]int // ONNX consumers per value (graph outputs count)
+	node  *Node
+	seq   int
+}
+
+func (im *importer) warn(format string, a ...any) {
+	if im.opts.Warn != nil {
+		im.opts.Warn(fmt.Sprintf(format, a...))
+	}
+}
+
+func (im *importer) run(og *Graph) error {
+	if og.SparseInitializer > 0 {
+		return unsupportedf("sparse initializers")
+	}
+	var unsupported []string
+	byOp := map[string][]string{}
+	for i, n := range og.Nodes {
+		op := n.OpType
+		if n.Domain != "" && n.Domain != "ai.onnx" {
+			op = n.Domain + "::" + n.OpType
+		} else if _, ok := converters[n.OpType]; ok {
+			continue
+		}
+		if _, seen := byOp[op]; !seen {
+			unsupported = append(unsupported, op)
+		}
+		nm := n.Name
+		if nm == "" {
+			nm = fmt.Sprintf("#%d", i)
+		}
+		byOp[op] = append(byOp[op], nm)
+	}
+	if len(unsupported) > 0 {
+		sort.Strings(unsupported)
+		parts := make([]string, len(unsupported))
+		for i, op := range unsupported {
+			names := byOp[op]
+			if len(names) > 5 {
+				names = append(names[:5:5], fmt.Sprintf("and %d more", len(byOp[op])-5))
+			}
+			parts[i] = fmt.Sprintf("%s (nodes %s)", op, strings.Join(quoteAll(names), ", "))
+		}
+		return unsupportedf("unsupported ops: %s", strings.Join(parts, "; "))
+	}
+	for _, t := range og.Initializer {
+		d, err := t.ToData()
+		if err != nil {
+			return fmt.Errorf("initializer %q: %w", t.Name, err)
+		}
+		im.vals[t.Name] = &value{name: t.Name, dt: d.DType, shape: d.Shape, c: d}
+	}
+	for _, vi := range og.Input {
+		if _, isInit := im.vals[vi.Name]; isInit {
+			continue
+		}
+		if err := im.addInput(vi); err != nil {
+			return err
+		}
+	}
+	for _, n := range og.Nodes {
+		for _, in := range n.Input {
+			im.uses[in]++
+		}
+	}
+	for _, o := range og.Output {
+		im.uses[o.Name]++
+	}
+	for i, n := range og.Nodes {
+		im.node = n
+		if n.Name == "" {
+			n.Name = fmt.Sprintf("%s_%d", n.OpType, i)
+		}
+		for _, in := range n.Input {
+			if in != "" && im.vals[in] == nil {
+				return fmt.Errorf("node %q (%s): input %q is not defined before use", n.Name, n.OpType, in)
+			}
+		}
+		if err := converters[n.OpType](im, &nodeCtx{im: im, n: n}); err != nil {
+			var ue *UnsupportedError
+			if errors.As(err, &ue) {
+				return &UnsupportedError{Msg: fmt.Sprintf("node %q (%s): %s", n.Name, n.OpType, ue.Msg)}
+			}
+			return fmt.Errorf("node %q (%s): %w", n.Name, n.OpType, err)
+		}
+		for _, o := range n.Output {
+			if o != "" && im.vals[o] == nil {
+				return fmt.Errorf("node %q (%s): output %q was not produced", n.Name, n.OpType, o)
+			}
+		}
+	}
+	im.node = nil
+	if len(og.Output) == 0 {
+		return errors.New("the graph has no outputs")
+	}
+	for _, o := range og.Output {
+		v := im.vals[o.Name]
+		if v == nil {
+			return fmt.Errorf("graph output %q is not produced by any node", o.Name)
+		}
+		name := im.get(v, asIs)
+		if name != o.Name {
+			if _, taken := im.g.Tensors[o.Name]; !taken {
+				t := im.g.Tensors[name]
+				out := im.g.AddTensor(&graph.Tensor{Name: o.Name, DType: t.DType, Shape: slices.Clone(t.Shape), Quant: t.Quant})
+				im.g.AddNode(&graph.Node{Name: o.Name + "/output", Op: graph.Reshape, Inputs: []string{name}, Outputs: []string{out.Name}})
+				name = o.Name
+			}
+		}
+		im.g.Outputs = append(im.g.Outputs, name)
+	}
+	im.g.Prune()
+	return nil
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		if strings.HasPrefix(x, "and ") {
+			out[i] = x
+		} else {
+			out[i] = fmt.Sprintf("%q", x)
+		}
+	}
+	return out
+}
+
+func (im *importer) addInput(vi *ValueInfo) error {
+	if vi.Type == nil || vi.Type.NotTensor {
+		return unsupportedf("graph input %q is not a tensor", vi.Name)
+	}
+	dt, ok := graphDType(vi.Type.ElemType)
+	if !ok {
+		return unsupportedf("graph input %q has data type %s", vi.Name, DTypeName(vi.Type.ElemType))
+	}
+	if d, ok := im.opts.Consts[vi.Name]; ok {
+		if d.DType != dt {
+			return fmt.Errorf("constant for input %q is %s, model wants %s", vi.Name, d.DType, dt)
+		}
+		im.vals[vi.Name] = &value{name: vi.Name, dt: dt, shape: slices.Clone(d.Shape), c: d}
+		return nil
+	}
+	var shape []int
+	if s, ok := im.opts.Shapes[vi.Name]; ok {
+		if vi.Type.HasShape && len(s) != len(vi.Type.Shape) {
+			return fmt.Errorf("--shape %s: %d dimensions given, the model's input has %d", vi.Name, len(s), len(vi.Type.Shape))
+		}
+		for i, d := range s {
+			if d == 0 {
+				return unsupportedf("--shape %s: zero-size dimension %d", vi.Name, i)
+			}
+			if d < 0 {
+				return fmt.Errorf("--shape %s: dimension %d is %d", vi.Name, i, d)
+			}
+			if i < len(vi.Type.Shape) && vi.Type.Shape[i].HasValue && vi.Type.Shape[i].Value != int64(d) {
+				return fmt.Errorf("--shape %s: dimension %d is %d, the model fixes it to %d", vi.Name, i, d, vi.Type.Shape[i].Value)
+			}
+		}
+		shape = slices.Clone(s)
+	} else {
+		if !vi.Type.HasShape {
+			return fmt.Errorf("graph input %q has no shape; give one with --shape %s=d0,d1,...", vi.Name, vi.Name)
+		}
+		for i, d := range vi.Type.Shape {
+			if d.HasValue && d.Value > 0 {
+				if d.Value > maxElements {
+					return fmt.Errorf("graph input %q: dimension %d is %d", vi.Name, i, d.Value)
+				}
+				shape = append(shape, int(d.Value))
+				continue
+			}
+			what := "a free dimension"
+			if d.Param != "" {
+				what = fmt.Sprintf("dimension %q", d.Param)
+			}
+			im.warn("input %q: %s (axis %d) set to 1; bind it with --shape %s=...", vi.Name, what, i, vi.Name)
+			shape = append(shape, 1)
+		}
+	}
+	if graph.NumElements(shape) > maxElements {
+		return fmt.Errorf("graph input %q of shape %v is too large", vi.Name, shape)
+	}
+	t := im.g.AddTensor(&graph.Tensor{Name: vi.Name, DType: dt, Shape: shape})
+	im.g.Inputs = append(im.g.Inputs, t.Name)
+	im.vals[vi.Name] = &value{name: vi.Name, dt: dt, shape: slices.Clone(shape), tensors: [2]string{t.Name, ""}}
+	return nil
+}
+
+// get returns the graph tensor of v in layout l, making it (a constant, or
+// a Transpose/Reshape of the other layout) when needed.
+func (im *importer) get(v *value, l layout) string {
+	if v.tensors[l] != "" {
+		return v.tensors[l]
+	}
+	if v.lazy != nil {
+		v.tensors[l] = v.lazy(l)
+		return v.tensors[l]
+	}
+	if v.c != nil {
+		d := v.c
+		base := v.name
+		if l == nhwc {
+			d = transposeData(d, toNHWC)
+			base += "_nhwc"
+		}
+		t := im.g.AddConst(im.g.UniqueName(base), d)
+		v.tensors[l] = t.Name
+		return t.Name
+	}
+	other := v.tensors[1-l]
+	perm := toNHWC
+	base := v.name + "_nhwc"
+	if l == asIs {
+		perm = fromNHWC
+		base = v.name
+	}
+	v.tensors[l] = im.transpose(other, perm, base)
+	return v.tensors[l]
+}
+
+// transpose emits a Transpose of tensor src (a Reshape when only size-1
+// dimensions move) and returns the new tensor's name.
+func (im *importer) transpose(src string, perm []int, base string) string {
+	t := im.g.Tensors[src]
+	out := im.newTensor(base, t.DType, permuteShape(t.Shape, perm))
+	if t.Quant != nil {
+		q := *t.Quant
+		q.Axis = slices.Index(perm, t.Quant.Axis)
+		out.Quant = &q
+	}
+	if onlyUnitMoves(t.Shape, perm) {
+		im.emit(graph.Reshape, []string{src}, nil, out)
+	} else {
+		im.emit(graph.Transpose, []string{src}, &graph.TransposeAttrs{Perm: slices.Clone(perm)}, out)
+	}
+	return out.Name
+}
+
+// onlyUnitMoves reports whether a transpose keeps the order of every
+// dimension larger than one (so it is a reshape in memory).
+func onlyUnitMoves(shape, perm []int) bool {
+	last := -1
+	for _, p := range perm {
+		if shape[p] == 1 {
+			continue
+		}
+		if p < last {
+			return false
+		}
+		last = p
+	}
+	return true
+}
+
+func (im *importer) newTensor(base string, dt graph.DType, shape []int) *graph.Tensor {
+	return im.g.AddTensor(&graph.Tensor{Name: im.g.UniqueName(base), DType: dt, Shape: slices.Clone(shape)})
+}
+
+func (im *importer) emit(op graph.Op, ins []string, attrs any, outs ...*graph.Tensor) *graph.Node {
+	name := outs[0].Name
+	if im.node != nil {
+		name = im.node.Name
+	}
+	for _, n := range im.g.Nodes {
+		if n.Name == name {
+			im.seq++
+			name = fmt.Sprintf("%s/%s_%d", name, op, im.seq)
+			break
+		}
+	}
+	n := &graph.Node{Name: name, Op: op, Inputs: ins, Attrs: attrs}
+	for _, o := range outs {
+		n.Outputs = append(n.Outputs, o.Name)
+	}
+	return im.g.AddNode(n)
+}
+
+// withQuant returns a tensor holding src's values with quantization q: src
+// itself when it has no parameters yet or the same ones, else a copy.
+func (im *importer) withQuant(src string, q *graph.Quant) string {
+	t := im.g.Tensors[src]
+	if t.Quant == nil {
+		t.Quant = q
+		return src
+	}
+	if quantEqual(t.Quant, q) {
+		return src
+	}
+	if t.Data != nil {
+		c := im.g.AddTensor(&graph.Tensor{Name: im.g.UniqueName(src + "_q"), DType: t.DType, Shape: slices.Clone(t.Shape), Data: t.Data, Quant: q})
+		return c.Name
+	}
+	out := im.newTensor(src+"_q", t.DType, t.Shape)
+	out.Quant = q
+	im.emit(graph.Reshape, []string{src}, nil, out)
+	return out.Name
+}
+
+func quantEqual(a, b *graph.Quant) bool {
+	return slices.Equal(a.Scale, b.Scale) && slices.Equal(a.ZeroPoint, b.ZeroPoint) && (a.Axis == b.Axis || len(a.Scale) <= 1)
+}
+
+// nodeCtx gives converters access to the current ONNX node.
+type nodeCtx struct {
+	im *importer
+	n  *Node
+}
+
+func (c *nodeCtx) in(i int) *value {
+	if i >= len(c.n.Input) || c.n.Input[i] == "" {
+		return nil
+	}
+	return c.im.vals[c.n.Input[i]]
+}
+
+func (c *nodeCtx) nIn() int { return len(c.n.Input) }
+
+// need returns input i or an error when it is absent.
+func (c *nodeCtx) need(i int) (*value, error) {
+	v := c.in(i)
+	if v == nil {
+		return nil, fmt.Errorf("input %d is missing", i)
+	}
+	return v, nil
+}
+
+// constIn returns the constant value of input i (nil when absent) or an
+// unsupported error when the input is computed at run time.
+func (c *nodeCtx) constIn(i int, what string) (*graph.Data, error) {
+	v := c.in(i)
+	if v == nil {
+		return nil, nil
+	}
+	if v.c == nil {
+		return nil, unsupportedf("%s (input %q) must be a constant", what, v.name)
+	}
+	return v.c, nil
+}
+
+func (c *nodeCtx) attr(name string) *Attribute { return c.n.Attr(name) }
+
+func (c *nodeCtx) int(name string, def int64) int64 {
+	if a := c.attr(name); a != nil {
+		return a.I
+	}
+	return def
+}
+
+func (c *nodeCtx) float(name string, def float32) float32 {
+	if a := c.attr(name); a != nil {
+		return a.F
+	}
+	return def
+}
+
+func (c *nodeCtx) str(name, def string) string {
+	if a := c.attr(name); a != nil {
+		return string(a.S)
+	}
+	return def
+}
+
+func (c *nodeCtx) ints(name string) ([]int, bool) {
+	a := c.attr(name)
+	if a == nil {
+		return nil, false
+	}
+	out := make([]int, len(a.Ints))
+	for i, v := range a.Ints {
+		out[i] = int(v)
+	}
+	return out, true
+}
+
+func (c *nodeCtx) out(i int) string {
+	if i >= len(c.n.Output) {
+		return ""
+	}
+	return c.n.Output[i]
+}
+
+// setConst records output i as a constant.
+func (c *nodeCtx) setConst(i int, d *graph.Data) error {
+	if err := d.Check(); err != nil {
+		return err
+	}
+	name := c.out(i)
+	if name == "" {
+		return nil
+	}
+	c.im.vals[name] = &value{name: name, dt: d.DType, shape: slices.Clone(d.Shape), c: d}
+	return nil
+}
+
+// alias makes output i the same value as v (Identity, folded BatchNorm).
+func (c *nodeCtx) alias(i int, v *value) {
+	if name := c.out(i); name != "" {
+		c.im.vals[name] = v
+	}
+}
+
+// newOut makes the graph tensor for output i in layout l. shape is the
+// ONNX shape; the tensor gets the NHWC permutation of it when l is nhwc.
+func (c *nodeCtx) newOut(i int, dt graph.DType, shape []int, l layout) (*graph.Tensor, *value) {
+	name := c.out(i)
+	if name == "" {
+		name = fmt.Sprintf("%s_out%d", c.n.Name, i)
+	}
+	ts, base := shape, name
+	if l == nhwc {
+		ts, base = permuteShape(shape, toNHWC), name+"_nhwc"
+	}
+	t := c.im.newTensor(base, dt, ts)
+	v := &value{name: name, dt: dt, shape: slices.Clone(shape), primary: l}
+	v.tensors[l] = t.Name
+	if c.out(i) != "" {
+		c.im.vals[name] = v
+	}
+	return t, v
+}
+
+// emit1 emits a one-output canonical node for output 0 and records it.
+func (c *nodeCtx) emit1(op graph.Op, ins []string, attrs any, dt graph.DType, shape []int, l layout) (*graph.Node, *graph.Tensor) {
+	t, v := c.newOut(0, dt, shape, l)
+	n := c.im.emit(op, ins, attrs, t)
+	v.prod = n
+	return n, t
+}
+
+func normAxis(a, rank int) (int, error) {
+	if a < -rank || a >= rank || (rank == 0 && a != 0) {
+		return 0, fmt.Errorf("axis %d out of range for rank %d", a, rank)
+	}
+	if a < 0 {
+		a += rank
+	}
+	return a, nil
+}
+
+// nhwcAxis maps an NCHW axis to its NHWC position.
+func nhwcAxis(a int) int { return slices.Index(toNHWC, a) }
