@@ -1,0 +1,316 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+func init() {
+	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum} {
+		register(op, computeBinary)
+	}
+	for _, op := range []graph.Op{graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid} {
+		register(op, computeUnary)
+	}
+	register(graph.Quantize, computeQuantize)
+	register(graph.Dequantize, computeDequantize)
+}
+
+// broadcastView makes buffer b (a tensor of shape s) addressable with the
+// indices of out: dimensions of size 1 (or missing on the left) get stride 0.
+func broadcastView(b *Buffer, out []int) error {
+	s := b.Shape
+	if len(s) > len(out) {
+		return fmt.Errorf("cannot broadcast %v to %v", s, out)
+	}
+	st := graph.Strides(s)
+	strides := make([]int, len(out))
+	off := len(out) - len(s)
+	for i := range out {
+		if i < off {
+			continue
+		}
+		switch s[i-off] {
+		case out[i]:
+			strides[i] = st[i-off]
+		case 1:
+		default:
+			return fmt.Errorf("cannot broadcast %v to %v", s, out)
+		}
+	}
+	b.Shape = append([]int{}, out...)
+	b.Strides = strides
+	return nil
+}
+
+// operand returns input i viewed with the output's shape.
+func (k *kctx) operand(i int, out []int) (*Buffer, error) {
+	b := k.in(i)
+	if b == nil {
+		return nil, k.errorf("input %d is missing", i)
+	}
+	if b.Scope == ScopeConst {
+		// A private copy: the view changes shape and strides.
+		c := *b
+		b = &c
+	}
+	if err := broadcastView(b, out); err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	return b, nil
+}
+
+// elementwise builds a loop nest over shape storing f(indices).
+func elementwise(y *Buffer, shape []int, f func(idx []Expr) Expr) Stmt {
+	names := make([]string, len(shape))
+	for i := range names {
+		names[i] = fmt.Sprintf("i%d", i)
+	}
+	return Loops(names, shape, func(iv []Expr) Stmt {
+		return Put(y, f(iv), iv...)
+	})
+}
+
+func computeBinary(k *kctx) (Stmt, error) {
+	y, yt := k.output()
+	shape := yt.Shape
+	a, err := k.operand(0, shape)
+	if err != nil {
+		return nil, err
+	}
+	b, err := k.operand(1, shape)
+	if err != nil {
+		return nil, err
+	}
+	var act graph.Activation
+	if ba, ok := k.n.Attrs.(*graph.BinaryAttrs); ok && ba != nil {
+		act = ba.Act
+	}
+	k.f.Op = opName(k.n.Op)
+	at, bt := k.g.In(k.n, 0), k.g.In(k.n, 1)
+	if !isInt(at) {
+		return elementwise(y, shape, func(iv []Expr) Expr {
+			x1, x2 := At(a, iv...), At(b, iv...)
+			var r Expr
+			switch k.n.Op {
+			case graph.Add:
+				r = Add(x1, x2)
+			case graph.Sub:
+				r = Sub(x1, x2)
+			case graph.Mul:
+				r = Mul(x1, x2)
+			case graph.Div:
+				r = Div(x1, x2)
+			case graph.Maximum:
+				r = Max(x1, x2)
+			case graph.Minimum:
+				r = Min(x1, x2)
+			}
+			return floatAct(act, r)
+		}), nil
+	}
+	s1, z1, err := quantParams(at)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	s2, z2, err := quantParams(bt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	so, zo, err := quantParams(yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	lo, hi, err := actRange(act, yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	clampOut := func(v Expr) Expr { return CastTo(yt.DType, Clamp(v, C(lo), C(hi))) }
+	switch k.n.Op {
+	case graph.Add, graph.Sub:
+		// TFLite: inputs shifted left by 20, rescaled to twice the larger
+		// input scale, summed, rescaled to the output.
+		const leftShift = 20
+		twiceMax := 2 * math.Max(float64(s1), float64(s2))
+		m1, sh1 := QuantizeMultiplier(float64(s1) / twiceMax)
+		m2, sh2 := QuantizeMultiplier(float64(s2) / twiceMax)
+		mo, sho := QuantizeMultiplier(twiceMax / (float64(int64(1)<<leftShift) * float64(so)))
+		return elementwise(y, shape, func(iv []Expr) Expr {
+			x1 := Requant(Mul(Add(ld(a, iv...), C(-int64(z1))), C(1<<leftShift)), C(int64(m1)), C(int64(sh1)))
+			x2 := Requant(Mul(Add(ld(b, iv...), C(-int64(z2))), C(1<<leftShift)), C(int64(m2)), C(int64(sh2)))
+			var sum Expr
+			if k.n.Op == graph.Add {
+				sum = Add(x1, x2)
+			} else {
+				sum = Sub(x1, x2)
+			}
+			return clampOut(Add(Requant(sum, C(int64(mo)), C(int64(sho))), C(int64(zo))))
+		}), nil
+	case graph.Mul:
+		mo, sho := QuantizeMultiplier(float64(s1) * float64(s2) / float64(so))
+		return elementwise(y, shape, func(iv []Expr) Expr {
+			p := Mul(Add(ld(a, iv...), C(-int64(z1))), Add(ld(b, iv...), C(-int64(z2))))
+			return clampOut(Add(Requant(p, C(int64(mo)), C(int64(sho))), C(int64(zo))))
+		}), nil
+	case graph.Maximum, graph.Minimum:
+		if s1 != so || s2 != so || z1 != zo || z2 != zo {
+			return nil, k.errorf("int %s needs equal input and output quantization", k.n.Op)
+		}
+		return elementwise(y, shape, func(iv []Expr) Expr {
+			if k.n.Op == graph.Maximum {
+				return clampOut(Max(ld(a, iv...), ld(b, iv...)))
+			}
+			return clampOut(Min(ld(a, iv...), ld(b, iv...)))
+		}), nil
+	}
+	return nil, k.errorf("no integer kernel")
+}
+
+// computeUnary: float element-wise functions directly; 8-bit integer ones as a
+// 256-entry table computed at compile time with the reference interpreter's
+// own kernel, which makes them bit-exact by construction.
+func computeUnary(k *kctx) (Stmt, error) {
+	xt := k.g.In(k.n, 0)
+	if xt == nil || xt.IsConst() {
+		return nil, k.errorf("needs a non-constant input")
+	}
+	y, yt := k.output()
+	x := k.in(0)
+	k.f.Op = opName(k.n.Op)
+	if isInt(xt) {
+		return k.lut(x, y, xt, yt)
+	}
+	fn, err := floatUnary(k.n)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	shape := xt.Shape
+	viewAs(x, []int{graph.NumElements(shape)})
+	viewAs(y, []int{graph.NumElements(shape)})
+	return elementwise(y, y.Shape, func(iv []Expr) Expr { return fn(At(x, iv...)) }), nil
+}
+
+func floatUnary(n *graph.Node) (func(Expr) Expr, error) {
+	switch n.Op {
+	case graph.Relu:
+		return func(x Expr) Expr { return Max(x, F(0)) }, nil
+	case graph.Clip:
+		a, ok := n.Attrs.(*graph.ClipAttrs)
+		if !ok || a == nil {
+			return nil, fmt.Errorf("missing *graph.ClipAttrs")
+		}
+		return func(x Expr) Expr { return Min(Max(x, F(a.Min)), F(a.Max)) }, nil
+	case graph.LeakyRelu:
+		a, ok := n.Attrs.(*graph.LeakyReluAttrs)
+		if !ok || a == nil {
+			return nil, fmt.Errorf("missing *graph.LeakyReluAttrs")
+		}
+		return func(x Expr) Expr { return Sel(GE(x, F(0)), x, Mul(x, F(a.Alpha))) }, nil
+	case graph.Sigmoid:
+		return func(x Expr) Expr {
+			return Div(F(1), Add(F(1), Call(IntrExp, F32, Sub(F(0), x))))
+		}, nil
+	case graph.Tanh:
+		return func(x Expr) Expr { return Call(IntrTanh, F32, x) }, nil
+	case graph.HardSwish:
+		return func(x Expr) Expr {
+			return Div(Mul(x, Min(Max(Add(x, F(3)), F(0)), F(6))), F(6))
+		}, nil
+	case graph.HardSigmoid:
+		a, ok := n.Attrs.(*graph.HardSigmoidAttrs)
+		if !ok || a == nil {
+			return nil, fmt.Errorf("missing *graph.HardSigmoidAttrs")
+		}
+		return func(x Expr) Expr {
+			return Max(F(0), Min(F(1), Add(Mul(x, F(a.Alpha)), F(a.Beta))))
+		}, nil
+	}
+	return nil, fmt.Errorf("no float definition")
+}
+
+// lut evaluates the reference kernel on every 8-bit input value and emits y = T[x].
+func (k *kctx) lut(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
+	if xt.DType != graph.Int8 && xt.DType != graph.UInt8 {
+		return nil, k.errorf("integer %s on %s is not supported", k.n.Op, xt.DType)
+	}
+	lo, _ := xt.DType.Range()
+	tg := graph.New("lut", "")
+	in := &graph.Tensor{Name: "x", DType: xt.DType, Shape: []int{256}, Quant: xt.Quant}
+	out := &graph.Tensor{Name: "y", DType: yt.DType, Shape: []int{256}, Quant: yt.Quant}
+	tg.AddTensor(in)
+	tg.AddTensor(out)
+	tg.AddNode(&graph.Node{Name: k.n.Name, Op: k.n.Op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: k.n.Attrs})
+	tg.Inputs, tg.Outputs = []string{"x"}, []string{"y"}
+	d := graph.NewData(xt.DType, []int{256})
+	for i := range d.I {
+		d.I[i] = lo + int64(i)
+	}
+	res, err := interp.Run(tg, map[string]*graph.Data{"x": d})
+	if err != nil {
+		return nil, k.errorf("building the lookup table: %v", err)
+	}
+	r := res["y"]
+	var table *Buffer
+	if yt.DType == F32 {
+		table = constF32(k.n.Name+"_table", []int{256}, append([]float32{}, r.F...))
+	} else {
+		table = constBuf(k.n.Name+"_table", yt.DType, []int{256}, append([]int64{}, r.I...))
+	}
+	n := xt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	return Loop("i", n, func(i Expr) Stmt {
+		return Put(y, At(table, Sub(CastTo(I32, At(x, i)), C(lo))), i)
+	}), nil
+}
+
+// computeQuantize: float -> int (round half away from zero, or half to even),
+// or int -> int requantization.
+func computeQuantize(k *kctx) (Stmt, error) {
+	xt := k.g.In(k.n, 0)
+	y, yt := k.output()
+	x := k.in(0)
+	k.f.Op = "quantize"
+	if isInt(xt) {
+		return k.lut(x, y, xt, yt)
+	}
+	so, zo, err := quantParams(yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	if qa, ok := k.n.Attrs.(*graph.QuantizeAttrs); ok && qa != nil && qa.RoundHalfEven {
+		return nil, k.errorf("round-half-to-even quantization is not supported yet")
+	}
+	lo, hi := yt.DType.Range()
+	n := xt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	return Loop("i", n, func(i Expr) Stmt {
+		q := CastTo(I32, Call(IntrRound, F32, Div(At(x, i), F(so))))
+		return Put(y, CastTo(yt.DType, Clamp(Add(q, C(int64(zo))), C(lo), C(hi))), i)
+	}), nil
+}
+
+// computeDequantize: y = scale·(x − zp) in float32.
+func computeDequantize(k *kctx) (Stmt, error) {
+	xt := k.g.In(k.n, 0)
+	y, _ := k.output()
+	x := k.in(0)
+	k.f.Op = "dequantize"
+	s, z, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	if xt.Quant.PerAxis() {
+		return nil, k.errorf("per-axis dequantize is not supported")
+	}
+	n := xt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	return Loop("i", n, func(i Expr) Stmt {
+		return Put(y, Mul(F(s), CastTo(F32, Sub(CastTo(I32, At(x, i)), C(int64(z))))), i)
+	}), nil
+}

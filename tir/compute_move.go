@@ -1,0 +1,186 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+func init() {
+	register(graph.Reshape, computeCopy)
+	register(graph.Transpose, computeTranspose)
+	register(graph.Concat, computeConcat)
+	register(graph.Pad, computePad)
+	register(graph.Slice, computeSlice)
+}
+
+// opName is the snake_case kernel name of an op.
+func opName(op graph.Op) string {
+	s := string(op)
+	var sb strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 && !(s[i-1] >= 'A' && s[i-1] <= 'Z') && !(s[i-1] >= '0' && s[i-1] <= '9') {
+				sb.WriteByte('_')
+			}
+			sb.WriteRune(r - 'A' + 'a')
+		} else {
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+// computeCopy: a reshape whose output does not share its input's storage.
+func computeCopy(k *kctx) (Stmt, error) {
+	x := k.in(0)
+	y, yt := k.output()
+	n := yt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	k.f.Op = "reshape"
+	return Loop("i", n, func(i Expr) Stmt { return Put(y, At(x, i), i) }), nil
+}
+
+func computeTranspose(k *kctx) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.TransposeAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.TransposeAttrs")
+	}
+	x := k.in(0)
+	y, yt := k.output()
+	if len(a.Perm) != len(x.Shape) {
+		return nil, k.errorf("perm %v for rank %d", a.Perm, len(x.Shape))
+	}
+	k.f.Op = "transpose"
+	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
+		idx := make([]Expr, len(iv))
+		for o, p := range a.Perm {
+			idx[p] = iv[o]
+		}
+		return At(x, idx...)
+	}), nil
+}
+
+// computeConcat: one copy loop per input into its slice of the output.
+func computeConcat(k *kctx) (Stmt, error) {
+	a, _ := k.n.Attrs.(*graph.ConcatAttrs)
+	y, yt := k.output()
+	rank := len(yt.Shape)
+	axis := 0
+	if a != nil {
+		axis = a.Axis
+		if a.Act != graph.ActNone {
+			return nil, k.errorf("fused activation on concat is not supported")
+		}
+	}
+	if axis < 0 {
+		axis += rank
+	}
+	k.f.Op = "concat"
+	var stmts []Stmt
+	off := 0
+	for i := range k.n.Inputs {
+		t := k.g.In(k.n, i)
+		if t == nil {
+			continue
+		}
+		if isInt(t) {
+			if s1, z1, err := quantParams(t); err == nil {
+				if s2, z2, err := quantParams(yt); err == nil && (s1 != s2 || z1 != z2) {
+					return nil, k.errorf("int concat of input %q needs the output's quantization", t.Name)
+				}
+			}
+		}
+		x := k.in(i)
+		o := off
+		stmts = append(stmts, loopsCopy(x, y, t.Shape, func(iv []Expr) []Expr {
+			idx := append([]Expr{}, iv...)
+			idx[axis] = Add(iv[axis], C(int64(o)))
+			return idx
+		}))
+		off += t.Shape[axis]
+	}
+	return Block(stmts...), nil
+}
+
+func loopsCopy(x, y *Buffer, shape []int, outIdx func(iv []Expr) []Expr) Stmt {
+	names := make([]string, len(shape))
+	for i := range names {
+		names[i] = fmt.Sprintf("i%d", i)
+	}
+	return Loops(names, shape, func(iv []Expr) Stmt {
+		return Put(y, At(x, iv...), outIdx(iv)...)
+	})
+}
+
+func computePad(k *kctx) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.PadAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.PadAttrs")
+	}
+	xt := k.g.In(k.n, 0)
+	x := k.in(0)
+	y, yt := k.output()
+	rank := len(xt.Shape)
+	if len(a.Pads) != 2*rank {
+		return nil, k.errorf("pads %v for rank %d", a.Pads, rank)
+	}
+	mode := a.Mode
+	if mode == "" {
+		mode = "constant"
+	}
+	k.f.Op = "pad"
+	var fill Expr
+	if yt.DType == F32 {
+		fill = F(float32(a.Value))
+	} else {
+		fill = Imm(yt.DType, int64(math.Round(a.Value)))
+	}
+	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
+		idx := make([]Expr, rank)
+		var conds []Expr
+		for d := 0; d < rank; d++ {
+			i := Sub(iv[d], C(int64(a.Pads[d])))
+			n := int64(xt.Shape[d])
+			switch mode {
+			case "edge":
+				i = Clamp(i, C(0), C(n-1))
+			case "reflect":
+				// reflect once on each side (pads smaller than the axis).
+				i = Sel(LT(i, C(0)), Sub(C(0), i), Sel(GE(i, C(n)), Sub(C(2*n-2), i), i))
+			default:
+				conds = append(conds, GE(i, C(0)), LT(i, C(n)))
+				i = Clamp(i, C(0), C(n-1))
+			}
+			idx[d] = i
+		}
+		if len(conds) == 0 {
+			return At(x, idx...)
+		}
+		return Sel(AllOf(conds...), At(x, idx...), fill)
+	}), nil
+}
+
+func computeSlice(k *kctx) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.SliceAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.SliceAttrs")
+	}
+	x := k.in(0)
+	y, yt := k.output()
+	rank := len(yt.Shape)
+	if len(a.Begin) != rank || len(a.Stride) != rank {
+		return nil, k.errorf("slice attributes for rank %d: %+v", rank, a)
+	}
+	k.f.Op = "slice"
+	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
+		idx := make([]Expr, rank)
+		for d := range idx {
+			idx[d] = Add(Mul(iv[d], C(int64(pos1(a.Stride[d])))), C(int64(a.Begin[d])))
+		}
+		return At(x, idx...)
+	}), nil
+}

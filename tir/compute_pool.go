@@ -1,0 +1,284 @@
+package tir
+
+import (
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/qmath"
+)
+
+func init() {
+	register(graph.MaxPool2D, computePool)
+	register(graph.AvgPool2D, computePool)
+	register(graph.Softmax, computeSoftmax)
+	register(graph.Mean, computeMean)
+}
+
+// computePool: max or average over an HxW window of NHWC, padded taps skipped.
+// int8 average is TFLite's: raw sum, divided by the count of in-image taps
+// rounding half away from zero; int8 max compares raw values.
+func computePool(k *kctx) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.PoolAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.PoolAttrs")
+	}
+	xt := k.g.In(k.n, 0)
+	if xt == nil || len(xt.Shape) != 4 {
+		return nil, k.errorf("needs a 4-D input")
+	}
+	x := k.in(0)
+	y, yt := k.output()
+	N, H, W, Cc := xt.Shape[0], xt.Shape[1], xt.Shape[2], xt.Shape[3]
+	OH, OW := yt.Shape[1], yt.Shape[2]
+	KH, KW := a.Kernel[0], a.Kernel[1]
+	sh, sw := pos1(a.Stride[0]), pos1(a.Stride[1])
+	dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
+	isMax := k.n.Op == graph.MaxPool2D
+	intMode := isInt(xt)
+	k.f.Op = opName(k.n.Op)
+	var lo, hi int64
+	if intMode {
+		var err error
+		if lo, hi, err = actRange(a.Act, yt); err != nil {
+			return nil, k.errorf("%v", err)
+		}
+		if s1, z1, err := quantParams(xt); err == nil {
+			if s2, z2, err := quantParams(yt); err == nil && (s1 != s2 || z1 != z2) {
+				return nil, k.errorf("int pool needs equal input and output quantization")
+			}
+		}
+	}
+	accT := F32
+	if intMode {
+		accT = I32
+	}
+	return Loops([]string{"n", "oh", "ow", "c"}, []int{N, OH, OW, Cc}, func(o []Expr) Stmt {
+		n, oh, ow, c := o[0], o[1], o[2], o[3]
+		ih0 := Sub(Mul(oh, C(int64(sh))), C(int64(a.Pad.Top)))
+		iw0 := Sub(Mul(ow, C(int64(sw))), C(int64(a.Pad.Left)))
+		return Scalar("acc", accT, func(acc *Buffer) Stmt {
+			var init Expr
+			switch {
+			case isMax && intMode:
+				lo, _ := xt.DType.Range()
+				init = C(lo)
+			case isMax:
+				init = F(float32(math.Inf(-1)))
+			default:
+				init = Imm(accT, 0)
+			}
+			red := Loops([]string{"kh", "kw"}, []int{KH, KW}, func(r []Expr) Stmt {
+				ih := Add(ih0, Mul(r[0], C(int64(dh))))
+				iw := Add(iw0, Mul(r[1], C(int64(dw))))
+				v := ld(x, n, ih, iw, c)
+				var upd Expr
+				if isMax {
+					upd = Max(At(acc), v)
+				} else {
+					upd = Add(At(acc), v)
+				}
+				return If(AllOf(GE(ih, C(0)), LT(ih, C(int64(H))), GE(iw, C(0)), LT(iw, C(int64(W)))), Put(acc, upd))
+			})
+			var res Expr
+			switch {
+			case isMax && intMode:
+				res = CastTo(yt.DType, Clamp(At(acc), C(lo), C(hi)))
+			case isMax:
+				res = floatAct(a.Act, At(acc))
+			default:
+				// Number of taps: inside the image, or inside the padded image.
+				var cnt Expr
+				if a.CountIncludePad && !intMode {
+					cnt = Mul(windowCount(ih0, KH, dh, -a.Pad.Top, H+a.Pad.Bottom), windowCount(iw0, KW, dw, -a.Pad.Left, W+a.Pad.Right))
+				} else {
+					cnt = Mul(windowCount(ih0, KH, dh, 0, H), windowCount(iw0, KW, dw, 0, W))
+				}
+				if intMode {
+					s := At(acc)
+					half := Div(cnt, C(2))
+					q := Sel(GT(s, C(0)), Div(Add(s, half), cnt), Div(Sub(s, half), cnt))
+					res = CastTo(yt.DType, Clamp(q, C(lo), C(hi)))
+				} else {
+					res = floatAct(a.Act, Div(At(acc), CastTo(F32, cnt)))
+				}
+			}
+			return Block(Put(acc, init), red, Put(y, res, n, oh, ow, c))
+		})
+	}), nil
+}
+
+// windowCount is the number of taps start + t·dil (t < k) inside [lo, hi).
+// For dil == 1 it is a closed form; otherwise a sum of indicator terms.
+func windowCount(start Expr, k, dil, lo, hi int) Expr {
+	if dil == 1 {
+		b := Max(start, C(int64(lo)))
+		e := Min(Add(start, C(int64(k))), C(int64(hi)))
+		return Max(Sub(e, b), C(0))
+	}
+	var sum Expr = C(0)
+	for t := 0; t < k; t++ {
+		p := Add(start, C(int64(t*dil)))
+		sum = Add(sum, Sel(And(GE(p, C(int64(lo))), LT(p, C(int64(hi)))), C(1), C(0)))
+	}
+	return sum
+}
+
+// computeSoftmax over the last axis. Float: exp(x − max)/Σ. int8: TFLite's
+// fixed-point softmax, with exp of every possible difference tabulated at
+// compile time (differences below diff_min tabulate as 0, which gives
+// TFLite's −128 output for them exactly) and the reciprocal of the sum
+// computed at run time with gemmlowp's Newton-Raphson.
+func computeSoftmax(k *kctx) (Stmt, error) {
+	a, _ := k.n.Attrs.(*graph.SoftmaxAttrs)
+	beta := float32(1)
+	axis := -1
+	if a != nil {
+		if a.Beta != 0 {
+			beta = a.Beta
+		}
+		axis = a.Axis
+	}
+	xt := k.g.In(k.n, 0)
+	rank := len(xt.Shape)
+	if axis < 0 {
+		axis += rank
+	}
+	if axis != rank-1 {
+		return nil, k.errorf("softmax over axis %d of rank %d: only the last axis is supported", axis, rank)
+	}
+	x := k.in(0)
+	y, yt := k.output()
+	depth := xt.Shape[rank-1]
+	outer := xt.NumElements() / depth
+	viewAs(x, []int{outer, depth})
+	viewAs(y, []int{outer, depth})
+	k.f.Op = "softmax"
+	if !isInt(xt) {
+		return Loop("r", outer, func(r Expr) Stmt {
+			return Scalar("mx", F32, func(mx *Buffer) Stmt {
+				return Scalar("sum", F32, func(sum *Buffer) Stmt {
+					return Block(
+						Put(mx, At(x, r, C(0))),
+						Loop("c", depth, func(c Expr) Stmt { return Put(mx, Max(At(mx), At(x, r, c))) }),
+						Put(sum, F(0)),
+						Loop("c", depth, func(c Expr) Stmt {
+							e := Call(IntrExp, F32, Mul(Sub(At(x, r, c), At(mx)), F(beta)))
+							return Block(Put(y, e, r, c), Put(sum, Add(At(sum), e)))
+						}),
+						Loop("c", depth, func(c Expr) Stmt { return Put(y, Div(At(y, r, c), At(sum)), r, c) }),
+					)
+				})
+			})
+		}), nil
+	}
+	if xt.DType != graph.Int8 || yt.DType != graph.Int8 {
+		return nil, k.errorf("integer softmax is supported for int8 -> int8 only")
+	}
+	sIn, _, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	const scaledDiffIntBits = 5
+	mult, ls := qmath.PreprocessSoftmaxScaling(float64(beta), float64(sIn), scaledDiffIntBits)
+	leftShift := int32(ls)
+	diffMin := -int64(qmath.CalculateInputRadius(scaledDiffIntBits, ls))
+	exps := make([]int64, 256)
+	sums := make([]int64, 256)
+	for d := 0; d < 256; d++ {
+		diff := int32(-d)
+		if int64(diff) < diffMin {
+			continue
+		}
+		rescaled := SRDHM(diff*(int32(1)<<uint(leftShift)), mult)
+		e := ExpNeg(rescaled)
+		exps[d] = int64(e)
+		sums[d] = int64(RDivPOT(e, 12))
+	}
+	expT := constBuf(k.n.Name+"_exp", I32, []int{256}, exps)
+	sumT := constBuf(k.n.Name+"_exp_acc", I32, []int{256}, sums)
+	return Loop("r", outer, func(r Expr) Stmt {
+		return Scalar("mx", I32, func(mx *Buffer) Stmt {
+			return Scalar("sum", I32, func(sum *Buffer) Stmt {
+				diff := func(c Expr) Expr { return Sub(At(mx), ld(x, r, c)) }
+				return Block(
+					Put(mx, C(-128)),
+					Loop("c", depth, func(c Expr) Stmt { return Put(mx, Max(At(mx), ld(x, r, c))) }),
+					Put(sum, C(0)),
+					Loop("c", depth, func(c Expr) Stmt { return Put(sum, Add(At(sum), At(sumT, diff(c)))) }),
+					Let("scale", Call(IntrRecip, I32, At(sum), C(12)), func(scale Expr) Stmt {
+						return Let("shift", Add(Call(IntrRecipShift, I32, At(sum), C(12)), C(23)), func(shift Expr) Stmt {
+							return Loop("c", depth, func(c Expr) Stmt {
+								v := Sub(Call(IntrRDivPOT, I32, Call(IntrSRDHM, I32, scale, At(expT, diff(c))), shift), C(128))
+								return Put(y, CastTo(I8, Clamp(v, C(-128), C(127))), r, c)
+							})
+						})
+					}),
+				)
+			})
+		})
+	}), nil
+}
+
+// computeMean: float mean over Axes.
+func computeMean(k *kctx) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.MeanAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.MeanAttrs")
+	}
+	xt := k.g.In(k.n, 0)
+	if isInt(xt) {
+		return nil, k.errorf("integer mean is not supported yet")
+	}
+	x := k.in(0)
+	y, _ := k.output()
+	rank := len(xt.Shape)
+	red := make([]bool, rank)
+	for _, ax := range a.Axes {
+		if ax < 0 {
+			ax += rank
+		}
+		if ax < 0 || ax >= rank {
+			return nil, k.errorf("axis %d out of range", ax)
+		}
+		red[ax] = true
+	}
+	var keep, rdims []int
+	for i, d := range xt.Shape {
+		if red[i] {
+			rdims = append(rdims, d)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	cnt := graph.NumElements(rdims)
+	viewAs(y, append([]int{1}, keep...))
+	k.f.Op = "mean"
+	kn := make([]string, len(keep))
+	rn := make([]string, len(rdims))
+	for i := range kn {
+		kn[i] = "i" + string(rune('0'+i))
+	}
+	for i := range rn {
+		rn[i] = "r" + string(rune('0'+i))
+	}
+	return Loops(kn, keep, func(o []Expr) Stmt {
+		oo := append([]Expr{}, o...)
+		return Scalar("acc", F32, func(acc *Buffer) Stmt {
+			body := Loops(rn, rdims, func(r []Expr) Stmt {
+				idx := make([]Expr, rank)
+				ki, ri := 0, 0
+				for i := range idx {
+					if red[i] {
+						idx[i] = r[ri]
+						ri++
+					} else {
+						idx[i] = oo[ki]
+						ki++
+					}
+				}
+				return Put(acc, Add(At(acc), At(x, idx...)))
+			})
+			return Block(Put(acc, F(0)), body, Put(y, Div(At(acc), F(float32(cnt))), append([]Expr{C(0)}, oo...)...))
+		})
+	}), nil
+}

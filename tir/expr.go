@@ -1,0 +1,238 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Expr is a side-effect-free expression with a static type.
+type Expr interface {
+	Type() DType
+}
+
+// IntImm is an integer constant of type T.
+type IntImm struct {
+	T DType
+	V int64
+}
+
+// FloatImm is a float32 constant.
+type FloatImm struct{ V float32 }
+
+// Var is a loop or let variable. Identity is the pointer; Name is for printing.
+type Var struct {
+	Name string
+	T    DType
+}
+
+// BinOp is an arithmetic, bitwise or comparison operator.
+type BinOp uint8
+
+// Binary operators. Comparisons yield Bool; And/Or on Bool are logical.
+const (
+	OpAdd BinOp = iota
+	OpSub
+	OpMul
+	OpDiv // truncating, as in C
+	OpMod // sign of the dividend, as in C
+	OpMin
+	OpMax
+	OpShl
+	OpShr // arithmetic for signed types
+	OpAnd
+	OpOr
+	OpXor
+	OpLT
+	OpLE
+	OpGT
+	OpGE
+	OpEQ
+	OpNE
+)
+
+var binOpNames = [...]string{"+", "-", "*", "/", "%", "min", "max", "<<", ">>", "&", "|", "^", "<", "<=", ">", ">=", "==", "!="}
+
+func (o BinOp) String() string { return binOpNames[o] }
+
+// IsCompare reports whether o yields a Bool.
+func (o BinOp) IsCompare() bool { return o >= OpLT }
+
+// Binary applies Op to A and B, which have the same type.
+type Binary struct {
+	Op   BinOp
+	A, B Expr
+}
+
+// Cast converts X to T (C conversion semantics; float to int truncates).
+type Cast struct {
+	T DType
+	X Expr
+}
+
+// Select is Cond ? A : B.
+type Select struct{ Cond, A, B Expr }
+
+// Load reads Buf at Indices (one per dimension), or at a flat element index
+// when Flat is set (after Flatten).
+type Load struct {
+	Buf     *Buffer
+	Indices []Expr
+	Flat    bool
+}
+
+// Intrinsic is a named operation with exact semantics in interp.go and a C
+// rendering in emitc.
+type Intrinsic struct {
+	Name string
+	T    DType
+	Args []Expr
+}
+
+// The intrinsics every target knows.
+const (
+	// IntrRequant(x, multiplier, shift) int32: TFLite MultiplyByQuantizedMultiplier
+	// (SaturatingRoundingDoublingHighMul then RoundingDivideByPOT).
+	IntrRequant = "requant"
+	// IntrExp, IntrTanh, IntrRound (half away from zero) on float32.
+	IntrExp   = "exp"
+	IntrTanh  = "tanh"
+	IntrRound = "round"
+	IntrFloor = "floor"
+	// IntrSRDHM(a, b) int32: SaturatingRoundingDoublingHighMul.
+	IntrSRDHM = "srdhm"
+	// IntrRDivPOT(x, exponent) int32: RoundingDivideByPOT.
+	IntrRDivPOT = "rdivpot"
+	// IntrRecip(x, intbits) int32: gemmlowp one_over_one_plus_x based reciprocal
+	// of a Q(intbits) positive sum, as TFLite's GetReciprocal; returns the
+	// Q0.31 scale and is paired with IntrRecipShift.
+	IntrRecip      = "recip"
+	IntrRecipShift = "recip_shift"
+	// IntrExpNeg(x) int32: gemmlowp exp_on_negative_values on Q5.26 -> Q0.31.
+	IntrExpNeg = "exp_neg"
+)
+
+func (e *IntImm) Type() DType    { return e.T }
+func (e *FloatImm) Type() DType  { return graph.Float32 }
+func (e *Var) Type() DType       { return e.T }
+func (e *Cast) Type() DType      { return e.T }
+func (e *Select) Type() DType    { return e.A.Type() }
+func (e *Load) Type() DType      { return e.Buf.DType }
+func (e *Intrinsic) Type() DType { return e.T }
+func (e *Binary) Type() DType {
+	if e.Op.IsCompare() {
+		return graph.Bool
+	}
+	return e.A.Type()
+}
+
+// Shorthands used by compute definitions.
+const (
+	I8  = graph.Int8
+	U8  = graph.UInt8
+	I16 = graph.Int16
+	I32 = graph.Int32
+	I64 = graph.Int64
+	F32 = graph.Float32
+	B   = graph.Bool
+)
+
+// C is an int32 constant.
+func C(v int64) Expr { return &IntImm{T: I32, V: v} }
+
+// Imm is a constant of type t.
+func Imm(t DType, v int64) Expr {
+	if t == F32 {
+		return &FloatImm{V: float32(v)}
+	}
+	return &IntImm{T: t, V: v}
+}
+
+// F is a float32 constant.
+func F(v float32) Expr { return &FloatImm{V: v} }
+
+// NewVar returns a fresh int32 variable.
+func NewVar(name string) *Var { return &Var{Name: name, T: I32} }
+
+func bin(op BinOp, a, b Expr) Expr {
+	if a.Type() != b.Type() {
+		panic(fmt.Sprintf("tir: %s on %s and %s", op, a.Type(), b.Type()))
+	}
+	return &Binary{Op: op, A: a, B: b}
+}
+
+// Arithmetic and comparison builders. Both operands must have the same type.
+func Add(a, b Expr) Expr { return bin(OpAdd, a, b) }
+func Sub(a, b Expr) Expr { return bin(OpSub, a, b) }
+func Mul(a, b Expr) Expr { return bin(OpMul, a, b) }
+func Div(a, b Expr) Expr { return bin(OpDiv, a, b) }
+func Mod(a, b Expr) Expr { return bin(OpMod, a, b) }
+func Min(a, b Expr) Expr { return bin(OpMin, a, b) }
+func Max(a, b Expr) Expr { return bin(OpMax, a, b) }
+func Shl(a, b Expr) Expr { return bin(OpShl, a, b) }
+func Shr(a, b Expr) Expr { return bin(OpShr, a, b) }
+func LT(a, b Expr) Expr  { return bin(OpLT, a, b) }
+func LE(a, b Expr) Expr  { return bin(OpLE, a, b) }
+func GT(a, b Expr) Expr  { return bin(OpGT, a, b) }
+func GE(a, b Expr) Expr  { return bin(OpGE, a, b) }
+func EQ(a, b Expr) Expr  { return bin(OpEQ, a, b) }
+func NE(a, b Expr) Expr  { return bin(OpNE, a, b) }
+
+// And is logical and of Bool operands.
+func And(a, b Expr) Expr { return bin(OpAnd, a, b) }
+
+// AllOf is the conjunction of conds (true when empty).
+func AllOf(conds ...Expr) Expr {
+	var r Expr
+	for _, c := range conds {
+		if r == nil {
+			r = c
+		} else {
+			r = And(r, c)
+		}
+	}
+	if r == nil {
+		return &IntImm{T: B, V: 1}
+	}
+	return r
+}
+
+// Clamp is min(max(x, lo), hi).
+func Clamp(x, lo, hi Expr) Expr { return Min(Max(x, lo), hi) }
+
+// CastTo converts x to t (no-op when already t).
+func CastTo(t DType, x Expr) Expr {
+	if x.Type() == t {
+		return x
+	}
+	return &Cast{T: t, X: x}
+}
+
+// Sel is cond ? a : b.
+func Sel(cond, a, b Expr) Expr { return &Select{Cond: cond, A: a, B: b} }
+
+// At loads b at the given indices.
+func At(b *Buffer, idx ...Expr) Expr {
+	if len(idx) != len(b.Shape) {
+		panic(fmt.Sprintf("tir: %s has rank %d, indexed with %d", b.Name, len(b.Shape), len(idx)))
+	}
+	return &Load{Buf: b, Indices: idx}
+}
+
+// Call builds an intrinsic call.
+func Call(name string, t DType, args ...Expr) Expr { return &Intrinsic{Name: name, T: t, Args: args} }
+
+// Requant is TFLite's MultiplyByQuantizedMultiplier(x, m, shift).
+func Requant(x, m, shift Expr) Expr { return Call(IntrRequant, I32, x, m, shift) }
+
+// IsConst returns the value of an integer constant.
+func IsConst(e Expr) (int64, bool) {
+	if c, ok := e.(*IntImm); ok {
+		return c.V, true
+	}
+	return 0, false
+}
+
+// floatBits is used by the printer to show float constants exactly.
+func floatBits(f float32) uint32 { return math.Float32bits(f) }

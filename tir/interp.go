@@ -1,0 +1,335 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Run interprets f with its parameters bound to args (one graph.Data per
+// Params entry, integers in I, floats in F). Integer arithmetic wraps to the
+// expression's type exactly as the C that emitc prints does (two's
+// complement, truncating division, arithmetic right shift); float32
+// arithmetic rounds to float32 after every operation.
+func Run(f *PrimFunc, args []*graph.Data) (err error) {
+	if len(args) != len(f.Params) {
+		return fmt.Errorf("tir: %s takes %d buffers, got %d", f.Name, len(f.Params), len(args))
+	}
+	m := &machine{mem: map[*Buffer]*graph.Data{}, vars: map[*Var]val{}}
+	for i, p := range f.Params {
+		if args[i].Len() < p.span() {
+			return fmt.Errorf("tir: %s: buffer %s needs %d elements, got %d", f.Name, p.Name, p.span(), args[i].Len())
+		}
+		m.mem[p] = args[i]
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tir: %s: %v", f.Name, r)
+		}
+	}()
+	m.exec(f.Body)
+	return nil
+}
+
+// span is the number of elements from the first to one past the last addressable element.
+func (b *Buffer) span() int {
+	n := 1
+	for i, d := range b.Shape {
+		if d == 0 {
+			return 0
+		}
+		n += (d - 1) * b.Strides[i]
+	}
+	return n
+}
+
+type val struct {
+	i int64
+	f float64
+}
+
+type machine struct {
+	mem  map[*Buffer]*graph.Data
+	vars map[*Var]val
+}
+
+func (m *machine) data(b *Buffer) *graph.Data {
+	if b.Scope == ScopeConst {
+		return b.Data
+	}
+	d, ok := m.mem[b]
+	if !ok {
+		panic(fmt.Sprintf("buffer %s is not allocated", b.Name))
+	}
+	return d
+}
+
+func (m *machine) offset(b *Buffer, idx []Expr, flat bool) int {
+	if flat {
+		return int(m.eval(idx[0]).i)
+	}
+	off := 0
+	for i, e := range idx {
+		v := int(m.eval(e).i)
+		if v < 0 || v >= b.Shape[i] {
+			panic(fmt.Sprintf("index %d of %s out of range [0,%d)", v, b.Name, b.Shape[i]))
+		}
+		off += v * b.Strides[i]
+	}
+	return off
+}
+
+func (m *machine) exec(s Stmt) {
+	switch x := s.(type) {
+	case *For:
+		lo, n := m.eval(x.Min).i, m.eval(x.Extent).i
+		for i := lo; i < lo+n; i++ {
+			m.vars[x.Var] = val{i: i}
+			m.exec(x.Body)
+		}
+		delete(m.vars, x.Var)
+	case *Seq:
+		for _, c := range x.Stmts {
+			m.exec(c)
+		}
+	case *Store:
+		d := m.data(x.Buf)
+		off := m.offset(x.Buf, x.Indices, x.Flat)
+		if off < 0 || off >= d.Len() {
+			panic(fmt.Sprintf("store to %s at %d out of range %d", x.Buf.Name, off, d.Len()))
+		}
+		v := m.eval(x.Value)
+		if x.Buf.DType == F32 {
+			d.F[off] = float32(v.f)
+		} else {
+			d.I[off] = wrap(x.Buf.DType, v.i)
+		}
+	case *LetStmt:
+		m.vars[x.Var] = m.eval(x.Value)
+		m.exec(x.Body)
+		delete(m.vars, x.Var)
+	case *IfThenElse:
+		if m.eval(x.Cond).i != 0 {
+			m.exec(x.Then)
+		} else if x.Else != nil {
+			m.exec(x.Else)
+		}
+	case *Evaluate:
+		m.eval(x.X)
+	case *Allocate:
+		m.mem[x.Buf] = graph.NewData(x.Buf.DType, []int{x.Buf.span()})
+		m.exec(x.Body)
+		delete(m.mem, x.Buf)
+	default:
+		panic(fmt.Sprintf("unknown statement %T", s))
+	}
+}
+
+// wrap converts v to dtype t as a C conversion does on a two's-complement target.
+func wrap(t DType, v int64) int64 {
+	switch t {
+	case graph.Int8:
+		return int64(int8(v))
+	case graph.UInt8:
+		return int64(uint8(v))
+	case graph.Int16:
+		return int64(int16(v))
+	case graph.Int32:
+		return int64(int32(v))
+	case graph.Bool:
+		if v != 0 {
+			return 1
+		}
+		return 0
+	}
+	return v
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (m *machine) eval(e Expr) val {
+	switch x := e.(type) {
+	case *IntImm:
+		return val{i: x.V}
+	case *FloatImm:
+		return val{f: float64(x.V)}
+	case *Var:
+		v, ok := m.vars[x]
+		if !ok {
+			panic(fmt.Sprintf("variable %s is not bound", x.Name))
+		}
+		return v
+	case *Cast:
+		v := m.eval(x.X)
+		from := x.X.Type()
+		switch {
+		case x.T == F32 && from == F32:
+			return v
+		case x.T == F32:
+			return val{f: float64(float32(v.i))}
+		case from == F32:
+			if math.IsNaN(v.f) || v.f >= 9.2e18 || v.f <= -9.2e18 {
+				panic(fmt.Sprintf("float %g does not convert to %s", v.f, x.T))
+			}
+			return val{i: wrap(x.T, int64(v.f))}
+		}
+		return val{i: wrap(x.T, v.i)}
+	case *Select:
+		if m.eval(x.Cond).i != 0 {
+			return m.eval(x.A)
+		}
+		return m.eval(x.B)
+	case *Load:
+		d := m.data(x.Buf)
+		off := m.offset(x.Buf, x.Indices, x.Flat)
+		if off < 0 || off >= d.Len() {
+			panic(fmt.Sprintf("load from %s at %d out of range %d", x.Buf.Name, off, d.Len()))
+		}
+		if x.Buf.DType == F32 {
+			return val{f: float64(d.F[off])}
+		}
+		return val{i: d.I[off]}
+	case *Binary:
+		return m.binary(x)
+	case *Intrinsic:
+		return m.intrinsic(x)
+	}
+	panic(fmt.Sprintf("unknown expression %T", e))
+}
+
+func (m *machine) binary(x *Binary) val {
+	a, b := m.eval(x.A), m.eval(x.B)
+	t := x.A.Type()
+	if t == F32 {
+		var r float64
+		switch x.Op {
+		case OpAdd:
+			r = a.f + b.f
+		case OpSub:
+			r = a.f - b.f
+		case OpMul:
+			r = a.f * b.f
+		case OpDiv:
+			r = a.f / b.f
+		case OpMin:
+			r = a.f
+			if b.f < a.f {
+				r = b.f
+			}
+		case OpMax:
+			r = a.f
+			if b.f > a.f {
+				r = b.f
+			}
+		case OpLT:
+			return val{i: b2i(a.f < b.f)}
+		case OpLE:
+			return val{i: b2i(a.f <= b.f)}
+		case OpGT:
+			return val{i: b2i(a.f > b.f)}
+		case OpGE:
+			return val{i: b2i(a.f >= b.f)}
+		case OpEQ:
+			return val{i: b2i(a.f == b.f)}
+		case OpNE:
+			return val{i: b2i(a.f != b.f)}
+		default:
+			panic(fmt.Sprintf("operator %s on float32", x.Op))
+		}
+		return val{f: float64(float32(r))}
+	}
+	var r int64
+	switch x.Op {
+	case OpAdd:
+		r = a.i + b.i
+	case OpSub:
+		r = a.i - b.i
+	case OpMul:
+		r = a.i * b.i
+	case OpDiv:
+		if b.i == 0 {
+			panic("integer division by zero")
+		}
+		r = a.i / b.i
+	case OpMod:
+		if b.i == 0 {
+			panic("integer modulo by zero")
+		}
+		r = a.i % b.i
+	case OpMin:
+		r = min(a.i, b.i)
+	case OpMax:
+		r = max(a.i, b.i)
+	case OpShl:
+		if b.i < 0 || b.i >= 64 || a.i < 0 {
+			panic(fmt.Sprintf("undefined shift %d << %d", a.i, b.i))
+		}
+		r = a.i << uint(b.i)
+	case OpShr:
+		if b.i < 0 || b.i >= 64 {
+			panic(fmt.Sprintf("undefined shift %d >> %d", a.i, b.i))
+		}
+		r = a.i >> uint(b.i)
+	case OpAnd:
+		r = a.i & b.i
+	case OpOr:
+		r = a.i | b.i
+	case OpXor:
+		r = a.i ^ b.i
+	case OpLT:
+		return val{i: b2i(a.i < b.i)}
+	case OpLE:
+		return val{i: b2i(a.i <= b.i)}
+	case OpGT:
+		return val{i: b2i(a.i > b.i)}
+	case OpGE:
+		return val{i: b2i(a.i >= b.i)}
+	case OpEQ:
+		return val{i: b2i(a.i == b.i)}
+	case OpNE:
+		return val{i: b2i(a.i != b.i)}
+	}
+	if t == I32 && (r > math.MaxInt32 || r < math.MinInt32) && x.Op != OpShl {
+		panic(fmt.Sprintf("int32 overflow: %d %s %d", a.i, x.Op, b.i))
+	}
+	return val{i: wrap(t, r)}
+}
+
+func (m *machine) intrinsic(x *Intrinsic) val {
+	args := make([]val, len(x.Args))
+	for i, a := range x.Args {
+		args[i] = m.eval(a)
+	}
+	i32 := func(k int) int32 { return int32(args[k].i) }
+	switch x.Name {
+	case IntrRequant:
+		return val{i: int64(RequantQ(i32(0), i32(1), i32(2)))}
+	case IntrSRDHM:
+		return val{i: int64(SRDHM(i32(0), i32(1)))}
+	case IntrRDivPOT:
+		return val{i: int64(RDivPOT(i32(0), i32(1)))}
+	case IntrRecip:
+		r, _ := Reciprocal(i32(0), i32(1))
+		return val{i: int64(r)}
+	case IntrRecipShift:
+		_, s := Reciprocal(i32(0), i32(1))
+		return val{i: int64(s)}
+	case IntrExpNeg:
+		return val{i: int64(ExpNeg(i32(0)))}
+	case IntrExp:
+		return val{f: float64(float32(math.Exp(args[0].f)))}
+	case IntrTanh:
+		return val{f: float64(float32(math.Tanh(args[0].f)))}
+	case IntrRound:
+		return val{f: math.Round(args[0].f)}
+	case IntrFloor:
+		return val{f: math.Floor(args[0].f)}
+	}
+	panic(fmt.Sprintf("unknown intrinsic %s", x.Name))
+}

@@ -1,0 +1,119 @@
+// Package tir is mcugen's loop-level IR, in the spirit of TVM's TIR: a
+// PrimFunc has typed buffer parameters and a body of loops, stores and
+// expressions. Every canonical graph op has one compute definition here
+// (compute_*.go); a target brings schedules (schedule*.go) that transform
+// those loop nests without changing what they compute; Lower turns a planned
+// graph into a Module of PrimFuncs that emitc prints as C. The package also
+// has a printer, a simplifier and an interpreter used to check transforms.
+package tir
+
+import (
+	"github.com/mcugen/mcugen/graph"
+)
+
+// DType is the element type of a buffer or expression (graph's dtypes plus Bool).
+type DType = graph.DType
+
+// Scope says where a buffer's storage lives.
+type Scope uint8
+
+const (
+	// ScopeParam is a pointer passed to the kernel by its caller (activations).
+	ScopeParam Scope = iota
+	// ScopeConst is compile-time constant data (weights, bias, multipliers, tables).
+	ScopeConst
+	// ScopeLocal is a kernel-local variable or array (accumulators, windows).
+	ScopeLocal
+)
+
+// Buffer is a typed, strided n-dimensional array. Rank-0 buffers are scalars.
+type Buffer struct {
+	Name    string
+	DType   DType
+	Shape   []int
+	Strides []int // in elements; row-major when built with NewBuffer
+	Scope   Scope
+	// Data holds the values of a ScopeConst buffer (F for float32, I otherwise).
+	Data *graph.Data
+	// Tensor is the graph tensor the buffer stands for, if any.
+	Tensor string
+	// Writes reports whether a ScopeParam buffer is written by the kernel.
+	Writes bool
+}
+
+// NewBuffer returns a row-major buffer.
+func NewBuffer(name string, dt DType, shape []int, scope Scope) *Buffer {
+	return &Buffer{Name: name, DType: dt, Shape: append([]int{}, shape...), Strides: graph.Strides(shape), Scope: scope}
+}
+
+// Len is the number of elements the buffer spans.
+func (b *Buffer) Len() int { return graph.NumElements(b.Shape) }
+
+// PrimFunc is one kernel: parameters, constants it reads, and a loop body.
+type PrimFunc struct {
+	Name   string
+	Params []*Buffer
+	Body   Stmt
+	// Node and Op name the graph node(s) the kernel implements (for comments).
+	Node string
+	Op   string
+	// Knobs are the schedule's tunable choices, by name (split factors, unroll depths).
+	Knobs map[string]int
+}
+
+// Consts returns the constant buffers the function reads, in first-use order.
+func (f *PrimFunc) Consts() []*Buffer {
+	var out []*Buffer
+	seen := map[*Buffer]bool{}
+	VisitExprs(f.Body, func(e Expr) {
+		if l, ok := e.(*Load); ok && l.Buf.Scope == ScopeConst && !seen[l.Buf] {
+			seen[l.Buf] = true
+			out = append(out, l.Buf)
+		}
+	})
+	return out
+}
+
+// Module is a lowered model: kernels in execution order and the calls that run them.
+type Module struct {
+	Name       string // model name
+	Funcs      []*PrimFunc
+	Consts     []*Buffer     // every constant buffer, in first-use order, names unique
+	Calls      []*KernelCall // the entry function's body
+	ArenaBytes int
+	Inputs     []*IO
+	Outputs    []*IO
+	Target     string
+	IOInArena  bool // graph inputs and outputs live in the arena (plan.IOInArena)
+	Float      bool // true when any kernel uses float maths
+}
+
+// Where says where a tensor lives at run time.
+type Where struct {
+	// Arena is true when the tensor lives at Offset bytes into the arena;
+	// otherwise it is the caller's pointer of graph input/output IO (by index).
+	Arena  bool
+	Offset int
+	IO     int  // index into Module.Inputs or Module.Outputs
+	Output bool // IO indexes Outputs
+}
+
+// IO is a graph input or output.
+type IO struct {
+	Name   string // graph tensor name
+	DType  DType
+	Shape  []int
+	Bytes  int
+	Offset int // arena offset given by the plan (used with in-arena I/O)
+	// CopyFrom, for an output whose value lives elsewhere (an alias, or an input
+	// passed straight through), is where to copy it from after the kernels run.
+	CopyFrom *Where
+}
+
+// KernelCall is one kernel invocation in the entry function.
+type KernelCall struct {
+	Func *PrimFunc
+	Args []Where // one per Func.Params
+	// Bytes is the byte length of each argument (for the printed comment and checks).
+	Bytes []int
+}

@@ -1,0 +1,345 @@
+package tir
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/memplan"
+)
+
+// Lower turns a planned graph into a Module: one PrimFunc per (fused) node in
+// plan order, scheduled for target, simplified and flattened, with the calls
+// the entry function makes. Reshapes whose output shares its input's storage
+// vanish; element-wise activations following a float conv/FC/binary op fuse
+// into it.
+func Lower(g *graph.Graph, plan *memplan.Plan, target Target) (*Module, error) {
+	if plan == nil {
+		return nil, fmt.Errorf("tir: no memory plan")
+	}
+	l := &lowerer{g: g, plan: plan, target: target}
+	return l.run()
+}
+
+type lowerer struct {
+	g      *graph.Graph
+	plan   *memplan.Plan
+	target Target
+	m      *Module
+}
+
+func (l *lowerer) run() (*Module, error) {
+	g := l.g
+	m := &Module{Name: g.Name, ArenaBytes: l.plan.ArenaBytes, Target: l.target.Name, IOInArena: l.plan.IOInArena}
+	l.m = m
+	for _, name := range g.Inputs {
+		t := g.Tensor(name)
+		if t == nil {
+			return nil, fmt.Errorf("tir: graph input %q has no tensor", name)
+		}
+		m.Inputs = append(m.Inputs, l.io(t))
+	}
+	for _, name := range g.Outputs {
+		t := g.Tensor(name)
+		if t == nil {
+			return nil, fmt.Errorf("tir: graph output %q has no tensor", name)
+		}
+		m.Outputs = append(m.Outputs, l.io(t))
+	}
+	order := l.plan.Order
+	if len(order) == 0 && len(g.Nodes) > 0 {
+		return nil, fmt.Errorf("tir: the plan has no node order")
+	}
+	fusedInto := l.fuseActivations(order)
+	seen := map[*Buffer]bool{}
+	for step, ni := range order {
+		if ni < 0 || ni >= len(g.Nodes) {
+			return nil, fmt.Errorf("tir: plan step %d names node %d of %d", step, ni, len(g.Nodes))
+		}
+		n := g.Nodes[ni]
+		if _, ok := fusedInto[n]; ok && fusedInto[n] == nil {
+			continue // fused into its producer
+		}
+		if n.Op == graph.Reshape {
+			wi, err1 := l.where(n.Inputs[0])
+			wo, err2 := l.where(n.Outputs[0])
+			if err1 == nil && err2 == nil && wi == wo {
+				continue // a view: memplan gave it its input's bytes
+			}
+		}
+		f, err := l.kernel(n, fusedInto[n], len(m.Funcs))
+		if err != nil {
+			return nil, err
+		}
+		call := &KernelCall{Func: f}
+		for _, p := range f.Params {
+			w, err := l.where(p.Tensor)
+			if err != nil {
+				return nil, fmt.Errorf("tir: node %q (%s): %v", n.Name, n.Op, err)
+			}
+			call.Args = append(call.Args, w)
+			call.Bytes = append(call.Bytes, g.Tensor(p.Tensor).Bytes())
+		}
+		if l.plan.InPlace[n.Name] && !canRunInPlace(n, f) {
+			return nil, fmt.Errorf("tir: node %q (%s): the plan runs it in place, its kernel cannot", n.Name, n.Op)
+		}
+		m.Funcs = append(m.Funcs, f)
+		m.Calls = append(m.Calls, call)
+		for _, c := range f.Consts() {
+			if !seen[c] {
+				seen[c] = true
+				m.Consts = append(m.Consts, c)
+			}
+			if c.DType == F32 {
+				m.Float = true
+			}
+		}
+		for _, p := range f.Params {
+			if p.DType == F32 {
+				m.Float = true
+			}
+		}
+	}
+	return m, nil
+}
+
+func (l *lowerer) io(t *graph.Tensor) *IO {
+	o := &IO{Name: t.Name, DType: t.DType, Shape: append([]int{}, t.Shape...), Bytes: t.Bytes(), Offset: -1}
+	if off, ok := l.plan.Offset(t.Name); ok {
+		o.Offset = off
+	}
+	return o
+}
+
+// where resolves where a tensor lives at run time.
+func (l *lowerer) where(tensor string) (Where, error) {
+	for depth := 0; depth < 64; depth++ {
+		b := l.plan.Buffer(tensor)
+		if b != nil && b.Offset >= 0 {
+			return Where{Arena: true, Offset: b.Offset}, nil
+		}
+		for i, name := range l.g.Outputs {
+			if name == tensor {
+				return Where{IO: i, Output: true}, nil
+			}
+		}
+		for i, name := range l.g.Inputs {
+			if name == tensor {
+				return Where{IO: i}, nil
+			}
+		}
+		if b == nil || b.AliasOf == "" {
+			return Where{}, fmt.Errorf("tensor %q has no place in the memory plan", tensor)
+		}
+		tensor = b.AliasOf
+	}
+	return Where{}, fmt.Errorf("tensor %q: alias chain too long", tensor)
+}
+
+// fuseActivations finds float Relu/Clip nodes whose only input is produced by
+// a float Conv2D, FullyConnected or binary op with no fused activation yet,
+// read by nothing else and not a graph output. It maps the activation node to
+// nil (skip it) and the producer to the activation node.
+func (l *lowerer) fuseActivations(order []int) map[*graph.Node]*graph.Node {
+	g := l.g
+	out := map[*graph.Node]*graph.Node{}
+	prod := g.Producers()
+	cons := g.Consumers()
+	isOut := map[string]bool{}
+	for _, o := range g.Outputs {
+		isOut[o] = true
+	}
+	for _, ni := range order {
+		n := g.Nodes[ni]
+		if (n.Op != graph.Relu && n.Op != graph.Clip) || len(n.Inputs) != 1 {
+			continue
+		}
+		if actOf(n) == graph.ActNone {
+			continue
+		}
+		t := g.Tensor(n.Inputs[0])
+		p := prod[n.Inputs[0]]
+		if t == nil || p == nil || t.DType != F32 || isOut[t.Name] || len(cons[t.Name]) != 1 {
+			continue
+		}
+		if _, done := out[p]; done {
+			continue
+		}
+		if currentAct(p) != graph.ActNone || !fusable(p) {
+			continue
+		}
+		out[p] = n
+		out[n] = nil
+	}
+	return out
+}
+
+// actOf maps a Relu or Clip node to a fused activation (ActNone if it is not one).
+func actOf(n *graph.Node) graph.Activation {
+	if n.Op == graph.Relu {
+		return graph.ActRelu
+	}
+	if a, ok := n.Attrs.(*graph.ClipAttrs); ok && a != nil {
+		switch {
+		case a.Min == 0 && a.Max == 6:
+			return graph.ActRelu6
+		case a.Min == -1 && a.Max == 1:
+			return graph.ActReluN1To1
+		}
+	}
+	return graph.ActNone
+}
+
+func fusable(n *graph.Node) bool {
+	switch n.Op {
+	case graph.Conv2D, graph.FullyConnected, graph.Add, graph.Sub, graph.Mul:
+		return true
+	}
+	return false
+}
+
+func currentAct(n *graph.Node) graph.Activation {
+	switch a := n.Attrs.(type) {
+	case *graph.Conv2DAttrs:
+		if a != nil {
+			return a.Act
+		}
+	case *graph.FullyConnectedAttrs:
+		if a != nil {
+			return a.Act
+		}
+	case *graph.BinaryAttrs:
+		if a != nil {
+			return a.Act
+		}
+	}
+	return graph.ActNone
+}
+
+// withAct returns a copy of n whose attributes carry act.
+func withAct(n *graph.Node, act graph.Activation) *graph.Node {
+	c := *n
+	switch a := n.Attrs.(type) {
+	case *graph.Conv2DAttrs:
+		b := *a
+		b.Act = act
+		c.Attrs = &b
+	case *graph.FullyConnectedAttrs:
+		b := graph.FullyConnectedAttrs{}
+		if a != nil {
+			b = *a
+		}
+		b.Act = act
+		c.Attrs = &b
+	default:
+		b := graph.BinaryAttrs{}
+		if ba, ok := n.Attrs.(*graph.BinaryAttrs); ok && ba != nil {
+			b = *ba
+		}
+		b.Act = act
+		c.Attrs = &b
+	}
+	return &c
+}
+
+// kernel builds, schedules and finalizes the PrimFunc of node n (with the
+// activation node act fused in when not nil).
+func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (*PrimFunc, error) {
+	fn, ok := computes[n.Op]
+	if !ok {
+		return nil, fmt.Errorf("tir: node %q (%s): no compute definition for this op", n.Name, n.Op)
+	}
+	if len(n.Outputs) != 1 {
+		return nil, fmt.Errorf("tir: node %q (%s): %d outputs, kernels have one", n.Name, n.Op, len(n.Outputs))
+	}
+	k := &kctx{g: l.g, n: n, f: &PrimFunc{Node: n.Name}, params: map[string]*Buffer{}}
+	if act != nil {
+		k.n = withAct(n, actOf(act))
+		k.out = l.g.Tensor(act.Outputs[0])
+		k.f.Node = n.Name + " + " + act.Name
+	}
+	if t := l.g.Out(n, 0); t == nil || t.DType == graph.Invalid {
+		return nil, fmt.Errorf("tir: node %q (%s): output has no shape or dtype", n.Name, n.Op)
+	}
+	body, err := fn(k)
+	if err != nil {
+		return nil, err
+	}
+	f := k.f
+	f.Body = body
+	var dt DType = graph.Float32
+	if t := l.g.In(n, 0); t != nil {
+		dt = t.DType
+	}
+	f.Name = fmt.Sprintf("%s_%d_%s", f.Op, index, kernelSuffix(dt))
+	// Inputs first, then the output, each in first-use order.
+	sort.SliceStable(f.Params, func(i, j int) bool { return !f.Params[i].Writes && f.Params[j].Writes })
+	f, err = l.target.schedule(f)
+	if err != nil {
+		return nil, fmt.Errorf("tir: node %q (%s): schedule: %v", n.Name, n.Op, err)
+	}
+	return Finalize(f), nil
+}
+
+// Finalize runs the passes every kernel goes through after its schedule:
+// unrolled loops expanded, simplification, buffers flattened to element offsets.
+func Finalize(f *PrimFunc) *PrimFunc {
+	f = Simplify(f)
+	f = ExpandUnrolled(f)
+	f = Simplify(f)
+	f = Flatten(f)
+	return Simplify(f)
+}
+
+// canRunInPlace reports whether f computes each output element from the
+// input elements at the same position only (so writing over the input is safe).
+func canRunInPlace(n *graph.Node, f *PrimFunc) bool {
+	switch n.Op {
+	case graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid,
+		graph.Quantize, graph.Dequantize, graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Reshape:
+		return true
+	}
+	return false
+}
+
+// InPlaceOK is for memplan.Options.InPlaceOK: the generic kernels can write
+// their output over their first input only for element-wise ops.
+func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
+
+// Flatten rewrites every multi-dimensional buffer access as one element offset.
+func Flatten(f *PrimFunc) *PrimFunc {
+	g := *f
+	flat := func(b *Buffer, idx []Expr) []Expr {
+		if len(idx) == 0 {
+			return nil
+		}
+		var off Expr
+		for i, e := range idx {
+			if b.Strides[i] == 0 {
+				continue
+			}
+			t := Mul(e, C(int64(b.Strides[i])))
+			if off == nil {
+				off = t
+			} else {
+				off = Add(off, t)
+			}
+		}
+		if off == nil {
+			off = C(0)
+		}
+		return []Expr{SimplifyExpr(Canonical(off))}
+	}
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		if st, ok := s.(*Store); ok && !st.Flat {
+			return &Store{Buf: st.Buf, Indices: flat(st.Buf, st.Indices), Value: st.Value, Flat: true}
+		}
+		return s
+	}, func(e Expr) Expr {
+		if ld, ok := e.(*Load); ok && !ld.Flat {
+			return &Load{Buf: ld.Buf, Indices: flat(ld.Buf, ld.Indices), Flat: true}
+		}
+		return e
+	})
+	return &g
+}

@@ -1,0 +1,130 @@
+package tir
+
+import (
+	"fmt"
+	"sort"
+)
+
+// ScheduleFunc transforms one kernel's loop nest for a target. It reads its
+// tunable choices from f.Knobs (filling in defaults) and must not change
+// what f computes.
+type ScheduleFunc func(f *PrimFunc) (*PrimFunc, error)
+
+// Target names a schedule set: a schedule per kernel op (PrimFunc.Op), with
+// a fallback for ops it does not list. Targets inherit: a "dsp" target lists
+// the ops it speeds up and falls back to "generic" for the rest.
+type Target struct {
+	Name      string
+	Schedules map[string]ScheduleFunc
+	Fallback  *Target
+}
+
+var targets = map[string]*Target{}
+
+// RegisterTarget adds a target to the table TargetByName reads.
+func RegisterTarget(t *Target) { targets[t.Name] = t }
+
+// TargetByName returns a registered target ("generic" is always there).
+func TargetByName(name string) (Target, error) {
+	t, ok := targets[name]
+	if !ok {
+		names := make([]string, 0, len(targets))
+		for n := range targets {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Target{}, fmt.Errorf("tir: unknown target %q (have %v)", name, names)
+	}
+	return *t, nil
+}
+
+// Generic is the plain-C schedule set every target falls back to.
+var Generic = &Target{Name: "generic", Schedules: map[string]ScheduleFunc{
+	"conv2d":           scheduleConvGeneric,
+	"depthwise_conv2d": scheduleConvGeneric,
+	"fully_connected":  scheduleFCGeneric,
+	"avg_pool2d":       scheduleHoist,
+	"max_pool2d":       scheduleHoist,
+}}
+
+func init() { RegisterTarget(Generic) }
+
+func (t Target) schedule(f *PrimFunc) (*PrimFunc, error) {
+	if f.Knobs == nil {
+		f.Knobs = map[string]int{}
+	}
+	for cur := &t; cur != nil; cur = cur.next() {
+		if s, ok := cur.Schedules[f.Op]; ok {
+			return s(f)
+		}
+	}
+	return f, nil
+}
+
+func (t *Target) next() *Target {
+	if t.Fallback != nil {
+		return t.Fallback
+	}
+	if t.Name != Generic.Name {
+		return Generic
+	}
+	return nil
+}
+
+func knob(f *PrimFunc, name string, def int) int {
+	if f.Knobs == nil {
+		f.Knobs = map[string]int{}
+	}
+	v, ok := f.Knobs[name]
+	if !ok {
+		f.Knobs[name] = def
+		return def
+	}
+	return v
+}
+
+// scheduleHoist moves padding checks out of the loops they do not depend on
+// and drops the checks that always hold.
+func scheduleHoist(f *PrimFunc) (*PrimFunc, error) {
+	f = Simplify(HoistInvariantIf(Simplify(f)))
+	return PruneConditions(f), nil
+}
+
+// scheduleConvGeneric: padding checks hoisted and removed where the window
+// is always inside the image; knob unroll_kw unrolls the kernel-width loop
+// when it is at most that long (0 = never).
+func scheduleConvGeneric(f *PrimFunc) (*PrimFunc, error) {
+	f, err := scheduleHoist(f)
+	if err != nil {
+		return nil, err
+	}
+	if u := knob(f, "unroll_kw", 3); u > 0 {
+		if l := findLoop(f.Body, "kw"); l != nil {
+			if n, ok := IsConst(l.Extent); ok && n <= int64(u) {
+				if f, err = Unroll(f, "kw"); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return f, nil
+}
+
+// scheduleFCGeneric: knob split_k splits the reduction and unrolls the inner
+// part by that factor when it divides K (0 = leave it).
+func scheduleFCGeneric(f *PrimFunc) (*PrimFunc, error) {
+	s := knob(f, "unroll_k", 4)
+	l := findLoop(f.Body, "k")
+	if s <= 1 || l == nil {
+		return f, nil
+	}
+	n, ok := IsConst(l.Extent)
+	if !ok || n%int64(s) != 0 || n <= int64(s) {
+		return f, nil
+	}
+	f, err := Split(f, "k", s)
+	if err != nil {
+		return nil, err
+	}
+	return Unroll(f, "k_i")
+}
