@@ -229,6 +229,9 @@ func (im *importer) run(og *Graph) error {
 		if v == nil {
 			return fmt.Errorf("graph output %q is not produced by any node", o.Name)
 		}
+		if slices.Contains(v.shape, 0) {
+			return unsupportedf("graph output %q of zero-size shape %v", o.Name, v.shape)
+		}
 		name := im.get(v, asIs)
 		if name != o.Name {
 			if _, taken := im.g.Tensors[o.Name]; !taken {

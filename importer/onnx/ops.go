@@ -42,13 +42,13 @@ func init() {
 		"HardSigmoid":        convHardSigmoid,
 		"Clip":               convClip,
 		"Softmax":            convSoftmax,
-		"Conv":               convConv,
+		"Conv":               lift1D(convConv, 1),
 		"Gemm":               convGemm,
 		"MatMul":             convMatMul,
-		"MaxPool":            convPool(graph.MaxPool2D),
-		"AveragePool":        convPool(graph.AvgPool2D),
-		"GlobalAveragePool":  convGlobalPool(graph.Mean),
-		"GlobalMaxPool":      convGlobalPool(graph.MaxPool2D),
+		"MaxPool":            lift1D(convPool(graph.MaxPool2D), 0),
+		"AveragePool":        lift1D(convPool(graph.AvgPool2D), 0),
+		"GlobalAveragePool":  lift1D(convGlobalPool(graph.Mean), 0),
+		"GlobalMaxPool":      lift1D(convGlobalPool(graph.MaxPool2D), 0),
 		"ReduceMean":         convReduceMean,
 		"BatchNormalization": convBatchNorm,
 		"Flatten":            convReshapeLike,
@@ -63,9 +63,9 @@ func init() {
 		"Resize":             convResize,
 		"QuantizeLinear":     convQuantize,
 		"DequantizeLinear":   convDequantize,
-		"QLinearConv":        convQLinearConv,
+		"QLinearConv":        lift1D(convQLinearConv, 3),
 		"QLinearMatMul":      convQLinearMatMul,
-		"ConvInteger":        convConvInteger,
+		"ConvInteger":        lift1D(convConvInteger, 1),
 		"MatMulInteger":      convMatMulInteger,
 	}
 }
@@ -134,6 +134,9 @@ func convDropout(im *importer, c *nodeCtx) error {
 	x, err := c.need(0)
 	if err != nil {
 		return err
+	}
+	if tm := c.in(2); tm != nil && (tm.c == nil || tm.c.Len() != 1 || tm.c.Float(0) != 0) {
+		return unsupportedf("Dropout in training mode")
 	}
 	c.alias(0, x)
 	if c.out(1) != "" {
@@ -1658,4 +1661,67 @@ func convResize(im *importer, c *nodeCtx) error {
 	attrs := &graph.ResizeAttrs{Mode: gm, Coord: coord, Nearest: nearest, Scale: scale}
 	c.emit1(graph.Resize, []string{im.get(x, nhwc)}, attrs, x.dt, out, nhwc)
 	return nil
+}
+
+// lift1D runs a 2-D conv or pool converter on a 1-D (rank-3) node by
+// viewing [N,C,L] as [N,C,1,L] and the result back as rank 3.
+func lift1D(conv converter, weight int) converter {
+	return func(im *importer, c *nodeCtx) error {
+		x := c.in(0)
+		if x == nil || len(x.shape) != 3 || c.out(0) == "" {
+			return conv(im, c)
+		}
+		n := *c.n
+		n.Input = slices.Clone(c.n.Input)
+		n.Output = []string{c.out(0) + "_2d"}
+		n.Attribute = nil
+		for _, a := range c.n.Attribute {
+			b := *a
+			switch a.Name {
+			case "kernel_shape", "strides", "dilations":
+				if len(a.Ints) != 1 {
+					return fmt.Errorf("%s %v for a 1-D input", a.Name, a.Ints)
+				}
+				b.Ints = []int64{1, a.Ints[0]}
+			case "pads":
+				if len(a.Ints) != 2 {
+					return fmt.Errorf("pads %v for a 1-D input", a.Ints)
+				}
+				b.Ints = []int64{0, a.Ints[0], 0, a.Ints[1]}
+			}
+			n.Attribute = append(n.Attribute, &b)
+		}
+		lift := func(i int) {
+			v := c.in(i)
+			if v == nil || len(v.shape) != 3 {
+				return
+			}
+			s := []int{v.shape[0], v.shape[1], 1, v.shape[2]}
+			name := im.g.UniqueName(v.name + "_2d")
+			if v.c != nil {
+				im.vals[name] = &value{name: name, dt: v.dt, shape: s, c: reshapeData(v.c, s)}
+			} else {
+				t := im.newTensor(name, v.dt, s)
+				im.emit(graph.Reshape, []string{im.get(v, asIs)}, nil, t)
+				nv := &value{name: name, dt: v.dt, shape: s}
+				nv.tensors[asIs] = t.Name
+				im.vals[name] = nv
+			}
+			n.Input[i] = name
+		}
+		lift(0)
+		if weight > 0 {
+			lift(weight)
+		}
+		if err := conv(im, &nodeCtx{im: im, n: &n}); err != nil {
+			return err
+		}
+		y := im.vals[n.Output[0]]
+		out := []int{y.shape[0], y.shape[1], y.shape[3]}
+		t, v := c.newOut(0, y.dt, out, asIs)
+		src := im.get(y, asIs)
+		t.Quant = im.g.Tensors[src].Quant
+		v.prod = im.emit(graph.Reshape, []string{src}, nil, t)
+		return nil
+	}
 }
