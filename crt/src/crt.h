@@ -1,0 +1,38 @@
+/* mcugen runtime: the interface every platform layer implements.
+ * mcugen_board.h is generated for the board and says which UART, counter and FPU the
+ * firmware has (CRT_* macros). */
+#ifndef MCUGEN_CRT_H
+#define MCUGEN_CRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcugen_board.h"
+
+/* Set up the output channel and the counter. */
+void crt_init(void);
+
+/* Output: a UART when the board has one, else semihosting, else stdout (hosted). */
+void crt_write(const char *s, size_t n);
+void crt_puts(const char *s);
+void crt_put_u64(uint64_t v);
+void crt_put_i32(int32_t v);
+void crt_put_hex32(uint32_t v);
+void crt_put_hex_bytes(const uint8_t *p, size_t n);
+
+/* Stop the program with an exit code (semihosting SYS_EXIT_EXTENDED on bare metal). */
+void crt_exit(int code)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
+/* The counter: crt_counter_read() returns raw ticks of the board's free-running counter
+ * (CRT_COUNTER_FPGAIO, CRT_COUNTER_NRF_TIMER) or core cycles (CRT_COUNTER_DWT).
+ * crt_counter_instructions() turns a tick difference into the instructions QEMU executed
+ * under -icount shift=CRT_ICOUNT_SHIFT: round(ticks * 1e9 / (hz * 2^shift)); it returns
+ * 0 and sets *ok = 0 when that is not known. */
+uint32_t crt_counter_read(void);
+uint64_t crt_counter_instructions(uint32_t ticks, int *ok);
+
+#endif

@@ -1,0 +1,171 @@
+/* mcugen runtime: Cortex-M vector table, reset handler and fault handlers.
+ * The linker script (generated from the board's memory regions) defines _estack,
+ * _sidata, _sdata, _edata, _sbss and _ebss. */
+#include "crt.h"
+
+extern uint32_t _estack;
+extern uint32_t _sidata;
+extern uint32_t _sdata;
+extern uint32_t _edata;
+extern uint32_t _sbss;
+extern uint32_t _ebss;
+
+int main(void);
+void Reset_Handler(void);
+void crt_fault_entry(void);
+void crt_fault_report(const uint32_t *frame);
+
+#define CRT_REG(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
+
+/* Mainline cores (v7-M, v8-M Main) have the configurable fault status registers. */
+#if defined(__ARM_ARCH_ISA_THUMB) && __ARM_ARCH_ISA_THUMB == 2
+#define CRT_HAS_CFSR 1
+#endif
+
+void Reset_Handler(void)
+{
+    uint32_t *src, *dst;
+#if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
+    /* CPACR: full access to CP10 and CP11 (FPU and MVE) before any FP/vector instruction. */
+    CRT_REG(0xE000ED88u) |= 0xFu << 20;
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+#endif
+#if defined(CRT_HAS_CFSR)
+    /* SHCSR: report MemManage, BusFault and UsageFault as themselves. */
+    CRT_REG(0xE000ED24u) |= (1u << 16) | (1u << 17) | (1u << 18);
+#endif
+    for (src = &_sidata, dst = &_sdata; dst < &_edata;) {
+        *dst++ = *src++;
+    }
+    for (dst = &_sbss; dst < &_ebss;) {
+        *dst++ = 0u;
+    }
+    crt_exit(main());
+}
+
+/* Find the exception frame (MSP or PSP, from EXC_RETURN bit 2) and report from C.
+ * Written for ARMv6-M so that one version serves every core. */
+__attribute__((naked)) void crt_fault_entry(void)
+{
+    __asm__ volatile(
+        "movs r0, #4\n\t"
+        "mov r1, lr\n\t"
+        "tst r0, r1\n\t"
+        "beq 1f\n\t"
+        "mrs r0, psp\n\t"
+        "b 2f\n"
+        "1:\n\t"
+        "mrs r0, msp\n"
+        "2:\n\t"
+        "bl crt_fault_report\n\t");
+}
+
+#if defined(CRT_HAS_CFSR)
+static const char *const crt_cfsr_bits[32] = {
+    "IACCVIOL", "DACCVIOL", 0, "MUNSTKERR", "MSTKERR", "MLSPERR", 0, "MMARVALID",
+    "IBUSERR", "PRECISERR", "IMPRECISERR", "UNSTKERR", "STKERR", "LSPERR", 0, "BFARVALID",
+    "UNDEFINSTR", "INVSTATE", "INVPC", "NOCP", "STKOF", 0, 0, 0,
+    "UNALIGNED", "DIVBYZERO", 0, 0, 0, 0, 0, 0};
+#endif
+
+/* Prints "@mcugen fault <type> <detail> pc=.. lr=.. xpsr=.. cfsr=.. hfsr=.. addr=.."
+ * and exits with code 3. */
+void crt_fault_report(const uint32_t *frame)
+{
+    uint32_t ipsr;
+    const char *type = "Exception";
+    __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+    ipsr &= 0x1ffu;
+    switch (ipsr) {
+    case 2: type = "NMI"; break;
+    case 3: type = "HardFault"; break;
+    case 4: type = "MemManage"; break;
+    case 5: type = "BusFault"; break;
+    case 6: type = "UsageFault"; break;
+    case 7: type = "SecureFault"; break;
+    default: break;
+    }
+    {
+#if defined(CRT_HAS_CFSR)
+        uint32_t cfsr = CRT_REG(0xE000ED28u);
+        uint32_t hfsr = CRT_REG(0xE000ED2Cu);
+        uint32_t mmfar = CRT_REG(0xE000ED34u);
+        uint32_t bfar = CRT_REG(0xE000ED38u);
+        int i, any = 0;
+        if ((cfsr & 0xffu) != 0u) {
+            type = "MemManage";
+        } else if ((cfsr & 0xff00u) != 0u) {
+            type = "BusFault";
+        } else if ((cfsr & 0xffff0000u) != 0u) {
+            type = "UsageFault";
+        }
+        crt_puts("\n@mcugen fault ");
+        crt_puts(type);
+        crt_puts(" ");
+        for (i = 0; i < 32; i++) {
+            if ((cfsr & (1u << i)) != 0u && crt_cfsr_bits[i] != 0 && i != 7 && i != 15) {
+                crt_puts(any ? "," : "");
+                crt_puts(crt_cfsr_bits[i]);
+                any = 1;
+            }
+        }
+        if (!any) {
+            crt_puts((hfsr & (1u << 1)) != 0u ? "VECTTBL" : "-");
+        }
+#else
+        crt_puts("\n@mcugen fault ");
+        crt_puts(type);
+        crt_puts(" -");
+#endif
+        crt_puts(" pc=");
+        crt_put_hex32(frame[6]);
+        crt_puts(" lr=");
+        crt_put_hex32(frame[5]);
+        crt_puts(" xpsr=");
+        crt_put_hex32(frame[7]);
+#if defined(CRT_HAS_CFSR)
+        crt_puts(" cfsr=");
+        crt_put_hex32(cfsr);
+        crt_puts(" hfsr=");
+        crt_put_hex32(hfsr);
+        crt_puts(" addr=");
+        if ((cfsr & (1u << 7)) != 0u) {
+            crt_put_hex32(mmfar);
+        } else if ((cfsr & (1u << 15)) != 0u) {
+            crt_put_hex32(bfar);
+        } else {
+            crt_puts("-");
+        }
+#else
+        crt_puts(" cfsr=- hfsr=- addr=-");
+#endif
+        crt_puts("\n");
+    }
+    crt_exit(3);
+}
+
+/* The vector table: the initial stack pointer, then the handlers. Interrupts are not used,
+ * so only the system exceptions are filled in. */
+struct crt_vector_table {
+    uint32_t *initial_sp;
+    void (*handlers[15])(void);
+};
+
+__attribute__((section(".vectors"), used)) const struct crt_vector_table crt_vectors = {
+    &_estack,
+    {
+        Reset_Handler,   /* Reset */
+        crt_fault_entry, /* NMI */
+        crt_fault_entry, /* HardFault */
+        crt_fault_entry, /* MemManage */
+        crt_fault_entry, /* BusFault */
+        crt_fault_entry, /* UsageFault */
+        crt_fault_entry, /* SecureFault (v8-M) */
+        0, 0, 0,
+        crt_fault_entry, /* SVCall */
+        crt_fault_entry, /* DebugMonitor */
+        0,
+        crt_fault_entry, /* PendSV */
+        crt_fault_entry, /* SysTick */
+    },
+};

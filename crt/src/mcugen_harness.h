@@ -1,0 +1,26 @@
+/* mcugen test harness: the tables the generated mcugen_vectors.c defines and the glue
+ * (mcugen_glue.c) that calls the model's <prefix>_run. */
+#ifndef MCUGEN_HARNESS_H
+#define MCUGEN_HARNESS_H
+
+#include <stdint.h>
+
+extern const uint32_t mcugen_num_vectors;
+extern const uint32_t mcugen_num_inputs;
+extern const uint32_t mcugen_num_outputs;
+extern const uint32_t mcugen_input_size[];
+extern const uint32_t mcugen_output_size[];
+/* mcugen_vector_data[v * mcugen_num_inputs + i]: input i of vector v. */
+extern const uint8_t *const mcugen_vector_data[];
+extern uint8_t *const mcugen_input_buf[];
+extern uint8_t *const mcugen_output_buf[];
+/* The external arena with mcugen_guard_size guard bytes on each side, or a null pointer
+ * when the model keeps its own arena. */
+extern uint8_t *const mcugen_arena_storage;
+extern const uint32_t mcugen_arena_size;
+extern const uint32_t mcugen_guard_size;
+
+/* Runs the model on mcugen_input_buf into mcugen_output_buf; returns what it returned. */
+int32_t mcugen_model_run(void *arena);
+
+#endif

@@ -1,0 +1,563 @@
+// Package runner builds test firmware for a board (a model's C sources plus mcugen's
+// runtime and harness), runs it under QEMU (or natively for the host board) with a
+// timeout, and turns its output into per-vector output bytes and instruction counts.
+// Link overflows, faults, hangs and missing tools become errors that say what happened.
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/crt"
+)
+
+// IO is one model input or output.
+type IO struct {
+	Name  string // the tensor's name in the model
+	CName string // its member in struct <prefix>_inputs / <prefix>_outputs
+	Size  int    // bytes
+}
+
+// Model is generated model code following DESIGN §4.
+type Model struct {
+	Prefix        string   // <prefix>.h declares <prefix>_run
+	Sources       []string // C files
+	IncludeDirs   []string // the directories of Sources are added too
+	Inputs        []IO
+	Outputs       []IO
+	ArenaBytes    int
+	ExternalArena bool // <prefix>_run takes a void *arena (the harness guards it)
+}
+
+// Options tune a build; the zero value is the default.
+type Options struct {
+	OptLevel string     // "-O2" when empty; e.g. "-Os"
+	CFlags   []string   // appended to the compile line
+	Layout   crt.Layout // override the board's weights / arena regions
+}
+
+// Firmware is a built test program.
+type Firmware struct {
+	Board   *boards.Board
+	Model   Model
+	Path    string // ELF (or host executable)
+	Dir     string
+	Vectors int
+	Text    int // from the size tool: text (code + read-only data)
+	Data    int
+	BSS     int // includes the stack and the arena
+}
+
+// FlashBytes is text + data; RAMBytes is data + bss (stack and arena included).
+func (f *Firmware) FlashBytes() int { return f.Text + f.Data }
+
+// RAMBytes is data + bss.
+func (f *Firmware) RAMBytes() int { return f.Data + f.BSS }
+
+// MissingToolError says which program is missing and which Debian package provides it.
+type MissingToolError struct {
+	Tool    string
+	Package string
+}
+
+func (e *MissingToolError) Error() string {
+	return fmt.Sprintf("runner: %s not found in PATH: install the Debian package %s (apt-get install %s)", e.Tool, e.Package, e.Package)
+}
+
+var debianPackage = map[string]string{
+	"arm-none-eabi-gcc":      "gcc-arm-none-eabi libnewlib-arm-none-eabi",
+	"arm-none-eabi-size":     "binutils-arm-none-eabi",
+	"aarch64-linux-gnu-gcc":  "gcc-aarch64-linux-gnu libc6-dev-arm64-cross",
+	"aarch64-linux-gnu-size": "binutils-aarch64-linux-gnu",
+	"qemu-system-arm":        "qemu-system-arm",
+	"qemu-aarch64":           "qemu-user",
+	"gcc":                    "gcc",
+	"size":                   "binutils",
+}
+
+// LookTool finds a program in PATH or returns a *MissingToolError naming its package.
+func LookTool(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		pkg := debianPackage[name]
+		if pkg == "" {
+			pkg = name
+		}
+		return "", &MissingToolError{Tool: name, Package: pkg}
+	}
+	return p, nil
+}
+
+// Tools lists the programs needed to build and run firmware for b.
+func Tools(b *boards.Board) []string {
+	switch b.Toolchain {
+	case boards.ToolchainArmNoneEABI:
+		t := []string{"arm-none-eabi-gcc", "arm-none-eabi-size"}
+		if b.QEMU.Binary != "" {
+			t = append(t, b.QEMU.Binary)
+		}
+		return t
+	case boards.ToolchainAArch64:
+		return []string{"aarch64-linux-gnu-gcc", "aarch64-linux-gnu-size", "qemu-aarch64"}
+	}
+	return []string{"gcc", "size"}
+}
+
+func compiler(b *boards.Board) string {
+	switch b.Toolchain {
+	case boards.ToolchainArmNoneEABI:
+		return "arm-none-eabi-gcc"
+	case boards.ToolchainAArch64:
+		return "aarch64-linux-gnu-gcc"
+	}
+	return "gcc"
+}
+
+// Build writes the runtime, the harness and the vectors into dir, then compiles and links
+// them with m's sources for b. vectors[v][i] is input i of vector v.
+func Build(b *boards.Board, m Model, vectors [][][]byte, dir string) (*Firmware, error) {
+	return BuildWith(b, m, vectors, dir, Options{})
+}
+
+// BuildWith is Build with options.
+func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Options) (*Firmware, error) {
+	cc, err := LookTool(compiler(b))
+	if err != nil {
+		return nil, err
+	}
+	h := &crt.Harness{Prefix: m.Prefix, ArenaBytes: m.ArenaBytes, ExternalArena: m.ExternalArena, Vectors: vectors}
+	for _, t := range m.Inputs {
+		h.Inputs = append(h.Inputs, crt.Tensor{CName: t.CName, Size: t.Size})
+	}
+	for _, t := range m.Outputs {
+		h.Outputs = append(h.Outputs, crt.Tensor{CName: t.CName, Size: t.Size})
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	cfiles, err := crt.Write(dir, b, h, o.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("runner: board %s: %w", b.Name, err)
+	}
+	opt := o.OptLevel
+	if opt == "" {
+		opt = "-O2"
+	}
+	args := append(b.GCCFlags(), opt, "-std=c99", "-Wall", "-Wextra", "-ffunction-sections", "-fdata-sections", "-I", dir)
+	seen := map[string]bool{dir: true}
+	for _, d := range append(append([]string{}, m.IncludeDirs...), dirsOf(m.Sources)...) {
+		if !seen[d] {
+			seen[d] = true
+			args = append(args, "-I", d)
+		}
+	}
+	args = append(args, o.CFlags...)
+	args = append(args, m.Sources...)
+	args = append(args, cfiles...)
+	out := filepath.Join(dir, "firmware.elf")
+	switch b.Toolchain {
+	case boards.ToolchainArmNoneEABI:
+		args = append(args, "-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections",
+			"-T", filepath.Join(dir, crt.LinkerFile), "-Wl,-Map="+filepath.Join(dir, "firmware.map"))
+	case boards.ToolchainAArch64:
+		args = append(args, "-static", "-Wl,--gc-sections")
+	default:
+		args = append(args, "-Wl,--gc-sections")
+	}
+	args = append(args, "-o", out)
+	cmd := exec.Command(cc, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ov := parseOverflow(b, m, stderr.String()); ov != nil {
+			return nil, ov
+		}
+		return nil, fmt.Errorf("runner: building %s firmware for %s failed: %v\n%s", m.Prefix, b.Name, err, tail(stderr.String(), 40))
+	}
+	fw := &Firmware{Board: b, Model: m, Path: out, Dir: dir, Vectors: len(vectors)}
+	if fw.Text, fw.Data, fw.BSS, err = Size(out); err != nil {
+		return nil, err
+	}
+	return fw, nil
+}
+
+func dirsOf(files []string) []string {
+	var d []string
+	for _, f := range files {
+		if abs, err := filepath.Abs(filepath.Dir(f)); err == nil {
+			d = append(d, abs)
+		}
+	}
+	return d
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > lines {
+		l = l[len(l)-lines:]
+	}
+	return strings.Join(l, "\n")
+}
+
+// RegionOverflow is one memory region that a link overflowed.
+type RegionOverflow struct {
+	Region    string
+	Holds     []string
+	Needed    uint64 // bytes the image wants in the region
+	Available uint64 // the region's length
+}
+
+// FitError reports an image that does not fit the board's memory.
+type FitError struct {
+	Board      string
+	Model      string
+	Overflows  []RegionOverflow
+	ArenaBytes int
+	StackBytes int
+}
+
+func (e *FitError) Error() string {
+	var parts []string
+	for _, o := range e.Overflows {
+		what := strings.Join(o.Holds, "+")
+		if what == "" {
+			what = "sections placed there"
+		}
+		detail := ""
+		for _, h := range o.Holds {
+			if h == boards.HoldsData || h == boards.HoldsArena {
+				detail = fmt.Sprintf(", of which arena %s B and stack %s B", commas(uint64(e.ArenaBytes)), commas(uint64(e.StackBytes)))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("needs %s B in %s (%s%s); %s has %s B there, %s B short",
+			commas(o.Needed), o.Region, what, detail, e.Board, commas(o.Available), commas(o.Needed-o.Available)))
+	}
+	return fmt.Sprintf("runner: %s does not fit on %s: %s", e.Model, e.Board, strings.Join(parts, "; "))
+}
+
+var overflowRE = regexp.MustCompile("region [`']([^'`]+)' overflowed by ([0-9]+) bytes")
+
+func parseOverflow(b *boards.Board, m Model, ldErr string) *FitError {
+	var ovs []RegionOverflow
+	seen := map[string]bool{}
+	for _, mm := range overflowRE.FindAllStringSubmatch(ldErr, -1) {
+		if seen[mm[1]] {
+			continue
+		}
+		seen[mm[1]] = true
+		by, _ := strconv.ParseUint(mm[2], 10, 64)
+		o := RegionOverflow{Region: mm[1]}
+		if r := b.Region(mm[1]); r != nil {
+			o.Available, o.Holds = r.Length, r.Holds
+		}
+		o.Needed = o.Available + by
+		ovs = append(ovs, o)
+	}
+	if len(ovs) == 0 {
+		return nil
+	}
+	return &FitError{Board: b.Name, Model: m.Prefix, Overflows: ovs, ArenaBytes: m.ArenaBytes, StackBytes: b.StackBytes}
+}
+
+func commas(v uint64) string {
+	s := strconv.FormatUint(v, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Size returns the Berkeley text, data and bss sizes of an ELF file, from
+// arm-none-eabi-size (aarch64-linux-gnu-size or size for other machines).
+func Size(path string) (text, data, bss int, err error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("runner: size: %w", err)
+	}
+	machine := f.Machine
+	f.Close()
+	tool := "size"
+	switch machine {
+	case elf.EM_ARM:
+		tool = "arm-none-eabi-size"
+	case elf.EM_AARCH64:
+		tool = "aarch64-linux-gnu-size"
+	}
+	exe, err := LookTool(tool)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	out, err := exec.Command(exe, path).Output()
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("runner: %s %s: %v", tool, path, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 {
+		return 0, 0, 0, fmt.Errorf("runner: %s printed %q", tool, out)
+	}
+	fields := strings.Fields(lines[1])
+	if len(fields) < 3 {
+		return 0, 0, 0, fmt.Errorf("runner: %s printed %q", tool, out)
+	}
+	var v [3]int
+	for i := range v {
+		if v[i], err = strconv.Atoi(fields[i]); err != nil {
+			return 0, 0, 0, fmt.Errorf("runner: %s printed %q", tool, out)
+		}
+	}
+	return v[0], v[1], v[2], nil
+}
+
+// VectorResult is what the firmware printed for one vector.
+type VectorResult struct {
+	Ret          int32
+	Outputs      [][]byte
+	Instructions int64 // -1 when the board cannot count them
+	Ticks        int64 // raw counter ticks, -1 when none
+	Cycles       int64 // DWT cycles on real boards, -1 when none
+}
+
+// Result is a whole run.
+type Result struct {
+	Vectors []VectorResult
+	Log     string // everything the program printed (UART/stdout, then stderr)
+	Command []string
+}
+
+// FaultError is a fault the firmware reported.
+type FaultError struct {
+	Type    string // HardFault, BusFault, MemManage, UsageFault, ...
+	Detail  string // the CFSR bits that were set, e.g. PRECISERR
+	PC      uint64
+	Addr    uint64 // the faulting data address (BFAR/MMFAR) when the core knows it
+	HasAddr bool
+	Line    string
+	Board   string
+}
+
+func (e *FaultError) Error() string {
+	where := "address unknown"
+	if e.HasAddr {
+		where = fmt.Sprintf("at address %#08x", e.Addr)
+	}
+	return fmt.Sprintf("runner: firmware on %s faulted: %s (%s) %s, pc=%#08x [%s]", e.Board, e.Type, e.Detail, where, e.PC, e.Line)
+}
+
+// TimeoutError says the program did not finish in time.
+type TimeoutError struct {
+	Board   string
+	Timeout time.Duration
+	Log     string
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("runner: firmware on %s did not finish within %v and was killed: it hangs (an endless loop, or a core lockup after a fault with a bad stack); last output: %q",
+		e.Board, e.Timeout, tail(e.Log, 3))
+}
+
+// Command returns the command line that runs fw (without the timeout and ulimit wrapper).
+func Command(fw *Firmware) ([]string, error) {
+	b := fw.Board
+	switch {
+	case b.QEMU.Binary != "":
+		args := []string{b.QEMU.Binary}
+		if b.QEMU.Machine != "" {
+			args = append(args, "-M", b.QEMU.Machine)
+		}
+		args = append(args, b.QEMU.Args...)
+		if b.QEMU.ICountShift > 0 {
+			args = append(args, "-icount", fmt.Sprintf("shift=%d,align=off,sleep=off", b.QEMU.ICountShift))
+		}
+		if b.QEMU.Machine != "" {
+			return append(args, "-kernel", fw.Path), nil
+		}
+		return append(args, fw.Path), nil
+	case b.Toolchain == boards.ToolchainHost:
+		return []string{fw.Path}, nil
+	}
+	return nil, fmt.Errorf("runner: board %s has no emulator: it can be built and sized but not run", b.Name)
+}
+
+// Run executes fw under its emulator with a timeout (no core files) and parses what the
+// harness printed. A fault, a hang, a non-zero return of the model, damaged arena guards
+// or a missing line are errors; the partial Result is returned with them.
+func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
+	argv, err := Command(fw)
+	if err != nil {
+		return nil, err
+	}
+	exe := argv[0]
+	if fw.Board.Toolchain != boards.ToolchainHost {
+		if exe, err = LookTool(argv[0]); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	// `ulimit -c 0` so that a QEMU abort leaves no core file behind.
+	shArgs := append([]string{"-c", `ulimit -c 0; exec "$@"`, "mcugen-run", exe}, argv[1:]...)
+	cmd := exec.CommandContext(ctx, "/bin/sh", shArgs...)
+	cmd.Dir = fw.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	res := &Result{Log: stdout.String() + stderr.String(), Command: argv}
+	if ctx.Err() == context.DeadlineExceeded {
+		return res, &TimeoutError{Board: fw.Board.Name, Timeout: timeout, Log: res.Log}
+	}
+	perr := parse(fw, res)
+	var fe *FaultError
+	if errors.As(perr, &fe) {
+		return res, perr
+	}
+	if runErr != nil {
+		var ee *exec.ExitError
+		if errors.As(runErr, &ee) {
+			if perr != nil {
+				return res, fmt.Errorf("%w (exit code %d)", perr, ee.ExitCode())
+			}
+			return res, fmt.Errorf("runner: firmware on %s exited with code %d: %s", fw.Board.Name, ee.ExitCode(), tail(res.Log, 10))
+		}
+		return res, fmt.Errorf("runner: running %s: %w", strings.Join(argv, " "), runErr)
+	}
+	return res, perr
+}
+
+var faultRE = regexp.MustCompile(`@mcugen fault (\S+) (\S+) pc=0x([0-9a-f]+) lr=0x[0-9a-f]+ xpsr=0x[0-9a-f]+ cfsr=\S+ hfsr=\S+ addr=(\S+)`)
+
+func parseHex64(s string) uint64 {
+	v, _ := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+	return v
+}
+
+func parse(fw *Firmware, res *Result) error {
+	nOut := len(fw.Model.Outputs)
+	res.Vectors = make([]VectorResult, fw.Vectors)
+	for i := range res.Vectors {
+		res.Vectors[i] = VectorResult{Outputs: make([][]byte, nOut), Instructions: -1, Ticks: -1, Cycles: -1}
+	}
+	var problems []string
+	begun, ended, counted := false, false, 0
+	sc := bufio.NewScanner(strings.NewReader(res.Log))
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := sc.Text()
+		i := strings.Index(line, "@mcugen ")
+		if i < 0 {
+			continue
+		}
+		line = line[i:]
+		if m := faultRE.FindStringSubmatch(line); m != nil {
+			fe := &FaultError{Type: m[1], Detail: m[2], PC: parseHex64(m[3]), Line: line, Board: fw.Board.Name}
+			if m[4] != "-" {
+				fe.Addr, fe.HasAddr = parseHex64(m[4]), true
+			}
+			return fe
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		vec := func(k int) (*VectorResult, bool) {
+			if len(f) <= k {
+				return nil, false
+			}
+			v, err := strconv.Atoi(f[k])
+			if err != nil || v < 0 || v >= len(res.Vectors) {
+				return nil, false
+			}
+			return &res.Vectors[v], true
+		}
+		switch f[1] {
+		case "begin":
+			begun = true
+		case "end":
+			ended = true
+		case "ret":
+			if v, ok := vec(2); ok && len(f) > 3 {
+				r, _ := strconv.ParseInt(f[3], 10, 32)
+				v.Ret = int32(r)
+				if r != 0 {
+					problems = append(problems, fmt.Sprintf("%s_run returned %d on vector %s", fw.Model.Prefix, r, f[2]))
+				}
+			}
+		case "guard":
+			problems = append(problems, "arena guard damaged: "+line)
+		case "output":
+			v, ok := vec(2)
+			o, err := strconv.Atoi(f[min(3, len(f)-1)])
+			if !ok || err != nil || o < 0 || o >= nOut {
+				return fmt.Errorf("runner: bad line %q", line)
+			}
+			hexs := ""
+			if len(f) > 4 {
+				hexs = f[4]
+			}
+			data, err := hex.DecodeString(hexs)
+			if err != nil || len(data) != fw.Model.Outputs[o].Size {
+				return fmt.Errorf("runner: output %d of vector %s: got %d bytes, want %d (%q)", o, f[2], len(hexs)/2, fw.Model.Outputs[o].Size, line)
+			}
+			v.Outputs[o] = data
+		case "count":
+			v, ok := vec(2)
+			if !ok {
+				return fmt.Errorf("runner: bad line %q", line)
+			}
+			counted++
+			for _, kv := range f[3:] {
+				k, val, _ := strings.Cut(kv, "=")
+				n, err := strconv.ParseInt(val, 10, 64)
+				if err != nil {
+					n = -1
+				}
+				switch k {
+				case "instructions":
+					v.Instructions = n
+				case "ticks":
+					v.Ticks = n
+				case "cycles":
+					v.Cycles = n
+				}
+			}
+		}
+	}
+	if !begun {
+		return fmt.Errorf("runner: the firmware on %s printed no harness output: %s", fw.Board.Name, tail(res.Log, 10))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("runner: on %s: %s", fw.Board.Name, strings.Join(problems, "; "))
+	}
+	if !ended || counted != fw.Vectors {
+		return fmt.Errorf("runner: the firmware on %s stopped early (%d of %d vectors): %s", fw.Board.Name, counted, fw.Vectors, tail(res.Log, 5))
+	}
+	for v := range res.Vectors {
+		for o, out := range res.Vectors[v].Outputs {
+			if out == nil {
+				return fmt.Errorf("runner: vector %d: output %d missing", v, o)
+			}
+		}
+	}
+	return nil
+}
+
+// WriteLog writes everything the program printed to path.
+func (r *Result) WriteLog(path string) error { return os.WriteFile(path, []byte(r.Log), 0o644) }

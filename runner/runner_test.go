@@ -1,0 +1,383 @@
+package runner
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/crt"
+)
+
+const fakeSize = 16
+
+// fakeModel is testdata/fake: output[i] = input[i] + (i + 1), then 1 + 64*input[0]
+// iterations of a two-instruction loop.
+func fakeModel(t *testing.T, external bool, arena int) Model {
+	t.Helper()
+	dir, err := filepath.Abs("testdata/fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Model{
+		Prefix:        "fake",
+		Sources:       []string{filepath.Join(dir, "fake.c")},
+		Inputs:        []IO{{Name: "input", CName: "input", Size: fakeSize}},
+		Outputs:       []IO{{Name: "output", CName: "output", Size: fakeSize}},
+		ArenaBytes:    arena,
+		ExternalArena: external,
+	}
+}
+
+func fakeOptions(external bool) Options {
+	o := Options{CFlags: []string{"-Werror"}}
+	if external {
+		o.CFlags = append(o.CFlags, "-DFAKE_EXTERNAL_ARENA")
+	}
+	return o
+}
+
+// fakeExpected computes what the fake model must output, independently of the C.
+func fakeExpected(in []byte) []byte {
+	out := make([]byte, len(in))
+	for i := range in {
+		out[i] = in[i] + byte(i+1)
+	}
+	return out
+}
+
+func vector(first byte, seed int) []byte {
+	v := make([]byte, fakeSize)
+	v[0] = first
+	for i := 1; i < fakeSize; i++ {
+		v[i] = byte(seed*31 + i*17 + 250) // wraps around 255 on purpose
+	}
+	return v
+}
+
+// needTools skips (or, under CI=true, fails) when a tool the board needs is missing.
+func needTools(t *testing.T, b *boards.Board) {
+	t.Helper()
+	for _, tool := range Tools(b) {
+		if _, err := LookTool(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI=true but %v", err)
+			}
+			t.Skipf("skipping: %v", err)
+		}
+	}
+}
+
+func board(t *testing.T, name string) *boards.Board {
+	t.Helper()
+	c, err := boards.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var runBoards = []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "microbit", "aarch64-linux", "host"}
+
+// The fake model builds and runs bit-exactly on every runnable board, with an external
+// (guarded) arena and with the model's own; the loop's instruction count is exact.
+func TestFakeModelRunsEverywhere(t *testing.T) {
+	vectors := [][][]byte{{vector(0, 1)}, {vector(1, 2)}, {vector(5, 3)}}
+	for _, name := range runBoards {
+		for _, external := range []bool{true, false} {
+			name, external := name, external
+			t.Run(name+map[bool]string{true: "/external", false: "/static"}[external], func(t *testing.T) {
+				t.Parallel()
+				b := board(t, name)
+				needTools(t, b)
+				fw, err := BuildWith(b, fakeModel(t, external, 64), vectors, t.TempDir(), fakeOptions(external))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Run(fw, 20*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for v, vec := range vectors {
+					if got, want := res.Vectors[v].Outputs[0], fakeExpected(vec[0]); !bytes.Equal(got, want) {
+						t.Errorf("vector %d: output %x, want %x", v, got, want)
+					}
+				}
+				if fw.Text <= 0 || fw.FlashBytes() != fw.Text+fw.Data || fw.RAMBytes() != fw.Data+fw.BSS {
+					t.Errorf("sizes text %d data %d bss %d", fw.Text, fw.Data, fw.BSS)
+				}
+				counts := b.Counter.Kind == "fpgaio" || b.Counter.Kind == "nrf-timer"
+				for v := range vectors {
+					if n := res.Vectors[v].Instructions; (n >= 0) != counts {
+						t.Errorf("vector %d: instructions %d, counter %q", v, n, b.Counter.Kind)
+					}
+				}
+				if !counts {
+					return
+				}
+				// The loop runs 1 + 64*input[0] times, 2 instructions each: vectors with
+				// input[0] = 0, 1, 5 differ by exactly 128 and 640 instructions, and the
+				// rest of the model is a small constant.
+				n0, n1, n5 := res.Vectors[0].Instructions, res.Vectors[1].Instructions, res.Vectors[2].Instructions
+				if n1-n0 != 2*64 || n5-n0 != 2*64*5 {
+					t.Errorf("instructions %d %d %d: differences %d, %d, want 128, 640", n0, n1, n5, n1-n0, n5-n0)
+				}
+				if n0 < 2 || n0 > 600 {
+					t.Errorf("instructions for 1 loop iteration + 16-byte add: %d", n0)
+				}
+			})
+		}
+	}
+}
+
+// The count of a long known loop is exact and identical across three runs.
+func TestInstructionCountRepeatable(t *testing.T) {
+	for _, name := range []string{"mps2-an386", "mps3-an547", "microbit"} {
+		name := name
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := board(t, name)
+			needTools(t, b)
+			vectors := [][][]byte{{vector(0, 0)}, {vector(200, 0)}}
+			fw, err := BuildWith(b, fakeModel(t, true, 64), vectors, t.TempDir(), fakeOptions(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var first []int64
+			for run := 0; run < 3; run++ {
+				res, err := Run(fw, 20*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := []int64{res.Vectors[0].Instructions, res.Vectors[1].Instructions}
+				if got[1]-got[0] != 2*64*200 {
+					t.Errorf("run %d: %v differ by %d, want %d", run, got, got[1]-got[0], 2*64*200)
+				}
+				if run == 0 {
+					first = got
+				} else if got[0] != first[0] || got[1] != first[1] {
+					t.Errorf("run %d: %v, first run %v", run, got, first)
+				}
+			}
+		})
+	}
+}
+
+// A user board whose arena region is not backed by memory: the harness's first write to
+// the arena faults, and the runner names the fault and the address instead of hanging.
+func TestBadMemoryMapFaults(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bad.star")
+	src := `board(
+    name = "an385-bad-arena",
+    inherits = "mps2-an385",
+    memory = [
+        region(name = "FLASH", origin = 0x00000000, length = 0x400000, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x20000000, length = 0x400000, holds = ["data"]),
+        region(name = "NOWHERE", origin = 0x30000000, length = 0x10000, holds = ["arena"]),
+    ],
+)
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := boards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Get("an385-bad-arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	needTools(t, b)
+	fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vector(0, 0)}}, t.TempDir(), fakeOptions(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = Run(fw, 20*time.Second)
+	var fe *FaultError
+	if !errors.As(err, &fe) {
+		t.Fatalf("want a fault, got %v", err)
+	}
+	if fe.Type != "BusFault" || !fe.HasAddr || fe.Addr != 0x30000000 || fe.PC == 0 {
+		t.Errorf("fault %+v", fe)
+	}
+	if !strings.Contains(err.Error(), "0x30000000") || !strings.Contains(err.Error(), "BusFault") {
+		t.Errorf("message %q", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("the fault took %v to report", time.Since(start))
+	}
+}
+
+// Writing past the external arena damages the guard bytes, and the run fails; a non-zero
+// return from the model fails too.
+func TestArenaGuardAndReturnCode(t *testing.T) {
+	for _, name := range []string{"mps2-an386", "host"} {
+		b := board(t, name)
+		needTools(t, b)
+		over := vector(0, 0)
+		over[1] = 0xEE
+		fail := vector(0, 0)
+		fail[1] = 0xEF
+		fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vector(0, 0)}, {over}, {fail}}, t.TempDir(), fakeOptions(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(fw, 20*time.Second)
+		if err == nil || !strings.Contains(err.Error(), "@mcugen guard 1 above 0 expected=") || !strings.Contains(err.Error(), "got=42") {
+			t.Errorf("%s: guard damage not reported: %v", name, err)
+		}
+		if err == nil || !strings.Contains(err.Error(), "fake_run returned 7 on vector 2") {
+			t.Errorf("%s: return code not reported: %v", name, err)
+		}
+		if res == nil || !bytes.Equal(res.Vectors[0].Outputs[0], fakeExpected(vector(0, 0))) {
+			t.Errorf("%s: vector 0 should still be right", name)
+		}
+	}
+}
+
+// An image too big for the micro:bit's 16 KiB of RAM fails to link with the numbers.
+func TestDoesNotFit(t *testing.T) {
+	b := board(t, "microbit")
+	needTools(t, b)
+	_, err := BuildWith(b, fakeModel(t, true, 20000), [][][]byte{{vector(0, 0)}}, t.TempDir(), fakeOptions(true))
+	var fe *FitError
+	if !errors.As(err, &fe) {
+		t.Fatalf("want a FitError, got %v", err)
+	}
+	if len(fe.Overflows) != 1 || fe.Overflows[0].Region != "RAM" || fe.Overflows[0].Available != 16384 {
+		t.Fatalf("%+v", fe)
+	}
+	// The RAM holds the 2 KiB stack, the arena with its 2x16 guard bytes and a few
+	// hundred bytes of buffers: more than 20000+32+2048, less than that + 1 KiB.
+	need := fe.Overflows[0].Needed
+	if need < 20000+2*crt.GuardBytes+2048 || need > 20000+2*crt.GuardBytes+2048+1024 {
+		t.Errorf("needed %d", need)
+	}
+	msg := err.Error()
+	for _, s := range []string{"does not fit on microbit", "in RAM", "16,384 B", "arena 20,000 B", "stack 2,048 B"} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("message %q lacks %q", msg, s)
+		}
+	}
+	// Too much flash: 300 KB of vectors in 256 KiB.
+	big := make([][][]byte, 300*1024/fakeSize)
+	for i := range big {
+		big[i] = [][]byte{vector(0, i)}
+	}
+	_, err = BuildWith(b, fakeModel(t, true, 64), big, t.TempDir(), fakeOptions(true))
+	if !errors.As(err, &fe) || fe.Overflows[0].Region != "FLASH" || fe.Overflows[0].Available != 256*1024 {
+		t.Errorf("flash overflow: %v", err)
+	}
+}
+
+// A firmware that never finishes is killed after the timeout with a clear message.
+func TestTimeout(t *testing.T) {
+	b := board(t, "mps2-an385")
+	needTools(t, b)
+	// 255*64 iterations is fast; make the run hang by giving QEMU a tiny timeout instead
+	// of a broken firmware: 1 ns cannot be met.
+	fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vector(255, 0)}}, t.TempDir(), fakeOptions(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(fw, time.Nanosecond)
+	var te *TimeoutError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "did not finish within") {
+		t.Errorf("want a timeout, got %v", err)
+	}
+}
+
+// Size agrees with the ELF's own section headers (Berkeley rules: text = allocated
+// read-only sections, data = allocated writable PROGBITS, bss = NOBITS).
+func TestSizeMatchesSections(t *testing.T) {
+	b := board(t, "mps2-an386")
+	needTools(t, b)
+	fw, err := BuildWith(b, fakeModel(t, true, 1000), [][][]byte{{vector(0, 0)}}, t.TempDir(), fakeOptions(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, data, bss := elfSections(t, fw.Path)
+	if fw.Text != text || fw.Data != data || fw.BSS != bss {
+		t.Errorf("size %d/%d/%d, sections %d/%d/%d", fw.Text, fw.Data, fw.BSS, text, data, bss)
+	}
+	// bss holds the 16 KiB stack and the 1000+32-byte arena at least.
+	if fw.BSS < 16*1024+1032 {
+		t.Errorf("bss %d", fw.BSS)
+	}
+}
+
+func TestMissingToolNamesPackage(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	b := board(t, "mps2-an386")
+	_, err := Build(b, fakeModel(t, true, 64), [][][]byte{{vector(0, 0)}}, t.TempDir())
+	var me *MissingToolError
+	if !errors.As(err, &me) || me.Tool != "arm-none-eabi-gcc" || !strings.Contains(err.Error(), "gcc-arm-none-eabi") {
+		t.Errorf("got %v", err)
+	}
+	_, err = Run(&Firmware{Board: board(t, "mps3-an547"), Path: "x.elf"}, time.Second)
+	if !errors.As(err, &me) || me.Package != "qemu-system-arm" {
+		t.Errorf("got %v", err)
+	}
+	_, err = Run(&Firmware{Board: board(t, "aarch64-linux"), Path: "x"}, time.Second)
+	if !errors.As(err, &me) || me.Package != "qemu-user" {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestRealBoardsCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	for _, name := range []string{"nucleo-l4r5zi", "nucleo-f746zg", "nucleo-h743zi", "nrf52840dk", "nrf5340dk", "arduino-nano-33-ble", "rp2040", "teensy40", "portenta-h7", "stm32u575"} {
+		name := name
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := board(t, name)
+			needTools(t, b)
+			fw, err := BuildWith(b, fakeModel(t, true, 4096), [][][]byte{{vector(0, 0)}}, t.TempDir(), fakeOptions(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fw.BSS < 4096 {
+				t.Errorf("bss %d", fw.BSS)
+			}
+			if _, err := Run(fw, time.Second); err == nil || !strings.Contains(err.Error(), "no emulator") {
+				t.Errorf("run on a real board: %v", err)
+			}
+		})
+	}
+}
+
+func elfSections(t *testing.T, path string) (text, data, bss int) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, s := range f.Sections {
+		if s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		switch {
+		case s.Type == elf.SHT_NOBITS:
+			bss += int(s.Size)
+		case s.Flags&elf.SHF_WRITE != 0:
+			data += int(s.Size)
+		default:
+			text += int(s.Size)
+		}
+	}
+	return text, data, bss
+}

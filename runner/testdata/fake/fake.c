@@ -1,0 +1,52 @@
+/* See fake.h. With an external arena, input[1] == 0xEE makes it write one byte past the
+ * arena (to test the harness's guards); input[1] == 0xEF makes it return 7. */
+#include <string.h>
+
+#include "fake.h"
+
+/* "Weights": read-only, in the board's weights region. */
+__attribute__((section(".mcugen.weights"), aligned(16))) static const uint8_t fake_weights[FAKE_OUTPUT_SIZE] = {
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+#if !defined(FAKE_EXTERNAL_ARENA)
+static uint8_t fake_arena[FAKE_ARENA_SIZE] __attribute__((aligned(16)));
+#endif
+
+/* Exactly 2 instructions per iteration on Arm (subs + bne). */
+static void fake_spin(uint32_t n)
+{
+#if defined(__arm__)
+    __asm__ volatile("1:\n\tsubs %0, %0, #1\n\tbne 1b" : "+l"(n) : : "cc");
+#else
+    volatile uint32_t k = n;
+    while (k != 0u) {
+        k--;
+    }
+#endif
+}
+
+#if defined(FAKE_EXTERNAL_ARENA)
+int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out, void *arena_ptr)
+{
+    uint8_t *arena = (uint8_t *)arena_ptr;
+#else
+int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out)
+{
+    uint8_t *arena = fake_arena;
+#endif
+    const uint8_t *x = (const uint8_t *)in->input;
+    uint8_t *y = (uint8_t *)out->output;
+    int i;
+    memcpy(arena, x, FAKE_INPUT_SIZE);
+    for (i = 0; i < FAKE_OUTPUT_SIZE; i++) {
+        arena[FAKE_INPUT_SIZE + i] = (uint8_t)(arena[i] + fake_weights[i]);
+    }
+#if defined(FAKE_EXTERNAL_ARENA)
+    if (x[1] == 0xEEu) {
+        arena[FAKE_ARENA_SIZE] = 0x42u;
+    }
+#endif
+    memcpy(y, arena + FAKE_INPUT_SIZE, FAKE_OUTPUT_SIZE);
+    fake_spin(1u + 64u * x[0]);
+    return x[1] == 0xEFu ? 7 : 0;
+}
