@@ -129,7 +129,7 @@ func RoundingHalfSum(a, b int32) int32 {
 // still fits in a fixed-point number with inputIntegerBits integer bits
 // (TFLite's CalculateInputRadius with 31 total signed bits).
 func CalculateInputRadius(inputIntegerBits, inputLeftShift int) int32 {
-	v := 1.0 * float64(int64(1)<<uint(inputIntegerBits)-1) * float64(int64(1)<<uint(31-inputIntegerBits)) / float64(int64(1)<<uint(inputLeftShift))
+	v := math.Ldexp(1.0*float64(int64(1)<<uint(inputIntegerBits)-1)*float64(int64(1)<<uint(31-inputIntegerBits)), -inputLeftShift)
 	return int32(math.Floor(v))
 }
 
@@ -205,3 +205,6 @@ func ActivationRange(act string, scale float32, zeroPoint int32, qmin, qmax int3
 	}
 	return qmin, qmax
 }
+
+// CountLeadingZeros64 counts the leading zero bits of x.
+func CountLeadingZeros64(x uint64) int { return bits.LeadingZeros64(x) }

@@ -1,0 +1,128 @@
+package interp
+
+import (
+	"fmt"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/qmath"
+)
+
+func init() {
+	Register(graph.Add, IntClass, intAddSub(false))
+	Register(graph.Sub, IntClass, intAddSub(true))
+	Register(graph.Mul, IntClass, intMul)
+	Register(graph.Maximum, IntClass, intMinMax(true))
+	Register(graph.Minimum, IntClass, intMinMax(false))
+}
+
+func binaryAct(n *graph.Node) graph.Activation {
+	if a, ok := n.Attrs.(*graph.BinaryAttrs); ok && a != nil {
+		return a.Act
+	}
+	return graph.ActNone
+}
+
+// binaryOperands checks two integer inputs and allocates the output.
+func binaryOperands(g *graph.Graph, n *graph.Node, ins []*graph.Data) (*graph.Data, *graph.Tensor, error) {
+	if err := needInts(ins, 0, 1); err != nil {
+		return nil, nil, err
+	}
+	y, yt, err := outData(g, n, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ins[0].Shape) > len(y.Shape) || len(ins[1].Shape) > len(y.Shape) {
+		return nil, nil, fmt.Errorf("inputs %v and %v do not broadcast to %v", ins[0].Shape, ins[1].Shape, y.Shape)
+	}
+	return y, yt, nil
+}
+
+// intAddSub is TFLite's integer ADD / SUB: both inputs are offset by their
+// zero points, shifted left by 20 bits, scaled by their own multipliers
+// (scale / (2 * max scale)), added or subtracted, and scaled to the output
+// by 2 * max scale / (2^20 * output scale).
+func intAddSub(sub bool) Kernel {
+	return func(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+		y, yt, err := binaryOperands(g, n, ins)
+		if err != nil {
+			return nil, err
+		}
+		s1, z1 := qparams(g.In(n, 0))
+		s2, z2 := qparams(g.In(n, 1))
+		sy, zy := qparams(yt)
+		const leftShift = 20
+		var r1, r2, ro float64
+		if sub {
+			// TFLite Micro's SUB derives its multipliers in float32.
+			twiceMax := 2 * max(s1, s2)
+			r1, r2 = float64(s1/twiceMax), float64(s2/twiceMax)
+			ro = float64(twiceMax / (float32(1<<leftShift) * sy))
+		} else {
+			twiceMax := 2 * float64(max(s1, s2))
+			r1, r2 = float64(s1)/twiceMax, float64(s2)/twiceMax
+			ro = twiceMax / (float64(1<<leftShift) * float64(sy))
+		}
+		m1, sh1 := qmath.QuantizeMultiplier(r1)
+		m2, sh2 := qmath.QuantizeMultiplier(r2)
+		mo, sho := qmath.QuantizeMultiplier(ro)
+		lo, hi := actRange(binaryAct(n), yt)
+		a, b := ins[0], ins[1]
+		for i := range y.I {
+			v1 := (int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1) * (1 << leftShift)
+			v2 := (int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2) * (1 << leftShift)
+			r1 := qmath.MultiplyByQuantizedMultiplier(v1, m1, sh1)
+			r2 := qmath.MultiplyByQuantizedMultiplier(v2, m2, sh2)
+			raw := r1 + r2
+			if sub {
+				raw = r1 - r2
+			}
+			out := qmath.MultiplyByQuantizedMultiplier(raw, mo, sho) + zy
+			y.I[i] = int64(clamp32(out, lo, hi))
+		}
+		return []*graph.Data{y}, nil
+	}
+}
+
+// intMul is TFLite's integer MUL: (a - za) * (b - zb) requantized by
+// s_a * s_b / s_y.
+func intMul(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	y, yt, err := binaryOperands(g, n, ins)
+	if err != nil {
+		return nil, err
+	}
+	s1, z1 := qparams(g.In(n, 0))
+	s2, z2 := qparams(g.In(n, 1))
+	sy, zy := qparams(yt)
+	m, sh := qmath.QuantizeMultiplier(float64(s1) * float64(s2) / float64(sy))
+	lo, hi := actRange(binaryAct(n), yt)
+	a, b := ins[0], ins[1]
+	for i := range y.I {
+		v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
+		v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
+		out := qmath.MultiplyByQuantizedMultiplier(v1*v2, m, sh) + zy
+		y.I[i] = int64(clamp32(out, lo, hi))
+	}
+	return []*graph.Data{y}, nil
+}
+
+// intMinMax is TFLite's MAXIMUM / MINIMUM on raw values (the converter gives
+// inputs and output one quantization).
+func intMinMax(isMax bool) Kernel {
+	return func(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+		y, _, err := binaryOperands(g, n, ins)
+		if err != nil {
+			return nil, err
+		}
+		a, b := ins[0], ins[1]
+		for i := range y.I {
+			v1 := a.I[broadcastIndex(i, y.Shape, a.Shape)]
+			v2 := b.I[broadcastIndex(i, y.Shape, b.Shape)]
+			if isMax {
+				y.I[i] = max(v1, v2)
+			} else {
+				y.I[i] = min(v1, v2)
+			}
+		}
+		return []*graph.Data{y}, nil
+	}
+}

@@ -1,0 +1,165 @@
+package interp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/qmath"
+)
+
+// Shared helpers of the integer kernels. Integer kernels follow TFLite
+// Micro's reference kernels bit for bit: every parameter TFLite derives from
+// float scales is derived here the same way, in the same order of float
+// operations.
+
+// qparams returns the per-tensor scale and zero point of t (scale 1 and zero
+// point 0 when t has no quantization, as for a raw integer tensor).
+func qparams(t *graph.Tensor) (float32, int32) {
+	if t == nil || t.Quant == nil || len(t.Quant.Scale) == 0 {
+		return 1, 0
+	}
+	return t.Quant.At(0)
+}
+
+// zeroPoint returns the zero point of t for slice i along its quant axis.
+func zeroPoint(t *graph.Tensor, i int) int32 {
+	if t == nil || t.Quant == nil || len(t.Quant.ZeroPoint) == 0 {
+		return 0
+	}
+	if len(t.Quant.ZeroPoint) == 1 {
+		return t.Quant.ZeroPoint[0]
+	}
+	return t.Quant.ZeroPoint[i]
+}
+
+// scaleAt returns the scale of t for slice i along its quant axis.
+func scaleAt(t *graph.Tensor, i int) float32 {
+	if t == nil || t.Quant == nil || len(t.Quant.Scale) == 0 {
+		return 1
+	}
+	if len(t.Quant.Scale) == 1 {
+		return t.Quant.Scale[0]
+	}
+	return t.Quant.Scale[i]
+}
+
+// dtypeRange is the representable range of an integer dtype as int32.
+func dtypeRange(dt graph.DType) (int32, int32) {
+	lo, hi := dt.Range()
+	return int32(max(lo, math.MinInt32)), int32(min(hi, math.MaxInt32))
+}
+
+// actRange is TFLite's CalculateActivationRangeQuantized for out.
+func actRange(act graph.Activation, out *graph.Tensor) (int32, int32) {
+	lo, hi := dtypeRange(out.DType)
+	s, z := qparams(out)
+	return qmath.ActivationRange(act.String(), s, z, lo, hi)
+}
+
+func clamp32(v, lo, hi int32) int32 { return max(lo, min(hi, v)) }
+
+// outData allocates the value of n's output i with the output tensor's shape.
+func outData(g *graph.Graph, n *graph.Node, i int) (*graph.Data, *graph.Tensor, error) {
+	t := g.Out(n, i)
+	if t == nil {
+		return nil, nil, fmt.Errorf("output %d has no tensor", i)
+	}
+	if t.DType == graph.Float32 || t.DType == graph.Invalid {
+		return nil, nil, fmt.Errorf("output %q: an integer kernel cannot write %s", t.Name, t.DType)
+	}
+	return graph.NewData(t.DType, t.Shape), t, nil
+}
+
+// needInts checks that the listed inputs are present integer values.
+func needInts(ins []*graph.Data, idx ...int) error {
+	for _, i := range idx {
+		if i >= len(ins) || ins[i] == nil {
+			return fmt.Errorf("input %d is missing", i)
+		}
+		if ins[i].DType == graph.Float32 {
+			return fmt.Errorf("input %d is float32, the integer kernel wants integers", i)
+		}
+	}
+	return nil
+}
+
+// broadcastIndex maps a flat index of out (shape os) to the flat index of an
+// input of shape is (numpy broadcasting, shapes right-aligned).
+func broadcastIndex(flat int, os, is []int) int {
+	idx := 0
+	stride := 1
+	for d := len(os) - 1; d >= 0; d-- {
+		c := flat % os[d]
+		flat /= os[d]
+		j := d - (len(os) - len(is))
+		if j < 0 {
+			continue
+		}
+		if is[j] != 1 {
+			idx += c * stride
+		}
+		stride *= is[j]
+	}
+	return idx
+}
+
+// requantizer maps an int32 accumulator of output channel c to the output.
+// It implements the three output modes of Conv2D, FullyConnected and
+// BatchMatMul: TFLite's fixed-point requantization, ONNX's float
+// requantization (graph.RequantFloat), and a raw int32 accumulator when the
+// output is int32 without quantization (ConvInteger, MatMulInteger).
+type requantizer struct {
+	raw        bool
+	float      bool
+	mult       []int32
+	shift      []int
+	fscale     []float32
+	zy, lo, hi int32
+}
+
+// newRequantizer derives the per-channel parameters from x, w and y.
+// channels is the number of output channels (w's per-axis slices).
+func newRequantizer(x, w, y *graph.Tensor, channels int, act graph.Activation, mode graph.RequantMode) *requantizer {
+	r := &requantizer{}
+	if y.DType == graph.Int32 && y.Quant == nil {
+		r.raw = true
+		return r
+	}
+	sx, _ := qparams(x)
+	sy, zy := qparams(y)
+	r.zy = zy
+	r.lo, r.hi = actRange(act, y)
+	r.float = mode == graph.RequantFloat
+	nScales := 1
+	if w != nil && w.Quant != nil {
+		nScales = max(len(w.Quant.Scale), 1)
+	}
+	for c := 0; c < channels; c++ {
+		sw := scaleAt(w, min(c, nScales-1))
+		if r.float {
+			// onnxruntime's order: x_scale * w_scale / y_scale in float32.
+			r.fscale = append(r.fscale, sx*sw/sy)
+			continue
+		}
+		// TFLite: double(input_scale) * double(filter_scale) / double(output_scale).
+		m, s := qmath.QuantizeMultiplier(float64(sx) * float64(sw) / float64(sy))
+		r.mult = append(r.mult, m)
+		r.shift = append(r.shift, s)
+	}
+	return r
+}
+
+func (r *requantizer) apply(c int, acc int32) int64 {
+	switch {
+	case r.raw:
+		return int64(acc)
+	case r.float:
+		v := math.RoundToEven(float64(float32(acc) * r.fscale[min(c, len(r.fscale)-1)]))
+		v += float64(r.zy)
+		return int64(math.Max(float64(r.lo), math.Min(float64(r.hi), v)))
+	}
+	c = min(c, len(r.mult)-1)
+	v := qmath.MultiplyByQuantizedMultiplier(acc, r.mult[c], r.shift[c]) + r.zy
+	return int64(clamp32(v, r.lo, r.hi))
+}

@@ -1,0 +1,140 @@
+package interp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+func init() {
+	Register(graph.Concat, IntClass, intConcat)
+	Register(graph.Resize, IntClass, intResize)
+}
+
+// intConcat concatenates integer tensors. An input whose scale and zero
+// point equal the output's is copied; any other is requantized the way
+// TFLite's ConcatenationWithScaling does: round(q*scale + bias) + zy with
+// scale = s_in/s_out and bias = -z_in*scale, in float32.
+func intConcat(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	a, ok := n.Attrs.(*graph.ConcatAttrs)
+	if !ok {
+		return nil, fmt.Errorf("needs ConcatAttrs")
+	}
+	y, yt, err := outData(g, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	r := len(y.Shape)
+	ax := a.Axis
+	if ax < 0 {
+		ax += r
+	}
+	if ax < 0 || ax >= r {
+		return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, y.Shape)
+	}
+	outer := graph.NumElements(y.Shape[:ax])
+	inner := graph.NumElements(y.Shape[ax+1:])
+	sy, zy := qparams(yt)
+	lo, hi := actRange(a.Act, yt)
+	invOut := 1 / sy
+	off := 0
+	for i, x := range ins {
+		if x == nil || x.DType == graph.Float32 || len(x.Shape) != r {
+			return nil, fmt.Errorf("input %d must be an integer tensor of rank %d", i, r)
+		}
+		sx, zx := qparams(g.In(n, i))
+		same := sx == sy && zx == zy
+		scale := sx * invOut
+		bias := float32(-zx) * scale
+		d := x.Shape[ax]
+		if off+d > y.Shape[ax] || x.Len() != outer*d*inner {
+			return nil, fmt.Errorf("input %d of shape %v does not fit output %v", i, x.Shape, y.Shape)
+		}
+		for o := 0; o < outer; o++ {
+			for k := 0; k < d*inner; k++ {
+				v := x.I[o*d*inner+k]
+				if !same {
+					v = int64(math.Round(float64(float32(float32(v)*scale)+bias))) + int64(zy)
+				}
+				y.I[(o*y.Shape[ax]+off)*inner+k] = int64(clamp32(int32(max(min(v, math.MaxInt32), math.MinInt32)), lo, hi))
+			}
+		}
+		off += d
+	}
+	if off != y.Shape[ax] {
+		return nil, fmt.Errorf("inputs fill %d of %d along axis %d", off, y.Shape[ax], ax)
+	}
+	return []*graph.Data{y}, nil
+}
+
+// nearestIndex maps an output coordinate to an input one for nearest
+// resizing. The TFLite modes compute (x + offset) * (in/out) in float32 as
+// TFLite's GetNearestNeighbor does; the others follow ONNX's definitions.
+func nearestIndex(a *graph.ResizeAttrs, x, in, out int) int {
+	var orig float64
+	switch a.Coord {
+	case "align_corners":
+		if out > 1 {
+			orig = float64(float32(x) * (float32(in-1) / float32(out-1)))
+		}
+	case "tf_half_pixel_for_nn":
+		orig = float64((float32(x) + 0.5) * (float32(in) / float32(out)))
+	case "asymmetric", "":
+		orig = float64(float32(x) * (float32(in) / float32(out)))
+	case "half_pixel":
+		orig = (float64(x)+0.5)*float64(in)/float64(out) - 0.5
+	case "pytorch_half_pixel":
+		if out > 1 {
+			orig = (float64(x)+0.5)*float64(in)/float64(out) - 0.5
+		}
+	default:
+		orig = float64(x) * float64(in) / float64(out)
+	}
+	var i int
+	switch a.Nearest {
+	case "floor":
+		i = int(math.Floor(orig))
+	case "ceil":
+		i = int(math.Ceil(orig))
+	case "round_prefer_ceil":
+		i = int(math.Floor(orig + 0.5))
+	default: // round_prefer_floor
+		i = int(math.Ceil(orig - 0.5))
+	}
+	return max(0, min(in-1, i))
+}
+
+// intResize is nearest-neighbour resizing of H and W (NHWC) on raw values.
+func intResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	a, ok := n.Attrs.(*graph.ResizeAttrs)
+	if !ok {
+		return nil, fmt.Errorf("needs ResizeAttrs")
+	}
+	if a.Mode != "nearest" {
+		return nil, fmt.Errorf("integer resize supports mode nearest, not %q", a.Mode)
+	}
+	if err := needInts(ins, 0); err != nil {
+		return nil, err
+	}
+	x := ins[0]
+	y, _, err := outData(g, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(x.Shape) != 4 || len(y.Shape) != 4 || x.Shape[0] != y.Shape[0] || x.Shape[3] != y.Shape[3] {
+		return nil, fmt.Errorf("input %v and output %v must be NHWC with equal N and C", x.Shape, y.Shape)
+	}
+	N, H, W, C := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
+	OH, OW := y.Shape[1], y.Shape[2]
+	for b := 0; b < N; b++ {
+		for oy := 0; oy < OH; oy++ {
+			iy := nearestIndex(a, oy, H, OH)
+			for ox := 0; ox < OW; ox++ {
+				ix := nearestIndex(a, ox, W, OW)
+				copy(y.I[((b*OH+oy)*OW+ox)*C:][:C], x.I[((b*H+iy)*W+ix)*C:][:C])
+			}
+		}
+	}
+	return []*graph.Data{y}, nil
+}
