@@ -1,0 +1,197 @@
+package templates
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/mcugen/mcugen/boards"
+)
+
+//go:embed tmpl
+var tmplFS embed.FS
+
+var tmpls = template.Must(template.New("").Funcs(template.FuncMap{
+	"join":    strings.Join,
+	"carray":  carray,
+	"words":   func(n int) int { return (n + 3) / 4 },
+	"comment": comment,
+	"cstring": cstring,
+}).ParseFS(tmplFS, "tmpl/*.tmpl"))
+
+// render executes template name (a file in tmpl/) with data.
+func render(name string, data any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := tmpls.ExecuteTemplate(&b, name, data); err != nil {
+		return nil, fmt.Errorf("templates: %s: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
+
+// carray prints bytes as the body of a C array initializer, 12 per line.
+func carray(b []byte) string {
+	var s strings.Builder
+	for i, c := range b {
+		if i%12 == 0 {
+			s.WriteString("    ")
+		}
+		fmt.Fprintf(&s, "0x%02x,", c)
+		if i%12 == 11 || i == len(b)-1 {
+			s.WriteByte('\n')
+		} else {
+			s.WriteByte(' ')
+		}
+	}
+	return s.String()
+}
+
+// comment makes text safe inside a C, shell, CMake or Makefile comment on one line:
+// printable ASCII only, no comment terminator.
+func comment(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || r > 0x7e || r == '\\' {
+			b.WriteByte('?')
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return strings.NewReplacer("*/", "*?", "/*", "?*", "$", "?").Replace(b.String())
+}
+
+// cstring quotes s as a C string literal (ASCII with escapes).
+func cstring(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c > 0x7e || c == '?':
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// vectorsData is what vectors.h.tmpl reads.
+type vectorsData struct {
+	*model
+	Flash bool // place the arrays in flash on AVR (PROGMEM)
+}
+
+// sourceTree adds the model, the runtime, the example program and its vectors to files
+// under model/, runtime/ and src/: the layout Make and CMake share.
+func (m *model) sourceTree(files map[string][]byte) error {
+	for n, b := range m.Model {
+		files["model/"+n] = b
+	}
+	for n, b := range m.Runtime {
+		files["runtime/"+n] = b
+	}
+	v, err := render("vectors.h.tmpl", vectorsData{model: m})
+	if err != nil {
+		return err
+	}
+	files["src/"+m.Ident+"_vectors.h"] = v
+	mainC, err := render("main_crt.c.tmpl", m)
+	if err != nil {
+		return err
+	}
+	files["src/main.c"] = mainC
+	return nil
+}
+
+// buildInfo is what the Make and CMake templates need besides the model.
+type buildInfo struct {
+	*model
+	Elf          string
+	ModelPaths   []string
+	RuntimePaths []string
+	LD           string
+	LinkFlags    []string
+	LinkLibs     []string
+	Run          bool
+	RunCommand   string // with $(ELF) for the firmware
+	RunHow       string
+	Toolchain    string // CMake toolchain file, "" for the host
+}
+
+func (m *model) buildInfo(elf string) *buildInfo {
+	bi := &buildInfo{model: m, Elf: elf, LD: m.RtLD, LinkLibs: []string{"-lm"}}
+	for _, s := range m.Sources {
+		bi.ModelPaths = append(bi.ModelPaths, "model/"+s)
+	}
+	for _, s := range m.RtSrcs {
+		bi.RuntimePaths = append(bi.RuntimePaths, "runtime/"+s)
+	}
+	b := m.Board
+	switch {
+	case b.Toolchain == boards.ToolchainHost:
+		bi.Run, bi.RunHow = true, "natively"
+	case b.Toolchain == boards.ToolchainAArch64:
+		bi.LinkFlags = []string{"-static"}
+		bi.Toolchain = "cmake/aarch64-linux-gnu.cmake"
+		bi.RunHow = "under qemu-aarch64"
+		bi.Run = b.QEMU.Binary != ""
+	default:
+		bi.LinkFlags = []string{"-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections"}
+		bi.Toolchain = "cmake/arm-none-eabi.cmake"
+		bi.Run = b.QEMU.Binary != ""
+		bi.RunHow = "under QEMU"
+	}
+	return bi
+}
+
+// makeFiles is the make template.
+func (m *model) makeFiles() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	if err := m.sourceTree(files); err != nil {
+		return nil, err
+	}
+	bi := m.buildInfo("$(BUILD)/" + m.Ident + ".elf")
+	if bi.LD != "" {
+		bi.LinkFlags = append(bi.LinkFlags, "-T runtime/"+bi.LD, "-Wl,-Map=$(BUILD)/"+m.Ident+".map")
+	}
+	if bi.Run {
+		bi.RunCommand = shellJoin(runCommand(m.Board, "$(ELF)"))
+	}
+	mk, err := render("Makefile.tmpl", bi)
+	if err != nil {
+		return nil, err
+	}
+	files["Makefile"] = mk
+	readme, err := render("README.make.md.tmpl", bi)
+	if err != nil {
+		return nil, err
+	}
+	files["README.md"] = readme
+	return files, nil
+}
+
+// runCommand runs firmware elf on the board: under its emulator, or natively on the host.
+func runCommand(b *boards.Board, elf string) []string {
+	if b.Toolchain == boards.ToolchainHost {
+		return []string{"./" + elf}
+	}
+	return qemuCommand(b, elf)
+}
+
+// shellJoin joins words into a shell command line, quoting those that need it.
+func shellJoin(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t\"'\\;&|<>*?#~") {
+			w = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+		out[i] = w
+	}
+	return strings.Join(out, " ")
+}

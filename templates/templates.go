@@ -1,0 +1,355 @@
+// Package templates writes the model's generated C into a complete project a user can
+// build: a Makefile, a CMake project (model library + example firmware), a Zephyr
+// application, an Arduino library or a Bazel workspace, and, separately, a Model Library
+// Format tarball laid out as microTVM's. The project files are text/template files
+// embedded in the binary (tmpl/); the Bazel files are built and printed with buildtools.
+//
+// templates only arranges files: the model's sources come from emitc and the bare-metal
+// runtime from crt, both passed in as bytes in a Project. Every name that reaches a file
+// name or a C identifier goes through Ident, and every file is written through an os.Root
+// so that nothing lands outside the output directory.
+package templates
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/crt"
+)
+
+// Kind is a project template.
+type Kind string
+
+// The project templates.
+const (
+	Make    Kind = "make"
+	CMake   Kind = "cmake"
+	Zephyr  Kind = "zephyr"
+	Arduino Kind = "arduino"
+	Bazel   Kind = "bazel"
+)
+
+// Kinds lists every template, in the order the CLI documents them.
+var Kinds = []Kind{Make, CMake, Zephyr, Arduino, Bazel}
+
+// ParseKind turns a --project value into a Kind.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return "", fmt.Errorf("templates: unknown project template %q; known: %s", s, strings.Join(names, ", "))
+}
+
+// Tensor is one model input or output as the generated API exposes it.
+type Tensor struct {
+	Name  string // the model's tensor name (any text)
+	Field string // the C member of <prefix>_inputs/<prefix>_outputs; "" means Ident(Name)
+	DType string // "int8", "uint8", "int16", "int32" or "float32"
+	Shape []int
+}
+
+// Bytes is the tensor's size in bytes.
+func (t Tensor) Bytes() int {
+	n := dtypeBytes(t.DType)
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+func dtypeBytes(dt string) int {
+	switch dt {
+	case "int8", "uint8":
+		return 1
+	case "int16", "uint16":
+		return 2
+	case "int32", "uint32", "float32":
+		return 4
+	}
+	return 0
+}
+
+// Vector is one test case: raw little-endian bytes for each input, and optionally the
+// expected bytes of each output (bit-exact comparison on the target).
+type Vector struct {
+	Inputs  [][]byte
+	Outputs [][]byte // nil: print the outputs, compare nothing
+}
+
+// Project is everything a template needs.
+type Project struct {
+	Kind   Kind
+	Name   string // the model's name (any text: spaces, dots, non-ASCII are made safe)
+	Prefix string // the C prefix of the generated API (DESIGN §4); "" means Ident(Name)
+	Board  *boards.Board
+
+	// Model holds emitc's files by base name: <prefix>.h (the DESIGN §4 API), <prefix>.c
+	// and any further .c/.h files.
+	Model map[string][]byte
+	// Runtime holds crt's files for Board by base name: .c/.S sources, headers and one
+	// linker script (.ld) for bare-metal boards. Make and CMake compile every source in it
+	// into the example firmware. nil means Runtime(Board, crt.Layout{}). Zephyr, Arduino
+	// and Bazel do not use it.
+	Runtime map[string][]byte
+
+	Inputs  []Tensor
+	Outputs []Tensor
+	Vectors []Vector // compiled into the example program; none means one all-zero input
+
+	ArenaBytes   int64  // the planner's arena, for READMEs and the MLF metadata
+	WeightsBytes int64  // bytes of constant data
+	Version      string // mcugen's version, written into headers; "" means "dev"
+}
+
+// Write writes p's project into dir (created if needed) and returns the files it
+// wrote, relative to dir and sorted.
+func Write(dir string, p Project) ([]string, error) {
+	files, err := Files(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeTree(dir, files); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Files returns p's project as file contents keyed by slash-separated relative path.
+func Files(p Project) (map[string][]byte, error) {
+	m, err := newModel(p)
+	if err != nil {
+		return nil, err
+	}
+	switch p.Kind {
+	case Make:
+		return m.makeFiles()
+	case CMake:
+		return m.cmakeFiles()
+	case Zephyr:
+		return m.zephyrFiles()
+	case Arduino:
+		return m.arduinoFiles()
+	case Bazel:
+		return m.bazelFiles()
+	}
+	_, err = ParseKind(string(p.Kind))
+	return nil, err
+}
+
+// model is a Project checked and with every derived name computed once.
+type model struct {
+	Project
+	Ident    string // C identifier and file-name stem of the model
+	Prefix   string // the API prefix
+	Upper    string // Prefix in upper case (the size macros)
+	Inputs   []tensorView
+	Outputs  []tensorView
+	Vectors  []Vector
+	Sources  []string // model .c files, sorted
+	Headers  []string // model .h files, sorted
+	RtSrcs   []string // runtime .c and .S files, sorted
+	RtHdrs   []string // runtime headers, sorted
+	RtLD     string   // runtime linker script ("" for hosted boards)
+	Hosted   bool     // the board runs an OS (host, aarch64-linux): stdio, no linker script
+	Version  string
+	Cross    string // gcc prefix: "arm-none-eabi-", "aarch64-linux-gnu-", ""
+	CPUFlags []string
+}
+
+type tensorView struct {
+	Tensor
+	Field string // C member name
+	Size  int
+	Index int
+}
+
+func newModel(p Project) (*model, error) {
+	if p.Board == nil {
+		return nil, fmt.Errorf("templates: no board given")
+	}
+	if _, err := ParseKind(string(p.Kind)); err != nil {
+		return nil, err
+	}
+	m := &model{Project: p, Ident: Ident(p.Name), Version: p.Version}
+	if m.Version == "" {
+		m.Version = "dev"
+	}
+	m.Prefix = p.Prefix
+	if m.Prefix == "" {
+		m.Prefix = m.Ident
+	}
+	if !IsIdent(m.Prefix) {
+		return nil, fmt.Errorf("templates: prefix %q is not a C identifier", m.Prefix)
+	}
+	m.Upper = strings.ToUpper(m.Prefix)
+	if len(p.Inputs) == 0 || len(p.Outputs) == 0 {
+		return nil, fmt.Errorf("templates: model %q: need at least one input and one output (have %d, %d)", p.Name, len(p.Inputs), len(p.Outputs))
+	}
+	var err error
+	if m.Inputs, err = views("input", p.Inputs); err != nil {
+		return nil, err
+	}
+	if m.Outputs, err = views("output", p.Outputs); err != nil {
+		return nil, err
+	}
+	for i, v := range p.Vectors {
+		if len(v.Inputs) != len(m.Inputs) {
+			return nil, fmt.Errorf("templates: vector %d has %d inputs, the model has %d", i, len(v.Inputs), len(m.Inputs))
+		}
+		for j, b := range v.Inputs {
+			if len(b) != m.Inputs[j].Size {
+				return nil, fmt.Errorf("templates: vector %d input %q: %d bytes, want %d", i, m.Inputs[j].Name, len(b), m.Inputs[j].Size)
+			}
+		}
+		if v.Outputs == nil {
+			continue
+		}
+		if len(v.Outputs) != len(m.Outputs) {
+			return nil, fmt.Errorf("templates: vector %d has %d outputs, the model has %d", i, len(v.Outputs), len(m.Outputs))
+		}
+		for j, b := range v.Outputs {
+			if len(b) != m.Outputs[j].Size {
+				return nil, fmt.Errorf("templates: vector %d output %q: %d bytes, want %d", i, m.Outputs[j].Name, len(b), m.Outputs[j].Size)
+			}
+		}
+	}
+	m.Vectors = p.Vectors
+	if len(m.Vectors) == 0 {
+		v := Vector{}
+		for _, t := range m.Inputs {
+			v.Inputs = append(v.Inputs, make([]byte, t.Size))
+		}
+		m.Vectors = []Vector{v}
+	}
+	if len(p.Model) == 0 {
+		return nil, fmt.Errorf("templates: model %q: no source files", p.Name)
+	}
+	for name := range p.Model {
+		if err := checkBase("model", name); err != nil {
+			return nil, err
+		}
+		switch {
+		case strings.HasSuffix(name, ".c"):
+			m.Sources = append(m.Sources, name)
+		case strings.HasSuffix(name, ".h"):
+			m.Headers = append(m.Headers, name)
+		default:
+			return nil, fmt.Errorf("templates: model file %q is neither .c nor .h", name)
+		}
+	}
+	if _, ok := p.Model[m.Prefix+".h"]; !ok {
+		return nil, fmt.Errorf("templates: model files lack the API header %q", m.Prefix+".h")
+	}
+	if p.Runtime == nil && (p.Kind == Make || p.Kind == CMake) {
+		rt, err := Runtime(p.Board, crt.Layout{})
+		if err != nil {
+			return nil, err
+		}
+		m.Runtime = rt
+	}
+	for name := range m.Runtime {
+		if err := checkBase("runtime", name); err != nil {
+			return nil, err
+		}
+		switch {
+		case strings.HasSuffix(name, ".c"), strings.HasSuffix(name, ".S"):
+			m.RtSrcs = append(m.RtSrcs, name)
+		case strings.HasSuffix(name, ".h"):
+			m.RtHdrs = append(m.RtHdrs, name)
+		case strings.HasSuffix(name, ".ld"):
+			if m.RtLD != "" {
+				return nil, fmt.Errorf("templates: runtime has two linker scripts, %q and %q", m.RtLD, name)
+			}
+			m.RtLD = name
+		default:
+			return nil, fmt.Errorf("templates: runtime file %q is not .c, .S, .h or .ld", name)
+		}
+	}
+	for _, s := range [][]string{m.Sources, m.Headers, m.RtSrcs, m.RtHdrs} {
+		sort.Strings(s)
+	}
+	b := p.Board
+	m.CPUFlags = b.GCCFlags()
+	switch b.Toolchain {
+	case boards.ToolchainArmNoneEABI:
+		m.Cross = "arm-none-eabi-"
+	case boards.ToolchainAArch64:
+		m.Cross, m.Hosted = "aarch64-linux-gnu-", true
+	case boards.ToolchainHost:
+		m.Hosted = true
+		m.CPUFlags = nil
+	default:
+		return nil, fmt.Errorf("templates: board %q: unknown toolchain %q", b.Name, b.Toolchain)
+	}
+	if (p.Kind == Make || p.Kind == CMake) && len(m.RtSrcs) == 0 {
+		return nil, fmt.Errorf("templates: %s project for %s needs the runtime's sources (crt); none given", p.Kind, b.Name)
+	}
+	if (p.Kind == Make || p.Kind == CMake) && !m.Hosted && m.RtLD == "" {
+		return nil, fmt.Errorf("templates: %s project for bare-metal board %s needs the runtime's linker script; none given", p.Kind, b.Name)
+	}
+	return m, nil
+}
+
+func views(what string, ts []Tensor) ([]tensorView, error) {
+	var out []tensorView
+	seen := map[string]bool{}
+	for i, t := range ts {
+		v := tensorView{Tensor: t, Field: t.Field, Size: t.Bytes(), Index: i}
+		if v.Field == "" {
+			v.Field = Ident(t.Name)
+		}
+		if !IsIdent(v.Field) {
+			return nil, fmt.Errorf("templates: %s %q: field %q is not a C identifier", what, t.Name, v.Field)
+		}
+		if seen[v.Field] {
+			return nil, fmt.Errorf("templates: two %ss map to the C name %q; give Field explicitly", what, v.Field)
+		}
+		seen[v.Field] = true
+		if dtypeBytes(t.DType) == 0 {
+			return nil, fmt.Errorf("templates: %s %q: unsupported dtype %q", what, t.Name, t.DType)
+		}
+		if v.Size <= 0 {
+			return nil, fmt.Errorf("templates: %s %q: shape %v has no elements", what, t.Name, t.Shape)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// QEMUCommand is the command line that runs firmware file elf under the board's
+// emulator, or nil when the board has none.
+func qemuCommand(b *boards.Board, elf string) []string {
+	if b.QEMU.Binary == "" {
+		return nil
+	}
+	cmd := []string{b.QEMU.Binary}
+	if b.QEMU.Machine != "" {
+		cmd = append(cmd, "-M", b.QEMU.Machine)
+	}
+	cmd = append(cmd, b.QEMU.Args...)
+	if b.QEMU.ICountShift > 0 && b.QEMU.Machine != "" {
+		cmd = append(cmd, "-icount", fmt.Sprintf("shift=%d,align=off,sleep=off", b.QEMU.ICountShift))
+	}
+	if b.QEMU.Machine != "" {
+		cmd = append(cmd, "-kernel")
+	}
+	return append(cmd, elf)
+}
+
+func hasSuffixAny(names []string, suf string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, suf) })
+}
