@@ -23,6 +23,7 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 	f := cloneGraph(g)
 	sinkConstDequantize(f)
 	cancelTransposes(f)
+	fuseMatMulBias(f)
 	fuseActivations(f)
 	prod := f.Producers()
 	cons := f.Consumers()
@@ -329,4 +330,65 @@ func IntIO(g *graph.Graph) *graph.Graph {
 	}
 	f.Nodes = kept
 	return f
+}
+
+// fuseMatMulBias turns BatchMatMul(A [M,K], Dequantize(const W)) followed by
+// Add(·, Dequantize(const bias)), as importer/onnx maps a Gemm with a
+// dequantized weight, back into one FullyConnected with weights [N,K].
+func fuseMatMulBias(g *graph.Graph) {
+	prod := g.Producers()
+	cons := g.Consumers()
+	for i, n := range g.Nodes {
+		a, ok := n.Attrs.(*graph.BatchMatMulAttrs)
+		if n.Op != graph.BatchMatMul || !ok || a.AdjX || len(g.Tensors[n.Inputs[0]].Shape) != 2 {
+			continue
+		}
+		p := prod[n.Inputs[1]]
+		if p == nil || p.Op != graph.Dequantize {
+			continue
+		}
+		c := g.Tensors[p.Inputs[0]]
+		if !c.IsConst() || c.Quant == nil || len(c.Shape) != 2 {
+			continue
+		}
+		w := p.Inputs[0]
+		if !a.AdjY { // [K,N] -> [N,K]
+			q := *c.Quant
+			q.Axis = 1 - q.Axis
+			w = g.UniqueName(c.Name + "_t")
+			g.AddConst(w, transposeData(c.Data, []int{1, 0})).Quant = &q
+		}
+		wdq := g.UniqueName(w + "_dequant")
+		g.AddTensor(&graph.Tensor{Name: wdq, DType: graph.Float32, Shape: g.Tensors[w].Shape})
+		fc := &graph.Node{Name: n.Name, Op: graph.FullyConnected, Inputs: []string{n.Inputs[0], wdq, ""}, Outputs: n.Outputs, Attrs: &graph.FullyConnectedAttrs{}}
+		dq := &graph.Node{Name: wdq, Op: graph.Dequantize, Inputs: []string{w}, Outputs: []string{wdq}}
+		fused := false
+		if cs := cons[n.Outputs[0]]; len(cs) == 1 && cs[0].Op == graph.Add {
+			add := cs[0]
+			other := add.Inputs[0]
+			if other == n.Outputs[0] {
+				other = add.Inputs[1]
+			}
+			if bp := prod[other]; bp != nil && bp.Op == graph.Dequantize && g.Tensors[bp.Inputs[0]].IsConst() && len(g.Tensors[other].Shape) == 1 {
+				// The FullyConnected takes the Add's place (after the bias's
+				// Dequantize); the weight's Dequantize takes the BatchMatMul's.
+				fc.Inputs[2] = other
+				fc.Outputs = add.Outputs
+				g.Nodes[i] = dq
+				for j := range g.Nodes {
+					if g.Nodes[j] == add {
+						g.Nodes[j] = fc
+					}
+				}
+				fused = true
+			}
+		}
+		if !fused {
+			g.Nodes[i] = fc
+			g.Nodes = append(g.Nodes[:i], append([]*graph.Node{dq}, g.Nodes[i:]...)...)
+		}
+		fuseMatMulBias(g)
+		removeDead(g)
+		return
+	}
 }

@@ -1,0 +1,142 @@
+package quant
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/onnx"
+)
+
+func quantSmall(t *testing.T) (*graph.Graph, *graph.Graph, []map[string]*graph.Data) {
+	t.Helper()
+	g := smallNet()
+	samples := smallSamples(8)
+	st, err := Calibrate(g, samples, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Quantize(g, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range q.Nodes {
+		if n.Op == graph.Quantize || n.Op == graph.Dequantize {
+			t.Skipf("node %q runs in float: graph/interp has no int8 %s kernel yet", n.Name, n.Op)
+		}
+	}
+	return g, q, samples
+}
+
+// A hand-built QDQ graph, as importer/onnx gives it, folds to the same
+// int8 graph as Quantize.
+func TestFoldQDQHandBuilt(t *testing.T) {
+	_, q, samples := quantSmall(t)
+	// Rebuild q in QDQ form by hand: float input, Quantize, and every int
+	// op as Dequantize -> float op -> Quantize.
+	d := graph.New("qdq", "onnx")
+	for _, tt := range q.Tensors {
+		c := *tt
+		d.AddTensor(&c)
+	}
+	x := q.Tensors["x"]
+	d.AddTensor(&graph.Tensor{Name: "xf", DType: graph.Float32, Shape: x.Shape})
+	d.AddNode(&graph.Node{Name: "qx", Op: graph.Quantize, Inputs: []string{"xf"}, Outputs: []string{"x"}})
+	for _, n := range q.Nodes {
+		nn := &graph.Node{Name: n.Name, Op: n.Op, Attrs: copyAttrs(n.Attrs)}
+		for _, in := range n.Inputs {
+			if in == "" {
+				nn.Inputs = append(nn.Inputs, in)
+				continue
+			}
+			tt := q.Tensors[in]
+			fl := in + "_dq"
+			d.AddTensor(&graph.Tensor{Name: fl, DType: graph.Float32, Shape: tt.Shape})
+			d.AddNode(&graph.Node{Name: fl, Op: graph.Dequantize, Inputs: []string{in}, Outputs: []string{fl}})
+			nn.Inputs = append(nn.Inputs, fl)
+		}
+		o := n.Outputs[0]
+		d.AddTensor(&graph.Tensor{Name: o + "_f", DType: graph.Float32, Shape: q.Tensors[o].Shape})
+		nn.Outputs = []string{o + "_f"}
+		d.AddNode(nn)
+		d.AddNode(&graph.Node{Name: o + "_q", Op: graph.Quantize, Inputs: []string{o + "_f"}, Outputs: []string{o}})
+	}
+	d.AddTensor(&graph.Tensor{Name: "yf", DType: graph.Float32, Shape: q.Tensors["y"].Shape})
+	d.AddNode(&graph.Node{Name: "dqy", Op: graph.Dequantize, Inputs: []string{"y"}, Outputs: []string{"yf"}})
+	d.Inputs, d.Outputs = []string{"xf"}, []string{"yf"}
+	folded, err := FoldQDQ(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff := IntIO(folded)
+	if len(ff.Nodes) != len(q.Nodes) {
+		t.Fatalf("folded graph has %d nodes, want %d:\n%s", len(ff.Nodes), len(q.Nodes), graph.Print(ff))
+	}
+	sameResults(t, q, ff, samples)
+}
+
+func sameResults(t *testing.T, a, b *graph.Graph, samples []map[string]*graph.Data) {
+	t.Helper()
+	for si, s := range samples {
+		in := map[string]*graph.Data{}
+		for k, v := range s {
+			tt := a.Tensors[k]
+			sc, z := tt.Quant.At(0)
+			in[k] = QuantizeData(v, sc, z)
+		}
+		bin := map[string]*graph.Data{}
+		for i, k := range b.Inputs {
+			bin[k] = in[a.Inputs[i]]
+		}
+		ra, err := interp.Run(a, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := interp.Run(b, bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range a.Outputs {
+			x, y := ra[o], rb[b.Outputs[i]]
+			if x.DType != graph.Int8 || y.DType != graph.Int8 || len(x.I) != len(y.I) {
+				t.Fatalf("sample %d output %s: %s%v vs %s%v", si, o, x.DType, x.Shape, y.DType, y.Shape)
+			}
+			for j := range x.I {
+				if x.I[j] != y.I[j] {
+					t.Fatalf("sample %d output %s[%d]: %d in memory, %d after the round trip", si, o, j, x.I[j], y.I[j])
+				}
+			}
+		}
+	}
+}
+
+// The QDQ ONNX file loads back through importer/onnx + FoldQDQ + IntIO and
+// gives bit-identical int8 results.
+func TestWriteQDQRoundTrip(t *testing.T) {
+	_, q, samples := quantSmall(t)
+	path := filepath.Join(t.TempDir(), "small.onnx")
+	if err := WriteQDQ(q, path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := onnx.Load(path, onnx.Options{})
+	var ue *onnx.UnsupportedError
+	if errors.As(err, &ue) {
+		t.Skipf("importer/onnx cannot load QDQ models yet: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded, err := FoldQDQ(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff := IntIO(folded)
+	for _, n := range ff.Nodes {
+		if n.Op == graph.Quantize || n.Op == graph.Dequantize || n.Op == graph.Transpose {
+			t.Errorf("node %q (%s) left after folding:\n%s", n.Name, n.Op, graph.Print(ff))
+		}
+	}
+	sameResults(t, q, ff, samples)
+}

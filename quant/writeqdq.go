@@ -1,0 +1,312 @@
+package quant
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/onnx"
+)
+
+// WriteQDQ writes an int8 graph (from Quantize or FoldQDQ) as a QDQ ONNX
+// model (opset 13): float inputs followed by QuantizeLinear, every integer op
+// as DequantizeLinear -> float op -> QuantizeLinear with the graph's scales
+// and zero points, per-channel int8 weights and int32 biases as
+// DequantizeLinear of initializers (axis 0), float outputs. 4-D activations
+// keep the graph's NHWC shapes at the model's inputs and outputs and are
+// transposed to NCHW around Conv and pooling. Loaded back through
+// importer/onnx, FoldQDQ and IntIO give the same int8 graph.
+func WriteQDQ(g *graph.Graph, path string) error {
+	m, err := QDQModel(g)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, m.Marshal(), 0o644); err != nil {
+		return fmt.Errorf("quant: write QDQ model: %w", err)
+	}
+	return nil
+}
+
+type qdqWriter struct {
+	g     *graph.Graph
+	og    *onnx.Graph
+	nchw  map[string]bool   // ONNX value of an IR tensor is NCHW
+	float map[string]string // "T/nchw" or "T/nhwc" -> float ONNX value
+	seq   int
+	inits map[string]bool
+}
+
+// QDQModel builds the ONNX model WriteQDQ writes.
+func QDQModel(g *graph.Graph) (*onnx.Model, error) {
+	w := &qdqWriter{g: g, og: &onnx.Graph{Name: g.Name}, nchw: map[string]bool{}, float: map[string]string{}, inits: map[string]bool{}}
+	for _, in := range g.Inputs {
+		t := g.Tensors[in]
+		if t.DType == graph.Int8 {
+			name := in + "_float"
+			w.og.Input = append(w.og.Input, valueInfo(name, graph.Float32, t.Shape))
+			w.node("QuantizeLinear", []string{name, w.scale(in, t.Quant), w.zp(in, t.Quant)}, []string{in})
+		} else {
+			w.og.Input = append(w.og.Input, valueInfo(in, t.DType, t.Shape))
+		}
+	}
+	for _, n := range g.Nodes {
+		if err := w.emit(n); err != nil {
+			return nil, fmt.Errorf("quant: write QDQ: node %q (%s): %w", n.Name, n.Op, err)
+		}
+	}
+	for _, out := range g.Outputs {
+		t := g.Tensors[out]
+		name := out
+		if t.DType == graph.Int8 {
+			name = out + "_float"
+			if len(t.Shape) == 4 && w.nchw[out] {
+				name = out + "_float_nchw"
+			}
+			w.node("DequantizeLinear", []string{out, w.scale(name, t.Quant), w.zp(name, t.Quant)}, []string{name})
+			if len(t.Shape) == 4 && w.nchw[out] {
+				w.node("Transpose", []string{name}, []string{out + "_float"}, ints("perm", 0, 2, 3, 1))
+				name = out + "_float"
+			}
+		} else if w.nchw[out] {
+			name = out + "_nhwc"
+			w.node("Transpose", []string{out}, []string{name}, ints("perm", 0, 2, 3, 1))
+		}
+		w.og.Output = append(w.og.Output, valueInfo(name, graph.Float32, t.Shape))
+	}
+	return &onnx.Model{IRVersion: 8, ProducerName: "mcugen", OpsetImport: []onnx.OpsetID{{Version: 13}}, Graph: w.og}, nil
+}
+
+func valueInfo(name string, dt graph.DType, shape []int) *onnx.ValueInfo {
+	tp := &onnx.TypeProto{ElemType: onnx.NewTensor("", graph.NewData(dt, nil)).DataType, HasShape: true}
+	for _, d := range shape {
+		tp.Shape = append(tp.Shape, onnx.Dim{Value: int64(d), HasValue: true})
+	}
+	return &onnx.ValueInfo{Name: name, Type: tp}
+}
+
+func ints(name string, v ...int) *onnx.Attribute {
+	a := &onnx.Attribute{Name: name, Type: onnx.AttrInts}
+	for _, x := range v {
+		a.Ints = append(a.Ints, int64(x))
+	}
+	return a
+}
+
+func intAttr(name string, v int) *onnx.Attribute {
+	return &onnx.Attribute{Name: name, Type: onnx.AttrInt, I: int64(v)}
+}
+
+func (w *qdqWriter) node(op string, ins, outs []string, attrs ...*onnx.Attribute) {
+	w.seq++
+	w.og.Nodes = append(w.og.Nodes, &onnx.Node{Name: fmt.Sprintf("%s_%d", op, w.seq), OpType: op, Input: ins, Output: outs, Attribute: attrs})
+}
+
+func (w *qdqWriter) init(name string, d *graph.Data) string {
+	for w.inits[name] {
+		w.seq++
+		name = fmt.Sprintf("%s_%d", name, w.seq)
+	}
+	w.inits[name] = true
+	w.og.Initializer = append(w.og.Initializer, onnx.NewTensor(name, d))
+	return name
+}
+
+// scale and zp add the (per-tensor or per-axis) parameters of q.
+func (w *qdqWriter) scale(base string, q *graph.Quant) string {
+	d := &graph.Data{DType: graph.Float32, F: append([]float32(nil), q.Scale...)}
+	if len(q.Scale) > 1 {
+		d.Shape = []int{len(q.Scale)}
+	}
+	return w.init(base+"_scale", d)
+}
+
+func (w *qdqWriter) zp(base string, q *graph.Quant) string {
+	return w.zpOf(base, q, graph.Int8)
+}
+
+func (w *qdqWriter) zpOf(base string, q *graph.Quant, dt graph.DType) string {
+	n := len(q.Scale)
+	d := &graph.Data{DType: dt, I: make([]int64, n)}
+	for i := range d.I {
+		_, z := q.At(i)
+		d.I[i] = int64(z)
+	}
+	if n > 1 {
+		d.Shape = []int{n}
+	}
+	return w.init(base+"_zero_point", d)
+}
+
+// floatOf returns the float ONNX value of IR tensor t in NCHW (nchw) or in
+// the IR's own layout, dequantizing and transposing as needed.
+func (w *qdqWriter) floatOf(t string, nchw bool) string {
+	key := fmt.Sprintf("%s/%v", t, nchw)
+	if v, ok := w.float[key]; ok {
+		return v
+	}
+	tt := w.g.Tensors[t]
+	v := t
+	if tt.IsConst() {
+		d := tt.Data
+		if nchw && len(d.Shape) == 4 {
+			d = transposeData(d, []int{0, 3, 1, 2})
+		}
+		if tt.DType.IsInt() && tt.Quant != nil {
+			cn := w.init(t, d)
+			dq := cn + "_dequant"
+			attrs := []*onnx.Attribute{}
+			if tt.Quant.PerAxis() {
+				attrs = append(attrs, intAttr("axis", tt.Quant.Axis))
+			}
+			w.node("DequantizeLinear", []string{cn, w.scale(t, tt.Quant), w.zpOf(t, tt.Quant, tt.DType)}, []string{dq}, attrs...)
+			v = dq
+		} else {
+			v = w.init(t+fmt.Sprintf("_%v", nchw), d)
+		}
+		w.float[key] = v
+		return v
+	}
+	if tt.DType.IsInt() && tt.Quant != nil {
+		base := t + "_dequant"
+		dq, ok := w.float[t+"/dq"]
+		if !ok {
+			dq = base
+			w.node("DequantizeLinear", []string{t, w.scale(base, tt.Quant), w.zp(base, tt.Quant)}, []string{dq})
+			w.float[t+"/dq"] = dq
+		}
+		v = dq
+	}
+	if len(tt.Shape) == 4 && w.nchw[t] != nchw {
+		perm := []int{0, 3, 1, 2}
+		suffix := "_nchw"
+		if !nchw {
+			perm, suffix = []int{0, 2, 3, 1}, "_nhwc"
+		}
+		out := v + suffix
+		w.node("Transpose", []string{v}, []string{out}, ints("perm", perm...))
+		v = out
+	}
+	w.float[key] = v
+	return v
+}
+
+// finish quantizes the float result f of node n into its output tensor.
+func (w *qdqWriter) finish(n *graph.Node, f string, nchw bool) {
+	out := n.Outputs[0]
+	t := w.g.Tensors[out]
+	if a, ok := actOf(n); ok && a != graph.ActNone {
+		lo, hi, _ := a.Bounds()
+		r := f + "_act"
+		if a == graph.ActRelu {
+			w.node("Relu", []string{f}, []string{r})
+		} else {
+			w.node("Clip", []string{f, w.init(r+"_min", &graph.Data{DType: graph.Float32, F: []float32{float32(lo)}}),
+				w.init(r+"_max", &graph.Data{DType: graph.Float32, F: []float32{float32(hi)}})}, []string{r})
+		}
+		f = r
+	}
+	w.nchw[out] = nchw
+	if t.DType == graph.Int8 && t.Quant != nil {
+		w.node("QuantizeLinear", []string{f, w.scale(out, t.Quant), w.zp(out, t.Quant)}, []string{out})
+	} else {
+		w.node("Identity", []string{f}, []string{out})
+	}
+}
+
+func (w *qdqWriter) emit(n *graph.Node) error {
+	g := w.g
+	out := n.Outputs[0]
+	fo := out + "_f"
+	in := func(i int, nchw bool) string { return w.floatOf(n.Inputs[i], nchw) }
+	switch n.Op {
+	case graph.Quantize:
+		t := g.Tensors[out]
+		w.node("QuantizeLinear", []string{in(0, false), w.scale(out, t.Quant), w.zp(out, t.Quant)}, []string{out})
+		w.nchw[out] = false
+		return nil
+	case graph.Dequantize:
+		src := g.Tensors[n.Inputs[0]]
+		w.node("DequantizeLinear", []string{n.Inputs[0], w.scale(out, src.Quant), w.zp(out, src.Quant)}, []string{out})
+		w.nchw[out] = w.nchw[n.Inputs[0]]
+		return nil
+	case graph.Conv2D:
+		a := n.Attrs.(*graph.Conv2DAttrs)
+		ws := g.Tensors[n.Inputs[1]].Shape
+		ins := []string{in(0, true), in(1, true)}
+		if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+			ins = append(ins, in(2, false))
+		}
+		w.node("Conv", ins, []string{fo}, ints("kernel_shape", ws[1], ws[2]), ints("strides", max(a.Stride[0], 1), max(a.Stride[1], 1)),
+			ints("dilations", max(a.Dilation[0], 1), max(a.Dilation[1], 1)), ints("pads", a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right),
+			intAttr("group", max(a.Group, 1)))
+		w.finish(n, fo, true)
+	case graph.MaxPool2D, graph.AvgPool2D:
+		a := n.Attrs.(*graph.PoolAttrs)
+		attrs := []*onnx.Attribute{ints("kernel_shape", a.Kernel[0], a.Kernel[1]), ints("strides", max(a.Stride[0], 1), max(a.Stride[1], 1)),
+			ints("pads", a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right)}
+		op := "MaxPool"
+		if n.Op == graph.AvgPool2D {
+			op = "AveragePool"
+			if a.CountIncludePad {
+				attrs = append(attrs, intAttr("count_include_pad", 1))
+			}
+		}
+		w.node(op, []string{in(0, true)}, []string{fo}, attrs...)
+		w.finish(n, fo, true)
+	case graph.FullyConnected:
+		x := in(0, false)
+		ws := g.Tensors[n.Inputs[1]].Shape
+		if xs := g.Tensors[n.Inputs[0]].Shape; len(xs) != 2 {
+			r := x + "_2d"
+			w.node("Reshape", []string{x, w.init(r+"_shape", &graph.Data{DType: graph.Int64, Shape: []int{2}, I: []int64{-1, int64(ws[1])}})}, []string{r})
+			x = r
+		}
+		ins := []string{x, in(1, false)}
+		if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+			ins = append(ins, in(2, false))
+		}
+		w.node("Gemm", ins, []string{fo}, intAttr("transB", 1))
+		if os := g.Tensors[out].Shape; len(os) != 2 {
+			r := fo + "_nd"
+			w.node("Reshape", []string{fo, w.shapeInit(r, os)}, []string{r})
+			fo = r
+		}
+		w.finish(n, fo, false)
+	case graph.Add, graph.Sub, graph.Mul, graph.Maximum, graph.Minimum:
+		op := map[graph.Op]string{graph.Add: "Add", graph.Sub: "Sub", graph.Mul: "Mul", graph.Maximum: "Max", graph.Minimum: "Min"}[n.Op]
+		w.node(op, []string{in(0, false), in(1, false)}, []string{fo})
+		w.finish(n, fo, false)
+	case graph.Reshape:
+		w.node("Reshape", []string{in(0, false), w.shapeInit(fo, g.Tensors[out].Shape)}, []string{fo})
+		w.finish(n, fo, false)
+	case graph.Softmax:
+		a := n.Attrs.(*graph.SoftmaxAttrs)
+		if a.Beta != 0 && a.Beta != 1 {
+			return fmt.Errorf("softmax beta %v", a.Beta)
+		}
+		w.node("Softmax", []string{in(0, false)}, []string{fo}, intAttr("axis", a.Axis))
+		w.finish(n, fo, false)
+	case graph.Sigmoid, graph.Tanh, graph.Relu:
+		w.node(string(n.Op), []string{in(0, false)}, []string{fo})
+		w.finish(n, fo, false)
+	case graph.Concat:
+		a := n.Attrs.(*graph.ConcatAttrs)
+		var ins []string
+		for i := range n.Inputs {
+			ins = append(ins, in(i, false))
+		}
+		w.node("Concat", ins, []string{fo}, intAttr("axis", a.Axis))
+		w.finish(n, fo, false)
+	default:
+		return fmt.Errorf("op not supported by the QDQ writer")
+	}
+	return nil
+}
+
+func (w *qdqWriter) shapeInit(base string, shape []int) string {
+	d := &graph.Data{DType: graph.Int64, Shape: []int{len(shape)}}
+	for _, s := range shape {
+		d.I = append(d.I, int64(s))
+	}
+	return w.init(base+"_shape", d)
+}
