@@ -37,7 +37,7 @@ func (p *qparams) quant(l layout, r int) *graph.Quant {
 
 // qparamsAt reads the scale and zero point inputs si, zi of the node for a
 // value of shape shape, with the per-axis axis attribute.
-func (c *nodeCtx) qparamsAt(si, zi int, shape []int, axisAttr bool) (*qparams, error) {
+func (c *nodeCtx) qparamsAt(si, zi int, shape []int, axisAttr bool, defAxis int) (*qparams, error) {
 	s, err := c.constIn(si, "scale")
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func (c *nodeCtx) qparamsAt(si, zi int, shape []int, axisAttr bool) (*qparams, e
 		if c.int("block_size", 0) != 0 {
 			return nil, unsupportedf("blocked quantization")
 		}
-		axis := 1
+		axis := defAxis
 		if axisAttr {
 			axis = int(c.int("axis", 1))
 		}
@@ -98,7 +98,7 @@ func convQuantize(im *importer, c *nodeCtx) error {
 	if x.dt != graph.Float32 {
 		return unsupportedf("QuantizeLinear of %s", x.dt)
 	}
-	p, err := c.qparamsAt(1, 2, x.shape, true)
+	p, err := c.qparamsAt(1, 2, x.shape, true, 1)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func convDequantize(im *importer, c *nodeCtx) error {
 	if !quantizable(x.dt) && x.dt != graph.Int32 {
 		return unsupportedf("DequantizeLinear of %s", x.dt)
 	}
-	p, err := c.qparamsAt(1, 2, x.shape, true)
+	p, err := c.qparamsAt(1, 2, x.shape, true, 1)
 	if err != nil {
 		return err
 	}
@@ -211,14 +211,14 @@ func convQLinearConv(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	xp, err := c.qparamsAt(1, 2, x.shape, false)
+	xp, err := c.qparamsAt(1, 2, x.shape, false, 1)
 	if err != nil {
 		return err
 	}
 	if len(xp.scale) != 1 {
 		return unsupportedf("per-channel input quantization")
 	}
-	wp, err := c.qparamsAt(4, 5, w.shape, false)
+	wp, err := c.qparamsAt(4, 5, w.shape, false, 0)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func convQLinearConv(im *importer, c *nodeCtx) error {
 			return fmt.Errorf("%d weight scales for %d output channels", len(wp.scale), w.shape[0])
 		}
 	}
-	yp, err := c.qparamsAt(6, 7, nil, false)
+	yp, err := c.qparamsAt(6, 7, nil, false, 0)
 	if err != nil {
 		return err
 	}
@@ -270,15 +270,15 @@ func convQLinearMatMul(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	ap, err := c.qparamsAt(1, 2, a.shape, false)
+	ap, err := c.qparamsAt(1, 2, a.shape, false, len(a.shape)-2)
 	if err != nil {
 		return err
 	}
-	bp, err := c.qparamsAt(4, 5, b.shape, false)
+	bp, err := c.qparamsAt(4, 5, b.shape, false, len(b.shape)-1)
 	if err != nil {
 		return err
 	}
-	yp, err := c.qparamsAt(6, 7, nil, false)
+	yp, err := c.qparamsAt(6, 7, nil, false, 0)
 	if err != nil {
 		return err
 	}
