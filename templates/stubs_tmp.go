@@ -1,5 +1,4 @@
 package templates
 
-func (m *model) zephyrFiles() (map[string][]byte, error)  { return nil, nil }
 func (m *model) arduinoFiles() (map[string][]byte, error) { return nil, nil }
 func (m *model) bazelFiles() (map[string][]byte, error)   { return nil, nil }

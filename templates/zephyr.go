@@ -1,0 +1,63 @@
+package templates
+
+import "fmt"
+
+// zephyrRelease holds every line of the Zephyr template that depends on the Zephyr
+// version, so that moving to the next LTS is an edit here and nowhere else.
+type zephyrRelease struct {
+	Version  string   // find_package(Zephyr <Version>) and the README
+	Tag      string   // the git tag west.yml pins
+	CMakeMin string   // cmake_minimum_required of an application
+	Includes []string // headers main.c includes (the <zephyr/...> prefix exists since 3.1)
+	Kconfig  []string // prj.conf lines every build needs
+	Modules  []string // west modules the supported boards need (HALs, CMSIS)
+}
+
+// zephyrLTS is the Zephyr release the template targets: 3.7, the LTS of July 2024
+// (hardware model v2 board names such as nrf52840dk/nrf52840).
+var zephyrLTS = zephyrRelease{
+	Version:  "3.7",
+	Tag:      "v3.7.0",
+	CMakeMin: "3.20.0",
+	Includes: []string{"zephyr/kernel.h", "zephyr/sys/printk.h", "zephyr/timing/timing.h"},
+	Kconfig:  []string{"CONFIG_PRINTK=y", "CONFIG_TIMING_FUNCTIONS=y"},
+	Modules:  []string{"cmsis", "hal_nordic", "hal_stm32", "hal_rpi_pico", "hal_nxp"},
+}
+
+type zephyrInfo struct {
+	*model
+	Z          zephyrRelease
+	ZBoard     string
+	StackBytes int
+}
+
+// zephyrFiles is the zephyr template: an application with the model as a library.
+func (m *model) zephyrFiles() (map[string][]byte, error) {
+	if m.Board.Zephyr == "" {
+		return nil, fmt.Errorf("templates: board %q has no Zephyr board name; pick a board with one (mcugen boards) or add `zephyr = \"...\"` to a board file", m.Board.Name)
+	}
+	zi := &zephyrInfo{model: m, Z: zephyrLTS, ZBoard: m.Board.Zephyr, StackBytes: 4096}
+	files := map[string][]byte{}
+	for n, b := range m.Model {
+		files["model/"+n] = b
+	}
+	v, err := render("vectors.h.tmpl", vectorsData{model: m})
+	if err != nil {
+		return nil, err
+	}
+	files["src/"+m.Ident+"_vectors.h"] = v
+	for name, tmpl := range map[string]string{
+		"CMakeLists.txt": "zephyr_CMakeLists.txt.tmpl",
+		"prj.conf":       "zephyr_prj.conf.tmpl",
+		"west.yml":       "zephyr_west.yml.tmpl",
+		"src/main.c":     "zephyr_main.c.tmpl",
+		"README.md":      "README.zephyr.md.tmpl",
+	} {
+		b, err := render(tmpl, zi)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = b
+	}
+	return files, nil
+}
