@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -235,18 +236,29 @@ type FitError struct {
 func (e *FitError) Error() string {
 	var parts []string
 	for _, o := range e.Overflows {
-		what := strings.Join(o.Holds, "+")
-		if what == "" {
-			what = "sections placed there"
-		}
-		detail := ""
+		kind, detail := "memory", ""
 		for _, h := range o.Holds {
-			if h == boards.HoldsData || h == boards.HoldsArena {
-				detail = fmt.Sprintf(", of which arena %s B and stack %s B", commas(uint64(e.ArenaBytes)), commas(uint64(e.StackBytes)))
+			switch h {
+			case boards.HoldsCode, boards.HoldsWeights:
+				kind = "flash"
+			case boards.HoldsData, boards.HoldsArena:
+				kind = "RAM"
 			}
 		}
-		parts = append(parts, fmt.Sprintf("needs %s B in %s (%s%s); %s has %s B there, %s B short",
-			commas(o.Needed), o.Region, what, detail, e.Board, commas(o.Available), commas(o.Needed-o.Available)))
+		if slices.Contains(o.Holds, boards.HoldsArena) && e.ArenaBytes > 0 {
+			detail += fmt.Sprintf("arena %s B", commas(uint64(e.ArenaBytes)))
+		}
+		if slices.Contains(o.Holds, boards.HoldsData) {
+			if detail != "" {
+				detail += " + "
+			}
+			detail += fmt.Sprintf("stack %s B + data, bss and buffers", commas(uint64(e.StackBytes)))
+		}
+		if detail == "" {
+			detail = strings.Join(o.Holds, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("needs %s B of %s in region %s (%s); %s has %s B there (%s B short)",
+			commas(o.Needed), kind, o.Region, detail, e.Board, commas(o.Available), commas(o.Needed-o.Available)))
 	}
 	return fmt.Sprintf("runner: %s does not fit on %s: %s", e.Model, e.Board, strings.Join(parts, "; "))
 }

@@ -92,7 +92,11 @@ var runBoards = []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505",
 // (guarded) arena and with the model's own; the loop's instruction count is exact.
 func TestFakeModelRunsEverywhere(t *testing.T) {
 	vectors := [][][]byte{{vector(0, 1)}, {vector(1, 2)}, {vector(5, 3)}}
-	for _, name := range runBoards {
+	names := runBoards
+	if testing.Short() {
+		names = []string{"mps2-an386", "host"}
+	}
+	for _, name := range names {
 		for _, external := range []bool{true, false} {
 			name, external := name, external
 			t.Run(name+map[bool]string{true: "/external", false: "/static"}[external], func(t *testing.T) {
@@ -141,7 +145,11 @@ func TestFakeModelRunsEverywhere(t *testing.T) {
 
 // The count of a long known loop is exact and identical across three runs.
 func TestInstructionCountRepeatable(t *testing.T) {
-	for _, name := range []string{"mps2-an386", "mps3-an547", "microbit"} {
+	names := []string{"mps2-an386", "mps3-an547", "microbit"}
+	if testing.Short() {
+		names = names[:1]
+	}
+	for _, name := range names {
 		name := name
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -265,10 +273,13 @@ func TestDoesNotFit(t *testing.T) {
 		t.Errorf("needed %d", need)
 	}
 	msg := err.Error()
-	for _, s := range []string{"does not fit on microbit", "in RAM", "16,384 B", "arena 20,000 B", "stack 2,048 B"} {
+	for _, s := range []string{"does not fit on microbit", "of RAM in region RAM", "microbit has 16,384 B", "arena 20,000 B", "stack 2,048 B", " B short"} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("message %q lacks %q", msg, s)
 		}
+	}
+	if testing.Short() {
+		return
 	}
 	// Too much flash: 300 KB of vectors in 256 KiB.
 	big := make([][][]byte, 300*1024/fakeSize)
@@ -276,25 +287,65 @@ func TestDoesNotFit(t *testing.T) {
 		big[i] = [][]byte{vector(0, i)}
 	}
 	_, err = BuildWith(b, fakeModel(t, true, 64), big, t.TempDir(), fakeOptions(true))
-	if !errors.As(err, &fe) || fe.Overflows[0].Region != "FLASH" || fe.Overflows[0].Available != 256*1024 {
+	if !errors.As(err, &fe) || fe.Overflows[0].Region != "FLASH" || fe.Overflows[0].Available != 256*1024 || !strings.Contains(err.Error(), "of flash in region FLASH") {
 		t.Errorf("flash overflow: %v", err)
 	}
 }
 
 // A firmware that never finishes is killed after the timeout with a clear message.
 func TestTimeout(t *testing.T) {
-	b := board(t, "mps2-an385")
+	names := []string{"mps2-an385", "host"}
+	if testing.Short() {
+		names = names[:1]
+	}
+	for _, name := range names {
+		b := board(t, name)
+		needTools(t, b)
+		hang := vector(0, 0)
+		hang[1] = 0xED
+		fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vector(0, 0)}, {hang}}, t.TempDir(), fakeOptions(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = Run(fw, time.Second)
+		var te *TimeoutError
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), "did not finish within 1s") {
+			t.Errorf("%s: want a timeout, got %v", name, err)
+		}
+		if d := time.Since(start); d > 6*time.Second {
+			t.Errorf("%s: killing took %v", name, d)
+		}
+	}
+}
+
+// On the M55 the weights go to the read-only QSPI flash (a region apart from the code)
+// and the model still reads them right there; a layout override moves the arena.
+func TestWeightsAndArenaRegions(t *testing.T) {
+	b := board(t, "mps3-an547")
 	needTools(t, b)
-	// 255*64 iterations is fast; make the run hang by giving QEMU a tiny timeout instead
-	// of a broken firmware: 1 ns cannot be met.
-	fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vector(255, 0)}}, t.TempDir(), fakeOptions(true))
+	vec := vector(2, 9)
+	fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vec}}, t.TempDir(),
+		Options{CFlags: []string{"-Werror", "-DFAKE_EXTERNAL_ARENA"}, Layout: crt.Layout{ArenaRegion: "ISRAM"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(fw, time.Nanosecond)
-	var te *TimeoutError
-	if !errors.As(err, &te) || !strings.Contains(err.Error(), "did not finish within") {
-		t.Errorf("want a timeout, got %v", err)
+	res, err := Run(fw, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Vectors[0].Outputs[0]; !bytes.Equal(got, fakeExpected(vec)) {
+		t.Errorf("output %x", got)
+	}
+	syms := elfSymbols(t, fw.Path)
+	if a := syms["fake_weights"]; a < 0x28000000 || a >= 0x28000000+8<<20 {
+		t.Errorf("fake_weights at %#x, want QSPI", a)
+	}
+	if a := syms["mcugen_arena_buf"]; a < 0x21000000 || a >= 0x21000000+4<<20 {
+		t.Errorf("arena at %#x, want ISRAM", a)
+	}
+	if a := syms["_estack"]; a != 0x20000000+uint64(b.StackBytes) {
+		t.Errorf("_estack %#x, want the stack at the bottom of DTCM", a)
 	}
 }
 
@@ -380,4 +431,22 @@ func elfSections(t *testing.T, path string) (text, data, bss int) {
 		}
 	}
 	return text, data, bss
+}
+
+func elfSymbols(t *testing.T, path string) map[string]uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]uint64{}
+	for _, s := range syms {
+		m[s.Name] = s.Value
+	}
+	return m
 }

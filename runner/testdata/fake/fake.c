@@ -1,5 +1,6 @@
 /* See fake.h. With an external arena, input[1] == 0xEE makes it write one byte past the
- * arena (to test the harness's guards); input[1] == 0xEF makes it return 7. */
+ * arena (to test the harness's guards); input[1] == 0xEF makes it return 7;
+ * input[1] == 0xED makes it hang. */
 #include <string.h>
 
 #include "fake.h"
@@ -36,10 +37,13 @@ int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out)
 #endif
     const uint8_t *x = (const uint8_t *)in->input;
     uint8_t *y = (uint8_t *)out->output;
+    const uint8_t *w = fake_weights;
     int i;
+    /* Hide where w points so that the compiler reads the weights from memory. */
+    __asm__("" : "+r"(w));
     memcpy(arena, x, FAKE_INPUT_SIZE);
     for (i = 0; i < FAKE_OUTPUT_SIZE; i++) {
-        arena[FAKE_INPUT_SIZE + i] = (uint8_t)(arena[i] + fake_weights[i]);
+        arena[FAKE_INPUT_SIZE + i] = (uint8_t)(arena[i] + w[i]);
     }
 #if defined(FAKE_EXTERNAL_ARENA)
     if (x[1] == 0xEEu) {
@@ -48,5 +52,9 @@ int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out)
 #endif
     memcpy(y, arena + FAKE_INPUT_SIZE, FAKE_OUTPUT_SIZE);
     fake_spin(1u + 64u * x[0]);
+    while (x[1] == 0xEDu) {
+        /* hang on purpose: the runner must time out */
+        __asm__ volatile("" ::: "memory");
+    }
     return x[1] == 0xEFu ? 7 : 0;
 }
