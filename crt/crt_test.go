@@ -1,0 +1,310 @@
+package crt
+
+import (
+	"context"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+)
+
+func getBoard(t *testing.T, name string) *boards.Board {
+	t.Helper()
+	c, err := boards.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// needTool skips when a program is missing, and fails under CI=true.
+func needTool(t *testing.T, tool, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %s is missing: install the Debian package %s", tool, pkg)
+		}
+		t.Skipf("skipping: %s not found: install the Debian package %s", tool, pkg)
+	}
+	return p
+}
+
+func TestLinkerScript(t *testing.T) {
+	an386 := getBoard(t, "mps2-an386")
+	ld, err := LinkerScript(an386, Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"FLASH (rwx) : ORIGIN = 0x00000000, LENGTH = 4194304",
+		"RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 4194304",
+		"PSRAM (rwx) : ORIGIN = 0x21000000, LENGTH = 16777216",
+		"KEEP(*(.vectors))",
+		"*(.mcugen.weights .mcugen.weights.*)",
+		"} > RAM AT > FLASH",
+		". = . + 16384;",
+		"*(.mcugen.arena .mcugen.arena.*)\n  } > RAM",
+	} {
+		if !strings.Contains(ld, want) {
+			t.Errorf("an386 script lacks %q:\n%s", want, ld)
+		}
+	}
+	if strings.Contains(ld, ".mcugen_weights :") {
+		t.Error("an386 keeps weights with the code; no separate section expected")
+	}
+	an547 := getBoard(t, "mps3-an547")
+	ld, err = LinkerScript(an547, Layout{ArenaRegion: "SRAM"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"QSPI (rx) : ORIGIN = 0x28000000, LENGTH = 8388608", "} > QSPI", "*(.mcugen.arena .mcugen.arena.*)\n  } > SRAM", "} > DTCM AT > ITCM"} {
+		if !strings.Contains(ld, want) {
+			t.Errorf("an547 script lacks %q:\n%s", want, ld)
+		}
+	}
+	if _, err := LinkerScript(an547, Layout{ArenaRegion: "QSPI"}); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("arena in QSPI: %v", err)
+	}
+	if _, err := LinkerScript(an547, Layout{WeightsRegion: "NOPE"}); err == nil || !strings.Contains(err.Error(), "ITCM, DTCM") {
+		t.Errorf("unknown region: %v", err)
+	}
+	if _, err := LinkerScript(getBoard(t, "host"), Layout{}); err == nil {
+		t.Error("host needs no linker script")
+	}
+}
+
+func TestBoardHeader(t *testing.T) {
+	h := BoardHeader(getBoard(t, "mps2-an505"))
+	for _, want := range []string{"#define CRT_BAREMETAL 1", "#define CRT_UART_CMSDK 1", "#define CRT_UART_BASE 0x50200000u",
+		"#define CRT_COUNTER_FPGAIO 1", "#define CRT_COUNTER_ADDR 0x50302018u", "#define CRT_COUNTER_HZ 20000000u", "#define CRT_ICOUNT_SHIFT 7"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("an505 header lacks %q", want)
+		}
+	}
+	h = BoardHeader(getBoard(t, "microbit"))
+	for _, want := range []string{"#define CRT_UART_NRF 1", "#define CRT_COUNTER_NRF_TIMER 1", "#define CRT_COUNTER_HZ 16000000u"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("microbit header lacks %q", want)
+		}
+	}
+	h = BoardHeader(getBoard(t, "aarch64-linux"))
+	if !strings.Contains(h, "#define CRT_HOSTED 1") || !strings.Contains(h, "#define CRT_COUNTER_NONE 1") {
+		t.Errorf("aarch64 header:\n%s", h)
+	}
+}
+
+func TestHarnessChecks(t *testing.T) {
+	good := Harness{Prefix: "m", Inputs: []Tensor{{"x", 2}}, Outputs: []Tensor{{"y", 1}}, Vectors: [][][]byte{{{1, 0xff}}}}
+	c, err := good.VectorsC(getBoard(t, "host"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c, "static const uint8_t mcugen_v0_in0[2] = {\n    0x01, 0xff,\n};") {
+		t.Errorf("vectors:\n%s", c)
+	}
+	g, err := good.GlueC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(g, "#include \"m.h\"") || !strings.Contains(g, "in.x = mcugen_input_buf[0];") || !strings.Contains(g, "return m_run(&in, &out);") {
+		t.Errorf("glue:\n%s", g)
+	}
+	bad := []struct {
+		h    Harness
+		want string
+	}{
+		{Harness{Prefix: "1m", Inputs: good.Inputs, Outputs: good.Outputs, Vectors: good.Vectors}, "not a C identifier"},
+		{Harness{Prefix: "m", Inputs: good.Inputs, Outputs: good.Outputs}, "no test vectors"},
+		{Harness{Prefix: "m", Inputs: good.Inputs, Outputs: good.Outputs, Vectors: [][][]byte{{{1}}}}, "has 1 bytes, the model wants 2"},
+		{Harness{Prefix: "m", Inputs: good.Inputs, Outputs: good.Outputs, Vectors: good.Vectors, ExternalArena: true}, "external arena needs a positive size"},
+		{Harness{Prefix: "m", Inputs: good.Inputs, Vectors: good.Vectors}, "at least one input and one output"},
+	}
+	for _, tc := range bad {
+		if _, err := tc.h.GlueC(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want %q, got %v", tc.want, err)
+		}
+	}
+}
+
+// Every runtime file compiles warning-free under -std=c99 -pedantic -Wall -Wextra -Werror
+// with each QEMU board's flags.
+func TestRuntimeCompilesPedantic(t *testing.T) {
+	h := &Harness{Prefix: "m", Inputs: []Tensor{{"x", 4}}, Outputs: []Tensor{{"y", 4}}, ArenaBytes: 32, ExternalArena: true, Vectors: [][][]byte{{{1, 2, 3, 4}}}}
+	names := []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "microbit", "aarch64-linux", "host", "nucleo-h743zi"}
+	if testing.Short() {
+		names = []string{"microbit", "mps3-an547", "host"}
+	}
+	for _, name := range names {
+		b := getBoard(t, name)
+		cc, pkg := "arm-none-eabi-gcc", "gcc-arm-none-eabi"
+		switch b.Toolchain {
+		case boards.ToolchainAArch64:
+			cc, pkg = "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"
+		case boards.ToolchainHost:
+			cc, pkg = "gcc", "gcc"
+		}
+		cc = needTool(t, cc, pkg)
+		dir := t.TempDir()
+		files, err := Write(dir, b, h, Layout{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "m.h"), []byte("#include <stdint.h>\nstruct m_inputs { void *x; };\nstruct m_outputs { void *y; };\nint32_t m_run(struct m_inputs *in, struct m_outputs *out, void *arena);\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append(b.GCCFlags(), "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2", "-c", "-I", dir)
+		cmd := exec.Command(cc, append(args, files...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// crt_counter_instructions computes round(ticks * 1e9 / (hz * 2^shift)) exactly: checked
+// against rational arithmetic, for the 25 MHz and 16 MHz counters, on the host.
+func TestCounterConversion(t *testing.T) {
+	gcc := needTool(t, "gcc", "gcc")
+	for _, hz := range []int64{25000000, 20000000, 16000000} {
+		dir := t.TempDir()
+		header := "#define CRT_HOSTED 1\n#define CRT_BOARD_NAME \"t\"\n#define CRT_COUNTER_FPGAIO 1\n#define CRT_COUNTER_ADDR 0u\n" +
+			"#define CRT_COUNTER_HZ " + strconv.FormatInt(hz, 10) + "u\n#define CRT_ICOUNT_SHIFT 7\n"
+		main := `#include <stdio.h>
+#include "crt.h"
+void crt_write(const char *s, size_t n) { fwrite(s, 1, n, stdout); }
+int main(void) {
+    static const uint32_t t[] = {0u, 1u, 2u, 3u, 4u, 5u, 16u, 320u, 321u, 99999u, 4294967295u};
+    size_t i;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+        int ok;
+        crt_put_u64(crt_counter_instructions(t[i], &ok));
+        crt_puts(ok ? "\n" : " unavailable\n");
+    }
+    return 0;
+}
+`
+		for name, text := range map[string]string{"mcugen_board.h": header, "main.c": main} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range []string{"crt.h", "crt_print.c"} {
+			src, _ := Source(name)
+			if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		exe := filepath.Join(dir, "conv")
+		if out, err := exec.Command(gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", dir, filepath.Join(dir, "main.c"), filepath.Join(dir, "crt_print.c"), "-o", exe).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		out, err := exec.Command(exe).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Fields(string(out))
+		ticks := []int64{0, 1, 2, 3, 4, 5, 16, 320, 321, 99999, 4294967295}
+		if len(got) != len(ticks) {
+			t.Fatalf("output %q", out)
+		}
+		for i, tk := range ticks {
+			// round(tk * 1e9 / (hz * 128)), half up, in exact rationals.
+			r := new(big.Rat).SetInt64(tk)
+			r.Mul(r, big.NewRat(1e9, hz*128))
+			r.Add(r, big.NewRat(1, 2))
+			want := new(big.Int).Quo(r.Num(), r.Denom())
+			if got[i] != want.String() {
+				t.Errorf("hz %d ticks %d: %s, want %s", hz, tk, got[i], want)
+			}
+		}
+	}
+}
+
+// The semihosting calls work under QEMU: the firmware reads a file the test wrote, writes
+// its bytes reversed to another file, prints through SYS_WRITE0 and exits with code 42.
+func TestSemihostingFiles(t *testing.T) {
+	cc := needTool(t, "arm-none-eabi-gcc", "gcc-arm-none-eabi")
+	qemu := needTool(t, "qemu-system-arm", "qemu-system-arm")
+	b := getBoard(t, "mps2-an386")
+	b.UART = boards.UART{Kind: "none"} // print through semihosting
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "in.bin"), []byte("mcugen!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := `#include "crt.h"
+#include "crt_semihost.h"
+int main(void) {
+    char buf[16];
+    int32_t fd, left, n, i;
+    crt_init();
+    fd = crt_sh_open("in.bin", CRT_SH_MODE_RB);
+    if (fd < 0) return 10;
+    left = crt_sh_read(fd, buf, sizeof buf);
+    n = (int32_t)sizeof buf - left;
+    crt_sh_close(fd);
+    for (i = 0; i < n / 2; i++) { char c = buf[i]; buf[i] = buf[n - 1 - i]; buf[n - 1 - i] = c; }
+    fd = crt_sh_open("out.bin", CRT_SH_MODE_WB);
+    if (fd < 0) return 11;
+    if (crt_sh_write(fd, buf, (size_t)n) != 0) return 12;
+    crt_sh_close(fd);
+    crt_puts("read ");
+    crt_put_u64((uint64_t)n);
+    crt_puts(" bytes\n");
+    return 42;
+}
+`
+	files := map[string]string{"main.c": main, BoardHeaderFile: BoardHeader(b)}
+	ld, err := LinkerScript(b, Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files[LinkerFile] = ld
+	for _, n := range []string{"crt.h", "crt_print.c", "crt_baremetal.c", "crt_semihost.c", "crt_semihost.h", "crt_startup.c"} {
+		src, _ := Source(n)
+		files[n] = string(src)
+	}
+	var cfiles []string
+	for n, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(n, ".c") {
+			cfiles = append(cfiles, filepath.Join(dir, n))
+		}
+	}
+	elf := filepath.Join(dir, "fw.elf")
+	args := append(b.GCCFlags(), "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", dir)
+	args = append(args, cfiles...)
+	args = append(args, "-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections", "-T", filepath.Join(dir, LinkerFile), "-o", elf)
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, qemu, append([]string{"-M", b.QEMU.Machine}, append(b.QEMU.Args, "-kernel", elf)...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 42 {
+		t.Fatalf("exit %v, want code 42; output %q", err, out)
+	}
+	if !regexp.MustCompile(`read 7 bytes`).Match(out) {
+		t.Errorf("output %q", out)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "out.bin"))
+	if err != nil || string(got) != "!negucm" {
+		t.Errorf("out.bin = %q, %v", got, err)
+	}
+}
