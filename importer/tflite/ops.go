@@ -17,6 +17,8 @@ type opctx struct {
 	outs    []int32
 	optType uint8
 	opts    table
+	// unshrunk is the full-rank shape of a strided slice that drops axes.
+	unshrunk []int
 }
 
 func (c *opctx) errorf(format string, a ...any) error {
@@ -116,6 +118,16 @@ func (d *decoder) operator(index int, op table) error {
 		n.Outputs = append(n.Outputs, name)
 	}
 	n.Name = n.Outputs[0]
+	if c.unshrunk != nil {
+		// A strided slice that drops axes: slice into a tensor of the full
+		// rank, then reshape to the file's output shape.
+		out := d.g.Tensors[n.Outputs[0]]
+		mid := &graph.Tensor{Name: d.g.UniqueName(out.Name + "/unshrunk"), DType: out.DType, Shape: c.unshrunk, Quant: out.Quant}
+		d.g.AddTensor(mid)
+		n.Outputs[0] = mid.Name
+		d.g.AddNode(n)
+		n = &graph.Node{Name: out.Name, Op: graph.Reshape, Inputs: []string{mid.Name}, Outputs: []string{out.Name}}
+	}
 	d.g.AddNode(n)
 	return nil
 }
@@ -624,6 +636,16 @@ func (c *opctx) stridedSlice(n *graph.Node) error {
 			e = clamp(e)
 		}
 		a.Begin[ax], a.End[ax], a.Stride[ax] = s, e, st
+	}
+	if shrink != 0 {
+		c.unshrunk = make([]int, r)
+		for i := range c.unshrunk {
+			if st := a.Stride[i]; st > 0 {
+				c.unshrunk[i] = max(0, (a.End[i]-a.Begin[i]+st-1)/st)
+			} else {
+				c.unshrunk[i] = max(0, (a.Begin[i]-a.End[i]-st-1)/(-st))
+			}
+		}
 	}
 	n.Op, n.Attrs, n.Inputs = graph.Slice, a, []string{x.Name}
 	return nil
