@@ -145,7 +145,10 @@ func computeConv2D(k *kctx) (Stmt, error) {
 				kh, kw, ic := r[0], r[1], r[2]
 				ih := Add(Sub(Mul(oh, C(int64(sh))), C(int64(a.Pad.Top))), Mul(kh, C(int64(dh))))
 				iw := Add(Sub(Mul(ow, C(int64(sw))), C(int64(a.Pad.Left))), Mul(kw, C(int64(dw))))
-				ci := Add(Mul(Div(oc, C(int64(coPerG))), C(int64(Cg))), ic)
+				ci := ic
+				if group > 1 {
+					ci = Add(Mul(Div(oc, C(int64(coPerG))), C(int64(Cg))), ic)
+				}
 				xv, wv := ld(x, n, ih, iw, ci), ld(w, oc, kh, kw, ic)
 				if intMode {
 					xv = Add(xv, C(inOff))

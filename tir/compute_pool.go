@@ -162,8 +162,13 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 						Loop("c", depth, func(c Expr) Stmt { return Put(mx, Max(At(mx), At(x, r, c))) }),
 						Put(sum, F(0)),
 						Loop("c", depth, func(c Expr) Stmt {
-							e := Call(IntrExp, F32, Mul(Sub(At(x, r, c), At(mx)), F(beta)))
-							return Block(Put(y, e, r, c), Put(sum, Add(At(sum), e)))
+							d := Sub(At(x, r, c), At(mx))
+							if beta != 1 {
+								d = Mul(d, F(beta))
+							}
+							return Let("e", Call(IntrExp, F32, d), func(e Expr) Stmt {
+								return Block(Put(y, e, r, c), Put(sum, Add(At(sum), e)))
+							})
 						}),
 						Loop("c", depth, func(c Expr) Stmt { return Put(y, Div(At(y, r, c), At(sum)), r, c) }),
 					)

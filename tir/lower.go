@@ -286,7 +286,7 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (*PrimFunc, 
 func Finalize(f *PrimFunc) *PrimFunc {
 	f = Simplify(f)
 	f = ExpandUnrolled(f)
-	f = Simplify(f)
+	f = PruneConditions(f)
 	f = Flatten(f)
 	return Simplify(f)
 }

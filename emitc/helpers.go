@@ -1,0 +1,91 @@
+package emitc
+
+// helperText is the C of each helper function the kernels may call, with the
+// helpers it needs itself. Each is the C spelling of a tir intrinsic (see
+// tir/fixedpoint.go for the same maths in Go) or of min/max.
+var helperText = map[string]struct {
+	deps []string
+	code string
+}{
+	"min_i32": {nil, `static inline int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }`},
+	"max_i32": {nil, `static inline int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }`},
+	"min_i64": {nil, `static inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }`},
+	"max_i64": {nil, `static inline int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }`},
+	"min_f32": {nil, `static inline float min_f32(float a, float b) { return a < b ? a : b; }`},
+	"max_f32": {nil, `static inline float max_f32(float a, float b) { return a > b ? a : b; }`},
+	"srdhm": {nil, `/* gemmlowp SaturatingRoundingDoublingHighMul. */
+static inline int32_t srdhm(int32_t a, int32_t b)
+{
+    const int64_t ab = (int64_t)a * (int64_t)b;
+    const int64_t v = ab + (ab >= 0 ? (INT64_C(1) << 30) : (1 - (INT64_C(1) << 30)));
+    if (a == INT32_MIN && b == INT32_MIN) {
+        return INT32_MAX;
+    }
+    /* v / 2^31, truncating toward zero */
+    return (int32_t)((v + (v < 0 ? (INT64_C(1) << 31) - 1 : 0)) >> 31);
+}`},
+	"rdivpot": {nil, `/* gemmlowp RoundingDivideByPOT. */
+static inline int32_t rdivpot(int32_t x, int32_t exponent)
+{
+    const int32_t mask = (int32_t)((INT64_C(1) << exponent) - 1);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}`},
+	"requant": {[]string{"srdhm", "rdivpot"}, `/* TFLite MultiplyByQuantizedMultiplier. */
+static inline int32_t requant(int32_t x, int32_t multiplier, int32_t shift)
+{
+    const int32_t left = shift > 0 ? shift : 0;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    return rdivpot(srdhm((int32_t)((uint32_t)x << left), multiplier), right);
+}`},
+	"sat_shl": {nil, `/* gemmlowp SaturatingRoundingMultiplyByPOT for a positive exponent. */
+static inline int32_t sat_shl(int32_t x, int32_t n)
+{
+    if (x > (INT32_MAX >> n)) {
+        return INT32_MAX;
+    }
+    if (x < (INT32_MIN >> n)) {
+        return INT32_MIN;
+    }
+    return (int32_t)((uint32_t)x << n);
+}`},
+	"one_over_one_plus_x": {[]string{"srdhm", "sat_shl"}, `/* gemmlowp one_over_one_plus_x_for_x_in_0_1 (Q0.31), Newton-Raphson. */
+static int32_t one_over_one_plus_x(int32_t a)
+{
+    const int64_t sum = (int64_t)a + INT32_MAX;
+    const int32_t half_den = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    int32_t x = (int32_t)((uint32_t)1515870810 + (uint32_t)srdhm(half_den, -1010580540));
+    int i;
+    for (i = 0; i < 3; ++i) {
+        const int32_t hdx = srdhm(half_den, x);
+        const int32_t one_minus = (int32_t)((uint32_t)(INT32_C(1) << 29) - (uint32_t)hdx);
+        x = (int32_t)((uint32_t)x + (uint32_t)sat_shl(srdhm(x, one_minus), 2));
+    }
+    return sat_shl(x, 1);
+}`},
+	"clz32": {nil, `static inline int32_t clz32(uint32_t x)
+{
+    int32_t n = 0;
+    while (n < 32 && !(x & (UINT32_C(1) << (31 - n)))) {
+        ++n;
+    }
+    return n;
+}`},
+	"recip": {[]string{"one_over_one_plus_x", "clz32"}, `/* TFLite GetReciprocal: Q0.31 scale of 1/x for x in Q(int_bits). */
+static inline int32_t recip(int32_t x, int32_t int_bits)
+{
+    const int32_t headroom = clz32((uint32_t)x);
+    (void)int_bits;
+    return one_over_one_plus_x((int32_t)(((uint32_t)x << headroom) - (UINT32_C(1) << 31)));
+}`},
+	"recip_shift": {[]string{"clz32"}, `/* TFLite GetReciprocal: the number of bits over unit. */
+static inline int32_t recip_shift(int32_t x, int32_t int_bits)
+{
+    return int_bits - clz32((uint32_t)x);
+}`},
+}
+
+// helperOrder is the order helpers are printed in (dependencies first).
+var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
+	"srdhm", "rdivpot", "requant", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift"}
