@@ -11,7 +11,7 @@ import (
 
 // maxElements bounds the size of any tensor the importer materializes, so a
 // corrupt file cannot make it allocate unbounded memory.
-const maxElements = 1 << 28
+const maxElements = 1 << 24
 
 var dtypeNames = map[int32]string{
 	TUndefined: "UNDEFINED", TFloat: "FLOAT", TUint8: "UINT8", TInt8: "INT8", TUint16: "UINT16",

@@ -1,0 +1,148 @@
+package onnx
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+func readModel(t testing.TB, name string) []byte {
+	b, err := os.ReadFile(filepath.Join("../../testdata/onnx", name+".onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestTruncated(t *testing.T) {
+	b := readModel(t, "cnn")
+	for _, n := range []int{1, 7, len(b) / 3, len(b) / 2, len(b) - 1} {
+		_, err := Decode("cnn", b[:n], Options{})
+		if err == nil {
+			t.Errorf("truncated to %d bytes: no error", n)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "importer: ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("truncated to %d bytes: error %q is not one line with context", n, err)
+		}
+	}
+}
+
+func TestNotONNX(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"text":  []byte("hello, this is not a model\n"),
+		"empty": {},
+		"npy":   append([]byte("\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }"), make([]byte, 4)...),
+		"zeros": make([]byte, 64),
+	} {
+		_, err := Decode(name, b, Options{})
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), "ONNX") {
+			t.Errorf("%s: error %q does not say it is not ONNX", name, err)
+		}
+	}
+}
+
+func TestUnsupportedOpsListed(t *testing.T) {
+	b := NewBuilder("bad", 13, 1)
+	x := b.Input("x", graph.Float32, 1, 4)
+	y := b.Node("Relu", []string{x})
+	y = b.Node("Erf", []string{y})
+	y = b.Node("Neg", []string{y})
+	y = b.Node("Erf", []string{y})
+	b.Output(y, graph.Float32)
+	_, err := Decode("bad", b.Model().Marshal(), Options{})
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) {
+		t.Fatalf("error %v is not an UnsupportedError", err)
+	}
+	want := `importer: unsupported ops: Erf (nodes "Erf_2", "Erf_4"); Neg (nodes "Neg_3")`
+	if err.Error() != want {
+		t.Errorf("error\n %q, want\n %q", err, want)
+	}
+}
+
+func TestExternalData(t *testing.T) {
+	b := NewBuilder("ext", 13, 1)
+	x := b.Input("x", graph.Float32, 1, 4)
+	w := b.Rand("w", 1, 4)
+	m := b.Model()
+	m.Graph.Initializer[0] = &Tensor{Name: w, DataType: TFloat, Dims: []int64{4}, DataLocation: 1,
+		ExternalData: []KeyValue{{"location", "weights.bin"}, {"offset", "0"}, {"length", "16"}}}
+	b.Output(b.Node("Add", []string{x, w}), graph.Float32)
+	_, err := Decode("ext", m.Marshal(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "external file") || !strings.Contains(err.Error(), `"w"`) {
+		t.Errorf("error %v, want one naming the tensor and external data", err)
+	}
+}
+
+func TestBadShapeOption(t *testing.T) {
+	b := readModel(t, "cnn")
+	for _, s := range [][]int{{1, 3, 16}, {1, 3, 16, 0}, {1, 4, 16, 16}} {
+		if _, err := Decode("cnn", b, Options{Shapes: map[string][]int{"image": s}}); err == nil {
+			t.Errorf("--shape image=%v: no error", s)
+		}
+	}
+	if _, err := Decode("cnn", b, Options{Shapes: map[string][]int{"image": {1, 3, 16, 16}}}); err != nil {
+		t.Errorf("matching --shape: %v", err)
+	}
+}
+
+func TestReadTensorProto(t *testing.T) {
+	d := &graph.Data{DType: graph.Int8, Shape: []int{2, 2}, I: []int64{-128, -1, 0, 127}}
+	tp := NewTensor("t", d)
+	name, got, err := ReadTensorProto(tp.Marshal())
+	if err != nil || name != "t" || got.DType != graph.Int8 || got.I[0] != -128 || got.I[3] != 127 || len(got.Shape) != 2 {
+		t.Errorf("ReadTensorProto = %q, %+v, %v", name, got, err)
+	}
+	// Typed fields instead of raw_data: float_data, int64_data, int32_data for int8.
+	for _, tp := range []*Tensor{
+		{Name: "f", DataType: TFloat, Dims: []int64{3}, FloatData: []float32{1, -2, 3.5}},
+		{Name: "i", DataType: TInt64, Dims: []int64{3}, Int64Data: []int64{1, -2, 3}},
+		{Name: "b", DataType: TInt8, Dims: []int64{3}, Int32Data: []int32{1, -2, 3}},
+		{Name: "h", DataType: TFloat16, Dims: []int64{3}, Int32Data: []int32{0x3c00, 0xc000, 0x4300}},
+	} {
+		_, got, err := ReadTensorProto(tp.Marshal())
+		if err != nil {
+			t.Fatalf("%s: %v", tp.Name, err)
+		}
+		if got.Float(0) != 1 || got.Float(1) != -2 || got.Float(2) != 3.5 && tp.Name != "i" && tp.Name != "b" {
+			t.Errorf("%s: got %v", tp.Name, got)
+		}
+	}
+	if _, _, err := ReadTensorProto([]byte{0x0a, 0x05, 0x01}); err == nil {
+		t.Error("truncated tensor: no error")
+	}
+	if _, _, err := ReadTensorProto((&Tensor{DataType: TFloat, Dims: []int64{4}, RawData: make([]byte, 15)}).Marshal()); err == nil {
+		t.Error("short raw_data: no error")
+	}
+}
+
+// FuzzDecode feeds arbitrary bytes to the decoder and importer: any input
+// must give a graph or an error, never a panic.
+func FuzzDecode(f *testing.F) {
+	for _, name := range []string{"cnn", "resnet", "mlp", "matmul", "qdq_conv", "qlinear"} {
+		f.Add(readModel(f, name))
+	}
+	for _, dir := range []string{"test_conv_with_strides_padding", "test_qlinearconv", "test_reshape_extended_dims", "test_slice"} {
+		if b, err := os.ReadFile(filepath.Join(backendRoot, "node", dir, "model.onnx")); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g, err := Decode("fuzz", b, Options{})
+		if err == nil {
+			if err := graph.Validate(g); err != nil {
+				t.Fatalf("imported graph does not validate: %v", err)
+			}
+		}
+		ReadTensorProto(b)
+	})
+}
