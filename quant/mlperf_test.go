@@ -21,9 +21,9 @@ type mlperfModel struct {
 	dir, float, int8 string
 	// The official int8 file's figures against the float model
 	// (../shared/models/README.md).
-	top1         int
-	pooled, med  float64
-	useMedian    bool
+	top1        int
+	pooled, med float64
+	useMedian   bool
 }
 
 var mlperfModels = []mlperfModel{

@@ -18,11 +18,11 @@ func TestChooseParamsHandWorked(t *testing.T) {
 		s      float32
 		z      int32
 	}{
-		{-1, 2, 3.0 / 255, -43},  // -128 + 1/(3/255) = -128 + 85
-		{0, 6, 6.0 / 255, -128},  // relu6
-		{-4, -2, 4.0 / 255, 127}, // range widened to [-4, 0]
+		{-1, 2, 3.0 / 255, -43},   // -128 + 1/(3/255) = -128 + 85
+		{0, 6, 6.0 / 255, -128},   // relu6
+		{-4, -2, 4.0 / 255, 127},  // range widened to [-4, 0]
 		{-0.5, 0.5, 1.0 / 255, 0}, // -128 + 127.5 = -0.5 rounds away to -1? see below
-		{0, 0, 1.0 / 255, -128},  // empty range
+		{0, 0, 1.0 / 255, -128},   // empty range
 	}
 	// -0.5 rounds half away from zero to -1.
 	cases[3].z = -1

@@ -11,7 +11,7 @@ import (
 
 // DefaultMethod is the range method chosen by measurement on the MLPerf Tiny
 // float models (docs/QUANTIZATION.md has the numbers).
-const DefaultMethod = MinMax
+const DefaultMethod = Percentile
 
 // Options steer Quantize.
 type Options struct {
