@@ -29,30 +29,45 @@
 //
 //   - In place (Options.InPlace). A node writes its output over its first
 //     input X when X (with all its views) dies at that node, is in the arena
-//     and is not a graph output, and the op is one of:
-//     element-wise unary ops (Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish,
-//     HardSigmoid, Quantize, Dequantize) and element-wise binary ops (Add, Sub,
-//     Mul, Div, Maximum, Minimum) whose output has X's element count and
+//     and is not a graph output, and the op is one of: element-wise unary
+//     ops (Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid,
+//     Quantize, Dequantize) and element-wise binary ops (Add, Sub, Mul, Div,
+//     Maximum, Minimum) whose output has X's element count and
 //     element size (out[i] depends only on x[i], read before out[i] is
-//     written); or a depthwise Conv2D (Group == Cin == Cout, multiplier 1) with
-//     equal input and output element sizes. For the depthwise case, in NHWC the
-//     element (n,h,w,c) is at ((n·H+h)·W+w)·C+c, so with output and input at
-//     the same offset and the same C, output channel c occupies only byte
-//     positions that belong to input channel c. Running channel by channel, each
-//     channel computed into a one-channel scratch buffer (or the input channel
-//     copied into it first) and then written back, never overwrites data a later
-//     channel still needs, whatever the stride, padding, dilation or output
-//     size. The scratch is min(N·H·W, N·OH·OW) elements: the output channel when
-//     it is not larger than the input channel (compute into scratch, then copy
-//     out), else the input channel (copy in, then compute straight into the
-//     arena). The planner records that scratch in Plan.Scratch. Nodes that run in
-//     place are listed in Plan.InPlace; lowering must generate the matching loop
-//     order. Options.InPlaceOK lets the kernels veto candidates.
+//     written); a depthwise Conv2D (Group == Cin == Cout, multiplier 1); or a
+//     pointwise Conv2D (1x1 kernel, Group 1, stride 1, no padding, same H and
+//     W). Convolutions need equal input and output element sizes.
+//
+//     Depthwise: in NHWC the element (n,h,w,c) is at ((n·H+h)·W+w)·C+c, so with
+//     output and input at the same offset and the same C, output channel c
+//     occupies only byte positions that belong to input channel c. Running
+//     channel by channel, each channel computed into a one-channel scratch
+//     buffer (or the input channel copied into it first) and then written
+//     back, never overwrites data a later channel still needs, whatever the
+//     stride, padding, dilation or output size. The scratch is
+//     min(N·H·W, N·OH·OW) elements. (A channel multiplier above 1 is not
+//     legal: output channel c·m+k lands on input channel c·m+k's positions
+//     before that channel is read.)
+//
+//     Pointwise: output pixel p depends on input pixel p only. With both at
+//     one offset, output pixel p covers bytes [p·Cout, (p+1)·Cout), inside
+//     input pixels <= p when Cout <= Cin and >= p when Cout > Cin; so running
+//     pixel by pixel forward (Cout <= Cin) or backward (Cout > Cin), through a
+//     one-pixel scratch of min(Cin, Cout) elements, is legal. This is what
+//     takes MobileNet-style networks (KWS, VWW) below the live-set bound: their
+//     peaks are pointwise steps. This rule goes beyond the element-wise and
+//     depthwise cases the issue asked for; a kernel that cannot do it vetoes it
+//     with Options.InPlaceOK.
+//
+//     InPlaceLoop(g, n) tells lowering which loop order a node needs. The
+//     planner records the scratch in Plan.Scratch and the nodes that run in
+//     place in Plan.InPlace; lowering must generate the matching loop order.
+//     Options.InPlaceOK lets the kernels veto candidates.
 //
 //   - Scratch. Options.Scratch(n) asks for workspace for node n; it is a buffer
 //     live only during n's step, in the same arena, placed after the activations
 //     in the gaps they leave (or on top). Plan.Scratch has one Buffer per node
-//     that has scratch (kernel workspace plus the in-place depthwise channel
+//     that has scratch (kernel workspace plus the in-place channel or pixel
 //     buffer, each rounded up to Align).
 //
 //   - Execution order (Options.OrderSearch). For graphs with branches the order

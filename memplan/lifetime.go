@@ -26,6 +26,7 @@ const (
 	ipNone inPlaceKind = iota
 	ipElementwise
 	ipDepthwise
+	ipPointwise
 )
 
 // analysis is everything about the graph that does not depend on the order.
@@ -41,12 +42,12 @@ type analysis struct {
 	outside   []bool  // the root is not in the arena
 
 	// per node
-	ins     [][]int // activation input tensor ids in input order (no "" or constants)
-	outs    [][]int
-	preds   [][]int // nodes producing the node's activation inputs
-	kind    []inPlaceKind
-	dwExtra []int // in-place depthwise channel scratch (aligned)
-	kernel  []int // kernel scratch (aligned)
+	ins       [][]int // activation input tensor ids in input order (no "" or constants)
+	outs      [][]int
+	preds     [][]int // nodes producing the node's activation inputs
+	kind      []inPlaceKind
+	ipScratch []int // scratch a node needs to run in place (aligned)
+	kernel    []int // kernel scratch (aligned)
 }
 
 var elementwiseUnary = map[graph.Op]bool{
@@ -100,7 +101,7 @@ func analyze(g *graph.Graph, opt Options) (*analysis, error) {
 	a.outs = make([][]int, nn)
 	a.preds = make([][]int, nn)
 	a.kind = make([]inPlaceKind, nn)
-	a.dwExtra = make([]int, nn)
+	a.ipScratch = make([]int, nn)
 	a.kernel = make([]int, nn)
 	for i, n := range g.Nodes {
 		for _, in := range n.Inputs {
@@ -222,7 +223,7 @@ func analyze(g *graph.Graph, opt Options) (*analysis, error) {
 	}
 	if opt.InPlace {
 		for i, n := range g.Nodes {
-			a.kind[i], a.dwExtra[i] = a.inPlaceCandidate(n, i)
+			a.kind[i], a.ipScratch[i] = a.inPlaceCandidate(n, i)
 		}
 	}
 	return a, nil
@@ -242,12 +243,13 @@ func (a *analysis) inPlaceCandidate(n *graph.Node, i int) (inPlaceKind, int) {
 	if a.opt.InPlaceOK != nil && !a.opt.InPlaceOK(n) {
 		return ipNone, 0
 	}
-	kind, extra := inPlaceRule(n, x, y)
+	kind, extra := inPlaceRule(a.g, n, x, y)
 	return kind, roundUp(extra, a.opt.Align)
 }
 
-// inPlaceRule is the structural rule shared by the planner and Validate.
-func inPlaceRule(n *graph.Node, x, y *graph.Tensor) (inPlaceKind, int) {
+// inPlaceRule is the structural rule shared by the planner and Validate:
+// whether n may write y over x, and the scratch bytes that needs.
+func inPlaceRule(g *graph.Graph, n *graph.Node, x, y *graph.Tensor) (inPlaceKind, int) {
 	es := x.DType.Size()
 	if es == 0 || es != y.DType.Size() {
 		return ipNone, 0
@@ -263,14 +265,63 @@ func inPlaceRule(n *graph.Node, x, y *graph.Tensor) (inPlaceKind, int) {
 			return ipNone, 0
 		}
 		c := x.Shape[3]
-		if c < 1 || at.Group != c || y.Shape[3] != c || y.Shape[0] != x.Shape[0] {
+		if c < 1 || y.Shape[0] != x.Shape[0] {
 			return ipNone, 0
 		}
-		inCh := x.Shape[0] * x.Shape[1] * x.Shape[2]
-		outCh := y.Shape[0] * y.Shape[1] * y.Shape[2]
-		return ipDepthwise, min(inCh, outCh) * es
+		if at.Group == c && y.Shape[3] == c {
+			inCh := x.Shape[0] * x.Shape[1] * x.Shape[2]
+			outCh := y.Shape[0] * y.Shape[1] * y.Shape[2]
+			return ipDepthwise, min(inCh, outCh) * es
+		}
+		w := g.In(n, 1)
+		if at.Group == 1 && w != nil && len(w.Shape) == 4 && w.Shape[1] == 1 && w.Shape[2] == 1 &&
+			at.Stride == [2]int{1, 1} && at.Pad == (graph.Padding{}) &&
+			y.Shape[1] == x.Shape[1] && y.Shape[2] == x.Shape[2] {
+			return ipPointwise, min(c, y.Shape[3]) * es
+		}
 	}
 	return ipNone, 0
+}
+
+// InPlaceLoop tells lowering how node n must loop when a plan runs it in
+// place (Plan.InPlace[n.Name]), and the scratch bytes that loop needs (the
+// node's Plan.Scratch buffer holds them, after any kernel workspace):
+//
+//   - "elementwise": out[i] is written after x[i] is read; scratch 0.
+//   - "depthwise-channel": channel by channel; for each channel either compute
+//     the output channel into scratch and then store it (when N·OH·OW <=
+//     N·H·W; scratch is one output channel) or copy the input channel to
+//     scratch and compute from there (scratch is one input channel).
+//   - "pointwise-forward" (Cout <= Cin) and "pointwise-backward" (Cout > Cin):
+//     a 1x1 stride-1 unpadded Conv2D, pixel by pixel in increasing or
+//     decreasing pixel order; output pixel p is computed from input pixel p
+//     only, through a one-pixel scratch of min(Cin, Cout) elements (either the
+//     input pixel copied in or the output pixel computed before it is stored).
+//     With both tensors at one offset, output pixel p only covers input pixels
+//     <= p (forward) or >= p (backward), which are consumed already.
+//
+// It returns "" when n may never run in place.
+func InPlaceLoop(g *graph.Graph, n *graph.Node) (loop string, scratch int) {
+	if len(n.Inputs) == 0 || len(n.Outputs) != 1 {
+		return "", 0
+	}
+	x, y := g.In(n, 0), g.Out(n, 0)
+	if !isActivation(x) || !isActivation(y) {
+		return "", 0
+	}
+	kind, s := inPlaceRule(g, n, x, y)
+	switch kind {
+	case ipElementwise:
+		return "elementwise", 0
+	case ipDepthwise:
+		return "depthwise-channel", s
+	case ipPointwise:
+		if y.Shape[3] > x.Shape[3] {
+			return "pointwise-backward", s
+		}
+		return "pointwise-forward", s
+	}
+	return "", 0
 }
 
 func containsInt(s []int, v int) bool {
@@ -366,9 +417,7 @@ func (a *analysis) lifetimes(order []int) *lifetimes {
 		if x, y, ok := a.inPlaceAt(n, func(r int) bool { return lt.last[r] == s }); ok {
 			lt.inPlace[n] = true
 			parent[find(y)] = find(x)
-			if a.kind[n] == ipDepthwise {
-				lt.scratch[n] += a.dwExtra[n]
-			}
+			lt.scratch[n] += a.ipScratch[n]
 		}
 	}
 	slotIdx := map[int]int{}

@@ -10,14 +10,27 @@ type bitset []uint64
 func (b bitset) has(i int) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
 func (b bitset) set(i int)      { b[i>>6] |= 1 << (uint(i) & 63) }
 
-func (b bitset) key() string {
-	buf := make([]byte, 8*len(b))
-	for i, w := range b {
-		for k := 0; k < 8; k++ {
-			buf[8*i+k] = byte(w >> (8 * k))
+func (b bitset) clear(i int) { b[i>>6] &^= 1 << (uint(i) & 63) }
+
+// setKey identifies a bitset in a map without allocating for up to 256 nodes.
+type setKey struct {
+	w    [4]uint64
+	rest string
+}
+
+func (b bitset) key() setKey {
+	var k setKey
+	copy(k.w[:], b)
+	if len(b) > 4 {
+		buf := make([]byte, 0, 8*(len(b)-4))
+		for _, w := range b[4:] {
+			for s := 0; s < 64; s += 8 {
+				buf = append(buf, byte(w>>s))
+			}
 		}
+		k.rest = string(buf)
 	}
-	return string(buf)
+	return k
 }
 
 // orderState is a set of executed nodes reached by the best order found.
@@ -30,7 +43,7 @@ type orderState struct {
 }
 
 // searchTransitions caps the work of one order search; it sets the beam width.
-const searchTransitions = 4_000_000
+const searchTransitions = 1_000_000
 
 // searchOrder returns a topological order with a low peak of live bytes.
 //
@@ -71,7 +84,7 @@ func (a *analysis) searchOrder() []int {
 	var levels [][]orderState
 	for depth := 0; depth < nn; depth++ {
 		next := []orderState{}
-		index := map[string]int{}
+		index := map[setKey]int{}
 		for si := range level {
 			st := &level[si]
 			for n := 0; n < nn; n++ {
@@ -83,15 +96,17 @@ func (a *analysis) searchOrder() []int {
 					cost += extra0
 				}
 				peak := max(st.peak, cost)
-				done := slices.Clone(st.done)
-				done.set(n)
-				k := done.key()
+				st.done.set(n)
+				k := st.done.key()
 				if j, ok := index[k]; ok {
+					st.done.clear(n)
 					if peak < next[j].peak {
 						next[j].peak, next[j].parent, next[j].node = peak, si, n
 					}
 					continue
 				}
+				done := slices.Clone(st.done)
+				st.done.clear(n)
 				index[k] = len(next)
 				next = append(next, orderState{done: done, peak: peak, resident: after, parent: si, node: n})
 			}

@@ -3,7 +3,6 @@ package memplan
 import (
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -14,7 +13,7 @@ type interval struct{ lo, hi int }
 // (off_j - size, off_j + size_j) forbids overlapping buffer j. Since the
 // offsets and sizes are multiples of the alignment, so is the result.
 func firstFit(ivs []interval) int {
-	sort.Slice(ivs, func(i, j int) bool { return ivs[i].lo < ivs[j].lo })
+	slices.SortFunc(ivs, func(a, b interval) int { return a.lo - b.lo })
 	x := 0
 	for _, iv := range ivs {
 		if x <= iv.lo {

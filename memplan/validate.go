@@ -198,7 +198,7 @@ func (p *Plan) Validate(g *graph.Graph) error {
 		if len(n.Inputs) == 0 || len(n.Outputs) != 1 || !isAct(n.Inputs[0]) || !isAct(n.Outputs[0]) {
 			return fmt.Errorf("memplan: node %q (%s) cannot run in place: needs an activation input and one output", name, n.Op)
 		}
-		kind, scratch := inPlaceRule(n, g.Tensors[n.Inputs[0]], g.Tensors[n.Outputs[0]])
+		kind, scratch := inPlaceRule(g, n, g.Tensors[n.Inputs[0]], g.Tensors[n.Outputs[0]])
 		if kind == ipNone {
 			return fmt.Errorf("memplan: node %q (%s) may not run in place", name, n.Op)
 		}
@@ -217,9 +217,9 @@ func (p *Plan) Validate(g *graph.Graph) error {
 				return fmt.Errorf("memplan: in-place node %q reads %q twice", name, x.Tensor)
 			}
 		}
-		if kind == ipDepthwise {
+		if scratch > 0 {
 			if sc := scratchOf[name]; sc == nil || sc.Size < scratch {
-				return fmt.Errorf("memplan: in-place depthwise %q needs %d B of channel scratch", name, scratch)
+				return fmt.Errorf("memplan: in-place node %q needs %d B of scratch", name, scratch)
 			}
 		}
 		legal[pair{x.Tensor, y.Tensor}] = s
