@@ -18,7 +18,7 @@ type reader struct {
 
 func (r *reader) fail(format string, a ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf(format, a...)
+		r.err = fmt.Errorf("malformed flatbuffer (corrupt or truncated file): "+format, a...)
 	}
 }
 
@@ -44,7 +44,7 @@ type table struct {
 
 func (r *reader) root() table {
 	if len(r.b) < 8 {
-		r.fail("file of %d bytes is too short to be a flatbuffer", len(r.b))
+		r.fail("file of %d bytes is too short", len(r.b))
 		return table{r: r}
 	}
 	return r.tableAt(uint64(r.u32(0, "root")), "model")

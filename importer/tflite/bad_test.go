@@ -1,0 +1,81 @@
+package tflite_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/importer/tflite"
+	tg "github.com/mcugen/mcugen/testdata/tflitegen"
+)
+
+func mustErr(t *testing.T, what string, b []byte, want string) {
+	t.Helper()
+	g, err := tflite.Decode(what, b)
+	if err == nil {
+		t.Fatalf("%s: decoded to a graph of %d nodes, want an error", what, len(g.Nodes))
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "tflite: ") || strings.Contains(msg, "\n") || !strings.Contains(msg, want) {
+		t.Errorf("%s: error %q, want one line starting with \"tflite: \" containing %q", what, msg, want)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(genDir, "cnn_int8.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustErr(t, "empty", nil, "too short")
+	mustErr(t, "text", []byte("this is not a flatbuffer at all, just text"), "not a TFLite flatbuffer")
+	mustErr(t, "onnx-ish", []byte{0x08, 0x07, 0x12, 0x04, 't', 'e', 's', 't'}, "not a TFLite flatbuffer")
+	// Every truncation of a real model fails cleanly (none panics).
+	for n := 8; n < len(good); n += 7 {
+		if _, err := tflite.Decode("truncated", good[:n]); err == nil {
+			t.Errorf("truncated to %d of %d bytes: no error", n, len(good))
+		}
+	}
+	mustErr(t, "truncated", good[:len(good)/2], "outside")
+	// A root offset past the end.
+	b := append([]byte(nil), good[:64]...)
+	b[0], b[1], b[2], b[3] = 0xff, 0xff, 0, 0
+	mustErr(t, "root", b, "outside")
+
+	// A buffer stored after the flatbuffer whose offset+size runs past the file.
+	ext := mlp().float()
+	ext.External = true
+	eb := ext.Bytes()
+	mustErr(t, "external", eb[:len(eb)-64], "outside the")
+
+	// An unsupported builtin op names the op and the operator index.
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 4}})
+	ax := m.AddTensor(tg.Tensor{Name: "axis", Type: tg.Int32, Shape: []int32{}, Data: tg.I32Bytes(1)})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{1, 4}})
+	a := m.AddTensor(tg.Tensor{Name: "a", Type: tg.Float32, Shape: []int32{1, 2}})
+	c := m.AddTensor(tg.Tensor{Name: "c", Type: tg.Float32, Shape: []int32{1, 2}})
+	m.Inputs, m.Outputs = []int32{x}, []int32{a}
+	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
+	m.AddOp(tg.OpSplit, &tg.Options{Type: 35, Fields: []tg.Field{tg.I32(0, 2)}}, []int32{ax, y}, a, c)
+	mustErr(t, "split", m.Bytes(), "operator 1 (SPLIT): op not supported")
+	m.Ops[1] = tg.Operator{Code: tg.OpCustom, Custom: "MyOp", Inputs: []int32{y}, Outputs: []int32{a}}
+	mustErr(t, "custom", m.Bytes(), `operator 1 (CUSTOM "MyOp"): op not supported`)
+
+	// A tensor index out of range.
+	m.Ops[1] = tg.Operator{Code: tg.OpRelu, Inputs: []int32{42}, Outputs: []int32{a}}
+	mustErr(t, "index", m.Bytes(), "tensor index 42 out of range")
+
+	if _, err := tflite.Load(filepath.Join(t.TempDir(), "missing.tflite")); err == nil || !strings.HasPrefix(err.Error(), "tflite: ") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestOpNames spot-checks the operator name table against schema.fbs.
+func TestOpNames(t *testing.T) {
+	for code, name := range map[int32]string{0: "ADD", 4: "DEPTHWISE_CONV_2D", 49: "SPLIT", 97: "RESIZE_NEAREST_NEIGHBOR", 114: "QUANTIZE", 117: "HARD_SWISH", 126: "BATCH_MATMUL", 161: "RIGHT_SHIFT", 999: "BUILTIN_999"} {
+		if got := tflite.OpName(code); got != name {
+			t.Errorf("OpName(%d) = %s, want %s", code, got, name)
+		}
+	}
+}
