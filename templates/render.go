@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"sort"
 	"strings"
 	"text/template"
 
@@ -194,4 +195,10 @@ func shellJoin(words []string) string {
 		out[i] = w
 	}
 	return strings.Join(out, " ")
+}
+
+func sortStrings(lists ...[]string) {
+	for _, l := range lists {
+		sort.Strings(l)
+	}
 }
