@@ -46,7 +46,7 @@ type Region struct {
 
 // Counter is the free-running counter the harness reads around an inference.
 type Counter struct {
-	Kind string // "none", "fpgaio", "nrf-timer", "dwt"
+	Kind string // "none", "fpgaio", "nrf-timer", "dwt", "qemu-plugin"
 	Addr uint64 // register (fpgaio, dwt) or peripheral base (nrf-timer)
 	Hz   int64  // its clock; 0 when it counts core cycles
 }

@@ -453,10 +453,10 @@ func decode(d *def, f map[string]value) (*Board, error) {
 	}
 	if v, ok := f["counter"]; ok && v.kind == kCall {
 		b.Counter = Counter{Kind: v.fields["kind"].s, Addr: uint64(v.fields["addr"].i), Hz: v.fields["hz"].i}
-		if !slices.Contains([]string{"fpgaio", "nrf-timer", "dwt"}, b.Counter.Kind) {
-			return nil, fail(v.at, "unknown counter kind %q (fpgaio, nrf-timer, dwt)", b.Counter.Kind)
+		if !slices.Contains([]string{"fpgaio", "nrf-timer", "dwt", "qemu-plugin"}, b.Counter.Kind) {
+			return nil, fail(v.at, "unknown counter kind %q (fpgaio, nrf-timer, dwt, qemu-plugin)", b.Counter.Kind)
 		}
-		if b.Counter.Kind != "dwt" && b.Counter.Hz <= 0 {
+		if (b.Counter.Kind == "fpgaio" || b.Counter.Kind == "nrf-timer") && b.Counter.Hz <= 0 {
 			return nil, fail(v.at, "counter %q needs hz > 0", b.Counter.Kind)
 		}
 	} else if ok && v.s != "none" {

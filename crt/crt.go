@@ -50,6 +50,14 @@ func Files(b *boards.Board) []string {
 	return append(common, "crt_hosted.c")
 }
 
+// PluginFile is the QEMU TCG plugin (C, built for the host as a shared object) that counts
+// instructions for boards whose counter kind is "qemu-plugin"; MarkerSymbol is the
+// function whose entry it reports.
+const (
+	PluginFile   = "qemu_icount_plugin.c"
+	MarkerSymbol = "crt_icount_marker"
+)
+
 // Source returns the text of one runtime file.
 func Source(name string) ([]byte, error) {
 	data, err := srcFS.ReadFile("src/" + name)
@@ -160,10 +168,13 @@ func BoardHeader(b *boards.Board) string {
 		s.WriteString("#define CRT_HOSTED 1\n")
 	}
 	kind := b.Counter.Kind
-	if !b.BareMetal() {
+	// Bare-metal boards count with a peripheral, hosted ones only through the QEMU plugin.
+	if b.BareMetal() && kind == "qemu-plugin" || !b.BareMetal() && kind != "qemu-plugin" {
 		kind = "none"
 	}
 	switch kind {
+	case "qemu-plugin":
+		s.WriteString("#define CRT_COUNTER_QEMU_PLUGIN 1\n")
 	case "fpgaio":
 		s.WriteString("#define CRT_COUNTER_FPGAIO 1\n")
 	case "nrf-timer":

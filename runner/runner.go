@@ -58,9 +58,11 @@ type Firmware struct {
 	Path    string // ELF (or host executable)
 	Dir     string
 	Vectors int
-	Text    int // from the size tool: text (code + read-only data)
-	Data    int
-	BSS     int // includes the stack and the arena
+	// PluginArgs is the -plugin argument when QEMU's instruction-counting plugin is used.
+	PluginArgs string
+	Text       int // from the size tool: text (code + read-only data)
+	Data       int
+	BSS        int // includes the stack and the arena
 }
 
 // FlashBytes is text + data; RAMBytes is data + bss (stack and arena included).
@@ -113,7 +115,11 @@ func Tools(b *boards.Board) []string {
 		}
 		return t
 	case boards.ToolchainAArch64:
-		return []string{"aarch64-linux-gnu-gcc", "aarch64-linux-gnu-size", "qemu-aarch64"}
+		t := []string{"aarch64-linux-gnu-gcc", "aarch64-linux-gnu-size", "qemu-aarch64"}
+		if b.Counter.Kind == "qemu-plugin" {
+			t = append(t, "gcc")
+		}
+		return t
 	}
 	return []string{"gcc", "size"}
 }
@@ -192,10 +198,54 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 		return nil, fmt.Errorf("runner: building %s firmware for %s failed: %v\n%s", m.Prefix, b.Name, err, tail(stderr.String(), 40))
 	}
 	fw := &Firmware{Board: b, Model: m, Path: out, Dir: dir, Vectors: len(vectors)}
+	if b.Counter.Kind == "qemu-plugin" && !b.BareMetal() {
+		if fw.PluginArgs, err = buildPlugin(dir, out); err != nil {
+			return nil, err
+		}
+	}
 	if fw.Text, fw.Data, fw.BSS, err = Size(out); err != nil {
 		return nil, err
 	}
 	return fw, nil
+}
+
+// buildPlugin compiles mcugen's instruction-counting TCG plugin for the host and returns
+// the -plugin argument that reports entries to the marker function of the ELF exe.
+func buildPlugin(dir, exe string) (string, error) {
+	gcc, err := LookTool("gcc")
+	if err != nil {
+		return "", err
+	}
+	src, err := crt.Source(crt.PluginFile)
+	if err != nil {
+		return "", err
+	}
+	cfile := filepath.Join(dir, crt.PluginFile)
+	if err := os.WriteFile(cfile, src, 0o644); err != nil {
+		return "", fmt.Errorf("runner: %w", err)
+	}
+	so := filepath.Join(dir, "mcugen_icount.so")
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-o", so, cfile).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("runner: building the QEMU counting plugin: %v\n%s", err, out)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return "", fmt.Errorf("runner: %w", err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_EXEC {
+		return "", fmt.Errorf("runner: %s is not a fixed-address executable (%v): the counting plugin needs one", exe, f.Type)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return "", fmt.Errorf("runner: %s: %w", exe, err)
+	}
+	for _, s := range syms {
+		if s.Name == crt.MarkerSymbol {
+			return fmt.Sprintf("%s,marker=%#x", so, s.Value), nil
+		}
+	}
+	return "", fmt.Errorf("runner: %s has no symbol %s", exe, crt.MarkerSymbol)
 }
 
 func dirsOf(files []string) []string {
@@ -396,6 +446,9 @@ func Command(fw *Firmware) ([]string, error) {
 		if b.QEMU.ICountShift > 0 {
 			args = append(args, "-icount", fmt.Sprintf("shift=%d,align=off,sleep=off", b.QEMU.ICountShift))
 		}
+		if fw.PluginArgs != "" {
+			args = append(args, "-plugin", fw.PluginArgs, "-d", "plugin")
+		}
 		if b.QEMU.Machine != "" {
 			return append(args, "-kernel", fw.Path), nil
 		}
@@ -469,6 +522,7 @@ func parse(fw *Firmware, res *Result) error {
 	}
 	var problems []string
 	begun, ended, counted := false, false, 0
+	var marks []int64
 	sc := bufio.NewScanner(strings.NewReader(res.Log))
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -500,6 +554,12 @@ func parse(fw *Firmware, res *Result) error {
 			return &res.Vectors[v], true
 		}
 		switch f[1] {
+		case "mark":
+			n, err := strconv.ParseInt(f[len(f)-1], 10, 64)
+			if err != nil {
+				return fmt.Errorf("runner: bad line %q", line)
+			}
+			marks = append(marks, n)
 		case "begin":
 			begun = true
 		case "end":
@@ -560,6 +620,14 @@ func parse(fw *Firmware, res *Result) error {
 	}
 	if !ended || counted != fw.Vectors {
 		return fmt.Errorf("runner: the firmware on %s stopped early (%d of %d vectors): %s", fw.Board.Name, counted, fw.Vectors, tail(res.Log, 5))
+	}
+	if fw.PluginArgs != "" {
+		if len(marks) != 2*fw.Vectors {
+			return fmt.Errorf("runner: the counting plugin reported %d marks for %d vectors, want 2 per vector", len(marks), fw.Vectors)
+		}
+		for v := range res.Vectors {
+			res.Vectors[v].Instructions = marks[2*v+1] - marks[2*v]
+		}
 	}
 	for v := range res.Vectors {
 		for o, out := range res.Vectors[v].Outputs {

@@ -13,11 +13,13 @@ __attribute__((section(".mcugen.weights"), aligned(16))) static const uint8_t fa
 static uint8_t fake_arena[FAKE_ARENA_SIZE] __attribute__((aligned(16)));
 #endif
 
-/* Exactly 2 instructions per iteration on Arm (subs + bne). */
+/* Exactly 2 instructions per iteration on Arm and AArch64 (subs + bne). */
 static void fake_spin(uint32_t n)
 {
 #if defined(__arm__)
     __asm__ volatile("1:\n\tsubs %0, %0, #1\n\tbne 1b" : "+l"(n) : : "cc");
+#elif defined(__aarch64__)
+    __asm__ volatile("1:\n\tsubs %w0, %w0, #1\n\tb.ne 1b" : "+r"(n) : : "cc");
 #else
     volatile uint32_t k = n;
     while (k != 0u) {
