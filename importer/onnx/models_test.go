@@ -2,6 +2,7 @@ package onnx_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -306,6 +307,69 @@ func TestQLinearReference(t *testing.T) {
 		want := float32((q - 90) * 0.5)
 		if got.F[n] != want {
 			t.Errorf("y[%d] = %v, want %v", n, got.F[n], want)
+		}
+	}
+}
+
+// refInput is the deterministic input of ort_reference.js.
+func refInput(dt graph.DType, shape []int, salt int) *graph.Data {
+	d := graph.NewData(dt, shape)
+	for i := 0; i < d.Len(); i++ {
+		if dt == graph.UInt8 {
+			d.I[i] = int64((i*71 + 13 + salt) % 256)
+		} else {
+			d.F[i] = float32(float64((i*37+salt)%101-50) / 50)
+		}
+	}
+	return d
+}
+
+// TestAgainstOnnxruntime compares the importer + reference interpreter with
+// onnxruntime's outputs on the test models (testdata/onnx/ort_reference.json,
+// written by testdata/gen/onnxmodels/ort_reference.js).
+func TestAgainstOnnxruntime(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(modelDir, "ort_reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]struct {
+		Output string
+		Shape  []int
+		Data   []float64
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string][]io{
+		"cnn":      {{"image", graph.Float32, []int{1, 3, 16, 16}}},
+		"resnet":   {{"input", graph.Float32, []int{1, 4, 8, 8}}},
+		"mlp":      {{"features", graph.Float32, []int{1, 64}}},
+		"matmul":   {{"a", graph.Float32, []int{3, 4, 8}}, {"b", graph.Float32, []int{3, 8, 5}}},
+		"qdq_conv": {{"x", graph.Float32, []int{1, 3, 8, 8}}},
+		"qlinear":  {{"x", graph.UInt8, []int{1, 2, 6, 6}}},
+	}
+	for name, ins := range inputs {
+		r, ok := ref[name]
+		if !ok {
+			t.Fatalf("%s: no reference", name)
+		}
+		g := load(t, name, onnx.Options{Shapes: map[string][]int{"a": {3, 4, 8}, "b": {3, 8, 5}}})
+		feeds := map[string]*graph.Data{}
+		for i, in := range ins {
+			feeds[in.name] = refInput(in.dt, in.shape, 7*i)
+		}
+		out, err := interp.Run(g, feeds)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := out[r.Output]
+		if got == nil || !equalInts(got.Shape, r.Shape) {
+			t.Fatalf("%s: output %q = %v, want shape %v", name, r.Output, got, r.Shape)
+		}
+		for i, w := range r.Data {
+			if g := float64(got.F[i]); math.Abs(g-w) > 1e-5+1e-4*math.Abs(w) {
+				t.Errorf("%s: y[%d] = %v, onnxruntime %v", name, i, g, w)
+			}
 		}
 	}
 }

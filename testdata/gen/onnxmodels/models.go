@@ -72,7 +72,7 @@ func positive(b *onnx.Builder, name string, n int) string {
 // MACs: stem 8*64*36 + two block convs 2*8*64*72 + 1x1 branch 4*64*8 +
 // 3x3 branch 4*64*72 + head 6*80 = 18432+73728+2048+18432+480 = 113120.
 func ResNet() *onnx.Model {
-	b := onnx.NewBuilder("resnet", 13, 2)
+	b := onnx.NewBuilder("resnet", 14, 2)
 	x := b.Input("input", f32, 1, 4, 8, 8)
 	conv := func(x string, name string, cin, cout, k int) string {
 		pad := int64(k / 2)
