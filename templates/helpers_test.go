@@ -145,3 +145,5 @@ func checkExampleOutput(t *testing.T, out string, p Project) {
 		t.Errorf("no \"done, 0 mismatches\":\n%s", out)
 	}
 }
+
+func lookPath(tool string) (string, error) { return exec.LookPath(tool) }
