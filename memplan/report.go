@@ -59,7 +59,7 @@ func (p *Plan) Table() string {
 // lower bound and at the arena size. Hovering a rectangle shows its details.
 func (p *Plan) SVG() []byte {
 	const (
-		left, right, top, bottom = 90.0, 30.0, 50.0, 110.0
+		left, right, top, bottom = 100.0, 30.0, 64.0, 170.0
 		plotW, plotH             = 1100.0, 620.0
 	)
 	steps := max(len(p.Order), 1)
@@ -79,6 +79,12 @@ func (p *Plan) SVG() []byte {
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="22" font-size="15" font-weight="bold">%s: arena %s B (activations %s B, scratch %s B), lower bound %s B, %s</text>`+"\n",
 		left, esc(title), commas(p.ArenaBytes), commas(p.ActivationBytes), commas(p.ScratchBytes), commas(p.LowerBoundBytes), esc(p.Algorithm))
+	order := "the model's order"
+	if p.OrderSearched {
+		order = "a searched order"
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="42" fill="#444">%d steps in %s; %d nodes run in place (their output box continues the input's at the same offset); hatched = scratch; hover a box for its tensor</text>`+"\n",
+		left, len(p.Order), order, len(p.InPlace))
 	// Axes and grid.
 	fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fafafa" stroke="#444"/>`+"\n", left, top, plotW, plotH)
 	tick := niceStep(arena, 8)
@@ -92,7 +98,7 @@ func (p *Plan) SVG() []byte {
 		cx := x(s) + sx/2
 		name := ""
 		if s < len(p.stepNames) {
-			name = shorten(p.stepNames[s], 22)
+			name = shorten(shortName(p.stepNames[s]), 24)
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end" transform="rotate(-60 %.1f %.1f)">%d %s</text>`+"\n",
 			cx, top+plotH+12, cx, top+plotH+12, s, esc(name))
@@ -108,14 +114,24 @@ func (p *Plan) SVG() []byte {
 		fmt.Fprintf(&b, `<g><title>%s: %s B at offset %s, steps %d..%d</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="#222" stroke-width="0.6"/>`,
 			esc(buf.Tensor), commas(buf.Size), commas(buf.Offset), buf.First, buf.Last, x0, y0, x1-x0, y1-y0, fill)
 		w, h := x1-x0, y1-y0
-		fs := min(11.0, h*0.8)
-		if fs >= 6 && w >= 24 {
-			maxChars := int(w / (fs * 0.6))
-			text := shorten(label, maxChars)
-			if text != "" {
-				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="%.1f" text-anchor="middle" dominant-baseline="middle">%s</text>`,
-					(x0+x1)/2, (y0+y1)/2, fs, esc(text))
+		fits := func(w, h float64) (float64, int) {
+			fs := min(11.0, h*0.8)
+			return fs, int(w / (fs * 0.62))
+		}
+		fs, n := fits(w, h)
+		vfs, vn := fits(h, w)
+		vertical := vn > n && vfs >= 6
+		if vertical {
+			fs, n = vfs, vn
+		}
+		if fs >= 6 && n >= 4 {
+			cx, cy := (x0+x1)/2, (y0+y1)/2
+			rot := ""
+			if vertical {
+				rot = fmt.Sprintf(` transform="rotate(-90 %.1f %.1f)"`, cx, cy)
 			}
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="%.1f" text-anchor="middle" dominant-baseline="middle"%s>%s</text>`,
+				cx, cy, fs, rot, esc(shorten(label, n)))
 		}
 		b.WriteString("</g>\n")
 	}
@@ -123,7 +139,7 @@ func (p *Plan) SVG() []byte {
 		if buf.AliasOf != "" {
 			continue
 		}
-		draw(buf, color(buf.Tensor), fmt.Sprintf("%s %s", buf.Tensor, kb(buf.Size)))
+		draw(buf, color(buf.Tensor), fmt.Sprintf("%s %s", shortName(buf.Tensor), kb(buf.Size)))
 	}
 	for _, buf := range p.Scratch {
 		draw(buf, "url(#hatch)", "scratch "+kb(buf.Size))
@@ -132,12 +148,29 @@ func (p *Plan) SVG() []byte {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"/><text x="%.1f" y="%.1f" text-anchor="end" fill="%s">%s</text>`+"\n",
 			left, y(v), left+plotW, y(v), colour, left+plotW-4, y(v)-4, colour, esc(label))
 	}
-	line(p.LowerBoundBytes, "#c00", "lower bound "+commas(p.LowerBoundBytes)+" B")
+	lbLabel := "lower bound " + commas(p.LowerBoundBytes) + " B"
+	if p.ArenaBytes == p.LowerBoundBytes {
+		lbLabel += " = arena"
+	}
+	line(p.LowerBoundBytes, "#c00", lbLabel)
 	if p.ArenaBytes != p.LowerBoundBytes {
 		line(p.ArenaBytes, "#06c", "arena "+commas(p.ArenaBytes)+" B")
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
+}
+
+// shortName makes a converter's tensor name readable in a picture:
+// "model/activation_3/Relu;model/batch_normalization_3/..." becomes
+// "activation_3/Relu".
+func shortName(s string) string {
+	if i := strings.IndexByte(s, ';'); i > 0 {
+		s = s[:i]
+	}
+	if parts := strings.Split(s, "/"); len(parts) > 2 {
+		s = strings.Join(parts[len(parts)-2:], "/")
+	}
+	return s
 }
 
 func esc(s string) string { return html.EscapeString(s) }
