@@ -139,3 +139,21 @@ func TestMLPerfFloat(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCompile measures Lower + Emit for each MLPerf Tiny int8 model
+// (the issue asks for under a second each).
+func BenchmarkCompile(b *testing.B) {
+	needShared(b)
+	for _, mm := range mlperfInt8 {
+		b.Run(mm.dir, func(b *testing.B) {
+			g := loadModel(b, mm)
+			plan := planFor(b, g, false)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := Compile(g, plan, Options{Prefix: mm.dir}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -66,6 +66,9 @@ func (m *machine) data(b *Buffer) *graph.Data {
 }
 
 func (m *machine) offset(b *Buffer, idx []Expr, flat bool) int {
+	if len(idx) == 0 {
+		return 0
+	}
 	if flat {
 		return int(m.eval(idx[0]).i)
 	}
