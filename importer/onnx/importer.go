@@ -86,12 +86,24 @@ func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 		return nil, fmt.Errorf("importer: %s: %w", name, unsupportedf("opset %d (supported: 1 to 21)", opset))
 	}
 	im := &importer{
-		g:     graph.New(name, "onnx"),
-		vals:  map[string]*value{},
-		opset: opset,
-		opts:  opts,
-		uses:  map[string]int{},
+		g:         graph.New(name, "onnx"),
+		vals:      map[string]*value{},
+		opset:     opset,
+		opts:      opts,
+		uses:      map[string]int{},
+		nodeNames: map[string]bool{},
 	}
+	defer func() {
+		// Every converter checks its inputs; this is the last line of defence
+		// so that a missed case is an error, never a crash of the caller.
+		if p := recover(); p != nil {
+			where := ""
+			if im.node != nil {
+				where = fmt.Sprintf(" at node %q (%s)", im.node.Name, im.node.OpType)
+			}
+			g, err = nil, fmt.Errorf("importer: %s: internal error%s: %v", name, where, p)
+		}
+	}()
 	if err := im.run(m.Graph); err != nil {
 		return nil, fmt.Errorf("importer: %w", err)
 	}
@@ -132,6 +144,8 @@ type importer struct {
 	uses  map[string]int // ONNX consumers per value (graph outputs count)
 	node  *Node
 	seq   int
+	// nodeNames holds the names of the graph nodes made so far.
+	nodeNames map[string]bool
 }
 
 func (im *importer) warn(format string, a ...any) {
@@ -395,13 +409,11 @@ func (im *importer) emit(op graph.Op, ins []string, attrs any, outs ...*graph.Te
 	if im.node != nil {
 		name = im.node.Name
 	}
-	for _, n := range im.g.Nodes {
-		if n.Name == name {
-			im.seq++
-			name = fmt.Sprintf("%s/%s_%d", name, op, im.seq)
-			break
-		}
+	for im.nodeNames[name] {
+		im.seq++
+		name = fmt.Sprintf("%s/%s_%d", name, op, im.seq)
 	}
+	im.nodeNames[name] = true
 	n := &graph.Node{Name: name, Op: op, Inputs: ins, Attrs: attrs}
 	for _, o := range outs {
 		n.Outputs = append(n.Outputs, o.Name)
