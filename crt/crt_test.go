@@ -100,8 +100,12 @@ func TestBoardHeader(t *testing.T) {
 		}
 	}
 	h = BoardHeader(getBoard(t, "aarch64-linux"))
-	if !strings.Contains(h, "#define CRT_HOSTED 1") || !strings.Contains(h, "#define CRT_COUNTER_NONE 1") {
+	if !strings.Contains(h, "#define CRT_HOSTED 1") || !strings.Contains(h, "#define CRT_COUNTER_QEMU_PLUGIN 1") {
 		t.Errorf("aarch64 header:\n%s", h)
+	}
+	h = BoardHeader(getBoard(t, "host"))
+	if !strings.Contains(h, "#define CRT_HOSTED 1") || !strings.Contains(h, "#define CRT_COUNTER_NONE 1") {
+		t.Errorf("host header:\n%s", h)
 	}
 }
 
@@ -169,6 +173,16 @@ func TestRuntimeCompilesPedantic(t *testing.T) {
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s: %v\n%s", name, err, out)
+		}
+		if b.Toolchain == boards.ToolchainHost {
+			src, _ := Source(PluginFile)
+			p := filepath.Join(dir, PluginFile)
+			if err := os.WriteFile(p, src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", p+".so", p).CombinedOutput(); err != nil {
+				t.Errorf("plugin: %v\n%s", err, out)
+			}
 		}
 	}
 }

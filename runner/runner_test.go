@@ -227,6 +227,56 @@ func TestBadMemoryMapFaults(t *testing.T) {
 	}
 }
 
+// A user's board file adds a board that builds and runs: an AN386 whose arena lives in
+// the PSRAM, built with -Os.
+func TestUserBoardRuns(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mine.star")
+	src := `PSRAM = 0x21000000
+board(
+    name = "my-an386",
+    inherits = "mps2-an386",
+    memory = [
+        region(name = "FLASH", origin = 0, length = 4 << 20, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x20000000, length = 4 << 20, holds = ["data"]),
+        region(name = "PSRAM", origin = PSRAM, length = 16 << 20, holds = ["arena"]),
+    ],
+    stack_bytes = 4096,
+)
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := boards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Get("my-an386")
+	if err != nil {
+		t.Fatal(err)
+	}
+	needTools(t, b)
+	vec := vector(3, 4)
+	o := fakeOptions(true)
+	o.OptLevel = "-Os"
+	fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vec}}, t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(fw, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Vectors[0].Outputs[0]; !bytes.Equal(got, fakeExpected(vec)) {
+		t.Errorf("output %x", got)
+	}
+	if n := res.Vectors[0].Instructions; n < 2*(1+64*3) {
+		t.Errorf("instructions %d", n)
+	}
+	if a := elfSymbols(t, fw.Path)["mcugen_arena_buf"]; a < 0x21000000 || a >= 0x22000000 {
+		t.Errorf("arena at %#x, want PSRAM", a)
+	}
+}
+
 // Writing past the external arena damages the guard bytes, and the run fails; a non-zero
 // return from the model fails too.
 func TestArenaGuardAndReturnCode(t *testing.T) {
