@@ -241,7 +241,7 @@ func (h *Harness) check() error {
 	return nil
 }
 
-// VectorsC generates mcugen_vectors.c: the vectors as const arrays (in flash), the input,
+// VectorsC generates mcugen_vectors.c: the vectors as const arrays (with the weights), the input,
 // output and arena buffers, and the tables mcugen_harness.h declares. board decides
 // where the arena goes (ArenaSection on bare metal).
 func (h *Harness) VectorsC(b *boards.Board) (string, error) {
@@ -263,12 +263,18 @@ func (h *Harness) VectorsC(b *boards.Board) (string, error) {
 	}
 	fmt.Fprintf(&s, "const uint32_t mcugen_input_size[] = {%s};\n", sizes(h.Inputs))
 	fmt.Fprintf(&s, "const uint32_t mcugen_output_size[] = {%s};\n\n", sizes(h.Outputs))
+	// On bare metal the vectors go with the weights (a large read-only region on boards
+	// that have one, such as the M55's QSPI flash).
+	attr := ""
+	if b.BareMetal() {
+		attr = fmt.Sprintf(" __attribute__((section(%q)))", WeightsSection+".vectors")
+	}
 	var refs []string
 	for v, vec := range h.Vectors {
 		for i, in := range vec {
 			name := fmt.Sprintf("mcugen_v%d_in%d", v, i)
 			refs = append(refs, name)
-			fmt.Fprintf(&s, "static const uint8_t %s[%d] = {", name, len(in))
+			fmt.Fprintf(&s, "static const uint8_t %s[%d]%s = {", name, len(in), attr)
 			for k, x := range in {
 				if k%16 == 0 {
 					s.WriteString("\n   ")

@@ -391,6 +391,9 @@ func TestWeightsAndArenaRegions(t *testing.T) {
 	if a := syms["fake_weights"]; a < 0x28000000 || a >= 0x28000000+8<<20 {
 		t.Errorf("fake_weights at %#x, want QSPI", a)
 	}
+	if a := syms["mcugen_v0_in0"]; a < 0x28000000 || a >= 0x28000000+8<<20 {
+		t.Errorf("vector 0 at %#x, want QSPI", a)
+	}
 	if a := syms["mcugen_arena_buf"]; a < 0x21000000 || a >= 0x21000000+4<<20 {
 		t.Errorf("arena at %#x, want ISRAM", a)
 	}
