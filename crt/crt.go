@@ -3,6 +3,26 @@
 // and the test harness, plus the generated pieces that depend on the board and the model:
 // the linker script (from the board's memory regions), mcugen_board.h, the compiled-in
 // test vectors and the glue that calls <prefix>_run.
+//
+// The harness prints one line per fact, each starting with "@mcugen " (UART or stdout;
+// semihosting SYS_WRITE0, i.e. QEMU's stderr, on boards without a UART):
+//
+//	@mcugen begin vectors=<n> inputs=<n> outputs=<n> board=<name>
+//	@mcugen ret <v> <int32 returned by <prefix>_run>
+//	@mcugen guard <v> <below|above> <offset> expected=<hex> got=<hex>   (only on damage)
+//	@mcugen output <v> <o> <lowercase hex of every output byte>
+//	@mcugen count <v> instructions=<n|-|plugin> ticks=<n|-> cycles=<n|->
+//	@mcugen end status=<0|1>
+//	@mcugen fault <type> <CFSR bits|-> pc=0x.. lr=0x.. xpsr=0x.. cfsr=0x..|- hfsr=0x..|- addr=0x..|-
+//	@mcugen mark <running instruction count>   (from the QEMU plugin, two per vector)
+//
+// The exit code is 0 when every run returned 0 and no guard was damaged, 1 otherwise, 3
+// after a fault. instructions= is round(ticks·1e9/(hz·2^shift)) for the board's counter
+// under -icount shift=7,align=off,sleep=off, measured around the <prefix>_run call
+// (the counter reads add a few instructions).
+//
+// Generated model code may put read-only data in section WeightsSection (the linker puts
+// it in the board's weights region) and a buffer in ArenaSection (the arena region).
 package crt
 
 import (
