@@ -128,7 +128,7 @@ func TestReadTensorProto(t *testing.T) {
 // FuzzDecode feeds arbitrary bytes to the decoder and importer: any input
 // must give a graph or an error, never a panic.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"cnn", "resnet", "mlp", "matmul", "qdq_conv", "qlinear"} {
+	for _, name := range []string{"cnn", "resnet", "mlp", "matmul", "qdq_conv", "qlinear", "shape_arith"} {
 		f.Add(readModel(f, name))
 	}
 	for _, dir := range []string{"test_conv_with_strides_padding", "test_qlinearconv", "test_reshape_extended_dims", "test_slice"} {

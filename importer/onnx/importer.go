@@ -172,7 +172,7 @@ func (im *importer) run(og *Graph) error {
 		}
 		nm := n.Name
 		if nm == "" {
-			nm = fmt.Sprintf("#%d", i)
+			nm = fmt.Sprintf("%s_%d", n.OpType, i)
 		}
 		byOp[op] = append(byOp[op], nm)
 	}

@@ -90,6 +90,8 @@ func TestModelFacts(t *testing.T) {
 			map[string]int{"Transpose": 2, "Quantize": 2, "Dequantize": 4, "Conv2D": 1, "Relu": 1}, 6912},
 		{"qlinear", []io{{"x", graph.UInt8, []int{1, 2, 6, 6}}}, []io{{"DequantizeLinear_4_out0", graph.Float32, []int{1, 5}}},
 			map[string]int{"Transpose": 2, "Conv2D": 1, "Reshape": 1, "FullyConnected": 1, "Dequantize": 1}, 1104},
+		{"shape_arith", []io{{"x", graph.Float32, []int{1, 8, 4, 4}}}, []io{{"Gemm_11_out0", graph.Float32, []int{1, 3}}},
+			map[string]int{"Transpose": 2, "Conv2D": 1, "Reshape": 1, "FullyConnected": 1}, 4800},
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
@@ -341,12 +343,13 @@ func TestAgainstOnnxruntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	inputs := map[string][]io{
-		"cnn":      {{"image", graph.Float32, []int{1, 3, 16, 16}}},
-		"resnet":   {{"input", graph.Float32, []int{1, 4, 8, 8}}},
-		"mlp":      {{"features", graph.Float32, []int{1, 64}}},
-		"matmul":   {{"a", graph.Float32, []int{3, 4, 8}}, {"b", graph.Float32, []int{3, 8, 5}}},
-		"qdq_conv": {{"x", graph.Float32, []int{1, 3, 8, 8}}},
-		"qlinear":  {{"x", graph.UInt8, []int{1, 2, 6, 6}}},
+		"cnn":         {{"image", graph.Float32, []int{1, 3, 16, 16}}},
+		"resnet":      {{"input", graph.Float32, []int{1, 4, 8, 8}}},
+		"mlp":         {{"features", graph.Float32, []int{1, 64}}},
+		"matmul":      {{"a", graph.Float32, []int{3, 4, 8}}, {"b", graph.Float32, []int{3, 8, 5}}},
+		"qdq_conv":    {{"x", graph.Float32, []int{1, 3, 8, 8}}},
+		"qlinear":     {{"x", graph.UInt8, []int{1, 2, 6, 6}}},
+		"shape_arith": {{"x", graph.Float32, []int{1, 8, 4, 4}}},
 	}
 	for name, ins := range inputs {
 		r, ok := ref[name]

@@ -24,6 +24,7 @@ func All() []Model {
 		{"matmul", MatMul()},
 		{"qdq_conv", QDQConv()},
 		{"qlinear", QLinear()},
+		{"shape_arith", ShapeArith()},
 	}
 }
 
@@ -191,4 +192,34 @@ func QLinear() *onnx.Model {
 	y := b.Node("DequantizeLinear", []string{mm, "y.scale", "y.zp"})
 	b.Output(y, f32, 1, 5)
 	return b.Model()
+}
+
+// ShapeArith: the PyTorch export pattern of a flatten through shape
+// arithmetic (Shape, Gather, Unsqueeze, Concat, Cast, Reshape), with
+// Constant, Identity and Dropout nodes, all folded at import. Input [1,8,4,4];
+// MACs 4*4*4*72 + 3*64 = 4608+192 = 4800.
+func ShapeArith() *onnx.Model {
+	b := onnx.NewBuilder("shape_arith", 13, 7)
+	x := b.Input("x", f32, 1, 8, 4, 4)
+	w := b.Node("Constant", nil, onnx.TensorAttr("value", randData(b, []int{4, 8, 3, 3})))
+	c := b.Node("Conv", []string{x, w}, i64("kernel_shape", 3, 3), i64("pads", 1, 1, 1, 1))
+	c = b.Node("Identity", []string{c})
+	c = b.Node("Dropout", []string{c})
+	sh := b.Node("Shape", []string{c})
+	n := b.Node("Gather", []string{sh, b.Scalar("zero", graph.Int64, 0)}, in("axis", 0))
+	n = b.Node("Unsqueeze", []string{n, b.Ints("axes0", 0)})
+	minus1 := b.Node("Cast", []string{b.Floats("minus1", -1)}, in("to", 7))
+	shape := b.Node("Concat", []string{n, minus1}, in("axis", 0))
+	r := b.Node("Reshape", []string{c, shape})
+	y := b.Node("Gemm", []string{r, b.Rand("fc.w", 0.2, 64, 3)})
+	b.Output(y, f32, 1, 3)
+	return b.Model()
+}
+
+func randData(b *onnx.Builder, shape []int) *graph.Data {
+	d := graph.NewData(graph.Float32, shape)
+	for i := range d.F {
+		d.F[i] = float32((i*13)%17-8) / 16
+	}
+	return d
 }

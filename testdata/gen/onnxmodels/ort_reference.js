@@ -13,6 +13,7 @@ const models = {
   matmul: {a: ['float32', [3,4,8]], b: ['float32', [3,8,5]]},
   qdq_conv: {x: ['float32', [1,3,8,8]]},
   qlinear: {x: ['uint8', [1,2,6,6]]},
+  shape_arith: {x: ['float32', [1,8,4,4]]},
 };
 function gen(dt, shape, salt) {
   const n = shape.reduce((a,b)=>a*b, 1);
