@@ -88,8 +88,11 @@
 //     placement orders, within ExactBudget; since first fit in increasing order
 //     of the offsets of any optimal layout reproduces an optimal layout, the
 //     search over orders whose offsets do not decrease is complete, so it is
-//     optimal when it finishes), and "best" (default), which runs them all
-//     (exact only up to 40 slots) and keeps the smallest arena.
+//     optimal when it finishes; a deterministic node limit usually ends it
+//     before the time budget, so plans do not depend on the machine's speed),
+//     and "best" (default), which runs them in that order (exact only up to
+//     40 slots), stops as soon as one reaches the lower bound, and keeps the
+//     smallest arena; Plan.Algorithm says which one won ("best/hill-climb").
 //
 //   - Lower bound. LowerBoundBytes is the largest, over the steps of the chosen
 //     order, sum of the (aligned) sizes of the activation buffers live at that

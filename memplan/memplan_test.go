@@ -299,3 +299,57 @@ func TestTableAndSVG(t *testing.T) {
 		t.Errorf("svg looks wrong:\n%s", svg)
 	}
 }
+
+// Edge cases: no nodes at all (an input that is the output), an output that
+// is a Reshape of the input, an unread input, an unread node output.
+func TestEdgeCases(t *testing.T) {
+	b := newBuilder(graph.Int8)
+	x := b.input(1, 32)
+	g := b.output(x)
+	for _, io := range []bool{true, false} {
+		opt := DefaultOptions()
+		opt.IOInArena = io
+		p := mustPlan(t, g, opt)
+		want := 0
+		if io {
+			want = 32
+		}
+		if p.ArenaBytes != want {
+			t.Errorf("pass-through, IOInArena=%v: arena %d, want %d", io, p.ArenaBytes, want)
+		}
+	}
+
+	b = newBuilder(graph.Int8)
+	x = b.input(1, 4, 8)
+	v := b.op(graph.Reshape, nil, []string{x}, 1, 32)
+	g = b.output(v)
+	p := mustPlan(t, g, DefaultOptions())
+	if bv := p.Buffer(v); bv.AliasOf != x || p.ArenaBytes != 32 {
+		t.Errorf("reshape output in arena: %+v, arena %d; want a view of %s, 32", *bv, p.ArenaBytes, x)
+	}
+	opt := DefaultOptions()
+	opt.IOInArena = false
+	p = mustPlan(t, g, opt)
+	if bv := p.Buffer(v); bv.AliasOf != "" || bv.Offset != -1 || p.ArenaBytes != 0 {
+		t.Errorf("reshape output outside: %+v, arena %d; want a copy into the caller's buffer, 0", *bv, p.ArenaBytes)
+	}
+
+	// An unread input lives at step 0 only; an unread node output only at its step.
+	b = newBuilder(graph.Int8)
+	x = b.input(1, 64)
+	u := b.input(1, 48)
+	d := b.op(graph.Relu, nil, []string{x}, 1, 64) // read by nobody
+	y := b.op(graph.Sigmoid, nil, []string{x}, 1, 16)
+	g = b.output(y)
+	opt = DefaultOptions()
+	opt.InPlace = false
+	opt.OrderSearch = false
+	p = mustPlan(t, g, opt)
+	if bu, bd := p.Buffer(u), p.Buffer(d); bu.Last != 0 || bd.First != 0 || bd.Last != 0 {
+		t.Errorf("unread tensors: %+v %+v", *bu, *bd)
+	}
+	// step 0: x 64 + u 48 + d 64 = 176; step 1: x 64 + y 16 = 80.
+	if p.LowerBoundBytes != 176 {
+		t.Errorf("lower bound %d, want 176", p.LowerBoundBytes)
+	}
+}

@@ -136,14 +136,28 @@ func checkSVG(t *testing.T, p *Plan) {
 	}
 }
 
+// BenchmarkPlanMLPerf times Build on the four models: the default options,
+// and every algorithm with in-place off (where VWW's greedy-size layout is
+// above the bound, so "best" has to search).
 func BenchmarkPlanMLPerf(b *testing.B) {
 	for _, c := range mlperfCases {
 		b.Run(c.name, func(b *testing.B) {
 			g := loadMLPerf(b, c)
-			for b.Loop() {
-				if _, err := Build(g, DefaultOptions()); err != nil {
-					b.Fatal(err)
-				}
+			run := func(name string, opt Options) {
+				b.Run(name, func(b *testing.B) {
+					for b.Loop() {
+						if _, err := Build(g, opt); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+			run("default", DefaultOptions())
+			for _, algo := range Algorithms {
+				opt := DefaultOptions()
+				opt.InPlace = false
+				opt.Algorithm = algo
+				run("noinplace-"+algo, opt)
 			}
 		})
 	}

@@ -140,7 +140,7 @@ func (pl *placer) hillClimb(lb int) []int {
 		return bestOff
 	}
 	rng := rand.New(rand.NewPCG(0x6d656d706c616e, 1))
-	iters := min(200+40*n, 4000)
+	iters := min(200+40*n, 4000, 50+4_000_000/(n*n)) // about 4e6 first-fit probes at most
 	for it := 0; it < iters && best > lb; it++ {
 		i, j := rng.IntN(n), rng.IntN(n-1)
 		if j >= i {

@@ -19,7 +19,9 @@ type avail struct {
 // randomGraph builds an NHWC graph of chains, branches joined by Concat or
 // Add, residual blocks, depthwise and pointwise convolutions, element-wise
 // ops, pools, Reshape views and FC layers, with random sizes.
-func randomGraph(rng *rand.Rand) *graph.Graph {
+func randomGraph(rng *rand.Rand) *graph.Graph { return randomGraphN(rng, 2+rng.IntN(14)) }
+
+func randomGraphN(rng *rand.Rand, steps int) *graph.Graph {
 	dt := graph.Int8
 	if rng.IntN(5) == 0 {
 		dt = graph.Float32
@@ -49,7 +51,6 @@ func randomGraph(rng *rand.Rand) *graph.Graph {
 		ops := []graph.Op{graph.Relu, graph.Clip, graph.Sigmoid}
 		return avail{b.op(ops[rng.IntN(len(ops))], nil, []string{x.name}, 1, x.h, x.w, x.c), x.h, x.w, x.c}
 	}
-	steps := 2 + rng.IntN(14)
 	for range steps {
 		x := pick()
 		var y avail
@@ -263,4 +264,23 @@ func readyBrute(g *graph.Graph, done []bool, n int) bool {
 func peakOf(g *graph.Graph, order []int, opt Options) int {
 	a, _ := analyze(g, opt)
 	return a.lifetimes(order).lowerBound()
+}
+
+// TestLargeGraphs: graphs of several hundred nodes (where the order search
+// is a beam search and "best" skips the exact search) plan fast and validly.
+func TestLargeGraphs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping large graphs in -short mode")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 3 {
+		g := randomGraphN(rng, 150)
+		start := time.Now()
+		p := mustPlan(t, g, DefaultOptions())
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("graph %d (%d nodes): %v", i, len(g.Nodes), d)
+		}
+		t.Logf("%d nodes, %d buffers: arena %d B, bound %d B, %s, searched order kept: %v, %v",
+			len(g.Nodes), len(p.Buffers), p.ArenaBytes, p.LowerBoundBytes, p.Algorithm, p.OrderSearched, time.Since(start))
+	}
 }
