@@ -2,6 +2,7 @@ package crt
 
 import (
 	"context"
+	"encoding/hex"
 	"math/big"
 	"os"
 	"os/exec"
@@ -320,5 +321,68 @@ int main(void) {
 	got, err := os.ReadFile(filepath.Join(dir, "out.bin"))
 	if err != nil || string(got) != "!negucm" {
 		t.Errorf("out.bin = %q, %v", got, err)
+	}
+}
+
+// The whole harness on the host with a model that reverses a 1000-byte input: the output
+// line carries every byte (the printer flushes in chunks), in order.
+func TestHarnessOnHost(t *testing.T) {
+	gcc := needTool(t, "gcc", "gcc")
+	in := make([]byte, 1000)
+	for i := range in {
+		in[i] = byte(i*7 + i/256)
+	}
+	h := &Harness{Prefix: "rev", Inputs: []Tensor{{"x", len(in)}}, Outputs: []Tensor{{"y", len(in)}}, Vectors: [][][]byte{{in}, {in[:1000]}}}
+	dir := t.TempDir()
+	files, err := Write(dir, getBoard(t, "host"), h, Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := `#include <stdint.h>
+struct rev_inputs { void *x; };
+struct rev_outputs { void *y; };
+int32_t rev_run(struct rev_inputs *in, struct rev_outputs *out);
+`
+	impl := `#include "rev.h"
+int32_t rev_run(struct rev_inputs *in, struct rev_outputs *out) {
+    const uint8_t *x = in->x; uint8_t *y = out->y; int i;
+    for (i = 0; i < 1000; i++) y[i] = x[999 - i];
+    return 0;
+}
+`
+	for n, text := range map[string]string{"rev.h": model, "rev.c": impl} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(dir, "h")
+	args := append([]string{"-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", dir, filepath.Join(dir, "rev.c"), "-o", exe}, files...)
+	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := make([]byte, len(in))
+	for i := range in {
+		want[i] = in[len(in)-1-i]
+	}
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "@mcugen output ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("output lines: %q", out)
+	}
+	for v, l := range lines {
+		if l != "@mcugen output "+strconv.Itoa(v)+" 0 "+hex.EncodeToString(want) {
+			t.Errorf("vector %d: %.80s...", v, l)
+		}
+	}
+	if !strings.Contains(string(out), "@mcugen count 0 instructions=- ticks=- cycles=-\n") || !strings.HasSuffix(string(out), "@mcugen end status=0\n") {
+		t.Errorf("output %q", out)
 	}
 }
