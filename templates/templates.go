@@ -52,7 +52,8 @@ func ParseKind(s string) (Kind, error) {
 // Tensor is one model input or output as the generated API exposes it.
 type Tensor struct {
 	Name  string // the model's tensor name (any text)
-	Field string // the C member of <prefix>_inputs/<prefix>_outputs; "" means Ident(Name)
+	Field string // the C member of <prefix>_inputs/<prefix>_outputs; "" means the header's
+	// member in the same position
 	DType string // "int8", "uint8", "int16", "int32" or "float32"
 	Shape []int
 }
@@ -254,6 +255,9 @@ func newModel(p Project) (*model, error) {
 	if _, ok := p.Model[m.Prefix+".h"]; !ok {
 		return nil, fmt.Errorf("templates: model files lack the API header %q", m.Prefix+".h")
 	}
+	if err := m.checkAPI(); err != nil {
+		return nil, err
+	}
 	if p.Runtime == nil && (p.Kind == Make || p.Kind == CMake) {
 		rt, err := Runtime(p.Board, crt.Layout{})
 		if err != nil {
@@ -309,16 +313,15 @@ func views(what string, ts []Tensor) ([]tensorView, error) {
 	seen := map[string]bool{}
 	for i, t := range ts {
 		v := tensorView{Tensor: t, Field: t.Field, Size: t.Bytes(), Index: i}
-		if v.Field == "" {
-			v.Field = Ident(t.Name)
+		if v.Field != "" { // else checkAPI takes it from the header
+			if !IsIdent(v.Field) {
+				return nil, fmt.Errorf("templates: %s %q: field %q is not a C identifier", what, t.Name, v.Field)
+			}
+			if seen[v.Field] {
+				return nil, fmt.Errorf("templates: two %ss have the C name %q", what, v.Field)
+			}
+			seen[v.Field] = true
 		}
-		if !IsIdent(v.Field) {
-			return nil, fmt.Errorf("templates: %s %q: field %q is not a C identifier", what, t.Name, v.Field)
-		}
-		if seen[v.Field] {
-			return nil, fmt.Errorf("templates: two %ss map to the C name %q; give Field explicitly", what, v.Field)
-		}
-		seen[v.Field] = true
 		if dtypeBytes(t.DType) == 0 {
 			return nil, fmt.Errorf("templates: %s %q: unsupported dtype %q", what, t.Name, t.DType)
 		}
