@@ -134,6 +134,9 @@ type value struct {
 	prod    *graph.Node // the node that wrote the primary tensor
 	// lazy makes the tensor of a layout on demand (dequantized constants).
 	lazy func(l layout) string
+	// aliased is set when another ONNX name refers to this value (Identity,
+	// Dropout), so its readers cannot be counted by name.
+	aliased bool
 }
 
 type importer struct {
@@ -542,6 +545,7 @@ func (c *nodeCtx) setConst(i int, d *graph.Data) error {
 func (c *nodeCtx) alias(i int, v *value) {
 	if name := c.out(i); name != "" {
 		c.im.vals[name] = v
+		v.aliased = true
 	}
 }
 

@@ -376,3 +376,32 @@ func TestAgainstOnnxruntime(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchNormAfterIdentity: a conv output read both directly and through
+// Identity -> BatchNormalization must not get the BatchNorm folded into it.
+func TestBatchNormAfterIdentity(t *testing.T) {
+	b := onnx.NewBuilder("bn_alias", 13, 9)
+	x := b.Input("x", graph.Float32, 1, 2, 3, 3)
+	c := b.Node("Conv", []string{x, b.Rand("w", 1, 2, 2, 1, 1)})
+	i := b.Node("Identity", []string{c})
+	scale, bias := []float32{2, -1}, []float32{0.5, 3}
+	bn := b.Node("BatchNormalization", []string{i, b.Floats("s", scale...), b.Floats("b", bias...), b.Floats("m", 0, 0), b.Floats("v", 1, 1)}, onnx.FloatAttr("epsilon", 0))
+	b.Output(c, graph.Float32)
+	b.Output(bn, graph.Float32)
+	g, err := onnx.Import("bn_alias", b.Model(), onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := interp.Run(g, map[string]*graph.Data{"x": refInput(graph.Float32, []int{1, 2, 3, 3}, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, bv := out[g.Outputs[0]], out[g.Outputs[1]]
+	for k := range cv.F {
+		ch := k / 9 // NCHW
+		want := cv.F[k]*scale[ch] + bias[ch]
+		if math.Abs(float64(bv.F[k]-want)) > 1e-5 {
+			t.Fatalf("bn[%d] = %v, want %v (conv %v)", k, bv.F[k], want, cv.F[k])
+		}
+	}
+}

@@ -315,8 +315,20 @@ func convExpand(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	if x.c == nil || s == nil {
-		return unsupportedf("Expand of a run-time value")
+	if s == nil {
+		return fmt.Errorf("no shape input")
+	}
+	if x.c == nil {
+		// x + zeros(shape) broadcasts exactly like Expand.
+		if x.dt != graph.Float32 {
+			return unsupportedf("Expand of a run-time %s value", x.dt)
+		}
+		zeros, err := dataOf(graph.Float32, s.Ints())
+		if err != nil {
+			return err
+		}
+		_, err = c.binary(graph.Add, x, constValue(c.out(0)+"_zeros", zeros), true)
+		return err
 	}
 	out, err := expandData(x.c, s.Ints())
 	if err != nil {
@@ -1056,7 +1068,7 @@ func convBatchNorm(im *importer, c *nodeCtx) error {
 // producer's weights are constant.
 func (im *importer) foldIntoProducer(x *value, scale, shift []float32) bool {
 	n := x.prod
-	if n == nil || im.uses[x.name] != 1 || (n.Op != graph.Conv2D && n.Op != graph.FullyConnected) {
+	if n == nil || x.aliased || im.uses[x.name] != 1 || (n.Op != graph.Conv2D && n.Op != graph.FullyConnected) {
 		return false
 	}
 	if n.Op == graph.Conv2D && x.primary != nhwc {
