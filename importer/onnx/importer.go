@@ -1,9 +1,18 @@
 // Package onnx imports ONNX models into mcugen's graph IR. It holds a
 // protobuf decoder and encoder for the ONNX messages mcugen needs (plain Go
 // structs over protowire, no generated code), the mapping of ONNX operators
-// (opsets 7 to 21) onto graph's canonical NHWC op set, constant folding of
-// shape arithmetic and BatchNormalization, and ReadTensorProto for .pb
-// tensor files.
+// (opsets 1 to 21) onto graph's canonical NHWC op set, constant folding of
+// shape arithmetic and BatchNormalization, ReadTensorProto for .pb tensor
+// files, and a Builder that writes ONNX models (test models, QDQ output).
+//
+// Layout: every ONNX value is held in the graph in its ONNX layout, in NHWC
+// (rank 4 only), or both. Conv, pools, GlobalAveragePool, BatchNorm and
+// Resize read and write NHWC; element-wise ops, Concat, Softmax, ReduceMean,
+// Pad, Slice, Quantize/Dequantize keep their input's layout (remapping axes
+// and permuting constant operands); everything else reads the ONNX layout. A
+// Transpose is inserted only where a reader wants the other layout, and one
+// that moves only size-1 dimensions is a Reshape. Graph inputs and outputs
+// keep their ONNX names and shapes; constants are transposed at import.
 package onnx
 
 import (
