@@ -163,3 +163,8 @@ func (r *requantizer) apply(c int, acc int32) int64 {
 	v := qmath.MultiplyByQuantizedMultiplier(acc, r.mult[c], r.shift[c]) + r.zy
 	return int64(clamp32(v, r.lo, r.hi))
 }
+
+// windowOut is the output size of a sliding window (conv, pool).
+func windowOut(in, k, stride, dil, padA, padB int) int {
+	return (in+padA+padB-(dil*(k-1)+1))/stride + 1
+}

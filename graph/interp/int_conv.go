@@ -48,6 +48,9 @@ func intConv2D(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	}
 	sh, sw := max(a.Stride[0], 1), max(a.Stride[1], 1)
 	dh, dw := max(a.Dilation[0], 1), max(a.Dilation[1], 1)
+	if OH != windowOut(H, KH, sh, dh, a.Pad.Top, a.Pad.Bottom) || OW != windowOut(W, KW, sw, dw, a.Pad.Left, a.Pad.Right) {
+		return nil, fmt.Errorf("output %v does not match the window over input %v", y.Shape, x.Shape)
+	}
 	_, zx := qparams(xt)
 	rq := newRequantizer(xt, wt, yt, CO, a.Act, a.Requant)
 	perG := CO / G

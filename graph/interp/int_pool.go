@@ -38,6 +38,9 @@ func intPool(avg bool) Kernel {
 		OH, OW := y.Shape[1], y.Shape[2]
 		sh, sw := max(a.Stride[0], 1), max(a.Stride[1], 1)
 		dh, dw := max(a.Dilation[0], 1), max(a.Dilation[1], 1)
+		if a.Kernel[0] <= 0 || a.Kernel[1] <= 0 || OH != windowOut(H, a.Kernel[0], sh, dh, a.Pad.Top, a.Pad.Bottom) || OW != windowOut(W, a.Kernel[1], sw, dw, a.Pad.Left, a.Pad.Right) {
+			return nil, fmt.Errorf("output %v does not match the window over input %v", y.Shape, x.Shape)
+		}
 		lo, hi := actRange(a.Act, yt)
 		for nb := 0; nb < N; nb++ {
 			for oy := 0; oy < OH; oy++ {
