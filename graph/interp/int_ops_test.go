@@ -118,8 +118,12 @@ func TestIntKernelsAgainstFloatKernels(t *testing.T) {
 	in := func(scale float32, zp int32, shape ...int) qtensor {
 		return qtensor{dt: graph.Int8, shape: shape, q: pq(scale, zp)}
 	}
-	w := func(q *graph.Quant, shape ...int) qtensor { return qtensor{dt: graph.Int8, shape: shape, q: q, konst: true} }
-	bias := func(q *graph.Quant, n int) qtensor { return qtensor{dt: graph.Int32, shape: []int{n}, q: q, konst: true} }
+	w := func(q *graph.Quant, shape ...int) qtensor {
+		return qtensor{dt: graph.Int8, shape: shape, q: q, konst: true}
+	}
+	bias := func(q *graph.Quant, n int) qtensor {
+		return qtensor{dt: graph.Int32, shape: []int{n}, q: q, konst: true}
+	}
 	biasQ := func(sx float32, wq *graph.Quant) *graph.Quant {
 		q := &graph.Quant{}
 		for _, s := range wq.Scale {
