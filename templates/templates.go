@@ -11,6 +11,7 @@
 package templates
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -298,6 +299,13 @@ func newModel(p Project) (*model, error) {
 		m.CPUFlags = nil
 	default:
 		return nil, fmt.Errorf("templates: board %q: unknown toolchain %q", b.Name, b.Toolchain)
+	}
+	if p.Kind == Arduino || p.Kind == Zephyr {
+		for _, n := range m.Sources {
+			if bytes.Contains(p.Model[n], []byte("section(")) {
+				return nil, fmt.Errorf("templates: model file %s places data in a linker section, which the %s build's own linker script does not know; compile the model without a weights section for %s projects", n, p.Kind, p.Kind)
+			}
+		}
 	}
 	if (p.Kind == Make || p.Kind == CMake) && len(m.RtSrcs) == 0 {
 		return nil, fmt.Errorf("templates: %s project for %s needs the runtime's sources (crt); none given", p.Kind, b.Name)
