@@ -87,6 +87,7 @@ var paramSlots = map[string][]int{
 	"Expand":             {1},
 	"ConstantOfShape":    {0},
 	"Range":              {0, 1, 2},
+	"Gather":             {1},
 }
 
 // ParamInputs lists the graph inputs of m that feed inputs the importer needs
@@ -101,13 +102,18 @@ func ParamInputs(m *Model) []string {
 	for _, vi := range m.Graph.Input {
 		isInput[vi.Name] = true
 	}
+	isInit := map[string]bool{}
 	for _, t := range m.Graph.Initializer {
 		delete(isInput, t.Name)
+		isInit[t.Name] = true
 	}
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range m.Graph.Nodes {
 		for _, s := range paramSlots[n.OpType] {
+			if n.OpType == "Gather" && len(n.Input) > 0 && isInit[n.Input[0]] {
+				continue // a table lookup (embedding): the indices are the data
+			}
 			if s < len(n.Input) && isInput[n.Input[s]] && !seen[n.Input[s]] {
 				seen[n.Input[s]] = true
 				out = append(out, n.Input[s])
@@ -201,7 +207,7 @@ func convSize(im *importer, c *nodeCtx) error {
 }
 
 func convGather(im *importer, c *nodeCtx) error {
-	d, err := c.constIn(0, "Gather data")
+	x, err := c.need(0)
 	if err != nil {
 		return err
 	}
@@ -209,18 +215,57 @@ func convGather(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	if d == nil || idx == nil || !idx.DType.IsInt() {
-		return fmt.Errorf("Gather needs data and integer indices")
+	if idx == nil || !idx.DType.IsInt() {
+		return fmt.Errorf("Gather needs integer indices")
 	}
-	axis, err := normAxis(int(c.int("axis", 0)), len(d.Shape))
+	axis, err := normAxis(int(c.int("axis", 0)), len(x.shape))
 	if err != nil {
 		return err
 	}
-	out, err := gatherData(d, idx, axis)
-	if err != nil {
-		return err
+	if x.c != nil {
+		out, err := gatherData(x.c, idx, axis)
+		if err != nil {
+			return err
+		}
+		return c.setConst(0, out)
 	}
-	return c.setConst(0, out)
+	// Constant indices into a run-time value: one Slice per index along
+	// axis, a Concat, and a Reshape to the output shape.
+	if idx.Len() == 0 || idx.Len() > 64 {
+		return unsupportedf("Gather of %d constant indices from a run-time value", idx.Len())
+	}
+	dim := x.shape[axis]
+	out := append(append(slices.Clone(x.shape[:axis]), idx.Shape...), x.shape[axis+1:]...)
+	src := im.get(x, asIs)
+	var parts []string
+	for _, k := range idx.I {
+		if k < 0 {
+			k += int64(dim)
+		}
+		if k < 0 || k >= int64(dim) {
+			return fmt.Errorf("index %d out of range for dimension %d", k, dim)
+		}
+		begin, end, stride := make([]int, len(x.shape)), slices.Clone(x.shape), make([]int, len(x.shape))
+		for i := range stride {
+			stride[i] = 1
+		}
+		begin[axis], end[axis] = int(k), int(k)+1
+		ps := slices.Clone(x.shape)
+		ps[axis] = 1
+		t := im.newTensor(c.out(0)+"_part", x.dt, ps)
+		im.emit(graph.Slice, []string{src}, &graph.SliceAttrs{Begin: begin, End: end, Stride: stride}, t)
+		parts = append(parts, t.Name)
+	}
+	cat := parts[0]
+	if len(parts) > 1 {
+		cs := slices.Clone(x.shape)
+		cs[axis] = len(parts)
+		t := im.newTensor(c.out(0)+"_cat", x.dt, cs)
+		im.emit(graph.Concat, parts, &graph.ConcatAttrs{Axis: axis}, t)
+		cat = t.Name
+	}
+	c.emit1(graph.Reshape, []string{cat}, nil, x.dt, out, asIs)
+	return nil
 }
 
 func convCast(im *importer, c *nodeCtx) error {
