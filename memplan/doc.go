@@ -67,8 +67,8 @@
 //   - Scratch. Options.Scratch(n) asks for workspace for node n; it is a buffer
 //     live only during n's step, in the same arena, placed after the activations
 //     in the gaps they leave (or on top). Plan.Scratch has one Buffer per node
-//     that has scratch (kernel workspace plus the in-place channel or pixel
-//     buffer, each rounded up to Align).
+//     that has scratch: the kernel workspace (rounded up to Align) first, then
+//     the in-place channel or pixel buffer (rounded up to Align).
 //
 //   - Execution order (Options.OrderSearch). For graphs with branches the order
 //     changes the peak. The planner searches topological orders level by level

@@ -285,7 +285,8 @@ func inPlaceRule(g *graph.Graph, n *graph.Node, x, y *graph.Tensor) (inPlaceKind
 
 // InPlaceLoop tells lowering how node n must loop when a plan runs it in
 // place (Plan.InPlace[n.Name]), and the scratch bytes that loop needs (the
-// node's Plan.Scratch buffer holds them, after any kernel workspace):
+// node's Plan.Scratch buffer holds them at offset roundUp(kernel workspace,
+// Align) from its start):
 //
 //   - "elementwise": out[i] is written after x[i] is read; scratch 0.
 //   - "depthwise-channel": channel by channel; for each channel either compute
