@@ -11,15 +11,24 @@ func init() {
 	register(graph.FullyConnected, computeFC)
 }
 
-// requantEpilogue is the int8 output stage shared by conv and FC:
+// requantEpilogue is the integer output stage shared by conv, FC and matmul:
 // clamp(requant(acc, m[c], shift[c]) + zp_out) stored as the output type.
+// With RequantFloat (ONNX QLinear) the accumulator is scaled in float32 and
+// rounded half to even; with a raw int32 output (no quantization) it is
+// stored as is.
 type requantEpilogue struct {
 	mult, shift *Buffer // per channel, or nil with m0/s0 immediate
 	m0, s0      int64
+	fscale      *Buffer // RequantFloat: per-channel float scale, or nil with f0
+	f0          float32
+	float, raw  bool
 	zp, lo, hi  int64
 }
 
-func (k *kctx) requantFor(in, w, out *graph.Tensor, act graph.Activation, channels int) (*requantEpilogue, error) {
+func (k *kctx) requantFor(in, w, out *graph.Tensor, act graph.Activation, channels int, mode graph.RequantMode) (*requantEpilogue, error) {
+	if out.DType == graph.Int32 && out.Quant == nil {
+		return &requantEpilogue{raw: true}, nil
+	}
 	sIn, _, err := quantParams(in)
 	if err != nil {
 		return nil, err
@@ -28,20 +37,38 @@ func (k *kctx) requantFor(in, w, out *graph.Tensor, act graph.Activation, channe
 	if err != nil {
 		return nil, err
 	}
-	if w.Quant == nil || len(w.Quant.Scale) == 0 {
-		return nil, fmt.Errorf("weights %q have no quantization parameters", w.Name)
-	}
 	lo, hi, err := actRange(act, out)
 	if err != nil {
 		return nil, err
 	}
-	ep := &requantEpilogue{zp: int64(zOut), lo: lo, hi: hi}
+	ep := &requantEpilogue{zp: int64(zOut), lo: lo, hi: hi, float: mode == graph.RequantFloat}
+	scale := func(c int) float32 {
+		if w == nil || w.Quant == nil || len(w.Quant.Scale) == 0 {
+			return 1
+		}
+		s, _ := w.Quant.At(min(c, len(w.Quant.Scale)-1))
+		return s
+	}
+	base := k.n.Name
+	if ep.float {
+		fs := make([]float32, channels)
+		same := true
+		for c := range fs {
+			fs[c] = sIn * scale(c) / sOut
+			same = same && fs[c] == fs[0]
+		}
+		if same {
+			ep.f0 = fs[0]
+		} else {
+			ep.fscale = constF32(base+"_scale", []int{channels}, fs)
+		}
+		return ep, nil
+	}
 	ms := make([]int64, channels)
 	ss := make([]int64, channels)
 	same := true
 	for c := 0; c < channels; c++ {
-		sw, _ := w.Quant.At(c)
-		m, s := QuantizeMultiplier(float64(sIn) * float64(sw) / float64(sOut))
+		m, s := QuantizeMultiplier(float64(sIn) * float64(scale(c)) / float64(sOut))
 		ms[c], ss[c] = int64(m), int64(s)
 		same = same && ms[c] == ms[0] && ss[c] == ss[0]
 	}
@@ -49,35 +76,53 @@ func (k *kctx) requantFor(in, w, out *graph.Tensor, act graph.Activation, channe
 		ep.m0, ep.s0 = ms[0], ss[0]
 		return ep, nil
 	}
-	base := k.n.Name
 	ep.mult = constBuf(base+"_multiplier", I32, []int{channels}, ms)
 	ep.shift = constBuf(base+"_shift", I32, []int{channels}, ss)
 	return ep, nil
 }
 
 func (ep *requantEpilogue) apply(acc Expr, c Expr, outT DType) Expr {
-	var m, s Expr = C(ep.m0), C(ep.s0)
-	if ep.mult != nil {
-		m, s = At(ep.mult, c), At(ep.shift, c)
+	if ep.raw {
+		return CastTo(outT, acc)
 	}
-	v := Add(Requant(acc, m, s), C(ep.zp))
+	var v Expr
+	if ep.float {
+		var s Expr = F(ep.f0)
+		if ep.fscale != nil {
+			s = At(ep.fscale, c)
+		}
+		v = Add(Call(IntrRoundEven, I32, Mul(CastTo(F32, acc), s)), C(ep.zp))
+	} else {
+		var m, s Expr = C(ep.m0), C(ep.s0)
+		if ep.mult != nil {
+			m, s = At(ep.mult, c), At(ep.shift, c)
+		}
+		v = Add(Requant(acc, m, s), C(ep.zp))
+	}
 	return CastTo(outT, Clamp(v, C(ep.lo), C(ep.hi)))
 }
 
-// weightZP returns the weights' zero point (0 for TFLite's symmetric weights).
-func weightZP(w *graph.Tensor) (int64, error) {
-	if w.Quant == nil {
-		return 0, nil
+// weightOffset returns −zero point of the weights for output channel c (0
+// for TFLite's symmetric weights), as a constant or a per-channel table.
+func (k *kctx) weightOffset(w *graph.Tensor, channels int) func(c Expr) Expr {
+	if w.Quant == nil || len(w.Quant.ZeroPoint) == 0 {
+		return func(Expr) Expr { return nil }
 	}
-	if len(w.Quant.ZeroPoint) > 1 {
-		for _, z := range w.Quant.ZeroPoint {
-			if z != w.Quant.ZeroPoint[0] {
-				return 0, fmt.Errorf("per-channel weight zero points are not supported")
-			}
+	zs := make([]int64, channels)
+	same := true
+	for c := range zs {
+		_, z := w.Quant.At(min(c, max(len(w.Quant.ZeroPoint), len(w.Quant.Scale))-1))
+		zs[c] = -int64(z)
+		same = same && zs[c] == zs[0]
+	}
+	if same {
+		if zs[0] == 0 {
+			return func(Expr) Expr { return nil }
 		}
+		return func(Expr) Expr { return C(zs[0]) }
 	}
-	_, z := w.Quant.At(0)
-	return int64(z), nil
+	buf := constBuf(k.n.Name+"_weight_offset", I32, []int{channels}, zs)
+	return func(c Expr) Expr { return At(buf, c) }
 }
 
 // computeConv2D: Y[n,oh,ow,oc] = act(B[oc] + Σ_{kh,kw,ic} X[n, ih, iw, g·Cg+ic]·W[oc,kh,kw,ic])
@@ -111,14 +156,12 @@ func computeConv2D(k *kctx) (Stmt, error) {
 	dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
 	intMode := isInt(xt)
 	var ep *requantEpilogue
-	var inOff, wOff int64
+	var inOff int64
+	wOff := func(Expr) Expr { return nil }
 	accT := F32
 	if intMode {
-		if a.Requant != graph.RequantFixedPoint {
-			return nil, k.errorf("float requantization (ONNX QLinear) is not supported yet")
-		}
 		var err error
-		if ep, err = k.requantFor(xt, wt, yt, a.Act, Cout); err != nil {
+		if ep, err = k.requantFor(xt, wt, yt, a.Act, Cout, a.Requant); err != nil {
 			return nil, k.errorf("%v", err)
 		}
 		_, zIn, err := quantParams(xt)
@@ -126,11 +169,7 @@ func computeConv2D(k *kctx) (Stmt, error) {
 			return nil, k.errorf("%v", err)
 		}
 		inOff = -int64(zIn)
-		wz, err := weightZP(wt)
-		if err != nil {
-			return nil, k.errorf("%v", err)
-		}
-		wOff = -wz
+		wOff = k.weightOffset(wt, Cout)
 		accT = I32
 	}
 	k.f.Knobs = map[string]int{}
@@ -152,7 +191,9 @@ func computeConv2D(k *kctx) (Stmt, error) {
 				xv, wv := ld(x, n, ih, iw, ci), ld(w, oc, kh, kw, ic)
 				if intMode {
 					xv = Add(xv, C(inOff))
-					wv = Add(wv, C(wOff))
+					if o := wOff(oc); o != nil {
+						wv = Add(wv, o)
+					}
 				}
 				upd := Put(acc, Add(At(acc), Mul(xv, wv)))
 				return If(AllOf(GE(ih, C(0)), LT(ih, C(int64(H))), GE(iw, C(0)), LT(iw, C(int64(W)))), upd)
@@ -199,14 +240,12 @@ func computeFC(k *kctx) (Stmt, error) {
 	viewAs(y, []int{rows, N})
 	intMode := isInt(xt)
 	var ep *requantEpilogue
-	var inOff, wOff int64
+	var inOff int64
+	wOff := func(Expr) Expr { return nil }
 	accT := F32
 	if intMode {
-		if a.Requant != graph.RequantFixedPoint {
-			return nil, k.errorf("float requantization (ONNX QLinear) is not supported yet")
-		}
 		var err error
-		if ep, err = k.requantFor(xt, wt, yt, a.Act, N); err != nil {
+		if ep, err = k.requantFor(xt, wt, yt, a.Act, N, a.Requant); err != nil {
 			return nil, k.errorf("%v", err)
 		}
 		_, zIn, err := quantParams(xt)
@@ -214,11 +253,7 @@ func computeFC(k *kctx) (Stmt, error) {
 			return nil, k.errorf("%v", err)
 		}
 		inOff = -int64(zIn)
-		wz, err := weightZP(wt)
-		if err != nil {
-			return nil, k.errorf("%v", err)
-		}
-		wOff = -wz
+		wOff = k.weightOffset(wt, N)
 		accT = I32
 	}
 	body := Loops([]string{"r", "j"}, []int{rows, N}, func(o []Expr) Stmt {
@@ -232,7 +267,9 @@ func computeFC(k *kctx) (Stmt, error) {
 				xv, wv := ld(x, r, kk), ld(w, j, kk)
 				if intMode {
 					xv = Add(xv, C(inOff))
-					wv = Add(wv, C(wOff))
+					if o := wOff(j); o != nil {
+						wv = Add(wv, o)
+					}
 				}
 				return Put(acc, Add(At(acc), Mul(xv, wv)))
 			})
@@ -253,4 +290,125 @@ func computeFC(k *kctx) (Stmt, error) {
 func viewAs(b *Buffer, shape []int) {
 	b.Shape = append([]int{}, shape...)
 	b.Strides = graph.Strides(shape)
+}
+
+func init() { register(graph.BatchMatMul, computeBatchMatMul) }
+
+// matView addresses tensor shape s as [batch..., rows, cols] for the output's
+// batch shape: broadcast batch dimensions get stride 0, adj swaps the last two.
+func matView(b *Buffer, batch []int, adj bool) *Buffer {
+	s := b.Shape
+	r := len(s)
+	st := graph.Strides(s)
+	v := b
+	if b.Scope == ScopeConst {
+		c := *b
+		v = &c
+	}
+	rows, cols := s[r-2], s[r-1]
+	rs, cs := st[r-2], st[r-1]
+	if adj {
+		rows, cols, rs, cs = cols, rows, cs, rs
+	}
+	v.Shape = append(append([]int{}, batch...), rows, cols)
+	v.Strides = make([]int, len(batch)+2)
+	off := len(batch) - (r - 2)
+	for i := range batch {
+		if j := i - off; j >= 0 && s[j] != 1 {
+			v.Strides[i] = st[j]
+		}
+	}
+	v.Strides[len(batch)], v.Strides[len(batch)+1] = rs, cs
+	return v
+}
+
+// computeBatchMatMul: Y[b, i, j] = Σ_k A[b, i, k]·B[b, k, j] with numpy
+// broadcasting of the batch dimensions; int8 requantized per column of B.
+func computeBatchMatMul(k *kctx) (Stmt, error) {
+	a, _ := k.n.Attrs.(*graph.BatchMatMulAttrs)
+	if a == nil {
+		a = &graph.BatchMatMulAttrs{}
+	}
+	at, bt := k.g.In(k.n, 0), k.g.In(k.n, 1)
+	if at == nil || bt == nil || len(at.Shape) < 2 || len(bt.Shape) < 2 {
+		return nil, k.errorf("needs two inputs of rank >= 2")
+	}
+	y, yt := k.output()
+	if len(yt.Shape) < 2 {
+		return nil, k.errorf("output %v has rank < 2", yt.Shape)
+	}
+	batch := yt.Shape[:len(yt.Shape)-2]
+	A := matView(k.in(0), batch, a.AdjX)
+	Bm := matView(k.in(1), batch, a.AdjY)
+	M, K := A.Shape[len(batch)], A.Shape[len(batch)+1]
+	K2, N := Bm.Shape[len(batch)], Bm.Shape[len(batch)+1]
+	if K != K2 || yt.Shape[len(batch)] != M || yt.Shape[len(batch)+1] != N {
+		return nil, k.errorf("shapes %v x %v -> %v do not agree", at.Shape, bt.Shape, yt.Shape)
+	}
+	k.f.Op = "batch_matmul"
+	intMode := isInt(at)
+	accT := F32
+	var ep *requantEpilogue
+	var aOff int64
+	bOff := func(Expr) Expr { return nil }
+	perCol := false
+	if intMode {
+		accT = I32
+		colAxis := len(bt.Shape) - 1
+		if a.AdjY {
+			colAxis--
+		}
+		perCol = bt.Quant.PerAxis() && bt.Quant.Axis == colAxis
+		channels := 1
+		if perCol {
+			channels = N
+			bOff = k.weightOffset(bt, N)
+		} else if bt.Quant != nil {
+			_, z := bt.Quant.At(0)
+			if z != 0 {
+				bOff = func(Expr) Expr { return C(-int64(z)) }
+			}
+		}
+		var err error
+		if ep, err = k.requantFor(at, bt, yt, graph.ActNone, channels, a.Requant); err != nil {
+			return nil, k.errorf("%v", err)
+		}
+		_, za, err := quantParams(at)
+		if err != nil {
+			return nil, k.errorf("%v", err)
+		}
+		aOff = -int64(za)
+	}
+	names := []string{}
+	for i := range batch {
+		names = append(names, fmt.Sprintf("b%d", i))
+	}
+	names = append(names, "i", "j")
+	dims := append(append([]int{}, batch...), M, N)
+	return Loops(names, dims, func(o []Expr) Stmt {
+		bi := o[:len(batch)]
+		i, j := o[len(batch)], o[len(batch)+1]
+		idx := func(p, q Expr) []Expr { return append(append([]Expr{}, bi...), p, q) }
+		return Scalar("acc", accT, func(acc *Buffer) Stmt {
+			red := Loop("k", K, func(kk Expr) Stmt {
+				av, bv := ld(A, idx(i, kk)...), ld(Bm, idx(kk, j)...)
+				if intMode {
+					av = Add(av, C(aOff))
+					if o := bOff(j); o != nil {
+						bv = Add(bv, o)
+					}
+				}
+				return Put(acc, Add(At(acc), Mul(av, bv)))
+			})
+			res := At(acc)
+			if intMode {
+				c := Expr(C(0))
+				if perCol {
+					c = j
+				}
+				res = ep.apply(res, c, yt.DType)
+			}
+			return Block(Put(acc, Imm(accT, 0)), red, Put(y, res, idx(i, j)...))
+		})
+	}), nil
 }

@@ -2,10 +2,10 @@ package tir
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 func init() {
@@ -132,25 +132,26 @@ func computeBinary(k *kctx) (Stmt, error) {
 	switch k.n.Op {
 	case graph.Add, graph.Sub:
 		// TFLite: inputs shifted left by 20, rescaled to twice the larger
-		// input scale, summed, rescaled to the output.
-		const leftShift = 20
-		twiceMax := 2 * math.Max(float64(s1), float64(s2))
-		m1, sh1 := QuantizeMultiplier(float64(s1) / twiceMax)
-		m2, sh2 := QuantizeMultiplier(float64(s2) / twiceMax)
-		mo, sho := QuantizeMultiplier(twiceMax / (float64(int64(1)<<leftShift) * float64(so)))
+		// input scale, summed, rescaled to the output (qmath derives the
+		// parameters as TFLite Micro does: ADD in double, SUB in float).
+		p := qmath.AddParams(s1, s2, so)
+		if k.n.Op == graph.Sub {
+			p = qmath.SubParams(s1, s2, so)
+		}
+		ls := int64(1) << uint(p.LeftShift)
 		return elementwise(y, shape, func(iv []Expr) Expr {
-			x1 := Requant(Mul(Add(ld(a, iv...), C(-int64(z1))), C(1<<leftShift)), C(int64(m1)), C(int64(sh1)))
-			x2 := Requant(Mul(Add(ld(b, iv...), C(-int64(z2))), C(1<<leftShift)), C(int64(m2)), C(int64(sh2)))
+			x1 := Requant(Mul(Add(ld(a, iv...), C(-int64(z1))), C(ls)), C(int64(p.In1Mult)), C(int64(p.In1Shift)))
+			x2 := Requant(Mul(Add(ld(b, iv...), C(-int64(z2))), C(ls)), C(int64(p.In2Mult)), C(int64(p.In2Shift)))
 			var sum Expr
 			if k.n.Op == graph.Add {
 				sum = Add(x1, x2)
 			} else {
 				sum = Sub(x1, x2)
 			}
-			return clampOut(Add(Requant(sum, C(int64(mo)), C(int64(sho))), C(int64(zo))))
+			return clampOut(Add(Requant(sum, C(int64(p.OutMult)), C(int64(p.OutShift))), C(int64(zo))))
 		}), nil
 	case graph.Mul:
-		mo, sho := QuantizeMultiplier(float64(s1) * float64(s2) / float64(so))
+		mo, sho := qmath.MulMultiplier(s1, s2, so)
 		return elementwise(y, shape, func(iv []Expr) Expr {
 			p := Mul(Add(ld(a, iv...), C(-int64(z1))), Add(ld(b, iv...), C(-int64(z2))))
 			return clampOut(Add(Requant(p, C(int64(mo)), C(int64(sho))), C(int64(zo))))
@@ -233,16 +234,31 @@ func floatUnary(n *graph.Node) (func(Expr) Expr, error) {
 
 // lut evaluates the reference kernel on every 8-bit input value and emits y = T[x].
 func (k *kctx) lut(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
+	table, err := k.table(k.n, xt, yt, "_table")
+	if err != nil {
+		return nil, err
+	}
+	lo, _ := xt.DType.Range()
+	n := xt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	return Loop("i", n, func(i Expr) Stmt {
+		return Put(y, At(table, Sub(CastTo(I32, At(x, i)), C(lo))), i)
+	}), nil
+}
+
+// table runs node (its first input and only output rebound to 256-element
+// tensors with xt's and yt's quantization) in the reference interpreter on
+// every value of xt's 8-bit type: the table of an element-wise mapping.
+func (k *kctx) table(node *graph.Node, xt, yt *graph.Tensor, suffix string) (*Buffer, error) {
 	if xt.DType != graph.Int8 && xt.DType != graph.UInt8 {
 		return nil, k.errorf("integer %s on %s is not supported", k.n.Op, xt.DType)
 	}
 	lo, _ := xt.DType.Range()
 	tg := graph.New("lut", "")
-	in := &graph.Tensor{Name: "x", DType: xt.DType, Shape: []int{256}, Quant: xt.Quant}
-	out := &graph.Tensor{Name: "y", DType: yt.DType, Shape: []int{256}, Quant: yt.Quant}
-	tg.AddTensor(in)
-	tg.AddTensor(out)
-	tg.AddNode(&graph.Node{Name: k.n.Name, Op: k.n.Op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: k.n.Attrs})
+	tg.AddTensor(&graph.Tensor{Name: "x", DType: xt.DType, Shape: []int{256}, Quant: xt.Quant})
+	tg.AddTensor(&graph.Tensor{Name: "y", DType: yt.DType, Shape: []int{256}, Quant: yt.Quant})
+	tg.AddNode(&graph.Node{Name: node.Name, Op: node.Op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: node.Attrs})
 	tg.Inputs, tg.Outputs = []string{"x"}, []string{"y"}
 	d := graph.NewData(xt.DType, []int{256})
 	for i := range d.I {
@@ -253,18 +269,10 @@ func (k *kctx) lut(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
 		return nil, k.errorf("building the lookup table: %v", err)
 	}
 	r := res["y"]
-	var table *Buffer
 	if yt.DType == F32 {
-		table = constF32(k.n.Name+"_table", []int{256}, append([]float32{}, r.F...))
-	} else {
-		table = constBuf(k.n.Name+"_table", yt.DType, []int{256}, append([]int64{}, r.I...))
+		return constF32(k.n.Name+suffix, []int{256}, append([]float32{}, r.F...)), nil
 	}
-	n := xt.NumElements()
-	viewAs(x, []int{n})
-	viewAs(y, []int{n})
-	return Loop("i", n, func(i Expr) Stmt {
-		return Put(y, At(table, Sub(CastTo(I32, At(x, i)), C(lo))), i)
-	}), nil
+	return constBuf(k.n.Name+suffix, yt.DType, []int{256}, append([]int64{}, r.I...)), nil
 }
 
 // computeQuantize: float -> int (round half away from zero, or half to even),
@@ -277,20 +285,42 @@ func computeQuantize(k *kctx) (Stmt, error) {
 	if isInt(xt) {
 		return k.lut(x, y, xt, yt)
 	}
-	so, zo, err := quantParams(yt)
-	if err != nil {
-		return nil, k.errorf("%v", err)
+	if yt.Quant == nil || len(yt.Quant.Scale) == 0 {
+		return nil, k.errorf("output %q has no quantization parameters", yt.Name)
 	}
+	even := int64(0)
 	if qa, ok := k.n.Attrs.(*graph.QuantizeAttrs); ok && qa != nil && qa.RoundHalfEven {
-		return nil, k.errorf("round-half-to-even quantization is not supported yet")
+		even = 1
 	}
 	lo, hi := yt.DType.Range()
-	n := xt.NumElements()
-	viewAs(x, []int{n})
-	viewAs(y, []int{n})
-	return Loop("i", n, func(i Expr) Stmt {
-		q := CastTo(I32, Call(IntrRound, F32, Div(At(x, i), F(so))))
-		return Put(y, CastTo(yt.DType, Clamp(Add(q, C(int64(zo))), C(lo), C(hi))), i)
+	shape := xt.Shape
+	ax := -1
+	if yt.Quant.PerAxis() {
+		ax = yt.Quant.Axis
+		if ax < 0 || ax >= len(shape) || shape[ax] != len(yt.Quant.Scale) {
+			return nil, k.errorf("%d scales do not match axis %d of %v", len(yt.Quant.Scale), ax, shape)
+		}
+	}
+	return elementwise(y, shape, func(iv []Expr) Expr {
+		c := 0
+		var s, z Expr
+		if ax < 0 {
+			sc, zc := yt.Quant.At(c)
+			s, z = F(sc), C(int64(zc))
+		} else {
+			n := len(yt.Quant.Scale)
+			sv := make([]float32, n)
+			zv := make([]int64, n)
+			for i := range sv {
+				sc, zc := yt.Quant.At(i)
+				sv[i], zv[i] = sc, int64(zc)
+			}
+			s = At(constF32(k.n.Name+"_scale", []int{n}, sv), iv[ax])
+			z = At(constBuf(k.n.Name+"_zero_point", I32, []int{n}, zv), iv[ax])
+		}
+		q := Call(IntrQuantize, I32, At(x, iv...), s, C(even))
+		// q + z cannot overflow: q is clamped first.
+		return CastTo(yt.DType, Clamp(Add(Clamp(q, C(lo-1<<20), C(hi+1<<20)), z), C(lo), C(hi)))
 	}), nil
 }
 
@@ -300,6 +330,9 @@ func computeDequantize(k *kctx) (Stmt, error) {
 	y, _ := k.output()
 	x := k.in(0)
 	k.f.Op = "dequantize"
+	if xt.DType == graph.Int8 || xt.DType == graph.UInt8 {
+		return k.lut(x, y, xt, k.g.Out(k.n, 0))
+	}
 	s, z, err := quantParams(xt)
 	if err != nil {
 		return nil, k.errorf("%v", err)

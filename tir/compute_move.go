@@ -70,11 +70,13 @@ func computeConcat(k *kctx) (Stmt, error) {
 	y, yt := k.output()
 	rank := len(yt.Shape)
 	axis := 0
+	act := graph.ActNone
 	if a != nil {
 		axis = a.Axis
-		if a.Act != graph.ActNone {
-			return nil, k.errorf("fused activation on concat is not supported")
-		}
+		act = a.Act
+	}
+	if act != graph.ActNone && !isInt(yt) {
+		return nil, k.errorf("fused activation on a float concat is not supported")
 	}
 	if axis < 0 {
 		axis += rank
@@ -87,31 +89,52 @@ func computeConcat(k *kctx) (Stmt, error) {
 		if t == nil {
 			continue
 		}
-		if isInt(t) {
-			if s1, z1, err := quantParams(t); err == nil {
-				if s2, z2, err := quantParams(yt); err == nil && (s1 != s2 || z1 != z2) {
-					return nil, k.errorf("int concat of input %q needs the output's quantization", t.Name)
-				}
-			}
-		}
 		x := k.in(i)
 		o := off
-		stmts = append(stmts, loopsCopy(x, y, t.Shape, func(iv []Expr) []Expr {
+		outIdx := func(iv []Expr) []Expr {
 			idx := append([]Expr{}, iv...)
 			idx[axis] = Add(iv[axis], C(int64(o)))
 			return idx
-		}))
+		}
+		// An int input with other quantization than the output (or a fused
+		// activation) goes through a table of the reference's mapping.
+		var table *Buffer
+		if isInt(t) {
+			s1, z1, err1 := quantParams(t)
+			s2, z2, err2 := quantParams(yt)
+			if err1 != nil || err2 != nil {
+				return nil, k.errorf("int concat needs quantized inputs and output")
+			}
+			if s1 != s2 || z1 != z2 || act != graph.ActNone {
+				one := &graph.Node{Name: k.n.Name, Op: graph.Concat, Attrs: &graph.ConcatAttrs{Axis: 0, Act: act}}
+				if table, err1 = k.table(one, t, yt, fmt.Sprintf("_table%d", i)); err1 != nil {
+					return nil, err1
+				}
+			}
+		}
+		if table == nil {
+			stmts = append(stmts, loopsCopy(x, y, t.Shape, outIdx))
+		} else {
+			lo, _ := t.DType.Range()
+			stmts = append(stmts, Loops(loopNames(len(t.Shape)), t.Shape, func(iv []Expr) Stmt {
+				return Put(y, At(table, Sub(CastTo(I32, At(x, iv...)), C(lo))), outIdx(iv)...)
+			}))
+		}
 		off += t.Shape[axis]
 	}
 	return Block(stmts...), nil
 }
 
-func loopsCopy(x, y *Buffer, shape []int, outIdx func(iv []Expr) []Expr) Stmt {
-	names := make([]string, len(shape))
+func loopNames(n int) []string {
+	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("i%d", i)
 	}
-	return Loops(names, shape, func(iv []Expr) Stmt {
+	return names
+}
+
+func loopsCopy(x, y *Buffer, shape []int, outIdx func(iv []Expr) []Expr) Stmt {
+	return Loops(loopNames(len(shape)), shape, func(iv []Expr) Stmt {
 		return Put(y, At(x, iv...), outIdx(iv)...)
 	})
 }

@@ -231,11 +231,8 @@ func computeMean(k *kctx) (Stmt, error) {
 		return nil, k.errorf("missing *graph.MeanAttrs")
 	}
 	xt := k.g.In(k.n, 0)
-	if isInt(xt) {
-		return nil, k.errorf("integer mean is not supported yet")
-	}
 	x := k.in(0)
-	y, _ := k.output()
+	y, yt := k.output()
 	rank := len(xt.Shape)
 	red := make([]bool, rank)
 	for _, ax := range a.Axes {
@@ -266,9 +263,33 @@ func computeMean(k *kctx) (Stmt, error) {
 	for i := range rn {
 		rn[i] = "r" + string(rune('0'+i))
 	}
+	// int: TFLite's MeanOrSum: (Σx − zx·count) requantized by s_x/s_y/count,
+	// the division folded into the multiplier.
+	intMode := isInt(xt)
+	accT := F32
+	var m, s, zx, zy int32
+	var lo, hi int64
+	if intMode {
+		accT = I32
+		sx, zxv, err := quantParams(xt)
+		if err != nil {
+			return nil, k.errorf("%v", err)
+		}
+		sy, zyv, err := quantParams(yt)
+		if err != nil {
+			return nil, k.errorf("%v", err)
+		}
+		zx, zy = zxv, zyv
+		mm, ss := qmath.QuantizeMultiplier(float64(sx) / float64(sy))
+		shift := 63 - qmath.CountLeadingZeros64(uint64(cnt))
+		shift = max(min(shift, 32, 31+ss), 0)
+		m = int32((int64(mm) << uint(shift)) / int64(cnt))
+		s = int32(ss - shift)
+		lo, hi = yt.DType.Range()
+	}
 	return Loops(kn, keep, func(o []Expr) Stmt {
 		oo := append([]Expr{}, o...)
-		return Scalar("acc", F32, func(acc *Buffer) Stmt {
+		return Scalar("acc", accT, func(acc *Buffer) Stmt {
 			body := Loops(rn, rdims, func(r []Expr) Stmt {
 				idx := make([]Expr, rank)
 				ki, ri := 0, 0
@@ -281,8 +302,12 @@ func computeMean(k *kctx) (Stmt, error) {
 						ki++
 					}
 				}
-				return Put(acc, Add(At(acc), At(x, idx...)))
+				return Put(acc, Add(At(acc), ld(x, idx...)))
 			})
+			if intMode {
+				v := Add(Requant(Sub(At(acc), C(int64(zx)*int64(cnt))), C(int64(m)), C(int64(s))), C(int64(zy)))
+				return Block(Put(acc, C(0)), body, Put(y, CastTo(yt.DType, Clamp(v, C(lo), C(hi))), append([]Expr{C(0)}, oo...)...))
+			}
 			return Block(Put(acc, F(0)), body, Put(y, Div(At(acc), F(float32(cnt))), append([]Expr{C(0)}, oo...)...))
 		})
 	}), nil

@@ -325,6 +325,10 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{i: int64(s)}
 	case IntrExpNeg:
 		return val{i: int64(ExpNeg(i32(0)))}
+	case IntrQuantize:
+		return val{i: int64(QuantizeF32(float32(args[0].f), float32(args[1].f), args[2].i != 0))}
+	case IntrRoundEven:
+		return val{i: int64(RoundEvenF32(float32(args[0].f)))}
 	case IntrExp:
 		return val{f: float64(float32(math.Exp(args[0].f)))}
 	case IntrTanh:
@@ -335,4 +339,38 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{f: math.Floor(args[0].f)}
 	}
 	panic(fmt.Sprintf("unknown intrinsic %s", x.Name))
+}
+
+// QuantizeF32 is the semantics of IntrQuantize.
+func QuantizeF32(x, scale float32, even bool) int32 {
+	var q float64
+	if even {
+		q = math.RoundToEven(float64(x / scale))
+	} else {
+		q = math.Round(float64(x) / float64(scale))
+	}
+	switch {
+	case math.IsNaN(q):
+		return 0
+	case q > math.MaxInt32:
+		return math.MaxInt32
+	case q < math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(q)
+}
+
+// RoundEvenF32 is the semantics of IntrRoundEven.
+func RoundEvenF32(x float32) int32 {
+	const lim = 1 << 22
+	v := math.RoundToEven(float64(x))
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case v > lim:
+		return lim
+	case v < -lim:
+		return -lim
+	}
+	return int32(v)
 }

@@ -104,7 +104,9 @@ func TestInterpreterCSemantics(t *testing.T) {
 }
 
 // NewConstVar is a let-bound variable holding v, so the simplifier cannot fold it.
-func NewConstVar(v int64) Expr { return &Intrinsic{Name: IntrRDivPOT, T: I32, Args: []Expr{C(v), C(0)}} }
+func NewConstVar(v int64) Expr {
+	return &Intrinsic{Name: IntrRDivPOT, T: I32, Args: []Expr{C(v), C(0)}}
+}
 
 func TestInterpreterDotProduct(t *testing.T) {
 	x := NewBuffer("x", I8, []int{4}, ScopeParam)

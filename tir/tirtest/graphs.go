@@ -1,0 +1,269 @@
+// Package tirtest builds small graphs, one per canonical op and dtype, that
+// tir's and emitc's tests lower, run and compare with the reference
+// interpreter.
+package tirtest
+
+import (
+	"fmt"
+	"math/rand"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Case is one test graph.
+type Case struct {
+	Name  string
+	Graph *graph.Graph
+}
+
+type builder struct {
+	g     *graph.Graph
+	r     *rand.Rand
+	int8  bool
+	count int
+}
+
+func (b *builder) q(scale float32, zp int32) *graph.Quant {
+	if !b.int8 {
+		return nil
+	}
+	return &graph.Quant{Scale: []float32{scale}, ZeroPoint: []int32{zp}}
+}
+
+func (b *builder) dt() graph.DType {
+	if b.int8 {
+		return graph.Int8
+	}
+	return graph.Float32
+}
+
+// act adds an activation tensor of the graph's dtype (shape inferred later).
+func (b *builder) act(scale float32, zp int32) string {
+	b.count++
+	name := fmt.Sprintf("t%d", b.count)
+	b.g.AddTensor(&graph.Tensor{Name: name, DType: b.dt(), Quant: b.q(scale, zp)})
+	return name
+}
+
+func (b *builder) input(shape []int, scale float32, zp int32) string {
+	name := fmt.Sprintf("in%d", len(b.g.Inputs))
+	b.g.AddTensor(&graph.Tensor{Name: name, DType: b.dt(), Shape: shape, Quant: b.q(scale, zp)})
+	b.g.Inputs = append(b.g.Inputs, name)
+	return name
+}
+
+// weights adds a constant: int8 symmetric per-channel along axis 0, or float.
+func (b *builder) weights(name string, shape []int) string {
+	if !b.int8 {
+		d := graph.NewData(graph.Float32, shape)
+		for i := range d.F {
+			d.F[i] = float32(b.r.NormFloat64() * 0.3)
+		}
+		b.g.AddConst(name, d)
+		return name
+	}
+	d := graph.NewData(graph.Int8, shape)
+	for i := range d.I {
+		d.I[i] = int64(b.r.Intn(255) - 127)
+	}
+	t := b.g.AddConst(name, d)
+	sc := make([]float32, shape[0])
+	for i := range sc {
+		sc[i] = 0.004 + 0.004*b.r.Float32()
+	}
+	t.Quant = &graph.Quant{Scale: sc, ZeroPoint: make([]int32, shape[0])}
+	return name
+}
+
+func (b *builder) bias(name string, n int) string {
+	if !b.int8 {
+		d := graph.NewData(graph.Float32, []int{n})
+		for i := range d.F {
+			d.F[i] = float32(b.r.NormFloat64() * 0.1)
+		}
+		b.g.AddConst(name, d)
+		return name
+	}
+	d := graph.NewData(graph.Int32, []int{n})
+	for i := range d.I {
+		d.I[i] = int64(b.r.Intn(4000) - 2000)
+	}
+	b.g.AddConst(name, d)
+	return name
+}
+
+func (b *builder) node(op graph.Op, attrs any, outScale float32, outZP int32, ins ...string) string {
+	out := b.act(outScale, outZP)
+	b.g.AddNode(&graph.Node{Name: fmt.Sprintf("%s_%d", op, len(b.g.Nodes)), Op: op, Inputs: ins, Outputs: []string{out}, Attrs: attrs})
+	return out
+}
+
+func (b *builder) done(outs ...string) (*graph.Graph, error) {
+	b.g.Outputs = outs
+	if err := graph.InferShapes(b.g); err != nil {
+		return nil, err
+	}
+	return b.g, nil
+}
+
+// Cases returns the op graphs: every canonical op tir lowers, in float32 and
+// (where TFLite defines it) int8.
+func Cases() ([]Case, error) {
+	var out []Case
+	for _, i8 := range []bool{false, true} {
+		suffix := "f32"
+		if i8 {
+			suffix = "s8"
+		}
+		for _, c := range builders {
+			if i8 && c.floatOnly {
+				continue
+			}
+			b := &builder{g: graph.New(c.name+"_"+suffix, "tflite"), r: rand.New(rand.NewSource(int64(len(out) + 1))), int8: i8}
+			g, err := c.build(b)
+			if err != nil {
+				return nil, fmt.Errorf("tirtest: %s_%s: %v", c.name, suffix, err)
+			}
+			out = append(out, Case{Name: c.name + "_" + suffix, Graph: g})
+		}
+	}
+	return out, nil
+}
+
+var conv = func(stride, dil, group int, pad graph.Padding, act graph.Activation) *graph.Conv2DAttrs {
+	return &graph.Conv2DAttrs{Stride: [2]int{stride, stride}, Dilation: [2]int{dil, dil}, Pad: pad, Group: group, Act: act}
+}
+
+var builders = []struct {
+	name      string
+	floatOnly bool
+	build     func(b *builder) (*graph.Graph, error)
+}{
+	{"conv", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 9, 8, 3}, 0.05, -4)
+		y := b.node(graph.Conv2D, conv(2, 1, 1, graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 0}, graph.ActRelu6), 0.04, -100,
+			x, b.weights("conv/w", []int{5, 3, 3, 3}), b.bias("conv/b", 5))
+		return b.done(y)
+	}},
+	{"conv_dilated", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 9, 9, 2}, 0.05, 3)
+		y := b.node(graph.Conv2D, conv(1, 2, 1, graph.Padding{Top: 2, Left: 2, Bottom: 2, Right: 2}, graph.ActNone), 0.2, 1,
+			x, b.weights("w", []int{4, 3, 3, 2}), "")
+		return b.done(y)
+	}},
+	{"depthwise", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 7, 7, 3}, 0.05, -1)
+		y := b.node(graph.Conv2D, conv(1, 1, 3, graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, graph.ActRelu), 0.03, -128,
+			x, b.weights("dw/w", []int{6, 3, 3, 1}), b.bias("dw/b", 6))
+		return b.done(y)
+	}},
+	{"grouped_conv", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 5, 5, 4}, 0.05, 0)
+		y := b.node(graph.Conv2D, conv(1, 1, 2, graph.Padding{}, graph.ActNone), 0.1, 2,
+			x, b.weights("gw", []int{6, 1, 1, 2}), b.bias("gb", 6))
+		return b.done(y)
+	}},
+	{"fully_connected", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 24}, 0.05, 7)
+		y := b.node(graph.FullyConnected, &graph.FullyConnectedAttrs{Act: graph.ActRelu}, 0.1, -20,
+			x, b.weights("fc.w", []int{10, 24}), b.bias("fc.b", 10))
+		return b.done(y)
+	}},
+	{"batch_matmul", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 3, 4}, 0.05, 7)
+		w := b.input([]int{1, 5, 4}, 0.04, -2)
+		y := b.node(graph.BatchMatMul, &graph.BatchMatMulAttrs{AdjY: true}, 0.1, 3, x, w)
+		return b.done(y)
+	}},
+	{"binary", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 3, 4, 5}, 0.05, 2)
+		z := b.input([]int{4, 1}, 0.08, -9)
+		s := b.node(graph.Add, &graph.BinaryAttrs{Act: graph.ActRelu}, 0.1, -5, x, z)
+		d := b.node(graph.Sub, nil, 0.12, 4, x, z)
+		m := b.node(graph.Mul, nil, 0.01, 1, s, d)
+		return b.done(s, d, m)
+	}},
+	{"div", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 3}, 0, 0)
+		z := b.input([]int{3}, 0, 0)
+		return b.done(b.node(graph.Div, nil, 0, 0, x, z))
+	}},
+	{"min_max", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{3, 4}, 0.05, 2)
+		z := b.input([]int{3, 4}, 0.05, 2)
+		return b.done(b.node(graph.Maximum, nil, 0.05, 2, x, z), b.node(graph.Minimum, nil, 0.05, 2, x, z))
+	}},
+	{"pools", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 7, 6, 3}, 0.05, 2)
+		mp := b.node(graph.MaxPool2D, &graph.PoolAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}}, 0.05, 2, x)
+		ap := b.node(graph.AvgPool2D, &graph.PoolAttrs{Kernel: [2]int{3, 2}, Stride: [2]int{2, 1}, Pad: graph.Padding{Top: 1, Left: 0, Bottom: 1, Right: 1}}, 0.05, 2, x)
+		return b.done(mp, ap)
+	}},
+	{"avgpool_include_pad", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 5, 5, 2}, 0, 0)
+		return b.done(b.node(graph.AvgPool2D, &graph.PoolAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{1, 1}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, CountIncludePad: true}, 0, 0, x))
+	}},
+	{"mean", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 5, 4, 3}, 0.05, 2)
+		return b.done(b.node(graph.Mean, &graph.MeanAttrs{Axes: []int{1, 2}, KeepDims: true}, 0.03, -3, x))
+	}},
+	{"softmax", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{3, 10}, 0.1, 5)
+		return b.done(b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1}, 1.0/256, -128, x))
+	}},
+	{"unary", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{4, 9}, 0.05, 3)
+		var outs []string
+		outs = append(outs, b.node(graph.Relu, nil, 0.05, -128, x))
+		outs = append(outs, b.node(graph.Sigmoid, nil, 1.0/256, -128, x))
+		outs = append(outs, b.node(graph.Tanh, nil, 1.0/128, 0, x))
+		outs = append(outs, b.node(graph.HardSwish, nil, 0.04, -10, x))
+		outs = append(outs, b.node(graph.LeakyRelu, &graph.LeakyReluAttrs{Alpha: 0.1}, 0.05, 3, x))
+		outs = append(outs, b.node(graph.Clip, &graph.ClipAttrs{Min: -1, Max: 1}, 0.05, 3, x))
+		return b.done(outs...)
+	}},
+	{"hard_sigmoid", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{4, 5}, 0, 0)
+		return b.done(b.node(graph.HardSigmoid, &graph.HardSigmoidAttrs{Alpha: 0.2, Beta: 0.5}, 0, 0, x))
+	}},
+	{"movement", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 4, 5, 3}, 0.05, 3)
+		tr := b.node(graph.Transpose, &graph.TransposeAttrs{Perm: []int{0, 3, 1, 2}}, 0.05, 3, x)
+		pd := b.node(graph.Pad, &graph.PadAttrs{Pads: []int{0, 1, 2, 0, 0, 2, 0, 1}, Value: 3}, 0.05, 3, x)
+		sl := b.node(graph.Slice, &graph.SliceAttrs{Begin: []int{0, 1, 0, 0}, End: []int{1, 4, 5, 3}, Stride: []int{1, 2, 2, 1}}, 0.05, 3, x)
+		z := b.input([]int{1, 4, 5, 2}, 0.1, -7)
+		cc := b.node(graph.Concat, &graph.ConcatAttrs{Axis: 3}, 0.05, 3, x, z)
+		return b.done(tr, pd, sl, cc)
+	}},
+	{"pad_modes", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 4, 5, 2}, 0, 0)
+		r := b.node(graph.Pad, &graph.PadAttrs{Pads: []int{0, 2, 1, 0, 0, 1, 2, 0}, Mode: "reflect"}, 0, 0, x)
+		e := b.node(graph.Pad, &graph.PadAttrs{Pads: []int{0, 2, 1, 0, 0, 1, 2, 0}, Mode: "edge"}, 0, 0, x)
+		return b.done(r, e)
+	}},
+	{"reshape_chain", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 2, 3, 4}, 0.05, 3)
+		r1 := b.act(0.05, 3)
+		b.g.Tensor(r1).Shape = []int{6, 4}
+		b.g.AddNode(&graph.Node{Name: "reshape", Op: graph.Reshape, Inputs: []string{x}, Outputs: []string{r1}})
+		y := b.node(graph.FullyConnected, &graph.FullyConnectedAttrs{}, 0.1, 0, r1, b.weights("w", []int{3, 4}), "")
+		r2 := b.act(0.1, 0)
+		b.g.Tensor(r2).Shape = []int{18}
+		b.g.AddNode(&graph.Node{Name: "flatten", Op: graph.Reshape, Inputs: []string{y}, Outputs: []string{r2}})
+		return b.done(r2)
+	}},
+	{"quantize", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{3, 7}, 0, 0)
+		q := b.act(0, 0)
+		b.g.Tensor(q).DType = graph.Int8
+		b.g.Tensor(q).Quant = &graph.Quant{Scale: []float32{0.02}, ZeroPoint: []int32{-5}}
+		b.g.AddNode(&graph.Node{Name: "quantize", Op: graph.Quantize, Inputs: []string{x}, Outputs: []string{q}})
+		rq := b.act(0, 0)
+		b.g.Tensor(rq).DType = graph.Int8
+		b.g.Tensor(rq).Quant = &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{9}}
+		b.g.AddNode(&graph.Node{Name: "requantize", Op: graph.Quantize, Inputs: []string{q}, Outputs: []string{rq}})
+		dq := b.act(0, 0)
+		b.g.AddNode(&graph.Node{Name: "dequantize", Op: graph.Dequantize, Inputs: []string{rq}, Outputs: []string{dq}})
+		return b.done(dq, q)
+	}},
+}
