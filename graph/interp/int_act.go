@@ -44,98 +44,39 @@ func intUnary(build func(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, 
 	}
 }
 
-// fixedPointInput derives TFLite's input multiplier, shift and range radius
-// for LOGISTIC and TANH: the input is rescaled to a Q4.27 value.
-func fixedPointInput(x *graph.Tensor) (mult int32, shift int, radius int32) {
-	const inputIntegerBits = 4
-	sx, _ := qparams(x)
-	real := float64(sx) * float64(int64(1)<<(31-inputIntegerBits))
-	q, sh := math.Frexp(real)
-	mult = int32(int64(math.Round(q * float64(int64(1)<<31))))
-	return mult, sh, qmath.CalculateInputRadius(inputIntegerBits, sh)
-}
-
 // sigmoidParams is TFLite's int8 LOGISTIC; the output scale is 1/256 with
-// zero point -128 (for uint8 1/256 and 0) by TFLite's convention.
+// zero point -128 by TFLite's convention.
 func sigmoidParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
-	mult, shift, radius := fixedPointInput(x)
-	_, zx := qparams(x)
-	lo, hi := dtypeRange(y.DType)
+	sx, zx := qparams(x)
 	_, zy := qparams(y)
-	return func(v int32) int32 {
-		in := v - zx
-		switch {
-		case in <= -radius:
-			return lo
-		case in >= radius:
-			return hi
-		}
-		q4 := qmath.MultiplyByQuantizedMultiplier(in, mult, shift)
-		q0 := qmath.Logistic(q4, 4)
-		return qmath.RoundingDivideByPOT(q0, 31-8) + zy
-	}, nil
+	lo, hi := dtypeRange(y.DType)
+	p := qmath.SigmoidTanhInt8Params(sx)
+	return func(v int32) int32 { return p.Sigmoid(v-zx, lo, hi, zy) }, nil
 }
 
-// tanhParams is TFLite's int8 TANH; the output scale is 1/128 with the
-// output zero point (0 for int8).
+// tanhParams is TFLite's int8 TANH; the output scale is 1/128 with zero
+// point 0 by TFLite's convention.
 func tanhParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
-	mult, shift, radius := fixedPointInput(x)
-	_, zx := qparams(x)
-	lo, hi := dtypeRange(y.DType)
+	sx, zx := qparams(x)
 	_, zy := qparams(y)
-	return func(v int32) int32 {
-		in := v - zx
-		switch {
-		case in <= -radius:
-			return lo
-		case in >= radius:
-			return hi
-		}
-		q4 := qmath.MultiplyByQuantizedMultiplier(in, mult, shift)
-		q0 := qmath.Tanh(q4, 4)
-		return qmath.RoundingDivideByPOT(q0, 31-7) + zy
-	}, nil
+	lo, hi := dtypeRange(y.DType)
+	p := qmath.SigmoidTanhInt8Params(sx)
+	return func(v int32) int32 { return p.Tanh(v-zx, lo, hi, zy) }, nil
 }
 
-// hardSwishParams is TFLite's int8 HARD_SWISH: 16-bit fixed-point with a
-// "reluish" multiplier that maps [-3, 3] to [-1, 1], parameters derived in
-// float32 as TFLite does.
+// hardSwishParams is TFLite's int8 HARD_SWISH (16-bit fixed point).
 func hardSwishParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
-	hiresInputScale := (1.0 / 128.0) * sx
-	const reluishScale = float32(3.0 / 32768.0)
-	outMult32, outExp := qmath.QuantizeMultiplier(float64(hiresInputScale / sy))
-	outMult := qmath.DownScaleInt32ToInt16Multiplier(outMult32)
-	if outExp > 0 {
-		return nil, fmt.Errorf("output scale %g too small for the input scale %g", sy, sx)
+	p, err := qmath.HardSwishInt8Params(sx, zx, sy, zy)
+	if err != nil {
+		return nil, err
 	}
-	reluMult32, reluExp := qmath.QuantizeMultiplier(float64(hiresInputScale / reluishScale))
-	reluMult := qmath.DownScaleInt32ToInt16Multiplier(reluMult32)
-	return func(v int32) int32 {
-		in := int16(v - zx)
-		hires := in * (1 << 7)
-		preshift := qmath.SaturatingRoundingDoublingHighMul16(hires, outMult)
-		reluish := hires
-		if reluExp > 0 {
-			reluish = qmath.SaturatingLeftShift16(reluish, reluExp-1)
-		}
-		reluish = qmath.SaturatingRoundingDoublingHighMul16(reluish, reluMult)
-		if reluExp > 0 {
-			reluish = qmath.SaturatingLeftShift16(reluish, 1)
-		}
-		if reluExp < 0 {
-			reluish = qmath.RoundingDivideByPOT16(reluish, -reluExp)
-		}
-		reluish = int16((int32(reluish) + (1 << 15)) >> 1)
-		out := qmath.SaturatingDoublingHighMul16(reluish, preshift)
-		o := int32(qmath.RoundingDivideByPOT16(out, -outExp)) + zy
-		return int32(int16(o))
-	}, nil
+	return p.Apply, nil
 }
 
 // leakyReluParams is TFLite's int8 LEAKY_RELU: identity and alpha
-// multipliers (in_scale/out_scale and in_scale*alpha/out_scale, in float32).
+// multipliers derived in float32.
 func leakyReluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	a, ok := n.Attrs.(*graph.LeakyReluAttrs)
 	if !ok {
@@ -143,14 +84,13 @@ func leakyReluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, erro
 	}
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
-	ma, sa := qmath.QuantizeMultiplier(float64(sx * a.Alpha / sy))
-	mi, si := qmath.QuantizeMultiplier(float64(sx / sy))
+	p := qmath.LeakyReluInt8Params(sx, a.Alpha, sy)
 	return func(v int32) int32 {
 		in := v - zx
 		if in >= 0 {
-			return zy + qmath.MultiplyByQuantizedMultiplier(in, mi, si)
+			return zy + qmath.MultiplyByQuantizedMultiplier(in, p.IdentityMult, p.IdentityShift)
 		}
-		return zy + qmath.MultiplyByQuantizedMultiplier(in, ma, sa)
+		return zy + qmath.MultiplyByQuantizedMultiplier(in, p.AlphaMult, p.AlphaShift)
 	}, nil
 }
 
@@ -166,7 +106,7 @@ func reluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	}
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
-	m, s := qmath.QuantizeMultiplier(float64(sx) / float64(sy))
+	m, s := qmath.RescaleMultiplier(sx, sy)
 	lo, hi := dtypeRange(y.DType)
 	bound := func(f float32, def int32) int32 {
 		if math.IsInf(float64(f), 0) {
@@ -209,47 +149,24 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 	}
 	beta := a.Beta
 	if beta == 0 {
-		beta = 1
+		beta = 1 // unset (ONNX has no beta)
 	}
-	const scaledDiffIntegerBits = 5
-	const accumulationIntegerBits = 12
 	sx, _ := qparams(g.In(n, 0))
-	mult, leftShift := qmath.PreprocessSoftmaxScaling(float64(beta), float64(sx), scaledDiffIntegerBits)
-	diffMin := int32(-1.0 * float64(qmath.CalculateInputRadius(scaledDiffIntegerBits, leftShift)))
+	p := qmath.SoftmaxInt8Params(beta, sx)
 	lo, hi := dtypeRange(yt.DType)
 	outBits := 8 * yt.DType.Size()
 	depth := x.Shape[ax]
-	inner := 1
-	for _, d := range x.Shape[ax+1:] {
-		inner *= d
-	}
+	inner := graph.NumElements(x.Shape[ax+1:])
 	outer := x.Len() / max(depth*inner, 1)
+	row, res := make([]int32, depth), make([]int32, depth)
 	for o := 0; o < outer; o++ {
 		for in := 0; in < inner; in++ {
-			at := func(c int) int { return (o*depth+c)*inner + in }
-			maxV := int32(math.MinInt32)
-			for c := 0; c < depth; c++ {
-				maxV = max(maxV, int32(x.I[at(c)]))
+			for c := range row {
+				row[c] = int32(x.I[(o*depth+c)*inner+in])
 			}
-			var sum int32
-			for c := 0; c < depth; c++ {
-				diff := int32(x.I[at(c)]) - maxV
-				if diff >= diffMin {
-					scaled := qmath.MultiplyByQuantizedMultiplierGreaterThanOne(diff, mult, leftShift)
-					sum += qmath.Rescale(qmath.ExpOnNegativeValues(scaled, scaledDiffIntegerBits), 0, accumulationIntegerBits)
-				}
-			}
-			recip, bitsOverUnit := qmath.GetReciprocal(sum, accumulationIntegerBits)
-			for c := 0; c < depth; c++ {
-				diff := int32(x.I[at(c)]) - maxV
-				v := lo
-				if diff >= diffMin {
-					scaled := qmath.MultiplyByQuantizedMultiplierGreaterThanOne(diff, mult, leftShift)
-					e := qmath.ExpOnNegativeValues(scaled, scaledDiffIntegerBits)
-					unsat := qmath.RoundingDivideByPOT(qmath.SaturatingRoundingDoublingHighMul(recip, e), bitsOverUnit+31-outBits)
-					v = clamp32(unsat+lo, lo, hi)
-				}
-				y.I[at(c)] = int64(v)
+			qmath.SoftmaxRow(p, row, res, outBits, lo, hi)
+			for c, v := range res {
+				y.I[(o*depth+c)*inner+in] = int64(v)
 			}
 		}
 	}

@@ -50,34 +50,16 @@ func intAddSub(sub bool) Kernel {
 		s1, z1 := qparams(g.In(n, 0))
 		s2, z2 := qparams(g.In(n, 1))
 		sy, zy := qparams(yt)
-		const leftShift = 20
-		var r1, r2, ro float64
+		p := qmath.AddParams(s1, s2, sy)
 		if sub {
-			// TFLite Micro's SUB derives its multipliers in float32.
-			twiceMax := 2 * max(s1, s2)
-			r1, r2 = float64(s1/twiceMax), float64(s2/twiceMax)
-			ro = float64(twiceMax / (float32(1<<leftShift) * sy))
-		} else {
-			twiceMax := 2 * float64(max(s1, s2))
-			r1, r2 = float64(s1)/twiceMax, float64(s2)/twiceMax
-			ro = twiceMax / (float64(1<<leftShift) * float64(sy))
+			p = qmath.SubParams(s1, s2, sy)
 		}
-		m1, sh1 := qmath.QuantizeMultiplier(r1)
-		m2, sh2 := qmath.QuantizeMultiplier(r2)
-		mo, sho := qmath.QuantizeMultiplier(ro)
 		lo, hi := actRange(binaryAct(n), yt)
 		a, b := ins[0], ins[1]
 		for i := range y.I {
-			v1 := (int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1) * (1 << leftShift)
-			v2 := (int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2) * (1 << leftShift)
-			r1 := qmath.MultiplyByQuantizedMultiplier(v1, m1, sh1)
-			r2 := qmath.MultiplyByQuantizedMultiplier(v2, m2, sh2)
-			raw := r1 + r2
-			if sub {
-				raw = r1 - r2
-			}
-			out := qmath.MultiplyByQuantizedMultiplier(raw, mo, sho) + zy
-			y.I[i] = int64(clamp32(out, lo, hi))
+			v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
+			v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
+			y.I[i] = int64(clamp32(p.Combine(v1, v2, sub)+zy, lo, hi))
 		}
 		return []*graph.Data{y}, nil
 	}
@@ -93,7 +75,7 @@ func intMul(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 	s1, z1 := qparams(g.In(n, 0))
 	s2, z2 := qparams(g.In(n, 1))
 	sy, zy := qparams(yt)
-	m, sh := qmath.QuantizeMultiplier(float64(s1) * float64(s2) / float64(sy))
+	m, sh := qmath.MulMultiplier(s1, s2, sy)
 	lo, hi := actRange(binaryAct(n), yt)
 	a, b := ins[0], ins[1]
 	for i := range y.I {

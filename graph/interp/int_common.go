@@ -142,8 +142,7 @@ func newRequantizer(x, w, y *graph.Tensor, channels int, act graph.Activation, m
 			r.fscale = append(r.fscale, sx*sw/sy)
 			continue
 		}
-		// TFLite: double(input_scale) * double(filter_scale) / double(output_scale).
-		m, s := qmath.QuantizeMultiplier(float64(sx) * float64(sw) / float64(sy))
+		m, s := qmath.ConvMultiplier(sx, sw, sy)
 		r.mult = append(r.mult, m)
 		r.shift = append(r.shift, s)
 	}

@@ -152,11 +152,7 @@ func intMean(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, e
 	}
 	sx, zx := qparams(xt)
 	sy, zy := qparams(yt)
-	m, s := qmath.QuantizeMultiplier(float64(sx) / float64(sy))
-	shift := 63 - qmath.CountLeadingZeros64(uint64(count))
-	shift = max(min(shift, 32, 31+s), 0)
-	m = int32((int64(m) << uint(shift)) / count)
-	s -= shift
+	m, s := qmath.MeanMultiplier(sx, sy, count)
 	lo, hi := dtypeRange(yt.DType)
 	for i, sum := range sums {
 		v := qmath.MultiplyByQuantizedMultiplier(int32(sum-int64(zx)*count), m, s) + zy

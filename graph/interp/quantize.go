@@ -96,7 +96,7 @@ func requantize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 	}
 	sx, zx := qparams(xt)
 	sy, zy := qparams(yt)
-	m, s := qmath.QuantizeMultiplier(float64(sx) / float64(sy))
+	m, s := qmath.RescaleMultiplier(sx, sy)
 	lo, hi := dtypeRange(yt.DType)
 	for i, v := range ins[0].I {
 		r := qmath.MultiplyByQuantizedMultiplier(int32(v)-zx, m, s) + zy

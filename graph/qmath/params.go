@@ -1,0 +1,240 @@
+package qmath
+
+import (
+	"fmt"
+	"math"
+)
+
+// Kernel parameters derived from float scales exactly as TFLite Micro's
+// Prepare functions derive them (same precision, same order of float
+// operations), so the interpreter and generated code share one derivation.
+
+// ConvMultiplier is the requantization multiplier of a conv / fully
+// connected / batch matmul output channel:
+// QuantizeMultiplier(double(sx) * double(sw) / double(sy)).
+func ConvMultiplier(sx, sw, sy float32) (multiplier int32, shift int) {
+	return QuantizeMultiplier(float64(sx) * float64(sw) / float64(sy))
+}
+
+// RescaleMultiplier is QuantizeMultiplier(double(sx) / double(sy)), used by
+// requantizing QUANTIZE, RELU and MEAN.
+func RescaleMultiplier(sx, sy float32) (multiplier int32, shift int) {
+	return QuantizeMultiplier(float64(sx) / float64(sy))
+}
+
+// MulMultiplier is MUL's QuantizeMultiplier(double(s1) * double(s2) / double(sy)).
+func MulMultiplier(s1, s2, sy float32) (multiplier int32, shift int) {
+	return QuantizeMultiplier(float64(s1) * float64(s2) / float64(sy))
+}
+
+// AddSubParams are the parameters of int8 ADD and SUB: each input, less its
+// zero point, is shifted left by LeftShift and scaled by its own multiplier;
+// the sum (or difference) is scaled by the output multiplier.
+type AddSubParams struct {
+	LeftShift          int
+	In1Mult, In2Mult   int32
+	In1Shift, In2Shift int
+	OutMult            int32
+	OutShift           int
+}
+
+// AddParams derives ADD's parameters (in double precision, as TFLite Micro's
+// add_common.cc does).
+func AddParams(s1, s2, sy float32) AddSubParams {
+	const leftShift = 20
+	twiceMax := 2 * float64(max(s1, s2))
+	p := AddSubParams{LeftShift: leftShift}
+	p.In1Mult, p.In1Shift = QuantizeMultiplier(float64(s1) / twiceMax)
+	p.In2Mult, p.In2Shift = QuantizeMultiplier(float64(s2) / twiceMax)
+	p.OutMult, p.OutShift = QuantizeMultiplier(twiceMax / (float64(1<<leftShift) * float64(sy)))
+	return p
+}
+
+// SubParams derives SUB's parameters. TFLite Micro's sub_common.cc computes
+// them in float32 (twice_max_input_scale is a float), unlike ADD.
+func SubParams(s1, s2, sy float32) AddSubParams {
+	const leftShift = 20
+	twiceMax := 2 * max(s1, s2)
+	p := AddSubParams{LeftShift: leftShift}
+	p.In1Mult, p.In1Shift = QuantizeMultiplier(float64(s1 / twiceMax))
+	p.In2Mult, p.In2Shift = QuantizeMultiplier(float64(s2 / twiceMax))
+	p.OutMult, p.OutShift = QuantizeMultiplier(float64(twiceMax / (float32(1<<leftShift) * sy)))
+	return p
+}
+
+// Combine applies p to two inputs with their zero points already removed and
+// returns the output before its zero point is added: the scaled sum, or the
+// scaled difference when sub is set.
+func (p AddSubParams) Combine(a, b int32, sub bool) int32 {
+	ra := MultiplyByQuantizedMultiplier(a*int32(1<<uint(p.LeftShift)), p.In1Mult, p.In1Shift)
+	rb := MultiplyByQuantizedMultiplier(b*int32(1<<uint(p.LeftShift)), p.In2Mult, p.In2Shift)
+	raw := ra + rb
+	if sub {
+		raw = ra - rb
+	}
+	return MultiplyByQuantizedMultiplier(raw, p.OutMult, p.OutShift)
+}
+
+// SoftmaxParams are the parameters of the int8 SOFTMAX kernel.
+type SoftmaxParams struct {
+	InputMultiplier int32
+	InputLeftShift  int
+	DiffMin         int32
+}
+
+// Softmax fixed-point formats: input differences in Q5.26, sums in Q12.19.
+const (
+	SoftmaxScaledDiffIntegerBits   = 5
+	SoftmaxAccumulationIntegerBits = 12
+)
+
+// SoftmaxInt8Params derives the softmax parameters from beta and the input
+// scale (TFLite's PreprocessSoftmaxScaling and CalculateInputRadius).
+func SoftmaxInt8Params(beta, inputScale float32) SoftmaxParams {
+	m, s := PreprocessSoftmaxScaling(float64(beta), float64(inputScale), SoftmaxScaledDiffIntegerBits)
+	return SoftmaxParams{m, s, int32(-1.0 * float64(CalculateInputRadius(SoftmaxScaledDiffIntegerBits, s)))}
+}
+
+// SoftmaxRow computes TFLite's int8 softmax of one row of raw input values
+// into out, for an output type of outBits bits whose minimum is outMin
+// (-128 for int8: the output scale is 1/256 with zero point -128).
+func SoftmaxRow(p SoftmaxParams, in []int32, out []int32, outBits int, outMin, outMax int32) {
+	maxV := int32(math.MinInt32)
+	for _, v := range in {
+		maxV = max(maxV, v)
+	}
+	var sum int32
+	for _, v := range in {
+		if d := v - maxV; d >= p.DiffMin {
+			scaled := MultiplyByQuantizedMultiplierGreaterThanOne(d, p.InputMultiplier, p.InputLeftShift)
+			sum += Rescale(ExpOnNegativeValues(scaled, SoftmaxScaledDiffIntegerBits), 0, SoftmaxAccumulationIntegerBits)
+		}
+	}
+	recip, bitsOverUnit := GetReciprocal(sum, SoftmaxAccumulationIntegerBits)
+	for i, v := range in {
+		out[i] = outMin
+		if d := v - maxV; d >= p.DiffMin {
+			scaled := MultiplyByQuantizedMultiplierGreaterThanOne(d, p.InputMultiplier, p.InputLeftShift)
+			e := ExpOnNegativeValues(scaled, SoftmaxScaledDiffIntegerBits)
+			unsat := RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(recip, e), bitsOverUnit+31-outBits)
+			out[i] = max(outMin, min(outMax, unsat+outMin))
+		}
+	}
+}
+
+// SigmoidTanhParams are the input rescaling parameters of int8 LOGISTIC and
+// TANH: the input (less its zero point) becomes a Q4.27 value; inputs
+// beyond ±Radius saturate.
+type SigmoidTanhParams struct {
+	Multiplier int32
+	Shift      int
+	Radius     int32
+}
+
+// SigmoidTanhInt8Params derives them from the input scale: frexp of
+// double(scale) * 2^27, rounded half away from zero (TFLite Micro).
+func SigmoidTanhInt8Params(inputScale float32) SigmoidTanhParams {
+	const inputIntegerBits = 4
+	q, sh := math.Frexp(float64(inputScale) * float64(int64(1)<<(31-inputIntegerBits)))
+	return SigmoidTanhParams{int32(int64(math.Round(q * float64(int64(1)<<31)))), sh, CalculateInputRadius(inputIntegerBits, sh)}
+}
+
+// Sigmoid is TFLite's int8 LOGISTIC of x (input zero point removed): the
+// result in units of 1/256 plus outZeroPoint (-128 for int8), clamped to
+// [lo, hi].
+func (p SigmoidTanhParams) Sigmoid(x int32, lo, hi int32, outZeroPoint int32) int32 {
+	switch {
+	case x <= -p.Radius:
+		return lo
+	case x >= p.Radius:
+		return hi
+	}
+	q := Logistic(MultiplyByQuantizedMultiplier(x, p.Multiplier, p.Shift), 4)
+	return max(lo, min(hi, RoundingDivideByPOT(q, 31-8)+outZeroPoint))
+}
+
+// Tanh is TFLite's int8 TANH of x (input zero point removed): the result in
+// units of 1/128 plus outZeroPoint (0 for int8), clamped to [lo, hi].
+func (p SigmoidTanhParams) Tanh(x int32, lo, hi int32, outZeroPoint int32) int32 {
+	switch {
+	case x <= -p.Radius:
+		return lo
+	case x >= p.Radius:
+		return hi
+	}
+	q := Tanh(MultiplyByQuantizedMultiplier(x, p.Multiplier, p.Shift), 4)
+	return max(lo, min(hi, RoundingDivideByPOT(q, 31-7)+outZeroPoint))
+}
+
+// HardSwishParams are TFLite's int8 HARD_SWISH parameters (16-bit
+// fixed-point multipliers).
+type HardSwishParams struct {
+	InZeroPoint, OutZeroPoint int32
+	OutMult                   int16
+	OutExp                    int
+	ReluishMult               int16
+	ReluishExp                int
+}
+
+// HardSwishInt8Params derives them in float32 as TFLite does.
+func HardSwishInt8Params(sx float32, zx int32, sy float32, zy int32) (HardSwishParams, error) {
+	hires := (1.0 / 128.0) * sx
+	const reluishScale = float32(3.0 / 32768.0)
+	p := HardSwishParams{InZeroPoint: zx, OutZeroPoint: zy}
+	m, e := QuantizeMultiplier(float64(hires / sy))
+	p.OutMult, p.OutExp = DownScaleInt32ToInt16Multiplier(m), e
+	if e > 0 {
+		return p, fmt.Errorf("hard swish: output scale %g too small for input scale %g", sy, sx)
+	}
+	m, e = QuantizeMultiplier(float64(hires / reluishScale))
+	p.ReluishMult, p.ReluishExp = DownScaleInt32ToInt16Multiplier(m), e
+	return p, nil
+}
+
+// Apply computes HARD_SWISH of one raw input value; the result is in the
+// int16 range and still needs clamping to the output type.
+func (p HardSwishParams) Apply(v int32) int32 {
+	in := int16(v - p.InZeroPoint)
+	hires := in * (1 << 7)
+	preshift := SaturatingRoundingDoublingHighMul16(hires, p.OutMult)
+	reluish := hires
+	if p.ReluishExp > 0 {
+		reluish = SaturatingLeftShift16(reluish, p.ReluishExp-1)
+	}
+	reluish = SaturatingRoundingDoublingHighMul16(reluish, p.ReluishMult)
+	if p.ReluishExp > 0 {
+		reluish = SaturatingLeftShift16(reluish, 1)
+	}
+	if p.ReluishExp < 0 {
+		reluish = RoundingDivideByPOT16(reluish, -p.ReluishExp)
+	}
+	reluish = int16((int32(reluish) + (1 << 15)) >> 1)
+	out := SaturatingDoublingHighMul16(reluish, preshift)
+	return int32(int16(int32(RoundingDivideByPOT16(out, -p.OutExp)) + p.OutZeroPoint))
+}
+
+// LeakyReluParams are int8 LEAKY_RELU's identity and alpha multipliers.
+type LeakyReluParams struct {
+	IdentityMult  int32
+	IdentityShift int
+	AlphaMult     int32
+	AlphaShift    int
+}
+
+// LeakyReluInt8Params derives them in float32 (scale*alpha/out_scale and
+// scale/out_scale), as TFLite Micro does.
+func LeakyReluInt8Params(sx, alpha, sy float32) LeakyReluParams {
+	var p LeakyReluParams
+	p.AlphaMult, p.AlphaShift = QuantizeMultiplier(float64(sx * alpha / sy))
+	p.IdentityMult, p.IdentityShift = QuantizeMultiplier(float64(sx / sy))
+	return p
+}
+
+// MeanMultiplier folds 1/count into MEAN's in_scale/out_scale multiplier the
+// way TFLite's QuantizedMeanOrSum does.
+func MeanMultiplier(sx, sy float32, count int64) (multiplier int32, shift int) {
+	m, s := RescaleMultiplier(sx, sy)
+	sh := 63 - CountLeadingZeros64(uint64(count))
+	sh = max(min(sh, 32, 31+s), 0)
+	return int32((int64(m) << uint(sh)) / count), s - sh
+}
