@@ -91,8 +91,8 @@
 //     optimal when it finishes; a deterministic node limit usually ends it
 //     before the time budget, so plans do not depend on the machine's speed),
 //     and "best" (default), which runs them in that order (exact only up to
-//     40 slots), stops as soon as one reaches the lower bound, and keeps the
-//     smallest arena; Plan.Algorithm says which one won ("best/hill-climb").
+//     40 slots), stops as soon as an arena (scratch included) reaches the
+//     lower bound, and keeps the smallest arena; Plan.Algorithm says which one won ("best/hill-climb").
 //
 //   - Lower bound. LowerBoundBytes is the largest, over the steps of the chosen
 //     order, sum of the (aligned) sizes of the activation buffers live at that

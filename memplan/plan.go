@@ -169,23 +169,17 @@ func (a *analysis) planOrder(order []int) *Plan {
 	pl := newPlacer(slots)
 	lb := lt.lowerBound()
 
-	type result struct {
-		name string
-		off  []int
-		act  int
-	}
-	var results []result
+	var best *Plan
 	try := func(name string, off []int) {
-		results = append(results, result{name, off, pl.height(off)})
-	}
-	atBound := func() bool {
-		for _, r := range results {
-			if r.act == lb {
-				return true
-			}
+		p := a.buildPlan(order, lt, off, lb)
+		p.Algorithm = name
+		if best == nil || p.ArenaBytes < best.ArenaBytes ||
+			(p.ArenaBytes == best.ArenaBytes && p.ActivationBytes < best.ActivationBytes) {
+			best = p
 		}
-		return false
 	}
+	// Nothing beats an arena at the bound (scratch included).
+	atBound := func() bool { return best.ArenaBytes == lb }
 	switch a.opt.Algorithm {
 	case "greedy-size":
 		try("greedy-size", pl.greedy(pl.sizeOrder()))
@@ -205,15 +199,6 @@ func (a *analysis) planOrder(order []int) *Plan {
 		}
 		if !atBound() && len(slots) <= exactMaxSlots {
 			try("exact", pl.exact(lb, a.opt.ExactBudget))
-		}
-	}
-	var best *Plan
-	for _, r := range results {
-		p := a.buildPlan(order, lt, r.off, lb)
-		p.Algorithm = r.name
-		if best == nil || p.ArenaBytes < best.ArenaBytes ||
-			(p.ArenaBytes == best.ArenaBytes && p.ActivationBytes < best.ActivationBytes) {
-			best = p
 		}
 	}
 	if a.opt.Algorithm == "best" {

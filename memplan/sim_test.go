@@ -417,7 +417,11 @@ func runInPlace(t testing.TB, g *graph.Graph, n *graph.Node, ins []acc, y view, 
 // TestSimulateRandom runs random graphs in their planned arenas.
 func TestSimulateRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	for i := range 400 {
+	count := 400
+	if testing.Short() {
+		count = 150
+	}
+	for i := range count {
 		g := randomGraph(rng)
 		g.Name = fmt.Sprintf("random%d", i)
 		opt := DefaultOptions()
@@ -438,11 +442,11 @@ func TestSimulateRandom(t *testing.T) {
 func TestSimulateMLPerf(t *testing.T) {
 	for _, c := range mlperfCases {
 		t.Run(c.name, func(t *testing.T) {
+			if testing.Short() && (c.name == "vww" || c.name == "ic") {
+				t.Skip("skipping the larger models in -short mode")
+			}
 			g := loadMLPerf(t, c)
 			simulate(t, g, mustPlan(t, g, DefaultOptions()), nil)
-			if testing.Short() {
-				return
-			}
 			opt := DefaultOptions()
 			opt.IOInArena = false
 			simulate(t, g, mustPlan(t, g, opt), nil)
