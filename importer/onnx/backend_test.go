@@ -57,7 +57,9 @@ func TestONNXBackend(t *testing.T) {
 		t.Skipf("ONNX backend tests not installed (Debian package libonnx-testdata, %s): %v", backendRoot, err)
 	}
 	var dirs []string
-	for _, sub := range []string{"node", "pytorch-converted"} {
+	// node/ and pytorch-converted/ are the conformance suite of issue 2;
+	// pytorch-operator/, simple/ and real/ add small multi-node models.
+	for _, sub := range []string{"node", "pytorch-converted", "pytorch-operator", "simple", "real"} {
 		m, _ := filepath.Glob(filepath.Join(backendRoot, sub, "*", "model.onnx"))
 		for _, p := range m {
 			dirs = append(dirs, filepath.Dir(p))

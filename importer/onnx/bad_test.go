@@ -131,9 +131,12 @@ func FuzzDecode(f *testing.F) {
 	for _, name := range []string{"cnn", "resnet", "mlp", "matmul", "qdq_conv", "qlinear", "shape_arith"} {
 		f.Add(readModel(f, name))
 	}
-	for _, dir := range []string{"test_conv_with_strides_padding", "test_qlinearconv", "test_reshape_extended_dims", "test_slice"} {
-		if b, err := os.ReadFile(filepath.Join(backendRoot, "node", dir, "model.onnx")); err == nil {
-			f.Add(b)
+	// A spread of backend test models (every 25th) as further seeds.
+	if m, _ := filepath.Glob(filepath.Join(backendRoot, "node", "*", "model.onnx")); len(m) > 0 {
+		for i := 0; i < len(m); i += 25 {
+			if b, err := os.ReadFile(m[i]); err == nil {
+				f.Add(b)
+			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
