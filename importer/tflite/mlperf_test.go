@@ -1,6 +1,7 @@
 package tflite_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -119,5 +120,48 @@ func TestMLPerfMACsAndOps(t *testing.T) {
 				t.Errorf("%s: %d %s, want %d", m.dir, got[op], op, c)
 			}
 		}
+	}
+}
+
+// TestMLPerfFloat runs the float32 MLPerf Tiny models (imported by this
+// package, computed by the float kernels) on the float vectors and compares
+// with TFLite Micro's float outputs.
+func TestMLPerfFloat(t *testing.T) {
+	needShared(t)
+	for _, m := range []struct{ dir, file string }{
+		{"vww", "vww_96_float.tflite"}, {"ic", "pretrainedResnet.tflite"}, {"ad", "ad01_fp32.tflite"},
+	} {
+		t.Run(m.dir, func(t *testing.T) {
+			g, err := tflite.Load(filepath.Join(sharedModels, m.dir, m.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range g.Nodes {
+				if !interp.Supported(g, n) {
+					t.Skipf("no float kernel for %s yet", n.Op)
+				}
+			}
+			ins, _ := filepath.Glob(filepath.Join(sharedModels, m.dir, "vectors_float", "input_*.npy"))
+			if testing.Short() && len(ins) > 2 {
+				ins = ins[:2]
+			}
+			worst := 0.0
+			for _, in := range ins {
+				want := readNpy(t, filepath.Join(filepath.Dir(in), "output_"+filepath.Base(in)[len("input_"):]))
+				out, err := interp.Run(g, map[string]*graph.Data{g.Inputs[0]: readNpy(t, in)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := out[g.Outputs[0]]
+				for i, w := range want.F {
+					d := math.Abs(float64(got.F[i]) - float64(w))
+					worst = math.Max(worst, d/math.Max(1, math.Abs(float64(w))))
+				}
+			}
+			t.Logf("%s: %d float vectors, largest relative difference %.2g", m.dir, len(ins), worst)
+			if worst > 1e-4 {
+				t.Errorf("%s: float outputs differ from TFLite Micro's by %.2g", m.dir, worst)
+			}
+		})
 	}
 }
