@@ -421,6 +421,28 @@ func (e *FaultError) Error() string {
 	return fmt.Sprintf("runner: firmware on %s faulted: %s (%s) %s, pc=%#08x [%s]", e.Board, e.Type, e.Detail, where, e.PC, e.Line)
 }
 
+// CrashError says a hosted program (host, or qemu-aarch64 for its guest) was killed by a
+// signal, e.g. a segmentation fault.
+type CrashError struct {
+	Board  string
+	Signal string
+	Log    string
+}
+
+func (e *CrashError) Error() string {
+	return fmt.Sprintf("runner: program on %s crashed: killed by signal %q; last output: %q", e.Board, e.Signal, tail(e.Log, 3))
+}
+
+// CheckTools returns a *MissingToolError for the first program b needs that is missing.
+func CheckTools(b *boards.Board) error {
+	for _, t := range Tools(b) {
+		if _, err := LookTool(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TimeoutError says the program did not finish in time.
 type TimeoutError struct {
 	Board   string
@@ -497,6 +519,9 @@ func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
 	if runErr != nil {
 		var ee *exec.ExitError
 		if errors.As(runErr, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return res, &CrashError{Board: fw.Board.Name, Signal: ws.Signal().String(), Log: res.Log}
+			}
 			if perr != nil {
 				return res, fmt.Errorf("%w (exit code %d)", perr, ee.ExitCode())
 			}

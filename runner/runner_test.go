@@ -390,6 +390,26 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// A hosted program that crashes (a segmentation fault natively, or in the guest under
+// qemu-aarch64) is reported with its signal.
+func TestHostedCrash(t *testing.T) {
+	for _, name := range []string{"host", "aarch64-linux"} {
+		b := board(t, name)
+		needTools(t, b)
+		crash := vector(0, 0)
+		crash[1] = 0xEC
+		fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{crash}}, t.TempDir(), fakeOptions(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(fw, 20*time.Second)
+		var ce *CrashError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Signal, "segmentation fault") {
+			t.Errorf("%s: want a crash with SIGSEGV, got %v", name, err)
+		}
+	}
+}
+
 // On the M55 the weights go to the read-only QSPI flash (a region apart from the code)
 // and the model still reads them right there; a layout override moves the arena.
 func TestWeightsAndArenaRegions(t *testing.T) {

@@ -1,6 +1,7 @@
 /* See fake.h. With an external arena, input[1] == 0xEE makes it write one byte past the
  * arena (to test the harness's guards); input[1] == 0xEF makes it return 7;
- * input[1] == 0xED makes it hang. */
+ * input[1] == 0xED makes it hang; on hosted targets input[1] == 0xEC makes it write to
+ * address 16 (a segmentation fault). */
 #include <string.h>
 
 #include "fake.h"
@@ -11,6 +12,10 @@ __attribute__((section(".mcugen.weights"), aligned(16))) static const uint8_t fa
 
 #if !defined(FAKE_EXTERNAL_ARENA)
 static uint8_t fake_arena[FAKE_ARENA_SIZE] __attribute__((aligned(16)));
+#endif
+
+#if !defined(__ARM_ARCH_PROFILE) || __ARM_ARCH_PROFILE != 'M'
+static volatile uintptr_t fake_bad_address = 16u;
 #endif
 
 /* Exactly 2 instructions per iteration on Arm and AArch64 (subs + bne). */
@@ -54,6 +59,11 @@ int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out)
 #endif
     memcpy(y, arena + FAKE_INPUT_SIZE, FAKE_OUTPUT_SIZE);
     fake_spin(1u + 64u * x[0]);
+#if !defined(__ARM_ARCH_PROFILE) || __ARM_ARCH_PROFILE != 'M'
+    if (x[1] == 0xECu) {
+        *(volatile uint8_t *)fake_bad_address = 1u;
+    }
+#endif
     while (x[1] == 0xEDu) {
         /* hang on purpose: the runner must time out */
         __asm__ volatile("" ::: "memory");
