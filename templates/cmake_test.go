@@ -20,8 +20,8 @@ func TestCMakeQEMU(t *testing.T) {
 			if _, err := Write(dir, p); err != nil {
 				t.Fatal(err)
 			}
-			mustRun(t, dir, 2*time.Minute, "cmake", "-B", "build", "-DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake")
-			out := mustRun(t, dir, 2*time.Minute, "cmake", "--build", "build", "--target", "run")
+			files, _ := Files(p)
+			out := runReadme(t, dir, files) // the README's own two commands
 			checkExampleOutput(t, out, p)
 			size := mustRun(t, dir, time.Minute, "cmake", "--build", "build", "--target", "size")
 			if !strings.Contains(size, "text") {

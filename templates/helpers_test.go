@@ -147,3 +147,31 @@ func checkExampleOutput(t *testing.T, out string, p Project) {
 }
 
 func lookPath(tool string) (string, error) { return exec.LookPath(tool) }
+
+// readmeCommands returns the commands of the README's first ```sh block, one per line,
+// split into words (the READMEs quote nothing).
+func readmeCommands(t *testing.T, readme []byte) [][]string {
+	t.Helper()
+	s := string(readme)
+	i := strings.Index(s, "```sh\n")
+	if i < 0 {
+		t.Fatalf("README has no sh block:\n%s", s)
+	}
+	s = s[i+len("```sh\n"):]
+	s = s[:strings.Index(s, "```")]
+	var cmds [][]string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		cmds = append(cmds, strings.Fields(l))
+	}
+	return cmds
+}
+
+// runReadme runs the README's commands in dir and returns the output of the last one.
+func runReadme(t *testing.T, dir string, files map[string][]byte) string {
+	t.Helper()
+	var out string
+	for _, c := range readmeCommands(t, files["README.md"]) {
+		out = mustRun(t, dir, 3*time.Minute, c[0], c[1:]...)
+	}
+	return out
+}

@@ -20,8 +20,8 @@ func TestMakeQEMU(t *testing.T) {
 			if _, err := Write(dir, p); err != nil {
 				t.Fatal(err)
 			}
-			mustRun(t, dir, 2*time.Minute, "make", "-s")
-			out := mustRun(t, dir, time.Minute, "make", "-s", "run")
+			files, _ := Files(p)
+			out := runReadme(t, dir, files) // the README's own commands: make run
 			checkExampleOutput(t, out, p)
 			if !strings.Contains(out, "instructions ") {
 				t.Errorf("no instruction count printed:\n%s", out)

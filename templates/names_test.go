@@ -101,3 +101,32 @@ func TestRefusesEscapes(t *testing.T) {
 		t.Errorf("files written outside: %v", entries)
 	}
 }
+
+// TestReadmes: every template has a README whose first sh block holds the one or two
+// commands that build and run it (the make and cmake tests run those very commands).
+func TestReadmes(t *testing.T) {
+	want := map[Kind]string{
+		Make:    "make run",
+		CMake:   "cmake -B build -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake\ncmake --build build --target run",
+		Zephyr:  "west build -b nucleo_l4r5zi fake\nwest flash",
+		Arduino: "arduino-cli compile --fqbn STMicroelectronics:stm32:Nucleo_144:pnum=NUCLEO_L4R5ZI --library . examples/fake\narduino-cli upload -p PORT --fqbn STMicroelectronics:stm32:Nucleo_144:pnum=NUCLEO_L4R5ZI examples/fake",
+		Bazel:   "bazel run //:fake_example",
+	}
+	for _, k := range Kinds {
+		b := board(t, "mps2-an386")
+		if k == Zephyr || k == Arduino {
+			b = board(t, "nucleo-l4r5zi")
+		}
+		files, err := Files(fakeProject(t, k, b, "fake", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, c := range readmeCommands(t, files["README.md"]) {
+			lines = append(lines, strings.Join(c, " "))
+		}
+		if got := strings.Join(lines, "\n"); got != want[k] {
+			t.Errorf("%s README commands:\n%s\nwant:\n%s", k, got, want[k])
+		}
+	}
+}
