@@ -77,12 +77,18 @@ func TestONNXBackend(t *testing.T) {
 	}
 	start := time.Now()
 	counts := map[string]int{}
+	perDir := map[string]map[string]int{}
 	skips := map[string][]string{}
 	var failures []string
 	for _, d := range dirs {
 		name := filepath.Base(filepath.Dir(d)) + "/" + filepath.Base(d)
 		ops, r := runBackendCase(d)
 		counts[r.status]++
+		sub := filepath.Base(filepath.Dir(d))
+		if perDir[sub] == nil {
+			perDir[sub] = map[string]int{}
+		}
+		perDir[sub][r.status]++
 		if os.Getenv("ONNX_BACKEND_VERBOSE") != "" {
 			t.Logf("%s %s %v %s", r.status, name, ops, r.reason)
 		}
@@ -103,6 +109,11 @@ func TestONNXBackend(t *testing.T) {
 		}
 	}
 	t.Logf("%d passed, %d failed, %d skipped (%d tests, %.1fs)", counts["pass"], counts["fail"], counts["skip"], len(dirs), time.Since(start).Seconds())
+	for _, sub := range []string{"node", "pytorch-converted", "pytorch-operator", "simple", "real"} {
+		if c := perDir[sub]; c != nil {
+			t.Logf("  %s: %d passed, %d failed, %d skipped", sub, c["pass"], c["fail"], c["skip"])
+		}
+	}
 	keys := make([]string, 0, len(skips))
 	for k := range skips {
 		keys = append(keys, k)
