@@ -101,8 +101,10 @@ type emitter struct {
 	PREFIX  string
 	consts  map[*tir.Buffer]string
 	helpers map[string]bool
-	inNames []string
-	outName []string
+	// constList holds one buffer per distinct constant array, in order.
+	constList []*tir.Buffer
+	inNames   []string
+	outName   []string
 }
 
 // Emit prints m as <prefix>.h and <prefix>.c.
@@ -136,8 +138,16 @@ func Emit(m *tir.Module, opts Options) (map[string][]byte, error) {
 	for _, f := range m.Funcs {
 		cnames.used[e.prefix+"_"+f.Name] = true
 	}
+	// Buffers viewing the same data (a broadcast view, a shared weight) share one array.
+	byData := map[*graph.Data]string{}
 	for _, c := range m.Consts {
+		if n, ok := byData[c.Data]; ok && c.Data != nil {
+			e.consts[c] = n
+			continue
+		}
 		e.consts[c] = cnames.unique(Ident(c.Name))
+		byData[c.Data] = e.consts[c]
+		e.constList = append(e.constList, c)
 	}
 	src, err := e.source()
 	if err != nil {
@@ -271,7 +281,7 @@ func (e *emitter) source() ([]byte, error) {
 			b.WriteString("\n\n")
 		}
 	}
-	for _, c := range e.m.Consts {
+	for _, c := range e.constList {
 		writeConst(&b, c, e.consts[c], e.PREFIX)
 	}
 	b.Write(kernels.Bytes())

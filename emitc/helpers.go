@@ -86,6 +86,71 @@ static inline int32_t recip_shift(int32_t x, int32_t int_bits)
 }`},
 }
 
+func init() {
+	helperText["quantize_f32"] = struct {
+		deps []string
+		code string
+	}{nil, `/* round(x / scale): x/scale in double, half away from zero (TFLite), or
+   in float, half to even (even != 0, ONNX); saturated to int32. */
+static inline int32_t quantize_f32(float x, float scale, int32_t even)
+{
+    const double q = even ? (double)(x / scale) : (double)x / (double)scale;
+    double r;
+    double f;
+    if (q != q) {
+        return 0;
+    }
+    if (q >= 2147483647.0) {
+        return INT32_MAX;
+    }
+    if (q <= -2147483648.0) {
+        return INT32_MIN;
+    }
+    r = (double)(int64_t)q;
+    f = q - r;
+    if (even) {
+        const int odd = (int)((int64_t)r & 1);
+        if (f > 0.5 || (f == 0.5 && odd)) {
+            r += 1.0;
+        } else if (f < -0.5 || (f == -0.5 && odd)) {
+            r -= 1.0;
+        }
+    } else if (f >= 0.5) {
+        r += 1.0;
+    } else if (f <= -0.5) {
+        r -= 1.0;
+    }
+    return (int32_t)r;
+}`}
+	helperText["round_even_f32"] = struct {
+		deps []string
+		code string
+	}{nil, `/* x rounded half to even, saturated to +-2^22. */
+static inline int32_t round_even_f32(float x)
+{
+    int32_t r;
+    float f;
+    if (x != x) {
+        return 0;
+    }
+    if (x > 4194304.0f) {
+        return 4194304;
+    }
+    if (x < -4194304.0f) {
+        return -4194304;
+    }
+    r = (int32_t)x;
+    f = x - (float)r;
+    if (f > 0.5f || (f == 0.5f && (r & 1))) {
+        r += 1;
+    } else if (f < -0.5f || (f == -0.5f && (r & 1))) {
+        r -= 1;
+    }
+    return r;
+}`}
+}
+
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
-	"srdhm", "rdivpot", "requant", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift"}
+	"srdhm", "rdivpot", "requant", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift",
+	"quantize_f32", "round_even_f32"}
