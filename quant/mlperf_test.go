@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -158,4 +159,30 @@ func TestMLPerfMethodTable(t *testing.T) {
 		}
 	}
 	t.Logf("\n| model | method | weights | top-1 | pooled SQNR dB | median SQNR dB |\n|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+}
+
+// TestEvaluateOfficialInt8 checks Evaluate (and the int8 interpreter it
+// runs) against the figures ../shared/models/README.md gives for the
+// official int8 files, computed there from TFLite Micro outputs.
+func TestEvaluateOfficialInt8(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs three MLPerf Tiny models")
+	}
+	for _, m := range mlperfModels {
+		t.Run(m.dir, func(t *testing.T) {
+			g, _, vecs := loadMLPerf(t, m)
+			q, err := tflite.Load(filepath.Join(mlperfDir, m.dir, m.int8))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Evaluate(g, q, vecs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(r.OutputSQNRdB-m.pooled) > 0.05 || math.Abs(r.OutputSQNRMedianDB-m.med) > 0.05 || (m.top1 > 0 && r.Top1Agree != m.top1) {
+				t.Errorf("%s official int8: top-1 %d, pooled %.2f dB, median %.2f dB; README says %d, %.1f, %.1f",
+					m.dir, r.Top1Agree, r.OutputSQNRdB, r.OutputSQNRMedianDB, m.top1, m.pooled, m.med)
+			}
+		})
+	}
 }

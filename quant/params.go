@@ -69,6 +69,35 @@ func SymmetricWeights(d *graph.Data, perTensor bool) (*graph.Data, *graph.Quant)
 	return out, q
 }
 
+// AdjustForBias widens weight scales whose bias would not fit int32 (as the
+// TFLite converter's AdjustWeightsForBiasScale does): channels with almost
+// zero weights (dead after BatchNorm folding) and a non-zero bias otherwise
+// give a bias scale s_in*s_w so small that the bias saturates. The weights
+// of an adjusted channel are requantized with its new scale. It reports
+// whether anything changed.
+func AdjustForBias(w *graph.Data, wd *graph.Data, wq *graph.Quant, bias *graph.Data, inScale float32) bool {
+	const limit = 1 << 30 // headroom for the accumulation
+	changed := false
+	per := w.Len() / len(wq.Scale)
+	for i := 0; i < bias.Len(); i++ {
+		c := 0
+		if len(wq.Scale) > 1 {
+			c = i
+		}
+		b := math.Abs(float64(bias.F[i]))
+		if b/(float64(inScale)*float64(wq.Scale[c])) <= limit {
+			continue
+		}
+		wq.Scale[c] = float32(b / (float64(inScale) * limit))
+		changed = true
+		for j := c * per; j < (c+1)*per; j++ {
+			v := math.Round(float64(w.F[j]) / float64(wq.Scale[c]))
+			wd.I[j] = int64(math.Max(-127, math.Min(127, v)))
+		}
+	}
+	return changed
+}
+
 // Bias quantizes a float bias to int32 with scale inScale*wScale[c] (as a
 // float32 product, as TFLite computes it) and zero point 0.
 func Bias(d *graph.Data, inScale float32, w *graph.Quant) (*graph.Data, *graph.Quant) {

@@ -233,12 +233,13 @@ func (b *builder) node(n *graph.Node) error {
 			return b.fallback(n)
 		}
 		wd, wq := SymmetricWeights(w.Data, b.opt.PerTensor)
-		nn.Inputs[1] = b.addConst(w.Name, wd, wq)
+		nn.Inputs[1] = b.addConst(w.Name, wd, wq) // wd and wq may still be adjusted below
 		if bt := f.In(n, 2); bt != nil {
 			if !bt.IsConst() || bt.DType != graph.Float32 {
 				return b.fallback(n)
 			}
 			in := b.act[n.Inputs[0]]
+			AdjustForBias(w.Data, wd, wq, bt.Data, in.s)
 			bd, bq := Bias(bt.Data, in.s, wq)
 			nn.Inputs[2] = b.addConst(bt.Name, bd, bq)
 		}

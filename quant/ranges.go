@@ -128,6 +128,9 @@ func (t *TensorStats) entropy() (lo, hi float64) {
 	lo, hi = t.Min, t.Max
 	p := make([]float64, n)
 	q := make([]float64, n)
+	// 0 is exactly representable (the zero point), so the bin holding 0 (where
+	// ReLU's zeros pile up) is a level of its own and is not smeared.
+	zb := min(max(int((0-t.Lo)/w), 0), n-1)
 	t.candidates(levels, func(i0, i1 int) {
 		m := i1 - i0
 		copy(p, t.Hist[i0:i1])
@@ -140,14 +143,17 @@ func (t *TensorStats) entropy() (lo, hi float64) {
 			}
 			tot, nz := 0.0, 0
 			for k := a; k < b; k++ {
-				tot += t.Hist[i0+k]
-				if t.Hist[i0+k] != 0 {
+				if t.Hist[i0+k] != 0 && i0+k != zb {
+					tot += t.Hist[i0+k]
 					nz++
 				}
 			}
 			for k := a; k < b; k++ {
 				q[k] = 0
-				if t.Hist[i0+k] != 0 {
+				switch {
+				case i0+k == zb:
+					q[k] = t.Hist[zb]
+				case t.Hist[i0+k] != 0:
 					q[k] = tot / float64(nz)
 				}
 			}

@@ -81,7 +81,14 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 			return nil, fmt.Errorf("quant: evaluate: float graph, sample %d: %w", si, err)
 		}
 		qin := map[string]*graph.Data{}
-		for name, d := range s {
+		for i, name := range qg.Inputs {
+			d := s[name]
+			if d == nil && i < len(fg.Inputs) {
+				d = s[fg.Inputs[i]] // inputs named differently: bind by position
+			}
+			if d == nil {
+				return nil, fmt.Errorf("quant: evaluate: sample %d has no value for input %q", si, name)
+			}
 			t := qg.Tensors[name]
 			if t != nil && t.DType.IsInt() && t.Quant != nil && d.DType == graph.Float32 {
 				sc, z := t.Quant.At(0)
