@@ -245,3 +245,25 @@ func TestBadFilesGiveLine(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// The parser never panics, and every board it accepts has what a build needs.
+func FuzzLoadData(f *testing.F) {
+	f.Add([]byte(`board(name = "x", inherits = "mps2-an385", stack_bytes = 4096)`))
+	f.Add([]byte("K = 1 << 10\nfamily(name = \"f\", inherits = [\"cortex-m4f\", \"mps2\"])\nboard(name = \"y\", inherits = \"f\", memory = [region(name = \"A\", origin = 0, length = 64 * K, holds = [\"code\", \"data\"])])\n"))
+	f.Add([]byte(`board(name = "z", toolchain = "host", counter = counter(kind = "dwt"), qemu = qemu(binary = "q"))`))
+	f.Add([]byte("board(\n name = \"w\",\n inherits = \"microbit\",\n memory = [region(name = \"R\", origin = -1, length = 0)],\n)"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := LoadData("fuzz.star", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "boards: ") {
+				t.Errorf("error without prefix: %v", err)
+			}
+			return
+		}
+		for _, b := range c.Boards() {
+			if b.BareMetal() && (b.RegionFor(HoldsCode) == nil || b.RegionFor(HoldsData) == nil || b.CPU == "" || b.StackBytes <= 0) {
+				t.Errorf("accepted an incomplete board %+v", b)
+			}
+		}
+	})
+}
