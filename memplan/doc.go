@@ -88,11 +88,13 @@
 //     placement orders, within ExactBudget; since first fit in increasing order
 //     of the offsets of any optimal layout reproduces an optimal layout, the
 //     search over orders whose offsets do not decrease is complete, so it is
-//     optimal when it finishes; a deterministic node limit usually ends it
-//     before the time budget, so plans do not depend on the machine's speed),
-//     and "best" (default), which runs them in that order (exact only up to
-//     40 slots), stops as soon as an arena (scratch included) reaches the
-//     lower bound, and keeps the smallest arena; Plan.Algorithm says which one won ("best/hill-climb").
+//     optimal when it finishes; an unfinished search is normally ended by a
+//     node limit of 250,000 per second of budget, which is deterministic,
+//     before the clock, so plans do not depend on the machine's speed), and
+//     "best" (default), which runs them in that order (exact only up to 40
+//     slots, starting from hill-climb's layout), stops as soon as an arena
+//     (scratch included) reaches the lower bound, and keeps the smallest
+//     arena; Plan.Algorithm says which won ("best/hill-climb").
 //
 //   - Lower bound. LowerBoundBytes is the largest, over the steps of the chosen
 //     order, sum of the (aligned) sizes of the activation buffers live at that

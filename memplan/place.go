@@ -161,9 +161,11 @@ func (pl *placer) hillClimb(lb int) []int {
 	return bestOff
 }
 
-// exactNodeLimit caps the search so that its result does not depend on the
-// machine's speed unless the time budget is tiny.
-const exactNodeLimit = 2_000_000
+// exactNodesPerSecond converts the time budget into a node limit. It is
+// below what a slow, loaded machine manages (about 300,000 nodes per second
+// measured on 40-slot instances), so the node limit, which is deterministic,
+// normally ends an unfinished search before the clock does.
+const exactNodesPerSecond = 250_000
 
 // exact is branch and bound over placement orders. Take any optimal layout
 // and place its slots first-fit in increasing order of their offsets (ties by
@@ -172,8 +174,9 @@ const exactNodeLimit = 2_000_000
 // from its own sorted order. So searching only the orders in which the
 // first-fit offsets never decrease (ties broken by index) is complete. The
 // search starts from the better greedy layout and stops at the lower bound,
-// at the time budget or at exactNodeLimit nodes.
-func (pl *placer) exact(lb int, budget time.Duration) []int {
+// at the time budget or at the node limit derived from it. seeds are layouts
+// to start from (the better one bounds the search from the outset).
+func (pl *placer) exact(lb int, budget time.Duration, seeds ...[]int) []int {
 	n := len(pl.slots)
 	var cands []int // zero-size slots stay at offset 0
 	for _, i := range pl.sizeOrder() {
@@ -187,9 +190,13 @@ func (pl *placer) exact(lb int, budget time.Duration) []int {
 	}
 	bestOff := pl.greedy(cands)
 	best := pl.height(bestOff)
-	if o := pl.greedy(pl.conflictOrder()); pl.height(o) < best {
-		bestOff, best = o, pl.height(o)
+	seeds = append(seeds, pl.greedy(pl.conflictOrder()))
+	for _, o := range seeds {
+		if h := pl.height(o); h < best {
+			bestOff, best = o, h
+		}
 	}
+	nodeLimit := max(10_000, int(budget.Seconds()*exactNodesPerSecond))
 	off := make([]int, n)
 	placed := make([]bool, n)
 	for i := range placed {
@@ -214,7 +221,7 @@ func (pl *placer) exact(lb int, budget time.Duration) []int {
 			return
 		}
 		nodes++
-		if nodes&1023 == 0 && (nodes >= exactNodeLimit || time.Now().After(deadline)) {
+		if nodes&1023 == 0 && (nodes >= nodeLimit || time.Now().After(deadline)) {
 			stop = true
 			return
 		}

@@ -194,11 +194,13 @@ func (a *analysis) planOrder(order []int) *Plan {
 		if !atBound() {
 			try("greedy-conflicts", pl.greedy(pl.conflictOrder()))
 		}
+		var hc []int
 		if !atBound() {
-			try("hill-climb", pl.hillClimb(lb))
+			hc = pl.hillClimb(lb)
+			try("hill-climb", hc)
 		}
 		if !atBound() && len(slots) <= exactMaxSlots {
-			try("exact", pl.exact(lb, a.opt.ExactBudget))
+			try("exact", pl.exact(lb, a.opt.ExactBudget, hc))
 		}
 	}
 	if a.opt.Algorithm == "best" {
