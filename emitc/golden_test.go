@@ -101,3 +101,39 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestInt8IncludesOnly checks that int8 models include nothing beyond
+// <stdint.h>, <stddef.h>, <string.h> (and their own header) and call no
+// libm function.
+func TestInt8IncludesOnly(t *testing.T) {
+	cases, err := tirtest.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"<stdint.h>": true, "<stddef.h>": true, "<string.h>": true}
+	for _, c := range cases {
+		if !strings.HasSuffix(c.Name, "_s8") || c.Name == "quantize_s8" {
+			continue
+		}
+		files, _, err := Compile(c.Graph, planFor(t, c.Graph, false), Options{Prefix: "m"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		for fname, b := range files {
+			for _, line := range strings.Split(string(b), "\n") {
+				if !strings.HasPrefix(line, "#include") {
+					continue
+				}
+				inc := strings.TrimSpace(strings.TrimPrefix(line, "#include"))
+				if !allowed[inc] && inc != `"m.h"` {
+					t.Errorf("%s: %s includes %s", c.Name, fname, inc)
+				}
+			}
+			for _, fn := range []string{"expf(", "tanhf(", "roundf(", "floorf(", "float "} {
+				if strings.Contains(string(b), fn) {
+					t.Errorf("%s: %s uses %s", c.Name, fname, fn)
+				}
+			}
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/mcugen/mcugen/graph/interp"
+
 	"github.com/mcugen/mcugen/graph"
 )
 
@@ -205,5 +207,108 @@ func computeSlice(k *kctx) (Stmt, error) {
 			idx[d] = Add(Mul(iv[d], C(int64(pos1(a.Stride[d])))), C(int64(a.Begin[d])))
 		}
 		return At(x, idx...)
+	}), nil
+}
+
+func init() { register(graph.Resize, computeResize) }
+
+// resizeTaps finds, for one axis of a resize, the input taps and weights of
+// every output position by running the reference kernel on one-hot inputs
+// (resize is linear along each axis), so index rounding and coordinate
+// transforms are the reference's own.
+func (k *kctx) resizeTaps(a *graph.ResizeAttrs, axis, in, out int) (idx [2][]int64, w [2][]float32, err error) {
+	inShape, outShape := []int{1, 1, 1, 1}, []int{1, 1, 1, 1}
+	inShape[1+axis], outShape[1+axis] = in, out
+	attrs := *a
+	attrs.Scale = [2]float32{}
+	attrs.Scale[axis] = a.Scale[axis]
+	tg := graph.New("resize_taps", "")
+	tg.AddTensor(&graph.Tensor{Name: "x", DType: F32, Shape: inShape})
+	tg.AddTensor(&graph.Tensor{Name: "y", DType: F32, Shape: outShape})
+	tg.AddNode(&graph.Node{Name: k.n.Name, Op: graph.Resize, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: &attrs})
+	tg.Inputs, tg.Outputs = []string{"x"}, []string{"y"}
+	for t := range idx {
+		idx[t] = make([]int64, out)
+		w[t] = make([]float32, out)
+	}
+	count := make([]int, out)
+	for i := 0; i < in; i++ {
+		d := graph.NewData(F32, inShape)
+		d.F[i] = 1
+		res, err := interp.Run(tg, map[string]*graph.Data{"x": d})
+		if err != nil {
+			return idx, w, k.errorf("probing the resize: %v", err)
+		}
+		for o, v := range res["y"].F {
+			if v == 0 {
+				continue
+			}
+			if count[o] == 2 {
+				return idx, w, k.errorf("output %d reads more than two inputs along axis %d", o, axis)
+			}
+			idx[count[o]][o], w[count[o]][o] = int64(i), v
+			count[o]++
+		}
+	}
+	for o := range count {
+		if count[o] == 1 {
+			idx[1][o] = idx[0][o]
+		}
+	}
+	return idx, w, nil
+}
+
+// computeResize: nearest copies input pixels through per-axis index tables;
+// bilinear (float) blends the two taps of each axis with tabulated weights.
+func computeResize(k *kctx) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.ResizeAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.ResizeAttrs")
+	}
+	xt := k.g.In(k.n, 0)
+	x := k.in(0)
+	y, yt := k.output()
+	if len(xt.Shape) != 4 || len(yt.Shape) != 4 {
+		return nil, k.errorf("input %v and output %v must be NHWC", xt.Shape, yt.Shape)
+	}
+	N, H, W, Cc := xt.Shape[0], xt.Shape[1], xt.Shape[2], xt.Shape[3]
+	OH, OW := yt.Shape[1], yt.Shape[2]
+	ty, wy, err := k.resizeTaps(a, 0, H, OH)
+	if err != nil {
+		return nil, err
+	}
+	tx, wx, err := k.resizeTaps(a, 1, W, OW)
+	if err != nil {
+		return nil, err
+	}
+	nearest := true
+	for _, ws := range [][]float32{wy[0], wx[0]} {
+		for _, v := range ws {
+			nearest = nearest && v == 1
+		}
+	}
+	k.f.Op = "resize"
+	base := k.n.Name
+	rows := constBuf(base+"_rows", I32, []int{OH}, ty[0])
+	cols := constBuf(base+"_cols", I32, []int{OW}, tx[0])
+	if nearest {
+		return Loops([]string{"n", "oh", "ow", "c"}, []int{N, OH, OW, Cc}, func(o []Expr) Stmt {
+			return Put(y, At(x, o[0], At(rows, o[1]), At(cols, o[2]), o[3]), o...)
+		}), nil
+	}
+	if isInt(xt) {
+		return nil, k.errorf("integer resize supports mode nearest only")
+	}
+	rows1 := constBuf(base+"_rows1", I32, []int{OH}, ty[1])
+	cols1 := constBuf(base+"_cols1", I32, []int{OW}, tx[1])
+	wy0, wy1 := constF32(base+"_wy0", []int{OH}, wy[0]), constF32(base+"_wy1", []int{OH}, wy[1])
+	wx0, wx1 := constF32(base+"_wx0", []int{OW}, wx[0]), constF32(base+"_wx1", []int{OW}, wx[1])
+	return Loops([]string{"n", "oh", "ow", "c"}, []int{N, OH, OW, Cc}, func(o []Expr) Stmt {
+		n, oh, ow, c := o[0], o[1], o[2], o[3]
+		lerpX := func(r Expr) Expr {
+			return Add(Mul(At(x, n, r, At(cols, ow), c), At(wx0, ow)), Mul(At(x, n, r, At(cols1, ow), c), At(wx1, ow)))
+		}
+		top, bot := lerpX(At(rows, oh)), lerpX(At(rows1, oh))
+		return Put(y, Add(Mul(top, At(wy0, oh)), Mul(bot, At(wy1, oh))), o...)
 	}), nil
 }

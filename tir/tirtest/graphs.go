@@ -252,6 +252,22 @@ var builders = []struct {
 		b.g.AddNode(&graph.Node{Name: "flatten", Op: graph.Reshape, Inputs: []string{y}, Outputs: []string{r2}})
 		return b.done(r2)
 	}},
+	{"resize_nearest", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 3, 4, 2}, 0.05, 3)
+		y := b.act(0.05, 3)
+		b.g.Tensor(y).Shape = []int{1, 6, 7, 2}
+		b.g.AddNode(&graph.Node{Name: "resize", Op: graph.Resize, Inputs: []string{x}, Outputs: []string{y},
+			Attrs: &graph.ResizeAttrs{Mode: "nearest", Coord: "asymmetric", Nearest: "floor"}})
+		return b.done(y)
+	}},
+	{"resize_bilinear", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 3, 4, 2}, 0, 0)
+		y := b.act(0, 0)
+		b.g.Tensor(y).Shape = []int{1, 6, 8, 2}
+		b.g.AddNode(&graph.Node{Name: "resize", Op: graph.Resize, Inputs: []string{x}, Outputs: []string{y},
+			Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "half_pixel"}})
+		return b.done(y)
+	}},
 	{"quantize", true, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 7}, 0, 0)
 		q := b.act(0, 0)
