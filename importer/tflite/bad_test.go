@@ -1,11 +1,13 @@
 package tflite_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/tflite"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
@@ -78,4 +80,55 @@ func TestOpNames(t *testing.T) {
 			t.Errorf("OpName(%d) = %s, want %s", code, got, name)
 		}
 	}
+}
+
+// fcModel is x [1,2] -> FULLY_CONNECTED with weights w [2,2] produced by
+// DEQUANTIZE of the constant wq (or w itself when wq is the weights).
+func fcModel(wq tg.Tensor, dequantize bool) *tg.Model {
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 2}})
+	w := m.AddTensor(wq)
+	if dequantize {
+		wf := m.AddTensor(tg.Tensor{Name: "w_float", Type: tg.Float32, Shape: []int32{2, 2}})
+		m.AddOp(tg.OpDequantize, nil, []int32{w}, wf)
+		w = wf
+	}
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{1, 2}})
+	m.AddOp(tg.OpFullyConnected, tg.FullyConnectedOptions(tg.ActNone, false), []int32{x, w, -1}, y)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	return m
+}
+
+// TestDequantizedWeights: DEQUANTIZE of constant float16 or int8 weights is
+// folded into a float32 constant at import.
+func TestDequantizedWeights(t *testing.T) {
+	// float16 1.0, -2.0, 0.5, 2^-24 (the smallest subnormal).
+	f16 := tg.Tensor{Name: "w16", Type: tg.Float16, Shape: []int32{2, 2}, Data: []byte{0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38, 0x01, 0x00}}
+	// int8 per-axis (axis 0, scales 0.5 and 0.25, zero points 0 and 2): [2,-4], [6,-2] -> [1,-2], [1,-1].
+	i8 := tg.Tensor{Name: "w8", Type: tg.Int8, Shape: []int32{2, 2}, Data: tg.I8Bytes(2, -4, 6, -2), Scale: []float32{0.5, 0.25}, ZeroPoint: []int64{0, 2}}
+	for _, c := range []struct {
+		w    tg.Tensor
+		want string
+	}{{f16, "[1 -2 0.5 5.9604645e-08]"}, {i8, "[1 -2 1 -1]"}} {
+		g, err := tflite.Decode("deq", fcModel(c.w, true).Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Nodes) != 1 || g.Nodes[0].Op != graph.FullyConnected {
+			t.Fatalf("nodes %v, want the DEQUANTIZE folded away", g.Nodes)
+		}
+		w := g.Tensors[g.Nodes[0].Inputs[1]]
+		if !w.IsConst() || fmt.Sprint(w.Data.F) != c.want {
+			t.Errorf("%s: folded weights %v, want %s", c.w.Name, w.Data, c.want)
+		}
+	}
+	// Integer weights straight into a float FULLY_CONNECTED (a hybrid model).
+	mustErr(t, "hybrid", fcModel(i8, false).Bytes(), "operator 0 (FULLY_CONNECTED): float32 input with int8 weights (a dynamic-range quantized model) is not supported")
+	// A float16 activation.
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float16, Shape: []int32{2}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float16, Shape: []int32{2}})
+	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	mustErr(t, "f16", m.Bytes(), "float16 activations are not supported")
 }

@@ -101,8 +101,14 @@ func (d *decoder) operator(index int, op table) error {
 	if len(outs) == 0 {
 		return c.errorf("no outputs")
 	}
+	if folded, err := c.foldDequantize(); folded || err != nil {
+		return err
+	}
 	n, err := c.node()
 	if err != nil {
+		return err
+	}
+	if err := c.checkHybrid(n); err != nil {
 		return err
 	}
 	for _, o := range outs {
@@ -648,5 +654,59 @@ func (c *opctx) stridedSlice(n *graph.Node) error {
 		}
 	}
 	n.Op, n.Attrs, n.Inputs = graph.Slice, a, []string{x.Name}
+	return nil
+}
+
+// foldDequantize turns DEQUANTIZE of a constant (float16 or int8 weights of
+// a float model) into a float32 constant, computed as the kernel would.
+func (c *opctx) foldDequantize() (bool, error) {
+	if c.code != opDequantize || len(c.ins) != 1 || len(c.outs) != 1 || c.ins[0] < 0 {
+		return false, nil
+	}
+	x, err := c.in(0)
+	if err != nil || !x.IsConst() {
+		return false, err
+	}
+	name, err := c.d.tensor(int(c.outs[0]))
+	if err != nil {
+		return false, c.errorf("output: %v", err)
+	}
+	y := c.d.g.Tensors[name]
+	if y.DType != graph.Float32 || graph.NumElements(y.Shape) != x.Data.Len() {
+		return false, c.errorf("output %q must be float32 with the input's %d elements", name, x.Data.Len())
+	}
+	v := graph.NewData(graph.Float32, y.Shape)
+	for i := range v.F {
+		switch {
+		case x.DType == graph.Float32:
+			v.F[i] = x.Data.F[i]
+		case x.Quant == nil:
+			return false, c.errorf("constant input %q has no quantization", x.Name)
+		default:
+			ch := 0
+			if x.Quant.PerAxis() {
+				ch = (i / graph.NumElements(x.Shape[x.Quant.Axis+1:])) % x.Shape[x.Quant.Axis]
+			}
+			s, z := x.Quant.At(ch)
+			v.F[i] = float32(float64(s) * float64(x.Data.I[i]-int64(z)))
+		}
+	}
+	y.Data = v
+	return true, nil
+}
+
+// checkHybrid refuses dynamic-range ("hybrid") quantized operators: float
+// activations with integer weights, which TFLite runs with kernels of their
+// own.
+func (c *opctx) checkHybrid(n *graph.Node) error {
+	switch n.Op {
+	case graph.Conv2D, graph.FullyConnected, graph.BatchMatMul:
+	default:
+		return nil
+	}
+	x, w := c.d.g.Tensors[n.Inputs[0]], c.d.g.Tensors[n.Inputs[1]]
+	if x != nil && w != nil && (x.DType == graph.Float32) != (w.DType == graph.Float32) {
+		return c.errorf("%s input with %s weights (a dynamic-range quantized model) is not supported", x.DType, w.DType)
+	}
 	return nil
 }

@@ -180,7 +180,13 @@ func (d *decoder) tensor(i int) (string, error) {
 	fail := func(format string, a ...any) (string, error) {
 		return "", fmt.Errorf("tensor %d (%q): %s", i, name, fmt.Sprintf(format, a...))
 	}
-	dt, err := dtypeOf(tt.i8(tensorType, 0))
+	ttype := tt.i8(tensorType, 0)
+	dt, err := dtypeOf(ttype)
+	if ttype == ttFloat16 {
+		// float16 constants (weights of "float16 quantized" models) are
+		// widened to float32; float16 activations are not supported.
+		dt, err = graph.Float32, nil
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -209,8 +215,11 @@ func (d *decoder) tensor(i int) (string, error) {
 	if t.Quant, err = d.quant(tt.sub(tensorQuantization, "quantization"), shape); err != nil {
 		return fail("%v", err)
 	}
-	if t.Data, err = d.data(int(tt.u32(tensorBuffer, 0)), dt, shape); err != nil {
+	if t.Data, err = d.data(int(tt.u32(tensorBuffer, 0)), ttype, dt, shape); err != nil {
 		return fail("%v", err)
+	}
+	if ttype == ttFloat16 && t.Data == nil {
+		return fail("float16 activations are not supported")
 	}
 	if err := d.check(); err != nil {
 		return "", err
@@ -261,7 +270,7 @@ func (d *decoder) quant(q table, shape []int) (*graph.Quant, error) {
 }
 
 // data returns the constant value held in buffer bi, or nil for none.
-func (d *decoder) data(bi int, dt graph.DType, shape []int) (*graph.Data, error) {
+func (d *decoder) data(bi int, ttype int8, dt graph.DType, shape []int) (*graph.Data, error) {
 	if bi == 0 {
 		return nil, nil
 	}
@@ -284,23 +293,29 @@ func (d *decoder) data(bi int, dt graph.DType, shape []int) (*graph.Data, error)
 		return nil, nil
 	}
 	n := graph.NumElements(shape)
-	if len(raw) != n*dt.Size() {
-		return nil, fmt.Errorf("buffer %d holds %d bytes, shape %v of %s needs %d", bi, len(raw), shape, dt, n*dt.Size())
+	size := dt.Size()
+	if ttype == ttFloat16 {
+		size = 2
+	}
+	if len(raw) != n*size {
+		return nil, fmt.Errorf("buffer %d holds %d bytes, shape %v needs %d", bi, len(raw), shape, n*size)
 	}
 	v := graph.NewData(dt, shape)
 	for k := 0; k < n; k++ {
-		switch dt {
-		case graph.Float32:
+		switch {
+		case ttype == ttFloat16:
+			v.F[k] = halfToFloat(flatbuffers.GetUint16(raw[2*k:]))
+		case dt == graph.Float32:
 			v.F[k] = flatbuffers.GetFloat32(raw[4*k:])
-		case graph.Int8:
+		case dt == graph.Int8:
 			v.I[k] = int64(int8(raw[k]))
-		case graph.UInt8, graph.Bool:
+		case dt == graph.UInt8, dt == graph.Bool:
 			v.I[k] = int64(raw[k])
-		case graph.Int16:
+		case dt == graph.Int16:
 			v.I[k] = int64(flatbuffers.GetInt16(raw[2*k:]))
-		case graph.Int32:
+		case dt == graph.Int32:
 			v.I[k] = int64(flatbuffers.GetInt32(raw[4*k:]))
-		case graph.Int64:
+		case dt == graph.Int64:
 			v.I[k] = flatbuffers.GetInt64(raw[8*k:])
 		}
 	}
@@ -312,4 +327,24 @@ func (d *decoder) data(bi int, dt graph.DType, shape []int) (*graph.Data, error)
 		}
 	}
 	return v, nil
+}
+
+// halfToFloat widens an IEEE 754 binary16 value.
+func halfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := int(h>>10) & 0x1f
+	frac := uint32(h & 0x3ff)
+	switch {
+	case exp == 0x1f: // inf or NaN
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case exp == 0 && frac == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: frac * 2^-24
+		v := float32(math.Ldexp(float64(frac), -24))
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | frac<<13)
 }

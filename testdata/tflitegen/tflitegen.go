@@ -16,6 +16,7 @@ import (
 // TFLite tensor types.
 const (
 	Float32 int8 = 0
+	Float16 int8 = 1
 	Int32   int8 = 2
 	UInt8   int8 = 3
 	Int64   int8 = 4
