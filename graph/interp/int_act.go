@@ -32,6 +32,11 @@ func intUnary(build func(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, 
 		if y.Len() != ins[0].Len() {
 			return nil, fmt.Errorf("output %v does not match input %v", y.Shape, ins[0].Shape)
 		}
+		if n.Op != graph.Relu && n.Op != graph.Clip {
+			if err := no16x8(g.In(n, 0), yt); err != nil {
+				return nil, err
+			}
+		}
 		f, err := build(n, g.In(n, 0), yt)
 		if err != nil {
 			return nil, err
@@ -146,6 +151,9 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 	}
 	if ax < 0 || ax >= r || y.Len() != x.Len() {
 		return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x.Shape)
+	}
+	if err := no16x8(g.In(n, 0), yt); err != nil {
+		return nil, err
 	}
 	beta := a.Beta
 	if beta == 0 {

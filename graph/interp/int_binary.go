@@ -47,6 +47,9 @@ func intAddSub(sub bool) Kernel {
 		if err != nil {
 			return nil, err
 		}
+		if err := no16x8(g.In(n, 0), g.In(n, 1), yt); err != nil {
+			return nil, err
+		}
 		s1, z1 := qparams(g.In(n, 0))
 		s2, z2 := qparams(g.In(n, 1))
 		sy, zy := qparams(yt)

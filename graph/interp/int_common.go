@@ -167,3 +167,14 @@ func (r *requantizer) apply(c int, acc int32) int64 {
 func windowOut(in, k, stride, dil, padA, padB int) int {
 	return (in+padA+padB-(dil*(k-1)+1))/stride + 1
 }
+
+// no16x8 refuses int16 activations for ops whose TFLite int16 ("16x8")
+// kernels use different arithmetic (lookup tables, other shifts).
+func no16x8(ts ...*graph.Tensor) error {
+	for _, t := range ts {
+		if t != nil && t.DType == graph.Int16 {
+			return fmt.Errorf("int16 tensor %q: TFLite's 16x8 kernels are not implemented", t.Name)
+		}
+	}
+	return nil
+}
