@@ -130,3 +130,26 @@ func TestReadmes(t *testing.T) {
 		}
 	}
 }
+
+// TestDeterministic: the same project gives byte-identical files, for every template.
+func TestDeterministic(t *testing.T) {
+	for _, k := range Kinds {
+		b := board(t, "mps2-an386")
+		if k == Zephyr || k == Arduino {
+			b = board(t, "nucleo-l4r5zi")
+		}
+		a, err := Files(fakeProject(t, k, b, "fake", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := Files(fakeProject(t, k, b, "fake", ""))
+		if len(a) != len(c) {
+			t.Fatalf("%s: %d files, then %d", k, len(a), len(c))
+		}
+		for n := range a {
+			if string(a[n]) != string(c[n]) {
+				t.Errorf("%s: %s differs between two runs", k, n)
+			}
+		}
+	}
+}

@@ -19,7 +19,6 @@ var tmpls = template.Must(template.New("").Funcs(template.FuncMap{
 	"carray":  carray,
 	"words":   func(n int) int { return (n + 3) / 4 },
 	"comment": comment,
-	"cstring": cstring,
 }).ParseFS(tmplFS, "tmpl/*.tmpl"))
 
 // render executes template name (a file in tmpl/) with data.
@@ -60,26 +59,6 @@ func comment(s string) string {
 		}
 	}
 	return strings.NewReplacer("*/", "*?", "/*", "?*", "$", "?").Replace(b.String())
-}
-
-// cstring quotes s as a C string literal (ASCII with escapes).
-func cstring(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c > 0x7e || c == '?':
-			fmt.Fprintf(&b, "\\%03o", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // vectorsData is what vectors.h.tmpl reads.

@@ -341,7 +341,7 @@ func views(what string, ts []Tensor) ([]tensorView, error) {
 	return out, nil
 }
 
-// QEMUCommand is the command line that runs firmware file elf under the board's
+// qemuCommand is the command line that runs firmware file elf under the board's
 // emulator, or nil when the board has none.
 func qemuCommand(b *boards.Board, elf string) []string {
 	if b.QEMU.Binary == "" {
