@@ -17,36 +17,29 @@ const (
 	subgraphOutputs   = 2
 	subgraphOperators = 3
 
-	tensorShape          = 0
-	tensorType           = 1
-	tensorBuffer         = 2
-	tensorName           = 3
-	tensorQuantization   = 4
-	tensorSparsity       = 6
-	tensorShapeSignature = 7
+	tensorShape        = 0
+	tensorType         = 1
+	tensorBuffer       = 2
+	tensorName         = 3
+	tensorQuantization = 4
+	tensorSparsity     = 6
 
 	quantScale     = 2
 	quantZeroPoint = 3
-	quantDetails   = 4 // union type
 	quantDimension = 6
 
 	opcodeDeprecatedBuiltin = 0
 	opcodeCustom            = 1
 	opcodeBuiltin           = 3
 
-	operatorOpcodeIndex      = 0
-	operatorInputs           = 1
-	operatorOutputs          = 2
-	operatorOptionsType      = 3
-	operatorOptions          = 4
-	operatorCustomOptions    = 5
-	operatorIntermediates    = 8
-	operatorOptions2Type     = 11
-	operatorOptions2         = 12
-	bufferData               = 0
-	bufferOffset             = 1
-	bufferSize               = 2
-	placeholderForGreaterOps = 127
+	operatorOpcodeIndex = 0
+	operatorInputs      = 1
+	operatorOutputs     = 2
+	operatorOptionsType = 3
+	operatorOptions     = 4
+	bufferData          = 0
+	bufferOffset        = 1
+	bufferSize          = 2
 )
 
 // TFLite tensor types (TensorType).
@@ -106,22 +99,12 @@ const (
 	optSoftmax               = 9
 	optConcatenation         = 10
 	optAdd                   = 11
-	optReshape               = 17
 	optMul                   = 21
-	optPad                   = 22
-	optTranspose             = 26
 	optReducer               = 27
 	optSub                   = 28
-	optSqueeze               = 30
 	optStridedSlice          = 32
-	optDequantize            = 38
-	optMaximumMinimum        = 39
-	optPadV2                 = 43
-	optExpandDims            = 52
 	optResizeNearestNeighbor = 74
 	optLeakyRelu             = 75
-	optQuantize              = 89
-	optHardSwish             = 91
 	optBatchMatMul           = 101
 )
 
