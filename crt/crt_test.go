@@ -126,6 +126,21 @@ func TestHarnessChecks(t *testing.T) {
 	if !strings.Contains(g, "#include \"m.h\"") || !strings.Contains(g, "in.x = mcugen_input_buf[0];") || !strings.Contains(g, "return m_run(&in, &out);") {
 		t.Errorf("glue:\n%s", g)
 	}
+	io := good
+	io.IOInArena = true
+	io.Inputs = []Tensor{{"x", 2}, {"z", 2}}
+	io.Vectors = [][][]byte{{{1, 2}, {3, 4}}}
+	g, err = io.GlueC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"memcpy(m_input_ptr(), mcugen_input_buf[0], mcugen_input_size[0]);",
+		"memcpy(m_input1_ptr(), mcugen_input_buf[1], mcugen_input_size[1]);",
+		"return m_run();", "memcpy(mcugen_output_buf[0], m_output_ptr(), mcugen_output_size[0]);"} {
+		if !strings.Contains(g, want) {
+			t.Errorf("in-arena glue lacks %q:\n%s", want, g)
+		}
+	}
 	bad := []struct {
 		h    Harness
 		want string

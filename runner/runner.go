@@ -42,6 +42,7 @@ type Model struct {
 	Outputs       []IO
 	ArenaBytes    int
 	ExternalArena bool // <prefix>_run takes a void *arena (the harness guards it)
+	IOInArena     bool // inputs/outputs live in the arena: <prefix>_input_ptr() etc.
 }
 
 // Options tune a build; the zero value is the default.
@@ -146,7 +147,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	if err != nil {
 		return nil, err
 	}
-	h := &crt.Harness{Prefix: m.Prefix, ArenaBytes: m.ArenaBytes, ExternalArena: m.ExternalArena, Vectors: vectors}
+	h := &crt.Harness{Prefix: m.Prefix, ArenaBytes: m.ArenaBytes, ExternalArena: m.ExternalArena, IOInArena: m.IOInArena, Vectors: vectors}
 	for _, t := range m.Inputs {
 		h.Inputs = append(h.Inputs, crt.Tensor{CName: t.CName, Size: t.Size})
 	}

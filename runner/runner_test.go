@@ -390,6 +390,41 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// A model with its inputs and outputs in the (external) arena: the harness copies the
+// vectors to <prefix>_input_ptr(arena) and reads <prefix>_output_ptr(arena).
+func TestIOInArena(t *testing.T) {
+	dir, err := filepath.Abs("testdata/fakeio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Model{Prefix: "fakeio", Sources: []string{filepath.Join(dir, "fakeio.c")},
+		Inputs:     []IO{{Name: "in", CName: "in", Size: fakeSize}},
+		Outputs:    []IO{{Name: "out", CName: "out", Size: fakeSize}},
+		ArenaBytes: 32, ExternalArena: true, IOInArena: true}
+	for _, name := range []string{"mps2-an386", "host"} {
+		b := board(t, name)
+		needTools(t, b)
+		vecs := [][][]byte{{vector(9, 1)}, {vector(0, 2)}}
+		fw, err := BuildWith(b, m, vecs, t.TempDir(), Options{CFlags: []string{"-Werror"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(fw, 20*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v, vec := range vecs {
+			want := make([]byte, fakeSize)
+			for i, x := range vec[0] {
+				want[i] = x ^ 0x5a
+			}
+			if got := res.Vectors[v].Outputs[0]; !bytes.Equal(got, want) {
+				t.Errorf("%s vector %d: %x, want %x", name, v, got, want)
+			}
+		}
+	}
+}
+
 // A hosted program that crashes (a segmentation fault natively, or in the guest under
 // qemu-aarch64) is reported with its signal.
 func TestHostedCrash(t *testing.T) {

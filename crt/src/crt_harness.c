@@ -87,9 +87,11 @@ int main(void)
         if (arena != 0) {
             set_guards();
         }
+        mcugen_model_load(arena);
         t0 = crt_counter_read();
         ret = mcugen_model_run(arena);
         t1 = crt_counter_read();
+        mcugen_model_store(arena);
 
         put_kv_u32("@mcugen ret ", v);
         crt_puts(" ");

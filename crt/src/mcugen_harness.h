@@ -20,7 +20,12 @@ extern uint8_t *const mcugen_arena_storage;
 extern const uint32_t mcugen_arena_size;
 extern const uint32_t mcugen_guard_size;
 
-/* Runs the model on mcugen_input_buf into mcugen_output_buf; returns what it returned. */
+/* mcugen_model_load copies the inputs to where the model reads them (a no-op unless the
+ * model keeps its inputs in the arena); mcugen_model_run runs the model and returns what
+ * it returned; mcugen_model_store copies the outputs into mcugen_output_buf (a no-op
+ * unless they live in the arena). Only mcugen_model_run is counted. */
+void mcugen_model_load(void *arena);
 int32_t mcugen_model_run(void *arena);
+void mcugen_model_store(void *arena);
 
 #endif
