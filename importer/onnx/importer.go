@@ -158,6 +158,9 @@ type importer struct {
 	seq   int
 	// nodeNames holds the names of the graph nodes made so far.
 	nodeNames map[string]bool
+	// aux > 0 while emitting helper nodes (layout changes, dequantized
+	// constants), which are named after their output tensor.
+	aux int
 }
 
 func (im *importer) warn(format string, a ...any) {
@@ -352,6 +355,8 @@ func (im *importer) get(v *value, l layout) string {
 	if v.tensors[l] != "" {
 		return v.tensors[l]
 	}
+	im.aux++
+	defer func() { im.aux-- }()
 	if v.lazy != nil {
 		v.tensors[l] = v.lazy(l)
 		return v.tensors[l]
@@ -376,6 +381,18 @@ func (im *importer) get(v *value, l layout) string {
 	}
 	v.tensors[l] = im.transpose(other, perm, base)
 	return v.tensors[l]
+}
+
+// memOrder returns a tensor whose memory holds v in ONNX (row-major)
+// order: the ONNX-layout tensor, or an NHWC one whose permutation moves
+// only size-1 dimensions. Reshape-like readers use it to skip a copy.
+func (im *importer) memOrder(v *value) string {
+	if v.tensors[asIs] == "" && v.tensors[nhwc] != "" && v.lazy == nil {
+		if t := im.g.Tensors[v.tensors[nhwc]]; onlyUnitMoves(t.Shape, fromNHWC) {
+			return t.Name
+		}
+	}
+	return im.get(v, asIs)
 }
 
 // transpose emits a Transpose of tensor src (a Reshape when only size-1
@@ -420,6 +437,9 @@ func (im *importer) emit(op graph.Op, ins []string, attrs any, outs ...*graph.Te
 	name := outs[0].Name
 	if im.node != nil {
 		name = im.node.Name
+		if im.aux > 0 {
+			name += "/" + outs[0].Name
+		}
 	}
 	for im.nodeNames[name] {
 		im.seq++
@@ -450,7 +470,9 @@ func (im *importer) withQuant(src string, q *graph.Quant) string {
 	}
 	out := im.newTensor(src+"_q", t.DType, t.Shape)
 	out.Quant = q
+	im.aux++
 	im.emit(graph.Reshape, []string{src}, nil, out)
+	im.aux--
 	return out.Name
 }
 
@@ -583,6 +605,14 @@ func (c *nodeCtx) emit1(op graph.Op, ins []string, attrs any, dt graph.DType, sh
 	t, v := c.newOut(0, dt, shape, l)
 	n := c.im.emit(op, ins, attrs, t)
 	v.prod = n
+	if in := c.im.g.Tensors[ins[0]]; dt.IsInt() && in != nil && in.DType == dt && in.Quant != nil && len(in.Quant.Scale) == 1 {
+		switch op {
+		case graph.Reshape, graph.Transpose, graph.MaxPool2D, graph.Pad, graph.Slice:
+			// Data movement keeps the input's per-tensor parameters (as TFLite's do).
+			q := *in.Quant
+			t.Quant = &q
+		}
+	}
 	return n, t
 }
 

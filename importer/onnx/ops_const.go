@@ -1,0 +1,284 @@
+package onnx
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Converters of ops that fold away: Identity, Dropout, Constant and the
+// shape arithmetic (Shape, Gather, Cast, ConstantOfShape, Range, Expand, ...).
+
+func convIdentity(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	c.alias(0, x)
+	return nil
+}
+
+func convDropout(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	if tm := c.in(2); tm != nil && (tm.c == nil || tm.c.Len() != 1 || tm.c.Float(0) != 0) {
+		return unsupportedf("Dropout in training mode")
+	}
+	c.alias(0, x)
+	if c.out(1) != "" {
+		m := graph.NewData(graph.Bool, x.shape)
+		for i := range m.I {
+			m.I[i] = 1
+		}
+		return c.setConst(1, m)
+	}
+	return nil
+}
+
+func convConstant(im *importer, c *nodeCtx) error {
+	for _, a := range c.n.Attribute {
+		switch a.Name {
+		case "value":
+			if a.T == nil {
+				return fmt.Errorf("attribute value holds no tensor")
+			}
+			d, err := a.T.ToData()
+			if err != nil {
+				return err
+			}
+			return c.setConst(0, d)
+		case "value_float":
+			return c.setConst(0, scalarF(a.F))
+		case "value_floats":
+			return c.setConst(0, &graph.Data{DType: graph.Float32, Shape: []int{len(a.Floats)}, F: slices.Clone(a.Floats)})
+		case "value_int":
+			return c.setConst(0, &graph.Data{DType: graph.Int64, Shape: []int{}, I: []int64{a.I}})
+		case "value_ints":
+			return c.setConst(0, &graph.Data{DType: graph.Int64, Shape: []int{len(a.Ints)}, I: slices.Clone(a.Ints)})
+		case "sparse_value", "value_string", "value_strings":
+			return unsupportedf("attribute %s", a.Name)
+		}
+	}
+	return fmt.Errorf("no value attribute")
+}
+
+func convShape(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	r := len(x.shape)
+	start, end := int(c.int("start", 0)), int(c.int("end", int64(r)))
+	clamp := func(v int) int {
+		if v < 0 {
+			v += r
+		}
+		return max(0, min(r, v))
+	}
+	start, end = clamp(start), clamp(end)
+	if end < start {
+		end = start
+	}
+	return c.setConst(0, intsData(x.shape[start:end]))
+}
+
+func convSize(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	return c.setConst(0, &graph.Data{DType: graph.Int64, Shape: []int{}, I: []int64{int64(graph.NumElements(x.shape))}})
+}
+
+func convGather(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	idx, err := c.constIn(1, "Gather indices")
+	if err != nil {
+		return err
+	}
+	if idx == nil || !idx.DType.IsInt() {
+		return fmt.Errorf("Gather needs integer indices")
+	}
+	axis, err := normAxis(int(c.int("axis", 0)), len(x.shape))
+	if err != nil {
+		return err
+	}
+	if x.c != nil {
+		out, err := gatherData(x.c, idx, axis)
+		if err != nil {
+			return err
+		}
+		return c.setConst(0, out)
+	}
+	// Constant indices into a run-time value: one Slice per index along
+	// axis, a Concat, and a Reshape to the output shape.
+	if idx.Len() == 0 || idx.Len() > 64 {
+		return unsupportedf("Gather of %d constant indices from a run-time value", idx.Len())
+	}
+	dim := x.shape[axis]
+	out := append(append(slices.Clone(x.shape[:axis]), idx.Shape...), x.shape[axis+1:]...)
+	src := im.get(x, asIs)
+	var parts []string
+	for _, k := range idx.I {
+		if k < 0 {
+			k += int64(dim)
+		}
+		if k < 0 || k >= int64(dim) {
+			return fmt.Errorf("index %d out of range for dimension %d", k, dim)
+		}
+		begin, end, stride := make([]int, len(x.shape)), slices.Clone(x.shape), make([]int, len(x.shape))
+		for i := range stride {
+			stride[i] = 1
+		}
+		begin[axis], end[axis] = int(k), int(k)+1
+		ps := slices.Clone(x.shape)
+		ps[axis] = 1
+		t := im.newTensor(c.out(0)+"_part", x.dt, ps)
+		im.emit(graph.Slice, []string{src}, &graph.SliceAttrs{Begin: begin, End: end, Stride: stride}, t)
+		parts = append(parts, t.Name)
+	}
+	cat := parts[0]
+	if len(parts) > 1 {
+		cs := slices.Clone(x.shape)
+		cs[axis] = len(parts)
+		t := im.newTensor(c.out(0)+"_cat", x.dt, cs)
+		im.emit(graph.Concat, parts, &graph.ConcatAttrs{Axis: axis}, t)
+		cat = t.Name
+	}
+	c.emit1(graph.Reshape, []string{cat}, nil, x.dt, out, asIs)
+	return nil
+}
+
+func convCast(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	to := int32(c.int("to", 0))
+	dt, ok := graphDType(to)
+	if !ok {
+		return unsupportedf("Cast to %s", DTypeName(to))
+	}
+	if x.dt == dt {
+		c.alias(0, x)
+		return nil
+	}
+	if x.c == nil {
+		return unsupportedf("Cast of a run-time value from %s to %s", x.dt, dt)
+	}
+	return c.setConst(0, castData(x.c, dt))
+}
+
+func convConstantOfShape(im *importer, c *nodeCtx) error {
+	s, err := c.constIn(0, "shape")
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("no shape input")
+	}
+	fill := &graph.Data{DType: graph.Float32, Shape: []int{1}, F: []float32{0}}
+	if a := c.attr("value"); a != nil && a.T != nil {
+		if fill, err = a.T.ToData(); err != nil {
+			return err
+		}
+		if fill.Len() != 1 {
+			return fmt.Errorf("value must hold one element")
+		}
+	}
+	out, err := dataOf(fill.DType, s.Ints())
+	if err != nil {
+		return err
+	}
+	for i := 0; i < out.Len(); i++ {
+		if out.DType == graph.Float32 {
+			out.F[i] = fill.F[0]
+		} else {
+			out.I[i] = fill.I[0]
+		}
+	}
+	return c.setConst(0, out)
+}
+
+func convRange(im *importer, c *nodeCtx) error {
+	var v [3]*graph.Data
+	for i := range v {
+		d, err := c.constIn(i, "Range bound")
+		if err != nil {
+			return err
+		}
+		if d == nil || d.Len() != 1 {
+			return fmt.Errorf("Range input %d must be a scalar", i)
+		}
+		v[i] = d
+	}
+	start, limit, delta := v[0].Float(0), v[1].Float(0), v[2].Float(0)
+	if delta == 0 {
+		return fmt.Errorf("Range delta is 0")
+	}
+	n := int(max(0, math.Ceil((limit-start)/delta)))
+	out, err := dataOf(v[0].DType, []int{n})
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		x := start + float64(i)*delta
+		if out.DType == graph.Float32 {
+			out.F[i] = float32(x)
+		} else {
+			out.I[i] = int64(x)
+		}
+	}
+	return c.setConst(0, out)
+}
+
+func convExpand(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	s, err := c.constIn(1, "Expand shape")
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("no shape input")
+	}
+	if x.c == nil {
+		// x + zeros(shape) broadcasts exactly like Expand.
+		if x.dt != graph.Float32 {
+			return unsupportedf("Expand of a run-time %s value", x.dt)
+		}
+		zeros, err := dataOf(graph.Float32, s.Ints())
+		if err != nil {
+			return err
+		}
+		_, err = c.binary(graph.Add, x, constValue(c.out(0)+"_zeros", zeros), true)
+		return err
+	}
+	out, err := expandData(x.c, s.Ints())
+	if err != nil {
+		return err
+	}
+	return c.setConst(0, out)
+}
+
+func convCompare(im *importer, c *nodeCtx) error {
+	a, b := c.in(0), c.in(1)
+	if a == nil || b == nil || a.c == nil || b.c == nil || !a.dt.IsInt() {
+		return unsupportedf("%s of run-time or float values", c.n.OpType)
+	}
+	out, err := binaryData(c.n.OpType, a.c, b.c)
+	if err != nil {
+		return err
+	}
+	out.DType = graph.Bool
+	return c.setConst(0, out)
+}

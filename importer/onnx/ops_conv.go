@@ -1,0 +1,608 @@
+package onnx
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Converters of the layout-sensitive compute ops: Conv, Gemm, MatMul,
+// pools, ReduceMean, BatchNormalization, and the 1-D lift.
+
+// spatial holds the resolved 2-D window geometry of a conv or pool.
+type spatial struct {
+	kernel, stride, dil [2]int
+	pad                 graph.Padding
+	out                 [2]int
+}
+
+func (c *nodeCtx) window(in [2]int, kernel [2]int, ceil bool) (*spatial, error) {
+	s := &spatial{kernel: kernel, stride: [2]int{1, 1}, dil: [2]int{1, 1}}
+	if v, ok := c.ints("strides"); ok {
+		if len(v) != 2 {
+			return nil, fmt.Errorf("strides %v: want 2 values", v)
+		}
+		s.stride = [2]int{v[0], v[1]}
+	}
+	if v, ok := c.ints("dilations"); ok {
+		if len(v) != 2 {
+			return nil, fmt.Errorf("dilations %v: want 2 values", v)
+		}
+		s.dil = [2]int{v[0], v[1]}
+	}
+	for i := 0; i < 2; i++ {
+		if s.stride[i] < 1 || s.dil[i] < 1 || kernel[i] < 1 {
+			return nil, fmt.Errorf("kernel %v, strides %v, dilations %v must be positive", kernel, s.stride, s.dil)
+		}
+	}
+	var pb, pe [2]int
+	if v, ok := c.ints("pads"); ok {
+		if len(v) != 4 {
+			return nil, fmt.Errorf("pads %v: want 4 values", v)
+		}
+		pb, pe = [2]int{v[0], v[1]}, [2]int{v[2], v[3]}
+		for _, p := range v {
+			if p < 0 {
+				return nil, unsupportedf("negative pads %v", v)
+			}
+		}
+	}
+	ap := c.str("auto_pad", "NOTSET")
+	for i := 0; i < 2; i++ {
+		ek := (kernel[i]-1)*s.dil[i] + 1
+		switch ap {
+		case "NOTSET", "":
+		case "VALID":
+			pb[i], pe[i] = 0, 0
+		case "SAME_UPPER", "SAME_LOWER":
+			o := (in[i] + s.stride[i] - 1) / s.stride[i]
+			total := max(0, (o-1)*s.stride[i]+ek-in[i])
+			if ap == "SAME_UPPER" {
+				pb[i] = total / 2
+			} else {
+				pb[i] = total - total/2
+			}
+			pe[i] = total - pb[i]
+		default:
+			return nil, fmt.Errorf("auto_pad %q", ap)
+		}
+		span := in[i] + pb[i] + pe[i] - ek
+		if span < 0 {
+			return nil, fmt.Errorf("kernel %d (dilated %d) larger than padded input %d", kernel[i], ek, in[i]+pb[i]+pe[i])
+		}
+		o := span/s.stride[i] + 1
+		if ceil && ap != "SAME_UPPER" && ap != "SAME_LOWER" {
+			o = (span+s.stride[i]-1)/s.stride[i] + 1
+			if (o-1)*s.stride[i] >= in[i]+pb[i] {
+				o--
+			}
+			if extra := (o-1)*s.stride[i] + ek - (in[i] + pb[i] + pe[i]); extra > 0 {
+				pe[i] += extra
+			}
+		}
+		s.out[i] = o
+	}
+	s.pad = graph.Padding{Top: pb[0], Left: pb[1], Bottom: pe[0], Right: pe[1]}
+	return s, nil
+}
+
+func need4(x *value, what string) error {
+	switch len(x.shape) {
+	case 4:
+		return nil
+	case 3:
+		return unsupportedf("1-D %s (input rank 3); only 2-D is supported", what)
+	case 5:
+		return unsupportedf("3-D %s (input rank 5); only 2-D is supported", what)
+	}
+	return unsupportedf("%s of a rank-%d input", what, len(x.shape))
+}
+
+// convGeometry resolves Conv-like attributes for x [N,C,H,W] and w [M,C/G,KH,KW].
+func (c *nodeCtx) convGeometry(x, w *value) (*spatial, int, error) {
+	if err := need4(x, "convolution"); err != nil {
+		return nil, 0, err
+	}
+	if len(w.shape) != 4 {
+		return nil, 0, fmt.Errorf("weights of shape %v", w.shape)
+	}
+	if k, ok := c.ints("kernel_shape"); ok && (len(k) != 2 || k[0] != w.shape[2] || k[1] != w.shape[3]) {
+		return nil, 0, fmt.Errorf("kernel_shape %v disagrees with weights %v", k, w.shape)
+	}
+	group := int(c.int("group", 1))
+	if group < 1 || x.shape[1]%group != 0 || w.shape[0]%group != 0 || x.shape[1]/group != w.shape[1] {
+		return nil, 0, fmt.Errorf("group %d does not fit input %v and weights %v", group, x.shape, w.shape)
+	}
+	s, err := c.window([2]int{x.shape[2], x.shape[3]}, [2]int{w.shape[2], w.shape[3]}, false)
+	return s, group, err
+}
+
+func convConv(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	w, err := c.need(1)
+	if err != nil {
+		return err
+	}
+	if x.dt != graph.Float32 {
+		return unsupportedf("Conv on %s", x.dt)
+	}
+	s, group, err := c.convGeometry(x, w)
+	if err != nil {
+		return err
+	}
+	ins := []string{im.get(x, nhwc), im.get(w, nhwc), ""}
+	if b := c.in(2); b != nil {
+		if len(b.shape) != 1 || b.shape[0] != w.shape[0] {
+			return fmt.Errorf("bias of shape %v for %d output channels", b.shape, w.shape[0])
+		}
+		ins[2] = im.get(b, asIs)
+	}
+	attrs := &graph.Conv2DAttrs{Stride: s.stride, Dilation: s.dil, Pad: s.pad, Group: group}
+	c.emit1(graph.Conv2D, ins, attrs, x.dt, []int{x.shape[0], w.shape[0], s.out[0], s.out[1]}, nhwc)
+	return nil
+}
+
+// constMatrixT returns the [N,K] transpose of a constant [K,N] matrix.
+func constMatrixT(d *graph.Data) *graph.Data { return transposeData(d, []int{1, 0}) }
+
+func convGemm(im *importer, c *nodeCtx) error {
+	a, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	b, err := c.need(1)
+	if err != nil {
+		return err
+	}
+	if len(a.shape) != 2 || len(b.shape) != 2 {
+		return fmt.Errorf("Gemm of shapes %v and %v: want matrices", a.shape, b.shape)
+	}
+	if a.dt != graph.Float32 || b.dt != graph.Float32 {
+		return unsupportedf("Gemm on %s", a.dt)
+	}
+	alpha, beta := c.float("alpha", 1), c.float("beta", 1)
+	transA, transB := c.int("transA", 0) != 0, c.int("transB", 0) != 0
+	m, k := a.shape[0], a.shape[1]
+	if transA {
+		m, k = k, m
+	}
+	kb, n := b.shape[0], b.shape[1]
+	if transB {
+		kb, n = n, kb
+	}
+	if kb != k {
+		return fmt.Errorf("Gemm inner dimensions %d and %d differ", k, kb)
+	}
+	cv := c.in(2)
+	if cv != nil {
+		if _, err := broadcastShapes([]int{m, n}, cv.shape); err != nil || len(cv.shape) > 2 {
+			return fmt.Errorf("C of shape %v does not broadcast to [%d,%d]", cv.shape, m, n)
+		}
+	}
+	out := []int{m, n}
+	if b.c != nil {
+		w := b.c
+		if !transB {
+			w = constMatrixT(w)
+		}
+		if alpha != 1 {
+			w = w.Clone()
+			for i := range w.F {
+				w.F[i] *= alpha
+			}
+		}
+		ain := im.get(a, asIs)
+		if transA {
+			ain = im.transpose(ain, []int{1, 0}, a.name+"_T")
+		}
+		ins := []string{ain, im.g.AddConst(im.g.UniqueName(b.name+"_fc"), w).Name, ""}
+		biasFolded := false
+		if cv != nil && cv.c != nil && beta != 0 && (graph.NumElements(cv.shape) == n || graph.NumElements(cv.shape) == 1) && (len(cv.shape) < 2 || cv.shape[0] == 1) {
+			bias := graph.NewData(graph.Float32, []int{n})
+			for j := 0; j < n; j++ {
+				bias.F[j] = beta * cv.c.F[min(j, cv.c.Len()-1)]
+			}
+			ins[2] = im.g.AddConst(im.g.UniqueName(cv.name+"_bias"), bias).Name
+			biasFolded = true
+		}
+		if cv == nil || beta == 0 || biasFolded {
+			c.emit1(graph.FullyConnected, ins, &graph.FullyConnectedAttrs{}, graph.Float32, out, asIs)
+			return nil
+		}
+		t := im.newTensor(c.out(0)+"_ab", graph.Float32, out)
+		im.emit(graph.FullyConnected, ins, &graph.FullyConnectedAttrs{}, t)
+		return c.gemmAddC(t.Name, cv, beta, out)
+	}
+	t := im.newTensor(c.out(0)+"_ab", graph.Float32, out)
+	im.emit(graph.BatchMatMul, []string{im.get(a, asIs), im.get(b, asIs)}, &graph.BatchMatMulAttrs{AdjX: transA, AdjY: transB}, t)
+	cur := t.Name
+	if alpha != 1 {
+		if cv == nil || beta == 0 {
+			c.emit1(graph.Mul, []string{cur, im.g.AddConst(im.g.UniqueName(c.out(0)+"_alpha"), scalarF(alpha)).Name}, &graph.BinaryAttrs{}, graph.Float32, out, asIs)
+			return nil
+		}
+		s := im.newTensor(c.out(0)+"_alpha_ab", graph.Float32, out)
+		im.emit(graph.Mul, []string{cur, im.g.AddConst(im.g.UniqueName(c.out(0)+"_alpha"), scalarF(alpha)).Name}, &graph.BinaryAttrs{}, s)
+		cur = s.Name
+	}
+	if cv == nil || beta == 0 {
+		c.emit1(graph.Reshape, []string{cur}, nil, graph.Float32, out, asIs)
+		return nil
+	}
+	return c.gemmAddC(cur, cv, beta, out)
+}
+
+// gemmAddC adds beta*C to the Gemm product held in tensor ab.
+func (c *nodeCtx) gemmAddC(ab string, cv *value, beta float32, out []int) error {
+	im := c.im
+	var cn string
+	switch {
+	case cv.c != nil:
+		d := cv.c.Clone()
+		for i := range d.F {
+			d.F[i] *= beta
+		}
+		cn = im.g.AddConst(im.g.UniqueName(cv.name+"_beta"), d).Name
+	case beta == 1:
+		cn = im.get(cv, asIs)
+	default:
+		t := im.newTensor(cv.name+"_beta", graph.Float32, cv.shape)
+		im.emit(graph.Mul, []string{im.get(cv, asIs), im.g.AddConst(im.g.UniqueName(cv.name+"_betac"), scalarF(beta)).Name}, &graph.BinaryAttrs{}, t)
+		cn = t.Name
+	}
+	c.emit1(graph.Add, []string{ab, cn}, &graph.BinaryAttrs{}, graph.Float32, out, asIs)
+	return nil
+}
+
+// matmulShape is numpy matmul's output shape for ranks >= 2.
+func matmulShape(a, b []int) ([]int, error) {
+	if len(a) < 2 || len(b) < 2 {
+		return nil, unsupportedf("MatMul of a 1-D operand (shapes %v, %v)", a, b)
+	}
+	if a[len(a)-1] != b[len(b)-2] {
+		return nil, fmt.Errorf("MatMul of shapes %v and %v: inner dimensions differ", a, b)
+	}
+	batch, err := broadcastShapes(a[:len(a)-2], b[:len(b)-2])
+	if err != nil {
+		return nil, err
+	}
+	return append(batch, a[len(a)-2], b[len(b)-1]), nil
+}
+
+func convMatMul(im *importer, c *nodeCtx) error {
+	a, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	b, err := c.need(1)
+	if err != nil {
+		return err
+	}
+	if a.dt != graph.Float32 || b.dt != graph.Float32 {
+		return unsupportedf("MatMul on %s", a.dt)
+	}
+	out, err := matmulShape(a.shape, b.shape)
+	if err != nil {
+		return err
+	}
+	if b.c != nil && len(b.shape) == 2 {
+		w := im.g.AddConst(im.g.UniqueName(b.name+"_fc"), constMatrixT(b.c))
+		c.emit1(graph.FullyConnected, []string{im.get(a, asIs), w.Name, ""}, &graph.FullyConnectedAttrs{KeepDims: true}, graph.Float32, out, asIs)
+		return nil
+	}
+	c.emit1(graph.BatchMatMul, []string{im.get(a, asIs), im.get(b, asIs)}, &graph.BatchMatMulAttrs{}, graph.Float32, out, asIs)
+	return nil
+}
+
+func convPool(op graph.Op) converter {
+	return func(im *importer, c *nodeCtx) error {
+		x, err := c.need(0)
+		if err != nil {
+			return err
+		}
+		if err := need4(x, "pooling"); err != nil {
+			return err
+		}
+		if c.out(1) != "" {
+			return unsupportedf("MaxPool Indices output")
+		}
+		k, ok := c.ints("kernel_shape")
+		if !ok || len(k) != 2 {
+			return fmt.Errorf("kernel_shape %v: want 2 values", k)
+		}
+		ceil := c.int("ceil_mode", 0) != 0
+		s, err := c.window([2]int{x.shape[2], x.shape[3]}, [2]int{k[0], k[1]}, ceil)
+		if err != nil {
+			return err
+		}
+		attrs := &graph.PoolAttrs{Kernel: s.kernel, Stride: s.stride, Dilation: s.dil, Pad: s.pad}
+		if op == graph.AvgPool2D {
+			attrs.CountIncludePad = c.int("count_include_pad", 0) != 0
+			if ceil && attrs.CountIncludePad {
+				if ext, _ := c.window([2]int{x.shape[2], x.shape[3]}, [2]int{k[0], k[1]}, false); ext.out != s.out {
+					return unsupportedf("ceil_mode with count_include_pad")
+				}
+			}
+		}
+		if x.dt != graph.Float32 && op == graph.AvgPool2D {
+			return unsupportedf("AveragePool on %s", x.dt)
+		}
+		c.emit1(op, []string{im.get(x, nhwc)}, attrs, x.dt, []int{x.shape[0], x.shape[1], s.out[0], s.out[1]}, nhwc)
+		return nil
+	}
+}
+
+func convGlobalPool(op graph.Op) converter {
+	return func(im *importer, c *nodeCtx) error {
+		x, err := c.need(0)
+		if err != nil {
+			return err
+		}
+		if err := need4(x, "global pooling"); err != nil {
+			return err
+		}
+		var attrs any = &graph.MeanAttrs{Axes: []int{1, 2}, KeepDims: true}
+		if op == graph.MaxPool2D {
+			attrs = &graph.PoolAttrs{Kernel: [2]int{x.shape[2], x.shape[3]}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}
+		}
+		c.emit1(op, []string{im.get(x, nhwc)}, attrs, x.dt, []int{x.shape[0], x.shape[1], 1, 1}, nhwc)
+		return nil
+	}
+}
+
+func convReduceMean(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	r := len(x.shape)
+	axes, ok := c.ints("axes")
+	if im.opset >= 18 {
+		d, err := c.constIn(1, "ReduceMean axes")
+		if err != nil {
+			return err
+		}
+		ok = d != nil && d.Len() > 0
+		if ok {
+			axes = d.Ints()
+		}
+	}
+	if !ok || len(axes) == 0 {
+		if c.int("noop_with_empty_axes", 0) != 0 {
+			c.alias(0, x)
+			return nil
+		}
+		axes = nil
+		for i := 0; i < r; i++ {
+			axes = append(axes, i)
+		}
+	}
+	red := make([]bool, r)
+	for _, a := range axes {
+		n, err := normAxis(a, r)
+		if err != nil {
+			return err
+		}
+		red[n] = true
+	}
+	keep := c.int("keepdims", 1) != 0
+	var out []int
+	for i, d := range x.shape {
+		if red[i] {
+			if keep {
+				out = append(out, 1)
+			}
+		} else {
+			out = append(out, d)
+		}
+	}
+	l := actLayout(x)
+	outL := l
+	if l == nhwc && !keep {
+		// The kept NHWC dims must stay in ONNX order for the output to be as-is.
+		last := -1
+		for _, p := range toNHWC {
+			if red[p] {
+				continue
+			}
+			if p < last {
+				l = asIs
+			}
+			last = p
+		}
+		outL = asIs
+	}
+	var gaxes []int
+	for i := 0; i < r; i++ {
+		if red[i] {
+			if l == nhwc {
+				gaxes = append(gaxes, nhwcAxis(i))
+			} else {
+				gaxes = append(gaxes, i)
+			}
+		}
+	}
+	slices.Sort(gaxes)
+	if x.dt != graph.Float32 {
+		return unsupportedf("ReduceMean on %s", x.dt)
+	}
+	c.emit1(graph.Mean, []string{im.get(x, l)}, &graph.MeanAttrs{Axes: gaxes, KeepDims: keep}, x.dt, out, outL)
+	return nil
+}
+
+func convBatchNorm(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	if len(c.n.Output) > 1 || c.int("training_mode", 0) != 0 {
+		return unsupportedf("BatchNormalization in training mode")
+	}
+	var p [4]*graph.Data
+	for i := range p {
+		d, err := c.constIn(i+1, "BatchNormalization parameter")
+		if err != nil {
+			return err
+		}
+		if d == nil || d.DType != graph.Float32 {
+			return fmt.Errorf("parameter %d is missing or not float", i+1)
+		}
+		p[i] = d
+	}
+	if len(x.shape) < 2 || x.dt != graph.Float32 {
+		return fmt.Errorf("input of shape %v", x.shape)
+	}
+	ch := x.shape[1]
+	for i, d := range p {
+		if d.Len() != ch {
+			return fmt.Errorf("parameter %d has %d values for %d channels", i+1, d.Len(), ch)
+		}
+	}
+	eps := float64(c.float("epsilon", 1e-5))
+	scale, shift := make([]float32, ch), make([]float32, ch)
+	for i := 0; i < ch; i++ {
+		s := float64(p[0].F[i]) / math.Sqrt(float64(p[3].F[i])+eps)
+		scale[i] = float32(s)
+		shift[i] = float32(float64(p[1].F[i]) - float64(p[2].F[i])*s)
+	}
+	if im.foldIntoProducer(x, scale, shift) {
+		c.alias(0, x)
+		return nil
+	}
+	l := actLayout(x)
+	if len(x.shape) != 4 {
+		l = asIs
+	}
+	cshape := []int{ch}
+	if l == asIs {
+		for i := 2; i < len(x.shape); i++ {
+			cshape = append(cshape, 1)
+		}
+	}
+	sc := im.g.AddConst(im.g.UniqueName(c.out(0)+"_bn_scale"), &graph.Data{DType: graph.Float32, Shape: cshape, F: scale})
+	sh := im.g.AddConst(im.g.UniqueName(c.out(0)+"_bn_shift"), &graph.Data{DType: graph.Float32, Shape: cshape, F: shift})
+	ts := x.shape
+	if l == nhwc {
+		ts = permuteShape(x.shape, toNHWC)
+	}
+	mid := im.newTensor(c.out(0)+"_bn_mul", graph.Float32, ts)
+	im.emit(graph.Mul, []string{im.get(x, l), sc.Name}, &graph.BinaryAttrs{}, mid)
+	c.emit1(graph.Add, []string{mid.Name, sh.Name}, &graph.BinaryAttrs{}, graph.Float32, x.shape, l)
+	return nil
+}
+
+// foldIntoProducer folds y = x*scale[c] + shift[c] into the Conv2D or
+// FullyConnected that produced x, when x has no other reader and the
+// producer's weights are constant.
+func (im *importer) foldIntoProducer(x *value, scale, shift []float32) bool {
+	n := x.prod
+	if n == nil || x.aliased || im.uses[x.name] != 1 || (n.Op != graph.Conv2D && n.Op != graph.FullyConnected) {
+		return false
+	}
+	if n.Op == graph.Conv2D && x.primary != nhwc {
+		return false
+	}
+	if n.Op == graph.FullyConnected && len(x.shape) != 2 {
+		return false
+	}
+	w := im.g.Tensors[n.Inputs[1]]
+	if w.Data == nil || w.DType != graph.Float32 || w.Quant != nil || w.Shape[0] != len(scale) {
+		return false
+	}
+	var b *graph.Tensor
+	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+		b = im.g.Tensors[n.Inputs[2]]
+		if b.Data == nil {
+			return false
+		}
+	}
+	wd := w.Data.Clone()
+	per := wd.Len() / len(scale)
+	for o := range scale {
+		for i := 0; i < per; i++ {
+			wd.F[o*per+i] *= scale[o]
+		}
+	}
+	bd := graph.NewData(graph.Float32, []int{len(scale)})
+	for o := range scale {
+		var b0 float32
+		if b != nil {
+			b0 = b.Data.F[o]
+		}
+		bd.F[o] = b0*scale[o] + shift[o]
+	}
+	for len(n.Inputs) < 3 {
+		n.Inputs = append(n.Inputs, "")
+	}
+	n.Inputs[1] = im.g.AddConst(im.g.UniqueName(w.Name+"_bn"), wd).Name
+	n.Inputs[2] = im.g.AddConst(im.g.UniqueName(n.Name+"_bias_bn"), bd).Name
+	return true
+}
+
+// lift1D runs a 2-D conv or pool converter on a 1-D (rank-3) node by
+// viewing [N,C,L] as [N,C,1,L] and the result back as rank 3.
+func lift1D(conv converter, weight int) converter {
+	return func(im *importer, c *nodeCtx) error {
+		x := c.in(0)
+		if x == nil || len(x.shape) != 3 || c.out(0) == "" {
+			return conv(im, c)
+		}
+		n := *c.n
+		n.Input = slices.Clone(c.n.Input)
+		n.Output = []string{c.out(0) + "_2d"}
+		n.Attribute = nil
+		for _, a := range c.n.Attribute {
+			b := *a
+			switch a.Name {
+			case "kernel_shape", "strides", "dilations":
+				if len(a.Ints) != 1 {
+					return fmt.Errorf("%s %v for a 1-D input", a.Name, a.Ints)
+				}
+				b.Ints = []int64{1, a.Ints[0]}
+			case "pads":
+				if len(a.Ints) != 2 {
+					return fmt.Errorf("pads %v for a 1-D input", a.Ints)
+				}
+				b.Ints = []int64{0, a.Ints[0], 0, a.Ints[1]}
+			}
+			n.Attribute = append(n.Attribute, &b)
+		}
+		lift := func(i int) {
+			v := c.in(i)
+			if v == nil || len(v.shape) != 3 {
+				return
+			}
+			s := []int{v.shape[0], v.shape[1], 1, v.shape[2]}
+			name := im.g.UniqueName(v.name + "_2d")
+			if v.c != nil {
+				im.vals[name] = &value{name: name, dt: v.dt, shape: s, c: reshapeData(v.c, s)}
+			} else {
+				t := im.newTensor(name, v.dt, s)
+				im.emit(graph.Reshape, []string{im.get(v, asIs)}, nil, t)
+				nv := &value{name: name, dt: v.dt, shape: s}
+				nv.tensors[asIs] = t.Name
+				im.vals[name] = nv
+			}
+			n.Input[i] = name
+		}
+		lift(0)
+		if weight > 0 {
+			lift(weight)
+		}
+		if err := conv(im, &nodeCtx{im: im, n: &n}); err != nil {
+			return err
+		}
+		y := im.vals[n.Output[0]]
+		out := []int{y.shape[0], y.shape[1], y.shape[3]}
+		t, v := c.newOut(0, y.dt, out, asIs)
+		src := im.get(y, asIs)
+		t.Quant = im.g.Tensors[src].Quant
+		v.prod = im.emit(graph.Reshape, []string{src}, nil, t)
+		return nil
+	}
+}

@@ -1,0 +1,240 @@
+package onnx
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Converters of element-wise ops, activations and Softmax: they keep the
+// layout of their inputs.
+
+// pickLayout chooses the layout of an element-wise op: NHWC when the output
+// is rank 4 and some rank-4 run-time input is held in NHWC.
+func pickLayout(outRank int, vs ...*value) layout {
+	if outRank != 4 {
+		return asIs
+	}
+	l := asIs
+	for _, v := range vs {
+		if v == nil || v.c != nil {
+			continue
+		}
+		if len(v.shape) != 4 {
+			return asIs
+		}
+		if v.primary == nhwc {
+			l = nhwc
+		}
+	}
+	return l
+}
+
+// operand returns v's graph tensor for an element-wise op in layout l;
+// constants of lower rank are right-aligned to rank 4 before permuting.
+func (im *importer) operand(v *value, l layout) string {
+	if l == asIs || v.c == nil || len(v.shape) == 4 {
+		return im.get(v, l)
+	}
+	if graph.NumElements(v.shape) == 1 {
+		return im.get(v, asIs)
+	}
+	s := slices.Clone(v.shape)
+	for len(s) < 4 {
+		s = append([]int{1}, s...)
+	}
+	d := transposeData(reshapeData(v.c, s), toNHWC)
+	return im.g.AddConst(im.g.UniqueName(v.name+"_nhwc"), d).Name
+}
+
+func convBinary(op graph.Op) converter {
+	return func(im *importer, c *nodeCtx) error {
+		if c.nIn() == 0 {
+			return fmt.Errorf("no inputs")
+		}
+		acc, err := c.need(0)
+		if err != nil {
+			return err
+		}
+		if c.nIn() == 1 {
+			c.alias(0, acc)
+			return nil
+		}
+		for i := 1; i < c.nIn(); i++ {
+			b, err := c.need(i)
+			if err != nil {
+				return err
+			}
+			if b, err = c.legacyBroadcast(acc, b); err != nil {
+				return err
+			}
+			if acc, err = c.binary(op, acc, b, i == c.nIn()-1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// legacyBroadcast aligns b to axis of a for opsets before 7, whose
+// broadcast=1 matched B against A starting at axis (default: the trailing dims).
+func (c *nodeCtx) legacyBroadcast(a, b *value) (*value, error) {
+	if c.im.opset >= 7 || c.int("broadcast", 0) == 0 || c.attr("axis") == nil {
+		return b, nil
+	}
+	axis, err := normAxis(int(c.int("axis", 0)), len(a.shape))
+	if err != nil {
+		return nil, err
+	}
+	pad := len(a.shape) - axis - len(b.shape)
+	if pad < 0 {
+		return nil, fmt.Errorf("B of shape %v does not fit A %v at axis %d", b.shape, a.shape, axis)
+	}
+	if pad == 0 {
+		return b, nil
+	}
+	shape := slices.Clone(b.shape)
+	for ; pad > 0; pad-- {
+		shape = append(shape, 1)
+	}
+	if b.c != nil {
+		d := reshapeData(b.c, shape)
+		return &value{name: b.name + "_bcast", dt: b.dt, shape: shape, c: d}, nil
+	}
+	t := c.im.newTensor(b.name+"_bcast", b.dt, shape)
+	c.im.emit(graph.Reshape, []string{c.im.get(b, asIs)}, nil, t)
+	v := &value{name: t.Name, dt: b.dt, shape: shape}
+	v.tensors[asIs] = t.Name
+	return v, nil
+}
+
+func (c *nodeCtx) binary(op graph.Op, a, b *value, final bool) (*value, error) {
+	if a.dt != b.dt {
+		return nil, fmt.Errorf("inputs are %s and %s", a.dt, b.dt)
+	}
+	shape, err := broadcastShapes(a.shape, b.shape)
+	if err != nil {
+		return nil, err
+	}
+	if a.c != nil && b.c != nil {
+		d, err := binaryData(c.n.OpType, a.c, b.c)
+		if err != nil {
+			return nil, err
+		}
+		if final {
+			return nil, c.setConst(0, d)
+		}
+		return &value{name: c.out(0) + "_part", dt: d.DType, shape: d.Shape, c: d}, nil
+	}
+	l := pickLayout(len(shape), a, b)
+	ins := []string{c.im.operand(a, l), c.im.operand(b, l)}
+	if final {
+		c.emit1(op, ins, &graph.BinaryAttrs{}, a.dt, shape, l)
+		return nil, nil
+	}
+	ts := shape
+	if l == nhwc {
+		ts = permuteShape(shape, toNHWC)
+	}
+	t := c.im.newTensor(c.out(0)+"_part", a.dt, ts)
+	v := &value{name: t.Name, dt: a.dt, shape: shape, primary: l}
+	v.tensors[l] = t.Name
+	v.prod = c.im.emit(op, ins, &graph.BinaryAttrs{}, t)
+	return v, nil
+}
+
+// actLayout is the layout a layout-agnostic unary op keeps.
+func actLayout(x *value) layout {
+	if x.c != nil {
+		return asIs
+	}
+	return x.primary
+}
+
+func convUnaryWith(op graph.Op, attrs func(c *nodeCtx) (any, error)) converter {
+	return func(im *importer, c *nodeCtx) error {
+		x, err := c.need(0)
+		if err != nil {
+			return err
+		}
+		var a any
+		if attrs != nil {
+			if a, err = attrs(c); err != nil {
+				return err
+			}
+		}
+		l := actLayout(x)
+		c.emit1(op, []string{im.get(x, l)}, a, x.dt, x.shape, l)
+		return nil
+	}
+}
+
+func convUnary(op graph.Op) converter { return convUnaryWith(op, nil) }
+
+var convLeakyRelu = convUnaryWith(graph.LeakyRelu, func(c *nodeCtx) (any, error) {
+	return &graph.LeakyReluAttrs{Alpha: c.float("alpha", 0.01)}, nil
+})
+
+var convHardSigmoid = convUnaryWith(graph.HardSigmoid, func(c *nodeCtx) (any, error) {
+	return &graph.HardSigmoidAttrs{Alpha: c.float("alpha", 0.2), Beta: c.float("beta", 0.5)}, nil
+})
+
+var convClip = convUnaryWith(graph.Clip, func(c *nodeCtx) (any, error) {
+	a := &graph.ClipAttrs{Min: float32(math.Inf(-1)), Max: float32(math.Inf(1))}
+	if x := c.in(0); x != nil && x.dt != graph.Float32 {
+		lo, hi := x.dt.Range()
+		a.Min, a.Max = float32(lo), float32(hi)
+	}
+	if c.im.opset < 11 {
+		a.Min = c.float("min", a.Min)
+		a.Max = c.float("max", a.Max)
+		return a, nil
+	}
+	for i, p := range []*float32{&a.Min, &a.Max} {
+		d, err := c.constIn(i+1, "Clip bound")
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			if d.Len() != 1 {
+				return nil, fmt.Errorf("Clip bound must be a scalar")
+			}
+			*p = float32(d.Float(0))
+		}
+	}
+	return a, nil
+})
+
+func convSoftmax(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	r := len(x.shape)
+	def := int64(1)
+	if im.opset >= 13 {
+		def = -1
+	}
+	axis, err := normAxis(int(c.int("axis", def)), r)
+	if err != nil {
+		return err
+	}
+	if im.opset < 13 && axis != r-1 {
+		// Softmax over the flattened trailing dims [prod(shape[:axis]), prod(shape[axis:])].
+		outer := graph.NumElements(x.shape[:axis])
+		flat := im.newTensor(x.name+"_2d", x.dt, []int{outer, graph.NumElements(x.shape[axis:])})
+		im.emit(graph.Reshape, []string{im.get(x, asIs)}, nil, flat)
+		sm := im.newTensor(c.out(0)+"_2d", x.dt, flat.Shape)
+		im.emit(graph.Softmax, []string{flat.Name}, &graph.SoftmaxAttrs{Axis: 1, Beta: 1}, sm)
+		c.emit1(graph.Reshape, []string{sm.Name}, nil, x.dt, x.shape, asIs)
+		return nil
+	}
+	l := actLayout(x)
+	if l == nhwc {
+		axis = nhwcAxis(axis)
+	}
+	c.emit1(graph.Softmax, []string{im.get(x, l)}, &graph.SoftmaxAttrs{Axis: axis, Beta: 1}, x.dt, x.shape, l)
+	return nil
+}
