@@ -43,6 +43,8 @@ type Report struct {
 	Files        []string `json:"files"`
 	Entry        string   `json:"entry"`
 	Kernels      []Kernel `json:"kernels"`
+	Inputs       []IOInfo `json:"inputs"`
+	Outputs      []IOInfo `json:"outputs"`
 }
 
 // Kernel describes one generated function.
@@ -101,6 +103,7 @@ type emitter struct {
 	PREFIX  string
 	consts  map[*tir.Buffer]string
 	helpers map[string]bool
+	extra   map[string]string
 	// constList holds one buffer per distinct constant array, in order.
 	constList []*tir.Buffer
 	inNames   []string
@@ -112,7 +115,7 @@ func Emit(m *tir.Module, opts Options) (map[string][]byte, error) {
 	if opts.IOInArena != m.IOInArena {
 		return nil, fmt.Errorf("emitc: --io in-arena is %v but the memory plan has inputs/outputs in the arena = %v", opts.IOInArena, m.IOInArena)
 	}
-	e := &emitter{m: m, opts: opts, consts: map[*tir.Buffer]string{}, helpers: map[string]bool{}}
+	e := &emitter{m: m, opts: opts, consts: map[*tir.Buffer]string{}, helpers: map[string]bool{}, extra: map[string]string{}}
 	e.prefix = prefixOf(opts, m)
 	e.PREFIX = strings.ToUpper(e.prefix)
 	ioNames := newNamer()
@@ -281,6 +284,15 @@ func (e *emitter) source() ([]byte, error) {
 			b.WriteString("\n\n")
 		}
 	}
+	extras := make([]string, 0, len(e.extra))
+	for name := range e.extra {
+		extras = append(extras, name)
+	}
+	sort.Strings(extras)
+	for _, name := range extras {
+		b.WriteString(e.extra[name])
+		b.WriteString("\n\n")
+	}
 	for _, c := range e.constList {
 		writeConst(&b, c, e.consts[c], e.PREFIX)
 	}
@@ -325,7 +337,7 @@ func writeConst(b *bytes.Buffer, c *tir.Buffer, name, PREFIX string) {
 }
 
 func (e *emitter) kernel(b *bytes.Buffer, f *tir.PrimFunc) error {
-	r := &fnRenderer{names: map[any]string{}, consts: e.consts, helpers: e.helpers, prefix: e.prefix}
+	r := &fnRenderer{names: map[any]string{}, consts: e.consts, helpers: e.helpers, extra: e.extra, prefix: e.prefix}
 	r.push()
 	for _, c := range e.consts {
 		r.scopes[0][c] = true

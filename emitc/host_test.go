@@ -288,11 +288,13 @@ func compare(t testing.TB, what string, want, got *graph.Data) {
 // and compares with the reference interpreter.
 func checkModel(t *testing.T, g *graph.Graph, opts Options, n int, extra ...map[string]*graph.Data) (*tir.Module, map[string][]byte) {
 	t.Helper()
+	return checkModelTarget(t, g, opts, *tir.Generic, n, extra...)
+}
+
+// checkModelTarget is checkModel with a given schedule target.
+func checkModelTarget(t *testing.T, g *graph.Graph, opts Options, target tir.Target, n int, extra ...map[string]*graph.Data) (*tir.Module, map[string][]byte) {
+	t.Helper()
 	plan := planFor(t, g, opts.IOInArena)
-	target, err := tir.TargetByName("generic")
-	if err != nil {
-		t.Fatal(err)
-	}
 	m, err := tir.Lower(g, plan, target)
 	if err != nil {
 		t.Fatal(err)

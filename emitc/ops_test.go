@@ -1,8 +1,10 @@
 package emitc
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/mcugen/mcugen/tir"
 	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
@@ -27,6 +29,27 @@ func TestOpsHost(t *testing.T) {
 				opts.IOInArena = true
 			}
 			checkModel(t, c.Graph, opts, 6)
+		})
+	}
+}
+
+// TestTensorizedConvHost turns the int8 conv reduction into the dot
+// intrinsic (knob tensorize_dot) and checks the C against the reference.
+func TestTensorizedConvHost(t *testing.T) {
+	cases, err := tirtest.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := tir.Generic.WithKnobs("conv2d", map[string]int{"tensorize_dot": 1})
+	for _, c := range cases {
+		if c.Name != "conv_s8" && c.Name != "grouped_conv_s8" && c.Name != "conv_dilated_s8" {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			_, files := checkModelTarget(t, c.Graph, Options{Prefix: "tz"}, target, 4)
+			if !strings.Contains(string(files["tz.c"]), "dot_s8_s8(") {
+				t.Fatalf("no dot call in the generated C")
+			}
 		})
 	}
 }

@@ -47,7 +47,8 @@ type fnRenderer struct {
 	names   map[any]string // *tir.Var or *tir.Buffer -> C name
 	scopes  []map[string]bool
 	consts  map[*tir.Buffer]string
-	helpers map[string]bool // helper functions used
+	helpers map[string]bool   // helper functions used
+	extra   map[string]string // generated helpers (name -> C), e.g. typed dot products
 	prefix  string
 }
 
@@ -340,6 +341,16 @@ func (r *fnRenderer) expr(e tir.Expr, need int) (string, error) {
 			return "", err
 		}
 		return paren(c+" ? "+a+" : "+b, precCond, need), nil
+	case *tir.Ptr:
+		name, err := r.bufName(x.Buf)
+		if err != nil {
+			return "", err
+		}
+		i, err := r.expr(x.Index, 0)
+		if err != nil {
+			return "", err
+		}
+		return paren("&"+name+"["+i+"]", precUnary, need), nil
 	case *tir.Binary:
 		return r.binary(x, need)
 	case *tir.Intrinsic:
@@ -429,6 +440,15 @@ func (r *fnRenderer) intrinsic(x *tir.Intrinsic) (string, error) {
 		fn = "roundf"
 	case tir.IntrFloor:
 		fn = "floorf"
+	case tir.IntrDot:
+		px, ok1 := x.Args[0].(*tir.Ptr)
+		pw, ok2 := x.Args[2].(*tir.Ptr)
+		if !ok1 || !ok2 {
+			return "", fmt.Errorf("emitc: dot needs two pointers")
+		}
+		fn = "dot_" + kernelTag(px.Buf.DType) + "_" + kernelTag(pw.Buf.DType)
+		r.extra[fn] = dotHelper(fn, ctype(px.Buf.DType), ctype(pw.Buf.DType))
+		r.helpers[fn] = true
 	default:
 		if _, ok := helperText[x.Name]; !ok {
 			return "", fmt.Errorf("emitc: no C spelling for intrinsic %s", x.Name)
@@ -437,4 +457,24 @@ func (r *fnRenderer) intrinsic(x *tir.Intrinsic) (string, error) {
 		r.helpers[x.Name] = true
 	}
 	return fn + "(" + strings.Join(args, ", ") + ")", nil
+}
+
+func kernelTag(t tir.DType) string {
+	if t == graph.UInt8 {
+		return "u8"
+	}
+	return "s8"
+}
+
+func dotHelper(name, xt, wt string) string {
+	return fmt.Sprintf(`/* Sum over i < n of (x[i*sx] + xo) * (w[i*sw] + wo). */
+static inline int32_t %s(const %s *x, int32_t sx, const %s *w, int32_t sw, int32_t n, int32_t xo, int32_t wo)
+{
+    int32_t acc = 0;
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        acc += ((int32_t)x[i * sx] + xo) * ((int32_t)w[i * sw] + wo);
+    }
+    return acc;
+}`, name, xt, wt)
 }

@@ -82,6 +82,13 @@ type Load struct {
 	Flat    bool
 }
 
+// Ptr is the address of an element of Buf (a flat element index), passed to
+// intrinsics that read a run of elements (tensorized inner loops).
+type Ptr struct {
+	Buf   *Buffer
+	Index Expr
+}
+
 // Intrinsic is a named operation with exact semantics in interp.go and a C
 // rendering in emitc.
 type Intrinsic struct {
@@ -115,6 +122,9 @@ const (
 	IntrQuantize = "quantize_f32"
 	// IntrRoundEven(x) int32: float32 x rounded half to even, saturated to ±2^22.
 	IntrRoundEven = "round_even_f32"
+	// IntrDot(x *T, sx, w *T, sw, n, xo, wo) int32: Σ_{i<n} (x[i·sx] + xo)·(w[i·sw] + wo)
+	// over 8-bit buffers; the tensorized form of an int8 inner product.
+	IntrDot = "dot"
 	// IntrExpNeg(x) int32: gemmlowp exp_on_negative_values on Q5.26 -> Q0.31.
 	IntrExpNeg = "exp_neg"
 )
@@ -126,6 +136,7 @@ func (e *Cast) Type() DType      { return e.T }
 func (e *Select) Type() DType    { return e.A.Type() }
 func (e *Load) Type() DType      { return e.Buf.DType }
 func (e *Intrinsic) Type() DType { return e.T }
+func (e *Ptr) Type() DType       { return e.Buf.DType }
 func (e *Binary) Type() DType {
 	if e.Op.IsCompare() {
 		return graph.Bool

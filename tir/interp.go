@@ -47,6 +47,7 @@ func (b *Buffer) span() int {
 type val struct {
 	i int64
 	f float64
+	p *graph.Data // a Ptr's buffer (its element index is in i)
 }
 
 type machine struct {
@@ -198,6 +199,8 @@ func (m *machine) eval(e Expr) val {
 			return val{f: float64(d.F[off])}
 		}
 		return val{i: d.I[off]}
+	case *Ptr:
+		return val{p: m.data(x.Buf), i: m.eval(x.Index).i}
 	case *Binary:
 		return m.binary(x)
 	case *Intrinsic:
@@ -325,6 +328,16 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{i: int64(s)}
 	case IntrExpNeg:
 		return val{i: int64(ExpNeg(i32(0)))}
+	case IntrDot:
+		x, sx, w, sw, n, xo, wo := args[0], args[1].i, args[2], args[3].i, args[4].i, args[5].i, args[6].i
+		var acc int64
+		for i := int64(0); i < n; i++ {
+			acc += (x.p.I[x.i+i*sx] + xo) * (w.p.I[w.i+i*sw] + wo)
+		}
+		if acc > math.MaxInt32 || acc < math.MinInt32 {
+			panic("int32 overflow in dot")
+		}
+		return val{i: acc}
 	case IntrQuantize:
 		return val{i: int64(QuantizeF32(float32(args[0].f), float32(args[1].f), args[2].i != 0))}
 	case IntrRoundEven:

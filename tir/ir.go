@@ -66,9 +66,16 @@ func (f *PrimFunc) Consts() []*Buffer {
 	var out []*Buffer
 	seen := map[*Buffer]bool{}
 	VisitExprs(f.Body, func(e Expr) {
-		if l, ok := e.(*Load); ok && l.Buf.Scope == ScopeConst && !seen[l.Buf] {
-			seen[l.Buf] = true
-			out = append(out, l.Buf)
+		var b *Buffer
+		switch x := e.(type) {
+		case *Load:
+			b = x.Buf
+		case *Ptr:
+			b = x.Buf
+		}
+		if b != nil && b.Scope == ScopeConst && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
 		}
 	})
 	return out

@@ -54,6 +54,10 @@ func printExpr(sb *strings.Builder, e Expr) {
 	case *Load:
 		sb.WriteString(x.Buf.Name)
 		printIndices(sb, x.Indices, x.Flat)
+	case *Ptr:
+		fmt.Fprintf(sb, "&%s{", x.Buf.Name)
+		printExpr(sb, x.Index)
+		sb.WriteString("}")
 	case *Intrinsic:
 		fmt.Fprintf(sb, "@%s(", x.Name)
 		for i, a := range x.Args {

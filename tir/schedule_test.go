@@ -3,6 +3,7 @@ package tir
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -150,6 +151,17 @@ func TestSchedulePrimitivesKeepResults(t *testing.T) {
 		}
 		for _, s := range steps {
 			sameResult(t, name+": "+s.what, base, must(s.fn(base)))
+		}
+		// Tensorize the channel reduction into the dot intrinsic.
+		if pre := HoistInvariantIf(Simplify(base)); findLoop(pre.Body, "ic") != nil {
+			tz := must(Tensorize(pre, "ic", DotIntrin))
+			if !strings.Contains(tz.String(), "@dot(") {
+				t.Fatalf("%s: no dot call after tensorize:\n%s", name, tz)
+			}
+			sameResult(t, name+": tensorize ic", base, tz)
+		}
+		if _, err := Tensorize(base, "oc", DotIntrin); err == nil {
+			t.Errorf("%s: tensorize accepted the output-channel loop", name)
 		}
 		// Chains of primitives.
 		f := must(Split(base, "oc", 2))

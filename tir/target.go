@@ -17,6 +17,21 @@ type Target struct {
 	Name      string
 	Schedules map[string]ScheduleFunc
 	Fallback  *Target
+	// Knobs override schedule defaults, keyed by kernel name
+	// ("conv2d_3_s8") or by op ("conv2d"); the kernel name wins. Tuning
+	// records load into this.
+	Knobs map[string]map[string]int
+}
+
+// WithKnobs returns a copy of t with knob overrides for a kernel name or op.
+func (t Target) WithKnobs(key string, knobs map[string]int) Target {
+	c := t
+	c.Knobs = map[string]map[string]int{}
+	for k, v := range t.Knobs {
+		c.Knobs[k] = v
+	}
+	c.Knobs[key] = knobs
+	return c
 }
 
 var targets = map[string]*Target{}
@@ -52,6 +67,11 @@ func init() { RegisterTarget(Generic) }
 func (t Target) schedule(f *PrimFunc) (*PrimFunc, error) {
 	if f.Knobs == nil {
 		f.Knobs = map[string]int{}
+	}
+	for _, key := range []string{f.Op, f.Name} {
+		for k, v := range t.Knobs[key] {
+			f.Knobs[k] = v
+		}
 	}
 	for cur := &t; cur != nil; cur = cur.next() {
 		if s, ok := cur.Schedules[f.Op]; ok {
@@ -91,12 +111,18 @@ func scheduleHoist(f *PrimFunc) (*PrimFunc, error) {
 }
 
 // scheduleConvGeneric: padding checks hoisted and removed where the window
-// is always inside the image; knob unroll_kw unrolls the kernel-width loop
-// when it is at most that long (0 = never).
+// is always inside the image; knob tensorize_dot (default 0) turns the int8
+// channel reduction into the dot intrinsic; knob unroll_kw unrolls the
+// kernel-width loop when it is at most that long (0 = never).
 func scheduleConvGeneric(f *PrimFunc) (*PrimFunc, error) {
 	f, err := scheduleHoist(f)
 	if err != nil {
 		return nil, err
+	}
+	if knob(f, "tensorize_dot", 0) != 0 && findLoop(f.Body, "ic") != nil {
+		if g, err := Tensorize(f, "ic", DotIntrin); err == nil {
+			f = g
+		}
 	}
 	if u := knob(f, "unroll_kw", 3); u > 0 {
 		if l := findLoop(f.Body, "kw"); l != nil {

@@ -28,6 +28,10 @@ func RewriteExpr(e Expr, f func(Expr) Expr) Expr {
 		if ch {
 			e = &Intrinsic{Name: x.Name, T: x.T, Args: args}
 		}
+	case *Ptr:
+		if i := RewriteExpr(x.Index, f); i != x.Index {
+			e = &Ptr{Buf: x.Buf, Index: i}
+		}
 	}
 	return f(e)
 }
@@ -115,6 +119,8 @@ func VisitExprs(s Stmt, f func(Expr)) {
 			for _, a := range x.Args {
 				ve(a)
 			}
+		case *Ptr:
+			ve(x.Index)
 		}
 	}
 	VisitStmts(s, func(s Stmt) {
