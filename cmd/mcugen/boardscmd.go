@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcugen/mcugen/boards"
+)
+
+type boardsCmd struct {
+	Boards string `help:"A Starlark board file adding or overriding boards." type:"existingfile" placeholder:"FILE"`
+	JSON   bool   `name:"json" help:"Print one JSON object."`
+}
+
+type boardInfo struct {
+	Name       string   `json:"name"`
+	CPU        string   `json:"cpu"`
+	Features   []string `json:"features"`
+	FlashBytes uint64   `json:"flash_bytes"`
+	RAMBytes   uint64   `json:"ram_bytes"`
+	QEMU       string   `json:"qemu"`
+	Zephyr     string   `json:"zephyr,omitempty"`
+	Arduino    string   `json:"arduino,omitempty"`
+}
+
+func (c *boardsCmd) Run(e *env) error {
+	cat, err := boards.Load(c.Boards)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Boards []boardInfo `json:"boards"`
+	}
+	for _, b := range cat.Boards() {
+		qemu := b.QEMU.Machine
+		if qemu == "" {
+			qemu = b.QEMU.Binary
+		}
+		feats := b.Features
+		if feats == nil {
+			feats = []string{}
+		}
+		out.Boards = append(out.Boards, boardInfo{Name: b.Name, CPU: b.CPU, Features: feats, FlashBytes: b.FlashBytes(),
+			RAMBytes: b.RAMBytes(), QEMU: qemu, Zephyr: b.Zephyr, Arduino: b.Arduino})
+	}
+	if c.JSON {
+		return e.printJSON(out)
+	}
+	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s  %s\n", "board", "cpu", "features", "flash", "ram", "qemu")
+	for _, b := range out.Boards {
+		cpu := b.CPU
+		if cpu == "" {
+			cpu = "native"
+		}
+		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s  %s\n", b.Name, cpu, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes), b.QEMU)
+	}
+	return nil
+}
+
+func kib(n uint64) string {
+	if n == 0 {
+		return "-"
+	}
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}

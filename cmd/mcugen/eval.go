@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer"
+	"github.com/mcugen/mcugen/importer/npy"
+)
+
+type evalCmd struct {
+	modelFlags
+	Input []string `help:"Input tensor file (.npy, .pb or .bin); NAME=FILE binds by name, a bare FILE by position." required:"" placeholder:"[NAME=]FILE"`
+	Out   string   `help:"Directory for the outputs, one <output name>.npy each." required:"" type:"path"`
+	JSON  bool     `name:"json" help:"Print one JSON object."`
+}
+
+type outputInfo struct {
+	Name  string `json:"name"`
+	File  string `json:"file"`
+	Shape []int  `json:"shape"`
+	DType string `json:"dtype"`
+}
+
+func (c *evalCmd) Run(e *env) error {
+	g, err := c.load(e)
+	if err != nil {
+		return err
+	}
+	ins, err := importer.BindInputs(g, c.Input)
+	if err != nil {
+		return err
+	}
+	outs, err := interp.Run(g, ins)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Model, err)
+	}
+	if err := os.MkdirAll(c.Out, 0o755); err != nil {
+		return fmt.Errorf("%s: %w", c.Out, err)
+	}
+	var report struct {
+		Outputs []outputInfo `json:"outputs"`
+	}
+	for _, name := range g.Outputs {
+		d := outs[name]
+		file := filepath.Join(c.Out, fileName(name)+".npy")
+		if err := writeNpy(file, d); err != nil {
+			return err
+		}
+		shape := d.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		report.Outputs = append(report.Outputs, outputInfo{Name: name, File: file, Shape: shape, DType: d.DType.String()})
+		if !c.JSON {
+			fmt.Fprintf(e.stdout, "%s: %s%v -> %s\n", name, d.DType, shape, file)
+		}
+	}
+	if c.JSON {
+		return e.printJSON(report)
+	}
+	return nil
+}
+
+func writeNpy(file string, d *graph.Data) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := npy.Write(f, d); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return f.Close()
+}
+
+// fileName turns a tensor name into a file name that stays inside its
+// directory: anything but letters, digits, '.', '-' and '_' becomes '_'.
+func fileName(name string) string {
+	b := []byte(name)
+	for i, ch := range b {
+		ok := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.' && i > 0
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "output"
+	}
+	return string(b)
+}

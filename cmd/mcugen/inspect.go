@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/pipeline"
+)
+
+type inspectCmd struct {
+	modelFlags
+	compileFlags
+	IR   string `help:"Print the IR of one stage instead of the summary: graph, quant, plan, tir or c." enum:",graph,quant,plan,tir,c" default:"" placeholder:"STAGE"`
+	JSON bool   `name:"json" help:"Print one JSON object."`
+}
+
+type tensorInfo struct {
+	Name      string    `json:"name"`
+	Shape     []int     `json:"shape"`
+	DType     string    `json:"dtype"`
+	Scale     []float32 `json:"scale,omitempty"`
+	ZeroPoint []int32   `json:"zero_point,omitempty"`
+}
+
+type inspectReport struct {
+	Model        string         `json:"model"`
+	Format       string         `json:"format"`
+	Inputs       []tensorInfo   `json:"inputs"`
+	Outputs      []tensorInfo   `json:"outputs"`
+	Ops          map[string]int `json:"ops"`
+	Nodes        int            `json:"nodes"`
+	MACs         int64          `json:"macs"`
+	WeightsBytes int64          `json:"weights_bytes"`
+}
+
+func describe(g *graph.Graph, names []string) []tensorInfo {
+	out := make([]tensorInfo, 0, len(names))
+	for _, n := range names {
+		t := g.Tensors[n]
+		ti := tensorInfo{Name: n, Shape: t.Shape, DType: t.DType.String()}
+		if t.Shape == nil {
+			ti.Shape = []int{}
+		}
+		if t.Quant != nil {
+			ti.Scale, ti.ZeroPoint = t.Quant.Scale, t.Quant.ZeroPoint
+		}
+		out = append(out, ti)
+	}
+	return out
+}
+
+func (c *inspectCmd) Run(e *env) error {
+	if c.IR != "" {
+		opt, _, err := c.compileFlags.options(e, &c.modelFlags)
+		if err != nil {
+			return err
+		}
+		s, err := pipeline.RunUntil(c.Model, opt, pipeline.Stages[c.IR])
+		if err != nil {
+			return err
+		}
+		text, err := s.Dump(c.IR)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(e.stdout, text)
+		return nil
+	}
+	g, err := c.load(e)
+	if err != nil {
+		return err
+	}
+	r := inspectReport{
+		Model: c.Model, Format: g.Format,
+		Inputs: describe(g, g.Inputs), Outputs: describe(g, g.Outputs),
+		Ops: graph.OpCounts(g), Nodes: len(g.Nodes),
+		MACs: graph.TotalMACs(g), WeightsBytes: graph.WeightBytes(g),
+	}
+	if c.JSON {
+		return e.printJSON(r)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "model    %s (%s)\n", c.Model, g.Format)
+	for _, t := range r.Inputs {
+		fmt.Fprintf(w, "input    %s: %s\n", t.Name, g.Tensors[t.Name].TypeString())
+	}
+	for _, t := range r.Outputs {
+		fmt.Fprintf(w, "output   %s: %s\n", t.Name, g.Tensors[t.Name].TypeString())
+	}
+	fmt.Fprintf(w, "nodes    %d\nMACs     %s\nweights  %s bytes\nops\n", r.Nodes, comma(r.MACs), comma(r.WeightsBytes))
+	ops := make([]string, 0, len(r.Ops))
+	for op := range r.Ops {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		fmt.Fprintf(w, "  %-16s %d\n", op, r.Ops[op])
+	}
+	return nil
+}
+
+// comma formats n with thousands separators.
+func comma(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, ch := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

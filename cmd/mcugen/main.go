@@ -1,0 +1,127 @@
+// Command mcugen compiles trained neural networks (ONNX or TFLite, float32
+// or int8) into dependency-free C99 for microcontrollers, plans their memory,
+// and runs the result under QEMU to prove it bit-exact and count its cost.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is stamped into generated files and tuning records.
+const version = "0.1.0"
+
+type cli struct {
+	Inspect  inspectCmd  `cmd:"" help:"Summarise a model: inputs, outputs, ops, MACs, weight bytes; --ir prints a pipeline stage."`
+	Eval     evalCmd     `cmd:"" help:"Run the reference interpreter on input tensors and write the outputs as .npy."`
+	Quantize quantizeCmd `cmd:"" help:"INT8 post-training quantization of a float model; writes a QDQ ONNX model and a per-layer report."`
+	Plan     planCmd     `cmd:"" help:"Plan the activation memory: one arena, every tensor's offset and lifetime, the lower bound."`
+	Compile  compileCmd  `cmd:"" help:"Emit the model as C99 for a board (header API, entry function, kernels, weights)."`
+	Run      runCmd      `cmd:"" help:"Build firmware for a board, run it (QEMU, or natively for host) and compare with the reference."`
+	Test     testCmd     `cmd:"" help:"Regression: compile, run and compare bit-exactly on every board given; non-zero exit on any mismatch."`
+	Bench    benchCmd    `cmd:"" help:"Measure instructions per inference, MACs per instruction, arena, flash and RAM."`
+	Boards   boardsCmd   `cmd:"" help:"List the board catalog."`
+
+	Version kong.VersionFlag `help:"Print the version and exit."`
+}
+
+// env is what every command gets: where to print, and the warning sink.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "mcugen: warning: %s\n", msg) }
+
+// printJSON writes exactly one JSON object.
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// usageError marks errors that should exit 2.
+type usageError struct{ error }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit code: 0 success, 1 an
+// error (one line on stderr: "mcugen: <what>: <why>"), 2 bad usage.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	var c cli
+	exitCode := -1
+	parser, err := kong.New(&c,
+		kong.Name("mcugen"),
+		kong.Description("mcugen compiles a trained neural network (ONNX or TFLite, float32 or int8) into dependency-free C99 for microcontrollers.\n\nStart with `mcugen inspect MODEL`, then `mcugen compile MODEL --board mps2-an386 -o out/`; `mcugen run` builds and runs it under QEMU."),
+		kong.UsageOnError(),
+		kong.Writers(stdout, stderr),
+		kong.Vars{"version": version},
+		kong.Exit(func(c int) { exitCode = c; panic(exitSignal{}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcugen: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(exitSignal); ok {
+				code = exitCode
+				return
+			}
+			fmt.Fprintf(stderr, "mcugen: internal error: %v\n", oneLine(fmt.Sprint(r)))
+			code = 1
+		}
+	}()
+	ctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcugen: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	e := &env{stdout: stdout, stderr: stderr}
+	if err := ctx.Run(e); err != nil {
+		fmt.Fprintf(stderr, "mcugen: %s\n", oneLine(err.Error()))
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+type exitSignal struct{}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// parseShapes turns NAME=d0,d1,... flags into a map.
+func parseShapes(flags []string) (map[string][]int, error) {
+	m := map[string][]int{}
+	for _, f := range flags {
+		name, dims, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, usageError{fmt.Errorf("--shape %q: want NAME=d0,d1,...", f)}
+		}
+		var s []int
+		for _, p := range strings.Split(dims, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || v <= 0 {
+				return nil, usageError{fmt.Errorf("--shape %q: %q is not a positive dimension", f, p)}
+			}
+			s = append(s, v)
+		}
+		m[name] = s
+	}
+	return m, nil
+}

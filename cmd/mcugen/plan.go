@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcugen/mcugen/memplan"
+	"github.com/mcugen/mcugen/pipeline"
+)
+
+type planCmd struct {
+	modelFlags
+	quantFlags
+	Algo  string `help:"Placement algorithm: best, greedy-size, greedy-conflicts, hill-climb, exact." default:"best" enum:"best,greedy-size,greedy-conflicts,hill-climb,exact"`
+	Align int    `help:"Buffer alignment in bytes." default:"16"`
+	IO    string `name:"io" help:"Where graph inputs/outputs live: in-arena or separate (the caller's buffers)." default:"in-arena" enum:"in-arena,separate"`
+	SVG   string `name:"svg" help:"Write a picture of the arena (x: step, y: offset) to this file." type:"path" placeholder:"FILE"`
+	JSON  bool   `name:"json" help:"Print one JSON object."`
+}
+
+func (c *planCmd) Run(e *env) error {
+	opt, err := c.options(e, &c.modelFlags)
+	if err != nil {
+		return err
+	}
+	opt.PlanAlgorithm, opt.Align, opt.IOInArena = c.Algo, c.Align, c.IO == "in-arena"
+	s, err := pipeline.RunUntil(c.Model, opt, "plan")
+	if err != nil {
+		return err
+	}
+	p := s.Plan
+	if c.SVG != "" {
+		if err := os.WriteFile(c.SVG, p.SVG(), 0o644); err != nil {
+			return fmt.Errorf("%s: %w", c.SVG, err)
+		}
+	}
+	if c.JSON {
+		return e.printJSON(struct {
+			*memplan.Plan
+			Buffers []memplan.Buffer `json:"buffers"`
+		}{p, p.Buffers})
+	}
+	fmt.Fprint(e.stdout, p.Table())
+	fmt.Fprintf(e.stdout, "arena %s B (activations %s B, scratch %s B); live-set lower bound %s B; algorithm %s\n",
+		comma(int64(p.ArenaBytes)), comma(int64(p.ActivationBytes)), comma(int64(p.ScratchBytes)), comma(int64(p.LowerBoundBytes)), p.Algorithm)
+	return nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/quant"
+)
+
+type quantizeCmd struct {
+	modelFlags
+	Calib       string `help:"Calibration directory: one .npy per input per sample, or one .npy per input with a leading sample dimension." type:"path" placeholder:"DIR"`
+	CalibRandom int    `help:"Calibrate on N random inputs instead (real data gives better ranges)." placeholder:"N"`
+	Method      string `help:"Activation range method: minmax, percentile, entropy, mse." default:"percentile" enum:"minmax,percentile,entropy,mse"`
+	Out         string `short:"o" help:"Write the quantized model here as a QDQ ONNX file." required:"" type:"path" placeholder:"OUT.onnx"`
+	JSON        bool   `name:"json" help:"Print one JSON object."`
+}
+
+func (c *quantizeCmd) Run(e *env) error {
+	if c.Calib == "" && c.CalibRandom <= 0 {
+		return usageError{fmt.Errorf("quantize needs --calib DIR or --calib-random N")}
+	}
+	opt, err := (&quantFlags{Calib: c.Calib, CalibRandom: c.CalibRandom, Quantize: "int8", Method: c.Method}).options(e, &c.modelFlags)
+	if err != nil {
+		return err
+	}
+	s, err := pipeline.RunUntil(c.Model, opt, "quantize")
+	if err != nil {
+		return err
+	}
+	if s.Float == nil {
+		return fmt.Errorf("%s: the model is already quantized", c.Model)
+	}
+	if err := quant.WriteQDQ(s.Graph, c.Out); err != nil {
+		return fmt.Errorf("%s: %w", c.Out, err)
+	}
+	r := s.QuantReport
+	if c.JSON {
+		return e.printJSON(r)
+	}
+	fmt.Fprintf(e.stdout, "%s -> %s (method %s, %d calibration samples)\n", c.Model, c.Out, r.Method, r.Samples)
+	fmt.Fprintf(e.stdout, "%-40s %-16s %9s\n", "layer", "op", "SQNR dB")
+	for _, l := range r.Layers {
+		fmt.Fprintf(e.stdout, "%-40s %-16s %9.1f\n", l.Name, l.Op, l.SQNRdB)
+	}
+	fmt.Fprintf(e.stdout, "output SQNR %.1f dB (median %.1f dB)\n", r.OutputSQNRdB, r.OutputSQNRMedianDB)
+	if r.Top1Total > 0 {
+		fmt.Fprintf(e.stdout, "top-1 agreement %d/%d\n", r.Top1Agree, r.Top1Total)
+	}
+	return nil
+}

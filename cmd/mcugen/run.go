@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer"
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/quant"
+)
+
+// runFlags are what run, test and bench share beyond compile's options.
+type runFlags struct {
+	Timeout time.Duration `help:"Kill the firmware after this long." default:"120s"`
+	Keep    string        `help:"Keep the build directory here instead of a temporary one." type:"path" placeholder:"DIR"`
+}
+
+func (r *runFlags) workDir() (string, func(), error) {
+	if r.Keep != "" {
+		if err := os.MkdirAll(r.Keep, 0o755); err != nil {
+			return "", nil, err
+		}
+		return r.Keep, func() {}, nil
+	}
+	d, err := os.MkdirTemp("", "mcugen-run-")
+	if err != nil {
+		return "", nil, err
+	}
+	return d, func() { os.RemoveAll(d) }, nil
+}
+
+type runCmd struct {
+	modelFlags
+	compileFlags
+	runFlags
+	Input  []string `help:"Input tensor file; NAME=FILE binds by name, a bare FILE by position." placeholder:"[NAME=]FILE"`
+	Random int      `help:"Run N random inputs (when no --input is given)." default:"1"`
+	Out    string   `help:"Write the outputs (of the first vector) here as <output>.npy." type:"path" placeholder:"DIR"`
+	JSON   bool     `name:"json" help:"Print one JSON object."`
+}
+
+type runReport struct {
+	Board          string       `json:"board"`
+	Target         string       `json:"target"`
+	Instructions   int64        `json:"instructions"`
+	FlashBytes     int          `json:"flash_bytes"`
+	RAMBytes       int          `json:"ram_bytes"`
+	ArenaBytes     int          `json:"arena_bytes"`
+	Vectors        int          `json:"vectors"`
+	Outputs        []outputInfo `json:"outputs"`
+	MatchReference bool         `json:"match_reference"`
+	MaxAbsDiff     float64      `json:"max_abs_diff"`
+}
+
+// fitInput converts a float input to a quantized model input (as the TFLite
+// converter's int8 models expect), so float data can drive a model that
+// mcugen quantized itself.
+func fitInput(g *graph.Graph, vec map[string]*graph.Data) {
+	for name, d := range vec {
+		t := g.Tensors[name]
+		if t != nil && d.DType == graph.Float32 && t.DType.IsInt() && t.Quant != nil {
+			s, z := t.Quant.At(0)
+			vec[name] = quant.QuantizeData(d, s, z)
+			vec[name].DType = t.DType
+		}
+	}
+}
+
+func (c *runCmd) Run(e *env) error {
+	opt, _, err := c.compileFlags.options(e, &c.modelFlags)
+	if err != nil {
+		return err
+	}
+	s, err := pipeline.Compile(c.Model, opt)
+	if err != nil {
+		return err
+	}
+	var vectors []map[string]*graph.Data
+	if len(c.Input) > 0 {
+		src := s.Graph
+		if s.Float != nil {
+			src = s.Float
+		}
+		vec, err := importer.BindInputs(src, c.Input)
+		if err != nil {
+			return err
+		}
+		fitInput(s.Graph, vec)
+		vectors = append(vectors, vec)
+	} else {
+		vectors = pipeline.RandomInputs(s.Graph, max(c.Random, 1), 1)
+	}
+	dir, done, err := c.workDir()
+	if err != nil {
+		return err
+	}
+	defer done()
+	x, err := s.Execute(vectors, dir, c.Timeout)
+	if err != nil {
+		return err
+	}
+	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Instructions: x.Instructions(),
+		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes,
+		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: x.MaxAbsDiff}
+	if c.Out != "" {
+		if err := os.MkdirAll(c.Out, 0o755); err != nil {
+			return err
+		}
+	}
+	for i, name := range s.Graph.Outputs {
+		d := x.Outputs[0][i]
+		oi := outputInfo{Name: name, Shape: d.Shape, DType: d.DType.String()}
+		if c.Out != "" {
+			oi.File = filepath.Join(c.Out, fileName(name)+".npy")
+			if err := writeNpy(oi.File, d); err != nil {
+				return err
+			}
+		}
+		r.Outputs = append(r.Outputs, oi)
+	}
+	if c.JSON {
+		if err := e.printJSON(r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B\n",
+			r.Board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)))
+		verdict := "bit-exact with the reference interpreter"
+		if !r.MatchReference {
+			verdict = fmt.Sprintf("DIFFERS from the reference interpreter (max abs diff %g)", r.MaxAbsDiff)
+		} else if r.MaxAbsDiff > 0 {
+			verdict = fmt.Sprintf("matches the reference within 1e-5 relative (max abs diff %g)", r.MaxAbsDiff)
+		}
+		fmt.Fprintf(e.stdout, "outputs %s\n", verdict)
+	}
+	if !r.MatchReference {
+		return fmt.Errorf("%s on %s: outputs differ from the reference interpreter (max abs diff %g)", c.Model, r.Board, r.MaxAbsDiff)
+	}
+	return nil
+}
+
+func countString(n int64) string {
+	if n < 0 {
+		return "n/a"
+	}
+	return comma(n)
+}

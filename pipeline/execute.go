@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/runner"
+)
+
+// Execution is a compiled model built for a board and run on vectors.
+type Execution struct {
+	Firmware *runner.Firmware
+	Result   *runner.Result
+	// Outputs[v][i] is output i of vector v as the firmware produced it;
+	// Reference[v][i] is what the reference interpreter computes.
+	Outputs   [][]*graph.Data
+	Reference [][]*graph.Data
+	// Match[v] says whether vector v agrees with the reference (bit-exact for
+	// integers, within 1e-5 relative for float); MaxAbsDiff is over all vectors.
+	Match      []bool
+	MaxAbsDiff float64
+}
+
+// Instructions is the instruction count of the first vector (every vector of
+// a model costs the same: the generated code has no data-dependent branches
+// beyond saturation), or -1 when the board cannot count.
+func (x *Execution) Instructions() int64 {
+	if len(x.Result.Vectors) == 0 {
+		return -1
+	}
+	return x.Result.Vectors[0].Instructions
+}
+
+// AllMatch reports whether every vector matched the reference.
+func (x *Execution) AllMatch() bool {
+	for _, m := range x.Match {
+		if !m {
+			return false
+		}
+	}
+	return true
+}
+
+// Execute writes s's sources into dir/model, builds the firmware for the
+// board with the vectors compiled in, runs it and compares every output with
+// the reference interpreter.
+func (s *State) Execute(vectors []map[string]*graph.Data, dir string, timeout time.Duration) (*Execution, error) {
+	b := s.Opt.Board
+	if b == nil {
+		return nil, fmt.Errorf("no board")
+	}
+	if !b.Emulated() {
+		return nil, fmt.Errorf("board %s has no emulator: compile and size it, or run it on the hardware", b.Name)
+	}
+	src := filepath.Join(dir, "model")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return nil, err
+	}
+	if err := WriteFiles(src, s.Files); err != nil {
+		return nil, err
+	}
+	m := runner.Model{Prefix: s.Opt.Prefix, ArenaBytes: s.Report.ArenaBytes, ExternalArena: s.Opt.ArenaExternal, IncludeDirs: []string{src}}
+	for name := range s.Files {
+		if filepath.Ext(name) == ".c" {
+			m.Sources = append(m.Sources, filepath.Join(src, name))
+		}
+	}
+	sort.Strings(m.Sources)
+	for _, io := range s.Report.Inputs {
+		m.Inputs = append(m.Inputs, runner.IO{Name: io.Name, CName: io.CName, Size: io.Size})
+	}
+	for _, io := range s.Report.Outputs {
+		m.Outputs = append(m.Outputs, runner.IO{Name: io.Name, CName: io.CName, Size: io.Size})
+	}
+	raw := make([][][]byte, len(vectors))
+	for v, vec := range vectors {
+		for _, name := range s.Graph.Inputs {
+			d, ok := vec[name]
+			if !ok {
+				return nil, fmt.Errorf("vector %d: no value for input %q", v, name)
+			}
+			raw[v] = append(raw[v], npy.Bytes(d))
+		}
+	}
+	fw, err := runner.Build(b, m, raw, filepath.Join(dir, "build"))
+	if err != nil {
+		return nil, err
+	}
+	res, err := runner.Run(fw, timeout)
+	if err != nil {
+		return nil, err
+	}
+	x := &Execution{Firmware: fw, Result: res}
+	for v, vec := range vectors {
+		ref, err := interp.Run(s.Graph, vec)
+		if err != nil {
+			return nil, fmt.Errorf("reference interpreter: %w", err)
+		}
+		var outs, refs []*graph.Data
+		match := true
+		for i, name := range s.Graph.Outputs {
+			t := s.Graph.Tensors[name]
+			got, err := npy.FromBytes(res.Vectors[v].Outputs[i], t.DType, t.Shape)
+			if err != nil {
+				return nil, fmt.Errorf("vector %d output %q: %w", v, name, err)
+			}
+			ok, diff := Compare(got, ref[name])
+			match = match && ok
+			x.MaxAbsDiff = math.Max(x.MaxAbsDiff, diff)
+			outs, refs = append(outs, got), append(refs, ref[name])
+		}
+		x.Outputs, x.Reference, x.Match = append(x.Outputs, outs), append(x.Reference, refs), append(x.Match, match)
+	}
+	return x, nil
+}
+
+// Compare checks got against want: integers must be equal, floats within
+// 1e-5 relative (with a 1e-6 absolute floor near zero). It returns the
+// largest absolute difference.
+func Compare(got, want *graph.Data) (bool, float64) {
+	if got.DType != want.DType || got.Len() != want.Len() {
+		return false, math.Inf(1)
+	}
+	ok, maxd := true, 0.0
+	for i := 0; i < got.Len(); i++ {
+		a, b := got.Float(i), want.Float(i)
+		d := math.Abs(a - b)
+		if math.IsNaN(a) != math.IsNaN(b) {
+			d = math.Inf(1)
+		}
+		maxd = math.Max(maxd, d)
+		if got.DType.IsInt() {
+			ok = ok && d == 0
+		} else {
+			ok = ok && d <= 1e-5*math.Abs(b)+1e-6
+		}
+	}
+	return ok, maxd
+}
+
+// RandomInputs draws n input vectors: integers uniform over their dtype's
+// range, floats in the model input's quantized range if known, else [-1, 1].
+func RandomInputs(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
+	r := rand.New(rand.NewPCG(seed, 0x6d6375))
+	out := make([]map[string]*graph.Data, n)
+	for i := range out {
+		out[i] = map[string]*graph.Data{}
+		for _, name := range g.Inputs {
+			t := g.Tensors[name]
+			d := graph.NewData(t.DType, t.Shape)
+			if t.DType == graph.Float32 {
+				for j := range d.F {
+					d.F[j] = float32(r.Float64()*2 - 1)
+				}
+			} else {
+				lo, hi := t.DType.Range()
+				if hi-lo > 1<<16 {
+					lo, hi = -1000, 1000
+				}
+				for j := range d.I {
+					d.I[j] = lo + r.Int64N(hi-lo+1)
+				}
+			}
+			out[i][name] = d
+		}
+	}
+	return out
+}
+
+// ExtremeInputs are the corner cases: every input all at its minimum, all at
+// its maximum, and alternating between the two.
+func ExtremeInputs(g *graph.Graph) []map[string]*graph.Data {
+	out := make([]map[string]*graph.Data, 3)
+	for k := range out {
+		out[k] = map[string]*graph.Data{}
+		for _, name := range g.Inputs {
+			t := g.Tensors[name]
+			d := graph.NewData(t.DType, t.Shape)
+			lo, hi := -1.0, 1.0
+			if t.DType.IsInt() {
+				l, h := t.DType.Range()
+				lo, hi = float64(max(l, -1000)), float64(min(h, 1000))
+			}
+			for j := 0; j < d.Len(); j++ {
+				v := lo
+				if k == 1 || k == 2 && j%2 == 1 {
+					v = hi
+				}
+				if d.DType == graph.Float32 {
+					d.F[j] = float32(v)
+				} else {
+					d.I[j] = int64(v)
+				}
+			}
+			out[k][name] = d
+		}
+	}
+	return out
+}
+
+// LoadBoard resolves a board name against the built-in catalog plus an
+// optional user file.
+func LoadBoard(name, file string) (*boards.Board, error) {
+	cat, err := boards.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	return cat.Get(name)
+}

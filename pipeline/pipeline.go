@@ -1,0 +1,303 @@
+// Package pipeline strings mcugen's stages together in one ordered pass
+// table (import → fold QDQ → quantize → plan → lower → emit), the way the
+// CLI's compile, run, test, bench and tune commands use them. Each pass is a
+// small function over State; any stage's IR can be printed by name.
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/emitc"
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer"
+	"github.com/mcugen/mcugen/memplan"
+	"github.com/mcugen/mcugen/quant"
+	"github.com/mcugen/mcugen/tir"
+)
+
+// Options are the compile options shared by compile, run, test, bench and tune.
+type Options struct {
+	Shapes map[string][]int
+	Warn   func(string)
+
+	// Quantization of float models: Calib is a calibration directory,
+	// CalibRandom a number of random samples; Quantize "int8" asks for it.
+	Calib       string
+	CalibRandom int
+	Quantize    string
+	Method      string
+
+	Board *boards.Board
+	// Target overrides the schedule set chosen from the board's features.
+	Target string
+
+	Prefix         string
+	ArenaExternal  bool
+	IOInArena      bool
+	WeightsSection string
+	PlanAlgorithm  string
+	Align          int
+
+	Version string
+}
+
+// State is what the passes read and write.
+type State struct {
+	Opt       Options
+	ModelPath string
+	Graph     *graph.Graph
+	// Float is the float graph a quantized Graph was made from (nil when
+	// the model was integer already).
+	Float       *graph.Graph
+	QuantReport *quant.Report
+	Plan        *memplan.Plan
+	Module      *tir.Module
+	Files       map[string][]byte
+	Report      *emitc.Report
+}
+
+// Pass is one named stage.
+type Pass struct {
+	Name string
+	Run  func(*State) error
+}
+
+// Passes is the pipeline, in order.
+var Passes = []Pass{
+	{"import", importPass},
+	{"fold-qdq", foldQDQPass},
+	{"quantize", quantizePass},
+	{"plan", planPass},
+	{"lower", lowerPass},
+	{"emit", emitPass},
+}
+
+// Stages names what `inspect --ir` can print, and the pass that makes it.
+var Stages = map[string]string{"graph": "import", "quant": "quantize", "plan": "plan", "tir": "lower", "c": "emit"}
+
+// Compile runs every pass.
+func Compile(model string, opt Options) (*State, error) { return RunUntil(model, opt, "") }
+
+// RunUntil runs the passes up to and including the named one ("" = all).
+func RunUntil(model string, opt Options, last string) (*State, error) {
+	if opt.Warn == nil {
+		opt.Warn = func(string) {}
+	}
+	if opt.Prefix == "" {
+		opt.Prefix = DefaultPrefix(model)
+	}
+	s := &State{Opt: opt, ModelPath: model}
+	for _, p := range Passes {
+		if err := p.Run(s); err != nil {
+			return s, err
+		}
+		if p.Name == last {
+			break
+		}
+	}
+	return s, nil
+}
+
+// Dump prints the IR of a stage (see Stages).
+func (s *State) Dump(stage string) (string, error) {
+	switch stage {
+	case "graph", "quant":
+		return graph.Print(s.Graph), nil
+	case "plan":
+		return s.Plan.Table(), nil
+	case "tir":
+		return s.Module.String(), nil
+	case "c":
+		names := make([]string, 0, len(s.Files))
+		for n := range s.Files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var b strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&b, "// ---- %s ----\n%s\n", n, s.Files[n])
+		}
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("unknown IR stage %q (want graph, quant, plan, tir or c)", stage)
+}
+
+// DefaultPrefix derives a C prefix from a model file name.
+func DefaultPrefix(model string) string {
+	base := model[strings.LastIndexAny(model, `/\`)+1:]
+	if i := strings.LastIndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	return strings.ToLower(emitc.Ident(base))
+}
+
+func importPass(s *State) error {
+	g, err := importer.Load(s.ModelPath, importer.Options{Shapes: s.Opt.Shapes, Warn: s.Opt.Warn})
+	if err != nil {
+		return err
+	}
+	s.Graph = g
+	return nil
+}
+
+// foldQDQPass turns a QDQ-form float graph (QuantizeLinear/DequantizeLinear
+// around float ops) into the integer graph it describes.
+func foldQDQPass(s *State) error {
+	if !hasOp(s.Graph, graph.Dequantize) || !isFloatCompute(s.Graph) {
+		return nil
+	}
+	g, err := quant.FoldQDQ(s.Graph)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.ModelPath, err)
+	}
+	s.Graph = g
+	return nil
+}
+
+func quantizePass(s *State) error {
+	o := s.Opt
+	want := o.Calib != "" || o.CalibRandom > 0 || o.Quantize == "int8"
+	if !want {
+		return nil
+	}
+	if !isFloatCompute(s.Graph) {
+		o.Warn(fmt.Sprintf("%s is already an integer model; --calib/--quantize ignored", s.ModelPath))
+		return nil
+	}
+	var samples []map[string]*graph.Data
+	switch {
+	case o.Calib != "":
+		var err error
+		if samples, err = quant.LoadCalib(o.Calib, s.Graph); err != nil {
+			return err
+		}
+	default:
+		n := o.CalibRandom
+		if n <= 0 {
+			n = 16
+		}
+		o.Warn(fmt.Sprintf("quantizing with %d random calibration inputs; real data (--calib DIR) gives better ranges", n))
+		samples = quant.RandomCalib(s.Graph, n, 1)
+	}
+	method, err := quant.ParseMethod(o.Method)
+	if err != nil {
+		return err
+	}
+	q, rep, err := quant.PTQ(s.Graph, samples, quant.Options{Method: method}, quant.CalibOptions{Progress: quant.ProgressWriter()})
+	if err != nil {
+		return err
+	}
+	s.Float, s.Graph, s.QuantReport = s.Graph, q, rep
+	return nil
+}
+
+func planPass(s *State) error {
+	opt := memplan.DefaultOptions()
+	if s.Opt.PlanAlgorithm != "" {
+		opt.Algorithm = s.Opt.PlanAlgorithm
+	}
+	if s.Opt.Align > 0 {
+		opt.Align = s.Opt.Align
+	}
+	opt.IOInArena = s.Opt.IOInArena
+	opt.InPlaceOK = tir.InPlaceOK
+	p, err := memplan.Build(s.Graph, opt)
+	if err != nil {
+		return err
+	}
+	if err := p.Validate(s.Graph); err != nil {
+		return fmt.Errorf("memplan produced an invalid plan: %w", err)
+	}
+	s.Plan = p
+	return nil
+}
+
+// TargetFor picks the schedule set for a board: the most specific one its
+// features allow that tir knows, else generic.
+func TargetFor(b *boards.Board) string {
+	if b == nil {
+		return "generic"
+	}
+	for _, f := range []string{"mve", "neon", "dsp"} {
+		if b.HasFeature(f) {
+			if _, err := tir.TargetByName(f); err == nil {
+				return f
+			}
+		}
+	}
+	return "generic"
+}
+
+func lowerPass(s *State) error {
+	name := s.Opt.Target
+	if name == "" {
+		name = TargetFor(s.Opt.Board)
+	}
+	t, err := tir.TargetByName(name)
+	if err != nil {
+		return err
+	}
+	m, err := tir.Lower(s.Graph, s.Plan, t)
+	if err != nil {
+		return err
+	}
+	s.Module = m
+	return nil
+}
+
+func emitPass(s *State) error {
+	o := emitc.Options{
+		Prefix: s.Opt.Prefix, ArenaExternal: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena,
+		WeightsSection: s.Opt.WeightsSection, Model: baseName(s.ModelPath), Version: s.Opt.Version,
+		Target: s.Module.Target,
+	}
+	files, err := emitc.Emit(s.Module, o)
+	if err != nil {
+		return err
+	}
+	s.Files = files
+	s.Report = emitc.ReportFor(s.Module, files, o)
+	return nil
+}
+
+func baseName(p string) string { return p[strings.LastIndexAny(p, `/\`)+1:] }
+
+func hasOp(g *graph.Graph, op graph.Op) bool {
+	for _, n := range g.Nodes {
+		if n.Op == op {
+			return true
+		}
+	}
+	return false
+}
+
+// isFloatCompute reports whether any compute node of g works on float32.
+func isFloatCompute(g *graph.Graph) bool {
+	for _, n := range g.Nodes {
+		switch n.Op {
+		case graph.Quantize, graph.Dequantize, graph.Reshape, graph.Transpose:
+			continue
+		}
+		if t := g.In(n, 0); t != nil && t.DType == graph.Float32 {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteFiles writes files into dir (which must exist).
+func WriteFiles(dir string, files map[string][]byte) error {
+	for name, b := range files {
+		if strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+			return fmt.Errorf("refusing to write %q outside %s", name, dir)
+		}
+		if err := os.WriteFile(dir+string(os.PathSeparator)+name, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
