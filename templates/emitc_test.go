@@ -171,3 +171,42 @@ func TestEmitcMakeCMakeQEMU(t *testing.T) {
 		})
 	}
 }
+
+// TestEmitcHostileName: emitc's prefix for a hostile model name is found in its header
+// (templates' own Ident may spell it differently), and the host make project builds
+// and runs bit-exactly.
+func TestEmitcHostileName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a program")
+	}
+	needTool(t, "make", "gcc")
+	p := emitcProject(t, Make, board(t, "host"), 2)
+	const name = "Mÿ Model v2.1 - ünï.tflite"
+	g, err := tflite.Load(bundledModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := memplan.DefaultOptions()
+	opt.IOInArena = false
+	opt.InPlaceOK = tir.InPlaceOK
+	plan, err := memplan.Build(g, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _, err := emitc.Compile(g, plan, emitc.Options{Prefix: name, Model: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Name, p.Prefix, p.Model = name, "", files
+	dir := t.TempDir()
+	written, err := Write(dir, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Prefix = apiPrefix(files, "")
+	if p.Prefix == "" || !IsIdent(p.Prefix) {
+		t.Fatalf("no API prefix found in %v", written)
+	}
+	t.Logf("emitc prefix %q, templates.Ident %q", p.Prefix, Ident(name))
+	checkEmitcOutput(t, mustRun(t, dir, 2*time.Minute, "make", "-s", "run"), p)
+}

@@ -54,3 +54,19 @@ func (m *model) checkAPI() error {
 	}
 	return nil
 }
+
+// apiPrefix finds the API prefix in the model's files: the stem of the one header
+// <stem>.h that declares int32_t <stem>_run(...); fallback when there is not exactly one.
+func apiPrefix(model map[string][]byte, fallback string) string {
+	var found []string
+	for n, b := range model {
+		stem, ok := strings.CutSuffix(n, ".h")
+		if ok && IsIdent(stem) && regexp.MustCompile(`int32_t\s+`+stem+`_run\s*\(`).Match(b) {
+			found = append(found, stem)
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	return fallback
+}

@@ -50,6 +50,11 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("templates: unknown project template %q; known: %s", s, strings.Join(names, ", "))
 }
 
+// UsesCRT reports whether projects of kind k build with mcugen's runtime and its linker
+// script (make, cmake): only those may have the model's weights in crt.WeightsSection.
+// Zephyr and Arduino link with their own scripts, and the Bazel example runs on the host.
+func UsesCRT(k Kind) bool { return k == Make || k == CMake }
+
 // Tensor is one model input or output as the generated API exposes it.
 type Tensor struct {
 	Name  string // the model's tensor name (any text)
@@ -91,8 +96,9 @@ type Vector struct {
 type Project struct {
 	Kind   Kind
 	Name   string // the model's name (any text: spaces, dots, non-ASCII are made safe)
-	Prefix string // the C prefix of the generated API (DESIGN §4); "" means Ident(Name)
-	Board  *boards.Board
+	Prefix string // the C prefix of the generated API (DESIGN §4); "" means the stem of the
+	// model header that declares <stem>_run, else Ident(Name)
+	Board *boards.Board
 
 	// Model holds emitc's files by base name: <prefix>.h (the DESIGN §4 API), <prefix>.c
 	// and any further .c/.h files.
@@ -192,7 +198,7 @@ func newModel(p Project) (*model, error) {
 	}
 	m.Prefix = p.Prefix
 	if m.Prefix == "" {
-		m.Prefix = m.Ident
+		m.Prefix = apiPrefix(p.Model, m.Ident)
 	}
 	if !IsIdent(m.Prefix) {
 		return nil, fmt.Errorf("templates: prefix %q is not a C identifier", m.Prefix)
@@ -300,7 +306,7 @@ func newModel(p Project) (*model, error) {
 	default:
 		return nil, fmt.Errorf("templates: board %q: unknown toolchain %q", b.Name, b.Toolchain)
 	}
-	if p.Kind == Arduino || p.Kind == Zephyr {
+	if p.Kind == Arduino || p.Kind == Zephyr { // see UsesCRT
 		for _, n := range m.Sources {
 			if bytes.Contains(p.Model[n], []byte("section(")) {
 				return nil, fmt.Errorf("templates: model file %s places data in a linker section, which the %s build's own linker script does not know; compile the model without a weights section for %s projects", n, p.Kind, p.Kind)
