@@ -72,10 +72,14 @@ func inferOrDie(t *testing.T, g *graph.Graph) *graph.Graph {
 
 func TestFloatCNNHost(t *testing.T) {
 	g := inferOrDie(t, smallFloatCNN())
-	for _, opts := range []Options{
+	all := []Options{
 		{Prefix: "net", Model: "small"},
 		{Prefix: "net", Model: "small", ArenaExternal: true, IOInArena: true},
-	} {
+	}
+	if testing.Short() {
+		all = all[:1]
+	}
+	for _, opts := range all {
 		checkModel(t, g, opts, 10)
 	}
 }

@@ -36,6 +36,9 @@ func TestOpsHost(t *testing.T) {
 // TestTensorizedConvHost turns the int8 conv reduction into the dot
 // intrinsic (knob tensorize_dot) and checks the C against the reference.
 func TestTensorizedConvHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: gcc builds")
+	}
 	cases, err := tirtest.Cases()
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ package tirtest
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand"
 
 	"github.com/mcugen/mcugen/graph"
@@ -119,7 +120,9 @@ func Cases() ([]Case, error) {
 			if i8 && c.floatOnly {
 				continue
 			}
-			b := &builder{g: graph.New(c.name+"_"+suffix, "tflite"), r: rand.New(rand.NewSource(int64(len(out) + 1))), int8: i8}
+			h := fnv.New64a()
+			h.Write([]byte(c.name + "_" + suffix))
+			b := &builder{g: graph.New(c.name+"_"+suffix, "tflite"), r: rand.New(rand.NewSource(int64(h.Sum64() >> 1))), int8: i8}
 			g, err := c.build(b)
 			if err != nil {
 				return nil, fmt.Errorf("tirtest: %s_%s: %v", c.name, suffix, err)
