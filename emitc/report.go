@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir"
 )
 
@@ -26,11 +27,31 @@ func IONames(m *tir.Module) (in, out []string) {
 	return in, out
 }
 
-// ReportFor summarizes what Emit produced from m with opts.
+// ioInfos lists m's inputs and outputs with their C member names and sizes.
+func ioInfos(m *tir.Module) (ins, outs []IOInfo) {
+	in, out := IONames(m)
+	for i, t := range m.Inputs {
+		ins = append(ins, IOInfo{Name: t.Name, CName: in[i], Size: t.Bytes})
+	}
+	for i, t := range m.Outputs {
+		outs = append(outs, IOInfo{Name: t.Name, CName: out[i], Size: t.Bytes})
+	}
+	return ins, outs
+}
+
+// ReportFor describes what Emit produced from m with opts: target, arena and
+// weight bytes (each distinct constant array once), file names, the entry
+// function, every kernel with its node and schedule knobs, and the API's
+// inputs and outputs.
 func ReportFor(m *tir.Module, files map[string][]byte, opts Options) *Report {
-	prefix := prefixOf(opts, m)
-	rep := &Report{Target: m.Target, ArenaBytes: m.ArenaBytes, Entry: prefix + "_run"}
+	p := prefixOf(opts, m)
+	rep := &Report{Target: m.Target, ArenaBytes: m.ArenaBytes, Entry: p + "_run", Files: []string{}}
+	seen := map[*graph.Data]bool{}
 	for _, c := range m.Consts {
+		if c.Data != nil && seen[c.Data] {
+			continue
+		}
+		seen[c.Data] = true
 		rep.WeightsBytes += c.Len() * c.DType.Size()
 	}
 	for name := range files {
@@ -38,14 +59,8 @@ func ReportFor(m *tir.Module, files map[string][]byte, opts Options) *Report {
 	}
 	sort.Strings(rep.Files)
 	for _, f := range m.Funcs {
-		rep.Kernels = append(rep.Kernels, Kernel{Name: prefix + "_" + f.Name, Node: f.Node, Op: f.Op, Knobs: f.Knobs})
+		rep.Kernels = append(rep.Kernels, Kernel{Name: p + "_" + f.Name, Node: f.Node, Op: f.Op, Knobs: f.Knobs})
 	}
-	in, out := IONames(m)
-	for i, t := range m.Inputs {
-		rep.Inputs = append(rep.Inputs, IOInfo{Name: t.Name, CName: in[i], Size: t.Bytes})
-	}
-	for i, t := range m.Outputs {
-		rep.Outputs = append(rep.Outputs, IOInfo{Name: t.Name, CName: out[i], Size: t.Bytes})
-	}
+	rep.Inputs, rep.Outputs = ioInfos(m)
 	return rep
 }

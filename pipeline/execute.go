@@ -68,7 +68,7 @@ func (s *State) Execute(vectors []map[string]*graph.Data, dir string, timeout ti
 	if err := WriteFiles(src, s.Files); err != nil {
 		return nil, err
 	}
-	m := runner.Model{Prefix: s.Opt.Prefix, ArenaBytes: s.Report.ArenaBytes, ExternalArena: s.Opt.ArenaExternal, IncludeDirs: []string{src}}
+	m := runner.Model{Prefix: s.Opt.Prefix, ArenaBytes: s.Report.ArenaBytes, ExternalArena: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena, IncludeDirs: []string{src}}
 	for name := range s.Files {
 		if filepath.Ext(name) == ".c" {
 			m.Sources = append(m.Sources, filepath.Join(src, name))

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/crt"
 	"github.com/mcugen/mcugen/emitc"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer"
@@ -250,9 +251,14 @@ func lowerPass(s *State) error {
 }
 
 func emitPass(s *State) error {
+	section := s.Opt.WeightsSection
+	if section == "" && s.Opt.Board != nil && s.Opt.Board.BareMetal() {
+		// The board's linker script puts this section in its weights region.
+		section = crt.WeightsSection
+	}
 	o := emitc.Options{
 		Prefix: s.Opt.Prefix, ArenaExternal: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena,
-		WeightsSection: s.Opt.WeightsSection, Model: baseName(s.ModelPath), Version: s.Opt.Version,
+		WeightsSection: section, Model: baseName(s.ModelPath), Version: s.Opt.Version,
 		Target: s.Module.Target,
 	}
 	files, err := emitc.Emit(s.Module, o)

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mcugen runs the CLI in-process and returns its exit code, stdout and stderr.
+func mcugen(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const backend = "/usr/share/libonnx-testdata/data"
+
+func sharedModels(t *testing.T) string {
+	dir, _ := filepath.Abs("../../../shared/models/mlperf_tiny")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("../shared/models is absent: MLPerf Tiny checks skipped")
+	}
+	return dir
+}
+
+func needBackend(t *testing.T) {
+	if _, err := os.Stat(backend); err != nil {
+		t.Skip("Debian package libonnx-testdata is not installed: ONNX backend checks skipped")
+	}
+}
+
+type inspectJSON struct {
+	Format string `json:"format"`
+	Inputs []struct {
+		Name      string    `json:"name"`
+		Shape     []int     `json:"shape"`
+		DType     string    `json:"dtype"`
+		Scale     []float32 `json:"scale"`
+		ZeroPoint []int32   `json:"zero_point"`
+	} `json:"inputs"`
+	Outputs []struct {
+		Name  string `json:"name"`
+		Shape []int  `json:"shape"`
+		DType string `json:"dtype"`
+	} `json:"outputs"`
+	Ops          map[string]int `json:"ops"`
+	Nodes        int            `json:"nodes"`
+	MACs         int64          `json:"macs"`
+	WeightsBytes int64          `json:"weights_bytes"`
+}
+
+func inspect(t *testing.T, model string) inspectJSON {
+	t.Helper()
+	code, out, errs := mcugen(t, "inspect", "--json", model)
+	if code != 0 {
+		t.Fatalf("inspect %s: exit %d: %s", model, code, errs)
+	}
+	var r inspectJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("inspect %s: not one JSON object: %v\n%s", model, err, out)
+	}
+	return r
+}
+
+// MAC counts worked out by hand from each model's layer shapes.
+func TestInspectHandCountedMACs(t *testing.T) {
+	// cnn.onnx: input [1,3,16,16]; conv 3x3 3->8 pad 1: 16*16*8 outputs x 27;
+	// maxpool 2 -> 8x8; depthwise 3x3: 8*8*8 x 9; pointwise 8->16: 8*8*16 x 8;
+	// fc 16->10: 10 x 16.
+	r := inspect(t, "../../testdata/onnx/cnn.onnx")
+	if want := int64(2048*27 + 512*9 + 1024*8 + 160); r.MACs != want {
+		t.Errorf("cnn.onnx MACs %d, want %d", r.MACs, want)
+	}
+	if r.Format != "onnx" || len(r.Inputs) != 1 || r.Inputs[0].Name != "image" || !equalInts(r.Inputs[0].Shape, []int{1, 3, 16, 16}) {
+		t.Errorf("cnn.onnx inputs: %+v", r.Inputs)
+	}
+	if len(r.Outputs) != 1 || !equalInts(r.Outputs[0].Shape, []int{1, 10}) || r.Outputs[0].DType != "float32" {
+		t.Errorf("cnn.onnx outputs: %+v", r.Outputs)
+	}
+	if r.Ops["Conv2D"] != 3 || r.Ops["FullyConnected"] != 1 || r.Ops["Softmax"] != 1 || r.Ops["MaxPool2D"] != 1 {
+		t.Errorf("cnn.onnx ops: %v", r.Ops)
+	}
+	needBackend(t)
+	// test_conv_with_strides_padding: x [1,1,7,5], w [1,1,3,3], stride 2,
+	// pads 1: output [1,1,4,3] = 12 outputs x 9 products.
+	r = inspect(t, backend+"/node/test_conv_with_strides_padding/model.onnx")
+	if r.MACs != 108 || r.Ops["Conv2D"] != 1 || !equalInts(r.Outputs[0].Shape, []int{1, 1, 4, 3}) {
+		t.Errorf("test_conv_with_strides_padding: MACs %d ops %v outputs %+v", r.MACs, r.Ops, r.Outputs)
+	}
+	// test_gemm_default_matrix_bias: A [3,6] B [6,4]: 12 outputs x 6.
+	r = inspect(t, backend+"/node/test_gemm_default_matrix_bias/model.onnx")
+	if r.MACs != 72 {
+		t.Errorf("test_gemm_default_matrix_bias: MACs %d, want 72", r.MACs)
+	}
+}
+
+// The MLPerf Tiny figures come from ../shared/anchors.md and the model README.
+func TestInspectMLPerf(t *testing.T) {
+	dir := sharedModels(t)
+	cases := []struct {
+		file   string
+		macs   int64
+		input  []int
+		output []int
+	}{
+		{"kws/kws_ref_model.tflite", 2656768, []int{1, 49, 10, 1}, []int{1, 12}},
+		{"vww/vww_96_int8.tflite", 7489664, []int{1, 96, 96, 3}, []int{1, 2}},
+		{"ic/pretrainedResnet_quant.tflite", 12501632, []int{1, 32, 32, 3}, []int{1, 10}},
+		{"ad/ad01_int8.tflite", 264192, []int{1, 640}, []int{1, 640}},
+	}
+	for _, c := range cases {
+		r := inspect(t, filepath.Join(dir, c.file))
+		if r.MACs != c.macs || r.Format != "tflite" {
+			t.Errorf("%s: MACs %d format %s, want %d tflite", c.file, r.MACs, r.Format, c.macs)
+		}
+		if len(r.Inputs) != 1 || !equalInts(r.Inputs[0].Shape, c.input) || r.Inputs[0].DType != "int8" || len(r.Inputs[0].Scale) != 1 || len(r.Inputs[0].ZeroPoint) != 1 {
+			t.Errorf("%s: inputs %+v", c.file, r.Inputs)
+		}
+		if len(r.Outputs) != 1 || !equalInts(r.Outputs[0].Shape, c.output) {
+			t.Errorf("%s: outputs %+v", c.file, r.Outputs)
+		}
+		if r.WeightsBytes <= 0 || r.Nodes == 0 {
+			t.Errorf("%s: weights %d nodes %d", c.file, r.WeightsBytes, r.Nodes)
+		}
+	}
+}
+
+// eval reproduces a backend test's expected output from its .pb inputs, and
+// numpy reads the .npy it writes.
+func TestEvalBackendPB(t *testing.T) {
+	needBackend(t)
+	dir := backend + "/node/test_conv_with_strides_padding"
+	out := t.TempDir()
+	code, stdout, errs := mcugen(t, "eval", dir+"/model.onnx", "--input", dir+"/test_data_set_0/input_0.pb",
+		"--input", dir+"/test_data_set_0/input_1.pb", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errs)
+	}
+	var r struct {
+		Outputs []outputInfo `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Outputs) != 1 {
+		t.Fatalf("eval JSON: %v\n%s", err, stdout)
+	}
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import numpy, onnx").Run() != nil {
+		t.Skip("python3-numpy/python3-onnx not installed: numpy cross-check skipped")
+	}
+	script := `import numpy as np, onnx, sys
+from onnx import numpy_helper
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[2], "rb").read())
+want = numpy_helper.to_array(t); got = np.load(sys.argv[1])
+print(got.dtype, got.shape == want.shape, np.allclose(got, want, atol=1e-5, rtol=1e-4))`
+	res, err := exec.Command(py, "-c", script, r.Outputs[0].File, dir+"/test_data_set_0/output_0.pb").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(res)) != "float32 True True" {
+		t.Errorf("numpy check: %v %s", err, res)
+	}
+}
+
+func TestUsageAndErrors(t *testing.T) {
+	code, _, errs := mcugen(t, "inspect")
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "mcugen: ") {
+		t.Errorf("missing argument: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = mcugen(t, "frobnicate")
+	if code != 2 {
+		t.Errorf("unknown command: exit %d, stderr %q", code, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "junk.onnx")
+	os.WriteFile(bad, []byte("this is not a model"), 0o644)
+	code, _, errs = mcugen(t, "inspect", bad)
+	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, bad) {
+		t.Errorf("junk model: exit %d, stderr %q", code, errs)
+	}
+	code, out, _ := mcugen(t, "--help")
+	if code != 0 || !strings.Contains(out, "compile") || !strings.Contains(out, "inspect") {
+		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+}
+
+func TestBoardsJSON(t *testing.T) {
+	code, out, errs := mcugen(t, "boards", "--json")
+	if code != 0 {
+		t.Fatalf("boards: %d %s", code, errs)
+	}
+	var r struct {
+		Boards []boardInfo `json:"boards"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"mps2-an385": "cortex-m3", "mps2-an386": "cortex-m4", "mps2-an500": "cortex-m7",
+		"mps2-an505": "cortex-m33", "mps3-an547": "cortex-m55", "microbit": "cortex-m0"}
+	seen := 0
+	for _, b := range r.Boards {
+		if cpu, ok := want[b.Name]; ok {
+			seen++
+			if b.CPU != cpu || b.QEMU != b.Name {
+				t.Errorf("%s: cpu %s qemu %s", b.Name, b.CPU, b.QEMU)
+			}
+		}
+	}
+	if seen != len(want) || len(r.Boards) < 18 {
+		t.Errorf("catalog has %d boards, %d of the QEMU ones", len(r.Boards), seen)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
