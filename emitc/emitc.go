@@ -74,18 +74,7 @@ func Compile(g *graph.Graph, plan *memplan.Plan, opts Options) (map[string][]byt
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &Report{Target: tname, ArenaBytes: m.ArenaBytes, Entry: prefixOf(opts, m) + "_run"}
-	for _, c := range m.Consts {
-		rep.WeightsBytes += c.Len() * c.DType.Size()
-	}
-	for name := range files {
-		rep.Files = append(rep.Files, name)
-	}
-	sort.Strings(rep.Files)
-	for _, f := range m.Funcs {
-		rep.Kernels = append(rep.Kernels, Kernel{Name: prefixOf(opts, m) + "_" + f.Name, Node: f.Node, Op: f.Op, Knobs: f.Knobs})
-	}
-	return files, rep, nil
+	return files, ReportFor(m, files, opts), nil
 }
 
 func prefixOf(opts Options, m *tir.Module) string {
