@@ -157,7 +157,7 @@ func TestEmitcMakeCMakeQEMU(t *testing.T) {
 			mustRun(t, dir, 3*time.Minute, "make", "-s")
 			out := mustRun(t, dir, time.Minute, "make", "-s", "run")
 			checkEmitcOutput(t, out, p)
-			t.Logf("%s make: arena %d B\n%s", bn, p.ArenaBytes, mustRun(t, dir, time.Minute, "make", "-s", "size"))
+			t.Logf("%s make: arena %d B\n%s%s", bn, p.ArenaBytes, out, mustRun(t, dir, time.Minute, "make", "-s", "size"))
 		})
 		t.Run("cmake/"+bn, func(t *testing.T) {
 			p := emitcProject(t, CMake, b, 3)
