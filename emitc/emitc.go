@@ -107,13 +107,7 @@ func Emit(m *tir.Module, opts Options) (map[string][]byte, error) {
 	e := &emitter{m: m, opts: opts, consts: map[*tir.Buffer]string{}, helpers: map[string]bool{}, extra: map[string]string{}}
 	e.prefix = prefixOf(opts, m)
 	e.PREFIX = strings.ToUpper(e.prefix)
-	ioNames := newNamer()
-	for _, in := range m.Inputs {
-		e.inNames = append(e.inNames, ioNames.unique(strings.ToLower(Ident(in.Name))))
-	}
-	for _, o := range m.Outputs {
-		e.outName = append(e.outName, ioNames.unique(strings.ToLower(Ident(o.Name))))
-	}
+	e.inNames, e.outName = IONames(m)
 	if m.IOInArena {
 		for _, in := range m.Inputs {
 			if in.Offset < 0 {

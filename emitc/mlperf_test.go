@@ -2,6 +2,7 @@ package emitc
 
 import (
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"testing"
@@ -111,7 +112,27 @@ func TestMLPerfInt8BitExact(t *testing.T) {
 					compare(t, fmt.Sprintf("vector %d output %q", i, name), want[i][name], got[i][name])
 				}
 			}
-			t.Logf("%s: %d vectors bit-exact, arena %d bytes", mm.dir, len(ins), m.ArenaBytes)
+			// 20 random inputs against the reference interpreter.
+			r := rand.New(rand.NewSource(9))
+			var rnd []map[string]*graph.Data
+			for i := 0; i < 20; i++ {
+				c := map[string]*graph.Data{}
+				for _, name := range g.Inputs {
+					c[name] = randomInput(r, g.Tensor(name))
+				}
+				rnd = append(rnd, c)
+			}
+			gotR := runHost(t, exe, g, rnd)
+			for i, c := range rnd {
+				wantR, err := interp.Run(g, c)
+				if err != nil {
+					t.Fatalf("reference: %v", err)
+				}
+				for _, name := range g.Outputs {
+					compare(t, fmt.Sprintf("random %d output %q", i, name), wantR[name], gotR[i][name])
+				}
+			}
+			t.Logf("%s: %d vectors and 20 random inputs bit-exact, arena %d bytes", mm.dir, len(ins), m.ArenaBytes)
 		})
 	}
 }
