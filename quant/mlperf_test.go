@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/importer/onnx"
 	"github.com/mcugen/mcugen/importer/tflite"
 )
 
@@ -84,11 +85,7 @@ func TestMLPerfAcceptance(t *testing.T) {
 	for _, m := range mlperfModels {
 		t.Run(m.dir, func(t *testing.T) {
 			g, calib, vecs := loadMLPerf(t, m)
-			st, err := Calibrate(g, calib, CalibOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			q, err := Quantize(g, st, Options{})
+			q, _, err := PTQ(g, calib, Options{}, CalibOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,6 +139,13 @@ func TestMLPerfMethodTable(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if err := CorrectBias(g, q, calib); err != nil {
+					t.Fatal(err)
+				}
+				rc, err := Evaluate(g, q, vecs)
+				if err != nil {
+					t.Fatal(err)
+				}
 				gran := "per-channel"
 				if perTensor {
 					gran = "per-tensor"
@@ -150,7 +154,12 @@ func TestMLPerfMethodTable(t *testing.T) {
 				if r.Top1Total > 0 {
 					top1 = fmt.Sprintf("%d/%d", r.Top1Agree, r.Top1Total)
 				}
-				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %.1f | %.1f |", m.dir, meth, gran, top1, r.OutputSQNRdB, r.OutputSQNRMedianDB))
+				top1c := "-"
+				if rc.Top1Total > 0 {
+					top1c = fmt.Sprintf("%d/%d", rc.Top1Agree, rc.Top1Total)
+				}
+				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %.1f | %.1f | %s | %.1f | %.1f |", m.dir, meth, gran,
+					top1, r.OutputSQNRdB, r.OutputSQNRMedianDB, top1c, rc.OutputSQNRdB, rc.OutputSQNRMedianDB))
 				if meth == DefaultMethod && !perTensor {
 					b, _ := json.Marshal(r.Layers)
 					t.Logf("%s layers: %s", m.dir, b)
@@ -158,7 +167,7 @@ func TestMLPerfMethodTable(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("\n| model | method | weights | top-1 | pooled SQNR dB | median SQNR dB |\n|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+	t.Logf("\n| model | method | weights | top-1 | pooled dB | median dB | top-1, bias corr. | pooled dB, b.c. | median dB, b.c. |\n|---|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
 }
 
 // TestEvaluateOfficialInt8 checks Evaluate (and the int8 interpreter it
@@ -183,6 +192,46 @@ func TestEvaluateOfficialInt8(t *testing.T) {
 				t.Errorf("%s official int8: top-1 %d, pooled %.2f dB, median %.2f dB; README says %d, %.1f, %.1f",
 					m.dir, r.Top1Agree, r.OutputSQNRdB, r.OutputSQNRMedianDB, m.top1, m.pooled, m.med)
 			}
+		})
+	}
+}
+
+// TestMLPerfQDQRoundTrip writes each quantized MLPerf model as QDQ ONNX,
+// reads it back and checks bit-identical int8 outputs on the vectors.
+func TestMLPerfQDQRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: round-trips three MLPerf Tiny models through QDQ ONNX")
+	}
+	for _, m := range mlperfModels {
+		t.Run(m.dir, func(t *testing.T) {
+			g, calib, vecs := loadMLPerf(t, m)
+			st, err := Calibrate(g, calib, CalibOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := Quantize(g, st, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), m.dir+".onnx")
+			if err := WriteQDQ(q, path); err != nil {
+				t.Fatal(err)
+			}
+			back, err := onnx.Load(path, onnx.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			folded, err := FoldQDQ(back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ff := IntIO(folded)
+			for _, n := range ff.Nodes {
+				if n.Op == graph.Quantize || n.Op == graph.Dequantize || n.Op == graph.Transpose {
+					t.Fatalf("node %q (%s) left after folding", n.Name, n.Op)
+				}
+			}
+			sameResults(t, q, ff, vecs[:8])
 		})
 	}
 }

@@ -27,6 +27,9 @@ type Options struct {
 	// every input and a Dequantize node precedes every output. By default
 	// inputs and outputs are int8, as in the MLPerf Tiny int8 models.
 	FloatIO bool
+	// NoBiasCorrection turns off PTQ's empirical bias correction (see
+	// CorrectBias). Quantize itself never corrects biases.
+	NoBiasCorrection bool
 }
 
 func (o Options) method() Method {

@@ -1,0 +1,145 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+// CorrectBias removes the mean quantization error of every Conv2D and
+// FullyConnected of the int8 graph q, channel by channel, layer by layer
+// (empirical bias correction): it runs the float graph f and q on samples,
+// and for each layer, with the layers before it already corrected, moves the
+// int32 bias by the mean difference between the dequantized int8 output and
+// the float one (over the elements a fused activation does not clip). q is
+// changed in place; it must come from Quantize(f, ...) so that tensor names
+// match.
+func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
+	if len(samples) == 0 {
+		return fmt.Errorf("quant: bias correction: no samples")
+	}
+	fvals := make([]map[string]*graph.Data, len(samples))
+	qvals := make([]map[string]*graph.Data, len(samples))
+	for i, s := range samples {
+		v, err := interp.RunAll(f, s, nil)
+		if err != nil {
+			return fmt.Errorf("quant: bias correction: float graph, sample %d: %w", i, err)
+		}
+		fvals[i] = v
+		qvals[i] = map[string]*graph.Data{}
+		for j, name := range q.Inputs {
+			d := s[name]
+			if d == nil {
+				d = s[f.Inputs[j]]
+			}
+			t := q.Tensors[name]
+			if t.DType.IsInt() && t.Quant != nil && d.DType == graph.Float32 {
+				sc, z := t.Quant.At(0)
+				d = QuantizeData(d, sc, z)
+				d.DType = t.DType
+			}
+			qvals[i][name] = d
+		}
+	}
+	for _, n := range q.Nodes {
+		sub := singleNode(q, n)
+		run := func() error {
+			for i := range samples {
+				in := map[string]*graph.Data{}
+				for _, name := range sub.Inputs {
+					in[name] = qvals[i][name]
+				}
+				out, err := interp.Run(sub, in)
+				if err != nil {
+					return fmt.Errorf("quant: bias correction: node %q (%s), sample %d: %w", n.Name, n.Op, i, err)
+				}
+				for k, v := range out {
+					qvals[i][k] = v
+				}
+			}
+			return nil
+		}
+		if err := run(); err != nil {
+			return err
+		}
+		if n.Op != graph.Conv2D && n.Op != graph.FullyConnected {
+			continue
+		}
+		bt, yt := q.In(n, 2), q.Out(n, 0)
+		if bt == nil || !bt.IsConst() || bt.DType != graph.Int32 || bt.Quant == nil || yt.Quant == nil || f.Tensors[yt.Name] == nil {
+			continue
+		}
+		a, _ := actOf(n)
+		lo, hi, _ := a.Bounds()
+		c := bt.Data.Len()
+		sum := make([]float64, c)
+		cnt := make([]float64, c)
+		for i := range samples {
+			fx := fvals[i][yt.Name]
+			qy := floatOf(qvals[i][yt.Name], yt.Quant)
+			if fx == nil || qy == nil || fx.Len() != len(qy) {
+				continue
+			}
+			for j, v := range fx.F {
+				x := float64(v)
+				if a != graph.ActNone && (x <= lo || x >= hi) {
+					continue
+				}
+				sum[j%c] += qy[j] - x
+				cnt[j%c]++
+			}
+		}
+		changed := false
+		for ch := 0; ch < c; ch++ {
+			if cnt[ch] == 0 {
+				continue
+			}
+			s, _ := bt.Quant.At(ch)
+			d := math.Round(sum[ch] / cnt[ch] / float64(s))
+			if d == 0 {
+				continue
+			}
+			nb := float64(bt.Data.I[ch]) - d
+			bt.Data.I[ch] = int64(math.Max(math.MinInt32, math.Min(math.MaxInt32, nb)))
+			changed = true
+		}
+		if changed {
+			if err := run(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// singleNode is a graph holding n alone, its activation inputs as graph inputs.
+func singleNode(g *graph.Graph, n *graph.Node) *graph.Graph {
+	s := graph.New(n.Name, g.Format)
+	for _, in := range n.Inputs {
+		if in == "" {
+			continue
+		}
+		t := g.Tensors[in]
+		s.Tensors[in] = t
+		if !t.IsConst() && !contains(s.Inputs, in) {
+			s.Inputs = append(s.Inputs, in)
+		}
+	}
+	for _, o := range n.Outputs {
+		s.Tensors[o] = g.Tensors[o]
+		s.Outputs = append(s.Outputs, o)
+	}
+	s.Nodes = []*graph.Node{n}
+	return s
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
