@@ -281,7 +281,7 @@ func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
 	case len(d.Shape) >= 1 && d.Shape[0] > 0 && per > 0 && graph.NumElements(d.Shape[1:]) == per && sameTail(d.Shape[1:], t.Shape):
 		k = d.Shape[0]
 	default:
-		return nil, fmt.Errorf("quant: calibration file %s: shape %v, input %q wants %v or [N,%s]", file, d.Shape, t.Name, t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"))
+		return nil, fmt.Errorf("quant: calibration file %s: shape %v, input %q wants %v or [N %s]", file, d.Shape, t.Name, t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"))
 	}
 	if d.DType == graph.Float32 {
 		for i, x := range d.F {

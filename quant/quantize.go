@@ -211,7 +211,7 @@ func (b *builder) build() (*graph.Graph, error) {
 	return q, nil
 }
 
-// constName returns a fresh name for a quantized copy of const base.
+// addConst adds a constant under base, or a fresh name if base is taken.
 func (b *builder) addConst(base string, d *graph.Data, qp *graph.Quant) string {
 	name := b.q.UniqueName(base)
 	t := b.q.AddConst(name, d)
