@@ -128,7 +128,7 @@ func TestReadTensorProto(t *testing.T) {
 // FuzzDecode feeds arbitrary bytes to the decoder and importer: any input
 // must give a graph or an error, never a panic.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"cnn", "resnet", "mlp", "matmul", "qdq_conv", "qlinear", "shape_arith"} {
+	for _, name := range []string{"cnn", "resnet", "mlp", "matmul", "qdq_conv", "qlinear", "shape_arith", "tf_nhwc"} {
 		f.Add(readModel(f, name))
 	}
 	// A spread of backend test models (every 25th) as further seeds.

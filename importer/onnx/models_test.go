@@ -92,6 +92,9 @@ func TestModelFacts(t *testing.T) {
 			map[string]int{"Transpose": 2, "Conv2D": 1, "Reshape": 1, "FullyConnected": 1, "Dequantize": 1}, 1104},
 		{"shape_arith", []io{{"x", graph.Float32, []int{1, 8, 4, 4}}}, []io{{"Gemm_11_out0", graph.Float32, []int{1, 3}}},
 			map[string]int{"Transpose": 2, "Conv2D": 1, "Reshape": 1, "FullyConnected": 1}, 4800},
+		// The NHWC->NCHW->NHWC transposes cancel: no Transpose node at all.
+		{"tf_nhwc", []io{{"input_1", graph.Float32, []int{1, 6, 6, 3}}}, []io{{"MatMul_7_out0", graph.Float32, []int{1, 5}}},
+			map[string]int{"Conv2D": 2, "Relu": 1, "Reshape": 1, "FullyConnected": 1}, 5364},
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
@@ -350,6 +353,7 @@ func TestAgainstOnnxruntime(t *testing.T) {
 		"qdq_conv":    {{"x", graph.Float32, []int{1, 3, 8, 8}}},
 		"qlinear":     {{"x", graph.UInt8, []int{1, 2, 6, 6}}},
 		"shape_arith": {{"x", graph.Float32, []int{1, 8, 4, 4}}},
+		"tf_nhwc":     {{"input_1", graph.Float32, []int{1, 6, 6, 3}}},
 	}
 	for name, ins := range inputs {
 		r, ok := ref[name]

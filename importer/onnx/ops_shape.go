@@ -173,19 +173,52 @@ func convTranspose(im *importer, c *nodeCtx) error {
 		return c.setConst(0, transposeData(x.c, perm))
 	}
 	src := im.get(x, actLayout(x))
-	gp := perm
+	gp := perm // from the source tensor's layout to the output's ONNX layout
 	if actLayout(x) == nhwc {
 		gp = make([]int, r)
 		for i, p := range perm {
 			gp[i] = nhwcAxis(p)
 		}
 	}
-	if onlyUnitMoves(im.g.Tensors[src].Shape, gp) {
-		c.emit1(graph.Reshape, []string{src}, nil, x.dt, out, asIs)
+	name := c.out(0)
+	if name == "" {
 		return nil
 	}
-	c.emit1(graph.Transpose, []string{src}, &graph.TransposeAttrs{Perm: gp}, x.dt, out, asIs)
+	// The output is made lazily in whichever layout its readers want, each
+	// straight from the source: a model that transposes NHWC to NCHW around
+	// its convs (tf2onnx) then needs no Transpose at all.
+	v := &value{name: name, dt: x.dt, shape: out}
+	var toN []int
+	if r == 4 {
+		toN = make([]int, 4)
+		for i := range toN {
+			toN[i] = gp[toNHWC[i]]
+		}
+		if isIdentity(toN) {
+			v.primary = nhwc
+		}
+	}
+	v.lazy = func(l layout) string {
+		p, base := gp, name
+		if l == nhwc {
+			p, base = toN, name+"_nhwc"
+		}
+		if isIdentity(p) {
+			return src
+		}
+		return im.transpose(src, p, base)
+	}
+	im.vals[name] = v
 	return nil
+}
+
+func isIdentity(perm []int) bool {
+	for i, p := range perm {
+		if p != i {
+			return false
+		}
+	}
+	return true
 }
 
 func convConcat(im *importer, c *nodeCtx) error {

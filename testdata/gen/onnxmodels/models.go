@@ -25,6 +25,7 @@ func All() []Model {
 		{"qdq_conv", QDQConv()},
 		{"qlinear", QLinear()},
 		{"shape_arith", ShapeArith()},
+		{"tf_nhwc", TFNHWC()},
 	}
 }
 
@@ -222,4 +223,22 @@ func randData(b *onnx.Builder, shape []int) *graph.Data {
 		d.F[i] = float32((i*13)%17-8) / 16
 	}
 	return d
+}
+
+// TFNHWC: the tf2onnx pattern of an NHWC model input transposed to NCHW
+// around the convs and back before the classifier. Imported, the
+// transposes cancel: the graph has none. Input [1,6,6,3];
+// MACs 4*6*6*27 + 4*3*3*36 + 5*36 = 3888+1296+180 = 5364.
+func TFNHWC() *onnx.Model {
+	b := onnx.NewBuilder("tf_nhwc", 13, 8)
+	x := b.Input("input_1", f32, 1, 6, 6, 3)
+	t := b.Node("Transpose", []string{x}, i64("perm", 0, 3, 1, 2))
+	c := b.Node("Conv", []string{t, b.Rand("c1.w", 0.5, 4, 3, 3, 3), b.Rand("c1.b", 0.1, 4)}, i64("kernel_shape", 3, 3), i64("pads", 1, 1, 1, 1))
+	c = b.Node("Relu", []string{c})
+	c = b.Node("Conv", []string{c, b.Rand("c2.w", 0.5, 4, 4, 3, 3), b.Rand("c2.b", 0.1, 4)}, i64("kernel_shape", 3, 3), i64("strides", 2, 2), i64("pads", 1, 1, 1, 1))
+	t = b.Node("Transpose", []string{c}, i64("perm", 0, 2, 3, 1))
+	r := b.Node("Reshape", []string{t, b.Ints("shape", 1, -1)})
+	y := b.Node("MatMul", []string{r, b.Rand("fc.w", 0.3, 36, 5)})
+	b.Output(y, f32, 1, 5)
+	return b.Model()
 }

@@ -14,6 +14,7 @@ const models = {
   qdq_conv: {x: ['float32', [1,3,8,8]]},
   qlinear: {x: ['uint8', [1,2,6,6]]},
   shape_arith: {x: ['float32', [1,8,4,4]]},
+  tf_nhwc: {input_1: ['float32', [1,6,6,3]]},
 };
 function gen(dt, shape, salt) {
   const n = shape.reduce((a,b)=>a*b, 1);
