@@ -17,8 +17,9 @@ type kctx struct {
 	params map[string]*Buffer // by tensor name
 	// act is a fused element-wise activation (from a following Relu/Clip node)
 	// applied in float or as an int8 clamp; out overrides the output tensor.
-	out    *graph.Tensor
-	extras []*graph.Node // nodes fused into this kernel
+	out *graph.Tensor
+	// folded is the bias with the input offset folded in (conv/FC without padding).
+	folded *Buffer
 }
 
 // compute builds the naive loop nest for a node: one compute definition per op.
@@ -65,8 +66,14 @@ func (k *kctx) output() (*Buffer, *graph.Tensor) {
 	return k.tensorBuf(t, true), t
 }
 
-// cname turns a tensor name into a TIR buffer name (emitc makes it valid C).
-func cname(s string) string { return s }
+// cname turns a tensor name into a TIR buffer name (emitc makes it valid C):
+// TFLite joins the names of fused tensors with ';', the first one is kept.
+func cname(s string) string {
+	if i := strings.IndexByte(s, ';'); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
 
 func (k *kctx) errorf(format string, a ...any) error {
 	return fmt.Errorf("tir: node %q (%s): %s", k.n.Name, k.n.Op, fmt.Sprintf(format, a...))

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -172,12 +173,23 @@ func computeConv2D(k *kctx) (Stmt, error) {
 		wOff = k.weightOffset(wt, Cout)
 		accT = I32
 	}
-	k.f.Knobs = map[string]int{}
+	// Without padding every tap is inside the image, so Σ(x+o)·w =
+	// Σx·w + o·Σw: the input offset folds into the bias at compile time.
+	noPad := a.Pad.Top == 0 && a.Pad.Left == 0 && (OH-1)*sh+(KH-1)*dh < H && (OW-1)*sw+(KW-1)*dw < W
+	if intMode && noPad && inOff != 0 {
+		folded, err := k.foldedBias(bias, wt, Cout, inOff)
+		if err != nil {
+			return nil, err
+		}
+		inOff, k.folded = 0, folded
+	}
 	body := Loops([]string{"n", "oh", "ow", "oc"}, []int{N, OH, OW, Cout}, func(o []Expr) Stmt {
 		n, oh, ow, oc := o[0], o[1], o[2], o[3]
 		return Scalar("acc", accT, func(acc *Buffer) Stmt {
 			var init Expr = Imm(accT, 0)
-			if bias != nil {
+			if k.folded != nil {
+				init = At(k.folded, oc)
+			} else if bias != nil {
 				init = ld(bias, oc)
 			}
 			red := Loops([]string{"kh", "kw", "ic"}, []int{KH, KW, Cg}, func(r []Expr) Stmt {
@@ -190,7 +202,9 @@ func computeConv2D(k *kctx) (Stmt, error) {
 				}
 				xv, wv := ld(x, n, ih, iw, ci), ld(w, oc, kh, kw, ic)
 				if intMode {
-					xv = Add(xv, C(inOff))
+					if inOff != 0 {
+						xv = Add(xv, C(inOff))
+					}
 					if o := wOff(oc); o != nil {
 						wv = Add(wv, o)
 					}
@@ -255,18 +269,28 @@ func computeFC(k *kctx) (Stmt, error) {
 		inOff = -int64(zIn)
 		wOff = k.weightOffset(wt, N)
 		accT = I32
+		if inOff != 0 {
+			if k.folded, err = k.foldedBias(bias, wt, N, inOff); err != nil {
+				return nil, err
+			}
+			inOff = 0
+		}
 	}
 	body := Loops([]string{"r", "j"}, []int{rows, N}, func(o []Expr) Stmt {
 		r, j := o[0], o[1]
 		return Scalar("acc", accT, func(acc *Buffer) Stmt {
 			var init Expr = Imm(accT, 0)
-			if bias != nil {
+			if k.folded != nil {
+				init = At(k.folded, j)
+			} else if bias != nil {
 				init = ld(bias, j)
 			}
 			red := Loop("k", K, func(kk Expr) Stmt {
 				xv, wv := ld(x, r, kk), ld(w, j, kk)
 				if intMode {
-					xv = Add(xv, C(inOff))
+					if inOff != 0 {
+						xv = Add(xv, C(inOff))
+					}
 					if o := wOff(j); o != nil {
 						wv = Add(wv, o)
 					}
@@ -411,4 +435,31 @@ func computeBatchMatMul(k *kctx) (Stmt, error) {
 			return Block(Put(acc, Imm(accT, 0)), red, Put(y, res, idx(i, j)...))
 		})
 	}), nil
+}
+
+// foldedBias is bias[c] + inOff·Σ_k (w[c, k] − zw[c]) for every output
+// channel c of weights w (channels first), computed at compile time.
+func (k *kctx) foldedBias(bias *Buffer, wt *graph.Tensor, channels int, inOff int64) (*Buffer, error) {
+	per := wt.NumElements() / channels
+	vals := make([]int64, channels)
+	for c := 0; c < channels; c++ {
+		var zw int64
+		if wt.Quant != nil && len(wt.Quant.ZeroPoint) > 0 {
+			_, z := wt.Quant.At(min(c, max(len(wt.Quant.ZeroPoint), len(wt.Quant.Scale))-1))
+			zw = int64(z)
+		}
+		var sum int64
+		for _, v := range wt.Data.I[c*per : (c+1)*per] {
+			sum += v - zw
+		}
+		v := inOff * sum
+		if bias != nil {
+			v += bias.Data.I[c]
+		}
+		if v > math.MaxInt32 || v < math.MinInt32 {
+			return nil, k.errorf("folded bias of channel %d overflows int32", c)
+		}
+		vals[c] = v
+	}
+	return constBuf(k.n.Name+"_bias", I32, []int{channels}, vals), nil
 }

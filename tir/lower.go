@@ -3,6 +3,7 @@ package tir
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/memplan"
@@ -272,6 +273,13 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (*PrimFunc, 
 		dt = t.DType
 	}
 	f.Name = fmt.Sprintf("%s_%d_%s", f.Op, index, kernelSuffix(dt))
+	// Constants the compute definition derived (multipliers, tables, folded
+	// bias) are named after the kernel, not after the node's long name.
+	for _, c := range f.Consts() {
+		if c.Tensor == "" && strings.HasPrefix(c.Name, n.Name) {
+			c.Name = f.Name + strings.TrimPrefix(c.Name, n.Name)
+		}
+	}
 	// Inputs first, then the output, each in first-use order.
 	sort.SliceStable(f.Params, func(i, j int) bool { return !f.Params[i].Writes && f.Params[j].Writes })
 	f, err = l.target.schedule(f)
