@@ -1,0 +1,171 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/runner"
+)
+
+type mlperf struct {
+	name, file, vectors string
+}
+
+var mlperfModels = []mlperf{
+	{"kws", "kws/kws_ref_model.tflite", "kws/vectors"},
+	{"vww", "vww/vww_96_int8.tflite", "vww/vectors_int8"},
+	{"ic", "ic/pretrainedResnet_quant.tflite", "ic/vectors_int8"},
+	{"ad", "ad/ad01_int8.tflite", "ad/vectors_int8"},
+}
+
+func sharedDir(t *testing.T) string {
+	dir, _ := filepath.Abs("../../shared/models/mlperf_tiny")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("../shared/models is absent: MLPerf Tiny runs skipped")
+	}
+	return dir
+}
+
+// needTools skips (locally) or fails (CI=true) when a board's tools are missing.
+func needTools(t *testing.T, board string) {
+	b, err := LoadBoard(board, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range runner.Tools(b) {
+		if _, err := runner.LookTool(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI: %v", err)
+			}
+			t.Skip(err.Error())
+		}
+	}
+}
+
+// loadVectors reads input_NNN.npy/output_NNN.npy pairs: the expected outputs
+// were computed by TFLite Micro's reference kernels.
+func loadVectors(t *testing.T, s *State, dir string) ([]map[string]*graph.Data, []*graph.Data) {
+	ins, _ := filepath.Glob(filepath.Join(dir, "input_*.npy"))
+	sort.Strings(ins)
+	if len(ins) == 0 {
+		t.Fatalf("%s: no vectors", dir)
+	}
+	var vecs []map[string]*graph.Data
+	var outs []*graph.Data
+	for _, in := range ins {
+		read := func(p string) *graph.Data {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := npy.Read(bytes.NewReader(b))
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			return d
+		}
+		x := read(in)
+		x.Shape = s.Graph.Tensors[s.Graph.Inputs[0]].Shape
+		y := read(filepath.Join(dir, "output_"+in[len(in)-7:]))
+		y.Shape = s.Graph.Tensors[s.Graph.Outputs[0]].Shape
+		vecs = append(vecs, map[string]*graph.Data{s.Graph.Inputs[0]: x})
+		outs = append(outs, y)
+	}
+	return vecs, outs
+}
+
+// TestMLPerfOnBoards runs the four MLPerf Tiny int8 models on every QEMU
+// board with generic C: all provided vectors plus 10 random inputs, each
+// compared bit for bit with TFLite Micro's vectors and the reference
+// interpreter.
+func TestMLPerfOnBoards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU suite: not in -short")
+	}
+	shared := sharedDir(t)
+	boardsList := []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "aarch64-linux", "microbit"}
+	for _, board := range boardsList {
+		for _, m := range mlperfModels {
+			t.Run(board+"/"+m.name, func(t *testing.T) {
+				needTools(t, board)
+				b, _ := LoadBoard(board, "")
+				s, err := Compile(filepath.Join(shared, m.file), Options{Board: b, Target: "generic", Version: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				vecs, want := loadVectors(t, s, filepath.Join(shared, m.vectors))
+				vecs = append(vecs, RandomInputs(s.Graph, 10, 11)...)
+				x, err := s.Execute(vecs, t.TempDir(), 5*time.Minute)
+				var fit *runner.FitError
+				if board == "microbit" && errors.As(err, &fit) {
+					t.Logf("does not fit, as expected: %v", err)
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for v := range vecs {
+					if !x.Match[v] {
+						t.Errorf("vector %d differs from the reference interpreter", v)
+					}
+					if v < len(want) {
+						if ok, _ := Compare(x.Outputs[v][0], want[v]); !ok {
+							t.Errorf("vector %d differs from TFLite Micro's output", v)
+						}
+					}
+				}
+				t.Logf("%s on %s: %d vectors bit-exact (%d TFLite Micro vectors), %d instructions/inference, flash %d B, RAM %d B",
+					m.name, board, len(vecs), len(want), x.Instructions(), x.Firmware.FlashBytes(), x.Firmware.RAMBytes())
+			})
+		}
+	}
+}
+
+// TestInstructionCountRepeatable runs one firmware three times: the count of
+// every vector must be identical each time.
+func TestInstructionCountRepeatable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU suite: not in -short")
+	}
+	shared := sharedDir(t)
+	needTools(t, "mps2-an386")
+	b, _ := LoadBoard("mps2-an386", "")
+	s, err := Compile(filepath.Join(shared, "kws/kws_ref_model.tflite"), Options{Board: b, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Execute(RandomInputs(s.Graph, 3, 5), t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := fmt.Sprint(counts(x.Result))
+	for i := 0; i < 2; i++ {
+		res, err := runner.Run(x.Firmware, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(counts(res)); got != first {
+			t.Errorf("run %d counted %s, first run %s", i+2, got, first)
+		}
+	}
+	if x.Instructions() <= 0 {
+		t.Errorf("no instruction count: %s", first)
+	}
+	t.Logf("KWS on mps2-an386: %s instructions per vector, identical over 3 runs", first)
+}
+
+func counts(r *runner.Result) []int64 {
+	var c []int64
+	for _, v := range r.Vectors {
+		c = append(c, v.Instructions)
+	}
+	return c
+}
