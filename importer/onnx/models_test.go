@@ -79,7 +79,8 @@ func TestModelFacts(t *testing.T) {
 			// input NCHW->NHWC Transpose; BatchNorm folded; GAP->Flatten is one Reshape.
 			map[string]int{"Transpose": 1, "Conv2D": 3, "Relu": 1, "MaxPool2D": 1, "Clip": 1, "Mean": 1, "Reshape": 1, "FullyConnected": 1, "Softmax": 1}, 68256},
 		{"mlp", []io{{"features", graph.Float32, []int{1, 64}}}, []io{{"Sigmoid_7_out0", graph.Float32, []int{1, 4}}},
-			map[string]int{"FullyConnected": 3, "Relu": 1, "Add": 1, "Tanh": 1, "Sigmoid": 1}, 2624},
+			// The Add of a constant after MatMul is folded into its FullyConnected bias.
+			map[string]int{"FullyConnected": 3, "Relu": 1, "Tanh": 1, "Sigmoid": 1}, 2624},
 		{"resnet", []io{{"input", graph.Float32, []int{1, 4, 8, 8}}}, []io{{"MatMul_28_out0", graph.Float32, []int{1, 6}}},
 			map[string]int{"Transpose": 1, "Conv2D": 5, "Relu": 3, "Add": 1, "Concat": 1, "HardSwish": 1, "LeakyRelu": 1,
 				"AvgPool2D": 1, "Pad": 1, "Resize": 1, "Sigmoid": 1, "Mul": 1, "Sub": 1, "Div": 1, "Maximum": 1, "Minimum": 1,
@@ -406,6 +407,50 @@ func TestBatchNormAfterIdentity(t *testing.T) {
 		want := cv.F[k]*scale[ch] + bias[ch]
 		if math.Abs(float64(bv.F[k]-want)) > 1e-5 {
 			t.Fatalf("bn[%d] = %v, want %v (conv %v)", k, bv.F[k], want, cv.F[k])
+		}
+	}
+}
+
+// TestChannelConstFold: Conv -> Mul by [C,1,1] -> Add [C,1,1] folds into the
+// conv, and gives what the unfolded graph (conv output also a graph output)
+// computes.
+func TestChannelConstFold(t *testing.T) {
+	build := func(exposeConv bool) *graph.Graph {
+		b := onnx.NewBuilder("fold", 13, 11)
+		x := b.Input("x", graph.Float32, 1, 3, 5, 5)
+		c := b.Node("Conv", []string{x, b.Rand("w", 1, 4, 3, 3, 3), b.Rand("b", 1, 4)}, onnx.IntsAttr("kernel_shape", 3, 3))
+		m := b.Node("Mul", []string{c, b.Rand("s", 2, 4, 1, 1)})
+		y := b.Node("Add", []string{m, b.Rand("k", 2, 4, 1, 1)})
+		b.Output(y, graph.Float32)
+		if exposeConv {
+			b.Output(c, graph.Float32)
+		}
+		g, err := onnx.Import("fold", b.Model(), onnx.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	folded, plain := build(false), build(true)
+	if n := graph.OpCounts(folded); n["Mul"] != 0 || n["Add"] != 0 {
+		t.Errorf("folded graph: %v", n)
+	}
+	if n := graph.OpCounts(plain); n["Mul"] != 1 || n["Add"] != 1 {
+		t.Errorf("unfolded graph: %v", n)
+	}
+	in := map[string]*graph.Data{"x": refInput(graph.Float32, []int{1, 3, 5, 5}, 3)}
+	a, err := interp.Run(folded, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := interp.Run(plain, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := folded.Outputs[0]
+	for i, v := range a[y].F {
+		if w := b[y].F[i]; math.Abs(float64(v-w)) > 1e-5*(1+math.Abs(float64(w))) {
+			t.Fatalf("y[%d]: folded %v, unfolded %v", i, v, w)
 		}
 	}
 }

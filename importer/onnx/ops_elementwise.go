@@ -70,12 +70,66 @@ func convBinary(op graph.Op) converter {
 			if b, err = c.legacyBroadcast(acc, b); err != nil {
 				return err
 			}
+			if c.nIn() == 2 && c.foldChannelConst(op, acc, b) {
+				return nil
+			}
 			if acc, err = c.binary(op, acc, b, i == c.nIn()-1); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+}
+
+// foldChannelConst folds a per-channel constant Add, Sub (x - k) or Mul
+// into the FullyConnected or Conv2D that produced x, as BatchNorm is folded.
+func (c *nodeCtx) foldChannelConst(op graph.Op, x, k *value) bool {
+	if x.c != nil || k.c == nil || x.prod == nil || x.dt != graph.Float32 || k.dt != graph.Float32 {
+		return false
+	}
+	if op != graph.Add && op != graph.Sub && op != graph.Mul {
+		return false
+	}
+	axis := -1
+	switch {
+	case x.prod.Op == graph.FullyConnected && len(x.shape) == 2:
+		axis = 1
+	case x.prod.Op == graph.Conv2D && x.primary == nhwc && len(x.shape) == 4:
+		axis = 1
+	default:
+		return false
+	}
+	if s, err := broadcastShapes(x.shape, k.shape); err != nil || !slices.Equal(s, x.shape) {
+		return false
+	}
+	// Every dimension of k but the channel one (right-aligned) must be 1.
+	kc := 1
+	for i, d := range k.shape {
+		if j := len(x.shape) - len(k.shape) + i; j == axis {
+			kc = d
+		} else if d != 1 {
+			return false
+		}
+	}
+	ch := x.shape[axis]
+	scale, shift := make([]float32, ch), make([]float32, ch)
+	for i := range ch {
+		v := k.c.F[min(i, kc-1)]
+		scale[i] = 1
+		switch op {
+		case graph.Add:
+			shift[i] = v
+		case graph.Sub:
+			shift[i] = -v
+		case graph.Mul:
+			scale[i] = v
+		}
+	}
+	if !c.im.foldIntoProducer(x, scale, shift) {
+		return false
+	}
+	c.alias(0, x)
+	return true
 }
 
 // legacyBroadcast aligns b to axis of a for opsets before 7, whose
