@@ -40,8 +40,11 @@ type Options struct {
 	ArenaExternal  bool
 	IOInArena      bool
 	WeightsSection string
-	PlanAlgorithm  string
-	Align          int
+	// PlainWeights keeps the weights out of any linker section (for builds
+	// that do not use mcugen's linker script: Zephyr, Arduino, Bazel).
+	PlainWeights  bool
+	PlanAlgorithm string
+	Align         int
 
 	Version string
 }
@@ -252,7 +255,7 @@ func lowerPass(s *State) error {
 
 func emitPass(s *State) error {
 	section := s.Opt.WeightsSection
-	if section == "" && s.Opt.Board != nil && s.Opt.Board.BareMetal() {
+	if section == "" && !s.Opt.PlainWeights && s.Opt.Board != nil && s.Opt.Board.BareMetal() {
 		// The board's linker script puts this section in its weights region.
 		section = crt.WeightsSection
 	}

@@ -6,15 +6,20 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/templates"
 )
 
 type compileCmd struct {
 	modelFlags
 	compileFlags
-	Out   string `short:"o" help:"Output directory (written whole or not at all)." required:"" type:"path" placeholder:"DIR"`
-	Force bool   `help:"Replace an existing non-empty output directory."`
-	JSON  bool   `name:"json" help:"Print one JSON object."`
+	Out     string `short:"o" help:"Output directory (written whole or not at all)." required:"" type:"path" placeholder:"DIR"`
+	Project string `help:"Also write a whole project around the model: make, cmake, zephyr, arduino or bazel." enum:",make,cmake,zephyr,arduino,bazel" default:""`
+	Format  string `help:"mlf: also write a Model Library Format tarball (microTVM's layout)." enum:",mlf" default:""`
+	Force   bool   `help:"Replace an existing non-empty output directory."`
+	JSON    bool   `name:"json" help:"Print one JSON object."`
 }
 
 type compileReport struct {
@@ -34,17 +39,53 @@ func (c *compileCmd) Run(e *env) error {
 	if err := checkOutDir(c.Out, c.Force); err != nil {
 		return err
 	}
+	var kind templates.Kind
+	if c.Project != "" {
+		if kind, err = templates.ParseKind(c.Project); err != nil {
+			return usageError{err}
+		}
+		// Zephyr, Arduino and Bazel link with their own startup code and
+		// linker scripts, so the weights stay in ordinary read-only data.
+		opt.PlainWeights = !templates.UsesCRT(kind)
+	}
 	s, err := pipeline.Compile(c.Model, opt)
 	if err != nil {
 		return err
 	}
-	files := s.Files
-	if err := writeDirAtomic(c.Out, func(tmp string) error { return pipeline.WriteFiles(tmp, files) }); err != nil {
+	var written []string
+	err = writeDirAtomic(c.Out, func(tmp string) error {
+		if c.Project == "" && c.Format == "" {
+			written = sortedKeys(s.Files)
+			return pipeline.WriteFiles(tmp, s.Files)
+		}
+		p, err := projectFor(s, kind)
+		if err != nil {
+			return err
+		}
+		if c.Project != "" {
+			if written, err = templates.Write(tmp, p); err != nil {
+				return err
+			}
+		} else if err := pipeline.WriteFiles(tmp, s.Files); err != nil {
+			return err
+		} else {
+			written = sortedKeys(s.Files)
+		}
+		if c.Format == "mlf" {
+			tar, err := templates.WriteMLF(tmp, p)
+			if err != nil {
+				return err
+			}
+			written = append(written, filepath.Base(tar))
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
 		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry}
-	for name := range files {
+	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
 	}
 	sort.Strings(r.Files)
@@ -57,6 +98,44 @@ func (c *compileCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "  %s\n", f)
 	}
 	return nil
+}
+
+// projectFor describes a compiled model to the project templates, with one
+// random input vector and its reference outputs so the example checks itself.
+func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, error) {
+	p := templates.Project{Kind: kind, Name: s.Opt.Prefix, Prefix: s.Opt.Prefix, Board: s.Opt.Board, Model: s.Files,
+		ArenaBytes: int64(s.Report.ArenaBytes), WeightsBytes: int64(s.Report.WeightsBytes), Version: version}
+	for i, name := range s.Graph.Inputs {
+		t := s.Graph.Tensors[name]
+		p.Inputs = append(p.Inputs, templates.Tensor{Name: name, Field: s.Report.Inputs[i].CName, DType: t.DType.String(), Shape: t.Shape})
+	}
+	for i, name := range s.Graph.Outputs {
+		t := s.Graph.Tensors[name]
+		p.Outputs = append(p.Outputs, templates.Tensor{Name: name, Field: s.Report.Outputs[i].CName, DType: t.DType.String(), Shape: t.Shape})
+	}
+	vec := pipeline.RandomInputs(s.Graph, 1, 42)[0]
+	ref, err := interp.Run(s.Graph, vec)
+	if err != nil {
+		return p, err
+	}
+	var v templates.Vector
+	for _, name := range s.Graph.Inputs {
+		v.Inputs = append(v.Inputs, npy.Bytes(vec[name]))
+	}
+	for _, name := range s.Graph.Outputs {
+		v.Outputs = append(v.Outputs, npy.Bytes(ref[name]))
+	}
+	p.Vectors = []templates.Vector{v}
+	return p, nil
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // checkOutDir refuses to replace a non-empty directory without --force.
