@@ -143,9 +143,9 @@ type value struct {
 	prod    *graph.Node // the node that wrote the primary tensor
 	// lazy makes the tensor of a layout on demand (dequantized constants).
 	lazy func(l layout) string
-	// aliased is set when another ONNX name refers to this value (Identity,
-	// Dropout), so its readers cannot be counted by name.
-	aliased bool
+	// pending counts the reads of this value by nodes not converted yet,
+	// over every ONNX name that refers to it (Identity, Dropout, folds).
+	pending int
 }
 
 type importer struct {
@@ -576,7 +576,8 @@ func (c *nodeCtx) setConst(i int, d *graph.Data) error {
 func (c *nodeCtx) alias(i int, v *value) {
 	if name := c.out(i); name != "" {
 		c.im.vals[name] = v
-		v.aliased = true
+		// The aliasing node's own read is used up; the new name's readers join.
+		v.pending += c.im.uses[name] - 1
 	}
 }
 
@@ -596,6 +597,7 @@ func (c *nodeCtx) newOut(i int, dt graph.DType, shape []int, l layout) (*graph.T
 	v.tensors[l] = t.Name
 	if c.out(i) != "" {
 		c.im.vals[name] = v
+		v.pending = c.im.uses[name]
 	}
 	return t, v
 }

@@ -501,7 +501,7 @@ func convBatchNorm(im *importer, c *nodeCtx) error {
 // producer's weights are constant.
 func (im *importer) foldIntoProducer(x *value, scale, shift []float32) bool {
 	n := x.prod
-	if n == nil || x.aliased || im.uses[x.name] != 1 || (n.Op != graph.Conv2D && n.Op != graph.FullyConnected) {
+	if n == nil || x.pending != 1 || (n.Op != graph.Conv2D && n.Op != graph.FullyConnected) {
 		return false
 	}
 	if n.Op == graph.Conv2D && x.primary != nhwc {
