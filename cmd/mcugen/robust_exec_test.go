@@ -234,6 +234,9 @@ func TestMissingTools(t *testing.T) {
 		{"no host gcc", t.TempDir(), "gcc", "gcc", "host"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if testing.Short() && c.tool == "qemu-system-arm" {
+				t.Skip("builds firmware before it looks for QEMU: skipped with -short")
+			}
 			t.Setenv("PATH", c.path)
 			code, stdout, stderr := robustRun("run", model, "--board", c.board, "--random", "1")
 			if code != 1 {
@@ -254,6 +257,9 @@ func TestMissingTools(t *testing.T) {
 // TestHangingEmulator: a QEMU that never returns is killed after --timeout
 // and reported in one line naming the board and the timeout.
 func TestHangingEmulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds firmware: skipped with -short")
+	}
 	tools := linkTools(t, armTools(t)...)
 	// A qemu-system-arm that hangs (as a firmware in an endless loop does).
 	script := "#!/bin/sh\nexec sleep 300\n"
