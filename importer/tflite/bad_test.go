@@ -132,3 +132,25 @@ func TestDequantizedWeights(t *testing.T) {
 	m.Inputs, m.Outputs = []int32{x}, []int32{y}
 	mustErr(t, "f16", m.Bytes(), "float16 activations are not supported")
 }
+
+// TestOperatorCodeFields: a file with only the deprecated int8 builtin code
+// decodes like one with both fields; a code above 127 lives only in the
+// int32 field (the int8 one then holds the placeholder 127).
+func TestOperatorCodeFields(t *testing.T) {
+	m := mlp().float()
+	a, err := tflite.Decode("new", m.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OldOpCodes = true
+	b, err := tflite.Decode("old", m.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(graph.OpCounts(a)) != fmt.Sprint(graph.OpCounts(b)) || len(b.Nodes) != 2 {
+		t.Errorf("ops %v with both code fields, %v with the deprecated one only", graph.OpCounts(a), graph.OpCounts(b))
+	}
+	m.OldOpCodes = false
+	m.Ops[0].Code = 150 // GELU
+	mustErr(t, "gelu", m.Bytes(), "operator 0 (GELU): op not supported")
+}

@@ -83,6 +83,9 @@ type Model struct {
 	Inputs   []int32
 	Outputs  []int32
 	External bool // store constant data after the flatbuffer (offset/size buffers)
+	// OldOpCodes writes only the deprecated int8 builtin code, as files from
+	// before schema 3a do.
+	OldOpCodes bool
 }
 
 // AddTensor appends t and returns its index.
@@ -219,7 +222,9 @@ func (m *Model) build(extOffsets []uint64) []byte {
 				b.PrependUOffsetTSlot(1, custom, 0)
 			}
 			b.PrependInt32Slot(2, 1, 1)
-			b.PrependInt32Slot(3, op.Code, 0)
+			if !m.OldOpCodes {
+				b.PrependInt32Slot(3, op.Code, 0)
+			}
 			idx = uint32(len(codes))
 			codes = append(codes, b.EndObject())
 			codeIndex[k] = idx
