@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
 )
 
 func TestOnlyUnitMoves(t *testing.T) {
@@ -66,5 +67,53 @@ func TestLayoutOfElementwise(t *testing.T) {
 	}
 	if s := g.Tensors[g.Outputs[0]].Shape; len(s) != 4 || s[1] != 2 || s[3] != 4 {
 		t.Errorf("output shape %v, want the ONNX shape [1 2 3 4]", s)
+	}
+}
+
+// TestPadFoldsIntoConv: a zero Pad of H and W before a Conv becomes the
+// conv's padding (asymmetric pads kept) and gives the same values as the
+// unfolded graph.
+func TestPadFoldsIntoConv(t *testing.T) {
+	build := func(expose bool) *graph.Graph {
+		b := NewBuilder("padconv", 13, 5)
+		x := b.Input("x", graph.Float32, 1, 2, 5, 5)
+		c := b.Node("Conv", []string{x, b.Rand("w0", 1, 3, 2, 1, 1)}) // makes the Pad's input NHWC
+		p := b.Node("Pad", []string{c, b.Ints("pads", 0, 0, 1, 0, 0, 0, 2, 1)})
+		y := b.Node("Conv", []string{p, b.Rand("w", 1, 4, 3, 3, 3)}, IntsAttr("kernel_shape", 3, 3), IntsAttr("pads", 1, 1, 0, 0))
+		b.Output(y, graph.Float32)
+		if expose {
+			b.Output(p, graph.Float32)
+		}
+		g, err := Import("padconv", b.Model(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	folded, plain := build(false), build(true)
+	if n := graph.OpCounts(folded)["Pad"]; n != 0 {
+		t.Errorf("folded graph has %d Pad nodes", n)
+	}
+	conv := folded.Nodes[len(folded.Nodes)-2].Attrs.(*graph.Conv2DAttrs)
+	if want := (graph.Padding{Top: 2, Left: 1, Bottom: 2, Right: 1}); conv.Pad != want {
+		t.Errorf("conv padding %+v, want %+v", conv.Pad, want)
+	}
+	x := graph.NewData(graph.Float32, []int{1, 2, 5, 5})
+	for i := range x.F {
+		x.F[i] = float32(i%7) - 3
+	}
+	a, err := interp.Run(folded, map[string]*graph.Data{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := interp.Run(plain, map[string]*graph.Data{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := folded.Outputs[0]
+	for i, v := range a[y].F {
+		if w := b[y].F[i]; v != w {
+			t.Fatalf("y[%d]: folded %v, with Pad %v", i, v, w)
+		}
 	}
 }

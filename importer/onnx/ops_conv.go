@@ -143,8 +143,32 @@ func convConv(im *importer, c *nodeCtx) error {
 		ins[2] = im.get(b, asIs)
 	}
 	attrs := &graph.Conv2DAttrs{Stride: s.stride, Dilation: s.dil, Pad: s.pad, Group: group}
+	im.foldPad(x, ins, &attrs.Pad)
 	c.emit1(graph.Conv2D, ins, attrs, x.dt, []int{x.shape[0], w.shape[0], s.out[0], s.out[1]}, nhwc)
 	return nil
+}
+
+// foldPad folds a zero Pad of H and W that only this conv reads into the
+// conv's own padding: ins[0] becomes the Pad's input and the Pad node goes.
+func (im *importer) foldPad(x *value, ins []string, pad *graph.Padding) {
+	p := x.prod
+	if p == nil || p.Op != graph.Pad || x.pending != 1 || x.primary != nhwc || ins[0] != p.Outputs[0] {
+		return
+	}
+	a, ok := p.Attrs.(*graph.PadAttrs)
+	if !ok || a.Mode != "constant" || a.Value != 0 || len(a.Pads) != 8 {
+		return
+	}
+	// NHWC pads: [N, H, W, C] before, then after.
+	if a.Pads[0] != 0 || a.Pads[3] != 0 || a.Pads[4] != 0 || a.Pads[7] != 0 {
+		return
+	}
+	pad.Top += a.Pads[1]
+	pad.Left += a.Pads[2]
+	pad.Bottom += a.Pads[5]
+	pad.Right += a.Pads[6]
+	ins[0] = p.Inputs[0]
+	im.g.Nodes = slices.DeleteFunc(im.g.Nodes, func(n *graph.Node) bool { return n == p })
 }
 
 // constMatrixT returns the [N,K] transpose of a constant [K,N] matrix.
