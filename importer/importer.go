@@ -1,6 +1,7 @@
 // Package importer loads models and tensor files. It recognises the model
-// format from the file's contents (TFLite's "TFL3" identifier, else ONNX)
-// and hands it to importer/tflite or importer/onnx; tensor files are .npy,
+// format from the file name (.tflite, .onnx) or else from the contents
+// (TFLite's "TFL3" identifier, else ONNX) and hands it to importer/tflite or
+// importer/onnx; tensor files are .npy,
 // ONNX TensorProto .pb, or raw .bin taking shape and dtype from the model.
 package importer
 
@@ -46,7 +47,8 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	}
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var g *graph.Graph
-	if IsTFLite(b) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".tflite" || ext != ".onnx" && IsTFLite(b) {
 		g, err = tflite.Decode(name, b)
 	} else {
 		g, err = onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn})
