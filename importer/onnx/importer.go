@@ -300,6 +300,9 @@ func (im *importer) addInput(vi *ValueInfo) error {
 		if d.DType != dt {
 			return fmt.Errorf("constant for input %q is %s, model wants %s", vi.Name, d.DType, dt)
 		}
+		if err := d.Check(); err != nil {
+			return fmt.Errorf("constant for input %q: %w", vi.Name, err)
+		}
 		im.vals[vi.Name] = &value{name: vi.Name, dt: dt, shape: slices.Clone(d.Shape), c: d}
 		return nil
 	}
