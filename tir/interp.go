@@ -351,8 +351,17 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 	case IntrFloor:
 		return val{f: math.Floor(args[0].f)}
 	}
+	if fn, ok := extIntrinsics[x.Name]; ok {
+		return fn(args)
+	}
 	panic(fmt.Sprintf("unknown intrinsic %s", x.Name))
 }
+
+// extIntrinsics holds the semantics of target intrinsics defined in other
+// files (dsp_*.go): they get their evaluated arguments (a Ptr argument
+// carries its buffer in p and its element index in i) and may write
+// through pointer arguments.
+var extIntrinsics = map[string]func(args []val) val{}
 
 // QuantizeF32 is the semantics of IntrQuantize.
 func QuantizeF32(x, scale float32, even bool) int32 {
