@@ -291,6 +291,89 @@ func files(t *testing.T) map[string][]byte {
 		return m.Bytes()
 	}()
 
+	out["conv_group_mismatch.onnx"] = onnxModel(func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, 1, 4, 8, 8)
+		w := b.Rand("w", 1, 6, 2, 3, 3)
+		named(b, "conv0", "Conv", []string{x, w}, "y", onnx.IntsAttr("kernel_shape", 3, 3), onnx.IntAttr("group", 3))
+		b.Output("y", graph.Float32)
+	})
+	out["gemm_nan_alpha.onnx"] = onnxModel(func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, 1, 4)
+		w := b.Rand("w", 1, 4, 3)
+		named(b, "gemm0", "Gemm", []string{x, w}, "y", onnx.FloatAttr("alpha", float32(math.NaN())))
+		b.Output("y", graph.Float32)
+	})
+	out["qdq_int32_zero_point.onnx"] = onnxModel(func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, 1, 4)
+		s := b.Scalar("x_scale", graph.Float32, 0.1)
+		z := b.Scalar("x_zero_point", graph.Int32, 300)
+		q := named(b, "x_quant", "QuantizeLinear", []string{x, s, z}, "xq")
+		named(b, "x_dequant", "DequantizeLinear", []string{q, s, z}, "y")
+		b.Output("y", graph.Float32)
+	})
+	out["empty_op_type.onnx"] = onnxModel(func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, 1, 4)
+		named(b, "nameless", "", []string{x}, "y")
+		b.Output("y", graph.Float32)
+	})
+	out["no_outputs.onnx"] = onnxModel(func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, 1, 4)
+		named(b, "relu0", "Relu", []string{x}, "y")
+	})
+	out["huge_activation.onnx"] = onnxModel(func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, 1, 16, 1024, 1024)
+		named(b, "relu0", "Relu", []string{x}, "r")
+		named(b, "sig0", "Sigmoid", []string{"r"}, "y")
+		b.Output("y", graph.Float32)
+	})
+	out["tfl_cyclic.tflite"] = func() []byte {
+		m := &tg.Model{}
+		x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 4}})
+		a := m.AddTensor(tg.Tensor{Name: "a", Type: tg.Float32, Shape: []int32{1, 4}})
+		c := m.AddTensor(tg.Tensor{Name: "c", Type: tg.Float32, Shape: []int32{1, 4}})
+		m.Inputs, m.Outputs = []int32{x}, []int32{c}
+		m.AddOp(tg.OpAdd, tg.ActOptions(tg.OptAdd, tg.ActNone), []int32{x, c}, a)
+		m.AddOp(tg.OpRelu, nil, []int32{a}, c)
+		return m.Bytes()
+	}()
+	out["tfl_unknown_type.tflite"] = func() []byte {
+		m := &tg.Model{}
+		x := m.AddTensor(tg.Tensor{Name: "x", Type: 99, Shape: []int32{1, 4}})
+		y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{1, 4}})
+		m.Inputs, m.Outputs = []int32{x}, []int32{y}
+		m.AddOp(tg.OpRelu, nil, []int32{x}, y)
+		return m.Bytes()
+	}()
+	out["tfl_string_input.tflite"] = func() []byte {
+		m := &tg.Model{}
+		x := m.AddTensor(tg.Tensor{Name: "x", Type: 5, Shape: []int32{1, 4}})
+		y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{1, 4}})
+		m.Inputs, m.Outputs = []int32{x}, []int32{y}
+		m.AddOp(tg.OpRelu, nil, []int32{x}, y)
+		return m.Bytes()
+	}()
+	out["tfl_nan_weights.tflite"] = func() []byte {
+		m := &tg.Model{}
+		w := make([]float32, 32)
+		w[7] = float32(math.NaN())
+		x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 8}})
+		wt := m.AddTensor(tg.Tensor{Name: "fc/weights", Type: tg.Float32, Shape: []int32{4, 8}, Data: tg.F32Bytes(w...)})
+		y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{1, 4}})
+		m.Inputs, m.Outputs = []int32{x}, []int32{y}
+		m.AddOp(tg.OpFullyConnected, tg.FullyConnectedOptions(tg.ActNone, false), []int32{x, wt, -1}, y)
+		return m.Bytes()
+	}()
+	out["tfl_int8_zero_weight_scale.tflite"] = func() []byte {
+		m := &tg.Model{}
+		x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Int8, Shape: []int32{1, 8}, Scale: []float32{0.02}, ZeroPoint: []int64{0}})
+		wt := m.AddTensor(tg.Tensor{Name: "fc/weights", Type: tg.Int8, Shape: []int32{4, 8}, Data: make([]byte, 32),
+			Scale: []float32{0.01, 0, 0.01, 0.01}, ZeroPoint: []int64{0, 0, 0, 0}})
+		y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{1, 4}, Scale: []float32{0.05}, ZeroPoint: []int64{0}})
+		m.Inputs, m.Outputs = []int32{x}, []int32{y}
+		m.AddOp(tg.OpFullyConnected, tg.FullyConnectedOptions(tg.ActNone, false), []int32{x, wt, -1}, y)
+		return m.Bytes()
+	}()
+
 	// ---- tensor files for `eval testdata/onnx/mlp.onnx` (input features: float32[1,64]) ----
 	out["input_wrong_shape.npy"] = npyBytes("<f4", []int{1, 63}, make([]byte, 63*4))
 	out["input_wrong_dtype.npy"] = npyBytes("<i2", []int{1, 64}, make([]byte, 64*2))
