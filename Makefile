@@ -1,7 +1,7 @@
 # mcugen: the two commands of the README are `make demo` and `make test`.
 GO      ?= go
 BIN     ?= ./mcugen
-DEMO    ?= testdata/tflite/demo_int8.tflite
+DEMO    ?= testdata/tflite/cnn_int8.tflite
 BOARD   ?= mps2-an386
 FUZZTIME ?= 10m
 
@@ -46,3 +46,11 @@ fuzz:
 
 clean:
 	rm -rf $(BIN) out
+
+# The measured tables of docs/PERFORMANCE.md: the four MLPerf Tiny int8 models
+# (../shared/models) on every QEMU board.
+MLPERF  ?= ../shared/models/mlperf_tiny
+BENCH_BOARDS ?= mps2-an386,mps2-an385,mps2-an500,mps2-an505,mps3-an547,aarch64-linux
+bench: build
+	$(BIN) bench $(MLPERF)/kws/kws_ref_model.tflite $(MLPERF)/vww/vww_96_int8.tflite \
+	  $(MLPERF)/ic/pretrainedResnet_quant.tflite $(MLPERF)/ad/ad01_int8.tflite --board $(BENCH_BOARDS)
