@@ -221,3 +221,45 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// A user's Starlark board file adds a board that run then uses; a malformed
+// one is refused with its line number.
+func TestUserBoardFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "my.star")
+	os.WriteFile(good, []byte(`# a board of our own: an MPS2 image with a smaller RAM
+board(
+    name = "my-m4",
+    description = "an AN386 with 64 KiB of RAM",
+    inherits = ["cortex-m4f", "mps2"],
+    memory = [
+        region(name = "FLASH", origin = 0x00000000, length = 4 * MiB, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x20000000, length = 64 * KiB, holds = ["data", "arena"]),
+    ],
+    qemu = qemu(machine = "mps2-an386"),
+)
+`), 0o644)
+	code, out, errs := mcugen(t, "boards", "--boards", good)
+	if code != 0 || !strings.Contains(out, "my-m4") {
+		t.Fatalf("boards --boards: exit %d %s %s", code, out, errs)
+	}
+	bad := filepath.Join(dir, "bad.star")
+	os.WriteFile(bad, []byte("board(\n    name = \"x\",\n    inherits = [\"cortex-m4f\"\n)\n"), 0o644)
+	code, _, errs = mcugen(t, "boards", "--boards", bad)
+	if code != 1 || !strings.Contains(errs, "bad.star:") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("malformed board file: exit %d, stderr %q", code, errs)
+	}
+	if testing.Short() {
+		return
+	}
+	if _, err := exec.LookPath("qemu-system-arm"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: qemu-system-arm missing (Debian package qemu-system-arm)")
+		}
+		t.Skip("qemu-system-arm not installed (Debian package qemu-system-arm)")
+	}
+	code, out, errs = mcugen(t, "run", "../../testdata/tflite/cnn_int8.tflite", "--boards", good, "--board", "my-m4", "--random", "2", "--json")
+	if code != 0 || !strings.Contains(out, `"match_reference": true`) || !strings.Contains(out, `"board": "my-m4"`) {
+		t.Errorf("run on a user board: exit %d\n%s\n%s", code, out, errs)
+	}
+}
