@@ -1,0 +1,88 @@
+package tir
+
+import (
+	"github.com/mcugen/mcugen/graph"
+)
+
+// dw4Perm is where dsp_dw4_s8 finds channel j's weight within a quad:
+// memory holds (w0, w2, w1, w3) so that one word pairs the channels one
+// __sxtab16 extends together.
+var dw4Perm = [4]int{0, 2, 1, 3}
+
+// scheduleDepthwiseDSP: a depthwise convolution four channels at a time.
+// The weights are re-laid out at compile time as int16 [tap][channel]
+// (quads permuted as dsp_dw4_s8 reads them); for each output pixel and
+// channel quad the taps are unrolled, each one a dsp_dw4_s8 call guarded by
+// its padding check, and the four results are requantized in the epilogue.
+// Knob unroll_taps (default 1) unrolls the kernel window.
+func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
+	unroll := knob(f, "unroll_taps", 1)
+	a, err := parseAccNest(f)
+	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
+		return scheduleConvGeneric(f)
+	}
+	oe, err := a.extents(a.outer)
+	if err != nil {
+		return scheduleConvGeneric(f)
+	}
+	re, err := a.extents(a.red)
+	if err != nil {
+		return scheduleConvGeneric(f)
+	}
+	nV, ohV, owV, ocV := a.outer[0].Var, a.outer[1].Var, a.outer[2].Var, a.outer[3].Var
+	khV, kwV, icV := a.red[0].Var, a.red[1].Var, a.red[2].Var
+	N, OH, OW, Cn := oe[0], oe[1], oe[2], oe[3]
+	KH, KW, Cg := re[0], re[1], re[2]
+	w := a.w.Buf
+	if Cg != 1 || Cn%4 != 0 || !rowMajor(w) || w.Len() != Cn*KH*KW || (a.cond != nil && usesVar(a.cond, ocV)) {
+		return scheduleConvGeneric(f)
+	}
+	for i, v := range []*Var{ocV, khV, kwV, icV} {
+		if a.w.Indices[i] != Expr(v) {
+			return scheduleConvGeneric(f)
+		}
+	}
+	taps := KH * KW
+	wq := make([]int64, taps*Cn)
+	for c := 0; c < Cn; c++ {
+		for t := 0; t < taps; t++ {
+			wq[t*Cn+c-c%4+dw4Perm[c%4]] = w.Data.I[c*taps+t]
+		}
+	}
+	wb := constBuf(f.Name+"_weights_dsp", graph.Int16, []int{taps, Cn}, wq)
+	kind := Serial
+	if unroll != 0 {
+		kind = Unrolled
+	}
+	xFlat := flatIndex(a.x.Buf, a.x.Indices)
+	accb := NewBuffer(f.Name+"_acc", I32, []int{4}, ScopeLocal)
+	body := loopK("q", Cn/4, Serial, func(q Expr) Stmt {
+		oc0 := Mul(q, C(4))
+		var ss []Stmt
+		for j := 0; j < 4; j++ {
+			ss = append(ss, flatStore(accb, C(int64(j)), SubstituteExpr(a.init, map[*Var]Expr{ocV: Add(oc0, C(int64(j)))})))
+		}
+		ss = append(ss, loopK("kh", KH, kind, func(kh Expr) Stmt {
+			return loopK("kw", KW, kind, func(kw Expr) Stmt {
+				m := map[*Var]Expr{khV: kh, kwV: kw, ocV: oc0, icV: C(0)}
+				xi := SimplifyExpr(SubstituteExpr(xFlat, m))
+				wi := Add(Mul(Add(Mul(kh, C(int64(KW))), kw), C(int64(Cn))), oc0)
+				call := &Evaluate{X: Call(IntrDSPDW4, I32, &Ptr{Buf: accb, Index: C(0)}, &Ptr{Buf: a.x.Buf, Index: xi},
+					&Ptr{Buf: wb, Index: wi}, C(a.xOff))}
+				if a.cond == nil {
+					return call
+				}
+				return If(SubstituteExpr(a.cond, m), call)
+			})
+		}))
+		for j := 0; j < 4; j++ {
+			st := Substitute(a.store, map[*Var]Expr{ocV: Add(oc0, C(int64(j)))})
+			ss = append(ss, replaceAcc(st, a.acc, accb, C(int64(j))))
+		}
+		return Block(ss...)
+	})
+	g := *f
+	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)),
+		Body: &For{Var: owV, Min: C(0), Extent: C(int64(OW)), Body: &Allocate{Buf: accb, Body: body}}}}
+	return &g, nil
+}
