@@ -293,3 +293,59 @@ func robustRun(args ...string) (int, string, string) {
 	code := run(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
+
+// TestMemoryBounded runs mcugen on models that declare absurd sizes (and on
+// a real MLPerf model) as a subprocess and checks its peak resident memory
+// stays within a fixed allowance plus a small multiple of the file's size:
+// a declared terabyte must be refused before it is allocated.
+func TestMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it ten times: skipped with -short")
+	}
+	bin := buildMcugen(t)
+	bad, _ := filepath.Abs("../../testdata/bad")
+	mlp, _ := filepath.Abs("../../testdata/onnx/mlp.onnx")
+	runs := [][]string{
+		{"inspect", filepath.Join(bad, "terabyte_input.onnx")},
+		{"inspect", filepath.Join(bad, "terabyte_initializer.onnx")},
+		{"inspect", filepath.Join(bad, "overflow_initializer.onnx")},
+		{"inspect", filepath.Join(bad, "overflow_shape_input.onnx")},
+		{"inspect", filepath.Join(bad, "tfl_overflow_shape.tflite")},
+		{"inspect", filepath.Join(bad, "deep_subgraphs.onnx")},
+		{"plan", filepath.Join(bad, "thousands_of_nodes.onnx")},
+		{"compile", filepath.Join(bad, "huge_activation.onnx"), "--board", "host", "-o", "{tmp}"},
+		{"eval", mlp, "--input", filepath.Join(bad, "input_huge_shape.npy"), "--out", "{tmp}"},
+	}
+	if vww, _ := filepath.Abs("../../../shared/models/mlperf_tiny/vww/vww_96_int8.tflite"); fileExists(vww) {
+		runs = append(runs, []string{"compile", vww, "--board", "mps2-an386", "-o", "{tmp}"})
+	}
+	const allowance = 96 << 20
+	for _, args := range runs {
+		model := args[1]
+		if args[0] == "eval" {
+			model = args[3]
+		}
+		st, err := os.Stat(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range args {
+			if a == "{tmp}" {
+				args[i] = filepath.Join(t.TempDir(), "out")
+			}
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Run()
+		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		if !ok {
+			t.Skip("no rusage on this system")
+		}
+		peak := ru.Maxrss << 10 // KiB on Linux
+		limit := allowance + 20*st.Size()
+		t.Logf("%-8s %-28s exit %d, peak RSS %5.1f MiB (limit %5.1f MiB)", args[0], filepath.Base(model),
+			cmd.ProcessState.ExitCode(), float64(peak)/(1<<20), float64(limit)/(1<<20))
+		if peak > limit {
+			t.Errorf("%s %s: peak RSS %d MiB exceeds %d MiB", args[0], filepath.Base(model), peak>>20, limit>>20)
+		}
+	}
+}
