@@ -167,3 +167,36 @@ func TestQuantizeRejectsQDQAndMissingStats(t *testing.T) {
 		t.Error("no error for a bogus method")
 	}
 }
+
+// Float I/O quantizes the input inside the graph with the same rounding as
+// Evaluate does outside it, so both graphs report the same output SQNR.
+func TestFloatIOMatchesInt8IO(t *testing.T) {
+	g := smallNet()
+	samples := smallSamples(8)
+	st, err := Calibrate(g, samples, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qi, err := Quantize(g, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qf, err := Quantize(g, st, Options{FloatIO: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Evaluate(g, qi, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := Evaluate(g, qf, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ri.OutputSQNRdB != rf.OutputSQNRdB || ri.Top1Agree != rf.Top1Agree || ri.Top1Total != 8 {
+		t.Errorf("int8 I/O: %.2f dB %d/%d; float I/O: %.2f dB %d/%d", ri.OutputSQNRdB, ri.Top1Agree, ri.Top1Total, rf.OutputSQNRdB, rf.Top1Agree, rf.Top1Total)
+	}
+	if ri.OutputSQNRdB < 25 {
+		t.Errorf("small net output SQNR %.2f dB, want > 25 dB", ri.OutputSQNRdB)
+	}
+}
