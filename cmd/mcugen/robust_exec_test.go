@@ -349,3 +349,25 @@ func TestMemoryBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatModelLinks: a float model whose kernels call libm (tanhf, expf in
+// Tanh, Sigmoid, Softmax) must build and run on the host and under QEMU;
+// failing that, the error must not be a linker dump.
+func TestFloatModelLinks(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed")
+	}
+	model, _ := filepath.Abs("../../testdata/onnx/mlp.onnx")
+	boards := []string{"host"}
+	if !testing.Short() {
+		if _, err := exec.LookPath("qemu-system-arm"); err == nil {
+			boards = append(boards, "mps2-an386")
+		}
+	}
+	for _, b := range boards {
+		code, _, stderr := robustRun("run", model, "--board", b, "--random", "2")
+		if code != 0 {
+			t.Errorf("KNOWN FAILURE (libm is not linked): mcugen run mlp.onnx --board %s: exit %d: %s", b, code, clip(stderr))
+		}
+	}
+}
