@@ -78,12 +78,12 @@ func SymmetricWeights(d *graph.Data, perTensor bool) (*graph.Data, *graph.Quant)
 func AdjustForBias(w *graph.Data, wd *graph.Data, wq *graph.Quant, bias *graph.Data, inScale float32) bool {
 	const limit = 1 << 30 // headroom for the accumulation
 	changed := false
+	if len(wq.Scale) == 0 {
+		return false
+	}
 	per := w.Len() / len(wq.Scale)
 	for i := 0; i < bias.Len(); i++ {
-		c := 0
-		if len(wq.Scale) > 1 {
-			c = i
-		}
+		c := min(i, len(wq.Scale)-1)
 		b := math.Abs(float64(bias.F[i]))
 		if b/(float64(inScale)*float64(wq.Scale[c])) <= limit {
 			continue
@@ -108,10 +108,7 @@ func Bias(d *graph.Data, inScale float32, w *graph.Quant) (*graph.Data, *graph.Q
 		q.Scale[c] = inScale * w.Scale[c]
 	}
 	for i := 0; i < n; i++ {
-		s := q.Scale[0]
-		if len(q.Scale) > 1 {
-			s = q.Scale[i]
-		}
+		s := q.Scale[min(i, len(q.Scale)-1)]
 		v := math.Round(float64(d.F[i]) / float64(s))
 		out.I[i] = int64(math.Max(math.MinInt32, math.Min(math.MaxInt32, v)))
 	}

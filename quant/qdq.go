@@ -20,6 +20,9 @@ import (
 // with no int8 kernel stay in float between their Dequantize and Quantize;
 // graph inputs and outputs stay float (see IntIO).
 func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
+	if err := graph.Validate(g); err != nil {
+		return nil, fmt.Errorf("quant: fold QDQ: %w", err)
+	}
 	f := cloneGraph(g)
 	sinkConstDequantize(f)
 	cancelTransposes(f)
@@ -162,7 +165,10 @@ func sinkConstDequantize(g *graph.Graph) {
 			q := *c.Quant
 			var d *graph.Data
 			if n.Op == graph.Transpose {
-				perm := n.Attrs.(*graph.TransposeAttrs).Perm
+				perm := permOf(n)
+				if perm == nil {
+					continue
+				}
 				d = transposeData(c.Data, perm)
 				q.Axis = slices.Index(perm, c.Quant.Axis)
 			} else {
@@ -203,7 +209,7 @@ func cancelTransposes(g *graph.Graph) {
 		switch n.Op {
 		case graph.Transpose:
 			p := prod[n.Inputs[0]]
-			if p != nil && p.Op == graph.Transpose && identity(compose(p.Attrs.(*graph.TransposeAttrs).Perm, n.Attrs.(*graph.TransposeAttrs).Perm)) {
+			if p != nil && p.Op == graph.Transpose && identity(compose(permOf(p), permOf(n))) {
 				src = p.Inputs[0]
 			}
 		case graph.Reshape:
@@ -218,9 +224,17 @@ func cancelTransposes(g *graph.Graph) {
 	removeDead(g)
 }
 
+// permOf returns a Transpose's permutation, nil when it has none.
+func permOf(n *graph.Node) []int {
+	if a, ok := n.Attrs.(*graph.TransposeAttrs); ok {
+		return a.Perm
+	}
+	return nil
+}
+
 // compose returns the permutation of applying a then b.
 func compose(a, b []int) []int {
-	if len(a) != len(b) {
+	if a == nil || len(a) != len(b) {
 		return nil
 	}
 	out := make([]int, len(a))

@@ -78,6 +78,9 @@ func (p params) quant() *graph.Quant {
 // no int8 reference kernel run in float between a Dequantize and a Quantize.
 // g itself is not changed; the new graph keeps g's tensor names.
 func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
+	if err := graph.Validate(g); err != nil {
+		return nil, fmt.Errorf("quant: %w", err)
+	}
 	for _, n := range g.Nodes {
 		if n.Op == graph.Quantize || n.Op == graph.Dequantize {
 			return nil, fmt.Errorf("quant: node %q (%s): graph is already quantized; fold it with FoldQDQ", n.Name, n.Op)
@@ -92,6 +95,9 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		if _, err := ParseMethod(string(opt.Method)); err != nil {
 			return nil, err
 		}
+	}
+	if st == nil {
+		return nil, fmt.Errorf("quant: no calibration statistics")
 	}
 	f := cloneGraph(g)
 	fuseActivations(f)

@@ -230,7 +230,10 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		w.nchw[out] = w.nchw[n.Inputs[0]]
 		return nil
 	case graph.Conv2D:
-		a := n.Attrs.(*graph.Conv2DAttrs)
+		a, ok := n.Attrs.(*graph.Conv2DAttrs)
+		if !ok {
+			return fmt.Errorf("no Conv2DAttrs")
+		}
 		ws := g.Tensors[n.Inputs[1]].Shape
 		ins := []string{in(0, true), in(1, true)}
 		if len(n.Inputs) > 2 && n.Inputs[2] != "" {
@@ -241,7 +244,10 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 			intAttr("group", max(a.Group, 1)))
 		w.finish(n, fo, true)
 	case graph.MaxPool2D, graph.AvgPool2D:
-		a := n.Attrs.(*graph.PoolAttrs)
+		a, ok := n.Attrs.(*graph.PoolAttrs)
+		if !ok {
+			return fmt.Errorf("no PoolAttrs")
+		}
 		attrs := []*onnx.Attribute{ints("kernel_shape", a.Kernel[0], a.Kernel[1]), ints("strides", max(a.Stride[0], 1), max(a.Stride[1], 1)),
 			ints("pads", a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right)}
 		op := "MaxPool"
@@ -280,7 +286,10 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		w.node("Reshape", []string{in(0, false), w.shapeInit(fo, g.Tensors[out].Shape)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Softmax:
-		a := n.Attrs.(*graph.SoftmaxAttrs)
+		a, ok := n.Attrs.(*graph.SoftmaxAttrs)
+		if !ok {
+			return fmt.Errorf("no SoftmaxAttrs")
+		}
 		if a.Beta != 0 && a.Beta != 1 {
 			return fmt.Errorf("softmax beta %v", a.Beta)
 		}
@@ -290,7 +299,10 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		w.node(string(n.Op), []string{in(0, false)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Concat:
-		a := n.Attrs.(*graph.ConcatAttrs)
+		a, ok := n.Attrs.(*graph.ConcatAttrs)
+		if !ok {
+			return fmt.Errorf("no ConcatAttrs")
+		}
 		var ins []string
 		for i := range n.Inputs {
 			ins = append(ins, in(i, false))
