@@ -59,6 +59,19 @@ func pruneStmt(s Stmt, env map[*Var]interval) Stmt {
 func pruneExpr(e Expr, env map[*Var]interval) Expr {
 	return RewriteExpr(e, func(e Expr) Expr {
 		b, ok := e.(*Binary)
+		if ok && (b.Op == OpMin || b.Op == OpMax) && b.A.Type() != F32 {
+			ra, ok1 := rangeOf(b.A, env)
+			rb, ok2 := rangeOf(b.B, env)
+			if ok1 && ok2 {
+				switch {
+				case b.Op == OpMin && ra.hi <= rb.lo, b.Op == OpMax && ra.lo >= rb.hi:
+					return b.A
+				case b.Op == OpMin && rb.hi <= ra.lo, b.Op == OpMax && rb.lo >= ra.hi:
+					return b.B
+				}
+			}
+			return SimplifyNode(e)
+		}
 		if !ok || !b.Op.IsCompare() || b.A.Type() == F32 {
 			return SimplifyNode(e)
 		}
@@ -163,4 +176,83 @@ func rangeOf(e Expr, env map[*Var]interval) (interval, bool) {
 		}
 	}
 	return interval{}, false
+}
+
+// PartitionLoop splits every loop named name into up to three loops: the
+// first iterations, the middle ones for which every condition that depends
+// on the loop variable is decided (and removed), and the last ones. Conv and
+// pool padding checks vanish from the interior of the image this way.
+func PartitionLoop(f *PrimFunc, name string) *PrimFunc {
+	g := *f
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		l, ok := s.(*For)
+		if !ok || l.Var.Name != name {
+			return s
+		}
+		return partition(l)
+	}, nil)
+	return &g
+}
+
+func partition(l *For) Stmt {
+	lo, ok1 := IsConst(l.Min)
+	n, ok2 := IsConst(l.Extent)
+	if !ok1 || !ok2 || n < 2 {
+		return l
+	}
+	clean := func(a, b int64) (Stmt, bool) {
+		body := SimplifyStmt(pruneStmt(l.Body, map[*Var]interval{l.Var: {a, b}}))
+		ok := true
+		VisitStmts(body, func(s Stmt) {
+			if c, isIf := s.(*IfThenElse); isIf && usesVar(c.Cond, l.Var) {
+				ok = false
+			}
+		})
+		VisitExprs(body, func(e Expr) {
+			if c, isSel := e.(*Select); isSel && usesVar(c.Cond, l.Var) {
+				ok = false
+			}
+		})
+		return body, ok
+	}
+	end := lo + n - 1
+	a, b := int64(-1), int64(-1)
+	for i := lo; i <= end; i++ {
+		if _, ok := clean(i, i); ok {
+			a = i
+			break
+		}
+	}
+	if a < 0 {
+		return l
+	}
+	for i := end; i >= a; i-- {
+		if _, ok := clean(i, i); ok {
+			b = i
+			break
+		}
+	}
+	mid, ok := clean(a, b)
+	if !ok || (a == lo && b == end && !hasCondOn(l.Body, l.Var)) {
+		return l
+	}
+	var parts []Stmt
+	if a > lo {
+		parts = append(parts, &For{Var: l.Var, Min: C(lo), Extent: C(a - lo), Kind: l.Kind, Body: l.Body})
+	}
+	parts = append(parts, &For{Var: l.Var, Min: C(a), Extent: C(b - a + 1), Kind: l.Kind, Body: mid})
+	if b < end {
+		parts = append(parts, &For{Var: l.Var, Min: C(b + 1), Extent: C(end - b), Kind: l.Kind, Body: l.Body})
+	}
+	return Block(parts...)
+}
+
+func hasCondOn(s Stmt, v *Var) bool {
+	found := false
+	VisitStmts(s, func(s Stmt) {
+		if c, ok := s.(*IfThenElse); ok && usesVar(c.Cond, v) {
+			found = true
+		}
+	})
+	return found
 }

@@ -143,6 +143,9 @@ func TestSchedulePrimitivesKeepResults(t *testing.T) {
 			}},
 			{"hoist invariant ifs", func(f *PrimFunc) (*PrimFunc, error) { return HoistInvariantIf(f), nil }},
 			{"prune conditions", func(f *PrimFunc) (*PrimFunc, error) { return PruneConditions(f), nil }},
+			{"partition oh and ow", func(f *PrimFunc) (*PrimFunc, error) {
+				return PartitionLoop(PartitionLoop(HoistInvariantIf(Simplify(f)), "ow"), "oh"), nil
+			}},
 			{"simplify", func(f *PrimFunc) (*PrimFunc, error) { return Simplify(f), nil }},
 			{"flatten", func(f *PrimFunc) (*PrimFunc, error) { return Flatten(f), nil }},
 			{"cache input window", func(f *PrimFunc) (*PrimFunc, error) { return CacheWindow(f, f.Params[0], "oc") }},

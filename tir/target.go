@@ -103,11 +103,16 @@ func knob(f *PrimFunc, name string, def int) int {
 	return v
 }
 
-// scheduleHoist moves padding checks out of the loops they do not depend on
-// and drops the checks that always hold.
+// scheduleHoist moves padding checks out of the loops they do not depend on,
+// drops the checks that always hold and, with knob partition (default 1),
+// splits the output rows and columns into border and interior so the
+// interior runs without checks.
 func scheduleHoist(f *PrimFunc) (*PrimFunc, error) {
-	f = Simplify(HoistInvariantIf(Simplify(f)))
-	return PruneConditions(f), nil
+	f = PruneConditions(Simplify(HoistInvariantIf(Simplify(f))))
+	if knob(f, "partition", 1) != 0 {
+		f = PartitionLoop(PartitionLoop(f, "ow"), "oh")
+	}
+	return f, nil
 }
 
 // scheduleConvGeneric: padding checks hoisted and removed where the window
@@ -124,14 +129,17 @@ func scheduleConvGeneric(f *PrimFunc) (*PrimFunc, error) {
 			f = g
 		}
 	}
-	if u := knob(f, "unroll_kw", 3); u > 0 {
-		if l := findLoop(f.Body, "kw"); l != nil {
-			if n, ok := IsConst(l.Extent); ok && n <= int64(u) {
-				if f, err = Unroll(f, "kw"); err != nil {
-					return nil, err
-				}
+	// Knob unroll_ic: the channel reduction split by this factor and the
+	// inner part unrolled, when it divides the channel count (0 = never).
+	if u := knob(f, "unroll_ic", 4); u > 1 {
+		if l := findLoop(f.Body, "ic"); l != nil {
+			if n, ok := IsConst(l.Extent); ok && n > int64(u) && n%int64(u) == 0 {
+				f = splitUnrollAll(f, "ic", u)
 			}
 		}
+	}
+	if u := knob(f, "unroll_kw", 3); u > 0 {
+		f = unrollAll(f, "kw", u)
 	}
 	return f, nil
 }
@@ -153,4 +161,44 @@ func scheduleFCGeneric(f *PrimFunc) (*PrimFunc, error) {
 		return nil, err
 	}
 	return Unroll(f, "k_i")
+}
+
+// splitUnrollAll splits every loop named name by factor and unrolls the
+// inner part (loops whose extent the factor does not divide stay as they are).
+func splitUnrollAll(f *PrimFunc, name string, factor int) *PrimFunc {
+	g := *f
+	fc := int64(factor)
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		l, ok := s.(*For)
+		if !ok || l.Var.Name != name {
+			return s
+		}
+		n, ok := IsConst(l.Extent)
+		if !ok || n%fc != 0 || n <= fc {
+			return s
+		}
+		outer, inner := NewVar(name+"_o"), NewVar(name+"_i")
+		body := Substitute(l.Body, map[*Var]Expr{l.Var: Add(Add(Mul(outer, C(fc)), inner), l.Min)})
+		return &For{Var: outer, Min: C(0), Extent: C(n / fc), Body: &For{Var: inner, Min: C(0), Extent: C(fc), Kind: Unrolled, Body: body}}
+	}, nil)
+	return &g
+}
+
+// unrollAll marks every loop named name with a constant extent of at most
+// limit as unrolled.
+func unrollAll(f *PrimFunc, name string, limit int) *PrimFunc {
+	g := *f
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		l, ok := s.(*For)
+		if !ok || l.Var.Name != name {
+			return s
+		}
+		if n, ok := IsConst(l.Extent); ok && n <= int64(limit) {
+			c := *l
+			c.Kind = Unrolled
+			return &c
+		}
+		return s
+	}, nil)
+	return &g
 }
