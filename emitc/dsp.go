@@ -34,66 +34,85 @@ static inline int32_t dsp_read32(const void *p)
     return v;
 }`)
 	for _, b := range tir.DSPMacBlocks {
-		add(tir.DSPMacName(b[0], b[1]), []string{"dsp_acle"}, dspMacC(b[0], b[1]))
+		for _, u := range []int{1, 2} {
+			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u))
+		}
 	}
-	add(tir.IntrDSPDW4, []string{"dsp_acle"}, `/* acc[j] += (x[j] + xo) * w[perm[j]], perm = {0, 2, 1, 3}: four channels
-   of one tap, channels (0, 2) and (1, 3) paired by SXTAB16. */
-static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int16_t *w, int32_t xo)
+	add(tir.IntrDSPWiden, []string{"dsp_acle"}, `/* Widen n (a multiple of 4) int8 values plus off into int16 pairs:
+   dst[2g] = (src[4g] + off, src[4g+2] + off), dst[2g+1] = (src[4g+1] + off, src[4g+3] + off). */
+static inline void dsp_widen_s8(int32_t *dst, const int8_t *src, int32_t n, int32_t off)
+{
+    const int32_t o = (int32_t)(((uint32_t)off << 16) | ((uint32_t)off & 0xffffu));
+    int32_t g;
+    for (g = 0; g < n / 4; ++g) {
+        const int32_t v = dsp_read32(src + 4 * g);
+        dst[2 * g] = __sxtab16(o, v);
+        dst[2 * g + 1] = __sxtab16(o, dsp_ror8(v));
+    }
+}`)
+	add(tir.IntrDSPDW4, []string{"dsp_acle"}, `/* acc[0] += (x[0] + xo) * lo(w[0]), acc[2] += (x[2] + xo) * hi(w[0]),
+   acc[1] += (x[1] + xo) * lo(w[1]), acc[3] += (x[3] + xo) * hi(w[1]). */
+static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, int32_t xo)
 {
     const int32_t o = (int32_t)(((uint32_t)xo << 16) | ((uint32_t)xo & 0xffffu));
     const int32_t xv = dsp_read32(x);
     const int32_t x02 = __sxtab16(o, xv);
     const int32_t x13 = __sxtab16(o, dsp_ror8(xv));
-    const int32_t w02 = dsp_read32(w);
-    const int32_t w13 = dsp_read32(w + 2);
-    acc[0] = __smlabb(x02, w02, acc[0]);
-    acc[2] = __smlatt(x02, w02, acc[2]);
-    acc[1] = __smlabb(x13, w13, acc[1]);
-    acc[3] = __smlatt(x13, w13, acc[3]);
+    acc[0] = __smlabb(x02, w[0], acc[0]);
+    acc[2] = __smlatt(x02, w[0], acc[2]);
+    acc[1] = __smlabb(x13, w[1], acc[1]);
+    acc[3] = __smlatt(x13, w[1], acc[3]);
+}`)
+	add(tir.IntrDSPRequant, []string{"dsp_acle", "srdhm"}, `/* clamp(requant(x, m, -e) + zp, lo, hi) for a right shift e in [1, 23]:
+   rounding half away from zero with a saturating add (where it saturates,
+   both it and RoundingDivideByPOT give at least 255, which clamps to hi). */
+static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int32_t e, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int32_t v = srdhm(x, m);
+    const int32_t r = (__qadd(v, (int32_t)(UINT32_C(1) << (e - 1))) + (v >> 31)) >> e;
+    const int32_t y = __ssat(__qadd(r, zp), 8);
+    return y < lo ? lo : (y > hi ? hi : y);
 }`)
 }
 
-// dspMacC prints the r×c int8 dot-product block: acc[i*c + j] += Σ_k
-// x[i*xs + k] * w[j*ws + k]. Four k at a time, each x and w word is split
-// by SXTB16 into its even and odd bytes (both operands the same way, so
-// the pairs match) and two SMLADs add the four products.
-func dspMacC(r, c int) string {
+// dspMacC prints the r×c pair-word GEMM block with u groups of four k per
+// iteration: for each group, the r activation rows' two words and each
+// channel's two words (interleaved, one pointer) feed two SMLADs per
+// (row, channel).
+func dspMacC(r, c, u int) string {
 	var b strings.Builder
-	name := tir.DSPMacName(r, c)
-	fmt.Fprintf(&b, "/* acc[i*%d + j] += sum_k x[i*xs + k] * w[j*ws + k], i < %d, j < %d. */\n", c, r, c)
-	fmt.Fprintf(&b, "static inline void %s(int32_t *acc, const int8_t *x, int32_t xs, const int8_t *w, int32_t ws, int32_t n)\n{\n", name)
+	name := tir.DSPMacName(r, c, u)
+	fmt.Fprintf(&b, "/* acc[i*%d + j] += sum over g < n/2, h < 2 of smlad(x[i*xs + 2g + h], w[%d*g + 2j + h]), i < %d, j < %d. */\n", c, 2*c, r, c)
+	fmt.Fprintf(&b, "static inline void %s(int32_t *acc, const int32_t *x, int32_t xs, const int32_t *w, int32_t n)\n{\n", name)
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			fmt.Fprintf(&b, "    int32_t a%d%d = acc[%d];\n", i, j, i*c+j)
 		}
 	}
-	b.WriteString("    int32_t k = 0;\n")
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(&b, "    const int32_t *x%d = x + %d * xs;\n", i, i)
+	}
+	b.WriteString("    const int32_t *const end = x0 + n;\n")
 	if r == 1 {
 		b.WriteString("    (void)xs;\n")
 	}
-	if c == 1 {
-		b.WriteString("    (void)ws;\n")
-	}
-	b.WriteString("    for (; k + 4 <= n; k += 4) {\n")
-	for i := 0; i < r; i++ {
-		fmt.Fprintf(&b, "        const int32_t xv%d = dsp_read32(x + %s k);\n", i, off("xs", i))
-		fmt.Fprintf(&b, "        const int32_t xe%d = __sxtb16(xv%d);\n", i, i)
-		fmt.Fprintf(&b, "        const int32_t xo%d = __sxtb16(dsp_ror8(xv%d));\n", i, i)
-	}
-	for j := 0; j < c; j++ {
-		fmt.Fprintf(&b, "        {\n            const int32_t wv = dsp_read32(w + %s k);\n", off("ws", j))
-		b.WriteString("            const int32_t we = __sxtb16(wv);\n            const int32_t wo = __sxtb16(dsp_ror8(wv));\n")
+	b.WriteString("    while (x0 < end) {\n")
+	for step := 0; step < u; step++ {
+		b.WriteString("        {\n")
 		for i := 0; i < r; i++ {
-			fmt.Fprintf(&b, "            a%d%d = __smlad(xe%d, we, a%d%d);\n", i, j, i, i, j)
-			fmt.Fprintf(&b, "            a%d%d = __smlad(xo%d, wo, a%d%d);\n", i, j, i, i, j)
+			fmt.Fprintf(&b, "            const int32_t p%d = x%d[0];\n            const int32_t q%d = x%d[1];\n", i, i, i, i)
+		}
+		for j := 0; j < c; j++ {
+			for i := 0; i < r; i++ {
+				fmt.Fprintf(&b, "            a%d%d = __smlad(p%d, w[%d], a%d%d);\n", i, j, i, 2*j, i, j)
+				fmt.Fprintf(&b, "            a%d%d = __smlad(q%d, w[%d], a%d%d);\n", i, j, i, 2*j+1, i, j)
+			}
+		}
+		fmt.Fprintf(&b, "            w += %d;\n", 2*c)
+		for i := 0; i < r; i++ {
+			fmt.Fprintf(&b, "            x%d += 2;\n", i)
 		}
 		b.WriteString("        }\n")
-	}
-	b.WriteString("    }\n    for (; k < n; ++k) {\n")
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			fmt.Fprintf(&b, "        a%d%d += (int32_t)x[%s k] * (int32_t)w[%s k];\n", i, j, off("xs", i), off("ws", j))
-		}
 	}
 	b.WriteString("    }\n")
 	for i := 0; i < r; i++ {

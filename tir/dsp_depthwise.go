@@ -1,17 +1,8 @@
 package tir
 
-import (
-	"github.com/mcugen/mcugen/graph"
-)
-
-// dw4Perm is where dsp_dw4_s8 finds channel j's weight within a quad:
-// memory holds (w0, w2, w1, w3) so that one word pairs the channels one
-// __sxtab16 extends together.
-var dw4Perm = [4]int{0, 2, 1, 3}
-
 // scheduleDepthwiseDSP: a depthwise convolution four channels at a time.
-// The weights are re-laid out at compile time as int16 [tap][channel]
-// (quads permuted as dsp_dw4_s8 reads them); for each output pixel and
+// The weights are re-laid out at compile time as [tap][channel quad] pair
+// words (w0, w2), (w1, w3), as dsp_dw4_s8 reads them; for each output pixel and
 // channel quad the taps are unrolled, each one a dsp_dw4_s8 call guarded by
 // its padding check, and the four results are requantized in the epilogue.
 // Knob unroll_taps (default 1) unrolls the kernel window.
@@ -43,13 +34,16 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 		}
 	}
 	taps := KH * KW
-	wq := make([]int64, taps*Cn)
-	for c := 0; c < Cn; c++ {
-		for t := 0; t < taps; t++ {
-			wq[t*Cn+c-c%4+dw4Perm[c%4]] = w.Data.I[c*taps+t]
+	wq := make([]int64, taps*Cn/2)
+	for t := 0; t < taps; t++ {
+		for q := 0; q < Cn; q += 4 {
+			at := func(c int) int64 { return w.Data.I[(q+c)*taps+t] }
+			wq[(t*Cn+q)/2] = pack16(at(0), at(2))
+			wq[(t*Cn+q)/2+1] = pack16(at(1), at(3))
 		}
 	}
-	wb := constBuf(f.Name+"_weights_dsp", graph.Int16, []int{taps, Cn}, wq)
+	wb := constBuf(f.Name+"_weights_s16", I32, []int{taps * Cn / 2}, wq)
+	store := fastRequant(a.store)
 	kind := Serial
 	if unroll != 0 {
 		kind = Unrolled
@@ -66,7 +60,7 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 			return loopK("kw", KW, kind, func(kw Expr) Stmt {
 				m := map[*Var]Expr{khV: kh, kwV: kw, ocV: oc0, icV: C(0)}
 				xi := SimplifyExpr(SubstituteExpr(xFlat, m))
-				wi := Add(Mul(Add(Mul(kh, C(int64(KW))), kw), C(int64(Cn))), oc0)
+				wi := Add(Mul(Add(Mul(kh, C(int64(KW))), kw), C(int64(Cn/2))), Mul(q, C(2)))
 				call := &Evaluate{X: Call(IntrDSPDW4, I32, &Ptr{Buf: accb, Index: C(0)}, &Ptr{Buf: a.x.Buf, Index: xi},
 					&Ptr{Buf: wb, Index: wi}, C(a.xOff))}
 				if a.cond == nil {
@@ -76,7 +70,7 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 			})
 		}))
 		for j := 0; j < 4; j++ {
-			st := Substitute(a.store, map[*Var]Expr{ocV: Add(oc0, C(int64(j)))})
+			st := Substitute(store, map[*Var]Expr{ocV: Add(oc0, C(int64(j)))})
 			ss = append(ss, replaceAcc(st, a.acc, accb, C(int64(j))))
 		}
 		return Block(ss...)

@@ -5,57 +5,119 @@ import (
 	"math"
 )
 
-// DSP micro-kernel intrinsics (Cortex-M4/M7/M33, ACLE SIMD). Each is a
-// register-blocked int8 dot-product block with an exact semantic definition
-// here, so the TIR interpreter runs schedules that use them; emitc prints
-// each as one static inline helper built from __sxtb16 and __smlad.
-
-// DSPMacName is the intrinsic for an R×C block of int8 dot products:
+// DSP intrinsics (Cortex-M4/M7/M33, ACLE SIMD). Each has an exact semantic
+// definition here, so the TIR interpreter runs schedules that use them;
+// emitc prints each as one static inline helper over <arm_acle.h>.
 //
-//	dsp_mac_s8_RxC(acc *int32, x *int8, xs, w *int8, ws, n)
-//	acc[i·C + j] += Σ_{k<n} int32(x[i·xs + k]) · int32(w[j·ws + k])   (i < R, j < C)
-//
-// R rows of x (output pixels, or FC input rows) against C rows of w (output
-// channels); each x word is sign-extended once and reused for all C channels.
-func DSPMacName(r, c int) string { return fmt.Sprintf("dsp_mac_s8_%dx%d", r, c) }
+// Packed int16 pairs: a "pair word" is an int32 holding two int16 values,
+// lo in bits 0-15 and hi in bits 16-31 (SMLAD's operand). Activations are
+// widened at run time into pair words (IntrDSPWiden) and weights are
+// widened at compile time into the same order, so the GEMM micro-kernels
+// only load words and multiply-accumulate.
 
-// DSPMacBlocks are the block shapes that have a helper (rows × channels).
+// pack16 is the pair word (lo, hi).
+func pack16(lo, hi int64) int64 { return int64(int32(uint32(uint16(lo)) | uint32(uint16(hi))<<16)) }
+
+// dot2 is SMLAD's product sum of two pair words.
+func dot2(a, b int64) int64 {
+	return int64(int16(a))*int64(int16(b)) + int64(int16(a>>16))*int64(int16(b>>16))
+}
+
+// IntrDSPWiden widens int8 activations (plus an offset) into pair words:
+//
+//	dsp_widen_s8(dst *int32, src *int8, n, off), n % 4 == 0:
+//	for g < n/4: dst[2g]   = pair(src[4g] + off,   src[4g+2] + off)
+//	             dst[2g+1] = pair(src[4g+1] + off, src[4g+3] + off)
+//
+// the order __sxtab16 produces without any repacking; weights are packed
+// in the same order at compile time (DSPPackWeights).
+const IntrDSPWiden = "dsp_widen_s8"
+
+// DSPMacName is the R×C register-blocked GEMM micro-kernel over pair words
+// (R rows of activations: output pixels or FC input rows; C output
+// channels), with U groups of four k per loop iteration (unroll):
+//
+//	dsp_mac_s16_RxC_uU(acc *int32, x *int32, xs, w *int32, n), n % (2U) == 0:
+//	acc[i·C + j] += Σ_{g < n/2} Σ_{h<2} dot2(x[i·xs + 2g + h], w[2C·g + 2j + h])
+//
+// The C channels' weights are interleaved by groups of two words, so one
+// pointer walks them in the order the loop consumes.
+func DSPMacName(r, c, u int) string { return fmt.Sprintf("dsp_mac_s16_%dx%d_u%d", r, c, u) }
+
+// DSPMacBlocks are the block shapes (rows × channels) that have a helper.
 var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}}
 
 // IntrDSPDW4 is the depthwise channel-quad tap:
 //
-//	dsp_dw4_s8(acc *int32, x *int8, w *int16, xo)
-//	acc[j] += (int32(x[j]) + xo) · int32(w[j])   (j < 4)
+//	dsp_dw4_s8(acc *int32, x *int8, w *int32, xo)
+//	acc[0] += (x[0] + xo)·lo(w[0]);  acc[2] += (x[2] + xo)·hi(w[0])
+//	acc[1] += (x[1] + xo)·lo(w[1]);  acc[3] += (x[3] + xo)·hi(w[1])
 //
-// Four adjacent channels of one input pixel times their four (pre-widened
-// int16) weights of one tap; the C pairs channels with __sxtab16 and
-// __smlabb/__smlatt.
+// Four adjacent channels of one input pixel times their weights of one tap
+// (pair words (w0, w2), (w1, w3)); the C pairs channels with __sxtab16 and
+// multiplies with __smlabb/__smlatt.
 const IntrDSPDW4 = "dsp_dw4_s8"
+
+// IntrDSPRequant is the int8 output stage with a right shift e in [1, 23]:
+//
+//	dsp_requant_s8(x, m, e, zp, lo, hi) = clamp(requant(x, m, −e) + zp, lo, hi)
+//
+// with TFLite's double rounding (IntrRequant) and −128 <= lo <= hi <= 127.
+// The C rounds with a saturating add; for e <= 23 that differs from
+// RoundingDivideByPOT only where both results clamp to hi.
+const IntrDSPRequant = "dsp_requant_s8"
 
 func init() {
 	for _, b := range DSPMacBlocks {
-		r, c := b[0], b[1]
-		extIntrinsics[DSPMacName(r, c)] = func(a []val) val {
-			acc, x, xs, w, ws, n := a[0], a[1], a[2].i, a[3], a[4].i, a[5].i
-			for i := int64(0); i < int64(r); i++ {
-				for j := int64(0); j < int64(c); j++ {
-					s := acc.p.I[acc.i+i*int64(c)+j]
-					for k := int64(0); k < n; k++ {
-						s += x.p.I[x.i+i*xs+k] * w.p.I[w.i+j*ws+k]
-					}
-					if s > math.MaxInt32 || s < math.MinInt32 {
-						panic("int32 overflow in " + DSPMacName(r, c))
-					}
-					acc.p.I[acc.i+i*int64(c)+j] = s
+		for _, u := range []int{1, 2} {
+			r, c := int64(b[0]), int64(b[1])
+			name := DSPMacName(b[0], b[1], u)
+			extIntrinsics[name] = func(a []val) val {
+				acc, x, xs, w, n := a[0], a[1], a[2].i, a[3], a[4].i
+				if n%int64(2*u) != 0 {
+					panic(fmt.Sprintf("%s: n = %d", name, n))
 				}
+				for i := int64(0); i < r; i++ {
+					for j := int64(0); j < c; j++ {
+						s := acc.p.I[acc.i+i*c+j]
+						for g := int64(0); g < n/2; g++ {
+							for h := int64(0); h < 2; h++ {
+								s += dot2(x.p.I[x.i+i*xs+2*g+h], w.p.I[w.i+2*c*g+2*j+h])
+							}
+						}
+						if s > math.MaxInt32 || s < math.MinInt32 {
+							panic("int32 overflow in " + name)
+						}
+						acc.p.I[acc.i+i*c+j] = s
+					}
+				}
+				return val{}
 			}
-			return val{}
 		}
+	}
+	extIntrinsics[IntrDSPWiden] = func(a []val) val {
+		dst, src, n, off := a[0], a[1], a[2].i, a[3].i
+		if n%4 != 0 {
+			panic(fmt.Sprintf("%s: n = %d", IntrDSPWiden, n))
+		}
+		for g := int64(0); g < n/4; g++ {
+			s := func(k int64) int64 { return src.p.I[src.i+4*g+k] + off }
+			dst.p.I[dst.i+2*g] = pack16(s(0), s(2))
+			dst.p.I[dst.i+2*g+1] = pack16(s(1), s(3))
+		}
+		return val{}
 	}
 	extIntrinsics[IntrDSPDW4] = func(a []val) val {
 		acc, x, w, xo := a[0], a[1], a[2], a[3].i
+		wv := func(j int64) int64 {
+			word := w.p.I[w.i+j%2]
+			if j >= 2 {
+				return int64(int16(word >> 16))
+			}
+			return int64(int16(word))
+		}
 		for j := int64(0); j < 4; j++ {
-			s := acc.p.I[acc.i+j] + (x.p.I[x.i+j]+xo)*w.p.I[w.i+j]
+			s := acc.p.I[acc.i+j] + int64(int16(x.p.I[x.i+j]+xo))*wv(j)
 			if s > math.MaxInt32 || s < math.MinInt32 {
 				panic("int32 overflow in " + IntrDSPDW4)
 			}
@@ -63,10 +125,53 @@ func init() {
 		}
 		return val{}
 	}
+	extIntrinsics[IntrDSPRequant] = func(a []val) val {
+		x, m, e, zp, lo, hi := int32(a[0].i), int32(a[1].i), int32(a[2].i), a[3].i, a[4].i, a[5].i
+		if e < 1 || e > 23 || lo < -128 || hi > 127 || lo > hi {
+			panic(fmt.Sprintf("%s: shift %d, range [%d, %d]", IntrDSPRequant, e, lo, hi))
+		}
+		return val{i: min(max(int64(RequantQ(x, m, -e))+zp, lo), hi)}
+	}
 }
 
-// dspMac builds the statement acc[accIdx..] += block(x, w) for an r×c block.
-func dspMac(r, c int, acc *Buffer, accIdx Expr, x *Buffer, xi Expr, xs int, w *Buffer, wi Expr, ws, n int) Stmt {
-	return &Evaluate{X: Call(DSPMacName(r, c), I32, &Ptr{Buf: acc, Index: accIdx}, &Ptr{Buf: x, Index: xi}, C(int64(xs)),
-		&Ptr{Buf: w, Index: wi}, C(int64(ws)), C(int64(n)))}
+// DSPPackWeights lays out int8 weights w[oc][k] (K per channel) as pair
+// words for DSPMacName kernels: channels in blocks of c (a last block of
+// single channels when c does not divide cout), K padded with zeros to k4
+// (a multiple of 4), interleaved by groups of two words within a block.
+// Channel block starting at oc0 begins at word oc0·k4/2.
+func DSPPackWeights(w []int64, cout, K, k4, c int) []int64 {
+	out := make([]int64, cout*k4/2)
+	at := func(oc, k int) int64 {
+		if k >= K {
+			return 0
+		}
+		return w[oc*K+k]
+	}
+	full := cout / c * c
+	for oc := 0; oc < cout; oc++ {
+		bc, oc0 := c, oc/c*c
+		if oc >= full {
+			bc, oc0 = 1, oc
+		}
+		j := oc - oc0
+		base := oc0 * k4 / 2
+		for g := 0; g < k4/4; g++ {
+			for h := 0; h < 2; h++ {
+				out[base+2*bc*g+2*j+h] = pack16(at(oc, 4*g+h), at(oc, 4*g+h+2))
+			}
+		}
+	}
+	return out
+}
+
+func ptr(b *Buffer, i Expr) Expr { return &Ptr{Buf: b, Index: i} }
+
+// dspMac builds acc[0..] += block(x, w) for an r×c block over n words.
+func dspMac(r, c, u int, acc *Buffer, x *Buffer, xi Expr, xs int, w *Buffer, wi Expr, n int) Stmt {
+	return &Evaluate{X: Call(DSPMacName(r, c, u), I32, ptr(acc, C(0)), ptr(x, xi), C(int64(xs)), ptr(w, wi), C(int64(n)))}
+}
+
+// dspWiden builds dsp_widen_s8(&dst[di], &src[si], n, off).
+func dspWiden(dst *Buffer, di Expr, src *Buffer, si Expr, n int, off int64) Stmt {
+	return &Evaluate{X: Call(IntrDSPWiden, I32, ptr(dst, di), ptr(src, si), C(int64(n)), C(off))}
 }

@@ -8,10 +8,11 @@ import (
 
 // DSP is the schedule set for cores with the Armv7E-M DSP extension
 // (Cortex-M4, M7, M33): int8 convolutions and fully connected layers become
-// register-blocked SMLAD micro-kernels (DSPMacName) over a partial im2col
-// buffer (or straight over the input for 1x1 convolutions and FC),
-// depthwise convolutions run four channels at a time (IntrDSPDW4), and the
-// requantization stays fused in the epilogue of each block. Ops it does not
+// register-blocked SMLAD micro-kernels (DSPMacName) over activations
+// widened once into int16 pairs (a partial im2col for convolutions) and
+// weights packed as int16 pairs at compile time; depthwise convolutions
+// run four channels at a time (IntrDSPDW4); the requantization stays fused
+// in the epilogue of each block (IntrDSPRequant where the shifts allow). Ops it does not
 // list, and kernels it cannot match (float, uint8, grouped), fall back to
 // the generic schedules.
 var DSP = &Target{Name: "dsp", Schedules: map[string]ScheduleFunc{
@@ -181,35 +182,35 @@ func loopK(name string, n int, kind ForKind, body func(i Expr) Stmt) Stmt {
 	return &For{Var: v, Min: C(0), Extent: C(int64(n)), Kind: kind, Body: body(v)}
 }
 
-// gemmBlock is the channel loop of one block of R pixels: for every block
-// of C output channels, the accumulators start at init, one micro-kernel
-// call adds the dot products, and the epilogue stores each result.
-//
-//	xPtr(i) is the element index of pixel i's K-vector in xb; pix(i)
-//	substitutes the output-loop variables of pixel i into an expression.
+// gemmSpec is the channel loop of one block of R activation rows (pixels
+// or FC rows) already widened into pair words: for every block of C output
+// channels the accumulators start at init, one micro-kernel call adds the
+// dot products, and the epilogue requantizes and stores each result.
 type gemmSpec struct {
-	R, C, K, Cout int
-	xb            *Buffer
-	x0            Expr // element index of pixel 0's row in xb
-	xs            int  // elements between the pixels' rows
-	w             *Buffer
-	ocVar         *Var
-	init          Expr
-	store         *Store
-	acc           *Buffer
-	pix           func(s Stmt, i int) Stmt // substitutes pixel i's output position
+	R, C, U, K4, Cout int
+	xb                *Buffer // pair words, row i at i·K4/2
+	w                 *Buffer // DSPPackWeights layout
+	ocVar             *Var
+	init              Expr
+	store             *Store
+	acc               *Buffer
+	pix               func(s Stmt, i int) Stmt // substitutes row i's output position
 }
 
 func (g *gemmSpec) build(name string) Stmt {
-	blocks := []struct{ c, from, count int }{{g.C, 0, g.Cout / g.C}}
+	type blk struct{ c, from, count int }
+	blocks := []blk{{g.C, 0, g.Cout / g.C}}
 	if rem := g.Cout % g.C; rem != 0 {
-		blocks = append(blocks, struct{ c, from, count int }{1, g.Cout - rem, rem})
+		blocks = append(blocks, blk{1, g.Cout - rem, rem})
 	}
+	if blocks[0].count == 0 {
+		blocks = blocks[1:]
+	}
+	kw := g.K4 / 2
 	var out []Stmt
 	for bi, bl := range blocks {
-		c := bl.c
+		c, from := bl.c, bl.from
 		accb := NewBuffer(fmt.Sprintf("%s_acc%d", name, bi), I32, []int{g.R * c}, ScopeLocal)
-		from := bl.from
 		body := loopK("oc_o", bl.count, Serial, func(oo Expr) Stmt {
 			oc0 := Add(Mul(oo, C(int64(c))), C(int64(from)))
 			var ss []Stmt
@@ -219,7 +220,7 @@ func (g *gemmSpec) build(name string) Stmt {
 					ss = append(ss, flatStore(accb, C(int64(i*c+j)), SubstituteExpr(g.init, map[*Var]Expr{g.ocVar: oc})))
 				}
 			}
-			ss = append(ss, dspMac(g.R, c, accb, C(0), g.xb, g.x0, g.xs, g.w, Mul(oc0, C(int64(g.K))), g.K, g.K))
+			ss = append(ss, dspMac(g.R, c, g.U, accb, g.xb, C(0), kw, g.w, Mul(oc0, C(int64(kw))), kw))
 			for i := 0; i < g.R; i++ {
 				for j := 0; j < c; j++ {
 					oc := Add(oc0, C(int64(j)))
@@ -235,14 +236,25 @@ func (g *gemmSpec) build(name string) Stmt {
 	return Block(out...)
 }
 
+// unrollFor is the micro-kernel unroll (groups of four k per iteration)
+// that divides the K4/2 words.
+func unrollFor(want, k4 int) int {
+	if want >= 2 && (k4/2)%4 == 0 {
+		return 2
+	}
+	return 1
+}
+
 // scheduleConvDSP: a convolution as a GEMM of output pixels × output
-// channels with K = KH·KW·Cin. Knobs: block_px (pixels per block along a
-// row, 1 or 2), block_oc (channels per block, 1, 2 or 4), and im2col (1:
-// always copy the R pixels' windows into a local int8 buffer, padding with
-// the input zero point so the input offset folds into the bias; 0: read 1x1
-// convolutions without padding straight from the input).
+// channels with K = KH·KW·Cin. For each block of block_px pixels along a
+// row, the windows are widened (with the input offset added, padding
+// taps zero) into a local buffer of pair words, a partial im2col; then
+// every block of block_oc channels is one micro-kernel call over the
+// compile-time packed int16 weights, with the requantization fused into
+// its epilogue. Knobs: block_px (1 or 2), block_oc (1, 2 or 4), unroll_k
+// (1 or 2 groups of four k per micro-kernel iteration).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
-	bpx, boc, forceCol := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "im2col", 0)
+	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 2)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)
@@ -260,100 +272,82 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	N, OH, OW, Cout := oe[0], oe[1], oe[2], oe[3]
 	KH, KW, Cg := re[0], re[1], re[2]
 	K := KH * KW * Cg
+	K4 := (K + 3) / 4 * 4
 	w := a.w.Buf
 	if !isBlock(bpx, boc) || !rowMajor(w) || len(w.Shape) != 4 || w.Shape[0] != Cout || w.Len() != Cout*K ||
-		usesVar(&Load{Buf: a.x.Buf, Indices: a.x.Indices}, ocV) || (a.cond != nil && usesVar(a.cond, icV)) {
+		usesVar(a.x, ocV) || (a.cond != nil && usesVar(a.cond, icV)) {
 		return scheduleConvGeneric(f)
 	}
-	// The weight load must be w[oc, kh, kw, ic].
 	for i, v := range []*Var{ocV, khV, kwV, icV} {
 		if a.w.Indices[i] != Expr(v) {
 			return scheduleConvGeneric(f)
 		}
 	}
-	init := a.init
-	direct := forceCol == 0 && KH == 1 && KW == 1 && a.xOff == 0 && condAlwaysTrue(a.cond, a.outer[1:3], OH, OW)
-	if !direct && a.xOff != 0 {
-		// Padding is filled with the input zero point, so every tap
-		// contributes (x + xOff)·w and xOff·Σw folds into the bias.
-		base, err := constPerChannel(init, ocV, Cout)
-		if err != nil {
-			return scheduleConvGeneric(f)
-		}
-		for c := range base {
-			var sum int64
-			for _, v := range w.Data.I[c*K : (c+1)*K] {
-				sum += v
-			}
-			base[c] += a.xOff * sum
-		}
-		init = At(constBuf(f.Name+"_bias_dsp", I32, []int{Cout}, base), ocV)
-	}
+	wp := constBuf(f.Name+"_weights_s16", I32, []int{Cout * K4 / 2}, DSPPackWeights(w.Data.I, Cout, K, K4, boc))
+	store := fastRequant(a.store)
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)
+	u := unrollFor(unroll, K4)
 	mk := func(R int, owAt func(i int) Expr) Stmt {
-		pix := func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }
-		g := &gemmSpec{R: R, C: boc, K: K, Cout: Cout, w: w, ocVar: ocV, init: init, store: a.store, acc: a.acc, pix: pix}
-		if direct {
-			at := func(i int) Expr {
-				return SimplifyExpr(SubstituteExpr(xFlat, map[*Var]Expr{owV: owAt(i), khV: C(0), kwV: C(0), icV: C(0)}))
-			}
-			g.xb, g.x0 = a.x.Buf, at(0)
-			if R > 1 {
-				d := SimplifyExpr(Sub(at(1), at(0)))
-				xs, ok := IsConst(d)
-				if !ok {
-					return nil
-				}
-				g.xs = int(xs)
-			}
-			return g.build(f.Name)
-		}
-		col := NewBuffer(f.Name+"_col", graph.Int8, []int{R * K}, ScopeLocal)
+		col := NewBuffer(f.Name+"_col", I32, []int{R * K4 / 2}, ScopeLocal)
 		var fill []Stmt
 		for i := 0; i < R; i++ {
-			fill = append(fill, loopK("kh", KH, Serial, func(kh Expr) Stmt {
+			if Cg%4 == 0 {
+				fill = append(fill, loopK("kh", KH, Serial, func(kh Expr) Stmt {
+					return loopK("kw", KW, Serial, func(kw Expr) Stmt {
+						m := map[*Var]Expr{owV: owAt(i), khV: kh, kwV: kw, icV: C(0)}
+						dst := Add(Mul(Add(Mul(kh, C(int64(KW))), kw), C(int64(Cg/2))), C(int64(i*K4/2)))
+						cp := dspWiden(col, dst, a.x.Buf, SimplifyExpr(SubstituteExpr(xFlat, m)), Cg, a.xOff)
+						if a.cond == nil {
+							return cp
+						}
+						zero := loopK("t", Cg/2, Serial, func(t Expr) Stmt { return flatStore(col, Add(dst, t), C(0)) })
+						return &IfThenElse{Cond: SubstituteExpr(a.cond, m), Then: cp, Else: zero}
+					})
+				}))
+				continue
+			}
+			// Channel counts that are not a multiple of 4 go through an
+			// int8 staging row padded with the input zero point (which
+			// widens to 0).
+			stage := NewBuffer(f.Name+"_row", a.x.Buf.DType, []int{K4}, ScopeLocal)
+			zp := &IntImm{T: a.x.Buf.DType, V: -a.xOff}
+			st := loopK("kh", KH, Serial, func(kh Expr) Stmt {
 				return loopK("kw", KW, Serial, func(kw Expr) Stmt {
 					m := map[*Var]Expr{owV: owAt(i), khV: kh, kwV: kw}
-					dst := func(ic Expr) Expr {
-						return Add(Add(Mul(kh, C(int64(KW*Cg))), Mul(kw, C(int64(Cg)))), Add(ic, C(int64(i*K))))
-					}
+					dst := func(ic Expr) Expr { return Add(Mul(Add(Mul(kh, C(int64(KW))), kw), C(int64(Cg))), ic) }
 					cp := loopK("ic", Cg, Serial, func(ic Expr) Stmt {
 						m2 := map[*Var]Expr{icV: ic}
 						for k, v := range m {
 							m2[k] = v
 						}
-						return flatStore(col, dst(ic), SubstituteExpr(a.x, m2))
+						return flatStore(stage, dst(ic), SubstituteExpr(a.x, m2))
 					})
 					if a.cond == nil {
 						return cp
 					}
-					pad := loopK("ic", Cg, Serial, func(ic Expr) Stmt {
-						return flatStore(col, dst(ic), &IntImm{T: graph.Int8, V: -a.xOff})
-					})
+					pad := loopK("ic", Cg, Serial, func(ic Expr) Stmt { return flatStore(stage, dst(ic), zp) })
 					return &IfThenElse{Cond: SubstituteExpr(a.cond, m), Then: cp, Else: pad}
 				})
-			}))
+			})
+			var tail []Stmt
+			for k := K; k < K4; k++ {
+				tail = append(tail, flatStore(stage, C(int64(k)), zp))
+			}
+			fill = append(fill, &Allocate{Buf: stage, Body: Block(st, Block(tail...),
+				dspWiden(col, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
-		g.xb, g.x0, g.xs = col, C(0), K
+		g := &gemmSpec{R: R, C: boc, U: u, K4: K4, Cout: Cout, xb: col, w: wp, ocVar: ocV, init: a.init, store: store, acc: a.acc,
+			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
 		return &Allocate{Buf: col, Body: Block(Block(fill...), g.build(f.Name))}
 	}
 	var rowBody []Stmt
 	if full := OW / bpx; full > 0 {
 		v := NewVar("ow_o")
-		s := mk(bpx, func(i int) Expr { return Add(Mul(v, C(int64(bpx))), C(int64(i))) })
-		if s == nil {
-			return scheduleConvGeneric(f)
-		}
-		rowBody = append(rowBody, &For{Var: v, Min: C(0), Extent: C(int64(full)), Body: s})
+		rowBody = append(rowBody, &For{Var: v, Min: C(0), Extent: C(int64(full)),
+			Body: mk(bpx, func(i int) Expr { return Add(Mul(v, C(int64(bpx))), C(int64(i))) })})
 	}
-	if rem := OW % bpx; rem != 0 {
-		for i := OW - rem; i < OW; i++ {
-			s := mk(1, func(int) Expr { return C(int64(i)) })
-			if s == nil {
-				return scheduleConvGeneric(f)
-			}
-			rowBody = append(rowBody, s)
-		}
+	for i := OW - OW%bpx; i < OW; i++ {
+		rowBody = append(rowBody, mk(1, func(int) Expr { return C(int64(i)) }))
 	}
 	g := *f
 	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(rowBody...)}}
@@ -379,45 +373,13 @@ func rowMajor(b *Buffer) bool {
 	return true
 }
 
-// condAlwaysTrue reports whether cond (affine in the output loops, with
-// the reduction at its first tap) holds at the four corners of the output,
-// hence everywhere.
-func condAlwaysTrue(cond Expr, loops []*For, OH, OW int) bool {
-	if cond == nil {
-		return true
-	}
-	m := &machine{mem: map[*Buffer]*graph.Data{}, vars: map[*Var]val{}}
-	ok := true
-	func() {
-		defer func() {
-			if recover() != nil {
-				ok = false
-			}
-		}()
-		for _, h := range []int{0, OH - 1} {
-			for _, w := range []int{0, OW - 1} {
-				e := SubstituteExpr(cond, map[*Var]Expr{loops[0].Var: C(int64(h)), loops[1].Var: C(int64(w))})
-				VisitExprs(&Evaluate{X: e}, func(x Expr) {
-					if v, isVar := x.(*Var); isVar {
-						m.vars[v] = val{}
-					}
-				})
-				if m.eval(e).i == 0 {
-					ok = false
-				}
-			}
-		}
-	}()
-	return ok
-}
-
-// scheduleFCDSP: fully connected as a GEMM of input rows × output rows,
-// read straight from the input and the weights. Knobs block_rows (1 or 2)
-// and block_oc (1, 2 or 4): with one input row, each input word is widened
-// once and reused for block_oc output rows.
+// scheduleFCDSP: fully connected as a GEMM of input rows × output rows.
+// Each input row is widened into pair words once and reused for every
+// block of block_oc output rows; weights are packed as int16 pairs at
+// compile time. Knobs block_rows (1 or 2), block_oc (1, 2 or 4), unroll_k.
 func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	a, err := parseAccNest(f)
-	if err != nil || len(a.outer) != 2 || len(a.red) != 1 || a.cond != nil || a.xOff != 0 {
+	if err != nil || len(a.outer) != 2 || len(a.red) != 1 || a.cond != nil {
 		return scheduleFCGeneric(f)
 	}
 	oe, err := a.extents(a.outer)
@@ -426,22 +388,41 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	rows, Nout := oe[0], oe[1]
 	K := int(mustConst(a.red[0].Extent))
+	K4 := (K + 3) / 4 * 4
 	rV, jV, kV := a.outer[0].Var, a.outer[1].Var, a.red[0].Var
-	br := knob(f, "block_rows", 2)
-	bc := knob(f, "block_oc", 4)
+	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 2)
 	if rows < br {
 		br = 1
 	}
 	w := a.w.Buf
 	if !isBlock(br, bc) || !rowMajor(w) || !rowMajor(a.x.Buf) || a.w.Indices[0] != Expr(jV) || a.w.Indices[1] != Expr(kV) ||
-		a.x.Indices[0] != Expr(rV) || a.x.Indices[1] != Expr(kV) {
+		a.x.Indices[0] != Expr(rV) || a.x.Indices[1] != Expr(kV) || w.Len() != Nout*K {
 		return scheduleFCGeneric(f)
 	}
+	wp := constBuf(f.Name+"_weights_s16", I32, []int{Nout * K4 / 2}, DSPPackWeights(w.Data.I, Nout, K, K4, bc))
+	store := fastRequant(a.store)
+	u := unrollFor(unroll, K4)
 	mk := func(R int, rowAt func(i int) Expr) Stmt {
-		g := &gemmSpec{R: R, C: bc, K: K, Cout: Nout, w: w, ocVar: jV, init: a.init, store: a.store, acc: a.acc,
-			xb: a.x.Buf, x0: Mul(rowAt(0), C(int64(K))), xs: K,
+		xw := NewBuffer(f.Name+"_xw", I32, []int{R * K4 / 2}, ScopeLocal)
+		var fill []Stmt
+		for i := 0; i < R; i++ {
+			if K%4 == 0 {
+				fill = append(fill, dspWiden(xw, C(int64(i*K4/2)), a.x.Buf, Mul(rowAt(i), C(int64(K))), K, a.xOff))
+				continue
+			}
+			stage := NewBuffer(f.Name+"_row", a.x.Buf.DType, []int{K4}, ScopeLocal)
+			cp := loopK("k", K, Serial, func(k Expr) Stmt {
+				return flatStore(stage, k, SubstituteExpr(a.x, map[*Var]Expr{rV: rowAt(i), kV: k}))
+			})
+			var tail []Stmt
+			for k := K; k < K4; k++ {
+				tail = append(tail, flatStore(stage, C(int64(k)), &IntImm{T: a.x.Buf.DType, V: -a.xOff}))
+			}
+			fill = append(fill, &Allocate{Buf: stage, Body: Block(cp, Block(tail...), dspWiden(xw, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
+		}
+		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{rV: rowAt(i)}) }}
-		return g.build(f.Name)
+		return &Allocate{Buf: xw, Body: Block(Block(fill...), g.build(f.Name))}
 	}
 	var body []Stmt
 	if full := rows / br; full > 0 {
@@ -455,6 +436,64 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	g := *f
 	g.Body = Block(body...)
 	return &g, nil
+}
+
+// fastRequant rewrites the int8 output stage
+// int8(min(max(requant(acc, m, s) + zp, lo), hi)) as dsp_requant_s8 when
+// every shift is a right shift in [1, 23] (per-channel shift tables are
+// negated at compile time); other stores are returned unchanged.
+func fastRequant(st *Store) *Store {
+	cast, ok := st.Value.(*Cast)
+	if !ok || cast.T != graph.Int8 {
+		return st
+	}
+	mn, ok := cast.X.(*Binary)
+	if !ok || mn.Op != OpMin {
+		return st
+	}
+	mx, ok := mn.A.(*Binary)
+	if !ok || mx.Op != OpMax {
+		return st
+	}
+	add, ok := mx.A.(*Binary)
+	if !ok || add.Op != OpAdd {
+		return st
+	}
+	rq, ok := add.A.(*Intrinsic)
+	if !ok || rq.Name != IntrRequant {
+		return st
+	}
+	zp, ok1 := IsConst(add.B)
+	lo, ok2 := IsConst(mx.B)
+	hi, ok3 := IsConst(mn.B)
+	if !ok1 || !ok2 || !ok3 || lo < -128 || hi > 127 || lo > hi {
+		return st
+	}
+	var e Expr
+	switch s := rq.Args[2].(type) {
+	case *IntImm:
+		if s.V > -1 || s.V < -23 {
+			return st
+		}
+		e = C(-s.V)
+	case *Load:
+		if s.Buf.Scope != ScopeConst || s.Buf.Data == nil {
+			return st
+		}
+		neg := make([]int64, len(s.Buf.Data.I))
+		for i, v := range s.Buf.Data.I {
+			if v > -1 || v < -23 {
+				return st
+			}
+			neg[i] = -v
+		}
+		rb := constBuf(s.Buf.Name+"_rshift", I32, s.Buf.Shape, neg)
+		e = &Load{Buf: rb, Indices: s.Indices, Flat: s.Flat}
+	default:
+		return st
+	}
+	v := Call(IntrDSPRequant, I32, rq.Args[0], rq.Args[1], e, C(zp), C(lo), C(hi))
+	return &Store{Buf: st.Buf, Indices: st.Indices, Value: CastTo(graph.Int8, v), Flat: st.Flat}
 }
 
 func mustConst(e Expr) int64 {
