@@ -15,7 +15,9 @@ import (
 // the scales and zero points of the model; Dequantize of a constant int8
 // weight or int32 bias hands over the constant itself. Integer ops requantize
 // with TFLite's fixed-point arithmetic (not ONNX's float rounding), so the
-// result matches Quantize's graph bit for bit. Layout transposes the importer
+// result matches Quantize's graph bit for bit; the Quantize nodes that stay
+// (graph inputs, float fallbacks) round half away from zero as TFLite does,
+// not half to even as ONNX's QuantizeLinear. Layout transposes the importer
 // put around constants and activations are folded or cancelled first. Ops
 // with no int8 kernel stay in float between their Dequantize and Quantize;
 // graph inputs and outputs stay float (see IntIO).
@@ -55,7 +57,14 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 		}
 	}
 	f.Nodes = kept
+	foldRequantize(f)
 	removeDead(f)
+	for _, n := range f.Nodes {
+		// TFLite rounding (half away from zero) throughout, as Quantize builds.
+		if a, ok := n.Attrs.(*graph.QuantizeAttrs); ok && n.Op == graph.Quantize {
+			a.RoundHalfEven = false
+		}
+	}
 	f.Prune()
 	if err := graph.Validate(f); err != nil {
 		return nil, fmt.Errorf("quant: folded QDQ graph is invalid: %w", err)
@@ -404,5 +413,50 @@ func fuseMatMulBias(g *graph.Graph) {
 		fuseMatMulBias(g)
 		removeDead(g)
 		return
+	}
+}
+
+// foldRequantize replaces Dequantize -> Quantize (what is left where the
+// importer absorbed a layout op) by nothing when both sides have the same
+// parameters, and by one integer-to-integer Quantize otherwise.
+func foldRequantize(g *graph.Graph) {
+	prod := g.Producers()
+	cons := g.Consumers()
+	isOut := map[string]bool{}
+	for _, o := range g.Outputs {
+		isOut[o] = true
+	}
+	alias := map[string]string{}
+	for i, n := range g.Nodes {
+		for j, in := range n.Inputs {
+			if a, ok := alias[in]; ok {
+				n.Inputs[j] = a
+			}
+		}
+		if n.Op != graph.Quantize {
+			continue
+		}
+		dq := prod[n.Inputs[0]]
+		if dq == nil || dq.Op != graph.Dequantize || isOut[dq.Outputs[0]] || len(cons[dq.Outputs[0]]) != 1 {
+			continue
+		}
+		src, dst := g.Tensors[dq.Inputs[0]], g.Tensors[n.Outputs[0]]
+		if src.Quant == nil || dst.Quant == nil || src.DType != dst.DType || src.Quant.PerAxis() || dst.Quant.PerAxis() {
+			continue
+		}
+		ss, sz := src.Quant.At(0)
+		ds, dz := dst.Quant.At(0)
+		if ss == ds && sz == dz && !isOut[dst.Name] {
+			alias[dst.Name] = src.Name
+			continue
+		}
+		g.Nodes[i] = &graph.Node{Name: n.Name, Op: graph.Quantize, Inputs: []string{src.Name}, Outputs: n.Outputs}
+	}
+	if len(alias) > 0 {
+		for i, o := range g.Outputs {
+			if a, ok := alias[o]; ok {
+				g.Outputs[i] = a
+			}
+		}
 	}
 }

@@ -309,6 +309,60 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		}
 		w.node("Concat", ins, []string{fo}, intAttr("axis", a.Axis))
 		w.finish(n, fo, false)
+	case graph.Mean:
+		a, ok := n.Attrs.(*graph.MeanAttrs)
+		if !ok {
+			return fmt.Errorf("no MeanAttrs")
+		}
+		keep := 0
+		if a.KeepDims {
+			keep = 1
+		}
+		w.node("ReduceMean", []string{in(0, false)}, []string{fo}, ints("axes", a.Axes...), intAttr("keepdims", keep))
+		w.finish(n, fo, false)
+	case graph.Transpose:
+		a, ok := n.Attrs.(*graph.TransposeAttrs)
+		if !ok {
+			return fmt.Errorf("no TransposeAttrs")
+		}
+		w.node("Transpose", []string{in(0, false)}, []string{fo}, ints("perm", a.Perm...))
+		w.finish(n, fo, false)
+	case graph.Pad:
+		a, ok := n.Attrs.(*graph.PadAttrs)
+		if !ok {
+			return fmt.Errorf("no PadAttrs")
+		}
+		pads := &graph.Data{DType: graph.Int64, Shape: []int{len(a.Pads)}}
+		for _, p := range a.Pads {
+			pads.I = append(pads.I, int64(p))
+		}
+		v := float32(a.Value)
+		if xt := g.Tensors[n.Inputs[0]]; xt.DType.IsInt() && xt.Quant != nil {
+			s, z := xt.Quant.At(0)
+			v = s * float32(int64(a.Value)-int64(z)) // the stored integer, dequantized
+		}
+		mode := a.Mode
+		if mode == "" {
+			mode = "constant"
+		}
+		w.node("Pad", []string{in(0, false), w.init(fo+"_pads", pads), w.init(fo+"_value", &graph.Data{DType: graph.Float32, F: []float32{v}})},
+			[]string{fo}, &onnx.Attribute{Name: "mode", Type: onnx.AttrString, S: []byte(mode)})
+		w.finish(n, fo, false)
+	case graph.LeakyRelu:
+		a, ok := n.Attrs.(*graph.LeakyReluAttrs)
+		if !ok {
+			return fmt.Errorf("no LeakyReluAttrs")
+		}
+		w.node("LeakyRelu", []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha})
+		w.finish(n, fo, false)
+	case graph.HardSigmoid:
+		a, ok := n.Attrs.(*graph.HardSigmoidAttrs)
+		if !ok {
+			return fmt.Errorf("no HardSigmoidAttrs")
+		}
+		w.node("HardSigmoid", []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha},
+			&onnx.Attribute{Name: "beta", Type: onnx.AttrFloat, F: a.Beta})
+		w.finish(n, fo, false)
 	default:
 		return fmt.Errorf("op not supported by the QDQ writer")
 	}
