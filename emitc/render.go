@@ -177,6 +177,16 @@ func (r *fnRenderer) stmt(s tir.Stmt, depth int) error {
 	case *tir.Allocate:
 		name := r.declare(x.Buf, x.Buf.Name)
 		if len(x.Buf.Shape) == 0 {
+			// A scalar stored first thing is declared with that value.
+			first, rest := splitFirst(x.Body)
+			if st, ok := first.(*tir.Store); ok && st.Buf == x.Buf && !reads(st.Value, x.Buf) {
+				v, err := r.expr(st.Value, precAssign+1)
+				if err != nil {
+					return err
+				}
+				r.line(depth, "%s %s = %s;", ctype(x.Buf.DType), name, v)
+				return r.stmt(rest, depth)
+			}
 			r.line(depth, "%s %s;", ctype(x.Buf.DType), name)
 		} else {
 			r.line(depth, "%s %s[%d];", ctype(x.Buf.DType), name, x.Buf.Len())
@@ -477,4 +487,23 @@ static inline int32_t %s(const %s *x, int32_t sx, const %s *w, int32_t sw, int32
     }
     return acc;
 }`, name, xt, wt)
+}
+
+// splitFirst returns the first statement of s and what follows it.
+func splitFirst(s tir.Stmt) (tir.Stmt, tir.Stmt) {
+	if q, ok := s.(*tir.Seq); ok && len(q.Stmts) > 0 {
+		return q.Stmts[0], &tir.Seq{Stmts: q.Stmts[1:]}
+	}
+	return s, nil
+}
+
+// reads reports whether e loads b.
+func reads(e tir.Expr, b *tir.Buffer) bool {
+	found := false
+	tir.VisitExprs(&tir.Evaluate{X: e}, func(e tir.Expr) {
+		if l, ok := e.(*tir.Load); ok && l.Buf == b {
+			found = true
+		}
+	})
+	return found
 }

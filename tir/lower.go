@@ -245,7 +245,14 @@ func withAct(n *graph.Node, act graph.Activation) *graph.Node {
 
 // kernel builds, schedules and finalizes the PrimFunc of node n (with the
 // activation node act fused in when not nil).
-func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (*PrimFunc, error) {
+func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (f *PrimFunc, err error) {
+	// The builders panic on ill-typed expressions (a float input with int
+	// weights, say); report that as an error about the node.
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("tir: node %q (%s): cannot lower: %v", n.Name, n.Op, r)
+		}
+	}()
 	fn, ok := computes[n.Op]
 	if !ok {
 		return nil, fmt.Errorf("tir: node %q (%s): no compute definition for this op", n.Name, n.Op)
@@ -266,7 +273,7 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (*PrimFunc, 
 	if err != nil {
 		return nil, err
 	}
-	f := k.f
+	f = k.f
 	f.Body = body
 	var dt DType = graph.Float32
 	if t := l.g.In(n, 0); t != nil {

@@ -1,0 +1,56 @@
+package tir_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/memplan"
+	"github.com/mcugen/mcugen/tir"
+)
+
+// TestLowerErrors: malformed graphs give errors that name the node, never panics.
+func TestLowerErrors(t *testing.T) {
+	build := func(mut func(g *graph.Graph, n *graph.Node)) *graph.Graph {
+		g := graph.New("bad", "onnx")
+		g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4, 4, 2}})
+		w := graph.NewData(graph.Float32, []int{3, 1, 1, 2})
+		g.AddConst("w", w)
+		g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 4, 4, 3}})
+		n := g.AddNode(&graph.Node{Name: "conv/bad", Op: graph.Conv2D, Inputs: []string{"x", "w", ""}, Outputs: []string{"y"},
+			Attrs: &graph.Conv2DAttrs{Group: 1}})
+		g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+		mut(g, n)
+		return g
+	}
+	cases := []struct {
+		name string
+		mut  func(g *graph.Graph, n *graph.Node)
+		want string
+	}{
+		{"missing attrs", func(g *graph.Graph, n *graph.Node) { n.Attrs = nil }, "Conv2DAttrs"},
+		{"int weights with float input", func(g *graph.Graph, n *graph.Node) {
+			d := graph.NewData(graph.Int8, []int{3, 1, 1, 2})
+			g.AddConst("w", d)
+		}, "conv/bad"},
+		{"unknown op", func(g *graph.Graph, n *graph.Node) { n.Op = "Frobnicate" }, "no compute definition"},
+		{"wrong group", func(g *graph.Graph, n *graph.Node) { n.Attrs = &graph.Conv2DAttrs{Group: 2} }, "groups"},
+	}
+	for _, c := range cases {
+		g := build(c.mut)
+		plan, err := memplan.Build(g, memplan.DefaultOptions())
+		if err != nil {
+			t.Fatalf("%s: plan: %v", c.name, err)
+		}
+		_, err = tir.Lower(g, plan, *tir.Generic)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "conv/bad") {
+			t.Errorf("%s: error %v, want one naming the node and %q", c.name, err, c.want)
+		}
+	}
+	if _, err := tir.Lower(build(func(*graph.Graph, *graph.Node) {}), nil, *tir.Generic); err == nil {
+		t.Error("no plan accepted")
+	}
+	if _, err := tir.TargetByName("no-such-target"); err == nil {
+		t.Error("unknown target accepted")
+	}
+}
