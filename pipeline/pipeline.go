@@ -47,6 +47,12 @@ type Options struct {
 	Align         int
 
 	Version string
+
+	// Tuning is a tuning records file (mcugen tune) whose knobs apply to
+	// the kernels they match; Knobs are extra overrides by kernel name or
+	// op, as tir.Target.WithKnobs takes them.
+	Tuning string
+	Knobs  map[string]map[string]int
 }
 
 // State is what the passes read and write.
@@ -62,6 +68,8 @@ type State struct {
 	Module      *tir.Module
 	Files       map[string][]byte
 	Report      *emitc.Report
+	// Tuned is how many kernels took knobs from tuning records.
+	Tuned int
 }
 
 // Pass is one named stage.
@@ -243,6 +251,9 @@ func lowerPass(s *State) error {
 	}
 	t, err := tir.TargetByName(name)
 	if err != nil {
+		return err
+	}
+	if t, err = s.tuneTarget(t); err != nil {
 		return err
 	}
 	m, err := tir.Lower(s.Graph, s.Plan, t)

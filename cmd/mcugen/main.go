@@ -28,6 +28,7 @@ type cli struct {
 	Test     testCmd     `cmd:"" help:"Regression: compile, run and compare bit-exactly on every board given; non-zero exit on any mismatch."`
 	Bench    benchCmd    `cmd:"" help:"Measure instructions per inference, MACs per instruction, arena, flash and RAM."`
 	Boards   boardsCmd   `cmd:"" help:"List the board catalog."`
+	Tune     tuneCmd     `cmd:"" help:"Search schedule knobs per kernel, measured exactly under QEMU; writes tuning records for compile --tuning."`
 
 	Version kong.VersionFlag `help:"Print the version and exit."`
 }

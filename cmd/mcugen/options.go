@@ -23,6 +23,7 @@ type compileFlags struct {
 	IO             string `name:"io" help:"Where inputs/outputs live: separate (the caller's buffers) or in-arena." default:"separate" enum:"separate,in-arena"`
 	WeightsSection string `help:"Put the weights in this linker section." placeholder:"NAME"`
 	Target         string `help:"Schedule set (default: from the board's features): generic, dsp, mve, neon."`
+	Tuning         string `help:"Tuning records (from mcugen tune) whose knobs apply to the kernels they match." type:"existingfile" placeholder:"FILE"`
 }
 
 func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
@@ -47,6 +48,6 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 		return opt, nil, err
 	}
 	opt.Prefix, opt.ArenaExternal, opt.IOInArena = c.Prefix, c.Arena == "external", c.IO == "in-arena"
-	opt.WeightsSection, opt.Target = c.WeightsSection, c.Target
+	opt.WeightsSection, opt.Target, opt.Tuning = c.WeightsSection, c.Target, c.Tuning
 	return opt, cat, nil
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/tune/measure"
+)
+
+type tuneCmd struct {
+	modelFlags
+	compileFlags
+	Timeout time.Duration `help:"Kill one measurement's firmware after this long." default:"60s"`
+	Trials  int           `help:"Measurements per kernel (spaces no larger are searched exhaustively)." default:"16"`
+	Jobs    int           `help:"Parallel measurements (default: the number of CPUs)."`
+	Output  string        `short:"o" help:"Tuning records file: read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"path" placeholder:"FILE"`
+	Resume  bool          `help:"Continue an interrupted run from its journal (FILE.journal) instead of starting its kernels over."`
+	Measure string        `help:"Measure one candidate file (as --bazel writes them) and write its result to --result." type:"existingfile" placeholder:"CANDIDATE"`
+	Result  string        `help:"Where --measure writes its result JSON." type:"path" placeholder:"FILE"`
+	Bazel   string        `help:"Write the candidates as Bazel test targets (BUILD.bazel, one test per measurement) into DIR instead of measuring." type:"path" placeholder:"DIR"`
+	Merge   string        `help:"Merge the result files found under DIR (from --bazel tests) into the records file." type:"existingdir" placeholder:"DIR"`
+	JSON    bool          `name:"json" help:"Print one JSON object."`
+}
+
+func (c *tuneCmd) Run(e *env) error {
+	opt, cat, err := c.compileFlags.options(e, &c.modelFlags)
+	if err != nil {
+		return err
+	}
+	board := opt.Board
+	if opt.Board, err = measure.MeasureBoard(board, cat); err != nil {
+		return err
+	}
+	if opt.Board != board {
+		e.warn(fmt.Sprintf("board %s has no emulator: measuring on %s (same core, %s)", board.Name, opt.Board.Name, board.CPU))
+	}
+	if opt.Target == "" {
+		opt.Target = pipeline.TargetFor(board)
+	}
+	opt.Tuning = ""
+	s, err := pipeline.Compile(c.Model, opt)
+	if err != nil {
+		return err
+	}
+	cfg := measure.Config{Opt: opt, Core: board.CPU, Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
+		Timeout: c.Timeout, Note: e.warn, Version: version}
+	switch {
+	case c.Measure != "":
+		if c.Result == "" {
+			return usageError{fmt.Errorf("--measure needs --result FILE")}
+		}
+		return measure.MeasureCandidateFile(s, cfg, c.Measure, c.Result)
+	case c.Bazel != "":
+		n, err := measure.WriteBazel(s, cfg, c.Model, c.Bazel)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %d measurement targets to %s/BUILD.bazel\n", n, c.Bazel)
+		return nil
+	case c.Merge != "":
+		n, err := measure.Merge(c.Merge, c.Output, version, e.warn)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "merged results into %d record(s) in %s\n", n, c.Output)
+		return nil
+	}
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && e.stderr == os.Stderr {
+		cfg.Progress = e.stderr
+	}
+	rep, err := measure.Run(s, cfg)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return e.printJSON(rep)
+	}
+	fmt.Fprintf(e.stdout, "%-60s %5s %6s %12s %12s %7s  %s\n", "kernel", "nodes", "trials", "default", "best", "gain", "knobs")
+	var def, best int64
+	for _, k := range rep.Kernels {
+		tag := ""
+		if k.Skipped {
+			tag = " (from records)"
+		}
+		fmt.Fprintf(e.stdout, "%-60s %5d %6d %12d %12d %6.1f%%  %s%s\n", k.Kernel, k.Nodes, k.Trials, k.Default, k.Instructions,
+			pct(k.Default, k.Instructions), k.Knobs, tag)
+		def += k.Default * int64(k.Nodes)
+		best += k.Instructions * int64(k.Nodes)
+	}
+	fmt.Fprintf(e.stdout, "%d measurements (%d failed, %d resumed) in %.1f s, %.2f s each; %d kernel(s) known from %s; cost model's top pick was the best in %d of %d kernels\n",
+		rep.Trials, rep.Failed, rep.Resumed, rep.Seconds, rep.MeasureSeconds, rep.Skipped, c.Output, rep.ModelHits, rep.ModelJudged)
+	return nil
+}
+
+func pct(def, best int64) float64 {
+	if def <= 0 {
+		return 0
+	}
+	return 100 * float64(def-best) / float64(def)
+}

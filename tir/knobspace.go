@@ -1,0 +1,15 @@
+package tir
+
+import "slices"
+
+// knobSpace holds the value sets schedules declare for their knobs, read by
+// the autotuner (package tune) to know what to try.
+var knobSpace = map[string][]int{}
+
+// DeclareKnob says which values knob name may take in the schedules that read
+// it (e.g. DeclareKnob("block_oc", 1, 2, 4) from a target's init). The
+// autotuner tries exactly these; undeclared knobs get a guess from their name.
+func DeclareKnob(name string, values ...int) { knobSpace[name] = slices.Clone(values) }
+
+// KnobValues returns the declared values of a knob (nil if undeclared).
+func KnobValues(name string) []int { return slices.Clone(knobSpace[name]) }

@@ -1,0 +1,236 @@
+package measure
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bazelbuild/buildtools/build"
+
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/tune"
+)
+
+// Candidate is one measurement as a file: the input of
+// `mcugen tune MODEL --board B --measure CANDIDATE --result RESULT`.
+type Candidate struct {
+	Kernel  string     `json:"kernel"`
+	Target  string     `json:"target"`
+	Core    string     `json:"core"`
+	Knobs   tune.Knobs `json:"knobs"`
+	Default bool       `json:"default"` // the schedule's default knobs
+	Space   int        `json:"space"`
+}
+
+// Result is the output of one measurement.
+type Result struct {
+	Candidate
+	Board        string `json:"board"`
+	Instructions int64  `json:"instructions"`
+	Error        string `json:"error,omitempty"`
+	Seconds      float64
+}
+
+// MeasureCandidateFile measures the candidate in file cand on the compiled
+// model s and writes a Result to out. A candidate that fails to build, runs
+// wrong or hangs is a Result with Error set, not an error: only a candidate
+// that does not belong to the model is.
+func MeasureCandidateFile(s *pipeline.State, cfg Config, cand, out string) error {
+	data, err := os.ReadFile(cand)
+	if err != nil {
+		return err
+	}
+	var c Candidate
+	if err := json.Unmarshal(data, &c); err != nil || c.Kernel == "" || c.Knobs == nil {
+		return fmt.Errorf("candidate %s: not a tuning candidate file", cand)
+	}
+	kernels, err := Kernels(s, cfg.Opt)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(kernels, func(k *Kernel) bool { return k.Signature == c.Kernel })
+	if i < 0 {
+		return fmt.Errorf("candidate %s: kernel %q is not in this model (or has no knobs)", cand, c.Kernel)
+	}
+	if c.Target != s.Module.Target || c.Core != cfg.Core {
+		return fmt.Errorf("candidate %s: made for %s on %s, this build is %s on %s", cand, c.Target, c.Core, s.Module.Target, cfg.Core)
+	}
+	dir, err := os.MkdirTemp("", "mcugen-measure-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	m := Measure(kernels[i], c.Knobs, cfg.Opt, dir, cfg.Timeout)
+	r := Result{Candidate: c, Board: cfg.Opt.Board.Name, Instructions: m.Instructions, Seconds: m.Wall.Seconds()}
+	if m.Err != nil {
+		r.Error = oneLine(m.Err.Error())
+	}
+	b, _ := json.MarshalIndent(r, "", "  ")
+	return os.WriteFile(out, append(b, '\n'), 0o644)
+}
+
+// WriteBazel writes, into dir, one candidate file per measurement still to
+// make (kernels already in cfg.Out's records are left out; each kernel's
+// candidates are what its search proposes with no measurements yet: all of
+// a small space, else the defaults and a sample), the model, a copy of this
+// mcugen binary, a measure.sh wrapper and a BUILD.bazel with one sh_test per
+// candidate, written with buildtools. It returns the number of targets.
+func WriteBazel(s *pipeline.State, cfg Config, model, dir string) (int, error) {
+	if cfg.Trials <= 0 {
+		cfg.Trials = DefaultTrials
+	}
+	recs, notes, err := tune.Load(cfg.Out)
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range notes {
+		cfg.Note(n)
+	}
+	kernels, err := Kernels(s, cfg.Opt)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "candidates"), 0o755); err != nil {
+		return 0, err
+	}
+	modelBase := filepath.Base(model)
+	if err := copyFile(model, filepath.Join(dir, modelBase), 0o644); err != nil {
+		return 0, err
+	}
+	if exe, err := os.Executable(); err == nil {
+		if err := copyFile(exe, filepath.Join(dir, "mcugen"), 0o755); err != nil {
+			return 0, err
+		}
+	}
+	script := "#!/bin/sh\n# One mcugen tuning measurement: build one candidate, run it under QEMU, count, compare.\n" +
+		"# usage: measure.sh MODEL CANDIDATE [mcugen flags...]; the result goes to the test's outputs.\nset -eu\n" +
+		"model=$1; cand=$2; shift 2\nexec ./mcugen tune \"$model\" --measure \"$cand\" --result \"${TEST_UNDECLARED_OUTPUTS_DIR:-.}/result.json\" \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "measure.sh"), []byte(script), 0o755); err != nil {
+		return 0, err
+	}
+	flags := []string{"--board", cfg.Opt.Board.Name, "--target", s.Module.Target, "--timeout", cfg.Timeout.String()}
+	f := &build.File{Type: build.TypeBuild}
+	f.Stmt = append(f.Stmt, &build.CallExpr{X: &build.Ident{Name: "exports_files"},
+		List: []build.Expr{strList([]string{modelBase, "mcugen", "measure.sh"})}})
+	n := 0
+	target := s.Module.Target
+	for ki, k := range kernels {
+		if recs.Get(k.Signature, target, cfg.Core) != nil {
+			continue
+		}
+		srch := tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))
+		for ci, knobs := range srch.Next(cfg.Trials) {
+			name := fmt.Sprintf("k%03d_c%03d", ki, ci)
+			c := Candidate{Kernel: k.Signature, Target: target, Core: cfg.Core, Knobs: knobs,
+				Default: k.Space.Index(knobs) == k.Space.Index(k.Defaults), Space: k.Space.Size()}
+			b, _ := json.MarshalIndent(c, "", "  ")
+			file := "candidates/" + name + ".json"
+			if err := os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644); err != nil {
+				return 0, err
+			}
+			call := &build.CallExpr{X: &build.Ident{Name: "sh_test"}}
+			r := build.NewRule(call)
+			r.SetAttr("name", &build.StringExpr{Value: name})
+			r.SetAttr("srcs", strList([]string{"measure.sh"}))
+			r.SetAttr("args", strList(append([]string{modelBase, file}, flags...)))
+			r.SetAttr("data", strList([]string{modelBase, "mcugen", file}))
+			r.SetAttr("size", &build.StringExpr{Value: "small"})
+			r.SetAttr("tags", strList([]string{"mcugen-tune", "requires-qemu"}))
+			f.Stmt = append(f.Stmt, call)
+			n++
+		}
+	}
+	out := append([]byte("# Generated by `mcugen tune --bazel`: one test per tuning measurement.\n"+
+		"# Run: bazel test //...  --nozip_undeclared_test_outputs; then mcugen tune MODEL --merge bazel-testlogs -o records.json\n"), build.Format(f)...)
+	return n, os.WriteFile(filepath.Join(dir, "BUILD.bazel"), out, 0o644)
+}
+
+func strList(v []string) *build.ListExpr {
+	l := &build.ListExpr{}
+	for _, s := range v {
+		l.List = append(l.List, &build.StringExpr{Value: s})
+	}
+	return l
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, mode)
+}
+
+// Merge reads every result.json (or *.result.json) under dir, keeps the best
+// successful candidate of each kernel and adds it to the records file out
+// (existing records are kept). It returns the number of records written.
+func Merge(dir, out, version string, note func(string)) (int, error) {
+	recs, notes, err := tune.Load(out)
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range notes {
+		note(n)
+	}
+	type agg struct {
+		best, def *Result
+		trials    int
+	}
+	byKey := map[string]*agg{}
+	var keys []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(d.Name() == "result.json" || strings.HasSuffix(d.Name(), ".result.json")) {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var r Result
+		if json.Unmarshal(b, &r) != nil || r.Kernel == "" || r.Knobs == nil {
+			note(fmt.Sprintf("%s: not a measurement result; skipped", p))
+			return nil
+		}
+		key := tune.Key(r.Kernel, r.Target, r.Core)
+		a := byKey[key]
+		if a == nil {
+			a = &agg{}
+			byKey[key] = a
+			keys = append(keys, key)
+		}
+		a.trials++
+		if r.Error != "" || r.Instructions <= 0 {
+			return nil
+		}
+		if r.Default {
+			a.def = &r
+		}
+		if a.best == nil || r.Instructions < a.best.Instructions {
+			a.best = &r
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, key := range keys {
+		a := byKey[key]
+		if a.best == nil {
+			note(fmt.Sprintf("kernel %s: no successful measurement", strings.SplitN(key, "|", 2)[0]))
+			continue
+		}
+		rec := &tune.Record{Kernel: a.best.Kernel, Target: a.best.Target, Core: a.best.Core, Board: a.best.Board, Knobs: a.best.Knobs,
+			Instructions: a.best.Instructions, Trials: a.trials, Space: a.best.Space, Search: "batch", Version: version}
+		if a.def != nil {
+			rec.Default = a.def.Instructions
+		}
+		recs.Put(rec)
+		n++
+	}
+	return n, recs.Save(out)
+}

@@ -1,0 +1,175 @@
+// Package measure is the measuring side of mcugen's autotuner: it finds the
+// distinct kernels of a model, builds each candidate setting of a kernel's
+// knobs into a small firmware that runs just that kernel (a one-node graph
+// compiled through the pipeline), runs it under the board's QEMU with an
+// exact instruction count, checks the outputs bit-exactly against the
+// reference interpreter, and drives package tune's search over many
+// candidates in parallel, writing records as kernels finish. It also writes
+// Bazel test targets so the same measurements can run remotely.
+package measure
+
+import (
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/tune"
+)
+
+// Kernel is one distinct kernel of a model to tune.
+type Kernel struct {
+	Signature string
+	Op        string // the tir op (PrimFunc.Op)
+	Func      string // kernel name in the one-node build (knob override key)
+	Nodes     []string
+	Defaults  tune.Knobs // the schedule's knobs at their defaults
+	Space     tune.Space
+	Graph     *graph.Graph // the one-node graph
+}
+
+// MeasureBoard picks the board to measure on: b itself when it has an
+// emulator, else an emulated catalog board with the same core.
+func MeasureBoard(b *boards.Board, cat *boards.Catalog) (*boards.Board, error) {
+	if b.Emulated() {
+		return b, nil
+	}
+	if cat != nil {
+		for _, o := range cat.Boards() {
+			if o.CPU == b.CPU && o.Emulated() && o.QEMU.Binary != "" {
+				return o, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("board %s (%s) has no emulator and no QEMU board in the catalog has its core", b.Name, b.CPU)
+}
+
+// Isolate returns a graph holding node n alone: its non-constant inputs
+// become graph inputs, its outputs graph outputs, constants stay constants.
+func Isolate(g *graph.Graph, n *graph.Node) (*graph.Graph, error) {
+	sg := graph.New(g.Name+"_kernel", g.Format)
+	seen := map[string]bool{}
+	for _, name := range n.Inputs {
+		if name == "" || seen[name] {
+			continue
+		}
+		seen[name] = true
+		t := g.Tensor(name)
+		if t == nil {
+			return nil, fmt.Errorf("node %q: input %q has no tensor", n.Name, name)
+		}
+		c := *t
+		sg.AddTensor(&c)
+		if !t.IsConst() {
+			sg.Inputs = append(sg.Inputs, name)
+		}
+	}
+	for _, name := range n.Outputs {
+		t := g.Tensor(name)
+		if t == nil || seen[name] {
+			return nil, fmt.Errorf("node %q: output %q has no tensor of its own", n.Name, name)
+		}
+		c := *t
+		c.Data = nil
+		sg.AddTensor(&c)
+		sg.Outputs = append(sg.Outputs, name)
+	}
+	if len(sg.Inputs) == 0 {
+		return nil, fmt.Errorf("node %q: no non-constant input", n.Name)
+	}
+	nc := *n
+	sg.AddNode(&nc)
+	return sg, nil
+}
+
+// Kernels lists the distinct kernels of a compiled model (one per signature,
+// in first-use order) that have knobs under opt's target. Nodes that cannot
+// be built alone or have no knobs are left out.
+func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
+	var out []*Kernel
+	bySig := map[string]*Kernel{}
+	done := map[string]bool{}
+	for _, ni := range s.Plan.Order {
+		n := s.Graph.Nodes[ni]
+		sig := tune.Signature(s.Graph, n)
+		if k := bySig[sig]; k != nil {
+			k.Nodes = append(k.Nodes, n.Name)
+			continue
+		}
+		if done[sig] {
+			continue
+		}
+		done[sig] = true
+		sg, err := Isolate(s.Graph, n)
+		if err != nil {
+			continue
+		}
+		o := opt
+		o.Tuning, o.Knobs, o.Prefix = "", nil, "k"
+		ks, err := pipeline.CompileGraph(sg, "kernel", o)
+		if err != nil || ks.Module == nil || len(ks.Module.Funcs) != 1 || len(ks.Module.Funcs[0].Knobs) == 0 {
+			continue
+		}
+		f := ks.Module.Funcs[0]
+		k := &Kernel{Signature: sig, Op: f.Op, Func: f.Name, Nodes: []string{n.Name}, Defaults: tune.Knobs(f.Knobs).Clone(), Graph: sg}
+		k.Space = tune.SpaceOf(k.Defaults)
+		bySig[sig] = k
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// Measurement is one candidate's outcome.
+type Measurement struct {
+	Knobs        tune.Knobs
+	Instructions int64
+	Err          error
+	Wall         time.Duration
+}
+
+// Measure builds the kernel alone with knobs into firmware for opt.Board in
+// a fresh directory under workDir, runs it on two random vectors under a
+// timeout and checks both against the reference interpreter bit-exactly.
+func Measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, timeout time.Duration) Measurement {
+	start := time.Now()
+	m := Measurement{Knobs: knobs}
+	m.Instructions, m.Err = measure(k, knobs, opt, workDir, timeout)
+	m.Wall = time.Since(start)
+	return m
+}
+
+func measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, timeout time.Duration) (int64, error) {
+	o := opt
+	o.Tuning, o.Prefix = "", "k"
+	o.Knobs = map[string]map[string]int{k.Func: knobs}
+	s, err := pipeline.CompileGraph(k.Graph, "kernel", o)
+	if err != nil {
+		return 0, fmt.Errorf("compile: %w", err)
+	}
+	if len(s.Module.Funcs) != 1 || s.Module.Funcs[0].Name != k.Func {
+		return 0, fmt.Errorf("the one-kernel build has %d kernels", len(s.Module.Funcs))
+	}
+	dir, err := os.MkdirTemp(workDir, "cand-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	h := fnv.New64a()
+	h.Write([]byte(k.Signature))
+	x, err := s.Execute(pipeline.RandomInputs(k.Graph, 2, h.Sum64()), filepath.Join(dir, "b"), timeout)
+	if err != nil {
+		return 0, err
+	}
+	if !x.AllMatch() {
+		return 0, fmt.Errorf("outputs differ from the reference interpreter (max abs diff %g)", x.MaxAbsDiff)
+	}
+	n := x.Instructions()
+	if n <= 0 {
+		return 0, fmt.Errorf("board %s reported no instruction count", opt.Board.Name)
+	}
+	return n, nil
+}

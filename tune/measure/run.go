@@ -1,0 +1,333 @@
+package measure
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/tune"
+)
+
+// Config says what to tune and how.
+type Config struct {
+	Opt     pipeline.Options // compile options; Opt.Board is the board measured on
+	Core    string           // records' core (default Opt.Board.CPU)
+	Trials  int              // measurement budget per kernel (default DefaultTrials)
+	Jobs    int              // parallel measurements (default runtime.NumCPU())
+	Out     string           // records file, read first and written as kernels finish
+	Resume  bool             // continue the measurements of an interrupted run
+	Timeout time.Duration    // per QEMU run
+	WorkDir string           // scratch directory for the builds
+	// Progress receives a one-line progress display (\r-rewritten); nil for none.
+	Progress io.Writer
+	Note     func(string)
+	Version  string
+}
+
+// DefaultTrials is the per-kernel measurement budget.
+const DefaultTrials = 16
+
+// KernelResult is what tuning one kernel gave.
+type KernelResult struct {
+	Kernel       string     `json:"kernel"`
+	Op           string     `json:"op"`
+	Nodes        int        `json:"nodes"`
+	Knobs        tune.Knobs `json:"knobs"`
+	Instructions int64      `json:"instructions"`
+	Default      int64      `json:"default_instructions"`
+	Trials       int        `json:"trials"`
+	Failed       int        `json:"failed"`
+	Space        int        `json:"space"`
+	Search       string     `json:"search"`
+	Skipped      bool       `json:"skipped,omitempty"` // known from the records already
+}
+
+// Report is the outcome of a tuning run.
+type Report struct {
+	Kernels []KernelResult `json:"best"`
+	// Trials counts the measurements this run made (resumed ones not included).
+	Trials  int `json:"trials"`
+	Resumed int `json:"resumed_trials"`
+	Failed  int `json:"failed_trials"`
+	Skipped int `json:"skipped_kernels"`
+	// ModelHits of ModelJudged kernels: the cost model's top pick was the best.
+	ModelHits   int     `json:"model_hits"`
+	ModelJudged int     `json:"model_judged"`
+	Seconds     float64 `json:"seconds"`
+	// MeasureSeconds is the mean wall time of one measurement (build + run).
+	MeasureSeconds float64 `json:"seconds_per_measurement"`
+}
+
+type journalLine struct {
+	Key          string     `json:"key"`
+	Knobs        tune.Knobs `json:"knobs"`
+	Instructions int64      `json:"instructions"`
+	Err          string     `json:"error,omitempty"`
+}
+
+// JournalPath is where the measurements of an unfinished run are kept.
+func JournalPath(out string) string { return out + ".journal" }
+
+type job struct {
+	k      *Kernel
+	search *tune.Search
+	failed int
+	done   bool
+}
+
+// Run tunes every kernel of the compiled model s that the records in
+// cfg.Out do not already hold, writing a record as each kernel finishes.
+func Run(s *pipeline.State, cfg Config) (*Report, error) {
+	start := time.Now()
+	if cfg.Trials <= 0 {
+		cfg.Trials = DefaultTrials
+	}
+	if cfg.Jobs <= 0 {
+		cfg.Jobs = runtime.NumCPU()
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.Note == nil {
+		cfg.Note = func(string) {}
+	}
+	if cfg.Core == "" {
+		cfg.Core = cfg.Opt.Board.CPU
+	}
+	if cfg.WorkDir == "" {
+		d, err := os.MkdirTemp("", "mcugen-tune-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		cfg.WorkDir = d
+	}
+	recs, notes, err := tune.Load(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		cfg.Note(n)
+	}
+	target := s.Module.Target
+	kernels, err := Kernels(s, cfg.Opt)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	var jobs []*job
+	for _, k := range kernels {
+		if r := recs.Get(k.Signature, target, cfg.Core); r != nil {
+			rep.Skipped++
+			rep.Kernels = append(rep.Kernels, KernelResult{Kernel: k.Signature, Op: k.Op, Nodes: len(k.Nodes), Knobs: r.Knobs,
+				Instructions: r.Instructions, Default: r.Default, Trials: r.Trials, Space: r.Space, Search: r.Search, Skipped: true})
+			continue
+		}
+		jobs = append(jobs, &job{k: k, search: tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))})
+	}
+	if len(jobs) == 0 {
+		os.Remove(JournalPath(cfg.Out))
+		rep.Seconds = time.Since(start).Seconds()
+		return rep, nil
+	}
+	byKey := map[string]*job{}
+	for _, j := range jobs {
+		byKey[tune.Key(j.k.Signature, target, cfg.Core)] = j
+	}
+	if err := replayJournal(cfg, byKey, rep); err != nil {
+		return nil, err
+	}
+	jf, err := os.OpenFile(JournalPath(cfg.Out), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("tuning journal: %w", err)
+	}
+	defer jf.Close()
+	jw := json.NewEncoder(jf)
+
+	type result struct {
+		j *job
+		m Measurement
+	}
+	results := make(chan result)
+	inflight := 0
+	var wall time.Duration
+	finish := func(j *job) error {
+		j.done = true
+		best, n, ok := j.search.Best()
+		if !ok {
+			cfg.Note(fmt.Sprintf("kernel %s: every candidate failed; no record", j.k.Signature))
+			return nil
+		}
+		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: cfg.Opt.Board.Name, Knobs: best,
+			Instructions: n, Default: j.search.Default(), Trials: len(j.search.Measured), Space: j.k.Space.Size(),
+			Search: j.search.Kind(), Version: cfg.Version}
+		recs.Put(r)
+		if hit, judged := j.search.ModelHit(); judged {
+			rep.ModelJudged++
+			if hit {
+				rep.ModelHits++
+			}
+		}
+		rep.Kernels = append(rep.Kernels, KernelResult{Kernel: r.Kernel, Op: j.k.Op, Nodes: len(j.k.Nodes), Knobs: best, Instructions: n,
+			Default: r.Default, Trials: r.Trials, Failed: j.failed, Space: r.Space, Search: r.Search})
+		return recs.Save(cfg.Out)
+	}
+	// The first kernel that can take a measurement gets it: kernels are
+	// tuned in order, the next one starting while the last candidates of
+	// the one before are still running.
+	next := func() (*job, tune.Knobs) {
+		for _, j := range jobs {
+			if j.done {
+				continue
+			}
+			if c := j.search.Next(1); len(c) > 0 {
+				return j, c[0]
+			}
+		}
+		return nil, nil
+	}
+	// Kernels whose search the journal already completed.
+	for _, j := range jobs {
+		if j.search.Done() {
+			if err := finish(j); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for {
+		for inflight < cfg.Jobs {
+			j, k := next()
+			if j == nil {
+				break
+			}
+			inflight++
+			go func() { results <- result{j, Measure(j.k, k, cfg.Opt, cfg.WorkDir, cfg.Timeout)} }()
+		}
+		if inflight == 0 {
+			break
+		}
+		r := <-results
+		inflight--
+		rep.Trials++
+		wall += r.m.Wall
+		line := journalLine{Key: tune.Key(r.j.k.Signature, target, cfg.Core), Knobs: r.m.Knobs, Instructions: r.m.Instructions}
+		if r.m.Err != nil {
+			rep.Failed++
+			r.j.failed++
+			line.Err = oneLine(r.m.Err.Error())
+			cfg.Note(fmt.Sprintf("kernel %s knobs %s: %s", r.j.k.Signature, r.m.Knobs, line.Err))
+		}
+		if err := jw.Encode(line); err != nil {
+			return nil, fmt.Errorf("tuning journal: %w", err)
+		}
+		r.j.search.Report(r.m.Knobs, r.m.Instructions, r.m.Err == nil)
+		if r.j.search.Done() && !r.j.done {
+			if err := finish(r.j); err != nil {
+				return nil, err
+			}
+		}
+		progress(cfg, jobs, rep, wall)
+	}
+	for _, j := range jobs {
+		if !j.done {
+			if err := finish(j); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.Progress != nil {
+		fmt.Fprintln(cfg.Progress)
+	}
+	jf.Close()
+	os.Remove(JournalPath(cfg.Out))
+	rep.Seconds = time.Since(start).Seconds()
+	if rep.Trials > 0 {
+		rep.MeasureSeconds = wall.Seconds() / float64(rep.Trials)
+	}
+	return rep, nil
+}
+
+// replayJournal feeds the measurements of an interrupted run back into the
+// searches (--resume), or discards them.
+func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
+	path := JournalPath(cfg.Out)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tuning journal: %w", err)
+	}
+	defer f.Close()
+	if !cfg.Resume {
+		cfg.Note(fmt.Sprintf("%s: an interrupted run's measurements are there; starting over (--resume continues it)", path))
+		f.Close()
+		return os.Remove(path)
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	bad := 0
+	for sc.Scan() {
+		var l journalLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Knobs == nil {
+			bad++ // a line cut short by the interruption
+			continue
+		}
+		j := byKey[l.Key]
+		if j == nil || j.k.Space.Index(l.Knobs) < 0 {
+			continue
+		}
+		if _, seen := j.search.Measured[j.k.Space.Index(l.Knobs)]; seen {
+			continue
+		}
+		j.search.Report(l.Knobs, l.Instructions, l.Err == "")
+		if l.Err != "" {
+			j.failed++
+		}
+		rep.Resumed++
+	}
+	if bad > 0 {
+		cfg.Note(fmt.Sprintf("%s: %d damaged line(s) skipped", path, bad))
+	}
+	return nil
+}
+
+func progress(cfg Config, jobs []*job, rep *Report, wall time.Duration) {
+	if cfg.Progress == nil {
+		return
+	}
+	done, total := 0, 0
+	var best, def int64
+	for _, j := range jobs {
+		total += min(cfg.Trials, j.k.Space.Size())
+		done += len(j.search.Measured)
+		if _, n, ok := j.search.Best(); ok {
+			best += n
+			def += j.search.Default()
+		}
+	}
+	gain := 0.0
+	if def > 0 {
+		gain = 100 * float64(def-best) / float64(def)
+	}
+	fmt.Fprintf(cfg.Progress, "\rtune: %d/%d trials, %.2f s each, best so far %d instr vs %d default (-%.1f%%)   ",
+		done, total, wall.Seconds()/float64(max(rep.Trials, 1)), best, def, gain)
+}
+
+func seedOf(s string) uint64 {
+	var h uint64 = 14695981039346656037
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return h
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

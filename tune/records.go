@@ -1,0 +1,215 @@
+package tune
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Format is the "format" field every records file carries.
+const Format = "mcugen-tuning-records"
+
+// FormatVersion is the records layout this package reads and writes.
+const FormatVersion = 1
+
+// Record is the best knobs found for one kernel signature on one core and
+// schedule target.
+type Record struct {
+	Kernel string `json:"kernel"` // Signature
+	Target string `json:"target"` // tir target (schedule set)
+	Core   string `json:"core"`   // -mcpu of the board measured on
+	Board  string `json:"board,omitempty"`
+	Knobs  Knobs  `json:"knobs"`
+	// Instructions is the measured count of the kernel run alone with Knobs
+	// (harness included); Default the same with the schedule's defaults.
+	Instructions int64  `json:"instructions"`
+	Default      int64  `json:"default_instructions"`
+	Trials       int    `json:"trials"`
+	Space        int    `json:"space"`
+	Search       string `json:"search"` // exhaustive, anneal or none
+	Version      string `json:"mcugen"`
+}
+
+// Key identifies a record: kernel signature, target and core.
+func (r *Record) Key() string { return Key(r.Kernel, r.Target, r.Core) }
+
+// Key joins a kernel signature, target and core into a record key.
+func Key(kernel, target, core string) string { return kernel + "|" + target + "|" + core }
+
+// Records is a records file.
+type Records struct {
+	Format  string    `json:"format"`
+	Version int       `json:"version"`
+	Records []*Record `json:"records"`
+
+	byKey map[string]*Record
+}
+
+// NewRecords returns an empty set.
+func NewRecords() *Records {
+	return &Records{Format: Format, Version: FormatVersion, byKey: map[string]*Record{}}
+}
+
+// Get returns the record for a key, or nil.
+func (rs *Records) Get(kernel, target, core string) *Record {
+	if rs == nil {
+		return nil
+	}
+	return rs.byKey[Key(kernel, target, core)]
+}
+
+// Put adds or replaces a record.
+func (rs *Records) Put(r *Record) {
+	if old, ok := rs.byKey[r.Key()]; ok {
+		*old = *r
+		return
+	}
+	rs.byKey[r.Key()] = r
+	rs.Records = append(rs.Records, r)
+}
+
+// Len is the number of records.
+func (rs *Records) Len() int { return len(rs.Records) }
+
+// Parse reads a records file. A file that is not JSON, not a records file
+// or of another layout version is an error; a record that is malformed
+// (missing fields, negative counts, a knob without a name) is skipped with a
+// note, as is a second record for the same key.
+func Parse(data []byte) (*Records, []string, error) {
+	var raw struct {
+		Format  string            `json:"format"`
+		Version int               `json:"version"`
+		Records []json.RawMessage `json:"records"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, nil, fmt.Errorf("not a tuning records file (not valid JSON: %v)", err)
+	}
+	if raw.Format != Format {
+		if raw.Format == "" {
+			return nil, nil, fmt.Errorf("not a tuning records file (no \"format\": %q field)", Format)
+		}
+		return nil, nil, fmt.Errorf("not a tuning records file (format %q, want %q)", clip(raw.Format), Format)
+	}
+	if raw.Version != FormatVersion {
+		return nil, nil, fmt.Errorf("tuning records layout version %d; this mcugen reads version %d", raw.Version, FormatVersion)
+	}
+	rs := NewRecords()
+	var notes []string
+	for i, m := range raw.Records {
+		var r Record
+		if err := json.Unmarshal(m, &r); err != nil {
+			notes = append(notes, fmt.Sprintf("record %d skipped: %v", i, err))
+			continue
+		}
+		if why := r.invalid(); why != "" {
+			notes = append(notes, fmt.Sprintf("record %d skipped: %s", i, why))
+			continue
+		}
+		if rs.byKey[r.Key()] != nil {
+			notes = append(notes, fmt.Sprintf("record %d skipped: a second record for kernel %q on %s/%s", i, clip(r.Kernel), clip(r.Target), clip(r.Core)))
+			continue
+		}
+		rs.Put(&r)
+	}
+	return rs, notes, nil
+}
+
+func (r *Record) invalid() string {
+	switch {
+	case r.Kernel == "":
+		return "no kernel signature"
+	case r.Target == "":
+		return "no target"
+	case r.Core == "":
+		return "no core"
+	case r.Knobs == nil:
+		return "no knobs"
+	case r.Instructions < 0 || r.Default < 0 || r.Trials < 0 || r.Space < 0:
+		return "negative count"
+	}
+	for k := range r.Knobs {
+		if k == "" || strings.ContainsAny(k, " \t\n=") {
+			return fmt.Sprintf("bad knob name %q", clip(k))
+		}
+	}
+	return ""
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}
+
+// Load reads a records file; a missing file is an empty set.
+func Load(path string) (*Records, []string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return NewRecords(), nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("tuning records %s: %w", path, err)
+	}
+	rs, notes, err := Parse(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tuning records %s: %w", path, err)
+	}
+	for i := range notes {
+		notes[i] = fmt.Sprintf("tuning records %s: %s", path, notes[i])
+	}
+	return rs, notes, nil
+}
+
+// Marshal writes the records sorted by key, indented, one stable form.
+func (rs *Records) Marshal() ([]byte, error) {
+	out := *rs
+	out.Format, out.Version = Format, FormatVersion
+	out.Records = append([]*Record{}, rs.Records...)
+	sort.Slice(out.Records, func(i, j int) bool { return out.Records[i].Key() < out.Records[j].Key() })
+	if out.Records == nil {
+		out.Records = []*Record{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Save writes the records atomically (a temporary file renamed over path),
+// so an interrupted run leaves the previous complete file.
+func (rs *Records) Save(path string) error {
+	b, err := rs.Marshal()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".records-*.tmp")
+	if err != nil {
+		return fmt.Errorf("tuning records %s: %w", path, err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("tuning records %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("tuning records %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("tuning records %s: %w", path, err)
+	}
+	return nil
+}

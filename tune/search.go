@@ -1,0 +1,245 @@
+package tune
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// Search chooses which candidates of one kernel to measure. A space no
+// larger than the budget is measured exhaustively; a larger one starts from
+// the defaults and a few random points, then each round anneals over the
+// cost model's predictions from the best points so far and proposes the
+// most promising unmeasured ones (a fifth of them random, to keep exploring).
+// The model is refitted after every measurement.
+type Search struct {
+	Space    Space
+	Budget   int
+	Measured map[int]int64 // index → instructions; -1 for a failed candidate
+	Model    *Model
+
+	def     int
+	rng     *rand.Rand
+	pending map[int]bool
+}
+
+// NewSearch starts a search over space from the default knobs with a budget
+// of measurements; seed makes it repeatable.
+func NewSearch(space Space, defaults Knobs, budget int, seed uint64) *Search {
+	if budget < 1 {
+		budget = 1
+	}
+	s := &Search{Space: space, Budget: budget, Measured: map[int]int64{}, Model: NewModel(space),
+		def: space.Index(defaults), rng: rand.New(rand.NewPCG(seed, 0x74756e65)), pending: map[int]bool{}}
+	if s.def < 0 {
+		s.def = 0
+	}
+	return s
+}
+
+// Exhaustive reports whether every point will be measured.
+func (s *Search) Exhaustive() bool { return s.Space.Size() <= s.Budget }
+
+// Kind is "exhaustive" or "anneal".
+func (s *Search) Kind() string {
+	if s.Exhaustive() {
+		return "exhaustive"
+	}
+	return "anneal"
+}
+
+func (s *Search) used() int { return len(s.Measured) + len(s.pending) }
+
+func (s *Search) known(i int) bool {
+	_, ok := s.Measured[i]
+	return ok || s.pending[i]
+}
+
+// Next proposes up to n candidates to measure (none when the search is done).
+func (s *Search) Next(n int) []Knobs {
+	n = min(n, s.Budget-s.used(), s.Space.Size()-s.used())
+	if n <= 0 {
+		return nil
+	}
+	var idx []int
+	add := func(i int) {
+		if len(idx) < n && !s.known(i) && !slices.Contains(idx, i) {
+			idx = append(idx, i)
+		}
+	}
+	add(s.def)
+	if s.Exhaustive() {
+		for i := 0; i < s.Space.Size() && len(idx) < n; i++ {
+			add(i)
+		}
+	} else {
+		warm := min(s.Budget/3, 2+len(s.Space.Dims))
+		for tries := 0; s.used()+len(idx) < warm && len(idx) < n && tries < 1000; tries++ {
+			add(s.rng.IntN(s.Space.Size()))
+		}
+		for tries := 0; len(idx) < n && tries < 8*n+20; tries++ {
+			if s.rng.IntN(5) == 0 {
+				add(s.rng.IntN(s.Space.Size()))
+				continue
+			}
+			add(s.anneal(idx))
+		}
+		for tries := 0; len(idx) < n && tries < 1000; tries++ {
+			add(s.rng.IntN(s.Space.Size()))
+		}
+	}
+	for _, i := range idx {
+		s.pending[i] = true
+	}
+	out := make([]Knobs, len(idx))
+	for j, i := range idx {
+		out[j] = s.Space.At(i)
+	}
+	return out
+}
+
+// anneal runs simulated annealing on the model's predictions, starting at a
+// good measured point, moving one knob at a time, and returns the best
+// unmeasured point it visited (or a random one).
+func (s *Search) anneal(taken []int) int {
+	cur := s.startPoint()
+	curE := s.energy(cur)
+	best, bestE := -1, math.Inf(1)
+	T := 0.1
+	for step := 0; step < 200; step++ {
+		nxt := s.neighbor(cur)
+		e := s.energy(nxt)
+		if e < curE || s.rng.Float64() < math.Exp((curE-e)/T) {
+			cur, curE = nxt, e
+		}
+		if !s.known(cur) && !slices.Contains(taken, cur) && curE < bestE {
+			best, bestE = cur, curE
+		}
+		T *= 0.97
+	}
+	if best < 0 {
+		return s.rng.IntN(s.Space.Size())
+	}
+	return best
+}
+
+func (s *Search) energy(i int) float64 {
+	p := s.Model.Predict(i)
+	if p <= 0 {
+		return 0
+	}
+	if v, ok := s.Measured[i]; ok && v < 0 {
+		return math.Inf(1)
+	}
+	return math.Log(p)
+}
+
+func (s *Search) startPoint() int {
+	type pt struct {
+		i int
+		v int64
+	}
+	var good []pt
+	for i, v := range s.Measured {
+		if v > 0 {
+			good = append(good, pt{i, v})
+		}
+	}
+	if len(good) == 0 {
+		return s.def
+	}
+	sort.Slice(good, func(a, b int) bool { return good[a].v < good[b].v || good[a].v == good[b].v && good[a].i < good[b].i })
+	return good[s.rng.IntN(min(3, len(good)))].i
+}
+
+func (s *Search) neighbor(i int) int {
+	k := s.Space.At(i)
+	d := s.Space.Dims[s.rng.IntN(len(s.Space.Dims))]
+	if len(d.Values) > 1 {
+		v := d.Values[s.rng.IntN(len(d.Values))]
+		for v == k[d.Name] {
+			v = d.Values[s.rng.IntN(len(d.Values))]
+		}
+		k[d.Name] = v
+	}
+	return s.Space.Index(k)
+}
+
+// Report records a measurement (ok=false: the candidate failed to build,
+// ran wrong or timed out) and refits the model.
+func (s *Search) Report(k Knobs, instructions int64, ok bool) {
+	i := s.Space.Index(k)
+	if i < 0 {
+		return
+	}
+	delete(s.pending, i)
+	if !ok {
+		instructions = -1
+	}
+	s.Measured[i] = instructions
+	_ = s.Model.Fit(s.Measured)
+}
+
+// Best returns the best measured candidate (ok=false when none succeeded).
+// Ties go to the default, then to the lowest index.
+func (s *Search) Best() (Knobs, int64, bool) {
+	bi, bv := -1, int64(math.MaxInt64)
+	for i, v := range s.Measured {
+		if v > 0 && (v < bv || v == bv && (i == s.def || bi != s.def && i < bi)) {
+			bi, bv = i, v
+		}
+	}
+	if bi < 0 {
+		return nil, 0, false
+	}
+	return s.Space.At(bi), bv, true
+}
+
+// Default returns the measured count of the default knobs (0 if not measured).
+func (s *Search) Default() int64 { return max(s.Measured[s.def], 0) }
+
+// ModelHit tells whether the cost model picks the true best. For an
+// exhaustive search the model is fitted on a random half of the points and
+// must pick the best of all of them out of sample; otherwise it is fitted on
+// everything measured and must pick the best found. It returns false, false
+// when there is too little to judge (fewer than 4 good points).
+func (s *Search) ModelHit() (hit, judged bool) {
+	var pts []int
+	for i, v := range s.Measured {
+		if v > 0 {
+			pts = append(pts, i)
+		}
+	}
+	if len(pts) < 4 {
+		return false, false
+	}
+	sort.Ints(pts)
+	train := map[int]int64{}
+	if s.Exhaustive() {
+		r := rand.New(rand.NewPCG(uint64(len(pts)), 7))
+		perm := r.Perm(len(pts))
+		for _, j := range perm[:(len(pts)+1)/2] {
+			train[pts[j]] = s.Measured[pts[j]]
+		}
+	} else {
+		train = s.Measured
+	}
+	m := NewModel(s.Space)
+	if m.Fit(train) != nil {
+		return false, false
+	}
+	pick, pv := -1, math.Inf(1)
+	for _, i := range pts {
+		if p := m.Predict(i); p < pv {
+			pick, pv = i, p
+		}
+	}
+	_, best, _ := s.Best()
+	return s.Measured[pick] == best, true
+}
+
+// Done reports whether the search has measured all it will.
+func (s *Search) Done() bool {
+	return len(s.pending) == 0 && len(s.Measured) >= min(s.Budget, s.Space.Size())
+}
