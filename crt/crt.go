@@ -15,6 +15,7 @@
 //	@mcugen end status=<0|1>
 //	@mcugen fault <type> <CFSR bits|-> pc=0x.. lr=0x.. xpsr=0x.. cfsr=0x..|- hfsr=0x..|- addr=0x..|-
 //	@mcugen mark <running instruction count>   (from the QEMU plugin, two per vector)
+//	@mcugen mix <v> total=<n> <key>=<count>[/<taken>] ...   (from the mix plugin, when asked)
 //
 // The exit code is 0 when every run returned 0 and no guard was damaged, 1 otherwise, 3
 // after a fault. instructions= is round(ticks·1e9/(hz·2^shift)) for the board's counter
@@ -76,6 +77,17 @@ func Files(b *boards.Board) []string {
 const (
 	PluginFile   = "qemu_icount_plugin.c"
 	MarkerSymbol = "crt_icount_marker"
+)
+
+// MixPluginFile is the QEMU TCG plugin (C, built for the host) that counts executed
+// instructions per mnemonic between two entries of a marker function and prints
+// "@mcugen mix <v> total=<n> <key>=<count>[/<taken>] ..." per vector. On bare-metal
+// boards its marker is CounterReadSymbol, the counter read the harness makes right before
+// and right after each inference, so its window matches the counter's and the firmware
+// needs no change; under qemu-aarch64 it is MarkerSymbol.
+const (
+	MixPluginFile     = "qemu_mix_plugin.c"
+	CounterReadSymbol = "crt_counter_read"
 )
 
 // Source returns the text of one runtime file.

@@ -50,6 +50,10 @@ type Options struct {
 	OptLevel string     // "-O2" when empty; e.g. "-Os"
 	CFlags   []string   // appended to the compile line
 	Layout   crt.Layout // override the board's weights / arena regions
+	// Mix also builds mcugen's instruction-mix QEMU plugin (see EnableMix): Run then
+	// reports per-mnemonic counts and, on Cortex-M4 boards, a cycle estimate. Off by
+	// default: the plugin slows QEMU down.
+	Mix bool
 }
 
 // Firmware is a built test program.
@@ -61,9 +65,11 @@ type Firmware struct {
 	Vectors int
 	// PluginArgs is the -plugin argument when QEMU's instruction-counting plugin is used.
 	PluginArgs string
-	Text       int // from the size tool: text (code + read-only data)
-	Data       int
-	BSS        int // includes the stack and the arena
+	// MixPluginArgs is the -plugin argument of the instruction-mix plugin (EnableMix).
+	MixPluginArgs string
+	Text          int // from the size tool: text (code + read-only data)
+	Data          int
+	BSS           int // includes the stack and the arena
 }
 
 // FlashBytes is text + data; RAMBytes is data + bss (stack and arena included).
@@ -207,46 +213,105 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	if fw.Text, fw.Data, fw.BSS, err = Size(out); err != nil {
 		return nil, err
 	}
+	if o.Mix {
+		if err := EnableMix(fw); err != nil {
+			return nil, err
+		}
+	}
 	return fw, nil
 }
 
 // buildPlugin compiles mcugen's instruction-counting TCG plugin for the host and returns
 // the -plugin argument that reports entries to the marker function of the ELF exe.
 func buildPlugin(dir, exe string) (string, error) {
+	so, err := compilePlugin(dir, crt.PluginFile, "mcugen_icount.so")
+	if err != nil {
+		return "", err
+	}
+	addr, err := symbolAddr(exe, crt.MarkerSymbol)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s,marker=%#x", so, addr), nil
+}
+
+// EnableMix builds mcugen's instruction-mix TCG plugin (crt.MixPluginFile) for fw and
+// sets fw.MixPluginArgs, so that Run also reports, per vector, how often each instruction
+// (by mnemonic) executed during the inference (VectorResult.Mix) and, on Cortex-M4
+// boards, a cycle estimate from those counts (VectorResult.M4). The firmware itself is
+// unchanged: the plugin watches the counter reads the harness already makes around the
+// inference (crt.CounterReadSymbol on bare metal, crt.MarkerSymbol under qemu-aarch64),
+// so the instruction count is the same with and without it.
+func EnableMix(fw *Firmware) error {
+	b := fw.Board
+	if b.QEMU.Binary == "" {
+		return fmt.Errorf("runner: board %s runs without QEMU: the instruction mix needs QEMU's plugin interface", b.Name)
+	}
+	symbol := crt.CounterReadSymbol
+	if !b.BareMetal() {
+		if b.Counter.Kind != "qemu-plugin" {
+			return fmt.Errorf("runner: board %s has no marker function for the instruction-mix plugin", b.Name)
+		}
+		symbol = crt.MarkerSymbol
+	}
+	so, err := compilePlugin(fw.Dir, crt.MixPluginFile, "mcugen_mix.so")
+	if err != nil {
+		return err
+	}
+	addr, err := symbolAddr(fw.Path, symbol)
+	if err != nil {
+		return err
+	}
+	fw.MixPluginArgs = fmt.Sprintf("%s,marker=%#x", so, addr)
+	return nil
+}
+
+// compilePlugin builds one of crt's QEMU plugins as a shared object in dir.
+func compilePlugin(dir, name, soName string) (string, error) {
 	gcc, err := LookTool("gcc")
 	if err != nil {
 		return "", err
 	}
-	src, err := crt.Source(crt.PluginFile)
+	src, err := crt.Source(name)
 	if err != nil {
 		return "", err
 	}
-	cfile := filepath.Join(dir, crt.PluginFile)
+	cfile := filepath.Join(dir, name)
 	if err := os.WriteFile(cfile, src, 0o644); err != nil {
 		return "", fmt.Errorf("runner: %w", err)
 	}
-	so := filepath.Join(dir, "mcugen_icount.so")
-	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-o", so, cfile).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("runner: building the QEMU counting plugin: %v\n%s", err, out)
+	so := filepath.Join(dir, soName)
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", so, cfile).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("runner: building the QEMU plugin %s: %v\n%s", name, err, out)
 	}
+	return so, nil
+}
+
+// symbolAddr returns the address of a function in a fixed-address ELF executable, as the
+// program counter sees it (without the Thumb bit).
+func symbolAddr(exe, symbol string) (uint64, error) {
 	f, err := elf.Open(exe)
 	if err != nil {
-		return "", fmt.Errorf("runner: %w", err)
+		return 0, fmt.Errorf("runner: %w", err)
 	}
 	defer f.Close()
 	if f.Type != elf.ET_EXEC {
-		return "", fmt.Errorf("runner: %s is not a fixed-address executable (%v): the counting plugin needs one", exe, f.Type)
+		return 0, fmt.Errorf("runner: %s is not a fixed-address executable (%v): the QEMU plugins need one", exe, f.Type)
 	}
 	syms, err := f.Symbols()
 	if err != nil {
-		return "", fmt.Errorf("runner: %s: %w", exe, err)
+		return 0, fmt.Errorf("runner: %s: %w", exe, err)
 	}
 	for _, s := range syms {
-		if s.Name == crt.MarkerSymbol {
-			return fmt.Sprintf("%s,marker=%#x", so, s.Value), nil
+		if s.Name == symbol && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			v := s.Value
+			if f.Machine == elf.EM_ARM {
+				v &^= 1
+			}
+			return v, nil
 		}
 	}
-	return "", fmt.Errorf("runner: %s has no symbol %s", exe, crt.MarkerSymbol)
+	return 0, fmt.Errorf("runner: %s has no function %s", exe, symbol)
 }
 
 func dirsOf(files []string) []string {
@@ -394,6 +459,15 @@ type VectorResult struct {
 	Instructions int64 // -1 when the board cannot count them
 	Ticks        int64 // raw counter ticks, -1 when none
 	Cycles       int64 // DWT cycles on real boards, -1 when none
+	// Mix is how often each instruction executed during the inference, keyed by the mix
+	// plugin's key (the mnemonic as disassembled, with operand notes: see
+	// crt/src/qemu_mix_plugin.c); nil unless the mix was asked for (Options.Mix,
+	// EnableMix). Its counts add up to Instructions.
+	Mix map[string]MixCount
+	// M4 is the Cortex-M4 cycle estimate from Mix with the CortexM4 timing model, per
+	// timing class; nil unless Mix was measured on a Cortex-M4 board. It is an estimate
+	// (a model applied to exact counts), never a measurement.
+	M4 *M4Estimate
 }
 
 // Result is a whole run.
@@ -470,7 +544,13 @@ func Command(fw *Firmware) ([]string, error) {
 			args = append(args, "-icount", fmt.Sprintf("shift=%d,align=off,sleep=off", b.QEMU.ICountShift))
 		}
 		if fw.PluginArgs != "" {
-			args = append(args, "-plugin", fw.PluginArgs, "-d", "plugin")
+			args = append(args, "-plugin", fw.PluginArgs)
+		}
+		if fw.MixPluginArgs != "" {
+			args = append(args, "-plugin", fw.MixPluginArgs)
+		}
+		if fw.PluginArgs != "" || fw.MixPluginArgs != "" {
+			args = append(args, "-d", "plugin")
 		}
 		if b.QEMU.Machine != "" {
 			return append(args, "-kernel", fw.Path), nil
@@ -549,6 +629,7 @@ func parse(fw *Firmware, res *Result) error {
 	var problems []string
 	begun, ended, counted := false, false, 0
 	var marks []int64
+	mixes := 0
 	sc := bufio.NewScanner(strings.NewReader(res.Log))
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -586,6 +667,17 @@ func parse(fw *Firmware, res *Result) error {
 				return fmt.Errorf("runner: bad line %q", line)
 			}
 			marks = append(marks, n)
+		case "mix":
+			v, ok := vec(2)
+			if !ok || fw.MixPluginArgs == "" {
+				return fmt.Errorf("runner: bad line %q", line)
+			}
+			mix, err := parseMix(f[3:])
+			if err != nil {
+				return fmt.Errorf("runner: bad line %q: %v", line, err)
+			}
+			v.Mix = mix
+			mixes++
 		case "begin":
 			begun = true
 		case "end":
@@ -655,6 +747,24 @@ func parse(fw *Firmware, res *Result) error {
 			res.Vectors[v].Instructions = marks[2*v+1] - marks[2*v]
 		}
 	}
+	if fw.MixPluginArgs != "" {
+		if mixes != fw.Vectors {
+			return fmt.Errorf("runner: the instruction-mix plugin reported %d windows for %d vectors", mixes, fw.Vectors)
+		}
+		for v := range res.Vectors {
+			r := &res.Vectors[v]
+			var sum int64
+			for _, c := range r.Mix {
+				sum += c.Count
+			}
+			if r.Instructions >= 0 && sum != r.Instructions {
+				return fmt.Errorf("runner: vector %d: the instruction-mix plugin counted %d instructions, the counter %d", v, sum, r.Instructions)
+			}
+			if fw.Board.CPU == "cortex-m4" {
+				r.M4 = CortexM4.Estimate(r.Mix)
+			}
+		}
+	}
 	for v := range res.Vectors {
 		for o, out := range res.Vectors[v].Outputs {
 			if out == nil {
@@ -663,6 +773,43 @@ func parse(fw *Firmware, res *Result) error {
 		}
 	}
 	return nil
+}
+
+// parseMix reads the fields of a mix line after the vector: total=<n>, then
+// <key>=<count>[/<taken>] each.
+func parseMix(fields []string) (map[string]MixCount, error) {
+	mix := map[string]MixCount{}
+	var total, sum int64 = -1, 0
+	for _, kv := range fields {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("field %q", kv)
+		}
+		cs, ts, hasTaken := strings.Cut(val, "/")
+		c, err := strconv.ParseInt(cs, 10, 64)
+		if err != nil || c < 0 {
+			return nil, fmt.Errorf("field %q", kv)
+		}
+		if k == "total" {
+			total = c
+			continue
+		}
+		mc := MixCount{Count: c}
+		if hasTaken {
+			if mc.Taken, err = strconv.ParseInt(ts, 10, 64); err != nil || mc.Taken < 0 || mc.Taken > c {
+				return nil, fmt.Errorf("field %q", kv)
+			}
+		}
+		if _, dup := mix[k]; dup {
+			return nil, fmt.Errorf("key %q twice", k)
+		}
+		mix[k] = mc
+		sum += c
+	}
+	if total != sum {
+		return nil, fmt.Errorf("total=%d but the keys add up to %d", total, sum)
+	}
+	return mix, nil
 }
 
 // WriteLog writes everything the program printed to path.
