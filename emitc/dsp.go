@@ -63,12 +63,13 @@ static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, i
     acc[1] = __smlabb(x13, w[1], acc[1]);
     acc[3] = __smlatt(x13, w[1], acc[3]);
 }`)
-	add(tir.IntrDSPRequant, []string{"dsp_acle", "srdhm"}, `/* clamp(requant(x, m, -e) + zp, lo, hi) for a right shift e in [1, 23]:
-   rounding half away from zero with a saturating add (where it saturates,
-   both it and RoundingDivideByPOT give at least 255, which clamps to hi). */
+	add(tir.IntrDSPRequant, []string{"dsp_acle"}, `/* clamp(requant(x, m, -e) + zp, lo, hi) for a right shift e in [1, 23] and
+   m != INT32_MIN: SaturatingRoundingDoublingHighMul is then (x*m + 2^30) >> 31,
+   and the rounding divide uses a saturating add (where it saturates, both it
+   and RoundingDivideByPOT give at least 255, which clamps to hi). */
 static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int32_t e, int32_t zp, int32_t lo, int32_t hi)
 {
-    const int32_t v = srdhm(x, m);
+    const int32_t v = (int32_t)(((int64_t)x * m + (INT64_C(1) << 30)) >> 31);
     const int32_t r = (__qadd(v, (int32_t)(UINT32_C(1) << (e - 1))) + (v >> 31)) >> e;
     const int32_t y = __ssat(__qadd(r, zp), 8);
     return y < lo ? lo : (y > hi ? hi : y);
@@ -122,14 +123,4 @@ func dspMacC(r, c, u int) string {
 	}
 	b.WriteString("}")
 	return b.String()
-}
-
-func off(s string, i int) string {
-	switch i {
-	case 0:
-		return ""
-	case 1:
-		return s + " +"
-	}
-	return fmt.Sprintf("%d * %s +", i, s)
 }

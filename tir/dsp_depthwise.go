@@ -5,9 +5,11 @@ package tir
 // words (w0, w2), (w1, w3), as dsp_dw4_s8 reads them; for each output pixel and
 // channel quad the taps are unrolled, each one a dsp_dw4_s8 call guarded by
 // its padding check, and the four results are requantized in the epilogue.
-// Knob unroll_taps (default 1) unrolls the kernel window.
+// Knob unroll_taps (default 1) unrolls the kernel window; knob partition
+// (bit 0: columns, bit 1: rows; default 3) splits the output into border and
+// interior so the interior runs without padding checks.
 func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
-	unroll := knob(f, "unroll_taps", 1)
+	unroll, part := knob(f, "unroll_taps", 1), knob(f, "partition", 3)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)
@@ -78,5 +80,12 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	g := *f
 	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)),
 		Body: &For{Var: owV, Min: C(0), Extent: C(int64(OW)), Body: &Allocate{Buf: accb, Body: body}}}}
-	return &g, nil
+	h := &g
+	if part&1 != 0 {
+		h = PartitionLoop(h, owV.Name)
+	}
+	if part&2 != 0 {
+		h = PartitionLoop(h, ohV.Name)
+	}
+	return h, nil
 }

@@ -58,7 +58,8 @@ var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}}
 // multiplies with __smlabb/__smlatt.
 const IntrDSPDW4 = "dsp_dw4_s8"
 
-// IntrDSPRequant is the int8 output stage with a right shift e in [1, 23]:
+// IntrDSPRequant is the int8 output stage with a right shift e in [1, 23]
+// and a multiplier m != INT32_MIN:
 //
 //	dsp_requant_s8(x, m, e, zp, lo, hi) = clamp(requant(x, m, −e) + zp, lo, hi)
 //
@@ -127,7 +128,7 @@ func init() {
 	}
 	extIntrinsics[IntrDSPRequant] = func(a []val) val {
 		x, m, e, zp, lo, hi := int32(a[0].i), int32(a[1].i), int32(a[2].i), a[3].i, a[4].i, a[5].i
-		if e < 1 || e > 23 || lo < -128 || hi > 127 || lo > hi {
+		if e < 1 || e > 23 || m == math.MinInt32 || lo < -128 || hi > 127 || lo > hi {
 			panic(fmt.Sprintf("%s: shift %d, range [%d, %d]", IntrDSPRequant, e, lo, hi))
 		}
 		return val{i: min(max(int64(RequantQ(x, m, -e))+zp, lo), hi)}

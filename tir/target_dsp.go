@@ -2,6 +2,8 @@ package tir
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -489,6 +491,18 @@ func fastRequant(st *Store) *Store {
 		}
 		rb := constBuf(s.Buf.Name+"_rshift", I32, s.Buf.Shape, neg)
 		e = &Load{Buf: rb, Indices: s.Indices, Flat: s.Flat}
+	default:
+		return st
+	}
+	switch m := rq.Args[1].(type) {
+	case *IntImm:
+		if m.V == math.MinInt32 {
+			return st
+		}
+	case *Load:
+		if m.Buf.Scope != ScopeConst || m.Buf.Data == nil || slices.Contains(m.Buf.Data.I, math.MinInt32) {
+			return st
+		}
 	default:
 		return st
 	}
