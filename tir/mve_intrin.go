@@ -3,7 +3,6 @@ package tir
 import (
 	"fmt"
 	"math"
-	"strings"
 )
 
 // SIMD micro-kernels shared by the "mve" (Helium) and "neon" targets. Each is
@@ -31,18 +30,21 @@ const (
 // SIMDPrefixes are the targets whose micro-kernels the interpreter knows.
 var SIMDPrefixes = []string{"mve", "neon"}
 
-// simdIntrinsic runs a micro-kernel call (name = prefix_kernel); ok is false
-// for other names.
-func simdIntrinsic(name string, a []val) (val, bool) {
-	k := ""
+func init() {
 	for _, p := range SIMDPrefixes {
-		if strings.HasPrefix(name, p+"_") {
-			k = strings.TrimPrefix(name, p+"_")
+		for _, k := range []string{KGemv, KDwConv, KRequant, KCopy8, KCopy32, KFill8} {
+			name := p + "_" + k
+			extIntrinsics[name] = func(a []val) val {
+				v, _ := simdIntrinsic(name, k, a)
+				return v
+			}
 		}
 	}
-	if k == "" {
-		return val{}, false
-	}
+}
+
+// simdIntrinsic runs micro-kernel k (called as name); ok is false for an
+// unknown kernel.
+func simdIntrinsic(name, k string, a []val) (val, bool) {
 	at := func(v val, i int64) *int64 { return &v.p.I[v.i+i] }
 	add := func(acc *int64, v int64) {
 		s := *acc + v

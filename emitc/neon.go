@@ -1,0 +1,167 @@
+package emitc
+
+// The C spellings of tir's SIMD micro-kernels for the "neon" target
+// (tir/mve_intrin.go has their exact semantics): static inline helpers over
+// <arm_neon.h>, with SDOT (vdotq_s32) when the compiler targets the
+// dot-product extension and SMULL/SADALP otherwise. Printed only into models
+// scheduled for "neon".
+
+func init() {
+	add := func(name string, deps []string, code string) {
+		helperText[name] = struct {
+			deps []string
+			code string
+		}{deps, code}
+		helperOrder = append(helperOrder, name)
+	}
+	add("neon_include", nil, `#include <arm_neon.h>
+
+/* a + the int8 dot products of x and w, four lanes of four products. */
+static inline int32x4_t neon_dot_s8(int32x4_t a, int8x16_t x, int8x16_t w)
+{
+#if defined(__ARM_FEATURE_DOTPROD)
+    return vdotq_s32(a, x, w);
+#else
+    a = vpadalq_s16(a, vmull_s8(vget_low_s8(x), vget_low_s8(w)));
+    return vpadalq_s16(a, vmull_high_s8(x, w));
+#endif
+}`)
+	add("neon_gemv_s8", []string{"neon_include"}, `/* acc[j] += sum over i < n of x[i] * w[j*ws + i], for j < m; four rows of w
+   share each 16-byte input vector. */
+static inline void neon_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t ws, int32_t m, int32_t n)
+{
+    int32_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        const int8_t *w0 = w + j * ws;
+        const int8_t *w1 = w0 + ws;
+        const int8_t *w2 = w1 + ws;
+        const int8_t *w3 = w2 + ws;
+        int32x4_t a0 = vdupq_n_s32(0);
+        int32x4_t a1 = vdupq_n_s32(0);
+        int32x4_t a2 = vdupq_n_s32(0);
+        int32x4_t a3 = vdupq_n_s32(0);
+        int32_t s0, s1, s2, s3;
+        int32_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            const int8x16_t xv = vld1q_s8(x + i);
+            a0 = neon_dot_s8(a0, xv, vld1q_s8(w0 + i));
+            a1 = neon_dot_s8(a1, xv, vld1q_s8(w1 + i));
+            a2 = neon_dot_s8(a2, xv, vld1q_s8(w2 + i));
+            a3 = neon_dot_s8(a3, xv, vld1q_s8(w3 + i));
+        }
+        for (; i + 8 <= n; i += 8) {
+            const int8x8_t xv = vld1_s8(x + i);
+            a0 = vpadalq_s16(a0, vmull_s8(xv, vld1_s8(w0 + i)));
+            a1 = vpadalq_s16(a1, vmull_s8(xv, vld1_s8(w1 + i)));
+            a2 = vpadalq_s16(a2, vmull_s8(xv, vld1_s8(w2 + i)));
+            a3 = vpadalq_s16(a3, vmull_s8(xv, vld1_s8(w3 + i)));
+        }
+        s0 = vaddvq_s32(a0);
+        s1 = vaddvq_s32(a1);
+        s2 = vaddvq_s32(a2);
+        s3 = vaddvq_s32(a3);
+        for (; i < n; ++i) {
+            const int32_t xi = x[i];
+            s0 += xi * w0[i];
+            s1 += xi * w1[i];
+            s2 += xi * w2[i];
+            s3 += xi * w3[i];
+        }
+        acc[j] += s0;
+        acc[j + 1] += s1;
+        acc[j + 2] += s2;
+        acc[j + 3] += s3;
+    }
+    for (; j < m; ++j) {
+        const int8_t *w0 = w + j * ws;
+        int32x4_t a0 = vdupq_n_s32(0);
+        int32_t s0;
+        int32_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            a0 = neon_dot_s8(a0, vld1q_s8(x + i), vld1q_s8(w0 + i));
+        }
+        s0 = vaddvq_s32(a0);
+        for (; i < n; ++i) {
+            s0 += (int32_t)x[i] * w0[i];
+        }
+        acc[j] += s0;
+    }
+}`)
+	add("neon_dwconv_s8", []string{"neon_include"}, `/* Depthwise taps, eight channels per step (SMLAL):
+   acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch]. */
+static inline void neon_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
+                                  int32_t kh, int32_t kw, int32_t c)
+{
+    int32_t ch = 0;
+    for (; ch + 8 <= c; ch += 8) {
+        int32x4_t lo = vld1q_s32(acc + ch);
+        int32x4_t hi = vld1q_s32(acc + ch + 4);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                const int16x8_t xv = vmovl_s8(vld1_s8(x + i * xkh + j * xkw + ch));
+                const int16x8_t wv = vmovl_s8(vld1_s8(w + (i * kw + j) * c + ch));
+                lo = vmlal_s16(lo, vget_low_s16(xv), vget_low_s16(wv));
+                hi = vmlal_high_s16(hi, xv, wv);
+            }
+        }
+        vst1q_s32(acc + ch, lo);
+        vst1q_s32(acc + ch + 4, hi);
+    }
+    for (; ch < c; ++ch) {
+        int32_t s = acc[ch];
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                s += (int32_t)x[i * xkh + j * xkw + ch] * w[(i * kw + j) * c + ch];
+            }
+        }
+        acc[ch] = s;
+    }
+}`)
+	add("neon_requant_s8", []string{"neon_include", "requant"}, `/* One lane of neon_requant_s8's vector sequence (see there). */
+static inline int32x4_t neon_requant_x4(int32x4_t v, int32x4_t m, int32x4_t s, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int32x4_t r = vminq_s32(s, vdupq_n_s32(0));
+    v = vshlq_s32(v, vmaxq_s32(s, vdupq_n_s32(0)));
+    v = vqrdmulhq_s32(v, m);
+    v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    v = vrshlq_s32(v, r);
+    v = vaddq_s32(v, vdupq_n_s32(zp));
+    return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
+/* y[i] = clamp(MultiplyByQuantizedMultiplier(acc[i], mult[i], shift[i]) + zp, lo, hi),
+   eight lanes at a time: SQRDMULH equals SaturatingRoundingDoublingHighMul
+   (INT32_MIN * INT32_MIN saturates in both); RoundingDivideByPOT is SRSHL
+   after the sign fix-up (x & -right) >> 31. */
+static inline void neon_requant_s8(int8_t *y, const int32_t *acc, const int32_t *mult, const int32_t *shift,
+                                   int32_t n, int32_t zp, int32_t lo, int32_t hi)
+{
+    int32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const int32x4_t a = neon_requant_x4(vld1q_s32(acc + i), vld1q_s32(mult + i), vld1q_s32(shift + i), zp, lo, hi);
+        const int32x4_t b = neon_requant_x4(vld1q_s32(acc + i + 4), vld1q_s32(mult + i + 4), vld1q_s32(shift + i + 4), zp, lo, hi);
+        vst1_s8(y + i, vmovn_s16(vcombine_s16(vmovn_s32(a), vmovn_s32(b))));
+    }
+    for (; i < n; ++i) {
+        int32_t v = requant(acc[i], mult[i], shift[i]) + zp;
+        v = v < lo ? lo : v;
+        y[i] = (int8_t)(v > hi ? hi : v);
+    }
+}`)
+	add("neon_copy_s8", nil, `static inline void neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+{
+    memcpy(dst, src, (size_t)n);
+}`)
+	add("neon_fill_s8", nil, `static inline void neon_fill_s8(int8_t *dst, int32_t v, int32_t n)
+{
+    memset(dst, v, (size_t)n);
+}`)
+	add("neon_copy_s32", nil, `static inline void neon_copy_s32(int32_t *dst, const int32_t *src, int32_t n)
+{
+    memcpy(dst, src, (size_t)n * sizeof(int32_t));
+}`)
+}

@@ -1,0 +1,835 @@
+package tir
+
+import (
+	"fmt"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// The int8 conv / depthwise / fully-connected schedule shared by the "mve"
+// and "neon" targets (the micro-kernels differ only in how emitc prints
+// them). Starting from the compute definition it:
+//
+//  1. caches a zero-point-padded input window (knob window: 1 = the input
+//     rows one output row reads, 2 = one output pixel's KH×KW×Cin window,
+//     0 = pick: 2 when KW·Cin < 16 and not depthwise), filled by row copies,
+//     and drops the padding guards (a padded tap adds (zp − zp)·w = 0);
+//  2. folds the input offset into the bias: Σ(x − zp)·w = Σx·w − zp·Σw;
+//  3. stores depthwise weights as [KH, KW, C] so channels are contiguous;
+//  4. fuses reduction loops that are contiguous in input and weights (kw·Cin,
+//     or the whole window);
+//  5. gives the output pixel (or FC row) an accumulator per output channel,
+//     with the channel loop moved inside the taps (conv: one GEMV per tap
+//     row; depthwise: channels innermost);
+//  6. tensorizes: the tap-row × channel nest into <p>_gemv_s8 (4 output
+//     channels share each input vector), the depthwise nest into
+//     <p>_dwconv_s8, the epilogue into the vector requantization
+//     <p>_requant_s8, bias loads into <p>_copy_s32.
+//
+// Kernels it cannot handle (float, asymmetric weights, grouped convs,
+// float requantization) fall back to the generic schedule.
+func simdSchedule(prefix string, fallback ScheduleFunc) ScheduleFunc {
+	return func(f *PrimFunc) (*PrimFunc, error) {
+		g, err := simdKernel(f, prefix)
+		if err != nil {
+			if f.Knobs == nil {
+				f.Knobs = map[string]int{}
+			}
+			f.Knobs["simd"] = 0
+			if debugSIMD {
+				fmt.Println("simd fallback:", f.Name, err)
+			}
+			return fallback(f)
+		}
+		g.Knobs["simd"] = 1
+		return g, nil
+	}
+}
+
+var debugSIMD = false
+
+// simdParts are the pieces of a conv/FC compute definition.
+type simdParts struct {
+	chan_    *For     // the output-channel loop (oc / j)
+	acc      *Buffer  // its scalar accumulator
+	init     *Store   // acc = bias
+	red      Stmt     // the reduction nest
+	out      *Store   // y = epilogue(acc)
+	x, w, y  *Buffer  // input, weights, output
+	xo       int64    // input offset added to x in the reduction
+	dw       bool     // depthwise
+	convVars []string // reduction loop names
+}
+
+func findParts(f *PrimFunc) (p *simdParts, err error) {
+	defer func() {
+		if err != nil && debugSIMD {
+			fmt.Println(f.String())
+		}
+	}()
+	name := map[string]string{"conv2d": "oc", "depthwise_conv2d": "oc", "fully_connected": "j"}[f.Op]
+	if name == "" {
+		return nil, fmt.Errorf("op %s", f.Op)
+	}
+	l := findLoop(f.Body, name)
+	if l == nil {
+		return nil, fmt.Errorf("no %s loop", name)
+	}
+	al, ok := l.Body.(*Allocate)
+	if !ok || len(al.Buf.Shape) != 0 || al.Buf.DType != I32 {
+		return nil, fmt.Errorf("no int32 accumulator")
+	}
+	seq, ok := al.Body.(*Seq)
+	if !ok || len(seq.Stmts) != 3 {
+		return nil, fmt.Errorf("unexpected kernel body")
+	}
+	p = &simdParts{chan_: l, acc: al.Buf, red: seq.Stmts[1], dw: f.Op == "depthwise_conv2d"}
+	p.init, ok = seq.Stmts[0].(*Store)
+	if !ok {
+		return nil, fmt.Errorf("no accumulator init")
+	}
+	p.out, ok = seq.Stmts[2].(*Store)
+	if !ok || (p.out.Buf.DType != I8) {
+		return nil, fmt.Errorf("output is not int8")
+	}
+	p.y = p.out.Buf
+	// Every reduction update is acc = acc + (int32(x[...]) + xo) * int32(w[...]).
+	var bad error
+	first := true
+	VisitStmts(p.red, func(s Stmt) {
+		st, ok := s.(*Store)
+		if !ok {
+			return
+		}
+		x, xo, w, ok := matchMAC(st, p.acc)
+		if !ok {
+			bad = fmt.Errorf("reduction is not an int8 MAC")
+			return
+		}
+		if first {
+			p.x, p.xo, p.w = x.Buf, xo, w.Buf
+			first = false
+		} else if x.Buf != p.x || w.Buf != p.w || xo != p.xo {
+			bad = fmt.Errorf("mixed reduction operands")
+		}
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	if first || p.x.DType != I8 || p.w.DType != I8 || p.w.Scope != ScopeConst {
+		return nil, fmt.Errorf("not an int8 x int8 reduction")
+	}
+	return p, nil
+}
+
+// matchMAC matches acc = acc + (int32(X) [+ xo]) * int32(W).
+func matchMAC(st *Store, acc *Buffer) (*Load, int64, *Load, bool) {
+	if st.Buf != acc {
+		return nil, 0, nil, false
+	}
+	sum, ok := st.Value.(*Binary)
+	if !ok || sum.Op != OpAdd {
+		return nil, 0, nil, false
+	}
+	if l, ok := sum.A.(*Load); !ok || l.Buf != acc {
+		return nil, 0, nil, false
+	}
+	prod, ok := sum.B.(*Binary)
+	if !ok || prod.Op != OpMul {
+		return nil, 0, nil, false
+	}
+	xe := prod.A
+	if sel, ok := xe.(*Select); ok {
+		// A padded tap reads the zero point: select(inside, int32(x), zp).
+		if _, ok := IsConst(sel.B); !ok {
+			return nil, 0, nil, false
+		}
+		xe = sel.A
+	}
+	x, xo, ok1 := castLoad(xe)
+	w, wo, ok2 := castLoad(prod.B)
+	if !ok1 || !ok2 || wo != 0 {
+		return nil, 0, nil, false
+	}
+	return x, xo, w, true
+}
+
+func castLoad(e Expr) (*Load, int64, bool) {
+	var off int64
+	if b, ok := e.(*Binary); ok && (b.Op == OpAdd || b.Op == OpSub) {
+		c, ok := IsConst(b.B)
+		if !ok {
+			return nil, 0, false
+		}
+		if b.Op == OpSub {
+			c = -c
+		}
+		off, e = c, b.A
+	}
+	c, ok := e.(*Cast)
+	if !ok || c.T != I32 {
+		return nil, 0, false
+	}
+	l, ok := c.X.(*Load)
+	if !ok || (l.Buf.DType != I8) {
+		return nil, 0, false
+	}
+	return l, off, true
+}
+
+func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
+	f = Simplify(f)
+	p, err := findParts(f)
+	if err != nil {
+		return nil, err
+	}
+	kn := func(name string, def int) int { return knob(f, name, def) }
+	hasIf := false
+	pad := -p.xo
+	VisitStmts(p.red, func(s Stmt) {
+		if _, ok := s.(*IfThenElse); ok {
+			hasIf = true
+		}
+	})
+	VisitExprs(p.red, func(e Expr) {
+		if sel, ok := e.(*Select); ok {
+			hasIf = true
+			pad, _ = IsConst(sel.B)
+		}
+	})
+	var win *Buffer
+	if f.Op != "fully_connected" && (hasIf || kn("window", 0) != 0) {
+		cin := p.x.Shape[len(p.x.Shape)-1]
+		kw := 1
+		if l := findLoop(p.red, "kw"); l != nil {
+			n, _ := IsConst(l.Extent)
+			kw = int(n)
+		}
+		at := "oh"
+		mode := kn("window", 0)
+		if mode == 0 {
+			mode = 1
+			if !p.dw && kw*cin < 16 {
+				mode = 2
+			}
+			f.Knobs["window"] = mode
+		}
+		if mode == 2 {
+			at = "ow"
+		}
+		g, err := CacheWindowPad(f, p.x, at, pad)
+		if err != nil {
+			return nil, err
+		}
+		if g, win, err = rowFill(g, at, p.x, pad, prefix); err != nil {
+			return nil, err
+		}
+		f = g
+		// Padded taps read zp = −xo, so their product (zp + xo)·w is 0.
+		f.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+			c, ok := s.(*IfThenElse)
+			if !ok || c.Else != nil {
+				return s
+			}
+			st, ok := c.Then.(*Store)
+			if !ok {
+				return s
+			}
+			if x, _, _, ok := matchMAC(st, p.acc); ok && x.Buf == win && p.xo == -pad {
+				return st
+			}
+			return s
+		}, func(e Expr) Expr {
+			// select(inside, int32(win[..]), pad) reads pad outside anyway.
+			sel, ok := e.(*Select)
+			if !ok {
+				return e
+			}
+			k, ok := IsConst(sel.B)
+			if !ok || k != pad {
+				return e
+			}
+			if l, _, ok := castLoad(sel.A); ok && l.Buf == win {
+				return sel.A
+			}
+			return e
+		})
+		if p, err = findParts(f); err != nil {
+			return nil, err
+		}
+	}
+	if hasCond(p.red) {
+		return nil, fmt.Errorf("reduction keeps conditions")
+	}
+	// Fold the input offset into the bias.
+	if p.xo != 0 {
+		if p, err = foldOffset(f, p); err != nil {
+			return nil, err
+		}
+	}
+	if p.dw {
+		transposeDW(f, p)
+	}
+	f = stripUnitLoops(f)
+	f = Flatten(f)
+	if p, err = findParts(f); err != nil {
+		return nil, err
+	}
+	if !p.dw {
+		p.red = fuseContiguous(p.red)
+	}
+	body, err := blockChannels(p, prefix)
+	if err != nil {
+		return nil, err
+	}
+	f.Body = replaceStmt(f.Body, p.chan_, func(Stmt) Stmt { return body })
+	f.Knobs["simd"] = 1
+	return f, nil
+}
+
+func hasCond(s Stmt) bool {
+	found := false
+	VisitStmts(s, func(s Stmt) {
+		if _, ok := s.(*IfThenElse); ok {
+			found = true
+		}
+	})
+	VisitExprs(s, func(e Expr) {
+		if _, ok := e.(*Select); ok {
+			found = true
+		}
+	})
+	return found
+}
+
+// rowFill replaces CacheWindowPad's element-by-element fill with row copies:
+// per window row, a fill of the left padding, one copy of the in-image
+// columns, a fill of the right padding (or one fill when the row is outside).
+func rowFill(f *PrimFunc, at string, x *Buffer, pad int64, prefix string) (*PrimFunc, *Buffer, error) {
+	if len(x.Shape) != 4 {
+		return nil, nil, fmt.Errorf("input is not 4-D")
+	}
+	var win *Buffer
+	var err error
+	g, err2 := replaceLoop(f, at, func(l *For) (Stmt, error) {
+		al, ok := l.Body.(*Allocate)
+		if !ok {
+			return nil, fmt.Errorf("no window")
+		}
+		seq, ok := al.Body.(*Seq)
+		if !ok || len(seq.Stmts) < 2 {
+			return nil, fmt.Errorf("no window fill")
+		}
+		win = al.Buf
+		// The fill's source index in each dimension is start_d + w_d.
+		var vars []*Var
+		var st *Store
+		VisitStmts(seq.Stmts[0], func(s Stmt) {
+			switch s := s.(type) {
+			case *For:
+				vars = append(vars, s.Var)
+			case *Store:
+				st = s
+			}
+		})
+		sel, ok := st.Value.(*Select)
+		if !ok || len(vars) != 4 {
+			return nil, fmt.Errorf("unexpected window fill")
+		}
+		ld, ok := sel.A.(*Load)
+		if !ok {
+			return nil, fmt.Errorf("unexpected window fill")
+		}
+		zero := map[*Var]Expr{}
+		for _, v := range vars {
+			zero[v] = C(0)
+		}
+		start := make([]Expr, 4)
+		for d, e := range ld.Indices {
+			mn, ok := e.(*Binary)
+			if !ok || mn.Op != OpMin {
+				return nil, fmt.Errorf("unexpected window index")
+			}
+			mx, ok := mn.A.(*Binary)
+			if !ok || mx.Op != OpMax {
+				return nil, fmt.Errorf("unexpected window index")
+			}
+			start[d] = SimplifyExpr(SubstituteExpr(mx.A, zero))
+		}
+		n0, ok0 := IsConst(start[0])
+		c0, ok3 := IsConst(start[3])
+		w0, ok2 := IsConst(start[2])
+		_, _ = n0, ok0
+		if !ok3 || c0 != 0 || win.Shape[3] != x.Shape[3] || win.Shape[0] != 1 {
+			return nil, fmt.Errorf("window does not span whole pixels")
+		}
+		C_, W, H := int64(x.Shape[3]), int64(x.Shape[2]), int64(x.Shape[1])
+		cols := int64(win.Shape[2])
+		if !ok2 {
+			// The window moves with the output column: fill pixel by pixel.
+			var px []Stmt
+			for r := int64(0); r < int64(win.Shape[1]); r++ {
+				for q := int64(0); q < cols; q++ {
+					ih := SimplifyExpr(Add(start[1], C(r)))
+					iw := SimplifyExpr(Add(start[2], C(q)))
+					dst := &Ptr{Buf: win, Index: C((r*cols + q) * C_)}
+					src := SimplifyExpr(Add(Add(Mul(start[0], C(H*W*C_)), Mul(ih, C(W*C_))), Mul(iw, C(C_))))
+					cp := &Evaluate{X: Call(prefix+"_"+KCopy8, I32, dst, &Ptr{Buf: x, Index: src}, C(C_))}
+					fl := &Evaluate{X: Call(prefix+"_"+KFill8, I32, dst, C(pad), C(C_))}
+					px = append(px, &IfThenElse{Cond: SimplifyExpr(AllOf(GE(ih, C(0)), LT(ih, C(H)), GE(iw, C(0)), LT(iw, C(W)))), Then: cp, Else: fl})
+				}
+			}
+			stmts := append([]Stmt{Block(px...)}, seq.Stmts[1:]...)
+			return &For{Var: l.Var, Min: l.Min, Extent: l.Extent, Kind: l.Kind, Body: &Allocate{Buf: win, Body: Block(stmts...)}}, nil
+		}
+		left := min(max(-w0, 0), cols)
+		right := max(min(cols, W-w0), left) // first column past the image
+		rowLen := cols * C_
+		var rows []Stmt
+		for r := int64(0); r < int64(win.Shape[1]); r++ {
+			ih := SimplifyExpr(Add(start[1], C(r)))
+			wbase := r * rowLen
+			fillN := func(from, n int64) Stmt {
+				if n <= 0 {
+					return nil
+				}
+				return &Evaluate{X: Call(prefix+"_"+KFill8, I32, &Ptr{Buf: win, Index: C(wbase + from)}, C(pad), C(n))}
+			}
+			src := SimplifyExpr(Add(Add(Mul(start[0], C(H*W*C_)), Mul(ih, C(W*C_))), C((w0+left)*C_)))
+			inside := Block(
+				fillN(0, left*C_),
+				&Evaluate{X: Call(prefix+"_"+KCopy8, I32, &Ptr{Buf: win, Index: C(wbase + left*C_)}, &Ptr{Buf: x, Index: src}, C((right-left)*C_))},
+				fillN(right*C_, (cols-right)*C_),
+			)
+			if right <= left {
+				inside = fillN(0, rowLen)
+			}
+			cond := SimplifyExpr(And(GE(ih, C(0)), LT(ih, C(H))))
+			if v, ok := IsConst(cond); ok {
+				if v != 0 {
+					rows = append(rows, inside)
+				} else {
+					rows = append(rows, fillN(0, rowLen))
+				}
+				continue
+			}
+			rows = append(rows, &IfThenElse{Cond: cond, Then: inside, Else: fillN(0, rowLen)})
+		}
+		stmts := append([]Stmt{Block(rows...)}, seq.Stmts[1:]...)
+		return &For{Var: l.Var, Min: l.Min, Extent: l.Extent, Kind: l.Kind, Body: &Allocate{Buf: win, Body: Block(stmts...)}}, nil
+	})
+	if err2 != nil {
+		return nil, nil, err2
+	}
+	return g, win, err
+}
+
+// foldOffset rewrites acc = b[c]; acc += (x + xo)·w as acc = b'[c]; acc += x·w
+// with b'[c] = b[c] + xo·Σ w[c, ...] (every tap of every channel is summed:
+// the reduction has no conditions left).
+func foldOffset(f *PrimFunc, p *simdParts) (*simdParts, error) {
+	n := p.w.Shape[0]
+	per := p.w.Len() / n
+	if p.dw {
+		// Depthwise weights are [1, KH, KW, C] in TFLite order or [C, KH, KW, 1].
+		per = p.w.Len() / n
+	}
+	vals := make([]int64, n)
+	m := &machine{mem: map[*Buffer]*graph.Data{}, vars: map[*Var]val{}}
+	for c := 0; c < n; c++ {
+		m.vars[p.chan_.Var] = val{i: int64(c)}
+		v, err := evalConst(m, p.init.Value)
+		if err != nil {
+			return nil, err
+		}
+		var s int64
+		for _, wv := range p.w.Data.I[c*per : (c+1)*per] {
+			s += wv
+		}
+		vals[c] = v + p.xo*s
+	}
+	nb := constBuf(f.Name+"_bias_folded", I32, []int{n}, vals)
+	xo := p.xo
+	f.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		if st, ok := s.(*Store); ok && st.Buf == p.acc && !readsBuf(st.Value, p.acc) {
+			return &Store{Buf: p.acc, Value: At(nb, p.chan_.Var)}
+		}
+		return s
+	}, func(e Expr) Expr {
+		if b, ok := e.(*Binary); ok && (b.Op == OpAdd || b.Op == OpSub) {
+			if c, ok := IsConst(b.B); ok && (c == xo && b.Op == OpAdd || c == -xo && b.Op == OpSub) {
+				if cs, ok := b.A.(*Cast); ok {
+					if l, ok := cs.X.(*Load); ok && l.Buf.DType == I8 && l.Buf != p.w {
+						return b.A
+					}
+				}
+			}
+		}
+		return e
+	})
+	// The Store was rebuilt; find the parts again.
+	q, err := findParts(f)
+	if err != nil {
+		return nil, err
+	}
+	if q.xo != 0 {
+		return nil, fmt.Errorf("input offset not folded")
+	}
+	return q, nil
+}
+
+func evalConst(m *machine, e Expr) (v int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("bias is not constant: %v", r)
+		}
+	}()
+	return m.eval(e).i, nil
+}
+
+// transposeDW stores depthwise weights w[c, kh, kw, 0] as w'[kh, kw, c].
+func transposeDW(f *PrimFunc, p *simdParts) {
+	w := p.w
+	if len(w.Shape) != 4 || w.Shape[3] != 1 {
+		return
+	}
+	C_, KH, KW := w.Shape[0], w.Shape[1], w.Shape[2]
+	vals := make([]int64, w.Len())
+	for c := 0; c < C_; c++ {
+		for a := 0; a < KH; a++ {
+			for b := 0; b < KW; b++ {
+				vals[(a*KW+b)*C_+c] = w.Data.I[(c*KH+a)*KW+b]
+			}
+		}
+	}
+	nw := constBuf(f.Name+"_weights_hwc", I8, []int{KH, KW, C_}, vals)
+	f.Body = RewriteStmt(f.Body, nil, func(e Expr) Expr {
+		if l, ok := e.(*Load); ok && l.Buf == w && !l.Flat {
+			return At(nw, l.Indices[1], l.Indices[2], l.Indices[0])
+		}
+		return e
+	})
+}
+
+// stripUnitLoops replaces loops of extent 1 by their body.
+func stripUnitLoops(f *PrimFunc) *PrimFunc {
+	g := *f
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		l, ok := s.(*For)
+		if !ok {
+			return s
+		}
+		if n, ok := IsConst(l.Extent); ok && n == 1 {
+			return Substitute(l.Body, map[*Var]Expr{l.Var: l.Min})
+		}
+		return s
+	}, nil)
+	g.Body = SimplifyStmt(g.Body)
+	return &g
+}
+
+// fuseContiguous merges an innermost loop with its parent while every load
+// in the body steps through memory contiguously across both
+// (coef(outer) = extent(inner)·coef(inner)).
+func fuseContiguous(s Stmt) Stmt {
+	for {
+		changed := false
+		s = RewriteStmt(s, func(s Stmt) Stmt {
+			outer, ok := s.(*For)
+			if !ok {
+				return s
+			}
+			inner, ok := outer.Body.(*For)
+			if !ok {
+				return s
+			}
+			if _, ok := inner.Body.(*For); ok {
+				return s
+			}
+			ni, ok1 := IsConst(inner.Extent)
+			no, ok2 := IsConst(outer.Extent)
+			lo1, ok3 := IsConst(inner.Min)
+			lo2, ok4 := IsConst(outer.Min)
+			if !ok1 || !ok2 || !ok3 || !ok4 || lo1 != 0 || lo2 != 0 {
+				return s
+			}
+			good := true
+			VisitExprs(inner.Body, func(e Expr) {
+				l, ok := e.(*Load)
+				if !ok || !l.Flat || len(l.Indices) == 0 {
+					return
+				}
+				_, ci, ok1 := affineIn(l.Indices[0], inner.Var)
+				_, co, ok2 := affineIn(l.Indices[0], outer.Var)
+				if !ok1 || !ok2 || co != ni*ci {
+					good = false
+				}
+			})
+			if !good {
+				return s
+			}
+			changed = true
+			v := NewVar(outer.Var.Name + "_" + inner.Var.Name)
+			body := Substitute(inner.Body, map[*Var]Expr{outer.Var: C(0), inner.Var: v})
+			return &For{Var: v, Min: C(0), Extent: C(ni * no), Body: SimplifyStmt(body)}
+		}, nil)
+		if !changed {
+			return s
+		}
+	}
+}
+
+// blockChannels builds the accumulator-per-channel form and tensorizes it.
+func blockChannels(p *simdParts, prefix string) (Stmt, error) {
+	cl := p.chan_
+	m, ok := IsConst(cl.Extent)
+	if !ok {
+		return nil, fmt.Errorf("channel loop has no constant extent")
+	}
+	accv := NewBuffer("acc", I32, []int{int(m)}, ScopeLocal)
+	retarget := func(s Stmt, c Expr) Stmt {
+		return RewriteStmt(s, func(s Stmt) Stmt {
+			if st, ok := s.(*Store); ok && st.Buf == p.acc {
+				return &Store{Buf: accv, Indices: []Expr{c}, Value: st.Value, Flat: true}
+			}
+			return s
+		}, func(e Expr) Expr {
+			if l, ok := e.(*Load); ok && l.Buf == p.acc {
+				return &Load{Buf: accv, Indices: []Expr{c}, Flat: true}
+			}
+			return e
+		})
+	}
+	fresh := func(body Stmt) (*Var, Stmt) {
+		v := NewVar(cl.Var.Name)
+		return v, Substitute(body, map[*Var]Expr{cl.Var: v})
+	}
+	// Init: acc[c] = bias[c] -> copy.
+	v1, initB := fresh(p.init)
+	initS := retarget(initB, v1)
+	var init Stmt = &For{Var: v1, Min: C(0), Extent: C(m), Body: initS}
+	if st := initS.(*Store); true {
+		if l, ok := st.Value.(*Load); ok && l.Buf.DType == I32 && l.Flat {
+			if b, s, ok := affineIn(l.Indices[0], v1); ok && s == 1 {
+				init = &Evaluate{X: Call(prefix+"_"+KCopy32, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: l.Buf, Index: b}, C(m))}
+			}
+		}
+	}
+	// Reduction with the channel loop inside the taps.
+	v2, red := fresh(p.red)
+	red = retarget(red, v2)
+	red, err := moveChannelLoop(red, v2, m, p.dw)
+	if err != nil {
+		return nil, err
+	}
+	red = tensorizeReduction(red, v2, accv, prefix, p.dw)
+	// Epilogue.
+	v3, outB := fresh(p.out)
+	outS := retarget(outB, v3)
+	out := tensorizeRequant(outS.(*Store), v3, m, accv, prefix)
+	return &Allocate{Buf: accv, Body: Block(init, red, out)}, nil
+}
+
+// moveChannelLoop wraps the channel loop (var c, extent m) around the
+// innermost loop of the reduction nest (conv/FC), or around its body
+// (depthwise: channels innermost).
+func moveChannelLoop(red Stmt, c *Var, m int64, dw bool) (Stmt, error) {
+	var inner *For
+	VisitStmts(red, func(s Stmt) {
+		if l, ok := s.(*For); ok {
+			inner = l
+		}
+	})
+	wrap := func(s Stmt) Stmt { return &For{Var: c, Min: C(0), Extent: C(m), Body: s} }
+	if inner == nil {
+		return wrap(red), nil
+	}
+	if _, ok := inner.Body.(*Store); !ok {
+		return nil, fmt.Errorf("reduction is not a perfect nest")
+	}
+	if dw {
+		return replaceStmt(red, inner, func(Stmt) Stmt {
+			return &For{Var: inner.Var, Min: inner.Min, Extent: inner.Extent, Body: wrap(inner.Body)}
+		}), nil
+	}
+	return replaceStmt(red, inner, func(s Stmt) Stmt { return wrap(s) }), nil
+}
+
+// tensorizeReduction replaces the channel × tap-row nest with gemv, or the
+// depthwise taps × channels nest with dwconv, where the indices allow.
+func tensorizeReduction(red Stmt, c *Var, accv *Buffer, prefix string, dw bool) Stmt {
+	if dw {
+		return tensorizeDW(red, c, accv, prefix)
+	}
+	return RewriteStmt(red, func(s Stmt) Stmt {
+		l, ok := s.(*For)
+		if !ok || l.Var != c {
+			return s
+		}
+		in, ok := l.Body.(*For)
+		var st *Store
+		var n int64 = 1
+		var iv *Var
+		if ok {
+			st, _ = in.Body.(*Store)
+			n, _ = IsConst(in.Extent)
+			iv = in.Var
+		} else {
+			st, _ = l.Body.(*Store)
+		}
+		if st == nil {
+			return s
+		}
+		x, _, w, ok := matchMAC(st, accv)
+		if !ok {
+			return s
+		}
+		xb, xs, ok1 := affineIn(x.Indices[0], iv)
+		wb, ws1, ok2 := affineIn(w.Indices[0], iv)
+		if iv == nil {
+			xb, xs, ok1 = x.Indices[0], 1, true
+			wb, ws1, ok2 = w.Indices[0], 1, true
+		}
+		if !ok1 || !ok2 || xs != 1 || ws1 != 1 || usesVar(xb, c) {
+			return s
+		}
+		w0, wsC, ok := affineIn(wb, c)
+		if !ok {
+			return s
+		}
+		ab, ac, ok := affineIn(st.Indices[0], c)
+		if a0, ok2 := IsConst(ab); !ok || !ok2 || a0 != 0 || ac != 1 {
+			return s
+		}
+		m, _ := IsConst(l.Extent)
+		return &Evaluate{X: Call(prefix+"_"+KGemv, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb},
+			&Ptr{Buf: w.Buf, Index: w0}, C(wsC), C(m), C(n))}
+	}, nil)
+}
+
+func tensorizeDW(red Stmt, c *Var, accv *Buffer, prefix string) Stmt {
+	// red is For kh { For kw { For c { acc[c] += x·w } } } (unit loops stripped).
+	var loops []*For
+	var st *Store
+	VisitStmts(red, func(s Stmt) {
+		switch s := s.(type) {
+		case *For:
+			loops = append(loops, s)
+		case *Store:
+			st = s
+		}
+	})
+	if st == nil || len(loops) == 0 || loops[len(loops)-1].Var != c || len(loops) > 3 {
+		return red
+	}
+	x, _, w, ok := matchMAC(st, accv)
+	if !ok {
+		return red
+	}
+	taps := loops[:len(loops)-1]
+	xIdx, wIdx := x.Indices[0], w.Indices[0]
+	var xst, wst, ext [2]int64
+	ext = [2]int64{1, 1}
+	for i, l := range taps {
+		slot := i + 2 - len(taps) // a single tap loop is kw
+		var ok1, ok2 bool
+		xIdx, xst[slot], ok1 = affineIn(xIdx, l.Var)
+		wIdx, wst[slot], ok2 = affineIn(wIdx, l.Var)
+		n, ok3 := IsConst(l.Extent)
+		if !ok1 || !ok2 || !ok3 {
+			return red
+		}
+		ext[slot] = n
+	}
+	xb, xc, ok1 := affineIn(xIdx, c)
+	wb, wc, ok2 := affineIn(wIdx, c)
+	m, _ := IsConst(loops[len(loops)-1].Extent)
+	if !ok1 || !ok2 || xc != 1 || wc != 1 || wst[1] != m || wst[0] != ext[1]*m {
+		return red
+	}
+	return &Evaluate{X: Call(prefix+"_"+KDwConv, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb}, C(xst[0]), C(xst[1]),
+		&Ptr{Buf: w.Buf, Index: wb}, C(ext[0]), C(ext[1]), C(m))}
+}
+
+// tensorizeRequant turns for c { y[b + c] = int8(clamp(requant(acc[c], M, S) + zp, lo, hi)) }
+// into one requant_s8 call (per-tensor multipliers become tables).
+func tensorizeRequant(st *Store, c *Var, m int64, accv *Buffer, prefix string) Stmt {
+	loop := &For{Var: c, Min: C(0), Extent: C(m), Body: st}
+	e := st.Value
+	cs, ok := e.(*Cast)
+	if !ok || cs.T != I8 {
+		return loop
+	}
+	e = cs.X
+	lo, hi := int64(-128), int64(127)
+	for {
+		b, ok := e.(*Binary)
+		if !ok || (b.Op != OpMin && b.Op != OpMax) {
+			break
+		}
+		k, ok := IsConst(b.B)
+		if !ok {
+			return loop
+		}
+		if b.Op == OpMin {
+			hi = min(hi, k)
+		} else {
+			lo = max(lo, k)
+		}
+		e = b.A
+	}
+	var zp int64
+	if b, ok := e.(*Binary); ok && (b.Op == OpAdd || b.Op == OpSub) {
+		k, ok := IsConst(b.B)
+		if !ok {
+			return loop
+		}
+		if b.Op == OpSub {
+			k = -k
+		}
+		zp, e = k, b.A
+	}
+	rq, ok := e.(*Intrinsic)
+	if !ok || rq.Name != IntrRequant {
+		return loop
+	}
+	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != accv {
+		return loop
+	}
+	table := func(a Expr, what string) (Expr, bool) {
+		if k, ok := IsConst(a); ok {
+			vals := make([]int64, m)
+			for i := range vals {
+				vals[i] = k
+			}
+			return &Ptr{Buf: constBuf(fmt.Sprintf("%s_%d_%d", what, m, k), I32, []int{int(m)}, vals), Index: C(0)}, true
+		}
+		l, ok := a.(*Load)
+		if !ok || !l.Flat {
+			return nil, false
+		}
+		b, s, ok := affineIn(l.Indices[0], c)
+		if !ok || s != 1 {
+			return nil, false
+		}
+		return &Ptr{Buf: l.Buf, Index: b}, true
+	}
+	mp, ok1 := table(rq.Args[1], "requant_multiplier")
+	sp, ok2 := table(rq.Args[2], "requant_shift")
+	yb, ys, ok3 := affineIn(st.Indices[0], c)
+	if !ok1 || !ok2 || !ok3 || ys != 1 {
+		return loop
+	}
+	return &Evaluate{X: Call(prefix+"_"+KRequant, I32, &Ptr{Buf: st.Buf, Index: yb}, &Ptr{Buf: accv, Index: C(0)}, mp, sp,
+		C(m), C(zp), C(lo), C(hi))}
+}
+
+func readsBuf(e Expr, b *Buffer) bool {
+	found := false
+	VisitExprs(&Evaluate{X: e}, func(e Expr) {
+		if l, ok := e.(*Load); ok && l.Buf == b {
+			found = true
+		}
+	})
+	return found
+}

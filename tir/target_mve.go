@@ -1,0 +1,13 @@
+package tir
+
+// MVE is the Cortex-M55 Helium target: int8 conv, depthwise conv and fully
+// connected kernels through the SIMD schedule (mve_schedule.go) whose
+// micro-kernels emitc prints with <arm_mve.h>; everything else falls back
+// to the generic schedules.
+var MVE = &Target{Name: "mve", Schedules: map[string]ScheduleFunc{
+	"conv2d":           simdSchedule("mve", scheduleConvGeneric),
+	"depthwise_conv2d": simdSchedule("mve", scheduleConvGeneric),
+	"fully_connected":  simdSchedule("mve", scheduleFCGeneric),
+}}
+
+func init() { RegisterTarget(MVE) }
