@@ -225,6 +225,9 @@ func files(t *testing.T) map[string][]byte {
 		b.Output(y, graph.Float32)
 	})
 
+	// Found by importer/onnx's FuzzDecode (testdata/fuzz/FuzzDecode/02c302369ec9c152).
+	out["fuzz_onnx_index.onnx"] = []byte(":s2\x1d000000000000000000000000000002\x100000000000000000Z*2\x06000000\x12 \n\b\b\a\x12\x04\n\x02001000000001000000002\x0200b\x14002\n00000000002\x040000")
+
 	// ---- TFLite damage ----
 	out["tfl_zero_scale.tflite"] = tflQuant(0, 0)
 	out["tfl_negative_scale.tflite"] = tflQuant(-0.25, 0)
