@@ -1,0 +1,181 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// dspSchedule runs the dsp target's schedule for f's op with knobs set.
+func dspSchedule(t *testing.T, f *PrimFunc, knobs map[string]int) *PrimFunc {
+	t.Helper()
+	tg := *DSP
+	if knobs != nil {
+		tg = tg.WithKnobs(f.Op, knobs)
+	}
+	g, err := tg.schedule(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Finalize(g)
+}
+
+// usesIntrinsic reports whether f calls an intrinsic whose name starts with prefix.
+func usesIntrinsic(f *PrimFunc, prefix string) bool {
+	found := false
+	VisitExprs(f.Body, func(e Expr) {
+		if c, ok := e.(*Intrinsic); ok && strings.HasPrefix(c.Name, prefix) {
+			found = true
+		}
+	})
+	return found
+}
+
+func TestDSPConvSchedulesKeepResults(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	cases := []struct {
+		cin, cout, group, k, stride, pad int
+		knobs                            map[string]int
+		want                             string
+	}{
+		{8, 6, 1, 1, 1, 0, nil, "dsp_mac"},                                         // 1x1 GEMM
+		{8, 5, 1, 1, 2, 0, nil, "dsp_mac"},                                         // strided 1x1, odd channels
+		{16, 4, 1, 3, 1, 1, nil, "dsp_mac"},                                        // padded 3x3, im2col
+		{3, 8, 1, 3, 2, 1, nil, "dsp_mac"},                                         // Cin 3: staged im2col
+		{1, 4, 1, 3, 1, 1, map[string]int{"block_px": 1, "block_oc": 4}, "dsp_mac"}, // Cin 1
+		{8, 8, 1, 3, 1, 0, map[string]int{"block_oc": 4, "unroll_k": 1}, "dsp_mac"},
+		{4, 3, 1, 2, 1, 0, map[string]int{"block_px": 2, "block_oc": 1}, "dsp_mac"},
+		{8, 8, 8, 3, 1, 1, nil, "dsp_dw4"},  // depthwise
+		{12, 12, 12, 3, 2, 1, nil, "dsp_dw4"}, // strided depthwise
+		{8, 8, 8, 3, 1, 0, map[string]int{"partition": 0, "unroll_taps": 0}, "dsp_dw4"},
+		{6, 6, 6, 3, 1, 1, nil, ""}, // 6 channels: generic fallback
+		{8, 4, 2, 3, 1, 1, nil, ""}, // grouped: generic fallback
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("cin%d_cout%d_g%d_k%d_s%d_p%d_%v", c.cin, c.cout, c.group, c.k, c.stride, c.pad, c.knobs)
+		g, n := int8Conv(r, c.cin, c.cout, c.group, c.k, c.stride, c.pad)
+		f := computeFunc(t, g, n)
+		s := dspSchedule(t, computeFunc(t, g, n), c.knobs)
+		if c.want != "" && !usesIntrinsic(s, c.want) {
+			t.Fatalf("%s: schedule does not use %s:\n%s", name, c.want, s)
+		}
+		if c.want != "" && !usesIntrinsic(s, IntrDSPRequant) {
+			t.Errorf("%s: epilogue does not use %s", name, IntrDSPRequant)
+		}
+		sameResult(t, name, Finalize(f), s)
+	}
+}
+
+// int8FC builds one int8 fully connected node with rows×k input and n outputs.
+func int8FC(r *rand.Rand, rows, k, n int, zpIn int32) (*graph.Graph, *graph.Node) {
+	g := graph.New("fc", "tflite")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{rows, k}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{zpIn}}})
+	w := graph.NewData(graph.Int8, []int{n, k})
+	for i := range w.I {
+		w.I[i] = int64(r.Intn(255) - 127)
+	}
+	g.AddConst("w", w).Quant = &graph.Quant{Scale: []float32{0.004}, ZeroPoint: []int32{0}}
+	b := graph.NewData(graph.Int32, []int{n})
+	for i := range b.I {
+		b.I[i] = int64(r.Intn(2000) - 1000)
+	}
+	g.AddConst("b", b)
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{rows, n}, Quant: &graph.Quant{Scale: []float32{0.2}, ZeroPoint: []int32{-7}}})
+	node := g.AddNode(&graph.Node{Name: "fc", Op: graph.FullyConnected, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
+		Attrs: &graph.FullyConnectedAttrs{}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g, node
+}
+
+func TestDSPFullyConnectedKeepsResults(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for _, c := range []struct {
+		rows, k, n int
+		knobs      map[string]int
+	}{
+		{1, 64, 12, nil}, {1, 40, 7, nil}, {3, 24, 9, nil}, {1, 10, 5, nil},
+		{2, 16, 8, map[string]int{"block_rows": 2, "block_oc": 2}},
+		{1, 32, 6, map[string]int{"block_oc": 1, "unroll_k": 1}},
+	} {
+		name := fmt.Sprintf("rows%d_k%d_n%d_%v", c.rows, c.k, c.n, c.knobs)
+		g, n := int8FC(r, c.rows, c.k, c.n, 11)
+		f := computeFunc(t, g, n)
+		s := dspSchedule(t, computeFunc(t, g, n), c.knobs)
+		if !usesIntrinsic(s, "dsp_mac") {
+			t.Fatalf("%s: not tensorized:\n%s", name, s)
+		}
+		sameResult(t, name, Finalize(f), s)
+	}
+}
+
+// The pair-word helpers against hand-worked values.
+func TestDSPPairWords(t *testing.T) {
+	if got := pack16(-2, 3); got != 0x0003fffe {
+		t.Errorf("pack16(-2, 3) = %#x", got)
+	}
+	// smlad((-2, 3), (5, -7)) = -10 - 21.
+	if got := dot2(pack16(-2, 3), pack16(5, -7)); got != -31 {
+		t.Errorf("dot2 = %d, want -31", got)
+	}
+	// Weights w[0][k] = k+1, K = 5 padded to 8, one channel: words (1,3) (2,4) (5,0) (0,0).
+	w := DSPPackWeights([]int64{1, 2, 3, 4, 5}, 1, 5, 8, 4)
+	want := []int64{pack16(1, 3), pack16(2, 4), pack16(5, 0), 0}
+	for i := range want {
+		if w[i] != want[i] {
+			t.Fatalf("packed %v, want %v", w, want)
+		}
+	}
+	// Two channels in one block interleave by two words.
+	w = DSPPackWeights([]int64{1, 2, 3, 4, 10, 20, 30, 40}, 2, 4, 4, 2)
+	want = []int64{pack16(1, 3), pack16(2, 4), pack16(10, 30), pack16(20, 40)}
+	for i := range want {
+		if w[i] != want[i] {
+			t.Fatalf("interleaved %v, want %v", w, want)
+		}
+	}
+}
+
+// dspRequantC is the arithmetic of the C body of dsp_requant_s8 (64-bit
+// SRDHM without the INT32_MIN case, saturating-add rounding), modelled
+// independently of RequantQ.
+func dspRequantC(x, m, e, zp, lo, hi int32) int32 {
+	v := int32((int64(x)*int64(m) + 1<<30) >> 31)
+	qadd := func(a, b int32) int32 {
+		s := int64(a) + int64(b)
+		return int32(min(max(s, math.MinInt32), math.MaxInt32))
+	}
+	r := (qadd(v, 1<<(e-1)) + (v >> 31)) >> e
+	y := min(max(qadd(r, zp), -128), 127)
+	return min(max(y, lo), hi)
+}
+
+// The fast rounding in dsp_requant_s8's C equals TFLite's double rounding
+// followed by the clamp for every right shift 1..23, including the
+// saturating corner and exact halves.
+func TestDSPRequantRounding(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	xs := []int32{0, 1, -1, math.MaxInt32, math.MinInt32, math.MaxInt32 - 1, math.MinInt32 + 1, 1 << 30, -(1 << 30)}
+	for e := int32(1); e <= 23; e++ {
+		xs = append(xs, 1<<(e-1), -(1 << (e - 1)), 3<<(e-1), -3<<(e-1), math.MaxInt32-(1<<(e-1)), math.MaxInt32-(1<<(e-1))+1)
+	}
+	ms := []int32{1 << 30, math.MaxInt32, 1518500250, 1073741825}
+	for i := 0; i < 20000; i++ {
+		xs = append(xs, int32(r.Uint32()))
+		ms = append(ms, int32(r.Int63n(1<<31-1<<30)+1<<30))
+	}
+	for i, x := range xs {
+		m := ms[i%len(ms)]
+		for e := int32(1); e <= 23; e++ {
+			for _, c := range [][3]int32{{-128, -128, 127}, {5, 5, 127}, {-3, -128, 40}} {
+				want := int32(min(max(int64(RequantQ(x, m, -e))+int64(c[0]), int64(c[1])), int64(c[2])))
+				if got := dspRequantC(x, m, e, c[0], c[1], c[2]); got != want {
+					t.Fatalf("x=%d m=%d e=%d zp=%d [%d,%d]: C formula %d, TFLite %d", x, m, e, c[0], c[1], c[2], got, want)
+				}
+			}
+		}
+	}
+}
