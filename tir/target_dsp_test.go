@@ -42,14 +42,14 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		knobs                            map[string]int
 		want                             string
 	}{
-		{8, 6, 1, 1, 1, 0, nil, "dsp_mac"},                                         // 1x1 GEMM
-		{8, 5, 1, 1, 2, 0, nil, "dsp_mac"},                                         // strided 1x1, odd channels
-		{16, 4, 1, 3, 1, 1, nil, "dsp_mac"},                                        // padded 3x3, im2col
-		{3, 8, 1, 3, 2, 1, nil, "dsp_mac"},                                         // Cin 3: staged im2col
+		{8, 6, 1, 1, 1, 0, nil, "dsp_mac"},                                          // 1x1 GEMM
+		{8, 5, 1, 1, 2, 0, nil, "dsp_mac"},                                          // strided 1x1, odd channels
+		{16, 4, 1, 3, 1, 1, nil, "dsp_mac"},                                         // padded 3x3, im2col
+		{3, 8, 1, 3, 2, 1, nil, "dsp_mac"},                                          // Cin 3: staged im2col
 		{1, 4, 1, 3, 1, 1, map[string]int{"block_px": 1, "block_oc": 4}, "dsp_mac"}, // Cin 1
 		{8, 8, 1, 3, 1, 0, map[string]int{"block_oc": 4, "unroll_k": 1}, "dsp_mac"},
 		{4, 3, 1, 2, 1, 0, map[string]int{"block_px": 2, "block_oc": 1}, "dsp_mac"},
-		{8, 8, 8, 3, 1, 1, nil, "dsp_dw4"},  // depthwise
+		{8, 8, 8, 3, 1, 1, nil, "dsp_dw4"},    // depthwise
 		{12, 12, 12, 3, 2, 1, nil, "dsp_dw4"}, // strided depthwise
 		{8, 8, 8, 3, 1, 0, map[string]int{"partition": 0, "unroll_taps": 0}, "dsp_dw4"},
 		{6, 6, 6, 3, 1, 1, nil, ""}, // 6 channels: generic fallback
