@@ -9,7 +9,7 @@ package tir
 // (bit 0: columns, bit 1: rows; default 3) splits the output into border and
 // interior so the interior runs without padding checks.
 func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
-	unroll, part := knob(f, "unroll_taps", 1), knob(f, "partition", 3)
+	unroll, part := knob(f, "unroll_taps", 1), knob(f, "partition", 1)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)

@@ -256,7 +256,7 @@ func unrollFor(want, k4 int) int {
 // its epilogue. Knobs: block_px (1 or 2), block_oc (1, 2 or 4), unroll_k
 // (1 or 2 groups of four k per micro-kernel iteration).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
-	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 2)
+	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 2)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)
