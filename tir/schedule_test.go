@@ -148,12 +148,25 @@ func TestSchedulePrimitivesKeepResults(t *testing.T) {
 			}},
 			{"simplify", func(f *PrimFunc) (*PrimFunc, error) { return Simplify(f), nil }},
 			{"flatten", func(f *PrimFunc) (*PrimFunc, error) { return Flatten(f), nil }},
+			{"fold input offset", func(f *PrimFunc) (*PrimFunc, error) { return FoldInputOffset(f) }},
+			{"fold input offset, then partition", func(f *PrimFunc) (*PrimFunc, error) {
+				g, err := FoldInputOffset(f)
+				if err != nil {
+					return nil, err
+				}
+				return PartitionLoop(PartitionLoop(PruneConditions(g), "ow"), "oh"), nil
+			}},
 			{"cache input window", func(f *PrimFunc) (*PrimFunc, error) { return CacheWindow(f, f.Params[0], "oc") }},
 			{"finalize", func(f *PrimFunc) (*PrimFunc, error) { return Finalize(f), nil }},
 			{"generic schedule", func(f *PrimFunc) (*PrimFunc, error) { return scheduleConvGeneric(f) }},
 		}
 		for _, s := range steps {
 			sameResult(t, name+": "+s.what, base, must(s.fn(base)))
+		}
+		if cfg.pad > 0 {
+			if fo := must(FoldInputOffset(base)); !strings.Contains(fo.String(), "select(") {
+				t.Errorf("%s: the padded reduction was not folded:\n%s", name, fo)
+			}
 		}
 		// Tensorize the channel reduction into the dot intrinsic.
 		if pre := HoistInvariantIf(Simplify(base)); findLoop(pre.Body, "ic") != nil {

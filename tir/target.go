@@ -120,6 +120,16 @@ func scheduleHoist(f *PrimFunc) (*PrimFunc, error) {
 // channel reduction into the dot intrinsic; knob unroll_kw unrolls the
 // kernel-width loop when it is at most that long (0 = never).
 func scheduleConvGeneric(f *PrimFunc) (*PrimFunc, error) {
+	// Knob fold_offset (default 1): padded int8 convs read the zero point at
+	// padded taps and fold the input offset into the bias (FoldInputOffset);
+	// tensorize_dot wants the unfolded form.
+	if knob(f, "fold_offset", 1) != 0 && knob(f, "tensorize_dot", 0) == 0 {
+		g, err := FoldInputOffset(f)
+		if err != nil {
+			return nil, err
+		}
+		f = g
+	}
 	f, err := scheduleHoist(f)
 	if err != nil {
 		return nil, err
