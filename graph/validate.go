@@ -91,6 +91,11 @@ func validateTensor(t *Tensor) error {
 		if err := t.Data.Check(); err != nil {
 			return err
 		}
+		for i, v := range t.Data.F {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("element %d is %v: constants must be finite numbers", i, v)
+			}
+		}
 	}
 	if q := t.Quant; q != nil {
 		if len(q.Scale) == 0 {

@@ -53,6 +53,9 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	} else {
 		g, err = onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn})
 	}
+	if err == nil {
+		err = graph.Validate(g)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -131,10 +134,19 @@ func sameShape(a, b []int) bool {
 func BindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 	files := map[string]string{}
 	pos := 0
+	isInput := map[string]bool{}
+	for _, name := range g.Inputs {
+		isInput[name] = true
+	}
 	for _, a := range args {
-		if name, file, ok := strings.Cut(a, "="); ok && g.Tensors[name] != nil {
-			files[name] = file
-			continue
+		if name, file, ok := strings.Cut(a, "="); ok {
+			if isInput[name] {
+				files[name] = file
+				continue
+			}
+			if _, err := os.Stat(a); err != nil {
+				return nil, fmt.Errorf("--input %s: the model has no input %q (inputs: %s)", a, name, strings.Join(g.Inputs, ", "))
+			}
 		}
 		if pos >= len(g.Inputs) {
 			return nil, fmt.Errorf("%s: the model has only %d input(s)", a, len(g.Inputs))

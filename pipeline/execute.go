@@ -61,6 +61,9 @@ func (s *State) Execute(vectors []map[string]*graph.Data, dir string, timeout ti
 	if !b.Emulated() {
 		return nil, fmt.Errorf("board %s has no emulator: compile and size it, or run it on the hardware", b.Name)
 	}
+	if err := runner.CheckTools(b); err != nil {
+		return nil, err
+	}
 	src := filepath.Join(dir, "model")
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return nil, err

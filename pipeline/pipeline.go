@@ -225,7 +225,37 @@ func planPass(s *State) error {
 		return fmt.Errorf("memplan produced an invalid plan: %w", err)
 	}
 	s.Plan = p
-	return nil
+	return checkFits(s)
+}
+
+// checkFits refuses a model whose arena or weights cannot fit the board's
+// memory regions, before any code is generated (the linker would say it
+// later, less clearly).
+func checkFits(s *State) error {
+	b := s.Opt.Board
+	if b == nil || !b.BareMetal() {
+		return nil
+	}
+	need := func(role, what string, bytes int64) error {
+		r := b.RegionFor(role)
+		if r == nil || uint64(bytes) <= r.Length {
+			return nil
+		}
+		return fmt.Errorf("%s: %s needs %s B for %s; %s's region %s has %s B",
+			s.ModelPath, s.Graph.Name, commas(bytes), what, b.Name, r.Name, commas(int64(r.Length)))
+	}
+	if err := need(boards.HoldsArena, "activations (the arena)", int64(s.Plan.ArenaBytes)); err != nil {
+		return err
+	}
+	return need(boards.HoldsWeights, "weights", graph.WeightBytes(s.Graph))
+}
+
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // TargetFor picks the schedule set for a board: the most specific one its

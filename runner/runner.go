@@ -193,7 +193,8 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	default:
 		args = append(args, "-Wl,--gc-sections")
 	}
-	args = append(args, "-o", out)
+	// libm for float models (expf, tanhf); int8 models reference none of it.
+	args = append(args, "-lm", "-o", out)
 	cmd := exec.Command(cc, args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -263,6 +264,9 @@ func EnableMix(fw *Firmware) error {
 		return err
 	}
 	fw.MixPluginArgs = fmt.Sprintf("%s,marker=%#x", so, addr)
+	if b.BareMetal() {
+		fw.MixPluginArgs += ",thumb=on" // every bare-metal board is a Cortex-M
+	}
 	return nil
 }
 

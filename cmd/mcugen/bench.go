@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/runner"
 )
 
 type benchCmd struct {
 	Models []string `arg:"" help:"Model files." type:"path"`
-	Shape  []string `help:"Bind a dynamic input dimension (repeatable)." placeholder:"NAME=DIMS"`
+	Shape  []string `help:"Bind a dynamic input dimension (repeatable)." placeholder:"NAME=DIMS" sep:"none"`
 	compileFlags
 	runFlags
-	JSON bool `name:"json" help:"Print one JSON object."`
+	JSON   bool `name:"json" help:"Print one JSON object."`
+	Cycles bool `help:"Also estimate Cortex-M4 cycles (an estimate, not a measurement) from the instruction mix, counted by a QEMU plugin in a second run; Cortex-M4 boards only."`
 }
 
 type benchResult struct {
@@ -31,6 +34,34 @@ type benchResult struct {
 	// Anchor is TFLite Micro + CMSIS-NN's instruction count for this model
 	// and board measured in the same QEMU (../shared/anchors.md), when known.
 	Anchor int64 `json:"tflm_cmsis_nn_instructions,omitempty"`
+	// M4CyclesEstimate is the Cortex-M4 cycle ESTIMATE (--cycles): the exact
+	// instruction mix weighted by the Cortex-M4 TRM's instruction timings
+	// (runner.CortexM4); M4Classes splits it by timing class.
+	M4CyclesEstimate int64          `json:"m4_cycles_estimate,omitempty"`
+	M4Classes        []m4ClassEntry `json:"m4_cycles_estimate_classes,omitempty"`
+}
+
+type m4ClassEntry struct {
+	Class        string `json:"class"`
+	Instructions int64  `json:"instructions"`
+	Cycles       int64  `json:"cycles_estimate"`
+}
+
+// m4Estimate runs the built firmware again with the instruction-mix plugin and
+// returns its Cortex-M4 cycle estimate for the first vector.
+func m4Estimate(fw *runner.Firmware, instructions int64, timeout time.Duration) (*runner.M4Estimate, error) {
+	if err := runner.EnableMix(fw); err != nil {
+		return nil, err
+	}
+	res, err := runner.Run(fw, timeout)
+	if err != nil {
+		return nil, err
+	}
+	v := res.Vectors[0]
+	if v.M4 == nil || v.Instructions != instructions {
+		return nil, fmt.Errorf("the instruction-mix run counted %d instructions, the plain run %d", v.Instructions, instructions)
+	}
+	return v.M4, nil
 }
 
 func (c *benchCmd) Run(e *env) error {
@@ -54,6 +85,10 @@ func (c *benchCmd) Run(e *env) error {
 				return err
 			}
 			x, err := s.Execute(pipeline.RandomInputs(s.Graph, 1, 3), dir, c.Timeout)
+			var est *runner.M4Estimate
+			if err == nil && c.Cycles && x.Firmware.Board.CPU == "cortex-m4" {
+				est, err = m4Estimate(x.Firmware, x.Instructions(), c.Timeout)
+			}
 			done()
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", model, flags.Board, err)
@@ -65,20 +100,40 @@ func (c *benchCmd) Run(e *env) error {
 				r.MACsPerInstr = float64(r.MACs) / float64(r.Instructions)
 			}
 			r.Anchor = anchorFor(r.MACs, r.Board)
+			if est != nil {
+				r.M4CyclesEstimate = est.Cycles
+				for _, cc := range est.Classes {
+					r.M4Classes = append(r.M4Classes, m4ClassEntry{Class: cc.Class, Instructions: cc.Instructions, Cycles: cc.Cycles})
+				}
+			}
 			report.Results = append(report.Results, r)
 		}
 	}
 	if c.JSON {
 		return e.printJSON(report)
 	}
-	fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s %11s %9s %9s %9s %9s  %s\n", "model", "board", "target", "instructions", "MACs", "MACs/ins", "arena B", "flash B", "RAM B", "TFLM+CMSIS-NN")
+	cyclesHead := ""
+	if c.Cycles {
+		cyclesHead = fmt.Sprintf(" %16s", "M4 cycles (est.)")
+	}
+	fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s%s %11s %9s %9s %9s %9s  %s\n", "model", "board", "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "flash B", "RAM B", "TFLM+CMSIS-NN")
 	for _, r := range report.Results {
 		anchor := "-"
 		if r.Anchor > 0 {
 			anchor = fmt.Sprintf("%s (%.2fx)", comma(r.Anchor), float64(r.Anchor)/float64(r.Instructions))
 		}
-		fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s %11s %9.3f %9s %9s %9s  %s\n", filepath.Base(r.Model), r.Board, r.Target,
-			countString(r.Instructions), comma(r.MACs), r.MACsPerInstr, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), anchor)
+		cycles := ""
+		if c.Cycles {
+			cycles = fmt.Sprintf(" %16s", "-")
+			if r.M4CyclesEstimate > 0 {
+				cycles = fmt.Sprintf(" %16s", "~"+comma(r.M4CyclesEstimate))
+			}
+		}
+		fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s%s %11s %9.3f %9s %9s %9s  %s\n", filepath.Base(r.Model), r.Board, r.Target,
+			countString(r.Instructions), cycles, comma(r.MACs), r.MACsPerInstr, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), anchor)
+	}
+	if c.Cycles {
+		fmt.Fprintf(e.stdout, "M4 cycles (est.) is an estimate, not a measurement: the exact instruction mix weighted by the Cortex-M4 TRM's timings (zero wait states, branch refill P=%d, divide %d cycles); Cortex-M4 boards only.\n", runner.CortexM4.P, runner.CortexM4.Div)
 	}
 	return nil
 }

@@ -163,11 +163,13 @@ func writeDirAtomic(dir string, fill func(tmp string) error) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("%s: %w", parent, err)
 	}
+	removeStaleTemps(parent, filepath.Base(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".mcugen-tmp-")
 	if err != nil {
 		return fmt.Errorf("%s: %w", parent, err)
 	}
-	defer os.RemoveAll(tmp)
+	untrack := trackTemp(tmp)
+	defer func() { os.RemoveAll(tmp); untrack() }()
 	if err := fill(tmp); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
@@ -191,4 +193,13 @@ func writeDirAtomic(dir string, fill func(tmp string) error) error {
 		os.RemoveAll(old)
 	}
 	return nil
+}
+
+// removeStaleTemps deletes temporary directories that an earlier, killed
+// compile of the same output left beside it.
+func removeStaleTemps(parent, base string) {
+	stale, _ := filepath.Glob(filepath.Join(parent, "."+base+".mcugen-tmp-*"))
+	for _, d := range stale {
+		os.RemoveAll(d)
+	}
 }

@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 )
@@ -51,7 +54,45 @@ func (e *env) printJSON(v any) error {
 type usageError struct{ error }
 
 func main() {
+	// On an interrupt, remove the temporary output being written (the old
+	// output, if any, is untouched) and exit like a shell does.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		cleanupTemps()
+		fmt.Fprintf(os.Stderr, "mcugen: interrupted (%v)\n", s)
+		os.Exit(130)
+	}()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+var temps struct {
+	sync.Mutex
+	dirs map[string]bool
+}
+
+// trackTemp registers a temporary directory to delete on interrupt.
+func trackTemp(dir string) (untrack func()) {
+	temps.Lock()
+	defer temps.Unlock()
+	if temps.dirs == nil {
+		temps.dirs = map[string]bool{}
+	}
+	temps.dirs[dir] = true
+	return func() {
+		temps.Lock()
+		delete(temps.dirs, dir)
+		temps.Unlock()
+	}
+}
+
+func cleanupTemps() {
+	temps.Lock()
+	defer temps.Unlock()
+	for d := range temps.dirs {
+		os.RemoveAll(d)
+	}
 }
 
 // run executes one command line and returns the exit code: 0 success, 1 an

@@ -36,7 +36,7 @@ type runCmd struct {
 	modelFlags
 	compileFlags
 	runFlags
-	Input  []string `help:"Input tensor file; NAME=FILE binds by name, a bare FILE by position." placeholder:"[NAME=]FILE"`
+	Input  []string `help:"Input tensor file; NAME=FILE binds by name, a bare FILE by position." placeholder:"[NAME=]FILE" sep:"none"`
 	Random int      `help:"Run N random inputs (when no --input is given)." default:"1"`
 	Out    string   `help:"Write the outputs (of the first vector) here as <output>.npy." type:"path" placeholder:"DIR"`
 	JSON   bool     `name:"json" help:"Print one JSON object."`

@@ -16,7 +16,7 @@ import (
 
 type testCmd struct {
 	Models []string `arg:"" help:"Model files." type:"path"`
-	Shape  []string `help:"Bind a dynamic input dimension (repeatable)." placeholder:"NAME=DIMS"`
+	Shape  []string `help:"Bind a dynamic input dimension (repeatable)." placeholder:"NAME=DIMS" sep:"none"`
 	compileFlags
 	runFlags
 	Random  int    `help:"Random input vectors per model, plus the extreme ones (all min, all max, alternating)." default:"10"`
