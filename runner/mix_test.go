@@ -137,6 +137,11 @@ func TestMixHandCounted(t *testing.T) {
 	if got := hi.Mix["bne"].Taken - lo.Mix["bne"].Taken; got != extra {
 		t.Errorf("bne taken %d more times, want %d", got, extra)
 	}
+	for k := range mixLoop {
+		if got := hi.Mix[k].Taken - lo.Mix[k].Taken; k != "bne" && got != 0 {
+			t.Errorf("%q: jumped %d more times, but it never jumps", k, got)
+		}
+	}
 	if got := hi.Instructions - lo.Instructions; got != extra*9 {
 		t.Errorf("FPGAIO: %d more instructions for %d iterations of 9", got, extra)
 	}

@@ -18,6 +18,7 @@
  * of every block tells whether the previous block's last instruction changed the flow
  * (the next block does not start right after it): that count is its "taken" count.
  *
+ * Arguments: marker=0x<address>, and thumb=on for Thumb code (M profile).
  * Each entry of the marker (an instruction address, marker=0x...) closes or opens a
  * window; at the end of window v (entries 2v and 2v+1) it prints one line:
  *   @mcugen mix <v> total=<n> <key>=<count>[/<taken>] ...
@@ -45,6 +46,7 @@ struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 char *qemu_plugin_insn_disas(const struct qemu_plugin_insn *insn);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, udata_cb_t cb, enum qemu_plugin_cb_flags flags, void *userdata);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn, udata_cb_t cb, enum qemu_plugin_cb_flags flags, void *userdata);
 void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn, enum qemu_plugin_op op, void *ptr, uint64_t imm);
@@ -61,6 +63,7 @@ static uint64_t count[MAX_KEYS], taken[MAX_KEYS], total;
 static uint64_t count0[MAX_KEYS], taken0[MAX_KEYS], total0;
 static uint64_t marker;
 static uint64_t marks;
+static int thumb; /* thumb=on: Thumb code (the size of an instruction comes from its first halfword) */
 
 /* What the block callback needs to know about a translated block. */
 struct block {
@@ -312,6 +315,13 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         char *dis = qemu_plugin_insn_disas(insn);
         char key[KEY_LEN];
         size_t size = qemu_plugin_insn_size(insn);
+        /* QEMU 7.2 appends to the last instruction before a page end the halfword it peeks
+         * at to see whether the next one crosses the page: take a Thumb instruction's size
+         * from its encoding instead. */
+        if (thumb && size >= 2) {
+            const uint8_t *d = qemu_plugin_insn_data(insn);
+            size = (d[1] & 0xf8) >= 0xe8 ? 4 : 2;
+        }
         uint64_t vaddr = qemu_plugin_insn_vaddr(insn);
         int k;
         decode(dis != 0 ? dis : "?", size, &cur, key);
@@ -347,6 +357,8 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
     for (i = 0; i < argc; i++) {
         if (strncmp(argv[i], "marker=", 7) == 0) {
             marker = strtoull(argv[i] + 7, 0, 0);
+        } else if (strcmp(argv[i], "thumb=on") == 0) {
+            thumb = 1;
         }
     }
     if (marker == 0) {

@@ -11,7 +11,8 @@
  *     vmla.f32 s0, s1, s2      floating-point multiply-accumulate
  *     subs  r4, r4, #1
  *     bne   1b                 taken n - 1 times
- *   once:  str; movs; pop {r4-r7, pc}                             (pop returns: taken) */
+ *   once:  str; movs; pop {r4-r7, pc}                             (pop returns: taken)
+ * The loop starts at page offset 0x3f2, so that udiv straddles a 1 KiB page boundary. */
 #include "mix.h"
 
 #if defined(__thumb2__)
@@ -19,7 +20,11 @@ __asm__(
     "    .syntax unified\n"
     "    .thumb\n"
     "    .text\n"
-    "    .align 2\n"
+    /* QEMU's pages are 1 KiB here: the stalled ldr takes the last halfword but one of a
+     * page and udiv crosses into the next, so QEMU ends a block after the ldr (having
+     * peeked at udiv's first halfword): the plugin must still see where that block ends. */
+    "    .balign 1024\n"
+    "    .space 0x3e6\n"
     "    .global mix_run\n"
     "    .type mix_run, %function\n"
     "    .thumb_func\n"
