@@ -7,7 +7,8 @@ import "slices"
 var knobSpace = map[string][]int{}
 
 // DeclareKnob says which values knob name may take in the schedules that read
-// it (e.g. DeclareKnob("block_oc", 1, 2, 4) from a target's init). The
+// it (e.g. DeclareKnob("block_oc", 1, 2, 4) from a target's init, or
+// DeclareKnob("dsp.unroll_k", 1, 2) for one target's meaning of it). The
 // autotuner tries exactly these; undeclared knobs get a guess from their name.
 func DeclareKnob(name string, values ...int) { knobSpace[name] = slices.Clone(values) }
 

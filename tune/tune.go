@@ -153,10 +153,12 @@ func (s Space) Index(k Knobs) int {
 }
 
 // knownValues are the value sets of the knobs the schedules in tir read, as
-// their doc comments describe them. A target can declare its own with
-// tir.DeclareKnob; unknown knobs get a set chosen from their name and
+// their doc comments describe them ("target.knob" for a knob that means
+// something else in that target's schedules). A target can declare its own
+// with tir.DeclareKnob; unknown knobs get a set chosen from their name and
 // default (see ValuesFor).
 var knownValues = map[string][]int{
+	"dsp.unroll_k":  {1, 2},
 	"partition":     {0, 1},
 	"tensorize_dot": {0, 1},
 	"unroll_ic":     {0, 2, 4, 8},
@@ -169,16 +171,20 @@ var knownValues = map[string][]int{
 	"unroll_taps":   {0, 1},
 }
 
-// ValuesFor is the value set tried for knob name whose default is def: the
-// target's declaration (tir.KnobValues) if any, else the table of known
-// knobs, else by name: unroll/split factors {0,1,2,4,8}, block sizes
+// ValuesFor is the value set tried for knob name of target whose default is
+// def: the declaration (tir.KnobValues of "target.name", then of name) if
+// any, else the table of known knobs, else by name: unroll/split factors {0,1,2,4,8}, block sizes
 // {1,2,4}, flags {0,1}, and otherwise the default with its half and double.
 // The default is always in the set.
-func ValuesFor(name string, def int) []int {
+func ValuesFor(target, name string, def int) []int {
 	var v []int
 	switch {
+	case len(tir.KnobValues(target+"."+name)) > 0:
+		v = tir.KnobValues(target + "." + name)
 	case len(tir.KnobValues(name)) > 0:
 		v = tir.KnobValues(name)
+	case knownValues[target+"."+name] != nil:
+		v = knownValues[target+"."+name]
 	case knownValues[name] != nil:
 		v = knownValues[name]
 	case strings.Contains(name, "unroll") || strings.Contains(name, "split"):
@@ -195,12 +201,13 @@ func ValuesFor(name string, def int) []int {
 	return slices.Compact(v)
 }
 
-// SpaceOf builds the space of a kernel from the knobs its schedule read
-// (PrimFunc.Knobs after scheduling holds every knob with its value).
-func SpaceOf(defaults Knobs) Space {
+// SpaceOf builds the space of a kernel scheduled for target from the knobs
+// its schedule read (PrimFunc.Knobs after scheduling holds every knob with
+// its value).
+func SpaceOf(target string, defaults Knobs) Space {
 	var s Space
 	for _, name := range slices.Sorted(maps.Keys(defaults)) {
-		s.Dims = append(s.Dims, Dim{Name: name, Values: ValuesFor(name, defaults[name])})
+		s.Dims = append(s.Dims, Dim{Name: name, Values: ValuesFor(target, name, defaults[name])})
 	}
 	return s
 }

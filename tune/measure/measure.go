@@ -116,7 +116,7 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 		}
 		f := ks.Module.Funcs[0]
 		k := &Kernel{Signature: sig, Op: f.Op, Func: f.Name, Nodes: []string{n.Name}, Defaults: tune.Knobs(f.Knobs).Clone(), Graph: sg}
-		k.Space = tune.SpaceOf(k.Defaults)
+		k.Space = tune.SpaceOf(ks.Module.Target, k.Defaults)
 		bySig[sig] = k
 		out = append(out, k)
 	}

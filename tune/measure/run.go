@@ -30,7 +30,11 @@ type Config struct {
 	Progress io.Writer
 	Note     func(string)
 	Version  string
+
+	stopAfter int // tests: stop after this many measurements, as if interrupted
 }
+
+var errInterrupted = errors.New("tuning interrupted")
 
 // DefaultTrials is the per-kernel measurement budget.
 const DefaultTrials = 16
@@ -235,6 +239,13 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			}
 		}
 		progress(cfg, jobs, rep, wall)
+		if cfg.stopAfter > 0 && rep.Trials >= cfg.stopAfter {
+			for inflight > 0 {
+				<-results
+				inflight--
+			}
+			return rep, errInterrupted
+		}
 	}
 	for _, j := range jobs {
 		if !j.done {

@@ -1,0 +1,213 @@
+package measure
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/runner"
+	"github.com/mcugen/mcugen/tune"
+)
+
+const testModel = "../../testdata/tflite/cnn_int8.tflite"
+
+func board(t *testing.T, name string) *boards.Board {
+	cat, err := boards.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cat.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestIsolate(t *testing.T) {
+	s, err := pipeline.RunUntil(testModel, pipeline.Options{Board: board(t, "mps2-an386")}, "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range s.Graph.Nodes {
+		sg, err := Isolate(s.Graph, n)
+		if err != nil {
+			continue
+		}
+		if len(sg.Nodes) != 1 || len(sg.Outputs) != len(n.Outputs) {
+			t.Fatalf("node %s: %d nodes, %d outputs", n.Name, len(sg.Nodes), len(sg.Outputs))
+		}
+		if tune.Signature(sg, sg.Nodes[0]) != tune.Signature(s.Graph, n) {
+			t.Fatalf("node %s: the one-node graph changed the signature", n.Name)
+		}
+		for _, in := range sg.Inputs {
+			if sg.Tensor(in).IsConst() {
+				t.Fatalf("node %s: constant %s became an input", n.Name, in)
+			}
+		}
+	}
+}
+
+// TestTuneEndToEnd tunes a small int8 CNN on mps2-an386 under QEMU: every
+// record is no worse than the defaults, a second run measures nothing, an
+// interrupted run resumes to the same records, the tuned model stays
+// bit-exact and costs no more than the untuned one.
+func TestTuneEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs firmware under QEMU")
+	}
+	b := board(t, "mps2-an386")
+	if err := runner.CheckTools(b); err != nil {
+		t.Skip(err)
+	}
+	opt := pipeline.Options{Board: b}
+	s, err := pipeline.Compile(testModel, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := Config{Opt: opt, Trials: 4, Jobs: 2, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Version: "test"}
+	rep, err := Run(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Kernels) == 0 || rep.Trials == 0 || rep.Failed != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	recs, notes, err := tune.Load(cfg.Out)
+	if err != nil || len(notes) > 0 || recs.Len() != len(rep.Kernels) {
+		t.Fatalf("records: %v %v %d", err, notes, recs.Len())
+	}
+	for _, r := range recs.Records {
+		if r.Instructions <= 0 || r.Instructions > r.Default || r.Trials < 1 || r.Core != "cortex-m4" {
+			t.Fatalf("record %+v", r)
+		}
+	}
+	if _, err := os.Stat(JournalPath(cfg.Out)); err == nil {
+		t.Fatal("a finished run left its journal")
+	}
+
+	// Second run: everything is known.
+	rep2, err := Run(s, cfg)
+	if err != nil || rep2.Trials != 0 || rep2.Skipped != len(rep.Kernels) {
+		t.Fatalf("re-run measured %d (skipped %d): %v", rep2.Trials, rep2.Skipped, err)
+	}
+
+	// Interrupted after 3 measurements, then resumed.
+	cfg2 := cfg
+	cfg2.Out = filepath.Join(dir, "r2.json")
+	cfg2.stopAfter = 3
+	if _, err := Run(s, cfg2); err != errInterrupted {
+		t.Fatalf("want the interruption, got %v", err)
+	}
+	if _, err := os.Stat(JournalPath(cfg2.Out)); err != nil {
+		t.Fatalf("no journal after an interruption: %v", err)
+	}
+	cfg2.stopAfter, cfg2.Resume = 0, true
+	rep3, err := Run(s, cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep3.Resumed < 1 || rep3.Resumed+rep3.Trials+finishedBefore(cfg2.Out, rep3) < rep.Trials {
+		t.Fatalf("resume: %d resumed + %d new, first run %d", rep3.Resumed, rep3.Trials, rep.Trials)
+	}
+	recs2, _, _ := tune.Load(cfg2.Out)
+	for _, r := range recs.Records {
+		r2 := recs2.Get(r.Kernel, r.Target, r.Core)
+		if r2 == nil || r2.Default != r.Default {
+			t.Fatalf("resumed records differ for %s: %+v vs %+v", r.Kernel, r2, r)
+		}
+	}
+
+	// The tuned build: bit-exact and no slower.
+	vec := pipeline.RandomInputs(s.Graph, 3, 11)
+	base, err := s.Execute(vec, filepath.Join(dir, "base"), 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topt := opt
+	var warns []string
+	topt.Tuning, topt.Warn = cfg.Out, func(w string) { warns = append(warns, w) }
+	ts, err := pipeline.Compile(testModel, topt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Tuned == 0 {
+		t.Fatalf("no kernel took tuned knobs (warnings %q)", warns)
+	}
+	x, err := ts.Execute(vec, filepath.Join(dir, "tuned"), 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.AllMatch() || !base.AllMatch() {
+		t.Fatalf("not bit-exact: tuned %v, untuned %v", x.Match, base.Match)
+	}
+	if x.Instructions() > base.Instructions() {
+		t.Fatalf("tuned %d > untuned %d instructions", x.Instructions(), base.Instructions())
+	}
+	t.Logf("cnn_int8 on an386: untuned %d, tuned %d instructions; %d measurements, %.2f s each", base.Instructions(), x.Instructions(), rep.Trials, rep.MeasureSeconds)
+}
+
+// finishedBefore counts the trials of kernels the interrupted run finished
+// (their records were written, so the resumed run skips them).
+func finishedBefore(out string, rep *Report) int {
+	n := 0
+	for _, k := range rep.Kernels {
+		if k.Skipped {
+			n += k.Trials
+		}
+	}
+	return n
+}
+
+func TestCorruptRecordsAreAnError(t *testing.T) {
+	b := board(t, "mps2-an386")
+	opt := pipeline.Options{Board: b}
+	s, err := pipeline.Compile(testModel, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"garbage.json": "\x00\x01 not json",
+		"foreign.json": `{"format": "autotvm-log", "version": 1}`,
+		"future.json":  `{"format": "mcugen-tuning-records", "version": 99, "records": []}`,
+	} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(data), 0o644)
+		_, err := Run(s, Config{Opt: opt, Out: path})
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: want an error naming the file, got %v", name, err)
+		}
+		o := opt
+		o.Tuning = path
+		if _, err := pipeline.Compile(testModel, o); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("compile --tuning %s: want an error naming the file, got %v", name, err)
+		}
+	}
+	// Records for another core apply to nothing and say so.
+	other := filepath.Join(dir, "other.json")
+	rs := tune.NewRecords()
+	for _, n := range s.Graph.Nodes {
+		rs.Put(&tune.Record{Kernel: tune.Signature(s.Graph, n), Target: s.Module.Target, Core: "cortex-m55", Knobs: tune.Knobs{"block_oc": 1}})
+	}
+	rs.Put(&tune.Record{Kernel: "Conv2D int8 9x9->9x9 #0", Target: s.Module.Target, Core: "cortex-m4", Knobs: tune.Knobs{"x": 1}})
+	if err := rs.Save(other); err != nil {
+		t.Fatal(err)
+	}
+	var warns []string
+	o := opt
+	o.Tuning, o.Warn = other, func(w string) { warns = append(warns, w) }
+	ts, err := pipeline.Compile(testModel, o)
+	if err != nil || ts.Tuned != 0 {
+		t.Fatalf("foreign-core records: err %v, %d kernels tuned", err, ts.Tuned)
+	}
+	all := strings.Join(warns, "\n")
+	if !strings.Contains(all, "another core") || !strings.Contains(all, "does not have") {
+		t.Fatalf("want notes about the other core and the unknown kernel, got %q", warns)
+	}
+}
+

@@ -1,0 +1,134 @@
+package tune
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const goodRecords = `{"format": "mcugen-tuning-records", "version": 1, "records": [
+ {"kernel": "Conv2D int8 1x8x8x4,c8x3x3x4,c8:int32->1x8x8x8 #00000001", "target": "dsp", "core": "cortex-m4",
+  "knobs": {"block_oc": 4, "block_px": 2}, "instructions": 900, "default_instructions": 1000, "trials": 12, "space": 12, "search": "exhaustive", "mcugen": "0.1.0"},
+ {"kernel": "FullyConnected int8 1x8,c4x8,c4:int32->1x4 #00000002", "target": "dsp", "core": "cortex-m7",
+  "knobs": {"block_oc": 2}, "instructions": 50, "default_instructions": 60, "trials": 3, "space": 3, "search": "exhaustive", "mcugen": "0.1.0"}
+]}`
+
+func TestParseGood(t *testing.T) {
+	rs, notes, err := Parse([]byte(goodRecords))
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("Parse: %v %v", err, notes)
+	}
+	if rs.Len() != 2 {
+		t.Fatalf("want 2 records, got %d", rs.Len())
+	}
+	r := rs.Get("Conv2D int8 1x8x8x4,c8x3x3x4,c8:int32->1x8x8x8 #00000001", "dsp", "cortex-m4")
+	if r == nil || r.Knobs["block_oc"] != 4 || r.Instructions != 900 {
+		t.Fatalf("record not found or wrong: %+v", r)
+	}
+	if rs.Get(r.Kernel, "dsp", "cortex-m7") != nil {
+		t.Fatal("a record for another core matched")
+	}
+	// Round trip through Save and Load.
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := rs.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, notes, err := Load(path)
+	if err != nil || len(notes) != 0 || back.Len() != 2 {
+		t.Fatalf("reload: %v %v %d", err, notes, back.Len())
+	}
+	a, _ := rs.Marshal()
+	b, _ := back.Marshal()
+	if string(a) != string(b) {
+		t.Fatalf("not stable:\n%s\n%s", a, b)
+	}
+	if !strings.Contains(string(a), "->1x8x8x8") {
+		t.Fatal("signatures should be written readably, not HTML-escaped")
+	}
+}
+
+func TestParseBad(t *testing.T) {
+	for _, c := range []struct{ name, data, want string }{
+		{"not json", "{records: [", "not valid JSON"},
+		{"empty", "", "not valid JSON"},
+		{"foreign json", `{"name": "package.json", "version": "1.0"}`, "not valid JSON"},
+		{"other tool", `{"format": "autotvm", "version": 1}`, `format "autotvm"`},
+		{"no format", `{"version": 1, "records": []}`, `no "format"`},
+		{"future layout", `{"format": "mcugen-tuning-records", "version": 7, "records": []}`, "layout version 7"},
+		{"array", `[1,2,3]`, "not valid JSON"},
+	} {
+		_, _, err := Parse([]byte(c.data))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestParseSkipsBadRecords(t *testing.T) {
+	data := `{"format": "mcugen-tuning-records", "version": 1, "records": [
+	 {"kernel": "a", "target": "dsp", "core": "cortex-m4", "knobs": {"x": 1}, "instructions": 5},
+	 {"kernel": "a", "target": "dsp", "core": "cortex-m4", "knobs": {"x": 2}, "instructions": 4},
+	 {"kernel": "", "target": "dsp", "core": "cortex-m4", "knobs": {"x": 1}},
+	 {"kernel": "b", "target": "dsp", "core": "cortex-m4", "knobs": {"x": 1}, "instructions": -3},
+	 {"kernel": "c", "target": "dsp", "core": "cortex-m4"},
+	 {"kernel": "d", "target": "dsp", "core": "cortex-m4", "knobs": {"": 1}},
+	 {"kernel": "e", "target": "dsp", "core": "cortex-m4", "knobs": {"x": "big"}},
+	 7
+	]}`
+	rs, notes, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Len() != 1 || rs.Get("a", "dsp", "cortex-m4").Knobs["x"] != 1 {
+		t.Fatalf("want only the first record of a, got %d", rs.Len())
+	}
+	if len(notes) != 7 {
+		t.Fatalf("want 7 notes, got %d: %q", len(notes), notes)
+	}
+}
+
+func TestLoadMissingIsEmpty(t *testing.T) {
+	rs, _, err := Load(filepath.Join(t.TempDir(), "none.json"))
+	if err != nil || rs.Len() != 0 {
+		t.Fatalf("%v %d", err, rs.Len())
+	}
+	dir := t.TempDir()
+	if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("a directory should be an error naming it, got %v", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("\x00\xff garbage"), 0o644)
+	if _, _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Fatalf("garbage should be an error naming the file, got %v", err)
+	}
+}
+
+// FuzzRecords: the parser never panics; what it accepts survives a round
+// trip through Marshal unchanged in size and content.
+func FuzzRecords(f *testing.F) {
+	f.Add([]byte(goodRecords))
+	f.Add([]byte(`{"format": "mcugen-tuning-records", "version": 1, "records": [null, {}, {"knobs": null}]}`))
+	f.Add([]byte(`{"format": "mcugen-tuning-records", "version": 1, "records": {"a": 1}}`))
+	f.Add([]byte(`{"format": 3}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rs, _, err := Parse(data)
+		if err != nil {
+			return
+		}
+		b, err := rs.Marshal()
+		if err != nil {
+			t.Fatalf("Marshal of parsed records: %v", err)
+		}
+		back, notes, err := Parse(b)
+		if err != nil || len(notes) != 0 || back.Len() != rs.Len() {
+			t.Fatalf("round trip: %v %v %d != %d", err, notes, back.Len(), rs.Len())
+		}
+		for _, r := range rs.Records {
+			if back.Get(r.Kernel, r.Target, r.Core) == nil {
+				t.Fatalf("record %q lost in the round trip", r.Key())
+			}
+		}
+	})
+}

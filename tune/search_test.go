@@ -1,0 +1,200 @@
+package tune
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// A cost with a known optimum: each knob adds its own term, so the optimum
+// is every knob at its cheapest value (found by hand below).
+var testSpace = Space{Dims: []Dim{
+	{"a", []int{0, 1, 2, 3}},
+	{"b", []int{1, 2, 4}},
+	{"c", []int{0, 1}},
+	{"d", []int{0, 2, 4, 8, 16}},
+}}
+
+func cost(k Knobs) int64 {
+	ta := map[int]float64{0: 1.3, 1: 1.0, 2: 1.1, 3: 1.25}[k["a"]]
+	tb := map[int]float64{1: 1.2, 2: 1.05, 4: 1.0}[k["b"]]
+	tc := map[int]float64{0: 1.0, 1: 1.15}[k["c"]]
+	td := map[int]float64{0: 1.4, 2: 1.1, 4: 1.0, 8: 1.02, 16: 1.3}[k["d"]]
+	return int64(math.Round(10000 * ta * tb * tc * td))
+}
+
+var bestKnobs = Knobs{"a": 1, "b": 4, "c": 0, "d": 4} // 10000 instructions
+
+func TestSpaceIndex(t *testing.T) {
+	if testSpace.Size() != 120 {
+		t.Fatalf("size %d, want 4*3*2*5", testSpace.Size())
+	}
+	seen := map[string]bool{}
+	for i := 0; i < testSpace.Size(); i++ {
+		k := testSpace.At(i)
+		if testSpace.Index(k) != i {
+			t.Fatalf("Index(At(%d)) = %d", i, testSpace.Index(k))
+		}
+		seen[k.String()] = true
+	}
+	if len(seen) != 120 {
+		t.Fatalf("At is not one-to-one: %d distinct", len(seen))
+	}
+	if testSpace.Index(Knobs{"a": 9, "b": 1, "c": 0, "d": 0}) != -1 {
+		t.Fatal("a value outside the space has an index")
+	}
+}
+
+func run(s *Search, batch int) int {
+	n := 0
+	for !s.Done() {
+		c := s.Next(batch)
+		if len(c) == 0 {
+			break
+		}
+		for _, k := range c {
+			s.Report(k, cost(k), true)
+			n++
+		}
+	}
+	return n
+}
+
+func TestExhaustive(t *testing.T) {
+	s := NewSearch(testSpace, Knobs{"a": 0, "b": 2, "c": 1, "d": 2}, 500, 1)
+	if !s.Exhaustive() {
+		t.Fatal("a 120-point space under a 500 budget should be exhaustive")
+	}
+	if n := run(s, 7); n != 120 {
+		t.Fatalf("measured %d points, want each of the 120 once", n)
+	}
+	k, v, ok := s.Best()
+	if !ok || v != 10000 || k.String() != bestKnobs.String() {
+		t.Fatalf("best %v %d, want %v 10000", k, v, bestKnobs)
+	}
+	if s.Default() != cost(Knobs{"a": 0, "b": 2, "c": 1, "d": 2}) {
+		t.Fatalf("default count %d", s.Default())
+	}
+}
+
+// With 30 of 120 points the model-guided annealing must find the optimum
+// of a cost the model can represent, for every seed tried.
+func TestAnnealFindsSeparableOptimum(t *testing.T) {
+	def := Knobs{"a": 0, "b": 1, "c": 1, "d": 0}
+	for seed := uint64(1); seed <= 10; seed++ {
+		s := NewSearch(testSpace, def, 30, seed)
+		if s.Exhaustive() {
+			t.Fatal("should search")
+		}
+		if n := run(s, 2); n != 30 {
+			t.Fatalf("seed %d: measured %d, want the budget 30", seed, n)
+		}
+		k, v, _ := s.Best()
+		if v != 10000 {
+			t.Errorf("seed %d: best %v = %d, want %v = 10000", seed, k, v, bestKnobs)
+		}
+		if s.Default() != cost(def) {
+			t.Errorf("seed %d: the defaults were not measured", seed)
+		}
+		if hit, judged := s.ModelHit(); !judged || !hit {
+			t.Errorf("seed %d: model pick hit=%v judged=%v", seed, hit, judged)
+		}
+	}
+}
+
+func TestFailuresNeverBest(t *testing.T) {
+	s := NewSearch(Space{Dims: []Dim{{"x", []int{1, 2, 3}}}}, Knobs{"x": 2}, 10, 1)
+	for !s.Done() {
+		for _, k := range s.Next(3) {
+			s.Report(k, 100*int64(k["x"]), k["x"] != 1) // x=1 is the cheapest but fails
+		}
+	}
+	k, v, ok := s.Best()
+	if !ok || k["x"] != 2 || v != 200 {
+		t.Fatalf("best %v %d %v, want x=2 at 200", k, v, ok)
+	}
+}
+
+func TestModelFitsAdditiveLogCost(t *testing.T) {
+	m := NewModel(testSpace)
+	m.Lambda = 1e-6
+	pts := map[int]int64{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for len(pts) < 40 {
+		i := r.IntN(testSpace.Size())
+		pts[i] = cost(testSpace.At(i))
+	}
+	if err := m.Fit(pts); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < testSpace.Size(); i++ {
+		want := float64(cost(testSpace.At(i)))
+		if got := m.Predict(i); math.Abs(got-want) > 0.001*want {
+			t.Fatalf("point %v: predicted %.1f, true %.0f", testSpace.At(i), got, want)
+		}
+	}
+}
+
+func TestValuesFor(t *testing.T) {
+	for _, c := range []struct {
+		target, name string
+		def          int
+		want         []int
+	}{
+		{"generic", "unroll_k", 4, []int{0, 2, 4, 8, 16}},
+		{"dsp", "unroll_k", 2, []int{1, 2}},
+		{"dsp", "block_oc", 2, []int{1, 2, 4}},
+		{"mve", "unroll_rows", 3, []int{0, 1, 2, 3, 4, 8}},
+		{"mve", "block_cols", 2, []int{1, 2, 4}},
+		{"mve", "prewiden", 1, []int{0, 1}},
+		{"mve", "lanes", 16, []int{8, 16, 32}},
+	} {
+		got := ValuesFor(c.target, c.name, c.def)
+		if len(got) != len(c.want) {
+			t.Errorf("%s %s: %v, want %v", c.target, c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s %s: %v, want %v", c.target, c.name, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+func TestSignature(t *testing.T) {
+	g := graph.New("m", "tflite")
+	q := &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{0}}
+	add := func(name string, shape []int) {
+		g.AddTensor(&graph.Tensor{Name: name, DType: graph.Int8, Shape: shape, Quant: q})
+	}
+	add("x", []int{1, 8, 8, 4})
+	add("y", []int{1, 8, 8, 4})
+	add("z", []int{1, 8, 8, 4})
+	add("w", []int{1, 4, 4, 4})
+	add("v", []int{1, 4, 4, 4})
+	w := g.AddConst("k", graph.NewData(graph.Int8, []int{4, 3, 3, 4}))
+	w.Quant = q
+	a1 := &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Group: 1}
+	a2 := *a1
+	a2.Stride = [2]int{2, 2}
+	n1 := g.AddNode(&graph.Node{Name: "c1", Op: graph.Conv2D, Inputs: []string{"x", "k"}, Outputs: []string{"y"}, Attrs: a1})
+	n2 := g.AddNode(&graph.Node{Name: "c2", Op: graph.Conv2D, Inputs: []string{"y", "k"}, Outputs: []string{"z"}, Attrs: &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Group: 1}})
+	n3 := g.AddNode(&graph.Node{Name: "c3", Op: graph.Conv2D, Inputs: []string{"z", "k"}, Outputs: []string{"w"}, Attrs: &a2})
+	a4 := a2
+	a4.Pad = graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}
+	n4 := g.AddNode(&graph.Node{Name: "c4", Op: graph.Conv2D, Inputs: []string{"z", "k"}, Outputs: []string{"v"}, Attrs: &a4})
+	s1, s2, s3, s4 := Signature(g, n1), Signature(g, n2), Signature(g, n3), Signature(g, n4)
+	if s1 != s2 {
+		t.Fatalf("same shapes and attributes, different signatures:\n%s\n%s", s1, s2)
+	}
+	if s1 == s3 || s3 == s4 {
+		t.Fatalf("different kernels share a signature: %s / %s / %s", s1, s3, s4)
+	}
+	if want := "Conv2D int8 1x8x8x4,c4x3x3x4->1x8x8x4 #"; s1[:len(want)] != want {
+		t.Fatalf("signature %q, want prefix %q", s1, want)
+	}
+}
