@@ -210,4 +210,3 @@ func TestCorruptRecordsAreAnError(t *testing.T) {
 		t.Fatalf("want notes about the other core and the unknown kernel, got %q", warns)
 	}
 }
-
