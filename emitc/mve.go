@@ -13,60 +13,86 @@ func init() {
 		}{deps, code}
 		helperOrder = append(helperOrder, name)
 	}
-	add("mve_include", nil, `#include <arm_mve.h>`)
+	add("mve_include", nil, `#include <arm_mve.h>
+
+#if defined(__GNUC__)
+#define MVE_INLINE static inline __attribute__((always_inline))
+#else
+#define MVE_INLINE static inline
+#endif`)
 	add("mve_gemv_s8", []string{"mve_include"}, `/* acc[j] += sum over i < n of x[i] * w[j*ws + i], for j < m. Four rows of w
    share each 16-byte input vector (VMLADAVA); the tail is predicated. */
-static inline void mve_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t ws, int32_t m, int32_t n)
+MVE_INLINE void mve_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t ws, int32_t m, int32_t n)
 {
-    int32_t j = 0;
-    for (; j + 4 <= m; j += 4) {
-        const int8_t *w0 = w + j * ws;
-        const int8_t *w1 = w0 + ws;
+    const int32_t full = n & ~15;
+    int32_t j;
+    for (j = m >> 2; j > 0; --j) {
+        const int8_t *w1 = w + ws;
         const int8_t *w2 = w1 + ws;
         const int8_t *w3 = w2 + ws;
-        int32_t a0 = acc[j];
-        int32_t a1 = acc[j + 1];
-        int32_t a2 = acc[j + 2];
-        int32_t a3 = acc[j + 3];
-        int32_t i = 0;
-        for (; i + 16 <= n; i += 16) {
+        int32_t a0 = acc[0];
+        int32_t a1 = acc[1];
+        int32_t a2 = acc[2];
+        int32_t a3 = acc[3];
+        int32_t i;
+        for (i = 0; i < full; i += 16) {
             const int8x16_t xv = vldrbq_s8(x + i);
-            a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w0 + i));
+            a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w + i));
             a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w1 + i));
             a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w2 + i));
             a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w3 + i));
         }
-        if (i < n) {
-            const mve_pred16_t p = vctp8q((uint32_t)(n - i));
-            const int8x16_t xv = vldrbq_z_s8(x + i, p);
-            a0 = vmladavaq_p_s8(a0, xv, vldrbq_z_s8(w0 + i, p), p);
-            a1 = vmladavaq_p_s8(a1, xv, vldrbq_z_s8(w1 + i, p), p);
-            a2 = vmladavaq_p_s8(a2, xv, vldrbq_z_s8(w2 + i, p), p);
-            a3 = vmladavaq_p_s8(a3, xv, vldrbq_z_s8(w3 + i, p), p);
+        if (full < n) {
+            const mve_pred16_t p = vctp8q((uint32_t)(n - full));
+            const int8x16_t xv = vldrbq_z_s8(x + full, p);
+            a0 = vmladavaq_p_s8(a0, xv, vldrbq_z_s8(w + full, p), p);
+            a1 = vmladavaq_p_s8(a1, xv, vldrbq_z_s8(w1 + full, p), p);
+            a2 = vmladavaq_p_s8(a2, xv, vldrbq_z_s8(w2 + full, p), p);
+            a3 = vmladavaq_p_s8(a3, xv, vldrbq_z_s8(w3 + full, p), p);
         }
-        acc[j] = a0;
-        acc[j + 1] = a1;
-        acc[j + 2] = a2;
-        acc[j + 3] = a3;
+        acc[0] = a0;
+        acc[1] = a1;
+        acc[2] = a2;
+        acc[3] = a3;
+        acc += 4;
+        w = w3 + ws;
     }
-    for (; j < m; ++j) {
-        const int8_t *w0 = w + j * ws;
-        int32_t a0 = acc[j];
+    for (j = m & 3; j > 0; --j) {
+        int32_t a0 = acc[0];
         int32_t i;
         for (i = 0; i < n; i += 16) {
             const mve_pred16_t p = vctp8q((uint32_t)(n - i));
-            a0 = vmladavaq_p_s8(a0, vldrbq_z_s8(x + i, p), vldrbq_z_s8(w0 + i, p), p);
+            a0 = vmladavaq_p_s8(a0, vldrbq_z_s8(x + i, p), vldrbq_z_s8(w + i, p), p);
         }
-        acc[j] = a0;
+        acc[0] = a0;
+        acc += 1;
+        w += ws;
     }
 }`)
 	add("mve_dwconv_s8", []string{"mve_include"}, `/* Depthwise taps, four channels per vector:
-   acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch]. */
-static inline void mve_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
+   acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch].
+   3x3 taps are unrolled; only a last partial vector is predicated. */
+MVE_INLINE void mve_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
                                  int32_t kh, int32_t kw, int32_t c)
 {
-    int32_t ch;
-    for (ch = 0; ch < c; ch += 4) {
+    int32_t ch = 0;
+    if (kh == 3 && kw == 3) {
+        for (; ch + 4 <= c; ch += 4) {
+            const int8_t *xr = x + ch;
+            const int8_t *wr = w + ch;
+            int32x4_t a = vldrwq_s32(acc + ch);
+            int32_t i;
+            for (i = 0; i < 3; ++i) {
+                a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xr), vldrbq_s32(wr)));
+                a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xr + xkw), vldrbq_s32(wr + c)));
+                a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xr + 2 * xkw), vldrbq_s32(wr + 2 * c)));
+                xr += xkh;
+                wr += 3 * c;
+            }
+            vstrwq_s32(acc + ch, a);
+        }
+    }
+    for (; ch < c; ch += 4) {
         const mve_pred16_t p = vctp32q((uint32_t)(c - ch));
         int32x4_t a = vldrwq_z_s32(acc + ch, p);
         int32_t i;
@@ -81,47 +107,63 @@ static inline void mve_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int
         vstrwq_p_s32(acc + ch, a, p);
     }
 }`)
-	add("mve_requant_s8", []string{"mve_include"}, `/* y[i] = clamp(MultiplyByQuantizedMultiplier(acc[i], mult[i], shift[i]) + zp, lo, hi),
+	add("mve_requant_s8", []string{"mve_include"}, `/* Four lanes of mve_requant_s8 (see there). */
+MVE_INLINE int32x4_t mve_requant_x4(int32x4_t v, int32x4_t m, int32x4_t s, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int32x4_t r = vminq_s32(s, vdupq_n_s32(0));
+    v = vshlq_s32(v, vmaxq_s32(s, vdupq_n_s32(0)));
+    v = vqrdmulhq_s32(v, m);
+    v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    v = vrshlq_s32(v, r);
+    v = vaddq_n_s32(v, zp);
+    return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
+/* y[i] = clamp(MultiplyByQuantizedMultiplier(acc[i], mult[i], shift[i]) + zp, lo, hi),
    four lanes at a time: VQRDMULH equals SaturatingRoundingDoublingHighMul
    (INT32_MIN * INT32_MIN saturates in both); RoundingDivideByPOT is VRSHL
    after the sign fix-up (x & -right) >> 31. */
-static inline void mve_requant_s8(int8_t *y, const int32_t *acc, const int32_t *mult, const int32_t *shift,
+MVE_INLINE void mve_requant_s8(int8_t *y, const int32_t *acc, const int32_t *mult, const int32_t *shift,
                                   int32_t n, int32_t zp, int32_t lo, int32_t hi)
 {
-    int32_t i;
-    for (i = 0; i < n; i += 4) {
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vstrbq_s32(y + i, mve_requant_x4(vldrwq_s32(acc + i), vldrwq_s32(mult + i), vldrwq_s32(shift + i), zp, lo, hi));
+    }
+    if (i < n) {
         const mve_pred16_t p = vctp32q((uint32_t)(n - i));
-        const int32x4_t s = vldrwq_z_s32(shift + i, p);
-        const int32x4_t r = vminq_s32(s, vdupq_n_s32(0));
-        int32x4_t v = vshlq_s32(vldrwq_z_s32(acc + i, p), vmaxq_s32(s, vdupq_n_s32(0)));
-        v = vqrdmulhq_s32(v, vldrwq_z_s32(mult + i, p));
-        v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
-        v = vrshlq_s32(v, r);
-        v = vaddq_n_s32(v, zp);
-        v = vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
-        vstrbq_p_s32(y + i, v, p);
+        vstrbq_p_s32(y + i, mve_requant_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, lo, hi), p);
     }
 }`)
-	add("mve_copy_s8", []string{"mve_include"}, `static inline void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+	add("mve_copy_s8", []string{"mve_include"}, `MVE_INLINE void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
-    int32_t i;
-    for (i = 0; i < n; i += 16) {
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        vstrbq_s8(dst + i, vldrbq_s8(src + i));
+    }
+    if (i < n) {
         const mve_pred16_t p = vctp8q((uint32_t)(n - i));
         vstrbq_p_s8(dst + i, vldrbq_z_s8(src + i, p), p);
     }
 }`)
-	add("mve_fill_s8", []string{"mve_include"}, `static inline void mve_fill_s8(int8_t *dst, int32_t v, int32_t n)
+	add("mve_fill_s8", []string{"mve_include"}, `MVE_INLINE void mve_fill_s8(int8_t *dst, int32_t v, int32_t n)
 {
     const int8x16_t vv = vdupq_n_s8((int8_t)v);
-    int32_t i;
-    for (i = 0; i < n; i += 16) {
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        vstrbq_s8(dst + i, vv);
+    }
+    if (i < n) {
         vstrbq_p_s8(dst + i, vv, vctp8q((uint32_t)(n - i)));
     }
 }`)
-	add("mve_copy_s32", []string{"mve_include"}, `static inline void mve_copy_s32(int32_t *dst, const int32_t *src, int32_t n)
+	add("mve_copy_s32", []string{"mve_include"}, `MVE_INLINE void mve_copy_s32(int32_t *dst, const int32_t *src, int32_t n)
 {
-    int32_t i;
-    for (i = 0; i < n; i += 4) {
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vstrwq_s32(dst + i, vldrwq_s32(src + i));
+    }
+    if (i < n) {
         const mve_pred16_t p = vctp32q((uint32_t)(n - i));
         vstrwq_p_s32(dst + i, vldrwq_z_s32(src + i, p), p);
     }

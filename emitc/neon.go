@@ -27,13 +27,17 @@ static inline int32x4_t neon_dot_s8(int32x4_t a, int8x16_t x, int8x16_t w)
 #endif
 }`)
 	add("neon_gemv_s8", []string{"neon_include"}, `/* acc[j] += sum over i < n of x[i] * w[j*ws + i], for j < m; four rows of w
-   share each 16-byte input vector. */
+   share each 16-byte input vector. (gcc's loop-bound warning misfires on the
+   scalar tail once the sizes are constant: silenced here only.) */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
+#endif
 static inline void neon_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t ws, int32_t m, int32_t n)
 {
-    int32_t j = 0;
-    for (; j + 4 <= m; j += 4) {
-        const int8_t *w0 = w + j * ws;
-        const int8_t *w1 = w0 + ws;
+    int32_t j;
+    for (j = m >> 2; j > 0; --j) {
+        const int8_t *w1 = w + ws;
         const int8_t *w2 = w1 + ws;
         const int8_t *w3 = w2 + ws;
         int32x4_t a0 = vdupq_n_s32(0);
@@ -44,14 +48,14 @@ static inline void neon_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, 
         int32_t i = 0;
         for (; i + 16 <= n; i += 16) {
             const int8x16_t xv = vld1q_s8(x + i);
-            a0 = neon_dot_s8(a0, xv, vld1q_s8(w0 + i));
+            a0 = neon_dot_s8(a0, xv, vld1q_s8(w + i));
             a1 = neon_dot_s8(a1, xv, vld1q_s8(w1 + i));
             a2 = neon_dot_s8(a2, xv, vld1q_s8(w2 + i));
             a3 = neon_dot_s8(a3, xv, vld1q_s8(w3 + i));
         }
         for (; i + 8 <= n; i += 8) {
             const int8x8_t xv = vld1_s8(x + i);
-            a0 = vpadalq_s16(a0, vmull_s8(xv, vld1_s8(w0 + i)));
+            a0 = vpadalq_s16(a0, vmull_s8(xv, vld1_s8(w + i)));
             a1 = vpadalq_s16(a1, vmull_s8(xv, vld1_s8(w1 + i)));
             a2 = vpadalq_s16(a2, vmull_s8(xv, vld1_s8(w2 + i)));
             a3 = vpadalq_s16(a3, vmull_s8(xv, vld1_s8(w3 + i)));
@@ -62,31 +66,40 @@ static inline void neon_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, 
         s3 = vaddvq_s32(a3);
         for (; i < n; ++i) {
             const int32_t xi = x[i];
-            s0 += xi * w0[i];
+            s0 += xi * w[i];
             s1 += xi * w1[i];
             s2 += xi * w2[i];
             s3 += xi * w3[i];
         }
-        acc[j] += s0;
-        acc[j + 1] += s1;
-        acc[j + 2] += s2;
-        acc[j + 3] += s3;
+        acc[0] += s0;
+        acc[1] += s1;
+        acc[2] += s2;
+        acc[3] += s3;
+        acc += 4;
+        w = w3 + ws;
     }
-    for (; j < m; ++j) {
-        const int8_t *w0 = w + j * ws;
+    for (j = m & 3; j > 0; --j) {
         int32x4_t a0 = vdupq_n_s32(0);
         int32_t s0;
         int32_t i = 0;
         for (; i + 16 <= n; i += 16) {
-            a0 = neon_dot_s8(a0, vld1q_s8(x + i), vld1q_s8(w0 + i));
+            a0 = neon_dot_s8(a0, vld1q_s8(x + i), vld1q_s8(w + i));
+        }
+        for (; i + 8 <= n; i += 8) {
+            a0 = vpadalq_s16(a0, vmull_s8(vld1_s8(x + i), vld1_s8(w + i)));
         }
         s0 = vaddvq_s32(a0);
         for (; i < n; ++i) {
-            s0 += (int32_t)x[i] * w0[i];
+            s0 += (int32_t)x[i] * w[i];
         }
-        acc[j] += s0;
+        acc[0] += s0;
+        acc += 1;
+        w += ws;
     }
-}`)
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif`)
 	add("neon_dwconv_s8", []string{"neon_include"}, `/* Depthwise taps, eight channels per step (SMLAL):
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch]. */
 static inline void neon_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,

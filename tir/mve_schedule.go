@@ -178,7 +178,7 @@ func castLoad(e Expr) (*Load, int64, bool) {
 }
 
 func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
-	f = Simplify(f)
+	f = PruneConditions(Simplify(f))
 	p, err := findParts(f)
 	if err != nil {
 		return nil, err
