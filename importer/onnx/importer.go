@@ -203,7 +203,25 @@ func (im *importer) run(og *Graph) error {
 		}
 		return unsupportedf("unsupported ops: %s", strings.Join(parts, "; "))
 	}
+	seen := map[string]string{}
+	for _, list := range []struct {
+		what string
+		vis  []*ValueInfo
+	}{{"graph input", og.Input}, {"graph output", og.Output}} {
+		for _, vi := range list.vis {
+			if vi.Name == "" {
+				return fmt.Errorf("a %s has an empty name", list.what)
+			}
+			if seen[vi.Name] == list.what {
+				return fmt.Errorf("%s %q is listed twice", list.what, vi.Name)
+			}
+			seen[vi.Name] = list.what
+		}
+	}
 	for _, t := range og.Initializer {
+		if t.Name == "" {
+			return fmt.Errorf("an initializer has an empty name")
+		}
 		d, err := t.ToData()
 		if err != nil {
 			return fmt.Errorf("initializer %q: %w", t.Name, err)
