@@ -1,11 +1,15 @@
 package measure
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bazelbuild/buildtools/build"
 
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/pipeline"
@@ -209,4 +213,88 @@ func TestCorruptRecordsAreAnError(t *testing.T) {
 	if !strings.Contains(all, "another core") || !strings.Contains(all, "does not have") {
 		t.Fatalf("want notes about the other core and the unknown kernel, got %q", warns)
 	}
+}
+
+// TestBazelAndMerge: the generated BUILD file parses, has one sh_test per
+// candidate file, and measuring two candidate files and merging their
+// results gives a record with the better one.
+func TestBazelAndMerge(t *testing.T) {
+	b := board(t, "mps2-an386")
+	opt := pipeline.Options{Board: b}
+	s, err := pipeline.Compile(testModel, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := Config{Opt: opt, Core: b.CPU, Trials: 3, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Note: func(string) {}}
+	n, err := WriteBazel(s, cfg, testModel, filepath.Join(dir, "bz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "bz", "BUILD.bazel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := build.ParseBuild("BUILD.bazel", data)
+	if err != nil {
+		t.Fatalf("generated BUILD does not parse: %v", err)
+	}
+	tests := f.Rules("sh_test")
+	cands, _ := filepath.Glob(filepath.Join(dir, "bz", "candidates", "*.json"))
+	if n == 0 || len(tests) != n || len(cands) != n {
+		t.Fatalf("%d targets reported, %d sh_test rules, %d candidate files", n, len(tests), len(cands))
+	}
+	for _, r := range tests {
+		args := r.AttrStrings("args")
+		if len(args) < 2 || !slicesContains(r.AttrStrings("data"), args[1]) || r.AttrString("size") != "small" {
+			t.Fatalf("rule %s: args %v data %v", r.Name(), args, r.AttrStrings("data"))
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	if err := runner.CheckTools(b); err != nil {
+		t.Skip(err)
+	}
+	// Measure the first kernel's candidates as Bazel would, one command each.
+	res := filepath.Join(dir, "results")
+	var first string
+	for i, c := range cands {
+		var cand Candidate
+		d, _ := os.ReadFile(c)
+		if err := json.Unmarshal(d, &cand); err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = cand.Kernel
+		}
+		if cand.Kernel != first {
+			continue
+		}
+		out := filepath.Join(res, fmt.Sprint(i), "result.json")
+		os.MkdirAll(filepath.Dir(out), 0o755)
+		if err := MeasureCandidateFile(s, cfg, c, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Merge(res, cfg.Out, "test", func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := tune.Load(cfg.Out)
+	if err != nil || recs.Len() != 1 {
+		t.Fatalf("merged records: %v %d", err, recs.Len())
+	}
+	r := recs.Records[0]
+	if r.Kernel != first || r.Instructions <= 0 || r.Default <= 0 || r.Instructions > r.Default {
+		t.Fatalf("merged record %+v", r)
+	}
+}
+
+func slicesContains(v []string, s string) bool {
+	for _, x := range v {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
