@@ -30,9 +30,9 @@ type Candidate struct {
 // Result is the output of one measurement.
 type Result struct {
 	Candidate
-	Board        string `json:"board"`
-	Instructions int64  `json:"instructions"`
-	Error        string `json:"error,omitempty"`
+	Board        string  `json:"board"`
+	Instructions int64   `json:"instructions"`
+	Error        string  `json:"error,omitempty"`
 	Seconds      float64 `json:"seconds"`
 }
 
