@@ -27,6 +27,9 @@ static inline int32_t dsp_ror8(int32_t v)
     return (int32_t)(((uint32_t)v >> 8) | ((uint32_t)v << 24));
 }
 
+/* Two adjacent words in one LDRD (gcc does not pair the loads itself). */
+#define DSP_LD2(p, i, lo, hi) __asm__("ldrd %0, %1, [%2, %3]" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const int32_t(*)[2])((p) + (i))))
+
 static inline int32_t dsp_read32(const void *p)
 {
     int32_t v;
@@ -63,14 +66,23 @@ static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, i
     acc[1] = __smlabb(x13, w[1], acc[1]);
     acc[3] = __smlatt(x13, w[1], acc[3]);
 }`)
-	add(tir.IntrDSPRequant, []string{"dsp_acle"}, `/* clamp(requant(x, m, -e) + zp, lo, hi) for a right shift e in [1, 23] and
-   m != INT32_MIN: SaturatingRoundingDoublingHighMul is then (x*m + 2^30) >> 31,
-   and the rounding divide uses a saturating add (where it saturates, both it
-   and RoundingDivideByPOT give at least 255, which clamps to hi). */
-static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int32_t e, int32_t zp, int32_t lo, int32_t hi)
+	add(tir.IntrDSPRequant, []string{"dsp_acle"}, `/* clamp(requant(x, m, -e) + zp, lo, hi) for a right shift e in [1, 23],
+   half = 2^(e-1) and m != INT32_MIN: SaturatingRoundingDoublingHighMul is then
+   (x*m + 2^30) >> 31, and the rounding divide uses a saturating add (where
+   it saturates, both it and RoundingDivideByPOT give at least 255, which
+   clamps to hi). */
+static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int32_t e, int32_t half, int32_t zp, int32_t lo, int32_t hi)
 {
     const int32_t v = (int32_t)(((int64_t)x * m + (INT64_C(1) << 30)) >> 31);
-    const int32_t r = (__qadd(v, (int32_t)(UINT32_C(1) << (e - 1))) + (v >> 31)) >> e;
+    const int32_t r = (__qadd(v, half) + (v >> 31)) >> e;
+    const int32_t y = __ssat(__qadd(r, zp), 8);
+    return y < lo ? lo : (y > hi ? hi : y);
+}`)
+	add(tir.IntrDSPRequantWide, []string{"dsp_acle", "rdivpot"}, `/* dsp_requant_s8 for any right shift e in [1, 31]. */
+static inline int32_t dsp_requant_s8_wide(int32_t x, int32_t m, int32_t e, int32_t half, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int32_t v = (int32_t)(((int64_t)x * m + (INT64_C(1) << 30)) >> 31);
+    const int32_t r = e > 23 ? rdivpot(v, e) : (__qadd(v, half) + (v >> 31)) >> e;
     const int32_t y = __ssat(__qadd(r, zp), 8);
     return y < lo ? lo : (y > hi ? hi : y);
 }`)
@@ -98,22 +110,25 @@ func dspMacC(r, c, u int) string {
 		b.WriteString("    (void)xs;\n")
 	}
 	b.WriteString("    while (x0 < end) {\n")
+	b.WriteString("        int32_t u;\n        int32_t v;\n")
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(&b, "        int32_t p%d;\n        int32_t q%d;\n", i, i)
+	}
 	for step := 0; step < u; step++ {
-		b.WriteString("        {\n")
 		for i := 0; i < r; i++ {
-			fmt.Fprintf(&b, "            const int32_t p%d = x%d[0];\n            const int32_t q%d = x%d[1];\n", i, i, i, i)
+			fmt.Fprintf(&b, "        DSP_LD2(x%d, %d, p%d, q%d);\n", i, 2*step, i, i)
 		}
 		for j := 0; j < c; j++ {
+			fmt.Fprintf(&b, "        DSP_LD2(w, %d, u, v);\n", 2*c*step+2*j)
 			for i := 0; i < r; i++ {
-				fmt.Fprintf(&b, "            a%d%d = __smlad(p%d, w[%d], a%d%d);\n", i, j, i, 2*j, i, j)
-				fmt.Fprintf(&b, "            a%d%d = __smlad(q%d, w[%d], a%d%d);\n", i, j, i, 2*j+1, i, j)
+				fmt.Fprintf(&b, "        a%d%d = __smlad(p%d, u, a%d%d);\n", i, j, i, i, j)
+				fmt.Fprintf(&b, "        a%d%d = __smlad(q%d, v, a%d%d);\n", i, j, i, i, j)
 			}
 		}
-		fmt.Fprintf(&b, "            w += %d;\n", 2*c)
-		for i := 0; i < r; i++ {
-			fmt.Fprintf(&b, "            x%d += 2;\n", i)
-		}
-		b.WriteString("        }\n")
+	}
+	fmt.Fprintf(&b, "        w += %d;\n", 2*c*u)
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(&b, "        x%d += %d;\n", i, 2*u)
 	}
 	b.WriteString("    }\n")
 	for i := 0; i < r; i++ {

@@ -61,12 +61,18 @@ const IntrDSPDW4 = "dsp_dw4_s8"
 // IntrDSPRequant is the int8 output stage with a right shift e in [1, 23]
 // and a multiplier m != INT32_MIN:
 //
-//	dsp_requant_s8(x, m, e, zp, lo, hi) = clamp(requant(x, m, −e) + zp, lo, hi)
+//	dsp_requant_s8(x, m, e, half, zp, lo, hi) = clamp(requant(x, m, −e) + zp, lo, hi)
 //
-// with TFLite's double rounding (IntrRequant) and −128 <= lo <= hi <= 127.
-// The C rounds with a saturating add; for e <= 23 that differs from
-// RoundingDivideByPOT only where both results clamp to hi.
-const IntrDSPRequant = "dsp_requant_s8"
+// with TFLite's double rounding (IntrRequant), half = 2^(e−1) (a table
+// beside the shifts, so the kernel does not compute it) and
+// −128 <= lo <= hi <= 127. The C rounds with a saturating add; for e <= 23
+// that differs from RoundingDivideByPOT only where both results clamp to hi.
+// IntrDSPRequantWide is the same for any e in [1, 31]: channels with e > 23
+// take RoundingDivideByPOT.
+const (
+	IntrDSPRequant     = "dsp_requant_s8"
+	IntrDSPRequantWide = "dsp_requant_s8_wide"
+)
 
 func init() {
 	for _, b := range DSPMacBlocks {
@@ -126,12 +132,14 @@ func init() {
 		}
 		return val{}
 	}
-	extIntrinsics[IntrDSPRequant] = func(a []val) val {
-		x, m, e, zp, lo, hi := int32(a[0].i), int32(a[1].i), int32(a[2].i), a[3].i, a[4].i, a[5].i
-		if e < 1 || e > 23 || m == math.MinInt32 || lo < -128 || hi > 127 || lo > hi {
-			panic(fmt.Sprintf("%s: shift %d, range [%d, %d]", IntrDSPRequant, e, lo, hi))
+	for name, maxE := range map[string]int32{IntrDSPRequant: 23, IntrDSPRequantWide: 31} {
+		extIntrinsics[name] = func(a []val) val {
+			x, m, e, half, zp, lo, hi := int32(a[0].i), int32(a[1].i), int32(a[2].i), a[3].i, a[4].i, a[5].i, a[6].i
+			if e < 1 || e > maxE || half != 1<<(e-1) || m == math.MinInt32 || lo < -128 || hi > 127 || lo > hi {
+				panic(fmt.Sprintf("%s: shift %d, half %d, multiplier %d, range [%d, %d]", name, e, half, m, lo, hi))
+			}
+			return val{i: min(max(int64(RequantQ(x, m, -e))+zp, lo), hi)}
 		}
-		return val{i: min(max(int64(RequantQ(x, m, -e))+zp, lo), hi)}
 	}
 }
 

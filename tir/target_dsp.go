@@ -256,7 +256,7 @@ func unrollFor(want, k4 int) int {
 // its epilogue. Knobs: block_px (1 or 2), block_oc (1, 2 or 4), unroll_k
 // (1 or 2 groups of four k per micro-kernel iteration).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
-	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 2)
+	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 2)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)
@@ -442,8 +442,9 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 
 // fastRequant rewrites the int8 output stage
 // int8(min(max(requant(acc, m, s) + zp, lo), hi)) as dsp_requant_s8 when
-// every shift is a right shift in [1, 23] (per-channel shift tables are
-// negated at compile time); other stores are returned unchanged.
+// every shift is a right shift in [1, 23] (dsp_requant_s8_wide up to 31);
+// per-channel shift tables become tables of e = −s and of 2^(e−1) at
+// compile time. Other stores are returned unchanged.
 func fastRequant(st *Store) *Store {
 	cast, ok := st.Value.(*Cast)
 	if !ok || cast.T != graph.Int8 {
@@ -471,26 +472,34 @@ func fastRequant(st *Store) *Store {
 	if !ok1 || !ok2 || !ok3 || lo < -128 || hi > 127 || lo > hi {
 		return st
 	}
-	var e Expr
+	name := IntrDSPRequant
+	var e, half Expr
 	switch s := rq.Args[2].(type) {
 	case *IntImm:
-		if s.V > -1 || s.V < -23 {
+		if s.V > -1 || s.V < -31 {
 			return st
 		}
-		e = C(-s.V)
+		if s.V < -23 {
+			name = IntrDSPRequantWide
+		}
+		e, half = C(-s.V), C(1<<(-s.V-1))
 	case *Load:
 		if s.Buf.Scope != ScopeConst || s.Buf.Data == nil {
 			return st
 		}
 		neg := make([]int64, len(s.Buf.Data.I))
+		halves := make([]int64, len(neg))
 		for i, v := range s.Buf.Data.I {
-			if v > -1 || v < -23 {
+			if v > -1 || v < -31 {
 				return st
 			}
-			neg[i] = -v
+			if v < -23 {
+				name = IntrDSPRequantWide
+			}
+			neg[i], halves[i] = -v, 1<<(-v-1)
 		}
-		rb := constBuf(s.Buf.Name+"_rshift", I32, s.Buf.Shape, neg)
-		e = &Load{Buf: rb, Indices: s.Indices, Flat: s.Flat}
+		e = &Load{Buf: constBuf(s.Buf.Name+"_rshift", I32, s.Buf.Shape, neg), Indices: s.Indices, Flat: s.Flat}
+		half = &Load{Buf: constBuf(s.Buf.Name+"_half", I32, s.Buf.Shape, halves), Indices: s.Indices, Flat: s.Flat}
 	default:
 		return st
 	}
@@ -506,7 +515,7 @@ func fastRequant(st *Store) *Store {
 	default:
 		return st
 	}
-	v := Call(IntrDSPRequant, I32, rq.Args[0], rq.Args[1], e, C(zp), C(lo), C(hi))
+	v := Call(name, I32, rq.Args[0], rq.Args[1], e, half, C(zp), C(lo), C(hi))
 	return &Store{Buf: st.Buf, Indices: st.Indices, Value: CastTo(graph.Int8, v), Flat: st.Flat}
 }
 

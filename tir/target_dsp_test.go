@@ -148,7 +148,7 @@ func dspRequantC(x, m, e, zp, lo, hi int32) int32 {
 		s := int64(a) + int64(b)
 		return int32(min(max(s, math.MinInt32), math.MaxInt32))
 	}
-	r := (qadd(v, 1<<(e-1)) + (v >> 31)) >> e
+	r := (qadd(v, 1<<(e-1)) + (v >> 31)) >> e // half = 1<<(e-1) comes from a table
 	y := min(max(qadd(r, zp), -128), 127)
 	return min(max(y, lo), hi)
 }
