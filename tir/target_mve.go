@@ -8,6 +8,8 @@ var MVE = &Target{Name: "mve", Schedules: map[string]ScheduleFunc{
 	"conv2d":           simdSchedule("mve", scheduleConvGeneric),
 	"depthwise_conv2d": simdSchedule("mve", scheduleConvGeneric),
 	"fully_connected":  simdSchedule("mve", scheduleFCGeneric),
+	"add":              simdElementwise("mve", nil),
+	"sub":              simdElementwise("mve", nil),
 }}
 
 func init() { RegisterTarget(MVE) }

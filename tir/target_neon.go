@@ -8,6 +8,8 @@ var NEON = &Target{Name: "neon", Schedules: map[string]ScheduleFunc{
 	"conv2d":           simdSchedule("neon", scheduleConvGeneric),
 	"depthwise_conv2d": simdSchedule("neon", scheduleConvGeneric),
 	"fully_connected":  simdSchedule("neon", scheduleFCGeneric),
+	"add":              simdElementwise("neon", nil),
+	"sub":              simdElementwise("neon", nil),
 }}
 
 func init() { RegisterTarget(NEON) }
