@@ -184,75 +184,87 @@ func rangeOf(e Expr, env map[*Var]interval) (interval, bool) {
 // pool padding checks vanish from the interior of the image this way.
 func PartitionLoop(f *PrimFunc, name string) *PrimFunc {
 	g := *f
-	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
-		l, ok := s.(*For)
-		if !ok || l.Var.Name != name {
-			return s
-		}
-		return partition(l)
-	}, nil)
+	g.Body = partitionWalk(f.Body, name, map[*Var]interval{})
 	return &g
 }
 
-func partition(l *For) Stmt {
-	lo, ok1 := IsConst(l.Min)
-	n, ok2 := IsConst(l.Extent)
-	if !ok1 || !ok2 || n < 2 {
-		return l
-	}
-	clean := func(a, b int64) (Stmt, bool) {
-		body := SimplifyStmt(pruneStmt(l.Body, map[*Var]interval{l.Var: {a, b}}))
-		ok := true
-		VisitStmts(body, func(s Stmt) {
-			if c, isIf := s.(*IfThenElse); isIf && usesVar(c.Cond, l.Var) {
-				ok = false
-			}
-		})
-		VisitExprs(body, func(e Expr) {
-			if c, isSel := e.(*Select); isSel && usesVar(c.Cond, l.Var) {
-				ok = false
-			}
-		})
-		return body, ok
-	}
-	end := lo + n - 1
-	a, b := int64(-1), int64(-1)
-	for i := lo; i <= end; i++ {
-		if _, ok := clean(i, i); ok {
-			a = i
-			break
+// partitionWalk partitions the loops named name inside s, knowing the ranges
+// of the loops around them.
+func partitionWalk(s Stmt, name string, env map[*Var]interval) Stmt {
+	switch x := s.(type) {
+	case *For:
+		lo, ok1 := IsConst(x.Min)
+		n, ok2 := IsConst(x.Extent)
+		known := ok1 && ok2 && n > 0
+		if known {
+			env[x.Var] = interval{lo, lo + n - 1}
 		}
-	}
-	if a < 0 {
-		return l
-	}
-	for i := end; i >= a; i-- {
-		if _, ok := clean(i, i); ok {
-			b = i
-			break
+		l := &For{Var: x.Var, Min: x.Min, Extent: x.Extent, Kind: x.Kind, Body: partitionWalk(x.Body, name, env)}
+		if known {
+			delete(env, x.Var)
 		}
-	}
-	mid, ok := clean(a, b)
-	if !ok || (a == lo && b == end && !hasCondOn(l.Body, l.Var)) {
+		if x.Var.Name == name {
+			return partition(l, env)
+		}
 		return l
+	case *Seq:
+		out := make([]Stmt, len(x.Stmts))
+		for i, c := range x.Stmts {
+			out[i] = partitionWalk(c, name, env)
+		}
+		return &Seq{Stmts: out}
+	case *LetStmt:
+		return &LetStmt{Var: x.Var, Value: x.Value, Body: partitionWalk(x.Body, name, env)}
+	case *IfThenElse:
+		return &IfThenElse{Cond: x.Cond, Then: partitionWalk(x.Then, name, env), Else: partitionWalk(x.Else, name, env)}
+	case *Allocate:
+		return &Allocate{Buf: x.Buf, Body: partitionWalk(x.Body, name, env)}
 	}
-	var parts []Stmt
-	if a > lo {
-		parts = append(parts, &For{Var: l.Var, Min: C(lo), Extent: C(a - lo), Kind: l.Kind, Body: l.Body})
-	}
-	parts = append(parts, &For{Var: l.Var, Min: C(a), Extent: C(b - a + 1), Kind: l.Kind, Body: mid})
-	if b < end {
-		parts = append(parts, &For{Var: l.Var, Min: C(b + 1), Extent: C(end - b), Kind: l.Kind, Body: l.Body})
-	}
-	return Block(parts...)
+	return s
 }
 
-func hasCondOn(s Stmt, v *Var) bool {
-	found := false
-	VisitStmts(s, func(s Stmt) {
-		if c, ok := s.(*IfThenElse); ok && usesVar(c.Cond, v) {
-			found = true
+// maxPartitions bounds the pieces one loop may be split into.
+const maxPartitions = 8
+
+// partition splits l into runs of consecutive iterations whose conditions
+// are decided the same way, each run with its conditions pruned.
+func partition(l *For, outer map[*Var]interval) Stmt {
+	lo, ok1 := IsConst(l.Min)
+	n, ok2 := IsConst(l.Extent)
+	if !ok1 || !ok2 || n < 1 || n > 4096 {
+		return l
+	}
+	prune := func(a, b int64) Stmt {
+		env := map[*Var]interval{l.Var: {a, b}}
+		for v, r := range outer {
+			env[v] = r
 		}
-	})
-	return found
+		return SimplifyStmt(pruneStmt(l.Body, env))
+	}
+	end := lo + n - 1
+	keys := make([]string, n)
+	for i := lo; i <= end; i++ {
+		keys[i-lo] = StmtString(prune(i, i))
+	}
+	var parts []Stmt
+	for a := lo; a <= end; {
+		b := a
+		for b < end && keys[b+1-lo] == keys[a-lo] {
+			b++
+		}
+		body := prune(a, b)
+		if StmtString(body) != keys[a-lo] {
+			// The interval did not decide what every point decides: one piece per point.
+			for i := a; i <= b; i++ {
+				parts = append(parts, &For{Var: l.Var, Min: C(i), Extent: C(1), Kind: l.Kind, Body: prune(i, i)})
+			}
+		} else {
+			parts = append(parts, &For{Var: l.Var, Min: C(a), Extent: C(b - a + 1), Kind: l.Kind, Body: body})
+		}
+		if len(parts) > maxPartitions {
+			return l
+		}
+		a = b + 1
+	}
+	return Block(parts...)
 }

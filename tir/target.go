@@ -106,11 +106,14 @@ func knob(f *PrimFunc, name string, def int) int {
 // scheduleHoist moves padding checks out of the loops they do not depend on,
 // drops the checks that always hold and, with knob partition (default 1),
 // splits the output rows and columns into border and interior so the
-// interior runs without checks.
+// interior runs without checks (then the kernel rows and columns of the
+// border pieces likewise).
 func scheduleHoist(f *PrimFunc) (*PrimFunc, error) {
 	f = PruneConditions(Simplify(HoistInvariantIf(Simplify(f))))
 	if knob(f, "partition", 1) != 0 {
-		f = PartitionLoop(PartitionLoop(f, "ow"), "oh")
+		for _, l := range []string{"ow", "oh", "kh", "kw"} {
+			f = PartitionLoop(f, l)
+		}
 	}
 	return f, nil
 }
@@ -148,7 +151,7 @@ func scheduleConvGeneric(f *PrimFunc) (*PrimFunc, error) {
 			}
 		}
 	}
-	if u := knob(f, "unroll_kw", 3); u > 0 {
+	if u := knob(f, "unroll_kw", 4); u > 0 {
 		f = unrollAll(f, "kw", u)
 	}
 	return f, nil
