@@ -70,21 +70,34 @@ static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, i
    half = 2^(e-1) and m != INT32_MIN: SaturatingRoundingDoublingHighMul is then
    (x*m + 2^30) >> 31, and the rounding divide uses a saturating add (where
    it saturates, both it and RoundingDivideByPOT give at least 255, which
-   clamps to hi). */
+   clamps to hi). |r| <= 2^30, so r + zp does not overflow; SSAT does the
+   int8 clamp and the tests on lo and hi fold away for the full range. */
 static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int32_t e, int32_t half, int32_t zp, int32_t lo, int32_t hi)
 {
     const int32_t v = (int32_t)(((int64_t)x * m + (INT64_C(1) << 30)) >> 31);
     const int32_t r = (__qadd(v, half) + (v >> 31)) >> e;
-    const int32_t y = __ssat(__qadd(r, zp), 8);
-    return y < lo ? lo : (y > hi ? hi : y);
+    int32_t y = __ssat(r + zp, 8);
+    if (lo > -128 && y < lo) {
+        y = lo;
+    }
+    if (hi < 127 && y > hi) {
+        y = hi;
+    }
+    return y;
 }`)
 	add(tir.IntrDSPRequantWide, []string{"dsp_acle", "rdivpot"}, `/* dsp_requant_s8 for any right shift e in [1, 31]. */
 static inline int32_t dsp_requant_s8_wide(int32_t x, int32_t m, int32_t e, int32_t half, int32_t zp, int32_t lo, int32_t hi)
 {
     const int32_t v = (int32_t)(((int64_t)x * m + (INT64_C(1) << 30)) >> 31);
     const int32_t r = e > 23 ? rdivpot(v, e) : (__qadd(v, half) + (v >> 31)) >> e;
-    const int32_t y = __ssat(__qadd(r, zp), 8);
-    return y < lo ? lo : (y > hi ? hi : y);
+    int32_t y = __ssat(r + zp, 8);
+    if (lo > -128 && y < lo) {
+        y = lo;
+    }
+    if (hi < 127 && y > hi) {
+        y = hi;
+    }
+    return y;
 }`)
 }
 
