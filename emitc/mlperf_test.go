@@ -1,6 +1,7 @@
 package emitc
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
@@ -99,6 +100,15 @@ func TestMLPerfInt8BitExact(t *testing.T) {
 			files, err := Emit(m, opts)
 			if err != nil {
 				t.Fatal(err)
+			}
+			again, err := Emit(m, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, b := range files {
+				if !bytes.Equal(b, again[name]) {
+					t.Errorf("%s: emitting twice gave different bytes", name)
+				}
 			}
 			if m.ArenaBytes != plan.ArenaBytes {
 				t.Errorf("arena %d, plan says %d", m.ArenaBytes, plan.ArenaBytes)

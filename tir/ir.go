@@ -5,6 +5,15 @@
 // those loop nests without changing what they compute; Lower turns a planned
 // graph into a Module of PrimFuncs that emitc prints as C. The package also
 // has a printer, a simplifier and an interpreter used to check transforms.
+//
+// To add an op: write its compute definition (a naive loop nest built with
+// Loops/Scalar/Put, int8 semantics bit-exact with graph/interp) in a
+// compute_*.go file and register it; add a graph to tirtest. To add a
+// target: register a Target whose Schedules map kernel ops to functions that
+// transform the compute definition with the primitives (Split, Reorder,
+// Fuse, Unroll, PartitionLoop, CacheWindow, FoldInputOffset, Tensorize, ...)
+// and read their choices from PrimFunc.Knobs; ops it does not list fall back
+// to Generic.
 package tir
 
 import (
