@@ -37,7 +37,7 @@ static inline int32_t dsp_read32(const void *p)
     return v;
 }`)
 	for _, b := range tir.DSPMacBlocks {
-		for _, u := range []int{1, 2} {
+		for _, u := range tir.DSPMacUnrolls {
 			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u))
 		}
 	}

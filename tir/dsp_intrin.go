@@ -44,6 +44,10 @@ const IntrDSPWiden = "dsp_widen_s8"
 // pointer walks them in the order the loop consumes.
 func DSPMacName(r, c, u int) string { return fmt.Sprintf("dsp_mac_s16_%dx%d_u%d", r, c, u) }
 
+// DSPMacUnrolls are the unroll depths (groups of four k per iteration)
+// that have a helper.
+var DSPMacUnrolls = []int{1, 2, 4}
+
 // DSPMacBlocks are the block shapes (rows × channels) that have a helper.
 var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}}
 
@@ -76,7 +80,7 @@ const (
 
 func init() {
 	for _, b := range DSPMacBlocks {
-		for _, u := range []int{1, 2} {
+		for _, u := range DSPMacUnrolls {
 			r, c := int64(b[0]), int64(b[1])
 			name := DSPMacName(b[0], b[1], u)
 			extIntrinsics[name] = func(a []val) val {

@@ -238,13 +238,16 @@ func (g *gemmSpec) build(name string) Stmt {
 	return Block(out...)
 }
 
-// unrollFor is the micro-kernel unroll (groups of four k per iteration)
-// that divides the K4/2 words.
+// unrollFor is the largest micro-kernel unroll up to want (groups of four
+// k per iteration) that divides the K4/2 words.
 func unrollFor(want, k4 int) int {
-	if want >= 2 && (k4/2)%4 == 0 {
-		return 2
+	u := 1
+	for _, c := range DSPMacUnrolls {
+		if c <= want && (k4/2)%(2*c) == 0 {
+			u = c
+		}
 	}
-	return 1
+	return u
 }
 
 // scheduleConvDSP: a convolution as a GEMM of output pixels × output
@@ -256,7 +259,7 @@ func unrollFor(want, k4 int) int {
 // its epilogue. Knobs: block_px (1 or 2), block_oc (1, 2 or 4), unroll_k
 // (1 or 2 groups of four k per micro-kernel iteration).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
-	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 2)
+	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 4)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)
@@ -392,7 +395,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	K := int(mustConst(a.red[0].Extent))
 	K4 := (K + 3) / 4 * 4
 	rV, jV, kV := a.outer[0].Var, a.outer[1].Var, a.red[0].Var
-	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 2)
+	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 4)
 	if rows < br {
 		br = 1
 	}
