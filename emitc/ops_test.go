@@ -23,6 +23,8 @@ func TestOpsHost(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			opts := Options{Prefix: "op", Model: c.Name}
 			switch i % 3 {
+			case 0:
+				opts.WeightsSection = ".rodata.mcugen_weights"
 			case 1:
 				opts.ArenaExternal = true
 			case 2:
