@@ -166,7 +166,7 @@ func TestMLPerfFloat(t *testing.T) {
 					t.Skipf("reference interpreter lacks %s", n.Op)
 				}
 			}
-			checkModel(t, g, Options{Prefix: mm.dir}, 2, ins...)
+			checkModel(t, g, Options{Prefix: mm.dir}, 20, ins...)
 		})
 	}
 }
