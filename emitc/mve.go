@@ -69,6 +69,42 @@ MVE_INLINE void mve_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, int3
         w += ws;
     }
 }`)
+	add("mve_gemvb_s8", []string{"mve_include"}, `/* acc[j] += sum over i < n of x[i] * W[j][i], for j < m (a multiple of 4), with
+   W stored in blocks of 4 rows x 16 columns (zero-padded): the four weight
+   vectors of a block are consecutive, so the loop streams through w. */
+MVE_INLINE void mve_gemvb_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t m, int32_t n)
+{
+    const int32_t full = n & ~15;
+    int32_t j;
+    for (j = m >> 2; j > 0; --j) {
+        int32_t a0 = acc[0];
+        int32_t a1 = acc[1];
+        int32_t a2 = acc[2];
+        int32_t a3 = acc[3];
+        int32_t i;
+        for (i = 0; i < full; i += 16) {
+            const int8x16_t xv = vldrbq_s8(x + i);
+            a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w));
+            a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w + 16));
+            a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w + 32));
+            a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w + 48));
+            w += 64;
+        }
+        if (full < n) {
+            const int8x16_t xv = vldrbq_z_s8(x + full, vctp8q((uint32_t)(n - full)));
+            a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w));
+            a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w + 16));
+            a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w + 32));
+            a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w + 48));
+            w += 64;
+        }
+        acc[0] = a0;
+        acc[1] = a1;
+        acc[2] = a2;
+        acc[3] = a3;
+        acc += 4;
+    }
+}`)
 	add("mve_dwconv_s8", []string{"mve_include"}, `/* Depthwise taps, four channels per vector:
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch].
    3x3 taps are unrolled; only a last partial vector is predicated. */

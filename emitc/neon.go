@@ -100,6 +100,57 @@ static inline void neon_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, 
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif`)
+	add("neon_gemvb_s8", []string{"neon_include"}, `/* acc[j] += sum over i < n of x[i] * W[j][i], for j < m (a multiple of 4), with
+   W stored in blocks of 4 rows x 16 columns (zero-padded). */
+static inline void neon_gemvb_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t m, int32_t n)
+{
+    const int32_t full = n & ~15;
+    int32_t j;
+    for (j = m >> 2; j > 0; --j) {
+        int32x4_t a0 = vdupq_n_s32(0);
+        int32x4_t a1 = vdupq_n_s32(0);
+        int32x4_t a2 = vdupq_n_s32(0);
+        int32x4_t a3 = vdupq_n_s32(0);
+        int32_t s0, s1, s2, s3;
+        int32_t i;
+        for (i = 0; i < full; i += 16) {
+            const int8x16_t xv = vld1q_s8(x + i);
+            a0 = neon_dot_s8(a0, xv, vld1q_s8(w));
+            a1 = neon_dot_s8(a1, xv, vld1q_s8(w + 16));
+            a2 = neon_dot_s8(a2, xv, vld1q_s8(w + 32));
+            a3 = neon_dot_s8(a3, xv, vld1q_s8(w + 48));
+            w += 64;
+        }
+        i = full;
+        if (i + 8 <= n) {
+            const int8x8_t xv = vld1_s8(x + i);
+            a0 = vpadalq_s16(a0, vmull_s8(xv, vld1_s8(w)));
+            a1 = vpadalq_s16(a1, vmull_s8(xv, vld1_s8(w + 16)));
+            a2 = vpadalq_s16(a2, vmull_s8(xv, vld1_s8(w + 32)));
+            a3 = vpadalq_s16(a3, vmull_s8(xv, vld1_s8(w + 48)));
+            i += 8;
+        }
+        s0 = vaddvq_s32(a0);
+        s1 = vaddvq_s32(a1);
+        s2 = vaddvq_s32(a2);
+        s3 = vaddvq_s32(a3);
+        for (; i < n; ++i) {
+            const int32_t xi = x[i];
+            s0 += xi * w[i - full];
+            s1 += xi * w[16 + i - full];
+            s2 += xi * w[32 + i - full];
+            s3 += xi * w[48 + i - full];
+        }
+        if (full < n) {
+            w += 64;
+        }
+        acc[0] += s0;
+        acc[1] += s1;
+        acc[2] += s2;
+        acc[3] += s3;
+        acc += 4;
+    }
+}`)
 	add("neon_dwconv_s8", []string{"neon_include"}, `/* Depthwise taps, eight channels per step (SMLAL):
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch]. */
 static inline void neon_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,

@@ -14,6 +14,10 @@ import (
 const (
 	// KGemv(acc *i32, x *i8, w *i8, ws, m, n): acc[j] += Σ_{i<n} x[i]·w[j·ws+i] for j < m.
 	KGemv = "gemv_s8"
+	// KGemvB(acc *i32, x *i8, wb *i8, m, n): KGemv over weights stored in
+	// blocks of 4 rows × 16 columns (see BlockWeights), m a multiple of 4:
+	// acc[j] += Σ_{i<n} x[i]·wb[((j/4)·⌈n/16⌉ + i/16)·64 + (j%4)·16 + i%16].
+	KGemvB = "gemvb_s8"
 	// KDwConv(acc *i32, x *i8, xkh, xkw, w *i8, kh, kw, c):
 	// acc[ch] += Σ_{a<kh, b<kw} x[a·xkh + b·xkw + ch]·w[(a·kw+b)·c + ch] for ch < c.
 	KDwConv = "dwconv_s8"
@@ -32,7 +36,7 @@ var SIMDPrefixes = []string{"mve", "neon"}
 
 func init() {
 	for _, p := range SIMDPrefixes {
-		for _, k := range []string{KGemv, KDwConv, KRequant, KCopy8, KCopy32, KFill8} {
+		for _, k := range []string{KGemv, KGemvB, KDwConv, KRequant, KCopy8, KCopy32, KFill8} {
 			name := p + "_" + k
 			extIntrinsics[name] = func(a []val) val {
 				v, _ := simdIntrinsic(name, k, a)
@@ -60,6 +64,16 @@ func simdIntrinsic(name, k string, a []val) (val, bool) {
 			var s int64
 			for i := int64(0); i < n; i++ {
 				s += *at(x, i) * *at(w, j*ws+i)
+			}
+			add(at(acc, j), s)
+		}
+	case KGemvB:
+		acc, x, w, m, n := a[0], a[1], a[2], a[3].i, a[4].i
+		chunks := (n + 15) / 16
+		for j := int64(0); j < m; j++ {
+			var s int64
+			for i := int64(0); i < n; i++ {
+				s += *at(x, i) * *at(w, ((j/4)*chunks+i/16)*64+(j%4)*16+i%16)
 			}
 			add(at(acc, j), s)
 		}
@@ -141,4 +155,18 @@ func VectorRequant(a, m, shift int32) int32 {
 		s = math.MinInt32
 	}
 	return VRSHL(int32(s), r)
+}
+
+// BlockWeights lays out rows j < m (row j at w[j·ws ...], n values each) in
+// the order KGemvB reads them: blocks of 4 rows × 16 columns, the last
+// column block zero-padded.
+func BlockWeights(w []int64, ws, m, n int) []int64 {
+	chunks := (n + 15) / 16
+	out := make([]int64, (m/4)*chunks*64)
+	for j := 0; j < m; j++ {
+		for i := 0; i < n; i++ {
+			out[((j/4)*chunks+i/16)*64+(j%4)*16+i%16] = w[j*ws+i]
+		}
+	}
+	return out
 }

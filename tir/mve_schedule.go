@@ -59,6 +59,7 @@ type simdParts struct {
 	xo       int64    // input offset added to x in the reduction
 	dw       bool     // depthwise
 	convVars []string // reduction loop names
+	blocked  bool     // knob weight_blocked
 }
 
 func findParts(f *PrimFunc) (p *simdParts, err error) {
@@ -209,7 +210,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		mode := kn("window", 0)
 		if mode == 0 {
 			mode = 1
-			if !p.dw && kw*cin < 16 {
+			if !p.dw && kw*cin < knob(f, "pixel_window_below", 1024) {
 				mode = 2
 			}
 			f.Knobs["window"] = mode
@@ -278,6 +279,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	if !p.dw {
 		p.red = fuseContiguous(p.red)
 	}
+	p.blocked = kn("weight_blocked", 1) != 0
 	body, err := blockChannels(p, prefix)
 	if err != nil {
 		return nil, err
@@ -622,7 +624,7 @@ func blockChannels(p *simdParts, prefix string) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	red = tensorizeReduction(red, v2, accv, prefix, p.dw)
+	red = tensorizeReduction(red, v2, accv, prefix, p.dw, p.blocked)
 	// Epilogue.
 	v3, outB := fresh(p.out)
 	outS := retarget(outB, v3)
@@ -657,7 +659,7 @@ func moveChannelLoop(red Stmt, c *Var, m int64, dw bool) (Stmt, error) {
 
 // tensorizeReduction replaces the channel × tap-row nest with gemv, or the
 // depthwise taps × channels nest with dwconv, where the indices allow.
-func tensorizeReduction(red Stmt, c *Var, accv *Buffer, prefix string, dw bool) Stmt {
+func tensorizeReduction(red Stmt, c *Var, accv *Buffer, prefix string, dw, blocked bool) Stmt {
 	if dw {
 		return tensorizeDW(red, c, accv, prefix)
 	}
@@ -702,6 +704,14 @@ func tensorizeReduction(red Stmt, c *Var, accv *Buffer, prefix string, dw bool) 
 			return s
 		}
 		m, _ := IsConst(l.Extent)
+		if w0c, ok := IsConst(w0); ok && w0c == 0 && m%4 == 0 && blocked && w.Buf.Scope == ScopeConst && w.Buf.Data != nil {
+			// Knob weight_blocked: the weights reordered at compile time into
+			// the 4-row × 16-column blocks the micro-kernel streams through.
+			vals := BlockWeights(w.Buf.Data.I, int(wsC), int(m), int(n))
+			wb := constBuf(w.Buf.Name+"_blk4x16", I8, []int{len(vals)}, vals)
+			return &Evaluate{X: Call(prefix+"_"+KGemvB, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb},
+				&Ptr{Buf: wb, Index: C(0)}, C(m), C(n))}
+		}
 		return &Evaluate{X: Call(prefix+"_"+KGemv, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb},
 			&Ptr{Buf: w.Buf, Index: w0}, C(wsC), C(m), C(n))}
 	}, nil)
