@@ -52,6 +52,7 @@ func (l *lowerer) run() (*Module, error) {
 		return nil, fmt.Errorf("tir: the plan has no node order")
 	}
 	fusedInto := l.fuseActivations(order)
+	lutInto := l.fuseTables(order, fusedInto)
 	seen := map[*Buffer]bool{}
 	for step, ni := range order {
 		if ni < 0 || ni >= len(g.Nodes) {
@@ -60,6 +61,9 @@ func (l *lowerer) run() (*Module, error) {
 		n := g.Nodes[ni]
 		if _, ok := fusedInto[n]; ok && fusedInto[n] == nil {
 			continue // fused into its producer
+		}
+		if c, ok := lutInto[n]; ok && c == nil {
+			continue // a table applied in its producer's stores
 		}
 		if n.Op == graph.Reshape {
 			wi, err1 := l.where(n.Inputs[0])
@@ -71,6 +75,11 @@ func (l *lowerer) run() (*Module, error) {
 		f, err := l.kernel(n, fusedInto[n], len(m.Funcs))
 		if err != nil {
 			return nil, err
+		}
+		if c := lutInto[n]; c != nil {
+			if f, err = l.applyTable(f, n, c); err != nil {
+				return nil, err
+			}
 		}
 		call := &KernelCall{Func: f}
 		for _, p := range f.Params {
@@ -357,4 +366,100 @@ func Flatten(f *PrimFunc) *PrimFunc {
 		return e
 	})
 	return &g
+}
+
+// tableOps are the element-wise ops whose 8-bit integer form is a lookup
+// table (see computeUnary).
+var tableOps = map[graph.Op]bool{
+	graph.Relu: true, graph.Clip: true, graph.LeakyRelu: true, graph.Sigmoid: true, graph.Tanh: true,
+	graph.HardSwish: true, graph.HardSigmoid: true, graph.Quantize: true, graph.Dequantize: true,
+}
+
+// fuseTables finds 8-bit element-wise table ops whose input comes from a
+// kernel-producing node and is read by nothing else: the table is applied
+// as the producer stores each element, and the intermediate tensor is never
+// written. It maps the producer to the table node and the table node to nil.
+func (l *lowerer) fuseTables(order []int, fused map[*graph.Node]*graph.Node) map[*graph.Node]*graph.Node {
+	g := l.g
+	out := map[*graph.Node]*graph.Node{}
+	prod := g.Producers()
+	cons := g.Consumers()
+	isOut := map[string]bool{}
+	for _, o := range g.Outputs {
+		isOut[o] = true
+	}
+	for _, ni := range order {
+		c := g.Nodes[ni]
+		if !tableOps[c.Op] || len(c.Inputs) != 1 || len(c.Outputs) != 1 {
+			continue
+		}
+		xt, yt := g.Tensor(c.Inputs[0]), g.Tensor(c.Outputs[0])
+		p := prod[c.Inputs[0]]
+		if xt == nil || yt == nil || p == nil || (xt.DType != graph.Int8 && xt.DType != graph.UInt8) {
+			continue
+		}
+		if isOut[xt.Name] || len(cons[xt.Name]) != 1 || xt.NumElements() != yt.NumElements() || len(p.Outputs) != 1 {
+			continue
+		}
+		if _, taken := out[p]; taken || p.Op == graph.Reshape {
+			continue
+		}
+		if _, f := fused[p]; f {
+			continue
+		}
+		if _, f := fused[c]; f {
+			continue
+		}
+		out[p] = c
+		out[c] = nil
+	}
+	return out
+}
+
+// applyTable makes kernel f (of node p) store table[v] instead of v, into
+// the output of table node c.
+func (l *lowerer) applyTable(f *PrimFunc, p, c *graph.Node) (*PrimFunc, error) {
+	xt, yt := l.g.Tensor(c.Inputs[0]), l.g.Tensor(c.Outputs[0])
+	var old *Buffer
+	for _, b := range f.Params {
+		if b.Tensor == xt.Name && b.Writes {
+			old = b
+		}
+	}
+	readsOld := false
+	VisitExprs(f.Body, func(e Expr) {
+		if ld, ok := e.(*Load); ok && ld.Buf == old {
+			readsOld = true
+		}
+	})
+	if old == nil || readsOld {
+		return nil, fmt.Errorf("tir: node %q (%s): cannot apply the table of %q in its stores", p.Name, p.Op, c.Name)
+	}
+	k := &kctx{g: l.g, n: c, f: f, params: map[string]*Buffer{}}
+	table, err := k.table(c, xt, yt, "")
+	if err != nil {
+		return nil, err
+	}
+	table.Name = f.Name + "_" + opName(c.Op) + "_table"
+	nb := NewBuffer(cname(yt.Name), yt.DType, []int{yt.NumElements()}, ScopeParam)
+	nb.Tensor, nb.Writes = yt.Name, true
+	lo, _ := xt.DType.Range()
+	g := *f
+	g.Params = make([]*Buffer, len(f.Params))
+	for i, b := range f.Params {
+		g.Params[i] = b
+		if b == old {
+			g.Params[i] = nb
+		}
+	}
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		st, ok := s.(*Store)
+		if !ok || st.Buf != old {
+			return s
+		}
+		idx := &Load{Buf: table, Indices: []Expr{Sub(CastTo(I32, st.Value), C(lo))}, Flat: true}
+		return &Store{Buf: nb, Indices: st.Indices, Value: idx, Flat: st.Flat}
+	}, nil)
+	g.Node = f.Node + " + " + c.Name
+	return Simplify(&g), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/memplan"
 	"github.com/mcugen/mcugen/tir"
+	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
 // TestLowerErrors: malformed graphs give errors that name the node, never panics.
@@ -52,5 +53,35 @@ func TestLowerErrors(t *testing.T) {
 	}
 	if _, err := tir.TargetByName("no-such-target"); err == nil {
 		t.Error("unknown target accepted")
+	}
+}
+
+// TestTableFusion: an int8 sigmoid after a conv (and a tanh after an add)
+// becomes a table applied in the producer's stores: two kernels, not four.
+func TestTableFusion(t *testing.T) {
+	cases, err := tirtest.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if c.Name != "conv_then_table_s8" {
+			continue
+		}
+		opt := memplan.DefaultOptions()
+		opt.InPlaceOK = tir.InPlaceOK
+		plan, err := memplan.Build(c.Graph, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tir.Lower(c.Graph, plan, *tir.Generic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Funcs) != 2 || !strings.Contains(m.Funcs[0].Node, "Sigmoid") || !strings.Contains(m.Funcs[1].Node, "Tanh") {
+			for _, f := range m.Funcs {
+				t.Logf("kernel %s: %s", f.Name, f.Node)
+			}
+			t.Fatalf("%d kernels, want conv+sigmoid and add+tanh", len(m.Funcs))
+		}
 	}
 }

@@ -271,6 +271,15 @@ var builders = []struct {
 			Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "half_pixel"}})
 		return b.done(y)
 	}},
+	{"conv_then_table", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 5, 5, 3}, 0.05, 1)
+		c := b.node(graph.Conv2D, conv(1, 1, 1, graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, graph.ActNone), 0.08, 2,
+			x, b.weights("w", []int{4, 3, 3, 3}), b.bias("b", 4))
+		s := b.node(graph.Sigmoid, nil, 1.0/256, -128, c)
+		a := b.node(graph.Add, nil, 0.05, 0, x, x)
+		h := b.node(graph.Tanh, nil, 1.0/128, 0, a)
+		return b.done(s, h)
+	}},
 	{"quantize", true, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 7}, 0, 0)
 		q := b.act(0, 0)
