@@ -6,10 +6,10 @@ package tir
 // channel quad the taps are unrolled, each one a dsp_dw4_s8 call guarded by
 // its padding check, and the four results are requantized in the epilogue.
 // Knob unroll_taps (default 1) unrolls the kernel window; knob partition
-// (bit 0: columns, bit 1: rows; default 3) splits the output into border and
+// (bit 0: columns, bit 1: rows; default 0, for flash) splits the output into border and
 // interior so the interior runs without padding checks.
 func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
-	unroll, part := knob(f, "unroll_taps", 1), knob(f, "partition", 1)
+	unroll, part := knob(f, "unroll_taps", 1), knob(f, "partition", 0)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)

@@ -257,7 +257,9 @@ func unrollFor(want, k4 int) int {
 // every block of block_oc channels is one micro-kernel call over the
 // compile-time packed int16 weights, with the requantization fused into
 // its epilogue. Knobs: block_px (1 or 2), block_oc (1, 2 or 4), unroll_k
-// (1 or 2 groups of four k per micro-kernel iteration).
+// (1, 2 or 4 groups of four k per micro-kernel iteration), partition (bit
+// 0: pixel blocks, bit 1: rows; the interior fills the im2col buffer
+// without padding checks).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 4)
 	a, err := parseAccNest(f)
@@ -278,6 +280,13 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	KH, KW, Cg := re[0], re[1], re[2]
 	K := KH * KW * Cg
 	K4 := (K + 3) / 4 * 4
+	// Row partition pays where the im2col fill checks every element (a
+	// channel count that is not a multiple of 4); elsewhere it only adds code.
+	part := 0
+	if Cg%4 != 0 {
+		part = 2
+	}
+	part = knob(f, "partition", part)
 	w := a.w.Buf
 	if !isBlock(bpx, boc) || !rowMajor(w) || len(w.Shape) != 4 || w.Shape[0] != Cout || w.Len() != Cout*K ||
 		usesVar(a.x, ocV) || (a.cond != nil && usesVar(a.cond, icV)) {
@@ -356,7 +365,14 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	g := *f
 	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(rowBody...)}}
-	return &g, nil
+	h := &g
+	if part&1 != 0 && a.cond != nil {
+		h = PartitionLoop(h, "ow_o")
+	}
+	if part&2 != 0 && a.cond != nil {
+		h = PartitionLoop(h, ohV.Name)
+	}
+	return h, nil
 }
 
 func isBlock(r, c int) bool {
