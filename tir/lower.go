@@ -77,8 +77,14 @@ func (l *lowerer) run() (*Module, error) {
 			return nil, err
 		}
 		if c := lutInto[n]; c != nil {
-			if f, err = l.applyTable(f, n, c); err != nil {
+			g, ok, err := l.applyTable(f, n, c)
+			switch {
+			case err != nil:
 				return nil, err
+			case ok:
+				f = g
+			default:
+				delete(lutInto, c) // the schedule writes through pointers: lower c on its own
 			}
 		}
 		call := &KernelCall{Func: f}
@@ -417,8 +423,9 @@ func (l *lowerer) fuseTables(order []int, fused map[*graph.Node]*graph.Node) map
 }
 
 // applyTable makes kernel f (of node p) store table[v] instead of v, into
-// the output of table node c.
-func (l *lowerer) applyTable(f *PrimFunc, p, c *graph.Node) (*PrimFunc, error) {
+// the output of table node c. It reports false when f touches its output
+// other than by plain stores (a target intrinsic writing through a pointer).
+func (l *lowerer) applyTable(f *PrimFunc, p, c *graph.Node) (*PrimFunc, bool, error) {
 	xt, yt := l.g.Tensor(c.Inputs[0]), l.g.Tensor(c.Outputs[0])
 	var old *Buffer
 	for _, b := range f.Params {
@@ -426,19 +433,22 @@ func (l *lowerer) applyTable(f *PrimFunc, p, c *graph.Node) (*PrimFunc, error) {
 			old = b
 		}
 	}
-	readsOld := false
+	other := false
 	VisitExprs(f.Body, func(e Expr) {
-		if ld, ok := e.(*Load); ok && ld.Buf == old {
-			readsOld = true
+		switch x := e.(type) {
+		case *Load:
+			other = other || x.Buf == old
+		case *Ptr:
+			other = other || x.Buf == old
 		}
 	})
-	if old == nil || readsOld {
-		return nil, fmt.Errorf("tir: node %q (%s): cannot apply the table of %q in its stores", p.Name, p.Op, c.Name)
+	if old == nil || other {
+		return nil, false, nil
 	}
 	k := &kctx{g: l.g, n: c, f: f, params: map[string]*Buffer{}}
 	table, err := k.table(c, xt, yt, "")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	table.Name = f.Name + "_" + opName(c.Op) + "_table"
 	nb := NewBuffer(cname(yt.Name), yt.DType, []int{yt.NumElements()}, ScopeParam)
@@ -461,5 +471,5 @@ func (l *lowerer) applyTable(f *PrimFunc, p, c *graph.Node) (*PrimFunc, error) {
 		return &Store{Buf: nb, Indices: st.Indices, Value: idx, Flat: st.Flat}
 	}, nil)
 	g.Node = f.Node + " + " + c.Name
-	return Simplify(&g), nil
+	return Simplify(&g), true, nil
 }
