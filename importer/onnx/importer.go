@@ -291,6 +291,11 @@ func (im *importer) run(og *Graph) error {
 		im.g.Outputs = append(im.g.Outputs, name)
 	}
 	im.g.Prune()
+	// The importer's contract: a graph it returns is valid (finite
+	// constants, usable quantization, positive shapes, ...).
+	if err := graph.Validate(im.g); err != nil {
+		return fmt.Errorf("the imported graph is not valid: %w", err)
+	}
 	return nil
 }
 
