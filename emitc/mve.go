@@ -171,6 +171,30 @@ MVE_INLINE void mve_requant_s8(int8_t *y, const int32_t *acc, const int32_t *mul
         vstrbq_p_s32(y + i, mve_requant_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, lo, hi), p);
     }
 }`)
+	add("mve_requantr_s8", []string{"mve_include"}, `/* mve_requant_s8 for shifts <= 0 (no left shift): shift[i] is -right. */
+MVE_INLINE int32x4_t mve_requantr_x4(int32x4_t v, int32x4_t m, int32x4_t r, int32_t zp, int32x4_t lo, int32x4_t hi)
+{
+    v = vqrdmulhq_s32(v, m);
+    v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    v = vrshlq_s32(v, r);
+    v = vaddq_n_s32(v, zp);
+    return vminq_s32(vmaxq_s32(v, lo), hi);
+}
+
+MVE_INLINE void mve_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mult, const int32_t *shift,
+                                int32_t n, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int32x4_t vlo = vdupq_n_s32(lo);
+    const int32x4_t vhi = vdupq_n_s32(hi);
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vstrbq_s32(y + i, mve_requantr_x4(vldrwq_s32(acc + i), vldrwq_s32(mult + i), vldrwq_s32(shift + i), zp, vlo, vhi));
+    }
+    if (i < n) {
+        const mve_pred16_t p = vctp32q((uint32_t)(n - i));
+        vstrbq_p_s32(y + i, mve_requantr_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, vlo, vhi), p);
+    }
+}`)
 	add("mve_copy_s8", []string{"mve_include"}, `MVE_INLINE void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     int32_t i = 0;

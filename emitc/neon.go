@@ -216,6 +216,13 @@ static inline void neon_requant_s8(int8_t *y, const int32_t *acc, const int32_t 
         y[i] = (int8_t)(v > hi ? hi : v);
     }
 }`)
+	add("neon_requantr_s8", []string{"neon_requant_s8"}, `/* neon_requant_s8 for shifts <= 0 (same results; the compiler folds the
+   left shift away only when it can see the table). */
+static inline void neon_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mult, const int32_t *shift,
+                                    int32_t n, int32_t zp, int32_t lo, int32_t hi)
+{
+    neon_requant_s8(y, acc, mult, shift, n, zp, lo, hi);
+}`)
 	add("neon_copy_s8", nil, `static inline void neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     memcpy(dst, src, (size_t)n);

@@ -24,6 +24,8 @@ const (
 	// KRequant(y *i8, acc *i32, mult *i32, shift *i32, n, zp, lo, hi):
 	// y[i] = clamp(MultiplyByQuantizedMultiplier(acc[i], mult[i], shift[i]) + zp, lo, hi).
 	KRequant = "requant_s8"
+	// KRequantR is KRequant for shift tables with no positive (left) shift.
+	KRequantR = "requantr_s8"
 	// KCopy8(dst *i8, src *i8, n) and KCopy32(dst *i32, src *i32, n): dst[i] = src[i].
 	KCopy8  = "copy_s8"
 	KCopy32 = "copy_s32"
@@ -36,7 +38,7 @@ var SIMDPrefixes = []string{"mve", "neon"}
 
 func init() {
 	for _, p := range SIMDPrefixes {
-		for _, k := range []string{KGemv, KGemvB, KDwConv, KRequant, KCopy8, KCopy32, KFill8} {
+		for _, k := range []string{KGemv, KGemvB, KDwConv, KRequant, KRequantR, KCopy8, KCopy32, KFill8} {
 			name := p + "_" + k
 			extIntrinsics[name] = func(a []val) val {
 				v, _ := simdIntrinsic(name, k, a)
@@ -88,7 +90,7 @@ func simdIntrinsic(name, k string, a []val) (val, bool) {
 			}
 			add(at(acc, ch), s)
 		}
-	case KRequant:
+	case KRequant, KRequantR:
 		y, acc, mult, shift, n, zp, lo, hi := a[0], a[1], a[2], a[3], a[4].i, a[5].i, a[6].i, a[7].i
 		for i := int64(0); i < n; i++ {
 			v := int64(RequantQ(int32(*at(acc, i)), int32(*at(mult, i)), int32(*at(shift, i)))) + zp

@@ -830,7 +830,16 @@ func tensorizeRequant(st *Store, c *Var, m int64, accv *Buffer, prefix string) S
 	if !ok1 || !ok2 || !ok3 || ys != 1 {
 		return loop
 	}
-	return &Evaluate{X: Call(prefix+"_"+KRequant, I32, &Ptr{Buf: st.Buf, Index: yb}, &Ptr{Buf: accv, Index: C(0)}, mp, sp,
+	kernel := KRequant
+	if sb := sp.(*Ptr).Buf; sb.Data != nil {
+		kernel = KRequantR
+		for _, v := range sb.Data.I {
+			if v > 0 {
+				kernel = KRequant
+			}
+		}
+	}
+	return &Evaluate{X: Call(prefix+"_"+kernel, I32, &Ptr{Buf: st.Buf, Index: yb}, &Ptr{Buf: accv, Index: C(0)}, mp, sp,
 		C(m), C(zp), C(lo), C(hi))}
 }
 
