@@ -21,6 +21,9 @@ var DSP = &Target{Name: "dsp", Schedules: map[string]ScheduleFunc{
 	"conv2d":           scheduleConvDSP,
 	"fully_connected":  scheduleFCDSP,
 	"depthwise_conv2d": scheduleDepthwiseDSP,
+	"add":              scheduleElemDSP,
+	"sub":              scheduleElemDSP,
+	"mul":              scheduleElemDSP,
 }}
 
 func init() { RegisterTarget(DSP) }

@@ -180,3 +180,30 @@ func TestDSPRequantRounding(t *testing.T) {
 		}
 	}
 }
+
+// int8Binary builds one int8 element-wise node (TFLite quantization).
+func int8Binary(op graph.Op) (*graph.Graph, *graph.Node) {
+	g := graph.New("bin", "tflite")
+	q := func(s float32, z int32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{z}} }
+	g.AddTensor(&graph.Tensor{Name: "a", DType: graph.Int8, Shape: []int{1, 3, 4, 8}, Quant: q(0.07, -128)})
+	g.AddTensor(&graph.Tensor{Name: "b", DType: graph.Int8, Shape: []int{1, 3, 4, 8}, Quant: q(0.05, 4)})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, 3, 4, 8}, Quant: q(0.1, -9)})
+	n := g.AddNode(&graph.Node{Name: "bin", Op: op, Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: &graph.BinaryAttrs{Act: graph.ActRelu}})
+	g.Inputs, g.Outputs = []string{"a", "b"}, []string{"y"}
+	return g, n
+}
+
+func TestDSPElementwiseTablesKeepResults(t *testing.T) {
+	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul} {
+		g, n := int8Binary(op)
+		f := computeFunc(t, g, n)
+		s := dspSchedule(t, computeFunc(t, g, n), nil)
+		if !usesIntrinsic(s, "dsp_requant_s8") {
+			t.Errorf("%s: output stage not rewritten:\n%s", op, s)
+		}
+		if op != graph.Mul && len(s.Consts()) < 2 {
+			t.Errorf("%s: no input tables:\n%s", op, s)
+		}
+		sameResult(t, string(op), Finalize(f), s)
+	}
+}
