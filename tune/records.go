@@ -198,6 +198,11 @@ func (rs *Records) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("tuning records %s: %w", path, err)
 	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("tuning records %s: %w", path, err)
+	}
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
