@@ -21,10 +21,13 @@ func init() {
 	}
 	add("dsp_acle", nil, `#include <arm_acle.h>
 
-/* Rotate right by 8 (gcc folds it into SXTB16's ROR operand). */
-static inline int32_t dsp_ror8(int32_t v)
+/* SXTAB16 of the odd bytes: the instruction's own ROR #8 operand, which
+   gcc does not fold from a C rotate. */
+static inline int32_t dsp_sxtab16_ror8(int32_t a, int32_t b)
 {
-    return (int32_t)(((uint32_t)v >> 8) | ((uint32_t)v << 24));
+    int32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(b));
+    return r;
 }
 
 /* Two adjacent words in one LDRD (gcc does not pair the loads itself). */
@@ -50,7 +53,7 @@ static inline void dsp_widen_s8(int32_t *dst, const int8_t *src, int32_t n, int3
     for (g = 0; g < n / 4; ++g) {
         const int32_t v = dsp_read32(src + 4 * g);
         dst[2 * g] = __sxtab16(o, v);
-        dst[2 * g + 1] = __sxtab16(o, dsp_ror8(v));
+        dst[2 * g + 1] = dsp_sxtab16_ror8(o, v);
     }
 }`)
 	add(tir.IntrDSPDW4, []string{"dsp_acle"}, `/* acc[0] += (x[0] + xo) * lo(w[0]), acc[2] += (x[2] + xo) * hi(w[0]),
@@ -60,37 +63,21 @@ static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, i
     const int32_t o = (int32_t)(((uint32_t)xo << 16) | ((uint32_t)xo & 0xffffu));
     const int32_t xv = dsp_read32(x);
     const int32_t x02 = __sxtab16(o, xv);
-    const int32_t x13 = __sxtab16(o, dsp_ror8(xv));
+    const int32_t x13 = dsp_sxtab16_ror8(o, xv);
     acc[0] = __smlabb(x02, w[0], acc[0]);
     acc[2] = __smlatt(x02, w[0], acc[2]);
     acc[1] = __smlabb(x13, w[1], acc[1]);
     acc[3] = __smlatt(x13, w[1], acc[3]);
 }`)
-	add(tir.IntrDSPRequant, []string{"dsp_acle"}, `/* clamp(requant(x, m, -e) + zp, lo, hi) for a right shift e in [1, 23],
-   half = 2^(e-1) and m != INT32_MIN: SaturatingRoundingDoublingHighMul is then
-   (x*m + 2^30) >> 31, and the rounding divide uses a saturating add (where
-   it saturates, both it and RoundingDivideByPOT give at least 255, which
-   clamps to hi). |r| <= 2^30, so r + zp does not overflow; SSAT does the
-   int8 clamp and the tests on lo and hi fold away for the full range. */
-static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int32_t e, int32_t half, int32_t zp, int32_t lo, int32_t hi)
+	add(tir.IntrDSPRequant, []string{"dsp_acle"}, `/* clamp(requant(x, m, -(e1 + 1)) + zp, lo, hi) for m >= 0, with
+   k0 = 2^30 + 2^(31 + e1): TFLite's two roundings folded into one SMLAL,
+   a sign correction and a shift of the high word (tir/dsp_intrin.go has
+   the derivation). SSAT does the int8 clamp; the tests on lo and hi fold
+   away for the full range. */
+static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zp, int32_t lo, int32_t hi)
 {
-    const int32_t v = (int32_t)(((int64_t)x * m + (INT64_C(1) << 30)) >> 31);
-    const int32_t r = (__qadd(v, half) + (v >> 31)) >> e;
-    int32_t y = __ssat(r + zp, 8);
-    if (lo > -128 && y < lo) {
-        y = lo;
-    }
-    if (hi < 127 && y > hi) {
-        y = hi;
-    }
-    return y;
-}`)
-	add(tir.IntrDSPRequantWide, []string{"dsp_acle", "rdivpot"}, `/* dsp_requant_s8 for any right shift e in [1, 31]. */
-static inline int32_t dsp_requant_s8_wide(int32_t x, int32_t m, int32_t e, int32_t half, int32_t zp, int32_t lo, int32_t hi)
-{
-    const int32_t v = (int32_t)(((int64_t)x * m + (INT64_C(1) << 30)) >> 31);
-    const int32_t r = e > 23 ? rdivpot(v, e) : (__qadd(v, half) + (v >> 31)) >> e;
-    int32_t y = __ssat(r + zp, 8);
+    const int64_t t = (int64_t)x * m + k0 - (int64_t)((uint32_t)x & 0x80000000u);
+    int32_t y = __ssat(((int32_t)(t >> 32) >> e1) + zp, 8);
     if (lo > -128 && y < lo) {
         y = lo;
     }

@@ -62,21 +62,23 @@ var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}}
 // multiplies with __smlabb/__smlatt.
 const IntrDSPDW4 = "dsp_dw4_s8"
 
-// IntrDSPRequant is the int8 output stage with a right shift e in [1, 23]
-// and a multiplier m != INT32_MIN:
+// IntrDSPRequant is the int8 output stage for a right shift e in [1, 31]
+// and a multiplier m >= 0:
 //
-//	dsp_requant_s8(x, m, e, half, zp, lo, hi) = clamp(requant(x, m, −e) + zp, lo, hi)
+//	dsp_requant_s8(x, m, k0, e1, zp, lo, hi) = clamp(requant(x, m, −e) + zp, lo, hi)
 //
-// with TFLite's double rounding (IntrRequant), half = 2^(e−1) (a table
-// beside the shifts, so the kernel does not compute it) and
-// −128 <= lo <= hi <= 127. The C rounds with a saturating add; for e <= 23
-// that differs from RoundingDivideByPOT only where both results clamp to hi.
-// IntrDSPRequantWide is the same for any e in [1, 31]: channels with e > 23
-// take RoundingDivideByPOT.
-const (
-	IntrDSPRequant     = "dsp_requant_s8"
-	IntrDSPRequantWide = "dsp_requant_s8_wide"
-)
+// with TFLite's double rounding (IntrRequant), e1 = e − 1, the 64-bit
+// constant k0 = 2^30 + 2^(30+e) and −128 <= lo <= hi <= 127. Both roundings
+// fold into one: with v = SRDHM(x, m) = ⌊(x·m + 2^30) / 2^31⌋ and
+// RoundingDivideByPOT(v, e) = ⌊(v + 2^(e−1) − [v<0]) / 2^e⌋ (and [v<0] may
+// be read as [x<0]: they differ only where v = 0, which rounds to 0 either
+// way), the result is ⌊(x·m + k0 − [x<0]·2^31) / 2^(32+e1)⌋: one SMLAL, a
+// sign correction and a shift of the high word. k0 and e1 are per-channel
+// tables (or constants) made at compile time.
+const IntrDSPRequant = "dsp_requant_s8"
+
+// dspRequantK0 is k0 for right shift e.
+func dspRequantK0(e int64) int64 { return 1<<30 + 1<<(30+e) }
 
 func init() {
 	for _, b := range DSPMacBlocks {
@@ -136,14 +138,12 @@ func init() {
 		}
 		return val{}
 	}
-	for name, maxE := range map[string]int32{IntrDSPRequant: 23, IntrDSPRequantWide: 31} {
-		extIntrinsics[name] = func(a []val) val {
-			x, m, e, half, zp, lo, hi := int32(a[0].i), int32(a[1].i), int32(a[2].i), a[3].i, a[4].i, a[5].i, a[6].i
-			if e < 1 || e > maxE || half != 1<<(e-1) || m == math.MinInt32 || lo < -128 || hi > 127 || lo > hi {
-				panic(fmt.Sprintf("%s: shift %d, half %d, multiplier %d, range [%d, %d]", name, e, half, m, lo, hi))
-			}
-			return val{i: min(max(int64(RequantQ(x, m, -e))+zp, lo), hi)}
+	extIntrinsics[IntrDSPRequant] = func(a []val) val {
+		x, m, k0, e1, zp, lo, hi := int32(a[0].i), int32(a[1].i), a[2].i, a[3].i, a[4].i, a[5].i, a[6].i
+		if e1 < 0 || e1 > 30 || k0 != dspRequantK0(e1+1) || m < 0 || lo < -128 || hi > 127 || lo > hi {
+			panic(fmt.Sprintf("%s: shift %d, k0 %d, multiplier %d, range [%d, %d]", IntrDSPRequant, e1+1, k0, m, lo, hi))
 		}
+		return val{i: min(max(int64(RequantQ(x, m, -int32(e1)-1))+zp, lo), hi)}
 	}
 }
 

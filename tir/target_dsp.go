@@ -2,7 +2,6 @@ package tir
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/mcugen/mcugen/graph"
@@ -464,8 +463,8 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 
 // fastRequant rewrites the int8 output stage
 // int8(min(max(requant(acc, m, s) + zp, lo), hi)) as dsp_requant_s8 when
-// every shift is a right shift in [1, 23] (dsp_requant_s8_wide up to 31);
-// per-channel shift tables become tables of e = −s and of 2^(e−1) at
+// every shift is a right shift (s in [−31, −1]) and every multiplier is
+// non-negative; per-channel shift tables become tables of k0 and e − 1 at
 // compile time. Other stores are returned unchanged.
 func fastRequant(st *Store) *Store {
 	cast, ok := st.Value.(*Cast)
@@ -494,50 +493,43 @@ func fastRequant(st *Store) *Store {
 	if !ok1 || !ok2 || !ok3 || lo < -128 || hi > 127 || lo > hi {
 		return st
 	}
-	name := IntrDSPRequant
-	var e, half Expr
+	var k0, e1 Expr
 	switch s := rq.Args[2].(type) {
 	case *IntImm:
 		if s.V > -1 || s.V < -31 {
 			return st
 		}
-		if s.V < -23 {
-			name = IntrDSPRequantWide
-		}
-		e, half = C(-s.V), C(1<<(-s.V-1))
+		k0, e1 = &IntImm{T: I64, V: dspRequantK0(-s.V)}, C(-s.V-1)
 	case *Load:
 		if s.Buf.Scope != ScopeConst || s.Buf.Data == nil {
 			return st
 		}
-		neg := make([]int64, len(s.Buf.Data.I))
-		halves := make([]int64, len(neg))
+		ks := make([]int64, len(s.Buf.Data.I))
+		es := make([]int64, len(ks))
 		for i, v := range s.Buf.Data.I {
 			if v > -1 || v < -31 {
 				return st
 			}
-			if v < -23 {
-				name = IntrDSPRequantWide
-			}
-			neg[i], halves[i] = -v, 1<<(-v-1)
+			ks[i], es[i] = dspRequantK0(-v), -v-1
 		}
-		e = &Load{Buf: constBuf(s.Buf.Name+"_rshift", I32, s.Buf.Shape, neg), Indices: s.Indices, Flat: s.Flat}
-		half = &Load{Buf: constBuf(s.Buf.Name+"_half", I32, s.Buf.Shape, halves), Indices: s.Indices, Flat: s.Flat}
+		k0 = &Load{Buf: constBuf(s.Buf.Name+"_k0", I64, s.Buf.Shape, ks), Indices: s.Indices, Flat: s.Flat}
+		e1 = &Load{Buf: constBuf(s.Buf.Name+"_e1", I32, s.Buf.Shape, es), Indices: s.Indices, Flat: s.Flat}
 	default:
 		return st
 	}
 	switch m := rq.Args[1].(type) {
 	case *IntImm:
-		if m.V == math.MinInt32 {
+		if m.V < 0 {
 			return st
 		}
 	case *Load:
-		if m.Buf.Scope != ScopeConst || m.Buf.Data == nil || slices.Contains(m.Buf.Data.I, math.MinInt32) {
+		if m.Buf.Scope != ScopeConst || m.Buf.Data == nil || slices.Min(m.Buf.Data.I) < 0 {
 			return st
 		}
 	default:
 		return st
 	}
-	v := Call(name, I32, rq.Args[0], rq.Args[1], e, half, C(zp), C(lo), C(hi))
+	v := Call(IntrDSPRequant, I32, rq.Args[0], rq.Args[1], k0, e1, C(zp), C(lo), C(hi))
 	return &Store{Buf: st.Buf, Indices: st.Indices, Value: CastTo(graph.Int8, v), Flat: st.Flat}
 }
 

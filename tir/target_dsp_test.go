@@ -140,41 +140,38 @@ func TestDSPPairWords(t *testing.T) {
 	}
 }
 
-// dspRequantC is the arithmetic of the C body of dsp_requant_s8 (64-bit
-// SRDHM without the INT32_MIN case, saturating-add rounding), modelled
-// independently of RequantQ.
+// dspRequantC is the arithmetic of the C body of dsp_requant_s8 (one
+// 64-bit multiply-add, a sign correction, a shift of the high word),
+// modelled independently of RequantQ.
 func dspRequantC(x, m, e, zp, lo, hi int32) int32 {
-	v := int32((int64(x)*int64(m) + 1<<30) >> 31)
-	qadd := func(a, b int32) int32 {
-		s := int64(a) + int64(b)
-		return int32(min(max(s, math.MinInt32), math.MaxInt32))
-	}
-	r := (qadd(v, 1<<(e-1)) + (v >> 31)) >> e // half = 1<<(e-1) comes from a table
-	y := min(max(qadd(r, zp), -128), 127)
+	t := int64(x)*int64(m) + dspRequantK0(int64(e)) + int64(x>>31)*(1<<31)
+	r := int32(t>>32) >> (e - 1)
+	y := min(max(r+zp, -128), 127)
 	return min(max(y, lo), hi)
 }
 
-// The fast rounding in dsp_requant_s8's C equals TFLite's double rounding
-// followed by the clamp for every right shift 1..23, including the
-// saturating corner and exact halves.
+// The folded rounding of dsp_requant_s8 equals TFLite's double rounding
+// followed by the clamp for every right shift 1..31 and multiplier >= 0,
+// including exact halves, the extremes and the zero-crossing cases.
 func TestDSPRequantRounding(t *testing.T) {
 	r := rand.New(rand.NewSource(9))
-	xs := []int32{0, 1, -1, math.MaxInt32, math.MinInt32, math.MaxInt32 - 1, math.MinInt32 + 1, 1 << 30, -(1 << 30)}
-	for e := int32(1); e <= 23; e++ {
-		xs = append(xs, 1<<(e-1), -(1 << (e - 1)), 3<<(e-1), -3<<(e-1), math.MaxInt32-(1<<(e-1)), math.MaxInt32-(1<<(e-1))+1)
+	xs := []int32{0, 1, -1, 2, -2, math.MaxInt32, math.MinInt32, math.MaxInt32 - 1, math.MinInt32 + 1, 1 << 30, -(1 << 30)}
+	for e := int32(1); e <= 31; e++ {
+		xs = append(xs, 1<<(e-1), -(1 << (e - 1)), 3<<(e-1), -3<<(e-1), math.MaxInt32-(1<<(e-1)), math.MinInt32+(1<<(e-1)))
 	}
-	ms := []int32{1 << 30, math.MaxInt32, 1518500250, 1073741825}
+	ms := []int32{0, 1, 1 << 30, math.MaxInt32, 1518500250, 1073741825}
 	for i := 0; i < 20000; i++ {
 		xs = append(xs, int32(r.Uint32()))
-		ms = append(ms, int32(r.Int63n(1<<31-1<<30)+1<<30))
+		ms = append(ms, int32(r.Int63n(1<<31)))
 	}
 	for i, x := range xs {
-		m := ms[i%len(ms)]
-		for e := int32(1); e <= 23; e++ {
-			for _, c := range [][3]int32{{-128, -128, 127}, {5, 5, 127}, {-3, -128, 40}} {
-				want := int32(min(max(int64(RequantQ(x, m, -e))+int64(c[0]), int64(c[1])), int64(c[2])))
-				if got := dspRequantC(x, m, e, c[0], c[1], c[2]); got != want {
-					t.Fatalf("x=%d m=%d e=%d zp=%d [%d,%d]: C formula %d, TFLite %d", x, m, e, c[0], c[1], c[2], got, want)
+		for _, m := range []int32{ms[i%len(ms)], ms[(i*7+3)%len(ms)]} {
+			for e := int32(1); e <= 31; e++ {
+				for _, c := range [][3]int32{{-128, -128, 127}, {5, 5, 127}, {-3, -128, 40}} {
+					want := int32(min(max(int64(RequantQ(x, m, -e))+int64(c[0]), int64(c[1])), int64(c[2])))
+					if got := dspRequantC(x, m, e, c[0], c[1], c[2]); got != want {
+						t.Fatalf("x=%d m=%d e=%d zp=%d [%d,%d]: C formula %d, TFLite %d", x, m, e, c[0], c[1], c[2], got, want)
+					}
 				}
 			}
 		}
