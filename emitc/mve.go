@@ -195,6 +195,49 @@ MVE_INLINE void mve_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mu
         vstrbq_p_s32(y + i, mve_requantr_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, vlo, vhi), p);
     }
 }`)
+	add("mve_dwconvrq_s8", []string{"mve_requant_s8", "mve_requantr_s8"}, `/* One output pixel of an int8 depthwise conv, eight channels per step:
+   y[ch] = clamp(requant(bias[ch] + sum over taps of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch],
+   mult[ch], shift[ch]) + zp, lo, hi). Channels are widened to 16 bits; VMULLB
+   and VMULLT give the even and odd channels' 32-bit products, so the even and
+   odd accumulators (bias, multipliers and shifts gathered to match) are
+   requantized apart and VMOVNB/VMOVNT put them back in order. c % 8 == 0. */
+MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
+                                int32_t kh, int32_t kw, int32_t c, const int32_t *bias, const int32_t *mult,
+                                const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
+{
+    const uint32x4_t ev = vidupq_n_u32(0, 2);
+    const uint32x4_t od = vidupq_n_u32(1, 2);
+    const int32x4_t vlo = vdupq_n_s32(lo);
+    const int32x4_t vhi = vdupq_n_s32(hi);
+    int32_t ch;
+    for (ch = 0; ch < c; ch += 8) {
+        int32x4_t ae = vldrwq_gather_shifted_offset_s32(bias + ch, ev);
+        int32x4_t ao = vldrwq_gather_shifted_offset_s32(bias + ch, od);
+        int16x8_t o = vdupq_n_s16(0);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            const int8_t *xr = x + i * xkh + ch;
+            const int8_t *wr = w + i * kw * c + ch;
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                const int16x8_t xv = vldrbq_s16(xr + j * xkw);
+                const int16x8_t wv = vldrbq_s16(wr + j * c);
+                ae = vaddq_s32(ae, vmullbq_int_s16(xv, wv));
+                ao = vaddq_s32(ao, vmulltq_int_s16(xv, wv));
+            }
+        }
+        if (left) {
+            ae = mve_requant_x4(ae, vldrwq_gather_shifted_offset_s32(mult + ch, ev), vldrwq_gather_shifted_offset_s32(shift + ch, ev), zp, lo, hi);
+            ao = mve_requant_x4(ao, vldrwq_gather_shifted_offset_s32(mult + ch, od), vldrwq_gather_shifted_offset_s32(shift + ch, od), zp, lo, hi);
+        } else {
+            ae = mve_requantr_x4(ae, vldrwq_gather_shifted_offset_s32(mult + ch, ev), vldrwq_gather_shifted_offset_s32(shift + ch, ev), zp, vlo, vhi);
+            ao = mve_requantr_x4(ao, vldrwq_gather_shifted_offset_s32(mult + ch, od), vldrwq_gather_shifted_offset_s32(shift + ch, od), zp, vlo, vhi);
+        }
+        o = vmovnbq_s32(o, ae);
+        o = vmovntq_s32(o, ao);
+        vstrbq_s16(y + ch, o);
+    }
+}`)
 	add("mve_copy_s8", []string{"mve_include"}, `MVE_INLINE void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     int32_t i = 0;

@@ -223,6 +223,33 @@ static inline void neon_requantr_s8(int8_t *y, const int32_t *acc, const int32_t
 {
     neon_requant_s8(y, acc, mult, shift, n, zp, lo, hi);
 }`)
+	add("neon_dwconvrq_s8", []string{"neon_requant_s8"}, `/* One output pixel of an int8 depthwise conv, eight channels per step:
+   y[ch] = clamp(requant(bias[ch] + sum over taps of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch],
+   mult[ch], shift[ch]) + zp, lo, hi); c % 8 == 0. */
+static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
+                                    int32_t kh, int32_t kw, int32_t c, const int32_t *bias, const int32_t *mult,
+                                    const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
+{
+    int32_t ch;
+    (void)left;
+    for (ch = 0; ch < c; ch += 8) {
+        int32x4_t a0 = vld1q_s32(bias + ch);
+        int32x4_t a1 = vld1q_s32(bias + ch + 4);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                const int16x8_t xv = vmovl_s8(vld1_s8(x + i * xkh + j * xkw + ch));
+                const int16x8_t wv = vmovl_s8(vld1_s8(w + (i * kw + j) * c + ch));
+                a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
+                a1 = vmlal_high_s16(a1, xv, wv);
+            }
+        }
+        a0 = neon_requant_x4(a0, vld1q_s32(mult + ch), vld1q_s32(shift + ch), zp, lo, hi);
+        a1 = neon_requant_x4(a1, vld1q_s32(mult + ch + 4), vld1q_s32(shift + ch + 4), zp, lo, hi);
+        vst1_s8(y + ch, vmovn_s16(vcombine_s16(vmovn_s32(a0), vmovn_s32(a1))));
+    }
+}`)
 	add("neon_copy_s8", nil, `static inline void neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     memcpy(dst, src, (size_t)n);

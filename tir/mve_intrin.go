@@ -21,6 +21,11 @@ const (
 	// KDwConv(acc *i32, x *i8, xkh, xkw, w *i8, kh, kw, c):
 	// acc[ch] += Σ_{a<kh, b<kw} x[a·xkh + b·xkw + ch]·w[(a·kw+b)·c + ch] for ch < c.
 	KDwConv = "dwconv_s8"
+	// KDwConvRQ(y *i8, x *i8, xkh, xkw, w *i8, kh, kw, c, bias *i32, mult *i32,
+	// shift *i32, left, zp, lo, hi): one output pixel of a depthwise conv,
+	// bias + KDwConv taps + KRequant in one block (left = 1 when some shift
+	// is positive; it changes only how the C is specialised), c a multiple of 8.
+	KDwConvRQ = "dwconvrq_s8"
 	// KRequant(y *i8, acc *i32, mult *i32, shift *i32, n, zp, lo, hi):
 	// y[i] = clamp(MultiplyByQuantizedMultiplier(acc[i], mult[i], shift[i]) + zp, lo, hi).
 	KRequant = "requant_s8"
@@ -38,7 +43,7 @@ var SIMDPrefixes = []string{"mve", "neon"}
 
 func init() {
 	for _, p := range SIMDPrefixes {
-		for _, k := range []string{KGemv, KGemvB, KDwConv, KRequant, KRequantR, KCopy8, KCopy32, KFill8} {
+		for _, k := range []string{KGemv, KGemvB, KDwConv, KDwConvRQ, KRequant, KRequantR, KCopy8, KCopy32, KFill8} {
 			name := p + "_" + k
 			extIntrinsics[name] = func(a []val) val {
 				v, _ := simdIntrinsic(name, k, a)
@@ -89,6 +94,19 @@ func simdIntrinsic(name, k string, a []val) (val, bool) {
 				}
 			}
 			add(at(acc, ch), s)
+		}
+	case KDwConvRQ:
+		y, x, xkh, xkw, w, kh, kw, c := a[0], a[1], a[2].i, a[3].i, a[4], a[5].i, a[6].i, a[7].i
+		bias, mult, shift, zp, lo, hi := a[8], a[9], a[10], a[12].i, a[13].i, a[14].i
+		for ch := int64(0); ch < c; ch++ {
+			acc := *at(bias, ch)
+			for p := int64(0); p < kh; p++ {
+				for q := int64(0); q < kw; q++ {
+					add(&acc, *at(x, p*xkh+q*xkw+ch)**at(w, (p*kw+q)*c+ch))
+				}
+			}
+			v := int64(RequantQ(int32(acc), int32(*at(mult, ch)), int32(*at(shift, ch)))) + zp
+			*at(y, ch) = wrap(y.p.DType, min(max(v, lo), hi))
 		}
 	case KRequant, KRequantR:
 		y, acc, mult, shift, n, zp, lo, hi := a[0], a[1], a[2], a[3], a[4].i, a[5].i, a[6].i, a[7].i

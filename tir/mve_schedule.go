@@ -60,6 +60,7 @@ type simdParts struct {
 	dw       bool     // depthwise
 	convVars []string // reduction loop names
 	blocked  bool     // knob weight_blocked
+	fuseDW   bool     // knob dw_fused
 }
 
 func findParts(f *PrimFunc) (p *simdParts, err error) {
@@ -280,6 +281,9 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		p.red = fuseContiguous(p.red)
 	}
 	p.blocked = kn("weight_blocked", 1) != 0
+	if p.dw {
+		p.fuseDW = kn("dw_fused", 1) != 0
+	}
 	body, err := blockChannels(p, prefix)
 	if err != nil {
 		return nil, err
@@ -629,7 +633,49 @@ func blockChannels(p *simdParts, prefix string) (Stmt, error) {
 	v3, outB := fresh(p.out)
 	outS := retarget(outB, v3)
 	out := tensorizeRequant(outS.(*Store), v3, m, accv, prefix)
+	if p.dw && p.fuseDW {
+		if s, ok := fuseDepthwise(init, red, out, accv, prefix); ok {
+			return s, nil
+		}
+	}
 	return &Allocate{Buf: accv, Body: Block(init, red, out)}, nil
+}
+
+// fuseDepthwise turns copy32(acc, bias); dwconv(acc, ...); requant(y, acc, ...)
+// into one dwconvrq call that keeps the accumulators in registers (knob
+// dw_fused; channels a multiple of 8).
+func fuseDepthwise(init, red, out Stmt, accv *Buffer, prefix string) (Stmt, bool) {
+	call := func(s Stmt, k ...string) *Intrinsic {
+		e, ok := s.(*Evaluate)
+		if !ok {
+			return nil
+		}
+		c, ok := e.X.(*Intrinsic)
+		if !ok {
+			return nil
+		}
+		for _, name := range k {
+			if c.Name == prefix+"_"+name {
+				return c
+			}
+		}
+		return nil
+	}
+	ci, cd, cr := call(init, KCopy32), call(red, KDwConv), call(out, KRequant, KRequantR)
+	if ci == nil || cd == nil || cr == nil {
+		return nil, false
+	}
+	m, ok := IsConst(cd.Args[7])
+	if !ok || m%8 != 0 {
+		return nil, false
+	}
+	left := int64(0)
+	if cr.Name == prefix+"_"+KRequant {
+		left = 1
+	}
+	args := []Expr{cr.Args[0], cd.Args[1], cd.Args[2], cd.Args[3], cd.Args[4], cd.Args[5], cd.Args[6], cd.Args[7],
+		ci.Args[1], cr.Args[2], cr.Args[3], C(left), cr.Args[5], cr.Args[6], cr.Args[7]}
+	return &Evaluate{X: Call(prefix+"_"+KDwConvRQ, I32, args...)}, true
 }
 
 // moveChannelLoop wraps the channel loop (var c, extent m) around the
