@@ -30,7 +30,20 @@ type Options struct {
 	// NoBiasCorrection turns off PTQ's empirical bias correction (see
 	// CorrectBias). Quantize itself never corrects biases.
 	NoBiasCorrection bool
+	// NoSoftmaxHeadroom turns off the softmax-aware range rule (see
+	// SoftmaxHeadroom): Softmax inputs then get the method's range as is.
+	NoSoftmaxHeadroom bool
 }
+
+// SoftmaxHeadroom is the logit headroom the softmax-aware range rule adds
+// above the calibrated maximum of a Softmax input (divided by the Softmax's
+// beta): ln 256, the logit difference that spans the int8 softmax output's
+// whole dynamic range (scale 1/256: a probability ratio of 256 separates
+// the largest output from one LSB). With it, an input more confident than
+// any calibration sample can raise its top logit far enough above every
+// logit the calibration set produced to reach the output's saturated
+// value instead of tying with them at the clipping point.
+const SoftmaxHeadroom = 8 * math.Ln2
 
 func (o Options) method() Method {
 	if o.Method == "" {
@@ -76,6 +89,8 @@ func (p params) quant() *graph.Quant {
 // with scale s_in*s_w[c]. Relu, Relu6 and Relu_n1_to_1 that follow a
 // Conv2D, FullyConnected, Add, Sub or Mul are fused into it first. Ops with
 // no int8 reference kernel run in float between a Dequantize and a Quantize.
+// The range of a Softmax input gets SoftmaxHeadroom/beta above its
+// calibrated maximum unless opt.NoSoftmaxHeadroom.
 // g itself is not changed; the new graph keeps g's tensor names.
 func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	if err := graph.Validate(g); err != nil {
@@ -168,6 +183,9 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 			}
 		}
 	}
+	if !opt.NoSoftmaxHeadroom {
+		softmaxHeadroom(f, uf, groupRange, groupFixed)
+	}
 	act := map[string]params{}
 	for name := range rng {
 		root := uf.find(name)
@@ -181,6 +199,35 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	}
 	b := &builder{f: f, q: graph.New(f.Name, f.Format), act: act, opt: opt, dq: map[string]string{}}
 	return b.build()
+}
+
+// softmaxHeadroom widens the upper end of the range of every Softmax
+// input (its whole parameter-sharing group) by SoftmaxHeadroom/beta. Only
+// the upper end: clipping a logit up to the lower end changes the output
+// only if the lower end is within about ln 512 of the sample's largest
+// logit, while clipping at the upper end ties the most confident classes.
+func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]float64, groupFixed map[string]params) {
+	done := map[string]bool{}
+	for _, n := range f.Nodes {
+		if n.Op != graph.Softmax || len(n.Inputs) == 0 {
+			continue
+		}
+		root := uf.find(n.Inputs[0])
+		r, ok := groupRange[root]
+		if !ok {
+			continue
+		}
+		if _, fixed := groupFixed[root]; fixed || done[root] {
+			continue
+		}
+		done[root] = true
+		beta := 1.0
+		if a, ok := n.Attrs.(*graph.SoftmaxAttrs); ok && a.Beta > 0 {
+			beta = float64(a.Beta)
+		}
+		r[1] = math.Max(r[1], 0) + SoftmaxHeadroom/beta
+		groupRange[root] = r
+	}
 }
 
 type builder struct {

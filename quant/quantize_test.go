@@ -244,3 +244,77 @@ func TestQuantizeFallsBackToFloat(t *testing.T) {
 		t.Errorf("add input %s, output SQNR %.1f dB", q.In(q.Nodes[3], 0).DType, r.OutputSQNRdB)
 	}
 }
+
+// softmaxNet: x[1,4] -> FullyConnected (logit i = x_i for i < 3; x_3 only
+// widens the input's range) -> Softmax(beta).
+func softmaxNet(beta float32) *graph.Graph {
+	g := graph.New("softmax", "onnx")
+	for name, n := range map[string]int{"x": 4, "l": 3, "y": 3} {
+		g.AddTensor(&graph.Tensor{Name: name, DType: graph.Float32, Shape: []int{1, n}})
+	}
+	g.AddConst("w", f32([]int{3, 4}, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0))
+	g.AddConst("b", f32([]int{3}, 0, 0, 0))
+	g.AddNode(&graph.Node{Name: "fc", Op: graph.FullyConnected, Inputs: []string{"x", "w", "b"}, Outputs: []string{"l"},
+		Attrs: &graph.FullyConnectedAttrs{}})
+	g.AddNode(&graph.Node{Name: "softmax", Op: graph.Softmax, Inputs: []string{"l"}, Outputs: []string{"y"},
+		Attrs: &graph.SoftmaxAttrs{Axis: -1, Beta: beta}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g
+}
+
+// TestSoftmaxHeadroom checks the softmax-aware range rule: the logits'
+// range gets ln(256)/beta above the calibrated maximum (hand-worked
+// parameters), and an input more confident than the calibration set then
+// saturates the int8 softmax output as the float softmax does, where the
+// calibrated range alone clips two logits into a tie.
+func TestSoftmaxHeadroom(t *testing.T) {
+	// Calibrated logits span [-1, 2]; x_3 widens the input range to [-10, 10].
+	samples := []map[string]*graph.Data{
+		{"x": f32([]int{1, 4}, 2, 1, -1, 10)},
+		{"x": f32([]int{1, 4}, -1, 2, 0, -10)},
+		{"x": f32([]int{1, 4}, 0.5, -0.5, 1.5, 0)},
+	}
+	for _, beta := range []float32{1, 2} {
+		g := softmaxNet(beta)
+		st, err := Calibrate(g, samples, CalibOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, off := range []bool{false, true} {
+			q, err := Quantize(g, st, Options{Method: MinMax, NoSoftmaxHeadroom: off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hi := 2.0
+			if !off {
+				hi += 5.545177444479562 / float64(beta) // ln 256
+			}
+			s, z := q.Tensors["l"].Quant.At(0)
+			ws := float32(hi+1) / 255
+			wz := int32(math.Round(float64(-128 + 1/ws)))
+			if math.Abs(float64(s-ws)) > 1e-6*float64(ws) || z != wz {
+				t.Errorf("beta %v, headroom off %v: logits %v/%d, want %v/%d (range [-1, %.4f])", beta, off, s, z, ws, wz, hi)
+			}
+			if beta != 1 {
+				continue
+			}
+			// Logits [8, 2, 0]: float softmax 0.9972, 0.0025, 0.0003.
+			in := f32([]int{1, 4}, 8, 2, 0, 0)
+			xs, xz := q.Tensors["x"].Quant.At(0)
+			qin := QuantizeData(in, xs, xz)
+			v, err := interp.Run(q, map[string]*graph.Data{"x": qin})
+			if err != nil {
+				t.Fatal(err)
+			}
+			y := v["y"].I
+			if off {
+				// Both clipped near 2: about 0.47 each (-8 in int8), not 0.997 and 0.002.
+				if y[0] > 0 || y[1] > 0 || y[0] < -16 || y[1] < -16 {
+					t.Errorf("without headroom the clipped logits should (nearly) tie below 0.5: int8 output %v", y)
+				}
+			} else if y[0] != 127 || y[1] > -127 || y[2] != -128 {
+				t.Errorf("with headroom the output should saturate (127, <= -127, -128): %v", y)
+			}
+		}
+	}
+}
