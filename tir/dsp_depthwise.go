@@ -5,11 +5,13 @@ package tir
 // words (w0, w2), (w1, w3), as dsp_dw4_s8 reads them; for each output pixel and
 // channel quad the taps are unrolled, each one a dsp_dw4_s8 call guarded by
 // its padding check, and the four results are requantized in the epilogue.
-// Knob unroll_taps (default 1) unrolls the kernel window; knob partition
+// Knob block_px (1 or 2, default 1) runs that many adjacent output pixels
+// per quad, sharing weight words and epilogue tables; unroll_taps (default
+// 1) unrolls the kernel window; knob partition
 // (bit 0: columns, bit 1: rows; default 0, for flash) splits the output into border and
 // interior so the interior runs without padding checks.
 func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
-	unroll, part := knob(f, "unroll_taps", 1), knob(f, "partition", 0)
+	unroll, part, bpx := knob(f, "unroll_taps", 1), knob(f, "partition", 0), knob(f, "block_px", 1)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)
@@ -27,7 +29,7 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	N, OH, OW, Cn := oe[0], oe[1], oe[2], oe[3]
 	KH, KW, Cg := re[0], re[1], re[2]
 	w := a.w.Buf
-	if Cg != 1 || Cn%4 != 0 || !rowMajor(w) || w.Len() != Cn*KH*KW || (a.cond != nil && usesVar(a.cond, ocV)) {
+	if bpx < 1 || bpx > 2 || Cg != 1 || Cn%4 != 0 || !rowMajor(w) || w.Len() != Cn*KH*KW || (a.cond != nil && usesVar(a.cond, ocV)) {
 		return scheduleConvGeneric(f)
 	}
 	for i, v := range []*Var{ocV, khV, kwV, icV} {
@@ -51,38 +53,60 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 		kind = Unrolled
 	}
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)
-	accb := NewBuffer(f.Name+"_acc", I32, []int{4}, ScopeLocal)
-	body := loopK("q", Cn/4, Serial, func(q Expr) Stmt {
-		oc0 := Mul(q, C(4))
-		var ss []Stmt
-		for j := 0; j < 4; j++ {
-			ss = append(ss, flatStore(accb, C(int64(j)), SubstituteExpr(a.init, map[*Var]Expr{ocV: Add(oc0, C(int64(j)))})))
-		}
-		ss = append(ss, loopK("kh", KH, kind, func(kh Expr) Stmt {
-			return loopK("kw", KW, kind, func(kw Expr) Stmt {
-				m := map[*Var]Expr{khV: kh, kwV: kw, ocV: oc0, icV: C(0)}
-				xi := SimplifyExpr(SubstituteExpr(xFlat, m))
-				wi := Add(Mul(Add(Mul(kh, C(int64(KW))), kw), C(int64(Cn/2))), Mul(q, C(2)))
-				call := &Evaluate{X: Call(IntrDSPDW4, I32, &Ptr{Buf: accb, Index: C(0)}, &Ptr{Buf: a.x.Buf, Index: xi},
-					&Ptr{Buf: wb, Index: wi}, C(a.xOff))}
-				if a.cond == nil {
-					return call
+	// mk is the channel-quad loop for R pixels at columns owAt(0..R-1):
+	// the pixels share each tap's weight words and the epilogue tables.
+	mk := func(R int, owAt func(i int) Expr) Stmt {
+		accb := NewBuffer(f.Name+"_acc", I32, []int{4 * R}, ScopeLocal)
+		body := loopK("q", Cn/4, Serial, func(q Expr) Stmt {
+			oc0 := Mul(q, C(4))
+			var ss []Stmt
+			for i := 0; i < R; i++ {
+				for j := 0; j < 4; j++ {
+					ss = append(ss, flatStore(accb, C(int64(4*i+j)), SubstituteExpr(a.init, map[*Var]Expr{ocV: Add(oc0, C(int64(j)))})))
 				}
-				return If(SubstituteExpr(a.cond, m), call)
-			})
-		}))
-		for j := 0; j < 4; j++ {
-			st := Substitute(store, map[*Var]Expr{ocV: Add(oc0, C(int64(j)))})
-			ss = append(ss, replaceAcc(st, a.acc, accb, C(int64(j))))
-		}
-		return Block(ss...)
-	})
+			}
+			ss = append(ss, loopK("kh", KH, kind, func(kh Expr) Stmt {
+				return loopK("kw", KW, kind, func(kw Expr) Stmt {
+					var taps []Stmt
+					for i := 0; i < R; i++ {
+						m := map[*Var]Expr{khV: kh, kwV: kw, ocV: oc0, icV: C(0), owV: owAt(i)}
+						xi := SimplifyExpr(SubstituteExpr(xFlat, m))
+						wi := Add(Mul(Add(Mul(kh, C(int64(KW))), kw), C(int64(Cn/2))), Mul(q, C(2)))
+						call := &Evaluate{X: Call(IntrDSPDW4, I32, &Ptr{Buf: accb, Index: C(int64(4 * i))}, &Ptr{Buf: a.x.Buf, Index: xi},
+							&Ptr{Buf: wb, Index: wi}, C(a.xOff))}
+						if a.cond == nil {
+							taps = append(taps, call)
+						} else {
+							taps = append(taps, If(SubstituteExpr(a.cond, m), call))
+						}
+					}
+					return Block(taps...)
+				})
+			}))
+			for i := 0; i < R; i++ {
+				for j := 0; j < 4; j++ {
+					st := Substitute(store, map[*Var]Expr{ocV: Add(oc0, C(int64(j))), owV: owAt(i)})
+					ss = append(ss, replaceAcc(st, a.acc, accb, C(int64(4*i+j))))
+				}
+			}
+			return Block(ss...)
+		})
+		return &Allocate{Buf: accb, Body: body}
+	}
+	var row []Stmt
+	if full := OW / bpx; full > 0 {
+		v := NewVar("ow_o")
+		row = append(row, &For{Var: v, Min: C(0), Extent: C(int64(full)),
+			Body: mk(bpx, func(i int) Expr { return Add(Mul(v, C(int64(bpx))), C(int64(i))) })})
+	}
+	for i := OW - OW%bpx; i < OW; i++ {
+		row = append(row, mk(1, func(int) Expr { return C(int64(i)) }))
+	}
 	g := *f
-	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)),
-		Body: &For{Var: owV, Min: C(0), Extent: C(int64(OW)), Body: &Allocate{Buf: accb, Body: body}}}}
+	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(row...)}}
 	h := &g
 	if part&1 != 0 {
-		h = PartitionLoop(h, owV.Name)
+		h = PartitionLoop(h, "ow_o")
 	}
 	if part&2 != 0 {
 		h = PartitionLoop(h, ohV.Name)

@@ -53,6 +53,8 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		{8, 8, 8, 3, 1, 1, nil, "dsp_dw4"},    // depthwise
 		{12, 12, 12, 3, 2, 1, nil, "dsp_dw4"}, // strided depthwise
 		{8, 8, 8, 3, 1, 0, map[string]int{"partition": 0, "unroll_taps": 0}, "dsp_dw4"},
+		{8, 8, 8, 3, 1, 1, map[string]int{"block_px": 2, "partition": 3}, "dsp_dw4"},
+		{12, 12, 12, 3, 2, 1, map[string]int{"block_px": 2}, "dsp_dw4"},
 		{6, 6, 6, 3, 1, 1, nil, ""}, // 6 channels: generic fallback
 		{8, 4, 2, 3, 1, 1, nil, ""}, // grouped: generic fallback
 	}
