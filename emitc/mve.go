@@ -105,6 +105,70 @@ MVE_INLINE void mve_gemvb_s8(int32_t *acc, const int8_t *x, const int8_t *w, int
         acc += 4;
     }
 }`)
+	add("mve_gemvb2_s8", []string{"mve_gemvb_s8"}, `/* mve_gemvb_s8 for two pixels x0, x1 (accumulators acc0, acc1): each
+   16-byte weight vector is loaded once and used for both. */
+MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int8_t *x0, const int8_t *x1, const int8_t *w,
+                              int32_t m, int32_t n)
+{
+    const int32_t full = n & ~15;
+    int32_t j;
+    for (j = m >> 2; j > 0; --j) {
+        int32_t a0 = acc0[0];
+        int32_t a1 = acc0[1];
+        int32_t a2 = acc0[2];
+        int32_t a3 = acc0[3];
+        int32_t b0 = acc1[0];
+        int32_t b1 = acc1[1];
+        int32_t b2 = acc1[2];
+        int32_t b3 = acc1[3];
+        int32_t i;
+        for (i = 0; i < full; i += 16) {
+            const int8x16_t xv = vldrbq_s8(x0 + i);
+            const int8x16_t yv = vldrbq_s8(x1 + i);
+            int8x16_t wv = vldrbq_s8(w);
+            a0 = vmladavaq_s8(a0, xv, wv);
+            b0 = vmladavaq_s8(b0, yv, wv);
+            wv = vldrbq_s8(w + 16);
+            a1 = vmladavaq_s8(a1, xv, wv);
+            b1 = vmladavaq_s8(b1, yv, wv);
+            wv = vldrbq_s8(w + 32);
+            a2 = vmladavaq_s8(a2, xv, wv);
+            b2 = vmladavaq_s8(b2, yv, wv);
+            wv = vldrbq_s8(w + 48);
+            a3 = vmladavaq_s8(a3, xv, wv);
+            b3 = vmladavaq_s8(b3, yv, wv);
+            w += 64;
+        }
+        if (full < n) {
+            const mve_pred16_t p = vctp8q((uint32_t)(n - full));
+            const int8x16_t xv = vldrbq_z_s8(x0 + full, p);
+            const int8x16_t yv = vldrbq_z_s8(x1 + full, p);
+            int8x16_t wv = vldrbq_s8(w);
+            a0 = vmladavaq_s8(a0, xv, wv);
+            b0 = vmladavaq_s8(b0, yv, wv);
+            wv = vldrbq_s8(w + 16);
+            a1 = vmladavaq_s8(a1, xv, wv);
+            b1 = vmladavaq_s8(b1, yv, wv);
+            wv = vldrbq_s8(w + 32);
+            a2 = vmladavaq_s8(a2, xv, wv);
+            b2 = vmladavaq_s8(b2, yv, wv);
+            wv = vldrbq_s8(w + 48);
+            a3 = vmladavaq_s8(a3, xv, wv);
+            b3 = vmladavaq_s8(b3, yv, wv);
+            w += 64;
+        }
+        acc0[0] = a0;
+        acc0[1] = a1;
+        acc0[2] = a2;
+        acc0[3] = a3;
+        acc1[0] = b0;
+        acc1[1] = b1;
+        acc1[2] = b2;
+        acc1[3] = b3;
+        acc0 += 4;
+        acc1 += 4;
+    }
+}`)
 	add("mve_dwconv_s8", []string{"mve_include"}, `/* Depthwise taps, four channels per vector:
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch].
    3x3 taps are unrolled; only a last partial vector is predicated. */

@@ -151,6 +151,13 @@ static inline void neon_gemvb_s8(int32_t *acc, const int8_t *x, const int8_t *w,
         acc += 4;
     }
 }`)
+	add("neon_gemvb2_s8", []string{"neon_gemvb_s8"}, `/* neon_gemvb_s8 for two pixels (accumulators acc0, acc1). */
+static inline void neon_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int8_t *x0, const int8_t *x1, const int8_t *w,
+                                  int32_t m, int32_t n)
+{
+    neon_gemvb_s8(acc0, x0, w, m, n);
+    neon_gemvb_s8(acc1, x1, w, m, n);
+}`)
 	add("neon_dwconv_s8", []string{"neon_include"}, `/* Depthwise taps, eight channels per step (SMLAL):
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch]. */
 static inline void neon_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,

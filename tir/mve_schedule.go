@@ -289,6 +289,9 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		return nil, err
 	}
 	f.Body = replaceStmt(f.Body, p.chan_, func(Stmt) Stmt { return body })
+	if n := kn("pixel_pairs", 64); !p.dw && f.Op == "conv2d" && n > 0 {
+		f = pairPixels(f, prefix, n, kn("pixel_pairs_max", 64))
+	}
 	f.Knobs["simd"] = 1
 	return f, nil
 }

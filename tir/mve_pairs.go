@@ -1,0 +1,112 @@
+package tir
+
+// KGemvB2(acc0 *i32, acc1 *i32, x0 *i8, x1 *i8, wb *i8, m, n): KGemvB for
+// two output pixels at once (each weight vector loaded once for both).
+const KGemvB2 = "gemvb2_s8"
+
+func init() {
+	for _, p := range SIMDPrefixes {
+		name := p + "_" + KGemvB2
+		extIntrinsics[name] = func(a []val) val {
+			g := extIntrinsics[p+"_"+KGemvB]
+			g([]val{a[0], a[2], a[4], a[5], a[6]})
+			g([]val{a[1], a[3], a[4], a[5], a[6]})
+			return val{}
+		}
+	}
+}
+
+// pairPixels runs a 1×1 convolution's output pixels two at a time (knob
+// pixel_pairs / pixel_pairs_max: the range of reduction lengths n that pair;
+// measured on the M55, longer reductions lose to register spills): when input and output pixels are contiguous across rows,
+// the row and column loops fuse into one pixel loop whose pairs share the
+// weight loads (gemvb2); an odd last pixel runs alone.
+func pairPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
+	var outer, inner *For
+	var al *Allocate
+	VisitStmts(f.Body, func(s Stmt) {
+		o, ok := s.(*For)
+		if !ok {
+			return
+		}
+		in, ok := o.Body.(*For)
+		if !ok {
+			return
+		}
+		a, ok := in.Body.(*Allocate)
+		if !ok {
+			return
+		}
+		outer, inner, al = o, in, a
+	})
+	if al == nil {
+		return f
+	}
+	seq, ok := al.Body.(*Seq)
+	if !ok || len(seq.Stmts) != 3 {
+		return f
+	}
+	calls := make([]*Intrinsic, 3)
+	for i, s := range seq.Stmts {
+		e, ok := s.(*Evaluate)
+		if !ok {
+			return f
+		}
+		if calls[i], ok = e.X.(*Intrinsic); !ok {
+			return f
+		}
+	}
+	if calls[0].Name != prefix+"_"+KCopy32 || calls[1].Name != prefix+"_"+KGemvB ||
+		(calls[2].Name != prefix+"_"+KRequant && calls[2].Name != prefix+"_"+KRequantR) {
+		return f
+	}
+	if n, ok := IsConst(calls[1].Args[4]); !ok || n < int64(minN) || n > int64(maxN) {
+		return f
+	}
+	ow, ok1 := IsConst(inner.Extent)
+	oh, ok2 := IsConst(outer.Extent)
+	if !ok1 || !ok2 {
+		return f
+	}
+	// Pixels must be contiguous across rows in x and y: coef(oh) = OW·coef(ow).
+	for _, p := range []Expr{calls[1].Args[1], calls[2].Args[0]} {
+		ptr, ok := p.(*Ptr)
+		if !ok {
+			return f
+		}
+		_, co, ok1 := affineIn(ptr.Index, outer.Var)
+		_, ci, ok2 := affineIn(ptr.Index, inner.Var)
+		if !ok1 || !ok2 || co != ow*ci {
+			return f
+		}
+	}
+	at := func(v Expr) Stmt {
+		return Substitute(al, map[*Var]Expr{outer.Var: C(0), inner.Var: v})
+	}
+	q2 := NewVar("px2")
+	a0 := al.Buf
+	a1 := NewBuffer(a0.Name+"_1", a0.DType, a0.Shape, ScopeLocal)
+	x0 := SubstituteExpr(calls[1].Args[1], map[*Var]Expr{outer.Var: C(0), inner.Var: Mul(q2, C(2))})
+	x1 := SubstituteExpr(calls[1].Args[1], map[*Var]Expr{outer.Var: C(0), inner.Var: Add(Mul(q2, C(2)), C(1))})
+	y0 := SubstituteExpr(calls[2].Args[0], map[*Var]Expr{outer.Var: C(0), inner.Var: Mul(q2, C(2))})
+	y1 := SubstituteExpr(calls[2].Args[0], map[*Var]Expr{outer.Var: C(0), inner.Var: Add(Mul(q2, C(2)), C(1))})
+	p1 := &Ptr{Buf: a1, Index: C(0)}
+	cp0 := calls[0]
+	cp1 := Call(cp0.Name, I32, append([]Expr{p1}, cp0.Args[1:]...)...)
+	g := calls[1]
+	gem := Call(prefix+"_"+KGemvB2, I32, g.Args[0], p1, x0, x1, g.Args[2], g.Args[3], g.Args[4])
+	r := calls[2]
+	rq0 := Call(r.Name, I32, append([]Expr{y0, r.Args[1]}, r.Args[2:]...)...)
+	rq1 := Call(r.Name, I32, append([]Expr{y1, p1}, r.Args[2:]...)...)
+	pair := &Allocate{Buf: a0, Body: &Allocate{Buf: a1, Body: Block(
+		&Evaluate{X: cp0}, &Evaluate{X: cp1}, &Evaluate{X: gem}, &Evaluate{X: rq0}, &Evaluate{X: rq1})}}
+	P := oh * ow
+	var body Stmt = &For{Var: q2, Min: C(0), Extent: C(P / 2), Body: pair}
+	if P%2 == 1 {
+		body = Block(body, at(C(P-1)))
+	}
+	g2 := *f
+	g2.Body = replaceStmt(f.Body, outer, func(Stmt) Stmt { return body })
+	g2.Body = SimplifyStmt(g2.Body)
+	return &g2
+}
