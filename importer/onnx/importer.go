@@ -199,7 +199,11 @@ func (im *importer) run(og *Graph) error {
 			if len(names) > 5 {
 				names = append(names[:5:5], fmt.Sprintf("and %d more", len(byOp[op])-5))
 			}
-			parts[i] = fmt.Sprintf("%s (nodes %s)", op, strings.Join(quoteAll(names), ", "))
+			label := op
+			if op == "" {
+				label = `empty op_type ""`
+			}
+			parts[i] = fmt.Sprintf("%s (nodes %s)", label, strings.Join(quoteAll(names), ", "))
 		}
 		return unsupportedf("unsupported ops: %s", strings.Join(parts, "; "))
 	}
@@ -236,9 +240,26 @@ func (im *importer) run(og *Graph) error {
 			return err
 		}
 	}
-	for _, n := range og.Nodes {
+	writer := map[string]string{}
+	for i, n := range og.Nodes {
 		for _, in := range n.Input {
 			im.uses[in]++
+		}
+		name := n.Name
+		if name == "" {
+			name = fmt.Sprintf("%s_%d", n.OpType, i)
+		}
+		for _, o := range n.Output {
+			if o == "" {
+				continue
+			}
+			if prev, dup := writer[o]; dup {
+				return fmt.Errorf("node %q (%s): output %q is already written by node %q", name, n.OpType, o, prev)
+			}
+			if _, isVal := im.vals[o]; isVal {
+				return fmt.Errorf("node %q (%s): output %q is also a graph input or initializer", name, n.OpType, o)
+			}
+			writer[o] = name
 		}
 	}
 	for _, o := range og.Output {

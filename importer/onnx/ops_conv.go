@@ -190,6 +190,9 @@ func convGemm(im *importer, c *nodeCtx) error {
 		return unsupportedf("Gemm on %s", a.dt)
 	}
 	alpha, beta := c.float("alpha", 1), c.float("beta", 1)
+	if !finite(alpha) || !finite(beta) {
+		return fmt.Errorf("Gemm alpha=%v, beta=%v: both must be finite", alpha, beta)
+	}
 	transA, transB := c.int("transA", 0) != 0, c.int("transB", 0) != 0
 	m, k := a.shape[0], a.shape[1]
 	if transA {
@@ -630,3 +633,5 @@ func lift1D(conv converter, weight int) converter {
 		return nil
 	}
 }
+
+func finite(f float32) bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }

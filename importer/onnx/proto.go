@@ -154,6 +154,10 @@ type Dim struct {
 
 const maxDepth = 64
 
+// errTooDeep is returned unwrapped through every nesting level, so the
+// message stays one short line however deep the model nests.
+var errTooDeep = fmt.Errorf("subgraphs nested more than %d deep", maxDepth)
+
 var errTruncated = errors.New("truncated or malformed protobuf")
 
 // reader walks the fields of one message.
@@ -371,13 +375,16 @@ func decodeOpset(b []byte) (OpsetID, error) {
 
 func decodeGraph(b []byte, depth int) (*Graph, error) {
 	if depth > maxDepth {
-		return nil, errors.New("graphs nested too deeply")
+		return nil, errTooDeep
 	}
 	g := &Graph{}
 	r := &reader{b: b}
 	for {
 		ok, err := r.next()
 		if err != nil {
+			if errors.Is(err, errTooDeep) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("GraphProto: %w", err)
 		}
 		if !ok {
@@ -424,6 +431,9 @@ func decodeGraph(b []byte, depth int) (*Graph, error) {
 			err = r.skip()
 		}
 		if err != nil {
+			if errors.Is(err, errTooDeep) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("GraphProto: %w", err)
 		}
 	}
@@ -470,6 +480,9 @@ func decodeNode(b []byte, depth int) (*Node, error) {
 			err = r.skip()
 		}
 		if err != nil {
+			if errors.Is(err, errTooDeep) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("NodeProto %q: %w", n.Name, err)
 		}
 	}
@@ -540,6 +553,9 @@ func decodeAttr(b []byte, depth int) (*Attribute, error) {
 			err = r.skip()
 		}
 		if err != nil {
+			if errors.Is(err, errTooDeep) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("AttributeProto %q: %w", a.Name, err)
 		}
 	}
