@@ -282,6 +282,13 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	KH, KW, Cg := re[0], re[1], re[2]
 	K := KH * KW * Cg
 	K4 := (K + 3) / 4 * 4
+	if Cg%4 != 0 {
+		// The staged rows are padded anyway: knob pad_k rounds K up so the
+		// micro-kernel can unroll (zero weights, zero activations).
+		if p := knob(f, "pad_k", 8); p > 4 && p%4 == 0 {
+			K4 = (K + p - 1) / p * p
+		}
+	}
 	// Row partition pays where the im2col fill checks every element (a
 	// channel count that is not a multiple of 4); elsewhere it only adds code.
 	part := 0
