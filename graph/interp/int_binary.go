@@ -11,6 +11,7 @@ func init() {
 	Register(graph.Add, IntClass, intAddSub(false))
 	Register(graph.Sub, IntClass, intAddSub(true))
 	Register(graph.Mul, IntClass, intMul)
+	Register(graph.Div, IntClass, intDiv)
 	Register(graph.Maximum, IntClass, intMinMax(true))
 	Register(graph.Minimum, IntClass, intMinMax(false))
 }
@@ -110,4 +111,26 @@ func intMinMax(isMax bool) Kernel {
 		}
 		return []*graph.Data{y}, nil
 	}
+}
+
+// intDiv is plain integer division (ONNX Div on integer tensors), truncating
+// toward zero. Quantized division has no TFLite int8 reference kernel here.
+func intDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	y, yt, err := binaryOperands(g, n, ins)
+	if err != nil {
+		return nil, err
+	}
+	if yt.Quant != nil || g.In(n, 0).Quant != nil || g.In(n, 1).Quant != nil {
+		return nil, fmt.Errorf("quantized Div is not supported")
+	}
+	lo, hi := yt.DType.Range()
+	a, b := ins[0], ins[1]
+	for i := range y.I {
+		d := b.I[broadcastIndex(i, y.Shape, b.Shape)]
+		if d == 0 {
+			return nil, fmt.Errorf("integer division by zero at output element %d", i)
+		}
+		y.I[i] = min(max(a.I[broadcastIndex(i, y.Shape, a.Shape)]/d, lo), hi)
+	}
+	return []*graph.Data{y}, nil
 }
