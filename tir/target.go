@@ -55,9 +55,9 @@ func TargetByName(name string) (Target, error) {
 
 // Generic is the plain-C schedule set every target falls back to.
 var Generic = &Target{Name: "generic", Schedules: map[string]ScheduleFunc{
-	"conv2d":           scheduleConvGeneric,
-	"depthwise_conv2d": scheduleConvGeneric,
-	"fully_connected":  scheduleFCGeneric,
+	"conv2d":           scheduleConvBlocked,
+	"depthwise_conv2d": scheduleConvBlocked,
+	"fully_connected":  scheduleFCBlocked,
 	"avg_pool2d":       scheduleHoist,
 	"max_pool2d":       scheduleHoist,
 }}

@@ -1,0 +1,290 @@
+package tir
+
+// Register blocking for the generic (plain C) schedules.
+//
+// A reduction kernel computes, for every output element, an accumulator
+// (init; acc += x·w over the reduction loops; store f(acc)). JamLoop unrolls
+// an output loop by a factor and jams the copies into one reduction: the
+// block keeps factor accumulators in locals and every reduction step
+// updates all of them, so an input value or weight loaded once serves the
+// whole block (a C compiler shares the identical loads). Applied to the
+// output-channel loop and then to the output-pixel loop it gives the
+// 2 channels × 2 pixels micro-kernels of hand-written int8 libraries,
+// written as a schedule over the compute definition.
+
+// JamLoop unroll-and-jams every loop named name by factor: for each loop
+// whose body is (after loops independent of it) a nest of scalar
+// accumulators with body "inits; reduction; output stores", the copies for
+// name = b·factor+j (j < factor) share one reduction nest in which each
+// update is repeated per copy. Iterations that do not fill a block run in
+// a tail loop with the original body. Loops that do not match are left
+// alone, so the result always computes what f computes.
+func JamLoop(f *PrimFunc, name string, factor int) *PrimFunc {
+	if factor <= 1 {
+		return f
+	}
+	g := *f
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		l, ok := s.(*For)
+		if !ok || l.Var.Name != name {
+			return s
+		}
+		if r, ok := jamLoop(l, factor); ok {
+			return r
+		}
+		return s
+	}, nil)
+	return &g
+}
+
+// stmtUsesVar reports whether any expression in s reads v.
+func stmtUsesVar(s Stmt, v *Var) bool {
+	found := false
+	VisitExprs(s, func(e Expr) {
+		if e == v {
+			found = true
+		}
+	})
+	return found
+}
+
+// readsAny reports whether s (or e) loads one of bufs.
+func readsAny(s Stmt, bufs map[*Buffer]bool) bool {
+	found := false
+	VisitExprs(s, func(e Expr) {
+		if l, ok := e.(*Load); ok && bufs[l.Buf] {
+			found = true
+		}
+	})
+	return found
+}
+
+// hasLoopOrAlloc reports whether s contains a loop or an allocation.
+func hasLoopOrAlloc(s Stmt) bool {
+	found := false
+	VisitStmts(s, func(s Stmt) {
+		switch s.(type) {
+		case *For, *Allocate:
+			found = true
+		}
+	})
+	return found
+}
+
+// renameBufs makes s read and write the buffers of m in place of its keys.
+func renameBufs(s Stmt, m map[*Buffer]*Buffer) Stmt {
+	return RewriteStmt(s, func(s Stmt) Stmt {
+		if st, ok := s.(*Store); ok {
+			if nb, ok := m[st.Buf]; ok {
+				c := *st
+				c.Buf = nb
+				return &c
+			}
+		}
+		return s
+	}, func(e Expr) Expr {
+		if l, ok := e.(*Load); ok {
+			if nb, ok := m[l.Buf]; ok {
+				c := *l
+				c.Buf = nb
+				return &c
+			}
+		}
+		return e
+	})
+}
+
+func jamLoop(l *For, factor int) (Stmt, bool) {
+	n, ok1 := IsConst(l.Extent)
+	lo, ok2 := IsConst(l.Min)
+	F := int64(factor)
+	if !ok1 || !ok2 || n < F {
+		return nil, false
+	}
+	// Loops between l and the accumulators must not depend on l.
+	s := l.Body
+	var inner []*For
+	for {
+		fl, ok := s.(*For)
+		if !ok {
+			break
+		}
+		if usesVar(fl.Min, l.Var) || usesVar(fl.Extent, l.Var) {
+			return nil, false
+		}
+		inner = append(inner, fl)
+		s = fl.Body
+	}
+	var accs []*Buffer
+	isAcc := map[*Buffer]bool{}
+	for {
+		al, ok := s.(*Allocate)
+		if !ok {
+			break
+		}
+		if len(al.Buf.Shape) != 0 {
+			return nil, false
+		}
+		accs = append(accs, al.Buf)
+		isAcc[al.Buf] = true
+		s = al.Body
+	}
+	seq, ok := s.(*Seq)
+	if len(accs) == 0 || !ok {
+		return nil, false
+	}
+	// inits* reduction* outputs*
+	var inits, red, outs []Stmt
+	outBufs := map[*Buffer]bool{}
+	for _, st := range seq.Stmts {
+		store, isStore := st.(*Store)
+		switch {
+		case isStore && isAcc[store.Buf] && !readsAny(st, isAcc) && len(red) == 0 && len(outs) == 0:
+			inits = append(inits, st)
+		case isStore && !isAcc[store.Buf]:
+			outs = append(outs, st)
+			outBufs[store.Buf] = true
+		case len(outs) == 0:
+			red = append(red, st)
+		default:
+			return nil, false
+		}
+	}
+	if len(outs) == 0 {
+		return nil, false
+	}
+	// The copies are independent only if no one reads what the outputs
+	// write and the reduction writes nothing but accumulators.
+	for _, st := range seq.Stmts {
+		if readsAny(st, outBufs) {
+			return nil, false
+		}
+	}
+	bad := false
+	for _, st := range red {
+		VisitStmts(st, func(s Stmt) {
+			switch x := s.(type) {
+			case *Store:
+				if !isAcc[x.Buf] {
+					bad = true
+				}
+			case *Allocate:
+				bad = true
+			case *For:
+				if usesVar(x.Min, l.Var) || usesVar(x.Extent, l.Var) {
+					bad = true
+				}
+			}
+		})
+	}
+	if bad {
+		return nil, false
+	}
+
+	bv := &Var{Name: l.Var.Name, T: l.Var.T}
+	subs := make([]map[*Var]Expr, factor)
+	renames := make([]map[*Buffer]*Buffer, factor)
+	var newAccs []*Buffer
+	for j := range subs {
+		subs[j] = map[*Var]Expr{l.Var: Add(Mul(bv, C(F)), C(lo+int64(j)))}
+		renames[j] = map[*Buffer]*Buffer{}
+		for _, a := range accs {
+			nb := NewBuffer(a.Name, a.DType, nil, a.Scope)
+			renames[j][a] = nb
+			newAccs = append(newAccs, nb)
+		}
+	}
+	copies := func(st Stmt) []Stmt {
+		out := make([]Stmt, factor)
+		for j := range out {
+			out[j] = renameBufs(Substitute(st, subs[j]), renames[j])
+		}
+		return out
+	}
+	var jam func(st Stmt) (Stmt, bool)
+	jam = func(st Stmt) (Stmt, bool) {
+		switch x := st.(type) {
+		case *For:
+			b, ok := jam(x.Body)
+			return &For{Var: x.Var, Min: x.Min, Extent: x.Extent, Kind: x.Kind, Body: b}, ok
+		case *Seq:
+			out := make([]Stmt, len(x.Stmts))
+			for i, c := range x.Stmts {
+				var ok bool
+				if out[i], ok = jam(c); !ok {
+					return nil, false
+				}
+			}
+			return &Seq{Stmts: out}, true
+		case *IfThenElse:
+			if !usesVar(x.Cond, l.Var) && !readsAny(&Evaluate{X: x.Cond}, isAcc) {
+				t, ok := jam(x.Then)
+				if !ok {
+					return nil, false
+				}
+				var e Stmt
+				if x.Else != nil {
+					if e, ok = jam(x.Else); !ok {
+						return nil, false
+					}
+				}
+				return &IfThenElse{Cond: x.Cond, Then: t, Else: e}, true
+			}
+		}
+		if hasLoopOrAlloc(st) {
+			return nil, false
+		}
+		return Block(copies(st)...), true
+	}
+	var body []Stmt
+	for _, st := range inits {
+		body = append(body, copies(st)...)
+	}
+	for _, st := range red {
+		r, ok := jam(st)
+		if !ok {
+			return nil, false
+		}
+		body = append(body, r)
+	}
+	for _, st := range outs {
+		body = append(body, copies(st)...)
+	}
+	var blk = Block(body...)
+	for i := len(newAccs) - 1; i >= 0; i-- {
+		blk = &Allocate{Buf: newAccs[i], Body: blk}
+	}
+	for i := len(inner) - 1; i >= 0; i-- {
+		blk = &For{Var: inner[i].Var, Min: inner[i].Min, Extent: inner[i].Extent, Kind: inner[i].Kind, Body: blk}
+	}
+	main := &For{Var: bv, Min: C(0), Extent: C(n / F), Kind: Serial, Body: blk}
+	if n%F == 0 {
+		return main, true
+	}
+	tail := &For{Var: l.Var, Min: C(lo + n/F*F), Extent: C(n % F), Kind: l.Kind, Body: l.Body}
+	return Block(main, tail), true
+}
+
+// scheduleConvBlocked is the generic target's convolution schedule:
+// scheduleConvGeneric, then register blocks of block_oc output channels ×
+// block_px output pixels (knobs, defaults 2 and 2; 1 = none). The SIMD
+// targets build on scheduleConvGeneric without the blocks.
+func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
+	f, err := scheduleConvGeneric(f)
+	if err != nil {
+		return nil, err
+	}
+	f = JamLoop(f, "oc", knob(f, "block_oc", 2))
+	return JamLoop(f, "ow", knob(f, "block_px", 2)), nil
+}
+
+// scheduleFCBlocked is the generic target's fully connected schedule:
+// scheduleFCGeneric, then blocks of block_oc output rows (knob, default 4;
+// 1 = none) that share each loaded input.
+func scheduleFCBlocked(f *PrimFunc) (*PrimFunc, error) {
+	f, err := scheduleFCGeneric(f)
+	if err != nil {
+		return nil, err
+	}
+	return JamLoop(f, "j", knob(f, "block_oc", 4)), nil
+}
