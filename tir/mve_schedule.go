@@ -36,9 +36,6 @@ func simdSchedule(prefix string, fallback ScheduleFunc) ScheduleFunc {
 				f.Knobs = map[string]int{}
 			}
 			f.Knobs["simd"] = 0
-			if debugSIMD {
-				fmt.Println("simd fallback:", f.Name, err)
-			}
 			return fallback(f)
 		}
 		g.Knobs["simd"] = 1
@@ -46,29 +43,21 @@ func simdSchedule(prefix string, fallback ScheduleFunc) ScheduleFunc {
 	}
 }
 
-var debugSIMD = false
-
 // simdParts are the pieces of a conv/FC compute definition.
 type simdParts struct {
-	chan_    *For     // the output-channel loop (oc / j)
-	acc      *Buffer  // its scalar accumulator
-	init     *Store   // acc = bias
-	red      Stmt     // the reduction nest
-	out      *Store   // y = epilogue(acc)
-	x, w, y  *Buffer  // input, weights, output
-	xo       int64    // input offset added to x in the reduction
-	dw       bool     // depthwise
-	convVars []string // reduction loop names
-	blocked  bool     // knob weight_blocked
-	fuseDW   bool     // knob dw_fused
+	chan_   *For    // the output-channel loop (oc / j)
+	acc     *Buffer // its scalar accumulator
+	init    *Store  // acc = bias
+	red     Stmt    // the reduction nest
+	out     *Store  // y = epilogue(acc)
+	x, w, y *Buffer // input, weights, output
+	xo      int64   // input offset added to x in the reduction
+	dw      bool    // depthwise
+	blocked bool    // knob weight_blocked
+	fuseDW  bool    // knob dw_fused
 }
 
 func findParts(f *PrimFunc) (p *simdParts, err error) {
-	defer func() {
-		if err != nil && debugSIMD {
-			fmt.Println(f.String())
-		}
-	}()
 	name := map[string]string{"conv2d": "oc", "depthwise_conv2d": "oc", "fully_connected": "j"}[f.Op]
 	if name == "" {
 		return nil, fmt.Errorf("op %s", f.Op)
@@ -319,8 +308,7 @@ func rowFill(f *PrimFunc, at string, x *Buffer, pad int64, prefix string) (*Prim
 		return nil, nil, fmt.Errorf("input is not 4-D")
 	}
 	var win *Buffer
-	var err error
-	g, err2 := replaceLoop(f, at, func(l *For) (Stmt, error) {
+	g, err := replaceLoop(f, at, func(l *For) (Stmt, error) {
 		al, ok := l.Body.(*Allocate)
 		if !ok {
 			return nil, fmt.Errorf("no window")
@@ -365,10 +353,8 @@ func rowFill(f *PrimFunc, at string, x *Buffer, pad int64, prefix string) (*Prim
 			}
 			start[d] = SimplifyExpr(SubstituteExpr(mx.A, zero))
 		}
-		n0, ok0 := IsConst(start[0])
 		c0, ok3 := IsConst(start[3])
 		w0, ok2 := IsConst(start[2])
-		_, _ = n0, ok0
 		if !ok3 || c0 != 0 || win.Shape[3] != x.Shape[3] || win.Shape[0] != 1 {
 			return nil, fmt.Errorf("window does not span whole pixels")
 		}
@@ -427,10 +413,10 @@ func rowFill(f *PrimFunc, at string, x *Buffer, pad int64, prefix string) (*Prim
 		stmts := append([]Stmt{Block(rows...)}, seq.Stmts[1:]...)
 		return &For{Var: l.Var, Min: l.Min, Extent: l.Extent, Kind: l.Kind, Body: &Allocate{Buf: win, Body: Block(stmts...)}}, nil
 	})
-	if err2 != nil {
-		return nil, nil, err2
+	if err != nil {
+		return nil, nil, err
 	}
-	return g, win, err
+	return g, win, nil
 }
 
 // foldOffset rewrites acc = b[c]; acc += (x + xo)·w as acc = b'[c]; acc += x·w
