@@ -7,11 +7,13 @@ package tir
 // its padding check, and the four results are requantized in the epilogue.
 // Knob block_px (1 or 2, default 1) runs that many adjacent output pixels
 // per quad, sharing weight words and epilogue tables; unroll_taps (default
-// 1) unrolls the kernel window; knob partition
+// 1) unrolls the kernel window; unroll_q (default 4) unrolls the quad loop
+// when it has at most that many iterations; knob partition
 // (bit 0: columns, bit 1: rows; default 0, for flash) splits the output into border and
 // interior so the interior runs without padding checks.
 func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	unroll, part, bpx := knob(f, "unroll_taps", 1), knob(f, "partition", 0), knob(f, "block_px", 1)
+	unrollQ := knob(f, "unroll_q", 4)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)
@@ -57,7 +59,11 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	// the pixels share each tap's weight words and the epilogue tables.
 	mk := func(R int, owAt func(i int) Expr) Stmt {
 		accb := NewBuffer(f.Name+"_acc", I32, []int{4 * R}, ScopeLocal)
-		body := loopK("q", Cn/4, Serial, func(q Expr) Stmt {
+		qKind := Serial
+		if Cn/4 <= unrollQ {
+			qKind = Unrolled
+		}
+		body := loopK("q", Cn/4, qKind, func(q Expr) Stmt {
 			oc0 := Mul(q, C(4))
 			var ss []Stmt
 			for i := 0; i < R; i++ {
