@@ -302,6 +302,24 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
         vstrbq_s16(y + ch, o);
     }
 }`)
+	add("mve_sumpool_s8", []string{"mve_include"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], four channels per vector. */
+MVE_INLINE void mve_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
+{
+    int32_t ch;
+    for (ch = 0; ch < c; ch += 4) {
+        const mve_pred16_t p = vctp32q((uint32_t)(c - ch));
+        int32x4_t a = vldrwq_z_s32(acc + ch, p);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            const int8_t *xr = x + i * xkh + ch;
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                a = vaddq_s32(a, vldrbq_z_s32(xr + j * xkw, p));
+            }
+        }
+        vstrwq_p_s32(acc + ch, a, p);
+    }
+}`)
 	add("mve_copy_s8", []string{"mve_include"}, `MVE_INLINE void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     int32_t i = 0;

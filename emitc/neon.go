@@ -257,6 +257,37 @@ static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int
         vst1_s8(y + ch, vmovn_s16(vcombine_s16(vmovn_s32(a0), vmovn_s32(a1))));
     }
 }`)
+	add("neon_sumpool_s8", []string{"neon_include"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], eight channels per step. */
+static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
+{
+    int32_t ch = 0;
+    for (; ch + 8 <= c; ch += 8) {
+        int32x4_t lo = vld1q_s32(acc + ch);
+        int32x4_t hi = vld1q_s32(acc + ch + 4);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                const int16x8_t v = vmovl_s8(vld1_s8(x + i * xkh + j * xkw + ch));
+                lo = vaddw_s16(lo, vget_low_s16(v));
+                hi = vaddw_high_s16(hi, v);
+            }
+        }
+        vst1q_s32(acc + ch, lo);
+        vst1q_s32(acc + ch + 4, hi);
+    }
+    for (; ch < c; ++ch) {
+        int32_t s = acc[ch];
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                s += x[i * xkh + j * xkw + ch];
+            }
+        }
+        acc[ch] = s;
+    }
+}`)
 	add("neon_copy_s8", nil, `static inline void neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     memcpy(dst, src, (size_t)n);

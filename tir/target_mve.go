@@ -9,6 +9,7 @@ var MVE = &Target{Name: "mve", Schedules: map[string]ScheduleFunc{
 	"depthwise_conv2d": simdSchedule("mve", scheduleConvGeneric),
 	"fully_connected":  simdSchedule("mve", scheduleFCGeneric),
 	"add":              simdElementwise("mve", nil),
+	"avg_pool2d":       simdAvgPool("mve", scheduleHoist),
 	"sub":              simdElementwise("mve", nil),
 }}
 

@@ -9,6 +9,7 @@ var NEON = &Target{Name: "neon", Schedules: map[string]ScheduleFunc{
 	"depthwise_conv2d": simdSchedule("neon", scheduleConvGeneric),
 	"fully_connected":  simdSchedule("neon", scheduleFCGeneric),
 	"add":              simdElementwise("neon", nil),
+	"avg_pool2d":       simdAvgPool("neon", scheduleHoist),
 	"sub":              simdElementwise("neon", nil),
 }}
 
