@@ -69,15 +69,15 @@ static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, i
     acc[1] = __smlabb(x13, w[1], acc[1]);
     acc[3] = __smlatt(x13, w[1], acc[3]);
 }`)
-	add(tir.IntrDSPRequant, []string{"dsp_acle"}, `/* clamp(requant(x, m, -(e1 + 1)) + zp, lo, hi) for m >= 0, with
-   k0 = 2^30 + 2^(31 + e1): TFLite's two roundings folded into one SMLAL,
-   a sign correction and a shift of the high word (tir/dsp_intrin.go has
-   the derivation). SSAT does the int8 clamp; the tests on lo and hi fold
-   away for the full range. */
-static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zp, int32_t lo, int32_t hi)
+	add(tir.IntrDSPRequant, []string{"dsp_acle"}, `/* clamp(requant(x, m, -(e1 + 1)) + zk + zr, lo, hi) for m >= 0, with
+   k0 = 2^30 + 2^(31 + e1) + zk * 2^(32 + e1): TFLite's two roundings and
+   the zero point folded into one SMLAL, a sign correction and a shift of
+   the high word (tir/dsp_intrin.go has the derivation). SSAT does the int8
+   clamp; the tests on lo and hi fold away for the full range. */
+static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
 {
     const int64_t t = (int64_t)x * m + k0 - (int64_t)((uint32_t)x & 0x80000000u);
-    int32_t y = __ssat(((int32_t)(t >> 32) >> e1) + zp, 8);
+    int32_t y = __ssat(((int32_t)(t >> 32) >> e1) + zr, 8);
     if (lo > -128 && y < lo) {
         y = lo;
     }

@@ -65,20 +65,22 @@ const IntrDSPDW4 = "dsp_dw4_s8"
 // IntrDSPRequant is the int8 output stage for a right shift e in [1, 31]
 // and a multiplier m >= 0:
 //
-//	dsp_requant_s8(x, m, k0, e1, zp, lo, hi) = clamp(requant(x, m, −e) + zp, lo, hi)
+//	dsp_requant_s8(x, m, k0, e1, zr, lo, hi) = clamp(requant(x, m, −e) + zp, lo, hi)
 //
 // with TFLite's double rounding (IntrRequant), e1 = e − 1, the 64-bit
-// constant k0 = 2^30 + 2^(30+e) and −128 <= lo <= hi <= 127. Both roundings
-// fold into one: with v = SRDHM(x, m) = ⌊(x·m + 2^30) / 2^31⌋ and
-// RoundingDivideByPOT(v, e) = ⌊(v + 2^(e−1) − [v<0]) / 2^e⌋ (and [v<0] may
-// be read as [x<0]: they differ only where v = 0, which rounds to 0 either
-// way), the result is ⌊(x·m + k0 − [x<0]·2^31) / 2^(32+e1)⌋: one SMLAL, a
-// sign correction and a shift of the high word. k0 and e1 are per-channel
-// tables (or constants) made at compile time.
+// constant k0 = 2^30 + 2^(30+e) + zk·2^(31+e), zp = zk + zr, and
+// −128 <= lo <= hi <= 127. Both roundings fold into one: with
+// v = SRDHM(x, m) = ⌊(x·m + 2^30) / 2^31⌋ and RoundingDivideByPOT(v, e) =
+// ⌊(v + 2^(e−1) − [v<0]) / 2^e⌋ (where [v<0] may be read as [x<0]: they
+// differ only where v = 0, which rounds to 0 either way), requant + zk is
+// ⌊(x·m + k0 − [x<0]·2^31) / 2^(32+e1)⌋: one SMLAL, a sign correction and a
+// shift of the high word. The zero point folds into k0 (zk = zp, zr = 0)
+// when e <= 22, where the sum cannot overflow 64 bits. k0 and e1 are
+// per-channel tables (or constants) made at compile time.
 const IntrDSPRequant = "dsp_requant_s8"
 
-// dspRequantK0 is k0 for right shift e.
-func dspRequantK0(e int64) int64 { return 1<<30 + 1<<(30+e) }
+// dspRequantK0 is k0 for right shift e with zk folded in.
+func dspRequantK0(e, zk int64) int64 { return 1<<30 + 1<<(30+e) + zk<<(31+e) }
 
 func init() {
 	for _, b := range DSPMacBlocks {
@@ -139,11 +141,18 @@ func init() {
 		return val{}
 	}
 	extIntrinsics[IntrDSPRequant] = func(a []val) val {
-		x, m, k0, e1, zp, lo, hi := int32(a[0].i), int32(a[1].i), a[2].i, a[3].i, a[4].i, a[5].i, a[6].i
-		if e1 < 0 || e1 > 30 || k0 != dspRequantK0(e1+1) || m < 0 || lo < -128 || hi > 127 || lo > hi {
+		x, m, k0, e1, zr, lo, hi := int32(a[0].i), int32(a[1].i), a[2].i, a[3].i, a[4].i, a[5].i, a[6].i
+		bad := e1 < 0 || e1 > 30 || m < 0 || lo < -128 || hi > 127 || lo > hi
+		var zk int64
+		if !bad {
+			d := k0 - dspRequantK0(e1+1, 0)
+			zk = d >> (32 + e1)
+			bad = d != zk<<(32+e1) || (zk != 0 && e1 > 21)
+		}
+		if bad {
 			panic(fmt.Sprintf("%s: shift %d, k0 %d, multiplier %d, range [%d, %d]", IntrDSPRequant, e1+1, k0, m, lo, hi))
 		}
-		return val{i: min(max(int64(RequantQ(x, m, -int32(e1)-1))+zp, lo), hi)}
+		return val{i: min(max(int64(RequantQ(x, m, -int32(e1)-1))+zk+zr, lo), hi)}
 	}
 }
 

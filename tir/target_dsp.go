@@ -500,24 +500,39 @@ func fastRequant(st *Store) *Store {
 	if !ok1 || !ok2 || !ok3 || lo < -128 || hi > 127 || lo > hi {
 		return st
 	}
+	// The zero point folds into k0 when every shift is at most 22.
+	fold := func(e int64) bool { return e <= 22 }
 	var k0, e1 Expr
+	zr := zp
 	switch s := rq.Args[2].(type) {
 	case *IntImm:
 		if s.V > -1 || s.V < -31 {
 			return st
 		}
-		k0, e1 = &IntImm{T: I64, V: dspRequantK0(-s.V)}, C(-s.V-1)
+		zk := int64(0)
+		if fold(-s.V) {
+			zk, zr = zp, 0
+		}
+		k0, e1 = &IntImm{T: I64, V: dspRequantK0(-s.V, zk)}, C(-s.V-1)
 	case *Load:
 		if s.Buf.Scope != ScopeConst || s.Buf.Data == nil {
 			return st
 		}
-		ks := make([]int64, len(s.Buf.Data.I))
-		es := make([]int64, len(ks))
-		for i, v := range s.Buf.Data.I {
+		all := true
+		for _, v := range s.Buf.Data.I {
 			if v > -1 || v < -31 {
 				return st
 			}
-			ks[i], es[i] = dspRequantK0(-v), -v-1
+			all = all && fold(-v)
+		}
+		zk := int64(0)
+		if all {
+			zk, zr = zp, 0
+		}
+		ks := make([]int64, len(s.Buf.Data.I))
+		es := make([]int64, len(ks))
+		for i, v := range s.Buf.Data.I {
+			ks[i], es[i] = dspRequantK0(-v, zk), -v-1
 		}
 		k0 = &Load{Buf: constBuf(s.Buf.Name+"_k0", I64, s.Buf.Shape, ks), Indices: s.Indices, Flat: s.Flat}
 		e1 = &Load{Buf: constBuf(s.Buf.Name+"_e1", I32, s.Buf.Shape, es), Indices: s.Indices, Flat: s.Flat}
@@ -536,7 +551,7 @@ func fastRequant(st *Store) *Store {
 	default:
 		return st
 	}
-	v := Call(IntrDSPRequant, I32, rq.Args[0], rq.Args[1], k0, e1, C(zp), C(lo), C(hi))
+	v := Call(IntrDSPRequant, I32, rq.Args[0], rq.Args[1], k0, e1, C(zr), C(lo), C(hi))
 	return &Store{Buf: st.Buf, Indices: st.Indices, Value: CastTo(graph.Int8, v), Flat: st.Flat}
 }
 

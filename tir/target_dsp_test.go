@@ -146,9 +146,13 @@ func TestDSPPairWords(t *testing.T) {
 // 64-bit multiply-add, a sign correction, a shift of the high word),
 // modelled independently of RequantQ.
 func dspRequantC(x, m, e, zp, lo, hi int32) int32 {
-	t := int64(x)*int64(m) + dspRequantK0(int64(e)) + int64(x>>31)*(1<<31)
+	zk, zr := int64(0), zp
+	if e <= 22 {
+		zk, zr = int64(zp), 0
+	}
+	t := int64(x)*int64(m) + dspRequantK0(int64(e), zk) - int64(uint32(x)&0x80000000)
 	r := int32(t>>32) >> (e - 1)
-	y := min(max(r+zp, -128), 127)
+	y := min(max(r+zr, -128), 127)
 	return min(max(y, lo), hi)
 }
 
