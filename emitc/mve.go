@@ -69,18 +69,18 @@ MVE_INLINE void mve_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, int3
         w += ws;
     }
 }`)
-	add("mve_gemvb_s8", []string{"mve_include"}, `/* acc[j] += sum over i < n of x[i] * W[j][i], for j < m (a multiple of 4), with
+	add("mve_gemvb_s8", []string{"mve_include"}, `/* acc[j] = init[j] + sum over i < n of x[i] * W[j][i], for j < m (a multiple of 4), with
    W stored in blocks of 4 rows x 16 columns (zero-padded): the four weight
    vectors of a block are consecutive, so the loop streams through w. */
-MVE_INLINE void mve_gemvb_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t m, int32_t n)
+MVE_INLINE void mve_gemvb_s8(int32_t *acc, const int32_t *init, const int8_t *x, const int8_t *w, int32_t m, int32_t n)
 {
     const int32_t full = n & ~15;
     int32_t j;
     for (j = m >> 2; j > 0; --j) {
-        int32_t a0 = acc[0];
-        int32_t a1 = acc[1];
-        int32_t a2 = acc[2];
-        int32_t a3 = acc[3];
+        int32_t a0 = init[0];
+        int32_t a1 = init[1];
+        int32_t a2 = init[2];
+        int32_t a3 = init[3];
         int32_t i;
         for (i = 0; i < full; i += 16) {
             const int8x16_t xv = vldrbq_s8(x + i);
@@ -103,24 +103,25 @@ MVE_INLINE void mve_gemvb_s8(int32_t *acc, const int8_t *x, const int8_t *w, int
         acc[2] = a2;
         acc[3] = a3;
         acc += 4;
+        init += 4;
     }
 }`)
-	add("mve_gemvb2_s8", []string{"mve_gemvb_s8"}, `/* mve_gemvb_s8 for two pixels x0, x1 (accumulators acc0, acc1): each
+	add("mve_gemvb2_s8", []string{"mve_gemvb_s8"}, `/* mve_gemvb_s8 for two pixels x0, x1 (accumulators acc0, acc1, both from init): each
    16-byte weight vector is loaded once and used for both. */
-MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int8_t *x0, const int8_t *x1, const int8_t *w,
-                              int32_t m, int32_t n)
+MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init, const int8_t *x0, const int8_t *x1,
+                              const int8_t *w, int32_t m, int32_t n)
 {
     const int32_t full = n & ~15;
     int32_t j;
     for (j = m >> 2; j > 0; --j) {
-        int32_t a0 = acc0[0];
-        int32_t a1 = acc0[1];
-        int32_t a2 = acc0[2];
-        int32_t a3 = acc0[3];
-        int32_t b0 = acc1[0];
-        int32_t b1 = acc1[1];
-        int32_t b2 = acc1[2];
-        int32_t b3 = acc1[3];
+        int32_t a0 = init[0];
+        int32_t a1 = init[1];
+        int32_t a2 = init[2];
+        int32_t a3 = init[3];
+        int32_t b0 = a0;
+        int32_t b1 = a1;
+        int32_t b2 = a2;
+        int32_t b3 = a3;
         int32_t i;
         for (i = 0; i < full; i += 16) {
             const int8x16_t xv = vldrbq_s8(x0 + i);
@@ -167,6 +168,7 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int8_t *x0, co
         acc1[3] = b3;
         acc0 += 4;
         acc1 += 4;
+        init += 4;
     }
 }`)
 	add("mve_dwconv_s8", []string{"mve_include"}, `/* Depthwise taps, four channels per vector:

@@ -100,9 +100,9 @@ static inline void neon_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, 
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif`)
-	add("neon_gemvb_s8", []string{"neon_include"}, `/* acc[j] += sum over i < n of x[i] * W[j][i], for j < m (a multiple of 4), with
-   W stored in blocks of 4 rows x 16 columns (zero-padded). */
-static inline void neon_gemvb_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t m, int32_t n)
+	add("neon_gemvb_s8", []string{"neon_include"}, `/* acc[j] = init[j] + sum over i < n of x[i] * W[j][i], for j < m (a multiple of 4),
+   with W stored in blocks of 4 rows x 16 columns (zero-padded). */
+static inline void neon_gemvb_s8(int32_t *acc, const int32_t *init, const int8_t *x, const int8_t *w, int32_t m, int32_t n)
 {
     const int32_t full = n & ~15;
     int32_t j;
@@ -144,19 +144,20 @@ static inline void neon_gemvb_s8(int32_t *acc, const int8_t *x, const int8_t *w,
         if (full < n) {
             w += 64;
         }
-        acc[0] += s0;
-        acc[1] += s1;
-        acc[2] += s2;
-        acc[3] += s3;
+        acc[0] = init[0] + s0;
+        acc[1] = init[1] + s1;
+        acc[2] = init[2] + s2;
+        acc[3] = init[3] + s3;
         acc += 4;
+        init += 4;
     }
 }`)
 	add("neon_gemvb2_s8", []string{"neon_gemvb_s8"}, `/* neon_gemvb_s8 for two pixels (accumulators acc0, acc1). */
-static inline void neon_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int8_t *x0, const int8_t *x1, const int8_t *w,
-                                  int32_t m, int32_t n)
+static inline void neon_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init, const int8_t *x0, const int8_t *x1,
+                                  const int8_t *w, int32_t m, int32_t n)
 {
-    neon_gemvb_s8(acc0, x0, w, m, n);
-    neon_gemvb_s8(acc1, x1, w, m, n);
+    neon_gemvb_s8(acc0, init, x0, w, m, n);
+    neon_gemvb_s8(acc1, init, x1, w, m, n);
 }`)
 	add("neon_dwconv_s8", []string{"neon_include"}, `/* Depthwise taps, eight channels per step (SMLAL):
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch]. */

@@ -14,9 +14,10 @@ import (
 const (
 	// KGemv(acc *i32, x *i8, w *i8, ws, m, n): acc[j] += Σ_{i<n} x[i]·w[j·ws+i] for j < m.
 	KGemv = "gemv_s8"
-	// KGemvB(acc *i32, x *i8, wb *i8, m, n): KGemv over weights stored in
-	// blocks of 4 rows × 16 columns (see BlockWeights), m a multiple of 4:
-	// acc[j] += Σ_{i<n} x[i]·wb[((j/4)·⌈n/16⌉ + i/16)·64 + (j%4)·16 + i%16].
+	// KGemvB(acc *i32, init *i32, x *i8, wb *i8, m, n): KGemv over weights
+	// stored in blocks of 4 rows × 16 columns (see BlockWeights), m a
+	// multiple of 4, starting from init (the bias, or acc itself):
+	// acc[j] = init[j] + Σ_{i<n} x[i]·wb[((j/4)·⌈n/16⌉ + i/16)·64 + (j%4)·16 + i%16].
 	KGemvB = "gemvb_s8"
 	// KDwConv(acc *i32, x *i8, xkh, xkw, w *i8, kh, kw, c):
 	// acc[ch] += Σ_{a<kh, b<kw} x[a·xkh + b·xkw + ch]·w[(a·kw+b)·c + ch] for ch < c.
@@ -75,9 +76,10 @@ func simdIntrinsic(name, k string, a []val) (val, bool) {
 			add(at(acc, j), s)
 		}
 	case KGemvB:
-		acc, x, w, m, n := a[0], a[1], a[2], a[3].i, a[4].i
+		acc, init, x, w, m, n := a[0], a[1], a[2], a[3], a[4].i, a[5].i
 		chunks := (n + 15) / 16
 		for j := int64(0); j < m; j++ {
+			*at(acc, j) = *at(init, j)
 			var s int64
 			for i := int64(0); i < n; i++ {
 				s += *at(x, i) * *at(w, ((j/4)*chunks+i/16)*64+(j%4)*16+i%16)

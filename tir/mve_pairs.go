@@ -1,7 +1,8 @@
 package tir
 
-// KGemvB2(acc0 *i32, acc1 *i32, x0 *i8, x1 *i8, wb *i8, m, n): KGemvB for
-// two output pixels at once (each weight vector loaded once for both).
+// KGemvB2(acc0 *i32, acc1 *i32, init *i32, x0 *i8, x1 *i8, wb *i8, m, n):
+// KGemvB for two output pixels at once (each weight vector loaded once for
+// both), both starting from init.
 const KGemvB2 = "gemvb2_s8"
 
 func init() {
@@ -9,8 +10,8 @@ func init() {
 		name := p + "_" + KGemvB2
 		extIntrinsics[name] = func(a []val) val {
 			g := extIntrinsics[p+"_"+KGemvB]
-			g([]val{a[0], a[2], a[4], a[5], a[6]})
-			g([]val{a[1], a[3], a[4], a[5], a[6]})
+			g([]val{a[0], a[2], a[3], a[5], a[6], a[7]})
+			g([]val{a[1], a[2], a[4], a[5], a[6], a[7]})
 			return val{}
 		}
 	}
@@ -43,10 +44,10 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 		return f
 	}
 	seq, ok := al.Body.(*Seq)
-	if !ok || len(seq.Stmts) != 3 {
+	if !ok || len(seq.Stmts) != 2 {
 		return f
 	}
-	calls := make([]*Intrinsic, 3)
+	calls := make([]*Intrinsic, 2)
 	for i, s := range seq.Stmts {
 		e, ok := s.(*Evaluate)
 		if !ok {
@@ -56,11 +57,13 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 			return f
 		}
 	}
-	if calls[0].Name != prefix+"_"+KCopy32 || calls[1].Name != prefix+"_"+KGemvB ||
-		(calls[2].Name != prefix+"_"+KRequant && calls[2].Name != prefix+"_"+KRequantR) {
+	if calls[0].Name != prefix+"_"+KGemvB || (calls[1].Name != prefix+"_"+KRequant && calls[1].Name != prefix+"_"+KRequantR) {
 		return f
 	}
-	if n, ok := IsConst(calls[1].Args[4]); !ok || n < int64(minN) || n > int64(maxN) {
+	if p, ok := calls[0].Args[1].(*Ptr); !ok || p.Buf == al.Buf {
+		return f // the GEMV must start from a bias table
+	}
+	if n, ok := IsConst(calls[0].Args[5]); !ok || n < int64(minN) || n > int64(maxN) {
 		return f
 	}
 	ow, ok1 := IsConst(inner.Extent)
@@ -69,7 +72,7 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 		return f
 	}
 	// Pixels must be contiguous across rows in x and y: coef(oh) = OW·coef(ow).
-	for _, p := range []Expr{calls[1].Args[1], calls[2].Args[0]} {
+	for _, p := range []Expr{calls[0].Args[2], calls[1].Args[0]} {
 		ptr, ok := p.(*Ptr)
 		if !ok {
 			return f
@@ -86,20 +89,16 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 	q2 := NewVar("px2")
 	a0 := al.Buf
 	a1 := NewBuffer(a0.Name+"_1", a0.DType, a0.Shape, ScopeLocal)
-	x0 := SubstituteExpr(calls[1].Args[1], map[*Var]Expr{outer.Var: C(0), inner.Var: Mul(q2, C(2))})
-	x1 := SubstituteExpr(calls[1].Args[1], map[*Var]Expr{outer.Var: C(0), inner.Var: Add(Mul(q2, C(2)), C(1))})
-	y0 := SubstituteExpr(calls[2].Args[0], map[*Var]Expr{outer.Var: C(0), inner.Var: Mul(q2, C(2))})
-	y1 := SubstituteExpr(calls[2].Args[0], map[*Var]Expr{outer.Var: C(0), inner.Var: Add(Mul(q2, C(2)), C(1))})
+	px := func(e Expr, k int64) Expr {
+		return SubstituteExpr(e, map[*Var]Expr{outer.Var: C(0), inner.Var: Add(Mul(q2, C(2)), C(k))})
+	}
 	p1 := &Ptr{Buf: a1, Index: C(0)}
-	cp0 := calls[0]
-	cp1 := Call(cp0.Name, I32, append([]Expr{p1}, cp0.Args[1:]...)...)
-	g := calls[1]
-	gem := Call(prefix+"_"+KGemvB2, I32, g.Args[0], p1, x0, x1, g.Args[2], g.Args[3], g.Args[4])
-	r := calls[2]
-	rq0 := Call(r.Name, I32, append([]Expr{y0, r.Args[1]}, r.Args[2:]...)...)
-	rq1 := Call(r.Name, I32, append([]Expr{y1, p1}, r.Args[2:]...)...)
-	pair := &Allocate{Buf: a0, Body: &Allocate{Buf: a1, Body: Block(
-		&Evaluate{X: cp0}, &Evaluate{X: cp1}, &Evaluate{X: gem}, &Evaluate{X: rq0}, &Evaluate{X: rq1})}}
+	g := calls[0]
+	gem := Call(prefix+"_"+KGemvB2, I32, g.Args[0], p1, g.Args[1], px(g.Args[2], 0), px(g.Args[2], 1), g.Args[3], g.Args[4], g.Args[5])
+	r := calls[1]
+	rq0 := Call(r.Name, I32, append([]Expr{px(r.Args[0], 0), r.Args[1]}, r.Args[2:]...)...)
+	rq1 := Call(r.Name, I32, append([]Expr{px(r.Args[0], 1), p1}, r.Args[2:]...)...)
+	pair := &Allocate{Buf: a0, Body: &Allocate{Buf: a1, Body: Block(&Evaluate{X: gem}, &Evaluate{X: rq0}, &Evaluate{X: rq1})}}
 	P := oh * ow
 	var body Stmt = &For{Var: q2, Min: C(0), Extent: C(P / 2), Body: pair}
 	if P%2 == 1 {

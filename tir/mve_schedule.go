@@ -55,6 +55,8 @@ type simdParts struct {
 	dw      bool    // depthwise
 	blocked bool    // knob weight_blocked
 	fuseDW  bool    // knob dw_fused
+	// biasInGemv is knob bias_in_gemv.
+	biasInGemv int
 }
 
 func findParts(f *PrimFunc) (p *simdParts, err error) {
@@ -270,6 +272,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		p.red = fuseContiguous(p.red)
 	}
 	p.blocked = kn("weight_blocked", 1) != 0
+	p.biasInGemv = kn("bias_in_gemv", 64)
 	if p.dw {
 		p.fuseDW = kn("dw_fused", 1) != 0
 	}
@@ -618,6 +621,22 @@ func blockChannels(p *simdParts, prefix string) (Stmt, error) {
 		return nil, err
 	}
 	red = tensorizeReduction(red, v2, accv, prefix, p.dw, p.blocked)
+	// A blocked GEMV starts from the bias itself (the copy goes) when its
+	// reduction is at most knob bias_in_gemv long (longer ones measured
+	// slower on the M55: one more pointer live in the loop).
+	if ie, ok := init.(*Evaluate); ok {
+		if re, ok := red.(*Evaluate); ok {
+			ci, ok1 := ie.X.(*Intrinsic)
+			cg, ok2 := re.X.(*Intrinsic)
+			if n, ok := IsConst(cg.Args[5]); ok1 && ok2 && ci.Name == prefix+"_"+KCopy32 && cg.Name == prefix+"_"+KGemvB &&
+				ok && n <= int64(p.biasInGemv) {
+				args := append([]Expr{}, cg.Args...)
+				args[1] = ci.Args[1]
+				red = &Evaluate{X: Call(cg.Name, I32, args...)}
+				init = nil
+			}
+		}
+	}
 	// Epilogue.
 	v3, outB := fresh(p.out)
 	outS := retarget(outB, v3)
@@ -744,7 +763,7 @@ func tensorizeReduction(red Stmt, c *Var, accv *Buffer, prefix string, dw, block
 			// the 4-row × 16-column blocks the micro-kernel streams through.
 			vals := BlockWeights(w.Buf.Data.I, int(wsC), int(m), int(n))
 			wb := constBuf(w.Buf.Name+"_blk4x16", I8, []int{len(vals)}, vals)
-			return &Evaluate{X: Call(prefix+"_"+KGemvB, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb},
+			return &Evaluate{X: Call(prefix+"_"+KGemvB, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb},
 				&Ptr{Buf: wb, Index: C(0)}, C(m), C(n))}
 		}
 		return &Evaluate{X: Call(prefix+"_"+KGemv, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb},
