@@ -214,7 +214,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g, win, err = rowFill(g, at, p.x, pad, prefix); err != nil {
+		if g, win, err = rowFill(g, at, p.x, pad, prefix, kn("row_copy_below", 8)); err != nil {
 			return nil, err
 		}
 		f = g
@@ -306,7 +306,7 @@ func hasCond(s Stmt) bool {
 // rowFill replaces CacheWindowPad's element-by-element fill with row copies:
 // per window row, a fill of the left padding, one copy of the in-image
 // columns, a fill of the right padding (or one fill when the row is outside).
-func rowFill(f *PrimFunc, at string, x *Buffer, pad int64, prefix string) (*PrimFunc, *Buffer, error) {
+func rowFill(f *PrimFunc, at string, x *Buffer, pad int64, prefix string, rowCopyBelow int) (*PrimFunc, *Buffer, error) {
 	if len(x.Shape) != 4 {
 		return nil, nil, fmt.Errorf("input is not 4-D")
 	}
@@ -367,6 +367,7 @@ func rowFill(f *PrimFunc, at string, x *Buffer, pad int64, prefix string) (*Prim
 			// The window moves with the output column: fill pixel by pixel.
 			var px []Stmt
 			for r := int64(0); r < int64(win.Shape[1]); r++ {
+				var cells []Stmt
 				for q := int64(0); q < cols; q++ {
 					ih := SimplifyExpr(Add(start[1], C(r)))
 					iw := SimplifyExpr(Add(start[2], C(q)))
@@ -374,8 +375,21 @@ func rowFill(f *PrimFunc, at string, x *Buffer, pad int64, prefix string) (*Prim
 					src := SimplifyExpr(Add(Add(Mul(start[0], C(H*W*C_)), Mul(ih, C(W*C_))), Mul(iw, C(C_))))
 					cp := &Evaluate{X: Call(prefix+"_"+KCopy8, I32, dst, &Ptr{Buf: x, Index: src}, C(C_))}
 					fl := &Evaluate{X: Call(prefix+"_"+KFill8, I32, dst, C(pad), C(C_))}
-					px = append(px, &IfThenElse{Cond: SimplifyExpr(AllOf(GE(ih, C(0)), LT(ih, C(H)), GE(iw, C(0)), LT(iw, C(W)))), Then: cp, Else: fl})
+					cells = append(cells, &IfThenElse{Cond: SimplifyExpr(AllOf(GE(ih, C(0)), LT(ih, C(H)), GE(iw, C(0)), LT(iw, C(W)))), Then: cp, Else: fl})
 				}
+				if cols*C_ >= int64(rowCopyBelow) {
+					px = append(px, cells...)
+					continue
+				}
+				// A short window row wholly inside the image is one copy
+				// (knob row_copy_below: longer rows copy pixel by pixel,
+				// which gcc unrolls into whole vectors).
+				ih := SimplifyExpr(Add(start[1], C(r)))
+				iw0 := start[2]
+				src := SimplifyExpr(Add(Add(Mul(start[0], C(H*W*C_)), Mul(ih, C(W*C_))), Mul(iw0, C(C_))))
+				whole := &Evaluate{X: Call(prefix+"_"+KCopy8, I32, &Ptr{Buf: win, Index: C(r * cols * C_)}, &Ptr{Buf: x, Index: src}, C(cols*C_))}
+				inside := SimplifyExpr(AllOf(GE(ih, C(0)), LT(ih, C(H)), GE(iw0, C(0)), LE(Add(iw0, C(cols)), C(W))))
+				px = append(px, &IfThenElse{Cond: inside, Then: whole, Else: Block(cells...)})
 			}
 			stmts := append([]Stmt{Block(px...)}, seq.Stmts[1:]...)
 			return &For{Var: l.Var, Min: l.Min, Extent: l.Extent, Kind: l.Kind, Body: &Allocate{Buf: win, Body: Block(stmts...)}}, nil
