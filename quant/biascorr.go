@@ -13,7 +13,9 @@ import (
 // (empirical bias correction): it runs the float graph f and q on samples,
 // and for each layer, with the layers before it already corrected, moves the
 // int32 bias by the mean difference between the dequantized int8 output and
-// the float one (over the elements a fused activation does not clip). q is
+// the float one, over the elements that are not clipped (by a fused
+// activation or by the output's int8 range: a clipping error is no bias,
+// and moving the bias for it would shift every unclipped value). q is
 // changed in place; it must come from Quantize(f, ...) so that tensor names
 // match.
 func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
@@ -73,6 +75,12 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 		}
 		a, _ := actOf(n)
 		lo, hi, _ := a.Bounds()
+		if a == graph.ActNone {
+			lo, hi = math.Inf(-1), math.Inf(1)
+		}
+		ys, yz := yt.Quant.At(0)
+		lo = math.Max(lo, float64(ys)*float64(-128-yz))
+		hi = math.Min(hi, float64(ys)*float64(127-yz))
 		c := bt.Data.Len()
 		sum := make([]float64, c)
 		cnt := make([]float64, c)
@@ -84,7 +92,7 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 			}
 			for j, v := range fx.F {
 				x := float64(v)
-				if a != graph.ActNone && (x <= lo || x >= hi) {
+				if x <= lo || x >= hi {
 					continue
 				}
 				sum[j%c] += qy[j] - x

@@ -92,3 +92,49 @@ func TestSQNR(t *testing.T) {
 		t.Errorf("SQNR without noise = %v, want %v", got, MaxSQNR)
 	}
 }
+
+// TestCorrectBiasIgnoresClippedOutputs: values beyond the int8 output range
+// saturate whatever the bias; their clipping error must not move the bias
+// (that would shift every unclipped value). y = x_0 (x_1 only widens the
+// input range to [-10, 10]), output range [-1, 1] from calibration; one of
+// eight correction samples has y = 9, clipped by 8: counted, it would move
+// the bias by 1 on average, 128 output steps.
+func TestCorrectBiasIgnoresClippedOutputs(t *testing.T) {
+	g := graph.New("fc", "onnx")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 2}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 1}})
+	g.AddConst("w", f32([]int{1, 2}, 1, 0))
+	g.AddConst("b", f32([]int{1}, 0))
+	g.AddNode(&graph.Node{Name: "fc", Op: graph.FullyConnected, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"}, Attrs: &graph.FullyConnectedAttrs{}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	calib := []map[string]*graph.Data{{"x": f32([]int{1, 2}, -1, 10)}, {"x": f32([]int{1, 2}, 1, -10)}}
+	st, err := Calibrate(g, calib, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Quantize(g, st, Options{Method: MinMax})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Nodes[0].Op != graph.FullyConnected || q.In(q.Nodes[0], 0).DType != graph.Int8 {
+		t.Skip("no int8 FullyConnected kernel")
+	}
+	var samples []map[string]*graph.Data
+	for i := 0; i < 8; i++ {
+		v := float32(i)/4 - 0.9 // -0.9 .. 0.85, inside the output range
+		if i == 7 {
+			v = 9
+		}
+		samples = append(samples, map[string]*graph.Data{"x": f32([]int{1, 2}, v, 0)})
+	}
+	bq := q.Tensor(q.Nodes[0].Inputs[2])
+	before := bq.Data.I[0]
+	if err := CorrectBias(g, q, samples); err != nil {
+		t.Fatal(err)
+	}
+	ys, _ := q.Tensors["y"].Quant.At(0)
+	moved := math.Abs(float64(bq.Data.I[0]-before)) * float64(bq.Quant.Scale[0])
+	if moved > float64(ys) {
+		t.Errorf("bias moved by %.4f (output step %.4f): the clipped sample's error was corrected", moved, ys)
+	}
+}
