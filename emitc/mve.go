@@ -238,10 +238,16 @@ MVE_INLINE void mve_requant_s8(int8_t *y, const int32_t *acc, const int32_t *mul
     }
 }`)
 	add("mve_requantr_s8", []string{"mve_include"}, `/* mve_requant_s8 for shifts <= 0 (no left shift): shift[i] is -right. */
-MVE_INLINE int32x4_t mve_requantr_x4(int32x4_t v, int32x4_t m, int32x4_t r, int32_t zp, int32x4_t lo, int32x4_t hi)
+/* fix = 0 drops RoundingDivideByPOT's sign fix-up. That is exact when the
+   clamp's lower bound is at least the zero point (lo >= zp, e.g. a fused
+   ReLU): the fix-up changes only negative x, where both roundings give a
+   value <= 0, which the clamp maps to lo either way. */
+MVE_INLINE int32x4_t mve_requantr_x4(int32x4_t v, int32x4_t m, int32x4_t r, int32_t zp, int32x4_t lo, int32x4_t hi, int32_t fix)
 {
     v = vqrdmulhq_s32(v, m);
-    v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    if (fix) {
+        v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    }
     v = vrshlq_s32(v, r);
     v = vaddq_n_s32(v, zp);
     return vminq_s32(vmaxq_s32(v, lo), hi);
@@ -254,11 +260,11 @@ MVE_INLINE void mve_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mu
     const int32x4_t vhi = vdupq_n_s32(hi);
     int32_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        vstrbq_s32(y + i, mve_requantr_x4(vldrwq_s32(acc + i), vldrwq_s32(mult + i), vldrwq_s32(shift + i), zp, vlo, vhi));
+        vstrbq_s32(y + i, mve_requantr_x4(vldrwq_s32(acc + i), vldrwq_s32(mult + i), vldrwq_s32(shift + i), zp, vlo, vhi, lo < zp));
     }
     if (i < n) {
         const mve_pred16_t p = vctp32q((uint32_t)(n - i));
-        vstrbq_p_s32(y + i, mve_requantr_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, vlo, vhi), p);
+        vstrbq_p_s32(y + i, mve_requantr_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, vlo, vhi, lo < zp), p);
     }
 }`)
 	add("mve_dwconvrq_s8", []string{"mve_requant_s8", "mve_requantr_s8"}, `/* One output pixel of an int8 depthwise conv, eight channels per step:
@@ -296,8 +302,8 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
             ae = mve_requant_x4(ae, vldrwq_gather_shifted_offset_s32(mult + ch, ev), vldrwq_gather_shifted_offset_s32(shift + ch, ev), zp, lo, hi);
             ao = mve_requant_x4(ao, vldrwq_gather_shifted_offset_s32(mult + ch, od), vldrwq_gather_shifted_offset_s32(shift + ch, od), zp, lo, hi);
         } else {
-            ae = mve_requantr_x4(ae, vldrwq_gather_shifted_offset_s32(mult + ch, ev), vldrwq_gather_shifted_offset_s32(shift + ch, ev), zp, vlo, vhi);
-            ao = mve_requantr_x4(ao, vldrwq_gather_shifted_offset_s32(mult + ch, od), vldrwq_gather_shifted_offset_s32(shift + ch, od), zp, vlo, vhi);
+            ae = mve_requantr_x4(ae, vldrwq_gather_shifted_offset_s32(mult + ch, ev), vldrwq_gather_shifted_offset_s32(shift + ch, ev), zp, vlo, vhi, lo < zp);
+            ao = mve_requantr_x4(ao, vldrwq_gather_shifted_offset_s32(mult + ch, od), vldrwq_gather_shifted_offset_s32(shift + ch, od), zp, vlo, vhi, lo < zp);
         }
         o = vmovnbq_s32(o, ae);
         o = vmovntq_s32(o, ao);

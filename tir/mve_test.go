@@ -42,6 +42,17 @@ func TestVectorRequantMatchesTFLite(t *testing.T) {
 		if got, want := tir.VectorRequant(a, m, shift), tir.RequantQ(a, m, shift); got != want {
 			t.Fatalf("VectorRequant(%d, %d, %d) = %d, TFLite %d", a, m, shift, got, want)
 		}
+		// Without the sign fix-up the rounding differs only for negative
+		// values, which a clamp with lo >= zp maps to lo either way.
+		if shift <= 0 {
+			zp := int32(r.Intn(256) - 128)
+			lo := zp + int32(r.Intn(int(128-zp)))
+			clamp := func(v int32) int32 { return min(max(v+zp, lo), 127) }
+			noFix := tir.VRSHL(tir.VQRDMULH(a, m), shift)
+			if got, want := clamp(noFix), clamp(tir.RequantQ(a, m, shift)); got != want {
+				t.Fatalf("no fix-up, lo %d >= zp %d: requant(%d, %d, %d) = %d, TFLite %d", lo, zp, a, m, shift, got, want)
+			}
+		}
 		if got, want := tir.VQRDMULH(a, m), tir.SRDHM(a, m); got != want {
 			t.Fatalf("VQRDMULH(%d, %d) = %d, SRDHM %d", a, m, got, want)
 		}
