@@ -215,7 +215,9 @@ MVE_INLINE int32x4_t mve_requant_x4(int32x4_t v, int32x4_t m, int32x4_t s, int32
     const int32x4_t r = vminq_s32(s, vdupq_n_s32(0));
     v = vshlq_s32(v, vmaxq_s32(s, vdupq_n_s32(0)));
     v = vqrdmulhq_s32(v, m);
-    v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    if (lo < zp) { /* else exact without the fix-up: see mve_requantr_x4 */
+        v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    }
     v = vrshlq_s32(v, r);
     v = vaddq_n_s32(v, zp);
     return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
