@@ -9,10 +9,10 @@ package tir
 // per quad, sharing weight words and epilogue tables; unroll_taps (default
 // 1) unrolls the kernel window; unroll_q (default 4) unrolls the quad loop
 // when it has at most that many iterations; knob partition
-// (bit 0: columns, bit 1: rows; default 0, for flash) splits the output into border and
+// (bit 0: columns, bit 1: rows; default: columns where the quad loop is not unrolled) splits the output into border and
 // interior so the interior runs without padding checks.
 func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
-	unroll, part, bpx := knob(f, "unroll_taps", 1), knob(f, "partition", 0), knob(f, "block_px", 1)
+	unroll, part, bpx := knob(f, "unroll_taps", 1), knob(f, "partition", -1), knob(f, "block_px", 1)
 	unrollQ := knob(f, "unroll_q", 4)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
@@ -38,6 +38,16 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 		if a.w.Indices[i] != Expr(v) {
 			return scheduleConvGeneric(f)
 		}
+	}
+	if part < 0 {
+		// Columns split into border and interior where the quad loop stays
+		// a loop (each copy is small) and the image has at least 64 pixels;
+		// elsewhere the code would grow for little gain (flash).
+		part = 0
+		if Cn/4 > unrollQ && OH*OW >= 64 {
+			part = 1
+		}
+		f.Knobs["partition"] = part
 	}
 	taps := KH * KW
 	wq := make([]int64, taps*Cn/2)
