@@ -156,3 +156,31 @@ func TestSIMDMLPerf(t *testing.T) {
 		})
 	}
 }
+
+// TestSIMDKnobsKeepResults: the SIMD schedules with non-default knob values
+// (each declared value in turn) still match the reference interpreter.
+func TestSIMDKnobsKeepResults(t *testing.T) {
+	cases, err := tirtest.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := tir.TargetByName("mve")
+	for _, k := range []string{"window", "pixel_window_below", "weight_blocked", "bias_in_gemv", "pixel_pairs", "pixel_pairs_max", "dw_fused", "row_copy_below"} {
+		vals := tir.KnobValues("mve." + k)
+		if len(vals) == 0 {
+			t.Fatalf("knob mve.%s has no declared values", k)
+		}
+		for _, v := range vals {
+			tg := base
+			for _, op := range []string{"conv2d", "depthwise_conv2d", "fully_connected"} {
+				tg = tg.WithKnobs(op, map[string]int{k: v})
+			}
+			for _, c := range cases {
+				if !strings.HasSuffix(c.Name, "_s8") {
+					continue
+				}
+				t.Run(c.Name, func(t *testing.T) { checkModule(t, c.Graph, tg, 1) })
+			}
+		}
+	}
+}

@@ -13,4 +13,15 @@ var NEON = &Target{Name: "neon", Schedules: map[string]ScheduleFunc{
 	"sub":              simdElementwise("neon", nil),
 }}
 
-func init() { RegisterTarget(NEON) }
+func init() {
+	RegisterTarget(NEON)
+	// The values each knob of the SIMD schedule may take, for the autotuner.
+	DeclareKnob("neon.window", 1, 2)                        // conv: padded window per output row (1) or pixel (2)
+	DeclareKnob("neon.pixel_window_below", 0, 16, 64, 1024) // conv: pixel windows when KW*Cin is below this
+	DeclareKnob("neon.weight_blocked", 0, 1)                // conv, FC: 4x16 weight blocks (gemvb)
+	DeclareKnob("neon.bias_in_gemv", 0, 64, 256, 4096)      // conv, FC: blocked GEMV starts from the bias up to this n
+	DeclareKnob("neon.pixel_pairs", 0, 16, 32, 64)          // 1x1 conv: least n run two pixels at a time (0 = never)
+	DeclareKnob("neon.pixel_pairs_max", 64, 128, 4096)      // 1x1 conv: largest n run in pairs
+	DeclareKnob("neon.dw_fused", 0, 1)                      // depthwise: bias, taps and requant in one block
+	DeclareKnob("neon.row_copy_below", 0, 8, 16, 64)        // pixel windows: copy whole rows shorter than this
+}
