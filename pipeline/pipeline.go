@@ -228,26 +228,37 @@ func planPass(s *State) error {
 	return checkFits(s)
 }
 
+// FitError says a model's arena or weights cannot fit a board's memory
+// region; compile finds it from the plan, before any code is generated.
+type FitError struct {
+	Model, Board, Region, What string
+	Need, Have               int64
+}
+
+func (e *FitError) Error() string {
+	return fmt.Sprintf("%s does not fit on %s: needs %s B for %s; region %s has %s B (%s B short)",
+		e.Model, e.Board, commas(e.Need), e.What, e.Region, commas(e.Have), commas(e.Need-e.Have))
+}
+
 // checkFits refuses a model whose arena or weights cannot fit the board's
-// memory regions, before any code is generated (the linker would say it
-// later, less clearly).
+// memory regions (the linker would say it later, less clearly).
 func checkFits(s *State) error {
 	b := s.Opt.Board
 	if b == nil || !b.BareMetal() {
 		return nil
 	}
-	need := func(role, what string, bytes int64) error {
+	check := func(role, what string, need int64) error {
 		r := b.RegionFor(role)
-		if r == nil || uint64(bytes) <= r.Length {
+		if r == nil || uint64(need) <= r.Length {
 			return nil
 		}
-		return fmt.Errorf("%s: %s needs %s B for %s; %s's region %s has %s B",
-			s.ModelPath, s.Graph.Name, commas(bytes), what, b.Name, r.Name, commas(int64(r.Length)))
+		err := &FitError{Model: s.Graph.Name, Board: b.Name, Region: r.Name, What: what, Need: need, Have: int64(r.Length)}
+		return fmt.Errorf("%s: %w", s.ModelPath, err)
 	}
-	if err := need(boards.HoldsArena, "activations (the arena)", int64(s.Plan.ArenaBytes)); err != nil {
+	if err := check(boards.HoldsArena, "activations (the arena)", int64(s.Plan.ArenaBytes)); err != nil {
 		return err
 	}
-	return need(boards.HoldsWeights, "weights", graph.WeightBytes(s.Graph))
+	return check(boards.HoldsWeights, "weights", graph.WeightBytes(s.Graph))
 }
 
 func commas(n int64) string {
