@@ -181,7 +181,7 @@ func jamLoop(l *For, factor int) (Stmt, bool) {
 		return nil, false
 	}
 
-	bv := &Var{Name: l.Var.Name, T: l.Var.T}
+	bv := &Var{Name: l.Var.Name + "_b", T: l.Var.T}
 	subs := make([]map[*Var]Expr, factor)
 	renames := make([]map[*Buffer]*Buffer, factor)
 	var newAccs []*Buffer
@@ -266,25 +266,56 @@ func jamLoop(l *For, factor int) (Stmt, bool) {
 }
 
 // scheduleConvBlocked is the generic target's convolution schedule:
-// scheduleConvGeneric, then register blocks of block_oc output channels ×
-// block_px output pixels (knobs, defaults 2 and 2; 1 = none). The SIMD
-// targets build on scheduleConvGeneric without the blocks.
+// scheduleConvGeneric, then register blocks. Every run of at least two
+// output columns (the interior PartitionLoop leaves) gets blocks of
+// block_oc output channels × block_px output pixels (knobs; defaults 4 × 2
+// for convolutions, where each loaded input serves 4 channels and each
+// weight 2 pixels, and 1 × 2 for depthwise ones, whose channels share no
+// input); the border columns split off alone get blocks of
+// block_oc_border channels (default 2), which keeps the code small. 1 = no
+// block. The SIMD targets build on scheduleConvGeneric without the blocks.
 func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
 	f, err := scheduleConvGeneric(f)
 	if err != nil {
 		return nil, err
 	}
-	f = JamLoop(f, "oc", knob(f, "block_oc", 2))
-	return JamLoop(f, "ow", knob(f, "block_px", 2)), nil
+	defOC := 4
+	if f.Op == "depthwise_conv2d" {
+		defOC = 1
+	}
+	boc, bpx := knob(f, "block_oc", defOC), knob(f, "block_px", 2)
+	border := knob(f, "block_oc_border", min(boc, 2))
+	g := *f
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		l, ok := s.(*For)
+		if !ok || l.Var.Name != "ow" {
+			return s
+		}
+		if n, ok := IsConst(l.Extent); !ok || n < 2 {
+			return s
+		}
+		// JamLoop renames the channel blocks oc_b, so the border pass
+		// below leaves them alone.
+		one := JamLoop(&PrimFunc{Body: l}, "oc", boc).Body
+		if ow, ok := one.(*For); ok && bpx > 1 {
+			if r, ok := jamLoop(ow, bpx); ok {
+				return r
+			}
+		}
+		return one
+	}, nil)
+	return JamLoop(&g, "oc", border), nil
 }
 
-// scheduleFCBlocked is the generic target's fully connected schedule:
-// scheduleFCGeneric, then blocks of block_oc output rows (knob, default 4;
-// 1 = none) that share each loaded input.
+// scheduleFCBlocked is the generic target's fully connected
+// schedule: blocks of block_oc output rows (knob, default 8; 1 = none) that
+// share each loaded input, over a reduction unrolled unroll_k deep (default
+// 16 here, when it divides K; see scheduleFCGeneric).
 func scheduleFCBlocked(f *PrimFunc) (*PrimFunc, error) {
+	knob(f, "unroll_k", 16)
 	f, err := scheduleFCGeneric(f)
 	if err != nil {
 		return nil, err
 	}
-	return JamLoop(f, "j", knob(f, "block_oc", 4)), nil
+	return JamLoop(f, "j", knob(f, "block_oc", 8)), nil
 }
