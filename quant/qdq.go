@@ -27,6 +27,7 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 	}
 	f := cloneGraph(g)
 	sinkConstDequantize(f)
+	hoistDequantize(f)
 	cancelTransposes(f)
 	fuseMatMulBias(f)
 	fuseActivations(f)
@@ -459,4 +460,44 @@ func foldRequantize(g *graph.Graph) {
 			}
 		}
 	}
+}
+
+// hoistDequantize moves a per-tensor Dequantize below the layout ops
+// (Transpose, Reshape) that read it, so the float op after them sees a
+// Dequantize directly: Dequantize→Transpose→Conv becomes
+// Transpose(int8)→Dequantize→Conv. Per-tensor quantization commutes with
+// moving elements, so the values are unchanged.
+func hoistDequantize(g *graph.Graph) {
+	for changed := true; changed; {
+		changed = false
+		prod, cons := g.Producers(), g.Consumers()
+		isOut := map[string]bool{}
+		for _, o := range g.Outputs {
+			isOut[o] = true
+		}
+		for i, n := range g.Nodes {
+			if n.Op != graph.Transpose && n.Op != graph.Reshape {
+				continue
+			}
+			d := prod[n.Inputs[0]]
+			if d == nil || d.Op != graph.Dequantize || isOut[d.Outputs[0]] || len(cons[d.Outputs[0]]) != 1 {
+				continue
+			}
+			q := g.Tensors[d.Inputs[0]]
+			if q == nil || q.IsConst() || q.Quant == nil || q.Quant.PerAxis() {
+				continue
+			}
+			out := g.Tensors[n.Outputs[0]]
+			moved := g.AddTensor(&graph.Tensor{Name: g.UniqueName(n.Outputs[0] + "_q"), DType: q.DType,
+				Shape: append([]int(nil), out.Shape...), Quant: q.Quant})
+			layout := &graph.Node{Name: n.Name, Op: n.Op, Inputs: []string{q.Name}, Outputs: []string{moved.Name}, Attrs: n.Attrs}
+			deq := &graph.Node{Name: d.Name, Op: graph.Dequantize, Inputs: []string{moved.Name}, Outputs: []string{n.Outputs[0]}, Attrs: d.Attrs}
+			j := slices.Index(g.Nodes, d)
+			g.Nodes[j] = layout
+			g.Nodes[i] = deq
+			changed = true
+			break
+		}
+	}
+	removeDead(g)
 }
