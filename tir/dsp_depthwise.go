@@ -60,6 +60,11 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	wb := constBuf(f.Name+"_weights_s16", I32, []int{taps * Cn / 2}, wq)
 	store := fastRequant(a.store)
+	if KH == 3 && KW == 3 && knob(f, "dw3x3", 1) != 0 {
+		if g, ok := a.dw3x3(f, store, Cn, nV, ohV, owV, ocV, khV, kwV, icV, N, OH, OW); ok {
+			return g, nil
+		}
+	}
 	kind := Serial
 	if unroll != 0 {
 		kind = Unrolled

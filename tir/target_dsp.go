@@ -37,6 +37,7 @@ func init() {
 	DeclareKnob("dsp.unroll_taps", 0, 1)     // depthwise: unroll the window
 	DeclareKnob("dsp.unroll_q", 0, 4, 8)     // depthwise: unroll quad loops this short
 	DeclareKnob("dsp.lut", 0, 1)             // element-wise: per-input tables
+	DeclareKnob("dsp.dw3x3", 0, 1)           // depthwise 3x3: one shared helper per pixel
 }
 
 // accNest is a compute definition of the form

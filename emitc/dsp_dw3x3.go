@@ -1,0 +1,126 @@
+package emitc
+
+import (
+	"strings"
+
+	"github.com/mcugen/mcugen/tir"
+)
+
+// The C of tir.IntrDSPDW3x3: one 3×3 depthwise output pixel over all
+// channels with its epilogue, a shared out-of-line function (every 3×3
+// depthwise layer calls it), specialised inside for the full window and
+// for the full int8 output range.
+
+func init() {
+	tap := func(t int, check bool) string {
+		s := `        {
+            const int32_t xv = dsp_read32(XQ);
+            const int32_t x02 = __sxtab16(o, xv);
+            const int32_t x13 = dsp_sxtab16_ror8(o, xv);
+            int32_t w0;
+            int32_t w1;
+            DSP_LD2(p, T2, w0, w1);
+            a0 = __smlabb(x02, w0, a0);
+            a2 = __smlatt(x02, w0, a2);
+            a1 = __smlabb(x13, w1, a1);
+            a3 = __smlatt(x13, w1, a3);
+            __asm__ volatile("" ::: "memory");
+        }
+`
+		off := []string{"0", "cs", "cs2", "rs", "rs + cs", "rs + cs2", "rs2", "rs2 + cs", "rs2 + cs2"}[t]
+		if check {
+			s = strings.ReplaceAll(s, "XQ", "x + (xi + "+off+")")
+		} else {
+			s = strings.ReplaceAll(s, "XQ", "xq + "+off)
+		}
+		s = strings.ReplaceAll(s, "T2", itoa(2*t))
+		if check {
+			s = "        if (mask & " + itoa(1<<t) + ") " + strings.TrimLeft(s, " ")
+		}
+		return s
+	}
+	body := func(check, clamp bool) string {
+		var b strings.Builder
+		if check {
+			b.WriteString("    for (; p < end; p += 38, xi += 4, out += 4) {\n")
+		} else {
+			b.WriteString("    for (; p < end; p += 38, xq += 4, out += 4) {\n")
+		}
+		b.WriteString("        int32_t a0 = p[18];\n        int32_t a1 = p[19];\n        int32_t a2 = p[20];\n        int32_t a3 = p[21];\n")
+		for t := 0; t < 9; t++ {
+			b.WriteString(tap(t, check))
+		}
+		if clamp {
+			b.WriteString("        DSP_DW3X3_STORE(1);\n")
+		} else {
+			b.WriteString("        DSP_DW3X3_STORE(0);\n")
+		}
+		b.WriteString("    }\n")
+		return b.String()
+	}
+	code := `/* One output pixel of a 3x3 depthwise convolution over n channels (n % 4 == 0):
+   for each channel quad q the stream p[38q..] holds the nine taps' pair words,
+   then the four biases, then per channel the low and high words of k0, the multiplier and e1;
+   out[c] = dsp_requant_s8(bias + sum over taps t in mask of (x[xi + (t/3)*rs + (t%3)*cs + c] + xo) * w, ...). */
+#define DSP_DW3X3_RQ(a, j, clamp) do { \
+        int32_t lo = p[22 + 4 * (j)]; \
+        int32_t hi = p[23 + 4 * (j)]; \
+        int32_t y; \
+        const int32_t u = (int32_t)((uint32_t)(a) >> 31); \
+        __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(p[24 + 4 * (j)])); \
+        __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(u), "r"(c31)); \
+        y = __ssat((hi >> p[25 + 4 * (j)]) + zr, 8); \
+        if (clamp) { \
+            y = y < lo_ ? lo_ : y; \
+            y = y > hi_ ? hi_ : y; \
+        } \
+        out[j] = (int8_t)y; \
+    } while (0)
+#define DSP_DW3X3_STORE(clamp) do { \
+        DSP_DW3X3_RQ(a0, 0, clamp); \
+        DSP_DW3X3_RQ(a1, 1, clamp); \
+        DSP_DW3X3_RQ(a2, 2, clamp); \
+        DSP_DW3X3_RQ(a3, 3, clamp); \
+    } while (0)
+static void dsp_dw3x3_s8(int8_t *out, const int8_t *x, int32_t xi, int32_t rs, int32_t cs, const int32_t *p, int32_t n,
+                         int32_t xo, int32_t mask, int32_t zr, int32_t lo_, int32_t hi_)
+{
+    /* The sign correction -[acc < 0] * 2^31 is a second SMLAL of (acc >> 31 unsigned) by INT32_MIN. */
+    const int32_t c31 = INT32_MIN;
+    const int32_t o = (int32_t)(((uint32_t)xo << 16) | ((uint32_t)xo & 0xffffu));
+    const int32_t cs2 = 2 * cs;
+    const int32_t rs2 = 2 * rs;
+    const int32_t *const end = p + 38 * (n / 4);
+    if (mask == 511) {
+        const int8_t *xq = x + xi;
+        if (lo_ == -128 && hi_ == 127) {
+` + indent(body(false, false)) + `            return;
+        }
+` + indent(body(false, true)) + `        return;
+    }
+    /* Padding: taps outside the image are skipped (never read). */
+` + body(true, true) + `}
+#undef DSP_DW3X3_STORE
+#undef DSP_DW3X3_RQ`
+	helperText[tir.IntrDSPDW3x3] = struct {
+		deps []string
+		code string
+	}{[]string{"dsp_acle"}, code}
+	helperOrder = append(helperOrder, tir.IntrDSPDW3x3)
+}
+
+func itoa(v int) string {
+	const d = "0123456789"
+	if v < 10 {
+		return d[v : v+1]
+	}
+	return itoa(v/10) + d[v%10:v%10+1]
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "        " + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

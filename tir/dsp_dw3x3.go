@@ -1,0 +1,184 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// IntrDSPDW3x3 is one output pixel of a 3×3 depthwise convolution over all
+// n channels (n % 4 == 0), epilogue included, as one shared (not inlined)
+// C helper, so every 3×3 depthwise layer of a model calls the same code:
+//
+//	dsp_dw3x3_s8(out *int8, x *int8, xi, rs, cs, p *int32, n, xo, mask, zr, lo, hi)
+//	for q < n/4, j < 4, c = 4q + j, P = p[38q:]:
+//	  acc = P[18 + j]
+//	  for t < 9 with bit t of mask set:
+//	    acc += (x[xi + (t/3)·rs + (t%3)·cs + c] + xo) · wt(t, j)
+//	  out[c] = dsp_requant_s8(acc, P[24+4j], P[22+4j] as uint32 + P[23+4j]·2^32, P[25+4j], zr, lo, hi)
+//
+// where wt(t, j) is the low (j < 2) or high (j >= 2) half of P[2t + j%2]:
+// each channel quad's stream holds its nine taps' pair words (w0, w2),
+// (w1, w3), then the four biases, then per channel the low and high words
+// of k0, the multiplier and e1 (two LDRDs), one pointer walking it. Taps whose mask bit is clear (padding)
+// add nothing and are not read.
+const IntrDSPDW3x3 = "dsp_dw3x3_s8"
+
+// dspDW3x3Stream is the per-quad stream of IntrDSPDW3x3 for weights
+// w[c][t] (n channels, nine taps) and per-channel bias, m, k0, e1.
+func dspDW3x3Stream(w []int64, n int, bias, m, k0, e1 []int64) []int64 {
+	out := make([]int64, 0, n/4*38)
+	for q := 0; q < n; q += 4 {
+		for t := 0; t < 9; t++ {
+			at := func(c int) int64 { return w[(q+c)*9+t] }
+			out = append(out, pack16(at(0), at(2)), pack16(at(1), at(3)))
+		}
+		out = append(out, bias[q:q+4]...)
+		for j := q; j < q+4; j++ {
+			out = append(out, int64(int32(uint32(k0[j]))), k0[j]>>32, m[j], e1[j])
+		}
+	}
+	return out
+}
+
+func init() {
+	extIntrinsics[IntrDSPDW3x3] = func(a []val) val {
+		out, x, xi, rs, cs, p, n, xo, mask := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5], a[6].i, a[7].i, a[8].i
+		zr, lo, hi := a[9], a[10], a[11]
+		if n%4 != 0 {
+			panic(fmt.Sprintf("%s: n = %d", IntrDSPDW3x3, n))
+		}
+		rq := extIntrinsics[IntrDSPRequant]
+		for q := int64(0); q < n/4; q++ {
+			P := func(k int64) int64 { return p.p.I[p.i+38*q+k] }
+			for j := int64(0); j < 4; j++ {
+				c := 4*q + j
+				acc := P(18 + j)
+				for t := int64(0); t < 9; t++ {
+					if mask>>t&1 == 0 {
+						continue
+					}
+					word := P(2*t + j%2)
+					wt := int64(int16(word))
+					if j >= 2 {
+						wt = int64(int16(word >> 16))
+					}
+					acc += int64(int16(x.p.I[x.i+xi+(t/3)*rs+(t%3)*cs+c]+xo)) * wt
+					if acc > math.MaxInt32 || acc < math.MinInt32 {
+						panic("int32 overflow in " + IntrDSPDW3x3)
+					}
+				}
+				k0 := int64(uint32(P(22+4*j))) + P(23+4*j)<<32
+				y := rq([]val{{i: acc}, {i: P(24 + 4*j)}, {i: k0}, {i: P(25 + 4*j)}, zr, lo, hi})
+				out.p.I[out.i+c] = y.i
+			}
+		}
+		return val{}
+	}
+}
+
+// dw3x3 builds the IntrDSPDW3x3 form of a 3×3 depthwise convolution whose
+// epilogue fastRequant turned into IntrDSPRequant: one call per output
+// pixel with the padding as a tap mask. It reports false when the nest
+// does not fit (the caller keeps the per-quad schedule).
+func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, khV, kwV, icV *Var, N, OH, OW int) (*PrimFunc, bool) {
+	cast, ok := store.Value.(*Cast)
+	if !ok || cast.T != graph.Int8 {
+		return nil, false
+	}
+	rq, ok := cast.X.(*Intrinsic)
+	if !ok || rq.Name != IntrDSPRequant {
+		return nil, false
+	}
+	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != a.acc {
+		return nil, false
+	}
+	tabs := make([][]int64, 4)
+	for i, e := range []Expr{a.init, rq.Args[1], rq.Args[2], rq.Args[3]} {
+		v, err := constPerChannel(e, ocV, Cn)
+		if err != nil {
+			return nil, false
+		}
+		tabs[i] = v
+	}
+	for c := range Cn {
+		if tabs[0][c] > math.MaxInt32 || tabs[0][c] < math.MinInt32 || tabs[1][c] < 0 || tabs[1][c] > math.MaxInt32 {
+			return nil, false
+		}
+	}
+	var zr, lo, hi int64
+	for i, d := range []*int64{&zr, &lo, &hi} {
+		v, ok := IsConst(rq.Args[4+i])
+		if !ok {
+			return nil, false
+		}
+		*d = v
+	}
+	// Input and output offsets must be affine with unit channel stride.
+	xFlat := flatIndex(a.x.Buf, a.x.Indices)
+	oFlat := flatIndex(store.Buf, store.Indices)
+	at := func(e Expr, m map[*Var]Expr) Expr { return SimplifyExpr(SubstituteExpr(e, m)) }
+	base := map[*Var]Expr{khV: C(0), kwV: C(0), icV: C(0), ocV: C(0)}
+	with := func(v *Var, x int64) map[*Var]Expr {
+		m := map[*Var]Expr{}
+		for k, e := range base {
+			m[k] = e
+		}
+		m[v] = C(x)
+		return m
+	}
+	// Differences evaluated at a fixed pixel (the offsets are affine).
+	fixed := func(m map[*Var]Expr) map[*Var]Expr {
+		return merge(m, map[*Var]Expr{nV: C(0), ohV: C(2), owV: C(2)})
+	}
+	diff := func(e Expr, v *Var) (int64, bool) {
+		a, ok1 := IsConst(at(e, fixed(with(v, 1))))
+		b, ok2 := IsConst(at(e, fixed(base)))
+		return a - b, ok1 && ok2
+	}
+	dc, ok1 := diff(xFlat, ocV)
+	rs, ok2 := diff(xFlat, khV)
+	cs, ok3 := diff(xFlat, kwV)
+	oc, ok4 := diff(oFlat, ocV)
+	if !ok1 || !ok2 || !ok3 || !ok4 || dc != 1 || oc != 1 {
+		return nil, false
+	}
+	pk := constBuf(f.Name+"_dw3x3", I32, []int{Cn / 4 * 38}, dspDW3x3Stream(a.w.Buf.Data.I, Cn, tabs[0], tabs[1], tabs[2], tabs[3]))
+	owLoop := NewVar("ow")
+	pix := map[*Var]Expr{owV: owLoop}
+	xi := at(xFlat, merge(base, pix))
+	oi := at(oFlat, merge(base, pix))
+	var mask Expr = C(511)
+	if a.cond != nil {
+		mask = C(0)
+		for t := 0; t < 9; t++ {
+			m := merge(base, pix)
+			m[khV], m[kwV] = C(int64(t/3)), C(int64(t%3))
+			mask = Add(mask, &Select{Cond: at(a.cond, m), A: C(1 << t), B: C(0)})
+		}
+		mask = SimplifyExpr(mask)
+	}
+	call := &Evaluate{X: Call(IntrDSPDW3x3, I32, ptr(store.Buf, oi), ptr(a.x.Buf, C(0)), xi, C(rs), C(cs), ptr(pk, C(0)),
+		C(int64(Cn)), C(a.xOff), mask, C(zr), C(lo), C(hi))}
+	g := *f
+	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)),
+		Body: &For{Var: owLoop, Min: C(0), Extent: C(int64(OW)), Body: call}}}
+	h := &g
+	if a.cond != nil {
+		// Border and interior: the mask becomes a constant in each piece.
+		h = PartitionLoop(PartitionLoop(h, owLoop.Name), ohV.Name)
+	}
+	return h, true
+}
+
+func merge(a, b map[*Var]Expr) map[*Var]Expr {
+	m := map[*Var]Expr{}
+	for k, v := range a {
+		m[k] = v
+	}
+	for k, v := range b {
+		m[k] = v
+	}
+	return m
+}
