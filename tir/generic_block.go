@@ -279,8 +279,16 @@ func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
 	if err != nil {
 		return nil, err
 	}
+	dw := f.Op == "depthwise_conv2d"
+	// Knob fold_pad_taps (default 1, 0 for depthwise convolutions, whose
+	// few padded taps cost less than the tables): FoldConstTaps.
+	if knob(f, "fold_pad_taps", int(b2i(!dw))) != 0 {
+		if f, err = FoldConstTaps(f, "oc"); err != nil {
+			return nil, err
+		}
+	}
 	defOC := 4
-	if f.Op == "depthwise_conv2d" {
+	if dw {
 		defOC = 1
 	}
 	boc, bpx := knob(f, "block_oc", defOC), knob(f, "block_px", 2)

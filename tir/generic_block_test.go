@@ -3,6 +3,7 @@ package tir
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -109,4 +110,30 @@ func TestJamLoopRefusesOtherWrites(t *testing.T) {
 		t.Fatalf("blocked a reduction with side writes:\n%s", g)
 	}
 	sameResult(t, "jam with side writes", f, JamLoop(f, "j", 2))
+}
+
+// FoldConstTaps turns the padded taps of the border pieces into tables and
+// keeps the results; without padding there is nothing to fold.
+func TestFoldConstTapsKeepsResults(t *testing.T) {
+	must := musts(t)
+	r := rand.New(rand.NewSource(10))
+	for _, c := range []struct{ cin, cout, k, stride, pad int }{
+		{3, 5, 3, 1, 1}, {4, 6, 3, 2, 1}, {2, 4, 5, 1, 2}, {8, 8, 1, 1, 0},
+	} {
+		name := fmt.Sprintf("conv%+v", c)
+		g, n := int8Conv(r, c.cin, c.cout, 1, c.k, c.stride, c.pad)
+		base := computeFunc(t, g, n)
+		s := must(scheduleConvGeneric(computeFunc(t, g, n)))
+		folded := must(FoldConstTaps(s, "oc"))
+		tables := 0
+		for _, b := range folded.Consts() {
+			if strings.Contains(b.Name, "_taps") {
+				tables++
+			}
+		}
+		if (tables > 0) != (c.pad > 0) {
+			t.Errorf("%s: %d tap tables", name, tables)
+		}
+		sameResult(t, name, base, Finalize(folded))
+	}
 }
