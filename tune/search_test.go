@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/tir"
 )
 
 // A cost with a known optimum: each knob adds its own term, so the optimum
@@ -138,14 +139,15 @@ func TestModelFitsAdditiveLogCost(t *testing.T) {
 }
 
 func TestValuesFor(t *testing.T) {
+	tir.DeclareKnob("tunetest.block_oc", 3, 6)
 	for _, c := range []struct {
 		target, name string
 		def          int
 		want         []int
 	}{
 		{"generic", "unroll_k", 4, []int{0, 2, 4, 8, 16}},
-		{"dsp", "unroll_k", 2, []int{1, 2}},
-		{"dsp", "block_oc", 2, []int{1, 2, 4}},
+		{"tunetest", "block_oc", 1, []int{1, 3, 6}}, // declared, plus the default
+		{"tunetest2", "block_oc", 2, []int{1, 2, 4}},
 		{"mve", "unroll_rows", 3, []int{0, 1, 2, 3, 4, 8}},
 		{"mve", "block_cols", 2, []int{1, 2, 4}},
 		{"mve", "prewiden", 1, []int{0, 1}},
