@@ -76,8 +76,13 @@ static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, i
    clamp; the tests on lo and hi fold away for the full range. */
 static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
 {
-    const int64_t t = (int64_t)x * m + k0 - (int64_t)((uint32_t)x & 0x80000000u);
-    int32_t y = __ssat(((int32_t)(t >> 32) >> e1) + zr, 8);
+    int32_t l = (int32_t)(uint32_t)(uint64_t)k0;
+    int32_t h = (int32_t)(k0 >> 32);
+    int32_t y;
+    /* x * m + k0, then the sign correction -[x < 0] * 2^31 as a second SMLAL. */
+    __asm__("smlal %0, %1, %2, %3" : "+r"(l), "+r"(h) : "r"(x), "r"(m));
+    __asm__("smlal %0, %1, %2, %3" : "+r"(l), "+r"(h) : "r"((int32_t)((uint32_t)x >> 31)), "r"(INT32_MIN));
+    y = __ssat((h >> e1) + zr, 8);
     if (lo > -128 && y < lo) {
         y = lo;
     }

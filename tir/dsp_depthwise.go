@@ -65,6 +65,7 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 			return g, nil
 		}
 	}
+	store = packRequant(store)
 	kind := Serial
 	if unroll != 0 {
 		kind = Unrolled

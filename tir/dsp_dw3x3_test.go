@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
+
+	"github.com/mcugen/mcugen/graph"
 )
 
 // The shared 3×3 depthwise helper against the generic compute: padded and
@@ -29,5 +31,24 @@ func TestDSPDepthwise3x3KeepsResults(t *testing.T) {
 			t.Fatalf("%s: schedule does not use %s:\n%s", name, c.want, s)
 		}
 		sameResult(t, name, Finalize(f), s)
+	}
+}
+
+// The packed requantization equals dsp_requant_s8 on its unpacked
+// parameters, including negative accumulators and folded zero points.
+func TestDSPRequantPacked(t *testing.T) {
+	r := rand.New(rand.NewSource(13))
+	for i := 0; i < 2000; i++ {
+		e := int64(1 + r.Intn(22))
+		zk := int64(r.Intn(255) - 128)
+		k0 := dspRequantK0(e, zk)
+		m := int64(1<<30 + r.Intn(1<<30))
+		x := int64(r.Int31()>>uint(r.Intn(31))) * int64(1-2*r.Intn(2))
+		p := &graph.Data{DType: I32, I: []int64{int64(int32(uint32(k0))), k0 >> 32, m, e - 1}}
+		got := extIntrinsics[IntrDSPRequantP]([]val{{i: x}, {p: p}, {i: 0}, {i: -128}, {i: 127}}).i
+		want := min(max(int64(RequantQ(int32(x), int32(m), -int32(e)))+zk, -128), 127)
+		if got != want {
+			t.Fatalf("x %d m %d e %d zk %d: got %d, want %d", x, m, e, zk, got, want)
+		}
 	}
 }

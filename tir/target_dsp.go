@@ -320,7 +320,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 		}
 	}
 	wp := constBuf(f.Name+"_weights_s16", I32, []int{Cout * K4 / 2}, DSPPackWeights(w.Data.I, Cout, K, K4, boc))
-	store := fastRequant(a.store)
+	store := packRequant(fastRequant(a.store))
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)
 	u := unrollFor(unroll, K4)
 	mk := func(R int, owAt func(i int) Expr) Stmt {
@@ -443,7 +443,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 		return scheduleFCGeneric(f)
 	}
 	wp := constBuf(f.Name+"_weights_s16", I32, []int{Nout * K4 / 2}, DSPPackWeights(w.Data.I, Nout, K, K4, bc))
-	store := fastRequant(a.store)
+	store := packRequant(fastRequant(a.store))
 	u := unrollFor(unroll, K4)
 	mk := func(R int, rowAt func(i int) Expr) Stmt {
 		xw := NewBuffer(f.Name+"_xw", I32, []int{R * K4 / 2}, ScopeLocal)
