@@ -292,7 +292,9 @@ func writeConst(b *bytes.Buffer, c *tir.Buffer, name, PREFIX string) {
 		what = fmt.Sprintf("tensor %q", c.Tensor)
 	}
 	fmt.Fprintf(b, "/* %s: %s %v */\n", commentSafe(what), c.DType, c.Shape)
-	n := c.Len()
+	// A broadcast view of a constant has the shape it is read with (zero
+	// strides on the broadcast axes); the array holds the data itself.
+	n := c.Data.Len()
 	fmt.Fprintf(b, "static const %s %s[%d] %s_WEIGHTS = {", ctype(c.DType), name, max(n, 1), PREFIX)
 	perLine := 16
 	if c.DType == graph.Float32 {

@@ -52,7 +52,7 @@ func ReportFor(m *tir.Module, files map[string][]byte, opts Options) *Report {
 			continue
 		}
 		seen[c.Data] = true
-		rep.WeightsBytes += c.Len() * c.DType.Size()
+		rep.WeightsBytes += c.Data.Len() * c.DType.Size()
 	}
 	for name := range files {
 		rep.Files = append(rep.Files, name)

@@ -94,7 +94,7 @@ func (s *State) Execute(vectors []map[string]*graph.Data, dir string, timeout ti
 			raw[v] = append(raw[v], npy.Bytes(d))
 		}
 	}
-	fw, err := runner.Build(b, m, raw, filepath.Join(dir, "build"))
+	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags})
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ type Options struct {
 
 	Version string
 
+	// CFlags are extra compiler flags for firmware builds (e.g. sanitizers on host).
+	CFlags []string
+
 	// Tuning is a tuning records file (mcugen tune) whose knobs apply to
 	// the kernels they match; Knobs are extra overrides by kernel name or
 	// op, as tir.Target.WithKnobs takes them.

@@ -181,13 +181,39 @@ func (l *lowerer) fuseActivations(order []int) map[*graph.Node]*graph.Node {
 		if _, done := out[p]; done {
 			continue
 		}
-		if currentAct(p) != graph.ActNone || !fusable(p) {
+		if currentAct(p) != graph.ActNone || !fusable(p) || l.clobbersInputs(p, n.Outputs[0]) {
 			continue
 		}
 		out[p] = n
 		out[n] = nil
 	}
 	return out
+}
+
+// clobbersInputs reports whether writing tensor out while node p runs would
+// overwrite one of p's inputs. Fusing a consumer into p makes p write the
+// consumer's output, which the plan may have placed over p's inputs (dead by
+// the time the consumer ran on its own); such a fusion must not happen.
+func (l *lowerer) clobbersInputs(p *graph.Node, out string) bool {
+	wo, err := l.where(out)
+	ot := l.g.Tensor(out)
+	if err != nil || !wo.Arena || ot == nil {
+		return false
+	}
+	for _, in := range p.Inputs {
+		t := l.g.Tensor(in)
+		if in == "" || t == nil || t.IsConst() {
+			continue
+		}
+		wi, err := l.where(in)
+		if err != nil || !wi.Arena {
+			continue
+		}
+		if wi.Offset < wo.Offset+ot.Bytes() && wo.Offset < wi.Offset+t.Bytes() {
+			return true
+		}
+	}
+	return false
 }
 
 // actOf maps a Relu or Clip node to a fused activation (ActNone if it is not one).
@@ -414,6 +440,9 @@ func (l *lowerer) fuseTables(order []int, fused map[*graph.Node]*graph.Node) map
 			continue
 		}
 		if _, f := fused[c]; f {
+			continue
+		}
+		if l.clobbersInputs(p, c.Outputs[0]) {
 			continue
 		}
 		out[p] = c
