@@ -235,7 +235,7 @@ func planPass(s *State) error {
 // region; compile finds it from the plan, before any code is generated.
 type FitError struct {
 	Model, Board, Region, What string
-	Need, Have               int64
+	Need, Have                 int64
 }
 
 func (e *FitError) Error() string {
