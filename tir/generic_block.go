@@ -327,3 +327,10 @@ func scheduleFCBlocked(f *PrimFunc) (*PrimFunc, error) {
 	}
 	return JamLoop(f, "j", knob(f, "block_oc", 8)), nil
 }
+
+func init() {
+	DeclareKnob("generic.block_oc", 1, 2, 4, 8)     // conv: channels per block (interior); FC: rows per block
+	DeclareKnob("generic.block_px", 1, 2, 3)        // conv: output pixels per block (interior columns)
+	DeclareKnob("generic.block_oc_border", 1, 2, 4) // conv: channels per block in border columns
+	DeclareKnob("generic.fold_pad_taps", 0, 1)      // conv: padded taps folded into per-channel tables
+}
