@@ -18,6 +18,9 @@ func Lower(g *graph.Graph, plan *memplan.Plan, target Target) (*Module, error) {
 	if plan == nil {
 		return nil, fmt.Errorf("tir: no memory plan")
 	}
+	if err := CheckAccumulation(g); err != nil {
+		return nil, err
+	}
 	l := &lowerer{g: g, plan: plan, target: target}
 	return l.run()
 }

@@ -1,0 +1,46 @@
+package tir
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+func fcGraph(k int, wval int64, bias int64) *graph.Graph {
+	g := graph.New("acc", "test")
+	q := func(z int32) *graph.Quant { return &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{z}} }
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, k}, Quant: q(127)})
+	w := graph.NewData(graph.Int8, []int{1, k})
+	for i := range w.I {
+		w.I[i] = wval
+	}
+	g.AddTensor(&graph.Tensor{Name: "w", DType: graph.Int8, Shape: []int{1, k}, Data: w, Quant: q(0)})
+	b := graph.NewData(graph.Int32, []int{1})
+	b.I[0] = bias
+	g.AddTensor(&graph.Tensor{Name: "b", DType: graph.Int32, Shape: []int{1}, Data: b})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, 1}, Quant: q(0)})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	g.AddNode(&graph.Node{Name: "fc", Op: graph.FullyConnected, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"}, Attrs: &graph.FullyConnectedAttrs{}})
+	return g
+}
+
+// With the input zero point 127, x - zx reaches -255; weights of -127 make
+// every product 32,385. 66,311 of them fit in int32 (2,147,483,647 /
+// 32,385 = 66,311.3); one more, or a bias that tips it over, does not.
+func TestCheckAccumulation(t *testing.T) {
+	if err := CheckAccumulation(fcGraph(66311, -127, 0)); err != nil {
+		t.Errorf("K=66311: %v", err)
+	}
+	err := CheckAccumulation(fcGraph(66312, -127, 0))
+	if err == nil || !strings.Contains(err.Error(), `node "fc"`) {
+		t.Errorf("K=66312 should be refused, got %v", err)
+	}
+	if err := CheckAccumulation(fcGraph(66311, -127, 1<<20)); err == nil {
+		t.Errorf("K=66311 with a bias of 2^20 should be refused")
+	}
+	// Small weights leave room: the bound uses the actual constants.
+	if err := CheckAccumulation(fcGraph(100000, 1, 0)); err != nil {
+		t.Errorf("K=100000 with unit weights: %v", err)
+	}
+}
