@@ -42,7 +42,7 @@ func TestGeneratedCodeUnderAttack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vecs := append(RandomInputs(s.Graph, 3, 9), ExtremeInputs(s.Graph)...)
+			vecs := append(RandomInputs(s.Graph, 20, 9), ExtremeInputs(s.Graph)...)
 			x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
 			if err != nil {
 				t.Fatal(err)
