@@ -46,7 +46,8 @@ func init() {
 		} else {
 			b.WriteString("    for (; p < end; p += 38, xq += 4, out += 4) {\n")
 		}
-		b.WriteString("        int32_t a0 = p[18];\n        int32_t a1 = p[19];\n        int32_t a2 = p[20];\n        int32_t a3 = p[21];\n")
+		b.WriteString("        int32_t a0;\n        int32_t a1;\n        int32_t a2;\n        int32_t a3;\n")
+		b.WriteString("        DSP_LD2(p, 18, a0, a1);\n        DSP_LD2(p, 20, a2, a3);\n")
 		for t := 0; t < 9; t++ {
 			b.WriteString(tap(t, check))
 		}
@@ -63,13 +64,17 @@ func init() {
    then the four biases, then per channel the low and high words of k0, the multiplier and e1;
    out[c] = dsp_requant_s8(bias + sum over taps t in mask of (x[xi + (t/3)*rs + (t%3)*cs + c] + xo) * w, ...). */
 #define DSP_DW3X3_RQ(a, j, clamp) do { \
-        int32_t lo = p[22 + 4 * (j)]; \
-        int32_t hi = p[23 + 4 * (j)]; \
+        int32_t lo; \
+        int32_t hi; \
+        int32_t m; \
+        int32_t e1; \
         int32_t y; \
         const int32_t u = (int32_t)((uint32_t)(a) >> 31); \
-        __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(p[24 + 4 * (j)])); \
+        DSP_LD2(p, 22 + 4 * (j), lo, hi); \
+        DSP_LD2(p, 24 + 4 * (j), m, e1); \
+        __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(m)); \
         __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(u), "r"(c31)); \
-        y = __ssat((hi >> p[25 + 4 * (j)]) + zr, 8); \
+        y = __ssat((hi >> e1) + zr, 8); \
         if (clamp) { \
             y = y < lo_ ? lo_ : y; \
             y = y > hi_ ? hi_ : y; \

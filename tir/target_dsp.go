@@ -31,7 +31,7 @@ func init() {
 	DeclareKnob("dsp.block_px", 1, 2)        // conv, depthwise: output pixels per block
 	DeclareKnob("dsp.block_oc", 1, 2, 4)     // conv, FC: output channels per micro-kernel
 	DeclareKnob("dsp.block_rows", 1, 2)      // FC: input rows per micro-kernel
-	DeclareKnob("dsp.unroll_k", 1, 2, 4)     // conv, FC: groups of four k per iteration
+	DeclareKnob("dsp.unroll_k", 1, 2, 4, 8)  // conv, FC: groups of four k per iteration
 	DeclareKnob("dsp.partition", 0, 1, 2, 3) // conv, depthwise: border/interior split
 	DeclareKnob("dsp.pad_k", 4, 8, 16)       // conv: staged im2col row padding
 	DeclareKnob("dsp.unroll_taps", 0, 1)     // depthwise: unroll the window
@@ -276,7 +276,7 @@ func unrollFor(want, k4 int) int {
 // 0: pixel blocks, bit 1: rows; the interior fills the im2col buffer
 // without padding checks).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
-	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 4)
+	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 8)
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return scheduleConvGeneric(f)

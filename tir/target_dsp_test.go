@@ -44,6 +44,7 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 	}{
 		{8, 6, 1, 1, 1, 0, nil, "dsp_mac"},                                          // 1x1 GEMM
 		{16, 4, 1, 1, 1, 0, nil, "dsp_mac_s16_2x2_u4"},                              // unrolled by 4
+		{32, 4, 1, 1, 1, 0, nil, "dsp_mac_s16_2x2_u8"},                              // unrolled by 8
 		{8, 5, 1, 1, 2, 0, nil, "dsp_mac"},                                          // strided 1x1, odd channels
 		{16, 4, 1, 3, 1, 1, nil, "dsp_mac"},                                         // padded 3x3, im2col
 		{3, 8, 1, 3, 2, 1, nil, "dsp_mac"},                                          // Cin 3: staged im2col
