@@ -27,9 +27,10 @@ func init() {
             __asm__ volatile("" ::: "memory");
         }
 `
-		off := []string{"0", "cs", "cs2", "rs", "rs + cs", "rs + cs2", "rs2", "rs2 + cs", "rs2 + cs2"}[t]
+		cst := []string{"0", "cs", "2 * cs", "rs", "rs + cs", "rs + 2 * cs", "2 * rs", "2 * rs + cs", "2 * rs + 2 * cs"}[t]
+		off := "(cst ? " + cst + " : off[" + itoa(t) + "])"
 		if check {
-			s = strings.ReplaceAll(s, "XQ", "x + (xi + "+off+")")
+			s = strings.ReplaceAll(s, "XQ", "x + (xk + "+off+")")
 		} else {
 			s = strings.ReplaceAll(s, "XQ", "xq + "+off)
 		}
@@ -42,7 +43,7 @@ func init() {
 	body := func(check, clamp bool) string {
 		var b strings.Builder
 		if check {
-			b.WriteString("    for (; p < end; p += 38, xi += 4, out += 4) {\n")
+			b.WriteString("    for (; p < end; p += 38, xk += 4, out += 4) {\n")
 		} else {
 			b.WriteString("    for (; p < end; p += 38, xq += 4, out += 4) {\n")
 		}
@@ -87,24 +88,43 @@ func init() {
         DSP_DW3X3_RQ(a2, 2, clamp); \
         DSP_DW3X3_RQ(a3, 3, clamp); \
     } while (0)
-static void dsp_dw3x3_s8(int8_t *out, const int8_t *x, int32_t xi, int32_t rs, int32_t cs, const int32_t *p, int32_t n,
-                         int32_t xo, int32_t mask, int32_t zr, int32_t lo_, int32_t hi_)
+static void dsp_dw3x3_s8(int8_t *out, const int8_t *x, int32_t xi, int32_t rs, int32_t cs, const int32_t *p0, int32_t n,
+                         int32_t xo, int32_t mask, int32_t zr, int32_t lo_, int32_t hi_, int32_t npx, int32_t xstep)
 {
     /* The sign correction -[acc < 0] * 2^31 is a second SMLAL of (acc >> 31 unsigned) by INT32_MIN. */
     const int32_t c31 = INT32_MIN;
     const int32_t o = (int32_t)(((uint32_t)xo << 16) | ((uint32_t)xo & 0xffffu));
-    const int32_t cs2 = 2 * cs;
-    const int32_t rs2 = 2 * rs;
-    const int32_t *const end = p + 38 * (n / 4);
-    if (mask == 511) {
-        const int8_t *xq = x + xi;
-        if (lo_ == -128 && hi_ == 127) {
-` + indent(body(false, false)) + `            return;
-        }
-` + indent(body(false, true)) + `        return;
+    /* Unless gcc specialised rs and cs to constants (one clone for the whole model), the tap
+       offsets live in memory so gcc keeps one pointer rather than nine spilled ones. */
+    const int cst = __builtin_constant_p(rs) && __builtin_constant_p(cs);
+    volatile int32_t off[9];
+    if (!cst) {
+    off[0] = 0;
+    off[1] = cs;
+    off[2] = 2 * cs;
+    off[3] = rs;
+    off[4] = rs + cs;
+    off[5] = rs + 2 * cs;
+    off[6] = 2 * rs;
+    off[7] = 2 * rs + cs;
+    off[8] = 2 * rs + 2 * cs;
     }
-    /* Padding: taps outside the image are skipped (never read). */
-` + body(true, true) + `}
+    const int32_t *const end = p0 + 38 * (n / 4);
+    /* out advances by n per pixel inside the channel loop. */
+    for (; npx > 0; --npx, xi += xstep) {
+        const int32_t *p = p0;
+        if (mask == 511) {
+            const int8_t *xq = x + xi;
+            if (lo_ == -128 && hi_ == 127) {
+` + indent(indent(body(false, false))) + `                continue;
+            }
+` + indent(body(false, true)) + `            continue;
+        } else {
+            /* Padding: taps outside the image are skipped (never read). */
+            int32_t xk = xi;
+` + indent(body(true, true)) + `        }
+    }
+}
 #undef DSP_DW3X3_STORE
 #undef DSP_DW3X3_RQ`
 	helperText[tir.IntrDSPDW3x3] = struct {
@@ -125,7 +145,7 @@ func itoa(v int) string {
 func indent(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = "        " + l
+		lines[i] = "    " + l
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

@@ -11,7 +11,8 @@ import (
 // n channels (n % 4 == 0), epilogue included, as one shared (not inlined)
 // C helper, so every 3×3 depthwise layer of a model calls the same code:
 //
-//	dsp_dw3x3_s8(out *int8, x *int8, xi, rs, cs, p *int32, n, xo, mask, zr, lo, hi)
+//	dsp_dw3x3_s8(out *int8, x *int8, xi, rs, cs, p *int32, n, xo, mask, zr, lo, hi, npx, xstep)
+//	for each of npx pixels (out advancing by n, xi by xstep):
 //	for q < n/4, j < 4, c = 4q + j, P = p[38q:]:
 //	  acc = P[18 + j]
 //	  for t < 9 with bit t of mask set:
@@ -22,7 +23,8 @@ import (
 // each channel quad's stream holds its nine taps' pair words (w0, w2),
 // (w1, w3), then the four biases, then per channel the low and high words
 // of k0, the multiplier and e1 (two LDRDs), one pointer walking it. Taps whose mask bit is clear (padding)
-// add nothing and are not read.
+// add nothing and are not read. A run of pixels with the same mask (an
+// interior row segment) is one call.
 const IntrDSPDW3x3 = "dsp_dw3x3_s8"
 
 // dspDW3x3Stream is the per-quad stream of IntrDSPDW3x3 for weights
@@ -45,11 +47,20 @@ func dspDW3x3Stream(w []int64, n int, bias, m, k0, e1 []int64) []int64 {
 func init() {
 	extIntrinsics[IntrDSPDW3x3] = func(a []val) val {
 		out, x, xi, rs, cs, p, n, xo, mask := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5], a[6].i, a[7].i, a[8].i
-		zr, lo, hi := a[9], a[10], a[11]
-		if n%4 != 0 {
-			panic(fmt.Sprintf("%s: n = %d", IntrDSPDW3x3, n))
+		zr, lo, hi, npx, xstep := a[9], a[10], a[11], a[12].i, a[13].i
+		if n%4 != 0 || npx < 1 {
+			panic(fmt.Sprintf("%s: n = %d, npx = %d", IntrDSPDW3x3, n, npx))
 		}
 		rq := extIntrinsics[IntrDSPRequant]
+		for px := int64(0); px < npx; px, xi, out.i = px+1, xi+xstep, out.i+n {
+			dw3x3Pixel(out, x, xi, rs, cs, p, n, xo, mask, zr, lo, hi, rq)
+		}
+		return val{}
+	}
+}
+
+func dw3x3Pixel(out, x val, xi, rs, cs int64, p val, n, xo, mask int64, zr, lo, hi val, rq func([]val) val) {
+	{
 		for q := int64(0); q < n/4; q++ {
 			P := func(k int64) int64 { return p.p.I[p.i+38*q+k] }
 			for j := int64(0); j < 4; j++ {
@@ -74,7 +85,6 @@ func init() {
 				out.p.I[out.i+c] = y.i
 			}
 		}
-		return val{}
 	}
 }
 
@@ -130,7 +140,7 @@ func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, kh
 	}
 	// Differences evaluated at a fixed pixel (the offsets are affine).
 	fixed := func(m map[*Var]Expr) map[*Var]Expr {
-		return merge(m, map[*Var]Expr{nV: C(0), ohV: C(2), owV: C(2)})
+		return merge(map[*Var]Expr{nV: C(0), ohV: C(0), owV: C(0)}, m)
 	}
 	diff := func(e Expr, v *Var) (int64, bool) {
 		a, ok1 := IsConst(at(e, fixed(with(v, 1))))
@@ -141,7 +151,9 @@ func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, kh
 	rs, ok2 := diff(xFlat, khV)
 	cs, ok3 := diff(xFlat, kwV)
 	oc, ok4 := diff(oFlat, ocV)
-	if !ok1 || !ok2 || !ok3 || !ok4 || dc != 1 || oc != 1 {
+	xstep, ok5 := diff(xFlat, owV)
+	ostep, ok6 := diff(oFlat, owV)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || dc != 1 || oc != 1 || ostep != int64(Cn) {
 		return nil, false
 	}
 	pk := constBuf(f.Name+"_dw3x3", I32, []int{Cn / 4 * 38}, dspDW3x3Stream(a.w.Buf.Data.I, Cn, tabs[0], tabs[1], tabs[2], tabs[3]))
@@ -160,7 +172,7 @@ func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, kh
 		mask = SimplifyExpr(mask)
 	}
 	call := &Evaluate{X: Call(IntrDSPDW3x3, I32, ptr(store.Buf, oi), ptr(a.x.Buf, C(0)), xi, C(rs), C(cs), ptr(pk, C(0)),
-		C(int64(Cn)), C(a.xOff), mask, C(zr), C(lo), C(hi))}
+		C(int64(Cn)), C(a.xOff), mask, C(zr), C(lo), C(hi), C(1), C(xstep))}
 	g := *f
 	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)),
 		Body: &For{Var: owLoop, Min: C(0), Extent: C(int64(OW)), Body: call}}}
@@ -169,7 +181,29 @@ func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, kh
 		// Border and interior: the mask becomes a constant in each piece.
 		h = PartitionLoop(PartitionLoop(h, owLoop.Name), ohV.Name)
 	}
-	return h, true
+	// Loops over pixels with one mask become one call each.
+	g2 := *h
+	g2.Body = RewriteStmt(h.Body, func(s Stmt) Stmt {
+		l, ok := s.(*For)
+		if !ok || l.Var != owLoop {
+			return s
+		}
+		ev, ok := l.Body.(*Evaluate)
+		if !ok {
+			return s
+		}
+		c, ok := ev.X.(*Intrinsic)
+		if !ok || c.Name != IntrDSPDW3x3 || usesVar(c.Args[8], owLoop) {
+			return s
+		}
+		args := make([]Expr, len(c.Args))
+		for i, e := range c.Args {
+			args[i] = SimplifyExpr(SubstituteExpr(e, map[*Var]Expr{owLoop: l.Min}))
+		}
+		args[12] = l.Extent
+		return &Evaluate{X: Call(IntrDSPDW3x3, I32, args...)}
+	}, nil)
+	return &g2, true
 }
 
 func merge(a, b map[*Var]Expr) map[*Var]Expr {
