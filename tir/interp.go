@@ -125,6 +125,8 @@ func (m *machine) exec(s Stmt) {
 		m.mem[x.Buf] = graph.NewData(x.Buf.DType, []int{x.Buf.span()})
 		m.exec(x.Body)
 		delete(m.mem, x.Buf)
+	case nil:
+		// An empty statement (what the simplifier leaves of dead code).
 	default:
 		panic(fmt.Sprintf("unknown statement %T", s))
 	}
