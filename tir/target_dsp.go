@@ -272,7 +272,7 @@ func unrollFor(want, k4 int) int {
 // every block of block_oc channels is one micro-kernel call over the
 // compile-time packed int16 weights, with the requantization fused into
 // its epilogue. Knobs: block_px (1 or 2), block_oc (1, 2 or 4), unroll_k
-// (1, 2 or 4 groups of four k per micro-kernel iteration), partition (bit
+// (1, 2, 4 or 8 groups of four k per micro-kernel iteration, default 8), partition (bit
 // 0: pixel blocks, bit 1: rows; the interior fills the im2col buffer
 // without padding checks).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
@@ -420,7 +420,8 @@ func rowMajor(b *Buffer) bool {
 // scheduleFCDSP: fully connected as a GEMM of input rows × output rows.
 // Each input row is widened into pair words once and reused for every
 // block of block_oc output rows; weights are packed as int16 pairs at
-// compile time. Knobs block_rows (1 or 2), block_oc (1, 2 or 4), unroll_k.
+// compile time. Knobs block_rows (1 or 2), block_oc (1, 2 or 4), unroll_k
+// (1, 2, 4 or 8; default 8).
 func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 2 || len(a.red) != 1 || a.cond != nil {
@@ -434,7 +435,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	K := int(mustConst(a.red[0].Extent))
 	K4 := (K + 3) / 4 * 4
 	rV, jV, kV := a.outer[0].Var, a.outer[1].Var, a.red[0].Var
-	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 4)
+	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 8)
 	if rows < br {
 		br = 1
 	}
