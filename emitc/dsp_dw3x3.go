@@ -122,6 +122,9 @@ static void dsp_dw3x3_s8(int8_t *out, const int8_t *x, int32_t xi, int32_t rs, i
         } else {
             /* Padding: taps outside the image are skipped (never read). */
             int32_t xk = xi;
+            if (lo_ == -128 && hi_ == 127) {
+` + indent(indent(body(true, false))) + `                continue;
+            }
 ` + indent(body(true, true)) + `        }
     }
 }
