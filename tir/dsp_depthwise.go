@@ -1,6 +1,9 @@
 package tir
 
 // scheduleDepthwiseDSP: a depthwise convolution four channels at a time.
+// A 3×3 window whose epilogue is IntrDSPRequant becomes calls of the shared
+// helper IntrDSPDW3x3 (one per row segment with one padding mask; knob
+// dw3x3, default 1); otherwise, and with dw3x3 = 0:
 // The weights are re-laid out at compile time as [tap][channel quad] pair
 // words (w0, w2), (w1, w3), as dsp_dw4_s8 reads them; for each output pixel and
 // channel quad the taps are unrolled, each one a dsp_dw4_s8 call guarded by

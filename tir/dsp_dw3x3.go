@@ -59,31 +59,30 @@ func init() {
 	}
 }
 
+// dw3x3Pixel is one pixel of IntrDSPDW3x3.
 func dw3x3Pixel(out, x val, xi, rs, cs int64, p val, n, xo, mask int64, zr, lo, hi val, rq func([]val) val) {
-	{
-		for q := int64(0); q < n/4; q++ {
-			P := func(k int64) int64 { return p.p.I[p.i+38*q+k] }
-			for j := int64(0); j < 4; j++ {
-				c := 4*q + j
-				acc := P(18 + j)
-				for t := int64(0); t < 9; t++ {
-					if mask>>t&1 == 0 {
-						continue
-					}
-					word := P(2*t + j%2)
-					wt := int64(int16(word))
-					if j >= 2 {
-						wt = int64(int16(word >> 16))
-					}
-					acc += int64(int16(x.p.I[x.i+xi+(t/3)*rs+(t%3)*cs+c]+xo)) * wt
-					if acc > math.MaxInt32 || acc < math.MinInt32 {
-						panic("int32 overflow in " + IntrDSPDW3x3)
-					}
+	for q := int64(0); q < n/4; q++ {
+		P := func(k int64) int64 { return p.p.I[p.i+38*q+k] }
+		for j := int64(0); j < 4; j++ {
+			c := 4*q + j
+			acc := P(18 + j)
+			for t := int64(0); t < 9; t++ {
+				if mask>>t&1 == 0 {
+					continue
 				}
-				k0 := int64(uint32(P(22+4*j))) + P(23+4*j)<<32
-				y := rq([]val{{i: acc}, {i: P(24 + 4*j)}, {i: k0}, {i: P(25 + 4*j)}, zr, lo, hi})
-				out.p.I[out.i+c] = y.i
+				word := P(2*t + j%2)
+				wt := int64(int16(word))
+				if j >= 2 {
+					wt = int64(int16(word >> 16))
+				}
+				acc += int64(int16(x.p.I[x.i+xi+(t/3)*rs+(t%3)*cs+c]+xo)) * wt
+				if acc > math.MaxInt32 || acc < math.MinInt32 {
+					panic("int32 overflow in " + IntrDSPDW3x3)
+				}
 			}
+			k0 := int64(uint32(P(22+4*j))) + P(23+4*j)<<32
+			y := rq([]val{{i: acc}, {i: P(24 + 4*j)}, {i: k0}, {i: P(25 + 4*j)}, zr, lo, hi})
+			out.p.I[out.i+c] = y.i
 		}
 	}
 }

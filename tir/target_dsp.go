@@ -12,8 +12,10 @@ import (
 // register-blocked SMLAD micro-kernels (DSPMacName) over activations
 // widened once into int16 pairs (a partial im2col for convolutions) and
 // weights packed as int16 pairs at compile time; depthwise convolutions
-// run four channels at a time (IntrDSPDW4); the requantization stays fused
-// in the epilogue of each block (IntrDSPRequant where the shifts allow). Ops it does not
+// run four channels at a time (3×3 windows through one shared helper,
+// IntrDSPDW3x3; others IntrDSPDW4); the requantization stays fused in the
+// epilogue of each block (IntrDSPRequant where the shifts allow, its
+// per-channel parameters packed by IntrDSPRequantP). Ops it does not
 // list, and kernels it cannot match (float, uint8, grouped), fall back to
 // the generic schedules.
 var DSP = &Target{Name: "dsp", Schedules: map[string]ScheduleFunc{
