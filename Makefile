@@ -51,6 +51,8 @@ clean:
 # (../shared/models) on every QEMU board.
 MLPERF  ?= ../shared/models/mlperf_tiny
 BENCH_BOARDS ?= mps2-an386,mps2-an385,mps2-an500,mps2-an505,mps3-an547,aarch64-linux
+MLPERF_MODELS = $(MLPERF)/kws/kws_ref_model.tflite $(MLPERF)/vww/vww_96_int8.tflite \
+	  $(MLPERF)/ic/pretrainedResnet_quant.tflite $(MLPERF)/ad/ad01_int8.tflite
 bench: build
-	$(BIN) bench $(MLPERF)/kws/kws_ref_model.tflite $(MLPERF)/vww/vww_96_int8.tflite \
-	  $(MLPERF)/ic/pretrainedResnet_quant.tflite $(MLPERF)/ad/ad01_int8.tflite --board $(BENCH_BOARDS)
+	$(BIN) bench $(MLPERF_MODELS) --board mps2-an386 --cycles
+	$(BIN) bench $(MLPERF_MODELS) --board $(BENCH_BOARDS)

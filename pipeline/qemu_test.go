@@ -83,21 +83,33 @@ func loadVectors(t *testing.T, s *State, dir string) ([]map[string]*graph.Data, 
 }
 
 // TestMLPerfOnBoards runs the four MLPerf Tiny int8 models on every QEMU
-// board with generic C: all provided vectors plus 10 random inputs, each
-// compared bit for bit with TFLite Micro's vectors and the reference
-// interpreter.
+// board with generic C (all provided vectors plus 10 random inputs) and with
+// the board's SIMD schedules where it has them (dsp, mve, neon: all vectors
+// plus 20 random inputs), each compared bit for bit with TFLite Micro's
+// vectors and the reference interpreter.
 func TestMLPerfOnBoards(t *testing.T) {
 	if testing.Short() {
 		t.Skip("QEMU suite: not in -short")
 	}
 	shared := sharedDir(t)
-	boardsList := []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "aarch64-linux", "microbit"}
-	for _, board := range boardsList {
+	type run struct {
+		board, target string
+		random        int
+	}
+	var runs []run
+	for _, board := range []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "aarch64-linux", "microbit"} {
+		runs = append(runs, run{board, "generic", 10})
+		if b, err := LoadBoard(board, ""); err == nil && TargetFor(b) != "generic" {
+			runs = append(runs, run{board, TargetFor(b), 20})
+		}
+	}
+	for _, r := range runs {
+		board := r.board
 		for _, m := range mlperfModels {
-			t.Run(board+"/"+m.name, func(t *testing.T) {
+			t.Run(board+"/"+r.target+"/"+m.name, func(t *testing.T) {
 				needTools(t, board)
 				b, _ := LoadBoard(board, "")
-				s, err := Compile(filepath.Join(shared, m.file), Options{Board: b, Target: "generic", Version: "test"})
+				s, err := Compile(filepath.Join(shared, m.file), Options{Board: b, Target: r.target, Version: "test"})
 				var early *FitError
 				if board == "microbit" && errors.As(err, &early) {
 					t.Logf("does not fit, as expected: %v", err)
@@ -107,7 +119,7 @@ func TestMLPerfOnBoards(t *testing.T) {
 					t.Fatal(err)
 				}
 				vecs, want := loadVectors(t, s, filepath.Join(shared, m.vectors))
-				vecs = append(vecs, RandomInputs(s.Graph, 10, 11)...)
+				vecs = append(vecs, RandomInputs(s.Graph, r.random, 11)...)
 				x, err := s.Execute(vecs, t.TempDir(), 5*time.Minute)
 				var fit *runner.FitError
 				if board == "microbit" && errors.As(err, &fit) {
@@ -127,8 +139,8 @@ func TestMLPerfOnBoards(t *testing.T) {
 						}
 					}
 				}
-				t.Logf("%s on %s: %d vectors bit-exact (%d TFLite Micro vectors), %d instructions/inference, flash %d B, RAM %d B",
-					m.name, board, len(vecs), len(want), x.Instructions(), x.Firmware.FlashBytes(), x.Firmware.RAMBytes())
+				t.Logf("%s on %s (%s): %d vectors bit-exact (%d TFLite Micro vectors), %d instructions/inference, flash %d B, RAM %d B",
+					m.name, board, r.target, len(vecs), len(want), x.Instructions(), x.Firmware.FlashBytes(), x.Firmware.RAMBytes())
 			})
 		}
 	}
