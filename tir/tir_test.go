@@ -2,12 +2,10 @@ package tir
 
 import (
 	"math"
-	"math/rand"
 	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 func TestFixedPointHandWorked(t *testing.T) {
@@ -40,40 +38,6 @@ func TestFixedPointHandWorked(t *testing.T) {
 	// 1/(1+x) at x = 0.5.
 	if got := float64(OneOverOnePlusX(1<<30)) / (1 << 31); math.Abs(got-2.0/3) > 1e-6 {
 		t.Errorf("1/(1+0.5) = %g", got)
-	}
-}
-
-// TestFixedPointMatchesQmath compares the intrinsics' semantics with the
-// independent implementation in graph/qmath that the reference interpreter uses.
-func TestFixedPointMatchesQmath(t *testing.T) {
-	r := rand.New(rand.NewSource(3))
-	for i := 0; i < 200000; i++ {
-		a, b := int32(r.Uint32()), int32(r.Uint32())
-		if i%4 == 0 {
-			a >>= uint(r.Intn(31))
-		}
-		if SRDHM(a, b) != qmath.SaturatingRoundingDoublingHighMul(a, b) {
-			t.Fatalf("srdhm(%d, %d)", a, b)
-		}
-		e := int32(r.Intn(32))
-		if RDivPOT(a, e) != qmath.RoundingDivideByPOT(a, int(e)) {
-			t.Fatalf("rdivpot(%d, %d)", a, e)
-		}
-		s := int32(r.Intn(40) - 31)
-		x := a >> 12
-		if got, want := RequantQ(x, b&math.MaxInt32|1<<30, s), qmath.MultiplyByQuantizedMultiplier(x, b&math.MaxInt32|1<<30, int(s)); got != want && s <= 0 {
-			t.Fatalf("requant(%d, %d, %d) = %d, qmath %d", x, b, s, got, want)
-		}
-		neg := -int32(r.Uint32() >> 1)
-		if ExpNeg(neg) != qmath.ExpOnNegativeValues(neg, 5) {
-			t.Fatalf("exp_neg(%d) = %d, qmath %d", neg, ExpNeg(neg), qmath.ExpOnNegativeValues(neg, 5))
-		}
-		sum := int32(r.Uint32()>>1) | 1
-		r1, s1 := Reciprocal(sum, 12)
-		r2, s2 := qmath.GetReciprocal(sum, 12)
-		if r1 != r2 || int(s1) != s2 {
-			t.Fatalf("reciprocal(%d) = %d,%d; qmath %d,%d", sum, r1, s1, r2, s2)
-		}
 	}
 }
 
