@@ -17,8 +17,9 @@ import (
 // weights), so |acc| <= max|bias| + K*max|x - zx|*max|w - zw|. With int8
 // inputs and symmetric int8 weights that allows K up to 66,311 (with a zero
 // bias), far beyond any microcontroller layer (MLPerf Tiny's deepest is
-// AD's first fully connected layer, K = 640). Every term is computed from the layer's actual constants
-// and zero points, so a layer is refused only when it really could overflow.
+// AD's first fully connected layer, K = 640). Every term is computed from
+// the layer's actual constants and zero points, so a layer is refused only
+// when it really could overflow.
 func CheckAccumulation(g *graph.Graph) error {
 	for _, n := range g.Nodes {
 		if n.Op != graph.Conv2D && n.Op != graph.FullyConnected && n.Op != graph.BatchMatMul {
