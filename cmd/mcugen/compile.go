@@ -163,13 +163,15 @@ func writeDirAtomic(dir string, fill func(tmp string) error) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("%s: %w", parent, err)
 	}
+	pending.Lock()
+	defer pending.Unlock()
 	removeStaleTemps(parent, filepath.Base(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".mcugen-tmp-")
 	if err != nil {
 		return fmt.Errorf("%s: %w", parent, err)
 	}
-	untrack := trackTemp(tmp)
-	defer func() { os.RemoveAll(tmp); untrack() }()
+	pending.dir = tmp
+	defer func() { os.RemoveAll(tmp); pending.dir = "" }()
 	if err := fill(tmp); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}

@@ -67,31 +67,20 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-var temps struct {
+// pending is the temporary output directory being filled, if any. The
+// whole write-and-rename holds the lock, so an interrupt either waits for a
+// write to finish or removes its temporary directory before it is renamed.
+var pending struct {
 	sync.Mutex
-	dirs map[string]bool
+	dir string
 }
 
-// trackTemp registers a temporary directory to delete on interrupt.
-func trackTemp(dir string) (untrack func()) {
-	temps.Lock()
-	defer temps.Unlock()
-	if temps.dirs == nil {
-		temps.dirs = map[string]bool{}
-	}
-	temps.dirs[dir] = true
-	return func() {
-		temps.Lock()
-		delete(temps.dirs, dir)
-		temps.Unlock()
-	}
-}
-
+// cleanupTemps removes the temporary output directory being written. It
+// keeps the lock: the process exits right after.
 func cleanupTemps() {
-	temps.Lock()
-	defer temps.Unlock()
-	for d := range temps.dirs {
-		os.RemoveAll(d)
+	pending.Lock()
+	if pending.dir != "" {
+		os.RemoveAll(pending.dir)
 	}
 }
 
