@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -68,6 +69,10 @@ type Report struct {
 	Seconds     float64 `json:"seconds"`
 	// MeasureSeconds is the mean wall time of one measurement (build + run).
 	MeasureSeconds float64 `json:"seconds_per_measurement"`
+	// ModelUntuned and ModelTuned are the whole model's instructions per
+	// inference without and with the records (tuned is never the larger).
+	ModelUntuned int64 `json:"model_untuned_instructions"`
+	ModelTuned   int64 `json:"model_tuned_instructions"`
 }
 
 type journalLine struct {
@@ -259,6 +264,9 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	}
 	jf.Close()
 	os.Remove(JournalPath(cfg.Out))
+	if err := keepModelNoSlower(s, cfg, recs, jobs, target, rep); err != nil {
+		return nil, err
+	}
 	rep.Seconds = time.Since(start).Seconds()
 	if rep.Trials > 0 {
 		rep.MeasureSeconds = wall.Seconds() / float64(rep.Trials)
@@ -342,3 +350,68 @@ func seedOf(s string) uint64 {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// keepModelNoSlower measures the whole model with and without the records.
+// A kernel measured alone only approximates the kernel inside the model, so
+// the tuned model can come out a few instructions slower; then the kernels
+// tuned in this run fall back to their default knobs, smallest measured gain
+// first, until the tuned model is no slower than the untuned one.
+func keepModelNoSlower(s *pipeline.State, cfg Config, recs *tune.Records, jobs []*job, target string, rep *Report) error {
+	count := func(tuning string) (int64, error) {
+		o := cfg.Opt
+		o.Tuning, o.Warn = tuning, func(string) {}
+		ms, err := pipeline.Compile(s.ModelPath, o)
+		if err != nil {
+			return 0, err
+		}
+		dir, err := os.MkdirTemp(cfg.WorkDir, "model-")
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(dir)
+		x, err := ms.Execute(pipeline.RandomInputs(ms.Graph, 1, 5), dir, cfg.Timeout)
+		if err != nil {
+			return 0, err
+		}
+		if !x.AllMatch() {
+			return 0, fmt.Errorf("the tuned model differs from the reference interpreter")
+		}
+		return x.Instructions(), nil
+	}
+	base, err := count("")
+	if err != nil {
+		return fmt.Errorf("measuring the untuned model: %w", err)
+	}
+	var tuned []*tune.Record
+	for _, j := range jobs {
+		if r := recs.Get(j.k.Signature, target, cfg.Core); r != nil && r.Knobs.String() != j.k.Defaults.String() {
+			tuned = append(tuned, r)
+		}
+	}
+	sort.Slice(tuned, func(a, b int) bool {
+		return tuned[a].Default-tuned[a].Instructions < tuned[b].Default-tuned[b].Instructions
+	})
+	defaults := map[*tune.Record]tune.Knobs{}
+	for _, j := range jobs {
+		if r := recs.Get(j.k.Signature, target, cfg.Core); r != nil {
+			defaults[r] = j.k.Defaults
+		}
+	}
+	for {
+		got, err := count(cfg.Out)
+		if err != nil {
+			return fmt.Errorf("measuring the tuned model: %w", err)
+		}
+		rep.ModelUntuned, rep.ModelTuned = base, got
+		if got <= base || len(tuned) == 0 {
+			return nil
+		}
+		r := tuned[0]
+		tuned = tuned[1:]
+		cfg.Note(fmt.Sprintf("the tuned model measured %d > %d instructions untuned: kernel %s goes back to its default knobs", got, base, r.Kernel))
+		r.Knobs, r.Instructions = defaults[r].Clone(), r.Default
+		if err := recs.Save(cfg.Out); err != nil {
+			return err
+		}
+	}
+}
