@@ -45,6 +45,19 @@ func (c *opctx) optIn(i int) (*graph.Tensor, error) {
 	return c.in(i)
 }
 
+// weighted imports the inputs of a conv or fully connected operator: the
+// activation, the weights and the optional bias.
+func (c *opctx) weighted() (x, w, b *graph.Tensor, err error) {
+	if x, err = c.in(0); err != nil {
+		return nil, nil, nil, err
+	}
+	if w, err = c.in(1); err != nil {
+		return nil, nil, nil, err
+	}
+	b, err = c.optIn(2)
+	return x, w, b, err
+}
+
 // constInts reads a constant integer input (shape, axes, paddings).
 func (c *opctx) constInts(i int, what string) ([]int, error) {
 	t, err := c.in(i)
@@ -371,15 +384,7 @@ func (c *opctx) conv(n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	x, err := c.in(0)
-	if err != nil {
-		return err
-	}
-	w, err := c.in(1)
-	if err != nil {
-		return err
-	}
-	b, err := c.optIn(2)
+	x, w, b, err := c.weighted()
 	if err != nil {
 		return err
 	}
@@ -410,15 +415,7 @@ func (c *opctx) depthwise(n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	x, err := c.in(0)
-	if err != nil {
-		return err
-	}
-	w, err := c.in(1)
-	if err != nil {
-		return err
-	}
-	b, err := c.optIn(2)
+	x, w, b, err := c.weighted()
 	if err != nil {
 		return err
 	}
