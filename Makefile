@@ -24,10 +24,10 @@ demo: setup build
 	$(BIN) bench $(DEMO) --board $(BOARD)
 
 # Set up, then vet and run every test (QEMU suites included; in CI a missing
-# toolchain is a failure, not a skip), then a short run of every fuzz target.
+# toolchain is a failure, not a skip), then a short run of every fuzz target (20,000 inputs each: a count, not a deadline).
 test: setup vet
 	$(GO) test -count=1 -timeout 30m ./...
-	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+	$(MAKE) --no-print-directory fuzz FUZZTIME=20000x
 
 test-short:
 	$(GO) test -short ./...
