@@ -14,3 +14,14 @@ func DeclareKnob(name string, values ...int) { knobSpace[name] = slices.Clone(va
 
 // KnobValues returns the declared values of a knob (nil if undeclared).
 func KnobValues(name string) []int { return slices.Clone(knobSpace[name]) }
+
+// algorithms are the knobs that switch a kernel to another algorithm (not a
+// variation of one): the autotuner measures each of their values early,
+// whatever the rest of the space.
+var algorithms = map[string]bool{}
+
+// DeclareAlgorithm marks a declared knob as an algorithm switch.
+func DeclareAlgorithm(name string) { algorithms[name] = true }
+
+// IsAlgorithm reports whether DeclareAlgorithm marked the knob.
+func IsAlgorithm(name string) bool { return algorithms[name] }

@@ -322,6 +322,11 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			return scheduleConvGeneric(f)
 		}
 	}
+	if padT, padL, ok := a.winoEligible(f, N, KH, KW, Cg, Cout, nV, ohV, owV, khV, kwV, icV); ok && knob(f, "winograd", 0) != 0 {
+		if g, ok := a.winograd(f, OH, OW, Cg, Cout, padT, padL, unroll, ohV, owV, ocV, nV); ok {
+			return g, nil
+		}
+	}
 	wp := constBuf(f.Name+"_weights_s16", I32, []int{Cout * K4 / 2}, DSPPackWeights(w.Data.I, Cout, K, K4, boc))
 	store := packRequant(fastRequant(a.store))
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)

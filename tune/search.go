@@ -69,6 +69,21 @@ func (s *Search) Next(n int) []Knobs {
 		}
 	}
 	add(s.def)
+	// Each other value of an algorithm knob, the rest at the defaults: a
+	// different algorithm is too far from the default for the annealing to
+	// be sure to reach it within the budget.
+	for _, d := range s.Space.Dims {
+		if !d.Algorithm {
+			continue
+		}
+		for _, v := range d.Values {
+			k := s.Space.At(s.def)
+			if k[d.Name] != v {
+				k[d.Name] = v
+				add(s.Space.Index(k))
+			}
+		}
+	}
 	if s.Exhaustive() {
 		for i := 0; i < s.Space.Size() && len(idx) < n; i++ {
 			add(i)

@@ -12,10 +12,10 @@ import (
 // A cost with a known optimum: each knob adds its own term, so the optimum
 // is every knob at its cheapest value (found by hand below).
 var testSpace = Space{Dims: []Dim{
-	{"a", []int{0, 1, 2, 3}},
-	{"b", []int{1, 2, 4}},
-	{"c", []int{0, 1}},
-	{"d", []int{0, 2, 4, 8, 16}},
+	{Name: "a", Values: []int{0, 1, 2, 3}},
+	{Name: "b", Values: []int{1, 2, 4}},
+	{Name: "c", Values: []int{0, 1}},
+	{Name: "d", Values: []int{0, 2, 4, 8, 16}},
 }}
 
 func cost(k Knobs) int64 {
@@ -106,7 +106,7 @@ func TestAnnealFindsSeparableOptimum(t *testing.T) {
 }
 
 func TestFailuresNeverBest(t *testing.T) {
-	s := NewSearch(Space{Dims: []Dim{{"x", []int{1, 2, 3}}}}, Knobs{"x": 2}, 10, 1)
+	s := NewSearch(Space{Dims: []Dim{{Name: "x", Values: []int{1, 2, 3}}}}, Knobs{"x": 2}, 10, 1)
 	for !s.Done() {
 		for _, k := range s.Next(3) {
 			s.Report(k, 100*int64(k["x"]), k["x"] != 1) // x=1 is the cheapest but fails
@@ -198,5 +198,29 @@ func TestSignature(t *testing.T) {
 	}
 	if want := "Conv2D int8 1x8x8x4,c4x3x3x4->1x8x8x4 #"; s1[:len(want)] != want {
 		t.Fatalf("signature %q, want prefix %q", s1, want)
+	}
+}
+
+// An algorithm knob's other values are measured in the first round, even in
+// a space far larger than the budget, where the annealing alone could miss
+// them.
+func TestAlgorithmKnobMeasuredFirst(t *testing.T) {
+	space := Space{Dims: []Dim{
+		{Name: "algo", Values: []int{0, 1, 2}, Algorithm: true},
+		{Name: "p", Values: []int{1, 2, 4, 8}},
+		{Name: "q", Values: []int{0, 1, 2, 3}},
+		{Name: "r", Values: []int{1, 2, 4, 8, 16}},
+	}}
+	def := Knobs{"algo": 0, "p": 2, "q": 1, "r": 4}
+	s := NewSearch(space, def, 8, 3)
+	first := s.Next(4)
+	seen := map[int]bool{}
+	for _, k := range first {
+		if k["p"] == 2 && k["q"] == 1 && k["r"] == 4 {
+			seen[k["algo"]] = true
+		}
+	}
+	if !seen[0] || !seen[1] || !seen[2] {
+		t.Fatalf("first round %v: want the defaults with algo 0, 1 and 2", first)
 	}
 }

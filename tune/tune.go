@@ -109,6 +109,9 @@ func (k Knobs) Clone() Knobs { return maps.Clone(k) }
 type Dim struct {
 	Name   string
 	Values []int
+	// Algorithm marks a knob that switches the kernel to another algorithm
+	// (tir.DeclareAlgorithm): the search measures each of its values early.
+	Algorithm bool
 }
 
 // Space is the product of a kernel's knob dimensions, in name order.
@@ -207,7 +210,8 @@ func ValuesFor(target, name string, def int) []int {
 func SpaceOf(target string, defaults Knobs) Space {
 	var s Space
 	for _, name := range slices.Sorted(maps.Keys(defaults)) {
-		s.Dims = append(s.Dims, Dim{Name: name, Values: ValuesFor(target, name, defaults[name])})
+		s.Dims = append(s.Dims, Dim{Name: name, Values: ValuesFor(target, name, defaults[name]),
+			Algorithm: tir.IsAlgorithm(target+"."+name) || tir.IsAlgorithm(name)})
 	}
 	return s
 }
