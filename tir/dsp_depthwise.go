@@ -63,6 +63,11 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	wb := constBuf(f.Name+"_weights_s16", I32, []int{taps * Cn / 2}, wq)
 	store := fastRequant(a.store)
+	if KH == 3 && KW == 3 {
+		if g, ok := a.dwPlanar(f, store, Cn, nV, ohV, owV, ocV, khV, kwV, icV, N, OH, OW); ok && knob(f, "dw_planar", 0) != 0 {
+			return g, nil
+		}
+	}
 	if KH == 3 && KW == 3 && knob(f, "dw3x3", 1) != 0 {
 		if g, ok := a.dw3x3(f, store, Cn, nV, ohV, owV, ocV, khV, kwV, icV, N, OH, OW); ok {
 			return g, nil

@@ -1,0 +1,285 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// The planar 3×3 depthwise schedule (knob dw_planar, default 0): the input
+// rows are re-laid out once into one int16 plane row per channel, so two
+// horizontally adjacent taps of one channel share a word and SMLAD does two
+// of a window's multiplications at once. With the weights of kernel row r
+// as the words (g0, g1) and (g1, g2), two adjacent outputs of one channel
+// at stride 1 (plane words P0 = (x0, x1), P1 = (x2, x3)) are
+//
+//	y0 += SMLAD(P0, (g0, g1)) + SMLABT(P1, (g1, g2))   x0·g0 + x1·g1 + x2·g2
+//	y1 += SMLATB(P0, (g0, g1)) + SMLAD(P1, (g1, g2))   x1·g0 + x2·g1 + x3·g2
+//
+// four instructions for six multiplications where the channel-interleaved
+// schedules need six, and at stride 2 one output is SMLAD(P0, (g0, g1)) +
+// SMLABT(P1, (g1, g2)). The planes of the last three input rows stay in a
+// ring on the stack (3 · C · ⌈W'/2⌉ words), each row laid out once.
+// Costs: that stack, and the layout pass (about two instructions per input
+// value); so it is an algorithm knob the tuner measures, not the default.
+
+// IntrDSPPlanes lays out one input row as channel planes of pair words:
+//
+//	dsp_planes_s8(dst *int32, x *int8, w, c, wp2, padl, xo)
+//	for word k < wp2 and channel ch < c, with a = 2k − padl:
+//	  dst[k·c + ch] = pair(v(a, ch), v(a + 1, ch)),
+//	  v(i, ch) = x[i·c + ch] + xo for 0 <= i < w, else 0
+const IntrDSPPlanes = "dsp_planes_s8"
+
+// IntrDSPDWPlanar is one output row of a planar 3×3 depthwise convolution:
+//
+//	dsp_dwp3_s8(out *int8, r0, r1, r2 *int32, p *int32, nc, ow, stride, zr, lo, hi)
+//	for output j < ow and channel ch < nc (P = p[12ch:]):
+//	  acc = P[6] + Σ_{k<3} Σ_{t<3} plane(rk, ch, j·stride + t) · g(k, t)
+//	  out[j·nc + ch] = dsp_requant_s8(acc, P[9], P[7] as uint32 + P[8]·2^32, P[10], zr, lo, hi)
+//
+// where plane(r, ch, i) is the int16 half i%2 (0: low) of word r[(i/2)·nc + ch]
+// and g(k, t) is the low (t = 0) or high (t = 1) half of P[2k], or the high
+// half of P[2k+1] (t = 2); the low half of P[2k+1] is g(k, 1) again.
+//
+// IntrDSPDWPlanarR is the same for an output whose lower clamp lo is at or
+// above its zero point (a fused ReLU): P[6] is 0 and the bias is folded
+// into k0 (P[7], P[8] hold k0 + bias·m), and the sign correction of
+// IntrDSPRequant is left out:
+//
+//	out = clamp(⌊(acc·m + k0) / 2^(32+e1)⌋ + zr, lo, hi)
+//
+// For acc + bias >= 0 the correction is zero anyway; for acc + bias < 0 both
+// TFLite's result and this one are at most the zero point (m >= 0, e1 >=
+// 0: acc·m + k0 − bias·m < 2^30 + 2^(31+e1) + zk·2^(32+e1) <= (1 + zk)·2^(32+e1)),
+// which the clamp raises to lo: the same output.
+const IntrDSPDWPlanarR = "dsp_dwp3r_s8"
+
+const IntrDSPDWPlanar = "dsp_dwp3_s8"
+
+func init() {
+	DeclareKnob("dsp.dw_planar", 0, 1) // depthwise 3x3: channel planes, SMLAD over adjacent taps
+	DeclareAlgorithm("dsp.dw_planar")
+	extIntrinsics[IntrDSPPlanes] = func(a []val) val {
+		dst, x, w, c, wp2, padl, xo := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5].i, a[6].i
+		v := func(i, ch int64) int64 {
+			if i < 0 || i >= w {
+				return 0
+			}
+			return x.p.I[x.i+i*c+ch] + xo
+		}
+		for ch := int64(0); ch < c; ch++ {
+			for k := int64(0); k < wp2; k++ {
+				a := 2*k - padl
+				dst.p.I[dst.i+k*c+ch] = pack16(v(a, ch), v(a+1, ch))
+			}
+		}
+		return val{}
+	}
+	planar := func(relu bool) func(a []val) val {
+		name := IntrDSPDWPlanar
+		if relu {
+			name = IntrDSPDWPlanarR
+		}
+		return func(a []val) val {
+			out, rows, p := a[0], a[1:4], a[4]
+			nc, ow, stride, zr, lo, hi := a[5].i, a[6].i, a[7].i, a[8], a[9], a[10]
+			rq := extIntrinsics[IntrDSPRequant]
+			half := func(word int64, hi bool) int64 {
+				if hi {
+					return int64(int16(word >> 16))
+				}
+				return int64(int16(word))
+			}
+			for ch := int64(0); ch < nc; ch++ {
+				P := func(k int64) int64 { return p.p.I[p.i+12*ch+k] }
+				for k := int64(0); k < 3; k++ {
+					if half(P(2*k), true) != half(P(2*k+1), false) {
+						panic(fmt.Sprintf("%s: channel %d row %d: inconsistent weight words", name, ch, k))
+					}
+				}
+				for j := int64(0); j < ow; j++ {
+					acc := P(6)
+					for k := int64(0); k < 3; k++ {
+						r := rows[k]
+						g := [3]int64{half(P(2*k), false), half(P(2*k), true), half(P(2*k+1), true)}
+						for t := int64(0); t < 3; t++ {
+							i := j*stride + t
+							acc += half(r.p.I[r.i+(i/2)*nc+ch], i%2 == 1) * g[t]
+						}
+					}
+					if acc > math.MaxInt32 || acc < math.MinInt32 {
+						panic("int32 overflow in " + name)
+					}
+					k0 := int64(uint32(P(7))) + P(8)<<32
+					var y int64
+					if relu {
+						m, e1 := P(9), P(10)
+						if acc != 0 && m != 0 && (math.MaxInt64-abs64(k0))/abs64(m) < abs64(acc) {
+							panic("int64 overflow in " + name)
+						}
+						y = min(max((acc*m+k0)>>(32+e1)+zr.i, max(lo.i, -128)), min(hi.i, 127))
+					} else {
+						y = rq([]val{{i: acc}, {i: P(9)}, {i: k0}, {i: P(10)}, zr, lo, hi}).i
+					}
+					out.p.I[out.i+j*nc+ch] = y
+				}
+			}
+			return val{}
+		}
+	}
+	extIntrinsics[IntrDSPDWPlanar] = planar(false)
+	extIntrinsics[IntrDSPDWPlanarR] = planar(true)
+}
+
+// dwEpilogue reads the per-channel tables of a depthwise nest whose store
+// fastRequant turned into IntrDSPRequant: bias, multiplier, k0 and e1 per
+// channel, and the constant zr, lo and hi.
+func (a *accNest) dwEpilogue(store *Store, ocV *Var, Cn int) (tabs [4][]int64, zr, lo, hi int64, ok bool) {
+	cast, ok := store.Value.(*Cast)
+	if !ok || cast.T != graph.Int8 {
+		return tabs, 0, 0, 0, false
+	}
+	rq, ok := cast.X.(*Intrinsic)
+	if !ok || rq.Name != IntrDSPRequant {
+		return tabs, 0, 0, 0, false
+	}
+	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != a.acc {
+		return tabs, 0, 0, 0, false
+	}
+	for i, e := range []Expr{a.init, rq.Args[1], rq.Args[2], rq.Args[3]} {
+		v, err := constPerChannel(e, ocV, Cn)
+		if err != nil {
+			return tabs, 0, 0, 0, false
+		}
+		tabs[i] = v
+	}
+	for c := range Cn {
+		if tabs[0][c] > math.MaxInt32 || tabs[0][c] < math.MinInt32 || tabs[1][c] < 0 || tabs[1][c] > math.MaxInt32 {
+			return tabs, 0, 0, 0, false
+		}
+	}
+	for i, d := range []*int64{&zr, &lo, &hi} {
+		v, ok := IsConst(rq.Args[4+i])
+		if !ok {
+			return tabs, 0, 0, 0, false
+		}
+		*d = v
+	}
+	return tabs, zr, lo, hi, true
+}
+
+// dwPlanar builds the planar schedule of a 3×3 depthwise convolution (one
+// image, NHWC, strides 1 or 2, padding at most 2), or reports false.
+func (a *accNest) dwPlanar(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, khV, kwV, icV *Var, N, OH, OW int) (*PrimFunc, bool) {
+	xs := a.x.Buf.Shape
+	if N != 1 || len(xs) != 4 || xs[0] != 1 || xs[3] != Cn || !rowMajor(a.x.Buf) || a.xOff < -255 || a.xOff > 255 {
+		return nil, false
+	}
+	H, W := xs[1], xs[2]
+	tabs, zr, lo, hi, ok := a.dwEpilogue(store, ocV, Cn)
+	if !ok {
+		return nil, false
+	}
+	xFlat := flatIndex(a.x.Buf, a.x.Indices)
+	oFlat := flatIndex(store.Buf, store.Indices)
+	zero := map[*Var]Expr{nV: C(0), ohV: C(0), owV: C(0), khV: C(0), kwV: C(0), icV: C(0), ocV: C(0)}
+	at := func(e Expr, v *Var, x int64) (int64, bool) {
+		m := merge(zero, nil)
+		if v != nil {
+			m[v] = C(x)
+		}
+		return IsConst(SimplifyExpr(SubstituteExpr(e, m)))
+	}
+	base, ok1 := at(xFlat, nil, 0)
+	obase, ok2 := at(oFlat, nil, 0)
+	if !ok1 || !ok2 || obase != 0 {
+		return nil, false
+	}
+	d := func(e Expr, b int64, v *Var) int64 {
+		x, ok := at(e, v, 1)
+		if !ok {
+			return math.MinInt64
+		}
+		return x - b
+	}
+	sh, sw := d(xFlat, base, ohV)/int64(W*Cn), d(xFlat, base, owV)/int64(Cn)
+	if d(xFlat, base, khV) != int64(W*Cn) || d(xFlat, base, kwV) != int64(Cn) || d(xFlat, base, ocV) != 1 ||
+		d(xFlat, base, ohV) != sh*int64(W*Cn) || d(xFlat, base, owV) != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 ||
+		d(oFlat, obase, ocV) != 1 || d(oFlat, obase, owV) != int64(Cn) || d(oFlat, obase, ohV) != int64(OW*Cn) {
+		return nil, false
+	}
+	if base > 0 || -base%int64(Cn) != 0 {
+		return nil, false
+	}
+	q := int(-base / int64(Cn))
+	padT, padL := q/W, q%W
+	if padT > 2 || padL > 2 || (a.cond == nil && q != 0) {
+		return nil, false
+	}
+	for _, v := range a.w.Buf.Data.I {
+		if v < -128 || v > 127 {
+			return nil, false
+		}
+	}
+	// Words per channel plane: every input column, and the last window's
+	// second word.
+	wp2 := max((padL+W+1)/2, (OW-1)/2+2)
+	if sw == 2 {
+		wp2 = max((padL+W+1)/2, OW+1)
+	}
+	// The ReLU form: every channel's zero point zk + zr at or below lo.
+	relu := true
+	for c := 0; c < Cn; c++ {
+		e1 := tabs[3][c]
+		zk := (tabs[2][c] - dspRequantK0(e1+1, 0)) >> (32 + e1)
+		if zk+zr > lo {
+			relu = false
+		}
+	}
+	g := a.w.Buf.Data.I // [c][3][3]
+	stream := make([]int64, 0, 12*Cn)
+	for c := 0; c < Cn; c++ {
+		for k := 0; k < 3; k++ {
+			t := g[(c*3+k)*3 : (c*3+k)*3+3]
+			stream = append(stream, pack16(t[0], t[1]), pack16(t[1], t[2]))
+		}
+		bias, k0 := tabs[0][c], tabs[2][c]
+		if relu {
+			bias, k0 = 0, k0+bias*tabs[1][c]
+		}
+		stream = append(stream, bias, int64(int32(uint32(k0))), k0>>32, tabs[1][c], tabs[3][c], 0)
+	}
+	pk := constBuf(f.Name+"_dwp3", I32, []int{12 * Cn}, stream)
+	kernel := IntrDSPDWPlanar
+	if relu {
+		kernel = IntrDSPDWPlanarR
+	}
+	planes := NewBuffer(f.Name+"_planes", I32, []int{3 * Cn * wp2}, ScopeLocal)
+	slot := func(ih Expr) Expr { return Mul(Mod(Add(ih, C(3)), C(3)), C(int64(Cn*wp2))) }
+	layout := func(ih Expr) Stmt {
+		call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, slot(ih)), ptr(a.x.Buf, Mul(ih, C(int64(W*Cn)))),
+			C(int64(W)), C(int64(Cn)), C(int64(wp2)), C(int64(padL)), C(a.xOff))}
+		zeros := loopK("z", Cn*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(slot(ih), z), C(0)) })
+		return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: call, Else: zeros}
+	}
+	oh := NewVar("oh")
+	top := Sub(Mul(oh, C(sh)), C(int64(padT)))
+	var pro []Stmt
+	for r := 0; r < 3; r++ {
+		pro = append(pro, layout(C(int64(r-padT))))
+	}
+	var fresh []Stmt
+	for r := 3 - int(sh); r < 3; r++ {
+		fresh = append(fresh, layout(Add(top, C(int64(r)))))
+	}
+	call := &Evaluate{X: Call(kernel, I32, ptr(store.Buf, Mul(oh, C(int64(OW*Cn)))),
+		ptr(planes, slot(top)), ptr(planes, slot(Add(top, C(1)))), ptr(planes, slot(Add(top, C(2)))),
+		ptr(pk, C(0)), C(int64(Cn)), C(int64(OW)), C(sw), C(zr), C(lo), C(hi))}
+	body := Block(Block(pro...), &For{Var: oh, Min: C(0), Extent: C(int64(OH)),
+		Body: Block(If(GT(oh, C(0)), Block(fresh...)), call)})
+	h := *f
+	h.Body = &Allocate{Buf: planes, Body: body}
+	return &h, true
+}

@@ -1,0 +1,80 @@
+package tir
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// dwConv is an int8 3×3 depthwise convolution over h×w×c.
+func dwConv(r *rand.Rand, h, w, c, stride, pad int, xzp int32, act graph.Activation) (*graph.Graph, *graph.Node) {
+	g := graph.New("dw", "tflite")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, w, c}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{xzp}}})
+	wd := graph.NewData(graph.Int8, []int{c, 3, 3, 1})
+	for i := range wd.I {
+		wd.I[i] = int64(r.Intn(256) - 128)
+	}
+	ws := make([]float32, c)
+	for i := range ws {
+		ws[i] = 0.001 + 0.004*r.Float32()
+	}
+	g.AddConst("w", wd).Quant = &graph.Quant{Scale: ws, ZeroPoint: make([]int32, c)}
+	b := graph.NewData(graph.Int32, []int{c})
+	for i := range b.I {
+		b.I[i] = int64(r.Intn(4000) - 2000)
+	}
+	g.AddConst("b", b)
+	oh, ow := (h+2*pad-3)/stride+1, (w+2*pad-3)/stride+1
+	// A fused ReLU puts the output's zero point at its lowest value, where
+	// the schedule takes its ReLU form; without one it sits inside.
+	yzp := int32(-128)
+	if act == graph.ActNone {
+		yzp = 5
+	}
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, oh, ow, c}, Quant: &graph.Quant{Scale: []float32{0.02}, ZeroPoint: []int32{yzp}}})
+	n := g.AddNode(&graph.Node{Name: "dw", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
+		Attrs: &graph.Conv2DAttrs{Stride: [2]int{stride, stride}, Pad: graph.Padding{Top: pad, Left: pad, Bottom: pad, Right: pad}, Group: c, Act: act}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g, n
+}
+
+// The planar depthwise schedule computes what the definition does, at
+// strides 1 and 2, odd and even widths and heights, with and without
+// padding, at the extremes of the input range, and with a fused ReLU6.
+func TestDSPDepthwisePlanarKeepsResults(t *testing.T) {
+	r := rand.New(rand.NewSource(23))
+	for _, c := range []struct {
+		h, w, c, stride, pad int
+		xzp                  int32
+		act                  graph.Activation
+	}{
+		{5, 5, 4, 1, 1, -128, graph.ActRelu6}, {6, 7, 8, 1, 1, 3, graph.ActNone}, {7, 6, 4, 2, 1, -128, graph.ActRelu},
+		{8, 8, 12, 2, 1, 0, graph.ActNone}, {4, 3, 4, 1, 0, 127, graph.ActNone}, {9, 9, 8, 2, 0, -5, graph.ActRelu6},
+		{25, 5, 16, 1, 1, -128, graph.ActRelu}, {3, 3, 4, 1, 1, -128, graph.ActNone}, {2, 2, 4, 1, 1, 127, graph.ActNone},
+	} {
+		what := fmt.Sprintf("%dx%dx%d s%d p%d zp%d", c.h, c.w, c.c, c.stride, c.pad, c.xzp)
+		g, n := dwConv(r, c.h, c.w, c.c, c.stride, c.pad, c.xzp, c.act)
+		s := dspSchedule(t, computeFunc(t, g, n), map[string]int{"dw_planar": 1})
+		want := IntrDSPDWPlanar
+		if c.act != graph.ActNone {
+			want = IntrDSPDWPlanarR
+		}
+		if !usesIntrinsic(s, want) {
+			t.Fatalf("%s: does not use %s:\n%s", what, want, s)
+		}
+		sameResult(t, what, Finalize(computeFunc(t, g, n)), s)
+		ext := func(i int) int64 { return []int64{-128, 127}[i%3%2] }
+		runBoth(t, what+" extremes", Finalize(computeFunc(t, g, n)), s, ext)
+	}
+	// Off by default, and offered only for 3x3 windows.
+	g, n := dwConv(r, 6, 6, 8, 1, 1, 0, graph.ActNone)
+	f := computeFunc(t, g, n)
+	if s := dspSchedule(t, f, nil); usesIntrinsic(s, "dsp_dwp3") || f.Knobs["dw_planar"] != 0 {
+		t.Errorf("planar by default (knobs %v)", f.Knobs)
+	}
+	if _, ok := f.Knobs["dw_planar"]; !ok {
+		t.Errorf("3x3 depthwise does not offer dw_planar: %v", f.Knobs)
+	}
+}
