@@ -40,7 +40,7 @@ func init() {
 		}
 		return s
 	}
-	body := func(check, clamp bool) string {
+	body := func(check, clamp bool, corr ...bool) string {
 		var b strings.Builder
 		if check {
 			b.WriteString("    for (; p < end; p += 38, xk += 4, out += 4) {\n")
@@ -52,10 +52,14 @@ func init() {
 		for t := 0; t < 9; t++ {
 			b.WriteString(tap(t, check))
 		}
+		sign := "1"
+		if len(corr) > 0 && !corr[0] {
+			sign = "0"
+		}
 		if clamp {
-			b.WriteString("        DSP_DW3X3_STORE(1);\n")
+			b.WriteString("        DSP_DW3X3_STORE(1, " + sign + ");\n")
 		} else {
-			b.WriteString("        DSP_DW3X3_STORE(0);\n")
+			b.WriteString("        DSP_DW3X3_STORE(0, " + sign + ");\n")
 		}
 		b.WriteString("    }\n")
 		return b.String()
@@ -64,7 +68,7 @@ func init() {
    for each channel quad q the stream p[38q..] holds the nine taps' pair words,
    then the four biases, then per channel the low and high words of k0, the multiplier and e1;
    out[c] = dsp_requant_s8(bias + sum over taps t in mask of (x[xi + (t/3)*rs + (t%3)*cs + c] + xo) * w, ...). */
-#define DSP_DW3X3_RQ(a, j, clamp) do { \
+#define DSP_DW3X3_RQ(a, j, clamp, sign) do { \
         int32_t lo; \
         int32_t hi; \
         int32_t m; \
@@ -74,7 +78,9 @@ func init() {
         DSP_LD2(p, 22 + 4 * (j), lo, hi); \
         DSP_LD2(p, 24 + 4 * (j), m, e1); \
         __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(m)); \
-        __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(u), "r"(c31)); \
+        if (sign) { \
+            __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(u), "r"(c31)); \
+        } \
         y = __ssat((hi >> e1) + zr, 8); \
         if (clamp) { \
             y = y < lo_ ? lo_ : y; \
@@ -82,14 +88,14 @@ func init() {
         } \
         out[j] = (int8_t)y; \
     } while (0)
-#define DSP_DW3X3_STORE(clamp) do { \
-        DSP_DW3X3_RQ(a0, 0, clamp); \
-        DSP_DW3X3_RQ(a1, 1, clamp); \
-        DSP_DW3X3_RQ(a2, 2, clamp); \
-        DSP_DW3X3_RQ(a3, 3, clamp); \
+#define DSP_DW3X3_STORE(clamp, sign) do { \
+        DSP_DW3X3_RQ(a0, 0, clamp, sign); \
+        DSP_DW3X3_RQ(a1, 1, clamp, sign); \
+        DSP_DW3X3_RQ(a2, 2, clamp, sign); \
+        DSP_DW3X3_RQ(a3, 3, clamp, sign); \
     } while (0)
 static void dsp_dw3x3_s8(int8_t *out, const int8_t *x, int32_t xi, int32_t rs, int32_t cs, const int32_t *p0, int32_t n,
-                         int32_t xo, int32_t mask, int32_t zr, int32_t lo_, int32_t hi_, int32_t npx, int32_t xstep)
+                         int32_t xo, int32_t mask, int32_t zr, int32_t lo_, int32_t hi_, int32_t npx, int32_t xstep, int32_t relu)
 {
     /* The sign correction -[acc < 0] * 2^31 is a second SMLAL of (acc >> 31 unsigned) by INT32_MIN. */
     const int32_t c31 = INT32_MIN;
@@ -115,6 +121,11 @@ static void dsp_dw3x3_s8(int8_t *out, const int8_t *x, int32_t xi, int32_t rs, i
         const int32_t *p = p0;
         if (mask == 511) {
             const int8_t *xq = x + xi;
+            if (lo_ == -128 && hi_ == 127 && relu) {
+                /* The zero point is at -128: no sign correction (a negative accumulator
+                   gives at most the zero point either way). */
+` + indent(indent(body(false, false, false))) + `                continue;
+            }
             if (lo_ == -128 && hi_ == 127) {
 ` + indent(indent(body(false, false))) + `                continue;
             }

@@ -32,4 +32,51 @@ static inline int32_t dsp_requant_s8p(int32_t x, const int32_t *p, int32_t zr, i
     return y;
 }`}
 	helperOrder = append(helperOrder, tir.IntrDSPRequantP)
+	helperText[tir.IntrDSPRequantPR] = struct {
+		deps []string
+		code string
+	}{[]string{"dsp_acle"}, `/* dsp_requant_s8p without the sign correction, for an output whose zero point is at
+   or below lo (a fused ReLU): a negative x gives at most the zero point either way,
+   which the clamp raises to lo. */
+static inline int32_t dsp_requant_s8pr(int32_t x, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
+{
+    int32_t l;
+    int32_t h;
+    int32_t m;
+    int32_t e1;
+    int32_t y;
+    DSP_LD2(p, 0, l, h);
+    DSP_LD2(p, 2, m, e1);
+    __asm__("smlal %0, %1, %2, %3" : "+r"(l), "+r"(h) : "r"(x), "r"(m));
+    y = __ssat((h >> e1) + zr, 8);
+    if (lo > -128 && y < lo) {
+        y = lo;
+    }
+    if (hi < 127 && y > hi) {
+        y = hi;
+    }
+    return y;
+}`}
+	helperOrder = append(helperOrder, tir.IntrDSPRequantPR)
+	helperText[tir.IntrDSPRequantR] = struct {
+		deps []string
+		code string
+	}{[]string{"dsp_acle"}, `/* dsp_requant_s8 without the sign correction, for an output whose zero point is at or
+   below lo (a fused ReLU). */
+static inline int32_t dsp_requant_s8r(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
+{
+    int32_t l = (int32_t)(uint32_t)(uint64_t)k0;
+    int32_t h = (int32_t)(k0 >> 32);
+    int32_t y;
+    __asm__("smlal %0, %1, %2, %3" : "+r"(l), "+r"(h) : "r"(x), "r"(m));
+    y = __ssat((h >> e1) + zr, 8);
+    if (lo > -128 && y < lo) {
+        y = lo;
+    }
+    if (hi < 127 && y > hi) {
+        y = hi;
+    }
+    return y;
+}`}
+	helperOrder = append(helperOrder, tir.IntrDSPRequantR)
 }

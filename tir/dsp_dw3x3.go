@@ -11,7 +11,7 @@ import (
 // n channels (n % 4 == 0), epilogue included, as one shared (not inlined)
 // C helper, so every 3×3 depthwise layer of a model calls the same code:
 //
-//	dsp_dw3x3_s8(out *int8, x *int8, xi, rs, cs, p *int32, n, xo, mask, zr, lo, hi, npx, xstep)
+//	dsp_dw3x3_s8(out *int8, x *int8, xi, rs, cs, p *int32, n, xo, mask, zr, lo, hi, npx, xstep, relu)
 //	for each of npx pixels (out advancing by n, xi by xstep):
 //	for q < n/4, j < 4, c = 4q + j, P = p[38q:]:
 //	  acc = P[18 + j]
@@ -24,7 +24,10 @@ import (
 // (w1, w3), then the four biases, then per channel the low and high words
 // of k0, the multiplier and e1 (two LDRDs), one pointer walking it. Taps whose mask bit is clear (padding)
 // add nothing and are not read. A run of pixels with the same mask (an
-// interior row segment) is one call.
+// interior row segment) is one call. relu = 1 says every channel's zero
+// point is at or below lo: the requantization may then leave out its sign
+// correction (IntrDSPRequantPR's argument), which the C does for the
+// interior at full range.
 const IntrDSPDW3x3 = "dsp_dw3x3_s8"
 
 // dspDW3x3Stream is the per-quad stream of IntrDSPDW3x3 for weights
@@ -47,11 +50,16 @@ func dspDW3x3Stream(w []int64, n int, bias, m, k0, e1 []int64) []int64 {
 func init() {
 	extIntrinsics[IntrDSPDW3x3] = func(a []val) val {
 		out, x, xi, rs, cs, p, n, xo, mask := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5], a[6].i, a[7].i, a[8].i
-		zr, lo, hi, npx, xstep := a[9], a[10], a[11], a[12].i, a[13].i
+		zr, lo, hi, npx, xstep, relu := a[9], a[10], a[11], a[12].i, a[13].i, a[14].i
 		if n%4 != 0 || npx < 1 {
 			panic(fmt.Sprintf("%s: n = %d, npx = %d", IntrDSPDW3x3, n, npx))
 		}
 		rq := extIntrinsics[IntrDSPRequant]
+		if relu != 0 {
+			rq = func(a []val) val {
+				return reluRequant(IntrDSPDW3x3, a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i)
+			}
+		}
 		for px := int64(0); px < npx; px, xi, out.i = px+1, xi+xstep, out.i+n {
 			dw3x3Pixel(out, x, xi, rs, cs, p, n, xo, mask, zr, lo, hi, rq)
 		}
@@ -104,6 +112,7 @@ func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, kh
 		return nil, false
 	}
 	tabs := make([][]int64, 4)
+	relu := int64(1)
 	for i, e := range []Expr{a.init, rq.Args[1], rq.Args[2], rq.Args[3]} {
 		v, err := constPerChannel(e, ocV, Cn)
 		if err != nil {
@@ -123,6 +132,11 @@ func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, kh
 			return nil, false
 		}
 		*d = v
+	}
+	for c := range Cn {
+		if !reluForm(tabs[2][c], tabs[3][c], zr, lo) {
+			relu = 0
+		}
 	}
 	// Input and output offsets must be affine with unit channel stride.
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)
@@ -171,7 +185,7 @@ func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, kh
 		mask = SimplifyExpr(mask)
 	}
 	call := &Evaluate{X: Call(IntrDSPDW3x3, I32, ptr(store.Buf, oi), ptr(a.x.Buf, C(0)), xi, C(rs), C(cs), ptr(pk, C(0)),
-		C(int64(Cn)), C(a.xOff), mask, C(zr), C(lo), C(hi), C(1), C(xstep))}
+		C(int64(Cn)), C(a.xOff), mask, C(zr), C(lo), C(hi), C(1), C(xstep), C(relu))}
 	g := *f
 	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)),
 		Body: &For{Var: owLoop, Min: C(0), Extent: C(int64(OW)), Body: call}}}

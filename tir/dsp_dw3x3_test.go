@@ -52,3 +52,79 @@ func TestDSPRequantPacked(t *testing.T) {
 		}
 	}
 }
+
+// The ReLU form of the packed requantization (no sign correction) gives
+// TFLite's result whenever the output's zero point is at or below lo, and
+// it is needed: with lo below the zero point some negative accumulators
+// round differently, which is why packRequant checks every channel.
+func TestDSPRequantReluForm(t *testing.T) {
+	r := rand.New(rand.NewSource(29))
+	differs := 0
+	for i := 0; i < 20000; i++ {
+		e := int64(1 + r.Intn(22))
+		zk := int64(r.Intn(255) - 128)
+		k0 := dspRequantK0(e, zk)
+		m := int64(1<<30 + r.Intn(1<<30))
+		if i%10 == 0 {
+			m = int64(r.Intn(1 << 20)) // small multipliers too
+		}
+		x := int64(r.Int31()>>uint(r.Intn(31))) * int64(1-2*r.Intn(2))
+		if i%4 == 0 {
+			// Near a rounding tie of the first rounding: x·m ≈ (2k + 1)·2^30.
+			if m > 0 {
+				x = -((int64(r.Intn(1<<12))*2+1)<<30)/m - int64(r.Intn(3))
+			}
+		}
+		p := &graph.Data{DType: I32, I: []int64{int64(int32(uint32(k0))), k0 >> 32, m, e - 1}}
+		want := func(lo int64) int64 {
+			return min(max(int64(RequantQ(int32(x), int32(m), -int32(e)))+zk, lo), 127)
+		}
+		for _, lo := range []int64{zk, min(zk+1+int64(r.Intn(5)), 127)} {
+			got := extIntrinsics[IntrDSPRequantPR]([]val{{i: x}, {p: p}, {i: 0}, {i: lo}, {i: 127}}).i
+			if got != want(lo) {
+				t.Fatalf("x %d m %d e %d zk %d lo %d: got %d, want %d", x, m, e, zk, lo, got, want(lo))
+			}
+		}
+		if zk > -128 {
+			lo := int64(-128)
+			if extIntrinsics[IntrDSPRequantPR]([]val{{i: x}, {p: p}, {i: 0}, {i: lo}, {i: 127}}).i != want(lo) {
+				differs++
+			}
+		}
+	}
+	if differs == 0 {
+		t.Errorf("the ReLU form never differed with lo below the zero point: the test cannot tell the forms apart")
+	}
+}
+
+// packRequant takes the ReLU form only where every channel's zero point is
+// at or below the clamp.
+func TestDSPRequantFormChoice(t *testing.T) {
+	r := rand.New(rand.NewSource(31))
+	g, n := int8Conv(r, 8, 4, 1, 3, 1, 1) // fused ReLU: lo = zero point
+	if s := dspSchedule(t, computeFunc(t, g, n), nil); !usesIntrinsic(s, IntrDSPRequantPR) {
+		t.Errorf("ReLU conv does not use %s:\n%s", IntrDSPRequantPR, s)
+	}
+	g, n = int8Conv(r, 8, 4, 1, 3, 1, 1)
+	n.Attrs.(*graph.Conv2DAttrs).Act = graph.ActNone // zero point 5, lo -128
+	s := dspSchedule(t, computeFunc(t, g, n), nil)
+	if usesIntrinsic(s, IntrDSPRequantPR) || !usesIntrinsic(s, IntrDSPRequantP) {
+		t.Errorf("conv without activation: want %s only:\n%s", IntrDSPRequantP, s)
+	}
+	// Per-tensor parameters: immediates, in the ReLU form with a fused ReLU.
+	small := func(i int) int64 { return int64(i%7 - 3) }
+	g, n = winoConv(6, 6, 8, 4, 1, 1, 0, small)
+	g.Tensor("y").Quant.Scale = []float32{1.5} // multiplier 1/6: a right shift
+	if s := dspSchedule(t, computeFunc(t, g, n), nil); usesIntrinsic(s, IntrDSPRequantR) {
+		t.Errorf("per-tensor conv without activation uses %s", IntrDSPRequantR)
+	}
+	g, n = winoConv(6, 6, 8, 4, 1, 1, 0, small)
+	g.Tensor("y").Quant.Scale = []float32{1.5}
+	n.Attrs.(*graph.Conv2DAttrs).Act = graph.ActRelu
+	f := computeFunc(t, g, n)
+	s = dspSchedule(t, computeFunc(t, g, n), nil)
+	if !usesIntrinsic(s, IntrDSPRequantR) {
+		t.Errorf("per-tensor ReLU conv does not use %s:\n%s", IntrDSPRequantR, s)
+	}
+	runBoth(t, "per-tensor ReLU", Finalize(f), s, func(i int) int64 { return int64(i%9 - 4) })
+}

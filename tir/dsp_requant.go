@@ -1,6 +1,9 @@
 package tir
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/mcugen/mcugen/graph"
 )
 
@@ -13,12 +16,54 @@ import (
 // The C folds TFLite's sign correction into a second SMLAL.
 const IntrDSPRequantP = "dsp_requant_s8p"
 
+// IntrDSPRequantPR is IntrDSPRequantP for an output whose zero point
+// zk + zr is at or below lo in every channel (a fused ReLU), without the
+// sign correction:
+//
+//	dsp_requant_s8pr(x, p *int32, zr, lo, hi) = clamp(⌊(x·p[2] + k0) / 2^(32+p[3])⌋ + zr, lo, hi)
+//
+// For x >= 0 the correction is zero. For x < 0 (m >= 0, e = e1 + 1 >= 1),
+// x·m + k0 <= 2^30 + 2^(30+e) + zk·2^(31+e) < (1 + zk)·2^(31+e), so the
+// result is at most zk + zr, as TFLite's requant(x) + zp <= zp is: both
+// clamp to lo. One SMLAL and a shift per output instead of two SMLALs.
+const IntrDSPRequantPR = "dsp_requant_s8pr"
+
+// IntrDSPRequantR is IntrDSPRequant's ReLU form (per-tensor parameters as
+// immediates), under the same condition as IntrDSPRequantPR:
+//
+//	dsp_requant_s8r(x, m, k0, e1, zr, lo, hi) = clamp(⌊(x·m + k0) / 2^(32+e1)⌋ + zr, lo, hi)
+const IntrDSPRequantR = "dsp_requant_s8r"
+
+// reluRequant is the shared semantics of the ReLU forms.
+func reluRequant(name string, x, m, k0, e1, zr, lo, hi int64) val {
+	if m < 0 || m > math.MaxInt32 || e1 < 0 || e1 > 30 || lo < -128 || hi > 127 || lo > hi {
+		panic(fmt.Sprintf("%s: multiplier %d, e1 %d, range [%d, %d]", name, m, e1, lo, hi))
+	}
+	// x·m + k0 fits 64 bits: |x·m| < 2^62 and |k0| < 2^61 (e1 <= 21 with a zero point folded in).
+	y := (x*m+k0)>>(32+e1) + zr
+	return val{i: min(max(y, lo, -128), hi, 127)}
+}
+
+// reluForm reports whether an output with zero point zk (folded in k0 for
+// shift e1 + 1) + zr clamps at or above it.
+func reluForm(k0, e1, zr, lo int64) bool {
+	return (k0-dspRequantK0(e1+1, 0))>>(32+e1)+zr <= lo
+}
+
 func init() {
 	extIntrinsics[IntrDSPRequantP] = func(a []val) val {
 		x, p := a[0], a[1]
 		P := func(k int64) int64 { return p.p.I[p.i+k] }
 		k0 := int64(uint32(P(0))) + P(1)<<32
 		return extIntrinsics[IntrDSPRequant]([]val{x, {i: P(2)}, {i: k0}, {i: P(3)}, a[2], a[3], a[4]})
+	}
+	extIntrinsics[IntrDSPRequantPR] = func(a []val) val {
+		p := a[1]
+		P := func(k int64) int64 { return p.p.I[p.i+k] }
+		return reluRequant(IntrDSPRequantPR, a[0].i, P(2), int64(uint32(P(0)))+P(1)<<32, P(3), a[2].i, a[3].i, a[4].i)
+	}
+	extIntrinsics[IntrDSPRequantR] = func(a []val) val {
+		return reluRequant(IntrDSPRequantR, a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i)
 	}
 }
 
@@ -58,7 +103,13 @@ func packRequant(st *Store) *Store {
 		}
 	}
 	if idx == nil {
-		// Per-tensor parameters stay immediates.
+		// Per-tensor parameters stay immediates (in the ReLU form where it applies).
+		zr, ok1 := IsConst(rq.Args[4])
+		lo, ok2 := IsConst(rq.Args[5])
+		if ok1 && ok2 && reluForm(vals[1][0], vals[2][0], zr, lo) {
+			v := Call(IntrDSPRequantR, I32, rq.Args...)
+			return &Store{Buf: st.Buf, Indices: st.Indices, Value: CastTo(graph.Int8, v), Flat: st.Flat}
+		}
 		return st
 	}
 	at := func(v []int64, c int) int64 {
@@ -77,6 +128,18 @@ func packRequant(st *Store) *Store {
 		name = l.Buf.Name
 	}
 	buf := constBuf(name+"_rq4", I32, []int{4 * n}, tab)
-	v := Call(IntrDSPRequantP, I32, rq.Args[0], ptr(buf, SimplifyExpr(Mul(idx, C(4)))), rq.Args[4], rq.Args[5], rq.Args[6])
+	// The ReLU form where every channel's zero point is at or below the clamp.
+	name = IntrDSPRequantP
+	zr, ok1 := IsConst(rq.Args[4])
+	lo, ok2 := IsConst(rq.Args[5])
+	if ok1 && ok2 {
+		name = IntrDSPRequantPR
+		for c := 0; c < n; c++ {
+			if !reluForm(at(vals[1], c), at(vals[2], c), zr, lo) {
+				name = IntrDSPRequantP
+			}
+		}
+	}
+	v := Call(name, I32, rq.Args[0], ptr(buf, SimplifyExpr(Mul(idx, C(4)))), rq.Args[4], rq.Args[5], rq.Args[6])
 	return &Store{Buf: st.Buf, Indices: st.Indices, Value: CastTo(graph.Int8, v), Flat: st.Flat}
 }
