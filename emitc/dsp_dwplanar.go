@@ -133,11 +133,17 @@ func dwPlanarC(relu bool) string {
                 int32_t x1;
                 int32_t y0 = 0;
                 int32_t y1 = 0;
+                int32_t kl;
+                int32_t kh;
+                int32_t m_;
+                int32_t e1_;
+                int32_t pad;
 `
 		if init != "" {
 			s += "                " + init
 		}
 		s += row("a", 0, single) + row("b", 2, single) + row("c", 4, single)
+		s += "                DSP_LD2(p, 6, pad, kl);\n                DSP_LD2(p, 8, kh, m_);\n                DSP_LD2(p, 10, e1_, pad);\n                (void)pad;\n"
 		s += "                DSP_DWP3_RQ(y0, o);\n"
 		if !single {
 			s += "                DSP_DWP3_RQ(y1, o + nc);\n"
@@ -153,15 +159,8 @@ func dwPlanarC(relu bool) string {
 #define DSP_DWP3_RQ(yv, op) do { \
         int8_t *const o_ = (op); \
         int32_t y_ = (yv); \
-        int32_t kl_; \
-        int32_t kh_; \
-        int32_t m_; \
-        int32_t e1_; \
-        int32_t pad_; \
-        DSP_LD2(p, 6, pad_, kl_); \
-        DSP_LD2(p, 8, kh_, m_); \
-        DSP_LD2(p, 10, e1_, pad_); \
-        (void)pad_; \
+        int32_t kl_ = kl; \
+        int32_t kh_ = kh; \
         ` + rq + `\
     } while (0)
 static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, const int32_t *r0, const int32_t *r1, const int32_t *r2, const int32_t *p0,
