@@ -43,6 +43,10 @@ type Report struct {
 	Files        []string `json:"files"`
 	Entry        string   `json:"entry"`
 	Kernels      []Kernel `json:"kernels"`
+	// ScratchBytes is the stack the largest kernel's local arrays take
+	// (tir.Module.ScratchBytes): what the caller's stack needs beyond the
+	// functions' own frames.
+	ScratchBytes int      `json:"scratch_bytes"`
 	Inputs       []IOInfo `json:"inputs"`
 	Outputs      []IOInfo `json:"outputs"`
 }
@@ -53,6 +57,8 @@ type Kernel struct {
 	Node  string         `json:"node"`
 	Op    string         `json:"op"`
 	Knobs map[string]int `json:"knobs,omitempty"`
+	// Scratch is the bytes of the kernel's local arrays (on the stack).
+	Scratch int `json:"scratch_bytes,omitempty"`
 }
 
 // Compile lowers g with its memory plan for opts.Target and prints the C.

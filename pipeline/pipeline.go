@@ -305,7 +305,30 @@ func lowerPass(s *State) error {
 		return err
 	}
 	s.Module = m
-	return nil
+	return checkStack(s)
+}
+
+// stackFrames is what checkStack allows, beyond the kernels' local arrays,
+// for the frames of the entry function, a kernel and its helpers, and the
+// caller's own.
+const stackFrames = 1024
+
+// checkStack refuses a build whose largest kernel's local arrays (im2col
+// rows, Winograd tiles, depthwise planes) cannot fit the stack the board
+// reserves: the firmware would overrun it at run time.
+func checkStack(s *State) error {
+	b := s.Opt.Board
+	if b == nil || !b.BareMetal() || b.StackBytes <= 0 {
+		return nil
+	}
+	need, kernel := s.Module.ScratchBytes()
+	if need+stackFrames <= b.StackBytes {
+		return nil
+	}
+	err := &FitError{Model: s.Graph.Name, Board: b.Name, Region: "stack (the board's stack_bytes)",
+		What: fmt.Sprintf("kernel %s's local arrays (%s B) and %s B of frames", kernel, commas(int64(need)), commas(stackFrames)),
+		Need: int64(need + stackFrames), Have: int64(b.StackBytes)}
+	return fmt.Errorf("%s: %w", s.ModelPath, err)
 }
 
 func emitPass(s *State) error {

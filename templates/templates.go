@@ -113,8 +113,11 @@ type Project struct {
 	Outputs []Tensor
 	Vectors []Vector // compiled into the example program; none means one all-zero input
 
-	ArenaBytes   int64  // the planner's arena, for READMEs and the MLF metadata
-	WeightsBytes int64  // bytes of constant data
+	ArenaBytes   int64 // the planner's arena, for READMEs and the MLF metadata
+	WeightsBytes int64 // bytes of constant data
+	// ScratchBytes is the stack the largest kernel's local arrays take
+	// (emitc.Report.ScratchBytes); the Zephyr main stack is sized from it.
+	ScratchBytes int64
 	Version      string // mcugen's version, written into headers; "" means "dev"
 }
 

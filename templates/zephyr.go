@@ -36,7 +36,7 @@ func (m *model) zephyrFiles() (map[string][]byte, error) {
 	if m.Board.Zephyr == "" {
 		return nil, fmt.Errorf("templates: board %q has no Zephyr board name; pick a board with one (mcugen boards) or add `zephyr = \"...\"` to a board file", m.Board.Name)
 	}
-	zi := &zephyrInfo{model: m, Z: zephyrLTS, ZBoard: m.Board.Zephyr, StackBytes: 4096}
+	zi := &zephyrInfo{model: m, Z: zephyrLTS, ZBoard: m.Board.Zephyr, StackBytes: zephyrStack(m.ScratchBytes)}
 	files := map[string][]byte{}
 	for n, b := range m.Model {
 		files["model/"+n] = b
@@ -60,4 +60,13 @@ func (m *model) zephyrFiles() (map[string][]byte, error) {
 		files[name] = b
 	}
 	return files, nil
+}
+
+// zephyrStack is the main thread's stack for a model whose kernels need
+// scratch bytes of local arrays: 2 KiB for the frames, the example's own
+// work and Zephyr's printk, plus the scratch rounded up to 1 KiB, at least
+// 4 KiB.
+func zephyrStack(scratch int64) int {
+	need := 2048 + (scratch+1023)/1024*1024
+	return int(max(need, 4096))
 }

@@ -133,3 +133,30 @@ type KernelCall struct {
 	// Bytes is the byte length of each argument (for the printed comment and checks).
 	Bytes []int
 }
+
+// ScratchBytes is an upper bound on the stack a kernel's local arrays take:
+// the sum of every array it allocates (im2col rows, transformed tiles,
+// accumulator blocks). Scalars (one element) stay in registers or the
+// compiler's frame and are not counted.
+func (f *PrimFunc) ScratchBytes() int {
+	n := 0
+	VisitStmts(f.Body, func(s Stmt) {
+		if a, ok := s.(*Allocate); ok && a.Buf.Scope == ScopeLocal && a.Buf.Len() > 1 {
+			n += a.Buf.Len() * a.Buf.DType.Size()
+		}
+	})
+	return n
+}
+
+// ScratchBytes is the largest ScratchBytes of the module's kernels, and
+// that kernel's name ("" when none has local arrays): the stack the
+// generated code needs beyond its functions' frames, one kernel at a time.
+func (m *Module) ScratchBytes() (int, string) {
+	best, name := 0, ""
+	for _, f := range m.Funcs {
+		if b := f.ScratchBytes(); b > best {
+			best, name = b, f.Name
+		}
+	}
+	return best, name
+}

@@ -29,6 +29,7 @@ type compileReport struct {
 	WeightsBytes int      `json:"weights_bytes"`
 	Files        []string `json:"files"`
 	Entry        string   `json:"entry"`
+	ScratchBytes int      `json:"scratch_bytes"`
 }
 
 func (c *compileCmd) Run(e *env) error {
@@ -84,7 +85,7 @@ func (c *compileCmd) Run(e *env) error {
 		return err
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
-		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry}
+		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
 	}
@@ -92,8 +93,8 @@ func (c *compileCmd) Run(e *env) error {
 	if c.JSON {
 		return e.printJSON(r)
 	}
-	fmt.Fprintf(e.stdout, "%s -> %s (board %s, target %s)\narena %s B, weights %s B, entry %s()\n",
-		c.Model, c.Out, r.Board, r.Target, comma(int64(r.ArenaBytes)), comma(int64(r.WeightsBytes)), r.Entry)
+	fmt.Fprintf(e.stdout, "%s -> %s (board %s, target %s)\narena %s B, weights %s B, kernel scratch %s B (stack), entry %s()\n",
+		c.Model, c.Out, r.Board, r.Target, comma(int64(r.ArenaBytes)), comma(int64(r.WeightsBytes)), comma(int64(r.ScratchBytes)), r.Entry)
 	for _, f := range r.Files {
 		fmt.Fprintf(e.stdout, "  %s\n", f)
 	}
@@ -104,7 +105,8 @@ func (c *compileCmd) Run(e *env) error {
 // random input vector and its reference outputs so the example checks itself.
 func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, error) {
 	p := templates.Project{Kind: kind, Name: s.Opt.Prefix, Prefix: s.Opt.Prefix, Board: s.Opt.Board, Model: s.Files,
-		ArenaBytes: int64(s.Report.ArenaBytes), WeightsBytes: int64(s.Report.WeightsBytes), Version: version}
+		ArenaBytes: int64(s.Report.ArenaBytes), WeightsBytes: int64(s.Report.WeightsBytes), ScratchBytes: int64(s.Report.ScratchBytes),
+		Version: version}
 	for i, name := range s.Graph.Inputs {
 		t := s.Graph.Tensors[name]
 		p.Inputs = append(p.Inputs, templates.Tensor{Name: name, Field: s.Report.Inputs[i].CName, DType: t.DType.String(), Shape: t.Shape})

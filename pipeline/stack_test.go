@@ -1,0 +1,71 @@
+package pipeline
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/tir"
+)
+
+// A build whose largest kernel's local arrays and frames exceed the board's
+// stack is refused with a FitError naming the kernel; one byte more of
+// stack and it compiles. The planar depthwise schedule (a tuning knob)
+// keeps three laid-out input rows on the stack, and the check sees them.
+func TestStackCheck(t *testing.T) {
+	b, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const model = "../testdata/onnx/cnn.onnx" // quantized; a 3x3 depthwise convolution over 8x8x8
+	opt := func(b *boardT, knobs map[string]map[string]int) Options {
+		return Options{Board: b, Version: "test", Knobs: knobs, Quantize: "int8", CalibRandom: 4, Method: "minmax"}
+	}
+	perKernel := []map[string]int{}
+	for _, knobs := range []map[string]map[string]int{nil, {"depthwise_conv2d": {"dw_planar": 1}}} {
+		s, err := Compile(model, opt(b, knobs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		need, kernel := s.Module.ScratchBytes()
+		if need == 0 || kernel == "" || s.Report.ScratchBytes != need {
+			t.Fatalf("knobs %v: scratch %d in %q, report %d", knobs, need, kernel, s.Report.ScratchBytes)
+		}
+		t.Logf("knobs %v: %d B of local arrays in %s", knobs, need, kernel)
+		k := map[string]int{}
+		for _, f := range s.Module.Funcs {
+			alt := false
+			tir.VisitExprs(f.Body, func(e tir.Expr) {
+				if c, ok := e.(*tir.Intrinsic); ok && c.Name == tir.IntrDSPPlanes {
+					alt = true
+				}
+			})
+			if knobs == nil || alt {
+				k[f.Name] = f.ScratchBytes()
+			}
+		}
+		perKernel = append(perKernel, k)
+		small := *b
+		small.StackBytes = need + stackFrames - 1
+		_, err = Compile(model, opt(&small, knobs))
+		var fit *FitError
+		if !errors.As(err, &fit) || !strings.Contains(err.Error(), kernel) || fit.Need-fit.Have != 1 {
+			t.Fatalf("stack %d B: got %v, want a FitError 1 B short naming %s", small.StackBytes, err, kernel)
+		}
+		small.StackBytes++
+		if _, err := Compile(model, opt(&small, knobs)); err != nil {
+			t.Fatalf("stack %d B: %v", small.StackBytes, err)
+		}
+	}
+	if len(perKernel[1]) == 0 {
+		t.Fatal("no kernel took the planar depthwise schedule")
+	}
+	for name, b := range perKernel[1] {
+		if b <= perKernel[0][name] {
+			t.Errorf("%s: the planar schedule's local arrays (%d B) are not larger than the default's (%d B)", name, b, perKernel[0][name])
+		}
+	}
+}
+
+type boardT = boards.Board
