@@ -12,13 +12,7 @@ import (
 // <arm_acle.h>; they are printed only into models scheduled for "dsp".
 
 func init() {
-	add := func(name string, deps []string, code string) {
-		helperText[name] = struct {
-			deps []string
-			code string
-		}{deps, code}
-		helperOrder = append(helperOrder, name)
-	}
+	add := addHelper
 	add("dsp_acle", nil, `#include <arm_acle.h>
 
 /* SXTAB16 of the odd bytes: the instruction's own ROR #8 operand, which
@@ -68,28 +62,6 @@ static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, i
     acc[2] = __smlatt(x02, w[0], acc[2]);
     acc[1] = __smlabb(x13, w[1], acc[1]);
     acc[3] = __smlatt(x13, w[1], acc[3]);
-}`)
-	add(tir.IntrDSPRequant, []string{"dsp_acle"}, `/* clamp(requant(x, m, -(e1 + 1)) + zk + zr, lo, hi) for m >= 0, with
-   k0 = 2^30 + 2^(31 + e1) + zk * 2^(32 + e1): TFLite's two roundings and
-   the zero point folded into one SMLAL, a sign correction and a shift of
-   the high word (tir/dsp_intrin.go has the derivation). SSAT does the int8
-   clamp; the tests on lo and hi fold away for the full range. */
-static inline int32_t dsp_requant_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
-{
-    int32_t l = (int32_t)(uint32_t)(uint64_t)k0;
-    int32_t h = (int32_t)(k0 >> 32);
-    int32_t y;
-    /* x * m + k0, then the sign correction -[x < 0] * 2^31 as a second SMLAL. */
-    __asm__("smlal %0, %1, %2, %3" : "+r"(l), "+r"(h) : "r"(x), "r"(m));
-    __asm__("smlal %0, %1, %2, %3" : "+r"(l), "+r"(h) : "r"((int32_t)((uint32_t)x >> 31)), "r"(INT32_MIN));
-    y = __ssat((h >> e1) + zr, 8);
-    if (lo > -128 && y < lo) {
-        y = lo;
-    }
-    if (hi < 127 && y > hi) {
-        y = hi;
-    }
-    return y;
 }`)
 }
 

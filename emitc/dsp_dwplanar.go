@@ -11,13 +11,7 @@ import (
 // SXTAB16 then a halfword pack per channel) and its row kernel (SMLAD over
 // two adjacent taps, SMLABT/SMLATB for the third).
 func init() {
-	add := func(name string, deps []string, code string) {
-		helperText[name] = struct {
-			deps []string
-			code string
-		}{deps, code}
-		helperOrder = append(helperOrder, name)
-	}
+	add := addHelper
 	add(tir.IntrDSPPlanes, []string{"dsp_acle"}, `/* PKHBT (a low, b low) and PKHTB (a high, b high) of two SXTAB16 results. */
 static inline int32_t dsp_pk_lo(int32_t a, int32_t b)
 {

@@ -267,10 +267,24 @@ func (e *emitter) source() ([]byte, error) {
 	for h := range e.helpers {
 		mark(h)
 	}
+	// helperOrder's order, each helper after the ones it needs (whichever
+	// file registered them first).
+	printed := map[string]bool{}
+	var print func(string)
+	print = func(h string) {
+		if printed[h] {
+			return
+		}
+		printed[h] = true
+		for _, d := range helperText[h].deps {
+			print(d)
+		}
+		b.WriteString(helperText[h].code)
+		b.WriteString("\n\n")
+	}
 	for _, h := range helperOrder {
 		if need[h] {
-			b.WriteString(helperText[h].code)
-			b.WriteString("\n\n")
+			print(h)
 		}
 	}
 	extras := make([]string, 0, len(e.extra))

@@ -150,6 +150,15 @@ static inline int32_t round_even_f32(float x)
 }`}
 }
 
+// addHelper registers the C of a helper (after the helpers it needs).
+func addHelper(name string, deps []string, code string) {
+	helperText[name] = struct {
+		deps []string
+		code string
+	}{deps, code}
+	helperOrder = append(helperOrder, name)
+}
+
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"srdhm", "rdivpot", "requant", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift",

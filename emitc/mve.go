@@ -6,13 +6,7 @@ package emitc
 // scheduled for "mve".
 
 func init() {
-	add := func(name string, deps []string, code string) {
-		helperText[name] = struct {
-			deps []string
-			code string
-		}{deps, code}
-		helperOrder = append(helperOrder, name)
-	}
+	add := addHelper
 	add("mve_include", nil, `#include <arm_mve.h>
 
 #if defined(__GNUC__)

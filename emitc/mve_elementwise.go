@@ -4,13 +4,7 @@ package emitc
 // for the "mve" target.
 
 func init() {
-	add := func(name string, deps []string, code string) {
-		helperText[name] = struct {
-			deps []string
-			code string
-		}{deps, code}
-		helperOrder = append(helperOrder, name)
-	}
+	add := addHelper
 	add("mve_addsub_s8", []string{"mve_requant_s8"}, `/* TFLite int8 ADD/SUB on n elements, four lanes at a time:
    y = clamp(requant(requant((a + oa)*ls, m1, s1) +- requant((b + ob)*ls, m2, s2), mo, so) + zp, lo, hi). */
 MVE_INLINE int32x4_t mve_addsub_x4(int32x4_t a, int32x4_t b, int32_t oa, int32_t ob, int32_t ls, int32x4_t m1, int32x4_t s1,

@@ -7,13 +7,7 @@ package emitc
 // scheduled for "neon".
 
 func init() {
-	add := func(name string, deps []string, code string) {
-		helperText[name] = struct {
-			deps []string
-			code string
-		}{deps, code}
-		helperOrder = append(helperOrder, name)
-	}
+	add := addHelper
 	add("neon_include", nil, `#include <arm_neon.h>
 
 /* a + the int8 dot products of x and w, four lanes of four products. */
