@@ -295,3 +295,31 @@ var builders = []struct {
 		return b.done(dq, q)
 	}},
 }
+
+// Conv3x3 is one int8 3x3 stride-1 convolution (group 1 or c: depthwise)
+// over 6x6xc with per-channel weight scales, an output zero point yzp and
+// activation act: the shapes the dsp target's algorithm knobs (Winograd,
+// planar depthwise) take, for tests that build and run their C.
+func Conv3x3(c, group int, act graph.Activation, yzp int32) *graph.Graph {
+	g := graph.New("alg", "tflite")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, 6, 6, c}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
+	w := graph.NewData(graph.Int8, []int{c, 3, 3, c / group})
+	for i := range w.I {
+		w.I[i] = int64(i*37%255 - 127)
+	}
+	ws := make([]float32, c)
+	for i := range ws {
+		ws[i] = 0.002 + 0.001*float32(i%5)
+	}
+	g.AddConst("w", w).Quant = &graph.Quant{Scale: ws, ZeroPoint: make([]int32, c)}
+	b := graph.NewData(graph.Int32, []int{c})
+	for i := range b.I {
+		b.I[i] = int64(50*i - 100)
+	}
+	g.AddConst("b", b)
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, 6, 6, c}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{yzp}}})
+	g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
+		Attrs: &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, Group: group, Act: act}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g
+}

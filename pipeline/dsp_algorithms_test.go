@@ -1,0 +1,57 @@
+package pipeline
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/tir"
+	"github.com/mcugen/mcugen/tir/tirtest"
+)
+
+// The dsp algorithm knobs' C runs bit-exact on the Cortex-M4 board: the
+// Winograd convolution, the planar depthwise convolution in its general
+// form (sign correction) and its ReLU form, each against the reference
+// interpreter on random and extreme inputs, with guard bytes around an
+// external arena.
+func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU suite: not in -short")
+	}
+	needTools(t, "mps2-an386")
+	b, _ := LoadBoard("mps2-an386", "")
+	for _, c := range []struct {
+		name   string
+		g      *graph.Graph
+		knobs  map[string]map[string]int
+		helper string
+	}{
+		{"winograd", tirtest.Conv3x3(8, 1, graph.ActNone, 5), map[string]map[string]int{"conv2d": {"winograd": 1}}, tir.IntrDSPWinoIn},
+		{"winograd-relu", tirtest.Conv3x3(12, 1, graph.ActRelu, -128), map[string]map[string]int{"conv2d": {"winograd": 1}}, tir.IntrDSPWinoIn},
+		{"planar", tirtest.Conv3x3(8, 8, graph.ActNone, 5), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanar},
+		{"planar-relu", tirtest.Conv3x3(8, 8, graph.ActRelu, -128), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanarR},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := CompileGraph(c.g, c.name, Options{Board: b, Target: "dsp", Knobs: c.knobs, ArenaExternal: true, IOInArena: true, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			used := false
+			for _, src := range s.Files {
+				used = used || bytes.Contains(src, []byte(c.helper+"("))
+			}
+			if !used {
+				t.Fatalf("the C does not call %s", c.helper)
+			}
+			vecs := append(RandomInputs(s.Graph, 6, 9), ExtremeInputs(s.Graph)...)
+			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !x.AllMatch() {
+				t.Errorf("outputs differ from the reference interpreter")
+			}
+		})
+	}
+}
