@@ -5,6 +5,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -68,9 +69,12 @@ type State struct {
 	Float       *graph.Graph
 	QuantReport *quant.Report
 	Plan        *memplan.Plan
-	Module      *tir.Module
-	Files       map[string][]byte
-	Report      *emitc.Report
+	// notInPlace are nodes the plan must not run in place (their kernels
+	// could not; see lowerPass).
+	notInPlace map[string]bool
+	Module     *tir.Module
+	Files      map[string][]byte
+	Report     *emitc.Report
 	// Tuned is how many kernels took knobs from tuning records.
 	Tuned int
 }
@@ -219,7 +223,8 @@ func planPass(s *State) error {
 		opt.Align = s.Opt.Align
 	}
 	opt.IOInArena = s.Opt.IOInArena
-	opt.InPlaceOK = tir.InPlaceOK
+	ok := tir.InPlaceOKFor(s.targetName(), s.Graph)
+	opt.InPlaceOK = func(n *graph.Node) bool { return !s.notInPlace[n.Name] && ok(n) }
 	p, err := memplan.Build(s.Graph, opt)
 	if err != nil {
 		return err
@@ -288,24 +293,44 @@ func TargetFor(b *boards.Board) string {
 	return "generic"
 }
 
-func lowerPass(s *State) error {
-	name := s.Opt.Target
-	if name == "" {
-		name = TargetFor(s.Opt.Board)
+// targetName is the schedule set the build uses.
+func (s *State) targetName() string {
+	if s.Opt.Target != "" {
+		return s.Opt.Target
 	}
-	t, err := tir.TargetByName(name)
+	return TargetFor(s.Opt.Board)
+}
+
+func lowerPass(s *State) error {
+	t, err := tir.TargetByName(s.targetName())
 	if err != nil {
 		return err
 	}
 	if t, err = s.tuneTarget(t); err != nil {
 		return err
 	}
-	m, err := tir.Lower(s.Graph, s.Plan, t)
-	if err != nil {
-		return err
+	for {
+		m, err := tir.Lower(s.Graph, s.Plan, t)
+		var ip *tir.InPlaceError
+		if errors.As(err, &ip) && !s.notInPlace[ip.Node] {
+			// The plan offered a convolution in place and its kernel did
+			// not take an in-place form (a tuning record, a shape the
+			// schedule does not cover): plan again without it.
+			if s.notInPlace == nil {
+				s.notInPlace = map[string]bool{}
+			}
+			s.notInPlace[ip.Node] = true
+			if err := planPass(s); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.Module = m
+		return checkStack(s)
 	}
-	s.Module = m
-	return checkStack(s)
 }
 
 // stackFrames is what checkStack allows, beyond the kernels' local arrays,

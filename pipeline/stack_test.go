@@ -11,8 +11,9 @@ import (
 
 // A build whose largest kernel's local arrays and frames exceed the board's
 // stack is refused with a FitError naming the kernel; one byte more of
-// stack and it compiles. The planar depthwise schedule (a tuning knob)
-// keeps three laid-out input rows on the stack, and the check sees them.
+// stack and it compiles. The planar depthwise schedule (a tuning knob, and
+// the in-place form) keeps three laid-out input rows on the stack, and the
+// check counts them.
 func TestStackCheck(t *testing.T) {
 	b, err := LoadBoard("mps2-an386", "")
 	if err != nil {
@@ -61,9 +62,10 @@ func TestStackCheck(t *testing.T) {
 	if len(perKernel[1]) == 0 {
 		t.Fatal("no kernel took the planar depthwise schedule")
 	}
+	// Its ring of three laid-out rows (8 channels, 5 words each) is counted.
 	for name, b := range perKernel[1] {
-		if b <= perKernel[0][name] {
-			t.Errorf("%s: the planar schedule's local arrays (%d B) are not larger than the default's (%d B)", name, b, perKernel[0][name])
+		if b < 3*8*5*4 {
+			t.Errorf("%s: the planar schedule's local arrays count %d B, want at least %d", name, b, 3*8*5*4)
 		}
 	}
 }

@@ -64,7 +64,9 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	wb := constBuf(f.Name+"_weights_s16", I32, []int{taps * Cn / 2}, wq)
 	store := fastRequant(a.store)
 	if KH == 3 && KW == 3 {
-		if g, ok := a.dwPlanar(f, store, Cn, nV, ohV, owV, ocV, khV, kwV, icV, N, OH, OW); ok && knob(f, "dw_planar", 0) != 0 {
+		// The planar form also runs in place, which the plan may ask for.
+		if g, ok := a.dwPlanar(f, store, Cn, nV, ohV, owV, ocV, khV, kwV, icV, N, OH, OW); ok &&
+			(knob(f, "dw_planar", 0) != 0 || f.WantInPlace && g.InPlaceSafe) {
 			return g, nil
 		}
 	}

@@ -281,5 +281,11 @@ func (a *accNest) dwPlanar(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV,
 		Body: Block(If(GT(oh, C(0)), Block(fresh...)), call)})
 	h := *f
 	h.Body = &Allocate{Buf: planes, Body: body}
+	// In place (output over input at one offset): output rows 0..oh cover
+	// input bytes of rows <= oh when OW <= W, and before output row oh is
+	// stored every input row up to oh·sh − padT + 2 is in the ring; a row
+	// laid out later, from oh·sh − padT + 3 on, is above oh since padT <= 2,
+	// so it is still intact.
+	h.InPlaceSafe = OH <= H && OW <= W
 	return &h, true
 }

@@ -68,6 +68,14 @@ type PrimFunc struct {
 	Op   string
 	// Knobs are the schedule's tunable choices, by name (split factors, unroll depths).
 	Knobs map[string]int
+	// WantInPlace says the memory plan puts the output over the first input
+	// (memplan's in-place rule for the op); a schedule that has an in-place
+	// safe form takes it.
+	WantInPlace bool
+	// InPlaceSafe says the scheduled kernel stays exact with its output
+	// over its first input laid out that way (a convolution that stages
+	// each input window before writing the outputs that cover it).
+	InPlaceSafe bool
 }
 
 // Consts returns the constant buffers the function reads, in first-use order.

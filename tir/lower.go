@@ -100,7 +100,7 @@ func (l *lowerer) run() (*Module, error) {
 			call.Bytes = append(call.Bytes, g.Tensor(p.Tensor).Bytes())
 		}
 		if l.plan.InPlace[n.Name] && !canRunInPlace(n, f) {
-			return nil, fmt.Errorf("tir: node %q (%s): the plan runs it in place, its kernel cannot", n.Name, n.Op)
+			return nil, &InPlaceError{Node: n.Name, Op: string(n.Op)}
 		}
 		m.Funcs = append(m.Funcs, f)
 		m.Calls = append(m.Calls, call)
@@ -333,6 +333,7 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (f *PrimFunc
 	}
 	// Inputs first, then the output, each in first-use order.
 	sort.SliceStable(f.Params, func(i, j int) bool { return !f.Params[i].Writes && f.Params[j].Writes })
+	f.WantInPlace = l.plan.InPlace[n.Name]
 	f, err = l.target.schedule(f)
 	if err != nil {
 		return nil, fmt.Errorf("tir: node %q (%s): schedule: %v", n.Name, n.Op, err)
@@ -357,13 +358,56 @@ func canRunInPlace(n *graph.Node, f *PrimFunc) bool {
 	case graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid,
 		graph.Quantize, graph.Dequantize, graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Reshape:
 		return true
+	case graph.Conv2D:
+		return f != nil && f.InPlaceSafe
 	}
 	return false
+}
+
+// InPlaceError says the plan runs a node in place and its scheduled kernel
+// cannot: plan again without it (pipeline does).
+type InPlaceError struct{ Node, Op string }
+
+func (e *InPlaceError) Error() string {
+	return fmt.Sprintf("tir: node %q (%s): the plan runs it in place, its kernel cannot", e.Node, e.Op)
 }
 
 // InPlaceOK is for memplan.Options.InPlaceOK: the generic kernels can write
 // their output over their first input only for element-wise ops.
 func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
+
+// InPlaceOKFor is InPlaceOK for a target's schedules: the dsp target also
+// offers int8 pointwise convolutions with Cout <= Cin (it stages each block
+// of pixels before writing their outputs) and 3x3 depthwise ones whose
+// output rows are no longer than their input rows (the planar schedule
+// lays each input row out before any output overwrites it). Lowering has
+// the last word: a kernel that did not take such a form makes Lower return
+// an InPlaceError.
+func InPlaceOKFor(target string, g *graph.Graph) func(n *graph.Node) bool {
+	if target != DSP.Name {
+		return InPlaceOK
+	}
+	return func(n *graph.Node) bool {
+		if InPlaceOK(n) {
+			return true
+		}
+		if n.Op != graph.Conv2D || len(n.Inputs) < 2 {
+			return false
+		}
+		at, ok := n.Attrs.(*graph.Conv2DAttrs)
+		x, y, w := g.In(n, 0), g.Out(n, 0), g.In(n, 1)
+		if !ok || at == nil || x == nil || y == nil || w == nil || x.DType != graph.Int8 || y.DType != graph.Int8 ||
+			len(x.Shape) != 4 || len(y.Shape) != 4 || len(w.Shape) != 4 || x.Shape[0] != 1 {
+			return false
+		}
+		c := x.Shape[3]
+		if at.Group == 1 {
+			return w.Shape[1] == 1 && w.Shape[2] == 1 && y.Shape[3] <= c
+		}
+		return at.Group == c && y.Shape[3] == c && c%4 == 0 && w.Shape[1] == 3 && w.Shape[2] == 3 &&
+			at.Dilation[0] <= 1 && at.Dilation[1] <= 1 && y.Shape[1] <= x.Shape[1] && y.Shape[2] <= x.Shape[2]
+	}
+}
 
 // Flatten rewrites every multi-dimensional buffer access as one element offset.
 func Flatten(f *PrimFunc) *PrimFunc {

@@ -395,6 +395,14 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	g := *f
 	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(rowBody...)}}
+	// A 1x1 stride-1 unpadded convolution with Cout <= Cin may write its
+	// output over its input: each block of pixels is widened into col
+	// before any of its outputs is stored, pixels in increasing order, and
+	// output pixel p covers only input pixels <= p.
+	if xs := a.x.Buf.Shape; KH == 1 && KW == 1 && Cout <= Cg && len(xs) == 4 && xs[1] == OH && xs[2] == OW && xs[3] == Cg &&
+		pixelIndexed(xFlat, nV, ohV, owV, icV, khV, kwV, ocV, OH, OW, Cg) {
+		g.InPlaceSafe = true
+	}
 	h := &g
 	if part&1 != 0 && a.cond != nil {
 		h = PartitionLoop(h, "ow_o")
@@ -403,6 +411,26 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 		h = PartitionLoop(h, ohV.Name)
 	}
 	return h, nil
+}
+
+// pixelIndexed reports whether the input index x is exactly
+// ((n·OH + oh)·OW + ow)·ch + ic: a 1x1 window at the output pixel itself.
+func pixelIndexed(x Expr, nV, ohV, owV, icV, khV, kwV, ocV *Var, OH, OW, ch int) bool {
+	zero := map[*Var]Expr{nV: C(0), ohV: C(0), owV: C(0), icV: C(0), khV: C(0), kwV: C(0), ocV: C(0)}
+	at := func(v *Var) (int64, bool) {
+		m := merge(zero, nil)
+		if v != nil {
+			m[v] = C(1)
+		}
+		return IsConst(SimplifyExpr(SubstituteExpr(x, m)))
+	}
+	want := map[*Var]int64{nil: 0, nV: int64(OH * OW * ch), ohV: int64(OW * ch), owV: int64(ch), icV: 1, ocV: 0}
+	for v, d := range want {
+		if got, ok := at(v); !ok || got != d {
+			return false
+		}
+	}
+	return true
 }
 
 func isBlock(r, c int) bool {

@@ -1,0 +1,86 @@
+package tir
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// runAliased runs s with its output over its input (one array, as the
+// memory plan lays an in-place node out) and f on separate arrays, on the
+// same random input, and requires the same output.
+func runAliased(t *testing.T, what string, f, s *PrimFunc, r *rand.Rand) {
+	t.Helper()
+	a := randomArgs(r, f)
+	var in, out int = -1, -1
+	for i, p := range f.Params {
+		switch {
+		case p.Writes:
+			out = i
+		case p.Scope == ScopeParam && in < 0:
+			in = i
+		}
+	}
+	if in < 0 || out < 0 {
+		t.Fatalf("%s: no input or output parameter", what)
+	}
+	b := cloneArgs(a)
+	if len(b[out].I) > len(b[in].I) {
+		t.Fatalf("%s: the output is larger than the input", what)
+	}
+	shared := b[in]
+	b[out] = shared
+	if err := Run(f, a); err != nil {
+		t.Fatalf("%s: reference: %v", what, err)
+	}
+	if err := Run(s, b); err != nil {
+		t.Fatalf("%s: in place: %v", what, err)
+	}
+	for j := range a[out].I {
+		if a[out].I[j] != shared.I[j] {
+			t.Fatalf("%s: output[%d] = %d in place, %d apart", what, j, shared.I[j], a[out].I[j])
+		}
+	}
+}
+
+// The dsp kernels that claim InPlaceSafe compute the same output with it
+// written over their input: pointwise convolutions with Cout <= Cin, and
+// planar 3x3 depthwise ones (strides 1 and 2, padding 0 and 1). Those that
+// cannot (Cout > Cin, the shared 3x3 depthwise helper) do not claim it.
+func TestDSPInPlaceKernels(t *testing.T) {
+	r := rand.New(rand.NewSource(37))
+	for _, c := range []struct{ cin, cout int }{{16, 16}, {16, 8}, {8, 4}, {12, 12}} {
+		g, n := int8Conv(r, c.cin, c.cout, 1, 1, 1, 0)
+		f := computeFunc(t, g, n)
+		f.WantInPlace = true
+		s := dspSchedule(t, f, nil)
+		what := fmt.Sprintf("pointwise %d->%d", c.cin, c.cout)
+		if !s.InPlaceSafe {
+			t.Fatalf("%s: not in-place safe", what)
+		}
+		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
+	}
+	g, n := int8Conv(r, 8, 16, 1, 1, 1, 0)
+	if s := dspSchedule(t, computeFunc(t, g, n), nil); s.InPlaceSafe {
+		t.Errorf("pointwise 8->16 claims to run in place")
+	}
+	for _, c := range []struct{ h, w, c, stride, pad int }{
+		{5, 5, 4, 1, 1}, {6, 7, 8, 1, 1}, {7, 6, 4, 2, 1}, {8, 8, 12, 2, 1}, {6, 6, 8, 1, 0}, {9, 9, 8, 2, 0}, {25, 5, 16, 1, 1},
+	} {
+		what := fmt.Sprintf("depthwise %dx%dx%d s%d p%d", c.h, c.w, c.c, c.stride, c.pad)
+		g, n := dwConv(r, c.h, c.w, c.c, c.stride, c.pad, -128, graph.ActRelu)
+		f := computeFunc(t, g, n)
+		f.WantInPlace = true
+		s := dspSchedule(t, f, nil)
+		if !s.InPlaceSafe || !usesIntrinsic(s, "dsp_dwp3") {
+			t.Fatalf("%s: the in-place request did not give the planar form", what)
+		}
+		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
+	}
+	g, n = dwConv(r, 6, 6, 8, 1, 1, -128, graph.ActRelu)
+	if s := dspSchedule(t, computeFunc(t, g, n), nil); s.InPlaceSafe {
+		t.Errorf("the shared 3x3 depthwise helper claims to run in place")
+	}
+}
