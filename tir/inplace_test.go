@@ -45,6 +45,38 @@ func runAliased(t *testing.T, what string, f, s *PrimFunc, r *rand.Rand) {
 	}
 }
 
+// runAliasedGrow is runAliased for an output larger than its input: the
+// memory plan puts both at one offset, so the input is the start of the
+// output's array.
+func runAliasedGrow(t *testing.T, what string, f, s *PrimFunc, r *rand.Rand) {
+	t.Helper()
+	a := randomArgs(r, f)
+	in, out := -1, -1
+	for i, p := range f.Params {
+		switch {
+		case p.Writes:
+			out = i
+		case p.Scope == ScopeParam && in < 0:
+			in = i
+		}
+	}
+	b := cloneArgs(a)
+	shared := graph.NewData(b[in].DType, []int{len(b[out].I)})
+	copy(shared.I, b[in].I)
+	b[in], b[out] = shared, shared
+	if err := Run(f, a); err != nil {
+		t.Fatalf("%s: reference: %v", what, err)
+	}
+	if err := Run(s, b); err != nil {
+		t.Fatalf("%s: in place: %v", what, err)
+	}
+	for j := range a[out].I {
+		if a[out].I[j] != shared.I[j] {
+			t.Fatalf("%s: output[%d] = %d in place, %d apart", what, j, shared.I[j], a[out].I[j])
+		}
+	}
+}
+
 // The dsp kernels that claim InPlaceSafe compute the same output with it
 // written over their input: pointwise convolutions with Cout <= Cin, and
 // planar 3x3 depthwise ones (strides 1 and 2, padding 0 and 1). Those that
@@ -62,9 +94,20 @@ func TestDSPInPlaceKernels(t *testing.T) {
 		}
 		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
 	}
-	g, n := int8Conv(r, 8, 16, 1, 1, 1, 0)
-	if s := dspSchedule(t, computeFunc(t, g, n), nil); s.InPlaceSafe {
-		t.Errorf("pointwise 8->16 claims to run in place")
+	// Cout > Cin: in place (pixels in decreasing order) only when asked.
+	for _, c := range []struct{ cin, cout int }{{8, 16}, {4, 12}, {8, 12}} {
+		g, n := int8Conv(r, c.cin, c.cout, 1, 1, 1, 0)
+		if s := dspSchedule(t, computeFunc(t, g, n), nil); s.InPlaceSafe {
+			t.Errorf("pointwise %d->%d claims to run in place unasked", c.cin, c.cout)
+		}
+		f := computeFunc(t, g, n)
+		f.WantInPlace = true
+		s := dspSchedule(t, f, nil)
+		what := fmt.Sprintf("pointwise %d->%d", c.cin, c.cout)
+		if !s.InPlaceSafe {
+			t.Fatalf("%s: not in-place safe when asked", what)
+		}
+		runAliasedGrow(t, what, Finalize(computeFunc(t, g, n)), s, r)
 	}
 	for _, c := range []struct{ h, w, c, stride, pad int }{
 		{5, 5, 4, 1, 1}, {6, 7, 8, 1, 1}, {7, 6, 4, 2, 1}, {8, 8, 12, 2, 1}, {6, 6, 8, 1, 0}, {9, 9, 8, 2, 0}, {25, 5, 16, 1, 1},
@@ -79,7 +122,7 @@ func TestDSPInPlaceKernels(t *testing.T) {
 		}
 		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
 	}
-	g, n = dwConv(r, 6, 6, 8, 1, 1, -128, graph.ActRelu)
+	g, n := dwConv(r, 6, 6, 8, 1, 1, -128, graph.ActRelu)
 	if s := dspSchedule(t, computeFunc(t, g, n), nil); s.InPlaceSafe {
 		t.Errorf("the shared 3x3 depthwise helper claims to run in place")
 	}

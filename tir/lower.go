@@ -377,8 +377,9 @@ func (e *InPlaceError) Error() string {
 func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
 
 // InPlaceOKFor is InPlaceOK for a target's schedules: the dsp target also
-// offers int8 pointwise convolutions with Cout <= Cin (it stages each block
-// of pixels before writing their outputs) and 3x3 depthwise ones whose
+// offers int8 pointwise convolutions (it stages each block of pixels before
+// writing their outputs, in increasing pixel order when Cout <= Cin and
+// decreasing when Cout > Cin) and 3x3 depthwise ones whose
 // output rows are no longer than their input rows (the planar schedule
 // lays each input row out before any output overwrites it). Lowering has
 // the last word: a kernel that did not take such a form makes Lower return
@@ -402,7 +403,7 @@ func InPlaceOKFor(target string, g *graph.Graph) func(n *graph.Node) bool {
 		}
 		c := x.Shape[3]
 		if at.Group == 1 {
-			return w.Shape[1] == 1 && w.Shape[2] == 1 && y.Shape[3] <= c
+			return w.Shape[1] == 1 && w.Shape[2] == 1
 		}
 		return at.Group == c && y.Shape[3] == c && c%4 == 0 && w.Shape[1] == 3 && w.Shape[2] == 3 &&
 			at.Dilation[0] <= 1 && at.Dilation[1] <= 1 && y.Shape[1] <= x.Shape[1] && y.Shape[2] <= x.Shape[2]

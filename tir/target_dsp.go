@@ -395,13 +395,32 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	g := *f
 	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(rowBody...)}}
-	// A 1x1 stride-1 unpadded convolution with Cout <= Cin may write its
-	// output over its input: each block of pixels is widened into col
-	// before any of its outputs is stored, pixels in increasing order, and
-	// output pixel p covers only input pixels <= p.
-	if xs := a.x.Buf.Shape; KH == 1 && KW == 1 && Cout <= Cg && len(xs) == 4 && xs[1] == OH && xs[2] == OW && xs[3] == Cg &&
+	// A 1x1 stride-1 unpadded convolution may write its output over its
+	// input: each block of pixels is widened into col before any of its
+	// outputs is stored. With Cout <= Cin output pixel p covers only input
+	// pixels <= p, so pixels go in increasing order; with Cout > Cin it
+	// covers only input pixels >= p, so where the plan asks for it (and
+	// only there) pixels go in decreasing order.
+	if xs := a.x.Buf.Shape; KH == 1 && KW == 1 && len(xs) == 4 && xs[1] == OH && xs[2] == OW && xs[3] == Cg &&
 		pixelIndexed(xFlat, nV, ohV, owV, icV, khV, kwV, ocV, OH, OW, Cg) {
-		g.InPlaceSafe = true
+		switch {
+		case Cout <= Cg:
+			g.InPlaceSafe = true
+		case f.WantInPlace:
+			var rev []Stmt
+			for i := OW - 1; i >= OW-OW%bpx; i-- {
+				rev = append(rev, mk(1, func(int) Expr { return C(int64(i)) }))
+			}
+			if full := OW / bpx; full > 0 {
+				v := NewVar("ow_r")
+				rev = append(rev, &For{Var: v, Min: C(0), Extent: C(int64(full)),
+					Body: mk(bpx, func(i int) Expr { return Add(Mul(Sub(C(int64(full-1)), v), C(int64(bpx))), C(int64(i))) })})
+			}
+			nR, ohR := NewVar("n_r"), NewVar("oh_r")
+			body := Substitute(Block(rev...), map[*Var]Expr{nV: Sub(C(int64(N-1)), nR), ohV: Sub(C(int64(OH-1)), ohR)})
+			g.Body = &For{Var: nR, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohR, Min: C(0), Extent: C(int64(OH)), Body: body}}
+			g.InPlaceSafe = true
+		}
 	}
 	h := &g
 	if part&1 != 0 && a.cond != nil {
