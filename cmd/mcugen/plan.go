@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/memplan"
 	"github.com/mcugen/mcugen/pipeline"
 )
@@ -16,6 +17,10 @@ type planCmd struct {
 	IO    string `name:"io" help:"Where graph inputs/outputs live: in-arena or separate (the caller's buffers)." default:"in-arena" enum:"in-arena,separate"`
 	SVG   string `name:"svg" help:"Write a picture of the arena (x: step, y: offset) to this file." type:"path" placeholder:"FILE"`
 	JSON  bool   `name:"json" help:"Print one JSON object."`
+	// Which convolutions may run in place depends on the kernels: plan for a board's.
+	Board  string `help:"Plan for this board's kernels (which convolutions run in place depends on its schedule set), as compile does; default: the generic kernels."`
+	Boards string `help:"A Starlark board file adding boards to the catalog." type:"existingfile" placeholder:"FILE"`
+	Target string `help:"Schedule set (default: from the board's features): generic, dsp, mve, neon."`
 }
 
 func (c *planCmd) Run(e *env) error {
@@ -24,6 +29,16 @@ func (c *planCmd) Run(e *env) error {
 		return err
 	}
 	opt.PlanAlgorithm, opt.Align, opt.IOInArena = c.Algo, c.Align, c.IO == "in-arena"
+	if c.Board != "" {
+		cat, err := boards.Load(c.Boards)
+		if err != nil {
+			return err
+		}
+		if opt.Board, err = cat.Get(c.Board); err != nil {
+			return err
+		}
+	}
+	opt.Target = c.Target
 	s, err := pipeline.RunUntil(c.Model, opt, "plan")
 	if err != nil {
 		return err
