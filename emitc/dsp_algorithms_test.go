@@ -22,9 +22,9 @@ func TestDSPAlgorithmsCrossCompile(t *testing.T) {
 		op     string
 		helper string
 	}{
-		{"winograd", tirtest.Conv3x3(8, 1, graph.ActNone, 5), map[string]int{"winograd": 1}, "conv2d", tir.IntrDSPWinoIn},
-		{"planar", tirtest.Conv3x3(8, 8, graph.ActNone, 5), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
-		{"planar-relu", tirtest.Conv3x3(8, 8, graph.ActRelu, -128), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
+		{"winograd", tirtest.Conv3x3(8, 1, 1, graph.ActNone, 5), map[string]int{"winograd": 1}, "conv2d", tir.IntrDSPWinoIn},
+		{"planar", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
+		{"planar-relu", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

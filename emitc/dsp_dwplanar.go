@@ -82,7 +82,7 @@ static void dsp_planes_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, i
 }
 
 // dwPlanarC is the C of the planar row kernel: channels innermost, two
-// outputs per step at stride 1. The ReLU form starts from SMUAD (its bias is
+// outputs per step. The ReLU form starts from SMUAD (its bias is
 // in k0) and requantizes with one SMLAL, no sign correction.
 func dwPlanarC(relu bool) string {
 	name := tir.IntrDSPDWPlanar
@@ -107,25 +107,44 @@ func dwPlanarC(relu bool) string {
         *o_ = (int8_t)y_; `
 		note = " (the bias 0 and folded into k0; no sign\n   correction: the output's zero point is at or below lo)"
 	}
-	row := func(ptr string, off int, single bool) string {
-		s := fmt.Sprintf("                x0 = %s[0];\n                x1 = %s[nc];\n                DSP_LD2(p, %d, g, h);\n                ", ptr, ptr, off)
+	// Three loop bodies: two outputs at stride 1 (words P0, P1 shared by
+	// both), two at stride 2 (output j+1 starts at P1), and one output.
+	const pair1, pair2, single = 1, 2, 0
+	row := func(ptr string, off, mode int) string {
+		s := fmt.Sprintf("                x0 = %s[0];\n                x1 = %s[nc];\n", ptr, ptr)
+		if mode == pair2 {
+			s += fmt.Sprintf("                x2 = %s[2 * nc];\n", ptr)
+		}
+		s += fmt.Sprintf("                DSP_LD2(p, %d, g, h);\n                ", off)
 		switch {
-		case off == 0 && single:
+		case off == 0 && mode == single:
 			return s + firstOne
-		case off == 0:
+		case off == 0 && mode == pair1:
 			return s + first
-		case single:
+		case off == 0 && mode == pair2:
+			y1 := "y1 = __smlad(x1, g, y1);"
+			if relu {
+				y1 = "y1 = __smuad(x1, g);"
+			}
+			return s + firstOne + "                " + y1 + "\n                y1 = __smlabt(x2, h, y1);\n"
+		case mode == single:
 			return s + "y0 = __smlad(x0, g, y0);\n                y0 = __smlabt(x1, h, y0);\n"
+		case mode == pair2:
+			return s + "y0 = __smlad(x0, g, y0);\n                y0 = __smlabt(x1, h, y0);\n                y1 = __smlad(x1, g, y1);\n                y1 = __smlabt(x2, h, y1);\n"
 		}
 		return s + "y0 = __smlad(x0, g, y0);\n                y1 = __smlatb(x0, g, y1);\n                y0 = __smlabt(x1, h, y0);\n                y1 = __smlad(x1, h, y1);\n"
 	}
-	loop := func(single bool) string {
+	loop := func(mode int) string {
 		s := `            for (; o < end; ++o, ++a, ++b, ++c, p += 12) {
                 int32_t g;
                 int32_t h;
                 int32_t x0;
                 int32_t x1;
-                int32_t y0 = 0;
+`
+		if mode == pair2 {
+			s += "                int32_t x2;\n"
+		}
+		s += `                int32_t y0 = 0;
                 int32_t y1 = 0;
                 int32_t kl;
                 int32_t kh;
@@ -136,10 +155,10 @@ func dwPlanarC(relu bool) string {
 		if init != "" {
 			s += "                " + init
 		}
-		s += row("a", 0, single) + row("b", 2, single) + row("c", 4, single)
+		s += row("a", 0, mode) + row("b", 2, mode) + row("c", 4, mode)
 		s += "                DSP_LD2(p, 6, pad, kl);\n                DSP_LD2(p, 8, kh, m_);\n                DSP_LD2(p, 10, e1_, pad);\n                (void)pad;\n"
 		s += "                DSP_DWP3_RQ(y0, o);\n"
-		if !single {
+		if mode != single {
 			s += "                DSP_DWP3_RQ(y1, o + nc);\n"
 		} else {
 			s += "                (void)y1;\n"
@@ -162,7 +181,7 @@ static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, cons
 {
     /* Inlined into each layer, so nc, ow, stride and the clamp are constants there. */
     int32_t j;
-    for (j = 0; j < ow; j += stride == 1 ? 2 : 1, out += (stride == 1 ? 2 : 1) * nc) {
+    for (j = 0; j < ow; j += 2, out += 2 * nc) {
         const int32_t w = stride == 1 ? j / 2 : j;
         const int32_t *a = r0 + w * nc;
         const int32_t *b = r1 + w * nc;
@@ -171,8 +190,9 @@ static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, cons
         int8_t *o = out;
         int8_t *const end = out + nc;
         if (stride == 1 && j + 1 < ow) {
-` + loop(false) + `        } else {
-` + loop(true) + `        }
+` + loop(pair1) + `        } else if (j + 1 < ow) {
+` + loop(pair2) + `        } else {
+` + loop(single) + `        }
     }
 }
 #undef DSP_DWP3_RQ`

@@ -12,7 +12,7 @@ import (
 
 // The dsp algorithm knobs' C runs bit-exact on the Cortex-M4 board: the
 // Winograd convolution, the planar depthwise convolution in its general
-// form (sign correction) and its ReLU form, each against the reference
+// form (sign correction) and its ReLU form at strides 1 and 2, each against the reference
 // interpreter on random and extreme inputs, with guard bytes around an
 // external arena.
 func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
@@ -27,10 +27,12 @@ func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
 		knobs  map[string]map[string]int
 		helper string
 	}{
-		{"winograd", tirtest.Conv3x3(8, 1, graph.ActNone, 5), map[string]map[string]int{"conv2d": {"winograd": 1}}, tir.IntrDSPWinoIn},
-		{"winograd-relu", tirtest.Conv3x3(12, 1, graph.ActRelu, -128), map[string]map[string]int{"conv2d": {"winograd": 1}}, tir.IntrDSPWinoIn},
-		{"planar", tirtest.Conv3x3(8, 8, graph.ActNone, 5), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanar},
-		{"planar-relu", tirtest.Conv3x3(8, 8, graph.ActRelu, -128), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanarR},
+		{"winograd", tirtest.Conv3x3(8, 1, 1, graph.ActNone, 5), map[string]map[string]int{"conv2d": {"winograd": 1}}, tir.IntrDSPWinoIn},
+		{"winograd-relu", tirtest.Conv3x3(12, 1, 1, graph.ActRelu, -128), map[string]map[string]int{"conv2d": {"winograd": 1}}, tir.IntrDSPWinoIn},
+		{"planar", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanar},
+		{"planar-relu", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanarR},
+		{"planar-stride2", tirtest.Conv3x3(8, 8, 2, graph.ActNone, 5), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanar},
+		{"planar-relu-stride2", tirtest.Conv3x3(12, 12, 2, graph.ActRelu, -128), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanarR},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := CompileGraph(c.g, c.name, Options{Board: b, Target: "dsp", Knobs: c.knobs, ArenaExternal: true, IOInArena: true, Version: "test"})

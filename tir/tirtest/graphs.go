@@ -296,11 +296,11 @@ var builders = []struct {
 	}},
 }
 
-// Conv3x3 is one int8 3x3 stride-1 convolution (group 1 or c: depthwise)
-// over 6x6xc with per-channel weight scales, an output zero point yzp and
+// Conv3x3 is one int8 3x3 convolution (group 1 or c: depthwise, stride 1
+// or 2, padding 1) over 6x6xc with per-channel weight scales, an output zero point yzp and
 // activation act: the shapes the dsp target's algorithm knobs (Winograd,
 // planar depthwise) take, for tests that build and run their C.
-func Conv3x3(c, group int, act graph.Activation, yzp int32) *graph.Graph {
+func Conv3x3(c, group, stride int, act graph.Activation, yzp int32) *graph.Graph {
 	g := graph.New("alg", "tflite")
 	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, 6, 6, c}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
 	w := graph.NewData(graph.Int8, []int{c, 3, 3, c / group})
@@ -317,9 +317,10 @@ func Conv3x3(c, group int, act graph.Activation, yzp int32) *graph.Graph {
 		b.I[i] = int64(50*i - 100)
 	}
 	g.AddConst("b", b)
-	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, 6, 6, c}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{yzp}}})
+	o := (6+2-3)/stride + 1
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, o, o, c}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{yzp}}})
 	g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
-		Attrs: &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, Group: group, Act: act}})
+		Attrs: &graph.Conv2DAttrs{Stride: [2]int{stride, stride}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, Group: group, Act: act}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
 	return g
 }
