@@ -17,22 +17,13 @@ package tir
 func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	unroll, part, bpx := knob(f, "unroll_taps", 1), knob(f, "partition", -1), knob(f, "block_px", 1)
 	unrollQ := knob(f, "unroll_q", 4)
-	a, err := parseAccNest(f)
-	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
+	c, ok := parseConvNest(f)
+	if !ok {
 		return scheduleConvGeneric(f)
 	}
-	oe, err := a.extents(a.outer)
-	if err != nil {
-		return scheduleConvGeneric(f)
-	}
-	re, err := a.extents(a.red)
-	if err != nil {
-		return scheduleConvGeneric(f)
-	}
-	nV, ohV, owV, ocV := a.outer[0].Var, a.outer[1].Var, a.outer[2].Var, a.outer[3].Var
-	khV, kwV, icV := a.red[0].Var, a.red[1].Var, a.red[2].Var
-	N, OH, OW, Cn := oe[0], oe[1], oe[2], oe[3]
-	KH, KW, Cg := re[0], re[1], re[2]
+	a := c.accNest
+	nV, ohV, owV, ocV, khV, kwV, icV := c.n, c.oh, c.ow, c.oc, c.kh, c.kw, c.ic
+	N, OH, OW, Cn, KH, KW, Cg := c.N, c.OH, c.OW, c.C, c.KH, c.KW, c.Cg
 	w := a.w.Buf
 	if bpx < 1 || bpx > 2 || Cg != 1 || Cn%4 != 0 || !rowMajor(w) || w.Len() != Cn*KH*KW || (a.cond != nil && usesVar(a.cond, ocV)) {
 		return scheduleConvGeneric(f)
@@ -65,13 +56,13 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	store := fastRequant(a.store)
 	if KH == 3 && KW == 3 {
 		// The planar form also runs in place, which the plan may ask for.
-		if g, ok := a.dwPlanar(f, store, Cn, nV, ohV, owV, ocV, khV, kwV, icV, N, OH, OW); ok &&
+		if g, ok := c.dwPlanar(f, store); ok &&
 			(knob(f, "dw_planar", 0) != 0 || f.WantInPlace && g.InPlaceSafe) {
 			return g, nil
 		}
 	}
 	if KH == 3 && KW == 3 && knob(f, "dw3x3", 1) != 0 {
-		if g, ok := a.dw3x3(f, store, Cn, nV, ohV, owV, ocV, khV, kwV, icV, N, OH, OW); ok {
+		if g, ok := c.dw3x3(f, store); ok {
 			return g, nil
 		}
 	}

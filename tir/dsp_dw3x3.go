@@ -3,8 +3,6 @@ package tir
 import (
 	"fmt"
 	"math"
-
-	"github.com/mcugen/mcugen/graph"
 )
 
 // IntrDSPDW3x3 is one output pixel of a 3×3 depthwise convolution over all
@@ -99,76 +97,30 @@ func dw3x3Pixel(out, x val, xi, rs, cs int64, p val, n, xo, mask int64, zr, lo, 
 // epilogue fastRequant turned into IntrDSPRequant: one call per output
 // pixel with the padding as a tap mask. It reports false when the nest
 // does not fit (the caller keeps the per-quad schedule).
-func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, khV, kwV, icV *Var, N, OH, OW int) (*PrimFunc, bool) {
-	cast, ok := store.Value.(*Cast)
-	if !ok || cast.T != graph.Int8 {
+func (c *convNest) dw3x3(f *PrimFunc, store *Store) (*PrimFunc, bool) {
+	a, Cn := c.accNest, c.C
+	nV, ohV, owV, khV, kwV, icV, ocV := c.n, c.oh, c.ow, c.kh, c.kw, c.ic, c.oc
+	tabs, zr, lo, hi, ok := a.dwEpilogue(store, ocV, Cn)
+	if !ok {
 		return nil, false
 	}
-	rq, ok := cast.X.(*Intrinsic)
-	if !ok || rq.Name != IntrDSPRequant {
-		return nil, false
-	}
-	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != a.acc {
-		return nil, false
-	}
-	tabs := make([][]int64, 4)
 	relu := int64(1)
-	for i, e := range []Expr{a.init, rq.Args[1], rq.Args[2], rq.Args[3]} {
-		v, err := constPerChannel(e, ocV, Cn)
-		if err != nil {
-			return nil, false
-		}
-		tabs[i] = v
-	}
-	for c := range Cn {
-		if tabs[0][c] > math.MaxInt32 || tabs[0][c] < math.MinInt32 || tabs[1][c] < 0 || tabs[1][c] > math.MaxInt32 {
-			return nil, false
-		}
-	}
-	var zr, lo, hi int64
-	for i, d := range []*int64{&zr, &lo, &hi} {
-		v, ok := IsConst(rq.Args[4+i])
-		if !ok {
-			return nil, false
-		}
-		*d = v
-	}
-	for c := range Cn {
-		if !reluForm(tabs[2][c], tabs[3][c], zr, lo) {
+	for ch := range Cn {
+		if !reluForm(tabs[2][ch], tabs[3][ch], zr, lo) {
 			relu = 0
 		}
 	}
 	// Input and output offsets must be affine with unit channel stride.
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)
 	oFlat := flatIndex(store.Buf, store.Indices)
-	at := func(e Expr, m map[*Var]Expr) Expr { return SimplifyExpr(SubstituteExpr(e, m)) }
-	base := map[*Var]Expr{khV: C(0), kwV: C(0), icV: C(0), ocV: C(0)}
-	with := func(v *Var, x int64) map[*Var]Expr {
-		m := map[*Var]Expr{}
-		for k, e := range base {
-			m[k] = e
-		}
-		m[v] = C(x)
-		return m
-	}
-	// Differences evaluated at a fixed pixel (the offsets are affine).
-	fixed := func(m map[*Var]Expr) map[*Var]Expr {
-		return merge(map[*Var]Expr{nV: C(0), ohV: C(0), owV: C(0)}, m)
-	}
-	diff := func(e Expr, v *Var) (int64, bool) {
-		a, ok1 := IsConst(at(e, fixed(with(v, 1))))
-		b, ok2 := IsConst(at(e, fixed(base)))
-		return a - b, ok1 && ok2
-	}
-	dc, ok1 := diff(xFlat, ocV)
-	rs, ok2 := diff(xFlat, khV)
-	cs, ok3 := diff(xFlat, kwV)
-	oc, ok4 := diff(oFlat, ocV)
-	xstep, ok5 := diff(xFlat, owV)
-	ostep, ok6 := diff(oFlat, owV)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || dc != 1 || oc != 1 || ostep != int64(Cn) {
+	_, xst, ok1 := c.strides(xFlat, ocV, khV, kwV, owV)
+	_, ost, ok2 := c.strides(oFlat, ocV, owV)
+	if !ok1 || !ok2 || xst[0] != 1 || ost[0] != 1 || ost[1] != int64(Cn) {
 		return nil, false
 	}
+	rs, cs, xstep := xst[1], xst[2], xst[3]
+	at := func(e Expr, m map[*Var]Expr) Expr { return SimplifyExpr(SubstituteExpr(e, m)) }
+	base := map[*Var]Expr{khV: C(0), kwV: C(0), icV: C(0), ocV: C(0)}
 	pk := constBuf(f.Name+"_dw3x3", I32, []int{Cn / 4 * 38}, dspDW3x3Stream(a.w.Buf.Data.I, Cn, tabs[0], tabs[1], tabs[2], tabs[3]))
 	owLoop := NewVar("ow")
 	pix := map[*Var]Expr{owV: owLoop}
@@ -187,8 +139,8 @@ func (a *accNest) dw3x3(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, kh
 	call := &Evaluate{X: Call(IntrDSPDW3x3, I32, ptr(store.Buf, oi), ptr(a.x.Buf, C(0)), xi, C(rs), C(cs), ptr(pk, C(0)),
 		C(int64(Cn)), C(a.xOff), mask, C(zr), C(lo), C(hi), C(1), C(xstep), C(relu))}
 	g := *f
-	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)),
-		Body: &For{Var: owLoop, Min: C(0), Extent: C(int64(OW)), Body: call}}}
+	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(c.N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(c.OH)),
+		Body: &For{Var: owLoop, Min: C(0), Extent: C(int64(c.OW)), Body: call}}}
 	h := &g
 	if a.cond != nil {
 		// Border and interior: the mask becomes a constant in each piece.

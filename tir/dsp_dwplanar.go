@@ -3,6 +3,7 @@ package tir
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -115,11 +116,7 @@ func init() {
 					k0 := int64(uint32(P(7))) + P(8)<<32
 					var y int64
 					if relu {
-						m, e1 := P(9), P(10)
-						if acc != 0 && m != 0 && (math.MaxInt64-abs64(k0))/abs64(m) < abs64(acc) {
-							panic("int64 overflow in " + name)
-						}
-						y = min(max((acc*m+k0)>>(32+e1)+zr.i, max(lo.i, -128)), min(hi.i, 127))
+						y = reluRequant(name, acc, P(9), k0, P(10), zr.i, lo.i, hi.i).i
 					} else {
 						y = rq([]val{{i: acc}, {i: P(9)}, {i: k0}, {i: P(10)}, zr, lo, hi}).i
 					}
@@ -172,50 +169,31 @@ func (a *accNest) dwEpilogue(store *Store, ocV *Var, Cn int) (tabs [4][]int64, z
 
 // dwPlanar builds the planar schedule of a 3×3 depthwise convolution (one
 // image, NHWC, strides 1 or 2, padding at most 2), or reports false.
-func (a *accNest) dwPlanar(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV, khV, kwV, icV *Var, N, OH, OW int) (*PrimFunc, bool) {
+func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
+	a, Cn, OH, OW := c.accNest, c.C, c.OH, c.OW
 	xs := a.x.Buf.Shape
-	if N != 1 || len(xs) != 4 || xs[0] != 1 || xs[3] != Cn || !rowMajor(a.x.Buf) || a.xOff < -255 || a.xOff > 255 {
+	if c.N != 1 || len(xs) != 4 || xs[0] != 1 || xs[3] != Cn || !rowMajor(a.x.Buf) || a.xOff < -255 || a.xOff > 255 {
 		return nil, false
 	}
 	H, W := xs[1], xs[2]
-	tabs, zr, lo, hi, ok := a.dwEpilogue(store, ocV, Cn)
+	tabs, zr, lo, hi, ok := a.dwEpilogue(store, c.oc, Cn)
 	if !ok {
 		return nil, false
 	}
-	xFlat := flatIndex(a.x.Buf, a.x.Indices)
-	oFlat := flatIndex(store.Buf, store.Indices)
-	zero := map[*Var]Expr{nV: C(0), ohV: C(0), owV: C(0), khV: C(0), kwV: C(0), icV: C(0), ocV: C(0)}
-	at := func(e Expr, v *Var, x int64) (int64, bool) {
-		m := merge(zero, nil)
-		if v != nil {
-			m[v] = C(x)
-		}
-		return IsConst(SimplifyExpr(SubstituteExpr(e, m)))
-	}
-	base, ok1 := at(xFlat, nil, 0)
-	obase, ok2 := at(oFlat, nil, 0)
-	if !ok1 || !ok2 || obase != 0 {
+	// Input: rows of W pixels, strides sh and sw of 1 or 2, a 3x3 window;
+	// output: rows of OW pixels, both with unit channel stride.
+	xb, xst, ok1 := c.strides(flatIndex(a.x.Buf, a.x.Indices), c.oh, c.ow, c.kh, c.kw, c.oc)
+	ob, ost, ok2 := c.strides(flatIndex(store.Buf, store.Indices), c.oh, c.ow, c.oc)
+	if !ok1 || !ok2 || ob != 0 || !slices.Equal(ost, []int64{int64(OW * Cn), int64(Cn), 1}) ||
+		!slices.Equal(xst[2:], []int64{int64(W * Cn), int64(Cn), 1}) {
 		return nil, false
 	}
-	d := func(e Expr, b int64, v *Var) int64 {
-		x, ok := at(e, v, 1)
-		if !ok {
-			return math.MinInt64
-		}
-		return x - b
-	}
-	sh, sw := d(xFlat, base, ohV)/int64(W*Cn), d(xFlat, base, owV)/int64(Cn)
-	if d(xFlat, base, khV) != int64(W*Cn) || d(xFlat, base, kwV) != int64(Cn) || d(xFlat, base, ocV) != 1 ||
-		d(xFlat, base, ohV) != sh*int64(W*Cn) || d(xFlat, base, owV) != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 ||
-		d(oFlat, obase, ocV) != 1 || d(oFlat, obase, owV) != int64(Cn) || d(oFlat, obase, ohV) != int64(OW*Cn) {
+	sh, sw := xst[0]/int64(W*Cn), xst[1]/int64(Cn)
+	if xst[0] != sh*int64(W*Cn) || xst[1] != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 {
 		return nil, false
 	}
-	if base > 0 || -base%int64(Cn) != 0 {
-		return nil, false
-	}
-	q := int(-base / int64(Cn))
-	padT, padL := q/W, q%W
-	if padT > 2 || padL > 2 || (a.cond == nil && q != 0) {
+	padT, padL, ok := c.padding(xb, W, Cn)
+	if !ok {
 		return nil, false
 	}
 	for _, v := range a.w.Buf.Data.I {
@@ -232,9 +210,7 @@ func (a *accNest) dwPlanar(f *PrimFunc, store *Store, Cn int, nV, ohV, owV, ocV,
 	// The ReLU form: every channel's zero point zk + zr at or below lo.
 	relu := true
 	for c := 0; c < Cn; c++ {
-		e1 := tabs[3][c]
-		zk := (tabs[2][c] - dspRequantK0(e1+1, 0)) >> (32 + e1)
-		if zk+zr > lo {
+		if !reluForm(tabs[2][c], tabs[3][c], zr, lo) {
 			relu = false
 		}
 	}

@@ -39,7 +39,11 @@ func reluRequant(name string, x, m, k0, e1, zr, lo, hi int64) val {
 	if m < 0 || m > math.MaxInt32 || e1 < 0 || e1 > 30 || lo < -128 || hi > 127 || lo > hi {
 		panic(fmt.Sprintf("%s: multiplier %d, e1 %d, range [%d, %d]", name, m, e1, lo, hi))
 	}
-	// x·m + k0 fits 64 bits: |x·m| < 2^62 and |k0| < 2^61 (e1 <= 21 with a zero point folded in).
+	// x·m + k0 must fit 64 bits (it does for an int32 x and a k0 with a
+	// zero point folded in; the planar form's k0 also carries bias·m).
+	if x != 0 && m != 0 && (math.MaxInt64-abs64(k0))/m < abs64(x) {
+		panic(fmt.Sprintf("%s: int64 overflow", name))
+	}
 	y := (x*m+k0)>>(32+e1) + zr
 	return val{i: min(max(y, lo, -128), hi, 127)}
 }

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Winograd F(2×2, 3×3) for int8 3×3 stride-1 convolutions on the dsp
@@ -106,8 +107,9 @@ func winoWeights(g []int64, cout, cin int) []int64 {
 // schedule: 3×3, stride and dilation 1, one image, input channels a
 // multiple of 4 up to winoMaxCin, an even number of output channels, and an
 // input read as NHWC rows with the padding only at the borders.
-func (a *accNest) winoEligible(f *PrimFunc, N, KH, KW, Cg, Cout int, nV, ohV, owV, khV, kwV, icV *Var) (padT, padL int, ok bool) {
-	if N != 1 || KH != 3 || KW != 3 || Cg%4 != 0 || Cg > winoMaxCin || Cout%2 != 0 || a.xOff < -255 || a.xOff > 255 {
+func (c *convNest) winoEligible() (padT, padL int, ok bool) {
+	a, Cg := c.accNest, c.Cg
+	if c.N != 1 || c.KH != 3 || c.KW != 3 || Cg%4 != 0 || Cg > winoMaxCin || c.C%2 != 0 || a.xOff < -255 || a.xOff > 255 {
 		return 0, 0, false
 	}
 	xs := a.x.Buf.Shape
@@ -120,35 +122,11 @@ func (a *accNest) winoEligible(f *PrimFunc, N, KH, KW, Cg, Cout int, nV, ohV, ow
 		}
 	}
 	W := xs[2]
-	xFlat := flatIndex(a.x.Buf, a.x.Indices)
-	zero := map[*Var]Expr{nV: C(0), ohV: C(0), owV: C(0), khV: C(0), kwV: C(0), icV: C(0)}
-	at := func(v *Var, x int64) (int64, bool) {
-		m := merge(zero, nil)
-		if v != nil {
-			m[v] = C(x)
-		}
-		return IsConst(SimplifyExpr(SubstituteExpr(xFlat, m)))
-	}
-	base, ok := at(nil, 0)
-	if !ok {
+	base, step, ok := c.strides(flatIndex(a.x.Buf, a.x.Indices), c.oh, c.kh, c.ow, c.kw, c.ic)
+	if !ok || !slices.Equal(step, []int64{int64(W * Cg), int64(W * Cg), int64(Cg), int64(Cg), 1}) {
 		return 0, 0, false
 	}
-	want := map[*Var]int64{ohV: int64(W * Cg), khV: int64(W * Cg), owV: int64(Cg), kwV: int64(Cg), icV: 1}
-	for v, d := range want {
-		x, ok := at(v, 1)
-		if !ok || x-base != d {
-			return 0, 0, false
-		}
-	}
-	if base > 0 || -base%int64(Cg) != 0 {
-		return 0, 0, false
-	}
-	q := int(-base / int64(Cg))
-	padT, padL = q/W, q%W
-	if padT > 2 || padL > 2 || (a.cond == nil && q != 0) {
-		return 0, 0, false
-	}
-	return padT, padL, true
+	return c.padding(base, W, Cg)
 }
 
 // winograd builds the schedule. Per pair of output rows (a tile row): the
@@ -159,7 +137,9 @@ func (a *accNest) winoEligible(f *PrimFunc, N, KH, KW, Cg, Cout int, nV, ohV, ow
 // values by the two channels' transformed weights; then the output
 // transform, the exact division by four, the bias and the requantization.
 // A last odd tile runs the same with the 1×2 micro-kernel.
-func (a *accNest) winograd(f *PrimFunc, OH, OW, Cg, Cout, padT, padL, unroll int, ohV, owV, ocV, nV *Var) (*PrimFunc, bool) {
+func (c *convNest) winograd(f *PrimFunc, padT, padL, unroll int) (*PrimFunc, bool) {
+	a, OH, OW, Cg, Cout := c.accNest, c.OH, c.OW, c.Cg, c.C
+	ohV, owV, ocV, nV := c.oh, c.ow, c.oc, c.n
 	H, W := a.x.Buf.Shape[1], a.x.Buf.Shape[2]
 	n := Cg / 2 // pair words per input pixel
 	TH, TW := (OH+1)/2, (OW+1)/2

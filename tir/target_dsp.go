@@ -155,6 +155,77 @@ func (a *accNest) extents(ls []*For) ([]int, error) {
 }
 
 // flatIndex is the element offset of b[idx...].
+// convNest is the accNest of a 2-D convolution with its loops named:
+// output n, oh, ow, oc and reduction kh, kw, ic, with their extents.
+type convNest struct {
+	*accNest
+	n, oh, ow, oc, kh, kw, ic *Var
+	N, OH, OW, C, KH, KW, Cg  int // C: output channels; Cg: input channels per group
+}
+
+// parseConvNest takes a convolution's compute definition apart (false
+// when it is not of that form).
+func parseConvNest(f *PrimFunc) (*convNest, bool) {
+	a, err := parseAccNest(f)
+	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
+		return nil, false
+	}
+	oe, err := a.extents(a.outer)
+	if err != nil {
+		return nil, false
+	}
+	re, err := a.extents(a.red)
+	if err != nil {
+		return nil, false
+	}
+	return &convNest{accNest: a,
+		n: a.outer[0].Var, oh: a.outer[1].Var, ow: a.outer[2].Var, oc: a.outer[3].Var,
+		kh: a.red[0].Var, kw: a.red[1].Var, ic: a.red[2].Var,
+		N: oe[0], OH: oe[1], OW: oe[2], C: oe[3], KH: re[0], KW: re[1], Cg: re[2]}, true
+}
+
+// strides evaluates the affine index e with every loop variable at 0 and
+// returns that offset and how much e grows when each of vs goes to 1.
+func (c *convNest) strides(e Expr, vs ...*Var) (base int64, step []int64, ok bool) {
+	zero := map[*Var]Expr{}
+	for _, v := range []*Var{c.n, c.oh, c.ow, c.oc, c.kh, c.kw, c.ic} {
+		zero[v] = C(0)
+	}
+	eval := func(v *Var) (int64, bool) {
+		m := merge(zero, nil)
+		if v != nil {
+			m[v] = C(1)
+		}
+		return IsConst(SimplifyExpr(SubstituteExpr(e, m)))
+	}
+	if base, ok = eval(nil); !ok {
+		return 0, nil, false
+	}
+	for _, v := range vs {
+		x, ok := eval(v)
+		if !ok {
+			return 0, nil, false
+		}
+		step = append(step, x-base)
+	}
+	return base, step, true
+}
+
+// padding reads the top and left padding from the input index's offset at
+// the origin, −(padT·W + padL)·ch for an NHWC row of W pixels of ch
+// channels; at most 2 each, and none without a padding condition.
+func (c *convNest) padding(base int64, W, ch int) (padT, padL int, ok bool) {
+	if base > 0 || -base%int64(ch) != 0 {
+		return 0, 0, false
+	}
+	q := int(-base / int64(ch))
+	padT, padL = q/W, q%W
+	if padT > 2 || padL > 2 || (c.cond == nil && q != 0) {
+		return 0, 0, false
+	}
+	return padT, padL, true
+}
+
 func flatIndex(b *Buffer, idx []Expr) Expr {
 	var off Expr = C(0)
 	for i, e := range idx {
@@ -279,22 +350,13 @@ func unrollFor(want, k4 int) int {
 // without padding checks).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 8)
-	a, err := parseAccNest(f)
-	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
+	c, ok := parseConvNest(f)
+	if !ok {
 		return scheduleConvGeneric(f)
 	}
-	oe, err := a.extents(a.outer)
-	if err != nil {
-		return scheduleConvGeneric(f)
-	}
-	re, err := a.extents(a.red)
-	if err != nil {
-		return scheduleConvGeneric(f)
-	}
-	nV, ohV, owV, ocV := a.outer[0].Var, a.outer[1].Var, a.outer[2].Var, a.outer[3].Var
-	khV, kwV, icV := a.red[0].Var, a.red[1].Var, a.red[2].Var
-	N, OH, OW, Cout := oe[0], oe[1], oe[2], oe[3]
-	KH, KW, Cg := re[0], re[1], re[2]
+	a := c.accNest
+	nV, ohV, owV, ocV, khV, kwV, icV := c.n, c.oh, c.ow, c.oc, c.kh, c.kw, c.ic
+	N, OH, OW, Cout, KH, KW, Cg := c.N, c.OH, c.OW, c.C, c.KH, c.KW, c.Cg
 	K := KH * KW * Cg
 	K4 := (K + 3) / 4 * 4
 	if Cg%4 != 0 {
@@ -322,8 +384,8 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			return scheduleConvGeneric(f)
 		}
 	}
-	if padT, padL, ok := a.winoEligible(f, N, KH, KW, Cg, Cout, nV, ohV, owV, khV, kwV, icV); ok && knob(f, "winograd", 0) != 0 {
-		if g, ok := a.winograd(f, OH, OW, Cg, Cout, padT, padL, unroll, ohV, owV, ocV, nV); ok {
+	if padT, padL, ok := c.winoEligible(); ok && knob(f, "winograd", 0) != 0 {
+		if g, ok := c.winograd(f, padT, padL, unroll); ok {
 			return g, nil
 		}
 	}
@@ -402,7 +464,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// covers only input pixels >= p, so where the plan asks for it (and
 	// only there) pixels go in decreasing order.
 	if xs := a.x.Buf.Shape; KH == 1 && KW == 1 && len(xs) == 4 && xs[1] == OH && xs[2] == OW && xs[3] == Cg &&
-		pixelIndexed(xFlat, nV, ohV, owV, icV, khV, kwV, ocV, OH, OW, Cg) {
+		c.pixelIndexed(xFlat) {
 		switch {
 		case Cout <= Cg:
 			g.InPlaceSafe = true
@@ -433,23 +495,11 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 }
 
 // pixelIndexed reports whether the input index x is exactly
-// ((n·OH + oh)·OW + ow)·ch + ic: a 1x1 window at the output pixel itself.
-func pixelIndexed(x Expr, nV, ohV, owV, icV, khV, kwV, ocV *Var, OH, OW, ch int) bool {
-	zero := map[*Var]Expr{nV: C(0), ohV: C(0), owV: C(0), icV: C(0), khV: C(0), kwV: C(0), ocV: C(0)}
-	at := func(v *Var) (int64, bool) {
-		m := merge(zero, nil)
-		if v != nil {
-			m[v] = C(1)
-		}
-		return IsConst(SimplifyExpr(SubstituteExpr(x, m)))
-	}
-	want := map[*Var]int64{nil: 0, nV: int64(OH * OW * ch), ohV: int64(OW * ch), owV: int64(ch), icV: 1, ocV: 0}
-	for v, d := range want {
-		if got, ok := at(v); !ok || got != d {
-			return false
-		}
-	}
-	return true
+// ((n·OH + oh)·OW + ow)·Cg + ic: a 1x1 window at the output pixel itself.
+func (c *convNest) pixelIndexed(x Expr) bool {
+	base, step, ok := c.strides(x, c.n, c.oh, c.ow, c.ic, c.oc)
+	want := []int64{int64(c.OH * c.OW * c.Cg), int64(c.OW * c.Cg), int64(c.Cg), 1, 0}
+	return ok && base == 0 && slices.Equal(step, want)
 }
 
 func isBlock(r, c int) bool {
