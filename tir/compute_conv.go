@@ -3,6 +3,7 @@ package tir
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -71,6 +72,19 @@ func (k *kctx) requantFor(in, w, out *graph.Tensor, act graph.Activation, channe
 	for c := 0; c < channels; c++ {
 		m, s := QuantizeMultiplier(float64(sIn) * float64(scale(c)) / float64(sOut))
 		ms[c], ss[c] = int64(m), int64(s)
+	}
+	// A channel whose scale is zero (an all-zero filter) requantizes to the
+	// zero point whatever its shift; TFLite gives it shift 0, which would
+	// keep the whole layer off the right-shift-only fast paths. It takes
+	// the first live channel's shift instead.
+	if live := slices.IndexFunc(ms, func(m int64) bool { return m != 0 }); live >= 0 {
+		for c := range ms {
+			if ms[c] == 0 {
+				ss[c] = ss[live]
+			}
+		}
+	}
+	for c := range ms {
 		same = same && ms[c] == ms[0] && ss[c] == ss[0]
 	}
 	if same {

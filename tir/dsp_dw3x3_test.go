@@ -128,3 +128,48 @@ func TestDSPRequantFormChoice(t *testing.T) {
 	}
 	runBoth(t, "per-tensor ReLU", Finalize(f), s, func(i int) int64 { return int64(i%9 - 4) })
 }
+
+// A channel with scale zero (an all-zero filter, as VWW's pointwise layers
+// have) gets TFLite's shift 0; that must not keep its layer off the fast
+// requantization, and the channel must still come out at the clamped zero
+// point whatever its accumulator.
+func TestDSPRequantDeadChannel(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for _, act := range []graph.Activation{graph.ActRelu, graph.ActNone} {
+		g, n := int8Conv(r, 8, 4, 1, 1, 1, 0)
+		n.Attrs.(*graph.Conv2DAttrs).Act = act
+		w := g.Tensor("w")
+		w.Quant.Scale[2] = 0
+		for i := 2 * 8; i < 3*8; i++ {
+			w.Data.I[i] = 0
+		}
+		g.Tensor("b").Data.I[2] = 700 // a bias the zero scale must wipe out
+		f := computeFunc(t, g, n)
+		s := dspSchedule(t, computeFunc(t, g, n), nil)
+		if usesIntrinsic(s, IntrRequant) || !usesIntrinsic(s, IntrDSPRequantP) {
+			t.Fatalf("act %v: the dead channel keeps the layer off %s:\n%s", act, IntrDSPRequantP, s)
+		}
+		runBoth(t, "dead channel", Finalize(f), s, func(i int) int64 { return int64(i*37%255 - 127) })
+		// The channel's value by hand: zero point 5, clamped below at 5 (ReLU) or -128.
+		a := make([]*graph.Data, len(s.Params))
+		var y int
+		for i, p := range s.Params {
+			a[i] = graph.NewData(p.DType, []int{p.span()})
+			if p.Writes {
+				y = i
+			} else {
+				for j := range a[i].I {
+					a[i].I[j] = int64(r.Intn(255) - 127)
+				}
+			}
+		}
+		if err := Run(s, a); err != nil {
+			t.Fatal(err)
+		}
+		for j := 2; j < len(a[y].I); j += 4 {
+			if a[y].I[j] != 5 {
+				t.Fatalf("act %v: dead channel output %d = %d, want the zero point 5", act, j, a[y].I[j])
+			}
+		}
+	}
+}
