@@ -13,7 +13,7 @@ import (
 // The dsp target's algorithm knobs print C that builds warning-free for a
 // Cortex-M4, with every helper after the helpers it calls: Winograd, and
 // planar depthwise in its general form (which calls dsp_requant_s8) and its
-// ReLU form.
+// ReLU form, in steps of four outputs (at strides 1 and 2) and two.
 func TestDSPAlgorithmsCrossCompile(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -25,6 +25,9 @@ func TestDSPAlgorithmsCrossCompile(t *testing.T) {
 		{"winograd", tirtest.Conv3x3(8, 1, 1, graph.ActNone, 5), map[string]int{"winograd": 1}, "conv2d", tir.IntrDSPWinoIn},
 		{"planar", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
 		{"planar-relu", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
+		{"planar-step2", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), map[string]int{"dw_planar": 1, "dw_step": 2}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
+		{"planar-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActNone, 5), map[string]int{"dw_planar": 1, "dw_step": 4}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
+		{"planar-relu-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActRelu, -128), map[string]int{"dw_planar": 1, "dw_step": 4}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

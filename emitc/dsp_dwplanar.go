@@ -2,6 +2,7 @@ package emitc
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcugen/mcugen/tir"
 )
@@ -81,22 +82,23 @@ static void dsp_planes_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, i
 	add(tir.IntrDSPDWPlanarR, []string{"dsp_acle"}, dwPlanarC(true))
 }
 
-// dwPlanarC is the C of the planar row kernel: channels innermost, two
-// outputs per step. The ReLU form starts from SMUAD (its bias is
-// in k0) and requantizes with one SMLAL, no sign correction.
+// dwPlanarC is the C of the planar row kernel: channels innermost, one
+// channel's twelve table words loaded once per step of four outputs
+// (step 4), two (step 2, and the tail of step 4) or one (the last column of
+// an odd row). The ReLU form starts each output from SMUAD (its bias is in
+// k0) and requantizes with one SMLAL, no sign correction.
 func dwPlanarC(relu bool) string {
-	name := tir.IntrDSPDWPlanar
-	init := "y0 = p[6];\n                y1 = y0;\n"
-	first := "y0 = __smlad(x0, g, y0);\n                y1 = __smlatb(x0, g, y1);\n                y0 = __smlabt(x1, h, y0);\n                y1 = __smlad(x1, h, y1);\n"
-	firstOne := "y0 = __smlad(x0, g, y0);\n                y0 = __smlabt(x1, h, y0);\n"
-	rq := "*o_ = (int8_t)dsp_requant_s8(y_, m_, (int64_t)(((uint64_t)(uint32_t)kh_ << 32) | (uint32_t)kl_), e1_, zr, lo, hi); "
-	note := ""
+	name, note := tir.IntrDSPDWPlanar, ""
+	// rq requantizes y_ into *o_. The ReLU form loads k0 (p[7], p[8]) into
+	// the SMLAL's own accumulator pair, one LDRD per output: no copies of a
+	// k0 kept in registers, which four outputs could not spare.
+	rq := `DSP_LD2(p, 7, kl_, kh_); \
+        *o_ = (int8_t)dsp_requant_s8(y_, m_, (int64_t)(((uint64_t)(uint32_t)kh_ << 32) | (uint32_t)kl_), e1_, zr, lo, hi); `
 	if relu {
 		name = tir.IntrDSPDWPlanarR
-		init = ""
-		first = "y0 = __smuad(x0, g);\n                y1 = __smuad(x1, h);\n                y0 = __smlabt(x1, h, y0);\n                y1 = __smlatb(x0, g, y1);\n"
-		firstOne = "y0 = __smuad(x0, g);\n                y0 = __smlabt(x1, h, y0);\n"
-		rq = `__asm__("smlal %0, %1, %2, %3" : "+r"(kl_), "+r"(kh_) : "r"(y_), "r"(m_)); \
+		note = " (the bias 0 and folded into k0; no sign\n   correction: the output's zero point is at or below lo)"
+		rq = `__asm__("ldrd %0, %1, [%4, #28]\n\tsmlal %0, %1, %2, %3" \
+                : "=&r"(kl_), "=&r"(kh_) : "r"(y_), "r"(m_), "r"(p), "m"(*(const int32_t(*)[2])(p + 7))); \
         y_ = __ssat((kh_ >> e1_) + zr, 8); \
         if (lo > -128 && y_ < lo) { \
             y_ = lo; \
@@ -105,95 +107,166 @@ func dwPlanarC(relu bool) string {
             y_ = hi; \
         } \
         *o_ = (int8_t)y_; `
-		note = " (the bias 0 and folded into k0; no sign\n   correction: the output's zero point is at or below lo)"
-	}
-	// Three loop bodies: two outputs at stride 1 (words P0, P1 shared by
-	// both), two at stride 2 (output j+1 starts at P1), and one output.
-	const pair1, pair2, single = 1, 2, 0
-	row := func(ptr string, off, mode int) string {
-		s := fmt.Sprintf("                x0 = %s[0];\n                x1 = %s[nc];\n", ptr, ptr)
-		if mode == pair2 {
-			s += fmt.Sprintf("                x2 = %s[2 * nc];\n", ptr)
-		}
-		s += fmt.Sprintf("                DSP_LD2(p, %d, g, h);\n                ", off)
-		switch {
-		case off == 0 && mode == single:
-			return s + firstOne
-		case off == 0 && mode == pair1:
-			return s + first
-		case off == 0 && mode == pair2:
-			y1 := "y1 = __smlad(x1, g, y1);"
-			if relu {
-				y1 = "y1 = __smuad(x1, g);"
-			}
-			return s + firstOne + "                " + y1 + "\n                y1 = __smlabt(x2, h, y1);\n"
-		case mode == single:
-			return s + "y0 = __smlad(x0, g, y0);\n                y0 = __smlabt(x1, h, y0);\n"
-		case mode == pair2:
-			return s + "y0 = __smlad(x0, g, y0);\n                y0 = __smlabt(x1, h, y0);\n                y1 = __smlad(x1, g, y1);\n                y1 = __smlabt(x2, h, y1);\n"
-		}
-		return s + "y0 = __smlad(x0, g, y0);\n                y1 = __smlatb(x0, g, y1);\n                y0 = __smlabt(x1, h, y0);\n                y1 = __smlad(x1, h, y1);\n"
-	}
-	loop := func(mode int) string {
-		s := `            for (; o < end; ++o, ++a, ++b, ++c, p += 12) {
-                int32_t g;
-                int32_t h;
-                int32_t x0;
-                int32_t x1;
-`
-		if mode == pair2 {
-			s += "                int32_t x2;\n"
-		}
-		s += `                int32_t y0 = 0;
-                int32_t y1 = 0;
-                int32_t kl;
-                int32_t kh;
-                int32_t m_;
-                int32_t e1_;
-                int32_t pad;
-`
-		if init != "" {
-			s += "                " + init
-		}
-		s += row("a", 0, mode) + row("b", 2, mode) + row("c", 4, mode)
-		s += "                DSP_LD2(p, 6, pad, kl);\n                DSP_LD2(p, 8, kh, m_);\n                DSP_LD2(p, 10, e1_, pad);\n                (void)pad;\n"
-		s += "                DSP_DWP3_RQ(y0, o);\n"
-		if mode != single {
-			s += "                DSP_DWP3_RQ(y1, o + nc);\n"
-		} else {
-			s += "                (void)y1;\n"
-		}
-		return s + "            }\n"
 	}
 	return `/* One output row of a 3x3 depthwise convolution over the planes r0, r1, r2 (word k of channel ch
    at k * nc + ch): per channel p holds (g0, g1), (g1, g2) for each kernel row, the bias, k0 (low,
    high), the multiplier, e1 and a pad word` + note + `; out[j * nc + ch] for j < ow at
-   stride 1 or 2. */
+   stride 1 or 2, step (4 or 2) outputs of a channel at a time. */
 #define DSP_DWP3_RQ(yv, op) do { \
         int8_t *const o_ = (op); \
         int32_t y_ = (yv); \
-        int32_t kl_ = kl; \
-        int32_t kh_ = kh; \
+        int32_t kl_; \
+        int32_t kh_; \
         ` + rq + `\
     } while (0)
 static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, const int32_t *r0, const int32_t *r1, const int32_t *r2, const int32_t *p0,
-                                int32_t nc, int32_t ow, int32_t stride, int32_t zr, int32_t lo, int32_t hi)
+                                int32_t nc, int32_t ow, int32_t stride, int32_t step, int32_t zr, int32_t lo, int32_t hi)
 {
-    /* Inlined into each layer, so nc, ow, stride and the clamp are constants there. */
-    int32_t j;
-    for (j = 0; j < ow; j += 2, out += 2 * nc) {
-        const int32_t w = stride == 1 ? j / 2 : j;
-        const int32_t *a = r0 + w * nc;
-        const int32_t *b = r1 + w * nc;
-        const int32_t *c = r2 + w * nc;
-        const int32_t *p = p0;
-        int8_t *o = out;
-        int8_t *const end = out + nc;
-        if (stride == 1 && j + 1 < ow) {
-` + loop(pair1) + `        } else if (j + 1 < ow) {
-` + loop(pair2) + `        } else {
-` + loop(single) + `        }
+    /* Inlined into each layer, so nc, ow, stride, step and the clamp are constants there. */
+    int32_t j = 0;
+    if (step == 4) {
+        for (; j + 3 < ow; j += 4, out += 4 * nc) {
+` + dwPlanarGroup(relu, 4) + `        }
     }
+    for (; j + 1 < ow; j += 2, out += 2 * nc) {
+` + dwPlanarGroup(relu, 2) + `    }
+    if (j < ow) {
+` + dwPlanarGroup(relu, 1) + `    }
 }
 #undef DSP_DWP3_RQ`
+}
+
+// dwPlanarGroup prints the channel loop of n outputs j..j+n-1 (at the
+// indentation of a block inside the kernel's loop over j).
+func dwPlanarGroup(relu bool, n int) string {
+	ind := strings.Repeat("    ", 2)
+	if n == 4 {
+		ind += "    "
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { b.WriteString(ind + fmt.Sprintf(format, args...) + "\n") }
+	w("const int32_t *a = r0 + (stride == 1 ? j / 2 : j) * nc;")
+	w("const int32_t *b = r1 + (stride == 1 ? j / 2 : j) * nc;")
+	w("const int32_t *c = r2 + (stride == 1 ? j / 2 : j) * nc;")
+	w("const int32_t *p = p0;")
+	w("int8_t *o = out;")
+	w("int8_t *const end = out + nc;")
+	if n == 1 {
+		b.WriteString(dwPlanarLoop(relu, ind, 1, 1))
+		return b.String()
+	}
+	w("if (stride == 1) {")
+	b.WriteString(dwPlanarLoop(relu, ind+"    ", n, 1))
+	w("} else {")
+	b.WriteString(dwPlanarLoop(relu, ind+"    ", n, 2))
+	w("}")
+	return b.String()
+}
+
+// dwPlanarLoop prints the channel loop of n outputs at stride s. Word k of
+// a kernel row's plane (x<k>, at k·nc) holds input columns 2k, 2k+1 of the
+// window's first output. At stride 1 output i takes SMLAD(x<i/2>, g) +
+// SMLABT(x<i/2+1>, h) for even i and SMLATB(x<(i-1)/2>, g) +
+// SMLAD(x<(i+1)/2>, h) for odd i: outputs 0..3 read the three words 0..2.
+// At stride 2 output i takes SMLAD(x<i>, g) + SMLABT(x<i+1>, h): n+1 words.
+// Words are loaded as they are first needed and each is dead after the
+// next word's products, so at most two are live and the four accumulators,
+// g, h and the five pointers fit the thirteen registers. GCC's scheduler
+// would still hoist the next kernel row's loads above the products at
+// stride 1 and spill (69 instructions a step of four instead of 62): an
+// empty asm that takes the accumulators and "changes" the row pointer
+// keeps them in place. At stride 2, and for pairs, it costs more than it
+// saves (measured), so only that loop has it.
+func dwPlanarLoop(relu bool, ind string, n, s int) string {
+	type mul struct {
+		out, word int
+		op        string // smlad, smlabt or smlatb
+		wt        string // g or h
+	}
+	var muls []mul
+	words := 0
+	for i := 0; i < n; i++ {
+		var m [2]mul
+		switch {
+		case s == 2 || n == 1:
+			m = [2]mul{{i, i, "smlad", "g"}, {i, i + 1, "smlabt", "h"}}
+		case i%2 == 0:
+			m = [2]mul{{i, i / 2, "smlad", "g"}, {i, i/2 + 1, "smlabt", "h"}}
+		default:
+			m = [2]mul{{i, (i - 1) / 2, "smlatb", "g"}, {i, (i + 1) / 2, "smlad", "h"}}
+		}
+		muls = append(muls, m[:]...)
+		words = max(words, m[0].word+1, m[1].word+1)
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { b.WriteString(ind + fmt.Sprintf(format, args...) + "\n") }
+	w("for (; o < end; ++o, p += 12) {")
+	in := ind + "    "
+	wi := func(format string, args ...any) { b.WriteString(in + fmt.Sprintf(format, args...) + "\n") }
+	wi("int32_t g;")
+	wi("int32_t h;")
+	for k := 0; k < words; k++ {
+		wi("int32_t x%d;", k)
+	}
+	for i := 0; i < n; i++ {
+		if relu {
+			wi("int32_t y%d;", i)
+		} else {
+			wi("int32_t y%d = p[6];", i)
+		}
+	}
+	wi("int32_t m_;")
+	wi("int32_t e1_;")
+	for r, ptr := range []string{"a", "b", "c"} {
+		if r > 0 && n == 4 && s == 1 {
+			ys := make([]string, n)
+			for i := range ys {
+				ys[i] = fmt.Sprintf(`"r"(y%d)`, i)
+			}
+			wi("/* Row %s's loads after the products so far: hoisted, they would spill. */", ptr)
+			wi(`__asm__("" : "+r"(%s) : %s);`, ptr, strings.Join(ys, ", "))
+		}
+		wi("DSP_LD2(p, %d, g, h);", 2*r)
+		// Each word's SMLADs first: in the ReLU form's first row they start
+		// their outputs (SMUAD), and an output's other product waits for
+		// its SMLAD.
+		started := make([]bool, n)
+		done := make([]bool, len(muls))
+		for k := 0; k < words; k++ {
+			// The row pointer steps past word 0 as it is read (a
+			// post-indexed load), so word k is at k·nc − 1.
+			switch k {
+			case 0:
+				wi("x0 = *%s++;", ptr)
+			case 1:
+				wi("x1 = %s[nc - 1];", ptr)
+			default:
+				wi("x%d = %s[%d * nc - 1];", k, ptr, k)
+			}
+			for pass := 0; pass < 2; pass++ {
+				for q, m := range muls {
+					if done[q] || m.word > k || (m.op == "smlad") != (pass == 0) || (pass == 1 && !started[m.out]) {
+						continue
+					}
+					done[q] = true
+					if m.op == "smlad" && relu && r == 0 {
+						wi("y%d = __smuad(x%d, %s);", m.out, m.word, m.wt)
+					} else {
+						wi("y%d = __%s(x%d, %s, y%d);", m.out, m.op, m.word, m.wt, m.out)
+					}
+					started[m.out] = true
+				}
+			}
+		}
+	}
+	wi("DSP_LD2(p, 9, m_, e1_);")
+	for i := 0; i < n; i++ {
+		if i == 0 {
+			wi("DSP_DWP3_RQ(y0, o);")
+		} else {
+			wi("DSP_DWP3_RQ(y%d, o + %d * nc);", i, i)
+		}
+	}
+	w("}")
+	return b.String()
 }

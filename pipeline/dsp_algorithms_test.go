@@ -12,7 +12,9 @@ import (
 
 // The dsp algorithm knobs' C runs bit-exact on the Cortex-M4 board: the
 // Winograd convolution, the planar depthwise convolution in its general
-// form (sign correction) and its ReLU form at strides 1 and 2, each against the reference
+// form (sign correction) and its ReLU form at strides 1 and 2, in steps of
+// four outputs (the default) and two, the four-output loop with each
+// remainder of the output width (none, single, pair, both), each against the reference
 // interpreter on random and extreme inputs, with guard bytes around an
 // external arena.
 func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
@@ -21,6 +23,9 @@ func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
 	}
 	needTools(t, "mps2-an386")
 	b, _ := LoadBoard("mps2-an386", "")
+	step := func(n int) map[string]map[string]int {
+		return map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1, "dw_step": n}}
+	}
 	for _, c := range []struct {
 		name   string
 		g      *graph.Graph
@@ -33,6 +38,15 @@ func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
 		{"planar-relu", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanarR},
 		{"planar-stride2", tirtest.Conv3x3(8, 8, 2, graph.ActNone, 5), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanar},
 		{"planar-relu-stride2", tirtest.Conv3x3(12, 12, 2, graph.ActRelu, -128), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanarR},
+		{"planar-step2", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), step(2), tir.IntrDSPDWPlanar},
+		{"planar-relu-stride2-step2", tirtest.Conv3x3Size(5, 13, 12, 12, 2, graph.ActRelu, -128), step(2), tir.IntrDSPDWPlanarR},
+		{"planar-w5", tirtest.Conv3x3Size(4, 5, 8, 8, 1, graph.ActNone, 5), step(4), tir.IntrDSPDWPlanar},
+		{"planar-relu-w7", tirtest.Conv3x3Size(4, 7, 8, 8, 1, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
+		{"planar-relu-w12", tirtest.Conv3x3Size(3, 12, 4, 4, 1, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
+		{"planar-stride2-w9", tirtest.Conv3x3Size(5, 9, 8, 8, 2, graph.ActNone, 5), step(4), tir.IntrDSPDWPlanar},
+		{"planar-stride2-w11", tirtest.Conv3x3Size(5, 11, 8, 8, 2, graph.ActNone, 5), step(4), tir.IntrDSPDWPlanar},
+		{"planar-relu-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
+		{"planar-relu-stride2-w16", tirtest.Conv3x3Size(4, 16, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := CompileGraph(c.g, c.name, Options{Board: b, Target: "dsp", Knobs: c.knobs, ArenaExternal: true, IOInArena: true, Version: "test"})

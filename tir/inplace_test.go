@@ -76,18 +76,23 @@ func TestDSPInPlaceKernels(t *testing.T) {
 		}
 		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
 	}
+	// Both steps, with output widths of every remainder mod 4 at both
+	// strides: the four-output loop reads input only through the planes too.
 	for _, c := range []struct{ h, w, c, stride, pad int }{
 		{5, 5, 4, 1, 1}, {6, 7, 8, 1, 1}, {7, 6, 4, 2, 1}, {8, 8, 12, 2, 1}, {6, 6, 8, 1, 0}, {9, 9, 8, 2, 0}, {25, 5, 16, 1, 1},
+		{4, 10, 4, 1, 1}, {5, 13, 4, 2, 1}, {4, 11, 4, 2, 0}, {6, 17, 4, 2, 1}, {4, 8, 8, 1, 1},
 	} {
-		what := fmt.Sprintf("depthwise %dx%dx%d s%d p%d", c.h, c.w, c.c, c.stride, c.pad)
-		g, n := dwConv(r, c.h, c.w, c.c, c.stride, c.pad, -128, graph.ActRelu)
-		f := computeFunc(t, g, n)
-		f.WantInPlace = true
-		s := dspSchedule(t, f, nil)
-		if !s.InPlaceSafe || !usesIntrinsic(s, "dsp_dwp3") {
-			t.Fatalf("%s: the in-place request did not give the planar form", what)
+		for _, step := range []int{2, 4} {
+			what := fmt.Sprintf("depthwise %dx%dx%d s%d p%d step %d", c.h, c.w, c.c, c.stride, c.pad, step)
+			g, n := dwConv(r, c.h, c.w, c.c, c.stride, c.pad, -128, graph.ActRelu)
+			f := computeFunc(t, g, n)
+			f.WantInPlace = true
+			s := dspSchedule(t, f, map[string]int{"dw_step": step})
+			if !s.InPlaceSafe || !usesIntrinsic(s, "dsp_dwp3") {
+				t.Fatalf("%s: the in-place request did not give the planar form", what)
+			}
+			runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
 		}
-		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
 	}
 	g, n := dwConv(r, 6, 6, 8, 1, 1, -128, graph.ActRelu)
 	if s := dspSchedule(t, computeFunc(t, g, n), nil); s.InPlaceSafe {

@@ -301,8 +301,14 @@ var builders = []struct {
 // activation act: the shapes the dsp target's algorithm knobs (Winograd,
 // planar depthwise) take, for tests that build and run their C.
 func Conv3x3(c, group, stride int, act graph.Activation, yzp int32) *graph.Graph {
+	return Conv3x3Size(6, 6, c, group, stride, act, yzp)
+}
+
+// Conv3x3Size is Conv3x3 over an h×wd×c input: other output widths, for the
+// kernels whose C steps over several output columns at a time.
+func Conv3x3Size(h, wd, c, group, stride int, act graph.Activation, yzp int32) *graph.Graph {
 	g := graph.New("alg", "tflite")
-	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, 6, 6, c}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, wd, c}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
 	w := graph.NewData(graph.Int8, []int{c, 3, 3, c / group})
 	for i := range w.I {
 		w.I[i] = int64(i*37%255 - 127)
@@ -317,8 +323,7 @@ func Conv3x3(c, group, stride int, act graph.Activation, yzp int32) *graph.Graph
 		b.I[i] = int64(50*i - 100)
 	}
 	g.AddConst("b", b)
-	o := (6+2-3)/stride + 1
-	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, o, o, c}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{yzp}}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, (h+2-3)/stride + 1, (wd+2-3)/stride + 1, c}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{yzp}}})
 	g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
 		Attrs: &graph.Conv2DAttrs{Stride: [2]int{stride, stride}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, Group: group, Act: act}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
