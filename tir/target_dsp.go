@@ -25,6 +25,7 @@ var DSP = &Target{Name: "dsp", Schedules: map[string]ScheduleFunc{
 	"add":              scheduleElemDSP,
 	"sub":              scheduleElemDSP,
 	"mul":              scheduleElemDSP,
+	"avg_pool2d":       simdAvgPool("dsp", scheduleHoist),
 }}
 
 func init() {
