@@ -46,7 +46,7 @@ func DSPMacName(r, c, u int) string { return fmt.Sprintf("dsp_mac_s16_%dx%d_u%d"
 
 // DSPMacUnrolls are the unroll depths (groups of four k per iteration)
 // that have a helper.
-var DSPMacUnrolls = []int{1, 2, 4, 8}
+var DSPMacUnrolls = []int{1, 2, 4, 8, 16}
 
 // DSPMacBlocks are the block shapes (rows × channels) that have a helper.
 var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}}

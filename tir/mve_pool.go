@@ -7,7 +7,8 @@ import "fmt"
 const KSumPool = "sumpool_s8"
 
 func init() {
-	for _, p := range SIMDPrefixes {
+	// The dsp target has a sum pool too (SXTAB16 into int16 lanes).
+	for _, p := range append([]string{"dsp"}, SIMDPrefixes...) {
 		extIntrinsics[p+"_"+KSumPool] = func(a []val) val {
 			acc, x, xkh, xkw, kh, kw, c := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5].i, a[6].i
 			for ch := int64(0); ch < c; ch++ {

@@ -25,21 +25,22 @@ var DSP = &Target{Name: "dsp", Schedules: map[string]ScheduleFunc{
 	"add":              scheduleElemDSP,
 	"sub":              scheduleElemDSP,
 	"mul":              scheduleElemDSP,
+	"avg_pool2d":       simdAvgPool("dsp", scheduleHoist),
 }}
 
 func init() {
 	RegisterTarget(DSP)
 	// The values each dsp knob may take, for the autotuner.
-	DeclareKnob("dsp.block_px", 1, 2)        // conv, depthwise: output pixels per block
-	DeclareKnob("dsp.block_oc", 1, 2, 4)     // conv, FC: output channels per micro-kernel
-	DeclareKnob("dsp.block_rows", 1, 2)      // FC: input rows per micro-kernel
-	DeclareKnob("dsp.unroll_k", 1, 2, 4, 8)  // conv, FC: groups of four k per iteration
-	DeclareKnob("dsp.partition", 0, 1, 2, 3) // conv, depthwise: border/interior split
-	DeclareKnob("dsp.pad_k", 4, 8, 16)       // conv: staged im2col row padding
-	DeclareKnob("dsp.unroll_taps", 0, 1)     // depthwise: unroll the window
-	DeclareKnob("dsp.unroll_q", 0, 4, 8)     // depthwise: unroll quad loops this short
-	DeclareKnob("dsp.lut", 0, 1)             // element-wise: per-input tables
-	DeclareKnob("dsp.dw3x3", 0, 1)           // depthwise 3x3: one shared helper per pixel
+	DeclareKnob("dsp.block_px", 1, 2)           // conv, depthwise: output pixels per block
+	DeclareKnob("dsp.block_oc", 1, 2, 4)        // conv, FC: output channels per micro-kernel
+	DeclareKnob("dsp.block_rows", 1, 2)         // FC: input rows per micro-kernel
+	DeclareKnob("dsp.unroll_k", 1, 2, 4, 8, 16) // conv, FC: groups of four k per iteration (16: shape-dependent, tuning only)
+	DeclareKnob("dsp.partition", 0, 1, 2, 3)    // conv, depthwise: border/interior split
+	DeclareKnob("dsp.pad_k", 4, 8, 16)          // conv: staged im2col row padding
+	DeclareKnob("dsp.unroll_taps", 0, 1)        // depthwise: unroll the window
+	DeclareKnob("dsp.unroll_q", 0, 4, 8)        // depthwise: unroll quad loops this short
+	DeclareKnob("dsp.lut", 0, 1)                // element-wise: per-input tables
+	DeclareKnob("dsp.dw3x3", 0, 1)              // depthwise 3x3: one shared helper per pixel
 }
 
 // accNest is a compute definition of the form
