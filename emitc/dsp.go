@@ -50,7 +50,23 @@ static inline void dsp_widen_s8(int32_t *dst, const int8_t *src, int32_t n, int3
         dst[2 * g + 1] = dsp_sxtab16_ror8(o, v);
     }
 }`)
-	add("dsp_"+tir.KSumPool, []string{"dsp_acle"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch]. Four channels per step in the
+	add("sumpool_tail_s8", nil, `/* The scalar tail of the SIMD sum pools: channels from..c-1. */
+static inline void sumpool_tail_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t from, int32_t c)
+{
+    int32_t ch;
+    for (ch = from; ch < c; ++ch) {
+        int32_t s = acc[ch];
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                s += x[i * xkh + j * xkw + ch];
+            }
+        }
+        acc[ch] = s;
+    }
+}`)
+	add("dsp_"+tir.KSumPool, []string{"dsp_acle", "sumpool_tail_s8"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch]. Four channels per step in the
    int16 lanes of two SXTAB16 sums, exact while a window has at most 255 taps (|sum| <= 255 * 128). */
 static inline void dsp_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
 {
@@ -75,17 +91,7 @@ static inline void dsp_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, in
             acc[ch + 3] += (int16_t)((uint32_t)s13 >> 16);
         }
     }
-    for (; ch < c; ++ch) {
-        int32_t s = acc[ch];
-        int32_t i;
-        for (i = 0; i < kh; ++i) {
-            int32_t j;
-            for (j = 0; j < kw; ++j) {
-                s += x[i * xkh + j * xkw + ch];
-            }
-        }
-        acc[ch] = s;
-    }
+    sumpool_tail_s8(acc, x, xkh, xkw, kh, kw, ch, c);
 }`)
 	add(tir.IntrDSPDW4, []string{"dsp_acle"}, `/* acc[0] += (x[0] + xo) * lo(w[0]), acc[2] += (x[2] + xo) * hi(w[0]),
    acc[1] += (x[1] + xo) * lo(w[1]), acc[3] += (x[3] + xo) * hi(w[1]). */

@@ -254,7 +254,7 @@ static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int
         vst1_s8(y + ch, vmovn_s16(vcombine_s16(vmovn_s32(a0), vmovn_s32(a1))));
     }
 }`)
-	add("neon_sumpool_s8", []string{"neon_include"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], eight channels per step. */
+	add("neon_sumpool_s8", []string{"neon_include", "sumpool_tail_s8"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], eight channels per step. */
 static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
 {
     int32_t ch = 0;
@@ -273,17 +273,7 @@ static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, i
         vst1q_s32(acc + ch, lo);
         vst1q_s32(acc + ch + 4, hi);
     }
-    for (; ch < c; ++ch) {
-        int32_t s = acc[ch];
-        int32_t i;
-        for (i = 0; i < kh; ++i) {
-            int32_t j;
-            for (j = 0; j < kw; ++j) {
-                s += x[i * xkh + j * xkw + ch];
-            }
-        }
-        acc[ch] = s;
-    }
+    sumpool_tail_s8(acc, x, xkh, xkw, kh, kw, ch, c);
 }`)
 	add("neon_copy_s8", nil, `static inline void neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
