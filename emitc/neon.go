@@ -158,8 +158,9 @@ static inline void neon_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *i
 static inline void neon_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
                                   int32_t kh, int32_t kw, int32_t c)
 {
-    int32_t ch = 0;
-    for (; ch + 8 <= c; ch += 8) {
+    const int32_t c8 = c - c % 8; /* bounded for gcc, as in dsp_sumpool_s8 */
+    int32_t ch;
+    for (ch = 0; ch < c8; ch += 8) {
         int32x4_t lo = vld1q_s32(acc + ch);
         int32x4_t hi = vld1q_s32(acc + ch + 4);
         int32_t i;
@@ -257,8 +258,9 @@ static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int
 	add("neon_sumpool_s8", []string{"neon_include", "sumpool_tail_s8"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], eight channels per step. */
 static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
 {
-    int32_t ch = 0;
-    for (; ch + 8 <= c; ch += 8) {
+    const int32_t c8 = c - c % 8; /* bounded for gcc, as in dsp_sumpool_s8 */
+    int32_t ch;
+    for (ch = 0; ch < c8; ch += 8) {
         int32x4_t lo = vld1q_s32(acc + ch);
         int32x4_t hi = vld1q_s32(acc + ch + 4);
         int32_t i;
@@ -273,7 +275,7 @@ static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, i
         vst1q_s32(acc + ch, lo);
         vst1q_s32(acc + ch + 4, hi);
     }
-    sumpool_tail_s8(acc, x, xkh, xkw, kh, kw, ch, c);
+    sumpool_tail_s8(acc, x, xkh, xkw, kh, kw, c8, c);
 }`)
 	add("neon_copy_s8", nil, `static inline void neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {

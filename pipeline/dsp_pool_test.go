@@ -24,46 +24,50 @@ func avgPoolGraph(h, w, c, kh, kw, s int) *graph.Graph {
 	return g
 }
 
-// The dsp average pool (dsp_sumpool_s8: four channels per step in the int16
-// lanes of SXTAB16 sums) runs bit-exact on the Cortex-M4 board: KWS's
-// global 25×5 pool, IC's 8×8, a strided window, channel counts with a
-// scalar tail, and a window of more than 255 taps (the scalar path), on
-// random and extreme inputs (all -128 or all 127: the largest lane sums).
+// The SIMD average pools run bit-exact on their boards: dsp_sumpool_s8
+// (four channels per step in the int16 lanes of SXTAB16 sums) on the
+// Cortex-M4 and neon_sumpool_s8 on AArch64, over KWS's global 25×5 pool,
+// IC's 8×8, a strided window, channel counts with a scalar tail, and a
+// window of more than 255 taps (dsp's scalar path), on random and extreme
+// inputs (all -128 or all 127: the largest lane sums).
 func TestDSPAvgPoolUnderQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("QEMU suite: not in -short")
 	}
-	needTools(t, "mps2-an386")
-	b, _ := LoadBoard("mps2-an386", "")
-	for _, c := range []struct{ h, w, ch, kh, kw, s int }{
-		{25, 5, 64, 25, 5, 1},
-		{8, 8, 64, 8, 8, 1},
-		{7, 9, 12, 3, 3, 2},
-		{5, 5, 6, 5, 5, 1},
-		{16, 17, 8, 16, 17, 1},
-	} {
-		name := fmt.Sprintf("%dx%dx%d_k%dx%d_s%d", c.h, c.w, c.ch, c.kh, c.kw, c.s)
-		t.Run(name, func(t *testing.T) {
-			g := avgPoolGraph(c.h, c.w, c.ch, c.kh, c.kw, c.s)
-			s, err := CompileGraph(g, "pool", Options{Board: b, Target: "dsp", ArenaExternal: true, IOInArena: true, Version: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			used := false
-			for _, src := range s.Files {
-				used = used || bytes.Contains(src, []byte("dsp_sumpool_s8(&"))
-			}
-			if !used {
-				t.Fatalf("the C does not call dsp_sumpool_s8")
-			}
-			vecs := append(RandomInputs(s.Graph, 4, 11), ExtremeInputs(s.Graph)...)
-			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !x.AllMatch() {
-				t.Errorf("outputs differ from the reference interpreter")
-			}
-		})
+	for _, bt := range []struct{ board, target string }{{"mps2-an386", "dsp"}, {"aarch64-linux", "neon"}} {
+		needTools(t, bt.board)
+		b, _ := LoadBoard(bt.board, "")
+		for _, c := range []struct{ h, w, ch, kh, kw, s int }{
+			{25, 5, 64, 25, 5, 1},
+			{8, 8, 64, 8, 8, 1},
+			{7, 9, 12, 3, 3, 2},
+			{5, 5, 6, 5, 5, 1},
+			{16, 17, 8, 16, 17, 1},
+			{4, 4, 13, 4, 4, 1},
+		} {
+			name := fmt.Sprintf("%s/%dx%dx%d_k%dx%d_s%d", bt.target, c.h, c.w, c.ch, c.kh, c.kw, c.s)
+			t.Run(name, func(t *testing.T) {
+				g := avgPoolGraph(c.h, c.w, c.ch, c.kh, c.kw, c.s)
+				s, err := CompileGraph(g, "pool", Options{Board: b, Target: bt.target, ArenaExternal: true, IOInArena: true, Version: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				used := false
+				for _, src := range s.Files {
+					used = used || bytes.Contains(src, []byte(bt.target+"_sumpool_s8(&"))
+				}
+				if !used {
+					t.Fatalf("the C does not call %s_sumpool_s8", bt.target)
+				}
+				vecs := append(RandomInputs(s.Graph, 4, 11), ExtremeInputs(s.Graph)...)
+				x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !x.AllMatch() {
+					t.Errorf("outputs differ from the reference interpreter")
+				}
+			})
+		}
 	}
 }

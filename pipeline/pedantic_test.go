@@ -1,0 +1,56 @@
+package pipeline
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcugen/mcugen/runner"
+)
+
+// The C generated for the MLPerf Tiny models with each board's default
+// target (dsp, mve, generic, neon) compiles warning-free as C99 -pedantic
+// with -Wall -Wextra -Werror, at -O2 and at -Os: the optimizer's inlining
+// decides some warnings (-Waggressive-loop-optimizations once drew one from
+// a helper's tail loop), so both levels are built, each model in one unit.
+func TestMLPerfCWarningFree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: four models, four targets, two optimization levels")
+	}
+	dir := sharedDir(t)
+	for _, board := range []string{"mps2-an386", "mps3-an547", "mps2-an385", "aarch64-linux"} {
+		needTools(t, board)
+		b, err := LoadBoard(board, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := runner.LookTool(runner.Tools(b)[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mlperfModels {
+			t.Run(board+"/"+m.name, func(t *testing.T) {
+				s, err := Compile(filepath.Join(dir, m.file), Options{Board: b, Version: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := t.TempDir()
+				if err := WriteFiles(src, s.Files); err != nil {
+					t.Fatal(err)
+				}
+				for name := range s.Files {
+					if filepath.Ext(name) != ".c" {
+						continue
+					}
+					for _, opt := range []string{"-O2", "-Os"} {
+						args := append(b.GCCFlags(), opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c",
+							"-I", src, "-o", filepath.Join(src, name+opt+".o"), filepath.Join(src, name))
+						if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+							t.Errorf("%s %s: %v\n%s", name, opt, err, out)
+						}
+					}
+				}
+			})
+		}
+	}
+}
