@@ -36,6 +36,7 @@ static inline int32_t dsp_read32(const void *p)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
 			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u))
+			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u))
 		}
 	}
 	add(tir.IntrDSPWiden, []string{"dsp_acle"}, `/* Widen n (a multiple of 4) int8 values plus off into int16 pairs:
@@ -158,5 +159,80 @@ func dspMacC(r, c, u int) string {
 		}
 	}
 	b.WriteString("}")
+	return b.String()
+}
+
+// dspGemmC prints the fused channel loop of tir.DSPGemmName: per block of c
+// channels the r×c accumulators start at zero (the bias is in k0), the
+// micro-kernel loop of dspMacC runs, and each channel's multiplier and
+// shift (one LDRD) serve its r rows: one LDRD of k0, SMLAL, ASR, SSAT and
+// a byte store per output.
+func dspGemmC(r, c, u int) string {
+	var b strings.Builder
+	name := tir.DSPGemmName(r, c, u)
+	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, tir.DSPMacName(r, c, u), c)
+	b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
+	fmt.Fprintf(&b, "static inline void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name)
+	b.WriteString("    int32_t blk;\n")
+	if r == 1 {
+		b.WriteString("    (void)xs;\n    (void)ys;\n")
+	}
+	b.WriteString("    for (blk = 0; blk < nb; ++blk) {\n")
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			fmt.Fprintf(&b, "        int32_t a%d%d = 0;\n", i, j)
+		}
+	}
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(&b, "        const int32_t *x%d = x + %d * xs;\n", i, i)
+	}
+	b.WriteString("        const int32_t *const end = x0 + n;\n")
+	b.WriteString("        while (x0 < end) {\n")
+	b.WriteString("            int32_t u;\n            int32_t v;\n")
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(&b, "            int32_t p%d;\n            int32_t q%d;\n", i, i)
+	}
+	for step := 0; step < u; step++ {
+		for i := 0; i < r; i++ {
+			fmt.Fprintf(&b, "            DSP_LD2(x%d, %d, p%d, q%d);\n", i, 2*step, i, i)
+		}
+		for j := 0; j < c; j++ {
+			fmt.Fprintf(&b, "            DSP_LD2(w, %d, u, v);\n", 2*c*step+2*j)
+			for i := 0; i < r; i++ {
+				fmt.Fprintf(&b, "            a%d%d = __smlad(p%d, u, a%d%d);\n", i, j, i, i, j)
+				fmt.Fprintf(&b, "            a%d%d = __smlad(q%d, v, a%d%d);\n", i, j, i, i, j)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "            w += %d;\n", 2*c*u)
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(&b, "            x%d += %d;\n", i, 2*u)
+	}
+	b.WriteString("        }\n")
+	for j := 0; j < c; j++ {
+		b.WriteString("        {\n            int32_t m;\n            int32_t e1;\n")
+		fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, e1);\n", 4*j+2)
+		for i := 0; i < r; i++ {
+			fmt.Fprintf(&b, `            {
+                int32_t l;
+                int32_t h;
+                int32_t t;
+                DSP_LD2(p, %d, l, h);
+                __asm__("smlal %%0, %%1, %%2, %%3" : "+r"(l), "+r"(h) : "r"(a%d%d), "r"(m));
+                t = __ssat((h >> e1) + zr, 8);
+                if (lo > -128 && t < lo) {
+                    t = lo;
+                }
+                if (hi < 127 && t > hi) {
+                    t = hi;
+                }
+                y[%d * ys + %d] = (int8_t)t;
+            }
+`, 4*j, i, j, i, j)
+		}
+		b.WriteString("        }\n")
+	}
+	fmt.Fprintf(&b, "        y += %d;\n        p += %d;\n", c, 4*c)
+	b.WriteString("    }\n}")
 	return b.String()
 }

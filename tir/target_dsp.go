@@ -41,6 +41,7 @@ func init() {
 	DeclareKnob("dsp.unroll_q", 0, 4, 8)        // depthwise: unroll quad loops this short
 	DeclareKnob("dsp.lut", 0, 1)                // element-wise: per-input tables
 	DeclareKnob("dsp.dw3x3", 0, 1)              // depthwise 3x3: one shared helper per pixel
+	DeclareKnob("dsp.gemm_fuse", 0, 1)          // conv, FC: ReLU outputs through one DSPGemmName helper per channel loop
 }
 
 // accNest is a compute definition of the form
@@ -286,16 +287,24 @@ type gemmSpec struct {
 	store             *Store
 	acc               *Buffer
 	pix               func(s Stmt, i int) Stmt // substitutes row i's output position
+	fuse              bool                     // one DSPGemmName call per run of blocks where it applies
 }
 
+// gemmBlock is a run of count channel blocks of c channels from channel from.
+type gemmBlock struct{ c, from, count int }
+
 func (g *gemmSpec) build(name string) Stmt {
-	type blk struct{ c, from, count int }
-	blocks := []blk{{g.C, 0, g.Cout / g.C}}
+	blocks := []gemmBlock{{g.C, 0, g.Cout / g.C}}
 	if rem := g.Cout % g.C; rem != 0 {
-		blocks = append(blocks, blk{1, g.Cout - rem, rem})
+		blocks = append(blocks, gemmBlock{1, g.Cout - rem, rem})
 	}
 	if blocks[0].count == 0 {
 		blocks = blocks[1:]
+	}
+	if g.fuse {
+		if s, ok := g.gemmFused(blocks); ok {
+			return s
+		}
 	}
 	kw := g.K4 / 2
 	var out []Stmt
@@ -351,6 +360,7 @@ func unrollFor(want, k4 int) int {
 // without padding checks).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 8)
+	fuse := knob(f, "gemm_fuse", 1) != 0
 	c, ok := parseConvNest(f)
 	if !ok {
 		return scheduleConvGeneric(f)
@@ -391,8 +401,28 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 		}
 	}
 	wp := constBuf(f.Name+"_weights_s16", I32, []int{Cout * K4 / 2}, DSPPackWeights(w.Data.I, Cout, K, K4, boc))
-	store := packRequant(fastRequant(a.store))
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)
+	outStore := a.store
+	xs := a.x.Buf.Shape
+	pointwise := KH == 1 && KW == 1 && c.pixelIndexed(xFlat) && len(xs) == 4 && xs[1] == OH && xs[2] == OW && xs[3] == Cg
+	if pointwise && Cg%4 == 0 && OW%bpx != 0 && OH > 1 {
+		// A pointwise convolution whose rows do not split into whole pixel
+		// blocks runs over the OH·OW pixels as one row (its input and output
+		// are contiguous runs of pixels, every tap inside), so only the last
+		// block is short (KWS's 25×5 maps: 62 pairs and one single instead
+		// of 50 pairs and 25 singles).
+		so := flatIndex(a.store.Buf, a.store.Indices)
+		if base, step, ok := c.strides(so, ohV, owV); ok && base == 0 && step[0] == int64(OW)*step[1] {
+			an := *a
+			an.cond, a = nil, &an
+			zoh := map[*Var]Expr{ohV: C(0)}
+			outStore = &Store{Buf: a.store.Buf, Indices: []Expr{SimplifyExpr(SubstituteExpr(so, zoh))},
+				Value: SubstituteExpr(a.store.Value, zoh), Flat: true}
+			xFlat = SimplifyExpr(SubstituteExpr(xFlat, zoh))
+			OW, OH = OH*OW, 1
+		}
+	}
+	store := packRequant(fastRequant(outStore))
 	u := unrollFor(unroll, K4)
 	mk := func(R int, owAt func(i int) Expr) Stmt {
 		col := NewBuffer(f.Name+"_col", I32, []int{R * K4 / 2}, ScopeLocal)
@@ -443,7 +473,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			fill = append(fill, &Allocate{Buf: stage, Body: Block(st, Block(tail...),
 				dspWiden(col, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
-		g := &gemmSpec{R: R, C: boc, U: u, K4: K4, Cout: Cout, xb: col, w: wp, ocVar: ocV, init: a.init, store: store, acc: a.acc,
+		g := &gemmSpec{R: R, C: boc, U: u, K4: K4, Cout: Cout, xb: col, w: wp, ocVar: ocV, init: a.init, store: store, acc: a.acc, fuse: fuse,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
 		return &Allocate{Buf: col, Body: Block(Block(fill...), g.build(f.Name))}
 	}
@@ -464,8 +494,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// pixels <= p, so pixels go in increasing order; with Cout > Cin it
 	// covers only input pixels >= p, so where the plan asks for it (and
 	// only there) pixels go in decreasing order.
-	if xs := a.x.Buf.Shape; KH == 1 && KW == 1 && len(xs) == 4 && xs[1] == OH && xs[2] == OW && xs[3] == Cg &&
-		c.pixelIndexed(xFlat) {
+	if pointwise {
 		switch {
 		case Cout <= Cg:
 			g.InPlaceSafe = true
@@ -541,6 +570,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	K4 := (K + 3) / 4 * 4
 	rV, jV, kV := a.outer[0].Var, a.outer[1].Var, a.red[0].Var
 	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 8)
+	fuse := knob(f, "gemm_fuse", 1) != 0
 	if rows < br {
 		br = 1
 	}
@@ -570,7 +600,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 			}
 			fill = append(fill, &Allocate{Buf: stage, Body: Block(cp, Block(tail...), dspWiden(xw, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
-		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw,
+		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw, fuse: fuse,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{rV: rowAt(i)}) }}
 		return &Allocate{Buf: xw, Body: Block(Block(fill...), g.build(f.Name))}
 	}

@@ -1,0 +1,246 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// DSPGemmName is a whole channel loop of R rows (output pixels or FC input
+// rows) in one helper, for outputs in the ReLU requantization form
+// (IntrDSPRequantPR) with the bias folded into k0 at compile time: nb
+// blocks of C output channels, each one DSPMacName block started at zero,
+// then requantized and stored. With p's k0 = k0 + bias·m, the SMLAL sum
+// x·m + k0' equals (x + bias)·m + k0, so the results are those of the
+// bias-initialised accumulator; the helper keeps no bias, no accumulator
+// array, shares each channel's multiplier and shift between its rows and
+// walks the weights, the parameters and the outputs with pointers:
+//
+//	dsp_gemm_s8pr_RxC_uU(y *int8, ys, x *int32, xs, w *int32, n, p *int32, nb, zr, lo, hi), n % (2U) == 0:
+//	for b < nb, i < R, j < C, o = b·C + j:
+//	  s = Σ_{g < n/2} Σ_{h<2} dot2(x[i·xs + 2g + h], w[b·C·n + 2C·g + 2j + h])
+//	  y[i·ys + o] = dsp_requant_s8pr(s, &p[4o], zr, lo, hi)
+//
+// Every output is written after all the rows' x were read (x is a staged
+// copy), so y may alias the kernel's input.
+func DSPGemmName(r, c, u int) string { return fmt.Sprintf("dsp_gemm_s8pr_%dx%d_u%d", r, c, u) }
+
+func init() {
+	for _, b := range DSPMacBlocks {
+		for _, u := range DSPMacUnrolls {
+			r, c := int64(b[0]), int64(b[1])
+			name := DSPGemmName(b[0], b[1], u)
+			extIntrinsics[name] = func(a []val) val {
+				y, ys, x, xs, w, n, p, nb := a[0], a[1].i, a[2], a[3].i, a[4], a[5].i, a[6], a[7].i
+				zr, lo, hi := a[8].i, a[9].i, a[10].i
+				if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) {
+					panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d", name, n, nb, ys))
+				}
+				for bl := int64(0); bl < nb; bl++ {
+					for i := int64(0); i < r; i++ {
+						for j := int64(0); j < c; j++ {
+							var s int64
+							for g := int64(0); g < n/2; g++ {
+								for h := int64(0); h < 2; h++ {
+									s += dot2(x.p.I[x.i+i*xs+2*g+h], w.p.I[w.i+bl*c*n+2*c*g+2*j+h])
+								}
+							}
+							if s > math.MaxInt32 || s < math.MinInt32 {
+								panic("int32 overflow in " + name)
+							}
+							o := bl*c + j
+							P := func(k int64) int64 { return p.p.I[p.i+4*o+k] }
+							v := reluRequant(name, s, P(2), int64(uint32(P(0)))+P(1)<<32, P(3), zr, lo, hi)
+							y.p.I[y.i+i*ys+o] = v.i
+						}
+					}
+				}
+				return val{}
+			}
+		}
+	}
+}
+
+// foldBiasRequant returns the four-word table tab (IntrDSPRequantP's layout,
+// from channel 0) with bias[c]·m[c] added to every k0, or nil when a sum
+// could leave int64: |k0'| + bound[c]·m[c] must fit, where bound[c] bounds
+// |Σ x·w| of channel c.
+func foldBiasRequant(tab, bias, bound []int64) []int64 {
+	if len(tab) != 4*len(bias) || len(bound) != len(bias) {
+		return nil
+	}
+	lim := new(big.Int).SetInt64(math.MaxInt64)
+	out := make([]int64, len(tab))
+	for c := range bias {
+		m := tab[4*c+2]
+		k0 := int64(uint32(tab[4*c])) + tab[4*c+1]<<32
+		k := new(big.Int).Mul(big.NewInt(bias[c]), big.NewInt(m))
+		k.Add(k, big.NewInt(k0))
+		worst := new(big.Int).Abs(k)
+		worst.Add(worst, new(big.Int).Mul(big.NewInt(bound[c]), big.NewInt(m)))
+		if m < 0 || bound[c] < 0 || worst.Cmp(lim) > 0 {
+			return nil
+		}
+		k1 := k.Int64()
+		out[4*c], out[4*c+1], out[4*c+2], out[4*c+3] = int64(int32(uint32(k1))), k1>>32, m, tab[4*c+3]
+	}
+	return out
+}
+
+// gemmFused builds the channel loop as DSPGemmName calls (the main blocks,
+// then single channels) when the store is in the packed ReLU form, the
+// accumulator starts at a compile-time bias, the bias folds into k0 without
+// overflow and the outputs of a row are contiguous channels; ok is false
+// otherwise.
+func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
+	cast, ok := g.store.Value.(*Cast)
+	if !ok || cast.T != graph.Int8 || g.store.Buf.DType != graph.Int8 {
+		return nil, false
+	}
+	rq, ok := cast.X.(*Intrinsic)
+	if !ok || rq.Name != IntrDSPRequantPR || len(rq.Args) != 5 {
+		return nil, false
+	}
+	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != g.acc {
+		return nil, false
+	}
+	pp, ok := rq.Args[1].(*Ptr)
+	if !ok || pp.Buf.Scope != ScopeConst || pp.Buf.Data == nil || pp.Buf.Data.DType != I32 || len(pp.Buf.Data.I) != 4*g.Cout {
+		return nil, false
+	}
+	for _, e := range rq.Args[2:] {
+		if _, ok := IsConst(e); !ok {
+			return nil, false
+		}
+	}
+	// The table starts at channel 0 and steps four words a channel.
+	at := func(e Expr, oc int64) (int64, bool) {
+		return IsConst(SimplifyExpr(SubstituteExpr(e, map[*Var]Expr{g.ocVar: C(oc)})))
+	}
+	if p0, ok := at(pp.Index, 0); !ok || p0 != 0 {
+		return nil, false
+	}
+	if p1, ok := at(pp.Index, 1); !ok || p1 != 4 {
+		return nil, false
+	}
+	bias, err := constPerChannel(g.init, g.ocVar, g.Cout)
+	if err != nil {
+		return nil, false
+	}
+	// |Σ x·w| <= Σ|w|·32768 for any int16 activations.
+	bound := make([]int64, g.Cout)
+	for oc := range bound {
+		for k := 0; k < g.K4/2; k++ {
+			wv := g.w.Data.I[g.wordOf(oc, k)]
+			bound[oc] += (abs64(int64(int16(wv))) + abs64(int64(int16(wv>>16)))) * 32768
+		}
+	}
+	tab := foldBiasRequant(pp.Buf.Data.I, bias, bound)
+	if tab == nil {
+		return nil, false
+	}
+	ptab := constBuf(pp.Buf.Name+"b", I32, []int{len(tab)}, tab)
+	// Output element offsets: row i, channel oc.
+	st := &Store{Buf: g.store.Buf, Indices: g.store.Indices, Value: C(0), Flat: g.store.Flat}
+	off := func(i int, oc int) (Expr, bool) {
+		s := Substitute(st, map[*Var]Expr{g.ocVar: C(int64(oc))})
+		s = g.pix(s, i)
+		ss, ok := s.(*Store)
+		if !ok {
+			return nil, false
+		}
+		if ss.Flat {
+			return SimplifyExpr(ss.Indices[0]), true
+		}
+		return flatIndex(ss.Buf, ss.Indices), true
+	}
+	o00, ok := off(0, 0)
+	if !ok {
+		return nil, false
+	}
+	if o01, ok := off(0, 1); g.Cout > 1 && (!ok || !diffIs(o01, o00, 1)) {
+		return nil, false
+	}
+	var ys int64
+	if g.R > 1 {
+		o10, ok := off(1, 0)
+		if !ok {
+			return nil, false
+		}
+		if ys, ok = constDiff(o10, o00); !ok || ys == 0 {
+			return nil, false
+		}
+		for i := 2; i < g.R; i++ {
+			oi, ok := off(i, 0)
+			if !ok || !diffIs(oi, o00, int64(i)*ys) {
+				return nil, false
+			}
+		}
+	}
+	kw := g.K4 / 2
+	var out []Stmt
+	for _, bl := range blocks {
+		out = append(out, &Evaluate{X: Call(DSPGemmName(g.R, bl.c, g.U), I32,
+			ptr(g.store.Buf, SimplifyExpr(Add(o00, C(int64(bl.from))))), C(ys),
+			ptr(g.xb, C(0)), C(int64(kw)), ptr(g.w, C(int64(bl.from*kw))), C(int64(kw)),
+			ptr(ptab, C(int64(4*bl.from))), C(int64(bl.count)), rq.Args[2], rq.Args[3], rq.Args[4])})
+	}
+	return Block(out...), true
+}
+
+// diffIs reports whether the affine index expressions a and b differ by
+// want wherever their variables are: a − b is evaluated with every
+// variable at 0, with each alone at 1 and with all at 3.
+func diffIs(a, b Expr, want int64) bool {
+	d, ok := constDiff(a, b)
+	return ok && d == want
+}
+
+func constDiff(a, b Expr) (int64, bool) {
+	e := Sub(a, b)
+	var vs []*Var
+	VisitExprs(&Evaluate{X: e}, func(x Expr) {
+		if v, ok := x.(*Var); ok && !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	})
+	at := func(one *Var, all int64) (int64, bool) {
+		m := map[*Var]Expr{}
+		for _, v := range vs {
+			m[v] = C(all)
+			if v == one {
+				m[v] = C(1)
+			}
+		}
+		return IsConst(SimplifyExpr(SubstituteExpr(e, m)))
+	}
+	d, ok := at(nil, 0)
+	if !ok {
+		return 0, false
+	}
+	for _, v := range vs {
+		if x, ok := at(v, 0); !ok || x != d {
+			return 0, false
+		}
+	}
+	if x, ok := at(nil, 3); !ok || x != d {
+		return 0, false
+	}
+	return d, true
+}
+
+// wordOf is the index in DSPPackWeights' layout of channel oc's word k
+// (k < K4/2).
+func (g *gemmSpec) wordOf(oc, k int) int {
+	full := g.Cout / g.C * g.C
+	bc, oc0 := g.C, oc/g.C*g.C
+	if oc >= full {
+		bc, oc0 = 1, oc
+	}
+	j := oc - oc0
+	grp, h := k/2, k%2
+	return oc0*g.K4/2 + 2*bc*grp + 2*j + h
+}
