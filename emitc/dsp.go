@@ -35,8 +35,19 @@ static inline int32_t dsp_read32(const void *p)
 }`)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
-			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u))
-			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u))
+			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u, false))
+			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false))
+		}
+	}
+	add("dsp_w8", []string{"dsp_acle"}, `/* Two int16 pair words from four int8 weights p[4i..4i+3]: one LDR, then
+   (w1, w3) by SXTB16 of the word rotated by 8 and (w0, w2) by SXTB16, in one
+   asm statement so gcc keeps the three together (left to itself it widens
+   every weight of an unrolled loop first and spills them). */
+#define DSP_LDW8(p, i, lo, hi) __asm__("ldr %0, [%2, %3]\n\tsxtb16 %1, %0, ror #8\n\tsxtb16 %0, %0" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const int8_t(*)[4])((p) + 4 * (i))))`)
+	for _, b := range tir.DSPMacBlocks {
+		for _, u := range tir.DSPMacUnrolls {
+			add(tir.DSPMacW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspMacC(b[0], b[1], u, true))
+			add(tir.DSPGemmW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspGemmC(b[0], b[1], u, true))
 		}
 	}
 	add(tir.IntrDSPWiden, []string{"dsp_acle"}, `/* Widen n (a multiple of 4) int8 values plus off into int16 pairs:
@@ -110,15 +121,39 @@ static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, i
 }`)
 }
 
+// dspWeightLoad prints the load of channel j's two pair words of group
+// step into u and v: one LDRD of the int16 layout, or (w8) one LDR of four
+// int8 weights and two SXTB16.
+func dspWeightLoad(c, step, j int, w8 bool, indent string) string {
+	if w8 {
+		return fmt.Sprintf("%sDSP_LDW8(w, %d, u, v);\n", indent, c*step+j)
+	}
+	return fmt.Sprintf("%sDSP_LD2(w, %d, u, v);\n", indent, 2*c*step+2*j)
+}
+
+// dspWeightStep is how far the weight pointer moves per iteration.
+func dspWeightStep(c, u int, w8 bool) int {
+	if w8 {
+		return 4 * c * u
+	}
+	return 2 * c * u
+}
+
 // dspMacC prints the r×c pair-word GEMM block with u groups of four k per
 // iteration: for each group, the r activation rows' two words and each
 // channel's two words (interleaved, one pointer) feed two SMLADs per
-// (row, channel).
-func dspMacC(r, c, u int) string {
+// (row, channel). With w8 the weights are int8 (tir.DSPMacW8Name), each
+// channel's two words widened from one LDR.
+func dspMacC(r, c, u int, w8 bool) string {
 	var b strings.Builder
-	name := tir.DSPMacName(r, c, u)
-	fmt.Fprintf(&b, "/* acc[i*%d + j] += sum over g < n/2, h < 2 of smlad(x[i*xs + 2g + h], w[%d*g + 2j + h]), i < %d, j < %d. */\n", c, 2*c, r, c)
-	fmt.Fprintf(&b, "static inline void %s(int32_t *acc, const int32_t *x, int32_t xs, const int32_t *w, int32_t n)\n{\n", name)
+	name, wt := tir.DSPMacName(r, c, u), "int32_t"
+	if w8 {
+		name, wt = tir.DSPMacW8Name(r, c, u), "int8_t"
+		fmt.Fprintf(&b, "/* acc[i*%d + j] += sum over g < n/2, h < 2 of smlad(x[i*xs + 2g + h], (w[%d*g + 4j + h], w[%d*g + 4j + h + 2])), i < %d, j < %d. */\n", c, 4*c, 4*c, r, c)
+	} else {
+		fmt.Fprintf(&b, "/* acc[i*%d + j] += sum over g < n/2, h < 2 of smlad(x[i*xs + 2g + h], w[%d*g + 2j + h]), i < %d, j < %d. */\n", c, 2*c, r, c)
+	}
+	fmt.Fprintf(&b, "static inline void %s(int32_t *acc, const int32_t *x, int32_t xs, const %s *w, int32_t n)\n{\n", name, wt)
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			fmt.Fprintf(&b, "    int32_t a%d%d = acc[%d];\n", i, j, i*c+j)
@@ -141,14 +176,14 @@ func dspMacC(r, c, u int) string {
 			fmt.Fprintf(&b, "        DSP_LD2(x%d, %d, p%d, q%d);\n", i, 2*step, i, i)
 		}
 		for j := 0; j < c; j++ {
-			fmt.Fprintf(&b, "        DSP_LD2(w, %d, u, v);\n", 2*c*step+2*j)
+			b.WriteString(dspWeightLoad(c, step, j, w8, "        "))
 			for i := 0; i < r; i++ {
 				fmt.Fprintf(&b, "        a%d%d = __smlad(p%d, u, a%d%d);\n", i, j, i, i, j)
 				fmt.Fprintf(&b, "        a%d%d = __smlad(q%d, v, a%d%d);\n", i, j, i, i, j)
 			}
 		}
 	}
-	fmt.Fprintf(&b, "        w += %d;\n", 2*c*u)
+	fmt.Fprintf(&b, "        w += %d;\n", dspWeightStep(c, u, w8))
 	for i := 0; i < r; i++ {
 		fmt.Fprintf(&b, "        x%d += %d;\n", i, 2*u)
 	}
@@ -166,13 +201,17 @@ func dspMacC(r, c, u int) string {
 // channels the r×c accumulators start at zero (the bias is in k0), the
 // micro-kernel loop of dspMacC runs, and each channel's multiplier and
 // shift (one LDRD) serve its r rows: one LDRD of k0, SMLAL, ASR, SSAT and
-// a byte store per output.
-func dspGemmC(r, c, u int) string {
+// a byte store per output. With w8 the weights are int8
+// (tir.DSPGemmW8Name).
+func dspGemmC(r, c, u int, w8 bool) string {
 	var b strings.Builder
-	name := tir.DSPGemmName(r, c, u)
-	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, tir.DSPMacName(r, c, u), c)
+	name, mac, wt := tir.DSPGemmName(r, c, u), tir.DSPMacName(r, c, u), "int32_t"
+	if w8 {
+		name, mac, wt = tir.DSPGemmW8Name(r, c, u), tir.DSPMacW8Name(r, c, u), "int8_t"
+	}
+	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, mac, c)
 	b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
-	fmt.Fprintf(&b, "static inline void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name)
+	fmt.Fprintf(&b, "static inline void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name, wt)
 	b.WriteString("    int32_t blk;\n")
 	if r == 1 {
 		b.WriteString("    (void)xs;\n    (void)ys;\n")
@@ -197,14 +236,14 @@ func dspGemmC(r, c, u int) string {
 			fmt.Fprintf(&b, "            DSP_LD2(x%d, %d, p%d, q%d);\n", i, 2*step, i, i)
 		}
 		for j := 0; j < c; j++ {
-			fmt.Fprintf(&b, "            DSP_LD2(w, %d, u, v);\n", 2*c*step+2*j)
+			b.WriteString(dspWeightLoad(c, step, j, w8, "            "))
 			for i := 0; i < r; i++ {
 				fmt.Fprintf(&b, "            a%d%d = __smlad(p%d, u, a%d%d);\n", i, j, i, i, j)
 				fmt.Fprintf(&b, "            a%d%d = __smlad(q%d, v, a%d%d);\n", i, j, i, i, j)
 			}
 		}
 	}
-	fmt.Fprintf(&b, "            w += %d;\n", 2*c*u)
+	fmt.Fprintf(&b, "            w += %d;\n", dspWeightStep(c, u, w8))
 	for i := 0; i < r; i++ {
 		fmt.Fprintf(&b, "            x%d += %d;\n", i, 2*u)
 	}

@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir"
 )
 
@@ -45,15 +44,7 @@ func ioInfos(m *tir.Module) (ins, outs []IOInfo) {
 // inputs and outputs.
 func ReportFor(m *tir.Module, files map[string][]byte, opts Options) *Report {
 	p := prefixOf(opts, m)
-	rep := &Report{Target: m.Target, ArenaBytes: m.ArenaBytes, Entry: p + "_run", Files: []string{}}
-	seen := map[*graph.Data]bool{}
-	for _, c := range m.Consts {
-		if c.Data != nil && seen[c.Data] {
-			continue
-		}
-		seen[c.Data] = true
-		rep.WeightsBytes += c.Data.Len() * c.DType.Size()
-	}
+	rep := &Report{Target: m.Target, ArenaBytes: m.ArenaBytes, Entry: p + "_run", Files: []string{}, WeightsBytes: int(m.ConstBytes())}
 	for name := range files {
 		rep.Files = append(rep.Files, name)
 	}

@@ -77,6 +77,10 @@ type State struct {
 	Report     *emitc.Report
 	// Tuned is how many kernels took knobs from tuning records.
 	Tuned int
+	// Lean is set when the fit pass kept kernels' weights int8 so that
+	// the constants fit the board's flash (fitweights.go).
+	Lean     *LeanWeights
+	leanFrom int64 // the constants' bytes before it did
 }
 
 // Pass is one named stage.
@@ -249,7 +253,9 @@ func (e *FitError) Error() string {
 }
 
 // checkFits refuses a model whose arena or weights cannot fit the board's
-// memory regions (the linker would say it later, less clearly).
+// memory regions (the linker would say it later, less clearly). The
+// weights here are the graph's int8 bytes, a lower bound: after lowering,
+// fitWeights checks the constants in the kernels' own layouts.
 func checkFits(s *State) error {
 	b := s.Opt.Board
 	if b == nil || !b.BareMetal() {
@@ -329,6 +335,16 @@ func lowerPass(s *State) error {
 			return err
 		}
 		s.Module = m
+		// The constants as lowered (weights in the kernels' layouts,
+		// tables) against the board's flash; int8 weights where int16
+		// ones do not fit, then lower again.
+		again, err := s.fitWeights(&t)
+		if err != nil {
+			return err
+		}
+		if again {
+			continue
+		}
 		return checkStack(s)
 	}
 }

@@ -133,9 +133,8 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	// |Σ x·w| <= Σ|w|·32768 for any int16 activations.
 	bound := make([]int64, g.Cout)
 	for oc := range bound {
-		for k := 0; k < g.K4/2; k++ {
-			wv := g.w.Data.I[g.wordOf(oc, k)]
-			bound[oc] += (abs64(int64(int16(wv))) + abs64(int64(int16(wv>>16)))) * 32768
+		for _, v := range g.chanWeights(oc) {
+			bound[oc] += abs64(v) * 32768
 		}
 	}
 	tab := foldBiasRequant(pp.Buf.Data.I, bias, bound)
@@ -183,9 +182,9 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	kw := g.K4 / 2
 	var out []Stmt
 	for _, bl := range blocks {
-		out = append(out, &Evaluate{X: Call(DSPGemmName(g.R, bl.c, g.U), I32,
+		out = append(out, &Evaluate{X: Call(g.gemmName(g.R, bl.c, g.U), I32,
 			ptr(g.store.Buf, SimplifyExpr(Add(o00, C(int64(bl.from))))), C(ys),
-			ptr(g.xb, C(0)), C(int64(kw)), ptr(g.w, C(int64(bl.from*kw))), C(int64(kw)),
+			ptr(g.xb, C(0)), C(int64(kw)), ptr(g.w, C(int64(bl.from*g.wElems()))), C(int64(kw)),
 			ptr(ptab, C(int64(4*bl.from))), C(int64(bl.count)), rq.Args[2], rq.Args[3], rq.Args[4])})
 	}
 	return Block(out...), true

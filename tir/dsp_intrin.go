@@ -188,11 +188,6 @@ func DSPPackWeights(w []int64, cout, K, k4, c int) []int64 {
 
 func ptr(b *Buffer, i Expr) Expr { return &Ptr{Buf: b, Index: i} }
 
-// dspMac builds acc[0..] += block(x, w) for an r×c block over n words.
-func dspMac(r, c, u int, acc *Buffer, x *Buffer, xi Expr, xs int, w *Buffer, wi Expr, n int) Stmt {
-	return &Evaluate{X: Call(DSPMacName(r, c, u), I32, ptr(acc, C(0)), ptr(x, xi), C(int64(xs)), ptr(w, wi), C(int64(n)))}
-}
-
 // dspWiden builds dsp_widen_s8(&dst[di], &src[si], n, off).
 func dspWiden(dst *Buffer, di Expr, src *Buffer, si Expr, n int, off int64) Stmt {
 	return &Evaluate{X: Call(IntrDSPWiden, I32, ptr(dst, di), ptr(src, si), C(int64(n)), C(off))}

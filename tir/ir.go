@@ -156,6 +156,22 @@ func (f *PrimFunc) ScratchBytes() int {
 	return n
 }
 
+// ConstBytes is the bytes of the module's constant data (weights in the
+// layouts the kernels read, biases, requantization and lookup tables),
+// each distinct array once: what the weights region of flash must hold.
+func (m *Module) ConstBytes() int64 {
+	var n int64
+	seen := map[*graph.Data]bool{}
+	for _, c := range m.Consts {
+		if c.Data == nil || seen[c.Data] {
+			continue
+		}
+		seen[c.Data] = true
+		n += int64(c.Data.Len() * c.DType.Size())
+	}
+	return n
+}
+
 // ScratchBytes is the largest ScratchBytes of the module's kernels, and
 // that kernel's name ("" when none has local arrays): the stack the
 // generated code needs beyond its functions' frames, one kernel at a time.

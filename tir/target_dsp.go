@@ -11,7 +11,8 @@ import (
 // (Cortex-M4, M7, M33): int8 convolutions and fully connected layers become
 // register-blocked SMLAD micro-kernels (DSPMacName) over activations
 // widened once into int16 pairs (a partial im2col for convolutions) and
-// weights packed as int16 pairs at compile time; depthwise convolutions
+// weights packed as int16 pairs at compile time (or, with knob weights = 8,
+// kept int8 and widened by SXTB16 in the micro-kernel); depthwise convolutions
 // run four channels at a time (3×3 windows through one shared helper,
 // IntrDSPDW3x3; others IntrDSPDW4); the requantization stays fused in the
 // epilogue of each block (IntrDSPRequant where the shifts allow, its
@@ -42,6 +43,11 @@ func init() {
 	DeclareKnob("dsp.lut", 0, 1)                // element-wise: per-input tables
 	DeclareKnob("dsp.dw3x3", 0, 1)              // depthwise 3x3: one shared helper per pixel
 	DeclareKnob("dsp.gemm_fuse", 0, 1)          // conv, FC: ReLU outputs through one DSPGemmName helper per channel loop
+	// conv, FC: weights in flash as int16 pairs (16) or int8 widened in
+	// registers (8, tir/dsp_w8.go). 8 saves flash at a cost in
+	// instructions: the pipeline's fit pass chooses it where the board's
+	// flash needs it, the tuner never does (one value: not searched).
+	DeclareKnob("dsp.weights", 16)
 }
 
 // accNest is a compute definition of the form
@@ -288,6 +294,7 @@ type gemmSpec struct {
 	acc               *Buffer
 	pix               func(s Stmt, i int) Stmt // substitutes row i's output position
 	fuse              bool                     // one DSPGemmName call per run of blocks where it applies
+	w8                bool                     // w is int8 (DSPPackWeights8, knob weights = 8)
 }
 
 // gemmBlock is a run of count channel blocks of c channels from channel from.
@@ -320,7 +327,8 @@ func (g *gemmSpec) build(name string) Stmt {
 					ss = append(ss, flatStore(accb, C(int64(i*c+j)), SubstituteExpr(g.init, map[*Var]Expr{g.ocVar: oc})))
 				}
 			}
-			ss = append(ss, dspMac(g.R, c, g.U, accb, g.xb, C(0), kw, g.w, Mul(oc0, C(int64(kw))), kw))
+			ss = append(ss, &Evaluate{X: Call(g.macName(g.R, c, g.U), I32, ptr(accb, C(0)), ptr(g.xb, C(0)), C(int64(kw)),
+				ptr(g.w, Mul(oc0, C(int64(g.wElems())))), C(int64(kw)))})
 			for i := 0; i < g.R; i++ {
 				for j := 0; j < c; j++ {
 					oc := Add(oc0, C(int64(j)))
@@ -357,10 +365,12 @@ func unrollFor(want, k4 int) int {
 // its epilogue. Knobs: block_px (1 or 2), block_oc (1, 2 or 4), unroll_k
 // (1, 2, 4 or 8 groups of four k per micro-kernel iteration, default 8), partition (bit
 // 0: pixel blocks, bit 1: rows; the interior fills the im2col buffer
-// without padding checks).
+// without padding checks), weights (16: int16 pair words in flash, the
+// default; 8: int8 in flash, widened in registers, tir/dsp_w8.go).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 8)
 	fuse := knob(f, "gemm_fuse", 1) != 0
+	wbits := knob(f, "weights", 16)
 	c, ok := parseConvNest(f)
 	if !ok {
 		return scheduleConvGeneric(f)
@@ -395,12 +405,17 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			return scheduleConvGeneric(f)
 		}
 	}
-	if padT, padL, ok := c.winoEligible(); ok && knob(f, "winograd", 0) != 0 {
+	// Winograd's transformed weights are int16 by nature: int8 weights
+	// (a flash choice) win over it.
+	if padT, padL, ok := c.winoEligible(); ok && knob(f, "winograd", 0) != 0 && wbits != 8 {
 		if g, ok := c.winograd(f, padT, padL, unroll); ok {
 			return g, nil
 		}
 	}
-	wp := constBuf(f.Name+"_weights_s16", I32, []int{Cout * K4 / 2}, DSPPackWeights(w.Data.I, Cout, K, K4, boc))
+	wp, err := dspWeights(f, w.Data.I, Cout, K, K4, boc, wbits)
+	if err != nil {
+		return nil, err
+	}
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)
 	outStore := a.store
 	xs := a.x.Buf.Shape
@@ -473,7 +488,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			fill = append(fill, &Allocate{Buf: stage, Body: Block(st, Block(tail...),
 				dspWiden(col, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
-		g := &gemmSpec{R: R, C: boc, U: u, K4: K4, Cout: Cout, xb: col, w: wp, ocVar: ocV, init: a.init, store: store, acc: a.acc, fuse: fuse,
+		g := &gemmSpec{R: R, C: boc, U: u, K4: K4, Cout: Cout, xb: col, w: wp, ocVar: ocV, init: a.init, store: store, acc: a.acc, fuse: fuse, w8: wbits == 8,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
 		return &Allocate{Buf: col, Body: Block(Block(fill...), g.build(f.Name))}
 	}
@@ -554,8 +569,9 @@ func rowMajor(b *Buffer) bool {
 // scheduleFCDSP: fully connected as a GEMM of input rows × output rows.
 // Each input row is widened into pair words once and reused for every
 // block of block_oc output rows; weights are packed as int16 pairs at
-// compile time. Knobs block_rows (1 or 2), block_oc (1, 2 or 4), unroll_k
-// (1, 2, 4 or 8; default 8).
+// compile time (or kept int8 with knob weights = 8). Knobs block_rows (1
+// or 2), block_oc (1, 2 or 4), unroll_k (1, 2, 4 or 8; default 8), weights
+// (16 or 8).
 func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 2 || len(a.red) != 1 || a.cond != nil {
@@ -571,6 +587,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	rV, jV, kV := a.outer[0].Var, a.outer[1].Var, a.red[0].Var
 	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 8)
 	fuse := knob(f, "gemm_fuse", 1) != 0
+	wbits := knob(f, "weights", 16)
 	if rows < br {
 		br = 1
 	}
@@ -579,7 +596,10 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 		a.x.Indices[0] != Expr(rV) || a.x.Indices[1] != Expr(kV) || w.Len() != Nout*K {
 		return scheduleFCGeneric(f)
 	}
-	wp := constBuf(f.Name+"_weights_s16", I32, []int{Nout * K4 / 2}, DSPPackWeights(w.Data.I, Nout, K, K4, bc))
+	wp, err := dspWeights(f, w.Data.I, Nout, K, K4, bc, wbits)
+	if err != nil {
+		return nil, err
+	}
 	store := packRequant(fastRequant(a.store))
 	u := unrollFor(unroll, K4)
 	mk := func(R int, rowAt func(i int) Expr) Stmt {
@@ -600,7 +620,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 			}
 			fill = append(fill, &Allocate{Buf: stage, Body: Block(cp, Block(tail...), dspWiden(xw, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
-		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw, fuse: fuse,
+		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw, fuse: fuse, w8: wbits == 8,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{rV: rowAt(i)}) }}
 		return &Allocate{Buf: xw, Body: Block(Block(fill...), g.build(f.Name))}
 	}

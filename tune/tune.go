@@ -117,6 +117,8 @@ type Dim struct {
 // Space is the product of a kernel's knob dimensions, in name order.
 type Space struct {
 	Dims []Dim
+	// Fixed are knobs with one value: part of every point, no dimension.
+	Fixed Knobs
 }
 
 // Size is the number of points in the space (capped at 1<<40).
@@ -134,6 +136,7 @@ func (s Space) Size() int {
 // At returns point i (mixed radix over the dims, first dim fastest).
 func (s Space) At(i int) Knobs {
 	k := Knobs{}
+	maps.Copy(k, s.Fixed)
 	for _, d := range s.Dims {
 		k[d.Name] = d.Values[i%len(d.Values)]
 		i /= len(d.Values)
@@ -206,11 +209,21 @@ func ValuesFor(target, name string, def int) []int {
 
 // SpaceOf builds the space of a kernel scheduled for target from the knobs
 // its schedule read (PrimFunc.Knobs after scheduling holds every knob with
-// its value).
+// its value). A knob declared with its default alone (dsp.weights: a flash
+// choice the pipeline makes, not a speed one) is no dimension: the search
+// leaves it at the default (Space.Fixed, in every point).
 func SpaceOf(target string, defaults Knobs) Space {
 	var s Space
 	for _, name := range slices.Sorted(maps.Keys(defaults)) {
-		s.Dims = append(s.Dims, Dim{Name: name, Values: ValuesFor(target, name, defaults[name]),
+		v := ValuesFor(target, name, defaults[name])
+		if len(v) < 2 {
+			if s.Fixed == nil {
+				s.Fixed = Knobs{}
+			}
+			s.Fixed[name] = v[0]
+			continue
+		}
+		s.Dims = append(s.Dims, Dim{Name: name, Values: v,
 			Algorithm: tir.IsAlgorithm(target+"."+name) || tir.IsAlgorithm(name)})
 	}
 	return s

@@ -30,6 +30,9 @@ type compileReport struct {
 	Files        []string `json:"files"`
 	Entry        string   `json:"entry"`
 	ScratchBytes int      `json:"scratch_bytes"`
+	// Int8Weights is set when the fit pass kept layers' weights int8 (in
+	// flash) because the int16 layout would not fit the board's flash.
+	Int8Weights *pipeline.LeanWeights `json:"int8_weights,omitempty"`
 }
 
 func (c *compileCmd) Run(e *env) error {
@@ -85,7 +88,7 @@ func (c *compileCmd) Run(e *env) error {
 		return err
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
-		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes}
+		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
 	}
@@ -95,6 +98,9 @@ func (c *compileCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "%s -> %s (board %s, target %s)\narena %s B, weights %s B, kernel scratch %s B (stack), entry %s()\n",
 		c.Model, c.Out, r.Board, r.Target, comma(int64(r.ArenaBytes)), comma(int64(r.WeightsBytes)), comma(int64(r.ScratchBytes)), r.Entry)
+	if r.Int8Weights != nil {
+		fmt.Fprintln(e.stdout, r.Int8Weights.Summary())
+	}
 	for _, f := range r.Files {
 		fmt.Fprintf(e.stdout, "  %s\n", f)
 	}

@@ -1,0 +1,150 @@
+package pipeline
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/tir"
+)
+
+// LeanWeights says which kernels the fit pass (fitWeights) gave int8
+// weights in flash (knob dsp.weights = 8) because the int16 layout did not
+// fit the board's flash.
+type LeanWeights struct {
+	// Kernels are the kernels kept int8, largest weight tensors first.
+	Kernels []string `json:"kernels"`
+	// SavedBytes is how much smaller the lowered constants are than with
+	// the int16 layout everywhere the build would otherwise have it.
+	SavedBytes int64 `json:"saved_bytes"`
+	// ConstBytes is the lowered constants' size in the end, and FlashBytes
+	// the board's weights region.
+	ConstBytes int64 `json:"const_bytes"`
+	FlashBytes int64 `json:"flash_bytes"`
+}
+
+// Summary is the one line compile prints.
+func (l *LeanWeights) Summary() string {
+	s := "s"
+	if len(l.Kernels) == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("weights: %d layer%s kept int8 to fit flash (%.1f KB saved; constants %s B of %s B)",
+		len(l.Kernels), s, float64(l.SavedBytes)/1000, commas(l.ConstBytes), commas(l.FlashBytes))
+}
+
+// Code headroom the fit pass leaves in a weights region that also holds
+// code: an estimate (the kernels, the entry function and a small
+// application), not a measurement; the linker still has the last word.
+const (
+	codeHeadroomBase   = 4096
+	codeHeadroomKernel = 2048
+)
+
+// leanCandidate is a kernel whose weights are in the int16 layout.
+type leanCandidate struct {
+	name, op string
+	bytes    int64 // of its int16 weights
+	saves    int64 // with int8 weights instead
+}
+
+// leanCandidates lists the dsp conv/FC kernels of m that hold int16 packed
+// weights (DSPPackWeights, or Winograd's transformed ones), largest first,
+// then by name.
+func leanCandidates(m *tir.Module) []leanCandidate {
+	var out []leanCandidate
+	for _, f := range m.Funcs {
+		if (f.Op != "conv2d" && f.Op != "fully_connected") || f.Knobs["weights"] != 16 {
+			continue
+		}
+		var n, saves int64
+		for _, c := range f.Consts() {
+			b := int64(c.Len() * c.DType.Size())
+			switch {
+			case strings.HasSuffix(c.Name, "_weights_s16"):
+				n, saves = n+b, saves+b/2 // the same values as bytes
+			case strings.HasSuffix(c.Name, "_weights_wino"):
+				n, saves = n+b, saves+b*23/32 // 16 int16 taps for 9 int8 ones
+			}
+		}
+		if n > 0 {
+			out = append(out, leanCandidate{f.Name, f.Op, n, saves})
+		}
+	}
+	slices.SortFunc(out, func(a, b leanCandidate) int {
+		return cmp.Or(cmp.Compare(b.bytes, a.bytes), cmp.Compare(a.name, b.name))
+	})
+	return out
+}
+
+// fitWeights checks the lowered module's constants against the board's
+// weights region. When they (with headroom for code, where the region holds
+// code too) do not fit and dsp kernels hold int16 weights, it gives the
+// largest of those int8 weights (knob weights = 8, which wins over tuning
+// records and Options.Knobs), as few as the estimate needs, in *t and
+// returns true: the caller lowers again and calls it again. Constants that
+// do not fit with every such kernel int8 are a FitError, before any code
+// is emitted.
+func (s *State) fitWeights(t *tir.Target) (bool, error) {
+	b := s.Opt.Board
+	if b == nil || !b.BareMetal() {
+		return false, nil
+	}
+	r := b.RegionFor(boards.HoldsWeights)
+	if r == nil {
+		return false, nil
+	}
+	have := int64(r.Length)
+	need := s.Module.ConstBytes()
+	var headroom int64
+	if slices.Contains(r.Holds, boards.HoldsCode) || b.RegionFor(boards.HoldsCode) == r {
+		headroom = codeHeadroomBase + codeHeadroomKernel*int64(len(s.Module.Funcs))
+	}
+	if s.Lean != nil {
+		s.Lean.SavedBytes, s.Lean.ConstBytes = s.leanFrom-need, need
+	}
+	if need+headroom <= have {
+		return false, nil
+	}
+	cands := leanCandidates(s.Module)
+	if len(cands) == 0 {
+		if need <= have {
+			return false, nil // only the code estimate is short: the linker decides
+		}
+		what := "weights (the lowered constants)"
+		if s.Lean != nil {
+			what = fmt.Sprintf("weights (the lowered constants, even with %d layer(s) kept int8)", len(s.Lean.Kernels))
+		}
+		err := &FitError{Model: s.Graph.Name, Board: b.Name, Region: r.Name, What: what, Need: need, Have: have}
+		return false, fmt.Errorf("%s: %w", s.ModelPath, err)
+	}
+	if s.Lean == nil {
+		s.Lean = &LeanWeights{FlashBytes: have}
+		s.leanFrom = need
+	}
+	// As few kernels as needed, largest first.
+	est, forced := need, 0
+	for _, c := range cands {
+		if est+headroom <= have {
+			break
+		}
+		est -= c.saves
+		k := maps.Clone(t.Knobs[c.name])
+		if k == nil {
+			k = map[string]int{}
+		}
+		if k["weights"] == 16 || t.Knobs[c.op]["weights"] == 16 {
+			forced++
+		}
+		k["weights"] = 8
+		*t = t.WithKnobs(c.name, k)
+		s.Lean.Kernels = append(s.Lean.Kernels, c.name)
+	}
+	if forced > 0 {
+		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (weights=16, from tuning records or knobs) keep int8 weights: %s's flash needs them (the fit pass wins)", forced, b.Name))
+	}
+	return true, nil
+}
