@@ -139,6 +139,41 @@ func dspWeightStep(c, u int, w8 bool) int {
 	return 2 * c * u
 }
 
+// writeMacLoop prints the r activation-row pointers and the loop of an r×c
+// block over n pair words, u groups of four k per iteration (accumulators
+// a<i><j>, weights at w), at indent ind; mid goes between the pointers and
+// the loop.
+func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(b, "%sconst int32_t *x%d = x + %d * xs;\n", ind, i, i)
+	}
+	fmt.Fprintf(b, "%sconst int32_t *const end = x0 + n;\n", ind)
+	b.WriteString(mid)
+	fmt.Fprintf(b, "%swhile (x0 < end) {\n", ind)
+	in := ind + "    "
+	fmt.Fprintf(b, "%sint32_t u;\n%sint32_t v;\n", in, in)
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(b, "%sint32_t p%d;\n%sint32_t q%d;\n", in, i, in, i)
+	}
+	for step := 0; step < u; step++ {
+		for i := 0; i < r; i++ {
+			fmt.Fprintf(b, "%sDSP_LD2(x%d, %d, p%d, q%d);\n", in, i, 2*step, i, i)
+		}
+		for j := 0; j < c; j++ {
+			b.WriteString(dspWeightLoad(c, step, j, w8, in))
+			for i := 0; i < r; i++ {
+				fmt.Fprintf(b, "%sa%d%d = __smlad(p%d, u, a%d%d);\n", in, i, j, i, i, j)
+				fmt.Fprintf(b, "%sa%d%d = __smlad(q%d, v, a%d%d);\n", in, i, j, i, i, j)
+			}
+		}
+	}
+	fmt.Fprintf(b, "%sw += %d;\n", in, dspWeightStep(c, u, w8))
+	for i := 0; i < r; i++ {
+		fmt.Fprintf(b, "%sx%d += %d;\n", in, i, 2*u)
+	}
+	fmt.Fprintf(b, "%s}\n", ind)
+}
+
 // dspMacC prints the r×c pair-word GEMM block with u groups of four k per
 // iteration: for each group, the r activation rows' two words and each
 // channel's two words (interleaved, one pointer) feed two SMLADs per
@@ -159,35 +194,11 @@ func dspMacC(r, c, u int, w8 bool) string {
 			fmt.Fprintf(&b, "    int32_t a%d%d = acc[%d];\n", i, j, i*c+j)
 		}
 	}
-	for i := 0; i < r; i++ {
-		fmt.Fprintf(&b, "    const int32_t *x%d = x + %d * xs;\n", i, i)
-	}
-	b.WriteString("    const int32_t *const end = x0 + n;\n")
+	void := ""
 	if r == 1 {
-		b.WriteString("    (void)xs;\n")
+		void = "    (void)xs;\n"
 	}
-	b.WriteString("    while (x0 < end) {\n")
-	b.WriteString("        int32_t u;\n        int32_t v;\n")
-	for i := 0; i < r; i++ {
-		fmt.Fprintf(&b, "        int32_t p%d;\n        int32_t q%d;\n", i, i)
-	}
-	for step := 0; step < u; step++ {
-		for i := 0; i < r; i++ {
-			fmt.Fprintf(&b, "        DSP_LD2(x%d, %d, p%d, q%d);\n", i, 2*step, i, i)
-		}
-		for j := 0; j < c; j++ {
-			b.WriteString(dspWeightLoad(c, step, j, w8, "        "))
-			for i := 0; i < r; i++ {
-				fmt.Fprintf(&b, "        a%d%d = __smlad(p%d, u, a%d%d);\n", i, j, i, i, j)
-				fmt.Fprintf(&b, "        a%d%d = __smlad(q%d, v, a%d%d);\n", i, j, i, i, j)
-			}
-		}
-	}
-	fmt.Fprintf(&b, "        w += %d;\n", dspWeightStep(c, u, w8))
-	for i := 0; i < r; i++ {
-		fmt.Fprintf(&b, "        x%d += %d;\n", i, 2*u)
-	}
-	b.WriteString("    }\n")
+	writeMacLoop(&b, r, c, u, w8, "    ", void)
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			fmt.Fprintf(&b, "    acc[%d] = a%d%d;\n", i*c+j, i, j)
@@ -222,32 +233,7 @@ func dspGemmC(r, c, u int, w8 bool) string {
 			fmt.Fprintf(&b, "        int32_t a%d%d = 0;\n", i, j)
 		}
 	}
-	for i := 0; i < r; i++ {
-		fmt.Fprintf(&b, "        const int32_t *x%d = x + %d * xs;\n", i, i)
-	}
-	b.WriteString("        const int32_t *const end = x0 + n;\n")
-	b.WriteString("        while (x0 < end) {\n")
-	b.WriteString("            int32_t u;\n            int32_t v;\n")
-	for i := 0; i < r; i++ {
-		fmt.Fprintf(&b, "            int32_t p%d;\n            int32_t q%d;\n", i, i)
-	}
-	for step := 0; step < u; step++ {
-		for i := 0; i < r; i++ {
-			fmt.Fprintf(&b, "            DSP_LD2(x%d, %d, p%d, q%d);\n", i, 2*step, i, i)
-		}
-		for j := 0; j < c; j++ {
-			b.WriteString(dspWeightLoad(c, step, j, w8, "            "))
-			for i := 0; i < r; i++ {
-				fmt.Fprintf(&b, "            a%d%d = __smlad(p%d, u, a%d%d);\n", i, j, i, i, j)
-				fmt.Fprintf(&b, "            a%d%d = __smlad(q%d, v, a%d%d);\n", i, j, i, i, j)
-			}
-		}
-	}
-	fmt.Fprintf(&b, "            w += %d;\n", dspWeightStep(c, u, w8))
-	for i := 0; i < r; i++ {
-		fmt.Fprintf(&b, "            x%d += %d;\n", i, 2*u)
-	}
-	b.WriteString("        }\n")
+	writeMacLoop(&b, r, c, u, w8, "        ", "")
 	for j := 0; j < c; j++ {
 		b.WriteString("        {\n            int32_t m;\n            int32_t e1;\n")
 		fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, e1);\n", 4*j+2)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -307,22 +306,7 @@ func TestMLPerfWeights8CWarningFree(t *testing.T) {
 			if !usesW8(s.Files) {
 				t.Fatal("the C calls no int8-weight kernel")
 			}
-			src := t.TempDir()
-			if err := WriteFiles(src, s.Files); err != nil {
-				t.Fatal(err)
-			}
-			for name := range s.Files {
-				if filepath.Ext(name) != ".c" {
-					continue
-				}
-				for _, opt := range []string{"-O2", "-Os"} {
-					args := append(b.GCCFlags(), opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c",
-						"-I", src, "-o", filepath.Join(src, name+opt+".o"), filepath.Join(src, name))
-					if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-						t.Errorf("%s %s: %v\n%s", name, opt, err, out)
-					}
-				}
-			}
+			buildWarningFree(t, b, cc, s.Files)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/runner"
 )
 
@@ -34,23 +35,30 @@ func TestMLPerfCWarningFree(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				src := t.TempDir()
-				if err := WriteFiles(src, s.Files); err != nil {
-					t.Fatal(err)
-				}
-				for name := range s.Files {
-					if filepath.Ext(name) != ".c" {
-						continue
-					}
-					for _, opt := range []string{"-O2", "-Os"} {
-						args := append(b.GCCFlags(), opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c",
-							"-I", src, "-o", filepath.Join(src, name+opt+".o"), filepath.Join(src, name))
-						if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-							t.Errorf("%s %s: %v\n%s", name, opt, err, out)
-						}
-					}
-				}
+				buildWarningFree(t, b, cc, s.Files)
 			})
+		}
+	}
+}
+
+// buildWarningFree compiles each C file of files for b with cc as C99
+// -pedantic -Wall -Wextra -Werror at -O2 and at -Os.
+func buildWarningFree(t *testing.T, b *boards.Board, cc string, files map[string][]byte) {
+	t.Helper()
+	src := t.TempDir()
+	if err := WriteFiles(src, files); err != nil {
+		t.Fatal(err)
+	}
+	for name := range files {
+		if filepath.Ext(name) != ".c" {
+			continue
+		}
+		for _, opt := range []string{"-O2", "-Os"} {
+			args := append(b.GCCFlags(), opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c",
+				"-I", src, "-o", filepath.Join(src, name+opt+".o"), filepath.Join(src, name))
+			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+				t.Errorf("%s %s: %v\n%s", name, opt, err, out)
+			}
 		}
 	}
 }

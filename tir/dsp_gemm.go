@@ -28,38 +28,39 @@ import (
 // copy), so y may alias the kernel's input.
 func DSPGemmName(r, c, u int) string { return fmt.Sprintf("dsp_gemm_s8pr_%dx%d_u%d", r, c, u) }
 
+// gemmIntrinsic is the semantics of a fused channel loop (DSPGemmName,
+// DSPGemmW8Name) whose weights hold unit elements per pair word (1: int16
+// pair words, 2: int8 bytes) and are read with pair.
+func gemmIntrinsic(name string, r, c int64, u int, unit int64, pair weightPair) func([]val) val {
+	return func(a []val) val {
+		y, ys, x, xs, w, n, p, nb := a[0], a[1].i, a[2], a[3].i, a[4], a[5].i, a[6], a[7].i
+		zr, lo, hi := a[8].i, a[9].i, a[10].i
+		if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) {
+			panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d", name, n, nb, ys))
+		}
+		for bl := int64(0); bl < nb; bl++ {
+			wb := val{p: w.p, i: w.i + bl*c*unit*n}
+			for i := int64(0); i < r; i++ {
+				for j := int64(0); j < c; j++ {
+					s := dotBlock(x, xs, i, wb, c, j, n, pair)
+					if s > math.MaxInt32 || s < math.MinInt32 {
+						panic("int32 overflow in " + name)
+					}
+					o := bl*c + j
+					P := func(k int64) int64 { return p.p.I[p.i+4*o+k] }
+					y.p.I[y.i+i*ys+o] = reluRequant(name, s, P(2), int64(uint32(P(0)))+P(1)<<32, P(3), zr, lo, hi).i
+				}
+			}
+		}
+		return val{}
+	}
+}
+
 func init() {
 	for _, b := range DSPMacBlocks {
 		for _, u := range DSPMacUnrolls {
-			r, c := int64(b[0]), int64(b[1])
 			name := DSPGemmName(b[0], b[1], u)
-			extIntrinsics[name] = func(a []val) val {
-				y, ys, x, xs, w, n, p, nb := a[0], a[1].i, a[2], a[3].i, a[4], a[5].i, a[6], a[7].i
-				zr, lo, hi := a[8].i, a[9].i, a[10].i
-				if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) {
-					panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d", name, n, nb, ys))
-				}
-				for bl := int64(0); bl < nb; bl++ {
-					for i := int64(0); i < r; i++ {
-						for j := int64(0); j < c; j++ {
-							var s int64
-							for g := int64(0); g < n/2; g++ {
-								for h := int64(0); h < 2; h++ {
-									s += dot2(x.p.I[x.i+i*xs+2*g+h], w.p.I[w.i+bl*c*n+2*c*g+2*j+h])
-								}
-							}
-							if s > math.MaxInt32 || s < math.MinInt32 {
-								panic("int32 overflow in " + name)
-							}
-							o := bl*c + j
-							P := func(k int64) int64 { return p.p.I[p.i+4*o+k] }
-							v := reluRequant(name, s, P(2), int64(uint32(P(0)))+P(1)<<32, P(3), zr, lo, hi)
-							y.p.I[y.i+i*ys+o] = v.i
-						}
-					}
-				}
-				return val{}
-			}
+			extIntrinsics[name] = gemmIntrinsic(name, int64(b[0]), int64(b[1]), u, 1, pairWords)
 		}
 	}
 }

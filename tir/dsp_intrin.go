@@ -82,32 +82,52 @@ const IntrDSPRequant = "dsp_requant_s8"
 // dspRequantK0 is k0 for right shift e with zk folded in.
 func dspRequantK0(e, zk int64) int64 { return 1<<30 + 1<<(30+e) + zk<<(31+e) }
 
+// weightPair reads pair word h of channel j, group g from a block of c
+// channels' weights at w: the int16 layout (pairWords) or the int8 one
+// (w8Pair).
+type weightPair func(w val, c, g, j, h int64) int64
+
+// pairWords reads DSPPackWeights' layout: word 2c·g + 2j + h.
+func pairWords(w val, c, g, j, h int64) int64 { return w.p.I[w.i+2*c*g+2*j+h] }
+
+// dotBlock is Σ_{g < n/2} Σ_{h<2} dot2(x[i·xs + 2g + h], pair(w, c, g, j, h))
+// in int64 (the callers refuse a result outside int32).
+func dotBlock(x val, xs, i int64, w val, c, j, n int64, pair weightPair) int64 {
+	var s int64
+	for g := int64(0); g < n/2; g++ {
+		for h := int64(0); h < 2; h++ {
+			s += dot2(x.p.I[x.i+i*xs+2*g+h], pair(w, c, g, j, h))
+		}
+	}
+	return s
+}
+
+// macIntrinsic is the semantics of an r×c micro-kernel with unroll u
+// (DSPMacName, DSPMacW8Name) reading its weights with pair.
+func macIntrinsic(name string, r, c int64, u int, pair weightPair) func([]val) val {
+	return func(a []val) val {
+		acc, x, xs, w, n := a[0], a[1], a[2].i, a[3], a[4].i
+		if n%int64(2*u) != 0 || n < 0 {
+			panic(fmt.Sprintf("%s: n = %d", name, n))
+		}
+		for i := int64(0); i < r; i++ {
+			for j := int64(0); j < c; j++ {
+				s := acc.p.I[acc.i+i*c+j] + dotBlock(x, xs, i, w, c, j, n, pair)
+				if s > math.MaxInt32 || s < math.MinInt32 {
+					panic("int32 overflow in " + name)
+				}
+				acc.p.I[acc.i+i*c+j] = s
+			}
+		}
+		return val{}
+	}
+}
+
 func init() {
 	for _, b := range DSPMacBlocks {
 		for _, u := range DSPMacUnrolls {
-			r, c := int64(b[0]), int64(b[1])
 			name := DSPMacName(b[0], b[1], u)
-			extIntrinsics[name] = func(a []val) val {
-				acc, x, xs, w, n := a[0], a[1], a[2].i, a[3], a[4].i
-				if n%int64(2*u) != 0 {
-					panic(fmt.Sprintf("%s: n = %d", name, n))
-				}
-				for i := int64(0); i < r; i++ {
-					for j := int64(0); j < c; j++ {
-						s := acc.p.I[acc.i+i*c+j]
-						for g := int64(0); g < n/2; g++ {
-							for h := int64(0); h < 2; h++ {
-								s += dot2(x.p.I[x.i+i*xs+2*g+h], w.p.I[w.i+2*c*g+2*j+h])
-							}
-						}
-						if s > math.MaxInt32 || s < math.MinInt32 {
-							panic("int32 overflow in " + name)
-						}
-						acc.p.I[acc.i+i*c+j] = s
-					}
-				}
-				return val{}
-			}
+			extIntrinsics[name] = macIntrinsic(name, int64(b[0]), int64(b[1]), u, pairWords)
 		}
 	}
 	extIntrinsics[IntrDSPWiden] = func(a []val) val {

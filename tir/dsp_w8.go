@@ -2,7 +2,6 @@ package tir
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -53,55 +52,9 @@ func init() {
 		for _, u := range DSPMacUnrolls {
 			r, c := int64(b[0]), int64(b[1])
 			name := DSPMacW8Name(b[0], b[1], u)
-			extIntrinsics[name] = func(a []val) val {
-				acc, x, xs, w, n := a[0], a[1], a[2].i, a[3], a[4].i
-				if n%int64(2*u) != 0 || n < 0 {
-					panic(fmt.Sprintf("%s: n = %d", name, n))
-				}
-				for i := int64(0); i < r; i++ {
-					for j := int64(0); j < c; j++ {
-						s := acc.p.I[acc.i+i*c+j]
-						for g := int64(0); g < n/2; g++ {
-							for h := int64(0); h < 2; h++ {
-								s += dot2(x.p.I[x.i+i*xs+2*g+h], w8Pair(name, w, c, g, j, h))
-							}
-						}
-						if s > math.MaxInt32 || s < math.MinInt32 {
-							panic("int32 overflow in " + name)
-						}
-						acc.p.I[acc.i+i*c+j] = s
-					}
-				}
-				return val{}
-			}
+			extIntrinsics[name] = macIntrinsic(name, r, c, u, func(w val, c, g, j, h int64) int64 { return w8Pair(name, w, c, g, j, h) })
 			gname := DSPGemmW8Name(b[0], b[1], u)
-			extIntrinsics[gname] = func(a []val) val {
-				y, ys, x, xs, w, n, p, nb := a[0], a[1].i, a[2], a[3].i, a[4], a[5].i, a[6], a[7].i
-				zr, lo, hi := a[8].i, a[9].i, a[10].i
-				if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) {
-					panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d", gname, n, nb, ys))
-				}
-				for bl := int64(0); bl < nb; bl++ {
-					wb := val{p: w.p, i: w.i + bl*c*2*n}
-					for i := int64(0); i < r; i++ {
-						for j := int64(0); j < c; j++ {
-							var s int64
-							for g := int64(0); g < n/2; g++ {
-								for h := int64(0); h < 2; h++ {
-									s += dot2(x.p.I[x.i+i*xs+2*g+h], w8Pair(gname, wb, c, g, j, h))
-								}
-							}
-							if s > math.MaxInt32 || s < math.MinInt32 {
-								panic("int32 overflow in " + gname)
-							}
-							o := bl*c + j
-							P := func(k int64) int64 { return p.p.I[p.i+4*o+k] }
-							y.p.I[y.i+i*ys+o] = reluRequant(gname, s, P(2), int64(uint32(P(0)))+P(1)<<32, P(3), zr, lo, hi).i
-						}
-					}
-				}
-				return val{}
-			}
+			extIntrinsics[gname] = gemmIntrinsic(gname, r, c, u, 2, func(w val, c, g, j, h int64) int64 { return w8Pair(gname, w, c, g, j, h) })
 		}
 	}
 }
