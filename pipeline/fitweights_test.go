@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -159,29 +158,9 @@ func TestFitWeightsFallback(t *testing.T) {
 	}
 }
 
-const smallBoards = `# Cortex-M4F parts with little flash, run on QEMU's AN386.
-board(
-    name = "m4-512k",
-    description = "an AN386 with 512 KiB of flash (an STM32F411-sized part)",
-    inherits = ["cortex-m4f", "mps2"],
-    memory = [
-        region(name = "FLASH", origin = 0x00000000, length = 512 * KiB, holds = ["code", "weights"]),
-        region(name = "RAM", origin = 0x20000000, length = 128 * KiB, holds = ["data", "arena"]),
-    ],
-    qemu = qemu(machine = "mps2-an386"),
-)
-
-board(
-    name = "m4-256k",
-    description = "an AN386 with 256 KiB of flash",
-    inherits = ["cortex-m4f", "mps2"],
-    memory = [
-        region(name = "FLASH", origin = 0x00000000, length = 256 * KiB, holds = ["code", "weights"]),
-        region(name = "RAM", origin = 0x20000000, length = 128 * KiB, holds = ["data", "arena"]),
-    ],
-    qemu = qemu(machine = "mps2-an386"),
-)
-`
+// smallBoards is testdata/boards/small_flash.star: Cortex-M4F parts with
+// 512 and 256 KiB of flash, run on QEMU's AN386.
+const smallBoards = "../testdata/boards/small_flash.star"
 
 // Convolutions (fused ReLU and not, im2col, odd channel counts) and fully
 // connected layers with int8 weights run bit-exact with the reference
@@ -237,10 +216,7 @@ func TestWeights8UnderQEMU(t *testing.T) {
 	}
 
 	shared := sharedDir(t)
-	file := filepath.Join(t.TempDir(), "small.star")
-	if err := os.WriteFile(file, []byte(smallBoards), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := smallBoards
 	model := filepath.Join(shared, "ad/ad01_int8.tflite")
 	b512, err := LoadBoard("m4-512k", file)
 	if err != nil {

@@ -3,6 +3,7 @@ package tir
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,23 +155,11 @@ func runExtremes(t *testing.T, what string, f, g *PrimFunc) {
 			t.Fatalf("%s: after: %v", what, err)
 		}
 		for i, p := range f.Params {
-			if p.Writes && !equalI(a[i].I, b[i].I) {
+			if p.Writes && !slices.Equal(a[i].I, b[i].I) {
 				t.Fatalf("%s: %s differs on extreme inputs", what, p.Name)
 			}
 		}
 	}
-}
-
-func equalI(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // weightConsts reports whether f holds int16 and int8 packed weights.

@@ -15,28 +15,7 @@ import (
 func TestCompileKeepsWeightsInt8ToFit(t *testing.T) {
 	dir := sharedModels(t)
 	tmp := t.TempDir()
-	boards := filepath.Join(tmp, "small.star")
-	os.WriteFile(boards, []byte(`board(
-    name = "m4-512k",
-    description = "an AN386 with 512 KiB of flash",
-    inherits = ["cortex-m4f", "mps2"],
-    memory = [
-        region(name = "FLASH", origin = 0x00000000, length = 512 * KiB, holds = ["code", "weights"]),
-        region(name = "RAM", origin = 0x20000000, length = 128 * KiB, holds = ["data", "arena"]),
-    ],
-    qemu = qemu(machine = "mps2-an386"),
-)
-board(
-    name = "m4-256k",
-    description = "an AN386 with 256 KiB of flash",
-    inherits = ["cortex-m4f", "mps2"],
-    memory = [
-        region(name = "FLASH", origin = 0x00000000, length = 256 * KiB, holds = ["code", "weights"]),
-        region(name = "RAM", origin = 0x20000000, length = 128 * KiB, holds = ["data", "arena"]),
-    ],
-    qemu = qemu(machine = "mps2-an386"),
-)
-`), 0o644)
+	boards, _ := filepath.Abs("../../testdata/boards/small_flash.star") // Cortex-M4F parts with 512 and 256 KiB of flash
 	model := filepath.Join(dir, "ad/ad01_int8.tflite")
 	code, out, errs := mcugen(t, "compile", model, "--boards", boards, "--board", "m4-512k", "-o", filepath.Join(tmp, "a"))
 	if code != 0 || strings.Count(out, "kept int8 to fit flash") != 1 || !strings.Contains(out, "weights: 1 layer kept int8 to fit flash (") {
