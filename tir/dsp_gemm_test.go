@@ -37,7 +37,7 @@ func TestDSPGemmFusedKeepsResults(t *testing.T) {
 		{3, 4, 3, 5, 7, map[string]int{"block_oc": 4}},
 	} {
 		for _, fuse := range []int{0, 1} {
-			kn := map[string]int{"gemm_fuse": fuse}
+			kn := map[string]int{"gemm_fuse": fuse, "conv_rows": 0} // the im2col form (conv_rows: TestDSPConvRowsKeepResults)
 			for k, v := range c.knobs {
 				kn[k] = v
 			}

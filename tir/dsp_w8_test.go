@@ -193,7 +193,7 @@ func TestDSPWeights8KeepResults(t *testing.T) {
 		{8, 8, 3, 1, 1, map[string]int{"winograd": 1}}, // int8 weights win over Winograd
 	} {
 		for _, fuse := range []int{0, 1} {
-			kn := map[string]int{"weights": 8, "gemm_fuse": fuse}
+			kn := map[string]int{"weights": 8, "gemm_fuse": fuse, "conv_rows": 0} // the im2col form
 			for k, v := range c.knobs {
 				kn[k] = v
 			}

@@ -140,7 +140,7 @@ func (c *convNest) winoEligible() (padT, padL int, ok bool) {
 func (c *convNest) winograd(f *PrimFunc, padT, padL, unroll int) (*PrimFunc, bool) {
 	a, OH, OW, Cg, Cout := c.accNest, c.OH, c.OW, c.Cg, c.C
 	ohV, owV, ocV, nV := c.oh, c.ow, c.oc, c.n
-	H, W := a.x.Buf.Shape[1], a.x.Buf.Shape[2]
+	W := a.x.Buf.Shape[2]
 	n := Cg / 2 // pair words per input pixel
 	TH, TW := (OH+1)/2, (OW+1)/2
 	Wp := 2*TW + 2
@@ -155,23 +155,10 @@ func (c *convNest) winograd(f *PrimFunc, padT, padL, unroll int) (*PrimFunc, boo
 	wp := constBuf(f.Name+"_weights_wino", I32, []int{16 * Cout * Cg / 2}, winoWeights(a.w.Buf.Data.I, Cout, Cg))
 	store := packRequant(fastRequant(a.store))
 	u := unrollFor(unroll, Cg)
-	zeros := func(at Expr, count int) Stmt {
-		return loopK("z", count, Serial, func(z Expr) Stmt { return flatStore(rows, Add(at, z), C(0)) })
-	}
 	th := NewVar("th")
 	// The four input rows of tile row th.
 	fill := loopK("r", 4, Serial, func(r Expr) Stmt {
-		ih := Add(Sub(Mul(th, C(2)), C(int64(padT))), r)
-		rowAt := Mul(r, C(int64(Wp*n)))
-		var in []Stmt
-		if padL > 0 {
-			in = append(in, zeros(rowAt, padL*n))
-		}
-		in = append(in, dspWiden(rows, Add(rowAt, C(int64(padL*n))), a.x.Buf, Mul(ih, C(int64(W*Cg))), W*Cg, a.xOff))
-		if rest := Wp - padL - W; rest > 0 {
-			in = append(in, zeros(Add(rowAt, C(int64((padL+W)*n))), rest*n))
-		}
-		return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: Block(in...), Else: zeros(rowAt, Wp*n)}
+		return c.widenRow(rows, Mul(r, C(int64(Wp*n))), Add(Sub(Mul(th, C(2)), C(int64(padT))), r), Wp, padL)
 	})
 	// R tiles starting at tile column tw0 (R = 1 or 2).
 	block := func(R int, tw0 Expr) Stmt {
@@ -249,4 +236,26 @@ func (c *convNest) winograd(f *PrimFunc, padT, padL, unroll int) (*PrimFunc, boo
 	g := *f
 	g.Body = body
 	return &g, true
+}
+
+// widenRow widens NHWC input row ih (Cg channels, Cg % 4 == 0, plus the
+// input offset) into the pair words rows[rowAt : rowAt + Wp·Cg/2] as one
+// padded row of Wp pixels: padL zero pixels, the W input pixels, zero
+// pixels to the end; a row outside the image is all zeros.
+func (c *convNest) widenRow(rows *Buffer, rowAt, ih Expr, Wp, padL int) Stmt {
+	a, Cg := c.accNest, c.Cg
+	H, W := a.x.Buf.Shape[1], a.x.Buf.Shape[2]
+	n := Cg / 2
+	zeros := func(at Expr, count int) Stmt {
+		return loopK("z", count, Serial, func(z Expr) Stmt { return flatStore(rows, Add(at, z), C(0)) })
+	}
+	var in []Stmt
+	if padL > 0 {
+		in = append(in, zeros(rowAt, padL*n))
+	}
+	in = append(in, dspWiden(rows, Add(rowAt, C(int64(padL*n))), a.x.Buf, Mul(ih, C(int64(W*Cg))), W*Cg, a.xOff))
+	if rest := Wp - padL - W; rest > 0 {
+		in = append(in, zeros(Add(rowAt, C(int64((padL+W)*n))), rest*n))
+	}
+	return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: Block(in...), Else: zeros(rowAt, Wp*n)}
 }

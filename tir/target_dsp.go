@@ -43,6 +43,7 @@ func init() {
 	DeclareKnob("dsp.lut", 0, 1)                // element-wise: per-input tables
 	DeclareKnob("dsp.dw3x3", 0, 1)              // depthwise 3x3: one shared helper per pixel
 	DeclareKnob("dsp.gemm_fuse", 0, 1)          // conv, FC: ReLU outputs through one DSPGemmName helper per channel loop
+	DeclareKnob("dsp.conv_rows", 0, 1)          // conv KxK, Cin % 4 == 0: widen input rows once, no im2col (tir/dsp_convrows.go)
 	// conv, FC: weights in flash as int16 pairs (16) or int8 widened in
 	// registers (8, tir/dsp_w8.go). 8 saves flash at a cost in
 	// instructions: the pipeline's fit pass chooses it where the board's
@@ -295,6 +296,20 @@ type gemmSpec struct {
 	pix               func(s Stmt, i int) Stmt // substitutes row i's output position
 	fuse              bool                     // one DSPGemmName call per run of blocks where it applies
 	w8                bool                     // w is int8 (DSPPackWeights8, knob weights = 8)
+	// segs, when set, splits each block's K into consecutive segments of
+	// n pair words, one micro-kernel call each over row i at x + i·xs
+	// (the accumulators persist across them, so no fused helper): the
+	// segment's weights follow the previous segment's within each channel
+	// block, as DSPPackWeights lays out K in groups of four. The calls are
+	// unrolled: one loop with a computed row measured slower on IC.
+	segs []gemmSeg
+}
+
+// gemmSeg is one segment of a segmented gemmSpec: its activations start at
+// pair word x of xb (row i at x + i·xs), n pair words long.
+type gemmSeg struct {
+	x     Expr
+	xs, n int
 }
 
 // gemmBlock is a run of count channel blocks of c channels from channel from.
@@ -308,7 +323,7 @@ func (g *gemmSpec) build(name string) Stmt {
 	if blocks[0].count == 0 {
 		blocks = blocks[1:]
 	}
-	if g.fuse {
+	if g.fuse && g.segs == nil {
 		if s, ok := g.gemmFused(blocks); ok {
 			return s
 		}
@@ -327,8 +342,21 @@ func (g *gemmSpec) build(name string) Stmt {
 					ss = append(ss, flatStore(accb, C(int64(i*c+j)), SubstituteExpr(g.init, map[*Var]Expr{g.ocVar: oc})))
 				}
 			}
-			ss = append(ss, &Evaluate{X: Call(g.macName(g.R, c, g.U), I32, ptr(accb, C(0)), ptr(g.xb, C(0)), C(int64(kw)),
-				ptr(g.w, Mul(oc0, C(int64(g.wElems())))), C(int64(kw)))})
+			if g.segs == nil {
+				ss = append(ss, &Evaluate{X: Call(g.macName(g.R, c, g.U), I32, ptr(accb, C(0)), ptr(g.xb, C(0)), C(int64(kw)),
+					ptr(g.w, Mul(oc0, C(int64(g.wElems())))), C(int64(kw)))})
+			}
+			// A segment of n words takes n (int16) or 2n (int8) weight
+			// elements per channel.
+			per, wo := 1, 0
+			if g.w8 {
+				per = 2
+			}
+			for _, sg := range g.segs {
+				ss = append(ss, &Evaluate{X: Call(g.macName(g.R, c, g.U), I32, ptr(accb, C(0)), ptr(g.xb, sg.x), C(int64(sg.xs)),
+					ptr(g.w, Add(Mul(oc0, C(int64(g.wElems()))), C(int64(c*wo)))), C(int64(sg.n)))})
+				wo += per * sg.n
+			}
 			for i := 0; i < g.R; i++ {
 				for j := 0; j < c; j++ {
 					oc := Add(oc0, C(int64(j)))
@@ -366,7 +394,9 @@ func unrollFor(want, k4 int) int {
 // (1, 2, 4 or 8 groups of four k per micro-kernel iteration, default 8), partition (bit
 // 0: pixel blocks, bit 1: rows; the interior fills the im2col buffer
 // without padding checks), weights (16: int16 pair words in flash, the
-// default; 8: int8 in flash, widened in registers, tir/dsp_w8.go).
+// default; 8: int8 in flash, widened in registers, tir/dsp_w8.go),
+// conv_rows (KxK with Cin % 4 == 0: widen input rows once instead of the
+// im2col, tir/dsp_convrows.go).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	bpx, boc, unroll := knob(f, "block_px", 2), knob(f, "block_oc", 2), knob(f, "unroll_k", 8)
 	fuse := knob(f, "gemm_fuse", 1) != 0
@@ -415,6 +445,9 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	wp, err := dspWeights(f, w.Data.I, Cout, K, K4, boc, wbits)
 	if err != nil {
 		return nil, err
+	}
+	if stride, padT, padL, ok := c.rowsEligible(); ok && knob(f, "conv_rows", rowsDefault(stride, Cout)) != 0 {
+		return c.convRows(f, stride, padT, padL, wp, packRequant(fastRequant(a.store)), bpx, boc, unroll, wbits == 8), nil
 	}
 	xFlat := flatIndex(a.x.Buf, a.x.Indices)
 	outStore := a.store

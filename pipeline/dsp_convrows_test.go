@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/tir/tirtest"
+)
+
+// The row-widened dsp convolution (knob conv_rows = 1) runs bit-exact on
+// the Cortex-M4 board at strides 1 and 2, odd and even widths, several
+// input channel counts, int16 and int8 weights, on random and extreme
+// inputs.
+func TestDSPConvRowsUnderQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU suite: not in -short")
+	}
+	needTools(t, "mps2-an386")
+	b, _ := LoadBoard("mps2-an386", "")
+	rows := func(k map[string]int) map[string]map[string]int {
+		m := map[string]int{"conv_rows": 1}
+		for n, v := range k {
+			m[n] = v
+		}
+		return map[string]map[string]int{"conv2d": m}
+	}
+	for _, c := range []struct {
+		name  string
+		g     *graph.Graph
+		knobs map[string]map[string]int
+	}{
+		{"s1", tirtest.Conv3x3(8, 1, 1, graph.ActNone, 5), rows(nil)},
+		{"s1-relu-w7", tirtest.Conv3x3Size(5, 7, 16, 1, 1, graph.ActRelu, -128), rows(nil)},
+		{"s2-w9", tirtest.Conv3x3Size(5, 9, 12, 1, 2, graph.ActNone, 5), rows(nil)},
+		{"s2-relu-w8", tirtest.Conv3x3Size(6, 8, 4, 1, 2, graph.ActRelu, -128), rows(nil)},
+		{"s1-oc4-px1", tirtest.Conv3x3Size(4, 5, 8, 1, 1, graph.ActRelu, -128), rows(map[string]int{"block_oc": 4, "block_px": 1})},
+		{"s1-w8", tirtest.Conv3x3Size(4, 6, 8, 1, 1, graph.ActNone, 5), rows(map[string]int{"weights": 8})},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := CompileGraph(c.g, c.name, Options{Board: b, Target: "dsp", Knobs: c.knobs, ArenaExternal: true, IOInArena: true, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			used := false
+			for _, src := range s.Files {
+				used = used || bytes.Contains(src, []byte("_rows["))
+			}
+			if !used {
+				t.Fatalf("the C does not widen rows")
+			}
+			vecs := append(RandomInputs(s.Graph, 6, 9), ExtremeInputs(s.Graph)...)
+			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !x.AllMatch() {
+				t.Errorf("outputs differ from the reference interpreter")
+			}
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package tir
+
+import "slices"
+
+// Row-widened convolutions (dsp knob conv_rows): a KH×KW convolution whose
+// input channel count Cg is a multiple of 4 reads, with NHWC, the KW·Cg
+// values of kernel row kh for output pixel ow as one contiguous run of the
+// input row; widened into pair words that run is KW·Cg/2 contiguous words
+// of the widened row, starting at word (ow·stride)·Cg/2 of the row padded
+// with padL zero pixels. So instead of an im2col of every pixel block
+// (each input value widened up to KH·KW times), the KH input rows an output
+// row reads are widened into a ring of KH padded rows (each input row once
+// per layer at stride 1: the ring keeps the rows the next output row shares
+// with this one), and the micro-kernel reads its activations straight from
+// them: per block of channels, KH calls of n = KW·Cg/2 words each, one per
+// kernel row, accumulating into the same accumulators. The weights are
+// DSPPackWeights' layout unchanged: K = KH·KW·Cg in groups of four, so
+// within a channel block kernel row kh's weights follow kernel row kh−1's.
+
+// rowsDefault is knob conv_rows' default: on at stride 1, where the ring
+// widens each input row once instead of each value up to KH·KW times, and
+// at stride 2 up to 32 output channels. The KH calls per block (instead of
+// one, and no fused DSPGemmName helper) cost per output channel, while at
+// stride 2 the ring keeps only KH − 2 of its rows: on IC (mps2-an386, each
+// kernel alone) the 16→32 channel stride-2 layer gains 4% and the 32→64
+// one loses 2.6% (in the model, where gcc no longer inlines the extra
+// micro-kernel calls, 20%); the stride-1 layers gain 1% to 16%.
+func rowsDefault(stride, cout int) int {
+	if stride == 1 || cout <= 32 {
+		return 1
+	}
+	return 0
+}
+
+// rowsEligible reports whether the convolution can take the row-widened
+// schedule: one image, not 1×1, Cg % 4 == 0, stride 1 or 2 in both
+// directions, dilation 1, input read as NHWC rows with the padding only at
+// the borders.
+func (c *convNest) rowsEligible() (stride, padT, padL int, ok bool) {
+	a, Cg := c.accNest, c.Cg
+	if c.N != 1 || c.KH*c.KW == 1 || Cg%4 != 0 || c.OH < 1 || c.OW < 1 {
+		return 0, 0, 0, false
+	}
+	xs := a.x.Buf.Shape
+	if len(xs) != 4 || xs[0] != 1 || xs[3] != Cg || !rowMajor(a.x.Buf) {
+		return 0, 0, 0, false
+	}
+	W := xs[2]
+	base, step, ok := c.strides(flatIndex(a.x.Buf, a.x.Indices), c.oh, c.kh, c.ow, c.kw, c.ic)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	for s := 1; s <= 2; s++ {
+		if slices.Equal(step, []int64{int64(s * W * Cg), int64(W * Cg), int64(s * Cg), int64(Cg), 1}) {
+			padT, padL, ok := c.padding(base, W, Cg)
+			return s, padT, padL, ok && s <= c.KH
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// convRows builds the row-widened schedule with the packed weights wp (K =
+// KH·KW·Cg per channel, DSPPackWeights or DSPPackWeights8 layout), bpx
+// pixels by boc channels per micro-kernel call. It never claims
+// InPlaceSafe: it reads later input rows after writing earlier output rows.
+func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, store *Store, bpx, boc, unroll int, w8 bool) *PrimFunc {
+	a, OH, OW, KH, KW, Cg, Cout := c.accNest, c.OH, c.OW, c.KH, c.KW, c.Cg, c.C
+	ohV, owV, nV := c.oh, c.ow, c.n
+	W := a.x.Buf.Shape[2]
+	n := Cg / 2 // pair words per input pixel
+	Wp := max(padL+W, (OW-1)*stride+KW)
+	rw := Wp * n // pair words per widened row
+	K := KH * KW * Cg
+	rows := NewBuffer(f.Name+"_rows", I32, []int{KH * rw}, ScopeLocal)
+	// Input row oh·stride − padT + kh lives in ring slot (oh·stride + kh) mod
+	// KH. The first output row widens all KH rows; every later one only the
+	// stride rows it does not share with the previous one.
+	slot := func(kh Expr) Expr {
+		if KH == 1 {
+			return C(0)
+		}
+		return Mod(Add(Mul(ohV, C(int64(stride))), kh), C(int64(KH)))
+	}
+	fill := loopK("kh", KH, Serial, func(kh Expr) Stmt {
+		ih := Add(Sub(Mul(ohV, C(int64(stride))), C(int64(padT))), kh)
+		w := c.widenRow(rows, Mul(slot(kh), C(int64(rw))), ih, Wp, padL)
+		if OH == 1 || stride >= KH {
+			return w
+		}
+		return If(bin(OpOr, EQ(ohV, C(0)), GE(kh, C(int64(KH-stride)))), w)
+	})
+	u := unrollFor(unroll, KW*Cg)
+	mk := func(R int, owAt func(i int) Expr) Stmt {
+		var segs []gemmSeg
+		for kh := 0; kh < KH; kh++ {
+			x := Add(Mul(slot(C(int64(kh))), C(int64(rw))), Mul(owAt(0), C(int64(stride*n))))
+			segs = append(segs, gemmSeg{x: SimplifyExpr(x), xs: stride * n, n: KW * n})
+		}
+		g := &gemmSpec{R: R, C: boc, U: u, K4: K, Cout: Cout, xb: rows, w: wp, ocVar: c.oc, init: a.init, store: store, acc: a.acc, w8: w8,
+			segs: segs, pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
+		return g.build(f.Name)
+	}
+	rowBody := []Stmt{fill}
+	if full := OW / bpx; full > 0 {
+		v := NewVar("ow_o")
+		rowBody = append(rowBody, &For{Var: v, Min: C(0), Extent: C(int64(full)),
+			Body: mk(bpx, func(i int) Expr { return Add(Mul(v, C(int64(bpx))), C(int64(i))) })})
+	}
+	for i := OW - OW%bpx; i < OW; i++ {
+		rowBody = append(rowBody, mk(1, func(int) Expr { return C(int64(i)) }))
+	}
+	g := *f
+	g.Body = &Allocate{Buf: rows, Body: &For{Var: nV, Min: C(0), Extent: C(1),
+		Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(rowBody...)}}}
+	g.InPlaceSafe = false
+	return &g
+}
