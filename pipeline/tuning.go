@@ -34,6 +34,9 @@ func CompileGraph(g *graph.Graph, name string, opt Options) (*State, error) {
 // records of Options.Tuning that match this model's kernels on the board's
 // core (found by lowering once with the defaults).
 func (s *State) tuneTarget(t tir.Target) (tir.Target, error) {
+	if s.Opt.Board != nil {
+		t = t.ForCore(s.Opt.Board.CPU)
+	}
 	for key, k := range s.Opt.Knobs {
 		t = t.WithKnobs(key, k)
 	}

@@ -21,6 +21,19 @@ type Target struct {
 	// ("conv2d_3_s8") or by op ("conv2d"); the kernel name wins. Tuning
 	// records load into this.
 	Knobs map[string]map[string]int
+	// CoreKnobs are default overrides for one core of the target's family
+	// (core → op → knobs), where a schedule's default measured worse on
+	// that core; the pipeline applies them before any other knobs.
+	CoreKnobs map[string]map[string]map[string]int
+}
+
+// ForCore returns t with the knob defaults of CoreKnobs[core] applied (op
+// level, so kernel-level knobs and tuning records still win).
+func (t Target) ForCore(core string) Target {
+	for op, k := range t.CoreKnobs[core] {
+		t = t.WithKnobs(op, k)
+	}
+	return t
 }
 
 // WithKnobs returns a copy of t with knob overrides for a kernel name or op.
