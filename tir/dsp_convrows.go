@@ -100,15 +100,7 @@ func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, sto
 			segs: segs, pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
 		return g.build(f.Name)
 	}
-	rowBody := []Stmt{fill}
-	if full := OW / bpx; full > 0 {
-		v := NewVar("ow_o")
-		rowBody = append(rowBody, &For{Var: v, Min: C(0), Extent: C(int64(full)),
-			Body: mk(bpx, func(i int) Expr { return Add(Mul(v, C(int64(bpx))), C(int64(i))) })})
-	}
-	for i := OW - OW%bpx; i < OW; i++ {
-		rowBody = append(rowBody, mk(1, func(int) Expr { return C(int64(i)) }))
-	}
+	rowBody := append([]Stmt{fill}, pixelBlocks(OW, bpx, mk)...)
 	g := *f
 	g.Body = &Allocate{Buf: rows, Body: &For{Var: nV, Min: C(0), Extent: C(1),
 		Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(rowBody...)}}}

@@ -118,25 +118,5 @@ func TestDSPConvRowsKeepResults(t *testing.T) {
 // sameResultArgs is sameResult with the arguments drawn by gen.
 func sameResultArgs(t *testing.T, what string, f, g *PrimFunc, gen func(*rand.Rand, *PrimFunc) []*graph.Data) {
 	t.Helper()
-	r := rand.New(rand.NewSource(13))
-	for trial := 0; trial < 3; trial++ {
-		a := gen(r, f)
-		b := cloneArgs(a)
-		if err := Run(f, a); err != nil {
-			t.Fatalf("%s: before: %v", what, err)
-		}
-		if err := Run(g, b); err != nil {
-			t.Fatalf("%s: after: %v\n%s", what, err, g)
-		}
-		for i, p := range f.Params {
-			if !p.Writes {
-				continue
-			}
-			for j := range a[i].I {
-				if a[i].I[j] != b[i].I[j] {
-					t.Fatalf("%s: %s[%d] = %d after, %d before\n%s", what, p.Name, j, b[i].I[j], a[i].I[j], g)
-				}
-			}
-		}
-	}
+	compareRuns(t, what, f, g, rand.New(rand.NewSource(13)), 3, gen)
 }

@@ -78,9 +78,15 @@ func cloneArgs(a []*graph.Data) []*graph.Data {
 // requires identical outputs.
 func sameResult(t *testing.T, what string, f, g *PrimFunc) {
 	t.Helper()
-	r := rand.New(rand.NewSource(11))
-	for trial := 0; trial < 4; trial++ {
-		a := randomArgs(r, f)
+	compareRuns(t, what, f, g, rand.New(rand.NewSource(11)), 4, randomArgs)
+}
+
+// compareRuns runs f and g on trials draws of gen's arguments and requires
+// identical outputs (integers and floats alike).
+func compareRuns(t *testing.T, what string, f, g *PrimFunc, r *rand.Rand, trials int, gen func(*rand.Rand, *PrimFunc) []*graph.Data) {
+	t.Helper()
+	for trial := 0; trial < trials; trial++ {
+		a := gen(r, f)
 		b := cloneArgs(a)
 		if err := Run(f, a); err != nil {
 			t.Fatalf("%s: before: %v", what, err)

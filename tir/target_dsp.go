@@ -533,15 +533,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
 		return &Allocate{Buf: col, Body: Block(Block(fill...), g.build(f.Name))}
 	}
-	var rowBody []Stmt
-	if full := OW / bpx; full > 0 {
-		v := NewVar("ow_o")
-		rowBody = append(rowBody, &For{Var: v, Min: C(0), Extent: C(int64(full)),
-			Body: mk(bpx, func(i int) Expr { return Add(Mul(v, C(int64(bpx))), C(int64(i))) })})
-	}
-	for i := OW - OW%bpx; i < OW; i++ {
-		rowBody = append(rowBody, mk(1, func(int) Expr { return C(int64(i)) }))
-	}
+	rowBody := pixelBlocks(OW, bpx, mk)
 	g := *f
 	g.Body = &For{Var: nV, Min: C(0), Extent: C(int64(N)), Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(rowBody...)}}
 	// A 1x1 stride-1 unpadded convolution may write its output over its
@@ -578,6 +570,22 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 		h = PartitionLoop(h, ohV.Name)
 	}
 	return h, nil
+}
+
+// pixelBlocks is one output row of OW pixels as a loop over whole blocks of
+// bpx pixels (mk(bpx, ...), variable ow_o) and single-pixel blocks for the
+// rest; mk builds a block of R pixels whose i-th is at owAt(i).
+func pixelBlocks(OW, bpx int, mk func(R int, owAt func(i int) Expr) Stmt) []Stmt {
+	var out []Stmt
+	if full := OW / bpx; full > 0 {
+		v := NewVar("ow_o")
+		out = append(out, &For{Var: v, Min: C(0), Extent: C(int64(full)),
+			Body: mk(bpx, func(i int) Expr { return Add(Mul(v, C(int64(bpx))), C(int64(i))) })})
+	}
+	for i := OW - OW%bpx; i < OW; i++ {
+		out = append(out, mk(1, func(int) Expr { return C(int64(i)) }))
+	}
+	return out
 }
 
 // pixelIndexed reports whether the input index x is exactly
