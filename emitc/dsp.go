@@ -188,7 +188,7 @@ func dspMacC(r, c, u int, w8 bool) string {
 	} else {
 		fmt.Fprintf(&b, "/* acc[i*%d + j] += sum over g < n/2, h < 2 of smlad(x[i*xs + 2g + h], w[%d*g + 2j + h]), i < %d, j < %d. */\n", c, 2*c, r, c)
 	}
-	fmt.Fprintf(&b, "static inline void %s(int32_t *acc, const int32_t *x, int32_t xs, const %s *w, int32_t n)\n{\n", name, wt)
+	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int32_t *acc, const int32_t *x, int32_t xs, const %s *w, int32_t n)\n{\n", name, wt)
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			fmt.Fprintf(&b, "    int32_t a%d%d = acc[%d];\n", i, j, i*c+j)
