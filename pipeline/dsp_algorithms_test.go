@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"bytes"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir"
@@ -49,25 +47,7 @@ func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
 		{"planar-relu-stride2-w16", tirtest.Conv3x3Size(4, 16, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := CompileGraph(c.g, c.name, Options{Board: b, Target: "dsp", Knobs: c.knobs, ArenaExternal: true, IOInArena: true, Version: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			used := false
-			for _, src := range s.Files {
-				used = used || bytes.Contains(src, []byte(c.helper+"("))
-			}
-			if !used {
-				t.Fatalf("the C does not call %s", c.helper)
-			}
-			vecs := append(RandomInputs(s.Graph, 6, 9), ExtremeInputs(s.Graph)...)
-			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !x.AllMatch() {
-				t.Errorf("outputs differ from the reference interpreter")
-			}
+			checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", c.knobs, 6, 9, c.helper+"(")
 		})
 	}
 }

@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"bytes"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir/tirtest"
@@ -39,25 +37,7 @@ func TestDSPConvRowsUnderQEMU(t *testing.T) {
 		{"s1-w8", tirtest.Conv3x3Size(4, 6, 8, 1, 1, graph.ActNone, 5), rows(map[string]int{"weights": 8})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := CompileGraph(c.g, c.name, Options{Board: b, Target: "dsp", Knobs: c.knobs, ArenaExternal: true, IOInArena: true, Version: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			used := false
-			for _, src := range s.Files {
-				used = used || bytes.Contains(src, []byte("_rows["))
-			}
-			if !used {
-				t.Fatalf("the C does not widen rows")
-			}
-			vecs := append(RandomInputs(s.Graph, 6, 9), ExtremeInputs(s.Graph)...)
-			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !x.AllMatch() {
-				t.Errorf("outputs differ from the reference interpreter")
-			}
+			checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", c.knobs, 6, 9, "_rows[")
 		})
 	}
 }

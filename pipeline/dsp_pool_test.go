@@ -1,10 +1,8 @@
 package pipeline
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -48,25 +46,7 @@ func TestDSPAvgPoolUnderQEMU(t *testing.T) {
 			name := fmt.Sprintf("%s/%dx%dx%d_k%dx%d_s%d", bt.target, c.h, c.w, c.ch, c.kh, c.kw, c.s)
 			t.Run(name, func(t *testing.T) {
 				g := avgPoolGraph(c.h, c.w, c.ch, c.kh, c.kw, c.s)
-				s, err := CompileGraph(g, "pool", Options{Board: b, Target: bt.target, ArenaExternal: true, IOInArena: true, Version: "test"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				used := false
-				for _, src := range s.Files {
-					used = used || bytes.Contains(src, []byte(bt.target+"_sumpool_s8(&"))
-				}
-				if !used {
-					t.Fatalf("the C does not call %s_sumpool_s8", bt.target)
-				}
-				vecs := append(RandomInputs(s.Graph, 4, 11), ExtremeInputs(s.Graph)...)
-				x, err := s.Execute(vecs, t.TempDir(), time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !x.AllMatch() {
-					t.Errorf("outputs differ from the reference interpreter")
-				}
+				checkGraphUnderQEMU(t, b, g, "pool", bt.target, nil, 4, 11, bt.target+"_sumpool_s8(&")
 			})
 		}
 	}

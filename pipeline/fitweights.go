@@ -3,7 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -132,15 +131,10 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			break
 		}
 		est -= c.saves
-		k := maps.Clone(t.Knobs[c.name])
-		if k == nil {
-			k = map[string]int{}
-		}
-		if k["weights"] == 16 || t.Knobs[c.op]["weights"] == 16 {
+		if t.Knobs[c.name]["weights"] == 16 || t.Knobs[c.op]["weights"] == 16 {
 			forced++
 		}
-		k["weights"] = 8
-		*t = t.WithKnobs(c.name, k)
+		*t = t.WithKnobs(c.name, map[string]int{"weights": 8})
 		s.Lean.Kernels = append(s.Lean.Kernels, c.name)
 	}
 	if forced > 0 {

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -69,14 +68,10 @@ func withFlash(b *boardT, n uint64) *boardT {
 	return &c
 }
 
-func usesW8(files map[string][]byte) bool {
-	for _, src := range files {
-		if bytes.Contains(src, []byte("dsp_mac_s8w_")) || bytes.Contains(src, []byte("dsp_gemm_s8pr_s8w_")) {
-			return true
-		}
-	}
-	return false
-}
+func usesW8(files map[string][]byte) bool { return cContains(files, w8Kernels...) }
+
+// w8Kernels are the name prefixes of the int8-weight micro-kernels.
+var w8Kernels = []string{"dsp_mac_s8w_", "dsp_gemm_s8pr_s8w_"}
 
 // The fit pass: where the lowered constants with int16 weights (plus the
 // code headroom) do not fit the board's flash, the largest layers, as few
@@ -197,21 +192,7 @@ func TestWeights8UnderQEMU(t *testing.T) {
 			if c.g == nil {
 				t.Fatal("no such test graph")
 			}
-			s, err := CompileGraph(c.g, c.name, Options{Board: b, Target: "dsp", Knobs: w8, ArenaExternal: true, IOInArena: true, Version: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !usesW8(s.Files) {
-				t.Fatal("the C calls no int8-weight kernel")
-			}
-			vecs := append(RandomInputs(s.Graph, 6, 9), ExtremeInputs(s.Graph)...)
-			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !x.AllMatch() {
-				t.Errorf("outputs differ from the reference interpreter")
-			}
+			checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", w8, 6, 9, w8Kernels...)
 		})
 	}
 
@@ -236,16 +217,7 @@ func TestWeights8UnderQEMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for v := range vecs {
-		if !x.Match[v] {
-			t.Errorf("vector %d differs from the reference interpreter", v)
-		}
-		if v < len(want) {
-			if ok, _ := Compare(x.Outputs[v][0], want[v]); !ok {
-				t.Errorf("vector %d differs from TFLite Micro's output", v)
-			}
-		}
-	}
+	checkVectors(t, x, len(vecs), want)
 	t.Logf("AD on m4-512k: %d instructions, %d B of flash", x.Instructions(), x.Firmware.FlashBytes())
 	b256, err := LoadBoard("m4-256k", file)
 	if err != nil {

@@ -129,16 +129,7 @@ func TestMLPerfOnBoards(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for v := range vecs {
-					if !x.Match[v] {
-						t.Errorf("vector %d differs from the reference interpreter", v)
-					}
-					if v < len(want) {
-						if ok, _ := Compare(x.Outputs[v][0], want[v]); !ok {
-							t.Errorf("vector %d differs from TFLite Micro's output", v)
-						}
-					}
-				}
+				checkVectors(t, x, len(vecs), want)
 				t.Logf("%s on %s (%s): %d vectors bit-exact (%d TFLite Micro vectors), %d instructions/inference, flash %d B, RAM %d B",
 					m.name, board, r.target, len(vecs), len(want), x.Instructions(), x.Firmware.FlashBytes(), x.Firmware.RAMBytes())
 			})

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 )
 
@@ -36,14 +37,21 @@ func (t Target) ForCore(core string) Target {
 	return t
 }
 
-// WithKnobs returns a copy of t with knob overrides for a kernel name or op.
+// WithKnobs returns a copy of t with knob overrides for a kernel name or
+// op, merged over the ones t already has for that key (a later value of
+// the same knob wins).
 func (t Target) WithKnobs(key string, knobs map[string]int) Target {
 	c := t
-	c.Knobs = map[string]map[string]int{}
-	for k, v := range t.Knobs {
-		c.Knobs[k] = v
+	c.Knobs = maps.Clone(t.Knobs)
+	if c.Knobs == nil {
+		c.Knobs = map[string]map[string]int{}
 	}
-	c.Knobs[key] = knobs
+	merged := maps.Clone(t.Knobs[key])
+	if merged == nil {
+		merged = map[string]int{}
+	}
+	maps.Copy(merged, knobs)
+	c.Knobs[key] = merged
 	return c
 }
 

@@ -1,0 +1,66 @@
+package pipeline
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
+)
+
+// cContains reports whether any generated file contains one of subs.
+func cContains(files map[string][]byte, subs ...string) bool {
+	for _, src := range files {
+		for _, s := range subs {
+			if bytes.Contains(src, []byte(s)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkGraphUnderQEMU compiles g for b with target and knobs, the arena
+// external and guarded and the inputs and outputs in it, requires the C to
+// contain one of calls (the form under test was taken), then runs nRandom
+// random inputs (seed) and the extreme ones and requires every output to
+// equal the reference interpreter's.
+func checkGraphUnderQEMU(t *testing.T, b *boards.Board, g *graph.Graph, name, target string, knobs map[string]map[string]int,
+	nRandom int, seed uint64, calls ...string) {
+	t.Helper()
+	s, err := CompileGraph(g, name, Options{Board: b, Target: target, Knobs: knobs, ArenaExternal: true, IOInArena: true, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cContains(s.Files, calls...) {
+		t.Fatalf("the C contains none of %q", calls)
+	}
+	vecs := append(RandomInputs(s.Graph, nRandom, seed), ExtremeInputs(s.Graph)...)
+	x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.AllMatch() {
+		t.Errorf("outputs differ from the reference interpreter")
+	}
+}
+
+// checkVectors requires each of the n vectors' outputs to equal the
+// reference interpreter's and, for the first len(want), TFLite Micro's.
+func checkVectors(t *testing.T, x *Execution, n int, want []*graph.Data) {
+	t.Helper()
+	if len(x.Match) != n {
+		t.Fatalf("%d results for %d vectors", len(x.Match), n)
+	}
+	for v := range x.Match {
+		if !x.Match[v] {
+			t.Errorf("vector %d differs from the reference interpreter", v)
+		}
+		if v < len(want) {
+			if ok, _ := Compare(x.Outputs[v][0], want[v]); !ok {
+				t.Errorf("vector %d differs from TFLite Micro's output", v)
+			}
+		}
+	}
+}
