@@ -62,6 +62,25 @@ static inline void dsp_widen_s8(int32_t *dst, const int8_t *src, int32_t n, int3
         dst[2 * g + 1] = dsp_sxtab16_ror8(o, v);
     }
 }`)
+	add(tir.IntrDSPWiden3, []string{"dsp_acle"}, `/* Widen npix pixels of three int8 channels plus off into the pair words
+   dsp_widen_s8 makes of four channels, the fourth zero:
+   dst[2p] = (src[3p] + off, src[3p+2] + off), dst[2p+1] = (src[3p+1] + off, 0).
+   All but the last pixel read a word (the next pixel's first byte lands in
+   the high half, masked off). */
+static inline void dsp_widen3_s8(int32_t *dst, const int8_t *src, int32_t npix, int32_t off)
+{
+    const int32_t o = (int32_t)(((uint32_t)off << 16) | ((uint32_t)off & 0xffffu));
+    int32_t p;
+    for (p = 0; p + 1 < npix; ++p) {
+        const int32_t v = dsp_read32(src + 3 * p);
+        dst[2 * p] = __sxtab16(o, v);
+        dst[2 * p + 1] = (int32_t)((uint32_t)dsp_sxtab16_ror8(o, v) & 0xffffu);
+    }
+    if (npix > 0) {
+        dst[2 * p] = (int32_t)(((uint32_t)(src[3 * p + 2] + off) << 16) | ((uint32_t)(src[3 * p] + off) & 0xffffu));
+        dst[2 * p + 1] = (int32_t)((uint32_t)(src[3 * p + 1] + off) & 0xffffu);
+    }
+}`)
 	add("sumpool_tail_s8", nil, `/* The scalar tail of the SIMD sum pools: channels from..c-1. */
 static inline void sumpool_tail_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t from, int32_t c)
 {
@@ -222,7 +241,7 @@ func dspGemmC(r, c, u int, w8 bool) string {
 	}
 	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, mac, c)
 	b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
-	fmt.Fprintf(&b, "static inline void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name, wt)
+	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name, wt)
 	b.WriteString("    int32_t blk;\n")
 	if r == 1 {
 		b.WriteString("    (void)xs;\n    (void)ys;\n")

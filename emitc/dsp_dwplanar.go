@@ -30,7 +30,7 @@ static inline int32_t dsp_pk_hi(int32_t a, int32_t b)
 /* One input row (w pixels of c channels, c % 4 == 0) as planes of int16 pair words, the
    channels of one word position adjacent: dst[k * c + ch] = (v(2k - padl, ch), v(2k - padl + 1, ch))
    with v(i, ch) = x[i * c + ch] + xo inside the row and 0 outside it. */
-static void dsp_planes_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, int32_t wp2, int32_t padl, int32_t xo)
+static inline __attribute__((always_inline)) void dsp_planes_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, int32_t wp2, int32_t padl, int32_t xo)
 {
     const int32_t o = (int32_t)(((uint32_t)xo << 16) | ((uint32_t)xo & 0xffffu));
     int32_t k;

@@ -35,6 +35,12 @@ func TestDSPConvRowsUnderQEMU(t *testing.T) {
 		{"s2-relu-w8", tirtest.Conv3x3Size(6, 8, 4, 1, 2, graph.ActRelu, -128), rows(nil)},
 		{"s1-oc4-px1", tirtest.Conv3x3Size(4, 5, 8, 1, 1, graph.ActRelu, -128), rows(map[string]int{"block_oc": 4, "block_px": 1})},
 		{"s1-w8", tirtest.Conv3x3Size(4, 6, 8, 1, 1, graph.ActNone, 5), rows(map[string]int{"weights": 8})},
+		// Three input channels: dsp_widen3_s8 (a word read per pixel but the
+		// last of each row) and the gathered column.
+		{"rgb-s1-relu", tirtest.Conv3x3Size(6, 7, 3, 1, 1, graph.ActRelu, -128), rows(nil)},
+		{"rgb-s2-w9", tirtest.Conv3x3Size(7, 9, 3, 1, 2, graph.ActNone, 5), rows(nil)},
+		{"rgb-s2-w8-segments", tirtest.Conv3x3Size(6, 8, 3, 1, 2, graph.ActRelu, -128), rows(map[string]int{"rows_gather": 0})},
+		{"rgb-s1-int8-weights", tirtest.Conv3x3Size(5, 5, 3, 1, 1, graph.ActNone, 5), rows(map[string]int{"weights": 8})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", c.knobs, 6, 9, "_rows[")

@@ -32,13 +32,36 @@ func rowsDefault(stride, cout int) int {
 	return 0
 }
 
+// rowChannels is how many channels a widened row holds per pixel: Cg, or
+// 4 for an RGB input (Cg = 3, widened with a zero fourth channel by
+// IntrDSPWiden3; the weights get a zero fourth channel too, so the window
+// costs 4/3 of the MACs but no im2col copies every value up to KH·KW
+// times, byte by byte).
+func (c *convNest) rowChannels() int {
+	if c.Cg == 3 {
+		return 4
+	}
+	return c.Cg
+}
+
+// padChannels pads weights whose innermost dimension is cg input channels
+// to cp with zeros.
+func padChannels(w []int64, cg, cp int) []int64 {
+	out := make([]int64, 0, len(w)/cg*cp)
+	for i := 0; i < len(w); i += cg {
+		out = append(out, w[i:i+cg]...)
+		out = append(out, make([]int64, cp-cg)...)
+	}
+	return out
+}
+
 // rowsEligible reports whether the convolution can take the row-widened
-// schedule: one image, not 1×1, Cg % 4 == 0, stride 1 or 2 in both
-// directions, dilation 1, input read as NHWC rows with the padding only at
-// the borders.
+// schedule: one image, not 1×1, Cg % 4 == 0 or Cg == 3, stride 1 or 2 in
+// both directions, dilation 1, input read as NHWC rows with the padding
+// only at the borders.
 func (c *convNest) rowsEligible() (stride, padT, padL int, ok bool) {
 	a, Cg := c.accNest, c.Cg
-	if c.N != 1 || c.KH*c.KW == 1 || Cg%4 != 0 || c.OH < 1 || c.OW < 1 {
+	if c.N != 1 || c.KH*c.KW == 1 || (Cg%4 != 0 && Cg != 3) || c.OH < 1 || c.OW < 1 {
 		return 0, 0, 0, false
 	}
 	xs := a.x.Buf.Shape
@@ -60,11 +83,12 @@ func (c *convNest) rowsEligible() (stride, padT, padL int, ok bool) {
 }
 
 // convRows builds the row-widened schedule with the packed weights wp (K =
-// KH·KW·Cg per channel, DSPPackWeights or DSPPackWeights8 layout), bpx
+// KH·KW·Cp per channel with Cp = rowChannels(), DSPPackWeights or
+// DSPPackWeights8 layout; rowWeights pads them for Cg = 3), bpx
 // pixels by boc channels per micro-kernel call. It never claims
 // InPlaceSafe: it reads later input rows after writing earlier output rows.
-func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, store *Store, bpx, boc, unroll int, w8 bool) *PrimFunc {
-	a, OH, OW, KH, KW, Cg, Cout := c.accNest, c.OH, c.OW, c.KH, c.KW, c.Cg, c.C
+func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, store *Store, bpx, boc, unroll int, w8, gather, fuse bool) *PrimFunc {
+	a, OH, OW, KH, KW, Cg, Cout := c.accNest, c.OH, c.OW, c.KH, c.KW, c.rowChannels(), c.C
 	ohV, owV, nV := c.oh, c.ow, c.n
 	W := a.x.Buf.Shape[2]
 	n := Cg / 2 // pair words per input pixel
@@ -96,8 +120,26 @@ func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, sto
 			x := Add(Mul(slot(C(int64(kh))), C(int64(rw))), Mul(owAt(0), C(int64(stride*n))))
 			segs = append(segs, gemmSeg{x: SimplifyExpr(x), xs: stride * n, n: KW * n})
 		}
+		pix := func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }
+		if gather {
+			// Copy the R windows' KH segments into one column of K/2 words
+			// per pixel: one fused channel loop instead of KH calls per block.
+			col := NewBuffer(f.Name+"_col", I32, []int{R * K / 2}, ScopeLocal)
+			var cp []Stmt
+			for i := 0; i < R; i++ {
+				for kh, sg := range segs {
+					from, to := SimplifyExpr(Add(sg.x, C(int64(i*sg.xs)))), i*K/2+kh*sg.n
+					cp = append(cp, loopK("q", sg.n, Serial, func(q Expr) Stmt {
+						return flatStore(col, Add(C(int64(to)), q), &Load{Buf: rows, Indices: []Expr{Add(from, q)}, Flat: true})
+					}))
+				}
+			}
+			g := &gemmSpec{R: R, C: boc, U: unrollFor(unroll, K), K4: K, Cout: Cout, xb: col, w: wp, ocVar: c.oc, init: a.init,
+				store: store, acc: a.acc, w8: w8, fuse: fuse, pix: pix}
+			return &Allocate{Buf: col, Body: Block(append(cp, g.build(f.Name))...)}
+		}
 		g := &gemmSpec{R: R, C: boc, U: u, K4: K, Cout: Cout, xb: rows, w: wp, ocVar: c.oc, init: a.init, store: store, acc: a.acc, w8: w8,
-			segs: segs, pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
+			segs: segs, pix: pix}
 		return g.build(f.Name)
 	}
 	rowBody := append([]Stmt{fill}, pixelBlocks(OW, bpx, mk)...)

@@ -76,6 +76,15 @@ func TestDSPConvRowsKeepResults(t *testing.T) {
 		{7, 7, 16, 6, 3, 2, 1, -3, map[string]int{"block_oc": 4, "unroll_k": 1}},
 		{7, 6, 8, 5, 3, 1, 1, -3, map[string]int{"weights": 8}},
 		{7, 6, 16, 4, 3, 1, 1, -3, map[string]int{"gemm_fuse": 0}},
+		{7, 6, 16, 4, 3, 1, 1, -3, map[string]int{"rows_gather": 1}},
+		// RGB: three channels widened with a zero fourth (IntrDSPWiden3), the
+		// windows gathered into a column by default.
+		{7, 6, 3, 8, 3, 1, 1, -3, nil},
+		{9, 9, 3, 4, 3, 2, 1, -128, nil}, // stride 2, odd width
+		{8, 8, 3, 6, 3, 2, 1, 127, nil},  // stride 2, even width
+		{6, 5, 3, 5, 3, 1, 0, 12, map[string]int{"rows_gather": 0}},
+		{7, 7, 3, 4, 3, 2, 1, -3, map[string]int{"weights": 8}},
+		{5, 5, 3, 2, 5, 1, 2, -3, map[string]int{"block_oc": 4}}, // 5x5, padding 2
 	}
 	for _, c := range cases {
 		for _, extreme := range []bool{false, true} {
@@ -87,7 +96,7 @@ func TestDSPConvRowsKeepResults(t *testing.T) {
 				knobs[k] = v
 			}
 			s := dspSchedule(t, computeFunc(t, g, n), knobs)
-			if !strings.Contains(s.String(), "alloc k_rows") || !usesIntrinsic(s, "dsp_mac") {
+			if !strings.Contains(s.String(), "alloc k_rows") || !usesIntrinsic(s, "dsp_mac") && !usesIntrinsic(s, "dsp_gemm") {
 				t.Fatalf("%s: not the row-widened schedule:\n%s", name, s)
 			}
 			if s.InPlaceSafe {
@@ -105,8 +114,8 @@ func TestDSPConvRowsKeepResults(t *testing.T) {
 			}
 		}
 	}
-	// Not eligible: Cin 3 and 1x1 keep their schedules.
-	for _, c := range []struct{ cin, k int }{{3, 3}, {8, 1}} {
+	// Not eligible: Cin 2, 5 and 1x1 keep their schedules.
+	for _, c := range []struct{ cin, k int }{{2, 3}, {5, 3}, {8, 1}} {
 		g, n := int8ConvHW(r, 6, 6, c.cin, 4, c.k, 1, 0, -3, false)
 		s := dspSchedule(t, computeFunc(t, g, n), map[string]int{"conv_rows": 1})
 		if strings.Contains(s.String(), "alloc k_rows") {

@@ -33,6 +33,18 @@ func dot2(a, b int64) int64 {
 // in the same order at compile time (DSPPackWeights).
 const IntrDSPWiden = "dsp_widen_s8"
 
+// IntrDSPWiden3 widens pixels of three int8 channels (plus an offset) as if
+// each had a fourth channel of zero, into the words IntrDSPWiden makes of
+// four channels:
+//
+//	dsp_widen3_s8(dst *int32, src *int8, npix, off):
+//	for p < npix: dst[2p]   = pair(src[3p] + off,   src[3p+2] + off)
+//	              dst[2p+1] = pair(src[3p+1] + off, 0)
+//
+// so an RGB row takes the row-widened convolution with the weights of a
+// zero fourth input channel.
+const IntrDSPWiden3 = "dsp_widen3_s8"
+
 // DSPMacName is the R×C register-blocked GEMM micro-kernel over pair words
 // (R rows of activations: output pixels or FC input rows; C output
 // channels), with U groups of four k per loop iteration (unroll):
@@ -45,8 +57,10 @@ const IntrDSPWiden = "dsp_widen_s8"
 func DSPMacName(r, c, u int) string { return fmt.Sprintf("dsp_mac_s16_%dx%d_u%d", r, c, u) }
 
 // DSPMacUnrolls are the unroll depths (groups of four k per iteration)
-// that have a helper.
-var DSPMacUnrolls = []int{1, 2, 4, 8, 16}
+// that have a helper. The odd ones fit K that no power of two divides
+// (KWS's 10×4 first layer: 20 pair words, 4 iterations of u5 instead of 10
+// of u2; an RGB 3×3 window padded to four channels: 18 words, u3).
+var DSPMacUnrolls = []int{1, 2, 3, 4, 5, 6, 7, 8, 16}
 
 // DSPMacBlocks are the block shapes (rows × channels) that have a helper.
 var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}}
@@ -142,6 +156,15 @@ func init() {
 		}
 		return val{}
 	}
+	extIntrinsics[IntrDSPWiden3] = func(a []val) val {
+		dst, src, n, off := a[0], a[1], a[2].i, a[3].i
+		for p := int64(0); p < n; p++ {
+			s := func(k int64) int64 { return src.p.I[src.i+3*p+k] + off }
+			dst.p.I[dst.i+2*p] = pack16(s(0), s(2))
+			dst.p.I[dst.i+2*p+1] = pack16(s(1), 0)
+		}
+		return val{}
+	}
 	extIntrinsics[IntrDSPDW4] = func(a []val) val {
 		acc, x, w, xo := a[0], a[1], a[2], a[3].i
 		wv := func(j int64) int64 {
@@ -211,4 +234,9 @@ func ptr(b *Buffer, i Expr) Expr { return &Ptr{Buf: b, Index: i} }
 // dspWiden builds dsp_widen_s8(&dst[di], &src[si], n, off).
 func dspWiden(dst *Buffer, di Expr, src *Buffer, si Expr, n int, off int64) Stmt {
 	return &Evaluate{X: Call(IntrDSPWiden, I32, ptr(dst, di), ptr(src, si), C(int64(n)), C(off))}
+}
+
+// dspWiden3 builds dsp_widen3_s8(&dst[di], &src[si], npix, off).
+func dspWiden3(dst *Buffer, di Expr, src *Buffer, si Expr, npix int, off int64) Stmt {
+	return &Evaluate{X: Call(IntrDSPWiden3, I32, ptr(dst, di), ptr(src, si), C(int64(npix)), C(off))}
 }

@@ -238,14 +238,15 @@ func (c *convNest) winograd(f *PrimFunc, padT, padL, unroll int) (*PrimFunc, boo
 	return &g, true
 }
 
-// widenRow widens NHWC input row ih (Cg channels, Cg % 4 == 0, plus the
-// input offset) into the pair words rows[rowAt : rowAt + Wp·Cg/2] as one
-// padded row of Wp pixels: padL zero pixels, the W input pixels, zero
-// pixels to the end; a row outside the image is all zeros.
+// widenRow widens NHWC input row ih (Cg channels plus the input offset,
+// Cg % 4 == 0 or Cg == 3, rowChannels) into the pair words rows[rowAt :
+// rowAt + Wp·Cp/2] as one padded row of Wp pixels of Cp channels: padL zero
+// pixels, the W input pixels, zero pixels to the end; a row outside the
+// image is all zeros.
 func (c *convNest) widenRow(rows *Buffer, rowAt, ih Expr, Wp, padL int) Stmt {
 	a, Cg := c.accNest, c.Cg
 	H, W := a.x.Buf.Shape[1], a.x.Buf.Shape[2]
-	n := Cg / 2
+	n := c.rowChannels() / 2
 	zeros := func(at Expr, count int) Stmt {
 		return loopK("z", count, Serial, func(z Expr) Stmt { return flatStore(rows, Add(at, z), C(0)) })
 	}
@@ -253,7 +254,11 @@ func (c *convNest) widenRow(rows *Buffer, rowAt, ih Expr, Wp, padL int) Stmt {
 	if padL > 0 {
 		in = append(in, zeros(rowAt, padL*n))
 	}
-	in = append(in, dspWiden(rows, Add(rowAt, C(int64(padL*n))), a.x.Buf, Mul(ih, C(int64(W*Cg))), W*Cg, a.xOff))
+	if Cg == 3 {
+		in = append(in, dspWiden3(rows, Add(rowAt, C(int64(padL*n))), a.x.Buf, Mul(ih, C(int64(W*Cg))), W, a.xOff))
+	} else {
+		in = append(in, dspWiden(rows, Add(rowAt, C(int64(padL*n))), a.x.Buf, Mul(ih, C(int64(W*Cg))), W*Cg, a.xOff))
+	}
 	if rest := Wp - padL - W; rest > 0 {
 		in = append(in, zeros(Add(rowAt, C(int64((padL+W)*n))), rest*n))
 	}
