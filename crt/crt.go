@@ -242,6 +242,22 @@ type Harness struct {
 	IOInArena bool
 	// Vectors[v][i] is input i of vector v.
 	Vectors [][][]byte
+	// Layers is how many layers the model reports through <PREFIX>_LAYER_HOOK
+	// (compiled with LayerHookFlag); 0 when it is not profiled per layer.
+	Layers int
+}
+
+// MaxLayers is how many layers the harness can profile (CRT_MAX_LAYERS in
+// crt_harness.c).
+const MaxLayers = 1024
+
+// LayerHookFlags are the compiler flags that route a model's per-layer hook
+// (<PREFIX>_LAYER_HOOK, emitted by emitc) to the harness's crt_layer_mark and
+// build the harness's per-layer profile for that many layers (nothing of it is
+// in a harness built without them).
+func LayerHookFlags(prefix string, layers int) []string {
+	return []string{"-D" + strings.ToUpper(prefix) + "_LAYER_HOOK(i)=crt_layer_mark(i)",
+		fmt.Sprintf("-DCRT_LAYER_PROFILE=%d", layers), "-include", "mcugen_harness.h"}
 }
 
 var cIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -270,6 +286,9 @@ func (h *Harness) check() error {
 				return fmt.Errorf("crt: vector %d input %d (%s) has %d bytes, the model wants %d", v, i, h.Inputs[i].CName, len(in), h.Inputs[i].Size)
 			}
 		}
+	}
+	if h.Layers < 0 || h.Layers > MaxLayers {
+		return fmt.Errorf("crt: %d layers to profile; the harness keeps at most %d", h.Layers, MaxLayers)
 	}
 	if h.ExternalArena && h.ArenaBytes <= 0 {
 		return fmt.Errorf("crt: an external arena needs a positive size, not %d", h.ArenaBytes)

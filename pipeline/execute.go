@@ -28,6 +28,19 @@ type Execution struct {
 	// integers, within 1e-5 relative for float); MaxAbsDiff is over all vectors.
 	Match      []bool
 	MaxAbsDiff float64
+	// Layers is the per-layer profile of the first vector (ExecuteLayers only).
+	Layers []LayerCount
+}
+
+// LayerCount is what one layer (one kernel call of the entry function) took.
+type LayerCount struct {
+	Kernel string // the kernel's C name, without the prefix
+	Op     string
+	Node   string // the graph node(s) it implements
+	MACs   int64  // of the graph node, 0 when the kernel is not one node's
+	// Instructions is the layer's count without the hook's overhead, -1 when
+	// the board cannot count.
+	Instructions int64
 }
 
 // Instructions is the instruction count of the first vector (every vector of
@@ -54,6 +67,17 @@ func (x *Execution) AllMatch() bool {
 // board with the vectors compiled in, runs it and compares every output with
 // the reference interpreter.
 func (s *State) Execute(vectors []map[string]*graph.Data, dir string, timeout time.Duration) (*Execution, error) {
+	return s.execute(vectors, dir, timeout, false)
+}
+
+// ExecuteLayers is Execute with the firmware profiled per layer: the model's
+// layer hook reads the counter between layers (Execution.Layers). The hooks
+// add a few instructions per layer to the whole-run count.
+func (s *State) ExecuteLayers(vectors []map[string]*graph.Data, dir string, timeout time.Duration) (*Execution, error) {
+	return s.execute(vectors, dir, timeout, true)
+}
+
+func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout time.Duration, layers bool) (*Execution, error) {
 	b := s.Opt.Board
 	if b == nil {
 		return nil, fmt.Errorf("no board")
@@ -72,6 +96,9 @@ func (s *State) Execute(vectors []map[string]*graph.Data, dir string, timeout ti
 		return nil, err
 	}
 	m := runner.Model{Prefix: s.Opt.Prefix, ArenaBytes: s.Report.ArenaBytes, ExternalArena: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena, IncludeDirs: []string{src}}
+	if s.Module != nil {
+		m.Layers = len(s.Module.Calls)
+	}
 	for name := range s.Files {
 		if filepath.Ext(name) == ".c" {
 			m.Sources = append(m.Sources, filepath.Join(src, name))
@@ -94,7 +121,7 @@ func (s *State) Execute(vectors []map[string]*graph.Data, dir string, timeout ti
 			raw[v] = append(raw[v], npy.Bytes(d))
 		}
 	}
-	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags})
+	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags, Layers: layers})
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +130,9 @@ func (s *State) Execute(vectors []map[string]*graph.Data, dir string, timeout ti
 		return nil, err
 	}
 	x := &Execution{Firmware: fw, Result: res}
+	if layers && m.Layers > 0 && len(res.Vectors) > 0 {
+		x.Layers = s.layerCounts(res.Vectors[0].Layers, res.LayerOverhead)
+	}
 	for v, vec := range vectors {
 		ref, err := interp.Run(s.Graph, vec)
 		if err != nil {
@@ -218,4 +248,25 @@ func LoadBoard(name, file string) (*boards.Board, error) {
 		return nil, err
 	}
 	return cat.Get(name)
+}
+
+// layerCounts names the per-layer counts of one vector and takes the hook's
+// overhead off each.
+func (s *State) layerCounts(raw []int64, overhead int64) []LayerCount {
+	nodes := map[string]*graph.Node{}
+	for _, n := range s.Graph.Nodes {
+		nodes[n.Name] = n
+	}
+	out := make([]LayerCount, len(s.Module.Calls))
+	for i, c := range s.Module.Calls {
+		l := LayerCount{Kernel: c.Func.Name, Op: c.Func.Op, Node: c.Func.Node, Instructions: -1}
+		if n := nodes[c.Func.Node]; n != nil {
+			l.MACs = graph.MACs(s.Graph, n)
+		}
+		if i < len(raw) && raw[i] >= 0 && overhead >= 0 {
+			l.Instructions = max(raw[i]-overhead, 0)
+		}
+		out[i] = l
+	}
+	return out
 }

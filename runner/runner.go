@@ -43,6 +43,9 @@ type Model struct {
 	ArenaBytes    int
 	ExternalArena bool // <prefix>_run takes a void *arena (the harness guards it)
 	IOInArena     bool // inputs/outputs live in the arena: <prefix>_input_ptr() etc.
+	// Layers is how many layers <prefix>_run reports through <PREFIX>_LAYER_HOOK
+	// (emitc's per-layer hook; Options.Layers profiles them).
+	Layers int
 }
 
 // Options tune a build; the zero value is the default.
@@ -54,6 +57,10 @@ type Options struct {
 	// reports per-mnemonic counts and, on Cortex-M4 boards, a cycle estimate. Off by
 	// default: the plugin slows QEMU down.
 	Mix bool
+	// Layers profiles the model per layer (Model.Layers of them): each layer's count
+	// comes back in VectorResult.Layers. The hooks add a few instructions per layer
+	// to the whole-run count (Result.LayerOverhead each).
+	Layers bool
 }
 
 // Firmware is a built test program.
@@ -63,6 +70,8 @@ type Firmware struct {
 	Path    string // ELF (or host executable)
 	Dir     string
 	Vectors int
+	// Layers is how many layers the harness profiles (0: none).
+	Layers int
 	// PluginArgs is the -plugin argument when QEMU's instruction-counting plugin is used.
 	PluginArgs string
 	// MixPluginArgs is the -plugin argument of the instruction-mix plugin (EnableMix).
@@ -154,6 +163,9 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 		return nil, err
 	}
 	h := &crt.Harness{Prefix: m.Prefix, ArenaBytes: m.ArenaBytes, ExternalArena: m.ExternalArena, IOInArena: m.IOInArena, Vectors: vectors}
+	if o.Layers {
+		h.Layers = m.Layers
+	}
 	for _, t := range m.Inputs {
 		h.Inputs = append(h.Inputs, crt.Tensor{CName: t.CName, Size: t.Size})
 	}
@@ -181,6 +193,9 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 		}
 	}
 	args = append(args, o.CFlags...)
+	if h.Layers > 0 {
+		args = append(args, crt.LayerHookFlags(m.Prefix, h.Layers)...)
+	}
 	args = append(args, m.Sources...)
 	args = append(args, cfiles...)
 	out := filepath.Join(dir, "firmware.elf")
@@ -205,7 +220,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 		}
 		return nil, fmt.Errorf("runner: building %s firmware for %s failed: %v\n%s", m.Prefix, b.Name, err, tail(stderr.String(), 40))
 	}
-	fw := &Firmware{Board: b, Model: m, Path: out, Dir: dir, Vectors: len(vectors)}
+	fw := &Firmware{Board: b, Model: m, Path: out, Dir: dir, Vectors: len(vectors), Layers: h.Layers}
 	if b.Counter.Kind == "qemu-plugin" && !b.BareMetal() {
 		if fw.PluginArgs, err = buildPlugin(dir, out); err != nil {
 			return nil, err
@@ -472,13 +487,19 @@ type VectorResult struct {
 	// timing class; nil unless Mix was measured on a Cortex-M4 board. It is an estimate
 	// (a model applied to exact counts), never a measurement.
 	M4 *M4Estimate
+	// Layers[i] is what layer i took, the hook's overhead (Result.LayerOverhead)
+	// included; nil unless the firmware was profiled per layer (Options.Layers).
+	Layers []int64
 }
 
 // Result is a whole run.
 type Result struct {
 	Vectors []VectorResult
-	Log     string // everything the program printed (UART/stdout, then stderr)
-	Command []string
+	// LayerOverhead is what one per-layer hook adds to each of VectorResult.Layers
+	// (two back-to-back hooks timed by the harness); -1 when not profiled.
+	LayerOverhead int64
+	Log           string // everything the program printed (UART/stdout, then stderr)
+	Command       []string
 }
 
 // FaultError is a fault the firmware reported.
@@ -630,6 +651,7 @@ func parse(fw *Firmware, res *Result) error {
 	for i := range res.Vectors {
 		res.Vectors[i] = VectorResult{Outputs: make([][]byte, nOut), Instructions: -1, Ticks: -1, Cycles: -1}
 	}
+	res.LayerOverhead = -1
 	var problems []string
 	begun, ended, counted := false, false, 0
 	var marks []int64
@@ -682,6 +704,24 @@ func parse(fw *Firmware, res *Result) error {
 			}
 			v.Mix = mix
 			mixes++
+		case "layer-overhead":
+			if len(f) != 3 || fw.Layers == 0 {
+				return fmt.Errorf("runner: bad line %q", line)
+			}
+			res.LayerOverhead = countField(f[2])
+		case "layer":
+			v, ok := vec(2)
+			if !ok || len(f) != 5 || fw.Layers == 0 {
+				return fmt.Errorf("runner: bad line %q", line)
+			}
+			l, err := strconv.Atoi(f[3])
+			if err != nil || l < 0 || l >= fw.Layers {
+				return fmt.Errorf("runner: bad line %q", line)
+			}
+			if v.Layers == nil {
+				v.Layers = make([]int64, fw.Layers)
+			}
+			v.Layers[l] = countField(f[4])
 		case "begin":
 			begun = true
 		case "end":
@@ -744,11 +784,34 @@ func parse(fw *Firmware, res *Result) error {
 		return fmt.Errorf("runner: the firmware on %s stopped early (%d of %d vectors): %s", fw.Board.Name, counted, fw.Vectors, tail(res.Log, 5))
 	}
 	if fw.PluginArgs != "" {
-		if len(marks) != 2*fw.Vectors {
-			return fmt.Errorf("runner: the counting plugin reported %d marks for %d vectors, want 2 per vector", len(marks), fw.Vectors)
+		// Per vector: the marks around the run and, when profiled, the L+1 layer hooks
+		// between them; the two calibration marks come first.
+		per, skip := 2, 0
+		if fw.Layers > 0 {
+			per, skip = fw.Layers+3, 2
+		}
+		if len(marks) != skip+per*fw.Vectors {
+			return fmt.Errorf("runner: the counting plugin reported %d marks for %d vectors, want %d", len(marks), fw.Vectors, skip+per*fw.Vectors)
+		}
+		if skip > 0 {
+			res.LayerOverhead = marks[1] - marks[0]
 		}
 		for v := range res.Vectors {
-			res.Vectors[v].Instructions = marks[2*v+1] - marks[2*v]
+			m := marks[skip+per*v : skip+per*(v+1)]
+			res.Vectors[v].Instructions = m[per-1] - m[0]
+			if fw.Layers > 0 {
+				res.Vectors[v].Layers = make([]int64, fw.Layers)
+				for l := range fw.Layers {
+					res.Vectors[v].Layers[l] = m[l+2] - m[l+1]
+				}
+			}
+		}
+	}
+	if fw.Layers > 0 {
+		for v := range res.Vectors {
+			if len(res.Vectors[v].Layers) != fw.Layers {
+				return fmt.Errorf("runner: vector %d: the firmware reported no per-layer counts", v)
+			}
 		}
 	}
 	if fw.MixPluginArgs != "" {
@@ -777,6 +840,15 @@ func parse(fw *Firmware, res *Result) error {
 		}
 	}
 	return nil
+}
+
+// countField reads a count the harness printed, "-" (no counter) as -1.
+func countField(s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // parseMix reads the fields of a mix line after the vector: total=<n>, then

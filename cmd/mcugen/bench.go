@@ -18,6 +18,7 @@ type benchCmd struct {
 	runFlags
 	JSON   bool `name:"json" help:"Print one JSON object."`
 	Cycles bool `help:"Also estimate Cortex-M4 cycles (an estimate, not a measurement) from the instruction mix, counted by a QEMU plugin in a second run; Cortex-M4 boards only."`
+	Layers bool `help:"Also count each layer's instructions, in a second run with the model's layer hook reading the counter between layers (its overhead taken off)."`
 }
 
 type benchResult struct {
@@ -39,6 +40,19 @@ type benchResult struct {
 	// (runner.CortexM4); M4Classes splits it by timing class.
 	M4CyclesEstimate int64          `json:"m4_cycles_estimate,omitempty"`
 	M4Classes        []m4ClassEntry `json:"m4_cycles_estimate_classes,omitempty"`
+	// Layers is the per-layer profile (--layers); EntryInstructions is the
+	// whole-run count minus the layers' (the entry function's checks and calls,
+	// give or take a few instructions of hook overhead, so it can be negative).
+	Layers            []layerEntry `json:"layers,omitempty"`
+	EntryInstructions int64        `json:"rest_instructions,omitempty"`
+}
+
+type layerEntry struct {
+	Kernel       string `json:"kernel"`
+	Op           string `json:"op"`
+	Node         string `json:"node"`
+	MACs         int64  `json:"macs"`
+	Instructions int64  `json:"instructions"`
 }
 
 type m4ClassEntry struct {
@@ -89,6 +103,13 @@ func (c *benchCmd) Run(e *env) error {
 			if err == nil && c.Cycles && x.Firmware.Board.CPU == "cortex-m4" {
 				est, err = m4Estimate(x.Firmware, x.Instructions(), c.Timeout)
 			}
+			var layers []pipeline.LayerCount
+			if err == nil && c.Layers {
+				var lx *pipeline.Execution
+				if lx, err = s.ExecuteLayers(pipeline.RandomInputs(s.Graph, 1, 3), filepath.Join(dir, "layers"), c.Timeout); err == nil {
+					layers = lx.Layers
+				}
+			}
 			done()
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", model, flags.Board, err)
@@ -105,6 +126,14 @@ func (c *benchCmd) Run(e *env) error {
 				for _, cc := range est.Classes {
 					r.M4Classes = append(r.M4Classes, m4ClassEntry{Class: cc.Class, Instructions: cc.Instructions, Cycles: cc.Cycles})
 				}
+			}
+			var sum int64
+			for _, l := range layers {
+				r.Layers = append(r.Layers, layerEntry{Kernel: l.Kernel, Op: l.Op, Node: l.Node, MACs: l.MACs, Instructions: l.Instructions})
+				sum += l.Instructions
+			}
+			if len(layers) > 0 && r.Instructions >= 0 {
+				r.EntryInstructions = r.Instructions - sum
 			}
 			report.Results = append(report.Results, r)
 		}
@@ -132,6 +161,11 @@ func (c *benchCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s%s %11s %9.3f %9s %9s %9s  %s\n", filepath.Base(r.Model), r.Board, r.Target,
 			countString(r.Instructions), cycles, comma(r.MACs), r.MACsPerInstr, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), anchor)
 	}
+	for _, r := range report.Results {
+		if len(r.Layers) > 0 {
+			printLayers(e, r)
+		}
+	}
 	if c.Cycles {
 		fmt.Fprintf(e.stdout, "M4 cycles (est.) is an estimate, not a measurement: the exact instruction mix weighted by the Cortex-M4 TRM's timings (zero wait states, branch refill P=%d, divide %d cycles); Cortex-M4 boards only.\n", runner.CortexM4.P, runner.CortexM4.Div)
 	}
@@ -148,3 +182,41 @@ var anchors = map[int64]map[string]int64{
 }
 
 func anchorFor(macs int64, board string) int64 { return anchors[macs][board] }
+
+// printLayers prints one model's per-layer table: instructions, share of the
+// inference, MACs and MACs per instruction.
+func printLayers(e *env, r benchResult) {
+	fmt.Fprintf(e.stdout, "\n%s on %s (%s), per layer:\n", filepath.Base(r.Model), r.Board, r.Target)
+	fmt.Fprintf(e.stdout, "%4s  %-32s %13s %6s %11s %8s  %s\n", "#", "kernel", "instructions", "share", "MACs", "MACs/ins", "node")
+	share := func(n int64) string {
+		if r.Instructions <= 0 || n < 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(r.Instructions))
+	}
+	for i, l := range r.Layers {
+		rate := "-"
+		if l.MACs > 0 && l.Instructions > 0 {
+			rate = fmt.Sprintf("%.3f", float64(l.MACs)/float64(l.Instructions))
+		}
+		macs := "-"
+		if l.MACs > 0 {
+			macs = comma(l.MACs)
+		}
+		node := l.Node
+		if len(node) > 60 {
+			node = node[:57] + "..."
+		}
+		fmt.Fprintf(e.stdout, "%4d  %-32s %13s %6s %11s %8s  %s\n", i, l.Kernel, countString(l.Instructions), share(l.Instructions), macs, rate, node)
+	}
+	// The rest can come out a few instructions below zero: the hook's cost,
+	// timed once by the harness, varies a little with the code around it.
+	fmt.Fprintf(e.stdout, "%4s  %-32s %13s\n", "", "rest (entry function, hooks)", signedComma(r.EntryInstructions))
+}
+
+func signedComma(n int64) string {
+	if n < 0 {
+		return "-" + comma(-n)
+	}
+	return comma(n)
+}

@@ -5,10 +5,15 @@
  *   @mcugen guard <v> <below|above> <offset> expected=<hex> got=<hex>   (only on damage)
  *   @mcugen output <v> <o> <hex bytes>
  *   @mcugen count <v> instructions=<n|-|plugin> ticks=<n|-> cycles=<n|->
+ *   @mcugen layer <v> <i> <n|->          (per layer, when the model is profiled)
  *   @mcugen end status=<0|1>
  * and exits with the status (1 when a run returned non-zero or a guard was damaged).
  * instructions=plugin: QEMU's plugin prints "@mcugen mark <count>" (to stderr) at each
- * counter read, two per vector; the runner takes the difference. */
+ * counter read, two per vector; the runner takes the difference.
+ * A model compiled with its layer hook routed to crt_layer_mark (crt.LayerHookFlags) is
+ * profiled per layer: before the vectors the harness times two back-to-back marks and
+ * prints "@mcugen layer-overhead <n|->", what one mark adds to each layer's count; under
+ * the plugin those two and the marks inside every run are plugin marks. */
 #include <string.h>
 
 #include "crt.h"
@@ -18,6 +23,30 @@
 #define CRT_COUNTS_BY_PLUGIN 1
 #else
 #define CRT_COUNTS_BY_PLUGIN 0
+#endif
+
+#if defined(CRT_LAYER_PROFILE) && CRT_LAYER_PROFILE > 0
+static uint32_t crt_layer_ticks[CRT_LAYER_PROFILE + 1];
+
+void crt_layer_mark(int32_t i)
+{
+    uint32_t t = crt_counter_read();
+    if (i >= 0 && i <= CRT_LAYER_PROFILE) {
+        crt_layer_ticks[i] = t;
+    }
+}
+
+static void put_count(uint32_t ticks)
+{
+    int ok;
+    uint64_t n = crt_counter_instructions(ticks, &ok);
+    if (ok) {
+        crt_put_u64(n);
+    } else {
+        crt_puts("-");
+    }
+}
+
 #endif
 
 static uint8_t guard_byte(uint32_t i) { return (uint8_t)(0xA5u ^ (i * 29u)); }
@@ -73,6 +102,15 @@ int main(void)
     put_kv_u32(" inputs=", mcugen_num_inputs);
     put_kv_u32(" outputs=", mcugen_num_outputs);
     crt_puts(" board=" CRT_BOARD_NAME "\n");
+#if defined(CRT_LAYER_PROFILE) && CRT_LAYER_PROFILE > 0
+    {
+        crt_layer_mark(0);
+        crt_layer_mark(1);
+        crt_puts("@mcugen layer-overhead ");
+        put_count(crt_layer_ticks[1] - crt_layer_ticks[0]);
+        crt_puts("\n");
+    }
+#endif
     for (v = 0; v < mcugen_num_vectors; v++) {
         uint32_t t0, t1;
         int32_t ret;
@@ -110,6 +148,15 @@ int main(void)
             crt_put_hex_bytes(mcugen_output_buf[i], mcugen_output_size[i]);
             crt_puts("\n");
         }
+#if defined(CRT_LAYER_PROFILE) && CRT_LAYER_PROFILE > 0
+        for (i = 0; i < (uint32_t)CRT_LAYER_PROFILE; i++) {
+            put_kv_u32("@mcugen layer ", v);
+            put_kv_u32(" ", i);
+            crt_puts(" ");
+            put_count(crt_layer_ticks[i + 1] - crt_layer_ticks[i]);
+            crt_puts("\n");
+        }
+#endif
         put_kv_u32("@mcugen count ", v);
         n = crt_counter_instructions(t1 - t0, &ok);
         if (ok) {

@@ -28,4 +28,9 @@ void mcugen_model_load(void *arena);
 int32_t mcugen_model_run(void *arena);
 void mcugen_model_store(void *arena);
 
+/* The model's per-layer hook (<PREFIX>_LAYER_HOOK compiled as crt_layer_mark, and the harness
+ * with CRT_LAYER_PROFILE=<layers>): i = 0 before the first layer, i + 1 after layer i. It
+ * reads the counter. */
+void crt_layer_mark(int32_t i);
+
 #endif

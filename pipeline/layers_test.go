@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// KWS profiled per layer on mps2-an386: one count per kernel call, named after
+// its kernel and node, with the graph's MACs; the four pointwise and the four
+// depthwise layers, which run the same code on same-shaped data, count the
+// same; the layers add up to the unprofiled run's count up to a few
+// instructions of hook cost per layer; and the profiled build computes the
+// same outputs.
+func TestLayerProfileKWS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU suite: not in -short")
+	}
+	shared := sharedDir(t)
+	needTools(t, "mps2-an386")
+	b, _ := LoadBoard("mps2-an386", "")
+	s, err := Compile(filepath.Join(shared, "kws/kws_ref_model.tflite"), Options{Board: b, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := RandomInputs(s.Graph, 2, 11)
+	plain, err := s.Execute(in, t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.ExecuteLayers(in, t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plain.AllMatch() || !x.AllMatch() {
+		t.Fatal("outputs differ from the reference interpreter")
+	}
+	if len(x.Layers) != len(s.Module.Calls) || len(x.Layers) != 12 {
+		t.Fatalf("%d layers for %d calls", len(x.Layers), len(s.Module.Calls))
+	}
+	var sum int64
+	byOp := map[string][]int64{}
+	for i, l := range x.Layers {
+		c := s.Module.Calls[i]
+		if l.Kernel != c.Func.Name || l.Node != c.Func.Node || l.Instructions <= 0 {
+			t.Errorf("layer %d: %+v", i, l)
+		}
+		sum += l.Instructions
+		if i >= 1 && i <= 8 {
+			byOp[l.Op] = append(byOp[l.Op], l.Instructions)
+		}
+	}
+	if x.Layers[0].MACs != 25*5*64*10*4 || x.Layers[2].MACs != 25*5*64*64 {
+		t.Errorf("MACs: conv %d, pointwise %d", x.Layers[0].MACs, x.Layers[2].MACs)
+	}
+	for op, n := range byOp {
+		if len(n) != 4 || n[0] != n[1] || n[0] != n[2] || n[0] != n[3] {
+			t.Errorf("%s layers count %v", op, n)
+		}
+	}
+	if d := plain.Instructions() - sum; d < -8*int64(len(x.Layers)) || d > 200 {
+		t.Errorf("layers add up to %d, the unprofiled run counts %d", sum, plain.Instructions())
+	}
+	t.Logf("KWS per layer: %d layers add up to %d of %d instructions", len(x.Layers), sum, plain.Instructions())
+}
