@@ -134,6 +134,9 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	// |Σ x·w| <= Σ|w|·32768 for any int16 activations.
 	bound := make([]int64, g.Cout)
 	for oc := range bound {
+		if g.dead != nil && g.dead[oc] {
+			continue
+		}
 		for _, v := range g.chanWeights(oc) {
 			bound[oc] += abs64(v) * 32768
 		}
@@ -185,7 +188,7 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	for _, bl := range blocks {
 		out = append(out, &Evaluate{X: Call(g.gemmName(g.R, bl.c, g.U), I32,
 			ptr(g.store.Buf, SimplifyExpr(Add(o00, C(int64(bl.from))))), C(ys),
-			ptr(g.xb, C(0)), C(int64(kw)), ptr(g.w, C(int64(bl.from*g.wElems()))), C(int64(kw)),
+			ptr(g.xb, C(0)), C(int64(kw)), ptr(g.w, C(int64(bl.at*g.wElems()))), C(int64(kw)),
 			ptr(ptab, C(int64(4*bl.from))), C(int64(bl.count)), rq.Args[2], rq.Args[3], rq.Args[4])})
 	}
 	return Block(out...), true
@@ -235,12 +238,7 @@ func constDiff(a, b Expr) (int64, bool) {
 // wordOf is the index in DSPPackWeights' layout of channel oc's word k
 // (k < K4/2).
 func (g *gemmSpec) wordOf(oc, k int) int {
-	full := g.Cout / g.C * g.C
-	bc, oc0 := g.C, oc/g.C*g.C
-	if oc >= full {
-		bc, oc0 = 1, oc
-	}
-	j := oc - oc0
+	base, bc, j, _ := blockOf(g.blocks(), oc)
 	grp, h := k/2, k%2
-	return oc0*g.K4/2 + 2*bc*grp + 2*j + h
+	return base*g.K4/2 + 2*bc*grp + 2*j + h
 }

@@ -83,14 +83,9 @@ func DSPPackWeights8(w []int64, cout, K, k4, c int) []int64 {
 func (g *gemmSpec) chanWeights(oc int) []int64 {
 	out := make([]int64, 0, g.K4)
 	if g.w8 {
-		full := g.Cout / g.C * g.C
-		bc, oc0 := g.C, oc/g.C*g.C
-		if oc >= full {
-			bc, oc0 = 1, oc
-		}
-		j := oc - oc0
+		base, bc, j, _ := blockOf(g.blocks(), oc)
 		for k := 0; k < g.K4; k++ {
-			out = append(out, g.w.Data.I[oc0*g.K4+4*bc*(k/4)+4*j+k%4])
+			out = append(out, g.w.Data.I[base*g.K4+4*bc*(k/4)+4*j+k%4])
 		}
 		return out
 	}
@@ -126,8 +121,16 @@ func (g *gemmSpec) wElems() int {
 }
 
 // dspWeights packs a conv/FC weight matrix for knob weights (16: int16 pair
-// words, DSPPackWeights; 8: int8, DSPPackWeights8).
-func dspWeights(f *PrimFunc, w []int64, cout, K, k4, c, bits int) (*Buffer, error) {
+// words, DSPPackWeights; 8: int8, DSPPackWeights8), without the dead
+// channels' (packBlocks) when dead is not nil.
+func dspWeights(f *PrimFunc, w []int64, cout, K, k4, c, bits int, dead []bool) (*Buffer, error) {
+	if dead != nil && (bits == 8 || bits == 16) {
+		p := packBlocks(w, K, k4, channelBlocks(cout, c, dead), bits == 8)
+		if bits == 8 {
+			return constBuf(f.Name+"_weights_s8", graph.Int8, []int{len(p)}, p), nil
+		}
+		return constBuf(f.Name+"_weights_s16", I32, []int{len(p)}, p), nil
+	}
 	switch bits {
 	case 16:
 		return constBuf(f.Name+"_weights_s16", I32, []int{cout * k4 / 2}, DSPPackWeights(w, cout, K, k4, c)), nil

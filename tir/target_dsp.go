@@ -311,6 +311,13 @@ type gemmSpec struct {
 	// block, as DSPPackWeights lays out K in groups of four. The calls are
 	// unrolled: one loop with a computed row measured slower on IC.
 	segs []gemmSeg
+	// dead marks output channels whose weights are all zero (nil: none):
+	// the blocks cover the live ones (channelBlocks), w holds only theirs
+	// (packBlocks), and each pixel's dead channels are copied from
+	// deadVals (tir/dsp_dead.go).
+	dead     []bool
+	deadVals *Buffer
+	plan     []gemmBlock
 }
 
 // gemmSeg is one segment of a segmented gemmSpec: its activations start at
@@ -320,20 +327,30 @@ type gemmSeg struct {
 	xs, n int
 }
 
-// gemmBlock is a run of count channel blocks of c channels from channel from.
-type gemmBlock struct{ c, from, count int }
+// gemmBlock is a run of count channel blocks of c channels from channel
+// from; at is the packed index of channel from (channels before it that
+// have weights in the packed buffer).
+type gemmBlock struct{ c, from, count, at int }
+
+// blocks is the spec's channel plan (channelBlocks).
+func (g *gemmSpec) blocks() []gemmBlock {
+	if g.plan == nil {
+		g.plan = channelBlocks(g.Cout, g.C, g.dead)
+	}
+	return g.plan
+}
 
 func (g *gemmSpec) build(name string) Stmt {
-	blocks := []gemmBlock{{g.C, 0, g.Cout / g.C}}
-	if rem := g.Cout % g.C; rem != 0 {
-		blocks = append(blocks, gemmBlock{1, g.Cout - rem, rem})
-	}
-	if blocks[0].count == 0 {
-		blocks = blocks[1:]
+	blocks := g.blocks()
+	var dead []Stmt
+	if g.dead != nil {
+		for i := 0; i < g.R; i++ {
+			dead = append(dead, g.deadStores(i)...)
+		}
 	}
 	if g.fuse && g.segs == nil {
 		if s, ok := g.gemmFused(blocks); ok {
-			return s
+			return Block(append([]Stmt{s}, dead...)...)
 		}
 	}
 	kw := g.K4 / 2
@@ -343,6 +360,7 @@ func (g *gemmSpec) build(name string) Stmt {
 		accb := NewBuffer(fmt.Sprintf("%s_acc%d", name, bi), I32, []int{g.R * c}, ScopeLocal)
 		body := loopK("oc_o", bl.count, Serial, func(oo Expr) Stmt {
 			oc0 := Add(Mul(oo, C(int64(c))), C(int64(from)))
+			wc0 := Add(Mul(oo, C(int64(c))), C(int64(bl.at))) // its packed index
 			var ss []Stmt
 			for i := 0; i < g.R; i++ {
 				for j := 0; j < c; j++ {
@@ -352,7 +370,7 @@ func (g *gemmSpec) build(name string) Stmt {
 			}
 			if g.segs == nil {
 				ss = append(ss, &Evaluate{X: Call(g.macName(g.R, c, g.U), I32, ptr(accb, C(0)), ptr(g.xb, C(0)), C(int64(kw)),
-					ptr(g.w, Mul(oc0, C(int64(g.wElems())))), C(int64(kw)))})
+					ptr(g.w, Mul(wc0, C(int64(g.wElems())))), C(int64(kw)))})
 			}
 			// A segment of n words takes n (int16) or 2n (int8) weight
 			// elements per channel.
@@ -362,7 +380,7 @@ func (g *gemmSpec) build(name string) Stmt {
 			}
 			for _, sg := range g.segs {
 				ss = append(ss, &Evaluate{X: Call(g.macName(g.R, c, g.U), I32, ptr(accb, C(0)), ptr(g.xb, sg.x), C(int64(sg.xs)),
-					ptr(g.w, Add(Mul(oc0, C(int64(g.wElems()))), C(int64(c*wo)))), C(int64(sg.n)))})
+					ptr(g.w, Add(Mul(wc0, C(int64(g.wElems()))), C(int64(c*wo)))), C(int64(sg.n)))})
 				wo += per * sg.n
 			}
 			for i := 0; i < g.R; i++ {
@@ -377,7 +395,7 @@ func (g *gemmSpec) build(name string) Stmt {
 		})
 		out = append(out, &Allocate{Buf: accb, Body: body})
 	}
-	return Block(out...)
+	return Block(append(out, dead...)...)
 }
 
 // unrollFor is the largest micro-kernel unroll up to want (groups of four
@@ -450,13 +468,18 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			return g, nil
 		}
 	}
+	// Channels with all-zero weights store a constant (tir/dsp_dead.go).
+	var dd deadInfo
+	if knob(f, "skip_dead", 1) != 0 {
+		dd = newDeadInfo(f.Name, w.Data.I, Cout, K, packRequant(fastRequant(a.store)), a.acc, a.init, ocV)
+	}
 	if stride, padT, padL, ok := c.rowsEligible(); ok && knob(f, "conv_rows", rowsDefault(stride, Cout)) != 0 {
 		wd, cp := w.Data.I, c.rowChannels()
 		if cp != Cg {
 			wd = padChannels(wd, Cg, cp)
 		}
 		kp := KH * KW * cp
-		wr, err := dspWeights(f, wd, Cout, kp, kp, boc, wbits)
+		wr, err := dspWeights(f, wd, Cout, kp, kp, boc, wbits, dd.dead)
 		if err != nil {
 			return nil, err
 		}
@@ -470,9 +493,9 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			gatherDef = 1
 		}
 		gather := knob(f, "rows_gather", gatherDef) != 0
-		return c.convRows(f, stride, padT, padL, wr, packRequant(fastRequant(a.store)), bpx, boc, unroll, wbits == 8, gather, fuse), nil
+		return c.convRows(f, stride, padT, padL, wr, packRequant(fastRequant(a.store)), bpx, boc, unroll, wbits == 8, gather, fuse, dd), nil
 	}
-	wp, err := dspWeights(f, w.Data.I, Cout, K, K4, boc, wbits)
+	wp, err := dspWeights(f, w.Data.I, Cout, K, K4, boc, wbits, dd.dead)
 	if err != nil {
 		return nil, err
 	}
@@ -549,6 +572,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 				dspWiden(col, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
 		g := &gemmSpec{R: R, C: boc, U: u, K4: K4, Cout: Cout, xb: col, w: wp, ocVar: ocV, init: a.init, store: store, acc: a.acc, fuse: fuse, w8: wbits == 8,
+			dead: dd.dead, deadVals: dd.vals,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
 		return &Allocate{Buf: col, Body: Block(Block(fill...), g.build(f.Name))}
 	}
@@ -664,7 +688,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 		a.x.Indices[0] != Expr(rV) || a.x.Indices[1] != Expr(kV) || w.Len() != Nout*K {
 		return scheduleFCGeneric(f)
 	}
-	wp, err := dspWeights(f, w.Data.I, Nout, K, K4, bc, wbits)
+	wp, err := dspWeights(f, w.Data.I, Nout, K, K4, bc, wbits, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,163 @@
+package tir
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// Hand-worked channel plans: the runs of live channels in blocks of c,
+// then singles, each block's packed index counting only live channels.
+func TestChannelBlocks(t *testing.T) {
+	dead := func(cout int, ds ...int) []bool {
+		d := make([]bool, cout)
+		for _, i := range ds {
+			d[i] = true
+		}
+		return d
+	}
+	for _, c := range []struct {
+		cout, c int
+		dead    []bool
+		want    []gemmBlock
+	}{
+		{5, 2, nil, []gemmBlock{{2, 0, 2, 0}, {1, 4, 1, 4}}},
+		{9, 2, dead(9, 2, 3, 6), []gemmBlock{{2, 0, 1, 0}, {2, 4, 1, 2}, {2, 7, 1, 4}}},
+		{8, 4, dead(8, 1), []gemmBlock{{1, 0, 1, 0}, {4, 2, 1, 1}, {1, 6, 2, 5}}},
+		{4, 2, dead(4, 0, 1, 2, 3), nil},
+		{6, 4, dead(6, 5), []gemmBlock{{4, 0, 1, 0}, {1, 4, 1, 4}}},
+	} {
+		if got := channelBlocks(c.cout, c.c, c.dead); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("cout %d c %d dead %v: %v, want %v", c.cout, c.c, c.dead, got, c.want)
+		}
+	}
+}
+
+// With every channel live, packBlocks is exactly DSPPackWeights and
+// DSPPackWeights8; with dead channels it drops their weights and keeps
+// every live channel's where its block says.
+func TestPackBlocks(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for _, c := range []struct{ cout, K, k4, c int }{{7, 9, 12, 2}, {8, 16, 16, 4}, {5, 4, 8, 1}, {3, 27, 32, 2}} {
+		w := make([]int64, c.cout*c.K)
+		for i := range w {
+			w[i] = int64(r.Intn(255) - 127)
+		}
+		all := channelBlocks(c.cout, c.c, nil)
+		if got, want := packBlocks(w, c.K, c.k4, all, false), DSPPackWeights(w, c.cout, c.K, c.k4, c.c); !reflect.DeepEqual(got, want) {
+			t.Errorf("%+v: int16 layout differs", c)
+		}
+		if got, want := packBlocks(w, c.K, c.k4, all, true), DSPPackWeights8(w, c.cout, c.K, c.k4, c.c); !reflect.DeepEqual(got, want) {
+			t.Errorf("%+v: int8 layout differs", c)
+		}
+		dead := make([]bool, c.cout)
+		dead[1] = true
+		blocks := channelBlocks(c.cout, c.c, dead)
+		p := packBlocks(w, c.K, c.k4, blocks, false)
+		if len(p) != (c.cout-1)*c.k4/2 {
+			t.Fatalf("%+v: %d words for %d live channels", c, len(p), c.cout-1)
+		}
+		g := &gemmSpec{Cout: c.cout, C: c.c, K4: c.k4, dead: dead, w: &Buffer{Data: &graph.Data{I: p}}}
+		for oc := 0; oc < c.cout; oc++ {
+			if dead[oc] {
+				continue
+			}
+			// chanWeights gives each pair word's (lo, hi): word 2g+h holds
+			// k = 4g+h and 4g+h+2.
+			got := g.chanWeights(oc)
+			at := func(k int) int64 {
+				if k < c.K {
+					return w[oc*c.K+k]
+				}
+				return 0
+			}
+			for word := 0; word < c.k4/2; word++ {
+				k := 4*(word/2) + word%2
+				if got[2*word] != at(k) || got[2*word+1] != at(k+2) {
+					t.Fatalf("%+v: channel %d word %d = (%d, %d), want (%d, %d)", c, oc, word, got[2*word], got[2*word+1], at(k), at(k+2))
+				}
+			}
+		}
+	}
+}
+
+// Convolutions with channels of all-zero weights keep their results in every
+// dsp form (pointwise, im2col, row-widened, fused or not, int8 weights, with
+// and without a fused ReLU) wherever the dead channels are, and their packed
+// weights hold only the live channels.
+func TestDSPDeadChannelsKeepResults(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	patterns := map[string][]int{"first": {0}, "last": {7}, "scattered": {1, 4, 6}, "runs": {0, 1, 2, 5, 6}, "one-live": {0, 1, 2, 3, 4, 5, 7}, "all": {0, 1, 2, 3, 4, 5, 6, 7}}
+	names := []string{"first", "last", "scattered", "runs", "one-live", "all"}
+	for _, pn := range names {
+		for _, sh := range []struct {
+			h, w, cin, k, stride, pad int
+			knobs                     map[string]int
+		}{
+			{3, 5, 8, 1, 1, 0, nil},                            // pointwise
+			{3, 5, 8, 1, 1, 0, map[string]int{"gemm_fuse": 0}}, // pointwise, channel loop unfused
+			{3, 4, 8, 1, 1, 0, map[string]int{"weights": 8}},
+			{3, 4, 8, 1, 1, 0, map[string]int{"block_oc": 4, "block_px": 1}},
+			{5, 5, 4, 3, 1, 1, map[string]int{"conv_rows": 1}},
+			{5, 5, 4, 3, 2, 1, map[string]int{"conv_rows": 0}},
+			{5, 6, 3, 3, 2, 1, nil}, // RGB, gathered rows
+		} {
+			for _, act := range []graph.Activation{graph.ActRelu, graph.ActNone} {
+				name := fmt.Sprintf("%s_%dx%dx%d_k%d_s%d_%v_act%v", pn, sh.h, sh.w, sh.cin, sh.k, sh.stride, sh.knobs, act)
+				g, n := int8ConvHW(r, sh.h, sh.w, sh.cin, 8, sh.k, sh.stride, sh.pad, -3, false)
+				n.Attrs.(*graph.Conv2DAttrs).Act = act
+				wd := g.Tensors["w"].Data
+				per := len(wd.I) / 8
+				for _, oc := range patterns[pn] {
+					for k := 0; k < per; k++ {
+						wd.I[oc*per+k] = 0
+					}
+				}
+				f := Finalize(computeFunc(t, g, n))
+				s := dspSchedule(t, computeFunc(t, g, n), sh.knobs)
+				sameResult(t, name, f, s)
+				live := 8 - len(patterns[pn])
+				if got := weightElems(s); live == 0 && got != 0 {
+					t.Errorf("%s: packed weights %d elements with no live channel", name, got)
+				}
+				if !strings.Contains(s.String(), "k_dead") {
+					t.Errorf("%s: no constant row for the dead channels", name)
+				}
+				// Off: every channel computed.
+				knobs := map[string]int{"skip_dead": 0}
+				for k, v := range sh.knobs {
+					knobs[k] = v
+				}
+				s0 := dspSchedule(t, computeFunc(t, g, n), knobs)
+				sameResult(t, name+"_off", f, s0)
+				if live > 0 && weightElems(s0)*live != weightElems(s)*8 {
+					t.Errorf("%s: %d weight elements with every channel, %d with %d live", name, weightElems(s0), weightElems(s), live)
+				}
+			}
+		}
+	}
+}
+
+// weightElems is the size of the schedule's packed weight buffer.
+func weightElems(f *PrimFunc) int {
+	n := 0
+	seen := map[*Buffer]bool{}
+	VisitExprs(f.Body, func(e Expr) {
+		var b *Buffer
+		switch x := e.(type) {
+		case *Ptr:
+			b = x.Buf
+		case *Load:
+			b = x.Buf
+		}
+		if b != nil && !seen[b] && b.Scope == ScopeConst && strings.Contains(b.Name, "_weights_s") {
+			seen[b] = true
+			n += b.Len()
+		}
+	})
+	return n
+}
