@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -13,16 +12,7 @@ import (
 // instructions of hook cost per layer; and the profiled build computes the
 // same outputs.
 func TestLayerProfileKWS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU suite: not in -short")
-	}
-	shared := sharedDir(t)
-	needTools(t, "mps2-an386")
-	b, _ := LoadBoard("mps2-an386", "")
-	s, err := Compile(filepath.Join(shared, "kws/kws_ref_model.tflite"), Options{Board: b, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := compileKWS(t)
 	in := RandomInputs(s.Graph, 2, 11)
 	plain, err := s.Execute(in, t.TempDir(), time.Minute)
 	if err != nil {

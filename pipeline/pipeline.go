@@ -219,6 +219,9 @@ func quantizePass(s *State) error {
 }
 
 func planPass(s *State) error {
+	// Dead output channels go last where the graph allows it (an exact
+	// reordering), so every target's schedule can skip them as one tail.
+	graph.PermuteDeadChannels(s.Graph)
 	opt := memplan.DefaultOptions()
 	if s.Opt.PlanAlgorithm != "" {
 		opt.Algorithm = s.Opt.PlanAlgorithm

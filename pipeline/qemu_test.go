@@ -137,9 +137,10 @@ func TestMLPerfOnBoards(t *testing.T) {
 	}
 }
 
-// TestInstructionCountRepeatable runs one firmware three times: the count of
-// every vector must be identical each time.
-func TestInstructionCountRepeatable(t *testing.T) {
+// compileKWS compiles MLPerf Tiny's KWS for mps2-an386 (skipped in -short,
+// without ../shared/models, or locally without the board's tools).
+func compileKWS(t *testing.T) *State {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("QEMU suite: not in -short")
 	}
@@ -150,6 +151,13 @@ func TestInstructionCountRepeatable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestInstructionCountRepeatable runs one firmware three times: the count of
+// every vector must be identical each time.
+func TestInstructionCountRepeatable(t *testing.T) {
+	s := compileKWS(t)
 	x, err := s.Execute(RandomInputs(s.Graph, 3, 5), t.TempDir(), time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -210,3 +210,100 @@ func (g *gemmSpec) deadStores(i int) []Stmt {
 	}
 	return out
 }
+
+// SplitDeadTail rewrites a conv2d or fully_connected compute whose last
+// output channels have all-zero weights (graph.PermuteDeadChannels puts a
+// layer's dead channels last where it can): the channel loop stops at the
+// last live channel, and a second loop (oc_dead / j_dead) stores the dead
+// channels' constant values (deadRow). The generic and SIMD schedules then
+// block and tensorize the shorter live loop as before. f is returned
+// unchanged when it has no dead tail or another shape.
+func SplitDeadTail(f *PrimFunc) *PrimFunc {
+	name := map[string]string{"conv2d": "oc", "fully_connected": "j"}[f.Op]
+	if name == "" {
+		return f
+	}
+	l := findLoop(f.Body, name)
+	if l == nil {
+		return f
+	}
+	n, ok := IsConst(l.Extent)
+	if m, ok2 := IsConst(l.Min); !ok || !ok2 || m != 0 || n < 1 {
+		return f
+	}
+	al, ok := l.Body.(*Allocate)
+	if !ok || len(al.Buf.Shape) != 0 {
+		return f
+	}
+	seq, ok := al.Body.(*Seq)
+	if !ok || len(seq.Stmts) != 3 {
+		return f
+	}
+	init, ok1 := seq.Stmts[0].(*Store)
+	out, ok2 := seq.Stmts[2].(*Store)
+	if !ok1 || !ok2 || init.Buf != al.Buf {
+		return f
+	}
+	var w *Load
+	bad := false
+	VisitStmts(seq.Stmts[1], func(s Stmt) {
+		st, ok := s.(*Store)
+		if !ok {
+			return
+		}
+		_, _, wl, ok := matchMAC(st, al.Buf)
+		if !ok || (w != nil && wl.Buf != w.Buf) {
+			bad = true
+			return
+		}
+		w = wl
+	})
+	if bad || w == nil || w.Buf.Scope != ScopeConst || w.Buf.Data == nil || !rowMajor(w.Buf) ||
+		len(w.Buf.Shape) < 2 || int64(w.Buf.Shape[0]) != n || len(w.Indices) == 0 || w.Indices[0] != Expr(l.Var) {
+		return f
+	}
+	cout := int(n)
+	dead := deadChannels(w.Buf.Data.I, cout, len(w.Buf.Data.I)/cout)
+	live := cout
+	for live > 0 && dead != nil && dead[live-1] {
+		live--
+	}
+	if live == cout {
+		return f
+	}
+	for oc := range dead[:live] {
+		dead[oc] = false
+	}
+	vals, err := deadRow(f.Name, out, al.Buf, init.Value, l.Var, dead)
+	if err != nil {
+		return f
+	}
+	dv := NewVar(name + "_dead")
+	ch := Add(C(int64(live)), dv)
+	st := Substitute(out, map[*Var]Expr{l.Var: ch}).(*Store)
+	tail := &For{Var: dv, Min: C(0), Extent: C(int64(cout - live)),
+		Body: &Store{Buf: st.Buf, Indices: st.Indices, Value: &Load{Buf: vals, Indices: []Expr{ch}, Flat: true}, Flat: st.Flat}}
+	var repl Stmt = tail
+	if live > 0 {
+		// The live loop reads the first live channels' weights only: a
+		// shorter constant (less flash).
+		shape := append([]int{live}, w.Buf.Shape[1:]...)
+		per := len(w.Buf.Data.I) / cout
+		wl := constBuf(w.Buf.Name, w.Buf.DType, shape, w.Buf.Data.I[:live*per])
+		wl.Data.DType = w.Buf.Data.DType
+		head := *l
+		head.Extent = C(int64(live))
+		head.Body = RewriteStmt(l.Body, nil, func(e Expr) Expr {
+			if x, ok := e.(*Load); ok && x.Buf == w.Buf {
+				c := *x
+				c.Buf = wl
+				return &c
+			}
+			return e
+		})
+		repl = Block(&head, tail)
+	}
+	g := *f
+	g.Body = replaceStmt(f.Body, l, func(Stmt) Stmt { return repl })
+	return &g
+}

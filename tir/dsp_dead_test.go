@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
 // Hand-worked channel plans: the runs of live channels in blocks of c,
@@ -160,4 +161,53 @@ func weightElems(f *PrimFunc) int {
 		}
 	})
 	return n
+}
+
+// SplitDeadTail on a convolution and a fully connected layer whose last
+// channels are dead: the same results, the live loop shortened to the live
+// channels with their weights only, and after every target's schedule
+// (generic blocking, the MVE and NEON tensorized kernels, dsp) still the
+// same results.
+func TestSplitDeadTail(t *testing.T) {
+	for _, c := range []struct {
+		tail string
+		dead []int
+	}{
+		{"conv", []int{5, 6, 7}},
+		{"conv", []int{7}},
+		{"conv", []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"fc", []int{1, 2, 3}}, // the FC's own rows: none dead, its input reordered
+	} {
+		g := tirtest.DeadChain(9, c.dead, c.tail)
+		n := g.Nodes[0]
+		if c.tail == "fc" {
+			n = g.Nodes[len(g.Nodes)-1]
+			w := g.Tensors[n.Inputs[1]].Data
+			for k := 0; k < 8; k++ {
+				w.I[3*8+k] = 0 // FC row 3 (of 4) dead: a tail of one
+			}
+		}
+		name := fmt.Sprintf("%s_dead%v", c.tail, c.dead)
+		f := Finalize(computeFunc(t, g, n))
+		s := SplitDeadTail(computeFunc(t, g, n))
+		if !strings.Contains(s.String(), "_dead") {
+			t.Fatalf("%s: no dead tail:\n%s", name, s)
+		}
+		sameResult(t, name+"_split", f, Finalize(s))
+		for _, tg := range []*Target{Generic, MVE, NEON, DSP} {
+			k, err := tg.schedule(computeFunc(t, g, n))
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, tg.Name, err)
+			}
+			sameResult(t, name+"_"+tg.Name, f, Finalize(k))
+			if (tg == MVE || tg == NEON) && len(c.dead) < 8 && k.Knobs["simd"] != 1 {
+				t.Errorf("%s %s: the live loop fell back to the generic schedule", name, tg.Name)
+			}
+		}
+	}
+	// No dead tail (a dead channel before a live one): unchanged.
+	g := tirtest.DeadChain(9, []int{2}, "conv")
+	if f := computeFunc(t, g, g.Nodes[0]); SplitDeadTail(f) != f {
+		t.Error("split without a dead tail")
+	}
 }

@@ -275,6 +275,11 @@ func jamLoop(l *For, factor int) (Stmt, bool) {
 // block_oc_border channels (default 2), which keeps the code small. 1 = no
 // block. The SIMD targets build on scheduleConvGeneric without the blocks.
 func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
+	// Knob skip_dead (default 1): a dead channel tail stores constants
+	// (SplitDeadTail).
+	if knob(f, "skip_dead", 1) != 0 {
+		f = SplitDeadTail(f)
+	}
 	f, err := scheduleConvGeneric(f)
 	if err != nil {
 		return nil, err
@@ -321,6 +326,9 @@ func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
 // 16 here, when it divides K; see scheduleFCGeneric).
 func scheduleFCBlocked(f *PrimFunc) (*PrimFunc, error) {
 	knob(f, "unroll_k", 16)
+	if knob(f, "skip_dead", 1) != 0 {
+		f = SplitDeadTail(f)
+	}
 	f, err := scheduleFCGeneric(f)
 	if err != nil {
 		return nil, err

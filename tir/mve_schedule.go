@@ -30,6 +30,9 @@ import (
 // float requantization) fall back to the generic schedule.
 func simdSchedule(prefix string, fallback ScheduleFunc) ScheduleFunc {
 	return func(f *PrimFunc) (*PrimFunc, error) {
+		if knob(f, "skip_dead", 1) != 0 {
+			f = SplitDeadTail(f)
+		}
 		g, err := simdKernel(f, prefix)
 		if err != nil {
 			if f.Knobs == nil {

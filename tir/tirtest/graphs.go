@@ -329,3 +329,44 @@ func Conv3x3Size(h, wd, c, group, stride int, act graph.Activation, yzp int32) *
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
 	return g
 }
+
+// DeadChain is a pointwise convolution (8 → 8 channels, ReLU) whose output
+// channels in dead have all-zero weights, followed by a 3×3 depthwise
+// convolution and a 2×2 average pool, then by tail: "conv" (a pointwise
+// convolution 8 → 5, the graph output), "fc" (a reshape to [1, 72] is not
+// channel-preserving, so: a global 3×3 average pool, a reshape to [1, 8]
+// and a fully connected 8 → 4), or "add" (the pool's output added to
+// itself: not a channel-wise chain). For graph.PermuteDeadChannels and the
+// dead-channel schedules.
+func DeadChain(seed int64, dead []int, tail string) *graph.Graph {
+	b := &builder{g: graph.New("dead", "tflite"), r: rand.New(rand.NewSource(seed)), int8: true}
+	x := b.input([]int{1, 6, 6, 8}, 0.05, -3)
+	w1 := b.weights("w1", []int{8, 1, 1, 8})
+	for _, oc := range dead {
+		for k := 0; k < 8; k++ {
+			b.g.Tensors[w1].Data.I[oc*8+k] = 0
+		}
+	}
+	one := [2]int{1, 1}
+	t1 := b.node(graph.Conv2D, &graph.Conv2DAttrs{Stride: one, Dilation: one, Group: 1, Act: graph.ActRelu}, 0.08, -128, x, w1, b.bias("b1", 8))
+	t2 := b.node(graph.Conv2D, &graph.Conv2DAttrs{Stride: one, Dilation: one, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, Group: 8, Act: graph.ActRelu},
+		0.1, -128, t1, b.weights("w2", []int{8, 3, 3, 1}), b.bias("b2", 8))
+	t3 := b.node(graph.AvgPool2D, &graph.PoolAttrs{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}, Dilation: one}, 0.1, -128, t2)
+	var y string
+	switch tail {
+	case "conv":
+		y = b.node(graph.Conv2D, &graph.Conv2DAttrs{Stride: one, Dilation: one, Group: 1}, 0.2, 3, t3, b.weights("w3", []int{5, 1, 1, 8}), b.bias("b3", 5))
+	case "fc":
+		t4 := b.node(graph.AvgPool2D, &graph.PoolAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{3, 3}, Dilation: one}, 0.1, -128, t3)
+		b.g.AddTensor(&graph.Tensor{Name: "flat", DType: graph.Int8, Shape: []int{1, 8}, Quant: b.q(0.1, -128)})
+		b.g.AddNode(&graph.Node{Name: "reshape", Op: graph.Reshape, Inputs: []string{t4}, Outputs: []string{"flat"}})
+		y = b.node(graph.FullyConnected, &graph.FullyConnectedAttrs{}, 0.2, 3, "flat", b.weights("w3", []int{4, 8}), b.bias("b3", 4))
+	case "add":
+		y = b.node(graph.Add, nil, 0.2, 3, t3, t3)
+	}
+	g, err := b.done(y)
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
