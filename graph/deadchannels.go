@@ -5,8 +5,8 @@ import "slices"
 // Dead output channels. A trained network can leave convolution output
 // channels whose weights are all zero (VWW's MobileNet: up to 234 of 256);
 // such a channel holds its bias's requantized value at every pixel.
-// PermuteDeadChannels reorders channels so that, for every convolution with
-// dead channels whose output flows only through channel-wise ops (depthwise
+// PermuteDeadChannels reorders channels so that, for every convolution (or
+// fully connected layer) with dead channels whose output flows only through channel-wise ops (depthwise
 // convolutions, pools, reshapes that keep the channel axis) into one
 // channel-mixing op (a convolution or fully connected layer, whose input
 // axis takes the same reordering), the dead channels come last. The
@@ -69,7 +69,7 @@ func PermuteDeadChannels(g *Graph) int {
 	}
 	count := 0
 	for _, p := range g.Nodes {
-		if p.Op != Conv2D {
+		if p.Op != Conv2D && p.Op != FullyConnected {
 			continue
 		}
 		dead := DeadChannels(g, p)

@@ -92,3 +92,51 @@ func TestPermuteDeadChannelsLeavesSharedOutputs(t *testing.T) {
 		t.Errorf("tensor with two consumers reordered (%d)", n)
 	}
 }
+
+// Two fully connected layers: the first one's dead rows go last, the second
+// one's input columns follow, and the outputs stay the same.
+func TestPermuteDeadRowsFC(t *testing.T) {
+	build := func() *graph.Graph {
+		g := graph.New("fc2", "tflite")
+		q := func(s float32, z int32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{z}} }
+		g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{2, 6}, Quant: q(0.05, -3)})
+		w1 := graph.NewData(graph.Int8, []int{5, 6})
+		for i := range w1.I {
+			if r := i / 6; r != 1 && r != 3 {
+				w1.I[i] = int64(i*53%255 - 127)
+			}
+		}
+		g.AddConst("w1", w1).Quant = q(0.004, 0)
+		b1 := graph.NewData(graph.Int32, []int{5})
+		for i := range b1.I {
+			b1.I[i] = int64(300*i - 500)
+		}
+		g.AddConst("b1", b1)
+		g.AddTensor(&graph.Tensor{Name: "h", DType: graph.Int8, Shape: []int{2, 5}, Quant: q(0.1, -128)})
+		g.AddNode(&graph.Node{Name: "fc1", Op: graph.FullyConnected, Inputs: []string{"x", "w1", "b1"}, Outputs: []string{"h"}, Attrs: &graph.FullyConnectedAttrs{Act: graph.ActRelu}})
+		w2 := graph.NewData(graph.Int8, []int{4, 5})
+		for i := range w2.I {
+			w2.I[i] = int64(i*71%255 - 127)
+		}
+		g.AddConst("w2", w2).Quant = q(0.005, 0)
+		g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{2, 4}, Quant: q(0.2, 3)})
+		g.AddNode(&graph.Node{Name: "fc2", Op: graph.FullyConnected, Inputs: []string{"h", "w2", ""}, Outputs: []string{"y"}, Attrs: &graph.FullyConnectedAttrs{}})
+		g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+		return g
+	}
+	g, h := build(), build()
+	if n := graph.PermuteDeadChannels(h); n != 1 {
+		t.Fatalf("%d layers reordered", n)
+	}
+	if d := graph.DeadChannels(h, h.Nodes[0]); !slices.Equal(d, []bool{false, false, false, true, true}) {
+		t.Errorf("dead rows now %v", d)
+	}
+	for seed := 0; seed < 4; seed++ {
+		in := randomIn(g, seed)
+		a, _ := interp.Run(g, in)
+		b, _ := interp.Run(h, in)
+		if !slices.Equal(a["y"].I, b["y"].I) {
+			t.Errorf("seed %d: %v, was %v", seed, b["y"].I, a["y"].I)
+		}
+	}
+}

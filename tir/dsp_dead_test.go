@@ -211,3 +211,40 @@ func TestSplitDeadTail(t *testing.T) {
 		t.Error("split without a dead tail")
 	}
 }
+
+// Fully connected layers with dead output rows keep their results on dsp,
+// every row dead or some, int16 or int8 weights, and pack only the live rows.
+func TestDSPDeadRowsFC(t *testing.T) {
+	r := rand.New(rand.NewSource(23))
+	for _, c := range []struct {
+		rows, k, n int
+		dead       []int
+		knobs      map[string]int
+	}{
+		{2, 16, 10, []int{0, 3, 4, 9}, nil},
+		{3, 12, 9, []int{8}, map[string]int{"gemm_fuse": 0}},
+		{1, 20, 6, []int{1, 2}, map[string]int{"weights": 8}},
+		{2, 8, 4, []int{0, 1, 2, 3}, nil},
+	} {
+		g, n := int8FC(r, c.rows, c.k, c.n, -5)
+		w := g.Tensors[n.Inputs[1]].Data
+		for _, j := range c.dead {
+			for k := 0; k < c.k; k++ {
+				w.I[j*c.k+k] = 0
+			}
+		}
+		name := fmt.Sprintf("fc_%dx%dx%d_dead%v_%v", c.rows, c.k, c.n, c.dead, c.knobs)
+		f := Finalize(computeFunc(t, g, n))
+		s := dspSchedule(t, computeFunc(t, g, n), c.knobs)
+		sameResult(t, name, f, s)
+		knobs := map[string]int{"skip_dead": 0}
+		for k, v := range c.knobs {
+			knobs[k] = v
+		}
+		s0 := dspSchedule(t, computeFunc(t, g, n), knobs)
+		live := c.n - len(c.dead)
+		if weightElems(s0)*live != weightElems(s)*c.n {
+			t.Errorf("%s: %d weight elements with every row, %d with %d live", name, weightElems(s0), weightElems(s), live)
+		}
+	}
+}

@@ -688,11 +688,15 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 		a.x.Indices[0] != Expr(rV) || a.x.Indices[1] != Expr(kV) || w.Len() != Nout*K {
 		return scheduleFCGeneric(f)
 	}
-	wp, err := dspWeights(f, w.Data.I, Nout, K, K4, bc, wbits, nil)
+	store := packRequant(fastRequant(a.store))
+	var dd deadInfo
+	if knob(f, "skip_dead", 1) != 0 {
+		dd = newDeadInfo(f.Name, w.Data.I, Nout, K, store, a.acc, a.init, jV)
+	}
+	wp, err := dspWeights(f, w.Data.I, Nout, K, K4, bc, wbits, dd.dead)
 	if err != nil {
 		return nil, err
 	}
-	store := packRequant(fastRequant(a.store))
 	u := unrollFor(unroll, K4)
 	mk := func(R int, rowAt func(i int) Expr) Stmt {
 		xw := NewBuffer(f.Name+"_xw", I32, []int{R * K4 / 2}, ScopeLocal)
@@ -713,7 +717,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 			fill = append(fill, &Allocate{Buf: stage, Body: Block(cp, Block(tail...), dspWiden(xw, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
 		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw, fuse: fuse, w8: wbits == 8,
-			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{rV: rowAt(i)}) }}
+			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{rV: rowAt(i)}) }, dead: dd.dead, deadVals: dd.vals}
 		return &Allocate{Buf: xw, Body: Block(Block(fill...), g.build(f.Name))}
 	}
 	var body []Stmt
