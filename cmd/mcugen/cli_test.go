@@ -52,6 +52,9 @@ type inspectJSON struct {
 	Nodes        int            `json:"nodes"`
 	MACs         int64          `json:"macs"`
 	WeightsBytes int64          `json:"weights_bytes"`
+	DeadChannels int            `json:"dead_channels"`
+	DeadLayers   int            `json:"dead_channel_layers"`
+	DeadMACs     int64          `json:"dead_channel_macs"`
 }
 
 func inspect(t *testing.T, model string) inspectJSON {
@@ -102,16 +105,22 @@ func TestInspectHandCountedMACs(t *testing.T) {
 // The MLPerf Tiny figures come from ../shared/anchors.md and the model README.
 func TestInspectMLPerf(t *testing.T) {
 	dir := sharedModels(t)
+	// VWW's dead channels (all-zero filters), counted from the model's
+	// weights by a separate script: 4, 21, 71, 98, 109, 109, 101, 224 and
+	// 234 in its pointwise layers 10-26; their MACs are each layer's MACs
+	// times its dead share (36,864 + 48,384 + 4,608 * 488 + 258,048 + 539,136).
 	cases := []struct {
-		file   string
-		macs   int64
-		input  []int
-		output []int
+		file             string
+		macs             int64
+		input            []int
+		output           []int
+		dead, deadLayers int
+		deadMACs         int64
 	}{
-		{"kws/kws_ref_model.tflite", 2656768, []int{1, 49, 10, 1}, []int{1, 12}},
-		{"vww/vww_96_int8.tflite", 7489664, []int{1, 96, 96, 3}, []int{1, 2}},
-		{"ic/pretrainedResnet_quant.tflite", 12501632, []int{1, 32, 32, 3}, []int{1, 10}},
-		{"ad/ad01_int8.tflite", 264192, []int{1, 640}, []int{1, 640}},
+		{"kws/kws_ref_model.tflite", 2656768, []int{1, 49, 10, 1}, []int{1, 12}, 0, 0, 0},
+		{"vww/vww_96_int8.tflite", 7489664, []int{1, 96, 96, 3}, []int{1, 2}, 971, 9, 3131136},
+		{"ic/pretrainedResnet_quant.tflite", 12501632, []int{1, 32, 32, 3}, []int{1, 10}, 0, 0, 0},
+		{"ad/ad01_int8.tflite", 264192, []int{1, 640}, []int{1, 640}, 0, 0, 0},
 	}
 	for _, c := range cases {
 		r := inspect(t, filepath.Join(dir, c.file))
@@ -126,6 +135,9 @@ func TestInspectMLPerf(t *testing.T) {
 		}
 		if r.WeightsBytes <= 0 || r.Nodes == 0 {
 			t.Errorf("%s: weights %d nodes %d", c.file, r.WeightsBytes, r.Nodes)
+		}
+		if r.DeadChannels != c.dead || r.DeadLayers != c.deadLayers || r.DeadMACs != c.deadMACs {
+			t.Errorf("%s: %d dead channels in %d layers, %d MACs; want %d in %d, %d", c.file, r.DeadChannels, r.DeadLayers, r.DeadMACs, c.dead, c.deadLayers, c.deadMACs)
 		}
 	}
 }

@@ -33,6 +33,11 @@ type inspectReport struct {
 	Nodes        int            `json:"nodes"`
 	MACs         int64          `json:"macs"`
 	WeightsBytes int64          `json:"weights_bytes"`
+	// Dead output channels: all-zero weights (pruned or collapsed in
+	// training); the compiled kernels skip them.
+	DeadChannels int   `json:"dead_channels"`
+	DeadLayers   int   `json:"dead_channel_layers"`
+	DeadMACs     int64 `json:"dead_channel_macs"`
 }
 
 func describe(g *graph.Graph, names []string) []tensorInfo {
@@ -78,6 +83,20 @@ func (c *inspectCmd) Run(e *env) error {
 		Ops: graph.OpCounts(g), Nodes: len(g.Nodes),
 		MACs: graph.TotalMACs(g), WeightsBytes: graph.WeightBytes(g),
 	}
+	for _, n := range g.Nodes {
+		dead := graph.DeadChannels(g, n)
+		k := 0
+		for _, d := range dead {
+			if d {
+				k++
+			}
+		}
+		if k > 0 {
+			r.DeadChannels += k
+			r.DeadLayers++
+			r.DeadMACs += graph.MACs(g, n) * int64(k) / int64(len(dead))
+		}
+	}
 	if c.JSON {
 		return e.printJSON(r)
 	}
@@ -89,7 +108,12 @@ func (c *inspectCmd) Run(e *env) error {
 	for _, t := range r.Outputs {
 		fmt.Fprintf(w, "output   %s: %s\n", t.Name, g.Tensors[t.Name].TypeString())
 	}
-	fmt.Fprintf(w, "nodes    %d\nMACs     %s\nweights  %s bytes\nops\n", r.Nodes, comma(r.MACs), comma(r.WeightsBytes))
+	fmt.Fprintf(w, "nodes    %d\nMACs     %s\nweights  %s bytes\n", r.Nodes, comma(r.MACs), comma(r.WeightsBytes))
+	if r.DeadChannels > 0 {
+		fmt.Fprintf(w, "dead     %s output channels with all-zero weights in %d layers: %s MACs that need not run\n",
+			comma(int64(r.DeadChannels)), r.DeadLayers, comma(r.DeadMACs))
+	}
+	fmt.Fprintf(w, "ops\n")
 	ops := make([]string, 0, len(r.Ops))
 	for op := range r.Ops {
 		ops = append(ops, op)
