@@ -32,19 +32,27 @@ func DeadChannels(g *Graph, n *Node) []bool {
 	if w == nil || w.Data == nil || !w.DType.IsInt() || len(w.Shape) < 2 || len(w.Data.I) != w.NumElements() {
 		return nil
 	}
-	cout := w.Shape[0]
-	per := len(w.Data.I) / cout
-	var dead []bool
-	for oc := 0; oc < cout; oc++ {
-		if slices.ContainsFunc(w.Data.I[oc*per:(oc+1)*per], func(v int64) bool { return v != 0 }) {
+	return ZeroRows(w.Data.I, w.Shape[0])
+}
+
+// ZeroRows splits w into rows equal parts and reports which are all zero;
+// nil when none is (or when rows does not divide w).
+func ZeroRows(w []int64, rows int) []bool {
+	if rows <= 0 || len(w)%rows != 0 {
+		return nil
+	}
+	per := len(w) / rows
+	var zero []bool
+	for r := 0; r < rows; r++ {
+		if slices.ContainsFunc(w[r*per:(r+1)*per], func(v int64) bool { return v != 0 }) {
 			continue
 		}
-		if dead == nil {
-			dead = make([]bool, cout)
+		if zero == nil {
+			zero = make([]bool, rows)
 		}
-		dead[oc] = true
+		zero[r] = true
 	}
-	return dead
+	return zero
 }
 
 // chanEdit is one constant to reorder along one axis.

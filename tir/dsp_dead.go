@@ -9,10 +9,9 @@ import (
 // Dead output channels (dsp knob skip_dead, default on). A convolution
 // channel whose weights are all zero computes acc = init (its bias) for
 // every pixel, so its output is one compile-time constant: the schedule's
-// own epilogue applied to the bias. Trained models have many: VWW's
-// pointwise layers 14 to 26 have 71 to 234 of their 128 or 256 channels
-// dead (their batch-norm scale went to zero in training; TFLite gives them
-// multiplier 0). The gemm then runs over the runs of live channels only
+// own epilogue applied to the bias. Trained and pruned models have them:
+// VWW's pointwise layers 14 to 26 have 71 to 234 of their 128 or 256
+// channels dead (TFLite gives them multiplier 0). The gemm then runs over the runs of live channels only
 // (channelBlocks), their weights packed without the dead ones (less flash
 // too), and each pixel's dead channels are copied from a constant row.
 
@@ -38,29 +37,13 @@ func newDeadInfo(name string, w []int64, cout, K int, store *Store, acc *Buffer,
 	return deadInfo{dead: dead, vals: vals}
 }
 
-// deadChannels reports, per output channel, whether its K weights are all
-// zero; nil when none is.
+// deadChannels reports, per output channel of a cout×K weight matrix,
+// whether its weights are all zero; nil when none is.
 func deadChannels(w []int64, cout, K int) []bool {
 	if len(w) != cout*K {
 		return nil
 	}
-	var dead []bool
-	for oc := 0; oc < cout; oc++ {
-		zero := true
-		for _, v := range w[oc*K : (oc+1)*K] {
-			if v != 0 {
-				zero = false
-				break
-			}
-		}
-		if zero {
-			if dead == nil {
-				dead = make([]bool, cout)
-			}
-			dead[oc] = true
-		}
-	}
-	return dead
+	return graph.ZeroRows(w, cout)
 }
 
 // channelBlocks is the gemm's channel plan: over every run of live
