@@ -120,7 +120,8 @@ func chanChain(g *Graph, p *Node, c int, consumers map[string][]*Node, uses map[
 			return true
 		}
 		t := g.Tensors[n.Inputs[i]]
-		if t == nil || t.Data == nil || uses[t.Name] != 1 || len(t.Shape) <= axis || t.Shape[axis] != c {
+		if t == nil || t.Data == nil || uses[t.Name] != 1 || len(t.Shape) <= axis || t.Shape[axis] != c ||
+			len(t.Data.I)+len(t.Data.F) != t.NumElements() {
 			return false
 		}
 		edits = append(edits, chanEdit{t, axis})

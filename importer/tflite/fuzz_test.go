@@ -4,10 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcugen/mcugen/graph"
 )
 
 // FuzzDecode feeds arbitrary bytes to the decoder: it must return a graph or
-// an error, never panic (the recover in Decode is switched off here).
+// an error, never panic (the recover in Decode is switched off here); a
+// decoded graph then goes through graph.PermuteDeadChannels.
 func FuzzDecode(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "tflite", "*.tflite"))
 	shared := filepath.Join("..", "..", "..", "shared", "models", "mlperf_tiny")
@@ -26,6 +29,11 @@ func FuzzDecode(f *testing.F) {
 		g, err := Decode("fuzz", b)
 		if err == nil && g == nil {
 			t.Fatal("no graph and no error")
+		}
+		if err == nil {
+			// The plan pass's channel reordering runs on every imported
+			// graph: it must not panic on one either.
+			graph.PermuteDeadChannels(g)
 		}
 	})
 }
