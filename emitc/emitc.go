@@ -46,7 +46,9 @@ type Report struct {
 	// ScratchBytes is the stack the largest kernel's local arrays take
 	// (tir.Module.ScratchBytes): what the caller's stack needs beyond the
 	// functions' own frames.
-	ScratchBytes int      `json:"scratch_bytes"`
+	ScratchBytes int `json:"scratch_bytes"`
+	// DeadChannels is the kernels' constant output channels, summed.
+	DeadChannels int      `json:"dead_channels"`
 	Inputs       []IOInfo `json:"inputs"`
 	Outputs      []IOInfo `json:"outputs"`
 }
@@ -59,6 +61,9 @@ type Kernel struct {
 	Knobs map[string]int `json:"knobs,omitempty"`
 	// Scratch is the bytes of the kernel's local arrays (on the stack).
 	Scratch int `json:"scratch_bytes,omitempty"`
+	// DeadChannels is how many output channels it stores as constants
+	// (all-zero weights).
+	DeadChannels int `json:"dead_channels,omitempty"`
 }
 
 // Compile lowers g with its memory plan for opts.Target and prints the C.

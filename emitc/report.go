@@ -50,7 +50,8 @@ func ReportFor(m *tir.Module, files map[string][]byte, opts Options) *Report {
 	}
 	sort.Strings(rep.Files)
 	for _, f := range m.Funcs {
-		rep.Kernels = append(rep.Kernels, Kernel{Name: p + "_" + f.Name, Node: f.Node, Op: f.Op, Knobs: f.Knobs, Scratch: f.ScratchBytes()})
+		rep.Kernels = append(rep.Kernels, Kernel{Name: p + "_" + f.Name, Node: f.Node, Op: f.Op, Knobs: f.Knobs, Scratch: f.ScratchBytes(), DeadChannels: f.DeadChannels})
+		rep.DeadChannels += f.DeadChannels
 	}
 	rep.ScratchBytes, _ = m.ScratchBytes()
 	rep.Inputs, rep.Outputs = ioInfos(m)

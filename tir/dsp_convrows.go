@@ -147,5 +147,6 @@ func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, sto
 	g.Body = &Allocate{Buf: rows, Body: &For{Var: nV, Min: C(0), Extent: C(1),
 		Body: &For{Var: ohV, Min: C(0), Extent: C(int64(OH)), Body: Block(rowBody...)}}}
 	g.InPlaceSafe = false
+	g.DeadChannels = dd.count()
 	return &g
 }

@@ -37,6 +37,17 @@ func newDeadInfo(name string, w []int64, cout, K int, store *Store, acc *Buffer,
 	return deadInfo{dead: dead, vals: vals}
 }
 
+// count is how many channels are dead.
+func (dd deadInfo) count() int {
+	n := 0
+	for _, d := range dd.dead {
+		if d {
+			n++
+		}
+	}
+	return n
+}
+
 // deadChannels reports, per output channel of a cout×K weight matrix,
 // whether its weights are all zero; nil when none is.
 func deadChannels(w []int64, cout, K int) []bool {
@@ -288,5 +299,6 @@ func SplitDeadTail(f *PrimFunc) *PrimFunc {
 	}
 	g := *f
 	g.Body = replaceStmt(f.Body, l, func(Stmt) Stmt { return repl })
+	g.DeadChannels = cout - live
 	return &g
 }

@@ -76,6 +76,9 @@ type PrimFunc struct {
 	// over its first input laid out that way (a convolution that stages
 	// each input window before writing the outputs that cover it).
 	InPlaceSafe bool
+	// DeadChannels is how many output channels the schedule stores as
+	// constants instead of computing (all-zero weights; tir/dsp_dead.go).
+	DeadChannels int
 }
 
 // Consts returns the constant buffers the function reads, in first-use order.

@@ -605,6 +605,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			g.InPlaceSafe = true
 		}
 	}
+	g.DeadChannels = dd.count()
 	h := &g
 	if part&1 != 0 && a.cond != nil {
 		h = PartitionLoop(h, "ow_o")
@@ -731,6 +732,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	g := *f
 	g.Body = Block(body...)
+	g.DeadChannels = dd.count()
 	return &g, nil
 }
 

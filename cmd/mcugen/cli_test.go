@@ -275,3 +275,22 @@ board(
 		t.Errorf("run on a user board: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// compile reports the output channels its kernels store as constants: on
+// every target VWW's 971 dead channels (counted independently in
+// TestInspectMLPerf), once the plan pass has moved them last.
+func TestCompileReportsDeadChannels(t *testing.T) {
+	dir := sharedModels(t)
+	for _, board := range []string{"mps2-an386", "mps2-an385", "mps3-an547", "aarch64-linux"} {
+		code, out, errs := mcugen(t, "compile", filepath.Join(dir, "vww/vww_96_int8.tflite"), "--board", board, "-o", t.TempDir(), "--force", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", board, code, errs)
+		}
+		var r struct {
+			DeadChannels int `json:"dead_channels"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.DeadChannels != 971 {
+			t.Errorf("%s: dead_channels %d (%v)", board, r.DeadChannels, err)
+		}
+	}
+}

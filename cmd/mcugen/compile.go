@@ -30,6 +30,9 @@ type compileReport struct {
 	Files        []string `json:"files"`
 	Entry        string   `json:"entry"`
 	ScratchBytes int      `json:"scratch_bytes"`
+	// DeadChannels is how many output channels (all-zero weights) the
+	// kernels store as constants instead of computing.
+	DeadChannels int `json:"dead_channels"`
 	// Int8Weights is set when the fit pass kept layers' weights int8 (in
 	// flash) because the int16 layout would not fit the board's flash.
 	Int8Weights *pipeline.LeanWeights `json:"int8_weights,omitempty"`
@@ -88,7 +91,8 @@ func (c *compileCmd) Run(e *env) error {
 		return err
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
-		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean}
+		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean,
+		DeadChannels: s.Report.DeadChannels}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
 	}
@@ -100,6 +104,9 @@ func (c *compileCmd) Run(e *env) error {
 		c.Model, c.Out, r.Board, r.Target, comma(int64(r.ArenaBytes)), comma(int64(r.WeightsBytes)), comma(int64(r.ScratchBytes)), r.Entry)
 	if r.Int8Weights != nil {
 		fmt.Fprintln(e.stdout, r.Int8Weights.Summary())
+	}
+	if r.DeadChannels > 0 {
+		fmt.Fprintf(e.stdout, "%s output channels with all-zero weights stored as constants, not computed\n", comma(int64(r.DeadChannels)))
 	}
 	for _, f := range r.Files {
 		fmt.Fprintf(e.stdout, "  %s\n", f)
