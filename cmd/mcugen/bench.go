@@ -211,7 +211,11 @@ func printLayers(e *env, r benchResult) {
 	}
 	// The rest can come out a few instructions below zero: the hook's cost,
 	// timed once by the harness, varies a little with the code around it.
-	fmt.Fprintf(e.stdout, "%4s  %-32s %13s\n", "", "rest (entry function, hooks)", signedComma(r.EntryInstructions))
+	rest := "n/a"
+	if r.Instructions >= 0 {
+		rest = signedComma(r.EntryInstructions)
+	}
+	fmt.Fprintf(e.stdout, "%4s  %-32s %13s\n", "", "rest (entry function, hooks)", rest)
 }
 
 func signedComma(n int64) string {
