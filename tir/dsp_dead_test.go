@@ -248,3 +248,18 @@ func TestDSPDeadRowsFC(t *testing.T) {
 		}
 	}
 }
+
+// A pointwise convolution over 8 input channels defaults to one pixel by
+// four channels, a wider one to two by two; both keep their results.
+func TestDSPSmallKBlockDefault(t *testing.T) {
+	r := rand.New(rand.NewSource(31))
+	for _, c := range []struct{ cin, px, oc int }{{8, 1, 4}, {4, 1, 4}, {16, 2, 2}} {
+		g, n := int8ConvHW(r, 4, 6, c.cin, 12, 1, 1, 0, -3, false)
+		f := Finalize(computeFunc(t, g, n))
+		s := dspSchedule(t, computeFunc(t, g, n), nil)
+		if s.Knobs["block_px"] != c.px || s.Knobs["block_oc"] != c.oc {
+			t.Errorf("cin %d: block %dx%d, want %dx%d", c.cin, s.Knobs["block_px"], s.Knobs["block_oc"], c.px, c.oc)
+		}
+		sameResult(t, fmt.Sprintf("pointwise cin %d", c.cin), f, s)
+	}
+}
