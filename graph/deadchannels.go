@@ -124,6 +124,12 @@ func chanChain(g *Graph, p *Node, c int, consumers map[string][]*Node, uses map[
 			len(t.Data.I)+len(t.Data.F) != t.NumElements() {
 			return false
 		}
+		// Per-channel scales must lie along the reordered axis for an
+		// output-channel axis (they move with it) and along another one for
+		// a consumer's input axis (they stay).
+		if q := t.Quant; q.PerAxis() && (q.Axis == axis) != (axis == 0) {
+			return false
+		}
 		edits = append(edits, chanEdit{t, axis})
 		return true
 	}

@@ -91,6 +91,13 @@ func TestPermuteDeadChannelsLeavesSharedOutputs(t *testing.T) {
 	if n := graph.PermuteDeadChannels(h); n != 0 {
 		t.Errorf("tensor with two consumers reordered (%d)", n)
 	}
+	// Depthwise weights whose per-channel scales lie along another axis
+	// than the channels the reordering moves: left alone.
+	k := tirtest.DeadChain(4, []int{1}, "conv")
+	k.Tensors[k.Nodes[1].Inputs[1]].Quant.Axis = 3
+	if n := graph.PermuteDeadChannels(k); n != 0 {
+		t.Errorf("scales on another axis reordered (%d)", n)
+	}
 }
 
 // Two fully connected layers: the first one's dead rows go last, the second
