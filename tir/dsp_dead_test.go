@@ -38,8 +38,51 @@ func TestChannelBlocks(t *testing.T) {
 	}
 }
 
-// With every channel live, packBlocks is exactly DSPPackWeights and
-// DSPPackWeights8; with dead channels it drops their weights and keeps
+// refPack16 and refPack8 are the layouts the micro-kernels read, written
+// out per channel (block of c from oc/c·c, single channels past the last
+// whole block; word 2·bc·g + 2j + h holds k = 4g+h and 4g+h+2 of the j-th
+// channel of its block; bytes 4·bc·(k/4) + 4j + k%4 for int8).
+func refPack16(w []int64, cout, K, k4, c int) []int64 {
+	out := make([]int64, cout*k4/2)
+	at := func(oc, k int) int64 {
+		if k >= K {
+			return 0
+		}
+		return w[oc*K+k]
+	}
+	full := cout / c * c
+	for oc := 0; oc < cout; oc++ {
+		bc, oc0 := c, oc/c*c
+		if oc >= full {
+			bc, oc0 = 1, oc
+		}
+		j := oc - oc0
+		for g := 0; g < k4/4; g++ {
+			for h := 0; h < 2; h++ {
+				out[oc0*k4/2+2*bc*g+2*j+h] = pack16(at(oc, 4*g+h), at(oc, 4*g+h+2))
+			}
+		}
+	}
+	return out
+}
+
+func refPack8(w []int64, cout, K, k4, c int) []int64 {
+	out := make([]int64, cout*k4)
+	full := cout / c * c
+	for oc := 0; oc < cout; oc++ {
+		bc, oc0 := c, oc/c*c
+		if oc >= full {
+			bc, oc0 = 1, oc
+		}
+		for k := 0; k < K; k++ {
+			out[oc0*k4+4*bc*(k/4)+4*(oc-oc0)+k%4] = w[oc*K+k]
+		}
+	}
+	return out
+}
+
+// With every channel live, packBlocks (DSPPackWeights, DSPPackWeights8) is
+// the reference layout; with dead channels it drops their weights and keeps
 // every live channel's where its block says.
 func TestPackBlocks(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
@@ -49,10 +92,10 @@ func TestPackBlocks(t *testing.T) {
 			w[i] = int64(r.Intn(255) - 127)
 		}
 		all := channelBlocks(c.cout, c.c, nil)
-		if got, want := packBlocks(w, c.K, c.k4, all, false), DSPPackWeights(w, c.cout, c.K, c.k4, c.c); !reflect.DeepEqual(got, want) {
+		if got, want := packBlocks(w, c.K, c.k4, all, false), refPack16(w, c.cout, c.K, c.k4, c.c); !reflect.DeepEqual(got, want) {
 			t.Errorf("%+v: int16 layout differs", c)
 		}
-		if got, want := packBlocks(w, c.K, c.k4, all, true), DSPPackWeights8(w, c.cout, c.K, c.k4, c.c); !reflect.DeepEqual(got, want) {
+		if got, want := packBlocks(w, c.K, c.k4, all, true), refPack8(w, c.cout, c.K, c.k4, c.c); !reflect.DeepEqual(got, want) {
 			t.Errorf("%+v: int8 layout differs", c)
 		}
 		dead := make([]bool, c.cout)

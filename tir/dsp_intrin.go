@@ -205,28 +205,7 @@ func init() {
 // (a multiple of 4), interleaved by groups of two words within a block.
 // Channel block starting at oc0 begins at word oc0·k4/2.
 func DSPPackWeights(w []int64, cout, K, k4, c int) []int64 {
-	out := make([]int64, cout*k4/2)
-	at := func(oc, k int) int64 {
-		if k >= K {
-			return 0
-		}
-		return w[oc*K+k]
-	}
-	full := cout / c * c
-	for oc := 0; oc < cout; oc++ {
-		bc, oc0 := c, oc/c*c
-		if oc >= full {
-			bc, oc0 = 1, oc
-		}
-		j := oc - oc0
-		base := oc0 * k4 / 2
-		for g := 0; g < k4/4; g++ {
-			for h := 0; h < 2; h++ {
-				out[base+2*bc*g+2*j+h] = pack16(at(oc, 4*g+h), at(oc, 4*g+h+2))
-			}
-		}
-	}
-	return out
+	return packBlocks(w, K, k4, channelBlocks(cout, c, nil), false)
 }
 
 func ptr(b *Buffer, i Expr) Expr { return &Ptr{Buf: b, Index: i} }

@@ -63,19 +63,7 @@ func init() {
 // DSPPackWeights' channel blocks and interleave, as bytes (see above), K
 // padded with zeros to k4.
 func DSPPackWeights8(w []int64, cout, K, k4, c int) []int64 {
-	out := make([]int64, cout*k4)
-	full := cout / c * c
-	for oc := 0; oc < cout; oc++ {
-		bc, oc0 := c, oc/c*c
-		if oc >= full {
-			bc, oc0 = 1, oc
-		}
-		j := oc - oc0
-		for k := 0; k < K; k++ {
-			out[oc0*k4+4*bc*(k/4)+4*j+k%4] = w[oc*K+k]
-		}
-	}
-	return out
+	return packBlocks(w, K, k4, channelBlocks(cout, c, nil), true)
 }
 
 // chanWeights returns output channel oc's k4 weights (zero padded) from the
