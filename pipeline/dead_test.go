@@ -16,9 +16,6 @@ import (
 // in the C), and its outputs equal the reference interpreter's on the graph
 // as built, before the plan pass reordered its channels.
 func TestDeadChannelsUnderQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU suite: not in -short")
-	}
 	for _, bt := range []struct{ board, target string }{
 		{"mps2-an386", "dsp"}, {"mps2-an385", "generic"}, {"mps3-an547", "mve"}, {"aarch64-linux", "neon"},
 	} {
@@ -26,8 +23,7 @@ func TestDeadChannelsUnderQEMU(t *testing.T) {
 			for _, dead := range [][]int{{1, 4, 5}, {0, 2, 3, 4, 6, 7}} {
 				name := fmt.Sprintf("%s/%s/%v", bt.board, tail, dead)
 				t.Run(name, func(t *testing.T) {
-					needTools(t, bt.board)
-					b, _ := LoadBoard(bt.board, "")
+					b := qemuBoard(t, bt.board)
 					g := tirtest.DeadChain(11, dead, tail)
 					pristine := tirtest.DeadChain(11, dead, tail)
 					s, err := CompileGraph(g, "dead", Options{Board: b, Target: bt.target, Version: "test"})

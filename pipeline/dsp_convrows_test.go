@@ -12,11 +12,7 @@ import (
 // input channel counts, int16 and int8 weights, on random and extreme
 // inputs.
 func TestDSPConvRowsUnderQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU suite: not in -short")
-	}
-	needTools(t, "mps2-an386")
-	b, _ := LoadBoard("mps2-an386", "")
+	b := qemuBoard(t, "mps2-an386")
 	rows := func(k map[string]int) map[string]map[string]int {
 		m := map[string]int{"conv_rows": 1}
 		for n, v := range k {

@@ -164,11 +164,7 @@ const smallBoards = "../testdata/boards/small_flash.star"
 // int8, and the firmware matches TFLite Micro's vectors; on 256 KiB it is
 // refused with one FitError line before any build.
 func TestWeights8UnderQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU suite: not in -short")
-	}
-	needTools(t, "mps2-an386")
-	b, _ := LoadBoard("mps2-an386", "")
+	b := qemuBoard(t, "mps2-an386")
 	cases, err := tirtest.Cases()
 	if err != nil {
 		t.Fatal(err)

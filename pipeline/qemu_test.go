@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/runner"
@@ -48,6 +49,21 @@ func needTools(t *testing.T, board string) {
 			t.Skip(err.Error())
 		}
 	}
+}
+
+// qemuBoard is the catalog's board for a test that builds and runs firmware:
+// skipped in -short, and (locally) without the board's tools.
+func qemuBoard(t *testing.T, name string) *boards.Board {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("QEMU suite: not in -short")
+	}
+	needTools(t, name)
+	b, err := LoadBoard(name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // loadVectors reads input_NNN.npy/output_NNN.npy pairs: the expected outputs
@@ -141,13 +157,8 @@ func TestMLPerfOnBoards(t *testing.T) {
 // without ../shared/models, or locally without the board's tools).
 func compileKWS(t *testing.T) *State {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("QEMU suite: not in -short")
-	}
-	shared := sharedDir(t)
-	needTools(t, "mps2-an386")
-	b, _ := LoadBoard("mps2-an386", "")
-	s, err := Compile(filepath.Join(shared, "kws/kws_ref_model.tflite"), Options{Board: b, Version: "test"})
+	b := qemuBoard(t, "mps2-an386")
+	s, err := Compile(filepath.Join(sharedDir(t), "kws/kws_ref_model.tflite"), Options{Board: b, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,8 +161,7 @@ func TestDSPDeadChannelsKeepResults(t *testing.T) {
 						wd.I[oc*per+k] = 0
 					}
 				}
-				f := Finalize(computeFunc(t, g, n))
-				s := dspSchedule(t, computeFunc(t, g, n), sh.knobs)
+				f, s := dspKernel(t, g, n, sh.knobs)
 				sameResult(t, name, f, s)
 				live := 8 - len(patterns[pn])
 				if got := weightElems(s); live == 0 && got != 0 {
@@ -277,8 +276,7 @@ func TestDSPDeadRowsFC(t *testing.T) {
 			}
 		}
 		name := fmt.Sprintf("fc_%dx%dx%d_dead%v_%v", c.rows, c.k, c.n, c.dead, c.knobs)
-		f := Finalize(computeFunc(t, g, n))
-		s := dspSchedule(t, computeFunc(t, g, n), c.knobs)
+		f, s := dspKernel(t, g, n, c.knobs)
 		sameResult(t, name, f, s)
 		knobs := map[string]int{"skip_dead": 0}
 		for k, v := range c.knobs {
@@ -298,8 +296,7 @@ func TestDSPSmallKBlockDefault(t *testing.T) {
 	r := rand.New(rand.NewSource(31))
 	for _, c := range []struct{ cin, px, oc int }{{8, 1, 4}, {4, 1, 4}, {16, 2, 2}} {
 		g, n := int8ConvHW(r, 4, 6, c.cin, 12, 1, 1, 0, -3, false)
-		f := Finalize(computeFunc(t, g, n))
-		s := dspSchedule(t, computeFunc(t, g, n), nil)
+		f, s := dspKernel(t, g, n, nil)
 		if s.Knobs["block_px"] != c.px || s.Knobs["block_oc"] != c.oc {
 			t.Errorf("cin %d: block %dx%d, want %dx%d", c.cin, s.Knobs["block_px"], s.Knobs["block_oc"], c.px, c.oc)
 		}

@@ -25,12 +25,11 @@ func TestDSPDepthwise3x3KeepsResults(t *testing.T) {
 	} {
 		name := fmt.Sprintf("ch%d_s%d_p%d_%v", c.ch, c.stride, c.pad, c.knobs)
 		g, n := int8Conv(r, c.ch, c.ch, c.ch, 3, c.stride, c.pad)
-		f := computeFunc(t, g, n)
-		s := dspSchedule(t, computeFunc(t, g, n), c.knobs)
+		f, s := dspKernel(t, g, n, c.knobs)
 		if !usesIntrinsic(s, c.want) {
 			t.Fatalf("%s: schedule does not use %s:\n%s", name, c.want, s)
 		}
-		sameResult(t, name, Finalize(f), s)
+		sameResult(t, name, f, s)
 	}
 }
 
@@ -121,12 +120,11 @@ func TestDSPRequantFormChoice(t *testing.T) {
 	g, n = winoConv(6, 6, 8, 4, 1, 1, 0, small)
 	g.Tensor("y").Quant.Scale = []float32{1.5}
 	n.Attrs.(*graph.Conv2DAttrs).Act = graph.ActRelu
-	f := computeFunc(t, g, n)
-	s = dspSchedule(t, computeFunc(t, g, n), nil)
+	f, s := dspKernel(t, g, n, nil)
 	if !usesIntrinsic(s, IntrDSPRequantR) {
 		t.Errorf("per-tensor ReLU conv does not use %s:\n%s", IntrDSPRequantR, s)
 	}
-	runBoth(t, "per-tensor ReLU", Finalize(f), s, func(i int) int64 { return int64(i%9 - 4) })
+	runBoth(t, "per-tensor ReLU", f, s, func(i int) int64 { return int64(i%9 - 4) })
 }
 
 // A channel with scale zero (an all-zero filter, as VWW's pointwise layers
@@ -144,12 +142,11 @@ func TestDSPRequantDeadChannel(t *testing.T) {
 			w.Data.I[i] = 0
 		}
 		g.Tensor("b").Data.I[2] = 700 // a bias the zero scale must wipe out
-		f := computeFunc(t, g, n)
-		s := dspSchedule(t, computeFunc(t, g, n), nil)
+		f, s := dspKernel(t, g, n, nil)
 		if usesIntrinsic(s, IntrRequant) || !usesIntrinsic(s, IntrDSPRequantP) && !usesIntrinsic(s, "dsp_gemm_s8pr") {
 			t.Fatalf("act %v: the dead channel keeps the layer off %s:\n%s", act, IntrDSPRequantP, s)
 		}
-		runBoth(t, "dead channel", Finalize(f), s, func(i int) int64 { return int64(i*37%255 - 127) })
+		runBoth(t, "dead channel", f, s, func(i int) int64 { return int64(i*37%255 - 127) })
 		// The channel's value by hand: zero point 5, clamped below at 5 (ReLU) or -128.
 		a := make([]*graph.Data, len(s.Params))
 		var y int

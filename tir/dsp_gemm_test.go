@@ -43,12 +43,11 @@ func TestDSPGemmFusedKeepsResults(t *testing.T) {
 			}
 			name := fmt.Sprintf("%v_%v", c, kn)
 			g, n := int8ConvW(r, c.cin, c.cout, c.k, c.h, c.w, graph.ActRelu)
-			f := computeFunc(t, g, n)
-			s := dspSchedule(t, computeFunc(t, g, n), kn)
+			f, s := dspKernel(t, g, n, kn)
 			if got := usesIntrinsic(s, "dsp_gemm_s8pr"); got != (fuse == 1) {
 				t.Fatalf("%s: fused %v:\n%s", name, got, s)
 			}
-			sameResult(t, name, Finalize(f), s)
+			sameResult(t, name, f, s)
 		}
 	}
 	// Without a ReLU (zero point above the clamp) nothing fuses.
@@ -72,12 +71,11 @@ func TestDSPGemmFusedKeepsResults(t *testing.T) {
 		for i := range wq.Scale {
 			wq.Scale[i] = 0.002 + 0.004*r.Float32()
 		}
-		f := computeFunc(t, g, nd)
-		s := dspSchedule(t, computeFunc(t, g, nd), c.knobs)
+		f, s := dspKernel(t, g, nd, c.knobs)
 		if !usesIntrinsic(s, "dsp_gemm_s8pr") {
 			t.Fatalf("%s: not fused:\n%s", name, s)
 		}
-		sameResult(t, name, Finalize(f), s)
+		sameResult(t, name, f, s)
 	}
 }
 

@@ -200,8 +200,7 @@ func TestDSPWeights8KeepResults(t *testing.T) {
 			name := fmt.Sprintf("conv_cin%d_cout%d_k%d_s%d_p%d_%v", c.cin, c.cout, c.k, c.stride, c.pad, kn)
 			g, n := int8Conv(r, c.cin, c.cout, 1, c.k, c.stride, c.pad)
 			extremeWeights(g)
-			f := computeFunc(t, g, n)
-			s := dspSchedule(t, computeFunc(t, g, n), kn)
+			f, s := dspKernel(t, g, n, kn)
 			if !usesIntrinsic(s, "dsp_mac_s8w") && !usesIntrinsic(s, "dsp_gemm_s8pr_s8w") {
 				t.Fatalf("%s: no int8-weight kernel:\n%s", name, s)
 			}
@@ -214,8 +213,8 @@ func TestDSPWeights8KeepResults(t *testing.T) {
 			if fuse == 1 && !usesIntrinsic(s, "dsp_gemm_s8pr_s8w") {
 				t.Errorf("%s: the ReLU form did not fuse", name)
 			}
-			sameResult(t, name, Finalize(f), s)
-			runExtremes(t, name, Finalize(f), s)
+			sameResult(t, name, f, s)
+			runExtremes(t, name, f, s)
 		}
 	}
 	for _, c := range []struct {
@@ -243,8 +242,7 @@ func TestDSPWeights8KeepResults(t *testing.T) {
 				}
 			}
 			extremeWeights(g)
-			f := computeFunc(t, g, nd)
-			s := dspSchedule(t, computeFunc(t, g, nd), kn)
+			f, s := dspKernel(t, g, nd, kn)
 			want := "dsp_mac_s8w"
 			if relu {
 				want = "dsp_gemm_s8pr_s8w"
@@ -255,8 +253,8 @@ func TestDSPWeights8KeepResults(t *testing.T) {
 			if s16, s8 := weightConsts(s); s16 || !s8 {
 				t.Fatalf("%s: int16 weights %v, int8 weights %v", name, s16, s8)
 			}
-			sameResult(t, name, Finalize(f), s)
-			runExtremes(t, name, Finalize(f), s)
+			sameResult(t, name, f, s)
+			runExtremes(t, name, f, s)
 		}
 	}
 	// The default stays int16; a value other than 8 or 16 is an error.

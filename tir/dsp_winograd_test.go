@@ -126,12 +126,11 @@ func TestDSPWinogradOnlyWhereExact(t *testing.T) {
 		{8, 8, 8, 4, 2}, {6, 6, 3, 4, 1}, {6, 6, 8, 3, 1}, {5, 5, 132, 2, 1},
 	} {
 		g, n := winoConv(c.h, c.w, c.cin, c.cout, c.stride, 1, 0, small)
-		f := computeFunc(t, g, n)
-		s := dspSchedule(t, computeFunc(t, g, n), map[string]int{"winograd": 1})
+		f, s := dspKernel(t, g, n, map[string]int{"winograd": 1})
 		if usesIntrinsic(s, IntrDSPWinoIn) {
 			t.Errorf("%+v: Winograd where it does not apply", c)
 		}
-		runBoth(t, fmt.Sprintf("%+v", c), Finalize(f), s, small)
+		runBoth(t, fmt.Sprintf("%+v", c), f, s, small)
 	}
 	// The knob is offered (and defaults to off) only where it applies.
 	g, n := winoConv(6, 6, 8, 4, 1, 1, 0, small)

@@ -25,6 +25,13 @@ func dspSchedule(t *testing.T, f *PrimFunc, knobs map[string]int) *PrimFunc {
 }
 
 // usesIntrinsic reports whether f calls an intrinsic whose name starts with prefix.
+// dspKernel is node n of g as its compute definition (the reference, ready
+// for the interpreter) and scheduled for the dsp target with knobs.
+func dspKernel(t *testing.T, g *graph.Graph, n *graph.Node, knobs map[string]int) (ref, s *PrimFunc) {
+	t.Helper()
+	return Finalize(computeFunc(t, g, n)), dspSchedule(t, computeFunc(t, g, n), knobs)
+}
+
 func usesIntrinsic(f *PrimFunc, prefix string) bool {
 	found := false
 	VisitExprs(f.Body, func(e Expr) {
@@ -62,8 +69,7 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 	for _, c := range cases {
 		name := fmt.Sprintf("cin%d_cout%d_g%d_k%d_s%d_p%d_%v", c.cin, c.cout, c.group, c.k, c.stride, c.pad, c.knobs)
 		g, n := int8Conv(r, c.cin, c.cout, c.group, c.k, c.stride, c.pad)
-		f := computeFunc(t, g, n)
-		s := dspSchedule(t, computeFunc(t, g, n), c.knobs)
+		f, s := dspKernel(t, g, n, c.knobs)
 		// dsp_gemm: the micro-kernel and the ReLU epilogue in one helper.
 		fused := strings.HasPrefix(c.want, "dsp_mac") && usesIntrinsic(s, "dsp_gemm_s8pr"+strings.TrimPrefix(strings.TrimPrefix(c.want, "dsp_mac"), "_s16"))
 		if c.want != "" && !usesIntrinsic(s, c.want) && !fused {
@@ -72,7 +78,7 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		if c.want != "" && !usesIntrinsic(s, IntrDSPRequant) && !usesIntrinsic(s, IntrDSPDW3x3) && !fused {
 			t.Errorf("%s: epilogue does not use %s", name, IntrDSPRequant)
 		}
-		sameResult(t, name, Finalize(f), s)
+		sameResult(t, name, f, s)
 	}
 }
 
@@ -109,12 +115,11 @@ func TestDSPFullyConnectedKeepsResults(t *testing.T) {
 	} {
 		name := fmt.Sprintf("rows%d_k%d_n%d_%v", c.rows, c.k, c.n, c.knobs)
 		g, n := int8FC(r, c.rows, c.k, c.n, 11)
-		f := computeFunc(t, g, n)
-		s := dspSchedule(t, computeFunc(t, g, n), c.knobs)
+		f, s := dspKernel(t, g, n, c.knobs)
 		if !usesIntrinsic(s, "dsp_mac") {
 			t.Fatalf("%s: not tensorized:\n%s", name, s)
 		}
-		sameResult(t, name, Finalize(f), s)
+		sameResult(t, name, f, s)
 	}
 }
 
@@ -202,14 +207,13 @@ func int8Binary(op graph.Op) (*graph.Graph, *graph.Node) {
 func TestDSPElementwiseTablesKeepResults(t *testing.T) {
 	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul} {
 		g, n := int8Binary(op)
-		f := computeFunc(t, g, n)
-		s := dspSchedule(t, computeFunc(t, g, n), nil)
+		f, s := dspKernel(t, g, n, nil)
 		if !usesIntrinsic(s, "dsp_requant_s8") {
 			t.Errorf("%s: output stage not rewritten:\n%s", op, s)
 		}
 		if op != graph.Mul && len(s.Consts()) < 2 {
 			t.Errorf("%s: no input tables:\n%s", op, s)
 		}
-		sameResult(t, string(op), Finalize(f), s)
+		sameResult(t, string(op), f, s)
 	}
 }
