@@ -238,6 +238,15 @@ MVE_INLINE void mve_requant_s8(int8_t *y, const int32_t *acc, const int32_t *mul
    clamp's lower bound is at least the zero point (lo >= zp, e.g. a fused
    ReLU): the fix-up changes only negative x, where both roundings give a
    value <= 0, which the clamp maps to lo either way. */
+MVE_INLINE int32x4_t mve_requantr_nc_x4(int32x4_t v, int32x4_t m, int32x4_t r, int32_t zp, int32_t fix)
+{
+    v = vqrdmulhq_s32(v, m);
+    if (fix) {
+        v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    }
+    return vaddq_n_s32(vrshlq_s32(v, r), zp);
+}
+
 MVE_INLINE int32x4_t mve_requantr_x4(int32x4_t v, int32x4_t m, int32x4_t r, int32_t zp, int32x4_t lo, int32x4_t hi, int32_t fix)
 {
     v = vqrdmulhq_s32(v, m);
@@ -267,40 +276,69 @@ MVE_INLINE void mve_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mu
    y[ch] = clamp(requant(bias[ch] + sum over taps of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch],
    mult[ch], shift[ch]) + zp, lo, hi). Channels are widened to 16 bits; VMULLB
    and VMULLT give the even and odd channels' 32-bit products, so the even and
-   odd accumulators (bias, multipliers and shifts gathered to match) are
+   odd accumulators (bias, multipliers and shifts loaded deinterleaved by VLD2) are
    requantized apart and VMOVNB/VMOVNT put them back in order. c % 8 == 0. */
 MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
                                 int32_t kh, int32_t kw, int32_t c, const int32_t *bias, const int32_t *mult,
                                 const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
 {
-    const uint32x4_t ev = vidupq_n_u32(0, 2);
-    const uint32x4_t od = vidupq_n_u32(1, 2);
     const int32x4_t vlo = vdupq_n_s32(lo);
     const int32x4_t vhi = vdupq_n_s32(hi);
     int32_t ch;
     for (ch = 0; ch < c; ch += 8) {
-        int32x4_t ae = vldrwq_gather_shifted_offset_s32(bias + ch, ev);
-        int32x4_t ao = vldrwq_gather_shifted_offset_s32(bias + ch, od);
-        int16x8_t o = vdupq_n_s16(0);
+        const int32x4x2_t b = vld2q_s32(bias + ch);
+        int32x4_t ae = b.val[0];
+        int32x4_t ao = b.val[1];
+        int16x8_t o;
         int32_t i;
-        for (i = 0; i < kh; ++i) {
-            const int8_t *xr = x + i * xkh + ch;
-            const int8_t *wr = w + i * kw * c + ch;
-            int32_t j;
-            for (j = 0; j < kw; ++j) {
-                const int16x8_t xv = vldrbq_s16(xr + j * xkw);
-                const int16x8_t wv = vldrbq_s16(wr + j * c);
+        if (kh == 3 && kw == 3) {
+            /* The 3x3 taps with constant offsets (a loop over the rows only). */
+            const int8_t *xr = x + ch;
+            const int8_t *wr = w + ch;
+            for (i = 0; i < 3; ++i, xr += xkh, wr += 3 * c) {
+                int16x8_t xv = vldrbq_s16(xr);
+                int16x8_t wv = vldrbq_s16(wr);
+                ae = vaddq_s32(ae, vmullbq_int_s16(xv, wv));
+                ao = vaddq_s32(ao, vmulltq_int_s16(xv, wv));
+                xv = vldrbq_s16(xr + xkw);
+                wv = vldrbq_s16(wr + c);
+                ae = vaddq_s32(ae, vmullbq_int_s16(xv, wv));
+                ao = vaddq_s32(ao, vmulltq_int_s16(xv, wv));
+                xv = vldrbq_s16(xr + 2 * xkw);
+                wv = vldrbq_s16(wr + 2 * c);
                 ae = vaddq_s32(ae, vmullbq_int_s16(xv, wv));
                 ao = vaddq_s32(ao, vmulltq_int_s16(xv, wv));
             }
-        }
-        if (left) {
-            ae = mve_requant_x4(ae, vldrwq_gather_shifted_offset_s32(mult + ch, ev), vldrwq_gather_shifted_offset_s32(shift + ch, ev), zp, lo, hi);
-            ao = mve_requant_x4(ao, vldrwq_gather_shifted_offset_s32(mult + ch, od), vldrwq_gather_shifted_offset_s32(shift + ch, od), zp, lo, hi);
         } else {
-            ae = mve_requantr_x4(ae, vldrwq_gather_shifted_offset_s32(mult + ch, ev), vldrwq_gather_shifted_offset_s32(shift + ch, ev), zp, vlo, vhi, lo < zp);
-            ao = mve_requantr_x4(ao, vldrwq_gather_shifted_offset_s32(mult + ch, od), vldrwq_gather_shifted_offset_s32(shift + ch, od), zp, vlo, vhi, lo < zp);
+            for (i = 0; i < kh; ++i) {
+                const int8_t *xr = x + i * xkh + ch;
+                const int8_t *wr = w + i * kw * c + ch;
+                int32_t j;
+                for (j = 0; j < kw; ++j) {
+                    const int16x8_t xv = vldrbq_s16(xr + j * xkw);
+                    const int16x8_t wv = vldrbq_s16(wr + j * c);
+                    ae = vaddq_s32(ae, vmullbq_int_s16(xv, wv));
+                    ao = vaddq_s32(ao, vmulltq_int_s16(xv, wv));
+                }
+            }
         }
+        {
+            const int32x4x2_t m = vld2q_s32(mult + ch);
+            const int32x4x2_t s = vld2q_s32(shift + ch);
+            if (left) {
+                ae = mve_requant_x4(ae, m.val[0], s.val[0], zp, lo, hi);
+                ao = mve_requant_x4(ao, m.val[1], s.val[1], zp, lo, hi);
+            } else if (lo == -128 && hi == 127) {
+                /* The clamp to the int8 range as a saturating shift (no
+                   constant vectors to keep in Q registers). */
+                ae = vshrq_n_s32(vqshlq_n_s32(mve_requantr_nc_x4(ae, m.val[0], s.val[0], zp, lo < zp), 24), 24);
+                ao = vshrq_n_s32(vqshlq_n_s32(mve_requantr_nc_x4(ao, m.val[1], s.val[1], zp, lo < zp), 24), 24);
+            } else {
+                ae = vminq_s32(vmaxq_s32(mve_requantr_nc_x4(ae, m.val[0], s.val[0], zp, lo < zp), vlo), vhi);
+                ao = vminq_s32(vmaxq_s32(mve_requantr_nc_x4(ao, m.val[1], s.val[1], zp, lo < zp), vlo), vhi);
+            }
+        }
+        o = vreinterpretq_s16_s32(ae);
         o = vmovnbq_s32(o, ae);
         o = vmovntq_s32(o, ao);
         vstrbq_s16(y + ch, o);

@@ -7,33 +7,55 @@ func init() {
 	add := addHelper
 	add("mve_addsub_s8", []string{"mve_requant_s8"}, `/* TFLite int8 ADD/SUB on n elements, four lanes at a time:
    y = clamp(requant(requant((a + oa)*ls, m1, s1) +- requant((b + ob)*ls, m2, s2), mo, so) + zp, lo, hi). */
-MVE_INLINE int32x4_t mve_addsub_x4(int32x4_t a, int32x4_t b, int32_t oa, int32_t ob, int32_t ls, int32x4_t m1, int32x4_t s1,
-                                   int32x4_t m2, int32x4_t s2, int32_t sub, int32x4_t mo, int32x4_t so, int32_t zp, int32_t lo, int32_t hi)
+MVE_INLINE int32x4_t mve_requant_n_x4(int32x4_t v, int32_t m, int32_t s, int32_t fix)
 {
-    int32x4_t u = mve_requant_x4(vmulq_n_s32(vaddq_n_s32(a, oa), ls), m1, s1, 0, INT32_MIN, INT32_MAX);
-    const int32x4_t v = mve_requant_x4(vmulq_n_s32(vaddq_n_s32(b, ob), ls), m2, s2, 0, INT32_MIN, INT32_MAX);
+    /* MultiplyByQuantizedMultiplier with one multiplier and shift for every
+       lane, constants where inlined (scalar-operand VSHL, VQRDMULH and VRSHL;
+       no vectors to hold in Q registers); fix = 0 drops RoundingDivideByPOT's
+       sign fix-up as mve_requantr_x4 does. */
+    if (s > 0) {
+        v = vshlq_r_s32(v, s);
+    }
+    v = vqrdmulhq_n_s32(v, m);
+    if (s < 0) {
+        if (fix) {
+            v = vqaddq_s32(v, vshrq_n_s32(v, 31));
+        }
+        v = vrshlq_n_s32(v, s);
+    }
+    return v;
+}
+
+MVE_INLINE int32x4_t mve_addsub_x4(int32x4_t a, int32x4_t b, int32_t oa, int32_t ob, int32_t ls, int32_t m1, int32_t s1,
+                                   int32_t m2, int32_t s2, int32_t sub, int32_t mo, int32_t so, int32_t zp,
+                                   int32x4_t vlo, int32x4_t vhi, int32_t lo, int32_t hi)
+{
+    int32x4_t u = mve_requant_n_x4(vmulq_n_s32(vaddq_n_s32(a, oa), ls), m1, s1, 1);
+    const int32x4_t v = mve_requant_n_x4(vmulq_n_s32(vaddq_n_s32(b, ob), ls), m2, s2, 1);
     u = sub ? vsubq_s32(u, v) : vaddq_s32(u, v);
-    return mve_requant_x4(u, mo, so, zp, lo, hi);
+    u = vaddq_n_s32(mve_requant_n_x4(u, mo, so, lo < zp), zp);
+    if (lo == -128 && hi == 127) {
+        /* The clamp to the int8 range as a saturating shift. */
+        return vshrq_n_s32(vqshlq_n_s32(u, 24), 24);
+    }
+    return vminq_s32(vmaxq_s32(u, vlo), vhi);
 }
 
 MVE_INLINE void mve_addsub_s8(int8_t *y, const int8_t *a, const int8_t *b, int32_t n, int32_t oa, int32_t ob, int32_t ls,
                               int32_t m1, int32_t s1, int32_t m2, int32_t s2, int32_t sub, int32_t mo, int32_t so,
                               int32_t zp, int32_t lo, int32_t hi)
 {
-    const int32x4_t vm1 = vdupq_n_s32(m1);
-    const int32x4_t vs1 = vdupq_n_s32(s1);
-    const int32x4_t vm2 = vdupq_n_s32(m2);
-    const int32x4_t vs2 = vdupq_n_s32(s2);
-    const int32x4_t vmo = vdupq_n_s32(mo);
-    const int32x4_t vso = vdupq_n_s32(so);
+    const int32x4_t vlo = vdupq_n_s32(lo);
+    const int32x4_t vhi = vdupq_n_s32(hi);
     int32_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        vstrbq_s32(y + i, mve_addsub_x4(vldrbq_s32(a + i), vldrbq_s32(b + i), oa, ob, ls, vm1, vs1, vm2, vs2, sub, vmo, vso, zp, lo, hi));
+        vstrbq_s32(y + i, mve_addsub_x4(vldrbq_s32(a + i), vldrbq_s32(b + i), oa, ob, ls, m1, s1, m2, s2, sub, mo, so, zp,
+                                        vlo, vhi, lo, hi));
     }
     if (i < n) {
         const mve_pred16_t p = vctp32q((uint32_t)(n - i));
-        vstrbq_p_s32(y + i, mve_addsub_x4(vldrbq_z_s32(a + i, p), vldrbq_z_s32(b + i, p), oa, ob, ls, vm1, vs1, vm2, vs2, sub,
-                                          vmo, vso, zp, lo, hi), p);
+        vstrbq_p_s32(y + i, mve_addsub_x4(vldrbq_z_s32(a + i, p), vldrbq_z_s32(b + i, p), oa, ob, ls, m1, s1, m2, s2, sub,
+                                          mo, so, zp, vlo, vhi, lo, hi), p);
     }
 }`)
 }

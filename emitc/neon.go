@@ -189,6 +189,17 @@ static inline void neon_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, in
     }
 }`)
 	add("neon_requant_s8", []string{"neon_include", "requant"}, `/* One lane of neon_requant_s8's vector sequence (see there). */
+/* neon_requant_x4 for shifts r <= 0 (no left shift) without the clamp;
+   fix = 0 drops the sign fix-up (see mve_requantr_x4). */
+static inline int32x4_t neon_requantr_nc_x4(int32x4_t v, int32x4_t m, int32x4_t r, int32_t zp, int32_t fix)
+{
+    v = vqrdmulhq_s32(v, m);
+    if (fix) {
+        v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
+    }
+    return vaddq_s32(vrshlq_s32(v, r), vdupq_n_s32(zp));
+}
+
 static inline int32x4_t neon_requant_x4(int32x4_t v, int32x4_t m, int32x4_t s, int32_t zp, int32_t lo, int32_t hi)
 {
     const int32x4_t r = vminq_s32(s, vdupq_n_s32(0));
@@ -236,23 +247,58 @@ static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int
                                     const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
 {
     int32_t ch;
-    (void)left;
     for (ch = 0; ch < c; ch += 8) {
         int32x4_t a0 = vld1q_s32(bias + ch);
         int32x4_t a1 = vld1q_s32(bias + ch + 4);
+        int8x8_t o;
         int32_t i;
-        for (i = 0; i < kh; ++i) {
-            int32_t j;
-            for (j = 0; j < kw; ++j) {
-                const int16x8_t xv = vmovl_s8(vld1_s8(x + i * xkh + j * xkw + ch));
-                const int16x8_t wv = vmovl_s8(vld1_s8(w + (i * kw + j) * c + ch));
+        if (kh == 3 && kw == 3) {
+            const int8_t *xr = x + ch;
+            const int8_t *wr = w + ch;
+            for (i = 0; i < 3; ++i, xr += xkh, wr += 3 * c) {
+                int16x8_t xv = vmovl_s8(vld1_s8(xr));
+                int16x8_t wv = vmovl_s8(vld1_s8(wr));
+                a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
+                a1 = vmlal_high_s16(a1, xv, wv);
+                xv = vmovl_s8(vld1_s8(xr + xkw));
+                wv = vmovl_s8(vld1_s8(wr + c));
+                a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
+                a1 = vmlal_high_s16(a1, xv, wv);
+                xv = vmovl_s8(vld1_s8(xr + 2 * xkw));
+                wv = vmovl_s8(vld1_s8(wr + 2 * c));
                 a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
                 a1 = vmlal_high_s16(a1, xv, wv);
             }
+        } else {
+            for (i = 0; i < kh; ++i) {
+                int32_t j;
+                for (j = 0; j < kw; ++j) {
+                    const int16x8_t xv = vmovl_s8(vld1_s8(x + i * xkh + j * xkw + ch));
+                    const int16x8_t wv = vmovl_s8(vld1_s8(w + (i * kw + j) * c + ch));
+                    a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
+                    a1 = vmlal_high_s16(a1, xv, wv);
+                }
+            }
         }
-        a0 = neon_requant_x4(a0, vld1q_s32(mult + ch), vld1q_s32(shift + ch), zp, lo, hi);
-        a1 = neon_requant_x4(a1, vld1q_s32(mult + ch + 4), vld1q_s32(shift + ch + 4), zp, lo, hi);
-        vst1_s8(y + ch, vmovn_s16(vcombine_s16(vmovn_s32(a0), vmovn_s32(a1))));
+        if (left) {
+            a0 = neon_requant_x4(a0, vld1q_s32(mult + ch), vld1q_s32(shift + ch), zp, lo, hi);
+            a1 = neon_requant_x4(a1, vld1q_s32(mult + ch + 4), vld1q_s32(shift + ch + 4), zp, lo, hi);
+            o = vmovn_s16(vcombine_s16(vmovn_s32(a0), vmovn_s32(a1)));
+        } else {
+            /* No left shift: the shift table is -right. The saturating
+               narrows clamp to the int8 range; a narrower [lo, hi] is
+               applied to the eight bytes after. */
+            a0 = neon_requantr_nc_x4(a0, vld1q_s32(mult + ch), vld1q_s32(shift + ch), zp, lo < zp);
+            a1 = neon_requantr_nc_x4(a1, vld1q_s32(mult + ch + 4), vld1q_s32(shift + ch + 4), zp, lo < zp);
+            o = vqmovn_s16(vcombine_s16(vqmovn_s32(a0), vqmovn_s32(a1)));
+            if (lo > -128) {
+                o = vmax_s8(o, vdup_n_s8((int8_t)lo));
+            }
+            if (hi < 127) {
+                o = vmin_s8(o, vdup_n_s8((int8_t)hi));
+            }
+        }
+        vst1_s8(y + ch, o);
     }
 }`)
 	add("neon_sumpool_s8", []string{"neon_include", "sumpool_tail_s8"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], eight channels per step. */

@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/tir/tirtest"
+)
+
+// withOutScale sets g's output tensor y to scale s (a small s makes the
+// requantization multiplier exceed 1: a left shift).
+func withOutScale(g *graph.Graph, s float32) *graph.Graph {
+	g.Tensor("y").Quant.Scale = []float32{s}
+	return g
+}
+
+// addGraph is y = a ± b over shape with activation act: the int8 ADD/SUB
+// micro-kernel's operands (input scales 0.05 and 0.08, zero points -3 and 7).
+func addGraph(op graph.Op, shape []int, act graph.Activation, yscale float32, yzp int32) *graph.Graph {
+	g := graph.New("addsub", "tflite")
+	g.AddTensor(&graph.Tensor{Name: "a", DType: graph.Int8, Shape: shape, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
+	g.AddTensor(&graph.Tensor{Name: "b", DType: graph.Int8, Shape: shape, Quant: &graph.Quant{Scale: []float32{0.08}, ZeroPoint: []int32{7}}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: shape, Quant: &graph.Quant{Scale: []float32{yscale}, ZeroPoint: []int32{yzp}}})
+	g.AddNode(&graph.Node{Name: "op", Op: op, Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: &graph.BinaryAttrs{Act: act}})
+	g.Inputs, g.Outputs = []string{"a", "b"}, []string{"y"}
+	return g
+}
+
+// The M55's and the Cortex-A's depthwise and ADD/SUB C (mve on mps3-an547,
+// neon on aarch64-linux) runs bit-exact under QEMU in each of its forms: the depthwise 3x3 taps at strides 1 and 2 with the
+// sign fix-up (no activation), without it (ReLU at the zero point), with the
+// int8-range clamp as a saturating shift or as VMAX/VMIN (ReLU6, a ReLU above
+// -128), and with a left shift (a multiplier above 1); ADD and SUB likewise,
+// over a length that leaves a predicated tail. (ADD's output multiplier
+// exceeds 1 only when every nonzero sum saturates, so its left shift is not
+// a case a test can tell apart.)
+func TestSIMDKernelsUnderQEMU(t *testing.T) {
+	for _, bt := range []struct{ board, target string }{{"mps3-an547", "mve"}, {"aarch64-linux", "neon"}} {
+		t.Run(bt.target, func(t *testing.T) { checkSIMDKernels(t, bt.board, bt.target) })
+	}
+}
+
+func checkSIMDKernels(t *testing.T, board, target string) {
+	b := qemuBoard(t, board)
+	dw, add := target+"_dwconvrq_s8(", target+"_addsub_s8("
+	for _, c := range []struct {
+		name string
+		g    *graph.Graph
+		call string
+	}{
+		{"dw-none", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), dw},
+		{"dw-relu-stride2", tirtest.Conv3x3(16, 16, 2, graph.ActRelu, -128), dw},
+		{"dw-relu6", tirtest.Conv3x3(8, 8, 1, graph.ActRelu6, -128), dw},
+		{"dw-relu-zp5", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, 5), dw},
+		{"dw-left", withOutScale(tirtest.Conv3x3(8, 8, 1, graph.ActNone, 2), 0.0001), dw},
+		{"dw-w5", tirtest.Conv3x3Size(4, 5, 24, 24, 1, graph.ActRelu, -128), dw},
+		{"add-relu", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActRelu, 0.1, -128), add},
+		{"add-none", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActNone, 0.1, 3), add},
+		{"sub-relu6", addGraph(graph.Sub, []int{1, 2, 9}, graph.ActRelu6, 0.05, -100), add},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, c.call)
+		})
+	}
+}
