@@ -249,13 +249,7 @@ MVE_INLINE int32x4_t mve_requantr_nc_x4(int32x4_t v, int32x4_t m, int32x4_t r, i
 
 MVE_INLINE int32x4_t mve_requantr_x4(int32x4_t v, int32x4_t m, int32x4_t r, int32_t zp, int32x4_t lo, int32x4_t hi, int32_t fix)
 {
-    v = vqrdmulhq_s32(v, m);
-    if (fix) {
-        v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, r), 31));
-    }
-    v = vrshlq_s32(v, r);
-    v = vaddq_n_s32(v, zp);
-    return vminq_s32(vmaxq_s32(v, lo), hi);
+    return vminq_s32(vmaxq_s32(mve_requantr_nc_x4(v, m, r, zp, fix), lo), hi);
 }
 
 MVE_INLINE void mve_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mult, const int32_t *shift,

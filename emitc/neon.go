@@ -153,7 +153,45 @@ static inline void neon_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *i
     neon_gemvb_s8(acc0, init, x0, w, m, n);
     neon_gemvb_s8(acc1, init, x1, w, m, n);
 }`)
-	add("neon_dwconv_s8", []string{"neon_include"}, `/* Depthwise taps, eight channels per step (SMLAL):
+	add("neon_dwtaps_s8", []string{"neon_include"}, `/* a (channels ch..ch+3, ch+4..ch+7) plus the depthwise taps
+   sum over i < kh, j < kw of x[i*xkh + j*xkw] * w[(i*kw + j)*c], x and w at
+   channel ch; 3x3 with constant offsets (one loop over the kernel rows). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int32x4x2_t neon_dwtaps_s8(int32x4x2_t a, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
+                                         int32_t kh, int32_t kw, int32_t c)
+{
+    int32_t i;
+    if (kh == 3 && kw == 3) {
+        for (i = 0; i < 3; ++i, x += xkh, w += 3 * c) {
+            int16x8_t xv = vmovl_s8(vld1_s8(x));
+            int16x8_t wv = vmovl_s8(vld1_s8(w));
+            a.val[0] = vmlal_s16(a.val[0], vget_low_s16(xv), vget_low_s16(wv));
+            a.val[1] = vmlal_high_s16(a.val[1], xv, wv);
+            xv = vmovl_s8(vld1_s8(x + xkw));
+            wv = vmovl_s8(vld1_s8(w + c));
+            a.val[0] = vmlal_s16(a.val[0], vget_low_s16(xv), vget_low_s16(wv));
+            a.val[1] = vmlal_high_s16(a.val[1], xv, wv);
+            xv = vmovl_s8(vld1_s8(x + 2 * xkw));
+            wv = vmovl_s8(vld1_s8(w + 2 * c));
+            a.val[0] = vmlal_s16(a.val[0], vget_low_s16(xv), vget_low_s16(wv));
+            a.val[1] = vmlal_high_s16(a.val[1], xv, wv);
+        }
+        return a;
+    }
+    for (i = 0; i < kh; ++i) {
+        int32_t j;
+        for (j = 0; j < kw; ++j) {
+            const int16x8_t xv = vmovl_s8(vld1_s8(x + i * xkh + j * xkw));
+            const int16x8_t wv = vmovl_s8(vld1_s8(w + (i * kw + j) * c));
+            a.val[0] = vmlal_s16(a.val[0], vget_low_s16(xv), vget_low_s16(wv));
+            a.val[1] = vmlal_high_s16(a.val[1], xv, wv);
+        }
+    }
+    return a;
+}`)
+	add("neon_dwconv_s8", []string{"neon_dwtaps_s8"}, `/* Depthwise taps, eight channels per step (SMLAL):
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch]. */
 static inline void neon_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
                                   int32_t kh, int32_t kw, int32_t c)
@@ -161,20 +199,12 @@ static inline void neon_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, in
     const int32_t c8 = c - c % 8; /* bounded for gcc, as in dsp_sumpool_s8 */
     int32_t ch;
     for (ch = 0; ch < c8; ch += 8) {
-        int32x4_t lo = vld1q_s32(acc + ch);
-        int32x4_t hi = vld1q_s32(acc + ch + 4);
-        int32_t i;
-        for (i = 0; i < kh; ++i) {
-            int32_t j;
-            for (j = 0; j < kw; ++j) {
-                const int16x8_t xv = vmovl_s8(vld1_s8(x + i * xkh + j * xkw + ch));
-                const int16x8_t wv = vmovl_s8(vld1_s8(w + (i * kw + j) * c + ch));
-                lo = vmlal_s16(lo, vget_low_s16(xv), vget_low_s16(wv));
-                hi = vmlal_high_s16(hi, xv, wv);
-            }
-        }
-        vst1q_s32(acc + ch, lo);
-        vst1q_s32(acc + ch + 4, hi);
+        int32x4x2_t a;
+        a.val[0] = vld1q_s32(acc + ch);
+        a.val[1] = vld1q_s32(acc + ch + 4);
+        a = neon_dwtaps_s8(a, x + ch, xkh, xkw, w + ch, kh, kw, c);
+        vst1q_s32(acc + ch, a.val[0]);
+        vst1q_s32(acc + ch + 4, a.val[1]);
     }
     for (; ch < c; ++ch) {
         int32_t s = acc[ch];
@@ -239,7 +269,7 @@ static inline void neon_requantr_s8(int8_t *y, const int32_t *acc, const int32_t
 {
     neon_requant_s8(y, acc, mult, shift, n, zp, lo, hi);
 }`)
-	add("neon_dwconvrq_s8", []string{"neon_requant_s8"}, `/* One output pixel of an int8 depthwise conv, eight channels per step:
+	add("neon_dwconvrq_s8", []string{"neon_requant_s8", "neon_dwtaps_s8"}, `/* One output pixel of an int8 depthwise conv, eight channels per step:
    y[ch] = clamp(requant(bias[ch] + sum over taps of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch],
    mult[ch], shift[ch]) + zp, lo, hi); c % 8 == 0. */
 static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
@@ -248,38 +278,15 @@ static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int
 {
     int32_t ch;
     for (ch = 0; ch < c; ch += 8) {
-        int32x4_t a0 = vld1q_s32(bias + ch);
-        int32x4_t a1 = vld1q_s32(bias + ch + 4);
+        int32x4x2_t a;
+        int32x4_t a0;
+        int32x4_t a1;
         int8x8_t o;
-        int32_t i;
-        if (kh == 3 && kw == 3) {
-            const int8_t *xr = x + ch;
-            const int8_t *wr = w + ch;
-            for (i = 0; i < 3; ++i, xr += xkh, wr += 3 * c) {
-                int16x8_t xv = vmovl_s8(vld1_s8(xr));
-                int16x8_t wv = vmovl_s8(vld1_s8(wr));
-                a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
-                a1 = vmlal_high_s16(a1, xv, wv);
-                xv = vmovl_s8(vld1_s8(xr + xkw));
-                wv = vmovl_s8(vld1_s8(wr + c));
-                a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
-                a1 = vmlal_high_s16(a1, xv, wv);
-                xv = vmovl_s8(vld1_s8(xr + 2 * xkw));
-                wv = vmovl_s8(vld1_s8(wr + 2 * c));
-                a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
-                a1 = vmlal_high_s16(a1, xv, wv);
-            }
-        } else {
-            for (i = 0; i < kh; ++i) {
-                int32_t j;
-                for (j = 0; j < kw; ++j) {
-                    const int16x8_t xv = vmovl_s8(vld1_s8(x + i * xkh + j * xkw + ch));
-                    const int16x8_t wv = vmovl_s8(vld1_s8(w + (i * kw + j) * c + ch));
-                    a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
-                    a1 = vmlal_high_s16(a1, xv, wv);
-                }
-            }
-        }
+        a.val[0] = vld1q_s32(bias + ch);
+        a.val[1] = vld1q_s32(bias + ch + 4);
+        a = neon_dwtaps_s8(a, x + ch, xkh, xkw, w + ch, kh, kw, c);
+        a0 = a.val[0];
+        a1 = a.val[1];
         if (left) {
             a0 = neon_requant_x4(a0, vld1q_s32(mult + ch), vld1q_s32(shift + ch), zp, lo, hi);
             a1 = neon_requant_x4(a1, vld1q_s32(mult + ch + 4), vld1q_s32(shift + ch + 4), zp, lo, hi);
