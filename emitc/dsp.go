@@ -37,6 +37,7 @@ static inline int32_t dsp_read32(const void *p)
 		for _, u := range tir.DSPMacUnrolls {
 			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u, false))
 			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false))
+			add(tir.DSPGemmSName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmSC(b[0], b[1], u))
 		}
 	}
 	add("dsp_w8", []string{"dsp_acle"}, `/* Two int16 pair words from four int8 weights p[4i..4i+3]: one LDR, then
@@ -277,6 +278,54 @@ func dspGemmC(r, c, u int, w8 bool) string {
 		b.WriteString("        }\n")
 	}
 	fmt.Fprintf(&b, "        y += %d;\n        p += %d;\n", c, 4*c)
+	b.WriteString("    }\n}")
+	return b.String()
+}
+
+// dspGemmSC prints tir.DSPGemmSName: dspGemmC's loop with the accumulators
+// starting at the channel's scaled bias (p[3o+2]) and, per output, one
+// SMMLA by the multiplier with A (one LDRD per channel for both), SSAT
+// with the layer's shift t as its immediate operand (t is a constant where
+// the helper is inlined) and a byte store.
+func dspGemmSC(r, c, u int) string {
+	var b strings.Builder
+	name, mac := tir.DSPGemmSName(r, c, u), tir.DSPMacName(r, c, u)
+	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from the scaled biases p[3*o + 2],\n", r, c, mac)
+	b.WriteString("   then y[i*ys + o] = clamp((SMMLA(acc, p[3*o], p[3*o + 1])) >> t, lo, hi): every channel\n")
+	b.WriteString("   scaled to the layer's one shift t (tir/dsp_gemm_shift.go). */\n")
+	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
+	b.WriteString("    int32_t blk;\n")
+	if r == 1 {
+		b.WriteString("    (void)xs;\n    (void)ys;\n")
+	}
+	b.WriteString("    for (blk = 0; blk < nb; ++blk) {\n")
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			fmt.Fprintf(&b, "        int32_t a%d%d = p[%d];\n", i, j, 3*j+2)
+		}
+	}
+	writeMacLoop(&b, r, c, u, false, "        ", "")
+	for j := 0; j < c; j++ {
+		b.WriteString("        {\n            int32_t m;\n            int32_t k;\n")
+		fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, k);\n", 3*j)
+		for i := 0; i < r; i++ {
+			fmt.Fprintf(&b, `            {
+                int32_t t_;
+                __asm__("smmla %%0, %%1, %%2, %%3" : "=r"(t_) : "r"(a%d%d), "r"(m), "r"(k));
+                t_ = __ssat(t_ >> t, 8);
+                if (lo > -128 && t_ < lo) {
+                    t_ = lo;
+                }
+                if (hi < 127 && t_ > hi) {
+                    t_ = hi;
+                }
+                y[%d * ys + %d] = (int8_t)t_;
+            }
+`, i, j, i, j)
+		}
+		b.WriteString("        }\n")
+	}
+	fmt.Fprintf(&b, "        y += %d;\n        p += %d;\n", c, 3*c)
 	b.WriteString("    }\n}")
 	return b.String()
 }

@@ -13,7 +13,8 @@ import (
 // The dsp target's algorithm knobs print C that builds warning-free for a
 // Cortex-M4, with every helper after the helpers it calls: Winograd, and
 // planar depthwise in its general form (which calls dsp_requant_s8) and its
-// ReLU form, in steps of four outputs (at strides 1 and 2) and two.
+// ReLU form, in steps of four outputs (at strides 1 and 2) and two, and the
+// shared-shift forms of the planar kernel and the fused GEMM.
 func TestDSPAlgorithmsCrossCompile(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -24,10 +25,14 @@ func TestDSPAlgorithmsCrossCompile(t *testing.T) {
 	}{
 		{"winograd", tirtest.Conv3x3(8, 1, 1, graph.ActNone, 5), map[string]int{"winograd": 1}, "conv2d", tir.IntrDSPWinoIn},
 		{"planar", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
-		{"planar-relu", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
+		{"planar-relu", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]int{"dw_planar": 1, "requant_shift": 0}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
+		{"planar-shift", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanarS},
+		{"planar-shift-relu6-step2", tirtest.Conv3x3(8, 8, 1, graph.ActRelu6, -128), map[string]int{"dw_planar": 1, "dw_step": 2}, "depthwise_conv2d", tir.IntrDSPDWPlanarS},
+		{"gemm-shift", tirtest.Conv3x3(8, 1, 1, graph.ActRelu, -128), map[string]int{"conv_rows": 0}, "conv2d", tir.DSPGemmSName(2, 2, 6)},
 		{"planar-step2", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), map[string]int{"dw_planar": 1, "dw_step": 2}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
 		{"planar-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActNone, 5), map[string]int{"dw_planar": 1, "dw_step": 4}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
-		{"planar-relu-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActRelu, -128), map[string]int{"dw_planar": 1, "dw_step": 4}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
+		{"planar-relu-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActRelu, -128), map[string]int{"dw_planar": 1, "dw_step": 4, "requant_shift": 0}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
+		{"planar-shift-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActRelu, -128), map[string]int{"dw_planar": 1, "dw_step": 4}, "depthwise_conv2d", tir.IntrDSPDWPlanarS},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -43,7 +48,7 @@ func TestDSPAlgorithmsCrossCompile(t *testing.T) {
 			src := files["m.c"]
 			def := func(name string) int { return bytes.Index(src, []byte(fmt.Sprintf(" %s(", name))) }
 			if def(c.helper) < 0 {
-				t.Fatalf("%s is not in the C", c.helper)
+				t.Fatalf("%s is not in the C:\n%s", c.helper, src)
 			}
 			for _, dep := range helperText[c.helper].deps {
 				if dep == "dsp_acle" {

@@ -78,23 +78,46 @@ static inline __attribute__((always_inline)) void dsp_planes_s8(int32_t *dst, co
         }
     }
 }`)
-	add(tir.IntrDSPDWPlanar, []string{"dsp_acle", tir.IntrDSPRequant}, dwPlanarC(false))
-	add(tir.IntrDSPDWPlanarR, []string{"dsp_acle"}, dwPlanarC(true))
+	add(tir.IntrDSPDWPlanar, []string{"dsp_acle", tir.IntrDSPRequant}, dwPlanarC(dwPlain))
+	add(tir.IntrDSPDWPlanarR, []string{"dsp_acle"}, dwPlanarC(dwReLU))
+	add(tir.IntrDSPDWPlanarS, []string{"dsp_acle"}, dwPlanarC(dwShift))
 }
+
+// dwForm is which requantization a planar row kernel ends in.
+type dwForm int
+
+const (
+	dwPlain dwForm = iota // IntrDSPDWPlanar: bias in the accumulator, TFLite's sign correction
+	dwReLU                // IntrDSPDWPlanarR: bias in k0, no sign correction
+	dwShift               // IntrDSPDWPlanarS: scaled bias in the accumulator, SMMLA, the layer's one shift
+)
 
 // dwPlanarC is the C of the planar row kernel: channels innermost, one
 // channel's twelve table words loaded once per step of four outputs
 // (step 4), two (step 2, and the tail of step 4) or one (the last column of
 // an odd row). The ReLU form starts each output from SMUAD (its bias is in
 // k0) and requantizes with one SMLAL, no sign correction.
-func dwPlanarC(relu bool) string {
-	name, note := tir.IntrDSPDWPlanar, ""
+func dwPlanarC(form dwForm) string {
+	name, note, words, last := tir.IntrDSPDWPlanar, "", "the bias, k0 (low,\n   high), the multiplier, e1 and a pad word", "zr"
 	// rq requantizes y_ into *o_. The ReLU form loads k0 (p[7], p[8]) into
 	// the SMLAL's own accumulator pair, one LDRD per output: no copies of a
 	// k0 kept in registers, which four outputs could not spare.
 	rq := `DSP_LD2(p, 7, kl_, kh_); \
         *o_ = (int8_t)dsp_requant_s8(y_, m_, (int64_t)(((uint64_t)(uint32_t)kh_ << 32) | (uint32_t)kl_), e1_, zr, lo, hi); `
-	if relu {
+	switch form {
+	case dwShift:
+		name, last = tir.IntrDSPDWPlanarS, "t"
+		words = "the bias, the\n   multiplier and A, all scaled to the layer's one shift t (tir/dsp_gemm_shift.go)"
+		rq = `__asm__("smmla %0, %1, %2, %3" : "=r"(y_) : "r"(y_), "r"(m_), "r"(k_)); \
+        y_ = __ssat(y_ >> t, 8); \
+        if (lo > -128 && y_ < lo) { \
+            y_ = lo; \
+        } \
+        if (hi < 127 && y_ > hi) { \
+            y_ = hi; \
+        } \
+        *o_ = (int8_t)y_; `
+	case dwReLU:
 		name = tir.IntrDSPDWPlanarR
 		note = " (the bias 0 and folded into k0; no sign\n   correction: the output's zero point is at or below lo)"
 		rq = `__asm__("ldrd %0, %1, [%4, #28]\n\tsmlal %0, %1, %2, %3" \
@@ -108,37 +131,40 @@ func dwPlanarC(relu bool) string {
         } \
         *o_ = (int8_t)y_; `
 	}
+	decl := `int32_t kl_; \
+        int32_t kh_; \
+        `
+	if form == dwShift {
+		decl = ""
+	}
 	return `/* One output row of a 3x3 depthwise convolution over the planes r0, r1, r2 (word k of channel ch
-   at k * nc + ch): per channel p holds (g0, g1), (g1, g2) for each kernel row, the bias, k0 (low,
-   high), the multiplier, e1 and a pad word` + note + `; out[j * nc + ch] for j < ow at
+   at k * nc + ch): per channel p holds (g0, g1), (g1, g2) for each kernel row, ` + words + note + `; out[j * nc + ch] for j < ow at
    stride 1 or 2, step (4 or 2) outputs of a channel at a time. */
 #define DSP_DWP3_RQ(yv, op) do { \
         int8_t *const o_ = (op); \
         int32_t y_ = (yv); \
-        int32_t kl_; \
-        int32_t kh_; \
-        ` + rq + `\
+        ` + decl + rq + `\
     } while (0)
 static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, const int32_t *r0, const int32_t *r1, const int32_t *r2, const int32_t *p0,
-                                int32_t nc, int32_t ow, int32_t stride, int32_t step, int32_t zr, int32_t lo, int32_t hi)
+                                int32_t nc, int32_t ow, int32_t stride, int32_t step, int32_t ` + last + `, int32_t lo, int32_t hi)
 {
     /* Inlined into each layer, so nc, ow, stride, step and the clamp are constants there. */
     int32_t j = 0;
     if (step == 4) {
         for (; j + 3 < ow; j += 4, out += 4 * nc) {
-` + dwPlanarGroup(relu, 4) + `        }
+` + dwPlanarGroup(form, 4) + `        }
     }
     for (; j + 1 < ow; j += 2, out += 2 * nc) {
-` + dwPlanarGroup(relu, 2) + `    }
+` + dwPlanarGroup(form, 2) + `    }
     if (j < ow) {
-` + dwPlanarGroup(relu, 1) + `    }
+` + dwPlanarGroup(form, 1) + `    }
 }
 #undef DSP_DWP3_RQ`
 }
 
 // dwPlanarGroup prints the channel loop of n outputs j..j+n-1 (at the
 // indentation of a block inside the kernel's loop over j).
-func dwPlanarGroup(relu bool, n int) string {
+func dwPlanarGroup(form dwForm, n int) string {
 	ind := strings.Repeat("    ", 2)
 	if n == 4 {
 		ind += "    "
@@ -152,13 +178,13 @@ func dwPlanarGroup(relu bool, n int) string {
 	w("int8_t *o = out;")
 	w("int8_t *const end = out + nc;")
 	if n == 1 {
-		b.WriteString(dwPlanarLoop(relu, ind, 1, 1))
+		b.WriteString(dwPlanarLoop(form, ind, 1, 1))
 		return b.String()
 	}
 	w("if (stride == 1) {")
-	b.WriteString(dwPlanarLoop(relu, ind+"    ", n, 1))
+	b.WriteString(dwPlanarLoop(form, ind+"    ", n, 1))
 	w("} else {")
-	b.WriteString(dwPlanarLoop(relu, ind+"    ", n, 2))
+	b.WriteString(dwPlanarLoop(form, ind+"    ", n, 2))
 	w("}")
 	return b.String()
 }
@@ -177,7 +203,7 @@ func dwPlanarGroup(relu bool, n int) string {
 // empty asm that takes the accumulators and "changes" the row pointer
 // keeps them in place. At stride 2, and for pairs, it costs more than it
 // saves (measured), so only that loop has it.
-func dwPlanarLoop(relu bool, ind string, n, s int) string {
+func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 	type mul struct {
 		out, word int
 		op        string // smlad, smlabt or smlatb
@@ -200,7 +226,11 @@ func dwPlanarLoop(relu bool, ind string, n, s int) string {
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { b.WriteString(ind + fmt.Sprintf(format, args...) + "\n") }
-	w("for (; o < end; ++o, p += 12) {")
+	stride := 12
+	if form == dwShift {
+		stride = tir.DWPlanarSWords
+	}
+	w("for (; o < end; ++o, p += %d) {", stride)
 	in := ind + "    "
 	wi := func(format string, args ...any) { b.WriteString(in + fmt.Sprintf(format, args...) + "\n") }
 	wi("int32_t g;")
@@ -209,14 +239,21 @@ func dwPlanarLoop(relu bool, ind string, n, s int) string {
 		wi("int32_t x%d;", k)
 	}
 	for i := 0; i < n; i++ {
-		if relu {
+		if form != dwPlain {
 			wi("int32_t y%d;", i)
 		} else {
 			wi("int32_t y%d = p[6];", i)
 		}
 	}
+	if form == dwShift {
+		wi("const int32_t b_ = p[6];")
+	}
 	wi("int32_t m_;")
-	wi("int32_t e1_;")
+	if form == dwShift {
+		wi("int32_t k_;")
+	} else {
+		wi("int32_t e1_;")
+	}
 	for r, ptr := range []string{"a", "b", "c"} {
 		if r > 0 && n == 4 && s == 1 {
 			ys := make([]string, n)
@@ -249,9 +286,12 @@ func dwPlanarLoop(relu bool, ind string, n, s int) string {
 						continue
 					}
 					done[q] = true
-					if m.op == "smlad" && relu && r == 0 {
+					switch {
+					case m.op == "smlad" && form == dwReLU && r == 0:
 						wi("y%d = __smuad(x%d, %s);", m.out, m.word, m.wt)
-					} else {
+					case m.op == "smlad" && form == dwShift && r == 0:
+						wi("y%d = __smlad(x%d, %s, b_);", m.out, m.word, m.wt)
+					default:
 						wi("y%d = __%s(x%d, %s, y%d);", m.out, m.op, m.word, m.wt, m.out)
 					}
 					started[m.out] = true
@@ -259,7 +299,11 @@ func dwPlanarLoop(relu bool, ind string, n, s int) string {
 			}
 		}
 	}
-	wi("DSP_LD2(p, 9, m_, e1_);")
+	if form == dwShift {
+		wi("DSP_LD2(p, 7, m_, k_);")
+	} else {
+		wi("DSP_LD2(p, 9, m_, e1_);")
+	}
 	for i := 0; i < n; i++ {
 		if i == 0 {
 			wi("DSP_DWP3_RQ(y0, o);")

@@ -87,7 +87,7 @@ func (c *convNest) rowsEligible() (stride, padT, padL int, ok bool) {
 // DSPPackWeights8 layout; rowWeights pads them for Cg = 3), bpx
 // pixels by boc channels per micro-kernel call. It never claims
 // InPlaceSafe: it reads later input rows after writing earlier output rows.
-func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, store *Store, bpx, boc, unroll int, w8, gather, fuse bool, dd deadInfo) *PrimFunc {
+func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, store *Store, bpx, boc, unroll int, w8, gather, fuse, shift bool, dd deadInfo) *PrimFunc {
 	a, OH, OW, KH, KW, Cg, Cout := c.accNest, c.OH, c.OW, c.KH, c.KW, c.rowChannels(), c.C
 	ohV, owV, nV := c.oh, c.ow, c.n
 	W := a.x.Buf.Shape[2]
@@ -135,7 +135,7 @@ func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, sto
 				}
 			}
 			g := &gemmSpec{R: R, C: boc, U: unrollFor(unroll, K), K4: K, Cout: Cout, xb: col, w: wp, ocVar: c.oc, init: a.init,
-				store: store, acc: a.acc, w8: w8, fuse: fuse, pix: pix, dead: dd.dead, deadVals: dd.vals}
+				store: store, acc: a.acc, w8: w8, fuse: fuse, shift: shift, xAbs: a.xAbs(), pix: pix, dead: dd.dead, deadVals: dd.vals}
 			return &Allocate{Buf: col, Body: Block(append(cp, g.build(f.Name))...)}
 		}
 		g := &gemmSpec{R: R, C: boc, U: u, K4: K, Cout: Cout, xb: rows, w: wp, ocVar: c.oc, init: a.init, store: store, acc: a.acc, w8: w8,

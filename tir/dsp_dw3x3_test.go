@@ -143,7 +143,7 @@ func TestDSPRequantDeadChannel(t *testing.T) {
 		}
 		g.Tensor("b").Data.I[2] = 700 // a bias the zero scale must wipe out
 		f, s := dspKernel(t, g, n, nil)
-		if usesIntrinsic(s, IntrRequant) || !usesIntrinsic(s, IntrDSPRequantP) && !usesIntrinsic(s, "dsp_gemm_s8pr") {
+		if usesIntrinsic(s, IntrRequant) || !usesIntrinsic(s, IntrDSPRequantP) && !usesIntrinsic(s, "dsp_gemm_s8p") {
 			t.Fatalf("act %v: the dead channel keeps the layer off %s:\n%s", act, IntrDSPRequantP, s)
 		}
 		runBoth(t, "dead channel", f, s, func(i int) int64 { return int64(i*37%255 - 127) })

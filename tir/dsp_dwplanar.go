@@ -66,6 +66,19 @@ const IntrDSPDWPlanarR = "dsp_dwp3r_s8"
 
 const IntrDSPDWPlanar = "dsp_dwp3_s8"
 
+// IntrDSPDWPlanarS is the ReLU form with the layer's channels scaled to
+// one shift t (DSPGemmSName's derivation, tir/dsp_gemm_shift.go): nine
+// words per channel, the six weight words scaled by 2^j, the scaled bias,
+// the multiplier and A:
+//
+//	dsp_dwp3s_s8(out *int8, r0, r1, r2 *int32, p *int32, nc, ow, stride, step, t, lo, hi)
+//	  acc = P[6] + Σ_{k<3} Σ_{t<3} plane(rk, ch, j·stride + t) · g(k, t)   (P = p[9ch:])
+//	  out[j·nc + ch] = clamp((⌊acc·P[7] / 2^32⌋ + P[8]) >> t, lo, hi)
+const IntrDSPDWPlanarS = "dsp_dwp3s_s8"
+
+// DWPlanarSWords is IntrDSPDWPlanarS's table words per channel.
+const DWPlanarSWords = 9
+
 func init() {
 	DeclareKnob("dsp.dw_planar", 0, 1) // depthwise 3x3: channel planes, SMLAD over adjacent taps
 	DeclareAlgorithm("dsp.dw_planar")
@@ -86,10 +99,13 @@ func init() {
 		}
 		return val{}
 	}
-	planar := func(relu bool) func(a []val) val {
-		name := IntrDSPDWPlanar
+	planar := func(relu, shift bool) func(a []val) val {
+		name, words := IntrDSPDWPlanar, int64(12)
 		if relu {
 			name = IntrDSPDWPlanarR
+		}
+		if shift {
+			name, words = IntrDSPDWPlanarS, DWPlanarSWords
 		}
 		return func(a []val) val {
 			out, rows, p := a[0], a[1:4], a[4]
@@ -105,7 +121,7 @@ func init() {
 				return int64(int16(word))
 			}
 			for ch := int64(0); ch < nc; ch++ {
-				P := func(k int64) int64 { return p.p.I[p.i+12*ch+k] }
+				P := func(k int64) int64 { return p.p.I[p.i+words*ch+k] }
 				for k := int64(0); k < 3; k++ {
 					if half(P(2*k), true) != half(P(2*k+1), false) {
 						panic(fmt.Sprintf("%s: channel %d row %d: inconsistent weight words", name, ch, k))
@@ -126,9 +142,20 @@ func init() {
 					}
 					k0 := int64(uint32(P(7))) + P(8)<<32
 					var y int64
-					if relu {
+					switch {
+					case shift:
+						t, m := zr.i, P(7)
+						if t < 1 || t > 31 || m < 0 || m > math.MaxInt32 || lo.i < -128 || hi.i > 127 {
+							panic(fmt.Sprintf("%s: shift %d, multiplier %d, range [%d, %d]", name, t, m, lo.i, hi.i))
+						}
+						v := (acc*m)>>32 + P(8)
+						if v > math.MaxInt32 || v < math.MinInt32 {
+							panic("int32 overflow in " + name + "'s SMMLA")
+						}
+						y = min(max(v>>t, lo.i), hi.i)
+					case relu:
 						y = reluRequant(name, acc, P(9), k0, P(10), zr.i, lo.i, hi.i).i
-					} else {
+					default:
 						y = rq([]val{{i: acc}, {i: P(9)}, {i: k0}, {i: P(10)}, zr, lo, hi}).i
 					}
 					out.p.I[out.i+j*nc+ch] = y
@@ -137,8 +164,9 @@ func init() {
 			return val{}
 		}
 	}
-	extIntrinsics[IntrDSPDWPlanar] = planar(false)
-	extIntrinsics[IntrDSPDWPlanarR] = planar(true)
+	extIntrinsics[IntrDSPDWPlanar] = planar(false, false)
+	extIntrinsics[IntrDSPDWPlanarR] = planar(true, false)
+	extIntrinsics[IntrDSPDWPlanarS] = planar(true, true)
 }
 
 // dwEpilogue reads the per-channel tables of a depthwise nest whose store
@@ -236,7 +264,34 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	}
 	g := a.w.Buf.Data.I // [c][3][3]
 	stream := make([]int64, 0, 12*Cn)
-	for c := 0; c < Cn; c++ {
+	kernel, last := IntrDSPDWPlanar, zr
+	if relu {
+		kernel = IntrDSPDWPlanarR
+	}
+	// The ReLU form scaled to one shift where every channel takes it
+	// (knob requant_shift, default on).
+	shifted := false
+	if relu && knob(f, "requant_shift", 1) != 0 {
+		wmax, wsum, live := make([]int64, Cn), make([]int64, Cn), make([]bool, Cn)
+		for c := range Cn {
+			live[c] = true
+			for _, v := range g[9*c : 9*c+9] {
+				wmax[c], wsum[c] = max(wmax[c], abs64(v)), wsum[c]+abs64(v)
+			}
+		}
+		if t, j, A, ok := sharedShift(tabs[2], tabs[1], tabs[3], tabs[0], wmax, wsum, live, a.xAbs(), zr); ok {
+			shifted, kernel, last = true, IntrDSPDWPlanarS, t
+			for c := range Cn {
+				for k := 0; k < 3; k++ {
+					t := g[(c*3+k)*3 : (c*3+k)*3+3]
+					stream = append(stream, pack16(t[0]<<j[c], t[1]<<j[c]), pack16(t[1]<<j[c], t[2]<<j[c]))
+				}
+				stream = append(stream, tabs[0][c]<<j[c], tabs[1][c], A[c])
+			}
+			lo, hi = max(lo, -128), min(hi, 127)
+		}
+	}
+	for c := 0; c < Cn && !shifted; c++ {
 		for k := 0; k < 3; k++ {
 			t := g[(c*3+k)*3 : (c*3+k)*3+3]
 			stream = append(stream, pack16(t[0], t[1]), pack16(t[1], t[2]))
@@ -247,11 +302,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 		}
 		stream = append(stream, bias, int64(int32(uint32(k0))), k0>>32, tabs[1][c], tabs[3][c], 0)
 	}
-	pk := constBuf(f.Name+"_dwp3", I32, []int{12 * Cn}, stream)
-	kernel := IntrDSPDWPlanar
-	if relu {
-		kernel = IntrDSPDWPlanarR
-	}
+	pk := constBuf(f.Name+"_dwp3", I32, []int{len(stream)}, stream)
 	planes := NewBuffer(f.Name+"_planes", I32, []int{3 * Cn * wp2}, ScopeLocal)
 	slot := func(ih Expr) Expr { return Mul(Mod(Add(ih, C(3)), C(3)), C(int64(Cn*wp2))) }
 	layout := func(ih Expr) Stmt {
@@ -272,7 +323,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	}
 	call := &Evaluate{X: Call(kernel, I32, ptr(store.Buf, Mul(oh, C(int64(OW*Cn)))),
 		ptr(planes, slot(top)), ptr(planes, slot(Add(top, C(1)))), ptr(planes, slot(Add(top, C(2)))),
-		ptr(pk, C(0)), C(int64(Cn)), C(int64(OW)), C(sw), C(int64(step)), C(zr), C(lo), C(hi))}
+		ptr(pk, C(0)), C(int64(Cn)), C(int64(OW)), C(sw), C(int64(step)), C(last), C(lo), C(hi))}
 	body := Block(Block(pro...), &For{Var: oh, Min: C(0), Extent: C(int64(OH)),
 		Body: Block(If(GT(oh, C(0)), Block(fresh...)), call)})
 	h := *f

@@ -141,11 +141,23 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 			bound[oc] += abs64(v) * 32768
 		}
 	}
+	name, w, args := g.gemmName, g.w, rq.Args[2:5]
 	tab := foldBiasRequant(pp.Buf.Data.I, bias, bound)
-	if tab == nil {
+	ptab := (*Buffer)(nil)
+	per := int64(4) // table words per channel
+	zr, _ := IsConst(rq.Args[2])
+	lo, _ := IsConst(rq.Args[3])
+	hi, _ := IsConst(rq.Args[4])
+	if sp, ok := g.planShift(pp.Buf.Data.I, bias, zr); g.shift && ok {
+		name, per = DSPGemmSName, 3
+		w = constBuf(g.w.Name, g.w.DType, g.w.Shape, sp.w) // the same layout, scaled (g.w is no longer read)
+		ptab = constBuf(pp.Buf.Name+"s", I32, []int{len(sp.tab)}, sp.tab)
+		args = []Expr{C(sp.t), C(max(lo, -128)), C(min(hi, 127))}
+	} else if tab != nil {
+		ptab = constBuf(pp.Buf.Name+"b", I32, []int{len(tab)}, tab)
+	} else {
 		return nil, false
 	}
-	ptab := constBuf(pp.Buf.Name+"b", I32, []int{len(tab)}, tab)
 	// Output element offsets: row i, channel oc.
 	st := &Store{Buf: g.store.Buf, Indices: g.store.Indices, Value: C(0), Flat: g.store.Flat}
 	off := func(i int, oc int) (Expr, bool) {
@@ -186,10 +198,10 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	kw := g.K4 / 2
 	var out []Stmt
 	for _, bl := range blocks {
-		out = append(out, &Evaluate{X: Call(g.gemmName(g.R, bl.c, g.U), I32,
+		out = append(out, &Evaluate{X: Call(name(g.R, bl.c, g.U), I32,
 			ptr(g.store.Buf, SimplifyExpr(Add(o00, C(int64(bl.from))))), C(ys),
-			ptr(g.xb, C(0)), C(int64(kw)), ptr(g.w, C(int64(bl.at*g.wElems()))), C(int64(kw)),
-			ptr(ptab, C(int64(4*bl.from))), C(int64(bl.count)), rq.Args[2], rq.Args[3], rq.Args[4])})
+			ptr(g.xb, C(0)), C(int64(kw)), ptr(w, C(int64(bl.at*g.wElems()))), C(int64(kw)),
+			ptr(ptab, C(per*int64(bl.from))), C(int64(bl.count)), args[0], args[1], args[2])})
 	}
 	return Block(out...), true
 }

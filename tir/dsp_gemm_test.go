@@ -37,7 +37,8 @@ func TestDSPGemmFusedKeepsResults(t *testing.T) {
 		{3, 4, 3, 5, 7, map[string]int{"block_oc": 4}},
 	} {
 		for _, fuse := range []int{0, 1} {
-			kn := map[string]int{"gemm_fuse": fuse, "conv_rows": 0} // the im2col form (conv_rows: TestDSPConvRowsKeepResults)
+			// requant_shift 0: the k0 form (TestDSPGemmShiftKeepsResults has the other).
+			kn := map[string]int{"gemm_fuse": fuse, "conv_rows": 0, "requant_shift": 0} // the im2col form (conv_rows: TestDSPConvRowsKeepResults)
 			for k, v := range c.knobs {
 				kn[k] = v
 			}
@@ -71,7 +72,11 @@ func TestDSPGemmFusedKeepsResults(t *testing.T) {
 		for i := range wq.Scale {
 			wq.Scale[i] = 0.002 + 0.004*r.Float32()
 		}
-		f, s := dspKernel(t, g, nd, c.knobs)
+		kn := map[string]int{"requant_shift": 0}
+		for k, v := range c.knobs {
+			kn[k] = v
+		}
+		f, s := dspKernel(t, g, nd, kn)
 		if !usesIntrinsic(s, "dsp_gemm_s8pr") {
 			t.Fatalf("%s: not fused:\n%s", name, s)
 		}
@@ -89,7 +94,7 @@ func TestDSPGemmInPlace(t *testing.T) {
 		f.WantInPlace = true
 		s := dspSchedule(t, f, nil)
 		what := fmt.Sprintf("pointwise 5x5 %d->%d", c.cin, c.cout)
-		if !s.InPlaceSafe || !usesIntrinsic(s, "dsp_gemm_s8pr") || strings.Contains(fmt.Sprint(s), "oh in") {
+		if !s.InPlaceSafe || !usesIntrinsic(s, "dsp_gemm_s8p") || strings.Contains(fmt.Sprint(s), "oh in") {
 			t.Fatalf("%s: want one fused row in place:\n%s", what, s)
 		}
 		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)

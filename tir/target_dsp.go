@@ -51,12 +51,22 @@ func init() {
 	DeclareKnob("dsp.lut", 0, 1)                // element-wise: per-input tables
 	DeclareKnob("dsp.dw3x3", 0, 1)              // depthwise 3x3: one shared helper per pixel
 	DeclareKnob("dsp.gemm_fuse", 0, 1)          // conv, FC: ReLU outputs through one DSPGemmName helper per channel loop
+	DeclareKnob("dsp.requant_shift", 0, 1)      // conv, FC: those helpers with one shift per layer (DSPGemmSName)
 	DeclareKnob("dsp.conv_rows", 0, 1)          // conv KxK, Cin % 4 == 0: widen input rows once, no im2col (tir/dsp_convrows.go)
 	// conv, FC: weights in flash as int16 pairs (16) or int8 widened in
 	// registers (8, tir/dsp_w8.go). 8 saves flash at a cost in
 	// instructions: the pipeline's fit pass chooses it where the board's
 	// flash needs it, the tuner never does (one value: not searched).
 	DeclareKnob("dsp.weights", 16)
+}
+
+// xAbs bounds |x + xOff| for int8 activations x (0 for other types): the
+// values a schedule's widened copies of x hold, padding included (0).
+func (a *accNest) xAbs() int64 {
+	if a.x == nil || a.x.Buf.DType != graph.Int8 {
+		return 0
+	}
+	return 128 + abs64(a.xOff)
 }
 
 // accNest is a compute definition of the form
@@ -304,6 +314,8 @@ type gemmSpec struct {
 	pix               func(s Stmt, i int) Stmt // substitutes row i's output position
 	fuse              bool                     // one DSPGemmName call per run of blocks where it applies
 	w8                bool                     // w is int8 (DSPPackWeights8, knob weights = 8)
+	shift             bool                     // fused ReLU outputs in DSPGemmSName's shared-shift form where it applies
+	xAbs              int64                    // bound on |xb's values| (0: unknown, no shared-shift form)
 	// segs, when set, splits each block's K into consecutive segments of
 	// n pair words, one micro-kernel call each over row i at x + i·xs
 	// (the accumulators persist across them, so no fused helper): the
@@ -447,6 +459,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	bpx, boc, unroll := knob(f, "block_px", defPx), knob(f, "block_oc", defOC), knob(f, "unroll_k", 8)
 	fuse := knob(f, "gemm_fuse", 1) != 0
+	shift := knob(f, "requant_shift", 1) != 0
 	wbits := knob(f, "weights", 16)
 	c, ok := parseConvNest(f)
 	if !ok {
@@ -514,7 +527,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			gatherDef = 1
 		}
 		gather := knob(f, "rows_gather", gatherDef) != 0
-		return c.convRows(f, stride, padT, padL, wr, packRequant(fastRequant(a.store)), bpx, boc, unroll, wbits == 8, gather, fuse, dd), nil
+		return c.convRows(f, stride, padT, padL, wr, packRequant(fastRequant(a.store)), bpx, boc, unroll, wbits == 8, gather, fuse, shift, dd), nil
 	}
 	wp, err := dspWeights(f, w.Data.I, Cout, K, K4, boc, wbits, dd.dead)
 	if err != nil {
@@ -593,6 +606,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 				dspWiden(col, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
 		g := &gemmSpec{R: R, C: boc, U: u, K4: K4, Cout: Cout, xb: col, w: wp, ocVar: ocV, init: a.init, store: store, acc: a.acc, fuse: fuse, w8: wbits == 8,
+			shift: shift, xAbs: a.xAbs(),
 			dead: dd.dead, deadVals: dd.vals,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
 		return &Allocate{Buf: col, Body: Block(Block(fill...), g.build(f.Name))}
@@ -701,6 +715,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	rV, jV, kV := a.outer[0].Var, a.outer[1].Var, a.red[0].Var
 	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 8)
 	fuse := knob(f, "gemm_fuse", 1) != 0
+	shift := knob(f, "requant_shift", 1) != 0
 	wbits := knob(f, "weights", 16)
 	if rows < br {
 		br = 1
@@ -739,6 +754,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 			fill = append(fill, &Allocate{Buf: stage, Body: Block(cp, Block(tail...), dspWiden(xw, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
 		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw, fuse: fuse, w8: wbits == 8,
+			shift: shift, xAbs: a.xAbs(),
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{rV: rowAt(i)}) }, dead: dd.dead, deadVals: dd.vals}
 		return &Allocate{Buf: xw, Body: Block(Block(fill...), g.build(f.Name))}
 	}

@@ -71,7 +71,8 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		g, n := int8Conv(r, c.cin, c.cout, c.group, c.k, c.stride, c.pad)
 		f, s := dspKernel(t, g, n, c.knobs)
 		// dsp_gemm: the micro-kernel and the ReLU epilogue in one helper.
-		fused := strings.HasPrefix(c.want, "dsp_mac") && usesIntrinsic(s, "dsp_gemm_s8pr"+strings.TrimPrefix(strings.TrimPrefix(c.want, "dsp_mac"), "_s16"))
+		shape := strings.TrimPrefix(strings.TrimPrefix(c.want, "dsp_mac"), "_s16")
+		fused := strings.HasPrefix(c.want, "dsp_mac") && (usesIntrinsic(s, "dsp_gemm_s8pr"+shape) || usesIntrinsic(s, "dsp_gemm_s8ps"+shape))
 		if c.want != "" && !usesIntrinsic(s, c.want) && !fused {
 			t.Fatalf("%s: schedule does not use %s:\n%s", name, c.want, s)
 		}

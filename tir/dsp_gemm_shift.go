@@ -1,0 +1,176 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+)
+
+// DSPGemmSName is DSPGemmName with one right shift for the whole layer:
+// each channel's weights and bias are scaled at compile time by 2^j[c] so
+// that every channel's requantization ends in the same shift T, which SSAT
+// then takes as its immediate operand, and the rounding offsets become a
+// multiple of 2^32, so one SMMLA (no 64-bit k0, no second load per output)
+// does the multiply and the adds:
+//
+//	dsp_gemm_s8ps_RxC_uU(y *int8, ys, x *int32, xs, w *int32, n, p *int32, nb, T, lo, hi), n % (2U) == 0:
+//	for b < nb, i < R, j < C, o = b·C + j:
+//	  s = p[3o+2] + Σ_{g < n/2} Σ_{h<2} dot2(x[i·xs + 2g + h], w[b·C·n + 2C·g + 2j + h])
+//	  y[i·ys + o] = clamp((⌊s·p[3o] / 2^32⌋ + p[3o+1]) >> T, lo, hi)
+//
+// Why it is exact: IntrDSPRequantPR computes ⌊V / 2^(32+e1)⌋ + zr with
+// V = (a + bias)·m + k0. With j = T − e1 and s = 2^j·(a + bias),
+// 2^j·V = s·m + 2^j·k0; when 2^j·k0 = A·2^32 (k0 = 2^30 + 2^(31+e1) +
+// zk·2^(32+e1), so j >= 2 does it), ⌊V / 2^(32+e1)⌋ =
+// ⌊⌊(s·m + A·2^32) / 2^32⌋ / 2^T⌋ = (⌊s·m / 2^32⌋ + A) >> T, and zr
+// joins A as zr·2^T. gemmShifted checks at compile time that the scaled
+// weights fit int16, that s fits int32 for any int8 activations and that
+// the sum stays inside int32.
+func DSPGemmSName(r, c, u int) string { return fmt.Sprintf("dsp_gemm_s8ps_%dx%d_u%d", r, c, u) }
+
+// gemmSIntrinsic is the semantics of DSPGemmSName (int16 pair weights).
+func gemmSIntrinsic(name string, r, c int64, u int) func([]val) val {
+	return func(a []val) val {
+		y, ys, x, xs, w, n, p, nb := a[0], a[1].i, a[2], a[3].i, a[4], a[5].i, a[6], a[7].i
+		t, lo, hi := a[8].i, a[9].i, a[10].i
+		if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) || t < 1 || t > 31 || lo < -128 || hi > 127 || lo > hi {
+			panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d, T = %d, range [%d, %d]", name, n, nb, ys, t, lo, hi))
+		}
+		for bl := int64(0); bl < nb; bl++ {
+			wb := val{p: w.p, i: w.i + bl*c*n}
+			for i := int64(0); i < r; i++ {
+				for j := int64(0); j < c; j++ {
+					o := bl*c + j
+					P := func(k int64) int64 { return p.p.I[p.i+3*o+k] }
+					s := P(2) + dotBlock(x, xs, i, wb, c, j, n, pairWords)
+					if s > math.MaxInt32 || s < math.MinInt32 {
+						panic("int32 overflow in " + name)
+					}
+					m := P(0)
+					if m < 0 || m > math.MaxInt32 {
+						panic(fmt.Sprintf("%s: multiplier %d", name, m))
+					}
+					v := (s*m)>>32 + P(1)
+					if v > math.MaxInt32 || v < math.MinInt32 {
+						panic("int32 overflow in " + name + "'s SMMLA")
+					}
+					y.p.I[y.i+i*ys+o] = min(max(v>>t, lo), hi)
+				}
+			}
+		}
+		return val{}
+	}
+}
+
+func init() {
+	for _, b := range DSPMacBlocks {
+		for _, u := range DSPMacUnrolls {
+			name := DSPGemmSName(b[0], b[1], u)
+			extIntrinsics[name] = gemmSIntrinsic(name, int64(b[0]), int64(b[1]), u)
+		}
+	}
+}
+
+// sharedShift is the compile-time scaling of a layer's channels to one
+// shift (DSPGemmSName's derivation), from each channel's k0 (with no bias
+// in it), multiplier m, e1, bias, the largest |weight| wmax and Σ|weight|
+// wsum, a bound xAbs on |activation| and the constant zr; live[c] false
+// skips channel c. It returns the shift t and, per channel, j (the weights
+// and the bias are scaled by 2^j) and A; ok is false when some channel
+// cannot take it: its scaled weights would leave int16, its scaled
+// accumulator int32, or A ±2^30.
+func sharedShift(k0, m, e1, bias, wmax, wsum []int64, live []bool, xAbs, zr int64) (t int64, j, a []int64, ok bool) {
+	n := len(k0)
+	if xAbs <= 0 || len(m) != n || len(e1) != n || len(bias) != n || len(wmax) != n || len(wsum) != n || len(live) != n {
+		return 0, nil, nil, false
+	}
+	two32 := new(big.Int).Lsh(big.NewInt(1), 32)
+	// The smallest j making 2^j·k0 a multiple of 2^32, per channel.
+	t = -1
+	for c := range n {
+		if !live[c] {
+			continue
+		}
+		jc := int64(0)
+		for ; jc <= 8; jc++ {
+			if new(big.Int).Mod(new(big.Int).Lsh(big.NewInt(k0[c]), uint(jc)), two32).Sign() == 0 {
+				break
+			}
+		}
+		if jc > 8 || e1[c] < 0 || m[c] < 0 || m[c] > math.MaxInt32 {
+			return 0, nil, nil, false
+		}
+		t = max(t, e1[c]+jc)
+	}
+	if t < 1 || t > 31 {
+		return 0, nil, nil, false
+	}
+	j, a = make([]int64, n), make([]int64, n)
+	for c := range n {
+		if !live[c] {
+			continue
+		}
+		jc := t - e1[c]
+		// The scaled weights are int16, the scaled accumulator int32.
+		if jc > 14 || wmax[c]<<jc > math.MaxInt16 || (wsum[c]*xAbs+abs64(bias[c]))<<jc > math.MaxInt32 {
+			return 0, nil, nil, false
+		}
+		ac := new(big.Int).Lsh(big.NewInt(k0[c]), uint(jc))
+		ac.Div(ac, two32) // exact: jc is at least the channel's smallest j
+		ac.Add(ac, new(big.Int).Lsh(big.NewInt(zr), uint(t)))
+		// ⌊s·m / 2^32⌋ is inside ±2^30, so A within ±2^30 keeps the sum in int32.
+		if !ac.IsInt64() || abs64(ac.Int64()) >= 1<<30 {
+			return 0, nil, nil, false
+		}
+		j[c], a[c] = jc, ac.Int64()
+	}
+	return t, j, a, true
+}
+
+// shiftPlan is gemmShifted's compile-time result: the shared shift, the
+// three-word table (m, A, scaled bias) per channel and the scaled weights.
+type shiftPlan struct {
+	t   int64
+	tab []int64
+	w   []int64
+}
+
+// planShift scales each live channel of g to one shift (sharedShift), from
+// the unfolded IntrDSPRequantPR table tab (four words per channel: k0 low,
+// k0 high, m, e1), the per-channel bias and the constant zr; ok is false
+// when some channel cannot take it (then the layer keeps DSPGemmName).
+func (g *gemmSpec) planShift(tab, bias []int64, zr int64) (shiftPlan, bool) {
+	if g.w8 || g.xAbs <= 0 || len(tab) != 4*g.Cout || len(bias) != g.Cout {
+		return shiftPlan{}, false
+	}
+	n := g.Cout
+	k0, m, e1, wmax, wsum, live := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]bool, n)
+	for oc := range n {
+		live[oc] = g.dead == nil || !g.dead[oc]
+		k0[oc], m[oc], e1[oc] = int64(uint32(tab[4*oc]))+tab[4*oc+1]<<32, tab[4*oc+2], tab[4*oc+3]
+		if live[oc] {
+			for _, v := range g.chanWeights(oc) {
+				wmax[oc] = max(wmax[oc], abs64(v))
+				wsum[oc] += abs64(v)
+			}
+		}
+	}
+	t, j, a, ok := sharedShift(k0, m, e1, bias, wmax, wsum, live, g.xAbs, zr)
+	if !ok {
+		return shiftPlan{}, false
+	}
+	p := shiftPlan{t: t, tab: make([]int64, 3*n), w: append([]int64(nil), g.w.Data.I...)}
+	for oc := range n {
+		if !live[oc] {
+			continue
+		}
+		p.tab[3*oc], p.tab[3*oc+1], p.tab[3*oc+2] = m[oc], a[oc], bias[oc]<<j[oc]
+		for k := 0; k < g.K4/2; k++ {
+			at := g.wordOf(oc, k)
+			wv := p.w[at]
+			lo, hi := int64(int16(wv))<<j[oc], int64(int16(wv>>16))<<j[oc]
+			p.w[at] = int64(int32(uint32(uint16(lo)) | uint32(uint16(hi))<<16))
+		}
+	}
+	return p, true
+}

@@ -1,0 +1,222 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// tfliteRequant is TFLite's reference MultiplyByQuantizedMultiplier for a
+// right shift (SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT)
+// plus the zero point, written here from gemmlowp's definitions rather than
+// taken from the package.
+func tfliteRequant(x, m int64, shift int, zp int64) int64 {
+	var hi int64
+	if x == math.MinInt32 && m == math.MinInt32 {
+		hi = math.MaxInt32
+	} else {
+		ab := x * m
+		nudge := int64(1 << 30)
+		if ab < 0 {
+			nudge = 1 - 1<<30
+		}
+		hi = (ab + nudge) / (1 << 31) // Go's division truncates, as C's does
+	}
+	mask := int64(1)<<shift - 1
+	rem, thr := hi&mask, mask>>1
+	if hi < 0 {
+		thr++
+	}
+	out := hi >> shift
+	if rem > thr {
+		out++
+	}
+	return out + zp
+}
+
+// A hand-worked pair of channels: e1 3 and 1 (right shifts 4 and 2), zero
+// point -128. k0 = 2^30 + 2^(31+e1) + zk·2^(32+e1) needs j >= 2 to become
+// a multiple of 2^32, so t = 3 + 2 = 5, j = (2, 4), and
+// A = 2^j·k0 / 2^32 = (1 + 16 − 4096, 4 + 16 − 4096) = (−4079, −4076).
+func TestSharedShiftByHand(t *testing.T) {
+	k0 := []int64{dspRequantK0(4, -128), dspRequantK0(2, -128)}
+	one := []int64{1, 1}
+	tt, j, a, ok := sharedShift(k0, []int64{1 << 30, 1 << 30}, []int64{3, 1}, []int64{0, 0}, one, one, []bool{true, true}, 255, 0)
+	if !ok || tt != 5 || j[0] != 2 || j[1] != 4 || a[0] != -4079 || a[1] != -4076 {
+		t.Fatalf("t %d, j %v, A %v, ok %v; want 5, [2 4], [-4079 -4076], true", tt, j, a, ok)
+	}
+	// zr joins A as zr·2^t.
+	if _, _, a, _ := sharedShift(k0, []int64{1 << 30, 1 << 30}, []int64{3, 1}, []int64{0, 0}, one, one, []bool{true, true}, 255, 3); a[0] != -4079+3*32 {
+		t.Errorf("zr 3: A %d, want %d", a[0], -4079+3*32)
+	}
+	// A dead channel does not take part: t comes from the live one alone.
+	if tt, _, _, ok := sharedShift(k0, []int64{1 << 30, 1 << 30}, []int64{3, 1}, []int64{0, 0}, one, one, []bool{false, true}, 255, 0); !ok || tt != 3 {
+		t.Errorf("channel 0 dead: t %d ok %v, want 3", tt, ok)
+	}
+}
+
+// The refusals: a weight that would leave int16 after scaling (127·2^8),
+// an accumulator bound that would leave int32, an unknown activation bound.
+func TestSharedShiftRefuses(t *testing.T) {
+	k0 := []int64{dspRequantK0(10, 0), dspRequantK0(2, 0)} // e1 9 and 1: j = 2 and 10
+	m, e1, b, live := []int64{1 << 30, 1 << 30}, []int64{9, 1}, []int64{0, 0}, []bool{true, true}
+	if _, _, _, ok := sharedShift(k0, m, e1, b, []int64{1, 127}, []int64{1, 127}, live, 255, 0); ok {
+		t.Error("127 scaled by 2^10 accepted")
+	}
+	if _, _, _, ok := sharedShift(k0, m, e1, b, []int64{1, 31}, []int64{1, 31}, live, 255, 0); !ok {
+		t.Error("31 scaled by 2^10 (31,744) refused")
+	}
+	k1 := []int64{dspRequantK0(2, 0)}
+	if _, _, _, ok := sharedShift(k1, m[:1], []int64{1}, []int64{0}, []int64{127}, []int64{1 << 21}, live[:1], 256, 0); ok {
+		t.Error("a 2^21 · 256 · 4 accumulator bound (2^31) accepted")
+	}
+	if _, _, _, ok := sharedShift(k1, m[:1], []int64{1}, []int64{0}, []int64{127}, []int64{1 << 21}, live[:1], 255, 0); !ok {
+		t.Error("a 2^21 · 255 · 4 accumulator bound (2^31 − 2^23) refused")
+	}
+	if _, _, _, ok := sharedShift(k1, m[:1], []int64{1}, []int64{0}, []int64{127}, []int64{127}, live[:1], 0, 0); ok {
+		t.Error("an unknown activation bound accepted")
+	}
+}
+
+// Property: for random accumulators, biases, multipliers, shifts and zero
+// points, the shared-shift arithmetic (scaled accumulator, SMMLA, one
+// shift) clamped to [max(zk, −128), 127] equals TFLite's requantization
+// clamped the same way, channel by channel in layers of mixed shifts.
+func TestSharedShiftMatchesTFLite(t *testing.T) {
+	r := rand.New(rand.NewSource(71))
+	for trial := 0; trial < 400; trial++ {
+		n := 1 + r.Intn(6)
+		zk := int64(r.Intn(256) - 128)
+		base := r.Intn(12)
+		k0, m, e1, bias, wmax, wsum, live := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]bool, n)
+		for c := range n {
+			e1[c] = int64(base + r.Intn(4))
+			m[c] = 1<<30 + r.Int63n(1<<30)
+			k0[c] = dspRequantK0(e1[c]+1, zk)
+			bias[c] = r.Int63n(20001) - 10000
+			wmax[c], wsum[c], live[c] = 127, 127*64, true
+		}
+		tt, j, a, ok := sharedShift(k0, m, e1, bias, wmax, wsum, live, 255, 0)
+		if !ok {
+			t.Fatalf("trial %d: e1 %v refused", trial, e1)
+		}
+		lo := max(zk, -128)
+		for c := range n {
+			for range 50 {
+				acc := r.Int63n(2*127*64*255+1) - 127*64*255
+				if r.Intn(4) == 0 { // near the rounding points
+					acc = (acc >> (e1[c] + 1)) << (e1[c] + 1)
+				}
+				want := min(max(tfliteRequant(acc+bias[c], m[c], int(e1[c]+1), zk), lo), 127)
+				s := (acc + bias[c]) << j[c]
+				if s > math.MaxInt32 || s < math.MinInt32 {
+					t.Fatalf("scaled accumulator %d leaves int32", s)
+				}
+				got := min(max(((s*m[c])>>32+a[c])>>tt, lo), 127)
+				if got != want {
+					t.Fatalf("acc %d bias %d m %d e1 %d zk %d (t %d j %d A %d): %d, TFLite %d", acc, bias[c], m[c], e1[c], zk, tt, j[c], a[c], got, want)
+				}
+			}
+		}
+	}
+}
+
+// The fused GEMM in its shared-shift form (dsp_gemm_s8ps) gives the
+// definition's results: pointwise and im2col convolutions, fully connected
+// layers, every block shape, ReLU and ReLU6, input zero points across the
+// range, on random and extreme inputs with extreme weights; per-channel
+// scales too far apart for one shift keep the k0 form.
+func TestDSPGemmShiftKeepsResults(t *testing.T) {
+	r := rand.New(rand.NewSource(73))
+	for _, c := range []struct {
+		cin, cout, k, h, w int
+		zp                 int32
+		act                graph.Activation
+		knobs              map[string]int
+	}{
+		{16, 8, 1, 5, 5, -128, graph.ActRelu, nil},
+		{32, 6, 1, 3, 3, 127, graph.ActRelu, map[string]int{"block_oc": 4}},
+		{8, 16, 1, 4, 6, 0, graph.ActRelu6, map[string]int{"block_px": 1, "block_oc": 1}},
+		{16, 8, 1, 7, 5, -3, graph.ActRelu, map[string]int{"unroll_k": 1}},
+		{8, 5, 3, 6, 6, -128, graph.ActRelu6, map[string]int{"conv_rows": 0}},
+		{3, 4, 3, 5, 7, 17, graph.ActRelu, map[string]int{"block_oc": 4, "conv_rows": 0}},
+		{4, 8, 3, 6, 6, -128, graph.ActRelu, map[string]int{"rows_gather": 1}},
+	} {
+		for _, extreme := range []bool{false, true} {
+			name := fmt.Sprintf("%v extreme %v", c, extreme)
+			g, n := int8ConvW(r, c.cin, c.cout, c.k, c.h, c.w, c.act)
+			g.Tensor("x").Quant.ZeroPoint = []int32{c.zp}
+			g.Tensor("y").Quant.ZeroPoint = []int32{-128}
+			if extreme {
+				extremeWeights(g)
+			}
+			f, s := dspKernel(t, g, n, c.knobs)
+			if !usesIntrinsic(s, "dsp_gemm_s8ps") {
+				t.Fatalf("%s: not in the shared-shift form:\n%s", name, s)
+			}
+			sameResult(t, name, f, s)
+			runExtremes(t, name, f, s)
+		}
+	}
+	for _, c := range []struct {
+		rows, k, n int
+		spread     float32 // largest / smallest weight scale
+		want       string
+	}{
+		{1, 64, 12, 3, "dsp_gemm_s8ps"}, {3, 24, 9, 10, "dsp_gemm_s8ps"}, {2, 16, 8, 30, "dsp_gemm_s8ps"},
+		{1, 40, 7, 1000, "dsp_gemm_s8pr"}, // shifts 10 apart: 127·2^12 leaves int16
+	} {
+		name := fmt.Sprintf("fc_%v", c)
+		g, nd := int8FC(r, c.rows, c.k, c.n, 11)
+		g.Tensor("y").Quant.ZeroPoint = []int32{-128}
+		wq := g.Tensor("w").Quant
+		wq.Scale, wq.ZeroPoint = make([]float32, c.n), make([]int32, c.n)
+		for i := range wq.Scale {
+			wq.Scale[i] = 0.0002 * (1 + (c.spread-1)*float32(i)/float32(c.n-1))
+		}
+		f, s := dspKernel(t, g, nd, nil)
+		if !usesIntrinsic(s, c.want) {
+			t.Fatalf("%s: does not use %s:\n%s", name, c.want, s)
+		}
+		sameResult(t, name, f, s)
+		runExtremes(t, name, f, s)
+	}
+}
+
+// The planar depthwise kernel in its shared-shift form (dsp_dwp3s_s8):
+// the definition's results at strides 1 and 2, steps 2 and 4, with ReLU
+// and ReLU6 and input zero points across the range, at the extremes too;
+// without an activation it keeps the general form.
+func TestDSPDepthwisePlanarShift(t *testing.T) {
+	r := rand.New(rand.NewSource(79))
+	for _, c := range []struct {
+		h, w, c, stride, pad int
+		xzp                  int32
+		act                  graph.Activation
+	}{
+		{5, 5, 4, 1, 1, -128, graph.ActRelu6}, {7, 6, 4, 2, 1, -128, graph.ActRelu}, {9, 9, 8, 2, 0, -5, graph.ActRelu6},
+		{25, 5, 16, 1, 1, -128, graph.ActRelu}, {4, 4, 4, 1, 1, 127, graph.ActRelu}, {3, 15, 4, 2, 1, 100, graph.ActRelu},
+		{6, 7, 8, 1, 1, 3, graph.ActNone},
+	} {
+		for _, step := range []int{2, 4} {
+			what := fmt.Sprintf("%dx%dx%d s%d p%d zp%d %v step %d", c.h, c.w, c.c, c.stride, c.pad, c.xzp, c.act, step)
+			g, n := dwConv(r, c.h, c.w, c.c, c.stride, c.pad, c.xzp, c.act)
+			s := dspSchedule(t, computeFunc(t, g, n), map[string]int{"dw_planar": 1, "dw_step": step})
+			want := IntrDSPDWPlanarS
+			if c.act == graph.ActNone {
+				want = IntrDSPDWPlanar
+			}
+			if !usesIntrinsic(s, want) {
+				t.Fatalf("%s: does not use %s:\n%s", what, want, s)
+			}
+			sameResult(t, what, Finalize(computeFunc(t, g, n)), s)
+			for _, v := range []int64{-128, 127} {
+				runBoth(t, fmt.Sprintf("%s all %d", what, v), Finalize(computeFunc(t, g, n)), s, func(int) int64 { return v })
+			}
+			runBoth(t, what+" extremes", Finalize(computeFunc(t, g, n)), s, func(i int) int64 { return []int64{-128, 127}[i%3%2] })
+		}
+	}
+}
