@@ -201,10 +201,14 @@ func crossCompile(t testing.TB, files map[string][]byte, prefix string) {
 			t.Fatal(err)
 		}
 	}
-	args := []string{"-mcpu=cortex-m4", "-mthumb", "-Os", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
-		"-o", filepath.Join(dir, "model.o"), filepath.Join(dir, prefix+".c")}
-	if out, err := exec.Command("arm-none-eabi-gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("arm-none-eabi-gcc: %v\n%s", err, out)
+	// -Os, and -O0, where r7 is the frame pointer and the dsp LDM blocks
+	// fall back to their C form.
+	for _, opt := range []string{"-Os", "-O0"} {
+		args := []string{"-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", opt, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
+			"-o", filepath.Join(dir, "model.o"), filepath.Join(dir, prefix+".c")}
+		if out, err := exec.Command("arm-none-eabi-gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("arm-none-eabi-gcc %s: %v\n%s", opt, err, out)
+		}
 	}
 }
 
