@@ -114,6 +114,7 @@ func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, sto
 		return If(bin(OpOr, EQ(ohV, C(0)), GE(kh, C(int64(KH-stride)))), w)
 	})
 	u := unrollFor(unroll, KW*Cg)
+	consts := constCache{}
 	mk := func(R int, owAt func(i int) Expr) Stmt {
 		var segs []gemmSeg
 		for kh := 0; kh < KH; kh++ {
@@ -135,7 +136,7 @@ func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, sto
 				}
 			}
 			g := &gemmSpec{R: R, C: boc, U: unrollFor(unroll, K), K4: K, Cout: Cout, xb: col, w: wp, ocVar: c.oc, init: a.init,
-				store: store, acc: a.acc, w8: w8, fuse: fuse, shift: shift, xAbs: a.xAbs(), pix: pix, dead: dd.dead, deadVals: dd.vals}
+				store: store, acc: a.acc, w8: w8, fuse: fuse, shift: shift, xAbs: a.xAbs(), consts: consts, pix: pix, dead: dd.dead, deadVals: dd.vals}
 			return &Allocate{Buf: col, Body: Block(append(cp, g.build(f.Name))...)}
 		}
 		g := &gemmSpec{R: R, C: boc, U: u, K4: K, Cout: Cout, xb: rows, w: wp, ocVar: c.oc, init: a.init, store: store, acc: a.acc, w8: w8,

@@ -150,11 +150,12 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	hi, _ := IsConst(rq.Args[4])
 	if sp, ok := g.planShift(pp.Buf.Data.I, bias, zr); g.shift && ok {
 		name, per = DSPGemmSName, 3
-		w = constBuf(g.w.Name, g.w.DType, g.w.Shape, sp.w) // the same layout, scaled (g.w is no longer read)
-		ptab = constBuf(pp.Buf.Name+"s", I32, []int{len(sp.tab)}, sp.tab)
+		// The same layout, scaled (g.w is no longer read).
+		w = g.consts.get(g.w, "scaled", func() *Buffer { return constBuf(g.w.Name, g.w.DType, g.w.Shape, sp.w) })
+		ptab = g.consts.get(pp.Buf, "shift", func() *Buffer { return constBuf(pp.Buf.Name+"s", I32, []int{len(sp.tab)}, sp.tab) })
 		args = []Expr{C(sp.t), C(max(lo, -128)), C(min(hi, 127))}
 	} else if tab != nil {
-		ptab = constBuf(pp.Buf.Name+"b", I32, []int{len(tab)}, tab)
+		ptab = g.consts.get(pp.Buf, "fold", func() *Buffer { return constBuf(pp.Buf.Name+"b", I32, []int{len(tab)}, tab) })
 	} else {
 		return nil, false
 	}
@@ -253,4 +254,28 @@ func (g *gemmSpec) wordOf(oc, k int) int {
 	base, bc, j, _ := blockOf(g.blocks(), oc)
 	grp, h := k/2, k%2
 	return base*g.K4/2 + 2*bc*grp + 2*j + h
+}
+
+// constCache holds the constant buffers one kernel's gemmSpecs derive from
+// the same source (its pixel blocks and its one-pixel tail: the same
+// scaled weights, the same tables), so the C has one copy of each. A nil
+// cache derives afresh.
+type constCache map[constKey]*Buffer
+
+type constKey struct {
+	src  *Buffer
+	kind string
+}
+
+func (c constCache) get(src *Buffer, kind string, make func() *Buffer) *Buffer {
+	if c == nil {
+		return make()
+	}
+	k := constKey{src, kind}
+	if b, ok := c[k]; ok {
+		return b
+	}
+	b := make()
+	c[k] = b
+	return b
 }

@@ -220,3 +220,25 @@ func TestDSPDepthwisePlanarShift(t *testing.T) {
 		}
 	}
 }
+
+// A kernel's pixel blocks and its one-pixel tail share their scaled
+// weights and tables: no two of its constants hold the same values.
+func TestDSPGemmConstsOnce(t *testing.T) {
+	r := rand.New(rand.NewSource(83))
+	for _, shift := range []int{0, 1} {
+		g, n := int8ConvW(r, 16, 8, 1, 3, 5, graph.ActRelu) // 15 pixels: blocks of two and a tail of one
+		g.Tensor("y").Quant.ZeroPoint = []int32{-128}
+		s := dspSchedule(t, computeFunc(t, g, n), map[string]int{"requant_shift": shift, "block_px": 2})
+		seen := map[string]string{}
+		for _, c := range s.Consts() {
+			k := fmt.Sprint(c.Data.I)
+			if prev, ok := seen[k]; ok {
+				t.Errorf("requant_shift %d: %s holds the same values as %s:\n%s", shift, c.Name, prev, s)
+			}
+			seen[k] = c.Name
+		}
+		if len(seen) < 2 {
+			t.Fatalf("requant_shift %d: %d constants:\n%s", shift, len(seen), s)
+		}
+	}
+}

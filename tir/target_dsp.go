@@ -315,6 +315,7 @@ type gemmSpec struct {
 	fuse              bool                     // one DSPGemmName call per run of blocks where it applies
 	w8                bool                     // w is int8 (DSPPackWeights8, knob weights = 8)
 	shift             bool                     // fused ReLU outputs in DSPGemmSName's shared-shift form where it applies
+	consts            constCache               // the fused forms' tables and scaled weights, shared by a kernel's specs
 	xAbs              int64                    // bound on |xb's values| (0: unknown, no shared-shift form)
 	// segs, when set, splits each block's K into consecutive segments of
 	// n pair words, one micro-kernel call each over row i at x + i·xs
@@ -556,6 +557,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	store := packRequant(fastRequant(outStore))
 	u := unrollFor(unroll, K4)
+	consts := constCache{}
 	mk := func(R int, owAt func(i int) Expr) Stmt {
 		col := NewBuffer(f.Name+"_col", I32, []int{R * K4 / 2}, ScopeLocal)
 		var fill []Stmt
@@ -606,7 +608,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 				dspWiden(col, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
 		g := &gemmSpec{R: R, C: boc, U: u, K4: K4, Cout: Cout, xb: col, w: wp, ocVar: ocV, init: a.init, store: store, acc: a.acc, fuse: fuse, w8: wbits == 8,
-			shift: shift, xAbs: a.xAbs(),
+			shift: shift, xAbs: a.xAbs(), consts: consts,
 			dead: dd.dead, deadVals: dd.vals,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }}
 		return &Allocate{Buf: col, Body: Block(Block(fill...), g.build(f.Name))}
@@ -735,6 +737,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 		return nil, err
 	}
 	u := unrollFor(unroll, K4)
+	consts := constCache{}
 	mk := func(R int, rowAt func(i int) Expr) Stmt {
 		xw := NewBuffer(f.Name+"_xw", I32, []int{R * K4 / 2}, ScopeLocal)
 		var fill []Stmt
@@ -754,7 +757,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 			fill = append(fill, &Allocate{Buf: stage, Body: Block(cp, Block(tail...), dspWiden(xw, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
 		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw, fuse: fuse, w8: wbits == 8,
-			shift: shift, xAbs: a.xAbs(),
+			shift: shift, xAbs: a.xAbs(), consts: consts,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{rV: rowAt(i)}) }, dead: dd.dead, deadVals: dd.vals}
 		return &Allocate{Buf: xw, Body: Block(Block(fill...), g.build(f.Name))}
 	}
