@@ -88,7 +88,7 @@ func sharedShift(k0, m, e1, bias, wmax, wsum []int64, live []bool, xAbs, zr int6
 	// The smallest j making 2^j·k0 a multiple of 2^32, per channel.
 	t = -1
 	for c := range n {
-		if !live[c] {
+		if !live[c] || m[c] == 0 {
 			continue
 		}
 		jc := int64(0)
@@ -102,12 +102,29 @@ func sharedShift(k0, m, e1, bias, wmax, wsum []int64, live []bool, xAbs, zr int6
 		}
 		t = max(t, e1[c]+jc)
 	}
-	if t < 1 || t > 31 {
+	if t < 1 {
+		t = 1 // every live channel has multiplier 0
+	}
+	if t > 31 {
 		return 0, nil, nil, false
 	}
 	j, a = make([]int64, n), make([]int64, n)
 	for c := range n {
 		if !live[c] {
+			continue
+		}
+		if m[c] == 0 {
+			// A zero multiplier (a channel with scale zero) gives
+			// ⌊k0 / 2^(32+e1)⌋ + zr whatever the accumulator: A is that
+			// times 2^t, and the weights stay as they are (j = 0).
+			if e1[c] < 0 || e1[c] > 30 || (wsum[c]*xAbs+abs64(bias[c])) > math.MaxInt32 {
+				return 0, nil, nil, false
+			}
+			y := (k0[c] >> (32 + e1[c])) + zr
+			if abs64(y) >= 1<<(30-t) {
+				return 0, nil, nil, false
+			}
+			a[c] = y << t
 			continue
 		}
 		jc := t - e1[c]

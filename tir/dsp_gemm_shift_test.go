@@ -52,6 +52,11 @@ func TestSharedShiftByHand(t *testing.T) {
 	if _, _, a, _ := sharedShift(k0, []int64{1 << 30, 1 << 30}, []int64{3, 1}, []int64{0, 0}, one, one, []bool{true, true}, 255, 3); a[0] != -4079+3*32 {
 		t.Errorf("zr 3: A %d, want %d", a[0], -4079+3*32)
 	}
+	// A zero multiplier (scale zero) does not set t; its A is the channel's
+	// constant output ⌊k0 / 2^(32+e1)⌋ = -128 times 2^t, its weights unscaled.
+	if tt, j, a, ok := sharedShift(k0, []int64{0, 1 << 30}, []int64{3, 1}, []int64{0, 0}, one, one, []bool{true, true}, 255, 0); !ok || tt != 3 || j[0] != 0 || a[0] != -128<<3 {
+		t.Errorf("channel 0 multiplier 0: t %d, j %v, A %v, ok %v; want 3, [0 2], [-1024 ...]", tt, j, a, ok)
+	}
 	// A dead channel does not take part: t comes from the live one alone.
 	if tt, _, _, ok := sharedShift(k0, []int64{1 << 30, 1 << 30}, []int64{3, 1}, []int64{0, 0}, one, one, []bool{false, true}, 255, 0); !ok || tt != 3 {
 		t.Errorf("channel 0 dead: t %d ok %v, want 3", tt, ok)
@@ -95,6 +100,9 @@ func TestSharedShiftMatchesTFLite(t *testing.T) {
 		for c := range n {
 			e1[c] = int64(base + r.Intn(4))
 			m[c] = 1<<30 + r.Int63n(1<<30)
+			if r.Intn(8) == 0 {
+				m[c] = 0 // a channel with scale zero: the zero point whatever the accumulator
+			}
 			k0[c] = dspRequantK0(e1[c]+1, zk)
 			bias[c] = r.Int63n(20001) - 10000
 			wmax[c], wsum[c], live[c] = 127, 127*64, true
