@@ -172,15 +172,26 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 	fmt.Fprintf(b, "%swhile (x0 < end) {\n", ind)
 	in := ind + "    "
 	// Unoptimised builds (-O0: r7 is the frame pointer, every value in
-	// memory) cannot give the LDM form its registers: they take the C one.
+	// memory) cannot give the LDM form its registers: they take the C one,
+	// as does a build that defines MCUGEN_DSP_NO_ASM (the one combination
+	// measured to need it: -O3 with -fno-omit-frame-pointer, where gcc
+	// fails to allocate IC's segmented 2x2 block). Two rows read the second
+	// at a constant offset from the first (one register less: the asm then
+	// fits with a frame pointer at -Os), where the inlined xs is a constant
+	// that LDRD's offset can hold.
 	ldm := ldmBlock(r, c, w8)
 	if ldm {
-		b.WriteString("#if defined(__OPTIMIZE__)\n")
-		writeMacLDM(b, r, c, u, in)
-		for i := 0; i < r; i++ {
-			fmt.Fprintf(b, "%sx%d += %d;\n", in, i, 2*u)
+		b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_DSP_NO_ASM)\n")
+		if r == 2 {
+			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/4)
+			writeMacLDM(b, r, c, u, in+"    ")
+			fmt.Fprintf(b, "%s    x0 += %d;\n%s    x1 += %d;\n%s    continue;\n%s}\n", in, 2*u, in, 2*u, in, in)
+			b.WriteString("#endif\n")
+		} else {
+			writeMacLDM(b, r, c, u, in)
+			fmt.Fprintf(b, "%sx0 += %d;\n", in, 2*u)
+			b.WriteString("#else\n")
 		}
-		b.WriteString("#else\n")
 	}
 	fmt.Fprintf(b, "%sint32_t u;\n%sint32_t v;\n", in, in)
 	for i := 0; i < r; i++ {
@@ -202,7 +213,7 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 	for i := 0; i < r; i++ {
 		fmt.Fprintf(b, "%sx%d += %d;\n", in, i, 2*u)
 	}
-	if ldm {
+	if ldm && r == 1 {
 		b.WriteString("#endif\n")
 	}
 	fmt.Fprintf(b, "%s}\n", ind)
@@ -230,7 +241,12 @@ func writeMacLDM(b *strings.Builder, r, c, u int, in string) {
 		// Rows outer for two channels (one LDM, then each row's LDRD and
 		// SMLADs); for four channels (one row) an LDM per two channels.
 		for i := 0; i < r; i++ {
-			lines = append(lines, fmt.Sprintf("ldrd %%[d0], %%[d1], [%%[x%d], #%d]", i, 8*step))
+			// Row 1 at x0 + xs words: the constant operand o (with its #).
+			at := fmt.Sprintf("#%d", 8*step)
+			if i == 1 {
+				at = "%[o]"
+			}
+			lines = append(lines, fmt.Sprintf("ldrd %%[d0], %%[d1], [%%[x0], %s]", at))
 			for j0 := 0; j0 < c; j0 += 2 {
 				if i == 0 {
 					lines = append(lines, "ldmia %[w]!, {r4, r5, r6, r8}")
@@ -242,12 +258,15 @@ func writeMacLDM(b *strings.Builder, r, c, u int, in string) {
 				}
 			}
 		}
-		var outs, ins []string
+		var outs []string
 		for i := 0; i < r; i++ {
 			for j := 0; j < c; j++ {
 				outs = append(outs, fmt.Sprintf(`[a%d%d] "+r"(a%d%d)`, i, j, i, j))
 			}
-			ins = append(ins, fmt.Sprintf(`[x%d] "r"(x%d)`, i, i))
+		}
+		ins := []string{`[x0] "r"(x0)`}
+		if r == 2 {
+			ins = append(ins, fmt.Sprintf(`[o] "n"(4 * xs + %d)`, 8*step))
 		}
 		outs = append(outs, `[w] "+r"(w)`, `[d0] "=&r"(d0)`, `[d1] "=&r"(d1)`)
 		fmt.Fprintf(b, "%s__asm__(\"%s\"\n%s        : %s\n%s        : %s\n%s        : \"r4\", \"r5\", \"r6\", \"r8\", \"memory\");\n",

@@ -3,6 +3,8 @@ package emitc
 import (
 	"bytes"
 	"fmt"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -58,7 +60,18 @@ func TestDSPAlgorithmsCrossCompile(t *testing.T) {
 					t.Errorf("%s is printed after %s, which calls it", dep, c.helper)
 				}
 			}
-			crossCompile(t, files, "m")
+			obj := crossCompile(t, files, "m")
+			// The LDM blocks take their asm form at -Os (xs folded to a
+			// constant by inlining), not the C fallback.
+			if c.name == "gemm-shift" && obj != "" {
+				out, err := exec.Command("arm-none-eabi-objdump", "-d", obj).CombinedOutput()
+				if err != nil {
+					t.Fatalf("objdump: %v\n%s", err, out)
+				}
+				if n := strings.Count(string(out), "{r4, r5, r6, r8}"); n < 6 {
+					t.Errorf("%d LDMs of r4, r5, r6, r8 in the -Os object, want one per group of the u6 block", n)
+				}
+			}
 		})
 	}
 }

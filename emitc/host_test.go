@@ -189,11 +189,13 @@ func buildHost(t testing.TB, m *tir.Module, files map[string][]byte, opts Option
 }
 
 // crossCompile checks the sources build for a Cortex-M4 warning-free.
-func crossCompile(t testing.TB, files map[string][]byte, prefix string) {
+// crossCompile builds the C for a Cortex-M4F and returns the -Os object's
+// path ("" when arm-none-eabi-gcc is absent).
+func crossCompile(t testing.TB, files map[string][]byte, prefix string) string {
 	t.Helper()
 	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
 		t.Log("arm-none-eabi-gcc not installed: skipping the Cortex-M4 build")
-		return
+		return ""
 	}
 	dir := t.TempDir()
 	for name, b := range files {
@@ -201,15 +203,17 @@ func crossCompile(t testing.TB, files map[string][]byte, prefix string) {
 			t.Fatal(err)
 		}
 	}
-	// -Os, and -O0, where r7 is the frame pointer and the dsp LDM blocks
-	// fall back to their C form.
-	for _, opt := range []string{"-Os", "-O0"} {
-		args := []string{"-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", opt, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
-			"-o", filepath.Join(dir, "model.o"), filepath.Join(dir, prefix+".c")}
+	// -Os; -Os with a frame pointer (r7 taken: the dsp LDM blocks must
+	// still find their registers); -O0, where they fall back to their C form.
+	for i, opt := range [][]string{{"-Os"}, {"-Os", "-fno-omit-frame-pointer"}, {"-O0"}} {
+		args := append([]string{"-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard"}, opt...)
+		args = append(args, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
+			"-o", filepath.Join(dir, fmt.Sprintf("model%d.o", i)), filepath.Join(dir, prefix+".c"))
 		if out, err := exec.Command("arm-none-eabi-gcc", args...).CombinedOutput(); err != nil {
-			t.Fatalf("arm-none-eabi-gcc %s: %v\n%s", opt, err, out)
+			t.Fatalf("arm-none-eabi-gcc %v: %v\n%s", opt, err, out)
 		}
 	}
+	return filepath.Join(dir, "model0.o")
 }
 
 func numbered(b []byte) string {
