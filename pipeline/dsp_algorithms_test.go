@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -12,7 +13,8 @@ import (
 // Winograd convolution, the planar depthwise convolution in its general
 // form (sign correction) and its ReLU form at strides 1 and 2, in steps of
 // four outputs (the default) and two, the four-output loop with each
-// remainder of the output width (none, single, pair, both), each against the reference
+// remainder of the output width (none, single, pair, both), the ReLU cases
+// in the k0 and the shared-shift requantization, each against the reference
 // interpreter on random and extreme inputs, with guard bytes around an
 // external arena.
 func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
@@ -42,8 +44,23 @@ func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
 		{"planar-relu-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
 		{"planar-relu-stride2-w16", tirtest.Conv3x3Size(4, 16, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", c.knobs, 6, 9, c.helper+"(")
-		})
+		if c.helper != tir.IntrDSPDWPlanarR {
+			t.Run(c.name, func(t *testing.T) {
+				checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", c.knobs, 6, 9, c.helper+"(")
+			})
+			continue
+		}
+		// A ReLU case runs twice: in the k0 form (requant_shift 0) and in
+		// the default shared-shift form (tir/dsp_gemm_shift.go).
+		for _, shift := range []int{0, 1} {
+			kn := map[string]int{"requant_shift": shift}
+			for k, v := range c.knobs["depthwise_conv2d"] {
+				kn[k] = v
+			}
+			helper := map[int]string{0: tir.IntrDSPDWPlanarR, 1: tir.IntrDSPDWPlanarS}[shift]
+			t.Run(fmt.Sprintf("%s-shift%d", c.name, shift), func(t *testing.T) {
+				checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", map[string]map[string]int{"depthwise_conv2d": kn}, 6, 9, helper+"(")
+			})
+		}
 	}
 }
