@@ -449,15 +449,11 @@ func convWeights(f *PrimFunc) *Buffer {
 // conv_rows (KxK with Cin % 4 == 0: widen input rows once instead of the
 // im2col, tir/dsp_convrows.go).
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
-	// With K <= 8 (a pointwise layer over 8 channels) the micro-kernel is
-	// one LDRD per row and channel: sharing weights between two pixels
-	// saves little and their spilled epilogues cost more, so one pixel by
-	// four channels is the default there (VWW's 48×48 8→16 layer: 662,997
-	// → 578,757 instructions on mps2-an386, measured by the tuner).
+	// Two pixels by two channels everywhere. (Session 4 made K <= 8 one
+	// pixel by four channels, when the two pixels' epilogues spilled; with
+	// the LDM blocks and the shared-shift epilogue the tuner measures 2x2
+	// faster again on VWW's 48×48 8→16 layer: 479,734 → 450,982.)
 	defPx, defOC := 2, 2
-	if w := convWeights(f); w != nil && len(w.Shape) == 4 && w.Shape[1]*w.Shape[2]*w.Shape[3] <= 8 {
-		defPx, defOC = 1, 4
-	}
 	bpx, boc, unroll := knob(f, "block_px", defPx), knob(f, "block_oc", defOC), knob(f, "unroll_k", 8)
 	fuse := knob(f, "gemm_fuse", 1) != 0
 	shift := knob(f, "requant_shift", 1) != 0
