@@ -181,7 +181,14 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 	// that LDRD's offset can hold.
 	ldm := ldmBlock(r, c, w8)
 	if ldm {
-		b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_DSP_NO_ASM)\n")
+		if r == 2 {
+			// clang checks an "n" operand before inlining has made xs a
+			// constant (even in a branch __builtin_constant_p removes):
+			// the two-row asm is gcc's.
+			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_DSP_NO_ASM) && !defined(__clang__)\n")
+		} else {
+			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_DSP_NO_ASM)\n")
+		}
 		if r == 2 {
 			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/4)
 			writeMacLDM(b, r, c, u, in+"    ")
