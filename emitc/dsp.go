@@ -189,7 +189,7 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 	in := ind + "    "
 	// Unoptimised builds (-O0: r7 is the frame pointer, every value in
 	// memory) cannot give the LDM form its registers: they take the C one,
-	// as does a build that defines MCUGEN_DSP_NO_ASM (the one combination
+	// as does a build that defines MCUGEN_NO_ASM (the one combination
 	// measured to need it: -O3 with -fno-omit-frame-pointer, where gcc
 	// fails to allocate IC's segmented 2x2 block). Two rows read the second
 	// at a constant offset from the first (one register less: the asm then
@@ -201,9 +201,9 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 			// clang checks an "n" operand before inlining has made xs a
 			// constant (even in a branch __builtin_constant_p removes):
 			// the two-row asm is gcc's.
-			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_DSP_NO_ASM) && !defined(__clang__)\n")
+			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
 		} else {
-			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_DSP_NO_ASM)\n")
+			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
 		}
 		if r == 2 {
 			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/4)

@@ -26,6 +26,32 @@ func addGraph(op graph.Op, shape []int, act graph.Activation, yscale float32, yz
 	return g
 }
 
+// pointwiseGraph is a 1×1 convolution cin → cout over h×w pixels with a
+// ReLU: deterministic weights across the int8 range, per-channel scales.
+func pointwiseGraph(h, w, cin, cout int) *graph.Graph {
+	g := graph.New("pointwise", "tflite")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, w, cin}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
+	wd := graph.NewData(graph.Int8, []int{cout, 1, 1, cin})
+	for i := range wd.I {
+		wd.I[i] = int64(i*53%255 - 127)
+	}
+	ws := make([]float32, cout)
+	for i := range ws {
+		ws[i] = 0.001 + 0.0005*float32(i%7)
+	}
+	g.AddConst("w", wd).Quant = &graph.Quant{Scale: ws, ZeroPoint: make([]int32, cout)}
+	b := graph.NewData(graph.Int32, []int{cout})
+	for i := range b.I {
+		b.I[i] = int64(37*i - 300)
+	}
+	g.AddConst("b", b)
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, h, w, cout}, Quant: &graph.Quant{Scale: []float32{0.08}, ZeroPoint: []int32{-128}}})
+	g.AddNode(&graph.Node{Name: "pw", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
+		Attrs: &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Group: 1, Act: graph.ActRelu}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g
+}
+
 // The M55's and the Cortex-A's depthwise and ADD/SUB C (mve on mps3-an547,
 // neon on aarch64-linux) runs bit-exact under QEMU in each of its forms: the depthwise 3x3 taps at strides 1 and 2 with the
 // sign fix-up (no activation), without it (ReLU at the zero point), with the
@@ -33,7 +59,8 @@ func addGraph(op graph.Op, shape []int, act graph.Activation, yscale float32, yz
 // -128), and with a left shift (a multiplier above 1); ADD and SUB likewise,
 // over a length that leaves a predicated tail. (ADD's output multiplier
 // exceeds 1 only when every nonzero sum saturates, so its left shift is not
-// a case a test can tell apart.)
+// a case a test can tell apart.) The blocked GEMV under convolutions runs with
+// K a multiple of sixteen and with a predicated tail.
 func TestSIMDKernelsUnderQEMU(t *testing.T) {
 	for _, bt := range []struct{ board, target string }{{"mps3-an547", "mve"}, {"aarch64-linux", "neon"}} {
 		t.Run(bt.target, func(t *testing.T) { checkSIMDKernels(t, bt.board, bt.target) })
@@ -42,7 +69,7 @@ func TestSIMDKernelsUnderQEMU(t *testing.T) {
 
 func checkSIMDKernels(t *testing.T, board, target string) {
 	b := qemuBoard(t, board)
-	dw, add := target+"_dwconvrq_s8(", target+"_addsub_s8("
+	dw, add, gemv := target+"_dwconvrq_s8(", target+"_addsub_s8(", target+"_gemvb"
 	for _, c := range []struct {
 		name string
 		g    *graph.Graph
@@ -57,6 +84,14 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		{"add-relu", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActRelu, 0.1, -128), add},
 		{"add-none", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActNone, 0.1, 3), add},
 		{"sub-relu6", addGraph(graph.Sub, []int{1, 2, 9}, graph.ActRelu6, 0.05, -100), add},
+		// The blocked GEMV (im2col convolutions, two pixels and one): K = 144
+		// (nine full steps of sixteen), and K = 72 (four and a predicated tail).
+		{"gemv-k144", tirtest.Conv3x3(16, 1, 1, graph.ActRelu, -128), gemv},
+		{"gemv-k72-tail", tirtest.Conv3x3Size(5, 5, 8, 1, 1, graph.ActNone, 3), gemv},
+		// Pointwise: pixel pairs (an odd count: one single pixel too), K 64
+		// and K 40 (two full steps and a tail).
+		{"pointwise-k64", pointwiseGraph(3, 5, 64, 12), gemv},
+		{"pointwise-k40", pointwiseGraph(3, 3, 40, 8), gemv},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, c.call)
