@@ -345,6 +345,40 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
         int32x4_t ao = b.val[1];
         int16x8_t o;
         int32_t i;
+#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)
+        if (kh == 3 && kw == 3 && __builtin_constant_p(xkw) && __builtin_constant_p(xkh) && __builtin_constant_p(c) &&
+            xkw > 0 && xkw <= 127 && c > 0 && c <= 127 && xkh - 2 * xkw > 0 && xkh - 2 * xkw <= 4095) {
+            /* The nine taps in one asm statement: post-incremented loads by
+               the (constant) pixel and channel strides, one add per kernel
+               row, no loop; gcc's own code for the loop over the rows moves
+               the accumulators between Q registers. The widening loads take
+               low base registers ("l"). ("n" operands are constants only
+               after inlining, which clang checks too early.) */
+            const int8_t *xp = x + ch;
+            const int8_t *wp = w + ch;
+            __asm__("vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
+                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
+                    "vldrb.s16 q0, [%[xp]]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\tadd %[xp], %[xp], %[xrow]\n\t"
+                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
+                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
+                    "vldrb.s16 q0, [%[xp]]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\tadd %[xp], %[xp], %[xrow]\n\t"
+                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
+                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
+                    "vldrb.s16 q0, [%[xp]]\n\tvldrb.s16 q1, [%[wp]]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
+                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3"
+                    : [ae] "+w"(ae), [ao] "+w"(ao), [xp] "+l"(xp), [wp] "+l"(wp)
+                    : [xkw] "n"(xkw), [c] "n"(c), [xrow] "n"(xkh - 2 * xkw)
+                    : "q0", "q1", "q2", "q3", "memory");
+        } else
+#endif
         if (kh == 3 && kw == 3) {
             /* The 3x3 taps with constant offsets (a loop over the rows only). */
             const int8_t *xr = x + ch;
