@@ -36,8 +36,8 @@ static inline int32_t dsp_read32(const void *p)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
 			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u, false))
-			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false))
-			add(tir.DSPGemmSName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmSC(b[0], b[1], u))
+			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false, false))
+			add(tir.DSPGemmSName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false, true))
 		}
 	}
 	add("dsp_w8", []string{"dsp_acle"}, `/* Two int16 pair words from four int8 weights p[4i..4i+3]: one LDR, then
@@ -48,7 +48,7 @@ static inline int32_t dsp_read32(const void *p)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
 			add(tir.DSPMacW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspMacC(b[0], b[1], u, true))
-			add(tir.DSPGemmW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspGemmC(b[0], b[1], u, true))
+			add(tir.DSPGemmW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspGemmC(b[0], b[1], u, true, false))
 		}
 	}
 	add(tir.IntrDSPWiden, []string{"dsp_acle"}, `/* Widen n (a multiple of 4) int8 values plus off into int16 pairs:
@@ -336,16 +336,28 @@ func dspMacC(r, c, u int, w8 bool) string {
 // micro-kernel loop of dspMacC runs, and each channel's multiplier and
 // shift (one LDRD) serve its r rows: one LDRD of k0, SMLAL, ASR, SSAT and
 // a byte store per output. With w8 the weights are int8
-// (tir.DSPGemmW8Name).
-func dspGemmC(r, c, u int, w8 bool) string {
+// (tir.DSPGemmW8Name). With shift it prints tir.DSPGemmSName instead: the
+// accumulators start at the channel's scaled bias (p[3o+2]) and an output
+// is one SMMLA by the multiplier with A (one LDRD per channel for both),
+// SSAT with the layer's shift t as its immediate operand (t is a constant
+// where the helper is inlined) and a byte store.
+func dspGemmC(r, c, u int, w8, shift bool) string {
 	var b strings.Builder
 	name, mac, wt := tir.DSPGemmName(r, c, u), tir.DSPMacName(r, c, u), "int32_t"
 	if w8 {
 		name, mac, wt = tir.DSPGemmW8Name(r, c, u), tir.DSPMacW8Name(r, c, u), "int8_t"
 	}
-	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, mac, c)
-	b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name, wt)
+	last, per := "zr", 4 // the last-but-two parameter; table words per channel
+	if shift {
+		name, last, per = tir.DSPGemmSName(r, c, u), "t", 3
+		fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from the scaled biases p[3*o + 2],\n", r, c, mac)
+		b.WriteString("   then y[i*ys + o] = clamp((SMMLA(acc, p[3*o], p[3*o + 1])) >> t, lo, hi): every channel\n")
+		b.WriteString("   scaled to the layer's one shift t (tir/dsp_gemm_shift.go). */\n")
+	} else {
+		fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, mac, c)
+		b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
+	}
+	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t %s, int32_t lo, int32_t hi)\n{\n", name, wt, last)
 	b.WriteString("    int32_t blk;\n")
 	if r == 1 {
 		b.WriteString("    (void)xs;\n    (void)ys;\n")
@@ -353,70 +365,40 @@ func dspGemmC(r, c, u int, w8 bool) string {
 	b.WriteString("    for (blk = 0; blk < nb; ++blk) {\n")
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
-			fmt.Fprintf(&b, "        int32_t a%d%d = 0;\n", i, j)
+			init := "0"
+			if shift {
+				init = fmt.Sprintf("p[%d]", 3*j+2)
+			}
+			fmt.Fprintf(&b, "        int32_t a%d%d = %s;\n", i, j, init)
 		}
 	}
 	writeMacLoop(&b, r, c, u, w8, "        ", "")
 	for j := 0; j < c; j++ {
-		b.WriteString("        {\n            int32_t m;\n            int32_t e1;\n")
-		fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, e1);\n", 4*j+2)
-		for i := 0; i < r; i++ {
-			fmt.Fprintf(&b, `            {
-                int32_t l;
-                int32_t h;
-                int32_t t;
-                DSP_LD2(p, %d, l, h);
-                __asm__("smlal %%0, %%1, %%2, %%3" : "+r"(l), "+r"(h) : "r"(a%d%d), "r"(m));
-                t = __ssat((h >> e1) + zr, 8);
-                if (lo > -128 && t < lo) {
-                    t = lo;
-                }
-                if (hi < 127 && t > hi) {
-                    t = hi;
-                }
-                y[%d * ys + %d] = (int8_t)t;
-            }
-`, 4*j, i, j, i, j)
+		if shift {
+			b.WriteString("        {\n            int32_t m;\n            int32_t k;\n")
+			fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, k);\n", 3*j)
+		} else {
+			b.WriteString("        {\n            int32_t m;\n            int32_t e1;\n")
+			fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, e1);\n", 4*j+2)
 		}
-		b.WriteString("        }\n")
-	}
-	fmt.Fprintf(&b, "        y += %d;\n        p += %d;\n", c, 4*c)
-	b.WriteString("    }\n}")
-	return b.String()
-}
-
-// dspGemmSC prints tir.DSPGemmSName: dspGemmC's loop with the accumulators
-// starting at the channel's scaled bias (p[3o+2]) and, per output, one
-// SMMLA by the multiplier with A (one LDRD per channel for both), SSAT
-// with the layer's shift t as its immediate operand (t is a constant where
-// the helper is inlined) and a byte store.
-func dspGemmSC(r, c, u int) string {
-	var b strings.Builder
-	name, mac := tir.DSPGemmSName(r, c, u), tir.DSPMacName(r, c, u)
-	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from the scaled biases p[3*o + 2],\n", r, c, mac)
-	b.WriteString("   then y[i*ys + o] = clamp((SMMLA(acc, p[3*o], p[3*o + 1])) >> t, lo, hi): every channel\n")
-	b.WriteString("   scaled to the layer's one shift t (tir/dsp_gemm_shift.go). */\n")
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
-	b.WriteString("    int32_t blk;\n")
-	if r == 1 {
-		b.WriteString("    (void)xs;\n    (void)ys;\n")
-	}
-	b.WriteString("    for (blk = 0; blk < nb; ++blk) {\n")
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			fmt.Fprintf(&b, "        int32_t a%d%d = p[%d];\n", i, j, 3*j+2)
-		}
-	}
-	writeMacLoop(&b, r, c, u, false, "        ", "")
-	for j := 0; j < c; j++ {
-		b.WriteString("        {\n            int32_t m;\n            int32_t k;\n")
-		fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, k);\n", 3*j)
 		for i := 0; i < r; i++ {
-			fmt.Fprintf(&b, `            {
+			if shift {
+				fmt.Fprintf(&b, `            {
                 int32_t t_;
                 __asm__("smmla %%0, %%1, %%2, %%3" : "=r"(t_) : "r"(a%d%d), "r"(m), "r"(k));
                 t_ = __ssat(t_ >> t, 8);
-                if (lo > -128 && t_ < lo) {
+`, i, j)
+			} else {
+				fmt.Fprintf(&b, `            {
+                int32_t l;
+                int32_t h;
+                int32_t t_;
+                DSP_LD2(p, %d, l, h);
+                __asm__("smlal %%0, %%1, %%2, %%3" : "+r"(l), "+r"(h) : "r"(a%d%d), "r"(m));
+                t_ = __ssat((h >> e1) + zr, 8);
+`, 4*j, i, j)
+			}
+			fmt.Fprintf(&b, `                if (lo > -128 && t_ < lo) {
                     t_ = lo;
                 }
                 if (hi < 127 && t_ > hi) {
@@ -424,11 +406,11 @@ func dspGemmSC(r, c, u int) string {
                 }
                 y[%d * ys + %d] = (int8_t)t_;
             }
-`, i, j, i, j)
+`, i, j)
 		}
 		b.WriteString("        }\n")
 	}
-	fmt.Fprintf(&b, "        y += %d;\n        p += %d;\n", c, 3*c)
+	fmt.Fprintf(&b, "        y += %d;\n        p += %d;\n", c, per*c)
 	b.WriteString("    }\n}")
 	return b.String()
 }

@@ -92,6 +92,16 @@ const (
 	dwShift               // IntrDSPDWPlanarS: scaled bias in the accumulator, SMMLA, the layer's one shift
 )
 
+// dwClampStore ends DSP_DWP3_RQ's ReLU forms: the clamp (folded away for
+// the full int8 range) and the byte store.
+const dwClampStore = `if (lo > -128 && y_ < lo) { \
+            y_ = lo; \
+        } \
+        if (hi < 127 && y_ > hi) { \
+            y_ = hi; \
+        } \
+        *o_ = (int8_t)y_; `
+
 // dwPlanarC is the C of the planar row kernel: channels innermost, one
 // channel's twelve table words loaded once per step of four outputs
 // (step 4), two (step 2, and the tail of step 4) or one (the last column of
@@ -110,26 +120,14 @@ func dwPlanarC(form dwForm) string {
 		words = "the bias, the\n   multiplier and A, all scaled to the layer's one shift t (tir/dsp_gemm_shift.go)"
 		rq = `__asm__("smmla %0, %1, %2, %3" : "=r"(y_) : "r"(y_), "r"(m_), "r"(k_)); \
         y_ = __ssat(y_ >> t, 8); \
-        if (lo > -128 && y_ < lo) { \
-            y_ = lo; \
-        } \
-        if (hi < 127 && y_ > hi) { \
-            y_ = hi; \
-        } \
-        *o_ = (int8_t)y_; `
+        ` + dwClampStore
 	case dwReLU:
 		name = tir.IntrDSPDWPlanarR
 		note = " (the bias 0 and folded into k0; no sign\n   correction: the output's zero point is at or below lo)"
 		rq = `__asm__("ldrd %0, %1, [%4, #28]\n\tsmlal %0, %1, %2, %3" \
                 : "=&r"(kl_), "=&r"(kh_) : "r"(y_), "r"(m_), "r"(p), "m"(*(const int32_t(*)[2])(p + 7))); \
         y_ = __ssat((kh_ >> e1_) + zr, 8); \
-        if (lo > -128 && y_ < lo) { \
-            y_ = lo; \
-        } \
-        if (hi < 127 && y_ > hi) { \
-            y_ = hi; \
-        } \
-        *o_ = (int8_t)y_; `
+        ` + dwClampStore
 	}
 	decl := `int32_t kl_; \
         int32_t kh_; \

@@ -148,30 +148,25 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
            so they build with a frame pointer too (one pass with all eight
            accumulators does not: it needs a count register besides lr). */
         if (full > 0) {
-            const int8_t *xp = x0;
-            const int8_t *yp = x1;
-            const int8_t *wp = w;
-            __asm__("dls lr, %[cnt]\n"
-                    "1:\n\tvldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[yp]], #16\n\t"
-                    "vldrb.u8 q2, [%[w]], #16\n\tvmladava.s8 %[a0], q0, q2\n\tvmladava.s8 %[b0], q1, q2\n\t"
-                    "vldrb.u8 q3, [%[w]], #48\n\tvmladava.s8 %[a1], q0, q3\n\tvmladava.s8 %[b1], q1, q3\n\t"
-                    "le lr, 1b"
-                    : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1),
-                      [xp] "+r"(xp), [yp] "+r"(yp), [w] "+r"(wp)
-                    : [cnt] "r"(full >> 4)
-                    : "q0", "q1", "q2", "q3", "lr", "memory");
-            xp = x0;
-            yp = x1;
-            wp = w + 32;
-            __asm__("dls lr, %[cnt]\n"
-                    "1:\n\tvldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[yp]], #16\n\t"
-                    "vldrb.u8 q2, [%[w]], #16\n\tvmladava.s8 %[a2], q0, q2\n\tvmladava.s8 %[b2], q1, q2\n\t"
-                    "vldrb.u8 q3, [%[w]], #48\n\tvmladava.s8 %[a3], q0, q3\n\tvmladava.s8 %[b3], q1, q3\n\t"
-                    "le lr, 1b"
-                    : [a2] "+Te"(a2), [a3] "+Te"(a3), [b2] "+Te"(b2), [b3] "+Te"(b3),
-                      [xp] "+r"(xp), [yp] "+r"(yp), [w] "+r"(wp)
-                    : [cnt] "r"(full >> 4)
-                    : "q0", "q1", "q2", "q3", "lr", "memory");
+            /* One pass: channels c and c + 1 (their weights from w0) of both pixels. */
+#define MVE_GEMV2_PASS(p0, p1, q0_, q1_, w0)                                                          \
+    do {                                                                                              \
+        const int8_t *xp = x0;                                                                        \
+        const int8_t *yp = x1;                                                                        \
+        const int8_t *wp = (w0);                                                                      \
+        __asm__("dls lr, %[cnt]\n"                                                                    \
+                "1:\n\tvldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[yp]], #16\n\t"                     \
+                "vldrb.u8 q2, [%[w]], #16\n\tvmladava.s8 %[a0], q0, q2\n\tvmladava.s8 %[b0], q1, q2\n\t" \
+                "vldrb.u8 q3, [%[w]], #48\n\tvmladava.s8 %[a1], q0, q3\n\tvmladava.s8 %[b1], q1, q3\n\t" \
+                "le lr, 1b"                                                                           \
+                : [a0] "+Te"(p0), [a1] "+Te"(p1), [b0] "+Te"(q0_), [b1] "+Te"(q1_),                  \
+                  [xp] "+r"(xp), [yp] "+r"(yp), [w] "+r"(wp)                                          \
+                : [cnt] "r"(full >> 4)                                                                \
+                : "q0", "q1", "q2", "q3", "lr", "memory");                                            \
+    } while (0)
+            MVE_GEMV2_PASS(a0, a1, b0, b1, w);
+            MVE_GEMV2_PASS(a2, a3, b2, b3, w + 32);
+#undef MVE_GEMV2_PASS
             w += 4 * full;
         }
         (void)i;
@@ -356,27 +351,17 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
                after inlining, which clang checks too early.) */
             const int8_t *xp = x + ch;
             const int8_t *wp = w + ch;
-            __asm__("vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
-                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
-                    "vldrb.s16 q0, [%[xp]]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\tadd %[xp], %[xp], %[xrow]\n\t"
-                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
-                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
-                    "vldrb.s16 q0, [%[xp]]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\tadd %[xp], %[xp], %[xrow]\n\t"
-                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
-                    "vldrb.s16 q0, [%[xp]], %[xkw]\n\tvldrb.s16 q1, [%[wp]], %[c]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
-                    "vldrb.s16 q0, [%[xp]]\n\tvldrb.s16 q1, [%[wp]]\n\tvmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\t"
-                    "vadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3"
+            /* One tap: x at xp (then xp += post), w at wp (then wp += c). */
+#define MVE_DW_TAP(post, wpost) "vldrb.s16 q0, [%[xp]]" post "\n\tvldrb.s16 q1, [%[wp]]" wpost "\n\t" \
+    "vmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\tvadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
+#define MVE_DW_ROW MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP("", ", %[c]")
+            __asm__(MVE_DW_ROW "add %[xp], %[xp], %[xrow]\n\t" MVE_DW_ROW "add %[xp], %[xp], %[xrow]\n\t"
+                    MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP("", "")
                     : [ae] "+w"(ae), [ao] "+w"(ao), [xp] "+l"(xp), [wp] "+l"(wp)
                     : [xkw] "n"(xkw), [c] "n"(c), [xrow] "n"(xkh - 2 * xkw)
                     : "q0", "q1", "q2", "q3", "memory");
+#undef MVE_DW_ROW
+#undef MVE_DW_TAP
         } else
 #endif
         if (kh == 3 && kw == 3) {

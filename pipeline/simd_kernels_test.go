@@ -26,32 +26,6 @@ func addGraph(op graph.Op, shape []int, act graph.Activation, yscale float32, yz
 	return g
 }
 
-// pointwiseGraph is a 1×1 convolution cin → cout over h×w pixels with a
-// ReLU: deterministic weights across the int8 range, per-channel scales.
-func pointwiseGraph(h, w, cin, cout int) *graph.Graph {
-	g := graph.New("pointwise", "tflite")
-	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, w, cin}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
-	wd := graph.NewData(graph.Int8, []int{cout, 1, 1, cin})
-	for i := range wd.I {
-		wd.I[i] = int64(i*53%255 - 127)
-	}
-	ws := make([]float32, cout)
-	for i := range ws {
-		ws[i] = 0.001 + 0.0005*float32(i%7)
-	}
-	g.AddConst("w", wd).Quant = &graph.Quant{Scale: ws, ZeroPoint: make([]int32, cout)}
-	b := graph.NewData(graph.Int32, []int{cout})
-	for i := range b.I {
-		b.I[i] = int64(37*i - 300)
-	}
-	g.AddConst("b", b)
-	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, h, w, cout}, Quant: &graph.Quant{Scale: []float32{0.08}, ZeroPoint: []int32{-128}}})
-	g.AddNode(&graph.Node{Name: "pw", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
-		Attrs: &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Group: 1, Act: graph.ActRelu}})
-	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-	return g
-}
-
 // The M55's and the Cortex-A's depthwise and ADD/SUB C (mve on mps3-an547,
 // neon on aarch64-linux) runs bit-exact under QEMU in each of its forms: the depthwise 3x3 taps at strides 1 and 2 with the
 // sign fix-up (no activation), without it (ReLU at the zero point), with the
@@ -90,8 +64,8 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		{"gemv-k72-tail", tirtest.Conv3x3Size(5, 5, 8, 1, 1, graph.ActNone, 3), gemv},
 		// Pointwise: pixel pairs (an odd count: one single pixel too), K 64
 		// and K 40 (two full steps and a tail).
-		{"pointwise-k64", pointwiseGraph(3, 5, 64, 12), gemv},
-		{"pointwise-k40", pointwiseGraph(3, 3, 40, 8), gemv},
+		{"pointwise-k64", tirtest.Pointwise(3, 5, 64, 12), gemv},
+		{"pointwise-k40", tirtest.Pointwise(3, 3, 40, 8), gemv},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, c.call)

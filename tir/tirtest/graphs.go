@@ -307,27 +307,41 @@ func Conv3x3(c, group, stride int, act graph.Activation, yzp int32) *graph.Graph
 // Conv3x3Size is Conv3x3 over an h×wd×c input: other output widths, for the
 // kernels whose C steps over several output columns at a time.
 func Conv3x3Size(h, wd, c, group, stride int, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraph(h, wd, c, c, 3, group, stride, 1, act, yzp)
+}
+
+// convGraph is a k×k convolution cin → cout (group groups, stride, padding
+// pad on every side) over an h×wd input: deterministic weights across the
+// int8 range, per-channel scales, small biases, input zero point -3.
+func convGraph(h, wd, cin, cout, k, group, stride, pad int, act graph.Activation, yzp int32) *graph.Graph {
 	g := graph.New("alg", "tflite")
-	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, wd, c}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
-	w := graph.NewData(graph.Int8, []int{c, 3, 3, c / group})
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, wd, cin}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
+	w := graph.NewData(graph.Int8, []int{cout, k, k, cin / group})
 	for i := range w.I {
 		w.I[i] = int64(i*37%255 - 127)
 	}
-	ws := make([]float32, c)
+	ws := make([]float32, cout)
 	for i := range ws {
 		ws[i] = 0.002 + 0.001*float32(i%5)
 	}
-	g.AddConst("w", w).Quant = &graph.Quant{Scale: ws, ZeroPoint: make([]int32, c)}
-	b := graph.NewData(graph.Int32, []int{c})
+	g.AddConst("w", w).Quant = &graph.Quant{Scale: ws, ZeroPoint: make([]int32, cout)}
+	b := graph.NewData(graph.Int32, []int{cout})
 	for i := range b.I {
 		b.I[i] = int64(50*i - 100)
 	}
 	g.AddConst("b", b)
-	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, (h+2-3)/stride + 1, (wd+2-3)/stride + 1, c}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{yzp}}})
+	oh, ow := (h+2*pad-k)/stride+1, (wd+2*pad-k)/stride+1
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, oh, ow, cout}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{yzp}}})
 	g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
-		Attrs: &graph.Conv2DAttrs{Stride: [2]int{stride, stride}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, Group: group, Act: act}})
+		Attrs: &graph.Conv2DAttrs{Stride: [2]int{stride, stride}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: pad, Left: pad, Bottom: pad, Right: pad}, Group: group, Act: act}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
 	return g
+}
+
+// Pointwise is a 1×1 convolution cin → cout over an h×w input with a ReLU
+// (output zero point -128), Conv3x3Size's weights, scales and biases.
+func Pointwise(h, w, cin, cout int) *graph.Graph {
+	return convGraph(h, w, cin, cout, 1, 1, 1, 0, graph.ActRelu, -128)
 }
 
 // DeadChain is a pointwise convolution (8 → 8 channels, ReLU) whose output
