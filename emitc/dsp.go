@@ -201,17 +201,15 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 		if r == 2 {
 			// clang checks an "n" operand before inlining has made xs a
 			// constant (even in a branch __builtin_constant_p removes):
-			// the two-row asm is gcc's.
+			// the two-row asm is gcc's, and the C form follows it.
 			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
-		} else {
-			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
-		}
-		if r == 2 {
 			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/4)
 			writeMacLDM(b, r, c, u, in+"    ")
 			fmt.Fprintf(b, "%s    x0 += %d;\n%s    x1 += %d;\n%s    continue;\n%s}\n", in, 2*u, in, 2*u, in, in)
 			b.WriteString("#endif\n")
 		} else {
+			// One row: the asm, or (#else) the C form.
+			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
 			writeMacLDM(b, r, c, u, in)
 			fmt.Fprintf(b, "%sx0 += %d;\n", in, 2*u)
 			b.WriteString("#else\n")

@@ -141,23 +141,31 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 			bound[oc] += abs64(v) * 32768
 		}
 	}
+	// The shared-shift form where the spec asks for it and every channel
+	// takes it, else the bias folded into k0.
 	name, w, args := g.gemmName, g.w, rq.Args[2:5]
-	tab := foldBiasRequant(pp.Buf.Data.I, bias, bound)
-	ptab := (*Buffer)(nil)
+	var ptab *Buffer
 	per := int64(4) // table words per channel
-	zr, _ := IsConst(rq.Args[2])
-	lo, _ := IsConst(rq.Args[3])
-	hi, _ := IsConst(rq.Args[4])
-	if sp, ok := g.planShift(pp.Buf.Data.I, bias, zr); g.shift && ok {
+	var sp shiftPlan
+	shifted := false
+	if g.shift {
+		zr, _ := IsConst(rq.Args[2])
+		sp, shifted = g.planShift(pp.Buf.Data.I, bias, zr)
+	}
+	if shifted {
+		lo, _ := IsConst(rq.Args[3])
+		hi, _ := IsConst(rq.Args[4])
 		name, per = DSPGemmSName, 3
 		// The same layout, scaled (g.w is no longer read).
 		w = g.consts.get(g.w, "scaled", func() *Buffer { return constBuf(g.w.Name, g.w.DType, g.w.Shape, sp.w) })
 		ptab = g.consts.get(pp.Buf, "shift", func() *Buffer { return constBuf(pp.Buf.Name+"s", I32, []int{len(sp.tab)}, sp.tab) })
 		args = []Expr{C(sp.t), C(max(lo, -128)), C(min(hi, 127))}
-	} else if tab != nil {
-		ptab = g.consts.get(pp.Buf, "fold", func() *Buffer { return constBuf(pp.Buf.Name+"b", I32, []int{len(tab)}, tab) })
 	} else {
-		return nil, false
+		tab := foldBiasRequant(pp.Buf.Data.I, bias, bound)
+		if tab == nil {
+			return nil, false
+		}
+		ptab = g.consts.get(pp.Buf, "fold", func() *Buffer { return constBuf(pp.Buf.Name+"b", I32, []int{len(tab)}, tab) })
 	}
 	// Output element offsets: row i, channel oc.
 	st := &Store{Buf: g.store.Buf, Indices: g.store.Indices, Value: C(0), Flat: g.store.Flat}
