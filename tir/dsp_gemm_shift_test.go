@@ -178,13 +178,9 @@ func TestDSPGemmShiftKeepsResults(t *testing.T) {
 		{1, 40, 7, 1000, "dsp_gemm_s8pr"}, // shifts 10 apart: 127·2^12 leaves int16
 	} {
 		name := fmt.Sprintf("fc_%v", c)
-		g, nd := int8FC(r, c.rows, c.k, c.n, 11)
-		g.Tensor("y").Quant.ZeroPoint = []int32{-128}
-		wq := g.Tensor("w").Quant
-		wq.Scale, wq.ZeroPoint = make([]float32, c.n), make([]int32, c.n)
-		for i := range wq.Scale {
-			wq.Scale[i] = 0.0002 * (1 + (c.spread-1)*float32(i)/float32(c.n-1))
-		}
+		g, nd := reluFCPerChannel(r, c.rows, c.k, c.n, func(i int) float32 {
+			return 0.0002 * (1 + (c.spread-1)*float32(i)/float32(c.n-1))
+		})
 		f, s := dspKernel(t, g, nd, nil)
 		if !usesIntrinsic(s, c.want) {
 			t.Fatalf("%s: does not use %s:\n%s", name, c.want, s)

@@ -65,13 +65,7 @@ func TestDSPGemmFusedKeepsResults(t *testing.T) {
 	} {
 		// Per-channel weight scales (a table per channel) in the ReLU form.
 		name := fmt.Sprintf("fc_%v", c)
-		g, nd := int8FC(r, c.rows, c.k, c.n, 11)
-		g.Tensor("y").Quant.ZeroPoint = []int32{-128}
-		wq := g.Tensor("w").Quant
-		wq.Scale, wq.ZeroPoint = make([]float32, c.n), make([]int32, c.n)
-		for i := range wq.Scale {
-			wq.Scale[i] = 0.002 + 0.004*r.Float32()
-		}
+		g, nd := reluFCPerChannel(r, c.rows, c.k, c.n, func(int) float32 { return 0.002 + 0.004*r.Float32() })
 		kn := map[string]int{"requant_shift": 0}
 		for k, v := range c.knobs {
 			kn[k] = v
@@ -82,6 +76,20 @@ func TestDSPGemmFusedKeepsResults(t *testing.T) {
 		}
 		sameResult(t, name, f, s)
 	}
+}
+
+// reluFCPerChannel is int8FC (input zero point 11) with its output zero
+// point at -128, where the dsp epilogue takes its ReLU form, and weight
+// scale scale(i) for output channel i.
+func reluFCPerChannel(r *rand.Rand, rows, k, n int, scale func(i int) float32) (*graph.Graph, *graph.Node) {
+	g, nd := int8FC(r, rows, k, n, 11)
+	g.Tensor("y").Quant.ZeroPoint = []int32{-128}
+	wq := g.Tensor("w").Quant
+	wq.Scale, wq.ZeroPoint = make([]float32, n), make([]int32, n)
+	for i := range wq.Scale {
+		wq.Scale[i] = scale(i)
+	}
+	return g, nd
 }
 
 // A pointwise row of odd width runs as one row of pixels and stays exact
