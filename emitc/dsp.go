@@ -38,6 +38,7 @@ static inline int32_t dsp_read32(const void *p)
 			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u, false))
 			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false, false))
 			add(tir.DSPGemmSName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false, true))
+			add(tir.DSPGemm3SName(b[0], b[1], u), []string{"dsp_acle"}, dspGemm3C(b[0], b[1], u))
 		}
 	}
 	add("dsp_w8", []string{"dsp_acle"}, `/* Two int16 pair words from four int8 weights p[4i..4i+3]: one LDR, then
@@ -346,9 +347,9 @@ func dspGemmC(r, c, u int, w8, shift bool) string {
 	if w8 {
 		name, mac, wt = tir.DSPGemmW8Name(r, c, u), tir.DSPMacW8Name(r, c, u), "int8_t"
 	}
-	last, per := "zr", 4 // the last-but-two parameter; table words per channel
+	last := "zr" // the last-but-two parameter
 	if shift {
-		name, last, per = tir.DSPGemmSName(r, c, u), "t", 3
+		name, last = tir.DSPGemmSName(r, c, u), "t"
 		fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from the scaled biases p[3*o + 2],\n", r, c, mac)
 		b.WriteString("   then y[i*ys + o] = clamp((SMMLA(acc, p[3*o], p[3*o + 1])) >> t, lo, hi): every channel\n")
 		b.WriteString("   scaled to the layer's one shift t (tir/dsp_gemm_shift.go). */\n")
@@ -357,6 +358,30 @@ func dspGemmC(r, c, u int, w8, shift bool) string {
 		b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
 	}
 	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t %s, int32_t lo, int32_t hi)\n{\n", name, wt, last)
+	writeGemmBody(&b, r, c, u, w8, shift, 0)
+	return b.String()
+}
+
+// dspGemm3C prints tir.DSPGemm3SName: dspGemmC's shared-shift form over
+// three segments (xa, xb, xc), the micro-kernel loop once per segment
+// into the same accumulators, the weights running on.
+func dspGemm3C(r, c, u int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "/* %s over K = 3n: row i's words at xa + i*xs, then xb, then xc (three input rows of a\n", tir.DSPGemmSName(r, c, u))
+	b.WriteString("   3-row window); the accumulators stay in registers across them. */\n")
+	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *xa, const int32_t *xb, const int32_t *xc, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", tir.DSPGemm3SName(r, c, u))
+	writeGemmBody(&b, r, c, u, false, true, 3)
+	return b.String()
+}
+
+// writeGemmBody prints the channel-block loop of dspGemmC's helpers and the
+// closing brace: accumulators, the micro-kernel loop (once, or once per
+// segment xa, xb, xc when segs is 3) and the epilogue.
+func writeGemmBody(b *strings.Builder, r, c, u int, w8, shift bool, segs int) {
+	per := 4
+	if shift {
+		per = 3
+	}
 	b.WriteString("    int32_t blk;\n")
 	if r == 1 {
 		b.WriteString("    (void)xs;\n    (void)ys;\n")
@@ -368,27 +393,34 @@ func dspGemmC(r, c, u int, w8, shift bool) string {
 			if shift {
 				init = fmt.Sprintf("p[%d]", 3*j+2)
 			}
-			fmt.Fprintf(&b, "        int32_t a%d%d = %s;\n", i, j, init)
+			fmt.Fprintf(b, "        int32_t a%d%d = %s;\n", i, j, init)
 		}
 	}
-	writeMacLoop(&b, r, c, u, w8, "        ", "")
+	if segs == 0 {
+		writeMacLoop(b, r, c, u, w8, "        ", "")
+	}
+	for k := 0; k < segs; k++ {
+		fmt.Fprintf(b, "        {\n            const int32_t *x = x%c;\n", 'a'+k)
+		writeMacLoop(b, r, c, u, w8, "            ", "")
+		b.WriteString("        }\n")
+	}
 	for j := 0; j < c; j++ {
 		if shift {
 			b.WriteString("        {\n            int32_t m;\n            int32_t k;\n")
-			fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, k);\n", 3*j)
+			fmt.Fprintf(b, "            DSP_LD2(p, %d, m, k);\n", 3*j)
 		} else {
 			b.WriteString("        {\n            int32_t m;\n            int32_t e1;\n")
-			fmt.Fprintf(&b, "            DSP_LD2(p, %d, m, e1);\n", 4*j+2)
+			fmt.Fprintf(b, "            DSP_LD2(p, %d, m, e1);\n", 4*j+2)
 		}
 		for i := 0; i < r; i++ {
 			if shift {
-				fmt.Fprintf(&b, `            {
+				fmt.Fprintf(b, `            {
                 int32_t t_;
                 __asm__("smmla %%0, %%1, %%2, %%3" : "=r"(t_) : "r"(a%d%d), "r"(m), "r"(k));
                 t_ = __ssat(t_ >> t, 8);
 `, i, j)
 			} else {
-				fmt.Fprintf(&b, `            {
+				fmt.Fprintf(b, `            {
                 int32_t l;
                 int32_t h;
                 int32_t t_;
@@ -397,7 +429,7 @@ func dspGemmC(r, c, u int, w8, shift bool) string {
                 t_ = __ssat((h >> e1) + zr, 8);
 `, 4*j, i, j)
 			}
-			fmt.Fprintf(&b, `                if (lo > -128 && t_ < lo) {
+			fmt.Fprintf(b, `                if (lo > -128 && t_ < lo) {
                     t_ = lo;
                 }
                 if (hi < 127 && t_ > hi) {
@@ -409,7 +441,6 @@ func dspGemmC(r, c, u int, w8, shift bool) string {
 		}
 		b.WriteString("        }\n")
 	}
-	fmt.Fprintf(&b, "        y += %d;\n        p += %d;\n", c, per*c)
+	fmt.Fprintf(b, "        y += %d;\n        p += %d;\n", c, per*c)
 	b.WriteString("    }\n}")
-	return b.String()
 }

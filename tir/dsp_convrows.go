@@ -140,7 +140,7 @@ func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, sto
 			return &Allocate{Buf: col, Body: Block(append(cp, g.build(f.Name))...)}
 		}
 		g := &gemmSpec{R: R, C: boc, U: u, K4: K, Cout: Cout, xb: rows, w: wp, ocVar: c.oc, init: a.init, store: store, acc: a.acc, w8: w8,
-			segs: segs, pix: pix, dead: dd.dead, deadVals: dd.vals}
+			fuse: fuse, shift: shift, xAbs: a.xAbs(), consts: consts, segs: segs, pix: pix, dead: dd.dead, deadVals: dd.vals}
 		return g.build(f.Name)
 	}
 	rowBody := append([]Stmt{fill}, pixelBlocks(OW, bpx, mk)...)

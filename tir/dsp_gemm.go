@@ -152,6 +152,9 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 		zr, _ := IsConst(rq.Args[2])
 		sp, shifted = g.planShift(pp.Buf.Data.I, bias, zr)
 	}
+	if g.segs != nil && !shifted {
+		return nil, false // the segmented helper has the shared-shift form only
+	}
 	if shifted {
 		lo, _ := IsConst(rq.Args[3])
 		hi, _ := IsConst(rq.Args[4])
@@ -207,12 +210,28 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	kw := g.K4 / 2
 	var out []Stmt
 	for _, bl := range blocks {
-		out = append(out, &Evaluate{X: Call(name(g.R, bl.c, g.U), I32,
-			ptr(g.store.Buf, SimplifyExpr(Add(o00, C(int64(bl.from))))), C(ys),
-			ptr(g.xb, C(0)), C(int64(kw)), ptr(w, C(int64(bl.at*g.wElems()))), C(int64(kw)),
-			ptr(ptab, C(per*int64(bl.from))), C(int64(bl.count)), args[0], args[1], args[2])})
+		y := ptr(g.store.Buf, SimplifyExpr(Add(o00, C(int64(bl.from)))))
+		wp := ptr(w, C(int64(bl.at*g.wElems())))
+		tail := []Expr{ptr(ptab, C(per*int64(bl.from))), C(int64(bl.count)), args[0], args[1], args[2]}
+		if g.segs != nil {
+			// Three segments of n words, row i of segment k at xk + i·xs.
+			sg := g.segs
+			call := append([]Expr{y, C(ys), ptr(g.xb, sg[0].x), ptr(g.xb, sg[1].x), ptr(g.xb, sg[2].x), C(int64(sg[0].xs)), wp, C(int64(sg[0].n))}, tail...)
+			out = append(out, &Evaluate{X: Call(DSPGemm3SName(g.R, bl.c, g.U), I32, call...)})
+			continue
+		}
+		call := append([]Expr{y, C(ys), ptr(g.xb, C(0)), C(int64(kw)), wp, C(int64(kw))}, tail...)
+		out = append(out, &Evaluate{X: Call(name(g.R, bl.c, g.U), I32, call...)})
 	}
 	return Block(out...), true
+}
+
+// segsFusable reports whether g's segments can go through DSPGemm3SName:
+// three of them, of one length and row stride, int16 weights.
+func (g *gemmSpec) segsFusable() bool {
+	sg := g.segs
+	return len(sg) == 3 && !g.w8 && sg[1].n == sg[0].n && sg[2].n == sg[0].n && sg[1].xs == sg[0].xs && sg[2].xs == sg[0].xs &&
+		3*sg[0].n == g.K4/2 && sg[0].n%(2*g.U) == 0
 }
 
 // diffIs reports whether the affine index expressions a and b differ by

@@ -43,18 +43,7 @@ func gemmSIntrinsic(name string, r, c int64, u int) func([]val) val {
 					o := bl*c + j
 					P := func(k int64) int64 { return p.p.I[p.i+3*o+k] }
 					s := P(2) + dotBlock(x, xs, i, wb, c, j, n, pairWords)
-					if s > math.MaxInt32 || s < math.MinInt32 {
-						panic("int32 overflow in " + name)
-					}
-					m := P(0)
-					if m < 0 || m > math.MaxInt32 {
-						panic(fmt.Sprintf("%s: multiplier %d", name, m))
-					}
-					v := (s*m)>>32 + P(1)
-					if v > math.MaxInt32 || v < math.MinInt32 {
-						panic("int32 overflow in " + name + "'s SMMLA")
-					}
-					y.p.I[y.i+i*ys+o] = min(max(v>>t, lo), hi)
+					y.p.I[y.i+i*ys+o] = smmlaRequant(name, s, P(0), P(1), t, lo, hi)
 				}
 			}
 		}
@@ -62,11 +51,66 @@ func gemmSIntrinsic(name string, r, c int64, u int) func([]val) val {
 	}
 }
 
+// DSPGemm3SName is DSPGemmSName over three segments of K (a 3-row window
+// read from three widened input rows, tir/dsp_convrows.go): the
+// accumulators stay in registers across them, and each channel block's
+// weights run on from one segment to the next:
+//
+//	dsp_gemm3_s8ps_RxC_uU(y, ys, xa, xb, xc *int32, xs, w, n, p, nb, T, lo, hi):
+//	  as DSPGemmSName with K = 3n, row i's words g < n at xa + i·xs, then xb, xc
+func DSPGemm3SName(r, c, u int) string { return fmt.Sprintf("dsp_gemm3_s8ps_%dx%d_u%d", r, c, u) }
+
+// gemm3SIntrinsic is the semantics of DSPGemm3SName.
+func gemm3SIntrinsic(name string, r, c int64, u int) func([]val) val {
+	return func(a []val) val {
+		y, ys, xs, w, n, p, nb := a[0], a[1].i, a[5].i, a[6], a[7].i, a[8], a[9].i
+		x := [3]val{a[2], a[3], a[4]}
+		t, lo, hi := a[10].i, a[11].i, a[12].i
+		if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) || t < 1 || t > 31 || lo < -128 || hi > 127 || lo > hi {
+			panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d, T = %d, range [%d, %d]", name, n, nb, ys, t, lo, hi))
+		}
+		for bl := int64(0); bl < nb; bl++ {
+			for i := int64(0); i < r; i++ {
+				for j := int64(0); j < c; j++ {
+					o := bl*c + j
+					P := func(k int64) int64 { return p.p.I[p.i+3*o+k] }
+					s := P(2)
+					for k := int64(0); k < 3; k++ {
+						wk := val{p: w.p, i: w.i + bl*c*3*n + k*c*n}
+						s += dotBlock(x[k], xs, i, wk, c, j, n, pairWords)
+					}
+					y.p.I[y.i+i*ys+o] = smmlaRequant(name, s, P(0), P(1), t, lo, hi)
+				}
+			}
+		}
+		return val{}
+	}
+}
+
+// smmlaRequant is clamp((⌊s·m / 2^32⌋ + A) >> t, lo, hi), refusing what
+// the C could not compute (s outside int32, a negative or too large m, a
+// sum leaving int32).
+func smmlaRequant(name string, s, m, A, t, lo, hi int64) int64 {
+	if s > math.MaxInt32 || s < math.MinInt32 {
+		panic("int32 overflow in " + name)
+	}
+	if m < 0 || m > math.MaxInt32 {
+		panic(fmt.Sprintf("%s: multiplier %d", name, m))
+	}
+	v := (s*m)>>32 + A
+	if v > math.MaxInt32 || v < math.MinInt32 {
+		panic("int32 overflow in " + name + "'s SMMLA")
+	}
+	return min(max(v>>t, lo), hi)
+}
+
 func init() {
 	for _, b := range DSPMacBlocks {
 		for _, u := range DSPMacUnrolls {
 			name := DSPGemmSName(b[0], b[1], u)
 			extIntrinsics[name] = gemmSIntrinsic(name, int64(b[0]), int64(b[1]), u)
+			name3 := DSPGemm3SName(b[0], b[1], u)
+			extIntrinsics[name3] = gemm3SIntrinsic(name3, int64(b[0]), int64(b[1]), u)
 		}
 	}
 }

@@ -246,3 +246,43 @@ func TestDSPGemmConstsOnce(t *testing.T) {
 		}
 	}
 }
+
+// The row-widened 3×3 convolutions (conv_rows, three input-row segments)
+// with a fused ReLU take the segmented shared-shift helper
+// (dsp_gemm3_s8ps) and give the definition's results, at strides 1 and 2,
+// padded or not, every block shape, on random and extreme inputs; a 2×2
+// window (two segments) keeps the micro-kernel calls.
+func TestDSPGemm3ShiftKeepsResults(t *testing.T) {
+	r := rand.New(rand.NewSource(89))
+	for _, c := range []struct {
+		h, w, cin, cout, k, stride, pad int
+		zp                              int32
+		knobs                           map[string]int
+		want                            string
+	}{
+		{7, 6, 16, 4, 3, 1, 1, -3, nil, "dsp_gemm3_s8ps"},
+		{7, 7, 8, 6, 3, 2, 1, 12, nil, "dsp_gemm3_s8ps"},
+		{6, 5, 8, 4, 3, 1, 0, 127, map[string]int{"block_px": 1, "block_oc": 4}, "dsp_gemm3_s8ps"},
+		{4, 3, 8, 3, 3, 1, 1, -128, map[string]int{"unroll_k": 1}, "dsp_gemm3_s8ps"},
+		{6, 6, 8, 4, 2, 1, 0, 3, nil, "dsp_mac"},
+	} {
+		for _, extreme := range []bool{false, true} {
+			name := fmt.Sprintf("%v extreme %v", c, extreme)
+			g, n := int8ConvHW(r, c.h, c.w, c.cin, c.cout, c.k, c.stride, c.pad, c.zp, extreme)
+			g.Tensor("y").Quant.ZeroPoint = []int32{-128}
+			kn := map[string]int{"conv_rows": 1, "rows_gather": 0}
+			for k, v := range c.knobs {
+				kn[k] = v
+			}
+			f, s := dspKernel(t, g, n, kn)
+			if !usesIntrinsic(s, c.want) {
+				t.Fatalf("%s: does not use %s:\n%s", name, c.want, s)
+			}
+			if extreme {
+				sameResultArgs(t, name, f, s, extremeArgs)
+			} else {
+				sameResult(t, name, f, s)
+			}
+		}
+	}
+}

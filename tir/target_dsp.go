@@ -361,7 +361,7 @@ func (g *gemmSpec) build(name string) Stmt {
 			dead = append(dead, g.deadStores(i)...)
 		}
 	}
-	if g.fuse && g.segs == nil {
+	if g.fuse && (g.segs == nil || g.shift && g.segsFusable()) {
 		if s, ok := g.gemmFused(blocks); ok {
 			return Block(append([]Stmt{s}, dead...)...)
 		}

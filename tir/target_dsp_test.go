@@ -72,7 +72,8 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		f, s := dspKernel(t, g, n, c.knobs)
 		// dsp_gemm: the micro-kernel and the ReLU epilogue in one helper.
 		shape := strings.TrimPrefix(strings.TrimPrefix(c.want, "dsp_mac"), "_s16")
-		fused := strings.HasPrefix(c.want, "dsp_mac") && (usesIntrinsic(s, "dsp_gemm_s8pr"+shape) || usesIntrinsic(s, "dsp_gemm_s8ps"+shape))
+		fused := strings.HasPrefix(c.want, "dsp_mac") && (usesIntrinsic(s, "dsp_gemm_s8pr"+shape) || usesIntrinsic(s, "dsp_gemm_s8ps"+shape) ||
+			usesIntrinsic(s, "dsp_gemm3_s8ps"+shape))
 		if c.want != "" && !usesIntrinsic(s, c.want) && !fused {
 			t.Fatalf("%s: schedule does not use %s:\n%s", name, c.want, s)
 		}
