@@ -144,15 +144,7 @@ func init() {
 					var y int64
 					switch {
 					case shift:
-						t, m := zr.i, P(7)
-						if t < 1 || t > 31 || m < 0 || m > math.MaxInt32 || lo.i < -128 || hi.i > 127 {
-							panic(fmt.Sprintf("%s: shift %d, multiplier %d, range [%d, %d]", name, t, m, lo.i, hi.i))
-						}
-						v := (acc*m)>>32 + P(8)
-						if v > math.MaxInt32 || v < math.MinInt32 {
-							panic("int32 overflow in " + name + "'s SMMLA")
-						}
-						y = min(max(v>>t, lo.i), hi.i)
+						y = smmlaRequant(name, acc, P(7), P(8), zr.i, lo.i, hi.i)
 					case relu:
 						y = reluRequant(name, acc, P(9), k0, P(10), zr.i, lo.i, hi.i).i
 					default:
@@ -270,7 +262,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	}
 	// The ReLU form scaled to one shift where every channel takes it
 	// (knob requant_shift, default on).
-	shifted := false
+	js, As := make([]int64, Cn), []int64(nil) // per-channel scale shifts (0: none), shared-shift A
 	if relu && knob(f, "requant_shift", 1) != 0 {
 		wmax, wsum, live := make([]int64, Cn), make([]int64, Cn), make([]bool, Cn)
 		for c := range Cn {
@@ -280,27 +272,26 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 			}
 		}
 		if t, j, A, ok := sharedShift(tabs[2], tabs[1], tabs[3], tabs[0], wmax, wsum, live, a.xAbs(), zr); ok {
-			shifted, kernel, last = true, IntrDSPDWPlanarS, t
-			for c := range Cn {
-				for k := 0; k < 3; k++ {
-					t := g[(c*3+k)*3 : (c*3+k)*3+3]
-					stream = append(stream, pack16(t[0]<<j[c], t[1]<<j[c]), pack16(t[1]<<j[c], t[2]<<j[c]))
-				}
-				stream = append(stream, tabs[0][c]<<j[c], tabs[1][c], A[c])
-			}
+			kernel, last, js, As = IntrDSPDWPlanarS, t, j, A
 			lo, hi = max(lo, -128), min(hi, 127)
 		}
 	}
-	for c := 0; c < Cn && !shifted; c++ {
+	for c := range Cn {
+		sh := js[c]
 		for k := 0; k < 3; k++ {
 			t := g[(c*3+k)*3 : (c*3+k)*3+3]
-			stream = append(stream, pack16(t[0], t[1]), pack16(t[1], t[2]))
+			stream = append(stream, pack16(t[0]<<sh, t[1]<<sh), pack16(t[1]<<sh, t[2]<<sh))
 		}
 		bias, k0 := tabs[0][c], tabs[2][c]
-		if relu {
-			bias, k0 = 0, k0+bias*tabs[1][c]
+		switch {
+		case As != nil:
+			stream = append(stream, bias<<sh, tabs[1][c], As[c])
+		case relu:
+			k0 += bias * tabs[1][c]
+			stream = append(stream, 0, int64(int32(uint32(k0))), k0>>32, tabs[1][c], tabs[3][c], 0)
+		default:
+			stream = append(stream, bias, int64(int32(uint32(k0))), k0>>32, tabs[1][c], tabs[3][c], 0)
 		}
-		stream = append(stream, bias, int64(int32(uint32(k0))), k0>>32, tabs[1][c], tabs[3][c], 0)
 	}
 	pk := constBuf(f.Name+"_dwp3", I32, []int{len(stream)}, stream)
 	planes := NewBuffer(f.Name+"_planes", I32, []int{3 * Cn * wp2}, ScopeLocal)

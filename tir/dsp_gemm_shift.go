@@ -3,7 +3,7 @@ package tir
 import (
 	"fmt"
 	"math"
-	"math/big"
+	"math/bits"
 )
 
 // DSPGemmSName is DSPGemmName with one right shift for the whole layer:
@@ -23,33 +23,10 @@ import (
 // 2^j·V = s·m + 2^j·k0; when 2^j·k0 = A·2^32 (k0 = 2^30 + 2^(31+e1) +
 // zk·2^(32+e1), so j >= 2 does it), ⌊V / 2^(32+e1)⌋ =
 // ⌊⌊(s·m + A·2^32) / 2^32⌋ / 2^T⌋ = (⌊s·m / 2^32⌋ + A) >> T, and zr
-// joins A as zr·2^T. gemmShifted checks at compile time that the scaled
+// joins A as zr·2^T. sharedShift checks at compile time that the scaled
 // weights fit int16, that s fits int32 for any int8 activations and that
 // the sum stays inside int32.
 func DSPGemmSName(r, c, u int) string { return fmt.Sprintf("dsp_gemm_s8ps_%dx%d_u%d", r, c, u) }
-
-// gemmSIntrinsic is the semantics of DSPGemmSName (int16 pair weights).
-func gemmSIntrinsic(name string, r, c int64, u int) func([]val) val {
-	return func(a []val) val {
-		y, ys, x, xs, w, n, p, nb := a[0], a[1].i, a[2], a[3].i, a[4], a[5].i, a[6], a[7].i
-		t, lo, hi := a[8].i, a[9].i, a[10].i
-		if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) || t < 1 || t > 31 || lo < -128 || hi > 127 || lo > hi {
-			panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d, T = %d, range [%d, %d]", name, n, nb, ys, t, lo, hi))
-		}
-		for bl := int64(0); bl < nb; bl++ {
-			wb := val{p: w.p, i: w.i + bl*c*n}
-			for i := int64(0); i < r; i++ {
-				for j := int64(0); j < c; j++ {
-					o := bl*c + j
-					P := func(k int64) int64 { return p.p.I[p.i+3*o+k] }
-					s := P(2) + dotBlock(x, xs, i, wb, c, j, n, pairWords)
-					y.p.I[y.i+i*ys+o] = smmlaRequant(name, s, P(0), P(1), t, lo, hi)
-				}
-			}
-		}
-		return val{}
-	}
-}
 
 // DSPGemm3SName is DSPGemmSName over three segments of K (a 3-row window
 // read from three widened input rows, tir/dsp_convrows.go): the
@@ -60,24 +37,28 @@ func gemmSIntrinsic(name string, r, c int64, u int) func([]val) val {
 //	  as DSPGemmSName with K = 3n, row i's words g < n at xa + i·xs, then xb, xc
 func DSPGemm3SName(r, c, u int) string { return fmt.Sprintf("dsp_gemm3_s8ps_%dx%d_u%d", r, c, u) }
 
-// gemm3SIntrinsic is the semantics of DSPGemm3SName.
-func gemm3SIntrinsic(name string, r, c int64, u int) func([]val) val {
+// gemmSIntrinsic is the semantics of DSPGemmSName (segs 1) and
+// DSPGemm3SName (segs 3): the arguments y, ys, the segs row pointers, xs,
+// w, n, p, nb, T, lo, hi; segment k of channel block b has its weights at
+// w + b·C·segs·n + k·C·n (int16 pair words).
+func gemmSIntrinsic(name string, r, c int64, u int, segs int) func([]val) val {
 	return func(a []val) val {
-		y, ys, xs, w, n, p, nb := a[0], a[1].i, a[5].i, a[6], a[7].i, a[8], a[9].i
-		x := [3]val{a[2], a[3], a[4]}
-		t, lo, hi := a[10].i, a[11].i, a[12].i
-		if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) || t < 1 || t > 31 || lo < -128 || hi > 127 || lo > hi {
-			panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d, T = %d, range [%d, %d]", name, n, nb, ys, t, lo, hi))
+		y, ys, x := a[0], a[1].i, a[2:2+segs]
+		b := a[2+segs:]
+		xs, w, n, p, nb, t, lo, hi := b[0].i, b[1], b[2].i, b[3], b[4].i, b[5].i, b[6].i, b[7].i
+		if n <= 0 || n%int64(2*u) != 0 || nb < 0 || (r > 1 && ys == 0) {
+			panic(fmt.Sprintf("%s: n = %d, nb = %d, ys = %d", name, n, nb, ys))
 		}
+		k := int64(len(x))
 		for bl := int64(0); bl < nb; bl++ {
 			for i := int64(0); i < r; i++ {
 				for j := int64(0); j < c; j++ {
 					o := bl*c + j
-					P := func(k int64) int64 { return p.p.I[p.i+3*o+k] }
+					P := func(q int64) int64 { return p.p.I[p.i+3*o+q] }
 					s := P(2)
-					for k := int64(0); k < 3; k++ {
-						wk := val{p: w.p, i: w.i + bl*c*3*n + k*c*n}
-						s += dotBlock(x[k], xs, i, wk, c, j, n, pairWords)
+					for sg := int64(0); sg < k; sg++ {
+						ws := val{p: w.p, i: w.i + bl*c*k*n + sg*c*n}
+						s += dotBlock(x[sg], xs, i, ws, c, j, n, pairWords)
 					}
 					y.p.I[y.i+i*ys+o] = smmlaRequant(name, s, P(0), P(1), t, lo, hi)
 				}
@@ -88,9 +69,12 @@ func gemm3SIntrinsic(name string, r, c int64, u int) func([]val) val {
 }
 
 // smmlaRequant is clamp((⌊s·m / 2^32⌋ + A) >> t, lo, hi), refusing what
-// the C could not compute (s outside int32, a negative or too large m, a
-// sum leaving int32).
+// the C could not compute (a shift SSAT cannot take, a clamp outside int8,
+// s outside int32, a negative or too large m, a sum leaving int32).
 func smmlaRequant(name string, s, m, A, t, lo, hi int64) int64 {
+	if t < 1 || t > 31 || lo < -128 || hi > 127 || lo > hi {
+		panic(fmt.Sprintf("%s: shift %d, range [%d, %d]", name, t, lo, hi))
+	}
 	if s > math.MaxInt32 || s < math.MinInt32 {
 		panic("int32 overflow in " + name)
 	}
@@ -108,9 +92,9 @@ func init() {
 	for _, b := range DSPMacBlocks {
 		for _, u := range DSPMacUnrolls {
 			name := DSPGemmSName(b[0], b[1], u)
-			extIntrinsics[name] = gemmSIntrinsic(name, int64(b[0]), int64(b[1]), u)
+			extIntrinsics[name] = gemmSIntrinsic(name, int64(b[0]), int64(b[1]), u, 1)
 			name3 := DSPGemm3SName(b[0], b[1], u)
-			extIntrinsics[name3] = gemm3SIntrinsic(name3, int64(b[0]), int64(b[1]), u)
+			extIntrinsics[name3] = gemmSIntrinsic(name3, int64(b[0]), int64(b[1]), u, 3)
 		}
 	}
 }
@@ -128,19 +112,14 @@ func sharedShift(k0, m, e1, bias, wmax, wsum []int64, live []bool, xAbs, zr int6
 	if xAbs <= 0 || len(m) != n || len(e1) != n || len(bias) != n || len(wmax) != n || len(wsum) != n || len(live) != n {
 		return 0, nil, nil, false
 	}
-	two32 := new(big.Int).Lsh(big.NewInt(1), 32)
-	// The smallest j making 2^j·k0 a multiple of 2^32, per channel.
+	// The smallest j making 2^j·k0 a multiple of 2^32, per channel: 32
+	// less k0's trailing zero bits.
 	t = -1
 	for c := range n {
 		if !live[c] || m[c] == 0 {
 			continue
 		}
-		jc := int64(0)
-		for ; jc <= 8; jc++ {
-			if new(big.Int).Mod(new(big.Int).Lsh(big.NewInt(k0[c]), uint(jc)), two32).Sign() == 0 {
-				break
-			}
-		}
+		jc := max(0, 32-int64(bits.TrailingZeros64(uint64(k0[c]))))
 		if jc > 8 || e1[c] < 0 || m[c] < 0 || m[c] > math.MaxInt32 {
 			return 0, nil, nil, false
 		}
@@ -176,19 +155,19 @@ func sharedShift(k0, m, e1, bias, wmax, wsum []int64, live []bool, xAbs, zr int6
 		if jc > 14 || wmax[c]<<jc > math.MaxInt16 || (wsum[c]*xAbs+abs64(bias[c]))<<jc > math.MaxInt32 {
 			return 0, nil, nil, false
 		}
-		ac := new(big.Int).Lsh(big.NewInt(k0[c]), uint(jc))
-		ac.Div(ac, two32) // exact: jc is at least the channel's smallest j
-		ac.Add(ac, new(big.Int).Lsh(big.NewInt(zr), uint(t)))
+		// 2^jc·k0 / 2^32, exact (jc is at least the channel's smallest j),
+		// as a right shift, which cannot overflow.
+		ac := k0[c]>>(32-jc) + zr<<t
 		// ⌊s·m / 2^32⌋ is inside ±2^30, so A within ±2^30 keeps the sum in int32.
-		if !ac.IsInt64() || abs64(ac.Int64()) >= 1<<30 {
+		if abs64(ac) >= 1<<30 {
 			return 0, nil, nil, false
 		}
-		j[c], a[c] = jc, ac.Int64()
+		j[c], a[c] = jc, ac
 	}
 	return t, j, a, true
 }
 
-// shiftPlan is gemmShifted's compile-time result: the shared shift, the
+// shiftPlan is planShift's compile-time result: the shared shift, the
 // three-word table (m, A, scaled bias) per channel and the scaled weights.
 type shiftPlan struct {
 	t   int64
@@ -229,8 +208,7 @@ func (g *gemmSpec) planShift(tab, bias []int64, zr int64) (shiftPlan, bool) {
 		for k := 0; k < g.K4/2; k++ {
 			at := g.wordOf(oc, k)
 			wv := p.w[at]
-			lo, hi := int64(int16(wv))<<j[oc], int64(int16(wv>>16))<<j[oc]
-			p.w[at] = int64(int32(uint32(uint16(lo)) | uint32(uint16(hi))<<16))
+			p.w[at] = pack16(int64(int16(wv))<<j[oc], int64(int16(wv>>16))<<j[oc])
 		}
 	}
 	return p, true
