@@ -36,9 +36,11 @@ static inline int32_t dsp_read32(const void *p)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
 			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u, false))
-			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false, false))
-			add(tir.DSPGemmSName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false, true))
-			add(tir.DSPGemm3SName(b[0], b[1], u), []string{"dsp_acle"}, dspGemm3C(b[0], b[1], u))
+			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false))
+			add(tir.DSPGemmSName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmSC(b[0], b[1], u, false))
+			add(tir.DSPGemm3SName(b[0], b[1], u), []string{"dsp_acle"}, dspGemm3C(b[0], b[1], u, false))
+			add(tir.DSPGemmSNName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmSC(b[0], b[1], u, true))
+			add(tir.DSPGemm3SNName(b[0], b[1], u), []string{"dsp_acle"}, dspGemm3C(b[0], b[1], u, true))
 		}
 	}
 	add("dsp_w8", []string{"dsp_acle"}, `/* Two int16 pair words from four int8 weights p[4i..4i+3]: one LDR, then
@@ -49,7 +51,7 @@ static inline int32_t dsp_read32(const void *p)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
 			add(tir.DSPMacW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspMacC(b[0], b[1], u, true))
-			add(tir.DSPGemmW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspGemmC(b[0], b[1], u, true, false))
+			add(tir.DSPGemmW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspGemmC(b[0], b[1], u, true))
 		}
 	}
 	add(tir.IntrDSPWiden, []string{"dsp_acle"}, `/* Widen n (a multiple of 4) int8 values plus off into int16 pairs:
@@ -336,50 +338,78 @@ func dspMacC(r, c, u int, w8 bool) string {
 // micro-kernel loop of dspMacC runs, and each channel's multiplier and
 // shift (one LDRD) serve its r rows: one LDRD of k0, SMLAL, ASR, SSAT and
 // a byte store per output. With w8 the weights are int8
-// (tir.DSPGemmW8Name). With shift it prints tir.DSPGemmSName instead: the
-// accumulators start at the channel's scaled bias (p[3o+2]) and an output
-// is one SMMLA by the multiplier with A (one LDRD per channel for both),
-// SSAT with the layer's shift t as its immediate operand (t is a constant
-// where the helper is inlined) and a byte store.
-func dspGemmC(r, c, u int, w8, shift bool) string {
+// (tir.DSPGemmW8Name).
+func dspGemmC(r, c, u int, w8 bool) string {
 	var b strings.Builder
 	name, mac, wt := tir.DSPGemmName(r, c, u), tir.DSPMacName(r, c, u), "int32_t"
 	if w8 {
 		name, mac, wt = tir.DSPGemmW8Name(r, c, u), tir.DSPMacW8Name(r, c, u), "int8_t"
 	}
-	last := "zr" // the last-but-two parameter
-	if shift {
-		name, last = tir.DSPGemmSName(r, c, u), "t"
-		fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from the scaled biases p[3*o + 2],\n", r, c, mac)
-		b.WriteString("   then y[i*ys + o] = clamp((SMMLA(acc, p[3*o], p[3*o + 1])) >> t, lo, hi): every channel\n")
-		b.WriteString("   scaled to the layer's one shift t (tir/dsp_gemm_shift.go). */\n")
-	} else {
-		fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, mac, c)
-		b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
-	}
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t %s, int32_t lo, int32_t hi)\n{\n", name, wt, last)
-	writeGemmBody(&b, r, c, u, w8, shift, 0)
+	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, mac, c)
+	b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
+	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name, wt)
+	writeGemmBody(&b, r, c, u, w8, gemmEpilogueK0, 0)
 	return b.String()
 }
 
-// dspGemm3C prints tir.DSPGemm3SName: dspGemmC's shared-shift form over
-// three segments (xa, xb, xc), the micro-kernel loop once per segment
-// into the same accumulators, the weights running on.
-func dspGemm3C(r, c, u int) string {
+// dspGemmSC prints tir.DSPGemmSName: the accumulators start at the
+// channel's scaled bias (p[3o+2]) and an output is one SMMLA by the
+// multiplier with A (one LDRD per channel for both), SSAT with the layer's
+// shift t as its immediate operand (t is a constant where the helper is
+// inlined) and a byte store. With signed it prints tir.DSPGemmSNName: four
+// words per channel, and the sign correction D & (acc >> 31) (an AND with
+// a shifted operand and a SUB) before the SSAT.
+func dspGemmSC(r, c, u int, signed bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "/* %s over K = 3n: row i's words at xa + i*xs, then xb, then xc (three input rows of a\n", tir.DSPGemmSName(r, c, u))
-	b.WriteString("   3-row window); the accumulators stay in registers across them. */\n")
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *xa, const int32_t *xb, const int32_t *xc, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", tir.DSPGemm3SName(r, c, u))
-	writeGemmBody(&b, r, c, u, false, true, 3)
+	name, ep, per := tir.DSPGemmSName(r, c, u), gemmEpilogueShift, 3
+	if signed {
+		name, ep, per = tir.DSPGemmSNName(r, c, u), gemmEpilogueShiftSigned, 4
+	}
+	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from the scaled biases p[%d*o + 2],\n", r, c, tir.DSPMacName(r, c, u), per)
+	if signed {
+		fmt.Fprintf(&b, "   then y[i*ys + o] = clamp((SMMLA(acc, p[4*o], p[4*o + 1]) - (acc < 0 ? p[4*o + 3] : 0)) >> t,\n")
+		b.WriteString("   lo, hi): every channel scaled to the layer's one shift t, with TFLite's sign correction\n")
+		b.WriteString("   (tir/dsp_gemm_shift.go). */\n")
+	} else {
+		b.WriteString("   then y[i*ys + o] = clamp((SMMLA(acc, p[3*o], p[3*o + 1])) >> t, lo, hi): every channel\n")
+		b.WriteString("   scaled to the layer's one shift t (tir/dsp_gemm_shift.go). */\n")
+	}
+	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
+	writeGemmBody(&b, r, c, u, false, ep, 0)
 	return b.String()
 }
+
+// dspGemm3C prints tir.DSPGemm3SName (or with signed tir.DSPGemm3SNName):
+// dspGemmSC's form over three segments (xa, xb, xc), the micro-kernel loop
+// once per segment into the same accumulators, the weights running on.
+func dspGemm3C(r, c, u int, signed bool) string {
+	var b strings.Builder
+	name, one, ep := tir.DSPGemm3SName(r, c, u), tir.DSPGemmSName(r, c, u), gemmEpilogueShift
+	if signed {
+		name, one, ep = tir.DSPGemm3SNName(r, c, u), tir.DSPGemmSNName(r, c, u), gemmEpilogueShiftSigned
+	}
+	fmt.Fprintf(&b, "/* %s over K = 3n: row i's words at xa + i*xs, then xb, then xc (three input rows of a\n", one)
+	b.WriteString("   3-row window); the accumulators stay in registers across them. */\n")
+	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *xa, const int32_t *xb, const int32_t *xc, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
+	writeGemmBody(&b, r, c, u, false, ep, 3)
+	return b.String()
+}
+
+// gemmEpilogue is the requantization a fused GEMM helper ends in.
+type gemmEpilogue int
+
+const (
+	gemmEpilogueK0          gemmEpilogue = iota // bias folded into k0: LDRD, SMLAL, ASR (tir.DSPGemmName)
+	gemmEpilogueShift                           // shared shift: SMMLA (tir.DSPGemmSName)
+	gemmEpilogueShiftSigned                     // shared shift with the sign correction (tir.DSPGemmSNName)
+)
 
 // writeGemmBody prints the channel-block loop of dspGemmC's helpers and the
 // closing brace: accumulators, the micro-kernel loop (once, or once per
 // segment xa, xb, xc when segs is 3) and the epilogue.
-func writeGemmBody(b *strings.Builder, r, c, u int, w8, shift bool, segs int) {
-	per := 4
-	if shift {
+func writeGemmBody(b *strings.Builder, r, c, u int, w8 bool, ep gemmEpilogue, segs int) {
+	per, shift := 4, ep != gemmEpilogueK0
+	if ep == gemmEpilogueShift {
 		per = 3
 	}
 	b.WriteString("    int32_t blk;\n")
@@ -391,7 +421,7 @@ func writeGemmBody(b *strings.Builder, r, c, u int, w8, shift bool, segs int) {
 		for j := 0; j < c; j++ {
 			init := "0"
 			if shift {
-				init = fmt.Sprintf("p[%d]", 3*j+2)
+				init = fmt.Sprintf("p[%d]", per*j+2)
 			}
 			fmt.Fprintf(b, "        int32_t a%d%d = %s;\n", i, j, init)
 		}
@@ -407,7 +437,10 @@ func writeGemmBody(b *strings.Builder, r, c, u int, w8, shift bool, segs int) {
 	for j := 0; j < c; j++ {
 		if shift {
 			b.WriteString("        {\n            int32_t m;\n            int32_t k;\n")
-			fmt.Fprintf(b, "            DSP_LD2(p, %d, m, k);\n", 3*j)
+			fmt.Fprintf(b, "            DSP_LD2(p, %d, m, k);\n", per*j)
+			if ep == gemmEpilogueShiftSigned {
+				fmt.Fprintf(b, "            const int32_t d = p[%d];\n", per*j+3)
+			}
 		} else {
 			b.WriteString("        {\n            int32_t m;\n            int32_t e1;\n")
 			fmt.Fprintf(b, "            DSP_LD2(p, %d, m, e1);\n", 4*j+2)
@@ -417,8 +450,12 @@ func writeGemmBody(b *strings.Builder, r, c, u int, w8, shift bool, segs int) {
 				fmt.Fprintf(b, `            {
                 int32_t t_;
                 __asm__("smmla %%0, %%1, %%2, %%3" : "=r"(t_) : "r"(a%d%d), "r"(m), "r"(k));
-                t_ = __ssat(t_ >> t, 8);
 `, i, j)
+				if ep == gemmEpilogueShiftSigned {
+					fmt.Fprintf(b, "                t_ -= d & (a%d%d >> 31);\n", i, j)
+				}
+				b.WriteString(`                t_ = __ssat(t_ >> t, 8);
+`)
 			} else {
 				fmt.Fprintf(b, `            {
                 int32_t l;

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -102,29 +103,15 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 		return nil, false
 	}
 	rq, ok := cast.X.(*Intrinsic)
-	if !ok || rq.Name != IntrDSPRequantPR || len(rq.Args) != 5 {
+	if !ok {
 		return nil, false
 	}
 	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != g.acc {
 		return nil, false
 	}
-	pp, ok := rq.Args[1].(*Ptr)
-	if !ok || pp.Buf.Scope != ScopeConst || pp.Buf.Data == nil || pp.Buf.Data.DType != I32 || len(pp.Buf.Data.I) != 4*g.Cout {
-		return nil, false
-	}
-	for _, e := range rq.Args[2:] {
-		if _, ok := IsConst(e); !ok {
-			return nil, false
-		}
-	}
-	// The table starts at channel 0 and steps four words a channel.
-	at := func(e Expr, oc int64) (int64, bool) {
-		return IsConst(SimplifyExpr(SubstituteExpr(e, map[*Var]Expr{g.ocVar: C(oc)})))
-	}
-	if p0, ok := at(pp.Index, 0); !ok || p0 != 0 {
-		return nil, false
-	}
-	if p1, ok := at(pp.Index, 1); !ok || p1 != 4 {
+	pbuf, rqArgs, signed, ok := g.requantTable(rq)
+	// The signed form (no fused ReLU) has only the shared-shift helpers.
+	if !ok || signed && !g.shift {
 		return nil, false
 	}
 	bias, err := constPerChannel(g.init, g.ocVar, g.Cout)
@@ -143,32 +130,36 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	}
 	// The shared-shift form where the spec asks for it and every channel
 	// takes it, else the bias folded into k0.
-	name, w, args := g.gemmName, g.w, rq.Args[2:5]
+	name, w, args := g.gemmName, g.w, rqArgs
 	var ptab *Buffer
 	per := int64(4) // table words per channel
 	var sp shiftPlan
 	shifted := false
 	if g.shift {
-		zr, _ := IsConst(rq.Args[2])
-		sp, shifted = g.planShift(pp.Buf.Data.I, bias, zr)
+		zr, _ := IsConst(rqArgs[0])
+		sp, shifted = g.planShift(pbuf.Data.I, bias, zr, signed)
 	}
-	if g.segs != nil && !shifted {
-		return nil, false // the segmented helper has the shared-shift form only
+	if (g.segs != nil || signed) && !shifted {
+		return nil, false // the segmented and signed helpers have the shared-shift form only
 	}
+	name3 := DSPGemm3SName
 	if shifted {
-		lo, _ := IsConst(rq.Args[3])
-		hi, _ := IsConst(rq.Args[4])
+		lo, _ := IsConst(rqArgs[1])
+		hi, _ := IsConst(rqArgs[2])
 		name, per = DSPGemmSName, 3
+		if signed {
+			name, name3, per = DSPGemmSNName, DSPGemm3SNName, 4
+		}
 		// The same layout, scaled (g.w is no longer read).
 		w = g.consts.get(g.w, "scaled", func() *Buffer { return constBuf(g.w.Name, g.w.DType, g.w.Shape, sp.w) })
-		ptab = g.consts.get(pp.Buf, "shift", func() *Buffer { return constBuf(pp.Buf.Name+"s", I32, []int{len(sp.tab)}, sp.tab) })
+		ptab = g.consts.get(pbuf, "shift", func() *Buffer { return constBuf(pbuf.Name+"s", I32, []int{len(sp.tab)}, sp.tab) })
 		args = []Expr{C(sp.t), C(max(lo, -128)), C(min(hi, 127))}
 	} else {
-		tab := foldBiasRequant(pp.Buf.Data.I, bias, bound)
+		tab := foldBiasRequant(pbuf.Data.I, bias, bound)
 		if tab == nil {
 			return nil, false
 		}
-		ptab = g.consts.get(pp.Buf, "fold", func() *Buffer { return constBuf(pp.Buf.Name+"b", I32, []int{len(tab)}, tab) })
+		ptab = g.consts.get(pbuf, "fold", func() *Buffer { return constBuf(pbuf.Name+"b", I32, []int{len(tab)}, tab) })
 	}
 	// Output element offsets: row i, channel oc.
 	st := &Store{Buf: g.store.Buf, Indices: g.store.Indices, Value: C(0), Flat: g.store.Flat}
@@ -217,13 +208,69 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 			// Three segments of n words, row i of segment k at xk + i·xs.
 			sg := g.segs
 			call := append([]Expr{y, C(ys), ptr(g.xb, sg[0].x), ptr(g.xb, sg[1].x), ptr(g.xb, sg[2].x), C(int64(sg[0].xs)), wp, C(int64(sg[0].n))}, tail...)
-			out = append(out, &Evaluate{X: Call(DSPGemm3SName(g.R, bl.c, g.U), I32, call...)})
+			out = append(out, &Evaluate{X: Call(name3(g.R, bl.c, g.U), I32, call...)})
 			continue
 		}
 		call := append([]Expr{y, C(ys), ptr(g.xb, C(0)), C(int64(kw)), wp, C(int64(kw))}, tail...)
 		out = append(out, &Evaluate{X: Call(name(g.R, bl.c, g.U), I32, call...)})
 	}
 	return Block(out...), true
+}
+
+// requantTable returns the four-word table per channel (k0 low, k0 high,
+// m, e1: packRequant's layout from channel 0) of an output stage in one of
+// the dsp requantization forms, its constant zr, lo and hi, and whether it
+// is a form with the sign correction (no fused ReLU). A per-tensor form
+// (parameters as immediates) gets its table made here, the same words for
+// every channel; ok is false for anything else.
+func (g *gemmSpec) requantTable(rq *Intrinsic) (tab *Buffer, args []Expr, signed, ok bool) {
+	switch rq.Name {
+	case IntrDSPRequantPR, IntrDSPRequantP:
+		if len(rq.Args) != 5 {
+			return nil, nil, false, false
+		}
+		pp, ok := rq.Args[1].(*Ptr)
+		if !ok || pp.Buf.Scope != ScopeConst || pp.Buf.Data == nil || pp.Buf.Data.DType != I32 || len(pp.Buf.Data.I) != 4*g.Cout {
+			return nil, nil, false, false
+		}
+		// The table starts at channel 0 and steps four words a channel.
+		at := func(e Expr, oc int64) (int64, bool) {
+			return IsConst(SimplifyExpr(SubstituteExpr(e, map[*Var]Expr{g.ocVar: C(oc)})))
+		}
+		if p0, ok := at(pp.Index, 0); !ok || p0 != 0 {
+			return nil, nil, false, false
+		}
+		if p1, ok := at(pp.Index, 1); !ok || p1 != 4 {
+			return nil, nil, false, false
+		}
+		tab, args, signed = pp.Buf, rq.Args[2:5], rq.Name == IntrDSPRequantP
+	case IntrDSPRequantR, IntrDSPRequant:
+		if len(rq.Args) != 7 {
+			return nil, nil, false, false
+		}
+		var v [3]int64 // m, k0, e1
+		for i := range v {
+			if v[i], ok = IsConst(rq.Args[1+i]); !ok {
+				return nil, nil, false, false
+			}
+		}
+		tab = g.consts.get(g.w, "rq4", func() *Buffer {
+			words := make([]int64, 0, 4*g.Cout)
+			for range g.Cout {
+				words = append(words, int64(int32(uint32(v[1]))), v[1]>>32, v[0], v[2])
+			}
+			return constBuf(strings.SplitN(g.w.Name, "_weights", 2)[0]+"_requant4", I32, []int{len(words)}, words)
+		})
+		args, signed = rq.Args[4:7], rq.Name == IntrDSPRequant
+	default:
+		return nil, nil, false, false
+	}
+	for _, e := range args {
+		if _, ok := IsConst(e); !ok {
+			return nil, nil, false, false
+		}
+	}
+	return tab, args, signed, true
 }
 
 // segsFusable reports whether g's segments can go through DSPGemm3SName:

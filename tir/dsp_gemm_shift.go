@@ -37,11 +37,32 @@ func DSPGemmSName(r, c, u int) string { return fmt.Sprintf("dsp_gemm_s8ps_%dx%d_
 //	  as DSPGemmSName with K = 3n, row i's words g < n at xa + i·xs, then xb, xc
 func DSPGemm3SName(r, c, u int) string { return fmt.Sprintf("dsp_gemm3_s8ps_%dx%d_u%d", r, c, u) }
 
+// DSPGemmSNName is DSPGemmSName for an output without a fused ReLU, whose
+// negative results need TFLite's sign correction: four words per channel
+// (m, A, the scaled bias, D) and
+//
+//	y[i·ys + o] = clamp((⌊s·p[4o] / 2^32⌋ + p[4o+1] − [s < 0]·p[4o+3]) >> T, lo, hi)
+//
+// Why it is exact: IntrDSPRequantP is ⌊(V − [x<0]·2^31) / 2^(32+e1)⌋ + zr
+// (tir/dsp_intrin.go), and 2^j·2^31 = 2^(j−1)·2^32, so the correction is
+// D = 2^(j−1) on the SMMLA's high word (j >= 2 wherever the multiplier is
+// not zero; D = 0 where it is, the result being a constant). s = 2^j·x has
+// x's sign.
+func DSPGemmSNName(r, c, u int) string { return fmt.Sprintf("dsp_gemm_s8psn_%dx%d_u%d", r, c, u) }
+
+// DSPGemm3SNName is DSPGemm3SName with DSPGemmSNName's epilogue.
+func DSPGemm3SNName(r, c, u int) string { return fmt.Sprintf("dsp_gemm3_s8psn_%dx%d_u%d", r, c, u) }
+
 // gemmSIntrinsic is the semantics of DSPGemmSName (segs 1) and
-// DSPGemm3SName (segs 3): the arguments y, ys, the segs row pointers, xs,
-// w, n, p, nb, T, lo, hi; segment k of channel block b has its weights at
-// w + b·C·segs·n + k·C·n (int16 pair words).
-func gemmSIntrinsic(name string, r, c int64, u int, segs int) func([]val) val {
+// DSPGemm3SName (segs 3), or with signed their DSPGemmSNName forms: the
+// arguments y, ys, the segs row pointers, xs, w, n, p, nb, T, lo, hi;
+// segment k of channel block b has its weights at w + b·C·segs·n + k·C·n
+// (int16 pair words).
+func gemmSIntrinsic(name string, r, c int64, u int, segs int, signed bool) func([]val) val {
+	per := int64(3)
+	if signed {
+		per = 4
+	}
 	return func(a []val) val {
 		y, ys, x := a[0], a[1].i, a[2:2+segs]
 		b := a[2+segs:]
@@ -54,13 +75,17 @@ func gemmSIntrinsic(name string, r, c int64, u int, segs int) func([]val) val {
 			for i := int64(0); i < r; i++ {
 				for j := int64(0); j < c; j++ {
 					o := bl*c + j
-					P := func(q int64) int64 { return p.p.I[p.i+3*o+q] }
+					P := func(q int64) int64 { return p.p.I[p.i+per*o+q] }
 					s := P(2)
 					for sg := int64(0); sg < k; sg++ {
 						ws := val{p: w.p, i: w.i + bl*c*k*n + sg*c*n}
 						s += dotBlock(x[sg], xs, i, ws, c, j, n, pairWords)
 					}
-					y.p.I[y.i+i*ys+o] = smmlaRequant(name, s, P(0), P(1), t, lo, hi)
+					a := P(1)
+					if signed && s < 0 {
+						a -= P(3)
+					}
+					y.p.I[y.i+i*ys+o] = smmlaRequant(name, s, P(0), a, t, lo, hi)
 				}
 			}
 		}
@@ -91,10 +116,14 @@ func smmlaRequant(name string, s, m, A, t, lo, hi int64) int64 {
 func init() {
 	for _, b := range DSPMacBlocks {
 		for _, u := range DSPMacUnrolls {
-			name := DSPGemmSName(b[0], b[1], u)
-			extIntrinsics[name] = gemmSIntrinsic(name, int64(b[0]), int64(b[1]), u, 1)
-			name3 := DSPGemm3SName(b[0], b[1], u)
-			extIntrinsics[name3] = gemmSIntrinsic(name3, int64(b[0]), int64(b[1]), u, 3)
+			for _, signed := range []bool{false, true} {
+				name, name3 := DSPGemmSName(b[0], b[1], u), DSPGemm3SName(b[0], b[1], u)
+				if signed {
+					name, name3 = DSPGemmSNName(b[0], b[1], u), DSPGemm3SNName(b[0], b[1], u)
+				}
+				extIntrinsics[name] = gemmSIntrinsic(name, int64(b[0]), int64(b[1]), u, 1, signed)
+				extIntrinsics[name3] = gemmSIntrinsic(name3, int64(b[0]), int64(b[1]), u, 3, signed)
+			}
 		}
 	}
 }
@@ -168,7 +197,8 @@ func sharedShift(k0, m, e1, bias, wmax, wsum []int64, live []bool, xAbs, zr int6
 }
 
 // shiftPlan is planShift's compile-time result: the shared shift, the
-// three-word table (m, A, scaled bias) per channel and the scaled weights.
+// three-word table (m, A, scaled bias) per channel, four with the sign
+// correction D (DSPGemmSNName), and the scaled weights.
 type shiftPlan struct {
 	t   int64
 	tab []int64
@@ -179,7 +209,8 @@ type shiftPlan struct {
 // the unfolded IntrDSPRequantPR table tab (four words per channel: k0 low,
 // k0 high, m, e1), the per-channel bias and the constant zr; ok is false
 // when some channel cannot take it (then the layer keeps DSPGemmName).
-func (g *gemmSpec) planShift(tab, bias []int64, zr int64) (shiftPlan, bool) {
+// signed adds each channel's D for outputs that need the sign correction.
+func (g *gemmSpec) planShift(tab, bias []int64, zr int64, signed bool) (shiftPlan, bool) {
 	if g.w8 || g.xAbs <= 0 || len(tab) != 4*g.Cout || len(bias) != g.Cout {
 		return shiftPlan{}, false
 	}
@@ -199,12 +230,25 @@ func (g *gemmSpec) planShift(tab, bias []int64, zr int64) (shiftPlan, bool) {
 	if !ok {
 		return shiftPlan{}, false
 	}
-	p := shiftPlan{t: t, tab: make([]int64, 3*n), w: append([]int64(nil), g.w.Data.I...)}
+	per := 3
+	if signed {
+		per = 4
+	}
+	p := shiftPlan{t: t, tab: make([]int64, per*n), w: append([]int64(nil), g.w.Data.I...)}
 	for oc := range n {
 		if !live[oc] {
 			continue
 		}
-		p.tab[3*oc], p.tab[3*oc+1], p.tab[3*oc+2] = m[oc], a[oc], bias[oc]<<j[oc]
+		p.tab[per*oc], p.tab[per*oc+1], p.tab[per*oc+2] = m[oc], a[oc], bias[oc]<<j[oc]
+		if signed && m[oc] != 0 {
+			// j >= 2 where m is not zero (k0 has 2^30 in it); A − D must
+			// stay inside ±2^30 as A does.
+			d := int64(1) << (j[oc] - 1)
+			if j[oc] < 1 || abs64(a[oc])+d >= 1<<30 {
+				return shiftPlan{}, false
+			}
+			p.tab[per*oc+3] = d
+		}
 		for k := 0; k < g.K4/2; k++ {
 			at := g.wordOf(oc, k)
 			wv := p.w[at]

@@ -286,3 +286,135 @@ func TestDSPGemm3ShiftKeepsResults(t *testing.T) {
 		}
 	}
 }
+
+// Property: without a fused ReLU (the whole int8 range kept), the shared
+// shift with the sign correction D = 2^(j−1) subtracted from the SMMLA's
+// high word of a negative scaled accumulator equals TFLite's
+// requantization, ties included: TFLite rounds a negative half away from
+// zero, a positive one up.
+func TestSharedShiftSignedMatchesTFLite(t *testing.T) {
+	r := rand.New(rand.NewSource(97))
+	ties := 0
+	for trial := 0; trial < 400; trial++ {
+		n := 1 + r.Intn(6)
+		zk := int64(r.Intn(256) - 128)
+		base := r.Intn(10)
+		k0, m, e1, bias, wmax, wsum, live := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]bool, n)
+		for c := range n {
+			e1[c] = int64(base + r.Intn(4))
+			m[c] = 1<<30 + r.Int63n(1<<30)
+			if r.Intn(8) == 0 {
+				m[c] = 0
+			}
+			k0[c] = dspRequantK0(e1[c]+1, zk)
+			bias[c] = r.Int63n(20001) - 10000
+			wmax[c], wsum[c], live[c] = 127, 127*64, true
+		}
+		tt, j, a, ok := sharedShift(k0, m, e1, bias, wmax, wsum, live, 255, 0)
+		if !ok {
+			t.Fatalf("trial %d: e1 %v refused", trial, e1)
+		}
+		for c := range n {
+			var d int64
+			if m[c] != 0 {
+				d = 1 << (j[c] - 1)
+			}
+			for range 200 {
+				x := r.Int63n(1<<16) - 1<<15 // TFLite's accumulator
+				if r.Intn(2) == 0 && m[c] != 0 {
+					// An exact tie of the second rounding: SRDHM's result
+					// ≡ 2^e1 (mod 2^(e1+1)), reached from the nearest x.
+					v := (x>>(e1[c]+1))<<(e1[c]+1) + 1<<e1[c]
+					x = (v<<31 + m[c]/2) / m[c]
+					if x > 32767*64 || x < -32768*64 {
+						continue
+					}
+				}
+				want := min(max(tfliteRequant(x, m[c], int(e1[c]+1), zk), -128), 127)
+				s := x << j[c]
+				corr := int64(0)
+				if s < 0 {
+					corr = d
+				}
+				got := min(max(((s*m[c])>>32+a[c]-corr)>>tt, -128), 127)
+				if got != want {
+					t.Fatalf("x %d m %d e1 %d zk %d (t %d j %d A %d D %d): %d, TFLite %d", x, m[c], e1[c], zk, tt, j[c], a[c], d, got, want)
+				}
+				if noCorr := min(max(((s*m[c])>>32+a[c])>>tt, -128), 127); noCorr != want {
+					ties++
+				}
+			}
+		}
+	}
+	// The cases must include ties, where the correction decides.
+	if ties < 100 {
+		t.Fatalf("only %d results needed the correction", ties)
+	}
+}
+
+// The fused GEMM helpers for outputs without a fused ReLU (dsp_gemm_s8psn
+// and the segmented dsp_gemm3_s8psn: the shared shift with the sign
+// correction) give the definition's results: pointwise, im2col and
+// row-widened 3×3 convolutions, fully connected layers with per-tensor and
+// per-channel scales, output scales that leave small shifts (so that
+// negative ties are common), on random and extreme inputs.
+func TestDSPGemmShiftSignedKeepsResults(t *testing.T) {
+	r := rand.New(rand.NewSource(101))
+	// yScale gives a right shift of about 6 for int8ConvHW's weights.
+	for _, c := range []struct {
+		h, w, cin, cout, k, stride, pad int
+		zp, yzp                         int32
+		yScale                          float32
+		knobs                           map[string]int
+		want                            string
+	}{
+		{5, 5, 16, 8, 1, 1, 0, -128, 5, 0.0006, nil, "dsp_gemm_s8psn"},
+		{3, 7, 32, 6, 1, 1, 0, 127, -20, 0.5, map[string]int{"block_oc": 4}, "dsp_gemm_s8psn"},
+		{6, 6, 8, 5, 3, 1, 0, -3, 0, 0.002, map[string]int{"conv_rows": 0}, "dsp_gemm_s8psn"},
+		{7, 6, 16, 4, 3, 1, 1, -3, 3, 0.002, map[string]int{"conv_rows": 1, "rows_gather": 0}, "dsp_gemm3_s8psn"},
+		{7, 7, 8, 6, 3, 2, 1, 12, -1, 0.001, map[string]int{"conv_rows": 1, "rows_gather": 0}, "dsp_gemm3_s8psn"},
+		{6, 5, 8, 4, 3, 1, 0, 127, 0, 0.002, map[string]int{"conv_rows": 1, "rows_gather": 0, "block_px": 1, "block_oc": 4}, "dsp_gemm3_s8psn"},
+	} {
+		for _, extreme := range []bool{false, true} {
+			name := fmt.Sprintf("%v extreme %v", c, extreme)
+			g, n := int8ConvHW(r, c.h, c.w, c.cin, c.cout, c.k, c.stride, c.pad, c.zp, extreme)
+			n.Attrs.(*graph.Conv2DAttrs).Act = graph.ActNone
+			g.Tensor("y").Quant = &graph.Quant{Scale: []float32{c.yScale}, ZeroPoint: []int32{c.yzp}}
+			f, s := dspKernel(t, g, n, c.knobs)
+			if !usesIntrinsic(s, c.want) {
+				t.Fatalf("%s: does not use %s:\n%s", name, c.want, s)
+			}
+			sameResult(t, name, f, s)
+			runExtremes(t, name, f, s)
+		}
+	}
+	for _, c := range []struct {
+		rows, k, n int
+		perChannel bool
+		yScale     float32
+		yzp        int32
+		want       string
+	}{
+		{1, 64, 12, false, 0.01, -7, "dsp_gemm_s8psn"},
+		{3, 24, 9, false, 0.2, 100, "dsp_gemm_s8psn"},
+		{1, 128, 16, true, 0.02, 3, "dsp_gemm_s8psn"},
+		{2, 16, 8, false, 0.01, -128, "dsp_gemm_s8ps"}, // zero point at the clamp: the ReLU form
+	} {
+		name := fmt.Sprintf("fc_%v", c)
+		g, nd := int8FC(r, c.rows, c.k, c.n, 11)
+		g.Tensor("y").Quant = &graph.Quant{Scale: []float32{c.yScale}, ZeroPoint: []int32{c.yzp}}
+		if c.perChannel {
+			wq := g.Tensor("w").Quant
+			wq.Scale, wq.ZeroPoint = make([]float32, c.n), make([]int32, c.n)
+			for i := range wq.Scale {
+				wq.Scale[i] = 0.002 + 0.004*r.Float32()
+			}
+		}
+		f, s := dspKernel(t, g, nd, nil)
+		if !usesIntrinsic(s, c.want) || c.want == "dsp_gemm_s8ps" && usesIntrinsic(s, "dsp_gemm_s8psn") {
+			t.Fatalf("%s: does not use %s:\n%s", name, c.want, s)
+		}
+		sameResult(t, name, f, s)
+		runExtremes(t, name, f, s)
+	}
+}

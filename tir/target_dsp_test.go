@@ -115,13 +115,21 @@ func TestDSPFullyConnectedKeepsResults(t *testing.T) {
 		{2, 16, 8, map[string]int{"block_rows": 2, "block_oc": 2}},
 		{1, 32, 6, map[string]int{"block_oc": 1, "unroll_k": 1}},
 	} {
-		name := fmt.Sprintf("rows%d_k%d_n%d_%v", c.rows, c.k, c.n, c.knobs)
-		g, n := int8FC(r, c.rows, c.k, c.n, 11)
-		f, s := dspKernel(t, g, n, c.knobs)
-		if !usesIntrinsic(s, "dsp_mac") {
-			t.Fatalf("%s: not tensorized:\n%s", name, s)
+		// int8FC's output has no ReLU: the micro-kernel calls and the
+		// requantization, or (the default) the fused signed helper.
+		for _, shift := range []int{0, 1} {
+			kn := map[string]int{"requant_shift": shift}
+			for k, v := range c.knobs {
+				kn[k] = v
+			}
+			name := fmt.Sprintf("rows%d_k%d_n%d_%v", c.rows, c.k, c.n, kn)
+			g, n := int8FC(r, c.rows, c.k, c.n, 11)
+			f, s := dspKernel(t, g, n, kn)
+			if want := []string{"dsp_mac", "dsp_gemm_s8psn"}[shift]; !usesIntrinsic(s, want) {
+				t.Fatalf("%s: does not use %s:\n%s", name, want, s)
+			}
+			sameResult(t, name, f, s)
 		}
-		sameResult(t, name, f, s)
 	}
 }
 

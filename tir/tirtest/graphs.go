@@ -344,6 +344,11 @@ func Pointwise(h, w, cin, cout int) *graph.Graph {
 	return convGraph(h, w, cin, cout, 1, 1, 1, 0, graph.ActRelu, -128)
 }
 
+// Conv1x1 is Pointwise with activation act and output zero point yzp.
+func Conv1x1(h, w, cin, cout int, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraph(h, w, cin, cout, 1, 1, 1, 0, act, yzp)
+}
+
 // DeadChain is a pointwise convolution (8 → 8 channels, ReLU) whose output
 // channels in dead have all-zero weights, followed by a 3×3 depthwise
 // convolution and a 2×2 average pool, then by tail: "conv" (a pointwise
