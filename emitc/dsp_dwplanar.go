@@ -143,11 +143,28 @@ func dwPlanarC(form dwForm) string {
         int32_t y_ = (yv); \
         ` + decl + rq + `\
     } while (0)
-static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, const int32_t *r0, const int32_t *r1, const int32_t *r2, const int32_t *p0,
+static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, const int32_t *r, int32_t s0, int32_t s1, int32_t s2, const int32_t *p0,
                                 int32_t nc, int32_t ow, int32_t stride, int32_t step, int32_t ` + last + `, int32_t lo, int32_t hi)
 {
-    /* Inlined into each layer, so nc, ow, stride, step and the clamp are constants there. */
+    /* Inlined into each layer, so nc, ow, stride, step, the row offsets s0, s1, s2 and the clamp
+       are constants there: one pointer q walks the channels of all three rows. */
     int32_t j = 0;
+    /* A row of 3, 5 or 6 outputs in one group: no pair or single tail reloading the channel's words. */
+    if (step == 4 && ow == 3) {
+        {
+` + dwPlanarGroup(form, 3) + `        }
+        j = 3;
+    }
+    if (step == 4 && ow == 5) {
+        {
+` + dwPlanarGroup(form, 5) + `        }
+        j = 5;
+    }
+    if (step == 4 && ow == 6) {
+        {
+` + dwPlanarGroup(form, 6) + `        }
+        j = 6;
+    }
     if (step == 4) {
         for (; j + 3 < ow; j += 4, out += 4 * nc) {
 ` + dwPlanarGroup(form, 4) + `        }
@@ -164,14 +181,12 @@ static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, cons
 // indentation of a block inside the kernel's loop over j).
 func dwPlanarGroup(form dwForm, n int) string {
 	ind := strings.Repeat("    ", 2)
-	if n == 4 {
+	if n >= 3 {
 		ind += "    "
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { b.WriteString(ind + fmt.Sprintf(format, args...) + "\n") }
-	w("const int32_t *a = r0 + (stride == 1 ? j / 2 : j) * nc;")
-	w("const int32_t *b = r1 + (stride == 1 ? j / 2 : j) * nc;")
-	w("const int32_t *c = r2 + (stride == 1 ? j / 2 : j) * nc;")
+	w("const int32_t *q = r + (stride == 1 ? j / 2 : j) * nc;")
 	w("const int32_t *p = p0;")
 	w("int8_t *o = out;")
 	w("int8_t *const end = out + nc;")
@@ -228,7 +243,7 @@ func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 	if form == dwShift {
 		stride = tir.DWPlanarSWords
 	}
-	w("for (; o < end; ++o, p += %d) {", stride)
+	w("for (; o < end; ++o, ++q, p += %d) {", stride)
 	in := ind + "    "
 	wi := func(format string, args ...any) { b.WriteString(in + fmt.Sprintf(format, args...) + "\n") }
 	wi("int32_t g;")
@@ -252,14 +267,14 @@ func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 	} else {
 		wi("int32_t e1_;")
 	}
-	for r, ptr := range []string{"a", "b", "c"} {
-		if r > 0 && n == 4 && s == 1 {
+	for r := range 3 {
+		if r > 0 && n >= 4 && s == 1 {
 			ys := make([]string, n)
 			for i := range ys {
 				ys[i] = fmt.Sprintf(`"r"(y%d)`, i)
 			}
-			wi("/* Row %s's loads after the products so far: hoisted, they would spill. */", ptr)
-			wi(`__asm__("" : "+r"(%s) : %s);`, ptr, strings.Join(ys, ", "))
+			wi("/* Row %d's loads after the products so far: hoisted, they would spill. */", r)
+			wi(`__asm__("" : "+r"(q) : %s);`, strings.Join(ys, ", "))
 		}
 		wi("DSP_LD2(p, %d, g, h);", 2*r)
 		// Each word's SMLADs first: in the ReLU form's first row they start
@@ -268,22 +283,17 @@ func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 		started := make([]bool, n)
 		done := make([]bool, len(muls))
 		for k := 0; k < words; k++ {
-			// The row pointer steps past word 0 as it is read (a
-			// post-indexed load), so word k is at k·nc − 1.
-			switch k {
-			case 0:
-				wi("x0 = *%s++;", ptr)
-			case 1:
-				wi("x1 = %s[nc - 1];", ptr)
-			default:
-				wi("x%d = %s[%d * nc - 1];", k, ptr, k)
+			if k == 0 {
+				wi("x0 = q[s%d];", r)
+			} else {
+				wi("x%d = q[s%d + %d * nc];", k, r, k)
 			}
 			for pass := 0; pass < 2; pass++ {
-				for q, m := range muls {
-					if done[q] || m.word > k || (m.op == "smlad") != (pass == 0) || (pass == 1 && !started[m.out]) {
+				for mi, m := range muls {
+					if done[mi] || m.word > k || (m.op == "smlad") != (pass == 0) || (pass == 1 && !started[m.out]) {
 						continue
 					}
-					done[q] = true
+					done[mi] = true
 					switch {
 					case m.op == "smlad" && form == dwReLU && r == 0:
 						wi("y%d = __smuad(x%d, %s);", m.out, m.word, m.wt)

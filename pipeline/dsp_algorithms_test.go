@@ -43,6 +43,16 @@ func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
 		{"planar-stride2-w11", tirtest.Conv3x3Size(5, 11, 8, 8, 2, graph.ActNone, 5), step(4), tir.IntrDSPDWPlanar},
 		{"planar-relu-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
 		{"planar-relu-stride2-w16", tirtest.Conv3x3Size(4, 16, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
+		// Rows of 3, 5 and 6 outputs run as one group per channel (stride 1
+		// and 2), over heights that end the three-row unroll after each of
+		// its rows.
+		{"planar-w3", tirtest.Conv3x3Size(7, 3, 8, 8, 1, graph.ActNone, 5), step(4), tir.IntrDSPDWPlanar},
+		{"planar-relu-w5", tirtest.Conv3x3Size(8, 5, 8, 8, 1, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
+		{"planar-w6", tirtest.Conv3x3Size(6, 6, 12, 12, 1, graph.ActNone, 5), step(4), tir.IntrDSPDWPlanar},
+		{"planar-relu-w6", tirtest.Conv3x3Size(4, 6, 8, 8, 1, graph.ActRelu6, -128), step(4), tir.IntrDSPDWPlanarR},
+		{"planar-relu-stride2-w6to3", tirtest.Conv3x3Size(7, 6, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
+		{"planar-stride2-w10to5", tirtest.Conv3x3Size(9, 10, 8, 8, 2, graph.ActNone, 5), step(4), tir.IntrDSPDWPlanar},
+		{"planar-relu-stride2-w12to6", tirtest.Conv3x3Size(10, 12, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
 	} {
 		if c.helper != tir.IntrDSPDWPlanarR {
 			t.Run(c.name, func(t *testing.T) {

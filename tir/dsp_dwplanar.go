@@ -37,12 +37,15 @@ const IntrDSPPlanes = "dsp_planes_s8"
 
 // IntrDSPDWPlanar is one output row of a planar 3×3 depthwise convolution:
 //
-//	dsp_dwp3_s8(out *int8, r0, r1, r2 *int32, p *int32, nc, ow, stride, step, zr, lo, hi)
+//	dsp_dwp3_s8(out *int8, q *int32, s0, s1, s2, p *int32, nc, ow, stride, step, zr, lo, hi)
 //	for output j < ow and channel ch < nc (P = p[12ch:]):
-//	  acc = P[6] + Σ_{k<3} Σ_{t<3} plane(rk, ch, j·stride + t) · g(k, t)
+//	  acc = P[6] + Σ_{k<3} Σ_{t<3} plane(q + sk, ch, j·stride + t) · g(k, t)
 //	  out[j·nc + ch] = dsp_requant_s8(acc, P[9], P[7] as uint32 + P[8]·2^32, P[10], zr, lo, hi)
 //
-// where plane(r, ch, i) is the int16 half i%2 (0: low) of word r[(i/2)·nc + ch]
+// where the window's three input rows are the planes at word offsets s0,
+// s1 and s2 of q (ring slots: one base pointer, and offsets that are
+// constants in the C, so the channel loop walks one pointer for all three
+// rows), plane(r, ch, i) is the int16 half i%2 (0: low) of word r[(i/2)·nc + ch]
 // and g(k, t) is the low (t = 0) or high (t = 1) half of P[2k], or the high
 // half of P[2k+1] (t = 2); the low half of P[2k+1] is g(k, 1) again.
 // Step (2 or 4, knob dw_step) is how many outputs of one channel the C
@@ -71,8 +74,8 @@ const IntrDSPDWPlanar = "dsp_dwp3_s8"
 // words per channel, the six weight words scaled by 2^j, the scaled bias,
 // the multiplier and A:
 //
-//	dsp_dwp3s_s8(out *int8, r0, r1, r2 *int32, p *int32, nc, ow, stride, step, t, lo, hi)
-//	  acc = P[6] + Σ_{k<3} Σ_{t<3} plane(rk, ch, j·stride + t) · g(k, t)   (P = p[9ch:])
+//	dsp_dwp3s_s8(out *int8, q *int32, s0, s1, s2, p *int32, nc, ow, stride, step, t, lo, hi)
+//	  acc = P[6] + Σ_{k<3} Σ_{t<3} plane(q + sk, ch, j·stride + t) · g(k, t)   (P = p[9ch:])
 //	  out[j·nc + ch] = clamp((⌊acc·P[7] / 2^32⌋ + P[8]) >> t, lo, hi)
 const IntrDSPDWPlanarS = "dsp_dwp3s_s8"
 
@@ -108,8 +111,9 @@ func init() {
 			name, words = IntrDSPDWPlanarS, DWPlanarSWords
 		}
 		return func(a []val) val {
-			out, rows, p := a[0], a[1:4], a[4]
-			nc, ow, stride, step, zr, lo, hi := a[5].i, a[6].i, a[7].i, a[8].i, a[9], a[10], a[11]
+			out, q, p := a[0], a[1], a[5]
+			rows := []val{{p: q.p, i: q.i + a[2].i}, {p: q.p, i: q.i + a[3].i}, {p: q.p, i: q.i + a[4].i}}
+			nc, ow, stride, step, zr, lo, hi := a[6].i, a[7].i, a[8].i, a[9].i, a[10], a[11], a[12]
 			if stride != 1 && stride != 2 || step != 2 && step != 4 {
 				panic(fmt.Sprintf("%s: stride %d, step %d", name, stride, step))
 			}
@@ -295,30 +299,54 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	}
 	pk := constBuf(f.Name+"_dwp3", I32, []int{len(stream)}, stream)
 	planes := NewBuffer(f.Name+"_planes", I32, []int{3 * Cn * wp2}, ScopeLocal)
-	slot := func(ih Expr) Expr { return Mul(Mod(Add(ih, C(3)), C(3)), C(int64(Cn*wp2))) }
-	layout := func(ih Expr) Stmt {
-		call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, slot(ih)), ptr(a.x.Buf, Mul(ih, C(int64(W*Cn)))),
+	// Input row ih lives in ring slot ih mod 3. The output rows run in
+	// groups of three, so that every slot is a constant (ih = (3·o + r)·sh
+	// − padT + k is r·sh − padT + k mod 3): the kernel's three row
+	// rows are one base pointer and three constant offsets, which frees
+	// two registers in its channel loop.
+	slotOf := func(m int64) int64 { return ((m%3 + 3) % 3) * int64(Cn*wp2) }
+	slotAt := func(m int64) Expr { return C(slotOf(m)) }
+	layout := func(ih Expr, at Expr) Stmt {
+		call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, Mul(ih, C(int64(W*Cn)))),
 			C(int64(W)), C(int64(Cn)), C(int64(wp2)), C(int64(padL)), C(a.xOff))}
-		zeros := loopK("z", Cn*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(slot(ih), z), C(0)) })
+		zeros := loopK("z", Cn*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(at, z), C(0)) })
 		return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: call, Else: zeros}
 	}
-	oh := NewVar("oh")
-	top := Sub(Mul(oh, C(sh)), C(int64(padT)))
 	var pro []Stmt
 	for r := 0; r < 3; r++ {
-		pro = append(pro, layout(C(int64(r-padT))))
+		pro = append(pro, layout(C(int64(r-padT)), slotAt(int64(r-padT))))
 	}
-	var fresh []Stmt
-	for r := 3 - int(sh); r < 3; r++ {
-		fresh = append(fresh, layout(Add(top, C(int64(r)))))
+	// row is output row oh (≡ r mod 3): the rows it lays out first (none
+	// for row 0, whose window the prologue laid out), then its kernel call.
+	row := func(oh Expr, r int64) Stmt {
+		top := Sub(Mul(oh, C(sh)), C(int64(padT)))
+		base := r*sh - int64(padT)
+		var fresh []Stmt
+		for k := 3 - sh; k < 3; k++ {
+			fresh = append(fresh, layout(SimplifyExpr(Add(top, C(k))), slotAt(base+k)))
+		}
+		call := &Evaluate{X: Call(kernel, I32, ptr(store.Buf, SimplifyExpr(Mul(oh, C(int64(OW*Cn))))),
+			ptr(planes, C(0)), slotAt(base), slotAt(base+1), slotAt(base+2),
+			ptr(pk, C(0)), C(int64(Cn)), C(int64(OW)), C(sw), C(int64(step)), C(last), C(lo), C(hi))}
+		if v, ok := IsConst(oh); ok && v == 0 {
+			return call
+		}
+		return Block(If(GT(oh, C(0)), Block(fresh...)), call)
 	}
-	call := &Evaluate{X: Call(kernel, I32, ptr(store.Buf, Mul(oh, C(int64(OW*Cn)))),
-		ptr(planes, slot(top)), ptr(planes, slot(Add(top, C(1)))), ptr(planes, slot(Add(top, C(2)))),
-		ptr(pk, C(0)), C(int64(Cn)), C(int64(OW)), C(sw), C(int64(step)), C(last), C(lo), C(hi))}
-	body := Block(Block(pro...), &For{Var: oh, Min: C(0), Extent: C(int64(OH)),
-		Body: Block(If(GT(oh, C(0)), Block(fresh...)), call)})
+	o := NewVar("oh_o")
+	var group []Stmt
+	for r := int64(0); r < 3; r++ {
+		group = append(group, row(Add(Mul(o, C(3)), C(r)), r))
+	}
+	body := []Stmt{Block(pro...)}
+	if OH/3 > 0 {
+		body = append(body, &For{Var: o, Min: C(0), Extent: C(int64(OH / 3)), Body: Block(group...)})
+	}
+	for oh := OH / 3 * 3; oh < OH; oh++ {
+		body = append(body, row(C(int64(oh)), int64(oh%3)))
+	}
 	h := *f
-	h.Body = &Allocate{Buf: planes, Body: body}
+	h.Body = &Allocate{Buf: planes, Body: Block(body...)}
 	// In place (output over input at one offset): output rows 0..oh cover
 	// input bytes of rows <= oh when OW <= W, and before output row oh is
 	// stored every input row up to oh·sh − padT + 2 is in the ring; a row
