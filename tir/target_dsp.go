@@ -520,15 +520,14 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			return nil, err
 		}
 		// rows_gather: copy each block's KH window segments into one column
-		// (one fused channel loop instead of KH micro-kernel calls per
-		// channel block). It pays where the segments are short: the RGB
-		// first layers (VWW's conv0 −13%, IC's −1% on mps2-an386); on
-		// IC's Cin ≥ 16 layers it costs 3–7%.
-		gatherDef := 0
-		if cp != Cg {
-			gatherDef = 1
-		}
-		gather := knob(f, "rows_gather", gatherDef) != 0
+		// (one fused channel loop over it instead of the segmented helper).
+		// It paid on the RGB first layers while three segments meant KH
+		// micro-kernel calls per channel block (VWW's conv0 −13%); since
+		// the segmented helper keeps its accumulators in registers
+		// (dsp_gemm3_s8ps), it costs there too (VWW's conv0 693,843 →
+		// 775,454, IC's 541,229 → 599,692 on mps2-an386), so it is off
+		// and left to the tuner.
+		gather := knob(f, "rows_gather", 0) != 0
 		return c.convRows(f, stride, padT, padL, wr, packRequant(fastRequant(a.store)), bpx, boc, unroll, wbits == 8, gather, fuse, shift, dd), nil
 	}
 	wp, err := dspWeights(f, w.Data.I, Cout, K, K4, boc, wbits, dd.dead)
