@@ -44,9 +44,9 @@ func TestDSPConvRowsUnderQEMU(t *testing.T) {
 	}
 }
 
-// The core's knob defaults (tir.Target.CoreKnobs) apply where a board names
-// that core: the row-widened convolution is the default on the Cortex-M4
-// board and not on the Cortex-M33 one, and a knob the caller sets wins.
+// The row-widened convolution is the default on the Cortex-M4 and, since
+// session 7 (no core override left), on the Cortex-M33; a knob the caller
+// sets wins. (TestTargetForCore has the core overrides' mechanism.)
 func TestDSPConvRowsCoreDefault(t *testing.T) {
 	g := tirtest.Conv3x3(8, 1, 1, graph.ActNone, 5)
 	rows := func(board string, knobs map[string]map[string]int) int {
@@ -69,10 +69,10 @@ func TestDSPConvRowsCoreDefault(t *testing.T) {
 	if got := rows("mps2-an386", nil); got != 1 {
 		t.Errorf("Cortex-M4: conv_rows = %d, want the row form", got)
 	}
-	if got := rows("mps2-an505", nil); got != 0 {
-		t.Errorf("Cortex-M33: conv_rows = %d, want im2col", got)
+	if got := rows("mps2-an505", nil); got != 1 {
+		t.Errorf("Cortex-M33: conv_rows = %d, want the row form", got)
 	}
-	if got := rows("mps2-an505", map[string]map[string]int{"conv2d": {"conv_rows": 1}}); got != 1 {
-		t.Errorf("Cortex-M33 with conv_rows=1 asked: %d", got)
+	if got := rows("mps2-an505", map[string]map[string]int{"conv2d": {"conv_rows": 0}}); got != 0 {
+		t.Errorf("Cortex-M33 with conv_rows=0 asked: %d", got)
 	}
 }

@@ -227,3 +227,26 @@ func TestDSPElementwiseTablesKeepResults(t *testing.T) {
 		sameResult(t, string(op), f, s)
 	}
 }
+
+// A core's knob overrides (Target.CoreKnobs) apply at op level for that
+// core only, merge over the target's own op knobs, leave kernel-level knobs
+// (which win at lookup) and the original target untouched.
+func TestTargetForCore(t *testing.T) {
+	base := Target{Name: "x",
+		Knobs:     map[string]map[string]int{"conv2d": {"unroll_k": 4}, "conv2d_3_s8": {"conv_rows": 1}},
+		CoreKnobs: map[string]map[string]map[string]int{"cortex-m33": {"conv2d": {"conv_rows": 0}}},
+	}
+	m33 := base.ForCore("cortex-m33")
+	if got := m33.Knobs["conv2d"]; got["conv_rows"] != 0 || got["unroll_k"] != 4 {
+		t.Errorf("cortex-m33 conv2d knobs %v, want conv_rows 0 merged over unroll_k 4", got)
+	}
+	if got := m33.Knobs["conv2d_3_s8"]["conv_rows"]; got != 1 {
+		t.Errorf("kernel-level conv_rows %d, want 1 kept", got)
+	}
+	if _, ok := base.Knobs["conv2d"]["conv_rows"]; ok {
+		t.Error("ForCore changed the target it was called on")
+	}
+	if got := base.ForCore("cortex-m4").Knobs["conv2d"]; len(got) != 1 || got["unroll_k"] != 4 {
+		t.Errorf("cortex-m4 conv2d knobs %v, want only unroll_k 4", got)
+	}
+}
