@@ -27,6 +27,9 @@ static inline int32_t dsp_sxtab16_ror8(int32_t a, int32_t b)
 /* Two adjacent words in one LDRD (gcc does not pair the loads itself). */
 #define DSP_LD2(p, i, lo, hi) __asm__("ldrd %0, %1, [%2, %3]" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const int32_t(*)[2])((p) + (i))))
 
+/* Two adjacent words stored by one STRD. */
+#define DSP_ST2(p, i, lo, hi) __asm__("strd %1, %2, [%3, %4]" : "=m"(*(int32_t(*)[2])((p) + (i))) : "r"(lo), "r"(hi), "r"(p), "n"(4 * (i)))
+
 static inline int32_t dsp_read32(const void *p)
 {
     int32_t v;

@@ -49,10 +49,9 @@ static inline __attribute__((always_inline)) void dsp_planes_s8(int32_t *dst, co
                 const int32_t a13 = dsp_sxtab16_ror8(o, va);
                 const int32_t b02 = __sxtab16(o, vb);
                 const int32_t b13 = dsp_sxtab16_ror8(o, vb);
-                d[0] = dsp_pk_lo(a02, b02);
-                d[1] = dsp_pk_lo(a13, b13);
-                d[2] = dsp_pk_hi(a02, b02);
-                d[3] = dsp_pk_hi(a13, b13);
+                /* Two STRDs (gcc stores the four words one by one). */
+                DSP_ST2(d, 0, dsp_pk_lo(a02, b02), dsp_pk_lo(a13, b13));
+                DSP_ST2(d, 2, dsp_pk_hi(a02, b02), dsp_pk_hi(a13, b13));
             }
             continue;
         }
