@@ -30,7 +30,7 @@ func TestDSPAlgorithmsCrossCompile(t *testing.T) {
 		{"planar-relu", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]int{"dw_planar": 1, "requant_shift": 0}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},
 		{"planar-shift", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]int{"dw_planar": 1}, "depthwise_conv2d", tir.IntrDSPDWPlanarS},
 		{"planar-shift-relu6-step2", tirtest.Conv3x3(8, 8, 1, graph.ActRelu6, -128), map[string]int{"dw_planar": 1, "dw_step": 2}, "depthwise_conv2d", tir.IntrDSPDWPlanarS},
-		{"gemm-shift", tirtest.Conv3x3(8, 1, 1, graph.ActRelu, -128), map[string]int{"conv_rows": 0}, "conv2d", tir.DSPGemmSName(2, 2, 6)},
+		{"gemm-shift", tirtest.Conv3x3(8, 1, 1, graph.ActRelu, -128), map[string]int{"conv_rows": 0}, "conv2d", tir.DSPGemmSName(2, 2, 9)},
 		{"planar-step2", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), map[string]int{"dw_planar": 1, "dw_step": 2}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
 		{"planar-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActNone, 5), map[string]int{"dw_planar": 1, "dw_step": 4}, "depthwise_conv2d", tir.IntrDSPDWPlanar},
 		{"planar-relu-stride2-w13", tirtest.Conv3x3Size(5, 13, 8, 8, 2, graph.ActRelu, -128), map[string]int{"dw_planar": 1, "dw_step": 4, "requant_shift": 0}, "depthwise_conv2d", tir.IntrDSPDWPlanarR},

@@ -57,10 +57,12 @@ const IntrDSPWiden3 = "dsp_widen3_s8"
 func DSPMacName(r, c, u int) string { return fmt.Sprintf("dsp_mac_s16_%dx%d_u%d", r, c, u) }
 
 // DSPMacUnrolls are the unroll depths (groups of four k per iteration)
-// that have a helper. The odd ones fit K that no power of two divides
-// (KWS's 10×4 first layer: 20 pair words, 4 iterations of u5 instead of 10
-// of u2; an RGB 3×3 window padded to four channels: 18 words, u3).
-var DSPMacUnrolls = []int{1, 2, 3, 4, 5, 6, 7, 8, 16}
+// that have a helper. The ones between the powers of two fit K that no
+// larger power of two divides, so that one iteration covers it (KWS's 10×4
+// first layer: 20 pair words, u10; an RGB 3×3 window padded to four
+// channels: 18 words, u9; IC's 3×3 row segments of 24 and 48 words, u12
+// and u24). A helper is printed only where a kernel calls it.
+var DSPMacUnrolls = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 24, 32}
 
 // DSPMacBlocks are the block shapes (rows × channels) that have a helper.
 var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}}

@@ -38,19 +38,19 @@ var DSP = &Target{Name: "dsp", Schedules: map[string]ScheduleFunc{
 func init() {
 	RegisterTarget(DSP)
 	// The values each dsp knob may take, for the autotuner.
-	DeclareKnob("dsp.block_px", 1, 2)           // conv, depthwise: output pixels per block
-	DeclareKnob("dsp.block_oc", 1, 2, 4)        // conv, FC: output channels per micro-kernel
-	DeclareKnob("dsp.block_rows", 1, 2)         // FC: input rows per micro-kernel
-	DeclareKnob("dsp.unroll_k", 1, 2, 4, 8, 16) // conv, FC: groups of four k per iteration (16: shape-dependent, tuning only)
-	DeclareKnob("dsp.partition", 0, 1, 2, 3)    // conv, depthwise: border/interior split
-	DeclareKnob("dsp.pad_k", 4, 8, 16)          // conv: staged im2col row padding
-	DeclareKnob("dsp.unroll_taps", 0, 1)        // depthwise: unroll the window
-	DeclareKnob("dsp.unroll_q", 0, 4, 8)        // depthwise: unroll quad loops this short
-	DeclareKnob("dsp.lut", 0, 1)                // element-wise: per-input tables
-	DeclareKnob("dsp.dw3x3", 0, 1)              // depthwise 3x3: one shared helper per pixel
-	DeclareKnob("dsp.gemm_fuse", 0, 1)          // conv, FC: ReLU outputs through one DSPGemmName helper per channel loop
-	DeclareKnob("dsp.requant_shift", 0, 1)      // conv, FC: those helpers with one shift per layer (DSPGemmSName)
-	DeclareKnob("dsp.conv_rows", 0, 1)          // conv KxK, Cin % 4 == 0: widen input rows once, no im2col (tir/dsp_convrows.go)
+	DeclareKnob("dsp.block_px", 1, 2)                   // conv, depthwise: output pixels per block
+	DeclareKnob("dsp.block_oc", 1, 2, 4)                // conv, FC: output channels per micro-kernel
+	DeclareKnob("dsp.block_rows", 1, 2)                 // FC: input rows per micro-kernel
+	DeclareKnob("dsp.unroll_k", 1, 2, 4, 8, 16, 24, 32) // conv, FC: groups of four k per iteration (the largest helper up to it that divides K)
+	DeclareKnob("dsp.partition", 0, 1, 2, 3)            // conv, depthwise: border/interior split
+	DeclareKnob("dsp.pad_k", 4, 8, 16)                  // conv: staged im2col row padding
+	DeclareKnob("dsp.unroll_taps", 0, 1)                // depthwise: unroll the window
+	DeclareKnob("dsp.unroll_q", 0, 4, 8)                // depthwise: unroll quad loops this short
+	DeclareKnob("dsp.lut", 0, 1)                        // element-wise: per-input tables
+	DeclareKnob("dsp.dw3x3", 0, 1)                      // depthwise 3x3: one shared helper per pixel
+	DeclareKnob("dsp.gemm_fuse", 0, 1)                  // conv, FC: ReLU outputs through one DSPGemmName helper per channel loop
+	DeclareKnob("dsp.requant_shift", 0, 1)              // conv, FC: those helpers with one shift per layer (DSPGemmSName)
+	DeclareKnob("dsp.conv_rows", 0, 1)                  // conv KxK, Cin % 4 == 0: widen input rows once, no im2col (tir/dsp_convrows.go)
 	// conv, FC: weights in flash as int16 pairs (16) or int8 widened in
 	// registers (8, tir/dsp_w8.go). 8 saves flash at a cost in
 	// instructions: the pipeline's fit pass chooses it where the board's
@@ -440,7 +440,8 @@ func convWeights(f *PrimFunc) *Buffer {
 // every block of block_oc channels is one micro-kernel call over the
 // compile-time packed int16 weights, with the requantization fused into
 // its epilogue. Knobs: block_px (1 or 2), block_oc (1, 2 or 4), unroll_k
-// (1, 2, 4 or 8 groups of four k per micro-kernel iteration, default 8), partition (bit
+// (groups of four k per micro-kernel iteration: the largest of
+// DSPMacUnrolls up to it that divides K; default 24), partition (bit
 // 0: pixel blocks, bit 1: rows; the interior fills the im2col buffer
 // without padding checks), weights (16: int16 pair words in flash, the
 // default; 8: int8 in flash, widened in registers, tir/dsp_w8.go),
@@ -452,12 +453,16 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// the LDM blocks and the shared-shift epilogue the tuner measures 2x2
 	// faster again on VWW's 48×48 8→16 layer: 479,734 → 450,982.)
 	defPx, defOC := 2, 2
-	// Sixteen groups of four k per micro-kernel iteration (the whole K of
-	// a 64-channel pointwise layer: no loop, no bound register, so the
-	// helper's table and output pointers stay in registers): session 7
-	// measured KWS 2,647,882 → 2,569,353 and VWW, IC lower too on
-	// mps2-an386 (fully connected layers stay at 8: AD measured higher).
-	bpx, boc, unroll := knob(f, "block_px", defPx), knob(f, "block_oc", defOC), knob(f, "unroll_k", 16)
+	// Up to 24 groups of four k per micro-kernel iteration, the whole K
+	// where a helper fits it (KWS's 64-channel pointwise layers, its
+	// 10×4 first layer with u10, IC's 3×3 row segments with u12 and u24):
+	// no K loop and no bound register, so the helper's table and output
+	// pointers stay in registers. Session 7 measured on mps2-an386 KWS
+	// 2,647,882 → 2,569,353 at 16 and 2,543,182 with u10, IC 10,530,973 →
+	// 10,191,455 with u12 and u24; 32 takes VWW 0.3% lower for 8 KB more
+	// flash, so it is left to the tuner. Fully connected layers stay at 8
+	// (AD measured higher at 16).
+	bpx, boc, unroll := knob(f, "block_px", defPx), knob(f, "block_oc", defOC), knob(f, "unroll_k", 24)
 	fuse := knob(f, "gemm_fuse", 1) != 0
 	shift := knob(f, "requant_shift", 1) != 0
 	wbits := knob(f, "weights", 16)
