@@ -17,21 +17,6 @@ import "slices"
 // DSPPackWeights' layout unchanged: K = KH·KW·Cg in groups of four, so
 // within a channel block kernel row kh's weights follow kernel row kh−1's.
 
-// rowsDefault is knob conv_rows' default: on at stride 1, where the ring
-// widens each input row once instead of each value up to KH·KW times, and
-// at stride 2 up to 32 output channels. The KH calls per block (instead of
-// one, and no fused DSPGemmName helper) cost per output channel, while at
-// stride 2 the ring keeps only KH − 2 of its rows: on IC (mps2-an386, each
-// kernel alone) the 16→32 channel stride-2 layer gains 4% and the 32→64
-// one loses 2.6% (in the model, where gcc no longer inlines the extra
-// micro-kernel calls, 20%); the stride-1 layers gain 1% to 16%.
-func rowsDefault(stride, cout int) int {
-	if stride == 1 || cout <= 32 {
-		return 1
-	}
-	return 0
-}
-
 // rowChannels is how many channels a widened row holds per pixel: Cg, or
 // 4 for an RGB input (Cg = 3, widened with a zero fourth channel by
 // IntrDSPWiden3; the weights get a zero fourth channel too, so the window
