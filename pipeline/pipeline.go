@@ -66,9 +66,15 @@ type State struct {
 	Graph     *graph.Graph
 	// Float is the float graph a quantized Graph was made from (nil when
 	// the model was integer already).
-	Float       *graph.Graph
-	QuantReport *quant.Report
-	Plan        *memplan.Plan
+	Float *graph.Graph
+	// MACs are the model's multiply-accumulates as imported (the plan pass
+	// removes unused channels from Graph, which then counts fewer).
+	MACs int64
+	// UnusedChannels is how many channels the plan pass removed from
+	// chains whose consumer reads them with all-zero weights.
+	UnusedChannels int
+	QuantReport    *quant.Report
+	Plan           *memplan.Plan
 	// notInPlace are nodes the plan must not run in place (their kernels
 	// could not; see lowerPass).
 	notInPlace map[string]bool
@@ -219,8 +225,11 @@ func quantizePass(s *State) error {
 }
 
 func planPass(s *State) error {
-	// Dead output channels go last where the graph allows it (an exact
+	// Channels nobody reads leave their chains (an exact removal), then
+	// dead output channels go last where the graph allows it (an exact
 	// reordering), so every target's schedule can skip them as one tail.
+	s.MACs = graph.TotalMACs(s.Graph)
+	_, s.UnusedChannels = graph.PruneUnusedChannels(s.Graph)
 	graph.PermuteDeadChannels(s.Graph)
 	opt := memplan.DefaultOptions()
 	if s.Opt.PlanAlgorithm != "" {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/runner"
 )
@@ -115,7 +114,7 @@ func (c *benchCmd) Run(e *env) error {
 				return fmt.Errorf("%s on %s: %w", model, flags.Board, err)
 			}
 			r := benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
-				MACs: graph.TotalMACs(s.Graph), ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
+				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
 				RAMBytes: x.Firmware.RAMBytes(), MatchReference: x.AllMatch()}
 			if r.Instructions > 0 {
 				r.MACsPerInstr = float64(r.MACs) / float64(r.Instructions)

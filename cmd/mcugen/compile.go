@@ -33,6 +33,10 @@ type compileReport struct {
 	// DeadChannels is how many output channels (all-zero weights) the
 	// kernels store as constants instead of computing.
 	DeadChannels int `json:"dead_channels"`
+	// UnusedChannels is how many channels the compiler removed because
+	// the only layer reading them gives them all-zero weights
+	// (graph.PruneUnusedChannels).
+	UnusedChannels int `json:"unused_channels"`
 	// Int8Weights is set when the fit pass kept layers' weights int8 (in
 	// flash) because the int16 layout would not fit the board's flash.
 	Int8Weights *pipeline.LeanWeights `json:"int8_weights,omitempty"`
@@ -92,7 +96,7 @@ func (c *compileCmd) Run(e *env) error {
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
 		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean,
-		DeadChannels: s.Report.DeadChannels}
+		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
 	}
@@ -104,6 +108,9 @@ func (c *compileCmd) Run(e *env) error {
 		c.Model, c.Out, r.Board, r.Target, comma(int64(r.ArenaBytes)), comma(int64(r.WeightsBytes)), comma(int64(r.ScratchBytes)), r.Entry)
 	if r.Int8Weights != nil {
 		fmt.Fprintln(e.stdout, r.Int8Weights.Summary())
+	}
+	if r.UnusedChannels > 0 {
+		fmt.Fprintf(e.stdout, "%s channels removed: the only layer that reads them has all-zero weights for them\n", comma(int64(r.UnusedChannels)))
 	}
 	if r.DeadChannels > 0 {
 		fmt.Fprintf(e.stdout, "%s output channels with all-zero weights stored as constants, not computed\n", comma(int64(r.DeadChannels)))
