@@ -55,6 +55,39 @@ func ZeroRows(w []int64, rows int) []bool {
 	return zero
 }
 
+// chainIndex is what chanChain looks up: each tensor's consumers, how many
+// node inputs read it, and the graph's outputs.
+type chainIndex struct {
+	consumers map[string][]*Node
+	uses      map[string]int
+	isOut     map[string]bool
+}
+
+func newChainIndex(g *Graph) chainIndex {
+	ix := chainIndex{consumers: g.Consumers(), uses: map[string]int{}, isOut: map[string]bool{}}
+	for _, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			ix.uses[in]++
+		}
+	}
+	for _, o := range g.Outputs {
+		ix.isOut[o] = true
+	}
+	return ix
+}
+
+// axisSplit is shape's element count before axis, along it and after it.
+func axisSplit(shape []int, axis int) (outer, n, inner int) {
+	outer, inner = 1, 1
+	for i := 0; i < axis; i++ {
+		outer *= shape[i]
+	}
+	for i := axis + 1; i < len(shape); i++ {
+		inner *= shape[i]
+	}
+	return outer, shape[axis], inner
+}
+
 // chanEdit is one constant to reorder along one axis.
 type chanEdit struct {
 	t    *Tensor
@@ -64,17 +97,7 @@ type chanEdit struct {
 // PermuteDeadChannels moves dead channels last where it is safe (see above)
 // and returns how many convolutions it reordered.
 func PermuteDeadChannels(g *Graph) int {
-	consumers := g.Consumers()
-	uses := map[string]int{}
-	for _, n := range g.Nodes {
-		for _, in := range n.Inputs {
-			uses[in]++
-		}
-	}
-	isOut := map[string]bool{}
-	for _, o := range g.Outputs {
-		isOut[o] = true
-	}
+	ix := newChainIndex(g)
 	count := 0
 	for _, p := range g.Nodes {
 		if p.Op != Conv2D && p.Op != FullyConnected {
@@ -97,7 +120,7 @@ func PermuteDeadChannels(g *Graph) int {
 			}
 		}
 		if !slices.IsSorted(perm) {
-			if edits, ok := chanChain(g, p, cout, consumers, uses, isOut); ok {
+			if edits, ok := chanChain(g, p, cout, ix); ok {
 				for _, e := range edits {
 					permuteAxis(e.t, e.axis, perm)
 				}
@@ -113,7 +136,8 @@ func PermuteDeadChannels(g *Graph) int {
 // on the way and the consuming layer's input axis. ok is false when the
 // output reaches anything else, more than one consumer, or a graph output,
 // or when a constant to edit is shared.
-func chanChain(g *Graph, p *Node, c int, consumers map[string][]*Node, uses map[string]int, isOut map[string]bool) ([]chanEdit, bool) {
+func chanChain(g *Graph, p *Node, c int, ix chainIndex) ([]chanEdit, bool) {
+	consumers, uses, isOut := ix.consumers, ix.uses, ix.isOut
 	var edits []chanEdit
 	own := func(n *Node, i, axis int) bool {
 		if i >= len(n.Inputs) || n.Inputs[i] == "" {
@@ -195,15 +219,7 @@ func chanChain(g *Graph, p *Node, c int, consumers map[string][]*Node, uses map[
 // permuteAxis reorders t's data (and per-axis scales along that axis) so
 // that new index i along axis holds old index perm[i].
 func permuteAxis(t *Tensor, axis int, perm []int) {
-	shape := t.Shape
-	outer, inner := 1, 1
-	for i := 0; i < axis; i++ {
-		outer *= shape[i]
-	}
-	for i := axis + 1; i < len(shape); i++ {
-		inner *= shape[i]
-	}
-	n := shape[axis]
+	outer, n, inner := axisSplit(t.Shape, axis)
 	move := func(get func(int) int64, set func(int, int64)) {
 		for o := 0; o < outer; o++ {
 			for i := 0; i < n; i++ {

@@ -23,17 +23,7 @@ import "slices"
 // shortened and how many channels it removed from them. It keeps at least
 // one channel, and a multiple of four where there were.
 func PruneUnusedChannels(g *Graph) (chains, channels int) {
-	consumers := g.Consumers()
-	uses := map[string]int{}
-	for _, n := range g.Nodes {
-		for _, in := range n.Inputs {
-			uses[in]++
-		}
-	}
-	isOut := map[string]bool{}
-	for _, o := range g.Outputs {
-		isOut[o] = true
-	}
+	ix := newChainIndex(g)
 	for _, p := range g.Nodes {
 		if (p.Op != Conv2D && p.Op != FullyConnected) || len(p.Inputs) < 2 || len(p.Outputs) != 1 {
 			continue
@@ -46,7 +36,7 @@ func PruneUnusedChannels(g *Graph) (chains, channels int) {
 			continue
 		}
 		c := w.Shape[0]
-		edits, ok := chanChain(g, p, c, consumers, uses, isOut)
+		edits, ok := chanChain(g, p, c, ix)
 		if !ok || len(edits) == 0 {
 			continue
 		}
@@ -81,7 +71,7 @@ func PruneUnusedChannels(g *Graph) (chains, channels int) {
 		for t != nil {
 			t.Shape = slices.Clone(t.Shape)
 			t.Shape[len(t.Shape)-1] = len(keep)
-			n := consumers[t.Name][0]
+			n := ix.consumers[t.Name][0]
 			if len(n.Inputs) > 1 && n.Inputs[1] == last.t.Name {
 				break
 			}
@@ -99,14 +89,7 @@ func PruneUnusedChannels(g *Graph) (chains, channels int) {
 // zeroAlong reports, for each index along axis of a tensor of shape shape,
 // whether every element with that index is zero.
 func zeroAlong(v []int64, shape []int, axis int) []bool {
-	outer, inner := 1, 1
-	for i := 0; i < axis; i++ {
-		outer *= shape[i]
-	}
-	for i := axis + 1; i < len(shape); i++ {
-		inner *= shape[i]
-	}
-	n := shape[axis]
+	outer, n, inner := axisSplit(shape, axis)
 	zero := make([]bool, n)
 	for i := range zero {
 		zero[i] = true
@@ -124,15 +107,7 @@ func zeroAlong(v []int64, shape []int, axis int) []bool {
 // selectAxis keeps only the indices keep (ascending) along axis of t's
 // data, shape and per-axis quantization along that axis.
 func selectAxis(t *Tensor, axis int, keep []int) {
-	shape := t.Shape
-	outer, inner := 1, 1
-	for i := 0; i < axis; i++ {
-		outer *= shape[i]
-	}
-	for i := axis + 1; i < len(shape); i++ {
-		inner *= shape[i]
-	}
-	n := shape[axis]
+	outer, n, inner := axisSplit(t.Shape, axis)
 	pick := func(src []int64) []int64 {
 		out := make([]int64, 0, outer*len(keep)*inner)
 		for o := 0; o < outer; o++ {
@@ -154,7 +129,7 @@ func selectAxis(t *Tensor, axis int, keep []int) {
 		}
 		t.Data.F = f
 	}
-	t.Shape = slices.Clone(shape)
+	t.Shape = slices.Clone(t.Shape)
 	t.Shape[axis] = len(keep)
 	t.Data.Shape = slices.Clone(t.Shape)
 	if q := t.Quant; q.PerAxis() && q.Axis == axis {

@@ -86,6 +86,36 @@ func TestSharedShiftRefuses(t *testing.T) {
 	}
 }
 
+// shiftLayer is a random layer's per-channel requantization for
+// sharedShift: 1 to 6 channels, right shifts within 4 of each other from
+// base shifts below maxBase, multipliers in [2^30, 2^31) or zero (a channel
+// with scale zero: the zero point whatever the accumulator), one output
+// zero point folded into k0, biases within ±10,000, 64 weights of up to
+// 127.
+type shiftLayer struct {
+	zk                          int64
+	k0, m, e1, bias, wmax, wsum []int64
+	live                        []bool
+}
+
+func randomShiftLayer(r *rand.Rand, maxBase int) shiftLayer {
+	n := 1 + r.Intn(6)
+	L := shiftLayer{zk: int64(r.Intn(256) - 128), k0: make([]int64, n), m: make([]int64, n), e1: make([]int64, n),
+		bias: make([]int64, n), wmax: make([]int64, n), wsum: make([]int64, n), live: make([]bool, n)}
+	base := r.Intn(maxBase)
+	for c := range n {
+		L.e1[c] = int64(base + r.Intn(4))
+		L.m[c] = 1<<30 + r.Int63n(1<<30)
+		if r.Intn(8) == 0 {
+			L.m[c] = 0
+		}
+		L.k0[c] = dspRequantK0(L.e1[c]+1, L.zk)
+		L.bias[c] = r.Int63n(20001) - 10000
+		L.wmax[c], L.wsum[c], L.live[c] = 127, 127*64, true
+	}
+	return L
+}
+
 // Property: for random accumulators, biases, multipliers, shifts and zero
 // points, the shared-shift arithmetic (scaled accumulator, SMMLA, one
 // shift) clamped to [max(zk, −128), 127] equals TFLite's requantization
@@ -93,21 +123,9 @@ func TestSharedShiftRefuses(t *testing.T) {
 func TestSharedShiftMatchesTFLite(t *testing.T) {
 	r := rand.New(rand.NewSource(71))
 	for trial := 0; trial < 400; trial++ {
-		n := 1 + r.Intn(6)
-		zk := int64(r.Intn(256) - 128)
-		base := r.Intn(12)
-		k0, m, e1, bias, wmax, wsum, live := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]bool, n)
-		for c := range n {
-			e1[c] = int64(base + r.Intn(4))
-			m[c] = 1<<30 + r.Int63n(1<<30)
-			if r.Intn(8) == 0 {
-				m[c] = 0 // a channel with scale zero: the zero point whatever the accumulator
-			}
-			k0[c] = dspRequantK0(e1[c]+1, zk)
-			bias[c] = r.Int63n(20001) - 10000
-			wmax[c], wsum[c], live[c] = 127, 127*64, true
-		}
-		tt, j, a, ok := sharedShift(k0, m, e1, bias, wmax, wsum, live, 255, 0)
+		L := randomShiftLayer(r, 12)
+		n, zk, m, e1, bias := len(L.m), L.zk, L.m, L.e1, L.bias
+		tt, j, a, ok := sharedShift(L.k0, m, e1, bias, L.wmax, L.wsum, L.live, 255, 0)
 		if !ok {
 			t.Fatalf("trial %d: e1 %v refused", trial, e1)
 		}
@@ -296,21 +314,9 @@ func TestSharedShiftSignedMatchesTFLite(t *testing.T) {
 	r := rand.New(rand.NewSource(97))
 	ties := 0
 	for trial := 0; trial < 400; trial++ {
-		n := 1 + r.Intn(6)
-		zk := int64(r.Intn(256) - 128)
-		base := r.Intn(10)
-		k0, m, e1, bias, wmax, wsum, live := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]bool, n)
-		for c := range n {
-			e1[c] = int64(base + r.Intn(4))
-			m[c] = 1<<30 + r.Int63n(1<<30)
-			if r.Intn(8) == 0 {
-				m[c] = 0
-			}
-			k0[c] = dspRequantK0(e1[c]+1, zk)
-			bias[c] = r.Int63n(20001) - 10000
-			wmax[c], wsum[c], live[c] = 127, 127*64, true
-		}
-		tt, j, a, ok := sharedShift(k0, m, e1, bias, wmax, wsum, live, 255, 0)
+		L := randomShiftLayer(r, 10)
+		n, zk, m, e1 := len(L.m), L.zk, L.m, L.e1
+		tt, j, a, ok := sharedShift(L.k0, m, e1, L.bias, L.wmax, L.wsum, L.live, 255, 0)
 		if !ok {
 			t.Fatalf("trial %d: e1 %v refused", trial, e1)
 		}
