@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -66,9 +67,21 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		// and K 40 (two full steps and a tail).
 		{"pointwise-k64", tirtest.Pointwise(3, 5, 64, 12), gemv},
 		{"pointwise-k40", tirtest.Pointwise(3, 3, 40, 8), gemv},
+		// On the M55 pointwise pixels go three at a time (gemvb3) from K 16
+		// on: 10 pixels (three groups and one alone), 8 (two and two alone)
+		// with K 24 (a step and a tail), K 16 (one step, no tail); K 8 stays
+		// one pixel at a time.
+		{"pointwise-k64-p10", tirtest.Pointwise(2, 5, 64, 8), gemv},
+		{"pointwise-k24-p8", tirtest.Pointwise(2, 4, 24, 12), gemv},
+		{"pointwise-k16-p6", tirtest.Pointwise(2, 3, 16, 8), gemv},
+		{"small-k8-p10", tirtest.Pointwise(2, 5, 8, 4), gemv},
 	} {
+		call := c.call
+		if target == "mve" && strings.HasPrefix(c.name, "pointwise") {
+			call = "mve_gemvb3_s8("
+		}
 		t.Run(c.name, func(t *testing.T) {
-			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, c.call)
+			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, call)
 		})
 	}
 }

@@ -1,9 +1,17 @@
 package tir
 
+import "fmt"
+
 // KGemvB2(acc0 *i32, acc1 *i32, init *i32, x0 *i8, x1 *i8, wb *i8, m, n):
 // KGemvB for two output pixels at once (each weight vector loaded once for
 // both), both starting from init.
 const KGemvB2 = "gemvb2_s8"
+
+// KGemvB3(acc0, acc1, acc2 *i32, init *i32, x0, x1, x2 *i8, wb *i8, m, n):
+// KGemvB for three output pixels at once, all starting from init (mve
+// only: its asm keeps six accumulators in even core registers, two
+// channels of the three pixels per pass).
+const KGemvB3 = "gemvb3_s8"
 
 func init() {
 	for _, p := range SIMDPrefixes {
@@ -14,6 +22,13 @@ func init() {
 			g([]val{a[1], a[2], a[4], a[5], a[6], a[7]})
 			return val{}
 		}
+		extIntrinsics[p+"_"+KGemvB3] = func(a []val) val {
+			g := extIntrinsics[p+"_"+KGemvB]
+			for i := 0; i < 3; i++ {
+				g([]val{a[i], a[3], a[4+i], a[7], a[8], a[9]})
+			}
+			return val{}
+		}
 	}
 }
 
@@ -22,7 +37,9 @@ func init() {
 // measured on the M55, longer reductions lose to register spills): when input and output pixels are contiguous across rows,
 // the row and column loops fuse into one pixel loop whose pairs share the
 // weight loads (gemvb2); an odd last pixel runs alone.
-func pairPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
+//
+// group 3 runs them three at a time (KGemvB3), a last one or two alone.
+func pairPixels(f *PrimFunc, prefix string, minN, maxN, group int) *PrimFunc {
 	var outer, inner *For
 	var al *Allocate
 	VisitStmts(f.Body, func(s Stmt) {
@@ -88,21 +105,39 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 	}
 	q2 := NewVar("px2")
 	a0 := al.Buf
-	a1 := NewBuffer(a0.Name+"_1", a0.DType, a0.Shape, ScopeLocal)
-	px := func(e Expr, k int64) Expr {
-		return SubstituteExpr(e, map[*Var]Expr{outer.Var: C(0), inner.Var: Add(Mul(q2, C(2)), C(k))})
+	bufs := []*Buffer{a0}
+	for k := 1; k < group; k++ {
+		bufs = append(bufs, NewBuffer(fmt.Sprintf("%s_%d", a0.Name, k), a0.DType, a0.Shape, ScopeLocal))
 	}
-	p1 := &Ptr{Buf: a1, Index: C(0)}
+	px := func(e Expr, k int64) Expr {
+		return SubstituteExpr(e, map[*Var]Expr{outer.Var: C(0), inner.Var: Add(Mul(q2, C(int64(group))), C(k))})
+	}
 	g := calls[0]
-	gem := Call(prefix+"_"+KGemvB2, I32, g.Args[0], p1, g.Args[1], px(g.Args[2], 0), px(g.Args[2], 1), g.Args[3], g.Args[4], g.Args[5])
 	r := calls[1]
-	rq0 := Call(r.Name, I32, append([]Expr{px(r.Args[0], 0), r.Args[1]}, r.Args[2:]...)...)
-	rq1 := Call(r.Name, I32, append([]Expr{px(r.Args[0], 1), p1}, r.Args[2:]...)...)
-	pair := &Allocate{Buf: a0, Body: &Allocate{Buf: a1, Body: Block(&Evaluate{X: gem}, &Evaluate{X: rq0}, &Evaluate{X: rq1})}}
+	var gem Expr
+	if group == 3 {
+		gem = Call(prefix+"_"+KGemvB3, I32, g.Args[0], &Ptr{Buf: bufs[1], Index: C(0)}, &Ptr{Buf: bufs[2], Index: C(0)}, g.Args[1],
+			px(g.Args[2], 0), px(g.Args[2], 1), px(g.Args[2], 2), g.Args[3], g.Args[4], g.Args[5])
+	} else {
+		gem = Call(prefix+"_"+KGemvB2, I32, g.Args[0], &Ptr{Buf: bufs[1], Index: C(0)}, g.Args[1], px(g.Args[2], 0), px(g.Args[2], 1), g.Args[3], g.Args[4], g.Args[5])
+	}
+	stmts := []Stmt{&Evaluate{X: gem}}
+	for k := range group {
+		acc := r.Args[1]
+		if k > 0 {
+			acc = &Ptr{Buf: bufs[k], Index: C(0)}
+		}
+		stmts = append(stmts, &Evaluate{X: Call(r.Name, I32, append([]Expr{px(r.Args[0], int64(k)), acc}, r.Args[2:]...)...)})
+	}
+	var grp Stmt = Block(stmts...)
+	for k := group - 1; k >= 0; k-- {
+		grp = &Allocate{Buf: bufs[k], Body: grp}
+	}
 	P := oh * ow
-	var body Stmt = &For{Var: q2, Min: C(0), Extent: C(P / 2), Body: pair}
-	if P%2 == 1 {
-		body = Block(body, at(C(P-1)))
+	G := int64(group)
+	var body Stmt = &For{Var: q2, Min: C(0), Extent: C(P / G), Body: grp}
+	for p := P / G * G; p < P; p++ {
+		body = Block(body, at(C(p)))
 	}
 	g2 := *f
 	g2.Body = replaceStmt(f.Body, outer, func(Stmt) Stmt { return body })

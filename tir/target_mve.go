@@ -22,6 +22,7 @@ func init() {
 	DeclareKnob("mve.bias_in_gemv", 0, 64, 256, 4096)      // conv, FC: blocked GEMV starts from the bias up to this n
 	DeclareKnob("mve.pixel_pairs", 0, 16, 32, 64)          // 1x1 conv: least n run two pixels at a time (0 = never)
 	DeclareKnob("mve.pixel_pairs_max", 64, 128, 4096)      // 1x1 conv: largest n run in pairs
+	DeclareKnob("mve.pixel_group", 2, 3)                   // 1x1 conv: pixels per group (gemvb2 or gemvb3)
 	DeclareKnob("mve.dw_fused", 0, 1)                      // depthwise: bias, taps and requant in one block
 	DeclareKnob("mve.row_copy_below", 0, 8, 16, 64)        // pixel windows: copy whole rows shorter than this
 }
