@@ -220,7 +220,39 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
         init += 4;
     }
 }`)
-	add("mve_gemvb3_s8", []string{"mve_gemvb_s8"}, `/* mve_gemvb_s8 for three pixels x0, x1, x2 (accumulators acc0, acc1, acc2, all from init):
+	add("mve_gemv3", []string{"mve_gemvb_s8"}, `/* What the three-pixel GEMVs share: channels 2h and 2h + 1 of a block of four for
+   the three pixels start from init (MVE_GEMV3_INIT), take the products of three
+   activation vectors with two weight vectors (MVE_GEMV3_MAC: the weights of the
+   two channels at wp and wp + 16) and are stored before the other half starts,
+   so that only six accumulators are live (MVE_GEMV3_STORE). */
+#define MVE_GEMV3_INIT(h)            \
+    int32_t a0 = init[2 * (h)];      \
+    int32_t a1 = init[2 * (h) + 1];  \
+    int32_t b0 = a0;                 \
+    int32_t b1 = a1;                 \
+    int32_t c0 = a0;                 \
+    int32_t c1 = a1
+#define MVE_GEMV3_MAC(xv, yv, zv, wp)                 \
+    do {                                              \
+        int8x16_t wv_ = vldrbq_s8(wp);                \
+        a0 = vmladavaq_s8(a0, (xv), wv_);             \
+        b0 = vmladavaq_s8(b0, (yv), wv_);             \
+        c0 = vmladavaq_s8(c0, (zv), wv_);             \
+        wv_ = vldrbq_s8((wp) + 16);                   \
+        a1 = vmladavaq_s8(a1, (xv), wv_);             \
+        b1 = vmladavaq_s8(b1, (yv), wv_);             \
+        c1 = vmladavaq_s8(c1, (zv), wv_);             \
+    } while (0)
+#define MVE_GEMV3_STORE(h)           \
+    do {                             \
+        acc0[2 * (h)] = a0;          \
+        acc0[2 * (h) + 1] = a1;      \
+        acc1[2 * (h)] = b0;          \
+        acc1[2 * (h) + 1] = b1;      \
+        acc2[2 * (h)] = c0;          \
+        acc2[2 * (h) + 1] = c1;      \
+    } while (0)`)
+	add("mve_gemvb3_s8", []string{"mve_gemv3"}, `/* mve_gemvb_s8 for three pixels x0, x1, x2 (accumulators acc0, acc1, acc2, all from init):
    each 16-byte weight vector is loaded once and used for the three. */
 #if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)
 /* The k loop of one half: one asm loop with six accumulators in even core
@@ -250,55 +282,24 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
     do {                                                                                                  \
         int32_t i;                                                                                        \
         for (i = 0; i < full; i += 16) {                                                                  \
-            const int8x16_t xv = vldrbq_s8(x0 + i);                                                       \
-            const int8x16_t yv = vldrbq_s8(x1 + i);                                                       \
-            const int8x16_t zv = vldrbq_s8(x2 + i);                                                       \
-            int8x16_t wv = vldrbq_s8((wh) + 4 * i);                                                       \
-            a0 = vmladavaq_s8(a0, xv, wv);                                                                \
-            b0 = vmladavaq_s8(b0, yv, wv);                                                                \
-            c0 = vmladavaq_s8(c0, zv, wv);                                                                \
-            wv = vldrbq_s8((wh) + 4 * i + 16);                                                            \
-            a1 = vmladavaq_s8(a1, xv, wv);                                                                \
-            b1 = vmladavaq_s8(b1, yv, wv);                                                                \
-            c1 = vmladavaq_s8(c1, zv, wv);                                                                \
+            MVE_GEMV3_MAC(vldrbq_s8(x0 + i), vldrbq_s8(x1 + i), vldrbq_s8(x2 + i), (wh) + 4 * i);         \
         }                                                                                                 \
     } while (0)
 #endif
-/* Channels 2h and 2h + 1 of the block for the three pixels, stored before the
-   other half starts so that only six accumulators are live: the predicated
-   tail (n % 16 values) first, then the k loop. */
+/* One half: the predicated tail (n % 16 values) first, then the k loop. */
 #define MVE_GEMV3_HALF(h)                                                                                 \
     do {                                                                                                  \
         const int8_t *const wh = w + 32 * (h);                                                            \
-        int32_t a0 = init[2 * (h)];                                                                       \
-        int32_t a1 = init[2 * (h) + 1];                                                                   \
-        int32_t b0 = a0;                                                                                  \
-        int32_t b1 = a1;                                                                                  \
-        int32_t c0 = a0;                                                                                  \
-        int32_t c1 = a1;                                                                                  \
+        MVE_GEMV3_INIT(h);                                                                                \
         if (full < n) {                                                                                   \
             const mve_pred16_t p = vctp8q((uint32_t)(n - full));                                          \
-            const int8x16_t xv = vldrbq_z_s8(x0 + full, p);                                               \
-            const int8x16_t yv = vldrbq_z_s8(x1 + full, p);                                               \
-            const int8x16_t zv = vldrbq_z_s8(x2 + full, p);                                               \
-            int8x16_t wv = vldrbq_s8(wh + 4 * full);                                                      \
-            a0 = vmladavaq_s8(a0, xv, wv);                                                                \
-            b0 = vmladavaq_s8(b0, yv, wv);                                                                \
-            c0 = vmladavaq_s8(c0, zv, wv);                                                                \
-            wv = vldrbq_s8(wh + 4 * full + 16);                                                           \
-            a1 = vmladavaq_s8(a1, xv, wv);                                                                \
-            b1 = vmladavaq_s8(b1, yv, wv);                                                                \
-            c1 = vmladavaq_s8(c1, zv, wv);                                                                \
+            MVE_GEMV3_MAC(vldrbq_z_s8(x0 + full, p), vldrbq_z_s8(x1 + full, p), vldrbq_z_s8(x2 + full, p), \
+                          wh + 4 * full);                                                                 \
         }                                                                                                 \
         if (full > 0) {                                                                                   \
             MVE_GEMV3_K(wh);                                                                              \
         }                                                                                                 \
-        acc0[2 * (h)] = a0;                                                                               \
-        acc0[2 * (h) + 1] = a1;                                                                           \
-        acc1[2 * (h)] = b0;                                                                               \
-        acc1[2 * (h) + 1] = b1;                                                                           \
-        acc2[2 * (h)] = c0;                                                                               \
-        acc2[2 * (h) + 1] = c1;                                                                           \
+        MVE_GEMV3_STORE(h);                                                                               \
     } while (0)
 MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const int32_t *init, const int8_t *x0,
                               const int8_t *x1, const int8_t *x2, const int8_t *w, int32_t m, int32_t n)
@@ -317,6 +318,57 @@ MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const
 }
 #undef MVE_GEMV3_HALF
 #undef MVE_GEMV3_K`)
+	add("mve_gemvb3i_s8", []string{"mve_gemv3"}, `/* mve_gemvb3_s8 over three windows interleaved in 16-byte chunks (pixel k's element i at
+   xi[(i / 16) * 48 + k * 16 + i % 16]; n % 16 == 0): one pointer streams the three, so
+   the asm needs nine core registers, which leaves room for a frame pointer. */
+#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)
+#define MVE_GEMV3I_K(wh)                                                                                  \
+    do {                                                                                                  \
+        const int8_t *xp = xi;                                                                            \
+        const int8_t *wp = (wh);                                                                          \
+        __asm__("dls lr, %[cnt]\n"                                                                        \
+                "1:\n\tvldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[xp]], #16\n\t"                         \
+                "vldrb.u8 q2, [%[xp]], #16\n\tvldrb.u8 q3, [%[w]], #16\n\t"                               \
+                "vmladava.s8 %[a0], q0, q3\n\tvmladava.s8 %[b0], q1, q3\n\tvmladava.s8 %[c0], q2, q3\n\t"     \
+                "vldrb.u8 q3, [%[w]], #48\n\t"                                                              \
+                "vmladava.s8 %[a1], q0, q3\n\tvmladava.s8 %[b1], q1, q3\n\tvmladava.s8 %[c1], q2, q3\n\t"     \
+                "le lr, 1b"                                                                               \
+                : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [c0] "+Te"(c0), [c1] "+Te"(c1), \
+                  [xp] "+r"(xp), [w] "+r"(wp)                                                             \
+                : [cnt] "r"(n >> 4)                                                                       \
+                : "q0", "q1", "q2", "q3", "lr", "memory");                                                \
+    } while (0)
+#else
+#define MVE_GEMV3I_K(wh)                                                                                  \
+    do {                                                                                                  \
+        int32_t i;                                                                                        \
+        for (i = 0; i < n; i += 16) {                                                                     \
+            MVE_GEMV3_MAC(vldrbq_s8(xi + 3 * i), vldrbq_s8(xi + 3 * i + 16), vldrbq_s8(xi + 3 * i + 32), (wh) + 4 * i); \
+        }                                                                                                 \
+    } while (0)
+#endif
+#define MVE_GEMV3I_HALF(h)                                                                                \
+    do {                                                                                                  \
+        MVE_GEMV3_INIT(h);                                                                                \
+        MVE_GEMV3I_K(w + 32 * (h));                                                                       \
+        MVE_GEMV3_STORE(h);                                                                               \
+    } while (0)
+MVE_INLINE void mve_gemvb3i_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const int32_t *init, const int8_t *xi,
+                               const int8_t *w, int32_t m, int32_t n)
+{
+    int32_t j;
+    for (j = m >> 2; j > 0; --j) {
+        MVE_GEMV3I_HALF(0);
+        MVE_GEMV3I_HALF(1);
+        w += 4 * n;
+        acc0 += 4;
+        acc1 += 4;
+        acc2 += 4;
+        init += 4;
+    }
+}
+#undef MVE_GEMV3I_HALF
+#undef MVE_GEMV3I_K`)
 	add("mve_dwconv_s8", []string{"mve_include"}, `/* Depthwise taps, four channels per vector:
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch].
    3x3 taps are unrolled; only a last partial vector is predicated. */

@@ -29,7 +29,15 @@ func cContains(files map[string][]byte, subs ...string) bool {
 func checkGraphUnderQEMU(t *testing.T, b *boards.Board, g *graph.Graph, name, target string, knobs map[string]map[string]int,
 	nRandom int, seed uint64, calls ...string) {
 	t.Helper()
-	s, err := CompileGraph(g, name, Options{Board: b, Target: target, Knobs: knobs, ArenaExternal: true, IOInArena: true, Version: "test"})
+	checkGraphUnderQEMUFlags(t, b, g, name, target, knobs, nil, nRandom, seed, calls...)
+}
+
+// checkGraphUnderQEMUFlags is checkGraphUnderQEMU with extra compiler
+// flags for the firmware (-DMCUGEN_NO_ASM: the C forms beside the asm).
+func checkGraphUnderQEMUFlags(t *testing.T, b *boards.Board, g *graph.Graph, name, target string, knobs map[string]map[string]int,
+	cflags []string, nRandom int, seed uint64, calls ...string) {
+	t.Helper()
+	s, err := CompileGraph(g, name, Options{Board: b, Target: target, Knobs: knobs, ArenaExternal: true, IOInArena: true, Version: "test", CFlags: cflags})
 	if err != nil {
 		t.Fatal(err)
 	}

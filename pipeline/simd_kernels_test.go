@@ -75,13 +75,27 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		{"pointwise-k24-p8", tirtest.Pointwise(2, 4, 24, 12), gemv},
 		{"pointwise-k16-p6", tirtest.Pointwise(2, 3, 16, 8), gemv},
 		{"small-k8-p10", tirtest.Pointwise(2, 5, 8, 4), gemv},
+		// Windowed 3×3 convolutions: on the M55 three windows at a time,
+		// interleaved in 16-byte chunks (gemvb3i), with padding fills, a
+		// last pixel alone (7 columns) and 32 channels (two chunks a tap).
+		{"window3-cin32-w7", tirtest.Conv3x3Size(4, 7, 32, 1, 1, graph.ActRelu, -128), gemv},
+		{"window3-cin16-w6-stride2", tirtest.Conv3x3Size(6, 12, 16, 1, 2, graph.ActNone, 3), gemv},
 	} {
 		call := c.call
 		if target == "mve" && strings.HasPrefix(c.name, "pointwise") {
 			call = "mve_gemvb3_s8("
 		}
+		if target == "mve" && strings.HasPrefix(c.name, "window3") {
+			call = "mve_gemvb3i_s8("
+		}
 		t.Run(c.name, func(t *testing.T) {
 			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, call)
 		})
+		if target == "mve" && strings.HasPrefix(call, "mve_gemvb3") {
+			// The C forms beside the three-pixel asm.
+			t.Run(c.name+"-c", func(t *testing.T) {
+				checkGraphUnderQEMUFlags(t, b, c.g, c.name, target, nil, []string{"-DMCUGEN_NO_ASM"}, 6, 11, call)
+			})
+		}
 	}
 }

@@ -71,7 +71,8 @@ func hasLoopOrAlloc(s Stmt) bool {
 	return found
 }
 
-// renameBufs makes s read and write the buffers of m in place of its keys.
+// renameBufs makes s read, write and point into the buffers of m in place
+// of its keys.
 func renameBufs(s Stmt, m map[*Buffer]*Buffer) Stmt {
 	return RewriteStmt(s, func(s Stmt) Stmt {
 		if st, ok := s.(*Store); ok {
@@ -88,6 +89,11 @@ func renameBufs(s Stmt, m map[*Buffer]*Buffer) Stmt {
 				c := *l
 				c.Buf = nb
 				return &c
+			}
+		}
+		if p, ok := e.(*Ptr); ok {
+			if nb, ok := m[p.Buf]; ok {
+				return &Ptr{Buf: nb, Index: p.Index}
 			}
 		}
 		return e

@@ -1,6 +1,10 @@
 package tir
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mcugen/mcugen/graph"
+)
 
 // KGemvB2(acc0 *i32, acc1 *i32, init *i32, x0 *i8, x1 *i8, wb *i8, m, n):
 // KGemvB for two output pixels at once (each weight vector loaded once for
@@ -13,6 +17,12 @@ const KGemvB2 = "gemvb2_s8"
 // channels of the three pixels per pass).
 const KGemvB3 = "gemvb3_s8"
 
+// KGemvB3I(acc0, acc1, acc2 *i32, init *i32, xi *i8, wb *i8, m, n): KGemvB3
+// over three windows interleaved in 16-byte chunks (pixel k's element i
+// at xi[(i/16)·48 + k·16 + i%16]; n % 16 == 0), so that one pointer
+// streams the three (mve only).
+const KGemvB3I = "gemvb3i_s8"
+
 func init() {
 	for _, p := range SIMDPrefixes {
 		name := p + "_" + KGemvB2
@@ -20,6 +30,21 @@ func init() {
 			g := extIntrinsics[p+"_"+KGemvB]
 			g([]val{a[0], a[2], a[3], a[5], a[6], a[7]})
 			g([]val{a[1], a[2], a[4], a[5], a[6], a[7]})
+			return val{}
+		}
+		extIntrinsics[p+"_"+KGemvB3I] = func(a []val) val {
+			g := extIntrinsics[p+"_"+KGemvB]
+			xi, n := a[4], a[7].i
+			if n%16 != 0 {
+				panic(fmt.Sprintf("%s_%s: n = %d", p, KGemvB3I, n))
+			}
+			for k := int64(0); k < 3; k++ {
+				x := graph.NewData(xi.p.DType, []int{int(n)})
+				for i := int64(0); i < n; i++ {
+					x.I[i] = xi.p.I[xi.i+(i/16)*48+k*16+i%16]
+				}
+				g([]val{a[k], a[3], {p: x}, a[5], a[6], a[7]})
+			}
 			return val{}
 		}
 		extIntrinsics[p+"_"+KGemvB3] = func(a []val) val {
@@ -143,4 +168,188 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN, group int) *PrimFunc {
 	g2.Body = replaceStmt(f.Body, outer, func(Stmt) Stmt { return body })
 	g2.Body = SimplifyStmt(g2.Body)
 	return &g2
+}
+
+// groupWindowPixels runs a windowed convolution's output pixels three at a
+// time along each row (mve, KGemvB3I): the loop over ow whose body fills a
+// window buffer with 16-byte aligned copies and fills and then, on an
+// accumulator, runs KGemvB (from the bias, or from the accumulator after a
+// copy of the bias) and one requantization becomes groups of three
+// windows interleaved in 16-byte chunks, one KGemvB3I from the bias table
+// and three requantizations; the last OW mod 3 pixels of a row run alone.
+// f is returned unchanged where the shape differs, n is not a multiple of
+// 16 in [minN, maxN] or a fill is not chunk-aligned.
+func groupWindowPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
+	var loop *For
+	var win, accA *Allocate
+	var fills []Stmt
+	var init *Ptr
+	var gem, rq *Intrinsic
+	VisitStmts(f.Body, func(s Stmt) {
+		l, ok := s.(*For)
+		if !ok || loop != nil {
+			return
+		}
+		w, ok := l.Body.(*Allocate)
+		if !ok {
+			return
+		}
+		seq, ok := w.Body.(*Seq)
+		if !ok || len(seq.Stmts) < 2 {
+			return
+		}
+		a, ok := seq.Stmts[len(seq.Stmts)-1].(*Allocate)
+		if !ok {
+			return
+		}
+		inner, ok := a.Body.(*Seq)
+		if !ok || len(inner.Stmts) < 2 || len(inner.Stmts) > 3 {
+			return
+		}
+		var calls []*Intrinsic
+		for _, st := range inner.Stmts {
+			e, ok := st.(*Evaluate)
+			if !ok {
+				return
+			}
+			c, ok := e.X.(*Intrinsic)
+			if !ok {
+				return
+			}
+			calls = append(calls, c)
+		}
+		g, r := calls[len(calls)-2], calls[len(calls)-1]
+		if g.Name != prefix+"_"+KGemvB || (r.Name != prefix+"_"+KRequant && r.Name != prefix+"_"+KRequantR) {
+			return
+		}
+		// The GEMV's init: the bias table itself, or the accumulator after
+		// a copy of it.
+		in, ok := g.Args[1].(*Ptr)
+		if !ok {
+			return
+		}
+		if in.Buf == a.Buf {
+			if len(calls) != 3 || calls[0].Name != prefix+"_"+KCopy32 {
+				return
+			}
+			src, ok := calls[0].Args[1].(*Ptr)
+			if !ok || src.Buf.Scope != ScopeConst {
+				return
+			}
+			in = src
+		} else if len(calls) != 2 || in.Buf.Scope != ScopeConst {
+			return
+		}
+		if x, ok := g.Args[2].(*Ptr); !ok || x.Buf != w.Buf {
+			return
+		}
+		if ra, ok := r.Args[1].(*Ptr); !ok || ra.Buf != a.Buf {
+			return
+		}
+		if n, ok := IsConst(g.Args[5]); !ok || n%16 != 0 || n < int64(minN) || n > int64(maxN) {
+			return
+		}
+		loop, win, accA, fills, init, gem, rq = l, w, a, seq.Stmts[:len(seq.Stmts)-1], in, g, r
+	})
+	if loop == nil {
+		return f
+	}
+	ow, ok := IsConst(loop.Extent)
+	if lo, ok2 := IsConst(loop.Min); !ok || !ok2 || lo != 0 || ow < 3 {
+		return f
+	}
+	n, _ := IsConst(gem.Args[5])
+	xi := NewBuffer(win.Buf.Name+"_x3", win.Buf.DType, []int{int(n / 16 * 48)}, ScopeLocal)
+	q := NewVar(loop.Var.Name + "3")
+	at := func(k int64) Expr { return Add(Mul(q, C(3)), C(k)) }
+	var body []Stmt
+	for k := int64(0); k < 3; k++ {
+		st, ok := interleaveFills(Substitute(Block(fills...), map[*Var]Expr{loop.Var: at(k)}), win.Buf, xi, k, prefix)
+		if !ok {
+			return f
+		}
+		body = append(body, st)
+	}
+	var accs []*Buffer
+	for k := 0; k < 3; k++ {
+		accs = append(accs, NewBuffer(fmt.Sprintf("%s_%d", accA.Buf.Name, k), accA.Buf.DType, accA.Buf.Shape, ScopeLocal))
+	}
+	body = append(body, &Evaluate{X: Call(prefix+"_"+KGemvB3I, I32, &Ptr{Buf: accs[0], Index: C(0)}, &Ptr{Buf: accs[1], Index: C(0)},
+		&Ptr{Buf: accs[2], Index: C(0)}, init, &Ptr{Buf: xi, Index: C(0)}, gem.Args[3], gem.Args[4], gem.Args[5])})
+	for k := int64(0); k < 3; k++ {
+		st := Substitute(&Evaluate{X: rq}, map[*Var]Expr{loop.Var: at(k)})
+		body = append(body, renameBufs(st, map[*Buffer]*Buffer{accA.Buf: accs[k]}))
+	}
+	var grp Stmt = Block(body...)
+	for k := 2; k >= 0; k-- {
+		grp = &Allocate{Buf: accs[k], Body: grp}
+	}
+	grp = &Allocate{Buf: xi, Body: grp}
+	out := []Stmt{&For{Var: q, Min: C(0), Extent: C(ow / 3), Body: grp}}
+	for p := ow / 3 * 3; p < ow; p++ {
+		out = append(out, Substitute(loop.Body, map[*Var]Expr{loop.Var: C(p)}))
+	}
+	g2 := *f
+	g2.Body = SimplifyStmt(replaceStmt(f.Body, loop, func(Stmt) Stmt { return Block(out...) }))
+	return &g2
+}
+
+// interleaveFills rewrites a window fill (copies and fills into win at
+// constant offsets, under conditions) to write pixel k's window into the
+// interleaved buffer xi: each 16-byte chunk c of win at xi[c·48 + k·16];
+// ok is false for anything else (an offset or length not a multiple of 16).
+func interleaveFills(s Stmt, win, xi *Buffer, k int64, prefix string) (Stmt, bool) {
+	switch x := s.(type) {
+	case *Seq:
+		var out []Stmt
+		for _, st := range x.Stmts {
+			r, ok := interleaveFills(st, win, xi, k, prefix)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, r)
+		}
+		return Block(out...), true
+	case *IfThenElse:
+		t, ok := interleaveFills(x.Then, win, xi, k, prefix)
+		if !ok {
+			return nil, false
+		}
+		var e Stmt
+		if x.Else != nil {
+			if e, ok = interleaveFills(x.Else, win, xi, k, prefix); !ok {
+				return nil, false
+			}
+		}
+		return &IfThenElse{Cond: x.Cond, Then: t, Else: e}, true
+	case *Evaluate:
+		c, ok := x.X.(*Intrinsic)
+		if !ok || (c.Name != prefix+"_"+KCopy8 && c.Name != prefix+"_"+KFill8) || len(c.Args) != 3 {
+			return nil, false
+		}
+		dst, ok := c.Args[0].(*Ptr)
+		if !ok || dst.Buf != win {
+			return nil, false
+		}
+		off, ok1 := IsConst(dst.Index)
+		n, ok2 := IsConst(c.Args[2])
+		if !ok1 || !ok2 || off%16 != 0 || n%16 != 0 || n <= 0 {
+			return nil, false
+		}
+		var out []Stmt
+		for ch := int64(0); ch < n/16; ch++ {
+			to := &Ptr{Buf: xi, Index: C((off/16+ch)*48 + k*16)}
+			src := c.Args[1]
+			if c.Name == prefix+"_"+KCopy8 {
+				sp, ok := src.(*Ptr)
+				if !ok {
+					return nil, false
+				}
+				src = &Ptr{Buf: sp.Buf, Index: SimplifyExpr(Add(sp.Index, C(16*ch)))}
+			}
+			out = append(out, &Evaluate{X: Call(c.Name, c.T, to, src, C(16))})
+		}
+		return Block(out...), true
+	}
+	return nil, false
 }

@@ -297,7 +297,12 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		return nil, fmt.Errorf("pixel_group %d: want 2 or 3", group)
 	}
 	if n := kn("pixel_pairs", minN); !p.dw && f.Op == "conv2d" && n > 0 {
-		f = pairPixels(f, prefix, n, kn("pixel_pairs_max", maxN), group)
+		g := pairPixels(f, prefix, n, kn("pixel_pairs_max", maxN), group)
+		if g == f && group == 3 {
+			// Not a pointwise layer: windowed pixels, three along a row.
+			g = groupWindowPixels(f, prefix, n, kn("pixel_pairs_max", maxN))
+		}
+		f = g
 	}
 	f.Knobs["simd"] = 1
 	return f, nil
