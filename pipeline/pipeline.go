@@ -73,6 +73,7 @@ type State struct {
 	// UnusedChannels is how many channels the plan pass removed from
 	// chains whose consumer reads them with all-zero weights.
 	UnusedChannels int
+	pruned         bool // the plan pass has removed them (it runs once more if lowering re-plans)
 	QuantReport    *quant.Report
 	Plan           *memplan.Plan
 	// notInPlace are nodes the plan must not run in place (their kernels
@@ -228,8 +229,12 @@ func planPass(s *State) error {
 	// Channels nobody reads leave their chains (an exact removal), then
 	// dead output channels go last where the graph allows it (an exact
 	// reordering), so every target's schedule can skip them as one tail.
-	s.MACs = graph.TotalMACs(s.Graph)
-	_, s.UnusedChannels = graph.PruneUnusedChannels(s.Graph)
+	// (Once: lowering may plan again, and the graph is pruned by then.)
+	if !s.pruned {
+		s.MACs = graph.TotalMACs(s.Graph)
+		_, s.UnusedChannels = graph.PruneUnusedChannels(s.Graph)
+		s.pruned = true
+	}
 	graph.PermuteDeadChannels(s.Graph)
 	opt := memplan.DefaultOptions()
 	if s.Opt.PlanAlgorithm != "" {

@@ -89,17 +89,8 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN, group int) *PrimFunc {
 	if !ok || len(seq.Stmts) != 2 {
 		return f
 	}
-	calls := make([]*Intrinsic, 2)
-	for i, s := range seq.Stmts {
-		e, ok := s.(*Evaluate)
-		if !ok {
-			return f
-		}
-		if calls[i], ok = e.X.(*Intrinsic); !ok {
-			return f
-		}
-	}
-	if calls[0].Name != prefix+"_"+KGemvB || (calls[1].Name != prefix+"_"+KRequant && calls[1].Name != prefix+"_"+KRequantR) {
+	calls, ok := intrinsicCalls(seq.Stmts)
+	if !ok || !gemvRequant(prefix, calls[0], calls[1]) {
 		return f
 	}
 	if p, ok := calls[0].Args[1].(*Ptr); !ok || p.Buf == al.Buf {
@@ -206,20 +197,12 @@ func groupWindowPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 		if !ok || len(inner.Stmts) < 2 || len(inner.Stmts) > 3 {
 			return
 		}
-		var calls []*Intrinsic
-		for _, st := range inner.Stmts {
-			e, ok := st.(*Evaluate)
-			if !ok {
-				return
-			}
-			c, ok := e.X.(*Intrinsic)
-			if !ok {
-				return
-			}
-			calls = append(calls, c)
+		calls, ok := intrinsicCalls(inner.Stmts)
+		if !ok {
+			return
 		}
 		g, r := calls[len(calls)-2], calls[len(calls)-1]
-		if g.Name != prefix+"_"+KGemvB || (r.Name != prefix+"_"+KRequant && r.Name != prefix+"_"+KRequantR) {
+		if !gemvRequant(prefix, g, r) {
 			return
 		}
 		// The GEMV's init: the bias table itself, or the accumulator after
@@ -352,4 +335,28 @@ func interleaveFills(s Stmt, win, xi *Buffer, k int64, prefix string) (Stmt, boo
 		return Block(out...), true
 	}
 	return nil, false
+}
+
+// intrinsicCalls returns the intrinsics that stmts evaluate, one each; ok
+// is false if any statement is something else.
+func intrinsicCalls(stmts []Stmt) ([]*Intrinsic, bool) {
+	var calls []*Intrinsic
+	for _, st := range stmts {
+		e, ok := st.(*Evaluate)
+		if !ok {
+			return nil, false
+		}
+		c, ok := e.X.(*Intrinsic)
+		if !ok {
+			return nil, false
+		}
+		calls = append(calls, c)
+	}
+	return calls, true
+}
+
+// gemvRequant reports whether g and r are a blocked GEMV and the
+// requantization of its accumulators (prefix's micro-kernels).
+func gemvRequant(prefix string, g, r *Intrinsic) bool {
+	return g.Name == prefix+"_"+KGemvB && (r.Name == prefix+"_"+KRequant || r.Name == prefix+"_"+KRequantR)
 }
