@@ -103,7 +103,7 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 		return nil, false
 	}
 	rq, ok := cast.X.(*Intrinsic)
-	if !ok {
+	if !ok || len(rq.Args) == 0 {
 		return nil, false
 	}
 	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != g.acc {
