@@ -196,9 +196,9 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 	in := ind + "    "
 	// Unoptimised builds (-O0: r7 is the frame pointer, every value in
 	// memory) cannot give the LDM form its registers: they take the C one,
-	// as does a build that defines MCUGEN_NO_ASM (the one combination
-	// measured to need it: -O3 with -fno-omit-frame-pointer, where gcc
-	// fails to allocate IC's segmented 2x2 block). Two rows read the second
+	// as does a build that defines MCUGEN_NO_ASM (no MLPerf Tiny model
+	// needs it since session 7; IC at -O3 with -fno-omit-frame-pointer
+	// did, while its 3x3 layers called the 2x2 block per segment). Two rows read the second
 	// at a constant offset from the first (one register less: the asm then
 	// fits with a frame pointer at -Os), where the inlined xs is a constant
 	// that LDRD's offset can hold.

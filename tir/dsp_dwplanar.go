@@ -304,8 +304,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	// − padT + k is r·sh − padT + k mod 3): the kernel's three row
 	// rows are one base pointer and three constant offsets, which frees
 	// two registers in its channel loop.
-	slotOf := func(m int64) int64 { return ((m%3 + 3) % 3) * int64(Cn*wp2) }
-	slotAt := func(m int64) Expr { return C(slotOf(m)) }
+	slotAt := func(m int64) Expr { return C(((m%3 + 3) % 3) * int64(Cn*wp2)) }
 	layout := func(ih Expr, at Expr) Stmt {
 		call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, Mul(ih, C(int64(W*Cn)))),
 			C(int64(W)), C(int64(Cn)), C(int64(wp2)), C(int64(padL)), C(a.xOff))}
