@@ -475,7 +475,9 @@ MVE_INLINE void mve_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mu
    mult[ch], shift[ch]) + zp, lo, hi). Channels are widened to 16 bits; VMULLB
    and VMULLT give the even and odd channels' 32-bit products, so the even and
    odd accumulators (bias, multipliers and shifts loaded deinterleaved by VLD2) are
-   requantized apart and VMOVNB/VMOVNT put them back in order. c % 8 == 0. */
+   requantized apart and VMOVNB/VMOVNT put them back in order. c % 4 == 0: a
+   last four channels (c % 8 == 4, as a pruned layer can have) go in 32-bit
+   lanes, loaded widened and in order. */
 MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
                                 int32_t kh, int32_t kw, int32_t c, const int32_t *bias, const int32_t *mult,
                                 const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
@@ -483,7 +485,7 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
     const int32x4_t vlo = vdupq_n_s32(lo);
     const int32x4_t vhi = vdupq_n_s32(hi);
     int32_t ch;
-    for (ch = 0; ch < c; ch += 8) {
+    for (ch = 0; ch + 8 <= c; ch += 8) {
         const int32x4x2_t b = vld2q_s32(bias + ch);
         int32x4_t ae = b.val[0];
         int32x4_t ao = b.val[1];
@@ -564,6 +566,24 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
         o = vmovnbq_s32(o, ae);
         o = vmovntq_s32(o, ao);
         vstrbq_s16(y + ch, o);
+    }
+    if (ch < c) {
+        int32x4_t a = vldrwq_s32(bias + ch);
+        const int32x4_t m = vldrwq_s32(mult + ch);
+        const int32x4_t s = vldrwq_s32(shift + ch);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                a = vaddq_s32(a, vmulq_s32(vldrbq_s32(x + i * xkh + j * xkw + ch), vldrbq_s32(w + (i * kw + j) * c + ch)));
+            }
+        }
+        if (left) {
+            a = mve_requant_x4(a, m, s, zp, lo, hi);
+        } else {
+            a = vminq_s32(vmaxq_s32(mve_requantr_nc_x4(a, m, s, zp, lo < zp), vlo), vhi);
+        }
+        vstrbq_s32(y + ch, a);
     }
 }`)
 	add("mve_sumpool_s8", []string{"mve_include"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], four channels per vector. */

@@ -271,13 +271,55 @@ static inline void neon_requantr_s8(int8_t *y, const int32_t *acc, const int32_t
 }`)
 	add("neon_dwconvrq_s8", []string{"neon_requant_s8", "neon_dwtaps_s8"}, `/* One output pixel of an int8 depthwise conv, eight channels per step:
    y[ch] = clamp(requant(bias[ch] + sum over taps of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch],
-   mult[ch], shift[ch]) + zp, lo, hi); c % 8 == 0. */
+   mult[ch], shift[ch]) + zp, lo, hi); c % 4 == 0: a last four channels (c % 8
+   == 4, as a pruned layer can have) take one 32-bit vector. */
+static inline int16x4_t neon_ld4_s8(const int8_t *p)
+{
+    int8x8_t v = vdup_n_s8(0);
+    v = vld1_lane_s8(p, v, 0);
+    v = vld1_lane_s8(p + 1, v, 1);
+    v = vld1_lane_s8(p + 2, v, 2);
+    v = vld1_lane_s8(p + 3, v, 3);
+    return vget_low_s16(vmovl_s8(v));
+}
+
+/* neon_dwconvrq_s8 for four channels (c is the row stride of w): its own
+   function, so that the layers with c % 8 == 0 inline the main one as before. */
+static void neon_dwconvrq4_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
+                              int32_t kh, int32_t kw, int32_t c, const int32_t *bias, const int32_t *mult,
+                              const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
+{
+    int32x4_t a = vld1q_s32(bias);
+    int16x4_t o;
+    int32_t i;
+    for (i = 0; i < kh; ++i) {
+        int32_t j;
+        for (j = 0; j < kw; ++j) {
+            a = vmlal_s16(a, neon_ld4_s8(x + i * xkh + j * xkw), neon_ld4_s8(w + (i * kw + j) * c));
+        }
+    }
+    if (left) {
+        a = neon_requant_x4(a, vld1q_s32(mult), vld1q_s32(shift), zp, lo, hi);
+    } else {
+        a = neon_requantr_nc_x4(a, vld1q_s32(mult), vld1q_s32(shift), zp, lo < zp);
+        a = vminq_s32(vmaxq_s32(a, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    }
+    o = vmovn_s32(a);
+    y[0] = (int8_t)vget_lane_s16(o, 0);
+    y[1] = (int8_t)vget_lane_s16(o, 1);
+    y[2] = (int8_t)vget_lane_s16(o, 2);
+    y[3] = (int8_t)vget_lane_s16(o, 3);
+}
+
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
                                     int32_t kh, int32_t kw, int32_t c, const int32_t *bias, const int32_t *mult,
                                     const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
 {
     int32_t ch;
-    for (ch = 0; ch < c; ch += 8) {
+    for (ch = 0; ch + 8 <= c; ch += 8) {
         int32x4x2_t a;
         int32x4_t a0;
         int32x4_t a1;
@@ -306,6 +348,9 @@ static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int
             }
         }
         vst1_s8(y + ch, o);
+    }
+    if (ch < c) {
+        neon_dwconvrq4_s8(y + ch, x + ch, xkh, xkw, w + ch, kh, kw, c, bias + ch, mult + ch, shift + ch, left, zp, lo, hi);
     }
 }`)
 	add("neon_sumpool_s8", []string{"neon_include", "sumpool_tail_s8"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], eight channels per step. */

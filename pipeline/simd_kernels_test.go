@@ -56,6 +56,12 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		{"dw-relu-zp5", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, 5), dw},
 		{"dw-left", withOutScale(tirtest.Conv3x3(8, 8, 1, graph.ActNone, 2), 0.0001), dw},
 		{"dw-w5", tirtest.Conv3x3Size(4, 5, 24, 24, 1, graph.ActRelu, -128), dw},
+		// Channels not a multiple of eight (pruned layers): a last four
+		// channels apart, alone (4), after two steps (20), with a left
+		// shift at stride 2 (12).
+		{"dw-c4", tirtest.Conv3x3(4, 4, 1, graph.ActNone, 5), dw},
+		{"dw-c20-relu6", tirtest.Conv3x3(20, 20, 1, graph.ActRelu6, -128), dw},
+		{"dw-c12-left-stride2", withOutScale(tirtest.Conv3x3(12, 12, 2, graph.ActNone, 2), 0.0001), dw},
 		{"add-relu", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActRelu, 0.1, -128), add},
 		{"add-none", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActNone, 0.1, 3), add},
 		{"sub-relu6", addGraph(graph.Sub, []int{1, 2, 9}, graph.ActRelu6, 0.05, -100), add},

@@ -685,7 +685,7 @@ func blockChannels(p *simdParts, prefix string) (Stmt, error) {
 
 // fuseDepthwise turns copy32(acc, bias); dwconv(acc, ...); requant(y, acc, ...)
 // into one dwconvrq call that keeps the accumulators in registers (knob
-// dw_fused; channels a multiple of 8).
+// dw_fused; channels a multiple of 4: the helpers take a last four apart).
 func fuseDepthwise(init, red, out Stmt, accv *Buffer, prefix string) (Stmt, bool) {
 	call := func(s Stmt, k ...string) *Intrinsic {
 		e, ok := s.(*Evaluate)
@@ -708,7 +708,7 @@ func fuseDepthwise(init, red, out Stmt, accv *Buffer, prefix string) (Stmt, bool
 		return nil, false
 	}
 	m, ok := IsConst(cd.Args[7])
-	if !ok || m%8 != 0 {
+	if !ok || m%4 != 0 {
 		return nil, false
 	}
 	left := int64(0)
