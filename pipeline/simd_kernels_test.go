@@ -86,6 +86,11 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		// last pixel alone (7 columns) and 32 channels (two chunks a tap).
 		{"window3-cin32-w7", tirtest.Conv3x3Size(4, 7, 32, 1, 1, graph.ActRelu, -128), gemv},
 		{"window3-cin16-w6-stride2", tirtest.Conv3x3Size(6, 12, 16, 1, 2, graph.ActNone, 3), gemv},
+		// An RGB-like input (Cin 3): each window row is nine bytes, copied
+		// whole where it lies inside the image (row_copy_below 16), cell by
+		// cell at the padded edges.
+		{"rgb-cin3-stride2", tirtest.ConvRGB(7, 9, 8, 2, graph.ActRelu, -128), gemv},
+		{"rgb-cin3-stride1", tirtest.ConvRGB(5, 6, 12, 1, graph.ActNone, 3), gemv},
 	} {
 		call := c.call
 		if target == "mve" && strings.HasPrefix(c.name, "pointwise") {

@@ -217,7 +217,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g, win, err = rowFill(g, at, p.x, pad, prefix, kn("row_copy_below", 8)); err != nil {
+		if g, win, err = rowFill(g, at, p.x, pad, prefix, kn("row_copy_below", 16)); err != nil {
 			return nil, err
 		}
 		f = g

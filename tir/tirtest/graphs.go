@@ -338,6 +338,12 @@ func convGraph(h, wd, cin, cout, k, group, stride, pad int, act graph.Activation
 	return g
 }
 
+// ConvRGB is a 3×3 convolution (padding 1) from an h×wd×3 input to cout
+// channels, as a network's first layer over an RGB image.
+func ConvRGB(h, wd, cout, stride int, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraph(h, wd, 3, cout, 3, 1, stride, 1, act, yzp)
+}
+
 // Pointwise is a 1×1 convolution cin → cout over an h×w input with a ReLU
 // (output zero point -128), Conv3x3Size's weights, scales and biases.
 func Pointwise(h, w, cin, cout int) *graph.Graph {
