@@ -586,6 +586,75 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
         vstrbq_s32(y + ch, a);
     }
 }`)
+	add("mve_pwrq_s8", []string{"mve_requant_s8", "mve_requantr_s8"}, `/* Four output channels of mve_pwrq_s8 (multipliers m, shifts s) requantized and stored at y. */
+MVE_INLINE void mve_pwrq_out_s8(int8_t *y, int32x4_t a, int32x4_t m, int32x4_t s, int32_t left, int32_t zp, int32_t lo,
+                                int32_t hi)
+{
+    if (left) {
+        a = mve_requant_x4(a, m, s, zp, lo, hi);
+    } else if (lo == -128 && hi == 127) {
+        /* The clamp to the int8 range as a saturating shift. */
+        a = vshrq_n_s32(vqshlq_n_s32(mve_requantr_nc_x4(a, m, s, zp, lo < zp), 24), 24);
+    } else {
+        a = vminq_s32(vmaxq_s32(mve_requantr_nc_x4(a, m, s, zp, lo < zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    }
+    vstrbq_s32(y, a);
+}
+
+/* Four accumulators in one vector, through memory: two STRDs and a VLDRW.
+   (gcc's own lane inserts take five instructions and a zeroed vector; the
+   dual-lane VMOV from core registers is left alone, as QEMU 7.2 and the
+   assemblers disagree on which register goes to which lane.) */
+MVE_INLINE int32x4_t mve_vec4_s32(int32_t a0, int32_t a1, int32_t a2, int32_t a3)
+{
+    int32_t t[4];
+    t[0] = a0;
+    t[1] = a1;
+    t[2] = a2;
+    t[3] = a3;
+    return vldrwq_s32(t);
+}
+
+/* One output pixel of a short reduction (n <= 16):
+   y[j] = clamp(requant(bias[j] + sum over i < n of x[i] * w[16*j + i], mult[j], shift[j]) + zp, lo, hi)
+   for j < m (a multiple of 4; each weight row padded to sixteen bytes). The
+   input is one predicated vector; each output is one VMLADAV, and four
+   outputs are requantized together in a vector. */
+MVE_INLINE void mve_pwrq_s8(int8_t *y, const int8_t *x, const int8_t *w, int32_t m, int32_t n, const int32_t *bias,
+                            const int32_t *mult, const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int8x16_t xv = vldrbq_z_s8(x, vctp8q((uint32_t)n));
+    int32_t j;
+    for (j = 0; j < m; j += 4, w += 64) {
+        const int32x4_t a = mve_vec4_s32(vmladavq_s8(xv, vldrbq_s8(w)), vmladavq_s8(xv, vldrbq_s8(w + 16)),
+                                         vmladavq_s8(xv, vldrbq_s8(w + 32)), vmladavq_s8(xv, vldrbq_s8(w + 48)));
+        mve_pwrq_out_s8(y + j, vaddq_s32(a, vldrwq_s32(bias + j)), vldrwq_s32(mult + j), vldrwq_s32(shift + j), left, zp, lo, hi);
+    }
+}`)
+	add("mve_pwrq2_s8", []string{"mve_pwrq_s8"}, `/* mve_pwrq_s8 for two pixels (x0 into y0, x1 into y1): each weight vector,
+   bias, multiplier and shift is loaded once for both. */
+MVE_INLINE void mve_pwrq2_s8(int8_t *y0, int8_t *y1, const int8_t *x0, const int8_t *x1, const int8_t *w, int32_t m,
+                             int32_t n, const int32_t *bias, const int32_t *mult, const int32_t *shift, int32_t left,
+                             int32_t zp, int32_t lo, int32_t hi)
+{
+    const mve_pred16_t p = vctp8q((uint32_t)n);
+    const int8x16_t xv = vldrbq_z_s8(x0, p);
+    const int8x16_t xu = vldrbq_z_s8(x1, p);
+    int32_t j;
+    for (j = 0; j < m; j += 4, w += 64) {
+        const int8x16_t w0 = vldrbq_s8(w);
+        const int8x16_t w1 = vldrbq_s8(w + 16);
+        const int8x16_t w2 = vldrbq_s8(w + 32);
+        const int8x16_t w3 = vldrbq_s8(w + 48);
+        const int32x4_t b = vldrwq_s32(bias + j);
+        const int32x4_t mv = vldrwq_s32(mult + j);
+        const int32x4_t sv = vldrwq_s32(shift + j);
+        const int32x4_t a = mve_vec4_s32(vmladavq_s8(xv, w0), vmladavq_s8(xv, w1), vmladavq_s8(xv, w2), vmladavq_s8(xv, w3));
+        const int32x4_t c = mve_vec4_s32(vmladavq_s8(xu, w0), vmladavq_s8(xu, w1), vmladavq_s8(xu, w2), vmladavq_s8(xu, w3));
+        mve_pwrq_out_s8(y0 + j, vaddq_s32(a, b), mv, sv, left, zp, lo, hi);
+        mve_pwrq_out_s8(y1 + j, vaddq_s32(c, b), mv, sv, left, zp, lo, hi);
+    }
+}`)
 	add("mve_sumpool_s8", []string{"mve_include"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], four channels per vector. */
 MVE_INLINE void mve_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
 {

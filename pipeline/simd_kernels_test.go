@@ -73,14 +73,21 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		// and K 40 (two full steps and a tail).
 		{"pointwise-k64", tirtest.Pointwise(3, 5, 64, 12), gemv},
 		{"pointwise-k40", tirtest.Pointwise(3, 3, 40, 8), gemv},
-		// On the M55 pointwise pixels go three at a time (gemvb3) from K 16
-		// on: 10 pixels (three groups and one alone), 8 (two and two alone)
-		// with K 24 (a step and a tail), K 16 (one step, no tail); K 8 stays
-		// one pixel at a time.
+		// On the M55 pointwise pixels go three at a time (gemvb3) above K
+		// 16: 10 pixels (three groups and one alone), 8 (two and two alone)
+		// with K 24 (a step and a tail), K 32 (two steps, no tail).
 		{"pointwise-k64-p10", tirtest.Pointwise(2, 5, 64, 8), gemv},
 		{"pointwise-k24-p8", tirtest.Pointwise(2, 4, 24, 12), gemv},
-		{"pointwise-k16-p6", tirtest.Pointwise(2, 3, 16, 8), gemv},
+		{"pointwise-k32-p6", tirtest.Pointwise(2, 3, 32, 8), gemv},
+		// On the M55 reductions up to 16 long take mve_pwrq_s8 (one
+		// VMLADAV per output, four outputs requantized in a vector), pixels
+		// two at a time (pwrq2) and an odd last one alone: K 8, an odd
+		// count with a full vector of k, a left shift, no activation, a
+		// clamp. (On NEON they are the blocked GEMV.)
 		{"small-k8-p10", tirtest.Pointwise(2, 5, 8, 4), gemv},
+		{"small-k16-p9-relu6", tirtest.Conv1x1(3, 3, 16, 12, graph.ActRelu6, -128), gemv},
+		{"small-k5-left", withOutScale(tirtest.Conv1x1(1, 3, 5, 8, graph.ActNone, 3), 0.0001), gemv},
+		{"small-k12-none", tirtest.Conv1x1(2, 2, 12, 20, graph.ActNone, 3), gemv},
 		// Windowed 3×3 convolutions: on the M55 three windows at a time,
 		// interleaved in 16-byte chunks (gemvb3i), with padding fills, a
 		// last pixel alone (7 columns) and 32 channels (two chunks a tap).
@@ -98,6 +105,9 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		}
 		if target == "mve" && strings.HasPrefix(c.name, "window3") {
 			call = "mve_gemvb3i_s8("
+		}
+		if target == "mve" && strings.HasPrefix(c.name, "small-k") {
+			call = "mve_pwrq2_s8("
 		}
 		t.Run(c.name, func(t *testing.T) {
 			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, call)

@@ -25,7 +25,7 @@ const (
 	// KDwConvRQ(y *i8, x *i8, xkh, xkw, w *i8, kh, kw, c, bias *i32, mult *i32,
 	// shift *i32, left, zp, lo, hi): one output pixel of a depthwise conv,
 	// bias + KDwConv taps + KRequant in one block (left = 1 when some shift
-	// is positive; it changes only how the C is specialised), c a multiple of 8.
+	// is positive; it changes only how the C is specialised), c a multiple of 4.
 	KDwConvRQ = "dwconvrq_s8"
 	// KRequant(y *i8, acc *i32, mult *i32, shift *i32, n, zp, lo, hi):
 	// y[i] = clamp(MultiplyByQuantizedMultiplier(acc[i], mult[i], shift[i]) + zp, lo, hi).

@@ -291,6 +291,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	// register spills there).
 	group, minN, maxN := 2, 64, 64
 	if prefix == "mve" {
+		f = shortReductions(f, prefix, kn("small_k", 16), kn("small_k_pairs", 1) != 0)
 		group, minN, maxN = kn("pixel_group", 3), 16, 4096
 	}
 	if group != 2 && group != 3 {

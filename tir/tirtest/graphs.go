@@ -172,6 +172,20 @@ var builders = []struct {
 			x, b.weights("fc.w", []int{10, 24}), b.bias("fc.b", 10))
 		return b.done(y)
 	}},
+	{"pointwise_short", false, func(b *builder) (*graph.Graph, error) {
+		// A reduction of 8 (the M55's fused short-reduction kernel, pixels
+		// in pairs and an odd last one).
+		x := b.input([]int{1, 3, 5, 8}, 0.05, -6)
+		y := b.node(graph.Conv2D, conv(1, 1, 1, graph.Padding{}, graph.ActRelu), 0.05, -128,
+			x, b.weights("pws/w", []int{12, 1, 1, 8}), b.bias("pws/b", 12))
+		return b.done(y)
+	}},
+	{"fully_connected_short", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 13}, 0.05, 7)
+		y := b.node(graph.FullyConnected, &graph.FullyConnectedAttrs{Act: graph.ActNone}, 0.1, -3,
+			x, b.weights("fcs.w", []int{8, 13}), b.bias("fcs.b", 8))
+		return b.done(y)
+	}},
 	{"batch_matmul", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{2, 3, 4}, 0.05, 7)
 		w := b.input([]int{1, 5, 4}, 0.04, -2)
