@@ -673,9 +673,30 @@ MVE_INLINE void mve_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32
         vstrwq_p_s32(acc + ch, a, p);
     }
 }`)
-	add("mve_copy_s8", []string{"mve_include"}, `MVE_INLINE void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+	add("mve_copy_s8", []string{"mve_include"}, `/* dst[i] = src[i], i < n. The calls are inlined with n a constant: one,
+   two, four and eight bytes are a core load and store (a window row of a
+   one-channel input is four bytes) instead of a predicated vector pair. */
+MVE_INLINE void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     int32_t i = 0;
+#if defined(__OPTIMIZE__) /* unoptimised, gcc warns about the branches not taken */
+    if (n == 8) {
+        memcpy(dst, src, 8);
+        return;
+    }
+    if (n == 4) {
+        memcpy(dst, src, 4);
+        return;
+    }
+    if (n == 2) {
+        memcpy(dst, src, 2);
+        return;
+    }
+    if (n == 1) {
+        *dst = *src;
+        return;
+    }
+#endif
     for (; i + 16 <= n; i += 16) {
         vstrbq_s8(dst + i, vldrbq_s8(src + i));
     }
@@ -684,10 +705,24 @@ MVE_INLINE void mve_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32
         vstrbq_p_s8(dst + i, vldrbq_z_s8(src + i, p), p);
     }
 }`)
-	add("mve_fill_s8", []string{"mve_include"}, `MVE_INLINE void mve_fill_s8(int8_t *dst, int32_t v, int32_t n)
+	add("mve_fill_s8", []string{"mve_include"}, `/* dst[i] = v, i < n; one, two and four bytes as one core store (see mve_copy_s8). */
+MVE_INLINE void mve_fill_s8(int8_t *dst, int32_t v, int32_t n)
 {
     const int8x16_t vv = vdupq_n_s8((int8_t)v);
     int32_t i = 0;
+#if defined(__OPTIMIZE__)
+    if (n == 1 || n == 2 || n == 4) {
+        const uint32_t w = ((uint32_t)v & 0xffu) * 0x01010101u;
+        if (n == 4) {
+            memcpy(dst, &w, 4);
+        } else if (n == 2) {
+            memcpy(dst, &w, 2);
+        } else {
+            memcpy(dst, &w, 1);
+        }
+        return;
+    }
+#endif
     for (; i + 16 <= n; i += 16) {
         vstrbq_s8(dst + i, vv);
     }

@@ -168,8 +168,9 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN, group int) *PrimFunc {
 // copy of the bias) and one requantization becomes groups of three
 // windows interleaved in 16-byte chunks, one KGemvB3I from the bias table
 // and three requantizations; the last OW mod 3 pixels of a row run alone.
-// f is returned unchanged where the shape differs, n is not a multiple of
-// 16 in [minN, maxN] or a fill is not chunk-aligned.
+// Window copies and fills are split at the chunk boundaries; a reduction
+// that is not a multiple of 16 is padded to one. f is returned unchanged
+// where the shape differs or n is outside [minN, maxN].
 func groupWindowPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 	var loop *For
 	var win, accA *Allocate
@@ -229,7 +230,7 @@ func groupWindowPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 		if ra, ok := r.Args[1].(*Ptr); !ok || ra.Buf != a.Buf {
 			return
 		}
-		if n, ok := IsConst(g.Args[5]); !ok || n%16 != 0 || n < int64(minN) || n > int64(maxN) {
+		if n, ok := IsConst(g.Args[5]); !ok || n < int64(minN) || n > int64(maxN) {
 			return
 		}
 		loop, win, accA, fills, init, gem, rq = l, w, a, seq.Stmts[:len(seq.Stmts)-1], in, g, r
@@ -241,8 +242,12 @@ func groupWindowPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 	if lo, ok2 := IsConst(loop.Min); !ok || !ok2 || lo != 0 || ow < 3 {
 		return f
 	}
+	// A reduction that is not a multiple of 16 runs to the next one: the
+	// blocked weights are already zero there (BlockWeights pads the last
+	// column block), and the windows' padding bytes are zeroed once.
 	n, _ := IsConst(gem.Args[5])
-	xi := NewBuffer(win.Buf.Name+"_x3", win.Buf.DType, []int{int(n / 16 * 48)}, ScopeLocal)
+	n16 := (n + 15) / 16 * 16
+	xi := NewBuffer(win.Buf.Name+"_x3", win.Buf.DType, []int{int(n16 / 16 * 48)}, ScopeLocal)
 	q := NewVar(loop.Var.Name + "3")
 	at := func(k int64) Expr { return Add(Mul(q, C(3)), C(k)) }
 	var body []Stmt
@@ -258,7 +263,7 @@ func groupWindowPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 		accs = append(accs, NewBuffer(fmt.Sprintf("%s_%d", accA.Buf.Name, k), accA.Buf.DType, accA.Buf.Shape, ScopeLocal))
 	}
 	body = append(body, &Evaluate{X: Call(prefix+"_"+KGemvB3I, I32, &Ptr{Buf: accs[0], Index: C(0)}, &Ptr{Buf: accs[1], Index: C(0)},
-		&Ptr{Buf: accs[2], Index: C(0)}, init, &Ptr{Buf: xi, Index: C(0)}, gem.Args[3], gem.Args[4], gem.Args[5])})
+		&Ptr{Buf: accs[2], Index: C(0)}, init, &Ptr{Buf: xi, Index: C(0)}, gem.Args[3], gem.Args[4], C(n16))})
 	for k := int64(0); k < 3; k++ {
 		st := Substitute(&Evaluate{X: rq}, map[*Var]Expr{loop.Var: at(k)})
 		body = append(body, renameBufs(st, map[*Buffer]*Buffer{accA.Buf: accs[k]}))
@@ -267,8 +272,13 @@ func groupWindowPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 	for k := 2; k >= 0; k-- {
 		grp = &Allocate{Buf: accs[k], Body: grp}
 	}
-	grp = &Allocate{Buf: xi, Body: grp}
-	out := []Stmt{&For{Var: q, Min: C(0), Extent: C(ow / 3), Body: grp}}
+	var pad []Stmt
+	if n16 > n {
+		for k := int64(0); k < 3; k++ {
+			pad = append(pad, &Evaluate{X: Call(prefix+"_"+KFill8, I32, &Ptr{Buf: xi, Index: C((n16/16-1)*48 + k*16 + n%16)}, C(0), C(n16-n))})
+		}
+	}
+	out := []Stmt{&Allocate{Buf: xi, Body: Block(append(pad, &For{Var: q, Min: C(0), Extent: C(ow / 3), Body: grp})...)}}
 	for p := ow / 3 * 3; p < ow; p++ {
 		out = append(out, Substitute(loop.Body, map[*Var]Expr{loop.Var: C(p)}))
 	}
@@ -279,8 +289,9 @@ func groupWindowPixels(f *PrimFunc, prefix string, minN, maxN int) *PrimFunc {
 
 // interleaveFills rewrites a window fill (copies and fills into win at
 // constant offsets, under conditions) to write pixel k's window into the
-// interleaved buffer xi: each 16-byte chunk c of win at xi[c·48 + k·16];
-// ok is false for anything else (an offset or length not a multiple of 16).
+// interleaved buffer xi: each 16-byte chunk c of win at xi[c·48 + k·16]
+// (a copy or fill across chunks becomes one per chunk); ok is false for
+// anything else.
 func interleaveFills(s Stmt, win, xi *Buffer, k int64, prefix string) (Stmt, bool) {
 	switch x := s.(type) {
 	case *Seq:
@@ -316,21 +327,24 @@ func interleaveFills(s Stmt, win, xi *Buffer, k int64, prefix string) (Stmt, boo
 		}
 		off, ok1 := IsConst(dst.Index)
 		n, ok2 := IsConst(c.Args[2])
-		if !ok1 || !ok2 || off%16 != 0 || n%16 != 0 || n <= 0 {
+		if !ok1 || !ok2 || off < 0 || n <= 0 {
 			return nil, false
 		}
+		// One copy or fill per chunk the range touches.
 		var out []Stmt
-		for ch := int64(0); ch < n/16; ch++ {
-			to := &Ptr{Buf: xi, Index: C((off/16+ch)*48 + k*16)}
+		for o := off; o < off+n; {
+			m := min(off+n, (o/16+1)*16) - o
+			to := &Ptr{Buf: xi, Index: C((o/16)*48 + k*16 + o%16)}
 			src := c.Args[1]
 			if c.Name == prefix+"_"+KCopy8 {
 				sp, ok := src.(*Ptr)
 				if !ok {
 					return nil, false
 				}
-				src = &Ptr{Buf: sp.Buf, Index: SimplifyExpr(Add(sp.Index, C(16*ch)))}
+				src = &Ptr{Buf: sp.Buf, Index: SimplifyExpr(Add(sp.Index, C(o-off)))}
 			}
-			out = append(out, &Evaluate{X: Call(c.Name, c.T, to, src, C(16))})
+			out = append(out, &Evaluate{X: Call(c.Name, c.T, to, src, C(m))})
+			o += m
 		}
 		return Block(out...), true
 	}

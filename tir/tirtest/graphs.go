@@ -352,6 +352,12 @@ func convGraph(h, wd, cin, cout, k, group, stride, pad int, act graph.Activation
 	return g
 }
 
+// ConvK is a k×k convolution (padding 1) from an h×wd×cin input to cout
+// channels.
+func ConvK(h, wd, cin, cout, k, stride int, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraph(h, wd, cin, cout, k, 1, stride, 1, act, yzp)
+}
+
 // ConvRGB is a 3×3 convolution (padding 1) from an h×wd×3 input to cout
 // channels, as a network's first layer over an RGB image.
 func ConvRGB(h, wd, cout, stride int, act graph.Activation, yzp int32) *graph.Graph {
