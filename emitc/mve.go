@@ -13,7 +13,36 @@ func init() {
 #define MVE_INLINE static inline __attribute__((always_inline))
 #else
 #define MVE_INLINE static inline
-#endif`)
+#endif
+
+/* Tails are stored through a vector on the stack and memcpy, never with a
+   predicated store: gcc 12 describes VSTRB/VSTRW under a predicate as a store
+   of the whole vector, so its dead-store elimination could drop an earlier
+   store to the bytes past the tail (a window's padding, the next pixel's
+   window) that the predicate leaves alone. */
+/* y[i] = low byte of lane i of v, i < min(n, 4). */
+MVE_INLINE void mve_st8x4_tail(int8_t *y, int32x4_t v, int32_t n)
+{
+    if (n >= 4) {
+        vstrbq_s32(y, v);
+    } else {
+        int8_t t[4];
+        vstrbq_s32(t, v);
+        memcpy(y, t, (size_t)n);
+    }
+}
+
+/* y[i] = lane i of v, i < min(n, 4). */
+MVE_INLINE void mve_st32_tail(int32_t *y, int32x4_t v, int32_t n)
+{
+    if (n >= 4) {
+        vstrwq_s32(y, v);
+    } else {
+        int32_t t[4];
+        vstrwq_s32(t, v);
+        memcpy(y, t, 4 * (size_t)n);
+    }
+}`)
 	add("mve_gemv_s8", []string{"mve_include"}, `/* acc[j] += sum over i < n of x[i] * w[j*ws + i], for j < m. Four rows of w
    share each 16-byte input vector (VMLADAVA); the tail is predicated. */
 MVE_INLINE void mve_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t ws, int32_t m, int32_t n)
@@ -82,7 +111,7 @@ MVE_INLINE void mve_gemvb_s8(int32_t *acc, const int32_t *init, const int8_t *x,
            sixteen k where gcc's loop takes twelve. */
         if (full > 0) {
             const int8_t *xp = x;
-            __asm__("dls lr, %[cnt]\n"
+            __asm__ volatile("dls lr, %[cnt]\n"
                     "1:\n\tvldrb.u8 q0, [%[xp]], #16\n\t"
                     "vldrb.u8 q1, [%[w]], #16\n\tvmladava.s8 %[a0], q0, q1\n\t"
                     "vldrb.u8 q2, [%[w]], #16\n\tvmladava.s8 %[a1], q0, q2\n\t"
@@ -154,7 +183,7 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
         const int8_t *xp = x0;                                                                        \
         const int8_t *yp = x1;                                                                        \
         const int8_t *wp = (w0);                                                                      \
-        __asm__("dls lr, %[cnt]\n"                                                                    \
+        __asm__ volatile("dls lr, %[cnt]\n"                                                                    \
                 "1:\n\tvldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[yp]], #16\n\t"                     \
                 "vldrb.u8 q2, [%[w]], #16\n\tvmladava.s8 %[a0], q0, q2\n\tvmladava.s8 %[b0], q1, q2\n\t" \
                 "vldrb.u8 q3, [%[w]], #48\n\tvmladava.s8 %[a1], q0, q3\n\tvmladava.s8 %[b1], q1, q3\n\t" \
@@ -265,7 +294,7 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
         const int8_t *yp = x1;                                                                            \
         const int8_t *zp = x2;                                                                            \
         const int8_t *wp = (wh);                                                                          \
-        __asm__("dls lr, %[cnt]\n"                                                                        \
+        __asm__ volatile("dls lr, %[cnt]\n"                                                                        \
                 "1:\n\tvldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[yp]], #16\n\t"                         \
                 "vldrb.u8 q2, [%[zp]], #16\n\tvldrb.u8 q3, [%[w]], #16\n\t"                               \
                 "vmladava.s8 %[a0], q0, q3\n\tvmladava.s8 %[b0], q1, q3\n\tvmladava.s8 %[c0], q2, q3\n\t"     \
@@ -326,7 +355,7 @@ MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const
     do {                                                                                                  \
         const int8_t *xp = xi;                                                                            \
         const int8_t *wp = (wh);                                                                          \
-        __asm__("dls lr, %[cnt]\n"                                                                        \
+        __asm__ volatile("dls lr, %[cnt]\n"                                                                        \
                 "1:\n\tvldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[xp]], #16\n\t"                         \
                 "vldrb.u8 q2, [%[xp]], #16\n\tvldrb.u8 q3, [%[w]], #16\n\t"                               \
                 "vmladava.s8 %[a0], q0, q3\n\tvmladava.s8 %[b0], q1, q3\n\tvmladava.s8 %[c0], q2, q3\n\t"     \
@@ -404,7 +433,7 @@ MVE_INLINE void mve_dwconv_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_
                 a = vaddq_s32(a, vmulq_s32(xv, wv));
             }
         }
-        vstrwq_p_s32(acc + ch, a, p);
+        mve_st32_tail(acc + ch, a, c - ch);
     }
 }`)
 	add("mve_requant_s8", []string{"mve_include"}, `/* Four lanes of mve_requant_s8 (see there). */
@@ -434,7 +463,7 @@ MVE_INLINE void mve_requant_s8(int8_t *y, const int32_t *acc, const int32_t *mul
     }
     if (i < n) {
         const mve_pred16_t p = vctp32q((uint32_t)(n - i));
-        vstrbq_p_s32(y + i, mve_requant_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, lo, hi), p);
+        mve_st8x4_tail(y + i, mve_requant_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, lo, hi), n - i);
     }
 }`)
 	add("mve_requantr_s8", []string{"mve_include"}, `/* mve_requant_s8 for shifts <= 0 (no left shift): shift[i] is -right. */
@@ -467,7 +496,7 @@ MVE_INLINE void mve_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mu
     }
     if (i < n) {
         const mve_pred16_t p = vctp32q((uint32_t)(n - i));
-        vstrbq_p_s32(y + i, mve_requantr_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, vlo, vhi, lo < zp), p);
+        mve_st8x4_tail(y + i, mve_requantr_x4(vldrwq_z_s32(acc + i, p), vldrwq_z_s32(mult + i, p), vldrwq_z_s32(shift + i, p), zp, vlo, vhi, lo < zp), n - i);
     }
 }`)
 	add("mve_dwconvrq_s8", []string{"mve_requant_s8", "mve_requantr_s8"}, `/* One output pixel of an int8 depthwise conv, eight channels per step:
@@ -506,7 +535,7 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
 #define MVE_DW_TAP(post, wpost) "vldrb.s16 q0, [%[xp]]" post "\n\tvldrb.s16 q1, [%[wp]]" wpost "\n\t" \
     "vmullb.s16 q2, q0, q1\n\tvmullt.s16 q3, q0, q1\n\tvadd.i32 %q[ae], %q[ae], q2\n\tvadd.i32 %q[ao], %q[ao], q3\n\t"
 #define MVE_DW_ROW MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP("", ", %[c]")
-            __asm__(MVE_DW_ROW "add %[xp], %[xp], %[xrow]\n\t" MVE_DW_ROW "add %[xp], %[xp], %[xrow]\n\t"
+            __asm__ volatile(MVE_DW_ROW "add %[xp], %[xp], %[xrow]\n\t" MVE_DW_ROW "add %[xp], %[xp], %[xrow]\n\t"
                     MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP("", "")
                     : [ae] "+w"(ae), [ao] "+w"(ao), [xp] "+l"(xp), [wp] "+l"(wp)
                     : [xkw] "n"(xkw), [c] "n"(c), [xrow] "n"(xkh - 2 * xkw)
@@ -670,64 +699,30 @@ MVE_INLINE void mve_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32
                 a = vaddq_s32(a, vldrbq_z_s32(xr + j * xkw, p));
             }
         }
-        vstrwq_p_s32(acc + ch, a, p);
+        mve_st32_tail(acc + ch, a, c - ch);
     }
 }`)
-	add("mve_copy_s8", []string{"mve_include"}, `/* dst[i] = src[i], i < n. The calls are inlined with n a constant: one,
-   two, four and eight bytes are a core load and store (a window row of a
-   one-channel input is four bytes) instead of a predicated vector pair. */
+	add("mve_copy_s8", []string{"mve_include"}, `/* dst[i] = src[i], i < n: whole vectors, the tail with memcpy (constant
+   after inlining: a few core loads and stores; see mve_st8x4_tail). */
 MVE_INLINE void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     int32_t i = 0;
-#if defined(__OPTIMIZE__) /* unoptimised, gcc warns about the branches not taken */
-    if (n == 8) {
-        memcpy(dst, src, 8);
-        return;
-    }
-    if (n == 4) {
-        memcpy(dst, src, 4);
-        return;
-    }
-    if (n == 2) {
-        memcpy(dst, src, 2);
-        return;
-    }
-    if (n == 1) {
-        *dst = *src;
-        return;
-    }
-#endif
     for (; i + 16 <= n; i += 16) {
         vstrbq_s8(dst + i, vldrbq_s8(src + i));
     }
     if (i < n) {
-        const mve_pred16_t p = vctp8q((uint32_t)(n - i));
-        vstrbq_p_s8(dst + i, vldrbq_z_s8(src + i, p), p);
+        memcpy(dst + i, src + i, (size_t)(n - i));
     }
 }`)
-	add("mve_fill_s8", []string{"mve_include"}, `/* dst[i] = v, i < n; one, two and four bytes as one core store (see mve_copy_s8). */
+	add("mve_fill_s8", []string{"mve_include"}, `/* dst[i] = v, i < n (as mve_copy_s8). */
 MVE_INLINE void mve_fill_s8(int8_t *dst, int32_t v, int32_t n)
 {
-    const int8x16_t vv = vdupq_n_s8((int8_t)v);
     int32_t i = 0;
-#if defined(__OPTIMIZE__)
-    if (n == 1 || n == 2 || n == 4) {
-        const uint32_t w = ((uint32_t)v & 0xffu) * 0x01010101u;
-        if (n == 4) {
-            memcpy(dst, &w, 4);
-        } else if (n == 2) {
-            memcpy(dst, &w, 2);
-        } else {
-            memcpy(dst, &w, 1);
-        }
-        return;
-    }
-#endif
     for (; i + 16 <= n; i += 16) {
-        vstrbq_s8(dst + i, vv);
+        vstrbq_s8(dst + i, vdupq_n_s8((int8_t)v));
     }
     if (i < n) {
-        vstrbq_p_s8(dst + i, vv, vctp8q((uint32_t)(n - i)));
+        memset(dst + i, v, (size_t)(n - i));
     }
 }`)
 	add("mve_copy_s32", []string{"mve_include"}, `MVE_INLINE void mve_copy_s32(int32_t *dst, const int32_t *src, int32_t n)
@@ -737,8 +732,7 @@ MVE_INLINE void mve_fill_s8(int8_t *dst, int32_t v, int32_t n)
         vstrwq_s32(dst + i, vldrwq_s32(src + i));
     }
     if (i < n) {
-        const mve_pred16_t p = vctp32q((uint32_t)(n - i));
-        vstrwq_p_s32(dst + i, vldrwq_z_s32(src + i, p), p);
+        memcpy(dst + i, src + i, 4 * (size_t)(n - i));
     }
 }`)
 }

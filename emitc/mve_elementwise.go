@@ -54,8 +54,8 @@ MVE_INLINE void mve_addsub_s8(int8_t *y, const int8_t *a, const int8_t *b, int32
     }
     if (i < n) {
         const mve_pred16_t p = vctp32q((uint32_t)(n - i));
-        vstrbq_p_s32(y + i, mve_addsub_x4(vldrbq_z_s32(a + i, p), vldrbq_z_s32(b + i, p), oa, ob, ls, m1, s1, m2, s2, sub,
-                                          mo, so, zp, vlo, vhi, lo, hi), p);
+        mve_st8x4_tail(y + i, mve_addsub_x4(vldrbq_z_s32(a + i, p), vldrbq_z_s32(b + i, p), oa, ob, ls, m1, s1, m2, s2, sub,
+                                            mo, so, zp, vlo, vhi, lo, hi), n - i);
     }
 }`)
 }
