@@ -213,6 +213,15 @@ func (g *gemmSpec) deadStores(i int) []Stmt {
 // block and tensorize the shorter live loop as before. f is returned
 // unchanged when it has no dead tail or another shape.
 func SplitDeadTail(f *PrimFunc) *PrimFunc {
+	return SplitDeadTailMultiple(f, 1)
+}
+
+// SplitDeadTailMultiple is SplitDeadTail keeping a multiple of k channels in
+// the live loop (as many dead channels as that takes are computed with it:
+// exact, their zero weights give their constant value): the MVE schedule's
+// blocked kernels take channels four at a time, and a live count of 27 would
+// send a layer to the unblocked GEMV.
+func SplitDeadTailMultiple(f *PrimFunc, k int) *PrimFunc {
 	name := map[string]string{"conv2d": "oc", "fully_connected": "j"}[f.Op]
 	if name == "" {
 		return f
@@ -261,6 +270,9 @@ func SplitDeadTail(f *PrimFunc) *PrimFunc {
 	live := cout
 	for live > 0 && dead != nil && dead[live-1] {
 		live--
+	}
+	if k > 1 {
+		live = min(cout, (live+k-1)/k*k)
 	}
 	if live == cout {
 		return f

@@ -247,6 +247,28 @@ func TestSplitDeadTail(t *testing.T) {
 			}
 		}
 	}
+	// A multiple of four live channels: 8 channels with the last three dead
+	// keep 8 (the split would leave 5 live), with the last one dead keep 8
+	// too; with all dead, none (0 is a multiple). DeadChain's convolution
+	// has 8 output channels.
+	for _, c := range []struct {
+		dead []int
+		live int64 // -1: no split
+	}{{[]int{5, 6, 7}, -1}, {[]int{7}, -1}, {[]int{0, 1, 2, 3, 4, 5, 6, 7}, 0}, {[]int{4, 5, 6, 7}, 4}} {
+		g := tirtest.DeadChain(9, c.dead, "conv")
+		f := computeFunc(t, g, g.Nodes[0])
+		s := SplitDeadTailMultiple(f, 4)
+		if c.live < 0 {
+			if s != f {
+				t.Errorf("dead %v: split though the live channels round up to all", c.dead)
+			}
+			continue
+		}
+		if s.DeadChannels != int(8-c.live) {
+			t.Errorf("dead %v: %d channels split off, want %d", c.dead, s.DeadChannels, 8-c.live)
+		}
+		sameResult(t, fmt.Sprintf("dead%v_mult4", c.dead), Finalize(computeFunc(t, g, g.Nodes[0])), Finalize(s))
+	}
 	// No dead tail (a dead channel before a live one): unchanged.
 	g := tirtest.DeadChain(9, []int{2}, "conv")
 	if f := computeFunc(t, g, g.Nodes[0]); SplitDeadTail(f) != f {
