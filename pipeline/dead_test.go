@@ -13,7 +13,8 @@ import (
 // A convolution with dead output channels, then a depthwise layer, a pool
 // and a consuming convolution or fully connected layer, built and run on each
 // target's board: the firmware skips the dead channels (the constant row is
-// in the C), and its outputs equal the reference interpreter's on the graph
+// in the C; on the M55 only where a multiple of four live channels remains),
+// and its outputs equal the reference interpreter's on the graph
 // as built, before the plan pass reordered its channels.
 func TestDeadChannelsUnderQEMU(t *testing.T) {
 	for _, bt := range []struct{ board, target string }{
@@ -30,8 +31,11 @@ func TestDeadChannelsUnderQEMU(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !cContains(s.Files, "_dead[") {
-						t.Fatal("no constant row for the dead channels in the C")
+					// The M55 keeps a multiple of four live channels (of 8):
+					// three dead leave 5, rounded up to all 8, so none split.
+					split := bt.target != "mve" || (8-len(dead)+3)/4*4 < 8
+					if cContains(s.Files, "_dead[") != split {
+						t.Fatalf("constant row for the dead channels in the C: %v, want %v", !split, split)
 					}
 					vecs := append(RandomInputs(pristine, 5, 3), ExtremeInputs(pristine)...)
 					x, err := s.Execute(vecs, t.TempDir(), time.Minute)
