@@ -163,7 +163,7 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN, group int) *PrimFunc {
 
 // groupWindowPixels runs a windowed convolution's output pixels three at a
 // time along each row (mve, KGemvB3I): the loop over ow whose body fills a
-// window buffer with 16-byte aligned copies and fills and then, on an
+// window buffer with copies and fills and then, on an
 // accumulator, runs KGemvB (from the bias, or from the accumulator after a
 // copy of the bias) and one requantization becomes groups of three
 // windows interleaved in 16-byte chunks, one KGemvB3I from the bias table

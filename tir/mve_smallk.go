@@ -128,7 +128,13 @@ func shortReductions(f *PrimFunc, prefix string, maxN int, pairs bool) *PrimFunc
 			v2 := NewVar(l.Var.Name + "2")
 			at := func(e Expr, v Expr) Expr { return SimplifyExpr(SubstituteExpr(e, map[*Var]Expr{l.Var: v})) }
 			even, odd := Add(C(lo), Mul(v2, C(2))), Add(C(lo), Add(Mul(v2, C(2)), C(1)))
-			args := append([]Expr{at(c.Args[0], even), at(c.Args[0], odd), at(c.Args[1], even), at(c.Args[1], odd)}, c.Args[2:]...)
+			args := []Expr{at(c.Args[0], even), at(c.Args[0], odd), at(c.Args[1], even), at(c.Args[1], odd)}
+			for _, a := range c.Args[2:] {
+				if usesVar(a, l.Var) {
+					return s // the tables move with the pixel: no pair shares them
+				}
+				args = append(args, a)
+			}
 			var out Stmt = &For{Var: v2, Min: C(0), Extent: C(ext / 2), Kind: l.Kind,
 				Body: &Evaluate{X: Call(prefix+"_"+KPwRQ2, I32, args...)}}
 			if ext%2 == 1 {

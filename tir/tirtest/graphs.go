@@ -172,6 +172,15 @@ var builders = []struct {
 			x, b.weights("fc.w", []int{10, 24}), b.bias("fc.b", 10))
 		return b.done(y)
 	}},
+	{"conv_rgb", false, func(b *builder) (*graph.Graph, error) {
+		// Three input channels: a window row of nine bytes, a reduction
+		// of 27 (the M55 groups three windows, split at 16-byte chunk
+		// edges, and runs the reduction as 32).
+		x := b.input([]int{1, 5, 8, 3}, 0.05, 2)
+		y := b.node(graph.Conv2D, conv(1, 1, 1, graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, graph.ActRelu), 0.04, -128,
+			x, b.weights("rgb/w", []int{8, 3, 3, 3}), b.bias("rgb/b", 8))
+		return b.done(y)
+	}},
 	{"pointwise_short", false, func(b *builder) (*graph.Graph, error) {
 		// A reduction of 8 (the M55's fused short-reduction kernel, pixels
 		// in pairs and an odd last one).
