@@ -285,7 +285,10 @@ board(
 // channels leaves 4 + 20 + 68 + 96 + 108 + 108 + 100 + 224 + 4 = 732 of
 // them to remove. The first 728 are dead channels of the layer before
 // (the last 4 are live ones nothing reads), so 971 − 728 = 243 stay dead,
-// stored as constants.
+// stored as constants. They are the last channels of eight layers: 2 of 108,
+// 3 of 60, 2 of 32, 1 of 20, 3 of 20, 1 of 28, 1 of 32 and 230 of 252. The
+// M55 keeps a multiple of four live channels, which takes in every dead
+// channel of the first seven and 2 of the last (22 live → 24): 228 there.
 func TestCompileReportsDeadChannels(t *testing.T) {
 	dir := sharedModels(t)
 	for _, board := range []string{"mps2-an386", "mps2-an385", "mps3-an547", "aarch64-linux"} {
@@ -297,7 +300,11 @@ func TestCompileReportsDeadChannels(t *testing.T) {
 			DeadChannels   int `json:"dead_channels"`
 			UnusedChannels int `json:"unused_channels"`
 		}
-		if err := json.Unmarshal([]byte(out), &r); err != nil || r.DeadChannels != 243 || r.UnusedChannels != 732 {
+		want := 243
+		if board == "mps3-an547" {
+			want = 228
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.DeadChannels != want || r.UnusedChannels != 732 {
 			t.Errorf("%s: dead_channels %d, unused_channels %d (%v)", board, r.DeadChannels, r.UnusedChannels, err)
 		}
 	}
