@@ -295,8 +295,8 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	// pixel_group; its asm GEMV keeps six accumulators), for every n from
 	// 16 (VWW 2,608,210 → 2,588,587 instructions on mps3-an547 against n
 	// = 64 alone) that shortReductions (small_k, default 16) has not
-	// already fused with its requantization; two on NEON, only at n = 64 (longer reductions lost to
-	// register spills there).
+	// already fused with its requantization; two on NEON, only at n = 64
+	// (longer reductions lost to register spills there).
 	group, minN, maxN := 2, 64, 64
 	if prefix == "mve" {
 		f = shortReductions(f, prefix, kn("small_k", 16), kn("small_k_pairs", 1) != 0)

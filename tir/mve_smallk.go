@@ -86,24 +86,17 @@ func shortReductions(f *PrimFunc, prefix string, maxN int, pairs bool) *PrimFunc
 		if i, ok := IsConst(racc.Index); !ok || i != 0 {
 			return s
 		}
-		if i, ok := IsConst(wb.Index); !ok || i != 0 || wb.Buf.Data == nil {
+		// BlockWeights with one column block (n <= 16) is the rows padded
+		// to sixteen, in order: KPwRQ's layout.
+		if i, ok := IsConst(wb.Index); !ok || i != 0 || wb.Buf.Data == nil || int64(len(wb.Buf.Data.I)) != m*16 {
 			return s
-		}
-		var wt *Buffer
-		{
-			// BlockWeights with one column block (n <= 16) is the rows
-			// padded to sixteen, in order.
-			if int64(len(wb.Buf.Data.I)) != m*16 {
-				return s
-			}
-			wt = wb.Buf
 		}
 		left := int64(0)
 		if r.Name == prefix+"_"+KRequant {
 			left = 1
 		}
 		changed = true
-		return &Evaluate{X: Call(prefix+"_"+KPwRQ, I32, r.Args[0], g.Args[2], &Ptr{Buf: wt, Index: C(0)}, C(m), C(n),
+		return &Evaluate{X: Call(prefix+"_"+KPwRQ, I32, r.Args[0], g.Args[2], wb, C(m), C(n),
 			g.Args[1], r.Args[2], r.Args[3], C(left), r.Args[5], r.Args[6], r.Args[7])}
 	}, nil)
 	if !changed {
