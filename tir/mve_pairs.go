@@ -85,18 +85,14 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN, group int) *PrimFunc {
 	if al == nil {
 		return f
 	}
-	seq, ok := al.Body.(*Seq)
-	if !ok || len(seq.Stmts) != 2 {
+	g, r, ok := gemvRequantBlock(prefix, al)
+	if !ok {
 		return f
 	}
-	calls, ok := intrinsicCalls(seq.Stmts)
-	if !ok || !gemvRequant(prefix, calls[0], calls[1]) {
-		return f
-	}
-	if p, ok := calls[0].Args[1].(*Ptr); !ok || p.Buf == al.Buf {
+	if p, ok := g.Args[1].(*Ptr); !ok || p.Buf == al.Buf {
 		return f // the GEMV must start from a bias table
 	}
-	if n, ok := IsConst(calls[0].Args[5]); !ok || n < int64(minN) || n > int64(maxN) {
+	if n, ok := IsConst(g.Args[5]); !ok || n < int64(minN) || n > int64(maxN) {
 		return f
 	}
 	ow, ok1 := IsConst(inner.Extent)
@@ -105,7 +101,7 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN, group int) *PrimFunc {
 		return f
 	}
 	// Pixels must be contiguous across rows in x and y: coef(oh) = OW·coef(ow).
-	for _, p := range []Expr{calls[0].Args[2], calls[1].Args[0]} {
+	for _, p := range []Expr{g.Args[2], r.Args[0]} {
 		ptr, ok := p.(*Ptr)
 		if !ok {
 			return f
@@ -128,8 +124,6 @@ func pairPixels(f *PrimFunc, prefix string, minN, maxN, group int) *PrimFunc {
 	px := func(e Expr, k int64) Expr {
 		return SubstituteExpr(e, map[*Var]Expr{outer.Var: C(0), inner.Var: Add(Mul(q2, C(int64(group))), C(k))})
 	}
-	g := calls[0]
-	r := calls[1]
 	var gem Expr
 	if group == 3 {
 		gem = Call(prefix+"_"+KGemvB3, I32, g.Args[0], &Ptr{Buf: bufs[1], Index: C(0)}, &Ptr{Buf: bufs[2], Index: C(0)}, g.Args[1],
@@ -367,6 +361,29 @@ func intrinsicCalls(stmts []Stmt) ([]*Intrinsic, bool) {
 		calls = append(calls, c)
 	}
 	return calls, true
+}
+
+// gemvRequantBlock returns the two calls of al's body when it is exactly a
+// blocked GEMV and a requantization (gemvRequant).
+func gemvRequantBlock(prefix string, al *Allocate) (g, r *Intrinsic, ok bool) {
+	seq, ok := al.Body.(*Seq)
+	if !ok || len(seq.Stmts) != 2 {
+		return nil, nil, false
+	}
+	calls, ok := intrinsicCalls(seq.Stmts)
+	if !ok || !gemvRequant(prefix, calls[0], calls[1]) {
+		return nil, nil, false
+	}
+	return calls[0], calls[1], true
+}
+
+// requantLeft is the left argument of the fused kernels for requantization
+// call r: 1 for KRequant (some shift is positive), 0 for KRequantR.
+func requantLeft(prefix string, r *Intrinsic) int64 {
+	if r.Name == prefix+"_"+KRequant {
+		return 1
+	}
+	return 0
 }
 
 // gemvRequant reports whether g and r are a blocked GEMV and the

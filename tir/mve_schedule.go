@@ -720,12 +720,8 @@ func fuseDepthwise(init, red, out Stmt, accv *Buffer, prefix string) (Stmt, bool
 	if !ok || m%4 != 0 {
 		return nil, false
 	}
-	left := int64(0)
-	if cr.Name == prefix+"_"+KRequant {
-		left = 1
-	}
 	args := []Expr{cr.Args[0], cd.Args[1], cd.Args[2], cd.Args[3], cd.Args[4], cd.Args[5], cd.Args[6], cd.Args[7],
-		ci.Args[1], cr.Args[2], cr.Args[3], C(left), cr.Args[5], cr.Args[6], cr.Args[7]}
+		ci.Args[1], cr.Args[2], cr.Args[3], C(requantLeft(prefix, cr)), cr.Args[5], cr.Args[6], cr.Args[7]}
 	return &Evaluate{X: Call(prefix+"_"+KDwConvRQ, I32, args...)}, true
 }
 

@@ -60,15 +60,10 @@ func shortReductions(f *PrimFunc, prefix string, maxN int, pairs bool) *PrimFunc
 		if !ok {
 			return s
 		}
-		seq, ok := al.Body.(*Seq)
-		if !ok || len(seq.Stmts) != 2 {
+		g, r, ok := gemvRequantBlock(prefix, al)
+		if !ok {
 			return s
 		}
-		calls, ok := intrinsicCalls(seq.Stmts)
-		if !ok || !gemvRequant(prefix, calls[0], calls[1]) {
-			return s
-		}
-		g, r := calls[0], calls[1]
 		acc, ok1 := g.Args[0].(*Ptr)
 		init, ok2 := g.Args[1].(*Ptr)
 		wb, ok3 := g.Args[3].(*Ptr)
@@ -91,13 +86,9 @@ func shortReductions(f *PrimFunc, prefix string, maxN int, pairs bool) *PrimFunc
 		if i, ok := IsConst(wb.Index); !ok || i != 0 || wb.Buf.Data == nil || int64(len(wb.Buf.Data.I)) != m*16 {
 			return s
 		}
-		left := int64(0)
-		if r.Name == prefix+"_"+KRequant {
-			left = 1
-		}
 		changed = true
 		return &Evaluate{X: Call(prefix+"_"+KPwRQ, I32, r.Args[0], g.Args[2], wb, C(m), C(n),
-			g.Args[1], r.Args[2], r.Args[3], C(left), r.Args[5], r.Args[6], r.Args[7])}
+			g.Args[1], r.Args[2], r.Args[3], C(requantLeft(prefix, r)), r.Args[5], r.Args[6], r.Args[7])}
 	}, nil)
 	if !changed {
 		return f
