@@ -615,6 +615,149 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
         vstrbq_s32(y + ch, a);
     }
 }`)
+	add("mve_dwplanes_s8", []string{"mve_include"}, `/* One input line laid out as channel planes (tir/mve_dwlanes.go):
+   dst[ch*cs + col(q)] = x[(q - padl)*xs + ch] where 0 <= q - padl < n, else zp, for
+   q < nq and ch < c (a multiple of 4); col(q) = q, or with ph the even columns first:
+   (q % 2)*(rs / 2) + q / 2. A pixel's channels go eight at a time to eight planes in
+   one byte scatter (7*cs < 65536). */
+MVE_INLINE void mve_dwplanes_s8(int8_t *dst, const int8_t *x, int32_t n, int32_t xs, int32_t c, int32_t cs,
+                                int32_t rs, int32_t nq, int32_t padl, int32_t ph, int32_t zp)
+{
+    const uint16x8_t o8 = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)cs);
+    const uint32x4_t o4 = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)cs);
+    const uint16x8_t z = vdupq_n_u16((uint16_t)(uint8_t)zp);
+    int32_t q;
+    for (q = 0; q < nq; ++q) {
+        uint8_t *d = (uint8_t *)dst + (ph ? (q & 1) * (rs >> 1) + (q >> 1) : q);
+        const int32_t i = q - padl;
+        int32_t ch = 0;
+        if (i >= 0 && i < n) {
+            const uint8_t *s = (const uint8_t *)x + i * xs;
+            for (; ch + 8 <= c; ch += 8) {
+                vstrbq_scatter_offset_u16(d + ch * cs, o8, vldrbq_u16(s + ch));
+            }
+            if (ch < c) {
+                vstrbq_scatter_offset_u32(d + ch * cs, o4, vldrbq_u32(s + ch));
+            }
+        } else {
+            for (; ch + 8 <= c; ch += 8) {
+                vstrbq_scatter_offset_u16(d + ch * cs, o8, z);
+            }
+            if (ch < c) {
+                vstrbq_scatter_offset_u32(d + ch * cs, o4, vreinterpretq_u32_u16(z));
+            }
+        }
+    }
+}`)
+	add("mve_dwl3_s8", []string{"mve_requant_s8", "mve_requantr_s8"}, `/* Four outputs of mve_dwl3_s8 at the plane pointer r: nine widening loads and VMLAs by the weights, requantized. */
+#define MVE_DWL3_VEC() mve_dwl3_rq(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32( \
+    vmlaq_n_s32(vmlaq_n_s32(b, vldrbq_s32(r + s0), w0), vldrbq_s32(r + s0 + t1), w1), vldrbq_s32(r + s0 + t2), w2), \
+    vldrbq_s32(r + s1), w3), vldrbq_s32(r + s1 + t1), w4), vldrbq_s32(r + s1 + t2), w5), vldrbq_s32(r + s2), w6), \
+    vldrbq_s32(r + s2 + t1), w7), vldrbq_s32(r + s2 + t2), w8), m, s, left, zp, lo, hi)
+
+MVE_INLINE int32x4_t mve_dwl3_rq(int32x4_t a, int32x4_t m, int32x4_t s, int32_t left, int32_t zp, int32_t lo, int32_t hi)
+{
+    if (left) {
+        return mve_requant_x4(a, m, s, zp, lo, hi);
+    }
+    if (lo == -128 && hi == 127) {
+        return vshrq_n_s32(vqshlq_n_s32(mve_requantr_nc_x4(a, m, s, zp, lo < zp), 24), 24);
+    }
+    return vminq_s32(vmaxq_s32(mve_requantr_nc_x4(a, m, s, zp, lo < zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
+/* One output line of a 3x3 depthwise conv, four adjacent outputs of one channel
+   per vector (tir/mve_dwlanes.go): for ch < c and j < ow, with P = p + 12*ch and the
+   channel's plane rows r_k = q + ch*cs + s_k (laid out by mve_dwplanes_s8),
+   acc = P[9] + sum over k, t < 3 of r_k[col(j*stride + t)] * P[3k + t] and
+   y[j*ys + ch] = clamp(requant(acc, P[10], P[11]) + zp, lo, hi). Each tap is one
+   widening load and one VMLA by the weight; the outputs go back to their pixels
+   in one byte scatter. */
+MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, int32_t s2, int32_t cs, int32_t rs,
+                            const int32_t *p, int32_t c, int32_t ow, int32_t ys, int32_t stride, int32_t left,
+                            int32_t zp, int32_t lo, int32_t hi)
+{
+    const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys);
+    const int32_t t1 = stride == 2 ? rs / 2 : 1;
+    const int32_t t2 = stride == 2 ? 1 : 2;
+    int32_t ch;
+    for (ch = 0; ch < c; ++ch, p += 12, q += cs) {
+        const int32_t w0 = p[0];
+        const int32_t w1 = p[1];
+        const int32_t w2 = p[2];
+        const int32_t w3 = p[3];
+        const int32_t w4 = p[4];
+        const int32_t w5 = p[5];
+        const int32_t w6 = p[6];
+        const int32_t w7 = p[7];
+        const int32_t w8 = p[8];
+        const int32x4_t b = vdupq_n_s32(p[9]);
+        const int32x4_t m = vdupq_n_s32(p[10]);
+        const int32x4_t s = vdupq_n_s32(p[11]);
+        const int8_t *r = q;
+        int8_t *o = y + ch;
+        int32_t k;
+#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)
+        if (__builtin_constant_p(s0) && __builtin_constant_p(s1) && __builtin_constant_p(s2) && __builtin_constant_p(t1) &&
+            __builtin_constant_p(t2) && __builtin_constant_p(ys) && __builtin_constant_p(ow) && s0 >= 0 && s1 >= 0 &&
+            s2 >= 0 && s0 + t1 <= 127 && s1 + t1 <= 127 && s2 + t1 <= 127 && s0 + t2 <= 127 && s1 + t2 <= 127 &&
+            s2 + t2 <= 127 && ys > 0 && 4 * ys <= 4095 && ow >= 4 && !left && lo == -128 && hi == 127 && zp == -128) {
+            /* One vector per asm statement, the taps at constant offsets of one
+               (low) pointer and the weights in registers (gcc's own code reloaded
+               some from the stack), the loop's count in LR. gcc 12 cannot give an
+               M55 asm statement more than about nine core registers, so the first
+               tap is VMLAS (x * w0 + bias), the last two VMULs by vectors, and the
+               zero point an immediate (VMVN #0x7f is -128). */
+            const int32x4_t v0 = vdupq_n_s32(w0);
+            const int32_t bi = p[9];
+            const int8_t *rr = r;
+            int8_t *oo = o;
+            for (k = ow / 4; k > 0; --k) {
+                int32x4_t acc;
+                __asm__ volatile("vldrb.s32 %q[acc], [%[r], %[a0]]\n\tvmlas.s32 %q[acc], %q[v0], %[bi]\n\t"
+                                 "vldrb.s32 q1, [%[r], %[a1]]\n\tvmla.s32 %q[acc], q1, %[w1]\n\t"
+                                 "vldrb.s32 q1, [%[r], %[a2]]\n\tvmla.s32 %q[acc], q1, %[w2]\n\t"
+                                 "vldrb.s32 q1, [%[r], %[b0]]\n\tvmla.s32 %q[acc], q1, %[w3]\n\t"
+                                 "vldrb.s32 q1, [%[r], %[b1]]\n\tvmla.s32 %q[acc], q1, %[w4]\n\t"
+                                 "vldrb.s32 q1, [%[r], %[b2]]\n\tvmla.s32 %q[acc], q1, %[w5]"
+                                 : [acc] "=&w"(acc)
+                                 : [r] "l"(rr), [bi] "r"(bi), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4),
+                                   [w5] "r"(w5), [v0] "w"(v0), [a0] "n"(s0), [a1] "n"(s0 + t1), [a2] "n"(s0 + t2),
+                                   [b0] "n"(s1), [b1] "n"(s1 + t1), [b2] "n"(s1 + t2)
+                                 : "q1", "memory");
+                __asm__ volatile("vldrb.s32 q1, [%[r], %[c0]]\n\tvmla.s32 %q[acc], q1, %[w6]\n\t"
+                                 "vldrb.s32 q1, [%[r], %[c1]]\n\tvmla.s32 %q[acc], q1, %[w7]\n\t"
+                                 "vldrb.s32 q1, [%[r], %[c2]]\n\tvmla.s32 %q[acc], q1, %[w8]\n\t"
+                                 "vqrdmulh.s32 %q[acc], %q[acc], %q[m]\n\tvrshl.s32 %q[acc], %q[acc], %q[s]\n\t"
+                                 "vmvn.i32 q1, #0x7f\n\tvadd.i32 %q[acc], %q[acc], q1\n\t"
+                                 "vqshl.s32 %q[acc], %q[acc], #24\n\tvshr.s32 %q[acc], %q[acc], #24\n\t"
+                                 "vstrb.32 %q[acc], [%[o], %q[off]]\n\tadds %[r], #4\n\tadd %[o], %[o], %[ys4]"
+                                 : [acc] "+w"(acc), [r] "+l"(rr), [o] "+r"(oo)
+                                 : [w6] "r"(w6), [w7] "r"(w7), [w8] "r"(w8), [m] "w"(m), [s] "w"(s), [off] "w"(off),
+                                   [c0] "n"(s2), [c1] "n"(s2 + t1), [c2] "n"(s2 + t2), [ys4] "n"(4 * ys)
+                                 : "q1", "memory");
+            }
+            r += ow / 4 * 4;
+            o += ow / 4 * 4 * ys;
+        } else
+#endif
+        {
+            /* The whole vectors. */
+            for (k = ow / 4; k > 0; --k, r += 4, o += 4 * ys) {
+                vstrbq_scatter_offset_s32(o, off, MVE_DWL3_VEC());
+            }
+        }
+        /* The tail's lanes stored one by one. */
+        if (ow % 4 != 0) {
+            int8_t t[4];
+            int32_t i;
+            vstrbq_s32(t, MVE_DWL3_VEC());
+            for (i = 0; i < ow % 4; ++i) {
+                o[i * ys] = t[i];
+            }
+        }
+    }
+}`)
 	add("mve_pwrq_s8", []string{"mve_requant_s8", "mve_requantr_s8"}, `/* Four output channels of mve_pwrq_s8 (multipliers m, shifts s) requantized and stored at y. */
 MVE_INLINE void mve_pwrq_out_s8(int8_t *y, int32x4_t a, int32x4_t m, int32x4_t s, int32_t left, int32_t zp, int32_t lo,
                                 int32_t hi)

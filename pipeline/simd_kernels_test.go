@@ -63,6 +63,14 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		{"dw-c4", tirtest.Conv3x3(4, 4, 1, graph.ActNone, 5), dw},
 		{"dw-c20-relu6", tirtest.Conv3x3(20, 20, 1, graph.ActRelu6, -128), dw},
 		{"dw-c12-left-stride2", withOutScale(tirtest.Conv3x3(12, 12, 2, graph.ActNone, 2), 0.0001), dw},
+		// Maps the M55 lays out in planes by default (stride 1, lines of at
+		// least eight): rows of 13 (three vectors and a tail of one), 20
+		// channels (a byte scatter of eight twice, then four); columns
+		// (a 25×5 map, as KWS's), a tail of one, ReLU6's clamp; rows of 8
+		// with the input zero point not -128.
+		{"dw-rows-w13-c20", tirtest.Conv3x3Size(3, 13, 20, 20, 1, graph.ActRelu, -128), target + "_dw"},
+		{"dw-cols-25x5-relu6", tirtest.Conv3x3Size(25, 5, 8, 8, 1, graph.ActRelu6, -128), target + "_dw"},
+		{"dw-rows-w8-none", tirtest.Conv3x3Size(2, 8, 4, 4, 1, graph.ActNone, 5), target + "_dw"},
 		{"add-relu", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActRelu, 0.1, -128), add},
 		{"add-none", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActNone, 0.1, 3), add},
 		{"sub-relu6", addGraph(graph.Sub, []int{1, 2, 9}, graph.ActRelu6, 0.05, -100), add},
@@ -118,6 +126,18 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		t.Run(c.name, func(t *testing.T) {
 			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, call)
 		})
+		if target == "mve" && (call == dw || call == target+"_dw") {
+			// The same depthwise layer with the pixels in the lanes
+			// (mve_dwl3_s8, dw_lanes 2: wherever it applies), the asm and
+			// the C forms.
+			lanes := map[string]map[string]int{"depthwise_conv2d": {"dw_lanes": 2}}
+			t.Run(c.name+"-lanes", func(t *testing.T) {
+				checkGraphUnderQEMU(t, b, c.g, c.name, target, lanes, 6, 11, "mve_dwl3_s8(")
+			})
+			t.Run(c.name+"-lanes-c", func(t *testing.T) {
+				checkGraphUnderQEMUFlags(t, b, c.g, c.name, target, lanes, []string{"-DMCUGEN_NO_ASM"}, 6, 11, "mve_dwl3_s8(")
+			})
+		}
 		if target == "mve" && strings.HasPrefix(call, "mve_gemvb3") {
 			// The C forms beside the three-pixel asm.
 			t.Run(c.name+"-c", func(t *testing.T) {

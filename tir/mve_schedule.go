@@ -40,6 +40,12 @@ func simdSchedule(prefix string, fallback ScheduleFunc) ScheduleFunc {
 			}
 			f = SplitDeadTailMultiple(f, k)
 		}
+		if prefix == "mve" && f.Op == "depthwise_conv2d" && knob(f, "dw_lanes", 1) != 0 {
+			if g, ok := mveDWLanes(f); ok {
+				g.Knobs["simd"] = 1
+				return g, nil
+			}
+		}
 		g, err := simdKernel(f, prefix)
 		if err != nil {
 			if f.Knobs == nil {

@@ -165,7 +165,7 @@ func TestSIMDKnobsKeepResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, _ := tir.TargetByName("mve")
-	for _, k := range []string{"window", "pixel_window_below", "weight_blocked", "bias_in_gemv", "pixel_pairs", "pixel_pairs_max", "dw_fused", "row_copy_below", "small_k", "small_k_pairs"} {
+	for _, k := range []string{"window", "pixel_window_below", "weight_blocked", "bias_in_gemv", "pixel_pairs", "pixel_pairs_max", "dw_fused", "row_copy_below", "small_k", "small_k_pairs", "dw_lanes"} {
 		vals := tir.KnobValues("mve." + k)
 		if len(vals) == 0 {
 			t.Fatalf("knob mve.%s has no declared values", k)

@@ -160,6 +160,28 @@ var builders = []struct {
 			x, b.weights("dw/w", []int{6, 3, 3, 1}), b.bias("dw/b", 6))
 		return b.done(y)
 	}},
+	// True depthwise layers (one output channel per input channel) in the
+	// shapes the M55 lays out as planes: rows of ten (two vectors and a
+	// tail of two); a 13×2 map taken by columns, twelve channels (a last
+	// four apart); stride 2 with TFLite's SAME padding (none above and left).
+	{"depthwise_rows", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 5, 10, 8}, 0.05, -128)
+		y := b.node(graph.Conv2D, conv(1, 1, 8, graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, graph.ActRelu), 0.03, -128,
+			x, b.weights("dwr/w", []int{8, 3, 3, 1}), b.bias("dwr/b", 8))
+		return b.done(y)
+	}},
+	{"depthwise_cols", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 13, 2, 12}, 0.05, 6)
+		y := b.node(graph.Conv2D, conv(1, 1, 12, graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, graph.ActNone), 0.04, 3,
+			x, b.weights("dwc/w", []int{12, 3, 3, 1}), b.bias("dwc/b", 12))
+		return b.done(y)
+	}},
+	{"depthwise_stride2", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 11, 9, 8}, 0.05, -5)
+		y := b.node(graph.Conv2D, conv(2, 1, 8, graph.Padding{Top: 0, Left: 0, Bottom: 1, Right: 1}, graph.ActRelu6), 0.03, -128,
+			x, b.weights("dws/w", []int{8, 3, 3, 1}), b.bias("dws/b", 8))
+		return b.done(y)
+	}},
 	{"grouped_conv", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{1, 5, 5, 4}, 0.05, 0)
 		y := b.node(graph.Conv2D, conv(1, 1, 2, graph.Padding{}, graph.ActNone), 0.1, 2,

@@ -1,0 +1,294 @@
+package tir
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The M55's 3×3 depthwise schedule with the pixels in the lanes (knob
+// dw_lanes: 0 off, 1 where it wins (the default, below), 2 wherever it
+// applies). The channel-interleaved helper (KDwConvRQ) spends
+// six instructions per eight multiplications: two widening loads, VMULLB
+// and VMULLT, two adds. Here each channel's input lines are laid out once
+// as planes of bytes (one row of the channel after another), so four
+// adjacent outputs of one channel take one widening load and one VMLA by
+// the tap's weight per tap: two instructions per four multiplications,
+// and the requantization runs on four outputs of one channel with its
+// multiplier and shift in registers.
+//
+// The vector axis is the image's rows (lanes along a row) or, where that
+// leaves fewer idle lanes (KWS's 25×5 maps), its columns: the lines are
+// then the input columns and the weights are transposed. The planes of the
+// last three input lines stay in a ring on the stack, each line laid out
+// once (Cn·3·rs bytes). At stride 2 a plane row holds the line's even
+// columns and then its odd ones, so every tap is still one contiguous load.
+// Input values are raw: the padding holds the input zero point and the
+// bias takes −zp·Σw, so a padded tap adds nothing.
+
+// KDwPlanes lays one input line out as channel planes:
+//
+//	dwplanes_s8(dst *i8, x *i8, n, xs, c, cs, rs, nq, padl, ph, zp)
+//	for ch < c and q < nq, with i = q − padl:
+//	  dst[ch·cs + col(q)] = x[i·xs + ch] for 0 <= i < n, else zp,
+//	  col(q) = q (ph = 0) or (q mod 2)·(rs/2) + q/2 (ph = 1).
+const KDwPlanes = "dwplanes_s8"
+
+// KDwLanes is one output line of the 3×3 depthwise convolution:
+//
+//	dwl3_s8(y *i8, q *i8, s0, s1, s2, cs, rs, p *i32, c, ow, ys, stride, left, zp, lo, hi)
+//	for ch < c and j < ow (P = p[12ch:], r_k = q + ch·cs + s_k):
+//	  acc = P[9] + Σ_{k<3} Σ_{t<3} r_k[col(j·stride + t)]·P[3k + t]
+//	  y[j·ys + ch] = clamp(MultiplyByQuantizedMultiplier(acc, P[10], P[11]) + zp, lo, hi)
+//
+// with col as in KDwPlanes (ph = 1 at stride 2, whose planes are rs wide);
+// left = 1 when some shift is positive (it changes only the C).
+const KDwLanes = "dwl3_s8"
+
+// dwLanesWords is KDwLanes's table words per channel.
+const dwLanesWords = 12
+
+func init() {
+	DeclareKnob("mve.dw_lanes", 0, 1, 2) // 3x3 depthwise: pixels in the lanes over channel planes (1: stride 1, lines >= 8)
+	DeclareAlgorithm("mve.dw_lanes")
+	extIntrinsics["mve_"+KDwPlanes] = func(a []val) val {
+		dst, x := a[0], a[1]
+		n, xs, c, cs, rs, nq, padl, ph, zp := a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i, a[8].i, a[9].i, a[10].i
+		for ch := int64(0); ch < c; ch++ {
+			for q := int64(0); q < nq; q++ {
+				v := zp
+				if i := q - padl; i >= 0 && i < n {
+					v = x.p.I[x.i+i*xs+ch]
+				}
+				dst.p.I[dst.i+ch*cs+planeCol(q, rs, ph)] = v
+			}
+		}
+		return val{}
+	}
+	extIntrinsics["mve_"+KDwLanes] = func(a []val) val {
+		y, q, p := a[0], a[1], a[7]
+		s := []int64{a[2].i, a[3].i, a[4].i}
+		cs, rs, c, ow, ys, stride := a[5].i, a[6].i, a[8].i, a[9].i, a[10].i, a[11].i
+		zp, lo, hi := a[13].i, a[14].i, a[15].i
+		if stride != 1 && stride != 2 {
+			panic(fmt.Sprintf("mve_%s: stride %d", KDwLanes, stride))
+		}
+		for ch := int64(0); ch < c; ch++ {
+			P := func(k int64) int64 { return p.p.I[p.i+dwLanesWords*ch+k] }
+			for j := int64(0); j < ow; j++ {
+				acc := P(9)
+				for k := int64(0); k < 3; k++ {
+					for t := int64(0); t < 3; t++ {
+						acc += q.p.I[q.i+ch*cs+s[k]+planeCol(j*stride+t, rs, stride-1)] * P(3*k+t)
+					}
+				}
+				if acc != int64(int32(acc)) {
+					panic("int32 overflow in mve_" + KDwLanes)
+				}
+				v := int64(RequantQ(int32(acc), int32(P(10)), int32(P(11)))) + zp
+				y.p.I[y.i+j*ys+ch] = wrap(y.p.DType, min(max(v, lo), hi))
+			}
+		}
+		return val{}
+	}
+}
+
+// planeCol is the plane column of padded line column q (KDwPlanes).
+func planeCol(q, rs, ph int64) int64 {
+	if ph == 0 {
+		return q
+	}
+	return q%2*(rs/2) + q/2
+}
+
+// splitRequant takes apart an output value clamp(requant(acc, mult,
+// shift) + zp, lo, hi) cast to int8.
+func splitRequant(e Expr, acc *Buffer) (rq *Intrinsic, zp, lo, hi int64, ok bool) {
+	cs, ok := e.(*Cast)
+	if !ok || cs.T != I8 {
+		return nil, 0, 0, 0, false
+	}
+	e = cs.X
+	lo, hi = -128, 127
+	for {
+		b, ok := e.(*Binary)
+		if !ok || (b.Op != OpMin && b.Op != OpMax) {
+			break
+		}
+		k, ok := IsConst(b.B)
+		if !ok {
+			return nil, 0, 0, 0, false
+		}
+		if b.Op == OpMin {
+			hi = min(hi, k)
+		} else {
+			lo = max(lo, k)
+		}
+		e = b.A
+	}
+	if b, ok := e.(*Binary); ok && (b.Op == OpAdd || b.Op == OpSub) {
+		k, ok := IsConst(b.B)
+		if !ok {
+			return nil, 0, 0, 0, false
+		}
+		if b.Op == OpSub {
+			k = -k
+		}
+		zp, e = k, b.A
+	}
+	rq, ok = e.(*Intrinsic)
+	if !ok || rq.Name != IntrRequant || len(rq.Args) != 3 {
+		return nil, 0, 0, 0, false
+	}
+	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != acc {
+		return nil, 0, 0, 0, false
+	}
+	return rq, zp, lo, hi, true
+}
+
+// mveDWLanes builds the lanes-as-pixels schedule of a 3×3 depthwise
+// convolution (one image, NHWC, channels a multiple of 4, strides 1 or 2,
+// padding at most 2), or reports false.
+func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
+	c, ok := parseConvNest(f)
+	if !ok || c.N != 1 || c.KH != 3 || c.KW != 3 || c.Cg != 1 || c.C%4 != 0 {
+		return nil, false
+	}
+	a, Cn, OH, OW := c.accNest, c.C, c.OH, c.OW
+	for i, v := range []*Var{c.oc, c.kh, c.kw, c.ic} {
+		if len(a.w.Indices) != 4 || a.w.Indices[i] != Expr(v) {
+			return nil, false
+		}
+	}
+	if !rowMajor(a.w.Buf) || a.w.Buf.Len() != 9*Cn || (a.cond != nil && usesVar(a.cond, c.oc)) {
+		return nil, false
+	}
+	xs := a.x.Buf.Shape
+	if len(xs) != 4 || xs[0] != 1 || xs[3] != Cn || !rowMajor(a.x.Buf) || -a.xOff < -128 || -a.xOff > 127 {
+		return nil, false
+	}
+	H, W := xs[1], xs[2]
+	xb, xst, ok1 := c.strides(flatIndex(a.x.Buf, a.x.Indices), c.oh, c.ow, c.kh, c.kw, c.oc)
+	ob, ost, ok2 := c.strides(flatIndex(a.store.Buf, a.store.Indices), c.oh, c.ow, c.oc)
+	if !ok1 || !ok2 || ob != 0 || !slices.Equal(ost, []int64{int64(OW * Cn), int64(Cn), 1}) ||
+		!slices.Equal(xst[2:], []int64{int64(W * Cn), int64(Cn), 1}) {
+		return nil, false
+	}
+	sh, sw := xst[0]/int64(W*Cn), xst[1]/int64(Cn)
+	if xst[0] != sh*int64(W*Cn) || xst[1] != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 {
+		return nil, false
+	}
+	padT, padL, ok := c.padding(xb, W, Cn)
+	if !ok {
+		return nil, false
+	}
+	rq, zp, lo, hi, ok := splitRequant(a.store.Value, a.acc)
+	if !ok {
+		return nil, false
+	}
+	bias, err1 := constPerChannel(a.init, c.oc, Cn)
+	mult, err2 := constPerChannel(rq.Args[1], c.oc, Cn)
+	shift, err3 := constPerChannel(rq.Args[2], c.oc, Cn)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, false
+	}
+	// The vector axis: rows, or columns where that leaves fewer idle lanes.
+	cols := (OH+3)/4*OW < (OW+3)/4*OH
+	// Lines (the ring axis) and the vector axis: counts, strides, padding,
+	// and the byte strides of a line and of a pixel along it.
+	NL, NV, OL, OV, sL, sV, padLn, padV := H, W, OH, OW, sh, sw, padT, padL
+	xLine, xPix, yLine, yPix := int64(W*Cn), int64(Cn), int64(OW*Cn), int64(Cn)
+	if cols {
+		NL, NV, OL, OV, sL, sV, padLn, padV = W, H, OW, OH, sw, sh, padL, padT
+		xLine, xPix, yLine, yPix = int64(Cn), int64(W*Cn), int64(Cn), int64(OW*Cn)
+	}
+	// Knob dw_lanes: 1 (the default) where it measured faster, at stride 1
+	// with lines of at least eight outputs (MLPerf Tiny on the M55: 7 to 17%
+	// fewer instructions on KWS's and VWW's 48-, 24- and 12-wide layers; 4
+	// to 60% more at stride 2 and on 6- and 3-wide maps, where the layout
+	// pass and each channel's set-up are spread over few outputs); 2 wherever
+	// it applies.
+	if knob(f, "dw_lanes", 1) == 1 && (sL != 1 || sV != 1 || OV < 8) {
+		return nil, false
+	}
+	ov4 := int64((OV + 3) / 4 * 4)
+	rs, ph := max(ov4+2, int64(padV+NV)), int64(0)
+	if sV == 2 {
+		hs := max(ov4+1, int64(padV+NV+1)/2)
+		rs, ph = 2*hs, 1
+	}
+	cs := 3 * rs
+	if 7*cs >= 1<<16 {
+		return nil, false
+	}
+	g := a.w.Buf.Data.I // [c][3][3]
+	left := int64(0)
+	stream := make([]int64, 0, dwLanesWords*Cn)
+	for ch := range Cn {
+		var sum int64
+		for k := range 3 {
+			for t := range 3 {
+				v := g[(ch*3+k)*3+t] // k along the rows, t along a row
+				if cols {
+					v = g[(ch*3+t)*3+k]
+				}
+				stream = append(stream, v)
+				sum += v
+			}
+		}
+		b := bias[ch] + a.xOff*sum
+		if b != int64(int32(b)) || mult[ch] != int64(int32(mult[ch])) {
+			return nil, false
+		}
+		if shift[ch] > 0 {
+			left = 1
+		}
+		stream = append(stream, b, mult[ch], shift[ch])
+	}
+	pk := constBuf(f.Name+"_dwl3", I32, []int{len(stream)}, stream)
+	ring := NewBuffer(f.Name+"_planes", I8, []int{int(int64(Cn) * cs)}, ScopeLocal)
+	// Input line il lives in ring slot il mod 3 (as dsp_dwplanar.go: the
+	// output lines run in groups of three so every slot is a constant).
+	slotAt := func(m int64) int64 { return (m%3 + 3) % 3 * rs }
+	layout := func(il Expr, slot int64) Stmt {
+		call := &Evaluate{X: Call("mve_"+KDwPlanes, I32, ptr(ring, C(slot)), ptr(a.x.Buf, Mul(il, C(xLine))),
+			C(int64(NV)), C(xPix), C(int64(Cn)), C(cs), C(rs), C(rs), C(int64(padV)), C(ph), C(-a.xOff))}
+		zp := loopK("z", Cn, Serial, func(ch Expr) Stmt {
+			return &Evaluate{X: Call("mve_"+KFill8, I32, ptr(ring, Add(Mul(ch, C(cs)), C(slot))), C(-a.xOff), C(rs))}
+		})
+		return &IfThenElse{Cond: And(GE(il, C(0)), LT(il, C(int64(NL)))), Then: call, Else: zp}
+	}
+	var pro []Stmt
+	for r := 0; r < 3; r++ {
+		pro = append(pro, layout(C(int64(r-padLn)), slotAt(int64(r-padLn))))
+	}
+	line := func(o Expr, r int64) Stmt {
+		top := Sub(Mul(o, C(sL)), C(int64(padLn)))
+		base := r*sL - int64(padLn)
+		var fresh []Stmt
+		for k := 3 - sL; k < 3; k++ {
+			fresh = append(fresh, layout(SimplifyExpr(Add(top, C(k))), slotAt(base+k)))
+		}
+		call := &Evaluate{X: Call("mve_"+KDwLanes, I32, ptr(a.store.Buf, SimplifyExpr(Mul(o, C(yLine)))),
+			ptr(ring, C(0)), C(slotAt(base)), C(slotAt(base+1)), C(slotAt(base+2)), C(cs), C(rs),
+			ptr(pk, C(0)), C(int64(Cn)), C(int64(OV)), C(yPix), C(sV), C(left), C(zp), C(lo), C(hi))}
+		if v, ok := IsConst(o); ok && v == 0 {
+			return call
+		}
+		return Block(If(GT(o, C(0)), Block(fresh...)), call)
+	}
+	o := NewVar("ol")
+	var group []Stmt
+	for r := int64(0); r < 3; r++ {
+		group = append(group, line(Add(Mul(o, C(3)), C(r)), r))
+	}
+	body := []Stmt{Block(pro...)}
+	if OL/3 > 0 {
+		body = append(body, &For{Var: o, Min: C(0), Extent: C(int64(OL / 3)), Body: Block(group...)})
+	}
+	for l := OL / 3 * 3; l < OL; l++ {
+		body = append(body, line(C(int64(l)), int64(l%3)))
+	}
+	h := *f
+	h.Body = &Allocate{Buf: ring, Body: Block(body...)}
+	return &h, true
+}
