@@ -620,33 +620,49 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
    q < nq and ch < c (a multiple of 4); col(q) = q, or with ph the even columns first:
    (q % 2)*(rs / 2) + q / 2. A pixel's channels go eight at a time to eight planes in
    one byte scatter (7*cs < 65536). */
+/* cnt pixels x, x + xs, ... to the plane columns d, d + 1, ...: eight channels of a
+   pixel per byte scatter (offsets o8: 0, cs, ..., 7cs), a last four with o4. */
+MVE_INLINE void mve_dwplanes_run(uint8_t *d, const uint8_t *x, int32_t cnt, int32_t xs, int32_t c, int32_t cs,
+                                 uint16x8_t o8, uint32x4_t o4)
+{
+    for (; cnt > 0; --cnt, ++d, x += xs) {
+        int32_t ch = 0;
+        for (; ch + 8 <= c; ch += 8) {
+            vstrbq_scatter_offset_u16(d + ch * cs, o8, vldrbq_u16(x + ch));
+        }
+        if (ch < c) {
+            vstrbq_scatter_offset_u32(d + ch * cs, o4, vldrbq_u32(x + ch));
+        }
+    }
+}
+
 MVE_INLINE void mve_dwplanes_s8(int8_t *dst, const int8_t *x, int32_t n, int32_t xs, int32_t c, int32_t cs,
                                 int32_t rs, int32_t nq, int32_t padl, int32_t ph, int32_t zp)
 {
     const uint16x8_t o8 = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)cs);
     const uint32x4_t o4 = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)cs);
-    const uint16x8_t z = vdupq_n_u16((uint16_t)(uint8_t)zp);
+    uint8_t *d = (uint8_t *)dst;
     int32_t q;
-    for (q = 0; q < nq; ++q) {
-        uint8_t *d = (uint8_t *)dst + (ph ? (q & 1) * (rs >> 1) + (q >> 1) : q);
-        const int32_t i = q - padl;
+    const uint16x8_t z = vdupq_n_u16((uint16_t)(uint8_t)zp);
+    /* The columns outside the line (before it, after it): the zero point. */
+    for (q = padl > 0 ? 0 : padl + n; q < nq; q = q + 1 == padl ? padl + n : q + 1) {
+        uint8_t *e = d + (ph ? (q & 1) * (rs >> 1) + (q >> 1) : q);
         int32_t ch = 0;
-        if (i >= 0 && i < n) {
-            const uint8_t *s = (const uint8_t *)x + i * xs;
-            for (; ch + 8 <= c; ch += 8) {
-                vstrbq_scatter_offset_u16(d + ch * cs, o8, vldrbq_u16(s + ch));
-            }
-            if (ch < c) {
-                vstrbq_scatter_offset_u32(d + ch * cs, o4, vldrbq_u32(s + ch));
-            }
-        } else {
-            for (; ch + 8 <= c; ch += 8) {
-                vstrbq_scatter_offset_u16(d + ch * cs, o8, z);
-            }
-            if (ch < c) {
-                vstrbq_scatter_offset_u32(d + ch * cs, o4, vreinterpretq_u32_u16(z));
-            }
+        for (; ch + 8 <= c; ch += 8) {
+            vstrbq_scatter_offset_u16(e + ch * cs, o8, z);
         }
+        if (ch < c) {
+            vstrbq_scatter_offset_u32(e + ch * cs, o4, vreinterpretq_u32_u16(z));
+        }
+    }
+    /* The line's pixels, in column order (ph: the even columns, then the odd). */
+    if (!ph) {
+        mve_dwplanes_run(d + padl, (const uint8_t *)x, n, xs, c, cs, o8, o4);
+    } else {
+        const int32_t i0 = padl & 1; /* the first pixel in an even column */
+        mve_dwplanes_run(d + (padl + i0) / 2, (const uint8_t *)x + i0 * xs, (n - i0 + 1) / 2, 2 * xs, c, cs, o8, o4);
+        mve_dwplanes_run(d + (rs >> 1) + (padl + 1 - i0) / 2, (const uint8_t *)x + (1 - i0) * xs, (n - 1 + i0 + 1) / 2,
+                         2 * xs, c, cs, o8, o4);
     }
 }`)
 	add("mve_dwl3_s8", []string{"mve_requant_s8", "mve_requantr_s8"}, `/* Four outputs of mve_dwl3_s8 at the plane pointer r: nine widening loads and VMLAs by the weights, requantized. */
@@ -702,17 +718,18 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
             __builtin_constant_p(t2) && __builtin_constant_p(ys) && __builtin_constant_p(ow) && s0 >= 0 && s1 >= 0 &&
             s2 >= 0 && s0 + t1 <= 127 && s1 + t1 <= 127 && s2 + t1 <= 127 && s0 + t2 <= 127 && s1 + t2 <= 127 &&
             s2 + t2 <= 127 && ys > 0 && 4 * ys <= 4095 && ow >= 4 && !left && lo == -128 && hi == 127 && zp == -128) {
-            /* One vector per asm statement, the taps at constant offsets of one
-               (low) pointer and the weights in registers (gcc's own code reloaded
-               some from the stack), the loop's count in LR. gcc 12 cannot give an
-               M55 asm statement more than about nine core registers, so the first
-               tap is VMLAS (x * w0 + bias), the last two VMULs by vectors, and the
-               zero point an immediate (VMVN #0x7f is -128). */
+            /* Each vector in two asm statements (gcc 12 cannot give an M55 asm
+               statement more than about nine core registers): the taps at
+               constant offsets of one (low) pointer, the weights in registers
+               (gcc's own code reloaded some from the stack), the first tap a VMLAS
+               (x * w0 + bias); the loop's count in LR. */
             const int32x4_t v0 = vdupq_n_s32(w0);
+            const int32x4_t z = vdupq_n_s32(zp);
             const int32_t bi = p[9];
             const int8_t *rr = r;
             int8_t *oo = o;
-            for (k = ow / 4; k > 0; --k) {
+            int32_t n4;
+            for (n4 = ow / 4; n4 > 0; --n4) {
                 int32x4_t acc;
                 __asm__ volatile("vldrb.s32 %q[acc], [%[r], %[a0]]\n\tvmlas.s32 %q[acc], %q[v0], %[bi]\n\t"
                                  "vldrb.s32 q1, [%[r], %[a1]]\n\tvmla.s32 %q[acc], q1, %[w1]\n\t"
@@ -729,11 +746,11 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
                                  "vldrb.s32 q1, [%[r], %[c1]]\n\tvmla.s32 %q[acc], q1, %[w7]\n\t"
                                  "vldrb.s32 q1, [%[r], %[c2]]\n\tvmla.s32 %q[acc], q1, %[w8]\n\t"
                                  "vqrdmulh.s32 %q[acc], %q[acc], %q[m]\n\tvrshl.s32 %q[acc], %q[acc], %q[s]\n\t"
-                                 "vmvn.i32 q1, #0x7f\n\tvadd.i32 %q[acc], %q[acc], q1\n\t"
+                                 "vadd.i32 %q[acc], %q[acc], %q[z]\n\t"
                                  "vqshl.s32 %q[acc], %q[acc], #24\n\tvshr.s32 %q[acc], %q[acc], #24\n\t"
                                  "vstrb.32 %q[acc], [%[o], %q[off]]\n\tadds %[r], #4\n\tadd %[o], %[o], %[ys4]"
                                  : [acc] "+w"(acc), [r] "+l"(rr), [o] "+r"(oo)
-                                 : [w6] "r"(w6), [w7] "r"(w7), [w8] "r"(w8), [m] "w"(m), [s] "w"(s), [off] "w"(off),
+                                 : [w6] "r"(w6), [w7] "r"(w7), [w8] "r"(w8), [m] "w"(m), [s] "w"(s), [z] "w"(z), [off] "w"(off),
                                    [c0] "n"(s2), [c1] "n"(s2 + t1), [c2] "n"(s2 + t2), [ys4] "n"(4 * ys)
                                  : "q1", "memory");
             }
