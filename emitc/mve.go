@@ -717,7 +717,7 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
         if (__builtin_constant_p(s0) && __builtin_constant_p(s1) && __builtin_constant_p(s2) && __builtin_constant_p(t1) &&
             __builtin_constant_p(t2) && __builtin_constant_p(ys) && __builtin_constant_p(ow) && s0 >= 0 && s1 >= 0 &&
             s2 >= 0 && s0 + t1 <= 127 && s1 + t1 <= 127 && s2 + t1 <= 127 && s0 + t2 <= 127 && s1 + t2 <= 127 &&
-            s2 + t2 <= 127 && ys > 0 && 4 * ys <= 4095 && ow >= 4 && !left && lo == -128 && hi == 127 && zp == -128) {
+            s2 + t2 <= 127 && ys > 0 && 4 * ys <= 4095 && ow > 0 && !left && lo == -128 && hi == 127 && zp == -128) {
             /* Each vector in two asm statements (gcc 12 cannot give an M55 asm
                statement more than about nine core registers): the taps at
                constant offsets of one (low) pointer, the weights in registers
@@ -729,42 +729,59 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
             const int8_t *rr = r;
             int8_t *oo = o;
             int32_t n4;
+            /* The taps of kernel rows 0 and 1 into acc (the first a VMLAS: x * w0 + bias). */
+#define MVE_DWL3_AB(acc, rr) \
+    __asm__ volatile("vldrb.s32 %q[a], [%[r], %[a0]]\n\tvmlas.s32 %q[a], %q[v0], %[bi]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[a1]]\n\tvmla.s32 %q[a], q1, %[w1]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[a2]]\n\tvmla.s32 %q[a], q1, %[w2]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[b0]]\n\tvmla.s32 %q[a], q1, %[w3]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[b1]]\n\tvmla.s32 %q[a], q1, %[w4]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[b2]]\n\tvmla.s32 %q[a], q1, %[w5]" \
+                     : [a] "=&w"(acc) \
+                     : [r] "l"(rr), [bi] "r"(bi), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), \
+                       [w5] "r"(w5), [v0] "w"(v0), [a0] "n"(s0), [a1] "n"(s0 + t1), [a2] "n"(s0 + t2), \
+                       [b0] "n"(s1), [b1] "n"(s1 + t1), [b2] "n"(s1 + t2) \
+                     : "q1", "memory")
+            /* Kernel row 2's taps and the requantization, clamped to the int8 range. */
+#define MVE_DWL3_C "vldrb.s32 q1, [%[r], %[c0]]\n\tvmla.s32 %q[a], q1, %[w6]\n\t" \
+                   "vldrb.s32 q1, [%[r], %[c1]]\n\tvmla.s32 %q[a], q1, %[w7]\n\t" \
+                   "vldrb.s32 q1, [%[r], %[c2]]\n\tvmla.s32 %q[a], q1, %[w8]\n\t" \
+                   "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\tvrshl.s32 %q[a], %q[a], %q[s]\n\t" \
+                   "vadd.i32 %q[a], %q[a], %q[z]\n\tvqshl.s32 %q[a], %q[a], #24\n\tvshr.s32 %q[a], %q[a], #24\n\t"
+#define MVE_DWL3_C_IN [w6] "r"(w6), [w7] "r"(w7), [w8] "r"(w8), [m] "w"(m), [s] "w"(s), [z] "w"(z), \
+                      [c0] "n"(s2), [c1] "n"(s2 + t1), [c2] "n"(s2 + t2)
             for (n4 = ow / 4; n4 > 0; --n4) {
                 int32x4_t acc;
-                __asm__ volatile("vldrb.s32 %q[acc], [%[r], %[a0]]\n\tvmlas.s32 %q[acc], %q[v0], %[bi]\n\t"
-                                 "vldrb.s32 q1, [%[r], %[a1]]\n\tvmla.s32 %q[acc], q1, %[w1]\n\t"
-                                 "vldrb.s32 q1, [%[r], %[a2]]\n\tvmla.s32 %q[acc], q1, %[w2]\n\t"
-                                 "vldrb.s32 q1, [%[r], %[b0]]\n\tvmla.s32 %q[acc], q1, %[w3]\n\t"
-                                 "vldrb.s32 q1, [%[r], %[b1]]\n\tvmla.s32 %q[acc], q1, %[w4]\n\t"
-                                 "vldrb.s32 q1, [%[r], %[b2]]\n\tvmla.s32 %q[acc], q1, %[w5]"
-                                 : [acc] "=&w"(acc)
-                                 : [r] "l"(rr), [bi] "r"(bi), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4),
-                                   [w5] "r"(w5), [v0] "w"(v0), [a0] "n"(s0), [a1] "n"(s0 + t1), [a2] "n"(s0 + t2),
-                                   [b0] "n"(s1), [b1] "n"(s1 + t1), [b2] "n"(s1 + t2)
-                                 : "q1", "memory");
-                __asm__ volatile("vldrb.s32 q1, [%[r], %[c0]]\n\tvmla.s32 %q[acc], q1, %[w6]\n\t"
-                                 "vldrb.s32 q1, [%[r], %[c1]]\n\tvmla.s32 %q[acc], q1, %[w7]\n\t"
-                                 "vldrb.s32 q1, [%[r], %[c2]]\n\tvmla.s32 %q[acc], q1, %[w8]\n\t"
-                                 "vqrdmulh.s32 %q[acc], %q[acc], %q[m]\n\tvrshl.s32 %q[acc], %q[acc], %q[s]\n\t"
-                                 "vadd.i32 %q[acc], %q[acc], %q[z]\n\t"
-                                 "vqshl.s32 %q[acc], %q[acc], #24\n\tvshr.s32 %q[acc], %q[acc], #24\n\t"
-                                 "vstrb.32 %q[acc], [%[o], %q[off]]\n\tadds %[r], #4\n\tadd %[o], %[o], %[ys4]"
-                                 : [acc] "+w"(acc), [r] "+l"(rr), [o] "+r"(oo)
-                                 : [w6] "r"(w6), [w7] "r"(w7), [w8] "r"(w8), [m] "w"(m), [s] "w"(s), [z] "w"(z), [off] "w"(off),
-                                   [c0] "n"(s2), [c1] "n"(s2 + t1), [c2] "n"(s2 + t2), [ys4] "n"(4 * ys)
+                MVE_DWL3_AB(acc, rr);
+                __asm__ volatile(MVE_DWL3_C "vstrb.32 %q[a], [%[o], %q[off]]\n\tadds %[r], #4\n\tadd %[o], %[o], %[ys4]"
+                                 : [a] "+w"(acc), [r] "+l"(rr), [o] "+r"(oo)
+                                 : MVE_DWL3_C_IN, [off] "w"(off), [ys4] "n"(4 * ys)
                                  : "q1", "memory");
             }
-            r += ow / 4 * 4;
-            o += ow / 4 * 4 * ys;
-        } else
-#endif
-        {
-            /* The whole vectors. */
-            for (k = ow / 4; k > 0; --k, r += 4, o += 4 * ys) {
-                vstrbq_scatter_offset_s32(o, off, MVE_DWL3_VEC());
+            if (ow % 4 != 0) {
+                /* The last outputs through a vector on the stack. */
+                int8_t t[4];
+                int32_t i;
+                int32x4_t acc;
+                MVE_DWL3_AB(acc, rr);
+                __asm__ volatile(MVE_DWL3_C "vstrb.32 %q[a], [%[o]]"
+                                 : [a] "+w"(acc)
+                                 : [r] "l"(rr), [o] "l"(t), MVE_DWL3_C_IN
+                                 : "q1", "memory");
+                for (i = 0; i < ow % 4; ++i) {
+                    oo[i * ys] = t[i];
+                }
             }
+#undef MVE_DWL3_AB
+#undef MVE_DWL3_C
+#undef MVE_DWL3_C_IN
+            continue;
         }
-        /* The tail's lanes stored one by one. */
+#endif
+        /* The whole vectors, then the tail's lanes one by one. */
+        for (k = ow / 4; k > 0; --k, r += 4, o += 4 * ys) {
+            vstrbq_scatter_offset_s32(o, off, MVE_DWL3_VEC());
+        }
         if (ow % 4 != 0) {
             int8_t t[4];
             int32_t i;
