@@ -717,43 +717,54 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
         if (__builtin_constant_p(s0) && __builtin_constant_p(s1) && __builtin_constant_p(s2) && __builtin_constant_p(t1) &&
             __builtin_constant_p(t2) && __builtin_constant_p(ys) && __builtin_constant_p(ow) && s0 >= 0 && s1 >= 0 &&
             s2 >= 0 && s0 + t1 <= 127 && s1 + t1 <= 127 && s2 + t1 <= 127 && s0 + t2 <= 127 && s1 + t2 <= 127 &&
-            s2 + t2 <= 127 && ys > 0 && 4 * ys <= 4095 && ow > 0 && !left && lo == -128 && hi == 127 && zp == -128) {
+            s2 + t2 <= 127 && (s0 == 0 || s1 == 0 || s2 == 0) && ys > 0 && 4 * ys <= 4095 && ow > 0 && !left && lo == -128 && hi == 127 && zp == -128) {
             /* Each vector in two asm statements (gcc 12 cannot give an M55 asm
                statement more than about nine core registers): the taps at
                constant offsets of one (low) pointer, the weights in registers
-               (gcc's own code reloaded some from the stack), the first tap a VMLAS
-               (x * w0 + bias); the loop's count in LR. */
-            const int32x4_t v0 = vdupq_n_s32(w0);
+               (gcc's own code reloaded some from the stack). The second takes the
+               kernel row in ring slot 0, whose first tap, at offset 0, comes last
+               and steps the pointer (a post-increment). */
+            const int32_t zc = s0 == 0 ? 0 : s1 == 0 ? 1 : 2;
+            const int32_t za = zc == 0 ? 1 : 0;
+            const int32_t zb = zc == 2 ? 1 : 2;
+#define MVE_DWL3_S(k) ((k) == 0 ? s0 : (k) == 1 ? s1 : s2)
+            const int32_t *const pa = p + 3 * za;
+            const int32_t *const pb = p + 3 * zb;
+            const int32_t *const pc = p + 3 * zc;
+            const int32x4_t v0 = vdupq_n_s32(pa[0]);
             const int32x4_t z = vdupq_n_s32(zp);
             const int32_t bi = p[9];
+            const int32_t a1 = pa[1], a2 = pa[2], b0 = pb[0], b1 = pb[1], b2 = pb[2];
+            const int32_t c0 = pc[0], c1 = pc[1], c2 = pc[2];
             const int8_t *rr = r;
             int8_t *oo = o;
-            int32_t n4;
-            /* The taps of kernel rows 0 and 1 into acc (the first a VMLAS: x * w0 + bias). */
+            /* Two kernel rows into acc, the first tap a VMLAS (x * w + bias). */
 #define MVE_DWL3_AB(acc, rr) \
-    __asm__ volatile("vldrb.s32 %q[a], [%[r], %[a0]]\n\tvmlas.s32 %q[a], %q[v0], %[bi]\n\t" \
-                     "vldrb.s32 q1, [%[r], %[a1]]\n\tvmla.s32 %q[a], q1, %[w1]\n\t" \
-                     "vldrb.s32 q1, [%[r], %[a2]]\n\tvmla.s32 %q[a], q1, %[w2]\n\t" \
-                     "vldrb.s32 q1, [%[r], %[b0]]\n\tvmla.s32 %q[a], q1, %[w3]\n\t" \
-                     "vldrb.s32 q1, [%[r], %[b1]]\n\tvmla.s32 %q[a], q1, %[w4]\n\t" \
-                     "vldrb.s32 q1, [%[r], %[b2]]\n\tvmla.s32 %q[a], q1, %[w5]" \
+    __asm__ volatile("vldrb.s32 %q[a], [%[r], %[oa0]]\n\tvmlas.s32 %q[a], %q[v0], %[bi]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[oa1]]\n\tvmla.s32 %q[a], q1, %[a1]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[oa2]]\n\tvmla.s32 %q[a], q1, %[a2]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[ob0]]\n\tvmla.s32 %q[a], q1, %[b0]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[ob1]]\n\tvmla.s32 %q[a], q1, %[b1]\n\t" \
+                     "vldrb.s32 q1, [%[r], %[ob2]]\n\tvmla.s32 %q[a], q1, %[b2]" \
                      : [a] "=&w"(acc) \
-                     : [r] "l"(rr), [bi] "r"(bi), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), \
-                       [w5] "r"(w5), [v0] "w"(v0), [a0] "n"(s0), [a1] "n"(s0 + t1), [a2] "n"(s0 + t2), \
-                       [b0] "n"(s1), [b1] "n"(s1 + t1), [b2] "n"(s1 + t2) \
+                     : [r] "l"(rr), [bi] "r"(bi), [a1] "r"(a1), [a2] "r"(a2), [b0] "r"(b0), [b1] "r"(b1), \
+                       [b2] "r"(b2), [v0] "w"(v0), [oa0] "n"(MVE_DWL3_S(za)), [oa1] "n"(MVE_DWL3_S(za) + t1), \
+                       [oa2] "n"(MVE_DWL3_S(za) + t2), [ob0] "n"(MVE_DWL3_S(zb)), [ob1] "n"(MVE_DWL3_S(zb) + t1), \
+                       [ob2] "n"(MVE_DWL3_S(zb) + t2) \
                      : "q1", "memory")
-            /* Kernel row 2's taps and the requantization, clamped to the int8 range. */
-#define MVE_DWL3_C "vldrb.s32 q1, [%[r], %[c0]]\n\tvmla.s32 %q[a], q1, %[w6]\n\t" \
-                   "vldrb.s32 q1, [%[r], %[c1]]\n\tvmla.s32 %q[a], q1, %[w7]\n\t" \
-                   "vldrb.s32 q1, [%[r], %[c2]]\n\tvmla.s32 %q[a], q1, %[w8]\n\t" \
-                   "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\tvrshl.s32 %q[a], %q[a], %q[s]\n\t" \
-                   "vadd.i32 %q[a], %q[a], %q[z]\n\tvqshl.s32 %q[a], %q[a], #24\n\tvshr.s32 %q[a], %q[a], #24\n\t"
-#define MVE_DWL3_C_IN [w6] "r"(w6), [w7] "r"(w7), [w8] "r"(w8), [m] "w"(m), [s] "w"(s), [z] "w"(z), \
-                      [c0] "n"(s2), [c1] "n"(s2 + t1), [c2] "n"(s2 + t2)
-            for (n4 = ow / 4; n4 > 0; --n4) {
+            /* The third row (slot 0) and the requantization, clamped to the int8 range. */
+#define MVE_DWL3_C(post) "vldrb.s32 q1, [%[r], %[t1]]\n\tvmla.s32 %q[a], q1, %[c1]\n\t" \
+                         "vldrb.s32 q1, [%[r], %[t2]]\n\tvmla.s32 %q[a], q1, %[c2]\n\t" \
+                         "vldrb.s32 q1, [%[r]]" post "\n\tvmla.s32 %q[a], q1, %[c0]\n\t" \
+                         "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\tvrshl.s32 %q[a], %q[a], %q[s]\n\t" \
+                         "vadd.i32 %q[a], %q[a], %q[z]\n\tvqshl.s32 %q[a], %q[a], #24\n\tvshr.s32 %q[a], %q[a], #24\n\t"
+#define MVE_DWL3_C_IN [c0] "r"(c0), [c1] "r"(c1), [c2] "r"(c2), [m] "w"(m), [s] "w"(s), [z] "w"(z), \
+                      [t1] "n"(t1), [t2] "n"(t2)
+            int8_t *const oend = oo + ow / 4 * 4 * ys;
+            while (oo != oend) {
                 int32x4_t acc;
                 MVE_DWL3_AB(acc, rr);
-                __asm__ volatile(MVE_DWL3_C "vstrb.32 %q[a], [%[o], %q[off]]\n\tadds %[r], #4\n\tadd %[o], %[o], %[ys4]"
+                __asm__ volatile(MVE_DWL3_C(", #4") "vstrb.32 %q[a], [%[o], %q[off]]\n\tadd %[o], %[o], %[ys4]"
                                  : [a] "+w"(acc), [r] "+l"(rr), [o] "+r"(oo)
                                  : MVE_DWL3_C_IN, [off] "w"(off), [ys4] "n"(4 * ys)
                                  : "q1", "memory");
@@ -764,7 +775,7 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
                 int32_t i;
                 int32x4_t acc;
                 MVE_DWL3_AB(acc, rr);
-                __asm__ volatile(MVE_DWL3_C "vstrb.32 %q[a], [%[o]]"
+                __asm__ volatile(MVE_DWL3_C("") "vstrb.32 %q[a], [%[o]]"
                                  : [a] "+w"(acc)
                                  : [r] "l"(rr), [o] "l"(t), MVE_DWL3_C_IN
                                  : "q1", "memory");
@@ -772,6 +783,7 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
                     oo[i * ys] = t[i];
                 }
             }
+#undef MVE_DWL3_S
 #undef MVE_DWL3_AB
 #undef MVE_DWL3_C
 #undef MVE_DWL3_C_IN
