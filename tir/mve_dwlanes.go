@@ -201,13 +201,13 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 		NL, NV, OL, OV, sL, sV, padLn, padV = W, H, OW, OH, sw, sh, padL, padT
 		xLine, xPix, yLine, yPix = int64(Cn), int64(W*Cn), int64(Cn), int64(OW*Cn)
 	}
-	// Knob dw_lanes: 1 (the default) where it measured faster: lines of at
-	// least eight outputs at stride 1, sixteen at stride 2 (MLPerf Tiny on
-	// the M55: 7 to 24% fewer instructions on KWS's and VWW's 48-, 24- and
-	// 12-wide layers and VWW's 48 → 24 one; a tie at 24 → 12; 20 to 65% more
-	// on 6- and 3-wide maps, where the layout pass and each channel's set-up
-	// are spread over few outputs); 2 wherever it applies.
-	if knob(f, "dw_lanes", 1) == 1 && OV < 8*int(sV) {
+	// Knob dw_lanes: 1 (the default) where it measured faster, on lines of
+	// at least eight outputs (MLPerf Tiny on the M55: 7 to 27% fewer
+	// instructions on KWS's 25-long columns and VWW's 48-, 24- and 12-wide
+	// rows at strides 1 and 2; 2 to 43% more on 6- and 3-wide maps, where
+	// the layout pass and each channel's set-up are spread over few
+	// outputs); 2 wherever it applies.
+	if knob(f, "dw_lanes", 1) == 1 && OV < 8 {
 		return nil, false
 	}
 	ov4 := int64((OV + 3) / 4 * 4)
