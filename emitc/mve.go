@@ -315,18 +315,52 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
         }                                                                                                 \
     } while (0)
 #endif
+#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)
+/* The k loop of one half unrolled, for a constant reduction of at most 256
+   (all whole vectors): the loads at immediate offsets of pointers that do not
+   move (no copies to make per half, no loop), the weights as words (VLDRW
+   reaches 508 bytes, VLDRB 127, so 128 k per asm statement; the blocks are
+   16-byte aligned). The pointers in low registers: with "r", gcc 12 found no
+   registers at -Os with a frame pointer. */
+#define MVE_GEMV3_KU1(xa, xb, xc, wq, cnt)                                                                \
+    __asm__ volatile(".set mcg_o, 0\n\t.set mcg_w, 0\n\t.rept %c[k]\n\t"                                    \
+            "vldrb.u8 q0, [%[xp], #mcg_o]\n\tvldrb.u8 q1, [%[yp], #mcg_o]\n\tvldrb.u8 q2, [%[zp], #mcg_o]\n\t" \
+            "vldrw.u32 q3, [%[w], #mcg_w]\n\t"                                                               \
+            "vmladava.s8 %[a0], q0, q3\n\tvmladava.s8 %[b0], q1, q3\n\tvmladava.s8 %[c0], q2, q3\n\t"         \
+            "vldrw.u32 q3, [%[w], #mcg_w + 16]\n\t"                                                          \
+            "vmladava.s8 %[a1], q0, q3\n\tvmladava.s8 %[b1], q1, q3\n\tvmladava.s8 %[c1], q2, q3\n\t"         \
+            ".set mcg_o, mcg_o + 16\n\t.set mcg_w, mcg_w + 64\n\t.endr"                                      \
+            : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [c0] "+Te"(c0), [c1] "+Te"(c1)   \
+            : [xp] "l"(xa), [yp] "l"(xb), [zp] "l"(xc), [w] "l"(wq), [k] "n"(cnt)                             \
+            : "q0", "q1", "q2", "q3", "memory")
+#define MVE_GEMV3_KU(wh)                                                                                  \
+    do {                                                                                                  \
+        MVE_GEMV3_KU1(x0, x1, x2, (wh), (full > 128 ? 128 : full) >> 4);                                  \
+        if (full > 128) {                                                                                 \
+            MVE_GEMV3_KU1(x0 + 128, x1 + 128, x2 + 128, (wh) + 512, (full - 128) >> 4);                   \
+        }                                                                                                 \
+    } while (0)
+#define MVE_GEMV3_UNROLL (__builtin_constant_p(full) && __builtin_constant_p(n) && full == n && full > 0 && full <= 256)
+#else
+#define MVE_GEMV3_KU(wh) MVE_GEMV3_K(wh)
+#define MVE_GEMV3_UNROLL 0
+#endif
 /* One half: the predicated tail (n % 16 values) first, then the k loop. */
 #define MVE_GEMV3_HALF(h)                                                                                 \
     do {                                                                                                  \
         const int8_t *const wh = w + 32 * (h);                                                            \
         MVE_GEMV3_INIT(h);                                                                                \
-        if (full < n) {                                                                                   \
-            const mve_pred16_t p = vctp8q((uint32_t)(n - full));                                          \
-            MVE_GEMV3_MAC(vldrbq_z_s8(x0 + full, p), vldrbq_z_s8(x1 + full, p), vldrbq_z_s8(x2 + full, p), \
-                          wh + 4 * full);                                                                 \
-        }                                                                                                 \
-        if (full > 0) {                                                                                   \
-            MVE_GEMV3_K(wh);                                                                              \
+        if (MVE_GEMV3_UNROLL) {                                                                           \
+            MVE_GEMV3_KU(wh);                                                                             \
+        } else {                                                                                          \
+            if (full < n) {                                                                               \
+                const mve_pred16_t p = vctp8q((uint32_t)(n - full));                                      \
+                MVE_GEMV3_MAC(vldrbq_z_s8(x0 + full, p), vldrbq_z_s8(x1 + full, p), vldrbq_z_s8(x2 + full, p), \
+                              wh + 4 * full);                                                             \
+            }                                                                                             \
+            if (full > 0) {                                                                               \
+                MVE_GEMV3_K(wh);                                                                          \
+            }                                                                                             \
         }                                                                                                 \
         MVE_GEMV3_STORE(h);                                                                               \
     } while (0)
@@ -346,7 +380,10 @@ MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const
     }
 }
 #undef MVE_GEMV3_HALF
-#undef MVE_GEMV3_K`)
+#undef MVE_GEMV3_K
+#undef MVE_GEMV3_KU
+#undef MVE_GEMV3_KU1
+#undef MVE_GEMV3_UNROLL`)
 	add("mve_gemvb3i_s8", []string{"mve_gemv3"}, `/* mve_gemvb3_s8 over three windows interleaved in 16-byte chunks (pixel k's element i at
    xi[(i / 16) * 48 + k * 16 + i % 16]; n % 16 == 0): one pointer streams the three, so
    the asm needs nine core registers, which leaves room for a frame pointer. */
