@@ -320,8 +320,13 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
    (all whole vectors): the loads at immediate offsets of pointers that do not
    move (no copies to make per half, no loop), the weights as words (VLDRW
    reaches 508 bytes, VLDRB 127, so 128 k per asm statement; the blocks are
-   16-byte aligned). The pointers in low registers: with "r", gcc 12 found no
-   registers at -Os with a frame pointer. */
+   16-byte aligned). At -Os the pointers go in low registers: with "r", gcc 12
+   found no registers there with a frame pointer (and "l" costs moves at -O2). */
+#if defined(__OPTIMIZE_SIZE__)
+#define MVE_GEMV3_P(v) "l"(v)
+#else
+#define MVE_GEMV3_P(v) "r"(v)
+#endif
 #define MVE_GEMV3_KU1(xa, xb, xc, wq, cnt)                                                                \
     __asm__ volatile(".set mcg_o, 0\n\t.set mcg_w, 0\n\t.rept %c[k]\n\t"                                    \
             "vldrb.u8 q0, [%[xp], #mcg_o]\n\tvldrb.u8 q1, [%[yp], #mcg_o]\n\tvldrb.u8 q2, [%[zp], #mcg_o]\n\t" \
@@ -331,7 +336,7 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
             "vmladava.s8 %[a1], q0, q3\n\tvmladava.s8 %[b1], q1, q3\n\tvmladava.s8 %[c1], q2, q3\n\t"         \
             ".set mcg_o, mcg_o + 16\n\t.set mcg_w, mcg_w + 64\n\t.endr"                                      \
             : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [c0] "+Te"(c0), [c1] "+Te"(c1)   \
-            : [xp] "l"(xa), [yp] "l"(xb), [zp] "l"(xc), [w] "l"(wq), [k] "n"(cnt)                             \
+            : [xp] MVE_GEMV3_P(xa), [yp] MVE_GEMV3_P(xb), [zp] MVE_GEMV3_P(xc), [w] MVE_GEMV3_P(wq), [k] "n"(cnt)                             \
             : "q0", "q1", "q2", "q3", "memory")
 #define MVE_GEMV3_KU(wh)                                                                                  \
     do {                                                                                                  \
@@ -383,6 +388,7 @@ MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const
 #undef MVE_GEMV3_K
 #undef MVE_GEMV3_KU
 #undef MVE_GEMV3_KU1
+#undef MVE_GEMV3_P
 #undef MVE_GEMV3_UNROLL`)
 	add("mve_gemvb3i_s8", []string{"mve_gemv3"}, `/* mve_gemvb3_s8 over three windows interleaved in 16-byte chunks (pixel k's element i at
    xi[(i / 16) * 48 + k * 16 + i % 16]; n % 16 == 0): one pointer streams the three, so
