@@ -419,10 +419,52 @@ MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const
         }                                                                                                 \
     } while (0)
 #endif
+#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)
+/* The k loop unrolled for a constant n of at most 640: the windows streamed by
+   one post-incremented pointer, the weights as words at immediate offsets
+   (VLDRW reaches 508 bytes: eight steps of sixteen k per asm statement). */
+#define MVE_GEMV3I_KU1(wq, cnt)                                                                           \
+    __asm__ volatile(".set mcg_w, 0\n\t.rept %c[k]\n\t"                                                      \
+            "vldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[xp]], #16\n\tvldrb.u8 q2, [%[xp]], #16\n\t"        \
+            "vldrw.u32 q3, [%[w], #mcg_w]\n\t"                                                               \
+            "vmladava.s8 %[a0], q0, q3\n\tvmladava.s8 %[b0], q1, q3\n\tvmladava.s8 %[c0], q2, q3\n\t"         \
+            "vldrw.u32 q3, [%[w], #mcg_w + 16]\n\t"                                                          \
+            "vmladava.s8 %[a1], q0, q3\n\tvmladava.s8 %[b1], q1, q3\n\tvmladava.s8 %[c1], q2, q3\n\t"         \
+            ".set mcg_w, mcg_w + 64\n\t.endr"                                                                \
+            : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [c0] "+Te"(c0), [c1] "+Te"(c1),  \
+              [xp] "+r"(xp)                                                                               \
+            : [w] "r"(wq), [k] "n"(cnt)                                                                   \
+            : "q0", "q1", "q2", "q3", "memory")
+#define MVE_GEMV3I_KU(wh)                                                                                 \
+    do {                                                                                                  \
+        const int8_t *xp = xi;                                                                            \
+        MVE_GEMV3I_KU1((wh), n >= 128 ? 8 : n >> 4);                                                      \
+        if (n > 128) {                                                                                    \
+            MVE_GEMV3I_KU1((wh) + 512, n >= 256 ? 8 : (n - 128) >> 4);                                    \
+        }                                                                                                 \
+        if (n > 256) {                                                                                    \
+            MVE_GEMV3I_KU1((wh) + 1024, n >= 384 ? 8 : (n - 256) >> 4);                                   \
+        }                                                                                                 \
+        if (n > 384) {                                                                                    \
+            MVE_GEMV3I_KU1((wh) + 1536, n >= 512 ? 8 : (n - 384) >> 4);                                   \
+        }                                                                                                 \
+        if (n > 512) {                                                                                    \
+            MVE_GEMV3I_KU1((wh) + 2048, (n - 512) >> 4);                                                  \
+        }                                                                                                 \
+    } while (0)
+#define MVE_GEMV3I_UNROLL (__builtin_constant_p(n) && n > 0 && n <= 640)
+#else
+#define MVE_GEMV3I_KU(wh) MVE_GEMV3I_K(wh)
+#define MVE_GEMV3I_UNROLL 0
+#endif
 #define MVE_GEMV3I_HALF(h)                                                                                \
     do {                                                                                                  \
         MVE_GEMV3_INIT(h);                                                                                \
-        MVE_GEMV3I_K(w + 32 * (h));                                                                       \
+        if (MVE_GEMV3I_UNROLL) {                                                                          \
+            MVE_GEMV3I_KU(w + 32 * (h));                                                                  \
+        } else {                                                                                          \
+            MVE_GEMV3I_K(w + 32 * (h));                                                                   \
+        }                                                                                                 \
         MVE_GEMV3_STORE(h);                                                                               \
     } while (0)
 MVE_INLINE void mve_gemvb3i_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const int32_t *init, const int8_t *xi,
@@ -440,7 +482,10 @@ MVE_INLINE void mve_gemvb3i_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, cons
     }
 }
 #undef MVE_GEMV3I_HALF
-#undef MVE_GEMV3I_K`)
+#undef MVE_GEMV3I_K
+#undef MVE_GEMV3I_KU
+#undef MVE_GEMV3I_KU1
+#undef MVE_GEMV3I_UNROLL`)
 	add("mve_dwconv_s8", []string{"mve_include"}, `/* Depthwise taps, four channels per vector:
    acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch] * w[(a*kw + b)*c + ch].
    3x3 taps are unrolled; only a last partial vector is predicated. */
