@@ -579,6 +579,15 @@ MVE_INLINE void mve_requantr_s8(int8_t *y, const int32_t *acc, const int32_t *mu
     const int32x4_t vlo = vdupq_n_s32(lo);
     const int32x4_t vhi = vdupq_n_s32(hi);
     int32_t i = 0;
+    if (lo == -128 && hi == 127 && !(lo < zp)) {
+        /* The zero point a vector (gcc rebuilt the scalar each time) and the
+           clamp a saturating shift. */
+        const int32x4_t vz = vdupq_n_s32(zp);
+        for (; i + 4 <= n; i += 4) {
+            const int32x4_t v = vrshlq_s32(vqrdmulhq_s32(vldrwq_s32(acc + i), vldrwq_s32(mult + i)), vldrwq_s32(shift + i));
+            vstrbq_s32(y + i, vshrq_n_s32(vqshlq_n_s32(vaddq_s32(v, vz), 24), 24));
+        }
+    }
     for (; i + 4 <= n; i += 4) {
         vstrbq_s32(y + i, mve_requantr_x4(vldrwq_s32(acc + i), vldrwq_s32(mult + i), vldrwq_s32(shift + i), zp, vlo, vhi, lo < zp));
     }
