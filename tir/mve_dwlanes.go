@@ -202,7 +202,7 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 		xLine, xPix, yLine, yPix = int64(Cn), int64(W*Cn), int64(Cn), int64(OW*Cn)
 	}
 	// Knob dw_lanes: 1 (the default) where it measured faster, on lines of
-	// at least eight outputs (MLPerf Tiny on the M55: 7 to 27% fewer
+	// at least eight outputs (MLPerf Tiny on the M55: 3 to 27% fewer
 	// instructions on KWS's 25-long columns and VWW's 48-, 24- and 12-wide
 	// rows at strides 1 and 2; 2 to 43% more on 6- and 3-wide maps, where
 	// the layout pass and each channel's set-up are spread over few
