@@ -253,6 +253,26 @@ func planPass(s *State) error {
 	if err := p.Validate(s.Graph); err != nil {
 		return fmt.Errorf("memplan produced an invalid plan: %w", err)
 	}
+	// A convolution runs in place only where that lowers the arena: its
+	// in-place kernel can be slower (the M4's planar depthwise at stride 2,
+	// the M55's depthwise lanes on small maps, a pointwise layer run
+	// backwards), so each one the plan chose is tried without, in the
+	// graph's order, and stays out where the arena does not grow.
+	for _, n := range s.Graph.Nodes {
+		if n.Op != graph.Conv2D || !p.InPlace[n.Name] || s.notInPlace[n.Name] {
+			continue
+		}
+		if s.notInPlace == nil {
+			s.notInPlace = map[string]bool{}
+		}
+		s.notInPlace[n.Name] = true
+		q, err := memplan.Build(s.Graph, opt)
+		if err == nil && q.Validate(s.Graph) == nil && q.ArenaBytes <= p.ArenaBytes {
+			p = q
+		} else {
+			delete(s.notInPlace, n.Name)
+		}
+	}
 	s.Plan = p
 	return checkFits(s)
 }

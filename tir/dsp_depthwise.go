@@ -57,7 +57,7 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	if KH == 3 && KW == 3 {
 		// The planar form also runs in place, which the plan may ask for.
 		if g, ok := c.dwPlanar(f, store); ok &&
-			(knob(f, "dw_planar", 0) != 0 || f.WantInPlace && g.InPlaceSafe) {
+			(knob(f, "dw_planar", 1) != 0 || f.WantInPlace && g.InPlaceSafe) {
 			return g, nil
 		}
 	}

@@ -8,8 +8,9 @@ import (
 	"github.com/mcugen/mcugen/graph"
 )
 
-// The shared 3×3 depthwise helper against the generic compute: padded and
-// unpadded, strides 1 and 2, and the per-quad schedule when it is off.
+// The shared 3×3 depthwise helper (with the planar form off) against the
+// generic compute: padded and unpadded, strides 1 and 2, and the per-quad
+// schedule when it is off too.
 func TestDSPDepthwise3x3KeepsResults(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
 	for _, c := range []struct {
@@ -17,11 +18,11 @@ func TestDSPDepthwise3x3KeepsResults(t *testing.T) {
 		knobs           map[string]int
 		want            string
 	}{
-		{8, 1, 1, nil, IntrDSPDW3x3},
-		{12, 2, 1, nil, IntrDSPDW3x3},
-		{16, 1, 0, nil, IntrDSPDW3x3},
-		{4, 2, 0, nil, IntrDSPDW3x3},
-		{8, 1, 1, map[string]int{"dw3x3": 0}, IntrDSPDW4},
+		{8, 1, 1, map[string]int{"dw_planar": 0}, IntrDSPDW3x3},
+		{12, 2, 1, map[string]int{"dw_planar": 0}, IntrDSPDW3x3},
+		{16, 1, 0, map[string]int{"dw_planar": 0}, IntrDSPDW3x3},
+		{4, 2, 0, map[string]int{"dw_planar": 0}, IntrDSPDW3x3},
+		{8, 1, 1, map[string]int{"dw_planar": 0, "dw3x3": 0}, IntrDSPDW4},
 	} {
 		name := fmt.Sprintf("ch%d_s%d_p%d_%v", c.ch, c.stride, c.pad, c.knobs)
 		g, n := int8Conv(r, c.ch, c.ch, c.ch, 3, c.stride, c.pad)

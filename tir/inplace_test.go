@@ -95,7 +95,63 @@ func TestDSPInPlaceKernels(t *testing.T) {
 		}
 	}
 	g, n := dwConv(r, 6, 6, 8, 1, 1, -128, graph.ActRelu)
-	if s := dspSchedule(t, computeFunc(t, g, n), nil); s.InPlaceSafe {
+	if s := dspSchedule(t, computeFunc(t, g, n), map[string]int{"dw_planar": 0}); s.InPlaceSafe {
 		t.Errorf("the shared 3x3 depthwise helper claims to run in place")
+	}
+}
+
+// The mve kernels that claim InPlaceSafe compute the same output with it
+// written over their input: pointwise convolutions with Cout <= Cin as
+// scheduled, and with Cout > Cin backwards when asked (three-pixel groups,
+// short reductions in pixel pairs, single pixels left over); the depthwise
+// lanes schedule along rows (strides 1 and 2, maps of every width mod 4) and
+// along columns at stride 1 (a map it would take by columns at stride 2 goes
+// by rows when in place). Pointwise layers with Cout > Cin do not claim it
+// unasked.
+func TestMVEInPlaceKernels(t *testing.T) {
+	r := rand.New(rand.NewSource(41))
+	mve := func(f *PrimFunc) *PrimFunc {
+		t.Helper()
+		g, err := MVE.schedule(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Finalize(g)
+	}
+	for _, c := range []struct{ h, w, cin, cout int }{
+		{3, 5, 16, 16}, {2, 7, 64, 32}, {1, 7, 8, 8}, // as scheduled
+		{3, 3, 8, 16}, {3, 5, 4, 12}, {4, 5, 32, 64}, {3, 4, 16, 48}, {1, 7, 24, 40}, // backwards
+	} {
+		what := fmt.Sprintf("pointwise %dx%d %d->%d", c.h, c.w, c.cin, c.cout)
+		g, n := int8ConvHW(r, c.h, c.w, c.cin, c.cout, 1, 1, 0, -128, false)
+		if c.cout > c.cin {
+			if s := mve(computeFunc(t, g, n)); s.InPlaceSafe {
+				t.Errorf("%s claims to run in place unasked", what)
+			}
+		}
+		f := computeFunc(t, g, n)
+		f.WantInPlace = true
+		s := mve(f)
+		if !s.InPlaceSafe {
+			t.Fatalf("%s: not in-place safe when asked", what)
+		}
+		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
+	}
+	for _, c := range []struct{ h, w, c, stride, pad int }{
+		{6, 10, 8, 1, 1}, {5, 9, 12, 1, 1}, {7, 12, 8, 2, 1}, {8, 11, 4, 2, 0}, {13, 3, 8, 2, 1}, // rows
+		{13, 3, 8, 1, 1}, {25, 5, 4, 1, 1}, // columns
+	} {
+		what := fmt.Sprintf("depthwise %dx%dx%d s%d p%d", c.h, c.w, c.c, c.stride, c.pad)
+		g, n := dwConv(r, c.h, c.w, c.c, c.stride, c.pad, -128, graph.ActRelu)
+		f := computeFunc(t, g, n)
+		f.WantInPlace = true
+		s := mve(f)
+		if !usesIntrinsic(s, "mve_"+KDwLanes) {
+			t.Fatalf("%s: the in-place request did not give the lanes schedule", what)
+		}
+		if !s.InPlaceSafe {
+			t.Fatalf("%s: not in-place safe when asked", what)
+		}
+		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
 	}
 }

@@ -376,8 +376,8 @@ func (e *InPlaceError) Error() string {
 // their output over their first input only for element-wise ops.
 func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
 
-// InPlaceOKFor is InPlaceOK for a target's schedules: the dsp target also
-// offers int8 pointwise convolutions (it stages each block of pixels before
+// InPlaceOKFor is InPlaceOK for a target's schedules: the dsp and mve targets
+// also offer int8 pointwise convolutions (it stages each block of pixels before
 // writing their outputs, in increasing pixel order when Cout <= Cin and
 // decreasing when Cout > Cin) and 3x3 depthwise ones whose
 // output rows are no longer than their input rows (the planar schedule
@@ -385,7 +385,7 @@ func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
 // the last word: a kernel that did not take such a form makes Lower return
 // an InPlaceError.
 func InPlaceOKFor(target string, g *graph.Graph) func(n *graph.Node) bool {
-	if target != DSP.Name {
+	if target != DSP.Name && target != MVE.Name {
 		return InPlaceOK
 	}
 	return func(n *graph.Node) bool {

@@ -192,7 +192,9 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 		return nil, false
 	}
 	// The vector axis: rows, or columns where that leaves fewer idle lanes.
-	cols := (OH+3)/4*OW < (OW+3)/4*OH
+	// (Rows where the plan runs the layer in place and the columns could
+	// not: see InPlaceSafe below.)
+	cols := (OH+3)/4*OW < (OW+3)/4*OH && !(f.WantInPlace && (OH != H || OW != W))
 	// Lines (the ring axis) and the vector axis: counts, strides, padding,
 	// and the byte strides of a line and of a pixel along it.
 	NL, NV, OL, OV, sL, sV, padLn, padV := H, W, OH, OW, sh, sw, padT, padL
@@ -207,7 +209,7 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 	// rows at strides 1 and 2; 2 to 43% more on 6- and 3-wide maps, where
 	// the layout pass and each channel's set-up are spread over few
 	// outputs); 2 wherever it applies.
-	if knob(f, "dw_lanes", 1) == 1 && OV < 8 {
+	if knob(f, "dw_lanes", 1) == 1 && OV < 8 && !f.WantInPlace {
 		return nil, false
 	}
 	ov4 := int64((OV + 3) / 4 * 4)
@@ -290,5 +292,15 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 	}
 	h := *f
 	h.Body = &Allocate{Buf: ring, Body: Block(body...)}
+	// In place (output over input at one offset), as dsp_dwplanar.go argues
+	// for rows: output line o covers input bytes of lines <= o when the
+	// output is no larger, and a line is laid out before any output
+	// overwrites it. Along the columns an output column covers the input
+	// column at the same place only when the two maps are the same size.
+	if cols {
+		h.InPlaceSafe = OH == H && OW == W
+	} else {
+		h.InPlaceSafe = OH <= H && OW <= W
+	}
 	return &h, true
 }

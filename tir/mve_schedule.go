@@ -40,13 +40,19 @@ func simdSchedule(prefix string, fallback ScheduleFunc) ScheduleFunc {
 			}
 			f = SplitDeadTailMultiple(f, k)
 		}
-		if prefix == "mve" && f.Op == "depthwise_conv2d" && knob(f, "dw_lanes", 1) != 0 {
+		if prefix == "mve" && f.Op == "depthwise_conv2d" && (knob(f, "dw_lanes", 1) != 0 || f.WantInPlace) {
+			// The lanes schedule also runs in place, which the plan may ask
+			// for (the channel-interleaved one cannot: its row windows are
+			// copied when each output row starts).
 			if g, ok := mveDWLanes(f); ok {
 				g.Knobs["simd"] = 1
 				return g, nil
 			}
 		}
 		g, err := simdKernel(f, prefix)
+		if err == nil && prefix == "mve" {
+			pointwiseInPlace(f, g)
+		}
 		if err != nil {
 			if f.Knobs == nil {
 				f.Knobs = map[string]int{}
@@ -950,4 +956,79 @@ func readsBuf(e Expr, b *Buffer) bool {
 		}
 	})
 	return found
+}
+
+// pointwiseInPlace marks g, the SIMD schedule of f, safe to write its output
+// over its input where f is a 1×1 stride-1 unpadded convolution. Every unit
+// of g's body (an allocation: one pixel or a group of pixels, with its
+// dead-channel stores; or a short-reduction call for one or two pixels)
+// reads all its pixels' inputs before it stores an output. With Cout <= Cin output pixel p covers only input pixels <= p, so
+// the units run as scheduled, in increasing pixel order; with Cout > Cin it
+// covers only input pixels >= p, so where the plan asks for it (and only
+// there) the units run in decreasing order (reverseUnits).
+func pointwiseInPlace(f, g *PrimFunc) {
+	if f.Op != "conv2d" {
+		return
+	}
+	a, err := parseAccNest(PruneConditions(Simplify(f)))
+	if err != nil || a.cond != nil {
+		return
+	}
+	xs, ys, ws := a.x.Buf.Shape, a.store.Buf.Shape, a.w.Buf.Shape
+	if len(xs) != 4 || len(ys) != 4 || len(ws) != 4 || xs[0] != 1 || ys[0] != 1 || xs[1] != ys[1] || xs[2] != ys[2] ||
+		ws[1] != 1 || ws[2] != 1 || ws[3] != xs[3] || ws[0] != ys[3] {
+		return
+	}
+	if ys[3] <= xs[3] {
+		g.InPlaceSafe = true
+		return
+	}
+	if f.WantInPlace {
+		if body, ok := reverseUnits(g.Body); ok {
+			g.Body = body
+			g.InPlaceSafe = true
+		}
+	}
+}
+
+// reverseUnits runs the units of a pointwise schedule's body (allocations:
+// a pixel or a group of pixels each) in the opposite order: the statements of
+// a sequence backwards and every loop from its last iteration, down to the
+// units, whose insides keep their order. It reports false for a body of
+// another shape.
+func reverseUnits(s Stmt) (Stmt, bool) {
+	switch s := s.(type) {
+	case *Allocate:
+		return s, true
+	case *Evaluate:
+		// The short-reduction kernels load their pixels' inputs first.
+		if c, ok := s.X.(*Intrinsic); ok && (c.Name == "mve_"+KPwRQ || c.Name == "mve_"+KPwRQ2) {
+			return s, true
+		}
+		return nil, false
+	case *Seq:
+		out := make([]Stmt, len(s.Stmts))
+		for i, t := range s.Stmts {
+			r, ok := reverseUnits(t)
+			if !ok {
+				return nil, false
+			}
+			out[len(s.Stmts)-1-i] = r
+		}
+		return &Seq{Stmts: out}, true
+	case *For:
+		lo, ok1 := IsConst(s.Min)
+		n, ok2 := IsConst(s.Extent)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		body, ok := reverseUnits(s.Body)
+		if !ok {
+			return nil, false
+		}
+		v := NewVar(s.Var.Name + "_r")
+		body = Substitute(body, map[*Var]Expr{s.Var: Sub(C(lo+n-1), v)})
+		return &For{Var: v, Min: C(lo), Extent: C(n), Kind: s.Kind, Body: body}, true
+	}
+	return nil, false
 }

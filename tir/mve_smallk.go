@@ -14,25 +14,15 @@ const KPwRQ2 = "pwrq2_s8"
 
 func init() {
 	for _, p := range SIMDPrefixes {
+		// The C loads its pixels' inputs (one vector each) before it stores
+		// an output, which an in-place pointwise layer relies on: so do
+		// these.
 		extIntrinsics[p+"_"+KPwRQ] = func(a []val) val {
-			at := func(v val, i int64) *int64 { return &v.p.I[v.i+i] }
-			y, x, wt, m, n := a[0], a[1], a[2], a[3].i, a[4].i
-			bias, mult, shift, zp, lo, hi := a[5], a[6], a[7], a[9].i, a[10].i, a[11].i
-			for j := int64(0); j < m; j++ {
-				acc := *at(bias, j)
-				for i := int64(0); i < n; i++ {
-					acc += *at(x, i) * *at(wt, 16*j+i)
-				}
-				v := int64(RequantQ(int32(acc), int32(*at(mult, j)), int32(*at(shift, j)))) + zp
-				*at(y, j) = wrap(y.p.DType, min(max(v, lo), hi))
-			}
+			pwrqRun([]val{a[0]}, [][]int64{inputs(a[1], a[4].i)}, a[2:])
 			return val{}
 		}
 		extIntrinsics[p+"_"+KPwRQ2] = func(a []val) val {
-			one := extIntrinsics[p+"_"+KPwRQ]
-			rest := a[4:]
-			one(append([]val{a[0], a[2]}, rest...))
-			one(append([]val{a[1], a[3]}, rest...))
+			pwrqRun([]val{a[0], a[1]}, [][]int64{inputs(a[2], a[6].i), inputs(a[3], a[6].i)}, a[4:])
 			return val{}
 		}
 	}
@@ -134,4 +124,28 @@ func shortReductions(f *PrimFunc, prefix string, maxN int, pairs bool) *PrimFunc
 	g := *f
 	g.Body = body
 	return &g
+}
+
+// inputs copies n values from x.
+func inputs(x val, n int64) []int64 {
+	return append([]int64(nil), x.p.I[x.i:x.i+n]...)
+}
+
+// pwrqRun is KPwRQ for each pixel's copied inputs xs[k] into ys[k]; a holds
+// the shared arguments from the weights on (wt, m, n, bias, mult, shift,
+// left, zp, lo, hi).
+func pwrqRun(ys []val, xs [][]int64, a []val) {
+	at := func(v val, i int64) *int64 { return &v.p.I[v.i+i] }
+	wt, m, n := a[0], a[1].i, a[2].i
+	bias, mult, shift, zp, lo, hi := a[3], a[4], a[5], a[7].i, a[8].i, a[9].i
+	for k, y := range ys {
+		for j := int64(0); j < m; j++ {
+			acc := *at(bias, j)
+			for i := int64(0); i < n; i++ {
+				acc += xs[k][i] * *at(wt, 16*j+i)
+			}
+			v := int64(RequantQ(int32(acc), int32(*at(mult, j)), int32(*at(shift, j)))) + zp
+			*at(y, j) = wrap(y.p.DType, min(max(v, lo), hi))
+		}
+	}
 }

@@ -58,11 +58,13 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		{1, 4, 1, 3, 1, 1, map[string]int{"block_px": 1, "block_oc": 4}, "dsp_mac"}, // Cin 1
 		{8, 8, 1, 3, 1, 0, map[string]int{"block_oc": 4, "unroll_k": 1}, "dsp_mac"},
 		{4, 3, 1, 2, 1, 0, map[string]int{"block_px": 2, "block_oc": 1}, "dsp_mac"},
-		{8, 8, 8, 3, 1, 1, nil, "dsp_dw"},    // depthwise
-		{12, 12, 12, 3, 2, 1, nil, "dsp_dw"}, // strided depthwise
-		{8, 8, 8, 3, 1, 0, map[string]int{"partition": 0, "unroll_taps": 0}, "dsp_dw"},
-		{8, 8, 8, 3, 1, 1, map[string]int{"block_px": 2, "partition": 3}, "dsp_dw"},
-		{12, 12, 12, 3, 2, 1, map[string]int{"block_px": 2}, "dsp_dw"},
+		{8, 8, 8, 3, 1, 1, nil, IntrDSPPlanes},    // depthwise: planar by default
+		{12, 12, 12, 3, 2, 1, nil, IntrDSPPlanes}, // strided depthwise
+		{8, 8, 8, 3, 1, 1, map[string]int{"dw_planar": 0}, "dsp_dw"},
+		{12, 12, 12, 3, 2, 1, map[string]int{"dw_planar": 0}, "dsp_dw"},
+		{8, 8, 8, 3, 1, 0, map[string]int{"dw_planar": 0, "partition": 0, "unroll_taps": 0}, "dsp_dw"},
+		{8, 8, 8, 3, 1, 1, map[string]int{"dw_planar": 0, "block_px": 2, "partition": 3}, "dsp_dw"},
+		{12, 12, 12, 3, 2, 1, map[string]int{"dw_planar": 0, "block_px": 2}, "dsp_dw"},
 		{6, 6, 6, 3, 1, 1, nil, ""}, // 6 channels: generic fallback
 		{8, 4, 2, 3, 1, 1, nil, ""}, // grouped: generic fallback
 	}
@@ -77,7 +79,7 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		if c.want != "" && !usesIntrinsic(s, c.want) && !fused {
 			t.Fatalf("%s: schedule does not use %s:\n%s", name, c.want, s)
 		}
-		if c.want != "" && !usesIntrinsic(s, IntrDSPRequant) && !usesIntrinsic(s, IntrDSPDW3x3) && !fused {
+		if c.want != "" && c.want != IntrDSPPlanes && !usesIntrinsic(s, IntrDSPRequant) && !usesIntrinsic(s, IntrDSPDW3x3) && !fused {
 			t.Errorf("%s: epilogue does not use %s", name, IntrDSPRequant)
 		}
 		sameResult(t, name, f, s)
