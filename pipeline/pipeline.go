@@ -46,6 +46,10 @@ type Options struct {
 	PlainWeights  bool
 	PlanAlgorithm string
 	Align         int
+	// NoInPlace keeps every convolution out of place (element-wise ops may
+	// still run in place): more arena, and the kernels the target picks when
+	// it is free to (tests use it to reach the out-of-place forms).
+	NoInPlace bool
 
 	Version string
 
@@ -245,6 +249,9 @@ func planPass(s *State) error {
 	}
 	opt.IOInArena = s.Opt.IOInArena
 	ok := tir.InPlaceOKFor(s.targetName(), s.Graph)
+	if s.Opt.NoInPlace {
+		ok = tir.InPlaceOK
+	}
 	opt.InPlaceOK = func(n *graph.Node) bool { return !s.notInPlace[n.Name] && ok(n) }
 	p, err := memplan.Build(s.Graph, opt)
 	if err != nil {

@@ -37,7 +37,15 @@ func checkGraphUnderQEMU(t *testing.T, b *boards.Board, g *graph.Graph, name, ta
 func checkGraphUnderQEMUFlags(t *testing.T, b *boards.Board, g *graph.Graph, name, target string, knobs map[string]map[string]int,
 	cflags []string, nRandom int, seed uint64, calls ...string) {
 	t.Helper()
-	s, err := CompileGraph(g, name, Options{Board: b, Target: target, Knobs: knobs, ArenaExternal: true, IOInArena: true, Version: "test", CFlags: cflags})
+	checkGraphUnderQEMUOpts(t, b, g, name, Options{Target: target, Knobs: knobs, CFlags: cflags}, nRandom, seed, calls...)
+}
+
+// checkGraphUnderQEMUOpts is checkGraphUnderQEMU with more of the options
+// (board, arena and I/O placement and version are set here).
+func checkGraphUnderQEMUOpts(t *testing.T, b *boards.Board, g *graph.Graph, name string, o Options, nRandom int, seed uint64, calls ...string) {
+	t.Helper()
+	o.Board, o.ArenaExternal, o.IOInArena, o.Version = b, true, true, "test"
+	s, err := CompileGraph(g, name, o)
 	if err != nil {
 		t.Fatal(err)
 	}

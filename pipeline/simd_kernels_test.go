@@ -112,6 +112,12 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		// straddle the 16-byte chunks of the three interleaved windows, a
 		// reduction of 25 run as 32 (on the M55).
 		{"window3-cin1-k5", tirtest.ConvK(9, 10, 1, 8, 5, 1, graph.ActRelu, -128), gemv},
+		// Pointwise layers that grow the channels, in place (on the M55 the
+		// plan puts a lone layer with its I/O in the arena over its input,
+		// and its pixel groups run backwards): short reductions in pairs
+		// (15 pixels: an odd one), three-pixel groups with one left over.
+		{"small-k8-p15-inplace", tirtest.Pointwise(3, 5, 8, 16), gemv},
+		{"pointwise-k24-p10-inplace", tirtest.Pointwise(2, 5, 24, 40), gemv},
 	} {
 		call := c.call
 		if target == "mve" && strings.HasPrefix(c.name, "pointwise") {
@@ -124,12 +130,16 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 			call = "mve_pwrq2_s8("
 		}
 		t.Run(c.name, func(t *testing.T) {
-			checkGraphUnderQEMU(t, b, c.g, c.name, target, nil, 6, 11, call)
+			// Out of place: a lone depthwise layer with its I/O in the
+			// arena would run in place, which on the M55 takes the lanes
+			// schedule.
+			inPlace := strings.HasSuffix(c.name, "-inplace")
+			checkGraphUnderQEMUOpts(t, b, c.g, c.name, Options{Target: target, NoInPlace: !inPlace}, 6, 11, call)
 		})
 		if target == "mve" && (call == dw || call == target+"_dw") {
 			// The same depthwise layer with the pixels in the lanes
-			// (mve_dwl3_s8, dw_lanes 2: wherever it applies), the asm and
-			// the C forms.
+			// (mve_dwl3_s8, dw_lanes 2: wherever it applies) and in place,
+			// the asm and the C forms.
 			lanes := map[string]map[string]int{"depthwise_conv2d": {"dw_lanes": 2}}
 			t.Run(c.name+"-lanes", func(t *testing.T) {
 				checkGraphUnderQEMU(t, b, c.g, c.name, target, lanes, 6, 11, "mve_dwl3_s8(")
