@@ -964,10 +964,19 @@ MVE_INLINE void mve_pwrq2_s8(int8_t *y0, int8_t *y1, const int8_t *x0, const int
         const int32x4_t b = vldrwq_s32(bias + j);
         const int32x4_t mv = vldrwq_s32(mult + j);
         const int32x4_t sv = vldrwq_s32(shift + j);
-        const int32x4_t a = mve_vec4_s32(vmladavq_s8(xv, w0), vmladavq_s8(xv, w1), vmladavq_s8(xv, w2), vmladavq_s8(xv, w3));
-        const int32x4_t c = mve_vec4_s32(vmladavq_s8(xu, w0), vmladavq_s8(xu, w1), vmladavq_s8(xu, w2), vmladavq_s8(xu, w3));
-        mve_pwrq_out_s8(y0 + j, vaddq_s32(a, b), mv, sv, left, zp, lo, hi);
-        mve_pwrq_out_s8(y1 + j, vaddq_s32(c, b), mv, sv, left, zp, lo, hi);
+        /* Both pixels' sums in one array, then two VLDRWs (two mve_vec4_s32
+           calls shared one stack slot, and gcc copied vectors in and out of it). */
+        int32_t t[8];
+        t[0] = vmladavq_s8(xv, w0);
+        t[1] = vmladavq_s8(xv, w1);
+        t[2] = vmladavq_s8(xv, w2);
+        t[3] = vmladavq_s8(xv, w3);
+        t[4] = vmladavq_s8(xu, w0);
+        t[5] = vmladavq_s8(xu, w1);
+        t[6] = vmladavq_s8(xu, w2);
+        t[7] = vmladavq_s8(xu, w3);
+        mve_pwrq_out_s8(y0 + j, vaddq_s32(vldrwq_s32(t), b), mv, sv, left, zp, lo, hi);
+        mve_pwrq_out_s8(y1 + j, vaddq_s32(vldrwq_s32(t + 4), b), mv, sv, left, zp, lo, hi);
     }
 }`)
 	add("mve_sumpool_s8", []string{"mve_include"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], four channels per vector. */
