@@ -202,6 +202,26 @@ func (a *accNest) dwEpilogue(store *Store, ocV *Var, Cn int) (tabs [4][]int64, z
 	return tabs, zr, lo, hi, true
 }
 
+// dwGeometry reads a depthwise convolution's strides and top and left
+// padding over NHWC input rows of W pixels (strides 1 or 2, a window of its
+// kernel's size) and an NHWC output written at store with unit channel
+// stride.
+func (c *convNest) dwGeometry(store *Store, W int) (sh, sw int64, padT, padL int, ok bool) {
+	Cn := c.C
+	xb, xst, ok1 := c.strides(flatIndex(c.x.Buf, c.x.Indices), c.oh, c.ow, c.kh, c.kw, c.oc)
+	ob, ost, ok2 := c.strides(flatIndex(store.Buf, store.Indices), c.oh, c.ow, c.oc)
+	if !ok1 || !ok2 || ob != 0 || !slices.Equal(ost, []int64{int64(c.OW * Cn), int64(Cn), 1}) ||
+		!slices.Equal(xst[2:], []int64{int64(W * Cn), int64(Cn), 1}) {
+		return 0, 0, 0, 0, false
+	}
+	sh, sw = xst[0]/int64(W*Cn), xst[1]/int64(Cn)
+	if xst[0] != sh*int64(W*Cn) || xst[1] != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 {
+		return 0, 0, 0, 0, false
+	}
+	padT, padL, ok = c.padding(xb, W, Cn)
+	return sh, sw, padT, padL, ok
+}
+
 // dwPlanar builds the planar schedule of a 3×3 depthwise convolution (one
 // image, NHWC, strides 1 or 2, padding at most 2), or reports false.
 func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
@@ -215,19 +235,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	if !ok {
 		return nil, false
 	}
-	// Input: rows of W pixels, strides sh and sw of 1 or 2, a 3x3 window;
-	// output: rows of OW pixels, both with unit channel stride.
-	xb, xst, ok1 := c.strides(flatIndex(a.x.Buf, a.x.Indices), c.oh, c.ow, c.kh, c.kw, c.oc)
-	ob, ost, ok2 := c.strides(flatIndex(store.Buf, store.Indices), c.oh, c.ow, c.oc)
-	if !ok1 || !ok2 || ob != 0 || !slices.Equal(ost, []int64{int64(OW * Cn), int64(Cn), 1}) ||
-		!slices.Equal(xst[2:], []int64{int64(W * Cn), int64(Cn), 1}) {
-		return nil, false
-	}
-	sh, sw := xst[0]/int64(W*Cn), xst[1]/int64(Cn)
-	if xst[0] != sh*int64(W*Cn) || xst[1] != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 {
-		return nil, false
-	}
-	padT, padL, ok := c.padding(xb, W, Cn)
+	sh, sw, padT, padL, ok := c.dwGeometry(store, W)
 	if !ok {
 		return nil, false
 	}
@@ -299,11 +307,9 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	}
 	pk := constBuf(f.Name+"_dwp3", I32, []int{len(stream)}, stream)
 	planes := NewBuffer(f.Name+"_planes", I32, []int{3 * Cn * wp2}, ScopeLocal)
-	// Input row ih lives in ring slot ih mod 3. The output rows run in
-	// groups of three, so that every slot is a constant (ih = (3·o + r)·sh
-	// − padT + k is r·sh − padT + k mod 3): the kernel's three row
-	// rows are one base pointer and three constant offsets, which frees
-	// two registers in its channel loop.
+	// Input row ih lives in ring slot ih mod 3 (ringLines): the kernel's
+	// three rows are one base pointer and three constant offsets, which
+	// frees two registers in its channel loop.
 	slotAt := func(m int64) Expr { return C(((m%3 + 3) % 3) * int64(Cn*wp2)) }
 	layout := func(ih Expr, at Expr) Stmt {
 		call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, Mul(ih, C(int64(W*Cn)))),
@@ -311,39 +317,12 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 		zeros := loopK("z", Cn*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(at, z), C(0)) })
 		return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: call, Else: zeros}
 	}
-	var pro []Stmt
-	for r := 0; r < 3; r++ {
-		pro = append(pro, layout(C(int64(r-padT)), slotAt(int64(r-padT))))
-	}
-	// row is output row oh (≡ r mod 3): the rows it lays out first (none
-	// for row 0, whose window the prologue laid out), then its kernel call.
-	row := func(oh Expr, r int64) Stmt {
-		top := Sub(Mul(oh, C(sh)), C(int64(padT)))
-		base := r*sh - int64(padT)
-		var fresh []Stmt
-		for k := 3 - sh; k < 3; k++ {
-			fresh = append(fresh, layout(SimplifyExpr(Add(top, C(k))), slotAt(base+k)))
-		}
-		call := &Evaluate{X: Call(kernel, I32, ptr(store.Buf, SimplifyExpr(Mul(oh, C(int64(OW*Cn))))),
-			ptr(planes, C(0)), slotAt(base), slotAt(base+1), slotAt(base+2),
-			ptr(pk, C(0)), C(int64(Cn)), C(int64(OW)), C(sw), C(int64(step)), C(last), C(lo), C(hi))}
-		if v, ok := IsConst(oh); ok && v == 0 {
-			return call
-		}
-		return Block(If(GT(oh, C(0)), Block(fresh...)), call)
-	}
-	o := NewVar("oh_o")
-	var group []Stmt
-	for r := int64(0); r < 3; r++ {
-		group = append(group, row(Add(Mul(o, C(3)), C(r)), r))
-	}
-	body := []Stmt{Block(pro...)}
-	if OH/3 > 0 {
-		body = append(body, &For{Var: o, Min: C(0), Extent: C(int64(OH / 3)), Body: Block(group...)})
-	}
-	for oh := OH / 3 * 3; oh < OH; oh++ {
-		body = append(body, row(C(int64(oh)), int64(oh%3)))
-	}
+	body := ringLines(OH, int(sh), padT, "oh_o", func(ih Expr, m int64) Stmt { return layout(ih, slotAt(m)) },
+		func(oh Expr, base int64) Stmt {
+			return &Evaluate{X: Call(kernel, I32, ptr(store.Buf, SimplifyExpr(Mul(oh, C(int64(OW*Cn))))),
+				ptr(planes, C(0)), slotAt(base), slotAt(base+1), slotAt(base+2),
+				ptr(pk, C(0)), C(int64(Cn)), C(int64(OW)), C(sw), C(int64(step)), C(last), C(lo), C(hi))}
+		})
 	h := *f
 	h.Body = &Allocate{Buf: planes, Body: Block(body...)}
 	// In place (output over input at one offset): output rows 0..oh cover
@@ -353,4 +332,46 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	// so it is still intact.
 	h.InPlaceSafe = OH <= H && OW <= W
 	return &h, true
+}
+
+// ringLines is the body of a schedule that keeps the last three input lines
+// (rows, or columns) laid out in a ring: input line il in the slot of il mod
+// 3. The output lines run in groups of three, so that every slot is a
+// constant (il = (3·g + r)·s − pad + k is r·s − pad + k mod 3). A prologue
+// lays out the first output line's window; every later output line first
+// lays out its s new input lines. layout(il, m) lays out input line il (or
+// the padding, outside the input) into the slot of m; kernel(o, base) is
+// output line o's call, its window's lines in the slots of base, base + 1
+// and base + 2. loop names the group loop's variable.
+func ringLines(outLines, s, pad int, loop string, layout func(il Expr, m int64) Stmt, kernel func(o Expr, base int64) Stmt) []Stmt {
+	var pro []Stmt
+	for r := 0; r < 3; r++ {
+		pro = append(pro, layout(C(int64(r-pad)), int64(r-pad)))
+	}
+	line := func(o Expr, r int64) Stmt {
+		top := Sub(Mul(o, C(int64(s))), C(int64(pad)))
+		base := r*int64(s) - int64(pad)
+		var fresh []Stmt
+		for k := 3 - s; k < 3; k++ {
+			fresh = append(fresh, layout(SimplifyExpr(Add(top, C(int64(k)))), base+int64(k)))
+		}
+		call := kernel(o, base)
+		if v, ok := IsConst(o); ok && v == 0 {
+			return call
+		}
+		return Block(If(GT(o, C(0)), Block(fresh...)), call)
+	}
+	o := NewVar(loop)
+	var group []Stmt
+	for r := int64(0); r < 3; r++ {
+		group = append(group, line(Add(Mul(o, C(3)), C(r)), r))
+	}
+	body := []Stmt{Block(pro...)}
+	if outLines/3 > 0 {
+		body = append(body, &For{Var: o, Min: C(0), Extent: C(int64(outLines / 3)), Body: Block(group...)})
+	}
+	for l := outLines / 3 * 3; l < outLines; l++ {
+		body = append(body, line(C(int64(l)), int64(l%3)))
+	}
+	return body
 }

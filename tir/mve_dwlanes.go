@@ -1,9 +1,6 @@
 package tir
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // The M55's 3×3 depthwise schedule with the pixels in the lanes (knob
 // dw_lanes: 0 off, 1 where it wins (the default, below), 2 wherever it
@@ -100,23 +97,23 @@ func planeCol(q, rs, ph int64) int64 {
 	return q%2*(rs/2) + q/2
 }
 
-// splitRequant takes apart an output value clamp(requant(acc, mult,
-// shift) + zp, lo, hi) cast to int8.
-func splitRequant(e Expr, acc *Buffer) (rq *Intrinsic, zp, lo, hi int64, ok bool) {
-	cs, ok := e.(*Cast)
+// splitClamp takes apart int8(clamp(e, lo, hi)) (min and max by constants
+// in any nesting): the clamped value and the bounds, the int8 range's where
+// there is none.
+func splitClamp(v Expr) (e Expr, lo, hi int64, ok bool) {
+	cs, ok := v.(*Cast)
 	if !ok || cs.T != I8 {
-		return nil, 0, 0, 0, false
+		return nil, 0, 0, false
 	}
-	e = cs.X
-	lo, hi = -128, 127
+	e, lo, hi = cs.X, -128, 127
 	for {
 		b, ok := e.(*Binary)
 		if !ok || (b.Op != OpMin && b.Op != OpMax) {
-			break
+			return e, lo, hi, true
 		}
 		k, ok := IsConst(b.B)
 		if !ok {
-			return nil, 0, 0, 0, false
+			return nil, 0, 0, false
 		}
 		if b.Op == OpMin {
 			hi = min(hi, k)
@@ -125,16 +122,16 @@ func splitRequant(e Expr, acc *Buffer) (rq *Intrinsic, zp, lo, hi int64, ok bool
 		}
 		e = b.A
 	}
-	if b, ok := e.(*Binary); ok && (b.Op == OpAdd || b.Op == OpSub) {
-		k, ok := IsConst(b.B)
-		if !ok {
-			return nil, 0, 0, 0, false
-		}
-		if b.Op == OpSub {
-			k = -k
-		}
-		zp, e = k, b.A
+}
+
+// splitRequant takes apart an output value int8(clamp(requant(acc, mult,
+// shift) + zp, lo, hi)) of the accumulator acc.
+func splitRequant(v Expr, acc *Buffer) (rq *Intrinsic, zp, lo, hi int64, ok bool) {
+	e, lo, hi, ok := splitClamp(v)
+	if !ok {
+		return nil, 0, 0, 0, false
 	}
+	e, zp = addConst(e)
 	rq, ok = e.(*Intrinsic)
 	if !ok || rq.Name != IntrRequant || len(rq.Args) != 3 {
 		return nil, 0, 0, 0, false
@@ -167,17 +164,7 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 		return nil, false
 	}
 	H, W := xs[1], xs[2]
-	xb, xst, ok1 := c.strides(flatIndex(a.x.Buf, a.x.Indices), c.oh, c.ow, c.kh, c.kw, c.oc)
-	ob, ost, ok2 := c.strides(flatIndex(a.store.Buf, a.store.Indices), c.oh, c.ow, c.oc)
-	if !ok1 || !ok2 || ob != 0 || !slices.Equal(ost, []int64{int64(OW * Cn), int64(Cn), 1}) ||
-		!slices.Equal(xst[2:], []int64{int64(W * Cn), int64(Cn), 1}) {
-		return nil, false
-	}
-	sh, sw := xst[0]/int64(W*Cn), xst[1]/int64(Cn)
-	if xst[0] != sh*int64(W*Cn) || xst[1] != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 {
-		return nil, false
-	}
-	padT, padL, ok := c.padding(xb, W, Cn)
+	sh, sw, padT, padL, ok := c.dwGeometry(a.store, W)
 	if !ok {
 		return nil, false
 	}
@@ -248,8 +235,7 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 	}
 	pk := constBuf(f.Name+"_dwl3", I32, []int{len(stream)}, stream)
 	ring := NewBuffer(f.Name+"_planes", I8, []int{int(int64(Cn) * cs)}, ScopeLocal)
-	// Input line il lives in ring slot il mod 3 (as dsp_dwplanar.go: the
-	// output lines run in groups of three so every slot is a constant).
+	// Input line il lives in ring slot il mod 3 (ringLines).
 	slotAt := func(m int64) int64 { return (m%3 + 3) % 3 * rs }
 	layout := func(il Expr, slot int64) Stmt {
 		call := &Evaluate{X: Call("mve_"+KDwPlanes, I32, ptr(ring, C(slot)), ptr(a.x.Buf, Mul(il, C(xLine))),
@@ -259,37 +245,12 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 		})
 		return &IfThenElse{Cond: And(GE(il, C(0)), LT(il, C(int64(NL)))), Then: call, Else: zp}
 	}
-	var pro []Stmt
-	for r := 0; r < 3; r++ {
-		pro = append(pro, layout(C(int64(r-padLn)), slotAt(int64(r-padLn))))
-	}
-	line := func(o Expr, r int64) Stmt {
-		top := Sub(Mul(o, C(sL)), C(int64(padLn)))
-		base := r*sL - int64(padLn)
-		var fresh []Stmt
-		for k := 3 - sL; k < 3; k++ {
-			fresh = append(fresh, layout(SimplifyExpr(Add(top, C(k))), slotAt(base+k)))
-		}
-		call := &Evaluate{X: Call("mve_"+KDwLanes, I32, ptr(a.store.Buf, SimplifyExpr(Mul(o, C(yLine)))),
-			ptr(ring, C(0)), C(slotAt(base)), C(slotAt(base+1)), C(slotAt(base+2)), C(cs), C(rs),
-			ptr(pk, C(0)), C(int64(Cn)), C(int64(OV)), C(yPix), C(sV), C(left), C(zp), C(lo), C(hi))}
-		if v, ok := IsConst(o); ok && v == 0 {
-			return call
-		}
-		return Block(If(GT(o, C(0)), Block(fresh...)), call)
-	}
-	o := NewVar("ol")
-	var group []Stmt
-	for r := int64(0); r < 3; r++ {
-		group = append(group, line(Add(Mul(o, C(3)), C(r)), r))
-	}
-	body := []Stmt{Block(pro...)}
-	if OL/3 > 0 {
-		body = append(body, &For{Var: o, Min: C(0), Extent: C(int64(OL / 3)), Body: Block(group...)})
-	}
-	for l := OL / 3 * 3; l < OL; l++ {
-		body = append(body, line(C(int64(l)), int64(l%3)))
-	}
+	body := ringLines(OL, int(sL), padLn, "ol", func(il Expr, m int64) Stmt { return layout(il, slotAt(m)) },
+		func(o Expr, base int64) Stmt {
+			return &Evaluate{X: Call("mve_"+KDwLanes, I32, ptr(a.store.Buf, SimplifyExpr(Mul(o, C(yLine)))),
+				ptr(ring, C(0)), C(slotAt(base)), C(slotAt(base+1)), C(slotAt(base+2)), C(cs), C(rs),
+				ptr(pk, C(0)), C(int64(Cn)), C(int64(OV)), C(yPix), C(sV), C(left), C(zp), C(lo), C(hi))}
+		})
 	h := *f
 	h.Body = &Allocate{Buf: ring, Body: Block(body...)}
 	// In place (output over input at one offset), as dsp_dwplanar.go argues

@@ -111,27 +111,9 @@ func matchAddSub(st *Store, i *Var, n int64, prefix string) (Expr, error) {
 	if !ok {
 		return nil, bad
 	}
-	cs, ok := st.Value.(*Cast)
-	if !ok || cs.T != I8 {
+	e, lo, hi, ok := splitClamp(st.Value)
+	if !ok {
 		return nil, bad
-	}
-	e := cs.X
-	lo, hi := int64(-128), int64(127)
-	for {
-		b, ok := e.(*Binary)
-		if !ok || (b.Op != OpMin && b.Op != OpMax) {
-			break
-		}
-		k, ok := IsConst(b.B)
-		if !ok {
-			return nil, bad
-		}
-		if b.Op == OpMin {
-			hi = min(hi, k)
-		} else {
-			lo = max(lo, k)
-		}
-		e = b.A
 	}
 	e, zp := addConst(e)
 	rq := func(e Expr) (Expr, int64, int64, bool) {

@@ -870,45 +870,8 @@ func tensorizeDW(red Stmt, c *Var, accv *Buffer, prefix string) Stmt {
 // into one requant_s8 call (per-tensor multipliers become tables).
 func tensorizeRequant(st *Store, c *Var, m int64, accv *Buffer, prefix string) Stmt {
 	loop := &For{Var: c, Min: C(0), Extent: C(m), Body: st}
-	e := st.Value
-	cs, ok := e.(*Cast)
-	if !ok || cs.T != I8 {
-		return loop
-	}
-	e = cs.X
-	lo, hi := int64(-128), int64(127)
-	for {
-		b, ok := e.(*Binary)
-		if !ok || (b.Op != OpMin && b.Op != OpMax) {
-			break
-		}
-		k, ok := IsConst(b.B)
-		if !ok {
-			return loop
-		}
-		if b.Op == OpMin {
-			hi = min(hi, k)
-		} else {
-			lo = max(lo, k)
-		}
-		e = b.A
-	}
-	var zp int64
-	if b, ok := e.(*Binary); ok && (b.Op == OpAdd || b.Op == OpSub) {
-		k, ok := IsConst(b.B)
-		if !ok {
-			return loop
-		}
-		if b.Op == OpSub {
-			k = -k
-		}
-		zp, e = k, b.A
-	}
-	rq, ok := e.(*Intrinsic)
-	if !ok || rq.Name != IntrRequant {
-		return loop
-	}
-	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != accv {
+	rq, zp, lo, hi, ok := splitRequant(st.Value, accv)
+	if !ok {
 		return loop
 	}
 	table := func(a Expr, what string) (Expr, bool) {
