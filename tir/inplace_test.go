@@ -140,12 +140,19 @@ func TestMVEInPlaceKernels(t *testing.T) {
 	for _, c := range []struct{ h, w, c, stride, pad int }{
 		{6, 10, 8, 1, 1}, {5, 9, 12, 1, 1}, {7, 12, 8, 2, 1}, {8, 11, 4, 2, 0}, {13, 3, 8, 2, 1}, // rows
 		{13, 3, 8, 1, 1}, {25, 5, 4, 1, 1}, // columns
+		{10, 1, 8, 1, 1}, {9, 1, 8, 2, 1}, // one-pixel rows with padding: not lanes
 	} {
 		what := fmt.Sprintf("depthwise %dx%dx%d s%d p%d", c.h, c.w, c.c, c.stride, c.pad)
 		g, n := dwConv(r, c.h, c.w, c.c, c.stride, c.pad, -128, graph.ActRelu)
 		f := computeFunc(t, g, n)
 		f.WantInPlace = true
 		s := mve(f)
+		if c.w == 1 {
+			// The padding of rows this narrow is not read back; the
+			// out-of-place result must still be right.
+			sameResult(t, what, Finalize(computeFunc(t, g, n)), mve(computeFunc(t, g, n)))
+			continue
+		}
 		if !usesIntrinsic(s, "mve_"+KDwLanes) {
 			t.Fatalf("%s: the in-place request did not give the lanes schedule", what)
 		}

@@ -45,7 +45,7 @@ const KDwLanes = "dwl3_s8"
 const dwLanesWords = 12
 
 func init() {
-	DeclareKnob("mve.dw_lanes", 0, 1, 2) // 3x3 depthwise: pixels in the lanes over channel planes (1: stride 1, lines >= 8)
+	DeclareKnob("mve.dw_lanes", 0, 1, 2) // 3x3 depthwise: pixels in the lanes over channel planes (1: lines of 8 or more outputs; in place always)
 	DeclareAlgorithm("mve.dw_lanes")
 	extIntrinsics["mve_"+KDwPlanes] = func(a []val) val {
 		dst, x := a[0], a[1]

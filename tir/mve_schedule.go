@@ -962,6 +962,17 @@ func pointwiseInPlace(f, g *PrimFunc) {
 func reverseUnits(s Stmt) (Stmt, bool) {
 	switch s := s.(type) {
 	case *Allocate:
+		// A unit is one pixel or one group: an allocation around a loop
+		// (a window shared by groups) is not.
+		loops := false
+		VisitStmts(s.Body, func(t Stmt) {
+			if _, ok := t.(*For); ok {
+				loops = true
+			}
+		})
+		if loops {
+			return nil, false
+		}
 		return s, true
 	case *Evaluate:
 		// The short-reduction kernels load their pixels' inputs first.
@@ -990,7 +1001,7 @@ func reverseUnits(s Stmt) (Stmt, bool) {
 			return nil, false
 		}
 		v := NewVar(s.Var.Name + "_r")
-		body = Substitute(body, map[*Var]Expr{s.Var: Sub(C(lo+n-1), v)})
+		body = Substitute(body, map[*Var]Expr{s.Var: Sub(C(2*lo+n-1), v)})
 		return &For{Var: v, Min: C(lo), Extent: C(n), Kind: s.Kind, Body: body}, true
 	}
 	return nil, false

@@ -244,6 +244,12 @@ func (c *convNest) padding(base int64, W, ch int) (padT, padL int, ok bool) {
 		return 0, 0, false
 	}
 	q := int(-base / int64(ch))
+	// q = padT·W + padL splits only where padL < W: rows of one pixel
+	// with padding, and of two where q could hold a left padding of 2, are
+	// left to other schedules.
+	if q != 0 && (W == 1 || W == 2 && q%2 == 0) {
+		return 0, 0, false
+	}
 	padT, padL = q/W, q%W
 	if padT > 2 || padL > 2 || (c.cond == nil && q != 0) {
 		return 0, 0, false
