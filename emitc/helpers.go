@@ -39,6 +39,83 @@ static inline int32_t requant(int32_t x, int32_t multiplier, int32_t shift)
     const int32_t right = shift > 0 ? 0 : -shift;
     return rdivpot(srdhm((int32_t)((uint32_t)x << left), multiplier), right);
 }`},
+	"requant_fast_s8": {nil, `/* clamp(requant(x, m, -(e1 + 1)) + zk + zr, lo, hi) for m >= 0 (tir.IntrRequantFast),
+   with k0 = 2^30 + 2^(31 + e1) + zk * 2^(32 + e1): TFLite's two roundings and the
+   zero point folded into one 64-bit multiply-add (an SMLAL on a Cortex-M3), the
+   sign correction -[x < 0] * 2^31 and a shift of the high word; lo and hi are
+   constants, so the tests on them fold away for the int8 range. */
+static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
+{
+    const int64_t t = (int64_t)x * m + k0 - (x < 0 ? (INT64_C(1) << 31) : 0);
+    int32_t y = ((int32_t)(t >> 32) >> e1) + zr;
+#if defined(__ARM_FEATURE_SAT) && defined(__GNUC__)
+    /* SSAT: gcc does not find it for the clamp inside a loop. */
+    y = __builtin_arm_ssat(y, 8);
+    if (lo > -128 && y < lo) {
+        y = lo;
+    }
+    if (hi < 127 && y > hi) {
+        y = hi;
+    }
+    return y;
+#else
+    return y < lo ? lo : (y > hi ? hi : y);
+#endif
+}`},
+	"gen_pairs_s8": {[]string{"requant_fast_s8"}, `/* A pointwise convolution or fully connected layer over r (1 or 2) pixels x, xs apart,
+   with the weights of channels 2j and 2j + 1 packed in one word per step,
+   w[j * n + k] = w0 + w1 * 2^23 (tir.IntrGenPairs): one 64-bit accumulator per pixel
+   and pair (an SMLAL per step on a Cortex-M3) holds s0 + s1 * 2^23, and the compile-time
+   bound |s0| < 2^22 makes its low 23 bits, sign-extended, s0. p holds five words per
+   channel: bias, multiplier, k0 (low, high), e1. */
+static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t xs, int32_t r, const int32_t *w, int32_t n,
+                                int32_t np, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
+{
+    const int8_t *x1 = x + xs;
+    int8_t *y1 = y + ys;
+    int32_t j;
+    for (j = 0; j < np; ++j, w += n, p += 10) {
+        int64_t a0 = 0;
+        int64_t a1 = 0;
+        int32_t k;
+        int32_t s;
+        /* Four steps per iteration (n is a constant once inlined). */
+        if (r == 2) {
+            for (k = 0; k + 4 <= n; k += 4) {
+                a0 += (int64_t)x[k] * w[k];
+                a1 += (int64_t)x1[k] * w[k];
+                a0 += (int64_t)x[k + 1] * w[k + 1];
+                a1 += (int64_t)x1[k + 1] * w[k + 1];
+                a0 += (int64_t)x[k + 2] * w[k + 2];
+                a1 += (int64_t)x1[k + 2] * w[k + 2];
+                a0 += (int64_t)x[k + 3] * w[k + 3];
+                a1 += (int64_t)x1[k + 3] * w[k + 3];
+            }
+            for (; k < n; ++k) {
+                a0 += (int64_t)x[k] * w[k];
+                a1 += (int64_t)x1[k] * w[k];
+            }
+        } else {
+            for (k = 0; k + 4 <= n; k += 4) {
+                a0 += (int64_t)x[k] * w[k];
+                a0 += (int64_t)x[k + 1] * w[k + 1];
+                a0 += (int64_t)x[k + 2] * w[k + 2];
+                a0 += (int64_t)x[k + 3] * w[k + 3];
+            }
+            for (; k < n; ++k) {
+                a0 += (int64_t)x[k] * w[k];
+            }
+        }
+        s = (int32_t)((uint32_t)a0 << 9) >> 9;
+        y[2 * j] = (int8_t)requant_fast_s8(s + p[0], p[1], (int64_t)(uint32_t)p[2] + (int64_t)p[3] * INT64_C(4294967296), p[4], zr, lo, hi);
+        y[2 * j + 1] = (int8_t)requant_fast_s8((int32_t)((a0 - s) >> 23) + p[5], p[6], (int64_t)(uint32_t)p[7] + (int64_t)p[8] * INT64_C(4294967296), p[9], zr, lo, hi);
+        if (r == 2) {
+            s = (int32_t)((uint32_t)a1 << 9) >> 9;
+            y1[2 * j] = (int8_t)requant_fast_s8(s + p[0], p[1], (int64_t)(uint32_t)p[2] + (int64_t)p[3] * INT64_C(4294967296), p[4], zr, lo, hi);
+            y1[2 * j + 1] = (int8_t)requant_fast_s8((int32_t)((a1 - s) >> 23) + p[5], p[6], (int64_t)(uint32_t)p[7] + (int64_t)p[8] * INT64_C(4294967296), p[9], zr, lo, hi);
+        }
+    }
+}`},
 	"sat_shl": {nil, `/* gemmlowp SaturatingRoundingMultiplyByPOT for a positive exponent. */
 static inline int32_t sat_shl(int32_t x, int32_t n)
 {
@@ -161,5 +238,5 @@ func addHelper(name string, deps []string, code string) {
 
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
-	"srdhm", "rdivpot", "requant", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift",
+	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pairs_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift",
 	"quantize_f32", "round_even_f32"}

@@ -95,6 +95,11 @@ const IntrDSPDW4 = "dsp_dw4_s8"
 // per-channel tables (or constants) made at compile time.
 const IntrDSPRequant = "dsp_requant_s8"
 
+// IntrRequantFast is IntrDSPRequant in portable C (one 64-bit multiply-add,
+// a sign correction and a shift; an SMLAL where the core has one), for the
+// generic schedules: same arguments, same results.
+const IntrRequantFast = "requant_fast_s8"
+
 // dspRequantK0 is k0 for right shift e with zk folded in.
 func dspRequantK0(e, zk int64) int64 { return 1<<30 + 1<<(30+e) + zk<<(31+e) }
 
@@ -185,6 +190,7 @@ func init() {
 		}
 		return val{}
 	}
+	extIntrinsics[IntrRequantFast] = func(a []val) val { return extIntrinsics[IntrDSPRequant](a) }
 	extIntrinsics[IntrDSPRequant] = func(a []val) val {
 		x, m, k0, e1, zr, lo, hi := int32(a[0].i), int32(a[1].i), a[2].i, a[3].i, a[4].i, a[5].i, a[6].i
 		bad := e1 < 0 || e1 > 30 || m < 0 || lo < -128 || hi > 127 || lo > hi

@@ -281,6 +281,13 @@ func jamLoop(l *For, factor int) (Stmt, bool) {
 // block_oc_border channels (default 2), which keeps the code small. 1 = no
 // block. The SIMD targets build on scheduleConvGeneric without the blocks.
 func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
+	// Knob pairs (default 0; 1 on the Cortex-M3): channel pairs in one
+	// SMLAL accumulator for pointwise convolutions (generic_pairs.go).
+	if knob(f, "pairs", 0) != 0 {
+		if g, ok := schedulePairs(f); ok {
+			return g, nil
+		}
+	}
 	// Knob skip_dead (default 1): a dead channel tail stores constants
 	// (SplitDeadTail).
 	if knob(f, "skip_dead", 1) != 0 {
@@ -323,7 +330,26 @@ func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
 		}
 		return one
 	}, nil)
-	return JamLoop(&g, "oc", border), nil
+	return genericRequant(JamLoop(&g, "oc", border)), nil
+}
+
+// genericRequant turns the int8 output stages of f into IntrRequantFast
+// (fastRequant's form in portable C) under knob fast_requant (default 1):
+// on a Cortex-M3 one SMLAL, a sign correction and a shift instead of
+// TFLite's two roundings with their branches.
+func genericRequant(f *PrimFunc) *PrimFunc {
+	if knob(f, "fast_requant", 1) == 0 {
+		return f
+	}
+	tabs := map[requantTabKey][2]*Buffer{}
+	g := *f
+	g.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
+		if st, ok := s.(*Store); ok {
+			return fastRequantAs(st, IntrRequantFast, tabs)
+		}
+		return s
+	}, nil)
+	return &g
 }
 
 // scheduleFCBlocked is the generic target's fully connected
@@ -332,6 +358,11 @@ func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
 // 16 here, when it divides K; see scheduleFCGeneric).
 func scheduleFCBlocked(f *PrimFunc) (*PrimFunc, error) {
 	knob(f, "unroll_k", 16)
+	if knob(f, "pairs", 0) != 0 {
+		if g, ok := schedulePairs(f); ok {
+			return g, nil
+		}
+	}
 	if knob(f, "skip_dead", 1) != 0 {
 		f = SplitDeadTail(f)
 	}
@@ -339,7 +370,7 @@ func scheduleFCBlocked(f *PrimFunc) (*PrimFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return JamLoop(f, "j", knob(f, "block_oc", 8)), nil
+	return genericRequant(JamLoop(f, "j", knob(f, "block_oc", 8))), nil
 }
 
 func init() {

@@ -798,7 +798,20 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 // every shift is a right shift (s in [−31, −1]) and every multiplier is
 // non-negative; per-channel shift tables become tables of k0 and e − 1 at
 // compile time. Other stores are returned unchanged.
-func fastRequant(st *Store) *Store {
+func fastRequant(st *Store) *Store { return fastRequantAs(st, IntrDSPRequant, nil) }
+
+// requantTabKey names the k0 and e1 tables fastRequantAs made from one
+// shift table for one folded zero point.
+type requantTabKey struct {
+	Shift *Buffer
+	ZK    int64
+}
+
+// fastRequantAs is fastRequant calling intrinsic name (IntrDSPRequant or
+// its portable twin IntrRequantFast); tabs, when not nil, keeps the k0 and
+// e1 tables made for each shift table so that the stores of one kernel
+// share them.
+func fastRequantAs(st *Store, name string, tabs map[requantTabKey][2]*Buffer) *Store {
 	cast, ok := st.Value.(*Cast)
 	if !ok || cast.T != graph.Int8 {
 		return st
@@ -811,8 +824,9 @@ func fastRequant(st *Store) *Store {
 	if !ok || mx.Op != OpMax {
 		return st
 	}
+	// The zero point is added, or subtracted once simplified.
 	add, ok := mx.A.(*Binary)
-	if !ok || add.Op != OpAdd {
+	if !ok || add.Op != OpAdd && add.Op != OpSub {
 		return st
 	}
 	rq, ok := add.A.(*Intrinsic)
@@ -820,6 +834,9 @@ func fastRequant(st *Store) *Store {
 		return st
 	}
 	zp, ok1 := IsConst(add.B)
+	if add.Op == OpSub {
+		zp = -zp
+	}
 	lo, ok2 := IsConst(mx.B)
 	hi, ok3 := IsConst(mn.B)
 	if !ok1 || !ok2 || !ok3 || lo < -128 || hi > 127 || lo > hi {
@@ -854,13 +871,21 @@ func fastRequant(st *Store) *Store {
 		if all {
 			zk, zr = zp, 0
 		}
-		ks := make([]int64, len(s.Buf.Data.I))
-		es := make([]int64, len(ks))
-		for i, v := range s.Buf.Data.I {
-			ks[i], es[i] = dspRequantK0(-v, zk), -v-1
+		key := requantTabKey{s.Buf, zk}
+		t, ok := tabs[key]
+		if !ok {
+			ks := make([]int64, len(s.Buf.Data.I))
+			es := make([]int64, len(ks))
+			for i, v := range s.Buf.Data.I {
+				ks[i], es[i] = dspRequantK0(-v, zk), -v-1
+			}
+			t = [2]*Buffer{constBuf(s.Buf.Name+"_k0", I64, s.Buf.Shape, ks), constBuf(s.Buf.Name+"_e1", I32, s.Buf.Shape, es)}
+			if tabs != nil {
+				tabs[key] = t
+			}
 		}
-		k0 = &Load{Buf: constBuf(s.Buf.Name+"_k0", I64, s.Buf.Shape, ks), Indices: s.Indices, Flat: s.Flat}
-		e1 = &Load{Buf: constBuf(s.Buf.Name+"_e1", I32, s.Buf.Shape, es), Indices: s.Indices, Flat: s.Flat}
+		k0 = &Load{Buf: t[0], Indices: s.Indices, Flat: s.Flat}
+		e1 = &Load{Buf: t[1], Indices: s.Indices, Flat: s.Flat}
 	default:
 		return st
 	}
@@ -876,7 +901,7 @@ func fastRequant(st *Store) *Store {
 	default:
 		return st
 	}
-	v := Call(IntrDSPRequant, I32, rq.Args[0], rq.Args[1], k0, e1, C(zr), C(lo), C(hi))
+	v := Call(name, I32, rq.Args[0], rq.Args[1], k0, e1, C(zr), C(lo), C(hi))
 	return &Store{Buf: st.Buf, Indices: st.Indices, Value: CastTo(graph.Int8, v), Flat: st.Flat}
 }
 

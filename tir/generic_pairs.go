@@ -1,0 +1,265 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+)
+
+// Channel pairs in one 64-bit accumulator, for cores with a 32×32→64
+// multiply-accumulate and no SIMD (SMLAL on a Cortex-M3).
+//
+// The weights of channels c and c+1 are packed at compile time into one
+// word per reduction step, W[k] = w[c][k] + w[c+1][k]·2^23, and one
+// accumulator a = Σ x[k]·W[k] = S0 + S1·2^23 carries both channels' sums:
+// one SMLAL does two multiply-accumulates. Where |S0| < 2^22, the low 23
+// bits of a, sign-extended, are S0 exactly, and (a − S0) / 2^23 is S1. The
+// bound holds when 128·Σ|w[c][k]| < 2^22 for every channel (the int8 input
+// is at most 128 in magnitude; its zero point is folded into the bias),
+// which the schedule checks on the weights at compile time.
+
+// IntrGenPairs is a pointwise convolution or fully connected layer over r
+// (1 or 2) pixels with packed channel pairs:
+//
+//	gen_pairs_s8(y *int8, ys, x *int8, xs, r, w *int32, n, np, p *int32, zr, lo, hi):
+//	for j < np, i < r: a = Σ_{k<n} x[i·xs + k]·w[j·n + k] (int64)
+//	  s0 = a mod 2^23 sign-extended, s1 = (a − s0) / 2^23
+//	  for h < 2, c = 2j + h:
+//	    y[i·ys + c] = requant_fast_s8(s_h + p[5c], p[5c+1], k0, p[5c+4], zr, lo, hi)
+//	    with k0 = p[5c+2] as uint32 + p[5c+3]·2^32
+//
+// Every output of a pixel is written after its inputs were read.
+const IntrGenPairs = "gen_pairs_s8"
+
+// pairsBound is the limit on |S0| that keeps the unpacking exact.
+const pairsBound = 1 << 22
+
+func init() {
+	extIntrinsics[IntrGenPairs] = func(a []val) val {
+		y, ys, x, xs, r, w, n, np, p := a[0], a[1].i, a[2], a[3].i, a[4].i, a[5], a[6].i, a[7].i, a[8]
+		zr, lo, hi := a[9].i, a[10].i, a[11].i
+		if r < 1 || r > 2 || n <= 0 || np < 0 {
+			panic(fmt.Sprintf("%s: r %d, n %d, np %d", IntrGenPairs, r, n, np))
+		}
+		out := make([]int64, 2*r*np)
+		for j := int64(0); j < np; j++ {
+			for i := int64(0); i < r; i++ {
+				var acc int64
+				for k := int64(0); k < n; k++ {
+					acc += x.p.I[x.i+i*xs+k] * w.p.I[w.i+j*n+k]
+				}
+				s0 := int64(int32(uint32(acc)<<9) >> 9)
+				s1 := (acc - s0) >> 23
+				if s0 <= -pairsBound || s0 >= pairsBound || s1 < math.MinInt32 || s1 > math.MaxInt32 {
+					panic(fmt.Sprintf("%s: channel pair %d: sums out of range", IntrGenPairs, j))
+				}
+				for h, s := range []int64{s0, s1} {
+					c := 2*j + int64(h)
+					P := func(k int64) int64 { return p.p.I[p.i+5*c+k] }
+					k0 := int64(uint32(P(2))) + P(3)<<32
+					v := extIntrinsics[IntrRequantFast]([]val{{i: int64(int32(s + P(0)))}, {i: P(1)}, {i: k0}, {i: P(4)}, {i: zr}, {i: lo}, {i: hi}})
+					out[(i*np+j)*2+int64(h)] = v.i
+				}
+			}
+		}
+		for i := int64(0); i < r; i++ {
+			for c := int64(0); c < 2*np; c++ {
+				y.p.I[y.i+i*ys+c] = out[i*2*np+c]
+			}
+		}
+		return val{}
+	}
+}
+
+// schedulePairs is the channel-pair form of an int8 pointwise (1×1,
+// stride 1, unpadded) convolution or fully connected layer: pixels (or
+// rows) two at a time, each call running every channel pair. ok is false
+// where it does not apply (odd Cout, weights too large for the bound,
+// requantization outside requant_fast_s8's form), and the caller schedules
+// f as before.
+func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
+	if f.Op != "conv2d" && f.Op != "fully_connected" {
+		return nil, false
+	}
+	// A layer with dead channels at its end keeps the blocked schedule,
+	// which stores them as constants (SplitDeadTail).
+	if SplitDeadTail(f) != f {
+		return nil, false
+	}
+	p, err := findParts(f)
+	if err != nil || p.dw {
+		return nil, false
+	}
+	xs, ys, ws := p.x.Shape, p.y.Shape, p.w.Shape
+	var pix, K, Cout int
+	switch f.Op {
+	case "conv2d":
+		if len(xs) != 4 || len(ys) != 4 || len(ws) != 4 || xs[0] != 1 || ys[0] != 1 ||
+			xs[1] != ys[1] || xs[2] != ys[2] || ws[1] != 1 || ws[2] != 1 || ws[3] != xs[3] || ws[0] != ys[3] {
+			return nil, false
+		}
+		pix, K, Cout = ys[1]*ys[2], xs[3], ys[3]
+	default:
+		if len(xs) != 2 || len(ys) != 2 || len(ws) != 2 || xs[0] != ys[0] || ws[1] != xs[1] || ws[0] != ys[1] {
+			return nil, false
+		}
+		pix, K, Cout = ys[0], xs[1], ys[1]
+	}
+	// Knob pairs_min_k (default 32): below it the unpacking and the two
+	// requantizations per pair outweigh the saved steps (VWW's 8- and
+	// 16-channel inputs measured 5 to 9% slower in pairs on a Cortex-M3).
+	if Cout%2 != 0 || len(p.w.Data.I) != Cout*K || K < knob(f, "pairs_min_k", 32) {
+		return nil, false
+	}
+	if !pairsLayout(f, p, K, Cout) {
+		return nil, false
+	}
+	// The compute definitions fold the input zero point into the bias; an
+	// offset left in the reduction is not this schedule's form.
+	bias, err := constPerChannel(p.init.Value, p.chan_.Var, Cout)
+	if err != nil || p.xo != 0 {
+		return nil, false
+	}
+	w := p.w.Data.I
+	for c := range Cout {
+		var abs int64
+		for k := range K {
+			abs += abs64(w[c*K+k])
+		}
+		if 128*abs >= pairsBound {
+			return nil, false
+		}
+	}
+	st := fastRequantAs(p.out, IntrRequantFast, nil)
+	cast, ok := st.Value.(*Cast)
+	if !ok {
+		return nil, false
+	}
+	rq, ok := cast.X.(*Intrinsic)
+	if !ok || rq.Name != IntrRequantFast {
+		return nil, false
+	}
+	zr, ok1 := IsConst(rq.Args[4])
+	lo, ok2 := IsConst(rq.Args[5])
+	hi, ok3 := IsConst(rq.Args[6])
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	tab := make([]int64, 0, 5*Cout)
+	var vals [3][]int64
+	for i := range vals {
+		if vals[i], err = constPerChannel(rq.Args[1+i], p.chan_.Var, Cout); err != nil {
+			return nil, false
+		}
+	}
+	for c := range Cout {
+		m, k0, e1 := vals[0][c], vals[1][c], vals[2][c]
+		tab = append(tab, bias[c], m, int64(int32(uint32(k0))), k0>>32, e1)
+	}
+	packed := make([]int64, 0, Cout*K/2)
+	for j := range Cout / 2 {
+		for k := range K {
+			packed = append(packed, w[2*j*K+k]+w[(2*j+1)*K+k]<<23)
+		}
+	}
+	wb := constBuf(p.w.Name+"_pairs", I32, []int{len(packed)}, packed)
+	pb := constBuf(f.Name+"_pairs_rq", I32, []int{len(tab)}, tab)
+	call := func(px, r int) Stmt {
+		return &Evaluate{X: Call(IntrGenPairs, I32, ptr(p.y, C(int64(px*Cout))), C(int64(Cout)), ptr(p.x, C(int64(px*K))), C(int64(K)),
+			C(int64(r)), ptr(wb, C(0)), C(int64(K)), C(int64(Cout/2)), ptr(pb, C(0)), C(zr), C(lo), C(hi))}
+	}
+	v := NewVar("px")
+	body := []Stmt{}
+	if pix >= 2 {
+		inner := &Evaluate{X: Call(IntrGenPairs, I32, ptr(p.y, Mul(v, C(int64(2*Cout)))), C(int64(Cout)), ptr(p.x, Mul(v, C(int64(2*K)))), C(int64(K)),
+			C(2), ptr(wb, C(0)), C(int64(K)), C(int64(Cout/2)), ptr(pb, C(0)), C(zr), C(lo), C(hi))}
+		body = append(body, &For{Var: v, Min: C(0), Extent: C(int64(pix / 2)), Body: inner})
+	}
+	if pix%2 == 1 {
+		body = append(body, call(pix-1, 1))
+	}
+	g := *f
+	g.Body = Block(body...)
+	return &g, true
+}
+
+// pairsLayout checks that the kernel reads w[c·K + k] and x[q·K + k] and
+// writes y[q·Cout + c] for output channel c (the channel loop's variable),
+// pixel q and reduction step k, by stepping each loop variable alone from
+// all zero: the channel loop moves w by K and y by 1; a reduction loop
+// moves x and w alike; a pixel loop moves x by q·K and y by q·Cout for
+// the same q, and w not at all.
+func pairsLayout(f *PrimFunc, p *simdParts, K, Cout int) bool {
+	var mac *Store
+	VisitStmts(p.red, func(s Stmt) {
+		if st, ok := s.(*Store); ok && mac == nil {
+			mac = st
+		}
+	})
+	if mac == nil {
+		return false
+	}
+	x, _, w, ok := matchMAC(mac, p.acc)
+	if !ok {
+		return false
+	}
+	red := map[*Var]bool{}
+	VisitStmts(p.red, func(s Stmt) {
+		if l, ok := s.(*For); ok {
+			red[l.Var] = true
+		}
+	})
+	// Loops of one iteration never step (a 1×1 window's kh and kw).
+	var all, steps []*Var
+	VisitStmts(f.Body, func(s Stmt) {
+		if l, ok := s.(*For); ok {
+			all = append(all, l.Var)
+			if n, ok := IsConst(l.Extent); !ok || n > 1 {
+				steps = append(steps, l.Var)
+			}
+		}
+	})
+	index := func(buf *Buffer, idx []Expr, flat bool, v *Var) (int64, bool) {
+		e := Expr(nil)
+		if flat {
+			e = idx[0]
+		} else {
+			e = flatIndex(buf, idx)
+		}
+		sub := map[*Var]Expr{}
+		for _, u := range all {
+			sub[u] = C(0)
+		}
+		if v != nil {
+			sub[v] = C(1)
+		}
+		return IsConst(SimplifyExpr(SubstituteExpr(e, sub)))
+	}
+	at := func(v *Var) (dx, dw, dy int64, ok bool) {
+		x1, ok1 := index(x.Buf, x.Indices, x.Flat, v)
+		w1, ok2 := index(w.Buf, w.Indices, w.Flat, v)
+		y1, ok3 := index(p.out.Buf, p.out.Indices, p.out.Flat, v)
+		return x1, w1, y1, ok1 && ok2 && ok3
+	}
+	x0, w0, y0, ok := at(nil)
+	if !ok || x0 != 0 || w0 != 0 || y0 != 0 {
+		return false
+	}
+	for _, v := range steps {
+		dx, dw, dy, ok := at(v)
+		if !ok {
+			return false
+		}
+		switch {
+		case v == p.chan_.Var:
+			ok = dx == 0 && dw == int64(K) && dy == 1
+		case red[v]:
+			ok = dx == dw && dy == 0
+		default:
+			ok = dw == 0 && dy%int64(Cout) == 0 && dx == dy/int64(Cout)*int64(K)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,57 @@
+package tir
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// The channel-pair schedule (knob pairs) computes what the compute
+// definition does for pointwise convolutions (odd and even pixel counts,
+// an input zero point folded into the bias, weights at ±127 up to the
+// largest reduction the 2^22 bound allows) and fully connected layers of
+// one or more rows; it declines odd channel counts, short reductions and
+// weights past the bound.
+func TestPairsKeepResults(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	pw := func(h, w, cin, cout int, zp int32, extreme bool) (*graph.Graph, *graph.Node) {
+		return int8ConvHW(r, h, w, cin, cout, 1, 1, 0, zp, extreme)
+	}
+	fc := func(rows, k, n int, zp int32) (*graph.Graph, *graph.Node) { return int8FC(r, rows, k, n, zp) }
+	type mk func() (*graph.Graph, *graph.Node)
+	for _, c := range []struct {
+		name string
+		make mk
+		want bool
+	}{
+		{"pw-3x5x32x6", func() (*graph.Graph, *graph.Node) { return pw(3, 5, 32, 6, 3, false) }, true},
+		{"pw-2x2x40x8", func() (*graph.Graph, *graph.Node) { return pw(2, 2, 40, 8, -128, false) }, true},
+		{"pw-1x1x32x2", func() (*graph.Graph, *graph.Node) { return pw(1, 1, 32, 2, 0, false) }, true},
+		{"pw-extreme-k258", func() (*graph.Graph, *graph.Node) { return pw(1, 3, 258, 4, -5, true) }, true},
+		{"pw-extreme-k259", func() (*graph.Graph, *graph.Node) { return pw(1, 3, 259, 4, -5, true) }, false},
+		{"pw-odd-cout", func() (*graph.Graph, *graph.Node) { return pw(2, 3, 32, 5, 0, false) }, false},
+		{"pw-short-k", func() (*graph.Graph, *graph.Node) { return pw(2, 3, 16, 4, 0, false) }, false},
+		{"conv3x3", func() (*graph.Graph, *graph.Node) { return int8ConvHW(r, 4, 4, 32, 4, 3, 1, 1, 0, false) }, false},
+		{"fc-1x64x12", func() (*graph.Graph, *graph.Node) { return fc(1, 64, 12, 0) }, true},
+		{"fc-3x32x10", func() (*graph.Graph, *graph.Node) { return fc(3, 32, 10, 9) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, n := c.make()
+			base := computeFunc(t, g, n)
+			f := withKnobs(computeFunc(t, g, n), map[string]int{"pairs": 1})
+			s, ok := schedulePairs(f)
+			if ok != c.want {
+				t.Fatalf("schedulePairs: ok = %v, want %v", ok, c.want)
+			}
+			if !ok {
+				return
+			}
+			if !usesIntrinsic(s, IntrGenPairs) {
+				t.Fatalf("no %s call:\n%s", IntrGenPairs, s)
+			}
+			sameResult(t, fmt.Sprint(c.name), base, Finalize(s))
+		})
+	}
+}
