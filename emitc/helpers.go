@@ -64,7 +64,7 @@ static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t 
 }`},
 	"gen_pairs_s8": {[]string{"requant_fast_s8"}, `/* A pointwise convolution or fully connected layer over r (1 or 2) pixels x, xs apart,
    with the weights of channels 2j and 2j + 1 packed in one word per step,
-   w[j * n + k] = w0 + w1 * 2^23 (tir.IntrGenPairs): one 64-bit accumulator per pixel
+   w[j * n + k] = w0 + w1 * 2^23, n a multiple of four (tir.IntrGenPairs): one 64-bit accumulator per pixel
    and pair (an SMLAL per step on a Cortex-M3) holds s0 + s1 * 2^23, and the compile-time
    bound |s0| < 2^22 makes its low 23 bits, sign-extended, s0. p holds five words per
    channel: bias, multiplier, k0 (low, high), e1. */
@@ -79,7 +79,7 @@ static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t 
         int64_t a1 = 0;
         int32_t k;
         int32_t s;
-        /* Four steps per iteration (n is a constant once inlined). */
+        /* Four steps per iteration (n is a multiple of four). */
         if (r == 2) {
             for (k = 0; k + 4 <= n; k += 4) {
                 a0 += (int64_t)x[k] * w[k];
@@ -91,19 +91,12 @@ static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t 
                 a0 += (int64_t)x[k + 3] * w[k + 3];
                 a1 += (int64_t)x1[k + 3] * w[k + 3];
             }
-            for (; k < n; ++k) {
-                a0 += (int64_t)x[k] * w[k];
-                a1 += (int64_t)x1[k] * w[k];
-            }
         } else {
             for (k = 0; k + 4 <= n; k += 4) {
                 a0 += (int64_t)x[k] * w[k];
                 a0 += (int64_t)x[k + 1] * w[k + 1];
                 a0 += (int64_t)x[k + 2] * w[k + 2];
                 a0 += (int64_t)x[k + 3] * w[k + 3];
-            }
-            for (; k < n; ++k) {
-                a0 += (int64_t)x[k] * w[k];
             }
         }
         s = (int32_t)((uint32_t)a0 << 9) >> 9;

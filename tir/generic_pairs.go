@@ -20,7 +20,7 @@ import (
 // IntrGenPairs is a pointwise convolution or fully connected layer over r
 // (1 or 2) pixels with packed channel pairs:
 //
-//	gen_pairs_s8(y *int8, ys, x *int8, xs, r, w *int32, n, np, p *int32, zr, lo, hi):
+//	gen_pairs_s8(y *int8, ys, x *int8, xs, r, w *int32, n, np, p *int32, zr, lo, hi), n % 4 == 0:
 //	for j < np, i < r: a = Σ_{k<n} x[i·xs + k]·w[j·n + k] (int64)
 //	  s0 = a mod 2^23 sign-extended, s1 = (a − s0) / 2^23
 //	  for h < 2, c = 2j + h:
@@ -37,7 +37,7 @@ func init() {
 	extIntrinsics[IntrGenPairs] = func(a []val) val {
 		y, ys, x, xs, r, w, n, np, p := a[0], a[1].i, a[2], a[3].i, a[4].i, a[5], a[6].i, a[7].i, a[8]
 		zr, lo, hi := a[9].i, a[10].i, a[11].i
-		if r < 1 || r > 2 || n <= 0 || np < 0 {
+		if r < 1 || r > 2 || n <= 0 || n%4 != 0 || np < 0 {
 			panic(fmt.Sprintf("%s: r %d, n %d, np %d", IntrGenPairs, r, n, np))
 		}
 		out := make([]int64, 2*r*np)
@@ -104,10 +104,12 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 		}
 		pix, K, Cout = ys[0], xs[1], ys[1]
 	}
-	// Knob pairs_min_k (default 32): below it the unpacking and the two
-	// requantizations per pair outweigh the saved steps (VWW's 8- and
-	// 16-channel inputs measured 5 to 9% slower in pairs on a Cortex-M3).
-	if Cout%2 != 0 || len(p.w.Data.I) != Cout*K || K < knob(f, "pairs_min_k", 32) {
+	// The reduction a multiple of four (the C takes four steps at a time)
+	// and at least knob pairs_min_k (default 32): below that the unpacking
+	// and the two requantizations per pair outweigh the saved steps (VWW's
+	// 8- and 16-channel inputs measured 5 to 9% slower in pairs on a
+	// Cortex-M3).
+	if Cout%2 != 0 || K%4 != 0 || len(p.w.Data.I) != Cout*K || K < knob(f, "pairs_min_k", 32) {
 		return nil, false
 	}
 	if !pairsLayout(f, p, K, Cout) {

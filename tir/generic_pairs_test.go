@@ -10,10 +10,10 @@ import (
 
 // The channel-pair schedule (knob pairs) computes what the compute
 // definition does for pointwise convolutions (odd and even pixel counts,
-// an input zero point folded into the bias, weights at ±127 up to the
-// largest reduction the 2^22 bound allows) and fully connected layers of
+// weights at ±127 in the largest reduction the 2^22 bound allows, 256,
+// where 128·256·127 = 4,161,536 < 4,194,304) and fully connected layers of
 // one or more rows; it declines odd channel counts, short reductions and
-// weights past the bound.
+// weights past the bound (260 at ±127).
 func TestPairsKeepResults(t *testing.T) {
 	r := rand.New(rand.NewSource(21))
 	pw := func(h, w, cin, cout int, zp int32, extreme bool) (*graph.Graph, *graph.Node) {
@@ -29,8 +29,8 @@ func TestPairsKeepResults(t *testing.T) {
 		{"pw-3x5x32x6", func() (*graph.Graph, *graph.Node) { return pw(3, 5, 32, 6, 3, false) }, true},
 		{"pw-2x2x40x8", func() (*graph.Graph, *graph.Node) { return pw(2, 2, 40, 8, -128, false) }, true},
 		{"pw-1x1x32x2", func() (*graph.Graph, *graph.Node) { return pw(1, 1, 32, 2, 0, false) }, true},
-		{"pw-extreme-k258", func() (*graph.Graph, *graph.Node) { return pw(1, 3, 258, 4, -5, true) }, true},
-		{"pw-extreme-k259", func() (*graph.Graph, *graph.Node) { return pw(1, 3, 259, 4, -5, true) }, false},
+		{"pw-extreme-k256", func() (*graph.Graph, *graph.Node) { return pw(1, 3, 256, 4, -5, true) }, true},
+		{"pw-extreme-k260", func() (*graph.Graph, *graph.Node) { return pw(1, 3, 260, 4, -5, true) }, false},
 		{"pw-odd-cout", func() (*graph.Graph, *graph.Node) { return pw(2, 3, 32, 5, 0, false) }, false},
 		{"pw-short-k", func() (*graph.Graph, *graph.Node) { return pw(2, 3, 16, 4, 0, false) }, false},
 		{"conv3x3", func() (*graph.Graph, *graph.Node) { return int8ConvHW(r, 4, 4, 32, 4, 3, 1, 1, 0, false) }, false},
