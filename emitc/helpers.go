@@ -62,26 +62,32 @@ static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t 
     return y < lo ? lo : (y > hi ? hi : y);
 #endif
 }`},
-	"gen_pairs_s8": {[]string{"requant_fast_s8"}, `/* A pointwise convolution or fully connected layer over r (1 or 2) pixels x, xs apart,
+	"gen_pair_out": {[]string{"requant_fast_s8"}, `/* The two channels of one packed sum a = s0 + s1 * 2^23 (|s0| < 2^22), requantized with
+   their five-word tables p: bias, multiplier, k0 (low, high), e1. */
+static inline void gen_pair_out(int8_t *y, int64_t a, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
+{
+    const int32_t s = (int32_t)((uint32_t)a << 9) >> 9;
+    y[0] = (int8_t)requant_fast_s8(s + p[0], p[1], (int64_t)(uint32_t)p[2] + (int64_t)p[3] * INT64_C(4294967296), p[4], zr, lo, hi);
+    y[1] = (int8_t)requant_fast_s8((int32_t)((a - s) >> 23) + p[5], p[6], (int64_t)(uint32_t)p[7] + (int64_t)p[8] * INT64_C(4294967296), p[9], zr, lo, hi);
+}`},
+	"gen_pairs_s8": {[]string{"gen_pair_out"}, `/* A pointwise convolution or fully connected layer over r (1 or 2) pixels x, xs apart,
    with the weights of channels 2j and 2j + 1 packed in one word per step,
-   w[j * n + k] = w0 + w1 * 2^23, n a multiple of four (tir.IntrGenPairs): one 64-bit accumulator per pixel
-   and pair (an SMLAL per step on a Cortex-M3) holds s0 + s1 * 2^23, and the compile-time
-   bound |s0| < 2^22 makes its low 23 bits, sign-extended, s0. p holds five words per
-   channel: bias, multiplier, k0 (low, high), e1. */
+   w[j * n + k] = w0 + w1 * 2^23, n a multiple of four (tir.IntrGenPairs): one 64-bit
+   accumulator per pixel and pair (an SMLAL per step on a Cortex-M3) holds s0 + s1 * 2^23,
+   and the compile-time bound |s0| < 2^22 makes its low 23 bits, sign-extended, s0. Two
+   pixels share each weight load; one pixel runs two pairs per input load. Four steps per
+   iteration. */
 static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t xs, int32_t r, const int32_t *w, int32_t n,
                                 int32_t np, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
 {
     const int8_t *x1 = x + xs;
-    int8_t *y1 = y + ys;
-    int32_t j;
-    for (j = 0; j < np; ++j, w += n, p += 10) {
-        int64_t a0 = 0;
-        int64_t a1 = 0;
-        int32_t k;
-        int32_t s;
-        /* Four steps per iteration (n is a multiple of four). */
-        if (r == 2) {
-            for (k = 0; k + 4 <= n; k += 4) {
+    int32_t j = 0;
+    int32_t k;
+    if (r == 2) {
+        for (; j < np; ++j, w += n) {
+            int64_t a0 = 0;
+            int64_t a1 = 0;
+            for (k = 0; k < n; k += 4) {
                 a0 += (int64_t)x[k] * w[k];
                 a1 += (int64_t)x1[k] * w[k];
                 a0 += (int64_t)x[k + 1] * w[k + 1];
@@ -91,23 +97,48 @@ static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t 
                 a0 += (int64_t)x[k + 3] * w[k + 3];
                 a1 += (int64_t)x1[k + 3] * w[k + 3];
             }
-        } else {
-            for (k = 0; k + 4 <= n; k += 4) {
-                a0 += (int64_t)x[k] * w[k];
-                a0 += (int64_t)x[k + 1] * w[k + 1];
-                a0 += (int64_t)x[k + 2] * w[k + 2];
-                a0 += (int64_t)x[k + 3] * w[k + 3];
-            }
+            gen_pair_out(y + 2 * j, a0, p + 10 * j, zr, lo, hi);
+            gen_pair_out(y + ys + 2 * j, a1, p + 10 * j, zr, lo, hi);
         }
-        s = (int32_t)((uint32_t)a0 << 9) >> 9;
-        y[2 * j] = (int8_t)requant_fast_s8(s + p[0], p[1], (int64_t)(uint32_t)p[2] + (int64_t)p[3] * INT64_C(4294967296), p[4], zr, lo, hi);
-        y[2 * j + 1] = (int8_t)requant_fast_s8((int32_t)((a0 - s) >> 23) + p[5], p[6], (int64_t)(uint32_t)p[7] + (int64_t)p[8] * INT64_C(4294967296), p[9], zr, lo, hi);
-        if (r == 2) {
-            s = (int32_t)((uint32_t)a1 << 9) >> 9;
-            y1[2 * j] = (int8_t)requant_fast_s8(s + p[0], p[1], (int64_t)(uint32_t)p[2] + (int64_t)p[3] * INT64_C(4294967296), p[4], zr, lo, hi);
-            y1[2 * j + 1] = (int8_t)requant_fast_s8((int32_t)((a1 - s) >> 23) + p[5], p[6], (int64_t)(uint32_t)p[7] + (int64_t)p[8] * INT64_C(4294967296), p[9], zr, lo, hi);
-        }
+        return;
     }
+    for (; j + 2 <= np; j += 2, w += 2 * n) {
+        const int32_t *w1 = w + n;
+        int64_t a0 = 0;
+        int64_t a1 = 0;
+        for (k = 0; k < n; k += 4) {
+            a0 += (int64_t)x[k] * w[k];
+            a1 += (int64_t)x[k] * w1[k];
+            a0 += (int64_t)x[k + 1] * w[k + 1];
+            a1 += (int64_t)x[k + 1] * w1[k + 1];
+            a0 += (int64_t)x[k + 2] * w[k + 2];
+            a1 += (int64_t)x[k + 2] * w1[k + 2];
+            a0 += (int64_t)x[k + 3] * w[k + 3];
+            a1 += (int64_t)x[k + 3] * w1[k + 3];
+        }
+        gen_pair_out(y + 2 * j, a0, p + 10 * j, zr, lo, hi);
+        gen_pair_out(y + 2 * j + 2, a1, p + 10 * j + 10, zr, lo, hi);
+    }
+    if (j < np) {
+        int64_t a0 = 0;
+        for (k = 0; k < n; k += 4) {
+            a0 += (int64_t)x[k] * w[k];
+            a0 += (int64_t)x[k + 1] * w[k + 1];
+            a0 += (int64_t)x[k + 2] * w[k + 2];
+            a0 += (int64_t)x[k + 3] * w[k + 3];
+        }
+        gen_pair_out(y + 2 * j, a0, p + 10 * j, zr, lo, hi);
+    }
+}`},
+	"gen_copy_s8": {nil, `/* dst[i] = src[i], i < n: a window row of gen_pairs_s8's convolutions. */
+static inline void gen_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+{
+    memcpy(dst, src, (size_t)n);
+}`},
+	"gen_fill_s8": {nil, `/* dst[i] = v, i < n: a window's padding. */
+static inline void gen_fill_s8(int8_t *dst, int32_t v, int32_t n)
+{
+    memset(dst, v, (size_t)n);
 }`},
 	"sat_shl": {nil, `/* gemmlowp SaturatingRoundingMultiplyByPOT for a positive exponent. */
 static inline int32_t sat_shl(int32_t x, int32_t n)
@@ -231,5 +262,5 @@ func addHelper(name string, deps []string, code string) {
 
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
-	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pairs_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift",
+	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift",
 	"quantize_f32", "round_even_f32"}

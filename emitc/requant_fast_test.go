@@ -111,7 +111,9 @@ func TestRequantFastMatchesTFLite(t *testing.T) {
 // The channel-pair kernels (tir.IntrGenPairs, knob pairs, the Cortex-M3's
 // default) give the reference interpreter's outputs on the host under ASan
 // and UBSan, for pointwise convolutions with an odd and an even pixel
-// count, with and without a fused ReLU, and build for a Cortex-M4.
+// count, with and without a fused ReLU, and 3×3 convolutions through
+// their padded windows (one pixel, two pairs per input load), and build
+// for a Cortex-M4.
 func TestGenericPairsHost(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -120,6 +122,8 @@ func TestGenericPairsHost(t *testing.T) {
 		{"pw-3x5x32x6", tirtest.Conv1x1(3, 5, 32, 6, graph.ActNone, 7)},
 		{"pw-4x4x64x8-relu", tirtest.Conv1x1(4, 4, 64, 8, graph.ActRelu, -128)},
 		{"pw-1x1x48x4", tirtest.Pointwise(1, 1, 48, 4)},
+		{"conv3x3-s1", tirtest.ConvK(5, 6, 8, 6, 3, 1, graph.ActNone, 3)},
+		{"conv3x3-s2-relu", tirtest.ConvK(7, 7, 16, 4, 3, 2, graph.ActRelu, -128)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			target := tir.Generic.WithKnobs("conv2d", map[string]int{"pairs": 1})

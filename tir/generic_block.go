@@ -287,6 +287,9 @@ func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
 		if g, ok := schedulePairs(f); ok {
 			return g, nil
 		}
+		if g, ok := schedulePairsWindow(f); ok {
+			return g, nil
+		}
 	}
 	// Knob skip_dead (default 1): a dead channel tail stores constants
 	// (SplitDeadTail).

@@ -112,14 +112,42 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 	if Cout%2 != 0 || K%4 != 0 || len(p.w.Data.I) != Cout*K || K < knob(f, "pairs_min_k", 32) {
 		return nil, false
 	}
-	if !pairsLayout(f, p, K, Cout) {
+	if !pairsLayout(f, p, K, Cout, false) {
 		return nil, false
 	}
+	wb, pb, args, ok := pairsTables(f, p, K, Cout)
+	if !ok {
+		return nil, false
+	}
+	call := func(px, r int) Stmt {
+		return &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, C(int64(px*Cout))), C(int64(Cout)), ptr(p.x, C(int64(px*K))), C(int64(K)),
+			C(int64(r)), ptr(wb, C(0)), C(int64(K)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
+	}
+	v := NewVar("px")
+	body := []Stmt{}
+	if pix >= 2 {
+		inner := &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, Mul(v, C(int64(2*Cout)))), C(int64(Cout)), ptr(p.x, Mul(v, C(int64(2*K)))), C(int64(K)),
+			C(2), ptr(wb, C(0)), C(int64(K)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
+		body = append(body, &For{Var: v, Min: C(0), Extent: C(int64(pix / 2)), Body: inner})
+	}
+	if pix%2 == 1 {
+		body = append(body, call(pix-1, 1))
+	}
+	g := *f
+	g.Body = Block(body...)
+	return &g, true
+}
+
+// pairsTables checks the bound on the weights of p (Cout channels of K) and
+// returns the packed weights, the five-word table per channel (bias,
+// multiplier, k0 low and high, e1) and the constant zr, lo and hi of the
+// requantization; ok is false where the layer is not in that form.
+func pairsTables(f *PrimFunc, p *simdParts, K, Cout int) (wb, pb *Buffer, args []Expr, ok bool) {
 	// The compute definitions fold the input zero point into the bias; an
 	// offset left in the reduction is not this schedule's form.
 	bias, err := constPerChannel(p.init.Value, p.chan_.Var, Cout)
 	if err != nil || p.xo != 0 {
-		return nil, false
+		return nil, nil, nil, false
 	}
 	w := p.w.Data.I
 	for c := range Cout {
@@ -128,29 +156,29 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 			abs += abs64(w[c*K+k])
 		}
 		if 128*abs >= pairsBound {
-			return nil, false
+			return nil, nil, nil, false
 		}
 	}
 	st := fastRequantAs(p.out, IntrRequantFast, nil)
 	cast, ok := st.Value.(*Cast)
 	if !ok {
-		return nil, false
+		return nil, nil, nil, false
 	}
 	rq, ok := cast.X.(*Intrinsic)
 	if !ok || rq.Name != IntrRequantFast {
-		return nil, false
+		return nil, nil, nil, false
 	}
 	zr, ok1 := IsConst(rq.Args[4])
 	lo, ok2 := IsConst(rq.Args[5])
 	hi, ok3 := IsConst(rq.Args[6])
 	if !ok1 || !ok2 || !ok3 {
-		return nil, false
+		return nil, nil, nil, false
 	}
 	tab := make([]int64, 0, 5*Cout)
 	var vals [3][]int64
 	for i := range vals {
 		if vals[i], err = constPerChannel(rq.Args[1+i], p.chan_.Var, Cout); err != nil {
-			return nil, false
+			return nil, nil, nil, false
 		}
 	}
 	for c := range Cout {
@@ -163,25 +191,9 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 			packed = append(packed, w[2*j*K+k]+w[(2*j+1)*K+k]<<23)
 		}
 	}
-	wb := constBuf(p.w.Name+"_pairs", I32, []int{len(packed)}, packed)
-	pb := constBuf(f.Name+"_pairs_rq", I32, []int{len(tab)}, tab)
-	call := func(px, r int) Stmt {
-		return &Evaluate{X: Call(IntrGenPairs, I32, ptr(p.y, C(int64(px*Cout))), C(int64(Cout)), ptr(p.x, C(int64(px*K))), C(int64(K)),
-			C(int64(r)), ptr(wb, C(0)), C(int64(K)), C(int64(Cout/2)), ptr(pb, C(0)), C(zr), C(lo), C(hi))}
-	}
-	v := NewVar("px")
-	body := []Stmt{}
-	if pix >= 2 {
-		inner := &Evaluate{X: Call(IntrGenPairs, I32, ptr(p.y, Mul(v, C(int64(2*Cout)))), C(int64(Cout)), ptr(p.x, Mul(v, C(int64(2*K)))), C(int64(K)),
-			C(2), ptr(wb, C(0)), C(int64(K)), C(int64(Cout/2)), ptr(pb, C(0)), C(zr), C(lo), C(hi))}
-		body = append(body, &For{Var: v, Min: C(0), Extent: C(int64(pix / 2)), Body: inner})
-	}
-	if pix%2 == 1 {
-		body = append(body, call(pix-1, 1))
-	}
-	g := *f
-	g.Body = Block(body...)
-	return &g, true
+	wb = constBuf(p.w.Name+"_pairs", I32, []int{len(packed)}, packed)
+	pb = constBuf(f.Name+"_pairs_rq", I32, []int{len(tab)}, tab)
+	return wb, pb, []Expr{C(zr), C(lo), C(hi)}, true
 }
 
 // pairsLayout checks that the kernel reads w[c·K + k] and x[q·K + k] and
@@ -189,8 +201,9 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 // pixel q and reduction step k, by stepping each loop variable alone from
 // all zero: the channel loop moves w by K and y by 1; a reduction loop
 // moves x and w alike; a pixel loop moves x by q·K and y by q·Cout for
-// the same q, and w not at all.
-func pairsLayout(f *PrimFunc, p *simdParts, K, Cout int) bool {
+// the same q, and w not at all (window: a pixel's window is one local
+// buffer, so a pixel loop moves neither x nor w).
+func pairsLayout(f *PrimFunc, p *simdParts, K, Cout int, window bool) bool {
 	var mac *Store
 	VisitStmts(p.red, func(s Stmt) {
 		if st, ok := s.(*Store); ok && mac == nil {
@@ -256,6 +269,8 @@ func pairsLayout(f *PrimFunc, p *simdParts, K, Cout int) bool {
 			ok = dx == 0 && dw == int64(K) && dy == 1
 		case red[v]:
 			ok = dx == dw && dy == 0
+		case window:
+			ok = dx == 0 && dw == 0
 		default:
 			ok = dw == 0 && dy%int64(Cout) == 0 && dx == dy/int64(Cout)*int64(K)
 		}
@@ -264,4 +279,102 @@ func pairsLayout(f *PrimFunc, p *simdParts, K, Cout int) bool {
 		}
 	}
 	return true
+}
+
+// schedulePairsWindow is the channel-pair form of an int8 convolution with
+// a window (KH×KW > 1, any stride and padding): each output pixel's window
+// is copied into a local buffer (rows with gen_copy_s8, padding with
+// gen_fill_s8, as the SIMD schedules do), then one gen_pairs_s8 call runs
+// every channel pair over it (r = 1). ok is false where it does not apply.
+func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
+	if f.Op != "conv2d" || SplitDeadTail(f) != f {
+		return nil, false
+	}
+	f = PruneConditions(Simplify(f))
+	p, err := findParts(f)
+	if err != nil || p.dw {
+		return nil, false
+	}
+	ws := p.w.Shape
+	if len(ws) != 4 || len(p.y.Shape) != 4 || len(p.x.Shape) != 4 || ws[3] != p.x.Shape[3] {
+		return nil, false
+	}
+	Cout, K := ws[0], ws[1]*ws[2]*ws[3]
+	if Cout%2 != 0 || K%4 != 0 || K < knob(f, "pairs_min_k", 32) || len(p.w.Data.I) != Cout*K {
+		return nil, false
+	}
+	pad := -p.xo
+	VisitExprs(p.red, func(e Expr) {
+		if sel, ok := e.(*Select); ok {
+			pad, _ = IsConst(sel.B)
+		}
+	})
+	g, err := CacheWindowPad(f, p.x, "ow", pad)
+	if err != nil {
+		return nil, false
+	}
+	g, win, err := rowFill(g, "ow", p.x, pad, "gen", 16)
+	if err != nil {
+		return nil, false
+	}
+	// Padded taps read zp = −xo, so their product (zp + xo)·w is 0.
+	acc := p.acc
+	g.Body = RewriteStmt(g.Body, func(s Stmt) Stmt {
+		c, ok := s.(*IfThenElse)
+		if !ok || c.Else != nil {
+			return s
+		}
+		st, ok := c.Then.(*Store)
+		if !ok {
+			return s
+		}
+		if x, _, _, ok := matchMAC(st, acc); ok && x.Buf == win && p.xo == -pad {
+			return st
+		}
+		return s
+	}, func(e Expr) Expr {
+		sel, ok := e.(*Select)
+		if !ok {
+			return e
+		}
+		k, ok := IsConst(sel.B)
+		if !ok || k != pad {
+			return e
+		}
+		if l, _, ok := castLoad(sel.A); ok && l.Buf == win {
+			return sel.A
+		}
+		return e
+	})
+	if p, err = findParts(g); err != nil || hasCond(p.red) || p.x != win {
+		return nil, false
+	}
+	if p.xo != 0 {
+		if p, err = foldOffset(g, p); err != nil {
+			return nil, false
+		}
+	}
+	g = Flatten(stripUnitLoops(g))
+	if p, err = findParts(g); err != nil || p.xo != 0 {
+		return nil, false
+	}
+	if !pairsLayout(g, p, K, Cout, true) {
+		return nil, false
+	}
+	wb, pb, args, ok := pairsTables(g, p, K, Cout)
+	if !ok {
+		return nil, false
+	}
+	// The output at channel 0 of the pixel the loops are at.
+	yi := Expr(nil)
+	if p.out.Flat {
+		yi = p.out.Indices[0]
+	} else {
+		yi = flatIndex(p.y, p.out.Indices)
+	}
+	yi = SimplifyExpr(SubstituteExpr(yi, map[*Var]Expr{p.chan_.Var: C(0)}))
+	call := &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, yi), C(int64(Cout)), ptr(win, C(0)), C(0),
+		C(1), ptr(wb, C(0)), C(int64(K)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
+	g.Body = replaceStmt(g.Body, p.chan_, func(Stmt) Stmt { return call })
+	return g, true
 }

@@ -33,7 +33,7 @@ func TestPairsKeepResults(t *testing.T) {
 		{"pw-extreme-k260", func() (*graph.Graph, *graph.Node) { return pw(1, 3, 260, 4, -5, true) }, false},
 		{"pw-odd-cout", func() (*graph.Graph, *graph.Node) { return pw(2, 3, 32, 5, 0, false) }, false},
 		{"pw-short-k", func() (*graph.Graph, *graph.Node) { return pw(2, 3, 16, 4, 0, false) }, false},
-		{"conv3x3", func() (*graph.Graph, *graph.Node) { return int8ConvHW(r, 4, 4, 32, 4, 3, 1, 1, 0, false) }, false},
+		{"conv3x3-pointwise-form", func() (*graph.Graph, *graph.Node) { return int8ConvHW(r, 4, 4, 32, 4, 3, 1, 1, 0, false) }, false},
 		{"fc-1x64x12", func() (*graph.Graph, *graph.Node) { return fc(1, 64, 12, 0) }, true},
 		{"fc-3x32x10", func() (*graph.Graph, *graph.Node) { return fc(3, 32, 10, 9) }, true},
 	} {
@@ -52,6 +52,47 @@ func TestPairsKeepResults(t *testing.T) {
 				t.Fatalf("no %s call:\n%s", IntrGenPairs, s)
 			}
 			sameResult(t, fmt.Sprint(c.name), base, Finalize(s))
+		})
+	}
+}
+
+// The window form (schedulePairsWindow) computes what the compute
+// definition does for 3×3 convolutions at strides 1 and 2 with padding
+// (the padded taps read the input zero point), an unpadded 2×2 one, and a
+// reduction of 36 over 4 input channels; it also takes a pointwise layer
+// (one pixel per call: scheduleConvBlocked tries schedulePairs first), and
+// declines odd Cout and reductions below 32.
+func TestPairsWindowKeepResults(t *testing.T) {
+	r := rand.New(rand.NewSource(22))
+	for _, c := range []struct {
+		name                            string
+		h, w, cin, cout, k, stride, pad int
+		zp                              int32
+		want                            bool
+	}{
+		{"3x3-s1-p1", 5, 6, 8, 6, 3, 1, 1, -128, true},
+		{"3x3-s2-p1", 7, 7, 16, 4, 3, 2, 1, 3, true},
+		{"2x2-s1-p0", 4, 5, 8, 2, 2, 1, 0, 0, true},
+		{"3x3-cin4", 4, 4, 4, 4, 3, 1, 1, -1, true},
+		{"pointwise", 3, 3, 32, 4, 1, 1, 0, 0, true},
+		{"odd-cout", 5, 5, 8, 5, 3, 1, 1, 0, false},
+		{"short-k", 5, 5, 3, 4, 3, 1, 1, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, n := int8ConvHW(r, c.h, c.w, c.cin, c.cout, c.k, c.stride, c.pad, c.zp, false)
+			base := computeFunc(t, g, n)
+			f := withKnobs(computeFunc(t, g, n), map[string]int{"pairs": 1})
+			s, ok := schedulePairsWindow(f)
+			if ok != c.want {
+				t.Fatalf("schedulePairsWindow: ok = %v, want %v", ok, c.want)
+			}
+			if !ok {
+				return
+			}
+			if !usesIntrinsic(s, IntrGenPairs) {
+				t.Fatalf("no %s call:\n%s", IntrGenPairs, s)
+			}
+			sameResult(t, c.name, base, Finalize(s))
 		})
 	}
 }

@@ -43,6 +43,14 @@ const (
 var SIMDPrefixes = []string{"mve", "neon"}
 
 func init() {
+	// The generic channel-pair schedule fills its windows with these two.
+	for _, k := range []string{KCopy8, KFill8} {
+		name := "gen_" + k
+		extIntrinsics[name] = func(a []val) val {
+			v, _ := simdIntrinsic(name, k, a)
+			return v
+		}
+	}
 	for _, p := range SIMDPrefixes {
 		for _, k := range []string{KGemv, KGemvB, KDwConv, KDwConvRQ, KRequant, KRequantR, KCopy8, KCopy32, KFill8} {
 			name := p + "_" + k
