@@ -124,6 +124,7 @@ func TestGenericPairsHost(t *testing.T) {
 		{"pw-1x1x48x4", tirtest.Pointwise(1, 1, 48, 4)},
 		{"conv3x3-s1", tirtest.ConvK(5, 6, 8, 6, 3, 1, graph.ActNone, 3)},
 		{"conv3x3-s2-relu", tirtest.ConvK(7, 7, 16, 4, 3, 2, graph.ActRelu, -128)},
+		{"rgb-k27", tirtest.ConvRGB(6, 5, 4, 2, graph.ActRelu, -128)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			target := tir.Generic.WithKnobs("conv2d", map[string]int{"pairs": 1})

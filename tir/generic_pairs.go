@@ -115,7 +115,7 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 	if !pairsLayout(f, p, K, Cout, false) {
 		return nil, false
 	}
-	wb, pb, args, ok := pairsTables(f, p, K, Cout)
+	wb, pb, args, ok := pairsTables(f, p, K, K, Cout)
 	if !ok {
 		return nil, false
 	}
@@ -139,10 +139,10 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 }
 
 // pairsTables checks the bound on the weights of p (Cout channels of K) and
-// returns the packed weights, the five-word table per channel (bias,
+// returns the packed weights (Kp >= K words per pair, zero past K), the five-word table per channel (bias,
 // multiplier, k0 low and high, e1) and the constant zr, lo and hi of the
 // requantization; ok is false where the layer is not in that form.
-func pairsTables(f *PrimFunc, p *simdParts, K, Cout int) (wb, pb *Buffer, args []Expr, ok bool) {
+func pairsTables(f *PrimFunc, p *simdParts, K, Kp, Cout int) (wb, pb *Buffer, args []Expr, ok bool) {
 	// The compute definitions fold the input zero point into the bias; an
 	// offset left in the reduction is not this schedule's form.
 	bias, err := constPerChannel(p.init.Value, p.chan_.Var, Cout)
@@ -185,10 +185,13 @@ func pairsTables(f *PrimFunc, p *simdParts, K, Cout int) (wb, pb *Buffer, args [
 		m, k0, e1 := vals[0][c], vals[1][c], vals[2][c]
 		tab = append(tab, bias[c], m, int64(int32(uint32(k0))), k0>>32, e1)
 	}
-	packed := make([]int64, 0, Cout*K/2)
+	packed := make([]int64, 0, Cout*Kp/2)
 	for j := range Cout / 2 {
 		for k := range K {
 			packed = append(packed, w[2*j*K+k]+w[(2*j+1)*K+k]<<23)
+		}
+		for k := K; k < Kp; k++ {
+			packed = append(packed, 0)
 		}
 	}
 	wb = constBuf(p.w.Name+"_pairs", I32, []int{len(packed)}, packed)
@@ -300,7 +303,11 @@ func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
 		return nil, false
 	}
 	Cout, K := ws[0], ws[1]*ws[2]*ws[3]
-	if Cout%2 != 0 || K%4 != 0 || K < knob(f, "pairs_min_k", 32) || len(p.w.Data.I) != Cout*K {
+	// The window is padded with zeros to Kp, a multiple of four (zero
+	// weights there too). Knob pairs_min_window (default 16): the shortest
+	// window that takes pairs.
+	Kp := (K + 3) / 4 * 4
+	if Cout%2 != 0 || K < knob(f, "pairs_min_window", 16) || len(p.w.Data.I) != Cout*K {
 		return nil, false
 	}
 	pad := -p.xo
@@ -361,7 +368,7 @@ func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
 	if !pairsLayout(g, p, K, Cout, true) {
 		return nil, false
 	}
-	wb, pb, args, ok := pairsTables(g, p, K, Cout)
+	wb, pb, args, ok := pairsTables(g, p, K, Kp, Cout)
 	if !ok {
 		return nil, false
 	}
@@ -373,8 +380,14 @@ func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
 		yi = flatIndex(p.y, p.out.Indices)
 	}
 	yi = SimplifyExpr(SubstituteExpr(yi, map[*Var]Expr{p.chan_.Var: C(0)}))
-	call := &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, yi), C(int64(Cout)), ptr(win, C(0)), C(0),
-		C(1), ptr(wb, C(0)), C(int64(K)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
+	var call Stmt = &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, yi), C(int64(Cout)), ptr(win, C(0)), C(0),
+		C(1), ptr(wb, C(0)), C(int64(Kp)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
+	if Kp > K {
+		// The flattened window takes Kp bytes; its tail is zeroed for each
+		// pixel (the window is the pixel loop's local).
+		win.Shape = []int{Kp}
+		call = Block(&Evaluate{X: Call("gen_"+KFill8, I32, ptr(win, C(int64(K))), C(0), C(int64(Kp-K)))}, call)
+	}
 	g.Body = replaceStmt(g.Body, p.chan_, func(Stmt) Stmt { return call })
 	return g, true
 }

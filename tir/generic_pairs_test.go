@@ -59,9 +59,10 @@ func TestPairsKeepResults(t *testing.T) {
 // The window form (schedulePairsWindow) computes what the compute
 // definition does for 3×3 convolutions at strides 1 and 2 with padding
 // (the padded taps read the input zero point), an unpadded 2×2 one, and a
-// reduction of 36 over 4 input channels; it also takes a pointwise layer
-// (one pixel per call: scheduleConvBlocked tries schedulePairs first), and
-// declines odd Cout and reductions below 32.
+// reduction of 36 over 4 input channels, and an RGB window of 27 padded
+// to 28; it also takes a pointwise layer (one pixel per call:
+// scheduleConvBlocked tries schedulePairs first), and declines odd Cout
+// and windows below 16.
 func TestPairsWindowKeepResults(t *testing.T) {
 	r := rand.New(rand.NewSource(22))
 	for _, c := range []struct {
@@ -76,7 +77,8 @@ func TestPairsWindowKeepResults(t *testing.T) {
 		{"3x3-cin4", 4, 4, 4, 4, 3, 1, 1, -1, true},
 		{"pointwise", 3, 3, 32, 4, 1, 1, 0, 0, true},
 		{"odd-cout", 5, 5, 8, 5, 3, 1, 1, 0, false},
-		{"short-k", 5, 5, 3, 4, 3, 1, 1, 0, false},
+		{"rgb-k27", 6, 5, 3, 4, 3, 2, 1, -128, true},
+		{"short-k", 5, 5, 1, 4, 3, 1, 1, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, n := int8ConvHW(r, c.h, c.w, c.cin, c.cout, c.k, c.stride, c.pad, c.zp, false)
