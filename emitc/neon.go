@@ -375,6 +375,72 @@ static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, i
     }
     sumpool_tail_s8(acc, x, xkh, xkw, kh, kw, c8, c);
 }`)
+	add("neon_pwrq_s8", []string{"neon_requant_s8"}, `/* The four sums of rows r0..r3 (four lanes each, from neon_dot_s8) plus the bias
+   at b, requantized (multipliers m, shifts s) and stored as four int8 at y. */
+static inline void neon_pwrq_out_s8(int8_t *y, int32x4_t r0, int32x4_t r1, int32x4_t r2, int32x4_t r3, const int32_t *b,
+                                    const int32_t *m, const int32_t *s, int32_t left, int32_t zp, int32_t lo, int32_t hi)
+{
+    int32x4_t a = vaddq_s32(vpaddq_s32(vpaddq_s32(r0, r1), vpaddq_s32(r2, r3)), vld1q_s32(b));
+    int16x4_t o;
+    int32_t t;
+    if (left) {
+        a = neon_requant_x4(a, vld1q_s32(m), vld1q_s32(s), zp, lo, hi);
+    } else {
+        a = neon_requantr_nc_x4(a, vld1q_s32(m), vld1q_s32(s), zp, lo < zp);
+        a = vminq_s32(vmaxq_s32(a, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    }
+    o = vmovn_s32(a);
+    t = vget_lane_s32(vreinterpret_s32_s8(vmovn_s16(vcombine_s16(o, o))), 0);
+    memcpy(y, &t, 4);
+}
+
+/* The n <= 16 inputs at x as one vector, zero past n (the weight rows are zero there). */
+static inline int8x16_t neon_pwrq_in_s8(const int8_t *x, int32_t n)
+{
+    int8_t t[16] = {0};
+    memcpy(t, x, (size_t)n);
+    return vld1q_s8(t);
+}
+
+/* One output pixel of a short reduction (n <= 16):
+   y[j] = clamp(requant(bias[j] + sum over i < n of x[i] * w[16*j + i], mult[j], shift[j]) + zp, lo, hi)
+   for j < m (a multiple of 4; each weight row padded to sixteen bytes). The
+   input is one vector, read before any output is stored; each row's sum is one
+   SDOT (four lanes), and two pairwise adds gather four rows' sums into one
+   vector to requantize. */
+static inline void neon_pwrq_s8(int8_t *y, const int8_t *x, const int8_t *w, int32_t m, int32_t n, const int32_t *bias,
+                                const int32_t *mult, const int32_t *shift, int32_t left, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int8x16_t xv = neon_pwrq_in_s8(x, n);
+    const int32x4_t z = vdupq_n_s32(0);
+    int32_t j;
+    for (j = 0; j < m; j += 4, w += 64) {
+        neon_pwrq_out_s8(y + j, neon_dot_s8(z, xv, vld1q_s8(w)), neon_dot_s8(z, xv, vld1q_s8(w + 16)),
+                         neon_dot_s8(z, xv, vld1q_s8(w + 32)), neon_dot_s8(z, xv, vld1q_s8(w + 48)), bias + j, mult + j,
+                         shift + j, left, zp, lo, hi);
+    }
+}`)
+	add("neon_pwrq2_s8", []string{"neon_pwrq_s8"}, `/* neon_pwrq_s8 for two pixels (x0 into y0, x1 into y1): each weight vector is
+   loaded once for both, and both inputs are read before any output is stored. */
+static inline void neon_pwrq2_s8(int8_t *y0, int8_t *y1, const int8_t *x0, const int8_t *x1, const int8_t *w, int32_t m,
+                                 int32_t n, const int32_t *bias, const int32_t *mult, const int32_t *shift, int32_t left,
+                                 int32_t zp, int32_t lo, int32_t hi)
+{
+    const int8x16_t xv = neon_pwrq_in_s8(x0, n);
+    const int8x16_t xu = neon_pwrq_in_s8(x1, n);
+    const int32x4_t z = vdupq_n_s32(0);
+    int32_t j;
+    for (j = 0; j < m; j += 4, w += 64) {
+        const int8x16_t w0 = vld1q_s8(w);
+        const int8x16_t w1 = vld1q_s8(w + 16);
+        const int8x16_t w2 = vld1q_s8(w + 32);
+        const int8x16_t w3 = vld1q_s8(w + 48);
+        neon_pwrq_out_s8(y0 + j, neon_dot_s8(z, xv, w0), neon_dot_s8(z, xv, w1), neon_dot_s8(z, xv, w2),
+                         neon_dot_s8(z, xv, w3), bias + j, mult + j, shift + j, left, zp, lo, hi);
+        neon_pwrq_out_s8(y1 + j, neon_dot_s8(z, xu, w0), neon_dot_s8(z, xu, w1), neon_dot_s8(z, xu, w2),
+                         neon_dot_s8(z, xu, w3), bias + j, mult + j, shift + j, left, zp, lo, hi);
+    }
+}`)
 	add("neon_copy_s8", nil, `static inline void neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     memcpy(dst, src, (size_t)n);

@@ -88,11 +88,11 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		{"pointwise-k64-p10", tirtest.Pointwise(2, 5, 64, 8), gemv},
 		{"pointwise-k24-p8", tirtest.Pointwise(2, 4, 24, 12), gemv},
 		{"pointwise-k32-p6", tirtest.Pointwise(2, 3, 32, 8), gemv},
-		// On the M55 reductions up to 16 long take mve_pwrq_s8 (one
-		// VMLADAV per output, four outputs requantized in a vector), pixels
-		// two at a time (pwrq2) and an odd last one alone: K 8, an odd
-		// count with a full vector of k, a left shift, no activation, a
-		// clamp. (On NEON they are the blocked GEMV.)
+		// Reductions up to 16 long take <target>_pwrq_s8 (one VMLADAV, or
+		// one SDOT and pairwise adds, per output; four outputs requantized
+		// in a vector), pixels two at a time (pwrq2) and an odd last one
+		// alone: K 8, an odd count with a full vector of k, a left shift,
+		// no activation, a clamp.
 		{"small-k8-p10", tirtest.Pointwise(2, 5, 8, 4), gemv},
 		{"small-k16-p9-relu6", tirtest.Conv1x1(3, 3, 16, 12, graph.ActRelu6, -128), gemv},
 		{"small-k5-left", withOutScale(tirtest.Conv1x1(1, 3, 5, 8, graph.ActNone, 3), 0.0001), gemv},
@@ -130,8 +130,8 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 		if target == "mve" && (strings.HasPrefix(c.name, "window3") || strings.HasPrefix(c.name, "rgb")) {
 			call = "mve_gemvb3i_s8("
 		}
-		if target == "mve" && strings.HasPrefix(c.name, "small-k") {
-			call = "mve_pwrq2_s8("
+		if strings.HasPrefix(c.name, "small-k") {
+			call = target + "_pwrq2_s8("
 		}
 		t.Run(c.name, func(t *testing.T) {
 			// Out of place: a lone depthwise layer with its I/O in the

@@ -310,8 +310,10 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	// already fused with its requantization; two on NEON, only at n = 64
 	// (longer reductions lost to register spills there).
 	group, minN, maxN := 2, 64, 64
+	// Short reductions (n <= 16) on both: one dot product per output row,
+	// four rows requantized in one vector.
+	f = shortReductions(f, prefix, kn("small_k", 16), kn("small_k_pairs", 1) != 0)
 	if prefix == "mve" {
-		f = shortReductions(f, prefix, kn("small_k", 16), kn("small_k_pairs", 1) != 0)
 		group, minN, maxN = kn("pixel_group", 3), 16, 4096
 	}
 	if group != 2 && group != 3 {
