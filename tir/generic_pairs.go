@@ -333,35 +333,7 @@ func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
 	if err != nil {
 		return nil, false
 	}
-	// Padded taps read zp = −xo, so their product (zp + xo)·w is 0.
-	acc := p.acc
-	g.Body = RewriteStmt(g.Body, func(s Stmt) Stmt {
-		c, ok := s.(*IfThenElse)
-		if !ok || c.Else != nil {
-			return s
-		}
-		st, ok := c.Then.(*Store)
-		if !ok {
-			return s
-		}
-		if x, _, _, ok := matchMAC(st, acc); ok && x.Buf == win && p.xo == -pad {
-			return st
-		}
-		return s
-	}, func(e Expr) Expr {
-		sel, ok := e.(*Select)
-		if !ok {
-			return e
-		}
-		k, ok := IsConst(sel.B)
-		if !ok || k != pad {
-			return e
-		}
-		if l, _, ok := castLoad(sel.A); ok && l.Buf == win {
-			return sel.A
-		}
-		return e
-	})
+	g.Body = dropWindowConds(g.Body, p.acc, win, p.xo, pad)
 	if p, err = findParts(g); err != nil || hasCond(p.red) || p.x != win {
 		return nil, false
 	}

@@ -240,35 +240,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 			return nil, err
 		}
 		f = g
-		// Padded taps read zp = −xo, so their product (zp + xo)·w is 0.
-		f.Body = RewriteStmt(f.Body, func(s Stmt) Stmt {
-			c, ok := s.(*IfThenElse)
-			if !ok || c.Else != nil {
-				return s
-			}
-			st, ok := c.Then.(*Store)
-			if !ok {
-				return s
-			}
-			if x, _, _, ok := matchMAC(st, p.acc); ok && x.Buf == win && p.xo == -pad {
-				return st
-			}
-			return s
-		}, func(e Expr) Expr {
-			// select(inside, int32(win[..]), pad) reads pad outside anyway.
-			sel, ok := e.(*Select)
-			if !ok {
-				return e
-			}
-			k, ok := IsConst(sel.B)
-			if !ok || k != pad {
-				return e
-			}
-			if l, _, ok := castLoad(sel.A); ok && l.Buf == win {
-				return sel.A
-			}
-			return e
-		})
+		f.Body = dropWindowConds(f.Body, p.acc, win, p.xo, pad)
 		if p, err = findParts(f); err != nil {
 			return nil, err
 		}
@@ -329,6 +301,40 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	}
 	f.Knobs["simd"] = 1
 	return f, nil
+}
+
+// dropWindowConds removes the padding conditions around the MACs that read
+// the padded window win (which holds pad outside the image): padded taps
+// read zp = pad = −xo, so their product (zp + xo)·w is 0, and a select of
+// pad outside reads pad anyway.
+func dropWindowConds(body Stmt, acc, win *Buffer, xo, pad int64) Stmt {
+	return RewriteStmt(body, func(s Stmt) Stmt {
+		c, ok := s.(*IfThenElse)
+		if !ok || c.Else != nil {
+			return s
+		}
+		st, ok := c.Then.(*Store)
+		if !ok {
+			return s
+		}
+		if x, _, _, ok := matchMAC(st, acc); ok && x.Buf == win && xo == -pad {
+			return st
+		}
+		return s
+	}, func(e Expr) Expr {
+		sel, ok := e.(*Select)
+		if !ok {
+			return e
+		}
+		k, ok := IsConst(sel.B)
+		if !ok || k != pad {
+			return e
+		}
+		if l, _, ok := castLoad(sel.A); ok && l.Buf == win {
+			return sel.A
+		}
+		return e
+	})
 }
 
 func hasCond(s Stmt) bool {
