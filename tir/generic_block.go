@@ -282,7 +282,8 @@ func jamLoop(l *For, factor int) (Stmt, bool) {
 // block. The SIMD targets build on scheduleConvGeneric without the blocks.
 func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
 	// Knob pairs (default 0; 1 on the Cortex-M3): channel pairs in one
-	// SMLAL accumulator for pointwise convolutions (generic_pairs.go).
+	// SMLAL accumulator (generic_pairs.go): pointwise layers two pixels at
+	// a time, other convolutions over a padded window per pixel.
 	if knob(f, "pairs", 0) != 0 {
 		if g, ok := schedulePairs(f); ok {
 			return g, nil

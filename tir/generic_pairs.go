@@ -17,8 +17,8 @@ import (
 // is at most 128 in magnitude; its zero point is folded into the bias),
 // which the schedule checks on the weights at compile time.
 
-// IntrGenPairs is a pointwise convolution or fully connected layer over r
-// (1 or 2) pixels with packed channel pairs:
+// IntrGenPairs is a convolution (over a pixel's input or padded window) or
+// a fully connected layer over r (1 or 2) pixels with packed channel pairs:
 //
 //	gen_pairs_s8(y *int8, ys, x *int8, xs, r, w *int32, n, np, p *int32, zr, lo, hi), n % 4 == 0:
 //	for j < np, i < r: a = Σ_{k<n} x[i·xs + k]·w[j·n + k] (int64)
@@ -27,7 +27,8 @@ import (
 //	    y[i·ys + c] = requant_fast_s8(s_h + p[5c], p[5c+1], k0, p[5c+4], zr, lo, hi)
 //	    with k0 = p[5c+2] as uint32 + p[5c+3]·2^32
 //
-// Every output of a pixel is written after its inputs were read.
+// y must not overlap x: the outputs of a pair are stored before the next
+// pair reads x again.
 const IntrGenPairs = "gen_pairs_s8"
 
 // pairsBound is the limit on |S0| that keeps the unpacking exact.
@@ -40,30 +41,35 @@ func init() {
 		if r < 1 || r > 2 || n <= 0 || n%4 != 0 || np < 0 {
 			panic(fmt.Sprintf("%s: r %d, n %d, np %d", IntrGenPairs, r, n, np))
 		}
-		out := make([]int64, 2*r*np)
 		for j := int64(0); j < np; j++ {
 			for i := int64(0); i < r; i++ {
-				var acc int64
+				// The packed sum as the C forms it, and each channel's own
+				// sum from the unpacked weights: the unpacking must give
+				// them exactly (the schedule's bound promises it).
+				var acc, t0, t1 int64
 				for k := int64(0); k < n; k++ {
-					acc += x.p.I[x.i+i*xs+k] * w.p.I[w.i+j*n+k]
+					xv, wv := x.p.I[x.i+i*xs+k], w.p.I[w.i+j*n+k]
+					w0 := int64(int32(uint32(wv)<<9) >> 9)
+					acc += xv * wv
+					t0 += xv * w0
+					t1 += xv * ((wv - w0) >> 23)
 				}
 				s0 := int64(int32(uint32(acc)<<9) >> 9)
 				s1 := (acc - s0) >> 23
-				if s0 <= -pairsBound || s0 >= pairsBound || s1 < math.MinInt32 || s1 > math.MaxInt32 {
-					panic(fmt.Sprintf("%s: channel pair %d: sums out of range", IntrGenPairs, j))
+				if s0 != t0 || s1 != t1 {
+					panic(fmt.Sprintf("%s: channel pair %d: packed sums %d, %d; true sums %d, %d", IntrGenPairs, j, s0, s1, t0, t1))
 				}
 				for h, s := range []int64{s0, s1} {
 					c := 2*j + int64(h)
 					P := func(k int64) int64 { return p.p.I[p.i+5*c+k] }
+					b := s + P(0)
+					if b < math.MinInt32 || b > math.MaxInt32 {
+						panic(fmt.Sprintf("%s: channel %d: bias + sum leaves int32", IntrGenPairs, c))
+					}
 					k0 := int64(uint32(P(2))) + P(3)<<32
-					v := extIntrinsics[IntrRequantFast]([]val{{i: int64(int32(s + P(0)))}, {i: P(1)}, {i: k0}, {i: P(4)}, {i: zr}, {i: lo}, {i: hi}})
-					out[(i*np+j)*2+int64(h)] = v.i
+					// Stored per pair as the C does (y must not overlap x).
+					y.p.I[y.i+i*ys+c] = extIntrinsics[IntrRequantFast]([]val{{i: b}, {i: P(1)}, {i: k0}, {i: P(4)}, {i: zr}, {i: lo}, {i: hi}}).i
 				}
-			}
-		}
-		for i := int64(0); i < r; i++ {
-			for c := int64(0); c < 2*np; c++ {
-				y.p.I[y.i+i*ys+c] = out[i*2*np+c]
 			}
 		}
 		return val{}
@@ -105,10 +111,10 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 		pix, K, Cout = ys[0], xs[1], ys[1]
 	}
 	// The reduction a multiple of four (the C takes four steps at a time)
-	// and at least knob pairs_min_k (default 32): below that the unpacking
-	// and the two requantizations per pair outweigh the saved steps (VWW's
-	// 8- and 16-channel inputs measured 5 to 9% slower in pairs on a
-	// Cortex-M3).
+	// and at least knob pairs_min_k (default 32): shorter ones measured 5
+	// to 9% slower two pixels at a time on a Cortex-M3 (VWW's 8- and
+	// 16-channel inputs) and take the window form instead, one pixel per
+	// call, which is faster there. So do layers with dead channels.
 	if Cout%2 != 0 || K%4 != 0 || len(p.w.Data.I) != Cout*K || K < knob(f, "pairs_min_k", 32) {
 		return nil, false
 	}
@@ -119,19 +125,18 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 	if !ok {
 		return nil, false
 	}
-	call := func(px, r int) Stmt {
-		return &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, C(int64(px*Cout))), C(int64(Cout)), ptr(p.x, C(int64(px*K))), C(int64(K)),
+	// call runs r pixels from pixel px.
+	call := func(px Expr, r int) Stmt {
+		return &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, Mul(px, C(int64(Cout)))), C(int64(Cout)), ptr(p.x, Mul(px, C(int64(K)))), C(int64(K)),
 			C(int64(r)), ptr(wb, C(0)), C(int64(K)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
 	}
 	v := NewVar("px")
 	body := []Stmt{}
 	if pix >= 2 {
-		inner := &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, Mul(v, C(int64(2*Cout)))), C(int64(Cout)), ptr(p.x, Mul(v, C(int64(2*K)))), C(int64(K)),
-			C(2), ptr(wb, C(0)), C(int64(K)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
-		body = append(body, &For{Var: v, Min: C(0), Extent: C(int64(pix / 2)), Body: inner})
+		body = append(body, &For{Var: v, Min: C(0), Extent: C(int64(pix / 2)), Body: call(Mul(v, C(2)), 2)})
 	}
 	if pix%2 == 1 {
-		body = append(body, call(pix-1, 1))
+		body = append(body, call(C(int64(pix-1)), 1))
 	}
 	g := *f
 	g.Body = Block(body...)

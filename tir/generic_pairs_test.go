@@ -52,6 +52,29 @@ func TestPairsKeepResults(t *testing.T) {
 				t.Fatalf("no %s call:\n%s", IntrGenPairs, s)
 			}
 			sameResult(t, fmt.Sprint(c.name), base, Finalize(s))
+			if c.name == "pw-extreme-k256" {
+				// At the bound: pixel q's inputs are −128 where channel
+				// 2q's weights are positive and 127 elsewhere, so that
+				// channel's sum is −Σ(128·w⁺ + 127·|w⁻|), about −4.16 M
+				// of the 2^22 = 4.19 M the unpacking allows (random inputs
+				// stay far below it; 22-bit packing passes them).
+				w := g.Tensor("w").Data.I
+				K, cout := 256, 4
+				sameResultArgs(t, c.name+"-bound", base, Finalize(s), func(r *rand.Rand, f *PrimFunc) []*graph.Data {
+					args := randomArgs(r, f)
+					x := args[0].I
+					for q := 0; q*K < len(x); q++ {
+						ch := (2 * q) % cout
+						for k := range K {
+							x[q*K+k] = 127
+							if w[ch*K+k] > 0 {
+								x[q*K+k] = -128
+							}
+						}
+					}
+					return args
+				})
+			}
 		})
 	}
 }

@@ -1,15 +1,15 @@
 package tir
 
 // KPwRQ(y *i8, x *i8, wt *i8, m, n, bias *i32, mult *i32, shift *i32, left,
-// zp, lo, hi): one output pixel of a short reduction, n <= 16 (mve only):
+// zp, lo, hi): one output pixel of a short reduction, n <= 16 (mve and neon):
 // y[j] = clamp(requant(bias[j] + Σ_{i<n} x[i]·wt[16·j + i], mult[j],
 // shift[j]) + zp, lo, hi) for j < m, m a multiple of 4, each weight row
-// padded to sixteen. left = 1 when some shift is positive.
+// padded to sixteen. left = 1 when some shift is positive (mve and neon).
 const KPwRQ = "pwrq_s8"
 
 // KPwRQ2(y0, y1 *i8, x0, x1 *i8, wt *i8, m, n, bias, mult, shift *i32, left,
 // zp, lo, hi): KPwRQ for two pixels (x0 into y0, x1 into y1) sharing each
-// weight load (mve only).
+// weight load (mve and neon).
 const KPwRQ2 = "pwrq2_s8"
 
 func init() {
@@ -31,7 +31,7 @@ func init() {
 // shortReductions turns each pixel's blocked GEMV from a bias table and its
 // requantization into one KPwRQ where the reduction is at most maxN long
 // (knob small_k, at most 16; 0 = never): the input is then one vector, each
-// output one VMLADAV, and every four outputs are requantized in a vector
+// output one VMLADAV (one SDOT on NEON), and every four outputs are requantized in a vector
 // without going through the accumulator buffer, where KGemvB stores them and
 // KRequant loads them back (VWW's second pointwise layer, n = 8: 382,875 →
 // 256,542 instructions on mps3-an547). The weights keep KGemvB's layout,

@@ -149,8 +149,9 @@ func scheduleHoist(f *PrimFunc) (*PrimFunc, error) {
 
 // scheduleConvGeneric: padding checks hoisted and removed where the window
 // is always inside the image; knob tensorize_dot (default 0) turns the int8
-// channel reduction into the dot intrinsic; knob unroll_kw unrolls the
-// kernel-width loop when it is at most that long (0 = never).
+// channel reduction into the dot intrinsic; knobs unroll_kw and unroll_kh
+// unroll the kernel-width and -height loops when they are at most that long
+// (0 = never).
 func scheduleConvGeneric(f *PrimFunc) (*PrimFunc, error) {
 	// Knob fold_offset (default 1): padded int8 convs read the zero point at
 	// padded taps and fold the input offset into the bias (FoldInputOffset);
