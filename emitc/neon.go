@@ -243,6 +243,18 @@ static inline int32x4_t neon_requant_x4(int32x4_t v, int32x4_t m, int32x4_t s, i
     return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
 }
 
+/* Four lanes of a clamped requantization with the tables at m and s: the
+   general form where some shift is positive (left), else the right-shift form. */
+static inline int32x4_t neon_requant_lr_x4(int32x4_t a, const int32_t *m, const int32_t *s, int32_t left, int32_t zp,
+                                           int32_t lo, int32_t hi)
+{
+    if (left) {
+        return neon_requant_x4(a, vld1q_s32(m), vld1q_s32(s), zp, lo, hi);
+    }
+    a = neon_requantr_nc_x4(a, vld1q_s32(m), vld1q_s32(s), zp, lo < zp);
+    return vminq_s32(vmaxq_s32(a, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
 /* y[i] = clamp(MultiplyByQuantizedMultiplier(acc[i], mult[i], shift[i]) + zp, lo, hi),
    eight lanes at a time: SQRDMULH equals SaturatingRoundingDoublingHighMul
    (INT32_MIN * INT32_MIN saturates in both); RoundingDivideByPOT is SRSHL
@@ -298,13 +310,7 @@ static void neon_dwconvrq4_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t x
             a = vmlal_s16(a, neon_ld4_s8(x + i * xkh + j * xkw), neon_ld4_s8(w + (i * kw + j) * c));
         }
     }
-    if (left) {
-        a = neon_requant_x4(a, vld1q_s32(mult), vld1q_s32(shift), zp, lo, hi);
-    } else {
-        a = neon_requantr_nc_x4(a, vld1q_s32(mult), vld1q_s32(shift), zp, lo < zp);
-        a = vminq_s32(vmaxq_s32(a, vdupq_n_s32(lo)), vdupq_n_s32(hi));
-    }
-    o = vmovn_s32(a);
+    o = vmovn_s32(neon_requant_lr_x4(a, mult, shift, left, zp, lo, hi));
     y[0] = (int8_t)vget_lane_s16(o, 0);
     y[1] = (int8_t)vget_lane_s16(o, 1);
     y[2] = (int8_t)vget_lane_s16(o, 2);
@@ -380,16 +386,9 @@ static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, i
 static inline void neon_pwrq_out_s8(int8_t *y, int32x4_t r0, int32x4_t r1, int32x4_t r2, int32x4_t r3, const int32_t *b,
                                     const int32_t *m, const int32_t *s, int32_t left, int32_t zp, int32_t lo, int32_t hi)
 {
-    int32x4_t a = vaddq_s32(vpaddq_s32(vpaddq_s32(r0, r1), vpaddq_s32(r2, r3)), vld1q_s32(b));
-    int16x4_t o;
+    const int32x4_t a = vaddq_s32(vpaddq_s32(vpaddq_s32(r0, r1), vpaddq_s32(r2, r3)), vld1q_s32(b));
+    const int16x4_t o = vmovn_s32(neon_requant_lr_x4(a, m, s, left, zp, lo, hi));
     int32_t t;
-    if (left) {
-        a = neon_requant_x4(a, vld1q_s32(m), vld1q_s32(s), zp, lo, hi);
-    } else {
-        a = neon_requantr_nc_x4(a, vld1q_s32(m), vld1q_s32(s), zp, lo < zp);
-        a = vminq_s32(vmaxq_s32(a, vdupq_n_s32(lo)), vdupq_n_s32(hi));
-    }
-    o = vmovn_s32(a);
     t = vget_lane_s32(vreinterpret_s32_s8(vmovn_s16(vcombine_s16(o, o))), 0);
     memcpy(y, &t, 4);
 }

@@ -206,9 +206,9 @@ func pairsTables(f *PrimFunc, p *simdParts, K, Kp, Cout int) (wb, pb *Buffer, ar
 
 // pairsLayout checks that the kernel reads w[c·K + k] and x[q·K + k] and
 // writes y[q·Cout + c] for output channel c (the channel loop's variable),
-// pixel q and reduction step k, by stepping each loop variable alone from
-// all zero: the channel loop moves w by K and y by 1; a reduction loop
-// moves x and w alike; a pixel loop moves x by q·K and y by q·Cout for
+// pixel q and reduction step k: every index affine in every loop variable,
+// with strides such that the channel loop moves w by K and y by 1; a
+// reduction loop moves x and w alike; a pixel loop moves x by q·K and y by q·Cout for
 // the same q, and w not at all (window: a pixel's window is one local
 // buffer, so a pixel loop moves neither x nor w).
 func pairsLayout(f *PrimFunc, p *simdParts, K, Cout int, window bool) bool {
@@ -231,47 +231,54 @@ func pairsLayout(f *PrimFunc, p *simdParts, K, Cout int, window bool) bool {
 			red[l.Var] = true
 		}
 	})
-	// Loops of one iteration never step (a 1×1 window's kh and kw).
+	// Loops of one iteration never step (a 1×1 window's kh and kw). Every
+	// loop starts at 0, so the all-zero point is each index's base.
 	var all, steps []*Var
+	zeroStart := true
 	VisitStmts(f.Body, func(s Stmt) {
 		if l, ok := s.(*For); ok {
 			all = append(all, l.Var)
+			if m, ok := IsConst(l.Min); !ok || m != 0 {
+				zeroStart = false
+			}
 			if n, ok := IsConst(l.Extent); !ok || n > 1 {
 				steps = append(steps, l.Var)
 			}
 		}
 	})
-	index := func(buf *Buffer, idx []Expr, flat bool, v *Var) (int64, bool) {
+	if !zeroStart {
+		return false
+	}
+	// strides proves an index affine in every loop variable (affineIn) and
+	// returns its base and its stride in each.
+	strides := func(buf *Buffer, idx []Expr, flat bool) (int64, map[*Var]int64, bool) {
 		e := Expr(nil)
 		if flat {
 			e = idx[0]
 		} else {
 			e = flatIndex(buf, idx)
 		}
+		st := map[*Var]int64{}
 		sub := map[*Var]Expr{}
-		for _, u := range all {
-			sub[u] = C(0)
+		for _, v := range all {
+			_, k, ok := affineIn(e, v)
+			if !ok {
+				return 0, nil, false
+			}
+			st[v], sub[v] = k, C(0)
 		}
-		if v != nil {
-			sub[v] = C(1)
-		}
-		return IsConst(SimplifyExpr(SubstituteExpr(e, sub)))
+		base, ok := IsConst(SimplifyExpr(SubstituteExpr(e, sub)))
+		return base, st, ok
 	}
-	at := func(v *Var) (dx, dw, dy int64, ok bool) {
-		x1, ok1 := index(x.Buf, x.Indices, x.Flat, v)
-		w1, ok2 := index(w.Buf, w.Indices, w.Flat, v)
-		y1, ok3 := index(p.out.Buf, p.out.Indices, p.out.Flat, v)
-		return x1, w1, y1, ok1 && ok2 && ok3
-	}
-	x0, w0, y0, ok := at(nil)
-	if !ok || x0 != 0 || w0 != 0 || y0 != 0 {
+	x0, xs, ok1 := strides(x.Buf, x.Indices, x.Flat)
+	w0, ws, ok2 := strides(w.Buf, w.Indices, w.Flat)
+	y0, ys, ok3 := strides(p.out.Buf, p.out.Indices, p.out.Flat)
+	if !ok1 || !ok2 || !ok3 || x0 != 0 || w0 != 0 || y0 != 0 {
 		return false
 	}
 	for _, v := range steps {
-		dx, dw, dy, ok := at(v)
-		if !ok {
-			return false
-		}
+		dx, dw, dy := xs[v], ws[v], ys[v]
+		var ok bool
 		switch {
 		case v == p.chan_.Var:
 			ok = dx == 0 && dw == int64(K) && dy == 1
