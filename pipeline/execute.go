@@ -196,7 +196,7 @@ func RandomInputs(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
 				}
 			} else {
 				lo, hi := t.DType.Range()
-				if hi-lo > 1<<16 {
+				if hi-lo > 1<<16 || hi-lo < 0 {
 					lo, hi = -1000, 1000
 				}
 				for j := range d.I {

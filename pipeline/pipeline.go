@@ -237,6 +237,7 @@ func planPass(s *State) error {
 	if !s.pruned {
 		s.MACs = graph.TotalMACs(s.Graph)
 		_, s.UnusedChannels = graph.PruneUnusedChannels(s.Graph)
+		graph.MaterializeConstOutputs(s.Graph)
 		s.pruned = true
 	}
 	graph.PermuteDeadChannels(s.Graph)

@@ -24,6 +24,7 @@ have_cmd bazel || need+=(bazel-bootstrap)
 have_cmd gcc || need+=(gcc)
 have_cmd make || need+=(make)
 { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; } || need+=(python3-numpy)
+{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'from onnx import numpy_helper' 2>/dev/null; } || need+=(python3-onnx)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

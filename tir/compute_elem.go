@@ -112,6 +112,9 @@ func computeBinary(k *kctx) (Stmt, error) {
 			return floatAct(act, r)
 		}), nil
 	}
+	if interp.Plain(k.g, k.n) {
+		return plainBinary(k, y, yt, a, b, act)
+	}
 	s1, z1, err := quantParams(at)
 	if err != nil {
 		return nil, k.errorf("%v", err)
@@ -168,6 +171,35 @@ func computeBinary(k *kctx) (Stmt, error) {
 		}), nil
 	}
 	return nil, k.errorf("no integer kernel")
+}
+
+// plainBinary is arithmetic on unquantized integer tensors (ONNX on shapes,
+// indices, counts), as graph/interp defines it: computed in 64 bits and
+// wrapped to the output type; division truncates, and x/0 is 0.
+func plainBinary(k *kctx, y *Buffer, yt *graph.Tensor, a, b *Buffer, act graph.Activation) (Stmt, error) {
+	if act != graph.ActNone {
+		return nil, k.errorf("a fused activation on plain integers")
+	}
+	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
+		x1, x2 := CastTo(I64, At(a, iv...)), CastTo(I64, At(b, iv...))
+		var r Expr
+		switch k.n.Op {
+		case graph.Add:
+			r = Add(x1, x2)
+		case graph.Sub:
+			r = Sub(x1, x2)
+		case graph.Mul:
+			r = Mul(x1, x2)
+		case graph.Div:
+			zero, one := &IntImm{T: I64, V: 0}, &IntImm{T: I64, V: 1}
+			r = Sel(EQ(x2, zero), zero, Div(x1, Sel(EQ(x2, zero), one, x2)))
+		case graph.Maximum:
+			r = Max(x1, x2)
+		default:
+			r = Min(x1, x2)
+		}
+		return CastTo(yt.DType, r)
+	}), nil
 }
 
 // computeUnary: float element-wise functions directly; 8-bit integer ones as a
@@ -324,26 +356,40 @@ func computeQuantize(k *kctx) (Stmt, error) {
 	}), nil
 }
 
-// computeDequantize: y = scale·(x − zp) in float32.
+// computeDequantize: y = scale·(x − zp) in float32, per tensor or per axis.
 func computeDequantize(k *kctx) (Stmt, error) {
 	xt := k.g.In(k.n, 0)
 	y, _ := k.output()
 	x := k.in(0)
 	k.f.Op = "dequantize"
-	if xt.DType == graph.Int8 || xt.DType == graph.UInt8 {
-		return k.lut(x, y, xt, k.g.Out(k.n, 0))
+	if xt.Quant == nil || len(xt.Quant.Scale) == 0 {
+		return nil, k.errorf("tensor %q (%s) has no quantization parameters", xt.Name, xt.DType)
 	}
-	s, z, err := quantParams(xt)
-	if err != nil {
-		return nil, k.errorf("%v", err)
+	if !xt.Quant.PerAxis() {
+		if xt.DType == graph.Int8 || xt.DType == graph.UInt8 {
+			return k.lut(x, y, xt, k.g.Out(k.n, 0))
+		}
+		s, z := xt.Quant.At(0)
+		n := xt.NumElements()
+		viewAs(x, []int{n})
+		viewAs(y, []int{n})
+		return Loop("i", n, func(i Expr) Stmt {
+			return Put(y, Mul(F(s), CastTo(F32, Sub(CastTo(I32, At(x, i)), C(int64(z))))), i)
+		}), nil
 	}
-	if xt.Quant.PerAxis() {
-		return nil, k.errorf("per-axis dequantize is not supported")
+	ax, nsc := xt.Quant.Axis, len(xt.Quant.Scale)
+	if ax < 0 || ax >= len(xt.Shape) || xt.Shape[ax] != nsc {
+		return nil, k.errorf("%d scales do not match axis %d of %v", nsc, ax, xt.Shape)
 	}
-	n := xt.NumElements()
-	viewAs(x, []int{n})
-	viewAs(y, []int{n})
-	return Loop("i", n, func(i Expr) Stmt {
-		return Put(y, Mul(F(s), CastTo(F32, Sub(CastTo(I32, At(x, i)), C(int64(z))))), i)
+	sv := make([]float32, nsc)
+	zv := make([]int64, nsc)
+	for i := range sv {
+		sc, zc := xt.Quant.At(i)
+		sv[i], zv[i] = sc, int64(zc)
+	}
+	sb := constF32(k.n.Name+"_scale", []int{nsc}, sv)
+	zb := constBuf(k.n.Name+"_zero_point", I32, []int{nsc}, zv)
+	return elementwise(y, xt.Shape, func(iv []Expr) Expr {
+		return Mul(At(sb, iv[ax]), CastTo(F32, Sub(CastTo(I32, At(x, iv...)), At(zb, iv[ax]))))
 	}), nil
 }

@@ -128,6 +128,40 @@ func windowCount(start Expr, k, dil, lo, hi int) Expr {
 // compile time (differences below diff_min tabulate as 0, which gives
 // TFLite's −128 output for them exactly) and the reciprocal of the sum
 // computed at run time with gemmlowp's Newton-Raphson.
+// softmaxAxis is the float softmax over an inner axis: x viewed as
+// [outer, depth, inner], one max, sum and division per (outer, inner).
+func softmaxAxis(k *kctx, x, y *Buffer, shape []int, axis int, beta float32) Stmt {
+	depth := shape[axis]
+	inner := graph.NumElements(shape[axis+1:])
+	outer := graph.NumElements(shape) / (depth * inner)
+	viewAs(x, []int{outer, depth, inner})
+	viewAs(y, []int{outer, depth, inner})
+	k.f.Op = "softmax"
+	return Loop("r", outer, func(r Expr) Stmt {
+		return Loop("i", inner, func(i Expr) Stmt {
+			return Scalar("mx", F32, func(mx *Buffer) Stmt {
+				return Scalar("sum", F32, func(sum *Buffer) Stmt {
+					return Block(
+						Put(mx, At(x, r, C(0), i)),
+						Loop("c", depth, func(c Expr) Stmt { return Put(mx, Max(At(mx), At(x, r, c, i))) }),
+						Put(sum, F(0)),
+						Loop("c", depth, func(c Expr) Stmt {
+							d := Sub(At(x, r, c, i), At(mx))
+							if beta != 1 {
+								d = Mul(d, F(beta))
+							}
+							return Let("e", Call(IntrExp, F32, d), func(e Expr) Stmt {
+								return Block(Put(y, e, r, c, i), Put(sum, Add(At(sum), e)))
+							})
+						}),
+						Loop("c", depth, func(c Expr) Stmt { return Put(y, Div(At(y, r, c, i), At(sum)), r, c, i) }),
+					)
+				})
+			})
+		})
+	})
+}
+
 func computeSoftmax(k *kctx) (Stmt, error) {
 	a, _ := k.n.Attrs.(*graph.SoftmaxAttrs)
 	beta := float32(1)
@@ -143,11 +177,14 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 	if axis < 0 {
 		axis += rank
 	}
-	if axis != rank-1 {
-		return nil, k.errorf("softmax over axis %d of rank %d: only the last axis is supported", axis, rank)
-	}
 	x := k.in(0)
 	y, yt := k.output()
+	if axis != rank-1 {
+		if isInt(xt) {
+			return nil, k.errorf("integer softmax over axis %d of rank %d: only the last axis is supported", axis, rank)
+		}
+		return softmaxAxis(k, x, y, xt.Shape, axis, beta), nil
+	}
 	depth := xt.Shape[rank-1]
 	outer := xt.NumElements() / depth
 	viewAs(x, []int{outer, depth})

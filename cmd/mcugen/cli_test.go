@@ -160,7 +160,7 @@ func TestEvalBackendPB(t *testing.T) {
 		t.Fatalf("eval JSON: %v\n%s", err, stdout)
 	}
 	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import numpy, onnx").Run() != nil {
+	if exec.Command(py, "-c", "import numpy; from onnx import numpy_helper").Run() != nil {
 		t.Skip("python3-numpy/python3-onnx not installed: numpy cross-check skipped")
 	}
 	script := `import numpy as np, onnx, sys

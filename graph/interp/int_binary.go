@@ -8,9 +8,9 @@ import (
 )
 
 func init() {
-	Register(graph.Add, IntClass, intAddSub(false))
-	Register(graph.Sub, IntClass, intAddSub(true))
-	Register(graph.Mul, IntClass, intMul)
+	Register(graph.Add, IntClass, plainOr(intAddSub(false), func(a, b int64) int64 { return a + b }))
+	Register(graph.Sub, IntClass, plainOr(intAddSub(true), func(a, b int64) int64 { return a - b }))
+	Register(graph.Mul, IntClass, plainOr(intMul, func(a, b int64) int64 { return a * b }))
 	Register(graph.Div, IntClass, intDiv)
 	Register(graph.Maximum, IntClass, intMinMax(true))
 	Register(graph.Minimum, IntClass, intMinMax(false))
@@ -36,6 +36,58 @@ func binaryOperands(g *graph.Graph, n *graph.Node, ins []*graph.Data) (*graph.Da
 		return nil, nil, fmt.Errorf("inputs %v and %v do not broadcast to %v", ins[0].Shape, ins[1].Shape, y.Shape)
 	}
 	return y, yt, nil
+}
+
+// Plain reports whether no operand or result of n is quantized: ONNX
+// arithmetic on integer tensors (shapes, indices, counts) rather than
+// TFLite's quantized kernels.
+func Plain(g *graph.Graph, n *graph.Node) bool {
+	for _, nm := range append(append([]string{}, n.Inputs...), n.Outputs...) {
+		if t := g.Tensor(nm); t != nil && t.Quant != nil && len(t.Quant.Scale) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Wrap reduces v modulo the range of dt, as C's conversion to a narrower
+// integer type does on every target mcugen supports.
+func Wrap(v int64, dt graph.DType) int64 {
+	switch dt {
+	case graph.Int8:
+		return int64(int8(v))
+	case graph.UInt8:
+		return int64(uint8(v))
+	case graph.Int16:
+		return int64(int16(v))
+	case graph.Int32:
+		return int64(int32(v))
+	case graph.Bool:
+		return v & 1
+	}
+	return v
+}
+
+// plainOr runs f element-wise, wrapping to the output type, when the node's
+// tensors carry no quantization; otherwise the quantized kernel q.
+func plainOr(q Kernel, f func(a, b int64) int64) Kernel {
+	return func(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+		if !Plain(g, n) {
+			return q(g, n, ins)
+		}
+		y, yt, err := binaryOperands(g, n, ins)
+		if err != nil {
+			return nil, err
+		}
+		if binaryAct(n) != graph.ActNone {
+			return nil, fmt.Errorf("a fused activation on plain integers")
+		}
+		a, b := ins[0], ins[1]
+		for i := range y.I {
+			y.I[i] = Wrap(f(a.I[broadcastIndex(i, y.Shape, a.Shape)], b.I[broadcastIndex(i, y.Shape, b.Shape)]), yt.DType)
+		}
+		return []*graph.Data{y}, nil
+	}
 }
 
 // intAddSub is TFLite's integer ADD / SUB: both inputs are offset by their
@@ -114,7 +166,8 @@ func intMinMax(isMax bool) Kernel {
 }
 
 // intDiv is plain integer division (ONNX Div on integer tensors), truncating
-// toward zero. Quantized division has no TFLite int8 reference kernel here.
+// toward zero and wrapping to the output type; x/0 is 0. Quantized division has no
+// TFLite int8 reference kernel here.
 func intDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 	y, yt, err := binaryOperands(g, n, ins)
 	if err != nil {
@@ -123,14 +176,14 @@ func intDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 	if yt.Quant != nil || g.In(n, 0).Quant != nil || g.In(n, 1).Quant != nil {
 		return nil, fmt.Errorf("quantized Div is not supported")
 	}
-	lo, hi := yt.DType.Range()
 	a, b := ins[0], ins[1]
 	for i := range y.I {
 		d := b.I[broadcastIndex(i, y.Shape, b.Shape)]
 		if d == 0 {
-			return nil, fmt.Errorf("integer division by zero at output element %d", i)
+			y.I[i] = 0 // defined here, as in the generated C: no trap on a microcontroller
+			continue
 		}
-		y.I[i] = min(max(a.I[broadcastIndex(i, y.Shape, a.Shape)]/d, lo), hi)
+		y.I[i] = Wrap(a.I[broadcastIndex(i, y.Shape, a.Shape)]/d, yt.DType)
 	}
 	return []*graph.Data{y}, nil
 }

@@ -145,72 +145,16 @@ func runBackendCase(dir string) (ops []string, res caseResult) {
 		}
 	}()
 	fail := func(format string, a ...any) caseResult { return caseResult{"fail", fmt.Sprintf(format, a...)} }
-	b, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
+	tc, err := LoadTestCase(dir)
+	ops = tc.Ops
 	if err != nil {
-		return nil, fail("%v", err)
-	}
-	m, err := Unmarshal(b)
-	if err != nil {
-		return nil, fail("decode: %v", err)
-	}
-	if m.Graph != nil {
-		for _, n := range m.Graph.Nodes {
-			ops = append(ops, n.OpType)
+		var se *SkipError
+		if errors.As(err, &se) {
+			return ops, caseResult{"skip", skipReason(se.Reason)}
 		}
+		return ops, fail("%v", err)
 	}
-	inits := map[string]bool{}
-	for _, t := range m.Graph.Initializer {
-		inits[t.Name] = true
-	}
-	var inNames []string
-	for _, vi := range m.Graph.Input {
-		if vi.Type == nil || vi.Type.NotTensor {
-			return ops, caseResult{"skip", "sequence, map or optional input"}
-		}
-		if !inits[vi.Name] {
-			inNames = append(inNames, vi.Name)
-		}
-	}
-	data := filepath.Join(dir, "test_data_set_0")
-	inputs := map[string]*graph.Data{}
-	for i, nm := range inNames {
-		raw, err := os.ReadFile(filepath.Join(data, fmt.Sprintf("input_%d.pb", i)))
-		if err != nil {
-			return ops, fail("input %d: %v", i, err)
-		}
-		_, d, err := ReadTensorProto(raw)
-		if err != nil {
-			var ue *UnsupportedError
-			if errors.As(err, &ue) {
-				return ops, caseResult{"skip", "input " + ue.Msg}
-			}
-			return ops, fail("input %d: %v", i, err)
-		}
-		inputs[nm] = d
-	}
-	opts := Options{Shapes: map[string][]int{}, Consts: map[string]*graph.Data{}}
-	for _, p := range ParamInputs(m) {
-		if d, ok := inputs[p]; ok {
-			opts.Consts[p] = d
-			delete(inputs, p)
-		}
-	}
-	for nm, d := range inputs {
-		opts.Shapes[nm] = d.Shape
-	}
-	g, err := Import(filepath.Base(dir), m, opts)
-	if err != nil {
-		var ue *UnsupportedError
-		if errors.As(err, &ue) {
-			msg := ue.Msg
-			if i := strings.Index(msg, "): "); i >= 0 && strings.HasPrefix(msg, "node ") {
-				op := msg[strings.Index(msg, "(")+1 : i]
-				msg = op + ": " + msg[i+3:]
-			}
-			return ops, caseResult{"skip", msg}
-		}
-		return ops, fail("import: %v", err)
-	}
+	g := tc.Graph
 	if msg := checkGraph(g); msg != "" {
 		return ops, fail("%s", msg)
 	}
@@ -223,24 +167,25 @@ func runBackendCase(dir string) (ops []string, res caseResult) {
 			return ops, caseResult{"skip", fmt.Sprintf("interp: no %s kernel for %s", n.Op, dt)}
 		}
 	}
-	got, err := interp.Run(g, inputs)
+	got, err := interp.Run(g, tc.Inputs)
 	if err != nil {
 		return ops, fail("run: %v", err)
 	}
 	for i, nm := range g.Outputs {
-		raw, err := os.ReadFile(filepath.Join(data, fmt.Sprintf("output_%d.pb", i)))
-		if err != nil {
-			return ops, fail("output %d: %v", i, err)
-		}
-		_, want, err := ReadTensorProto(raw)
-		if err != nil {
-			return ops, fail("output %d: %v", i, err)
-		}
-		if msg := compareData(got[nm], want); msg != "" {
+		if msg := compareData(got[nm], tc.Want[i]); msg != "" {
 			return ops, fail("output %d (%s): %s", i, nm, msg)
 		}
 	}
 	return ops, caseResult{status: "pass"}
+}
+
+// skipReason shortens "node NAME (Op): why" to "Op: why".
+func skipReason(msg string) string {
+	if i := strings.Index(msg, "): "); i >= 0 && strings.HasPrefix(msg, "node ") {
+		op := msg[strings.Index(msg, "(")+1 : i]
+		msg = op + ": " + msg[i+3:]
+	}
+	return msg
 }
 
 // checkGraph validates an imported graph and checks the importer's output

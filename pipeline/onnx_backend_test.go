@@ -1,0 +1,174 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/onnx"
+)
+
+const onnxBackendRoot = "/usr/share/libonnx-testdata/data"
+
+// TestONNXBackendC compiles every ONNX backend test that mcugen imports (the
+// node tests and the small PyTorch models) to C for the host, builds it with
+// AddressSanitizer and UndefinedBehaviorSanitizer, runs it on the test's own
+// inputs and compares each output with the test's expected output: float
+// within 1e-5 relative (1e-6 absolute near zero), integers exactly. The
+// interpreter is checked against the same files in importer/onnx; this is the
+// generated code's own check.
+func TestONNXBackendC(t *testing.T) {
+	if _, err := os.Stat(onnxBackendRoot); err != nil {
+		t.Skipf("ONNX backend tests not installed (Debian package libonnx-testdata, %s)", onnxBackendRoot)
+	}
+	needTools(t, "host")
+	b, err := LoadBoard("host", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, sub := range []string{"node", "pytorch-converted", "pytorch-operator", "simple"} {
+		m, _ := filepath.Glob(filepath.Join(onnxBackendRoot, sub, "*", "model.onnx"))
+		for _, p := range m {
+			dirs = append(dirs, filepath.Dir(p))
+		}
+	}
+	sort.Strings(dirs)
+	if testing.Short() {
+		var sub []string
+		for i, d := range dirs {
+			if i%10 == 0 {
+				sub = append(sub, d)
+			}
+		}
+		dirs = sub
+	}
+	var (
+		mu                 sync.Mutex
+		pass, skip, failed int
+		skips              = map[string]int{}
+	)
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for _, d := range dirs {
+		name := filepath.Base(filepath.Dir(d)) + "/" + filepath.Base(d)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			why, err := runBackendC(d, b)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				failed++
+				t.Errorf("%s: %v", name, err)
+			case why != "":
+				skip++
+				skips[why]++
+			default:
+				pass++
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("generated C: %d passed, %d failed, %d skipped of %d", pass, failed, skip, len(dirs))
+	keys := make([]string, 0, len(skips))
+	for k := range skips {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return skips[keys[i]] > skips[keys[j]] || skips[keys[i]] == skips[keys[j]] && keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		t.Logf("skip %4d  %s", skips[k], k)
+	}
+	if !testing.Short() && pass < 300 {
+		t.Errorf("only %d backend tests pass in generated C, want at least 300", pass)
+	}
+}
+
+// runBackendC returns a reason when the case is outside what mcugen compiles
+// (the importer or the interpreter declines it), or an error when the
+// generated C fails it.
+func runBackendC(dir string, b *boards.Board) (skip string, err error) {
+	tc, err := onnx.LoadTestCase(dir)
+	if err != nil {
+		var se *onnx.SkipError
+		if errors.As(err, &se) {
+			return "import: " + firstWords(se.Reason), nil
+		}
+		return "", err
+	}
+	g := tc.Graph
+	if len(g.Inputs) == 0 {
+		return "no inputs (constant-folded)", nil
+	}
+	for _, n := range g.Nodes {
+		if !interp.Supported(g, n) {
+			return "interp: " + string(n.Op), nil
+		}
+	}
+	s, err := CompileGraph(g, filepath.Base(dir)+".onnx", Options{Board: b, Version: "test", Prefix: "m",
+		CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}})
+	if err != nil {
+		return "", fmt.Errorf("compile: %v", err)
+	}
+	tmp, err := os.MkdirTemp("", "onnxc")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	x, err := s.Execute([]map[string]*graph.Data{tc.Inputs}, tmp, time.Minute)
+	if err != nil {
+		return "", fmt.Errorf("run: %v", err)
+	}
+	for i := range s.Graph.Outputs {
+		if msg := matchExpected(x.Outputs[0][i], tc.Want[i]); msg != "" {
+			return "", fmt.Errorf("output %d: %s", i, msg)
+		}
+	}
+	return "", nil
+}
+
+// matchExpected compares the C's output with the backend test's file.
+func matchExpected(got, want *graph.Data) string {
+	if got.Len() != want.Len() {
+		return fmt.Sprintf("%d elements, want %d", got.Len(), want.Len())
+	}
+	if (got.DType == graph.Float32) != (want.DType == graph.Float32) {
+		return fmt.Sprintf("dtype %s, want %s", got.DType, want.DType)
+	}
+	for i := 0; i < got.Len(); i++ {
+		if got.DType == graph.Float32 {
+			g, w := float64(got.F[i]), float64(want.F[i])
+			if g == w || math.IsNaN(g) && math.IsNaN(w) || math.Abs(g-w) <= 1e-6+1e-5*math.Abs(w) {
+				continue
+			}
+		} else if got.I[i] == want.I[i] {
+			continue
+		}
+		return fmt.Sprintf("element %d: got %v, want %v", i, got.Float(i), want.Float(i))
+	}
+	return ""
+}
+
+func firstWords(s string) string {
+	if i := strings.Index(s, "): "); i >= 0 && strings.HasPrefix(s, "node ") {
+		s = s[strings.Index(s, "(")+1:i] + ": " + s[i+3:]
+	}
+	if len(s) > 60 {
+		s = s[:60]
+	}
+	return s
+}
