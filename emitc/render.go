@@ -460,6 +460,12 @@ func (r *fnRenderer) intrinsic(x *tir.Intrinsic) (string, error) {
 		r.extra[fn] = dotHelper(fn, ctype(px.Buf.DType), ctype(pw.Buf.DType))
 		r.helpers[fn] = true
 	default:
+		if name, ok := strings.CutPrefix(x.Name, tir.IntrLibm); ok {
+			if _, known := tir.LibmFuncs[name]; known {
+				fn = name + "f"
+				break
+			}
+		}
 		if _, ok := helperText[x.Name]; !ok {
 			return "", fmt.Errorf("emitc: no C spelling for intrinsic %s", x.Name)
 		}

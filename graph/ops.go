@@ -57,6 +57,9 @@ const (
 	HardSigmoid Op = "HardSigmoid"
 	// Resize of H and W of NHWC. Attrs *ResizeAttrs.
 	Resize Op = "Resize"
+	// Math: an element-wise function of one input (exp, log, sqrt, sin,
+	// elu, ...), named by Attrs *MathAttrs.
+	Math Op = "Math"
 
 	// Quantize: float (or int, to requantize) -> int with the output tensor's Quant.
 	// Attrs *QuantizeAttrs (may be nil).
@@ -186,6 +189,50 @@ type ClipAttrs struct{ Min, Max float32 }
 
 // LeakyReluAttrs are the attributes of LeakyRelu.
 type LeakyReluAttrs struct{ Alpha float32 }
+
+// MathFn names the function of a Math node. The names, and the defaults of
+// the constants, are those of ONNX's operators of the same name.
+type MathFn string
+
+// The functions of Math.
+const (
+	MathExp             MathFn = "Exp"
+	MathLog             MathFn = "Log"
+	MathSqrt            MathFn = "Sqrt"
+	MathAbs             MathFn = "Abs"
+	MathNeg             MathFn = "Neg"
+	MathReciprocal      MathFn = "Reciprocal"
+	MathFloor           MathFn = "Floor"
+	MathCeil            MathFn = "Ceil"
+	MathRound           MathFn = "Round" // half to even
+	MathSign            MathFn = "Sign"
+	MathErf             MathFn = "Erf"
+	MathSin             MathFn = "Sin"
+	MathCos             MathFn = "Cos"
+	MathTan             MathFn = "Tan"
+	MathAsin            MathFn = "Asin"
+	MathAcos            MathFn = "Acos"
+	MathAtan            MathFn = "Atan"
+	MathSinh            MathFn = "Sinh"
+	MathCosh            MathFn = "Cosh"
+	MathAsinh           MathFn = "Asinh"
+	MathAcosh           MathFn = "Acosh"
+	MathAtanh           MathFn = "Atanh"
+	MathSoftplus        MathFn = "Softplus"        // log(exp(x) + 1)
+	MathSoftsign        MathFn = "Softsign"        // x / (1 + |x|)
+	MathElu             MathFn = "Elu"             // x < 0 ? Alpha*(exp(x) - 1) : x
+	MathSelu            MathFn = "Selu"            // x > 0 ? Gamma*x : Gamma*Alpha*(exp(x) - 1)
+	MathCelu            MathFn = "Celu"            // max(0, x) + min(0, Alpha*(exp(x/Alpha) - 1))
+	MathThresholdedRelu MathFn = "ThresholdedRelu" // x > Alpha ? x : 0
+	MathSquare          MathFn = "Square"          // x * x (TFLite SQUARE)
+	MathRsqrt           MathFn = "Rsqrt"           // 1 / sqrt(x) (TFLite RSQRT)
+)
+
+// MathAttrs are the attributes of Math: the function and its constants.
+type MathAttrs struct {
+	Fn                 MathFn
+	Alpha, Beta, Gamma float32
+}
 
 // HardSigmoidAttrs are the attributes of HardSigmoid.
 type HardSigmoidAttrs struct{ Alpha, Beta float32 }

@@ -292,7 +292,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			}
 		}
 		return s, nil
-	case Softmax, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Quantize, Dequantize:
+	case Softmax, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, Quantize, Dequantize:
 		return append([]int(nil), x.Shape...), nil
 	case Reshape, Resize:
 		return nil, nil

@@ -52,7 +52,7 @@ type analysis struct {
 
 var elementwiseUnary = map[graph.Op]bool{
 	graph.Relu: true, graph.Clip: true, graph.LeakyRelu: true, graph.Sigmoid: true,
-	graph.Tanh: true, graph.HardSwish: true, graph.HardSigmoid: true,
+	graph.Tanh: true, graph.HardSwish: true, graph.HardSigmoid: true, graph.Math: true,
 	graph.Quantize: true, graph.Dequantize: true,
 }
 

@@ -12,7 +12,7 @@ func init() {
 	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum} {
 		register(op, computeBinary)
 	}
-	for _, op := range []graph.Op{graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid} {
+	for _, op := range []graph.Op{graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid, graph.Math} {
 		register(op, computeUnary)
 	}
 	register(graph.Quantize, computeQuantize)
@@ -260,8 +260,64 @@ func floatUnary(n *graph.Node) (func(Expr) Expr, error) {
 		return func(x Expr) Expr {
 			return Max(F(0), Min(F(1), Add(Mul(x, F(a.Alpha)), F(a.Beta))))
 		}, nil
+	case graph.Math:
+		a, ok := n.Attrs.(*graph.MathAttrs)
+		if !ok || a == nil {
+			return nil, fmt.Errorf("missing *graph.MathAttrs")
+		}
+		return floatMath(*a)
 	}
 	return nil, fmt.Errorf("no float definition")
+}
+
+// floatMath is a Math function in float32 C: the C library's function where
+// it has one, else a short expression of them.
+func floatMath(a graph.MathAttrs) (func(Expr) Expr, error) {
+	libm := map[graph.MathFn]string{
+		graph.MathLog: "log", graph.MathSqrt: "sqrt", graph.MathAbs: "fabs", graph.MathCeil: "ceil",
+		graph.MathRound: "rint", graph.MathErf: "erf", graph.MathSin: "sin", graph.MathCos: "cos",
+		graph.MathTan: "tan", graph.MathAsin: "asin", graph.MathAcos: "acos", graph.MathAtan: "atan",
+		graph.MathSinh: "sinh", graph.MathCosh: "cosh", graph.MathAsinh: "asinh", graph.MathAcosh: "acosh",
+		graph.MathAtanh: "atanh",
+	}
+	if name, ok := libm[a.Fn]; ok {
+		return func(x Expr) Expr { return Libm(name, x) }, nil
+	}
+	exp := func(x Expr) Expr { return Call(IntrExp, F32, x) }
+	switch a.Fn {
+	case graph.MathExp:
+		return exp, nil
+	case graph.MathFloor:
+		return func(x Expr) Expr { return Call(IntrFloor, F32, x) }, nil
+	case graph.MathNeg:
+		return func(x Expr) Expr { return Sub(F(0), x) }, nil
+	case graph.MathReciprocal:
+		return func(x Expr) Expr { return Div(F(1), x) }, nil
+	case graph.MathSign:
+		return func(x Expr) Expr { return Sel(GT(x, F(0)), F(1), Sel(LT(x, F(0)), F(-1), x)) }, nil
+	case graph.MathSoftplus:
+		return func(x Expr) Expr { return Libm("log", Add(exp(x), F(1))) }, nil
+	case graph.MathSoftsign:
+		return func(x Expr) Expr { return Div(x, Add(F(1), Libm("fabs", x))) }, nil
+	case graph.MathElu:
+		return func(x Expr) Expr { return Sel(LT(x, F(0)), Mul(F(a.Alpha), Libm("expm1", x)), x) }, nil
+	case graph.MathSelu:
+		ga := float32(float64(a.Gamma) * float64(a.Alpha))
+		return func(x Expr) Expr {
+			return Sel(GT(x, F(0)), Mul(F(a.Gamma), x), Mul(F(ga), Libm("expm1", x)))
+		}, nil
+	case graph.MathCelu:
+		return func(x Expr) Expr {
+			return Add(Max(F(0), x), Min(F(0), Mul(F(a.Alpha), Libm("expm1", Div(x, F(a.Alpha))))))
+		}, nil
+	case graph.MathThresholdedRelu:
+		return func(x Expr) Expr { return Sel(GT(x, F(a.Alpha)), x, F(0)) }, nil
+	case graph.MathSquare:
+		return func(x Expr) Expr { return Mul(x, x) }, nil
+	case graph.MathRsqrt:
+		return func(x Expr) Expr { return Div(F(1), Libm("sqrt", x)) }, nil
+	}
+	return nil, fmt.Errorf("no float definition of %s", a.Fn)
 }
 
 // lut evaluates the reference kernel on every 8-bit input value and emits y = T[x].

@@ -127,7 +127,22 @@ const (
 	IntrDot = "dot"
 	// IntrExpNeg(x) int32: gemmlowp exp_on_negative_values on Q5.26 -> Q0.31.
 	IntrExpNeg = "exp_neg"
+	// IntrLibm + name (x) float32: the C library's float function name+"f"
+	// (logf, sqrtf, sinf, ...): see LibmFuncs.
+	IntrLibm = "libm_"
 )
+
+// LibmFuncs are the float32 C library functions Math lowers to, with their
+// float64 definitions for the TIR interpreter.
+var LibmFuncs = map[string]func(float64) float64{
+	"log": math.Log, "sqrt": math.Sqrt, "fabs": math.Abs, "ceil": math.Ceil, "rint": math.RoundToEven,
+	"erf": math.Erf, "sin": math.Sin, "cos": math.Cos, "tan": math.Tan, "asin": math.Asin,
+	"acos": math.Acos, "atan": math.Atan, "sinh": math.Sinh, "cosh": math.Cosh, "asinh": math.Asinh,
+	"acosh": math.Acosh, "atanh": math.Atanh, "log1p": math.Log1p, "expm1": math.Expm1,
+}
+
+// Libm calls the C library's float32 function name on x.
+func Libm(name string, x Expr) Expr { return Call(IntrLibm+name, F32, x) }
 
 func (e *IntImm) Type() DType    { return e.T }
 func (e *FloatImm) Type() DType  { return graph.Float32 }

@@ -3,6 +3,7 @@ package tir
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -355,6 +356,9 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 	}
 	if fn, ok := extIntrinsics[x.Name]; ok {
 		return fn(args)
+	}
+	if f, ok := LibmFuncs[strings.TrimPrefix(x.Name, IntrLibm)]; ok && strings.HasPrefix(x.Name, IntrLibm) {
+		return val{f: float64(float32(f(args[0].f)))}
 	}
 	panic(fmt.Sprintf("unknown intrinsic %s", x.Name))
 }

@@ -355,7 +355,7 @@ func Finalize(f *PrimFunc) *PrimFunc {
 // input elements at the same position only (so writing over the input is safe).
 func canRunInPlace(n *graph.Node, f *PrimFunc) bool {
 	switch n.Op {
-	case graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid,
+	case graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid, graph.Math,
 		graph.Quantize, graph.Dequantize, graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Reshape:
 		return true
 	case graph.Conv2D:
@@ -452,7 +452,7 @@ func Flatten(f *PrimFunc) *PrimFunc {
 // table (see computeUnary).
 var tableOps = map[graph.Op]bool{
 	graph.Relu: true, graph.Clip: true, graph.LeakyRelu: true, graph.Sigmoid: true, graph.Tanh: true,
-	graph.HardSwish: true, graph.HardSigmoid: true, graph.Quantize: true, graph.Dequantize: true,
+	graph.HardSwish: true, graph.HardSigmoid: true, graph.Math: true, graph.Quantize: true, graph.Dequantize: true,
 }
 
 // fuseTables finds 8-bit element-wise table ops whose input comes from a

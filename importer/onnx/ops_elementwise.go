@@ -292,3 +292,30 @@ func convSoftmax(im *importer, c *nodeCtx) error {
 	c.emit1(graph.Softmax, []string{im.get(x, l)}, &graph.SoftmaxAttrs{Axis: axis, Beta: 1}, x.dt, x.shape, l)
 	return nil
 }
+
+// convMath maps an ONNX element-wise function to Math with its constants'
+// defaults; float inputs only (a quantized model gets it as a table after
+// quantization).
+func convMath(fn graph.MathFn, alpha, gamma float32) converter {
+	return convUnaryWith(graph.Math, func(c *nodeCtx) (any, error) {
+		if x := c.in(0); x != nil && x.dt != graph.Float32 {
+			return nil, unsupportedf("%s on %s", fn, x.dt)
+		}
+		return &graph.MathAttrs{Fn: fn, Alpha: c.float("alpha", alpha), Gamma: c.float("gamma", gamma)}, nil
+	})
+}
+
+func init() {
+	for _, fn := range []graph.MathFn{
+		graph.MathExp, graph.MathLog, graph.MathSqrt, graph.MathAbs, graph.MathNeg, graph.MathReciprocal,
+		graph.MathFloor, graph.MathCeil, graph.MathRound, graph.MathSign, graph.MathErf, graph.MathSin,
+		graph.MathCos, graph.MathTan, graph.MathAsin, graph.MathAcos, graph.MathAtan, graph.MathSinh,
+		graph.MathCosh, graph.MathAsinh, graph.MathAcosh, graph.MathAtanh, graph.MathSoftplus, graph.MathSoftsign,
+	} {
+		converters[string(fn)] = convMath(fn, 0, 0)
+	}
+	converters["Elu"] = convMath(graph.MathElu, 1, 0)
+	converters["Celu"] = convMath(graph.MathCelu, 1, 0)
+	converters["ThresholdedRelu"] = convMath(graph.MathThresholdedRelu, 1, 0)
+	converters["Selu"] = convMath(graph.MathSelu, 1.67326319217681884765625, 1.05070102214813232421875)
+}

@@ -270,6 +270,26 @@ var builders = []struct {
 		outs = append(outs, b.node(graph.Clip, &graph.ClipAttrs{Min: -1, Max: 1}, 0.05, 3, x))
 		return b.done(outs...)
 	}},
+	{"math", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{3, 7}, 0.05, 3)
+		m := func(fn graph.MathFn, in string, alpha, gamma float32) string {
+			return b.node(graph.Math, &graph.MathAttrs{Fn: fn, Alpha: alpha, Gamma: gamma}, 0.04, -5, in)
+		}
+		var outs []string
+		for _, fn := range []graph.MathFn{graph.MathExp, graph.MathAbs, graph.MathNeg, graph.MathFloor, graph.MathCeil,
+			graph.MathRound, graph.MathSign, graph.MathErf, graph.MathSin, graph.MathCos, graph.MathTan, graph.MathAtan,
+			graph.MathSinh, graph.MathCosh, graph.MathAsinh, graph.MathSoftplus, graph.MathSoftsign, graph.MathSquare} {
+			outs = append(outs, m(fn, x, 0, 0))
+		}
+		outs = append(outs, m(graph.MathElu, x, 0.7, 0), m(graph.MathCelu, x, 1.3, 0), m(graph.MathThresholdedRelu, x, 0.2, 0),
+			m(graph.MathSelu, x, 1.67326319217681884765625, 1.05070102214813232421875))
+		// Functions of a restricted domain, on the range of another.
+		e, sg, ch := m(graph.MathExp, x, 0, 0), m(graph.MathSoftsign, x, 0, 0), m(graph.MathCosh, x, 0, 0)
+		outs = append(outs, m(graph.MathSqrt, e, 0, 0), m(graph.MathLog, e, 0, 0), m(graph.MathRsqrt, e, 0, 0),
+			m(graph.MathReciprocal, e, 0, 0), m(graph.MathAsin, sg, 0, 0), m(graph.MathAcos, sg, 0, 0),
+			m(graph.MathAtanh, sg, 0, 0), m(graph.MathAcosh, ch, 0, 0))
+		return b.done(outs...)
+	}},
 	{"hard_sigmoid", true, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{4, 5}, 0, 0)
 		return b.done(b.node(graph.HardSigmoid, &graph.HardSigmoidAttrs{Alpha: 0.2, Beta: 0.5}, 0, 0, x))

@@ -1,0 +1,153 @@
+package interp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+func init() {
+	Register(graph.Math, FloatClass, floatUnary(func(n *graph.Node) (func(float64) float64, error) {
+		a, ok, err := attrsOf[graph.MathAttrs](n)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("math has no function (*graph.MathAttrs)")
+		}
+		return MathFunc(a)
+	}))
+	Register(graph.Math, IntClass, intUnary(mathInt))
+}
+
+// MathFunc is the float definition of a Math function (ONNX's), in float64
+// with the constants as the float32 the model holds.
+func MathFunc(a graph.MathAttrs) (func(float64) float64, error) {
+	alpha, gamma := float64(a.Alpha), float64(a.Gamma)
+	switch a.Fn {
+	case graph.MathExp:
+		return math.Exp, nil
+	case graph.MathLog:
+		return math.Log, nil
+	case graph.MathSqrt:
+		return math.Sqrt, nil
+	case graph.MathAbs:
+		return math.Abs, nil
+	case graph.MathNeg:
+		return func(x float64) float64 { return -x }, nil
+	case graph.MathReciprocal:
+		return func(x float64) float64 { return 1 / x }, nil
+	case graph.MathFloor:
+		return math.Floor, nil
+	case graph.MathCeil:
+		return math.Ceil, nil
+	case graph.MathRound:
+		return math.RoundToEven, nil
+	case graph.MathSign:
+		return func(x float64) float64 {
+			switch {
+			case x > 0:
+				return 1
+			case x < 0:
+				return -1
+			}
+			return x // 0, -0 and NaN keep themselves
+		}, nil
+	case graph.MathErf:
+		return math.Erf, nil
+	case graph.MathSin:
+		return math.Sin, nil
+	case graph.MathCos:
+		return math.Cos, nil
+	case graph.MathTan:
+		return math.Tan, nil
+	case graph.MathAsin:
+		return math.Asin, nil
+	case graph.MathAcos:
+		return math.Acos, nil
+	case graph.MathAtan:
+		return math.Atan, nil
+	case graph.MathSinh:
+		return math.Sinh, nil
+	case graph.MathCosh:
+		return math.Cosh, nil
+	case graph.MathAsinh:
+		return math.Asinh, nil
+	case graph.MathAcosh:
+		return math.Acosh, nil
+	case graph.MathAtanh:
+		return math.Atanh, nil
+	case graph.MathSoftplus:
+		return func(x float64) float64 { return math.Log(math.Exp(x) + 1) }, nil
+	case graph.MathSoftsign:
+		return func(x float64) float64 { return x / (1 + math.Abs(x)) }, nil
+	case graph.MathElu:
+		return func(x float64) float64 {
+			if x < 0 {
+				return alpha * (math.Exp(x) - 1)
+			}
+			return x
+		}, nil
+	case graph.MathSelu:
+		return func(x float64) float64 {
+			if x > 0 {
+				return gamma * x
+			}
+			return gamma * alpha * (math.Exp(x) - 1)
+		}, nil
+	case graph.MathCelu:
+		return func(x float64) float64 {
+			return math.Max(0, x) + math.Min(0, alpha*(math.Exp(x/alpha)-1))
+		}, nil
+	case graph.MathThresholdedRelu:
+		return func(x float64) float64 {
+			if x > alpha {
+				return x
+			}
+			return 0
+		}, nil
+	case graph.MathSquare:
+		return func(x float64) float64 { return x * x }, nil
+	case graph.MathRsqrt:
+		return func(x float64) float64 { return 1 / math.Sqrt(x) }, nil
+	}
+	return nil, fmt.Errorf("unknown math function %q", a.Fn)
+}
+
+// mathInt is the 8-bit form of a Math function: the input dequantized, the
+// float function, and the result quantized to the output (round half away
+// from zero, saturated). The generated code holds it as a 256-entry table.
+func mathInt(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
+	a, ok, err := attrsOf[graph.MathAttrs](n)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("math has no function (*graph.MathAttrs)")
+	}
+	f, err := MathFunc(a)
+	if err != nil {
+		return nil, err
+	}
+	if x.DType != graph.Int8 && x.DType != graph.UInt8 {
+		return nil, fmt.Errorf("integer %s on %s: only 8-bit inputs (a table)", a.Fn, x.DType)
+	}
+	if x.Quant == nil || y.Quant == nil {
+		return nil, fmt.Errorf("integer %s needs quantized input and output", a.Fn)
+	}
+	sx, zx := qparams(x)
+	sy, zy := qparams(y)
+	return func(v int32) int32 {
+		r := f(float64(sx)*float64(v-zx)) / float64(sy)
+		switch {
+		case math.IsNaN(r):
+			return zy
+		case r > 1<<20:
+			return 1 << 20
+		case r < -(1 << 20):
+			return -(1 << 20)
+		}
+		return int32(math.Round(r)) + zy
+	}, nil
+}

@@ -1,0 +1,47 @@
+package interp
+
+import (
+	"math"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// int8 Math, worked by hand: x scale 0.05 zero point 10, y scale 0.1 zero
+// point -20. x = 30 is 1.0: exp(1) = 2.71828 / 0.1 = 27.18 -> 27 - 20 = 7;
+// x = 10 is 0: exp(0) = 1 -> 10 - 20 = -10; x = -128 is -6.9:
+// exp(-6.9) = 0.001 -> 0 - 20 = -20; x = 127 is 5.85: exp(5.85) = 347 ->
+// 3472 saturates at 127.
+func TestMathInt8HandWorked(t *testing.T) {
+	y := runInt(t, graph.Math, &graph.MathAttrs{Fn: graph.MathExp}, graph.Int8, []int{4}, pq(0.1, -20),
+		qt{d: qd(graph.Int8, []int{4}, 30, 10, -128, 127), q: pq(0.05, 10), input: true})
+	wantInts(t, y, 7, -10, -20, 127)
+	// Elu alpha 0.5 on x = -10 (-1.0): 0.5 (e^-1 - 1) = -0.31606 / 0.1 = -3.16 -> -3 - 20 = -23.
+	y = runInt(t, graph.Math, &graph.MathAttrs{Fn: graph.MathElu, Alpha: 0.5}, graph.Int8, []int{2}, pq(0.1, -20),
+		qt{d: qd(graph.Int8, []int{2}, -10, 30), q: pq(0.05, 10), input: true})
+	wantInts(t, y, -23, -10)
+}
+
+// Float Math against values worked by hand (ONNX's definitions).
+func TestMathFloatHandWorked(t *testing.T) {
+	x := fd([]int{4}, -1.5, -0.5, 0.5, 2.5)
+	cases := []struct {
+		a    graph.MathAttrs
+		want []float32
+	}{
+		{graph.MathAttrs{Fn: graph.MathRound}, []float32{-2, -0, 0, 2}}, // half to even
+		{graph.MathAttrs{Fn: graph.MathFloor}, []float32{-2, -1, 0, 2}},
+		{graph.MathAttrs{Fn: graph.MathCeil}, []float32{-1, -0, 1, 3}},
+		{graph.MathAttrs{Fn: graph.MathSign}, []float32{-1, -1, 1, 1}},
+		{graph.MathAttrs{Fn: graph.MathSoftsign}, []float32{-0.6, -1.0 / 3, 1.0 / 3, 2.5 / 3.5}},
+		{graph.MathAttrs{Fn: graph.MathThresholdedRelu, Alpha: 0.5}, []float32{0, 0, 0, 2.5}},
+		{graph.MathAttrs{Fn: graph.MathSquare}, []float32{2.25, 0.25, 0.25, 6.25}},
+		{graph.MathAttrs{Fn: graph.MathElu, Alpha: 2}, []float32{float32(2 * (math.Exp(-1.5) - 1)), float32(2 * (math.Exp(-0.5) - 1)), 0.5, 2.5}},
+		{graph.MathAttrs{Fn: graph.MathCelu, Alpha: 2}, []float32{float32(2 * (math.Exp(-0.75) - 1)), float32(2 * (math.Exp(-0.25) - 1)), 0.5, 2.5}},
+		{graph.MathAttrs{Fn: graph.MathSoftplus}, []float32{float32(math.Log1p(math.Exp(-1.5))), float32(math.Log1p(math.Exp(-0.5))), float32(math.Log1p(math.Exp(0.5))), float32(math.Log1p(math.Exp(2.5)))}},
+	}
+	for _, c := range cases {
+		a := c.a
+		closeTo(t, mustRun(t, graph.Math, &a, []int{4}, x).F, c.want)
+	}
+}
