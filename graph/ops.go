@@ -27,6 +27,8 @@ const (
 	AvgPool2D Op = "AvgPool2D"
 	// Mean over Axes. Attrs: *MeanAttrs.
 	Mean Op = "Mean"
+	// Reduce: a sum, product, max, min or norm over Axes. Attrs: *ReduceAttrs.
+	Reduce Op = "Reduce"
 
 	// Reshape: a view with a new shape (the output tensor's shape). Flatten,
 	// Squeeze, Unsqueeze and ExpandDims all import as Reshape.
@@ -149,6 +151,30 @@ type PoolAttrs struct {
 
 // MeanAttrs are the attributes of Mean.
 type MeanAttrs struct {
+	Axes     []int
+	KeepDims bool
+}
+
+// ReduceKind is what Reduce computes over its axes (ONNX's ReduceX).
+type ReduceKind string
+
+// The reductions of Reduce.
+const (
+	ReduceSum       ReduceKind = "Sum"
+	ReduceMax       ReduceKind = "Max"
+	ReduceMin       ReduceKind = "Min"
+	ReduceProd      ReduceKind = "Prod"
+	ReduceL1        ReduceKind = "L1"        // Σ|x|
+	ReduceL2        ReduceKind = "L2"        // sqrt(Σx²)
+	ReduceLogSum    ReduceKind = "LogSum"    // log(Σx)
+	ReduceLogSumExp ReduceKind = "LogSumExp" // log(Σexp(x))
+	ReduceSumSquare ReduceKind = "SumSquare" // Σx²
+)
+
+// ReduceAttrs are the attributes of Reduce; the axes and KeepDims mean what
+// they mean for Mean.
+type ReduceAttrs struct {
+	Kind     ReduceKind
 	Axes     []int
 	KeepDims bool
 }

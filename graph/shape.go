@@ -193,13 +193,19 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, fmt.Errorf("needs two inputs")
 		}
 		return Broadcast(x.Shape, y.Shape)
-	case Mean:
-		a, ok := n.Attrs.(*MeanAttrs)
-		if !ok {
-			return nil, fmt.Errorf("needs MeanAttrs")
+	case Mean, Reduce:
+		var axes []int
+		var keepDims bool
+		switch a := n.Attrs.(type) {
+		case *MeanAttrs:
+			axes, keepDims = a.Axes, a.KeepDims
+		case *ReduceAttrs:
+			axes, keepDims = a.Axes, a.KeepDims
+		default:
+			return nil, fmt.Errorf("needs %sAttrs", n.Op)
 		}
 		reduce := map[int]bool{}
-		for _, ax := range a.Axes {
+		for _, ax := range axes {
 			if ax < 0 {
 				ax += len(x.Shape)
 			}
@@ -213,7 +219,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			switch {
 			case !reduce[i]:
 				s = append(s, d)
-			case a.KeepDims:
+			case keepDims:
 				s = append(s, 1)
 			}
 		}

@@ -1,7 +1,9 @@
 package tir
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/qmath"
@@ -12,6 +14,7 @@ func init() {
 	register(graph.AvgPool2D, computePool)
 	register(graph.Softmax, computeSoftmax)
 	register(graph.Mean, computeMean)
+	register(graph.Reduce, computeReduce)
 }
 
 // computePool: max or average over an HxW window of NHWC, padded taps skipped.
@@ -268,18 +271,115 @@ func computeMean(k *kctx) (Stmt, error) {
 		return nil, k.errorf("missing *graph.MeanAttrs")
 	}
 	xt := k.g.In(k.n, 0)
-	x := k.in(0)
-	y, yt := k.output()
-	rank := len(xt.Shape)
+	_, yt := k.output()
+	k.f.Op = "mean"
+	if !isInt(xt) {
+		return reduceNest(k, a.Axes, F32, F(0), func(acc, v Expr) Expr { return Add(acc, v) },
+			func(acc Expr, cnt int) Expr { return Div(acc, F(float32(cnt))) })
+	}
+	// int: TFLite's MeanOrSum: (Σx − zx·count) requantized by s_x/s_y/count,
+	// the division folded into the multiplier.
+	cnt, err := reducedCount(xt.Shape, a.Axes)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sx, zx, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sy, zy, err := quantParams(yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	mm, ss := qmath.QuantizeMultiplier(float64(sx) / float64(sy))
+	shift := 63 - qmath.CountLeadingZeros64(uint64(cnt))
+	shift = max(min(shift, 32, 31+ss), 0)
+	m := int32((int64(mm) << uint(shift)) / int64(cnt))
+	s := int32(ss - shift)
+	lo, hi := yt.DType.Range()
+	return reduceNest(k, a.Axes, I32, C(0), func(acc, v Expr) Expr { return Add(acc, v) }, func(acc Expr, cnt int) Expr {
+		v := Add(Requant(Sub(acc, C(int64(zx)*int64(cnt))), C(int64(m)), C(int64(s))), C(int64(zy)))
+		return CastTo(yt.DType, Clamp(v, C(lo), C(hi)))
+	})
+}
+
+// computeReduce: the float ReduceX, accumulated in float32 in input order.
+func computeReduce(k *kctx) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.ReduceAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.ReduceAttrs")
+	}
+	if xt := k.g.In(k.n, 0); isInt(xt) {
+		return nil, k.errorf("integer Reduce%s is not supported", a.Kind)
+	}
+	k.f.Op = "reduce_" + strings.ToLower(string(a.Kind))
+	sum := func(acc, v Expr) Expr { return Add(acc, v) }
+	same := func(acc Expr, _ int) Expr { return acc }
+	switch a.Kind {
+	case graph.ReduceSum:
+		return reduceNest(k, a.Axes, F32, F(0), sum, same)
+	case graph.ReduceProd:
+		return reduceNest(k, a.Axes, F32, F(1), func(acc, v Expr) Expr { return Mul(acc, v) }, same)
+	case graph.ReduceMax:
+		return reduceNest(k, a.Axes, F32, F(float32(math.Inf(-1))), func(acc, v Expr) Expr { return Max(acc, v) }, same)
+	case graph.ReduceMin:
+		return reduceNest(k, a.Axes, F32, F(float32(math.Inf(1))), func(acc, v Expr) Expr { return Min(acc, v) }, same)
+	case graph.ReduceL1:
+		return reduceNest(k, a.Axes, F32, F(0), func(acc, v Expr) Expr { return Add(acc, Libm("fabs", v)) }, same)
+	case graph.ReduceL2:
+		return reduceNest(k, a.Axes, F32, F(0), func(acc, v Expr) Expr { return Add(acc, Mul(v, v)) },
+			func(acc Expr, _ int) Expr { return Libm("sqrt", acc) })
+	case graph.ReduceSumSquare:
+		return reduceNest(k, a.Axes, F32, F(0), func(acc, v Expr) Expr { return Add(acc, Mul(v, v)) }, same)
+	case graph.ReduceLogSum:
+		return reduceNest(k, a.Axes, F32, F(0), sum, func(acc Expr, _ int) Expr { return Libm("log", acc) })
+	case graph.ReduceLogSumExp:
+		return reduceNest(k, a.Axes, F32, F(0), func(acc, v Expr) Expr { return Add(acc, Call(IntrExp, F32, v)) },
+			func(acc Expr, _ int) Expr { return Libm("log", acc) })
+	}
+	return nil, k.errorf("unknown reduction %q", a.Kind)
+}
+
+// reducedCount is how many input elements fold into each output.
+func reducedCount(shape, axes []int) (int, error) {
+	red, err := reducedAxesOf(len(shape), axes)
+	if err != nil {
+		return 0, err
+	}
+	cnt := 1
+	for i, d := range shape {
+		if red[i] {
+			cnt *= d
+		}
+	}
+	return cnt, nil
+}
+
+func reducedAxesOf(rank int, axes []int) ([]bool, error) {
 	red := make([]bool, rank)
-	for _, ax := range a.Axes {
+	for _, ax := range axes {
 		if ax < 0 {
 			ax += rank
 		}
 		if ax < 0 || ax >= rank {
-			return nil, k.errorf("axis %d out of range", ax)
+			return nil, fmt.Errorf("axis %d out of range", ax)
 		}
 		red[ax] = true
+	}
+	return red, nil
+}
+
+// reduceNest loops over the kept axes of the input; for each output element
+// an accumulator of type accT starts at init, takes step(acc, x) for every
+// element of the reduced axes in order, and fin(acc, count) is stored.
+func reduceNest(k *kctx, axes []int, accT DType, init Expr, step func(acc, v Expr) Expr, fin func(acc Expr, cnt int) Expr) (Stmt, error) {
+	xt := k.g.In(k.n, 0)
+	x := k.in(0)
+	y, _ := k.output()
+	rank := len(xt.Shape)
+	red, err := reducedAxesOf(rank, axes)
+	if err != nil {
+		return nil, k.errorf("%v", err)
 	}
 	var keep, rdims []int
 	for i, d := range xt.Shape {
@@ -291,7 +391,6 @@ func computeMean(k *kctx) (Stmt, error) {
 	}
 	cnt := graph.NumElements(rdims)
 	viewAs(y, append([]int{1}, keep...))
-	k.f.Op = "mean"
 	kn := make([]string, len(keep))
 	rn := make([]string, len(rdims))
 	for i := range kn {
@@ -299,30 +398,6 @@ func computeMean(k *kctx) (Stmt, error) {
 	}
 	for i := range rn {
 		rn[i] = "r" + string(rune('0'+i))
-	}
-	// int: TFLite's MeanOrSum: (Σx − zx·count) requantized by s_x/s_y/count,
-	// the division folded into the multiplier.
-	intMode := isInt(xt)
-	accT := F32
-	var m, s, zx, zy int32
-	var lo, hi int64
-	if intMode {
-		accT = I32
-		sx, zxv, err := quantParams(xt)
-		if err != nil {
-			return nil, k.errorf("%v", err)
-		}
-		sy, zyv, err := quantParams(yt)
-		if err != nil {
-			return nil, k.errorf("%v", err)
-		}
-		zx, zy = zxv, zyv
-		mm, ss := qmath.QuantizeMultiplier(float64(sx) / float64(sy))
-		shift := 63 - qmath.CountLeadingZeros64(uint64(cnt))
-		shift = max(min(shift, 32, 31+ss), 0)
-		m = int32((int64(mm) << uint(shift)) / int64(cnt))
-		s = int32(ss - shift)
-		lo, hi = yt.DType.Range()
 	}
 	return Loops(kn, keep, func(o []Expr) Stmt {
 		oo := append([]Expr{}, o...)
@@ -339,13 +414,9 @@ func computeMean(k *kctx) (Stmt, error) {
 						ki++
 					}
 				}
-				return Put(acc, Add(At(acc), ld(x, idx...)))
+				return Put(acc, step(At(acc), ld(x, idx...)))
 			})
-			if intMode {
-				v := Add(Requant(Sub(At(acc), C(int64(zx)*int64(cnt))), C(int64(m)), C(int64(s))), C(int64(zy)))
-				return Block(Put(acc, C(0)), body, Put(y, CastTo(yt.DType, Clamp(v, C(lo), C(hi))), append([]Expr{C(0)}, oo...)...))
-			}
-			return Block(Put(acc, F(0)), body, Put(y, Div(At(acc), F(float32(cnt))), append([]Expr{C(0)}, oo...)...))
+			return Block(Put(acc, init), body, Put(y, fin(At(acc), cnt), append([]Expr{C(0)}, oo...)...))
 		})
 	}), nil
 }

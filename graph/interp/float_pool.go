@@ -2,6 +2,7 @@ package interp
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -10,6 +11,7 @@ func init() {
 	Register(graph.MaxPool2D, FloatClass, floatPool(false))
 	Register(graph.AvgPool2D, FloatClass, floatPool(true))
 	Register(graph.Mean, FloatClass, floatMean)
+	Register(graph.Reduce, FloatClass, floatReduce)
 }
 
 // poolOutOK reports whether out is the floor- or ceil-mode pool output length.
@@ -123,21 +125,71 @@ func floatMean(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	if err != nil {
 		return nil, err
 	}
+	return floatReduceOver(g, n, ins, a.Axes, func() float64 { return 0 }, func(s, v float64) float64 { return s + v },
+		func(s float64, cnt int) float64 { return s / float64(cnt) })
+}
+
+// floatReduce is ONNX's ReduceX in float64, rounded once to float32.
+func floatReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	a, ok, err := attrsOf[graph.ReduceAttrs](n)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("reduce has no kind (*graph.ReduceAttrs)")
+	}
+	zero := func() float64 { return 0 }
+	sum := func(s, v float64) float64 { return s + v }
+	same := func(s float64, _ int) float64 { return s }
+	var (
+		init = zero
+		add  = sum
+		fin  = same
+	)
+	switch a.Kind {
+	case graph.ReduceSum:
+	case graph.ReduceProd:
+		init, add = func() float64 { return 1 }, func(s, v float64) float64 { return s * v }
+	case graph.ReduceMax:
+		init, add = func() float64 { return math.Inf(-1) }, math.Max
+	case graph.ReduceMin:
+		init, add = func() float64 { return math.Inf(1) }, math.Min
+	case graph.ReduceL1:
+		add = func(s, v float64) float64 { return s + math.Abs(v) }
+	case graph.ReduceL2:
+		add, fin = func(s, v float64) float64 { return s + v*v }, func(s float64, _ int) float64 { return math.Sqrt(s) }
+	case graph.ReduceSumSquare:
+		add = func(s, v float64) float64 { return s + v*v }
+	case graph.ReduceLogSum:
+		fin = func(s float64, _ int) float64 { return math.Log(s) }
+	case graph.ReduceLogSumExp:
+		add, fin = func(s, v float64) float64 { return s + math.Exp(v) }, func(s float64, _ int) float64 { return math.Log(s) }
+	default:
+		return nil, fmt.Errorf("unknown reduction %q", a.Kind)
+	}
+	return floatReduceOver(g, n, ins, a.Axes, init, add, fin)
+}
+
+// floatReduceOver folds every input element into the output element at its
+// index with the reduced axes zeroed (all axes when axes is empty), then
+// finishes each output with the count of elements folded into it.
+func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []int, init func() float64,
+	add func(s, v float64) float64, fin func(s float64, cnt int) float64) ([]*graph.Data, error) {
 	x, err := floatIn(ins, 0, "input")
 	if err != nil {
 		return nil, err
 	}
 	r := len(x.Shape)
 	reduce := make([]bool, r)
-	if len(a.Axes) == 0 {
+	if len(axes) == 0 {
 		for i := range reduce {
 			reduce[i] = true
 		}
 	}
-	for _, ax := range a.Axes {
+	for _, ax := range axes {
 		ax, err := normAxis(ax, r)
 		if err != nil {
-			return nil, fmt.Errorf("mean: %w", err)
+			return nil, fmt.Errorf("%s: %w", n.Op, err)
 		}
 		reduce[ax] = true
 	}
@@ -157,17 +209,18 @@ func floatMean(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 		return nil, err
 	}
 	if !sameShape(out.Shape, keep) && !sameShape(out.Shape, drop) {
-		return nil, fmt.Errorf("mean output shape %v, reducing axes %v of %v gives %v (or %v without the kept dims)", out.Shape, reducedAxes(reduce), x.Shape, keep, drop)
+		return nil, fmt.Errorf("%s output shape %v, reducing axes %v of %v gives %v (or %v without the kept dims)", n.Op, out.Shape, reducedAxes(reduce), x.Shape, keep, drop)
 	}
-	// Each input element adds into the output element at its index with the
-	// reduced axes zeroed: broadcastOffsets of keep over the input shape.
-	sums := make([]float64, len(out.F))
+	acc := make([]float64, len(out.F))
+	for i := range acc {
+		acc[i] = init()
+	}
 	offs := broadcastOffsets(keep, x.Shape)
 	for i, v := range x.F {
-		sums[offs[i]] += float64(v)
+		acc[offs[i]] = add(acc[offs[i]], float64(v))
 	}
-	for i, s := range sums {
-		out.F[i] = float32(s / float64(cnt))
+	for i, s := range acc {
+		out.F[i] = float32(fin(s, cnt))
 	}
 	return []*graph.Data{out}, nil
 }

@@ -45,3 +45,27 @@ func TestMathFloatHandWorked(t *testing.T) {
 		closeTo(t, mustRun(t, graph.Math, &a, []int{4}, x).F, c.want)
 	}
 }
+
+// Reduce over a 2x3 matrix [[1 -2 3] [-4 5 -6]], worked by hand.
+func TestReduceHandWorked(t *testing.T) {
+	x := fd([]int{2, 3}, 1, -2, 3, -4, 5, -6)
+	cases := []struct {
+		k     graph.ReduceKind
+		axes  []int
+		shape []int
+		want  []float32
+	}{
+		{graph.ReduceSum, []int{1}, []int{2}, []float32{2, -5}},
+		{graph.ReduceSum, nil, []int{1, 1}, []float32{-3}},
+		{graph.ReduceMax, []int{0}, []int{3}, []float32{1, 5, 3}},
+		{graph.ReduceMin, []int{-1}, []int{2}, []float32{-2, -6}},
+		{graph.ReduceProd, []int{1}, []int{2}, []float32{-6, 120}},
+		{graph.ReduceL1, []int{1}, []int{2}, []float32{6, 15}},
+		{graph.ReduceL2, []int{0}, []int{3}, []float32{float32(math.Sqrt(17)), float32(math.Sqrt(29)), float32(math.Sqrt(45))}},
+		{graph.ReduceSumSquare, []int{1}, []int{2}, []float32{14, 77}},
+		{graph.ReduceLogSumExp, []int{0}, []int{3}, []float32{float32(math.Log(math.E + math.Exp(-4))), float32(math.Log(math.Exp(-2) + math.Exp(5))), float32(math.Log(math.Exp(3) + math.Exp(-6)))}},
+	}
+	for _, c := range cases {
+		closeTo(t, mustRun(t, graph.Reduce, &graph.ReduceAttrs{Kind: c.k, Axes: c.axes}, c.shape, x).F, c.want)
+	}
+}

@@ -382,15 +382,24 @@ func convGlobalPool(op graph.Op) converter {
 	}
 }
 
-func convReduceMean(im *importer, c *nodeCtx) error {
+var convReduceMean = convReduce("")
+
+// convReduce maps ReduceMean (kind "") to Mean and the other ReduceX to
+// Reduce of that kind; axes come from the attribute, or from input 1 where
+// the op's opset moved them there (ReduceSum 13, the others 18).
+func convReduce(kind graph.ReduceKind) converter {
+	return func(im *importer, c *nodeCtx) error { return reduceOp(im, c, kind) }
+}
+
+func reduceOp(im *importer, c *nodeCtx, kind graph.ReduceKind) error {
 	x, err := c.need(0)
 	if err != nil {
 		return err
 	}
 	r := len(x.shape)
 	axes, ok := c.ints("axes")
-	if im.opset >= 18 {
-		d, err := c.constIn(1, "ReduceMean axes")
+	if im.opset >= 18 || kind == graph.ReduceSum && im.opset >= 13 {
+		d, err := c.constIn(1, "Reduce axes")
 		if err != nil {
 			return err
 		}
@@ -456,10 +465,22 @@ func convReduceMean(im *importer, c *nodeCtx) error {
 	}
 	slices.Sort(gaxes)
 	if x.dt != graph.Float32 {
-		return unsupportedf("ReduceMean on %s", x.dt)
+		return unsupportedf("Reduce%s on %s", map[graph.ReduceKind]string{"": "Mean"}[kind]+string(kind), x.dt)
 	}
-	c.emit1(graph.Mean, []string{im.get(x, l)}, &graph.MeanAttrs{Axes: gaxes, KeepDims: keep}, x.dt, out, outL)
+	if kind == "" {
+		c.emit1(graph.Mean, []string{im.get(x, l)}, &graph.MeanAttrs{Axes: gaxes, KeepDims: keep}, x.dt, out, outL)
+		return nil
+	}
+	c.emit1(graph.Reduce, []string{im.get(x, l)}, &graph.ReduceAttrs{Kind: kind, Axes: gaxes, KeepDims: keep}, x.dt, out, outL)
 	return nil
+}
+
+func init() {
+	for _, k := range []graph.ReduceKind{graph.ReduceSum, graph.ReduceMax, graph.ReduceMin, graph.ReduceProd,
+		graph.ReduceL1, graph.ReduceL2, graph.ReduceLogSum, graph.ReduceLogSumExp, graph.ReduceSumSquare} {
+		converters["Reduce"+string(k)] = convReduce(k)
+		paramSlots["Reduce"+string(k)] = []int{1}
+	}
 }
 
 func convBatchNorm(im *importer, c *nodeCtx) error {

@@ -255,6 +255,18 @@ var builders = []struct {
 		x := b.input([]int{1, 5, 4, 3}, 0.05, 2)
 		return b.done(b.node(graph.Mean, &graph.MeanAttrs{Axes: []int{1, 2}, KeepDims: true}, 0.03, -3, x))
 	}},
+	{"reduce", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 3, 4, 5}, 0, 0)
+		var outs []string
+		for i, k := range []graph.ReduceKind{graph.ReduceSum, graph.ReduceMax, graph.ReduceMin, graph.ReduceProd,
+			graph.ReduceL1, graph.ReduceL2, graph.ReduceSumSquare, graph.ReduceLogSumExp} {
+			axes := [][]int{{1}, {0, 2}, {3}, {1, 3}, {0, 1, 2, 3}, {2}, {-1}, {1, 2}}[i]
+			outs = append(outs, b.node(graph.Reduce, &graph.ReduceAttrs{Kind: k, Axes: axes, KeepDims: i%2 == 0}, 0, 0, x))
+		}
+		e := b.node(graph.Math, &graph.MathAttrs{Fn: graph.MathExp}, 0, 0, x)
+		outs = append(outs, b.node(graph.Reduce, &graph.ReduceAttrs{Kind: graph.ReduceLogSum, Axes: []int{3}}, 0, 0, e))
+		return b.done(outs...)
+	}},
 	{"softmax", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 10}, 0.1, 5)
 		return b.done(b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1}, 1.0/256, -128, x))
