@@ -51,6 +51,10 @@ func toBytes(d *graph.Data) []byte {
 		for _, v := range d.I {
 			binary.Write(&b, binary.LittleEndian, int32(v))
 		}
+	case graph.Int64:
+		for _, v := range d.I {
+			binary.Write(&b, binary.LittleEndian, v)
+		}
 	}
 	return b.Bytes()
 }
@@ -69,6 +73,8 @@ func fromBytes(t *graph.Tensor, b []byte) *graph.Data {
 			d.I[i] = int64(int16(binary.LittleEndian.Uint16(b[2*i:])))
 		case graph.Int32:
 			d.I[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		case graph.Int64:
+			d.I[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 	}
 	return d

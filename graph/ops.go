@@ -29,6 +29,9 @@ const (
 	Mean Op = "Mean"
 	// Reduce: a sum, product, max, min or norm over Axes. Attrs: *ReduceAttrs.
 	Reduce Op = "Reduce"
+	// ArgMax: the index of the largest (or, with Min, smallest) element
+	// along Axis, as int32 or int64 (the output tensor's dtype). Attrs *ArgAttrs.
+	ArgMax Op = "ArgMax"
 
 	// Reshape: a view with a new shape (the output tensor's shape). Flatten,
 	// Squeeze, Unsqueeze and ExpandDims all import as Reshape.
@@ -177,6 +180,16 @@ type ReduceAttrs struct {
 	Kind     ReduceKind
 	Axes     []int
 	KeepDims bool
+}
+
+// ArgAttrs are the attributes of ArgMax: the axis, whether it stays as a
+// dimension of 1, whether the smallest element is sought, and whether ties
+// go to the last index instead of the first.
+type ArgAttrs struct {
+	Axis       int
+	KeepDims   bool
+	Min        bool
+	SelectLast bool
 }
 
 // TransposeAttrs are the attributes of Transpose.

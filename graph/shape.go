@@ -86,6 +86,8 @@ func InferNode(g *Graph, n *Node) error {
 		switch n.Op {
 		case Dequantize:
 			out.DType = Float32
+		case ArgMax:
+			out.DType = Int64
 		case Quantize:
 			return fail("output %q needs a dtype and quantization parameters", out.Name)
 		default:
@@ -220,6 +222,28 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			case !reduce[i]:
 				s = append(s, d)
 			case keepDims:
+				s = append(s, 1)
+			}
+		}
+		return s, nil
+	case ArgMax:
+		a, ok := n.Attrs.(*ArgAttrs)
+		if !ok {
+			return nil, fmt.Errorf("needs ArgAttrs")
+		}
+		ax := a.Axis
+		if ax < 0 {
+			ax += len(x.Shape)
+		}
+		if ax < 0 || ax >= len(x.Shape) {
+			return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x.Shape)
+		}
+		var s []int
+		for i, d := range x.Shape {
+			switch {
+			case i != ax:
+				s = append(s, d)
+			case a.KeepDims:
 				s = append(s, 1)
 			}
 		}

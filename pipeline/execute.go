@@ -167,14 +167,17 @@ func Compare(got, want *graph.Data) (bool, float64) {
 	for i := 0; i < got.Len(); i++ {
 		a, b := got.Float(i), want.Float(i)
 		d := math.Abs(a - b)
-		if math.IsNaN(a) != math.IsNaN(b) {
+		switch {
+		case a == b || math.IsNaN(a) && math.IsNaN(b):
+			d = 0 // equal infinities, or NaN where the reference has NaN
+		case math.IsNaN(a) || math.IsNaN(b):
 			d = math.Inf(1)
 		}
 		maxd = math.Max(maxd, d)
 		if got.DType.IsInt() {
 			ok = ok && d == 0
 		} else {
-			ok = ok && d <= 1e-5*math.Abs(b)+1e-6
+			ok = ok && (d == 0 || !math.IsInf(d, 0) && d <= 1e-5*math.Abs(b)+1e-6)
 		}
 	}
 	return ok, maxd

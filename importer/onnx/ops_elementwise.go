@@ -319,3 +319,37 @@ func init() {
 	converters["ThresholdedRelu"] = convMath(graph.MathThresholdedRelu, 1, 0)
 	converters["Selu"] = convMath(graph.MathSelu, 1.67326319217681884765625, 1.05070102214813232421875)
 }
+
+// convArg maps ArgMax/ArgMin (int64 indices) in ONNX's own axis order.
+func convArg(min bool) converter {
+	return func(im *importer, c *nodeCtx) error {
+		x, err := c.need(0)
+		if err != nil {
+			return err
+		}
+		if x.dt == graph.Int64 {
+			return unsupportedf("ArgMax/ArgMin on int64")
+		}
+		axis, err := normAxis(int(c.int("axis", 0)), len(x.shape))
+		if err != nil {
+			return err
+		}
+		a := &graph.ArgAttrs{Axis: axis, KeepDims: c.int("keepdims", 1) != 0, Min: min, SelectLast: c.int("select_last_index", 0) != 0}
+		var out []int
+		for i, d := range x.shape {
+			switch {
+			case i != axis:
+				out = append(out, d)
+			case a.KeepDims:
+				out = append(out, 1)
+			}
+		}
+		c.emit1(graph.ArgMax, []string{im.get(x, asIs)}, a, graph.Int64, out, asIs)
+		return nil
+	}
+}
+
+func init() {
+	converters["ArgMax"] = convArg(false)
+	converters["ArgMin"] = convArg(true)
+}

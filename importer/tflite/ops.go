@@ -260,7 +260,7 @@ func (c *opctx) node() (*graph.Node, error) {
 				}
 			}
 		}
-	case opMean:
+	case opMean, opSum, opReduceProd, opReduceMax, opReduceMin:
 		o, e := c.options(optReducer)
 		if e != nil {
 			return nil, e
@@ -268,6 +268,9 @@ func (c *opctx) node() (*graph.Node, error) {
 		x, e := c.in(0)
 		if e != nil {
 			return nil, e
+		}
+		if c.code != opMean && x.DType != graph.Float32 {
+			return nil, c.errorf("%s reducer is supported on float32 only", x.DType)
 		}
 		axes, e := c.constInts(1, "axes")
 		if e != nil {
@@ -282,7 +285,38 @@ func (c *opctx) node() (*graph.Node, error) {
 			}
 			axes[k] = ax
 		}
-		n.Op, n.Attrs = graph.Mean, &graph.MeanAttrs{Axes: axes, KeepDims: o.boolean(0)}
+		if k, ok := floatReduce[c.code]; ok {
+			n.Op, n.Attrs = graph.Reduce, &graph.ReduceAttrs{Kind: k, Axes: axes, KeepDims: o.boolean(0)}
+		} else {
+			n.Op, n.Attrs = graph.Mean, &graph.MeanAttrs{Axes: axes, KeepDims: o.boolean(0)}
+		}
+		err = pass(0)
+	case opFloor, opExp, opNeg, opSin, opLog, opSqrt, opRsqrt, opSquare, opAbs, opCeil, opCos, opElu, opRound:
+		x, e := c.in(0)
+		if e != nil {
+			return nil, e
+		}
+		if x.DType != graph.Float32 {
+			return nil, c.errorf("%s input: only float32 is supported", x.DType)
+		}
+		n.Op, n.Attrs = graph.Math, &graph.MathAttrs{Fn: floatMath[c.code], Alpha: 1}
+		err = pass(0)
+	case opArgMax, opArgMin:
+		x, e := c.in(0)
+		if e != nil {
+			return nil, e
+		}
+		axes, e := c.constInts(1, "axis")
+		if e != nil {
+			return nil, e
+		}
+		if len(axes) != 1 {
+			return nil, c.errorf("axis has %d values, want 1", len(axes))
+		}
+		if axes[0] < -len(x.Shape) || axes[0] >= len(x.Shape) {
+			return nil, c.errorf("axis %d out of range for shape %v", axes[0], x.Shape)
+		}
+		n.Op, n.Attrs = graph.ArgMax, &graph.ArgAttrs{Axis: (axes[0] + len(x.Shape)) % len(x.Shape), Min: c.code == opArgMin}
 		err = pass(0)
 	case opLogistic:
 		n.Op = graph.Sigmoid

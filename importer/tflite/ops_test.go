@@ -216,6 +216,43 @@ var floatCases = []opCase{
 	{name: "mean", code: tg.OpMean, opts: &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, true)}},
 		ins: []spec{fin(1, 2, 2, 2), i32c([]int32{2}, 1, 2)}, out: fin(1, 1, 1, 2),
 		feed: [][]float64{{1, -1, 2, -2, 3, -3, 5, -5}}, want: f64(2.75, -2.75), tol: 1e-6},
+	// SUM over axis 1 of [[1,2,3],[4,5,6]] (keep_dims): [6, 15]; REDUCE_MAX/MIN/PROD over axis 0.
+	{name: "sum", code: tg.OpSum, opts: &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, true)}},
+		ins: []spec{fin(2, 3), i32c([]int32{1}, 1)}, out: fin(2, 1),
+		feed: [][]float64{{1, 2, 3, 4, 5, 6}}, want: f64(6, 15), wantShape: []int{2, 1}, tol: 1e-6},
+	{name: "reduce_max", code: tg.OpReduceMax, opts: &tg.Options{Type: tg.OptReducer},
+		ins: []spec{fin(2, 3), i32c([]int32{1}, 0)}, out: fin(3),
+		feed: [][]float64{{1, -2, 3, -4, 5, -6}}, want: f64(1, 5, 3), wantShape: []int{3}},
+	{name: "reduce_min", code: tg.OpReduceMin, opts: &tg.Options{Type: tg.OptReducer},
+		ins: []spec{fin(2, 3), i32c([]int32{1}, -2)}, out: fin(3),
+		feed: [][]float64{{1, -2, 3, -4, 5, -6}}, want: f64(-4, -2, -6), wantShape: []int{3}},
+	{name: "reduce_prod", code: tg.OpReduceProd, opts: &tg.Options{Type: tg.OptReducer},
+		ins: []spec{fin(2, 3), i32c([]int32{2}, 0, 1)}, out: fin(),
+		feed: [][]float64{{1, -2, 3, -4, 5, -6}}, want: f64(-720), tol: 1e-3},
+	// Element-wise functions: exp(ln 2) = 2, log(e^3) = 3, sqrt(2.25) = 1.5, rsqrt(4) = 0.5, ...
+	{name: "exp", code: tg.OpExp, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{math.Ln2, 0}}, want: f64(2, 1), tol: 1e-6},
+	{name: "log", code: tg.OpLog, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{math.Exp(3), 1}}, want: f64(3, 0), tol: 1e-6},
+	{name: "sqrt", code: tg.OpSqrt, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{2.25, 0}}, want: f64(1.5, 0)},
+	{name: "rsqrt", code: tg.OpRsqrt, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{4, 0.01}}, want: f64(0.5, 10), tol: 1e-5},
+	{name: "square", code: tg.OpSquare, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{-3, 0.5}}, want: f64(9, 0.25)},
+	{name: "abs", code: tg.OpAbs, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{-3, 0.5}}, want: f64(3, 0.5)},
+	{name: "neg", code: tg.OpNeg, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{-3, 0.5}}, want: f64(3, -0.5)},
+	{name: "sin", code: tg.OpSin, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{math.Pi / 6, 0}}, want: f64(0.5, 0), tol: 1e-6},
+	{name: "cos", code: tg.OpCos, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{math.Pi / 3, 0}}, want: f64(0.5, 1), tol: 1e-6},
+	{name: "floor", code: tg.OpFloor, ins: []spec{fin(3)}, out: fin(3), feed: [][]float64{{-1.5, 2.5, 3}}, want: f64(-2, 2, 3)},
+	{name: "ceil", code: tg.OpCeil, ins: []spec{fin(3)}, out: fin(3), feed: [][]float64{{-1.5, 2.5, 3}}, want: f64(-1, 3, 3)},
+	// TFLite's ROUND goes half to even.
+	{name: "round", code: tg.OpRound, ins: []spec{fin(4)}, out: fin(4), feed: [][]float64{{-1.5, 0.5, 2.5, 2.6}}, want: f64(-2, 0, 2, 3)},
+	// elu(-ln 2) = 1/2 - 1.
+	{name: "elu", code: tg.OpElu, ins: []spec{fin(2)}, out: fin(2), feed: [][]float64{{-math.Ln2, 2}}, want: f64(-0.5, 2), tol: 1e-6},
+	// ARG_MAX / ARG_MIN over the last axis of [[1,5,5],[7,0,-1]]: the first of equal maxima.
+	{name: "arg_max", code: tg.OpArgMax, ins: []spec{fin(2, 3), i32c([]int32{1}, -1)}, out: spec{typ: tg.Int32, shape: []int32{2}},
+		feed: [][]float64{{1, 5, 5, 7, 0, -1}}, want: f64(1, 0)},
+	{name: "arg_min", code: tg.OpArgMin, ins: []spec{fin(2, 3), i32c([]int32{1}, 0)}, out: spec{typ: tg.Int64, shape: []int32{3}},
+		feed: [][]float64{{1, 5, 5, 7, 0, -1}}, want: f64(0, 1, 1)},
+	// int8 ARG_MAX compares the stored values.
+	{name: "arg_max_int8", code: tg.OpArgMax, ins: []spec{qin(0.1, 3, 1, 4), i32c([]int32{1}, 1)}, out: spec{typ: tg.Int32, shape: []int32{1}},
+		feed: [][]float64{{-7, 100, -128, 101}}, want: f64(3)},
 	// sigmoid(0) = 1/2, sigmoid(ln 3) = 3/4, sigmoid(-ln 3) = 1/4.
 	{name: "logistic", code: tg.OpLogistic, ins: []spec{fin(3)}, out: fin(3),
 		feed: [][]float64{{0, math.Log(3), -math.Log(3)}}, want: f64(0.5, 0.75, 0.25), tol: 1e-6},

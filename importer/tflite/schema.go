@@ -1,5 +1,7 @@
 package tflite
 
+import "github.com/mcugen/mcugen/graph"
+
 import (
 	"fmt"
 	"strings"
@@ -88,7 +90,41 @@ const (
 	opQuantize              = 114
 	opHardSwish             = 117
 	opBatchMatMul           = 126
+	opFloor                 = 8
+	opExp                   = 47
+	opArgMax                = 56
+	opNeg                   = 59
+	opSin                   = 66
+	opLog                   = 73
+	opSum                   = 74
+	opSqrt                  = 75
+	opRsqrt                 = 76
+	opArgMin                = 79
+	opReduceProd            = 81
+	opReduceMax             = 82
+	opReduceMin             = 89
+	opSquare                = 92
+	opAbs                   = 101
+	opCeil                  = 104
+	opCos                   = 108
+	opElu                   = 111
+	opRound                 = 116
 )
+
+// floatMath are the element-wise TFLite operators that map to graph.Math on
+// float32 tensors (their int8 forms have TFLite-specific arithmetic that
+// mcugen does not reproduce, so they are refused).
+var floatMath = map[int32]graph.MathFn{
+	opFloor: graph.MathFloor, opExp: graph.MathExp, opNeg: graph.MathNeg, opSin: graph.MathSin,
+	opLog: graph.MathLog, opSqrt: graph.MathSqrt, opRsqrt: graph.MathRsqrt, opSquare: graph.MathSquare,
+	opAbs: graph.MathAbs, opCeil: graph.MathCeil, opCos: graph.MathCos, opElu: graph.MathElu,
+	opRound: graph.MathRound,
+}
+
+// floatReduce are the TFLite reducers other than MEAN (float32 only).
+var floatReduce = map[int32]graph.ReduceKind{
+	opSum: graph.ReduceSum, opReduceProd: graph.ReduceProd, opReduceMax: graph.ReduceMax, opReduceMin: graph.ReduceMin,
+}
 
 // BuiltinOptions union type ids (the 1-based position in the union).
 const (

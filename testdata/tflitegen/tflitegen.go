@@ -377,6 +377,25 @@ const (
 	OpQuantize              = 114
 	OpHardSwish             = 117
 	OpBatchMatMul           = 126
+	OpFloor                 = 8
+	OpExp                   = 47
+	OpArgMax                = 56
+	OpNeg                   = 59
+	OpSin                   = 66
+	OpLog                   = 73
+	OpSum                   = 74
+	OpSqrt                  = 75
+	OpRsqrt                 = 76
+	OpArgMin                = 79
+	OpReduceProd            = 81
+	OpReduceMax             = 82
+	OpReduceMin             = 89
+	OpSquare                = 92
+	OpAbs                   = 101
+	OpCeil                  = 104
+	OpCos                   = 108
+	OpElu                   = 111
+	OpRound                 = 116
 )
 
 // BuiltinOptions union types.

@@ -267,6 +267,22 @@ var builders = []struct {
 		outs = append(outs, b.node(graph.Reduce, &graph.ReduceAttrs{Kind: graph.ReduceLogSum, Axes: []int{3}}, 0, 0, e))
 		return b.done(outs...)
 	}},
+	{"argmax", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 3, 5}, 0.05, 3)
+		var outs []string
+		for i, a := range []graph.ArgAttrs{{Axis: 2}, {Axis: 1, KeepDims: true, Min: true}, {Axis: 0, SelectLast: true}, {Axis: -1, Min: true, SelectLast: true}} {
+			out := fmt.Sprintf("arg%d", i)
+			dt := graph.Int32
+			if i%2 == 1 {
+				dt = graph.Int64
+			}
+			b.g.AddTensor(&graph.Tensor{Name: out, DType: dt})
+			a := a
+			b.g.AddNode(&graph.Node{Name: out, Op: graph.ArgMax, Inputs: []string{x}, Outputs: []string{out}, Attrs: &a})
+			outs = append(outs, out)
+		}
+		return b.done(outs...)
+	}},
 	{"softmax", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 10}, 0.1, 5)
 		return b.done(b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1}, 1.0/256, -128, x))
