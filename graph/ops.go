@@ -221,7 +221,19 @@ type SliceAttrs struct {
 type SoftmaxAttrs struct {
 	Axis int
 	Beta float32
+	Mode SoftmaxMode
 }
+
+// SoftmaxMode selects the function of a Softmax node along its axis.
+type SoftmaxMode string
+
+// The Softmax modes: exp(x)/Σexp(x) (the default), its logarithm (ONNX
+// LogSoftmax), and 1 at the first largest element, 0 elsewhere (ONNX Hardmax).
+const (
+	SoftmaxPlain SoftmaxMode = ""
+	SoftmaxLog   SoftmaxMode = "log"
+	SoftmaxHard  SoftmaxMode = "hard"
+)
 
 // ClipAttrs are the attributes of Clip (float bounds).
 type ClipAttrs struct{ Min, Max float32 }

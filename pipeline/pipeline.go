@@ -217,7 +217,11 @@ func quantizePass(s *State) error {
 		o.Warn(fmt.Sprintf("quantizing with %d random calibration inputs; real data (--calib DIR) gives better ranges", n))
 		samples = quant.RandomCalib(s.Graph, n, 1)
 	}
-	method, err := quant.ParseMethod(o.Method)
+	name := o.Method
+	if name == "" {
+		name = string(quant.DefaultMethod)
+	}
+	method, err := quant.ParseMethod(name)
 	if err != nil {
 		return err
 	}

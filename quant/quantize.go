@@ -178,7 +178,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		}
 		groupRange[root] = r
 		if p := prod[name]; p != nil {
-			if fp, ok := fixedParams[p.Op]; ok {
+			if fp, ok := fixedParams[p.Op]; ok && !floatOnly(p) {
 				groupFixed[root] = params{float32(fp[0]), int32(fp[1])}
 			}
 		}
@@ -209,7 +209,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]float64, groupFixed map[string]params) {
 	done := map[string]bool{}
 	for _, n := range f.Nodes {
-		if n.Op != graph.Softmax || len(n.Inputs) == 0 {
+		if n.Op != graph.Softmax || len(n.Inputs) == 0 || floatOnly(n) {
 			continue
 		}
 		root := uf.find(n.Inputs[0])
@@ -228,6 +228,13 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 		r[1] = math.Max(r[1], 0) + SoftmaxHeadroom/beta
 		groupRange[root] = r
 	}
+}
+
+// floatOnly reports the forms of ops that have no int8 kernel although the
+// op has one: LogSoftmax and Hardmax (Softmax modes).
+func floatOnly(n *graph.Node) bool {
+	a, ok := n.Attrs.(*graph.SoftmaxAttrs)
+	return n.Op == graph.Softmax && ok && a != nil && a.Mode != graph.SoftmaxPlain
 }
 
 type builder struct {
@@ -276,7 +283,7 @@ func (b *builder) node(n *graph.Node) error {
 	f, q := b.f, b.q
 	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: append([]string(nil), n.Inputs...), Outputs: append([]string(nil), n.Outputs...), Attrs: copyAttrs(n.Attrs)}
 	x := f.In(n, 0)
-	if x == nil || x.DType != graph.Float32 || x.IsConst() {
+	if x == nil || x.DType != graph.Float32 || x.IsConst() || floatOnly(n) {
 		// Not a float computation on an activation: keep as is, but it must
 		// still read the quantized versions of its float inputs.
 		return b.fallback(n)

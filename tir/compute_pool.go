@@ -131,29 +131,57 @@ func windowCount(start Expr, k, dil, lo, hi int) Expr {
 // compile time (differences below diff_min tabulate as 0, which gives
 // TFLite's −128 output for them exactly) and the reciprocal of the sum
 // computed at run time with gemmlowp's Newton-Raphson.
-// softmaxAxis is the float softmax over an inner axis: x viewed as
-// [outer, depth, inner], one max, sum and division per (outer, inner).
-func softmaxAxis(k *kctx, x, y *Buffer, shape []int, axis int, beta float32) Stmt {
+// softmaxAxis is the float softmax (or its logarithm, or Hardmax) over any
+// axis: x viewed as [outer, depth, inner], one max, sum and pass of stores
+// per (outer, inner).
+func softmaxAxis(k *kctx, x, y *Buffer, shape []int, axis int, beta float32, mode graph.SoftmaxMode) Stmt {
 	depth := shape[axis]
 	inner := graph.NumElements(shape[axis+1:])
 	outer := graph.NumElements(shape) / (depth * inner)
 	viewAs(x, []int{outer, depth, inner})
 	viewAs(y, []int{outer, depth, inner})
-	k.f.Op = "softmax"
+	k.f.Op = map[graph.SoftmaxMode]string{graph.SoftmaxPlain: "softmax", graph.SoftmaxLog: "log_softmax", graph.SoftmaxHard: "hardmax"}[mode]
+	scaled := func(v Expr) Expr {
+		if beta != 1 {
+			return Mul(v, F(beta))
+		}
+		return v
+	}
 	return Loop("r", outer, func(r Expr) Stmt {
 		return Loop("i", inner, func(i Expr) Stmt {
 			return Scalar("mx", F32, func(mx *Buffer) Stmt {
+				findMax := Block(
+					Put(mx, At(x, r, C(0), i)),
+					Loop("c", depth, func(c Expr) Stmt { return Put(mx, Max(At(mx), At(x, r, c, i))) }),
+				)
+				if mode == graph.SoftmaxHard {
+					// 1 at the first maximum: a flag clears once it is stored.
+					return Scalar("first", I32, func(first *Buffer) Stmt {
+						return Block(findMax, Put(first, C(1)), Loop("c", depth, func(c Expr) Stmt {
+							return Let("hit", Sel(EQ(At(x, r, c, i), At(mx)), At(first), C(0)), func(hit Expr) Stmt {
+								return Block(Put(y, Sel(NE(hit, C(0)), F(1), F(0)), r, c, i), Put(first, Sub(At(first), hit)))
+							})
+						}))
+					})
+				}
 				return Scalar("sum", F32, func(sum *Buffer) Stmt {
+					if mode == graph.SoftmaxLog {
+						return Block(findMax, Put(sum, F(0)),
+							Loop("c", depth, func(c Expr) Stmt {
+								return Put(sum, Add(At(sum), Call(IntrExp, F32, scaled(Sub(At(x, r, c, i), At(mx))))))
+							}),
+							Let("lse", Libm("log", At(sum)), func(lse Expr) Stmt {
+								return Loop("c", depth, func(c Expr) Stmt {
+									return Put(y, Sub(scaled(Sub(At(x, r, c, i), At(mx))), lse), r, c, i)
+								})
+							}),
+						)
+					}
 					return Block(
-						Put(mx, At(x, r, C(0), i)),
-						Loop("c", depth, func(c Expr) Stmt { return Put(mx, Max(At(mx), At(x, r, c, i))) }),
+						findMax,
 						Put(sum, F(0)),
 						Loop("c", depth, func(c Expr) Stmt {
-							d := Sub(At(x, r, c, i), At(mx))
-							if beta != 1 {
-								d = Mul(d, F(beta))
-							}
-							return Let("e", Call(IntrExp, F32, d), func(e Expr) Stmt {
+							return Let("e", Call(IntrExp, F32, scaled(Sub(At(x, r, c, i), At(mx)))), func(e Expr) Stmt {
 								return Block(Put(y, e, r, c, i), Put(sum, Add(At(sum), e)))
 							})
 						}),
@@ -182,11 +210,15 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 	}
 	x := k.in(0)
 	y, yt := k.output()
-	if axis != rank-1 {
+	mode := graph.SoftmaxPlain
+	if a != nil {
+		mode = a.Mode
+	}
+	if axis != rank-1 || mode != graph.SoftmaxPlain {
 		if isInt(xt) {
-			return nil, k.errorf("integer softmax over axis %d of rank %d: only the last axis is supported", axis, rank)
+			return nil, k.errorf("integer softmax (mode %q) over axis %d of rank %d: only the plain softmax over the last axis is supported", mode, axis, rank)
 		}
-		return softmaxAxis(k, x, y, xt.Shape, axis, beta), nil
+		return softmaxAxis(k, x, y, xt.Shape, axis, beta, mode), nil
 	}
 	depth := xt.Shape[rank-1]
 	outer := xt.NumElements() / depth

@@ -312,3 +312,20 @@ func TestCompileReportsDeadChannels(t *testing.T) {
 		}
 	}
 }
+
+// compile quantizes a float model with random calibration and no --method
+// (the default range method): this once failed with "unknown range method".
+// A LogSoftmax, which has no int8 kernel, stays in float between a
+// Dequantize and a Quantize.
+func TestCompileQuantizeDefaultMethod(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, errs := mcugen(t, "compile", "../../testdata/onnx/cnn.onnx", "--calib-random", "4", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "arena") {
+		t.Fatalf("compile --calib-random: exit %d\n%s%s", code, stdout, errs)
+	}
+	needBackend(t)
+	code, stdout, errs = mcugen(t, "test", backend+"/node/test_logsoftmax_axis_1/model.onnx", "--calib-random", "4", "--board", "host")
+	if code != 0 || !strings.Contains(stdout, "bit-exact") {
+		t.Fatalf("test LogSoftmax --calib-random: exit %d\n%s%s", code, stdout, errs)
+	}
+}

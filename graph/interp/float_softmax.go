@@ -58,13 +58,27 @@ func floatSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Da
 				z[k] = beta * float64(x.F[base+k*inner])
 				m = math.Max(m, z[k])
 			}
+			if a.Mode == graph.SoftmaxHard {
+				first := true
+				for k := range z {
+					v := float32(0)
+					if first && z[k] == m {
+						v, first = 1, false
+					}
+					out.F[base+k*inner] = v
+				}
+				continue
+			}
 			var sum float64
 			for k := range z {
-				z[k] = math.Exp(z[k] - m)
-				sum += z[k]
+				sum += math.Exp(z[k] - m)
 			}
 			for k := range z {
-				out.F[base+k*inner] = float32(z[k] / sum)
+				if a.Mode == graph.SoftmaxLog {
+					out.F[base+k*inner] = float32(z[k] - m - math.Log(sum))
+				} else {
+					out.F[base+k*inner] = float32(math.Exp(z[k]-m) / sum)
+				}
 			}
 		}
 	}

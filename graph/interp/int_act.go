@@ -136,6 +136,9 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 	if !ok {
 		return nil, fmt.Errorf("needs SoftmaxAttrs")
 	}
+	if a.Mode != graph.SoftmaxPlain {
+		return nil, fmt.Errorf("integer softmax mode %q is not supported", a.Mode)
+	}
 	if err := needInts(ins, 0); err != nil {
 		return nil, err
 	}

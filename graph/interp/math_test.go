@@ -69,3 +69,14 @@ func TestReduceHandWorked(t *testing.T) {
 		closeTo(t, mustRun(t, graph.Reduce, &graph.ReduceAttrs{Kind: c.k, Axes: c.axes}, c.shape, x).F, c.want)
 	}
 }
+
+// LogSoftmax and Hardmax of [1, 2, 3, 3] (last axis), worked by hand:
+// log-sum-exp = 3 + log(1 + 1 + e^-1 + e^-2); Hardmax marks the first 3.
+func TestSoftmaxModesHandWorked(t *testing.T) {
+	x := fd([]int{1, 4}, 1, 2, 3, 3)
+	lse := 3 + math.Log(2+math.Exp(-1)+math.Exp(-2))
+	y := mustRun(t, graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1, Mode: graph.SoftmaxLog}, []int{1, 4}, x)
+	closeTo(t, y.F, []float32{float32(1 - lse), float32(2 - lse), float32(3 - lse), float32(3 - lse)})
+	y = mustRun(t, graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1, Mode: graph.SoftmaxHard}, []int{1, 4}, x)
+	closeTo(t, y.F, []float32{0, 0, 1, 0})
+}

@@ -261,7 +261,20 @@ var convClip = convUnaryWith(graph.Clip, func(c *nodeCtx) (any, error) {
 	return a, nil
 })
 
-func convSoftmax(im *importer, c *nodeCtx) error {
+var convSoftmax = convSoftmaxMode(graph.SoftmaxPlain)
+
+// convSoftmaxMode maps Softmax, LogSoftmax and Hardmax: one axis from
+// opset 13, the flattened trailing dimensions before it.
+func convSoftmaxMode(mode graph.SoftmaxMode) converter {
+	return func(im *importer, c *nodeCtx) error { return softmaxOp(im, c, mode) }
+}
+
+func init() {
+	converters["LogSoftmax"] = convSoftmaxMode(graph.SoftmaxLog)
+	converters["Hardmax"] = convSoftmaxMode(graph.SoftmaxHard)
+}
+
+func softmaxOp(im *importer, c *nodeCtx, mode graph.SoftmaxMode) error {
 	x, err := c.need(0)
 	if err != nil {
 		return err
@@ -281,7 +294,7 @@ func convSoftmax(im *importer, c *nodeCtx) error {
 		flat := im.newTensor(x.name+"_2d", x.dt, []int{outer, graph.NumElements(x.shape[axis:])})
 		im.emit(graph.Reshape, []string{im.get(x, asIs)}, nil, flat)
 		sm := im.newTensor(c.out(0)+"_2d", x.dt, flat.Shape)
-		im.emit(graph.Softmax, []string{flat.Name}, &graph.SoftmaxAttrs{Axis: 1, Beta: 1}, sm)
+		im.emit(graph.Softmax, []string{flat.Name}, &graph.SoftmaxAttrs{Axis: 1, Beta: 1, Mode: mode}, sm)
 		c.emit1(graph.Reshape, []string{sm.Name}, nil, x.dt, x.shape, asIs)
 		return nil
 	}
@@ -289,7 +302,7 @@ func convSoftmax(im *importer, c *nodeCtx) error {
 	if l == nhwc {
 		axis = nhwcAxis(axis)
 	}
-	c.emit1(graph.Softmax, []string{im.get(x, l)}, &graph.SoftmaxAttrs{Axis: axis, Beta: 1}, x.dt, x.shape, l)
+	c.emit1(graph.Softmax, []string{im.get(x, l)}, &graph.SoftmaxAttrs{Axis: axis, Beta: 1, Mode: mode}, x.dt, x.shape, l)
 	return nil
 }
 

@@ -283,6 +283,19 @@ var builders = []struct {
 		}
 		return b.done(outs...)
 	}},
+	{"softmax_modes", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 3, 4}, 0, 0)
+		var outs []string
+		for _, a := range []graph.SoftmaxAttrs{{Axis: -1, Beta: 1, Mode: graph.SoftmaxLog}, {Axis: 1, Beta: 0.5, Mode: graph.SoftmaxLog},
+			{Axis: 0, Beta: 1, Mode: graph.SoftmaxHard}, {Axis: -1, Beta: 1, Mode: graph.SoftmaxHard}, {Axis: 1, Beta: 1}} {
+			a := a
+			outs = append(outs, b.node(graph.Softmax, &a, 0, 0, x))
+		}
+		// Ties: Hardmax marks the first of equal maxima only.
+		r := b.node(graph.Relu, nil, 0, 0, x)
+		outs = append(outs, b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1, Mode: graph.SoftmaxHard}, 0, 0, r))
+		return b.done(outs...)
+	}},
 	{"softmax", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 10}, 0.1, 5)
 		return b.done(b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1}, 1.0/256, -128, x))
