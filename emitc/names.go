@@ -17,6 +17,25 @@ var cKeywords = map[string]bool{
 	"in": true, "out": true, "arena": true, "main": true,
 }
 
+func init() {
+	// The C library names the generated code can see (math.h with its float
+	// forms, string.h, stdint.h, stddef.h): a tensor named "exp" or "pow"
+	// must not shadow or redeclare them.
+	for _, f := range []string{"acos", "asin", "atan", "atan2", "cos", "sin", "tan", "cosh", "sinh", "tanh",
+		"acosh", "asinh", "atanh", "exp", "exp2", "expm1", "log", "log10", "log1p", "log2", "pow", "sqrt",
+		"cbrt", "hypot", "erf", "erfc", "tgamma", "lgamma", "ceil", "floor", "round", "rint", "trunc",
+		"nearbyint", "lround", "lrint", "fabs", "fmod", "remainder", "fmax", "fmin", "fma", "frexp",
+		"ldexp", "modf", "copysign", "nan"} {
+		cKeywords[f], cKeywords[f+"f"] = true, true
+	}
+	for _, f := range []string{"signbit", "isnan", "isinf", "isfinite", "memcpy", "memset", "memmove",
+		"memcmp", "strlen", "size_t", "ptrdiff_t", "offsetof", "NULL", "int8_t", "uint8_t", "int16_t",
+		"uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "intptr_t", "uintptr_t", "bool", "true",
+		"false", "abs", "labs", "div"} {
+		cKeywords[f] = true
+	}
+}
+
 // Ident turns any name into a valid C identifier: ASCII letters, digits and
 // underscores, not starting with a digit, never a keyword. Runs of other
 // characters become one underscore; non-ASCII letters are spelled as their

@@ -21,6 +21,8 @@ const (
 	Div     Op = "Div"
 	Maximum Op = "Maximum"
 	Minimum Op = "Minimum"
+	// Pow: x^y element-wise with broadcasting (float32).
+	Pow Op = "Pow"
 
 	// Pools over H and W of NHWC. Attrs: *PoolAttrs.
 	MaxPool2D Op = "MaxPool2D"

@@ -189,7 +189,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, err
 		}
 		return append(batch, m, nn), nil
-	case Add, Sub, Mul, Div, Maximum, Minimum:
+	case Add, Sub, Mul, Div, Maximum, Minimum, Pow:
 		y := g.In(n, 1)
 		if y == nil {
 			return nil, fmt.Errorf("needs two inputs")

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum} {
+	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Pow} {
 		register(op, computeBinary)
 	}
 	for _, op := range []graph.Op{graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid, graph.Math} {
@@ -108,9 +108,14 @@ func computeBinary(k *kctx) (Stmt, error) {
 				r = Max(x1, x2)
 			case graph.Minimum:
 				r = Min(x1, x2)
+			case graph.Pow:
+				r = Call(IntrPow, F32, x1, x2)
 			}
 			return floatAct(act, r)
 		}), nil
+	}
+	if k.n.Op == graph.Pow {
+		return nil, k.errorf("integer Pow is not supported")
 	}
 	if interp.Plain(k.g, k.n) {
 		return plainBinary(k, y, yt, a, b, act)

@@ -127,6 +127,8 @@ const (
 	IntrDot = "dot"
 	// IntrExpNeg(x) int32: gemmlowp exp_on_negative_values on Q5.26 -> Q0.31.
 	IntrExpNeg = "exp_neg"
+	// IntrPow(x, y) float32: the C library's powf.
+	IntrPow = "pow"
 	// IntrLibm + name (x) float32: the C library's float function name+"f"
 	// (logf, sqrtf, sinf, ...): see LibmFuncs.
 	IntrLibm = "libm_"

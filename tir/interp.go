@@ -353,6 +353,8 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{f: math.Round(args[0].f)}
 	case IntrFloor:
 		return val{f: math.Floor(args[0].f)}
+	case IntrPow:
+		return val{f: float64(float32(math.Pow(args[0].f, args[1].f)))}
 	}
 	if fn, ok := extIntrinsics[x.Name]; ok {
 		return fn(args)

@@ -2,6 +2,7 @@ package interp
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -14,6 +15,7 @@ func init() {
 		graph.Div:     func(a, b float32) float32 { return a / b },
 		graph.Maximum: nanMax,
 		graph.Minimum: nanMin,
+		graph.Pow:     func(a, b float32) float32 { return float32(math.Pow(float64(a), float64(b))) },
 	}
 	for op, f := range bin {
 		Register(op, FloatClass, floatBinary(f))

@@ -138,6 +138,8 @@ func binaryData(op string, a, b *graph.Data) (*graph.Data, error) {
 				r = float32(math.Max(float64(x), float64(y)))
 			case "Min":
 				r = float32(math.Min(float64(x), float64(y)))
+			case "Pow":
+				r = float32(math.Pow(float64(x), float64(y)))
 			default:
 				return nil, fmt.Errorf("cannot fold %s", op)
 			}

@@ -366,3 +366,32 @@ func init() {
 	converters["ArgMax"] = convArg(false)
 	converters["ArgMin"] = convArg(true)
 }
+
+// convPow maps Pow on a float base; a constant integer exponent becomes float.
+func convPow(im *importer, c *nodeCtx) error {
+	a, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	b, err := c.need(1)
+	if err != nil {
+		return err
+	}
+	if a.dt != graph.Float32 {
+		return unsupportedf("Pow of %s", a.dt)
+	}
+	if b.dt != graph.Float32 {
+		if b.c == nil {
+			return unsupportedf("Pow with a run-time %s exponent", b.dt)
+		}
+		f := graph.NewData(graph.Float32, b.c.Shape)
+		for i := range f.F {
+			f.F[i] = float32(b.c.Float(i))
+		}
+		b = constValue(b.name+"_f32", f)
+	}
+	_, err = c.binary(graph.Pow, a, b, true)
+	return err
+}
+
+func init() { converters["Pow"] = convPow }

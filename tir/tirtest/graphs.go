@@ -296,6 +296,14 @@ var builders = []struct {
 		outs = append(outs, b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1, Mode: graph.SoftmaxHard}, 0, 0, r))
 		return b.done(outs...)
 	}},
+	{"pow", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 3, 4}, 0, 0)
+		z := b.input([]int{3, 1}, 0, 0)
+		e := b.node(graph.Math, &graph.MathAttrs{Fn: graph.MathExp}, 0, 0, x)
+		p1 := b.node(graph.Pow, nil, 0, 0, e, z)
+		p2 := b.node(graph.Pow, nil, 0, 0, x, b.weights("exp", []int{4}))
+		return b.done(p1, p2)
+	}},
 	{"softmax", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 10}, 0.1, 5)
 		return b.done(b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1}, 1.0/256, -128, x))

@@ -1,0 +1,26 @@
+package emitc
+
+import "testing"
+
+// Tensor names become C identifiers that clash with nothing the generated
+// code can see: keywords, its own names, and the C library's.
+func TestIdent(t *testing.T) {
+	cases := map[string]string{
+		"conv1/weights": "conv1_weights",
+		"0":             "t_0",
+		"":              "t",
+		"int":           "int_",
+		"arena":         "arena_",
+		"exp":           "exp_",
+		"powf":          "powf_",
+		"memcpy":        "memcpy_",
+		"int8_t":        "int8_t_",
+		"expo":          "expo",
+		"é":             "u00e9",
+	}
+	for in, want := range cases {
+		if got := Ident(in); got != want {
+			t.Errorf("Ident(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
