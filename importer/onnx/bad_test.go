@@ -54,16 +54,16 @@ func TestUnsupportedOpsListed(t *testing.T) {
 	b := NewBuilder("bad", 13, 1)
 	x := b.Input("x", graph.Float32, 1, 4)
 	y := b.Node("Relu", []string{x})
-	y = b.Node("Erf", []string{y})
-	y = b.Node("Sin", []string{y})
-	y = b.Node("Erf", []string{y})
+	y = b.Node("NonZero", []string{y})
+	y = b.Node("Unique", []string{y})
+	y = b.Node("NonZero", []string{y})
 	b.Output(y, graph.Float32)
 	_, err := Decode("bad", b.Model().Marshal(), Options{})
 	var ue *UnsupportedError
 	if !errors.As(err, &ue) {
 		t.Fatalf("error %v is not an UnsupportedError", err)
 	}
-	want := `importer: unsupported ops: Erf (nodes "Erf_2", "Erf_4"); Sin (nodes "Sin_3")`
+	want := `importer: unsupported ops: NonZero (nodes "NonZero_2", "NonZero_4"); Unique (nodes "Unique_3")`
 	if err.Error() != want {
 		t.Errorf("error\n %q, want\n %q", err, want)
 	}

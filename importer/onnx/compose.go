@@ -13,9 +13,6 @@ import (
 
 func init() {
 	converters["PRelu"] = convPRelu
-	converters["Neg"] = convNeg
-	converters["Abs"] = convAbs
-	converters["Reciprocal"] = convReciprocal
 	converters["Mean"] = convMean
 	converters["Upsample"] = convUpsample
 	converters["DepthToSpace"] = convSpaceDepth
@@ -80,52 +77,6 @@ func convPRelu(im *importer, c *nodeCtx) error {
 	n := c.tmp(graph.Minimum, []string{xs, zero}, &graph.BinaryAttrs{}, x.dt, x.shape, l, "neg")
 	m := c.tmp(graph.Mul, []string{im.get(n, l), im.operand(slope, l)}, &graph.BinaryAttrs{}, x.dt, x.shape, l, "scaled")
 	c.emit1(graph.Add, []string{im.get(r, l), im.get(m, l)}, &graph.BinaryAttrs{}, x.dt, x.shape, l)
-	return nil
-}
-
-func convNeg(im *importer, c *nodeCtx) error {
-	x, err := c.need(0)
-	if err != nil {
-		return err
-	}
-	if err := needFloat(x, "Neg"); err != nil {
-		return err
-	}
-	_, err = c.binary(graph.Mul, x, constValue(c.out(0)+"_minus1", scalarF(-1)), true)
-	return err
-}
-
-// Abs(x) = Max(x, -x).
-func convAbs(im *importer, c *nodeCtx) error {
-	x, err := c.need(0)
-	if err != nil {
-		return err
-	}
-	if err := needFloat(x, "Abs"); err != nil {
-		return err
-	}
-	l := actLayout(x)
-	xs := im.get(x, l)
-	m1 := im.g.AddConst(im.g.UniqueName(c.out(0)+"_minus1"), scalarF(-1)).Name
-	n := c.tmp(graph.Mul, []string{xs, m1}, &graph.BinaryAttrs{}, x.dt, x.shape, l, "neg")
-	c.emit1(graph.Maximum, []string{xs, im.get(n, l)}, &graph.BinaryAttrs{}, x.dt, x.shape, l)
-	return nil
-}
-
-func convReciprocal(im *importer, c *nodeCtx) error {
-	x, err := c.need(0)
-	if err != nil {
-		return err
-	}
-	if err := needFloat(x, "Reciprocal"); err != nil {
-		return err
-	}
-	if x.c != nil {
-		return unsupportedf("Reciprocal of a constant")
-	}
-	l := actLayout(x)
-	one := im.g.AddConst(im.g.UniqueName(c.out(0)+"_one"), scalarF(1)).Name
-	c.emit1(graph.Div, []string{one, im.get(x, l)}, &graph.BinaryAttrs{}, x.dt, x.shape, l)
 	return nil
 }
 

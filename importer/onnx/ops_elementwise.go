@@ -310,12 +310,29 @@ func softmaxOp(im *importer, c *nodeCtx, mode graph.SoftmaxMode) error {
 // defaults; float inputs only (a quantized model gets it as a table after
 // quantization).
 func convMath(fn graph.MathFn, alpha, gamma float32) converter {
-	return convUnaryWith(graph.Math, func(c *nodeCtx) (any, error) {
+	f := convUnaryWith(graph.Math, func(c *nodeCtx) (any, error) {
 		if x := c.in(0); x != nil && x.dt != graph.Float32 {
 			return nil, unsupportedf("%s on %s", fn, x.dt)
 		}
 		return &graph.MathAttrs{Fn: fn, Alpha: c.float("alpha", alpha), Gamma: c.float("gamma", gamma)}, nil
 	})
+	if fn != graph.MathNeg {
+		return f
+	}
+	return func(im *importer, c *nodeCtx) error {
+		x, err := c.need(0)
+		if err != nil {
+			return err
+		}
+		if x.dt == graph.Float32 || x.dt == graph.Int8 || x.dt == graph.UInt8 {
+			return f(im, c)
+		}
+		// Neg of plain integers (shape arithmetic): x * -1, folded when constant.
+		m1 := graph.NewData(x.dt, nil)
+		m1.I[0] = -1
+		_, err = c.binaryAs("Mul", graph.Mul, x, constValue(c.out(0)+"_minus1", m1))
+		return err
+	}
 }
 
 func init() {
