@@ -23,6 +23,14 @@ const (
 	Minimum Op = "Minimum"
 	// Pow: x^y element-wise with broadcasting (float32).
 	Pow Op = "Pow"
+	// Compare: a bool tensor, a op b element-wise with broadcasting.
+	// Attrs *CompareAttrs.
+	Compare Op = "Compare"
+	// Logic: And, Or, Xor of two bool tensors (broadcast) or Not of one.
+	// Attrs *LogicAttrs.
+	Logic Op = "Logic"
+	// Where: cond ? x : y element-wise with broadcasting over all three.
+	Where Op = "Where"
 
 	// Pools over H and W of NHWC. Attrs: *PoolAttrs.
 	MaxPool2D Op = "MaxPool2D"
@@ -183,6 +191,13 @@ type ReduceAttrs struct {
 	Axes     []int
 	KeepDims bool
 }
+
+// CompareAttrs name the comparison of Compare: Equal, Less, Greater,
+// LessOrEqual or GreaterOrEqual (ONNX's names).
+type CompareAttrs struct{ Kind string }
+
+// LogicAttrs name the operator of Logic: And, Or, Xor or Not.
+type LogicAttrs struct{ Kind string }
 
 // ArgAttrs are the attributes of ArgMax: the axis, whether it stays as a
 // dimension of 1, whether the smallest element is sought, and whether ties

@@ -88,6 +88,12 @@ func InferNode(g *Graph, n *Node) error {
 			out.DType = Float32
 		case ArgMax:
 			out.DType = Int64
+		case Compare, Logic:
+			out.DType = Bool
+		case Where:
+			if t := g.In(n, 1); t != nil {
+				out.DType = t.DType
+			}
 		case Quantize:
 			return fail("output %q needs a dtype and quantization parameters", out.Name)
 		default:
@@ -189,7 +195,26 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, err
 		}
 		return append(batch, m, nn), nil
-	case Add, Sub, Mul, Div, Maximum, Minimum, Pow:
+	case Where:
+		a, b := g.In(n, 1), g.In(n, 2)
+		if a == nil || b == nil {
+			return nil, fmt.Errorf("needs three inputs")
+		}
+		s, err := Broadcast(x.Shape, a.Shape)
+		if err != nil {
+			return nil, err
+		}
+		return Broadcast(s, b.Shape)
+	case Logic:
+		if a, ok := n.Attrs.(*LogicAttrs); ok && a.Kind == "Not" {
+			return append([]int(nil), x.Shape...), nil
+		}
+		y := g.In(n, 1)
+		if y == nil {
+			return nil, fmt.Errorf("needs two inputs")
+		}
+		return Broadcast(x.Shape, y.Shape)
+	case Add, Sub, Mul, Div, Maximum, Minimum, Pow, Compare:
 		y := g.In(n, 1)
 		if y == nil {
 			return nil, fmt.Errorf("needs two inputs")

@@ -216,6 +216,9 @@ func NE(a, b Expr) Expr  { return bin(OpNE, a, b) }
 // And is logical and of Bool operands.
 func And(a, b Expr) Expr { return bin(OpAnd, a, b) }
 
+// Or is logical or of Bool operands.
+func Or(a, b Expr) Expr { return bin(OpOr, a, b) }
+
 // AllOf is the conjunction of conds (true when empty).
 func AllOf(conds ...Expr) Expr {
 	var r Expr

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -79,4 +80,63 @@ func TestSoftmaxModesHandWorked(t *testing.T) {
 	closeTo(t, y.F, []float32{float32(1 - lse), float32(2 - lse), float32(3 - lse), float32(3 - lse)})
 	y = mustRun(t, graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1, Mode: graph.SoftmaxHard}, []int{1, 4}, x)
 	closeTo(t, y.F, []float32{0, 0, 1, 0})
+}
+
+// Compare, Logic and Where, worked by hand; NaN compares false.
+func TestCompareLogicWhereHandWorked(t *testing.T) {
+	nan := float32(math.NaN())
+	a := fd([]int{4}, 1, 2, nan, 4)
+	b := fd([]int{1}, 2)
+	cases := map[string][]int64{
+		"Equal": {0, 1, 0, 0}, "Less": {1, 0, 0, 0}, "Greater": {0, 0, 0, 1},
+		"LessOrEqual": {1, 1, 0, 0}, "GreaterOrEqual": {0, 1, 0, 1},
+	}
+	for k, want := range cases {
+		y, err := runOpDT(graph.Compare, &graph.CompareAttrs{Kind: k}, graph.Bool, []int{4}, a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantInts(t, y, want...)
+	}
+	p := &graph.Data{DType: graph.Bool, Shape: []int{4}, I: []int64{0, 1, 0, 1}}
+	q := &graph.Data{DType: graph.Bool, Shape: []int{4}, I: []int64{0, 0, 1, 1}}
+	for k, want := range map[string][]int64{"And": {0, 0, 0, 1}, "Or": {0, 1, 1, 1}, "Xor": {0, 1, 1, 0}} {
+		y, err := runOpDT(graph.Logic, &graph.LogicAttrs{Kind: k}, graph.Bool, []int{4}, p, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantInts(t, y, want...)
+	}
+	y, err := runOpDT(graph.Logic, &graph.LogicAttrs{Kind: "Not"}, graph.Bool, []int{4}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInts(t, y, 1, 0, 1, 0)
+	w, err := runOpDT(graph.Where, nil, graph.Float32, []int{4}, p, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, w.F, []float32{2, 2, 2, 4})
+}
+
+// runOpDT runs a one-node graph whose output has dtype dt.
+func runOpDT(op graph.Op, attrs any, dt graph.DType, outShape []int, ins ...*graph.Data) (*graph.Data, error) {
+	g := graph.New("t", "test")
+	n := &graph.Node{Name: "n", Op: op, Attrs: attrs, Outputs: []string{"y"}}
+	feed := map[string]*graph.Data{}
+	for i, d := range ins {
+		name := fmt.Sprintf("x%d", i)
+		g.AddTensor(&graph.Tensor{Name: name, DType: d.DType, Shape: d.Shape})
+		g.Inputs = append(g.Inputs, name)
+		feed[name] = d
+		n.Inputs = append(n.Inputs, name)
+	}
+	g.AddTensor(&graph.Tensor{Name: "y", DType: dt, Shape: outShape})
+	g.Outputs = []string{"y"}
+	g.AddNode(n)
+	out, err := Run(g, feed)
+	if err != nil {
+		return nil, err
+	}
+	return out["y"], nil
 }

@@ -270,15 +270,3 @@ func convExpand(im *importer, c *nodeCtx) error {
 	return c.setConst(0, out)
 }
 
-func convCompare(im *importer, c *nodeCtx) error {
-	a, b := c.in(0), c.in(1)
-	if a == nil || b == nil || a.c == nil || b.c == nil || !a.dt.IsInt() {
-		return unsupportedf("%s of run-time or float values", c.n.OpType)
-	}
-	out, err := binaryData(c.n.OpType, a.c, b.c)
-	if err != nil {
-		return err
-	}
-	out.DType = graph.Bool
-	return c.setConst(0, out)
-}

@@ -304,6 +304,33 @@ var builders = []struct {
 		p2 := b.node(graph.Pow, nil, 0, 0, x, b.weights("exp", []int{4}))
 		return b.done(p1, p2)
 	}},
+	{"logic", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 3, 4}, 0.05, 3)
+		z := b.input([]int{3, 1}, 0.05, 3)
+		node := func(op graph.Op, attrs any, dt graph.DType, ins ...string) string {
+			out := fmt.Sprintf("t%d", len(b.g.Nodes))
+			b.g.AddTensor(&graph.Tensor{Name: out, DType: dt})
+			b.g.AddNode(&graph.Node{Name: out, Op: op, Inputs: ins, Outputs: []string{out}, Attrs: attrs})
+			return out
+		}
+		var outs []string
+		for _, k := range []string{"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"} {
+			outs = append(outs, node(graph.Compare, &graph.CompareAttrs{Kind: k}, graph.Bool, x, z))
+		}
+		lt, gt := outs[1], outs[2]
+		for _, k := range []string{"And", "Or", "Xor"} {
+			outs = append(outs, node(graph.Logic, &graph.LogicAttrs{Kind: k}, graph.Bool, lt, gt))
+		}
+		outs = append(outs, node(graph.Logic, &graph.LogicAttrs{Kind: "Not"}, graph.Bool, lt))
+		dt := graph.Float32
+		if b.int8 {
+			dt = graph.Int8
+		}
+		w := node(graph.Where, nil, dt, lt, x, z)
+		b.g.Tensor(w).Quant = b.g.Tensor(x).Quant
+		outs = append(outs, w)
+		return b.done(outs...)
+	}},
 	{"softmax", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 10}, 0.1, 5)
 		return b.done(b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1}, 1.0/256, -128, x))

@@ -1,0 +1,88 @@
+package onnx
+
+import (
+	"fmt"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+func init() {
+	for _, k := range []string{"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"} {
+		converters[k] = convElementwise(graph.Compare, func(c *nodeCtx) any { return &graph.CompareAttrs{Kind: c.n.OpType} })
+	}
+	for _, k := range []string{"And", "Or", "Xor", "Not"} {
+		converters[k] = convElementwise(graph.Logic, func(c *nodeCtx) any { return &graph.LogicAttrs{Kind: c.n.OpType} })
+	}
+	converters["Where"] = convElementwise(graph.Where, func(*nodeCtx) any { return nil })
+}
+
+// convElementwise maps an element-wise op of every input (broadcast) in
+// ONNX's own layout; with all inputs constant the reference interpreter
+// folds it.
+func convElementwise(op graph.Op, attrs func(c *nodeCtx) any) converter {
+	return func(im *importer, c *nodeCtx) error {
+		var vals []*value
+		for i := 0; i < c.nIn(); i++ {
+			v, err := c.need(i)
+			if err != nil {
+				return err
+			}
+			vals = append(vals, v)
+		}
+		if len(vals) == 0 {
+			return fmt.Errorf("no inputs")
+		}
+		shape := vals[0].shape
+		for _, v := range vals[1:] {
+			s, err := broadcastShapes(shape, v.shape)
+			if err != nil {
+				return err
+			}
+			shape = s
+		}
+		dt := graph.Bool
+		if op == graph.Where {
+			if len(vals) != 3 || vals[1].dt != vals[2].dt {
+				return fmt.Errorf("Where needs a condition and two values of one type")
+			}
+			dt = vals[1].dt
+		}
+		a := attrs(c)
+		if d, ok, err := foldConst(op, a, dt, shape, vals); ok || err != nil {
+			if err != nil {
+				return err
+			}
+			return c.setConst(0, d)
+		}
+		var ins []string
+		for _, v := range vals {
+			ins = append(ins, im.get(v, asIs))
+		}
+		c.emit1(op, ins, a, dt, shape, asIs)
+		return nil
+	}
+}
+
+// foldConst runs op on constant inputs in the reference interpreter; ok
+// is false when an input is not constant.
+func foldConst(op graph.Op, attrs any, dt graph.DType, shape []int, vals []*value) (*graph.Data, bool, error) {
+	g := graph.New("fold", "onnx")
+	n := &graph.Node{Name: "fold", Op: op, Attrs: attrs, Outputs: []string{"y"}}
+	for i, v := range vals {
+		if v.c == nil {
+			return nil, false, nil
+		}
+		name := fmt.Sprintf("c%d", i)
+		g.AddConst(name, v.c)
+		n.Inputs = append(n.Inputs, name)
+	}
+	g.AddTensor(&graph.Tensor{Name: "y", DType: dt, Shape: shape})
+	g.AddNode(n)
+	g.Outputs = []string{"y"}
+	out, err := interp.Run(g, map[string]*graph.Data{})
+	if err != nil {
+		return nil, true, err
+	}
+	return out["y"], true, nil
+}
