@@ -269,4 +269,3 @@ func convExpand(im *importer, c *nodeCtx) error {
 	}
 	return c.setConst(0, out)
 }
-

@@ -96,7 +96,7 @@ func files(t *testing.T) map[string][]byte {
 	})
 	out["unsupported_op.onnx"] = onnxModel(func(b *onnx.Builder) {
 		x := b.Input("x", graph.Float32, 1, 4)
-		named(b, "erf0", "Erf", []string{x}, "y")
+		named(b, "nonzero0", "NonZero", []string{x}, "y")
 		b.Output("y", graph.Float32)
 	})
 	out["unsupported_attr_auto_pad.onnx"] = onnxModel(func(b *onnx.Builder) {
