@@ -9,6 +9,10 @@ const (
 	// Conv2D: X [N,H,W,Cin], W [Cout,KH,KW,Cin/Group], B [Cout] [opt] -> Y [N,OH,OW,Cout].
 	// Depthwise is Group == Cin (with Cout = Cin*multiplier). Attrs: *Conv2DAttrs.
 	Conv2D Op = "Conv2D"
+	// ConvTranspose2D: the transposed (fractionally strided) convolution,
+	// NHWC; weights [Cout, KH, KW, Cin/Group] as Conv2D's; bias optional.
+	// Attrs *ConvTransposeAttrs.
+	ConvTranspose2D Op = "ConvTranspose2D"
 	// FullyConnected: X [..., K], W [N,K], B [N] [opt] -> Y [rows, N] or [..., N] with KeepDims.
 	FullyConnected Op = "FullyConnected"
 	// BatchMatMul: A [..., M, K], B [..., K, N] with numpy broadcasting of the batch dims.
@@ -132,6 +136,24 @@ type Conv2DAttrs struct {
 	Group    int
 	Act      Activation
 	Requant  RequantMode
+}
+
+// ConvTransposeAttrs are the attributes of ConvTranspose2D. Input pixel
+// (ih, iw) and tap (kh, kw) add into output (ih·s + kh·d − Pad.Top,
+// iw·s + kw·d − Pad.Left); the output is (IH−1)·s + (KH−1)·d + 1 + OutPad −
+// Pad.Top − Pad.Bottom high (and so wide).
+type ConvTransposeAttrs struct {
+	Stride   [2]int // H, W
+	Dilation [2]int // H, W
+	Pad      Padding
+	OutPad   [2]int // extra rows and columns at the end (ONNX output_padding)
+	Group    int
+	Act      Activation
+}
+
+// ConvTransposeOut is the output height (or width) of ConvTranspose2D.
+func ConvTransposeOut(in, k, stride, dil, padA, padB, outPad int) int {
+	return (in-1)*max(stride, 1) + (k-1)*max(dil, 1) + 1 + outPad - padA - padB
 }
 
 // FullyConnectedAttrs are the attributes of FullyConnected.

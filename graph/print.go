@@ -18,6 +18,11 @@ func MACs(g *Graph, n *Node) int64 {
 	case Conv2D:
 		// Each output element sums KH*KW*(Cin/Group) products.
 		return int64(out.NumElements()) * int64(w.Shape[1]*w.Shape[2]*w.Shape[3])
+	case ConvTranspose2D:
+		// Each input element scatters into KH*KW*(Cout/Group) outputs.
+		x := g.In(n, 0)
+		groups := max(1, x.Shape[len(x.Shape)-1]/max(1, w.Shape[3]))
+		return int64(x.NumElements()) * int64(w.Shape[1]*w.Shape[2]) * int64(w.Shape[0]/groups)
 	case FullyConnected:
 		return int64(out.NumElements()) * int64(w.Shape[1])
 	case BatchMatMul:

@@ -132,6 +132,31 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, err
 		}
 		return []int{x.Shape[0], oh, ow, w.Shape[0]}, nil
+	case ConvTranspose2D:
+		a, ok := n.Attrs.(*ConvTransposeAttrs)
+		w := g.In(n, 1)
+		if !ok || w == nil {
+			return nil, fmt.Errorf("needs ConvTransposeAttrs and a weight input")
+		}
+		if len(x.Shape) != 4 || len(w.Shape) != 4 {
+			return nil, fmt.Errorf("input %v and weights %v must both be 4-D", x.Shape, w.Shape)
+		}
+		g0 := max(a.Group, 1)
+		if x.Shape[3]%g0 != 0 || w.Shape[0]%g0 != 0 || w.Shape[3]*g0 != x.Shape[3] {
+			return nil, fmt.Errorf("weights %v do not match %d input channels with group %d", w.Shape, x.Shape[3], g0)
+		}
+		if b := g.In(n, 2); b != nil && NumElements(b.Shape) != w.Shape[0] {
+			return nil, fmt.Errorf("bias %v does not match %d output channels", b.Shape, w.Shape[0])
+		}
+		if a.Pad.Top < 0 || a.Pad.Bottom < 0 || a.Pad.Left < 0 || a.Pad.Right < 0 || a.OutPad[0] < 0 || a.OutPad[1] < 0 {
+			return nil, fmt.Errorf("negative padding")
+		}
+		oh := ConvTransposeOut(x.Shape[1], w.Shape[1], a.Stride[0], a.Dilation[0], a.Pad.Top, a.Pad.Bottom, a.OutPad[0])
+		ow := ConvTransposeOut(x.Shape[2], w.Shape[2], a.Stride[1], a.Dilation[1], a.Pad.Left, a.Pad.Right, a.OutPad[1])
+		if oh <= 0 || ow <= 0 {
+			return nil, fmt.Errorf("padding leaves an empty output")
+		}
+		return []int{x.Shape[0], oh, ow, w.Shape[0]}, nil
 	case MaxPool2D, AvgPool2D:
 		a, ok := n.Attrs.(*PoolAttrs)
 		if !ok || len(x.Shape) != 4 {

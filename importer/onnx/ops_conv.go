@@ -617,6 +617,16 @@ func lift1D(conv converter, weight int) converter {
 					return fmt.Errorf("pads %v for a 1-D input", a.Ints)
 				}
 				b.Ints = []int64{0, a.Ints[0], 0, a.Ints[1]}
+			case "output_padding":
+				if len(a.Ints) != 1 {
+					return fmt.Errorf("%s %v for a 1-D input", a.Name, a.Ints)
+				}
+				b.Ints = []int64{0, a.Ints[0]}
+			case "output_shape":
+				if len(a.Ints) != 1 {
+					return fmt.Errorf("%s %v for a 1-D input", a.Name, a.Ints)
+				}
+				b.Ints = []int64{1, a.Ints[0]}
 			}
 			n.Attribute = append(n.Attribute, &b)
 		}

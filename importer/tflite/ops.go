@@ -175,6 +175,8 @@ func (c *opctx) node() (*graph.Node, error) {
 	switch c.code {
 	case opConv2D:
 		err = c.conv(n)
+	case opTransposeConv:
+		err = c.transposeConv(n)
 	case opDepthwiseConv2D:
 		err = c.depthwise(n)
 	case opFullyConnected:
@@ -738,6 +740,63 @@ func (c *opctx) checkHybrid(n *graph.Node) error {
 	x, w := c.d.g.Tensors[n.Inputs[0]], c.d.g.Tensors[n.Inputs[1]]
 	if x != nil && w != nil && (x.DType == graph.Float32) != (w.DType == graph.Float32) {
 		return c.errorf("%s input with %s weights (a dynamic-range quantized model) is not supported", x.DType, w.DType)
+	}
+	return nil
+}
+
+// transposeConv maps TRANSPOSE_CONV (inputs: output shape, weights
+// [Cout, KH, KW, Cin], input, optional bias). TFLite pads it as the
+// convolution from the output back to the input: the leading pad is that
+// convolution's, and rows past the file's output shape are dropped (or,
+// when the output is larger, zero-extended as OutPad).
+func (c *opctx) transposeConv(n *graph.Node) error {
+	o, err := c.options(optTransposeConv)
+	if err != nil {
+		return err
+	}
+	w, err := c.in(1)
+	if err != nil {
+		return err
+	}
+	x, err := c.in(2)
+	if err != nil {
+		return err
+	}
+	b, err := c.optIn(3)
+	if err != nil {
+		return err
+	}
+	shape, err := c.constInts(0, "output shape")
+	if err != nil {
+		return err
+	}
+	if len(w.Shape) != 4 || len(x.Shape) != 4 || len(shape) != 4 || w.Shape[3] != x.Shape[3] || shape[3] != w.Shape[0] {
+		return c.errorf("weights %v, input %v and output shape %v do not fit", w.Shape, x.Shape, shape)
+	}
+	if !w.IsConst() {
+		return c.errorf("weights %q must be constant", w.Name)
+	}
+	a := &graph.ConvTransposeAttrs{Stride: [2]int{int(o.i32(2, 0)), int(o.i32(1, 0))}, Dilation: [2]int{1, 1}, Group: 1}
+	if a.Stride[0] < 1 || a.Stride[1] < 1 {
+		return c.errorf("strides %v must be positive", a.Stride)
+	}
+	if a.Act, err = c.act(o.u8(3, 0)); err != nil {
+		return err
+	}
+	same := o.i8(0, 0) == 0
+	for i, p := range []struct{ lead, end, out *int }{{&a.Pad.Top, &a.Pad.Bottom, &a.OutPad[0]}, {&a.Pad.Left, &a.Pad.Right, &a.OutPad[1]}} {
+		in, k, s, out := x.Shape[1+i], w.Shape[1+i], a.Stride[i], shape[1+i]
+		*p.lead, _ = explicitPadding(same, out, k, s, 1)
+		end := (in-1)*s + k - *p.lead - out
+		if end < 0 {
+			*p.out, end = -end, 0
+		}
+		*p.end = end
+	}
+	n.Op, n.Attrs = graph.ConvTranspose2D, a
+	n.Inputs = []string{x.Name, w.Name, ""}
+	if b != nil {
+		n.Inputs[2] = b.Name
 	}
 	return nil
 }

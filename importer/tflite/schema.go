@@ -109,6 +109,7 @@ const (
 	opCos                   = 108
 	opElu                   = 111
 	opRound                 = 116
+	opTransposeConv         = 67
 )
 
 // floatMath are the element-wise TFLite operators that map to graph.Math on
@@ -142,6 +143,7 @@ const (
 	optResizeNearestNeighbor = 74
 	optLeakyRelu             = 75
 	optBatchMatMul           = 101
+	optTransposeConv         = 49
 )
 
 // builtinNames are the BuiltinOperator enum names, by code.

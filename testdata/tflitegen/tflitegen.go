@@ -396,6 +396,7 @@ const (
 	OpCos                   = 108
 	OpElu                   = 111
 	OpRound                 = 116
+	OpTransposeConv         = 67
 )
 
 // BuiltinOptions union types.
@@ -422,6 +423,7 @@ const (
 	OptLeakyRelu             = 75
 	OptHardSwish             = 91
 	OptBatchMatMul           = 101
+	OptTransposeConv         = 49
 )
 
 // Padding and activation enums.

@@ -148,6 +148,18 @@ var builders = []struct {
 			x, b.weights("conv/w", []int{5, 3, 3, 3}), b.bias("conv/b", 5))
 		return b.done(y)
 	}},
+	{"conv_transpose", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 4, 3, 4}, 0.05, -4)
+		// Stride 2 with a crop and an extra row; a grouped stride-3 dilated one; a stride-1 one.
+		y1 := b.node(graph.ConvTranspose2D, &graph.ConvTransposeAttrs{Stride: [2]int{2, 2}, Dilation: [2]int{1, 1},
+			Pad: graph.Padding{Top: 1, Left: 0, Bottom: 0, Right: 1}, OutPad: [2]int{1, 0}, Group: 1, Act: graph.ActRelu6}, 0.04, -100,
+			x, b.weights("ct/w", []int{5, 3, 3, 4}), b.bias("ct/b", 5))
+		y2 := b.node(graph.ConvTranspose2D, &graph.ConvTransposeAttrs{Stride: [2]int{3, 2}, Dilation: [2]int{2, 1}, Group: 2}, 0.1, 3,
+			x, b.weights("ctg/w", []int{4, 2, 2, 2}), "")
+		y3 := b.node(graph.ConvTranspose2D, &graph.ConvTransposeAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1},
+			Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}}, 0.08, 0, x, b.weights("ct1/w", []int{2, 3, 3, 4}), b.bias("ct1/b", 2))
+		return b.done(y1, y2, y3)
+	}},
 	{"conv_dilated", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{1, 9, 9, 2}, 0.05, 3)
 		y := b.node(graph.Conv2D, conv(1, 2, 1, graph.Padding{Top: 2, Left: 2, Bottom: 2, Right: 2}, graph.ActNone), 0.2, 1,
