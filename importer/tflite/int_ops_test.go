@@ -54,8 +54,8 @@ var intCases = []opCase{
 	// and the fused RELU clamps at the zero point -10.
 	{name: "transpose_conv_relu", code: tg.OpTransposeConv,
 		opts: &tg.Options{Type: tg.OptTransposeConv, Fields: []tg.Field{tg.I8(0, tg.Valid), tg.I32(1, 1), tg.I32(2, 1), tg.I8(3, tg.ActRelu)}},
-		ins: []spec{i32c([]int32{4}, 1, 3, 3, 1), qc(tg.Int8, []int32{1, 2, 2, 1}, []float32{0.5}, []int64{0}, 0, 2, 0, 0, 2), qin(0.5, 1, 1, 2, 2, 1)},
-		out: qin(0.25, -10, 1, 3, 3, 1), feed: [][]float64{{3, 5, -1, 1}}, want: f64(-6, -2, -10, -10, -6, -2, -10, -10, -10)},
+		ins:  []spec{i32c([]int32{4}, 1, 3, 3, 1), qc(tg.Int8, []int32{1, 2, 2, 1}, []float32{0.5}, []int64{0}, 0, 2, 0, 0, 2), qin(0.5, 1, 1, 2, 2, 1)},
+		out:  qin(0.25, -10, 1, 3, 3, 1), feed: [][]float64{{3, 5, -1, 1}}, want: f64(-6, -2, -10, -10, -6, -2, -10, -10, -10)},
 	// Average: (1+2+4-3)=4 -> (4+2)/4 = 1; [2,-3] -> -1 -> (-1-1)/2 = -1; [4,-3] -> 1 -> (1+1)/2 = 1; [-3].
 	{name: "avg_pool", code: tg.OpAveragePool2D, opts: tg.Pool2DOptions(tg.Same, 1, 1, 2, 2, tg.ActNone),
 		ins: []spec{qin(0.5, 0, 1, 2, 2, 1)}, out: qin(0.5, 0, 1, 2, 2, 1),

@@ -257,14 +257,14 @@ var floatCases = []opCase{
 	// (2y, 2x) and (2y+1, 2x+1) of a 4x4 output; bias 0.5.
 	{name: "transpose_conv_valid", code: tg.OpTransposeConv,
 		opts: &tg.Options{Type: tg.OptTransposeConv, Fields: []tg.Field{tg.I8(0, tg.Valid), tg.I32(1, 2), tg.I32(2, 2)}},
-		ins: []spec{i32c([]int32{4}, 1, 4, 4, 1), fc([]int32{1, 2, 2, 1}, 1, 0, 0, 1), fin(1, 2, 2, 1), fc([]int32{1}, 0.5)}, out: fin(1, 4, 4, 1),
+		ins:  []spec{i32c([]int32{4}, 1, 4, 4, 1), fc([]int32{1, 2, 2, 1}, 1, 0, 0, 1), fin(1, 2, 2, 1), fc([]int32{1}, 0.5)}, out: fin(1, 4, 4, 1),
 		feed: [][]float64{{1, 2, 3, 4}}, want: f64(1.5, 0.5, 2.5, 0.5, 0.5, 1.5, 0.5, 2.5, 3.5, 0.5, 4.5, 0.5, 0.5, 3.5, 0.5, 4.5), tol: 1e-6},
 	// SAME, stride 2, a 3x3 kernel of ones, output 4x4: the backward
 	// convolution pads 0 before and 1 after, so output (y, x) sums the
 	// inputs whose 3x3 footprint at (2iy, 2ix) covers it.
 	{name: "transpose_conv_same", code: tg.OpTransposeConv,
 		opts: &tg.Options{Type: tg.OptTransposeConv, Fields: []tg.Field{tg.I8(0, tg.Same), tg.I32(1, 2), tg.I32(2, 2)}},
-		ins: []spec{i32c([]int32{4}, 1, 4, 4, 1), fc([]int32{1, 3, 3, 1}, 1, 1, 1, 1, 1, 1, 1, 1, 1), fin(1, 2, 2, 1), none}, out: fin(1, 4, 4, 1),
+		ins:  []spec{i32c([]int32{4}, 1, 4, 4, 1), fc([]int32{1, 3, 3, 1}, 1, 1, 1, 1, 1, 1, 1, 1, 1), fin(1, 2, 2, 1), none}, out: fin(1, 4, 4, 1),
 		feed: [][]float64{{1, 2, 3, 4}}, want: f64(1, 1, 3, 2, 1, 1, 3, 2, 4, 4, 10, 6, 3, 3, 7, 4), tol: 1e-6},
 	// sigmoid(0) = 1/2, sigmoid(ln 3) = 3/4, sigmoid(-ln 3) = 1/4.
 	{name: "logistic", code: tg.OpLogistic, ins: []spec{fin(3)}, out: fin(3),
