@@ -316,6 +316,7 @@ const (
 	MathThresholdedRelu MathFn = "ThresholdedRelu" // x > Alpha ? x : 0
 	MathSquare          MathFn = "Square"          // x * x (TFLite SQUARE)
 	MathRsqrt           MathFn = "Rsqrt"           // 1 / sqrt(x) (TFLite RSQRT)
+	MathShrink          MathFn = "Shrink"          // x < -Alpha ? x + Beta : x > Alpha ? x - Beta : 0
 )
 
 // MathAttrs are the attributes of Math: the function and its constants.

@@ -321,6 +321,10 @@ func floatMath(a graph.MathAttrs) (func(Expr) Expr, error) {
 		return func(x Expr) Expr { return Mul(x, x) }, nil
 	case graph.MathRsqrt:
 		return func(x Expr) Expr { return Div(F(1), Libm("sqrt", x)) }, nil
+	case graph.MathShrink:
+		return func(x Expr) Expr {
+			return Sel(LT(x, F(-a.Alpha)), Add(x, F(a.Beta)), Sel(GT(x, F(a.Alpha)), Sub(x, F(a.Beta)), F(0)))
+		}, nil
 	}
 	return nil, fmt.Errorf("no float definition of %s", a.Fn)
 }

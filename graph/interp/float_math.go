@@ -111,6 +111,17 @@ func MathFunc(a graph.MathAttrs) (func(float64) float64, error) {
 		return func(x float64) float64 { return x * x }, nil
 	case graph.MathRsqrt:
 		return func(x float64) float64 { return 1 / math.Sqrt(x) }, nil
+	case graph.MathShrink:
+		lambd, bias := float64(a.Alpha), float64(a.Beta)
+		return func(x float64) float64 {
+			switch {
+			case x < -lambd:
+				return x + bias
+			case x > lambd:
+				return x - bias
+			}
+			return 0
+		}, nil
 	}
 	return nil, fmt.Errorf("unknown math function %q", a.Fn)
 }

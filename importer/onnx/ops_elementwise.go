@@ -348,6 +348,12 @@ func init() {
 	converters["Celu"] = convMath(graph.MathCelu, 1, 0)
 	converters["ThresholdedRelu"] = convMath(graph.MathThresholdedRelu, 1, 0)
 	converters["Selu"] = convMath(graph.MathSelu, 1.67326319217681884765625, 1.05070102214813232421875)
+	converters["Shrink"] = convUnaryWith(graph.Math, func(c *nodeCtx) (any, error) {
+		if x := c.in(0); x != nil && x.dt != graph.Float32 {
+			return nil, unsupportedf("Shrink on %s", x.dt)
+		}
+		return &graph.MathAttrs{Fn: graph.MathShrink, Alpha: c.float("lambd", 0.5), Beta: c.float("bias", 0)}, nil
+	})
 }
 
 // convArg maps ArgMax/ArgMin (int64 indices) in ONNX's own axis order.

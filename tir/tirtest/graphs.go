@@ -369,7 +369,8 @@ var builders = []struct {
 			graph.MathSinh, graph.MathCosh, graph.MathAsinh, graph.MathSoftplus, graph.MathSoftsign, graph.MathSquare} {
 			outs = append(outs, m(fn, x, 0, 0))
 		}
-		outs = append(outs, m(graph.MathElu, x, 0.7, 0), m(graph.MathCelu, x, 1.3, 0), m(graph.MathThresholdedRelu, x, 0.2, 0),
+		shrink := b.node(graph.Math, &graph.MathAttrs{Fn: graph.MathShrink, Alpha: 0.3, Beta: 0.1}, 0.04, -5, x)
+		outs = append(outs, shrink, m(graph.MathElu, x, 0.7, 0), m(graph.MathCelu, x, 1.3, 0), m(graph.MathThresholdedRelu, x, 0.2, 0),
 			m(graph.MathSelu, x, 1.67326319217681884765625, 1.05070102214813232421875))
 		// Functions of a restricted domain, on the range of another.
 		e, sg, ch := m(graph.MathExp, x, 0, 0), m(graph.MathSoftsign, x, 0, 0), m(graph.MathCosh, x, 0, 0)
