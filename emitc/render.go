@@ -452,6 +452,8 @@ func (r *fnRenderer) intrinsic(x *tir.Intrinsic) (string, error) {
 		fn = "floorf"
 	case tir.IntrPow:
 		fn = "powf"
+	case tir.IntrFmod:
+		fn = "fmodf"
 	case tir.IntrDot:
 		px, ok1 := x.Args[0].(*tir.Ptr)
 		pw, ok2 := x.Args[2].(*tir.Ptr)

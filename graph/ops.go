@@ -27,6 +27,9 @@ const (
 	Minimum Op = "Minimum"
 	// Pow: x^y element-wise with broadcasting (float32).
 	Pow Op = "Pow"
+	// Mod: the remainder of a / b with broadcasting; Attrs *ModAttrs (nil: integer
+	// remainder with the divisor's sign, as Python's %).
+	Mod Op = "Mod"
 	// Compare: a bool tensor, a op b element-wise with broadcasting.
 	// Attrs *CompareAttrs.
 	Compare Op = "Compare"
@@ -35,6 +38,8 @@ const (
 	Logic Op = "Logic"
 	// Where: cond ? x : y element-wise with broadcasting over all three.
 	Where Op = "Where"
+	// CumSum: running sums along Axis. Attrs *CumSumAttrs.
+	CumSum Op = "CumSum"
 
 	// Pools over H and W of NHWC. Attrs: *PoolAttrs.
 	MaxPool2D Op = "MaxPool2D"
@@ -212,6 +217,17 @@ type ReduceAttrs struct {
 	Kind     ReduceKind
 	Axes     []int
 	KeepDims bool
+}
+
+// ModAttrs are the attributes of Mod: Fmod takes the dividend's sign (C's
+// fmod and %), as floats always do.
+type ModAttrs struct{ Fmod bool }
+
+// CumSumAttrs are the attributes of CumSum: the axis, whether each sum
+// leaves out its own element, and whether the sums run from the end.
+type CumSumAttrs struct {
+	Axis               int
+	Exclusive, Reverse bool
 }
 
 // CompareAttrs name the comparison of Compare: Equal, Less, Greater,

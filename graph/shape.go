@@ -239,7 +239,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, fmt.Errorf("needs two inputs")
 		}
 		return Broadcast(x.Shape, y.Shape)
-	case Add, Sub, Mul, Div, Maximum, Minimum, Pow, Compare:
+	case Add, Sub, Mul, Div, Maximum, Minimum, Pow, Mod, Compare:
 		y := g.In(n, 1)
 		if y == nil {
 			return nil, fmt.Errorf("needs two inputs")
@@ -372,7 +372,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			}
 		}
 		return s, nil
-	case Softmax, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, Quantize, Dequantize:
+	case Softmax, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, CumSum, Quantize, Dequantize:
 		return append([]int(nil), x.Shape...), nil
 	case Reshape, Resize:
 		return nil, nil

@@ -58,7 +58,7 @@ var elementwiseUnary = map[graph.Op]bool{
 
 var elementwiseBinary = map[graph.Op]bool{
 	graph.Add: true, graph.Sub: true, graph.Mul: true, graph.Div: true,
-	graph.Maximum: true, graph.Minimum: true, graph.Pow: true,
+	graph.Maximum: true, graph.Minimum: true, graph.Pow: true, graph.Mod: true,
 }
 
 func isActivation(t *graph.Tensor) bool { return t != nil && !t.IsConst() }

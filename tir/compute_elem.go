@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Pow} {
+	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Pow, graph.Mod} {
 		register(op, computeBinary)
 	}
 	for _, op := range []graph.Op{graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid, graph.Math} {
@@ -110,12 +110,17 @@ func computeBinary(k *kctx) (Stmt, error) {
 				r = Min(x1, x2)
 			case graph.Pow:
 				r = Call(IntrPow, F32, x1, x2)
+			case graph.Mod:
+				r = Call(IntrFmod, F32, x1, x2)
 			}
 			return floatAct(act, r)
 		}), nil
 	}
 	if k.n.Op == graph.Pow {
 		return nil, k.errorf("integer Pow is not supported")
+	}
+	if k.n.Op == graph.Mod && !interp.Plain(k.g, k.n) {
+		return nil, k.errorf("quantized Mod is not supported")
 	}
 	if interp.Plain(k.g, k.n) {
 		return plainBinary(k, y, yt, a, b, act)
@@ -200,6 +205,15 @@ func plainBinary(k *kctx, y *Buffer, yt *graph.Tensor, a, b *Buffer, act graph.A
 			r = Sel(EQ(x2, zero), zero, Div(x1, Sel(EQ(x2, zero), one, x2)))
 		case graph.Maximum:
 			r = Max(x1, x2)
+		case graph.Mod:
+			zero, one := &IntImm{T: I64, V: 0}, &IntImm{T: I64, V: 1}
+			bad := Or(EQ(x2, zero), EQ(x2, &IntImm{T: I64, V: -1}))
+			m := Mod(x1, Sel(bad, one, x2))
+			if a, ok := k.n.Attrs.(*graph.ModAttrs); !ok || a == nil || !a.Fmod {
+				// Python's %: the divisor's sign.
+				m = Sel(And(NE(m, zero), NE(LT(m, zero), LT(x2, zero))), Add(m, x2), m)
+			}
+			r = Sel(bad, zero, m)
 		default:
 			r = Min(x1, x2)
 		}

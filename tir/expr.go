@@ -129,6 +129,8 @@ const (
 	IntrExpNeg = "exp_neg"
 	// IntrPow(x, y) float32: the C library's powf.
 	IntrPow = "pow"
+	// IntrFmod(x, y) float32: the C library's fmodf.
+	IntrFmod = "fmod"
 	// IntrLibm + name (x) float32: the C library's float function name+"f"
 	// (logf, sqrtf, sinf, ...): see LibmFuncs.
 	IntrLibm = "libm_"

@@ -355,6 +355,8 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{f: math.Floor(args[0].f)}
 	case IntrPow:
 		return val{f: float64(float32(math.Pow(args[0].f, args[1].f)))}
+	case IntrFmod:
+		return val{f: float64(float32(math.Mod(args[0].f, args[1].f)))}
 	}
 	if fn, ok := extIntrinsics[x.Name]; ok {
 		return fn(args)

@@ -356,7 +356,7 @@ func Finalize(f *PrimFunc) *PrimFunc {
 func canRunInPlace(n *graph.Node, f *PrimFunc) bool {
 	switch n.Op {
 	case graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid, graph.Math,
-		graph.Quantize, graph.Dequantize, graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Pow, graph.Reshape:
+		graph.Quantize, graph.Dequantize, graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Pow, graph.Mod, graph.Reshape:
 		return true
 	case graph.Conv2D:
 		return f != nil && f.InPlaceSafe

@@ -140,3 +140,35 @@ func runOpDT(op graph.Op, attrs any, dt graph.DType, outShape []int, ins ...*gra
 	}
 	return out["y"], nil
 }
+
+// CumSum and Mod, worked by hand.
+func TestCumSumModHandWorked(t *testing.T) {
+	x := fd([]int{2, 3}, 1, 2, 3, 4, 5, 6)
+	cases := []struct {
+		a    graph.CumSumAttrs
+		want []float32
+	}{
+		{graph.CumSumAttrs{Axis: 1}, []float32{1, 3, 6, 4, 9, 15}},
+		{graph.CumSumAttrs{Axis: 1, Exclusive: true}, []float32{0, 1, 3, 0, 4, 9}},
+		{graph.CumSumAttrs{Axis: 1, Reverse: true}, []float32{6, 5, 3, 15, 11, 6}},
+		{graph.CumSumAttrs{Axis: 0, Reverse: true, Exclusive: true}, []float32{4, 5, 6, 0, 0, 0}},
+	}
+	for _, c := range cases {
+		a := c.a
+		closeTo(t, mustRun(t, graph.CumSum, &a, []int{2, 3}, x).F, c.want)
+	}
+	// Python's % takes the divisor's sign, C's the dividend's: -7 mod 3 is 2 or -1,
+	// 7 mod -3 is -2 or 1; x mod 0 is 0.
+	u := &graph.Data{DType: graph.Int32, Shape: []int{4}, I: []int64{-7, 7, 6, 5}}
+	v := &graph.Data{DType: graph.Int32, Shape: []int{4}, I: []int64{3, -3, 3, 0}}
+	y, err := runOpDT(graph.Mod, nil, graph.Int32, []int{4}, u, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInts(t, y, 2, -2, 0, 0)
+	y, err = runOpDT(graph.Mod, &graph.ModAttrs{Fmod: true}, graph.Int32, []int{4}, u, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInts(t, y, -1, 1, 0, 0)
+}

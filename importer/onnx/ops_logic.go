@@ -15,6 +15,7 @@ func init() {
 		converters[k] = convElementwise(graph.Logic, func(c *nodeCtx) any { return &graph.LogicAttrs{Kind: c.n.OpType} })
 	}
 	converters["Where"] = convElementwise(graph.Where, func(*nodeCtx) any { return nil })
+	converters["Mod"] = convElementwise(graph.Mod, func(c *nodeCtx) any { return &graph.ModAttrs{Fmod: c.int("fmod", 0) != 0} })
 }
 
 // convElementwise maps an element-wise op of every input (broadcast) in
@@ -42,6 +43,15 @@ func convElementwise(op graph.Op, attrs func(c *nodeCtx) any) converter {
 			shape = s
 		}
 		dt := graph.Bool
+		if op == graph.Mod {
+			if len(vals) != 2 || vals[0].dt != vals[1].dt {
+				return fmt.Errorf("Mod needs two inputs of one type")
+			}
+			dt = vals[0].dt
+			if dt == graph.Float32 && c.int("fmod", 0) == 0 {
+				return fmt.Errorf("Mod of floats needs fmod=1")
+			}
+		}
 		if op == graph.Where {
 			if len(vals) != 3 || vals[1].dt != vals[2].dt {
 				return fmt.Errorf("Where needs a condition and two values of one type")
@@ -85,4 +95,34 @@ func foldConst(op graph.Op, attrs any, dt graph.DType, shape []int, vals []*valu
 		return nil, true, err
 	}
 	return out["y"], true, nil
+}
+
+// convCumSum maps CumSum with a constant axis, in ONNX's own layout.
+func convCumSum(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	d, err := c.constIn(1, "CumSum axis")
+	if err != nil {
+		return err
+	}
+	if d == nil || d.Len() != 1 {
+		return fmt.Errorf("axis must be one constant")
+	}
+	ax, err := normAxis(d.Ints()[0], len(x.shape))
+	if err != nil {
+		return err
+	}
+	if x.dt != graph.Float32 && x.dt != graph.Int32 && x.dt != graph.Int64 {
+		return unsupportedf("CumSum on %s", x.dt)
+	}
+	a := &graph.CumSumAttrs{Axis: ax, Exclusive: c.int("exclusive", 0) != 0, Reverse: c.int("reverse", 0) != 0}
+	c.emit1(graph.CumSum, []string{im.get(x, asIs)}, a, x.dt, x.shape, asIs)
+	return nil
+}
+
+func init() {
+	converters["CumSum"] = convCumSum
+	paramSlots["CumSum"] = []int{1}
 }

@@ -343,6 +343,17 @@ var builders = []struct {
 		outs = append(outs, w)
 		return b.done(outs...)
 	}},
+	{"cumsum_mod", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 5, 3}, 0, 0)
+		z := b.input([]int{5, 1}, 0, 0)
+		var outs []string
+		for _, a := range []graph.CumSumAttrs{{Axis: 1}, {Axis: 1, Exclusive: true}, {Axis: -1, Reverse: true}, {Axis: 0, Exclusive: true, Reverse: true}} {
+			a := a
+			outs = append(outs, b.node(graph.CumSum, &a, 0, 0, x))
+		}
+		outs = append(outs, b.node(graph.Mod, &graph.ModAttrs{Fmod: true}, 0, 0, x, z))
+		return b.done(outs...)
+	}},
 	{"softmax", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 10}, 0.1, 5)
 		return b.done(b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1}, 1.0/256, -128, x))

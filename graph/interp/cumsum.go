@@ -1,0 +1,80 @@
+package interp
+
+import (
+	"fmt"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+func init() {
+	Register(graph.CumSum, FloatClass, cumSum)
+	Register(graph.CumSum, IntClass, cumSum)
+}
+
+// cumSum is ONNX CumSum: along the axis, each output is the sum of the
+// elements up to it (from the end when Reverse; without itself when
+// Exclusive). Floats sum in float64; plain integers wrap to their type.
+func cumSum(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	a, ok, err := attrsOf[graph.CumSumAttrs](n)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("cumsum needs *graph.CumSumAttrs (%v)", err)
+	}
+	if len(ins) < 1 || ins[0] == nil {
+		return nil, fmt.Errorf("missing input")
+	}
+	x := ins[0]
+	if !Plain(g, n) {
+		return nil, fmt.Errorf("quantized CumSum is not supported")
+	}
+	ax, err := normAxis(a.Axis, len(x.Shape))
+	if err != nil {
+		return nil, err
+	}
+	var y *graph.Data
+	yt := g.Out(n, 0)
+	if x.DType == graph.Float32 {
+		y, err = newFloatOut(g, n, 0)
+	} else {
+		y, _, err = outData(g, n, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if y.Len() != x.Len() {
+		return nil, fmt.Errorf("output %v differs from input %v", y.Shape, x.Shape)
+	}
+	depth := x.Shape[ax]
+	inner := graph.NumElements(x.Shape[ax+1:])
+	outer := x.Len() / max(1, depth*inner)
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			var fs float64
+			var is int64
+			for k := 0; k < depth; k++ {
+				c := k
+				if a.Reverse {
+					c = depth - 1 - k
+				}
+				at := (o*depth+c)*inner + i
+				if x.DType == graph.Float32 {
+					if a.Exclusive {
+						y.F[at] = float32(fs)
+					}
+					fs += float64(x.F[at])
+					if !a.Exclusive {
+						y.F[at] = float32(fs)
+					}
+					continue
+				}
+				if a.Exclusive {
+					y.I[at] = Wrap(is, yt.DType)
+				}
+				is += x.I[at]
+				if !a.Exclusive {
+					y.I[at] = Wrap(is, yt.DType)
+				}
+			}
+		}
+	}
+	return []*graph.Data{y}, nil
+}
