@@ -230,10 +230,10 @@ func (r *fnRenderer) access(b *tir.Buffer, idx []tir.Expr, flat bool) (string, e
 		return "", err
 	}
 	if len(idx) == 0 {
-		if len(b.Shape) == 0 {
-			return name, nil
+		if len(b.Shape) == 0 && b.Scope == tir.ScopeLocal {
+			return name, nil // a local scalar variable
 		}
-		return name + "[0]", nil
+		return name + "[0]", nil // a pointer or an array, even of rank 0
 	}
 	if !flat {
 		return "", fmt.Errorf("emitc: %s is accessed with %d indices: run tir.Flatten first", b.Name, len(idx))

@@ -40,6 +40,10 @@ const (
 	Where Op = "Where"
 	// CumSum: running sums along Axis. Attrs *CumSumAttrs.
 	CumSum Op = "CumSum"
+	// Gather: elements of input 0 chosen by the run-time integer indices of
+	// input 1 along Axis (ONNX Gather, or GatherElements with Elements).
+	// Attrs *GatherAttrs.
+	Gather Op = "Gather"
 
 	// Pools over H and W of NHWC. Attrs: *PoolAttrs.
 	MaxPool2D Op = "MaxPool2D"
@@ -228,6 +232,14 @@ type ModAttrs struct{ Fmod bool }
 type CumSumAttrs struct {
 	Axis               int
 	Exclusive, Reverse bool
+}
+
+// GatherAttrs are the attributes of Gather. Negative indices count from
+// the end; indices outside the axis are clamped to it (ONNX calls them an
+// error; generated code must not read outside the tensor).
+type GatherAttrs struct {
+	Axis     int
+	Elements bool
 }
 
 // CompareAttrs name the comparison of Compare: Equal, Less, Greater,

@@ -266,7 +266,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			}
 			reduce[ax] = true
 		}
-		var s []int
+		s := []int{} // not nil: a scalar is a shape
 		for i, d := range x.Shape {
 			switch {
 			case !reduce[i]:
@@ -275,6 +275,23 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 				s = append(s, 1)
 			}
 		}
+		return s, nil
+	case Gather:
+		a, ok := n.Attrs.(*GatherAttrs)
+		idx := g.In(n, 1)
+		if !ok || idx == nil {
+			return nil, fmt.Errorf("needs GatherAttrs and indices")
+		}
+		if a.Axis < 0 || a.Axis >= len(x.Shape) {
+			return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x.Shape)
+		}
+		if a.Elements {
+			if len(idx.Shape) != len(x.Shape) {
+				return nil, fmt.Errorf("indices %v and data %v differ in rank", idx.Shape, x.Shape)
+			}
+			return append([]int(nil), idx.Shape...), nil
+		}
+		s := append(append(append([]int(nil), x.Shape[:a.Axis]...), idx.Shape...), x.Shape[a.Axis+1:]...)
 		return s, nil
 	case ArgMax:
 		a, ok := n.Attrs.(*ArgAttrs)
@@ -288,7 +305,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		if ax < 0 || ax >= len(x.Shape) {
 			return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x.Shape)
 		}
-		var s []int
+		s := []int{} // not nil: a scalar is a shape
 		for i, d := range x.Shape {
 			switch {
 			case i != ax:

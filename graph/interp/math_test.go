@@ -172,3 +172,25 @@ func TestCumSumModHandWorked(t *testing.T) {
 	}
 	wantInts(t, y, -1, 1, 0, 0)
 }
+
+// Gather and GatherElements, worked by hand on [[1,2,3],[4,5,6]]: indices
+// count from the end when negative and are clamped into the axis.
+func TestGatherHandWorked(t *testing.T) {
+	x := fd([]int{2, 3}, 1, 2, 3, 4, 5, 6)
+	idx := &graph.Data{DType: graph.Int64, Shape: []int{2}, I: []int64{-1, 7}}
+	y, err := runOpDT(graph.Gather, &graph.GatherAttrs{Axis: 1}, graph.Float32, []int{2, 2}, x, idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, y.F, []float32{3, 3, 6, 6})
+	rows := &graph.Data{DType: graph.Int64, Shape: []int{3}, I: []int64{1, 0, 1}}
+	if y, err = runOpDT(graph.Gather, &graph.GatherAttrs{Axis: 0}, graph.Float32, []int{3, 3}, x, rows); err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, y.F, []float32{4, 5, 6, 1, 2, 3, 4, 5, 6})
+	el := &graph.Data{DType: graph.Int64, Shape: []int{2, 2}, I: []int64{0, 1, 1, -2}}
+	if y, err = runOpDT(graph.Gather, &graph.GatherAttrs{Axis: 0, Elements: true}, graph.Float32, []int{2, 2}, x, el); err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, y.F, []float32{1, 5, 4, 2})
+}

@@ -99,16 +99,25 @@ func convGather(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
+	axis, err := normAxis(int(c.int("axis", 0)), len(x.shape))
+	if err != nil {
+		return err
+	}
+	if iv := c.in(1); iv != nil && iv.c == nil {
+		// Run-time indices (an embedding lookup): the Gather op.
+		if !iv.dt.IsInt() {
+			return fmt.Errorf("Gather needs integer indices")
+		}
+		out := append(append(slices.Clone(x.shape[:axis]), iv.shape...), x.shape[axis+1:]...)
+		c.emit1(graph.Gather, []string{im.get(x, asIs), im.get(iv, asIs)}, &graph.GatherAttrs{Axis: axis}, x.dt, out, asIs)
+		return nil
+	}
 	idx, err := c.constIn(1, "Gather indices")
 	if err != nil {
 		return err
 	}
 	if idx == nil || !idx.DType.IsInt() {
 		return fmt.Errorf("Gather needs integer indices")
-	}
-	axis, err := normAxis(int(c.int("axis", 0)), len(x.shape))
-	if err != nil {
-		return err
 	}
 	if x.c != nil {
 		out, err := gatherData(x.c, idx, axis)

@@ -126,3 +126,33 @@ func init() {
 	converters["CumSum"] = convCumSum
 	paramSlots["CumSum"] = []int{1}
 }
+
+// convGatherElements maps GatherElements; constant operands fold.
+func convGatherElements(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	iv, err := c.need(1)
+	if err != nil {
+		return err
+	}
+	if !iv.dt.IsInt() || len(iv.shape) != len(x.shape) {
+		return fmt.Errorf("GatherElements needs integer indices of the data's rank")
+	}
+	axis, err := normAxis(int(c.int("axis", 0)), len(x.shape))
+	if err != nil {
+		return err
+	}
+	a := &graph.GatherAttrs{Axis: axis, Elements: true}
+	if d, ok, err := foldConst(graph.Gather, a, x.dt, iv.shape, []*value{x, iv}); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return c.setConst(0, d)
+	}
+	c.emit1(graph.Gather, []string{im.get(x, asIs), im.get(iv, asIs)}, a, x.dt, iv.shape, asIs)
+	return nil
+}
+
+func init() { converters["GatherElements"] = convGatherElements }

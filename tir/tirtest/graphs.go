@@ -354,6 +354,28 @@ var builders = []struct {
 		outs = append(outs, b.node(graph.Mod, &graph.ModAttrs{Fmod: true}, 0, 0, x, z))
 		return b.done(outs...)
 	}},
+	{"gather", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{4, 3, 5}, 0.05, 3)
+		idx := "idx"
+		b.g.AddTensor(&graph.Tensor{Name: idx, DType: graph.Int64, Shape: []int{2, 3, 2}})
+		b.g.Inputs = append(b.g.Inputs, idx)
+		node := func(a *graph.GatherAttrs, ins ...string) string {
+			out := fmt.Sprintf("g%d", len(b.g.Nodes))
+			b.g.AddTensor(&graph.Tensor{Name: out, DType: b.g.Tensor(x).DType, Quant: b.g.Tensor(x).Quant})
+			b.g.AddNode(&graph.Node{Name: out, Op: graph.Gather, Inputs: ins, Outputs: []string{out}, Attrs: a})
+			return out
+		}
+		// Embedding-style rows, a middle axis, and elements; random int64
+		// indices go far outside every axis (clamped) and negative.
+		return b.done(node(&graph.GatherAttrs{Axis: 0}, x, idx), node(&graph.GatherAttrs{Axis: 2}, x, idx),
+			node(&graph.GatherAttrs{Axis: 1, Elements: true}, x, idx))
+	}},
+	{"scalars", true, func(b *builder) (*graph.Graph, error) {
+		// Rank-0 tensors: pointers in the generated C, read as p[0].
+		x := b.input([]int{}, 0, 0)
+		z := b.input([]int{}, 0, 0)
+		return b.done(b.node(graph.Div, nil, 0, 0, x, z), b.node(graph.Reduce, &graph.ReduceAttrs{Kind: graph.ReduceSum, Axes: []int{0, 1}}, 0, 0, b.input([]int{2, 3}, 0, 0)))
+	}},
 	{"softmax", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{3, 10}, 0.1, 5)
 		return b.done(b.node(graph.Softmax, &graph.SoftmaxAttrs{Axis: -1, Beta: 1}, 1.0/256, -128, x))
