@@ -19,6 +19,9 @@ func randomData(r *rand.Rand, t *graph.Tensor) *graph.Data {
 		d.F[i] = float32(r.NormFloat64() * 2)
 	}
 	lo, hi := t.DType.Range()
+	if hi-lo > 1<<16 || hi-lo < 0 {
+		lo, hi = -1000, 1000 // 32- and 64-bit integers: indices, counts
+	}
 	for i := range d.I {
 		d.I[i] = lo + r.Int63n(hi-lo+1)
 	}
