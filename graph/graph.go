@@ -77,6 +77,28 @@ func (d DType) Range() (lo, hi int64) {
 	return math.MinInt64, math.MaxInt64
 }
 
+// Wrap converts v to the type as a C conversion does on a two's-complement
+// target: the low bits for the narrower integers, 0 or 1 for bool; int64
+// and float32 keep v.
+func (d DType) Wrap(v int64) int64 {
+	switch d {
+	case Int8:
+		return int64(int8(v))
+	case UInt8:
+		return int64(uint8(v))
+	case Int16:
+		return int64(int16(v))
+	case Int32:
+		return int64(int32(v))
+	case Bool:
+		if v != 0 {
+			return 1
+		}
+		return 0
+	}
+	return v
+}
+
 // Quant holds affine quantization parameters: real = Scale * (q - ZeroPoint).
 // With one scale the tensor is quantized per tensor; with several, per axis
 // along Axis (TFLite's quantized_dimension).

@@ -133,25 +133,8 @@ func (m *machine) exec(s Stmt) {
 	}
 }
 
-// wrap converts v to dtype t as a C conversion does on a two's-complement target.
-func wrap(t DType, v int64) int64 {
-	switch t {
-	case graph.Int8:
-		return int64(int8(v))
-	case graph.UInt8:
-		return int64(uint8(v))
-	case graph.Int16:
-		return int64(int16(v))
-	case graph.Int32:
-		return int64(int32(v))
-	case graph.Bool:
-		if v != 0 {
-			return 1
-		}
-		return 0
-	}
-	return v
-}
+// wrap converts v to dtype t as a C conversion does (graph.DType.Wrap).
+func wrap(t DType, v int64) int64 { return t.Wrap(v) }
 
 func b2i(b bool) int64 {
 	if b {

@@ -67,11 +67,11 @@ func cumSum(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 					continue
 				}
 				if a.Exclusive {
-					y.I[at] = Wrap(is, yt.DType)
+					y.I[at] = yt.DType.Wrap(is)
 				}
 				is += x.I[at]
 				if !a.Exclusive {
-					y.I[at] = Wrap(is, yt.DType)
+					y.I[at] = yt.DType.Wrap(is)
 				}
 			}
 		}

@@ -50,23 +50,6 @@ func Plain(g *graph.Graph, n *graph.Node) bool {
 	return true
 }
 
-// Wrap reduces v modulo the range of dt, as C's conversion to a narrower
-// integer type does on every target mcugen supports.
-func Wrap(v int64, dt graph.DType) int64 {
-	switch dt {
-	case graph.Int8:
-		return int64(int8(v))
-	case graph.UInt8:
-		return int64(uint8(v))
-	case graph.Int16:
-		return int64(int16(v))
-	case graph.Int32:
-		return int64(int32(v))
-	case graph.Bool:
-		return v & 1
-	}
-	return v
-}
 
 // plainOr runs f element-wise, wrapping to the output type, when the node's
 // tensors carry no quantization; otherwise the quantized kernel q.
@@ -84,7 +67,7 @@ func plainOr(q Kernel, f func(a, b int64) int64) Kernel {
 		}
 		a, b := ins[0], ins[1]
 		for i := range y.I {
-			y.I[i] = Wrap(f(a.I[broadcastIndex(i, y.Shape, a.Shape)], b.I[broadcastIndex(i, y.Shape, b.Shape)]), yt.DType)
+			y.I[i] = yt.DType.Wrap(f(a.I[broadcastIndex(i, y.Shape, a.Shape)], b.I[broadcastIndex(i, y.Shape, b.Shape)]))
 		}
 		return []*graph.Data{y}, nil
 	}
@@ -183,7 +166,7 @@ func intDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 			y.I[i] = 0 // defined here, as in the generated C: no trap on a microcontroller
 			continue
 		}
-		y.I[i] = Wrap(a.I[broadcastIndex(i, y.Shape, a.Shape)]/d, yt.DType)
+		y.I[i] = yt.DType.Wrap(a.I[broadcastIndex(i, y.Shape, a.Shape)]/d)
 	}
 	return []*graph.Data{y}, nil
 }

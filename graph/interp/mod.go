@@ -35,7 +35,7 @@ func intMod(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 	a, b := ins[0], ins[1]
 	for i := range y.I {
 		u, v := a.I[broadcastIndex(i, y.Shape, a.Shape)], b.I[broadcastIndex(i, y.Shape, b.Shape)]
-		y.I[i] = Wrap(ModInt(u, v, fmod), yt.DType)
+		y.I[i] = yt.DType.Wrap(ModInt(u, v, fmod))
 	}
 	return []*graph.Data{y}, nil
 }

@@ -201,25 +201,12 @@ func castData(d *graph.Data, dt graph.DType) *graph.Data {
 			lo, hi := dt.Range()
 			out.I[i] = int64(math.Max(float64(lo), math.Min(float64(hi), math.Trunc(v))))
 		default:
-			out.I[i] = wrapInt(d.I[i], dt)
+			out.I[i] = dt.Wrap(d.I[i])
 		}
 	}
 	return out
 }
 
-func wrapInt(v int64, dt graph.DType) int64 {
-	switch dt {
-	case graph.Int8:
-		return int64(int8(v))
-	case graph.UInt8:
-		return int64(uint8(v))
-	case graph.Int16:
-		return int64(int16(v))
-	case graph.Int32:
-		return int64(int32(v))
-	}
-	return v
-}
 
 // sliceData takes elements begin, begin+stride, ... on every axis; the
 // output shape is given.
