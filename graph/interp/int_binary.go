@@ -50,7 +50,6 @@ func Plain(g *graph.Graph, n *graph.Node) bool {
 	return true
 }
 
-
 // plainOr runs f element-wise, wrapping to the output type, when the node's
 // tensors carry no quantization; otherwise the quantized kernel q.
 func plainOr(q Kernel, f func(a, b int64) int64) Kernel {
@@ -166,7 +165,7 @@ func intDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 			y.I[i] = 0 // defined here, as in the generated C: no trap on a microcontroller
 			continue
 		}
-		y.I[i] = yt.DType.Wrap(a.I[broadcastIndex(i, y.Shape, a.Shape)]/d)
+		y.I[i] = yt.DType.Wrap(a.I[broadcastIndex(i, y.Shape, a.Shape)] / d)
 	}
 	return []*graph.Data{y}, nil
 }

@@ -207,7 +207,6 @@ func castData(d *graph.Data, dt graph.DType) *graph.Data {
 	return out
 }
 
-
 // sliceData takes elements begin, begin+stride, ... on every axis; the
 // output shape is given.
 func sliceData(d *graph.Data, begin, stride, outShape []int) *graph.Data {
