@@ -8,6 +8,10 @@ var helperText = map[string]struct {
 	code string
 }{
 	"min_i32": {nil, `static inline int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }`},
+	// Plain int64 arithmetic modulo 2^64 (tir.IntrWrapAdd64 ...): no signed overflow.
+	"wrap_add_s64": {nil, `static inline int64_t wrap_add_s64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }`},
+	"wrap_sub_s64": {nil, `static inline int64_t wrap_sub_s64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }`},
+	"wrap_mul_s64": {nil, `static inline int64_t wrap_mul_s64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }`},
 	"max_i32": {nil, `static inline int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }`},
 	"min_i64": {nil, `static inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }`},
 	"max_i64": {nil, `static inline int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }`},
@@ -262,5 +266,6 @@ func addHelper(name string, deps []string, code string) {
 
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
+	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
 	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift",
 	"quantize_f32", "round_even_f32"}

@@ -46,7 +46,11 @@ func computeCumSum(k *kctx) (Stmt, error) {
 					if a.Reverse {
 						c = Sub(C(int64(depth-1)), kk)
 					}
-					add := Put(acc, Add(At(acc), val(At(x, o, c, i))))
+					var sum Expr = Add(At(acc), val(At(x, o, c, i)))
+					if accT == I64 {
+						sum = Call(IntrWrapAdd64, I64, At(acc), val(At(x, o, c, i))) // no signed overflow
+					}
+					add := Put(acc, sum)
 					store := Put(y, CastTo(yt.DType, At(acc)), o, c, i)
 					if a.Exclusive {
 						return Block(store, add)

@@ -190,19 +190,31 @@ func plainBinary(k *kctx, y *Buffer, yt *graph.Tensor, a, b *Buffer, act graph.A
 	if act != graph.ActNone {
 		return nil, k.errorf("a fused activation on plain integers")
 	}
+	// Operands of 32 bits or less cannot overflow 64; int64 ones wrap
+	// through uint64 (signed overflow is undefined in C).
+	wide := k.g.In(k.n, 0).DType == I64 || k.g.In(k.n, 1).DType == I64 || yt.DType == I64
+	arith := func(intr string, plain func(a, b Expr) Expr) func(a, b Expr) Expr {
+		if !wide {
+			return plain
+		}
+		return func(a, b Expr) Expr { return Call(intr, I64, a, b) }
+	}
+	add, sub, mul := arith(IntrWrapAdd64, Add), arith(IntrWrapSub64, Sub), arith(IntrWrapMul64, Mul)
 	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
 		x1, x2 := CastTo(I64, At(a, iv...)), CastTo(I64, At(b, iv...))
 		var r Expr
 		switch k.n.Op {
 		case graph.Add:
-			r = Add(x1, x2)
+			r = add(x1, x2)
 		case graph.Sub:
-			r = Sub(x1, x2)
+			r = sub(x1, x2)
 		case graph.Mul:
-			r = Mul(x1, x2)
+			r = mul(x1, x2)
 		case graph.Div:
-			zero, one := &IntImm{T: I64, V: 0}, &IntImm{T: I64, V: 1}
-			r = Sel(EQ(x2, zero), zero, Div(x1, Sel(EQ(x2, zero), one, x2)))
+			// x/0 is 0; x/-1 is -x, wrapped (INT64_MIN / -1 traps).
+			zero, one, m1 := &IntImm{T: I64, V: 0}, &IntImm{T: I64, V: 1}, &IntImm{T: I64, V: -1}
+			safe := Sel(Or(EQ(x2, zero), EQ(x2, m1)), one, x2)
+			r = Sel(EQ(x2, zero), zero, Sel(EQ(x2, m1), sub(zero, x1), Div(x1, safe)))
 		case graph.Maximum:
 			r = Max(x1, x2)
 		case graph.Mod:

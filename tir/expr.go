@@ -131,6 +131,11 @@ const (
 	IntrPow = "pow"
 	// IntrFmod(x, y) float32: the C library's fmodf.
 	IntrFmod = "fmod"
+	// IntrWrapAdd64, IntrWrapSub64, IntrWrapMul64(a, b) int64: the
+	// operation modulo 2^64 (C computes it in uint64: no signed overflow).
+	IntrWrapAdd64 = "wrap_add_s64"
+	IntrWrapSub64 = "wrap_sub_s64"
+	IntrWrapMul64 = "wrap_mul_s64"
 	// IntrLibm + name (x) float32: the C library's float function name+"f"
 	// (logf, sqrtf, sinf, ...): see LibmFuncs.
 	IntrLibm = "libm_"

@@ -338,6 +338,12 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{f: math.Floor(args[0].f)}
 	case IntrPow:
 		return val{f: float64(float32(math.Pow(args[0].f, args[1].f)))}
+	case IntrWrapAdd64:
+		return val{i: args[0].i + args[1].i}
+	case IntrWrapSub64:
+		return val{i: args[0].i - args[1].i}
+	case IntrWrapMul64:
+		return val{i: args[0].i * args[1].i}
 	case IntrFmod:
 		return val{f: float64(float32(math.Mod(args[0].f, args[1].f)))}
 	}
