@@ -12,11 +12,11 @@ var helperText = map[string]struct {
 	"wrap_add_s64": {nil, `static inline int64_t wrap_add_s64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }`},
 	"wrap_sub_s64": {nil, `static inline int64_t wrap_sub_s64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }`},
 	"wrap_mul_s64": {nil, `static inline int64_t wrap_mul_s64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }`},
-	"max_i32": {nil, `static inline int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }`},
-	"min_i64": {nil, `static inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }`},
-	"max_i64": {nil, `static inline int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }`},
-	"min_f32": {nil, `static inline float min_f32(float a, float b) { return a < b ? a : b; }`},
-	"max_f32": {nil, `static inline float max_f32(float a, float b) { return a > b ? a : b; }`},
+	"max_i32":      {nil, `static inline int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }`},
+	"min_i64":      {nil, `static inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }`},
+	"max_i64":      {nil, `static inline int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }`},
+	"min_f32":      {nil, `static inline float min_f32(float a, float b) { return a < b ? a : b; }`},
+	"max_f32":      {nil, `static inline float max_f32(float a, float b) { return a > b ? a : b; }`},
 	"srdhm": {nil, `/* gemmlowp SaturatingRoundingDoublingHighMul. */
 static inline int32_t srdhm(int32_t a, int32_t b)
 {
