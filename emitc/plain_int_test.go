@@ -42,3 +42,27 @@ func TestPlainInt64Edges(t *testing.T) {
 	}
 	checkModel(t, g, Options{Prefix: "pi", Model: "plain_int64"}, 4, edges)
 }
+
+// LogSumExp and Softplus of large inputs: the C keeps them finite (max +
+// log Σ exp(x − max); max(x, 0) + log1p(exp(−|x|))) as the interpreter's
+// float64 does; computed naively, expf overflows to +Inf.
+func TestFloatOverflowEdges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a gcc build")
+	}
+	g := graph.New("overflow", "onnx")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{2, 4}})
+	g.Inputs = []string{"x"}
+	g.AddTensor(&graph.Tensor{Name: "lse", DType: graph.Float32})
+	g.AddNode(&graph.Node{Name: "lse", Op: graph.Reduce, Inputs: []string{"x"}, Outputs: []string{"lse"},
+		Attrs: &graph.ReduceAttrs{Kind: graph.ReduceLogSumExp, Axes: []int{1}}})
+	g.AddTensor(&graph.Tensor{Name: "softplus", DType: graph.Float32})
+	g.AddNode(&graph.Node{Name: "softplus", Op: graph.Math, Inputs: []string{"x"}, Outputs: []string{"softplus"},
+		Attrs: &graph.MathAttrs{Fn: graph.MathSoftplus}})
+	g.Outputs = []string{"lse", "softplus"}
+	if err := graph.InferShapes(g); err != nil {
+		t.Fatal(err)
+	}
+	big := map[string]*graph.Data{"x": {DType: graph.Float32, Shape: []int{2, 4}, F: []float32{100, 90, 95, 99, -100, -200, 300, 0}}}
+	checkModel(t, g, Options{Prefix: "ov", Model: "overflow"}, 2, big)
+}

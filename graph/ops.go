@@ -48,7 +48,7 @@ const (
 	// Pools over H and W of NHWC. Attrs: *PoolAttrs.
 	MaxPool2D Op = "MaxPool2D"
 	AvgPool2D Op = "AvgPool2D"
-	// Mean over Axes. Attrs: *MeanAttrs.
+	// Mean over Axes (no axes: every axis). Attrs: *MeanAttrs.
 	Mean Op = "Mean"
 	// Reduce: a sum, product, max, min or norm over Axes. Attrs: *ReduceAttrs.
 	Reduce Op = "Reduce"
@@ -216,7 +216,7 @@ const (
 )
 
 // ReduceAttrs are the attributes of Reduce; the axes and KeepDims mean what
-// they mean for Mean.
+// they mean for Mean (no axes: every axis).
 type ReduceAttrs struct {
 	Kind     ReduceKind
 	Axes     []int

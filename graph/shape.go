@@ -257,6 +257,11 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, fmt.Errorf("needs %sAttrs", n.Op)
 		}
 		reduce := map[int]bool{}
+		if len(axes) == 0 { // no axes: all of them (ONNX's default)
+			for i := range x.Shape {
+				reduce[i] = true
+			}
+		}
 		for _, ax := range axes {
 			if ax < 0 {
 				ax += len(x.Shape)

@@ -327,7 +327,10 @@ func floatMath(a graph.MathAttrs) (func(Expr) Expr, error) {
 	case graph.MathSign:
 		return func(x Expr) Expr { return Sel(GT(x, F(0)), F(1), Sel(LT(x, F(0)), F(-1), x)) }, nil
 	case graph.MathSoftplus:
-		return func(x Expr) Expr { return Libm("log", Add(exp(x), F(1))) }, nil
+		// max(x, 0) + log1p(exp(-|x|)): log(exp(x) + 1) without overflow.
+		return func(x Expr) Expr {
+			return Add(Max(x, F(0)), Libm("log1p", exp(Sub(F(0), Libm("fabs", x)))))
+		}, nil
 	case graph.MathSoftsign:
 		return func(x Expr) Expr { return Div(x, Add(F(1), Libm("fabs", x))) }, nil
 	case graph.MathElu:

@@ -366,8 +366,20 @@ func computeReduce(k *kctx) (Stmt, error) {
 	case graph.ReduceLogSum:
 		return reduceNest(k, a.Axes, F32, F(0), sum, func(acc Expr, _ int) Expr { return Libm("log", acc) })
 	case graph.ReduceLogSumExp:
-		return reduceNest(k, a.Axes, F32, F(0), func(acc, v Expr) Expr { return Add(acc, Call(IntrExp, F32, v)) },
-			func(acc Expr, _ int) Expr { return Libm("log", acc) })
+		// max + log Σ exp(x − max): no overflow where Σ exp(x) would leave float32.
+		return reduceLoops(k, a.Axes, func(each func(func(v Expr) Stmt) Stmt, store func(Expr) Stmt, _ int) Stmt {
+			return Scalar("mx", F32, func(mx *Buffer) Stmt {
+				return Scalar("acc", F32, func(acc *Buffer) Stmt {
+					return Block(
+						Put(mx, F(float32(math.Inf(-1)))),
+						each(func(v Expr) Stmt { return Put(mx, Max(At(mx), v)) }),
+						Put(acc, F(0)),
+						each(func(v Expr) Stmt { return Put(acc, Add(At(acc), Call(IntrExp, F32, Sub(v, At(mx))))) }),
+						store(Add(Libm("log", At(acc)), At(mx))),
+					)
+				})
+			})
+		})
 	}
 	return nil, k.errorf("unknown reduction %q", a.Kind)
 }
@@ -389,6 +401,11 @@ func reducedCount(shape, axes []int) (int, error) {
 
 func reducedAxesOf(rank int, axes []int) ([]bool, error) {
 	red := make([]bool, rank)
+	if len(axes) == 0 { // no axes: all of them, as graph.InferShapes reads it
+		for i := range red {
+			red[i] = true
+		}
+	}
 	for _, ax := range axes {
 		if ax < 0 {
 			ax += rank
@@ -405,6 +422,17 @@ func reducedAxesOf(rank int, axes []int) ([]bool, error) {
 // an accumulator of type accT starts at init, takes step(acc, x) for every
 // element of the reduced axes in order, and fin(acc, count) is stored.
 func reduceNest(k *kctx, axes []int, accT DType, init Expr, step func(acc, v Expr) Expr, fin func(acc Expr, cnt int) Expr) (Stmt, error) {
+	return reduceLoops(k, axes, func(each func(func(v Expr) Stmt) Stmt, store func(Expr) Stmt, cnt int) Stmt {
+		return Scalar("acc", accT, func(acc *Buffer) Stmt {
+			return Block(Put(acc, init), each(func(v Expr) Stmt { return Put(acc, step(At(acc), v)) }), store(fin(At(acc), cnt)))
+		})
+	})
+}
+
+// reduceLoops loops over the kept axes of the input and builds each output
+// element's code with body: each(f) is a loop over the element's reduced
+// inputs (f of the loaded value, widened as ld does), store(v) writes it.
+func reduceLoops(k *kctx, axes []int, body func(each func(func(v Expr) Stmt) Stmt, store func(Expr) Stmt, cnt int) Stmt) (Stmt, error) {
 	xt := k.g.In(k.n, 0)
 	x := k.in(0)
 	y, _ := k.output()
@@ -433,8 +461,8 @@ func reduceNest(k *kctx, axes []int, accT DType, init Expr, step func(acc, v Exp
 	}
 	return Loops(kn, keep, func(o []Expr) Stmt {
 		oo := append([]Expr{}, o...)
-		return Scalar("acc", accT, func(acc *Buffer) Stmt {
-			body := Loops(rn, rdims, func(r []Expr) Stmt {
+		each := func(f func(v Expr) Stmt) Stmt {
+			return Loops(rn, rdims, func(r []Expr) Stmt {
 				idx := make([]Expr, rank)
 				ki, ri := 0, 0
 				for i := range idx {
@@ -446,9 +474,10 @@ func reduceNest(k *kctx, axes []int, accT DType, init Expr, step func(acc, v Exp
 						ki++
 					}
 				}
-				return Put(acc, step(At(acc), ld(x, idx...)))
+				return f(ld(x, idx...))
 			})
-			return Block(Put(acc, init), body, Put(y, fin(At(acc), cnt), append([]Expr{C(0)}, oo...)...))
-		})
+		}
+		store := func(v Expr) Stmt { return Put(y, v, append([]Expr{C(0)}, oo...)...) }
+		return body(each, store, cnt)
 	}), nil
 }

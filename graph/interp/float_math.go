@@ -79,7 +79,8 @@ func MathFunc(a graph.MathAttrs) (func(float64) float64, error) {
 	case graph.MathAtanh:
 		return math.Atanh, nil
 	case graph.MathSoftplus:
-		return func(x float64) float64 { return math.Log(math.Exp(x) + 1) }, nil
+		// log(exp(x) + 1), as max(x, 0) + log1p(exp(-|x|)): no overflow.
+		return func(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }, nil
 	case graph.MathSoftsign:
 		return func(x float64) float64 { return x / (1 + math.Abs(x)) }, nil
 	case graph.MathElu:

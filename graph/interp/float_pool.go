@@ -125,8 +125,8 @@ func floatMean(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	if err != nil {
 		return nil, err
 	}
-	return floatReduceOver(g, n, ins, a.Axes, func() float64 { return 0 }, func(s, v float64) float64 { return s + v },
-		func(s float64, cnt int) float64 { return s / float64(cnt) })
+	return floatReduceOver(g, n, ins, a.Axes, 0, func(s, v float64, _ int) float64 { return s + v },
+		func(s float64, _, cnt int) float64 { return s / float64(cnt) })
 }
 
 // floatReduce is ONNX's ReduceX in float64, rounded once to float32.
@@ -138,43 +138,46 @@ func floatReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Dat
 	if !ok {
 		return nil, fmt.Errorf("reduce has no kind (*graph.ReduceAttrs)")
 	}
-	zero := func() float64 { return 0 }
-	sum := func(s, v float64) float64 { return s + v }
-	same := func(s float64, _ int) float64 { return s }
-	var (
-		init = zero
-		add  = sum
-		fin  = same
-	)
+	sum := func(s, v float64, _ int) float64 { return s + v }
+	squares := func(s, v float64, _ int) float64 { return s + v*v }
+	same := func(s float64, _, _ int) float64 { return s }
 	switch a.Kind {
 	case graph.ReduceSum:
+		return floatReduceOver(g, n, ins, a.Axes, 0, sum, same)
 	case graph.ReduceProd:
-		init, add = func() float64 { return 1 }, func(s, v float64) float64 { return s * v }
+		return floatReduceOver(g, n, ins, a.Axes, 1, func(s, v float64, _ int) float64 { return s * v }, same)
 	case graph.ReduceMax:
-		init, add = func() float64 { return math.Inf(-1) }, math.Max
+		return floatReduceOver(g, n, ins, a.Axes, math.Inf(-1), func(s, v float64, _ int) float64 { return math.Max(s, v) }, same)
 	case graph.ReduceMin:
-		init, add = func() float64 { return math.Inf(1) }, math.Min
+		return floatReduceOver(g, n, ins, a.Axes, math.Inf(1), func(s, v float64, _ int) float64 { return math.Min(s, v) }, same)
 	case graph.ReduceL1:
-		add = func(s, v float64) float64 { return s + math.Abs(v) }
+		return floatReduceOver(g, n, ins, a.Axes, 0, func(s, v float64, _ int) float64 { return s + math.Abs(v) }, same)
 	case graph.ReduceL2:
-		add, fin = func(s, v float64) float64 { return s + v*v }, func(s float64, _ int) float64 { return math.Sqrt(s) }
+		return floatReduceOver(g, n, ins, a.Axes, 0, squares, func(s float64, _, _ int) float64 { return math.Sqrt(s) })
 	case graph.ReduceSumSquare:
-		add = func(s, v float64) float64 { return s + v*v }
+		return floatReduceOver(g, n, ins, a.Axes, 0, squares, same)
 	case graph.ReduceLogSum:
-		fin = func(s float64, _ int) float64 { return math.Log(s) }
+		return floatReduceOver(g, n, ins, a.Axes, 0, sum, func(s float64, _, _ int) float64 { return math.Log(s) })
 	case graph.ReduceLogSumExp:
-		add, fin = func(s, v float64) float64 { return s + math.Exp(v) }, func(s float64, _ int) float64 { return math.Log(s) }
-	default:
-		return nil, fmt.Errorf("unknown reduction %q", a.Kind)
+		// Two passes, as the C: max + log Σ exp(x − max), which no float32
+		// input can overflow.
+		mx, err := floatReduceOver(g, n, ins, a.Axes, math.Inf(-1), func(s, v float64, _ int) float64 { return math.Max(s, v) }, same)
+		if err != nil {
+			return nil, err
+		}
+		m := mx[0].F
+		return floatReduceOver(g, n, ins, a.Axes, 0, func(s, v float64, o int) float64 { return s + math.Exp(v-float64(m[o])) },
+			func(s float64, o, _ int) float64 { return math.Log(s) + float64(m[o]) })
 	}
-	return floatReduceOver(g, n, ins, a.Axes, init, add, fin)
+	return nil, fmt.Errorf("unknown reduction %q", a.Kind)
 }
 
-// floatReduceOver folds every input element into the output element at its
-// index with the reduced axes zeroed (all axes when axes is empty), then
-// finishes each output with the count of elements folded into it.
-func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []int, init func() float64,
-	add func(s, v float64) float64, fin func(s float64, cnt int) float64) ([]*graph.Data, error) {
+// floatReduceOver folds every input element into the output element o at
+// its index with the reduced axes zeroed (all axes when axes is empty),
+// starting from init, then finishes each output with the count of elements
+// folded into it.
+func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []int, init float64,
+	add func(s, v float64, o int) float64, fin func(s float64, o, cnt int) float64) ([]*graph.Data, error) {
 	x, err := floatIn(ins, 0, "input")
 	if err != nil {
 		return nil, err
@@ -213,14 +216,14 @@ func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []in
 	}
 	acc := make([]float64, len(out.F))
 	for i := range acc {
-		acc[i] = init()
+		acc[i] = init
 	}
 	offs := broadcastOffsets(keep, x.Shape)
 	for i, v := range x.F {
-		acc[offs[i]] = add(acc[offs[i]], float64(v))
+		acc[offs[i]] = add(acc[offs[i]], float64(v), offs[i])
 	}
 	for i, s := range acc {
-		out.F[i] = float32(fin(s, cnt))
+		out.F[i] = float32(fin(s, i, cnt))
 	}
 	return []*graph.Data{out}, nil
 }

@@ -194,3 +194,13 @@ func TestGatherHandWorked(t *testing.T) {
 	}
 	closeTo(t, y.F, []float32{1, 5, 4, 2})
 }
+
+// LogSumExp of [100, 90, 95, 99] is 100 + log(1 + e^-10 + e^-5 + e^-1);
+// Softplus(100) is 100 and Softplus(-100) is e^-100.
+func TestLargeInputsHandWorked(t *testing.T) {
+	x := fd([]int{1, 4}, 100, 90, 95, 99)
+	y := mustRun(t, graph.Reduce, &graph.ReduceAttrs{Kind: graph.ReduceLogSumExp, Axes: []int{1}}, []int{1}, x)
+	closeTo(t, y.F, []float32{float32(100 + math.Log(1+math.Exp(-10)+math.Exp(-5)+math.Exp(-1)))})
+	y = mustRun(t, graph.Math, &graph.MathAttrs{Fn: graph.MathSoftplus}, []int{2}, fd([]int{2}, 100, -100))
+	closeTo(t, y.F, []float32{100, float32(math.Exp(-100))})
+}

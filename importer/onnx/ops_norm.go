@@ -144,7 +144,8 @@ func convInstanceNorm(im *importer, c *nodeCtx) error {
 }
 
 // Trilu keeps the upper (or lower) triangle of the last two dimensions from
-// diagonal k on: x times a constant 0/1 mask, exact for finite values.
+// diagonal k on: Where(mask, x, 0) with a constant bool mask (folded when x
+// is constant), exact for every value, infinities included.
 func convTrilu(im *importer, c *nodeCtx) error {
 	x, err := c.need(0)
 	if err != nil {
@@ -153,6 +154,9 @@ func convTrilu(im *importer, c *nodeCtx) error {
 	r := len(x.shape)
 	if r < 2 {
 		return unsupportedf("Trilu of rank %d", r)
+	}
+	if x.dt == graph.Int8 || x.dt == graph.UInt8 {
+		return unsupportedf("Trilu on %s", x.dt)
 	}
 	k := int64(0)
 	if c.nIn() > 1 && c.n.Input[1] != "" {
@@ -167,27 +171,23 @@ func convTrilu(im *importer, c *nodeCtx) error {
 	}
 	upper := c.int("upper", 1) != 0
 	rows, cols := x.shape[r-2], x.shape[r-1]
-	mask := graph.NewData(x.dt, []int{rows, cols})
+	mask := graph.NewData(graph.Bool, []int{rows, cols})
 	for i := 0; i < rows; i++ {
 		for j := 0; j < cols; j++ {
-			keep := int64(j-i) >= k
-			if !upper {
-				keep = int64(j-i) <= k
-			}
-			if keep {
-				if x.dt == graph.Float32 {
-					mask.F[i*cols+j] = 1
-				} else {
-					mask.I[i*cols+j] = 1
-				}
+			if d := int64(j - i); upper && d >= k || !upper && d <= k {
+				mask.I[i*cols+j] = 1
 			}
 		}
 	}
-	if x.dt != graph.Float32 && (x.dt == graph.Int8 || x.dt == graph.UInt8) {
-		return unsupportedf("Trilu on %s", x.dt)
+	vals := []*value{constValue(c.out(0)+"_mask", mask), x, constValue(c.out(0)+"_zero", graph.NewData(x.dt, nil))}
+	if d, ok, err := foldConst(graph.Where, nil, x.dt, x.shape, vals); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return c.setConst(0, d)
 	}
-	_, err = c.binaryAs("Mul", graph.Mul, x, constValue(c.out(0)+"_mask", mask))
-	return err
+	c.emit1(graph.Where, []string{im.get(vals[0], asIs), im.get(x, asIs), im.get(vals[2], asIs)}, nil, x.dt, x.shape, asIs)
+	return nil
 }
 
 // Tile repeats x along each axis: one Concat of copies per repeated axis

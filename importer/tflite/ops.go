@@ -278,6 +278,9 @@ func (c *opctx) node() (*graph.Node, error) {
 		if e != nil {
 			return nil, e
 		}
+		if len(axes) == 0 {
+			return nil, c.errorf("reducer with no axes")
+		}
 		for k, ax := range axes {
 			if ax < 0 {
 				ax += len(x.Shape)
