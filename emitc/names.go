@@ -28,11 +28,26 @@ func init() {
 		"ldexp", "modf", "copysign", "nan"} {
 		cKeywords[f], cKeywords[f+"f"] = true, true
 	}
-	for _, f := range []string{"signbit", "isnan", "isinf", "isfinite", "memcpy", "memset", "memmove",
-		"memcmp", "strlen", "size_t", "ptrdiff_t", "offsetof", "NULL", "int8_t", "uint8_t", "int16_t",
-		"uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "intptr_t", "uintptr_t", "bool", "true",
-		"false", "abs", "labs", "div"} {
+	for _, f := range []string{"signbit", "isnan", "isinf", "isfinite", "isnormal", "fpclassify", "memcpy", "memset",
+		"memmove", "memcmp", "strlen", "size_t", "ptrdiff_t", "wchar_t", "offsetof", "NULL", "intptr_t", "uintptr_t",
+		"intmax_t", "uintmax_t", "bool", "true", "false", "abs", "labs", "div", "errno",
+		// math.h macros
+		"INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "FP_NAN", "FP_INFINITE", "FP_ZERO",
+		"FP_SUBNORMAL", "FP_NORMAL", "FP_ILOGB0", "FP_ILOGBNAN", "MATH_ERRNO", "MATH_ERREXCEPT",
+		"math_errhandling", "M_E", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI", "M_2_PI", "M_LN2", "M_LN10",
+		"M_LOG2E", "M_LOG10E", "M_SQRT2", "M_SQRT1_2", "M_2_SQRTPI",
+		// stdint.h and stddef.h limits
+		"INTPTR_MIN", "INTPTR_MAX", "UINTPTR_MAX", "INTMAX_MIN", "INTMAX_MAX", "UINTMAX_MAX",
+		"PTRDIFF_MIN", "PTRDIFF_MAX", "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX", "SIZE_MAX", "WCHAR_MIN",
+		"WCHAR_MAX", "WINT_MIN", "WINT_MAX", "INTMAX_C", "UINTMAX_C"} {
 		cKeywords[f] = true
+	}
+	for _, b := range []string{"8", "16", "32", "64"} {
+		for _, f := range []string{"int%_t", "uint%_t", "int_least%_t", "uint_least%_t", "int_fast%_t", "uint_fast%_t",
+			"INT%_MIN", "INT%_MAX", "UINT%_MAX", "INT_LEAST%_MIN", "INT_LEAST%_MAX", "UINT_LEAST%_MAX",
+			"INT_FAST%_MIN", "INT_FAST%_MAX", "UINT_FAST%_MAX", "INT%_C", "UINT%_C"} {
+			cKeywords[strings.Replace(f, "%", b, 1)] = true
+		}
 	}
 }
 

@@ -71,7 +71,7 @@ var fixedParams = map[graph.Op][2]float64{
 var passThrough = map[graph.Op]bool{
 	graph.MaxPool2D: true, graph.AvgPool2D: true, graph.Reshape: true,
 	graph.Transpose: true, graph.Pad: true, graph.Slice: true,
-	graph.Concat: true, graph.Resize: true,
+	graph.Concat: true, graph.Resize: true, graph.Gather: true,
 }
 
 type params struct {
@@ -230,9 +230,15 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 	}
 }
 
-// floatOnly reports the forms of ops that have no int8 kernel although the
-// op has one: LogSoftmax and Hardmax (Softmax modes).
+// floatOnly reports the ops that stay in float although graph/interp has
+// an integer kernel for them: LogSoftmax and Hardmax (Softmax modes); Mod
+// and CumSum, whose integer kernels are plain arithmetic; Compare and
+// Where, which would need both operands on one scale.
 func floatOnly(n *graph.Node) bool {
+	switch n.Op {
+	case graph.Mod, graph.CumSum, graph.Compare, graph.Where:
+		return true
+	}
 	a, ok := n.Attrs.(*graph.SoftmaxAttrs)
 	return n.Op == graph.Softmax && ok && a != nil && a.Mode != graph.SoftmaxPlain
 }
@@ -290,7 +296,9 @@ func (b *builder) node(n *graph.Node) error {
 	}
 	out := b.act[n.Outputs[0]]
 	switch n.Op {
-	case graph.Conv2D, graph.FullyConnected:
+	case graph.Conv2D, graph.FullyConnected, graph.ConvTranspose2D:
+		// Weights [Cout, ...]: symmetric int8 per output channel; bias int32
+		// on the scale s_in·s_w[c].
 		w := f.In(n, 1)
 		if w == nil || !w.IsConst() || w.DType != graph.Float32 {
 			return b.fallback(n)
@@ -330,7 +338,7 @@ func (b *builder) node(n *graph.Node) error {
 		}
 	}
 	for _, o := range n.Outputs {
-		if _, ok := b.act[o]; !ok {
+		if _, ok := b.act[o]; !ok && n.Op != graph.ArgMax { // ArgMax's int64 indices stay as they are
 			return b.fallback(n)
 		}
 	}

@@ -121,6 +121,9 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 		}
 		var one acc
 		for i, name := range fg.Outputs {
+			if d := fv[name]; d != nil && d.DType != graph.Float32 {
+				continue // an index or mask output (ArgMax, Compare): not a signal to measure
+			}
 			x := floatOf(fv[name], nil)
 			y := floatOf(qv[qg.Outputs[i]], qg.Tensors[qg.Outputs[i]].Quant)
 			if x == nil || y == nil || len(x) != len(y) {

@@ -14,7 +14,9 @@ func init() {
 // argMax is ONNX ArgMax/ArgMin (and TFLite ARG_MAX/ARG_MIN): per slice
 // along the axis, the index of the extreme value, the first of equal ones
 // unless SelectLast. Quantized inputs compare as stored (a positive scale
-// keeps the order); NaN never wins a comparison.
+// keeps the order). A NaN never compares greater or smaller, so it is
+// picked only at index 0 (as TFLite's comparator does; numpy would pick
+// the first NaN).
 func argMax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 	a, ok, err := attrsOf[graph.ArgAttrs](n)
 	if err != nil {

@@ -41,16 +41,27 @@ func convConvTranspose(im *importer, c *nodeCtx) error {
 	if k, ok := c.ints("kernel_shape"); ok && (len(k) != 2 || k[0] != kh || k[1] != kw) {
 		return fmt.Errorf("kernel_shape %v disagrees with weights %v", k, w.shape)
 	}
-	stride, dil := [2]int{1, 1}, [2]int{1, 1}
-	if v, ok := c.ints("strides"); ok && len(v) == 2 {
-		stride = [2]int{v[0], v[1]}
+	pair := func(name string, def int) ([2]int, error) {
+		v, ok := c.ints(name)
+		if !ok {
+			return [2]int{def, def}, nil
+		}
+		if len(v) != 2 {
+			return [2]int{}, fmt.Errorf("%s %v: want 2 values", name, v)
+		}
+		return [2]int{v[0], v[1]}, nil
 	}
-	if v, ok := c.ints("dilations"); ok && len(v) == 2 {
-		dil = [2]int{v[0], v[1]}
+	stride, err := pair("strides", 1)
+	if err != nil {
+		return err
 	}
-	var outPad [2]int
-	if v, ok := c.ints("output_padding"); ok && len(v) == 2 {
-		outPad = [2]int{v[0], v[1]}
+	dil, err := pair("dilations", 1)
+	if err != nil {
+		return err
+	}
+	outPad, err := pair("output_padding", 0)
+	if err != nil {
+		return err
 	}
 	for i := 0; i < 2; i++ {
 		if stride[i] < 1 || dil[i] < 1 || outPad[i] < 0 {
@@ -60,7 +71,10 @@ func convConvTranspose(im *importer, c *nodeCtx) error {
 	in := [2]int{x.shape[2], x.shape[3]}
 	k := [2]int{kh, kw}
 	var pb, pe [2]int
-	if v, ok := c.ints("pads"); ok && len(v) == 4 {
+	if v, ok := c.ints("pads"); ok {
+		if len(v) != 4 {
+			return fmt.Errorf("pads %v: want 4 values", v)
+		}
 		pb, pe = [2]int{v[0], v[1]}, [2]int{v[2], v[3]}
 	}
 	ap := c.str("auto_pad", "NOTSET")
@@ -71,7 +85,8 @@ func convConvTranspose(im *importer, c *nodeCtx) error {
 	if hasOut && len(outShape) != 2 {
 		return fmt.Errorf("output_shape %v", outShape)
 	}
-	if ap == "SAME_UPPER" || ap == "SAME_LOWER" {
+	if (ap == "SAME_UPPER" || ap == "SAME_LOWER") && !hasOut {
+		// SAME without output_shape: the output is the input times the stride.
 		hasOut, outShape = true, []int{in[0] * stride[0], in[1] * stride[1]}
 	} else if ap == "VALID" {
 		pb, pe = [2]int{}, [2]int{}
