@@ -103,6 +103,22 @@ func InferNode(g *Graph, n *Node) error {
 	return nil
 }
 
+// convOperands checks a convolution's 4-D input [N,H,W,Cin], weights
+// [Cout,KH,KW,Cin/group] and optional bias [Cout].
+func convOperands(x, w, b *Tensor, group int) error {
+	if len(x.Shape) != 4 || len(w.Shape) != 4 {
+		return fmt.Errorf("input %v and weights %v must both be 4-D", x.Shape, w.Shape)
+	}
+	g0 := max(group, 1)
+	if x.Shape[3]%g0 != 0 || w.Shape[0]%g0 != 0 || w.Shape[3]*g0 != x.Shape[3] {
+		return fmt.Errorf("weights %v do not match %d input channels with group %d", w.Shape, x.Shape[3], g0)
+	}
+	if b != nil && NumElements(b.Shape) != w.Shape[0] {
+		return fmt.Errorf("bias %v does not match %d output channels", b.Shape, w.Shape[0])
+	}
+	return nil
+}
+
 // inferShape returns the output shape of n, or nil when the output tensor's
 // own shape is authoritative (Reshape, Resize).
 func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
@@ -113,15 +129,8 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		if !ok || w == nil {
 			return nil, fmt.Errorf("needs Conv2DAttrs and a weight input")
 		}
-		if len(x.Shape) != 4 || len(w.Shape) != 4 {
-			return nil, fmt.Errorf("input %v and weights %v must both be 4-D", x.Shape, w.Shape)
-		}
-		g0 := max(a.Group, 1)
-		if x.Shape[3]%g0 != 0 || w.Shape[0]%g0 != 0 || w.Shape[3]*g0 != x.Shape[3] {
-			return nil, fmt.Errorf("weights %v do not match %d input channels with group %d", w.Shape, x.Shape[3], g0)
-		}
-		if b := g.In(n, 2); b != nil && NumElements(b.Shape) != w.Shape[0] {
-			return nil, fmt.Errorf("bias %v does not match %d output channels", b.Shape, w.Shape[0])
+		if err := convOperands(x, w, g.In(n, 2), a.Group); err != nil {
+			return nil, err
 		}
 		oh, err := windowOut(x.Shape[1], w.Shape[1], a.Stride[0], a.Dilation[0], a.Pad.Top, a.Pad.Bottom)
 		if err != nil {
@@ -138,15 +147,8 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		if !ok || w == nil {
 			return nil, fmt.Errorf("needs ConvTransposeAttrs and a weight input")
 		}
-		if len(x.Shape) != 4 || len(w.Shape) != 4 {
-			return nil, fmt.Errorf("input %v and weights %v must both be 4-D", x.Shape, w.Shape)
-		}
-		g0 := max(a.Group, 1)
-		if x.Shape[3]%g0 != 0 || w.Shape[0]%g0 != 0 || w.Shape[3]*g0 != x.Shape[3] {
-			return nil, fmt.Errorf("weights %v do not match %d input channels with group %d", w.Shape, x.Shape[3], g0)
-		}
-		if b := g.In(n, 2); b != nil && NumElements(b.Shape) != w.Shape[0] {
-			return nil, fmt.Errorf("bias %v does not match %d output channels", b.Shape, w.Shape[0])
+		if err := convOperands(x, w, g.In(n, 2), a.Group); err != nil {
+			return nil, err
 		}
 		if a.Pad.Top < 0 || a.Pad.Bottom < 0 || a.Pad.Left < 0 || a.Pad.Right < 0 || a.OutPad[0] < 0 || a.OutPad[1] < 0 {
 			return nil, fmt.Errorf("negative padding")

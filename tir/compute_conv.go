@@ -140,13 +140,22 @@ func (k *kctx) weightOffset(w *graph.Tensor, channels int) func(c Expr) Expr {
 	return func(c Expr) Expr { return At(buf, c) }
 }
 
-// computeConv2D: Y[n,oh,ow,oc] = act(B[oc] + Σ_{kh,kw,ic} X[n, ih, iw, g·Cg+ic]·W[oc,kh,kw,ic])
-// with ih = oh·sh − pt + kh·dh (out-of-image taps skipped), requantized for int8.
-func computeConv2D(k *kctx) (Stmt, error) {
-	a, ok := k.n.Attrs.(*graph.Conv2DAttrs)
-	if !ok || a == nil {
-		return nil, k.errorf("missing *graph.Conv2DAttrs")
-	}
+// convSetup is what a convolution's compute definition takes from its node:
+// the operands, the dimensions and, for int8, the requantization epilogue,
+// the input offset (−zero point) and the per-channel weight offsets.
+type convSetup struct {
+	xt, wt, yt                             *graph.Tensor
+	x, w, bias, y                          *Buffer
+	N, H, W, Cin, Cout, KH, KW, Cg, OH, OW int
+	group, coPerG                          int
+	intMode                                bool
+	ep                                     *requantEpilogue
+	inOff                                  int64
+	wOff                                   func(Expr) Expr
+	accT                                   DType
+}
+
+func (k *kctx) convSetup(groups int, act graph.Activation, mode graph.RequantMode) (*convSetup, error) {
 	xt, wt := k.g.In(k.n, 0), k.g.In(k.n, 1)
 	if xt == nil || wt == nil || !wt.IsConst() {
 		return nil, k.errorf("needs an input and constant weights")
@@ -154,39 +163,52 @@ func computeConv2D(k *kctx) (Stmt, error) {
 	if len(xt.Shape) != 4 || len(wt.Shape) != 4 {
 		return nil, k.errorf("input %v and weights %v must be 4-D", xt.Shape, wt.Shape)
 	}
-	x, w, bias := k.in(0), k.in(1), k.in(2)
-	if bias != nil && bias.Scope != ScopeConst {
+	c := &convSetup{xt: xt, wt: wt, x: k.in(0), w: k.in(1), bias: k.in(2), wOff: func(Expr) Expr { return nil }, accT: F32}
+	if c.bias != nil && c.bias.Scope != ScopeConst {
 		return nil, k.errorf("bias must be constant")
 	}
-	y, yt := k.output()
-	N, H, W, Cin := xt.Shape[0], xt.Shape[1], xt.Shape[2], xt.Shape[3]
-	Cout, KH, KW, Cg := wt.Shape[0], wt.Shape[1], wt.Shape[2], wt.Shape[3]
-	OH, OW := yt.Shape[1], yt.Shape[2]
-	group := pos1(a.Group)
-	if Cg*group != Cin || Cout%group != 0 {
-		return nil, k.errorf("weights %v do not match %d input channels in %d groups", wt.Shape, Cin, group)
+	c.y, c.yt = k.output()
+	c.N, c.H, c.W, c.Cin = xt.Shape[0], xt.Shape[1], xt.Shape[2], xt.Shape[3]
+	c.Cout, c.KH, c.KW, c.Cg = wt.Shape[0], wt.Shape[1], wt.Shape[2], wt.Shape[3]
+	c.OH, c.OW = c.yt.Shape[1], c.yt.Shape[2]
+	c.group = pos1(groups)
+	if c.Cg*c.group != c.Cin || c.Cout%c.group != 0 {
+		return nil, k.errorf("weights %v do not match %d input channels in %d groups", wt.Shape, c.Cin, c.group)
 	}
-	coPerG := Cout / group
-	sh, sw := pos1(a.Stride[0]), pos1(a.Stride[1])
-	dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
-	intMode := isInt(xt)
-	var ep *requantEpilogue
-	var inOff int64
-	wOff := func(Expr) Expr { return nil }
-	accT := F32
-	if intMode {
+	c.coPerG = c.Cout / c.group
+	c.intMode = isInt(xt)
+	if c.intMode {
 		var err error
-		if ep, err = k.requantFor(xt, wt, yt, a.Act, Cout, a.Requant); err != nil {
+		if c.ep, err = k.requantFor(xt, wt, c.yt, act, c.Cout, mode); err != nil {
 			return nil, k.errorf("%v", err)
 		}
 		_, zIn, err := quantParams(xt)
 		if err != nil {
 			return nil, k.errorf("%v", err)
 		}
-		inOff = -int64(zIn)
-		wOff = k.weightOffset(wt, Cout)
-		accT = I32
+		c.inOff = -int64(zIn)
+		c.wOff = k.weightOffset(wt, c.Cout)
+		c.accT = I32
 	}
+	return c, nil
+}
+
+// computeConv2D: Y[n,oh,ow,oc] = act(B[oc] + Σ_{kh,kw,ic} X[n, ih, iw, g·Cg+ic]·W[oc,kh,kw,ic])
+// with ih = oh·sh − pt + kh·dh (out-of-image taps skipped), requantized for int8.
+func computeConv2D(k *kctx) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.Conv2DAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.Conv2DAttrs")
+	}
+	cs, err := k.convSetup(a.Group, a.Act, a.Requant)
+	if err != nil {
+		return nil, err
+	}
+	wt, x, w, bias, y, yt := cs.wt, cs.x, cs.w, cs.bias, cs.y, cs.yt
+	N, H, W, Cin, Cout, KH, KW, Cg, OH, OW := cs.N, cs.H, cs.W, cs.Cin, cs.Cout, cs.KH, cs.KW, cs.Cg, cs.OH, cs.OW
+	group, coPerG, intMode, ep, inOff, wOff, accT := cs.group, cs.coPerG, cs.intMode, cs.ep, cs.inOff, cs.wOff, cs.accT
+	sh, sw := pos1(a.Stride[0]), pos1(a.Stride[1])
+	dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
 	// Without padding every tap is inside the image, so Σ(x+o)·w =
 	// Σx·w + o·Σw: the input offset folds into the bias at compile time.
 	noPad := a.Pad.Top == 0 && a.Pad.Left == 0 && (OH-1)*sh+(KH-1)*dh < H && (OW-1)*sw+(KW-1)*dw < W

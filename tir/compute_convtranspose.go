@@ -14,46 +14,15 @@ func computeConvTranspose(k *kctx) (Stmt, error) {
 	if !ok || a == nil {
 		return nil, k.errorf("missing *graph.ConvTransposeAttrs")
 	}
-	xt, wt := k.g.In(k.n, 0), k.g.In(k.n, 1)
-	if xt == nil || wt == nil || !wt.IsConst() {
-		return nil, k.errorf("needs an input and constant weights")
+	cs, err := k.convSetup(a.Group, a.Act, graph.RequantFixedPoint)
+	if err != nil {
+		return nil, err
 	}
-	if len(xt.Shape) != 4 || len(wt.Shape) != 4 {
-		return nil, k.errorf("input %v and weights %v must be 4-D", xt.Shape, wt.Shape)
-	}
-	x, w, bias := k.in(0), k.in(1), k.in(2)
-	if bias != nil && bias.Scope != ScopeConst {
-		return nil, k.errorf("bias must be constant")
-	}
-	y, yt := k.output()
-	N, H, W, Cin := xt.Shape[0], xt.Shape[1], xt.Shape[2], xt.Shape[3]
-	Cout, KH, KW, Cg := wt.Shape[0], wt.Shape[1], wt.Shape[2], wt.Shape[3]
-	OH, OW := yt.Shape[1], yt.Shape[2]
-	group := pos1(a.Group)
-	if Cg*group != Cin || Cout%group != 0 {
-		return nil, k.errorf("weights %v do not match %d input channels in %d groups", wt.Shape, Cin, group)
-	}
-	coPerG := Cout / group
+	x, w, bias, y, yt := cs.x, cs.w, cs.bias, cs.y, cs.yt
+	N, H, W, Cout, KH, KW, Cg, OH, OW := cs.N, cs.H, cs.W, cs.Cout, cs.KH, cs.KW, cs.Cg, cs.OH, cs.OW
+	group, coPerG, intMode, ep, inOff, wOff, accT := cs.group, cs.coPerG, cs.intMode, cs.ep, cs.inOff, cs.wOff, cs.accT
 	sh, sw := int64(pos1(a.Stride[0])), int64(pos1(a.Stride[1]))
 	dh, dw := int64(pos1(a.Dilation[0])), int64(pos1(a.Dilation[1]))
-	intMode := isInt(xt)
-	var ep *requantEpilogue
-	var inOff int64
-	wOff := func(Expr) Expr { return nil }
-	accT := F32
-	if intMode {
-		var err error
-		if ep, err = k.requantFor(xt, wt, yt, a.Act, Cout, graph.RequantFixedPoint); err != nil {
-			return nil, k.errorf("%v", err)
-		}
-		_, zIn, err := quantParams(xt)
-		if err != nil {
-			return nil, k.errorf("%v", err)
-		}
-		inOff = -int64(zIn)
-		wOff = k.weightOffset(wt, Cout)
-		accT = I32
-	}
 	k.f.Op = "conv_transpose2d"
 	return Loops([]string{"n", "oh", "ow", "oc"}, []int{N, OH, OW, Cout}, func(o []Expr) Stmt {
 		n, oh, ow, oc := o[0], o[1], o[2], o[3]

@@ -34,13 +34,7 @@ func convTranspose(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.D
 	if isF != (w.DType == graph.Float32) {
 		return nil, fmt.Errorf("input %s and weights %s", x.DType, w.DType)
 	}
-	var y *graph.Data
-	var err error
-	if isF {
-		y, err = newFloatOut(g, n, 0)
-	} else {
-		y, _, err = outData(g, n, 0)
-	}
+	y, err := outAny(g, n, isF)
 	if err != nil {
 		return nil, err
 	}

@@ -30,13 +30,8 @@ func cumSum(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 	if err != nil {
 		return nil, err
 	}
-	var y *graph.Data
 	yt := g.Out(n, 0)
-	if x.DType == graph.Float32 {
-		y, err = newFloatOut(g, n, 0)
-	} else {
-		y, _, err = outData(g, n, 0)
-	}
+	y, err := outAny(g, n, x.DType == graph.Float32)
 	if err != nil {
 		return nil, err
 	}

@@ -35,12 +35,7 @@ func gatherOp(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, 
 	if a.Axis < 0 || a.Axis >= len(x.Shape) {
 		return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x.Shape)
 	}
-	var y *graph.Data
-	if x.DType == graph.Float32 {
-		y, err = newFloatOut(g, n, 0)
-	} else {
-		y, _, err = outData(g, n, 0)
-	}
+	y, err := outAny(g, n, x.DType == graph.Float32)
 	if err != nil {
 		return nil, err
 	}

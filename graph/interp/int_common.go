@@ -178,3 +178,13 @@ func no16x8(ts ...*graph.Tensor) error {
 	}
 	return nil
 }
+
+// outAny allocates output 0 as float32 (float) or as the tensor's integer
+// type, for kernels registered for both classes.
+func outAny(g *graph.Graph, n *graph.Node, float bool) (*graph.Data, error) {
+	if float {
+		return newFloatOut(g, n, 0)
+	}
+	y, _, err := outData(g, n, 0)
+	return y, err
+}

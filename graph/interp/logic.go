@@ -156,12 +156,7 @@ func where(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, err
 	if yt == nil || yt.DType != a.DType {
 		return nil, fmt.Errorf("output of where must have the inputs' dtype %s", a.DType)
 	}
-	var y *graph.Data
-	if a.DType == graph.Float32 {
-		y, err = newFloatOut(g, n, 0)
-	} else {
-		y, _, err = outData(g, n, 0)
-	}
+	y, err := outAny(g, n, a.DType == graph.Float32)
 	if err != nil {
 		return nil, err
 	}
