@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,7 +107,7 @@ func runBackendC(dir string, b *boards.Board) (skip string, err error) {
 	if err != nil {
 		var se *onnx.SkipError
 		if errors.As(err, &se) {
-			return "import: " + firstWords(se.Reason), nil
+			return "import: " + truncate(se.Short(), 60), nil
 		}
 		return "", err
 	}
@@ -159,12 +158,9 @@ func matchExpected(got, want *graph.Data) string {
 	return ""
 }
 
-func firstWords(s string) string {
-	if i := strings.Index(s, "): "); i >= 0 && strings.HasPrefix(s, "node ") {
-		s = s[strings.Index(s, "(")+1:i] + ": " + s[i+3:]
-	}
-	if len(s) > 60 {
-		s = s[:60]
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
 	}
 	return s
 }

@@ -168,3 +168,17 @@ func kernelSuffix(dt DType) string {
 	}
 	return strings.ToLower(dt.String())
 }
+
+// axisView resolves axis (negative from the end) of shape and splits the
+// shape around it as [outer, depth, inner], the view of per-axis kernels.
+func axisView(shape []int, axis int) (outer, depth, inner int, err error) {
+	ax := axis
+	if ax < 0 {
+		ax += len(shape)
+	}
+	if ax < 0 || ax >= len(shape) {
+		return 0, 0, 0, fmt.Errorf("axis %d out of range for %v", axis, shape)
+	}
+	depth, inner = shape[ax], graph.NumElements(shape[ax+1:])
+	return graph.NumElements(shape) / (depth * inner), depth, inner, nil
+}

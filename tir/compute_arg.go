@@ -23,18 +23,11 @@ func computeArgMax(k *kctx) (Stmt, error) {
 	if xt.DType == I64 {
 		return nil, k.errorf("int64 input is not supported")
 	}
-	rank := len(xt.Shape)
-	ax := a.Axis
-	if ax < 0 {
-		ax += rank
-	}
-	if ax < 0 || ax >= rank {
-		return nil, k.errorf("axis %d out of range for %v", a.Axis, xt.Shape)
+	outer, depth, inner, err := axisView(xt.Shape, a.Axis)
+	if err != nil {
+		return nil, k.errorf("%v", err)
 	}
 	x := k.in(0)
-	depth := xt.Shape[ax]
-	inner := graph.NumElements(xt.Shape[ax+1:])
-	outer := xt.NumElements() / (depth * inner)
 	viewAs(x, []int{outer, depth, inner})
 	viewAs(y, []int{outer, inner})
 	k.f.Op = "argmax"

@@ -193,6 +193,46 @@ func (k *kctx) convSetup(groups int, act graph.Activation, mode graph.RequantMod
 	return c, nil
 }
 
+// init is an output channel's starting accumulator: the folded bias (with
+// the input offset in it) when there is one, else the bias, else zero.
+func (c *convSetup) init(k *kctx, oc Expr) Expr {
+	switch {
+	case k.folded != nil:
+		return At(k.folded, oc)
+	case c.bias != nil:
+		return ld(c.bias, oc)
+	}
+	return Imm(c.accT, 0)
+}
+
+// product is one tap: input (n, ih, iw, channel ic of oc's group) times
+// weight (oc, kh, kw, ic), each with its int8 offset.
+func (c *convSetup) product(n, ih, iw, oc, kh, kw, ic Expr) Expr {
+	ci := ic
+	if c.group > 1 {
+		ci = Add(Mul(Div(oc, C(int64(c.coPerG))), C(int64(c.Cg))), ic)
+	}
+	xv, wv := ld(c.x, n, ih, iw, ci), ld(c.w, oc, kh, kw, ic)
+	if c.intMode {
+		if c.inOff != 0 {
+			xv = Add(xv, C(c.inOff))
+		}
+		if o := c.wOff(oc); o != nil {
+			wv = Add(wv, o)
+		}
+	}
+	return Mul(xv, wv)
+}
+
+// result is an output channel's value from its accumulator: requantized
+// for int8, the fused activation for float.
+func (c *convSetup) result(acc, oc Expr, act graph.Activation) Expr {
+	if c.intMode {
+		return c.ep.apply(acc, oc, c.yt.DType)
+	}
+	return floatAct(act, acc)
+}
+
 // computeConv2D: Y[n,oh,ow,oc] = act(B[oc] + Σ_{kh,kw,ic} X[n, ih, iw, g·Cg+ic]·W[oc,kh,kw,ic])
 // with ih = oh·sh − pt + kh·dh (out-of-image taps skipped), requantized for int8.
 func computeConv2D(k *kctx) (Stmt, error) {
@@ -204,61 +244,34 @@ func computeConv2D(k *kctx) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	wt, x, w, bias, y, yt := cs.wt, cs.x, cs.w, cs.bias, cs.y, cs.yt
-	N, H, W, Cin, Cout, KH, KW, Cg, OH, OW := cs.N, cs.H, cs.W, cs.Cin, cs.Cout, cs.KH, cs.KW, cs.Cg, cs.OH, cs.OW
-	group, coPerG, intMode, ep, inOff, wOff, accT := cs.group, cs.coPerG, cs.intMode, cs.ep, cs.inOff, cs.wOff, cs.accT
 	sh, sw := pos1(a.Stride[0]), pos1(a.Stride[1])
 	dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
+	H, W, KH, KW, OH, OW := cs.H, cs.W, cs.KH, cs.KW, cs.OH, cs.OW
 	// Without padding every tap is inside the image, so Σ(x+o)·w =
 	// Σx·w + o·Σw: the input offset folds into the bias at compile time.
 	noPad := a.Pad.Top == 0 && a.Pad.Left == 0 && (OH-1)*sh+(KH-1)*dh < H && (OW-1)*sw+(KW-1)*dw < W
-	if intMode && noPad && inOff != 0 {
-		folded, err := k.foldedBias(bias, wt, Cout, inOff)
+	if cs.intMode && noPad && cs.inOff != 0 {
+		folded, err := k.foldedBias(cs.bias, cs.wt, cs.Cout, cs.inOff)
 		if err != nil {
 			return nil, err
 		}
-		inOff, k.folded = 0, folded
+		cs.inOff, k.folded = 0, folded
 	}
-	body := Loops([]string{"n", "oh", "ow", "oc"}, []int{N, OH, OW, Cout}, func(o []Expr) Stmt {
+	body := Loops([]string{"n", "oh", "ow", "oc"}, []int{cs.N, OH, OW, cs.Cout}, func(o []Expr) Stmt {
 		n, oh, ow, oc := o[0], o[1], o[2], o[3]
-		return Scalar("acc", accT, func(acc *Buffer) Stmt {
-			var init Expr = Imm(accT, 0)
-			if k.folded != nil {
-				init = At(k.folded, oc)
-			} else if bias != nil {
-				init = ld(bias, oc)
-			}
-			red := Loops([]string{"kh", "kw", "ic"}, []int{KH, KW, Cg}, func(r []Expr) Stmt {
+		return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
+			red := Loops([]string{"kh", "kw", "ic"}, []int{KH, KW, cs.Cg}, func(r []Expr) Stmt {
 				kh, kw, ic := r[0], r[1], r[2]
 				ih := Add(Sub(Mul(oh, C(int64(sh))), C(int64(a.Pad.Top))), Mul(kh, C(int64(dh))))
 				iw := Add(Sub(Mul(ow, C(int64(sw))), C(int64(a.Pad.Left))), Mul(kw, C(int64(dw))))
-				ci := ic
-				if group > 1 {
-					ci = Add(Mul(Div(oc, C(int64(coPerG))), C(int64(Cg))), ic)
-				}
-				xv, wv := ld(x, n, ih, iw, ci), ld(w, oc, kh, kw, ic)
-				if intMode {
-					if inOff != 0 {
-						xv = Add(xv, C(inOff))
-					}
-					if o := wOff(oc); o != nil {
-						wv = Add(wv, o)
-					}
-				}
-				upd := Put(acc, Add(At(acc), Mul(xv, wv)))
+				upd := Put(acc, Add(At(acc), cs.product(n, ih, iw, oc, kh, kw, ic)))
 				return If(AllOf(GE(ih, C(0)), LT(ih, C(int64(H))), GE(iw, C(0)), LT(iw, C(int64(W)))), upd)
 			})
-			var res Expr
-			if intMode {
-				res = ep.apply(At(acc), oc, yt.DType)
-			} else {
-				res = floatAct(a.Act, At(acc))
-			}
-			return Block(Put(acc, init), red, Put(y, res, n, oh, ow, oc))
+			return Block(Put(acc, cs.init(k, oc)), red, Put(cs.y, cs.result(At(acc), oc, a.Act), n, oh, ow, oc))
 		})
 	})
 	k.f.Op = "conv2d"
-	if group == Cin && Cg == 1 && group > 1 {
+	if cs.group == cs.Cin && cs.Cg == 1 && cs.group > 1 {
 		k.f.Op = "depthwise_conv2d"
 	}
 	return body, nil

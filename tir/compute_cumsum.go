@@ -20,17 +20,10 @@ func computeCumSum(k *kctx) (Stmt, error) {
 	}
 	y, yt := k.output()
 	x := k.in(0)
-	rank := len(xt.Shape)
-	ax := a.Axis
-	if ax < 0 {
-		ax += rank
+	outer, depth, inner, err := axisView(xt.Shape, a.Axis)
+	if err != nil {
+		return nil, k.errorf("%v", err)
 	}
-	if ax < 0 || ax >= rank {
-		return nil, k.errorf("axis %d out of range for %v", a.Axis, xt.Shape)
-	}
-	depth := xt.Shape[ax]
-	inner := graph.NumElements(xt.Shape[ax+1:])
-	outer := xt.NumElements() / (depth * inner)
 	viewAs(x, []int{outer, depth, inner})
 	viewAs(y, []int{outer, depth, inner})
 	k.f.Op = "cumsum"

@@ -135,9 +135,7 @@ func windowCount(start Expr, k, dil, lo, hi int) Expr {
 // axis: x viewed as [outer, depth, inner], one max, sum and pass of stores
 // per (outer, inner).
 func softmaxAxis(k *kctx, x, y *Buffer, shape []int, axis int, beta float32, mode graph.SoftmaxMode) Stmt {
-	depth := shape[axis]
-	inner := graph.NumElements(shape[axis+1:])
-	outer := graph.NumElements(shape) / (depth * inner)
+	outer, depth, inner, _ := axisView(shape, axis) // axis already normalized
 	viewAs(x, []int{outer, depth, inner})
 	viewAs(y, []int{outer, depth, inner})
 	k.f.Op = map[graph.SoftmaxMode]string{graph.SoftmaxPlain: "softmax", graph.SoftmaxLog: "log_softmax", graph.SoftmaxHard: "hardmax"}[mode]

@@ -150,7 +150,7 @@ func runBackendCase(dir string) (ops []string, res caseResult) {
 	if err != nil {
 		var se *SkipError
 		if errors.As(err, &se) {
-			return ops, caseResult{"skip", skipReason(se.Reason)}
+			return ops, caseResult{"skip", se.Short()}
 		}
 		return ops, fail("%v", err)
 	}
@@ -177,15 +177,6 @@ func runBackendCase(dir string) (ops []string, res caseResult) {
 		}
 	}
 	return ops, caseResult{status: "pass"}
-}
-
-// skipReason shortens "node NAME (Op): why" to "Op: why".
-func skipReason(msg string) string {
-	if i := strings.Index(msg, "): "); i >= 0 && strings.HasPrefix(msg, "node ") {
-		op := msg[strings.Index(msg, "(")+1 : i]
-		msg = op + ": " + msg[i+3:]
-	}
-	return msg
 }
 
 // checkGraph validates an imported graph and checks the importer's output

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -25,6 +26,18 @@ type TestCase struct {
 type SkipError struct{ Reason string }
 
 func (e *SkipError) Error() string { return e.Reason }
+
+// Short is the reason with "node NAME (Op): why" shortened to "Op: why",
+// so that reports can group the cases by it.
+func (e *SkipError) Short() string {
+	msg := e.Reason
+	if i := strings.Index(msg, "): "); i >= 0 && strings.HasPrefix(msg, "node ") {
+		if j := strings.Index(msg, "("); j >= 0 && j < i {
+			msg = msg[j+1:i] + ": " + msg[i+3:]
+		}
+	}
+	return msg
+}
 
 // LoadTestCase reads and imports the backend test in dir. An error is a
 // *SkipError when the case needs something mcugen does not support; Ops is
