@@ -7,7 +7,11 @@ package emitc
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -108,6 +112,11 @@ type emitter struct {
 	constList []*tir.Buffer
 	inNames   []string
 	outName   []string
+	// same maps a kernel to the earlier kernel whose C it would repeat
+	// (the steps of an unrolled recurrent layer); kernelKey finds them.
+	same      map[string]string
+	kernelKey map[string]string
+	constName map[string]bool
 }
 
 // Emit prints m as <prefix>.h and <prefix>.c.
@@ -135,15 +144,27 @@ func Emit(m *tir.Module, opts Options) (map[string][]byte, error) {
 	for _, f := range m.Funcs {
 		cnames.used[e.prefix+"_"+f.Name] = true
 	}
-	// Buffers viewing the same data (a broadcast view, a shared weight) share one array.
+	// Buffers viewing the same data (a broadcast view, a shared weight), or
+	// equal data (the weights of an unrolled recurrent layer's steps, each
+	// step's kernel holding its own copy), share one array.
 	byData := map[*graph.Data]string{}
+	byValue := map[string]string{}
 	for _, c := range m.Consts {
 		if n, ok := byData[c.Data]; ok && c.Data != nil {
 			e.consts[c] = n
 			continue
 		}
+		key := constKey(c)
+		if n, ok := byValue[key]; ok && key != "" {
+			e.consts[c] = n
+			byData[c.Data] = n
+			continue
+		}
 		e.consts[c] = cnames.unique(Ident(c.Name))
 		byData[c.Data] = e.consts[c]
+		if key != "" {
+			byValue[key] = e.consts[c]
+		}
 		e.constList = append(e.constList, c)
 	}
 	src, err := e.source()
@@ -241,6 +262,10 @@ func (e *emitter) ioPtrName(kind string, i int) string {
 
 func (e *emitter) source() ([]byte, error) {
 	var kernels bytes.Buffer
+	e.same, e.kernelKey, e.constName = map[string]string{}, map[string]string{}, map[string]bool{}
+	for _, n := range e.consts {
+		e.constName[n] = true
+	}
 	for _, f := range e.m.Funcs {
 		if err := e.kernel(&kernels, f); err != nil {
 			return nil, err
@@ -326,6 +351,27 @@ func (e *emitter) source() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// constKey identifies a constant array by its C type and values ("" for
+// none): a SHA-256 of the values, as the array's bytes would hold them.
+func constKey(c *tir.Buffer) string {
+	if c.Data == nil {
+		return ""
+	}
+	h := sha256.New()
+	var w [8]byte
+	n := c.Data.Len()
+	for i := 0; i < n; i++ {
+		if c.DType == graph.Float32 {
+			binary.LittleEndian.PutUint32(w[:4], math.Float32bits(c.Data.F[i]))
+			h.Write(w[:4])
+		} else {
+			binary.LittleEndian.PutUint64(w[:], uint64(c.Data.I[i]))
+			h.Write(w[:])
+		}
+	}
+	return fmt.Sprintf("%s/%d/%x", ctype(c.DType), n, h.Sum(nil))
+}
+
 func writeConst(b *bytes.Buffer, c *tir.Buffer, name, PREFIX string) {
 	what := "constant"
 	if c.Tensor != "" {
@@ -399,21 +445,49 @@ func (e *emitter) kernel(b *bytes.Buffer, f *tir.PrimFunc) error {
 			params = append(params, fmt.Sprintf("const %s *%s", ctype(p.DType), name))
 		}
 	}
+	if len(params) == 0 {
+		params = []string{"void"}
+	}
+	if err := r.stmt(f.Body, 1); err != nil {
+		return fmt.Errorf("emitc: kernel %s (node %q): %v", f.Name, f.Node, err)
+	}
+	// A kernel whose C, up to its own name, is an earlier kernel's, and
+	// that reads the same constant arrays, is that kernel.
+	body := r.sb.String()
+	key := e.kernelIdentity(f.Name, strings.Join(params, ", "), body)
+	if first, ok := e.kernelKey[key]; ok {
+		e.same[f.Name] = first
+		fmt.Fprintf(b, "/* %s %s: %s_%s */\n\n", f.Op, commentSafe(fmt.Sprintf("%q", f.Node)), e.prefix, first)
+		return nil
+	}
+	e.kernelKey[key] = f.Name
 	fmt.Fprintf(b, "/* %s %s", f.Op, commentSafe(fmt.Sprintf("%q", f.Node)))
 	for _, p := range f.Params {
 		fmt.Fprintf(b, "\n   %s: %s %s %v", r.names[p], commentSafe(fmt.Sprintf("%q", p.Tensor)), p.DType, tensorShape(p))
 	}
 	b.WriteString(" */\n")
-	if len(params) == 0 {
-		params = []string{"void"}
-	}
 	fmt.Fprintf(b, "static %s_KERNEL void %s_%s(%s)\n{\n", e.PREFIX, e.prefix, f.Name, strings.Join(params, ", "))
-	if err := r.stmt(f.Body, 1); err != nil {
-		return fmt.Errorf("emitc: kernel %s (node %q): %v", f.Name, f.Node, err)
-	}
-	b.WriteString(r.sb.String())
+	b.WriteString(body)
 	b.WriteString("}\n\n")
 	return nil
+}
+
+var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// kernelIdentity is what makes a kernel's C this kernel: its parameters and
+// body with its own name (which prefixes its locals) taken out, and the
+// constant arrays it reads, by name.
+func (e *emitter) kernelIdentity(name, params, body string) string {
+	var consts []string
+	seen := map[string]bool{}
+	for _, id := range identRE.FindAllString(body, -1) {
+		if e.constName[id] && !seen[id] {
+			seen[id] = true
+			consts = append(consts, id)
+		}
+	}
+	sort.Strings(consts)
+	return params + "\x00" + strings.ReplaceAll(body, name, "\x01") + "\x00" + strings.Join(consts, ",")
 }
 
 func tensorShape(p *tir.Buffer) []int { return p.Shape }
@@ -486,7 +560,11 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 			args[i] = e.where(a, p.DType, p.Writes)
 			used = used || a.Arena
 		}
-		fmt.Fprintf(b, "    %s_%s(%s);\n", e.prefix, c.Func.Name, strings.Join(args, ", "))
+		fn := c.Func.Name
+		if first, ok := e.same[fn]; ok {
+			fn = first
+		}
+		fmt.Fprintf(b, "    %s_%s(%s);\n", e.prefix, fn, strings.Join(args, ", "))
 		fmt.Fprintf(b, "    %s_LAYER_HOOK(%d);\n", e.PREFIX, k+1)
 	}
 	for i, o := range e.m.Outputs {

@@ -1,0 +1,51 @@
+package emitc
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// TestSharedKernelsAndArrays: constants with equal values are one array,
+// and a kernel whose C would repeat an earlier kernel's (same body, same
+// arrays) is that kernel, called twice; a kernel that reads other values
+// stays its own. The C still computes what the interpreter does.
+func TestSharedKernelsAndArrays(t *testing.T) {
+	g := graph.New("dd", "test")
+	x := g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
+	g.Inputs = []string{x.Name}
+	w := func(name string, salt float32) string {
+		d := graph.NewData(graph.Float32, []int{4, 4})
+		for i := range d.F {
+			d.F[i] = float32(i%5)*0.25 - 0.5 + salt
+		}
+		return g.AddConst(name, d).Name
+	}
+	// w1 and w2 hold the same values in two Data; w3 differs.
+	ws := []string{w("w1", 0), w("w2", 0), w("w3", 0.125)}
+	cur := x.Name
+	for i, wn := range ws {
+		fc := g.AddTensor(&graph.Tensor{Name: "fc" + string(rune('0'+i)), DType: graph.Float32, Shape: []int{1, 4}})
+		g.AddNode(&graph.Node{Name: fc.Name, Op: graph.FullyConnected, Inputs: []string{cur, wn, ""}, Outputs: []string{fc.Name}, Attrs: &graph.FullyConnectedAttrs{}})
+		th := g.AddTensor(&graph.Tensor{Name: "tanh" + string(rune('0'+i)), DType: graph.Float32, Shape: []int{1, 4}})
+		g.AddNode(&graph.Node{Name: th.Name, Op: graph.Tanh, Inputs: []string{fc.Name}, Outputs: []string{th.Name}})
+		cur = th.Name
+	}
+	g.Outputs = []string{cur}
+	m, files := checkModel(t, g, Options{Prefix: "dd"}, 3)
+	src := string(files["dd.c"])
+	defs := regexp.MustCompile(`(?m)^static DD_KERNEL void dd_\w+\(`).FindAllString(src, -1)
+	arrays := regexp.MustCompile(`(?m)^static const float \w+\[16\]`).FindAllString(src, -1)
+	calls := regexp.MustCompile(`(?m)^    dd_\w+\(`).FindAllString(src, -1)
+	// Six layers: FC(w1), FC(w2) = FC(w1), FC(w3); three tanh, one kernel.
+	if len(m.Calls) != 6 || len(calls) != 6 {
+		t.Fatalf("%d layers, %d calls, want 6", len(m.Calls), len(calls))
+	}
+	if len(defs) != 3 {
+		t.Errorf("%d kernel definitions, want 3 (FC w1/w2, FC w3, tanh): %v", len(defs), defs)
+	}
+	if len(arrays) != 2 {
+		t.Errorf("%d weight arrays, want 2 (w1 = w2, w3): %v", len(arrays), arrays)
+	}
+}
