@@ -133,6 +133,11 @@ type Tensor struct {
 	Shape []int
 	Quant *Quant
 	Data  *Data
+	// QuantGroup, when not empty, names the tensors that quantization
+	// gives one set of parameters, over the union of their ranges: the
+	// same value at every step of an unrolled recurrent layer, so that
+	// every step's kernel is the same kernel.
+	QuantGroup string
 }
 
 // IsConst reports whether the tensor is a compile-time constant.

@@ -45,6 +45,10 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 			qvals[i][name] = d
 		}
 	}
+	// The nodes of one parameter group (the steps of an unrolled recurrent
+	// layer) keep one bias, so that their kernels stay one kernel: the
+	// first node's correction is every one's.
+	groupDelta := map[string][]int64{}
 	for _, n := range q.Nodes {
 		sub := singleNode(q, n)
 		run := func() error {
@@ -78,6 +82,25 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 		if a == graph.ActNone {
 			lo, hi = math.Inf(-1), math.Inf(1)
 		}
+		group := ""
+		if ft := f.Tensors[yt.Name]; ft != nil {
+			group = ft.QuantGroup
+		}
+		if d, ok := groupDelta[group]; ok && group != "" && len(d) == bt.Data.Len() {
+			changed := false
+			for ch, v := range d {
+				if v != 0 {
+					bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch] - v))
+					changed = true
+				}
+			}
+			if changed {
+				if err := run(); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		ys, yz := yt.Quant.At(0)
 		lo = math.Max(lo, float64(ys)*float64(-128-yz))
 		hi = math.Min(hi, float64(ys)*float64(127-yz))
@@ -100,6 +123,7 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 			}
 		}
 		changed := false
+		delta := make([]int64, c)
 		for ch := 0; ch < c; ch++ {
 			if cnt[ch] == 0 {
 				continue
@@ -109,9 +133,12 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 			if d == 0 {
 				continue
 			}
-			nb := float64(bt.Data.I[ch]) - d
-			bt.Data.I[ch] = int64(math.Max(math.MinInt32, math.Min(math.MaxInt32, nb)))
+			delta[ch] = int64(d)
+			bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - d)
 			changed = true
+		}
+		if group != "" {
+			groupDelta[group] = delta
 		}
 		if changed {
 			if err := run(); err != nil {
@@ -120,6 +147,10 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 		}
 	}
 	return nil
+}
+
+func clampInt32(v float64) int64 {
+	return int64(math.Max(math.MinInt32, math.Min(math.MaxInt32, v)))
 }
 
 // singleNode is a graph holding n alone, its activation inputs as graph inputs.

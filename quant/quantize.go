@@ -169,6 +169,12 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 			}
 		}
 	}
+	// Tensors the graph groups (the steps of an unrolled recurrent layer).
+	for name := range rng {
+		if q := f.Tensors[name].QuantGroup; q != "" {
+			uf.union("\x00group/"+q, name)
+		}
+	}
 	groupRange := map[string][2]float64{}
 	groupFixed := map[string]params{}
 	for name, r := range rng {
