@@ -66,14 +66,15 @@ func recurrentModels(t *testing.T, dir string) []string {
 	return paths
 }
 
-// TestRecurrentC runs unrolled LSTM, GRU and RNN layers as generated C:
+// TestRecurrentC runs unrolled LSTM, GRU and RNN layers (ONNX, and TFLite's
+// sequence LSTM with peepholes, projection and CIFG) as generated C:
 // float on the host under ASan and UBSan, and INT8 (random calibration) on
 // the host and on the Cortex-M4, every output compared with the reference
 // interpreter (bit-exact for int8).
 func TestRecurrentC(t *testing.T) {
 	needTools(t, "host")
 	dir := t.TempDir()
-	models := recurrentModels(t, dir)
+	models := append(recurrentModels(t, dir), "../testdata/tflite/seq_lstm_peep_proj_clips.tflite", "../testdata/tflite/seq_lstm_cifg_time_major.tflite")
 	san := []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
 	runs := []struct {
 		board string

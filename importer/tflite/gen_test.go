@@ -221,6 +221,10 @@ func generated(t *testing.T) map[string][]byte {
 	for _, c := range intCases {
 		files["op_int8_"+c.name] = c.model().Bytes()
 	}
+	for i, c := range seqCases {
+		m, _ := c.model(uint64(i + 1))
+		files["seq_"+c.name] = m.Bytes()
+	}
 	files["cnn_float"] = cnn().float().Bytes()
 	files["cnn_int8"] = cnn().int8(t).Bytes()
 	files["mlp_float"] = mlp().float().Bytes()

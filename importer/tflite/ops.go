@@ -177,6 +177,8 @@ func (c *opctx) node() (*graph.Node, error) {
 		err = c.conv(n)
 	case opTransposeConv:
 		err = c.transposeConv(n)
+	case opUnidirectionalSequenceLSTM, opUnidirectionalSequenceRNN:
+		err = c.recurrent(n)
 	case opDepthwiseConv2D:
 		err = c.depthwise(n)
 	case opFullyConnected:

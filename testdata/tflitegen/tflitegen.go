@@ -34,6 +34,7 @@ type Tensor struct {
 	Scale     []float32
 	ZeroPoint []int64
 	QuantDim  int32
+	Variable  bool // is_variable: state a stateful operator keeps (an LSTM's)
 }
 
 // Field is one scalar field of a builtin options table.
@@ -196,6 +197,7 @@ func (m *Model) build(extOffsets []uint64) []byte {
 		if sig != 0 {
 			b.PrependUOffsetTSlot(7, sig, 0)
 		}
+		b.PrependBoolSlot(5, t.Variable, false)
 		tensors = append(tensors, b.EndObject())
 	}
 	tensorsVec := b.CreateVectorOfTables(tensors)
@@ -397,6 +399,9 @@ const (
 	OpElu                   = 111
 	OpRound                 = 116
 	OpTransposeConv         = 67
+
+	OpUnidirectionalSequenceRNN  = 35
+	OpUnidirectionalSequenceLSTM = 44
 )
 
 // BuiltinOptions union types.
@@ -424,6 +429,9 @@ const (
 	OptHardSwish             = 91
 	OptBatchMatMul           = 101
 	OptTransposeConv         = 49
+
+	OptSequenceRNN                = 31
+	OptUnidirectionalSequenceLSTM = 71
 )
 
 // Padding and activation enums.
@@ -434,6 +442,7 @@ const (
 	ActNone  = 0
 	ActRelu  = 1
 	ActRelu6 = 3
+	ActTanh  = 4
 )
 
 // Conv2DOptions: padding, strides (H, W), fused activation, dilation (H, W).
