@@ -247,9 +247,11 @@ type Harness struct {
 	Layers int
 }
 
-// MaxLayers is how many layers the harness can profile (CRT_MAX_LAYERS in
-// crt_harness.c).
-const MaxLayers = 1024
+// MaxLayers is how many layers the harness profiles at most: it keeps one
+// 32-bit count per layer (CRT_LAYER_PROFILE in crt_harness.c), 32 KiB at
+// most, which an unrolled recurrent layer can need (a 49-step LSTM has
+// over a thousand layers).
+const MaxLayers = 8192
 
 // LayerHookFlags are the compiler flags that route a model's per-layer hook
 // (<PREFIX>_LAYER_HOOK, emitted by emitc) to the harness's crt_layer_mark and

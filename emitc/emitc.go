@@ -7,10 +7,7 @@ package emitc
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -154,7 +151,7 @@ func Emit(m *tir.Module, opts Options) (map[string][]byte, error) {
 			e.consts[c] = n
 			continue
 		}
-		key := constKey(c)
+		key := c.ContentKey()
 		if n, ok := byValue[key]; ok && key != "" {
 			e.consts[c] = n
 			byData[c.Data] = n
@@ -349,27 +346,6 @@ func (e *emitter) source() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// constKey identifies a constant array by its C type and values ("" for
-// none): a SHA-256 of the values, as the array's bytes would hold them.
-func constKey(c *tir.Buffer) string {
-	if c.Data == nil {
-		return ""
-	}
-	h := sha256.New()
-	var w [8]byte
-	n := c.Data.Len()
-	for i := 0; i < n; i++ {
-		if c.DType == graph.Float32 {
-			binary.LittleEndian.PutUint32(w[:4], math.Float32bits(c.Data.F[i]))
-			h.Write(w[:4])
-		} else {
-			binary.LittleEndian.PutUint64(w[:], uint64(c.Data.I[i]))
-			h.Write(w[:])
-		}
-	}
-	return fmt.Sprintf("%s/%d/%x", ctype(c.DType), n, h.Sum(nil))
 }
 
 func writeConst(b *bytes.Buffer, c *tir.Buffer, name, PREFIX string) {

@@ -100,7 +100,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	need := s.Module.ConstBytes()
 	var headroom int64
 	if slices.Contains(r.Holds, boards.HoldsCode) || b.RegionFor(boards.HoldsCode) == r {
-		headroom = codeHeadroomBase + codeHeadroomKernel*int64(len(s.Module.Funcs))
+		headroom = codeHeadroomBase + codeHeadroomKernel*int64(s.Module.DistinctFuncs())
 	}
 	if s.Lean != nil {
 		s.Lean.SavedBytes, s.Lean.ConstBytes = s.leanFrom-need, need

@@ -17,6 +17,13 @@
 package tir
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
 	"github.com/mcugen/mcugen/graph"
 )
 
@@ -165,14 +172,65 @@ func (f *PrimFunc) ScratchBytes() int {
 func (m *Module) ConstBytes() int64 {
 	var n int64
 	seen := map[*graph.Data]bool{}
+	equal := map[string]bool{}
 	for _, c := range m.Consts {
 		if c.Data == nil || seen[c.Data] {
 			continue
 		}
 		seen[c.Data] = true
+		if k := c.ContentKey(); equal[k] {
+			continue
+		} else {
+			equal[k] = true
+		}
 		n += int64(c.Data.Len() * c.DType.Size())
 	}
 	return n
+}
+
+// ContentKey identifies a constant buffer's array by its element type and
+// values ("" for a buffer without data): constants with one key are one
+// array in the generated C.
+func (b *Buffer) ContentKey() string {
+	if b.Data == nil {
+		return ""
+	}
+	h := sha256.New()
+	var w [8]byte
+	n := b.Data.Len()
+	for i := 0; i < n; i++ {
+		if b.DType == graph.Float32 {
+			binary.LittleEndian.PutUint32(w[:4], math.Float32bits(b.Data.F[i]))
+			h.Write(w[:4])
+		} else {
+			binary.LittleEndian.PutUint64(w[:], uint64(b.Data.I[i]))
+			h.Write(w[:])
+		}
+	}
+	return fmt.Sprintf("%s/%d/%x", b.DType, n, h.Sum(nil))
+}
+
+// DistinctFuncs estimates how many kernels the generated C holds: kernels
+// of one op over the same parameter shapes and the same constant values
+// are usually one function (emitc prints a kernel whose C repeats an
+// earlier one's once).
+func (m *Module) DistinctFuncs() int {
+	seen := map[string]bool{}
+	for _, f := range m.Funcs {
+		var b strings.Builder
+		b.WriteString(f.Op)
+		for _, p := range f.Params {
+			fmt.Fprintf(&b, "|%s%v%v", p.DType, p.Shape, p.Writes)
+		}
+		var keys []string
+		for _, c := range f.Consts() {
+			keys = append(keys, c.ContentKey())
+		}
+		sort.Strings(keys)
+		b.WriteString("|" + strings.Join(keys, ","))
+		seen[b.String()] = true
+	}
+	return len(seen)
 }
 
 // ScratchBytes is the largest ScratchBytes of the module's kernels, and
