@@ -139,3 +139,47 @@ func hasInt8(g *graph.Graph) bool {
 	}
 	return false
 }
+
+// TestRecurrentKWSScale compiles a keyword-spotting-sized int8 LSTM (49
+// steps of 10 features, 64 cells, over a thousand unrolled layers) for the
+// Cortex-M4: the steps are one set of kernels and one copy of the weights
+// (so the weights keep their int16 layout), and the firmware is bit-exact.
+func TestRecurrentKWSScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 1,000-layer firmware build")
+	}
+	needTools(t, "mps2-an386")
+	b := onnx.NewBuilder("lstm_kws", 14, 3)
+	const steps, in, hidden = 49, 10, 64
+	x := b.Input("x", graph.Float32, steps, 1, in)
+	outs := b.NodeN("LSTM", []string{x, b.Rand("w", 0.3, 1, 4*hidden, in), b.Rand("r", 0.2, 1, 4*hidden, hidden), b.Rand("b", 0.2, 1, 8*hidden)}, 2, onnx.IntAttr("hidden_size", hidden))
+	h := b.Node("Reshape", []string{outs[1], b.Ints("s", 1, hidden)})
+	b.Output(b.Node("Gemm", []string{h, b.Rand("fw", 0.3, 12, hidden)}, onnx.IntAttr("transB", 1)), graph.Float32)
+	path := filepath.Join(t.TempDir(), "lstm_kws.onnx")
+	if err := os.WriteFile(path, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	board, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Compile(path, Options{Board: board, Version: "test", Quantize: "int8", CalibRandom: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lean != nil {
+		t.Errorf("weights kept int8 to fit flash: %s", s.Lean.Summary())
+	}
+	if n, d := len(s.Module.Funcs), s.Module.DistinctFuncs(); n < 1000 || d > 100 {
+		t.Errorf("%d kernels, %d distinct: want over 1,000 layers and at most 100 distinct kernels", n, d)
+	}
+	x2, err := s.Execute(RandomInputs(s.Graph, 2, 1), t.TempDir(), 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x2.AllMatch() {
+		t.Fatalf("outputs differ from the reference interpreter")
+	}
+	t.Logf("%d layers, %d distinct kernels; %d instructions per inference, arena %d B, flash %d B (text+data), output SQNR %.1f dB",
+		len(s.Module.Funcs), s.Module.DistinctFuncs(), x2.Instructions(), s.Module.ArenaBytes, x2.Firmware.Text+x2.Firmware.Data, s.QuantReport.OutputSQNRdB)
+}
