@@ -34,11 +34,25 @@ type qdqWriter struct {
 	float map[string]string // "T/nchw" or "T/nhwc" -> float ONNX value
 	seq   int
 	inits map[string]bool
+	used  map[string]bool // names of the values the writer made
+}
+
+// fresh returns name, or name with a number, unused by the IR graph's
+// tensors and by the values and initializers written so far (the IR may
+// hold a tensor named like a value the writer derives, "x_dequant").
+func (w *qdqWriter) fresh(name string) string {
+	base := name
+	for w.used[name] || w.inits[name] || w.g.Tensors[name] != nil {
+		w.seq++
+		name = fmt.Sprintf("%s_%d", base, w.seq)
+	}
+	w.used[name] = true
+	return name
 }
 
 // QDQModel builds the ONNX model WriteQDQ writes.
 func QDQModel(g *graph.Graph) (*onnx.Model, error) {
-	w := &qdqWriter{g: g, og: &onnx.Graph{Name: g.Name}, nchw: map[string]bool{}, float: map[string]string{}, inits: map[string]bool{}}
+	w := &qdqWriter{g: g, og: &onnx.Graph{Name: g.Name}, nchw: map[string]bool{}, float: map[string]string{}, inits: map[string]bool{}, used: map[string]bool{}}
 	for _, in := range g.Inputs {
 		t := g.Tensors[in]
 		if t.DType == graph.Int8 {
@@ -153,7 +167,7 @@ func (w *qdqWriter) floatOf(t string, nchw bool) string {
 		}
 		if tt.DType.IsInt() && tt.Quant != nil {
 			cn := w.init(t, d)
-			dq := cn + "_dequant"
+			dq := w.fresh(cn + "_dequant")
 			attrs := []*onnx.Attribute{}
 			if tt.Quant.PerAxis() {
 				attrs = append(attrs, intAttr("axis", tt.Quant.Axis))
@@ -170,7 +184,7 @@ func (w *qdqWriter) floatOf(t string, nchw bool) string {
 		base := t + "_dequant"
 		dq, ok := w.float[t+"/dq"]
 		if !ok {
-			dq = base
+			dq = w.fresh(base)
 			w.node("DequantizeLinear", []string{t, w.scale(base, tt.Quant), w.zp(base, tt.Quant)}, []string{dq})
 			w.float[t+"/dq"] = dq
 		}
@@ -182,7 +196,7 @@ func (w *qdqWriter) floatOf(t string, nchw bool) string {
 		if !nchw {
 			perm, suffix = []int{0, 2, 3, 1}, "_nhwc"
 		}
-		out := v + suffix
+		out := w.fresh(v + suffix)
 		w.node("Transpose", []string{v}, []string{out}, ints("perm", perm...))
 		v = out
 	}
@@ -196,7 +210,7 @@ func (w *qdqWriter) finish(n *graph.Node, f string, nchw bool) {
 	t := w.g.Tensors[out]
 	if a, ok := actOf(n); ok && a != graph.ActNone {
 		lo, hi, _ := a.Bounds()
-		r := f + "_act"
+		r := w.fresh(f + "_act")
 		if a == graph.ActRelu {
 			w.node("Relu", []string{f}, []string{r})
 		} else {
@@ -216,7 +230,7 @@ func (w *qdqWriter) finish(n *graph.Node, f string, nchw bool) {
 func (w *qdqWriter) emit(n *graph.Node) error {
 	g := w.g
 	out := n.Outputs[0]
-	fo := out + "_f"
+	fo := w.fresh(out + "_f")
 	in := func(i int, nchw bool) string { return w.floatOf(n.Inputs[i], nchw) }
 	switch n.Op {
 	case graph.Quantize:
@@ -362,6 +376,42 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		}
 		w.node("HardSigmoid", []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha},
 			&onnx.Attribute{Name: "beta", Type: onnx.AttrFloat, F: a.Beta})
+		w.finish(n, fo, false)
+	case graph.Slice:
+		a, ok := n.Attrs.(*graph.SliceAttrs)
+		if !ok {
+			return fmt.Errorf("no SliceAttrs")
+		}
+		vec := func(name string, v []int) string {
+			d := &graph.Data{DType: graph.Int64, Shape: []int{len(v)}}
+			for _, x := range v {
+				d.I = append(d.I, int64(x))
+			}
+			return w.init(fo+"_"+name, d)
+		}
+		axes := make([]int, len(a.Begin))
+		for i := range axes {
+			axes[i] = i
+		}
+		steps := a.Stride
+		if steps == nil {
+			steps = make([]int, len(a.Begin))
+			for i := range steps {
+				steps[i] = 1
+			}
+		}
+		w.node("Slice", []string{in(0, false), vec("starts", a.Begin), vec("ends", a.End), vec("axes", axes), vec("steps", steps)}, []string{fo})
+		w.finish(n, fo, false)
+	case graph.Clip:
+		a, ok := n.Attrs.(*graph.ClipAttrs)
+		if !ok {
+			return fmt.Errorf("no ClipAttrs")
+		}
+		w.node("Clip", []string{in(0, false), w.init(fo+"_min", &graph.Data{DType: graph.Float32, F: []float32{a.Min}}),
+			w.init(fo+"_max", &graph.Data{DType: graph.Float32, F: []float32{a.Max}})}, []string{fo})
+		w.finish(n, fo, false)
+	case graph.Where:
+		w.node("Where", []string{in(0, false), in(1, false), in(2, false)}, []string{fo})
 		w.finish(n, fo, false)
 	default:
 		return fmt.Errorf("op not supported by the QDQ writer")
