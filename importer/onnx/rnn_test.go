@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -361,6 +362,64 @@ func TestRecurrentAgainstReference(t *testing.T) {
 						t.Fatalf("output %d [%d] = %v, want %v (shape %v)", k, j, gv.F[j], v, gv.Shape)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestRecurrentRefusals: malformed or unsupported recurrent nodes get one
+// error naming the problem, never a panic.
+func TestRecurrentRefusals(t *testing.T) {
+	type bad struct {
+		name, want string
+		build      func(b *onnx.Builder) []string
+		attrs      []*onnx.Attribute
+		op         string
+	}
+	w := func(b *onnx.Builder, g, h, in int) string { return b.Rand("w", 0.5, 1, g*h, in) }
+	r := func(b *onnx.Builder, g, h int) string { return b.Rand("r", 0.5, 1, g*h, h) }
+	cases := []bad{
+		{name: "runtime weights", op: "LSTM", want: "must be a constant", build: func(b *onnx.Builder) []string {
+			return []string{b.Input("x", graph.Float32, 2, 1, 3), b.Input("w", graph.Float32, 1, 8, 3), r(b, 4, 2)}
+		}},
+		{name: "W rows", op: "GRU", want: "W of shape", build: func(b *onnx.Builder) []string {
+			return []string{b.Input("x", graph.Float32, 2, 1, 3), w(b, 4, 2, 3), r(b, 3, 2)}
+		}},
+		{name: "input size", op: "RNN", want: "W of shape", build: func(b *onnx.Builder) []string {
+			return []string{b.Input("x", graph.Float32, 2, 1, 4), w(b, 1, 2, 3), r(b, 1, 2)}
+		}},
+		{name: "X rank", op: "RNN", want: "want [seq_length", build: func(b *onnx.Builder) []string {
+			return []string{b.Input("x", graph.Float32, 2, 3), w(b, 1, 2, 3), r(b, 1, 2)}
+		}},
+		{name: "activation", op: "RNN", want: "activation \"Gelu\" is not supported", attrs: []*onnx.Attribute{{Name: "activations", Type: onnx.AttrStrings, Strings: [][]byte{[]byte("Gelu")}}},
+			build: func(b *onnx.Builder) []string {
+				return []string{b.Input("x", graph.Float32, 2, 1, 3), w(b, 1, 2, 3), r(b, 1, 2)}
+			}},
+		{name: "activation count", op: "GRU", want: "1 activations: want 2", attrs: []*onnx.Attribute{{Name: "activations", Type: onnx.AttrStrings, Strings: [][]byte{[]byte("Tanh")}}},
+			build: func(b *onnx.Builder) []string {
+				return []string{b.Input("x", graph.Float32, 2, 1, 3), w(b, 3, 2, 3), r(b, 3, 2)}
+			}},
+		{name: "sequence length", op: "RNN", want: "sequence length 5 outside [0, 2]", build: func(b *onnx.Builder) []string {
+			return []string{b.Input("x", graph.Float32, 2, 1, 3), w(b, 1, 2, 3), r(b, 1, 2), "", b.Ints("lens", 5)}
+		}},
+		{name: "initial state shape", op: "LSTM", want: "initial_h of shape", build: func(b *onnx.Builder) []string {
+			return []string{b.Input("x", graph.Float32, 2, 1, 3), w(b, 4, 2, 3), r(b, 4, 2), "", "", b.Input("h0", graph.Float32, 1, 1, 3)}
+		}},
+		{name: "input_forget", op: "LSTM", want: "input_forget", attrs: []*onnx.Attribute{onnx.IntAttr("input_forget", 1)}, build: func(b *onnx.Builder) []string {
+			return []string{b.Input("x", graph.Float32, 2, 1, 3), w(b, 4, 2, 3), r(b, 4, 2)}
+		}},
+		{name: "direction", op: "GRU", want: "direction \"sideways\"", attrs: []*onnx.Attribute{onnx.StringAttr("direction", "sideways")}, build: func(b *onnx.Builder) []string {
+			return []string{b.Input("x", graph.Float32, 2, 1, 3), w(b, 3, 2, 3), r(b, 3, 2)}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := onnx.NewBuilder("bad", 14, 1)
+			outs := b.NodeN(c.op, c.build(b), 2, append([]*onnx.Attribute{onnx.IntAttr("hidden_size", 2)}, c.attrs...)...)
+			b.Output(outs[1], graph.Float32)
+			_, err := onnx.Import("bad", b.Model(), onnx.Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
 		})
 	}

@@ -270,6 +270,18 @@ func TestSequenceLSTMRefusals(t *testing.T) {
 	if _, err := tflite.Decode("ln", m.Bytes()); err == nil || !strings.Contains(err.Error(), "UNIDIRECTIONAL_SEQUENCE_LSTM") || !strings.Contains(err.Error(), "layer-normalized") {
 		t.Errorf("layer-normalized LSTM: %v", err)
 	}
+	// The forget gate's input weights are required.
+	m, _ = c.model(9)
+	m.Ops[0].Inputs[2] = -1
+	if _, err := tflite.Decode("noforget", m.Bytes()); err == nil || !strings.Contains(err.Error(), "input 2 is missing") {
+		t.Errorf("no forget weights: %v", err)
+	}
+	// Recurrent weights of the wrong width.
+	m, _ = c.model(9)
+	m.Ops[0].Inputs[7] = m.AddTensor(tg.Tensor{Name: "r_bad", Type: tg.Float32, Shape: []int32{2, 3}, Data: tg.F32Bytes(1, 2, 3, 4, 5, 6)})
+	if _, err := tflite.Decode("rshape", m.Bytes()); err == nil || !strings.Contains(err.Error(), "of shape [2 3], want [2 2]") {
+		t.Errorf("recurrent weights [2 3]: %v", err)
+	}
 	c.act = 3 // RELU6
 	m, _ = c.model(9)
 	if _, err := tflite.Decode("relu6", m.Bytes()); err == nil || !strings.Contains(err.Error(), "cell activation 3") {
