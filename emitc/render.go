@@ -284,6 +284,8 @@ func paren(s string, prec, need int) string {
 
 func intLit(t tir.DType, v int64) string {
 	switch {
+	case t == graph.Int64 && v == math.MinInt64:
+		return "INT64_MIN" // -9223372036854775808 is the negation of a constant too large for int64
 	case t == graph.Int64:
 		return fmt.Sprintf("INT64_C(%d)", v)
 	case v == math.MinInt32:

@@ -1,6 +1,9 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Data is a dense tensor value in row-major order. Float32 values live in F;
 // every integer type (and bool) lives in I, widened to int64, so the
@@ -90,4 +93,40 @@ func Strides(shape []int) []int {
 		acc *= shape[i]
 	}
 	return s
+}
+
+// CastData converts d to dt as the Cast op does: an integer to float32
+// rounds once to nearest (C's (float) x); to bool, non-zero (NaN included) is true; a float to an integer type
+// truncates toward zero, saturates at the type's range and takes NaN to 0;
+// an integer to another wraps to its width.
+func CastData(d *Data, dt DType) *Data {
+	out := NewData(dt, d.Shape)
+	for i := 0; i < d.Len(); i++ {
+		switch {
+		case dt == Float32 && d.DType == Float32:
+			out.F[i] = d.F[i]
+		case dt == Float32:
+			out.F[i] = float32(d.I[i])
+		case dt == Bool:
+			if d.Float(i) != 0 {
+				out.I[i] = 1
+			}
+		case d.DType == Float32:
+			v := float64(d.F[i])
+			lo, hi := dt.Range()
+			switch {
+			case math.IsNaN(v):
+				out.I[i] = 0
+			case v >= float64(hi):
+				out.I[i] = hi
+			case v <= float64(lo):
+				out.I[i] = lo
+			default:
+				out.I[i] = int64(math.Trunc(v))
+			}
+		default:
+			out.I[i] = dt.Wrap(d.I[i])
+		}
+	}
+	return out
 }

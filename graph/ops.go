@@ -44,6 +44,10 @@ const (
 	// input 1 along Axis (ONNX Gather, or GatherElements with Elements).
 	// Attrs *GatherAttrs.
 	Gather Op = "Gather"
+	// Cast: each element converted to the output's type (Attrs *CastAttrs):
+	// CastData's rules (floats to integers truncate and saturate, NaN is
+	// 0; integers wrap; anything non-zero is true).
+	Cast Op = "Cast"
 
 	// Pools over H and W of NHWC. Attrs: *PoolAttrs.
 	MaxPool2D Op = "MaxPool2D"
@@ -241,6 +245,9 @@ type GatherAttrs struct {
 	Axis     int
 	Elements bool
 }
+
+// CastAttrs are the attributes of Cast: the output's element type.
+type CastAttrs struct{ To DType }
 
 // CompareAttrs name the comparison of Compare: Equal, Less, Greater,
 // LessOrEqual or GreaterOrEqual (ONNX's names).

@@ -90,6 +90,10 @@ func InferNode(g *Graph, n *Node) error {
 			out.DType = Int64
 		case Compare, Logic:
 			out.DType = Bool
+		case Cast:
+			if a, ok := n.Attrs.(*CastAttrs); ok {
+				out.DType = a.To
+			}
 		case Where:
 			if t := g.In(n, 1); t != nil {
 				out.DType = t.DType
@@ -396,7 +400,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			}
 		}
 		return s, nil
-	case Softmax, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, CumSum, Quantize, Dequantize:
+	case Softmax, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, CumSum, Quantize, Dequantize, Cast:
 		return append([]int(nil), x.Shape...), nil
 	case Reshape, Resize:
 		return nil, nil

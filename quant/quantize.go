@@ -242,7 +242,7 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 // Where, which would need both operands on one scale.
 func floatOnly(n *graph.Node) bool {
 	switch n.Op {
-	case graph.Mod, graph.CumSum, graph.Compare, graph.Where:
+	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast:
 		return true
 	}
 	a, ok := n.Attrs.(*graph.SoftmaxAttrs)

@@ -185,27 +185,7 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-func castData(d *graph.Data, dt graph.DType) *graph.Data {
-	out := graph.NewData(dt, d.Shape)
-	for i := 0; i < d.Len(); i++ {
-		switch {
-		case dt == graph.Float32:
-			out.F[i] = float32(d.Float(i))
-		case dt == graph.Bool:
-			out.I[i] = b2i(d.Float(i) != 0)
-		case d.DType == graph.Float32:
-			v := float64(d.F[i])
-			if math.IsNaN(v) {
-				v = 0
-			}
-			lo, hi := dt.Range()
-			out.I[i] = int64(math.Max(float64(lo), math.Min(float64(hi), math.Trunc(v))))
-		default:
-			out.I[i] = dt.Wrap(d.I[i])
-		}
-	}
-	return out
-}
+func castData(d *graph.Data, dt graph.DType) *graph.Data { return graph.CastData(d, dt) }
 
 // sliceData takes elements begin, begin+stride, ... on every axis; the
 // output shape is given.

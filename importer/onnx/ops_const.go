@@ -180,7 +180,12 @@ func convCast(im *importer, c *nodeCtx) error {
 		return nil
 	}
 	if x.c == nil {
-		return unsupportedf("Cast of a run-time value from %s to %s", x.dt, dt)
+		xs := im.get(x, asIs)
+		if t := im.g.Tensors[xs]; t != nil && t.Quant != nil {
+			return unsupportedf("Cast of a quantized value from %s to %s", x.dt, dt)
+		}
+		c.emit1(graph.Cast, []string{xs}, &graph.CastAttrs{To: dt}, dt, x.shape, asIs)
+		return nil
 	}
 	return c.setConst(0, castData(x.c, dt))
 }

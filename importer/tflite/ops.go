@@ -179,6 +179,8 @@ func (c *opctx) node() (*graph.Node, error) {
 		err = c.transposeConv(n)
 	case opUnidirectionalSequenceLSTM, opUnidirectionalSequenceRNN:
 		err = c.recurrent(n)
+	case opCast:
+		err = c.cast(n)
 	case opDepthwiseConv2D:
 		err = c.depthwise(n)
 	case opFullyConnected:
@@ -803,5 +805,29 @@ func (c *opctx) transposeConv(n *graph.Node) error {
 	if b != nil {
 		n.Inputs[2] = b.Name
 	}
+	return nil
+}
+
+// cast maps CAST: the output tensor's type, by graph.CastData's rules
+// (TFLite leaves a float out of an integer type's range undefined; mcugen
+// saturates). Quantized tensors convert their stored values in TFLite,
+// which mcugen does not reproduce: they are refused.
+func (c *opctx) cast(n *graph.Node) error {
+	x, err := c.in(0)
+	if err != nil {
+		return err
+	}
+	if len(c.outs) != 1 {
+		return c.errorf("%d outputs", len(c.outs))
+	}
+	yn, err := c.d.tensor(int(c.outs[0]))
+	if err != nil {
+		return c.errorf("output: %v", err)
+	}
+	y := c.d.g.Tensors[yn]
+	if x.Quant != nil || y.Quant != nil {
+		return c.errorf("CAST of quantized tensors (%s to %s) is not supported", x.DType, y.DType)
+	}
+	n.Op, n.Attrs, n.Inputs = graph.Cast, &graph.CastAttrs{To: y.DType}, []string{x.Name}
 	return nil
 }

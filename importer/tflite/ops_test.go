@@ -310,6 +310,12 @@ var floatCases = []opCase{
 	// Per-axis DEQUANTIZE of a constant [2,2] along axis 0 (scales 1 and 0.5).
 	{name: "dequantize_per_axis", code: tg.OpDequantize, ins: []spec{qc(tg.Int8, []int32{2, 2}, []float32{1, 0.5}, []int64{0, 2}, 0, 1, 2, 3, 4)}, out: fin(2, 2),
 		want: f64(1, 2, 0.5, 1)},
+	// CAST float -> int32 truncates toward zero and (mcugen's choice where
+	// TFLite leaves it undefined) saturates; int32 -> float rounds to nearest.
+	{name: "cast_to_int32", code: tg.OpCast, ins: []spec{fin(5)}, out: spec{typ: tg.Int32, shape: []int32{5}},
+		feed: [][]float64{{2.7, -2.7, 1e10, -0.5, 100}}, want: f64(2, -2, 2147483647, 0, 100)},
+	{name: "cast_to_float", code: tg.OpCast, ins: []spec{{typ: tg.Int32, shape: []int32{3}}}, out: fin(3),
+		feed: [][]float64{{-3, 16777217, 7}}, want: f64(-3, 16777216, 7)},
 	{name: "batch_matmul", code: tg.OpBatchMatMul, opts: &tg.Options{Type: tg.OptBatchMatMul},
 		ins: []spec{fin(1, 2, 2), fin(1, 2, 2)}, out: fin(1, 2, 2),
 		feed: [][]float64{{1, 2, 3, 4}, {5, 6, 7, 8}}, want: f64(19, 22, 43, 50), tol: 1e-5},

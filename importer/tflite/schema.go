@@ -110,6 +110,7 @@ const (
 	opElu                   = 111
 	opRound                 = 116
 	opTransposeConv         = 67
+	opCast                  = 53
 )
 
 // floatMath are the element-wise TFLite operators that map to graph.Math on

@@ -400,6 +400,7 @@ const (
 	OpRound                 = 116
 	OpTransposeConv         = 67
 
+	OpCast                       = 53
 	OpUnidirectionalSequenceRNN  = 35
 	OpUnidirectionalSequenceLSTM = 44
 )

@@ -343,6 +343,41 @@ var builders = []struct {
 		outs = append(outs, w)
 		return b.done(outs...)
 	}},
+	{"cast", true, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{4, 9}, 0, 0)
+		node := func(op graph.Op, attrs any, dt graph.DType, ins ...string) string {
+			out := fmt.Sprintf("t%d", len(b.g.Nodes))
+			b.g.AddTensor(&graph.Tensor{Name: out, DType: dt})
+			b.g.AddNode(&graph.Node{Name: out, Op: op, Inputs: ins, Outputs: []string{out}, Attrs: attrs})
+			return out
+		}
+		scaled := func(k float32) string {
+			c := graph.NewData(graph.Float32, nil)
+			c.F[0] = k
+			name := fmt.Sprintf("k%d", len(b.g.Nodes))
+			b.g.AddConst(name, c)
+			return node(graph.Mul, &graph.BinaryAttrs{}, graph.Float32, x, name)
+		}
+		cast := func(in string, to graph.DType) string { return node(graph.Cast, &graph.CastAttrs{To: to}, to, in) }
+		// Values inside the small types, far outside all of them (int32 and
+		// int64 saturate), infinities, and NaN (the log of a negative).
+		small, big, huge := scaled(90), scaled(4e9), scaled(3e38)
+		inf := node(graph.Mul, &graph.BinaryAttrs{}, graph.Float32, huge, huge)
+		nan := node(graph.Math, &graph.MathAttrs{Fn: graph.MathLog}, graph.Float32, x)
+		var outs []string
+		for _, in := range []string{small, big, inf, nan} {
+			for _, to := range []graph.DType{graph.Int8, graph.UInt8, graph.Int16, graph.Int32, graph.Int64, graph.Bool} {
+				outs = append(outs, cast(in, to))
+			}
+		}
+		// Integers: wrap to narrower types, round to float (int64 beyond
+		// 2^24), bools to numbers.
+		i64 := cast(big, graph.Int64)
+		i32 := cast(small, graph.Int32)
+		outs = append(outs, cast(i64, graph.Int8), cast(i64, graph.Int32), cast(i64, graph.Float32), cast(i32, graph.Float32),
+			cast(i32, graph.UInt8), cast(cast(small, graph.Bool), graph.Float32), cast(cast(i32, graph.Bool), graph.Int32))
+		return b.done(outs...)
+	}},
 	{"cumsum_mod", true, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{2, 5, 3}, 0, 0)
 		z := b.input([]int{5, 1}, 0, 0)
