@@ -142,7 +142,7 @@ func hasInt8(g *graph.Graph) bool {
 
 // TestRecurrentKWSScale compiles a keyword-spotting-sized int8 LSTM (49
 // steps of 10 features, 64 cells, over a thousand unrolled layers) for the
-// Cortex-M4: the steps are one set of kernels and one copy of the weights
+// Cortex-M4: the steps share their kernels and one copy of the weights
 // (so the weights keep their int16 layout), and the firmware is bit-exact.
 func TestRecurrentKWSScale(t *testing.T) {
 	if testing.Short() {

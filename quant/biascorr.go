@@ -48,7 +48,7 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 	// The nodes of one parameter group (the steps of an unrolled recurrent
 	// layer) keep one bias, so that their kernels stay one kernel: the
 	// first node's correction is every one's.
-	groupDelta := map[string][]int64{}
+	groupDelta := map[string][]float64{} // per channel, in real units
 	for _, n := range q.Nodes {
 		sub := singleNode(q, n)
 		run := func() error {
@@ -87,10 +87,14 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 			group = ft.QuantGroup
 		}
 		if d, ok := groupDelta[group]; ok && group != "" && len(d) == bt.Data.Len() {
+			// In this node's bias units: its input may have another scale
+			// than the first node's (a GRU's first steps read the initial
+			// state, then the steps' outputs).
 			changed := false
 			for ch, v := range d {
-				if v != 0 {
-					bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch] - v))
+				s, _ := bt.Quant.At(ch)
+				if di := math.Round(v / float64(s)); di != 0 {
+					bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - di)
 					changed = true
 				}
 			}
@@ -123,7 +127,7 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 			}
 		}
 		changed := false
-		delta := make([]int64, c)
+		delta := make([]float64, c)
 		for ch := 0; ch < c; ch++ {
 			if cnt[ch] == 0 {
 				continue
@@ -133,7 +137,7 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 			if d == 0 {
 				continue
 			}
-			delta[ch] = int64(d)
+			delta[ch] = d * float64(s)
 			bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - d)
 			changed = true
 		}

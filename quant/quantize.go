@@ -177,6 +177,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	}
 	groupRange := map[string][2]float64{}
 	groupFixed := map[string]params{}
+	conflict := map[string]bool{}
 	for name, r := range rng {
 		root := uf.find(name)
 		if gr, ok := groupRange[root]; ok {
@@ -185,9 +186,19 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		groupRange[root] = r
 		if p := prod[name]; p != nil {
 			if fp, ok := fixedParams[p.Op]; ok && !floatOnly(p) {
-				groupFixed[root] = params{float32(fp[0]), int32(fp[1])}
+				want := params{float32(fp[0]), int32(fp[1])}
+				if have, ok := groupFixed[root]; ok && have != want {
+					conflict[root] = true // a sigmoid and a tanh output in one group
+				}
+				groupFixed[root] = want
 			}
 		}
+	}
+	// A group holding outputs of different fixed parameters (a
+	// bidirectional layer with a different activation per direction,
+	// concatenated) takes its range instead, whatever the map order.
+	for root := range conflict {
+		delete(groupFixed, root)
 	}
 	if !opt.NoSoftmaxHeadroom {
 		softmaxHeadroom(f, uf, groupRange, groupFixed)

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/mcugen/mcugen/graph"
@@ -50,13 +51,20 @@ func (w *qdqWriter) fresh(name string) string {
 	return name
 }
 
+// isValue reports whether name is an IR activation, which the written
+// model holds under its own name (an initializer must not take it).
+func (w *qdqWriter) isValue(name string) bool {
+	t := w.g.Tensors[name]
+	return t != nil && !t.IsConst()
+}
+
 // QDQModel builds the ONNX model WriteQDQ writes.
 func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 	w := &qdqWriter{g: g, og: &onnx.Graph{Name: g.Name}, nchw: map[string]bool{}, float: map[string]string{}, inits: map[string]bool{}, used: map[string]bool{}}
 	for _, in := range g.Inputs {
 		t := g.Tensors[in]
 		if t.DType == graph.Int8 {
-			name := in + "_float"
+			name := w.fresh(in + "_float")
 			w.og.Input = append(w.og.Input, valueInfo(name, graph.Float32, t.Shape))
 			w.node("QuantizeLinear", []string{name, w.scale(in, t.Quant), w.zp(in, t.Quant)}, []string{in})
 		} else {
@@ -72,17 +80,18 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 		t := g.Tensors[out]
 		name := out
 		if t.DType == graph.Int8 {
-			name = out + "_float"
+			final := w.fresh(out + "_float")
+			name = final
 			if len(t.Shape) == 4 && w.nchw[out] {
-				name = out + "_float_nchw"
+				name = w.fresh(out + "_float_nchw")
 			}
 			w.node("DequantizeLinear", []string{out, w.scale(name, t.Quant), w.zp(name, t.Quant)}, []string{name})
 			if len(t.Shape) == 4 && w.nchw[out] {
-				w.node("Transpose", []string{name}, []string{out + "_float"}, ints("perm", 0, 2, 3, 1))
-				name = out + "_float"
+				w.node("Transpose", []string{name}, []string{final}, ints("perm", 0, 2, 3, 1))
+				name = final
 			}
 		} else if w.nchw[out] {
-			name = out + "_nhwc"
+			name = w.fresh(out + "_nhwc")
 			w.node("Transpose", []string{out}, []string{name}, ints("perm", 0, 2, 3, 1))
 		}
 		w.og.Output = append(w.og.Output, valueInfo(name, graph.Float32, t.Shape))
@@ -116,7 +125,7 @@ func (w *qdqWriter) node(op string, ins, outs []string, attrs ...*onnx.Attribute
 }
 
 func (w *qdqWriter) init(name string, d *graph.Data) string {
-	for w.inits[name] {
+	for w.inits[name] || w.used[name] || w.isValue(name) {
 		w.seq++
 		name = fmt.Sprintf("%s_%d", name, w.seq)
 	}
@@ -277,7 +286,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		x := in(0, false)
 		ws := g.Tensors[n.Inputs[1]].Shape
 		if xs := g.Tensors[n.Inputs[0]].Shape; len(xs) != 2 {
-			r := x + "_2d"
+			r := w.fresh(x + "_2d")
 			w.node("Reshape", []string{x, w.init(r+"_shape", &graph.Data{DType: graph.Int64, Shape: []int{2}, I: []int64{-1, int64(ws[1])}})}, []string{r})
 			x = r
 		}
@@ -287,7 +296,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		}
 		w.node("Gemm", ins, []string{fo}, intAttr("transB", 1))
 		if os := g.Tensors[out].Shape; len(os) != 2 {
-			r := fo + "_nd"
+			r := w.fresh(fo + "_nd")
 			w.node("Reshape", []string{fo, w.shapeInit(r, os)}, []string{r})
 			fo = r
 		}
@@ -400,7 +409,17 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 				steps[i] = 1
 			}
 		}
-		w.node("Slice", []string{in(0, false), vec("starts", a.Begin), vec("ends", a.End), vec("axes", axes), vec("steps", steps)}, []string{fo})
+		// The IR's End of -1 with a negative stride runs through index 0;
+		// ONNX reads -1 as the last index, so it gets INT64_MIN instead.
+		ends := &graph.Data{DType: graph.Int64, Shape: []int{len(a.End)}}
+		for i, e := range a.End {
+			v := int64(e)
+			if steps[i] < 0 && e < 0 {
+				v = math.MinInt64
+			}
+			ends.I = append(ends.I, v)
+		}
+		w.node("Slice", []string{in(0, false), vec("starts", a.Begin), w.init(fo+"_ends", ends), vec("axes", axes), vec("steps", steps)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Clip:
 		a, ok := n.Attrs.(*graph.ClipAttrs)

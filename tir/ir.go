@@ -21,7 +21,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
@@ -210,10 +209,11 @@ func (b *Buffer) ContentKey() string {
 	return fmt.Sprintf("%s/%d/%x", b.DType, n, h.Sum(nil))
 }
 
-// DistinctFuncs estimates how many kernels the generated C holds: kernels
-// of one op over the same parameter shapes and the same constant values
-// are usually one function (emitc prints a kernel whose C repeats an
-// earlier one's once).
+// DistinctFuncs estimates how many kernels the generated C holds: emitc
+// prints a kernel whose C repeats an earlier one's once, and two kernels
+// whose bodies print the same up to their names (which prefix their
+// locals and constants), over parameters of one type and shape and
+// constants of equal values, are such a pair.
 func (m *Module) DistinctFuncs() int {
 	seen := map[string]bool{}
 	for _, f := range m.Funcs {
@@ -222,12 +222,21 @@ func (m *Module) DistinctFuncs() int {
 		for _, p := range f.Params {
 			fmt.Fprintf(&b, "|%s%v%v", p.DType, p.Shape, p.Writes)
 		}
-		var keys []string
 		for _, c := range f.Consts() {
-			keys = append(keys, c.ContentKey())
+			b.WriteString("|" + c.ContentKey())
 		}
-		sort.Strings(keys)
-		b.WriteString("|" + strings.Join(keys, ","))
+		// Parameters print under their tensors' names, and emitc under
+		// input and output: the body is printed with them renamed.
+		names := make([]string, len(f.Params))
+		for i, p := range f.Params {
+			names[i], p.Name = p.Name, fmt.Sprintf("\x02%d", i)
+		}
+		var body strings.Builder
+		printStmt(&body, f.Body, 1)
+		for i, p := range f.Params {
+			p.Name = names[i]
+		}
+		b.WriteString("|" + strings.ReplaceAll(body.String(), f.Name, "\x01"))
 		seen[b.String()] = true
 	}
 	return len(seen)

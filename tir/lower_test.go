@@ -85,3 +85,36 @@ func TestTableFusion(t *testing.T) {
 		}
 	}
 }
+
+// TestDistinctFuncs: kernels that print the same up to their names are one
+// function in the C; the same op over the same shapes with other constants
+// baked into the body (Clip's bounds) is another.
+func TestDistinctFuncs(t *testing.T) {
+	build := func(bounds ...[2]float32) *tir.Module {
+		g := graph.New("clips", "test")
+		g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{2, 8}})
+		cur := "x"
+		for i, b := range bounds {
+			out := "c" + string(rune('0'+i))
+			g.AddTensor(&graph.Tensor{Name: out, DType: graph.Float32, Shape: []int{2, 8}})
+			g.AddNode(&graph.Node{Name: out, Op: graph.Clip, Inputs: []string{cur}, Outputs: []string{out}, Attrs: &graph.ClipAttrs{Min: b[0], Max: b[1]}})
+			cur = out
+		}
+		g.Inputs, g.Outputs = []string{"x"}, []string{cur}
+		plan, err := memplan.Build(g, memplan.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tir.Lower(g, plan, *tir.Generic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := build([2]float32{-1, 1}, [2]float32{-1, 1}, [2]float32{-1, 1}); len(m.Funcs) != 3 || m.DistinctFuncs() != 1 {
+		t.Errorf("three equal clips: %d kernels, %d distinct, want 3 and 1", len(m.Funcs), m.DistinctFuncs())
+	}
+	if m := build([2]float32{-1, 1}, [2]float32{-2, 2}, [2]float32{-1, 1}); m.DistinctFuncs() != 2 {
+		t.Errorf("clips with two different bounds: %d distinct kernels, want 2", m.DistinctFuncs())
+	}
+}

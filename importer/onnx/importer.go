@@ -161,6 +161,8 @@ type importer struct {
 	// aux > 0 while emitting helper nodes (layout changes, dequantized
 	// constants), which are named after their output tensor.
 	aux int
+	// recurrent counts the recurrent layers unrolled so far.
+	recurrent int
 }
 
 func (im *importer) warn(format string, a ...any) {

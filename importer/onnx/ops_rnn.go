@@ -225,6 +225,9 @@ func convRecurrent(kind graph.RNNKind) converter {
 			return emit(graph.Reshape, []string{src}, nil, []int{batch, hidden}, fmt.Sprintf("%s%d", what, d))
 		}
 
+		// Node names need not be unique: a counter keeps two layers' groups
+		// (and constants) apart.
+		im.recurrent++
 		ys := make([][]string, nd) // [direction][time]
 		hs := make([]string, nd)
 		cs := make([]string, nd)
@@ -261,7 +264,7 @@ func convRecurrent(kind graph.RNNKind) converter {
 			for i, t := range order {
 				in[i] = xs[t]
 			}
-			y, h, cc := l.Run(im.g, emit, fmt.Sprintf("%s_d%d", base, d), in, stateOf(h0, d, "h"), stateOf(c0, d, "c"), lens, order)
+			y, h, cc := l.Run(im.g, emit, fmt.Sprintf("%s_d%d#%d", base, d, im.recurrent), in, stateOf(h0, d, "h"), stateOf(c0, d, "c"), lens, order)
 			ys[d] = make([]string, steps)
 			for i, t := range order {
 				ys[d][t] = y[i]

@@ -424,3 +424,54 @@ func TestRecurrentRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestRecurrentGroupsPerLayer: two LSTM nodes with the same name (ONNX does
+// not require unique node names) keep apart quantization groups.
+func TestRecurrentGroupsPerLayer(t *testing.T) {
+	b := onnx.NewBuilder("two", 14, 2)
+	var outs []string
+	for i := 0; i < 2; i++ {
+		x := b.Input(fmt.Sprintf("x%d", i), graph.Float32, 3, 1, 2)
+		o := b.NodeN("LSTM", []string{x, b.Rand(fmt.Sprintf("w%d", i), 0.5, 1, 12, 2), b.Rand(fmt.Sprintf("r%d", i), 0.5, 1, 12, 3)}, 2, onnx.IntAttr("hidden_size", 3))
+		outs = append(outs, o[1])
+	}
+	for _, n := range b.Model().Graph.Nodes {
+		n.Name = "lstm"
+	}
+	for _, o := range outs {
+		b.Output(o, graph.Float32)
+	}
+	g, err := onnx.Import("two", b.Model(), onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each group's tensors all descend from one input.
+	from := map[string]string{} // tensor -> the input it descends from
+	for _, in := range g.Inputs {
+		from[in] = in
+	}
+	for _, n := range g.Nodes {
+		src := ""
+		for _, i := range n.Inputs {
+			if f := from[i]; f != "" {
+				src = f
+			}
+		}
+		for _, o := range n.Outputs {
+			from[o] = src
+		}
+	}
+	groups := map[string]string{}
+	for name, tt := range g.Tensors {
+		if tt.QuantGroup == "" {
+			continue
+		}
+		if s, ok := groups[tt.QuantGroup]; ok && s != from[name] {
+			t.Fatalf("group %q holds tensors of both layers (%s and %s)", tt.QuantGroup, s, from[name])
+		}
+		groups[tt.QuantGroup] = from[name]
+	}
+	if len(groups) == 0 {
+		t.Fatal("no quantization groups")
+	}
+}
