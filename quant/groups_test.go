@@ -3,12 +3,9 @@ package quant
 import (
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/graph/interp"
-	"github.com/mcugen/mcugen/importer/onnx"
 )
 
 // Two FullyConnected nodes of one QuantGroup whose inputs have scales 100
@@ -137,35 +134,5 @@ func TestWriteQDQReversedSlice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "rev.onnx")
-	if err := WriteQDQ(q, path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := onnx.Load(path, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff, err := FoldQDQ(back)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range samples {
-		a, err := interp.Run(q, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := interp.Run(ff, map[string]*graph.Data{ff.Inputs[0]: s["x"]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		x, y := a["y"].F, b[ff.Outputs[0]].F
-		if len(x) != 5 || len(y) != 5 {
-			t.Fatalf("%d and %d values", len(x), len(y))
-		}
-		for j := range x {
-			if x[j] != y[j] {
-				t.Fatalf("y = %v in memory, %v after the round trip", x, y)
-			}
-		}
-	}
+	sameFloatOutputs(t, q, qdqRoundTrip(t, q), samples)
 }

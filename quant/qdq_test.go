@@ -182,18 +182,7 @@ func TestWriteQDQRoundTripMoreOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "more.onnx")
-	if err := WriteQDQ(q, path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := onnx.Load(path, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff, err := FoldQDQ(back)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ff := qdqRoundTrip(t, q)
 	count := func(g *graph.Graph) map[graph.Op]int {
 		m := map[graph.Op]int{}
 		for _, n := range g.Nodes {
@@ -206,19 +195,49 @@ func TestWriteQDQRoundTripMoreOps(t *testing.T) {
 	if cq, cf := count(q), count(ff); cq[graph.Quantize] != cf[graph.Quantize] || cq[graph.Dequantize] != cf[graph.Dequantize] || cf[graph.HardSigmoid] != 1 {
 		t.Errorf("ops in memory %v, after the round trip %v:\n%s", cq, cf, graph.Print(ff))
 	}
+	sameFloatOutputs(t, q, ff, samples)
+}
+
+// qdqRoundTrip writes q as a QDQ model, loads it back and folds it.
+func qdqRoundTrip(t *testing.T, q *graph.Graph) *graph.Graph {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "model.onnx")
+	if err := WriteQDQ(q, path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := onnx.Load(path, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff, err := FoldQDQ(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ff
+}
+
+// sameFloatOutputs: q (float I/O, one input) and its round trip ff give
+// bit-identical outputs on every sample.
+func sameFloatOutputs(t *testing.T, q, ff *graph.Graph, samples []map[string]*graph.Data) {
+	t.Helper()
 	for si, s := range samples {
 		a, err := interp.Run(q, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := interp.Run(ff, map[string]*graph.Data{ff.Inputs[0]: s["x"]})
+		b, err := interp.Run(ff, map[string]*graph.Data{ff.Inputs[0]: s[q.Inputs[0]]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, y := a["y"].F, b[ff.Outputs[0]].F
-		for j := range x {
-			if x[j] != y[j] {
-				t.Fatalf("sample %d: y[%d] = %v in memory, %v after the round trip", si, j, x[j], y[j])
+		for i, o := range q.Outputs {
+			x, y := a[o].F, b[ff.Outputs[i]].F
+			if len(x) != len(y) {
+				t.Fatalf("sample %d output %d: %d values in memory, %d after the round trip", si, i, len(x), len(y))
+			}
+			for j := range x {
+				if x[j] != y[j] {
+					t.Fatalf("sample %d output %d [%d] = %v in memory, %v after the round trip", si, i, j, x[j], y[j])
+				}
 			}
 		}
 	}
@@ -250,34 +269,5 @@ func TestWriteQDQRoundTripRecurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "lstm.onnx")
-	if err := WriteQDQ(q, path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := onnx.Load(path, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff, err := FoldQDQ(back)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for si, s := range samples {
-		a, err := interp.Run(q, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := interp.Run(ff, map[string]*graph.Data{ff.Inputs[0]: s[g.Inputs[0]]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, o := range q.Outputs {
-			x, y := a[o].F, r[ff.Outputs[i]].F
-			for j := range x {
-				if x[j] != y[j] {
-					t.Fatalf("sample %d output %d [%d] = %v in memory, %v after the round trip", si, i, j, x[j], y[j])
-				}
-			}
-		}
-	}
+	sameFloatOutputs(t, q, qdqRoundTrip(t, q), samples)
 }

@@ -53,6 +53,15 @@ func (b *builder) input(shape []int, scale float32, zp int32) string {
 	return name
 }
 
+// typed adds a node whose output has type dt and no quantization (bools,
+// casts, and float nodes in an int8 case).
+func (b *builder) typed(op graph.Op, attrs any, dt graph.DType, ins ...string) string {
+	out := fmt.Sprintf("t%d", len(b.g.Nodes))
+	b.g.AddTensor(&graph.Tensor{Name: out, DType: dt})
+	b.g.AddNode(&graph.Node{Name: out, Op: op, Inputs: ins, Outputs: []string{out}, Attrs: attrs})
+	return out
+}
+
 // weights adds a constant: int8 symmetric per-channel along axis 0, or float.
 func (b *builder) weights(name string, shape []int) string {
 	if !b.int8 {
@@ -319,51 +328,39 @@ var builders = []struct {
 	{"logic", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{2, 3, 4}, 0.05, 3)
 		z := b.input([]int{3, 1}, 0.05, 3)
-		node := func(op graph.Op, attrs any, dt graph.DType, ins ...string) string {
-			out := fmt.Sprintf("t%d", len(b.g.Nodes))
-			b.g.AddTensor(&graph.Tensor{Name: out, DType: dt})
-			b.g.AddNode(&graph.Node{Name: out, Op: op, Inputs: ins, Outputs: []string{out}, Attrs: attrs})
-			return out
-		}
 		var outs []string
 		for _, k := range []string{"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"} {
-			outs = append(outs, node(graph.Compare, &graph.CompareAttrs{Kind: k}, graph.Bool, x, z))
+			outs = append(outs, b.typed(graph.Compare, &graph.CompareAttrs{Kind: k}, graph.Bool, x, z))
 		}
 		lt, gt := outs[1], outs[2]
 		for _, k := range []string{"And", "Or", "Xor"} {
-			outs = append(outs, node(graph.Logic, &graph.LogicAttrs{Kind: k}, graph.Bool, lt, gt))
+			outs = append(outs, b.typed(graph.Logic, &graph.LogicAttrs{Kind: k}, graph.Bool, lt, gt))
 		}
-		outs = append(outs, node(graph.Logic, &graph.LogicAttrs{Kind: "Not"}, graph.Bool, lt))
+		outs = append(outs, b.typed(graph.Logic, &graph.LogicAttrs{Kind: "Not"}, graph.Bool, lt))
 		dt := graph.Float32
 		if b.int8 {
 			dt = graph.Int8
 		}
-		w := node(graph.Where, nil, dt, lt, x, z)
+		w := b.typed(graph.Where, nil, dt, lt, x, z)
 		b.g.Tensor(w).Quant = b.g.Tensor(x).Quant
 		outs = append(outs, w)
 		return b.done(outs...)
 	}},
 	{"cast", true, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{4, 9}, 0, 0)
-		node := func(op graph.Op, attrs any, dt graph.DType, ins ...string) string {
-			out := fmt.Sprintf("t%d", len(b.g.Nodes))
-			b.g.AddTensor(&graph.Tensor{Name: out, DType: dt})
-			b.g.AddNode(&graph.Node{Name: out, Op: op, Inputs: ins, Outputs: []string{out}, Attrs: attrs})
-			return out
-		}
 		scaled := func(k float32) string {
 			c := graph.NewData(graph.Float32, nil)
 			c.F[0] = k
 			name := fmt.Sprintf("k%d", len(b.g.Nodes))
 			b.g.AddConst(name, c)
-			return node(graph.Mul, &graph.BinaryAttrs{}, graph.Float32, x, name)
+			return b.typed(graph.Mul, &graph.BinaryAttrs{}, graph.Float32, x, name)
 		}
-		cast := func(in string, to graph.DType) string { return node(graph.Cast, &graph.CastAttrs{To: to}, to, in) }
+		cast := func(in string, to graph.DType) string { return b.typed(graph.Cast, &graph.CastAttrs{To: to}, to, in) }
 		// Values inside the small types, far outside all of them (int32 and
 		// int64 saturate), infinities, and NaN (the log of a negative).
 		small, big, huge := scaled(90), scaled(4e9), scaled(3e38)
-		inf := node(graph.Mul, &graph.BinaryAttrs{}, graph.Float32, huge, huge)
-		nan := node(graph.Math, &graph.MathAttrs{Fn: graph.MathLog}, graph.Float32, x)
+		inf := b.typed(graph.Mul, &graph.BinaryAttrs{}, graph.Float32, huge, huge)
+		nan := b.typed(graph.Math, &graph.MathAttrs{Fn: graph.MathLog}, graph.Float32, x)
 		var outs []string
 		for _, in := range []string{small, big, inf, nan} {
 			for _, to := range []graph.DType{graph.Int8, graph.UInt8, graph.Int16, graph.Int32, graph.Int64, graph.Bool} {
