@@ -42,8 +42,23 @@ func (e *SkipError) Short() string {
 // LoadTestCase reads and imports the backend test in dir. An error is a
 // *SkipError when the case needs something mcugen does not support; Ops is
 // filled in whenever the model decodes.
+// wrongExpected are backend tests whose expected outputs are wrong in the
+// release of the test data Debian ships (ONNX 1.12); LoadTestCase skips
+// them with the reason.
+var wrongExpected = map[string]string{
+	"test_hannwindow":               "expected outputs computed with pi = 3.1415 (the window op is checked against hand-worked values in TestWindows)",
+	"test_hannwindow_symmetric":     "expected outputs computed with pi = 3.1415",
+	"test_hammingwindow":            "expected outputs computed with pi = 3.1415",
+	"test_hammingwindow_symmetric":  "expected outputs computed with pi = 3.1415",
+	"test_blackmanwindow":           "expected outputs computed with pi = 3.1415",
+	"test_blackmanwindow_symmetric": "expected outputs computed with pi = 3.1415",
+}
+
 func LoadTestCase(dir string) (*TestCase, error) {
 	tc := &TestCase{}
+	if why, ok := wrongExpected[filepath.Base(dir)]; ok {
+		return tc, &SkipError{Reason: "wrong expected outputs: " + why}
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
 	if err != nil {
 		return tc, err
