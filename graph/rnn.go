@@ -89,7 +89,7 @@ func ParseRNNActs(names []string, alphas, betas []float32) ([]RNNAct, error) {
 	for _, n := range names {
 		fn := ""
 		for k := range rnnActConsts {
-			if equalFold(k, n) {
+			if strings.EqualFold(k, n) {
 				fn = k
 			}
 		}
@@ -107,25 +107,6 @@ func ParseRNNActs(names []string, alphas, betas []float32) ([]RNNAct, error) {
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // RNNLayer is one direction of a recurrent layer, its weights given as

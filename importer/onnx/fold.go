@@ -185,8 +185,6 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-func castData(d *graph.Data, dt graph.DType) *graph.Data { return graph.CastData(d, dt) }
-
 // sliceData takes elements begin, begin+stride, ... on every axis; the
 // output shape is given.
 func sliceData(d *graph.Data, begin, stride, outShape []int) *graph.Data {

@@ -187,7 +187,7 @@ func convCast(im *importer, c *nodeCtx) error {
 		c.emit1(graph.Cast, []string{xs}, &graph.CastAttrs{To: dt}, dt, x.shape, asIs)
 		return nil
 	}
-	return c.setConst(0, castData(x.c, dt))
+	return c.setConst(0, graph.CastData(x.c, dt))
 }
 
 func convConstantOfShape(im *importer, c *nodeCtx) error {
