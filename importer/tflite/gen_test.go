@@ -221,6 +221,17 @@ func generated(t *testing.T) map[string][]byte {
 	for _, c := range intCases {
 		files["op_int8_"+c.name] = c.model().Bytes()
 	}
+	for _, cs := range []struct {
+		prefix string
+		cases  []opCase
+	}{{"op_float_", moveFloatCases}, {"op_int8_", moveIntCases}, {"op_float_", mathFloatCases}, {"op_int8_", mathIntCases}} {
+		for _, c := range cs.cases {
+			if _, dup := files[cs.prefix+c.name]; dup {
+				t.Fatalf("two generated models named %s%s", cs.prefix, c.name)
+			}
+			files[cs.prefix+c.name] = c.model().Bytes()
+		}
+	}
 	for i, c := range seqCases {
 		m, _ := c.model(uint64(i + 1))
 		files["seq_"+c.name] = m.Bytes()

@@ -19,6 +19,9 @@ type opctx struct {
 	opts    table
 	// unshrunk is the full-rank shape of a strided slice that drops axes.
 	unshrunk []int
+	// done is set by a builder that has added every node of the operator
+	// itself (several outputs, or outputs that fold to constants).
+	done bool
 }
 
 func (c *opctx) errorf(format string, a ...any) error {
@@ -120,6 +123,9 @@ func (d *decoder) operator(index int, op table) error {
 	n, err := c.node()
 	if err != nil {
 		return err
+	}
+	if c.done {
+		return nil
 	}
 	if err := c.checkHybrid(n); err != nil {
 		return err
@@ -383,7 +389,11 @@ func (c *opctx) node() (*graph.Node, error) {
 		n.Op, n.Attrs = graph.BatchMatMul, &graph.BatchMatMulAttrs{AdjX: o.boolean(0), AdjY: o.boolean(1)}
 		err = pass(0, 1)
 	default:
-		return nil, c.errorf("op not supported")
+		build, ok := moreOps[c.code]
+		if !ok {
+			return nil, c.errorf("op not supported")
+		}
+		err = build(c, n)
 	}
 	if err != nil {
 		return nil, err

@@ -59,6 +59,9 @@ type opCase struct {
 	want      []float64
 	wantShape []int
 	tol       float64
+	// more are further outputs (SPLIT, UNPACK) and wantMore their values.
+	more     []spec
+	wantMore [][]float64
 }
 
 func (c opCase) model() *tg.Model {
@@ -84,7 +87,10 @@ func (c opCase) model() *tg.Model {
 	}
 	out := m.AddTensor(tg.Tensor{Name: "out", Type: c.out.typ, Shape: c.out.shape, Scale: c.out.scale, ZeroPoint: c.out.zp, QuantDim: c.out.dim})
 	m.Outputs = []int32{out}
-	m.AddOp(c.code, c.opts, ins, out)
+	for i, s := range c.more {
+		m.Outputs = append(m.Outputs, m.AddTensor(tg.Tensor{Name: fmt.Sprintf("out%d", i+1), Type: s.typ, Shape: s.shape, Scale: s.scale, ZeroPoint: s.zp, QuantDim: s.dim}))
+	}
+	m.AddOp(c.code, c.opts, ins, m.Outputs...)
 	return m
 }
 
@@ -134,16 +140,22 @@ func (c opCase) run(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	got := outs[g.Outputs[0]]
 	if c.wantShape != nil && fmt.Sprint(g.Tensors[g.Outputs[0]].Shape) != fmt.Sprint(c.wantShape) {
 		t.Errorf("output shape %v, want %v", g.Tensors[g.Outputs[0]].Shape, c.wantShape)
 	}
-	if got.Len() != len(c.want) {
-		t.Fatalf("%d outputs, want %d", got.Len(), len(c.want))
+	wants := append([][]float64{c.want}, c.wantMore...)
+	if len(g.Outputs) != len(wants) {
+		t.Fatalf("%d graph outputs, want %d", len(g.Outputs), len(wants))
 	}
-	for i, w := range c.want {
-		if v := got.Float(i); math.Abs(v-w) > c.tol {
-			t.Errorf("output[%d] = %v, want %v", i, v, w)
+	for k, want := range wants {
+		got := outs[g.Outputs[k]]
+		if got.Len() != len(want) {
+			t.Fatalf("output %d: %d values, want %d", k, got.Len(), len(want))
+		}
+		for i, w := range want {
+			if v := got.Float(i); math.Abs(v-w) > c.tol {
+				t.Errorf("output %d [%d] = %v, want %v", k, i, v, w)
+			}
 		}
 	}
 }
