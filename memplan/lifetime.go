@@ -180,8 +180,11 @@ func analyze(g *graph.Graph, opt Options) (*analysis, error) {
 			continue
 		}
 		if src.IsConst() {
-			// A view of a constant: it is not in the arena at all.
-			a.ts[o].viewOf = -2
+			// A view of a constant: it is not in the arena at all, but for
+			// a graph output in the arena, which is a copy.
+			if !a.ts[o].output {
+				a.ts[o].viewOf = -2
+			}
 			continue
 		}
 		in := a.id[n.Inputs[0]]

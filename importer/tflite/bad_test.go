@@ -59,8 +59,8 @@ func TestBadInputs(t *testing.T) {
 	c := m.AddTensor(tg.Tensor{Name: "c", Type: tg.Float32, Shape: []int32{1, 2}})
 	m.Inputs, m.Outputs = []int32{x}, []int32{a}
 	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
-	m.AddOp(tg.OpSplit, &tg.Options{Type: 35, Fields: []tg.Field{tg.I32(0, 2)}}, []int32{ax, y}, a, c)
-	mustErr(t, "split", m.Bytes(), "operator 1 (SPLIT): op not supported")
+	m.AddOp(27, &tg.Options{Type: 6, Fields: []tg.Field{tg.I32(0, 2)}}, []int32{ax, y}, a, c) // SVDF
+	mustErr(t, "svdf", m.Bytes(), "operator 1 (SVDF): op not supported")
 	m.Ops[1] = tg.Operator{Code: tg.OpCustom, Custom: "MyOp", Inputs: []int32{y}, Outputs: []int32{a}}
 	mustErr(t, "custom", m.Bytes(), `operator 1 (CUSTOM "MyOp"): op not supported`)
 
@@ -151,6 +151,6 @@ func TestOperatorCodeFields(t *testing.T) {
 		t.Errorf("ops %v with both code fields, %v with the deprecated one only", graph.OpCounts(a), graph.OpCounts(b))
 	}
 	m.OldOpCodes = false
-	m.Ops[0].Code = 150 // GELU
-	mustErr(t, "gelu", m.Bytes(), "operator 0 (GELU): op not supported")
+	m.Ops[0].Code = 147 // RANDOM_UNIFORM (a code past 127: the extended field)
+	mustErr(t, "random_uniform", m.Bytes(), "operator 0 ("+tflite.OpName(147)+"): op not supported")
 }

@@ -65,6 +65,15 @@ func (c *opctx) temp(suffix string, like *graph.Tensor, shape []int, q *graph.Qu
 // step adds an intermediate node (op on ins) with a new tensor of the given
 // shape and quantization, and returns that tensor.
 func (c *opctx) step(op graph.Op, attrs any, ins []string, suffix string, like *graph.Tensor, shape []int, q *graph.Quant) *graph.Tensor {
+	if src := c.d.g.Tensors[ins[0]]; op == graph.Reshape && src.IsConst() && graph.NumElements(shape) == src.NumElements() {
+		// A constant reshaped is a constant (generated code keeps no
+		// node whose inputs are all constants).
+		d := src.Data.Clone()
+		d.Shape = slices.Clone(shape)
+		t := c.d.g.AddConst(c.d.g.UniqueName(src.Name+"/"+suffix), d)
+		t.Quant = q
+		return t
+	}
 	t := c.temp(suffix, like, shape, q)
 	c.d.g.AddNode(&graph.Node{Name: t.Name, Op: op, Attrs: attrs, Inputs: ins, Outputs: []string{t.Name}})
 	return t

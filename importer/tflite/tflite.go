@@ -121,6 +121,8 @@ func (d *decoder) decode() error {
 		}
 		d.g.Outputs = append(d.g.Outputs, name)
 	}
+	// SHAPE, FILL and the like can leave an output constant: a copy gives it a producer.
+	graph.MaterializeConstOutputs(d.g)
 	if err := graph.InferShapes(d.g); err != nil {
 		return err
 	}
