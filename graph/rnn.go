@@ -141,7 +141,17 @@ type RNNLayer struct {
 	CellClip       float32
 	Proj, ProjBias string
 	ProjClip       float32
+
+	// LSTM (TFLite's layer-normalized LSTM): LN[k] ([Hidden], "" for none)
+	// normalizes gate k's input (x·W + h·R + peephole) over the cells of
+	// each batch row, (v - mean) / sqrt(variance + 1e-8), scales it by
+	// LN[k] and only then adds the gate's bias B[k].
+	LN [4]string
 }
+
+// LayerNormEpsilon is the constant TFLite's layer-normalized LSTM adds to
+// the variance (MeanStddevNormalization's kNormalizationConstant).
+const LayerNormEpsilon = 1e-8
 
 // Out is the size of the layer's output (and of its recurrent state H).
 func (l *RNNLayer) Out(g *Graph) int {
@@ -164,6 +174,7 @@ type rnnRun struct {
 	emit Emitter
 	base string
 	one  string
+	eps  string
 }
 
 func (r *rnnRun) scalar(v float32, what string) string {
@@ -237,11 +248,16 @@ func (l *RNNLayer) Run(g *Graph, emit Emitter, base string, xs []string, h0, c0 
 	return ys, h, c
 }
 
-// pre is gate k's input: x·W[k] + B[k] (+ h·R[k]).
+// pre is gate k's input: x·W[k] + B[k] (+ h·R[k]); without B[k] when the
+// gate is layer-normalized (the bias comes after the normalization).
 func (r *rnnRun) pre(k int, x, h, s string) string {
 	l := r.l
 	shape := []int{l.Batch, l.Hidden}
-	v := r.emit(FullyConnected, []string{x, l.W[k], l.B[k]}, &FullyConnectedAttrs{}, shape, s+"_x")
+	b := l.B[k]
+	if l.LN[k] != "" {
+		b = ""
+	}
+	v := r.emit(FullyConnected, []string{x, l.W[k], b}, &FullyConnectedAttrs{}, shape, s+"_x")
 	if h == "" {
 		return v
 	}
@@ -325,11 +341,17 @@ func (r *rnnRun) gru(x, h, s string) string {
 func (r *rnnRun) lstm(x, h, c, s string) (string, string) {
 	l := r.l
 	f, g, hact := l.Acts[0], l.Acts[1], l.Acts[2]
+	// peep adds the peephole P[k] (k: i, f, o) to gate gs's input and, for
+	// a layer-normalized gate, normalizes it and adds its bias.
 	peep := func(k int, v, cs, gs string) string {
-		if l.P[k] == "" || cs == "" {
-			return v
+		if l.P[k] != "" && cs != "" {
+			v = r.bin(Add, v, r.bin(Mul, l.P[k], cs, s+"_p"+gs), s+"_"+gs+"p")
 		}
-		return r.bin(Add, v, r.bin(Mul, l.P[k], cs, s+"_p"+gs), s+"_"+gs+"p")
+		gate := map[string]int{"i": 0, "f": 1, "o": 3}[gs]
+		if l.LN[gate] != "" {
+			v = r.layerNorm(v, l.LN[gate], l.B[gate], s+"_"+gs)
+		}
+		return v
 	}
 	fg := r.act(f, peep(1, r.pre(1, x, h, s+"_f"), c, "f"), s+"_f", true)
 	var ig string
@@ -341,7 +363,11 @@ func (r *rnnRun) lstm(x, h, c, s string) (string, string) {
 	} else {
 		ig = r.act(f, peep(0, r.pre(0, x, h, s+"_i"), c, "i"), s+"_i", true)
 	}
-	gg := r.act(g, r.pre(2, x, h, s+"_g"), s+"_g", true)
+	gp := r.pre(2, x, h, s+"_g")
+	if l.LN[2] != "" {
+		gp = r.layerNorm(gp, l.LN[2], l.B[2], s+"_g")
+	}
+	gg := r.act(g, gp, s+"_g", true)
 	// C = f ⊙ C + i ⊙ g.
 	cn := r.bin(Mul, ig, gg, s+"_ig")
 	if c != "" {
@@ -361,6 +387,28 @@ func (r *rnnRun) lstm(x, h, c, s string) (string, string) {
 		}
 	}
 	return hn, cn
+}
+
+// layerNorm normalizes v ([Batch, Hidden]) over the cells of each row as
+// TFLite's MeanStddevNormalization does, scales it by coef and adds bias
+// ("" for none).
+func (r *rnnRun) layerNorm(v, coef, bias, s string) string {
+	l := r.l
+	col := []int{l.Batch, 1}
+	mean := r.emit(Mean, []string{v}, &MeanAttrs{Axes: []int{1}, KeepDims: true}, col, s+"_lnmean")
+	d := r.bin(Sub, v, mean, s+"_lndiff")
+	sq := r.bin(Mul, d, d, s+"_lnsq")
+	vr := r.emit(Mean, []string{sq}, &MeanAttrs{Axes: []int{1}, KeepDims: true}, col, s+"_lnvar")
+	if r.eps == "" {
+		r.eps = r.scalar(LayerNormEpsilon, "eps")
+	}
+	ve := r.emit(Add, []string{vr, r.eps}, &BinaryAttrs{}, col, s+"_lnvareps")
+	inv := r.emit(Math, []string{ve}, &MathAttrs{Fn: MathRsqrt}, col, s+"_lnrstd")
+	out := r.bin(Mul, r.bin(Mul, d, inv, s+"_lnnorm"), coef, s+"_lnscaled")
+	if bias != "" {
+		out = r.bin(Add, out, bias, s+"_lnbias")
+	}
+	return out
 }
 
 // RowsData returns rows [from, to) of the first matrix of a constant of

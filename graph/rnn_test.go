@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,23 @@ func TestRNNQuantGroups(t *testing.T) {
 			l := &RNNLayer{Kind: RNNLSTM, Proj: konst(g, "proj", hidden, hidden), ProjClip: 1}
 			return l
 		},
+		"lstm_ln_cifg_peep": func(g *Graph) *RNNLayer {
+			l := &RNNLayer{Kind: RNNLSTM, CellClip: 3}
+			for k := 1; k < 4; k++ {
+				l.LN[k] = konst(g, fmt.Sprintf("ln%d", k), hidden)
+			}
+			for k := 1; k < 3; k++ {
+				l.P[k] = konst(g, fmt.Sprintf("p%d", k), hidden)
+			}
+			return l
+		},
+		"lstm_ln": func(g *Graph) *RNNLayer {
+			l := &RNNLayer{Kind: RNNLSTM}
+			for k := range l.LN {
+				l.LN[k] = konst(g, fmt.Sprintf("ln%d", k), hidden)
+			}
+			return l
+		},
 		"gru": func(*Graph) *RNNLayer { return &RNNLayer{Kind: RNNGRU} },
 		"gru_lbr": func(g *Graph) *RNNLayer {
 			return &RNNLayer{Kind: RNNGRU, LinearBeforeReset: true, RBh: konst(g, "rbh", hidden)}
@@ -41,7 +59,7 @@ func TestRNNQuantGroups(t *testing.T) {
 			l.Batch, l.Hidden = batch, hidden
 			for k := 0; k < l.Kind.Gates(); k++ {
 				w := konst(g, fmt.Sprintf("w%d", k), hidden, in)
-				if name == "lstm_cifg_proj" && k == 0 {
+				if strings.Contains(name, "cifg") && k == 0 {
 					w = ""
 				}
 				l.W = append(l.W, w)
