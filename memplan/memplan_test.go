@@ -337,6 +337,21 @@ func TestEdgeCases(t *testing.T) {
 		t.Errorf("reshape output outside: %+v, arena %d; want a copy into the caller's buffer, 0", *bv, p.ArenaBytes)
 	}
 
+	// A Reshape of a constant is a view outside the arena, but a graph
+	// output in the arena is a copy with its own place (TFLite's SHAPE or
+	// FILL: an output known at compile time).
+	b = newBuilder(graph.Int8)
+	x = b.input(1, 8)
+	k := b.konst(2, 4)
+	kv := b.op(graph.Reshape, nil, []string{k}, 1, 8)
+	y0 := b.op(graph.Add, nil, []string{x, kv}, 1, 8)
+	ko := b.op(graph.Reshape, nil, []string{k}, 8)
+	g = b.output(y0, ko)
+	p = mustPlan(t, g, DefaultOptions())
+	if bk, bo := p.Buffer(kv), p.Buffer(ko); bk.Offset != -1 || bo.Offset < 0 || bo.AliasOf != "" {
+		t.Errorf("constant views: inner %+v, output %+v; want the inner outside the arena, the output placed", *bk, *bo)
+	}
+
 	// An unread input lives at step 0 only; an unread node output only at its step.
 	b = newBuilder(graph.Int8)
 	x = b.input(1, 64)
