@@ -2,9 +2,11 @@ package quant
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
 )
 
 func sineSamples(name string, shape []int, n int) []map[string]*graph.Data {
@@ -84,5 +86,66 @@ func TestQuantizeKeepsPlainOpsAndArgMax(t *testing.T) {
 				t.Errorf("ArgMax %s -> %s, want int8 -> int64", q.In(n, 0).DType, q.Out(n, 0).DType)
 			}
 		}
+	}
+}
+
+// A bilinear Resize quantizes to TFLite's integer kernel where that kernel
+// takes its coordinates (half_pixel), within a step or two of the float
+// result; with pytorch_half_pixel it stays in float between a Dequantize and
+// a Quantize.
+func TestQuantizeBilinearResize(t *testing.T) {
+	for _, tc := range []struct {
+		coord string
+		int8  bool
+	}{{"half_pixel", true}, {"align_corners", true}, {"pytorch_half_pixel", false}} {
+		t.Run(tc.coord, func(t *testing.T) {
+			g := graph.New("resize", "test")
+			g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 3, 4, 2}})
+			g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 6, 8, 2}})
+			g.AddNode(&graph.Node{Name: "r", Op: graph.Resize, Inputs: []string{"x"}, Outputs: []string{"y"},
+				Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: tc.coord}})
+			g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+			r := rand.New(rand.NewPCG(9, 9))
+			var samples []map[string]*graph.Data
+			for range 8 {
+				x := graph.NewData(graph.Float32, []int{1, 3, 4, 2})
+				for k := range x.F {
+					x.F[k] = float32(r.Float64()*4 - 2)
+				}
+				samples = append(samples, map[string]*graph.Data{"x": x})
+			}
+			q, _, err := PTQ(g, samples, Options{NoBiasCorrection: true}, CalibOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rs *graph.Node
+			for _, n := range q.Nodes {
+				if n.Op == graph.Resize {
+					rs = n
+				}
+			}
+			if got := q.In(rs, 0).DType == graph.Int8; got != tc.int8 {
+				t.Fatalf("resize on int8: %v, want %v", got, tc.int8)
+			}
+			fo, err := interp.Run(g, samples[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs, xz := q.Tensors["x"].Quant.At(0)
+			qo, err := interp.Run(q, map[string]*graph.Data{"x": QuantizeData(samples[0]["x"], xs, xz)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The input and output share one scale (about 4/255 over
+			// [-2, 2]): rounding the input, the weights and the output stays
+			// within two steps.
+			ys, yz := q.Tensors["y"].Quant.At(0)
+			for i, want := range fo["y"].F {
+				got := float64(ys) * float64(qo["y"].I[i]-int64(yz))
+				if math.Abs(got-float64(want)) > 2*float64(ys)+1e-6 {
+					t.Fatalf("output %d: %v, float %v (scale %v)", i, got, want, ys)
+				}
+			}
+		})
 	}
 }

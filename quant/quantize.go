@@ -185,7 +185,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		}
 		groupRange[root] = r
 		if p := prod[name]; p != nil {
-			if fp, ok := fixedParams[p.Op]; ok && !floatOnly(p) {
+			if fp, ok := fixedParams[p.Op]; ok && !floatOnly(f, p) {
 				want := params{float32(fp[0]), int32(fp[1])}
 				if have, ok := groupFixed[root]; ok && have != want {
 					conflict[root] = true // a sigmoid and a tanh output in one group
@@ -226,7 +226,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]float64, groupFixed map[string]params) {
 	done := map[string]bool{}
 	for _, n := range f.Nodes {
-		if n.Op != graph.Softmax || len(n.Inputs) == 0 || floatOnly(n) {
+		if n.Op != graph.Softmax || len(n.Inputs) == 0 || floatOnly(f, n) {
 			continue
 		}
 		root := uf.find(n.Inputs[0])
@@ -250,11 +250,22 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 // floatOnly reports the ops that stay in float although graph/interp has
 // an integer kernel for them: LogSoftmax and Hardmax (Softmax modes); Mod
 // and CumSum, whose integer kernels are plain arithmetic; Compare and
-// Where, which would need both operands on one scale.
-func floatOnly(n *graph.Node) bool {
+// Where, which would need both operands on one scale; a bilinear Resize
+// whose coordinates or scale TFLite's integer kernel does not take.
+func floatOnly(g *graph.Graph, n *graph.Node) bool {
 	switch n.Op {
 	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast:
 		return true
+	case graph.Resize:
+		a, ok := n.Attrs.(*graph.ResizeAttrs)
+		if !ok || a == nil || a.Mode != "bilinear" {
+			return false
+		}
+		x, y := g.In(n, 0), g.Tensors[n.Outputs[0]]
+		if !graph.IntResizeCoord(a.Coord) || x == nil || y == nil || len(x.Shape) != 4 || len(y.Shape) != 4 {
+			return true
+		}
+		return a.Scale != [2]float32{} && (a.Scale[0] != float32(y.Shape[1])/float32(x.Shape[1]) || a.Scale[1] != float32(y.Shape[2])/float32(x.Shape[2]))
 	}
 	a, ok := n.Attrs.(*graph.SoftmaxAttrs)
 	return n.Op == graph.Softmax && ok && a != nil && a.Mode != graph.SoftmaxPlain
@@ -306,7 +317,7 @@ func (b *builder) node(n *graph.Node) error {
 	f, q := b.f, b.q
 	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: append([]string(nil), n.Inputs...), Outputs: append([]string(nil), n.Outputs...), Attrs: copyAttrs(n.Attrs)}
 	x := f.In(n, 0)
-	if x == nil || x.DType != graph.Float32 || x.IsConst() || floatOnly(n) {
+	if x == nil || x.DType != graph.Float32 || x.IsConst() || floatOnly(f, n) {
 		// Not a float computation on an activation: keep as is, but it must
 		// still read the quantized versions of its float inputs.
 		return b.fallback(n)

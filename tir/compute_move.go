@@ -273,6 +273,9 @@ func computeResize(k *kctx) (Stmt, error) {
 	}
 	N, H, W, Cc := xt.Shape[0], xt.Shape[1], xt.Shape[2], xt.Shape[3]
 	OH, OW := yt.Shape[1], yt.Shape[2]
+	if isInt(xt) && a.Mode == "bilinear" {
+		return k.intResizeBilinear(a, x, y, N, H, W, Cc, OH, OW)
+	}
 	ty, wy, err := k.resizeTaps(a, 0, H, OH)
 	if err != nil {
 		return nil, err
@@ -296,9 +299,6 @@ func computeResize(k *kctx) (Stmt, error) {
 			return Put(y, At(x, o[0], At(rows, o[1]), At(cols, o[2]), o[3]), o...)
 		}), nil
 	}
-	if isInt(xt) {
-		return nil, k.errorf("integer resize supports mode nearest only")
-	}
 	rows1 := constBuf(base+"_rows1", I32, []int{OH}, ty[1])
 	cols1 := constBuf(base+"_cols1", I32, []int{OW}, tx[1])
 	wy0, wy1 := constF32(base+"_wy0", []int{OH}, wy[0]), constF32(base+"_wy1", []int{OH}, wy[1])
@@ -310,5 +310,47 @@ func computeResize(k *kctx) (Stmt, error) {
 		}
 		top, bot := lerpX(At(rows, oh)), lerpX(At(rows1, oh))
 		return Put(y, Add(Mul(top, At(wy0, oh)), Mul(bot, At(wy1, oh))), o...)
+	}), nil
+}
+
+// intResizeBilinear is TFLite's integer bilinear resize: per output row and
+// column two input indices and two 10-bit weights (graph.IntResizeTaps,
+// tabulated), the four products summed in int32 (|sum| < 2^29: each axis's
+// weights add to 1024 in magnitude at most 2048) and divided by 2^20
+// rounding half away from zero.
+func (k *kctx) intResizeBilinear(a *graph.ResizeAttrs, x, y *Buffer, N, H, W, Cc, OH, OW int) (Stmt, error) {
+	if a.Scale != [2]float32{} && (a.Scale[0] != float32(OH)/float32(H) || a.Scale[1] != float32(OW)/float32(W)) {
+		return nil, k.errorf("integer bilinear resize takes its scale from the sizes, not %v", a.Scale)
+	}
+	ty, err := graph.IntResizeTaps(a.Coord, H, OH)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	tx, err := graph.IntResizeTaps(a.Coord, W, OW)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	ints := func(v []int) []int64 {
+		out := make([]int64, len(v))
+		for i, e := range v {
+			out[i] = int64(e)
+		}
+		return out
+	}
+	k.f.Op = "resize"
+	base := k.n.Name
+	r0, r1 := constBuf(base+"_rows", I32, []int{OH}, ints(ty.I0)), constBuf(base+"_rows1", I32, []int{OH}, ints(ty.I1))
+	c0, c1 := constBuf(base+"_cols", I32, []int{OW}, ints(tx.I0)), constBuf(base+"_cols1", I32, []int{OW}, ints(tx.I1))
+	wy0, wy1 := constBuf(base+"_wy0", I32, []int{OH}, ints(ty.W0)), constBuf(base+"_wy1", I32, []int{OH}, ints(ty.W1))
+	wx0, wx1 := constBuf(base+"_wx0", I32, []int{OW}, ints(tx.W0)), constBuf(base+"_wx1", I32, []int{OW}, ints(tx.W1))
+	return Loops([]string{"n", "oh", "ow", "c"}, []int{N, OH, OW, Cc}, func(o []Expr) Stmt {
+		n, oh, ow, c := o[0], o[1], o[2], o[3]
+		px := func(r, col *Buffer) Expr { return CastTo(I32, At(x, n, At(r, oh), At(col, ow), c)) }
+		lerpX := func(r *Buffer) Expr {
+			return Add(Mul(px(r, c0), At(wx0, ow)), Mul(px(r, c1), At(wx1, ow)))
+		}
+		acc := Add(Mul(lerpX(r0), At(wy0, oh)), Mul(lerpX(r1), At(wy1, oh)))
+		half := Sel(GT(acc, C(0)), C(1<<19), C(-(1 << 19)))
+		return Put(y, CastTo(y.DType, Div(Add(acc, half), C(1<<20))), o...)
 	}), nil
 }

@@ -105,14 +105,15 @@ func nearestIndex(a *graph.ResizeAttrs, x, in, out int) int {
 	return max(0, min(in-1, i))
 }
 
-// intResize is nearest-neighbour resizing of H and W (NHWC) on raw values.
+// intResize resizes H and W (NHWC) on raw values: nearest neighbour, or
+// TFLite's integer bilinear (intResizeBilinear).
 func intResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 	a, ok := n.Attrs.(*graph.ResizeAttrs)
 	if !ok {
 		return nil, fmt.Errorf("needs ResizeAttrs")
 	}
-	if a.Mode != "nearest" {
-		return nil, fmt.Errorf("integer resize supports mode nearest, not %q", a.Mode)
+	if a.Mode != "nearest" && a.Mode != "bilinear" {
+		return nil, fmt.Errorf("integer resize supports modes nearest and bilinear, not %q", a.Mode)
 	}
 	if err := needInts(ins, 0); err != nil {
 		return nil, err
@@ -127,12 +128,49 @@ func intResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	}
 	N, H, W, C := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
 	OH, OW := y.Shape[1], y.Shape[2]
+	if a.Mode == "bilinear" {
+		return intResizeBilinear(a, x, y)
+	}
 	for b := 0; b < N; b++ {
 		for oy := 0; oy < OH; oy++ {
 			iy := nearestIndex(a, oy, H, OH)
 			for ox := 0; ox < OW; ox++ {
 				ix := nearestIndex(a, ox, W, OW)
 				copy(y.I[((b*OH+oy)*OW+ox)*C:][:C], x.I[((b*H+iy)*W+ix)*C:][:C])
+			}
+		}
+	}
+	return []*graph.Data{y}, nil
+}
+
+// intResizeBilinear is TFLite's ResizeBilinearInteger on stored values: each
+// output is the 2^20-scaled sum of its four inputs times the products of
+// their 10-bit weights (graph.IntResizeTaps), rounded half away from zero.
+func intResizeBilinear(a *graph.ResizeAttrs, x, y *graph.Data) ([]*graph.Data, error) {
+	N, H, W, C := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
+	OH, OW := y.Shape[1], y.Shape[2]
+	if a.Scale != [2]float32{} && (a.Scale[0] != float32(OH)/float32(H) || a.Scale[1] != float32(OW)/float32(W)) {
+		return nil, fmt.Errorf("integer bilinear resize takes its scale from the sizes, not %v", a.Scale)
+	}
+	ty, err := graph.IntResizeTaps(a.Coord, H, OH)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := graph.IntResizeTaps(a.Coord, W, OW)
+	if err != nil {
+		return nil, err
+	}
+	at := func(b, r, c, ch int) int64 { return x.I[((b*H+r)*W+c)*C+ch] }
+	for b := range N {
+		for oy := range OH {
+			for ox := range OW {
+				for ch := range C {
+					acc := at(b, ty.I0[oy], tx.I0[ox], ch)*int64(ty.W0[oy]*tx.W0[ox]) +
+						at(b, ty.I1[oy], tx.I0[ox], ch)*int64(ty.W1[oy]*tx.W0[ox]) +
+						at(b, ty.I0[oy], tx.I1[ox], ch)*int64(ty.W0[oy]*tx.W1[ox]) +
+						at(b, ty.I1[oy], tx.I1[ox], ch)*int64(ty.W1[oy]*tx.W1[ox])
+					y.I[((b*OH+oy)*OW+ox)*C+ch] = graph.IntResizeRound(acc)
+				}
 			}
 		}
 	}

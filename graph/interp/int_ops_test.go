@@ -168,6 +168,14 @@ func TestIntKernelsAgainstFloatKernels(t *testing.T) {
 			ins: []qtensor{in(0.1, 0, 3, 10)}, outShape: []int{3, 10}, outQ: pq(1.0/256, -128), tol: 1},
 		{name: "resize_nearest", op: graph.Resize, attrs: &graph.ResizeAttrs{Mode: "nearest", Coord: "asymmetric", Nearest: "floor"},
 			ins: []qtensor{in(0.1, 0, 1, 3, 2, 2)}, outShape: []int{1, 7, 5, 2}, outQ: pq(0.1, 0), tol: 0},
+		// TFLite's 10-bit integer bilinear against the float kernel: within a
+		// step (the weights are rounded to 1/1024).
+		{name: "resize_bilinear_half_pixel", op: graph.Resize, attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "half_pixel"},
+			ins: []qtensor{in(0.1, 3, 1, 3, 4, 2)}, outShape: []int{1, 7, 9, 2}, outQ: pq(0.1, 3), tol: 1},
+		{name: "resize_bilinear_asymmetric", op: graph.Resize, attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "asymmetric"},
+			ins: []qtensor{in(0.1, -5, 1, 4, 3, 3)}, outShape: []int{1, 8, 5, 3}, outQ: pq(0.1, -5), tol: 1},
+		{name: "resize_bilinear_align_corners", op: graph.Resize, attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "align_corners"},
+			ins: []qtensor{in(0.1, 0, 1, 5, 6, 1)}, outShape: []int{1, 3, 11, 1}, outQ: pq(0.1, 0), tol: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.run)

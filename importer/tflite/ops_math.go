@@ -720,7 +720,7 @@ func mathLRN(c *opctx, n *graph.Node) error {
 	return nil
 }
 
-// mathResizeBilinear maps RESIZE_BILINEAR (float32). The size input must
+// mathResizeBilinear maps RESIZE_BILINEAR (float32, int8). The size input must
 // be the constant [H, W] of the output. TFLite's coordinates are x·in/out,
 // (x + 0.5)·in/out - 0.5 with half_pixel_centers, or x·(in-1)/(out-1) with
 // align_corners, with both taps clamped to the input: the graph's bilinear
@@ -736,7 +736,14 @@ func mathResizeBilinear(c *opctx, n *graph.Node) error {
 	}
 	x := ins[0]
 	if x.DType != graph.Float32 || y.DType != graph.Float32 {
-		return c.errorf("%s RESIZE_BILINEAR is not supported: the graph's integer Resize is nearest-only (TFLite's 10-bit fixed-point interpolation is not reproduced)", x.DType)
+		// TFLite's integer kernel interpolates stored values
+		// (graph.IntResizeTaps): int8 in and out, quantized alike.
+		if x.DType != graph.Int8 {
+			return c.errorf("%s RESIZE_BILINEAR is not supported (float32 and int8 are)", x.DType)
+		}
+		if err := c.copyOK(x, y); err != nil {
+			return err
+		}
 	}
 	size, err := c.constInts(1, "size")
 	if err != nil {

@@ -182,6 +182,19 @@ var mathFloatCases = []opCase{
 }
 
 var mathIntCases = []opCase{
+	// TFLite's integer kernel on stored values, 10-bit weights. Asymmetric,
+	// width 2 -> 3: scale (2048+1)/3 = 683; output 1 at 683/1024 (weights
+	// 341, 683): 10·341 - 20·683 = -10250, /1024 = -10.01 -> -10; output 2
+	// at 1366 reads input 1 only.
+	{name: "resize_bilinear", code: mathOpResizeBilinear, opts: bilinearOpts(false, false),
+		ins: []spec{qin(0.5, 2, 1, 1, 2, 1), i32c([]int32{2}, 1, 3)}, out: qin(0.5, 2, 1, 1, 3, 1),
+		feed: [][]float64{{10, -20}}, want: f64(10, -10, -20)},
+	// Half-pixel, 2 -> 4: scale 512, positions -256, 256, 768, 1280 (1/1024);
+	// 1·768 + 4·256 = 1792 -> 1.75 -> 2, 1·256 + 4·768 -> 3.25 -> 3; and
+	// negated, rounding away from zero: -2, -3.
+	{name: "resize_bilinear_half_pixel", code: mathOpResizeBilinear, opts: bilinearOpts(false, true),
+		ins: []spec{qin(0.5, 0, 1, 2, 2, 1), i32c([]int32{2}, 2, 4)}, out: qin(0.5, 0, 1, 2, 4, 1),
+		feed: [][]float64{{1, 4, -1, -4}}, want: f64(1, 2, 3, 4, -1, -2, -3, -4)},
 	// Output scale 1/64: 1.0 is 64; in and out share parameters (multiplier 1).
 	{name: "relu_0_to_1", code: mathOpRelu0To1, ins: []spec{qin(1.0/64, 0, 4)}, out: qin(1.0/64, 0, 4),
 		feed: [][]float64{{-10, 30, 64, 100}}, want: f64(0, 30, 64, 64)},
@@ -234,7 +247,7 @@ func TestMathRefusals(t *testing.T) {
 		{opCase{code: mathOpL2Pool, opts: tg.Pool2DOptions(tg.Valid, 1, 1, 1, 1, tg.ActNone), ins: []spec{qin(0.5, 0, 1, 1, 1, 1)}, out: qin(0.5, 0, 1, 1, 1, 1)}, "L2_POOL_2D"},
 		{opCase{code: mathOpLRN, opts: lrnOpts(1, 1, 1, 1), ins: []spec{fin(2, 3)}, out: fin(2, 3)}, "not 4-D"},
 		{opCase{code: mathOpLRN, opts: lrnOpts(-1, 1, 1, 1), ins: []spec{fin(1, 1, 1, 3)}, out: fin(1, 1, 1, 3)}, "negative"},
-		{opCase{code: mathOpResizeBilinear, ins: []spec{qin(0.5, 0, 1, 1, 2, 1), i32c([]int32{2}, 1, 4)}, out: qin(0.5, 0, 1, 1, 4, 1)}, "nearest-only"},
+		{opCase{code: mathOpResizeBilinear, ins: []spec{qin(0.5, 0, 1, 1, 2, 1), i32c([]int32{2}, 1, 4)}, out: qin(0.25, 0, 1, 1, 4, 1)}, "quantized differently"},
 		{opCase{code: mathOpResizeBilinear, opts: bilinearOpts(true, true), ins: []spec{fin(1, 1, 2, 1), i32c([]int32{2}, 1, 4)}, out: fin(1, 1, 4, 1)}, "both set"},
 		{opCase{code: mathOpResizeBilinear, ins: []spec{fin(1, 1, 2, 1), i32c([]int32{2}, 1, 3)}, out: fin(1, 1, 4, 1)}, "do not give the output shape"},
 		{opCase{code: mathOpResizeBilinear, ins: []spec{fin(1, 1, 2, 1), mathI32(2)}, out: fin(1, 1, 4, 1)}, "must be a constant"},

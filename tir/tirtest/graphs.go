@@ -482,13 +482,25 @@ var builders = []struct {
 			Attrs: &graph.ResizeAttrs{Mode: "nearest", Coord: "asymmetric", Nearest: "floor"}})
 		return b.done(y)
 	}},
-	{"resize_bilinear", true, func(b *builder) (*graph.Graph, error) {
-		x := b.input([]int{1, 3, 4, 2}, 0, 0)
-		y := b.act(0, 0)
+	{"resize_bilinear", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 3, 4, 2}, 0.05, 3)
+		y := b.act(0.05, 3)
 		b.g.Tensor(y).Shape = []int{1, 6, 8, 2}
 		b.g.AddNode(&graph.Node{Name: "resize", Op: graph.Resize, Inputs: []string{x}, Outputs: []string{y},
 			Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "half_pixel"}})
 		return b.done(y)
+	}},
+	{"resize_bilinear_corners_down", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{1, 7, 5, 3}, 0.05, -2)
+		y := b.act(0.05, -2)
+		b.g.Tensor(y).Shape = []int{1, 3, 4, 3}
+		b.g.AddNode(&graph.Node{Name: "resize", Op: graph.Resize, Inputs: []string{x}, Outputs: []string{y},
+			Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "align_corners"}})
+		z := b.act(0.05, -2)
+		b.g.Tensor(z).Shape = []int{1, 5, 9, 3}
+		b.g.AddNode(&graph.Node{Name: "resize2", Op: graph.Resize, Inputs: []string{y}, Outputs: []string{z},
+			Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "asymmetric"}})
+		return b.done(z)
 	}},
 	{"conv_then_table", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{1, 5, 5, 3}, 0.05, 1)
