@@ -34,6 +34,7 @@ func TestGeneratedCodeUnderAttack(t *testing.T) {
 	b, _ := LoadBoard("host", "")
 	for _, model := range testModels(t) {
 		t.Run(filepath.Base(model), func(t *testing.T) {
+			t.Parallel() // one gcc and one run each: the cores share them
 			s, err := Compile(model, Options{Board: b, ArenaExternal: true, IOInArena: true, Version: "test",
 				CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g"}})
 			if s != nil && s.Graph != nil && len(s.Graph.Inputs) == 0 {

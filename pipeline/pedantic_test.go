@@ -31,6 +31,7 @@ func TestMLPerfCWarningFree(t *testing.T) {
 		}
 		for _, m := range mlperfModels {
 			t.Run(board+"/"+m.name, func(t *testing.T) {
+				t.Parallel()
 				s, err := Compile(filepath.Join(dir, m.file), Options{Board: b, Version: "test"})
 				if err != nil {
 					t.Fatal(err)

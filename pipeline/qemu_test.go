@@ -137,6 +137,7 @@ func TestMLPerfOnBoards(t *testing.T) {
 				name = board + "/" + r.target + "-in-arena/" + m.name
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // QEMU and gcc processes: the cores share them
 				needTools(t, board)
 				b, _ := LoadBoard(board, "")
 				s, err := Compile(filepath.Join(shared, m.file), Options{Board: b, Target: r.target, IOInArena: r.inArena, Version: "test"})

@@ -134,6 +134,7 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 			call = target + "_pwrq2_s8("
 		}
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			// Out of place: a lone depthwise layer with its I/O in the
 			// arena would run in place, which on the M55 takes the lanes
 			// schedule.
