@@ -59,6 +59,12 @@ const (
 	// ArgMax: the index of the largest (or, with Min, smallest) element
 	// along Axis, as int32 or int64 (the output tensor's dtype). Attrs *ArgAttrs.
 	ArgMax Op = "ArgMax"
+	// TopK: the K largest (or, without Largest, smallest) elements along
+	// Axis, in order, the earlier of equal elements first; the output is
+	// their values, or with Indices their positions (int32 or int64, the
+	// output tensor's dtype). ONNX TopK and TFLite TOPK_V2 import as two
+	// nodes, one per output. Attrs *TopKAttrs.
+	TopK Op = "TopK"
 
 	// Reshape: a view with a new shape (the output tensor's shape). Flatten,
 	// Squeeze, Unsqueeze and ExpandDims all import as Reshape.
@@ -264,6 +270,13 @@ type ArgAttrs struct {
 	KeepDims   bool
 	Min        bool
 	SelectLast bool
+}
+
+// TopKAttrs are the attributes of TopK. NaN ranks above every number (so
+// first when Largest, last otherwise), as numpy's sort orders it.
+type TopKAttrs struct {
+	Axis, K          int
+	Largest, Indices bool
 }
 
 // TransposeAttrs are the attributes of Transpose.

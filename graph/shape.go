@@ -88,6 +88,10 @@ func InferNode(g *Graph, n *Node) error {
 			out.DType = Float32
 		case ArgMax:
 			out.DType = Int64
+		case TopK:
+			if a, ok := n.Attrs.(*TopKAttrs); ok && a.Indices {
+				out.DType = Int64
+			}
 		case Compare, Logic:
 			out.DType = Bool
 		case Cast:
@@ -303,6 +307,20 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return append([]int(nil), idx.Shape...), nil
 		}
 		s := append(append(append([]int(nil), x.Shape[:a.Axis]...), idx.Shape...), x.Shape[a.Axis+1:]...)
+		return s, nil
+	case TopK:
+		a, ok := n.Attrs.(*TopKAttrs)
+		if !ok {
+			return nil, fmt.Errorf("needs TopKAttrs")
+		}
+		if a.Axis < 0 || a.Axis >= len(x.Shape) {
+			return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x.Shape)
+		}
+		if a.K < 1 || a.K > x.Shape[a.Axis] {
+			return nil, fmt.Errorf("k %d out of range for axis %d of %v", a.K, a.Axis, x.Shape)
+		}
+		s := append([]int(nil), x.Shape...)
+		s[a.Axis] = a.K
 		return s, nil
 	case ArgMax:
 		a, ok := n.Attrs.(*ArgAttrs)

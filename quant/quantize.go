@@ -249,12 +249,13 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 
 // floatOnly reports the ops that stay in float although graph/interp has
 // an integer kernel for them: LogSoftmax and Hardmax (Softmax modes); Mod
-// and CumSum, whose integer kernels are plain arithmetic; Compare and
+// and CumSum, whose integer kernels are plain arithmetic; TopK (its
+// indices output is not a value to quantize); Compare and
 // Where, which would need both operands on one scale; a bilinear Resize
 // whose coordinates or scale TFLite's integer kernel does not take.
 func floatOnly(g *graph.Graph, n *graph.Node) bool {
 	switch n.Op {
-	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast:
+	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast, graph.TopK:
 		return true
 	case graph.Resize:
 		a, ok := n.Attrs.(*graph.ResizeAttrs)

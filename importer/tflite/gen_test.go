@@ -224,7 +224,7 @@ func generated(t *testing.T) map[string][]byte {
 	for _, cs := range []struct {
 		prefix string
 		cases  []opCase
-	}{{"op_float_", moveFloatCases}, {"op_int8_", moveIntCases}, {"op_float_", mathFloatCases}, {"op_int8_", mathIntCases}} {
+	}{{"op_float_", moveFloatCases}, {"op_int8_", moveIntCases}, {"op_float_", mathFloatCases}, {"op_int8_", mathIntCases}, {"op_", topKCases}} {
 		for _, c := range cs.cases {
 			if _, dup := files[cs.prefix+c.name]; dup {
 				t.Fatalf("two generated models named %s%s", cs.prefix, c.name)

@@ -230,3 +230,19 @@ func TestFillFolds(t *testing.T) {
 		ins: []spec{i32c([]int32{2}, 2, 2), fc([]int32{}, 1.5)}, out: fin(2, 2), want: f64(1.5, 1.5, 1.5, 1.5)}
 	c.run(t)
 }
+
+// TestTopKV2: the 3 largest of each row, sorted, ties to the earlier
+// element: [5 1 5 3] -> 5 5 3 at 0 2 3; [-2 0 7 -1] -> 7 0 -1 at 2 1 3;
+// int8 values are copied as stored.
+func TestTopKV2(t *testing.T) {
+	for _, c := range topKCases {
+		t.Run(c.name, c.run)
+	}
+}
+
+var topKCases = []opCase{
+	{name: "topk_v2", code: 48, ins: []spec{fin(2, 4), i32c([]int32{}, 3)}, out: fin(2, 3), more: []spec{{typ: tg.Int32, shape: []int32{2, 3}}},
+		feed: [][]float64{{5, 1, 5, 3, -2, 0, 7, -1}}, want: f64(5, 5, 3, 7, 0, -1), wantMore: [][]float64{{0, 2, 3, 2, 1, 3}}},
+	{name: "topk_v2_int8", code: 48, ins: []spec{qin(0.5, -3, 1, 5), i32c([]int32{}, 2)}, out: qin(0.5, -3, 1, 2), more: []spec{{typ: tg.Int32, shape: []int32{1, 2}}},
+		feed: [][]float64{{-128, 127, 4, 127, 0}}, want: f64(127, 127), wantMore: [][]float64{{1, 3}}},
+}

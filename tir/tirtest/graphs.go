@@ -304,6 +304,29 @@ var builders = []struct {
 		}
 		return b.done(outs...)
 	}},
+	{"topk", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 6, 3}, 0.05, 3)
+		var outs []string
+		for i, a := range []graph.TopKAttrs{{Axis: 1, K: 3, Largest: true}, {Axis: 1, K: 3, Largest: true, Indices: true},
+			{Axis: 2, K: 2}, {Axis: 0, K: 2, Largest: true, Indices: true}, {Axis: 1, K: 6, Indices: true}} {
+			out := fmt.Sprintf("top%d", i)
+			t := &graph.Tensor{Name: out}
+			switch {
+			case i == 1:
+				t.DType = graph.Int32
+			case a.Indices:
+				t.DType = graph.Int64
+			default:
+				t.DType = b.g.Tensor(x).DType
+				t.Quant = b.g.Tensor(x).Quant
+			}
+			b.g.AddTensor(t)
+			a := a
+			b.g.AddNode(&graph.Node{Name: out, Op: graph.TopK, Inputs: []string{x}, Outputs: []string{out}, Attrs: &a})
+			outs = append(outs, out)
+		}
+		return b.done(outs...)
+	}},
 	{"softmax_modes", true, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{2, 3, 4}, 0, 0)
 		var outs []string
