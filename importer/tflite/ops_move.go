@@ -49,6 +49,7 @@ const (
 	maxBlock             = 1 << 16
 	maxSplits            = 1 << 16
 	maxTileOrBroadcastTo = 1 << 16
+	maxFolded            = 1 << 24 // elements of a FILL or ZEROS_LIKE constant
 )
 
 func init() {
@@ -799,6 +800,9 @@ func (c *opctx) folded(_ *graph.Node) error {
 	out, err := c.out(0)
 	if err != nil {
 		return err
+	}
+	if out.NumElements() > maxFolded {
+		return c.errorf("output %q of %d elements is too large to fold into a constant (at most %d)", out.Name, out.NumElements(), maxFolded)
 	}
 	d := graph.NewData(out.DType, slices.Clone(out.Shape))
 	switch c.code {

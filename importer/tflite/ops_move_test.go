@@ -246,3 +246,14 @@ var topKCases = []opCase{
 	{name: "topk_v2_int8", code: 48, ins: []spec{qin(0.5, -3, 1, 5), i32c([]int32{}, 2)}, out: qin(0.5, -3, 1, 2), more: []spec{{typ: tg.Int32, shape: []int32{1, 2}}},
 		feed: [][]float64{{-128, 127, 4, 127, 0}}, want: f64(127, 127), wantMore: [][]float64{{1, 3}}},
 }
+
+// TestFillTooLarge: a FILL whose constant would hold 2^26 elements is
+// refused, not allocated.
+func TestFillTooLarge(t *testing.T) {
+	c := opCase{name: "fill_big", code: opFill,
+		ins: []spec{i32c([]int32{2}, 8192, 8192), fc([]int32{}, 1)}, out: fin(8192, 8192)}
+	_, err := tflite.Decode(c.name, c.model().Bytes())
+	if err == nil || !strings.Contains(err.Error(), "too large to fold") {
+		t.Fatalf("error %v, want one that says the constant is too large", err)
+	}
+}
