@@ -149,3 +149,37 @@ func TestQuantizeBilinearResize(t *testing.T) {
 		})
 	}
 }
+
+// ReduceMax and ReduceMin quantize to int8 with their input's parameters
+// (they pick a stored value); ReduceSum stays in float.
+func TestQuantizeReductions(t *testing.T) {
+	for _, tc := range []struct {
+		kind graph.ReduceKind
+		int8 bool
+	}{{graph.ReduceMax, true}, {graph.ReduceMin, true}, {graph.ReduceSum, false}} {
+		g := graph.New("reduce", "test")
+		g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{2, 5}})
+		g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{2}})
+		g.AddNode(&graph.Node{Name: "r", Op: graph.Reduce, Inputs: []string{"x"}, Outputs: []string{"y"},
+			Attrs: &graph.ReduceAttrs{Kind: tc.kind, Axes: []int{1}}})
+		g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+		q, _, err := PTQ(g, sineSamples("x", []int{2, 5}, 8), Options{NoBiasCorrection: true}, CalibOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r *graph.Node
+		for _, n := range q.Nodes {
+			if n.Op == graph.Reduce {
+				r = n
+			}
+		}
+		in, out := q.In(r, 0), q.Tensors[r.Outputs[0]]
+		if got := in.DType == graph.Int8; got != tc.int8 {
+			t.Errorf("%s: int8 %v, want %v", tc.kind, got, tc.int8)
+			continue
+		}
+		if tc.int8 && (in.Quant.Scale[0] != out.Quant.Scale[0] || in.Quant.ZeroPoint[0] != out.Quant.ZeroPoint[0]) {
+			t.Errorf("%s: input %+v and output %+v parameters differ", tc.kind, *in.Quant, *out.Quant)
+		}
+	}
+}

@@ -74,6 +74,16 @@ var passThrough = map[graph.Op]bool{
 	graph.Concat: true, graph.Resize: true, graph.Gather: true,
 }
 
+// isPassThrough reports whether n keeps its input's parameters: the
+// passThrough ops, and the max and min reductions (their int8 kernels pick a
+// stored value, as TFLite's, which requires equal parameters).
+func isPassThrough(n *graph.Node) bool {
+	if a, ok := n.Attrs.(*graph.ReduceAttrs); ok && n.Op == graph.Reduce && a != nil {
+		return a.Kind == graph.ReduceMax || a.Kind == graph.ReduceMin
+	}
+	return passThrough[n.Op]
+}
+
 type params struct {
 	s float32
 	z int32
@@ -155,7 +165,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	// Groups of tensors that must share parameters.
 	uf := newUnionFind()
 	for _, n := range f.Nodes {
-		if !passThrough[n.Op] {
+		if !isPassThrough(n) {
 			continue
 		}
 		out := n.Outputs[0]
@@ -250,13 +260,17 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 // floatOnly reports the ops that stay in float although graph/interp has
 // an integer kernel for them: LogSoftmax and Hardmax (Softmax modes); Mod
 // and CumSum, whose integer kernels are plain arithmetic; TopK (its
-// indices output is not a value to quantize); Compare and
+// indices output is not a value to quantize); reductions other than max
+// and min (no integer kernel); Compare and
 // Where, which would need both operands on one scale; a bilinear Resize
 // whose coordinates or scale TFLite's integer kernel does not take.
 func floatOnly(g *graph.Graph, n *graph.Node) bool {
 	switch n.Op {
 	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast, graph.TopK:
 		return true
+	case graph.Reduce:
+		a, ok := n.Attrs.(*graph.ReduceAttrs)
+		return !ok || a == nil || a.Kind != graph.ReduceMax && a.Kind != graph.ReduceMin
 	case graph.Resize:
 		a, ok := n.Attrs.(*graph.ResizeAttrs)
 		if !ok || a == nil || a.Mode != "bilinear" {
@@ -355,7 +369,7 @@ func (b *builder) node(n *graph.Node) error {
 			if t == nil || !t.IsConst() || t.DType != graph.Float32 {
 				continue
 			}
-			if passThrough[n.Op] {
+			if isPassThrough(n) {
 				nn.Inputs[i] = b.addConst(in, QuantizeData(t.Data, out.s, out.z), out.quant())
 			} else {
 				d, qp := AsymmetricConst(t.Data)

@@ -339,12 +339,24 @@ func computeReduce(k *kctx) (Stmt, error) {
 	if !ok || a == nil {
 		return nil, k.errorf("missing *graph.ReduceAttrs")
 	}
-	if xt := k.g.In(k.n, 0); isInt(xt) {
-		return nil, k.errorf("integer Reduce%s is not supported", a.Kind)
-	}
 	k.f.Op = "reduce_" + strings.ToLower(string(a.Kind))
 	sum := func(acc, v Expr) Expr { return Add(acc, v) }
 	same := func(acc Expr, _ int) Expr { return acc }
+	if xt := k.g.In(k.n, 0); isInt(xt) {
+		// Stored extremes (graph/interp's intReduce), widened to int32.
+		lo, hi := xt.DType.Range()
+		_, yt := k.output()
+		narrow := func(acc Expr, _ int) Expr { return CastTo(yt.DType, acc) }
+		switch {
+		case xt.DType == I64 || xt.DType == I32:
+			return nil, k.errorf("integer Reduce%s on %s is not supported", a.Kind, xt.DType)
+		case a.Kind == graph.ReduceMax:
+			return reduceNest(k, a.Axes, I32, C(lo), func(acc, v Expr) Expr { return Max(acc, v) }, narrow)
+		case a.Kind == graph.ReduceMin:
+			return reduceNest(k, a.Axes, I32, C(hi), func(acc, v Expr) Expr { return Min(acc, v) }, narrow)
+		}
+		return nil, k.errorf("integer Reduce%s is not supported", a.Kind)
+	}
 	switch a.Kind {
 	case graph.ReduceSum:
 		return reduceNest(k, a.Axes, F32, F(0), sum, same)

@@ -282,7 +282,18 @@ func (c *opctx) node() (*graph.Node, error) {
 			return nil, e
 		}
 		if c.code != opMean && x.DType != graph.Float32 {
-			return nil, c.errorf("%s reducer is supported on float32 only", x.DType)
+			// int8 REDUCE_MAX and REDUCE_MIN pick a stored value (their
+			// input and output share quantization); SUM and PROD rescale.
+			if (c.code != opReduceMax && c.code != opReduceMin) || x.DType != graph.Int8 {
+				return nil, c.errorf("%s %s is not supported (float32, and int8 REDUCE_MAX and REDUCE_MIN, are)", x.DType, c.name)
+			}
+			out, e := c.out(0)
+			if e != nil {
+				return nil, e
+			}
+			if e := c.copyOK(x, out); e != nil {
+				return nil, e
+			}
 		}
 		axes, e := c.constInts(1, "axes")
 		if e != nil {

@@ -181,6 +181,13 @@ var moveIntCases = []opCase{
 	{name: "tile", code: opTile,
 		ins: []spec{qin(0.5, 4, 2), i32c([]int32{1}, 3)}, out: qin(0.5, 4, 6),
 		feed: [][]float64{{-1, 1}}, want: f64(-1, 1, -1, 1, -1, 1)},
+	// The stored extremes over axis 0 of [[-128 7 3] [100 -5 3]] (keep_dims).
+	{name: "reduce_max", code: tg.OpReduceMax, opts: &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, true)}},
+		ins: []spec{qin(0.5, -2, 2, 3), i32c([]int32{1}, 0)}, out: qin(0.5, -2, 1, 3),
+		feed: [][]float64{{-128, 7, 3, 100, -5, 3}}, want: f64(100, 7, 3)},
+	{name: "reduce_min", code: tg.OpReduceMin, opts: &tg.Options{Type: tg.OptReducer},
+		ins: []spec{qin(0.5, -2, 2, 3), i32c([]int32{1}, 1)}, out: qin(0.5, -2, 2),
+		feed: [][]float64{{-128, 7, 3, 100, -5, 3}}, want: f64(-128, -5)},
 }
 
 func TestMoveOps(t *testing.T) {
@@ -212,6 +219,10 @@ func TestMoveRefusals(t *testing.T) {
 			ins: []spec{fin(3), i32c([]int32{1, 2}, 3, 0)}, out: fin(6)}, "exceed"},
 		{opCase{name: "broadcast_to_bad", code: opBroadcastTo,
 			ins: []spec{fin(2), i32c([]int32{1}, 3)}, out: fin(3)}, "cannot broadcast"},
+		{opCase{name: "reduce_max_requant", code: tg.OpReduceMax, opts: &tg.Options{Type: tg.OptReducer},
+			ins: []spec{qin(0.5, 0, 2), i32c([]int32{1}, 0)}, out: qin(0.25, 0)}, "quantized differently"},
+		{opCase{name: "sum_int8", code: tg.OpSum, opts: &tg.Options{Type: tg.OptReducer},
+			ins: []spec{qin(0.5, 0, 2), i32c([]int32{1}, 0)}, out: qin(0.5, 0)}, "not supported"},
 		{opCase{name: "slice_past_end", code: opSlice,
 			ins: []spec{fin(3), i32c([]int32{1}, 2), i32c([]int32{1}, 2)}, out: fin(2)}, "out of range"},
 	} {

@@ -304,6 +304,16 @@ var builders = []struct {
 		}
 		return b.done(outs...)
 	}},
+	{"reduce_max_min", false, func(b *builder) (*graph.Graph, error) {
+		x := b.input([]int{2, 3, 4}, 0.05, 3)
+		mx := b.act(0.05, 3)
+		b.g.AddNode(&graph.Node{Name: mx, Op: graph.Reduce, Inputs: []string{x}, Outputs: []string{mx},
+			Attrs: &graph.ReduceAttrs{Kind: graph.ReduceMax, Axes: []int{0, 2}}})
+		mn := b.act(0.05, 3)
+		b.g.AddNode(&graph.Node{Name: mn, Op: graph.Reduce, Inputs: []string{x}, Outputs: []string{mn},
+			Attrs: &graph.ReduceAttrs{Kind: graph.ReduceMin, Axes: []int{1}, KeepDims: true}})
+		return b.done(mx, mn)
+	}},
 	{"topk", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{2, 6, 3}, 0.05, 3)
 		var outs []string
