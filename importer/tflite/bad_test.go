@@ -151,6 +151,6 @@ func TestOperatorCodeFields(t *testing.T) {
 		t.Errorf("ops %v with both code fields, %v with the deprecated one only", graph.OpCounts(a), graph.OpCounts(b))
 	}
 	m.OldOpCodes = false
-	m.Ops[0].Code = 147 // RANDOM_UNIFORM (a code past 127: the extended field)
-	mustErr(t, "random_uniform", m.Bytes(), "operator 0 ("+tflite.OpName(147)+"): op not supported")
+	m.Ops[0].Code = 147 // BUCKETIZE (a code past 127: the extended field)
+	mustErr(t, "bucketize", m.Bytes(), "operator 0 ("+tflite.OpName(147)+"): op not supported")
 }

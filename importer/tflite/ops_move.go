@@ -34,6 +34,7 @@ const (
 	codeGatherND         = 107
 	codeRank             = 110
 	codeBroadcastTo      = 130
+	codeBroadcastArgs    = 145
 	optGather            = 23
 	optSpaceToDepth      = 19
 	optDepthToSpace      = 94
@@ -65,7 +66,7 @@ func init() {
 	register((*opctx).mirrorPad, codeMirrorPad)
 	register((*opctx).tile, codeTile, codeBroadcastTo)
 	register((*opctx).reverse, codeReverseV2)
-	register((*opctx).folded, codeShape, codeRank, codeZerosLike, codeFill)
+	register((*opctx).folded, codeShape, codeRank, codeZerosLike, codeFill, codeBroadcastArgs)
 	register((*opctx).oneHot, codeOneHot)
 }
 
@@ -795,7 +796,8 @@ func (c *opctx) reverse(n *graph.Node) error {
 
 // folded maps the operators whose output is known at compile time: SHAPE
 // and RANK of a tensor (mcugen's shapes are static), ZEROS_LIKE (stored
-// zeros, as TFLite writes) and FILL of constant dims and value.
+// zeros, as TFLite writes), FILL of constant dims and value, and
+// BROADCAST_ARGS of constant shapes.
 func (c *opctx) folded(_ *graph.Node) error {
 	out, err := c.out(0)
 	if err != nil {
@@ -829,6 +831,35 @@ func (c *opctx) folded(_ *graph.Node) error {
 		if _, err := c.in(0); err != nil {
 			return err
 		}
+	case codeBroadcastArgs:
+		a, err := c.constInts(0, "shape 0")
+		if err != nil {
+			return err
+		}
+		b, err := c.constInts(1, "shape 1")
+		if err != nil {
+			return err
+		}
+		if len(b) > len(a) {
+			a, b = b, a
+		}
+		v := make([]int64, len(a))
+		for i := range a {
+			x, j := a[i], i-(len(a)-len(b))
+			if j >= 0 {
+				switch y := b[j]; {
+				case x == 1:
+					x = y
+				case y != 1 && y != x:
+					return c.errorf("shapes %v and %v do not broadcast", a, b)
+				}
+			}
+			v[i] = int64(x)
+		}
+		if d.Len() != len(v) || !out.DType.IsInt() {
+			return c.errorf("output %v %s does not hold the %d-axis shape", out.Shape, out.DType, len(v))
+		}
+		copy(d.I, v)
 	case codeFill:
 		dims, err := c.constInts(0, "dims")
 		if err != nil {

@@ -235,11 +235,22 @@ func TestMoveRefusals(t *testing.T) {
 	}
 }
 
-// TestFillFolds: FILL of constant dims and value is a constant output.
+// TestFillFolds: FILL of constant dims and value, and BROADCAST_ARGS of
+// constant shapes ([2,1,3] and [4,1]: [2,4,3]), are constant outputs.
 func TestFillFolds(t *testing.T) {
-	c := opCase{name: "fill", code: opFill,
-		ins: []spec{i32c([]int32{2}, 2, 2), fc([]int32{}, 1.5)}, out: fin(2, 2), want: f64(1.5, 1.5, 1.5, 1.5)}
-	c.run(t)
+	for _, c := range []opCase{
+		{name: "fill", code: opFill,
+			ins: []spec{i32c([]int32{2}, 2, 2), fc([]int32{}, 1.5)}, out: fin(2, 2), want: f64(1.5, 1.5, 1.5, 1.5)},
+		{name: "broadcast_args", code: 145,
+			ins: []spec{i32c([]int32{3}, 2, 1, 3), i32c([]int32{2}, 4, 1)}, out: spec{typ: tg.Int32, shape: []int32{3}}, want: f64(2, 4, 3)},
+	} {
+		t.Run(c.name, c.run)
+	}
+	bad := opCase{name: "broadcast_args_bad", code: 145,
+		ins: []spec{i32c([]int32{1}, 2), i32c([]int32{1}, 3)}, out: spec{typ: tg.Int32, shape: []int32{1}}}
+	if _, err := tflite.Decode(bad.name, bad.model().Bytes()); err == nil || !strings.Contains(err.Error(), "do not broadcast") {
+		t.Errorf("error %v, want one that says the shapes do not broadcast", err)
+	}
 }
 
 // TestTopKV2: the 3 largest of each row, sorted, ties to the earlier
