@@ -139,6 +139,15 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	}
+	// And the operators that are compositions with shapes and indices of
+	// their own: recurrent layers, GatherND, OneHot, Einsum, TopK.
+	for _, name := range []string{"test_lstm_with_peepholes", "test_gru_seq_length", "test_rnn_seq_length",
+		"test_gathernd_example_int32_batch_dim1", "test_onehot_negative_indices", "test_einsum_batch_matmul",
+		"test_top_k_smallest", "test_dynamicquantizelinear"} {
+		if b, err := os.ReadFile(filepath.Join(backendRoot, "node", name, "model.onnx")); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, err := Decode("fuzz", b, Options{})
 		if err != nil && strings.Contains(err.Error(), "internal error") {
