@@ -146,10 +146,45 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 			nn.Inputs[2] = name
 		}
 	}
-	if !interp.Supported(f, nn) {
+	if !interp.Supported(f, nn) || !copyKeepsParams(f, nn) {
 		return nil, nil, false
 	}
 	return nn, qs, true
+}
+
+// copiesStored are the ops whose integer kernels move stored values (as
+// TFLite's, which require the input's parameters on the output); the values
+// operands are input 0, or 1 and 2 for Where.
+var copiesStored = map[graph.Op]bool{
+	graph.Reshape: true, graph.Transpose: true, graph.Slice: true, graph.Pad: true, graph.Gather: true,
+	graph.MaxPool2D: true, graph.Resize: true, graph.Reduce: true, graph.TopK: true, graph.Where: true,
+}
+
+// copyKeepsParams reports whether the folded n, if it copies stored values,
+// has every values operand quantized as its outputs: a QDQ model may change
+// the parameters across such an op, which a copy would ignore, so the op
+// then stays in float.
+func copyKeepsParams(f *graph.Graph, n *graph.Node) bool {
+	if !copiesStored[n.Op] {
+		return true
+	}
+	ins := n.Inputs[:1]
+	if n.Op == graph.Where {
+		ins = n.Inputs[1:3]
+	}
+	for _, o := range n.Outputs {
+		ot := f.Tensors[o]
+		if ot == nil || !ot.DType.IsInt() || ot.DType != graph.Int8 {
+			continue // TopK's indices
+		}
+		for _, in := range ins {
+			it := f.Tensors[in]
+			if it == nil || it.Quant == nil || ot.Quant == nil || !slices.Equal(it.Quant.Scale, ot.Quant.Scale) || !slices.Equal(it.Quant.ZeroPoint, ot.Quant.ZeroPoint) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sinkConstDequantize folds a Transpose or Reshape of a dequantized

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"errors"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -270,4 +271,56 @@ func TestWriteQDQRoundTripRecurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFloatOutputs(t, q, qdqRoundTrip(t, q), samples)
+}
+
+// A QDQ model that changes parameters across ReduceMax (or a bilinear
+// Resize) keeps the op in float: the integer kernels copy stored values.
+// x = [1 2 3 4] at scale 0.1: max over the axis is 0.4, quantized at 0.4 to
+// 1 -> 0.4. With equal parameters the op folds to int8.
+func TestFoldQDQKeepsCopiesOfChangedParams(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		outS   float32
+		folded bool
+	}{{"changed", 0.4, false}, {"same", 0.1, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graph.New("qdq", "onnx")
+			q := func(s float32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{0}} }
+			g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
+			g.AddTensor(&graph.Tensor{Name: "xq", DType: graph.Int8, Shape: []int{1, 4}, Quant: q(0.1)})
+			g.AddTensor(&graph.Tensor{Name: "xd", DType: graph.Float32, Shape: []int{1, 4}})
+			g.AddTensor(&graph.Tensor{Name: "m", DType: graph.Float32, Shape: []int{1, 1}})
+			g.AddTensor(&graph.Tensor{Name: "mq", DType: graph.Int8, Shape: []int{1, 1}, Quant: q(tc.outS)})
+			g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 1}})
+			g.AddNode(&graph.Node{Name: "q0", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"xq"}})
+			g.AddNode(&graph.Node{Name: "d0", Op: graph.Dequantize, Inputs: []string{"xq"}, Outputs: []string{"xd"}})
+			g.AddNode(&graph.Node{Name: "max", Op: graph.Reduce, Inputs: []string{"xd"}, Outputs: []string{"m"},
+				Attrs: &graph.ReduceAttrs{Kind: graph.ReduceMax, Axes: []int{1}, KeepDims: true}})
+			g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"m"}, Outputs: []string{"mq"}})
+			g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"mq"}, Outputs: []string{"y"}})
+			g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+			f, err := FoldQDQ(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			folded := false
+			for _, n := range f.Nodes {
+				if n.Op == graph.Reduce {
+					folded = f.In(n, 0).DType == graph.Int8
+				}
+			}
+			if folded != tc.folded {
+				t.Fatalf("ReduceMax folded to int8: %v, want %v", folded, tc.folded)
+			}
+			x := graph.NewData(graph.Float32, []int{1, 4})
+			copy(x.F, []float32{0.1, 0.2, 0.3, 0.4})
+			res, err := interp.Run(f, map[string]*graph.Data{"x": x})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res["y"].F[0]; math.Abs(float64(got)-0.4) > 1e-6 {
+				t.Errorf("max %v, want 0.4", got)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package interp
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/qmath"
@@ -187,4 +188,18 @@ func outAny(g *graph.Graph, n *graph.Node, float bool) (*graph.Data, error) {
 	}
 	y, _, err := outData(g, n, 0)
 	return y, err
+}
+
+// sameQuantIO checks that input i and output 0 of n carry one quantization:
+// the kernels that move stored values (TFLite's require it) would otherwise
+// change what the values mean.
+func sameQuantIO(g *graph.Graph, n *graph.Node, i int) error {
+	x, y := g.In(n, i), g.Out(n, 0)
+	if x == nil || y == nil || x.Quant == nil && y.Quant == nil {
+		return nil
+	}
+	if x.Quant == nil || y.Quant == nil || !slices.Equal(x.Quant.Scale, y.Quant.Scale) || !slices.Equal(x.Quant.ZeroPoint, y.Quant.ZeroPoint) {
+		return fmt.Errorf("input %q and output %q are quantized differently; this kernel copies stored values", x.Name, y.Name)
+	}
+	return nil
 }

@@ -129,6 +129,9 @@ func intResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	N, H, W, C := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
 	OH, OW := y.Shape[1], y.Shape[2]
 	if a.Mode == "bilinear" {
+		if err := sameQuantIO(g, n, 0); err != nil {
+			return nil, err
+		}
 		return intResizeBilinear(a, x, y)
 	}
 	for b := 0; b < N; b++ {

@@ -23,6 +23,9 @@ func intReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	if err := needInts(ins, 0); err != nil {
 		return nil, err
 	}
+	if err := sameQuantIO(g, n, 0); err != nil {
+		return nil, err
+	}
 	x := ins[0]
 	r := len(x.Shape)
 	reduce := make([]bool, r)

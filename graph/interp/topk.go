@@ -47,6 +47,11 @@ func topK(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, erro
 	if !a.Indices && yt.DType != x.DType {
 		return nil, fmt.Errorf("values output dtype %s, input %s", yt.DType, x.DType)
 	}
+	if !a.Indices && x.DType != graph.Float32 {
+		if err := sameQuantIO(g, n, 0); err != nil {
+			return nil, err
+		}
+	}
 	depth := x.Shape[a.Axis]
 	inner := graph.NumElements(x.Shape[a.Axis+1:])
 	outer := x.Len() / (depth * inner)
