@@ -187,6 +187,10 @@ func (r *rnnRun) bin(op Op, a, b, s string) string {
 	return r.emit(op, []string{a, b}, &BinaryAttrs{}, []int{r.l.Batch, r.l.Hidden}, s)
 }
 
+// MaxRNNSteps bounds the time steps a recurrent layer unrolls into (a
+// model file can give a sequence length without any data behind it).
+const MaxRNNSteps = 4096
+
 // Run emits the recurrence over the step inputs xs ([Batch, In] each, in
 // the order the layer processes them) from the state h0 and c0 ("" for
 // zeros); steps[i] is the time index of xs[i]. lens, when not nil, are the

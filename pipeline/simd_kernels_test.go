@@ -48,76 +48,76 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 	dw, add, gemv := target+"_dwconvrq_s8(", target+"_addsub_s8(", target+"_gemvb"
 	for _, c := range []struct {
 		name string
-		g    *graph.Graph
+		g    func() *graph.Graph // a graph per subtest: compiling changes it
 		call string
 	}{
-		{"dw-none", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), dw},
-		{"dw-relu-stride2", tirtest.Conv3x3(16, 16, 2, graph.ActRelu, -128), dw},
-		{"dw-relu6", tirtest.Conv3x3(8, 8, 1, graph.ActRelu6, -128), dw},
-		{"dw-relu-zp5", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, 5), dw},
-		{"dw-left", withOutScale(tirtest.Conv3x3(8, 8, 1, graph.ActNone, 2), 0.0001), dw},
-		{"dw-w5", tirtest.Conv3x3Size(4, 5, 24, 24, 1, graph.ActRelu, -128), dw},
+		{"dw-none", func() *graph.Graph { return tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5) }, dw},
+		{"dw-relu-stride2", func() *graph.Graph { return tirtest.Conv3x3(16, 16, 2, graph.ActRelu, -128) }, dw},
+		{"dw-relu6", func() *graph.Graph { return tirtest.Conv3x3(8, 8, 1, graph.ActRelu6, -128) }, dw},
+		{"dw-relu-zp5", func() *graph.Graph { return tirtest.Conv3x3(8, 8, 1, graph.ActRelu, 5) }, dw},
+		{"dw-left", func() *graph.Graph { return withOutScale(tirtest.Conv3x3(8, 8, 1, graph.ActNone, 2), 0.0001) }, dw},
+		{"dw-w5", func() *graph.Graph { return tirtest.Conv3x3Size(4, 5, 24, 24, 1, graph.ActRelu, -128) }, dw},
 		// Channels not a multiple of eight (pruned layers): a last four
 		// channels apart, alone (4), after two steps (20), with a left
 		// shift at stride 2 (12).
-		{"dw-c4", tirtest.Conv3x3(4, 4, 1, graph.ActNone, 5), dw},
-		{"dw-c20-relu6", tirtest.Conv3x3(20, 20, 1, graph.ActRelu6, -128), dw},
-		{"dw-c12-left-stride2", withOutScale(tirtest.Conv3x3(12, 12, 2, graph.ActNone, 2), 0.0001), dw},
+		{"dw-c4", func() *graph.Graph { return tirtest.Conv3x3(4, 4, 1, graph.ActNone, 5) }, dw},
+		{"dw-c20-relu6", func() *graph.Graph { return tirtest.Conv3x3(20, 20, 1, graph.ActRelu6, -128) }, dw},
+		{"dw-c12-left-stride2", func() *graph.Graph { return withOutScale(tirtest.Conv3x3(12, 12, 2, graph.ActNone, 2), 0.0001) }, dw},
 		// Maps the M55 lays out in planes by default (stride 1, lines of at
 		// least eight): rows of 13 (three vectors and a tail of one), 20
 		// channels (a byte scatter of eight twice, then four); columns
 		// (a 25×5 map, as KWS's), a tail of one, ReLU6's clamp; rows of 8
 		// with the input zero point not -128.
-		{"dw-rows-w13-c20", tirtest.Conv3x3Size(3, 13, 20, 20, 1, graph.ActRelu, -128), target + "_dw"},
-		{"dw-cols-25x5-relu6", tirtest.Conv3x3Size(25, 5, 8, 8, 1, graph.ActRelu6, -128), target + "_dw"},
-		{"dw-rows-w8-none", tirtest.Conv3x3Size(2, 8, 4, 4, 1, graph.ActNone, 5), target + "_dw"},
-		{"add-relu", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActRelu, 0.1, -128), add},
-		{"add-none", addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActNone, 0.1, 3), add},
-		{"sub-relu6", addGraph(graph.Sub, []int{1, 2, 9}, graph.ActRelu6, 0.05, -100), add},
+		{"dw-rows-w13-c20", func() *graph.Graph { return tirtest.Conv3x3Size(3, 13, 20, 20, 1, graph.ActRelu, -128) }, target + "_dw"},
+		{"dw-cols-25x5-relu6", func() *graph.Graph { return tirtest.Conv3x3Size(25, 5, 8, 8, 1, graph.ActRelu6, -128) }, target + "_dw"},
+		{"dw-rows-w8-none", func() *graph.Graph { return tirtest.Conv3x3Size(2, 8, 4, 4, 1, graph.ActNone, 5) }, target + "_dw"},
+		{"add-relu", func() *graph.Graph { return addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActRelu, 0.1, -128) }, add},
+		{"add-none", func() *graph.Graph { return addGraph(graph.Add, []int{1, 3, 5, 7}, graph.ActNone, 0.1, 3) }, add},
+		{"sub-relu6", func() *graph.Graph { return addGraph(graph.Sub, []int{1, 2, 9}, graph.ActRelu6, 0.05, -100) }, add},
 		// The blocked GEMV (im2col convolutions, two pixels and one): K = 144
 		// (nine full steps of sixteen), and K = 72 (four and a predicated tail).
-		{"gemv-k144", tirtest.Conv3x3(16, 1, 1, graph.ActRelu, -128), gemv},
-		{"gemv-k72-tail", tirtest.Conv3x3Size(5, 5, 8, 1, 1, graph.ActNone, 3), gemv},
+		{"gemv-k144", func() *graph.Graph { return tirtest.Conv3x3(16, 1, 1, graph.ActRelu, -128) }, gemv},
+		{"gemv-k72-tail", func() *graph.Graph { return tirtest.Conv3x3Size(5, 5, 8, 1, 1, graph.ActNone, 3) }, gemv},
 		// Pointwise: pixel pairs (an odd count: one single pixel too), K 64
 		// and K 40 (two full steps and a tail).
-		{"pointwise-k64", tirtest.Pointwise(3, 5, 64, 12), gemv},
-		{"pointwise-k40", tirtest.Pointwise(3, 3, 40, 8), gemv},
+		{"pointwise-k64", func() *graph.Graph { return tirtest.Pointwise(3, 5, 64, 12) }, gemv},
+		{"pointwise-k40", func() *graph.Graph { return tirtest.Pointwise(3, 3, 40, 8) }, gemv},
 		// On the M55 pointwise pixels go three at a time (gemvb3) above K
 		// 16: 10 pixels (three groups and one alone), 8 (two and two alone)
 		// with K 24 (a step and a tail), K 32 (two steps, no tail).
-		{"pointwise-k64-p10", tirtest.Pointwise(2, 5, 64, 8), gemv},
-		{"pointwise-k24-p8", tirtest.Pointwise(2, 4, 24, 12), gemv},
-		{"pointwise-k32-p6", tirtest.Pointwise(2, 3, 32, 8), gemv},
+		{"pointwise-k64-p10", func() *graph.Graph { return tirtest.Pointwise(2, 5, 64, 8) }, gemv},
+		{"pointwise-k24-p8", func() *graph.Graph { return tirtest.Pointwise(2, 4, 24, 12) }, gemv},
+		{"pointwise-k32-p6", func() *graph.Graph { return tirtest.Pointwise(2, 3, 32, 8) }, gemv},
 		// Reductions up to 16 long take <target>_pwrq_s8 (one VMLADAV, or
 		// one SDOT and pairwise adds, per output; four outputs requantized
 		// in a vector), pixels two at a time (pwrq2) and an odd last one
 		// alone: K 8, an odd count with a full vector of k, a left shift,
 		// no activation, a clamp.
-		{"small-k8-p10", tirtest.Pointwise(2, 5, 8, 4), gemv},
-		{"small-k16-p9-relu6", tirtest.Conv1x1(3, 3, 16, 12, graph.ActRelu6, -128), gemv},
-		{"small-k5-left", withOutScale(tirtest.Conv1x1(1, 3, 5, 8, graph.ActNone, 3), 0.0001), gemv},
-		{"small-k12-none", tirtest.Conv1x1(2, 2, 12, 20, graph.ActNone, 3), gemv},
+		{"small-k8-p10", func() *graph.Graph { return tirtest.Pointwise(2, 5, 8, 4) }, gemv},
+		{"small-k16-p9-relu6", func() *graph.Graph { return tirtest.Conv1x1(3, 3, 16, 12, graph.ActRelu6, -128) }, gemv},
+		{"small-k5-left", func() *graph.Graph { return withOutScale(tirtest.Conv1x1(1, 3, 5, 8, graph.ActNone, 3), 0.0001) }, gemv},
+		{"small-k12-none", func() *graph.Graph { return tirtest.Conv1x1(2, 2, 12, 20, graph.ActNone, 3) }, gemv},
 		// Windowed 3×3 convolutions: on the M55 three windows at a time,
 		// interleaved in 16-byte chunks (gemvb3i), with padding fills, a
 		// last pixel alone (7 columns) and 32 channels (two chunks a tap).
-		{"window3-cin32-w7", tirtest.Conv3x3Size(4, 7, 32, 1, 1, graph.ActRelu, -128), gemv},
-		{"window3-cin16-w6-stride2", tirtest.Conv3x3Size(6, 12, 16, 1, 2, graph.ActNone, 3), gemv},
+		{"window3-cin32-w7", func() *graph.Graph { return tirtest.Conv3x3Size(4, 7, 32, 1, 1, graph.ActRelu, -128) }, gemv},
+		{"window3-cin16-w6-stride2", func() *graph.Graph { return tirtest.Conv3x3Size(6, 12, 16, 1, 2, graph.ActNone, 3) }, gemv},
 		// An RGB-like input (Cin 3): each window row is nine bytes, copied
 		// whole where it lies inside the image (row_copy_below 16), cell by
 		// cell at the padded edges; on the M55 three windows interleaved
 		// (gemvb3i), the reduction of 27 run as 32.
-		{"rgb-cin3-stride2", tirtest.ConvRGB(7, 9, 8, 2, graph.ActRelu, -128), gemv},
-		{"rgb-cin3-stride1", tirtest.ConvRGB(5, 6, 12, 1, graph.ActNone, 3), gemv},
+		{"rgb-cin3-stride2", func() *graph.Graph { return tirtest.ConvRGB(7, 9, 8, 2, graph.ActRelu, -128) }, gemv},
+		{"rgb-cin3-stride1", func() *graph.Graph { return tirtest.ConvRGB(5, 6, 12, 1, graph.ActNone, 3) }, gemv},
 		// One input channel, a 5×5 kernel: five-byte window rows that
 		// straddle the 16-byte chunks of the three interleaved windows, a
 		// reduction of 25 run as 32 (on the M55).
-		{"window3-cin1-k5", tirtest.ConvK(9, 10, 1, 8, 5, 1, graph.ActRelu, -128), gemv},
+		{"window3-cin1-k5", func() *graph.Graph { return tirtest.ConvK(9, 10, 1, 8, 5, 1, graph.ActRelu, -128) }, gemv},
 		// Pointwise layers that grow the channels, in place (on the M55 the
 		// plan puts a lone layer with its I/O in the arena over its input,
 		// and its pixel groups run backwards): short reductions in pairs
 		// (15 pixels: an odd one), three-pixel groups with one left over.
-		{"small-k8-p15-inplace", tirtest.Pointwise(3, 5, 8, 16), gemv},
-		{"pointwise-k24-p10-inplace", tirtest.Pointwise(2, 5, 24, 40), gemv},
+		{"small-k8-p15-inplace", func() *graph.Graph { return tirtest.Pointwise(3, 5, 8, 16) }, gemv},
+		{"pointwise-k24-p10-inplace", func() *graph.Graph { return tirtest.Pointwise(2, 5, 24, 40) }, gemv},
 	} {
 		call := c.call
 		if call == target+"_dw" {
@@ -139,7 +139,7 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 			// arena would run in place, which on the M55 takes the lanes
 			// schedule.
 			inPlace := strings.HasSuffix(c.name, "-inplace")
-			checkGraphUnderQEMUOpts(t, b, c.g, c.name, Options{Target: target, NoInPlace: !inPlace}, 6, 11, call)
+			checkGraphUnderQEMUOpts(t, b, c.g(), c.name, Options{Target: target, NoInPlace: !inPlace}, 6, 11, call)
 		})
 		if target == "mve" && (call == dw || c.call == target+"_dw") {
 			// The same depthwise layer with the pixels in the lanes
@@ -147,16 +147,16 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 			// the asm and the C forms.
 			lanes := map[string]map[string]int{"depthwise_conv2d": {"dw_lanes": 2}}
 			t.Run(c.name+"-lanes", func(t *testing.T) {
-				checkGraphUnderQEMU(t, b, c.g, c.name, target, lanes, 6, 11, "mve_dwl3_s8(")
+				checkGraphUnderQEMU(t, b, c.g(), c.name, target, lanes, 6, 11, "mve_dwl3_s8(")
 			})
 			t.Run(c.name+"-lanes-c", func(t *testing.T) {
-				checkGraphUnderQEMUFlags(t, b, c.g, c.name, target, lanes, []string{"-DMCUGEN_NO_ASM"}, 6, 11, "mve_dwl3_s8(")
+				checkGraphUnderQEMUFlags(t, b, c.g(), c.name, target, lanes, []string{"-DMCUGEN_NO_ASM"}, 6, 11, "mve_dwl3_s8(")
 			})
 		}
 		if target == "mve" && strings.HasPrefix(call, "mve_gemvb3") {
 			// The C forms beside the three-pixel asm.
 			t.Run(c.name+"-c", func(t *testing.T) {
-				checkGraphUnderQEMUFlags(t, b, c.g, c.name, target, nil, []string{"-DMCUGEN_NO_ASM"}, 6, 11, call)
+				checkGraphUnderQEMUFlags(t, b, c.g(), c.name, target, nil, []string{"-DMCUGEN_NO_ASM"}, 6, 11, call)
 			})
 		}
 	}

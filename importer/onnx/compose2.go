@@ -273,6 +273,13 @@ func convOneHot(im *importer, c *nodeCtx) error {
 	if graph.NumElements(want) > maxElements {
 		return fmt.Errorf("output shape %v is too large", want)
 	}
+	if idx.dt != graph.Int32 && idx.dt != graph.Int64 {
+		// ONNX casts the indices to int64 (floats truncate); narrower
+		// integers would also overflow index + depth and the range.
+		if idx, err = c.step(-1, "indices_int64", graph.Cast, &graph.CastAttrs{To: graph.Int64}, graph.Int64, idx.shape, idx); err != nil {
+			return err
+		}
+	}
 	w := idx
 	if lo, _ := idx.dt.Range(); idx.dt == graph.Float32 || lo < 0 {
 		zero := constValue(c.out(0)+"_zero", scalarOf(idx.dt, 0))

@@ -155,6 +155,17 @@ func TestOneHot(t *testing.T) {
 		7, -1, -1, 7, -1, -1,
 		-1, -1, 7, -1, 7, -1,
 	})
+	// Float indices are cast to int64 first (truncating): 1.7 is class 1,
+	// -0.5 is class 0, -1.2 is -1, so class 2 of depth 3.
+	bl = onnx.NewBuilder("oh", 11, 1)
+	fx := bl.Input("idx", graph.Float32, 3)
+	bl.Output(bl.Node("OneHot", []string{fx, bl.Scalar("depth", graph.Int64, 3), bl.Floats("vals", 0, 1)}), graph.Float32)
+	got = runOne(t, bl, map[string]*graph.Data{"idx": f32([]int{3}, 1.7, -0.5, -1.2)})
+	checkData(t, "OneHot float indices", got[0], graph.Float32, []int{3, 3}, []float64{
+		0, 1, 0,
+		1, 0, 0,
+		0, 0, 1,
+	})
 }
 
 // TestEinsum: equations the backend tests do not cover (a product with a

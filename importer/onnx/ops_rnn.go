@@ -49,6 +49,9 @@ func convRecurrent(kind graph.RNNKind) converter {
 		if layout == 1 {
 			steps, batch = batch, steps
 		}
+		if steps > graph.MaxRNNSteps {
+			return unsupportedf("%d time steps (mcugen unrolls at most %d)", steps, graph.MaxRNNSteps)
+		}
 		w, err := c.constIn(1, "W")
 		if err != nil {
 			return err

@@ -329,11 +329,11 @@ func (c *opctx) floorAdjust(r string, z *graph.Tensor, y *graph.Tensor) string {
 	return c.mathNode(graph.Where, nil, []string{zneg, rpos, rneg}, "adjust", graph.Bool, y.Shape, nil)
 }
 
-// mathFloorDiv maps FLOOR_DIV. float32: floor(x / y), the quotient rounded
-// to float32 first (TFLite divides in double: the two differ only where
-// the float32 quotient rounds up onto an integer). int32: the truncated
-// quotient, less one where the remainder and the divisor differ in sign,
-// which is floor(x / y) exactly.
+// mathFloorDiv maps FLOOR_DIV: a quotient less one where the remainder
+// (fmod) and the divisor differ in sign. int32: the truncated quotient,
+// which makes floor(x / y) exactly. float32: (x - fmod(x, y)) / y rounded
+// to an integer, TFLite's double-precision floor(x / y) where a float32
+// quotient would round up onto the next integer.
 func mathFloorDiv(c *opctx, n *graph.Node) error {
 	if _, err := c.mathOptions(); err != nil {
 		return err
@@ -342,14 +342,21 @@ func mathFloorDiv(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	if y.DType == graph.Float32 {
-		q := c.mathNode(graph.Div, nil, []string{x.Name, z.Name}, "quotient", y.DType, y.Shape, nil)
-		n.Op, n.Attrs, n.Inputs = graph.Math, &graph.MathAttrs{Fn: graph.MathFloor}, []string{q}
-		return nil
-	}
-	q := c.mathNode(graph.Div, nil, []string{x.Name, z.Name}, "quotient", y.DType, y.Shape, nil)
 	r := c.mathNode(graph.Mod, &graph.ModAttrs{Fmod: true}, []string{x.Name, z.Name}, "rem", y.DType, y.Shape, nil)
 	adj := c.floorAdjust(r, z, y)
+	var q string
+	if y.DType == graph.Float32 {
+		// TFLite floors the quotient in double; a float32 quotient can round
+		// up onto the next integer (1 / 0.1f is 9.99999985 in double, 10 in
+		// float32). Python's way stays in float32: (x - fmod(x, z)) / z is
+		// an integer up to rounding, so round it, then step down where the
+		// remainder's sign differs from the divisor's.
+		xr := c.mathNode(graph.Sub, nil, []string{x.Name, r}, "minus_rem", y.DType, y.Shape, nil)
+		d := c.mathNode(graph.Div, nil, []string{xr, z.Name}, "exact_quotient", y.DType, y.Shape, nil)
+		q = c.mathNode(graph.Math, &graph.MathAttrs{Fn: graph.MathRound}, []string{d}, "quotient", y.DType, y.Shape, nil)
+	} else {
+		q = c.mathNode(graph.Div, nil, []string{x.Name, z.Name}, "quotient", y.DType, y.Shape, nil)
+	}
 	one := c.mathScalar("one", y.DType, 1, nil)
 	qm1 := c.mathNode(graph.Sub, nil, []string{q, one}, "quotient_minus_one", y.DType, y.Shape, nil)
 	n.Op, n.Inputs = graph.Where, []string{adj, qm1, q}
@@ -390,7 +397,7 @@ func mathAddN(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := c.mathTypes(floatInt32, "TFLite's ADD_N has no int8 kernel", append(ins, y)...); err != nil {
+	if err := c.mathTypes(floatInt32, "int8 ADD_N is not supported (TFLite rescales each input; mcugen does not reproduce it)", append(ins, y)...); err != nil {
 		return err
 	}
 	for _, t := range ins {
@@ -574,7 +581,7 @@ func mathL2Pool(c *opctx, n *graph.Node) error {
 		return err
 	}
 	x := ins[0]
-	if err := c.mathTypes(floatOnly, "TFLite has no int8 L2_POOL_2D kernel", x, y); err != nil {
+	if err := c.mathTypes(floatOnly, "int8 L2_POOL_2D is not supported", x, y); err != nil {
 		return err
 	}
 	a := &graph.PoolAttrs{
@@ -613,7 +620,7 @@ func mathCumsum(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	x, _, err := c.unaryIO(floatInt32, "TFLite's CUMSUM has no int8 kernel")
+	x, _, err := c.unaryIO(floatInt32, "int8 CUMSUM is not supported")
 	if err != nil {
 		return err
 	}
@@ -634,7 +641,7 @@ func mathSign(c *opctx, n *graph.Node) error {
 	if _, err := c.mathOptions(); err != nil {
 		return err
 	}
-	x, y, err := c.unaryIO(floatInt32, "TFLite's SIGN has no int8 kernel")
+	x, y, err := c.unaryIO(floatInt32, "int8 SIGN is not supported")
 	if err != nil {
 		return err
 	}
@@ -682,7 +689,7 @@ func mathLRN(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	x, y, err := c.unaryIO(floatOnly, "TFLite has no int8 LOCAL_RESPONSE_NORMALIZATION kernel")
+	x, y, err := c.unaryIO(floatOnly, "int8 LOCAL_RESPONSE_NORMALIZATION is not supported")
 	if err != nil {
 		return err
 	}

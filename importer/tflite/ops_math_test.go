@@ -86,9 +86,12 @@ var mathFloatCases = []opCase{
 	// 2^3, 9^0.5, 4^-1.
 	{name: "pow", code: mathOpPow, ins: []spec{fin(3), fin(3)}, out: fin(3),
 		feed: [][]float64{{2, 9, 4}, {3, 0.5, -1}}, want: f64(8, 3, 0.25), tol: 1e-6},
-	// floor(3.5) = 3, floor(-3.5) = -4, floor(-3.5) = -4, floor(3.5) = 3, 6/3 = 2.
-	{name: "floor_div", code: mathOpFloorDiv, ins: []spec{fin(5), fin(5)}, out: fin(5),
-		feed: [][]float64{{7, -7, 7, -7, 6}, {2, 2, -2, -2, 3}}, want: f64(3, -4, -4, 3, 2)},
+	// floor(3.5) = 3, floor(-3.5) = -4, floor(-3.5) = -4, floor(3.5) = 3, 6/3 = 2;
+	// and against float32 0.1 (0.100000001490116...): 1 / 0.1f is 9.99999985
+	// in double, so TFLite gives 9 (a float32 quotient is 10.0); 0.5 / 0.1f
+	// gives 4, 2 / 0.1f 19, -1 / 0.1f -10.
+	{name: "floor_div", code: mathOpFloorDiv, ins: []spec{fin(9), fin(9)}, out: fin(9),
+		feed: [][]float64{{7, -7, 7, -7, 6, 1, 0.5, 2, -1}, {2, 2, -2, -2, 3, 0.1, 0.1, 0.1, 0.1}}, want: f64(3, -4, -4, 3, 2, 9, 4, 19, -10)},
 	// The same in int32, and -6/3 = -2 exactly (no adjustment).
 	{name: "floor_div_int32", code: mathOpFloorDiv, ins: []spec{mathI32(6), mathI32(6)}, out: mathI32(6),
 		feed: [][]float64{{7, -7, 7, -7, 6, -6}, {2, 2, -2, -2, 3, 3}}, want: f64(3, -4, -4, 3, 2, -2)},
@@ -240,7 +243,7 @@ func TestMathRefusals(t *testing.T) {
 		{opCase{code: mathOpPow, ins: []spec{mathI32(2), mathI32(2)}, out: mathI32(2)}, "float32 only"},
 		{opCase{code: mathOpFloorMod, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "raw integers"},
 		{opCase{code: mathOpAddN, ins: []spec{fin(2), fin(1)}, out: fin(2)}, "does not broadcast"},
-		{opCase{code: mathOpAddN, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "no int8 kernel"},
+		{opCase{code: mathOpAddN, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "int8 ADD_N is not supported"},
 		{opCase{code: mathOpGelu, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "lookup table"},
 		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 2)}, out: qin(1.0/16, 127, 2)}, "LOG_SOFTMAX"},
 		{opCase{code: mathOpL2Norm, ins: []spec{qin(0.5, 0, 2)}, out: qin(1.0/128, 0, 2)}, "inverse square root"},
@@ -256,7 +259,7 @@ func TestMathRefusals(t *testing.T) {
 		{opCase{code: mathOpLogicalAnd, ins: []spec{fin(2), mathB(2)}, out: mathB(2)}, "logical operators take bool"},
 		{opCase{code: mathOpSelectV2, ins: []spec{mathB(3), qin(0.5, 1, 3), qin(0.5, 1, 3)}, out: qin(0.25, 1, 3)}, "share one scale and zero point"},
 		{opCase{code: mathOpSelect, ins: []spec{mathB(3), fin(2, 2), fin(2, 2)}, out: fin(2, 2)}, "does not fit"},
-		{opCase{code: mathOpSign, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "no int8 kernel"},
+		{opCase{code: mathOpSign, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "int8 SIGN is not supported"},
 		{opCase{code: mathOpCumsum, ins: []spec{fin(2), fin(1)}, out: fin(2)}, "axis"},
 		{opCase{code: mathOpRelu0To1, ins: []spec{mathI32(2)}, out: mathI32(2)}, "not supported"},
 		// Scales whose multipliers TFLite (float32 arithmetic) and TFLite

@@ -557,6 +557,9 @@ func (c *opctx) batchToSpace(n *graph.Node) error {
 	m := len(block)
 	prod := 1
 	for _, b := range block {
+		if b > x.Shape[0]/prod {
+			return c.errorf("block_shape %v exceeds the batch %d", block, x.Shape[0])
+		}
 		prod *= b
 	}
 	if x.Shape[0]%prod != 0 {
@@ -813,8 +816,8 @@ func (c *opctx) folded(_ *graph.Node) error {
 		if err != nil {
 			return err
 		}
-		if !out.DType.IsInt() {
-			return c.errorf("output is %s, want an integer type", out.DType)
+		if out.DType != graph.Int32 && out.DType != graph.Int64 {
+			return c.errorf("output is %s, want int32 or int64", out.DType)
 		}
 		v := []int64{int64(len(x.Shape))}
 		if c.code == codeShape {
@@ -924,7 +927,7 @@ func (c *opctx) oneHot(n *graph.Node) error {
 		}
 		onOff[i] = v
 	}
-	ax, err := c.axis(int(o.i32(0, -1)), len(idx.Shape)+1)
+	ax, err := c.axis(int(o.i32(0, 0)), len(idx.Shape)+1) // the schema's default axis is 0
 	if err != nil {
 		return err
 	}

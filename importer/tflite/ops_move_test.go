@@ -138,14 +138,16 @@ var moveFloatCases = []opCase{
 	{name: "reverse_v2", code: opReverseV2,
 		ins: []spec{fin(2, 3), i32c([]int32{1}, 1)}, out: fin(2, 3),
 		feed: [][]float64{seq(6)}, want: f64(3, 2, 1, 6, 5, 4)},
-	// Indices [0 2 1] (run time), depth 3, on 5, off -1, on a new last axis.
+	// Indices [1 1 0] (run time), depth 3, on 5, off -1, on a new last axis:
+	// rows (-1 5 -1), (-1 5 -1), (5 -1 -1).
 	{name: "one_hot", code: opOneHot, opts: opts(61, tg.I32(0, -1)),
 		ins: []spec{i32in(3), i32c([]int32{}, 3), fc([]int32{}, 5), fc([]int32{}, -1)}, out: fin(3, 3),
-		feed: [][]float64{{0, 2, 1}}, want: f64(5, -1, -1, -1, -1, 5, -1, 5, -1)},
-	// The same on a new first axis: out[d][i] = indices[i] == d.
-	{name: "one_hot_axis0", code: opOneHot, opts: opts(61, tg.I32(0, 0)),
+		feed: [][]float64{{1, 1, 0}}, want: f64(-1, 5, -1, -1, 5, -1, 5, -1, -1)},
+	// The same without an axis field: the schema's default, 0, gives
+	// out[d][i] = indices[i] == d: rows (-1 -1 5), (5 5 -1), (-1 -1 -1).
+	{name: "one_hot_axis0", code: opOneHot, opts: opts(61),
 		ins: []spec{i32in(3), i32c([]int32{}, 3), fc([]int32{}, 5), fc([]int32{}, -1)}, out: fin(3, 3),
-		feed: [][]float64{{0, 2, 1}}, want: f64(5, -1, -1, -1, -1, 5, -1, 5, -1)},
+		feed: [][]float64{{1, 1, 0}}, want: f64(-1, -1, 5, 5, 5, -1, -1, -1, -1)},
 	{name: "shape", code: opShape,
 		ins: []spec{fin(2, 3)}, out: spec{typ: tg.Int32, shape: []int32{2}},
 		feed: [][]float64{seq(6)}, want: f64(2, 3)},
@@ -223,6 +225,9 @@ func TestMoveRefusals(t *testing.T) {
 			ins: []spec{qin(0.5, 0, 2), i32c([]int32{1}, 0)}, out: qin(0.25, 0)}, "quantized differently"},
 		{opCase{name: "sum_int8", code: tg.OpSum, opts: &tg.Options{Type: tg.OptReducer},
 			ins: []spec{qin(0.5, 0, 2), i32c([]int32{1}, 0)}, out: qin(0.5, 0)}, "not supported"},
+		{opCase{name: "batch_to_space_huge_block", code: opBatchToSpaceND,
+			ins: []spec{fin(1, 1, 1, 1, 1), i32c([]int32{4}, 65536, 65536, 65536, 65536), i32c([]int32{4, 2}, 0, 0, 0, 0, 0, 0, 0, 0)}, out: fin(1, 1, 1, 1, 1)}, "exceeds the batch"},
+		{opCase{name: "shape_int8", code: opShape, ins: []spec{fin(2, 300)}, out: qin(1, 0, 2)}, "want int32 or int64"},
 		{opCase{name: "slice_past_end", code: opSlice,
 			ins: []spec{fin(3), i32c([]int32{1}, 2), i32c([]int32{1}, 2)}, out: fin(2)}, "out of range"},
 	} {
@@ -277,5 +282,16 @@ func TestFillTooLarge(t *testing.T) {
 	_, err := tflite.Decode(c.name, c.model().Bytes())
 	if err == nil || !strings.Contains(err.Error(), "too large to fold") {
 		t.Fatalf("error %v, want one that says the constant is too large", err)
+	}
+}
+
+// TestRecurrentStepCap: a sequence longer than graph.MaxRNNSteps is refused
+// before it is unrolled.
+func TestRecurrentStepCap(t *testing.T) {
+	c := opCase{name: "rnn_long", code: 35, opts: opts(31, tg.Bool(0, false), tg.I8(1, tg.ActTanh)),
+		ins: []spec{fin(1, 5000, 1), fc([]int32{1, 1}, 0.5), fc([]int32{1, 1}, 0.5), fc([]int32{1}, 0), fin(1, 1)}, out: fin(1, 5000, 1)}
+	_, err := tflite.Decode(c.name, c.model().Bytes())
+	if err == nil || !strings.Contains(err.Error(), "unrolls at most") {
+		t.Fatalf("error %v, want one that names the step limit", err)
 	}
 }

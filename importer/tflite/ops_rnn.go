@@ -252,6 +252,9 @@ func (c *opctx) seqInput(i int, timeMajor bool) (x *graph.Tensor, batch, steps, 
 	if timeMajor {
 		steps, batch = batch, steps
 	}
+	if steps > graph.MaxRNNSteps {
+		return nil, 0, 0, 0, c.errorf("%d time steps: mcugen unrolls at most %d", steps, graph.MaxRNNSteps)
+	}
 	return x, batch, steps, in, nil
 }
 
