@@ -1,4 +1,7 @@
-package pipeline
+// Package backendc holds the ONNX backend suite of the generated C: a
+// package of its own, so that it runs beside pipeline's QEMU suites (go test
+// runs packages in parallel) under its own timeout.
+package backendc
 
 import (
 	"errors"
@@ -16,7 +19,26 @@ import (
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/onnx"
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/runner"
 )
+
+// needTools fails (in CI) or skips (locally) a test whose board's tools are
+// missing, naming the package to install.
+func needTools(t *testing.T, board string) {
+	b, err := pipeline.LoadBoard(board, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range runner.Tools(b) {
+		if _, err := runner.LookTool(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI: %v", err)
+			}
+			t.Skip(err.Error())
+		}
+	}
+}
 
 const onnxBackendRoot = "/usr/share/libonnx-testdata/data"
 
@@ -32,7 +54,7 @@ func TestONNXBackendC(t *testing.T) {
 		t.Skipf("ONNX backend tests not installed (Debian package libonnx-testdata, %s)", onnxBackendRoot)
 	}
 	needTools(t, "host")
-	b, err := LoadBoard("host", "")
+	b, err := pipeline.LoadBoard("host", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +151,7 @@ func runBackendC(dir string, b *boards.Board) (skip string, err error) {
 			return "interp: " + string(n.Op), nil
 		}
 	}
-	s, err := CompileGraph(g, filepath.Base(dir)+".onnx", Options{Board: b, Version: "test", Prefix: "m",
+	s, err := pipeline.CompileGraph(g, filepath.Base(dir)+".onnx", pipeline.Options{Board: b, Version: "test", Prefix: "m",
 		CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}})
 	if err != nil {
 		return "", fmt.Errorf("compile: %v", err)
@@ -161,7 +183,7 @@ func matchExpected(got, want *graph.Data) string {
 	if want.DType != got.DType && want.DType != graph.Float32 && got.DType != graph.Float32 {
 		w.DType = got.DType // both integer: an int64 file for an int32 or bool output
 	}
-	if ok, d := Compare(got, &w); !ok {
+	if ok, d := pipeline.Compare(got, &w); !ok {
 		return fmt.Sprintf("max difference %g (got %v..., want %v...)", d, got.Float(0), want.Float(0))
 	}
 	return ""
