@@ -183,3 +183,44 @@ func TestQuantizeReductions(t *testing.T) {
 		}
 	}
 }
+
+// A float graph with Maximum against a constant and a Div quantizes and
+// runs: both stay in float (their integer kernels are plain arithmetic, or
+// need every operand on one scale), which failed before (session 13).
+func TestQuantizeKeepsDivAndMaxInFloat(t *testing.T) {
+	g := graph.New("maxdiv", "test")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 6}})
+	half := graph.NewData(graph.Float32, nil)
+	half.F = []float32{0.5}
+	two := graph.NewData(graph.Float32, nil)
+	two.F = []float32{2}
+	g.AddConst("half", half)
+	g.AddConst("two", two)
+	g.AddTensor(&graph.Tensor{Name: "m", DType: graph.Float32, Shape: []int{1, 6}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 6}})
+	g.AddNode(&graph.Node{Name: "max", Op: graph.Maximum, Inputs: []string{"x", "half"}, Outputs: []string{"m"}, Attrs: &graph.BinaryAttrs{}})
+	g.AddNode(&graph.Node{Name: "div", Op: graph.Div, Inputs: []string{"m", "two"}, Outputs: []string{"y"}, Attrs: &graph.BinaryAttrs{}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	samples := sineSamples("x", []int{1, 6}, 8)
+	q, _, err := PTQ(g, samples, Options{}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range q.Nodes {
+		if (n.Op == graph.Maximum || n.Op == graph.Div) && q.In(n, 0).DType != graph.Float32 {
+			t.Errorf("%s runs on %s, want float", n.Op, q.In(n, 0).DType)
+		}
+	}
+	xs, xz := q.Tensors["x"].Quant.At(0)
+	res, err := interp.Run(q, map[string]*graph.Data{"x": QuantizeData(samples[0]["x"], xs, xz)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys, yz := q.Tensors["y"].Quant.At(0)
+	for i, v := range samples[0]["x"].F {
+		want := math.Max(float64(v), 0.5) / 2
+		if got := float64(ys) * float64(res["y"].I[i]-int64(yz)); math.Abs(got-want) > 2*float64(ys)+float64(xs) {
+			t.Errorf("y[%d] = %v, want %v", i, got, want)
+		}
+	}
+}

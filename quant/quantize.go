@@ -259,14 +259,17 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 
 // floatOnly reports the ops that stay in float although graph/interp has
 // an integer kernel for them: LogSoftmax and Hardmax (Softmax modes); Mod
-// and CumSum, whose integer kernels are plain arithmetic; TopK (its
+// CumSum and Div, whose integer kernels are plain arithmetic; Maximum and
+// Minimum, whose integer kernels need every operand on the output's
+// parameters (a constant operand or a second activation has its own); TopK (its
 // indices output is not a value to quantize); reductions other than max
 // and min (no integer kernel); Compare and
 // Where, which would need both operands on one scale; a bilinear Resize
 // whose coordinates or scale TFLite's integer kernel does not take.
 func floatOnly(g *graph.Graph, n *graph.Node) bool {
 	switch n.Op {
-	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast, graph.TopK:
+	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast, graph.TopK, graph.Div,
+		graph.Maximum, graph.Minimum:
 		return true
 	case graph.Reduce:
 		a, ok := n.Attrs.(*graph.ReduceAttrs)
