@@ -224,3 +224,53 @@ func TestQuantizeKeepsDivAndMaxInFloat(t *testing.T) {
 		}
 	}
 }
+
+// A float model with an integer input (token ids into an embedding) is
+// quantized: the ids stay int32 and the looked-up rows become int8.
+func TestQuantizeWithIntegerInput(t *testing.T) {
+	g := graph.New("embed", "test")
+	table := graph.NewData(graph.Float32, []int{4, 3})
+	for i := range table.F {
+		table.F[i] = float32(i)/4 - 1
+	}
+	g.AddConst("table", table)
+	g.AddTensor(&graph.Tensor{Name: "ids", DType: graph.Int32, Shape: []int{2}})
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{2, 3}})
+	g.AddTensor(&graph.Tensor{Name: "rows", DType: graph.Float32, Shape: []int{2, 3}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{2, 3}})
+	g.AddNode(&graph.Node{Name: "lookup", Op: graph.Gather, Inputs: []string{"table", "ids"}, Outputs: []string{"rows"}, Attrs: &graph.GatherAttrs{}})
+	g.AddNode(&graph.Node{Name: "add", Op: graph.Add, Inputs: []string{"rows", "x"}, Outputs: []string{"y"}, Attrs: &graph.BinaryAttrs{}})
+	g.Inputs, g.Outputs = []string{"ids", "x"}, []string{"y"}
+	var samples []map[string]*graph.Data
+	for i, s := range sineSamples("x", []int{2, 3}, 8) {
+		ids := graph.NewData(graph.Int32, []int{2})
+		ids.I[0], ids.I[1] = int64(i%4), int64((i+1)%4)
+		s["ids"] = ids
+		samples = append(samples, s)
+	}
+	q, _, err := PTQ(g, samples, Options{}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dt := q.Tensors["ids"].DType; dt != graph.Int32 {
+		t.Errorf("ids became %s", dt)
+	}
+	if dt := q.Tensors["y"].DType; dt != graph.Int8 {
+		t.Errorf("output is %s, want int8", dt)
+	}
+	xs, xz := q.Tensors["x"].Quant.At(0)
+	res, err := interp.Run(q, map[string]*graph.Data{"ids": samples[2]["ids"], "x": QuantizeData(samples[2]["x"], xs, xz)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo, err := interp.Run(g, samples[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys, yz := q.Tensors["y"].Quant.At(0)
+	for i, want := range fo["y"].F {
+		if got := float64(ys) * float64(res["y"].I[i]-int64(yz)); math.Abs(got-float64(want)) > 3*float64(ys) {
+			t.Errorf("y[%d] = %v, want %v", i, got, want)
+		}
+	}
+}

@@ -112,8 +112,13 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		}
 	}
 	for _, in := range g.Inputs {
-		if t := g.Tensors[in]; t == nil || t.DType != graph.Float32 {
-			return nil, fmt.Errorf("quant: input %q is not float32; only float models are quantized", in)
+		// Float inputs become int8; integer ones (token ids, indices) stay.
+		t := g.Tensors[in]
+		if t == nil {
+			return nil, fmt.Errorf("quant: input %q has no tensor", in)
+		}
+		if t.DType != graph.Float32 && (t.Quant != nil || !t.DType.IsInt() && t.DType != graph.Bool) {
+			return nil, fmt.Errorf("quant: input %q is %v; only float models (integer indices allowed) are quantized", in, t.DType)
 		}
 	}
 	if opt.Method != "" {
