@@ -399,15 +399,8 @@ func (c *opctx) spaceDepth(n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	x, err := c.in(0)
+	x, out, err := c.copyIO()
 	if err != nil {
-		return err
-	}
-	out, err := c.out(0)
-	if err != nil {
-		return err
-	}
-	if err := c.copyOK(x, out); err != nil {
 		return err
 	}
 	b := int(o.i32(0, 0))
@@ -468,15 +461,8 @@ func (c *opctx) blockArgs(x *graph.Tensor, what string) (block, pads []int, err 
 // (size/b, b), a Transpose bringing the block offsets before the batch,
 // and a Reshape folding them into it.
 func (c *opctx) spaceToBatch(n *graph.Node) error {
-	x, err := c.in(0)
+	x, out, err := c.copyIO()
 	if err != nil {
-		return err
-	}
-	out, err := c.out(0)
-	if err != nil {
-		return err
-	}
-	if err := c.copyOK(x, out); err != nil {
 		return err
 	}
 	block, pads, err := c.blockArgs(x, "paddings")
@@ -539,15 +525,8 @@ func (c *opctx) blockMove(n *graph.Node, x, out *graph.Tensor, src string, split
 // batchToSpace maps BATCH_TO_SPACE_ND: the inverse rearrangement, then a
 // Slice for the crops.
 func (c *opctx) batchToSpace(n *graph.Node) error {
-	x, err := c.in(0)
+	x, out, err := c.copyIO()
 	if err != nil {
-		return err
-	}
-	out, err := c.out(0)
-	if err != nil {
-		return err
-	}
-	if err := c.copyOK(x, out); err != nil {
 		return err
 	}
 	block, crops, err := c.blockArgs(x, "crops")
@@ -611,15 +590,8 @@ func (c *opctx) mirrorPad(n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	x, err := c.in(0)
+	x, out, err := c.copyIO()
 	if err != nil {
-		return err
-	}
-	out, err := c.out(0)
-	if err != nil {
-		return err
-	}
-	if err := c.copyOK(x, out); err != nil {
 		return err
 	}
 	p, err := c.constInts(1, "paddings")
@@ -770,15 +742,8 @@ func (c *opctx) tile(n *graph.Node) error {
 
 // reverse maps REVERSE_V2 (axes) to a Slice with stride -1 on each axis.
 func (c *opctx) reverse(n *graph.Node) error {
-	x, err := c.in(0)
+	x, _, err := c.copyIO()
 	if err != nil {
-		return err
-	}
-	out, err := c.out(0)
-	if err != nil {
-		return err
-	}
-	if err := c.copyOK(x, out); err != nil {
 		return err
 	}
 	axes, err := c.constInts(1, "axis")
@@ -966,6 +931,18 @@ func (c *opctx) copyOK(x, out *graph.Tensor) error {
 		return c.errorf("input %q and output %q are quantized differently (the operator copies stored values)", x.Name, out.Name)
 	}
 	return nil
+}
+
+// copyIO imports input 0 and output 0 of a data-movement operator, which
+// copies stored values: copyOK must hold.
+func (c *opctx) copyIO() (x, out *graph.Tensor, err error) {
+	if x, err = c.in(0); err != nil {
+		return nil, nil, err
+	}
+	if out, err = c.out(0); err != nil {
+		return nil, nil, err
+	}
+	return x, out, c.copyOK(x, out)
 }
 
 // sameQuant reports whether two quantizations store values alike.
