@@ -118,24 +118,9 @@ func (c *opctx) mathOptions() (table, error) {
 	return c.options(want)
 }
 
-// mathTensor adds an intermediate tensor of the operator with element type dt.
-func (c *opctx) mathTensor(suffix string, dt graph.DType, shape []int, q *graph.Quant) *graph.Tensor {
-	base := c.name
-	if len(c.outs) > 0 {
-		if name, err := c.d.tensor(int(c.outs[0])); err == nil {
-			base = name
-		}
-	}
-	t := &graph.Tensor{Name: c.d.g.UniqueName(base + "/" + suffix), DType: dt, Shape: slices.Clone(shape), Quant: q}
-	c.d.g.AddTensor(t)
-	return t
-}
-
 // mathNode adds an intermediate node computing a new tensor of type dt.
 func (c *opctx) mathNode(op graph.Op, attrs any, ins []string, suffix string, dt graph.DType, shape []int, q *graph.Quant) string {
-	t := c.mathTensor(suffix, dt, shape, q)
-	c.d.g.AddNode(&graph.Node{Name: t.Name, Op: op, Attrs: attrs, Inputs: ins, Outputs: []string{t.Name}})
-	return t.Name
+	return c.step(op, attrs, ins, suffix, dt, shape, q).Name
 }
 
 // mathScalar adds a rank-0 constant of type dt holding v (the stored value
@@ -147,7 +132,7 @@ func (c *opctx) mathScalar(suffix string, dt graph.DType, v float64, q *graph.Qu
 	} else {
 		d.I[0] = int64(v)
 	}
-	t := c.mathTensor(suffix, dt, nil, q)
+	t := c.temp(suffix, dt, nil, q)
 	t.Shape, t.Data = []int{}, d
 	return t.Name
 }
@@ -716,7 +701,7 @@ func mathLRN(c *opctx, n *graph.Node) error {
 	for i := range w.F {
 		w.F[i] = alpha
 	}
-	wt := c.mathTensor("window", f32, w.Shape, nil)
+	wt := c.temp("window", f32, w.Shape, nil)
 	wt.Data = w
 	conv := &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: r, Bottom: r}, Group: 1}
 	sum := c.mathNode(graph.Conv2D, conv, []string{sqv, wt.Name, ""}, "window_sum", f32, view, nil)

@@ -48,23 +48,23 @@ func (c *opctx) emit(op graph.Op, attrs any, ins []string, out *graph.Tensor) {
 	c.d.g.AddNode(&graph.Node{Name: out.Name, Op: op, Attrs: attrs, Inputs: ins, Outputs: []string{out.Name}})
 }
 
-// temp adds an intermediate tensor of the operator: like's element type,
-// the given shape and quantization q.
-func (c *opctx) temp(suffix string, like *graph.Tensor, shape []int, q *graph.Quant) *graph.Tensor {
+// temp adds an intermediate tensor of the operator: element type dt, the
+// given shape and quantization q.
+func (c *opctx) temp(suffix string, dt graph.DType, shape []int, q *graph.Quant) *graph.Tensor {
 	base := c.name
 	if len(c.outs) > 0 {
 		if name, err := c.d.tensor(int(c.outs[0])); err == nil {
 			base = name
 		}
 	}
-	t := &graph.Tensor{Name: c.d.g.UniqueName(base + "/" + suffix), DType: like.DType, Shape: slices.Clone(shape), Quant: q}
+	t := &graph.Tensor{Name: c.d.g.UniqueName(base + "/" + suffix), DType: dt, Shape: slices.Clone(shape), Quant: q}
 	c.d.g.AddTensor(t)
 	return t
 }
 
 // step adds an intermediate node (op on ins) with a new tensor of the given
 // shape and quantization, and returns that tensor.
-func (c *opctx) step(op graph.Op, attrs any, ins []string, suffix string, like *graph.Tensor, shape []int, q *graph.Quant) *graph.Tensor {
+func (c *opctx) step(op graph.Op, attrs any, ins []string, suffix string, dt graph.DType, shape []int, q *graph.Quant) *graph.Tensor {
 	if src := c.d.g.Tensors[ins[0]]; op == graph.Reshape && src.IsConst() && graph.NumElements(shape) == src.NumElements() {
 		// A constant reshaped is a constant (generated code keeps no
 		// node whose inputs are all constants).
@@ -74,7 +74,7 @@ func (c *opctx) step(op graph.Op, attrs any, ins []string, suffix string, like *
 		t.Quant = q
 		return t
 	}
-	t := c.temp(suffix, like, shape, q)
+	t := c.temp(suffix, dt, shape, q)
 	c.d.g.AddNode(&graph.Node{Name: t.Name, Op: op, Attrs: attrs, Inputs: ins, Outputs: []string{t.Name}})
 	return t
 }

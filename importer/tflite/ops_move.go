@@ -170,7 +170,7 @@ func (c *opctx) unpack(_ *graph.Node) error {
 		a.Begin[ax], a.End[ax] = i, i+1
 		shape := slices.Clone(x.Shape)
 		shape[ax] = 1
-		part := c.step(graph.Slice, a, []string{x.Name}, "part", x, shape, out.Quant)
+		part := c.step(graph.Slice, a, []string{x.Name}, "part", x.DType, shape, out.Quant)
 		c.emit(graph.Reshape, nil, []string{part.Name}, out)
 	}
 	c.done = true
@@ -215,7 +215,7 @@ func (c *opctx) pack(n *graph.Node) error {
 		if err := c.copyOK(x, out); err != nil {
 			return err
 		}
-		n.Inputs = append(n.Inputs, c.step(graph.Reshape, nil, []string{name}, "expanded", x, shape, out.Quant).Name)
+		n.Inputs = append(n.Inputs, c.step(graph.Reshape, nil, []string{name}, "expanded", x.DType, shape, out.Quant).Name)
 	}
 	n.Op = graph.Concat
 	return nil
@@ -346,7 +346,7 @@ func (c *opctx) gatherND(n *graph.Node) error {
 	}
 	rows := graph.NumElements(x.Shape[:k])
 	flatShape := append([]int{rows}, x.Shape[k:]...)
-	flat := c.step(graph.Reshape, nil, []string{x.Name}, "rows", x, flatShape, out.Quant)
+	flat := c.step(graph.Reshape, nil, []string{x.Name}, "rows", x.DType, flatShape, out.Quant)
 	lead := idx.Shape[:len(idx.Shape)-1]
 	strides := graph.Strides(x.Shape[:k])
 	var fi string
@@ -370,20 +370,20 @@ func (c *opctx) gatherND(n *graph.Node) error {
 		for j := range k {
 			a := fullSlice(idx.Shape)
 			a.Begin[len(idx.Shape)-1], a.End[len(idx.Shape)-1] = j, j+1
-			col := c.step(graph.Slice, a, []string{idx.Name}, "column", idx, colShape, nil).Name
+			col := c.step(graph.Slice, a, []string{idx.Name}, "column", idx.DType, colShape, nil).Name
 			if strides[j] != 1 {
 				s := graph.NewData(idx.DType, nil)
 				s.I = []int64{int64(strides[j])}
 				sn := c.d.g.AddConst(c.d.g.UniqueName(out.Name+"/stride"), s).Name
-				col = c.step(graph.Mul, &graph.BinaryAttrs{}, []string{col, sn}, "scaled", idx, colShape, nil).Name
+				col = c.step(graph.Mul, &graph.BinaryAttrs{}, []string{col, sn}, "scaled", idx.DType, colShape, nil).Name
 			}
 			if fi == "" {
 				fi = col
 			} else {
-				fi = c.step(graph.Add, &graph.BinaryAttrs{}, []string{fi, col}, "flat", idx, colShape, nil).Name
+				fi = c.step(graph.Add, &graph.BinaryAttrs{}, []string{fi, col}, "flat", idx.DType, colShape, nil).Name
 			}
 		}
-		fi = c.step(graph.Reshape, nil, []string{fi}, "flat_index", idx, slices.Clone(lead), nil).Name
+		fi = c.step(graph.Reshape, nil, []string{fi}, "flat_index", idx.DType, slices.Clone(lead), nil).Name
 	}
 	n.Op, n.Attrs, n.Inputs = graph.Gather, &graph.GatherAttrs{Axis: 0}, []string{flat.Name, fi}
 	return nil
@@ -421,12 +421,12 @@ func (c *opctx) spaceDepth(n *graph.Node) error {
 		six, final = []int{N, H, W, b, b, C / (b * b)}, []int{N, H * b, W * b, C / (b * b)}
 	}
 	perm := []int{0, 1, 3, 2, 4, 5}
-	r := c.step(graph.Reshape, nil, []string{x.Name}, "blocks", x, six, out.Quant)
+	r := c.step(graph.Reshape, nil, []string{x.Name}, "blocks", x.DType, six, out.Quant)
 	tshape := make([]int, 6)
 	for i, p := range perm {
 		tshape[i] = six[p]
 	}
-	t := c.step(graph.Transpose, &graph.TransposeAttrs{Perm: perm}, []string{r.Name}, "moved", x, tshape, out.Quant)
+	t := c.step(graph.Transpose, &graph.TransposeAttrs{Perm: perm}, []string{r.Name}, "moved", x.DType, tshape, out.Quant)
 	if !slices.Equal(out.Shape, final) {
 		return c.errorf("output shape %v, want %v", out.Shape, final)
 	}
@@ -484,7 +484,7 @@ func (c *opctx) spaceToBatch(n *graph.Node) error {
 	}
 	src := x.Name
 	if slices.ContainsFunc(pads, func(p int) bool { return p != 0 }) {
-		src = c.step(graph.Pad, pa, []string{x.Name}, "padded", x, padded, out.Quant).Name
+		src = c.step(graph.Pad, pa, []string{x.Name}, "padded", x.DType, padded, out.Quant).Name
 	}
 	// [N, s0/b0, b0, s1/b1, b1, ..., rest] -> [b0, b1, ..., N, s0/b0, s1/b1, ..., rest].
 	split := []int{padded[0]}
@@ -512,12 +512,12 @@ func (c *opctx) blockMove(n *graph.Node, x, out *graph.Tensor, src string, split
 	if graph.NumElements(split) != graph.NumElements(out.Shape) || graph.NumElements(split) > maxMoveElements {
 		return c.errorf("output shape %v does not hold the %d rearranged elements", out.Shape, graph.NumElements(split))
 	}
-	r := c.step(graph.Reshape, nil, []string{src}, "blocks", x, split, out.Quant)
+	r := c.step(graph.Reshape, nil, []string{src}, "blocks", x.DType, split, out.Quant)
 	tshape := make([]int, len(perm))
 	for i, p := range perm {
 		tshape[i] = split[p]
 	}
-	t := c.step(graph.Transpose, &graph.TransposeAttrs{Perm: perm}, []string{r.Name}, "moved", x, tshape, out.Quant)
+	t := c.step(graph.Transpose, &graph.TransposeAttrs{Perm: perm}, []string{r.Name}, "moved", x.DType, tshape, out.Quant)
 	n.Op, n.Inputs = graph.Reshape, []string{t.Name}
 	return nil
 }
@@ -564,7 +564,7 @@ func (c *opctx) batchToSpace(n *graph.Node) error {
 	if !cropped {
 		return c.blockMove(n, x, out, x.Name, split, perm)
 	}
-	spread := c.temp("spread", x, full, out.Quant)
+	spread := c.temp("spread", x.DType, full, out.Quant)
 	mid := &graph.Node{}
 	if err := c.blockMove(mid, x, spread, x.Name, split, perm); err != nil {
 		return err
@@ -641,20 +641,20 @@ func (c *opctx) mirrorPad(n *graph.Node) error {
 		if before > 0 {
 			a := fullSlice(shape)
 			a.Begin[ax], a.End[ax], a.Stride[ax] = before-1, -1, -1
-			parts = append(parts, c.step(graph.Slice, a, []string{cur}, "lead", x, withAxis(shape, ax, before), out.Quant).Name)
+			parts = append(parts, c.step(graph.Slice, a, []string{cur}, "lead", x.DType, withAxis(shape, ax, before), out.Quant).Name)
 		}
 		parts = append(parts, cur)
 		if after > 0 {
 			a := fullSlice(shape)
 			a.Begin[ax], a.End[ax], a.Stride[ax] = size-1, size-1-after, -1
-			parts = append(parts, c.step(graph.Slice, a, []string{cur}, "trail", x, withAxis(shape, ax, after), out.Quant).Name)
+			parts = append(parts, c.step(graph.Slice, a, []string{cur}, "trail", x.DType, withAxis(shape, ax, after), out.Quant).Name)
 		}
 		shape = withAxis(shape, ax, size+before+after)
 		if i == len(axes)-1 {
 			n.Op, n.Attrs, n.Inputs = graph.Concat, &graph.ConcatAttrs{Axis: ax}, parts
 			break
 		}
-		cur = c.step(graph.Concat, &graph.ConcatAttrs{Axis: ax}, parts, "mirrored", x, shape, out.Quant).Name
+		cur = c.step(graph.Concat, &graph.ConcatAttrs{Axis: ax}, parts, "mirrored", x.DType, shape, out.Quant).Name
 	}
 	return nil
 }
@@ -709,7 +709,7 @@ func (c *opctx) tile(n *graph.Node) error {
 			}
 		}
 		if lead > 0 {
-			src = c.step(graph.Reshape, nil, []string{src}, "ranked", x, full, out.Quant).Name
+			src = c.step(graph.Reshape, nil, []string{src}, "ranked", x.DType, full, out.Quant).Name
 		}
 		shape = full
 	}
@@ -735,7 +735,7 @@ func (c *opctx) tile(n *graph.Node) error {
 			n.Op, n.Attrs, n.Inputs = graph.Concat, &graph.ConcatAttrs{Axis: ax}, copies
 			return nil
 		}
-		src = c.step(graph.Concat, &graph.ConcatAttrs{Axis: ax}, copies, "tiled", x, cur, out.Quant).Name
+		src = c.step(graph.Concat, &graph.ConcatAttrs{Axis: ax}, copies, "tiled", x.DType, cur, out.Quant).Name
 	}
 	return nil
 }
@@ -907,9 +907,8 @@ func (c *opctx) oneHot(n *graph.Node) error {
 	}
 	rt := c.d.g.AddConst(c.d.g.UniqueName(out.Name+"/range"), rng)
 	bshape := slices.Insert(slices.Clone(idx.Shape), ax, 1)
-	xi := c.step(graph.Reshape, nil, []string{idx.Name}, "indices", idx, bshape, nil)
-	boolT := &graph.Tensor{DType: graph.Bool}
-	hit := c.step(graph.Compare, &graph.CompareAttrs{Kind: "Equal"}, []string{xi.Name, rt.Name}, "hit", boolT, want, nil)
+	xi := c.step(graph.Reshape, nil, []string{idx.Name}, "indices", idx.DType, bshape, nil)
+	hit := c.step(graph.Compare, &graph.CompareAttrs{Kind: "Equal"}, []string{xi.Name, rt.Name}, "hit", graph.Bool, want, nil)
 	on, off := onOff[0].Name, onOff[1].Name
 	if onOff[0].Quant != nil || onOff[1].Quant != nil || out.Quant != nil {
 		if !sameQuant(onOff[0].Quant, out.Quant) || !sameQuant(onOff[1].Quant, out.Quant) {
