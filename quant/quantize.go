@@ -78,10 +78,17 @@ var passThrough = map[graph.Op]bool{
 // passThrough ops, and the max and min reductions (their int8 kernels pick a
 // stored value, as TFLite's, which requires equal parameters).
 func isPassThrough(n *graph.Node) bool {
-	if a, ok := n.Attrs.(*graph.ReduceAttrs); ok && n.Op == graph.Reduce && a != nil {
-		return a.Kind == graph.ReduceMax || a.Kind == graph.ReduceMin
+	if n.Op == graph.Reduce {
+		return picksStored(n)
 	}
 	return passThrough[n.Op]
+}
+
+// picksStored reports a max or min reduction: its int8 kernel picks a
+// stored value (the other reductions have no int8 kernel).
+func picksStored(n *graph.Node) bool {
+	a, ok := n.Attrs.(*graph.ReduceAttrs)
+	return ok && a != nil && (a.Kind == graph.ReduceMax || a.Kind == graph.ReduceMin)
 }
 
 type params struct {
@@ -277,8 +284,7 @@ func floatOnly(g *graph.Graph, n *graph.Node) bool {
 		graph.Maximum, graph.Minimum:
 		return true
 	case graph.Reduce:
-		a, ok := n.Attrs.(*graph.ReduceAttrs)
-		return !ok || a == nil || a.Kind != graph.ReduceMax && a.Kind != graph.ReduceMin
+		return !picksStored(n)
 	case graph.Resize:
 		a, ok := n.Attrs.(*graph.ResizeAttrs)
 		if !ok || a == nil || a.Mode != "bilinear" {

@@ -182,7 +182,33 @@ func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []in
 	if err != nil {
 		return nil, err
 	}
-	r := len(x.Shape)
+	out, err := newFloatOut(g, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	offs, cnt, err := reduceOffsets(n, x.Shape, axes, out.Shape)
+	if err != nil {
+		return nil, err
+	}
+	acc := make([]float64, len(out.F))
+	for i := range acc {
+		acc[i] = init
+	}
+	for i, v := range x.F {
+		acc[offs[i]] = add(acc[offs[i]], float64(v), offs[i])
+	}
+	for i, s := range acc {
+		out.F[i] = float32(fin(s, i, cnt))
+	}
+	return []*graph.Data{out}, nil
+}
+
+// reduceOffsets maps every element of an input of shape in to its output
+// element when axes are reduced (all axes when axes is empty), checking that
+// out is the reduced shape with or without the kept size-1 axes; cnt is the
+// number of elements folded into each output.
+func reduceOffsets(n *graph.Node, in []int, axes []int, out []int) (offs []int, cnt int, err error) {
+	r := len(in)
 	reduce := make([]bool, r)
 	if len(axes) == 0 {
 		for i := range reduce {
@@ -192,13 +218,13 @@ func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []in
 	for _, ax := range axes {
 		ax, err := normAxis(ax, r)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.Op, err)
+			return nil, 0, fmt.Errorf("%s: %w", n.Op, err)
 		}
 		reduce[ax] = true
 	}
 	keep, drop := []int{}, []int{}
-	cnt := 1
-	for i, d := range x.Shape {
+	cnt = 1
+	for i, d := range in {
 		if reduce[i] {
 			keep = append(keep, 1)
 			cnt *= d
@@ -207,25 +233,10 @@ func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []in
 			drop = append(drop, d)
 		}
 	}
-	out, err := newFloatOut(g, n, 0)
-	if err != nil {
-		return nil, err
+	if !sameShape(out, keep) && !sameShape(out, drop) {
+		return nil, 0, fmt.Errorf("%s output shape %v, reducing axes %v of %v gives %v (or %v without the kept dims)", n.Op, out, reducedAxes(reduce), in, keep, drop)
 	}
-	if !sameShape(out.Shape, keep) && !sameShape(out.Shape, drop) {
-		return nil, fmt.Errorf("%s output shape %v, reducing axes %v of %v gives %v (or %v without the kept dims)", n.Op, out.Shape, reducedAxes(reduce), x.Shape, keep, drop)
-	}
-	acc := make([]float64, len(out.F))
-	for i := range acc {
-		acc[i] = init
-	}
-	offs := broadcastOffsets(keep, x.Shape)
-	for i, v := range x.F {
-		acc[offs[i]] = add(acc[offs[i]], float64(v), offs[i])
-	}
-	for i, s := range acc {
-		out.F[i] = float32(fin(s, i, cnt))
-	}
-	return []*graph.Data{out}, nil
+	return broadcastOffsets(keep, in), cnt, nil
 }
 
 func reducedAxes(reduce []bool) []int {
