@@ -52,6 +52,11 @@ type Report struct {
 	DeadChannels int      `json:"dead_channels"`
 	Inputs       []IOInfo `json:"inputs"`
 	Outputs      []IOInfo `json:"outputs"`
+	// States are the tensors the generated code carries from one inference
+	// to the next (graph.State), by their input tensor's name; StateBytes
+	// is the static RAM they take (one copy each, two with separate I/O).
+	States     []IOInfo `json:"states,omitempty"`
+	StateBytes int      `json:"state_bytes,omitempty"`
 }
 
 // Kernel describes one generated function.
@@ -208,29 +213,47 @@ func (e *emitter) header() []byte {
 	}
 	fmt.Fprintf(&b, ". */\n#define %s_ARENA_SIZE %d\n\n", e.PREFIX, e.m.ArenaBytes)
 	for i, in := range e.m.Inputs {
-		fmt.Fprintf(&b, "/* input %q: %s %v */\n#define %s_%s_SIZE %d\n", in.Name, in.DType, in.Shape, e.PREFIX, strings.ToUpper(e.inNames[i]), in.Bytes)
+		if !e.m.IsState(i, false) {
+			fmt.Fprintf(&b, "/* input %q: %s %v */\n#define %s_%s_SIZE %d\n", in.Name, in.DType, in.Shape, e.PREFIX, strings.ToUpper(e.inNames[i]), in.Bytes)
+		}
 	}
 	for i, o := range e.m.Outputs {
-		fmt.Fprintf(&b, "/* output %q: %s %v */\n#define %s_%s_SIZE %d\n", o.Name, o.DType, o.Shape, e.PREFIX, strings.ToUpper(e.outName[i]), o.Bytes)
+		if !e.m.IsState(i, true) {
+			fmt.Fprintf(&b, "/* output %q: %s %v */\n#define %s_%s_SIZE %d\n", o.Name, o.DType, o.Shape, e.PREFIX, strings.ToUpper(e.outName[i]), o.Bytes)
+		}
 	}
 	b.WriteString("\n")
+	if len(e.m.States) > 0 {
+		fmt.Fprintf(&b, "/* The model keeps state from one inference to the next (%d tensor(s), %d bytes\n"+
+			"   of static RAM): each run starts from what the previous one left. Call reset\n"+
+			"   to start a new sequence; the state starts reset. */\n#define %s_STATE_SIZE %d\nvoid %s_reset(void);\n\n",
+			len(e.m.States), e.stateBytes(), e.PREFIX, e.stateBytes(), e.prefix)
+	}
 	if e.m.IOInArena {
 		b.WriteString("/* Inputs and outputs live in the arena: write the inputs at the\n   addresses below, call run, read the outputs. */\n")
 		for i := range e.m.Inputs {
-			fmt.Fprintf(&b, "void *%s(%s);\n", e.ioPtrName("input", i), e.arenaParam())
+			if !e.m.IsState(i, false) {
+				fmt.Fprintf(&b, "void *%s(%s);\n", e.ioPtrName("input", i), e.arenaParam())
+			}
 		}
 		for i := range e.m.Outputs {
-			fmt.Fprintf(&b, "void *%s(%s);\n", e.ioPtrName("output", i), e.arenaParam())
+			if !e.m.IsState(i, true) {
+				fmt.Fprintf(&b, "void *%s(%s);\n", e.ioPtrName("output", i), e.arenaParam())
+			}
 		}
 		fmt.Fprintf(&b, "\n/* Runs the model; returns 0. */\nint32_t %s_run(%s);\n", e.prefix, e.arenaParam())
 	} else {
 		fmt.Fprintf(&b, "struct %s_inputs {\n", e.prefix)
-		for _, n := range e.inNames {
-			fmt.Fprintf(&b, "    void *%s;\n", n)
+		for i, n := range e.inNames {
+			if !e.m.IsState(i, false) {
+				fmt.Fprintf(&b, "    void *%s;\n", n)
+			}
 		}
 		fmt.Fprintf(&b, "};\n\nstruct %s_outputs {\n", e.prefix)
-		for _, n := range e.outName {
-			fmt.Fprintf(&b, "    void *%s;\n", n)
+		for i, n := range e.outName {
+			if !e.m.IsState(i, true) {
+				fmt.Fprintf(&b, "    void *%s;\n", n)
+			}
 		}
 		fmt.Fprintf(&b, "};\n\n/* Runs the model; returns 0, or -1 when a pointer is missing. */\n")
 		args := fmt.Sprintf("struct %s_inputs *in, struct %s_outputs *out", e.prefix, e.prefix)
@@ -341,6 +364,7 @@ func (e *emitter) source() ([]byte, error) {
 	for _, c := range e.constList {
 		writeConst(&b, c, e.consts[c], e.PREFIX)
 	}
+	e.states(&b)
 	b.Write(kernels.Bytes())
 	if err := e.entry(&b); err != nil {
 		return nil, err
@@ -476,6 +500,9 @@ func (e *emitter) where(w tir.Where, dt tir.DType, writes bool) string {
 	if w.Arena {
 		return fmt.Sprintf("(%s)(void *)(arena + %d)", cast, w.Offset)
 	}
+	if e.m.IsState(w.IO, w.Output) {
+		return fmt.Sprintf("(%s)%s", cast, e.stateBuf(w.IO, w.Output))
+	}
 	if w.Output {
 		return fmt.Sprintf("(%s)out->%s", cast, e.outName[w.IO])
 	}
@@ -501,10 +528,14 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 	}
 	if e.m.IOInArena {
 		for i, in := range e.m.Inputs {
-			fmt.Fprintf(b, "void *%s(%s)\n{\n%s    return arena + %d;\n}\n\n", e.ioPtrName("input", i), extArg(true), arenaDecl, in.Offset)
+			if !e.m.IsState(i, false) {
+				fmt.Fprintf(b, "void *%s(%s)\n{\n%s    return arena + %d;\n}\n\n", e.ioPtrName("input", i), extArg(true), arenaDecl, in.Offset)
+			}
 		}
 		for i, o := range e.m.Outputs {
-			fmt.Fprintf(b, "void *%s(%s)\n{\n%s    return arena + %d;\n}\n\n", e.ioPtrName("output", i), extArg(true), arenaDecl, o.Offset)
+			if !e.m.IsState(i, true) {
+				fmt.Fprintf(b, "void *%s(%s)\n{\n%s    return arena + %d;\n}\n\n", e.ioPtrName("output", i), extArg(true), arenaDecl, o.Offset)
+			}
 		}
 		fmt.Fprintf(b, "int32_t %s_run(%s)\n{\n", e.prefix, extArg(true))
 	} else {
@@ -514,11 +545,15 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 	if !e.m.IOInArena {
 		var checks []string
 		checks = append(checks, "in == NULL", "out == NULL")
-		for _, n := range e.inNames {
-			checks = append(checks, "in->"+n+" == NULL")
+		for i, n := range e.inNames {
+			if !e.m.IsState(i, false) {
+				checks = append(checks, "in->"+n+" == NULL")
+			}
 		}
-		for _, n := range e.outName {
-			checks = append(checks, "out->"+n+" == NULL")
+		for i, n := range e.outName {
+			if !e.m.IsState(i, true) {
+				checks = append(checks, "out->"+n+" == NULL")
+			}
 		}
 		if e.opts.ArenaExternal {
 			checks = append(checks, "arena_ == NULL")
@@ -526,6 +561,18 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 		fmt.Fprintf(b, "    if (%s) {\n        return -1;\n    }\n", strings.Join(checks, " || "))
 	}
 	used := false
+	if e.stateNeedsInit() {
+		fmt.Fprintf(b, "    if (!%s_state_set) {\n        %s_reset();\n    }\n", e.prefix, e.prefix)
+	}
+	if e.m.IOInArena {
+		// The arena's other tensors overwrite the state's slot: it comes in
+		// from its static buffer each time.
+		for _, st := range e.m.States {
+			in := e.m.Inputs[st.In]
+			fmt.Fprintf(b, "    memcpy(arena + %d, %s, %d);\n", in.Offset, e.stateBuf(st.In, false), in.Bytes)
+			used = true
+		}
+	}
 	if len(e.m.Calls) > 0 {
 		fmt.Fprintf(b, "    %s_LAYER_HOOK(0);\n", e.PREFIX)
 	}
@@ -544,14 +591,111 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 		fmt.Fprintf(b, "    %s_LAYER_HOOK(%d);\n", e.PREFIX, k+1)
 	}
 	for i, o := range e.m.Outputs {
-		if o.CopyFrom != nil {
+		if o.CopyFrom != nil && !e.m.IsState(i, true) {
 			fmt.Fprintf(b, "    memcpy(out->%s, %s, %d);\n", e.outName[i], e.where(*o.CopyFrom, o.DType, false), o.Bytes)
 			used = used || o.CopyFrom.Arena
 		}
+	}
+	// The states take their next values last: an output above may be a
+	// copy of a state's value at the start.
+	for _, st := range e.m.States {
+		o := e.m.Outputs[st.Out]
+		from := tir.Where{IO: st.Out, Output: true}
+		switch {
+		case o.CopyFrom != nil:
+			from = *o.CopyFrom
+		case e.m.IOInArena:
+			from = tir.Where{Arena: true, Offset: o.Offset}
+		}
+		used = used || from.Arena
+		fmt.Fprintf(b, "    memmove(%s, %s, %d);\n", e.stateBuf(st.In, false), e.where(from, o.DType, false), o.Bytes)
 	}
 	if !used {
 		b.WriteString("    (void)arena;\n")
 	}
 	b.WriteString("    return 0;\n}\n")
 	return nil
+}
+
+// stateBuf is the static buffer of the state whose input (output=false)
+// or output is module I/O i: the state itself, or, for its next value with
+// separate I/O, the buffer the kernels write it to before run copies it
+// over the state.
+func (e *emitter) stateBuf(i int, output bool) string {
+	for k, st := range e.m.States {
+		if !output && st.In == i {
+			return fmt.Sprintf("%s_state%d", e.prefix, k)
+		}
+		if output && st.Out == i {
+			return fmt.Sprintf("%s_state%d_next", e.prefix, k)
+		}
+	}
+	return "" // not a state (callers check IsState)
+}
+
+// stateBytes is the states' size, one copy each.
+func (e *emitter) stateBytes() int {
+	n := 0
+	for _, st := range e.m.States {
+		n += e.m.Inputs[st.In].Bytes
+	}
+	return n
+}
+
+// states prints the states' static buffers (initialized, so the first run
+// needs no reset), their initial values where not zeros, and reset.
+func (e *emitter) states(b *bytes.Buffer) {
+	if len(e.m.States) == 0 {
+		return
+	}
+	var reset strings.Builder
+	for _, st := range e.m.States {
+		in := e.m.Inputs[st.In]
+		name := e.stateBuf(st.In, false)
+		n := in.Bytes / in.DType.Size()
+		fmt.Fprintf(b, "/* state %q (next value %q): %s %v */\n", commentSafe(in.Name), commentSafe(e.m.Outputs[st.Out].Name), in.DType, in.Shape)
+		if st.Init != nil && !allZero(st.Init) {
+			init := name + "_init"
+			writeConst(b, &tir.Buffer{Name: init, DType: in.DType, Shape: in.Shape, Data: st.Init}, init, e.PREFIX)
+			fmt.Fprintf(b, "static %s %s[%d] %s_ALIGNED;\n", ctype(in.DType), name, n, e.PREFIX)
+			fmt.Fprintf(&reset, "    memcpy(%s, %s, sizeof %s);\n", name, init, name)
+		} else {
+			fmt.Fprintf(b, "static %s %s[%d] %s_ALIGNED;\n", ctype(in.DType), name, n, e.PREFIX)
+			fmt.Fprintf(&reset, "    memset(%s, 0, sizeof %s);\n", name, name)
+		}
+		if !e.m.IOInArena && e.m.Outputs[st.Out].CopyFrom == nil {
+			fmt.Fprintf(b, "static %s %s[%d] %s_ALIGNED;\n", ctype(in.DType), e.stateBuf(st.Out, true), n, e.PREFIX)
+		}
+	}
+	// A non-zero initial value is set by reset, which run calls first
+	// when it has not run yet: the application may call run at once.
+	if e.stateNeedsInit() {
+		fmt.Fprintf(b, "static uint8_t %s_state_set;\n", e.prefix)
+		fmt.Fprintf(&reset, "    %s_state_set = 1;\n", e.prefix)
+	}
+	fmt.Fprintf(b, "\nvoid %s_reset(void)\n{\n%s}\n\n", e.prefix, reset.String())
+}
+
+// stateNeedsInit reports whether a state starts from a non-zero value.
+func (e *emitter) stateNeedsInit() bool {
+	for _, st := range e.m.States {
+		if st.Init != nil && !allZero(st.Init) {
+			return true
+		}
+	}
+	return false
+}
+
+func allZero(d *graph.Data) bool {
+	for _, v := range d.F {
+		if v != 0 {
+			return false
+		}
+	}
+	for _, v := range d.I {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package emitc
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -30,10 +31,14 @@ func IONames(m *tir.Module) (in, out []string) {
 func ioInfos(m *tir.Module) (ins, outs []IOInfo) {
 	in, out := IONames(m)
 	for i, t := range m.Inputs {
-		ins = append(ins, IOInfo{Name: t.Name, CName: in[i], Size: t.Bytes})
+		if !m.IsState(i, false) {
+			ins = append(ins, IOInfo{Name: t.Name, CName: in[i], Size: t.Bytes})
+		}
 	}
 	for i, t := range m.Outputs {
-		outs = append(outs, IOInfo{Name: t.Name, CName: out[i], Size: t.Bytes})
+		if !m.IsState(i, true) {
+			outs = append(outs, IOInfo{Name: t.Name, CName: out[i], Size: t.Bytes})
+		}
 	}
 	return ins, outs
 }
@@ -55,5 +60,13 @@ func ReportFor(m *tir.Module, files map[string][]byte, opts Options) *Report {
 	}
 	rep.ScratchBytes, _ = m.ScratchBytes()
 	rep.Inputs, rep.Outputs = ioInfos(m)
+	for k, st := range m.States {
+		in := m.Inputs[st.In]
+		rep.States = append(rep.States, IOInfo{Name: in.Name, CName: fmt.Sprintf("%s_state%d", p, k), Size: in.Bytes})
+		rep.StateBytes += in.Bytes
+		if !m.IOInArena && m.Outputs[st.Out].CopyFrom == nil {
+			rep.StateBytes += in.Bytes
+		}
+	}
 	return rep
 }

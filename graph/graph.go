@@ -6,6 +6,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // DType is the element type of a tensor.
@@ -108,6 +109,15 @@ type Quant struct {
 	Axis      int
 }
 
+// Equal reports whether q and o are the same parameters (both nil, or the
+// same scales, zero points and axis).
+func (q *Quant) Equal(o *Quant) bool {
+	if q == nil || o == nil {
+		return q == o
+	}
+	return slices.Equal(q.Scale, o.Scale) && slices.Equal(q.ZeroPoint, o.ZeroPoint) && (q.Axis == o.Axis || !q.PerAxis())
+}
+
 // PerAxis reports whether q has one scale per slice along Axis.
 func (q *Quant) PerAxis() bool { return q != nil && len(q.Scale) > 1 }
 
@@ -168,6 +178,9 @@ type Graph struct {
 	Nodes   []*Node
 	Inputs  []string
 	Outputs []string
+	// States are the tensors carried from one inference to the next (in
+	// Inputs and Outputs as pairs; state.go).
+	States []State
 }
 
 // New returns an empty graph.

@@ -71,7 +71,7 @@ func Validate(g *Graph) error {
 			}
 		}
 	}
-	return nil
+	return validateStates(g)
 }
 
 func validateTensor(t *Tensor) error {

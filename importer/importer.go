@@ -132,10 +132,11 @@ func sameShape(a, b []int) bool {
 // BindInputs resolves `--input` arguments (NAME=FILE binds by name, a bare
 // FILE binds by position) and loads every graph input.
 func BindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
+	inputs := g.UserInputs()
 	files := map[string]string{}
 	pos := 0
 	isInput := map[string]bool{}
-	for _, name := range g.Inputs {
+	for _, name := range inputs {
 		isInput[name] = true
 	}
 	for _, a := range args {
@@ -145,23 +146,23 @@ func BindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 				continue
 			}
 			if _, err := os.Stat(a); err != nil {
-				return nil, fmt.Errorf("--input %s: the model has no input %q (inputs: %s)", a, name, strings.Join(g.Inputs, ", "))
+				return nil, fmt.Errorf("--input %s: the model has no input %q (inputs: %s)", a, name, strings.Join(inputs, ", "))
 			}
 		}
-		if pos >= len(g.Inputs) {
-			return nil, fmt.Errorf("%s: the model has only %d input(s)", a, len(g.Inputs))
+		if pos >= len(inputs) {
+			return nil, fmt.Errorf("%s: the model has only %d input(s)", a, len(inputs))
 		}
-		for pos < len(g.Inputs) && files[g.Inputs[pos]] != "" {
+		for pos < len(inputs) && files[inputs[pos]] != "" {
 			pos++
 		}
-		if pos >= len(g.Inputs) {
-			return nil, fmt.Errorf("%s: the model has only %d input(s)", a, len(g.Inputs))
+		if pos >= len(inputs) {
+			return nil, fmt.Errorf("%s: the model has only %d input(s)", a, len(inputs))
 		}
-		files[g.Inputs[pos]] = a
+		files[inputs[pos]] = a
 		pos++
 	}
 	out := map[string]*graph.Data{}
-	for _, name := range g.Inputs {
+	for _, name := range inputs {
 		f, ok := files[name]
 		if !ok {
 			return nil, fmt.Errorf("input %q (%s): no --input file given", name, g.Tensors[name].TypeString())

@@ -113,7 +113,7 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 	}
 	raw := make([][][]byte, len(vectors))
 	for v, vec := range vectors {
-		for _, name := range s.Graph.Inputs {
+		for _, name := range s.Graph.UserInputs() {
 			d, ok := vec[name]
 			if !ok {
 				return nil, fmt.Errorf("vector %d: no value for input %q", v, name)
@@ -133,14 +133,17 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 	if layers && m.Layers > 0 && len(res.Vectors) > 0 {
 		x.Layers = s.layerCounts(res.Vectors[0].Layers, res.LayerOverhead)
 	}
+	// The firmware runs the vectors one after another, its states (if any)
+	// carried from each to the next: so does the reference.
+	sess := interp.NewSession(s.Graph)
 	for v, vec := range vectors {
-		ref, err := interp.Run(s.Graph, vec)
+		ref, err := sess.Run(vec)
 		if err != nil {
 			return nil, fmt.Errorf("reference interpreter: %w", err)
 		}
 		var outs, refs []*graph.Data
 		match := true
-		for i, name := range s.Graph.Outputs {
+		for i, name := range s.Graph.UserOutputs() {
 			t := s.Graph.Tensors[name]
 			got, err := npy.FromBytes(res.Vectors[v].Outputs[i], t.DType, t.Shape)
 			if err != nil {
@@ -190,7 +193,7 @@ func RandomInputs(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
 	out := make([]map[string]*graph.Data, n)
 	for i := range out {
 		out[i] = map[string]*graph.Data{}
-		for _, name := range g.Inputs {
+		for _, name := range g.UserInputs() {
 			t := g.Tensors[name]
 			d := graph.NewData(t.DType, t.Shape)
 			if t.DType == graph.Float32 {
@@ -218,7 +221,7 @@ func ExtremeInputs(g *graph.Graph) []map[string]*graph.Data {
 	out := make([]map[string]*graph.Data, 3)
 	for k := range out {
 		out[k] = map[string]*graph.Data{}
-		for _, name := range g.Inputs {
+		for _, name := range g.UserInputs() {
 			t := g.Tensors[name]
 			d := graph.NewData(t.DType, t.Shape)
 			lo, hi := -1.0, 1.0

@@ -66,6 +66,9 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("quant: calibrate: no samples")
 	}
+	if err := statelessGraph(g); err != nil {
+		return nil, err
+	}
 	bins := opt.Bins
 	if bins <= 0 {
 		bins = DefaultBins

@@ -113,6 +113,9 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	if err := graph.Validate(g); err != nil {
 		return nil, fmt.Errorf("quant: %w", err)
 	}
+	if err := statelessGraph(g); err != nil {
+		return nil, err
+	}
 	for _, n := range g.Nodes {
 		if n.Op == graph.Quantize || n.Op == graph.Dequantize {
 			return nil, fmt.Errorf("quant: node %q (%s): graph is already quantized; fold it with FoldQDQ", n.Name, n.Op)
@@ -645,4 +648,14 @@ func (u *unionFind) union(a, b string) {
 	if ra != rb {
 		u.parent[ra] = rb
 	}
+}
+
+// statelessGraph refuses a model that carries state from one inference to
+// the next (graph.State): calibrating it would need sequences of inputs,
+// and its states one set of parameters for every step.
+func statelessGraph(g *graph.Graph) error {
+	if len(g.States) > 0 {
+		return fmt.Errorf("quant: tensor %q: the model keeps state between inferences (%d state tensor(s)); mcugen does not quantize stateful float models: quantize it with the TFLite converter", g.States[0].In, len(g.States))
+	}
+	return nil
 }

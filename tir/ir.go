@@ -119,6 +119,27 @@ type Module struct {
 	Target     string
 	IOInArena  bool // graph inputs and outputs live in the arena (plan.IOInArena)
 	Float      bool // true when any kernel uses float maths
+	// States are the graph's states (graph.State): Inputs[In] is the value
+	// at the start of an inference, Outputs[Out] the next one.
+	States []*StateIO
+}
+
+// StateIO is a tensor carried from one inference to the next: the pair of
+// the module's I/O (by index) that the generated code keeps in a static
+// buffer instead of the caller's, and its initial value (nil: zeros).
+type StateIO struct {
+	In, Out int
+	Init    *graph.Data
+}
+
+// IsState reports whether input (output=false) or output i is a state's.
+func (m *Module) IsState(i int, output bool) bool {
+	for _, s := range m.States {
+		if !output && s.In == i || output && s.Out == i {
+			return true
+		}
+	}
+	return false
 }
 
 // Where says where a tensor lives at run time.

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,6 +50,13 @@ func (l *lowerer) run() (*Module, error) {
 			return nil, fmt.Errorf("tir: graph output %q has no tensor", name)
 		}
 		m.Outputs = append(m.Outputs, l.io(t))
+	}
+	for _, st := range g.States {
+		in, out := slices.Index(g.Inputs, st.In), slices.Index(g.Outputs, st.Out)
+		if in < 0 || out < 0 {
+			return nil, fmt.Errorf("tir: state %q/%q is not a graph input/output pair", st.In, st.Out)
+		}
+		m.States = append(m.States, &StateIO{In: in, Out: out, Init: st.Init})
 	}
 	order := l.plan.Order
 	if len(order) == 0 && len(g.Nodes) > 0 {

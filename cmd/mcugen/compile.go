@@ -127,11 +127,11 @@ func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, erro
 	p := templates.Project{Kind: kind, Name: s.Opt.Prefix, Prefix: s.Opt.Prefix, Board: s.Opt.Board, Model: s.Files,
 		ArenaBytes: int64(s.Report.ArenaBytes), WeightsBytes: int64(s.Report.WeightsBytes), ScratchBytes: int64(s.Report.ScratchBytes),
 		Version: version}
-	for i, name := range s.Graph.Inputs {
+	for i, name := range s.Graph.UserInputs() {
 		t := s.Graph.Tensors[name]
 		p.Inputs = append(p.Inputs, templates.Tensor{Name: name, Field: s.Report.Inputs[i].CName, DType: t.DType.String(), Shape: t.Shape})
 	}
-	for i, name := range s.Graph.Outputs {
+	for i, name := range s.Graph.UserOutputs() {
 		t := s.Graph.Tensors[name]
 		p.Outputs = append(p.Outputs, templates.Tensor{Name: name, Field: s.Report.Outputs[i].CName, DType: t.DType.String(), Shape: t.Shape})
 	}
@@ -141,10 +141,10 @@ func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, erro
 		return p, err
 	}
 	var v templates.Vector
-	for _, name := range s.Graph.Inputs {
+	for _, name := range s.Graph.UserInputs() {
 		v.Inputs = append(v.Inputs, npy.Bytes(vec[name]))
 	}
-	for _, name := range s.Graph.Outputs {
+	for _, name := range s.Graph.UserOutputs() {
 		v.Outputs = append(v.Outputs, npy.Bytes(ref[name]))
 	}
 	p.Vectors = []templates.Vector{v}

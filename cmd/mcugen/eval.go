@@ -44,7 +44,7 @@ func (c *evalCmd) Run(e *env) error {
 	var report struct {
 		Outputs []outputInfo `json:"outputs"`
 	}
-	for _, name := range g.Outputs {
+	for _, name := range g.UserOutputs() {
 		d := outs[name]
 		file := filepath.Join(c.Out, fileName(name)+".npy")
 		if err := writeNpy(file, d); err != nil {

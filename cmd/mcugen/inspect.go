@@ -25,10 +25,12 @@ type tensorInfo struct {
 }
 
 type inspectReport struct {
-	Model        string         `json:"model"`
-	Format       string         `json:"format"`
-	Inputs       []tensorInfo   `json:"inputs"`
-	Outputs      []tensorInfo   `json:"outputs"`
+	Model   string       `json:"model"`
+	Format  string       `json:"format"`
+	Inputs  []tensorInfo `json:"inputs"`
+	Outputs []tensorInfo `json:"outputs"`
+	// States are the tensors carried from one inference to the next.
+	States       []tensorInfo   `json:"states,omitempty"`
 	Ops          map[string]int `json:"ops"`
 	Nodes        int            `json:"nodes"`
 	MACs         int64          `json:"macs"`
@@ -79,9 +81,12 @@ func (c *inspectCmd) Run(e *env) error {
 	}
 	r := inspectReport{
 		Model: c.Model, Format: g.Format,
-		Inputs: describe(g, g.Inputs), Outputs: describe(g, g.Outputs),
+		Inputs: describe(g, g.UserInputs()), Outputs: describe(g, g.UserOutputs()),
 		Ops: graph.OpCounts(g), Nodes: len(g.Nodes),
 		MACs: graph.TotalMACs(g), WeightsBytes: graph.WeightBytes(g),
+	}
+	for _, st := range g.States {
+		r.States = append(r.States, describe(g, []string{st.In})...)
 	}
 	for _, n := range g.Nodes {
 		dead := graph.DeadChannels(g, n)
@@ -107,6 +112,9 @@ func (c *inspectCmd) Run(e *env) error {
 	}
 	for _, t := range r.Outputs {
 		fmt.Fprintf(w, "output   %s: %s\n", t.Name, g.Tensors[t.Name].TypeString())
+	}
+	for _, t := range r.States {
+		fmt.Fprintf(w, "state    %s: %s (carried from one inference to the next)\n", t.Name, g.Tensors[t.Name].TypeString())
 	}
 	fmt.Fprintf(w, "nodes    %d\nMACs     %s\nweights  %s bytes\n", r.Nodes, comma(r.MACs), comma(r.WeightsBytes))
 	if r.DeadChannels > 0 {

@@ -110,7 +110,7 @@ func (c *runCmd) Run(e *env) error {
 			return err
 		}
 	}
-	for i, name := range s.Graph.Outputs {
+	for i, name := range s.Graph.UserOutputs() {
 		d := x.Outputs[0][i]
 		oi := outputInfo{Name: name, Shape: d.Shape, DType: d.DType.String()}
 		if c.Out != "" {

@@ -148,7 +148,7 @@ func (c *testCmd) loadVectors(s *pipeline.State, model string) ([]map[string]*gr
 	}
 	ins, _ := filepath.Glob(filepath.Join(dir, "input_*.npy"))
 	sort.Strings(ins)
-	if len(ins) > 0 && len(s.Graph.Inputs) != 1 {
+	if len(ins) > 0 && len(s.Graph.UserInputs()) != 1 {
 		return nil, nil, fmt.Errorf("%s: input_NNN.npy vectors need a single-input model", dir)
 	}
 	var vecs []map[string]*graph.Data
@@ -166,12 +166,12 @@ func (c *testCmd) loadVectors(s *pipeline.State, model string) ([]map[string]*gr
 		vecs = append(vecs, vec)
 		outFile := strings.Replace(in, "input_", "output_", 1)
 		var want []*graph.Data
-		if b, err := os.ReadFile(outFile); err == nil && len(s.Graph.Outputs) == 1 && s.Float == nil {
+		if b, err := os.ReadFile(outFile); err == nil && len(s.Graph.UserOutputs()) == 1 && s.Float == nil {
 			d, err := npy.Read(bytes.NewReader(b))
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", outFile, err)
 			}
-			d.Shape = s.Graph.Tensors[s.Graph.Outputs[0]].Shape
+			d.Shape = s.Graph.Tensors[s.Graph.UserOutputs()[0]].Shape
 			want = append(want, d)
 		}
 		expected = append(expected, want)
@@ -182,12 +182,12 @@ func (c *testCmd) loadVectors(s *pipeline.State, model string) ([]map[string]*gr
 // vectorsFit reports whether the first vector's dtype suits the model input.
 func vectorsFit(g *graph.Graph, dir string) bool {
 	f, err := os.Open(filepath.Join(dir, "input_000.npy"))
-	if err != nil || len(g.Inputs) != 1 {
+	if err != nil || len(g.UserInputs()) != 1 {
 		return false
 	}
 	defer f.Close()
 	d, err := npy.Read(f)
-	return err == nil && d.DType == g.Tensors[g.Inputs[0]].DType
+	return err == nil && d.DType == g.Tensors[g.UserInputs()[0]].DType
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

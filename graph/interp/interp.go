@@ -67,6 +67,53 @@ func Run(g *graph.Graph, inputs map[string]*graph.Data) (map[string]*graph.Data,
 	return out, nil
 }
 
+// Session runs a graph inference after inference, carrying its states
+// (graph.State) from each one to the next as the generated code does;
+// Run alone starts every inference from the states' initial values.
+type Session struct {
+	g     *graph.Graph
+	state map[string]*graph.Data // by the state's In tensor
+}
+
+// NewSession starts a session of g with every state at its initial value.
+func NewSession(g *graph.Graph) *Session {
+	s := &Session{g: g}
+	s.Reset()
+	return s
+}
+
+// Reset puts every state back to its initial value.
+func (s *Session) Reset() {
+	s.state = map[string]*graph.Data{}
+	for _, st := range s.g.States {
+		s.state[st.In] = st.InitData(s.g.Tensors[st.In])
+	}
+}
+
+// Run runs one inference on inputs (the application's, UserInputs) and
+// returns every graph output, the states' next values included, which
+// become the states for the next Run.
+func (s *Session) Run(inputs map[string]*graph.Data) (map[string]*graph.Data, error) {
+	all := inputs
+	if len(s.g.States) > 0 {
+		all = make(map[string]*graph.Data, len(inputs)+len(s.state))
+		for k, v := range inputs {
+			all[k] = v
+		}
+		for k, v := range s.state {
+			all[k] = v
+		}
+	}
+	out, err := Run(s.g, all)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range s.g.States {
+		s.state[st.In] = out[st.Out]
+	}
+	return out, nil
+}
+
 // RunAll executes g and returns the value of every tensor (constants
 // included). If visit is not nil it is called after each node.
 func RunAll(g *graph.Graph, inputs map[string]*graph.Data, visit func(n *graph.Node, vals map[string]*graph.Data)) (map[string]*graph.Data, error) {
@@ -78,6 +125,11 @@ func RunAll(g *graph.Graph, inputs map[string]*graph.Data, visit func(n *graph.N
 	}
 	for _, name := range g.Inputs {
 		d, ok := inputs[name]
+		if !ok {
+			if k := g.StateOf(name); k >= 0 {
+				d, ok = g.States[k].InitData(g.Tensors[name]), true
+			}
+		}
 		if !ok {
 			return nil, fmt.Errorf("input %q: no value given", name)
 		}

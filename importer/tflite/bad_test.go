@@ -59,8 +59,8 @@ func TestBadInputs(t *testing.T) {
 	c := m.AddTensor(tg.Tensor{Name: "c", Type: tg.Float32, Shape: []int32{1, 2}})
 	m.Inputs, m.Outputs = []int32{x}, []int32{a}
 	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
-	m.AddOp(27, &tg.Options{Type: 6, Fields: []tg.Field{tg.I32(0, 2)}}, []int32{ax, y}, a, c) // SVDF
-	mustErr(t, "svdf", m.Bytes(), "operator 1 (SVDF): op not supported")
+	m.AddOp(119, nil, []int32{ax, y}, a, c) // WHILE
+	mustErr(t, "while", m.Bytes(), "operator 1 (WHILE): op not supported")
 	m.Ops[1] = tg.Operator{Code: tg.OpCustom, Custom: "MyOp", Inputs: []int32{y}, Outputs: []int32{a}}
 	mustErr(t, "custom", m.Bytes(), `operator 1 (CUSTOM "MyOp"): op not supported`)
 

@@ -236,6 +236,9 @@ func generated(t *testing.T) map[string][]byte {
 		m, _ := c.model(uint64(i + 1))
 		files["seq_"+c.name] = m.Bytes()
 	}
+	files["op_float_svdf"] = svdfModel(tg.ActRelu, nil).Bytes()
+	files["op_float_svdf_golden"] = svdfGoldenModel(1).Bytes()
+	files["op_float_svdf_state"] = svdfModel(tg.ActNone, []float32{5, 7, 0, 0, -1, 0.5, 0, 3}).Bytes()
 	files["cnn_float"] = cnn().float().Bytes()
 	files["cnn_int8"] = cnn().int8(t).Bytes()
 	files["mlp_float"] = mlp().float().Bytes()

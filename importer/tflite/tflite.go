@@ -67,6 +67,8 @@ type decoder struct {
 	names    map[int]string // imported tensor index -> graph name
 	dwNames  map[int]string // depthwise weights, transposed
 	fileSize map[string][]int
+	// states are the variable tensors operators update (SVDF's state).
+	states []graph.State
 }
 
 func (d *decoder) check() error { return d.r.err }
@@ -121,6 +123,11 @@ func (d *decoder) decode() error {
 		}
 		d.g.Outputs = append(d.g.Outputs, name)
 	}
+	for _, st := range d.states {
+		d.g.Inputs = append(d.g.Inputs, st.In)
+		d.g.Outputs = append(d.g.Outputs, st.Out)
+	}
+	d.g.States = d.states
 	// SHAPE, FILL and the like can leave an output constant: a copy gives it a producer.
 	graph.MaterializeConstOutputs(d.g)
 	if err := graph.InferShapes(d.g); err != nil {

@@ -1,0 +1,196 @@
+package pipeline
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
+)
+
+// runningSum is a stateful graph: y = x + s, and the state s takes y's
+// value for the next inference (through a copy, since a state's next value
+// is its own tensor). From s = init, the outputs are the running sums
+// init + x1 + ... + xk. With int8 all tensors share one scale and zero
+// point 0, so the Add is exact while the sums stay in range.
+func runningSum(dt graph.DType, init *graph.Data) *graph.Graph {
+	g := graph.New("running_sum", "tflite")
+	var q *graph.Quant
+	if dt == graph.Int8 {
+		q = &graph.Quant{Scale: []float32{0.5}, ZeroPoint: []int32{0}}
+	}
+	for _, n := range []string{"x", "s", "y", "s_next"} {
+		g.AddTensor(&graph.Tensor{Name: n, DType: dt, Shape: []int{1, 4}, Quant: q})
+	}
+	g.AddNode(&graph.Node{Name: "add", Op: graph.Add, Inputs: []string{"x", "s"}, Outputs: []string{"y"}})
+	g.AddNode(&graph.Node{Name: "keep", Op: graph.Reshape, Inputs: []string{"y"}, Outputs: []string{"s_next"}})
+	g.Inputs = []string{"x", "s"}
+	g.Outputs = []string{"y", "s_next"}
+	g.States = []graph.State{{In: "s", Out: "s_next", Init: init}}
+	return g
+}
+
+func TestStateValidation(t *testing.T) {
+	g := runningSum(graph.Float32, nil)
+	if err := graph.Validate(g); err != nil {
+		t.Fatal(err)
+	}
+	if u := g.UserInputs(); len(u) != 1 || u[0] != "x" {
+		t.Errorf("user inputs %v, want [x]", u)
+	}
+	if u := g.UserOutputs(); len(u) != 1 || u[0] != "y" {
+		t.Errorf("user outputs %v, want [y]", u)
+	}
+	bad := runningSum(graph.Float32, nil)
+	bad.States[0].Out = "y"
+	bad.States = append(bad.States, graph.State{In: "x", Out: "y"})
+	if err := graph.Validate(bad); err == nil {
+		t.Error("two states sharing an output passed validation")
+	}
+	wrong := runningSum(graph.Float32, graph.NewData(graph.Float32, []int{3}))
+	if err := graph.Validate(wrong); err == nil {
+		t.Error("an initial value of 3 elements for a 4-element state passed validation")
+	}
+}
+
+// The generated code carries the state from one run to the next, as the
+// reference session does, and starts from the initial value: each output
+// is checked against running sums worked out here, not by the code under
+// test, on the host (both I/O placements) and under QEMU.
+func TestStatefulRunningSum(t *testing.T) {
+	xs := [][]int64{{1, -2, 3, 0}, {4, 4, -4, 10}, {-1, 0, 2, -20}, {0, 1, 1, 1}}
+	init := []int64{5, 0, -5, 1}
+	type run struct {
+		board             string
+		dt                graph.DType
+		inArena, withInit bool
+	}
+	var runs []run
+	for _, board := range []string{"host", "mps2-an386"} {
+		for _, dt := range []graph.DType{graph.Float32, graph.Int8} {
+			for _, inArena := range []bool{false, true} {
+				runs = append(runs, run{board, dt, inArena, dt == graph.Int8 == inArena})
+			}
+		}
+	}
+	for _, r := range runs {
+		t.Run(fmt.Sprintf("%s/%s/inarena=%v/init=%v", r.board, r.dt, r.inArena, r.withInit), func(t *testing.T) {
+			t.Parallel()
+			var b = hostOrQEMU(t, r.board)
+			var initData *graph.Data
+			sum := make([]int64, 4)
+			if r.withInit {
+				initData = graph.NewData(r.dt, []int{1, 4})
+				for i, v := range init {
+					setNum(initData, i, v)
+					sum[i] = v
+				}
+			}
+			g := runningSum(r.dt, initData)
+			s, err := CompileGraph(g, "running_sum", Options{Board: b, IOInArena: r.inArena, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Report.Inputs) != 1 || len(s.Report.Outputs) != 1 || len(s.Report.States) != 1 {
+				t.Fatalf("report: inputs %v outputs %v states %v; want one of each", s.Report.Inputs, s.Report.Outputs, s.Report.States)
+			}
+			h := s.Files["running_sum.h"]
+			if !bytes.Contains(h, []byte("void running_sum_reset(void);")) || !bytes.Contains(h, []byte("#define RUNNING_SUM_STATE_SIZE")) {
+				t.Errorf("the header declares no reset or state size:\n%s", h)
+			}
+			var vecs []map[string]*graph.Data
+			for _, x := range xs {
+				d := graph.NewData(r.dt, []int{1, 4})
+				for i, v := range x {
+					setNum(d, i, v)
+				}
+				vecs = append(vecs, map[string]*graph.Data{"x": d})
+			}
+			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for v := range xs {
+				for i := range sum {
+					sum[i] += xs[v][i]
+				}
+				got := x.Outputs[v][0]
+				for i, want := range sum {
+					if got.Float(i) != float64(want) {
+						t.Fatalf("run %d: output %v, want the running sum %v", v+1, got, sum)
+					}
+				}
+			}
+			if !x.AllMatch() {
+				t.Errorf("the firmware disagrees with the reference session: %v", x.Match)
+			}
+		})
+	}
+}
+
+// hostOrQEMU loads a board for a test that runs firmware: the host board
+// needs only a C compiler; the others are skipped in -short and without
+// their tools.
+func hostOrQEMU(t *testing.T, name string) *boards.Board {
+	t.Helper()
+	if name != "host" {
+		return qemuBoard(t, name)
+	}
+	needTools(t, name)
+	b, err := LoadBoard(name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func setNum(d *graph.Data, i int, v int64) {
+	if d.DType == graph.Float32 {
+		d.F[i] = float32(v)
+	} else {
+		d.I[i] = v
+	}
+}
+
+// A TFLite SVDF model (TFLite's rank-2 test model: memory 10, 8 filters)
+// under QEMU: the firmware runs a sequence of inputs, its state carried
+// from each inference to the next, and agrees with the reference session
+// (which the importer's tests hold to TFLite's golden outputs).
+func TestSVDFUnderQEMU(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, io := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inarena=%v", io), func(t *testing.T) {
+			t.Parallel()
+			s, err := Compile("../testdata/tflite/op_float_svdf_golden.tflite", Options{Board: b, IOInArena: io, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Report.States) != 1 || s.Report.States[0].Size != 2*10*8*4 {
+				t.Fatalf("states %+v, want one of 640 bytes", s.Report.States)
+			}
+			x, err := s.Execute(RandomInputs(s.Graph, 12, 5), t.TempDir(), time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !x.AllMatch() {
+				t.Errorf("the firmware disagrees with the reference session: %v (max abs diff %g)", x.Match, x.MaxAbsDiff)
+			}
+		})
+	}
+}
+
+// mcugen's quantizer refuses a stateful float model in one line naming
+// the file and the state.
+func TestStatefulQuantizeRefused(t *testing.T) {
+	b, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile("../testdata/tflite/op_float_svdf.tflite", Options{Board: b, Quantize: "int8", CalibRandom: 2, Version: "test", Warn: func(string) {}})
+	if err == nil || !strings.Contains(err.Error(), "op_float_svdf.tflite") || !strings.Contains(err.Error(), `"state"`) || !strings.Contains(err.Error(), "keeps state") {
+		t.Errorf("got %v, want a refusal naming the file and the state", err)
+	}
+}
