@@ -65,6 +65,20 @@ const (
 	// output tensor's dtype). ONNX TopK and TFLite TOPK_V2 import as two
 	// nodes, one per output. Attrs *TopKAttrs.
 	TopK Op = "TopK"
+	// SVDFFeature and SVDFTime are TFLite Micro's integer SVDF in two steps
+	// (the float SVDF is a composition). SVDFFeature(x int8 [B, I],
+	// weights_feature int8 [F, I], state [B, F·M]) is the state's next
+	// value: each filter's M slots shifted one to the older end and the
+	// newest (M − 1) set to clamp(requant(Σ_i w[f][i]·(x[b][i] − zx)),
+	// state range) + zs, with state int16 or int8. SVDFTime(state [B, F·M],
+	// weights_time [F, M] of the state's type, bias int32 [U] optional) is
+	// the int8 output: clamp(requant(bias[u] + Σ_{r<Rank} Σ_t
+	// wt[f][t]·(s[b][f][t] − zs)) + zy, −128, 127), f = u·Rank + r, with no
+	// fused activation (TFLite's integer kernel applies none). The
+	// multipliers are TFLite's, from float32 products of the scales.
+	// Attrs *SVDFAttrs.
+	SVDFFeature Op = "SVDFFeature"
+	SVDFTime    Op = "SVDFTime"
 
 	// Reshape: a view with a new shape (the output tensor's shape). Flatten,
 	// Squeeze, Unsqueeze and ExpandDims all import as Reshape.
@@ -270,6 +284,12 @@ type ArgAttrs struct {
 	KeepDims   bool
 	Min        bool
 	SelectLast bool
+}
+
+// SVDFAttrs are the attributes of SVDFFeature and SVDFTime: the rank and
+// the memory size (time slots per filter).
+type SVDFAttrs struct {
+	Rank, Memory int
 }
 
 // TopKAttrs are the attributes of TopK. NaN ranks above every number (so

@@ -25,6 +25,12 @@ func MACs(g *Graph, n *Node) int64 {
 		return int64(x.NumElements()) * int64(w.Shape[1]*w.Shape[2]) * int64(w.Shape[0]/groups)
 	case FullyConnected:
 		return int64(out.NumElements()) * int64(w.Shape[1])
+	case SVDFFeature:
+		// One product per weights_feature element and batch row.
+		return int64(g.In(n, 0).Shape[0]) * int64(w.NumElements())
+	case SVDFTime:
+		// One product per state element.
+		return int64(g.In(n, 0).NumElements())
 	case BatchMatMul:
 		x := g.In(n, 0)
 		k := x.Shape[len(x.Shape)-1]

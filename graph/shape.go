@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // MaxElements bounds the element count of any one tensor (2^31): larger
@@ -92,6 +93,12 @@ func InferNode(g *Graph, n *Node) error {
 			if a, ok := n.Attrs.(*TopKAttrs); ok && a.Indices {
 				out.DType = Int64
 			}
+		case SVDFFeature:
+			if t := g.In(n, 2); t != nil {
+				out.DType = t.DType
+			}
+		case SVDFTime:
+			out.DType = Int8
 		case Compare, Logic:
 			out.DType = Bool
 		case Cast:
@@ -308,6 +315,23 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		}
 		s := append(append(append([]int(nil), x.Shape[:a.Axis]...), idx.Shape...), x.Shape[a.Axis+1:]...)
 		return s, nil
+	case SVDFFeature, SVDFTime:
+		a, ok := n.Attrs.(*SVDFAttrs)
+		if !ok || a.Rank < 1 || a.Memory < 1 || len(x.Shape) != 2 {
+			return nil, fmt.Errorf("needs SVDFAttrs (rank, memory >= 1) and a 2-D first input")
+		}
+		if n.Op == SVDFFeature {
+			s := g.In(n, 2)
+			if s == nil || len(s.Shape) != 2 {
+				return nil, fmt.Errorf("needs a 2-D state (input 2)")
+			}
+			return slices.Clone(s.Shape), nil
+		}
+		wt := g.In(n, 1)
+		if wt == nil || len(wt.Shape) != 2 || wt.Shape[1] != a.Memory || wt.Shape[0]%a.Rank != 0 || x.Shape[1] != wt.Shape[0]*a.Memory {
+			return nil, fmt.Errorf("weights_time %v does not fit state %v, memory %d, rank %d", wt.Shape, x.Shape, a.Memory, a.Rank)
+		}
+		return []int{x.Shape[0], wt.Shape[0] / a.Rank}, nil
 	case TopK:
 		a, ok := n.Attrs.(*TopKAttrs)
 		if !ok {

@@ -155,30 +155,36 @@ func setNum(d *graph.Data, i int, v int64) {
 	}
 }
 
-// A TFLite SVDF model (TFLite's rank-2 test model: memory 10, 8 filters)
-// under QEMU: the firmware runs a sequence of inputs, its state carried
+// TFLite SVDF models under QEMU (TFLite's float rank-2 test model, its
+// integer one with an int16 state, and an int8-state variant): the firmware runs a sequence of inputs, its state carried
 // from each inference to the next, and agrees with the reference session
 // (which the importer's tests hold to TFLite's golden outputs).
 func TestSVDFUnderQEMU(t *testing.T) {
 	b := qemuBoard(t, "mps2-an386")
-	for _, io := range []bool{false, true} {
-		t.Run(fmt.Sprintf("inarena=%v", io), func(t *testing.T) {
-			t.Parallel()
-			s, err := Compile("../testdata/tflite/op_float_svdf_golden.tflite", Options{Board: b, IOInArena: io, Version: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(s.Report.States) != 1 || s.Report.States[0].Size != 2*10*8*4 {
-				t.Fatalf("states %+v, want one of 640 bytes", s.Report.States)
-			}
-			x, err := s.Execute(RandomInputs(s.Graph, 12, 5), t.TempDir(), time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !x.AllMatch() {
-				t.Errorf("the firmware disagrees with the reference session: %v (max abs diff %g)", x.Match, x.MaxAbsDiff)
-			}
-		})
+	for _, c := range []struct {
+		model      string
+		stateBytes int
+	}{{"op_float_svdf_golden", 2 * 10 * 8 * 4}, {"op_int8_svdf", 2 * 10 * 4 * 2}, {"op_int8_svdf_int8_state", 2 * 10 * 4}} {
+		for _, io := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/inarena=%v", c.model, io), func(t *testing.T) {
+				t.Parallel()
+				s, err := Compile("../testdata/tflite/"+c.model+".tflite", Options{Board: b, IOInArena: io, Version: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(s.Report.States) != 1 || s.Report.States[0].Size != c.stateBytes {
+					t.Fatalf("states %+v, want one of %d bytes", s.Report.States, c.stateBytes)
+				}
+				vecs := append(RandomInputs(s.Graph, 12, 5), ExtremeInputs(s.Graph)...)
+				x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !x.AllMatch() {
+					t.Errorf("the firmware disagrees with the reference session: %v (max abs diff %g)", x.Match, x.MaxAbsDiff)
+				}
+			})
+		}
 	}
 }
 

@@ -16,6 +16,14 @@ func ConvMultiplier(sx, sw, sy float32) (multiplier int32, shift int) {
 	return QuantizeMultiplier(float64(sx) * float64(sw) / float64(sy))
 }
 
+// SVDFMultiplier is SVDF's QuantizeMultiplier(double(float(s1 · s2) /
+// s3)): TFLite Micro computes its two effective scales in float32
+// (input·weights_feature/state, then state·weights_time/output).
+func SVDFMultiplier(s1, s2, s3 float32) (multiplier int32, shift int) {
+	p := s1 * s2
+	return QuantizeMultiplier(float64(p / s3))
+}
+
 // RescaleMultiplier is QuantizeMultiplier(double(sx) / double(sy)), used by
 // requantizing QUANTIZE, RELU and MEAN.
 func RescaleMultiplier(sx, sy float32) (multiplier int32, shift int) {

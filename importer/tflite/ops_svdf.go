@@ -57,8 +57,11 @@ func (c *opctx) svdf(_ *graph.Node) error {
 	if err != nil {
 		return err
 	}
+	if x.DType == graph.Int8 {
+		return c.svdfInt(x, wf, wt, bias, rank)
+	}
 	if x.DType != graph.Float32 {
-		return c.errorf("input %q is %s: the int8 SVDF (int16 state, TFLite Micro's integer kernel) is not supported; the float one is", x.Name, x.DType)
+		return c.errorf("input %q is %s: SVDF takes float32 or int8", x.Name, x.DType)
 	}
 	if len(x.Shape) != 2 || len(wf.Shape) != 2 || len(wt.Shape) != 2 || !wf.IsConst() || !wt.IsConst() ||
 		wf.DType != graph.Float32 || wt.DType != graph.Float32 {
@@ -160,4 +163,66 @@ func (c *opctx) stateIn(i int, dt graph.DType, shape []int) (*graph.Tensor, erro
 	t.Data = nil
 	t.Shape = slices.Clone(shape)
 	return t, nil
+}
+
+// svdfInt imports the full-integer SVDF (TFLite Micro's
+// EvalIntegerSvdfReference): int8 input and weights_feature, an int16 (or
+// int8) state and weights_time, an int32 bias and an int8 output, as
+// graph.SVDFFeature (the state's next value) and graph.SVDFTime (the
+// output). TFLite's integer kernel applies no fused activation, so none is
+// applied here either.
+func (c *opctx) svdfInt(x, wf, wt, bias *graph.Tensor, rank int) error {
+	perTensor := func(t *graph.Tensor) bool { return t.Quant != nil && len(t.Quant.Scale) == 1 && t.Quant.Scale[0] > 0 }
+	if len(x.Shape) != 2 || len(wf.Shape) != 2 || len(wt.Shape) != 2 || !wf.IsConst() || !wt.IsConst() ||
+		wf.DType != graph.Int8 || (wt.DType != graph.Int16 && wt.DType != graph.Int8) {
+		return c.errorf("want input int8 [batch, input_size], constant int8 weights_feature [filters, input_size] and int16 or int8 weights_time [filters, memory_size]; got %s %v, %s %v, %s %v",
+			x.DType, x.Shape, wf.DType, wf.Shape, wt.DType, wt.Shape)
+	}
+	batch, inSize := x.Shape[0], x.Shape[1]
+	filters, memory := wf.Shape[0], wt.Shape[1]
+	if wf.Shape[1] != inSize || wt.Shape[0] != filters || memory < 1 {
+		return c.errorf("weights_feature %v and weights_time %v do not fit input %v", wf.Shape, wt.Shape, x.Shape)
+	}
+	if rank < 1 || filters%rank != 0 {
+		return c.errorf("rank %d does not divide the %d filters", rank, filters)
+	}
+	units := filters / rank
+	if bias != nil && (bias.DType != graph.Int32 || bias.NumElements() != units || !bias.IsConst()) {
+		return c.errorf("bias %q: %s %v, want a constant int32 [%d]", bias.Name, bias.DType, bias.Shape, units)
+	}
+	state, err := c.stateIn(4, wt.DType, []int{batch, memory * filters})
+	if err != nil {
+		return err
+	}
+	y, err := c.out(0)
+	if err != nil {
+		return err
+	}
+	if y.DType != graph.Int8 || y.NumElements() != batch*units {
+		return c.errorf("output %q: %s %v, want int8 [%d %d]", y.Name, y.DType, y.Shape, batch, units)
+	}
+	for _, t := range []*graph.Tensor{x, wf, wt, state, y} {
+		if !perTensor(t) {
+			return c.errorf("tensor %q needs one positive scale (per-tensor quantization)", t.Name)
+		}
+	}
+	attrs := &graph.SVDFAttrs{Rank: rank, Memory: memory}
+	next := c.temp("state_next", state.DType, state.Shape, state.Quant)
+	c.d.g.AddNode(&graph.Node{Name: next.Name, Op: graph.SVDFFeature, Attrs: attrs, Inputs: []string{x.Name, wf.Name, state.Name}, Outputs: []string{next.Name}})
+	// TFLite Micro resets an int8 variable to its zero point, any other to 0.
+	var init *graph.Data
+	if _, zp := state.Quant.At(0); state.DType == graph.Int8 && zp != 0 {
+		init = graph.NewData(graph.Int8, state.Shape)
+		for i := range init.I {
+			init.I[i] = int64(zp)
+		}
+	}
+	c.d.states = append(c.d.states, graph.State{In: state.Name, Out: next.Name, Init: init})
+	ins := []string{next.Name, wt.Name}
+	if bias != nil {
+		ins = append(ins, bias.Name)
+	}
+	c.emit(graph.SVDFTime, attrs, ins, y)
+	c.done = true
+	return nil
 }

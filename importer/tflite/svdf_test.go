@@ -3,11 +3,13 @@ package tflite_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/graph/qmath"
 	"github.com/mcugen/mcugen/importer/tflite"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
@@ -110,9 +112,13 @@ func TestSVDFRefusals(t *testing.T) {
 	decodeErr(t, "rank 3", m, "SVDF", "rank 3 does not divide the 2 filters")
 	m = svdfModel(tg.ActNone, nil)
 	m.Tensors[0].Type, m.Tensors[5].Type = tg.Int8, tg.Int8
-	if _, err := tflite.Decode("int8", m.Bytes()); err == nil || !strings.Contains(err.Error(), "int8 SVDF") {
-		t.Errorf("int8 SVDF: %v", err)
+	if _, err := tflite.Decode("int8", m.Bytes()); err == nil || !strings.Contains(err.Error(), "int16 or int8 weights_time") {
+		t.Errorf("int8 SVDF with float weights: %v", err)
 	}
+	// Per-axis (or missing) quantization is refused by name.
+	im := svdfIntModel()
+	im.Tensors[1].Scale, im.Tensors[1].ZeroPoint = []float32{0.1, 0.2, 0.3, 0.4}, []int64{0, 0, 0, 0}
+	decodeErr(t, "per-axis", im, "SVDF", `tensor "wf" needs one positive scale`)
 }
 
 // TFLite's own SVDF test vectors (tensorflow/lite/kernels/svdf_test.cc,
@@ -217,5 +223,108 @@ func TestSVDFTFLiteGoldens(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// svdfIntModel is TFLite's full-integer SVDF test model
+// (tensorflow/lite/kernels/svdf_test.cc, BlackBoxTestInteger): batch 2, 4
+// units, 3 inputs, memory 10, rank 1, int16 weights_time and state. Its
+// state's zero point is 0: TFLite's kernel ignores the file's -1, TFLite
+// Micro's uses it, and with 0 both compute the test's values.
+func svdfIntModel() *tg.Model {
+	m := &tg.Model{}
+	q := func(t tg.Tensor, s float32, z int64) int32 {
+		t.Scale, t.ZeroPoint = []float32{s}, []int64{z}
+		return m.AddTensor(t)
+	}
+	x := q(tg.Tensor{Name: "x", Type: tg.Int8, Shape: []int32{2, 3}}, 0.007843137718737125, 0)
+	wf := q(tg.Tensor{Name: "wf", Type: tg.Int8, Shape: []int32{4, 3}, Data: tg.I8Bytes(-81, -92, 2, 96, 57, 32, 71, 70, 100, -92, -17, -27)}, 0.003921568859368563, 0)
+	wt := q(tg.Tensor{Name: "wt", Type: tg.Int16, Shape: []int32{4, 10}, Data: tg.I16Bytes(
+		-10464, 12324, 9142, -11842, -11836, 7273, 9029, -2175, 260, 4067,
+		12795, -3488, -3202, 5011, 12987, -887, 12875, 5171, 7185, 10174,
+		-12098, 12461, -7072, 8870, 7739, 11447, 5954, 11765, -5733, 10643,
+		-3534, 8912, 4693, -7761, -8886, -519, -4898, 5067, 3205, -1107)}, 3.051804378628731e-05, -1)
+	b := q(tg.Tensor{Name: "b", Type: tg.Int32, Shape: []int32{4}, Data: tg.I32Bytes(-409707, 641518, 1662434, -113372)}, 2.384185791015625e-07, 0)
+	s := q(tg.Tensor{Name: "state", Type: tg.Int16, Shape: []int32{2, 40}, Variable: true}, 0.0004882887005805969, 0)
+	y := q(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{2, 4}}, 0.003921568859368563, 0)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	m.AddOp(opSVDF, &tg.Options{Type: optSVDF, Fields: []tg.Field{tg.I32(0, 1), tg.I8(1, tg.ActRelu)}}, []int32{x, wf, wt, b, s}, y)
+	return m
+}
+
+// TFLite's exact expectations for that model: twelve inferences on the
+// inputs A, B, C, A, B, C, ... (three values per batch row), the state
+// carried through (no activation is applied: the negative outputs are
+// TFLite's too). The effective multipliers are the test's as well.
+func TestSVDFInt8TFLiteVectors(t *testing.T) {
+	if m, s := qmath.SVDFMultiplier(0.007843137718737125, 0.003921568859368563, 0.0004882887005805969); m != 1082163456 || s != -3 {
+		t.Errorf("first multiplier (%d, %d), TFLite's (1082163456, -3)", m, s)
+	}
+	if m, s := qmath.SVDFMultiplier(0.0004882887005805969, 3.051804378628731e-05, 0.003921568859368563); m != 2139160192 || s != -18 {
+		t.Errorf("second multiplier (%d, %d), TFLite's (2139160192, -18)", m, s)
+	}
+	g, err := tflite.Decode("svdf_int", svdfIntModel().Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := [][]int64{{64, 25, 34, 23, 68, -99}, {16, -59, -114, 46, 47, 94}, {18, -128, -96, -73, 16, 96}}
+	want := [][]int64{
+		{-9, 24, 31, 1, -10, 10, -3, 0}, {2, 4, -44, -7, -10, 32, 52, 1}, {12, -17, 9, -8, 7, 16, -11, -8},
+		{-26, 29, 28, 16, -23, 26, 30, -6}, {-8, -25, -86, -5, -44, 59, 81, 15}, {62, -16, -37, 3, 27, 14, 34, -10},
+		{1, 24, -25, 23, 31, 61, 67, 11}, {-64, -65, -128, -25, -53, 59, 127, 20}, {20, -29, -20, -15, -28, 0, 8, -27},
+		{54, 61, -67, 38, 38, 64, 115, 0}, {-44, -75, -128, -20, -19, 93, 101, 35}, {-5, -56, 30, -18, -40, -9, -8, -31},
+	}
+	s := interp.NewSession(g)
+	for k, w := range want {
+		out, err := s.Run(map[string]*graph.Data{"x": {DType: graph.Int8, Shape: []int{2, 3}, I: inputs[k%3]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out["y"].I; !slices.Equal(got, w) {
+			t.Fatalf("inference %d: %v, TFLite's %v", k+1, got, w)
+		}
+	}
+}
+
+// svdfInt8StateModel is svdfIntModel with int8 weights_time (the int16
+// ones / 256) and an int8 state whose zero point, 3, is also where TFLite
+// Micro resets it: the generated code starts it there and the
+// reference session too.
+func svdfInt8StateModel() *tg.Model {
+	m := svdfIntModel()
+	wt := &m.Tensors[2]
+	var w8 []int8
+	for i := 0; i < len(wt.Data); i += 2 {
+		v := int16(uint16(wt.Data[i]) | uint16(wt.Data[i+1])<<8)
+		w8 = append(w8, int8(v/256))
+	}
+	wt.Type, wt.Data, wt.Scale, wt.ZeroPoint = tg.Int8, tg.I8Bytes(w8...), []float32{0.0078125}, []int64{0}
+	st := &m.Tensors[4]
+	st.Type, st.Scale, st.ZeroPoint = tg.Int8, []float32{0.125}, []int64{3}
+	m.Tensors[3].Scale = []float32{0.125 * 0.0078125}
+	return m
+}
+
+func TestSVDFInt8State(t *testing.T) {
+	g, err := tflite.Decode("svdf_int8_state", svdfInt8StateModel().Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := g.States[0].Init
+	if init == nil || init.Len() != 80 || init.I[0] != 3 || init.I[79] != 3 {
+		t.Fatalf("initial state %v, want 80 values at the zero point 3", init)
+	}
+	// One inference by hand: batch row 0 is x = (64, 25, 34) (zero point 0);
+	// filter 0's newest slot is requant(-81·64 − 92·25 + 2·34 = -7416) with
+	// the multiplier of 0.0078431377 · 0.0039215689 / 0.125 (float32
+	// products), that is -7416 · 0.000246059… = -1.8248 → -2, stored at
+	// the zero point as 1; its older slots hold 3 (the reset value).
+	out, err := interp.Run(g, map[string]*graph.Data{"x": {DType: graph.Int8, Shape: []int{2, 3}, I: []int64{64, 25, 34, 23, 68, -99}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := out[g.States[0].Out].I
+	if next[9] != 1 || next[0] != 3 || next[8] != 3 {
+		t.Errorf("filter 0 of row 0: %v, want nine 3s then 1", next[:10])
 	}
 }

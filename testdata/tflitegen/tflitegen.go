@@ -319,6 +319,15 @@ func I8Bytes(v ...int8) []byte {
 	return out
 }
 
+// I16Bytes encodes int16 values.
+func I16Bytes(v ...int16) []byte {
+	out := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(out[2*i:], uint16(x))
+	}
+	return out
+}
+
 // I32Bytes encodes int32 values.
 func I32Bytes(v ...int32) []byte {
 	out := make([]byte, 4*len(v))
