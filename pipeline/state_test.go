@@ -155,16 +155,20 @@ func setNum(d *graph.Data, i int, v int64) {
 	}
 }
 
-// TFLite SVDF models under QEMU (TFLite's float rank-2 test model, its
-// integer one with an int16 state, and an int8-state variant): the firmware runs a sequence of inputs, its state carried
-// from each inference to the next, and agrees with the reference session
-// (which the importer's tests hold to TFLite's golden outputs).
-func TestSVDFUnderQEMU(t *testing.T) {
+// TFLite stateful models under QEMU: TFLite's float rank-2 SVDF test
+// model, its integer one (int16 state), an int8-state variant, and
+// resource-variable accumulators (float, with a CALL_ONCE initializer;
+// int8, from the zero point). The firmware runs a sequence of inputs, its
+// state carried from each inference to the next, and agrees with the
+// reference session (which the importer's tests hold to TFLite's golden
+// outputs and to hand-worked sequences).
+func TestStatefulModelsUnderQEMU(t *testing.T) {
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		model      string
 		stateBytes int
-	}{{"op_float_svdf_golden", 2 * 10 * 8 * 4}, {"op_int8_svdf", 2 * 10 * 4 * 2}, {"op_int8_svdf_int8_state", 2 * 10 * 4}} {
+	}{{"op_float_svdf_golden", 2 * 10 * 8 * 4}, {"op_int8_svdf", 2 * 10 * 4 * 2}, {"op_int8_svdf_int8_state", 2 * 10 * 4},
+		{"op_float_var_acc", 16}, {"op_int8_var_acc", 4}} {
 		for _, io := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/inarena=%v", c.model, io), func(t *testing.T) {
 				t.Parallel()

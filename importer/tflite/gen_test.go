@@ -240,6 +240,8 @@ func generated(t *testing.T) map[string][]byte {
 	files["op_float_svdf_golden"] = svdfGoldenModel(1).Bytes()
 	files["op_int8_svdf"] = svdfIntModel().Bytes()
 	files["op_int8_svdf_int8_state"] = svdfInt8StateModel().Bytes()
+	files["op_float_var_acc"] = accumulatorModel([]float32{10, 20, 30, 40}).Bytes()
+	files["op_int8_var_acc"] = accumulatorInt8Model().Bytes()
 	files["op_float_svdf_state"] = svdfModel(tg.ActNone, []float32{5, 7, 0, 0, -1, 0.5, 0, 3}).Bytes()
 	files["cnn_float"] = cnn().float().Bytes()
 	files["cnn_int8"] = cnn().int8(t).Bytes()

@@ -114,6 +114,9 @@ func (d *decoder) operator(index int, op table) error {
 	if c.code == opCustom {
 		c.name = fmt.Sprintf("CUSTOM %q", d.customs[oi])
 	}
+	if isResourceOp(c.code) {
+		return c.resourceOp()
+	}
 	if len(outs) == 0 {
 		return c.errorf("no outputs")
 	}

@@ -67,8 +67,16 @@ type decoder struct {
 	names    map[int]string // imported tensor index -> graph name
 	dwNames  map[int]string // depthwise weights, transposed
 	fileSize map[string][]int
-	// states are the variable tensors operators update (SVDF's state).
+	// states are the variable tensors operators update (SVDF's state) and
+	// the resource variables read before they are assigned.
 	states []graph.State
+	// The resource variables (ops_var.go), by container and shared_name,
+	// the handle tensors that name them, and every subgraph (CALL_ONCE's
+	// initializers).
+	vars      map[string]*variable
+	varOrder  []string
+	handles   map[int]string
+	subgraphs []table
 }
 
 func (d *decoder) check() error { return d.r.err }
@@ -92,6 +100,7 @@ func (d *decoder) decode() error {
 		return fmt.Errorf("model has no subgraphs")
 	}
 	sg := sgs[0]
+	d.subgraphs = sgs
 	d.tensors = sg.tables(subgraphTensors, "tensor")
 	d.names = map[int]string{}
 	d.dwNames = map[int]string{}
@@ -116,6 +125,7 @@ func (d *decoder) decode() error {
 			return err
 		}
 	}
+	d.finishVariables()
 	for _, i := range outs {
 		name, err := d.tensor(int(i))
 		if err != nil {

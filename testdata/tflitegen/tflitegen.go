@@ -37,21 +37,25 @@ type Tensor struct {
 	Variable  bool // is_variable: state a stateful operator keeps (an LSTM's)
 }
 
-// Field is one scalar field of a builtin options table.
+// Field is one field of a builtin options table: a scalar, or a string.
 type Field struct {
 	ID    int
-	Kind  byte // 'b' int8/bool, 'i' int32, 'f' float32
+	Kind  byte // 'b' int8/bool, 'i' int32, 'f' float32, 's' string
 	Value float64
+	Str   string
 }
 
+// Str is a string field.
+func Str(id int, v string) Field { return Field{ID: id, Kind: 's', Str: v} }
+
 // I8 is an int8 (or enum, or bool) field.
-func I8(id int, v int) Field { return Field{id, 'b', float64(v)} }
+func I8(id int, v int) Field { return Field{ID: id, Kind: 'b', Value: float64(v)} }
 
 // I32 is an int32 field.
-func I32(id int, v int) Field { return Field{id, 'i', float64(v)} }
+func I32(id int, v int) Field { return Field{ID: id, Kind: 'i', Value: float64(v)} }
 
 // F32 is a float32 field.
-func F32(id int, v float32) Field { return Field{id, 'f', float64(v)} }
+func F32(id int, v float32) Field { return Field{ID: id, Kind: 'f', Value: float64(v)} }
 
 // Bool is a bool field.
 func Bool(id int, v bool) Field {
@@ -79,11 +83,14 @@ type Operator struct {
 
 // Model is subgraph 0 of a TFLite model.
 type Model struct {
-	Tensors  []Tensor
-	Ops      []Operator
-	Inputs   []int32
-	Outputs  []int32
-	External bool // store constant data after the flatbuffer (offset/size buffers)
+	Tensors []Tensor
+	Ops     []Operator
+	Inputs  []int32
+	Outputs []int32
+	// Subgraphs are subgraphs 1, 2, ... (their own tensors and operators;
+	// a CALL_ONCE's initializer); their External and Subgraphs are unused.
+	Subgraphs []*Model
+	External  bool // store constant data after the flatbuffer (offset/size buffers)
 	// OldOpCodes writes only the deprecated int8 builtin code, as files from
 	// before schema 3a do.
 	OldOpCodes bool
@@ -135,31 +142,94 @@ func align16(n int) int { return (n + 15) &^ 15 }
 
 func (m *Model) build(extOffsets []uint64) []byte {
 	b := flatbuffers.NewBuilder(1024)
-	// Buffers: 0 is the empty sentinel, then one per constant tensor.
-	bufIndex := make([]uint32, len(m.Tensors))
+	all := append([]*Model{m}, m.Subgraphs...)
+	// Buffers: 0 is the empty sentinel, then one per constant tensor of
+	// every subgraph (subgraph 0's stored after the flatbuffer when
+	// extOffsets is given).
+	bufIndex := make([][]uint32, len(all))
 	var buffers []flatbuffers.UOffsetT
 	b.StartObject(3)
 	buffers = append(buffers, b.EndObject())
-	for i, t := range m.Tensors {
-		if t.Data == nil {
-			continue
+	for s, sm := range all {
+		bufIndex[s] = make([]uint32, len(sm.Tensors))
+		for i, t := range sm.Tensors {
+			if t.Data == nil {
+				continue
+			}
+			ext := extOffsets != nil && s == 0
+			var data flatbuffers.UOffsetT
+			if !ext {
+				data = b.CreateByteVector(t.Data)
+			}
+			b.StartObject(3)
+			if !ext {
+				b.PrependUOffsetTSlot(0, data, 0)
+			} else {
+				b.PrependUint64Slot(1, extOffsets[i], 0)
+				b.PrependUint64Slot(2, uint64(len(t.Data)), 0)
+			}
+			bufIndex[s][i] = uint32(len(buffers))
+			buffers = append(buffers, b.EndObject())
 		}
-		var data flatbuffers.UOffsetT
-		if extOffsets == nil {
-			data = b.CreateByteVector(t.Data)
-		}
-		b.StartObject(3)
-		if extOffsets == nil {
-			b.PrependUOffsetTSlot(0, data, 0)
-		} else {
-			b.PrependUint64Slot(1, extOffsets[i], 0)
-			b.PrependUint64Slot(2, uint64(len(t.Data)), 0)
-		}
-		bufIndex[i] = uint32(len(buffers))
-		buffers = append(buffers, b.EndObject())
 	}
 	buffersVec := b.CreateVectorOfTables(buffers)
+	// Subgraph 0's tensors come before the operator codes (the byte layout
+	// of the files written before there were other subgraphs).
+	tensors0 := m.tensors(b, bufIndex[0])
 
+	// Operator codes, one per distinct (code, custom) pair in first-use order.
+	type key struct {
+		code   int32
+		custom string
+	}
+	codeIndex := map[key]uint32{}
+	var codes []flatbuffers.UOffsetT
+	for _, sm := range all {
+		for _, op := range sm.Ops {
+			k := key{op.Code, op.Custom}
+			if _, ok := codeIndex[k]; ok {
+				continue
+			}
+			var custom flatbuffers.UOffsetT
+			if op.Custom != "" {
+				custom = b.CreateString(op.Custom)
+			}
+			b.StartObject(4)
+			b.PrependInt8Slot(0, int8(min(op.Code, 127)), 0)
+			if custom != 0 {
+				b.PrependUOffsetTSlot(1, custom, 0)
+			}
+			b.PrependInt32Slot(2, 1, 1)
+			if !m.OldOpCodes {
+				b.PrependInt32Slot(3, op.Code, 0)
+			}
+			codeIndex[k] = uint32(len(codes))
+			codes = append(codes, b.EndObject())
+		}
+	}
+	codesVec := b.CreateVectorOfTables(codes)
+
+	opIndex := func(op Operator) uint32 { return codeIndex[key{op.Code, op.Custom}] }
+	sgs := []flatbuffers.UOffsetT{m.subgraph(b, tensors0, opIndex)}
+	for s, sm := range all[1:] {
+		sgs = append(sgs, sm.subgraph(b, sm.tensors(b, bufIndex[s+1]), opIndex))
+	}
+	sgVec := b.CreateVectorOfTables(sgs)
+	desc := b.CreateString("mcugen test model")
+
+	b.StartObject(8)
+	b.PrependUint32Slot(0, 3, 0)
+	b.PrependUOffsetTSlot(1, codesVec, 0)
+	b.PrependUOffsetTSlot(2, sgVec, 0)
+	b.PrependUOffsetTSlot(3, desc, 0)
+	b.PrependUOffsetTSlot(4, buffersVec, 0)
+	root := b.EndObject()
+	b.FinishWithFileIdentifier(root, []byte("TFL3"))
+	return append([]byte(nil), b.FinishedBytes()...)
+}
+
+// tensors writes m's tensors and returns their vector.
+func (m *Model) tensors(b *flatbuffers.Builder, bufIndex []uint32) flatbuffers.UOffsetT {
 	var tensors []flatbuffers.UOffsetT
 	for i, t := range m.Tensors {
 		name := b.CreateString(t.Name)
@@ -200,50 +270,24 @@ func (m *Model) build(extOffsets []uint64) []byte {
 		b.PrependBoolSlot(5, t.Variable, false)
 		tensors = append(tensors, b.EndObject())
 	}
-	tensorsVec := b.CreateVectorOfTables(tensors)
+	return b.CreateVectorOfTables(tensors)
+}
 
-	// Operator codes, one per distinct (code, custom) pair in first-use order.
-	type key struct {
-		code   int32
-		custom string
-	}
-	codeIndex := map[key]uint32{}
-	var codes []flatbuffers.UOffsetT
-	opIndex := make([]uint32, len(m.Ops))
-	for i, op := range m.Ops {
-		k := key{op.Code, op.Custom}
-		idx, ok := codeIndex[k]
-		if !ok {
-			var custom flatbuffers.UOffsetT
-			if op.Custom != "" {
-				custom = b.CreateString(op.Custom)
-			}
-			b.StartObject(4)
-			b.PrependInt8Slot(0, int8(min(op.Code, 127)), 0)
-			if custom != 0 {
-				b.PrependUOffsetTSlot(1, custom, 0)
-			}
-			b.PrependInt32Slot(2, 1, 1)
-			if !m.OldOpCodes {
-				b.PrependInt32Slot(3, op.Code, 0)
-			}
-			idx = uint32(len(codes))
-			codes = append(codes, b.EndObject())
-			codeIndex[k] = idx
-		}
-		opIndex[i] = idx
-	}
-	codesVec := b.CreateVectorOfTables(codes)
-
+// subgraph writes m's operators and the subgraph table over tensorsVec.
+func (m *Model) subgraph(b *flatbuffers.Builder, tensorsVec flatbuffers.UOffsetT, opIndex func(Operator) uint32) flatbuffers.UOffsetT {
 	var ops []flatbuffers.UOffsetT
-	for i, op := range m.Ops {
+	for _, op := range m.Ops {
 		ins := int32Vector(b, op.Inputs)
 		outs := int32Vector(b, op.Outputs)
 		var opts flatbuffers.UOffsetT
 		if op.Options != nil {
+			strs := map[int]flatbuffers.UOffsetT{}
 			maxID := 0
 			for _, f := range op.Options.Fields {
 				maxID = max(maxID, f.ID+1)
+				if f.Kind == 's' {
+					strs[f.ID] = b.CreateString(f.Str)
+				}
 			}
 			b.StartObject(maxID)
 			for _, f := range op.Options.Fields {
@@ -254,12 +298,14 @@ func (m *Model) build(extOffsets []uint64) []byte {
 					b.PrependInt32Slot(f.ID, int32(f.Value), -1<<31)
 				case 'f':
 					b.PrependFloat32Slot(f.ID, float32(f.Value), float32(math.NaN()))
+				case 's':
+					b.PrependUOffsetTSlot(f.ID, strs[f.ID], 0)
 				}
 			}
 			opts = b.EndObject()
 		}
 		b.StartObject(13)
-		b.PrependUint32Slot(0, opIndex[i], 0)
+		b.PrependUint32Slot(0, opIndex(op), 0)
 		b.PrependUOffsetTSlot(1, ins, 0)
 		b.PrependUOffsetTSlot(2, outs, 0)
 		if op.Options != nil {
@@ -278,19 +324,7 @@ func (m *Model) build(extOffsets []uint64) []byte {
 	b.PrependUOffsetTSlot(2, outVec, 0)
 	b.PrependUOffsetTSlot(3, opsVec, 0)
 	b.PrependUOffsetTSlot(4, sgName, 0)
-	sg := b.EndObject()
-	sgVec := b.CreateVectorOfTables([]flatbuffers.UOffsetT{sg})
-	desc := b.CreateString("mcugen test model")
-
-	b.StartObject(8)
-	b.PrependUint32Slot(0, 3, 0)
-	b.PrependUOffsetTSlot(1, codesVec, 0)
-	b.PrependUOffsetTSlot(2, sgVec, 0)
-	b.PrependUOffsetTSlot(3, desc, 0)
-	b.PrependUOffsetTSlot(4, buffersVec, 0)
-	root := b.EndObject()
-	b.FinishWithFileIdentifier(root, []byte("TFL3"))
-	return append([]byte(nil), b.FinishedBytes()...)
+	return b.EndObject()
 }
 
 func int32Vector(b *flatbuffers.Builder, v []int32) flatbuffers.UOffsetT {
