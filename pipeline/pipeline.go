@@ -202,9 +202,6 @@ func quantizePass(s *State) error {
 		o.Warn(fmt.Sprintf("%s is already an integer model; --calib/--quantize ignored", s.ModelPath))
 		return nil
 	}
-	if len(s.Graph.States) > 0 {
-		return fmt.Errorf("%s: tensor %q: the model keeps state from one inference to the next; mcugen does not quantize stateful float models (quantize it with the TFLite converter, or compile it in float)", s.ModelPath, s.Graph.States[0].In)
-	}
 	var samples []map[string]*graph.Data
 	switch {
 	case o.Calib != "":

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/quant"
 )
 
 // runningSum is a stateful graph: y = x + s, and the state s takes y's
@@ -192,15 +193,44 @@ func TestStatefulModelsUnderQEMU(t *testing.T) {
 	}
 }
 
-// mcugen's quantizer refuses a stateful float model in one line naming
-// the file and the state.
-func TestStatefulQuantizeRefused(t *testing.T) {
-	b, err := LoadBoard("mps2-an386", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Compile("../testdata/tflite/op_float_svdf.tflite", Options{Board: b, Quantize: "int8", CalibRandom: 2, Version: "test", Warn: func(string) {}})
-	if err == nil || !strings.Contains(err.Error(), "op_float_svdf.tflite") || !strings.Contains(err.Error(), `"state"`) || !strings.Contains(err.Error(), "keeps state") {
-		t.Errorf("got %v, want a refusal naming the file and the state", err)
+// mcugen quantizes a stateful float model: calibration runs the samples
+// as a sequence, a state's two tensors share one set of parameters, and
+// an int8 state starts at its zero point (the float zeros). The int8
+// firmware agrees with the reference session over a sequence.
+func TestStatefulQuantized(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, model := range []string{"op_float_svdf_golden", "op_float_var_acc"} {
+		t.Run(model, func(t *testing.T) {
+			t.Parallel()
+			s, err := Compile("../testdata/tflite/"+model+".tflite", Options{Board: b, Quantize: "int8", CalibRandom: 16, Version: "test", Warn: func(string) {}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Graph.States) != 1 {
+				t.Fatalf("states %+v, want one", s.Graph.States)
+			}
+			st := s.Graph.States[0]
+			in := s.Graph.Tensors[st.In]
+			if in.DType != graph.Int8 || !in.Quant.Equal(s.Graph.Tensors[st.Out].Quant) {
+				t.Fatalf("state %q: %s, quantized %+v and %+v", st.In, in.DType, in.Quant, s.Graph.Tensors[st.Out].Quant)
+			}
+			if model == "op_float_svdf_golden" {
+				_, zp := in.Quant.At(0)
+				if st.Init == nil || st.Init.I[0] != int64(zp) {
+					t.Errorf("initial state %v, want the zero point %d", st.Init, zp)
+				}
+			}
+			// An ONNX QDQ model cannot say it (mcugen quantize refuses).
+			if _, err := quant.QDQModel(s.Graph); err == nil || !strings.Contains(err.Error(), "carried from one inference to the next") {
+				t.Errorf("QDQ model of a stateful graph: %v", err)
+			}
+			x, err := s.Execute(RandomInputs(s.Graph, 10, 8), t.TempDir(), time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !x.AllMatch() {
+				t.Errorf("the int8 firmware disagrees with the reference session: %v", x.Match)
+			}
+		})
 	}
 }

@@ -66,9 +66,6 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("quant: calibrate: no samples")
 	}
-	if err := statelessGraph(g); err != nil {
-		return nil, err
-	}
 	bins := opt.Bins
 	if bins <= 0 {
 		bins = DefaultBins
@@ -86,9 +83,11 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 		}
 	}
 	buf := []float64{}
-	// Pass 1: ranges.
+	// Pass 1: ranges. The samples run in order, one session per pass: a
+	// model with states (graph.State) sees them as a sequence.
+	sess := interp.NewSession(g)
 	for si, s := range samples {
-		vals, err := interp.RunAll(g, s, nil)
+		vals, err := sess.RunAll(s)
 		if err != nil {
 			return nil, fmt.Errorf("quant: calibrate: sample %d: %w", si, err)
 		}
@@ -121,8 +120,9 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 		ts.Hist = make([]float64, bins)
 	}
 	// Pass 2: histograms.
+	sess = interp.NewSession(g)
 	for si, s := range samples {
-		vals, err := interp.RunAll(g, s, nil)
+		vals, err := sess.RunAll(s)
 		if err != nil {
 			return nil, fmt.Errorf("quant: calibrate: sample %d: %w", si, err)
 		}

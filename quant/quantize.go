@@ -113,9 +113,6 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	if err := graph.Validate(g); err != nil {
 		return nil, fmt.Errorf("quant: %w", err)
 	}
-	if err := statelessGraph(g); err != nil {
-		return nil, err
-	}
 	for _, n := range g.Nodes {
 		if n.Op == graph.Quantize || n.Op == graph.Dequantize {
 			return nil, fmt.Errorf("quant: node %q (%s): graph is already quantized; fold it with FoldQDQ", n.Name, n.Op)
@@ -191,6 +188,14 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		for _, in := range ins {
 			if _, ok := rng[in]; ok {
 				uf.union(in, out)
+			}
+		}
+	}
+	// A state's value at the start and its next value are stored alike.
+	for _, s := range f.States {
+		if _, ok := rng[s.In]; ok {
+			if _, ok := rng[s.Out]; ok {
+				uf.union(s.In, s.Out)
 			}
 		}
 	}
@@ -329,6 +334,15 @@ func (b *builder) build() (*graph.Graph, error) {
 	q.Outputs = append([]string(nil), f.Outputs...)
 	if b.opt.FloatIO {
 		b.floatIO()
+	}
+	// The states keep their names; an int8 state starts from its float
+	// initial value quantized (zeros: the zero point).
+	for _, s := range f.States {
+		if t := q.Tensors[s.In]; t != nil && t.DType == graph.Int8 {
+			sc, zp := t.Quant.At(0)
+			s.Init = QuantizeData(s.InitData(f.Tensors[s.In]), sc, zp)
+		}
+		q.States = append(q.States, s)
 	}
 	q.Prune()
 	if err := graph.Validate(q); err != nil {
@@ -615,6 +629,7 @@ func cloneGraph(g *graph.Graph) *graph.Graph {
 	}
 	c.Inputs = append([]string(nil), g.Inputs...)
 	c.Outputs = append([]string(nil), g.Outputs...)
+	c.States = append([]graph.State(nil), g.States...)
 	return c
 }
 
@@ -648,14 +663,4 @@ func (u *unionFind) union(a, b string) {
 	if ra != rb {
 		u.parent[ra] = rb
 	}
-}
-
-// statelessGraph refuses a model that carries state from one inference to
-// the next (graph.State): calibrating it would need sequences of inputs,
-// and its states one set of parameters for every step.
-func statelessGraph(g *graph.Graph) error {
-	if len(g.States) > 0 {
-		return fmt.Errorf("quant: tensor %q: the model keeps state between inferences (%d state tensor(s)); mcugen does not quantize stateful float models: quantize it with the TFLite converter", g.States[0].In, len(g.States))
-	}
-	return nil
 }

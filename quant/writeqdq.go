@@ -60,6 +60,9 @@ func (w *qdqWriter) isValue(name string) bool {
 
 // QDQModel builds the ONNX model WriteQDQ writes.
 func QDQModel(g *graph.Graph) (*onnx.Model, error) {
+	if len(g.States) > 0 {
+		return nil, fmt.Errorf("quant: QDQ model: tensor %q is carried from one inference to the next, which an ONNX model cannot say; compile or run the model instead", g.States[0].In)
+	}
 	w := &qdqWriter{g: g, og: &onnx.Graph{Name: g.Name}, nchw: map[string]bool{}, float: map[string]string{}, inits: map[string]bool{}, used: map[string]bool{}}
 	for _, in := range g.Inputs {
 		t := g.Tensors[in]

@@ -94,6 +94,19 @@ func (s *Session) Reset() {
 // returns every graph output, the states' next values included, which
 // become the states for the next Run.
 func (s *Session) Run(inputs map[string]*graph.Data) (map[string]*graph.Data, error) {
+	vals, err := s.RunAll(inputs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*graph.Data, len(s.g.Outputs))
+	for _, name := range s.g.Outputs {
+		out[name] = vals[name]
+	}
+	return out, nil
+}
+
+// RunAll is Run returning every tensor's value (as RunAll does).
+func (s *Session) RunAll(inputs map[string]*graph.Data) (map[string]*graph.Data, error) {
 	all := inputs
 	if len(s.g.States) > 0 {
 		all = make(map[string]*graph.Data, len(inputs)+len(s.state))
@@ -104,14 +117,14 @@ func (s *Session) Run(inputs map[string]*graph.Data) (map[string]*graph.Data, er
 			all[k] = v
 		}
 	}
-	out, err := Run(s.g, all)
+	vals, err := RunAll(s.g, all, nil)
 	if err != nil {
 		return nil, err
 	}
 	for _, st := range s.g.States {
-		s.state[st.In] = out[st.Out]
+		s.state[st.In] = vals[st.Out]
 	}
-	return out, nil
+	return vals, nil
 }
 
 // RunAll executes g and returns the value of every tensor (constants
