@@ -146,6 +146,13 @@ func Emit(m *tir.Module, opts Options) (map[string][]byte, error) {
 	for _, f := range m.Funcs {
 		cnames.used[e.prefix+"_"+f.Name] = true
 	}
+	// The states' static names (states()) are taken too.
+	for k, st := range m.States {
+		for _, n := range []string{e.stateBuf(st.In, false), e.stateBuf(st.Out, true), fmt.Sprintf("%s_state%d_init", e.prefix, k)} {
+			cnames.used[n] = true
+		}
+	}
+	cnames.used[e.prefix+"_state_set"], cnames.used[e.prefix+"_reset"] = true, true
 	// Buffers viewing the same data (a broadcast view, a shared weight), or
 	// equal data (the weights of an unrolled recurrent layer's steps, each
 	// step's kernel holding its own copy), share one array.
@@ -224,10 +231,11 @@ func (e *emitter) header() []byte {
 	}
 	b.WriteString("\n")
 	if len(e.m.States) > 0 {
-		fmt.Fprintf(&b, "/* The model keeps state from one inference to the next (%d tensor(s), %d bytes\n"+
-			"   of static RAM): each run starts from what the previous one left. Call reset\n"+
-			"   to start a new sequence; the state starts reset. */\n#define %s_STATE_SIZE %d\nvoid %s_reset(void);\n\n",
-			len(e.m.States), e.stateBytes(), e.PREFIX, e.stateBytes(), e.prefix)
+		fmt.Fprintf(&b, "/* The model keeps state from one inference to the next (%d tensor(s) of %d bytes,\n"+
+			"   %d bytes of static RAM with their next values): each run starts from what the\n"+
+			"   previous one left. Call reset to start a new sequence; the state starts reset. */\n"+
+			"#define %s_STATE_SIZE %d\nvoid %s_reset(void);\n\n",
+			len(e.m.States), e.stateBytes(), StateRAM(e.m), e.PREFIX, e.stateBytes(), e.prefix)
 	}
 	if e.m.IOInArena {
 		b.WriteString("/* Inputs and outputs live in the arena: write the inputs at the\n   addresses below, call run, read the outputs. */\n")
@@ -274,6 +282,15 @@ func (e *emitter) header() []byte {
 }
 
 func (e *emitter) ioPtrName(kind string, i int) string {
+	// Numbered among the application's inputs (outputs): states are not
+	// theirs.
+	k := 0
+	for j := 0; j < i; j++ {
+		if !e.m.IsState(j, kind == "output") {
+			k++
+		}
+	}
+	i = k
 	if i == 0 {
 		return fmt.Sprintf("%s_%s_ptr", e.prefix, kind)
 	}
@@ -698,4 +715,17 @@ func allZero(d *graph.Data) bool {
 		}
 	}
 	return true
+}
+
+// StateRAM is the static RAM the states take: each state's buffer, and with
+// separate I/O the buffer its next value is written to.
+func StateRAM(m *tir.Module) int {
+	n := 0
+	for _, st := range m.States {
+		n += m.Inputs[st.In].Bytes
+		if !m.IOInArena && m.Outputs[st.Out].CopyFrom == nil {
+			n += m.Outputs[st.Out].Bytes
+		}
+	}
+	return n
 }

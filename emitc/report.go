@@ -18,6 +18,8 @@ type IOInfo struct {
 // IONames are the C member names of m's inputs and outputs, as Emit prints them.
 func IONames(m *tir.Module) (in, out []string) {
 	names := newNamer()
+	// <PREFIX>_ARENA_SIZE and <PREFIX>_STATE_SIZE are the header's own.
+	names.used["arena"], names.used["state"] = true, true
 	for _, t := range m.Inputs {
 		in = append(in, names.unique(strings.ToLower(Ident(t.Name))))
 	}
@@ -63,10 +65,7 @@ func ReportFor(m *tir.Module, files map[string][]byte, opts Options) *Report {
 	for k, st := range m.States {
 		in := m.Inputs[st.In]
 		rep.States = append(rep.States, IOInfo{Name: in.Name, CName: fmt.Sprintf("%s_state%d", p, k), Size: in.Bytes})
-		rep.StateBytes += in.Bytes
-		if !m.IOInArena && m.Outputs[st.Out].CopyFrom == nil {
-			rep.StateBytes += in.Bytes
-		}
 	}
+	rep.StateBytes = StateRAM(m)
 	return rep
 }

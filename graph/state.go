@@ -49,7 +49,7 @@ func (g *Graph) UserInputs() []string {
 	}
 	var out []string
 	for _, n := range g.Inputs {
-		if g.StateOf(n) < 0 {
+		if !slices.ContainsFunc(g.States, func(s State) bool { return s.In == n }) {
 			out = append(out, n)
 		}
 	}
@@ -64,7 +64,7 @@ func (g *Graph) UserOutputs() []string {
 	}
 	var out []string
 	for _, n := range g.Outputs {
-		if g.StateOf(n) < 0 {
+		if !slices.ContainsFunc(g.States, func(s State) bool { return s.Out == n }) {
 			out = append(out, n)
 		}
 	}
@@ -99,6 +99,11 @@ func validateStates(g *Graph) error {
 		}
 		if !slices.Contains(g.Outputs, s.Out) {
 			return fmt.Errorf("state %d: %q is not a graph output", i, s.Out)
+		}
+		// The application neither reads a state nor writes its next value:
+		// each is a tensor of its own (a copy where the model shares one).
+		if slices.Contains(g.Outputs, s.In) || slices.Contains(g.Inputs, s.Out) {
+			return fmt.Errorf("state %d: %q or its next value %q is also an application input or output", i, s.In, s.Out)
 		}
 		in, out := g.Tensors[s.In], g.Tensors[s.Out]
 		if in.DType != out.DType || !slices.Equal(in.Shape, out.Shape) {

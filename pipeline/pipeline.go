@@ -318,7 +318,15 @@ func checkFits(s *State) error {
 		err := &FitError{Model: s.Graph.Name, Board: b.Name, Region: r.Name, What: what, Need: need, Have: int64(r.Length)}
 		return fmt.Errorf("%s: %w", s.ModelPath, err)
 	}
-	if err := check(boards.HoldsArena, "activations (the arena)", int64(s.Plan.ArenaBytes)); err != nil {
+	need, what := int64(s.Plan.ArenaBytes), "activations (the arena)"
+	if n := int64(s.Graph.StateBytes()); n > 0 {
+		// The states' static buffers, and their next values' with separate I/O.
+		if !s.Opt.IOInArena {
+			n *= 2
+		}
+		need, what = need+n, "activations (the arena) and the model's state"
+	}
+	if err := check(boards.HoldsArena, what, need); err != nil {
 		return err
 	}
 	return check(boards.HoldsWeights, "weights", graph.WeightBytes(s.Graph))

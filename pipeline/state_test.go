@@ -16,26 +16,42 @@ import (
 // value for the next inference (through a copy, since a state's next value
 // is its own tensor). From s = init, the outputs are the running sums
 // init + x1 + ... + xk. With int8 all tensors share one scale and zero
-// point 0, so the Add is exact while the sums stay in range.
-func runningSum(dt graph.DType, init *graph.Data) *graph.Graph {
+// point 0, so the Add is exact while the sums stay in range. The tricky
+// form names its input "state", lists the state first and adds a zero
+// constant named like the state's static buffer: the generated names must
+// keep apart.
+func runningSum(dt graph.DType, init *graph.Data, tricky bool) *graph.Graph {
 	g := graph.New("running_sum", "tflite")
 	var q *graph.Quant
 	if dt == graph.Int8 {
 		q = &graph.Quant{Scale: []float32{0.5}, ZeroPoint: []int32{0}}
 	}
-	for _, n := range []string{"x", "s", "y", "s_next"} {
+	x := "x"
+	if tricky {
+		x = "state"
+	}
+	for _, n := range []string{x, "s", "y", "s_next"} {
 		g.AddTensor(&graph.Tensor{Name: n, DType: dt, Shape: []int{1, 4}, Quant: q})
 	}
-	g.AddNode(&graph.Node{Name: "add", Op: graph.Add, Inputs: []string{"x", "s"}, Outputs: []string{"y"}})
+	g.AddNode(&graph.Node{Name: "add", Op: graph.Add, Inputs: []string{x, "s"}, Outputs: []string{"y"}})
+	g.Inputs = []string{x, "s"}
+	if tricky {
+		g.Tensors["y"].Name = "y0"
+		g.Tensors["y0"], g.Tensors["y"] = g.Tensors["y"], &graph.Tensor{Name: "y", DType: dt, Shape: []int{1, 4}, Quant: q}
+		g.Nodes[0].Outputs[0] = "y0"
+		zero := g.AddConst("running_sum_state0", graph.NewData(dt, []int{1, 4}))
+		zero.Quant = q
+		g.AddNode(&graph.Node{Name: "add0", Op: graph.Add, Inputs: []string{"y0", zero.Name}, Outputs: []string{"y"}})
+		g.Inputs = []string{"s", x}
+	}
 	g.AddNode(&graph.Node{Name: "keep", Op: graph.Reshape, Inputs: []string{"y"}, Outputs: []string{"s_next"}})
-	g.Inputs = []string{"x", "s"}
 	g.Outputs = []string{"y", "s_next"}
 	g.States = []graph.State{{In: "s", Out: "s_next", Init: init}}
 	return g
 }
 
 func TestStateValidation(t *testing.T) {
-	g := runningSum(graph.Float32, nil)
+	g := runningSum(graph.Float32, nil, false)
 	if err := graph.Validate(g); err != nil {
 		t.Fatal(err)
 	}
@@ -45,13 +61,20 @@ func TestStateValidation(t *testing.T) {
 	if u := g.UserOutputs(); len(u) != 1 || u[0] != "y" {
 		t.Errorf("user outputs %v, want [y]", u)
 	}
-	bad := runningSum(graph.Float32, nil)
+	bad := runningSum(graph.Float32, nil, false)
 	bad.States[0].Out = "y"
 	bad.States = append(bad.States, graph.State{In: "x", Out: "y"})
 	if err := graph.Validate(bad); err == nil {
 		t.Error("two states sharing an output passed validation")
 	}
-	wrong := runningSum(graph.Float32, graph.NewData(graph.Float32, []int{3}))
+	// A state's next value that is also the application's input.
+	shared := runningSum(graph.Float32, nil, false)
+	shared.States[0].Out = "x"
+	shared.Outputs = []string{"y", "x"}
+	if err := graph.Validate(shared); err == nil || !strings.Contains(err.Error(), "also an application input or output") {
+		t.Errorf("a state whose next value is the application's input: %v", err)
+	}
+	wrong := runningSum(graph.Float32, graph.NewData(graph.Float32, []int{3}), false)
 	if err := graph.Validate(wrong); err == nil {
 		t.Error("an initial value of 3 elements for a 4-element state passed validation")
 	}
@@ -65,20 +88,20 @@ func TestStatefulRunningSum(t *testing.T) {
 	xs := [][]int64{{1, -2, 3, 0}, {4, 4, -4, 10}, {-1, 0, 2, -20}, {0, 1, 1, 1}}
 	init := []int64{5, 0, -5, 1}
 	type run struct {
-		board             string
-		dt                graph.DType
-		inArena, withInit bool
+		board                     string
+		dt                        graph.DType
+		inArena, withInit, tricky bool
 	}
 	var runs []run
 	for _, board := range []string{"host", "mps2-an386"} {
 		for _, dt := range []graph.DType{graph.Float32, graph.Int8} {
 			for _, inArena := range []bool{false, true} {
-				runs = append(runs, run{board, dt, inArena, dt == graph.Int8 == inArena})
+				runs = append(runs, run{board, dt, inArena, dt == graph.Int8 == inArena, board == "host" && inArena})
 			}
 		}
 	}
 	for _, r := range runs {
-		t.Run(fmt.Sprintf("%s/%s/inarena=%v/init=%v", r.board, r.dt, r.inArena, r.withInit), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/inarena=%v/init=%v/tricky=%v", r.board, r.dt, r.inArena, r.withInit, r.tricky), func(t *testing.T) {
 			t.Parallel()
 			var b = hostOrQEMU(t, r.board)
 			var initData *graph.Data
@@ -90,7 +113,8 @@ func TestStatefulRunningSum(t *testing.T) {
 					sum[i] = v
 				}
 			}
-			g := runningSum(r.dt, initData)
+			g := runningSum(r.dt, initData, r.tricky)
+			in := g.UserInputs()[0]
 			s, err := CompileGraph(g, "running_sum", Options{Board: b, IOInArena: r.inArena, Version: "test"})
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +132,7 @@ func TestStatefulRunningSum(t *testing.T) {
 				for i, v := range x {
 					setNum(d, i, v)
 				}
-				vecs = append(vecs, map[string]*graph.Data{"x": d})
+				vecs = append(vecs, map[string]*graph.Data{in: d})
 			}
 			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
 			if err != nil {
@@ -232,5 +256,19 @@ func TestStatefulQuantized(t *testing.T) {
 				t.Errorf("the int8 firmware disagrees with the reference session: %v", x.Match)
 			}
 		})
+	}
+}
+
+// A state whose next value has another size is refused before any C is
+// written (the static buffers are sized by the state).
+func TestStateSizeMismatchRefused(t *testing.T) {
+	b, err := LoadBoard("host", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := runningSum(graph.Float32, nil, false)
+	g.Tensors["s_next"].DType = graph.Int32
+	if _, err := CompileGraph(g, "bad", Options{Board: b, Version: "test"}); err == nil {
+		t.Error("a float32 state with an int32 next value compiled")
 	}
 }

@@ -24,8 +24,12 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 	}
 	fvals := make([]map[string]*graph.Data, len(samples))
 	qvals := make([]map[string]*graph.Data, len(samples))
+	// The samples are a sequence: a state's value at each sample is the
+	// float graph's, carried from the previous ones (and quantized for the
+	// int8 graph: its own would depend on the corrections being made).
+	fsess := interp.NewSession(f)
 	for i, s := range samples {
-		v, err := interp.RunAll(f, s, nil)
+		v, err := fsess.RunAll(s)
 		if err != nil {
 			return fmt.Errorf("quant: bias correction: float graph, sample %d: %w", i, err)
 		}
@@ -33,6 +37,9 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 		qvals[i] = map[string]*graph.Data{}
 		for j, name := range q.Inputs {
 			d := s[name]
+			if q.StateOf(name) >= 0 {
+				d = v[name]
+			}
 			if d == nil {
 				d = s[f.Inputs[j]]
 			}

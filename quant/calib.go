@@ -172,7 +172,7 @@ func toF64(buf []float64, xs []float32) []float64 {
 // Samples are taken in file-name order. Bad data (wrong dtype or shape, NaN,
 // no files) is an error naming the file.
 func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
-	if len(g.Inputs) == 0 {
+	if len(g.UserInputs()) == 0 {
 		return nil, fmt.Errorf("quant: calibration: graph has no inputs")
 	}
 	entries, err := os.ReadDir(dir)
@@ -218,20 +218,20 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 		per[in] = append(per[in], ss...)
 	}
 	n := -1
-	for _, in := range g.Inputs {
+	for _, in := range g.UserInputs() {
 		k := len(per[in])
 		if k == 0 {
 			return nil, fmt.Errorf("quant: calibration dir %s: no .npy file for input %q", dir, in)
 		}
 		if n >= 0 && k != n {
-			return nil, fmt.Errorf("quant: calibration dir %s: input %q has %d samples, %q has %d", dir, in, k, g.Inputs[0], n)
+			return nil, fmt.Errorf("quant: calibration dir %s: input %q has %d samples, %q has %d", dir, in, k, g.UserInputs()[0], n)
 		}
 		n = k
 	}
 	out := make([]map[string]*graph.Data, n)
 	for i := range out {
 		out[i] = map[string]*graph.Data{}
-		for _, in := range g.Inputs {
+		for _, in := range g.UserInputs() {
 			out[i][in] = per[in][i]
 		}
 	}
@@ -243,18 +243,18 @@ func sanitize(s string) string {
 }
 
 func calibInputFor(g *graph.Graph, file string) (string, error) {
-	if len(g.Inputs) == 1 {
-		return g.Inputs[0], nil
+	if len(g.UserInputs()) == 1 {
+		return g.UserInputs()[0], nil
 	}
 	base := filepath.Base(file)
 	best := ""
-	for _, in := range g.Inputs {
+	for _, in := range g.UserInputs() {
 		if strings.HasPrefix(base, sanitize(in)) && len(in) > len(best) {
 			best = in
 		}
 	}
 	if best == "" {
-		return "", fmt.Errorf("quant: calibration file %s: name matches none of the inputs %v", file, g.Inputs)
+		return "", fmt.Errorf("quant: calibration file %s: name matches none of the inputs %v", file, g.UserInputs())
 	}
 	return best, nil
 }
@@ -335,7 +335,7 @@ func RandomCalib(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
 	out := make([]map[string]*graph.Data, n)
 	for i := range out {
 		out[i] = map[string]*graph.Data{}
-		for _, in := range g.Inputs {
+		for _, in := range g.UserInputs() {
 			t := g.Tensors[in]
 			d := graph.NewData(t.DType, t.Shape)
 			if t.DType == graph.Float32 {

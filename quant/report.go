@@ -75,13 +75,19 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 	var out acc
 	var perSample []float64
 	classifier := isClassifier(fg)
+	// Both graphs run the samples as a sequence (their states, if any,
+	// carried from each sample to the next).
+	fsess, qsess := interp.NewSession(fg), interp.NewSession(qg)
 	for si, s := range samples {
-		fv, err := interp.RunAll(fg, s, nil)
+		fv, err := fsess.RunAll(s)
 		if err != nil {
 			return nil, fmt.Errorf("quant: evaluate: float graph, sample %d: %w", si, err)
 		}
 		qin := map[string]*graph.Data{}
 		for i, name := range qg.Inputs {
+			if qg.StateOf(name) >= 0 {
+				continue // the session's
+			}
 			d := s[name]
 			if d == nil && i < len(fg.Inputs) {
 				d = s[fg.Inputs[i]] // inputs named differently: bind by position
@@ -99,7 +105,7 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 				qin[name] = d
 			}
 		}
-		qv, err := interp.RunAll(qg, qin, nil)
+		qv, err := qsess.RunAll(qin)
 		if err != nil {
 			return nil, fmt.Errorf("quant: evaluate: int8 graph, sample %d: %w", si, err)
 		}

@@ -56,6 +56,13 @@ func (l *lowerer) run() (*Module, error) {
 		if in < 0 || out < 0 {
 			return nil, fmt.Errorf("tir: state %q/%q is not a graph input/output pair", st.In, st.Out)
 		}
+		a, b := m.Inputs[in], m.Outputs[out]
+		if a.DType != b.DType || a.Bytes != b.Bytes || m.IsState(in, false) || m.IsState(out, true) {
+			return nil, fmt.Errorf("tir: state %q/%q: %s of %d bytes, next value %s of %d bytes (or a tensor of two states)", st.In, st.Out, a.DType, a.Bytes, b.DType, b.Bytes)
+		}
+		if st.Init != nil && st.Init.Len()*a.DType.Size() != a.Bytes {
+			return nil, fmt.Errorf("tir: state %q: initial value of %d elements for %d bytes", st.In, st.Init.Len(), a.Bytes)
+		}
 		m.States = append(m.States, &StateIO{In: in, Out: out, Init: st.Init})
 	}
 	order := l.plan.Order

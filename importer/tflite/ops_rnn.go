@@ -45,17 +45,28 @@ func (c *opctx) recurrentAct(v uint8) (graph.RNNAct, error) {
 	return graph.RNNAct{}, c.errorf("cell activation %d is not supported (NONE, RELU and TANH are)", v)
 }
 
-// recurrentState is input i, a recurrent operator's state: "" when it is a
-// variable tensor or a constant of zeros (each inference starts from the
-// zero state; TFLite would carry a variable's value over from the previous
-// inference until the application resets it).
-func (c *opctx) recurrentState(i int, shape []int) (string, error) {
+// recurrentState is input i, a recurrent operator's state: "" when it is
+// absent or a constant of zeros. A variable tensor (the usual form) is a
+// state of the model (graph.State), carried from one inference to the
+// next as TFLite carries it, from zeros; variable reports which.
+func (c *opctx) recurrentState(i int, shape []int) (name string, variable bool, err error) {
 	if i >= len(c.ins) || c.ins[i] < 0 {
-		return "", nil
+		return "", false, nil
 	}
 	if k := int(c.ins[i]); k < len(c.d.tensors) && c.d.tensors[k].boolean(tensorIsVariable) {
-		return "", nil
+		t, err := c.stateIn(i, graph.Float32, shape)
+		if err != nil {
+			return "", false, err
+		}
+		return t.Name, true, nil
 	}
+	name, err = c.fixedState(i, shape)
+	return name, false, err
+}
+
+// fixedState is input i, a state that is not a variable: a constant of
+// zeros ("") or a tensor the model computes.
+func (c *opctx) fixedState(i int, shape []int) (string, error) {
 	t, err := c.in(i)
 	if err != nil {
 		return "", err
@@ -303,16 +314,17 @@ func seqStack(emit graph.Emitter, ys []string, timeMajor bool, batch, out int, p
 func (c *opctx) runLayer(l *graph.RNNLayer, emit graph.Emitter, base string, xs []string, hi, ci int, reverse bool) (ys []string, h, cs string, err error) {
 	g := c.d.g
 	out := l.Out(g)
-	h0, err := c.recurrentState(hi, []int{l.Batch, out})
+	h0, hVar, err := c.recurrentState(hi, []int{l.Batch, out})
 	if err != nil {
 		return nil, "", "", err
 	}
-	c0 := ""
+	c0, cVar := "", false
 	if ci >= 0 {
-		if c0, err = c.recurrentState(ci, []int{l.Batch, l.Hidden}); err != nil {
+		if c0, cVar, err = c.recurrentState(ci, []int{l.Batch, l.Hidden}); err != nil {
 			return nil, "", "", err
 		}
 	}
+	hIn, cIn := h0, c0
 	// States reshaped in the layer's own emitter: the emitter's names
 	// start with base.
 	if h0 != "" {
@@ -334,6 +346,13 @@ func (c *opctx) runLayer(l *graph.RNNLayer, emit graph.Emitter, base string, xs 
 	ys = make([]string, len(xs))
 	for i, y := range run {
 		ys[order[i]] = y
+	}
+	// The variables take the layer's last state for the next inference.
+	if hVar {
+		c.d.states = append(c.d.states, graph.State{In: hIn, Out: emit(graph.Reshape, []string{h}, nil, []int{l.Batch, out}, "h_next")})
+	}
+	if cVar {
+		c.d.states = append(c.d.states, graph.State{In: cIn, Out: emit(graph.Reshape, []string{cs}, nil, []int{l.Batch, l.Hidden}, "c_next")})
 	}
 	return ys, h, cs, nil
 }

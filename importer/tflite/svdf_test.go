@@ -115,6 +115,12 @@ func TestSVDFRefusals(t *testing.T) {
 	if _, err := tflite.Decode("int8", m.Bytes()); err == nil || !strings.Contains(err.Error(), "int16 or int8 weights_time") {
 		t.Errorf("int8 SVDF with float weights: %v", err)
 	}
+	// The state as a subgraph output.
+	m = svdfModel(tg.ActNone, nil)
+	m.Outputs = append(m.Outputs, 4)
+	if _, err := tflite.Decode("state out", m.Bytes()); err == nil || !strings.Contains(err.Error(), "also a subgraph output") {
+		t.Errorf("the state as an output: %v", err)
+	}
 	// Per-axis (or missing) quantization is refused by name.
 	im := svdfIntModel()
 	im.Tensors[1].Scale, im.Tensors[1].ZeroPoint = []float32{0.1, 0.2, 0.3, 0.4}, []int64{0, 0, 0, 0}

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -134,6 +135,9 @@ func (d *decoder) decode() error {
 		d.g.Outputs = append(d.g.Outputs, name)
 	}
 	for _, st := range d.states {
+		if slices.Contains(d.g.Outputs, st.In) {
+			return fmt.Errorf("variable tensor %q is also a subgraph output: mcugen keeps a model's state to itself", st.In)
+		}
 		d.g.Inputs = append(d.g.Inputs, st.In)
 		d.g.Outputs = append(d.g.Outputs, st.Out)
 	}
