@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,10 +31,18 @@ const bundledModel = "../testdata/tflite/cnn_int8.tflite"
 // interpreter, not from the generated C.
 func emitcProject(t *testing.T, kind Kind, b *boards.Board, nvec int) Project {
 	t.Helper()
-	if _, err := os.Stat(bundledModel); err != nil {
-		t.Skipf("bundled model %s missing: %v", bundledModel, err)
+	return emitcProjectOf(t, bundledModel, kind, b, nvec)
+}
+
+// emitcProjectOf is emitcProject for another TFLite model (its file name
+// without the extension is the prefix).
+func emitcProjectOf(t *testing.T, model string, kind Kind, b *boards.Board, nvec int) Project {
+	t.Helper()
+	if _, err := os.Stat(model); err != nil {
+		t.Skipf("model %s missing: %v", model, err)
 	}
-	g, err := tflite.Load(bundledModel)
+	name := strings.TrimSuffix(filepath.Base(model), ".tflite")
+	g, err := tflite.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +57,11 @@ func emitcProject(t *testing.T, kind Kind, b *boards.Board, nvec int) Project {
 	if kind == Arduino {
 		section = "" // the Arduino core's linker script knows no such section
 	}
-	files, rep, err := emitc.Compile(g, plan, emitc.Options{Prefix: "cnn_int8", Model: "cnn_int8.tflite", WeightsSection: section})
+	files, rep, err := emitc.Compile(g, plan, emitc.Options{Prefix: name, Model: filepath.Base(model), WeightsSection: section})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Project{Kind: kind, Name: "cnn_int8", Prefix: "cnn_int8", Board: b, Model: files,
+	p := Project{Kind: kind, Name: name, Prefix: name, Board: b, Model: files,
 		ArenaBytes: int64(rep.ArenaBytes), WeightsBytes: int64(rep.WeightsBytes)}
 	for _, n := range g.Inputs {
 		tt := g.Tensor(n)
@@ -168,6 +177,38 @@ func TestEmitcMakeCMakeQEMU(t *testing.T) {
 			mustRun(t, dir, 2*time.Minute, "cmake", "-B", "build", "-DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake")
 			out := mustRun(t, dir, 3*time.Minute, "cmake", "--build", "build", "--target", "run")
 			checkEmitcOutput(t, out, p)
+		})
+	}
+}
+
+// TestEmitcFloatModelMatches: a float model's example program compares its
+// outputs within 1e-5 relative, as mcugen does (the C compiler rounds
+// differently from the reference interpreter, so bytes would differ), and
+// reports every vector matching, on the host and under QEMU.
+func TestEmitcFloatModelMatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs programs")
+	}
+	for _, bn := range []string{"host", "mps2-an386"} {
+		t.Run(bn, func(t *testing.T) {
+			if bn == "host" {
+				needTool(t, "make", "gcc")
+			} else {
+				needTool(t, "make", "arm-none-eabi-gcc", "qemu-system-arm")
+			}
+			p := emitcProjectOf(t, "../testdata/tflite/cnn_float.tflite", Make, board(t, bn), 4)
+			dir := t.TempDir()
+			if _, err := Write(dir, p); err != nil {
+				t.Fatal(err)
+			}
+			src, err := os.ReadFile(filepath.Join(dir, "src", "main.c"))
+			if err != nil || !strings.Contains(string(src), "close_f32(") {
+				t.Fatalf("the example does not compare float outputs with a tolerance (%v)", err)
+			}
+			mustRun(t, dir, 3*time.Minute, "make", "-s")
+			if out := mustRun(t, dir, time.Minute, "make", "-s", "run"); !strings.Contains(out, "done, 0 mismatches") {
+				t.Errorf("not all vectors match:\n%s", out)
+			}
 		})
 	}
 }

@@ -179,6 +179,10 @@ type model struct {
 	Version  string
 	Cross    string // gcc prefix: "arm-none-eabi-", "aarch64-linux-gnu-", ""
 	CPUFlags []string
+	// FloatOut is set when an output is float32: the example compares it
+	// within 1e-5 relative, as mcugen does, not byte for byte (the C
+	// compiler may round differently from the reference interpreter).
+	FloatOut bool
 }
 
 type tensorView struct {
@@ -186,6 +190,7 @@ type tensorView struct {
 	Field string // C member name
 	Size  int
 	Index int
+	Float bool // float32: compared within 1e-5 relative
 }
 
 func newModel(p Project) (*model, error) {
@@ -216,6 +221,9 @@ func newModel(p Project) (*model, error) {
 	}
 	if m.Outputs, err = views("output", p.Outputs); err != nil {
 		return nil, err
+	}
+	for _, o := range m.Outputs {
+		m.FloatOut = m.FloatOut || o.Float
 	}
 	for i, v := range p.Vectors {
 		if len(v.Inputs) != len(m.Inputs) {
@@ -329,7 +337,7 @@ func views(what string, ts []Tensor) ([]tensorView, error) {
 	var out []tensorView
 	seen := map[string]bool{}
 	for i, t := range ts {
-		v := tensorView{Tensor: t, Field: t.Field, Size: t.Bytes(), Index: i}
+		v := tensorView{Tensor: t, Field: t.Field, Size: t.Bytes(), Index: i, Float: t.DType == "float32"}
 		if v.Field != "" { // else checkAPI takes it from the header
 			if !IsIdent(v.Field) {
 				return nil, fmt.Errorf("templates: %s %q: field %q is not a C identifier", what, t.Name, v.Field)
