@@ -44,27 +44,24 @@ func (g *Graph) StateOf(name string) int {
 // UserInputs are the graph inputs the application supplies: Inputs without
 // the states' In tensors, in order.
 func (g *Graph) UserInputs() []string {
-	if len(g.States) == 0 {
-		return g.Inputs
-	}
-	var out []string
-	for _, n := range g.Inputs {
-		if !slices.ContainsFunc(g.States, func(s State) bool { return s.In == n }) {
-			out = append(out, n)
-		}
-	}
-	return out
+	return g.withoutStates(g.Inputs, func(s State) string { return s.In })
 }
 
 // UserOutputs are the graph outputs the application reads: Outputs without
 // the states' Out tensors, in order.
 func (g *Graph) UserOutputs() []string {
+	return g.withoutStates(g.Outputs, func(s State) string { return s.Out })
+}
+
+// withoutStates is names less those that are a state's tensor of the role
+// role picks.
+func (g *Graph) withoutStates(names []string, role func(State) string) []string {
 	if len(g.States) == 0 {
-		return g.Outputs
+		return names
 	}
 	var out []string
-	for _, n := range g.Outputs {
-		if !slices.ContainsFunc(g.States, func(s State) bool { return s.Out == n }) {
+	for _, n := range names {
+		if !slices.ContainsFunc(g.States, func(s State) bool { return role(s) == n }) {
 			out = append(out, n)
 		}
 	}

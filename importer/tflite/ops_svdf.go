@@ -67,29 +67,11 @@ func (c *opctx) svdf(_ *graph.Node) error {
 		wf.DType != graph.Float32 || wt.DType != graph.Float32 {
 		return c.errorf("want input [batch, input_size] and constant float weights_feature [filters, input_size], weights_time [filters, memory_size]; got %v, %v, %v", x.Shape, wf.Shape, wt.Shape)
 	}
-	batch, inSize := x.Shape[0], x.Shape[1]
-	filters, memory := wf.Shape[0], wt.Shape[1]
-	if wf.Shape[1] != inSize || wt.Shape[0] != filters || memory < 1 {
-		return c.errorf("weights_feature %v and weights_time %v do not fit input %v", wf.Shape, wt.Shape, x.Shape)
-	}
-	if rank < 1 || filters%rank != 0 {
-		return c.errorf("rank %d does not divide the %d filters", rank, filters)
-	}
-	units := filters / rank
-	if bias != nil && (bias.DType != graph.Float32 || bias.NumElements() != units || !bias.IsConst()) {
-		return c.errorf("bias %q: %s %v, want a constant float32 [%d]", bias.Name, bias.DType, bias.Shape, units)
-	}
-	state, err := c.stateIn(4, graph.Float32, []int{batch, memory * filters})
+	l, err := c.svdfOperands(x, wf, wt, bias, rank, graph.Float32, graph.Float32, graph.Float32)
 	if err != nil {
 		return err
 	}
-	y, err := c.out(0)
-	if err != nil {
-		return err
-	}
-	if y.DType != graph.Float32 || y.NumElements() != batch*units {
-		return c.errorf("output %q: %s %v, want float32 [%d %d]", y.Name, y.DType, y.Shape, batch, units)
-	}
+	batch, filters, memory, units, state, y := l.batch, l.filters, l.memory, l.units, l.state, l.y
 	f32 := graph.Float32
 	s3 := c.step(graph.Reshape, nil, []string{state.Name}, "state3d", f32, []int{batch, filters, memory}, nil)
 	feat := c.step(graph.FullyConnected, &graph.FullyConnectedAttrs{}, []string{x.Name, wf.Name}, "feature", f32, []int{batch, filters}, nil)
@@ -178,29 +160,11 @@ func (c *opctx) svdfInt(x, wf, wt, bias *graph.Tensor, rank int) error {
 		return c.errorf("want input int8 [batch, input_size], constant int8 weights_feature [filters, input_size] and int16 or int8 weights_time [filters, memory_size]; got %s %v, %s %v, %s %v",
 			x.DType, x.Shape, wf.DType, wf.Shape, wt.DType, wt.Shape)
 	}
-	batch, inSize := x.Shape[0], x.Shape[1]
-	filters, memory := wf.Shape[0], wt.Shape[1]
-	if wf.Shape[1] != inSize || wt.Shape[0] != filters || memory < 1 {
-		return c.errorf("weights_feature %v and weights_time %v do not fit input %v", wf.Shape, wt.Shape, x.Shape)
-	}
-	if rank < 1 || filters%rank != 0 {
-		return c.errorf("rank %d does not divide the %d filters", rank, filters)
-	}
-	units := filters / rank
-	if bias != nil && (bias.DType != graph.Int32 || bias.NumElements() != units || !bias.IsConst()) {
-		return c.errorf("bias %q: %s %v, want a constant int32 [%d]", bias.Name, bias.DType, bias.Shape, units)
-	}
-	state, err := c.stateIn(4, wt.DType, []int{batch, memory * filters})
+	l, err := c.svdfOperands(x, wf, wt, bias, rank, graph.Int32, wt.DType, graph.Int8)
 	if err != nil {
 		return err
 	}
-	y, err := c.out(0)
-	if err != nil {
-		return err
-	}
-	if y.DType != graph.Int8 || y.NumElements() != batch*units {
-		return c.errorf("output %q: %s %v, want int8 [%d %d]", y.Name, y.DType, y.Shape, batch, units)
-	}
+	state, y, memory := l.state, l.y, l.memory
 	for _, t := range []*graph.Tensor{x, wf, wt, state, y} {
 		if !perTensor(t) {
 			return c.errorf("tensor %q needs one positive scale (per-tensor quantization)", t.Name)
@@ -225,4 +189,40 @@ func (c *opctx) svdfInt(x, wf, wt, bias *graph.Tensor, rank int) error {
 	c.emit(graph.SVDFTime, attrs, ins, y)
 	c.done = true
 	return nil
+}
+
+// svdfOperands are an SVDF's checked operands and sizes.
+type svdfOperands struct {
+	batch, filters, memory, units int
+	state, y                      *graph.Tensor
+}
+
+// svdfOperands checks what both forms of SVDF share: weights that fit the
+// input, a rank that divides the filters, a bias (of biasT) per unit, the
+// state variable (of stateT) and the output (of yT).
+func (c *opctx) svdfOperands(x, wf, wt, bias *graph.Tensor, rank int, biasT, stateT, yT graph.DType) (*svdfOperands, error) {
+	batch, inSize := x.Shape[0], x.Shape[1]
+	filters, memory := wf.Shape[0], wt.Shape[1]
+	if wf.Shape[1] != inSize || wt.Shape[0] != filters || memory < 1 {
+		return nil, c.errorf("weights_feature %v and weights_time %v do not fit input %v", wf.Shape, wt.Shape, x.Shape)
+	}
+	if rank < 1 || filters%rank != 0 {
+		return nil, c.errorf("rank %d does not divide the %d filters", rank, filters)
+	}
+	units := filters / rank
+	if bias != nil && (bias.DType != biasT || bias.NumElements() != units || !bias.IsConst()) {
+		return nil, c.errorf("bias %q: %s %v, want a constant %s [%d]", bias.Name, bias.DType, bias.Shape, biasT, units)
+	}
+	state, err := c.stateIn(4, stateT, []int{batch, memory * filters})
+	if err != nil {
+		return nil, err
+	}
+	y, err := c.out(0)
+	if err != nil {
+		return nil, err
+	}
+	if y.DType != yT || y.NumElements() != batch*units {
+		return nil, c.errorf("output %q: %s %v, want %s [%d %d]", y.Name, y.DType, y.Shape, yT, batch, units)
+	}
+	return &svdfOperands{batch: batch, filters: filters, memory: memory, units: units, state: state, y: y}, nil
 }
