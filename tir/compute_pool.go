@@ -350,6 +350,8 @@ func computeReduce(k *kctx) (Stmt, error) {
 		switch {
 		case xt.DType == I64 || xt.DType == I32:
 			return nil, k.errorf("integer Reduce%s on %s is not supported", a.Kind, xt.DType)
+		case a.Kind == graph.ReduceSum:
+			return intSum(k, xt, yt, a.Axes)
 		case a.Kind == graph.ReduceMax:
 			return reduceNest(k, a.Axes, I32, C(lo), func(acc, v Expr) Expr { return Max(acc, v) }, narrow)
 		case a.Kind == graph.ReduceMin:
@@ -490,4 +492,28 @@ func reduceLoops(k *kctx, axes []int, body func(each func(func(v Expr) Stmt) Stm
 		store := func(v Expr) Stmt { return Put(y, v, append([]Expr{C(0)}, oo...)...) }
 		return body(each, store, cnt)
 	}), nil
+}
+
+// intSum is TFLite Micro's int8 SUM (graph/interp's intSum): the stored
+// values summed, less zx·count, wrapped to int32 (TFLite Micro sums in
+// int32), requantized by s_x/s_y.
+func intSum(k *kctx, xt, yt *graph.Tensor, axes []int) (Stmt, error) {
+	cnt, err := reducedCount(xt.Shape, axes)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sx, zx, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sy, zy, err := quantParams(yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	m, s := qmath.RescaleMultiplier(sx, sy)
+	return reduceNest(k, axes, I64, Imm(I64, 0), func(acc, v Expr) Expr { return Add(acc, CastTo(I64, v)) }, func(acc Expr, _ int) Expr {
+		shifted := CastTo(I32, Sub(acc, Imm(I64, int64(zx)*int64(cnt))))
+		v := Add(Requant(shifted, C(int64(m)), C(int64(s))), C(int64(zy)))
+		return CastTo(yt.DType, Clamp(v, C(-128), C(127)))
+	})
 }

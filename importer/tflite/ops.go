@@ -286,15 +286,20 @@ func (c *opctx) node() (*graph.Node, error) {
 		}
 		if c.code != opMean && x.DType != graph.Float32 {
 			// int8 REDUCE_MAX and REDUCE_MIN pick a stored value (their
-			// input and output share quantization); SUM and PROD rescale.
-			if (c.code != opReduceMax && c.code != opReduceMin) || x.DType != graph.Int8 {
-				return nil, c.errorf("%s %s is not supported (float32, and int8 REDUCE_MAX and REDUCE_MIN, are)", x.DType, c.name)
+			// input and output share quantization); SUM rescales the sum
+			// as TFLite Micro's QuantizedMeanOrSum does; PROD is refused.
+			if (c.code != opReduceMax && c.code != opReduceMin && c.code != opSum) || x.DType != graph.Int8 {
+				return nil, c.errorf("%s %s is not supported (float32, and int8 SUM, REDUCE_MAX and REDUCE_MIN, are)", x.DType, c.name)
 			}
 			out, e := c.out(0)
 			if e != nil {
 				return nil, e
 			}
-			if e := c.copyOK(x, out); e != nil {
+			if c.code == opSum {
+				if out.DType != graph.Int8 || out.Quant == nil || len(out.Quant.Scale) != 1 || x.Quant == nil || len(x.Quant.Scale) != 1 {
+					return nil, c.errorf("int8 SUM needs per-tensor quantized int8 input and output")
+				}
+			} else if e := c.copyOK(x, out); e != nil {
 				return nil, e
 			}
 		}

@@ -190,6 +190,21 @@ var moveIntCases = []opCase{
 	{name: "reduce_min", code: tg.OpReduceMin, opts: &tg.Options{Type: tg.OptReducer},
 		ins: []spec{qin(0.5, -2, 2, 3), i32c([]int32{1}, 1)}, out: qin(0.5, -2, 2),
 		feed: [][]float64{{-128, 7, 3, 100, -5, 3}}, want: f64(-128, -5)},
+	// int8 SUM, TFLite Micro's QuantizedMeanOrSum: reduce_test.cc's
+	// SumInt84DKeepDims (1..24 at scale 1, axes 1 and 2) and
+	// SumInt82DKeepDims (1..8 stored as 2..16 at scale 0.5).
+	{name: "sum_4d", code: tg.OpSum, opts: &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, true)}},
+		ins: []spec{qin(1, 0, 2, 2, 3, 2), i32c([]int32{2}, 1, 2)}, out: qin(1, 0, 2, 1, 1, 2),
+		feed: [][]float64{seq(24)}, want: f64(36, 42, 108, 114)},
+	{name: "sum_2d", code: tg.OpSum, opts: &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, true)}},
+		ins: []spec{qin(0.5, 0, 2, 4), i32c([]int32{1}, 1)}, out: qin(0.5, 0, 2, 1),
+		feed: [][]float64{{2, 4, 6, 8, 10, 12, 14, 16}}, want: f64(20, 52)},
+	// Zero points and a rescale, by hand: the sums 79 and -16 less -3·8
+	// are 103 and 8; times 0.05/0.2 = 0.25 they are 25.75 and 2, rounded
+	// 26 and 2, plus the output zero point 5.
+	{name: "sum_rescaled", code: tg.OpSum, opts: &tg.Options{Type: tg.OptReducer},
+		ins: []spec{qin(0.05, -3, 2, 8), i32c([]int32{1}, 1)}, out: qin(0.2, 5, 2),
+		feed: [][]float64{{-128, -100, -3, 0, 7, 50, 127, 126, 1, 2, 3, 4, -5, -6, -7, -8}}, want: f64(31, 7)},
 }
 
 func TestMoveOps(t *testing.T) {
