@@ -25,6 +25,12 @@ const (
 	Div     Op = "Div"
 	Maximum Op = "Maximum"
 	Minimum Op = "Minimum"
+	// SquaredDifference: (x − y)² element-wise with broadcasting, in
+	// TFLite Micro's int8 arithmetic (each input less its zero point,
+	// shifted left by 7, rescaled to twice the larger input scale; the
+	// difference squared in int32 and requantized). Float SQUARED_DIFFERENCE
+	// imports as Sub and Mul.
+	SquaredDifference Op = "SquaredDifference"
 	// Pow: x^y element-wise with broadcasting (float32).
 	Pow Op = "Pow"
 	// Mod: the remainder of a / b with broadcasting; Attrs *ModAttrs (nil: integer

@@ -256,7 +256,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, fmt.Errorf("needs two inputs")
 		}
 		return Broadcast(x.Shape, y.Shape)
-	case Add, Sub, Mul, Div, Maximum, Minimum, Pow, Mod, Compare:
+	case Add, Sub, Mul, Div, Maximum, Minimum, Pow, Mod, Compare, SquaredDifference:
 		y := g.In(n, 1)
 		if y == nil {
 			return nil, fmt.Errorf("needs two inputs")

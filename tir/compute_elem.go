@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Pow, graph.Mod} {
+	for _, op := range []graph.Op{graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Pow, graph.Mod, graph.SquaredDifference} {
 		register(op, computeBinary)
 	}
 	for _, op := range []graph.Op{graph.Relu, graph.Clip, graph.LeakyRelu, graph.Sigmoid, graph.Tanh, graph.HardSwish, graph.HardSigmoid, graph.Math} {
@@ -119,6 +119,9 @@ func computeBinary(k *kctx) (Stmt, error) {
 	if k.n.Op == graph.Pow {
 		return nil, k.errorf("integer Pow is not supported")
 	}
+	if k.n.Op == graph.SquaredDifference && (interp.Plain(k.g, k.n) || yt.DType != graph.Int8) {
+		return nil, k.errorf("SquaredDifference is quantized int8 only")
+	}
 	if k.n.Op == graph.Mod && !interp.Plain(k.g, k.n) {
 		return nil, k.errorf("quantized Mod is not supported")
 	}
@@ -162,6 +165,18 @@ func computeBinary(k *kctx) (Stmt, error) {
 				sum = Sub(x1, x2)
 			}
 			return clampOut(Add(Requant(sum, C(int64(p.OutMult)), C(int64(p.OutShift))), C(int64(zo))))
+		}), nil
+	case graph.SquaredDifference:
+		// TFLite Micro: inputs shifted left by 7 and rescaled to twice the
+		// larger input scale; the difference squared in int32, requantized
+		// (qmath.SquaredDiffParams).
+		p := qmath.SquaredDifferenceParams(s1, s2, so)
+		ls := int64(1) << uint(p.LeftShift)
+		return elementwise(y, shape, func(iv []Expr) Expr {
+			x1 := Requant(Mul(Add(ld(a, iv...), C(-int64(z1))), C(ls)), C(int64(p.In1Mult)), C(int64(p.In1Shift)))
+			x2 := Requant(Mul(Add(ld(b, iv...), C(-int64(z2))), C(ls)), C(int64(p.In2Mult)), C(int64(p.In2Shift)))
+			d := Sub(x1, x2)
+			return clampOut(Add(Requant(Mul(d, d), C(int64(p.OutMult)), C(int64(p.OutShift))), C(int64(zo))))
 		}), nil
 	case graph.Mul:
 		mo, sho := qmath.MulMultiplier(s1, s2, so)

@@ -12,6 +12,7 @@ func init() {
 	Register(graph.Sub, IntClass, plainOr(intAddSub(true), func(a, b int64) int64 { return a - b }))
 	Register(graph.Mul, IntClass, plainOr(intMul, func(a, b int64) int64 { return a * b }))
 	Register(graph.Div, IntClass, intDiv)
+	Register(graph.SquaredDifference, IntClass, intSquaredDifference)
 	Register(graph.Maximum, IntClass, intMinMax(true))
 	Register(graph.Minimum, IntClass, intMinMax(false))
 }
@@ -101,6 +102,30 @@ func intAddSub(sub bool) Kernel {
 		}
 		return []*graph.Data{y}, nil
 	}
+}
+
+// intSquaredDifference is TFLite Micro's int8 SQUARED_DIFFERENCE
+// (qmath.SquaredDiffParams), clamped to the int8 range: it has no fused
+// activation.
+func intSquaredDifference(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	y, yt, err := binaryOperands(g, n, ins)
+	if err != nil {
+		return nil, err
+	}
+	if yt.DType != graph.Int8 || Plain(g, n) {
+		return nil, fmt.Errorf("SquaredDifference is quantized int8 only")
+	}
+	s1, z1 := qparams(g.In(n, 0))
+	s2, z2 := qparams(g.In(n, 1))
+	sy, zy := qparams(yt)
+	p := qmath.SquaredDifferenceParams(s1, s2, sy)
+	a, b := ins[0], ins[1]
+	for i := range y.I {
+		v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
+		v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
+		y.I[i] = int64(clamp32(p.Apply(v1, v2)+zy, -128, 127))
+	}
+	return []*graph.Data{y}, nil
 }
 
 // intMul is TFLite's integer MUL: (a - za) * (b - zb) requantized by

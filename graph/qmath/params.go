@@ -24,6 +24,37 @@ func SVDFMultiplier(s1, s2, s3 float32) (multiplier int32, shift int) {
 	return QuantizeMultiplier(float64(p / s3))
 }
 
+// SquaredDiffParams are int8 SQUARED_DIFFERENCE's parameters (TFLite
+// Micro's PrepareQuantized, in double): each input less its zero point is
+// shifted left by LeftShift and scaled by its multiplier to twice the larger
+// input scale; the squared difference is scaled by (2·max)² / (2^14·s_y).
+type SquaredDiffParams struct {
+	LeftShift          int
+	In1Mult, In2Mult   int32
+	In1Shift, In2Shift int
+	OutMult            int32
+	OutShift           int
+}
+
+// SquaredDifferenceParams derives SquaredDiffParams from the scales.
+func SquaredDifferenceParams(s1, s2, sy float32) SquaredDiffParams {
+	twice := 2 * float64(max(s1, s2))
+	p := SquaredDiffParams{LeftShift: 7}
+	p.In1Mult, p.In1Shift = QuantizeMultiplier(float64(s1) / twice)
+	p.In2Mult, p.In2Shift = QuantizeMultiplier(float64(s2) / twice)
+	p.OutMult, p.OutShift = QuantizeMultiplier(twice * twice / float64(float32(1<<14)*sy))
+	return p
+}
+
+// Apply is one output value before its zero point: v1 and v2 are the
+// inputs less their zero points.
+func (p SquaredDiffParams) Apply(v1, v2 int32) int32 {
+	a := MultiplyByQuantizedMultiplier(v1<<p.LeftShift, p.In1Mult, p.In1Shift)
+	b := MultiplyByQuantizedMultiplier(v2<<p.LeftShift, p.In2Mult, p.In2Shift)
+	d := a - b
+	return MultiplyByQuantizedMultiplier(d*d, p.OutMult, p.OutShift)
+}
+
 // RescaleMultiplier is QuantizeMultiplier(double(sx) / double(sy)), used by
 // requantizing QUANTIZE, RELU and MEAN.
 func RescaleMultiplier(sx, sy float32) (multiplier int32, shift int) {

@@ -276,12 +276,30 @@ func mathDiv(c *opctx, n *graph.Node) error {
 	return nil
 }
 
-// mathSquaredDifference maps SQUARED_DIFFERENCE: d = x - y; d * d.
+// mathSquaredDifference maps SQUARED_DIFFERENCE: float and int32 as
+// d = x - y; d * d, int8 as graph.SquaredDifference.
 func mathSquaredDifference(c *opctx, n *graph.Node) error {
 	if _, err := c.mathOptions(); err != nil {
 		return err
 	}
-	x, z, y, err := c.binaryIO(floatInt32, "TFLite's int8 SQUARED_DIFFERENCE rescales with shifts of its own; no bit-exact kernel here")
+	ins, y, err := c.mathIO(2)
+	if err != nil {
+		return err
+	}
+	if x, z := ins[0], ins[1]; y.DType == graph.Int8 {
+		// TFLite Micro's fixed point (graph.SquaredDifference).
+		for _, t := range []*graph.Tensor{x, z, y} {
+			if t.DType != graph.Int8 || t.Quant == nil || len(t.Quant.Scale) != 1 {
+				return c.errorf("int8 SQUARED_DIFFERENCE needs per-tensor quantized int8 inputs and output (%q is not)", t.Name)
+			}
+		}
+		if err := c.mathBroadcast(y, x, z); err != nil {
+			return err
+		}
+		n.Op, n.Inputs = graph.SquaredDifference, []string{x.Name, z.Name}
+		return nil
+	}
+	x, z, y, err := c.binaryIO(floatInt32, "TFLite's int8 SQUARED_DIFFERENCE is supported, other quantized types are not")
 	if err != nil {
 		return err
 	}

@@ -185,6 +185,16 @@ var mathFloatCases = []opCase{
 }
 
 var mathIntCases = []opCase{
+	// int8 SQUARED_DIFFERENCE: TFLite Micro's squared_difference_test.cc
+	// same-shape and broadcast-free cases, their integer inputs and
+	// quantization, the outputs computed by TFLite Micro's own kernel code
+	// (the test compares dequantized floats with a tolerance).
+	{name: "squared_difference", code: mathOpSquaredDifference,
+		ins: []spec{qin(0.00784313772, 25, 1, 2, 2, 1), qin(0.00784313772, 63, 1, 2, 2, 1)}, out: qin(0.00196078443, -128, 1, 2, 2, 1),
+		feed: [][]float64{{0, 50, -128, 127}, {127, 88, -128, 127}}, want: f64(121, -128, -83, -83)},
+	{name: "squared_difference_scales", code: mathOpSquaredDifference,
+		ins: []spec{qin(0.0145098045, 10, 1, 2, 3, 1), qin(0.00784313772, -1, 1, 2, 3, 1)}, out: qin(0.0352941193, -128, 1, 2, 3, 1),
+		feed: [][]float64{{-128, 24, 31, 65, 86, -128}, {126, 24, 76, 50, -128, -1}}, want: f64(127, -128, -125, -124, -3, -14)},
 	// TFLite's integer kernel on stored values, 10-bit weights. Asymmetric,
 	// width 2 -> 3: scale (2048+1)/3 = 683; output 1 at 683/1024 (weights
 	// 341, 683): 10·341 - 20·683 = -10250, /1024 = -10.01 -> -10; output 2
