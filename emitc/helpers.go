@@ -184,6 +184,35 @@ static inline int32_t recip(int32_t x, int32_t int_bits)
     (void)int_bits;
     return one_over_one_plus_x((int32_t)(((uint32_t)x << headroom) - (UINT32_C(1) << 31)));
 }`},
+	"log_q12_q5": {[]string{"srdhm", "rdivpot", "sat_shl", "one_over_one_plus_x", "clz32"}, `/* TFLite log_x_for_x_greater_than_or_equal_to_1_impl<5, 12>: ln z for a Q12.19
+   z >= 1, as Q5.26 (graph/qmath's LogQ12ToQ5); plain sums wrap, as there. */
+static int32_t log_q12_q5(int32_t z)
+{
+    const int32_t quarter = rdivpot(536870912, 6);
+    const int32_t h = clz32((uint32_t)z);
+    const int32_t ra = sat_shl(srdhm(sat_shl(z, h - 1), 1518500250), 1);
+    const int64_t za64 = (int64_t)sat_shl(12 - h, 25) + quarter;
+    const int32_t hb = clz32((uint32_t)srdhm(z, 1518500250)) - 1;
+    const int32_t rb = sat_shl(z, hb);
+    const int64_t zb64 = (int64_t)sat_shl(12 - hb, 25) - quarter;
+    const int32_t za = za64 > INT32_MAX ? INT32_MAX : za64 < INT32_MIN ? INT32_MIN : (int32_t)za64;
+    const int32_t zb = zb64 > INT32_MAX ? INT32_MAX : zb64 < INT32_MIN ? INT32_MIN : (int32_t)zb64;
+    const int32_t r = ra < rb ? ra : rb;
+    const int32_t zp = za > zb ? za : zb;
+    const int64_t ps = (int64_t)r + 1805811301;
+    const int32_t p = (int32_t)((ps + (ps >= 0 ? 1 : -1)) / 2);
+    int32_t q = (int32_t)((uint32_t)r - UINT32_C(1805811301));
+    int32_t c;
+    int32_t num;
+    int32_t den;
+    int32_t acc;
+    q = (int32_t)((uint32_t)q + (uint32_t)q);
+    c = srdhm(q, q);
+    num = (int32_t)((uint32_t)srdhm(q, r) + (uint32_t)srdhm(srdhm(q, c), 117049297));
+    den = (int32_t)((uint32_t)srdhm(p, (int32_t)(UINT32_C(1057819769) + (uint32_t)q + (uint32_t)srdhm(127690142, c))) + (uint32_t)srdhm(638450708, q));
+    acc = (int32_t)((uint32_t)srdhm(zp, 1488522236) + (uint32_t)srdhm(rdivpot(num, 6), one_over_one_plus_x(den)));
+    return sat_shl(acc, 1);
+}`},
 	"recip_shift": {[]string{"clz32"}, `/* TFLite GetReciprocal: the number of bits over unit. */
 static inline int32_t recip_shift(int32_t x, int32_t int_bits)
 {
@@ -267,5 +296,5 @@ func addHelper(name string, deps []string, code string) {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift",
+	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}

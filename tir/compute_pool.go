@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/graph/qmath"
 )
 
@@ -211,6 +212,9 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 	mode := graph.SoftmaxPlain
 	if a != nil {
 		mode = a.Mode
+	}
+	if isInt(xt) && mode == graph.SoftmaxLog {
+		return intLogSoftmax(k, x, y, xt, yt, a)
 	}
 	if axis != rank-1 || mode != graph.SoftmaxPlain {
 		if isInt(xt) {
@@ -516,4 +520,58 @@ func intSum(k *kctx, xt, yt *graph.Tensor, axes []int) (Stmt, error) {
 		v := Add(Requant(shifted, C(int64(m)), C(int64(s))), C(int64(zy)))
 		return CastTo(yt.DType, Clamp(v, C(-128), C(127)))
 	})
+}
+
+// intLogSoftmax is TFLite Micro's int8 LOG_SOFTMAX over the last axis
+// (qmath.LogSoftmaxParams): the rescaled differences and their exponentials
+// are tables over the 256 possible differences to the row maximum, the
+// logarithm of their sum a fixed-point helper (IntrLogQ).
+func intLogSoftmax(k *kctx, x, y *Buffer, xt, yt *graph.Tensor, a *graph.SoftmaxAttrs) (Stmt, error) {
+	if err := interp.LogSoftmaxInt8OK(xt, yt, a); err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sIn, _, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	p := qmath.NewLogSoftmaxParams(sIn)
+	scaled, terms := make([]int64, 256), make([]int64, 256)
+	for d := range 256 {
+		diff := int32(-d)
+		scaled[d] = int64(qmath.MultiplyByQuantizedMultiplier(diff, p.InMult, p.InLeftShift))
+		if diff >= p.DiffMin {
+			terms[d] = int64(qmath.RoundingDivideByPOT(qmath.ExpOnNegativeValues(int32(scaled[d]), 5), 12))
+		}
+	}
+	scaledT := constBuf(k.n.Name+"_scaled", I32, []int{256}, scaled)
+	termT := constBuf(k.n.Name+"_exp_acc", I32, []int{256}, terms)
+	depth := xt.Shape[len(xt.Shape)-1]
+	outer := xt.NumElements() / depth
+	viewAs(x, []int{outer, depth})
+	viewAs(y, []int{outer, depth})
+	k.f.Op = "log_softmax"
+	return Loop("r", outer, func(r Expr) Stmt {
+		return Scalar("mx", I32, func(mx *Buffer) Stmt {
+			return Scalar("sum", I32, func(sum *Buffer) Stmt {
+				diff := func(c Expr) Expr { return Sub(At(mx), ld(x, r, c)) } // >= 0: the table index
+				return Block(
+					Put(mx, C(-128)),
+					Loop("c", depth, func(c Expr) Stmt { return Put(mx, Max(At(mx), ld(x, r, c))) }),
+					Put(sum, C(0)),
+					Loop("c", depth, func(c Expr) Stmt { return Put(sum, Add(At(sum), At(termT, diff(c)))) }),
+					Let("lg", Call(IntrLogQ, I32, At(sum)), func(lg Expr) Stmt {
+						// L − 2^31 does not wrap: L >= 0 (the sum is at least 1).
+						adj := Max(C(int64(p.DiffMin)-1), Requant(Add(lg, C(math.MinInt32)), C(int64(p.ReverseMult)), C(int64(p.ReverseShift))))
+						return Let("adj", adj, func(adj Expr) Stmt {
+							return Loop("c", depth, func(c Expr) Stmt {
+								d := Sub(ld(x, r, c), At(mx))
+								v := Add(Call(IntrRDivPOT, I32, CastTo(I32, Sub(CastTo(I64, At(scaledT, diff(c))), CastTo(I64, lg))), C(22)), C(127))
+								return Put(y, CastTo(I8, Sel(GT(d, adj), Clamp(v, C(-128), C(127)), C(-128))), r, c)
+							})
+						})
+					}),
+				)
+			})
+		})
+	}), nil
 }

@@ -127,6 +127,9 @@ const (
 	IntrDot = "dot"
 	// IntrExpNeg(x) int32: gemmlowp exp_on_negative_values on Q5.26 -> Q0.31.
 	IntrExpNeg = "exp_neg"
+	// IntrLogQ(z) int32: TFLite's log_x_for_x_greater_than_or_equal_to_1
+	// of a Q12.19 z >= 1, as Q5.26 (qmath.LogQ12ToQ5).
+	IntrLogQ = "log_q12_q5"
 	// IntrPow(x, y) float32: the C library's powf.
 	IntrPow = "pow"
 	// IntrFmod(x, y) float32: the C library's fmodf.

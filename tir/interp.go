@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 // Run interprets f with its parameters bound to args (one graph.Data per
@@ -314,6 +315,8 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{i: int64(s)}
 	case IntrExpNeg:
 		return val{i: int64(ExpNeg(i32(0)))}
+	case IntrLogQ:
+		return val{i: int64(qmath.LogQ12ToQ5(i32(0)))}
 	case IntrDot:
 		x, sx, w, sw, n, xo, wo := args[0], args[1].i, args[2], args[3].i, args[4].i, args[5].i, args[6].i
 		var acc int64

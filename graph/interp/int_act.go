@@ -136,6 +136,9 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 	if !ok {
 		return nil, fmt.Errorf("needs SoftmaxAttrs")
 	}
+	if a.Mode == graph.SoftmaxLog {
+		return intLogSoftmax(g, n, a, ins)
+	}
 	if a.Mode != graph.SoftmaxPlain {
 		return nil, fmt.Errorf("integer softmax mode %q is not supported", a.Mode)
 	}
@@ -182,4 +185,44 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 		}
 	}
 	return []*graph.Data{y}, nil
+}
+
+// intLogSoftmax is TFLite Micro's int8 LOG_SOFTMAX over the last axis
+// (qmath.LogSoftmaxParams): the output is scale 16/256, zero point 127.
+func intLogSoftmax(g *graph.Graph, n *graph.Node, a *graph.SoftmaxAttrs, ins []*graph.Data) ([]*graph.Data, error) {
+	if err := needInts(ins, 0); err != nil {
+		return nil, err
+	}
+	x := ins[0]
+	y, yt, err := outData(g, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := LogSoftmaxInt8OK(g.In(n, 0), yt, a); err != nil {
+		return nil, err
+	}
+	sx, _ := qparams(g.In(n, 0))
+	p := qmath.NewLogSoftmaxParams(sx)
+	depth := x.Shape[len(x.Shape)-1]
+	for o := 0; o+depth <= x.Len(); o += depth {
+		p.LogSoftmaxRow(x.I[o:o+depth], y.I[o:o+depth])
+	}
+	return []*graph.Data{y}, nil
+}
+
+// LogSoftmaxInt8OK checks what TFLite Micro's int8 LOG_SOFTMAX takes: int8
+// in and out, the last axis, beta 1, an output of scale 16/256 and zero
+// point 127.
+func LogSoftmaxInt8OK(xt, yt *graph.Tensor, a *graph.SoftmaxAttrs) error {
+	if xt == nil || yt == nil || xt.DType != graph.Int8 || yt.DType != graph.Int8 || xt.Quant == nil || yt.Quant == nil ||
+		len(xt.Quant.Scale) != 1 || len(yt.Quant.Scale) != 1 {
+		return fmt.Errorf("integer log-softmax takes per-tensor quantized int8 in and out")
+	}
+	if ax := a.Axis; ax != len(xt.Shape)-1 && ax != -1 || (a.Beta != 0 && a.Beta != 1) || len(xt.Shape) == 0 {
+		return fmt.Errorf("integer log-softmax runs over the last axis with beta 1")
+	}
+	if s, z := yt.Quant.At(0); s != 16.0/256 || z != 127 {
+		return fmt.Errorf("integer log-softmax output %q has scale %g and zero point %d; TFLite's kernel needs 16/256 and 127", yt.Name, s, z)
+	}
+	return nil
 }

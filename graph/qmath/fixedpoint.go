@@ -146,3 +146,88 @@ func GetReciprocal(x int32, integerBits int) (reciprocal int32, numBitsOverUnit 
 	shiftedSumMinusOne := int32((uint32(x) << uint(headroomPlusOne)) - (uint32(1) << 31))
 	return OneOverOnePlusXForXIn01(shiftedSumMinusOne), numBitsOverUnit
 }
+
+// satAdd and satSub are gemmlowp's SaturatingAdd/Sub on raw int32 values.
+func satAdd(a, b int32) int32 {
+	return int32(max(min(int64(a)+int64(b), math.MaxInt32), math.MinInt32))
+}
+
+func satSub(a, b int32) int32 {
+	return int32(max(min(int64(a)-int64(b), math.MaxInt32), math.MinInt32))
+}
+
+// LogQ12ToQ5 is TFLite's log_x_for_x_greater_than_or_equal_to_1_impl with
+// 5 output and 12 input integer bits: ln z for a Q12.19 z >= 1, as a Q5.26
+// value. Sums are wrapping int32 where TFLite's are plain, saturating where
+// its are.
+func LogQ12ToQ5(z int32) int32 {
+	const (
+		log2         = 1488522236 // ln 2, Q0.31
+		sqrtSqrtHalf = 1805811301 // 2^-1/4, Q0.31
+		sqrtHalf     = 1518500250 // 2^-1/2, Q0.31
+		alphaN       = 117049297
+		alphaD       = 127690142
+		alphaI       = 1057819769
+		alphaF       = 638450708
+		inBits       = 12
+	)
+	quarter := RoundingDivideByPOT(536870912, 6) // 1/4 in Q6.25
+	h := CountLeadingZeros32(uint32(z))
+	ra := SaturatingRoundingMultiplyByPOT(mul(SaturatingRoundingMultiplyByPOT(z, h-1), sqrtHalf), 1)
+	za := satAdd(SaturatingRoundingMultiplyByPOT(int32(inBits-h), 25), quarter)
+	hb := CountLeadingZeros32(uint32(mul(z, sqrtHalf))) - 1
+	rb := SaturatingRoundingMultiplyByPOT(z, hb)
+	zb := satSub(SaturatingRoundingMultiplyByPOT(int32(inBits-hb), 25), quarter)
+	r, zp := min(ra, rb), max(za, zb)
+	p := RoundingHalfSum(r, sqrtSqrtHalf)
+	q := r - sqrtSqrtHalf
+	q += q
+	c := mul(q, q)
+	num := mul(q, r) + mul(mul(q, c), alphaN)
+	den := mul(p, alphaI+q+mul(alphaD, c)) + mul(alphaF, q)
+	acc := mul(zp, log2) + mul(RoundingDivideByPOT(num, 6), OneOverOnePlusXForXIn01(den))
+	return SaturatingRoundingMultiplyByPOT(acc, 1)
+}
+
+// LogSoftmaxParams are int8 LOG_SOFTMAX's parameters (TFLite Micro's
+// Prepare, beta 1, 5 integer bits for the scaled differences).
+type LogSoftmaxParams struct {
+	InMult       int32
+	InLeftShift  int
+	ReverseMult  int32
+	ReverseShift int // negative: a right shift
+	DiffMin      int32
+}
+
+// NewLogSoftmaxParams derives LogSoftmaxParams from the input scale.
+func NewLogSoftmaxParams(inputScale float32) LogSoftmaxParams {
+	var p LogSoftmaxParams
+	p.InMult, p.InLeftShift = PreprocessSoftmaxScaling(1, float64(inputScale), 5)
+	p.ReverseMult, p.ReverseShift = QuantizeMultiplier(float64(int64(1)<<uint(31-p.InLeftShift)) / float64(p.InMult))
+	p.DiffMin = -CalculateInputRadius(5, p.InLeftShift)
+	return p
+}
+
+// LogSoftmaxRow is TFLite Micro's int8 LOG_SOFTMAX of one row (output scale
+// 16/256, zero point 127): out[i] for the stored inputs x.
+func (p LogSoftmaxParams) LogSoftmaxRow(x []int64, out []int64) {
+	mx := x[0]
+	for _, v := range x {
+		mx = max(mx, v)
+	}
+	var sum int32
+	for _, v := range x {
+		if d := int32(v - mx); d >= p.DiffMin {
+			sum += RoundingDivideByPOT(ExpOnNegativeValues(MultiplyByQuantizedMultiplier(d, p.InMult, p.InLeftShift), 5), 12)
+		}
+	}
+	l := LogQ12ToQ5(sum)
+	adj := max(p.DiffMin-1, MultiplyByQuantizedMultiplier(l+math.MinInt32, p.ReverseMult, p.ReverseShift))
+	for i, v := range x {
+		out[i] = -128
+		if d := int32(v - mx); d > adj {
+			y := int64(RoundingDivideByPOT(MultiplyByQuantizedMultiplier(d, p.InMult, p.InLeftShift)-l, 22)) + 127
+			out[i] = min(max(y, -128), 127)
+		}
+	}
+}

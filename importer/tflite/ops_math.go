@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/graph/qmath"
 )
 
@@ -465,20 +466,29 @@ func mathGelu(c *opctx, n *graph.Node) error {
 	return nil
 }
 
-// mathLogSoftmax maps LOG_SOFTMAX (float32) along the last axis.
+// mathLogSoftmax maps LOG_SOFTMAX along the last axis: float32, or int8
+// with TFLite Micro's fixed point (output scale 16/256, zero point 127).
 func mathLogSoftmax(c *opctx, n *graph.Node) error {
 	if _, err := c.mathOptions(); err != nil {
 		return err
 	}
-	x, _, err := c.unaryIO(floatOnly, "TFLite's int8 LOG_SOFTMAX has fixed-point arithmetic of its own; not reproduced")
+	ins, y, err := c.mathIO(1)
 	if err != nil {
 		return err
 	}
+	x := ins[0]
 	if len(x.Shape) == 0 {
 		return c.errorf("LOG_SOFTMAX of a scalar")
 	}
-	n.Op, n.Inputs = graph.Softmax, []string{x.Name}
-	n.Attrs = &graph.SoftmaxAttrs{Axis: len(x.Shape) - 1, Beta: 1, Mode: graph.SoftmaxLog}
+	a := &graph.SoftmaxAttrs{Axis: len(x.Shape) - 1, Beta: 1, Mode: graph.SoftmaxLog}
+	if x.DType == graph.Int8 {
+		if err := interp.LogSoftmaxInt8OK(x, y, a); err != nil {
+			return c.errorf("%v", err)
+		}
+	} else if x, _, err = c.unaryIO(floatOnly, "TFLite's int8 LOG_SOFTMAX is supported, other integer forms are not"); err != nil {
+		return err
+	}
+	n.Op, n.Inputs, n.Attrs = graph.Softmax, []string{x.Name}, a
 	return nil
 }
 

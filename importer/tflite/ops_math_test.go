@@ -185,6 +185,12 @@ var mathFloatCases = []opCase{
 }
 
 var mathIntCases = []opCase{
+	// int8 LOG_SOFTMAX: TFLite Micro's log_softmax_test.cc
+	// (QuantizedActivationsOpTestLogSoftmaxInt8): input scale 20/255, zero
+	// point -1; its literal expected output.
+	{name: "log_softmax", code: mathOpLogSoftmax,
+		ins: []spec{qin(20.0/255, -1, 2, 4)}, out: qin(16.0/256, 127, 2, 4),
+		feed: [][]float64{{-1, -78, 25, 50, 37, -27, 126, 12}}, want: f64(61, -36, 93, 125, 15, -65, 127, -16)},
 	// int8 SQUARED_DIFFERENCE: TFLite Micro's squared_difference_test.cc
 	// same-shape and broadcast-free cases, their integer inputs and
 	// quantization, the outputs computed by TFLite Micro's own kernel code
@@ -249,13 +255,13 @@ func TestMathRefusals(t *testing.T) {
 		{opCase{code: mathOpDiv, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "quantized DIV"},
 		{opCase{code: mathOpDiv, opts: &tg.Options{Type: mathOptDiv, Fields: []tg.Field{tg.I8(0, tg.ActRelu)}}, ins: []spec{mathI32(2), mathI32(2)}, out: mathI32(2)}, "int32 DIV with fused activation"},
 		{opCase{code: mathOpDiv, ins: []spec{fin(2), fin(3)}, out: fin(3)}, "do not broadcast"},
-		{opCase{code: mathOpSquaredDifference, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "SQUARED_DIFFERENCE"},
+		{opCase{code: mathOpSquaredDifference, ins: []spec{qin(0.5, 0, 2), mathI32(2)}, out: qin(0.5, 0, 2)}, "int8 SQUARED_DIFFERENCE needs"},
 		{opCase{code: mathOpPow, ins: []spec{mathI32(2), mathI32(2)}, out: mathI32(2)}, "float32 only"},
 		{opCase{code: mathOpFloorMod, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "raw integers"},
 		{opCase{code: mathOpAddN, ins: []spec{fin(2), fin(1)}, out: fin(2)}, "does not broadcast"},
 		{opCase{code: mathOpAddN, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "int8 ADD_N is not supported"},
 		{opCase{code: mathOpGelu, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "lookup table"},
-		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 2)}, out: qin(1.0/16, 127, 2)}, "LOG_SOFTMAX"},
+		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.25, 127, 2)}, "needs 16/256 and 127"},
 		{opCase{code: mathOpL2Norm, ins: []spec{qin(0.5, 0, 2)}, out: qin(1.0/128, 0, 2)}, "inverse square root"},
 		{opCase{code: mathOpL2Pool, opts: tg.Pool2DOptions(tg.Valid, 1, 1, 1, 1, tg.ActNone), ins: []spec{qin(0.5, 0, 1, 1, 1, 1)}, out: qin(0.5, 0, 1, 1, 1, 1)}, "L2_POOL_2D"},
 		{opCase{code: mathOpLRN, opts: lrnOpts(1, 1, 1, 1), ins: []spec{fin(2, 3)}, out: fin(2, 3)}, "not 4-D"},

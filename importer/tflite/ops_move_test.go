@@ -238,7 +238,7 @@ func TestMoveRefusals(t *testing.T) {
 			ins: []spec{fin(2), i32c([]int32{1}, 3)}, out: fin(3)}, "cannot broadcast"},
 		{opCase{name: "reduce_max_requant", code: tg.OpReduceMax, opts: &tg.Options{Type: tg.OptReducer},
 			ins: []spec{qin(0.5, 0, 2), i32c([]int32{1}, 0)}, out: qin(0.25, 0)}, "quantized differently"},
-		{opCase{name: "sum_int8", code: tg.OpSum, opts: &tg.Options{Type: tg.OptReducer},
+		{opCase{name: "prod_int8", code: tg.OpReduceProd, opts: &tg.Options{Type: tg.OptReducer},
 			ins: []spec{qin(0.5, 0, 2), i32c([]int32{1}, 0)}, out: qin(0.5, 0)}, "not supported"},
 		{opCase{name: "batch_to_space_huge_block", code: opBatchToSpaceND,
 			ins: []spec{fin(1, 1, 1, 1, 1), i32c([]int32{4}, 65536, 65536, 65536, 65536), i32c([]int32{4, 2}, 0, 0, 0, 0, 0, 0, 0, 0)}, out: fin(1, 1, 1, 1, 1)}, "exceeds the batch"},
