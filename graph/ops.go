@@ -397,6 +397,10 @@ const (
 type MathAttrs struct {
 	Fn                 MathFn
 	Alpha, Beta, Gamma float32
+	// TFLiteInt8 selects, for an int8 Rsqrt, TFLite Micro's own fixed
+	// point (qmath.RsqrtInt8) instead of the table of rounded real values
+	// mcugen's quantizer gives other integer Math nodes.
+	TFLiteInt8 bool
 }
 
 // HardSigmoidAttrs are the attributes of HardSigmoid.

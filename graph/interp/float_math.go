@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 func init() {
@@ -150,6 +151,12 @@ func mathInt(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	}
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
+	if a.TFLiteInt8 {
+		if a.Fn != graph.MathRsqrt || x.DType != graph.Int8 || y.DType != graph.Int8 {
+			return nil, fmt.Errorf("TFLite's own integer %s on %s is not supported (int8 RSQRT is)", a.Fn, x.DType)
+		}
+		return func(v int32) int32 { return qmath.RsqrtInt8(v, sx, zx, sy, zy) }, nil
+	}
 	return func(v int32) int32 {
 		r := f(float64(sx)*float64(v-zx)) / float64(sy)
 		switch {

@@ -231,3 +231,50 @@ func (p LogSoftmaxParams) LogSoftmaxRow(x []int64, out []int64) {
 		}
 	}
 }
+
+// GetInvSqrtQuantizedMultiplierExp is TFLite's: 1/sqrt(x) for x > 1 as a
+// Q31 multiplier and a shift (times reverseShift), by five Newton steps in
+// Q3.28; x <= 1 gives (INT32_MAX, 0).
+func GetInvSqrtQuantizedMultiplierExp(x int32, reverseShift int) (int32, int) {
+	if x <= 1 {
+		return math.MaxInt32, 0
+	}
+	shift := 11
+	for x >= 1<<29 {
+		x /= 4
+		shift++
+	}
+	pairs := (CountLeadingZeros32(uint32(x))-1)/2 - 1
+	shift -= pairs
+	x <<= uint(2 * pairs)
+	half := RoundingDivideByPOT(x>>1, 1)
+	const threeHalves = 1<<28 + 1<<27 // 1.5 in Q3.28
+	y := int32(1 << 28)
+	for range 5 {
+		y3 := SaturatingRoundingMultiplyByPOT(mul(mul(y, y), y), 6)
+		y = SaturatingRoundingMultiplyByPOT(mul(threeHalves, y)-mul(half, y3), 3)
+	}
+	y = mul(y, 1518500250) // sqrt(2)/2
+	if shift < 0 {
+		y <<= uint(-shift)
+		shift = 0
+	}
+	return y, shift * reverseShift
+}
+
+// RsqrtInt8 is TFLite Micro's int8 RSQRT of a stored value q (elementwise.cc):
+// 1/sqrt(s_x·(q − z_x)) on the output's scale and zero point, by
+// GetInvSqrtQuantizedMultiplierExp and two requantizations; q at the zero
+// point gives 127. TFLite Micro fails the inference for q below the zero
+// point; this gives 127 there too.
+func RsqrtInt8(q int32, sx float32, zx int32, sy float32, zy int32) int32 {
+	v := q - zx
+	if v <= 0 {
+		return 127
+	}
+	root := float32(math.Sqrt(float64(sx)))
+	m, s := QuantizeMultiplier(1 / float64(root*sy))
+	im, ish := GetInvSqrtQuantizedMultiplierExp(v, -1)
+	data := MultiplyByQuantizedMultiplier(1, im, ish+20)
+	return min(max(MultiplyByQuantizedMultiplier(data, m, s-20)+zy, -128), 127)
+}

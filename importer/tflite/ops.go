@@ -330,10 +330,22 @@ func (c *opctx) node() (*graph.Node, error) {
 		if e != nil {
 			return nil, e
 		}
-		if x.DType != graph.Float32 {
-			return nil, c.errorf("%s input: only float32 is supported", x.DType)
+		a := &graph.MathAttrs{Fn: floatMath[c.code], Alpha: 1}
+		switch {
+		case c.code == opRsqrt && x.DType == graph.Int8:
+			// TFLite Micro's fixed point (qmath.RsqrtInt8).
+			out, e := c.out(0)
+			if e != nil {
+				return nil, e
+			}
+			if out.DType != graph.Int8 || x.Quant == nil || out.Quant == nil || len(x.Quant.Scale) != 1 || len(out.Quant.Scale) != 1 {
+				return nil, c.errorf("int8 RSQRT needs per-tensor quantized int8 input and output")
+			}
+			a.TFLiteInt8 = true
+		case x.DType != graph.Float32:
+			return nil, c.errorf("%s input: only float32 (and int8 RSQRT) is supported", x.DType)
 		}
-		n.Op, n.Attrs = graph.Math, &graph.MathAttrs{Fn: floatMath[c.code], Alpha: 1}
+		n.Op, n.Attrs = graph.Math, a
 		err = pass(0)
 	case opArgMax, opArgMin:
 		x, e := c.in(0)

@@ -185,6 +185,14 @@ var mathFloatCases = []opCase{
 }
 
 var mathIntCases = []opCase{
+	// int8 RSQRT: TFLite Micro's elementwise_test.cc RsqrtInt8 inputs and
+	// quantization (input scale 142/255, zero point -15; output 1/255,
+	// -128), the outputs computed by TFLite Micro's kernel code (the test
+	// compares floats with a tolerance). Value 2 (stored -13) is 2^20/√2 =
+	// 741454 before the output rescale.
+	{name: "rsqrt", code: tg.OpRsqrt,
+		ins: []spec{qin(142.0/255, -15, 8)}, out: qin(1.0/255, -128, 8),
+		feed: [][]float64{{12, 68, 125, 127, -13, 16, 73, 127}}, want: f64(-62, -90, -99, -99, 114, -67, -92, -99)},
 	// int8 LOG_SOFTMAX: TFLite Micro's log_softmax_test.cc
 	// (QuantizedActivationsOpTestLogSoftmaxInt8): input scale 20/255, zero
 	// point -1; its literal expected output.
