@@ -18,8 +18,12 @@ type IOInfo struct {
 // IONames are the C member names of m's inputs and outputs, as Emit prints them.
 func IONames(m *tir.Module) (in, out []string) {
 	names := newNamer()
-	// <PREFIX>_ARENA_SIZE and <PREFIX>_STATE_SIZE are the header's own.
-	names.used["arena"], names.used["state"] = true, true
+	// <PREFIX>_ARENA_SIZE and, with states, <PREFIX>_STATE_SIZE are the
+	// header's own.
+	names.used["arena"] = true
+	if len(m.States) > 0 {
+		names.used["state"] = true
+	}
 	for _, t := range m.Inputs {
 		in = append(in, names.unique(strings.ToLower(Ident(t.Name))))
 	}

@@ -272,3 +272,26 @@ func TestStateSizeMismatchRefused(t *testing.T) {
 		t.Error("a float32 state with an int32 next value compiled")
 	}
 }
+
+// With float I/O (quant.Options.FloatIO) the application's inputs and
+// outputs become float32, the states stay int8 and their initial value is
+// quantized (zeros: the zero point).
+func TestStatefulFloatIOQuantized(t *testing.T) {
+	g := runningSum(graph.Float32, nil, false)
+	samples := RandomInputs(g, 4, 3)
+	q, _, err := quant.PTQ(g, samples, quant.Options{FloatIO: true}, quant.CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.States) != 1 {
+		t.Fatalf("states %+v", q.States)
+	}
+	st := q.States[0]
+	in := q.Tensors[st.In]
+	if x := q.Tensors[q.UserInputs()[0]]; x.DType != graph.Float32 || in.DType != graph.Int8 {
+		t.Fatalf("input %s, state %s: want float32 and int8", x.DType, in.DType)
+	}
+	if _, zp := in.Quant.At(0); st.Init == nil || st.Init.I[0] != int64(zp) {
+		t.Errorf("initial state %v, want the zero point %d", st.Init, zp)
+	}
+}

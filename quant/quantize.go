@@ -476,8 +476,8 @@ func (b *builder) floatIO() {
 	var pre []*graph.Node
 	for i, in := range q.Inputs {
 		t := q.Tensors[in]
-		if t.DType != graph.Int8 {
-			continue
+		if t.DType != graph.Int8 || b.f.StateOf(in) >= 0 {
+			continue // a state stays int8: the application never sees it
 		}
 		iname := q.UniqueName(in + "_int8")
 		renameTensor(q, in, iname)
@@ -488,7 +488,7 @@ func (b *builder) floatIO() {
 	q.Nodes = append(pre, q.Nodes...)
 	for i, out := range q.Outputs {
 		t := q.Tensors[out]
-		if t.DType != graph.Int8 {
+		if t.DType != graph.Int8 || b.f.StateOf(out) >= 0 {
 			continue
 		}
 		iname := q.UniqueName(out + "_int8")

@@ -127,6 +127,9 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 		}
 		var one acc
 		for i, name := range fg.Outputs {
+			if fg.StateOf(name) >= 0 {
+				continue // a state's next value: not an output of the model
+			}
 			if d := fv[name]; d != nil && d.DType != graph.Float32 {
 				continue // an index or mask output (ArgMax, Compare): not a signal to measure
 			}

@@ -221,6 +221,11 @@ func LogSoftmaxInt8OK(xt, yt *graph.Tensor, a *graph.SoftmaxAttrs) error {
 	if ax := a.Axis; ax != len(xt.Shape)-1 && ax != -1 || (a.Beta != 0 && a.Beta != 1) || len(xt.Shape) == 0 {
 		return fmt.Errorf("integer log-softmax runs over the last axis with beta 1")
 	}
+	if d := xt.Shape[len(xt.Shape)-1]; d >= 4096 {
+		// Each exponential adds up to 2^19 to an int32 sum: 4,096 overflow it
+		// (TFLite Micro's kernel too).
+		return fmt.Errorf("integer log-softmax over %d values: at most 4,095 (the fixed-point sum overflows)", d)
+	}
 	if s, z := yt.Quant.At(0); s != 16.0/256 || z != 127 {
 		return fmt.Errorf("integer log-softmax output %q has scale %g and zero point %d; TFLite's kernel needs 16/256 and 127", yt.Name, s, z)
 	}

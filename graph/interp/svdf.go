@@ -62,7 +62,8 @@ func svdfFeature(g *graph.Graph, n *graph.Node, in []*graph.Data) ([]*graph.Data
 				acc += w.I[f*inSize+i] * (x.I[b*inSize+i] - zp[0])
 			}
 			v := int64(qmath.MultiplyByQuantizedMultiplier(int32(acc), m, shift))
-			out.I[row+mem-1] = min(max(v, lo), hi) + zp[2]
+			// TFLite Micro stores (T)(zp + clamped value): the cast wraps.
+			out.I[row+mem-1] = st.DType.Wrap(min(max(v, lo), hi) + zp[2])
 		}
 	}
 	return []*graph.Data{out}, nil

@@ -270,6 +270,7 @@ func TestMathRefusals(t *testing.T) {
 		{opCase{code: mathOpAddN, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "int8 ADD_N is not supported"},
 		{opCase{code: mathOpGelu, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "lookup table"},
 		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.25, 127, 2)}, "needs 16/256 and 127"},
+		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 4096)}, out: qin(1.0/16, 127, 4096)}, "at most 4,095"},
 		{opCase{code: mathOpL2Norm, ins: []spec{qin(0.5, 0, 2)}, out: qin(1.0/128, 0, 2)}, "inverse square root"},
 		{opCase{code: mathOpL2Pool, opts: tg.Pool2DOptions(tg.Valid, 1, 1, 1, 1, tg.ActNone), ins: []spec{qin(0.5, 0, 1, 1, 1, 1)}, out: qin(0.5, 0, 1, 1, 1, 1)}, "L2_POOL_2D"},
 		{opCase{code: mathOpLRN, opts: lrnOpts(1, 1, 1, 1), ins: []spec{fin(2, 3)}, out: fin(2, 3)}, "not 4-D"},

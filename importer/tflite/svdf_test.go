@@ -334,3 +334,25 @@ func TestSVDFInt8State(t *testing.T) {
 		t.Errorf("filter 0 of row 0: %v, want nine 3s then 1", next[:10])
 	}
 }
+
+// TFLite Micro stores an int8 state as (int8)(zero point + clamped value):
+// at the top of the range the cast wraps. With the state's scale 0.001
+// the first multiplier is 0.0078431 · 0.0039216 / 0.001 = 0.0307578;
+// filter 0 of x = (-128, -128, 127) is -81·-128 − 92·-128 + 2·127 =
+// 22398 → 688.9, clamped to 127, plus the zero point 3: 130, stored -126.
+func TestSVDFInt8StateWraps(t *testing.T) {
+	m := svdfInt8StateModel()
+	m.Tensors[4].Scale = []float32{0.001}
+	m.Tensors[3].Scale = []float32{0.001 * 0.0078125}
+	g, err := tflite.Decode("svdf_wrap", m.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := interp.Run(g, map[string]*graph.Data{"x": {DType: graph.Int8, Shape: []int{2, 3}, I: []int64{-128, -128, 127, 0, 0, 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[g.States[0].Out].I[9]; got != -126 {
+		t.Errorf("filter 0's newest slot: %d, want -126 (130 wrapped)", got)
+	}
+}
