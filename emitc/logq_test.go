@@ -3,9 +3,7 @@ package emitc
 import (
 	"fmt"
 	"math/rand"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,19 +50,7 @@ func TestLogQ12Q5MatchesQmath(t *testing.T) {
 	}
 	src.WriteString("};\n\nint main(void)\n{\n    size_t i;\n    for (i = 0; i < sizeof zs / sizeof zs[0]; ++i) {\n" +
 		"        printf(\"%ld\\n\", (long)log_q12_q5(zs[i]));\n    }\n    return 0;\n}\n")
-	dir := t.TempDir()
-	cfile, exe := filepath.Join(dir, "lg.c"), filepath.Join(dir, "lg")
-	if err := os.WriteFile(cfile, []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", append(append([]string{}, hostFlags...), "-o", exe, cfile)...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	out, err := exec.Command(exe).CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
-	lines := strings.Fields(string(out))
+	lines := runHostC(t, src.String())
 	if len(lines) != len(zs) {
 		t.Fatalf("%d results for %d inputs", len(lines), len(zs))
 	}

@@ -76,20 +76,7 @@ func TestRequantFastMatchesTFLite(t *testing.T) {
 		"        printf(\"%ld\\n\", (long)requant_fast_s8(cases[i].x, cases[i].m, cases[i].k0, cases[i].e1, cases[i].zr, cases[i].lo, cases[i].hi));\n" +
 		"    }\n    return 0;\n}\n")
 	// The C uses INT32_MIN written as a decimal literal: keep it in range.
-	text := strings.ReplaceAll(src.String(), "{-2147483648,", "{INT32_MIN,")
-	dir := t.TempDir()
-	cfile, exe := filepath.Join(dir, "rq.c"), filepath.Join(dir, "rq")
-	if err := os.WriteFile(cfile, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", append(append([]string{}, hostFlags...), "-o", exe, cfile)...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	out, err := exec.Command(exe).CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
-	lines := strings.Fields(string(out))
+	lines := runHostC(t, strings.ReplaceAll(src.String(), "{-2147483648,", "{INT32_MIN,"))
 	if len(lines) != len(cases) {
 		t.Fatalf("%d results for %d cases", len(lines), len(cases))
 	}
@@ -134,4 +121,23 @@ func TestGenericPairsHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runHostC builds the C program src for the host (hostFlags: ASan and
+// UBSan), runs it and returns its output's fields.
+func runHostC(t *testing.T, src string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	cfile, exe := filepath.Join(dir, "prog.c"), filepath.Join(dir, "prog")
+	if err := os.WriteFile(cfile, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", append(append([]string{}, hostFlags...), "-o", exe, cfile)...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	out, err := exec.Command(exe).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
 }

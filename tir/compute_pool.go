@@ -313,19 +313,12 @@ func computeMean(k *kctx) (Stmt, error) {
 	}
 	// int: TFLite's MeanOrSum: (Σx − zx·count) requantized by s_x/s_y/count,
 	// the division folded into the multiplier.
-	cnt, err := reducedCount(xt.Shape, a.Axes)
+	q, err := k.meanOrSum(xt, yt, a.Axes)
 	if err != nil {
-		return nil, k.errorf("%v", err)
+		return nil, err
 	}
-	sx, zx, err := quantParams(xt)
-	if err != nil {
-		return nil, k.errorf("%v", err)
-	}
-	sy, zy, err := quantParams(yt)
-	if err != nil {
-		return nil, k.errorf("%v", err)
-	}
-	mm, ss := qmath.QuantizeMultiplier(float64(sx) / float64(sy))
+	cnt, zx, zy := q.cnt, q.zx, q.zy
+	mm, ss := qmath.QuantizeMultiplier(float64(q.sx) / float64(q.sy))
 	shift := 63 - qmath.CountLeadingZeros64(uint64(cnt))
 	shift = max(min(shift, 32, 31+ss), 0)
 	m := int32((int64(mm) << uint(shift)) / int64(cnt))
@@ -502,19 +495,12 @@ func reduceLoops(k *kctx, axes []int, body func(each func(func(v Expr) Stmt) Stm
 // values summed, less zx·count, wrapped to int32 (TFLite Micro sums in
 // int32), requantized by s_x/s_y.
 func intSum(k *kctx, xt, yt *graph.Tensor, axes []int) (Stmt, error) {
-	cnt, err := reducedCount(xt.Shape, axes)
+	q, err := k.meanOrSum(xt, yt, axes)
 	if err != nil {
-		return nil, k.errorf("%v", err)
+		return nil, err
 	}
-	sx, zx, err := quantParams(xt)
-	if err != nil {
-		return nil, k.errorf("%v", err)
-	}
-	sy, zy, err := quantParams(yt)
-	if err != nil {
-		return nil, k.errorf("%v", err)
-	}
-	m, s := qmath.RescaleMultiplier(sx, sy)
+	cnt, zx, zy := q.cnt, q.zx, q.zy
+	m, s := qmath.RescaleMultiplier(q.sx, q.sy)
 	return reduceNest(k, axes, I64, Imm(I64, 0), func(acc, v Expr) Expr { return Add(acc, CastTo(I64, v)) }, func(acc Expr, _ int) Expr {
 		shifted := CastTo(I32, Sub(acc, Imm(I64, int64(zx)*int64(cnt))))
 		v := Add(Requant(shifted, C(int64(m)), C(int64(s))), C(int64(zy)))
@@ -574,4 +560,27 @@ func intLogSoftmax(k *kctx, x, y *Buffer, xt, yt *graph.Tensor, a *graph.Softmax
 			})
 		})
 	}), nil
+}
+
+// meanOrSumParams are what TFLite's QuantizedMeanOrSum reads: the count
+// folded into each output and both tensors' scales and zero points.
+type meanOrSumParams struct {
+	cnt    int
+	sx, sy float32
+	zx, zy int32
+}
+
+func (k *kctx) meanOrSum(xt, yt *graph.Tensor, axes []int) (meanOrSumParams, error) {
+	var q meanOrSumParams
+	var err error
+	if q.cnt, err = reducedCount(xt.Shape, axes); err != nil {
+		return q, k.errorf("%v", err)
+	}
+	if q.sx, q.zx, err = quantParams(xt); err != nil {
+		return q, k.errorf("%v", err)
+	}
+	if q.sy, q.zy, err = quantParams(yt); err != nil {
+		return q, k.errorf("%v", err)
+	}
+	return q, nil
 }

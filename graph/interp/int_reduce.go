@@ -30,12 +30,7 @@ func intReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	if err := sameQuantIO(g, n, 0); err != nil {
 		return nil, err
 	}
-	x := ins[0]
-	y, _, err := outData(g, n, 0)
-	if err != nil {
-		return nil, err
-	}
-	offs, _, err := reduceOffsets(n, x.Shape, a.Axes, y.Shape)
+	x, y, offs, err := reduceIO(g, n, &a, ins)
 	if err != nil {
 		return nil, err
 	}
@@ -63,12 +58,7 @@ func intSum(g *graph.Graph, n *graph.Node, a *graph.ReduceAttrs, ins []*graph.Da
 	}
 	sx, zx := xt.Quant.At(0)
 	sy, zy := yt.Quant.At(0)
-	x := ins[0]
-	y, _, err := outData(g, n, 0)
-	if err != nil {
-		return nil, err
-	}
-	offs, _, err := reduceOffsets(n, x.Shape, a.Axes, y.Shape)
+	x, y, offs, err := reduceIO(g, n, a, ins)
 	if err != nil {
 		return nil, err
 	}
@@ -83,4 +73,17 @@ func intSum(g *graph.Graph, n *graph.Node, a *graph.ReduceAttrs, ins []*graph.Da
 		y.I[o] = min(max(v, -128), 127)
 	}
 	return []*graph.Data{y}, nil
+}
+
+// reduceIO is an integer reduction's input, its output (allocated) and the
+// output offset of every input element.
+func reduceIO(g *graph.Graph, n *graph.Node, a *graph.ReduceAttrs, ins []*graph.Data) (x, y *graph.Data, offs []int, err error) {
+	x = ins[0]
+	if y, _, err = outData(g, n, 0); err != nil {
+		return nil, nil, nil, err
+	}
+	if offs, _, err = reduceOffsets(n, x.Shape, a.Axes, y.Shape); err != nil {
+		return nil, nil, nil, err
+	}
+	return x, y, offs, nil
 }
