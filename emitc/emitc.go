@@ -8,6 +8,7 @@ package emitc
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -356,21 +357,9 @@ func (e *emitter) source() ([]byte, error) {
 	// helperOrder's order, each helper after the ones it needs (whichever
 	// file registered them first).
 	printed := map[string]bool{}
-	var print func(string)
-	print = func(h string) {
-		if printed[h] {
-			return
-		}
-		printed[h] = true
-		for _, d := range helperText[h].deps {
-			print(d)
-		}
-		b.WriteString(helperText[h].code)
-		b.WriteString("\n\n")
-	}
 	for _, h := range helperOrder {
 		if need[h] {
-			print(h)
+			writeHelper(&b, h, printed)
 		}
 	}
 	extras := make([]string, 0, len(e.extra))
@@ -684,7 +673,7 @@ func (e *emitter) states(b *bytes.Buffer) {
 			fmt.Fprintf(b, "static %s %s[%d] %s_ALIGNED;\n", ctype(in.DType), name, n, e.PREFIX)
 			fmt.Fprintf(&reset, "    memset(%s, 0, sizeof %s);\n", name, name)
 		}
-		if !e.m.IOInArena && e.m.Outputs[st.Out].CopyFrom == nil {
+		if nextBuffered(e.m, st) {
 			fmt.Fprintf(b, "static %s %s[%d] %s_ALIGNED;\n", ctype(in.DType), e.stateBuf(st.Out, true), n, e.PREFIX)
 		}
 	}
@@ -727,9 +716,30 @@ func StateRAM(m *tir.Module) int {
 	n := 0
 	for _, st := range m.States {
 		n += m.Inputs[st.In].Bytes
-		if !m.IOInArena && m.Outputs[st.Out].CopyFrom == nil {
+		if nextBuffered(m, st) {
 			n += m.Outputs[st.Out].Bytes
 		}
 	}
 	return n
+}
+
+// nextBuffered reports whether the kernels write st's next value to a
+// static buffer of its own (separate I/O), which run then copies over the
+// state; with I/O in the arena it lives in the arena.
+func nextBuffered(m *tir.Module, st *tir.StateIO) bool {
+	return !m.IOInArena && m.Outputs[st.Out].CopyFrom == nil
+}
+
+// writeHelper writes helper h's C after the helpers it needs, each once
+// (printed records what is written).
+func writeHelper(w io.StringWriter, h string, printed map[string]bool) {
+	if printed[h] {
+		return
+	}
+	printed[h] = true
+	for _, d := range helperText[h].deps {
+		writeHelper(w, d, printed)
+	}
+	_, _ = w.WriteString(helperText[h].code)
+	_, _ = w.WriteString("\n\n")
 }

@@ -31,19 +31,7 @@ func TestLogQ12Q5MatchesQmath(t *testing.T) {
 	}
 	var src strings.Builder
 	src.WriteString("#include <stdint.h>\n#include <stdio.h>\n\n")
-	printed := map[string]bool{}
-	var emit func(string)
-	emit = func(h string) {
-		if printed[h] {
-			return
-		}
-		printed[h] = true
-		for _, d := range helperText[h].deps {
-			emit(d)
-		}
-		src.WriteString(helperText[h].code + "\n\n")
-	}
-	emit(tir.IntrLogQ)
+	writeHelper(&src, tir.IntrLogQ, map[string]bool{})
 	src.WriteString("static const int32_t zs[] = {\n")
 	for _, z := range zs {
 		fmt.Fprintf(&src, "    %d,\n", z)
