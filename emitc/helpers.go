@@ -169,13 +169,18 @@ static int32_t one_over_one_plus_x(int32_t a)
     }
     return sat_shl(x, 1);
 }`},
-	"clz32": {nil, `static inline int32_t clz32(uint32_t x)
+	"clz32": {nil, `/* Leading zero bits of x (32 for 0): gcc's and clang's builtin (one CLZ on Armv7-M), or a loop. */
+static inline int32_t clz32(uint32_t x)
 {
+#if defined(__GNUC__)
+    return x ? (int32_t)__builtin_clz(x) : 32;
+#else
     int32_t n = 0;
     while (n < 32 && !(x & (UINT32_C(1) << (31 - n)))) {
         ++n;
     }
     return n;
+#endif
 }`},
 	"recip": {[]string{"one_over_one_plus_x", "clz32"}, `/* TFLite GetReciprocal: Q0.31 scale of 1/x for x in Q(int_bits). */
 static inline int32_t recip(int32_t x, int32_t int_bits)
@@ -212,6 +217,67 @@ static int32_t log_q12_q5(int32_t z)
     den = (int32_t)((uint32_t)srdhm(p, (int32_t)(UINT32_C(1057819769) + (uint32_t)q + (uint32_t)srdhm(127690142, c))) + (uint32_t)srdhm(638450708, q));
     acc = (int32_t)((uint32_t)srdhm(zp, 1488522236) + (uint32_t)srdhm(rdivpot(num, 6), one_over_one_plus_x(den)));
     return sat_shl(acc, 1);
+}`},
+	"div_q8": {[]string{"srdhm", "rdivpot", "recip", "recip_shift"}, `/* TFLite int8 DIV of two values less their zero points (tir.IntrDivQ8): the signs moved
+   onto a, the Q0.31 reciprocal of b, a scaled up by its redundant sign bits, then rescaled
+   by (m, shift); b = 0 gives +-2^30 by a's sign, a shift past 31 bits 0 (qmath.DivInt8). */
+static int32_t div_q8(int32_t a, int32_t b, int32_t m, int32_t shift)
+{
+    int32_t h;
+    int32_t e;
+    int32_t v;
+    if (b == 0) {
+        return a > 0 ? (INT32_C(1) << 30) : (a < 0 ? -(INT32_C(1) << 30) : 0);
+    }
+    if (b < 0) {
+        a = -a;
+        b = -b;
+    }
+    h = a < 0 ? clz32(~(uint32_t)a) - 1 : clz32((uint32_t)a) - 1;
+    e = h + recip_shift(b, 31) - shift;
+    v = srdhm(srdhm((int32_t)((uint32_t)a << h), recip(b, 31)), m);
+    return e > 31 ? 0 : rdivpot(v, e);
+}`},
+	"inv_sqrt_mult": {[]string{"srdhm", "rdivpot", "sat_shl", "clz32"}, `/* TFLite GetInvSqrtQuantizedMultiplierExp(x, -1), the multiplier (tir.IntrInvSqrtMult):
+   1/sqrt(x) for x > 1 by five Newton steps in Q3.28 (INT32_MAX for x <= 1). */
+static int32_t inv_sqrt_mult(int32_t x)
+{
+    int32_t shift = 11;
+    int32_t pairs;
+    int32_t half;
+    int32_t y = INT32_C(1) << 28;
+    int32_t i;
+    if (x <= 1) {
+        return INT32_MAX;
+    }
+    while (x >= (INT32_C(1) << 29)) {
+        x /= 4;
+        ++shift;
+    }
+    pairs = (clz32((uint32_t)x) - 1) / 2 - 1;
+    shift -= pairs;
+    x = (int32_t)((uint32_t)x << (2 * pairs));
+    half = rdivpot(x >> 1, 1);
+    for (i = 0; i < 5; ++i) {
+        const int32_t y3 = sat_shl(srdhm(srdhm(y, y), y), 6);
+        y = sat_shl((int32_t)((uint32_t)srdhm(INT32_C(402653184), y) - (uint32_t)srdhm(half, y3)), 3);
+    }
+    y = srdhm(y, INT32_C(1518500250));
+    return shift < 0 ? (int32_t)((uint32_t)y << -shift) : y;
+}`},
+	"inv_sqrt_shift": {[]string{"clz32"}, `/* TFLite GetInvSqrtQuantizedMultiplierExp(x, -1), the shift (tir.IntrInvSqrtShift). */
+static inline int32_t inv_sqrt_shift(int32_t x)
+{
+    int32_t shift = 11;
+    if (x <= 1) {
+        return 0;
+    }
+    while (x >= (INT32_C(1) << 29)) {
+        x /= 4;
+        ++shift;
+    }
+    shift -= (clz32((uint32_t)x) - 1) / 2 - 1;
+    return shift < 0 ? 0 : -shift;
 }`},
 	"recip_shift": {[]string{"clz32"}, `/* TFLite GetReciprocal: the number of bits over unit. */
 static inline int32_t recip_shift(int32_t x, int32_t int_bits)
@@ -296,5 +362,5 @@ func addHelper(name string, deps []string, code string) {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}

@@ -100,6 +100,11 @@ const (
 
 	// Softmax along Axis. Attrs *SoftmaxAttrs.
 	Softmax Op = "Softmax"
+	// L2Normalize: x / ‖x‖ along the last axis in TFLite's int8 arithmetic
+	// (the sum of squares of x less its zero point, a fixed-point inverse
+	// square root, the output at scale 1/128 and zero point 0). Float
+	// L2_NORMALIZATION imports as a Reduce and a Div.
+	L2Normalize Op = "L2Normalize"
 	// Relu: max(x, 0).
 	Relu Op = "Relu"
 	// Clip: min(max(x, Min), Max); Relu6 is Clip{0, 6}. Attrs *ClipAttrs.

@@ -442,7 +442,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			}
 		}
 		return s, nil
-	case Softmax, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, CumSum, Quantize, Dequantize, Cast:
+	case Softmax, L2Normalize, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, CumSum, Quantize, Dequantize, Cast:
 		return append([]int(nil), x.Shape...), nil
 	case Reshape, Resize:
 		return nil, nil

@@ -184,6 +184,16 @@ func computeBinary(k *kctx) (Stmt, error) {
 			p := Mul(Add(ld(a, iv...), C(-int64(z1))), Add(ld(b, iv...), C(-int64(z2))))
 			return clampOut(Add(Requant(p, C(int64(mo)), C(int64(sho))), C(int64(zo))))
 		}), nil
+	case graph.Div:
+		// TFLite Micro's int8 DIV: a fixed-point reciprocal per element.
+		if err := interp.DivInt8OK(at, bt, yt); err != nil {
+			return nil, k.errorf("%v", err)
+		}
+		m, sh := qmath.DivMultiplier(s1, s2, so)
+		return elementwise(y, shape, func(iv []Expr) Expr {
+			q := Call(IntrDivQ8, I32, Add(ld(a, iv...), C(-int64(z1))), Add(ld(b, iv...), C(-int64(z2))), C(int64(m)), C(int64(sh)))
+			return clampOut(Add(q, C(int64(zo))))
+		}), nil
 	case graph.Maximum, graph.Minimum:
 		if s1 != so || s2 != so || z1 != zo || z2 != zo {
 			return nil, k.errorf("int %s needs equal input and output quantization", k.n.Op)

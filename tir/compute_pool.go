@@ -14,6 +14,7 @@ func init() {
 	register(graph.MaxPool2D, computePool)
 	register(graph.AvgPool2D, computePool)
 	register(graph.Softmax, computeSoftmax)
+	register(graph.L2Normalize, computeL2Normalize)
 	register(graph.Mean, computeMean)
 	register(graph.Reduce, computeReduce)
 }
@@ -558,6 +559,46 @@ func intLogSoftmax(k *kctx, x, y *Buffer, xt, yt *graph.Tensor, a *graph.Softmax
 					}),
 				)
 			})
+		})
+	}), nil
+}
+
+// computeL2Normalize is TFLite's int8 L2_NORMALIZATION over the last axis
+// (qmath.L2NormalizeInt8): per row the sum of squares of x less its zero
+// point, its inverse square root as a multiplier and shift (two helpers),
+// then each value requantized by them with 7 more bits.
+func computeL2Normalize(k *kctx) (Stmt, error) {
+	xt := k.g.In(k.n, 0)
+	y, yt := k.output()
+	if err := interp.L2NormalizeInt8OK(xt, yt); err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	_, zx, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	x := k.in(0)
+	depth := xt.Shape[len(xt.Shape)-1]
+	outer := xt.NumElements() / depth
+	viewAs(x, []int{outer, depth})
+	viewAs(y, []int{outer, depth})
+	k.f.Op = "l2_normalize"
+	v := func(r, c Expr) Expr { return Add(ld(x, r, c), C(-int64(zx))) }
+	return Loop("r", outer, func(r Expr) Stmt {
+		return Scalar("acc", I32, func(acc *Buffer) Stmt {
+			return Block(
+				Put(acc, C(0)),
+				Loop("c", depth, func(c Expr) Stmt {
+					return Let("d", v(r, c), func(d Expr) Stmt { return Put(acc, Add(At(acc), Mul(d, d))) })
+				}),
+				Let("m", Call(IntrInvSqrtMult, I32, At(acc)), func(m Expr) Stmt {
+					return Let("sh", Add(Call(IntrInvSqrtShift, I32, At(acc)), C(7)), func(sh Expr) Stmt {
+						return Loop("c", depth, func(c Expr) Stmt {
+							return Put(y, CastTo(I8, Clamp(Requant(v(r, c), m, sh), C(-128), C(127))), r, c)
+						})
+					})
+				}),
+			)
 		})
 	}), nil
 }

@@ -127,6 +127,13 @@ const (
 	IntrDot = "dot"
 	// IntrExpNeg(x) int32: gemmlowp exp_on_negative_values on Q5.26 -> Q0.31.
 	IntrExpNeg = "exp_neg"
+	// IntrDivQ8(a, b, m, shift) int32: TFLite's int8 DIV of two values less
+	// their zero points, before the output zero point (qmath.DivInt8).
+	IntrDivQ8 = "div_q8"
+	// IntrInvSqrtMult(x) and IntrInvSqrtShift(x) int32: TFLite's
+	// GetInvSqrtQuantizedMultiplierExp(x, -1), its multiplier and shift.
+	IntrInvSqrtMult  = "inv_sqrt_mult"
+	IntrInvSqrtShift = "inv_sqrt_shift"
 	// IntrLogQ(z) int32: TFLite's log_x_for_x_greater_than_or_equal_to_1
 	// of a Q12.19 z >= 1, as Q5.26 (qmath.LogQ12ToQ5).
 	IntrLogQ = "log_q12_q5"

@@ -315,6 +315,14 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{i: int64(s)}
 	case IntrExpNeg:
 		return val{i: int64(ExpNeg(i32(0)))}
+	case IntrDivQ8:
+		return val{i: int64(qmath.DivInt8(i32(0), i32(1), i32(2), int(i32(3))))}
+	case IntrInvSqrtMult:
+		m, _ := qmath.GetInvSqrtQuantizedMultiplierExp(i32(0), -1)
+		return val{i: int64(m)}
+	case IntrInvSqrtShift:
+		_, sh := qmath.GetInvSqrtQuantizedMultiplierExp(i32(0), -1)
+		return val{i: int64(sh)}
 	case IntrLogQ:
 		return val{i: int64(qmath.LogQ12ToQ5(i32(0)))}
 	case IntrDot:

@@ -16,6 +16,7 @@ func init() {
 	Register(graph.LeakyRelu, IntClass, intUnary(leakyReluParams))
 	Register(graph.Relu, IntClass, intUnary(reluParams))
 	Register(graph.Clip, IntClass, intUnary(reluParams))
+	Register(graph.L2Normalize, IntClass, intL2Normalize)
 }
 
 // intUnary runs an element-wise integer function built from the node's
@@ -228,6 +229,52 @@ func LogSoftmaxInt8OK(xt, yt *graph.Tensor, a *graph.SoftmaxAttrs) error {
 	}
 	if s, z := yt.Quant.At(0); s != 16.0/256 || z != 127 {
 		return fmt.Errorf("integer log-softmax output %q has scale %g and zero point %d; TFLite's kernel needs 16/256 and 127", yt.Name, s, z)
+	}
+	return nil
+}
+
+// intL2Normalize is TFLite's int8 L2_NORMALIZATION over the last axis
+// (qmath.L2NormalizeInt8).
+func intL2Normalize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
+	if err := needInts(ins, 0); err != nil {
+		return nil, err
+	}
+	x := ins[0]
+	y, yt, err := outData(g, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := L2NormalizeInt8OK(g.In(n, 0), yt); err != nil {
+		return nil, err
+	}
+	_, zx := qparams(g.In(n, 0))
+	depth := x.Shape[len(x.Shape)-1]
+	v, out := make([]int32, depth), make([]int32, depth)
+	for o := 0; o+depth <= x.Len(); o += depth {
+		for i := range v {
+			v[i] = int32(x.I[o+i]) - zx
+		}
+		qmath.L2NormalizeInt8(v, out)
+		for i, q := range out {
+			y.I[o+i] = int64(q)
+		}
+	}
+	return []*graph.Data{y}, nil
+}
+
+// L2NormalizeInt8OK checks what TFLite's int8 L2_NORMALIZATION takes: int8
+// in and out, per-tensor quantized, the output at scale 1/128 and zero
+// point 0, rows of at most qmath.L2NormMaxDepth values.
+func L2NormalizeInt8OK(xt, yt *graph.Tensor) error {
+	if xt == nil || yt == nil || xt.DType != graph.Int8 || yt.DType != graph.Int8 || xt.Quant == nil || yt.Quant == nil ||
+		len(xt.Quant.Scale) != 1 || len(yt.Quant.Scale) != 1 || len(xt.Shape) == 0 {
+		return fmt.Errorf("integer L2 normalization takes per-tensor quantized int8 in and out, at least 1-D")
+	}
+	if s, z := yt.Quant.At(0); s != 1.0/128 || z != 0 {
+		return fmt.Errorf("integer L2 normalization output %q has scale %g and zero point %d; TFLite's kernel needs 1/128 and 0", yt.Name, s, z)
+	}
+	if d := xt.Shape[len(xt.Shape)-1]; d > qmath.L2NormMaxDepth {
+		return fmt.Errorf("integer L2 normalization over %d values: at most %d (the int32 sum of squares overflows)", d, qmath.L2NormMaxDepth)
 	}
 	return nil
 }

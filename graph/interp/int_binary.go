@@ -173,15 +173,15 @@ func intMinMax(isMax bool) Kernel {
 }
 
 // intDiv is plain integer division (ONNX Div on integer tensors), truncating
-// toward zero and wrapping to the output type; x/0 is 0. Quantized division has no
-// TFLite int8 reference kernel here.
+// toward zero and wrapping to the output type; x/0 is 0. On quantized int8
+// tensors it is TFLite Micro's int8 DIV (qmath.DivInt8).
 func intDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 	y, yt, err := binaryOperands(g, n, ins)
 	if err != nil {
 		return nil, err
 	}
 	if yt.Quant != nil || g.In(n, 0).Quant != nil || g.In(n, 1).Quant != nil {
-		return nil, fmt.Errorf("quantized Div is not supported")
+		return quantDiv(g, n, ins, y, yt)
 	}
 	a, b := ins[0], ins[1]
 	for i := range y.I {
@@ -193,4 +193,42 @@ func intDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 		y.I[i] = yt.DType.Wrap(a.I[broadcastIndex(i, y.Shape, a.Shape)] / d)
 	}
 	return []*graph.Data{y}, nil
+}
+
+// quantDiv is TFLite Micro's int8 DIV (qmath.DivInt8) with its fused
+// activation; DivInt8OK says which tensors it takes.
+func quantDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data, y *graph.Data, yt *graph.Tensor) ([]*graph.Data, error) {
+	if err := DivInt8OK(g.In(n, 0), g.In(n, 1), yt); err != nil {
+		return nil, err
+	}
+	s1, z1 := qparams(g.In(n, 0))
+	s2, z2 := qparams(g.In(n, 1))
+	sy, zy := qparams(yt)
+	m, sh := qmath.DivMultiplier(s1, s2, sy)
+	lo, hi := actRange(binaryAct(n), yt)
+	a, b := ins[0], ins[1]
+	for i := range y.I {
+		v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
+		v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
+		y.I[i] = int64(clamp32(qmath.DivInt8(v1, v2, m, sh)+zy, lo, hi))
+	}
+	return []*graph.Data{y}, nil
+}
+
+// DivInt8OK checks that a quantized Div is one TFLite's int8 DIV computes:
+// int8 tensors quantized per tensor, with a multiplier shift of at most
+// qmath.DivMaxShift (a quotient scale s1 / (s2 · sy) below 2^23).
+func DivInt8OK(x, z, y *graph.Tensor) error {
+	for _, t := range []*graph.Tensor{x, z, y} {
+		if t == nil || t.DType != graph.Int8 || t.Quant == nil || len(t.Quant.Scale) != 1 {
+			return fmt.Errorf("quantized Div needs per-tensor quantized int8 inputs and output (TFLite's int8 DIV)")
+		}
+	}
+	s1, _ := qparams(x)
+	s2, _ := qparams(z)
+	sy, _ := qparams(y)
+	if _, sh := qmath.DivMultiplier(s1, s2, sy); sh > qmath.DivMaxShift || s2 <= 0 || sy <= 0 {
+		return fmt.Errorf("int8 Div with scales %g / (%g · %g): the quotient scale is out of TFLite's int8 DIV's range", s1, s2, sy)
+	}
+	return nil
 }

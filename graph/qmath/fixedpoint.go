@@ -278,3 +278,24 @@ func RsqrtInt8(q int32, sx float32, zx int32, sy float32, zy int32) int32 {
 	data := MultiplyByQuantizedMultiplier(1, im, ish+20)
 	return min(max(MultiplyByQuantizedMultiplier(data, m, s-20)+zy, -128), 127)
 }
+
+// L2NormMaxDepth is the longest row TFLite's int8 L2 normalization sums
+// without overflow: 255² per element within int32.
+const L2NormMaxDepth = math.MaxInt32 / (255 * 255)
+
+// L2NormalizeInt8 is TFLite's int8 L2_NORMALIZATION of one row of values
+// less the input zero point (reference_integer_ops::L2Normalization): the
+// sum of squares, its inverse square root as a multiplier and shift
+// (GetInvSqrtQuantizedMultiplierExp, reverse shift −1), each value
+// requantized by it with 7 more bits (the output scale 1/128, zero point
+// 0), clamped to int8. A row of zeros gives zeros.
+func L2NormalizeInt8(v []int32, out []int32) {
+	var acc int32
+	for _, x := range v {
+		acc += x * x
+	}
+	m, sh := GetInvSqrtQuantizedMultiplierExp(acc, -1)
+	for i, x := range v {
+		out[i] = min(max(MultiplyByQuantizedMultiplier(x, m, sh+7), -128), 127)
+	}
+}

@@ -3,6 +3,7 @@ package qmath
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Kernel parameters derived from float scales exactly as TFLite Micro's
@@ -276,4 +277,59 @@ func MeanMultiplier(sx, sy float32, count int64) (multiplier int32, shift int) {
 	sh := 63 - CountLeadingZeros64(uint64(count))
 	sh = max(min(sh, 32, 31+s), 0)
 	return int32((int64(m) << uint(sh)) / count), s - sh
+}
+
+// DivMultiplier is int8 DIV's QuantizeMultiplier(double(s1 / (s2 · sy)))
+// with the ratio computed in float32, as TFLite Micro's div.cc does.
+func DivMultiplier(s1, s2, sy float32) (multiplier int32, shift int) {
+	den := s2 * sy
+	return QuantizeMultiplier(float64(s1 / den))
+}
+
+// DivMaxShift is the largest DivMultiplier shift DivInt8 takes: with
+// |a| <= 255 every non-zero dividend has at least 23 redundant sign bits,
+// so the kernel's total shift (shift − reciprocal shift − headroom) is
+// never positive.
+const DivMaxShift = 23
+
+// DivInt8 is TFLite Micro's int8 DIV of two values less their zero points
+// (reference/div.h, DivElementwise), before the output zero point: the
+// signs moved onto a, the Q0.31 reciprocal of b (GetReciprocal with 31
+// integer bits), a scaled up by its redundant sign bits and multiplied by
+// it, then rescaled by (m, shift) with the reciprocal's and the headroom's
+// shifts. TFLite leaves b = 0 undefined (a debug check); here it gives
+// ±2^30 by a's sign (0 for a = 0), which clamps to the output range.
+// A rounding shift past 31 bits gives 0, which is x / 2^e rounded for any
+// int32 x (TFLite's RoundingDivideByPOT is undefined there).
+func DivInt8(a, b int32, m int32, shift int) int32 {
+	if b == 0 {
+		switch {
+		case a > 0:
+			return 1 << 30
+		case a < 0:
+			return -1 << 30
+		}
+		return 0
+	}
+	if b < 0 {
+		a, b = -a, -b
+	}
+	inv, rs := GetReciprocal(b, 31)
+	h := CountLeadingSignBits32(a)
+	uq := SaturatingRoundingDoublingHighMul(int32(uint32(a)<<uint(h)), inv)
+	e := h + rs - shift
+	v := SaturatingRoundingDoublingHighMul(uq, m)
+	if e > 31 {
+		return 0
+	}
+	return RoundingDivideByPOT(v, e)
+}
+
+// CountLeadingSignBits32 is TFLite's CountLeadingSignBits on int32 (gcc's
+// __builtin_clrsb, 31 for 0): how far x can shift left without overflow.
+func CountLeadingSignBits32(x int32) int {
+	if x < 0 {
+		x = ^x
+	}
+	return bits.LeadingZeros32(uint32(x)) - 1
 }

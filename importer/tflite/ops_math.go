@@ -256,7 +256,8 @@ func (c *opctx) binaryIO(allowed []graph.DType, why string) (x, z, y *graph.Tens
 }
 
 // mathDiv maps DIV: float32 with its fused activation; int32 truncates
-// toward zero (C division, as TFLite's kernel), without activation.
+// toward zero (C division, as TFLite's kernel), without activation; int8
+// is TFLite Micro's fixed-point quotient (qmath.DivInt8), with activation.
 func mathDiv(c *opctx, n *graph.Node) error {
 	o, err := c.mathOptions()
 	if err != nil {
@@ -266,7 +267,18 @@ func mathDiv(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	x, z, _, err := c.binaryIO(floatInt32, "TFLite's quantized DIV (a fixed-point reciprocal) has no bit-exact integer kernel here")
+	if ins, y, err := c.mathIO(2); err == nil && y.DType == graph.Int8 {
+		x, z := ins[0], ins[1]
+		if err := interp.DivInt8OK(x, z, y); err != nil {
+			return c.errorf("%v", err)
+		}
+		if err := c.mathBroadcast(y, x, z); err != nil {
+			return err
+		}
+		n.Op, n.Attrs, n.Inputs = graph.Div, &graph.BinaryAttrs{Act: act}, []string{x.Name, z.Name}
+		return nil
+	}
+	x, z, _, err := c.binaryIO(floatInt32, "TFLite's int8 DIV is supported, other quantized types are not")
 	if err != nil {
 		return err
 	}
@@ -492,14 +504,26 @@ func mathLogSoftmax(c *opctx, n *graph.Node) error {
 	return nil
 }
 
-// mathL2Norm maps L2_NORMALIZATION (float32) over the last axis:
+// mathL2Norm maps L2_NORMALIZATION over the last axis: int8 as
+// graph.L2Normalize (TFLite's fixed point), float32 as
 // x / max(sqrt(Σx²), 1e-6), TFLite's epsilon. TFLite's kernel ignores the
 // fused activation of the options, and so does this.
 func mathL2Norm(c *opctx, n *graph.Node) error {
 	if _, err := c.mathOptions(); err != nil {
 		return err
 	}
-	x, _, err := c.unaryIO(floatOnly, "TFLite's int8 L2_NORMALIZATION uses a fixed-point inverse square root; not reproduced")
+	if ins, y, err := c.mathIO(1); err == nil && (ins[0].DType == graph.Int8 || y.DType == graph.Int8) {
+		// TFLite's fixed-point inverse square root (qmath.L2NormalizeInt8).
+		if err := interp.L2NormalizeInt8OK(ins[0], y); err != nil {
+			return c.errorf("%v", err)
+		}
+		if !slices.Equal(ins[0].Shape, y.Shape) {
+			return c.errorf("output shape %v differs from the input's %v", y.Shape, ins[0].Shape)
+		}
+		n.Op, n.Inputs = graph.L2Normalize, []string{ins[0].Name}
+		return nil
+	}
+	x, _, err := c.unaryIO(floatOnly, "TFLite's int8 L2_NORMALIZATION is supported, other quantized types are not")
 	if err != nil {
 		return err
 	}

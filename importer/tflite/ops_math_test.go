@@ -209,6 +209,34 @@ var mathIntCases = []opCase{
 	{name: "squared_difference_scales", code: mathOpSquaredDifference,
 		ins: []spec{qin(0.0145098045, 10, 1, 2, 3, 1), qin(0.00784313772, -1, 1, 2, 3, 1)}, out: qin(0.0352941193, -128, 1, 2, 3, 1),
 		feed: [][]float64{{-128, 24, 31, 65, 86, -128}, {126, 24, 76, 50, -128, -1}}, want: f64(127, -128, -125, -124, -3, -14)},
+	// int8 DIV: TFLite Micro's div_test.cc (every tensor on [-1, 1]: scale
+	// 2/255, zero point -1), its inputs, the outputs its kernel computes
+	// (the test compares floats with a tolerance); with RELU_N1_TO_1 the
+	// clamp is [-128, 126] (1/scale rounds to 127 in float32).
+	{name: "div", code: mathOpDiv,
+		ins: []spec{qin(0.00784313772, -1, 1, 2, 2, 1), qin(0.00784313772, -1, 1, 2, 2, 1)}, out: qin(0.00784313772, -1, 1, 2, 2, 1),
+		feed: [][]float64{{-103, -26, 37, 88}, {-103, 50, 101, 126}}, want: f64(126, -63, 46, 88)},
+	{name: "div_relu_n1_to_1", code: mathOpDiv, opts: &tg.Options{Type: mathOptDiv, Fields: []tg.Field{tg.I8(0, tg.ActReluN1To1)}},
+		ins: []spec{qin(0.00784313772, -1, 1, 2, 2, 1), qin(0.00784313772, -1, 1, 2, 2, 1)}, out: qin(0.00784313772, -1, 1, 2, 2, 1),
+		feed: [][]float64{{-103, 24, 114, 88}, {76, 50, 114, -103}}, want: f64(-128, 61, 126, -112)},
+	// Broadcast divisor, hand-worked: x real 0.5·q1, z real 0.25·q2, the
+	// output 0.125 per step, so the stored quotient is 16·q1/q2 (zero
+	// points 0). Row 1 (q2 = 12): 12 -> 16, -12 -> -16, 2 -> 2.67 -> 3,
+	// 14 -> 18.67 -> 19. Row 2 (q2 = -4): -12 -> 48, 12 -> -48, 2 -> -8,
+	// 14 -> -56. Row 3 (q2 = 0) saturates by the dividend's sign.
+	{name: "div_broadcast", code: mathOpDiv,
+		ins: []spec{qin(0.5, 0, 3, 4), qin(0.25, 0, 3, 1)}, out: qin(0.125, 0, 3, 4),
+		feed: [][]float64{{12, -12, 2, 14, -12, 12, 2, 14, 5, -5, 0, 127}, {12, -4, 0}},
+		want: f64(16, -16, 3, 19, 48, -48, -8, -56, 127, -128, 0, 127)},
+	// int8 L2_NORMALIZATION, hand-worked: input zero point 2, output 1/128.
+	// Rows less the zero point: (3, 4) / 5 -> 0.6, 0.8 -> 76.8, 102.4 ->
+	// 77, 102; (-5, 12) / 13 -> -49.2, 118.2 -> -49, 118; (0, 0, 1, 0) ->
+	// 128, clamped to 127; a row of zeros stays 0 (the kernel's multiplier
+	// for a sum <= 1 is INT32_MAX).
+	{name: "l2_norm", code: mathOpL2Norm,
+		ins: []spec{qin(0.1, 2, 4, 4)}, out: qin(1.0/128, 0, 4, 4),
+		feed: [][]float64{{5, 6, 2, 2, -3, 14, 2, 2, 2, 2, 3, 2, 2, 2, 2, 2}},
+		want: f64(77, 102, 0, 0, -49, 118, 0, 0, 0, 0, 127, 0, 0, 0, 0, 0)},
 	// TFLite's integer kernel on stored values, 10-bit weights. Asymmetric,
 	// width 2 -> 3: scale (2048+1)/3 = 683; output 1 at 683/1024 (weights
 	// 341, 683): 10·341 - 20·683 = -10250, /1024 = -10.01 -> -10; output 2
@@ -260,7 +288,8 @@ func TestMathRefusals(t *testing.T) {
 		oc   opCase
 		want string
 	}{
-		{opCase{code: mathOpDiv, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "quantized DIV"},
+		{opCase{code: mathOpDiv, ins: []spec{qin(0.5, 0, 2), mathI32(2)}, out: qin(0.5, 0, 2)}, "per-tensor quantized int8"},
+		{opCase{code: mathOpDiv, ins: []spec{qin(1, 0, 2), qin(1e-4, 0, 2)}, out: qin(1e-4, 0, 2)}, "out of TFLite's int8 DIV's range"},
 		{opCase{code: mathOpDiv, opts: &tg.Options{Type: mathOptDiv, Fields: []tg.Field{tg.I8(0, tg.ActRelu)}}, ins: []spec{mathI32(2), mathI32(2)}, out: mathI32(2)}, "int32 DIV with fused activation"},
 		{opCase{code: mathOpDiv, ins: []spec{fin(2), fin(3)}, out: fin(3)}, "do not broadcast"},
 		{opCase{code: mathOpSquaredDifference, ins: []spec{qin(0.5, 0, 2), mathI32(2)}, out: qin(0.5, 0, 2)}, "int8 SQUARED_DIFFERENCE needs"},
@@ -271,7 +300,7 @@ func TestMathRefusals(t *testing.T) {
 		{opCase{code: mathOpGelu, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "lookup table"},
 		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.25, 127, 2)}, "needs 16/256 and 127"},
 		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 4096)}, out: qin(1.0/16, 127, 4096)}, "at most 4,095"},
-		{opCase{code: mathOpL2Norm, ins: []spec{qin(0.5, 0, 2)}, out: qin(1.0/128, 0, 2)}, "inverse square root"},
+		{opCase{code: mathOpL2Norm, ins: []spec{qin(0.5, 0, 2)}, out: qin(1.0/64, 0, 2)}, "needs 1/128 and 0"},
 		{opCase{code: mathOpL2Pool, opts: tg.Pool2DOptions(tg.Valid, 1, 1, 1, 1, tg.ActNone), ins: []spec{qin(0.5, 0, 1, 1, 1, 1)}, out: qin(0.5, 0, 1, 1, 1, 1)}, "L2_POOL_2D"},
 		{opCase{code: mathOpLRN, opts: lrnOpts(1, 1, 1, 1), ins: []spec{fin(2, 3)}, out: fin(2, 3)}, "not 4-D"},
 		{opCase{code: mathOpLRN, opts: lrnOpts(-1, 1, 1, 1), ins: []spec{fin(1, 1, 1, 3)}, out: fin(1, 1, 1, 3)}, "negative"},

@@ -483,10 +483,11 @@ const (
 	Same  = 0
 	Valid = 1
 
-	ActNone  = 0
-	ActRelu  = 1
-	ActRelu6 = 3
-	ActTanh  = 4
+	ActNone      = 0
+	ActRelu      = 1
+	ActReluN1To1 = 2
+	ActRelu6     = 3
+	ActTanh      = 4
 )
 
 // Conv2DOptions: padding, strides (H, W), fused activation, dilation (H, W).
