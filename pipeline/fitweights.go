@@ -12,7 +12,7 @@ import (
 
 // LeanWeights says which kernels the fit pass (fitWeights) gave int8
 // weights in flash (knob dsp.weights = 8) because the int16 layout did not
-// fit the board's flash.
+// fit the board's flash, or the flash budget.
 type LeanWeights struct {
 	// Kernels are the kernels kept int8, largest weight tensors first.
 	Kernels []string `json:"kernels"`
@@ -20,19 +20,24 @@ type LeanWeights struct {
 	// the int16 layout everywhere the build would otherwise have it.
 	SavedBytes int64 `json:"saved_bytes"`
 	// ConstBytes is the lowered constants' size in the end, and FlashBytes
-	// the board's weights region.
+	// the board's weights region, or the flash budget when Budget is set
+	// (the budget was the tighter limit).
 	ConstBytes int64 `json:"const_bytes"`
 	FlashBytes int64 `json:"flash_bytes"`
+	Budget     bool  `json:"budget,omitempty"`
 }
 
 // Summary is the one line compile prints.
 func (l *LeanWeights) Summary() string {
-	s := "s"
+	s, what := "s", "flash"
 	if len(l.Kernels) == 1 {
 		s = ""
 	}
-	return fmt.Sprintf("weights: %d layer%s kept int8 to fit flash (%.1f KB saved; constants %s B of %s B)",
-		len(l.Kernels), s, float64(l.SavedBytes)/1000, commas(l.ConstBytes), commas(l.FlashBytes))
+	if l.Budget {
+		what = "the flash budget"
+	}
+	return fmt.Sprintf("weights: %d layer%s kept int8 to fit %s (%.1f KB saved; constants %s B of %s B)",
+		len(l.Kernels), s, what, float64(l.SavedBytes)/1000, commas(l.ConstBytes), commas(l.FlashBytes))
 }
 
 // Code headroom the fit pass leaves in a weights region that also holds
@@ -80,30 +85,46 @@ func leanCandidates(m *tir.Module) []leanCandidate {
 }
 
 // fitWeights checks the lowered module's constants against the board's
-// weights region. When they (with headroom for code, where the region holds
-// code too) do not fit and dsp kernels hold int16 weights, it gives the
-// largest of those int8 weights (knob weights = 8, which wins over tuning
-// records and Options.Knobs), as few as the estimate needs, in *t and
-// returns true: the caller lowers again and calls it again. Constants that
-// do not fit with every such kernel int8 are a FitError, before any code
-// is emitted.
+// weights region and the flash budget, whichever leaves the constants less
+// room. When they (with headroom for code, where the limit holds code too)
+// do not fit and dsp kernels hold int16 weights, it gives the largest of
+// those int8 weights (knob weights = 8, which wins over tuning records and
+// Options.Knobs), as few as the estimate needs, in *t and returns true:
+// the caller lowers again and calls it again. Constants that do not fit
+// with every such kernel int8 are a FitError, before any code is emitted.
+//
+// The flash budget (Options.FlashBudget) covers the model's code as well
+// as its weights, so the code headroom always applies to it, as it does to
+// a region that also holds code. It applies on any board, bare metal or
+// not; the board's region only on bare-metal boards.
 func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	b := s.Opt.Board
-	if b == nil || !b.BareMetal() {
-		return false, nil
-	}
-	r := b.RegionFor(boards.HoldsWeights)
-	if r == nil {
-		return false, nil
-	}
-	have := int64(r.Length)
-	need := s.Module.ConstBytes()
+	code := codeHeadroomBase + codeHeadroomKernel*int64(s.Module.DistinctFuncs())
+	var lim *limit
 	var headroom int64
-	if slices.Contains(r.Holds, boards.HoldsCode) || b.RegionFor(boards.HoldsCode) == r {
-		headroom = codeHeadroomBase + codeHeadroomKernel*int64(s.Module.DistinctFuncs())
+	if b != nil && b.BareMetal() {
+		if r := b.RegionFor(boards.HoldsWeights); r != nil {
+			lim = &limit{region: r, bytes: int64(r.Length)}
+			if slices.Contains(r.Holds, boards.HoldsCode) || b.RegionFor(boards.HoldsCode) == r {
+				headroom = code
+			}
+		}
 	}
+	// The budget binds where it leaves the constants less room than the
+	// region (on a tie the region, whose messages are the usual ones).
+	if bud := s.Opt.FlashBudget; bud > 0 && (lim == nil || bud-code < lim.bytes-headroom) {
+		lim, headroom = &limit{budget: "flash", bytes: bud}, code
+	}
+	if lim == nil {
+		return false, nil
+	}
+	have := lim.bytes
+	need := s.Module.ConstBytes()
 	if s.Lean != nil {
 		s.Lean.SavedBytes, s.Lean.ConstBytes = s.leanFrom-need, need
+		// Which limit binds can change as kernels' code changes (a region
+		// without code beside the budget): say the one that binds now.
+		s.Lean.FlashBytes, s.Lean.Budget = have, lim.region == nil
 	}
 	if need+headroom <= have {
 		return false, nil
@@ -111,17 +132,22 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	cands := leanCandidates(s.Module)
 	if len(cands) == 0 {
 		if need <= have {
-			return false, nil // only the code estimate is short: the linker decides
+			// Only the code estimate is short. A region's linker decides;
+			// no linker checks a budget, so say it.
+			if lim.region == nil {
+				s.Opt.Warn(fmt.Sprintf("%s: the constants (%s B) fit --flash-budget (%s B), but with the code estimated at %s B the model may not; check the linked size",
+					s.ModelPath, commas(need), commas(have), commas(headroom)))
+			}
+			return false, nil
 		}
 		what := "weights (the lowered constants)"
 		if s.Lean != nil {
 			what = fmt.Sprintf("weights (the lowered constants, even with %d layer(s) kept int8)", len(s.Lean.Kernels))
 		}
-		err := &FitError{Model: s.Graph.Name, Board: b.Name, Region: r.Name, What: what, Need: need, Have: have}
-		return false, fmt.Errorf("%s: %w", s.ModelPath, err)
+		return false, s.fitError(*lim, what, need)
 	}
 	if s.Lean == nil {
-		s.Lean = &LeanWeights{FlashBytes: have}
+		s.Lean = &LeanWeights{FlashBytes: have, Budget: lim.region == nil}
 		s.leanFrom = need
 	}
 	// As few kernels as needed, largest first.
@@ -138,7 +164,11 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		s.Lean.Kernels = append(s.Lean.Kernels, c.name)
 	}
 	if forced > 0 {
-		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (weights=16, from tuning records or knobs) keep int8 weights: %s's flash needs them (the fit pass wins)", forced, b.Name))
+		who := b.Name + "'s flash"
+		if lim.region == nil {
+			who = "the flash budget"
+		}
+		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (weights=16, from tuning records or knobs) keep int8 weights: %s needs them (the fit pass wins)", forced, who))
 	}
 	return true, nil
 }

@@ -61,6 +61,14 @@ type Options struct {
 	// op, as tir.Target.WithKnobs takes them.
 	Tuning string
 	Knobs  map[string]map[string]int
+
+	// FlashBudget and RAMBudget are the user's limits, in bytes, on what
+	// the model may take of the chip (--flash-budget, --ram-budget; 0 is
+	// none): flash for its code and weights (fitweights.go), RAM for its
+	// arena and state buffers (checkFits). They apply on every board, and
+	// on a bare-metal board together with its memory regions: the tighter
+	// limit binds.
+	FlashBudget, RAMBudget int64
 }
 
 // State is what the passes read and write.
@@ -290,46 +298,112 @@ func planPass(s *State) error {
 }
 
 // FitError says a model's arena or weights cannot fit a board's memory
-// region; compile finds it from the plan, before any code is generated.
+// region, or the budget the user gave; compile finds it from the plan,
+// before any code is generated.
 type FitError struct {
 	Model, Board, Region, What string
 	Need, Have                 int64
+	// Budget is "flash" or "RAM" when the limit that was short is the
+	// user's --flash-budget or --ram-budget (Have), not a board region;
+	// Board and Region are then empty.
+	Budget string
 }
 
 func (e *FitError) Error() string {
+	if e.Budget != "" {
+		return fmt.Sprintf("%s does not fit the %s budget: needs %s B for %s; --%s-budget is %s B (%s B short)",
+			e.Model, e.Budget, commas(e.Need), e.What, strings.ToLower(e.Budget), commas(e.Have), commas(e.Need-e.Have))
+	}
 	return fmt.Sprintf("%s does not fit on %s: needs %s B for %s; region %s has %s B (%s B short)",
 		e.Model, e.Board, commas(e.Need), e.What, e.Region, commas(e.Have), commas(e.Need-e.Have))
 }
 
-// checkFits refuses a model whose arena or weights cannot fit the board's
-// memory regions (the linker would say it later, less clearly). The
-// weights here are the graph's int8 bytes, a lower bound: after lowering,
-// fitWeights checks the constants in the kernels' own layouts.
-func checkFits(s *State) error {
-	b := s.Opt.Board
-	if b == nil || !b.BareMetal() {
-		return nil
+// limit is what part of a model must fit: a board's region or a budget.
+type limit struct {
+	region *boards.Region // nil for a budget
+	budget string         // "flash" or "RAM" for a budget
+	bytes  int64
+}
+
+// fitError is the FitError for need bytes of what over l.
+func (s *State) fitError(l limit, what string, need int64) error {
+	e := &FitError{Model: s.Graph.Name, What: what, Need: need, Have: l.bytes}
+	if l.region != nil {
+		e.Board, e.Region = s.Opt.Board.Name, l.region.Name
+	} else {
+		e.Budget = l.budget
 	}
-	check := func(role, what string, need int64) error {
-		r := b.RegionFor(role)
-		if r == nil || uint64(need) <= r.Length {
-			return nil
-		}
-		err := &FitError{Model: s.Graph.Name, Board: b.Name, Region: r.Name, What: what, Need: need, Have: int64(r.Length)}
-		return fmt.Errorf("%s: %w", s.ModelPath, err)
-	}
-	need, what := int64(s.Plan.ArenaBytes), "activations (the arena)"
+	return fmt.Errorf("%s: %w", s.ModelPath, e)
+}
+
+// ModelRAM is the RAM the fit check counts for the model: the plan's arena
+// and, for a stateful model, the states' static buffers (and their next
+// values' with separate I/O).
+func (s *State) ModelRAM() int64 {
+	need := int64(s.Plan.ArenaBytes)
 	if n := int64(s.Graph.StateBytes()); n > 0 {
-		// The states' static buffers, and their next values' with separate I/O.
 		if !s.Opt.IOInArena {
 			n *= 2
 		}
-		need, what = need+n, "activations (the arena) and the model's state"
+		need += n
 	}
-	if err := check(boards.HoldsArena, what, need); err != nil {
-		return err
+	return need
+}
+
+// checkFits refuses a model whose arena or weights cannot fit the board's
+// memory regions (the linker would say it later, less clearly), or whose
+// arena and states exceed the RAM budget. The weights here are the graph's
+// int8 bytes, a lower bound: after lowering, fitWeights checks the
+// constants in the kernels' own layouts (and the flash budget).
+func checkFits(s *State) error {
+	b := s.Opt.Board
+	bare := b != nil && b.BareMetal()
+	need, what := s.ModelRAM(), "activations (the arena)"
+	if s.Graph.StateBytes() > 0 {
+		what = "activations (the arena) and the model's state"
 	}
-	return check(boards.HoldsWeights, "weights", graph.WeightBytes(s.Graph))
+	// The tighter of the arena's region and the budget; the region on a tie.
+	var lim *limit
+	if bare {
+		if r := b.RegionFor(boards.HoldsArena); r != nil {
+			lim = &limit{region: r, bytes: int64(r.Length)}
+		}
+	}
+	if bud := s.Opt.RAMBudget; bud > 0 && (lim == nil || bud < lim.bytes) {
+		lim = &limit{budget: "RAM", bytes: bud}
+	}
+	if lim != nil && need > lim.bytes {
+		return s.fitError(*lim, what, need)
+	}
+	if !bare {
+		return nil
+	}
+	if r := b.RegionFor(boards.HoldsWeights); r != nil {
+		if need := graph.WeightBytes(s.Graph); need > int64(r.Length) {
+			return s.fitError(limit{region: r, bytes: int64(r.Length)}, "weights", need)
+		}
+	}
+	return nil
+}
+
+// BudgetSummary is the line compile prints when the options gave budgets
+// ("" when they gave none): each budget and what the model uses of it.
+func (s *State) BudgetSummary() string {
+	var parts []string
+	if b := s.Opt.FlashBudget; b > 0 {
+		parts = append(parts, fmt.Sprintf("flash %s B (weights %s B used)", commas(b), commas(s.Module.ConstBytes())))
+	}
+	if b := s.Opt.RAMBudget; b > 0 {
+		what := "arena"
+		if s.Graph.StateBytes() > 0 {
+			what = "arena and state"
+		}
+		parts = append(parts, fmt.Sprintf("RAM %s B (%s %s B used)", commas(b), what, commas(s.ModelRAM())))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "budget: " + strings.Join(parts, ", ")
 }
 
 func commas(n int64) string {

@@ -31,6 +31,9 @@ type benchResult struct {
 	FlashBytes     int     `json:"flash_bytes"`
 	RAMBytes       int     `json:"ram_bytes"`
 	MatchReference bool    `json:"match_reference"`
+	// FlashBudget and RAMBudget are --flash-budget and --ram-budget, when given.
+	FlashBudget int64 `json:"flash_budget,omitempty"`
+	RAMBudget   int64 `json:"ram_budget,omitempty"`
 	// Anchor is TFLite Micro + CMSIS-NN's instruction count for this model
 	// and board measured in the same QEMU (../shared/anchors.md), when known.
 	Anchor int64 `json:"tflm_cmsis_nn_instructions,omitempty"`
@@ -115,7 +118,7 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			r := benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
-				RAMBytes: x.Firmware.RAMBytes(), MatchReference: x.AllMatch()}
+				RAMBytes: x.Firmware.RAMBytes(), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget}
 			if r.Instructions > 0 {
 				r.MACsPerInstr = float64(r.MACs) / float64(r.Instructions)
 			}

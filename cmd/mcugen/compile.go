@@ -38,8 +38,13 @@ type compileReport struct {
 	// (graph.PruneUnusedChannels).
 	UnusedChannels int `json:"unused_channels"`
 	// Int8Weights is set when the fit pass kept layers' weights int8 (in
-	// flash) because the int16 layout would not fit the board's flash.
+	// flash) because the int16 layout would not fit the board's flash (or
+	// the flash budget: then its budget field is set).
 	Int8Weights *pipeline.LeanWeights `json:"int8_weights,omitempty"`
+	// FlashBudget and RAMBudget are --flash-budget and --ram-budget, when
+	// given (weights_bytes and arena_bytes say what the model uses).
+	FlashBudget int64 `json:"flash_budget,omitempty"`
+	RAMBudget   int64 `json:"ram_budget,omitempty"`
 }
 
 func (c *compileCmd) Run(e *env) error {
@@ -96,7 +101,7 @@ func (c *compileCmd) Run(e *env) error {
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
 		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean,
-		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels}
+		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels, FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
 	}
@@ -108,6 +113,9 @@ func (c *compileCmd) Run(e *env) error {
 		c.Model, c.Out, r.Board, r.Target, comma(int64(r.ArenaBytes)), comma(int64(r.WeightsBytes)), comma(int64(r.ScratchBytes)), r.Entry)
 	if r.Int8Weights != nil {
 		fmt.Fprintln(e.stdout, r.Int8Weights.Summary())
+	}
+	if b := s.BudgetSummary(); b != "" {
+		fmt.Fprintln(e.stdout, b)
 	}
 	if r.UnusedChannels > 0 {
 		fmt.Fprintf(e.stdout, "%s channels removed: the only layer that reads them has all-zero weights for them\n", comma(int64(r.UnusedChannels)))

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/pipeline"
 )
@@ -24,6 +29,45 @@ type compileFlags struct {
 	WeightsSection string `help:"Put the weights in this linker section." placeholder:"NAME"`
 	Target         string `help:"Schedule set (default: from the board's features): generic, dsp, mve, neon."`
 	Tuning         string `help:"Tuning records (from mcugen tune) whose knobs apply to the kernels they match." type:"existingfile" placeholder:"FILE"`
+	budgetFlags
+}
+
+// budgetFlags limit what the model may take of the chip, on any board (a
+// bare-metal board's memory regions apply as well; the tighter binds).
+type budgetFlags struct {
+	FlashBudget byteSize `help:"Flash the model may take (its code and weights), in bytes or with K, KB, KiB, M, MB, MiB: layers keep int8 weights to fit, or the build fails. 0: no budget." placeholder:"SIZE"`
+	RAMBudget   byteSize `name:"ram-budget" help:"RAM the model may take (its arena and state buffers), in bytes or with K, KB, KiB, M, MB, MiB; the build fails if it needs more. 0: no budget." placeholder:"SIZE"`
+}
+
+// byteSize is a --flash-budget or --ram-budget value (parseSize).
+type byteSize int64
+
+func (b *byteSize) UnmarshalText(text []byte) error {
+	n, err := parseSize(string(text))
+	*b = byteSize(n)
+	return err
+}
+
+// sizeUnits are parseSize's suffixes, lower case.
+var sizeUnits = map[string]int64{"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000 * 1000, "mb": 1000 * 1000, "mib": 1 << 20}
+
+// parseSize reads a size in bytes: a whole number, optionally followed by
+// B, K or KB (1000), KiB (1024), M or MB (1000²), MiB (1024²), in any case.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	unit, ok := sizeUnits[strings.ToLower(strings.TrimSpace(t[i:]))]
+	if i == 0 || !ok {
+		return 0, fmt.Errorf("%q is not a size: want a whole number of bytes, optionally with K, KB, KiB, M, MB or MiB (e.g. 262144, 200KB, 256KiB)", s)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil || n > math.MaxInt64/unit {
+		return 0, fmt.Errorf("%q is too large a size", s)
+	}
+	return n * unit, nil
 }
 
 func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
@@ -49,5 +93,6 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	}
 	opt.Prefix, opt.ArenaExternal, opt.IOInArena = c.Prefix, c.Arena == "external", c.IO == "in-arena"
 	opt.WeightsSection, opt.Target, opt.Tuning = c.WeightsSection, c.Target, c.Tuning
+	opt.FlashBudget, opt.RAMBudget = int64(c.FlashBudget), int64(c.RAMBudget)
 	return opt, cat, nil
 }

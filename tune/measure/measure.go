@@ -110,6 +110,7 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 		}
 		o := opt
 		o.Tuning, o.Knobs, o.Prefix = "", nil, "k"
+		o.FlashBudget, o.RAMBudget = 0, 0 // the model's budgets, not one kernel's
 		ks, err := pipeline.CompileGraph(sg, "kernel", o)
 		if err != nil || ks.Module == nil || len(ks.Module.Funcs) != 1 || len(ks.Module.Funcs[0].Knobs) == 0 {
 			continue
@@ -146,6 +147,7 @@ func measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, 
 	o := opt
 	o.Tuning, o.Prefix = "", "k"
 	o.Knobs = map[string]map[string]int{k.Func: knobs}
+	o.FlashBudget, o.RAMBudget = 0, 0 // the model's budgets, not one kernel's
 	// Inputs and outputs in the arena, as a kernel inside a model reads
 	// and writes them: with separate buffers behind pointer parameters
 	// gcc schedules the loops differently, and such counts were a poor

@@ -1,0 +1,214 @@
+package pipeline
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// AD, worked by hand from its ten fully connected layers (640-128-128-128-
+// 128-8-128-128-128-128-640): 264,192 weights (one a MAC) and 1,672 int32
+// biases, so 270,880 B of constants with int8 weights and more than
+// 2 × 264,192 = 528,384 B with the dsp target's int16 ones.
+const (
+	adInt8Bytes     = 264192 + 4*1672
+	adInt16Weights  = 2 * 264192
+	kwsArenaOnM4    = 8128 // KWS's arena on mps2-an386 with separate I/O (docs/PERFORMANCE.md)
+	adArenaAnyBoard = 2 * 128
+)
+
+// A flash budget below AD's int16 weights on the 4 MiB Cortex-M4 binds as
+// a small board's flash does: the largest layers keep int8 weights, not
+// all of them, and the constants with the code headroom fit the budget;
+// the summary and LeanWeights say it was the budget. Below AD's all-int8
+// constants the build is refused with one FitError line naming
+// --flash-budget, before any C is emitted. Where the board's region is the
+// tighter limit, its messages are the usual ones.
+func TestFlashBudgetAD(t *testing.T) {
+	model := filepath.Join(sharedDir(t), "ad/ad01_int8.tflite")
+	b, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 400000
+	if budget >= adInt16Weights || budget <= adInt8Bytes+codeHeadroomBase {
+		t.Fatal("the budget must fall between the all-int8 and the int16 sizes")
+	}
+	s, err := Compile(model, Options{Board: b, Version: "test", FlashBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.Lean
+	if l == nil || !l.Budget || l.FlashBytes != budget || len(l.Kernels) == 0 || len(l.Kernels) >= 10 || !usesW8(s.Files) {
+		t.Fatalf("budget %d B: %+v", budget, l)
+	}
+	c := s.Module.ConstBytes()
+	if l.ConstBytes != c || int64(s.Report.WeightsBytes) != c || c < adInt8Bytes || c+codeHeadroomBase > budget {
+		t.Errorf("constants %d B (lean %d B, report %d B) for a budget of %d B", c, l.ConstBytes, s.Report.WeightsBytes, budget)
+	}
+	if !strings.Contains(l.Summary(), "kept int8 to fit the flash budget (") || !strings.HasSuffix(l.Summary(), " B of 400,000 B)") {
+		t.Errorf("summary %q", l.Summary())
+	}
+	if got, want := s.BudgetSummary(), "budget: flash 400,000 B (weights "+commas(c)+" B used)"; got != want {
+		t.Errorf("budget line %q, want %q", got, want)
+	}
+	t.Log(l.Summary())
+
+	// 256 KiB: even all-int8 (270,880 B) does not fit.
+	s, err = Compile(model, Options{Board: b, Version: "test", FlashBudget: 256 << 10})
+	var fit *FitError
+	if !errors.As(err, &fit) || fit.Budget != "flash" || fit.Region != "" || fit.Have != 262144 || fit.Need < adInt8Bytes || s.Files != nil {
+		t.Fatalf("256 KiB budget: %v", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "ad01_int8 does not fit the flash budget: needs ") ||
+		!strings.Contains(msg, "B for weights (the lowered constants") || !strings.Contains(msg, "; --flash-budget is 262,144 B (") {
+		t.Errorf("message %q", msg)
+	}
+	t.Log(err)
+
+	// The 512 KiB board's region is tighter than a 600,000 B budget: the
+	// region binds and says so as without a budget.
+	b512, err := LoadBoard("m4-512k", smallBoards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = Compile(model, Options{Board: b512, Version: "test", FlashBudget: 600000})
+	if err != nil || s.Lean == nil || s.Lean.Budget || s.Lean.FlashBytes != 512<<10 || !strings.Contains(s.Lean.Summary(), "kept int8 to fit flash (") {
+		t.Fatalf("512 KiB board, 600,000 B budget: %v %+v", err, s.Lean)
+	}
+	b256, err := LoadBoard("m4-256k", smallBoards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(model, Options{Board: b256, Version: "test", FlashBudget: 1 << 20})
+	if !errors.As(err, &fit) || fit.Budget != "" || !strings.Contains(err.Error(), "does not fit on m4-256k: needs") {
+		t.Fatalf("256 KiB board, 1 MiB budget: %v", err)
+	}
+}
+
+// The flash budget's mechanics on a small hand-made model: 1 B short of
+// the int16 constants with the code headroom, one layer keeps int8
+// weights, and a knob forcing int16 loses to the budget with a warning
+// naming it; on a board whose region is as tight as the budget the region
+// binds (a tie), and the tighter of the two binds otherwise.
+func TestFlashBudgetFallback(t *testing.T) {
+	b, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := fcChain(3, 250, 160, 130, 10)
+	compile := func(b *boardT, budget int64, knobs map[string]map[string]int) (*State, []string, error) {
+		var warns []string
+		s, err := CompileGraph(g, "fcchain", Options{Board: b, Version: "test", Knobs: knobs, FlashBudget: budget,
+			Warn: func(w string) { warns = append(warns, w) }})
+		return s, warns, err
+	}
+	big, _, err := compile(b, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c16 := big.Module.ConstBytes()
+	headroom := int64(codeHeadroomBase + codeHeadroomKernel*len(big.Module.Funcs))
+	s, warns, err := compile(b, c16+headroom-1, map[string]map[string]int{"fully_connected": {"weights": 16}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lean == nil || !s.Lean.Budget || len(s.Lean.Kernels) != 1 || s.Lean.FlashBytes != c16+headroom-1 ||
+		!strings.Contains(s.Lean.Summary(), "weights: 1 layer kept int8 to fit the flash budget (") {
+		t.Fatalf("1 B short of the budget: %+v", s.Lean)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "the flash budget needs them (the fit pass wins)") {
+		t.Errorf("a knob forcing weights=16: warnings %q", warns)
+	}
+	// The same budget with the region as tight: the region binds.
+	s, _, err = compile(withFlash(b, uint64(c16+headroom-1)), c16+headroom-1, nil)
+	if err != nil || s.Lean == nil || s.Lean.Budget || !strings.Contains(s.Lean.Summary(), "to fit flash (") {
+		t.Fatalf("a tie: %v %+v", err, s.Lean)
+	}
+	// A budget looser than the region: the region binds; tighter: the budget.
+	s, _, err = compile(withFlash(b, uint64(c16+headroom-1)), c16+headroom+100000, nil)
+	if err != nil || s.Lean == nil || s.Lean.Budget {
+		t.Fatalf("a looser budget: %v %+v", err, s.Lean)
+	}
+	s, _, err = compile(withFlash(b, uint64(c16+headroom+100000)), c16+headroom-1, nil)
+	if err != nil || s.Lean == nil || !s.Lean.Budget {
+		t.Fatalf("a tighter budget: %v %+v", err, s.Lean)
+	}
+	// Room to spare: nothing changes.
+	if s, _, err = compile(b, c16+headroom, nil); err != nil || s.Lean != nil {
+		t.Fatalf("exactly enough: %v %+v", err, s.Lean)
+	}
+}
+
+// A RAM budget below KWS's arena on the Cortex-M4 (8,128 B) is refused with
+// one FitError line naming --ram-budget and the bytes short; at exactly
+// the arena it compiles, and the budget line says what the model uses.
+func TestRAMBudgetKWS(t *testing.T) {
+	model := filepath.Join(sharedDir(t), "kws/kws_ref_model.tflite")
+	b, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Compile(model, Options{Board: b, Version: "test", RAMBudget: kwsArenaOnM4 - 1})
+	var fit *FitError
+	if !errors.As(err, &fit) || fit.Budget != "RAM" || fit.Need != kwsArenaOnM4 || fit.Have != kwsArenaOnM4-1 || s.Files != nil {
+		t.Fatalf("budget 8,127 B: %v", err)
+	}
+	want := model + ": kws_ref_model does not fit the RAM budget: needs 8,128 B for activations (the arena); --ram-budget is 8,127 B (1 B short)"
+	if err.Error() != want {
+		t.Errorf("message\n%q\nwant\n%q", err.Error(), want)
+	}
+	s, err = Compile(model, Options{Board: b, Version: "test", RAMBudget: kwsArenaOnM4})
+	if err != nil {
+		t.Fatalf("budget 8,128 B: %v", err)
+	}
+	if got, want := s.BudgetSummary(), "budget: RAM 8,128 B (arena 8,128 B used)"; got != want {
+		t.Errorf("budget line %q, want %q", got, want)
+	}
+}
+
+// Budgets apply off bare metal too, where no region does: on the host AD's
+// constants are its int8 weights and biases, 270,880 B, and its arena two
+// 128-value activations (the 640-value input and output are the caller's).
+// 1 B less of either budget is refused; exactly enough compiles, with a
+// warning that the code estimate does not fit the flash budget (no linker
+// checks a budget).
+func TestBudgetsOnHost(t *testing.T) {
+	model := filepath.Join(sharedDir(t), "ad/ad01_int8.tflite")
+	b, err := LoadBoard("host", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compile := func(flash, ram int64) (*State, []string, error) {
+		var warns []string
+		s, err := Compile(model, Options{Board: b, Version: "test", FlashBudget: flash, RAMBudget: ram,
+			Warn: func(w string) { warns = append(warns, w) }})
+		return s, warns, err
+	}
+	s, warns, err := compile(0, 0)
+	if err != nil || s.Lean != nil || len(warns) != 0 || s.BudgetSummary() != "" {
+		t.Fatalf("no budgets: %v %+v %q", err, s.Lean, warns)
+	}
+	_, _, err = compile(adInt8Bytes-1, 0)
+	want := model + ": ad01_int8 does not fit the flash budget: needs 270,880 B for weights (the lowered constants); --flash-budget is 270,879 B (1 B short)"
+	if err == nil || err.Error() != want {
+		t.Errorf("flash 1 B short: %v\nwant %s", err, want)
+	}
+	s, warns, err = compile(adInt8Bytes, 0)
+	if err != nil || s.Lean != nil || len(warns) != 1 || !strings.Contains(warns[0], "fit --flash-budget (270,880 B), but with the code estimated at") {
+		t.Fatalf("flash exactly the constants: %v %+v %q", err, s.Lean, warns)
+	}
+	_, _, err = compile(0, adArenaAnyBoard-1)
+	var fit *FitError
+	if !errors.As(err, &fit) || fit.Budget != "RAM" || fit.Need != adArenaAnyBoard || !strings.HasSuffix(err.Error(), "--ram-budget is 255 B (1 B short)") {
+		t.Errorf("RAM 1 B short: %v", err)
+	}
+	s, _, err = compile(1<<20, adArenaAnyBoard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.BudgetSummary(), "budget: flash 1,048,576 B (weights 270,880 B used), RAM 256 B (arena 256 B used)"; got != want {
+		t.Errorf("budget line %q, want %q", got, want)
+	}
+}
