@@ -396,15 +396,19 @@ const (
 	MathSquare          MathFn = "Square"          // x * x (TFLite SQUARE)
 	MathRsqrt           MathFn = "Rsqrt"           // 1 / sqrt(x) (TFLite RSQRT)
 	MathShrink          MathFn = "Shrink"          // x < -Alpha ? x + Beta : x > Alpha ? x - Beta : 0
+	MathGelu            MathFn = "Gelu"            // x·(1 + erf(x/√2))/2 (TFLite int8 GELU; float GELU is a composition)
+	MathGeluTanh        MathFn = "GeluTanh"        // x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2, GELU's approximation
 )
 
 // MathAttrs are the attributes of Math: the function and its constants.
 type MathAttrs struct {
 	Fn                 MathFn
 	Alpha, Beta, Gamma float32
-	// TFLiteInt8 selects, for an int8 Rsqrt, TFLite Micro's own fixed
-	// point (qmath.RsqrtInt8) instead of the table of rounded real values
-	// mcugen's quantizer gives other integer Math nodes.
+	// TFLiteInt8 selects TFLite's own int8 kernel instead of the table of
+	// rounded real values mcugen's quantizer gives other integer Math
+	// nodes: for Rsqrt TFLite Micro's fixed point (qmath.RsqrtInt8), for
+	// Gelu and GeluTanh TFLite's table built in float32
+	// (qmath.LUTPopulateInt8 of qmath.GeluF32, GeluTanhF32).
 	TFLiteInt8 bool
 }
 

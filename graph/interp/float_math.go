@@ -113,6 +113,12 @@ func MathFunc(a graph.MathAttrs) (func(float64) float64, error) {
 		return func(x float64) float64 { return x * x }, nil
 	case graph.MathRsqrt:
 		return func(x float64) float64 { return 1 / math.Sqrt(x) }, nil
+	case graph.MathGelu:
+		return func(x float64) float64 { return 0.5 * x * math.Erfc(-x/math.Sqrt2) }, nil
+	case graph.MathGeluTanh:
+		return func(x float64) float64 {
+			return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+		}, nil
 	case graph.MathShrink:
 		lambd, bias := float64(a.Alpha), float64(a.Beta)
 		return func(x float64) float64 {
@@ -152,10 +158,18 @@ func mathInt(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
 	if a.TFLiteInt8 {
-		if a.Fn != graph.MathRsqrt || x.DType != graph.Int8 || y.DType != graph.Int8 {
-			return nil, fmt.Errorf("TFLite's own integer %s on %s is not supported (int8 RSQRT is)", a.Fn, x.DType)
+		if x.DType != graph.Int8 || y.DType != graph.Int8 {
+			return nil, fmt.Errorf("TFLite's own integer %s on %s is not supported (int8 is)", a.Fn, x.DType)
 		}
-		return func(v int32) int32 { return qmath.RsqrtInt8(v, sx, zx, sy, zy) }, nil
+		switch a.Fn {
+		case graph.MathRsqrt:
+			return func(v int32) int32 { return qmath.RsqrtInt8(v, sx, zx, sy, zy) }, nil
+		case graph.MathGelu:
+			return qmath.LUTPopulateInt8(sx, zx, sy, zy, qmath.GeluF32), nil
+		case graph.MathGeluTanh:
+			return qmath.LUTPopulateInt8(sx, zx, sy, zy, qmath.GeluTanhF32), nil
+		}
+		return nil, fmt.Errorf("TFLite's own integer %s is not supported (int8 RSQRT and GELU are)", a.Fn)
 	}
 	return func(v int32) int32 {
 		r := f(float64(sx)*float64(v-zx)) / float64(sy)

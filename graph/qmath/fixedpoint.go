@@ -299,3 +299,39 @@ func L2NormalizeInt8(v []int32, out []int32) {
 		out[i] = min(max(MultiplyByQuantizedMultiplier(x, m, sh+7), -128), 127)
 	}
 }
+
+// LUTPopulateInt8 is TFLite's int8 lookup table for an element-wise
+// function f (LUTPopulate, as GELU's Prepare builds it), all in float32:
+// x = s_in·(q − z_in), y = f(x), round(y · (1/s_out)) half away from zero,
+// plus z_out, clamped to int8. It returns the table as a function of q.
+func LUTPopulateInt8(sIn float32, zIn int32, sOut float32, zOut int32, f func(float32) float32) func(int32) int32 {
+	var lut [256]int32
+	inv := 1 / sOut
+	for q := int32(-128); q <= 127; q++ {
+		y := f(sIn * float32(q-zIn))
+		r := Roundf(y * inv)
+		lut[q+128] = min(max(int32(r+float32(zOut)), -128), 127)
+	}
+	return func(q int32) int32 { return lut[min(max(q, -128), 127)+128] }
+}
+
+// GeluF32 is TFLite's GeluTransform in float32: 0.5·x·erfc(−x/√2), the
+// argument's constant rounded to float32 first. erfc is computed in
+// float64 and rounded, where TFLite calls the C library's erfcf; the two
+// can differ by an ulp, which changes a table entry only where y/s_out
+// falls within an ulp of a half.
+func GeluF32(x float32) float32 {
+	const c = float32(-math.Sqrt2 / 2)
+	e := float32(math.Erfc(float64(x * c)))
+	return 0.5 * x * e
+}
+
+// GeluTanhF32 is TFLite's GeluTransformApproximate in float32:
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the constants rounded to
+// float32 and the operations in C's order (tanh as GeluF32's erfc).
+func GeluTanhF32(x float32) float32 {
+	const k = float32(2 / math.SqrtPi * math.Sqrt2 / 2) // M_2_SQRTPI·M_SQRT1_2
+	cube := float32(float32(0.044715) * x * x * x) // rounded: no fused multiply-add
+	t := float32(math.Tanh(float64(k * (x + cube))))
+	return 0.5 * x * (1 + t)
+}

@@ -452,7 +452,25 @@ func mathGelu(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	x, y, err := c.unaryIO(floatOnly, "TFLite's int8 GELU is a lookup table built in float; not reproduced bit-exactly")
+	if ins, y, err := c.mathIO(1); err == nil && (ins[0].DType == graph.Int8 || y.DType == graph.Int8) {
+		// TFLite's table, built in float32 (qmath.LUTPopulateInt8).
+		x := ins[0]
+		for _, t := range []*graph.Tensor{x, y} {
+			if t.DType != graph.Int8 || t.Quant == nil || len(t.Quant.Scale) != 1 {
+				return c.errorf("int8 GELU needs per-tensor quantized int8 input and output (%q is not)", t.Name)
+			}
+		}
+		if !slices.Equal(x.Shape, y.Shape) {
+			return c.errorf("output shape %v differs from the input's %v", y.Shape, x.Shape)
+		}
+		fn := graph.MathGelu
+		if o.boolean(0) {
+			fn = graph.MathGeluTanh
+		}
+		n.Op, n.Attrs, n.Inputs = graph.Math, &graph.MathAttrs{Fn: fn, TFLiteInt8: true}, []string{x.Name}
+		return nil
+	}
+	x, y, err := c.unaryIO(floatOnly, "TFLite's int8 GELU is supported, other quantized types are not")
 	if err != nil {
 		return err
 	}

@@ -237,6 +237,19 @@ var mathIntCases = []opCase{
 		ins: []spec{qin(0.1, 2, 4, 4)}, out: qin(1.0/128, 0, 4, 4),
 		feed: [][]float64{{5, 6, 2, 2, -3, 14, 2, 2, 2, 2, 3, 2, 2, 2, 2, 2}},
 		want: f64(77, 102, 0, 0, -49, 118, 0, 0, 0, 0, 127, 0, 0, 0, 0, 0)},
+	// int8 GELU: TFLite's table (LUTPopulate in float32), input 0.05 and 0,
+	// output 0.025 and -20; the entries TFLite's own LUTPopulate computes
+	// for these inputs, the exact (erf) form and the tanh approximation,
+	// which differ at -42 (-22, -21) and 42 (62, 63: y/s_out = 82.4994 with
+	// erf).
+	{name: "gelu", code: mathOpGelu, opts: &tg.Options{Type: mathOptGelu},
+		ins: []spec{qin(0.05, 0, 18)}, out: qin(0.025, -20, 18),
+		feed: [][]float64{{-128, -60, -40, -30, -20, -10, -1, 0, 1, 10, 20, 30, 40, 60, 100, 127, -42, 42}},
+		want: f64(-20, -20, -22, -24, -26, -26, -21, -20, -19, -6, 14, 36, 58, 100, 127, 127, -22, 62)},
+	{name: "gelu_tanh", code: mathOpGelu, opts: &tg.Options{Type: mathOptGelu, Fields: []tg.Field{tg.Bool(0, true)}},
+		ins: []spec{qin(0.05, 0, 18)}, out: qin(0.025, -20, 18),
+		feed: [][]float64{{-128, -60, -40, -30, -20, -10, -1, 0, 1, 10, 20, 30, 40, 60, 100, 127, -42, 42}},
+		want: f64(-20, -20, -22, -24, -26, -26, -21, -20, -19, -6, 14, 36, 58, 100, 127, 127, -21, 63)},
 	// TFLite's integer kernel on stored values, 10-bit weights. Asymmetric,
 	// width 2 -> 3: scale (2048+1)/3 = 683; output 1 at 683/1024 (weights
 	// 341, 683): 10·341 - 20·683 = -10250, /1024 = -10.01 -> -10; output 2
@@ -297,7 +310,7 @@ func TestMathRefusals(t *testing.T) {
 		{opCase{code: mathOpFloorMod, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "raw integers"},
 		{opCase{code: mathOpAddN, ins: []spec{fin(2), fin(1)}, out: fin(2)}, "does not broadcast"},
 		{opCase{code: mathOpAddN, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "int8 ADD_N is not supported"},
-		{opCase{code: mathOpGelu, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "lookup table"},
+		{opCase{code: mathOpGelu, ins: []spec{qin(0.5, 0, 2)}, out: mathI32(2)}, "int8 GELU needs"},
 		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.25, 127, 2)}, "needs 16/256 and 127"},
 		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 4096)}, out: qin(1.0/16, 127, 4096)}, "at most 4,095"},
 		{opCase{code: mathOpL2Norm, ins: []spec{qin(0.5, 0, 2)}, out: qin(1.0/64, 0, 2)}, "needs 1/128 and 0"},
