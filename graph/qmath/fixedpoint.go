@@ -331,7 +331,7 @@ func GeluF32(x float32) float32 {
 // float32 and the operations in C's order (tanh as GeluF32's erfc).
 func GeluTanhF32(x float32) float32 {
 	const k = float32(2 / math.SqrtPi * math.Sqrt2 / 2) // M_2_SQRTPI·M_SQRT1_2
-	cube := float32(float32(0.044715) * x * x * x) // rounded: no fused multiply-add
+	cube := float32(float32(0.044715) * x * x * x)      // rounded: no fused multiply-add
 	t := float32(math.Tanh(float64(k * (x + cube))))
 	return 0.5 * x * (1 + t)
 }
