@@ -168,8 +168,13 @@ func mathInt(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 			return qmath.LUTPopulateInt8(sx, zx, sy, zy, qmath.GeluF32), nil
 		case graph.MathGeluTanh:
 			return qmath.LUTPopulateInt8(sx, zx, sy, zy, qmath.GeluTanhF32), nil
+		case graph.MathElu:
+			if a.Alpha != 1 {
+				return nil, fmt.Errorf("TFLite's int8 ELU has alpha 1, not %g", a.Alpha)
+			}
+			return qmath.LUTPopulateInt8(sx, zx, sy, zy, qmath.EluF32), nil
 		}
-		return nil, fmt.Errorf("TFLite's own integer %s is not supported (int8 RSQRT and GELU are)", a.Fn)
+		return nil, fmt.Errorf("TFLite's own integer %s is not supported (int8 RSQRT, GELU and ELU are)", a.Fn)
 	}
 	return func(v int32) int32 {
 		r := f(float64(sx)*float64(v-zx)) / float64(sy)

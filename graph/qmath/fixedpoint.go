@@ -335,3 +335,12 @@ func GeluTanhF32(x float32) float32 {
 	t := float32(math.Tanh(float64(k * (x + cube))))
 	return 0.5 * x * (1 + t)
 }
+
+// EluF32 is TFLite Micro's ELU transform for its int8 table (elu.cc), in
+// float32: x < 0 ? exp(x) − 1 : x (exp as GeluF32's erfc).
+func EluF32(x float32) float32 {
+	if x < 0 {
+		return float32(math.Exp(float64(x))) - 1
+	}
+	return x
+}

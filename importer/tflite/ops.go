@@ -342,8 +342,18 @@ func (c *opctx) node() (*graph.Node, error) {
 				return nil, c.errorf("int8 RSQRT needs per-tensor quantized int8 input and output")
 			}
 			a.TFLiteInt8 = true
+		case c.code == opElu && x.DType == graph.Int8:
+			// TFLite Micro's table, built in float32 (qmath.EluF32).
+			out, e := c.out(0)
+			if e != nil {
+				return nil, e
+			}
+			if out.DType != graph.Int8 || x.Quant == nil || out.Quant == nil || len(x.Quant.Scale) != 1 || len(out.Quant.Scale) != 1 {
+				return nil, c.errorf("int8 ELU needs per-tensor quantized int8 input and output")
+			}
+			a.TFLiteInt8 = true
 		case x.DType != graph.Float32:
-			return nil, c.errorf("%s input: only float32 (and int8 RSQRT) is supported", x.DType)
+			return nil, c.errorf("%s input: only float32 (and int8 RSQRT and ELU) is supported", x.DType)
 		}
 		n.Op, n.Attrs = graph.Math, a
 		err = pass(0)

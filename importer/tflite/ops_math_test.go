@@ -250,6 +250,13 @@ var mathIntCases = []opCase{
 		ins: []spec{qin(0.05, 0, 18)}, out: qin(0.025, -20, 18),
 		feed: [][]float64{{-128, -60, -40, -30, -20, -10, -1, 0, 1, 10, 20, 30, 40, 60, 100, 127, -42, 42}},
 		want: f64(-20, -20, -22, -24, -26, -26, -21, -20, -19, -6, 14, 36, 58, 100, 127, 127, -21, 63)},
+	// int8 ELU, hand-worked on TFLite Micro's table (input 0.05 and 0,
+	// output 0.025 and -20): q 0 -> 0 -> -20; 10 -> 0.5 -> 20 -> 0; -1 ->
+	// e^-0.05 - 1 = -0.0488 -> -1.95 -> -22; -20 -> e^-1 - 1 = -0.632 ->
+	// -25.3 -> -45; -128 -> -0.9983 -> -39.9 -> -60; 127 -> 254 -> 127.
+	{name: "elu", code: tg.OpElu,
+		ins: []spec{qin(0.05, 0, 6)}, out: qin(0.025, -20, 6),
+		feed: [][]float64{{0, 10, -1, -20, -128, 127}}, want: f64(-20, 0, -22, -45, -60, 127)},
 	// TFLite's integer kernel on stored values, 10-bit weights. Asymmetric,
 	// width 2 -> 3: scale (2048+1)/3 = 683; output 1 at 683/1024 (weights
 	// 341, 683): 10·341 - 20·683 = -10250, /1024 = -10.01 -> -10; output 2
