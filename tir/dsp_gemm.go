@@ -198,6 +198,11 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 			}
 		}
 	}
+	if shifted {
+		if s, ok := g.pwCall(sp, int(per), signed, o00, args); ok {
+			return s, true
+		}
+	}
 	kw := g.K4 / 2
 	var out []Stmt
 	for _, bl := range blocks {

@@ -170,6 +170,12 @@ func TestDSPGemmShiftKeepsResults(t *testing.T) {
 		{8, 5, 3, 6, 6, -128, graph.ActRelu6, map[string]int{"conv_rows": 0}},
 		{3, 4, 3, 5, 7, 17, graph.ActRelu, map[string]int{"block_oc": 4, "conv_rows": 0}},
 		{4, 8, 3, 6, 6, -128, graph.ActRelu, map[string]int{"rows_gather": 1}},
+		// K = 8 and 4: one pixel through dsp_pw_s8ps(n) (small_k), ReLU and
+		// signed epilogues.
+		{8, 16, 1, 4, 6, 5, graph.ActRelu, nil},
+		{8, 12, 1, 3, 5, -128, graph.ActNone, nil},
+		{4, 6, 1, 3, 5, -128, graph.ActRelu, nil},
+		{4, 7, 1, 2, 3, 9, graph.ActNone, nil},
 	} {
 		for _, extreme := range []bool{false, true} {
 			name := fmt.Sprintf("%v extreme %v", c, extreme)
@@ -180,7 +186,7 @@ func TestDSPGemmShiftKeepsResults(t *testing.T) {
 				extremeWeights(g)
 			}
 			f, s := dspKernel(t, g, n, c.knobs)
-			if !usesIntrinsic(s, "dsp_gemm_s8ps") {
+			if !usesIntrinsic(s, "dsp_gemm_s8ps") && !usesIntrinsic(s, "dsp_pw_s8ps") {
 				t.Fatalf("%s: not in the shared-shift form:\n%s", name, s)
 			}
 			sameResult(t, name, f, s)

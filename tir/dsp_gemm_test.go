@@ -101,10 +101,23 @@ func TestDSPGemmInPlace(t *testing.T) {
 		g, n := int8ConvW(r, c.cin, c.cout, 1, 5, 5, graph.ActRelu)
 		f := computeFunc(t, g, n)
 		f.WantInPlace = true
-		s := dspSchedule(t, f, nil)
+		s := dspSchedule(t, f, map[string]int{"small_k": 0})
 		what := fmt.Sprintf("pointwise 5x5 %d->%d", c.cin, c.cout)
 		if !s.InPlaceSafe || !usesIntrinsic(s, "dsp_gemm_s8p") || strings.Contains(fmt.Sprint(s), "oh in") {
 			t.Fatalf("%s: want one fused row in place:\n%s", what, s)
+		}
+		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
+	}
+	// K = 8 (small_k): one pixel at a time, in decreasing order where the
+	// output is wider than the input.
+	for _, c := range []struct{ cin, cout int }{{8, 12}, {8, 8}, {8, 4}} {
+		g, n := int8ConvW(r, c.cin, c.cout, 1, 5, 5, graph.ActRelu)
+		f := computeFunc(t, g, n)
+		f.WantInPlace = true
+		s := dspSchedule(t, f, nil)
+		what := fmt.Sprintf("pointwise 5x5 %d->%d, one pixel", c.cin, c.cout)
+		if !s.InPlaceSafe || !usesIntrinsic(s, "dsp_pw_s8ps_n4") {
+			t.Fatalf("%s: want dsp_pw_s8ps_n4 in place:\n%s", what, s)
 		}
 		runAliased(t, what, Finalize(computeFunc(t, g, n)), s, r)
 	}

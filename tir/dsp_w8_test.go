@@ -258,7 +258,7 @@ func TestDSPWeights8KeepResults(t *testing.T) {
 		}
 	}
 	// The default stays int16; a value other than 8 or 16 is an error.
-	g, n := int8Conv(r, 8, 6, 1, 1, 1, 0)
+	g, n := int8Conv(r, 16, 6, 1, 1, 1, 0)
 	s := dspSchedule(t, computeFunc(t, g, n), nil)
 	if s16, s8 := weightConsts(s); !s16 || s8 || s.Knobs["weights"] != 16 {
 		t.Errorf("default: int16 weights %v, int8 %v, knob %d", s16, s8, s.Knobs["weights"])

@@ -49,7 +49,9 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		knobs                            map[string]int
 		want                             string
 	}{
-		{8, 6, 1, 1, 1, 0, nil, "dsp_mac"},                                          // 1x1 GEMM
+		{8, 6, 1, 1, 1, 0, nil, "dsp_pw_s8ps"},                                      // 1x1, K = 8: one pixel, one table
+		{4, 6, 1, 1, 1, 0, nil, "dsp_pw_s8ps"},                                      // 1x1, K = 4
+		{8, 6, 1, 1, 1, 0, map[string]int{"small_k": 0}, "dsp_mac"},                 // 1x1 GEMM
 		{16, 4, 1, 1, 1, 0, nil, "dsp_mac_s16_2x2_u4"},                              // unrolled by 4
 		{32, 4, 1, 1, 1, 0, nil, "dsp_mac_s16_2x2_u8"},                              // unrolled by 8
 		{8, 5, 1, 1, 2, 0, nil, "dsp_mac"},                                          // strided 1x1, odd channels
@@ -75,7 +77,7 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		// dsp_gemm: the micro-kernel and the ReLU epilogue in one helper.
 		shape := strings.TrimPrefix(strings.TrimPrefix(c.want, "dsp_mac"), "_s16")
 		fused := strings.HasPrefix(c.want, "dsp_mac") && (usesIntrinsic(s, "dsp_gemm_s8pr"+shape) || usesIntrinsic(s, "dsp_gemm_s8ps"+shape) ||
-			usesIntrinsic(s, "dsp_gemm3_s8ps"+shape))
+			usesIntrinsic(s, "dsp_gemm3_s8ps"+shape)) || strings.HasPrefix(c.want, "dsp_pw") && usesIntrinsic(s, "dsp_pw")
 		if c.want != "" && !usesIntrinsic(s, c.want) && !fused {
 			t.Fatalf("%s: schedule does not use %s:\n%s", name, c.want, s)
 		}
