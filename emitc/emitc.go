@@ -252,18 +252,24 @@ func (e *emitter) header() []byte {
 		}
 		fmt.Fprintf(&b, "\n/* Runs the model; returns 0. */\nint32_t %s_run(%s);\n", e.prefix, e.arenaParam())
 	} else {
+		// C99 has no empty struct: a model whose inputs all folded into
+		// constants (or whose outputs are all states) gets a placeholder.
+		members := func(names []string, outputs bool) {
+			k := 0
+			for i, n := range names {
+				if !e.m.IsState(i, outputs) {
+					fmt.Fprintf(&b, "    void *%s;\n", n)
+					k++
+				}
+			}
+			if k == 0 {
+				b.WriteString("    char none; /* the model has none; C needs a member */\n")
+			}
+		}
 		fmt.Fprintf(&b, "struct %s_inputs {\n", e.prefix)
-		for i, n := range e.inNames {
-			if !e.m.IsState(i, false) {
-				fmt.Fprintf(&b, "    void *%s;\n", n)
-			}
-		}
+		members(e.inNames, false)
 		fmt.Fprintf(&b, "};\n\nstruct %s_outputs {\n", e.prefix)
-		for i, n := range e.outName {
-			if !e.m.IsState(i, true) {
-				fmt.Fprintf(&b, "    void *%s;\n", n)
-			}
-		}
+		members(e.outName, true)
 		fmt.Fprintf(&b, "};\n\n/* Runs the model; returns 0, or -1 when a pointer is missing. */\n")
 		args := fmt.Sprintf("struct %s_inputs *in, struct %s_outputs *out", e.prefix, e.prefix)
 		if e.opts.ArenaExternal {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
@@ -49,9 +50,14 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	var g *graph.Graph
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".tflite" || ext != ".onnx" && IsTFLite(b) {
-		g, err = tflite.Decode(name, b)
+		g, err = tflite.DecodeWith(name, b, tflite.Options{Shapes: opt.Shapes, Warn: opt.Warn})
 	} else {
 		g, err = onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn})
+		for in := range opt.Shapes {
+			if err == nil && !slices.Contains(g.Inputs, in) {
+				err = fmt.Errorf("--shape %s: the model has no input named %q (its inputs: %s)", in, in, strings.Join(g.UserInputs(), ", "))
+			}
+		}
 	}
 	if err == nil {
 		err = graph.Validate(g)

@@ -35,3 +35,36 @@ func TestCompareFloats(t *testing.T) {
 		}
 	}
 }
+
+// CompareModel's rule: 1e-5 of the larger of the element and the tensor's
+// largest magnitude, hand-worked on a tensor whose largest value is 0.5
+// (so 5e-6 + 1e-6 = 6e-6 is allowed everywhere in it), where Compare
+// allows 1e-5·|b| + 1e-6 element by element.
+func TestCompareModel(t *testing.T) {
+	want := []float32{0.5, 0.001, 0, -0.25}
+	for _, c := range []struct {
+		got           []float32
+		model, strict bool
+	}{
+		{[]float32{0.5, 0.001, 0, -0.25}, true, true},
+		{[]float32{0.500005, 0.001005, 5.9e-6, -0.250005}, true, false}, // 5e-6 off an element near 0.001: 1e-5 of the tensor
+		{[]float32{0.5, 0.001007, 0, -0.25}, false, false},              // 7e-6 > 6e-6
+		{[]float32{0.5, 0.001, 6.5e-6, -0.25}, false, false},
+		{[]float32{0.5000055, 0.001, 0, -0.25}, true, true}, // 5.5e-6 <= 1e-5·0.5 + 1e-6 either way
+	} {
+		g := &graph.Data{DType: graph.Float32, Shape: []int{4}, F: c.got}
+		w := &graph.Data{DType: graph.Float32, Shape: []int{4}, F: want}
+		if ok, _ := CompareModel(g, w); ok != c.model {
+			t.Errorf("CompareModel(%v) = %v, want %v", c.got, ok, c.model)
+		}
+		if ok, _ := Compare(g, w); ok != c.strict {
+			t.Errorf("Compare(%v) = %v, want %v", c.got, ok, c.strict)
+		}
+	}
+	// Integers stay exact.
+	gi := &graph.Data{DType: graph.Int8, Shape: []int{2}, I: []int64{1, 100}}
+	wi := &graph.Data{DType: graph.Int8, Shape: []int{2}, I: []int64{1, 101}}
+	if ok, _ := CompareModel(gi, wi); ok {
+		t.Error("CompareModel accepts integers that differ")
+	}
+}

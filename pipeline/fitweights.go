@@ -131,14 +131,15 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	}
 	cands := leanCandidates(s.Module)
 	if len(cands) == 0 {
-		if need <= have {
-			// Only the code estimate is short. A region's linker decides;
-			// no linker checks a budget, so say it.
-			if lim.region == nil {
-				s.Opt.Warn(fmt.Sprintf("%s: the constants (%s B) fit --flash-budget (%s B), but with the code estimated at %s B the model may not; check the linked size",
-					s.ModelPath, commas(need), commas(have), commas(headroom)))
-			}
+		if need <= have && lim.region != nil {
+			// Only the code estimate is short: the region's linker decides.
 			return false, nil
+		}
+		if need <= have {
+			// No linker checks a budget, which covers the model's code as
+			// well as its constants: the estimate decides.
+			what := fmt.Sprintf("weights (the lowered constants, %s B) and code (estimated at %s B)", commas(need), commas(headroom))
+			return false, s.fitError(*lim, what, need+headroom)
 		}
 		what := "weights (the lowered constants)"
 		if s.Lean != nil {

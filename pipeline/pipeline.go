@@ -363,24 +363,49 @@ func checkFits(s *State) error {
 		what = "activations (the arena) and the model's state"
 	}
 	// The tighter of the arena's region and the budget; the region on a tie.
+	// A region that also holds the stack must hold the board's stack beside
+	// the arena (the firmware mcugen builds reserves it there), so its check
+	// counts it; the budget is the model's own RAM.
 	var lim *limit
+	regionNeed, regionWhat := need, what
 	if bare {
 		if r := b.RegionFor(boards.HoldsArena); r != nil {
 			lim = &limit{region: r, bytes: int64(r.Length)}
+			if b.RegionFor(boards.HoldsData) == r && b.StackBytes > 0 {
+				regionNeed += int64(b.StackBytes)
+				regionWhat += fmt.Sprintf(" and the board's %s B stack", commas(int64(b.StackBytes)))
+			}
 		}
 	}
 	if bud := s.Opt.RAMBudget; bud > 0 && (lim == nil || bud < lim.bytes) {
 		lim = &limit{budget: "RAM", bytes: bud}
 	}
-	if lim != nil && need > lim.bytes {
+	switch {
+	case lim != nil && lim.region != nil && regionNeed > lim.bytes:
+		return s.fitError(*lim, regionWhat, regionNeed)
+	case lim != nil && lim.region == nil && need > lim.bytes:
 		return s.fitError(*lim, what, need)
 	}
-	if !bare {
-		return nil
+	// The budget can bind while the region's check (with the stack) fails.
+	if lim != nil && lim.region == nil && bare {
+		if r := b.RegionFor(boards.HoldsArena); r != nil && regionNeed > int64(r.Length) {
+			return s.fitError(limit{region: r, bytes: int64(r.Length)}, regionWhat, regionNeed)
+		}
 	}
-	if r := b.RegionFor(boards.HoldsWeights); r != nil {
-		if need := graph.WeightBytes(s.Graph); need > int64(r.Length) {
-			return s.fitError(limit{region: r, bytes: int64(r.Length)}, "weights", need)
+	// The weights' int8 bytes, a lower bound of the lowered constants,
+	// against the tighter of the weights region and the flash budget.
+	wlim := (*limit)(nil)
+	if bare {
+		if r := b.RegionFor(boards.HoldsWeights); r != nil {
+			wlim = &limit{region: r, bytes: int64(r.Length)}
+		}
+	}
+	if bud := s.Opt.FlashBudget; bud > 0 && (wlim == nil || bud < wlim.bytes) {
+		wlim = &limit{budget: "flash", bytes: bud}
+	}
+	if wlim != nil {
+		if need := graph.WeightBytes(s.Graph); need > wlim.bytes {
+			return s.fitError(*wlim, "weights", need)
 		}
 	}
 	return nil

@@ -155,7 +155,7 @@ func TestCompileBudgetsOnHost(t *testing.T) {
 	tmp := t.TempDir()
 	model := filepath.Join(dir, "ad/ad01_int8.tflite")
 	code, out, errs := mcugen(t, "compile", model, "--board", "host", "--flash-budget", "270879", "-o", filepath.Join(tmp, "a"))
-	if code != 1 || out != "" || errs != "mcugen: "+model+": ad01_int8 does not fit the flash budget: needs 270,880 B for weights (the lowered constants); --flash-budget is 270,879 B (1 B short)\n" {
+	if code != 1 || out != "" || errs != "mcugen: "+model+": ad01_int8 does not fit the flash budget: needs 270,880 B for weights; --flash-budget is 270,879 B (1 B short)\n" {
 		t.Errorf("flash 1 B short: exit %d, stderr %q", code, errs)
 	}
 	code, _, errs = mcugen(t, "compile", model, "--board", "host", "--ram-budget", "255", "-o", filepath.Join(tmp, "b"))

@@ -254,6 +254,10 @@ func generated(t *testing.T) map[string][]byte {
 	dyn.Tensors[0].Shape = []int32{1, 16}
 	dyn.Tensors[0].Signature = []int32{-1, 16}
 	files["mlp_int8_dynamic_batch"] = dyn.Bytes()
+	wide := mlp().int8(t)
+	wide.Tensors[0].Shape = []int32{1, 16}
+	wide.Tensors[0].Signature = []int32{1, -1}
+	files["mlp_int8_dynamic_width"] = wide.Bytes()
 	return files
 }
 

@@ -25,6 +25,7 @@ const (
 	tensorName         = 3
 	tensorQuantization = 4
 	tensorSparsity     = 6
+	tensorSignature    = 7 // shape_signature: -1 where a dimension is dynamic
 
 	quantScale     = 2
 	quantZeroPoint = 3

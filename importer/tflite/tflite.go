@@ -35,6 +35,49 @@ func Load(path string) (*graph.Graph, error) {
 
 // Decode decodes a TFLite model held in b. name becomes the graph's name.
 func Decode(name string, b []byte) (g *graph.Graph, err error) {
+	return DecodeWith(name, b, Options{})
+}
+
+// Options are DecodeWith's: Shapes are the shapes the user asks for named
+// inputs (--shape), Warn takes the notes on what was bound for them.
+type Options struct {
+	Shapes map[string][]int
+	Warn   func(string)
+}
+
+// DecodeWith is Decode with options. A TFLite file stores every tensor's
+// shape, with a value where shape_signature has -1 (a dynamic dimension);
+// mcugen compiles the stored shapes, as TFLite runs them. An input with a
+// dynamic dimension other than the batch gets a note saying so; a --shape
+// for an input must be its stored shape (TFLite's shapes are not inferred
+// again), and one for a name that is not an input is an error.
+func DecodeWith(name string, b []byte, opt Options) (g *graph.Graph, err error) {
+	g, dyn, err := decode(name, b)
+	if err != nil {
+		return nil, err
+	}
+	for in, want := range opt.Shapes {
+		t := g.Tensors[in]
+		if t == nil || !slices.Contains(g.UserInputs(), in) {
+			return nil, fmt.Errorf("--shape %s: the model has no input named %q (its inputs: %s)", in, in, strings.Join(g.UserInputs(), ", "))
+		}
+		if !slices.Equal(t.Shape, want) {
+			return nil, fmt.Errorf("--shape %s=%v: a TFLite model's shapes are fixed in the file (%q is %v); mcugen compiles them as stored", in, want, in, t.Shape)
+		}
+	}
+	if opt.Warn != nil {
+		for _, in := range g.UserInputs() {
+			if sig, ok := dyn[in]; ok {
+				opt.Warn(fmt.Sprintf("input %q has a dynamic dimension (shape signature %v): compiled with the shape the file stores, %v", in, sig, g.Tensors[in].Shape))
+			}
+		}
+	}
+	return g, nil
+}
+
+// decode is Decode, and the shape signatures of the inputs that have a
+// dynamic dimension.
+func decode(name string, b []byte) (g *graph.Graph, dyn map[string][]int32, err error) {
 	defer func() {
 		// Every access is checked; this is the last line of defence only
 		// (the fuzz test turns it off to see any panic).
@@ -42,25 +85,26 @@ func Decode(name string, b []byte) (g *graph.Graph, err error) {
 			return
 		}
 		if r := recover(); r != nil {
-			g, err = nil, fmt.Errorf("tflite: malformed model: %v", r)
+			g, dyn, err = nil, nil, fmt.Errorf("tflite: malformed model: %v", r)
 		}
 	}()
 	if len(b) < 8 {
-		return nil, fmt.Errorf("tflite: file of %d bytes is too short to be a TFLite model", len(b))
+		return nil, nil, fmt.Errorf("tflite: file of %d bytes is too short to be a TFLite model", len(b))
 	}
 	if id := string(b[4:8]); id != "TFL3" {
-		return nil, fmt.Errorf("tflite: not a TFLite flatbuffer (file identifier %q, want \"TFL3\")", id)
+		return nil, nil, fmt.Errorf("tflite: not a TFLite flatbuffer (file identifier %q, want \"TFL3\")", id)
 	}
-	d := &decoder{r: &reader{b: b}, g: graph.New(name, "tflite")}
+	d := &decoder{r: &reader{b: b}, g: graph.New(name, "tflite"), dynamic: map[string][]int32{}}
 	if err := d.decode(); err != nil {
-		return nil, fmt.Errorf("tflite: %w", err)
+		return nil, nil, fmt.Errorf("tflite: %w", err)
 	}
-	return d.g, nil
+	return d.g, d.dynamic, nil
 }
 
 type decoder struct {
 	r        *reader
 	g        *graph.Graph
+	dynamic  map[string][]int32 // the inputs' shape signatures with a -1
 	codes    []int32 // builtin code per operator code
 	customs  []string
 	buffers  []table
@@ -118,6 +162,12 @@ func (d *decoder) decode() error {
 		}
 		if d.g.Tensors[name].IsConst() {
 			return fmt.Errorf("subgraph input %q is a constant", name)
+		}
+		// A dynamic batch (-1 first) is TFLite's default and the file
+		// stores 1 there, which TFLite runs too: only another dynamic
+		// dimension gets a note.
+		if sig := d.tensors[i].ints(tensorSignature); len(sig) > 1 && slices.Contains(sig[1:], -1) {
+			d.dynamic[name] = sig
 		}
 		d.g.Inputs = append(d.g.Inputs, name)
 	}
