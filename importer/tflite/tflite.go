@@ -105,7 +105,7 @@ type decoder struct {
 	r        *reader
 	g        *graph.Graph
 	dynamic  map[string][]int32 // the inputs' shape signatures with a -1
-	codes    []int32 // builtin code per operator code
+	codes    []int32            // builtin code per operator code
 	customs  []string
 	buffers  []table
 	tensors  []table
