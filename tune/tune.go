@@ -207,6 +207,19 @@ func ValuesFor(target, name string, def int) []int {
 	return slices.Compact(v)
 }
 
+// Fix returns s with knob name held at v: no dimension, in every point.
+func (s Space) Fix(name string, v int) Space {
+	out := Space{Fixed: Knobs{}}
+	maps.Copy(out.Fixed, s.Fixed)
+	out.Fixed[name] = v
+	for _, d := range s.Dims {
+		if d.Name != name {
+			out.Dims = append(out.Dims, d)
+		}
+	}
+	return out
+}
+
 // SpaceOf builds the space of a kernel scheduled for target from the knobs
 // its schedule read (PrimFunc.Knobs after scheduling holds every knob with
 // its value). A knob declared with its default alone (dsp.weights: a flash

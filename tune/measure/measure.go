@@ -93,6 +93,34 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 	var out []*Kernel
 	bySig := map[string]*Kernel{}
 	done := map[string]bool{}
+	// The kernels the model's own build keeps int8 in flash (the fit pass,
+	// for the board's flash or --flash-budget) are tuned with int8 weights,
+	// the build they will be in, so their records say so. A record covers
+	// every node of its signature: only a signature whose nodes are all
+	// kept int8 is; where some are, the fit pass still makes them int8
+	// over the record (with its warning), and the others keep the speed.
+	leanNode := map[string]bool{}
+	if s.Lean != nil && s.Module != nil {
+		kept := map[string]bool{}
+		for _, name := range s.Lean.Kernels {
+			kept[name] = true
+		}
+		for _, f := range s.Module.Funcs {
+			if kept[f.Name] {
+				leanNode[f.Node] = true
+			}
+		}
+	}
+	lean := map[string]bool{} // by signature: every node kept int8
+	for _, ni := range s.Plan.Order {
+		n := s.Graph.Nodes[ni]
+		sig := tune.Signature(s.Graph, n)
+		if l, seen := lean[sig]; !seen {
+			lean[sig] = leanNode[n.Name]
+		} else {
+			lean[sig] = l && leanNode[n.Name]
+		}
+	}
 	for _, ni := range s.Plan.Order {
 		n := s.Graph.Nodes[ni]
 		sig := tune.Signature(s.Graph, n)
@@ -115,9 +143,18 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 		if err != nil || ks.Module == nil || len(ks.Module.Funcs) != 1 || len(ks.Module.Funcs[0].Knobs) == 0 {
 			continue
 		}
+		if f := ks.Module.Funcs[0]; lean[sig] && f.Knobs["weights"] == 16 {
+			o.Knobs = map[string]map[string]int{f.Op: {"weights": 8}}
+			if ks, err = pipeline.CompileGraph(sg, "kernel", o); err != nil || ks.Module == nil || len(ks.Module.Funcs) != 1 {
+				continue
+			}
+		}
 		f := ks.Module.Funcs[0]
 		k := &Kernel{Signature: sig, Op: f.Op, Func: f.Name, Nodes: []string{n.Name}, Defaults: tune.Knobs(f.Knobs).Clone(), Graph: sg}
 		k.Space = tune.SpaceOf(ks.Module.Target, k.Defaults)
+		if k.Defaults["weights"] == 8 {
+			k.Space = k.Space.Fix("weights", 8) // the fit pass's choice, not a speed one
+		}
 		bySig[sig] = k
 		out = append(out, k)
 	}

@@ -298,3 +298,68 @@ func slicesContains(v []string, s string) bool {
 	}
 	return false
 }
+
+// Under a flash budget the kernels the model's build keeps int8 are tuned
+// with int8 weights, held fixed (the fit pass's choice), so their records
+// do not ask for the int16 layout the budget has no room for; the others
+// keep the int16 default. AD under 400,000 B keeps three layers int8: the
+// 640-wide first and last, and one 128→128.
+func TestKernelsUnderFlashBudget(t *testing.T) {
+	model := filepath.Join("..", "..", "..", "shared", "models", "mlperf_tiny", "ad", "ad01_int8.tflite")
+	if _, err := os.Stat(model); err != nil {
+		t.Skip("the MLPerf Tiny models are not in ../shared")
+	}
+	opt := pipeline.Options{Board: board(t, "mps2-an386"), Version: "test", FlashBudget: 400000}
+	s, err := pipeline.Compile(model, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lean == nil || len(s.Lean.Kernels) == 0 {
+		t.Fatal("the budget kept no layer int8")
+	}
+	ks, err := Kernels(s, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := 0
+	for _, k := range ks {
+		if k.Op != "fully_connected" {
+			continue
+		}
+		w := k.Defaults["weights"]
+		if w == 8 {
+			lean++
+			if k.Space.Fixed["weights"] != 8 {
+				t.Errorf("%s: weights not fixed at 8: %+v", k.Signature, k.Space)
+			}
+			for _, d := range k.Space.Dims {
+				if d.Name == "weights" {
+					t.Errorf("%s: weights is a dimension", k.Signature)
+				}
+			}
+		} else if w != 16 {
+			t.Errorf("%s: weights %d", k.Signature, w)
+		}
+	}
+	// The 640→128 and 128→640 layers have signatures of their own; the
+	// third shares the 128→128 signature with layers that stay int16, so
+	// its record keeps the speed default (the fit pass makes it int8).
+	if lean != 2 {
+		t.Errorf("%d fully connected kernels tuned with int8 weights, want 2 (%v kept int8)", lean, s.Lean.Kernels)
+	}
+	// Without the budget, every kernel keeps the int16 default.
+	opt.FlashBudget = 0
+	s, err = pipeline.Compile(model, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err = Kernels(s, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		if w, ok := k.Defaults["weights"]; ok && w != 16 {
+			t.Errorf("no budget: %s weights %d", k.Signature, w)
+		}
+	}
+}
