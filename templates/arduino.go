@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -10,8 +11,15 @@ type arduinoInfo struct {
 	Lib      string // library name = wrapper class = main header
 	Guard    string
 	SafeName string
-	FQBN     string
+	FQBN     string // the board's, from the catalog: the C is generated for its core
+	Arch     string // the FQBN's architecture (library.properties architectures=)
 }
+
+// fqbnSyntax is an FQBN: vendor:architecture:board, then options opt=value,... .
+var fqbnSyntax = regexp.MustCompile(`^[A-Za-z0-9._-]+:[A-Za-z0-9._-]+:[A-Za-z0-9._-]+(:[A-Za-z0-9._-]+=[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+=[A-Za-z0-9._-]+)*)?$`)
+
+// fqbnArch is the architecture field of an FQBN that CheckBoard accepted.
+func fqbnArch(fqbn string) string { return strings.Split(fqbn, ":")[1] }
 
 // arduinoLibName is the library's name and its C++ class: the model identifier in
 // CamelCase with "Model" appended ("kws_int8" -> "KwsInt8Model").
@@ -33,11 +41,9 @@ func arduinoLibName(ident, prefix string) string {
 // arduinoFiles is the arduino template: a library per the Arduino library specification.
 func (m *model) arduinoFiles() (map[string][]byte, error) {
 	ai := &arduinoInfo{model: m, SafeName: strings.ReplaceAll(comment(m.Name), "\"", "'"), FQBN: m.Board.Arduino}
+	ai.Arch = fqbnArch(ai.FQBN)
 	ai.Lib = arduinoLibName(m.Ident, m.Prefix)
 	ai.Guard = strings.ToUpper(ai.Lib) + "_H"
-	if ai.FQBN == "" {
-		ai.FQBN = "arduino:avr:mega"
-	}
 	files := map[string][]byte{}
 	for n, b := range m.Model {
 		if strings.EqualFold(n, ai.Lib+".h") || strings.EqualFold(n, ai.Lib+".cpp") {

@@ -6,15 +6,16 @@ import (
 	"time"
 )
 
-// TestEmitcArduino builds the Arduino library of the bundled model (emitc's real output)
-// for the Mega 2560 with arduino-builder, runs the example under simavr and compares
-// with the reference interpreter; and compiles the same sources for a Cortex-M4.
+// TestEmitcArduino builds the Arduino library of the bundled model (emitc's real output,
+// generic kernels) for the Mega 2560 with arduino-builder, runs the example under simavr
+// and compares with the reference interpreter; and compiles the same sources for a
+// Cortex-M4.
 func TestEmitcArduino(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an Arduino sketch and runs simavr")
 	}
 	needTool(t, "arduino-builder", "avr-gcc", "simavr", "arm-none-eabi-gcc", "arm-none-eabi-g++")
-	p := emitcProject(t, Arduino, board(t, "arduino-nano-33-ble"), 2)
+	p := emitcProject(t, Arduino, avrBoard(t), 2) // generic C99 kernels, as for any board without DSP
 	libs := t.TempDir()
 	lib := filepath.Join(libs, "CnnInt8Model")
 	if _, err := Write(lib, p); err != nil {

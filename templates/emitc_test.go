@@ -38,6 +38,13 @@ func emitcProject(t *testing.T, kind Kind, b *boards.Board, nvec int) Project {
 // without the extension is the prefix).
 func emitcProjectOf(t *testing.T, model string, kind Kind, b *boards.Board, nvec int) Project {
 	t.Helper()
+	return emitcProjectTarget(t, model, kind, b, "", nvec)
+}
+
+// emitcProjectTarget is emitcProjectOf with the kernels of a tir target ("" is
+// generic), as `mcugen compile --board` picks them from the board's features.
+func emitcProjectTarget(t *testing.T, model string, kind Kind, b *boards.Board, target string, nvec int) Project {
+	t.Helper()
 	if _, err := os.Stat(model); err != nil {
 		t.Skipf("model %s missing: %v", model, err)
 	}
@@ -54,10 +61,10 @@ func emitcProjectOf(t *testing.T, model string, kind Kind, b *boards.Board, nvec
 		t.Fatal(err)
 	}
 	section := crt.WeightsSection // placed by crt's linker script
-	if kind == Arduino {
-		section = "" // the Arduino core's linker script knows no such section
+	if !UsesCRT(kind) {
+		section = "" // the Arduino core's (or the user's) linker script knows no such section
 	}
-	files, rep, err := emitc.Compile(g, plan, emitc.Options{Prefix: name, Model: filepath.Base(model), WeightsSection: section})
+	files, rep, err := emitc.Compile(g, plan, emitc.Options{Prefix: name, Model: filepath.Base(model), WeightsSection: section, Target: target})
 	if err != nil {
 		t.Fatal(err)
 	}

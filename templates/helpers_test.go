@@ -43,6 +43,31 @@ func board(t *testing.T, name string) *boards.Board {
 	return b
 }
 
+// avrBoardFile is how a user gets an Arduino library for an 8-bit AVR board: a board file
+// (--boards FILE) whose board builds the generic C99 kernels (it inherits the host's
+// "no core-specific code") and names the board's FQBN.
+const avrBoardFile = `board(
+    name = "arduino-mega",
+    description = "Arduino Mega 2560 (ATmega2560), generic C99 kernels",
+    inherits = "host",
+    arduino = "arduino:avr:mega:cpu=atmega2560",
+)
+`
+
+// avrBoard is avrBoardFile's board.
+func avrBoard(t *testing.T) *boards.Board {
+	t.Helper()
+	c, err := boards.LoadData("avr.star", []byte(avrBoardFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Get("arduino-mega")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // fakeModel returns testdata/fake's sources renamed to prefix.
 func fakeModel(t *testing.T, prefix string) map[string][]byte {
 	t.Helper()

@@ -1,6 +1,8 @@
 package templates
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +96,80 @@ func TestMakeCMakeHosted(t *testing.T) {
 			mustRun(t, dir, 2*time.Minute, "cmake", args...)
 			checkExampleOutput(t, mustRun(t, dir, 2*time.Minute, "cmake", "--build", "build", "--target", "run"), p)
 		})
+	}
+}
+
+// TestMakeMapFileInProject: the make project's link map goes to build/<name>.map inside
+// the project, for every bare-metal board; it once expanded $(BUILD) before BUILD was
+// set and wrote /<name>.map. `make -n` shows the link command without a toolchain; a
+// real build for mps2-an386 then checks where the map lands (tests run as root, who
+// could write to /, so the path is checked, not a permission error).
+func TestMakeMapFileInProject(t *testing.T) {
+	needTool(t, "make")
+	bs, err := boards.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "map_probe"
+	for _, b := range bs {
+		if !b.BareMetal() {
+			continue
+		}
+		dir := t.TempDir()
+		if _, err := Write(dir, fakeProject(t, Make, b, name, "")); err != nil {
+			t.Fatal(err)
+		}
+		var link string
+		for _, l := range strings.Split(mustRun(t, dir, time.Minute, "make", "-n"), "\n") {
+			if strings.Contains(l, " -o build/"+name+".elf") {
+				link = l
+			}
+		}
+		if !strings.Contains(link, " -Wl,-Map=build/"+name+".map ") || strings.Contains(link, "-Map=/") {
+			t.Errorf("%s: the link command does not write the map to build/%s.map:\n%s", b.Name, name, link)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	needTool(t, "arm-none-eabi-gcc")
+	_, statErr := os.Stat("/" + name + ".map")
+	rootHadMap := statErr == nil
+	dir := t.TempDir()
+	if _, err := Write(dir, fakeProject(t, Make, board(t, "mps2-an386"), name, "")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, 2*time.Minute, "make", "-s")
+	if st, err := os.Stat(filepath.Join(dir, "build", name+".map")); err != nil || st.Size() == 0 {
+		t.Errorf("no map file in the project's build directory: %v", err)
+	}
+	if _, err := os.Stat("/" + name + ".map"); err == nil && !rootHadMap {
+		t.Errorf("make wrote /%s.map", name)
+	}
+	mustRun(t, dir, time.Minute, "make", "-s", "clean")
+	if _, err := os.Stat(filepath.Join(dir, "build")); !os.IsNotExist(err) {
+		t.Errorf("make clean left build/ (%v)", err)
+	}
+}
+
+// TestCMakeMapFileInProject: the CMake project's link map is written beside the
+// firmware in the build tree, and nothing of the build lands outside the project.
+func TestCMakeMapFileInProject(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs cmake")
+	}
+	needTool(t, "cmake", "make", "arm-none-eabi-gcc")
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "proj")
+	if _, err := Write(dir, fakeProject(t, CMake, board(t, "mps2-an386"), "fake", "")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, 2*time.Minute, "cmake", "-B", "build", "-DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake")
+	mustRun(t, dir, 2*time.Minute, "cmake", "--build", "build")
+	if st, err := os.Stat(filepath.Join(dir, "build", "fake_example.elf.map")); err != nil || st.Size() == 0 {
+		t.Errorf("no map file beside build/fake_example.elf: %v", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("the build wrote beside the project: %v", entries)
 	}
 }

@@ -43,7 +43,7 @@ func TestHostileNames(t *testing.T) {
 	out := filepath.Join(parent, "out dir", "ü.x-y z")
 	for _, k := range Kinds {
 		b := board(t, "host")
-		if k == Zephyr {
+		if k == Zephyr || k == Arduino {
 			b = board(t, "nucleo-l4r5zi")
 		}
 		p := fakeProject(t, k, b, name, "")
@@ -108,9 +108,9 @@ func TestReadmes(t *testing.T) {
 	want := map[Kind]string{
 		Make:    "make run",
 		CMake:   "cmake -B build -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake\ncmake --build build --target run",
-		Zephyr:  "west build -b nucleo_l4r5zi fake\nwest flash",
+		Zephyr:  "west build -b nucleo_l4r5zi .\nwest flash",
 		Arduino: "arduino-cli compile --fqbn STMicroelectronics:stm32:Nucleo_144:pnum=NUCLEO_L4R5ZI --library . examples/fake\narduino-cli upload -p PORT --fqbn STMicroelectronics:stm32:Nucleo_144:pnum=NUCLEO_L4R5ZI examples/fake",
-		Bazel:   "bazel run //:fake_example",
+		Bazel:   "CC=arm-none-eabi-gcc bazel build //:fake", // the host's: TestBazelReadmeByBoard
 	}
 	for _, k := range Kinds {
 		b := board(t, "mps2-an386")
@@ -131,13 +131,24 @@ func TestReadmes(t *testing.T) {
 	}
 }
 
-// TestDeterministic: the same project gives byte-identical files, for every template.
+// TestDeterministic: the same project gives byte-identical files, for every template
+// (Bazel both for a cross board and for the host, with its example).
 func TestDeterministic(t *testing.T) {
+	type kb struct {
+		k Kind
+		b string
+	}
+	var cases []kb
 	for _, k := range Kinds {
-		b := board(t, "mps2-an386")
+		b := "mps2-an386"
 		if k == Zephyr || k == Arduino {
-			b = board(t, "nucleo-l4r5zi")
+			b = "nucleo-l4r5zi"
 		}
+		cases = append(cases, kb{k, b})
+	}
+	cases = append(cases, kb{Bazel, "host"})
+	for _, tc := range cases {
+		k, b := tc.k, board(t, tc.b)
 		a, err := Files(fakeProject(t, k, b, "fake", ""))
 		if err != nil {
 			t.Fatal(err)

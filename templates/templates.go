@@ -50,6 +50,31 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("templates: unknown project template %q; known: %s", s, strings.Join(names, ", "))
 }
 
+// CheckBoard reports whether a project of kind k can be written for board b: a Zephyr
+// application needs the board's Zephyr name and an Arduino library its FQBN, both from
+// the board catalog, since the model's C is generated for that board's core. The error
+// is one line naming the board and the fix. Files and Write check it first; a caller may
+// check it before compiling the model.
+func CheckBoard(k Kind, b *boards.Board) error {
+	if b == nil {
+		return fmt.Errorf("templates: no board given")
+	}
+	switch k {
+	case Zephyr:
+		if b.Zephyr == "" {
+			return fmt.Errorf("templates: board %q has no Zephyr board name; pick a board with one (mcugen boards) or add `zephyr = \"...\"` to a board file", b.Name)
+		}
+	case Arduino:
+		if b.Arduino == "" {
+			return fmt.Errorf("templates: board %q has no Arduino FQBN; pick a board with one (mcugen boards) or add `arduino = \"vendor:arch:board\"` to a board file", b.Name)
+		}
+		if !fqbnSyntax.MatchString(b.Arduino) {
+			return fmt.Errorf("templates: board %q: Arduino FQBN %q is not vendor:architecture:board[:option=value,...]", b.Name, b.Arduino)
+		}
+	}
+	return nil
+}
+
 // UsesCRT reports whether projects of kind k build with mcugen's runtime and its linker
 // script (make, cmake): only those may have the model's weights in crt.WeightsSection.
 // Zephyr and Arduino link with their own scripts, and the Bazel example runs on the host.
@@ -198,6 +223,9 @@ func newModel(p Project) (*model, error) {
 		return nil, fmt.Errorf("templates: no board given")
 	}
 	if _, err := ParseKind(string(p.Kind)); err != nil {
+		return nil, err
+	}
+	if err := CheckBoard(p.Kind, p.Board); err != nil {
 		return nil, err
 	}
 	m := &model{Project: p, Ident: Ident(p.Name), Version: p.Version}

@@ -1,7 +1,5 @@
 package templates
 
-import "fmt"
-
 // zephyrRelease holds every line of the Zephyr template that depends on the Zephyr
 // version, so that moving to the next LTS is an edit here and nowhere else.
 type zephyrRelease struct {
@@ -33,9 +31,6 @@ type zephyrInfo struct {
 
 // zephyrFiles is the zephyr template: an application with the model as a library.
 func (m *model) zephyrFiles() (map[string][]byte, error) {
-	if m.Board.Zephyr == "" {
-		return nil, fmt.Errorf("templates: board %q has no Zephyr board name; pick a board with one (mcugen boards) or add `zephyr = \"...\"` to a board file", m.Board.Name)
-	}
 	zi := &zephyrInfo{model: m, Z: zephyrLTS, ZBoard: m.Board.Zephyr, StackBytes: zephyrStack(m.ScratchBytes)}
 	files := map[string][]byte{}
 	for n, b := range m.Model {

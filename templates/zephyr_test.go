@@ -61,9 +61,42 @@ func TestZephyrStructure(t *testing.T) {
 	if !strings.Contains(string(files["west.yml"]), "revision: v3.7.0") {
 		t.Errorf("west.yml does not pin v3.7.0")
 	}
-	// Boards without a Zephyr name are refused with a clear error.
+	// Boards without a Zephyr name are refused with a clear error (CheckBoard's).
 	if _, err := Files(fakeProject(t, Zephyr, board(t, "mps2-an386"), "fake", "")); err == nil || !strings.Contains(err.Error(), "no Zephyr board name") {
 		t.Errorf("mps2-an386 (no Zephyr name): err = %v", err)
+	}
+	if err := CheckBoard(Zephyr, board(t, "mps2-an386")); err == nil || !strings.Contains(err.Error(), `board "mps2-an386" has no Zephyr board name`) {
+		t.Errorf("CheckBoard(zephyr, mps2-an386) = %v", err)
+	}
+}
+
+// TestZephyrAnyDirectory: the README's and west.yml's commands work from the project
+// directory whatever the user named it (`mcugen compile ... -o anything`): they use "."
+// and never the model's name as a path, and the manifest pins no directory name for
+// itself (west init -l takes the directory it is given).
+func TestZephyrAnyDirectory(t *testing.T) {
+	files, err := Files(fakeProject(t, Zephyr, board(t, "nucleo-l4r5zi"), "kws_ref_model", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, west := string(files["README.md"]), string(files["west.yml"])
+	var cmds []string
+	for _, c := range readmeCommands(t, files["README.md"]) {
+		cmds = append(cmds, strings.Join(c, " "))
+	}
+	if want := []string{"west build -b nucleo_l4r5zi .", "west flash"}; strings.Join(cmds, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README commands %q, want %q", cmds, want)
+	}
+	if !strings.Contains(readme, "From this directory") || !strings.Contains(readme, "`west init -l . && west update`") {
+		t.Errorf("README does not say to run the commands from the project directory:\n%s", readme)
+	}
+	if !strings.Contains(west, "west init -l . && west update") {
+		t.Errorf("west.yml's comment does not use the project directory:\n%s", west)
+	}
+	for _, bad := range []string{"-b nucleo_l4r5zi kws_ref_model", "-l kws_ref_model", "path: kws_ref_model", "self:"} {
+		if strings.Contains(readme, bad) || strings.Contains(west, bad) {
+			t.Errorf("README or west.yml assumes the directory is named after the model (%q):\n%s\n%s", bad, readme, west)
+		}
 	}
 }
 
