@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -212,9 +213,12 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	args = append(args, "-lm", "-o", out)
 	cmd := exec.Command(cc, args...)
 	cmd.Dir = dir
+	// gcc's own temporary files (cc*.s, cc*.o) go in the build directory,
+	// so that a compiler killed by Interrupt leaves none in /tmp.
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	if err := runCmd(cmd); err != nil {
 		if ov := parseOverflow(b, m, stderr.String()); ov != nil {
 			return nil, ov
 		}
@@ -300,8 +304,12 @@ func compilePlugin(dir, name, soName string) (string, error) {
 		return "", fmt.Errorf("runner: %w", err)
 	}
 	so := filepath.Join(dir, soName)
-	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", so, cfile).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("runner: building the QEMU plugin %s: %v\n%s", name, err, out)
+	cmd := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", so, cfile)
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := runCmd(cmd); err != nil {
+		return "", fmt.Errorf("runner: building the QEMU plugin %s: %v\n%s", name, err, out.String())
 	}
 	return so, nil
 }
@@ -450,7 +458,11 @@ func Size(path string) (text, data, bss int, err error) {
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	out, err := exec.Command(exe, path).Output()
+	cmd := exec.Command(exe, path)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err = runCmd(cmd)
+	out := stdout.Bytes()
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("runner: %s %s: %v", tool, path, err)
 	}
@@ -551,7 +563,7 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("runner: firmware on %s did not finish within %v and was killed: it hangs (an endless loop, or a core lockup after a fault with a bad stack); last output: %q",
+	return fmt.Sprintf("runner: firmware on %s did not finish within %v and was killed: the timeout may be too short for it (--timeout), or it hangs (an endless loop, or a core lockup after a fault); last output: %q",
 		e.Board, e.Timeout, tail(e.Log, 3))
 }
 
@@ -607,12 +619,11 @@ func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
 	shArgs := append([]string{"-c", `ulimit -c 0; exec "$@"`, "mcugen-run", exe}, argv[1:]...)
 	cmd := exec.CommandContext(ctx, "/bin/sh", shArgs...)
 	cmd.Dir = fw.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	runErr := runCmd(cmd)
 	res := &Result{Log: stdout.String() + stderr.String(), Command: argv}
 	if ctx.Err() == context.DeadlineExceeded {
 		return res, &TimeoutError{Board: fw.Board.Name, Timeout: timeout, Log: res.Log}
@@ -890,3 +901,75 @@ func parseMix(fields []string) (map[string]MixCount, error) {
 
 // WriteLog writes everything the program printed to path.
 func (r *Result) WriteLog(path string) error { return os.WriteFile(path, []byte(r.Log), 0o644) }
+
+// procs are the programs the runner has started (compilers, QEMU, host
+// executables) and not yet reaped, each in a process group of its own, keyed
+// by that group's id; a channel is closed when its program has been reaped.
+var procs struct {
+	sync.Mutex
+	running map[int]chan struct{}
+	stopped bool // Interrupt was called
+}
+
+// runCmd runs cmd in a process group of its own (so that Interrupt can kill
+// it with everything it started: QEMU, or gcc with cc1, as and ld). After
+// Interrupt it never returns: the process is about to exit, and a caller
+// must not mistake a killed program for a failed one.
+func runCmd(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	procs.Lock()
+	if procs.stopped {
+		procs.Unlock()
+		select {}
+	}
+	if err := cmd.Start(); err != nil {
+		procs.Unlock()
+		return err
+	}
+	pgid := cmd.Process.Pid
+	if procs.running == nil {
+		procs.running = map[int]chan struct{}{}
+	}
+	reaped := make(chan struct{})
+	procs.running[pgid] = reaped
+	procs.Unlock()
+	err := cmd.Wait()
+	procs.Lock()
+	delete(procs.running, pgid)
+	stopped := procs.stopped
+	procs.Unlock()
+	close(reaped)
+	if stopped {
+		select {}
+	}
+	return err
+}
+
+// Interrupt kills every program the runner started that is still running
+// (their whole process groups, with SIGKILL) and waits, up to five seconds,
+// until they have been reaped. From then on the runner starts nothing: a
+// call that would start a program, or whose program was killed, blocks for
+// good. It is for a signal handler that cleans up and exits: QEMU runs in a
+// process group of its own, so neither a terminal's Ctrl-C nor a signal to
+// mcugen reaches it.
+func Interrupt() {
+	procs.Lock()
+	procs.stopped = true
+	var waits []chan struct{}
+	for pgid, reaped := range procs.running {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		waits = append(waits, reaped)
+	}
+	procs.Unlock()
+	deadline := time.After(5 * time.Second)
+	for _, reaped := range waits {
+		select {
+		case <-reaped:
+		case <-deadline:
+			return
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -384,10 +385,96 @@ func TestTimeout(t *testing.T) {
 		if !errors.As(err, &te) || !strings.Contains(err.Error(), "did not finish within 1s") {
 			t.Errorf("%s: want a timeout, got %v", name, err)
 		}
+		// A timeout is not proof of a hang: the message offers both causes.
+		if err != nil && (!strings.Contains(err.Error(), "may be too short") || !strings.Contains(err.Error(), "--timeout") || strings.Contains(err.Error(), "killed: it hangs")) {
+			t.Errorf("%s: %v: want it to say the timeout may be too short (--timeout) or the firmware hangs", name, err)
+		}
 		if d := time.Since(start); d > 6*time.Second {
 			t.Errorf("%s: killing took %v", name, d)
 		}
 	}
+}
+
+// Interrupt (what mcugen's SIGINT/SIGTERM handler calls) kills a running
+// program's whole process group and returns once it is reaped; the Run that
+// started it never returns (the process is about to exit, and must not
+// report the kill as the firmware's failure), nor does a later one start
+// anything. QEMU runs in a process group of its own, out of reach of a
+// terminal's Ctrl-C, so without Interrupt it outlived mcugen.
+func TestInterrupt(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc: cannot see the firmware's process")
+	}
+	for _, name := range []string{"host", "mps2-an385"} {
+		t.Run(name, func(t *testing.T) {
+			b := board(t, name)
+			needTools(t, b)
+			hang := vector(0, 0)
+			hang[1] = 0xED // the fake model loops for ever on this vector
+			fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{hang}}, t.TempDir(), fakeOptions(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				procs.Lock()
+				procs.stopped = false
+				procs.Unlock()
+			})
+			returned := make(chan error, 2)
+			go func() { _, err := Run(fw, time.Minute); returned <- err }()
+			// Wait until the program runs (the sh wrapper has exec'd it).
+			pid := 0
+			for deadline := time.Now().Add(30 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				pid = processRunning(fw.Path)
+			}
+			if pid == 0 {
+				t.Fatal("the firmware did not start")
+			}
+			t.Cleanup(func() {
+				for p := processRunning(fw.Path); p != 0; p = processRunning(fw.Path) {
+					syscall.Kill(p, syscall.SIGKILL)
+					time.Sleep(10 * time.Millisecond)
+				}
+			})
+			start := time.Now()
+			Interrupt()
+			if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("process group %d still exists after Interrupt (kill -0: %v)", pid, err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("Interrupt took %v", d)
+			}
+			go func() { _, err := Run(fw, time.Minute); returned <- err }()
+			select {
+			case err := <-returned:
+				t.Errorf("Run returned (%v) after Interrupt: it must block", err)
+			case <-time.After(500 * time.Millisecond):
+			}
+			procs.Lock()
+			n := len(procs.running)
+			procs.Unlock()
+			if n != 0 {
+				t.Errorf("%d programs started after Interrupt", n)
+			}
+		})
+	}
+}
+
+// processRunning returns the pid of a live process whose command line
+// mentions path, or 0.
+func processRunning(path string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(cmdline, []byte(path)) && !bytes.HasPrefix(cmdline, []byte("/bin/sh")) {
+			return pid
+		}
+	}
+	return 0
 }
 
 // A model with its inputs and outputs in the (external) arena: the harness copies the

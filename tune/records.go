@@ -82,23 +82,35 @@ func (rs *Records) Len() int { return len(rs.Records) }
 // (missing fields, negative counts, a knob without a name) is skipped with a
 // note, as is a second record for the same key.
 func Parse(data []byte) (*Records, []string, error) {
-	var raw struct {
-		Format  string            `json:"format"`
-		Version int               `json:"version"`
-		Records []json.RawMessage `json:"records"`
-	}
+	var top json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, nil, fmt.Errorf("not a tuning records file (not valid JSON: %v)", err)
+	if err := dec.Decode(&top); err != nil {
+		return nil, nil, fmt.Errorf("not an mcugen tuning records file (not valid JSON: %v)", err)
 	}
-	if raw.Format != Format {
-		if raw.Format == "" {
-			return nil, nil, fmt.Errorf("not a tuning records file (no \"format\": %q field)", Format)
-		}
-		return nil, nil, fmt.Errorf("not a tuning records file (format %q, want %q)", clip(raw.Format), Format)
+	// The file is one JSON object; say in words what else it holds.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(top, &fields); err != nil || fields == nil {
+		return nil, nil, fmt.Errorf("not an mcugen tuning records file: it holds %s, not an object with \"format\": %q", jsonKind(top), Format)
+	}
+	var format string
+	if f, ok := fields["format"]; !ok || json.Unmarshal(f, &format) != nil || format == "" {
+		return nil, nil, fmt.Errorf("not an mcugen tuning records file (no \"format\": %q field)", Format)
+	}
+	if format != Format {
+		return nil, nil, fmt.Errorf("not an mcugen tuning records file (format %q, want %q)", clip(format), Format)
+	}
+	var raw struct {
+		Version int
+		Records []json.RawMessage
+	}
+	if v, ok := fields["version"]; !ok || json.Unmarshal(v, &raw.Version) != nil {
+		return nil, nil, fmt.Errorf("tuning records without a layout version (a whole number in \"version\"); this mcugen reads version %d", FormatVersion)
 	}
 	if raw.Version != FormatVersion {
 		return nil, nil, fmt.Errorf("tuning records layout version %d; this mcugen reads version %d", raw.Version, FormatVersion)
+	}
+	if r, ok := fields["records"]; ok && json.Unmarshal(r, &raw.Records) != nil {
+		return nil, nil, fmt.Errorf("damaged tuning records file: \"records\" holds %s, not a list", jsonKind(r))
 	}
 	rs := NewRecords()
 	var notes []string
@@ -119,6 +131,27 @@ func Parse(data []byte) (*Records, []string, error) {
 		rs.Put(&r)
 	}
 	return rs, notes, nil
+}
+
+// jsonKind names the kind of a JSON value in words: "a JSON array", ...
+func jsonKind(v json.RawMessage) string {
+	b := bytes.TrimSpace(v)
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "a JSON object"
+	case '[':
+		return "a JSON array"
+	case '"':
+		return "a JSON string"
+	case 't', 'f':
+		return "a JSON boolean"
+	case 'n':
+		return "JSON null"
+	}
+	return "a JSON number"
 }
 
 func (r *Record) invalid() string {

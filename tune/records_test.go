@@ -52,16 +52,39 @@ func TestParseBad(t *testing.T) {
 	for _, c := range []struct{ name, data, want string }{
 		{"not json", "{records: [", "not valid JSON"},
 		{"empty", "", "not valid JSON"},
-		{"foreign json", `{"name": "package.json", "version": "1.0"}`, "not valid JSON"},
+		{"foreign json", `{"name": "package.json", "version": "1.0"}`, `not an mcugen tuning records file (no "format": "mcugen-tuning-records" field)`},
 		{"other tool", `{"format": "autotvm", "version": 1}`, `format "autotvm"`},
 		{"no format", `{"version": 1, "records": []}`, `no "format"`},
 		{"future layout", `{"format": "mcugen-tuning-records", "version": 7, "records": []}`, "layout version 7"},
-		{"array", `[1,2,3]`, "not valid JSON"},
+		{"array", `[1,2,3]`, "not an mcugen tuning records file: it holds a JSON array"},
+		{"empty array", `[]`, "not an mcugen tuning records file: it holds a JSON array"},
+		{"string", `"records"`, "it holds a JSON string"},
+		{"null", `null`, "it holds JSON null"},
+		{"format not a string", `{"format": 1, "version": 1}`, `no "format"`},
+		{"version not a number", `{"format": "mcugen-tuning-records", "version": "1"}`, "without a layout version"},
+		{"records not a list", `{"format": "mcugen-tuning-records", "version": 1, "records": {}}`, `"records" holds a JSON object, not a list`},
 	} {
 		_, _, err := Parse([]byte(c.data))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
 		}
+		if err != nil && strings.Contains(err.Error(), "Go value") {
+			t.Errorf("%s: %v speaks of Go types", c.name, err)
+		}
+	}
+}
+
+// A records file that is valid JSON but not the records object (`[]`, the
+// tester's case) is named and said in words not to be a records file.
+func TestLoadNotRecordsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "recs.json")
+	if err := os.WriteFile(path, []byte("[]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Load(path)
+	want := "tuning records " + path + `: not an mcugen tuning records file: it holds a JSON array, not an object with "format": "mcugen-tuning-records"`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
 

@@ -81,6 +81,9 @@ func m4Estimate(fw *runner.Firmware, instructions int64, timeout time.Duration) 
 }
 
 func (c *benchCmd) Run(e *env) error {
+	if err := checkDirFlag("--keep", c.Keep); err != nil {
+		return err
+	}
 	var report struct {
 		Results []benchResult `json:"results"`
 	}
@@ -160,8 +163,12 @@ func (c *benchCmd) Run(e *env) error {
 				cycles = fmt.Sprintf(" %16s", "~"+comma(r.M4CyclesEstimate))
 			}
 		}
-		fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s%s %11s %9.3f %9s %9s %9s  %s\n", filepath.Base(r.Model), r.Board, r.Target,
-			countString(r.Instructions), cycles, comma(r.MACs), r.MACsPerInstr, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), anchor)
+		rate := "-" // no instruction count on this board
+		if r.Instructions > 0 {
+			rate = fmt.Sprintf("%.3f", r.MACsPerInstr)
+		}
+		fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s%s %11s %9s %9s %9s %9s  %s\n", filepath.Base(r.Model), r.Board, r.Target,
+			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), anchor)
 	}
 	for _, r := range report.Results {
 		if len(r.Layers) > 0 {
@@ -211,18 +218,16 @@ func printLayers(e *env, r benchResult) {
 		}
 		fmt.Fprintf(e.stdout, "%4d  %-32s %13s %6s %11s %8s  %s\n", i, l.Kernel, countString(l.Instructions), share(l.Instructions), macs, rate, node)
 	}
-	// The rest can come out a few instructions below zero: the hook's cost,
-	// timed once by the harness, varies a little with the code around it.
-	rest := "n/a"
+	// The rest can come out below zero: the hook's cost, timed once by the
+	// harness and taken off every layer, varies a little with the code
+	// around it. The table shows 0 then, and says by how much the layers
+	// over-count (--json gives the raw difference).
+	rest, note := "n/a", ""
 	if r.Instructions >= 0 {
-		rest = signedComma(r.EntryInstructions)
+		rest = comma(max(r.EntryInstructions, 0))
+		if r.EntryInstructions < 0 {
+			note = fmt.Sprintf("  (the layers add up to %s more than the whole run: the hook's cost, taken off each layer, varies by a few instructions)", comma(-r.EntryInstructions))
+		}
 	}
-	fmt.Fprintf(e.stdout, "%4s  %-32s %13s\n", "", "rest (entry function, hooks)", rest)
-}
-
-func signedComma(n int64) string {
-	if n < 0 {
-		return "-" + comma(-n)
-	}
-	return comma(n)
+	fmt.Fprintf(e.stdout, "%4s  %-32s %13s%s\n", "", "rest (entry function, hooks)", rest, note)
 }

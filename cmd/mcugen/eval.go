@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
-	"github.com/mcugen/mcugen/importer"
 	"github.com/mcugen/mcugen/importer/npy"
 )
 
@@ -30,7 +29,7 @@ func (c *evalCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	ins, err := importer.BindInputs(g, c.Input)
+	ins, err := bindInputs(g, c.Input)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/mcugen/mcugen/runner"
 )
 
 // version is stamped into generated files and tuning records.
@@ -54,34 +56,73 @@ func (e *env) printJSON(v any) error {
 type usageError struct{ error }
 
 func main() {
-	// On an interrupt, remove the temporary output being written (the old
-	// output, if any, is untouched) and exit like a shell does.
+	// On SIGINT or SIGTERM, kill the programs the runner started (QEMU runs
+	// in a process group of its own, so the signal does not reach it), remove
+	// the temporary output being written (the old output, if any, is
+	// untouched) and the temporary build directories, and exit like a shell
+	// does: 128 + the signal's number.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
+		runner.Interrupt()
 		cleanupTemps()
 		fmt.Fprintf(os.Stderr, "mcugen: interrupted (%v)\n", s)
-		os.Exit(130)
+		os.Exit(signalStatus(s))
 	}()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// pending is the temporary output directory being filled, if any. The
-// whole write-and-rename holds the lock, so an interrupt either waits for a
-// write to finish or removes its temporary directory before it is renamed.
-var pending struct {
-	sync.Mutex
-	dir string
+// signalStatus is the exit status of a process ended by s: 128 + its number
+// (130 for SIGINT, 143 for SIGTERM).
+func signalStatus(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 130
 }
 
-// cleanupTemps removes the temporary output directory being written. It
-// keeps the lock: the process exits right after.
+// pending is the temporary output directory being filled, if any, and the
+// temporary build directories of run, test, bench and tune. The whole
+// write-and-rename of an output holds the lock, so an interrupt either waits
+// for a write to finish or removes its temporary directory before it is
+// renamed; creating and removing a build directory holds it too.
+var pending struct {
+	sync.Mutex
+	dir  string
+	work map[string]bool
+}
+
+// cleanupTemps removes the temporary output directory being written and the
+// build directories. It keeps the lock: the process exits right after.
 func cleanupTemps() {
 	pending.Lock()
 	if pending.dir != "" {
 		os.RemoveAll(pending.dir)
 	}
+	for d := range pending.work {
+		os.RemoveAll(d)
+	}
+}
+
+// tempWorkDir makes a temporary build directory (prefix as os.MkdirTemp
+// takes it) that an interrupt removes; done removes it.
+func tempWorkDir(prefix string) (dir string, done func(), err error) {
+	pending.Lock()
+	defer pending.Unlock()
+	if dir, err = os.MkdirTemp("", prefix); err != nil {
+		return "", nil, err
+	}
+	if pending.work == nil {
+		pending.work = map[string]bool{}
+	}
+	pending.work[dir] = true
+	return dir, func() {
+		pending.Lock()
+		defer pending.Unlock()
+		os.RemoveAll(dir)
+		delete(pending.work, dir)
+	}, nil
 }
 
 // run executes one command line and returns the exit code: 0 success, 1 an

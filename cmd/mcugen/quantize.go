@@ -20,6 +20,9 @@ func (c *quantizeCmd) Run(e *env) error {
 	if c.Calib == "" && c.CalibRandom <= 0 {
 		return usageError{fmt.Errorf("quantize needs --calib DIR or --calib-random N")}
 	}
+	if err := checkOutputFile("-o", c.Out); err != nil {
+		return err
+	}
 	opt, err := (&quantFlags{Calib: c.Calib, CalibRandom: c.CalibRandom, Quantize: "int8", Method: c.Method}).options(e, &c.modelFlags)
 	if err != nil {
 		return err
@@ -30,6 +33,9 @@ func (c *quantizeCmd) Run(e *env) error {
 	}
 	if s.Float == nil {
 		return fmt.Errorf("%s: the model is already quantized", c.Model)
+	}
+	if err := makeParent("-o", c.Out); err != nil {
+		return err
 	}
 	if err := quant.WriteQDQ(s.Graph, c.Out); err != nil {
 		return fmt.Errorf("%s: %w", c.Out, err)

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/importer"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/quant"
 )
@@ -18,18 +16,16 @@ type runFlags struct {
 	Keep    string        `help:"Keep the build directory here instead of a temporary one." type:"path" placeholder:"DIR"`
 }
 
+// workDir is the build directory: --keep, or a temporary one that done
+// (and an interrupt) removes.
 func (r *runFlags) workDir() (string, func(), error) {
 	if r.Keep != "" {
-		if err := os.MkdirAll(r.Keep, 0o755); err != nil {
+		if err := makeDirFlag("--keep", r.Keep); err != nil {
 			return "", nil, err
 		}
 		return r.Keep, func() {}, nil
 	}
-	d, err := os.MkdirTemp("", "mcugen-run-")
-	if err != nil {
-		return "", nil, err
-	}
-	return d, func() { os.RemoveAll(d) }, nil
+	return tempWorkDir("mcugen-run-")
 }
 
 type runCmd struct {
@@ -74,6 +70,12 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDirFlag("--out", c.Out); err != nil {
+		return err
+	}
+	if err := checkDirFlag("--keep", c.Keep); err != nil {
+		return err
+	}
 	s, err := pipeline.Compile(c.Model, opt)
 	if err != nil {
 		return err
@@ -84,7 +86,7 @@ func (c *runCmd) Run(e *env) error {
 		if s.Float != nil {
 			src = s.Float
 		}
-		vec, err := importer.BindInputs(src, c.Input)
+		vec, err := bindInputs(src, c.Input)
 		if err != nil {
 			return err
 		}
@@ -98,7 +100,7 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	defer done()
-	x, err := s.Execute(vectors, dir, c.Timeout)
+	x, err := execute(e, s, vectors, dir, c.Timeout)
 	if err != nil {
 		return err
 	}
@@ -106,7 +108,7 @@ func (c *runCmd) Run(e *env) error {
 		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes,
 		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: x.MaxAbsDiff}
 	if c.Out != "" {
-		if err := os.MkdirAll(c.Out, 0o755); err != nil {
+		if err := makeDirFlag("--out", c.Out); err != nil {
 			return err
 		}
 	}
@@ -128,18 +130,23 @@ func (c *runCmd) Run(e *env) error {
 	} else {
 		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B\n",
 			r.Board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)))
-		verdict := "bit-exact with the reference interpreter"
-		if !r.MatchReference {
-			verdict = fmt.Sprintf("DIFFERS from the reference interpreter (max abs diff %g)", r.MaxAbsDiff)
-		} else if r.MaxAbsDiff > 0 {
-			verdict = fmt.Sprintf("matches the reference within 1e-5 relative (max abs diff %g)", r.MaxAbsDiff)
-		}
-		fmt.Fprintf(e.stdout, "outputs %s\n", verdict)
+		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, r.MaxAbsDiff))
 	}
 	if !r.MatchReference {
 		return fmt.Errorf("%s on %s: outputs differ from the reference interpreter (max abs diff %g)", c.Model, r.Board, r.MaxAbsDiff)
 	}
 	return nil
+}
+
+// verdict completes "outputs ..." for run's summary line.
+func verdict(match bool, maxAbsDiff float64) string {
+	switch {
+	case !match:
+		return fmt.Sprintf("DIFFER from the reference interpreter (max abs diff %g)", maxAbsDiff)
+	case maxAbsDiff > 0:
+		return fmt.Sprintf("match the reference interpreter within float rounding (max abs diff %g)", maxAbsDiff)
+	}
+	return "are bit-exact with the reference interpreter"
 }
 
 func countString(n int64) string {

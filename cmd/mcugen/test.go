@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/importer"
 	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/pipeline"
 )
@@ -20,7 +19,7 @@ type testCmd struct {
 	compileFlags
 	runFlags
 	Random  int    `help:"Random input vectors per model, plus the extreme ones (all min, all max, alternating)." default:"10"`
-	Vectors string `help:"Directory of input_NNN.npy (and expected output_NNN.npy) vectors; MODELDIR/vectors* is used when present." type:"path" placeholder:"DIR"`
+	Vectors string `help:"Directory of input_NNN.npy (and expected output_NNN.npy) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
 }
 
@@ -33,10 +32,21 @@ type testResult struct {
 	Instructions   int64  `json:"instructions"`
 	MatchReference bool   `json:"match_reference"`
 	MatchExpected  *bool  `json:"match_expected,omitempty"`
-	Error          string `json:"error,omitempty"`
+	// Float is true where some output is a float: compared within 1e-5
+	// of the output tensor's scale (pipeline.CompareModel), not bit for bit.
+	Float bool   `json:"float,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 func (c *testCmd) Run(e *env) error {
+	if c.Vectors != "" {
+		if ins, _ := filepath.Glob(filepath.Join(c.Vectors, "input_*.npy")); len(ins) == 0 {
+			return fmt.Errorf("--vectors %s: no input_NNN.npy files there (a vectors directory holds input_000.npy, input_001.npy, ... and optionally the expected output_000.npy, ...)", c.Vectors)
+		}
+	}
+	if err := checkDirFlag("--keep", c.Keep); err != nil {
+		return err
+	}
 	var report struct {
 		Cases   int          `json:"cases"`
 		Passed  int          `json:"passed"`
@@ -64,6 +74,9 @@ func (c *testCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%-28s %-14s %8s %8s %14s  %s\n", "model", "board", "vectors", "passed", "instructions", "result")
 		for _, r := range report.Results {
 			verdict := "bit-exact"
+			if r.Float {
+				verdict = "matches (float, within 1e-5)"
+			}
 			switch {
 			case r.Error != "":
 				verdict = "ERROR: " + r.Error
@@ -93,7 +106,7 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	if err != nil {
 		return fail(err)
 	}
-	vecs, expected, err := c.loadVectors(s, model)
+	vecs, expected, err := c.loadVectors(e, s, model)
 	if err != nil {
 		return fail(err)
 	}
@@ -104,16 +117,19 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 		return fail(err)
 	}
 	defer done()
-	x, err := s.Execute(vecs, dir, c.Timeout)
+	x, err := execute(e, s, vecs, dir, c.Timeout)
 	if err != nil {
 		return fail(err)
 	}
 	r.Vectors, r.Instructions, r.MatchReference = len(vecs), x.Instructions(), x.AllMatch()
+	for _, o := range s.Graph.UserOutputs() {
+		r.Float = r.Float || s.Graph.Tensors[o].DType == graph.Float32
+	}
 	exp := true
 	for v, m := range x.Match {
 		if v < len(expected) && expected[v] != nil {
 			for i, want := range expected[v] {
-				if ok, _ := pipeline.Compare(x.Outputs[v][i], want); !ok {
+				if ok, _ := pipeline.CompareModel(x.Outputs[v][i], want); !ok {
 					m, exp = false, false
 				}
 			}
@@ -131,16 +147,38 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 }
 
 // loadVectors reads input_NNN.npy (and output_NNN.npy when present) from
-// --vectors or from a vectors* directory beside the model.
-func (c *testCmd) loadVectors(s *pipeline.State, model string) ([]map[string]*graph.Data, [][]*graph.Data, error) {
+// --vectors or from a vectors* directory beside the model whose element type
+// suits the model's input: the input the vectors are given for, which for a
+// float model that mcugen quantizes is the float model's (the vectors are
+// then quantized with mcugen's own input scale, as run --input does).
+func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[string]*graph.Data, [][]*graph.Data, error) {
+	src := s.Graph
+	if s.Float != nil {
+		src = s.Float
+	}
 	dir := c.Vectors
-	if dir == "" {
+	if dir == "" && len(src.UserInputs()) == 1 {
+		want := src.Tensors[src.UserInputs()[0]].DType
+		var others []string
 		for _, cand := range []string{"vectors", "vectors_int8", "vectors_float"} {
 			d := filepath.Join(filepath.Dir(model), cand)
-			if fileExists(filepath.Join(d, "input_000.npy")) && vectorsFit(s.Graph, d) {
+			first := filepath.Join(d, "input_000.npy")
+			if !fileExists(first) {
+				continue
+			}
+			if v, err := readNpy(first); err == nil && v.DType == want {
 				dir = d
 				break
 			}
+			got := "an unreadable input_000.npy"
+			if h, err := npyHeader(first); err == nil {
+				got = h.DType
+			}
+			others = append(others, fmt.Sprintf("%s holds %s", cand, got))
+		}
+		if dir == "" && len(others) > 0 {
+			e.warn(fmt.Sprintf("%s: no reference vectors beside it fit its %s input (%s): testing random vectors only (--vectors DIR names others)",
+				model, want, strings.Join(others, ", ")))
 		}
 	}
 	if dir == "" {
@@ -154,11 +192,7 @@ func (c *testCmd) loadVectors(s *pipeline.State, model string) ([]map[string]*gr
 	var vecs []map[string]*graph.Data
 	var expected [][]*graph.Data
 	for _, in := range ins {
-		src := s.Graph
-		if s.Float != nil {
-			src = s.Float
-		}
-		vec, err := importer.BindInputs(src, []string{in})
+		vec, err := bindInputs(src, []string{in})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -179,15 +213,13 @@ func (c *testCmd) loadVectors(s *pipeline.State, model string) ([]map[string]*gr
 	return vecs, expected, nil
 }
 
-// vectorsFit reports whether the first vector's dtype suits the model input.
-func vectorsFit(g *graph.Graph, dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "input_000.npy"))
-	if err != nil || len(g.UserInputs()) != 1 {
-		return false
+func readNpy(path string) (*graph.Data, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
-	d, err := npy.Read(f)
-	return err == nil && d.DType == g.Tensors[g.UserInputs()[0]].DType
+	return npy.Read(f)
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -29,6 +29,27 @@ func (c *tuneCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// Check the files to write before the measurements start; their
+	// directories are created as compile -o creates its output's.
+	switch {
+	case c.Measure != "":
+		if c.Result != "" {
+			if err := checkOutputFile("--result", c.Result); err != nil {
+				return err
+			}
+		}
+	case c.Bazel != "":
+		if err := checkDirFlag("--bazel", c.Bazel); err != nil {
+			return err
+		}
+	default:
+		if st, err := os.Stat(c.Output); err == nil && st.IsDir() {
+			return fmt.Errorf("-o %s: is a directory (want the tuning records file)", c.Output)
+		}
+		if err := checkOutputFile("-o", c.Output); err != nil {
+			return err
+		}
+	}
 	board := opt.Board
 	if opt.Board, err = measure.MeasureBoard(board, cat); err != nil {
 		return err
@@ -51,6 +72,9 @@ func (c *tuneCmd) Run(e *env) error {
 		if c.Result == "" {
 			return usageError{fmt.Errorf("--measure needs --result FILE")}
 		}
+		if err := makeParent("--result", c.Result); err != nil {
+			return err
+		}
 		return measure.MeasureCandidateFile(s, cfg, c.Measure, c.Result)
 	case c.Bazel != "":
 		n, err := measure.WriteBazel(s, cfg, c.Model, c.Bazel)
@@ -60,6 +84,9 @@ func (c *tuneCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "wrote %d measurement targets to %s/BUILD.bazel\n", n, c.Bazel)
 		return nil
 	case c.Merge != "":
+		if err := makeParent("-o", c.Output); err != nil {
+			return err
+		}
 		n, err := measure.Merge(c.Merge, c.Output, version, e.warn)
 		if err != nil {
 			return err
@@ -70,6 +97,16 @@ func (c *tuneCmd) Run(e *env) error {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && e.stderr == os.Stderr {
 		cfg.Progress = e.stderr
 	}
+	if err := makeParent("-o", c.Output); err != nil {
+		return err
+	}
+	// The builds go in a directory that an interrupt removes.
+	work, done, err := tempWorkDir("mcugen-tune-")
+	if err != nil {
+		return err
+	}
+	defer done()
+	cfg.WorkDir = work
 	rep, err := measure.Run(s, cfg)
 	if err != nil {
 		return err

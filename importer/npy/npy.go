@@ -22,38 +22,7 @@ const maxHeader = 1 << 16
 
 // Read decodes one .npy file.
 func Read(r io.Reader) (*graph.Data, error) {
-	var pre [8]byte
-	if _, err := io.ReadFull(r, pre[:]); err != nil {
-		return nil, fmt.Errorf("not a .npy file: too short")
-	}
-	if string(pre[:6]) != magic {
-		return nil, fmt.Errorf("not a .npy file: bad magic")
-	}
-	var hlen int
-	switch pre[6] {
-	case 1:
-		var b [2]byte
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, fmt.Errorf("truncated .npy header")
-		}
-		hlen = int(binary.LittleEndian.Uint16(b[:]))
-	case 2, 3:
-		var b [4]byte
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, fmt.Errorf("truncated .npy header")
-		}
-		hlen = int(binary.LittleEndian.Uint32(b[:]))
-	default:
-		return nil, fmt.Errorf(".npy format version %d.%d not supported", pre[6], pre[7])
-	}
-	if hlen > maxHeader {
-		return nil, fmt.Errorf(".npy header of %d bytes is too long", hlen)
-	}
-	hdr := make([]byte, hlen)
-	if _, err := io.ReadFull(r, hdr); err != nil {
-		return nil, fmt.Errorf("truncated .npy header")
-	}
-	descr, fortran, shape, err := parseHeader(string(hdr))
+	descr, fortran, shape, err := readHeader(r)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +43,71 @@ func Read(r io.Reader) (*graph.Data, error) {
 		return nil, fmt.Errorf(".npy data truncated: shape %v needs %d bytes, file has %d", shape, n*size, got)
 	}
 	return decode(buf.Bytes(), dt, descr, size, order, shape), nil
+}
+
+// readHeader reads the magic, the version and the header dict of a .npy file.
+func readHeader(r io.Reader) (descr string, fortran bool, shape []int, err error) {
+	var pre [8]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return "", false, nil, fmt.Errorf("not a .npy file: too short")
+	}
+	if string(pre[:6]) != magic {
+		return "", false, nil, fmt.Errorf("not a .npy file: bad magic")
+	}
+	var hlen int
+	switch pre[6] {
+	case 1:
+		var b [2]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return "", false, nil, fmt.Errorf("truncated .npy header")
+		}
+		hlen = int(binary.LittleEndian.Uint16(b[:]))
+	case 2, 3:
+		var b [4]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return "", false, nil, fmt.Errorf("truncated .npy header")
+		}
+		hlen = int(binary.LittleEndian.Uint32(b[:]))
+	default:
+		return "", false, nil, fmt.Errorf(".npy format version %d.%d not supported", pre[6], pre[7])
+	}
+	if hlen > maxHeader {
+		return "", false, nil, fmt.Errorf(".npy header of %d bytes is too long", hlen)
+	}
+	hdr := make([]byte, hlen)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return "", false, nil, fmt.Errorf("truncated .npy header")
+	}
+	return parseHeader(string(hdr))
+}
+
+// Header is what a .npy file declares about its array.
+type Header struct {
+	// DType is the file's element type as numpy names it ("int8",
+	// "float64", ...; the raw descr, such as "<c8", for types numpy has no
+	// plainer name for here). Read may convert it: float64 is read as float32.
+	DType string
+	Shape []int
+}
+
+// numpyNames are the numpy names of the descr types (without byte order).
+var numpyNames = map[string]string{"i1": "int8", "u1": "uint8", "b1": "bool", "i2": "int16", "u2": "uint16",
+	"i4": "int32", "u4": "uint32", "i8": "int64", "u8": "uint64", "f2": "float16", "f4": "float32", "f8": "float64"}
+
+// ReadHeader reads only the header of a .npy file: the element type as the
+// file stores it, before any conversion Read makes, and the shape.
+func ReadHeader(r io.Reader) (Header, error) {
+	descr, _, shape, err := readHeader(r)
+	if err != nil {
+		return Header{}, err
+	}
+	h := Header{DType: descr, Shape: shape}
+	if len(descr) >= 3 {
+		if n, ok := numpyNames[descr[1:]]; ok {
+			h.DType = n
+		}
+	}
+	return h, nil
 }
 
 func decode(b []byte, dt graph.DType, descr string, size int, order binary.ByteOrder, shape []int) *graph.Data {

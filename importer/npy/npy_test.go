@@ -139,3 +139,40 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// ReadHeader gives the element type the file stores, by numpy's name,
+// before Read's conversion: f8.npy (np.save of float64 [0.5, 1e-3]) is
+// float64 though Read returns float32; the other types read as stored.
+func TestReadHeader(t *testing.T) {
+	for _, c := range []struct {
+		file, dtype string
+		shape       []int
+	}{
+		{"f8.npy", "float64", []int{2}},
+		{"f4.npy", "float32", []int{3}},
+		{"i8.npy", "int8", []int{2, 3}},
+		{"i4be.npy", "int32", []int{2}},
+		{"u1.npy", "uint8", []int{1, 1, 2}},
+		{"scalar_i8.npy", "int64", []int{}},
+	} {
+		f, err := os.Open(filepath.Join("testdata", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := ReadHeader(f)
+		f.Close()
+		if err != nil || h.DType != c.dtype || fmt.Sprint(h.Shape) != fmt.Sprint(c.shape) {
+			t.Errorf("%s: %+v %v, want %s%v", c.file, h, err, c.dtype, c.shape)
+		}
+	}
+	// A type mcugen does not read keeps numpy's descr.
+	hdr := "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }"
+	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(hdr)), 0)
+	h, err := ReadHeader(bytes.NewReader(append(b, hdr...)))
+	if err != nil || h.DType != "<c8" {
+		t.Errorf("complex64: %+v %v, want <c8", h, err)
+	}
+	if _, err := ReadHeader(strings.NewReader("PK\x03\x04")); err == nil {
+		t.Error("a zip file read as a .npy header")
+	}
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer"
+	"github.com/mcugen/mcugen/importer/npy"
+)
+
+// checkDirFlag checks, before any work, that a directory flag (--out,
+// --keep) can be a directory: absent (it is created) or a directory.
+func checkDirFlag(flag, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return checkCreatable(flag, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", flag, dir, unwrapPath(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s %s: exists and is not a directory", flag, dir)
+	}
+	return nil
+}
+
+// makeDirFlag creates the directory of a flag that checkDirFlag accepted.
+func makeDirFlag(flag, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s %s: %w", flag, dir, unwrapPath(err))
+	}
+	return nil
+}
+
+// checkOutputFile checks, before any work, that the file a flag names (-o
+// OUT.onnx, -o records.json) can be written: an existing file must be
+// writable, a new one's parent directory must exist or be creatable
+// (makeParent creates it). An existing directory is left for the write to
+// report.
+func checkOutputFile(flag, path string) error {
+	if st, err := os.Stat(path); err == nil {
+		if !st.IsDir() && syscall.Access(path, 2 /* W_OK */) != nil {
+			return fmt.Errorf("%s %s: cannot write it (permission denied)", flag, path)
+		}
+		return nil
+	}
+	return checkCreatable(flag, path)
+}
+
+// makeParent creates the parent directory of a file that checkOutputFile
+// accepted, as compile -o creates the parent of its output directory.
+func makeParent(flag, path string) error {
+	parent := filepath.Dir(filepath.Clean(path))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("%s %s: cannot create its directory %s: %w", flag, path, parent, unwrapPath(err))
+	}
+	return nil
+}
+
+// checkCreatable checks that path could be created: its nearest existing
+// ancestor is a directory this process may write into.
+func checkCreatable(flag, path string) error {
+	for dir := filepath.Dir(filepath.Clean(path)); ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		if errors.Is(err, fs.ErrNotExist) && dir != filepath.Dir(dir) {
+			continue
+		}
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s %s: %s: %w", flag, path, dir, unwrapPath(err))
+		case !st.IsDir():
+			return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+		case syscall.Access(dir, 2 /* W_OK */) != nil:
+			return fmt.Errorf("%s %s: cannot create files in %s (permission denied)", flag, path, dir)
+		}
+		return nil
+	}
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// bindInputs is importer.BindInputs, except that a .npy file whose element
+// type the npy reader converts (float64, read as float32) is named by the
+// type the file holds when it does not fit the input.
+func bindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
+	vec, err := importer.BindInputs(g, args)
+	if err == nil {
+		return vec, nil
+	}
+	msg := err.Error()
+	for _, a := range args {
+		files := []string{a}
+		if _, f, ok := strings.Cut(a, "="); ok {
+			files = append(files, f)
+		}
+		for _, file := range files {
+			prefix := file + ": holds float32,"
+			if !strings.HasPrefix(msg, prefix) || !strings.EqualFold(filepath.Ext(file), ".npy") {
+				continue
+			}
+			if h, herr := npyHeader(file); herr == nil && h.DType != graph.Float32.String() {
+				return nil, fmt.Errorf("%s: holds %s,%s", file, h.DType, strings.TrimPrefix(msg, prefix))
+			}
+		}
+	}
+	return nil, err
+}
+
+func npyHeader(path string) (npy.Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return npy.Header{}, err
+	}
+	defer f.Close()
+	return npy.ReadHeader(f)
+}
