@@ -169,11 +169,14 @@ static int32_t one_over_one_plus_x(int32_t a)
     }
     return sat_shl(x, 1);
 }`},
-	"clz32": {nil, `/* Leading zero bits of x (32 for 0): gcc's and clang's builtin (one CLZ on Armv7-M), or a loop. */
+	"clz32": {nil, `/* Leading zero bits of x (32 for 0): gcc's and clang's builtin on a 32-bit int or long
+   (one CLZ on Armv7-M), or a loop (a 16-bit int, as on AVR, with no 32-bit long builtin). */
 static inline int32_t clz32(uint32_t x)
 {
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(__SIZEOF_INT__) && __SIZEOF_INT__ == 4
     return x ? (int32_t)__builtin_clz(x) : 32;
+#elif defined(__GNUC__) && defined(__SIZEOF_LONG__) && __SIZEOF_LONG__ == 4
+    return x ? (int32_t)__builtin_clzl(x) : 32;
 #else
     int32_t n = 0;
     while (n < 32 && !(x & (UINT32_C(1) << (31 - n)))) {
