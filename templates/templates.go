@@ -205,7 +205,7 @@ type model struct {
 	Cross    string // gcc prefix: "arm-none-eabi-", "aarch64-linux-gnu-", ""
 	CPUFlags []string
 	// FloatOut is set when an output is float32: the example compares it
-	// within 1e-5 relative, as mcugen does, not byte for byte (the C
+	// within 1e-5 of the output's scale, as mcugen does, not byte for byte (the C
 	// compiler may round differently from the reference interpreter).
 	FloatOut bool
 }
@@ -215,7 +215,7 @@ type tensorView struct {
 	Field string // C member name
 	Size  int
 	Index int
-	Float bool // float32: compared within 1e-5 relative
+	Float bool // float32: compared within 1e-5 of the output's scale (pipeline.CompareModel)
 }
 
 func newModel(p Project) (*model, error) {
