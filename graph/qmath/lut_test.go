@@ -1,6 +1,7 @@
 package qmath
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,16 +42,21 @@ func TestGeluTablesMatchTFLite(t *testing.T) {
 		if c.approx {
 			f = GeluTanhF32
 		}
-		lut := LUTPopulateInt8(c.si, c.zi, c.so, c.zo, f)
-		want := strings.Fields(c.table)
-		if len(want) != 256 {
-			t.Fatalf("table has %d entries", len(want))
-		}
-		for i, w := range want {
-			q := int32(i - 128)
-			if got := lut(q); strconv.Itoa(int(got)) != w {
-				t.Errorf("scales (%g, %d) -> (%g, %d), approximate %v: input %d gives %d, TFLite %s", c.si, c.zi, c.so, c.zo, c.approx, q, got, w)
-			}
+		checkTable(t, fmt.Sprintf("GELU (approximate %v), scales (%g, %d) -> (%g, %d)", c.approx, c.si, c.zi, c.so, c.zo), LUTPopulateInt8(c.si, c.zi, c.so, c.zo, f), c.table)
+	}
+}
+
+// checkTable compares the 256 entries of lut (a function of the stored
+// input) with table (entry i for input i − 128, space separated).
+func checkTable(t *testing.T, what string, lut func(int32) int32, table string) {
+	t.Helper()
+	want := strings.Fields(table)
+	if len(want) != 256 {
+		t.Fatalf("%s: table has %d entries", what, len(want))
+	}
+	for i, w := range want {
+		if got := lut(int32(i - 128)); strconv.Itoa(int(got)) != w {
+			t.Errorf("%s: input %d gives %d, the reference %s", what, i-128, got, w)
 		}
 	}
 }
@@ -79,16 +85,6 @@ var eluTables = []struct {
 // Micro's tables entry for entry.
 func TestEluTablesMatchTFLiteMicro(t *testing.T) {
 	for _, c := range eluTables {
-		lut := LUTPopulateInt8(c.si, c.zi, c.so, c.zo, EluF32)
-		want := strings.Fields(c.table)
-		if len(want) != 256 {
-			t.Fatalf("table has %d entries", len(want))
-		}
-		for i, w := range want {
-			q := int32(i - 128)
-			if got := lut(q); strconv.Itoa(int(got)) != w {
-				t.Errorf("scales (%g, %d) -> (%g, %d): input %d gives %d, TFLite Micro %s", c.si, c.zi, c.so, c.zo, q, got, w)
-			}
-		}
+		checkTable(t, fmt.Sprintf("ELU, scales (%g, %d) -> (%g, %d)", c.si, c.zi, c.so, c.zo), LUTPopulateInt8(c.si, c.zi, c.so, c.zo, EluF32), c.table)
 	}
 }
