@@ -46,30 +46,32 @@ func dspPwC(n int, signed bool) string {
 		fmt.Fprintf(&b, "    const int32_t x%d = x[%d];\n", g, g)
 	}
 	b.WriteString("    int32_t o = 0;\n")
-	// The accumulator register and the weights' fixed registers: r9 holds
-	// the bias, then the sum (LDM lists go up).
+	// The accumulator register and the weights' fixed registers: r10 holds
+	// the bias, then the sum (LDM lists go up). Not r9, the platform
+	// register (the PIC base with -msingle-pic-base, reserved with
+	// -ffixed-r9), nor r7, a Thumb frame pointer.
 	wregs := []string{"r4", "r5", "r6", "r8"}[:n]
 	var asm strings.Builder
-	fmt.Fprintf(&asm, "ldmia %%[p]!, {%s, r9}\\n\\t", strings.Join(wregs, ", "))
+	fmt.Fprintf(&asm, "ldmia %%[p]!, {%s, r10}\\n\\t", strings.Join(wregs, ", "))
 	for g := 0; g < n; g++ {
-		fmt.Fprintf(&asm, "smlad r9, %%[x%d], %s, r9\\n\\t", g, wregs[g])
+		fmt.Fprintf(&asm, "smlad r10, %%[x%d], %s, r10\\n\\t", g, wregs[g])
 	}
 	if signed {
-		asm.WriteString("ldmia %[p]!, {r4, r5, r6}\\n\\tand r6, r6, r9, asr #31\\n\\tsub r5, r5, r6\\n\\t")
+		asm.WriteString("ldmia %[p]!, {r4, r5, r6}\\n\\tand r6, r6, r10, asr #31\\n\\tsub r5, r5, r6\\n\\t")
 	} else {
 		asm.WriteString("ldmia %[p]!, {r4, r5}\\n\\t")
 	}
-	asm.WriteString("smmla %[s], r9, r4, r5")
+	asm.WriteString("smmla %[s], r10, r4, r5")
 	var ins []string
 	for g := 0; g < n; g++ {
 		ins = append(ins, fmt.Sprintf("[x%d] \"r\"(x%d)", g, g))
 	}
-	clob := `"r4", "r5", "r9", "memory"`
+	clob := `"r4", "r5", "r10", "memory"`
 	if n == 4 || signed {
-		clob = `"r4", "r5", "r6", "r9", "memory"`
+		clob = `"r4", "r5", "r6", "r10", "memory"`
 	}
 	if n == 4 {
-		clob = `"r4", "r5", "r6", "r8", "r9", "memory"`
+		clob = `"r4", "r5", "r6", "r8", "r10", "memory"`
 	}
 	channel := func(ind string, at string) string {
 		var c strings.Builder

@@ -35,7 +35,8 @@ func TestGeneratedCodeUnderAttack(t *testing.T) {
 	for _, model := range testModels(t) {
 		t.Run(filepath.Base(model), func(t *testing.T) {
 			t.Parallel() // one gcc and one run each: the cores share them
-			s, err := Compile(model, Options{Board: b, ArenaExternal: true, IOInArena: true, Version: "test",
+			// One operator each mostly: floats held to 1e-5 of each value.
+			s, err := Compile(model, Options{Board: b, ArenaExternal: true, IOInArena: true, Version: "test", StrictFloat: true,
 				CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g"}})
 			if s != nil && s.Graph != nil && len(s.Graph.Inputs) == 0 {
 				t.Skip("the model has no inputs (constant-folded away)")

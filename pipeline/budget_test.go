@@ -172,9 +172,9 @@ func TestRAMBudgetKWS(t *testing.T) {
 // Budgets apply off bare metal too, where no region does: on the host AD's
 // constants are its int8 weights and biases, 270,880 B, and its arena two
 // 128-value activations (the 640-value input and output are the caller's).
-// 1 B less of either budget is refused; exactly enough compiles, with a
-// warning that the code estimate does not fit the flash budget (no linker
-// checks a budget).
+// 1 B less of either budget is refused; a flash budget that holds the
+// constants but not the code estimate is refused too (no linker checks a
+// budget), and one that holds both compiles.
 func TestBudgetsOnHost(t *testing.T) {
 	model := filepath.Join(sharedDir(t), "ad/ad01_int8.tflite")
 	b, err := LoadBoard("host", "")
@@ -239,5 +239,25 @@ func TestArenaAndStackFitRAM(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "needs 18,048 B for activations (the arena) and the board's 2,048 B stack; region RAM has 16,384 B (1,664 B short)") {
 		t.Errorf("message %q", err)
+	}
+}
+
+// The Go API may leave out the board: a flash budget with tuning knobs that
+// ask for int16 weights then keeps the largest layers int8 with a warning
+// naming the budget (it dereferenced the missing board).
+func TestFlashBudgetWithoutBoard(t *testing.T) {
+	model := filepath.Join(sharedDir(t), "ad/ad01_int8.tflite")
+	var warns []string
+	s, err := Compile(model, Options{Target: "dsp", Version: "test", FlashBudget: 420000,
+		Knobs: map[string]map[string]int{"fully_connected": {"weights": 16}}, Warn: func(w string) { warns = append(warns, w) }})
+	if err != nil || s.Lean == nil || len(s.Lean.Kernels) == 0 {
+		t.Fatalf("%v %+v", err, s)
+	}
+	found := false
+	for _, w := range warns {
+		found = found || strings.Contains(w, "keep int8 weights: the flash budget needs them")
+	}
+	if !found {
+		t.Errorf("no warning naming the budget: %q", warns)
 	}
 }

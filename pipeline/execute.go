@@ -24,8 +24,10 @@ type Execution struct {
 	// Reference[v][i] is what the reference interpreter computes.
 	Outputs   [][]*graph.Data
 	Reference [][]*graph.Data
-	// Match[v] says whether vector v agrees with the reference (bit-exact for
-	// integers, within 1e-5 relative for float); MaxAbsDiff is over all vectors.
+	// Match[v] says whether vector v agrees with the reference: bit-exact for
+	// integers; floats by CompareModel (1e-5 of the output's scale), or by
+	// Compare (1e-5 of each element) with Options.StrictFloat. MaxAbsDiff is
+	// over all vectors.
 	Match      []bool
 	MaxAbsDiff float64
 	// Layers is the per-layer profile of the first vector (ExecuteLayers only).
@@ -149,7 +151,11 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 			if err != nil {
 				return nil, fmt.Errorf("vector %d output %q: %w", v, name, err)
 			}
-			ok, diff := CompareModel(got, ref[name])
+			compare := CompareModel
+			if s.Opt.StrictFloat {
+				compare = Compare
+			}
+			ok, diff := compare(got, ref[name])
 			match = match && ok
 			x.MaxAbsDiff = math.Max(x.MaxAbsDiff, diff)
 			outs, refs = append(outs, got), append(refs, ref[name])

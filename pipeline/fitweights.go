@@ -165,9 +165,9 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		s.Lean.Kernels = append(s.Lean.Kernels, c.name)
 	}
 	if forced > 0 {
-		who := b.Name + "'s flash"
-		if lim.region == nil {
-			who = "the flash budget"
+		who := "the flash budget"
+		if lim.region != nil {
+			who = b.Name + "'s flash"
 		}
 		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (weights=16, from tuning records or knobs) keep int8 weights: %s needs them (the fit pass wins)", forced, who))
 	}

@@ -69,6 +69,12 @@ type Options struct {
 	// on a bare-metal board together with its memory regions: the tighter
 	// limit binds.
 	FlashBudget, RAMBudget int64
+
+	// StrictFloat makes Execute compare float outputs element by element
+	// (Compare: 1e-5 of each value) instead of by the output's scale
+	// (CompareModel): the rule for one operator's outputs, which the
+	// op-level tests keep.
+	StrictFloat bool
 }
 
 // State is what the passes read and write.

@@ -98,24 +98,8 @@ func foldBiasRequant(tab, bias, bound []int64) []int64 {
 // overflow and the outputs of a row are contiguous channels; ok is false
 // otherwise.
 func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
-	cast, ok := g.store.Value.(*Cast)
-	if !ok || cast.T != graph.Int8 || g.store.Buf.DType != graph.Int8 {
-		return nil, false
-	}
-	rq, ok := cast.X.(*Intrinsic)
-	if !ok || len(rq.Args) == 0 {
-		return nil, false
-	}
-	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != g.acc {
-		return nil, false
-	}
-	pbuf, rqArgs, signed, ok := g.requantTable(rq)
-	// The signed form (no fused ReLU) has only the shared-shift helpers.
-	if !ok || signed && !g.shift {
-		return nil, false
-	}
-	bias, err := constPerChannel(g.init, g.ocVar, g.Cout)
-	if err != nil {
+	pbuf, rqArgs, signed, bias, ok := g.fusedForm()
+	if !ok {
 		return nil, false
 	}
 	// |Σ x·w| <= Σ|w|·32768 for any int16 activations.
@@ -133,12 +117,7 @@ func (g *gemmSpec) gemmFused(blocks []gemmBlock) (Stmt, bool) {
 	name, w, args := g.gemmName, g.w, rqArgs
 	var ptab *Buffer
 	per := int64(4) // table words per channel
-	var sp shiftPlan
-	shifted := false
-	if g.shift {
-		zr, _ := IsConst(rqArgs[0])
-		sp, shifted = g.planShift(pbuf.Data.I, bias, zr, signed)
-	}
+	sp, shifted := g.sharedShiftPlan(pbuf, rqArgs, signed, bias)
 	if (g.segs != nil || signed) && !shifted {
 		return nil, false // the segmented and signed helpers have the shared-shift form only
 	}
@@ -357,4 +336,57 @@ func (c constCache) get(src *Buffer, kind string, make func() *Buffer) *Buffer {
 	b := make()
 	c[k] = b
 	return b
+}
+
+// fusedForm is what the fused helpers need of the spec: the store in a
+// packed requantization form reading the accumulator, its table and
+// constant arguments, whether it has the sign correction (only the
+// shared-shift helpers have that), and the compile-time bias per channel.
+func (g *gemmSpec) fusedForm() (pbuf *Buffer, rqArgs []Expr, signed bool, bias []int64, ok bool) {
+	cast, ok := g.store.Value.(*Cast)
+	if !ok || cast.T != graph.Int8 || g.store.Buf.DType != graph.Int8 {
+		return nil, nil, false, nil, false
+	}
+	rq, ok := cast.X.(*Intrinsic)
+	if !ok || len(rq.Args) == 0 {
+		return nil, nil, false, nil, false
+	}
+	if l, ok := rq.Args[0].(*Load); !ok || l.Buf != g.acc {
+		return nil, nil, false, nil, false
+	}
+	pbuf, rqArgs, signed, ok = g.requantTable(rq)
+	if !ok || signed && !g.shift {
+		return nil, nil, false, nil, false
+	}
+	bias, err := constPerChannel(g.init, g.ocVar, g.Cout)
+	if err != nil {
+		return nil, nil, false, nil, false
+	}
+	return pbuf, rqArgs, signed, bias, true
+}
+
+// sharedShiftPlan is planShift where the spec asks for the shared shift.
+func (g *gemmSpec) sharedShiftPlan(pbuf *Buffer, rqArgs []Expr, signed bool, bias []int64) (shiftPlan, bool) {
+	if !g.shift {
+		return shiftPlan{}, false
+	}
+	zr, _ := IsConst(rqArgs[0])
+	return g.planShift(pbuf.Data.I, bias, zr, signed)
+}
+
+// pwApplies reports whether the spec (built with R = 1) would take
+// DSPPwSName: the fused form in the shared shift with every channel, and
+// pwCall's own conditions. The schedule asks before it gives up its pixel
+// blocks for it.
+func (g *gemmSpec) pwApplies() bool {
+	n := g.K4 / 2
+	if !g.fuse || g.R != 1 || g.segs != nil || g.dead != nil || g.w8 || (n != 2 && n != 4) {
+		return false
+	}
+	pbuf, rqArgs, signed, bias, ok := g.fusedForm()
+	if !ok {
+		return false
+	}
+	_, shifted := g.sharedShiftPlan(pbuf, rqArgs, signed, bias)
+	return shifted
 }

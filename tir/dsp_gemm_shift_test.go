@@ -430,3 +430,36 @@ func TestDSPGemmShiftSignedKeepsResults(t *testing.T) {
 		runExtremes(t, name, f, s)
 	}
 }
+
+// small_k is offered only where its helper takes the layer: with one
+// channel's weight scale 5000 times the others' and weights at ±127, no
+// shared shift holds every channel (the scaled weights would leave int16),
+// so the 8→8 pointwise layer keeps its 2×2 pixel blocks (not one pixel at
+// a time in the plain GEMM) and never reads the knob.
+func TestSmallKOnlyWhereItApplies(t *testing.T) {
+	r := rand.New(rand.NewSource(91))
+	g, n := int8ConvW(r, 8, 8, 1, 6, 6, graph.ActRelu)
+	g.Tensor("y").Quant.ZeroPoint = []int32{-128}
+	wq := g.Tensor("w").Quant
+	wq.Scale, wq.ZeroPoint = make([]float32, 8), make([]int32, 8)
+	for i := range wq.Scale {
+		wq.Scale[i] = 1e-4
+	}
+	wq.Scale[3] = 0.5
+	extremeWeights(g)
+	f, s := dspKernel(t, g, n, nil)
+	if usesIntrinsic(s, "dsp_pw") {
+		t.Fatalf("took dsp_pw without the shared shift:\n%s", s)
+	}
+	if _, read := s.Knobs["small_k"]; read || s.Knobs["block_px"] != 2 {
+		t.Errorf("knobs %v: want block_px 2 and no small_k", s.Knobs)
+	}
+	sameResult(t, "spread", f, s)
+	// The same layer with one scale everywhere takes it.
+	for i := range wq.Scale {
+		wq.Scale[i] = 1e-3
+	}
+	if _, s := dspKernel(t, g, n, nil); !usesIntrinsic(s, "dsp_pw_s8ps_n4") {
+		t.Errorf("one scale: no dsp_pw_s8ps_n4:\n%s", s)
+	}
+}

@@ -561,10 +561,16 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// requantization words from one table (VWW's 48×48 8→16 layer:
 	// 450,978 → 357,569 instructions on mps2-an386, VWW 4,662,007 →
 	// 4,568,598).
+	// It is offered only where the helper will take the layer (the shared
+	// shift must hold for every channel): elsewhere the pixel blocks stay.
 	smallK := false
 	if pointwise && Cg%4 == 0 && (K4 == 4 || K4 == 8) && wbits == 16 && shift && fuse && dd.dead == nil {
-		if smallK = knob(f, "small_k", 1) != 0; smallK {
-			bpx = 1
+		probe := &gemmSpec{R: 1, C: boc, U: unrollFor(unroll, K4), K4: K4, Cout: Cout, w: wp, ocVar: ocV, init: a.init,
+			store: packRequant(fastRequant(a.store)), acc: a.acc, fuse: fuse, shift: shift, xAbs: a.xAbs()}
+		if probe.pwApplies() {
+			if smallK = knob(f, "small_k", 1) != 0; smallK {
+				bpx = 1
+			}
 		}
 	}
 	if pointwise && Cg%4 == 0 && OW%bpx != 0 && OH > 1 {

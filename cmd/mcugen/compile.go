@@ -60,6 +60,11 @@ func (c *compileCmd) Run(e *env) error {
 		if kind, err = templates.ParseKind(c.Project); err != nil {
 			return usageError{err}
 		}
+		// A project the board cannot have (no Zephyr name, no Arduino FQBN)
+		// is refused before the model is compiled.
+		if err := templates.CheckBoard(kind, opt.Board); err != nil {
+			return fmt.Errorf("--project %s: %w", c.Project, err)
+		}
 		// Zephyr, Arduino and Bazel link with their own startup code and
 		// linker scripts, so the weights stay in ordinary read-only data.
 		opt.PlainWeights = !templates.UsesCRT(kind)

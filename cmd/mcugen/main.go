@@ -56,13 +56,13 @@ func (e *env) printJSON(v any) error {
 type usageError struct{ error }
 
 func main() {
-	// On SIGINT or SIGTERM, kill the programs the runner started (QEMU runs
-	// in a process group of its own, so the signal does not reach it), remove
-	// the temporary output being written (the old output, if any, is
-	// untouched) and the temporary build directories, and exit like a shell
-	// does: 128 + the signal's number.
+	// On SIGINT, SIGTERM or SIGHUP (a closed terminal), kill the programs the
+	// runner started (QEMU and gcc run in process groups of their own, so the
+	// signal does not reach them), remove the temporary output being written
+	// (the old output, if any, is untouched) and the temporary build
+	// directories, and exit like a shell does: 128 + the signal's number.
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sig
 		runner.Interrupt()
