@@ -75,6 +75,13 @@ func (c *tuneCmd) Run(e *env) error {
 		if err := makeParent("--result", c.Result); err != nil {
 			return err
 		}
+		// Its build goes in a directory that an interrupt removes too.
+		work, done, err := tempWorkDir("mcugen-measure-")
+		if err != nil {
+			return err
+		}
+		defer done()
+		cfg.WorkDir = work
 		return measure.MeasureCandidateFile(s, cfg, c.Measure, c.Result)
 	case c.Bazel != "":
 		n, err := measure.WriteBazel(s, cfg, c.Model, c.Bazel)

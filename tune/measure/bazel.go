@@ -60,7 +60,9 @@ func MeasureCandidateFile(s *pipeline.State, cfg Config, cand, out string) error
 	if c.Target != s.Module.Target || c.Core != cfg.Core {
 		return fmt.Errorf("candidate %s: made for %s on %s, this build is %s on %s", cand, c.Target, c.Core, s.Module.Target, cfg.Core)
 	}
-	dir, err := os.MkdirTemp("", "mcugen-measure-")
+	// Inside cfg.WorkDir where the caller gives one (mcugen removes that on
+	// an interrupt), else in the system's temporary directory.
+	dir, err := os.MkdirTemp(cfg.WorkDir, "mcugen-measure-")
 	if err != nil {
 		return err
 	}
