@@ -75,13 +75,11 @@ func (c *tuneCmd) Run(e *env) error {
 		if err := makeParent("--result", c.Result); err != nil {
 			return err
 		}
-		// Its build goes in a directory that an interrupt removes too.
-		work, done, err := tempWorkDir("mcugen-measure-")
+		done, err := workIn(&cfg, "mcugen-measure-")
 		if err != nil {
 			return err
 		}
 		defer done()
-		cfg.WorkDir = work
 		return measure.MeasureCandidateFile(s, cfg, c.Measure, c.Result)
 	case c.Bazel != "":
 		n, err := measure.WriteBazel(s, cfg, c.Model, c.Bazel)
@@ -107,13 +105,11 @@ func (c *tuneCmd) Run(e *env) error {
 	if err := makeParent("-o", c.Output); err != nil {
 		return err
 	}
-	// The builds go in a directory that an interrupt removes.
-	work, done, err := tempWorkDir("mcugen-tune-")
+	done, err := workIn(&cfg, "mcugen-tune-")
 	if err != nil {
 		return err
 	}
 	defer done()
-	cfg.WorkDir = work
 	rep, err := measure.Run(s, cfg)
 	if err != nil {
 		return err
@@ -143,4 +139,15 @@ func pct(def, best int64) float64 {
 		return 0
 	}
 	return 100 * float64(def-best) / float64(def)
+}
+
+// workIn gives cfg's builds a directory that an interrupt removes
+// (tempWorkDir); done removes it.
+func workIn(cfg *measure.Config, prefix string) (done func(), err error) {
+	work, done, err := tempWorkDir(prefix)
+	if err != nil {
+		return nil, err
+	}
+	cfg.WorkDir = work
+	return done, nil
 }

@@ -94,12 +94,7 @@ func intAddSub(sub bool) Kernel {
 			p = qmath.SubParams(s1, s2, sy)
 		}
 		lo, hi := actRange(binaryAct(n), yt)
-		a, b := ins[0], ins[1]
-		for i := range y.I {
-			v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
-			v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
-			y.I[i] = int64(clamp32(p.Combine(v1, v2, sub)+zy, lo, hi))
-		}
+		eachQuantPair(y, ins[0], ins[1], z1, z2, func(v1, v2 int32) int32 { return clamp32(p.Combine(v1, v2, sub)+zy, lo, hi) })
 		return []*graph.Data{y}, nil
 	}
 }
@@ -119,12 +114,7 @@ func intSquaredDifference(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*
 	s2, z2 := qparams(g.In(n, 1))
 	sy, zy := qparams(yt)
 	p := qmath.SquaredDifferenceParams(s1, s2, sy)
-	a, b := ins[0], ins[1]
-	for i := range y.I {
-		v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
-		v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
-		y.I[i] = int64(clamp32(p.Apply(v1, v2)+zy, -128, 127))
-	}
+	eachQuantPair(y, ins[0], ins[1], z1, z2, func(v1, v2 int32) int32 { return clamp32(p.Apply(v1, v2)+zy, -128, 127) })
 	return []*graph.Data{y}, nil
 }
 
@@ -140,13 +130,9 @@ func intMul(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 	sy, zy := qparams(yt)
 	m, sh := qmath.MulMultiplier(s1, s2, sy)
 	lo, hi := actRange(binaryAct(n), yt)
-	a, b := ins[0], ins[1]
-	for i := range y.I {
-		v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
-		v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
-		out := qmath.MultiplyByQuantizedMultiplier(v1*v2, m, sh) + zy
-		y.I[i] = int64(clamp32(out, lo, hi))
-	}
+	eachQuantPair(y, ins[0], ins[1], z1, z2, func(v1, v2 int32) int32 {
+		return clamp32(qmath.MultiplyByQuantizedMultiplier(v1*v2, m, sh)+zy, lo, hi)
+	})
 	return []*graph.Data{y}, nil
 }
 
@@ -206,12 +192,7 @@ func quantDiv(g *graph.Graph, n *graph.Node, ins []*graph.Data, y *graph.Data, y
 	sy, zy := qparams(yt)
 	m, sh := qmath.DivMultiplier(s1, s2, sy)
 	lo, hi := actRange(binaryAct(n), yt)
-	a, b := ins[0], ins[1]
-	for i := range y.I {
-		v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
-		v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
-		y.I[i] = int64(clamp32(qmath.DivInt8(v1, v2, m, sh)+zy, lo, hi))
-	}
+	eachQuantPair(y, ins[0], ins[1], z1, z2, func(v1, v2 int32) int32 { return clamp32(qmath.DivInt8(v1, v2, m, sh)+zy, lo, hi) })
 	return []*graph.Data{y}, nil
 }
 
@@ -231,4 +212,14 @@ func DivInt8OK(x, z, y *graph.Tensor) error {
 		return fmt.Errorf("int8 Div with scales %g / (%g · %g): the quotient scale is out of TFLite's int8 DIV's range", s1, s2, sy)
 	}
 	return nil
+}
+
+// eachQuantPair sets y.I[i] = f(a − z1, b − z2) over the broadcast
+// operands: the element loop of the quantized binary kernels.
+func eachQuantPair(y, a, b *graph.Data, z1, z2 int32, f func(v1, v2 int32) int32) {
+	for i := range y.I {
+		v1 := int32(a.I[broadcastIndex(i, y.Shape, a.Shape)]) - z1
+		v2 := int32(b.I[broadcastIndex(i, y.Shape, b.Shape)]) - z2
+		y.I[i] = int64(f(v1, v2))
+	}
 }
