@@ -2,6 +2,7 @@ package emitc
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"os/exec"
 	"strconv"
@@ -92,6 +93,61 @@ func TestInvSqrtMatchesQmath(t *testing.T) {
 		m, sh := qmath.GetInvSqrtQuantizedMultiplierExp(x, -1)
 		if want := fmt.Sprintf("%d,%d", m, sh); lines[i] != want {
 			t.Fatalf("inv_sqrt(%d): C gives %s, qmath %s", x, lines[i], want)
+		}
+	}
+}
+
+// The C of quantize_f32 gives tir.QuantizeF32 (a float32 quotient, TFLite's
+// half away from zero or ONNX's half to even) on hand-worked quotients, on
+// ties, at the int32 limits, for NaN and infinities, and on random values
+// near ties; 0.017549999 / 0.0039 is 4.49999988, whose float quotient is the
+// tie 4.5: TFLite gives 5, ONNX 4.
+func TestQuantizeF32MatchesGo(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	type tc struct {
+		x, s     float32
+		away, ev int32 // hand-worked, or -999 for "compare with Go only"
+	}
+	const any = -999
+	cases := []tc{
+		{math.Float32frombits(0x3c8fc504), math.Float32frombits(0x3b7f9724), 5, 4},
+		{-math.Float32frombits(0x3c8fc504), math.Float32frombits(0x3b7f9724), -5, -4},
+		{2.5, 1, 3, 2}, {-2.5, 1, -3, -2}, {3.5, 1, 4, 4}, {0.49999997, 1, 0, 0},
+		{1e10, 1, math.MaxInt32, math.MaxInt32}, {-1e10, 1, math.MinInt32, math.MinInt32},
+		{2147483648, 1, math.MaxInt32, math.MaxInt32}, {-2147483648, 1, math.MinInt32, math.MinInt32},
+		{16777217, 2, 8388608, 8388608}, {float32(math.NaN()), 1, 0, 0},
+		{float32(math.Inf(1)), 1, math.MaxInt32, math.MaxInt32}, {1, 0, math.MaxInt32, math.MaxInt32},
+	}
+	r := rand.New(rand.NewSource(11))
+	for range 3000 {
+		s := float32(r.Float64()*0.1 + 1e-4)
+		k := r.Intn(400) - 200
+		x := float32((float64(k) + 0.5) * float64(s))
+		x = math.Nextafter32(x, float32(r.Intn(3)-1)*1e9)
+		cases = append(cases, tc{x, s, any, any})
+	}
+	var src strings.Builder
+	src.WriteString("#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n")
+	writeHelper(&src, tir.IntrQuantize, map[string]bool{})
+	src.WriteString("\nstatic float f(uint32_t b)\n{\n    float v;\n    memcpy(&v, &b, sizeof v);\n    return v;\n}\n\nint main(void)\n{\n")
+	for _, c := range cases {
+		fmt.Fprintf(&src, "    printf(\"%%ld,%%ld\\n\", (long)quantize_f32(f(0x%08xu), f(0x%08xu), 0), (long)quantize_f32(f(0x%08xu), f(0x%08xu), 1));\n",
+			math.Float32bits(c.x), math.Float32bits(c.s), math.Float32bits(c.x), math.Float32bits(c.s))
+	}
+	src.WriteString("    return 0;\n}\n")
+	lines := runHostC(t, src.String())
+	if len(lines) != len(cases) {
+		t.Fatalf("%d results, want %d", len(lines), len(cases))
+	}
+	for i, c := range cases {
+		ga, ge := tir.QuantizeF32(c.x, c.s, false), tir.QuantizeF32(c.x, c.s, true)
+		if c.away != any && (ga != c.away || ge != c.ev) {
+			t.Errorf("QuantizeF32(%v, %v) = %d, %d; hand-worked %d, %d", c.x, c.s, ga, ge, c.away, c.ev)
+		}
+		if want := fmt.Sprintf("%d,%d", ga, ge); lines[i] != want {
+			t.Errorf("quantize_f32(%v, %v): C gives %s, Go %s", c.x, c.s, lines[i], want)
 		}
 	}
 }

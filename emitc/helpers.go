@@ -293,35 +293,40 @@ func init() {
 	helperText["quantize_f32"] = struct {
 		deps []string
 		code string
-	}{nil, `/* round(x / scale): x/scale in double, half away from zero (TFLite), or
-   in float, half to even (even != 0, ONNX); saturated to int32. */
+	}{nil, `/* round(x / scale) with x / scale divided in float as TFLite's and ONNX's
+   reference kernels do, rounded half away from zero (TFLite) or half to
+   even (even != 0, ONNX), saturated to int32. No libm and no double, so a
+   single-precision FPU does it all. */
 static inline int32_t quantize_f32(float x, float scale, int32_t even)
 {
-    const double q = even ? (double)(x / scale) : (double)x / (double)scale;
-    double r;
-    double f;
+    const float q = x / scale;
+    float r;
+    float f;
     if (q != q) {
         return 0;
     }
-    if (q >= 2147483647.0) {
+    if (q >= 2147483648.0f) {
         return INT32_MAX;
     }
-    if (q <= -2147483648.0) {
+    if (q <= -2147483648.0f) {
         return INT32_MIN;
     }
-    r = (double)(int64_t)q;
+    if (q >= 8388608.0f || q <= -8388608.0f) {
+        return (int32_t)q;
+    }
+    r = (float)(int32_t)q;
     f = q - r;
     if (even) {
-        const int odd = (int)((int64_t)r & 1);
-        if (f > 0.5 || (f == 0.5 && odd)) {
-            r += 1.0;
-        } else if (f < -0.5 || (f == -0.5 && odd)) {
-            r -= 1.0;
+        const int32_t odd = (int32_t)r & 1;
+        if (f > 0.5f || (f == 0.5f && odd)) {
+            r += 1.0f;
+        } else if (f < -0.5f || (f == -0.5f && odd)) {
+            r -= 1.0f;
         }
-    } else if (f >= 0.5) {
-        r += 1.0;
-    } else if (f <= -0.5) {
-        r -= 1.0;
+    } else if (f >= 0.5f) {
+        r += 1.0f;
+    } else if (f <= -0.5f) {
+        r -= 1.0f;
     }
     return (int32_t)r;
 }`}

@@ -116,9 +116,9 @@ const (
 	// Q0.31 scale and is paired with IntrRecipShift.
 	IntrRecip      = "recip"
 	IntrRecipShift = "recip_shift"
-	// IntrQuantize(x, scale, even) int32: round(x / scale) with x/scale in
-	// double precision, half away from zero (even == 0, TFLite) or half to
-	// even with x/scale in float32 (even == 1, ONNX); saturated to int32.
+	// IntrQuantize(x, scale, even) int32: round(x / scale) with x/scale a
+	// float32, half away from zero (even == 0, TFLite) or half to even
+	// (even == 1, ONNX); saturated to int32.
 	IntrQuantize = "quantize_f32"
 	// IntrRoundEven(x) int32: float32 x rounded half to even, saturated to ±2^22.
 	IntrRoundEven = "round_even_f32"

@@ -375,11 +375,13 @@ var extIntrinsics = map[string]func(args []val) val{}
 
 // QuantizeF32 is the semantics of IntrQuantize.
 func QuantizeF32(x, scale float32, even bool) int32 {
-	var q float64
+	// The quotient is a float32, as in TFLite's AffineQuantize
+	// (val / static_cast<float>(scale)) and ONNX's QuantizeLinear.
+	q := float64(x / scale)
 	if even {
-		q = math.RoundToEven(float64(x / scale))
+		q = math.RoundToEven(q)
 	} else {
-		q = math.Round(float64(x) / float64(scale))
+		q = math.Round(q)
 	}
 	switch {
 	case math.IsNaN(q):

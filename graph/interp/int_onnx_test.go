@@ -2,6 +2,7 @@ package interp
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -131,6 +132,32 @@ func TestQuantizeRounding(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantInts(t, out["y"], 13, 7, 14, 0)
+}
+
+// TFLite's AffineQuantize divides in float32 (val / static_cast<float>(scale)):
+// x = 0x3c8fc504 (0.017549999) over s = 0x3b7f9724 (0.0039) is 4.49999988 exactly,
+// which rounds to the float 4.5 (its neighbours are 2^-21 apart), so half away
+// gives 5 where a double quotient would give 4; half to even gives 4 either way.
+func TestQuantizeFloatQuotient(t *testing.T) {
+	s := math.Float32frombits(0x3b7f9724)
+	g := graph.New("t", "test")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{2}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{2}, Quant: pq(s, 0)})
+	n := g.AddNode(&graph.Node{Name: "q", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"y"}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	v := math.Float32frombits(0x3c8fc504)
+	x := &graph.Data{DType: graph.Float32, Shape: []int{2}, F: []float32{v, -v}}
+	out, err := Run(g, map[string]*graph.Data{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInts(t, out["y"], 5, -5)
+	n.Attrs = &graph.QuantizeAttrs{RoundHalfEven: true}
+	out, err = Run(g, map[string]*graph.Data{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInts(t, out["y"], 4, -4)
 }
 
 // Per-axis dequantize along the last axis.

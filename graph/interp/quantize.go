@@ -32,8 +32,8 @@ func quantAxis(t *graph.Tensor, shape []int) (int, error) {
 }
 
 // quantizeFloat is TFLite's AffineQuantize: q = round(x / scale) + zp with
-// x / scale in double precision and round half away from zero, or ONNX's
-// QuantizeLinear (round half to even, x / scale in float32) with
+// x / scale in float32 (val / static_cast<float>(scale)) and round half away
+// from zero, or ONNX's QuantizeLinear (round half to even) with
 // QuantizeAttrs.RoundHalfEven. Per-axis scales are supported.
 func quantizeFloat(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 	if len(ins) == 0 || ins[0] == nil || ins[0].DType != graph.Float32 {
@@ -65,11 +65,11 @@ func quantizeFloat(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.D
 			c = axisIndex(y.Shape, ax, i)
 		}
 		s, z := yt.Quant.At(c)
-		var q float64
+		q := float64(v / s) // a float32 quotient, as TFLite's and ONNX's reference kernels
 		if even {
-			q = math.RoundToEven(float64(v / s))
+			q = math.RoundToEven(q)
 		} else {
-			q = math.Round(float64(v) / float64(s))
+			q = math.Round(q)
 		}
 		if math.IsNaN(q) {
 			q = 0
