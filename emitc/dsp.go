@@ -210,13 +210,13 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 			// the two-row asm is gcc's, and the C form follows it.
 			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
 			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/4)
-			writeMacLDM(b, r, c, u, in+"    ")
+			writeMacLDM(b, r, c, u, w8, in+"    ")
 			fmt.Fprintf(b, "%s    x0 += %d;\n%s    x1 += %d;\n%s    continue;\n%s}\n", in, 2*u, in, 2*u, in, in)
 			b.WriteString("#endif\n")
 		} else {
 			// One row: the asm, or (#else) the C form.
 			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
-			writeMacLDM(b, r, c, u, in)
+			writeMacLDM(b, r, c, u, w8, in)
 			fmt.Fprintf(b, "%sx0 += %d;\n", in, 2*u)
 			b.WriteString("#else\n")
 		}
@@ -247,27 +247,55 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 	fmt.Fprintf(b, "%s}\n", ind)
 }
 
-// ldmBlock reports whether the r×c block's loop loads its int16 weights
-// with LDM (writeMacLDM): blocks of two or four channels over one row, and
-// of two channels over two rows.
+// ldmBlock reports whether the r×c block's loop loads its weights with LDM
+// (writeMacLDM): blocks of two or four channels over one row, and of two
+// channels over two rows, int16 weights or int8.
 func ldmBlock(r, c int, w8 bool) bool {
-	return !w8 && (c == 2 && r <= 2 || c == 4 && r == 1)
+	return c == 2 && r <= 2 || c == 4 && r == 1
 }
 
 // writeMacLDM prints an LDM block's loop body: per group of four k, one
 // asm statement loads each row's two words with LDRD (into d0 and d1, reused
-// row after row) and each two channels' four weight words with one LDM
-// into r4, r5, r6 and r8 (ascending, as LDM loads them; r7 stays free for
-// a frame pointer), then does the block's SMLADs. One LDM instead of two
-// LDRDs: 11 instructions a group where the C form takes 12 (2×2) or 13
-// (1×4). The weights pointer moves with the LDMs' write-back.
-func writeMacLDM(b *strings.Builder, r, c, u int, in string) {
+// row after row) and the channels' weight words with LDM into r4, r5, r6
+// and r8 (ascending, as LDM loads them; r7 stays free for a frame pointer),
+// then does the block's SMLADs. The weights pointer moves with the LDMs'
+// write-back.
+//
+// int16 weights: one LDM of each two channels' four words. One LDM instead
+// of two LDRDs: 11 instructions a group where the C form takes 12 (2×2) or
+// 13 (1×4).
+//
+// int8 weights (w8): one word a channel, the c words in one LDM, each
+// widened in a register by two SXTB16s (its bytes 0 and 2, then 1 and 3,
+// the order the activation pairs are in): a group is 15 instructions in
+// 2×2 (the C form's LDR per channel: 16), 10 in 1×2 (11) and 18 in 1×4
+// (21), where the fourth channel's odd bytes go to one more register t.
+func writeMacLDM(b *strings.Builder, r, c, u int, w8 bool, in string) {
 	regs := [4]string{"r4", "r5", "r6", "r8"}
 	b.WriteString(in + "int32_t d0;\n" + in + "int32_t d1;\n")
+	if w8 && c == 4 {
+		b.WriteString(in + "int32_t t;\n")
+	}
 	for step := 0; step < u; step++ {
 		var lines []string
+		// wreg[j] holds channel j's bytes 0 and 2 (with d0), wodd[j] its
+		// bytes 1 and 3 (with d1).
+		var wreg, wodd [4]string
+		if w8 {
+			switch c {
+			case 2:
+				lines = append(lines, "ldmia %[w]!, {r4, r5}",
+					"sxtb16 r6, r4, ror #8", "sxtb16 r4, r4",
+					"sxtb16 r8, r5, ror #8", "sxtb16 r5, r5")
+				wreg, wodd = [4]string{"r4", "r5"}, [4]string{"r6", "r8"}
+			case 4:
+				lines = append(lines, "ldmia %[w]!, {r4, r5, r6, r8}")
+				wreg, wodd = [4]string{"r4", "r5", "r6", "r8"}, [4]string{"%[t]", "%[t]", "%[t]", "%[t]"}
+			}
+		}
 		// Rows outer for two channels (one LDM, then each row's LDRD and
-		// SMLADs); for four channels (one row) an LDM per two channels.
+		// SMLADs); for four channels (one row) an LDM per two channels, or
+		// with int8 weights one LDM and each channel widened in turn.
 		for i := 0; i < r; i++ {
 			// Row 1 at x0 + xs words: the constant operand o (with its #).
 			at := fmt.Sprintf("#%d", 8*step)
@@ -275,6 +303,17 @@ func writeMacLDM(b *strings.Builder, r, c, u int, in string) {
 				at = "%[o]"
 			}
 			lines = append(lines, fmt.Sprintf("ldrd %%[d0], %%[d1], [%%[x0], %s]", at))
+			if w8 {
+				for j := 0; j < c; j++ {
+					if c == 4 {
+						lines = append(lines, fmt.Sprintf("sxtb16 %%[t], %s, ror #8", wreg[j]), fmt.Sprintf("sxtb16 %s, %s", wreg[j], wreg[j]))
+					}
+					lines = append(lines,
+						fmt.Sprintf("smlad %%[a%d%d], %%[d0], %s, %%[a%d%d]", i, j, wreg[j], i, j),
+						fmt.Sprintf("smlad %%[a%d%d], %%[d1], %s, %%[a%d%d]", i, j, wodd[j], i, j))
+				}
+				continue
+			}
 			for j0 := 0; j0 < c; j0 += 2 {
 				if i == 0 {
 					lines = append(lines, "ldmia %[w]!, {r4, r5, r6, r8}")
@@ -297,6 +336,9 @@ func writeMacLDM(b *strings.Builder, r, c, u int, in string) {
 			ins = append(ins, fmt.Sprintf(`[o] "n"(4 * xs + %d)`, 8*step))
 		}
 		outs = append(outs, `[w] "+r"(w)`, `[d0] "=&r"(d0)`, `[d1] "=&r"(d1)`)
+		if w8 && c == 4 {
+			outs = append(outs, `[t] "=&r"(t)`)
+		}
 		fmt.Fprintf(b, "%s__asm__(\"%s\"\n%s        : %s\n%s        : %s\n%s        : \"r4\", \"r5\", \"r6\", \"r8\", \"memory\");\n",
 			in, strings.Join(lines, "\\n\\t"), in, strings.Join(outs, ", "), in, strings.Join(ins, ", "), in)
 	}
