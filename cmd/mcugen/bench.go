@@ -150,7 +150,11 @@ func (c *benchCmd) Run(e *env) error {
 	if c.Cycles {
 		cyclesHead = fmt.Sprintf(" %16s", "M4 cycles (est.)")
 	}
-	fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s%s %11s %9s %9s %9s %9s  %s\n", "model", "board", "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "flash B", "RAM B", "TFLM+CMSIS-NN")
+	mw, bw := 26, 12 // column widths: the longest model and board names
+	for _, r := range report.Results {
+		mw, bw = max(mw, len(filepath.Base(r.Model))), max(bw, len(r.Board))
+	}
+	fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %s\n", mw, "model", bw, "board", "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "flash B", "RAM B", "TFLM+CMSIS-NN")
 	for _, r := range report.Results {
 		anchor := "-"
 		if r.Anchor > 0 {
@@ -167,7 +171,7 @@ func (c *benchCmd) Run(e *env) error {
 		if r.Instructions > 0 {
 			rate = fmt.Sprintf("%.3f", r.MACsPerInstr)
 		}
-		fmt.Fprintf(e.stdout, "%-26s %-12s %-8s %13s%s %11s %9s %9s %9s %9s  %s\n", filepath.Base(r.Model), r.Board, r.Target,
+		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Target,
 			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), anchor)
 	}
 	for _, r := range report.Results {

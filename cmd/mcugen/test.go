@@ -71,7 +71,11 @@ func (c *testCmd) Run(e *env) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "%-28s %-14s %8s %8s %14s  %s\n", "model", "board", "vectors", "passed", "instructions", "result")
+		mw, bw := 28, 14 // column widths: the longest model and board names
+		for _, r := range report.Results {
+			mw, bw = max(mw, len(filepath.Base(r.Model))), max(bw, len(r.Board))
+		}
+		fmt.Fprintf(e.stdout, "%-*s %-*s %8s %8s %14s  %s\n", mw, "model", bw, "board", "vectors", "passed", "instructions", "result")
 		for _, r := range report.Results {
 			verdict := "bit-exact"
 			if r.Float {
@@ -83,7 +87,7 @@ func (c *testCmd) Run(e *env) error {
 			case r.Failed > 0:
 				verdict = "MISMATCH"
 			}
-			fmt.Fprintf(e.stdout, "%-28s %-14s %8d %8d %14s  %s\n", filepath.Base(r.Model), r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
+			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
 		}
 		fmt.Fprintf(e.stdout, "%d passed, %d failed\n", report.Passed, report.Failed)
 	}
