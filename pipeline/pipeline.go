@@ -477,6 +477,9 @@ func lowerPass(s *State) error {
 	if t, err = s.tuneTarget(t); err != nil {
 		return err
 	}
+	if b := s.Opt.Board; b != nil && b.BareMetal() && b.StackBytes > stackFrames {
+		t.StackBytes = b.StackBytes - stackFrames // as checkStack counts
+	}
 	for {
 		m, err := tir.Lower(s.Graph, s.Plan, t)
 		var ip *tir.InPlaceError

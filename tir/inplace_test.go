@@ -28,8 +28,9 @@ func runAliased(t *testing.T, what string, f, s *PrimFunc, r *rand.Rand) {
 		t.Fatalf("%s: no input or output parameter", what)
 	}
 	b := cloneArgs(a)
-	shared := graph.NewData(b[in].DType, []int{max(len(b[in].I), len(b[out].I))})
+	shared := graph.NewData(b[in].DType, []int{max(b[in].Len(), b[out].Len())})
 	copy(shared.I, b[in].I)
+	copy(shared.F, b[in].F)
 	b[in], b[out] = shared, shared
 	if err := Run(f, a); err != nil {
 		t.Fatalf("%s: reference: %v", what, err)
@@ -40,6 +41,11 @@ func runAliased(t *testing.T, what string, f, s *PrimFunc, r *rand.Rand) {
 	for j := range a[out].I {
 		if a[out].I[j] != shared.I[j] {
 			t.Fatalf("%s: output[%d] = %d in place, %d apart", what, j, shared.I[j], a[out].I[j])
+		}
+	}
+	for j := range a[out].F {
+		if a[out].F[j] != shared.F[j] {
+			t.Fatalf("%s: output[%d] = %g in place, %g apart", what, j, shared.F[j], a[out].F[j])
 		}
 	}
 }

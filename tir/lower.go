@@ -94,6 +94,17 @@ func (l *lowerer) run() (*Module, error) {
 		if err != nil {
 			return nil, err
 		}
+		if l.plan.InPlace[n.Name] && !canRunInPlace(n, f) && l.target.Name == Generic.Name {
+			// The schedule has no in-place form: stage its input rows
+			// (inplace_rows.go).
+			g, err := l.rowStaged(n, fusedInto[n], len(m.Funcs))
+			if err != nil {
+				return nil, err
+			}
+			if g != nil {
+				f = g
+			}
+		}
 		if c := lutInto[n]; c != nil {
 			g, ok, err := l.applyTable(f, n, c)
 			switch {
@@ -114,7 +125,7 @@ func (l *lowerer) run() (*Module, error) {
 			call.Args = append(call.Args, w)
 			call.Bytes = append(call.Bytes, g.Tensor(p.Tensor).Bytes())
 		}
-		if l.plan.InPlace[n.Name] && !canRunInPlace(n, f) {
+		if l.plan.InPlace[n.Name] && !canRunInPlace(n, f) && l.target.Name == Generic.Name {
 			return nil, &InPlaceError{Node: n.Name, Op: string(n.Op)}
 		}
 		m.Funcs = append(m.Funcs, f)
@@ -391,8 +402,9 @@ func (e *InPlaceError) Error() string {
 // their output over their first input only for element-wise ops.
 func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
 
-// InPlaceOKFor is InPlaceOK for a target's schedules: the dsp and mve targets
-// also offer int8 pointwise convolutions (it stages each block of pixels before
+// InPlaceOKFor is InPlaceOK for a target's schedules: the generic target
+// offers the pointwise and depthwise convolutions that row staging covers
+// (inplace_rows.go); the dsp and mve targets offer int8 pointwise convolutions (it stages each block of pixels before
 // writing their outputs, in increasing pixel order when Cout <= Cin and
 // decreasing when Cout > Cin) and 3x3 depthwise ones whose
 // output rows are no longer than their input rows (the planar schedule
@@ -400,6 +412,12 @@ func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
 // the last word: a kernel that did not take such a form makes Lower return
 // an InPlaceError.
 func InPlaceOKFor(target string, g *graph.Graph) func(n *graph.Node) bool {
+	if target == Generic.Name {
+		// Row staging (inplace_rows.go) runs its convolution kernels in
+		// place. (Not neon's: Cortex-A parts have the RAM, and its
+		// one-row kernels measured up to 2.8 times slower.)
+		return func(n *graph.Node) bool { return InPlaceOK(n) || rowStageOK(g, n) }
+	}
 	if target != DSP.Name && target != MVE.Name {
 		return InPlaceOK
 	}

@@ -26,6 +26,10 @@ type Target struct {
 	// (core → op → knobs), where a schedule's default measured worse on
 	// that core; the pipeline applies them before any other knobs.
 	CoreKnobs map[string]map[string]map[string]int
+	// StackBytes is the stack a kernel's local arrays may take (0: no
+	// limit known); a row-staged in-place kernel (inplace_rows.go) that
+	// would need more is not offered.
+	StackBytes int
 }
 
 // ForCore returns t with the knob defaults of CoreKnobs[core] applied (op
