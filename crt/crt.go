@@ -47,6 +47,9 @@ var srcFS embed.FS
 const (
 	WeightsSection = ".mcugen.weights"
 	ArenaSection   = ".mcugen.arena"
+	// ModelArenaSection holds a generated model's static arena: a .bss
+	// section to any other linker script, the arena region in mcugen's.
+	ModelArenaSection = ".bss.mcugen.arena"
 )
 
 // Generated file names.

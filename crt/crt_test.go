@@ -56,7 +56,7 @@ func TestLinkerScript(t *testing.T) {
 		"*(.mcugen.weights .mcugen.weights.*)",
 		"} > RAM AT > FLASH",
 		". = . + 16384;",
-		"*(.mcugen.arena .mcugen.arena.*)\n  } > RAM",
+		"*(.mcugen.arena .mcugen.arena.* .bss.mcugen.arena)\n  } > RAM",
 	} {
 		if !strings.Contains(ld, want) {
 			t.Errorf("an386 script lacks %q:\n%s", want, ld)
@@ -70,7 +70,7 @@ func TestLinkerScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"QSPI (rx) : ORIGIN = 0x28000000, LENGTH = 8388608", "} > QSPI", "*(.mcugen.arena .mcugen.arena.*)\n  } > SRAM", "} > DTCM AT > ITCM"} {
+	for _, want := range []string{"QSPI (rx) : ORIGIN = 0x28000000, LENGTH = 8388608", "} > QSPI", "*(.mcugen.arena .mcugen.arena.* .bss.mcugen.arena)\n  } > SRAM", "} > DTCM AT > ITCM"} {
 		if !strings.Contains(ld, want) {
 			t.Errorf("an547 script lacks %q:\n%s", want, ld)
 		}

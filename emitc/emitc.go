@@ -29,6 +29,10 @@ type Options struct {
 	IOInArena bool
 	// WeightsSection puts the weights in this linker section (GCC/Clang attribute).
 	WeightsSection string
+	// ArenaSection puts the static arena in this linker section (a name
+	// starting with ".bss." so that any linker script zero-fills it as .bss
+	// unless it places the section itself, as mcugen's does).
+	ArenaSection string
 	// Model is the model name printed in the header comment (default m.Name).
 	Model string
 	// Version is the mcugen version printed in the header comment.
@@ -324,6 +328,11 @@ func (e *emitter) source() ([]byte, error) {
 	}
 	b.WriteString("\n#if defined(__GNUC__)\n")
 	fmt.Fprintf(&b, "#define %s_ALIGNED __attribute__((aligned(16)))\n", e.PREFIX)
+	if e.opts.ArenaSection != "" && !e.opts.ArenaExternal {
+		fmt.Fprintf(&b, "#define %s_ARENA __attribute__((aligned(16), section(%q)))\n", e.PREFIX, e.opts.ArenaSection)
+	} else {
+		fmt.Fprintf(&b, "#define %s_ARENA __attribute__((aligned(16)))\n", e.PREFIX)
+	}
 	if e.opts.WeightsSection != "" {
 		fmt.Fprintf(&b, "#define %s_WEIGHTS __attribute__((aligned(16), section(%q)))\n", e.PREFIX, e.opts.WeightsSection)
 	} else {
@@ -337,13 +346,13 @@ func (e *emitter) source() ([]byte, error) {
 	// dead, a miscompilation. On Cortex-M that specialization is 0.1-1.1% faster and
 	// arm-none-eabi-gcc compiles it correctly, so there it stays.
 	fmt.Fprintf(&b, "#if !defined(__clang__) && !defined(__arm__) && __GNUC__ >= 8\n#define %[1]s_KERNEL __attribute__((noipa))\n#else\n#define %[1]s_KERNEL __attribute__((noinline))\n#endif\n", e.PREFIX)
-	fmt.Fprintf(&b, "#else\n#define %s_ALIGNED\n#define %s_WEIGHTS\n#define %s_KERNEL\n#endif\n\n", e.PREFIX, e.PREFIX, e.PREFIX)
+	fmt.Fprintf(&b, "#else\n#define %[1]s_ALIGNED\n#define %[1]s_ARENA\n#define %[1]s_WEIGHTS\n#define %[1]s_KERNEL\n#endif\n\n", e.PREFIX)
 	fmt.Fprintf(&b, "/* Per-layer profiling: define %[1]s_LAYER_HOOK(i) when compiling this file (for\n"+
 		"   example as a call that reads DWT->CYCCNT). run calls it with 0 before the first layer\n"+
 		"   and with i + 1 after layer i (the layers are listed in %[2]s.h). */\n"+
 		"#ifndef %[1]s_LAYER_HOOK\n#define %[1]s_LAYER_HOOK(i) ((void)0)\n#endif\n\n", e.PREFIX, e.prefix)
 	if !e.opts.ArenaExternal {
-		fmt.Fprintf(&b, "static uint8_t %s_arena[%s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1] %s_ALIGNED;\n\n", e.prefix, e.PREFIX, e.PREFIX, e.PREFIX)
+		fmt.Fprintf(&b, "static uint8_t %s_arena[%s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1] %s_ARENA;\n\n", e.prefix, e.PREFIX, e.PREFIX, e.PREFIX)
 	}
 	// Helpers (with their dependencies), in a fixed order.
 	need := map[string]bool{}

@@ -543,9 +543,14 @@ func emitPass(s *State) error {
 		// The board's linker script puts this section in its weights region.
 		section = crt.WeightsSection
 	}
+	arena := ""
+	if s.Opt.Board != nil && s.Opt.Board.BareMetal() {
+		// mcugen's linker script puts it in the board's arena region.
+		arena = crt.ModelArenaSection
+	}
 	o := emitc.Options{
 		Prefix: s.Opt.Prefix, ArenaExternal: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena,
-		WeightsSection: section, Model: baseName(s.ModelPath), Version: s.Opt.Version,
+		WeightsSection: section, ArenaSection: arena, Model: baseName(s.ModelPath), Version: s.Opt.Version,
 		Target: s.Module.Target,
 	}
 	files, err := emitc.Emit(s.Module, o)
