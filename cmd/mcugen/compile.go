@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
@@ -186,6 +187,35 @@ func checkOutDir(dir string, force bool) error {
 		return fmt.Errorf("%s: %w", dir, err)
 	case len(entries) > 0 && !force:
 		return fmt.Errorf("%s: directory exists and is not empty (use --force to replace it)", dir)
+	case len(entries) > 0:
+		return forceGuard(dir, entries)
+	}
+	return nil
+}
+
+// forceGuard refuses to let --force replace a directory that is surely not
+// a previous output: the working directory or one holding it, or a
+// repository (a .git entry).
+func forceGuard(dir string, entries []os.DirEntry) error {
+	for _, e := range entries {
+		if e.Name() == ".git" {
+			return fmt.Errorf("%s: holds .git: --force replaces only an output directory, never a repository; name a subdirectory with -o", dir)
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if real, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = real
+		}
+		if rel, err := filepath.Rel(abs, wd); err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+			return fmt.Errorf("%s: is the working directory or holds it: --force will not replace it; name a subdirectory with -o", dir)
+		}
 	}
 	return nil
 }

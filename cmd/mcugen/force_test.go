@@ -1,0 +1,66 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// --force replaces an earlier output directory, but never the working
+// directory, one holding it, or a repository: `compile -o . --force` in a
+// project deleted its sources and .git (review finding). Each refusal is
+// one line, exit 1, and leaves every file in place; a subdirectory is still
+// replaced.
+func TestForceGuard(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	proj := t.TempDir()
+	main := filepath.Join(proj, "main.c")
+	os.WriteFile(main, []byte("int main(void) { return 0; }\n"), 0o644)
+	os.Mkdir(filepath.Join(proj, ".git"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	t.Chdir(proj)
+
+	intact := func(what string) {
+		t.Helper()
+		for _, f := range []string{main, filepath.Join(proj, ".git", "HEAD")} {
+			if _, err := os.Stat(f); err != nil {
+				t.Fatalf("%s: %s is gone", what, f)
+			}
+		}
+	}
+	code, _, stderr := mcugen(t, "compile", model, "-o", ".", "--force")
+	oneErrorLine(t, "-o . in a repository", code, stderr, 1, "holds .git", "never a repository")
+	intact("-o . in a repository")
+
+	os.RemoveAll(filepath.Join(proj, ".git"))
+	os.Mkdir(filepath.Join(proj, ".git"), 0o755) // the check below is the working directory's
+	os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("x\n"), 0o644)
+	sub := filepath.Join(proj, "src")
+	os.Mkdir(sub, 0o755)
+	t.Chdir(sub)
+	os.WriteFile(filepath.Join(sub, "app.c"), []byte("/* app */\n"), 0o644)
+	code, _, stderr = mcugen(t, "compile", model, "-o", ".", "--force")
+	oneErrorLine(t, "-o . (the working directory)", code, stderr, 1, "working directory", "name a subdirectory")
+	code, _, stderr = mcugen(t, "compile", model, "-o", "..", "--force")
+	if code != 1 || !strings.Contains(stderr, "holds .git") && !strings.Contains(stderr, "working directory") {
+		t.Errorf("-o .. --force: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(sub, "app.c")); err != nil {
+		t.Fatal("-o . --force removed the working directory's files")
+	}
+	intact("-o .. --force")
+
+	out := filepath.Join(sub, "model")
+	os.Mkdir(out, 0o755)
+	os.WriteFile(filepath.Join(out, "old.c"), []byte("old\n"), 0o644)
+	if code, _, stderr = mcugen(t, "compile", model, "-o", "model", "--force"); code != 0 {
+		t.Fatalf("-o model --force: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "old.c")); err == nil {
+		t.Error("--force did not replace an output directory")
+	}
+	if _, err := os.Stat(filepath.Join(out, "cnn_int8.c")); err != nil {
+		t.Error("--force wrote no model into the output directory")
+	}
+}
