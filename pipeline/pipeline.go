@@ -461,6 +461,27 @@ func TargetFor(b *boards.Board) string {
 	return "generic"
 }
 
+// CheckTarget reports whether schedule set target (as --target names it)
+// exists and, on a bare-metal board, can run on the board's core: dsp needs
+// the DSP extension, mve Helium, neon NEON. Their C does not assemble
+// without them.
+func CheckTarget(target string, b *boards.Board) error {
+	if target == "" {
+		return nil
+	}
+	if _, err := tir.TargetByName(target); err != nil {
+		return fmt.Errorf("--target %s: unknown schedule set (generic, dsp, mve, neon)", target)
+	}
+	if b == nil || !b.BareMetal() && b.Name == "host" {
+		return nil
+	}
+	need := map[string]string{"dsp": "dsp", "mve": "mve", "neon": "neon"}[target]
+	if need != "" && !b.HasFeature(need) {
+		return fmt.Errorf("--target %s needs the %s feature, which %s (%s) lacks; its default is --target %s", target, need, b.Name, b.CPU, TargetFor(b))
+	}
+	return nil
+}
+
 // targetName is the schedule set the build uses.
 func (s *State) targetName() string {
 	if s.Opt.Target != "" {
@@ -470,6 +491,9 @@ func (s *State) targetName() string {
 }
 
 func lowerPass(s *State) error {
+	if err := CheckTarget(s.Opt.Target, s.Opt.Board); err != nil {
+		return err
+	}
 	t, err := tir.TargetByName(s.targetName())
 	if err != nil {
 		return err

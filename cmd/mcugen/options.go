@@ -93,6 +93,9 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	}
 	opt.Prefix, opt.ArenaExternal, opt.IOInArena = c.Prefix, c.Arena == "external", c.IO == "in-arena"
 	opt.WeightsSection, opt.Target, opt.Tuning = c.WeightsSection, c.Target, c.Tuning
+	if err := pipeline.CheckTarget(c.Target, opt.Board); err != nil {
+		return opt, nil, usageError{err}
+	}
 	opt.FlashBudget, opt.RAMBudget = int64(c.FlashBudget), int64(c.RAMBudget)
 	return opt, cat, nil
 }

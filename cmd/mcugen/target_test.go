@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// --target is checked against the board before anything is built: a
+// schedule set the core cannot run (dsp on the Cortex-M3, mve on the
+// Cortex-M4) and an unknown one are usage errors (exit 2, one line, nothing
+// written); a set the core has, and any set for the host, compile (review
+// finding: such C failed to assemble with several KB of messages).
+func TestTargetCheckedAgainstBoard(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--target", "dsp", "--board", "mps2-an385"}, []string{"--target dsp needs the dsp feature", "mps2-an385 (cortex-m3)", "--target generic"}},
+		{[]string{"--target", "mve", "--board", "mps2-an386"}, []string{"--target mve needs the mve feature", "cortex-m4"}},
+		{[]string{"--target", "neon", "--board", "mps3-an547"}, []string{"--target neon needs the neon feature"}},
+		{[]string{"--target", "foo"}, []string{"--target foo: unknown schedule set"}},
+	} {
+		out := filepath.Join(dir, "bad")
+		code, stdout, stderr := mcugen(t, append([]string{"compile", model, "-o", out}, c.args...)...)
+		oneErrorLine(t, c.args[1], code, stderr, 2, c.want...)
+		if stdout != "" || exists(out) {
+			t.Errorf("%v: wrote output", c.args)
+		}
+	}
+	for _, args := range [][]string{{"--target", "generic", "--board", "mps2-an386"}, {"--target", "dsp", "--board", "mps2-an505"}, {"--target", "dsp"}} {
+		if code, _, stderr := mcugen(t, append([]string{"compile", model, "-o", filepath.Join(dir, "ok"), "--force"}, args...)...); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
