@@ -11,6 +11,7 @@ import (
 	"io"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
@@ -223,18 +224,36 @@ func (e *emitter) header() []byte {
 	if e.opts.ArenaExternal {
 		b.WriteString(" the caller provides, 16-byte aligned")
 	}
-	fmt.Fprintf(&b, ". */\n#define %s_ARENA_SIZE %d\n\n", e.PREFIX, e.m.ArenaBytes)
+	fmt.Fprintf(&b, ". */\n#define %s_ARENA_SIZE %d\n", e.PREFIX, e.m.ArenaBytes)
+	stack, _ := e.m.ScratchBytes()
+	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n\n", e.PREFIX, stack)
+	b.WriteString("/* Sizes are in bytes. A quantized tensor's element q stands for SCALE * (q - ZERO_POINT). */\n")
+	ioDefs := func(kind string, t *tir.IO, name string) {
+		fmt.Fprintf(&b, "/* %s %s: %s %v (%d elements) */\n#define %s_%s_SIZE %d\n", kind, commentSafe(fmt.Sprintf("%q", t.Name)), t.DType, t.Shape, graph.NumElements(t.Shape), e.PREFIX, name, t.Bytes)
+		if t.Quantized {
+			fmt.Fprintf(&b, "#define %s_%s_SCALE %sf\n#define %s_%s_ZERO_POINT %d\n", e.PREFIX, name, cFloat(t.Scale), e.PREFIX, name, t.ZeroPoint)
+		}
+	}
 	for i, in := range e.m.Inputs {
 		if !e.m.IsState(i, false) {
-			fmt.Fprintf(&b, "/* input %q: %s %v */\n#define %s_%s_SIZE %d\n", in.Name, in.DType, in.Shape, e.PREFIX, strings.ToUpper(e.inNames[i]), in.Bytes)
+			ioDefs("input", in, strings.ToUpper(e.inNames[i]))
 		}
 	}
 	for i, o := range e.m.Outputs {
 		if !e.m.IsState(i, true) {
-			fmt.Fprintf(&b, "/* output %q: %s %v */\n#define %s_%s_SIZE %d\n", o.Name, o.DType, o.Shape, e.PREFIX, strings.ToUpper(e.outName[i]), o.Bytes)
+			ioDefs("output", o, strings.ToUpper(e.outName[i]))
 		}
 	}
 	b.WriteString("\n")
+	if e.opts.ArenaExternal && len(e.m.States) == 0 {
+		b.WriteString("/* run keeps nothing between calls but what is in the arena it is given: threads may\n   run the model at once, each with an arena of its own. */\n\n")
+	} else {
+		b.WriteString("/* Not re-entrant: run works in one static arena")
+		if len(e.m.States) > 0 {
+			b.WriteString(" and keeps the model's state")
+		}
+		b.WriteString(", so call it from one\n   thread (or task) at a time. */\n\n")
+	}
 	if len(e.m.States) > 0 {
 		fmt.Fprintf(&b, "/* The model keeps state from one inference to the next (%d tensor(s) of %d bytes,\n"+
 			"   %d bytes of static RAM with their next values): each run starts from what the\n"+
@@ -244,14 +263,14 @@ func (e *emitter) header() []byte {
 	}
 	if e.m.IOInArena {
 		b.WriteString("/* Inputs and outputs live in the arena: write the inputs at the\n   addresses below, call run, read the outputs. */\n")
-		for i := range e.m.Inputs {
+		for i, in := range e.m.Inputs {
 			if !e.m.IsState(i, false) {
-				fmt.Fprintf(&b, "void *%s(%s);\n", e.ioPtrName("input", i), e.arenaParam())
+				fmt.Fprintf(&b, "void *%s(%s); /* input %s */\n", e.ioPtrName("input", i), e.arenaParam(), commentSafe(fmt.Sprintf("%q", in.Name)))
 			}
 		}
-		for i := range e.m.Outputs {
+		for i, o := range e.m.Outputs {
 			if !e.m.IsState(i, true) {
-				fmt.Fprintf(&b, "void *%s(%s);\n", e.ioPtrName("output", i), e.arenaParam())
+				fmt.Fprintf(&b, "void *%s(%s); /* output %s */\n", e.ioPtrName("output", i), e.arenaParam(), commentSafe(fmt.Sprintf("%q", o.Name)))
 			}
 		}
 		fmt.Fprintf(&b, "\n/* Runs the model; returns 0. */\nint32_t %s_run(%s);\n", e.prefix, e.arenaParam())
@@ -757,4 +776,15 @@ func writeHelper(w io.StringWriter, h string, printed map[string]bool) {
 	}
 	_, _ = w.WriteString(helperText[h].code)
 	_, _ = w.WriteString("\n\n")
+}
+
+// cFloat prints a float32 as a C floating constant (without its f suffix):
+// the shortest decimal that reads back as the same float32, with a decimal
+// point or exponent.
+func cFloat(v float32) string {
+	t := strconv.FormatFloat(float64(v), 'g', -1, 32)
+	if !strings.ContainsAny(t, ".eEn") {
+		t += ".0"
+	}
+	return t
 }

@@ -13,14 +13,28 @@ type IOInfo struct {
 	Name  string `json:"name"`  // the tensor's name in the model
 	CName string `json:"cname"` // its member in struct <prefix>_inputs/_outputs
 	Size  int    `json:"size"`  // bytes
+	DType string `json:"dtype,omitempty"`
+	Shape []int  `json:"shape,omitempty"`
+	// Scale and ZeroPoint of a quantized tensor: real = scale·(q − zero_point).
+	Scale     *float32 `json:"scale,omitempty"`
+	ZeroPoint *int32   `json:"zero_point,omitempty"`
+}
+
+func ioInfo(t *tir.IO, cname string) IOInfo {
+	r := IOInfo{Name: t.Name, CName: cname, Size: t.Bytes, DType: t.DType.String(), Shape: t.Shape}
+	if t.Quantized {
+		s, z := t.Scale, t.ZeroPoint
+		r.Scale, r.ZeroPoint = &s, &z
+	}
+	return r
 }
 
 // IONames are the C member names of m's inputs and outputs, as Emit prints them.
 func IONames(m *tir.Module) (in, out []string) {
 	names := newNamer()
-	// <PREFIX>_ARENA_SIZE and, with states, <PREFIX>_STATE_SIZE are the
-	// header's own.
-	names.used["arena"] = true
+	// <PREFIX>_ARENA_SIZE, <PREFIX>_STACK_SIZE and, with states,
+	// <PREFIX>_STATE_SIZE are the header's own.
+	names.used["arena"], names.used["stack"] = true, true
 	if len(m.States) > 0 {
 		names.used["state"] = true
 	}
@@ -38,12 +52,12 @@ func ioInfos(m *tir.Module) (ins, outs []IOInfo) {
 	in, out := IONames(m)
 	for i, t := range m.Inputs {
 		if !m.IsState(i, false) {
-			ins = append(ins, IOInfo{Name: t.Name, CName: in[i], Size: t.Bytes})
+			ins = append(ins, ioInfo(t, in[i]))
 		}
 	}
 	for i, t := range m.Outputs {
 		if !m.IsState(i, true) {
-			outs = append(outs, IOInfo{Name: t.Name, CName: out[i], Size: t.Bytes})
+			outs = append(outs, ioInfo(t, out[i]))
 		}
 	}
 	return ins, outs

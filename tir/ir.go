@@ -159,6 +159,11 @@ type IO struct {
 	Shape  []int
 	Bytes  int
 	Offset int // arena offset given by the plan (used with in-arena I/O)
+	// Quantized: an integer tensor with one scale and zero point; its real
+	// value is Scale·(q − ZeroPoint).
+	Quantized bool
+	Scale     float32
+	ZeroPoint int32
 	// CopyFrom, for an output whose value lives elsewhere (an alias, or an input
 	// passed straight through), is where to copy it from after the kernels run.
 	CopyFrom *Where

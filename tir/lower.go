@@ -150,6 +150,12 @@ func (l *lowerer) run() (*Module, error) {
 
 func (l *lowerer) io(t *graph.Tensor) *IO {
 	o := &IO{Name: t.Name, DType: t.DType, Shape: append([]int{}, t.Shape...), Bytes: t.Bytes(), Offset: -1}
+	if q := t.Quant; q != nil && t.DType != F32 && len(q.Scale) == 1 && len(q.ZeroPoint) <= 1 {
+		o.Quantized, o.Scale = true, q.Scale[0]
+		if len(q.ZeroPoint) == 1 {
+			o.ZeroPoint = q.ZeroPoint[0]
+		}
+	}
 	if off, ok := l.plan.Offset(t.Name); ok {
 		o.Offset = off
 	}

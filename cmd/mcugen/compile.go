@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcugen/mcugen/emitc"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/pipeline"
@@ -46,6 +47,10 @@ type compileReport struct {
 	// given (weights_bytes and arena_bytes say what the model uses).
 	FlashBudget int64 `json:"flash_budget,omitempty"`
 	RAMBudget   int64 `json:"ram_budget,omitempty"`
+	// Inputs and Outputs are the API's tensors: names, C members, bytes,
+	// and a quantized tensor's scale and zero point.
+	Inputs  []emitc.IOInfo `json:"inputs"`
+	Outputs []emitc.IOInfo `json:"outputs"`
 }
 
 func (c *compileCmd) Run(e *env) error {
@@ -107,7 +112,8 @@ func (c *compileCmd) Run(e *env) error {
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
 		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean,
-		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels, FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget}
+		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels, FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
+		Inputs: s.Report.Inputs, Outputs: s.Report.Outputs}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
 	}
