@@ -50,7 +50,8 @@ func TestFlashBudgetAD(t *testing.T) {
 	if !strings.Contains(l.Summary(), "kept int8 to fit the flash budget (") || !strings.HasSuffix(l.Summary(), " B of 400,000 B)") {
 		t.Errorf("summary %q", l.Summary())
 	}
-	if got, want := s.BudgetSummary(), "budget: flash 400,000 B (weights "+commas(c)+" B used)"; got != want {
+	// The code estimate: 4,096 B + 2,048 B for each of the ten kernels.
+	if got, want := s.BudgetSummary(), "budget: flash 400,000 B (weights "+commas(c)+" B and code estimated at 24,576 B used)"; got != want {
 		t.Errorf("budget line %q, want %q", got, want)
 	}
 	t.Log(l.Summary())
@@ -61,9 +62,9 @@ func TestFlashBudgetAD(t *testing.T) {
 	if !errors.As(err, &fit) || fit.Budget != "flash" || fit.Region != "" || fit.Have != 262144 || fit.Need < adInt8Bytes || s.Files != nil {
 		t.Fatalf("256 KiB budget: %v", err)
 	}
-	// The graph's int8 weights alone (270,880 B) are over it: refused
-	// before lowering, as a region too small for them is.
-	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "ad01_int8 does not fit the flash budget: needs 270,880 B for weights; --flash-budget is 262,144 B (8,736 B short)") {
+	// The graph's int8 weights (270,880 B) and the least code (4,096 B)
+	// are over it: refused before lowering, as a region too small is.
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "ad01_int8 does not fit the flash budget: needs 274,976 B for weights (int8, 270,880 B) and code (at least 4,096 B); --flash-budget is 262,144 B (12,832 B short)") {
 		t.Errorf("message %q", msg)
 	}
 	t.Log(err)
@@ -191,16 +192,18 @@ func TestBudgetsOnHost(t *testing.T) {
 	if err != nil || s.Lean != nil || len(warns) != 0 || s.BudgetSummary() != "" {
 		t.Fatalf("no budgets: %v %+v %q", err, s.Lean, warns)
 	}
-	_, _, err = compile(adInt8Bytes-1, 0)
-	want := model + ": ad01_int8 does not fit the flash budget: needs 270,880 B for weights; --flash-budget is 270,879 B (1 B short)"
+	// The int8 weights and the least code (4,096 B) are checked before
+	// lowering: 1 B short of both.
+	_, _, err = compile(adInt8Bytes+4096-1, 0)
+	want := model + ": ad01_int8 does not fit the flash budget: needs 274,976 B for weights (int8, 270,880 B) and code (at least 4,096 B); --flash-budget is 274,975 B (1 B short)"
 	if err == nil || err.Error() != want {
 		t.Errorf("flash 1 B short: %v\nwant %s", err, want)
 	}
-	// The constants fit exactly, the code does not: the budget covers both,
-	// and no linker checks it, so the estimate (4,096 B + 2,048 B for each
-	// of the ten distinct kernels = 24,576 B) decides.
-	_, _, err = compile(adInt8Bytes, 0)
-	want = model + ": ad01_int8 does not fit the flash budget: needs 295,456 B for weights (the lowered constants, 270,880 B) and code (estimated at 24,576 B); --flash-budget is 270,880 B (24,576 B short)"
+	// The constants and the least code fit, the code estimate does not: the
+	// budget covers both, and no linker checks it, so the estimate (4,096 B
+	// + 2,048 B for each of the ten distinct kernels = 24,576 B) decides.
+	_, _, err = compile(adInt8Bytes+4096, 0)
+	want = model + ": ad01_int8 does not fit the flash budget: needs 295,456 B for weights (the lowered constants, 270,880 B) and code (estimated at 24,576 B); --flash-budget is 274,976 B (20,480 B short)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("flash exactly the constants: %v\nwant %s", err, want)
 	}
@@ -217,7 +220,7 @@ func TestBudgetsOnHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.BudgetSummary(), "budget: flash 1,048,576 B (weights 270,880 B used), RAM 256 B (arena 256 B used)"; got != want {
+	if got, want := s.BudgetSummary(), "budget: flash 1,048,576 B (weights 270,880 B and code estimated at 24,576 B used), RAM 256 B (arena 256 B used)"; got != want {
 		t.Errorf("budget line %q, want %q", got, want)
 	}
 }

@@ -145,6 +145,11 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		if s.Lean != nil {
 			what = fmt.Sprintf("weights (the lowered constants, even with %d layer(s) kept int8)", len(s.Lean.Kernels))
 		}
+		if lim.region == nil {
+			// A budget: say all it must hold, the code estimate too.
+			what = strings.TrimSuffix(what, ")") + fmt.Sprintf(", %s B) and code (estimated at %s B)", commas(need), commas(headroom))
+			need += headroom
+		}
 		return false, s.fitError(*lim, what, need)
 	}
 	if s.Lean == nil {

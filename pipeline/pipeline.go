@@ -410,8 +410,15 @@ func checkFits(s *State) error {
 		wlim = &limit{budget: "flash", bytes: bud}
 	}
 	if wlim != nil {
-		if need := graph.WeightBytes(s.Graph); need > wlim.bytes {
-			return s.fitError(*wlim, "weights", need)
+		need, what := graph.WeightBytes(s.Graph), "weights"
+		if wlim.region == nil {
+			// The budget covers code too: at least the entry function's
+			// share of the estimate the fit pass adds (fitWeights).
+			what = fmt.Sprintf("weights (int8, %s B) and code (at least %s B)", commas(need), commas(codeHeadroomBase))
+			need += codeHeadroomBase
+		}
+		if need > wlim.bytes {
+			return s.fitError(*wlim, what, need)
 		}
 	}
 	return nil
@@ -422,7 +429,8 @@ func checkFits(s *State) error {
 func (s *State) BudgetSummary() string {
 	var parts []string
 	if b := s.Opt.FlashBudget; b > 0 {
-		parts = append(parts, fmt.Sprintf("flash %s B (weights %s B used)", commas(b), commas(s.Module.ConstBytes())))
+		code := codeHeadroomBase + codeHeadroomKernel*int64(s.Module.DistinctFuncs())
+		parts = append(parts, fmt.Sprintf("flash %s B (weights %s B and code estimated at %s B used)", commas(b), commas(s.Module.ConstBytes()), commas(code)))
 	}
 	if b := s.Opt.RAMBudget; b > 0 {
 		what := "arena"
