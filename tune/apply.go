@@ -2,6 +2,9 @@ package tune
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
@@ -13,6 +16,11 @@ import (
 // node's signature has a record, its knobs keyed by kernel name, as
 // tir.Target.WithKnobs takes them. Records for other cores or targets and
 // records for kernels the model does not have are ignored, with a note.
+//
+// Of a record's knobs, only those the tuner could have written for that
+// kernel apply (Check): a knob its schedule does not read, or a value the
+// tuner would not try for it, is left out with a note (one per record) and
+// the kernel keeps that knob's default; the record's other knobs apply.
 func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) (map[string]Knobs, []string) {
 	byName := map[string]*graph.Node{}
 	for _, n := range g.Nodes {
@@ -20,18 +28,43 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 	}
 	out := map[string]Knobs{}
 	used := map[*Record]bool{}
+	var order []*Record               // records with ignored knobs, in kernel order
+	ignored := map[*Record][]string{} // their ignored knobs, described
 	for _, f := range m.Funcs {
 		node, _, _ := strings.Cut(f.Node, " + ")
 		n := byName[node]
 		if n == nil {
 			continue
 		}
-		if r := rs.Get(Signature(g, n), target, core); r != nil {
-			out[f.Name] = r.Knobs.Clone()
-			used[r] = true
+		r := rs.Get(Signature(g, n), target, core)
+		if r == nil {
+			continue
+		}
+		used[r] = true
+		keep, bad := Check(target, f.Knobs, r.Knobs)
+		if len(bad) > 0 {
+			if ignored[r] == nil {
+				order = append(order, r)
+			}
+			for _, b := range bad {
+				if !slices.Contains(ignored[r], b) {
+					ignored[r] = append(ignored[r], b)
+				}
+			}
+		}
+		if len(keep) > 0 {
+			out[f.Name] = keep
 		}
 	}
 	var notes []string
+	file := "tuning records"
+	if rs.Path != "" {
+		file += " " + rs.Path
+	}
+	for _, r := range order {
+		notes = append(notes, fmt.Sprintf("%s: kernel %q: ignored %s; the kernel keeps the default there, the rest of the record applies",
+			file, r.Kernel, strings.Join(ignored[r], ", ")))
+	}
 	other, unknown := 0, 0
 	for _, r := range rs.Records {
 		switch {
@@ -49,4 +82,43 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		notes = append(notes, fmt.Sprintf("tuning: %d record(s) for kernels this model does not have ignored", unknown))
 	}
 	return out, notes
+}
+
+// Check splits a record's knobs for a kernel scheduled for target, whose
+// schedule read the knobs in read (PrimFunc.Knobs after lowering with the
+// defaults), into those that may apply and descriptions of those that may
+// not: a knob the schedule does not read ("knob bogus=3 (its schedule does
+// not read it)"), or a value outside the knob's value set ("knob
+// block_oc=1000 (not one of 1,2,4)"), sorted by name. The value set is the
+// one the tuner searches for the kernel (SpaceOf over the same defaults),
+// with the fit pass's Lean setting, which the tuner holds fixed for the
+// kernels the fit pass keeps int8: every record tune writes passes whole.
+func Check(target string, read, rec Knobs) (keep Knobs, bad []string) {
+	keep = Knobs{}
+	space := SpaceOf(target, read)
+	for _, name := range slices.Sorted(maps.Keys(rec)) {
+		v := rec[name]
+		if _, ok := read[name]; !ok {
+			bad = append(bad, fmt.Sprintf("knob %s=%d (its schedule does not read it)", name, v))
+			continue
+		}
+		vals := space.Values(name)
+		if lv, ok := Lean[name]; ok && v == lv {
+			vals = append(vals, lv)
+		}
+		if !slices.Contains(vals, v) {
+			bad = append(bad, fmt.Sprintf("knob %s=%d (not one of %s)", name, v, joinInts(space.Values(name))))
+			continue
+		}
+		keep[name] = v
+	}
+	return keep, bad
+}
+
+func joinInts(v []int) string {
+	p := make([]string, len(v))
+	for i, x := range v {
+		p[i] = strconv.Itoa(x)
+	}
+	return strings.Join(p, ",")
 }

@@ -47,6 +47,8 @@ type Records struct {
 	Format  string    `json:"format"`
 	Version int       `json:"version"`
 	Records []*Record `json:"records"`
+	// Path is the file Load read them from ("" otherwise), for notes.
+	Path string `json:"-"`
 
 	byKey map[string]*Record
 }
@@ -198,6 +200,7 @@ func Load(path string) (*Records, []string, error) {
 	for i := range notes {
 		notes[i] = fmt.Sprintf("tuning records %s: %s", path, notes[i])
 	}
+	rs.Path = path
 	return rs, notes, nil
 }
 

@@ -207,6 +207,26 @@ func ValuesFor(target, name string, def int) []int {
 	return slices.Compact(v)
 }
 
+// Values is the value set of knob name in s: its dimension's values, or its
+// fixed value alone; nil when s has no such knob.
+func (s Space) Values(name string) []int {
+	for _, d := range s.Dims {
+		if d.Name == name {
+			return slices.Clone(d.Values)
+		}
+	}
+	if v, ok := s.Fixed[name]; ok {
+		return []int{v}
+	}
+	return nil
+}
+
+// Lean is the setting of a kernel whose weights the fit pass keeps int8 in
+// flash (for the board's flash or a budget): the tuner tunes such a kernel
+// with it held fixed (measure.Kernels), so its record holds it whatever the
+// schedule's default.
+var Lean = Knobs{"weights": 8}
+
 // Fix returns s with knob name held at v: no dimension, in every point.
 func (s Space) Fix(name string, v int) Space {
 	out := Space{Fixed: Knobs{}}

@@ -25,6 +25,9 @@ type tuneCmd struct {
 }
 
 func (c *tuneCmd) Run(e *env) error {
+	if c.Trials <= 0 {
+		return usageError{fmt.Errorf("--trials %d: want a positive number of measurements per kernel (default %d)", c.Trials, measure.DefaultTrials)}
+	}
 	opt, cat, err := c.compileFlags.options(e, &c.modelFlags)
 	if err != nil {
 		return err
@@ -51,8 +54,9 @@ func (c *tuneCmd) Run(e *env) error {
 		}
 	}
 	board := opt.Board
+	// Refuse a board tune cannot measure on before anything is built.
 	if opt.Board, err = measure.MeasureBoard(board, cat); err != nil {
-		return err
+		return fmt.Errorf("tune: %w", err)
 	}
 	if opt.Board != board {
 		e.warn(fmt.Sprintf("board %s has no emulator: measuring on %s (same core, %s)", board.Name, opt.Board.Name, board.CPU))
@@ -112,7 +116,7 @@ func (c *tuneCmd) Run(e *env) error {
 	defer done()
 	rep, err := measure.Run(s, cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("tune: %w", err)
 	}
 	if c.JSON {
 		return e.printJSON(rep)

@@ -32,20 +32,26 @@ type Kernel struct {
 	Graph     *graph.Graph // the one-node graph
 }
 
-// MeasureBoard picks the board to measure on: b itself when it has an
-// emulator, else an emulated catalog board with the same core.
+// MeasureBoard picks the board to measure on: b itself when it runs under
+// QEMU (whose -icount or plugin gives the exact instruction counts tune
+// needs), else an emulated catalog board with the same core. The host runs
+// natively and counts nothing, and it has no core a QEMU board could share:
+// it is refused, as is a board whose core no QEMU board of the catalog has.
 func MeasureBoard(b *boards.Board, cat *boards.Catalog) (*boards.Board, error) {
-	if b.Emulated() {
+	if b.QEMU.Binary != "" {
 		return b, nil
 	}
-	if cat != nil {
+	if cat != nil && b.CPU != "" {
 		for _, o := range cat.Boards() {
-			if o.CPU == b.CPU && o.Emulated() && o.QEMU.Binary != "" {
+			if o.CPU == b.CPU && o.QEMU.Binary != "" {
 				return o, nil
 			}
 		}
 	}
-	return nil, fmt.Errorf("board %s (%s) has no emulator and no QEMU board in the catalog has its core", b.Name, b.CPU)
+	if b.CPU == "" {
+		return nil, fmt.Errorf("board %s has no instruction counter: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares", b.Name)
+	}
+	return nil, fmt.Errorf("board %s (%s) has no emulator and no QEMU board in the catalog has its core: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares", b.Name, b.CPU)
 }
 
 // Isolate returns a graph holding node n alone: its non-constant inputs
@@ -144,7 +150,7 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 			continue
 		}
 		if f := ks.Module.Funcs[0]; lean[sig] && f.Knobs["weights"] == 16 {
-			o.Knobs = map[string]map[string]int{f.Op: {"weights": 8}}
+			o.Knobs = map[string]map[string]int{f.Op: tune.Lean.Clone()}
 			if ks, err = pipeline.CompileGraph(sg, "kernel", o); err != nil || ks.Module == nil || len(ks.Module.Funcs) != 1 {
 				continue
 			}
@@ -152,8 +158,10 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 		f := ks.Module.Funcs[0]
 		k := &Kernel{Signature: sig, Op: f.Op, Func: f.Name, Nodes: []string{n.Name}, Defaults: tune.Knobs(f.Knobs).Clone(), Graph: sg}
 		k.Space = tune.SpaceOf(ks.Module.Target, k.Defaults)
-		if k.Defaults["weights"] == 8 {
-			k.Space = k.Space.Fix("weights", 8) // the fit pass's choice, not a speed one
+		for name, v := range tune.Lean {
+			if w, ok := k.Defaults[name]; ok && w == v {
+				k.Space = k.Space.Fix(name, v) // the fit pass's choice, not a speed one
+			}
 		}
 		bySig[sig] = k
 		out = append(out, k)

@@ -168,6 +168,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	results := make(chan result)
 	inflight := 0
 	var wall time.Duration
+	recorded, firstErr := 0, ""
 	finish := func(j *job) error {
 		j.done = true
 		best, n, ok := j.search.Best()
@@ -175,6 +176,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			cfg.Note(fmt.Sprintf("kernel %s: every candidate failed; no record", j.k.Signature))
 			return nil
 		}
+		recorded++
 		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: cfg.Opt.Board.Name, Knobs: best,
 			Instructions: n, Default: j.search.Default(), Trials: len(j.search.Measured), Space: j.k.Space.Size(),
 			Search: j.search.Kind(), Version: cfg.Version}
@@ -232,6 +234,9 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			rep.Failed++
 			r.j.failed++
 			line.Err = oneLine(r.m.Err.Error())
+			if firstErr == "" {
+				firstErr = line.Err
+			}
 			cfg.Note(fmt.Sprintf("kernel %s knobs %s: %s", r.j.k.Signature, r.m.Knobs, line.Err))
 		}
 		if err := jw.Encode(line); err != nil {
@@ -264,6 +269,11 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	}
 	jf.Close()
 	os.Remove(JournalPath(cfg.Out))
+	if recorded == 0 {
+		// Nothing to write and nothing learnt: a run whose every
+		// measurement failed is an error, not a success with no records.
+		return rep, allFailed(rep, firstErr, cfg.Out)
+	}
 	if err := keepModelNoSlower(s, cfg, recs, jobs, target, rep); err != nil {
 		return nil, err
 	}
@@ -272,6 +282,17 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		rep.MeasureSeconds = wall.Seconds() / float64(rep.Trials)
 	}
 	return rep, nil
+}
+
+// allFailed is the error of a run in which no kernel got a record: every
+// measurement failed (first names the first failure this run saw).
+func allFailed(rep *Report, first, out string) error {
+	n := rep.Trials + rep.Resumed
+	msg := fmt.Sprintf("all %d measurement(s) failed; no records written to %s", n, out)
+	if first != "" {
+		msg += " (first failure: " + first + ")"
+	}
+	return errors.New(msg)
 }
 
 // replayJournal feeds the measurements of an interrupted run back into the

@@ -1,0 +1,200 @@
+package measure
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/runner"
+	"github.com/mcugen/mcugen/tune"
+)
+
+// tune measures under QEMU: a board with an emulator is measured on itself,
+// one without on a QEMU board with its core, and the host, which runs
+// natively and counts nothing and has no core, is refused with a reason.
+func TestMeasureBoard(t *testing.T) {
+	cat, err := boards.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(name string) *boards.Board {
+		b, err := cat.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, name := range []string{"mps2-an386", "mps3-an547", "aarch64-linux"} {
+		if m, err := MeasureBoard(get(name), cat); err != nil || m.Name != name {
+			t.Errorf("%s: measured on %v (%v), want itself", name, m, err)
+		}
+	}
+	nucleo := get("nucleo-l4r5zi")
+	if m, err := MeasureBoard(nucleo, cat); err != nil || m.CPU != nucleo.CPU || m.QEMU.Binary == "" {
+		t.Errorf("nucleo-l4r5zi: measured on %v (%v), want a QEMU board with its core", m, err)
+	}
+	m, err := MeasureBoard(get("host"), cat)
+	if err == nil {
+		t.Fatalf("host: measured on %s, want a refusal", m.Name)
+	}
+	want := "board host has no instruction counter: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares"
+	if err.Error() != want {
+		t.Errorf("host: %q, want %q", err, want)
+	}
+}
+
+// A run in which every measurement fails is an error that says so, and
+// writes no records file. (The host counts no instructions: every one of
+// its measurements fails, without QEMU.)
+func TestEveryMeasurementFailedIsAnError(t *testing.T) {
+	host := board(t, "host")
+	if err := runner.CheckTools(host); err != nil {
+		t.Skip(err)
+	}
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	opt := pipeline.Options{Board: host, Version: "test"}
+	s, err := pipeline.Compile(model, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "host.json")
+	var notes []string
+	cfg := Config{Opt: opt, Trials: 1, Jobs: 2, Out: out, Timeout: 30 * time.Second, Version: "test",
+		Note: func(n string) { notes = append(notes, n) }}
+	rep, err := Run(s, cfg)
+	if err == nil {
+		t.Fatalf("every measurement failed and Run said nothing (report %+v, notes %q)", rep, notes)
+	}
+	msg := err.Error()
+	for _, frag := range []string{"measurement(s) failed", "no records written to " + out, "reported no instruction count"} {
+		if !strings.Contains(msg, frag) {
+			t.Errorf("error %q lacks %q", msg, frag)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("error %q is more than one line", msg)
+	}
+	if rep == nil || rep.Trials == 0 || rep.Failed != rep.Trials {
+		t.Errorf("report %+v: want every measurement failed", rep)
+	}
+	for _, p := range []string{out, JournalPath(out)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written", p)
+		}
+	}
+}
+
+// Every setting the tuner can write for a kernel (each point of its space,
+// the fit pass's int8 weights where it keeps them) passes tune.Check against
+// the knobs the model's own lowering reads, on each target: the records tune
+// writes apply whole, without notes. No QEMU.
+func TestTunerSettingsPassCheck(t *testing.T) {
+	type build struct {
+		model, board string
+		flash        int64
+	}
+	builds := []build{
+		{"../../testdata/tflite/cnn_int8.tflite", "mps2-an386", 0},
+		{"../../testdata/tflite/cnn_int8.tflite", "mps2-an385", 0},
+		{"../../testdata/tflite/cnn_int8.tflite", "mps3-an547", 0},
+		{"../../testdata/tflite/cnn_int8.tflite", "aarch64-linux", 0},
+		{"../../testdata/tflite/mlp_int8.tflite", "mps2-an386", 0},
+		{"../../testdata/tflite/mlp_int8.tflite", "microbit", 0},
+	}
+	ad := filepath.Join("..", "..", "..", "shared", "models", "mlperf_tiny", "ad", "ad01_int8.tflite")
+	if _, err := os.Stat(ad); err == nil {
+		builds = append(builds, build{ad, "mps2-an386", 400000}) // three layers kept int8
+	}
+	for _, bd := range builds {
+		opt := pipeline.Options{Board: board(t, bd.board), Version: "test", FlashBudget: bd.flash}
+		s, err := pipeline.Compile(bd.model, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks, err := Kernels(s, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := map[string]tune.Knobs{} // by signature, from the model's lowering
+		for _, f := range s.Module.Funcs {
+			node, _, _ := strings.Cut(f.Node, " + ")
+			for _, n := range s.Graph.Nodes {
+				if n.Name == node {
+					read[tune.Signature(s.Graph, n)] = f.Knobs
+				}
+			}
+		}
+		checked := 0
+		for _, k := range ks {
+			r, ok := read[k.Signature]
+			if !ok {
+				continue
+			}
+			// The defaults, and every value of every knob with the rest at
+			// the defaults, and up to 64 points more.
+			pts := []tune.Knobs{k.Defaults}
+			for _, d := range k.Space.Dims {
+				for _, v := range d.Values {
+					p := k.Defaults.Clone()
+					p[d.Name] = v
+					pts = append(pts, p)
+				}
+			}
+			for i := 0; i < min(k.Space.Size(), 64); i++ {
+				pts = append(pts, k.Space.At(i))
+			}
+			for _, p := range pts {
+				keep, bad := tune.Check(s.Module.Target, r, p)
+				if len(bad) > 0 || keep.String() != p.String() {
+					t.Fatalf("%s on %s, kernel %s: the tuner's %v flagged %q", filepath.Base(bd.model), bd.board, k.Signature, p, bad)
+				}
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s on %s: no kernel checked", filepath.Base(bd.model), bd.board)
+		}
+	}
+}
+
+// The records of a real (small) tune run apply without a note, and take:
+// here the generic schedules of the Cortex-M3 (TestTuneEndToEnd checks the
+// dsp ones on mps2-an386).
+func TestTunedRecordsApplyWithoutNotes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs firmware under QEMU")
+	}
+	b := board(t, "mps2-an385")
+	if err := runner.CheckTools(b); err != nil {
+		t.Skip(err)
+	}
+	model := "../../testdata/tflite/cnn_int8.tflite"
+	opt := pipeline.Options{Board: b, Version: "test"}
+	s, err := pipeline.Compile(model, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	cfg := Config{Opt: opt, Trials: 2, Jobs: 4, Out: out, Timeout: 30 * time.Second, Version: "test"}
+	if _, err := Run(s, cfg); err != nil {
+		t.Fatal(err)
+	}
+	recs, notes, err := tune.Load(out)
+	if err != nil || len(notes) > 0 || recs.Len() == 0 {
+		t.Fatalf("records: %v %q", err, notes)
+	}
+	var warns []string
+	topt := opt
+	topt.Tuning, topt.Warn = out, func(w string) { warns = append(warns, w) }
+	ts, err := pipeline.Compile(model, topt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) > 0 || ts.Tuned == 0 {
+		t.Errorf("tune's own records: %d kernels tuned, notes %q", ts.Tuned, warns)
+	}
+}
