@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/emitc"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
@@ -78,6 +79,11 @@ func (c *compileCmd) Run(e *env) error {
 	s, err := pipeline.Compile(c.Model, opt)
 	if err != nil {
 		return err
+	}
+	if c.Project != "" && templates.UsesCRT(kind) {
+		if w := exampleRAMWarning(s); w != "" {
+			e.warn(w)
+		}
 	}
 	var written []string
 	err = writeDirAtomic(c.Out, func(tmp string) error {
@@ -275,4 +281,31 @@ func removeStaleTemps(parent, base string) {
 	for _, d := range stale {
 		os.RemoveAll(d)
 	}
+}
+
+// exampleRAMWarning is a warning when a bare-metal project's example
+// program is unlikely to link: beside what compile checks (the arena, the
+// model's state and the stack) it keeps each input and output in a static
+// buffer of its own, and the runtime has a little data of its own. The model
+// itself fits; an application that reuses its buffers may too.
+func exampleRAMWarning(s *pipeline.State) string {
+	b := s.Opt.Board
+	if b == nil || !b.BareMetal() || s.Report == nil || s.Opt.IOInArena {
+		return ""
+	}
+	r := b.RegionFor(boards.HoldsData)
+	if r == nil || b.RegionFor(boards.HoldsArena) != r {
+		return ""
+	}
+	io := 0
+	for _, t := range append(append([]emitc.IOInfo{}, s.Report.Inputs...), s.Report.Outputs...) {
+		io += t.Size
+	}
+	const runtime = 256 // the runtime's own data and bss, about
+	need := s.ModelRAM() + int64(b.StackBytes) + int64(io) + runtime
+	if need <= int64(r.Length) {
+		return ""
+	}
+	return fmt.Sprintf("the example program may not link: with its input and output buffers (%s B) and the runtime's data it needs about %s B of region %s, which has %s B; the model alone fits, so an application that reuses its buffers may still fit",
+		comma(int64(io)), comma(need), r.Name, comma(int64(r.Length)))
 }

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A make project whose example program cannot link for want of RAM is
+// written with a warning: float cnn.onnx on the micro:bit fits (arena
+// 11,264 B + stack 2,048 B of 16,384 B) but its example's buffers (a
+// 3·32·32 float input, 3,072 B, and a 10-float output, 40 B) and the
+// runtime's data do not (review finding: the link failed without a word).
+// A project with room gets no warning.
+func TestExampleRAMWarning(t *testing.T) {
+	dir := t.TempDir()
+	model, _ := filepath.Abs("../../testdata/onnx/cnn.onnx")
+	code, _, stderr := mcugen(t, "compile", model, "--board", "microbit", "--project", "make", "-o", filepath.Join(dir, "mb"))
+	if code != 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "warning: the example program may not link") ||
+		!strings.Contains(stderr, "input and output buffers (3,112 B)") || !strings.Contains(stderr, "region RAM, which has 16,384 B") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = mcugen(t, "compile", model, "--board", "mps2-an386", "--project", "make", "-o", filepath.Join(dir, "an386"))
+	if code != 0 || stderr != "" {
+		t.Errorf("mps2-an386: exit %d, stderr %q", code, stderr)
+	}
+}
