@@ -300,6 +300,12 @@ func (s *State) layerCounts(raw []int64, overhead int64) []LayerCount {
 		l := LayerCount{Kernel: c.Func.Name, Op: c.Func.Op, Node: c.Func.Node, Instructions: -1}
 		if n := nodes[c.Func.Node]; n != nil {
 			l.MACs = graph.MACs(s.Graph, n)
+			// The MACs the kernel does: its dead output channels (all-zero
+			// weights) are stored as constants, not computed.
+			if d, y := c.Func.DeadChannels, s.Graph.Out(n, 0); d > 0 && y != nil && len(y.Shape) > 0 {
+				cout := y.Shape[len(y.Shape)-1]
+				l.MACs = l.MACs * int64(max(cout-d, 0)) / int64(max(cout, 1))
+			}
 		}
 		if i < len(raw) && raw[i] >= 0 && overhead >= 0 {
 			l.Instructions = max(raw[i]-overhead, 0)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -52,4 +53,30 @@ func TestLayerProfileKWS(t *testing.T) {
 		t.Errorf("layers add up to %d, the unprofiled run counts %d", sum, plain.Instructions())
 	}
 	t.Logf("KWS per layer: %d layers add up to %d of %d instructions", len(x.Layers), sum, plain.Instructions())
+}
+
+// Per-layer MACs are what each kernel computes: VWW's late layers store
+// their dead output channels (all-zero weights) as constants, and counting
+// those made one layer report 9.4 MACs per instruction on the Cortex-M4,
+// whose SMLAD peak is 2 (review finding). No layer may beat that bound.
+func TestLayerMACsWithinSMLADPeak(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	s, err := Compile(filepath.Join(sharedDir(t), "vww/vww_96_int8.tflite"), Options{Board: b, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.ExecuteLayers(RandomInputs(s.Graph, 1, 3), t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := 0
+	for i, l := range x.Layers {
+		dead += s.Module.Calls[i].Func.DeadChannels
+		if l.MACs > 2*l.Instructions {
+			t.Errorf("layer %d (%s): %d MACs in %d instructions, over the SMLAD peak of 2 per instruction", i, l.Kernel, l.MACs, l.Instructions)
+		}
+	}
+	if dead == 0 {
+		t.Error("VWW's kernels report no dead channels: the case this test is for is gone")
+	}
 }
