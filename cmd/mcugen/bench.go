@@ -125,7 +125,10 @@ func (c *benchCmd) Run(e *env) error {
 			if r.Instructions > 0 {
 				r.MACsPerInstr = float64(r.MACs) / float64(r.Instructions)
 			}
-			r.Anchor = anchorFor(r.MACs, r.Board)
+			if !s.Module.Float {
+				// TFLite Micro's figures are for the int8 models.
+				r.Anchor = anchorFor(r.MACs, r.Board)
+			}
 			if est != nil {
 				r.M4CyclesEstimate = est.Cycles
 				for _, cc := range est.Classes {
@@ -158,7 +161,7 @@ func (c *benchCmd) Run(e *env) error {
 	for _, r := range report.Results {
 		anchor := "-"
 		if r.Anchor > 0 {
-			anchor = fmt.Sprintf("%s (%.2fx)", comma(r.Anchor), float64(r.Anchor)/float64(r.Instructions))
+			anchor = fmt.Sprintf("%s (mcugen %.2fx)", comma(r.Anchor), float64(r.Instructions)/float64(r.Anchor))
 		}
 		cycles := ""
 		if c.Cycles {
