@@ -14,7 +14,7 @@ type planCmd struct {
 	quantFlags
 	Algo  string `help:"Placement algorithm: best, greedy-size, greedy-conflicts, hill-climb, exact." default:"best" enum:"best,greedy-size,greedy-conflicts,hill-climb,exact"`
 	Align int    `help:"Buffer alignment in bytes." default:"16"`
-	IO    string `name:"io" help:"Where graph inputs/outputs live: in-arena or separate (the caller's buffers)." default:"in-arena" enum:"in-arena,separate"`
+	IO    string `name:"io" help:"Where graph inputs/outputs live: separate (the caller's buffers, as compile's default) or in-arena." default:"separate" enum:"in-arena,separate"`
 	SVG   string `name:"svg" help:"Write a picture of the arena (x: step, y: offset) to this file." type:"path" placeholder:"FILE"`
 	JSON  bool   `name:"json" help:"Print one JSON object."`
 	// Which convolutions may run in place depends on the kernels: plan for a board's.
