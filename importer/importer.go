@@ -49,7 +49,22 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var g *graph.Graph
 	ext := strings.ToLower(filepath.Ext(path))
-	if ext == ".tflite" || ext != ".onnx" && IsTFLite(b) {
+	warn := func(w string) {
+		if opt.Warn != nil {
+			opt.Warn(w)
+		}
+	}
+	if ext == ".tflite" && !IsTFLite(b) && looksLikeONNX(b) {
+		// An ONNX model named .tflite: read it as what it is.
+		if g, err := onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn}); err == nil && graph.Validate(g) == nil {
+			warn(fmt.Sprintf("%s: an ONNX model named .tflite; read as ONNX", path))
+			return g, nil
+		}
+	}
+	if ext == ".tflite" || IsTFLite(b) {
+		if ext == ".onnx" {
+			warn(fmt.Sprintf("%s: a TFLite model (file identifier TFL3) named .onnx; read as TFLite", path))
+		}
 		g, err = tflite.DecodeWith(name, b, tflite.Options{Shapes: opt.Shapes, Warn: opt.Warn})
 	} else {
 		g, err = onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn})
@@ -63,10 +78,35 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		err = graph.Validate(g)
 	}
 	if err != nil {
+		if h := sniff(b); h != "" {
+			return nil, fmt.Errorf("%s: %w (the file looks like %s)", path, err, h)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return g, nil
 }
+
+// sniff names what a file that is not a model looks like, from its first
+// bytes ("" when it does not know).
+func sniff(b []byte) string {
+	for _, k := range []struct{ magic, what string }{
+		{"version https://git-lfs", "a Git LFS pointer, not the model itself: fetch it with git lfs pull"},
+		{"\x89PNG\r\n\x1a\n", "a PNG image"},
+		{"\xff\xd8\xff", "a JPEG image"},
+		{"\x89HDF\r\n\x1a\n", "an HDF5 file (a Keras .h5 model?): convert it to TFLite or ONNX first"},
+		{"PK\x03\x04", "a zip archive (a Keras .keras or PyTorch .pt file?): export it to TFLite or ONNX first"},
+		{"\x80\x02", "a Python pickle (a PyTorch model?): export it to ONNX first"},
+	} {
+		if bytes.HasPrefix(b, []byte(k.magic)) {
+			return k.what
+		}
+	}
+	return ""
+}
+
+// looksLikeONNX reports whether b starts as a ModelProto usually does: its
+// ir_version (field 1, a varint) first.
+func looksLikeONNX(b []byte) bool { return len(b) > 2 && b[0] == 0x08 && b[1] > 0 && b[1] < 0x80 }
 
 // IsTFLite reports whether b carries the TFLite flatbuffer file identifier.
 func IsTFLite(b []byte) bool { return len(b) >= 8 && bytes.Equal(b[4:8], []byte("TFL3")) }
