@@ -56,5 +56,3 @@ func TestWrongFormatRecognised(t *testing.T) {
 		}
 	}
 }
-
-
