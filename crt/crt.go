@@ -271,8 +271,8 @@ func (h *Harness) check() error {
 	if !cIdent.MatchString(h.Prefix) {
 		return fmt.Errorf("crt: prefix %q is not a C identifier", h.Prefix)
 	}
-	if len(h.Inputs) == 0 || len(h.Outputs) == 0 {
-		return fmt.Errorf("crt: the model needs at least one input and one output (has %d, %d)", len(h.Inputs), len(h.Outputs))
+	if len(h.Outputs) == 0 {
+		return fmt.Errorf("crt: the model needs at least one output (has %d inputs, no output)", len(h.Inputs))
 	}
 	for _, t := range append(append([]Tensor{}, h.Inputs...), h.Outputs...) {
 		if !cIdent.MatchString(t.CName) || t.Size <= 0 {
@@ -321,7 +321,15 @@ func (h *Harness) VectorsC(b *boards.Board) (string, error) {
 		}
 		return strings.Join(p, ", ")
 	}
-	fmt.Fprintf(&s, "const uint32_t mcugen_input_size[] = {%s};\n", sizes(h.Inputs))
+	// C has no empty initializer: a model without inputs (every one folded
+	// into a constant) gets one unused element in each input table.
+	orZero := func(list, zero string) string {
+		if list == "" {
+			return zero
+		}
+		return list
+	}
+	fmt.Fprintf(&s, "const uint32_t mcugen_input_size[] = {%s};\n", orZero(sizes(h.Inputs), "0u"))
 	fmt.Fprintf(&s, "const uint32_t mcugen_output_size[] = {%s};\n\n", sizes(h.Outputs))
 	// On bare metal the vectors go with the weights (a large read-only region on boards
 	// that have one, such as the M55's QSPI flash).
@@ -344,7 +352,7 @@ func (h *Harness) VectorsC(b *boards.Board) (string, error) {
 			s.WriteString("\n};\n")
 		}
 	}
-	fmt.Fprintf(&s, "const uint8_t *const mcugen_vector_data[] = {\n    %s,\n};\n\n", strings.Join(refs, ",\n    "))
+	fmt.Fprintf(&s, "const uint8_t *const mcugen_vector_data[] = {\n    %s,\n};\n\n", orZero(strings.Join(refs, ",\n    "), "0"))
 	for _, io := range []struct {
 		kind string
 		ts   []Tensor
@@ -355,7 +363,7 @@ func (h *Harness) VectorsC(b *boards.Board) (string, error) {
 			names = append(names, n)
 			fmt.Fprintf(&s, "static uint8_t %s[%d] __attribute__((aligned(16))); /* %s */\n", n, t.Size, t.CName)
 		}
-		fmt.Fprintf(&s, "uint8_t *const mcugen_%s_buf[] = {%s};\n\n", io.kind, strings.Join(names, ", "))
+		fmt.Fprintf(&s, "uint8_t *const mcugen_%s_buf[] = {%s};\n\n", io.kind, orZero(strings.Join(names, ", "), "0"))
 	}
 	if h.ExternalArena {
 		section := ""
