@@ -31,6 +31,9 @@ type benchResult struct {
 	FlashBytes     int     `json:"flash_bytes"`
 	RAMBytes       int     `json:"ram_bytes"`
 	MatchReference bool    `json:"match_reference"`
+	// Error is why this model could not be benchmarked on this board (the
+	// other cases still run).
+	Error string `json:"error,omitempty"`
 	// FlashBudget and RAMBudget are --flash-budget and --ram-budget, when given.
 	FlashBudget int64 `json:"flash_budget,omitempty"`
 	RAMBudget   int64 `json:"ram_budget,omitempty"`
@@ -95,9 +98,15 @@ func (c *benchCmd) Run(e *env) error {
 			if err != nil {
 				return err
 			}
+			cases := len(c.Models) * len(strings.Split(c.Board, ","))
 			s, err := pipeline.Compile(model, opt)
 			if err != nil {
-				return err
+				if cases == 1 {
+					return err
+				}
+				// One case that cannot build does not cost the others.
+				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Instructions: -1, Error: oneLine(err.Error())})
+				continue
 			}
 			dir, done, err := c.workDir()
 			if err != nil {
@@ -117,7 +126,12 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			done()
 			if err != nil {
-				return fmt.Errorf("%s on %s: %w", model, flags.Board, err)
+				err = fmt.Errorf("%s on %s: %w", model, flags.Board, err)
+				if cases == 1 {
+					return err
+				}
+				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: -1, Error: oneLine(err.Error())})
+				continue
 			}
 			r := benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
@@ -146,8 +160,21 @@ func (c *benchCmd) Run(e *env) error {
 			report.Results = append(report.Results, r)
 		}
 	}
+	failed := 0
+	for _, r := range report.Results {
+		if r.Error != "" {
+			failed++
+		}
+	}
+	var failure error
+	if failed > 0 {
+		failure = fmt.Errorf("%d of %d benchmarks failed", failed, len(report.Results))
+	}
 	if c.JSON {
-		return e.printJSON(report)
+		if err := e.printJSON(report); err != nil {
+			return err
+		}
+		return failure
 	}
 	cyclesHead := ""
 	if c.Cycles {
@@ -170,6 +197,10 @@ func (c *benchCmd) Run(e *env) error {
 				cycles = fmt.Sprintf(" %16s", "~"+comma(r.M4CyclesEstimate))
 			}
 		}
+		if r.Error != "" {
+			fmt.Fprintf(e.stdout, "%-*s %-*s ERROR: %s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Error)
+			continue
+		}
 		rate := "-" // no instruction count on this board
 		if r.Instructions > 0 {
 			rate = fmt.Sprintf("%.3f", r.MACsPerInstr)
@@ -185,7 +216,7 @@ func (c *benchCmd) Run(e *env) error {
 	if c.Cycles {
 		fmt.Fprintf(e.stdout, "M4 cycles (est.) is an estimate, not a measurement: the exact instruction mix weighted by the Cortex-M4 TRM's timings (zero wait states, branch refill P=%d, divide %d cycles); Cortex-M4 boards only.\n", runner.CortexM4.P, runner.CortexM4.Div)
 	}
-	return nil
+	return failure
 }
 
 // anchors: TFLite Micro + CMSIS-NN instructions per inference in the same
