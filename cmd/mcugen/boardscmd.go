@@ -8,7 +8,7 @@ import (
 )
 
 type boardsCmd struct {
-	Boards string `help:"A Starlark board file adding or overriding boards." type:"existingfile" placeholder:"FILE"`
+	Boards string `help:"A Starlark board file adding boards (new names; a board may inherit a built-in one)." type:"existingfile" placeholder:"FILE"`
 	JSON   bool   `name:"json" help:"Print one JSON object."`
 }
 
@@ -46,13 +46,20 @@ func (c *boardsCmd) Run(e *env) error {
 	if c.JSON {
 		return e.printJSON(out)
 	}
-	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s  %s\n", "board", "cpu", "features", "flash", "ram", "qemu")
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s  %-14s %-22s %s\n", "board", "cpu", "features", "flash", "ram", "qemu", "zephyr", "arduino (fqbn)")
 	for _, b := range out.Boards {
 		cpu := b.CPU
 		if cpu == "" {
 			cpu = "native"
 		}
-		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s  %s\n", b.Name, cpu, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes), b.QEMU)
+		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s  %-14s %-22s %s\n", b.Name, cpu, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
+			dash(b.QEMU), dash(b.Zephyr), dash(b.Arduino))
 	}
 	return nil
 }
