@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/emitc"
 	"github.com/mcugen/mcugen/pipeline"
 )
 
@@ -95,6 +96,9 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	opt.WeightsSection, opt.Target, opt.Tuning = c.WeightsSection, c.Target, c.Tuning
 	if err := pipeline.CheckTarget(c.Target, opt.Board); err != nil {
 		return opt, nil, usageError{err}
+	}
+	if p := c.Prefix; p != "" && emitc.Ident(p) != p {
+		return opt, nil, usageError{fmt.Errorf("--prefix %q is not a C identifier (letters, digits and _, not starting with a digit, not a keyword); %q would be", p, emitc.Ident(p))}
 	}
 	opt.FlashBudget, opt.RAMBudget = int64(c.FlashBudget), int64(c.RAMBudget)
 	return opt, cat, nil

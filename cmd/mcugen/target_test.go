@@ -41,3 +41,18 @@ func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// A --prefix that is not a C identifier is refused, saying what it would
+// become, instead of being renamed silently (review finding: 9bad became
+// t_9bad_run); a valid one in capitals is the same identifier lower-cased.
+func TestPrefixMustBeIdentifier(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	dir := t.TempDir()
+	for p, would := range map[string]string{"9bad": "t_9bad", "my-model": "my_model", "int": "int_"} {
+		code, _, stderr := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(dir, "x"))
+		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "is not a C identifier", `"`+would+`" would be`)
+	}
+	if code, _, stderr := mcugen(t, "compile", model, "--prefix", "KWS_Model", "-o", filepath.Join(dir, "ok")); code != 0 || !exists(filepath.Join(dir, "ok", "kws_model.h")) {
+		t.Errorf("--prefix KWS_Model: exit %d %s", code, stderr)
+	}
+}
