@@ -241,7 +241,7 @@ func TestArenaAndStackFitRAM(t *testing.T) {
 	if !errors.As(err, &fit) || fit.Need != 16000+2048 || fit.Have != 16384 || fit.Region == "" {
 		t.Fatalf("KWS on microbit: %v", err)
 	}
-	if !strings.Contains(err.Error(), "needs 18,048 B for activations (the arena) and the board's 2,048 B stack; region RAM has 16,384 B (1,664 B short)") {
+	if !strings.Contains(err.Error(), "needs 18,048 B for activations (the arena, 16,000 B) and the board's 2,048 B stack; region RAM has 16,384 B (1,664 B short)") {
 		t.Errorf("message %q", err)
 	}
 }

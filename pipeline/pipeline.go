@@ -379,7 +379,8 @@ func checkFits(s *State) error {
 			lim = &limit{region: r, bytes: int64(r.Length)}
 			if b.RegionFor(boards.HoldsData) == r && b.StackBytes > 0 {
 				regionNeed += int64(b.StackBytes)
-				regionWhat += fmt.Sprintf(" and the board's %s B stack", commas(int64(b.StackBytes)))
+				regionWhat = strings.Replace(regionWhat, "activations (the arena)", fmt.Sprintf("activations (the arena, %s B)", commas(need)), 1) +
+					fmt.Sprintf(" and the board's %s B stack", commas(int64(b.StackBytes)))
 			}
 		}
 	}
