@@ -343,7 +343,8 @@ func (e *emitter) source() ([]byte, error) {
 	fmt.Fprintf(&b, "#include \"%s.h\"\n\n", e.prefix)
 	b.WriteString("#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n")
 	if e.m.Float {
-		b.WriteString("#include <math.h>\n")
+		// avr-libc's math.h has INFINITY and no HUGE_VALF.
+		b.WriteString("#include <math.h>\n#ifndef HUGE_VALF\n#define HUGE_VALF INFINITY\n#endif\n")
 	}
 	b.WriteString("\n#if defined(__GNUC__)\n")
 	fmt.Fprintf(&b, "#define %s_ALIGNED __attribute__((aligned(16)))\n", e.PREFIX)
