@@ -106,6 +106,9 @@ func Source(name string) ([]byte, error) {
 type Layout struct {
 	WeightsRegion string
 	ArenaRegion   string
+	// WeightsSection is a section the model's weights were put in
+	// (compile --weights-section) that the script places with them.
+	WeightsSection string
 }
 
 type ldRegion struct {
@@ -122,6 +125,7 @@ type ldData struct {
 	SeparateArena                bool
 	Stack                        int
 	WeightsSection, ArenaSection string
+	UserWeights                  string // Layout.WeightsSection, "" when none
 }
 
 var ldTmpl = template.Must(template.New("ld").Funcs(template.FuncMap{
@@ -166,6 +170,12 @@ func LinkerScript(b *boards.Board, l Layout) (string, error) {
 		Board: b.Name, Code: code.Name, Data: data.Name, Weights: w.Name, Arena: a.Name,
 		SeparateWeights: w.Name != code.Name, SeparateArena: a.Name != data.Name,
 		Stack: b.StackBytes, WeightsSection: WeightsSection, ArenaSection: ArenaSection,
+	}
+	if l.WeightsSection != "" && l.WeightsSection != WeightsSection {
+		if strings.ContainsAny(l.WeightsSection, " \t\n(){}*;") {
+			return "", fmt.Errorf("crt: weights section %q is not a section name a linker script can hold", l.WeightsSection)
+		}
+		d.UserWeights = l.WeightsSection
 	}
 	for _, r := range b.Memory {
 		attr := "rwx"

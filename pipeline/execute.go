@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/crt"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
@@ -123,7 +124,8 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 			raw[v] = append(raw[v], npy.Bytes(d))
 		}
 	}
-	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags, Layers: layers})
+	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags, Layers: layers,
+		Layout: crt.Layout{WeightsSection: s.Opt.WeightsSection}})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/crt"
 	"github.com/mcugen/mcugen/emitc"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
@@ -160,6 +161,14 @@ func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, erro
 	for i, name := range s.Graph.UserOutputs() {
 		t := s.Graph.Tensors[name]
 		p.Outputs = append(p.Outputs, templates.Tensor{Name: name, Field: s.Report.Outputs[i].CName, DType: t.DType.String(), Shape: t.Shape})
+	}
+	if sec := s.Opt.WeightsSection; sec != "" && (kind == templates.Make || kind == templates.CMake) && s.Opt.Board.BareMetal() {
+		// mcugen's linker script places the named section with the weights.
+		rt, err := templates.Runtime(s.Opt.Board, crt.Layout{WeightsSection: sec})
+		if err != nil {
+			return p, err
+		}
+		p.Runtime = rt
 	}
 	vec := pipeline.RandomInputs(s.Graph, 1, 42)[0]
 	ref, err := interp.Run(s.Graph, vec)
