@@ -90,10 +90,14 @@ func (c *benchCmd) Run(e *env) error {
 	var report struct {
 		Results []benchResult `json:"results"`
 	}
+	total, k := len(c.Models)*len(strings.Split(c.Board, ",")), 0
 	for _, model := range c.Models {
 		for _, board := range strings.Split(c.Board, ",") {
 			flags := c.compileFlags
 			flags.Board = strings.TrimSpace(board)
+			if k++; total > 1 {
+				e.progress(fmt.Sprintf("measuring %s on %s (%d of %d)", filepath.Base(model), flags.Board, k, total))
+			}
 			opt, _, err := flags.options(e, &modelFlags{Model: model, Shape: c.Shape})
 			if err != nil {
 				return err
@@ -166,6 +170,7 @@ func (c *benchCmd) Run(e *env) error {
 			failed++
 		}
 	}
+	e.progress("")
 	var failure error
 	if failed > 0 {
 		failure = fmt.Errorf("%d of %d benchmarks failed", failed, len(report.Results))

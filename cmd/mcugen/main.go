@@ -45,6 +45,23 @@ type env struct {
 
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "mcugen: warning: %s\n", msg) }
 
+// progress shows msg on one line of a terminal's stderr, replacing the
+// previous one ("" clears it); when stderr is not a terminal (a log, a
+// pipe, a test) it prints nothing.
+func (e *env) progress(msg string) {
+	if e.stderr != os.Stderr {
+		return
+	}
+	if fi, err := os.Stderr.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return
+	}
+	if msg == "" {
+		fmt.Fprint(e.stderr, "\r\033[K")
+		return
+	}
+	fmt.Fprintf(e.stderr, "\r\033[K%s", msg)
+}
+
 // printJSON writes exactly one JSON object.
 func (e *env) printJSON(v any) error {
 	enc := json.NewEncoder(e.stdout)

@@ -53,8 +53,14 @@ func (c *testCmd) Run(e *env) error {
 		Failed  int          `json:"failed"`
 		Results []testResult `json:"results"`
 	}
+	boardList := strings.Split(c.Board, ",")
+	total, k := len(c.Models)*len(boardList), 0
 	for _, model := range c.Models {
-		for _, board := range strings.Split(c.Board, ",") {
+		for _, board := range boardList {
+			k++
+			if total > 1 {
+				e.progress(fmt.Sprintf("testing %s on %s (%d of %d)", filepath.Base(model), strings.TrimSpace(board), k, total))
+			}
 			r := c.one(e, model, strings.TrimSpace(board))
 			report.Results = append(report.Results, r)
 			report.Cases += r.Vectors
@@ -66,6 +72,7 @@ func (c *testCmd) Run(e *env) error {
 			}
 		}
 	}
+	e.progress("")
 	if c.JSON {
 		if err := e.printJSON(report); err != nil {
 			return err
