@@ -2,6 +2,7 @@ package tune_test
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,18 +46,6 @@ func compileWith(t *testing.T, path string, rs *tune.Records) (*pipeline.State, 
 		t.Fatal(err)
 	}
 	return s, warns
-}
-
-func sameFiles(a, b map[string][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, d := range a {
-		if !bytes.Equal(d, b[name]) {
-			return false
-		}
-	}
-	return true
 }
 
 // A record's knobs that its kernel's schedule does not read, or whose values
@@ -106,7 +95,7 @@ func TestOverridesIgnoreUnknownKnobs(t *testing.T) {
 	if len(warns) > 0 || good.Tuned != 1 {
 		t.Fatalf("a valid record: %d kernels tuned, warnings %q", good.Tuned, warns)
 	}
-	if sameFiles(good.Files, base.Files) {
+	if maps.EqualFunc(good.Files, base.Files, bytes.Equal) {
 		t.Fatalf("block_oc=%d did not change the generated C: the test shows nothing", alt)
 	}
 
@@ -124,7 +113,7 @@ func TestOverridesIgnoreUnknownKnobs(t *testing.T) {
 	if strings.Contains(w, "block_oc") || strings.Contains(w, "\n") {
 		t.Errorf("note %q: names the valid knob or is more than one line", w)
 	}
-	if mixed.Tuned != 1 || !sameFiles(mixed.Files, good.Files) {
+	if mixed.Tuned != 1 || !maps.EqualFunc(mixed.Files, good.Files, bytes.Equal) {
 		t.Errorf("with ignored knobs the C differs from the build with the valid knob alone (%d kernels tuned)", mixed.Tuned)
 	}
 
@@ -134,7 +123,7 @@ func TestOverridesIgnoreUnknownKnobs(t *testing.T) {
 		!strings.Contains(warns[0], path) || !strings.Contains(warns[0], sig) {
 		t.Fatalf("want one note naming block_oc=1000 and bogus, got %q", warns)
 	}
-	if bad.Tuned != 0 || !sameFiles(bad.Files, base.Files) {
+	if bad.Tuned != 0 || !maps.EqualFunc(bad.Files, base.Files, bytes.Equal) {
 		t.Errorf("a record of ignored knobs changed the generated C (%d kernels tuned)", bad.Tuned)
 	}
 }

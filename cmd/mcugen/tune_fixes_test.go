@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,7 +137,7 @@ func TestTuningRecordsBadKnobsIgnored(t *testing.T) {
 	if errs != "" {
 		t.Fatalf("valid record: stderr %q", errs)
 	}
-	if sameTree(good, untuned) {
+	if maps.EqualFunc(good, untuned, bytes.Equal) {
 		t.Fatalf("block_oc=%d changed nothing: the test would show nothing", alt)
 	}
 	errs, mixed := compile("mixed", tune.Knobs{"block_oc": alt, "bogus": 3, "unroll_k": -5})
@@ -151,14 +152,14 @@ func TestTuningRecordsBadKnobsIgnored(t *testing.T) {
 	if strings.Contains(errs, "block_oc") {
 		t.Errorf("note %q names the valid knob", errs)
 	}
-	if !sameTree(mixed, good) {
+	if !maps.EqualFunc(mixed, good, bytes.Equal) {
 		t.Error("the ignored knobs changed the generated C")
 	}
 	errs, bad := compile("bad", tune.Knobs{"block_oc": 1000, "bogus": 3})
 	if strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "knob block_oc=1000 (not one of ") || !strings.Contains(errs, "knob bogus=3 ") {
 		t.Errorf("want one note naming block_oc=1000 and bogus, got %q", errs)
 	}
-	if !sameTree(bad, untuned) {
+	if !maps.EqualFunc(bad, untuned, bytes.Equal) {
 		t.Error("a record of ignored knobs changed the generated C")
 	}
 }
@@ -179,16 +180,4 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 		t.Fatalf("%s: %v (%d files)", dir, err, len(out))
 	}
 	return out
-}
-
-func sameTree(a, b map[string][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, d := range a {
-		if !bytes.Equal(d, b[name]) {
-			return false
-		}
-	}
-	return true
 }
