@@ -91,6 +91,7 @@ func (c *benchCmd) Run(e *env) error {
 		Results []benchResult `json:"results"`
 	}
 	total, k := len(c.Models)*len(strings.Split(c.Board, ",")), 0
+	c.Models = uniquePaths(c.Models)
 	for _, model := range c.Models {
 		for _, board := range strings.Split(c.Board, ",") {
 			flags := c.compileFlags

@@ -36,3 +36,13 @@ func TestBenchKeepsGoing(t *testing.T) {
 		t.Errorf("--json: exit %d, %v\n%s", code, err, out)
 	}
 }
+
+// A model named twice (or by two spellings of one path) is tested once.
+func TestTestRunsAModelOnce(t *testing.T) {
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	code, out, stderr := mcugen(t, "test", mlp, mlp, filepath.Dir(mlp)+"/./mlp_int8.tflite", "--board", "host", "--json")
+	var rep struct{ Results []struct{ Model string } }
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Results) != 1 {
+		t.Errorf("exit %d, %v, %d results\n%s", code, err, len(rep.Results), stderr)
+	}
+}

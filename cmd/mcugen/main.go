@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -213,4 +214,18 @@ func parseShapes(flags []string) (map[string][]int, error) {
 		m[name] = s
 	}
 	return m, nil
+}
+
+// uniquePaths drops the repeats of a list of files (by cleaned path), so a
+// model named twice (a shell glob that matches it twice) runs once.
+func uniquePaths(paths []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		if k := filepath.Clean(p); !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -55,6 +55,7 @@ func (c *testCmd) Run(e *env) error {
 	}
 	boardList := strings.Split(c.Board, ",")
 	total, k := len(c.Models)*len(boardList), 0
+	c.Models = uniquePaths(c.Models)
 	for _, model := range c.Models {
 		for _, board := range boardList {
 			k++
