@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/quant"
@@ -27,12 +28,19 @@ func (c *quantizeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// The pipeline's note that an integer model ignores --calib would
+	// precede the error below, which says it better.
+	opt.Warn = func(w string) {
+		if !strings.Contains(w, "--calib/--quantize ignored") {
+			e.warn(w)
+		}
+	}
 	s, err := pipeline.RunUntil(c.Model, opt, "quantize")
 	if err != nil {
 		return err
 	}
 	if s.Float == nil {
-		return fmt.Errorf("%s: the model is already quantized", c.Model)
+		return fmt.Errorf("%s: the model is already quantized (an integer model): quantize takes a float one", c.Model)
 	}
 	if err := makeParent("-o", c.Out); err != nil {
 		return err

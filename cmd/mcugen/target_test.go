@@ -56,3 +56,11 @@ func TestPrefixMustBeIdentifier(t *testing.T) {
 		t.Errorf("--prefix KWS_Model: exit %d %s", code, stderr)
 	}
 }
+
+// quantize on an integer model is one error line, without the pipeline's
+// "--calib ignored" warning before it (review finding).
+func TestQuantizeIntegerModelOneLine(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	code, _, stderr := mcugen(t, "quantize", model, "--calib-random", "2", "-o", filepath.Join(t.TempDir(), "q.onnx"))
+	oneErrorLine(t, "quantize int8", code, stderr, 1, "already quantized", "quantize takes a float one")
+}
