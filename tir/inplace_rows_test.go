@@ -1,6 +1,7 @@
 package tir
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -130,5 +131,30 @@ func TestRowStagingRefused(t *testing.T) {
 	l := &lowerer{g: g, plan: &memplan.Plan{InPlace: map[string]bool{n.Name: true}}, target: tg}
 	if f, err := l.rowStaged(n, nil, 0); err != nil || f != nil {
 		t.Errorf("a 768 B stage under a 600 B stack: %v, %v", f, err)
+	}
+}
+
+// On dsp and mve, a convolution the plan runs in place whose kernel has no
+// in-place form (here ONNX's float requantization, which the planar and
+// lanes depthwise schedules do not take) is an InPlaceError, so that the
+// pipeline plans again without it; row staging is the generic target's
+// only. (A review found the error check restricted to the generic target
+// with the staging hook: the dsp kernel then ran over its own input.)
+func TestInPlaceErrorOffGeneric(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	for _, tg := range []Target{*DSP, *MVE} {
+		g, n := dwConv(r, 6, 6, 8, 1, 1, -7, graph.ActRelu)
+		n.Attrs.(*graph.Conv2DAttrs).Requant = graph.RequantFloat
+		opt := memplan.DefaultOptions()
+		opt.InPlaceOK = InPlaceOKFor(tg.Name, g)
+		p, err := memplan.Build(g, opt)
+		if err != nil || !p.InPlace[n.Name] {
+			t.Fatalf("%s: the plan does not run the depthwise layer in place: %v", tg.Name, err)
+		}
+		_, err = Lower(g, p, tg)
+		var ip *InPlaceError
+		if !errors.As(err, &ip) || ip.Node != n.Name {
+			t.Errorf("%s: Lower gave %v, want an InPlaceError for %q", tg.Name, err, n.Name)
+		}
 	}
 }

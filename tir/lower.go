@@ -125,7 +125,7 @@ func (l *lowerer) run() (*Module, error) {
 			call.Args = append(call.Args, w)
 			call.Bytes = append(call.Bytes, g.Tensor(p.Tensor).Bytes())
 		}
-		if l.plan.InPlace[n.Name] && !canRunInPlace(n, f) && l.target.Name == Generic.Name {
+		if l.plan.InPlace[n.Name] && !canRunInPlace(n, f) {
 			return nil, &InPlaceError{Node: n.Name, Op: string(n.Op)}
 		}
 		m.Funcs = append(m.Funcs, f)
