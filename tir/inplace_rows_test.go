@@ -105,6 +105,12 @@ func TestRowStagedInPlace(t *testing.T) {
 		ref, s := rowStagedPair(t, g, n, *Generic)
 		runAliased(t, what, ref, s, r)
 	}
+	// ONNX's float requantization (QLinearConv), which no SIMD in-place
+	// schedule takes.
+	g, n := dwConv(r, 6, 6, 8, 1, 1, -7, graph.ActRelu)
+	n.Attrs.(*graph.Conv2DAttrs).Requant = graph.RequantFloat
+	ref, s := rowStagedPair(t, g, n, *Generic)
+	runAliased(t, "depthwise with float requantization", ref, s, r)
 }
 
 // Row staging is refused where it cannot be exact or would take too much
