@@ -214,8 +214,14 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string) {
 			fmt.Fprintf(b, "%s    x0 += %d;\n%s    x1 += %d;\n%s    continue;\n%s}\n", in, 2*u, in, 2*u, in, in)
 			b.WriteString("#endif\n")
 		} else {
-			// One row: the asm, or (#else) the C form.
-			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
+			// One row: the asm, or (#else) the C form. Four channels'
+			// asm takes 12 registers, which gcc cannot always find at -Os
+			// with a frame pointer: there the C form.
+			if c == 4 {
+				b.WriteString("#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && !defined(MCUGEN_NO_ASM)\n")
+			} else {
+				b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
+			}
 			writeMacLDM(b, r, c, u, w8, in)
 			fmt.Fprintf(b, "%sx0 += %d;\n", in, 2*u)
 			b.WriteString("#else\n")
@@ -265,37 +271,27 @@ func ldmBlock(r, c int, w8 bool) bool {
 // of two LDRDs: 11 instructions a group where the C form takes 12 (2×2) or
 // 13 (1×4).
 //
-// int8 weights (w8): one word a channel, the c words in one LDM, each
-// widened in a register by two SXTB16s (its bytes 0 and 2, then 1 and 3,
-// the order the activation pairs are in): a group is 15 instructions in
-// 2×2 (the C form's LDR per channel: 16), 10 in 1×2 (11) and 18 in 1×4
-// (21), where the fourth channel's odd bytes go to one more register t.
+// int8 weights (w8): one word a channel, each two channels' words in one
+// LDM, each word widened in registers by two SXTB16s (its bytes 0 and 2,
+// then 1 and 3, the order the activation pairs are in): a group is 15
+// instructions in 2×2 (the C form's LDR per channel: 16), 10 in 1×2 (11)
+// and 19 in 1×4 (21). (One LDM of all four words in 1×4 would save one
+// more, but its widening needs a register beyond r4–r8, and at -Os with a
+// frame pointer gcc has none left for the asm.)
 func writeMacLDM(b *strings.Builder, r, c, u int, w8 bool, in string) {
 	regs := [4]string{"r4", "r5", "r6", "r8"}
 	b.WriteString(in + "int32_t d0;\n" + in + "int32_t d1;\n")
-	if w8 && c == 4 {
-		b.WriteString(in + "int32_t t;\n")
-	}
+	// widen2 loads two channels' int8 words and widens them: channel j0's
+	// bytes 0 and 2 in r4 (with d0), 1 and 3 in r6 (with d1); j0+1's in r5
+	// and r8.
+	widen2 := []string{"ldmia %[w]!, {r4, r5}", "sxtb16 r6, r4, ror #8", "sxtb16 r4, r4", "sxtb16 r8, r5, ror #8", "sxtb16 r5, r5"}
 	for step := 0; step < u; step++ {
 		var lines []string
-		// wreg[j] holds channel j's bytes 0 and 2 (with d0), wodd[j] its
-		// bytes 1 and 3 (with d1).
-		var wreg, wodd [4]string
-		if w8 {
-			switch c {
-			case 2:
-				lines = append(lines, "ldmia %[w]!, {r4, r5}",
-					"sxtb16 r6, r4, ror #8", "sxtb16 r4, r4",
-					"sxtb16 r8, r5, ror #8", "sxtb16 r5, r5")
-				wreg, wodd = [4]string{"r4", "r5"}, [4]string{"r6", "r8"}
-			case 4:
-				lines = append(lines, "ldmia %[w]!, {r4, r5, r6, r8}")
-				wreg, wodd = [4]string{"r4", "r5", "r6", "r8"}, [4]string{"%[t]", "%[t]", "%[t]", "%[t]"}
-			}
+		if w8 && c == 2 {
+			lines = append(lines, widen2...)
 		}
 		// Rows outer for two channels (one LDM, then each row's LDRD and
-		// SMLADs); for four channels (one row) an LDM per two channels, or
-		// with int8 weights one LDM and each channel widened in turn.
+		// SMLADs); for four channels (one row) an LDM per two channels.
 		for i := 0; i < r; i++ {
 			// Row 1 at x0 + xs words: the constant operand o (with its #).
 			at := fmt.Sprintf("#%d", 8*step)
@@ -304,13 +300,16 @@ func writeMacLDM(b *strings.Builder, r, c, u int, w8 bool, in string) {
 			}
 			lines = append(lines, fmt.Sprintf("ldrd %%[d0], %%[d1], [%%[x0], %s]", at))
 			if w8 {
-				for j := 0; j < c; j++ {
+				for j0 := 0; j0 < c; j0 += 2 {
 					if c == 4 {
-						lines = append(lines, fmt.Sprintf("sxtb16 %%[t], %s, ror #8", wreg[j]), fmt.Sprintf("sxtb16 %s, %s", wreg[j], wreg[j]))
+						lines = append(lines, widen2...)
 					}
-					lines = append(lines,
-						fmt.Sprintf("smlad %%[a%d%d], %%[d0], %s, %%[a%d%d]", i, j, wreg[j], i, j),
-						fmt.Sprintf("smlad %%[a%d%d], %%[d1], %s, %%[a%d%d]", i, j, wodd[j], i, j))
+					for j := j0; j < j0+2; j++ {
+						lo, hi := []string{"r4", "r5"}[j-j0], []string{"r6", "r8"}[j-j0]
+						lines = append(lines,
+							fmt.Sprintf("smlad %%[a%d%d], %%[d0], %s, %%[a%d%d]", i, j, lo, i, j),
+							fmt.Sprintf("smlad %%[a%d%d], %%[d1], %s, %%[a%d%d]", i, j, hi, i, j))
+					}
 				}
 				continue
 			}
@@ -336,9 +335,6 @@ func writeMacLDM(b *strings.Builder, r, c, u int, w8 bool, in string) {
 			ins = append(ins, fmt.Sprintf(`[o] "n"(4 * xs + %d)`, 8*step))
 		}
 		outs = append(outs, `[w] "+r"(w)`, `[d0] "=&r"(d0)`, `[d1] "=&r"(d1)`)
-		if w8 && c == 4 {
-			outs = append(outs, `[t] "=&r"(t)`)
-		}
 		fmt.Fprintf(b, "%s__asm__(\"%s\"\n%s        : %s\n%s        : %s\n%s        : \"r4\", \"r5\", \"r6\", \"r8\", \"memory\");\n",
 			in, strings.Join(lines, "\\n\\t"), in, strings.Join(outs, ", "), in, strings.Join(ins, ", "), in)
 	}
