@@ -90,8 +90,8 @@ func (c *benchCmd) Run(e *env) error {
 	var report struct {
 		Results []benchResult `json:"results"`
 	}
-	total, k := len(c.Models)*len(strings.Split(c.Board, ",")), 0
 	c.Models = uniquePaths(c.Models)
+	total, k := len(c.Models)*len(strings.Split(c.Board, ",")), 0
 	for _, model := range c.Models {
 		for _, board := range strings.Split(c.Board, ",") {
 			flags := c.compileFlags

@@ -54,8 +54,8 @@ func (c *testCmd) Run(e *env) error {
 		Results []testResult `json:"results"`
 	}
 	boardList := strings.Split(c.Board, ",")
-	total, k := len(c.Models)*len(boardList), 0
 	c.Models = uniquePaths(c.Models)
+	total, k := len(c.Models)*len(boardList), 0
 	for _, model := range c.Models {
 		for _, board := range boardList {
 			k++
