@@ -141,16 +141,16 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			what := fmt.Sprintf("weights (the lowered constants, %s B) and code (estimated at %s B)", commas(need), commas(headroom))
 			return false, s.fitError(*lim, what, need+headroom)
 		}
-		what := "weights (the lowered constants)"
+		consts := "the lowered constants"
 		if s.Lean != nil {
-			what = fmt.Sprintf("weights (the lowered constants, even with %d layer(s) kept int8)", len(s.Lean.Kernels))
+			consts += fmt.Sprintf(", even with %d layer(s) kept int8", len(s.Lean.Kernels))
 		}
 		if lim.region == nil {
 			// A budget: say all it must hold, the code estimate too.
-			what = strings.TrimSuffix(what, ")") + fmt.Sprintf(", %s B) and code (estimated at %s B)", commas(need), commas(headroom))
-			need += headroom
+			what := fmt.Sprintf("weights (%s, %s B) and code (estimated at %s B)", consts, commas(need), commas(headroom))
+			return false, s.fitError(*lim, what, need+headroom)
 		}
-		return false, s.fitError(*lim, what, need)
+		return false, s.fitError(*lim, "weights ("+consts+")", need)
 	}
 	if s.Lean == nil {
 		s.Lean = &LeanWeights{FlashBytes: have, Budget: lim.region == nil}

@@ -90,19 +90,18 @@ func (l *lowerer) run() (*Module, error) {
 				continue // a view: memplan gave it its input's bytes
 			}
 		}
-		f, err := l.kernel(n, fusedInto[n], len(m.Funcs))
-		if err != nil {
-			return nil, err
-		}
-		if l.plan.InPlace[n.Name] && !canRunInPlace(n, f) && l.target.Name == Generic.Name {
-			// The schedule has no in-place form: stage its input rows
-			// (inplace_rows.go).
-			g, err := l.rowStaged(n, fusedInto[n], len(m.Funcs))
-			if err != nil {
+		var f *PrimFunc
+		var err error
+		if l.plan.InPlace[n.Name] && n.Op == graph.Conv2D && l.target.Name == Generic.Name {
+			// The generic schedules have no in-place form: stage the
+			// input rows (inplace_rows.go); nil where it cannot.
+			if f, err = l.rowStaged(n, fusedInto[n], len(m.Funcs)); err != nil {
 				return nil, err
 			}
-			if g != nil {
-				f = g
+		}
+		if f == nil {
+			if f, err = l.kernel(n, fusedInto[n], len(m.Funcs)); err != nil {
+				return nil, err
 			}
 		}
 		if c := lutInto[n]; c != nil {

@@ -103,10 +103,9 @@ func (c *benchCmd) Run(e *env) error {
 			if err != nil {
 				return err
 			}
-			cases := len(c.Models) * len(strings.Split(c.Board, ","))
 			s, err := pipeline.Compile(model, opt)
 			if err != nil {
-				if cases == 1 {
+				if total == 1 {
 					return err
 				}
 				// One case that cannot build does not cost the others.
@@ -132,7 +131,7 @@ func (c *benchCmd) Run(e *env) error {
 			done()
 			if err != nil {
 				err = fmt.Errorf("%s on %s: %w", model, flags.Board, err)
-				if cases == 1 {
+				if total == 1 {
 					return err
 				}
 				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: -1, Error: oneLine(err.Error())})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -307,7 +308,7 @@ func exampleRAMWarning(s *pipeline.State) string {
 		return ""
 	}
 	io := 0
-	for _, t := range append(append([]emitc.IOInfo{}, s.Report.Inputs...), s.Report.Outputs...) {
+	for _, t := range slices.Concat(s.Report.Inputs, s.Report.Outputs) {
 		io += t.Size
 	}
 	const runtime = 256 // the runtime's own data and bss, about
