@@ -18,6 +18,10 @@ type benchCmd struct {
 	JSON   bool `name:"json" help:"Print one JSON object."`
 	Cycles bool `help:"Also estimate Cortex-M4 cycles (an estimate, not a measurement) from the instruction mix, counted by a QEMU plugin in a second run; Cortex-M4 boards only."`
 	Layers bool `help:"Also count each layer's instructions, in a second run with the model's layer hook reading the counter between layers (its overhead taken off)."`
+	// Baseline and MaxIncrease gate a change on its cost: every figure bench
+	// measures is exact, so the default allows no growth at all.
+	Baseline    string  `help:"An earlier bench --json report: show each case's change against it and fail (exit 1) if instructions, arena, flash or RAM grew more than --max-increase." type:"existingfile" placeholder:"FILE"`
+	MaxIncrease float64 `help:"With --baseline: growth allowed per figure, in percent (0: none; the figures are exact, so there is no noise to allow for)." default:"0" placeholder:"PCT"`
 }
 
 type benchResult struct {
@@ -50,6 +54,10 @@ type benchResult struct {
 	// give or take a few instructions of hook overhead, so it can be negative).
 	Layers            []layerEntry `json:"layers,omitempty"`
 	EntryInstructions int64        `json:"rest_instructions,omitempty"`
+	// Baseline is this case's figures in --baseline (absent: not in it);
+	// Regressions are the figures that grew past --max-increase.
+	Baseline    *baselineMetrics `json:"baseline,omitempty"`
+	Regressions []regression     `json:"regressions,omitempty"`
 }
 
 type layerEntry struct {
@@ -87,8 +95,23 @@ func (c *benchCmd) Run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
+	var baseline *benchBaseline
+	if c.Baseline != "" {
+		if c.MaxIncrease < 0 {
+			return fmt.Errorf("--max-increase %g: must be 0 or more", c.MaxIncrease)
+		}
+		var err error
+		if baseline, err = loadBaseline(c.Baseline); err != nil {
+			return err
+		}
+	} else if c.MaxIncrease != 0 {
+		return fmt.Errorf("--max-increase needs --baseline (the report to compare with)")
+	}
 	var report struct {
 		Results []benchResult `json:"results"`
+		// The --baseline file and how many figures grew past --max-increase.
+		BaselineFile string `json:"baseline_file,omitempty"`
+		Regressions  int    `json:"regressions,omitempty"`
 	}
 	c.Models = uniquePaths(c.Models)
 	total, k := len(c.Models)*len(strings.Split(c.Board, ",")), 0
@@ -171,9 +194,27 @@ func (c *benchCmd) Run(e *env) error {
 		}
 	}
 	e.progress("")
+	var regressions []regression
+	if baseline != nil {
+		report.BaselineFile = c.Baseline
+		for i := range report.Results {
+			if report.Results[i].Error == "" {
+				regressions = append(regressions, baseline.compare(&report.Results[i], c.MaxIncrease)...)
+			}
+		}
+		report.Regressions = len(regressions)
+		if gone := baseline.unmeasured(); len(gone) > 0 {
+			e.warn(fmt.Sprintf("--baseline %s: not measured in this run: %s", c.Baseline, strings.Join(gone, ", ")))
+		}
+	}
 	var failure error
-	if failed > 0 {
+	switch {
+	case failed > 0:
 		failure = fmt.Errorf("%d of %d benchmarks failed", failed, len(report.Results))
+	case len(regressions) == 1:
+		failure = fmt.Errorf("against --baseline %s: %s", c.Baseline, regressions[0])
+	case len(regressions) > 1:
+		failure = fmt.Errorf("%d figures grew against --baseline %s (listed above)", len(regressions), c.Baseline)
 	}
 	if c.JSON {
 		if err := e.printJSON(report); err != nil {
@@ -189,7 +230,12 @@ func (c *benchCmd) Run(e *env) error {
 	for _, r := range report.Results {
 		mw, bw = max(mw, len(filepath.Base(r.Model))), max(bw, len(r.Board))
 	}
-	fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %s\n", mw, "model", bw, "board", "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "flash B", "RAM B", "TFLM+CMSIS-NN")
+	// With --baseline the anchor column is padded and the change follows it.
+	aw, baseHead := 0, ""
+	if baseline != nil {
+		aw, baseHead = 30, "  vs baseline"
+	}
+	fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %-*s%s\n", mw, "model", bw, "board", "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "flash B", "RAM B", aw, "TFLM+CMSIS-NN", baseHead)
 	for _, r := range report.Results {
 		anchor := "-"
 		if r.Anchor > 0 {
@@ -210,8 +256,17 @@ func (c *benchCmd) Run(e *env) error {
 		if r.Instructions > 0 {
 			rate = fmt.Sprintf("%.3f", r.MACsPerInstr)
 		}
-		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Target,
-			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), anchor)
+		change := ""
+		if baseline != nil {
+			change = "  " + r.change()
+		}
+		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %-*s%s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Target,
+			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), aw, anchor, change)
+	}
+	if len(regressions) > 1 {
+		for _, g := range regressions {
+			fmt.Fprintf(e.stdout, "REGRESSION %s\n", g)
+		}
 	}
 	for _, r := range report.Results {
 		if len(r.Layers) > 0 {

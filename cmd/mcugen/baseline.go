@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A bench baseline is an earlier `mcugen bench --json` report. Every metric
+// bench measures is exact and repeatable (QEMU's instruction count, the
+// planned arena, the linked image's sizes), so a CI job can hold a model
+// change to it with no noise allowance at all.
+
+// baselineMetrics are the figures of one case that --baseline compares.
+type baselineMetrics struct {
+	Instructions int64 `json:"instructions"`
+	ArenaBytes   int   `json:"arena_bytes"`
+	FlashBytes   int   `json:"flash_bytes"`
+	RAMBytes     int   `json:"ram_bytes"`
+}
+
+// regression is one metric of one case that grew past --max-increase.
+type regression struct {
+	Metric   string  `json:"metric"`
+	Baseline int64   `json:"baseline"`
+	Current  int64   `json:"current"`
+	Percent  float64 `json:"change_percent"`
+	Allowed  float64 `json:"allowed_percent"`
+	Model    string  `json:"-"`
+	Board    string  `json:"-"`
+}
+
+// benchBaseline is a loaded report, its cases keyed by board and model.
+type benchBaseline struct {
+	path  string
+	cases []benchResult
+	used  []bool
+}
+
+// loadBaseline reads a bench --json report. Anything else (another command's
+// JSON, a truncated file, a report of failed cases only) is refused here,
+// before any measuring, with the file named.
+func loadBaseline(path string) (*benchBaseline, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline %s: %w", path, unwrapPath(err))
+	}
+	var report struct {
+		Results *[]map[string]json.RawMessage `json:"results"`
+	}
+	notBench := "--baseline %s: not a `mcugen bench --json` report: "
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&report); err != nil {
+		return nil, fmt.Errorf(notBench+"%v", path, err)
+	}
+	if report.Results == nil {
+		return nil, fmt.Errorf(notBench+"it has no \"results\" list", path)
+	}
+	bl := &benchBaseline{path: path}
+	for i, raw := range *report.Results {
+		// A test or run report has results too: the sizes tell them apart.
+		for _, key := range []string{"model", "board", "instructions", "arena_bytes", "flash_bytes", "ram_bytes"} {
+			if _, ok := raw[key]; !ok {
+				return nil, fmt.Errorf(notBench+"result %d has no %q", path, i, key)
+			}
+		}
+		var r benchResult
+		if err := remarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf(notBench+"result %d: %v", path, i, err)
+		}
+		if r.Model == "" || r.Board == "" {
+			return nil, fmt.Errorf("--baseline %s: result %d has no model or board", path, i)
+		}
+		if r.Error != "" {
+			continue // a case that failed then has no figures to hold to
+		}
+		if r.ArenaBytes < 0 || r.FlashBytes < 0 || r.RAMBytes < 0 {
+			return nil, fmt.Errorf("--baseline %s: result %d (%s on %s) has a negative size", path, i, r.Model, r.Board)
+		}
+		bl.cases = append(bl.cases, r)
+	}
+	if len(bl.cases) == 0 {
+		return nil, fmt.Errorf("--baseline %s: no measured case in it (every result is an error)", path)
+	}
+	bl.used = make([]bool, len(bl.cases))
+	return bl, nil
+}
+
+// remarshal decodes one result's fields into r.
+func remarshal(raw map[string]json.RawMessage, r *benchResult) error {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, r)
+}
+
+// find is the baseline case for model on board: the same path if there is
+// one, else the only case with the same file name (CI checkouts move).
+func (bl *benchBaseline) find(model, board string) (int, bool) {
+	byName := -1
+	count := 0
+	for i, r := range bl.cases {
+		if r.Board != board {
+			continue
+		}
+		if r.Model == model {
+			return i, true
+		}
+		if filepath.Base(r.Model) == filepath.Base(model) {
+			byName, count = i, count+1
+		}
+	}
+	return byName, count == 1
+}
+
+// compare fills r's baseline figures and returns the metrics that grew more
+// than allowed percent. Instructions are compared only where both runs
+// counted them (boards without an emulator report -1).
+func (bl *benchBaseline) compare(r *benchResult, allowed float64) []regression {
+	i, ok := bl.find(r.Model, r.Board)
+	if !ok {
+		return nil
+	}
+	bl.used[i] = true
+	b := bl.cases[i]
+	r.Baseline = &baselineMetrics{Instructions: b.Instructions, ArenaBytes: b.ArenaBytes, FlashBytes: b.FlashBytes, RAMBytes: b.RAMBytes}
+	var out []regression
+	check := func(metric string, base, cur int64) {
+		if base < 0 || cur < 0 {
+			return
+		}
+		pct := 0.0
+		if base > 0 {
+			pct = 100 * float64(cur-base) / float64(base)
+		} else if cur > 0 {
+			pct = 100
+		}
+		// Exact integers: with no allowance any growth fails; otherwise
+		// growth up to the allowance passes.
+		if cur > base && (allowed == 0 || pct > allowed) {
+			out = append(out, regression{Metric: metric, Baseline: base, Current: cur, Percent: pct, Allowed: allowed, Model: r.Model, Board: r.Board})
+		}
+	}
+	if b.Instructions > 0 && r.Instructions > 0 {
+		check("instructions", b.Instructions, r.Instructions)
+	}
+	check("arena_bytes", int64(b.ArenaBytes), int64(r.ArenaBytes))
+	check("flash_bytes", int64(b.FlashBytes), int64(r.FlashBytes))
+	check("ram_bytes", int64(b.RAMBytes), int64(r.RAMBytes))
+	r.Regressions = out
+	return out
+}
+
+// unmeasured names the baseline's cases that this run did not measure.
+func (bl *benchBaseline) unmeasured() []string {
+	var out []string
+	for i, r := range bl.cases {
+		if !bl.used[i] {
+			out = append(out, fmt.Sprintf("%s on %s", filepath.Base(r.Model), r.Board))
+		}
+	}
+	return out
+}
+
+// change is the table's "vs baseline" cell: the instruction count's change,
+// or what else moved.
+func (r *benchResult) change() string {
+	b := r.Baseline
+	if b == nil {
+		return "new"
+	}
+	if b.Instructions > 0 && r.Instructions > 0 {
+		s := fmt.Sprintf("%+.2f%%", 100*float64(r.Instructions-b.Instructions)/float64(b.Instructions))
+		if r.Instructions == b.Instructions {
+			s = "="
+		}
+		return s + sizeChanges(b, r)
+	}
+	return "-" + sizeChanges(b, r)
+}
+
+// sizeChanges lists the sizes that moved, as " arena +64 B".
+func sizeChanges(b *baselineMetrics, r *benchResult) string {
+	var parts []string
+	for _, m := range []struct {
+		name      string
+		base, cur int
+	}{{"arena", b.ArenaBytes, r.ArenaBytes}, {"flash", b.FlashBytes, r.FlashBytes}, {"RAM", b.RAMBytes, r.RAMBytes}} {
+		if m.cur != m.base {
+			sign := ""
+			if m.cur > m.base {
+				sign = "+"
+			}
+			parts = append(parts, fmt.Sprintf("%s %s%s B", m.name, sign, comma(int64(m.cur-m.base))))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func (g regression) String() string {
+	allowed := "any growth fails"
+	if g.Allowed > 0 {
+		allowed = fmt.Sprintf("allowed +%g%%", g.Allowed)
+	}
+	return fmt.Sprintf("%s on %s: %s %s -> %s (%+.2f%%; %s)", filepath.Base(g.Model), g.Board, g.Metric, comma(g.Baseline), comma(g.Current), g.Percent, allowed)
+}

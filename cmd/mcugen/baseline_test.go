@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeBaseline(t *testing.T, dir string, results ...map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"results": results})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "base.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func benchCase(model, board string, instr int64, arena, flash, ram int) map[string]any {
+	return map[string]any{"model": model, "board": board, "instructions": instr, "arena_bytes": arena, "flash_bytes": flash, "ram_bytes": ram}
+}
+
+// Hand-worked comparisons: which figures count as grown, by how much, and
+// which baseline case a result is held to.
+func TestBaselineCompare(t *testing.T) {
+	dir := t.TempDir()
+	p := writeBaseline(t, dir,
+		benchCase("/ci/a/kws.tflite", "mps2-an386", 1000, 256, 2000, 300),
+		benchCase("/ci/a/vww.tflite", "mps2-an386", 5000, 100, 100, 100),
+		benchCase("/ci/b/vww.tflite", "mps2-an386", 9000, 100, 100, 100),
+		benchCase("/ci/a/ad.tflite", "host", -1, 64, 0, 0),
+		map[string]any{"model": "/ci/a/ic.tflite", "board": "mps2-an386", "instructions": -1, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0, "error": "too big"},
+	)
+	bl, err := loadBaseline(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bl.cases) != 4 {
+		t.Fatalf("%d cases kept, want 4 (the failed one has no figures)", len(bl.cases))
+	}
+
+	// One more instruction than 1,000 is +0.1%: a regression with no
+	// allowance, none with 0.5%. A smaller arena never is; flash 2,000 ->
+	// 2,210 is +10.5%, past a 10% allowance. Matched by file name: the
+	// checkout moved.
+	r := benchResult{Model: "/home/me/kws.tflite", Board: "mps2-an386", Instructions: 1001, ArenaBytes: 200, FlashBytes: 2210, RAMBytes: 300}
+	got := bl.compare(&r, 0)
+	if len(got) != 2 || got[0].Metric != "instructions" || got[0].Baseline != 1000 || got[0].Current != 1001 ||
+		got[0].Percent < 0.0999 || got[0].Percent > 0.1001 || got[1].Metric != "flash_bytes" || got[1].Percent < 10.49 || got[1].Percent > 10.51 {
+		t.Errorf("no allowance: %+v", got)
+	}
+	if s := got[0].String(); s != "kws.tflite on mps2-an386: instructions 1,000 -> 1,001 (+0.10%; any growth fails)" {
+		t.Errorf("message %q", s)
+	}
+	if c := r.change(); c != "+0.10% (arena -56 B, flash +210 B)" {
+		t.Errorf("change cell %q", c)
+	}
+	r.Regressions = nil
+	if got := bl.compare(&r, 10); len(got) != 1 || got[0].Metric != "flash_bytes" || !strings.Contains(got[0].String(), "allowed +10%") {
+		t.Errorf("10%% allowance: %+v", got)
+	}
+	if got := bl.compare(&r, 11); len(got) != 0 {
+		t.Errorf("11%% allowance: %+v", got)
+	}
+
+	// The same path wins over a file-name match; two cases sharing only
+	// the file name match neither.
+	r = benchResult{Model: "/ci/b/vww.tflite", Board: "mps2-an386", Instructions: 9000, ArenaBytes: 100, FlashBytes: 100, RAMBytes: 100}
+	if got := bl.compare(&r, 0); len(got) != 0 || r.Baseline == nil || r.Baseline.Instructions != 9000 || r.change() != "=" {
+		t.Errorf("exact path: %+v %+v", got, r.Baseline)
+	}
+	r = benchResult{Model: "/elsewhere/vww.tflite", Board: "mps2-an386", Instructions: 9999}
+	if got := bl.compare(&r, 0); len(got) != 0 || r.Baseline != nil || r.change() != "new" {
+		t.Errorf("ambiguous name: %+v %+v", got, r.Baseline)
+	}
+	// Another board is another case.
+	r = benchResult{Model: "/ci/a/kws.tflite", Board: "mps2-an500", Instructions: 99999}
+	if bl.compare(&r, 0); r.Baseline != nil {
+		t.Errorf("matched across boards: %+v", r.Baseline)
+	}
+	// No instruction count on the host: the sizes are still held.
+	r = benchResult{Model: "/ci/a/ad.tflite", Board: "host", Instructions: -1, ArenaBytes: 65}
+	if got := bl.compare(&r, 0); len(got) != 1 || got[0].Metric != "arena_bytes" || r.change() != "- (arena +1 B)" {
+		t.Errorf("host: %+v, %q", got, r.change())
+	}
+	if u := bl.unmeasured(); len(u) != 1 || u[0] != "vww.tflite on mps2-an386" {
+		t.Errorf("unmeasured %v (the /ci/a vww case was never matched)", u)
+	}
+}
+
+// Files that are not bench reports are refused with the file named.
+func TestBaselineRefused(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct{ name, body, want string }{
+		{"trunc.json", `{"results": [{"model": "a"`, "not a `mcugen bench --json` report: unexpected EOF"},
+		{"other.json", `{"trials": 3}`, `it has no "results" list`},
+		{"test.json", `{"cases": 1, "results": [{"model": "a", "board": "b", "vectors": 1, "instructions": 5}]}`, `result 0 has no "arena_bytes"`},
+		{"failed.json", `{"results": [{"model": "a", "board": "b", "instructions": -1, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0, "error": "x"}]}`, "no measured case"},
+		{"types.json", `{"results": [{"model": "a", "board": "b", "instructions": "many", "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, "result 0: json: cannot unmarshal string"},
+		{"neg.json", `{"results": [{"model": "a", "board": "b", "instructions": 1, "arena_bytes": -4, "flash_bytes": 0, "ram_bytes": 0}]}`, "negative size"},
+	} {
+		p := write(c.name, c.body)
+		_, err := loadBaseline(p)
+		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// Through the CLI: refused before anything is built.
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	code, out, stderr := mcugen(t, "bench", mlp, "--board", "host", "--baseline", filepath.Join(dir, "other.json"))
+	if code != 1 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "other.json: not a `mcugen bench --json` report") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if code, _, stderr := mcugen(t, "bench", mlp, "--board", "host", "--max-increase", "2"); code != 1 || !strings.Contains(stderr, "--max-increase needs --baseline") {
+		t.Errorf("--max-increase alone: exit %d, %q", code, stderr)
+	}
+}
+
+// The gate end to end under QEMU: the run holds to its own report, and a
+// baseline one instruction cheaper fails it with one line naming the model,
+// the figure and both counts.
+func TestBenchBaselineGate(t *testing.T) {
+	needQEMU(t)
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	code, out, stderr := mcugen(t, "bench", mlp, "--board", "mps2-an386", "--json")
+	if code != 0 {
+		t.Fatalf("bench: exit %d, %s", code, stderr)
+	}
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	if err := os.WriteFile(base, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = mcugen(t, "bench", mlp, "--board", "mps2-an386", "--baseline", base)
+	if code != 0 || stderr != "" || !strings.Contains(out, "vs baseline") || !strings.HasSuffix(strings.TrimSpace(out), "=") {
+		t.Errorf("same build: exit %d, stderr %q\n%s", code, stderr, out)
+	}
+
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(mustRead(t, base)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	res := rep["results"].([]any)[0].(map[string]any)
+	n := int64(res["instructions"].(float64))
+	res["instructions"] = n - 1
+	b, _ := json.Marshal(rep)
+	if err := os.WriteFile(base, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = mcugen(t, "bench", mlp, "--board", "mps2-an386", "--baseline", base)
+	want := "instructions " + comma(n-1) + " -> " + comma(n) + " (+"
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "mlp_int8.tflite on mps2-an386: "+want) {
+		t.Errorf("one instruction more: exit %d, stderr %q (want %q)", code, stderr, want)
+	}
+	code, out, _ = mcugen(t, "bench", mlp, "--board", "mps2-an386", "--baseline", base, "--max-increase", "5", "--json")
+	var got struct {
+		Regressions int `json:"regressions"`
+		Results     []struct {
+			Baseline struct {
+				Instructions int64 `json:"instructions"`
+			} `json:"baseline"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got.Regressions != 0 || got.Results[0].Baseline.Instructions != n-1 {
+		t.Errorf("5%% allowed: exit %d, %v\n%s", code, err, out)
+	}
+}
+
+func mustRead(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
