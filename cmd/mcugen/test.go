@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/npy"
@@ -21,6 +22,7 @@ type testCmd struct {
 	Random  int    `help:"Random input vectors per model, plus the extreme ones (all min, all max, alternating)." default:"10"`
 	Vectors string `help:"Directory of input_NNN.npy (and expected output_NNN.npy) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
+	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not." type:"path" placeholder:"FILE"`
 }
 
 type testResult struct {
@@ -36,6 +38,11 @@ type testResult struct {
 	// of the output tensor's scale (pipeline.CompareModel), not bit for bit.
 	Float bool   `json:"float,omitempty"`
 	Error string `json:"error,omitempty"`
+	// FailedVectors names the vectors that mismatched: input_NNN.npy,
+	// "random N" or one of the extremes.
+	FailedVectors []string `json:"failed_vectors,omitempty"`
+	// seconds is the case's wall time, for the JUnit report only.
+	seconds float64
 }
 
 func (c *testCmd) Run(e *env) error {
@@ -46,6 +53,11 @@ func (c *testCmd) Run(e *env) error {
 	}
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
+	}
+	if c.JUnit != "" {
+		if err := checkOutputFile("--junit", c.JUnit); err != nil {
+			return err
+		}
 	}
 	var report struct {
 		Cases   int          `json:"cases"`
@@ -62,7 +74,9 @@ func (c *testCmd) Run(e *env) error {
 			if total > 1 {
 				e.progress(fmt.Sprintf("testing %s on %s (%d of %d)", filepath.Base(model), strings.TrimSpace(board), k, total))
 			}
+			start := time.Now()
 			r := c.one(e, model, strings.TrimSpace(board))
+			r.seconds = time.Since(start).Seconds()
 			report.Results = append(report.Results, r)
 			report.Cases += r.Vectors
 			report.Passed += r.Passed
@@ -74,6 +88,14 @@ func (c *testCmd) Run(e *env) error {
 		}
 	}
 	e.progress("")
+	if c.JUnit != "" {
+		if err := makeParent("--junit", c.JUnit); err != nil {
+			return err
+		}
+		if err := writeJUnit(c.JUnit, report.Results); err != nil {
+			return err
+		}
+	}
 	if c.JSON {
 		if err := e.printJSON(report); err != nil {
 			return err
@@ -120,12 +142,16 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	if err != nil {
 		return fail(err)
 	}
-	vecs, expected, err := c.loadVectors(e, s, model)
+	vecs, expected, labels, err := c.loadVectors(e, s, model)
 	if err != nil {
 		return fail(err)
 	}
 	vecs = append(vecs, pipeline.RandomInputs(s.Graph, c.Random, 7)...)
+	for k := 0; k < c.Random; k++ {
+		labels = append(labels, fmt.Sprintf("random %d", k))
+	}
 	vecs = append(vecs, pipeline.ExtremeInputs(s.Graph)...)
+	labels = append(labels, "all minimum", "all maximum", "alternating minimum and maximum")
 	dir, done, err := c.workDir()
 	if err != nil {
 		return fail(err)
@@ -153,6 +179,9 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 			r.Passed++
 		} else {
 			r.Failed++
+			if v < len(labels) {
+				r.FailedVectors = append(r.FailedVectors, labels[v])
+			}
 		}
 	}
 	if compared > 0 {
@@ -167,7 +196,7 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 // suits the model's input: the input the vectors are given for, which for a
 // float model that mcugen quantizes is the float model's (the vectors are
 // then quantized with mcugen's own input scale, as run --input does).
-func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[string]*graph.Data, [][]*graph.Data, error) {
+func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[string]*graph.Data, [][]*graph.Data, []string, error) {
 	src := s.Graph
 	if s.Float != nil {
 		src = s.Float
@@ -198,20 +227,22 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		}
 	}
 	if dir == "" {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	ins, _ := filepath.Glob(filepath.Join(dir, "input_*.npy"))
 	sort.Strings(ins)
 	if len(ins) > 0 && len(s.Graph.UserInputs()) != 1 {
-		return nil, nil, fmt.Errorf("%s: input_NNN.npy vectors need a single-input model", dir)
+		return nil, nil, nil, fmt.Errorf("%s: input_NNN.npy vectors need a single-input model", dir)
 	}
 	var vecs []map[string]*graph.Data
 	var expected [][]*graph.Data
+	var labels []string
 	for _, in := range ins {
 		vec, err := bindInputs(src, []string{in})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
+		labels = append(labels, filepath.Base(in))
 		fitInput(s.Graph, vec)
 		vecs = append(vecs, vec)
 		outFile := strings.Replace(in, "input_", "output_", 1)
@@ -219,14 +250,14 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		if b, err := os.ReadFile(outFile); err == nil && len(s.Graph.UserOutputs()) == 1 && s.Float == nil {
 			d, err := npy.Read(bytes.NewReader(b))
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", outFile, err)
+				return nil, nil, nil, fmt.Errorf("%s: %w", outFile, err)
 			}
 			d.Shape = s.Graph.Tensors[s.Graph.UserOutputs()[0]].Shape
 			want = append(want, d)
 		}
 		expected = append(expected, want)
 	}
-	return vecs, expected, nil
+	return vecs, expected, labels, nil
 }
 
 func readNpy(path string) (*graph.Data, error) {
