@@ -11,6 +11,10 @@ import (
 // anything is allocated for them.
 const MaxElements = 1 << 31
 
+// MaxBytes bounds the size of any one tensor: the generated C addresses
+// tensors, the arena and the weights with 32-bit offsets.
+const MaxBytes = 1<<31 - 1
+
 // CheckShape verifies that every dimension is positive and that the product
 // stays below MaxElements without overflowing.
 func CheckShape(shape []int) error {

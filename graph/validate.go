@@ -81,6 +81,9 @@ func validateTensor(t *Tensor) error {
 	if err := CheckShape(t.Shape); err != nil && len(t.Shape) > 0 {
 		return err
 	}
+	if n := int64(t.NumElements()) * int64(t.DType.Size()); n > MaxBytes {
+		return fmt.Errorf("%s%v is %d bytes: more than the %d (2 GiB) the generated code's 32-bit offsets address", t.DType, t.Shape, n, int64(MaxBytes))
+	}
 	if t.Data != nil {
 		if t.Data.DType != t.DType {
 			return fmt.Errorf("constant data is %s, tensor is %s", t.Data.DType, t.DType)

@@ -265,3 +265,32 @@ func TestFlashBudgetWithoutBoard(t *testing.T) {
 		t.Errorf("no warning naming the budget: %q", warns)
 	}
 }
+
+// With separate I/O the caller's input and output buffers are outside the
+// arena, but they still need the board's memory: a micro:bit (16 KiB RAM,
+// 256 KiB flash) cannot hold a 16,900 B output, nor a 360,000 B input even
+// in flash. Refused at the plan, before lowering (a fuzzed model with a 2 GB
+// output kept compile busy for minutes).
+func TestIOBuffersFitTheBoard(t *testing.T) {
+	b, err := LoadBoard("microbit", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		h, k int
+		want string
+	}{
+		{130, 1, `needs 16,900 B for its output "y" (the caller's buffer); region RAM has 16,384 B (516 B short)`},
+		{600, 600, `needs 360,000 B for its input "x" (the caller's buffer); region FLASH has 262,144 B (97,856 B short)`},
+	} {
+		_, err := CompileGraph(avgPoolGraph(c.h, c.h, 1, c.k, c.k, 1), "io", Options{Board: b, Version: "test"})
+		var fit *FitError
+		if !errors.As(err, &fit) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%dx%d: %v, want %q", c.h, c.h, err, c.want)
+		}
+	}
+	// 128×128 is 16,384 B: it fits.
+	if _, err := CompileGraph(avgPoolGraph(128, 128, 1, 1, 1, 1), "io", Options{Board: b, Version: "test"}); err != nil {
+		t.Errorf("128x128: %v", err)
+	}
+}

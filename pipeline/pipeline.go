@@ -399,6 +399,32 @@ func checkFits(s *State) error {
 			return s.fitError(limit{region: r, bytes: int64(r.Length)}, regionWhat, regionNeed)
 		}
 	}
+	// With separate I/O the inputs and outputs are the caller's buffers,
+	// outside the arena: an output must still fit the board's RAM, and an
+	// input its RAM or (a constant one) its flash.
+	if bare && !s.Opt.IOInArena {
+		if r := b.RegionFor(boards.HoldsArena); r != nil {
+			for i, names := range [][]string{s.Graph.UserOutputs(), s.Graph.UserInputs()} {
+				for _, name := range names {
+					t := s.Graph.Tensors[name]
+					if t == nil || int64(t.Bytes()) <= int64(r.Length) {
+						continue
+					}
+					kind, reg := "output", r
+					if i == 1 {
+						kind = "input"
+						if w := b.RegionFor(boards.HoldsWeights); w != nil && w.Length > r.Length {
+							reg = w
+						}
+						if int64(t.Bytes()) <= int64(reg.Length) {
+							continue
+						}
+					}
+					return s.fitError(limit{region: reg, bytes: int64(reg.Length)}, fmt.Sprintf("its %s %q (the caller's buffer)", kind, name), int64(t.Bytes()))
+				}
+			}
+		}
+	}
 	// The weights' int8 bytes, a lower bound of the lowered constants,
 	// against the tighter of the weights region and the flash budget.
 	wlim := (*limit)(nil)
