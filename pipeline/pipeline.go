@@ -556,7 +556,7 @@ func lowerPass(s *State) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", s.ModelPath, err)
 		}
 		s.Module = m
 		// The constants as lowered (weights in the kernels' layouts,

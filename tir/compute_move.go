@@ -217,6 +217,12 @@ func init() { register(graph.Resize, computeResize) }
 // (resize is linear along each axis), so index rounding and coordinate
 // transforms are the reference's own.
 func (k *kctx) resizeTaps(a *graph.ResizeAttrs, axis, in, out int) (idx [2][]int64, w [2][]float32, err error) {
+	// The probes cost in × (in + out): quadratic in the axis. A
+	// microcontroller's image axes are hundreds long; a fuzzed model's
+	// 16-million-long row kept compile busy for hours.
+	if int64(in)*int64(in+out) > 1<<28 {
+		return idx, w, k.errorf("an axis of %d inputs resized to %d is longer than mcugen lowers (about 16,000)", in, out)
+	}
 	inShape, outShape := []int{1, 1, 1, 1}, []int{1, 1, 1, 1}
 	inShape[1+axis], outShape[1+axis] = in, out
 	attrs := *a
