@@ -149,7 +149,11 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 		model[i] = i
 	}
 	best := a.planOrder(model)
-	if opt.OrderSearch && len(g.Nodes) > 2 {
+	// The search costs about 8·n² set operations of n/64 words each even
+	// at its narrowest beam: past maxSearchNodes (a recurrent layer
+	// unrolled over hundreds of steps) it would take minutes, and the
+	// model's own order stands.
+	if opt.OrderSearch && len(g.Nodes) > 2 && len(g.Nodes) <= maxSearchNodes {
 		if ord := a.searchOrder(); !slices.Equal(ord, model) {
 			p := a.planOrder(ord)
 			if p.ArenaBytes < best.ArenaBytes ||
@@ -161,6 +165,9 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 	}
 	return best, nil
 }
+
+// maxSearchNodes is the largest graph whose execution order is searched.
+const maxSearchNodes = 600
 
 // planOrder places everything for one execution order.
 func (a *analysis) planOrder(order []int) *Plan {

@@ -284,3 +284,20 @@ func TestLargeGraphs(t *testing.T) {
 			len(g.Nodes), len(p.Buffers), p.ArenaBytes, p.LowerBoundBytes, p.Algorithm, p.OrderSearched, time.Since(start))
 	}
 }
+
+// A graph past maxSearchNodes (an LSTM unrolled over 251 steps had 12,054
+// nodes, and the search held compile for minutes) keeps its own order; a
+// chain of 2,000 one-in one-out nodes then needs two buffers' room: the
+// live-set bound, reached.
+func TestLongGraphSkipsOrderSearch(t *testing.T) {
+	b := newBuilder(graph.Float32)
+	x := b.input(1, 64)
+	for range 2000 {
+		x = b.op(graph.Tanh, nil, []string{x}, 1, 64)
+	}
+	b.g.Outputs = []string{x}
+	p := mustPlan(t, b.g, DefaultOptions())
+	if p.OrderSearched || p.ArenaBytes != p.LowerBoundBytes {
+		t.Errorf("searched %v, arena %d B, bound %d B", p.OrderSearched, p.ArenaBytes, p.LowerBoundBytes)
+	}
+}
