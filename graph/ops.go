@@ -71,6 +71,14 @@ const (
 	// output tensor's dtype). ONNX TopK and TFLite TOPK_V2 import as two
 	// nodes, one per output. Attrs *TopKAttrs.
 	TopK Op = "TopK"
+	// DetectionPostProcess is TFLite's TFLite_Detection_PostProcess with
+	// the fast non-max suppression: box encodings float32 [1, N, ≥4] and
+	// class scores float32 [1, N, C] are decoded against the constant
+	// anchors [N, 4] (y, x, h, w) and suppressed, and the one float32
+	// output holds, in the order of DetectionLayout, the work area and the
+	// results (the importer slices those into TFLite's four outputs).
+	// Attrs *DetectionAttrs.
+	DetectionPostProcess Op = "DetectionPostProcess"
 	// SVDFFeature and SVDFTime are TFLite Micro's integer SVDF in two steps
 	// (the float SVDF is a composition). SVDFFeature(x int8 [B, I],
 	// weights_feature int8 [F, I], state [B, F·M]) is the state's next
@@ -308,6 +316,38 @@ type SVDFAttrs struct {
 type TopKAttrs struct {
 	Axis, K          int
 	Largest, Indices bool
+}
+
+// DetectionAttrs are the attributes of DetectionPostProcess: at most
+// MaxDetections boxes; class LabelOffset+c of the scores is class c (the
+// background, when there is one, is class column 0 and never detected);
+// boxes at or above ScoreThreshold are candidates, and a box whose
+// intersection over union with a kept one is above IoUThreshold is
+// suppressed; Scale is the box encodings' y, x, h and w scale.
+type DetectionAttrs struct {
+	MaxDetections, NumClasses, LabelOffset int
+	ScoreThreshold, IoUThreshold           float32
+	Scale                                  [4]float32
+}
+
+// DetectionLayout gives the offsets, in floats, of DetectionPostProcess's
+// output for n anchors and d detections: the decoded boxes [n, 4] (ymin,
+// xmin, ymax, xmax), each anchor's best score [n] and its class [n] (or −1
+// once the anchor is kept or suppressed), then the results: boxes [d, 4],
+// classes [d], scores [d] and the count [1]. Size is the whole length.
+type DetectionLayout struct {
+	Decoded, Best, Class, Boxes, Classes, Scores, Count, Size int
+}
+
+// Layout is DetectionLayout for n anchors and a.MaxDetections.
+func (a *DetectionAttrs) Layout(n int) DetectionLayout {
+	d := a.MaxDetections
+	l := DetectionLayout{Decoded: 0, Best: 4 * n, Class: 5 * n, Boxes: 6 * n}
+	l.Classes = l.Boxes + 4*d
+	l.Scores = l.Classes + d
+	l.Count = l.Scores + d
+	l.Size = l.Count + 1
+	return l
 }
 
 // TransposeAttrs are the attributes of Transpose.

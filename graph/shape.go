@@ -93,6 +93,8 @@ func InferNode(g *Graph, n *Node) error {
 			out.DType = Float32
 		case ArgMax:
 			out.DType = Int64
+		case DetectionPostProcess:
+			out.DType = Float32
 		case TopK:
 			if a, ok := n.Attrs.(*TopKAttrs); ok && a.Indices {
 				out.DType = Int64
@@ -336,6 +338,29 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, fmt.Errorf("weights_time %v does not fit state %v, memory %d, rank %d", wt.Shape, x.Shape, a.Memory, a.Rank)
 		}
 		return []int{x.Shape[0], wt.Shape[0] / a.Rank}, nil
+	case DetectionPostProcess:
+		a, ok := n.Attrs.(*DetectionAttrs)
+		if !ok || a == nil {
+			return nil, fmt.Errorf("needs DetectionAttrs")
+		}
+		sc, an := g.In(n, 1), g.In(n, 2)
+		if len(x.Shape) != 3 || x.Shape[0] != 1 || x.Shape[2] < 4 {
+			return nil, fmt.Errorf("box encodings %v, want [1, anchors, 4 or more]", x.Shape)
+		}
+		num := x.Shape[1]
+		if sc == nil || len(sc.Shape) != 3 || sc.Shape[0] != 1 || sc.Shape[1] != num {
+			return nil, fmt.Errorf("class scores %v, want [1, %d, classes]", shapeOf(sc), num)
+		}
+		if an == nil || len(an.Shape) != 2 || an.Shape[0] != num || an.Shape[1] != 4 {
+			return nil, fmt.Errorf("anchors %v, want [%d, 4]", shapeOf(an), num)
+		}
+		if a.NumClasses < 1 || a.LabelOffset < 0 || a.LabelOffset+a.NumClasses != sc.Shape[2] {
+			return nil, fmt.Errorf("%d classes with label offset %d do not fit scores of %d columns", a.NumClasses, a.LabelOffset, sc.Shape[2])
+		}
+		if a.MaxDetections < 1 || a.MaxDetections > num {
+			return nil, fmt.Errorf("max detections %d out of range for %d anchors", a.MaxDetections, num)
+		}
+		return []int{a.Layout(num).Size}, nil
 	case TopK:
 		a, ok := n.Attrs.(*TopKAttrs)
 		if !ok {
@@ -487,4 +512,12 @@ func Broadcast(a, b []int) ([]int, error) {
 		}
 	}
 	return s, nil
+}
+
+// shapeOf is t's shape, or nil for a missing tensor (in messages).
+func shapeOf(t *Tensor) []int {
+	if t == nil {
+		return nil
+	}
+	return t.Shape
 }

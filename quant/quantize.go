@@ -288,7 +288,7 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 // whose coordinates or scale TFLite's integer kernel does not take.
 func floatOnly(g *graph.Graph, n *graph.Node) bool {
 	switch n.Op {
-	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast, graph.TopK, graph.Div,
+	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast, graph.TopK, graph.Div, graph.DetectionPostProcess,
 		graph.Maximum, graph.Minimum:
 		return true
 	case graph.Reduce:

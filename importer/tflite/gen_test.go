@@ -243,6 +243,8 @@ func generated(t *testing.T) map[string][]byte {
 	files["op_float_var_acc"] = accumulatorModel([]float32{10, 20, 30, 40}).Bytes()
 	files["op_int8_var_acc"] = accumulatorInt8Model().Bytes()
 	files["op_float_svdf_state"] = svdfModel(tg.ActNone, []float32{5, 7, 0, 0, -1, 0.5, 0, 3}).Bytes()
+	files["op_float_detection_postprocess"] = detectionModel(false, 4, 0.3).Bytes()
+	files["op_uint8_detection_postprocess"] = detectionModel(true, 4, 0.45).Bytes()
 	files["cnn_float"] = cnn().float().Bytes()
 	files["cnn_int8"] = cnn().int8(t).Bytes()
 	files["mlp_float"] = mlp().float().Bytes()

@@ -120,6 +120,13 @@ func (d *decoder) operator(index int, op table) error {
 	if len(outs) == 0 {
 		return c.errorf("no outputs")
 	}
+	if c.code == opCustom && d.customs[oi] == customDetection {
+		opts := op.bytes(operatorCustomOpts)
+		if err := d.check(); err != nil {
+			return c.errorf("custom options: %v", err)
+		}
+		return c.detection(opts)
+	}
 	if folded, err := c.foldDequantize(); folded || err != nil {
 		return err
 	}

@@ -79,6 +79,8 @@ type Operator struct {
 	Inputs  []int32 // -1 for an absent optional input
 	Outputs []int32
 	Options *Options
+	// CustomOptions are a custom operator's options (FlexBuffers: FlexMap).
+	CustomOptions []byte
 }
 
 // Model is subgraph 0 of a TFLite model.
@@ -304,7 +306,14 @@ func (m *Model) subgraph(b *flatbuffers.Builder, tensorsVec flatbuffers.UOffsetT
 			}
 			opts = b.EndObject()
 		}
+		var custom flatbuffers.UOffsetT
+		if op.CustomOptions != nil {
+			custom = b.CreateByteVector(op.CustomOptions)
+		}
 		b.StartObject(13)
+		if custom != 0 {
+			b.PrependUOffsetTSlot(5, custom, 0)
+		}
 		b.PrependUint32Slot(0, opIndex(op), 0)
 		b.PrependUOffsetTSlot(1, ins, 0)
 		b.PrependUOffsetTSlot(2, outs, 0)

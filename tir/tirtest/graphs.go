@@ -337,6 +337,22 @@ var builders = []struct {
 		}
 		return b.done(outs...)
 	}},
+	{"detection", true, func(b *builder) (*graph.Graph, error) {
+		// 24 anchors on a 4×6 grid of overlapping squares; random
+		// encodings and scores (one background column) make candidates,
+		// suppressions and, at 0.2, some anchors below the threshold.
+		enc := b.input([]int{1, 24, 4}, 0, 0)
+		sc := b.input([]int{1, 24, 4}, 0, 0)
+		anc := graph.NewData(graph.Float32, []int{24, 4})
+		for i := 0; i < 24; i++ {
+			anc.F[4*i], anc.F[4*i+1] = 0.1+0.2*float32(i/6), 0.1+0.15*float32(i%6)
+			anc.F[4*i+2], anc.F[4*i+3] = 0.3, 0.25
+		}
+		b.g.AddConst("anchors", anc)
+		out := b.typed(graph.DetectionPostProcess, &graph.DetectionAttrs{MaxDetections: 5, NumClasses: 3, LabelOffset: 1,
+			ScoreThreshold: 0.2, IoUThreshold: 0.3, Scale: [4]float32{10, 10, 5, 5}}, graph.Float32, enc, sc, "anchors")
+		return b.done(out)
+	}},
 	{"softmax_modes", true, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{2, 3, 4}, 0, 0)
 		var outs []string
