@@ -41,7 +41,7 @@ type Options struct {
 	ArenaExternal  bool
 	IOInArena      bool
 	WeightsSection string
-	// PlainWeights keeps the weights out of any linker section (for builds
+	// PlainWeights keeps the weights and the arena out of any linker section (for builds
 	// that do not use mcugen's linker script: Zephyr, Arduino, Bazel).
 	PlainWeights  bool
 	PlanAlgorithm string
@@ -603,8 +603,9 @@ func emitPass(s *State) error {
 		section = crt.WeightsSection
 	}
 	arena := ""
-	if s.Opt.Board != nil && s.Opt.Board.BareMetal() {
-		// mcugen's linker script puts it in the board's arena region.
+	if !s.Opt.PlainWeights && s.Opt.Board != nil && s.Opt.Board.BareMetal() {
+		// mcugen's linker script puts it in the board's arena region
+		// (Zephyr, Arduino and Bazel builds link with their own scripts).
 		arena = crt.ModelArenaSection
 	}
 	o := emitc.Options{
