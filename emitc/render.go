@@ -420,7 +420,9 @@ func (r *fnRenderer) binary(x *tir.Binary, need int) (string, error) {
 		la, lb = precUnary, precUnary
 	}
 	if x.Op.IsCompare() {
-		la, lb = info.prec+1, info.prec+1
+		// A comparison of comparisons gets parentheses (gcc's
+		// -Wparentheses: "a < 0 != b < 0").
+		la, lb = precRel+1, precRel+1
 	}
 	a, err := r.expr(x.A, la)
 	if err != nil {
