@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
 // FuzzDecode feeds arbitrary bytes to the decoder: it must return a graph or
@@ -36,4 +37,29 @@ func FuzzDecode(f *testing.F) {
 			graph.PermuteDeadChannels(g)
 		}
 	})
+}
+
+// FuzzFlexMap feeds arbitrary bytes to the FlexBuffers map reader of
+// custom options: a map or an error, never a panic.
+func FuzzFlexMap(f *testing.F) {
+	f.Add(tg.FlexMap(map[string]tg.FlexValue{"max_detections": tg.FlexInt(10), "nms_iou_threshold": tg.FlexFloat(0.6), "use_regular_nms": tg.FlexBool(false)}))
+	f.Add([]byte{})
+	f.Add([]byte{0, 38, 4})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := flexMapOf(b)
+		if err == nil && m == nil {
+			t.Fatal("no map and no error")
+		}
+	})
+}
+
+// The reader's hand-checked layout: a map written by tflitegen reads back.
+func TestFlexMapRoundTrip(t *testing.T) {
+	m, err := flexMapOf(tg.FlexMap(map[string]tg.FlexValue{"b": tg.FlexBool(true), "a": tg.FlexInt(-7), "c": tg.FlexFloat(0.25)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b, c := m["a"], m["b"], m["c"]; len(m) != 3 || a.typ != flexInt || a.i != -7 || b.typ != flexBool || b.i != 1 || c.typ != flexFloat || c.f != 0.25 {
+		t.Errorf("%+v", m)
+	}
 }
