@@ -342,6 +342,11 @@ func (e *emitter) source() ([]byte, error) {
 	b.WriteString(e.banner())
 	fmt.Fprintf(&b, "#include \"%s.h\"\n\n", e.prefix)
 	b.WriteString("#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n")
+	// Unoptimized, gcc gives every inlined helper its own stack slots: a
+	// depthwise kernel's frame grew to 25 KB at -O0 (a Debug build), far
+	// past <PREFIX>_STACK_SIZE. The kernels are always built optimized
+	// for debugging at least.
+	b.WriteString("#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE__)\n#pragma GCC optimize(\"Og\")\n#endif\n")
 	if e.m.Float {
 		// avr-libc's math.h has INFINITY and no HUGE_VALF.
 		b.WriteString("#include <math.h>\n#ifndef HUGE_VALF\n#define HUGE_VALF INFINITY\n#endif\n")
