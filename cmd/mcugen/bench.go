@@ -95,6 +95,9 @@ func (c *benchCmd) Run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
+	if err := c.checkBoards(); err != nil {
+		return err
+	}
 	var baseline *benchBaseline
 	if c.Baseline != "" {
 		if c.MaxIncrease < 0 {
@@ -135,7 +138,7 @@ func (c *benchCmd) Run(e *env) error {
 				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Instructions: -1, Error: oneLine(err.Error())})
 				continue
 			}
-			dir, done, err := c.workDir()
+			dir, done, err := c.caseDir(caseName(model, flags.Board, total))
 			if err != nil {
 				return err
 			}

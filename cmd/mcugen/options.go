@@ -103,3 +103,19 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	opt.FlashBudget, opt.RAMBudget = int64(c.FlashBudget), int64(c.RAMBudget)
 	return opt, cat, nil
 }
+
+// checkBoards checks, before any work, every board of a comma-separated
+// --board list (test and bench run one case per board: an unknown name
+// last used to fail only after the others had run).
+func (c *compileFlags) checkBoards() error {
+	cat, err := boards.Load(c.Boards)
+	if err != nil {
+		return err
+	}
+	for _, name := range strings.Split(c.Board, ",") {
+		if _, err := cat.Get(strings.TrimSpace(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

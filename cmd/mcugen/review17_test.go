@@ -33,3 +33,44 @@ func TestZephyrArduinoProjectsOnArmBoards(t *testing.T) {
 		}
 	}
 }
+
+// An unknown board anywhere in test's or bench's --board list is refused
+// before anything is built (it used to fail last, as one failed case).
+func TestBoardListCheckedFirst(t *testing.T) {
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	for _, cmd := range []string{"test", "bench"} {
+		keep := filepath.Join(t.TempDir(), "k")
+		code, out, stderr := mcugen(t, cmd, mlp, "--board", "host,nope", "--keep", keep)
+		if code != 1 || out != "" || !strings.HasPrefix(stderr, `mcugen: boards: unknown board "nope"`) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", cmd, code, out, stderr)
+		}
+		if _, err := os.Stat(keep); err == nil {
+			t.Errorf("%s: built something in %s first", cmd, keep)
+		}
+	}
+}
+
+// --keep with several cases keeps each one's build in MODEL-BOARD (the
+// sources of all and the firmware of the last were mixed in one place).
+func TestKeepOneDirectoryPerCase(t *testing.T) {
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	cnn, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	keep := filepath.Join(t.TempDir(), "k")
+	if code, _, stderr := mcugen(t, "test", mlp, cnn, "--board", "host", "--random", "1", "--keep", keep); code != 0 {
+		t.Fatalf("exit %d, %s", code, stderr)
+	}
+	for _, c := range []string{"mlp_int8-host", "cnn_int8-host"} {
+		srcs, _ := filepath.Glob(filepath.Join(keep, c, "model", "*.c"))
+		if len(srcs) != 1 || !strings.HasPrefix(filepath.Base(srcs[0]), strings.TrimSuffix(c, "-host")) {
+			t.Errorf("%s: sources %v", c, srcs)
+		}
+	}
+	// One case keeps the plain layout.
+	one := filepath.Join(t.TempDir(), "one")
+	if code, _, stderr := mcugen(t, "test", mlp, "--board", "host", "--random", "1", "--keep", one); code != 0 {
+		t.Fatalf("exit %d, %s", code, stderr)
+	}
+	if srcs, _ := filepath.Glob(filepath.Join(one, "model", "*.c")); len(srcs) != 1 {
+		t.Errorf("one case: %v", srcs)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mcugen/mcugen/graph"
@@ -13,19 +14,37 @@ import (
 // runFlags are what run, test and bench share beyond compile's options.
 type runFlags struct {
 	Timeout time.Duration `help:"Kill the firmware after this long." default:"120s"`
-	Keep    string        `help:"Keep the build directory here instead of a temporary one." type:"path" placeholder:"DIR"`
+	Keep    string        `help:"Keep the build directory here instead of a temporary one (with several models or boards, a MODEL-BOARD subdirectory each)." type:"path" placeholder:"DIR"`
 }
 
 // workDir is the build directory: --keep, or a temporary one that done
 // (and an interrupt) removes.
-func (r *runFlags) workDir() (string, func(), error) {
+func (r *runFlags) workDir() (string, func(), error) { return r.caseDir("") }
+
+// caseDir is workDir for one case of several: with --keep, its own
+// subdirectory (case names it; "" for the only case).
+func (r *runFlags) caseDir(name string) (string, func(), error) {
 	if r.Keep != "" {
-		if err := makeDirFlag("--keep", r.Keep); err != nil {
+		dir := r.Keep
+		if name != "" {
+			dir = filepath.Join(dir, name)
+		}
+		if err := makeDirFlag("--keep", dir); err != nil {
 			return "", nil, err
 		}
-		return r.Keep, func() {}, nil
+		return dir, func() {}, nil
 	}
 	return tempWorkDir("mcugen-run-")
+}
+
+// caseName names a kept case's directory: the model's file name without
+// its extension and the board, or "" when the run has one case.
+func caseName(model, board string, cases int) string {
+	if cases <= 1 {
+		return ""
+	}
+	base := filepath.Base(model)
+	return strings.TrimSuffix(base, filepath.Ext(base)) + "-" + board
 }
 
 type runCmd struct {

@@ -22,6 +22,7 @@ type testCmd struct {
 	Random  int    `help:"Random input vectors per model, plus the extreme ones (all min, all max, alternating)." default:"10"`
 	Vectors string `help:"Directory of input_NNN.npy (and expected output_NNN.npy) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
+	cases   int    // models × boards, for --keep's directories
 	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not." type:"path" placeholder:"FILE"`
 }
 
@@ -54,6 +55,9 @@ func (c *testCmd) Run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
+	if err := c.checkBoards(); err != nil {
+		return err
+	}
 	if c.JUnit != "" {
 		if err := checkOutputFile("--junit", c.JUnit); err != nil {
 			return err
@@ -68,6 +72,7 @@ func (c *testCmd) Run(e *env) error {
 	boardList := strings.Split(c.Board, ",")
 	c.Models = uniquePaths(c.Models)
 	total, k := len(c.Models)*len(boardList), 0
+	c.cases = total
 	for _, model := range c.Models {
 		for _, board := range boardList {
 			k++
@@ -152,7 +157,7 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	}
 	vecs = append(vecs, pipeline.ExtremeInputs(s.Graph)...)
 	labels = append(labels, "all minimum", "all maximum", "alternating minimum and maximum")
-	dir, done, err := c.workDir()
+	dir, done, err := c.caseDir(caseName(model, board, c.cases))
 	if err != nil {
 		return fail(err)
 	}
