@@ -87,6 +87,9 @@ func (c *compileCmd) Run(e *env) error {
 			e.warn(w)
 		}
 	}
+	if w := avrWeightsWarning(s); w != "" {
+		e.warn(w)
+	}
 	var written []string
 	err = writeDirAtomic(c.Out, func(tmp string) error {
 		if c.Project == "" && c.Format == "" {
@@ -318,4 +321,20 @@ func exampleRAMWarning(s *pipeline.State) string {
 	}
 	return fmt.Sprintf("the example program may not link: with its input and output buffers (%s B) and the runtime's data it needs about %s B of region %s, which has %s B; the model alone fits, so an application that reuses its buffers may still fit",
 		comma(int64(io)), comma(need), r.Name, comma(int64(r.Length)))
+}
+
+// avrWeightsWarning is a warning for an 8-bit AVR Arduino board: avr-gcc
+// keeps const data in SRAM (only PROGMEM stays in flash, and mcugen's
+// kernels read weights as ordinary memory), so the weights need SRAM too.
+func avrWeightsWarning(s *pipeline.State) string {
+	b := s.Opt.Board
+	if b == nil || !strings.HasPrefix(b.Arduino, "arduino:avr:") {
+		return ""
+	}
+	w := s.Module.ConstBytes()
+	if w == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is an AVR board: avr-gcc copies the model's %s B of weights into SRAM at start-up (mcugen does not place them in PROGMEM), beside its %s B arena; an ATmega328P has 2 KiB of SRAM and an ATmega2560 8 KiB",
+		b.Name, comma(int64(w)), comma(int64(s.Plan.ArenaBytes)))
 }

@@ -74,3 +74,21 @@ func TestKeepOneDirectoryPerCase(t *testing.T) {
 		t.Errorf("one case: %v", srcs)
 	}
 }
+
+// An AVR Arduino board gets a warning that its weights take SRAM (they
+// did silently); an Arm Arduino board does not.
+func TestAVRWeightsWarning(t *testing.T) {
+	cnn, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	star := filepath.Join(t.TempDir(), "avr.star")
+	if err := os.WriteFile(star, []byte(`board(name="mega2560", inherits=["host"], arduino="arduino:avr:mega:cpu=atmega2560")`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := mcugen(t, "compile", cnn, "--boards", star, "--board", "mega2560", "--project", "arduino", "-o", filepath.Join(t.TempDir(), "p"))
+	if code != 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "mega2560 is an AVR board: avr-gcc copies the model's") || !strings.Contains(stderr, "B of weights into SRAM") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = mcugen(t, "compile", cnn, "--board", "nucleo-f746zg", "--project", "arduino", "-o", filepath.Join(t.TempDir(), "q"))
+	if code != 0 || strings.Contains(stderr, "AVR") {
+		t.Errorf("Arm board: exit %d, stderr %q", code, stderr)
+	}
+}
