@@ -16,7 +16,7 @@ type quantFlags struct {
 	Calib       string `help:"Calibration directory (.npy per input per sample, or one stacked .npy per input); quantizes a float model to int8." type:"path" placeholder:"DIR"`
 	CalibRandom int    `help:"Quantize with N random calibration inputs instead of real data." placeholder:"N"`
 	Quantize    string `help:"Quantize a float model: int8." enum:",int8" default:""`
-	Method      string `help:"Activation range method: minmax, percentile, entropy, mse (default: percentile)." placeholder:"M"`
+	Method      string `help:"Activation range method: minmax, percentile, entropy, mse." placeholder:"M" enum:"minmax,percentile,entropy,mse" default:"percentile"`
 }
 
 // compileFlags are the options of compile, shared by run, test, bench and tune.

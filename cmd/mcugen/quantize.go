@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcugen/mcugen/pipeline"
@@ -23,6 +24,9 @@ func (c *quantizeCmd) Run(e *env) error {
 	}
 	if err := checkOutputFile("-o", c.Out); err != nil {
 		return err
+	}
+	if ext := strings.ToLower(filepath.Ext(c.Out)); ext != ".onnx" {
+		e.warn(fmt.Sprintf("-o %s: quantize writes an ONNX model (QDQ); other tools will look for the .onnx extension", c.Out))
 	}
 	opt, err := (&quantFlags{Calib: c.Calib, CalibRandom: c.CalibRandom, Quantize: "int8", Method: c.Method}).options(e, &c.modelFlags)
 	if err != nil {
