@@ -284,7 +284,12 @@ func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
 	case len(d.Shape) >= 1 && d.Shape[0] > 0 && per > 0 && graph.NumElements(d.Shape[1:]) == per && sameTail(d.Shape[1:], t.Shape):
 		k = d.Shape[0]
 	default:
-		return nil, fmt.Errorf("quant: calibration file %s: shape %v, input %q wants %v or [N %s]", file, d.Shape, t.Name, t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"))
+		want := fmt.Sprintf("%v or [N %s]", t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"))
+		if len(t.Shape) > 1 && t.Shape[0] == 1 {
+			// A batch-1 input also takes samples stacked in place of the batch.
+			want = fmt.Sprintf("%v, [N %s] or [N %s]", t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"), strings.Trim(fmt.Sprint(t.Shape[1:]), "[]"))
+		}
+		return nil, fmt.Errorf("quant: calibration file %s: shape %v, input %q wants %s", file, d.Shape, t.Name, want)
 	}
 	if d.DType == graph.Float32 {
 		for i, x := range d.F {

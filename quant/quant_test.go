@@ -215,7 +215,8 @@ func TestLoadCalibErrors(t *testing.T) {
 		data *graph.Data
 		want string
 	}{
-		{"shape", &graph.Data{DType: graph.Float32, Shape: []int{1, 5}, F: make([]float32, 5)}, "shape [1 5]"},
+		// The input is [1 4]: the message names all three layouts taken.
+		{"shape", &graph.Data{DType: graph.Float32, Shape: []int{1, 5}, F: make([]float32, 5)}, `shape [1 5], input "x" wants [1 4], [N 1 4] or [N 4]`},
 		{"dtype", &graph.Data{DType: graph.Int8, Shape: []int{1, 4}, I: make([]int64, 4)}, "dtype int8"},
 		{"nan", &graph.Data{DType: graph.Float32, Shape: []int{1, 4}, F: []float32{0, float32(math.NaN()), 0, 0}}, "element 1 is NaN"},
 	}

@@ -22,6 +22,18 @@ type outputInfo struct {
 	File  string `json:"file"`
 	Shape []int  `json:"shape"`
 	DType string `json:"dtype"`
+	// Scale and ZeroPoint are a quantized output's (real = scale · (q −
+	// zero point)), so its .npy can be read without another command.
+	Scale     []float32 `json:"scale,omitempty"`
+	ZeroPoint []int32   `json:"zero_point,omitempty"`
+}
+
+// withQuant adds tensor t's quantization to o.
+func (o outputInfo) withQuant(t *graph.Tensor) outputInfo {
+	if t != nil && t.Quant != nil {
+		o.Scale, o.ZeroPoint = t.Quant.Scale, t.Quant.ZeroPoint
+	}
+	return o
 }
 
 func (c *evalCmd) Run(e *env) error {
@@ -53,7 +65,7 @@ func (c *evalCmd) Run(e *env) error {
 		if shape == nil {
 			shape = []int{}
 		}
-		report.Outputs = append(report.Outputs, outputInfo{Name: name, File: file, Shape: shape, DType: d.DType.String()})
+		report.Outputs = append(report.Outputs, outputInfo{Name: name, File: file, Shape: shape, DType: d.DType.String()}.withQuant(g.Tensors[name]))
 		if !c.JSON {
 			fmt.Fprintf(e.stdout, "%s: %s%v -> %s\n", name, d.DType, shape, file)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,35 @@ func TestAVRWeightsWarning(t *testing.T) {
 	code, _, stderr = mcugen(t, "compile", cnn, "--board", "nucleo-f746zg", "--project", "arduino", "-o", filepath.Join(t.TempDir(), "q"))
 	if code != 0 || strings.Contains(stderr, "AVR") {
 		t.Errorf("Arm board: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// run --json gives a quantized output's scale and zero point (the same as
+// inspect's for the model's output), so its .npy can be read alone.
+func TestRunJSONOutputQuant(t *testing.T) {
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	code, out, stderr := mcugen(t, "run", mlp, "--board", "host", "--json")
+	var rep struct {
+		Outputs []struct {
+			Scale     []float32 `json:"scale"`
+			ZeroPoint []int32   `json:"zero_point"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Outputs) != 1 {
+		t.Fatalf("exit %d, %v, %s", code, err, stderr)
+	}
+	var ins struct {
+		Outputs []struct {
+			Scale     []float32 `json:"scale"`
+			ZeroPoint []int32   `json:"zero_point"`
+		} `json:"outputs"`
+	}
+	_, iout, _ := mcugen(t, "inspect", mlp, "--json")
+	if err := json.Unmarshal([]byte(iout), &ins); err != nil || len(ins.Outputs) != 1 {
+		t.Fatal(err)
+	}
+	o, w := rep.Outputs[0], ins.Outputs[0]
+	if len(o.Scale) != 1 || len(w.Scale) != 1 || o.Scale[0] != w.Scale[0] || len(o.ZeroPoint) != 1 || len(w.ZeroPoint) != 1 || o.ZeroPoint[0] != w.ZeroPoint[0] {
+		t.Errorf("run %+v, inspect %+v", o, w)
 	}
 }

@@ -133,7 +133,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	for i, name := range s.Graph.UserOutputs() {
 		d := x.Outputs[0][i]
-		oi := outputInfo{Name: name, Shape: d.Shape, DType: d.DType.String()}
+		oi := outputInfo{Name: name, Shape: d.Shape, DType: d.DType.String()}.withQuant(s.Graph.Tensors[name])
 		if c.Out != "" {
 			oi.File = filepath.Join(c.Out, fileName(name)+".npy")
 			if err := writeNpy(oi.File, d); err != nil {
