@@ -18,6 +18,9 @@ type boardInfo struct {
 	Features   []string `json:"features"`
 	FlashBytes uint64   `json:"flash_bytes"`
 	RAMBytes   uint64   `json:"ram_bytes"`
+	// ArenaRAMBytes is the region the model's arena goes to: the data
+	// region, or a larger one (the H7's AXI SRAM beside its DTCM).
+	ArenaRAMBytes uint64 `json:"arena_ram_bytes"`
 	QEMU       string   `json:"qemu"`
 	Zephyr     string   `json:"zephyr,omitempty"`
 	Arduino    string   `json:"arduino,omitempty"`
@@ -40,8 +43,12 @@ func (c *boardsCmd) Run(e *env) error {
 		if feats == nil {
 			feats = []string{}
 		}
+		var arena uint64
+		if r := b.RegionFor(boards.HoldsArena); r != nil {
+			arena = r.Length
+		}
 		out.Boards = append(out.Boards, boardInfo{Name: b.Name, CPU: b.CPU, Features: feats, FlashBytes: b.FlashBytes(),
-			RAMBytes: b.RAMBytes(), QEMU: qemu, Zephyr: b.Zephyr, Arduino: b.Arduino})
+			RAMBytes: b.RAMBytes(), ArenaRAMBytes: arena, QEMU: qemu, Zephyr: b.Zephyr, Arduino: b.Arduino})
 	}
 	if c.JSON {
 		return e.printJSON(out)
@@ -52,14 +59,14 @@ func (c *boardsCmd) Run(e *env) error {
 		}
 		return s
 	}
-	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s  %-14s %-22s %s\n", "board", "cpu", "features", "flash", "ram", "qemu", "zephyr", "arduino (fqbn)")
+	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-22s %s\n", "board", "cpu", "features", "flash", "ram", "arena ram", "qemu", "zephyr", "arduino (fqbn)")
 	for _, b := range out.Boards {
 		cpu := b.CPU
 		if cpu == "" {
 			cpu = "native"
 		}
-		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s  %-14s %-22s %s\n", b.Name, cpu, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
-			dash(b.QEMU), dash(b.Zephyr), dash(b.Arduino))
+		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-22s %s\n", b.Name, cpu, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
+			kib(b.ArenaRAMBytes), dash(b.QEMU), dash(b.Zephyr), dash(b.Arduino))
 	}
 	return nil
 }

@@ -123,3 +123,26 @@ func TestRunJSONOutputQuant(t *testing.T) {
 		t.Errorf("run %+v, inspect %+v", o, w)
 	}
 }
+
+// boards shows the RAM an arena may take: on the H743 the 512 KiB AXI SRAM,
+// not the 128 KiB DTCM that holds the stack and data (the STM32H743
+// reference manual's memory map).
+func TestBoardsArenaRAM(t *testing.T) {
+	code, out, _ := mcugen(t, "boards", "--json")
+	var rep struct {
+		Boards []struct {
+			Name     string `json:"name"`
+			RAM      uint64 `json:"ram_bytes"`
+			ArenaRAM uint64 `json:"arena_ram_bytes"`
+		} `json:"boards"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatal(code, err)
+	}
+	want := map[string][2]uint64{"nucleo-h743zi": {128 << 10, 512 << 10}, "nrf52840dk": {256 << 10, 256 << 10}}
+	for _, b := range rep.Boards {
+		if w, ok := want[b.Name]; ok && (b.RAM != w[0] || b.ArenaRAM != w[1]) {
+			t.Errorf("%s: ram %d, arena ram %d, want %v", b.Name, b.RAM, b.ArenaRAM, w)
+		}
+	}
+}
