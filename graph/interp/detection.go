@@ -82,11 +82,6 @@ func detectionPostProcess(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*
 	y := graph.NewData(graph.Float32, []int{l.Size})
 	out := y.F
 	for i := 0; i < num; i++ {
-		var e, an [4]float32
-		copy(e[:], enc.F[i*stride:i*stride+4])
-		copy(an[:], anc.F[i*4:i*4+4])
-		b := DecodeBox(e, an, a.Scale)
-		copy(out[l.Decoded+4*i:], b[:])
 		row := sc.F[i*cols+a.LabelOffset : (i+1)*cols]
 		best, cls := row[0], 0
 		for c := 1; c < a.NumClasses; c++ {
@@ -95,6 +90,15 @@ func detectionPostProcess(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*
 			}
 		}
 		out[l.Best+i], out[l.Class+i] = best, float32(cls)
+		// Only a candidate's box is ever read: the others stay zero (the
+		// decoding, an exponential in double, is most of the work).
+		if best >= a.ScoreThreshold {
+			var e, an [4]float32
+			copy(e[:], enc.F[i*stride:i*stride+4])
+			copy(an[:], anc.F[i*4:i*4+4])
+			b := DecodeBox(e, an, a.Scale)
+			copy(out[l.Decoded+4*i:], b[:])
+		}
 	}
 	box := func(i int) [4]float32 {
 		var b [4]float32
