@@ -79,6 +79,20 @@ func (c *inspectCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.Calib != "" || c.CalibRandom > 0 || c.Quantize != "" {
+		// With quantization flags the summary is of the model as compile
+		// would quantize it (its int8 inputs and outputs, their scales);
+		// they were silently ignored.
+		opt, _, err := c.compileFlags.options(e, &c.modelFlags)
+		if err != nil {
+			return err
+		}
+		s, err := pipeline.RunUntil(c.Model, opt, "quantize")
+		if err != nil {
+			return err
+		}
+		g = s.Graph
+	}
 	r := inspectReport{
 		Model: c.Model, Format: g.Format,
 		Inputs: describe(g, g.UserInputs()), Outputs: describe(g, g.UserOutputs()),

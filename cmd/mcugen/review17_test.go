@@ -146,3 +146,23 @@ func TestBoardsArenaRAM(t *testing.T) {
 		}
 	}
 }
+
+// inspect with quantization flags summarizes the model as compile would
+// quantize it (they were accepted and ignored).
+func TestInspectQuantized(t *testing.T) {
+	cnn, _ := filepath.Abs("../../testdata/tflite/cnn_float.tflite")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{{nil, "float32"}, {[]string{"--calib-random", "4"}, "int8"}} {
+		args := append([]string{"inspect", cnn, "--json"}, c.args...)
+		code, out, stderr := mcugen(t, args...)
+		var rep inspectJSON
+		if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Inputs) != 1 || len(rep.Outputs) != 1 {
+			t.Fatalf("%v: exit %d, %v, %s", c.args, code, err, stderr)
+		}
+		if rep.Inputs[0].DType != c.want || rep.Outputs[0].DType != c.want || (c.want == "int8") != (len(rep.Inputs[0].Scale) == 1) {
+			t.Errorf("%v: input %+v, output %+v", c.args, rep.Inputs[0], rep.Outputs[0])
+		}
+	}
+}
