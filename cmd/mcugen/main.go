@@ -171,6 +171,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = 1
 		}
 	}()
+	if err := repeatedFlag(args); err != nil {
+		fmt.Fprintf(stderr, "mcugen: %s\n", err)
+		return 2
+	}
 	ctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcugen: %s\n", oneLine(err.Error()))
@@ -228,4 +232,34 @@ func uniquePaths(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// repeatable are the flags that may be given more than once.
+var repeatable = map[string]bool{"--input": true, "--shape": true}
+
+// repeatedFlag refuses a single-valued flag given twice: the parser keeps
+// the last one, so "--board a --board b" ran on b alone.
+func repeatedFlag(args []string) error {
+	seen := map[string]bool{}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "--") {
+			continue
+		}
+		name, _, _ := strings.Cut(a, "=")
+		if repeatable[name] {
+			continue
+		}
+		if seen[name] {
+			hint := ""
+			if name == "--board" {
+				hint = " (several boards: --board a,b)"
+			}
+			return fmt.Errorf("%s is given twice%s", name, hint)
+		}
+		seen[name] = true
+	}
+	return nil
 }

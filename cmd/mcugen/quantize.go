@@ -25,9 +25,7 @@ func (c *quantizeCmd) Run(e *env) error {
 	if err := checkOutputFile("-o", c.Out); err != nil {
 		return err
 	}
-	if ext := strings.ToLower(filepath.Ext(c.Out)); ext != ".onnx" {
-		e.warn(fmt.Sprintf("-o %s: quantize writes an ONNX model (QDQ); other tools will look for the .onnx extension", c.Out))
-	}
+
 	opt, err := (&quantFlags{Calib: c.Calib, CalibRandom: c.CalibRandom, Quantize: "int8", Method: c.Method}).options(e, &c.modelFlags)
 	if err != nil {
 		return err
@@ -51,6 +49,9 @@ func (c *quantizeCmd) Run(e *env) error {
 	}
 	if err := quant.WriteQDQ(s.Graph, c.Out); err != nil {
 		return fmt.Errorf("%s: %w", c.Out, err)
+	}
+	if ext := strings.ToLower(filepath.Ext(c.Out)); ext != ".onnx" {
+		e.warn(fmt.Sprintf("-o %s: quantize writes an ONNX model (QDQ); other tools will look for the .onnx extension", c.Out))
 	}
 	r := s.QuantReport
 	if c.JSON {

@@ -166,3 +166,17 @@ func TestInspectQuantized(t *testing.T) {
 		}
 	}
 }
+
+// A single-valued flag given twice is a usage error (the last one used to
+// win silently: "--board host --board mps2-an386" ran on one board);
+// --input and --shape repeat.
+func TestRepeatedFlag(t *testing.T) {
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	code, out, stderr := mcugen(t, "test", mlp, "--board", "host", "--board=mps2-an386")
+	if code != 2 || out != "" || stderr != "mcugen: --board is given twice (several boards: --board a,b)\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if err := repeatedFlag([]string{"run", "m", "--input", "a=x.npy", "--input=b=y.npy", "--shape", "a=1", "--shape", "b=2", "--", "--board", "--board"}); err != nil {
+		t.Errorf("repeatable flags: %v", err)
+	}
+}
