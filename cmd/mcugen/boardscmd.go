@@ -21,9 +21,9 @@ type boardInfo struct {
 	// ArenaRAMBytes is the region the model's arena goes to: the data
 	// region, or a larger one (the H7's AXI SRAM beside its DTCM).
 	ArenaRAMBytes uint64 `json:"arena_ram_bytes"`
-	QEMU       string   `json:"qemu"`
-	Zephyr     string   `json:"zephyr,omitempty"`
-	Arduino    string   `json:"arduino,omitempty"`
+	QEMU          string `json:"qemu"`
+	Zephyr        string `json:"zephyr,omitempty"`
+	Arduino       string `json:"arduino,omitempty"`
 }
 
 func (c *boardsCmd) Run(e *env) error {
