@@ -234,7 +234,11 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		softmaxHeadroom(f, uf, groupRange, groupFixed)
 	}
 	act := map[string]params{}
+	tail := detectionTail(f)
 	for name := range rng {
+		if tail[name] {
+			continue // float32 as TFLite's detection outputs always are
+		}
 		root := uf.find(name)
 		if p, ok := groupFixed[root]; ok {
 			act[name] = p
@@ -244,7 +248,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		s, z := ChooseParams(r[0], r[1])
 		act[name] = params{s, z}
 	}
-	b := &builder{f: f, q: graph.New(f.Name, f.Format), act: act, opt: opt, dq: map[string]string{}}
+	b := &builder{f: f, q: graph.New(f.Name, f.Format), act: act, opt: opt, dq: map[string]string{}, tail: tail}
 	return b.build()
 }
 
@@ -313,6 +317,26 @@ type builder struct {
 	act  map[string]params
 	opt  Options
 	dq   map[string]string // int8 tensor -> its float Dequantize output (fallback)
+	tail map[string]bool   // detectionTail: tensors that stay float
+}
+
+// detectionTail is the set of tensors that stay float32 after
+// quantization: a DetectionPostProcess output and what Slice and Reshape
+// cut from it (the importer's four outputs), as TFLite's are float32. A
+// range calibrated over the whole packed output (work area, classes,
+// count) would also collapse the boxes and scores to a coarse grid.
+func detectionTail(g *graph.Graph) map[string]bool {
+	tail := map[string]bool{}
+	for _, n := range g.Nodes {
+		from := n.Op == graph.DetectionPostProcess ||
+			(n.Op == graph.Slice || n.Op == graph.Reshape) && len(n.Inputs) > 0 && tail[n.Inputs[0]]
+		if from {
+			for _, o := range n.Outputs {
+				tail[o] = true
+			}
+		}
+	}
+	return tail
 }
 
 func (b *builder) build() (*graph.Graph, error) {
@@ -363,7 +387,7 @@ func (b *builder) node(n *graph.Node) error {
 	f, q := b.f, b.q
 	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: append([]string(nil), n.Inputs...), Outputs: append([]string(nil), n.Outputs...), Attrs: copyAttrs(n.Attrs)}
 	x := f.In(n, 0)
-	if x == nil || x.DType != graph.Float32 || x.IsConst() || floatOnly(f, n) {
+	if x == nil || x.DType != graph.Float32 || x.IsConst() || floatOnly(f, n) || b.tail[n.Inputs[0]] {
 		// Not a float computation on an activation: keep as is, but it must
 		// still read the quantized versions of its float inputs.
 		return b.fallback(n)
