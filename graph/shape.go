@@ -357,8 +357,8 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		if a.NumClasses < 1 || a.LabelOffset < 0 || a.LabelOffset+a.NumClasses != sc.Shape[2] {
 			return nil, fmt.Errorf("%d classes with label offset %d do not fit scores of %d columns", a.NumClasses, a.LabelOffset, sc.Shape[2])
 		}
-		if a.MaxDetections < 1 || a.MaxDetections > num {
-			return nil, fmt.Errorf("max detections %d out of range for %d anchors", a.MaxDetections, num)
+		if a.MaxDetections < 1 || a.MaxDetections > 1_000_000 {
+			return nil, fmt.Errorf("max detections %d out of range", a.MaxDetections)
 		}
 		return []int{a.Layout(num).Size}, nil
 	case TopK:

@@ -221,7 +221,7 @@ func (k *kctx) resizeTaps(a *graph.ResizeAttrs, axis, in, out int) (idx [2][]int
 	// microcontroller's image axes are hundreds long; a fuzzed model's
 	// 16-million-long row kept compile busy for hours.
 	if int64(in)*int64(in+out) > 1<<28 {
-		return idx, w, k.errorf("an axis of %d inputs resized to %d is longer than mcugen lowers (about 16,000)", in, out)
+		return idx, w, k.errorf("an axis of %d inputs resized to %d is longer than mcugen lowers (inputs × (inputs + outputs) at most 2^28)", in, out)
 	}
 	inShape, outShape := []int{1, 1, 1, 1}, []int{1, 1, 1, 1}
 	inShape[1+axis], outShape[1+axis] = in, out

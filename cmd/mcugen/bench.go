@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -100,8 +101,9 @@ func (c *benchCmd) Run(e *env) error {
 	}
 	var baseline *benchBaseline
 	if c.Baseline != "" {
-		if c.MaxIncrease < 0 {
-			return fmt.Errorf("--max-increase %g: must be 0 or more", c.MaxIncrease)
+		if !(c.MaxIncrease >= 0) || math.IsInf(c.MaxIncrease, 1) {
+			// NaN would pass every comparison, so no growth would fail.
+			return usageError{fmt.Errorf("--max-increase %g: must be a number, 0 or more", c.MaxIncrease)}
 		}
 		var err error
 		if baseline, err = loadBaseline(c.Baseline); err != nil {
@@ -138,7 +140,7 @@ func (c *benchCmd) Run(e *env) error {
 				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Instructions: -1, Error: oneLine(err.Error())})
 				continue
 			}
-			dir, done, err := c.caseDir(caseName(model, flags.Board, total))
+			dir, done, err := c.caseDir(c.caseName(model, flags.Board, total))
 			if err != nil {
 				return err
 			}

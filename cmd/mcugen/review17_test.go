@@ -180,3 +180,45 @@ func TestRepeatedFlag(t *testing.T) {
 		t.Errorf("repeatable flags: %v", err)
 	}
 }
+
+// The AVR warning goes by the FQBN's architecture (MiniCore's boards too),
+// not Teensy's Arm boards, whose core is also named avr.
+func TestAVRWarningByArchitecture(t *testing.T) {
+	cnn, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	star := filepath.Join(t.TempDir(), "mini.star")
+	if err := os.WriteFile(star, []byte(`board(name="uno-minicore", inherits=["host"], arduino="MiniCore:avr:328")`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--boards", star, "--board", "uno-minicore"}, true},
+		{[]string{"--board", "teensy40"}, false},
+	} {
+		args := append([]string{"compile", cnn, "--project", "arduino", "-o", filepath.Join(t.TempDir(), "p")}, c.args...)
+		code, _, stderr := mcugen(t, args...)
+		if code != 0 || strings.Contains(stderr, "is an AVR board") != c.warn {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, stderr)
+		}
+	}
+}
+
+// Two models of one name keep two directories.
+func TestKeepSameNameModels(t *testing.T) {
+	dir := t.TempDir()
+	for _, sub := range []string{"a", "b"} {
+		os.MkdirAll(filepath.Join(dir, sub), 0o755)
+		b, _ := os.ReadFile("../../testdata/tflite/mlp_int8.tflite")
+		os.WriteFile(filepath.Join(dir, sub, "m.tflite"), b, 0o644)
+	}
+	keep := filepath.Join(dir, "k")
+	if code, _, stderr := mcugen(t, "test", filepath.Join(dir, "a", "m.tflite"), filepath.Join(dir, "b", "m.tflite"), "--board", "host", "--random", "1", "--keep", keep); code != 0 {
+		t.Fatalf("exit %d, %s", code, stderr)
+	}
+	for _, d := range []string{"m-host", "m-host-2"} {
+		if srcs, _ := filepath.Glob(filepath.Join(keep, d, "model", "*.c")); len(srcs) != 1 {
+			t.Errorf("%s: %v", d, srcs)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 // runFlags are what run, test and bench share beyond compile's options.
 type runFlags struct {
+	used map[string]int // caseName's names so far
 	Timeout time.Duration `help:"Kill the firmware after this long." default:"120s"`
 	Keep    string        `help:"Keep the build directory here instead of a temporary one (with several models or boards, a MODEL-BOARD subdirectory each)." type:"path" placeholder:"DIR"`
 }
@@ -38,13 +39,22 @@ func (r *runFlags) caseDir(name string) (string, func(), error) {
 }
 
 // caseName names a kept case's directory: the model's file name without
-// its extension and the board, or "" when the run has one case.
-func caseName(model, board string, cases int) string {
+// its extension and the board (with -2, -3, ... when two models share a
+// name), or "" when the run has one case.
+func (r *runFlags) caseName(model, board string, cases int) string {
 	if cases <= 1 {
 		return ""
 	}
 	base := filepath.Base(model)
-	return strings.TrimSuffix(base, filepath.Ext(base)) + "-" + board
+	name := strings.TrimSuffix(base, filepath.Ext(base)) + "-" + board
+	if r.used == nil {
+		r.used = map[string]int{}
+	}
+	r.used[name]++
+	if k := r.used[name]; k > 1 {
+		name = fmt.Sprintf("%s-%d", name, k)
+	}
+	return name
 }
 
 type runCmd struct {

@@ -157,7 +157,7 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	}
 	vecs = append(vecs, pipeline.ExtremeInputs(s.Graph)...)
 	labels = append(labels, "all minimum", "all maximum", "alternating minimum and maximum")
-	dir, done, err := c.caseDir(caseName(model, board, c.cases))
+	dir, done, err := c.caseDir(c.caseName(model, board, c.cases))
 	if err != nil {
 		return fail(err)
 	}

@@ -167,7 +167,6 @@ func TestDetectionPostProcessRefusals(t *testing.T) {
 			delete(o, "num_classes")
 			m.Ops[0].CustomOptions = tg.FlexMap(o)
 		}, `option "num_classes" is missing`},
-		{"too many detections", func(m *tg.Model) { m.Ops[0].CustomOptions = detOptions(6, 0.3) }, "more than the 5 anchors"},
 		{"truncated", func(m *tg.Model) { m.Ops[0].CustomOptions = detOptions(4, 0.3)[:20] }, "custom options"},
 		{"no options", func(m *tg.Model) { m.Ops[0].CustomOptions = nil }, "too short for FlexBuffers"},
 	} {
@@ -186,5 +185,25 @@ func detOptionsMap(maxDet int32, score float32) map[string]tg.FlexValue {
 		"nms_score_threshold": tg.FlexFloat(score), "nms_iou_threshold": tg.FlexFloat(0.5),
 		"num_classes": tg.FlexInt(2), "y_scale": tg.FlexFloat(10), "x_scale": tg.FlexFloat(10),
 		"h_scale": tg.FlexFloat(5), "w_scale": tg.FlexFloat(5),
+	}
+}
+
+// More result slots than anchors, as TFLite allows: the four detections of
+// the float case, then zeros.
+func TestDetectionMoreSlotsThanAnchors(t *testing.T) {
+	g, err := tflite.Decode("det", detectionModel(false, 6, 0.3).Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := graph.NewData(graph.Float32, []int{1, 5, 4})
+	copy(e.F, []float32{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, -2, 0, 0, 0, 0, 0, 0})
+	s := graph.NewData(graph.Float32, []int{1, 5, 3})
+	copy(s.F, detScores)
+	out, err := interp.Run(g, map[string]*graph.Data{"box_encodings": e, "class_predictions": s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc, n := out["detection_scores"].F, out["num_detections"].F; len(sc) != 6 || sc[3] != 0.35 || sc[4] != 0 || sc[5] != 0 || n[0] != 4 {
+		t.Errorf("scores %v, count %v", sc, n)
 	}
 }

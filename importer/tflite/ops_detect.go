@@ -87,9 +87,6 @@ func (c *opctx) detection(opts []byte) error {
 	if a.LabelOffset < 0 || a.LabelOffset > 1 {
 		return c.errorf("scores of %d columns for %d classes (one background column at most)", sc.Shape[2], a.NumClasses)
 	}
-	if a.MaxDetections > enc.Shape[1] {
-		return c.errorf("max_detections %d is more than the %d anchors", a.MaxDetections, enc.Shape[1])
-	}
 	if len(c.outs) != 4 {
 		return c.errorf("%d outputs, want 4 (boxes, classes, scores, count)", len(c.outs))
 	}
