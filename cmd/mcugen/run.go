@@ -13,9 +13,9 @@ import (
 
 // runFlags are what run, test and bench share beyond compile's options.
 type runFlags struct {
-	used map[string]int // caseName's names so far
-	Timeout time.Duration `help:"Kill the firmware after this long." default:"120s"`
-	Keep    string        `help:"Keep the build directory here instead of a temporary one (with several models or boards, a MODEL-BOARD subdirectory each)." type:"path" placeholder:"DIR"`
+	used    map[string]int // caseName's names so far
+	Timeout time.Duration  `help:"Kill the firmware after this long." default:"120s"`
+	Keep    string         `help:"Keep the build directory here instead of a temporary one (with several models or boards, a MODEL-BOARD subdirectory each)." type:"path" placeholder:"DIR"`
 }
 
 // workDir is the build directory: --keep, or a temporary one that done
