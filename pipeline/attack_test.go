@@ -21,7 +21,9 @@ func testModels(t *testing.T) []string {
 }
 
 // TestGeneratedCodeUnderAttack builds every test model for the host with
-// AddressSanitizer and UndefinedBehaviorSanitizer and an external arena
+// AddressSanitizer and UndefinedBehaviorSanitizer, warning-free under
+// -pedantic -Werror (int32 FLOOR_MOD once compared two comparisons without
+// parentheses), and an external arena
 // (holding the inputs and outputs too) wrapped in guard bytes that the harness checks after each inference, and
 // runs it on random and extreme inputs (all minimum, all maximum,
 // alternating): no sanitizer report, no damaged guard, outputs equal to the
@@ -37,7 +39,7 @@ func TestGeneratedCodeUnderAttack(t *testing.T) {
 			t.Parallel() // one gcc and one run each: the cores share them
 			// One operator each mostly: floats held to 1e-5 of each value.
 			s, err := Compile(model, Options{Board: b, ArenaExternal: true, IOInArena: true, Version: "test", StrictFloat: true,
-				CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g"}})
+				CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-pedantic", "-Werror"}})
 			if s != nil && s.Graph != nil && len(s.Graph.Inputs) == 0 {
 				t.Skip("the model has no inputs (constant-folded away)")
 			}

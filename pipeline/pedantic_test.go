@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -87,48 +86,6 @@ func TestNoInputModelWarningFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	buildWarningFree(t, b, cc, s.Files)
-}
-
-// Every test model's C builds warning-free for a Cortex-M0 (the generic
-// kernels, the cross compiler) at -O2 (review finding: int32 FLOOR_MOD
-// compared two comparisons without parentheses, which -Wparentheses
-// rejects). Models too big for the micro:bit are skipped.
-func TestEveryTestModelWarningFree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("one cross compile per test model: not in -short")
-	}
-	b := qemuBoard(t, "microbit")
-	cc, err := runner.LookTool(runner.Tools(b)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, model := range testModels(t) {
-		t.Run(filepath.Base(model), func(t *testing.T) {
-			t.Parallel()
-			s, err := Compile(model, Options{Board: b, Version: "test"})
-			var fit *FitError
-			if errors.As(err, &fit) {
-				t.Skip(err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			src := t.TempDir()
-			if err := WriteFiles(src, s.Files); err != nil {
-				t.Fatal(err)
-			}
-			for name := range s.Files {
-				if filepath.Ext(name) != ".c" {
-					continue
-				}
-				args := append(b.GCCFlags(), "-O2", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c",
-					"-I", src, "-o", filepath.Join(src, name+".o"), filepath.Join(src, name))
-				if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-					t.Errorf("%s: %v\n%s", name, err, out)
-				}
-			}
-		})
-	}
 }
 
 // A Debug (-O0) build of KWS on the Cortex-M4 runs, bit-exact with TFLite
