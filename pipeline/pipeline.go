@@ -403,24 +403,20 @@ func checkFits(s *State) error {
 	// outside the arena: an output must still fit the board's RAM, and an
 	// input its RAM or (a constant one) its flash.
 	if bare && !s.Opt.IOInArena {
-		if r := b.RegionFor(boards.HoldsArena); r != nil {
-			for i, names := range [][]string{s.Graph.UserOutputs(), s.Graph.UserInputs()} {
-				for _, name := range names {
-					t := s.Graph.Tensors[name]
-					if t == nil || int64(t.Bytes()) <= int64(r.Length) {
-						continue
+		if ram := b.RegionFor(boards.HoldsArena); ram != nil {
+			in := ram
+			if w := b.RegionFor(boards.HoldsWeights); w != nil && w.Length > ram.Length {
+				in = w
+			}
+			for _, c := range []struct {
+				kind  string
+				names []string
+				reg   *boards.Region
+			}{{"output", s.Graph.UserOutputs(), ram}, {"input", s.Graph.UserInputs(), in}} {
+				for _, name := range c.names {
+					if t := s.Graph.Tensors[name]; t != nil && uint64(t.Bytes()) > c.reg.Length {
+						return s.fitError(limit{region: c.reg, bytes: int64(c.reg.Length)}, fmt.Sprintf("its %s %q (the caller's buffer)", c.kind, name), int64(t.Bytes()))
 					}
-					kind, reg := "output", r
-					if i == 1 {
-						kind = "input"
-						if w := b.RegionFor(boards.HoldsWeights); w != nil && w.Length > r.Length {
-							reg = w
-						}
-						if int64(t.Bytes()) <= int64(reg.Length) {
-							continue
-						}
-					}
-					return s.fitError(limit{region: reg, bytes: int64(reg.Length)}, fmt.Sprintf("its %s %q (the caller's buffer)", kind, name), int64(t.Bytes()))
 				}
 			}
 		}

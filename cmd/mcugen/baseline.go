@@ -49,7 +49,7 @@ func loadBaseline(path string) (*benchBaseline, error) {
 		return nil, fmt.Errorf("--baseline %s: %w", path, unwrapPath(err))
 	}
 	var report struct {
-		Results *[]map[string]json.RawMessage `json:"results"`
+		Results *[]json.RawMessage `json:"results"`
 	}
 	notBench := "--baseline %s: not a `mcugen bench --json` report: "
 	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&report); err != nil {
@@ -61,13 +61,17 @@ func loadBaseline(path string) (*benchBaseline, error) {
 	bl := &benchBaseline{path: path}
 	for i, raw := range *report.Results {
 		// A test or run report has results too: the sizes tell them apart.
+		var keys map[string]json.RawMessage
+		var r benchResult
+		if err := json.Unmarshal(raw, &keys); err != nil {
+			return nil, fmt.Errorf(notBench+"result %d: %v", path, i, err)
+		}
 		for _, key := range []string{"model", "board", "instructions", "arena_bytes", "flash_bytes", "ram_bytes"} {
-			if _, ok := raw[key]; !ok {
+			if _, ok := keys[key]; !ok {
 				return nil, fmt.Errorf(notBench+"result %d has no %q", path, i, key)
 			}
 		}
-		var r benchResult
-		if err := remarshal(raw, &r); err != nil {
+		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, fmt.Errorf(notBench+"result %d: %v", path, i, err)
 		}
 		if r.Model == "" || r.Board == "" {
@@ -86,15 +90,6 @@ func loadBaseline(path string) (*benchBaseline, error) {
 	}
 	bl.used = make([]bool, len(bl.cases))
 	return bl, nil
-}
-
-// remarshal decodes one result's fields into r.
-func remarshal(raw map[string]json.RawMessage, r *benchResult) error {
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, r)
 }
 
 // find is the baseline case for model on board: the same path if there is
