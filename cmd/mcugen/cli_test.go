@@ -317,6 +317,16 @@ func TestCompileReportsDeadChannels(t *testing.T) {
 // (the default range method): this once failed with "unknown range method".
 // A LogSoftmax, which has no int8 kernel, stays in float between a
 // Dequantize and a Quantize.
+// --method without anything to quantize is a usage error, not a silently
+// ignored flag.
+func TestMethodWithoutQuantizing(t *testing.T) {
+	code, stdout, errs := mcugen(t, "compile", "../../testdata/onnx/cnn.onnx", "--method", "mse", "--out", t.TempDir())
+	want := "mcugen: --method mse applies only when quantizing: add --calib DIR, --calib-random N or --quantize int8\n"
+	if code != 2 || errs != want {
+		t.Fatalf("compile --method without quantizing: exit %d, stderr %q (want 2, %q)\n%s", code, errs, want, stdout)
+	}
+}
+
 func TestCompileQuantizeDefaultMethod(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, errs := mcugen(t, "compile", "../../testdata/onnx/cnn.onnx", "--calib-random", "4", "--out", out)

@@ -16,7 +16,7 @@ type quantFlags struct {
 	Calib       string `help:"Calibration directory (.npy per input per sample, or one stacked .npy per input); quantizes a float model to int8." type:"path" placeholder:"DIR"`
 	CalibRandom int    `help:"Quantize with N random calibration inputs instead of real data." placeholder:"N"`
 	Quantize    string `help:"Quantize a float model: int8." enum:",int8" default:""`
-	Method      string `help:"Activation range method: minmax, percentile, entropy, mse." placeholder:"M" enum:"minmax,percentile,entropy,mse" default:"percentile"`
+	Method      string `help:"Activation range method when quantizing: minmax, percentile (the default), entropy, mse." placeholder:"M" enum:",minmax,percentile,entropy,mse" default:""`
 }
 
 // compileFlags are the options of compile, shared by run, test, bench and tune.
@@ -75,6 +75,9 @@ func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
 	shapes, err := parseShapes(m.Shape)
 	if err != nil {
 		return pipeline.Options{}, err
+	}
+	if q.Method != "" && q.Calib == "" && q.CalibRandom == 0 && q.Quantize == "" {
+		return pipeline.Options{}, usageError{fmt.Errorf("--method %s applies only when quantizing: add --calib DIR, --calib-random N or --quantize int8", q.Method)}
 	}
 	return pipeline.Options{Shapes: shapes, Warn: e.warn, Calib: q.Calib, CalibRandom: q.CalibRandom,
 		Quantize: q.Quantize, Method: q.Method, Version: version}, nil
