@@ -46,15 +46,63 @@ type Region struct {
 
 // Counter is the free-running counter the harness reads around an inference.
 type Counter struct {
-	Kind string // "none", "fpgaio", "nrf-timer", "dwt", "qemu-plugin"
-	Addr uint64 // register (fpgaio, dwt) or peripheral base (nrf-timer)
+	Kind string // "none", "fpgaio", "nrf-timer", "stm32-tim", "dwt", "qemu-plugin"
+	Addr uint64 // register (fpgaio, dwt) or peripheral base (nrf-timer, stm32-tim)
 	Hz   int64  // its clock; 0 when it counts core cycles
 }
 
-// UART is the serial port the bare-metal harness prints to.
+// UART is the serial port the bare-metal harness prints to (8N1, transmit only).
 type UART struct {
-	Kind string // "none" (print through semihosting), "cmsdk", "nrf"
-	Base uint64
+	Kind    string // "none" (print through semihosting), "cmsdk", "nrf", "stm32", "stm32f4", "stm32-lpuart"
+	Base    uint64
+	Baud    int64 // bits per second; 0: the port's reset setting (cmsdk, nrf)
+	ClockHz int64 // the port's kernel clock after reset (stm32 kinds)
+	TxPin   int64 // the nRF PSEL.TXD value (pin, plus 32 for port 1); -1: not set
+}
+
+// UART kinds and what they drive: Arm's CMSDK APB UART (the MPS boards), the nRF51/nRF52
+// UART (not UARTE), the STM32 USART with ISR/TDR registers (F0, F3, F7, G0, G4, H7, L0,
+// L4, L5, U5, WB, WL), the older STM32 USART with SR/DR (F1, F2, F4), and the STM32 LPUART.
+var uartKinds = []string{"cmsdk", "nrf", "stm32", "stm32f4", "stm32-lpuart"}
+
+// RegWrite is one register the bare-metal runtime programs at start, before its UART and
+// counter (clock enables, pin multiplexing): *Addr = (*Addr & ^Mask) | Value.
+type RegWrite struct {
+	Addr, Mask, Value uint32
+}
+
+// BRR is the value of an STM32 UART's baud rate register for u's clock and baud: the
+// USART's divider rounded to nearest (16× oversampling), the LPUART's 256·clock/baud.
+// It reports false for other kinds or a rate the port cannot make.
+func (u UART) BRR() (uint32, bool) {
+	if u.Baud <= 0 || u.ClockHz <= 0 {
+		return 0, false
+	}
+	switch u.Kind {
+	case "stm32", "stm32f4":
+		d := (u.ClockHz + u.Baud/2) / u.Baud
+		return uint32(d), d >= 16 && d <= 0xFFFF
+	case "stm32-lpuart":
+		d := (256*u.ClockHz + u.Baud/2) / u.Baud
+		return uint32(d), d >= 0x300 && d <= 0xFFFFF && u.ClockHz >= 3*u.Baud && u.ClockHz <= 4096*u.Baud
+	}
+	return 0, false
+}
+
+// nrfBaud maps a baud rate to the nRF UART's BAUDRATE register value (the reference
+// manual's table).
+var nrfBaud = map[int64]uint32{
+	1200: 0x0004F000, 2400: 0x0009D000, 4800: 0x0013B000, 9600: 0x00275000, 14400: 0x003B0000,
+	19200: 0x004EA000, 28800: 0x0075F000, 38400: 0x009D5000, 57600: 0x00EBF000,
+	76800: 0x013A9000, 115200: 0x01D7E000, 230400: 0x03AFB000, 250000: 0x04000000,
+	460800: 0x075F7000, 921600: 0x0EBED000, 1000000: 0x10000000,
+}
+
+// NRFBaud is the nRF BAUDRATE register value for u.Baud, false when the UART has no such
+// rate.
+func (u UART) NRFBaud() (uint32, bool) {
+	v, ok := nrfBaud[u.Baud]
+	return v, ok
 }
 
 // QEMU says how to emulate a board.
@@ -82,6 +130,7 @@ type Board struct {
 	StackBytes  int
 	Counter     Counter
 	UART        UART
+	Init        []RegWrite // registers the bare-metal runtime programs first
 	QEMU        QEMU
 	Zephyr      string // Zephyr board name
 	Arduino     string // Arduino FQBN

@@ -227,6 +227,16 @@ func TestBadFilesGiveLine(t *testing.T) {
 		{"no toolchain", "\nboard(name = \"x\")\n", "bad.star:2", "no toolchain"},
 		{"cycle", "family(name = \"a\", inherits = \"b\")\nfamily(name = \"b\", inherits = \"a\")\nboard(name = \"x\", inherits = \"a\")\n", "bad.star:", "cycle"},
 		{"bad feature", "board(name = \"x\", inherits = \"mps2-an385\",\n features = [\"sse\"])\n", "bad.star:2", `unknown feature "sse"`},
+		{"uart kind", "board(name = \"x\", inherits = \"mps2-an385\",\n uart = uart(kind = \"pl011\", base = 4096))\n", "bad.star:2", `unknown uart kind "pl011"`},
+		{"stm32 no clock", "board(name = \"x\", inherits = \"mps2-an385\",\n uart = uart(kind = \"stm32\", base = 4096, baud = 115200))\n", "bad.star:2", "needs baud and clock_hz"},
+		{"stm32 too fast", "board(name = \"x\", inherits = \"mps2-an385\",\n uart = uart(kind = \"stm32\", base = 4096, baud = 921600, clock_hz = 8000000))\n", "bad.star:2", "cannot make 921600 baud from a 8000000 Hz clock"},
+		{"lpuart too fast", "board(name = \"x\", inherits = \"mps2-an385\",\n uart = uart(kind = \"stm32-lpuart\", base = 4096, baud = 2000000, clock_hz = 4000000))\n", "bad.star:2", "cannot make 2000000 baud"},
+		{"nrf baud", "board(name = \"x\", inherits = \"microbit\",\n uart = uart(baud = 12345))\n", "bad.star:2", "no 12345 baud setting"},
+		{"nrf pin", "board(name = \"x\", inherits = \"microbit\",\n uart = uart(tx_pin = 48))\n", "bad.star:2", "tx_pin 48 is not an nRF pin"},
+		{"stm32 tx_pin", "board(name = \"x\", inherits = \"nucleo-f746zg\",\n uart = uart(tx_pin = 8))\n", "bad.star:2", "route an STM32 pin with init"},
+		{"init entry", "board(name = \"x\", inherits = \"mps2-an385\",\n init = [region(name = \"A\", origin = 0, length = 4)])\n", "bad.star:2", "init entries must be reg"},
+		{"reg outside mask", "board(name = \"x\", inherits = \"mps2-an385\",\n init = [reg(addr = 0x40000000, mask = 3, value = 4)])\n", "bad.star:2", "has bits outside its mask"},
+		{"reg unaligned", "board(name = \"x\", inherits = \"mps2-an385\",\n init = [reg(addr = 0x40000002, mask = 1)])\n", "bad.star:2", "word-aligned addr"},
 	}
 	for _, tc := range cases {
 		_, err := LoadData("bad.star", []byte(tc.src))
@@ -266,4 +276,70 @@ func FuzzLoadData(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The STM32 baud dividers, worked by hand from the reference manuals' formulas
+// (USART: clock / baud rounded, 16× oversampling; LPUART: 256 · clock / baud), and the
+// catalog's ports: each Nucleo's virtual COM port from the clock it starts on.
+func TestUARTDividers(t *testing.T) {
+	for _, tc := range []struct {
+		u    UART
+		want uint32
+		ok   bool
+	}{
+		{UART{Kind: "stm32", Baud: 115200, ClockHz: 16000000}, 139, true},        // 138.89
+		{UART{Kind: "stm32", Baud: 115200, ClockHz: 64000000}, 556, true},        // 555.56
+		{UART{Kind: "stm32", Baud: 115200, ClockHz: 4000000}, 35, true},          // 34.72
+		{UART{Kind: "stm32f4", Baud: 9600, ClockHz: 16000000}, 1667, true},       // 1666.67
+		{UART{Kind: "stm32-lpuart", Baud: 115200, ClockHz: 4000000}, 8889, true}, // 8888.89
+		{UART{Kind: "stm32", Baud: 1000000, ClockHz: 4000000}, 4, false},         // below 16
+		{UART{Kind: "stm32-lpuart", Baud: 9600, ClockHz: 80000000}, 2133333, false},
+		{UART{Kind: "nrf", Baud: 115200, ClockHz: 16000000}, 0, false},
+	} {
+		got, ok := tc.u.BRR()
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%+v: BRR %d %v, want %d %v", tc.u, got, ok, tc.want, tc.ok)
+		}
+	}
+	if v, ok := (UART{Kind: "nrf", Baud: 115200}).NRFBaud(); !ok || v != 0x01D7E000 {
+		t.Errorf("nRF 115200: %#x %v", v, ok)
+	}
+	cat, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		board, kind string
+		base        uint64
+		brr         uint32
+	}{
+		{"nucleo-f746zg", "stm32", 0x40004800, 139},
+		{"nucleo-h743zi", "stm32", 0x40004800, 556},
+		{"nucleo-l4r5zi", "stm32-lpuart", 0x40008000, 8889},
+		{"stm32u575", "stm32", 0x40013800, 35},
+		{"netduinoplus2", "stm32f4", 0x40011000, 139},
+	} {
+		b, err := cat.Get(tc.board)
+		if err != nil {
+			t.Fatal(err)
+		}
+		brr, ok := b.UART.BRR()
+		if b.UART.Kind != tc.kind || b.UART.Base != tc.base || !ok || brr != tc.brr {
+			t.Errorf("%s: uart %+v brr %d %v, want %s at %#x, brr %d", tc.board, b.UART, brr, ok, tc.kind, tc.base, tc.brr)
+		}
+		if len(b.Init) == 0 {
+			t.Errorf("%s: no init registers (clock enables, pin multiplexing)", tc.board)
+		}
+	}
+	b, _ := cat.Get("nucleo-f746zg")
+	want := []RegWrite{{0x40023830, 1 << 3, 1 << 3}, {0x40023840, 1 << 18, 1 << 18}, {0x40020C00, 3 << 16, 2 << 16}, {0x40020C24, 15, 7}}
+	if !slices.Equal(b.Init, want) {
+		t.Errorf("nucleo-f746zg init %x, want %x", b.Init, want)
+	}
+	for name, pin := range map[string]int64{"microbit": 24, "nrf52840dk": 6, "arduino-nano-33-ble": 35} {
+		b, _ := cat.Get(name)
+		if b.UART.Kind != "nrf" || b.UART.TxPin != pin || b.UART.Baud != 115200 {
+			t.Errorf("%s: uart %+v, want nrf on pin %d at 115200", name, b.UART, pin)
+		}
+	}
 }

@@ -14,7 +14,7 @@ import (
 // The catalog language: top-level `NAME = <int expression>` constants and calls of
 // family(...) and board(...) with keyword arguments. Values are strings, integers (with
 // + - * // << | and parentheses over constants), True/False, lists, and calls of
-// region(...), counter(...), uart(...) and qemu(...).
+// region(...), counter(...), uart(...), qemu(...) and reg(...).
 
 type pos struct {
 	file string
@@ -41,7 +41,7 @@ type value struct {
 	i      int64
 	b      bool
 	list   []value
-	call   string           // region, counter, uart, qemu
+	call   string           // region, counter, uart, qemu, reg
 	fields map[string]value // keyword arguments of a call
 	at     pos
 }
@@ -123,14 +123,15 @@ var fieldKinds = map[string][]kind{
 	"toolchain": {kStr}, "cpu": {kStr}, "arch": {kStr}, "fpu": {kStr}, "float_abi": {kStr},
 	"cflags": {kList}, "features": {kList}, "memory": {kList}, "stack_bytes": {kInt},
 	"counter": {kCall, kStr}, "uart": {kCall, kStr}, "qemu": {kCall, kStr},
-	"zephyr": {kStr}, "arduino": {kStr},
+	"zephyr": {kStr}, "arduino": {kStr}, "init": {kList},
 }
 
 // callKinds lists the helper calls and their keyword arguments.
 var callKinds = map[string]map[string][]kind{
 	"region":  {"name": {kStr}, "origin": {kInt}, "length": {kInt}, "holds": {kList}, "readonly": {kBool}},
 	"counter": {"kind": {kStr}, "addr": {kInt}, "hz": {kInt}},
-	"uart":    {"kind": {kStr}, "base": {kInt}},
+	"uart":    {"kind": {kStr}, "base": {kInt}, "baud": {kInt}, "clock_hz": {kInt}, "tx_pin": {kInt}},
+	"reg":     {"addr": {kInt}, "mask": {kInt}, "value": {kInt}},
 	"qemu":    {"binary": {kStr}, "machine": {kStr}, "args": {kList}, "icount_shift": {kInt}},
 }
 
@@ -453,22 +454,40 @@ func decode(d *def, f map[string]value) (*Board, error) {
 	}
 	if v, ok := f["counter"]; ok && v.kind == kCall {
 		b.Counter = Counter{Kind: v.fields["kind"].s, Addr: uint64(v.fields["addr"].i), Hz: v.fields["hz"].i}
-		if !slices.Contains([]string{"fpgaio", "nrf-timer", "dwt", "qemu-plugin"}, b.Counter.Kind) {
-			return nil, fail(v.at, "unknown counter kind %q (fpgaio, nrf-timer, dwt, qemu-plugin)", b.Counter.Kind)
+		if !slices.Contains([]string{"fpgaio", "nrf-timer", "stm32-tim", "dwt", "qemu-plugin"}, b.Counter.Kind) {
+			return nil, fail(v.at, "unknown counter kind %q (fpgaio, nrf-timer, stm32-tim, dwt, qemu-plugin)", b.Counter.Kind)
 		}
-		if (b.Counter.Kind == "fpgaio" || b.Counter.Kind == "nrf-timer") && b.Counter.Hz <= 0 {
+		if (b.Counter.Kind == "fpgaio" || b.Counter.Kind == "nrf-timer" || b.Counter.Kind == "stm32-tim") && b.Counter.Hz <= 0 {
 			return nil, fail(v.at, "counter %q needs hz > 0", b.Counter.Kind)
 		}
 	} else if ok && v.s != "none" {
 		return nil, fail(v.at, `counter must be counter(...) or "none"`)
 	}
 	if v, ok := f["uart"]; ok && v.kind == kCall {
-		b.UART = UART{Kind: v.fields["kind"].s, Base: uint64(v.fields["base"].i)}
-		if !slices.Contains([]string{"cmsdk", "nrf"}, b.UART.Kind) {
-			return nil, fail(v.at, "unknown uart kind %q (cmsdk, nrf)", b.UART.Kind)
+		if b.UART, err = decodeUART(v); err != nil {
+			return nil, fail(v.at, "%v", err)
 		}
 	} else if ok && v.s != "none" {
 		return nil, fail(v.at, `uart must be uart(...) or "none"`)
+	}
+	for _, rv := range f["init"].list {
+		if rv.kind != kCall || rv.call != "reg" {
+			return nil, fail(rv.at, "init entries must be reg(addr, mask, value)")
+		}
+		a, m, val := rv.fields["addr"], rv.fields["mask"], rv.fields["value"]
+		if _, ok := rv.fields["value"]; !ok {
+			val = m // reg(addr, mask) sets the mask's bits
+		}
+		if _, ok := rv.fields["addr"]; !ok || a.i < 0 || a.i > math.MaxUint32 || a.i%4 != 0 {
+			return nil, fail(rv.at, "reg needs a word-aligned addr in [0, 0xfffffffc]")
+		}
+		if _, ok := rv.fields["mask"]; !ok || m.i <= 0 || m.i > math.MaxUint32 {
+			return nil, fail(rv.at, "reg needs a mask in [1, 0xffffffff]")
+		}
+		if val.i < 0 || val.i&^m.i != 0 {
+			return nil, fail(rv.at, "reg value %#x has bits outside its mask %#x", val.i, m.i)
+		}
+		b.Init = append(b.Init, RegWrite{Addr: uint32(a.i), Mask: uint32(m.i), Value: uint32(val.i)})
 	}
 	if v, ok := f["qemu"]; ok && v.kind == kCall {
 		b.QEMU = QEMU{Binary: v.fields["binary"].s, Machine: v.fields["machine"].s, ICountShift: int(v.fields["icount_shift"].i)}
@@ -509,6 +528,45 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		return nil, fail(d.at, `float_abi "hard" needs the "fpu" feature`)
 	}
 	return b, nil
+}
+
+// decodeUART reads uart(...) and checks that the runtime can drive it as given.
+func decodeUART(v value) (UART, error) {
+	u := UART{Kind: v.fields["kind"].s, Base: uint64(v.fields["base"].i), Baud: v.fields["baud"].i,
+		ClockHz: v.fields["clock_hz"].i, TxPin: -1}
+	if p, ok := v.fields["tx_pin"]; ok {
+		u.TxPin = p.i
+	}
+	if !slices.Contains(uartKinds, u.Kind) {
+		return u, fmt.Errorf("unknown uart kind %q (%s)", u.Kind, strings.Join(uartKinds, ", "))
+	}
+	if _, ok := v.fields["base"]; !ok || v.fields["base"].i <= 0 || v.fields["base"].i > math.MaxUint32 {
+		return u, fmt.Errorf("uart %q needs a base address", u.Kind)
+	}
+	switch u.Kind {
+	case "stm32", "stm32f4", "stm32-lpuart":
+		if u.Baud <= 0 || u.ClockHz <= 0 {
+			return u, fmt.Errorf("uart %q needs baud and clock_hz (the port's clock after reset) to set its divider", u.Kind)
+		}
+		if _, ok := u.BRR(); !ok {
+			return u, fmt.Errorf("uart %q cannot make %d baud from a %d Hz clock", u.Kind, u.Baud, u.ClockHz)
+		}
+	case "nrf":
+		if _, ok := u.NRFBaud(); u.Baud != 0 && !ok {
+			return u, fmt.Errorf("the nRF UART has no %d baud setting", u.Baud)
+		}
+		if u.TxPin < -1 || u.TxPin > 47 {
+			return u, fmt.Errorf("tx_pin %d is not an nRF pin (0-31 on port 0, 32-47 on port 1)", u.TxPin)
+		}
+	case "cmsdk":
+		if u.Baud != 0 || u.ClockHz != 0 || u.TxPin != -1 {
+			return u, fmt.Errorf("the cmsdk uart takes only a base (QEMU's needs no divider)")
+		}
+	}
+	if u.Kind != "nrf" && u.TxPin != -1 {
+		return u, fmt.Errorf("tx_pin is for the nrf uart; route an STM32 pin with init = [reg(...)]")
+	}
+	return u, nil
 }
 
 var knownFeatures = []string{"dsp", "fpu", "mve", "neon", "dotprod", "i8mm"}

@@ -200,14 +200,42 @@ func BoardHeader(b *boards.Board) string {
 	fmt.Fprintf(&s, "#define CRT_BOARD_NAME %q\n", b.Name)
 	if b.BareMetal() {
 		s.WriteString("#define CRT_BAREMETAL 1\n")
-		switch b.UART.Kind {
+		if b.QEMU.Binary == "" {
+			s.WriteString("#define CRT_NO_EMULATOR 1\n")
+		}
+		u := b.UART
+		switch u.Kind {
 		case "cmsdk":
 			s.WriteString("#define CRT_UART_CMSDK 1\n")
 		case "nrf":
 			s.WriteString("#define CRT_UART_NRF 1\n")
+			if u.TxPin >= 0 {
+				fmt.Fprintf(&s, "#define CRT_UART_NRF_TXPIN %du\n", u.TxPin)
+			}
+			if v, ok := u.NRFBaud(); ok {
+				fmt.Fprintf(&s, "#define CRT_UART_NRF_BAUD 0x%08Xu /* %d baud */\n", v, u.Baud)
+			}
+		case "stm32", "stm32-lpuart":
+			s.WriteString("#define CRT_UART_STM32 1\n")
+		case "stm32f4":
+			s.WriteString("#define CRT_UART_STM32F4 1\n")
 		}
-		if b.UART.Kind != "none" {
-			fmt.Fprintf(&s, "#define CRT_UART_BASE 0x%08Xu\n", b.UART.Base)
+		if brr, ok := u.BRR(); ok {
+			fmt.Fprintf(&s, "#define CRT_UART_BRR %du /* %d baud from %d Hz */\n", brr, u.Baud, u.ClockHz)
+		}
+		if u.Kind != "none" {
+			fmt.Fprintf(&s, "#define CRT_UART_BASE 0x%08Xu\n", u.Base)
+		}
+		if len(b.Init) > 0 {
+			s.WriteString("#define CRT_INIT_REGS")
+			for i, r := range b.Init {
+				sep := ","
+				if i == len(b.Init)-1 {
+					sep = ""
+				}
+				fmt.Fprintf(&s, " \\\n    {0x%08Xu, 0x%08Xu, 0x%08Xu}%s", r.Addr, r.Mask, r.Value, sep)
+			}
+			s.WriteString("\n")
 		}
 	} else {
 		s.WriteString("#define CRT_HOSTED 1\n")
@@ -224,6 +252,8 @@ func BoardHeader(b *boards.Board) string {
 		s.WriteString("#define CRT_COUNTER_FPGAIO 1\n")
 	case "nrf-timer":
 		s.WriteString("#define CRT_COUNTER_NRF_TIMER 1\n")
+	case "stm32-tim":
+		s.WriteString("#define CRT_COUNTER_STM32_TIM 1\n")
 	case "dwt":
 		s.WriteString("#define CRT_COUNTER_DWT 1\n")
 	default:

@@ -100,6 +100,31 @@ func TestBoardHeader(t *testing.T) {
 			t.Errorf("microbit header lacks %q", want)
 		}
 	}
+	// netduinoplus2: USART1 with SR/DR, TIM2 as the counter, the RCC and GPIO writes in order.
+	h = BoardHeader(getBoard(t, "netduinoplus2"))
+	for _, want := range []string{"#define CRT_UART_STM32F4 1", "#define CRT_UART_BRR 139u", "#define CRT_UART_BASE 0x40011000u",
+		"#define CRT_COUNTER_STM32_TIM 1", "#define CRT_COUNTER_ADDR 0x40000000u", "#define CRT_COUNTER_HZ 1000000000u", "#define CRT_ICOUNT_SHIFT 1",
+		"#define CRT_INIT_REGS \\\n    {0x40023830u, 0x00000001u, 0x00000001u}, \\\n    {0x40023840u, 0x00000001u, 0x00000001u}, \\\n    {0x40023844u, 0x00000010u, 0x00000010u}, \\\n    {0x40020000u, 0x000C0000u, 0x00080000u}, \\\n    {0x40020024u, 0x000000F0u, 0x00000070u}\n"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("netduinoplus2 header lacks %q:\n%s", want, h)
+		}
+	}
+	if strings.Contains(h, "CRT_NO_EMULATOR") {
+		t.Errorf("netduinoplus2 runs under QEMU:\n%s", h)
+	}
+	// A Nucleo: the LPUART (ISR/TDR layout) from the 4 MHz MSI, and no emulator.
+	h = BoardHeader(getBoard(t, "nucleo-l4r5zi"))
+	for _, want := range []string{"#define CRT_NO_EMULATOR 1", "#define CRT_UART_STM32 1", "#define CRT_UART_BRR 8889u", "#define CRT_UART_BASE 0x40008000u", "#define CRT_COUNTER_DWT 1"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("nucleo-l4r5zi header lacks %q:\n%s", want, h)
+		}
+	}
+	h = BoardHeader(getBoard(t, "nrf52840dk"))
+	for _, want := range []string{"#define CRT_UART_NRF 1", "#define CRT_UART_NRF_TXPIN 6u", "#define CRT_UART_NRF_BAUD 0x01D7E000u"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("nrf52840dk header lacks %q:\n%s", want, h)
+		}
+	}
 	h = BoardHeader(getBoard(t, "aarch64-linux"))
 	if !strings.Contains(h, "#define CRT_HOSTED 1") || !strings.Contains(h, "#define CRT_COUNTER_QEMU_PLUGIN 1") {
 		t.Errorf("aarch64 header:\n%s", h)
@@ -162,7 +187,8 @@ func TestHarnessChecks(t *testing.T) {
 // with each QEMU board's flags.
 func TestRuntimeCompilesPedantic(t *testing.T) {
 	h := &Harness{Prefix: "m", Inputs: []Tensor{{"x", 4}}, Outputs: []Tensor{{"y", 4}}, ArenaBytes: 32, ExternalArena: true, Vectors: [][][]byte{{{1, 2, 3, 4}}}}
-	names := []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "microbit", "aarch64-linux", "host", "nucleo-h743zi"}
+	names := []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "microbit", "aarch64-linux", "host", "nucleo-h743zi",
+		"nucleo-l4r5zi", "netduinoplus2", "nrf52840dk", "rp2040"}
 	if testing.Short() {
 		names = []string{"microbit", "mps3-an547", "host"}
 	}
@@ -204,13 +230,19 @@ func TestRuntimeCompilesPedantic(t *testing.T) {
 }
 
 // crt_counter_instructions computes round(ticks * 1e9 / (hz * 2^shift)) exactly: checked
-// against rational arithmetic, for the 25 MHz and 16 MHz counters, on the host.
+// against rational arithmetic, for the 25, 20 and 16 MHz counters at shift 7 and QEMU's 1 GHz
+// STM32 timer at shift 1, on the host.
 func TestCounterConversion(t *testing.T) {
 	gcc := needTool(t, "gcc", "gcc")
-	for _, hz := range []int64{25000000, 20000000, 16000000} {
+	for _, tc := range []struct {
+		kind  string
+		hz    int64
+		shift int64
+	}{{"FPGAIO", 25000000, 7}, {"FPGAIO", 20000000, 7}, {"NRF_TIMER", 16000000, 7}, {"STM32_TIM", 1000000000, 1}} {
+		hz := tc.hz
 		dir := t.TempDir()
-		header := "#define CRT_HOSTED 1\n#define CRT_BOARD_NAME \"t\"\n#define CRT_COUNTER_FPGAIO 1\n#define CRT_COUNTER_ADDR 0u\n" +
-			"#define CRT_COUNTER_HZ " + strconv.FormatInt(hz, 10) + "u\n#define CRT_ICOUNT_SHIFT 7\n"
+		header := "#define CRT_HOSTED 1\n#define CRT_BOARD_NAME \"t\"\n#define CRT_COUNTER_" + tc.kind + " 1\n#define CRT_COUNTER_ADDR 0u\n" +
+			"#define CRT_COUNTER_HZ " + strconv.FormatInt(hz, 10) + "u\n#define CRT_ICOUNT_SHIFT " + strconv.FormatInt(tc.shift, 10) + "\n"
 		main := `#include <stdio.h>
 #include "crt.h"
 void crt_write(const char *s, size_t n) { fwrite(s, 1, n, stdout); }
@@ -250,9 +282,9 @@ int main(void) {
 			t.Fatalf("output %q", out)
 		}
 		for i, tk := range ticks {
-			// round(tk * 1e9 / (hz * 128)), half up, in exact rationals.
+			// round(tk * 1e9 / (hz * 2^shift)), half up, in exact rationals.
 			r := new(big.Rat).SetInt64(tk)
-			r.Mul(r, big.NewRat(1e9, hz*128))
+			r.Mul(r, big.NewRat(1e9, hz<<tc.shift))
 			r.Add(r, big.NewRat(1, 2))
 			want := new(big.Int).Quo(r.Num(), r.Denom())
 			if got[i] != want.String() {

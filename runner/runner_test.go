@@ -5,7 +5,9 @@ import (
 	"debug/elf"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -665,4 +667,63 @@ func elfSymbols(t *testing.T, path string) map[string]uint64 {
 		m[s.Name] = s.Value
 	}
 	return m
+}
+
+// netduinoplus2's runtime prints through USART1 (the STM32F4 SR/DR driver), not
+// semihosting: with QEMU's first serial port routed to a file, the whole report is in the
+// file and nothing reaches stdout; and TIM2, its counter, gives the same instructions as
+// the MPS2 board's FPGA counter for the same Cortex-M4 code.
+func TestSTM32UARTAndTimer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU: not in -short")
+	}
+	b := board(t, "netduinoplus2")
+	needTools(t, b)
+	vec := vector(5, 6)
+	fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vec}}, t.TempDir(), fakeOptions(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := Command(fw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(args, "stdio")
+	if i < 1 || args[i-1] != "-serial" {
+		t.Fatalf("no -serial stdio in %q", args)
+	}
+	uart := filepath.Join(t.TempDir(), "uart.txt")
+	args[i] = "file:" + uart
+	var stdout bytes.Buffer
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout = &stdout
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	got, err := os.ReadFile(uart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "@mcugen end status=0") || strings.Contains(stdout.String(), "@mcugen") {
+		t.Fatalf("USART1 got %q; stdout %q", got, stdout.String())
+	}
+	res, err := Run(fw, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := res.Vectors[0].Outputs[0]; !bytes.Equal(out, fakeExpected(vec)) {
+		t.Errorf("output %x", out)
+	}
+	ref := board(t, "mps2-an386")
+	fwRef, err := BuildWith(ref, fakeModel(t, true, 64), [][][]byte{{vec}}, t.TempDir(), fakeOptions(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resRef, err := Run(fwRef, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, m := res.Vectors[0].Instructions, resRef.Vectors[0].Instructions; n != m || n == 0 {
+		t.Errorf("netduinoplus2 counts %d instructions, mps2-an386 %d", n, m)
+	}
 }

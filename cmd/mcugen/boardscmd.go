@@ -22,8 +22,11 @@ type boardInfo struct {
 	// region, or a larger one (the H7's AXI SRAM beside its DTCM).
 	ArenaRAMBytes uint64 `json:"arena_ram_bytes"`
 	QEMU          string `json:"qemu"`
-	Zephyr        string `json:"zephyr,omitempty"`
-	Arduino       string `json:"arduino,omitempty"`
+	// Output is where the example program prints: "stdout" (hosted), "semihosting"
+	// (a debugger's console) or "uart <kind>[ <baud>]".
+	Output  string `json:"output"`
+	Zephyr  string `json:"zephyr,omitempty"`
+	Arduino string `json:"arduino,omitempty"`
 }
 
 func (c *boardsCmd) Run(e *env) error {
@@ -48,7 +51,7 @@ func (c *boardsCmd) Run(e *env) error {
 			arena = r.Length
 		}
 		out.Boards = append(out.Boards, boardInfo{Name: b.Name, CPU: b.CPU, Features: feats, FlashBytes: b.FlashBytes(),
-			RAMBytes: b.RAMBytes(), ArenaRAMBytes: arena, QEMU: qemu, Zephyr: b.Zephyr, Arduino: b.Arduino})
+			RAMBytes: b.RAMBytes(), ArenaRAMBytes: arena, QEMU: qemu, Output: output(b), Zephyr: b.Zephyr, Arduino: b.Arduino})
 	}
 	if c.JSON {
 		return e.printJSON(out)
@@ -59,16 +62,29 @@ func (c *boardsCmd) Run(e *env) error {
 		}
 		return s
 	}
-	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-22s %s\n", "board", "cpu", "features", "flash", "ram", "arena ram", "qemu", "zephyr", "arduino (fqbn)")
+	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-24s %-22s %s\n", "board", "cpu", "features", "flash", "ram", "arena ram", "qemu", "output", "zephyr", "arduino (fqbn)")
 	for _, b := range out.Boards {
 		cpu := b.CPU
 		if cpu == "" {
 			cpu = "native"
 		}
-		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-22s %s\n", b.Name, cpu, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
-			kib(b.ArenaRAMBytes), dash(b.QEMU), dash(b.Zephyr), dash(b.Arduino))
+		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-24s %-22s %s\n", b.Name, cpu, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
+			kib(b.ArenaRAMBytes), dash(b.QEMU), b.Output, dash(b.Zephyr), dash(b.Arduino))
 	}
 	return nil
+}
+
+// output says where b's example program prints.
+func output(b *boards.Board) string {
+	switch {
+	case !b.BareMetal():
+		return "stdout"
+	case b.UART.Kind == "none":
+		return "semihosting"
+	case b.UART.Baud > 0:
+		return fmt.Sprintf("uart %s %d", b.UART.Kind, b.UART.Baud)
+	}
+	return "uart " + b.UART.Kind
 }
 
 func kib(n uint64) string {

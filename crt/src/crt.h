@@ -28,7 +28,8 @@ void crt_exit(int code)
     ;
 
 /* The counter: crt_counter_read() returns raw ticks of the board's free-running counter
- * (CRT_COUNTER_FPGAIO, CRT_COUNTER_NRF_TIMER) or core cycles (CRT_COUNTER_DWT).
+ * (CRT_COUNTER_FPGAIO, CRT_COUNTER_NRF_TIMER, CRT_COUNTER_STM32_TIM) or core cycles
+ * (CRT_COUNTER_DWT).
  * crt_counter_instructions() turns a tick difference into the instructions QEMU executed
  * under -icount shift=CRT_ICOUNT_SHIFT: round(ticks * 1e9 / (hz * 2^shift)); it returns
  * 0 and sets *ok = 0 when that is not known. */

@@ -18,9 +18,15 @@ static void crt_uart_putc(char c)
     CRT_REG(CRT_UART_BASE) = (uint8_t)c;
 }
 #elif defined(CRT_UART_NRF)
-/* nRF51/nRF52 UART: ENABLE = 4, TASKS_STARTTX, TXD, EVENTS_TXDRDY. */
+/* nRF51/nRF52 UART: PSEL.TXD, BAUDRATE, ENABLE = 4, TASKS_STARTTX, TXD, EVENTS_TXDRDY. */
 static void crt_uart_init(void)
 {
+#if defined(CRT_UART_NRF_TXPIN)
+    CRT_REG(CRT_UART_BASE + 0x50cu) = CRT_UART_NRF_TXPIN;
+#endif
+#if defined(CRT_UART_NRF_BAUD)
+    CRT_REG(CRT_UART_BASE + 0x524u) = CRT_UART_NRF_BAUD;
+#endif
     CRT_REG(CRT_UART_BASE + 0x500u) = 4u;
     CRT_REG(CRT_UART_BASE + 0x008u) = 1u;
 }
@@ -33,11 +39,46 @@ static void crt_uart_putc(char c)
         spin++;
     }
 }
+#elif defined(CRT_UART_STM32)
+/* STM32 USART/LPUART with ISR/TDR: CR1 (UE bit 0, TE bit 3), BRR, ISR (TXE bit 7), TDR. */
+static void crt_uart_init(void)
+{
+    CRT_REG(CRT_UART_BASE + 0x00u) = 0u;
+    CRT_REG(CRT_UART_BASE + 0x0cu) = CRT_UART_BRR;
+    CRT_REG(CRT_UART_BASE + 0x00u) = (1u << 3) | 1u;
+}
+static void crt_uart_putc(char c)
+{
+    uint32_t spin = 0;
+    while ((CRT_REG(CRT_UART_BASE + 0x1cu) & (1u << 7)) == 0u && spin < 1000000u) {
+        spin++;
+    }
+    CRT_REG(CRT_UART_BASE + 0x28u) = (uint8_t)c;
+}
+#elif defined(CRT_UART_STM32F4)
+/* STM32 F1/F2/F4 USART: SR (TXE bit 7), DR, BRR, CR1 (UE bit 13, TE bit 3). */
+static void crt_uart_init(void)
+{
+    CRT_REG(CRT_UART_BASE + 0x08u) = CRT_UART_BRR;
+    CRT_REG(CRT_UART_BASE + 0x0cu) = (1u << 13) | (1u << 3);
+}
+static void crt_uart_putc(char c)
+{
+    uint32_t spin = 0;
+    while ((CRT_REG(CRT_UART_BASE + 0x00u) & (1u << 7)) == 0u && spin < 1000000u) {
+        spin++;
+    }
+    CRT_REG(CRT_UART_BASE + 0x04u) = (uint8_t)c;
+}
+#endif
+
+#if defined(CRT_UART_CMSDK) || defined(CRT_UART_NRF) || defined(CRT_UART_STM32) || defined(CRT_UART_STM32F4)
+#define CRT_HAS_UART 1
 #endif
 
 void crt_write(const char *s, size_t n)
 {
-#if defined(CRT_UART_CMSDK) || defined(CRT_UART_NRF)
+#if defined(CRT_HAS_UART)
     size_t i;
     for (i = 0; i < n; i++) {
         crt_uart_putc(s[i]);
@@ -59,6 +100,14 @@ void crt_write(const char *s, size_t n)
 
 void crt_exit(int code)
 {
+#if defined(CRT_NO_EMULATOR) && defined(CRT_HAS_UART) && !defined(__ARM_ARCH_6M__)
+    /* On the chip itself the exit is semihosting's only when a debugger is attached
+     * (DHCSR.C_DEBUGEN): without one its BKPT would stop the core with a fault. */
+    if ((CRT_REG(0xE000EDF0u) & 1u) == 0u) {
+        for (;;) {
+        }
+    }
+#endif
     crt_sh_exit(code);
     for (;;) {
     }
@@ -78,6 +127,17 @@ uint32_t crt_counter_read(void)
     CRT_REG(CRT_COUNTER_ADDR + 0x040u) = 1u;
     return CRT_REG(CRT_COUNTER_ADDR + 0x540u);
 }
+#elif defined(CRT_COUNTER_STM32_TIM)
+/* A 32-bit STM32 general-purpose timer (TIM2, TIM5): PSC = 0, ARR = max, UG, CEN; CNT.
+ * Its clock is enabled by the board's init registers. */
+static void crt_counter_init(void)
+{
+    CRT_REG(CRT_COUNTER_ADDR + 0x28u) = 0u;
+    CRT_REG(CRT_COUNTER_ADDR + 0x2cu) = 0xffffffffu;
+    CRT_REG(CRT_COUNTER_ADDR + 0x14u) = 1u;
+    CRT_REG(CRT_COUNTER_ADDR + 0x00u) = 1u;
+}
+uint32_t crt_counter_read(void) { return CRT_REG(CRT_COUNTER_ADDR + 0x24u); }
 #elif defined(CRT_COUNTER_DWT)
 /* DWT CYCCNT: DEMCR.TRCENA, then DWT_CTRL.CYCCNTENA. */
 static void crt_counter_init(void)
@@ -95,9 +155,20 @@ static void crt_counter_init(void) {}
 uint32_t crt_counter_read(void) { return 0u; }
 #endif
 
+#if defined(CRT_INIT_REGS)
+/* The board's start-up registers (clock enables, pin multiplexing): addr, mask, value. */
+static const uint32_t crt_init_regs[][3] = {CRT_INIT_REGS};
+#endif
+
 void crt_init(void)
 {
-#if defined(CRT_UART_CMSDK) || defined(CRT_UART_NRF)
+#if defined(CRT_INIT_REGS)
+    size_t i;
+    for (i = 0; i < sizeof crt_init_regs / sizeof crt_init_regs[0]; i++) {
+        CRT_REG(crt_init_regs[i][0]) = (CRT_REG(crt_init_regs[i][0]) & ~crt_init_regs[i][1]) | crt_init_regs[i][2];
+    }
+#endif
+#if defined(CRT_HAS_UART)
     crt_uart_init();
 #endif
     crt_counter_init();

@@ -67,7 +67,7 @@ void crt_put_hex_bytes(const uint8_t *p, size_t n)
 
 uint64_t crt_counter_instructions(uint32_t ticks, int *ok)
 {
-#if (defined(CRT_COUNTER_FPGAIO) || defined(CRT_COUNTER_NRF_TIMER)) && CRT_ICOUNT_SHIFT > 0
+#if (defined(CRT_COUNTER_FPGAIO) || defined(CRT_COUNTER_NRF_TIMER) || defined(CRT_COUNTER_STM32_TIM)) && CRT_ICOUNT_SHIFT > 0
     const uint64_t den = (uint64_t)CRT_COUNTER_HZ << CRT_ICOUNT_SHIFT;
     *ok = 1;
     return ((uint64_t)ticks * 1000000000u + den / 2u) / den;
