@@ -61,7 +61,7 @@ func (c *compileCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutDir(c.Out, c.Force); err != nil {
+	if err := checkOutDir(c.Out, c.Force, c.Model, c.Calib, c.Tuning, c.Boards); err != nil {
 		return err
 	}
 	var kind templates.Kind
@@ -199,8 +199,9 @@ func sortedKeys(m map[string][]byte) []string {
 	return keys
 }
 
-// checkOutDir refuses to replace a non-empty directory without --force.
-func checkOutDir(dir string, force bool) error {
+// checkOutDir refuses to replace a non-empty directory without --force, and
+// with it one that holds any of the command's input files.
+func checkOutDir(dir string, force bool, inputs ...string) error {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case os.IsNotExist(err):
@@ -213,15 +214,16 @@ func checkOutDir(dir string, force bool) error {
 	case len(entries) > 0 && !force:
 		return fmt.Errorf("%s: directory exists and is not empty (use --force to replace it)", dir)
 	case len(entries) > 0:
-		return forceGuard(dir, entries)
+		return forceGuard(dir, entries, inputs)
 	}
 	return nil
 }
 
 // forceGuard refuses to let --force replace a directory that is surely not
-// a previous output: the working directory or one holding it, or a
-// repository (a .git entry).
-func forceGuard(dir string, entries []os.DirEntry) error {
+// a previous output: the working directory or one holding it, a repository
+// (a .git entry), or one holding an input of the command (the model, the
+// calibration data, tuning records, a board file).
+func forceGuard(dir string, entries []os.DirEntry, inputs []string) error {
 	for _, e := range entries {
 		if e.Name() == ".git" {
 			return fmt.Errorf("%s: holds .git: --force replaces only an output directory, never a repository; name a subdirectory with -o", dir)
@@ -238,11 +240,32 @@ func forceGuard(dir string, entries []os.DirEntry) error {
 		if real, err := filepath.EvalSymlinks(wd); err == nil {
 			wd = real
 		}
-		if rel, err := filepath.Rel(abs, wd); err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+		if within(abs, wd) {
 			return fmt.Errorf("%s: is the working directory or holds it: --force will not replace it; name a subdirectory with -o", dir)
 		}
 	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		p, err := filepath.Abs(in)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if within(abs, p) {
+			return fmt.Errorf("%s: holds %s, an input of this command: --force will not replace it; name another directory with -o", dir, in)
+		}
+	}
 	return nil
+}
+
+// within reports whether path is dir or lies under it (both absolute, clean).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
 
 // writeDirAtomic fills a temporary directory beside dir and renames it into

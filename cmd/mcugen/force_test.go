@@ -64,3 +64,36 @@ func TestForceGuard(t *testing.T) {
 		t.Error("--force wrote no model into the output directory")
 	}
 }
+
+// Nor does --force replace a directory holding the command's own inputs: `compile
+// danger/m.tflite -o danger --force` deleted the model it compiled, and the notes beside
+// it (user-journey finding); a model in a subdirectory of -o is refused the same way.
+func TestForceKeepsInputs(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/tflite/cnn_int8.tflite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	danger := filepath.Join(root, "danger")
+	model := filepath.Join(danger, "sub", "m.tflite")
+	notes := filepath.Join(danger, "notes.txt")
+	os.MkdirAll(filepath.Dir(model), 0o755)
+	os.WriteFile(model, src, 0o644)
+	os.WriteFile(notes, []byte("important\n"), 0o644)
+	for _, out := range []string{danger, filepath.Dir(model)} {
+		code, _, stderr := mcugen(t, "compile", model, "--board", "host", "-o", out, "--force")
+		oneErrorLine(t, "-o "+out, code, stderr, 1, "holds "+model+", an input of this command", "name another directory")
+		for _, f := range []string{model, notes} {
+			if _, err := os.Stat(f); err != nil {
+				t.Fatalf("-o %s --force: %s is gone", out, f)
+			}
+		}
+	}
+	// A board file is an input too.
+	boards := filepath.Join(danger, "my.star")
+	os.WriteFile(boards, []byte("board(name = \"mine\", inherits = \"mps2-an386\")\n"), 0o644)
+	other := filepath.Join(root, "m.tflite")
+	os.WriteFile(other, src, 0o644)
+	code, _, stderr := mcugen(t, "compile", other, "--boards", boards, "--board", "mine", "-o", danger, "--force")
+	oneErrorLine(t, "board file in -o", code, stderr, 1, "holds "+boards, "an input of this command")
+}
