@@ -250,14 +250,21 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		labels = append(labels, filepath.Base(in))
 		fitInput(s.Graph, vec)
 		vecs = append(vecs, vec)
-		outFile := strings.Replace(in, "input_", "output_", 1)
+		// The expected output beside it: input_NNN.npy -> output_NNN.npy in the same
+		// directory (the file name only: a directory named input_x is not renamed).
+		outFile := filepath.Join(filepath.Dir(in), "output_"+strings.TrimPrefix(filepath.Base(in), "input_"))
 		var want []*graph.Data
 		if b, err := os.ReadFile(outFile); err == nil && len(s.Graph.UserOutputs()) == 1 && s.Float == nil {
 			d, err := npy.Read(bytes.NewReader(b))
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("%s: %w", outFile, err)
 			}
-			d.Shape = s.Graph.Tensors[s.Graph.UserOutputs()[0]].Shape
+			name := s.Graph.UserOutputs()[0]
+			t := s.Graph.Tensors[name]
+			if d.DType != t.DType || d.Len() != t.NumElements() {
+				return nil, nil, nil, fmt.Errorf("%s: holds %s %v, output %q is %s %v", outFile, d.DType, d.Shape, name, t.DType, t.Shape)
+			}
+			d.Shape = t.Shape
 			want = append(want, d)
 		}
 		expected = append(expected, want)

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// test --vectors pairs input_NNN.npy with output_NNN.npy by file name only: in a
+// directory named input_dir it used to look for output_dir/input_NNN.npy, so a wrong
+// expected output beside the input was never read and the case passed (user-journey
+// finding). An expected output of another shape or dtype is an error naming the file,
+// not a mismatch.
+func TestVectorsExpectedOutputBesideInput(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	dir := filepath.Join(t.TempDir(), "input_dir")
+	os.Mkdir(dir, 0o755)
+	in := graph.NewData(graph.Int8, []int{1, 16})
+	for i := range in.I {
+		in.I[i] = int64(i*9 - 70)
+	}
+	mustWriteNpy(t, filepath.Join(dir, "input_000.npy"), in)
+	// The interpreter's output passes; one value off, it is a mismatch.
+	ev := filepath.Join(t.TempDir(), "e")
+	if code, _, errs := mcugen(t, "eval", model, "--input", filepath.Join(dir, "input_000.npy"), "--out", ev); code != 0 {
+		t.Fatalf("eval: %s", errs)
+	}
+	b, err := os.ReadFile(filepath.Join(ev, "act1_fc.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "output_000.npy"), b, 0o644)
+	if code, stdout, errs := mcugen(t, "test", model, "--board", "host", "--vectors", dir, "--random", "0"); code != 0 {
+		t.Fatalf("the right expected output: exit %d\n%s%s", code, stdout, errs)
+	}
+	wrong, err := readNpy(filepath.Join(ev, "act1_fc.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong.I[3] ^= 1
+	mustWriteNpy(t, filepath.Join(dir, "output_000.npy"), wrong)
+	code, stdout, errs := mcugen(t, "test", model, "--board", "host", "--vectors", dir, "--random", "0")
+	if code != 1 || !strings.Contains(stdout, "MISMATCH") {
+		t.Fatalf("a wrong expected output beside the input: exit %d\n%s%s", code, stdout, errs)
+	}
+	short := graph.NewData(graph.Int8, []int{1, 4})
+	mustWriteNpy(t, filepath.Join(dir, "output_000.npy"), short)
+	code, stdout, _ = mcugen(t, "test", model, "--board", "host", "--vectors", dir, "--random", "0")
+	want := filepath.Join(dir, "output_000.npy") + `: holds int8 [1 4], output "act1_fc" is int8 [1 8]`
+	if code != 1 || !strings.Contains(stdout, want) {
+		t.Fatalf("an expected output of another shape: exit %d, want %q in\n%s", code, want, stdout)
+	}
+}
+
+func mustWriteNpy(t *testing.T, path string, d *graph.Data) {
+	t.Helper()
+	if err := writeNpy(path, d); err != nil {
+		t.Fatal(err)
+	}
+}
