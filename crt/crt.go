@@ -172,8 +172,8 @@ func LinkerScript(b *boards.Board, l Layout) (string, error) {
 		Stack: b.StackBytes, WeightsSection: WeightsSection, ArenaSection: ArenaSection,
 	}
 	if l.WeightsSection != "" && l.WeightsSection != WeightsSection {
-		if strings.ContainsAny(l.WeightsSection, " \t\n(){}*;") {
-			return "", fmt.Errorf("crt: weights section %q is not a section name a linker script can hold", l.WeightsSection)
+		if err := CheckSectionName(l.WeightsSection); err != nil {
+			return "", fmt.Errorf("crt: %w", err)
 		}
 		d.UserWeights = l.WeightsSection
 	}
@@ -189,6 +189,37 @@ func LinkerScript(b *boards.Board, l Layout) (string, error) {
 		return "", fmt.Errorf("crt: linker script for %q: %w", b.Name, err)
 	}
 	return buf.String(), nil
+}
+
+// reservedSections are the sections the linker script places itself: a
+// weights section named after one (or inside one, .data.x) would take theirs.
+var reservedSections = []string{".text", ".data", ".bss", ".rodata", ".init", ".fini", ".init_array",
+	".fini_array", ".preinit_array", ".ctors", ".dtors", ".ARM", ".stack", ".heap", ".noinit", ".comment",
+	".debug", ".vectors", ".isr_vector", ".tbss", ".tdata", ".got", ".mcugen"}
+
+// CheckSectionName says whether name can be the weights' own linker section:
+// a C identifier's characters plus '.', '$' and '-' (what gcc's section
+// attribute and a linker script both take), not one of the sections the
+// linker script places, nor inside one.
+func CheckSectionName(name string) error {
+	ok := name != ""
+	for i, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_', r == '.':
+		case i > 0 && (r >= '0' && r <= '9' || r == '$' || r == '-'):
+		default:
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("weights section %q: a section name is letters, digits, '_', '.', '$' and '-', not starting with a digit", name)
+	}
+	for _, r := range reservedSections {
+		if name == r || strings.HasPrefix(name, r+".") {
+			return fmt.Errorf("weights section %q: %s is the linker script's own; name a section of the weights' own (e.g. .model_weights)", name, r)
+		}
+	}
+	return nil
 }
 
 // BoardHeader generates mcugen_board.h: the CRT_* macros that select the UART, the counter

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/crt"
 	"github.com/mcugen/mcugen/emitc"
 	"github.com/mcugen/mcugen/pipeline"
 )
@@ -97,6 +98,11 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	}
 	opt.Prefix, opt.ArenaExternal, opt.IOInArena = c.Prefix, c.Arena == "external", c.IO == "in-arena"
 	opt.WeightsSection, opt.Target, opt.Tuning = c.WeightsSection, c.Target, c.Tuning
+	if ws := c.WeightsSection; ws != "" && ws != crt.WeightsSection {
+		if err := crt.CheckSectionName(ws); err != nil {
+			return opt, nil, usageError{fmt.Errorf("--weights-section: %w", err)}
+		}
+	}
 	if err := pipeline.CheckTarget(c.Target, opt.Board); err != nil {
 		return opt, nil, usageError{err}
 	}

@@ -61,3 +61,25 @@ func mustWriteNpy(t *testing.T, path string, d *graph.Data) {
 		t.Fatal(err)
 	}
 }
+
+// --weights-section names a section of the weights' own: ".data" made the linker script
+// put every initialised variable of the program in flash, and names with quotes or of
+// .bss failed later in the assembler or gcc (user-journey finding). Each is a usage
+// error naming the flag; a name of its own compiles.
+func TestWeightsSectionName(t *testing.T) {
+	model := "../../testdata/tflite/cnn_int8.tflite"
+	for ws, want := range map[string]string{
+		".data":    `weights section ".data": .data is the linker script's own`,
+		".bss.w":   `weights section ".bss.w": .bss is the linker script's own`,
+		".text":    `weights section ".text": .text is the linker script's own`,
+		`x"y`:      `weights section "x\"y": a section name is letters, digits`,
+		"a b":      `weights section "a b": a section name is letters, digits`,
+		"9weights": `weights section "9weights": a section name is letters`,
+	} {
+		code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--weights-section", ws, "-o", filepath.Join(t.TempDir(), "o"))
+		oneErrorLine(t, "--weights-section "+ws, code, errs, 2, "--weights-section: "+want)
+	}
+	if code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--weights-section", ".model_weights", "-o", filepath.Join(t.TempDir(), "o")); code != 0 {
+		t.Errorf("--weights-section .model_weights: exit %d: %s", code, errs)
+	}
+}
