@@ -30,6 +30,7 @@ func MLF(p Project) ([]byte, error) {
 	if p.Kind == "" {
 		p.Kind = Make // any kind: MLF only needs the model and, for Make, the runtime
 	}
+	p.anyAPI = true // an external arena or in-arena I/O is the caller's to use
 	m, err := newModel(p)
 	if err != nil {
 		return nil, err
@@ -73,13 +74,20 @@ func (m *model) mlfMetadata() map[string]any {
 	}
 	ins, outs := map[string]tensorMeta{}, map[string]tensorMeta{}
 	io := 0
+	// Keyed by the model's tensor names, as microTVM keys them by its inputs'.
 	for _, t := range m.Inputs {
-		ins[t.Field] = tensorMeta{t.DType, t.Size}
+		ins[t.Name] = tensorMeta{t.DType, t.Size}
 		io += t.Size
 	}
 	for _, t := range m.Outputs {
-		outs[t.Field] = tensorMeta{t.DType, t.Size}
+		outs[t.Name] = tensorMeta{t.DType, t.Size}
 		io += t.Size
+	}
+	// microTVM names a module (relay.build's mod_name, "default") and prefixes its C
+	// API with tvmgen_<name>: a tvmgen_ prefix gives the module's name back.
+	module := m.Prefix
+	if n, ok := strings.CutPrefix(m.Prefix, "tvmgen_"); ok && n != "" {
+		module = n
 	}
 	target := "c -keys=cpu"
 	if m.Board.CPU != "" {
@@ -88,8 +96,8 @@ func (m *model) mlfMetadata() map[string]any {
 	return map[string]any{
 		"version": MLFVersion,
 		"modules": map[string]any{
-			m.Prefix: map[string]any{
-				"model_name":      m.Prefix,
+			module: map[string]any{
+				"model_name":      module,
 				"export_datetime": time.Unix(0, 0).UTC().Format("2006-01-02 15:04:05Z"),
 				"executors":       []string{"aot"},
 				"style":           "full-model",

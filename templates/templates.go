@@ -144,6 +144,11 @@ type Project struct {
 	// (emitc.Report.ScratchBytes); the Zephyr main stack is sized from it.
 	ScratchBytes int64
 	Version      string // mcugen's version, written into headers; "" means "dev"
+
+	// anyAPI lets the model's run function take any signature (an external
+	// arena, inputs and outputs in the arena): MLF packs the model without
+	// calling it, where the example programs need the default API.
+	anyAPI bool
 }
 
 // Write writes p's project into dir (created if needed) and returns the files it

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/tar"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +83,60 @@ func TestWeightsSectionName(t *testing.T) {
 	}
 	if code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--weights-section", ".model_weights", "-o", filepath.Join(t.TempDir(), "o")); code != 0 {
 		t.Errorf("--weights-section .model_weights: exit %d: %s", code, errs)
+	}
+}
+
+// --format mlf packs a model whose API takes an external arena or keeps its inputs and
+// outputs in the arena: only the example programs of --project need the default API
+// (user-journey finding: a microTVM user's workspace pool was refused). With microTVM's
+// prefix the metadata names the module "default", as relay.build's mod_name, and keys
+// inputs and outputs by tensor name.
+func TestMLFWithAnyAPI(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	for _, flags := range [][]string{{"--arena", "external", "--prefix", "tvmgen_default"}, {"--io", "in-arena"}} {
+		out := filepath.Join(t.TempDir(), "o")
+		args := append([]string{"compile", model, "--board", "mps2-an386", "--format", "mlf", "-o", out}, flags...)
+		code, _, errs := mcugen(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", flags, code, errs)
+		}
+		tars, _ := filepath.Glob(filepath.Join(out, "*.tar"))
+		if len(tars) != 1 {
+			t.Fatalf("%v: archives %v", flags, tars)
+		}
+		if flags[0] != "--arena" {
+			continue
+		}
+		meta := string(untar(t, tars[0])["metadata.json"])
+		for _, want := range []string{`"default": {`, `"model_name": "default"`, `"input": {`, `"act1_fc": {`} {
+			if !strings.Contains(meta, want) {
+				t.Errorf("metadata lacks %s:\n%s", want, meta)
+			}
+		}
+	}
+	// A project's example still needs the default API, and says so.
+	code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--arena", "external", "--project", "make", "-o", filepath.Join(t.TempDir(), "p"))
+	oneErrorLine(t, "--project make --arena external", code, errs, 1, "the project templates need the default API")
+}
+
+func untar(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(tr)
+		files[strings.TrimPrefix(h.Name, "./")] = b
 	}
 }
