@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -128,6 +129,14 @@ func TestWriteQDQRoundTrip(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The file keeps the model's input and output names (it wrote x_float and y_float,
+	// so firmware and scripts written against the float model broke).
+	if !slices.Equal(back.Inputs, q.Inputs) || !slices.Equal(back.Outputs, q.Outputs) {
+		t.Errorf("QDQ file inputs %v outputs %v, want the model's %v %v", back.Inputs, back.Outputs, q.Inputs, q.Outputs)
+	}
+	if q.Tensors[q.Inputs[0]].DType != graph.Int8 || back.Tensors[back.Inputs[0]].DType != graph.Float32 {
+		t.Errorf("input dtypes %s -> %s, want int8 -> float32", q.Tensors[q.Inputs[0]].DType, back.Tensors[back.Inputs[0]].DType)
 	}
 	folded, err := FoldQDQ(back)
 	if err != nil {

@@ -63,11 +63,17 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 	if len(g.States) > 0 {
 		return nil, fmt.Errorf("quant: QDQ model: tensor %q is carried from one inference to the next, which an ONNX model cannot say; compile or run the model instead", g.States[0].In)
 	}
+	// The written model keeps the float model's input and output names: the int8
+	// tensors behind its QuantizeLinear and DequantizeLinear edges take new ones.
+	g, orig := renameInt8IO(g)
 	w := &qdqWriter{g: g, og: &onnx.Graph{Name: g.Name}, nchw: map[string]bool{}, float: map[string]string{}, inits: map[string]bool{}, used: map[string]bool{}}
+	for _, name := range orig {
+		w.used[name] = true
+	}
 	for _, in := range g.Inputs {
 		t := g.Tensors[in]
 		if t.DType == graph.Int8 {
-			name := w.fresh(in + "_float")
+			name := orig[in]
 			w.og.Input = append(w.og.Input, valueInfo(name, graph.Float32, t.Shape))
 			w.node("QuantizeLinear", []string{name, w.scale(in, t.Quant), w.zp(in, t.Quant)}, []string{in})
 		} else {
@@ -83,7 +89,7 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 		t := g.Tensors[out]
 		name := out
 		if t.DType == graph.Int8 {
-			final := w.fresh(out + "_float")
+			final := orig[out]
 			name = final
 			if len(t.Shape) == 4 && w.nchw[out] {
 				name = w.fresh(out + "_float_nchw")
@@ -100,6 +106,69 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 		w.og.Output = append(w.og.Output, valueInfo(name, graph.Float32, t.Shape))
 	}
 	return &onnx.Model{IRVersion: 8, ProducerName: "mcugen", OpsetImport: []onnx.OpsetID{{Version: 13}}, Graph: w.og}, nil
+}
+
+// renameInt8IO returns a copy of g whose int8 inputs and outputs have new
+// names (name_q), and the map from each new name to the old one, which the
+// float edges of the written model take. g itself is not changed.
+func renameInt8IO(g *graph.Graph) (*graph.Graph, map[string]string) {
+	orig := map[string]string{}
+	ren := map[string]string{}
+	taken := func(n string) bool { _, ok := g.Tensors[n]; return ok || orig[n] != "" }
+	for _, list := range [][]string{g.Inputs, g.Outputs} {
+		for _, name := range list {
+			if t := g.Tensors[name]; t == nil || t.DType != graph.Int8 || ren[name] != "" {
+				continue
+			}
+			n := name + "_q"
+			for i := 1; taken(n); i++ {
+				n = fmt.Sprintf("%s_q%d", name, i)
+			}
+			ren[name], orig[n] = n, name
+		}
+	}
+	if len(ren) == 0 {
+		return g, orig
+	}
+	r := func(n string) string {
+		if m, ok := ren[n]; ok {
+			return m
+		}
+		return n
+	}
+	c := *g
+	c.Tensors = make(map[string]*graph.Tensor, len(g.Tensors))
+	for n, t := range g.Tensors {
+		if m, ok := ren[n]; ok {
+			tc := *t
+			tc.Name = m
+			t = &tc
+			n = m
+		}
+		c.Tensors[n] = t
+	}
+	c.Nodes = make([]*graph.Node, len(g.Nodes))
+	for i, n := range g.Nodes {
+		nc := *n
+		nc.Inputs = make([]string, len(n.Inputs))
+		for j, x := range n.Inputs {
+			nc.Inputs[j] = r(x)
+		}
+		nc.Outputs = make([]string, len(n.Outputs))
+		for j, x := range n.Outputs {
+			nc.Outputs[j] = r(x)
+		}
+		c.Nodes[i] = &nc
+	}
+	c.Inputs = make([]string, len(g.Inputs))
+	for i, x := range g.Inputs {
+		c.Inputs[i] = r(x)
+	}
+	c.Outputs = make([]string, len(g.Outputs))
+	for i, x := range g.Outputs {
+		c.Outputs[i] = r(x)
+	}
+	return &c, orig
 }
 
 func valueInfo(name string, dt graph.DType, shape []int) *onnx.ValueInfo {
