@@ -140,3 +140,17 @@ func untar(t *testing.T, path string) map[string][]byte {
 		files[strings.TrimPrefix(h.Name, "./")] = b
 	}
 }
+
+// An output file flag naming a directory is refused before any work: test --junit DIR
+// ran the whole test and then failed to rename its report over the directory, printing
+// no results (user-journey finding). quantize -o DIR likewise.
+func TestOutputFileIsADirectory(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, errs := mcugen(t, "test", "../../testdata/tflite/mlp_int8.tflite", "--board", "host", "--random", "1", "--junit", dir)
+	oneErrorLine(t, "--junit DIR", code, errs, 1, "--junit "+dir+": is a directory; name a file")
+	if stdout != "" {
+		t.Errorf("--junit DIR ran the test first:\n%s", stdout)
+	}
+	code, _, errs = mcugen(t, "quantize", "../../testdata/onnx/cnn.onnx", "--calib-random", "2", "-o", dir)
+	oneErrorLine(t, "quantize -o DIR", code, errs, 1, "-o "+dir+": is a directory; name a file")
+}

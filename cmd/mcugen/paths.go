@@ -47,7 +47,10 @@ func makeDirFlag(flag, dir string) error {
 // report.
 func checkOutputFile(flag, path string) error {
 	if st, err := os.Stat(path); err == nil {
-		if !st.IsDir() && syscall.Access(path, 2 /* W_OK */) != nil {
+		if st.IsDir() {
+			return fmt.Errorf("%s %s: is a directory; name a file", flag, path)
+		}
+		if syscall.Access(path, 2 /* W_OK */) != nil {
 			return fmt.Errorf("%s %s: cannot write it (permission denied)", flag, path)
 		}
 		return nil
