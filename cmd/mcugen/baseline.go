@@ -149,6 +149,16 @@ func (bl *benchBaseline) compare(r *benchResult, allowed float64) []regression {
 	return out
 }
 
+// matchedAny reports whether any case of the run was found in the baseline.
+func (bl *benchBaseline) matchedAny() bool {
+	for _, u := range bl.used {
+		if u {
+			return true
+		}
+	}
+	return false
+}
+
 // unmeasured names the baseline's cases that this run did not measure.
 func (bl *benchBaseline) unmeasured() []string {
 	var out []string

@@ -123,7 +123,7 @@ func TestBaselineRefused(t *testing.T) {
 	if code != 1 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "other.json: not a `mcugen bench --json` report") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	if code, _, stderr := mcugen(t, "bench", mlp, "--board", "host", "--max-increase", "2"); code != 1 || !strings.Contains(stderr, "--max-increase needs --baseline") {
+	if code, _, stderr := mcugen(t, "bench", mlp, "--board", "host", "--max-increase", "2"); code != 2 || !strings.Contains(stderr, "--max-increase needs --baseline") {
 		t.Errorf("--max-increase alone: exit %d, %q", code, stderr)
 	}
 }

@@ -110,7 +110,7 @@ func (c *benchCmd) Run(e *env) error {
 			return err
 		}
 	} else if c.MaxIncrease != 0 {
-		return fmt.Errorf("--max-increase needs --baseline (the report to compare with)")
+		return usageError{fmt.Errorf("--max-increase needs --baseline (the report to compare with)")}
 	}
 	var report struct {
 		Results []benchResult `json:"results"`
@@ -120,6 +120,7 @@ func (c *benchCmd) Run(e *env) error {
 	}
 	c.Models = uniquePaths(c.Models)
 	total, k := len(c.Models)*len(strings.Split(c.Board, ",")), 0
+	var firstErr error
 	for _, model := range c.Models {
 		for _, board := range strings.Split(c.Board, ",") {
 			flags := c.compileFlags
@@ -133,8 +134,12 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			s, err := pipeline.Compile(model, opt)
 			if err != nil {
-				if total == 1 {
+				if total == 1 && !c.JSON {
 					return err
+				}
+				// With --json a failed case is still in the one JSON object.
+				if firstErr == nil {
+					firstErr = err
 				}
 				// One case that cannot build does not cost the others.
 				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Instructions: -1, Error: oneLine(err.Error())})
@@ -159,8 +164,11 @@ func (c *benchCmd) Run(e *env) error {
 			done()
 			if err != nil {
 				err = fmt.Errorf("%s on %s: %w", model, flags.Board, err)
-				if total == 1 {
+				if total == 1 && !c.JSON {
 					return err
+				}
+				if firstErr == nil {
+					firstErr = err
 				}
 				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: -1, Error: oneLine(err.Error())})
 				continue
@@ -200,6 +208,7 @@ func (c *benchCmd) Run(e *env) error {
 	}
 	e.progress("")
 	var regressions []regression
+	var noMatch error
 	if baseline != nil {
 		report.BaselineFile = c.Baseline
 		for i := range report.Results {
@@ -208,14 +217,22 @@ func (c *benchCmd) Run(e *env) error {
 			}
 		}
 		report.Regressions = len(regressions)
-		if gone := baseline.unmeasured(); len(gone) > 0 {
+		if gone := baseline.unmeasured(); len(gone) > 0 && !baseline.matchedAny() {
+			// Nothing to hold the run to: a baseline of another board or other models
+			// would otherwise pass every run.
+			noMatch = fmt.Errorf("--baseline %s: no case of this run is in it (it holds %s)", c.Baseline, strings.Join(gone, ", "))
+		} else if len(gone) > 0 {
 			e.warn(fmt.Sprintf("--baseline %s: not measured in this run: %s", c.Baseline, strings.Join(gone, ", ")))
 		}
 	}
 	var failure error
 	switch {
+	case failed == 1 && len(report.Results) == 1:
+		failure = firstErr
 	case failed > 0:
 		failure = fmt.Errorf("%d of %d benchmarks failed", failed, len(report.Results))
+	case noMatch != nil:
+		failure = noMatch
 	case len(regressions) == 1:
 		failure = fmt.Errorf("against --baseline %s: %s", c.Baseline, regressions[0])
 	case len(regressions) > 1:

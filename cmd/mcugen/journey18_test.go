@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -153,4 +154,57 @@ func TestOutputFileIsADirectory(t *testing.T) {
 	}
 	code, _, errs = mcugen(t, "quantize", "../../testdata/onnx/cnn.onnx", "--calib-random", "2", "-o", dir)
 	oneErrorLine(t, "quantize -o DIR", code, errs, 1, "-o "+dir+": is a directory; name a file")
+}
+
+// bench --json prints its one JSON object when its only case fails (it printed nothing,
+// leaving a CI job an empty baseline file); usage slips exit 2 (user-journey findings).
+func TestBenchAndUsageEdges(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "fake.tflite")
+	os.WriteFile(bad, []byte("garbage\n"), 0o644)
+	code, stdout, errs := mcugen(t, "bench", bad, "--board", "host", "--json")
+	var rep struct {
+		Results []struct {
+			Model string `json:"model"`
+			Error string `json:"error"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Results) != 1 || !strings.Contains(rep.Results[0].Error, "not a TFLite flatbuffer") {
+		t.Errorf("bench --json of a bad model: %v %+v\n%s", err, rep, stdout)
+	}
+	oneErrorLine(t, "bench --json bad model", code, errs, 1, "not a TFLite flatbuffer")
+
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", model, "--max-increase", "5"}, "--max-increase needs --baseline"},
+		{[]string{"bench", model, "--board="}, `--board "": a board name is empty`},
+		{[]string{"test", model, "--board", "host,"}, `--board "host,": a board name is empty`},
+		{[]string{"compile", model, "--board=", "-o", filepath.Join(t.TempDir(), "o")}, `--board "": a board name is empty`},
+		{[]string{"run", model, "--timeout", "0"}, "--timeout 0s: must be positive"},
+	} {
+		code, _, errs := mcugen(t, tc.args...)
+		oneErrorLine(t, strings.Join(tc.args, " "), code, errs, 2, tc.want)
+	}
+}
+
+// A --baseline that holds none of the run's cases (taken on another board) fails the
+// run: it passed every run as "new" (user-journey finding).
+func TestBaselineOfAnotherBoard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU: not in -short")
+	}
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	base := filepath.Join(t.TempDir(), "base.json")
+	code, stdout, errs := mcugen(t, "bench", model, "--board", "host", "--json")
+	if code != 0 {
+		t.Fatalf("bench --json: %s", errs)
+	}
+	os.WriteFile(base, []byte(stdout), 0o644)
+	code, _, errs = mcugen(t, "bench", model, "--board", "mps2-an386", "--baseline", base)
+	oneErrorLine(t, "--baseline of another board", code, errs, 1, "no case of this run is in it (it holds mlp_int8.tflite on host)")
+	if code, _, errs = mcugen(t, "bench", model, "--board", "host", "--baseline", base); code != 0 {
+		t.Errorf("--baseline of the same case: exit %d: %s", code, errs)
+	}
 }

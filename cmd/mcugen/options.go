@@ -93,6 +93,9 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	if err != nil {
 		return opt, nil, err
 	}
+	if strings.TrimSpace(c.Board) == "" {
+		return opt, nil, usageError{fmt.Errorf("--board %q: a board name is empty (mcugen boards lists them)", c.Board)}
+	}
 	if opt.Board, err = cat.Get(c.Board); err != nil {
 		return opt, nil, err
 	}
@@ -122,6 +125,9 @@ func (c *compileFlags) checkBoards() error {
 		return err
 	}
 	for _, name := range strings.Split(c.Board, ",") {
+		if strings.TrimSpace(name) == "" {
+			return usageError{fmt.Errorf("--board %q: a board name is empty (mcugen boards lists them)", c.Board)}
+		}
 		if _, err := cat.Get(strings.TrimSpace(name)); err != nil {
 			return err
 		}

@@ -18,6 +18,15 @@ type runFlags struct {
 	Keep    string         `help:"Keep the build directory here instead of a temporary one (with several models or boards, a MODEL-BOARD subdirectory each)." type:"path" placeholder:"DIR"`
 }
 
+// Validate refuses a timeout that kills every firmware before it starts (kong calls it
+// after parsing; its error is a usage error).
+func (r *runFlags) Validate() error {
+	if r.Timeout <= 0 {
+		return fmt.Errorf("--timeout %v: must be positive (e.g. 30s, 2m)", r.Timeout)
+	}
+	return nil
+}
+
 // workDir is the build directory: --keep, or a temporary one that done
 // (and an interrupt) removes.
 func (r *runFlags) workDir() (string, func(), error) { return r.caseDir("") }
