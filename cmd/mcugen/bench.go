@@ -119,10 +119,11 @@ func (c *benchCmd) Run(e *env) error {
 		Regressions  int    `json:"regressions,omitempty"`
 	}
 	c.Models = uniquePaths(c.Models)
-	total, k := len(c.Models)*len(strings.Split(c.Board, ",")), 0
+	boardList := boardNames(c.Board)
+	total, k := len(c.Models)*len(boardList), 0
 	var firstErr error
 	for _, model := range c.Models {
-		for _, board := range strings.Split(c.Board, ",") {
+		for _, board := range boardList {
 			flags := c.compileFlags
 			flags.Board = strings.TrimSpace(board)
 			if k++; total > 1 {

@@ -72,6 +72,14 @@ func (c *inspectCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
+		if c.JSON {
+			// The one JSON object every reporting command prints: the dump is its text.
+			return e.printJSON(struct {
+				Model string `json:"model"`
+				Stage string `json:"stage"`
+				Text  string `json:"text"`
+			}{c.Model, c.IR, text})
+		}
 		fmt.Fprint(e.stdout, text)
 		return nil
 	}

@@ -208,3 +208,21 @@ func TestBaselineOfAnotherBoard(t *testing.T) {
 		t.Errorf("--baseline of the same case: exit %d: %s", code, errs)
 	}
 }
+
+// inspect --ir STAGE --json prints one JSON object (it printed the text dump), and
+// test's summary counts vectors and cases that never ran apart.
+func TestInspectIRJSONAndTestSummary(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	code, stdout, errs := mcugen(t, "inspect", model, "--ir", "graph", "--json")
+	var r struct{ Model, Stage, Text string }
+	if err := json.Unmarshal([]byte(stdout), &r); code != 0 || err != nil || r.Stage != "graph" || !strings.Contains(r.Text, "FullyConnected") {
+		t.Errorf("inspect --ir graph --json: exit %d, %v, %+v\n%s", code, err, r, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "fake.tflite")
+	os.WriteFile(bad, []byte("garbage\n"), 0o644)
+	code, stdout, errs = mcugen(t, "test", model, bad, "--board", "host,host", "--random", "1")
+	if !strings.HasSuffix(stdout, "4 of 4 vectors passed; 1 of 2 model/board cases did not build or run\n") || strings.Count(stdout, "mlp_int8.tflite") != 1 {
+		t.Errorf("test summary:\n%s", stdout)
+	}
+	oneErrorLine(t, "test with a broken model", code, errs, 1, "1 of 2 model/board cases did not build or run")
+}

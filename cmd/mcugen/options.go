@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,6 +78,12 @@ func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
 	if err != nil {
 		return pipeline.Options{}, err
 	}
+	if q.Calib != "" && q.CalibRandom != 0 {
+		return pipeline.Options{}, usageError{fmt.Errorf("--calib and --calib-random both give calibration data: give one")}
+	}
+	if q.CalibRandom < 0 {
+		return pipeline.Options{}, usageError{fmt.Errorf("--calib-random %d: must be a positive number of samples", q.CalibRandom)}
+	}
 	if q.Method != "" && q.Calib == "" && q.CalibRandom == 0 && q.Quantize == "" {
 		return pipeline.Options{}, usageError{fmt.Errorf("--method %s applies only when quantizing: add --calib DIR, --calib-random N or --quantize int8", q.Method)}
 	}
@@ -114,6 +121,17 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	}
 	opt.FlashBudget, opt.RAMBudget = int64(c.FlashBudget), int64(c.RAMBudget)
 	return opt, cat, nil
+}
+
+// boardNames splits a comma-separated --board list, each name once, in order.
+func boardNames(list string) []string {
+	var out []string
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // checkBoards checks, before any work, every board of a comma-separated

@@ -57,15 +57,23 @@ func (c *quantizeCmd) Run(e *env) error {
 	if c.JSON {
 		return e.printJSON(r)
 	}
-	fmt.Fprintf(e.stdout, "%s -> %s (method %s, %d calibration samples)\n", c.Model, c.Out, r.Method, r.Samples)
+	fmt.Fprintf(e.stdout, "%s -> %s (method %s, %s)\n", c.Model, c.Out, r.Method, plural(r.Samples, "calibration sample"))
 	fmt.Fprintf(e.stdout, "%-40s %-16s %9s\n", "layer", "op", "SQNR dB")
 	for _, l := range r.Layers {
 		fmt.Fprintf(e.stdout, "%-40s %-16s %9.1f\n", l.Name, l.Op, l.SQNRdB)
 	}
 	// In-sample figures: held-out vectors measure the model as deployed.
-	fmt.Fprintf(e.stdout, "output SQNR %.1f dB (median %.1f dB) on the %d calibration samples themselves\n", r.OutputSQNRdB, r.OutputSQNRMedianDB, r.Samples)
+	fmt.Fprintf(e.stdout, "output SQNR %.1f dB (median %.1f dB) on the calibration data itself (%s)\n", r.OutputSQNRdB, r.OutputSQNRMedianDB, plural(r.Samples, "sample"))
 	if r.Top1Total > 0 {
 		fmt.Fprintf(e.stdout, "top-1 agreement %d/%d on the calibration samples\n", r.Top1Agree, r.Top1Total)
 	}
 	return nil
+}
+
+// plural is "1 sample", "2 samples".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,7 +70,7 @@ func (c *testCmd) Run(e *env) error {
 		Failed  int          `json:"failed"`
 		Results []testResult `json:"results"`
 	}
-	boardList := strings.Split(c.Board, ",")
+	boardList := boardNames(c.Board)
 	c.Models = uniquePaths(c.Models)
 	total, k := len(c.Models)*len(boardList), 0
 	c.cases = total
@@ -126,10 +127,33 @@ func (c *testCmd) Run(e *env) error {
 			}
 			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
 		}
-		fmt.Fprintf(e.stdout, "%d passed, %d failed\n", report.Passed, report.Failed)
 	}
-	if report.Failed > 0 {
-		return fmt.Errorf("%d of %d cases failed", report.Failed, report.Cases)
+	// Vectors and the model/board cases that never ran are counted apart (the
+	// JSON's cases, passed and failed count each such case as one failure).
+	vectors, failedVec, broken := 0, 0, 0
+	for _, r := range report.Results {
+		vectors += r.Vectors
+		failedVec += r.Failed
+		if r.Error != "" && r.Vectors == 0 {
+			broken++
+		}
+	}
+	var summary, failures []string
+	if failedVec > 0 {
+		failures = append(failures, fmt.Sprintf("%d of %d vectors failed", failedVec, vectors))
+		summary = append(summary, failures[0])
+	} else {
+		summary = append(summary, fmt.Sprintf("%d of %d vectors passed", vectors, vectors))
+	}
+	if broken > 0 {
+		failures = append(failures, fmt.Sprintf("%d of %d model/board cases did not build or run", broken, len(report.Results)))
+		summary = append(summary, failures[len(failures)-1])
+	}
+	if !c.JSON {
+		fmt.Fprintf(e.stdout, "%s\n", strings.Join(summary, "; "))
+	}
+	if len(failures) > 0 {
+		return errors.New(strings.Join(failures, "; "))
 	}
 	return nil
 }

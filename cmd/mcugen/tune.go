@@ -133,8 +133,12 @@ func (c *tuneCmd) Run(e *env) error {
 		def += k.Default * int64(k.Nodes)
 		best += k.Instructions * int64(k.Nodes)
 	}
-	fmt.Fprintf(e.stdout, "%d measurements (%d failed, %d resumed) in %.1f s, %.2f s each; %d kernel(s) known from %s; cost model's top pick was the best in %d of %d kernels\n",
-		rep.Trials, rep.Failed, rep.Resumed, rep.Seconds, rep.MeasureSeconds, rep.Skipped, c.Output, rep.ModelHits, rep.ModelJudged)
+	judged := "the cost model judged no kernel (each search space was small enough to measure whole)"
+	if rep.ModelJudged > 0 {
+		judged = fmt.Sprintf("cost model's top pick was the best in %d of %d kernels", rep.ModelHits, rep.ModelJudged)
+	}
+	fmt.Fprintf(e.stdout, "%d measurements (%d failed, %d resumed) in %.1f s, %.2f s each; %d kernel(s) known from %s; %s\n",
+		rep.Trials, rep.Failed, rep.Resumed, rep.Seconds, rep.MeasureSeconds, rep.Skipped, c.Output, judged)
 	return nil
 }
 
