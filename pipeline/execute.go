@@ -95,6 +95,7 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return nil, err
 	}
+	pruneStaleModel(src, s.Files)
 	if err := WriteFiles(src, s.Files); err != nil {
 		return nil, err
 	}
@@ -315,4 +316,27 @@ func (s *State) layerCounts(raw []int64, overhead int64) []LayerCount {
 		out[i] = l
 	}
 	return out
+}
+
+// modelMarker marks a model directory mcugen wrote (a kept build's model/).
+const modelMarker = ".mcugen-model"
+
+// pruneStaleModel removes the C files an earlier model left in a model
+// directory mcugen wrote before (run --keep DIR reused for another model),
+// and marks the directory as mcugen's. A directory without the mark may be
+// the user's: nothing in it is removed.
+func pruneStaleModel(src string, files map[string][]byte) {
+	mark := filepath.Join(src, modelMarker)
+	if _, err := os.Stat(mark); err == nil {
+		entries, _ := os.ReadDir(src)
+		for _, e := range entries {
+			n := e.Name()
+			if _, ok := files[n]; !ok && !e.IsDir() && (filepath.Ext(n) == ".c" || filepath.Ext(n) == ".h") {
+				os.Remove(filepath.Join(src, n))
+			}
+		}
+	} else if entries, _ := os.ReadDir(src); len(entries) > 0 {
+		return
+	}
+	os.WriteFile(mark, []byte("mcugen writes this directory: files of an earlier model in it are removed\n"), 0o644)
 }

@@ -211,6 +211,10 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	}
 	// libm for float models (expf, tanhf); int8 models reference none of it.
 	args = append(args, "-lm", "-o", out)
+	// The build directory says how to redo the build (a kept one is for looking into).
+	if err := writeScript(filepath.Join(dir, "build.sh"), "rebuilds firmware.elf as mcugen built it", append([]string{cc}, args...)); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(cc, args...)
 	cmd.Dir = dir
 	// gcc's own temporary files (cc*.s, cc*.o) go in the build directory,
@@ -238,7 +242,34 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 			return nil, err
 		}
 	}
+	if run, err := Command(fw); err == nil {
+		if err := writeScript(filepath.Join(dir, "run.sh"), "runs firmware.elf as mcugen ran it", run); err != nil {
+			return nil, err
+		}
+	}
 	return fw, nil
+}
+
+// writeScript writes a shell script that runs argv in the script's directory.
+func writeScript(path, what string, argv []string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/sh\n# Written by mcugen: %s.\ncd \"$(dirname \"$0\")\" || exit 1\nexec", what)
+	for _, a := range argv {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString("\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o755); err != nil {
+		return fmt.Errorf("runner: %w", err)
+	}
+	return nil
+}
+
+// shellQuote quotes s for sh where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // buildPlugin compiles mcugen's instruction-counting TCG plugin for the host and returns

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -225,4 +226,46 @@ func TestInspectIRJSONAndTestSummary(t *testing.T) {
 		t.Errorf("test summary:\n%s", stdout)
 	}
 	oneErrorLine(t, "test with a broken model", code, errs, 1, "1 of 2 model/board cases did not build or run")
+}
+
+// run --keep DIR reused for another model keeps only that model's C in DIR/model (the
+// first model's files stayed beside it), and the build directory holds build.sh and
+// run.sh, which redo the build and the run (user-journey finding: nothing said how).
+// A model directory mcugen did not write keeps every file.
+func TestKeepReused(t *testing.T) {
+	keep := filepath.Join(t.TempDir(), "k")
+	for _, m := range []string{"mlp_int8", "cnn_int8"} {
+		if code, _, errs := mcugen(t, "run", "../../testdata/tflite/"+m+".tflite", "--board", "host", "--keep", keep); code != 0 {
+			t.Fatalf("run %s --keep: %s", m, errs)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(keep, "model"))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != ".mcugen-model cnn_int8.c cnn_int8.h" {
+		t.Errorf("kept model/ holds %v", names)
+	}
+	for _, f := range []string{"build.sh", "run.sh"} {
+		if st, err := os.Stat(filepath.Join(keep, "build", f)); err != nil || st.Mode()&0o100 == 0 {
+			t.Errorf("kept build/%s: %v", f, err)
+		}
+	}
+	out, err := exec.Command("sh", filepath.Join(keep, "build", "build.sh")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("sh", filepath.Join(keep, "build", "run.sh")).CombinedOutput(); err != nil || !strings.Contains(string(out), "@mcugen end status=0") {
+		t.Errorf("run.sh: %v\n%s", err, out)
+	}
+	mine := filepath.Join(t.TempDir(), "mine")
+	os.MkdirAll(filepath.Join(mine, "model"), 0o755)
+	os.WriteFile(filepath.Join(mine, "model", "app.c"), []byte("/* mine */\n"), 0o644)
+	if code, _, errs := mcugen(t, "run", "../../testdata/tflite/mlp_int8.tflite", "--board", "host", "--keep", mine); code != 0 {
+		t.Fatalf("run --keep mine: %s", errs)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "model", "app.c")); err != nil {
+		t.Error("run --keep removed a file mcugen did not write")
+	}
 }
