@@ -29,7 +29,7 @@ func TestBazelFormatStable(t *testing.T) {
 				t.Fatal(err)
 			}
 			for f, parse := range map[string]func(string, []byte) (*build.File, error){
-				"WORKSPACE": build.ParseWorkspace, "BUILD.bazel": build.ParseBuild,
+				"WORKSPACE": build.ParseWorkspace, "BUILD.bazel": build.ParseBuild, "MODULE.bazel": build.ParseModule,
 			} {
 				parsed, err := parse(f, files[f])
 				if err != nil {
