@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/mcugen/mcugen/boards"
 	"math"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,17 @@ func (c *benchCmd) Run(e *env) error {
 	}
 	c.Models = uniquePaths(c.Models)
 	boardList := boardNames(c.Board)
+	if c.Cycles {
+		cat, err := boards.Load(c.Boards)
+		if err != nil {
+			return err
+		}
+		for _, name := range boardList {
+			if b, err := cat.Get(name); err == nil && (b.CPU != "cortex-m4" || b.QEMU.Binary == "") {
+				e.warn(fmt.Sprintf("--cycles: the cycle estimate is for Cortex-M4 boards under QEMU; %s (%s) gets none", b.Name, cpuName(b)))
+			}
+		}
+	}
 	total, k := len(c.Models)*len(boardList), 0
 	var firstErr error
 	for _, model := range c.Models {
@@ -351,4 +363,12 @@ func printLayers(e *env, r benchResult) {
 		}
 	}
 	fmt.Fprintf(e.stdout, "%4s  %-32s %13s%s\n", "", "rest (entry function, hooks)", rest, note)
+}
+
+// cpuName is a board's core as -mcpu names it, "native" for the host.
+func cpuName(b *boards.Board) string {
+	if b.CPU == "" {
+		return "native"
+	}
+	return b.CPU
 }
