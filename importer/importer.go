@@ -101,7 +101,23 @@ func sniff(b []byte) string {
 			return k.what
 		}
 	}
+	if bytes.HasPrefix(b, []byte("\x93NUMPY")) {
+		return "a NumPy array (.npy), not a model: give it to --input"
+	}
+	if len(b) > 0 && isText(b[:min(len(b), 512)]) {
+		return "a text file (a script or notes?), not a model"
+	}
 	return ""
+}
+
+// isText reports whether b is printable ASCII with tabs and line breaks.
+func isText(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // looksLikeONNX reports whether b starts as a ModelProto usually does: its

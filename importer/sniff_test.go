@@ -49,6 +49,8 @@ func TestWrongFormatRecognised(t *testing.T) {
 		{"model.tflite", "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 9\n", "Git LFS pointer"},
 		{"model.onnx", "\x89HDF\r\n\x1a\n\x00\x00", "an HDF5 file"},
 		{"model.onnx", "PK\x03\x04\x14\x00", "a zip archive"},
+		{"npy.py", "import numpy as np\nprint(np.zeros(3))\n", "a text file (a script or notes?), not a model"},
+		{"x.onnx", "\x93NUMPY\x01\x00v\x00{'descr': '<f4'", "a NumPy array (.npy), not a model: give it to --input"},
 	} {
 		_, err := Load(write(c.file, []byte(c.data)), Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
