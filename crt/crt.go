@@ -287,6 +287,9 @@ func BoardHeader(b *boards.Board) string {
 		s.WriteString("#define CRT_COUNTER_STM32_TIM 1\n")
 	case "dwt":
 		s.WriteString("#define CRT_COUNTER_DWT 1\n")
+		if b.CPU == "cortex-m7" {
+			s.WriteString("#define CRT_DWT_UNLOCK 1\n")
+		}
 	default:
 		s.WriteString("#define CRT_COUNTER_NONE 1\n")
 	}

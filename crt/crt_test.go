@@ -125,6 +125,10 @@ func TestBoardHeader(t *testing.T) {
 			t.Errorf("nrf52840dk header lacks %q:\n%s", want, h)
 		}
 	}
+	// The Cortex-M7's DWT counts only once its lock register is written; the M4's has none.
+	if strings.Contains(h, "CRT_DWT_UNLOCK") || !strings.Contains(BoardHeader(getBoard(t, "nucleo-f746zg")), "#define CRT_DWT_UNLOCK 1") {
+		t.Error("CRT_DWT_UNLOCK: want it on the Cortex-M7 (nucleo-f746zg) only")
+	}
 	h = BoardHeader(getBoard(t, "aarch64-linux"))
 	if !strings.Contains(h, "#define CRT_HOSTED 1") || !strings.Contains(h, "#define CRT_COUNTER_QEMU_PLUGIN 1") {
 		t.Errorf("aarch64 header:\n%s", h)

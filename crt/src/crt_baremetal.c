@@ -21,7 +21,19 @@ static void crt_uart_putc(char c)
 /* nRF51/nRF52 UART: PSEL.TXD, BAUDRATE, ENABLE = 4, TASKS_STARTTX, TXD, EVENTS_TXDRDY. */
 static void crt_uart_init(void)
 {
+    uint32_t spin = 0;
+    /* The crystal oscillator (HFXO): the internal one is not accurate enough for a UART.
+       CLOCK TASKS_HFCLKSTART, then EVENTS_HFCLKSTARTED (a bounded wait). */
+    CRT_REG(0x40000100u) = 0u;
+    CRT_REG(0x40000000u) = 1u;
+    while (CRT_REG(0x40000100u) == 0u && spin < 100000u) {
+        spin++;
+    }
 #if defined(CRT_UART_NRF_TXPIN)
+    /* The TX pin an output, idle high, before the UART takes it: GPIO port
+       (0x50000000 + 0x300 per port) OUTSET and DIRSET. */
+    CRT_REG(0x50000000u + 0x300u * (CRT_UART_NRF_TXPIN >> 5) + 0x508u) = 1u << (CRT_UART_NRF_TXPIN & 31u);
+    CRT_REG(0x50000000u + 0x300u * (CRT_UART_NRF_TXPIN >> 5) + 0x518u) = 1u << (CRT_UART_NRF_TXPIN & 31u);
     CRT_REG(CRT_UART_BASE + 0x50cu) = CRT_UART_NRF_TXPIN;
 #endif
 #if defined(CRT_UART_NRF_BAUD)
@@ -55,6 +67,14 @@ static void crt_uart_putc(char c)
     }
     CRT_REG(CRT_UART_BASE + 0x28u) = (uint8_t)c;
 }
+/* Waits until the last character has left the shift register (ISR.TC, bit 6). */
+static void crt_uart_flush(void)
+{
+    uint32_t spin = 0;
+    while ((CRT_REG(CRT_UART_BASE + 0x1cu) & (1u << 6)) == 0u && spin < 1000000u) {
+        spin++;
+    }
+}
 #elif defined(CRT_UART_STM32F4)
 /* STM32 F1/F2/F4 USART: SR (TXE bit 7), DR, BRR, CR1 (UE bit 13, TE bit 3). */
 static void crt_uart_init(void)
@@ -69,6 +89,14 @@ static void crt_uart_putc(char c)
         spin++;
     }
     CRT_REG(CRT_UART_BASE + 0x04u) = (uint8_t)c;
+}
+/* Waits until the last character has left the shift register (SR.TC, bit 6). */
+static void crt_uart_flush(void)
+{
+    uint32_t spin = 0;
+    while ((CRT_REG(CRT_UART_BASE + 0x00u) & (1u << 6)) == 0u && spin < 1000000u) {
+        spin++;
+    }
 }
 #endif
 
@@ -100,6 +128,9 @@ void crt_write(const char *s, size_t n)
 
 void crt_exit(int code)
 {
+#if defined(CRT_UART_STM32) || defined(CRT_UART_STM32F4)
+    crt_uart_flush();
+#endif
 #if defined(CRT_NO_EMULATOR) && defined(CRT_HAS_UART) && !defined(__ARM_ARCH_6M__)
     /* On the chip itself the exit is semihosting's only when a debugger is attached
      * (DHCSR.C_DEBUGEN): without one its BKPT would stop the core with a fault. */
@@ -143,6 +174,9 @@ uint32_t crt_counter_read(void) { return CRT_REG(CRT_COUNTER_ADDR + 0x24u); }
 static void crt_counter_init(void)
 {
     CRT_REG(0xE000EDFCu) |= 1u << 24;
+#if defined(CRT_DWT_UNLOCK)
+    CRT_REG(0xE0001FB0u) = 0xC5ACCE55u; /* DWT_LAR: the Cortex-M7's DWT is locked until then */
+#endif
     CRT_REG(0xE0001004u) = 0u;
     CRT_REG(0xE0001000u) |= 1u;
 }
@@ -166,6 +200,9 @@ void crt_init(void)
     size_t i;
     for (i = 0; i < sizeof crt_init_regs / sizeof crt_init_regs[0]; i++) {
         CRT_REG(crt_init_regs[i][0]) = (CRT_REG(crt_init_regs[i][0]) & ~crt_init_regs[i][1]) | crt_init_regs[i][2];
+        /* Read it back: the peripheral a clock enable starts answers only a few cycles
+           later (STM32 errata), and the next entry may be that peripheral's register. */
+        (void)CRT_REG(crt_init_regs[i][0]);
     }
 #endif
 #if defined(CRT_HAS_UART)
