@@ -333,3 +333,30 @@ func TestFoldQDQKeepsCopiesOfChangedParams(t *testing.T) {
 		})
 	}
 }
+
+// A model input that is also an output, and an output listed twice, each get a name of
+// their own in the QDQ file: keeping the model's names gave the input's name to a
+// DequantizeLinear output too, a file ONNX (and mcugen) refuse (review finding).
+func TestWriteQDQInputAlsoOutput(t *testing.T) {
+	_, q, _ := quantSmall(t)
+	in, out := q.Inputs[0], q.Outputs[0]
+	q.Outputs = append(q.Outputs, in, out)
+	path := filepath.Join(t.TempDir(), "io.onnx")
+	if err := WriteQDQ(q, path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := onnx.Load(path, onnx.Options{})
+	if err != nil {
+		t.Fatalf("the QDQ file does not load: %v", err)
+	}
+	if len(back.Outputs) != 3 || back.Inputs[0] != in || back.Outputs[0] != out {
+		t.Fatalf("inputs %v outputs %v", back.Inputs, back.Outputs)
+	}
+	seen := map[string]bool{in: true}
+	for _, o := range back.Outputs {
+		if seen[o] {
+			t.Errorf("name %q used twice among %v %v", o, back.Inputs, back.Outputs)
+		}
+		seen[o] = true
+	}
+}

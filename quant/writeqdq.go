@@ -70,10 +70,12 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 	for _, name := range orig {
 		w.used[name] = true
 	}
+	written := map[string]bool{} // the file's input and output names so far
 	for _, in := range g.Inputs {
 		t := g.Tensors[in]
 		if t.DType == graph.Int8 {
 			name := orig[in]
+			written[name] = true
 			w.og.Input = append(w.og.Input, valueInfo(name, graph.Float32, t.Shape))
 			w.node("QuantizeLinear", []string{name, w.scale(in, t.Quant), w.zp(in, t.Quant)}, []string{in})
 		} else {
@@ -89,7 +91,13 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 		t := g.Tensors[out]
 		name := out
 		if t.DType == graph.Int8 {
+			// The model's name, unless an input or an earlier output took it (a
+			// tensor that is both, or listed twice): then a fresh one.
 			final := orig[out]
+			if written[final] {
+				final = w.fresh(final + "_float")
+			}
+			written[final] = true
 			name = final
 			if len(t.Shape) == 4 && w.nchw[out] {
 				name = w.fresh(out + "_float_nchw")
