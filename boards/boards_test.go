@@ -278,6 +278,34 @@ func FuzzLoadData(f *testing.F) {
 	})
 }
 
+// A board that inherits one with a UART and names another kind takes none of the
+// parent's UART arguments (they were merged in, and the parse then refused arguments the
+// user never wrote); the same kind still inherits them argument by argument.
+func TestUARTKindOverride(t *testing.T) {
+	src := `board(name = "x1", inherits = "nucleo-f746zg", uart = uart(kind = "cmsdk", base = 0x40004000))
+board(name = "x2", inherits = "microbit", uart = uart(kind = "stm32", base = 0x40004800, baud = 115200, clock_hz = 16000000))
+board(name = "x3", inherits = "nucleo-f746zg", uart = uart(base = 0x40011000))
+`
+	c, err := LoadData("kinds.star", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]UART{
+		"x1": {Kind: "cmsdk", Base: 0x40004000, TxPin: -1},
+		"x2": {Kind: "stm32", Base: 0x40004800, Baud: 115200, ClockHz: 16000000, TxPin: -1},
+		"x3": {Kind: "stm32", Base: 0x40011000, Baud: 115200, ClockHz: 16000000, TxPin: -1},
+	}
+	for name, w := range want {
+		b, err := c.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.UART != w {
+			t.Errorf("%s: uart %+v, want %+v", name, b.UART, w)
+		}
+	}
+}
+
 // The STM32 baud dividers, worked by hand from the reference manuals' formulas
 // (USART: clock / baud rounded, 16× oversampling; LPUART: 256 · clock / baud), and the
 // catalog's ports: each Nucleo's virtual COM port from the clock it starts on.

@@ -322,6 +322,11 @@ func mergeValue(old, v value) value {
 	if old.kind != kCall || v.kind != kCall || old.call != v.call {
 		return v
 	}
+	// Another kind of UART or counter takes none of the parent's arguments (a
+	// Nucleo's baud and clock mean nothing to a CMSDK UART).
+	if k, ok := v.fields["kind"]; ok && k.s != old.fields["kind"].s {
+		return v
+	}
 	m := value{kind: kCall, call: v.call, fields: map[string]value{}, at: v.at}
 	for k, f := range old.fields {
 		m.fields[k] = f

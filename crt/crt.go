@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -197,6 +198,16 @@ var reservedSections = []string{".text", ".data", ".bss", ".rodata", ".init", ".
 	".fini_array", ".preinit_array", ".ctors", ".dtors", ".ARM", ".stack", ".heap", ".noinit", ".comment",
 	".debug", ".vectors", ".isr_vector", ".tbss", ".tdata", ".got", ".mcugen"}
 
+// ldKeywords are words of GNU ld's script language that a section name in
+// the script would be read as.
+var ldKeywords = []string{"KEEP", "SORT", "SORT_BY_NAME", "SORT_BY_ALIGNMENT", "SORT_BY_INIT_PRIORITY",
+	"SORT_NONE", "REVERSE", "COMMON", "EXCLUDE_FILE", "INPUT_SECTION_FLAGS", "ONLY_IF_RO", "ONLY_IF_RW",
+	"NOLOAD", "DSECT", "COPY", "INFO", "OVERLAY", "ALIGN", "ALIGN_WITH_INPUT", "AT", "SUBALIGN", "BYTE",
+	"SHORT", "LONG", "QUAD", "SQUAD", "FILL", "CREATE_OBJECT_SYMBOLS", "CONSTRUCTORS", "PROVIDE",
+	"PROVIDE_HIDDEN", "HIDDEN", "ASSERT", "ENTRY", "INCLUDE", "INPUT", "GROUP", "OUTPUT", "SECTIONS",
+	"MEMORY", "PHDRS", "ORIGIN", "LENGTH", "ADDR", "LOADADDR", "SIZEOF", "DEFINED", "NEXT", "ABSOLUTE",
+	"BLOCK", "STARTUP", "TARGET", "SEARCH_DIR", "INSERT", "AFTER", "BEFORE", "NOCROSSREFS"}
+
 // CheckSectionName says whether name can be the weights' own linker section:
 // a C identifier's characters plus '.', '$' and '-' (what gcc's section
 // attribute and a linker script both take), not one of the sections the
@@ -213,6 +224,9 @@ func CheckSectionName(name string) error {
 	}
 	if !ok {
 		return fmt.Errorf("weights section %q: a section name is letters, digits, '_', '.', '$' and '-', not starting with a digit", name)
+	}
+	if slices.Contains(ldKeywords, name) {
+		return fmt.Errorf("weights section %q: %s is a linker script keyword; name a section of the weights' own (e.g. .model_weights)", name, name)
 	}
 	for _, r := range reservedSections {
 		if name == r || strings.HasPrefix(name, r+".") {

@@ -212,7 +212,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	// libm for float models (expf, tanhf); int8 models reference none of it.
 	args = append(args, "-lm", "-o", out)
 	// The build directory says how to redo the build (a kept one is for looking into).
-	if err := writeScript(filepath.Join(dir, "build.sh"), "rebuilds firmware.elf as mcugen built it", append([]string{cc}, args...)); err != nil {
+	if err := writeScript(dir, "build.sh", "rebuilds firmware.elf as mcugen built it", append([]string{cc}, args...)); err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(cc, args...)
@@ -243,22 +243,33 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 		}
 	}
 	if run, err := Command(fw); err == nil {
-		if err := writeScript(filepath.Join(dir, "run.sh"), "runs firmware.elf as mcugen ran it", run); err != nil {
+		if err := writeScript(dir, "run.sh", "runs firmware.elf as mcugen ran it", run); err != nil {
 			return nil, err
 		}
 	}
 	return fw, nil
 }
 
-// writeScript writes a shell script that runs argv in the script's directory.
-func writeScript(path, what string, argv []string) error {
+// writeScript writes dir/name, a shell script that runs argv in dir. Paths in
+// dir and its parent (the build and the model beside it) are written relative
+// to dir, so the script works after the kept directory is moved.
+func writeScript(dir, name, what string, argv []string) error {
+	rel := func(a string) string {
+		for _, r := range []struct{ abs, rel string }{{dir, "."}, {filepath.Dir(dir), ".."}} {
+			if a == r.abs {
+				return r.rel
+			}
+			a = strings.ReplaceAll(a, r.abs+string(filepath.Separator), r.rel+string(filepath.Separator))
+		}
+		return a
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n# Written by mcugen: %s.\ncd \"$(dirname \"$0\")\" || exit 1\nexec", what)
 	for _, a := range argv {
-		b.WriteString(" " + shellQuote(a))
+		b.WriteString(" " + shellQuote(rel(a)))
 	}
 	b.WriteString("\n")
-	if err := os.WriteFile(path, []byte(b.String()), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o755); err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}
 	return nil

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/mcugen/mcugen/boards"
 	"math"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/runner"
 )

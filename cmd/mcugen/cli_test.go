@@ -313,10 +313,6 @@ func TestCompileReportsDeadChannels(t *testing.T) {
 	}
 }
 
-// compile quantizes a float model with random calibration and no --method
-// (the default range method): this once failed with "unknown range method".
-// A LogSoftmax, which has no int8 kernel, stays in float between a
-// Dequantize and a Quantize.
 // --method without anything to quantize is a usage error, not a silently
 // ignored flag.
 func TestMethodWithoutQuantizing(t *testing.T) {
@@ -327,6 +323,10 @@ func TestMethodWithoutQuantizing(t *testing.T) {
 	}
 }
 
+// compile quantizes a float model with random calibration and no --method
+// (the default range method): this once failed with "unknown range method".
+// A LogSoftmax, which has no int8 kernel, stays in float between a
+// Dequantize and a Quantize.
 func TestCompileQuantizeDefaultMethod(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, errs := mcugen(t, "compile", "../../testdata/onnx/cnn.onnx", "--calib-random", "4", "--out", out)
