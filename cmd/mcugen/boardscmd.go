@@ -9,6 +9,7 @@ import (
 
 type boardsCmd struct {
 	Boards string `help:"A Starlark board file adding boards (new names; a board may inherit a built-in one)." type:"existingfile" placeholder:"FILE"`
+	Show   string `help:"Print one board's whole resolved definition (memory, counter, UART, start-up registers, emulator, flags)." placeholder:"BOARD"`
 	JSON   bool   `name:"json" help:"Print one JSON object."`
 }
 
@@ -33,6 +34,17 @@ func (c *boardsCmd) Run(e *env) error {
 	cat, err := boards.Load(c.Boards)
 	if err != nil {
 		return err
+	}
+	if c.Show != "" {
+		b, err := cat.Get(c.Show)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return e.printJSON(detailOf(b))
+		}
+		showBoard(e, b)
+		return nil
 	}
 	var out struct {
 		Boards []boardInfo `json:"boards"`
@@ -95,4 +107,167 @@ func kib(n uint64) string {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
 	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// showBoard prints one board's resolved fields, one per line.
+func showBoard(e *env, b *boards.Board) {
+	p := func(k, format string, a ...any) {
+		fmt.Fprintf(e.stdout, "%-12s "+format+"\n", append([]any{k}, a...)...)
+	}
+	p("board", "%s (%s:%d)", b.Name, b.File, b.Line)
+	if b.Description != "" {
+		p("description", "%s", b.Description)
+	}
+	if b.Part != "" {
+		p("part", "%s", b.Part)
+	}
+	if len(b.Inherits) > 0 {
+		p("inherits", "%s", strings.Join(b.Inherits, ", "))
+	}
+	p("toolchain", "%s", b.Toolchain)
+	if f := b.GCCFlags(); len(f) > 0 {
+		p("gcc flags", "%s", strings.Join(f, " "))
+	}
+	p("features", "%s", strings.Join(b.Features, ","))
+	for _, r := range b.Memory {
+		ro := ""
+		if r.ReadOnly {
+			ro = ", read-only"
+		}
+		holds := "nothing"
+		if len(r.Holds) > 0 {
+			holds = strings.Join(r.Holds, ", ")
+		}
+		p("memory", "%-8s 0x%08X  %10s  holds %s%s", r.Name, r.Origin, kib(r.Length), holds, ro)
+	}
+	if b.StackBytes > 0 {
+		p("stack", "%d B", b.StackBytes)
+	}
+	switch c := b.Counter; c.Kind {
+	case "none", "":
+		p("counter", "none")
+	case "dwt", "qemu-plugin":
+		p("counter", "%s", c.Kind)
+	default:
+		p("counter", "%s at 0x%08X, %d Hz", c.Kind, c.Addr, c.Hz)
+	}
+	p("output", "%s", output(b))
+	if u := b.UART; u.Kind != "none" && u.Kind != "" {
+		line := fmt.Sprintf("%s at 0x%08X", u.Kind, u.Base)
+		if brr, ok := u.BRR(); ok {
+			line += fmt.Sprintf(", BRR %d (%d baud from %d Hz)", brr, u.Baud, u.ClockHz)
+		}
+		if u.TxPin >= 0 {
+			line += fmt.Sprintf(", TX pin %d", u.TxPin)
+		}
+		p("uart", "%s", line)
+	}
+	for _, r := range b.Init {
+		p("init", "*0x%08X = (*0x%08X & ~0x%08X) | 0x%08X", r.Addr, r.Addr, r.Mask, r.Value)
+	}
+	if q := b.QEMU; q.Binary != "" {
+		line := q.Binary
+		if q.Machine != "" {
+			line += " -M " + q.Machine
+		}
+		if q.ICountShift > 0 {
+			line += fmt.Sprintf(" -icount shift=%d", q.ICountShift)
+		}
+		p("qemu", "%s", line)
+	} else {
+		p("qemu", "none")
+	}
+	if b.Zephyr != "" {
+		p("zephyr", "%s", b.Zephyr)
+	}
+	if b.Arduino != "" {
+		p("arduino", "%s", b.Arduino)
+	}
+}
+
+// boardDetail is boards --show --json: the resolved board in the JSON's
+// snake_case.
+type boardDetail struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description,omitempty"`
+	Part        string      `json:"part,omitempty"`
+	Inherits    []string    `json:"inherits,omitempty"`
+	File        string      `json:"file"`
+	Line        int         `json:"line"`
+	Toolchain   string      `json:"toolchain"`
+	GCCFlags    []string    `json:"gcc_flags"`
+	Features    []string    `json:"features"`
+	Memory      []memDetail `json:"memory"`
+	StackBytes  int         `json:"stack_bytes"`
+	Counter     struct {
+		Kind string `json:"kind"`
+		Addr uint64 `json:"addr,omitempty"`
+		Hz   int64  `json:"hz,omitempty"`
+	} `json:"counter"`
+	Output  string      `json:"output"`
+	UART    *uartDetail `json:"uart,omitempty"`
+	Init    []regDetail `json:"init,omitempty"`
+	QEMU    *qemuDetail `json:"qemu,omitempty"`
+	Zephyr  string      `json:"zephyr,omitempty"`
+	Arduino string      `json:"arduino,omitempty"`
+}
+
+type memDetail struct {
+	Name     string   `json:"name"`
+	Origin   uint64   `json:"origin"`
+	Length   uint64   `json:"length"`
+	Holds    []string `json:"holds"`
+	ReadOnly bool     `json:"readonly,omitempty"`
+}
+
+type uartDetail struct {
+	Kind    string `json:"kind"`
+	Base    uint64 `json:"base"`
+	Baud    int64  `json:"baud,omitempty"`
+	ClockHz int64  `json:"clock_hz,omitempty"`
+	BRR     uint32 `json:"brr,omitempty"`
+	TxPin   *int64 `json:"tx_pin,omitempty"`
+}
+
+type regDetail struct {
+	Addr  uint32 `json:"addr"`
+	Mask  uint32 `json:"mask"`
+	Value uint32 `json:"value"`
+}
+
+type qemuDetail struct {
+	Binary      string   `json:"binary"`
+	Machine     string   `json:"machine,omitempty"`
+	Args        []string `json:"args,omitempty"`
+	ICountShift int      `json:"icount_shift,omitempty"`
+}
+
+func detailOf(b *boards.Board) boardDetail {
+	d := boardDetail{Name: b.Name, Description: b.Description, Part: b.Part, Inherits: b.Inherits, File: b.File, Line: b.Line,
+		Toolchain: b.Toolchain, GCCFlags: b.GCCFlags(), Features: b.Features, StackBytes: b.StackBytes, Output: output(b),
+		Zephyr: b.Zephyr, Arduino: b.Arduino}
+	if d.Features == nil {
+		d.Features = []string{}
+	}
+	for _, r := range b.Memory {
+		d.Memory = append(d.Memory, memDetail{r.Name, r.Origin, r.Length, append([]string{}, r.Holds...), r.ReadOnly})
+	}
+	d.Counter.Kind, d.Counter.Addr, d.Counter.Hz = b.Counter.Kind, b.Counter.Addr, b.Counter.Hz
+	if u := b.UART; u.Kind != "none" && u.Kind != "" {
+		d.UART = &uartDetail{Kind: u.Kind, Base: u.Base, Baud: u.Baud, ClockHz: u.ClockHz}
+		if brr, ok := u.BRR(); ok {
+			d.UART.BRR = brr
+		}
+		if u.TxPin >= 0 {
+			pin := u.TxPin
+			d.UART.TxPin = &pin
+		}
+	}
+	for _, r := range b.Init {
+		d.Init = append(d.Init, regDetail{r.Addr, r.Mask, r.Value})
+	}
+	if q := b.QEMU; q.Binary != "" {
+		d.QEMU = &qemuDetail{q.Binary, q.Machine, q.Args, q.ICountShift}
+	}
+	return d
 }

@@ -279,3 +279,35 @@ func TestKeepReused(t *testing.T) {
 		t.Error("run --keep removed a file mcugen did not write")
 	}
 }
+
+// boards --show prints one board's resolved definition: its UART's divider worked from
+// the board file's clock and baud (16 MHz / 115200 = 138.9 -> 139), its start-up
+// registers in order, and the same as JSON.
+func TestBoardsShow(t *testing.T) {
+	code, stdout, errs := mcugen(t, "boards", "--show", "nucleo-f746zg")
+	for _, want := range []string{"uart         stm32 at 0x40004800, BRR 139 (115200 baud from 16000000 Hz)",
+		"init         *0x40023830 = (*0x40023830 & ~0x00000008) | 0x00000008",
+		"memory       FLASH    0x08000000       1 MiB  holds code, weights", "qemu         none"} {
+		if code != 0 || !strings.Contains(stdout, want+"\n") {
+			t.Errorf("boards --show lacks %q:\n%s%s", want, stdout, errs)
+		}
+	}
+	code, stdout, _ = mcugen(t, "boards", "--show", "netduinoplus2", "--json")
+	var d struct {
+		UART struct {
+			Kind string `json:"kind"`
+			BRR  int    `json:"brr"`
+		} `json:"uart"`
+		Counter struct {
+			Kind string `json:"kind"`
+			Hz   int64  `json:"hz"`
+		} `json:"counter"`
+		Init []struct{ Addr, Mask, Value uint32 } `json:"init"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &d); code != 0 || err != nil || d.UART.Kind != "stm32f4" || d.UART.BRR != 139 ||
+		d.Counter.Kind != "stm32-tim" || d.Counter.Hz != 1e9 || len(d.Init) != 5 {
+		t.Errorf("boards --show --json: %v %+v\n%s", err, d, stdout)
+	}
+	code, _, errs = mcugen(t, "boards", "--show", "nosuch")
+	oneErrorLine(t, "boards --show nosuch", code, errs, 1, `unknown board "nosuch"`)
+}
