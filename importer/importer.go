@@ -75,6 +75,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		}
 	}
 	if err == nil {
+		g.CopyAliasedOutputs()
 		err = graph.Validate(g)
 	}
 	if err != nil {
@@ -204,6 +205,9 @@ func BindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 	for _, a := range args {
 		if name, file, ok := strings.Cut(a, "="); ok {
 			if isInput[name] {
+				if prev, dup := files[name]; dup {
+					return nil, fmt.Errorf("--input %s: input %q already has a file (%s)", a, name, prev)
+				}
 				files[name] = file
 				continue
 			}
@@ -211,14 +215,15 @@ func BindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 				return nil, fmt.Errorf("--input %s: the model has no input %q (inputs: %s)", a, name, strings.Join(inputs, ", "))
 			}
 		}
-		if pos >= len(inputs) {
-			return nil, fmt.Errorf("%s: the model has only %d input(s)", a, len(inputs))
-		}
 		for pos < len(inputs) && files[inputs[pos]] != "" {
 			pos++
 		}
 		if pos >= len(inputs) {
-			return nil, fmt.Errorf("%s: the model has only %d input(s)", a, len(inputs))
+			var bound []string
+			for _, n := range inputs {
+				bound = append(bound, n+"="+files[n])
+			}
+			return nil, fmt.Errorf("%s: every input of the model already has a file (%s)", a, strings.Join(bound, ", "))
 		}
 		files[inputs[pos]] = a
 		pos++

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
@@ -55,9 +56,10 @@ func (c *evalCmd) Run(e *env) error {
 	var report struct {
 		Outputs []outputInfo `json:"outputs"`
 	}
-	for _, name := range g.UserOutputs() {
+	files := outputFiles(c.Out, g.UserOutputs())
+	for i, name := range g.UserOutputs() {
 		d := outs[name]
-		file := filepath.Join(c.Out, fileName(name)+".npy")
+		file := files[i]
 		if err := writeNpy(file, d); err != nil {
 			return err
 		}
@@ -90,6 +92,24 @@ func writeNpy(file string, d *graph.Data) error {
 
 // fileName turns a tensor name into a file name that stays inside its
 // directory: anything but letters, digits, '.', '-' and '_' becomes '_'.
+// outputFiles names each output's .npy file in dir: the output's name made
+// safe, with _1, _2, ... where two names give one file (y:0 and y/0; names
+// that differ only in case, for case-insensitive file systems).
+func outputFiles(dir string, names []string) []string {
+	used := map[string]bool{}
+	var files []string
+	for _, name := range names {
+		base := fileName(name)
+		f := base
+		for k := 1; used[strings.ToLower(f)]; k++ {
+			f = fmt.Sprintf("%s_%d", base, k)
+		}
+		used[strings.ToLower(f)] = true
+		files = append(files, filepath.Join(dir, f+".npy"))
+	}
+	return files
+}
+
 func fileName(name string) string {
 	b := []byte(name)
 	for i, ch := range b {

@@ -3,10 +3,12 @@ package main
 import (
 	"archive/tar"
 	"encoding/json"
+	"github.com/mcugen/mcugen/importer/onnx"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -310,4 +312,76 @@ func TestBoardsShow(t *testing.T) {
 	}
 	code, _, errs = mcugen(t, "boards", "--show", "nosuch")
 	oneErrorLine(t, "boards --show nosuch", code, errs, 1, `unknown board "nosuch"`)
+}
+
+// writeONNX writes a float model of the given nodes, inputs and outputs ([1,4] each).
+func writeONNX(t *testing.T, path string, nodes []*onnx.Node, ins, outs []string) {
+	t.Helper()
+	vi := func(name string) *onnx.ValueInfo {
+		tp := &onnx.TypeProto{ElemType: onnx.TFloat, HasShape: true,
+			Shape: []onnx.Dim{{Value: 1, HasValue: true}, {Value: 4, HasValue: true}}}
+		return &onnx.ValueInfo{Name: name, Type: tp}
+	}
+	g := &onnx.Graph{Name: "g", Nodes: nodes}
+	for _, n := range ins {
+		g.Input = append(g.Input, vi(n))
+	}
+	for _, n := range outs {
+		g.Output = append(g.Output, vi(n))
+	}
+	m := &onnx.Model{IRVersion: 8, ProducerName: "test", OpsetImport: []onnx.OpsetID{{Version: 13}}, Graph: g}
+	if err := os.WriteFile(path, m.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A model whose output is its input gets code that writes the output (the entry
+// function wrote none: the caller's buffer stayed as it was), and two outputs whose
+// names give one file name (y:0, y/0) get two files from eval and run (one overwrote the
+// other). Both user-journey findings; the expected values are the input and its
+// ReLU and negation, worked by hand.
+func TestPassThroughAndOutputFileNames(t *testing.T) {
+	dir := t.TempDir()
+	pass := filepath.Join(dir, "pass.onnx")
+	writeONNX(t, pass, nil, []string{"x"}, []string{"x"})
+	two := filepath.Join(dir, "two.onnx")
+	writeONNX(t, two, []*onnx.Node{{OpType: "Relu", Input: []string{"x"}, Output: []string{"y:0"}},
+		{OpType: "Neg", Input: []string{"x"}, Output: []string{"y/0"}}}, []string{"x"}, []string{"y:0", "y/0"})
+	in := graph.NewData(graph.Float32, []int{1, 4})
+	copy(in.F, []float32{-1, 2, -3, 4})
+	x := filepath.Join(dir, "x.npy")
+	mustWriteNpy(t, x, in)
+	read := func(p string) []float32 {
+		d, err := readNpy(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.F
+	}
+	out := filepath.Join(dir, "run-pass")
+	if code, _, errs := mcugen(t, "run", pass, "--board", "host", "--input", x, "--out", out); code != 0 {
+		t.Fatalf("run pass-through: %s", errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.npy"))
+	if len(files) != 1 || !slices.Equal(read(files[0]), []float32{-1, 2, -3, 4}) {
+		t.Errorf("pass-through output %v", files)
+	}
+	// An input bound twice is an error naming both files (the last one won).
+	code, _, errs := mcugen(t, "eval", two, "--input", "x="+x, "--input", "x="+pass, "--out", filepath.Join(dir, "e"))
+	oneErrorLine(t, "--input x twice", code, errs, 1, "--input x="+pass+`: input "x" already has a file (`+x+")")
+	code, _, errs = mcugen(t, "eval", two, "--input", x, "--input", x, "--out", filepath.Join(dir, "e"))
+	oneErrorLine(t, "two files for one input", code, errs, 1, x+": every input of the model already has a file (x="+x+")")
+	for _, cmd := range []string{"eval", "run"} {
+		out := filepath.Join(dir, cmd+"-two")
+		args := []string{cmd, two, "--input", x, "--out", out}
+		if cmd == "run" {
+			args = append(args, "--board", "host")
+		}
+		if code, _, errs := mcugen(t, args...); code != 0 {
+			t.Fatalf("%s two outputs: %s", cmd, errs)
+		}
+		if a, b := read(filepath.Join(out, "y_0.npy")), read(filepath.Join(out, "y_0_1.npy")); !slices.Equal(a, []float32{0, 2, 0, 4}) || !slices.Equal(b, []float32{1, -2, 3, -4}) {
+			t.Errorf("%s: y:0 %v, y/0 %v", cmd, a, b)
+		}
+	}
 }

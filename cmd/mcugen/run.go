@@ -150,11 +150,12 @@ func (c *runCmd) Run(e *env) error {
 			return err
 		}
 	}
+	files := outputFiles(c.Out, s.Graph.UserOutputs())
 	for i, name := range s.Graph.UserOutputs() {
 		d := x.Outputs[0][i]
 		oi := outputInfo{Name: name, Shape: d.Shape, DType: d.DType.String()}.withQuant(s.Graph.Tensors[name])
 		if c.Out != "" {
-			oi.File = filepath.Join(c.Out, fileName(name)+".npy")
+			oi.File = files[i]
 			if err := writeNpy(oi.File, d); err != nil {
 				return err
 			}
