@@ -268,11 +268,33 @@ func within(dir, path string) bool {
 	return err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
 
+// missingAncestors lists dir and its ancestors that do not exist, deepest
+// first: what os.MkdirAll(dir) would create.
+func missingAncestors(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			return out
+		}
+		out = append(out, d)
+	}
+}
+
 // writeDirAtomic fills a temporary directory beside dir and renames it into
 // place, so an interrupted or failed write leaves the old directory or none,
 // never a half-written one.
-func writeDirAtomic(dir string, fill func(tmp string) error) error {
+func writeDirAtomic(dir string, fill func(tmp string) error) (err error) {
 	parent := filepath.Dir(filepath.Clean(dir))
+	// The directories made for parent go again if the write fails, so a failure
+	// leaves no empty chain behind.
+	made := missingAncestors(parent)
+	defer func() {
+		if err != nil {
+			for _, d := range made {
+				os.Remove(d) // only if empty
+			}
+		}
+	}()
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("%s: %w", parent, err)
 	}

@@ -385,3 +385,21 @@ func TestPassThroughAndOutputFileNames(t *testing.T) {
 		}
 	}
 }
+
+// A compile that fails after making the output's parent directories removes them again:
+// a path past the system's limit left a chain of 29 empty directories (user-journey
+// finding).
+func TestFailedCompileLeavesNoDirectories(t *testing.T) {
+	root := t.TempDir()
+	long := root
+	for i := 0; i < 30; i++ {
+		long = filepath.Join(long, strings.Repeat("d", 135))
+	}
+	code, _, errs := mcugen(t, "compile", "../../testdata/tflite/mlp_int8.tflite", "--board", "host", "-o", long)
+	if code != 1 || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("exit %d: %q", code, errs)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("a failed compile left %d entries in the output's ancestors", len(entries))
+	}
+}
