@@ -69,6 +69,10 @@ func (c *compileCmd) Run(e *env) error {
 		if kind, err = templates.ParseKind(c.Project); err != nil {
 			return usageError{err}
 		}
+		// The projects' example programs call <prefix>_run(&in, &out).
+		if c.Arena == "external" || c.IO == "in-arena" {
+			return usageError{fmt.Errorf("--project %s: its example calls the default API; --arena external and --io in-arena change it (compile without --project, or with --format mlf, for those)", c.Project)}
+		}
 		// A project the board cannot have (no Zephyr name, no Arduino FQBN)
 		// is refused before the model is compiled.
 		if err := templates.CheckBoard(kind, opt.Board); err != nil {
