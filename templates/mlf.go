@@ -83,6 +83,9 @@ func (m *model) mlfMetadata() map[string]any {
 		outs[t.Name] = tensorMeta{t.DType, t.Size}
 		io += t.Size
 	}
+	if m.IOInArena {
+		io = 0 // inside workspace_size_bytes already
+	}
 	// microTVM names a module (relay.build's mod_name, "default") and prefixes its C
 	// API with tvmgen_<name>: a tvmgen_ prefix gives the module's name back.
 	module := m.Prefix

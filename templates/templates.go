@@ -144,6 +144,9 @@ type Project struct {
 	// (emitc.Report.ScratchBytes); the Zephyr main stack is sized from it.
 	ScratchBytes int64
 	Version      string // mcugen's version, written into headers; "" means "dev"
+	// IOInArena says the inputs and outputs live in the arena (--io in-arena):
+	// the MLF metadata then counts no I/O bytes beside the workspace.
+	IOInArena bool
 
 	// anyAPI lets the model's run function take any signature (an external
 	// arena, inputs and outputs in the arena): MLF packs the model without

@@ -159,7 +159,7 @@ func (c *compileCmd) Run(e *env) error {
 // projectFor describes a compiled model to the project templates, with one
 // random input vector and its reference outputs so the example checks itself.
 func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, error) {
-	p := templates.Project{Kind: kind, Name: s.Opt.Prefix, Prefix: s.Opt.Prefix, Board: s.Opt.Board, Model: s.Files,
+	p := templates.Project{Kind: kind, Name: s.Opt.Prefix, Prefix: s.Opt.Prefix, Board: s.Opt.Board, Model: s.Files, IOInArena: s.Opt.IOInArena,
 		ArenaBytes: int64(s.Report.ArenaBytes), WeightsBytes: int64(s.Report.WeightsBytes), ScratchBytes: int64(s.Report.ScratchBytes),
 		Version: version}
 	for i, name := range s.Graph.UserInputs() {

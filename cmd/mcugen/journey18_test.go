@@ -110,10 +110,14 @@ func TestMLFWithAnyAPI(t *testing.T) {
 		if len(tars) != 1 {
 			t.Fatalf("%v: archives %v", flags, tars)
 		}
+		meta := string(untar(t, tars[0])["metadata.json"])
 		if flags[0] != "--arena" {
+			// In-arena I/O is inside the workspace: no I/O bytes beside it.
+			if !strings.Contains(meta, `"io_size_bytes": 0`) {
+				t.Errorf("in-arena metadata:\n%s", meta)
+			}
 			continue
 		}
-		meta := string(untar(t, tars[0])["metadata.json"])
 		for _, want := range []string{`"default": {`, `"model_name": "default"`, `"input": {`, `"act1_fc": {`} {
 			if !strings.Contains(meta, want) {
 				t.Errorf("metadata lacks %s:\n%s", want, meta)
