@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -214,4 +215,33 @@ func counts(r *runner.Result) []int64 {
 		c = append(c, v.Instructions)
 	}
 	return c
+}
+
+// KWS on netduinoplus2 (QEMU's STM32F405: the runtime prints on USART1 and counts with
+// TIM2) is bit-exact with TFLite Micro's 16 vectors, and each vector's count equals the
+// one mps2-an386's FPGA counter gives for the same Cortex-M4 code: two independent
+// counters agreeing.
+func TestKWSOnNetduinoPlus2(t *testing.T) {
+	nd := qemuBoard(t, "netduinoplus2")
+	an386 := qemuBoard(t, "mps2-an386")
+	shared := sharedDir(t)
+	counts := map[string][]int64{}
+	for _, b := range []*boards.Board{nd, an386} {
+		s, err := Compile(filepath.Join(shared, "kws/kws_ref_model.tflite"), Options{Board: b, Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vecs, want := loadVectors(t, s, filepath.Join(shared, "kws/vectors"))
+		x, err := s.Execute(vecs, t.TempDir(), 5*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkVectors(t, x, len(vecs), want)
+		for _, v := range x.Result.Vectors {
+			counts[b.Name] = append(counts[b.Name], v.Instructions)
+		}
+	}
+	if a, b := counts["netduinoplus2"], counts["mps2-an386"]; !slices.Equal(a, b) || len(a) != 16 || a[0] <= 0 {
+		t.Errorf("instructions per vector: netduinoplus2 %v, mps2-an386 %v", a, b)
+	}
 }
