@@ -27,3 +27,29 @@ func MaterializeConstOutputs(g *Graph) int {
 	}
 	return changed
 }
+
+// CopyAliasedOutputs gives each output that is also a graph input, or is
+// listed again after an earlier output, a tensor of its own written by a
+// copy (a same-shape Reshape): the generated entry function writes an output
+// only where a node produces it, so a model that passes its input through
+// left the caller's output buffer unwritten.
+func (g *Graph) CopyAliasedOutputs() {
+	seen := map[string]bool{}
+	for _, in := range g.Inputs {
+		seen[in] = true
+	}
+	for i, out := range g.Outputs {
+		if !seen[out] {
+			seen[out] = true
+			continue
+		}
+		t := g.Tensors[out]
+		if t == nil {
+			continue
+		}
+		c := g.AddTensor(&Tensor{Name: g.UniqueName(out), DType: t.DType, Shape: append([]int(nil), t.Shape...), Quant: t.Quant})
+		g.AddNode(&Node{Name: c.Name + "/copy", Op: Reshape, Inputs: []string{out}, Outputs: []string{c.Name}})
+		g.Outputs[i] = c.Name
+		seen[c.Name] = true
+	}
+}

@@ -58,6 +58,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		// An ONNX model named .tflite: read it as what it is.
 		if g, err := onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn}); err == nil && graph.Validate(g) == nil {
 			warn(fmt.Sprintf("%s: an ONNX model named .tflite; read as ONNX", path))
+			g.CopyAliasedOutputs()
 			return g, nil
 		}
 	}
@@ -217,6 +218,9 @@ func BindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 		}
 		for pos < len(inputs) && files[inputs[pos]] != "" {
 			pos++
+		}
+		if len(inputs) == 0 {
+			return nil, fmt.Errorf("%s: the model has no inputs", a)
 		}
 		if pos >= len(inputs) {
 			var bound []string

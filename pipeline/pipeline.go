@@ -256,6 +256,7 @@ func planPass(s *State) error {
 		s.MACs = graph.TotalMACs(s.Graph)
 		_, s.UnusedChannels = graph.PruneUnusedChannels(s.Graph)
 		graph.MaterializeConstOutputs(s.Graph)
+		s.Graph.CopyAliasedOutputs() // the importer's graphs have it; CompileGraph's may not
 		s.pruned = true
 	}
 	graph.PermuteDeadChannels(s.Graph)

@@ -249,6 +249,10 @@ func detailOf(b *boards.Board) boardDetail {
 	if d.Features == nil {
 		d.Features = []string{}
 	}
+	if d.GCCFlags == nil {
+		d.GCCFlags = []string{}
+	}
+	d.Memory = []memDetail{}
 	for _, r := range b.Memory {
 		d.Memory = append(d.Memory, memDetail{r.Name, r.Origin, r.Length, append([]string{}, r.Holds...), r.ReadOnly})
 	}

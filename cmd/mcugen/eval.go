@@ -90,8 +90,6 @@ func writeNpy(file string, d *graph.Data) error {
 	return f.Close()
 }
 
-// fileName turns a tensor name into a file name that stays inside its
-// directory: anything but letters, digits, '.', '-' and '_' becomes '_'.
 // outputFiles names each output's .npy file in dir: the output's name made
 // safe, with _1, _2, ... where two names give one file (y:0 and y/0; names
 // that differ only in case, for case-insensitive file systems).
@@ -110,6 +108,8 @@ func outputFiles(dir string, names []string) []string {
 	return files
 }
 
+// fileName turns a tensor name into a file name that stays inside its
+// directory: anything but letters, digits, '.', '-' and '_' becomes '_'.
 func fileName(name string) string {
 	b := []byte(name)
 	for i, ch := range b {

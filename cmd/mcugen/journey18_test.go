@@ -3,7 +3,6 @@ package main
 import (
 	"archive/tar"
 	"encoding/json"
-	"github.com/mcugen/mcugen/importer/onnx"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/onnx"
 )
 
 // test --vectors pairs input_NNN.npy with output_NNN.npy by file name only: in a
@@ -370,6 +370,14 @@ func TestPassThroughAndOutputFileNames(t *testing.T) {
 	if len(files) != 1 || !slices.Equal(read(files[0]), []float32{-1, 2, -3, 4}) {
 		t.Errorf("pass-through output %v", files)
 	}
+	// The same model named .tflite (read as ONNX on another path of the importer).
+	misnamed := filepath.Join(dir, "pass.tflite")
+	if b, err := os.ReadFile(pass); err != nil || os.WriteFile(misnamed, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, errs := mcugen(t, "run", misnamed, "--board", "host", "--input", x); code != 0 || !strings.Contains(stdout, "bit-exact") {
+		t.Errorf("pass-through named .tflite: exit %d\n%s%s", code, stdout, errs)
+	}
 	// An input bound twice is an error naming both files (the last one won).
 	code, _, errs := mcugen(t, "eval", two, "--input", "x="+x, "--input", "x="+pass, "--out", filepath.Join(dir, "e"))
 	oneErrorLine(t, "--input x twice", code, errs, 1, "--input x="+pass+`: input "x" already has a file (`+x+")")
@@ -391,14 +399,20 @@ func TestPassThroughAndOutputFileNames(t *testing.T) {
 }
 
 // A compile that fails after making the output's parent directories removes them again:
-// a path past the system's limit left a chain of 29 empty directories (user-journey
-// finding).
+// an -o within the system's path limit whose temporary sibling
+// (.<name>.mcugen-tmp-N) is past it left a chain of 29 empty directories (user-journey
+// finding; a review made the test's path one the old code failed on).
 func TestFailedCompileLeavesNoDirectories(t *testing.T) {
 	root := t.TempDir()
 	long := root
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 29; i++ {
 		long = filepath.Join(long, strings.Repeat("d", 135))
 	}
+	last := 4080 - len(long) - 1 // -o itself 4,080 bytes: under PATH_MAX (4,096)
+	if last < 20 || last > 200 {
+		t.Skipf("temporary directory path of %d bytes: no room for the case", len(root))
+	}
+	long = filepath.Join(long, strings.Repeat("e", last))
 	code, _, errs := mcugen(t, "compile", "../../testdata/tflite/mlp_int8.tflite", "--board", "host", "-o", long)
 	if code != 1 || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("exit %d: %q", code, errs)
