@@ -223,6 +223,7 @@ func quantizePass(s *State) error {
 		if samples, err = quant.LoadCalib(o.Calib, s.Graph); err != nil {
 			return err
 		}
+		warnDegenerateCalib(o, samples)
 	default:
 		n := o.CalibRandom
 		if n <= 0 {
@@ -245,6 +246,37 @@ func quantizePass(s *State) error {
 	}
 	s.Float, s.Graph, s.QuantReport = s.Graph, q, rep
 	return nil
+}
+
+// warnDegenerateCalib warns about calibration data whose ranges mean little:
+// one sample, or an input that holds one value in every sample (its range is
+// then made up, and the quality report, measured on the same data, looks
+// good whatever the real inputs do).
+func warnDegenerateCalib(o Options, samples []map[string]*graph.Data) {
+	if len(samples) == 1 {
+		o.Warn(fmt.Sprintf("--calib %s: one sample; ranges from a single input rarely hold for others (a few dozen representative ones are usual)", o.Calib))
+	}
+	if len(samples) == 0 {
+		return
+	}
+	for name := range samples[0] {
+		first, constant := 0.0, true
+		seen := false
+		for _, smp := range samples {
+			d := smp[name]
+			for i := 0; i < d.Len() && constant; i++ {
+				v := d.Float(i)
+				if !seen {
+					first, seen = v, true
+				} else if v != first {
+					constant = false
+				}
+			}
+		}
+		if seen && constant {
+			o.Warn(fmt.Sprintf("--calib %s: input %q holds %g in every sample: its range is made up, and the quality report, measured on these samples, says nothing about real inputs", o.Calib, name, first))
+		}
+	}
 }
 
 func planPass(s *State) error {

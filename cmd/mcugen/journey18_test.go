@@ -421,3 +421,32 @@ func TestFailedCompileLeavesNoDirectories(t *testing.T) {
 		t.Errorf("a failed compile left %d entries in the output's ancestors", len(entries))
 	}
 }
+
+// Calibration data that says little about the ranges is warned about: one sample, and an
+// input that holds one value in every sample (its range is made up, and the SQNR
+// report, measured on the same samples, looked excellent; user-journey finding).
+func TestDegenerateCalibrationWarns(t *testing.T) {
+	model := "../../testdata/tflite/mlp_float.tflite"
+	for _, tc := range []struct {
+		n     int
+		value float32
+		want  string
+	}{
+		{2, 0, `input "input" holds 0 in every sample: its range is made up`},
+		{1, 0.25, "one sample; ranges from a single input rarely hold"},
+	} {
+		dir := t.TempDir()
+		d := graph.NewData(graph.Float32, []int{tc.n, 1, 16})
+		for i := range d.F {
+			d.F[i] = tc.value
+			if tc.value != 0 {
+				d.F[i] = tc.value * float32(i%5)
+			}
+		}
+		mustWriteNpy(t, filepath.Join(dir, "input.npy"), d)
+		code, _, errs := mcugen(t, "compile", model, "--board", "host", "--calib", dir, "-o", filepath.Join(t.TempDir(), "o"))
+		if code != 0 || !strings.Contains(errs, "mcugen: warning: --calib "+dir+": ") || !strings.Contains(errs, tc.want) {
+			t.Errorf("%d sample(s) of %g: exit %d, stderr %q", tc.n, tc.value, code, errs)
+		}
+	}
+}

@@ -133,13 +133,39 @@ func (c *tuneCmd) Run(e *env) error {
 		def += k.Default * int64(k.Nodes)
 		best += k.Instructions * int64(k.Nodes)
 	}
-	judged := "the cost model judged no kernel (each search space was small enough to measure whole)"
-	if rep.ModelJudged > 0 {
-		judged = fmt.Sprintf("cost model's top pick was the best in %d of %d kernels", rep.ModelHits, rep.ModelJudged)
+	untuned, tuned := rep.ModelUntuned, rep.ModelTuned
+	what := "the whole model"
+	if untuned <= 0 {
+		untuned, tuned, what = def, best, "the kernels (each times its nodes)"
 	}
+	fmt.Fprintf(e.stdout, "%s: %d instructions untuned, %d tuned (%.1f%% fewer)\n", what, untuned, tuned, pct(untuned, tuned))
+	judged := costModelLine(rep)
 	fmt.Fprintf(e.stdout, "%d measurements (%d failed, %d resumed) in %.1f s, %.2f s each; %d kernel(s) known from %s; %s\n",
 		rep.Trials, rep.Failed, rep.Resumed, rep.Seconds, rep.MeasureSeconds, rep.Skipped, c.Output, judged)
 	return nil
+}
+
+// costModelLine says how the cost model did, or why it judged nothing.
+func costModelLine(rep *measure.Report) string {
+	if rep.ModelJudged > 0 {
+		return fmt.Sprintf("cost model's top pick was the best in %d of %d kernels", rep.ModelHits, rep.ModelJudged)
+	}
+	searched, annealed := 0, 0
+	for _, k := range rep.Kernels {
+		if !k.Skipped {
+			searched++
+			if k.Search == "anneal" {
+				annealed++
+			}
+		}
+	}
+	switch {
+	case searched == 0:
+		return "every kernel came from the records: nothing searched"
+	case annealed > 0:
+		return fmt.Sprintf("the cost model ranked no candidate: %d search(es) ended within their first trials (more --trials lets it)", annealed)
+	}
+	return "the cost model judged no kernel (each search space was small enough to measure whole)"
 }
 
 func pct(def, best int64) float64 {

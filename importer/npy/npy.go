@@ -163,7 +163,7 @@ func parseDescr(s string) (graph.DType, int, binary.ByteOrder, error) {
 	case "f4", "f8":
 		return graph.Float32, int(s[2] - '0'), order, nil
 	}
-	return 0, 0, nil, fmt.Errorf(".npy dtype %q not supported (want int8, uint8, int16, int32, int64, bool, float32)", s)
+	return 0, 0, nil, fmt.Errorf(".npy dtype %q not supported (want int8, uint8, int16, int32, int64, bool, float32, or float64, read as float32)", s)
 }
 
 // parseHeader reads the Python dict literal of a .npy header.
