@@ -401,6 +401,12 @@ func files(t *testing.T) map[string][]byte {
 	// ---- calibration directories for `quantize testdata/onnx/mlp.onnx` ----
 	out["calib_empty/.keep"] = []byte{}
 	out["calib_good/features_0.npy"] = npyBytes("<f4", []int{1, 64}, f32le(halfRow(64)...))
+	// A second sample: one alone draws a warning (its ranges mean little).
+	second := halfRow(64)
+	for i := range second {
+		second[i] = second[i]*0.5 + 0.1
+	}
+	out["calib_good/features_1.npy"] = npyBytes("<f4", []int{1, 64}, f32le(second...))
 	out["calib_nan/features_0.npy"] = npyBytes("<f4", []int{1, 64}, f32le(nanRow(64)...))
 	out["calib_wrong_shape/features_0.npy"] = npyBytes("<f4", []int{1, 32}, make([]byte, 128))
 	out["calib_wrong_dtype/features_0.npy"] = npyBytes("<i4", []int{1, 64}, make([]byte, 256))
