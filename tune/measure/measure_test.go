@@ -100,6 +100,29 @@ func TestTuneEndToEnd(t *testing.T) {
 		t.Fatalf("re-run measured %d (skipped %d): %v", rep2.Trials, rep2.Skipped, err)
 	}
 
+	// A record whose knobs its kernel cannot take (edited by hand) is tuned again,
+	// with a note, and the others are still known.
+	edited, _, _ := tune.Load(cfg.Out)
+	bad := edited.Records[0]
+	bad.Knobs = bad.Knobs.Clone()
+	bad.Knobs["bogus"] = 1
+	if err := edited.Save(cfg.Out); err != nil {
+		t.Fatal(err)
+	}
+	var notes2 []string
+	cfgNotes := cfg
+	cfgNotes.Note = func(n string) { notes2 = append(notes2, n) }
+	rep4, err := Run(s, cfgNotes)
+	if err != nil || rep4.Trials == 0 || rep4.Skipped != len(rep.Kernels)-1 {
+		t.Fatalf("edited record: measured %d, skipped %d of %d: %v", rep4.Trials, rep4.Skipped, len(rep.Kernels), err)
+	}
+	if len(notes2) != 1 || !strings.Contains(notes2[0], "knob bogus=1 (its schedule does not read it): tuning it again") {
+		t.Fatalf("notes %q", notes2)
+	}
+	if again, _, _ := tune.Load(cfg.Out); again.Get(bad.Kernel, bad.Target, bad.Core).Knobs["bogus"] != 0 {
+		t.Fatal("the edited record's bad knob survived the re-run")
+	}
+
 	// Interrupted after 3 measurements, then resumed.
 	cfg2 := cfg
 	cfg2.Out = filepath.Join(dir, "r2.json")

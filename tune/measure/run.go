@@ -135,6 +135,13 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	var jobs []*job
 	for _, k := range kernels {
 		if r := recs.Get(k.Signature, target, cfg.Core); r != nil {
+			// A record whose knobs the kernel cannot take (edited by hand, or from
+			// another mcugen) is searched again, not kept.
+			if _, bad := tune.Check(target, k.Defaults, r.Knobs); len(bad) > 0 {
+				cfg.Note(fmt.Sprintf("%s: the record for %s has %s: tuning it again", cfg.Out, k.Signature, strings.Join(bad, ", ")))
+				jobs = append(jobs, &job{k: k, search: tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))})
+				continue
+			}
 			rep.Skipped++
 			rep.Kernels = append(rep.Kernels, KernelResult{Kernel: k.Signature, Op: k.Op, Nodes: len(k.Nodes), Knobs: r.Knobs,
 				Instructions: r.Instructions, Default: r.Default, Trials: r.Trials, Space: r.Space, Search: r.Search, Skipped: true})
