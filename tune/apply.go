@@ -76,7 +76,11 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		}
 	}
 	if other > 0 {
-		notes = append(notes, fmt.Sprintf("tuning: %d record(s) for another core or target ignored (this build: %s on %s)", other, target, core))
+		shown := core
+		if shown == "" {
+			shown = "the host" // the host board names no -mcpu
+		}
+		notes = append(notes, fmt.Sprintf("tuning: %d record(s) for another core or target ignored (this build: %s on %s)", other, target, shown))
 	}
 	if unknown > 0 {
 		notes = append(notes, fmt.Sprintf("tuning: %d record(s) for kernels this model does not have ignored", unknown))
