@@ -34,7 +34,14 @@ func (p *Plan) Table() string {
 		case b.Offset < 0:
 			note = "outside the arena"
 		case p.InPlace[b.Node]:
-			note = "in place (" + b.Node + ")"
+			note = "in place"
+			// The input it overwrites: the buffer at its offset that dies where it starts.
+			for _, c := range p.Buffers {
+				if c.Tensor != b.Tensor && c.AliasOf == "" && c.Offset == b.Offset && c.Last == b.First {
+					note = "in place, over " + c.Tensor
+					break
+				}
+			}
 		}
 		row(b, note)
 	}
