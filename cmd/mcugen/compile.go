@@ -136,7 +136,7 @@ func (c *compileCmd) Run(e *env) error {
 	if c.JSON {
 		return e.printJSON(r)
 	}
-	fmt.Fprintf(e.stdout, "%s -> %s (board %s, target %s)\narena %s B, weights %s B, kernel scratch %s B (stack), entry %s()\n",
+	fmt.Fprintf(e.stdout, "%s -> %s (board %s, target %s)\narena %s B, constants %s B (weights in the kernels' layout, tables), kernel scratch %s B (stack), entry %s()\n",
 		c.Model, c.Out, r.Board, r.Target, comma(int64(r.ArenaBytes)), comma(int64(r.WeightsBytes)), comma(int64(r.ScratchBytes)), r.Entry)
 	if r.Int8Weights != nil {
 		fmt.Fprintln(e.stdout, r.Int8Weights.Summary())

@@ -138,7 +138,7 @@ func (c *inspectCmd) Run(e *env) error {
 	for _, t := range r.States {
 		fmt.Fprintf(w, "state    %s: %s (carried from one inference to the next)\n", t.Name, g.Tensors[t.Name].TypeString())
 	}
-	fmt.Fprintf(w, "nodes    %d\nMACs     %s\nweights  %s bytes\n", r.Nodes, comma(r.MACs), comma(r.WeightsBytes))
+	fmt.Fprintf(w, "nodes    %d\nMACs     %s\nweights  %s bytes (the model's constants; compile reports what its C stores, with int16-widened weights and tables)\n", r.Nodes, comma(r.MACs), comma(r.WeightsBytes))
 	if r.DeadChannels > 0 {
 		fmt.Fprintf(w, "dead     %s output channels with all-zero weights in %d layers: %s MACs that need not run\n",
 			comma(int64(r.DeadChannels)), r.DeadLayers, comma(r.DeadMACs))
