@@ -138,11 +138,15 @@ func renameInt8IO(g *graph.Graph) (*graph.Graph, map[string]string) {
 	if len(ren) == 0 {
 		return g, orig
 	}
-	r := func(n string) string {
-		if m, ok := ren[n]; ok {
-			return m
+	r := func(names []string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = n
+			if m, ok := ren[n]; ok {
+				out[i] = m
+			}
 		}
-		return n
+		return out
 	}
 	c := *g
 	c.Tensors = make(map[string]*graph.Tensor, len(g.Tensors))
@@ -158,24 +162,10 @@ func renameInt8IO(g *graph.Graph) (*graph.Graph, map[string]string) {
 	c.Nodes = make([]*graph.Node, len(g.Nodes))
 	for i, n := range g.Nodes {
 		nc := *n
-		nc.Inputs = make([]string, len(n.Inputs))
-		for j, x := range n.Inputs {
-			nc.Inputs[j] = r(x)
-		}
-		nc.Outputs = make([]string, len(n.Outputs))
-		for j, x := range n.Outputs {
-			nc.Outputs[j] = r(x)
-		}
+		nc.Inputs, nc.Outputs = r(n.Inputs), r(n.Outputs)
 		c.Nodes[i] = &nc
 	}
-	c.Inputs = make([]string, len(g.Inputs))
-	for i, x := range g.Inputs {
-		c.Inputs[i] = r(x)
-	}
-	c.Outputs = make([]string, len(g.Outputs))
-	for i, x := range g.Outputs {
-		c.Outputs[i] = r(x)
-	}
+	c.Inputs, c.Outputs = r(g.Inputs), r(g.Outputs)
 	return &c, orig
 }
 
