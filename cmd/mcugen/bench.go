@@ -1,13 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/runner"
 )
@@ -97,7 +97,8 @@ func (c *benchCmd) Run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
-	if err := c.checkBoards(); err != nil {
+	cat, err := c.checkBoards()
+	if err != nil {
 		return err
 	}
 	var baseline *benchBaseline
@@ -122,13 +123,9 @@ func (c *benchCmd) Run(e *env) error {
 	c.Models = uniquePaths(c.Models)
 	boardList := boardNames(c.Board)
 	if c.Cycles {
-		cat, err := boards.Load(c.Boards)
-		if err != nil {
-			return err
-		}
 		for _, name := range boardList {
 			if b, err := cat.Get(name); err == nil && (b.CPU != "cortex-m4" || b.QEMU.Binary == "") {
-				e.warn(fmt.Sprintf("--cycles: the cycle estimate is for Cortex-M4 boards under QEMU; %s (%s) gets none", b.Name, cpuName(b)))
+				e.warn(fmt.Sprintf("--cycles: the cycle estimate is for Cortex-M4 boards under QEMU; %s (%s) gets none", b.Name, cmp.Or(b.CPU, "native")))
 			}
 		}
 	}
@@ -363,12 +360,4 @@ func printLayers(e *env, r benchResult) {
 		}
 	}
 	fmt.Fprintf(e.stdout, "%4s  %-32s %13s%s\n", "", "rest (entry function, hooks)", rest, note)
-}
-
-// cpuName is a board's core as -mcpu names it, "native" for the host.
-func cpuName(b *boards.Board) string {
-	if b.CPU == "" {
-		return "native"
-	}
-	return b.CPU
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -76,11 +77,7 @@ func (c *boardsCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-24s %-22s %s\n", "board", "cpu", "features", "flash", "ram", "arena ram", "qemu", "output", "zephyr", "arduino (fqbn)")
 	for _, b := range out.Boards {
-		cpu := b.CPU
-		if cpu == "" {
-			cpu = "native"
-		}
-		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-24s %-22s %s\n", b.Name, cpu, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
+		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-24s %-22s %s\n", b.Name, cmp.Or(b.CPU, "native"), strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
 			kib(b.ArenaRAMBytes), dash(b.QEMU), b.Output, dash(b.Zephyr), dash(b.Arduino))
 	}
 	return nil

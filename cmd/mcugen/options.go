@@ -137,18 +137,18 @@ func boardNames(list string) []string {
 // checkBoards checks, before any work, every board of a comma-separated
 // --board list (test and bench run one case per board: an unknown name
 // last used to fail only after the others had run).
-func (c *compileFlags) checkBoards() error {
+func (c *compileFlags) checkBoards() (*boards.Catalog, error) {
 	cat, err := boards.Load(c.Boards)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, name := range strings.Split(c.Board, ",") {
 		if strings.TrimSpace(name) == "" {
-			return usageError{fmt.Errorf("--board %q: a board name is empty (mcugen boards lists them)", c.Board)}
+			return nil, usageError{fmt.Errorf("--board %q: a board name is empty (mcugen boards lists them)", c.Board)}
 		}
 		if _, err := cat.Get(strings.TrimSpace(name)); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return cat, nil
 }

@@ -56,7 +56,7 @@ func (c *testCmd) Run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
-	if err := c.checkBoards(); err != nil {
+	if _, err := c.checkBoards(); err != nil {
 		return err
 	}
 	if c.JUnit != "" {
