@@ -259,7 +259,12 @@ func warnDegenerateCalib(o Options, samples []map[string]*graph.Data) {
 	if len(samples) == 0 {
 		return
 	}
+	names := make([]string, 0, len(samples[0]))
 	for name := range samples[0] {
+		names = append(names, name)
+	}
+	sort.Strings(names) // one order for the warnings, run after run
+	for _, name := range names {
 		first, constant := 0.0, true
 		seen := false
 		for _, smp := range samples {
