@@ -354,7 +354,7 @@ func RandomCalib(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
 				}
 			} else {
 				lo, hi := t.DType.Range()
-				if hi-lo > 1<<16 {
+				if hi-lo > 1<<16 || hi-lo < 0 { // 32 and 64 bits (hi-lo overflows for int64)
 					lo, hi = 0, 255
 				}
 				for j := range d.I {

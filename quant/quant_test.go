@@ -255,4 +255,20 @@ func TestRandomCalibInRange(t *testing.T) {
 	if RandomCalib(g, 3, 7)[2]["x"].F[1] != RandomCalib(g, 3, 7)[2]["x"].F[1] {
 		t.Error("RandomCalib is not deterministic for a seed")
 	}
+	// Integer inputs (indices) of every width get values in [0, 255] or
+	// their type's range: int64's range once made rand panic.
+	for _, dt := range []graph.DType{graph.Int64, graph.Int32, graph.Int16, graph.Int8, graph.UInt8} {
+		gi := oneInputGraph()
+		gi.Tensors["x"].DType = dt
+		lo, hi := dt.Range()
+		lo, hi = max(lo, 0), min(hi, 255)
+		if dt == graph.Int8 || dt == graph.Int16 {
+			lo, hi = dt.Range()
+		}
+		for _, v := range RandomCalib(gi, 4, 7)[3]["x"].I {
+			if v < lo || v > hi {
+				t.Errorf("%s input: %d outside [%d, %d]", dt, v, lo, hi)
+			}
+		}
+	}
 }
