@@ -50,6 +50,11 @@ const (
 	// input 1 along Axis (ONNX Gather, or GatherElements with Elements).
 	// Attrs *GatherAttrs.
 	Gather Op = "Gather"
+	// Scatter: a copy of input 0 (data) with the elements or slices that
+	// input 1's run-time integer indices address replaced by, or combined
+	// with, input 2 (updates): ONNX ScatterElements (and Scatter) and
+	// ScatterND, TFLite SCATTER_ND. Attrs *ScatterAttrs.
+	Scatter Op = "Scatter"
 	// Cast: each element converted to the output's type (Attrs *CastAttrs):
 	// CastData's rules (floats to integers truncate and saturate, NaN is
 	// 0; integers wrap; anything non-zero is true).
@@ -284,6 +289,26 @@ type GatherAttrs struct {
 	Axis     int
 	Elements bool
 }
+
+// ScatterAttrs are the attributes of Scatter. Without ND (ONNX
+// ScatterElements) the indices and updates have one shape, of the data's
+// rank, and each update goes to its own position with the index replacing
+// the coordinate along Axis. With ND (ScatterND) the indices are
+// [..., k]: each row of k indices addresses a slice data[i0, ..., ik-1, :]
+// and the updates are [..., data.shape[k:]...]. Updates apply in order, so
+// of two to one place without a reduction the later wins. Reduction
+// combines the old value and the update: "" (replace), "add", "mul", "max"
+// or "min"; plain integers wrap. Negative indices count from the end; an
+// update whose index is outside its axis is skipped (ONNX calls it an
+// error; generated code must not write outside the tensor).
+type ScatterAttrs struct {
+	Axis      int
+	ND        bool
+	Reduction string
+}
+
+// ScatterReductions are the values ScatterAttrs.Reduction may take.
+var ScatterReductions = []string{"", "add", "mul", "max", "min"}
 
 // CastAttrs are the attributes of Cast: the output's element type.
 type CastAttrs struct{ To DType }

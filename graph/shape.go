@@ -321,6 +321,16 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		}
 		s := append(append(append([]int(nil), x.Shape[:a.Axis]...), idx.Shape...), x.Shape[a.Axis+1:]...)
 		return s, nil
+	case Scatter:
+		a, ok := n.Attrs.(*ScatterAttrs)
+		idx, upd := g.In(n, 1), g.In(n, 2)
+		if !ok || a == nil || idx == nil || upd == nil || !idx.DType.IsInt() {
+			return nil, fmt.Errorf("needs ScatterAttrs, integer indices and updates")
+		}
+		if err := ScatterShapes(a, x.Shape, idx.Shape, upd.Shape); err != nil {
+			return nil, err
+		}
+		return slices.Clone(x.Shape), nil
 	case SVDFFeature, SVDFTime:
 		a, ok := n.Attrs.(*SVDFAttrs)
 		if !ok || a.Rank < 1 || a.Memory < 1 || len(x.Shape) != 2 {
@@ -520,4 +530,40 @@ func shapeOf(t *Tensor) []int {
 		return nil
 	}
 	return t.Shape
+}
+
+// ScatterShapes checks the operand shapes of a Scatter: for the elements
+// form, indices and updates of one shape and of the data's rank, no larger
+// than the data on any axis but Axis; for ND, indices [..., k] with
+// 1 <= k <= rank and updates [..., data[k:]...].
+func ScatterShapes(a *ScatterAttrs, data, idx, upd []int) error {
+	if !slices.Contains(ScatterReductions, a.Reduction) {
+		return fmt.Errorf("reduction %q (want add, mul, max, min or none)", a.Reduction)
+	}
+	if !a.ND {
+		if a.Axis < 0 || a.Axis >= len(data) {
+			return fmt.Errorf("axis %d out of range for %v", a.Axis, data)
+		}
+		if !slices.Equal(idx, upd) || len(idx) != len(data) {
+			return fmt.Errorf("indices %v and updates %v must have one shape, of the data's rank (%v)", idx, upd, data)
+		}
+		for d := range data {
+			if d != a.Axis && idx[d] > data[d] {
+				return fmt.Errorf("indices %v exceed data %v on axis %d", idx, data, d)
+			}
+		}
+		return nil
+	}
+	if len(idx) == 0 {
+		return fmt.Errorf("indices are a scalar")
+	}
+	k := idx[len(idx)-1]
+	if k < 1 || k > len(data) {
+		return fmt.Errorf("index depth %d for data of rank %d", k, len(data))
+	}
+	want := append(slices.Clone(idx[:len(idx)-1]), data[k:]...)
+	if !slices.Equal(upd, want) {
+		return fmt.Errorf("updates %v, want %v for indices %v into %v", upd, want, idx, data)
+	}
+	return nil
 }

@@ -284,7 +284,7 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 // floatOnly reports the ops that stay in float although graph/interp has
 // an integer kernel for them: LogSoftmax and Hardmax (Softmax modes); Mod
 // CumSum and Div, whose integer kernels are plain arithmetic; Maximum and
-// Minimum, whose integer kernels need every operand on the output's
+// Minimum, and Scatter, whose integer kernels need every operand on the output's
 // parameters (a constant operand or a second activation has its own); TopK (its
 // indices output is not a value to quantize); reductions other than max
 // and min (no integer kernel); Compare and
@@ -293,7 +293,7 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 func floatOnly(g *graph.Graph, n *graph.Node) bool {
 	switch n.Op {
 	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast, graph.TopK, graph.Div, graph.DetectionPostProcess,
-		graph.Maximum, graph.Minimum:
+		graph.Maximum, graph.Minimum, graph.Scatter:
 		return true
 	case graph.Reduce:
 		return !picksStored(n)

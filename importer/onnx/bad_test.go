@@ -161,3 +161,40 @@ func FuzzDecode(f *testing.F) {
 		ReadTensorProto(b)
 	})
 }
+
+// TestScatterRefusals: a Scatter whose operands do not fit says what is
+// wrong, naming the node; a constant one folds.
+func TestScatterRefusals(t *testing.T) {
+	build := func(op string, idx []int, idxDT graph.DType, upd []int, attrs ...*Attribute) error {
+		b := NewBuilder("scatter", 18, 1)
+		x := b.Input("x", graph.Float32, 2, 3)
+		i := b.Input("i", idxDT, idx...)
+		u := b.Input("u", graph.Float32, upd...)
+		b.Output(b.Node(op, []string{x, i, u}, attrs...), graph.Float32)
+		_, err := Decode("scatter", b.Model().Marshal(), Options{})
+		return err
+	}
+	str := func(name, v string) *Attribute { return &Attribute{Name: name, Type: AttrString, S: []byte(v)} }
+	for _, c := range []struct {
+		name, op string
+		idx, upd []int
+		idxDT    graph.DType
+		attrs    []*Attribute
+		want     string
+	}{
+		{"float indices", "ScatterElements", []int{2, 3}, []int{2, 3}, graph.Float32, nil, "indices are float32"},
+		{"shapes differ", "ScatterElements", []int{2, 3}, []int{2, 2}, graph.Int64, nil, "must have one shape"},
+		{"larger than data", "ScatterElements", []int{3, 3}, []int{3, 3}, graph.Int64, []*Attribute{IntAttr("axis", 1)}, "exceed data"},
+		{"reduction", "ScatterND", []int{1, 1}, []int{1, 3}, graph.Int64, []*Attribute{str("reduction", "mean")}, `reduction "mean"`},
+		{"nd depth", "ScatterND", []int{1, 3}, []int{1}, graph.Int64, nil, "index depth 3"},
+		{"nd updates", "ScatterND", []int{2, 1}, []int{2, 2}, graph.Int64, nil, "updates [2 2], want [2 3]"},
+	} {
+		err := build(c.op, c.idx, c.idxDT, c.upd, c.attrs...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.op) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line naming %s and %q", c.name, err, c.op, c.want)
+		}
+	}
+	if err := build("ScatterND", []int{2, 1}, graph.Int64, []int{2, 3}, str("reduction", "max")); err != nil {
+		t.Errorf("a good ScatterND: %v", err)
+	}
+}

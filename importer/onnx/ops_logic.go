@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
@@ -156,3 +157,58 @@ func convGatherElements(im *importer, c *nodeCtx) error {
 }
 
 func init() { converters["GatherElements"] = convGatherElements }
+
+// convScatter maps ScatterElements (and the older Scatter, its same
+// semantics) and ScatterND; constant operands fold.
+func convScatter(im *importer, c *nodeCtx) error {
+	x, err := c.need(0)
+	if err != nil {
+		return err
+	}
+	iv, err := c.need(1)
+	if err != nil {
+		return err
+	}
+	u, err := c.need(2)
+	if err != nil {
+		return err
+	}
+	if !iv.dt.IsInt() {
+		return fmt.Errorf("indices are %s, want int32 or int64", iv.dt)
+	}
+	if u.dt != x.dt {
+		return fmt.Errorf("updates are %s, data %s", u.dt, x.dt)
+	}
+	a := &graph.ScatterAttrs{ND: c.n.OpType == "ScatterND", Reduction: c.str("reduction", "none")}
+	if a.Reduction == "none" {
+		a.Reduction = ""
+	}
+	if !slices.Contains(graph.ScatterReductions, a.Reduction) {
+		return unsupportedf("%s reduction %q", c.n.OpType, a.Reduction)
+	}
+	if a.Reduction != "" && x.dt == graph.Bool {
+		return fmt.Errorf("reduction %q on bool data", a.Reduction)
+	}
+	if !a.ND {
+		if a.Axis, err = normAxis(int(c.int("axis", 0)), len(x.shape)); err != nil {
+			return err
+		}
+	}
+	if err := graph.ScatterShapes(a, x.shape, iv.shape, u.shape); err != nil {
+		return err
+	}
+	if d, ok, err := foldConst(graph.Scatter, a, x.dt, x.shape, []*value{x, iv, u}); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return c.setConst(0, d)
+	}
+	c.emit1(graph.Scatter, []string{im.get(x, asIs), im.get(iv, asIs), im.get(u, asIs)}, a, x.dt, x.shape, asIs)
+	return nil
+}
+
+func init() {
+	converters["ScatterElements"] = convScatter
+	converters["Scatter"] = convScatter
+	converters["ScatterND"] = convScatter
+}

@@ -33,6 +33,7 @@ const (
 	codeReverseV2        = 105
 	codeGatherND         = 107
 	codeRank             = 110
+	codeScatterND        = 122
 	codeBroadcastTo      = 130
 	codeBroadcastArgs    = 145
 	optGather            = 23
@@ -60,6 +61,7 @@ func init() {
 	register((*opctx).slice, codeSlice)
 	register((*opctx).gather, codeGather, codeEmbeddingLookup)
 	register((*opctx).gatherND, codeGatherND)
+	register((*opctx).scatterND, codeScatterND)
 	register((*opctx).spaceDepth, codeSpaceToDepth, codeDepthToSpace)
 	register((*opctx).spaceToBatch, codeSpaceToBatchND)
 	register((*opctx).batchToSpace, codeBatchToSpaceND)
@@ -916,6 +918,61 @@ func (c *opctx) oneHot(n *graph.Node) error {
 		}
 	}
 	n.Op, n.Inputs = graph.Where, []string{hit.Name, on, off}
+	return nil
+}
+
+// scatterND maps SCATTER_ND (indices [..., k], updates, a constant shape):
+// zeros of that shape, each update added at its indices (duplicates sum, as
+// TFLite's kernel adds them), a Scatter with the reduction "add" over a zero
+// constant. An index outside its axis, an error in TFLite, skips its update.
+// Quantized updates are refused: TFLite adds the stored values, whatever
+// their scale and zero point.
+func (c *opctx) scatterND(n *graph.Node) error {
+	idx, err := c.in(0)
+	if err != nil {
+		return err
+	}
+	upd, err := c.in(1)
+	if err != nil {
+		return err
+	}
+	if idx.DType != graph.Int32 && idx.DType != graph.Int64 {
+		return c.errorf("indices are %s, want int32 or int64", idx.DType)
+	}
+	switch {
+	case upd.Quant != nil && len(upd.Quant.Scale) > 0:
+		return c.errorf("quantized updates (%s): TFLite's SCATTER_ND adds stored values whatever their scale; mcugen supports float32, int32 and int64", upd.DType)
+	case upd.DType != graph.Float32 && upd.DType != graph.Int32 && upd.DType != graph.Int64:
+		return c.errorf("updates are %s: mcugen supports float32, int32 and int64", upd.DType)
+	}
+	shape, err := c.constInts(2, "shape")
+	if err != nil {
+		return err
+	}
+	out, err := c.out(0)
+	if err != nil {
+		return err
+	}
+	if out.DType != upd.DType {
+		return c.errorf("output is %s, updates %s", out.DType, upd.DType)
+	}
+	for _, d := range shape {
+		if d < 1 || d > maxMoveElements {
+			return c.errorf("output shape %v", shape)
+		}
+	}
+	if graph.NumElements(shape) > maxMoveElements {
+		return c.errorf("output shape %v has too many elements", shape)
+	}
+	a := &graph.ScatterAttrs{ND: true, Reduction: "add"}
+	if err := graph.ScatterShapes(a, shape, idx.Shape, upd.Shape); err != nil {
+		return c.errorf("%v", err)
+	}
+	if len(out.Shape) > 0 && !slices.Equal(out.Shape, shape) {
+		return c.errorf("output %q has shape %v, the shape input says %v", out.Name, out.Shape, shape)
+	}
+	zeros := c.d.g.AddConst(c.d.g.UniqueName(out.Name+"/zeros"), graph.NewData(upd.DType, shape))
+	n.Op, n.Attrs, n.Inputs = graph.Scatter, a, []string{zeros.Name, idx.Name, upd.Name}
 	return nil
 }
 

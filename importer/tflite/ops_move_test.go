@@ -30,6 +30,7 @@ const (
 	opSplitV          = 102
 	opReverseV2       = 105
 	opGatherND        = 107
+	opScatterND       = 122
 	opRank            = 110
 	opBroadcastTo     = 130
 )
@@ -87,6 +88,16 @@ var moveFloatCases = []opCase{
 	{name: "gather_nd_runtime", code: opGatherND,
 		ins: []spec{fc([]int32{2, 2, 2}, 1, 2, 3, 4, 5, 6, 7, 8), i32in(2, 2)}, out: fin(2, 2),
 		feed: [][]float64{{1, 1, 0, 1}}, want: f64(7, 8, 3, 4)},
+	// TensorFlow's scatter_nd example on a vector of 8: 9 at 4, 10 at 3,
+	// 11 at 1, 12 at 7, zeros elsewhere.
+	{name: "scatter_nd", code: opScatterND,
+		ins: []spec{i32c([]int32{4, 1}, 4, 3, 1, 7), fin(4), i32c([]int32{1}, 8)}, out: fin(8),
+		feed: [][]float64{{9, 10, 11, 12}}, want: f64(0, 11, 0, 10, 9, 0, 0, 12)},
+	// Rows of a [3, 2] chosen at run time: row 2 twice (the updates add
+	// up), row 0 once, and row 5, outside the tensor, skipped.
+	{name: "scatter_nd_runtime", code: opScatterND,
+		ins: []spec{i32in(4, 1), fin(4, 2), i32c([]int32{2}, 3, 2)}, out: fin(3, 2),
+		feed: [][]float64{{2, 0, 5, 2}, seq(8)}, want: f64(3, 4, 0, 0, 8, 10)},
 	// Ids [1 0] into the table [[1 2] [3 4]].
 	{name: "embedding_lookup", code: opEmbeddingLookup,
 		ins: []spec{i32in(2), fc([]int32{2, 2}, 1, 2, 3, 4)}, out: fin(2, 2),

@@ -451,6 +451,47 @@ var builders = []struct {
 		return b.done(node(&graph.GatherAttrs{Axis: 0}, x, idx), node(&graph.GatherAttrs{Axis: 2}, x, idx),
 			node(&graph.GatherAttrs{Axis: 1, Elements: true}, x, idx))
 	}},
+	{"scatter", true, func(b *builder) (*graph.Graph, error) {
+		in := func(dt graph.DType, shape ...int) string {
+			name := fmt.Sprintf("in%d", len(b.g.Inputs))
+			b.g.AddTensor(&graph.Tensor{Name: name, DType: dt, Shape: shape})
+			b.g.Inputs = append(b.g.Inputs, name)
+			return name
+		}
+		k64 := func(v int64) string {
+			c := graph.NewData(graph.Int64, nil)
+			c.I[0] = v
+			return b.g.AddConst(b.g.UniqueName("k"), c).Name
+		}
+		// Run-time indices from random integers: (raw mod m) - off, so
+		// some are negative, some below -dim and some past the axis.
+		indices := func(off, m int64, shape ...int) string {
+			md := b.typed(graph.Mod, &graph.ModAttrs{}, graph.Int64, in(graph.Int64, shape...), k64(m))
+			return b.typed(graph.Sub, &graph.BinaryAttrs{}, graph.Int64, md, k64(off))
+		}
+		scatter := func(a *graph.ScatterAttrs, dt graph.DType, ins ...string) string {
+			return b.typed(graph.Scatter, a, dt, ins...)
+		}
+		x := in(graph.Float32, 4, 3, 5)
+		el := indices(6, 13, 3, 3, 4) // -6..6 on an axis of 5
+		u := in(graph.Float32, 3, 3, 4)
+		nd := indices(1, 5, 5, 2) // -1..3 on axes of 4 and 3
+		rows := in(graph.Float32, 5, 5)
+		xi := in(graph.Int32, 6)
+		ii := indices(2, 9, 7, 1) // -2..6 on 6
+		ui := in(graph.Int32, 7)
+		xl := in(graph.Int64, 6)
+		ul := in(graph.Int64, 7)
+		return b.done(
+			scatter(&graph.ScatterAttrs{Axis: 2}, graph.Float32, x, el, u),
+			scatter(&graph.ScatterAttrs{Axis: 2, Reduction: "add"}, graph.Float32, x, el, u),
+			scatter(&graph.ScatterAttrs{Axis: 0, Reduction: "min"}, graph.Float32, x, indices(5, 9, 3, 3, 4), u),
+			scatter(&graph.ScatterAttrs{ND: true, Reduction: "max"}, graph.Float32, x, nd, rows),
+			scatter(&graph.ScatterAttrs{ND: true}, graph.Float32, x, nd, rows),
+			scatter(&graph.ScatterAttrs{ND: true, Reduction: "mul"}, graph.Int32, xi, ii, ui),
+			scatter(&graph.ScatterAttrs{ND: true, Reduction: "add"}, graph.Int64, xl, ii, ul),
+			scatter(&graph.ScatterAttrs{Axis: 0, Reduction: "mul"}, graph.Int64, xl, indices(2, 9, 7), ul))
+	}},
 	{"scalars", true, func(b *builder) (*graph.Graph, error) {
 		// Rank-0 tensors: pointers in the generated C, read as p[0].
 		x := b.input([]int{}, 0, 0)
