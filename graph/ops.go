@@ -55,6 +55,11 @@ const (
 	// with, input 2 (updates): ONNX ScatterElements (and Scatter) and
 	// ScatterND, TFLite SCATTER_ND. Attrs *ScatterAttrs.
 	Scatter Op = "Scatter"
+	// DFT: discrete Fourier transforms along one axis of a real ([..., 1])
+	// or complex ([..., 2]) signal, or, framed, a short-time transform
+	// (ONNX DFT and STFT); the output is complex, [..., 2]. Input 1, if
+	// given, is the frames' window. Attrs *DFTAttrs.
+	DFT Op = "DFT"
 	// Cast: each element converted to the output's type (Attrs *CastAttrs):
 	// CastData's rules (floats to integers truncate and saturate, NaN is
 	// 0; integers wrap; anything non-zero is true).
@@ -309,6 +314,29 @@ type ScatterAttrs struct {
 
 // ScatterReductions are the values ScatterAttrs.Reduction may take.
 var ScatterReductions = []string{"", "add", "mul", "max", "min"}
+
+// DFTAttrs are the attributes of DFT. The input's last axis holds the real
+// part (size 1) or the real and imaginary parts (size 2); Axis is one of
+// the others. Each transform takes N samples along Axis (the first N, zeros
+// past the end of a shorter axis) and gives N bins, or N/2+1 when Onesided
+// (real input only), y[k] = sum_m x[m] e^(-2 pi i k m / N); Inverse uses
+// e^(+...) and divides by N. Framed (Frames > 0, ONNX STFT): the input is
+// [batch, signal, 1 or 2], frame f holds samples f*Step ... f*Step+N-1,
+// multiplied by the window (input 1) when there is one, and the output is
+// [batch, Frames, bins, 2].
+type DFTAttrs struct {
+	Axis, N           int
+	Inverse, Onesided bool
+	Frames, Step      int
+}
+
+// DFTBins is the number of bins a transform of N samples gives.
+func (a *DFTAttrs) DFTBins() int {
+	if a.Onesided {
+		return a.N/2 + 1
+	}
+	return a.N
+}
 
 // CastAttrs are the attributes of Cast: the output's element type.
 type CastAttrs struct{ To DType }

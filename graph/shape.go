@@ -331,6 +331,16 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, err
 		}
 		return slices.Clone(x.Shape), nil
+	case DFT:
+		a, ok := n.Attrs.(*DFTAttrs)
+		if !ok || a == nil {
+			return nil, fmt.Errorf("needs DFTAttrs")
+		}
+		var w []int
+		if win := g.In(n, 1); win != nil {
+			w = win.Shape
+		}
+		return DFTShape(a, x.Shape, w)
 	case SVDFFeature, SVDFTime:
 		a, ok := n.Attrs.(*SVDFAttrs)
 		if !ok || a.Rank < 1 || a.Memory < 1 || len(x.Shape) != 2 {
@@ -566,4 +576,34 @@ func ScatterShapes(a *ScatterAttrs, data, idx, upd []int) error {
 		return fmt.Errorf("updates %v, want %v for indices %v into %v", upd, want, idx, data)
 	}
 	return nil
+}
+
+// DFTShape checks a DFT's input shape (and its window's, nil without one)
+// and returns the output shape.
+func DFTShape(a *DFTAttrs, x, window []int) ([]int, error) {
+	r := len(x)
+	if r < 2 || (x[r-1] != 1 && x[r-1] != 2) {
+		return nil, fmt.Errorf("input %v: the last axis must hold 1 (real) or 2 (complex) values", x)
+	}
+	if a.N < 1 || a.N > 1<<16 {
+		return nil, fmt.Errorf("transform length %d (1 to 65536)", a.N)
+	}
+	if a.Onesided && (a.Inverse || x[r-1] == 2) {
+		return nil, fmt.Errorf("a one-sided transform needs a real input and no inverse")
+	}
+	if window != nil && (a.Frames == 0 || len(window) != 1 || window[0] != a.N) {
+		return nil, fmt.Errorf("window %v for frames of %d samples", window, a.N)
+	}
+	if a.Frames > 0 {
+		if r != 3 || a.Step < 1 || (a.Frames-1)*a.Step+a.N > x[1] {
+			return nil, fmt.Errorf("%d frames of %d samples %d apart do not fit a signal %v", a.Frames, a.N, a.Step, x)
+		}
+		return []int{x[0], a.Frames, a.DFTBins(), 2}, nil
+	}
+	if a.Axis < 0 || a.Axis >= r-1 {
+		return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x)
+	}
+	y := slices.Clone(x)
+	y[a.Axis], y[r-1] = a.DFTBins(), 2
+	return y, nil
 }

@@ -492,6 +492,22 @@ var builders = []struct {
 			scatter(&graph.ScatterAttrs{ND: true, Reduction: "add"}, graph.Int64, xl, ii, ul),
 			scatter(&graph.ScatterAttrs{Axis: 0, Reduction: "mul"}, graph.Int64, xl, indices(2, 9, 7), ul))
 	}},
+	{"dft", true, func(b *builder) (*graph.Graph, error) {
+		dft := func(a graph.DFTAttrs, ins ...string) string { return b.typed(graph.DFT, &a, graph.Float32, ins...) }
+		real := b.input([]int{2, 12, 3, 1}, 0, 0)
+		cplx := b.input([]int{5, 3, 2}, 0, 0)
+		sig := b.input([]int{2, 40, 1}, 0, 0)
+		win := b.input([]int{8}, 0, 0)
+		csig := b.input([]int{1, 30, 2}, 0, 0)
+		return b.done(
+			dft(graph.DFTAttrs{Axis: 1, N: 12}, real),
+			dft(graph.DFTAttrs{Axis: 1, N: 9, Onesided: true}, real), // zero-padded
+			dft(graph.DFTAttrs{Axis: 2, N: 2}, real),                 // truncated
+			dft(graph.DFTAttrs{Axis: 0, N: 8, Inverse: true}, cplx),  // complex, padded
+			dft(graph.DFTAttrs{Axis: 1, N: 3}, cplx),                 // complex forward
+			dft(graph.DFTAttrs{N: 8, Onesided: true, Frames: 7, Step: 5}, sig, win),
+			dft(graph.DFTAttrs{N: 6, Frames: 4, Step: 7}, csig))
+	}},
 	{"scalars", true, func(b *builder) (*graph.Graph, error) {
 		// Rank-0 tensors: pointers in the generated C, read as p[0].
 		x := b.input([]int{}, 0, 0)
