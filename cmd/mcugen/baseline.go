@@ -93,10 +93,11 @@ func loadBaseline(path string) (*benchBaseline, error) {
 }
 
 // find is the baseline case for model on board: the same path if there is
-// one, else the only case with the same file name (CI checkouts move).
+// one, else the one case whose path ends in the most of model's trailing
+// components, the file name at least (CI checkouts move: main's
+// /ws1/d1/model.tflite is a pull request's /ws2/pr/d1/model.tflite).
 func (bl *benchBaseline) find(model, board string) (int, bool) {
-	byName := -1
-	count := 0
+	best, bestLen, ties := -1, 0, 0
 	for i, r := range bl.cases {
 		if r.Board != board {
 			continue
@@ -104,11 +105,25 @@ func (bl *benchBaseline) find(model, board string) (int, bool) {
 		if r.Model == model {
 			return i, true
 		}
-		if filepath.Base(r.Model) == filepath.Base(model) {
-			byName, count = i, count+1
+		switch n := commonTail(r.Model, model); {
+		case n > bestLen:
+			best, bestLen, ties = i, n, 1
+		case n == bestLen && n > 0:
+			ties++
 		}
 	}
-	return byName, count == 1
+	return best, ties == 1
+}
+
+// commonTail counts the trailing path components a and b share.
+func commonTail(a, b string) int {
+	as := strings.Split(filepath.ToSlash(filepath.Clean(a)), "/")
+	bs := strings.Split(filepath.ToSlash(filepath.Clean(b)), "/")
+	n := 0
+	for n < len(as) && n < len(bs) && as[len(as)-1-n] == bs[len(bs)-1-n] {
+		n++
+	}
+	return n
 }
 
 // compare fills r's baseline figures and returns the metrics that grew more
@@ -164,7 +179,7 @@ func (bl *benchBaseline) unmeasured() []string {
 	var out []string
 	for i, r := range bl.cases {
 		if !bl.used[i] {
-			out = append(out, fmt.Sprintf("%s on %s", filepath.Base(r.Model), r.Board))
+			out = append(out, fmt.Sprintf("%s on %s", displayPath(r.Model), r.Board))
 		}
 	}
 	return out
@@ -213,5 +228,41 @@ func (g regression) String() string {
 	if g.Allowed > 0 {
 		allowed = fmt.Sprintf("allowed +%g%%", g.Allowed)
 	}
-	return fmt.Sprintf("%s on %s: %s %s -> %s (%+.2f%%; %s)", filepath.Base(g.Model), g.Board, g.Metric, comma(g.Baseline), comma(g.Current), g.Percent, allowed)
+	return fmt.Sprintf("%s on %s: %s %s -> %s (%+.2f%%; %s)", displayPath(g.Model), g.Board, g.Metric, comma(g.Baseline), comma(g.Current), g.Percent, allowed)
+}
+
+// displayPath is p relative to the working directory when it lies inside
+// it (the path a CI script typed, telling apart two model.tflite), else
+// its file name.
+func displayPath(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return r
+		}
+	}
+	return filepath.Base(p)
+}
+
+// shortNames gives each path the fewest trailing components that tell it
+// apart from the others (model.tflite alone; d1/model.tflite beside
+// d2/model.tflite), for tables and reports.
+func shortNames(paths []string) map[string]string {
+	out := map[string]string{}
+	for _, p := range paths {
+		parts := strings.Split(filepath.ToSlash(filepath.Clean(p)), "/")
+		for n := 1; n <= len(parts); n++ {
+			unique := true
+			for _, q := range paths {
+				if q != p && commonTail(p, q) >= n {
+					unique = false
+					break
+				}
+			}
+			if unique || n == len(parts) {
+				out[p] = strings.Join(parts[len(parts)-n:], "/")
+				break
+			}
+		}
+	}
+	return out
 }

@@ -245,8 +245,10 @@ func (c *benchCmd) Run(e *env) error {
 		failure = noMatch
 	case len(regressions) == 1:
 		failure = fmt.Errorf("against --baseline %s: %s", c.Baseline, regressions[0])
+	case len(regressions) > 1 && c.JSON:
+		failure = fmt.Errorf("%d figures grew against --baseline %s (the JSON's results hold each one's baseline)", len(regressions), c.Baseline)
 	case len(regressions) > 1:
-		failure = fmt.Errorf("%d figures grew against --baseline %s (listed above)", len(regressions), c.Baseline)
+		failure = fmt.Errorf("%d figures grew against --baseline %s (the REGRESSION lines above)", len(regressions), c.Baseline)
 	}
 	if c.JSON {
 		if err := e.printJSON(report); err != nil {
@@ -259,8 +261,13 @@ func (c *benchCmd) Run(e *env) error {
 		cyclesHead = fmt.Sprintf(" %16s", "M4 cycles (est.)")
 	}
 	mw, bw := 26, 12 // column widths: the longest model and board names
+	var paths []string
 	for _, r := range report.Results {
-		mw, bw = max(mw, len(filepath.Base(r.Model))), max(bw, len(r.Board))
+		paths = append(paths, r.Model)
+	}
+	names := shortNames(paths)
+	for _, r := range report.Results {
+		mw, bw = max(mw, len(names[r.Model])), max(bw, len(r.Board))
 	}
 	// With --baseline the anchor column is padded and the change follows it.
 	aw, baseHead := 0, ""
@@ -281,7 +288,7 @@ func (c *benchCmd) Run(e *env) error {
 			}
 		}
 		if r.Error != "" {
-			fmt.Fprintf(e.stdout, "%-*s %-*s ERROR: %s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Error)
+			fmt.Fprintf(e.stdout, "%-*s %-*s ERROR: %s\n", mw, names[r.Model], bw, r.Board, r.Error)
 			continue
 		}
 		rate := "-" // no instruction count on this board
@@ -292,13 +299,13 @@ func (c *benchCmd) Run(e *env) error {
 		if baseline != nil {
 			change = "  " + r.change()
 		}
-		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %-*s%s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Target,
+		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %-*s%s\n", mw, names[r.Model], bw, r.Board, r.Target,
 			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), aw, anchor, change)
 	}
-	if len(regressions) > 1 {
-		for _, g := range regressions {
-			fmt.Fprintf(e.stdout, "REGRESSION %s\n", g)
-		}
+	// One line per regression on stdout, however many there are, so a log
+	// filter on either stream sees them.
+	for _, g := range regressions {
+		fmt.Fprintf(e.stdout, "REGRESSION %s\n", g)
 	}
 	for _, r := range report.Results {
 		if len(r.Layers) > 0 {

@@ -58,16 +58,22 @@ func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }
 // junitXML renders the test results, in their order, as a JUnit report.
 func junitXML(results []testResult) ([]byte, error) {
 	rep := junitReport{Name: "mcugen test"}
+	var paths []string
+	for _, r := range results {
+		paths = append(paths, r.Model)
+	}
+	names := shortNames(paths)
 	var total float64
 	last := ""
 	for i, r := range results {
-		model := filepath.Base(r.Model)
+		model := names[r.Model]
 		if i == 0 || r.Model != last {
 			rep.Suites = append(rep.Suites, junitSuite{Name: model})
 			last = r.Model
 		}
 		s := &rep.Suites[len(rep.Suites)-1]
-		c := junitCase{Name: r.Board, Classname: "mcugen." + model, Time: seconds(r.seconds)}
+		// CI views split a class name at its last dot: none in the path.
+		c := junitCase{Name: r.Board, Classname: "mcugen." + strings.ReplaceAll(model, ".", "_"), Time: seconds(r.seconds)}
 		out := []string{"model: " + r.Model, "board: " + r.Board, fmt.Sprintf("vectors: %d, passed: %d, failed: %d", r.Vectors, r.Passed, r.Failed)}
 		if r.Instructions >= 0 && r.Error == "" {
 			out = append(out, "instructions per inference: "+comma(r.Instructions))

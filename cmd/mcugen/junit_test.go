@@ -55,7 +55,7 @@ func TestTestJUnit(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	c := rep.Suites[0].Cases[0]
-	if c.Name != "host" || c.Classname != "mcugen.mlp_int8.tflite" || c.Failure == nil || c.Error != nil ||
+	if c.Name != "host" || c.Classname != "mcugen.mlp_int8_tflite" || c.Failure == nil || c.Error != nil ||
 		c.Failure.Message != "1 of 5 vectors mismatch the vectors' output_NNN.npy (the reference interpreter agrees with the firmware)" ||
 		!strings.HasSuffix(c.Failure.Body, "\nmismatching vectors: input_000.npy") || c.SystemOut == nil ||
 		!strings.Contains(c.SystemOut.Body, "\nvectors: 5, passed: 4, failed: 1") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,10 +22,12 @@ type testCmd struct {
 	compileFlags
 	runFlags
 	Random  int    `help:"Random input vectors per model, plus the extreme ones (all min, all max, alternating)." default:"10"`
-	Vectors string `help:"Directory of input_NNN.npy (and expected output_NNN.npy) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
+	Vectors string `help:"Directory of input_NNN.npy (and expected output_NNN.npy, or output_NNN_K.npy for output K of several) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
 	cases   int    // models × boards, for --keep's directories
-	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not." type:"path" placeholder:"FILE"`
+	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not (a run stopped by an error writes that error; an interrupted one, none)." type:"path" placeholder:"FILE"`
+
+	wroteJUnit bool
 }
 
 type testResult struct {
@@ -48,6 +51,32 @@ type testResult struct {
 }
 
 func (c *testCmd) Run(e *env) error {
+	if c.JUnit != "" {
+		if err := checkOutputFile("--junit", c.JUnit); err != nil {
+			return err
+		}
+		// A report left by an earlier run must not stand for this one.
+		if err := os.Remove(c.JUnit); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("--junit %s: %w", c.JUnit, unwrapPath(err))
+		}
+	}
+	err := c.run(e)
+	if err != nil && c.JUnit != "" && !c.wroteJUnit {
+		// The run stopped before its cases: one error case says why.
+		r := testResult{Model: strings.Join(c.Models, ", "), Board: c.Board, Instructions: -1, Error: err.Error()}
+		if len(c.Models) == 1 {
+			r.Model = c.Models[0]
+		}
+		if perr := makeParent("--junit", c.JUnit); perr == nil {
+			if werr := writeJUnit(c.JUnit, []testResult{r}); werr != nil {
+				e.warn(werr.Error())
+			}
+		}
+	}
+	return err
+}
+
+func (c *testCmd) run(e *env) error {
 	if c.Vectors != "" {
 		if ins, _ := filepath.Glob(filepath.Join(c.Vectors, "input_*.npy")); len(ins) == 0 {
 			return fmt.Errorf("--vectors %s: no input_NNN.npy files there (a vectors directory holds input_000.npy, input_001.npy, ... and optionally the expected output_000.npy, ...)", c.Vectors)
@@ -58,11 +87,6 @@ func (c *testCmd) Run(e *env) error {
 	}
 	if _, err := c.checkBoards(); err != nil {
 		return err
-	}
-	if c.JUnit != "" {
-		if err := checkOutputFile("--junit", c.JUnit); err != nil {
-			return err
-		}
 	}
 	var report struct {
 		Cases   int          `json:"cases"`
@@ -101,6 +125,7 @@ func (c *testCmd) Run(e *env) error {
 		if err := writeJUnit(c.JUnit, report.Results); err != nil {
 			return err
 		}
+		c.wroteJUnit = true
 	}
 	if c.JSON {
 		if err := e.printJSON(report); err != nil {
@@ -108,8 +133,9 @@ func (c *testCmd) Run(e *env) error {
 		}
 	} else {
 		mw, bw := 28, 14 // column widths: the longest model and board names
+		names := shortNames(c.Models)
 		for _, r := range report.Results {
-			mw, bw = max(mw, len(filepath.Base(r.Model))), max(bw, len(r.Board))
+			mw, bw = max(mw, len(names[r.Model])), max(bw, len(r.Board))
 		}
 		fmt.Fprintf(e.stdout, "%-*s %-*s %8s %8s %14s  %s\n", mw, "model", bw, "board", "vectors", "passed", "instructions", "result")
 		for _, r := range report.Results {
@@ -125,7 +151,7 @@ func (c *testCmd) Run(e *env) error {
 			case r.Failed > 0:
 				verdict = "MISMATCH"
 			}
-			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, filepath.Base(r.Model), bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
+			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, names[r.Model], bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
 		}
 	}
 	// Vectors and the model/board cases that never ran are counted apart (the
@@ -266,6 +292,28 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 	var vecs []map[string]*graph.Data
 	var expected [][]*graph.Data
 	var labels []string
+	outs := s.Graph.UserOutputs()
+	// Expected outputs with no input beside them say a vector went
+	// missing; for a model mcugen quantizes they cannot be checked exactly.
+	outFiles, _ := filepath.Glob(filepath.Join(dir, "output_*.npy"))
+	var orphans []string
+	for _, o := range outFiles {
+		base := strings.TrimPrefix(filepath.Base(o), "output_")
+		if len(outs) > 1 {
+			if i := strings.LastIndexByte(base, '_'); i > 0 {
+				base = base[:i] + ".npy"
+			}
+		}
+		if !fileExists(filepath.Join(dir, "input_"+base)) {
+			orphans = append(orphans, filepath.Base(o))
+		}
+	}
+	if len(orphans) > 0 {
+		e.warn(fmt.Sprintf("%s: %s with no input file of the same number: not checked (%s)", dir, plural(len(orphans), "expected output"), strings.Join(orphans, ", ")))
+	}
+	if s.Float != nil && len(outFiles) > len(orphans) {
+		e.warn(fmt.Sprintf("%s: the expected outputs are not compared: mcugen quantized the model, so its outputs approximate the float model's (the quantization report measures by how much); the firmware is checked against the reference interpreter", dir))
+	}
 	for _, in := range ins {
 		vec, err := bindInputs(src, []string{in})
 		if err != nil {
@@ -276,20 +324,35 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		vecs = append(vecs, vec)
 		// The expected output beside it: input_NNN.npy -> output_NNN.npy in the same
 		// directory (the file name only: a directory named input_x is not renamed).
+		// A model of several outputs has output_NNN_K.npy for output K.
 		outFile := filepath.Join(filepath.Dir(in), "output_"+strings.TrimPrefix(filepath.Base(in), "input_"))
 		var want []*graph.Data
-		if b, err := os.ReadFile(outFile); err == nil && len(s.Graph.UserOutputs()) == 1 && s.Float == nil {
+		for k, name := range outs {
+			f := outFile
+			if len(outs) > 1 {
+				f = strings.TrimSuffix(outFile, ".npy") + fmt.Sprintf("_%d.npy", k)
+			}
+			b, err := os.ReadFile(f)
+			if errors.Is(err, fs.ErrNotExist) || s.Float != nil {
+				want = nil
+				break
+			}
+			if err != nil {
+				return nil, nil, nil, err
+			}
 			d, err := npy.Read(bytes.NewReader(b))
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("%s: %w", outFile, err)
+				return nil, nil, nil, fmt.Errorf("%s: %w", f, err)
 			}
-			name := s.Graph.UserOutputs()[0]
 			t := s.Graph.Tensors[name]
 			if d.DType != t.DType || d.Len() != t.NumElements() {
-				return nil, nil, nil, fmt.Errorf("%s: holds %s %v, output %q is %s %v", outFile, d.DType, d.Shape, name, t.DType, t.Shape)
+				return nil, nil, nil, fmt.Errorf("%s: holds %s %v, output %q is %s %v", f, d.DType, d.Shape, name, t.DType, t.Shape)
 			}
 			d.Shape = t.Shape
 			want = append(want, d)
+		}
+		if len(outs) > 1 && want == nil && s.Float == nil && fileExists(outFile) {
+			return nil, nil, nil, fmt.Errorf("%s: the model has %d outputs: name their expected values %s_0.npy to _%d.npy", outFile, len(outs), strings.TrimSuffix(filepath.Base(outFile), ".npy"), len(outs)-1)
 		}
 		expected = append(expected, want)
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// A model of several outputs is checked against output_NNN_K.npy, one file
+// per output (they were never read: a CI's golden vectors for a detector
+// passed unchecked). An output_NNN.npy for such a model is an error that
+// names the convention. The values are worked by hand: SPLIT of
+// [[1 2 3 4] [5 6 7 8]] in two along axis 1.
+func TestVectorsSeveralOutputs(t *testing.T) {
+	model := "../../testdata/tflite/op_float_split.tflite"
+	dir := t.TempDir()
+	mustWriteNpy(t, filepath.Join(dir, "input_000.npy"), &graph.Data{DType: graph.Float32, Shape: []int{2, 4}, F: []float32{1, 2, 3, 4, 5, 6, 7, 8}})
+	first := &graph.Data{DType: graph.Float32, Shape: []int{2, 2}, F: []float32{1, 2, 5, 6}}
+	second := &graph.Data{DType: graph.Float32, Shape: []int{2, 2}, F: []float32{3, 4, 7, 8}}
+	mustWriteNpy(t, filepath.Join(dir, "output_000_0.npy"), first)
+	mustWriteNpy(t, filepath.Join(dir, "output_000_1.npy"), second)
+	args := []string{"test", model, "--board", "host", "--vectors", dir, "--random", "0", "--json"}
+	code, stdout, errs := mcugen(t, args...)
+	var rep struct {
+		Results []testResult `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 || len(rep.Results) != 1 || rep.Results[0].MatchExpected == nil || !*rep.Results[0].MatchExpected {
+		t.Fatalf("right expected outputs: exit %d, %v\n%s%s", code, err, stdout, errs)
+	}
+	second.F[3] = 9
+	mustWriteNpy(t, filepath.Join(dir, "output_000_1.npy"), second)
+	if code, stdout, errs = mcugen(t, args[:len(args)-1]...); code != 1 || !strings.Contains(stdout, "MISMATCH with the vectors' output_NNN.npy") {
+		t.Fatalf("a wrong second output: exit %d\n%s%s", code, stdout, errs)
+	}
+	os.Remove(filepath.Join(dir, "output_000_0.npy"))
+	os.Remove(filepath.Join(dir, "output_000_1.npy"))
+	mustWriteNpy(t, filepath.Join(dir, "output_000.npy"), first)
+	if code, stdout, _ = mcugen(t, args[:len(args)-1]...); code != 1 || !strings.Contains(stdout, "the model has 2 outputs: name their expected values output_000_0.npy to _1.npy") {
+		t.Fatalf("output_000.npy for two outputs: exit %d\n%s", code, stdout)
+	}
+}
+
+// Expected outputs that cannot be checked are said to be so: one with no
+// input of its number, and any for a float model mcugen quantizes (its
+// outputs approximate the float model's; they used to be skipped silently
+// while the table said bit-exact).
+func TestVectorsUncheckedOutputsWarned(t *testing.T) {
+	model := "../../testdata/tflite/mlp_float.tflite"
+	dir := t.TempDir()
+	in := graph.NewData(graph.Float32, []int{1, 16})
+	mustWriteNpy(t, filepath.Join(dir, "input_000.npy"), in)
+	mustWriteNpy(t, filepath.Join(dir, "output_000.npy"), graph.NewData(graph.Float32, []int{1, 8}))
+	mustWriteNpy(t, filepath.Join(dir, "output_007.npy"), graph.NewData(graph.Float32, []int{1, 8}))
+	code, _, errs := mcugen(t, "test", model, "--board", "host", "--vectors", dir, "--random", "0", "--calib-random", "2")
+	if code != 0 || !strings.Contains(errs, "1 expected output with no input file of the same number: not checked (output_007.npy)") ||
+		!strings.Contains(errs, "the expected outputs are not compared: mcugen quantized the model") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
+}
+
+// A JUnit report from an earlier run never stands for a run that stopped
+// early: such a run writes its error as the one case.
+func TestJUnitNotStale(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "r.xml")
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	if code, _, errs := mcugen(t, "test", model, "--board", "host", "--random", "0", "--junit", report); code != 0 {
+		t.Fatalf("passing run: %s", errs)
+	}
+	code, _, _ := mcugen(t, "test", model, "--board", "nope", "--random", "0", "--junit", report)
+	var rep junitReport
+	if err := xml.Unmarshal([]byte(mustRead(t, report)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || rep.Errors != 1 || rep.Tests != 1 || len(rep.Suites) != 1 || len(rep.Suites[0].Cases) != 1 ||
+		rep.Suites[0].Cases[0].Error == nil || !strings.Contains(rep.Suites[0].Cases[0].Error.Message, `unknown board "nope"`) {
+		t.Fatalf("exit %d, report %+v", code, rep)
+	}
+}
+
+// A baseline taken in another checkout matches by the longest shared tail of
+// the path, so two model.tflite in d1/ and d2/ stay apart; names in tables
+// and reports are the shortest tails that tell the models apart.
+func TestBaselineMovedCheckout(t *testing.T) {
+	p := writeBaseline(t, t.TempDir(),
+		benchCase("/ws1/d1/model.tflite", "mps2-an386", 1000, 10, 10, 10),
+		benchCase("/ws1/d2/model.tflite", "mps2-an386", 2000, 10, 10, 10))
+	bl, err := loadBaseline(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for model, want := range map[string]int64{"/ws2/pr/d1/model.tflite": 1000, "/ws2/pr/d2/model.tflite": 2000} {
+		r := benchResult{Model: model, Board: "mps2-an386", Instructions: want, ArenaBytes: 10, FlashBytes: 10, RAMBytes: 10}
+		if got := bl.compare(&r, 0); len(got) != 0 || r.Baseline == nil || r.Baseline.Instructions != want {
+			t.Errorf("%s: regressions %v, baseline %+v, want the case of %d instructions", model, got, r.Baseline, want)
+		}
+	}
+	r := benchResult{Model: "/ws2/pr/d3/model.tflite", Board: "mps2-an386", Instructions: 5}
+	if bl.compare(&r, 0); r.Baseline != nil {
+		t.Errorf("d3 matched %+v: two cases share only its file name", r.Baseline)
+	}
+	names := shortNames([]string{"/a/d1/model.tflite", "/a/d2/model.tflite", "/a/kws.tflite", "/b/x/kws.tflite", "/c/ad.tflite"})
+	want := map[string]string{"/a/d1/model.tflite": "d1/model.tflite", "/a/d2/model.tflite": "d2/model.tflite",
+		"/a/kws.tflite": "a/kws.tflite", "/b/x/kws.tflite": "x/kws.tflite", "/c/ad.tflite": "ad.tflite"}
+	for p, w := range want {
+		if names[p] != w {
+			t.Errorf("short name of %s: %q, want %q", p, names[p], w)
+		}
+	}
+}
+
+// One regression is printed on stdout like several (it was only in the
+// error message on stderr, so a filter on stdout missed it).
+func TestSingleRegressionOnStdout(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	dir := t.TempDir()
+	code, stdout, errs := mcugen(t, "bench", model, "--board", "host", "--json")
+	if code != 0 {
+		t.Fatalf("bench: %s", errs)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	res := rep["results"].([]any)[0].(map[string]any)
+	res["flash_bytes"] = res["flash_bytes"].(float64) - 10
+	b, _ := json.Marshal(rep)
+	base := filepath.Join(dir, "base.json")
+	os.WriteFile(base, b, 0o644)
+	code, stdout, errs = mcugen(t, "bench", model, "--board", "host", "--baseline", base)
+	if code != 1 || strings.Count(stdout, "REGRESSION ") != 1 || !strings.Contains(stdout, "REGRESSION mlp_int8.tflite on host: flash_bytes") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
+	}
+}
