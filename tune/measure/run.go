@@ -119,6 +119,11 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		defer os.RemoveAll(d)
 		cfg.WorkDir = d
 	}
+	unlock, err := lockRecords(cfg.Out, cfg.Note)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	recs, notes, err := tune.Load(cfg.Out)
 	if err != nil {
 		return nil, err
