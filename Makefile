@@ -12,8 +12,11 @@ all: build
 setup:
 	@bash scripts/setup.sh
 
+# --version names the commit (and whether the tree had changes).
+COMMIT  ?= $(shell r=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo "$$r" || echo "$$r, modified"; })
+
 build:
-	$(GO) build -o $(BIN) ./cmd/mcugen
+	$(GO) build -ldflags "-X 'main.commit=$(COMMIT)'" -o $(BIN) ./cmd/mcugen
 
 # Set up, compile a bundled int8 model for a Cortex-M4 board, run it in QEMU
 # and print the measured table.

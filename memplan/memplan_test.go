@@ -301,6 +301,11 @@ func TestTableAndSVG(t *testing.T) {
 	if !strings.HasPrefix(svg, "<svg") || strings.Count(svg, "<rect") < 6 || !strings.Contains(svg, "lower bound 1,056 B") {
 		t.Errorf("svg looks wrong:\n%s", svg)
 	}
+	// TFLite's fused names (a;b;c, 240 characters in VWW) show their first part.
+	p.Buffers[0].Tensor = "model/relu;model/bn/FusedBatchNormV3;model/conv/BiasAdd"
+	if tab := p.Table(); !strings.Contains(tab, "model/relu;…  ") || strings.Contains(tab, "FusedBatchNorm") {
+		t.Errorf("fused name not shortened:\n%s", tab)
+	}
 }
 
 // Edge cases: no nodes at all (an input that is the output), an output that

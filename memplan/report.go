@@ -24,13 +24,13 @@ func (p *Plan) Table() string {
 		if b.Offset < 0 {
 			off = "-"
 		}
-		rows = append(rows, []string{b.Tensor, fmt.Sprint(b.Size), off, fmt.Sprint(b.First), fmt.Sprint(b.Last), note})
+		rows = append(rows, []string{shownName(b.Tensor), fmt.Sprint(b.Size), off, fmt.Sprint(b.First), fmt.Sprint(b.Last), note})
 	}
 	for _, b := range p.Buffers {
 		note := ""
 		switch {
 		case b.AliasOf != "":
-			note = "view of " + b.AliasOf
+			note = "view of " + shownName(b.AliasOf)
 		case b.Offset < 0:
 			note = "outside the arena"
 		case p.InPlace[b.Node]:
@@ -38,7 +38,7 @@ func (p *Plan) Table() string {
 			// The input it overwrites: the buffer at its offset that dies where it starts.
 			for _, c := range p.Buffers {
 				if c.Tensor != b.Tensor && c.AliasOf == "" && c.Offset == b.Offset && c.Last == b.First {
-					note = "in place, over " + c.Tensor
+					note = "in place, over " + shownName(c.Tensor)
 					break
 				}
 			}
@@ -59,6 +59,15 @@ func (p *Plan) Table() string {
 		sb.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 	return sb.String()
+}
+
+// shownName is a tensor's name for the table: TFLite joins the names of
+// fused tensors with ';' (VWW's run to 240 characters), the first is kept.
+func shownName(s string) string {
+	if i := strings.IndexByte(s, ';'); i > 0 {
+		return s[:i] + ";…"
+	}
+	return s
 }
 
 // SVG draws the plan: x is the step, y the offset (0 at the bottom), one

@@ -80,10 +80,13 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		if shown == "" {
 			shown = "the host" // the host board names no -mcpu
 		}
-		notes = append(notes, fmt.Sprintf("tuning: %d record(s) for another core or target ignored (this build: %s on %s)", other, target, shown))
+		notes = append(notes, fmt.Sprintf("%s: %d record(s) for another core or target ignored (this build: %s on %s)", file, other, target, shown))
 	}
 	if unknown > 0 {
-		notes = append(notes, fmt.Sprintf("tuning: %d record(s) for kernels this model does not have ignored", unknown))
+		notes = append(notes, fmt.Sprintf("%s: %d record(s) for kernels this model does not have ignored", file, unknown))
+	}
+	if len(used) == 0 && len(rs.Records) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: no record applies to this build: it compiles with the default schedules (kernels are matched by op, shapes, quantization and target: records tuned on another quantization of the model do not match)", file))
 	}
 	return out, notes
 }

@@ -126,6 +126,17 @@ func TestOverridesIgnoreUnknownKnobs(t *testing.T) {
 	if bad.Tuned != 0 || !maps.EqualFunc(bad.Files, base.Files, bytes.Equal) {
 		t.Errorf("a record of ignored knobs changed the generated C (%d kernels tuned)", bad.Tuned)
 	}
+
+	// Records of other kernels only (another model, or the same one
+	// quantized otherwise): each note names the file, and one says that
+	// nothing applied.
+	rs := tune.NewRecords()
+	rs.Put(&tune.Record{Kernel: sig + "x", Target: target, Core: core, Knobs: tune.Knobs{"block_oc": alt}, Search: "exhaustive"})
+	none, warns := compileWith(t, path, rs)
+	if len(warns) != 2 || !strings.Contains(warns[0], path+": 1 record(s) for kernels this model does not have ignored") ||
+		!strings.Contains(warns[1], path+": no record applies to this build") || none.Tuned != 0 {
+		t.Errorf("records of other kernels: %d tuned, notes %q", none.Tuned, warns)
+	}
 }
 
 // Check keeps what the tuner could have written: every point of a kernel's

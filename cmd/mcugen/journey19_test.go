@@ -136,3 +136,18 @@ func TestSingleRegressionOnStdout(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
 	}
 }
+
+// --version names the commit a Makefile build was made from (CI logs must
+// say which build produced an artifact); without one it is the version.
+func TestVersionLineNamesCommit(t *testing.T) {
+	old := commit
+	defer func() { commit = old }()
+	commit = "0123456789ab, modified"
+	if v := versionLine(); v != version+" (commit 0123456789ab, modified)" {
+		t.Errorf("with a commit: %q", v)
+	}
+	commit = ""
+	if v := versionLine(); !strings.HasPrefix(v, version) {
+		t.Errorf("without: %q", v)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,44 @@ import (
 
 // version is stamped into generated files and tuning records.
 const version = "0.1.0"
+
+// commit is the source's git commit when the Makefile builds mcugen
+// (-ldflags -X main.commit=...; go build's own VCS stamp is read otherwise).
+var commit string
+
+// versionLine is what --version prints: the version and, for a build from
+// a git checkout, its commit (and whether the tree had changes), so a CI
+// log names the build that made its artifacts. Generated files carry the
+// version alone: they stay byte-identical across commits that do not
+// change them.
+func versionLine() string {
+	if commit != "" {
+		return fmt.Sprintf("%s (commit %s)", version, commit)
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += ", modified"
+	}
+	return fmt.Sprintf("%s (commit %s)", version, rev)
+}
 
 type cli struct {
 	Inspect  inspectCmd  `cmd:"" help:"Summarise a model: inputs, outputs, ops, MACs, weight bytes; --ir prints a pipeline stage."`
@@ -153,7 +192,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		kong.Description("mcugen compiles a trained neural network (ONNX or TFLite, float32 or int8) into dependency-free C99 for microcontrollers.\n\nStart with `mcugen inspect MODEL`, then `mcugen compile MODEL --board mps2-an386 -o out/`; `mcugen run` builds and runs it under QEMU."),
 		kong.UsageOnError(),
 		kong.Writers(stdout, stderr),
-		kong.Vars{"version": version},
+		kong.Vars{"version": versionLine()},
 		kong.Exit(func(c int) { exitCode = c; panic(exitSignal{}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
