@@ -13,7 +13,10 @@ import (
 
 func init() {
 	add := addHelper
-	add("dsp_acle", nil, `#include <arm_acle.h>
+	add("dsp_acle", nil, `#if !defined(__ARM_FEATURE_DSP)
+#error "this model was compiled for the Armv7E-M/Armv8-M DSP extension (target dsp): build it with -mcpu=cortex-m4, -m7, -m33 or -m55, or recompile it with --target generic"
+#endif
+#include <arm_acle.h>
 
 /* SXTAB16 of the odd bytes: the instruction's own ROR #8 operand, which
    gcc does not fold from a C rotate. */

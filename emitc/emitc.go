@@ -205,7 +205,10 @@ func (e *emitter) banner() string {
 		commentSafe(ver), commentSafe(fmt.Sprintf("%q", model)), commentSafe(e.m.Target))
 }
 
-func commentSafe(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
+func commentSafe(s string) string {
+	// A "/*" inside a comment is gcc's -Wcomment (an error under -Werror).
+	return strings.ReplaceAll(strings.ReplaceAll(s, "*/", "* /"), "/*", "/ *")
+}
 
 func (e *emitter) arenaParam() string {
 	if e.opts.ArenaExternal {
@@ -213,6 +216,10 @@ func (e *emitter) arenaParam() string {
 	}
 	return "void"
 }
+
+// arenaAlign is the alignment the arena's offsets assume (word and
+// double-word loads, vector loads): a caller's arena must have it.
+const arenaAlign = 16
 
 func (e *emitter) header() []byte {
 	var b bytes.Buffer
@@ -222,11 +229,21 @@ func (e *emitter) header() []byte {
 	b.WriteString("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n")
 	fmt.Fprintf(&b, "/* Bytes of working memory (activations)")
 	if e.opts.ArenaExternal {
-		b.WriteString(" the caller provides, 16-byte aligned")
+		b.WriteString(" the caller provides, aligned to ARENA_ALIGN bytes")
 	}
 	fmt.Fprintf(&b, ". */\n#define %s_ARENA_SIZE %d\n", e.PREFIX, e.m.ArenaBytes)
+	if e.opts.ArenaExternal {
+		fmt.Fprintf(&b, "#define %s_ARENA_ALIGN %d\n", e.PREFIX, arenaAlign)
+	}
 	stack, _ := e.m.ScratchBytes()
-	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n\n", e.PREFIX, stack)
+	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
+	if ws := e.opts.WeightsSection; ws != "" {
+		fmt.Fprintf(&b, "/* The weights are in section %s (--weights-section): a linker script that\n   does not name it leaves it to ld's placement of orphan sections. */\n", ws)
+	}
+	if as := e.opts.ArenaSection; as != "" && !e.opts.ArenaExternal {
+		fmt.Fprintf(&b, "/* The static arena is in section %s. */\n", as)
+	}
+	b.WriteString("\n")
 	b.WriteString("/* Sizes are in bytes. A quantized tensor's element q stands for SCALE * (q - ZERO_POINT). */\n")
 	ioDefs := func(kind string, t *tir.IO, name string) {
 		fmt.Fprintf(&b, "/* %s %s: %s %v (%d elements) */\n#define %s_%s_SIZE %d\n", kind, commentSafe(fmt.Sprintf("%q", t.Name)), t.DType, t.Shape, graph.NumElements(t.Shape), e.PREFIX, name, t.Bytes)
@@ -247,6 +264,8 @@ func (e *emitter) header() []byte {
 	b.WriteString("\n")
 	if e.opts.ArenaExternal && len(e.m.States) == 0 {
 		b.WriteString("/* run keeps nothing between calls but what is in the arena it is given: threads may\n   run the model at once, each with an arena of its own. */\n\n")
+	} else if e.opts.ArenaExternal {
+		b.WriteString("/* Not re-entrant: run keeps the model's state in static RAM, so call it from one\n   thread (or task) at a time. */\n\n")
 	} else {
 		b.WriteString("/* Not re-entrant: run works in one static arena")
 		if len(e.m.States) > 0 {
@@ -258,8 +277,8 @@ func (e *emitter) header() []byte {
 		fmt.Fprintf(&b, "/* The model keeps state from one inference to the next (%d tensor(s) of %d bytes,\n"+
 			"   %d bytes of static RAM with their next values): each run starts from what the\n"+
 			"   previous one left. Call reset to start a new sequence; the state starts reset. */\n"+
-			"#define %s_STATE_SIZE %d\nvoid %s_reset(void);\n\n",
-			len(e.m.States), e.stateBytes(), StateRAM(e.m), e.PREFIX, e.stateBytes(), e.prefix)
+			"#define %s_STATE_SIZE %d\n/* Bytes of static RAM the state takes, its next values included. */\n#define %s_STATE_RAM %d\nvoid %s_reset(void);\n\n",
+			len(e.m.States), e.stateBytes(), StateRAM(e.m), e.PREFIX, e.stateBytes(), e.PREFIX, StateRAM(e.m), e.prefix)
 	}
 	if e.m.IOInArena {
 		b.WriteString("/* Inputs and outputs live in the arena: write the inputs at the\n   addresses below, call run, read the outputs. */\n")
@@ -293,7 +312,7 @@ func (e *emitter) header() []byte {
 		members(e.inNames, false)
 		fmt.Fprintf(&b, "};\n\nstruct %s_outputs {\n", e.prefix)
 		members(e.outName, true)
-		fmt.Fprintf(&b, "};\n\n/* Runs the model; returns 0, or -1 when a pointer is missing. */\n")
+		fmt.Fprintf(&b, "};\n\n/* Runs the model; returns 0, or -1 when a pointer is missing or misaligned (each\n   input and output aligned to its element's size: 4 bytes for float32%s). */\n", e.arenaAlignNote())
 		args := fmt.Sprintf("struct %s_inputs *in, struct %s_outputs *out", e.prefix, e.prefix)
 		if e.opts.ArenaExternal {
 			args += ", void *arena"
@@ -309,6 +328,17 @@ func (e *emitter) header() []byte {
 	}
 	fmt.Fprintf(&b, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", guard)
 	return b.Bytes()
+}
+
+// arenaAlignNote completes run's comment for an external arena.
+func (e *emitter) arenaAlignNote() string {
+	if !e.opts.ArenaExternal {
+		return ""
+	}
+	if e.m.ArenaBytes == 0 {
+		return "; the arena may be NULL: the model needs none"
+	}
+	return fmt.Sprintf("; the arena %s_ARENA_ALIGN", e.PREFIX)
 }
 
 func (e *emitter) ioPtrName(kind string, i int) string {
@@ -346,6 +376,7 @@ func (e *emitter) source() ([]byte, error) {
 	// depthwise kernel's frame grew to 25 KB at -O0 (a Debug build), far
 	// past <PREFIX>_STACK_SIZE. The kernels are always built optimized
 	// for debugging at least.
+	b.WriteString("/* A build without optimisation (-O0) still compiles this file at -Og: at -O0 gcc's\n   frames for the kernels outgrow <PREFIX>_STACK_SIZE many times over. */\n")
 	b.WriteString("#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE__)\n#pragma GCC optimize(\"Og\")\n#endif\n")
 	if e.m.Float {
 		// avr-libc's math.h has INFINITY and no HUGE_VALF.
@@ -605,8 +636,24 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 				checks = append(checks, "out->"+n+" == NULL")
 			}
 		}
-		if e.opts.ArenaExternal {
-			checks = append(checks, "arena_ == NULL")
+		// Misaligned pointers fault on the cores (float and word loads) and
+		// are undefined in C: refused like missing ones.
+		for i, n := range e.inNames {
+			if !e.m.IsState(i, false) {
+				if a := e.m.Inputs[i].DType.Size(); a > 1 {
+					checks = append(checks, fmt.Sprintf("((uintptr_t)in->%s & %du) != 0u", n, a-1))
+				}
+			}
+		}
+		for i, n := range e.outName {
+			if !e.m.IsState(i, true) {
+				if a := e.m.Outputs[i].DType.Size(); a > 1 {
+					checks = append(checks, fmt.Sprintf("((uintptr_t)out->%s & %du) != 0u", n, a-1))
+				}
+			}
+		}
+		if e.opts.ArenaExternal && e.m.ArenaBytes > 0 {
+			checks = append(checks, "arena_ == NULL", fmt.Sprintf("((uintptr_t)arena_ & %du) != 0u", arenaAlign-1))
 		}
 		fmt.Fprintf(b, "    if (%s) {\n        return -1;\n    }\n", strings.Join(checks, " || "))
 	}

@@ -7,7 +7,10 @@ package emitc
 
 func init() {
 	add := addHelper
-	add("mve_include", nil, `#include <arm_mve.h>
+	add("mve_include", nil, `#if !defined(__ARM_FEATURE_MVE)
+#error "this model was compiled for Helium (target mve): build it with -mcpu=cortex-m55 (or -m85), or recompile it with --target dsp or generic"
+#endif
+#include <arm_mve.h>
 
 #if defined(__GNUC__)
 #define MVE_INLINE static inline __attribute__((always_inline))

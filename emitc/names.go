@@ -102,3 +102,36 @@ func (n *namer) unique(base string) string {
 	n.used[name] = true
 	return name
 }
+
+// headerNames are headers a prefix must not be named after: <prefix>.h
+// beside the generated C would hide them from every file compiled with
+// that directory on its include path (a model named stdint.tflite broke
+// its own build and the user's). The C99 and C11 library headers, POSIX's
+// common ones, the ARM intrinsics headers the kernels include, and the
+// runtime's and projects' own files.
+var headerNames = map[string]bool{}
+
+func init() {
+	for _, h := range strings.Fields(`assert complex ctype errno fenv float inttypes iso646 limits locale math
+		setjmp signal stdalign stdarg stdatomic stdbool stddef stdint stdio stdlib stdnoreturn string
+		tgmath threads time uchar wchar wctype unistd fcntl strings pthread sched alloca malloc memory
+		endian features arm_acle arm_mve arm_neon arm_fp16 arm_bf16 arm_math arm_nnfunctions cmsis_compiler
+		crt crt_semihost mcugen_board mcugen_harness main`) {
+		headerNames[h] = true
+	}
+}
+
+// PrefixProblem says why p cannot be a C prefix, or "" if it can: not an
+// identifier, reserved to the implementation (a leading _ and a capital,
+// or two _), or the name of a header its <p>.h would hide.
+func PrefixProblem(p string) string {
+	switch {
+	case Ident(p) != p:
+		return fmt.Sprintf("is not a C identifier (letters, digits and _, not starting with a digit, not a keyword); %q would be", Ident(p))
+	case strings.HasPrefix(p, "__") || len(p) > 1 && p[0] == '_' && p[1] >= 'A' && p[1] <= 'Z':
+		return "names starting with __ or _ and a capital are reserved to the C implementation"
+	case headerNames[strings.ToLower(p)]:
+		return fmt.Sprintf("%s.h, the generated header, would hide the system's <%s.h> from everything compiled beside it", strings.ToLower(p), strings.ToLower(p))
+	}
+	return ""
+}

@@ -1,6 +1,9 @@
 package emitc
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Tensor names become C identifiers that clash with nothing the generated
 // code can see: keywords, its own names, and the C library's.
@@ -26,5 +29,13 @@ func TestIdent(t *testing.T) {
 		if got := Ident(in); got != want {
 			t.Errorf("Ident(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Names go into comments: neither */ nor /* may survive (the second is
+// gcc's -Wcomment, an error under -Werror; a tensor named "a/*b" did it).
+func TestCommentSafe(t *testing.T) {
+	if got := commentSafe(`x/*y*/z`); got != `x/ *y* /z` || strings.Contains(got, "/*") || strings.Contains(got, "*/") {
+		t.Errorf("commentSafe: %q", got)
 	}
 }

@@ -180,7 +180,12 @@ func DefaultPrefix(model string) string {
 	if i := strings.LastIndexByte(base, '.'); i > 0 {
 		base = base[:i]
 	}
-	return strings.ToLower(emitc.Ident(base))
+	p := strings.ToLower(emitc.Ident(base))
+	if emitc.PrefixProblem(p) != "" {
+		// stdint.tflite: a stdint.h beside the C would hide the system's.
+		p = strings.TrimLeft(p, "_") + "_model"
+	}
+	return p
 }
 
 func importPass(s *State) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,5 +150,116 @@ func TestVersionLineNamesCommit(t *testing.T) {
 	commit = ""
 	if v := versionLine(); !strings.HasPrefix(v, version) {
 		t.Errorf("without: %q", v)
+	}
+}
+
+// run refuses a misaligned input, output or external arena with -1 (a float
+// model's buffer at an odd address hard-faulted the M4; the header said
+// nothing), accepts aligned ones, and takes a NULL arena when the model
+// needs none. Built with the project's strict flags.
+func TestRunRefusesMisalignedBuffers(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed (Debian package gcc)")
+	}
+	dir := t.TempDir()
+	for _, m := range []string{"mlp_float", "op_float_scatter_nd"} {
+		if code, _, errs := mcugen(t, "compile", "../../testdata/tflite/"+m+".tflite", "--arena", "external", "-o", filepath.Join(dir, m)); code != 0 {
+			t.Fatalf("compile %s: %s", m, errs)
+		}
+	}
+	main := `#include <stdio.h>
+#include "mlp_float.h"
+#include "op_float_scatter_nd.h"
+static float in[16 + 1], out[8 + 1], sin_[4 + 1], sout[8];
+static uint8_t arena[MLP_FLOAT_ARENA_SIZE + 2 * MLP_FLOAT_ARENA_ALIGN] __attribute__((aligned(16)));
+int main(void)
+{
+    struct mlp_float_inputs i = {in};
+    struct mlp_float_outputs o = {out};
+    struct op_float_scatter_nd_inputs si = {sin_};
+    struct op_float_scatter_nd_outputs so = {sout};
+    printf("%d", (int)mlp_float_run(&i, &o, arena));
+    printf(" %d", (int)mlp_float_run(&i, &o, arena + 4));
+    i.input = (char *)in + 2;
+    printf(" %d", (int)mlp_float_run(&i, &o, arena));
+    i.input = in;
+    o.act1_fc = (char *)out + 1;
+    printf(" %d", (int)mlp_float_run(&i, &o, arena));
+    printf(" %d\n", (int)op_float_scatter_nd_run(&si, &so, NULL));
+    return 0;
+}
+`
+	src := filepath.Join(dir, "main.c")
+	os.WriteFile(src, []byte(main), 0o644)
+	exe := filepath.Join(dir, "a.out")
+	args := []string{"-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-Wno-pedantic", "-O1", "-I", filepath.Join(dir, "mlp_float"), "-I", filepath.Join(dir, "op_float_scatter_nd"),
+		src, filepath.Join(dir, "mlp_float", "mlp_float.c"), filepath.Join(dir, "op_float_scatter_nd", "op_float_scatter_nd.c"), "-lm", "-o", exe}
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	out, err := exec.Command(exe).Output()
+	if err != nil || string(out) != "0 -1 -1 -1 0\n" {
+		t.Fatalf("run results %q (%v), want aligned 0, misaligned arena, input and output -1, no arena 0", out, err)
+	}
+}
+
+// A prefix named after a system header is refused when given and renamed
+// when it comes from the file name: stdint.tflite's stdint.h hid the
+// system's from its own C and from the user's (firmware journey). So are
+// reserved identifiers.
+func TestPrefixNotAHeaderName(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	for p, want := range map[string]string{
+		"stdint": "stdint.h, the generated header, would hide the system's <stdint.h>",
+		"Math":   "math.h, the generated header, would hide the system's <math.h>",
+		"__kws":  "reserved to the C implementation",
+		"_Kws":   "reserved to the C implementation",
+	} {
+		code, _, errs := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(t.TempDir(), "o"))
+		if code != 2 || !strings.Contains(errs, want) {
+			t.Errorf("--prefix %s: exit %d, %s", p, code, errs)
+		}
+	}
+	dir := t.TempDir()
+	b, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := filepath.Join(dir, "string.tflite")
+	os.WriteFile(named, b, 0o644)
+	out := filepath.Join(dir, "o")
+	if code, _, errs := mcugen(t, "compile", named, "-o", out); code != 0 {
+		t.Fatalf("compile string.tflite: %s", errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "string_model.h")); err != nil {
+		t.Errorf("string.tflite's header: %v", err)
+	}
+	if code, _, errs := mcugen(t, "test", named, "--board", "host", "--random", "1"); code != 0 {
+		t.Errorf("test string.tflite: exit %d, %s", code, errs)
+	}
+}
+
+// C scheduled for the DSP extension, built for a core without it, fails
+// first at an #error that says what to do (it was assembler errors about
+// sxtab16).
+func TestDSPCodeOnWrongCoreSaysSo(t *testing.T) {
+	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
+		t.Skip("arm-none-eabi-gcc is not installed (Debian package gcc-arm-none-eabi)")
+	}
+	out := filepath.Join(t.TempDir(), "o")
+	if code, _, errs := mcugen(t, "compile", "../../testdata/tflite/cnn_int8.tflite", "--board", "mps2-an386", "-o", out); code != 0 {
+		t.Fatalf("compile: %s", errs)
+	}
+	msg, err := exec.Command("arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-O2", "-c", filepath.Join(out, "cnn_int8.c"), "-o", filepath.Join(out, "x.o")).CombinedOutput()
+	// gcc goes on after #error: the first error must be it.
+	first := string(msg)
+	if i := strings.Index(first, "error:"); i >= 0 {
+		first = first[i:]
+		if j := strings.IndexByte(first, '\n'); j > 0 {
+			first = first[:j]
+		}
+	}
+	if err == nil || !strings.Contains(first, "compiled for the Armv7E-M/Armv8-M DSP extension (target dsp)") {
+		t.Fatalf("built for the M3: %v, first error %q\n%s", err, first, msg)
 	}
 }

@@ -116,8 +116,13 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	if err := pipeline.CheckTarget(c.Target, opt.Board); err != nil {
 		return opt, nil, usageError{err}
 	}
-	if p := c.Prefix; p != "" && emitc.Ident(p) != p {
-		return opt, nil, usageError{fmt.Errorf("--prefix %q is not a C identifier (letters, digits and _, not starting with a digit, not a keyword); %q would be", p, emitc.Ident(p))}
+	if p := c.Prefix; p != "" {
+		if why := emitc.PrefixProblem(p); why != "" {
+			return opt, nil, usageError{fmt.Errorf("--prefix %q: %s", p, why)}
+		}
+		if l := strings.ToLower(p); l != p {
+			e.warn(fmt.Sprintf("--prefix %s: C names are lowercase (%s_run, %s.h; macros %s_...)", p, l, l, strings.ToUpper(p)))
+		}
 	}
 	opt.FlashBudget, opt.RAMBudget = int64(c.FlashBudget), int64(c.RAMBudget)
 	return opt, cat, nil
