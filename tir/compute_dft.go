@@ -1,17 +1,22 @@
 package tir
 
 import (
+	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/mcugen/mcugen/graph"
 )
 
 func init() { register(graph.DFT, computeDFT) }
 
-// computeDFT: each bin summed directly over its samples in float32, the
-// twiddles from two constant tables of N entries (cos and the sign-adjusted
-// sin of 2 pi j / N) indexed by k*m mod N, kept as a running index (no
-// division, no libm at run time).
+// computeDFT lowers each transform in float32 with constant twiddle tables
+// of N entries (cos and the sign-adjusted sin of 2 pi j / N), no libm and
+// no division at run time. A power-of-two N of 4 or more runs as a radix-2
+// FFT (bit-reversed copy into a local buffer of N complex values, log2 N
+// butterfly stages: N/2 log2 N butterflies instead of N^2 multiply-adds
+// per transform); other lengths sum each bin directly, the twiddle index
+// k*m mod N kept as a running index.
 func computeDFT(k *kctx) (Stmt, error) {
 	a, ok := k.n.Attrs.(*graph.DFTAttrs)
 	if !ok || a == nil {
@@ -48,38 +53,77 @@ func computeDFT(k *kctx) (Stmt, error) {
 	sinT := constF32(k.n.Name+"_sin", []int{n}, sv)
 	r := len(xt.Shape)
 	c := xt.Shape[r-1]
-	// bin sums bin kk over m < count, sample m's parts at re(m), im(m)
-	// (im nil for a real signal), and stores it through put.
-	bin := func(kk Expr, count int, re, im func(m Expr) Expr, put func(v Expr, part int64) Stmt) Stmt {
-		return Scalar("re", F32, func(sr *Buffer) Stmt {
-			return Scalar("im", F32, func(si *Buffer) Stmt {
-				return Scalar("j", I32, func(j *Buffer) Stmt {
-					body := Loop("m", count, func(m Expr) Stmt {
-						cs, sn := At(cosT, At(j)), At(sinT, At(j))
-						xr := re(m)
-						var nr, ni Expr
-						if im == nil {
-							nr, ni = Add(At(sr), Mul(xr, cs)), Sub(At(si), Mul(xr, sn))
-						} else {
-							xi := im(m)
-							nr = Add(At(sr), Add(Mul(xr, cs), Mul(xi, sn)))
-							ni = Add(At(si), Sub(Mul(xi, cs), Mul(xr, sn)))
-						}
-						next := Add(At(j), kk)
-						return Block(Put(sr, nr), Put(si, ni),
-							Put(j, Sel(GE(next, C(int64(n))), Sub(next, C(int64(n))), next)))
+	scale := func(v Expr) Expr {
+		if a.Inverse {
+			return Mul(v, F(float32(1/float64(n))))
+		}
+		return v
+	}
+	fft := n >= 4 && n&(n-1) == 0
+	var rev *Buffer
+	if fft {
+		lg := bits.Len(uint(n)) - 1
+		rv := make([]int64, n)
+		for m := range n {
+			rv[m] = int64(bits.Reverse(uint(m)) >> (bits.UintSize - lg))
+		}
+		rev = constBuf(k.n.Name+"_rev", I32, []int{n}, rv)
+	}
+	// transform is one transform of the count samples sample(m, part)
+	// gives (part 1 only for a complex signal; samples count..N-1 are
+	// zeros), its bins written through put(k, part, value).
+	transform := func(count int, sample func(m Expr, part int64) Expr, put func(kk Expr, part int64, v Expr) Stmt) Stmt {
+		if !fft {
+			return Loop("k", bins, func(kk Expr) Stmt { return directBin(kk, count, n, c, cosT, sinT, sample, scale, put) })
+		}
+		buf := NewBuffer(k.f.Name+"_fft", F32, []int{2 * n}, ScopeLocal)
+		var ss []Stmt
+		// The samples in bit-reversed order (zeros past count).
+		ss = append(ss, Loop("m", n, func(m Expr) Stmt {
+			at := Mul(At(rev, m), C(2))
+			if count == n {
+				var im Expr = F(0)
+				if c == 2 {
+					im = sample(m, 1)
+				}
+				return Block(Put(buf, sample(m, 0), at), Put(buf, im, Add(at, C(1))))
+			}
+			in := LT(m, C(int64(count)))
+			var im Expr = F(0)
+			if c == 2 {
+				im = Sel(in, sample(Min(m, C(int64(count-1))), 1), F(0))
+			}
+			return Block(Put(buf, Sel(in, sample(Min(m, C(int64(count-1))), 0), F(0)), at), Put(buf, im, Add(at, C(1))))
+		}))
+		for h := 1; h < n; h *= 2 {
+			stride := n / (2 * h)
+			ss = append(ss, Loop(fmt.Sprintf("g%d", h), n/(2*h), func(g Expr) Stmt {
+				return Loop("j", h, func(j Expr) Stmt {
+					p := Mul(Add(Mul(g, C(int64(2*h))), j), C(2))
+					tw := Mul(j, C(int64(stride)))
+					// w = cos - i sin (forward); b*w, then a +- b*w.
+					return Let("p", p, func(p Expr) Stmt {
+						q := Add(p, C(int64(2*h)))
+						wr, wi := At(cosT, tw), Sub(F(0), At(sinT, tw))
+						br, bi := At(buf, q), At(buf, Add(q, C(1)))
+						return Let("tr", Sub(Mul(br, wr), Mul(bi, wi)), func(tr Expr) Stmt {
+							return Let("ti", Add(Mul(br, wi), Mul(bi, wr)), func(ti Expr) Stmt {
+								return Let("ar", At(buf, p), func(ar Expr) Stmt {
+									return Let("ai", At(buf, Add(p, C(1))), func(ai Expr) Stmt {
+										return Block(Put(buf, Add(ar, tr), p), Put(buf, Add(ai, ti), Add(p, C(1))),
+											Put(buf, Sub(ar, tr), q), Put(buf, Sub(ai, ti), Add(q, C(1))))
+									})
+								})
+							})
+						})
 					})
-					out := func(v Expr) Expr {
-						if a.Inverse {
-							return Mul(v, F(float32(1/float64(n))))
-						}
-						return v
-					}
-					return Block(Put(sr, F(0)), Put(si, F(0)), Put(j, C(0)), body,
-						put(out(At(sr)), 0), put(out(At(si)), 1))
 				})
-			})
-		})
+			}))
+		}
+		ss = append(ss, Loop("k", bins, func(kk Expr) Stmt {
+			return Block(put(kk, 0, scale(At(buf, Mul(kk, C(2))))), put(kk, 1, scale(At(buf, Add(Mul(kk, C(2)), C(1))))))
+		}))
+		return &Allocate{Buf: buf, Body: Block(ss...)}
 	}
 	if a.Frames > 0 {
 		var win *Buffer
@@ -89,22 +133,16 @@ func computeDFT(k *kctx) (Stmt, error) {
 		batch, length := xt.Shape[0], xt.Shape[1]
 		viewAs(x, []int{batch, length, c})
 		viewAs(y, []int{batch, a.Frames, bins, 2})
-		return Loops([]string{"b", "f", "k"}, []int{batch, a.Frames, bins}, func(iv []Expr) Stmt {
-			b, f, kk := iv[0], iv[1], iv[2]
-			sample := func(part int64) func(m Expr) Expr {
-				return func(m Expr) Expr {
-					v := At(x, b, Add(Mul(f, C(int64(a.Step))), m), C(part))
-					if win != nil {
-						v = Mul(v, At(win, m))
-					}
-					return v
+		return Loops([]string{"b", "f"}, []int{batch, a.Frames}, func(iv []Expr) Stmt {
+			b, f := iv[0], iv[1]
+			sample := func(m Expr, part int64) Expr {
+				v := At(x, b, Add(Mul(f, C(int64(a.Step))), m), C(part))
+				if win != nil {
+					v = Mul(v, At(win, m))
 				}
+				return v
 			}
-			var im func(Expr) Expr
-			if c == 2 {
-				im = sample(1)
-			}
-			return bin(kk, n, sample(0), im, func(v Expr, part int64) Stmt { return Put(y, v, b, f, kk, C(part)) })
+			return transform(n, sample, func(kk Expr, part int64, v Expr) Stmt { return Put(y, v, b, f, kk, C(part)) })
 		}), nil
 	}
 	outer := graph.NumElements(xt.Shape[:a.Axis])
@@ -112,16 +150,38 @@ func computeDFT(k *kctx) (Stmt, error) {
 	inner := graph.NumElements(xt.Shape[a.Axis+1 : r-1])
 	viewAs(x, []int{outer, length, inner, c})
 	viewAs(y, []int{outer, bins, inner, 2})
-	return Loops([]string{"o", "i", "k"}, []int{outer, inner, bins}, func(iv []Expr) Stmt {
-		o, i, kk := iv[0], iv[1], iv[2]
-		sample := func(part int64) func(m Expr) Expr {
-			return func(m Expr) Expr { return At(x, o, m, i, C(part)) }
-		}
-		var im func(Expr) Expr
-		if c == 2 {
-			im = sample(1)
-		}
-		// Samples past the signal's end are zeros: the sum stops there.
-		return bin(kk, min(length, n), sample(0), im, func(v Expr, part int64) Stmt { return Put(y, v, o, kk, i, C(part)) })
+	return Loops([]string{"o", "i"}, []int{outer, inner}, func(iv []Expr) Stmt {
+		o, i := iv[0], iv[1]
+		sample := func(m Expr, part int64) Expr { return At(x, o, m, i, C(part)) }
+		return transform(min(length, n), sample, func(kk Expr, part int64, v Expr) Stmt { return Put(y, v, o, kk, i, C(part)) })
 	}), nil
+}
+
+// directBin sums bin kk of an N-point transform directly over count
+// samples, the twiddle index k*m mod N kept as a running index.
+func directBin(kk Expr, count, n, c int, cosT, sinT *Buffer, sample func(m Expr, part int64) Expr, scale func(Expr) Expr, put func(kk Expr, part int64, v Expr) Stmt) Stmt {
+	return Scalar("re", F32, func(sr *Buffer) Stmt {
+		return Scalar("im", F32, func(si *Buffer) Stmt {
+			return Scalar("j", I32, func(j *Buffer) Stmt {
+				body := Loop("m", count, func(m Expr) Stmt {
+					cs, sn := At(cosT, At(j)), At(sinT, At(j))
+					xr := sample(m, 0)
+					var nr, ni Expr
+					if c == 1 {
+						nr, ni = Add(At(sr), Mul(xr, cs)), Sub(At(si), Mul(xr, sn))
+					} else {
+						xi := sample(m, 1)
+						// (xr + i xi)(cos - i sin)
+						nr = Add(At(sr), Add(Mul(xr, cs), Mul(xi, sn)))
+						ni = Add(At(si), Sub(Mul(xi, cs), Mul(xr, sn)))
+					}
+					next := Add(At(j), kk)
+					return Block(Put(sr, nr), Put(si, ni),
+						Put(j, Sel(GE(next, C(int64(n))), Sub(next, C(int64(n))), next)))
+				})
+				return Block(Put(sr, F(0)), Put(si, F(0)), Put(j, C(0)), body,
+					put(kk, 0, scale(At(sr))), put(kk, 1, scale(At(si))))
+			})
+		})
+	})
 }

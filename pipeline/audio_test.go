@@ -1,0 +1,66 @@
+package pipeline
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/onnx"
+)
+
+// logMelModel is a keyword spotter's audio front end in ONNX (opset 17):
+// one second at 16 kHz in 49 frames of 512 samples, 320 apart, under a
+// Hann window; the power spectrum (257 bins) weighted by 40 mel filters
+// (MelWeightMatrix, folded) and its log.
+func logMelModel(t *testing.T) string {
+	b := onnx.NewBuilder("logmel", 17, 1)
+	x := b.Input("audio", graph.Float32, 1, 16000, 1)
+	win := make([]float32, 512)
+	for i := range win {
+		win[i] = float32(0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/512))
+	}
+	spec := b.Node("STFT", []string{x, b.Scalar("step", graph.Int64, 320), b.Floats("window", win...)})
+	power := b.Node("ReduceSumSquare", []string{spec}, onnx.IntsAttr("axes", -1), onnx.IntAttr("keepdims", 0))
+	mel := b.Node("MelWeightMatrix", []string{b.Scalar("bins", graph.Int64, 40), b.Scalar("dft", graph.Int64, 512),
+		b.Scalar("rate", graph.Int64, 16000), b.Scalar("lo", graph.Float32, 20), b.Scalar("hi", graph.Float32, 7600)})
+	m := b.Node("MatMul", []string{power, mel})
+	b.Output(b.Node("Log", []string{b.Node("Add", []string{m, b.Scalar("eps", graph.Float32, 1e-6)})}), graph.Float32)
+	path := filepath.Join(t.TempDir(), "logmel.onnx")
+	if d := os.Getenv("MCUGEN_SAVE_LOGMEL"); d != "" {
+		path = d
+	}
+	if err := os.WriteFile(path, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLogMelFrontEnd runs the front end on the Cortex-M4 under QEMU: the
+// firmware's 512-point FFTs (float32, twiddle tables) against the
+// reference interpreter's transforms summed by definition in float64.
+func TestLogMelFrontEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a QEMU run")
+	}
+	needTools(t, "mps2-an386")
+	board, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Compile(logMelModel(t), Options{Board: board, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Execute(RandomInputs(s.Graph, 2, 3), t.TempDir(), 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.AllMatch() {
+		t.Fatalf("outputs differ from the reference interpreter (max abs diff %g)", x.MaxAbsDiff)
+	}
+	t.Logf("log-mel front end on mps2-an386: %d instructions per inference, arena %d B, flash %d B (text+data)",
+		x.Instructions(), s.Module.ArenaBytes, x.Firmware.Text+x.Firmware.Data)
+}
