@@ -15,6 +15,9 @@ package tir
 // (bit 0: columns, bit 1: rows; default: columns where the quad loop is not unrolled) splits the output into border and
 // interior so the interior runs without padding checks.
 func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
+	if floatKernel(f) {
+		return scheduleConvBlocked(f)
+	}
 	unroll, part, bpx := knob(f, "unroll_taps", 1), knob(f, "partition", -1), knob(f, "block_px", 1)
 	unrollQ := knob(f, "unroll_q", 4)
 	c, ok := parseConvNest(f)

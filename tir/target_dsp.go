@@ -456,7 +456,18 @@ func convWeights(f *PrimFunc) *Buffer {
 // default; 8: int8 in flash, widened in registers, tir/dsp_w8.go),
 // conv_rows (KxK with Cin % 4 == 0: widen input rows once instead of the
 // im2col, tir/dsp_convrows.go).
+// floatKernel reports a kernel with a float32 output: the DSP extension's
+// integer SIMD does not apply, and the generic target's register blocks
+// do (blocks of rows or channels sharing each loaded input; each output
+// still sums its terms in order, so the results do not change).
+func floatKernel(f *PrimFunc) bool {
+	return len(f.Params) > 0 && f.Params[len(f.Params)-1].DType == F32
+}
+
 func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
+	if floatKernel(f) {
+		return scheduleConvBlocked(f)
+	}
 	// Two pixels by two channels everywhere. (Session 4 made K <= 8 one
 	// pixel by four channels, when the two pixels' epilogues spilled; with
 	// the LDM blocks and the shared-shift epilogue the tuner measures 2x2
@@ -740,6 +751,9 @@ func rowMajor(b *Buffer) bool {
 // mps2-an386, where 16 measured higher than 8), weights
 // (16 or 8).
 func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
+	if floatKernel(f) {
+		return scheduleFCBlocked(f)
+	}
 	a, err := parseAccNest(f)
 	if err != nil || len(a.outer) != 2 || len(a.red) != 1 || a.cond != nil {
 		return scheduleFCGeneric(f)

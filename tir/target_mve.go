@@ -5,8 +5,8 @@ package tir
 // micro-kernels emitc prints with <arm_mve.h>; everything else falls back
 // to the generic schedules.
 var MVE = &Target{Name: "mve", Schedules: map[string]ScheduleFunc{
-	"conv2d":           simdSchedule("mve", scheduleConvGeneric),
-	"depthwise_conv2d": simdSchedule("mve", scheduleConvGeneric),
+	"conv2d":           simdSchedule("mve", scheduleConvBlocked),
+	"depthwise_conv2d": simdSchedule("mve", scheduleConvBlocked),
 	"fully_connected":  simdSchedule("mve", scheduleFCGeneric),
 	"add":              simdElementwise("mve", nil),
 	"avg_pool2d":       simdAvgPool("mve", scheduleHoist),

@@ -5,9 +5,9 @@ package tir
 // (vdotq_s32 when the compiler has the dot-product extension, vmull_s8 /
 // vpadalq_s16 otherwise).
 var NEON = &Target{Name: "neon", Schedules: map[string]ScheduleFunc{
-	"conv2d":           simdSchedule("neon", scheduleConvGeneric),
-	"depthwise_conv2d": simdSchedule("neon", scheduleConvGeneric),
-	"fully_connected":  simdSchedule("neon", scheduleFCGeneric),
+	"conv2d":           simdSchedule("neon", scheduleConvBlocked),
+	"depthwise_conv2d": simdSchedule("neon", scheduleConvBlocked),
+	"fully_connected":  simdSchedule("neon", scheduleFCBlocked),
 	"add":              simdElementwise("neon", nil),
 	"avg_pool2d":       simdAvgPool("neon", scheduleHoist),
 	"sub":              simdElementwise("neon", nil),
