@@ -292,7 +292,11 @@ func (e *emitter) header() []byte {
 				fmt.Fprintf(&b, "void *%s(%s); /* output %s */\n", e.ioPtrName("output", i), e.arenaParam(), commentSafe(fmt.Sprintf("%q", o.Name)))
 			}
 		}
-		fmt.Fprintf(&b, "\n/* Runs the model; returns 0. */\nint32_t %s_run(%s);\n", e.prefix, e.arenaParam())
+		if e.opts.ArenaExternal && e.m.ArenaBytes > 0 {
+			fmt.Fprintf(&b, "\n/* Runs the model; returns 0, or -1 when the arena is missing or not aligned to\n   %s_ARENA_ALIGN. */\nint32_t %s_run(%s);\n", e.PREFIX, e.prefix, e.arenaParam())
+		} else {
+			fmt.Fprintf(&b, "\n/* Runs the model; returns 0. */\nint32_t %s_run(%s);\n", e.prefix, e.arenaParam())
+		}
 	} else {
 		// C99 has no empty struct: a model whose inputs all folded into
 		// constants (or whose outputs are all states) gets a placeholder.
@@ -312,7 +316,7 @@ func (e *emitter) header() []byte {
 		members(e.inNames, false)
 		fmt.Fprintf(&b, "};\n\nstruct %s_outputs {\n", e.prefix)
 		members(e.outName, true)
-		fmt.Fprintf(&b, "};\n\n/* Runs the model; returns 0, or -1 when a pointer is missing or misaligned (each\n   input and output aligned to its element's size: 4 bytes for float32%s). */\n", e.arenaAlignNote())
+		fmt.Fprintf(&b, "};\n\n/* Runs the model; returns 0, or -1 when a pointer is missing or misaligned (each\n   input and output aligned for its element type: 4 bytes for float32 on Arm%s). */\n", e.arenaAlignNote())
 		args := fmt.Sprintf("struct %s_inputs *in, struct %s_outputs *out", e.prefix, e.prefix)
 		if e.opts.ArenaExternal {
 			args += ", void *arena"
@@ -402,7 +406,8 @@ func (e *emitter) source() ([]byte, error) {
 	// dead, a miscompilation. On Cortex-M that specialization is 0.1-1.1% faster and
 	// arm-none-eabi-gcc compiles it correctly, so there it stays.
 	fmt.Fprintf(&b, "#if !defined(__clang__) && !defined(__arm__) && __GNUC__ >= 8\n#define %[1]s_KERNEL __attribute__((noipa))\n#else\n#define %[1]s_KERNEL __attribute__((noinline))\n#endif\n", e.PREFIX)
-	fmt.Fprintf(&b, "#else\n#define %[1]s_ALIGNED\n#define %[1]s_ARENA\n#define %[1]s_WEIGHTS\n#define %[1]s_KERNEL\n#endif\n\n", e.PREFIX)
+	fmt.Fprintf(&b, "#define %[1]s_ALIGNOF(t) __alignof__(t)\n", e.PREFIX)
+	fmt.Fprintf(&b, "#else\n#define %[1]s_ALIGNED\n#define %[1]s_ARENA\n#define %[1]s_WEIGHTS\n#define %[1]s_KERNEL\n#define %[1]s_ALIGNOF(t) sizeof(t)\n#endif\n\n", e.PREFIX)
 	fmt.Fprintf(&b, "/* Per-layer profiling: define %[1]s_LAYER_HOOK(i) when compiling this file (for\n"+
 		"   example as a call that reads DWT->CYCCNT). run calls it with 0 before the first layer\n"+
 		"   and with i + 1 after layer i (the layers are listed in %[2]s.h). */\n"+
@@ -623,6 +628,9 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 		fmt.Fprintf(b, "int32_t %s_run(struct %s_inputs *in, struct %s_outputs *out%s)\n{\n", e.prefix, e.prefix, e.prefix, extArg(false))
 	}
 	b.WriteString(arenaDecl)
+	if e.m.IOInArena && e.opts.ArenaExternal && e.m.ArenaBytes > 0 {
+		fmt.Fprintf(b, "    if (arena_ == NULL || ((uintptr_t)arena_ & %du) != 0u) {\n        return -1;\n    }\n", arenaAlign-1)
+	}
 	if !e.m.IOInArena {
 		var checks []string
 		checks = append(checks, "in == NULL", "out == NULL")
@@ -638,17 +646,18 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 		}
 		// Misaligned pointers fault on the cores (float and word loads) and
 		// are undefined in C: refused like missing ones.
+		// The type's own alignment, which is 1 for every type on 8-bit AVR.
 		for i, n := range e.inNames {
 			if !e.m.IsState(i, false) {
-				if a := e.m.Inputs[i].DType.Size(); a > 1 {
-					checks = append(checks, fmt.Sprintf("((uintptr_t)in->%s & %du) != 0u", n, a-1))
+				if t := e.m.Inputs[i].DType; t.Size() > 1 {
+					checks = append(checks, fmt.Sprintf("((uintptr_t)in->%s & (%s_ALIGNOF(%s) - 1u)) != 0u", n, e.PREFIX, ctype(t)))
 				}
 			}
 		}
 		for i, n := range e.outName {
 			if !e.m.IsState(i, true) {
-				if a := e.m.Outputs[i].DType.Size(); a > 1 {
-					checks = append(checks, fmt.Sprintf("((uintptr_t)out->%s & %du) != 0u", n, a-1))
+				if t := e.m.Outputs[i].DType; t.Size() > 1 {
+					checks = append(checks, fmt.Sprintf("((uintptr_t)out->%s & (%s_ALIGNOF(%s) - 1u)) != 0u", n, e.PREFIX, ctype(t)))
 				}
 			}
 		}

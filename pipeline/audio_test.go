@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +64,42 @@ func TestLogMelFrontEnd(t *testing.T) {
 	}
 	t.Logf("log-mel front end on mps2-an386: %d instructions per inference, arena %d B, flash %d B (text+data)",
 		x.Instructions(), s.Module.ArenaBytes, x.Firmware.Text+x.Firmware.Data)
+}
+
+// stftModel is an STFT of frames of n samples over a signal of 4n.
+func stftModel(t *testing.T, n int) string {
+	b := onnx.NewBuilder("stft", 17, 1)
+	x := b.Input("signal", graph.Float32, 1, 4*n, 1)
+	b.Output(b.Node("STFT", []string{x, b.Scalar("step", graph.Int64, float64(n)), "", b.Scalar("len", graph.Int64, float64(n))}), graph.Float32)
+	path := filepath.Join(t.TempDir(), "stft.onnx")
+	if err := os.WriteFile(path, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The FFT's local buffer (8 N bytes) is taken only where it fits the
+// board's stack; otherwise the transform sums directly, as before the
+// FFT, and the model still builds (a 2048-point STFT on a 16 KiB stack and
+// a 512-point one on the micro:bit's 2 KiB once failed the stack check).
+func TestFFTFitsTheStack(t *testing.T) {
+	for _, c := range []struct {
+		board string
+		n     int
+		fft   bool
+	}{{"mps2-an386", 512, true}, {"mps2-an386", 2048, false}, {"microbit", 512, false}, {"microbit", 128, true}} {
+		board, err := LoadBoard(c.board, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Compile(stftModel(t, c.n), Options{Board: board, Version: "test"})
+		if err != nil {
+			t.Errorf("%d points on %s: %v", c.n, c.board, err)
+			continue
+		}
+		src := string(s.Files["stft.c"])
+		if got := strings.Contains(src, "_fft["); got != c.fft {
+			t.Errorf("%d points on %s: FFT %v, want %v", c.n, c.board, got, c.fft)
+		}
+	}
 }

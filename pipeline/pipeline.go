@@ -137,6 +137,9 @@ func RunUntil(model string, opt Options, last string) (*State, error) {
 	}
 	if opt.Prefix == "" {
 		opt.Prefix = DefaultPrefix(model)
+		if plain := strings.ToLower(emitc.Ident(fileStem(model))); plain != opt.Prefix {
+			opt.Warn(fmt.Sprintf("%s: the C prefix is %s, not %s: %s (--prefix names another)", model, opt.Prefix, plain, emitc.PrefixProblem(plain)))
+		}
 	}
 	s := &State{Opt: opt, ModelPath: model}
 	for _, p := range Passes {
@@ -174,13 +177,18 @@ func (s *State) Dump(stage string) (string, error) {
 	return "", fmt.Errorf("unknown IR stage %q (want graph, quant, plan, tir or c)", stage)
 }
 
-// DefaultPrefix derives a C prefix from a model file name.
-func DefaultPrefix(model string) string {
+// fileStem is a model path's file name without its extension.
+func fileStem(model string) string {
 	base := model[strings.LastIndexAny(model, `/\`)+1:]
 	if i := strings.LastIndexByte(base, '.'); i > 0 {
 		base = base[:i]
 	}
-	p := strings.ToLower(emitc.Ident(base))
+	return base
+}
+
+// DefaultPrefix derives a C prefix from a model file name.
+func DefaultPrefix(model string) string {
+	p := strings.ToLower(emitc.Ident(fileStem(model)))
 	if emitc.PrefixProblem(p) != "" {
 		// stdint.tflite: a stdint.h beside the C would hide the system's.
 		p = strings.TrimLeft(p, "_") + "_model"

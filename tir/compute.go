@@ -20,6 +20,8 @@ type kctx struct {
 	out *graph.Tensor
 	// folded is the bias with the input offset folded in (conv/FC without padding).
 	folded *Buffer
+	// stack is the target's stack for a kernel's local arrays (0: unknown).
+	stack int
 }
 
 // compute builds the naive loop nest for a node: one compute definition per op.

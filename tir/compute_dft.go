@@ -12,11 +12,11 @@ func init() { register(graph.DFT, computeDFT) }
 
 // computeDFT lowers each transform in float32 with constant twiddle tables
 // of N entries (cos and the sign-adjusted sin of 2 pi j / N), no libm and
-// no division at run time. A power-of-two N of 4 or more runs as a radix-2
-// FFT (bit-reversed copy into a local buffer of N complex values, log2 N
-// butterfly stages: N/2 log2 N butterflies instead of N^2 multiply-adds
-// per transform); other lengths sum each bin directly, the twiddle index
-// k*m mod N kept as a running index.
+// no division at run time. A power-of-two N of 4 or more whose buffer fits
+// the stack runs as a radix-2 FFT (bit-reversed copy into a local buffer
+// of N complex values, log2 N butterfly stages: N/2 log2 N butterflies
+// instead of N^2 multiply-adds per transform); other transforms sum each
+// bin directly, the twiddle index k*m mod N kept as a running index.
 func computeDFT(k *kctx) (Stmt, error) {
 	a, ok := k.n.Attrs.(*graph.DFTAttrs)
 	if !ok || a == nil {
@@ -59,7 +59,13 @@ func computeDFT(k *kctx) (Stmt, error) {
 		}
 		return v
 	}
-	fft := n >= 4 && n&(n-1) == 0
+	// The FFT's local buffer (8 N bytes) must fit the target's stack (64 KiB
+	// where no limit is known); the direct sum needs none.
+	limit := k.stack
+	if limit == 0 {
+		limit = 64 << 10
+	}
+	fft := n >= 4 && n&(n-1) == 0 && 8*n <= limit
 	var rev *Buffer
 	if fft {
 		lg := bits.Len(uint(n)) - 1

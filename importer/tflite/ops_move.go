@@ -924,7 +924,8 @@ func (c *opctx) oneHot(n *graph.Node) error {
 // scatterND maps SCATTER_ND (indices [..., k], updates, a constant shape):
 // zeros of that shape, each update added at its indices (duplicates sum, as
 // TFLite's kernel adds them), a Scatter with the reduction "add" over a zero
-// constant. An index outside its axis, an error in TFLite, skips its update.
+// constant. A negative index counts from the end, as in ONNX, and an index
+// outside its axis skips its update (TFLite calls both an error).
 // Quantized updates are refused: TFLite adds the stored values, whatever
 // their scale and zero point.
 func (c *opctx) scatterND(n *graph.Node) error {
