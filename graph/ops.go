@@ -328,6 +328,10 @@ type DFTAttrs struct {
 	Axis, N           int
 	Inverse, Onesided bool
 	Frames, Step      int
+	// Power makes the output each bin's squared magnitude, re² + im², with
+	// no last axis (a DFT followed by a sum of squares over re and im,
+	// fused: FuseDFTPower).
+	Power bool
 }
 
 // DFTBins is the number of bins a transform of N samples gives.

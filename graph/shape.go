@@ -598,6 +598,9 @@ func DFTShape(a *DFTAttrs, x, window []int) ([]int, error) {
 		if r != 3 || a.Step < 1 || (a.Frames-1)*a.Step+a.N > x[1] {
 			return nil, fmt.Errorf("%d frames of %d samples %d apart do not fit a signal %v", a.Frames, a.N, a.Step, x)
 		}
+		if a.Power {
+			return []int{x[0], a.Frames, a.DFTBins()}, nil
+		}
 		return []int{x[0], a.Frames, a.DFTBins(), 2}, nil
 	}
 	if a.Axis < 0 || a.Axis >= r-1 {
@@ -605,5 +608,54 @@ func DFTShape(a *DFTAttrs, x, window []int) ([]int, error) {
 	}
 	y := slices.Clone(x)
 	y[a.Axis], y[r-1] = a.DFTBins(), 2
+	if a.Power {
+		y = y[:r-1]
+	}
 	return y, nil
+}
+
+// FuseDFTPower folds a sum of squares over the last axis (re and im) that
+// is a DFT output's only reader into the DFT (DFTAttrs.Power): an audio
+// front end's power spectrum, without the complex spectrum in between (a
+// third of the memory: a second of 16 kHz audio in 512-point frames keeps
+// 50 KB instead of 150 KB). It returns how many it fused.
+func FuseDFTPower(g *Graph) int {
+	readers := map[string]int{}
+	for _, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			readers[in]++
+		}
+	}
+	for _, o := range g.Outputs {
+		readers[o]++
+	}
+	byOut := map[string]*Node{}
+	for _, n := range g.Nodes {
+		if n.Op == DFT && len(n.Outputs) == 1 {
+			byOut[n.Outputs[0]] = n
+		}
+	}
+	fused := 0
+	keep := g.Nodes[:0]
+	for _, n := range g.Nodes {
+		ra, ok := n.Attrs.(*ReduceAttrs)
+		if n.Op == Reduce && ok && ra != nil && ra.Kind == ReduceSumSquare && !ra.KeepDims && len(n.Inputs) == 1 && len(n.Outputs) == 1 {
+			d := byOut[n.Inputs[0]]
+			t := g.Tensors[n.Inputs[0]]
+			if d != nil && t != nil && readers[t.Name] == 1 && len(ra.Axes) == 1 && (ra.Axes[0] == len(t.Shape)-1 || ra.Axes[0] == -1) {
+				if da, ok := d.Attrs.(*DFTAttrs); ok && da != nil && !da.Power {
+					na := *da
+					na.Power = true
+					d.Attrs = &na
+					d.Outputs = []string{n.Outputs[0]}
+					delete(g.Tensors, t.Name)
+					fused++
+					continue
+				}
+			}
+		}
+		keep = append(keep, n)
+	}
+	g.Nodes = keep
+	return fused
 }

@@ -55,6 +55,16 @@ func TestLogMelFrontEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The power spectrum is fused into the STFT: no complex spectrum (100 KB)
+	// in the arena.
+	for _, n := range s.Graph.Nodes {
+		if n.Op == graph.Reduce {
+			t.Errorf("the sum of squares %s was not fused into the STFT", n.Name)
+		}
+	}
+	if s.Module.ArenaBytes >= 100000 {
+		t.Errorf("arena %d B: the complex spectrum is still in it", s.Module.ArenaBytes)
+	}
 	x, err := s.Execute(RandomInputs(s.Graph, 2, 3), t.TempDir(), 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -77,8 +78,8 @@ func computeDFT(k *kctx) (Stmt, error) {
 	}
 	// transform is one transform of the count samples sample(m, part)
 	// gives (part 1 only for a complex signal; samples count..N-1 are
-	// zeros), its bins written through put(k, part, value).
-	transform := func(count int, sample func(m Expr, part int64) Expr, put func(kk Expr, part int64, v Expr) Stmt) Stmt {
+	// zeros), its bins written through put(k, re, im).
+	transform := func(count int, sample func(m Expr, part int64) Expr, put func(kk, re, im Expr) Stmt) Stmt {
 		if !fft {
 			return Loop("k", bins, func(kk Expr) Stmt { return directBin(kk, count, n, c, cosT, sinT, sample, scale, put) })
 		}
@@ -127,9 +128,19 @@ func computeDFT(k *kctx) (Stmt, error) {
 			}))
 		}
 		ss = append(ss, Loop("k", bins, func(kk Expr) Stmt {
-			return Block(put(kk, 0, scale(At(buf, Mul(kk, C(2))))), put(kk, 1, scale(At(buf, Add(Mul(kk, C(2)), C(1))))))
+			return put(kk, scale(At(buf, Mul(kk, C(2)))), scale(At(buf, Add(Mul(kk, C(2)), C(1)))))
 		}))
 		return &Allocate{Buf: buf, Body: Block(ss...)}
+	}
+	// bin stores one bin at idx (the bin's index without the re/im axis):
+	// re and im, or with Power re² + im².
+	bin := func(y *Buffer, re, im Expr, idx ...Expr) Stmt {
+		if a.Power {
+			return Let("bre", re, func(re Expr) Stmt {
+				return Let("bim", im, func(im Expr) Stmt { return Put(y, Add(Mul(re, re), Mul(im, im)), idx...) })
+			})
+		}
+		return Block(Put(y, re, append(idx, C(0))...), Put(y, im, append(slices.Clone(idx), C(1))...))
 	}
 	if a.Frames > 0 {
 		var win *Buffer
@@ -138,7 +149,11 @@ func computeDFT(k *kctx) (Stmt, error) {
 		}
 		batch, length := xt.Shape[0], xt.Shape[1]
 		viewAs(x, []int{batch, length, c})
-		viewAs(y, []int{batch, a.Frames, bins, 2})
+		if a.Power {
+			viewAs(y, []int{batch, a.Frames, bins})
+		} else {
+			viewAs(y, []int{batch, a.Frames, bins, 2})
+		}
 		return Loops([]string{"b", "f"}, []int{batch, a.Frames}, func(iv []Expr) Stmt {
 			b, f := iv[0], iv[1]
 			sample := func(m Expr, part int64) Expr {
@@ -148,24 +163,28 @@ func computeDFT(k *kctx) (Stmt, error) {
 				}
 				return v
 			}
-			return transform(n, sample, func(kk Expr, part int64, v Expr) Stmt { return Put(y, v, b, f, kk, C(part)) })
+			return transform(n, sample, func(kk, re, im Expr) Stmt { return bin(y, re, im, b, f, kk) })
 		}), nil
 	}
 	outer := graph.NumElements(xt.Shape[:a.Axis])
 	length := xt.Shape[a.Axis]
 	inner := graph.NumElements(xt.Shape[a.Axis+1 : r-1])
 	viewAs(x, []int{outer, length, inner, c})
-	viewAs(y, []int{outer, bins, inner, 2})
+	if a.Power {
+		viewAs(y, []int{outer, bins, inner})
+	} else {
+		viewAs(y, []int{outer, bins, inner, 2})
+	}
 	return Loops([]string{"o", "i"}, []int{outer, inner}, func(iv []Expr) Stmt {
 		o, i := iv[0], iv[1]
 		sample := func(m Expr, part int64) Expr { return At(x, o, m, i, C(part)) }
-		return transform(min(length, n), sample, func(kk Expr, part int64, v Expr) Stmt { return Put(y, v, o, kk, i, C(part)) })
+		return transform(min(length, n), sample, func(kk, re, im Expr) Stmt { return bin(y, re, im, o, kk, i) })
 	}), nil
 }
 
 // directBin sums bin kk of an N-point transform directly over count
 // samples, the twiddle index k*m mod N kept as a running index.
-func directBin(kk Expr, count, n, c int, cosT, sinT *Buffer, sample func(m Expr, part int64) Expr, scale func(Expr) Expr, put func(kk Expr, part int64, v Expr) Stmt) Stmt {
+func directBin(kk Expr, count, n, c int, cosT, sinT *Buffer, sample func(m Expr, part int64) Expr, scale func(Expr) Expr, put func(kk, re, im Expr) Stmt) Stmt {
 	return Scalar("re", F32, func(sr *Buffer) Stmt {
 		return Scalar("im", F32, func(si *Buffer) Stmt {
 			return Scalar("j", I32, func(j *Buffer) Stmt {
@@ -185,8 +204,7 @@ func directBin(kk Expr, count, n, c int, cosT, sinT *Buffer, sample func(m Expr,
 					return Block(Put(sr, nr), Put(si, ni),
 						Put(j, Sel(GE(next, C(int64(n))), Sub(next, C(int64(n))), next)))
 				})
-				return Block(Put(sr, F(0)), Put(si, F(0)), Put(j, C(0)), body,
-					put(kk, 0, scale(At(sr))), put(kk, 1, scale(At(si))))
+				return Block(Put(sr, F(0)), Put(si, F(0)), Put(j, C(0)), body, put(kk, scale(At(sr)), scale(At(si))))
 			})
 		})
 	})

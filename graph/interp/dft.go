@@ -3,6 +3,7 @@ package interp
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -32,7 +33,11 @@ func dftOp(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, err
 	if err != nil {
 		return nil, err
 	}
-	y := graph.NewData(graph.Float32, shape)
+	full := shape
+	if a.Power {
+		full = append(slices.Clone(shape), 2)
+	}
+	y := graph.NewData(graph.Float32, full)
 	r := len(x.Shape)
 	c := x.Shape[r-1]
 	bins := a.DFTBins()
@@ -81,7 +86,7 @@ func dftOp(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, err
 					w, func(k int) int { return ((b*a.Frames+f)*bins + k) * 2 })
 			}
 		}
-		return []*graph.Data{y}, nil
+		return []*graph.Data{power(&a, y, shape)}, nil
 	}
 	outer := graph.NumElements(x.Shape[:a.Axis])
 	length := x.Shape[a.Axis]
@@ -96,5 +101,19 @@ func dftOp(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, err
 			}, nil, func(k int) int { return ((o*bins+k)*inner + i) * 2 })
 		}
 	}
-	return []*graph.Data{y}, nil
+	return []*graph.Data{power(&a, y, shape)}, nil
+}
+
+// power is y's squared magnitudes (re² + im² of float32 parts, in float32,
+// as the sum of squares it stands for computes them) when a asks for them.
+func power(a *graph.DFTAttrs, y *graph.Data, shape []int) *graph.Data {
+	if !a.Power {
+		return y
+	}
+	p := graph.NewData(graph.Float32, shape)
+	for i := range p.F {
+		re, im := y.F[2*i], y.F[2*i+1]
+		p.F[i] = float32(re*re) + float32(im*im) // rounded apart: no fused multiply-add
+	}
+	return p
 }

@@ -506,7 +506,10 @@ var builders = []struct {
 			dft(graph.DFTAttrs{Axis: 0, N: 8, Inverse: true}, cplx),  // complex, padded
 			dft(graph.DFTAttrs{Axis: 1, N: 3}, cplx),                 // complex forward
 			dft(graph.DFTAttrs{N: 8, Onesided: true, Frames: 7, Step: 5}, sig, win),
-			dft(graph.DFTAttrs{N: 6, Frames: 4, Step: 7}, csig))
+			dft(graph.DFTAttrs{N: 6, Frames: 4, Step: 7}, csig),
+			dft(graph.DFTAttrs{N: 8, Onesided: true, Frames: 7, Step: 5, Power: true}, sig, win), // FFT, power
+			dft(graph.DFTAttrs{Axis: 1, N: 12, Power: true}, real),                               // direct, power
+			dft(graph.DFTAttrs{Axis: 0, N: 4, Power: true}, cplx))                                // FFT, complex, power
 	}},
 	{"scalars", true, func(b *builder) (*graph.Graph, error) {
 		// Rank-0 tensors: pointers in the generated C, read as p[0].
