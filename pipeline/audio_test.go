@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,10 +30,19 @@ func logMelModel(t *testing.T) string {
 		b.Scalar("rate", graph.Int64, 16000), b.Scalar("lo", graph.Float32, 20), b.Scalar("hi", graph.Float32, 7600)})
 	m := b.Node("MatMul", []string{power, mel})
 	b.Output(b.Node("Log", []string{b.Node("Add", []string{m, b.Scalar("eps", graph.Float32, 1e-6)})}), graph.Float32)
-	path := filepath.Join(t.TempDir(), "logmel.onnx")
-	if d := os.Getenv("MCUGEN_SAVE_LOGMEL"); d != "" {
-		path = d
+	return writeONNX(t, b, "logmel")
+}
+
+// writeONNX writes the builder's model to name.onnx in a temporary
+// directory, or to $MCUGEN_KEEP_MODELS/name.onnx when that is set (to
+// bench or inspect it by hand), and returns the path.
+func writeONNX(t *testing.T, b *onnx.Builder, name string) string {
+	t.Helper()
+	dir := os.Getenv("MCUGEN_KEEP_MODELS")
+	if dir == "" {
+		dir = t.TempDir()
 	}
+	path := filepath.Join(dir, name+".onnx")
 	if err := os.WriteFile(path, b.Model().Marshal(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +91,7 @@ func stftModel(t *testing.T, n int) string {
 	b := onnx.NewBuilder("stft", 17, 1)
 	x := b.Input("signal", graph.Float32, 1, 4*n, 1)
 	b.Output(b.Node("STFT", []string{x, b.Scalar("step", graph.Int64, float64(n)), "", b.Scalar("len", graph.Int64, float64(n))}), graph.Float32)
-	path := filepath.Join(t.TempDir(), "stft.onnx")
-	if err := os.WriteFile(path, b.Model().Marshal(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeONNX(t, b, fmt.Sprintf("stft%d", n))
 }
 
 // The FFT's local buffer (8 N bytes) is taken only where it fits the
@@ -107,7 +113,7 @@ func TestFFTFitsTheStack(t *testing.T) {
 			t.Errorf("%d points on %s: %v", c.n, c.board, err)
 			continue
 		}
-		src := string(s.Files["stft.c"])
+		src := string(s.Files[fmt.Sprintf("stft%d.c", c.n)])
 		if got := strings.Contains(src, "_fft["); got != c.fft {
 			t.Errorf("%d points on %s: FFT %v, want %v", c.n, c.board, got, c.fft)
 		}

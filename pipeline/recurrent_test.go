@@ -151,10 +151,7 @@ func TestRecurrentKWSScale(t *testing.T) {
 	outs := b.NodeN("LSTM", []string{x, b.Rand("w", 0.3, 1, 4*hidden, in), b.Rand("r", 0.2, 1, 4*hidden, hidden), b.Rand("b", 0.2, 1, 8*hidden)}, 2, onnx.IntAttr("hidden_size", hidden))
 	h := b.Node("Reshape", []string{outs[1], b.Ints("s", 1, hidden)})
 	b.Output(b.Node("Gemm", []string{h, b.Rand("fw", 0.3, 12, hidden)}, onnx.IntAttr("transB", 1)), graph.Float32)
-	path := filepath.Join(t.TempDir(), "lstm_kws.onnx")
-	if err := os.WriteFile(path, b.Model().Marshal(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeONNX(t, b, "lstm_kws")
 	board, err := LoadBoard("mps2-an386", "")
 	if err != nil {
 		t.Fatal(err)
