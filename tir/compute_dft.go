@@ -67,14 +67,23 @@ func computeDFT(k *kctx) (Stmt, error) {
 		limit = 64 << 10
 	}
 	fft := n >= 4 && n&(n-1) == 0 && 8*n <= limit
+	// A real forward transform of N >= 8 runs as a complex FFT of N/2
+	// points over the sample pairs (x[2m] + i x[2m+1]), then one pass that
+	// splits the even and odd halves: half the butterflies and half the
+	// buffer.
+	half := fft && c == 1 && !a.Inverse && n >= 8
+	fn := n // the complex FFT's size
+	if half {
+		fn = n / 2
+	}
 	var rev *Buffer
 	if fft {
-		lg := bits.Len(uint(n)) - 1
-		rv := make([]int64, n)
-		for m := range n {
+		lg := bits.Len(uint(fn)) - 1
+		rv := make([]int64, fn)
+		for m := range fn {
 			rv[m] = int64(bits.Reverse(uint(m)) >> (bits.UintSize - lg))
 		}
-		rev = constBuf(k.n.Name+"_rev", I32, []int{n}, rv)
+		rev = constBuf(k.n.Name+"_rev", I32, []int{fn}, rv)
 	}
 	// transform is one transform of the count samples sample(m, part)
 	// gives (part 1 only for a complex signal; samples count..N-1 are
@@ -83,28 +92,33 @@ func computeDFT(k *kctx) (Stmt, error) {
 		if !fft {
 			return Loop("k", bins, func(kk Expr) Stmt { return directBin(kk, count, n, c, cosT, sinT, sample, scale, put) })
 		}
-		buf := NewBuffer(k.f.Name+"_fft", F32, []int{2 * n}, ScopeLocal)
-		var ss []Stmt
-		// The samples in bit-reversed order (zeros past count).
-		ss = append(ss, Loop("m", n, func(m Expr) Stmt {
-			at := Mul(At(rev, m), C(2))
+		buf := NewBuffer(k.f.Name+"_fft", F32, []int{2 * fn}, ScopeLocal)
+		// in reads sample m of part, zero past count.
+		in := func(m Expr, part int64) Expr {
 			if count == n {
-				var im Expr = F(0)
-				if c == 2 {
-					im = sample(m, 1)
-				}
-				return Block(Put(buf, sample(m, 0), at), Put(buf, im, Add(at, C(1))))
+				return sample(m, part)
 			}
-			in := LT(m, C(int64(count)))
-			var im Expr = F(0)
-			if c == 2 {
-				im = Sel(in, sample(Min(m, C(int64(count-1))), 1), F(0))
+			return Sel(LT(m, C(int64(count))), sample(Min(m, C(int64(count-1))), part), F(0))
+		}
+		var ss []Stmt
+		// The complex points in bit-reversed order.
+		ss = append(ss, Loop("m", fn, func(m Expr) Stmt {
+			at := Mul(At(rev, m), C(2))
+			var re, im Expr
+			switch {
+			case half:
+				re, im = in(Mul(m, C(2)), 0), in(Add(Mul(m, C(2)), C(1)), 0)
+			case c == 2:
+				re, im = in(m, 0), in(m, 1)
+			default:
+				re, im = in(m, 0), F(0)
 			}
-			return Block(Put(buf, Sel(in, sample(Min(m, C(int64(count-1))), 0), F(0)), at), Put(buf, im, Add(at, C(1))))
+			return Block(Put(buf, re, at), Put(buf, im, Add(at, C(1))))
 		}))
-		for h := 1; h < n; h *= 2 {
+		for h := 1; h < fn; h *= 2 {
+			// W_fn^(j fn/2h) is W_N^(j N/2h) in the N-entry tables.
 			stride := n / (2 * h)
-			ss = append(ss, Loop(fmt.Sprintf("g%d", h), n/(2*h), func(g Expr) Stmt {
+			ss = append(ss, Loop(fmt.Sprintf("g%d", h), fn/(2*h), func(g Expr) Stmt {
 				return Loop("j", h, func(j Expr) Stmt {
 					p := Mul(Add(Mul(g, C(int64(2*h))), j), C(2))
 					tw := Mul(j, C(int64(stride)))
@@ -127,8 +141,36 @@ func computeDFT(k *kctx) (Stmt, error) {
 				})
 			}))
 		}
+		if !half {
+			ss = append(ss, Loop("k", bins, func(kk Expr) Stmt {
+				return put(kk, scale(At(buf, Mul(kk, C(2)))), scale(At(buf, Add(Mul(kk, C(2)), C(1)))))
+			}))
+			return &Allocate{Buf: buf, Body: Block(ss...)}
+		}
+		// Z = FFT(z) of M = N/2 points; bin k <= M of x is
+		// E + W^k O with E = (Z[k] + conj Z[M-k]) / 2, O = (Z[k] - conj Z[M-k]) / 2i
+		// (indices mod M) and W = e^(-2 pi i / N); bin N-k is bin k's conjugate.
+		M := int64(fn)
 		ss = append(ss, Loop("k", bins, func(kk Expr) Stmt {
-			return put(kk, scale(At(buf, Mul(kk, C(2)))), scale(At(buf, Add(Mul(kk, C(2)), C(1)))))
+			mirror := GT(kk, C(M))
+			return Let("kh", Sel(mirror, Sub(C(int64(n)), kk), kk), func(kh Expr) Stmt {
+				zk := Mul(Sel(EQ(kh, C(M)), C(0), kh), C(2))
+				zc := Mul(Sel(EQ(kh, C(0)), C(0), Sub(C(M), kh)), C(2))
+				return Let("zr", At(buf, zk), func(zr Expr) Stmt {
+					return Let("zi", At(buf, Add(zk, C(1))), func(zi Expr) Stmt {
+						return Let("cr", At(buf, zc), func(cr Expr) Stmt {
+							return Let("ci", At(buf, Add(zc, C(1))), func(ci Expr) Stmt {
+								er, ei := Mul(F(0.5), Add(zr, cr)), Mul(F(0.5), Sub(zi, ci))
+								or, oi := Mul(F(0.5), Add(zi, ci)), Mul(F(0.5), Sub(cr, zr))
+								wr, wi := At(cosT, kh), Sub(F(0), At(sinT, kh))
+								xr := Add(er, Sub(Mul(wr, or), Mul(wi, oi)))
+								xi := Add(ei, Add(Mul(wr, oi), Mul(wi, or)))
+								return put(kk, xr, Sel(mirror, Sub(F(0), xi), xi))
+							})
+						})
+					})
+				})
+			})
 		}))
 		return &Allocate{Buf: buf, Body: Block(ss...)}
 	}
