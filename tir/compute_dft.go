@@ -60,22 +60,24 @@ func computeDFT(k *kctx) (Stmt, error) {
 		}
 		return v
 	}
-	// The FFT's local buffer (8 N bytes) must fit the target's stack (64 KiB
-	// where no limit is known); the direct sum needs none.
+	// The FFT's local buffer (8 bytes a complex point) must fit the target's
+	// stack (64 KiB where no limit is known); the direct sum needs none.
 	limit := k.stack
 	if limit == 0 {
 		limit = 64 << 10
 	}
-	fft := n >= 4 && n&(n-1) == 0 && 8*n <= limit
 	// A real forward transform of N >= 8 runs as a complex FFT of N/2
 	// points over the sample pairs (x[2m] + i x[2m+1]), then one pass that
 	// splits the even and odd halves: half the butterflies and half the
 	// buffer.
-	half := fft && c == 1 && !a.Inverse && n >= 8
+	pow2 := n >= 4 && n&(n-1) == 0
+	half := pow2 && c == 1 && !a.Inverse && n >= 8
 	fn := n // the complex FFT's size
 	if half {
 		fn = n / 2
 	}
+	fft := pow2 && 8*fn <= limit
+	half = half && fft
 	var rev *Buffer
 	if fft {
 		lg := bits.Len(uint(fn)) - 1
