@@ -400,12 +400,13 @@ func (e *emitter) source() ([]byte, error) {
 	}
 	// Each kernel stays a function of its own: inlined into the entry function, gcc
 	// allocates registers over the whole model and the micro-kernels it inlines into
-	// the kernels lose (VWW on a Cortex-M4: 3.5% more instructions). Off 32-bit Arm,
-	// gcc also gets no interprocedural view of them (noipa): gcc 12.2 on x86-64
-	// specialized kernels for their constant arena pointers and then dropped one as
-	// dead, a miscompilation. On Cortex-M that specialization is 0.1-1.1% faster and
-	// arm-none-eabi-gcc compiles it correctly, so there it stays.
-	fmt.Fprintf(&b, "#if !defined(__clang__) && !defined(__arm__) && __GNUC__ >= 8\n#define %[1]s_KERNEL __attribute__((noipa))\n#else\n#define %[1]s_KERNEL __attribute__((noinline))\n#endif\n", e.PREFIX)
+	// the kernels lose (VWW on a Cortex-M4: 3.5% more instructions). gcc also gets
+	// no interprocedural view of them (noipa): gcc 12.2 specialized kernels for their
+	// constant arena pointers (.constprop clones) and miscompiled models with them,
+	// on x86-64 (a kernel dropped as dead) and on the Cortex-M4 and M55 (a PyTorch
+	// CNN and a Conv-ScatterND-Conv model, int8, wrong at -O2 and right at -O1, with
+	// -fno-ipa-cp or with noipa; user journey, session 19).
+	fmt.Fprintf(&b, "#if !defined(__clang__) && __GNUC__ >= 8\n#define %[1]s_KERNEL __attribute__((noipa))\n#else\n#define %[1]s_KERNEL __attribute__((noinline))\n#endif\n", e.PREFIX)
 	fmt.Fprintf(&b, "#define %[1]s_ALIGNOF(t) __alignof__(t)\n", e.PREFIX)
 	fmt.Fprintf(&b, "#else\n#define %[1]s_ALIGNED\n#define %[1]s_ARENA\n#define %[1]s_WEIGHTS\n#define %[1]s_KERNEL\n#define %[1]s_ALIGNOF(t) sizeof(t)\n#endif\n\n", e.PREFIX)
 	fmt.Fprintf(&b, "/* Per-layer profiling: define %[1]s_LAYER_HOOK(i) when compiling this file (for\n"+
