@@ -11,6 +11,9 @@ import (
 func MACs(g *Graph, n *Node) int64 {
 	out := g.Out(n, 0)
 	w := g.In(n, 1)
+	if n.Op == DFT {
+		return dftMACs(g, n)
+	}
 	if out == nil || w == nil {
 		return 0
 	}
@@ -40,6 +43,36 @@ func MACs(g *Graph, n *Node) int64 {
 		return int64(out.NumElements()) * int64(k)
 	}
 	return 0
+}
+
+// dftMACs counts a DFT's real multiply-adds as an FFT computes them for a
+// power-of-two length (N/2 log2 N butterflies of one complex product, four
+// real ones), and as the direct sum otherwise (two per sample and bin for a
+// real signal, four for a complex one), plus a window's N products.
+func dftMACs(g *Graph, n *Node) int64 {
+	a, ok := n.Attrs.(*DFTAttrs)
+	x := g.In(n, 0)
+	if !ok || a == nil || x == nil || len(x.Shape) < 2 || a.N < 1 {
+		return 0
+	}
+	r := len(x.Shape)
+	transforms := int64(x.NumElements() / x.Shape[r-1] / max(1, x.Shape[a.Axis]))
+	if a.Frames > 0 {
+		transforms = int64(x.Shape[0] * a.Frames)
+	}
+	nn := int64(a.N)
+	per := int64(a.DFTBins()) * nn * 2 * int64(x.Shape[r-1])
+	if a.N >= 4 && a.N&(a.N-1) == 0 {
+		lg := int64(0)
+		for v := a.N; v > 1; v >>= 1 {
+			lg++
+		}
+		per = 2 * nn * lg
+	}
+	if g.In(n, 1) != nil {
+		per += nn
+	}
+	return transforms * per
 }
 
 // TotalMACs sums MACs over every node.

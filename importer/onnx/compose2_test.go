@@ -344,3 +344,21 @@ func TestCastLike(t *testing.T) {
 		checkData(t, "CastLike to "+c.to.String(), got[0], c.to, []int{3}, c.want)
 	}
 }
+
+// Expand of a run-time bool (an attention mask) or integer value: x OR
+// false and x + 0 broadcast like Expand (only float imported before).
+// Worked by hand: [[1] [0]] to [2, 3], and [5 -7] to [2, 2].
+func TestExpandRuntimeBoolAndInt(t *testing.T) {
+	b := onnx.NewBuilder("expand", 13, 1)
+	m := b.Input("mask", graph.Bool, 2, 1)
+	v := b.Input("v", graph.Int32, 2)
+	b.Output(b.Node("Expand", []string{m, b.Ints("s1", 2, 3)}), graph.Bool)
+	b.Output(b.Node("Expand", []string{v, b.Ints("s2", 2, 2)}), graph.Int32)
+	out := runOne(t, b, map[string]*graph.Data{
+		"mask": {DType: graph.Bool, Shape: []int{2, 1}, I: []int64{1, 0}},
+		"v":    {DType: graph.Int32, Shape: []int{2}, I: []int64{5, -7}},
+	})
+	if fmt.Sprint(out[0].Shape, out[0].I) != "[2 3] [1 1 1 0 0 0]" || fmt.Sprint(out[1].Shape, out[1].I) != "[2 2] [5 -7 5 -7]" {
+		t.Errorf("got %v %v and %v %v", out[0].Shape, out[0].I, out[1].Shape, out[1].I)
+	}
+}

@@ -266,16 +266,24 @@ func convExpand(im *importer, c *nodeCtx) error {
 		return fmt.Errorf("no shape input")
 	}
 	if x.c == nil {
-		// x + zeros(shape) broadcasts exactly like Expand.
-		if x.dt != graph.Float32 {
-			return unsupportedf("Expand of a run-time %s value", x.dt)
-		}
-		zeros, err := dataOf(graph.Float32, s.Ints())
+		// x + zeros(shape) broadcasts exactly like Expand (plain integers
+		// too); a bool x is x OR false.
+		zeros, err := dataOf(x.dt, s.Ints())
 		if err != nil {
 			return err
 		}
-		_, err = c.binary(graph.Add, x, constValue(c.out(0)+"_zeros", zeros), true)
-		return err
+		z := constValue(c.out(0)+"_zeros", zeros)
+		if x.dt != graph.Bool {
+			_, err = c.binary(graph.Add, x, z, true)
+			return err
+		}
+		shape, err := broadcastShapes(x.shape, z.shape)
+		if err != nil {
+			return err
+		}
+		l := pickLayout(len(shape), x, z)
+		c.emit1(graph.Logic, []string{im.operand(x, l), im.operand(z, l)}, &graph.LogicAttrs{Kind: "Or"}, graph.Bool, shape, l)
+		return nil
 	}
 	out, err := expandData(x.c, s.Ints())
 	if err != nil {
