@@ -362,3 +362,37 @@ func TestExpandRuntimeBoolAndInt(t *testing.T) {
 		t.Errorf("got %v %v and %v %v", out[0].Shape, out[0].I, out[1].Shape, out[1].I)
 	}
 }
+
+// Expand's zeros are only as large as the broadcast needs (a mask
+// [1,1,1,4] to [1,2,4,4]: zeros [1,2,4,1], 8 of them, not 32), and a
+// quantized run-time value is refused: x + 0 would requantize, where
+// Expand copies the stored codes (a review found [5 5 5 -1 -1 -1] read as
+// [1 1 1 -2 -2 -2]).
+func TestExpandZerosAndQuantized(t *testing.T) {
+	b := onnx.NewBuilder("mask", 13, 1)
+	m := b.Input("mask", graph.Bool, 1, 1, 1, 4)
+	b.Output(b.Node("Expand", []string{m, b.Ints("s", 1, 2, 4, 4)}), graph.Bool)
+	g, err := onnx.Import("m", b.Model(), onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, tn := range g.Tensors {
+		if tn.IsConst() && strings.Contains(tn.Name, "zeros") {
+			found++
+			if tn.NumElements() != 8 {
+				t.Errorf("zeros %s of %v (%d elements), want 8", tn.Name, tn.Shape, tn.NumElements())
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d zeros constants in the graph, want 1", found)
+	}
+	q := onnx.NewBuilder("q", 13, 1)
+	x := q.Input("x", graph.Float32, 2, 1)
+	xq := q.Node("QuantizeLinear", []string{x, q.Scalar("sc", graph.Float32, 0.5), q.Scalar("zp", graph.Int8, 3)})
+	q.Output(q.Node("Expand", []string{xq, q.Ints("s2", 2, 3)}), graph.Int8)
+	if _, err := onnx.Import("q", q.Model(), onnx.Options{}); err == nil || !strings.Contains(err.Error(), "Expand of a quantized run-time int8 value") {
+		t.Errorf("a quantized Expand: %v", err)
+	}
+}

@@ -267,8 +267,21 @@ func convExpand(im *importer, c *nodeCtx) error {
 	}
 	if x.c == nil {
 		// x + zeros(shape) broadcasts exactly like Expand (plain integers
-		// too); a bool x is x OR false.
-		zeros, err := dataOf(x.dt, s.Ints())
+		// too); a bool x is x OR false. The zeros have 1 wherever x already
+		// has the output's size (an attention mask [1,1,1,128] expanded to
+		// [1,8,128,128] needs zeros [1,8,128,1], not 131,072 of them).
+		if t := im.g.Tensors[x.tensors[x.primary]]; t != nil && t.Quant != nil && len(t.Quant.Scale) > 0 {
+			return unsupportedf("Expand of a quantized run-time %s value", x.dt)
+		}
+		zs := slices.Clone(s.Ints())
+		for j := range zs {
+			if k := len(x.shape) - len(zs) + j; k >= 0 && x.shape[k] == zs[j] || zs[j] == 1 {
+				zs[j] = 1
+			} else if k >= 0 && x.shape[k] != 1 && zs[j] != x.shape[k] {
+				return fmt.Errorf("shape %v does not broadcast with %v", s.Ints(), x.shape)
+			}
+		}
+		zeros, err := dataOf(x.dt, zs)
 		if err != nil {
 			return err
 		}
