@@ -507,11 +507,11 @@ var builders = []struct {
 			dft(graph.DFTAttrs{Axis: 1, N: 3}, cplx),                 // complex forward
 			dft(graph.DFTAttrs{N: 8, Onesided: true, Frames: 7, Step: 5}, sig, win),
 			dft(graph.DFTAttrs{N: 6, Frames: 4, Step: 7}, csig),
-			dft(graph.DFTAttrs{N: 8, Onesided: true, Frames: 7, Step: 5, Power: true}, sig, win), // FFT, power
-			dft(graph.DFTAttrs{Axis: 1, N: 12, Power: true}, real),                               // direct, power
-			dft(graph.DFTAttrs{Axis: 0, N: 4, Power: true}, cplx),                                // FFT, complex, power
-			dft(graph.DFTAttrs{Axis: 1, N: 16}, real),                                            // real FFT of N/2, padded, mirrored bins
-			dft(graph.DFTAttrs{Axis: 1, N: 8, Onesided: true}, real))                             // real FFT of N/2, truncated
+			dft(graph.DFTAttrs{N: 8, Onesided: true, Frames: 7, Step: 5, Power: true}, sig, win),  // FFT, power
+			dft(graph.DFTAttrs{Axis: 1, N: 12, Power: true}, real),                                // direct, power
+			dft(graph.DFTAttrs{Axis: 0, N: 4, Power: true}, cplx),                                 // FFT, complex, power
+			dft(graph.DFTAttrs{Axis: 1, N: 64}, real),                                             // real FFT of N/2, padded, mirrored bins
+			dft(graph.DFTAttrs{Axis: 1, N: 128, Onesided: true}, b.input([]int{1, 200, 1}, 0, 0))) // real FFT of N/2, truncated
 	}},
 	{"scalars", true, func(b *builder) (*graph.Graph, error) {
 		// Rank-0 tensors: pointers in the generated C, read as p[0].
