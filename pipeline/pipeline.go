@@ -136,9 +136,9 @@ func RunUntil(model string, opt Options, last string) (*State, error) {
 		opt.Warn = func(string) {}
 	}
 	if opt.Prefix == "" {
-		opt.Prefix = DefaultPrefix(model)
-		if plain := strings.ToLower(emitc.Ident(fileStem(model))); plain != opt.Prefix {
-			opt.Warn(fmt.Sprintf("%s: the C prefix is %s, not %s: %s (--prefix names another)", model, opt.Prefix, plain, emitc.PrefixProblem(plain)))
+		var renamed string
+		if opt.Prefix, renamed = defaultPrefix(model); renamed != "" {
+			opt.Warn(fmt.Sprintf("%s: the C prefix is %s, %s (--prefix names another)", model, opt.Prefix, renamed))
 		}
 	}
 	s := &State{Opt: opt, ModelPath: model}
@@ -177,23 +177,25 @@ func (s *State) Dump(stage string) (string, error) {
 	return "", fmt.Errorf("unknown IR stage %q (want graph, quant, plan, tir or c)", stage)
 }
 
-// fileStem is a model path's file name without its extension.
-func fileStem(model string) string {
+// DefaultPrefix derives a C prefix from a model file name.
+func DefaultPrefix(model string) string {
+	p, _ := defaultPrefix(model)
+	return p
+}
+
+// defaultPrefix is DefaultPrefix and, when the file name's own prefix
+// cannot serve (stdint.tflite: a stdint.h beside the C would hide the
+// system's), why it was not taken.
+func defaultPrefix(model string) (prefix, renamed string) {
 	base := model[strings.LastIndexAny(model, `/\`)+1:]
 	if i := strings.LastIndexByte(base, '.'); i > 0 {
 		base = base[:i]
 	}
-	return base
-}
-
-// DefaultPrefix derives a C prefix from a model file name.
-func DefaultPrefix(model string) string {
-	p := strings.ToLower(emitc.Ident(fileStem(model)))
-	if emitc.PrefixProblem(p) != "" {
-		// stdint.tflite: a stdint.h beside the C would hide the system's.
-		p = strings.TrimLeft(p, "_") + "_model"
+	p := strings.ToLower(emitc.Ident(base))
+	if why := emitc.PrefixProblem(p); why != "" {
+		return strings.TrimLeft(p, "_") + "_model", fmt.Sprintf("not %s: %s", p, why)
 	}
-	return p
+	return p, ""
 }
 
 func importPass(s *State) error {
