@@ -1,6 +1,9 @@
 package graph
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // FuseDFTPower folds a sum of squares over re and im into the DFT that is
 // its only input's producer, and nothing else: not when the spectrum is
@@ -49,7 +52,10 @@ func TestFuseDFTPower(t *testing.T) {
 
 // A DFT's multiply-adds (inspect's MACs, bench's MACs per instruction):
 // 3 windowed real frames of 16 points as FFTs, 3 x (2 x 16 x 4 + 16) = 432;
-// 5 real transforms of 6 points summed directly, 5 x 6 x 6 x 2 = 360.
+// 5 transforms of 6 = 2 x 3 points by a radix-2 stage (3 butterflies of 4)
+// and a radix-3 one (2 groups of 2 twiddle products and 4 constant ones,
+// 4 real products each): 5 x (12 + 48) = 300; 5 real transforms of 11
+// points (prime) summed directly, 5 x 11 x 11 x 2 = 1210.
 func TestDFTMACs(t *testing.T) {
 	g := New("m", "onnx")
 	g.AddTensor(&Tensor{Name: "x", DType: Float32, Shape: []int{1, 64, 1}})
@@ -59,11 +65,52 @@ func TestDFTMACs(t *testing.T) {
 		Attrs: &DFTAttrs{N: 16, Onesided: true, Frames: 3, Step: 16}})
 	g.AddTensor(&Tensor{Name: "r", DType: Float32, Shape: []int{5, 6, 1}})
 	g.AddTensor(&Tensor{Name: "z", DType: Float32, Shape: []int{5, 6, 2}})
-	direct := g.AddNode(&Node{Name: "dft", Op: DFT, Inputs: []string{"r"}, Outputs: []string{"z"}, Attrs: &DFTAttrs{Axis: 1, N: 6}})
+	mixed := g.AddNode(&Node{Name: "dft", Op: DFT, Inputs: []string{"r"}, Outputs: []string{"z"}, Attrs: &DFTAttrs{Axis: 1, N: 6}})
+	g.AddTensor(&Tensor{Name: "p", DType: Float32, Shape: []int{5, 11, 1}})
+	g.AddTensor(&Tensor{Name: "q", DType: Float32, Shape: []int{5, 11, 2}})
+	direct := g.AddNode(&Node{Name: "prime", Op: DFT, Inputs: []string{"p"}, Outputs: []string{"q"}, Attrs: &DFTAttrs{Axis: 1, N: 11}})
 	if m := MACs(g, fft); m != 432 {
 		t.Errorf("FFT: %d MACs, want 432", m)
 	}
-	if m := MACs(g, direct); m != 360 {
-		t.Errorf("direct: %d MACs, want 360", m)
+	if m := MACs(g, mixed); m != 300 {
+		t.Errorf("mixed radix: %d MACs, want 300", m)
+	}
+	if m := MACs(g, direct); m != 1210 {
+		t.Errorf("direct: %d MACs, want 1210", m)
+	}
+}
+
+// WeightRuns on a hand-made filter bank of 4 rows over 20 inputs: row 0
+// weighs k 2..5 (k 4 zero inside the run), row 1 nothing, row 2 k 6..8,
+// row 3 k 19: runs (2,4), (0,0), (6,3), (19,1), 8 of 80 weights, so an FC
+// of 3 rows counts 3 x 8 = 24 MACs. Filling row 1 with 17 more weights
+// (25 > 80/4) makes the weights dense.
+func TestWeightRuns(t *testing.T) {
+	d := NewData(Float32, []int{4, 20})
+	for _, k := range []int{2, 3, 5} {
+		d.F[k] = 1
+	}
+	d.F[40+6], d.F[40+8] = 0.5, -0.25
+	d.F[60+19] = 3
+	g := New("m", "onnx")
+	w := g.AddConst("w", d)
+	want := [][2]int{{2, 4}, {0, 0}, {6, 3}, {19, 1}}
+	if got := WeightRuns(w); !slices.Equal(got, want) {
+		t.Errorf("runs %v, want %v", got, want)
+	}
+	g.AddTensor(&Tensor{Name: "x", DType: Float32, Shape: []int{3, 20}})
+	g.AddTensor(&Tensor{Name: "y", DType: Float32, Shape: []int{3, 4}})
+	fc := g.AddNode(&Node{Name: "fc", Op: FullyConnected, Inputs: []string{"x", "w"}, Outputs: []string{"y"}, Attrs: &FullyConnectedAttrs{}})
+	if m := MACs(g, fc); m != 24 {
+		t.Errorf("banded FC: %d MACs, want 24", m)
+	}
+	for k := 1; k < 18; k++ {
+		d.F[20+k] = 1
+	}
+	if got := WeightRuns(w); got != nil {
+		t.Errorf("25 of 80 weights in runs: %v, want dense (nil)", got)
+	}
+	if m := MACs(g, fc); m != 240 {
+		t.Errorf("dense FC: %d MACs, want 240", m)
 	}
 }

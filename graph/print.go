@@ -27,6 +27,14 @@ func MACs(g *Graph, n *Node) int64 {
 		groups := max(1, x.Shape[len(x.Shape)-1]/max(1, w.Shape[3]))
 		return int64(x.NumElements()) * int64(w.Shape[1]*w.Shape[2]) * int64(w.Shape[0]/groups)
 	case FullyConnected:
+		if runs := WeightRuns(w); runs != nil && out.DType == Float32 {
+			// A banded float FC sums each output's run only.
+			var s int64
+			for _, r := range runs {
+				s += int64(r[1])
+			}
+			return int64(out.NumElements()/w.Shape[0]) * s
+		}
 		return int64(out.NumElements()) * int64(w.Shape[1])
 	case SVDFFeature:
 		// One product per weights_feature element and batch row.
@@ -45,10 +53,12 @@ func MACs(g *Graph, n *Node) int64 {
 	return 0
 }
 
-// dftMACs counts a DFT's real multiply-adds as an FFT computes them for a
-// power-of-two length (N/2 log2 N butterflies of one complex product, four
-// real ones), and as the direct sum otherwise (two per sample and bin for a
-// real signal, four for a complex one), plus a window's N products.
+// dftMACs counts a DFT's real multiply-adds as the FFT computes them where
+// N factors into FFTFactors (radix 2: N/2 butterflies of one complex
+// product, four real ones, a stage; radix p > 2: N/p groups of p-1
+// twiddle products and about (p-1)^2 constant ones), and as the direct sum
+// otherwise (two per sample and bin for a real signal, four for a complex
+// one), plus a window's N products.
 func dftMACs(g *Graph, n *Node) int64 {
 	a, ok := n.Attrs.(*DFTAttrs)
 	x := g.In(n, 0)
@@ -62,17 +72,79 @@ func dftMACs(g *Graph, n *Node) int64 {
 	}
 	nn := int64(a.N)
 	per := int64(a.DFTBins()) * nn * 2 * int64(x.Shape[r-1])
-	if a.N >= 4 && a.N&(a.N-1) == 0 {
-		lg := int64(0)
-		for v := a.N; v > 1; v >>= 1 {
-			lg++
+	if fs := FFTFactors(a.N); a.N >= 4 && fs != nil {
+		per = 0
+		for _, p := range fs {
+			q := int64(p)
+			per += 4 * nn * (q - 1) / q
+			if p > 2 {
+				per += 4 * nn * (q - 1) * (q - 1) / q
+			}
 		}
-		per = 2 * nn * lg
 	}
 	if g.In(n, 1) != nil {
 		per += nn
 	}
 	return transforms * per
+}
+
+// WeightRuns gives, for constant float32 FC weights [N, K] that are zero
+// outside one run of each row (a mel filter bank: each filter a triangle
+// over a few neighbouring bins), each row's run as (first k, length); nil
+// when the runs hold more than a quarter of the weights, or for other
+// weights (not float32 constants, N < 2, K < 16). tir lowers such an FC
+// as a sum over the runs.
+func WeightRuns(w *Tensor) [][2]int {
+	if w == nil || w.Data == nil || w.DType != Float32 || len(w.Shape) != 2 || w.Shape[0] < 2 || w.Shape[1] < 16 {
+		return nil
+	}
+	n, k := w.Shape[0], w.Shape[1]
+	if len(w.Data.F) != n*k {
+		return nil
+	}
+	runs := make([][2]int, n)
+	total := 0
+	for j := range n {
+		lo, hi := 0, 0
+		for kk, v := range w.Data.F[j*k : (j+1)*k] {
+			if v != 0 {
+				if hi == 0 {
+					lo = kk
+				}
+				hi = kk + 1
+			}
+		}
+		runs[j] = [2]int{lo, hi - lo}
+		total += hi - lo
+	}
+	if 4*total > n*k {
+		return nil
+	}
+	return runs
+}
+
+// FFTMaxRadix is the largest prime factor an FFT stage takes (tir unrolls
+// each stage's p-point DFT: p^2 constant complex products); a length with
+// a larger one is summed directly.
+const FFTMaxRadix = 7
+
+// FFTFactors splits n into the FFT's stage radices, the 2s first, or nil
+// when a prime factor exceeds FFTMaxRadix or n < 2.
+func FFTFactors(n int) []int {
+	if n < 2 {
+		return nil
+	}
+	var fs []int
+	for _, p := range []int{2, 3, 5, 7} {
+		for n%p == 0 {
+			fs = append(fs, p)
+			n /= p
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	return fs
 }
 
 // TotalMACs sums MACs over every node.

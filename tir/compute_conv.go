@@ -325,6 +325,11 @@ func computeFC(k *kctx) (Stmt, error) {
 			inOff = 0
 		}
 	}
+	if !intMode {
+		if band := bandedFC(k, wt, x, bias, y, rows, N, K, a.Act); band != nil {
+			return band, nil
+		}
+	}
 	body := Loops([]string{"r", "j"}, []int{rows, N}, func(o []Expr) Stmt {
 		r, j := o[0], o[1]
 		return Scalar("acc", accT, func(acc *Buffer) Stmt {
@@ -357,6 +362,50 @@ func computeFC(k *kctx) (Stmt, error) {
 	})
 	k.f.Op = "fully_connected"
 	return body, nil
+}
+
+// bandedFC lowers a float FC whose constant weights graph.WeightRuns
+// finds banded as a sum over each output's run only: the runs' weights
+// packed end to end, with a table of (first k, offset, length) per output.
+// It returns nil (the dense loop) for other weights. Each output still
+// adds its terms in k order; the zeros it skips add nothing (but for an
+// infinite or NaN input times zero, which the dense sum turns into NaN).
+func bandedFC(k *kctx, wt *graph.Tensor, x, bias, y *Buffer, rows, N, K int, act graph.Activation) Stmt {
+	runs := graph.WeightRuns(wt)
+	if runs == nil || len(runs) != N {
+		return nil
+	}
+	var packed []float32
+	table := make([]int64, 0, 3*N)
+	for j, r := range runs {
+		table = append(table, int64(r[0]), int64(len(packed)), int64(r[1]))
+		for _, v := range wt.Data.F[j*K+r[0] : j*K+r[0]+r[1]] {
+			packed = append(packed, float32(v))
+		}
+	}
+	if len(packed) == 0 {
+		packed = []float32{0} // no zero-length constant
+	}
+	wp := constF32(k.n.Name+"_band", []int{len(packed)}, packed)
+	tab := constBuf(k.n.Name+"_runs", I32, []int{N, 3}, table)
+	k.f.Op = "fully_connected_band"
+	return Loops([]string{"r", "j"}, []int{rows, N}, func(o []Expr) Stmt {
+		r, j := o[0], o[1]
+		return Scalar("acc", F32, func(acc *Buffer) Stmt {
+			var init Expr = F(0)
+			if bias != nil {
+				init = ld(bias, j)
+			}
+			return Let("lo", At(tab, j, C(0)), func(lo Expr) Stmt {
+				return Let("off", At(tab, j, C(1)), func(off Expr) Stmt {
+					t := NewVar("t")
+					sum := &For{Var: t, Min: C(0), Extent: At(tab, j, C(2)),
+						Body: Put(acc, Add(At(acc), Mul(ld(x, r, Add(lo, t)), At(wp, Add(off, t)))))}
+					return Block(Put(acc, init), sum, Put(y, floatAct(act, At(acc)), r, j))
+				})
+			})
+		})
+	})
 }
 
 // viewAs reshapes a row-major buffer in place (same storage, new shape).

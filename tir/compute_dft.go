@@ -3,7 +3,6 @@ package tir
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/mcugen/mcugen/graph"
@@ -13,11 +12,15 @@ func init() { register(graph.DFT, computeDFT) }
 
 // computeDFT lowers each transform in float32 with constant twiddle tables
 // of N entries (cos and the sign-adjusted sin of 2 pi j / N), no libm and
-// no division at run time. A power-of-two N of 4 or more whose buffer fits
-// the stack runs as a radix-2 FFT (bit-reversed copy into a local buffer
-// of N complex values, log2 N butterfly stages: N/2 log2 N butterflies
-// instead of N^2 multiply-adds per transform); other transforms sum each
-// bin directly, the twiddle index k*m mod N kept as a running index.
+// no division at run time. An N of 4 or more whose prime factors are all
+// at most graph.FFTMaxRadix (400 = 2^4 5^2, 480 = 2^5 3 5) and whose buffer fits
+// the stack runs as a mixed-radix decimation-in-time FFT: the samples
+// copied in digit-reversed order into a local buffer of N complex values,
+// then one stage per factor p, each a twiddle multiply and an unrolled
+// p-point DFT with constant coefficients (radix 2 is the butterfly): about
+// N (p1 + ... + pL) multiply-adds instead of N^2. Other transforms (a
+// large prime factor, or no room on the stack) sum each bin directly, the
+// twiddle index k*m mod N kept as a running index.
 func computeDFT(k *kctx) (Stmt, error) {
 	a, ok := k.n.Attrs.(*graph.DFTAttrs)
 	if !ok || a == nil {
@@ -72,22 +75,17 @@ func computeDFT(k *kctx) (Stmt, error) {
 	// buffer. The split's roundings cost a little precision, which shorter
 	// transforms keep (ONNX's 16-point STFT test, held to 1e-5 per bin,
 	// missed by 1.1e-6 with it) for a small saving.
-	pow2 := n >= 4 && n&(n-1) == 0
-	half := pow2 && c == 1 && !a.Inverse && n >= 64
+	half := n%2 == 0 && graph.FFTFactors(n/2) != nil && c == 1 && !a.Inverse && n >= 64
 	fn := n // the complex FFT's size
 	if half {
 		fn = n / 2
 	}
-	fft := pow2 && 8*fn <= limit
+	factors := graph.FFTFactors(fn)
+	fft := n >= 4 && factors != nil && 8*fn <= limit
 	half = half && fft
 	var rev *Buffer
 	if fft {
-		lg := bits.Len(uint(fn)) - 1
-		rv := make([]int64, fn)
-		for m := range fn {
-			rv[m] = int64(bits.Reverse(uint(m)) >> (bits.UintSize - lg))
-		}
-		rev = constBuf(k.n.Name+"_rev", I32, []int{fn}, rv)
+		rev = constBuf(k.n.Name+"_rev", I32, []int{fn}, digitReversal(factors))
 	}
 	// transform is one transform of the count samples sample(m, part)
 	// gives (part 1 only for a complex signal; samples count..N-1 are
@@ -105,7 +103,7 @@ func computeDFT(k *kctx) (Stmt, error) {
 			return Sel(LT(m, C(int64(count))), sample(Min(m, C(int64(count-1))), part), F(0))
 		}
 		var ss []Stmt
-		// The complex points in bit-reversed order.
+		// The complex points in digit-reversed order.
 		ss = append(ss, Loop("m", fn, func(m Expr) Stmt {
 			at := Mul(At(rev, m), C(2))
 			var re, im Expr
@@ -119,31 +117,12 @@ func computeDFT(k *kctx) (Stmt, error) {
 			}
 			return Block(Put(buf, re, at), Put(buf, im, Add(at, C(1))))
 		}))
-		for h := 1; h < fn; h *= 2 {
-			// W_fn^(j fn/2h) is W_N^(j N/2h) in the N-entry tables.
-			stride := n / (2 * h)
-			ss = append(ss, Loop(fmt.Sprintf("g%d", h), fn/(2*h), func(g Expr) Stmt {
-				return Loop("j", h, func(j Expr) Stmt {
-					p := Mul(Add(Mul(g, C(int64(2*h))), j), C(2))
-					tw := Mul(j, C(int64(stride)))
-					// w = cos - i sin (forward); b*w, then a +- b*w.
-					return Let("p", p, func(p Expr) Stmt {
-						q := Add(p, C(int64(2*h)))
-						wr, wi := At(cosT, tw), Sub(F(0), At(sinT, tw))
-						br, bi := At(buf, q), At(buf, Add(q, C(1)))
-						return Let("tr", Sub(Mul(br, wr), Mul(bi, wi)), func(tr Expr) Stmt {
-							return Let("ti", Add(Mul(br, wi), Mul(bi, wr)), func(ti Expr) Stmt {
-								return Let("ar", At(buf, p), func(ar Expr) Stmt {
-									return Let("ai", At(buf, Add(p, C(1))), func(ai Expr) Stmt {
-										return Block(Put(buf, Add(ar, tr), p), Put(buf, Add(ai, ti), Add(p, C(1))),
-											Put(buf, Sub(ar, tr), q), Put(buf, Sub(ai, ti), Add(q, C(1))))
-									})
-								})
-							})
-						})
-					})
-				})
-			}))
+		// Stages from the last factor to the first: sub-transforms of size
+		// sp become transforms of size sz = p*sp.
+		sp := 1
+		for st := len(factors) - 1; st >= 0; st-- {
+			ss = append(ss, fftStage(buf, cosT, sinT, n, fn, factors[st], sp, a.Inverse))
+			sp *= factors[st]
 		}
 		if !half {
 			ss = append(ss, Loop("k", bins, func(kk Expr) Stmt {
@@ -254,4 +233,155 @@ func directBin(kk Expr, count, n, c int, cosT, sinT *Buffer, sample func(m Expr,
 			})
 		})
 	})
+}
+
+// digitReversal gives each sample m its place in the decimation-in-time
+// buffer: with m = q1 + p1 (q2 + p2 (q3 + ...)), q_i < p_i, the place is
+// q1 N/p1 + q2 N/(p1 p2) + ... + qL, so each stage's sub-transforms read
+// adjacent points (for radix 2 throughout, the bit reversal).
+func digitReversal(factors []int) []int64 {
+	n := 1
+	for _, p := range factors {
+		n *= p
+	}
+	out := make([]int64, n)
+	for m := range n {
+		rest, span, at := m, n, 0
+		for _, p := range factors {
+			span /= p
+			at += (rest % p) * span
+			rest /= p
+		}
+		out[m] = int64(at)
+	}
+	return out
+}
+
+// fftStage is one decimation-in-time stage of radix p over the buffer of
+// fn complex points (re, im interleaved): in every block of sz = p*sp
+// points, for each k < sp, the p points a_q at k + q sp, scaled by the
+// twiddles W_sz^(qk) (entry qk N/sz of the N-entry tables), become
+// y_t = sum_q b_q W_p^(qt) at k + t sp. W is e^(-2 pi i/.) forward and
+// its conjugate for the inverse, as the tables hold.
+func fftStage(buf, cosT, sinT *Buffer, n, fn, p, sp int, inverse bool) Stmt {
+	sz := p * sp
+	stride := n / sz
+	return Loop(fmt.Sprintf("g%d", sz), fn/sz, func(g Expr) Stmt {
+		return Loop("j", sp, func(j Expr) Stmt {
+			base := Mul(Add(Mul(g, C(int64(sz))), j), C(2))
+			return Let("p", base, func(base Expr) Stmt {
+				at := func(q int) Expr { return Add(base, C(int64(2*q*sp))) }
+				if p == 2 {
+					// The butterfly: b = a1 W, then a0 +- b.
+					tw := Mul(j, C(int64(stride)))
+					q := at(1)
+					wr, wi := At(cosT, tw), Sub(F(0), At(sinT, tw))
+					br, bi := At(buf, q), At(buf, Add(q, C(1)))
+					return Let("tr", Sub(Mul(br, wr), Mul(bi, wi)), func(tr Expr) Stmt {
+						return Let("ti", Add(Mul(br, wi), Mul(bi, wr)), func(ti Expr) Stmt {
+							return Let("ar", At(buf, base), func(ar Expr) Stmt {
+								return Let("ai", At(buf, Add(base, C(1))), func(ai Expr) Stmt {
+									return Block(Put(buf, Add(ar, tr), base), Put(buf, Add(ai, ti), Add(base, C(1))),
+										Put(buf, Sub(ar, tr), q), Put(buf, Sub(ai, ti), Add(q, C(1))))
+								})
+							})
+						})
+					})
+				}
+				// Load the p twiddled points into b, then write the p outputs.
+				br, bi := make([]Expr, p), make([]Expr, p)
+				var load func(q int) Stmt
+				load = func(q int) Stmt {
+					if q == p {
+						var ss []Stmt
+						for t := range p {
+							re, im := smallDFT(br, bi, p, t, inverse)
+							ss = append(ss, Put(buf, re, at(t)), Put(buf, im, Add(at(t), C(1))))
+						}
+						return Block(ss...)
+					}
+					xr, xi := At(buf, at(q)), At(buf, Add(at(q), C(1)))
+					if q == 0 {
+						return Let("b0r", xr, func(r Expr) Stmt {
+							return Let("b0i", xi, func(i Expr) Stmt { br[0], bi[0] = r, i; return load(1) })
+						})
+					}
+					tw := Mul(j, C(int64(q*stride)))
+					wr, wi := At(cosT, tw), Sub(F(0), At(sinT, tw))
+					return Let(fmt.Sprintf("b%dr", q), Sub(Mul(xr, wr), Mul(xi, wi)), func(r Expr) Stmt {
+						return Let(fmt.Sprintf("b%di", q), Add(Mul(xr, wi), Mul(xi, wr)), func(i Expr) Stmt {
+							br[q], bi[q] = r, i
+							return load(q + 1)
+						})
+					})
+				}
+				return load(0)
+			})
+		})
+	})
+}
+
+// smallDFT is output t of the p-point DFT of (br, bi): sum over q of
+// b_q (cos - i s sin)(2 pi qt/p), s = 1 forward and -1 inverse, with the
+// coefficients that are 0 or +-1 folded away.
+func smallDFT(br, bi []Expr, p, t int, inverse bool) (Expr, Expr) {
+	var re, im Expr
+	add := func(acc, v Expr, neg bool) Expr {
+		switch {
+		case acc == nil && neg:
+			return Sub(F(0), v)
+		case acc == nil:
+			return v
+		case neg:
+			return Sub(acc, v)
+		}
+		return Add(acc, v)
+	}
+	// term adds coef*v to acc, coef exactly 0, 1 or -1 folded.
+	term := func(acc Expr, coef float64, v Expr) Expr {
+		switch {
+		case coef == 0:
+			return acc
+		case coef == 1:
+			return add(acc, v, false)
+		case coef == -1:
+			return add(acc, v, true)
+		case coef < 0:
+			return add(acc, Mul(F(float32(-coef)), v), true)
+		}
+		return add(acc, Mul(F(float32(coef)), v), false)
+	}
+	for q := range p {
+		e := q * t % p
+		// w = wr + i wi = e^(-+2 pi i e/p), exact where it is a quarter turn.
+		var wr, wi float64
+		switch {
+		case e == 0:
+			wr, wi = 1, 0
+		case 4*e == p:
+			wr, wi = 0, -1
+		case 2*e == p:
+			wr, wi = -1, 0
+		case 4*e == 3*p:
+			wr, wi = 0, 1
+		default:
+			th := 2 * math.Pi * float64(e) / float64(p)
+			wr, wi = math.Cos(th), -math.Sin(th)
+		}
+		if inverse {
+			wi = -wi
+		}
+		// (br + i bi)(wr + i wi) = (br wr - bi wi) + i (br wi + bi wr)
+		re = term(re, wr, br[q])
+		re = term(re, -wi, bi[q])
+		im = term(im, wi, br[q])
+		im = term(im, wr, bi[q])
+	}
+	if re == nil {
+		re = F(0)
+	}
+	if im == nil {
+		im = F(0)
+	}
+	return re, im
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -89,4 +90,51 @@ func same(want, got *graph.Data) error {
 		}
 	}
 	return nil
+}
+
+// A float FC over banded weights (tirtest's "fully_connected_band") sums
+// each output's run only, on every target, and keeps only the runs'
+// weights (6 runs of 7 of the 7x40) in flash; TestOpsMatchReference
+// checks its values.
+func TestBandedFCLowering(t *testing.T) {
+	cases, err := tirtest.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g *graph.Graph
+	for _, c := range cases {
+		if c.Name == "fully_connected_band_f32" {
+			g = c.Graph
+		}
+	}
+	if g == nil {
+		t.Fatal("no fully_connected_band_f32 case")
+	}
+	for _, tg := range []*tir.Target{tir.Generic, tir.DSP, tir.MVE} {
+		plan, err := memplan.Build(g, memplan.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tir.Lower(g, plan, *tg)
+		if err != nil {
+			t.Fatalf("%s: %v", tg.Name, err)
+		}
+		band := 0
+		for _, f := range m.Funcs {
+			if f.Op == "fully_connected_band" {
+				band++
+			}
+		}
+		if band != 2 {
+			t.Errorf("%s: %d banded kernels, want 2", tg.Name, band)
+		}
+		for _, c := range m.Consts {
+			if strings.HasSuffix(c.Name, "_band") && c.Len() != 42 {
+				t.Errorf("%s: %s holds %d weights, want the runs' 42", tg.Name, c.Name, c.Len())
+			}
+			if c.Name == "mel" {
+				t.Errorf("%s: the dense weights are still in flash", tg.Name)
+			}
+		}
+	}
 }

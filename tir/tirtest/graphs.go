@@ -238,6 +238,24 @@ var builders = []struct {
 			x, b.weights("fcs.w", []int{8, 13}), b.bias("fcs.b", 8))
 		return b.done(y)
 	}},
+	{"fully_connected_band", true, func(b *builder) (*graph.Graph, error) {
+		// A mel-like filter bank: output j weighs inputs 5j..5j+6 (one
+		// of them zero inside the run), output 3 nothing; tir sums the
+		// runs only (graph.WeightRuns).
+		x := b.input([]int{3, 40}, 0, 0)
+		d := graph.NewData(graph.Float32, []int{7, 40})
+		for j := range 7 {
+			for t := range 7 {
+				if k := 5*j + t; j != 3 && t != 4 && k < 40 {
+					d.F[j*40+k] = float32(1 + b.r.NormFloat64()*0.3)
+				}
+			}
+		}
+		b.g.AddConst("mel", d)
+		y := b.node(graph.FullyConnected, &graph.FullyConnectedAttrs{Act: graph.ActRelu}, 0, 0, x, "mel", b.bias("melb", 7))
+		z := b.node(graph.FullyConnected, &graph.FullyConnectedAttrs{}, 0, 0, x, "mel", "")
+		return b.done(y, z)
+	}},
 	{"batch_matmul", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{2, 3, 4}, 0.05, 7)
 		w := b.input([]int{1, 5, 4}, 0.04, -2)
@@ -511,7 +529,14 @@ var builders = []struct {
 			dft(graph.DFTAttrs{Axis: 1, N: 12, Power: true}, real),                                // direct, power
 			dft(graph.DFTAttrs{Axis: 0, N: 4, Power: true}, cplx),                                 // FFT, complex, power
 			dft(graph.DFTAttrs{Axis: 1, N: 64}, real),                                             // real FFT of N/2, padded, mirrored bins
-			dft(graph.DFTAttrs{Axis: 1, N: 128, Onesided: true}, b.input([]int{1, 200, 1}, 0, 0))) // real FFT of N/2, truncated
+			dft(graph.DFTAttrs{Axis: 1, N: 128, Onesided: true}, b.input([]int{1, 200, 1}, 0, 0)), // real FFT of N/2, truncated
+			// Mixed radix: 400 = 2^4 5^2 (real, as N/2 = 200), 105 = 3 5 7
+			// complex inverse, 98 = 2 7^2 real and odd-padded, 11 prime (direct).
+			dft(graph.DFTAttrs{N: 400, Onesided: true, Frames: 2, Step: 160, Power: true}, b.input([]int{1, 560, 1}, 0, 0)),
+			dft(graph.DFTAttrs{Axis: 1, N: 105, Inverse: true}, b.input([]int{2, 100, 2}, 0, 0)),
+			dft(graph.DFTAttrs{Axis: 1, N: 98, Onesided: true}, b.input([]int{1, 97, 1}, 0, 0)),
+			dft(graph.DFTAttrs{Axis: 1, N: 45}, b.input([]int{1, 45, 2}, 0, 0)),
+			dft(graph.DFTAttrs{Axis: 1, N: 11}, real))
 	}},
 	{"scalars", true, func(b *builder) (*graph.Graph, error) {
 		// Rank-0 tensors: pointers in the generated C, read as p[0].
