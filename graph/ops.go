@@ -514,7 +514,7 @@ type HardSigmoidAttrs struct{ Alpha, Beta float32 }
 
 // ResizeAttrs are the attributes of Resize. Output H and W come from the output shape.
 type ResizeAttrs struct {
-	Mode string // "nearest" or "bilinear"
+	Mode string // "nearest", "bilinear" or "cubic" (float only)
 	// Coord is the coordinate transform: "half_pixel", "align_corners",
 	// "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn".
 	Coord string
@@ -524,6 +524,12 @@ type ResizeAttrs struct {
 	// Scale is the H, W scale factor the model gives (ONNX "scales"); 0 means
 	// output size / input size.
 	Scale [2]float32
+	// CubicA is "cubic"'s coefficient a (ONNX cubic_coeff_a; 0 means
+	// ONNX's default, -0.75). ExcludeOutside gives the taps outside the
+	// input weight 0 and rescales the rest to sum to 1, where by default
+	// they read the edge.
+	CubicA         float32
+	ExcludeOutside bool
 }
 
 // QuantizeAttrs are the attributes of Quantize.

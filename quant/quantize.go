@@ -299,6 +299,9 @@ func floatOnly(g *graph.Graph, n *graph.Node) bool {
 		return !picksStored(n)
 	case graph.Resize:
 		a, ok := n.Attrs.(*graph.ResizeAttrs)
+		if ok && a != nil && a.Mode == "cubic" {
+			return true // no integer kernel
+		}
 		if !ok || a == nil || a.Mode != "bilinear" {
 			return false
 		}

@@ -215,8 +215,14 @@ func init() { register(graph.Resize, computeResize) }
 // resizeTaps finds, for one axis of a resize, the input taps and weights of
 // every output position by running the reference kernel on one-hot inputs
 // (resize is linear along each axis), so index rounding and coordinate
-// transforms are the reference's own.
-func (k *kctx) resizeTaps(a *graph.ResizeAttrs, axis, in, out int) (idx [2][]int64, w [2][]float32, err error) {
+// transforms are the reference's own: two taps an output (four for
+// cubic), an unused one repeating the first with weight 0.
+func (k *kctx) resizeTaps(a *graph.ResizeAttrs, axis, in, out int) (idx [][]int64, w [][]float32, err error) {
+	taps := 2
+	if a.Mode == "cubic" {
+		taps = 4
+	}
+	idx, w = make([][]int64, taps), make([][]float32, taps)
 	// The probes cost in × (in + out): quadratic in the axis. A
 	// microcontroller's image axes are hundreds long; a fuzzed model's
 	// 16-million-long row kept compile busy for hours.
@@ -249,16 +255,16 @@ func (k *kctx) resizeTaps(a *graph.ResizeAttrs, axis, in, out int) (idx [2][]int
 			if v == 0 {
 				continue
 			}
-			if count[o] == 2 {
-				return idx, w, k.errorf("output %d reads more than two inputs along axis %d", o, axis)
+			if count[o] == taps {
+				return idx, w, k.errorf("output %d reads more than %d inputs along axis %d", o, taps, axis)
 			}
 			idx[count[o]][o], w[count[o]][o] = int64(i), v
 			count[o]++
 		}
 	}
 	for o := range count {
-		if count[o] == 1 {
-			idx[1][o] = idx[0][o]
+		for t := max(count[o], 1); t < taps; t++ {
+			idx[t][o] = idx[0][o]
 		}
 	}
 	return idx, w, nil
@@ -279,6 +285,9 @@ func computeResize(k *kctx) (Stmt, error) {
 	}
 	N, H, W, Cc := xt.Shape[0], xt.Shape[1], xt.Shape[2], xt.Shape[3]
 	OH, OW := yt.Shape[1], yt.Shape[2]
+	if isInt(xt) && a.Mode == "cubic" {
+		return nil, k.errorf("cubic resize of an integer tensor is not supported (float32 only)")
+	}
 	if isInt(xt) && a.Mode == "bilinear" {
 		return k.intResizeBilinear(a, x, y, N, H, W, Cc, OH, OW)
 	}
@@ -303,6 +312,38 @@ func computeResize(k *kctx) (Stmt, error) {
 	if nearest {
 		return Loops([]string{"n", "oh", "ow", "c"}, []int{N, OH, OW, Cc}, func(o []Expr) Stmt {
 			return Put(y, At(x, o[0], At(rows, o[1]), At(cols, o[2]), o[3]), o...)
+		}), nil
+	}
+	if a.Mode == "cubic" {
+		// y = sum_i wy_i sum_j wx_j x[row_i, col_j], the taps tabulated.
+		var rs, cs, wys, wxs [4]*Buffer
+		for t := range 4 {
+			rs[t] = constBuf(fmt.Sprintf("%s_rows%d", base, t), I32, []int{OH}, ty[t])
+			cs[t] = constBuf(fmt.Sprintf("%s_cols%d", base, t), I32, []int{OW}, tx[t])
+			wys[t] = constF32(fmt.Sprintf("%s_wy%d", base, t), []int{OH}, wy[t])
+			wxs[t] = constF32(fmt.Sprintf("%s_wx%d", base, t), []int{OW}, wx[t])
+		}
+		return Loops([]string{"n", "oh", "ow", "c"}, []int{N, OH, OW, Cc}, func(o []Expr) Stmt {
+			n, oh, ow, c := o[0], o[1], o[2], o[3]
+			var sum Expr
+			for i := range 4 {
+				var row Expr
+				for j := range 4 {
+					term := Mul(At(wxs[j], ow), At(x, n, At(rs[i], oh), At(cs[j], ow), c))
+					if row == nil {
+						row = term
+					} else {
+						row = Add(row, term)
+					}
+				}
+				term := Mul(At(wys[i], oh), row)
+				if sum == nil {
+					sum = term
+				} else {
+					sum = Add(sum, term)
+				}
+			}
+			return Put(y, sum, o...)
 		}), nil
 	}
 	rows1 := constBuf(base+"_rows1", I32, []int{OH}, ty[1])

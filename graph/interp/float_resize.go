@@ -65,12 +65,14 @@ func resizeTaps(a graph.ResizeAttrs, scale float32, inLen, outLen int) (i0, i1 [
 		r := c - f
 		lo := int(f)
 		switch a.Mode {
+		case "cubic":
+			return nil, nil, nil, fmt.Errorf("resize mode cubic has four taps (cubicTaps)")
 		case "bilinear", "linear":
 			i0, i1, w = append(i0, clamp(lo)), append(i1, clamp(lo+1)), append(w, r)
 			continue
 		case "nearest":
 		default:
-			return nil, nil, nil, fmt.Errorf("resize mode %q not supported (nearest, bilinear)", a.Mode)
+			return nil, nil, nil, fmt.Errorf("resize mode %q not supported (nearest, bilinear, cubic)", a.Mode)
 		}
 		pick := lo
 		if r != 0 {
@@ -93,6 +95,68 @@ func resizeTaps(a graph.ResizeAttrs, scale float32, inLen, outLen int) (i0, i1 [
 		i0, i1, w = append(i0, clamp(pick)), append(i1, clamp(pick)), append(w, 0)
 	}
 	return i0, i1, w, nil
+}
+
+// cubicTaps gives, for every output index along one axis, ONNX's cubic
+// convolution over the four inputs around the coordinate c: floor(c)-1 ..
+// floor(c)+2 with t = c - floor(c), or floor(c)-2 .. floor(c)+1 with t = 1
+// where c is whole (the four nearest, ties to the lower index, as ONNX's
+// reference picks them; the weights are then 0, 0, 1, 0). Taps outside
+// the axis read the edge, or with ExcludeOutside weigh 0, the others
+// rescaled to sum to 1.
+func cubicTaps(a graph.ResizeAttrs, scale float32, inLen, outLen int) (idx [][4]int, w [][4]float64, err error) {
+	if inLen == 0 && outLen > 0 {
+		return nil, nil, fmt.Errorf("resize of an empty axis to length %d", outLen)
+	}
+	s := float64(scale)
+	if s == 0 {
+		s = float64(outLen) / float64(inLen)
+	}
+	if !(s > 0) || math.IsInf(s, 0) {
+		return nil, nil, fmt.Errorf("resize scale %v is not positive and finite", scale)
+	}
+	A := float64(a.CubicA)
+	if A == 0 {
+		A = -0.75
+	}
+	// k(d) is the cubic convolution kernel at distance d from the tap.
+	k := func(d float64) float64 {
+		d = math.Abs(d)
+		if d <= 1 {
+			return ((A+2)*d-(A+3))*d*d + 1
+		}
+		return ((A*d-5*A)*d+8*A)*d - 4*A
+	}
+	for x := 0; x < outLen; x++ {
+		c, err := resizeCoord(a.Coord, float64(x), s, inLen, outLen)
+		if err != nil {
+			return nil, nil, err
+		}
+		f := math.Floor(c)
+		t, first := c-f, int(f)-1
+		if t == 0 {
+			t, first = 1, int(f)-2
+		}
+		var ix [4]int
+		var ws [4]float64
+		sum := 0.0
+		for j := range 4 {
+			ix[j] = first + j
+			ws[j] = k(t + 1 - float64(j))
+			if a.ExcludeOutside && (ix[j] < 0 || ix[j] >= inLen) {
+				ws[j] = 0
+			}
+			ix[j] = min(max(ix[j], 0), inLen-1)
+			sum += ws[j]
+		}
+		if a.ExcludeOutside {
+			for j := range ws {
+				ws[j] /= sum
+			}
+		}
+		idx, w = append(idx, ix), append(w, ws)
+	}
+	return idx, w, nil
 }
 
 // floatResize is ONNX Resize over H and W of NHWC, nearest or bilinear; the
@@ -123,6 +187,37 @@ func floatResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Dat
 		return nil, fmt.Errorf("resize output shape %v does not keep N and C of input %v", out.Shape, x.Shape)
 	}
 	OH, OW := out.Shape[1], out.Shape[2]
+	at := func(nb, y, xx, c int) float64 { return float64(x.F[((nb*H+y)*W+xx)*C+c]) }
+	if a.Mode == "cubic" {
+		ry, wy, err := cubicTaps(a, a.Scale[0], H, OH)
+		if err != nil {
+			return nil, fmt.Errorf("resize H: %w", err)
+		}
+		rx, wx, err := cubicTaps(a, a.Scale[1], W, OW)
+		if err != nil {
+			return nil, fmt.Errorf("resize W: %w", err)
+		}
+		k := 0
+		for nb := 0; nb < N; nb++ {
+			for oy := 0; oy < OH; oy++ {
+				for ox := 0; ox < OW; ox++ {
+					for c := 0; c < C; c++ {
+						v := 0.0
+						for i := range 4 {
+							row := 0.0
+							for j := range 4 {
+								row += wx[ox][j] * at(nb, ry[oy][i], rx[ox][j], c)
+							}
+							v += wy[oy][i] * row
+						}
+						out.F[k] = float32(v)
+						k++
+					}
+				}
+			}
+		}
+		return []*graph.Data{out}, nil
+	}
 	y0, y1, wy, err := resizeTaps(a, a.Scale[0], H, OH)
 	if err != nil {
 		return nil, fmt.Errorf("resize H: %w", err)
@@ -131,7 +226,6 @@ func floatResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Dat
 	if err != nil {
 		return nil, fmt.Errorf("resize W: %w", err)
 	}
-	at := func(nb, y, xx, c int) float64 { return float64(x.F[((nb*H+y)*W+xx)*C+c]) }
 	k := 0
 	for nb := 0; nb < N; nb++ {
 		for oy := 0; oy < OH; oy++ {

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -57,8 +58,36 @@ func TestResize(t *testing.T) {
 			closeTo(t, got.F, tc.want)
 		})
 	}
+	// Cubic, worked by hand from the kernel with a = -0.75:
+	// k(d) = 1.25 d^3 - 2.25 d^2 + 1 for d <= 1, -0.75 d^3 + 3.75 d^2 - 6 d + 3
+	// for 1 < d < 2. Row 1 2 3 4 to 8, half_pixel: output 0 sits at -0.25,
+	// taps -2 -1 0 1 (edge: 1 1 1 2) weigh k(1.75) k(0.75) k(0.25) k(1.25) =
+	// -0.03515625 0.26171875 0.87890625 -0.10546875: 0.89453125. Excluding
+	// the outside taps leaves (0.87890625 - 2 x 0.10546875) / 0.7734375 =
+	// 171/198. Row to 7 by align_corners: output 1 at 0.5 reads 1 1 2 3
+	// with k(1.5) k(0.5) k(0.5) k(1.5) = -0.09375 0.59375 0.59375 -0.09375:
+	// 1.40625; output 2 at exactly 1 is the input, 2.
+	cubic := func(coord string, exclude bool, width int) []float32 {
+		a := &graph.ResizeAttrs{Mode: "cubic", Coord: coord, ExcludeOutside: exclude}
+		return mustRun(t, graph.Resize, a, []int{1, 1, width, 1}, row).F
+	}
+	for _, c := range []struct {
+		name string
+		got  float32
+		want float64
+	}{
+		{"cubic edge", cubic("half_pixel", false, 8)[0], 0.89453125},
+		{"cubic exclude outside", cubic("half_pixel", true, 8)[0], 171.0 / 198},
+		{"cubic align corners", cubic("align_corners", false, 7)[1], 1.40625},
+		{"cubic whole coordinate", cubic("align_corners", false, 7)[2], 2},
+		{"cubic last", cubic("align_corners", false, 7)[6], 4},
+	} {
+		if math.Abs(float64(c.got)-c.want) > 1e-6 {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
 	for _, bad := range []*graph.ResizeAttrs{
-		{Mode: "cubic"},
+		{Mode: "lanczos"},
 		{Mode: "nearest", Coord: "tf_crop_and_resize"},
 		{Mode: "nearest", Nearest: "round"},
 	} {

@@ -548,7 +548,7 @@ func convResize(im *importer, c *nodeCtx) error {
 	case c.str("keep_aspect_ratio_policy", "stretch") != "stretch":
 		return unsupportedf("Resize keep_aspect_ratio_policy")
 	}
-	gm := map[string]string{"nearest": "nearest", "linear": "bilinear"}[mode]
+	gm := map[string]string{"nearest": "nearest", "linear": "bilinear", "cubic": "cubic"}[mode]
 	if gm == "" {
 		return unsupportedf("Resize mode %q", mode)
 	}
@@ -600,6 +600,10 @@ func convResize(im *importer, c *nodeCtx) error {
 		return fmt.Errorf("output shape %v", out)
 	}
 	attrs := &graph.ResizeAttrs{Mode: gm, Coord: coord, Nearest: nearest, Scale: scale}
+	if gm == "cubic" {
+		attrs.CubicA = c.float("cubic_coeff_a", -0.75)
+		attrs.ExcludeOutside = c.int("exclude_outside", 0) != 0
+	}
 	c.emit1(graph.Resize, []string{im.get(x, nhwc)}, attrs, x.dt, out, nhwc)
 	return nil
 }

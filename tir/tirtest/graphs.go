@@ -638,6 +638,21 @@ var builders = []struct {
 			Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "asymmetric"}})
 		return b.done(z)
 	}},
+	{"resize_cubic", true, func(b *builder) (*graph.Graph, error) {
+		// Up with edge taps, down with the outside taps excluded and
+		// a = -0.5, and by align_corners (whole coordinates: t = 1).
+		x := b.input([]int{1, 6, 5, 2}, 0, 0)
+		resize := func(in string, h, w int, a graph.ResizeAttrs) string {
+			y := b.act(0, 0)
+			b.g.Tensor(y).Shape = []int{1, h, w, 2}
+			b.g.AddNode(&graph.Node{Name: y, Op: graph.Resize, Inputs: []string{in}, Outputs: []string{y}, Attrs: &a})
+			return y
+		}
+		up := resize(x, 9, 8, graph.ResizeAttrs{Mode: "cubic", Coord: "half_pixel"})
+		down := resize(x, 4, 3, graph.ResizeAttrs{Mode: "cubic", Coord: "half_pixel", CubicA: -0.5, ExcludeOutside: true})
+		corners := resize(x, 11, 9, graph.ResizeAttrs{Mode: "cubic", Coord: "align_corners"})
+		return b.done(up, down, corners)
+	}},
 	{"conv_then_table", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{1, 5, 5, 3}, 0.05, 1)
 		c := b.node(graph.Conv2D, conv(1, 1, 1, graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, graph.ActNone), 0.08, 2,
