@@ -22,7 +22,8 @@ build:
 # and print the measured table.
 demo: setup build
 	$(BIN) inspect $(DEMO)
-	$(BIN) compile $(DEMO) --board $(BOARD) -o out/demo --force
+	rm -rf out/demo
+	$(BIN) compile $(DEMO) --board $(BOARD) -o out/demo
 	$(BIN) run $(DEMO) --board $(BOARD) --random 3
 	$(BIN) bench $(DEMO) --board $(BOARD)
 

@@ -23,7 +23,7 @@ type compileCmd struct {
 	Out     string `short:"o" help:"Output directory (written whole or not at all)." required:"" type:"path" placeholder:"DIR"`
 	Project string `help:"Also write a whole project around the model: make, cmake, zephyr, arduino or bazel." enum:",make,cmake,zephyr,arduino,bazel" default:""`
 	Format  string `help:"mlf: also write a Model Library Format tarball (microTVM's layout)." enum:",mlf" default:""`
-	Force   bool   `help:"Replace an existing non-empty output directory."`
+	Force   bool   `help:"Replace an output directory an earlier compile wrote (it holds a .mcugen file)."`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
 }
 
@@ -98,7 +98,10 @@ func (c *compileCmd) Run(e *env) error {
 	err = writeDirAtomic(c.Out, func(tmp string) error {
 		if c.Project == "" && c.Format == "" {
 			written = sortedKeys(s.Files)
-			return pipeline.WriteFiles(tmp, s.Files)
+			if err := pipeline.WriteFiles(tmp, s.Files); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(tmp, outputMarker), []byte(markerText), 0o644)
 		}
 		p, err := projectFor(s, kind)
 		if err != nil {
@@ -120,7 +123,8 @@ func (c *compileCmd) Run(e *env) error {
 			}
 			written = append(written, filepath.Base(tar))
 		}
-		return nil
+		// Last, so no listing of the output (an MLF archive) holds it.
+		return os.WriteFile(filepath.Join(tmp, outputMarker), []byte(markerText), 0o644)
 	})
 	if err != nil {
 		return err
@@ -223,10 +227,19 @@ func checkOutDir(dir string, force bool, inputs ...string) error {
 	return nil
 }
 
-// forceGuard refuses to let --force replace a directory that is surely not
-// a previous output: the working directory or one holding it, a repository
-// (a .git entry), or one holding an input of the command (the model, the
-// calibration data, tuning records, a board file).
+// outputMarker is the file every compile output holds, and --force asks
+// for before it replaces a directory.
+const (
+	outputMarker = ".mcugen"
+	markerText   = "mcugen compile wrote this directory; compile --force may replace it whole.\n"
+)
+
+// forceGuard refuses to let --force replace a directory that is not a
+// previous output: the working directory or one holding it, a repository
+// (a .git entry), one holding an input of the command (the model, the
+// calibration data, tuning records, a board file), and any without the
+// .mcugen file a compile leaves (`-o $HOME --force` once replaced a
+// home directory).
 func forceGuard(dir string, entries []os.DirEntry, inputs []string) error {
 	for _, e := range entries {
 		if e.Name() == ".git" {
@@ -263,7 +276,12 @@ func forceGuard(dir string, entries []os.DirEntry, inputs []string) error {
 			return fmt.Errorf("%s: holds %s, an input of this command: --force will not replace it; name another directory with -o", dir, in)
 		}
 	}
-	return nil
+	for _, e := range entries {
+		if e.Name() == outputMarker && e.Type().IsRegular() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: holds no %s file, so no compile wrote it: --force replaces only mcugen's own output directories; name another directory with -o, or empty this one yourself", dir, outputMarker)
 }
 
 // within reports whether path is dir or lies under it (both absolute, clean).
@@ -307,14 +325,19 @@ func writeDirAtomic(dir string, fill func(tmp string) error) (err error) {
 	removeStaleTemps(parent, filepath.Base(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".mcugen-tmp-")
 	if err != nil {
-		return fmt.Errorf("%s: %w", parent, err)
+		return fmt.Errorf("%s: the output is written beside %s first and renamed into place, so a failed compile leaves no half-written directory; its parent must be writable: %w", parent, filepath.Base(dir), err)
 	}
 	pending.dir = tmp
 	defer func() { os.RemoveAll(tmp); pending.dir = "" }()
 	if err := fill(tmp); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	// A replaced directory keeps its permissions; a new one is 0755.
+	mode := os.FileMode(0o755)
+	if st, err := os.Stat(dir); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
 		return err
 	}
 	var old string

@@ -52,7 +52,9 @@ func TestForceGuard(t *testing.T) {
 	intact("-o .. --force")
 
 	out := filepath.Join(sub, "model")
-	os.Mkdir(out, 0o755)
+	if code, _, stderr = mcugen(t, "compile", model, "-o", "model"); code != 0 {
+		t.Fatalf("-o model: exit %d: %s", code, stderr)
+	}
 	os.WriteFile(filepath.Join(out, "old.c"), []byte("old\n"), 0o644)
 	if code, _, stderr = mcugen(t, "compile", model, "-o", "model", "--force"); code != 0 {
 		t.Fatalf("-o model --force: exit %d: %s", code, stderr)
@@ -96,4 +98,48 @@ func TestForceKeepsInputs(t *testing.T) {
 	os.WriteFile(other, src, 0o644)
 	code, _, stderr := mcugen(t, "compile", other, "--boards", boards, "--board", "mine", "-o", danger, "--force")
 	oneErrorLine(t, "board file in -o", code, stderr, 1, "holds "+boards, "an input of this command")
+}
+
+// --force replaces only a directory an earlier compile wrote (it holds the
+// .mcugen file every output gets): `-o $HOME --force` replaced a home
+// directory (user-journey finding). A directory without the file is
+// refused, its files and permissions left alone; one a compile wrote is
+// replaced and keeps its permissions.
+func TestForceNeedsAnEarlierOutput(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	victim := filepath.Join(t.TempDir(), "victim")
+	thesis := filepath.Join(victim, "docs", "thesis.txt")
+	os.MkdirAll(filepath.Dir(thesis), 0o755)
+	os.WriteFile(thesis, []byte("precious\n"), 0o644)
+	os.Chmod(victim, 0o700)
+	code, _, stderr := mcugen(t, "compile", model, "--board", "host", "-o", victim, "--force")
+	oneErrorLine(t, "-o victim --force", code, stderr, 1, "holds no .mcugen file", "only mcugen's own output directories")
+	if b, err := os.ReadFile(thesis); err != nil || string(b) != "precious\n" {
+		t.Fatalf("the refused directory lost its file: %v", err)
+	}
+	if st, _ := os.Stat(victim); st.Mode().Perm() != 0o700 {
+		t.Errorf("the refused directory's mode is %v, want 0700", st.Mode().Perm())
+	}
+
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := mcugen(t, "compile", model, "--board", "host", "-o", out); code != 0 {
+		t.Fatalf("-o out: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, ".mcugen")); err != nil || !strings.Contains(string(b), "mcugen compile wrote this directory") {
+		t.Fatalf("the output has no .mcugen marker: %v", err)
+	}
+	os.Chmod(out, 0o750)
+	os.WriteFile(filepath.Join(out, "stale.c"), []byte("x\n"), 0o644)
+	if code, _, stderr := mcugen(t, "compile", model, "--board", "host", "-o", out, "--force", "--project", "make"); code != 0 {
+		t.Fatalf("-o out --force: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "stale.c")); err == nil {
+		t.Error("--force left the earlier output's file")
+	}
+	if _, err := os.Stat(filepath.Join(out, ".mcugen")); err != nil {
+		t.Error("a project output has no .mcugen marker")
+	}
+	if st, _ := os.Stat(out); st.Mode().Perm() != 0o750 {
+		t.Errorf("the replaced directory's mode is %v, want its own 0750", st.Mode().Perm())
+	}
 }

@@ -148,7 +148,8 @@ func TestCompileInterrupted(t *testing.T) {
 }
 
 // TestCompileRefusesNonEmpty: an existing non-empty directory is not
-// replaced without --force, and is replaced whole with it.
+// replaced without --force, and with it only when a compile wrote it; then
+// it is replaced whole.
 func TestCompileRefusesNonEmpty(t *testing.T) {
 	model, _ := filepath.Abs("../../testdata/onnx/mlp.onnx")
 	out := filepath.Join(t.TempDir(), "out")
@@ -169,6 +170,13 @@ func TestCompileRefusesNonEmpty(t *testing.T) {
 	}
 	if b, err := os.ReadFile(keep); err != nil || string(b) != "mine\n" {
 		t.Errorf("the existing file was touched: %q, %v", b, err)
+	}
+	// --force replaces only an earlier output, one with the .mcugen file.
+	if code, _, stderr := robustRun("compile", model, "-o", out, "--force"); code != 1 || !strings.Contains(stderr, "holds no .mcugen file") {
+		t.Fatalf("--force on a directory no compile wrote: exit %d: %s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(out, ".mcugen"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if code, _, stderr := robustRun("compile", model, "-o", out, "--force"); code != 0 {
 		t.Fatalf("--force: exit %d: %s", code, stderr)
