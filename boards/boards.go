@@ -148,6 +148,15 @@ func (b *Board) Emulated() bool { return b.QEMU.Binary != "" || b.Toolchain == T
 // BareMetal reports whether the board is a bare-metal Cortex-M target.
 func (b *Board) BareMetal() bool { return b.Toolchain == ToolchainArmNoneEABI }
 
+// ConstInRAM reports an 8-bit AVR Arduino board, whose compiler copies
+// constant data into SRAM at start-up: its FQBN (vendor:architecture:board)
+// names architecture avr. Teensy's Arm boards keep the name "avr" for
+// their core, so an Arm CPU rules it out.
+func (b *Board) ConstInRAM() bool {
+	parts := strings.Split(b.Arduino, ":")
+	return len(parts) >= 3 && parts[1] == "avr" && !strings.HasPrefix(b.CPU, "cortex")
+}
+
 // GCCFlags are the code-generation flags the board asks for (-mcpu, -march, -mfpu,
 // -mfloat-abi and its cflags), without optimization level.
 func (b *Board) GCCFlags() []string {

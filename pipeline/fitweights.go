@@ -96,13 +96,13 @@ func leanCandidates(m *tir.Module) []leanCandidate {
 // The flash budget (Options.FlashBudget) covers the model's code as well
 // as its weights, so the code headroom always applies to it, as it does to
 // a region that also holds code. It applies on any board, bare metal or
-// not; the board's region only on bare-metal boards.
+// not; the board's region on any board that declares one.
 func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	b := s.Opt.Board
 	code := codeHeadroomBase + codeHeadroomKernel*int64(s.Module.DistinctFuncs())
 	var lim *limit
 	var headroom int64
-	if b != nil && b.BareMetal() {
+	if b != nil {
 		if r := b.RegionFor(boards.HoldsWeights); r != nil {
 			lim = &limit{region: r, bytes: int64(r.Length)}
 			if slices.Contains(r.Holds, boards.HoldsCode) || b.RegionFor(boards.HoldsCode) == r {

@@ -412,7 +412,10 @@ func (s *State) ModelRAM() int64 {
 
 // checkFits refuses a model whose arena or weights cannot fit the board's
 // memory regions (the linker would say it later, less clearly), or whose
-// arena and states exceed the RAM budget. The weights here are the graph's
+// arena and states exceed the RAM budget. Any board's regions count, not
+// only bare-metal ones' (a user's AVR board inherits host's toolchain and
+// declares its 8 KiB of SRAM); the stack beside the arena only where
+// mcugen's own firmware reserves it. The weights here are the graph's
 // int8 bytes, a lower bound: after lowering, fitWeights checks the
 // constants in the kernels' own layouts (and the flash budget).
 func checkFits(s *State) error {
@@ -428,10 +431,10 @@ func checkFits(s *State) error {
 	// counts it; the budget is the model's own RAM.
 	var lim *limit
 	regionNeed, regionWhat := need, what
-	if bare {
+	if b != nil {
 		if r := b.RegionFor(boards.HoldsArena); r != nil {
 			lim = &limit{region: r, bytes: int64(r.Length)}
-			if b.RegionFor(boards.HoldsData) == r && b.StackBytes > 0 {
+			if bare && b.RegionFor(boards.HoldsData) == r && b.StackBytes > 0 {
 				regionNeed += int64(b.StackBytes)
 				regionWhat = strings.Replace(regionWhat, "activations (the arena)", fmt.Sprintf("activations (the arena, %s B)", commas(need)), 1) +
 					fmt.Sprintf(" and the board's %s B stack", commas(int64(b.StackBytes)))
@@ -448,7 +451,7 @@ func checkFits(s *State) error {
 		return s.fitError(*lim, what, need)
 	}
 	// The budget can bind while the region's check (with the stack) fails.
-	if lim != nil && lim.region == nil && bare {
+	if lim != nil && lim.region == nil && b != nil {
 		if r := b.RegionFor(boards.HoldsArena); r != nil && regionNeed > int64(r.Length) {
 			return s.fitError(limit{region: r, bytes: int64(r.Length)}, regionWhat, regionNeed)
 		}
@@ -456,7 +459,7 @@ func checkFits(s *State) error {
 	// With separate I/O the inputs and outputs are the caller's buffers,
 	// outside the arena: an output must still fit the board's RAM, and an
 	// input its RAM or (a constant one) its flash.
-	if bare && !s.Opt.IOInArena {
+	if b != nil && !s.Opt.IOInArena {
 		if ram := b.RegionFor(boards.HoldsArena); ram != nil {
 			in := ram
 			if w := b.RegionFor(boards.HoldsWeights); w != nil && w.Length > ram.Length {
@@ -478,7 +481,7 @@ func checkFits(s *State) error {
 	// The weights' int8 bytes, a lower bound of the lowered constants,
 	// against the tighter of the weights region and the flash budget.
 	wlim := (*limit)(nil)
-	if bare {
+	if b != nil {
 		if r := b.RegionFor(boards.HoldsWeights); r != nil {
 			wlim = &limit{region: r, bytes: int64(r.Length)}
 		}
@@ -619,8 +622,32 @@ func lowerPass(s *State) error {
 		if again {
 			continue
 		}
+		if err := checkConstRAM(s); err != nil {
+			return err
+		}
 		return checkStack(s)
 	}
+}
+
+// checkConstRAM refuses a model whose constants and arena cannot share the
+// RAM of a board that copies constant data into it (an AVR: avr-gcc puts
+// const arrays in .data unless they are PROGMEM, and mcugen's kernels read
+// weights as ordinary memory).
+func checkConstRAM(s *State) error {
+	b := s.Opt.Board
+	if b == nil || !b.ConstInRAM() {
+		return nil
+	}
+	r := b.RegionFor(boards.HoldsArena)
+	if r == nil {
+		return nil
+	}
+	arena, consts := s.ModelRAM(), s.Module.ConstBytes()
+	if need := arena + consts; need > int64(r.Length) {
+		what := fmt.Sprintf("activations (the arena, %s B) and the weights avr-gcc copies into SRAM (%s B)", commas(arena), commas(consts))
+		return s.fitError(limit{region: r, bytes: int64(r.Length)}, what, need)
+	}
+	return nil
 }
 
 // stackFrames is what checkStack allows, beyond the kernels' local arrays,

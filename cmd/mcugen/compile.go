@@ -400,14 +400,9 @@ func exampleRAMWarning(s *pipeline.State) string {
 // kernels read weights as ordinary memory), so the weights need SRAM too.
 func avrWeightsWarning(s *pipeline.State) string {
 	b := s.Opt.Board
-	// An FQBN is vendor:architecture:board; the AVR cores (Arduino's,
-	// MiniCore, ATTinyCore, ...) have architecture avr. Teensy's Arm boards
-	// keep the name "avr" for their core, so an Arm CPU rules it out.
-	if b == nil {
-		return ""
-	}
-	parts := strings.Split(b.Arduino, ":")
-	if len(parts) < 3 || parts[1] != "avr" || strings.HasPrefix(b.CPU, "cortex") {
+	// The AVR cores (Arduino's, MiniCore, ATTinyCore, ...); compile has
+	// refused a model whose weights and arena exceed a declared SRAM.
+	if b == nil || !b.ConstInRAM() {
 		return ""
 	}
 	w := s.Module.ConstBytes()
