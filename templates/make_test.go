@@ -173,3 +173,42 @@ func TestCMakeMapFileInProject(t *testing.T) {
 		t.Errorf("the build wrote beside the project: %v", entries)
 	}
 }
+
+// A user's own flags on the command line add to the core's, never replace
+// them: `make CFLAGS=...` and `cmake -DCMAKE_C_FLAGS=...` built for the
+// wrong core (ARM mode, no DSP), which the model's #error and the runtime's
+// Thumb-only instructions stopped (user-journey finding).
+func TestUserFlagsKeepTheCoreFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs make and cmake")
+	}
+	needTool(t, "make", "cmake", "arm-none-eabi-gcc")
+	const user = "-Wall -Wextra -Werror -DUSER_FLAG=1"
+	t.Run("make", func(t *testing.T) {
+		p := fakeProject(t, Make, board(t, "mps2-an386"), "fake", "")
+		dir := t.TempDir()
+		if _, err := Write(dir, p); err != nil {
+			t.Fatal(err)
+		}
+		out := mustRun(t, dir, 2*time.Minute, "make", "CFLAGS="+user, "LDFLAGS=-Wl,--print-memory-usage")
+		for _, want := range []string{"-mcpu=cortex-m4", "-DUSER_FLAG=1", "-Werror", "--print-memory-usage"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("make with the user's flags: no %s in\n%s", want, out)
+			}
+		}
+	})
+	t.Run("cmake", func(t *testing.T) {
+		p := fakeProject(t, CMake, board(t, "mps2-an386"), "fake", "")
+		dir := t.TempDir()
+		if _, err := Write(dir, p); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, dir, 2*time.Minute, "cmake", "-B", "build", "-DCMAKE_C_FLAGS="+user)
+		out := mustRun(t, dir, 3*time.Minute, "cmake", "--build", "build", "-v")
+		for _, want := range []string{"-mcpu=cortex-m4", "-DUSER_FLAG=1", "-Werror"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("cmake with the user's CMAKE_C_FLAGS: no %s in\n%s", want, out)
+			}
+		}
+	})
+}
