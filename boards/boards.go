@@ -283,6 +283,14 @@ func (c *Catalog) Get(name string) (*Board, error) {
 	if b, ok := c.byName[name]; ok {
 		return b, nil
 	}
+	// A name that differs only in case, or in - against _, is surely that
+	// board (MPS2-AN386, nucleo_f746zg).
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }
+	for _, b := range c.boards {
+		if norm(b.Name) == norm(name) {
+			return nil, fmt.Errorf("boards: unknown board %q (did you mean %q?)", name, b.Name)
+		}
+	}
 	return nil, fmt.Errorf("boards: unknown board %q; known boards: %s", name, strings.Join(c.Names(), ", "))
 }
 

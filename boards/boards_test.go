@@ -371,3 +371,22 @@ func TestUARTDividers(t *testing.T) {
 		}
 	}
 }
+
+// A board name that differs only in case or in _ for - gets the board's
+// name back (user-journey finding: MPS2-AN386 listed every board instead).
+func TestUnknownBoardSuggests(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		"MPS2-AN386":    `boards: unknown board "MPS2-AN386" (did you mean "mps2-an386"?)`,
+		"nucleo_f746zg": `boards: unknown board "nucleo_f746zg" (did you mean "nucleo-f746zg"?)`,
+		"mps2-an999":    `boards: unknown board "mps2-an999"; known boards: `,
+	} {
+		_, err := c.Get(in)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %s", in, err, want)
+		}
+	}
+}

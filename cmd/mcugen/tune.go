@@ -15,7 +15,7 @@ type tuneCmd struct {
 	Timeout time.Duration `help:"Kill one measurement's firmware after this long." default:"60s"`
 	Trials  int           `help:"Measurements per kernel (spaces no larger are searched exhaustively)." default:"16"`
 	Jobs    int           `help:"Parallel measurements (default: the number of CPUs)."`
-	Output  string        `short:"o" help:"Tuning records file: read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"path" placeholder:"FILE"`
+	Output  string        `short:"o" help:"Tuning records file (tuning.json in the working directory by default): read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"path" placeholder:"FILE"`
 	Resume  bool          `help:"Continue an interrupted run from its journal (FILE.journal) instead of starting its kernels over."`
 	Measure string        `help:"Measure one candidate file (as --bazel writes them) and write its result to --result." type:"existingfile" placeholder:"CANDIDATE"`
 	Result  string        `help:"Where --measure writes its result JSON." type:"path" placeholder:"FILE"`
