@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -40,7 +41,10 @@ func (c *planCmd) Run(e *env) error {
 	}
 	opt.Target = c.Target
 	s, err := pipeline.RunUntil(c.Model, opt, "plan")
-	if err != nil {
+	// A plan that does not fit the board is still the answer to "how much
+	// RAM?": print it, then the fit error (exit 1).
+	var fit *pipeline.FitError
+	if err != nil && (!errors.As(err, &fit) || s == nil || s.Plan == nil) {
 		return err
 	}
 	p := s.Plan
@@ -50,13 +54,16 @@ func (c *planCmd) Run(e *env) error {
 		}
 	}
 	if c.JSON {
-		return e.printJSON(struct {
+		if jerr := e.printJSON(struct {
 			*memplan.Plan
 			Buffers []memplan.Buffer `json:"buffers"`
-		}{p, p.Buffers})
+		}{p, p.Buffers}); jerr != nil {
+			return jerr
+		}
+		return err
 	}
 	fmt.Fprint(e.stdout, p.Table())
 	fmt.Fprintf(e.stdout, "arena %s B (activations %s B, scratch %s B); live-set lower bound %s B; algorithm %s\n",
 		comma(int64(p.ArenaBytes)), comma(int64(p.ActivationBytes)), comma(int64(p.ScratchBytes)), comma(int64(p.LowerBoundBytes)), p.Algorithm)
-	return nil
+	return err
 }
