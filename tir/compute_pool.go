@@ -19,7 +19,8 @@ func init() {
 	register(graph.Reduce, computeReduce)
 }
 
-// computePool: max or average over an HxW window of NHWC, padded taps skipped.
+// computePool: max or average over an HxW window of NHWC, padded taps skipped
+// (with CountIncludePad counted, as real zeros: in int8 the zero point).
 // int8 average is TFLite's: raw sum, divided by the count of in-image taps
 // rounding half away from zero; int8 max compares raw values.
 func computePool(k *kctx) (Stmt, error) {
@@ -93,13 +94,18 @@ func computePool(k *kctx) (Stmt, error) {
 			default:
 				// Number of taps: inside the image, or inside the padded image.
 				var cnt Expr
-				if a.CountIncludePad && !intMode {
+				inImage := Mul(windowCount(ih0, KH, dh, 0, H), windowCount(iw0, KW, dw, 0, W))
+				if a.CountIncludePad {
 					cnt = Mul(windowCount(ih0, KH, dh, -a.Pad.Top, H+a.Pad.Bottom), windowCount(iw0, KW, dw, -a.Pad.Left, W+a.Pad.Right))
 				} else {
-					cnt = Mul(windowCount(ih0, KH, dh, 0, H), windowCount(iw0, KW, dw, 0, W))
+					cnt = inImage
 				}
 				if intMode {
 					s := At(acc)
+					if _, z, err := quantParams(xt); a.CountIncludePad && err == nil && z != 0 {
+						// Each padded tap is a real 0: the raw zero point.
+						s = Add(s, Mul(C(int64(z)), Sub(cnt, inImage)))
+					}
 					half := Div(cnt, C(2))
 					q := Sel(GT(s, C(0)), Div(Add(s, half), cnt), Div(Sub(s, half), cnt))
 					res = CastTo(yt.DType, Clamp(q, C(lo), C(hi)))

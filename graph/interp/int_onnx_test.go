@@ -175,3 +175,17 @@ func TestDequantizePerAxis(t *testing.T) {
 		t.Errorf("got %s, want [1 8 -1 2]", got)
 	}
 }
+
+// int8 AveragePool with count_include_pad (ONNX; TFLite has none): a padded
+// tap is a real 0, the raw zero point 3. Input (raw) 13 23 3 / 3 3 3 /
+// 3 3 3, a 3x3 window padded by 1: output (0,0) sums 13+23+3+3 and five
+// pads of 3, 57/9 = 6.33 -> 6 (the real average 30/9 scale steps over the
+// zero point); (0,2) 23+3+3+3 + 15 = 47 -> 5; the bottom row 12 + 15 = 27
+// -> 3. Without the zero point the pads would pull (0,0) to 42/9 -> 5
+// (user-journey finding: the C ignored count_include_pad in int8).
+func TestIntAvgPoolCountIncludePad(t *testing.T) {
+	x := qd(graph.Int8, []int{1, 3, 3, 1}, 13, 23, 3, 3, 3, 3, 3, 3, 3)
+	a := &graph.PoolAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{1, 1}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, CountIncludePad: true}
+	got := runInt(t, graph.AvgPool2D, a, graph.Int8, []int{1, 3, 3, 1}, pq(0.1, 3), qt{d: x, q: pq(0.1, 3), input: true})
+	wantInts(t, got, 6, 6, 5, 6, 6, 5, 3, 3, 3)
+}

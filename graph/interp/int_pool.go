@@ -15,8 +15,11 @@ func init() {
 
 // intPool is TFLite's integer pooling on raw values (input and output share
 // their quantization). Average pooling divides the sum by the number of
-// in-bounds elements (or the whole window with CountIncludePad), rounding
-// half away from zero; both clamp to the fused activation's range.
+// in-bounds elements, rounding half away from zero; both clamp to the fused
+// activation's range. With CountIncludePad (ONNX's count_include_pad, which
+// TFLite lacks) the divisor is the whole window and each padded tap adds
+// the input's zero point, the raw value of a real 0: ONNX's float average
+// over the zero-padded input, on the raw scale.
 func intPool(avg bool) Kernel {
 	return func(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 		a, ok := n.Attrs.(*graph.PoolAttrs)
@@ -42,6 +45,10 @@ func intPool(avg bool) Kernel {
 			return nil, fmt.Errorf("output %v does not match the window over input %v", y.Shape, x.Shape)
 		}
 		lo, hi := actRange(a.Act, yt)
+		var zp int64
+		if xt := g.In(n, 0); xt != nil && xt.Quant != nil && len(xt.Quant.ZeroPoint) > 0 {
+			zp = int64(xt.Quant.ZeroPoint[0])
+		}
 		for nb := 0; nb < N; nb++ {
 			for oy := 0; oy < OH; oy++ {
 				for ox := 0; ox < OW; ox++ {
@@ -72,7 +79,9 @@ func intPool(avg bool) Kernel {
 						}
 						if avg {
 							if a.CountIncludePad {
-								count = a.Kernel[0] * a.Kernel[1]
+								all := a.Kernel[0] * a.Kernel[1]
+								acc += zp * int64(all-count)
+								count = all
 							}
 							if count == 0 {
 								return nil, fmt.Errorf("an output window covers no input")
