@@ -305,6 +305,7 @@ func planPass(s *State) error {
 	// reordering), so every target's schedule can skip them as one tail.
 	// (Once: lowering may plan again, and the graph is pruned by then.)
 	if !s.pruned {
+		foldConstNodes(s.Graph)
 		graph.FuseDFTPower(s.Graph)
 		s.MACs = graph.TotalMACs(s.Graph)
 		_, s.UnusedChannels = graph.PruneUnusedChannels(s.Graph)

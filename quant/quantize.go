@@ -344,10 +344,16 @@ func detectionTail(g *graph.Graph) map[string]bool {
 
 func (b *builder) build() (*graph.Graph, error) {
 	f, q := b.f, b.q
+	// A float constant that is a graph output (a weight the model also
+	// returns) stays as it is: float32, exact.
+	output := map[string]bool{}
+	for _, o := range f.Outputs {
+		output[o] = true
+	}
 	for name, t := range f.Tensors {
 		if p, ok := b.act[name]; ok {
 			q.AddTensor(&graph.Tensor{Name: name, DType: graph.Int8, Shape: append([]int(nil), t.Shape...), Quant: p.quant()})
-		} else if !t.IsConst() || t.DType != graph.Float32 {
+		} else if !t.IsConst() || t.DType != graph.Float32 || output[name] {
 			c := *t
 			q.AddTensor(&c)
 		}

@@ -1,0 +1,79 @@
+package pipeline
+
+import (
+	"slices"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+// foldConstNodes replaces each node whose inputs are all constants, and
+// whose outputs take no more bytes than its inputs (a Reshape, a Quantize;
+// not a Dequantize, which would store 4 bytes a weight), by their values,
+// computed by the reference interpreter (so exactly what the kernel would
+// compute). The importers fold their constants; later passes can leave
+// such a node: quantizing a model whose output is one of its weights
+// (a Reshape copy of it) gave a Quantize of a Reshape of a constant, a view
+// of flash that the plan gives no place (user-journey finding).
+func foldConstNodes(g *graph.Graph) {
+	stateful := map[string]bool{}
+	for _, s := range g.States {
+		stateful[s.In], stateful[s.Out] = true, true
+	}
+	for {
+		folded := false
+		for i, n := range g.Nodes {
+			if !foldable(g, n, stateful) {
+				continue
+			}
+			mini := graph.New("fold", g.Format)
+			for _, in := range n.Inputs {
+				if mini.Tensors[in] == nil {
+					mini.AddTensor(g.Tensors[in])
+				}
+			}
+			for _, out := range n.Outputs {
+				t := *g.Tensors[out]
+				mini.AddTensor(&t)
+				mini.Outputs = append(mini.Outputs, out)
+			}
+			mini.AddNode(n)
+			res, err := interp.Run(mini, map[string]*graph.Data{})
+			if err != nil {
+				continue // left to the kernel
+			}
+			for _, out := range n.Outputs {
+				g.Tensors[out].Data = res[out]
+			}
+			g.Nodes = slices.Delete(g.Nodes, i, i+1)
+			folded = true
+			break
+		}
+		if !folded {
+			g.Prune()
+			return
+		}
+	}
+}
+
+func foldable(g *graph.Graph, n *graph.Node, stateful map[string]bool) bool {
+	if len(n.Inputs) == 0 || len(n.Outputs) == 0 {
+		return false
+	}
+	var in, out int64
+	for _, name := range n.Inputs {
+		t := g.Tensors[name]
+		if name == "" || t == nil || !t.IsConst() || stateful[name] {
+			return false
+		}
+		in += int64(t.Bytes())
+	}
+	for _, name := range n.Outputs {
+		t := g.Tensors[name]
+		if name == "" || t == nil || t.IsConst() || stateful[name] {
+			return false
+		}
+		out += int64(t.Bytes())
+	}
+	return out <= in
+}
