@@ -312,7 +312,17 @@ func floatOnly(g *graph.Graph, n *graph.Node) bool {
 		return a.Scale != [2]float32{} && (a.Scale[0] != float32(y.Shape[1])/float32(x.Shape[1]) || a.Scale[1] != float32(y.Shape[2])/float32(x.Shape[2]))
 	}
 	a, ok := n.Attrs.(*graph.SoftmaxAttrs)
-	return n.Op == graph.Softmax && ok && a != nil && a.Mode != graph.SoftmaxPlain
+	if n.Op != graph.Softmax || !ok || a == nil {
+		return false
+	}
+	// The integer kernel is TFLite's: the plain softmax over the last axis
+	// (an ONNX softmax over W of NCHW is over axis 2 of NHWC here).
+	if x := g.In(n, 0); x != nil && len(x.Shape) > 0 {
+		if r := len(x.Shape); a.Axis != -1 && a.Axis != r-1 {
+			return true
+		}
+	}
+	return a.Mode != graph.SoftmaxPlain
 }
 
 type builder struct {
