@@ -235,6 +235,9 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	}
 	act := map[string]params{}
 	tail := detectionTail(f)
+	for name := range spectrumTail(f) {
+		tail[name] = true
+	}
 	for name := range rng {
 		if tail[name] {
 			continue // float32 as TFLite's detection outputs always are
@@ -352,6 +355,81 @@ func detectionTail(g *graph.Graph) map[string]bool {
 	return tail
 }
 
+// spectrumTail is the set of tensors an audio front end keeps in float32:
+// a DFT's output and everything computed from it up to a Log (the power
+// spectrum, its mel filter bank). Their range spans many decades, so int8
+// zeroes the quiet bins: a log-mel front end quantized that way came out
+// at -3 dB SQNR (user-journey finding). The Log's output, log-mel
+// energies a few units wide, is quantized as usual.
+func spectrumTail(g *graph.Graph) map[string]bool {
+	tail := map[string]bool{}
+	for _, n := range g.Nodes {
+		from := n.Op == graph.DFT
+		if a, ok := n.Attrs.(*graph.MathAttrs); !from && !(n.Op == graph.Math && ok && a != nil && a.Fn == graph.MathLog) {
+			for _, in := range n.Inputs {
+				from = from || tail[in]
+			}
+		}
+		if from {
+			for _, o := range n.Outputs {
+				tail[o] = true
+			}
+		}
+	}
+	return tail
+}
+
+// dropRoundTrips removes each int8 round trip between float nodes: a
+// Quantize whose int8 output only a Dequantize reads (and is no graph
+// output or state) is lossy and does nothing else, so the Dequantize's
+// readers take the float tensor instead, and both nodes go (a DFT and the
+// sum of squares that reads it, both float, were joined through int8).
+func dropRoundTrips(q *graph.Graph) {
+	keep := map[string]bool{}
+	for _, o := range q.Outputs {
+		keep[o] = true
+	}
+	for _, st := range q.States {
+		keep[st.In], keep[st.Out] = true, true
+	}
+	cons := q.Consumers()
+	prod := q.Producers()
+	drop := map[*graph.Node]bool{}
+	rename := map[string]string{}
+	for _, d := range q.Nodes {
+		if d.Op != graph.Dequantize || len(d.Inputs) != 1 || len(d.Outputs) != 1 || keep[d.Outputs[0]] {
+			continue
+		}
+		x := d.Inputs[0]
+		p := prod[x]
+		if p == nil || p.Op != graph.Quantize || len(cons[x]) != 1 || keep[x] {
+			continue
+		}
+		fl := q.Tensors[p.Inputs[0]]
+		if fl == nil || fl.DType != graph.Float32 {
+			continue
+		}
+		drop[d], drop[p] = true, true
+		rename[d.Outputs[0]] = p.Inputs[0]
+	}
+	if len(drop) == 0 {
+		return
+	}
+	nodes := q.Nodes[:0]
+	for _, n := range q.Nodes {
+		if drop[n] {
+			continue
+		}
+		for i, in := range n.Inputs {
+			if r, ok := rename[in]; ok {
+				n.Inputs[i] = r
+			}
+		}
+		nodes = append(nodes, n)
+	}
+	q.Nodes = nodes
+}
+
 func (b *builder) build() (*graph.Graph, error) {
 	f, q := b.f, b.q
 	// A float constant that is a graph output (a weight the model also
@@ -387,6 +465,7 @@ func (b *builder) build() (*graph.Graph, error) {
 		}
 		q.States = append(q.States, s)
 	}
+	dropRoundTrips(q)
 	q.Prune()
 	if err := graph.Validate(q); err != nil {
 		return nil, fmt.Errorf("quant: quantized graph is invalid: %w", err)
