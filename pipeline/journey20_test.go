@@ -125,3 +125,129 @@ func TestQuantizedLogMelFrontEnd(t *testing.T) {
 		t.Logf("int8 log-mel SQNR %.1f dB", sqnr)
 	}
 }
+
+// A 1-D conv net (Conv1d, BatchNorm, ReLU twice, a strided and dilated
+// conv, max pool, global average pool, Gemm) imports as its 2-D twin
+// does: the batch norms fold into the convs, the ReLUs follow them
+// directly, and no Transpose, Mul or Add is left between the layers (it
+// was 24 nodes, 2.3 times the twin's instructions: user-journey finding).
+// Its outputs equal the twin's, written with [1, k] kernels over
+// [N, C, 1, L], in the reference interpreter, and its C on the host
+// matches.
+func TestConv1DImportsLikeConv2D(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	data := func(shape ...int) *graph.Data {
+		d := graph.NewData(graph.Float32, shape)
+		for i := range d.F {
+			d.F[i] = float32(r.Float64()*2 - 1)
+		}
+		return d
+	}
+	type layer struct {
+		w, b, scale, bias, mean, vr *graph.Data
+		attrs                       []int64 // stride, dilation, pad
+	}
+	layers := []layer{
+		{data(8, 3, 5), data(8), data(8), data(8), data(8), data(8), []int64{1, 1, 2}},
+		{data(16, 8, 3), data(16), data(16), data(16), data(16), data(16), []int64{2, 2, 2}},
+	}
+	for _, l := range layers {
+		for i := range l.vr.F {
+			l.vr.F[i] = 0.5 + l.vr.F[i]*l.vr.F[i]
+		}
+	}
+	fcW, fcB := data(16, 5), data(5)
+	build := func(twoD bool) string {
+		b := onnx.NewBuilder("conv1d", 13, 1)
+		shape := []int{1, 3, 64}
+		if twoD {
+			shape = []int{1, 3, 1, 64}
+		}
+		x := b.Input("x", graph.Float32, shape...)
+		for i, l := range layers {
+			w := l.w
+			k := []int64{int64(w.Shape[2])}
+			st, dil, pads := []int64{l.attrs[0]}, []int64{l.attrs[1]}, []int64{l.attrs[2], l.attrs[2]}
+			if twoD {
+				w = &graph.Data{DType: graph.Float32, Shape: []int{w.Shape[0], w.Shape[1], 1, w.Shape[2]}, F: w.F}
+				k, st, dil, pads = []int64{1, k[0]}, []int64{1, st[0]}, []int64{1, dil[0]}, []int64{0, pads[0], 0, pads[1]}
+			}
+			p := fmt.Sprintf("l%d_", i)
+			x = b.Node("Conv", []string{x, b.Init(p+"w", w), b.Init(p+"b", l.b)}, onnx.IntsAttr("kernel_shape", k...),
+				onnx.IntsAttr("strides", st...), onnx.IntsAttr("dilations", dil...), onnx.IntsAttr("pads", pads...))
+			x = b.Node("BatchNormalization", []string{x, b.Init(p+"s", l.scale), b.Init(p+"o", l.bias), b.Init(p+"m", l.mean), b.Init(p+"v", l.vr)})
+			x = b.Node("Relu", []string{x})
+			if i == 0 {
+				k := []int64{2}
+				if twoD {
+					k = []int64{1, 2}
+				}
+				x = b.Node("MaxPool", []string{x}, onnx.IntsAttr("kernel_shape", k...), onnx.IntsAttr("strides", k...))
+			}
+		}
+		x = b.Node("Flatten", []string{b.Node("GlobalAveragePool", []string{x})})
+		b.Output(b.Node("Gemm", []string{x, b.Init("fcw", fcW), b.Init("fcb", fcB)}), graph.Float32)
+		name := "conv1d"
+		if twoD {
+			name = "conv2d"
+		}
+		return writeONNX(t, b, name)
+	}
+	one, err := RunUntil(build(false), Options{Version: "test"}, "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := RunUntil(build(true), Options{Version: "test"}, "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	convs := 0
+	for _, n := range one.Graph.Nodes {
+		switch n.Op {
+		case graph.Conv2D:
+			convs++
+		case graph.Transpose, graph.Mul, graph.Add:
+			if convs > 0 {
+				t.Errorf("%s (%s) after the first conv", n.Name, n.Op)
+			}
+		}
+	}
+	// The one extra node is the input's view as [1, 3, 1, 64] (a Reshape
+	// the plan aliases: no copy).
+	if len(one.Graph.Nodes) != len(two.Graph.Nodes)+1 || one.Graph.Nodes[0].Op != graph.Reshape {
+		t.Errorf("1-D: %d nodes, its 2-D twin %d", len(one.Graph.Nodes), len(two.Graph.Nodes))
+	}
+	x := data(1, 3, 64)
+	got, err := interp.Run(one.Graph, map[string]*graph.Data{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := interp.Run(two.Graph, map[string]*graph.Data{"x": {DType: graph.Float32, Shape: []int{1, 3, 1, 64}, F: x.F}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, w := got[one.Graph.Outputs[0]].F, want[two.Graph.Outputs[0]].F
+	for i := range w {
+		if math.Abs(float64(g[i]-w[i])) > 1e-5*math.Max(1, math.Abs(float64(w[i]))) {
+			t.Fatalf("output[%d] = %g, the 2-D twin's %g", i, g[i], w[i])
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	board, err := LoadBoard("host", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Compile(build(false), Options{Board: board, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := s.Execute(RandomInputs(s.Graph, 2, 3), t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ex.AllMatch() {
+		t.Fatalf("C differs from the reference interpreter (max abs diff %g)", ex.MaxAbsDiff)
+	}
+}

@@ -414,7 +414,7 @@ func (im *importer) get(v *value, l layout) string {
 		d := v.c
 		base := v.name
 		if l == nhwc {
-			d = transposeData(d, toNHWC)
+			d = transposeData(reshapeData(d, lift4(d.Shape)), toNHWC)
 			base += "_nhwc"
 		}
 		t := im.g.AddConst(im.g.UniqueName(base), d)
@@ -422,6 +422,16 @@ func (im *importer) get(v *value, l layout) string {
 		return t.Name
 	}
 	other := v.tensors[1-l]
+	if len(v.shape) == 3 {
+		// A 1-D value [N,C,L] whose NHWC tensor is the 2-D [N,1,L,C] of
+		// the conv or pool that made it (lift1D).
+		if l == asIs {
+			v.tensors[l] = im.reshapeTo(im.transpose(other, fromNHWC, v.name+"_2d"), v.shape, v.name)
+		} else {
+			v.tensors[l] = im.transpose(im.reshapeTo(other, lift4(v.shape), v.name+"_2d"), toNHWC, v.name+"_nhwc")
+		}
+		return v.tensors[l]
+	}
 	perm := toNHWC
 	base := v.name + "_nhwc"
 	if l == asIs {
@@ -430,6 +440,28 @@ func (im *importer) get(v *value, l layout) string {
 	}
 	v.tensors[l] = im.transpose(other, perm, base)
 	return v.tensors[l]
+}
+
+// lift4 is a 1-D shape [N,C,L] viewed as 2-D, [N,C,1,L] (lift1D's view);
+// other shapes are returned as they are.
+func lift4(s []int) []int {
+	if len(s) == 3 {
+		return []int{s[0], s[1], 1, s[2]}
+	}
+	return s
+}
+
+// reshapeTo emits a Reshape of tensor src to shape (keeping its
+// quantization) and returns the new tensor's name.
+func (im *importer) reshapeTo(src string, shape []int, base string) string {
+	t := im.g.Tensors[src]
+	out := im.newTensor(base, t.DType, shape)
+	if t.Quant != nil && len(t.Quant.Scale) <= 1 {
+		q := *t.Quant
+		out.Quant = &q
+	}
+	im.emit(graph.Reshape, []string{src}, nil, out)
+	return out.Name
 }
 
 // memOrder returns a tensor whose memory holds v in ONNX (row-major)
@@ -639,7 +671,7 @@ func (c *nodeCtx) newOut(i int, dt graph.DType, shape []int, l layout) (*graph.T
 	}
 	ts, base := shape, name
 	if l == nhwc {
-		ts, base = permuteShape(shape, toNHWC), name+"_nhwc"
+		ts, base = permuteShape(lift4(shape), toNHWC), name+"_nhwc"
 	}
 	t := c.im.newTensor(base, dt, ts)
 	v := &value{name: name, dt: dt, shape: slices.Clone(shape), primary: l}

@@ -637,6 +637,15 @@ func lift1D(conv converter, weight int) converter {
 			}
 			s := []int{v.shape[0], v.shape[1], 1, v.shape[2]}
 			name := im.g.UniqueName(v.name + "_2d")
+			if v.c == nil && v.tensors[nhwc] != "" {
+				// An earlier 1-D conv's (or activation's) NHWC tensor is
+				// this view's NHWC tensor already.
+				nv := &value{name: name, dt: v.dt, shape: s, primary: nhwc, prod: v.prod}
+				nv.tensors[nhwc] = v.tensors[nhwc]
+				im.vals[name] = nv
+				n.Input[i] = name
+				return
+			}
 			if v.c != nil {
 				im.vals[name] = &value{name: name, dt: v.dt, shape: s, c: reshapeData(v.c, s)}
 			} else {
@@ -657,6 +666,16 @@ func lift1D(conv converter, weight int) converter {
 		}
 		y := im.vals[n.Output[0]]
 		out := []int{y.shape[0], y.shape[1], y.shape[3]}
+		if y.primary == nhwc && y.tensors[nhwc] != "" && y.c == nil && c.out(0) != "" {
+			// The 1-D output keeps the 2-D NHWC tensor [N,1,L,C]: batch
+			// norms, biases and activations fold or fuse into the conv,
+			// and the next 1-D op reads it as it is.
+			v := &value{name: c.out(0), dt: y.dt, shape: out, primary: nhwc, prod: y.prod}
+			v.tensors[nhwc] = y.tensors[nhwc]
+			v.pending = im.uses[c.out(0)]
+			im.vals[c.out(0)] = v
+			return nil
+		}
 		t, v := c.newOut(0, y.dt, out, asIs)
 		src := im.get(y, asIs)
 		t.Quant = im.g.Tensors[src].Quant

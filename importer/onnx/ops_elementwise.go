@@ -94,8 +94,8 @@ func (c *nodeCtx) foldChannelConst(op graph.Op, x, k *value) bool {
 	switch {
 	case x.prod.Op == graph.FullyConnected && len(x.shape) == 2:
 		axis = 1
-	case x.prod.Op == graph.Conv2D && x.primary == nhwc && len(x.shape) == 4:
-		axis = 1
+	case x.prod.Op == graph.Conv2D && x.primary == nhwc && (len(x.shape) == 4 || len(x.shape) == 3):
+		axis = 1 // a 1-D conv's too (lift1D)
 	default:
 		return false
 	}
@@ -201,10 +201,21 @@ func (c *nodeCtx) binary(op graph.Op, a, b *value, final bool) (*value, error) {
 
 // actLayout is the layout a layout-agnostic unary op keeps.
 func actLayout(x *value) layout {
-	if x.c != nil {
+	if x.c != nil || len(x.shape) == 3 {
 		return asIs
 	}
 	return x.primary
+}
+
+// liftedLayout is actLayout for an element-wise op that keeps a 1-D
+// value's NHWC tensor (a conv's [N,1,L,C]) where it has one: its
+// activation then reads the conv's output directly, and the next 1-D conv
+// its output, with no transposes between.
+func liftedLayout(x *value) layout {
+	if x.c == nil && len(x.shape) == 3 && x.primary == nhwc {
+		return nhwc
+	}
+	return actLayout(x)
 }
 
 func convUnaryWith(op graph.Op, attrs func(c *nodeCtx) (any, error)) converter {
@@ -219,7 +230,7 @@ func convUnaryWith(op graph.Op, attrs func(c *nodeCtx) (any, error)) converter {
 				return err
 			}
 		}
-		l := actLayout(x)
+		l := liftedLayout(x)
 		c.emit1(op, []string{im.get(x, l)}, a, x.dt, x.shape, l)
 		return nil
 	}
