@@ -126,8 +126,10 @@ func init() {
 // or two _), or the name of a header its <p>.h would hide.
 func PrefixProblem(p string) string {
 	switch {
+	case cKeywords[p]:
+		return fmt.Sprintf("is a C keyword, or a name the generated code or the C library already uses (main, in, out, arena, the math functions); %q would do", Ident(p))
 	case Ident(p) != p:
-		return fmt.Sprintf("is not a C identifier (letters, digits and _, not starting with a digit, not a keyword); %q would be", Ident(p))
+		return fmt.Sprintf("is not a C identifier (letters, digits and _, not starting with a digit); %q would be", Ident(p))
 	case strings.HasPrefix(p, "__") || len(p) > 1 && p[0] == '_' && p[1] >= 'A' && p[1] <= 'Z':
 		return "names starting with __ or _ and a capital are reserved to the C implementation"
 	case headerNames[strings.ToLower(p)]:

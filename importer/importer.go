@@ -49,18 +49,28 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var g *graph.Graph
 	ext := strings.ToLower(filepath.Ext(path))
-	warn := func(w string) {
-		if opt.Warn != nil {
-			opt.Warn(w)
+	// The decoders' warnings wait for the model to load: a model that
+	// fails (a --shape naming no input) gets its one error line alone.
+	var held []string
+	userWarn := opt.Warn
+	opt.Warn = func(w string) { held = append(held, w) }
+	defer func() {
+		if userWarn != nil && g != nil {
+			for _, w := range held {
+				userWarn(w)
+			}
 		}
-	}
+	}()
+	warn := opt.Warn
 	if ext == ".tflite" && !IsTFLite(b) && looksLikeONNX(b) {
 		// An ONNX model named .tflite: read it as what it is.
-		if g, err := onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn}); err == nil && graph.Validate(g) == nil {
+		if og, err := onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn}); err == nil && graph.Validate(og) == nil {
 			warn(fmt.Sprintf("%s: an ONNX model named .tflite; read as ONNX", path))
-			g.CopyAliasedOutputs()
+			og.CopyAliasedOutputs()
+			g = og
 			return g, nil
 		}
+		held = nil // the TFLite attempt below warns afresh
 	}
 	if ext == ".tflite" || IsTFLite(b) {
 		if ext == ".onnx" {
@@ -80,6 +90,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		err = graph.Validate(g)
 	}
 	if err != nil {
+		g = nil
 		if h := sniff(b); h != "" {
 			return nil, fmt.Errorf("%s: %w (the file looks like %s)", path, err, h)
 		}

@@ -228,7 +228,13 @@ func quantizePass(s *State) error {
 		return nil
 	}
 	if !isFloatCompute(s.Graph) {
-		o.Warn(fmt.Sprintf("%s is already an integer model; --calib/--quantize ignored", s.ModelPath))
+		what := "is already an integer model"
+		for _, name := range s.Graph.Inputs {
+			if t := s.Graph.Tensors[name]; t != nil && t.DType == graph.Float32 {
+				what = "only moves float data (no arithmetic to quantize)"
+			}
+		}
+		o.Warn(fmt.Sprintf("%s %s; --calib/--quantize ignored", s.ModelPath, what))
 		return nil
 	}
 	var samples []map[string]*graph.Data

@@ -22,3 +22,28 @@ func TestPlanThatDoesNotFitIsShown(t *testing.T) {
 		t.Errorf("--json: exit %d\n%s", code, out)
 	}
 }
+
+// --quantize on a float model that only moves data says so, not that it
+// is "already an integer model" (user-journey finding); an int8 model
+// still gets that.
+func TestQuantizeDataMovementWarning(t *testing.T) {
+	for model, want := range map[string]string{
+		"../../testdata/tflite/op_float_transpose.tflite": "only moves float data (no arithmetic to quantize); --calib/--quantize ignored",
+		"../../testdata/tflite/op_int8_reshape.tflite":    "is already an integer model; --calib/--quantize ignored",
+	} {
+		code, _, errs := mcugen(t, "compile", model, "--quantize", "int8", "-o", filepath.Join(t.TempDir(), "o"))
+		if code != 0 || strings.Count(errs, "warning:") != 1 || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d, stderr %q", model, code, errs)
+		}
+	}
+}
+
+// A --shape naming no input is the one error line: the importer's
+// warnings about the dimensions it fixed wait for the model to load, and a
+// model that fails drops them (user-journey finding: two warnings, then
+// the error).
+func TestShapeErrorAlone(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8_dynamic_batch.tflite")
+	code, _, errs := mcugen(t, "compile", model, "--shape", "nosuch=1,4", "-o", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "--shape nosuch", code, errs, 1, `--shape nosuch: the model has no input named "nosuch"`)
+}

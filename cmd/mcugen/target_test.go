@@ -48,9 +48,16 @@ func exists(p string) bool {
 func TestPrefixMustBeIdentifier(t *testing.T) {
 	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
 	dir := t.TempDir()
-	for p, would := range map[string]string{"9bad": "t_9bad", "my-model": "my_model", "int": "int_"} {
+	for p, would := range map[string]string{"9bad": "t_9bad", "my-model": "my_model"} {
 		code, _, stderr := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(dir, "x"))
 		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "is not a C identifier", `"`+would+`" would be`)
+	}
+	// A keyword, or a name the code or libc uses, is an identifier: the
+	// message says which kind of name it is (user-journey finding: main
+	// was called "not a C identifier").
+	for p, would := range map[string]string{"int": "int_", "main": "main_", "expf": "expf_"} {
+		code, _, stderr := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(dir, "x"))
+		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "is a C keyword, or a name the generated code or the C library already uses", `"`+would+`" would do`)
 	}
 	if code, _, stderr := mcugen(t, "compile", model, "--prefix", "KWS_Model", "-o", filepath.Join(dir, "ok")); code != 0 || !exists(filepath.Join(dir, "ok", "kws_model.h")) {
 		t.Errorf("--prefix KWS_Model: exit %d %s", code, stderr)

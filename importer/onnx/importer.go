@@ -63,6 +63,9 @@ func Load(path string, opts Options) (*graph.Graph, error) {
 
 // Decode imports a serialized ONNX model.
 func Decode(name string, b []byte, opts Options) (*graph.Graph, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("importer: %s: not an ONNX model: the file is empty", name)
+	}
 	m, err := Unmarshal(b)
 	if err != nil {
 		return nil, fmt.Errorf("importer: %s: not a valid ONNX model: %w", name, err)

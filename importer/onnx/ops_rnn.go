@@ -123,7 +123,7 @@ func convRecurrent(kind graph.RNNKind) converter {
 				return fmt.Errorf("P of shape %v: want [%d, %d]", p.Shape, nd, 3*hidden)
 			}
 			if c.int("input_forget", 0) != 0 {
-				return unsupportedf("LSTM with input_forget")
+				return unsupportedf("LSTM with input_forget = 1 (coupled input and forget gates) is not supported")
 			}
 		}
 		state := func(i int, what string) (*value, error) {

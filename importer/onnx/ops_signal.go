@@ -99,8 +99,11 @@ func convSTFT(im *importer, c *nodeCtx) error {
 		}
 		n = win.shape[0]
 	}
-	if n < 1 || n > x.shape[1] {
-		return fmt.Errorf("frames of %d samples in a signal of %d (frame_length or a window is needed)", n, x.shape[1])
+	switch {
+	case n < 1:
+		return fmt.Errorf("no frame length (frame_length or a window is needed)")
+	case n > x.shape[1]:
+		return fmt.Errorf("frames of %d samples in a signal of only %d", n, x.shape[1])
 	}
 	a := &graph.DFTAttrs{N: n, Onesided: c.int("onesided", 1) != 0, Step: step, Frames: 1 + (x.shape[1]-n)/step}
 	var ws []int
