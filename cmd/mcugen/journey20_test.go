@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcugen/mcugen/graph"
 )
 
 // plan on a board the model does not fit still prints the plan (it is the
@@ -46,4 +48,37 @@ func TestShapeErrorAlone(t *testing.T) {
 	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8_dynamic_batch.tflite")
 	code, _, errs := mcugen(t, "compile", model, "--shape", "nosuch=1,4", "-o", filepath.Join(t.TempDir(), "o"))
 	oneErrorLine(t, "--shape nosuch", code, errs, 1, `--shape nosuch: the model has no input named "nosuch"`)
+}
+
+// run on a model mcugen quantizes takes a float32 input file (quantized
+// for the int8 input) or an int8 one holding the raw values (it was
+// refused: "wants float32", user-journey finding); another type is
+// refused with a line saying both.
+func TestRunQuantizedTakesInt8Input(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/onnx/mlp.onnx")
+	dir := t.TempDir()
+	files := map[graph.DType]string{}
+	for _, dt := range []graph.DType{graph.Float32, graph.Int8, graph.Int16} {
+		d := graph.NewData(dt, []int{1, 64})
+		for i := range 64 {
+			if dt == graph.Float32 {
+				d.F[i] = float32(i%7) / 7
+			} else {
+				d.I[i] = int64(i%11 - 5)
+			}
+		}
+		files[dt] = filepath.Join(dir, dt.String()+".npy")
+		if err := writeNpy(files[dt], d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dt := range []graph.DType{graph.Float32, graph.Int8} {
+		code, out, errs := mcugen(t, "run", model, "--calib-random", "4", "--board", "host", "--input", files[dt])
+		if code != 0 || !strings.Contains(out, "bit-exact") {
+			t.Errorf("%s input: exit %d\n%s\n%s", dt, code, out, errs)
+		}
+	}
+	code, _, errs := mcugen(t, "run", model, "--calib-random", "4", "--board", "host", "--input", files[graph.Int16])
+	_, errLine, _ := strings.Cut(errs, "better ranges\n") // after the random-calibration warning
+	oneErrorLine(t, "int16 input", code, errLine, 1, "holds int16", "a float32 file is quantized for its int8 input, an int8 file must hold the input's raw values")
 }

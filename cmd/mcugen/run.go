@@ -103,6 +103,25 @@ func fitInput(g *graph.Graph, vec map[string]*graph.Data) {
 	}
 }
 
+// bindCompiled binds input files for the compiled model s: a quantized
+// float model takes the float model's inputs (quantized by fitInput) or,
+// failing that, the compiled int8 ones as they are (user-journey finding:
+// an int8 file was refused as "wants float32").
+func bindCompiled(s *pipeline.State, args []string) (map[string]*graph.Data, error) {
+	if s.Float == nil {
+		return bindInputs(s.Graph, args)
+	}
+	vec, err := bindInputs(s.Float, args)
+	if err == nil {
+		fitInput(s.Graph, vec)
+		return vec, nil
+	}
+	if v, err2 := bindInputs(s.Graph, args); err2 == nil {
+		return v, nil
+	}
+	return nil, fmt.Errorf("%w (mcugen quantized the model: a float32 file is quantized for its int8 input, an int8 file must hold the input's raw values)", err)
+}
+
 func (c *runCmd) Run(e *env) error {
 	opt, _, err := c.compileFlags.options(e, &c.modelFlags)
 	if err != nil {
@@ -120,15 +139,10 @@ func (c *runCmd) Run(e *env) error {
 	}
 	var vectors []map[string]*graph.Data
 	if len(c.Input) > 0 {
-		src := s.Graph
-		if s.Float != nil {
-			src = s.Float
-		}
-		vec, err := bindInputs(src, c.Input)
+		vec, err := bindCompiled(s, c.Input)
 		if err != nil {
 			return err
 		}
-		fitInput(s.Graph, vec)
 		vectors = append(vectors, vec)
 	} else {
 		vectors = pipeline.RandomInputs(s.Graph, max(c.Random, 1), 1)

@@ -315,12 +315,11 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		e.warn(fmt.Sprintf("%s: the expected outputs are not compared: mcugen quantized the model, so its outputs approximate the float model's (the quantization report measures by how much); the firmware is checked against the reference interpreter", dir))
 	}
 	for _, in := range ins {
-		vec, err := bindInputs(src, []string{in})
+		vec, err := bindCompiled(s, []string{in})
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		labels = append(labels, filepath.Base(in))
-		fitInput(s.Graph, vec)
 		vecs = append(vecs, vec)
 		// The expected output beside it: input_NNN.npy -> output_NNN.npy in the same
 		// directory (the file name only: a directory named input_x is not renamed).
