@@ -37,6 +37,9 @@ type benchResult struct {
 	FlashBytes     int     `json:"flash_bytes"`
 	RAMBytes       int     `json:"ram_bytes"`
 	MatchReference bool    `json:"match_reference"`
+	// MeasuredOn is the QEMU board of the same core the build ran on, for
+	// a board without an emulator (emulatedTwin).
+	MeasuredOn string `json:"measured_on,omitempty"`
 	// Error is why this model could not be benchmarked on this board (the
 	// other cases still run).
 	Error string `json:"error,omitempty"`
@@ -155,11 +158,22 @@ func (c *benchCmd) Run(e *env) error {
 				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Instructions: -1, Error: oneLine(err.Error())})
 				continue
 			}
+			run, err := emulatedTwin(e, s, cat)
+			if err != nil {
+				if total == 1 && !c.JSON {
+					return err
+				}
+				if firstErr == nil {
+					firstErr = err
+				}
+				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: -1, Error: oneLine(err.Error())})
+				continue
+			}
 			dir, done, err := c.caseDir(c.caseName(model, flags.Board, total))
 			if err != nil {
 				return err
 			}
-			x, err := s.Execute(pipeline.RandomInputs(s.Graph, 1, 3), dir, c.Timeout)
+			x, err := run.Execute(pipeline.RandomInputs(s.Graph, 1, 3), dir, c.Timeout)
 			var est *runner.M4Estimate
 			if err == nil && c.Cycles && x.Firmware.Board.CPU == "cortex-m4" {
 				est, err = m4Estimate(x.Firmware, x.Instructions(), c.Timeout)
@@ -167,7 +181,7 @@ func (c *benchCmd) Run(e *env) error {
 			var layers []pipeline.LayerCount
 			if err == nil && c.Layers {
 				var lx *pipeline.Execution
-				if lx, err = s.ExecuteLayers(pipeline.RandomInputs(s.Graph, 1, 3), filepath.Join(dir, "layers"), c.Timeout); err == nil {
+				if lx, err = run.ExecuteLayers(pipeline.RandomInputs(s.Graph, 1, 3), filepath.Join(dir, "layers"), c.Timeout); err == nil {
 					layers = lx.Layers
 				}
 			}
@@ -186,12 +200,15 @@ func (c *benchCmd) Run(e *env) error {
 			r := benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
 				RAMBytes: x.Firmware.RAMBytes(), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget}
+			if run != s {
+				r.MeasuredOn = run.Opt.Board.Name
+			}
 			if r.Instructions > 0 {
 				r.MACsPerInstr = float64(r.MACs) / float64(r.Instructions)
 			}
 			if !s.Module.Float {
 				// TFLite Micro's figures are for the int8 models.
-				r.Anchor = anchorFor(r.MACs, r.Board)
+				r.Anchor = anchorFor(r.MACs, cmp.Or(r.MeasuredOn, r.Board))
 			}
 			if est != nil {
 				r.M4CyclesEstimate = est.Cycles

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,4 +82,39 @@ func TestRunQuantizedTakesInt8Input(t *testing.T) {
 	code, _, errs := mcugen(t, "run", model, "--calib-random", "4", "--board", "host", "--input", files[graph.Int16])
 	_, errLine, _ := strings.Cut(errs, "better ranges\n") // after the random-calibration warning
 	oneErrorLine(t, "int16 input", code, errLine, 1, "holds int16", "a float32 file is quantized for its int8 input, an int8 file must hold the input's raw values")
+}
+
+// bench and test on a board without an emulator run the same build on the
+// QEMU board of its core, as tune measures, and say so (they refused:
+// "has no emulator", user-journey finding). AD on nrf52840dk (Cortex-M4)
+// runs on mps2-an386: its count is mps2-an386's own, and the JSON names
+// the board it ran on.
+func TestBenchOnABoardWithoutEmulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	needQEMU(t)
+	model := filepath.Join(sharedModels(t), "ad/ad01_int8.tflite")
+	code, out, errs := mcugen(t, "bench", model, "--board", "nrf52840dk,mps2-an386", "--json")
+	if code != 0 || !strings.Contains(errs, "board nrf52840dk has no emulator: running on mps2-an386 (same core, cortex-m4)") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	var r struct {
+		Results []struct {
+			Board        string `json:"board"`
+			MeasuredOn   string `json:"measured_on"`
+			Instructions int64  `json:"instructions"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Results) != 2 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	nrf, mps := r.Results[0], r.Results[1]
+	if nrf.Board != "nrf52840dk" || nrf.MeasuredOn != "mps2-an386" || mps.MeasuredOn != "" || nrf.Instructions != mps.Instructions || nrf.Instructions <= 0 {
+		t.Errorf("results %+v", r.Results)
+	}
+	code, out, errs = mcugen(t, "test", model, "--board", "nucleo-l4r5zi", "--random", "1")
+	if code != 0 || !strings.Contains(out, "bit-exact") || !strings.Contains(errs, "running on mps2-an386") {
+		t.Errorf("test on nucleo-l4r5zi: exit %d\n%s\n%s", code, out, errs)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/pipeline"
@@ -25,6 +26,7 @@ type testCmd struct {
 	Vectors string `help:"Directory of input_NNN.npy (and expected output_NNN.npy, or output_NNN_K.npy for output K of several) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
 	cases   int    // models × boards, for --keep's directories
+	cat     *boards.Catalog
 	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not (a run stopped by an error writes that error; an interrupted one, none)." type:"path" placeholder:"FILE"`
 
 	wroteJUnit bool
@@ -85,7 +87,8 @@ func (c *testCmd) run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
-	if _, err := c.checkBoards(); err != nil {
+	var err error
+	if c.cat, err = c.checkBoards(); err != nil {
 		return err
 	}
 	var report struct {
@@ -212,7 +215,11 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 		return fail(err)
 	}
 	defer done()
-	x, err := execute(e, s, vecs, dir, c.Timeout)
+	run, err := emulatedTwin(e, s, c.cat)
+	if err != nil {
+		return fail(err)
+	}
+	x, err := execute(e, run, vecs, dir, c.Timeout)
 	if err != nil {
 		return fail(err)
 	}
