@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/onnx"
 )
 
 // plan on a board the model does not fit still prints the plan (it is the
@@ -116,5 +118,51 @@ func TestBenchOnABoardWithoutEmulator(t *testing.T) {
 	code, out, errs = mcugen(t, "test", model, "--board", "nucleo-l4r5zi", "--random", "1")
 	if code != 0 || !strings.Contains(out, "bit-exact") || !strings.Contains(errs, "running on mps2-an386") {
 		t.Errorf("test on nucleo-l4r5zi: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// --vectors for a model of several inputs: input_NNN_K.npy is input K of
+// vector NNN (they were refused: "need a single-input model", user-journey
+// finding). A two-input Add checks against sums worked here; a wrong
+// expected sum fails; a missing input K is one error line.
+func TestVectorsForSeveralInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs C")
+	}
+	b := onnx.NewBuilder("add2", 13, 1)
+	x, y := b.Input("a", graph.Float32, 1, 4), b.Input("b", graph.Float32, 1, 4)
+	b.Output(b.Node("Add", []string{x, y}), graph.Float32)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "add2.onnx")
+	if err := os.WriteFile(model, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vec := filepath.Join(dir, "vec")
+	os.Mkdir(vec, 0o755)
+	put := func(name string, v ...float32) {
+		d := graph.NewData(graph.Float32, []int{1, 4})
+		copy(d.F, v)
+		if err := writeNpy(filepath.Join(vec, name), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("input_000_0.npy", 1, 2, 3, 4)
+	put("input_000_1.npy", 10, 20, 30, 40)
+	put("output_000.npy", 11, 22, 33, 44)
+	put("input_001_0.npy", -1, 0.5, 0, 2)
+	put("input_001_1.npy", 1, 0.25, 0, -3)
+	put("output_001.npy", 0, 0.75, 0, -1)
+	code, out, errs := mcugen(t, "test", model, "--board", "host", "--vectors", vec, "--random", "0", "--json")
+	if code != 0 || !strings.Contains(out, `"match_expected": true`) || !strings.Contains(out, `"passed": 5`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	put("output_001.npy", 0, 0.75, 0, 1) // wrong: -3 + 2 is -1
+	if code, out, _ = mcugen(t, "test", model, "--board", "host", "--vectors", vec, "--random", "0", "--json"); code != 1 || !strings.Contains(out, `"match_expected": false`) {
+		t.Errorf("a wrong expected output: exit %d\n%s", code, out)
+	}
+	os.Remove(filepath.Join(vec, "input_001_1.npy"))
+	code, out, errs = mcugen(t, "test", model, "--board", "host", "--vectors", vec, "--random", "0")
+	if code != 1 || !strings.Contains(out+errs, `vector 001 has no input_001_1.npy for input "b"`) {
+		t.Errorf("a missing input: exit %d\n%s\n%s", code, out, errs)
 	}
 }

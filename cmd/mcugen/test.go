@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ type testCmd struct {
 	compileFlags
 	runFlags
 	Random  int    `help:"Random input vectors per model, plus the extreme ones (all min, all max, alternating)." default:"10"`
-	Vectors string `help:"Directory of input_NNN.npy (and expected output_NNN.npy, or output_NNN_K.npy for output K of several) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
+	Vectors string `help:"Directory of input_NNN.npy (input_NNN_K.npy for input K of several) and expected output_NNN.npy (output_NNN_K.npy for output K of several) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
 	cases   int    // models × boards, for --keep's directories
 	cat     *boards.Catalog
@@ -293,8 +294,9 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 	}
 	ins, _ := filepath.Glob(filepath.Join(dir, "input_*.npy"))
 	sort.Strings(ins)
-	if len(ins) > 0 && len(s.Graph.UserInputs()) != 1 {
-		return nil, nil, nil, fmt.Errorf("%s: input_NNN.npy vectors need a single-input model", dir)
+	groups, err := inputGroups(dir, ins, s.Graph.UserInputs())
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var vecs []map[string]*graph.Data
 	var expected [][]*graph.Data
@@ -311,7 +313,11 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 				base = base[:i] + ".npy"
 			}
 		}
-		if !fileExists(filepath.Join(dir, "input_"+base)) {
+		first := "input_" + base
+		if len(s.Graph.UserInputs()) > 1 {
+			first = "input_" + strings.TrimSuffix(base, ".npy") + "_0.npy"
+		}
+		if !fileExists(filepath.Join(dir, first)) {
 			orphans = append(orphans, filepath.Base(o))
 		}
 	}
@@ -321,17 +327,17 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 	if s.Float != nil && len(outFiles) > len(orphans) {
 		e.warn(fmt.Sprintf("%s: the expected outputs are not compared: mcugen quantized the model, so its outputs approximate the float model's (the quantization report measures by how much); the firmware is checked against the reference interpreter", dir))
 	}
-	for _, in := range ins {
-		vec, err := bindCompiled(s, []string{in})
+	for _, grp := range groups {
+		vec, err := bindCompiled(s, grp.args)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		labels = append(labels, filepath.Base(in))
+		labels = append(labels, grp.label)
 		vecs = append(vecs, vec)
 		// The expected output beside it: input_NNN.npy -> output_NNN.npy in the same
 		// directory (the file name only: a directory named input_x is not renamed).
 		// A model of several outputs has output_NNN_K.npy for output K.
-		outFile := filepath.Join(filepath.Dir(in), "output_"+strings.TrimPrefix(filepath.Base(in), "input_"))
+		outFile := filepath.Join(dir, "output_"+grp.number+".npy")
 		var want []*graph.Data
 		var missing, found []string
 		for k, name := range outs {
@@ -371,6 +377,54 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		expected = append(expected, want)
 	}
 	return vecs, expected, labels, nil
+}
+
+// vectorGroup is one vector's input files: input_NNN.npy for a model of
+// one input, input_NNN_K.npy for input K of several.
+type vectorGroup struct {
+	number, label string
+	args          []string // for bindCompiled: FILE, or NAME=FILE per input
+}
+
+func inputGroups(dir string, files []string, inputs []string) ([]vectorGroup, error) {
+	var out []vectorGroup
+	if len(inputs) <= 1 {
+		for _, f := range files {
+			n := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "input_"), ".npy")
+			out = append(out, vectorGroup{number: n, label: filepath.Base(f), args: []string{f}})
+		}
+		return out, nil
+	}
+	byNumber := map[string][]string{}
+	for _, f := range files {
+		base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "input_"), ".npy")
+		i := strings.LastIndexByte(base, '_')
+		k, err := strconv.Atoi(base[i+1:])
+		if i <= 0 || err != nil || k < 0 || k >= len(inputs) {
+			return nil, fmt.Errorf("%s: a model of %d inputs takes input_NNN_K.npy, K from 0 to %d for its inputs in order (%s)", f, len(inputs), len(inputs)-1, strings.Join(inputs, ", "))
+		}
+		n := base[:i]
+		if byNumber[n] == nil {
+			byNumber[n] = make([]string, len(inputs))
+		}
+		byNumber[n][k] = f
+	}
+	numbers := make([]string, 0, len(byNumber))
+	for n := range byNumber {
+		numbers = append(numbers, n)
+	}
+	sort.Strings(numbers)
+	for _, n := range numbers {
+		g := vectorGroup{number: n, label: "input_" + n}
+		for k, f := range byNumber[n] {
+			if f == "" {
+				return nil, fmt.Errorf("%s: vector %s has no input_%s_%d.npy for input %q", dir, n, n, k, inputs[k])
+			}
+			g.args = append(g.args, inputs[k]+"="+f)
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 func readNpy(path string) (*graph.Data, error) {
