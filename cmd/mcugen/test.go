@@ -176,7 +176,7 @@ func (c *testCmd) run(e *env) error {
 		summary = append(summary, fmt.Sprintf("%d of %d vectors passed", vectors, vectors))
 	}
 	if broken > 0 {
-		failures = append(failures, fmt.Sprintf("%d of %d model/board cases failed before running a vector", broken, len(report.Results)))
+		failures = append(failures, fmt.Sprintf("%d of %d model/board cases stopped with an error before their vectors were checked (the table says why)", broken, len(report.Results)))
 		summary = append(summary, failures[len(failures)-1])
 	}
 	if !c.JSON {
