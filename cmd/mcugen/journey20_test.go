@@ -166,3 +166,14 @@ func TestVectorsForSeveralInputs(t *testing.T) {
 		t.Errorf("a missing input: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// A JUnit report that cannot be written is one error line, not a warning
+// and then the same error (user-journey finding).
+func TestJUnitWriteErrorOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs C")
+	}
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	code, _, errs := mcugen(t, "test", model, "--board", "host", "--random", "1", "--junit", "/proc/nope.xml")
+	oneErrorLine(t, "--junit /proc/nope.xml", code, errs, 1, "--junit /proc/nope.xml:")
+}

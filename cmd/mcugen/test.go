@@ -127,6 +127,7 @@ func (c *testCmd) run(e *env) error {
 			return err
 		}
 		if err := writeJUnit(c.JUnit, report.Results); err != nil {
+			c.wroteJUnit = true // it cannot be written: no second try with the error
 			return err
 		}
 		c.wroteJUnit = true
