@@ -524,8 +524,8 @@ type ResizeAttrs struct {
 	// Scale is the H, W scale factor the model gives (ONNX "scales"); 0 means
 	// output size / input size.
 	Scale [2]float32
-	// CubicA is "cubic"'s coefficient a (ONNX cubic_coeff_a; 0 means
-	// ONNX's default, -0.75). ExcludeOutside gives the taps outside the
+	// CubicA is "cubic"'s coefficient a (ONNX cubic_coeff_a, which the
+	// importer sets, -0.75 by default; 0 is a = 0). ExcludeOutside gives the taps outside the
 	// input weight 0 and rescales the rest to sum to 1, where by default
 	// they read the edge.
 	CubicA         float32

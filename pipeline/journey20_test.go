@@ -251,3 +251,50 @@ func TestConv1DImportsLikeConv2D(t *testing.T) {
 		t.Fatalf("C differs from the reference interpreter (max abs diff %g)", ex.MaxAbsDiff)
 	}
 }
+
+// The float tail after a DFT ends at the front end: without a Log (a Sqrt
+// instead, or nothing) the network after it is still int8 (review
+// finding: everything after the DFT stayed float32). STFT, power, mel
+// product, then either Sqrt or nothing, Unsqueeze, a 3x3 Conv and Relu,
+// GlobalAveragePool, Gemm: the Conv and the Gemm are int8, and so is the
+// output; the mel product stays float.
+func TestSpectrumTailEndsAtTheNetwork(t *testing.T) {
+	for _, sqrt := range []bool{true, false} {
+		b := onnx.NewBuilder("audio_net", 17, 1)
+		x := b.Input("audio", graph.Float32, 1, 4000, 1)
+		win := make([]float32, 256)
+		for i := range win {
+			win[i] = float32(0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/256))
+		}
+		spec := b.Node("STFT", []string{x, b.Scalar("step", graph.Int64, 128), b.Floats("window", win...)})
+		p := b.Node("ReduceSumSquare", []string{spec}, onnx.IntsAttr("axes", -1), onnx.IntAttr("keepdims", 0))
+		mel := graph.NewData(graph.Float32, []int{129, 20})
+		for i := range mel.F {
+			mel.F[i] = float32(i%13) / 130 // non-negative, as filter weights are
+		}
+		m := b.Node("MatMul", []string{p, b.Init("mel", mel)})
+		if sqrt {
+			m = b.Node("Sqrt", []string{m})
+		}
+		u := b.Node("Unsqueeze", []string{m, b.Ints("ax", 1)})
+		c := b.Node("Relu", []string{b.Node("Conv", []string{u, b.Rand("w", 0.3, 4, 1, 3, 3)}, onnx.IntsAttr("pads", 1, 1, 1, 1))})
+		f := b.Node("Flatten", []string{b.Node("GlobalAveragePool", []string{c})})
+		b.Output(b.Node("Gemm", []string{f, b.Rand("fc", 0.5, 4, 3)}), graph.Float32)
+		s, err := RunUntil(writeONNX(t, b, "audio_net"), Options{Version: "test", CalibRandom: 4}, "plan")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range s.Graph.Nodes {
+			out := s.Graph.Out(n, 0)
+			switch {
+			case n.Op == graph.Conv2D && out.DType != graph.Int8:
+				t.Errorf("sqrt %v: the Conv is %v", sqrt, out.DType)
+			case n.Op == graph.FullyConnected && n.Inputs[0] != "" && s.Graph.In(n, 0).DType == graph.Float32 && out.DType == graph.Float32 && s.Graph.In(n, 1).Shape[0] == 3:
+				t.Errorf("sqrt %v: the Gemm is float", sqrt)
+			}
+		}
+		if out := s.Graph.Tensors[s.Graph.Outputs[0]]; out.DType != graph.Int8 {
+			t.Errorf("sqrt %v: the output is %v", sqrt, out.DType)
+		}
+	}
+}

@@ -356,23 +356,36 @@ func detectionTail(g *graph.Graph) map[string]bool {
 }
 
 // spectrumTail is the set of tensors an audio front end keeps in float32:
-// a DFT's output and everything computed from it up to a Log (the power
-// spectrum, its mel filter bank). Their range spans many decades, so int8
-// zeroes the quiet bins: a log-mel front end quantized that way came out
-// at -3 dB SQNR (user-journey finding). The Log's output, log-mel
-// energies a few units wide, is quantized as usual.
+// a DFT's output and what is computed from it, its sum of squares, one
+// product (the mel filter bank) and element-wise arithmetic (an epsilon, a
+// scale, a floor), up to the first Math node (a Log, a Sqrt) or anything
+// else. Their range spans many decades, so int8 zeroes the quiet bins: a
+// log-mel front end quantized that way came out at -6.8 dB SQNR
+// (user-journey finding). What follows, log-mel energies a few units
+// wide or the network itself, is quantized as usual; a second product is
+// the network's, and stops the tail too (review finding: without a Log,
+// a whole network after a DFT stayed float).
 func spectrumTail(g *graph.Graph) map[string]bool {
 	tail := map[string]bool{}
+	product := map[string]bool{} // tail tensors a product has been through
 	for _, n := range g.Nodes {
-		from := n.Op == graph.DFT
-		if a, ok := n.Attrs.(*graph.MathAttrs); !from && !(n.Op == graph.Math && ok && a != nil && a.Fn == graph.MathLog) {
-			for _, in := range n.Inputs {
-				from = from || tail[in]
+		from, prod := n.Op == graph.DFT, false
+		for _, in := range n.Inputs {
+			if !tail[in] {
+				continue
+			}
+			switch n.Op {
+			case graph.Reduce, graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum, graph.Clip:
+				from, prod = true, prod || product[in]
+			case graph.FullyConnected, graph.BatchMatMul:
+				if !product[in] {
+					from, prod = true, true
+				}
 			}
 		}
 		if from {
 			for _, o := range n.Outputs {
-				tail[o] = true
+				tail[o], product[o] = true, prod
 			}
 		}
 	}

@@ -116,9 +116,6 @@ func cubicTaps(a graph.ResizeAttrs, scale float32, inLen, outLen int) (idx [][4]
 		return nil, nil, fmt.Errorf("resize scale %v is not positive and finite", scale)
 	}
 	A := float64(a.CubicA)
-	if A == 0 {
-		A = -0.75
-	}
 	// k(d) is the cubic convolution kernel at distance d from the tap.
 	k := func(d float64) float64 {
 		d = math.Abs(d)

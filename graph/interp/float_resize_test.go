@@ -68,7 +68,7 @@ func TestResize(t *testing.T) {
 	// with k(1.5) k(0.5) k(0.5) k(1.5) = -0.09375 0.59375 0.59375 -0.09375:
 	// 1.40625; output 2 at exactly 1 is the input, 2.
 	cubic := func(coord string, exclude bool, width int) []float32 {
-		a := &graph.ResizeAttrs{Mode: "cubic", Coord: coord, ExcludeOutside: exclude}
+		a := &graph.ResizeAttrs{Mode: "cubic", Coord: coord, ExcludeOutside: exclude, CubicA: -0.75}
 		return mustRun(t, graph.Resize, a, []int{1, 1, width, 1}, row).F
 	}
 	for _, c := range []struct {
@@ -97,5 +97,18 @@ func TestResize(t *testing.T) {
 	}
 	if _, err := runOp(graph.Resize, &graph.ResizeAttrs{Mode: "nearest"}, []int{1, 2, 4, 2}, x22); err == nil || !strings.Contains(err.Error(), "keep N and C") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// cubic_coeff_a = 0 is a kernel of its own, not the default (review
+// finding: it was read as -0.75). With a = 0, k(d) = 2|d|^3 - 3|d|^2 + 1
+// for |d| <= 1 and 0 beyond: the row 1 2 3 4 to 8 by half_pixel, output 1
+// at 0.25, taps 0..3 at distances 1.25 0.25 0.75 1.75 weigh 0, 0.84375,
+// 0.15625, 0: 1 x 0.84375 + 2 x 0.15625 = 1.15625.
+func TestCubicCoefficientZero(t *testing.T) {
+	row := fd([]int{1, 1, 4, 1}, 1, 2, 3, 4)
+	got := mustRun(t, graph.Resize, &graph.ResizeAttrs{Mode: "cubic", Coord: "half_pixel"}, []int{1, 1, 8, 1}, row).F
+	if math.Abs(float64(got[1])-1.15625) > 1e-6 {
+		t.Errorf("a = 0: output 1 is %v, want 1.15625", got[1])
 	}
 }

@@ -650,9 +650,9 @@ var builders = []struct {
 			b.g.AddNode(&graph.Node{Name: y, Op: graph.Resize, Inputs: []string{in}, Outputs: []string{y}, Attrs: &a})
 			return y
 		}
-		up := resize(x, 9, 8, graph.ResizeAttrs{Mode: "cubic", Coord: "half_pixel"})
+		up := resize(x, 9, 8, graph.ResizeAttrs{Mode: "cubic", Coord: "half_pixel", CubicA: -0.75})
 		down := resize(x, 4, 3, graph.ResizeAttrs{Mode: "cubic", Coord: "half_pixel", CubicA: -0.5, ExcludeOutside: true})
-		corners := resize(x, 11, 9, graph.ResizeAttrs{Mode: "cubic", Coord: "align_corners"})
+		corners := resize(x, 11, 9, graph.ResizeAttrs{Mode: "cubic", Coord: "align_corners"}) // a = 0
 		return b.done(up, down, corners)
 	}},
 	{"conv_then_table", false, func(b *builder) (*graph.Graph, error) {
