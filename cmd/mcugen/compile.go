@@ -61,7 +61,8 @@ func (c *compileCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutDir(c.Out, c.Force, c.Model, c.Calib, c.Tuning, c.Boards); err != nil {
+	unmarked, err := checkOutDir(c.Out, c.Force, c.Model, c.Calib, c.Tuning, c.Boards)
+	if err != nil {
 		return err
 	}
 	var kind templates.Kind
@@ -101,7 +102,13 @@ func (c *compileCmd) Run(e *env) error {
 			if err := pipeline.WriteFiles(tmp, s.Files); err != nil {
 				return err
 			}
-			return os.WriteFile(filepath.Join(tmp, outputMarker), []byte(markerText), 0o644)
+			if err := os.WriteFile(filepath.Join(tmp, outputMarker), []byte(markerText), 0o644); err != nil {
+				return err
+			}
+			if unmarked {
+				return sameOutput(c.Out, tmp)
+			}
+			return nil
 		}
 		p, err := projectFor(s, kind)
 		if err != nil {
@@ -124,7 +131,13 @@ func (c *compileCmd) Run(e *env) error {
 			written = append(written, filepath.Base(tar))
 		}
 		// Last, so no listing of the output (an MLF archive) holds it.
-		return os.WriteFile(filepath.Join(tmp, outputMarker), []byte(markerText), 0o644)
+		if err := os.WriteFile(filepath.Join(tmp, outputMarker), []byte(markerText), 0o644); err != nil {
+			return err
+		}
+		if unmarked {
+			return sameOutput(c.Out, tmp)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
@@ -208,21 +221,51 @@ func sortedKeys(m map[string][]byte) []string {
 }
 
 // checkOutDir refuses to replace a non-empty directory without --force, and
-// with it one that holds any of the command's input files.
-func checkOutDir(dir string, force bool, inputs ...string) error {
+// with it one that holds any of the command's input files. unmarked says
+// the directory to replace has no .mcugen file: the compile's output must
+// then hold every name it holds (sameOutput), as an earlier version's
+// output of the same model does.
+func checkOutDir(dir string, force bool, inputs ...string) (unmarked bool, err error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case os.IsNotExist(err):
-		return nil
+		return false, nil
 	case err != nil:
 		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
-			return fmt.Errorf("%s: exists and is not a directory", dir)
+			return false, fmt.Errorf("%s: exists and is not a directory", dir)
 		}
-		return fmt.Errorf("%s: %w", dir, err)
+		return false, fmt.Errorf("%s: %w", dir, err)
 	case len(entries) > 0 && !force:
-		return fmt.Errorf("%s: directory exists and is not empty (use --force to replace it)", dir)
+		return false, fmt.Errorf("%s: directory exists and is not empty (use --force to replace it)", dir)
 	case len(entries) > 0:
-		return forceGuard(dir, entries, inputs)
+		if err := forceGuard(dir, entries, inputs); err != nil {
+			return false, err
+		}
+		for _, e := range entries {
+			if e.Name() == outputMarker && e.Type().IsRegular() {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// sameOutput checks, before an unmarked directory old is replaced by the
+// new output in tmp, that tmp holds every name old holds (files as files,
+// directories as directories): it is an earlier compile's output of the
+// same model (mcugen before the .mcugen file wrote none), not a directory
+// of the user's (`-o $HOME --force` once replaced a home directory).
+func sameOutput(old, tmp string) error {
+	entries, err := os.ReadDir(old)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		st, err := os.Lstat(filepath.Join(tmp, e.Name()))
+		if err != nil || st.IsDir() != e.IsDir() || e.Type()&os.ModeSymlink != 0 {
+			return fmt.Errorf("holds %s, which this compile does not write, and no %s file (an earlier compile's mark): --force replaces only mcugen's own output directories; name another directory with -o, or empty this one yourself", e.Name(), outputMarker)
+		}
 	}
 	return nil
 }
@@ -237,9 +280,9 @@ const (
 // forceGuard refuses to let --force replace a directory that is not a
 // previous output: the working directory or one holding it, a repository
 // (a .git entry), one holding an input of the command (the model, the
-// calibration data, tuning records, a board file), and any without the
-// .mcugen file a compile leaves (`-o $HOME --force` once replaced a
-// home directory).
+// calibration data, tuning records, a board file). A directory without
+// the .mcugen file a compile leaves is then checked against the new output
+// (sameOutput).
 func forceGuard(dir string, entries []os.DirEntry, inputs []string) error {
 	for _, e := range entries {
 		if e.Name() == ".git" {
@@ -276,12 +319,7 @@ func forceGuard(dir string, entries []os.DirEntry, inputs []string) error {
 			return fmt.Errorf("%s: holds %s, an input of this command: --force will not replace it; name another directory with -o", dir, in)
 		}
 	}
-	for _, e := range entries {
-		if e.Name() == outputMarker && e.Type().IsRegular() {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s: holds no %s file, so no compile wrote it: --force replaces only mcugen's own output directories; name another directory with -o, or empty this one yourself", dir, outputMarker)
+	return nil
 }
 
 // within reports whether path is dir or lies under it (both absolute, clean).
@@ -354,6 +392,9 @@ func writeDirAtomic(dir string, fill func(tmp string) error) (err error) {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if old != "" {
+		// A read-only old directory (its mode kept above) must become
+		// writable to be emptied.
+		os.Chmod(old, 0o700)
 		os.RemoveAll(old)
 	}
 	return nil

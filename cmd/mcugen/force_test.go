@@ -100,11 +100,13 @@ func TestForceKeepsInputs(t *testing.T) {
 	oneErrorLine(t, "board file in -o", code, stderr, 1, "holds "+boards, "an input of this command")
 }
 
-// --force replaces only a directory an earlier compile wrote (it holds the
-// .mcugen file every output gets): `-o $HOME --force` replaced a home
-// directory (user-journey finding). A directory without the file is
-// refused, its files and permissions left alone; one a compile wrote is
-// replaced and keeps its permissions.
+// --force replaces only a directory an earlier compile wrote: one holding
+// the .mcugen file every output gets, or (an earlier version's output)
+// only names the new output holds too. `-o $HOME --force` replaced a home
+// directory (user-journey finding); a version that asked for the file
+// alone refused its predecessors' outputs (review finding). A directory of
+// the user's is refused, its files and permissions left alone; one a
+// compile wrote is replaced and keeps its permissions, read-only too.
 func TestForceNeedsAnEarlierOutput(t *testing.T) {
 	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
 	victim := filepath.Join(t.TempDir(), "victim")
@@ -113,7 +115,7 @@ func TestForceNeedsAnEarlierOutput(t *testing.T) {
 	os.WriteFile(thesis, []byte("precious\n"), 0o644)
 	os.Chmod(victim, 0o700)
 	code, _, stderr := mcugen(t, "compile", model, "--board", "host", "-o", victim, "--force")
-	oneErrorLine(t, "-o victim --force", code, stderr, 1, "holds no .mcugen file", "only mcugen's own output directories")
+	oneErrorLine(t, "-o victim --force", code, stderr, 1, "holds docs, which this compile does not write, and no .mcugen file", "only mcugen's own output directories")
 	if b, err := os.ReadFile(thesis); err != nil || string(b) != "precious\n" {
 		t.Fatalf("the refused directory lost its file: %v", err)
 	}
@@ -141,5 +143,31 @@ func TestForceNeedsAnEarlierOutput(t *testing.T) {
 	}
 	if st, _ := os.Stat(out); st.Mode().Perm() != 0o750 {
 		t.Errorf("the replaced directory's mode is %v, want its own 0750", st.Mode().Perm())
+	}
+
+	// An earlier version's output: the model's files, no .mcugen file.
+	old := filepath.Join(t.TempDir(), "old")
+	if code, _, stderr := mcugen(t, "compile", model, "--board", "host", "-o", old); code != 0 {
+		t.Fatalf("-o old: exit %d: %s", code, stderr)
+	}
+	os.Remove(filepath.Join(old, ".mcugen"))
+	os.Chmod(old, 0o555)
+	if code, _, stderr := mcugen(t, "compile", model, "--board", "host", "-o", old, "--force"); code != 0 {
+		t.Fatalf("an earlier version's output: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(old, ".mcugen")); err != nil {
+		t.Error("the replaced output has no .mcugen file")
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(old), ".old.mcugen-tmp-*")); len(left) > 0 {
+		t.Errorf("replacing a read-only output left %v", left)
+	}
+	os.Chmod(old, 0o755)
+	// Beside a file the compile does not write, it is the user's.
+	os.Remove(filepath.Join(old, ".mcugen"))
+	os.WriteFile(filepath.Join(old, "notes.txt"), []byte("mine\n"), 0o644)
+	code, _, stderr = mcugen(t, "compile", model, "--board", "host", "-o", old, "--force")
+	oneErrorLine(t, "-o old (notes.txt) --force", code, stderr, 1, "holds notes.txt, which this compile does not write")
+	if _, err := os.Stat(filepath.Join(old, "notes.txt")); err != nil {
+		t.Error("the refused directory lost notes.txt")
 	}
 }
