@@ -49,13 +49,16 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var g *graph.Graph
 	ext := strings.ToLower(filepath.Ext(path))
-	// The decoders' warnings wait for the model to load: a model that
-	// fails (a --shape naming no input) gets its one error line alone.
+	// The decoders' warnings wait for the model to load: a --shape naming
+	// no input gets its one error line alone, without the warnings about
+	// the dimensions it meant to bind; any other failure keeps them, as
+	// they may say why (a dimension set to 1 a Reshape then cannot take).
 	var held []string
+	badShape := false
 	userWarn := opt.Warn
 	opt.Warn = func(w string) { held = append(held, w) }
 	defer func() {
-		if userWarn != nil && g != nil {
+		if userWarn != nil && !badShape {
 			for _, w := range held {
 				userWarn(w)
 			}
@@ -90,7 +93,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		err = graph.Validate(g)
 	}
 	if err != nil {
-		g = nil
+		badShape = strings.Contains(err.Error(), "the model has no input named")
 		if h := sniff(b); h != "" {
 			return nil, fmt.Errorf("%s: %w (the file looks like %s)", path, err, h)
 		}

@@ -177,3 +177,21 @@ func TestJUnitWriteErrorOnce(t *testing.T) {
 	code, _, errs := mcugen(t, "test", model, "--board", "host", "--random", "1", "--junit", "/proc/nope.xml")
 	oneErrorLine(t, "--junit /proc/nope.xml", code, errs, 1, "--junit /proc/nope.xml:")
 }
+
+// A model that fails to load after the importer fixed a dimension keeps
+// the warning that says why (review finding: holding the warnings until
+// the model loads dropped it); only a --shape naming no input
+// (TestShapeErrorAlone) drops them.
+func TestImportWarningsBeforeAFailure(t *testing.T) {
+	b := onnx.NewBuilder("dyn", 13, 1)
+	x := b.Input("x", graph.Float32, -1, 10)
+	b.Output(b.Node("Reshape", []string{x, b.Ints("s", 4, 5)}), graph.Float32)
+	model := filepath.Join(t.TempDir(), "dyn.onnx")
+	if err := os.WriteFile(model, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := mcugen(t, "inspect", model)
+	if code != 1 || !strings.Contains(errs, `warning: input "x": dimension "N" (axis 0) set to 1; bind it with --shape x=...`) {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
