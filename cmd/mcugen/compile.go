@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,17 +258,22 @@ func checkOutDir(dir string, force bool, inputs ...string) (unmarked bool, err e
 // same model (mcugen before the .mcugen file wrote none), not a directory
 // of the user's (`-o $HOME --force` once replaced a home directory).
 func sameOutput(old, tmp string) error {
-	entries, err := os.ReadDir(old)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		st, err := os.Lstat(filepath.Join(tmp, e.Name()))
-		if err != nil || st.IsDir() != e.IsDir() || e.Type()&os.ModeSymlink != 0 {
-			return fmt.Errorf("holds %s, which this compile does not write, and no %s file (an earlier compile's mark): --force replaces only mcugen's own output directories; name another directory with -o, or empty this one yourself", e.Name(), outputMarker)
+	// Every path, at every depth: a project's src/ beside the user's own
+	// src/app.c is not the project's.
+	return filepath.WalkDir(old, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-	}
-	return nil
+		rel, err := filepath.Rel(old, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		st, serr := os.Lstat(filepath.Join(tmp, rel))
+		if serr != nil || st.IsDir() != e.IsDir() || e.Type()&fs.ModeSymlink != 0 || st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("holds %s, which this compile does not write, and no %s file (an earlier compile's mark): --force replaces only mcugen's own output directories; name another directory with -o, or empty this one yourself", rel, outputMarker)
+		}
+		return nil
+	})
 }
 
 // outputMarker is the file every compile output holds, and --force asks

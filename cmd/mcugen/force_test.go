@@ -170,4 +170,21 @@ func TestForceNeedsAnEarlierOutput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(old, "notes.txt")); err != nil {
 		t.Error("the refused directory lost notes.txt")
 	}
+	// At any depth: a make project's src/ with the user's app.c beside
+	// main.c is the user's.
+	proj := filepath.Join(t.TempDir(), "proj")
+	if code, _, stderr := mcugen(t, "compile", model, "--board", "mps2-an386", "--project", "make", "-o", proj); code != 0 {
+		t.Fatalf("--project make: exit %d: %s", code, stderr)
+	}
+	os.Remove(filepath.Join(proj, ".mcugen"))
+	os.WriteFile(filepath.Join(proj, "src", "app.c"), []byte("/* mine */\n"), 0o644)
+	code, _, stderr = mcugen(t, "compile", model, "--board", "mps2-an386", "--project", "make", "-o", proj, "--force")
+	oneErrorLine(t, "-o proj (src/app.c) --force", code, stderr, 1, "holds "+filepath.Join("src", "app.c")+", which this compile does not write")
+	if _, err := os.Stat(filepath.Join(proj, "src", "app.c")); err != nil {
+		t.Error("the refused project lost src/app.c")
+	}
+	os.Remove(filepath.Join(proj, "src", "app.c"))
+	if code, _, stderr := mcugen(t, "compile", model, "--board", "mps2-an386", "--project", "make", "-o", proj, "--force"); code != 0 {
+		t.Errorf("an earlier version's project: exit %d: %s", code, stderr)
+	}
 }
