@@ -134,6 +134,20 @@ func (c *benchCmd) Run(e *env) error {
 	}
 	total, k := len(c.Models)*len(boardList), 0
 	var firstErr error
+	// failCase records a case that could not be measured (one case that
+	// cannot build does not cost the others; with --json it is still in the
+	// one JSON object), or returns err to stop with when it is the only
+	// case of a text report.
+	failCase := func(model, board, target string, err error) error {
+		if total == 1 && !c.JSON {
+			return err
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		report.Results = append(report.Results, benchResult{Model: model, Board: board, Target: target, Instructions: -1, Error: oneLine(err.Error())})
+		return nil
+	}
 	for _, model := range c.Models {
 		for _, board := range boardList {
 			flags := c.compileFlags
@@ -147,26 +161,16 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			s, err := pipeline.Compile(model, opt)
 			if err != nil {
-				if total == 1 && !c.JSON {
+				if err := failCase(model, flags.Board, "", err); err != nil {
 					return err
 				}
-				// With --json a failed case is still in the one JSON object.
-				if firstErr == nil {
-					firstErr = err
-				}
-				// One case that cannot build does not cost the others.
-				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Instructions: -1, Error: oneLine(err.Error())})
 				continue
 			}
 			run, err := emulatedTwin(e, s, cat)
 			if err != nil {
-				if total == 1 && !c.JSON {
+				if err := failCase(model, flags.Board, s.Report.Target, err); err != nil {
 					return err
 				}
-				if firstErr == nil {
-					firstErr = err
-				}
-				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: -1, Error: oneLine(err.Error())})
 				continue
 			}
 			dir, done, err := c.caseDir(c.caseName(model, flags.Board, total))
@@ -187,14 +191,9 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			done()
 			if err != nil {
-				err = fmt.Errorf("%s on %s: %w", model, flags.Board, err)
-				if total == 1 && !c.JSON {
+				if err := failCase(model, flags.Board, s.Report.Target, fmt.Errorf("%s on %s: %w", model, flags.Board, err)); err != nil {
 					return err
 				}
-				if firstErr == nil {
-					firstErr = err
-				}
-				report.Results = append(report.Results, benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: -1, Error: oneLine(err.Error())})
 				continue
 			}
 			r := benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
