@@ -350,6 +350,14 @@ func missingAncestors(dir string) []string {
 // place, so an interrupted or failed write leaves the old directory or none,
 // never a half-written one.
 func writeDirAtomic(dir string, fill func(tmp string) error) (err error) {
+	// An output that is a symbolic link to a directory is written where
+	// it points, the link kept (it was replaced by a directory, and the
+	// target's permissions changed).
+	if st, lerr := os.Lstat(dir); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+		if real, rerr := filepath.EvalSymlinks(dir); rerr == nil {
+			dir = real
+		}
+	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	// The directories made for parent go again if the write fails, so a failure
 	// leaves no empty chain behind.
@@ -398,9 +406,14 @@ func writeDirAtomic(dir string, fill func(tmp string) error) (err error) {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if old != "" {
-		// A read-only old directory (its mode kept above) must become
-		// writable to be emptied.
-		os.Chmod(old, 0o700)
+		// A read-only old directory (its mode kept above) and its
+		// subdirectories must become writable to be emptied.
+		filepath.WalkDir(old, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && e.IsDir() {
+				os.Chmod(p, 0o700)
+			}
+			return nil
+		})
 		os.RemoveAll(old)
 	}
 	return nil

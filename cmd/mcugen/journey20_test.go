@@ -195,3 +195,70 @@ func TestImportWarningsBeforeAFailure(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+// The same-core twin keeps the real board's fit decisions: AD on a 512 KiB
+// Cortex-M4 without an emulator keeps one layer int8 to fit its flash, and
+// the build run on mps2-an386 does too, so its count equals the emulated
+// 512 KiB board's (review finding: the twin's 4 MiB took int16 weights,
+// 198,367 instructions instead of the board's code's).
+func TestTwinKeepsTheBoardsFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	needQEMU(t)
+	model := filepath.Join(sharedModels(t), "ad/ad01_int8.tflite")
+	noemu := filepath.Join(t.TempDir(), "noemu.star")
+	os.WriteFile(noemu, []byte(`board(
+    name = "m4-noemu",
+    inherits = "nrf52840dk",
+    memory = [
+        region(name = "FLASH", origin = 0x00000000, length = 512 * KiB, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x20000000, length = 128 * KiB, holds = ["data", "arena"]),
+    ],
+)
+`), 0o644)
+	count := func(args ...string) int64 {
+		code, out, errs := mcugen(t, append([]string{"bench", model, "--json"}, args...)...)
+		var r struct {
+			Results []struct {
+				Instructions int64 `json:"instructions"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || len(r.Results) != 1 {
+			t.Fatalf("bench %v: exit %d %v\n%s\n%s", args, code, err, out, errs)
+		}
+		return r.Results[0].Instructions
+	}
+	small, _ := filepath.Abs("../../testdata/boards/small_flash.star")
+	if a, b := count("--boards", noemu, "--board", "m4-noemu"), count("--boards", small, "--board", "m4-512k"); a != b {
+		t.Errorf("the twin's build: %d instructions, the emulated 512 KiB board's %d", a, b)
+	}
+}
+
+// An output directory that is a symbolic link is written where it points:
+// the link stays, the target gets the new output and keeps its
+// permissions (review finding: the link became a directory, the target
+// kept the old output and turned 0700).
+func TestForceThroughASymlink(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "real"), filepath.Join(dir, "link")
+	if code, _, errs := mcugen(t, "compile", model, "--board", "host", "-o", real); code != 0 {
+		t.Fatal(errs)
+	}
+	os.Chmod(real, 0o755)
+	os.WriteFile(filepath.Join(real, "cnn_int8.c"), []byte("stale\n"), 0o644)
+	os.Symlink(real, link)
+	if code, _, errs := mcugen(t, "compile", model, "--board", "host", "-o", link, "--force"); code != 0 {
+		t.Fatal(errs)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is no longer a link: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(real, "cnn_int8.c")); string(b) == "stale\n" {
+		t.Error("the target still holds the old output")
+	}
+	if st, _ := os.Stat(real); st.Mode().Perm() != 0o755 {
+		t.Errorf("the target's mode is %v, want 0755", st.Mode().Perm())
+	}
+}

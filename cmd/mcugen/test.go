@@ -400,13 +400,17 @@ func inputGroups(dir string, files []string, inputs []string) ([]vectorGroup, er
 	for _, f := range files {
 		base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "input_"), ".npy")
 		i := strings.LastIndexByte(base, '_')
-		k, err := strconv.Atoi(base[i+1:])
-		if i <= 0 || err != nil || k < 0 || k >= len(inputs) {
+		digits := base[i+1:]
+		k, err := strconv.Atoi(digits)
+		if i <= 0 || err != nil || k < 0 || k >= len(inputs) || strings.Trim(digits, "0123456789") != "" || len(digits) > 1 && digits[0] == '0' {
 			return nil, fmt.Errorf("%s: a model of %d inputs takes input_NNN_K.npy, K from 0 to %d for its inputs in order (%s)", f, len(inputs), len(inputs)-1, strings.Join(inputs, ", "))
 		}
 		n := base[:i]
 		if byNumber[n] == nil {
 			byNumber[n] = make([]string, len(inputs))
+		}
+		if byNumber[n][k] != "" {
+			return nil, fmt.Errorf("%s: vector %s has two files for input %d: %s and %s", dir, n, k, filepath.Base(byNumber[n][k]), filepath.Base(f))
 		}
 		byNumber[n][k] = f
 	}

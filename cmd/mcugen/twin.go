@@ -12,9 +12,12 @@ import (
 // emulatedTwin gives the build to run for s, compiled for a board without
 // an emulator (a Nucleo, an nRF): the same model, target and options
 // compiled for the QEMU board of the catalog with the same core, as tune
-// measures. s itself has passed the real board's fit checks. The
-// instructions are the same code's; flash and RAM are the twin's build's
-// (another start-up and linker script). It returns s itself for an
+// measures. s itself has passed the real board's fit checks, and the twin
+// is held to the real board's flash as a budget, so the layers kept int8
+// to fit it are kept int8 on the twin too (review finding: the twin's 4 MiB
+// took every layer's int16 weights, other code than the board's). The
+// instructions are then the board's code's; flash and RAM are the twin's
+// build's (another start-up and linker script). It returns s itself for an
 // emulated board, and an error where no QEMU board has the core.
 func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.State, error) {
 	b := s.Opt.Board
@@ -32,5 +35,16 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	e.warn(note)
 	opt := s.Opt
 	opt.Board, opt.Target = twin, s.Report.Target
-	return pipeline.Compile(s.ModelPath, opt)
+	opt.Warn = func(string) {} // said once, by the board's own compile
+	if r := b.RegionFor(boards.HoldsWeights); r != nil && (opt.FlashBudget == 0 || int64(r.Length) < opt.FlashBudget) {
+		opt.FlashBudget = int64(r.Length)
+	}
+	t, err := pipeline.Compile(s.ModelPath, opt)
+	if err != nil {
+		return nil, err
+	}
+	if (s.Lean == nil) != (t.Lean == nil) || s.Lean != nil && !slices.Equal(s.Lean.Kernels, t.Lean.Kernels) {
+		return nil, fmt.Errorf("board %s has no emulator, and its build on %s would keep other layers int8 to fit flash: run it on the hardware", b.Name, twin.Name)
+	}
+	return t, nil
 }
