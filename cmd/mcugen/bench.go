@@ -205,9 +205,11 @@ func (c *benchCmd) Run(e *env) error {
 			if r.Instructions > 0 {
 				r.MACsPerInstr = float64(r.MACs) / float64(r.Instructions)
 			}
-			if !s.Module.Float {
-				// TFLite Micro's figures are for the int8 models.
-				r.Anchor = anchorFor(r.MACs, cmp.Or(r.MeasuredOn, r.Board))
+			if ab, err := cat.Get(cmp.Or(r.MeasuredOn, r.Board)); !s.Module.Float && err == nil && ab.CPU == run.Opt.Board.CPU {
+				// TFLite Micro's figures are for the int8 models, on
+				// the QEMU board's own core (not a twin running another
+				// core's code there, as rp2040's M0+ code on the M3).
+				r.Anchor = anchorFor(r.MACs, ab.Name)
 			}
 			if est != nil {
 				r.M4CyclesEstimate = est.Cycles

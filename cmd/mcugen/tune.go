@@ -55,10 +55,14 @@ func (c *tuneCmd) Run(e *env) error {
 	}
 	board := opt.Board
 	// Refuse a board tune cannot measure on before anything is built.
-	if opt.Board, err = measure.MeasureBoard(board, cat); err != nil {
+	var core string
+	if opt.Board, core, err = measure.MeasureBoardOn(board, cat); err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
-	if opt.Board != board {
+	switch {
+	case core != board.CPU:
+		e.warn(fmt.Sprintf("board %s has no emulator: measuring its %s code on %s (%s, which executes that code unchanged)", board.Name, board.CPU, opt.Board.Name, core))
+	case opt.Board != board:
 		e.warn(fmt.Sprintf("board %s has no emulator: measuring on %s (same core, %s)", board.Name, opt.Board.Name, board.CPU))
 	}
 	if opt.Target == "" {

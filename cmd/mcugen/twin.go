@@ -24,11 +24,14 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	if b == nil || b.Emulated() {
 		return s, nil
 	}
-	twin, err := measure.MeasureBoard(b, cat)
+	twin, core, err := measure.MeasureBoardOn(b, cat)
 	if err != nil {
-		return nil, fmt.Errorf("board %s has no emulator, and no QEMU board of the catalog has its core (%s): compile and size it, or run it on the hardware", b.Name, b.CPU)
+		return nil, fmt.Errorf("board %s has no emulator, and no QEMU board of the catalog has its core (%s) or runs its code: compile and size it, or run it on the hardware", b.Name, b.CPU)
 	}
 	note := fmt.Sprintf("board %s has no emulator: running on %s (same core, %s); flash and RAM are that build's", b.Name, twin.Name, b.CPU)
+	if core != b.CPU {
+		note = fmt.Sprintf("board %s has no emulator: running its %s code on %s (%s, which executes that code unchanged); flash and RAM are that build's", b.Name, b.CPU, twin.Name, core)
+	}
 	if !slices.Equal(b.GCCFlags(), twin.GCCFlags()) {
 		note += fmt.Sprintf(" (%s's flags %v, %s's %v: float code may differ)", b.Name, b.GCCFlags(), twin.Name, twin.GCCFlags())
 	}

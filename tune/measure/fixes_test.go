@@ -37,7 +37,22 @@ func TestMeasureBoard(t *testing.T) {
 	if m, err := MeasureBoard(nucleo, cat); err != nil || m.CPU != nucleo.CPU || m.QEMU.Binary == "" {
 		t.Errorf("nucleo-l4r5zi: measured on %v (%v), want a QEMU board with its core", m, err)
 	}
-	m, err := MeasureBoard(get("host"), cat)
+	// The M0+ has no QEMU machine: its code runs on the M3 of mps2-an385
+	// (the micro:bit's M0 runs it too, but has 16 KiB of RAM to the Pico's
+	// 264), built with the Pico's flags; the M0 board is measured on itself.
+	pico := get("rp2040")
+	m, core, err := MeasureBoardOn(pico, cat)
+	if err != nil || m.Name != "mps2-an385" || core != "cortex-m3" || m.CPU != "cortex-m0plus" ||
+		strings.Join(m.GCCFlags(), " ") != strings.Join(pico.GCCFlags(), " ") || len(m.Features) != 0 || m.QEMU.Machine != "mps2-an385" {
+		t.Errorf("rp2040: measured on %+v, core %q (%v), want mps2-an385 building %v", m, core, err, pico.GCCFlags())
+	}
+	if get("mps2-an385").CPU != "cortex-m3" {
+		t.Error("the catalog's mps2-an385 was changed by its twin")
+	}
+	if m, err := MeasureBoard(get("microbit"), cat); err != nil || m.Name != "microbit" || m.CPU != "cortex-m0" {
+		t.Errorf("microbit: measured on %+v (%v)", m, err)
+	}
+	m, err = MeasureBoard(get("host"), cat)
 	if err == nil {
 		t.Fatalf("host: measured on %s, want a refusal", m.Name)
 	}

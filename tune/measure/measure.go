@@ -13,6 +13,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/mcugen/mcugen/boards"
@@ -34,24 +35,83 @@ type Kernel struct {
 
 // MeasureBoard picks the board to measure on: b itself when it runs under
 // QEMU (whose -icount or plugin gives the exact instruction counts tune
-// needs), else an emulated catalog board with the same core. The host runs
-// natively and counts nothing, and it has no core a QEMU board could share:
-// it is refused, as is a board whose core no QEMU board of the catalog has.
+// needs), else an emulated catalog board with the same core, else one whose
+// core executes b's instruction set unchanged (HostCores), set to build b's
+// code. The host runs natively and counts nothing, and it has no core a QEMU
+// board could share: it is refused, as is a board no QEMU board of the
+// catalog can run.
 func MeasureBoard(b *boards.Board, cat *boards.Catalog) (*boards.Board, error) {
+	m, _, err := MeasureBoardOn(b, cat)
+	return m, err
+}
+
+// HostCores lists, for cores no QEMU machine of the catalog models, the
+// cores whose machines run their code unchanged: every ARMv6-M instruction
+// (Cortex-M0, M0+, M1) is an ARMv7-M one with the same encoding and result,
+// and ARMv8-M Baseline (Cortex-M23) is a subset of ARMv8-M Mainline
+// (Cortex-M33). The instructions executed, and so the counts, are the
+// board's own; only faults differ (ARMv7-M allows unaligned loads that
+// ARMv6-M traps), and the code mcugen emits makes none. In order of
+// preference.
+var HostCores = map[string][]string{
+	"cortex-m0":     {"cortex-m0plus", "cortex-m1", "cortex-m3", "cortex-m4", "cortex-m7"},
+	"cortex-m0plus": {"cortex-m0", "cortex-m1", "cortex-m3", "cortex-m4", "cortex-m7"},
+	"cortex-m1":     {"cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"},
+	"cortex-m23":    {"cortex-m33"},
+}
+
+// MeasureBoardOn is MeasureBoard, and also names the core of the QEMU
+// machine that runs the build (b.CPU itself but for a HostCores twin).
+// A twin of another core is a copy of its QEMU board (memory map, counter,
+// UART, machine) with b's core, flags and features, so that what runs is
+// what b's compiler makes; among such boards it prefers one with at least
+// b's code and data memory (the micro:bit's 16 KiB cannot hold what a
+// Pico's 264 KiB can), then the order of HostCores.
+func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string, error) {
 	if b.QEMU.Binary != "" {
-		return b, nil
+		return b, b.CPU, nil
 	}
 	if cat != nil && b.CPU != "" {
 		for _, o := range cat.Boards() {
 			if o.CPU == b.CPU && o.QEMU.Binary != "" {
-				return o, nil
+				return o, o.CPU, nil
 			}
+		}
+		var best *boards.Board
+		bestFits, bestRank := false, 0
+		for _, o := range cat.Boards() {
+			rank := slices.Index(HostCores[b.CPU], o.CPU)
+			if rank < 0 || o.QEMU.Binary == "" || o.Toolchain != b.Toolchain {
+				continue
+			}
+			fits := holds(o, b, boards.HoldsCode) && holds(o, b, boards.HoldsData)
+			if best == nil || fits && !bestFits || fits == bestFits && rank < bestRank {
+				best, bestFits, bestRank = o, fits, rank
+			}
+		}
+		if best != nil {
+			t := *best
+			t.CPU, t.Arch, t.FPU, t.FloatABI = b.CPU, b.Arch, b.FPU, b.FloatABI
+			t.CFlags, t.Features = slices.Clone(b.CFlags), slices.Clone(b.Features)
+			t.Description = fmt.Sprintf("%s, running %s code", best.Description, b.CPU)
+			return &t, best.CPU, nil
 		}
 	}
 	if b.CPU == "" {
-		return nil, fmt.Errorf("board %s has no instruction counter: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares", b.Name)
+		return nil, "", fmt.Errorf("board %s has no instruction counter: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares", b.Name)
 	}
-	return nil, fmt.Errorf("board %s (%s) has no emulator and no QEMU board in the catalog has its core: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares", b.Name, b.CPU)
+	return nil, "", fmt.Errorf("board %s (%s) has no emulator and no QEMU board in the catalog has its core or runs its code: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares", b.Name, b.CPU)
+}
+
+// holds reports whether o's region for role is at least as long as b's (true
+// when b has none).
+func holds(o, b *boards.Board, role string) bool {
+	rb := b.RegionFor(role)
+	if rb == nil {
+		return true
+	}
+	ro := o.RegionFor(role)
+	return ro != nil && ro.Length >= rb.Length
 }
 
 // Isolate returns a graph holding node n alone: its non-constant inputs

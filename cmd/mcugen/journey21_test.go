@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The RP2040's Cortex-M0+ has no QEMU machine; bench and test run its
+// code (ARMv6-M, built with -mcpu=cortex-m0plus) on mps2-an385, whose
+// Cortex-M3 executes ARMv6-M code unchanged (they refused: no QEMU board
+// has its core). The twin's ELF is ARMv6-M and every instruction in it is
+// one the M0+ has (the 16-bit Thumb set and the six 32-bit ones), its
+// count is not the M3 build's, it is bit-exact, and no TFLite Micro figure
+// measured on the M3 is set beside it.
+func TestRP2040RunsItsOwnCodeOnTheM3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	needQEMU(t)
+	model := filepath.Join(sharedModels(t), "ad/ad01_int8.tflite")
+	keep := t.TempDir()
+	code, out, errs := mcugen(t, "bench", model, "--board", "rp2040,mps2-an385", "--json", "--keep", keep)
+	if code != 0 || !strings.Contains(errs, "board rp2040 has no emulator: running its cortex-m0plus code on mps2-an385 (cortex-m3, which executes that code unchanged)") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	var r struct {
+		Results []struct {
+			Board        string `json:"board"`
+			MeasuredOn   string `json:"measured_on"`
+			Instructions int64  `json:"instructions"`
+			Anchor       int64  `json:"tflm_cmsis_nn_instructions"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Results) != 2 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	pico, m3 := r.Results[0], r.Results[1]
+	if pico.Board != "rp2040" || pico.MeasuredOn != "mps2-an385" || pico.Instructions <= m3.Instructions || m3.Instructions <= 0 {
+		t.Errorf("results %+v: the M0+ code (no MLA, no SMLAD, 8 low registers) should take more instructions than the M3's", r.Results)
+	}
+	if pico.Anchor != 0 || m3.Anchor == 0 {
+		t.Errorf("TFLite Micro anchors %d (rp2040) and %d (mps2-an385): the M3's figure belongs to the M3 alone", pico.Anchor, m3.Anchor)
+	}
+	elfs, _ := filepath.Glob(filepath.Join(keep, "*rp2040*", "build", "firmware.elf"))
+	if len(elfs) != 1 {
+		t.Fatalf("firmware of the rp2040 build: %v", elfs)
+	}
+	attrs, err := exec.Command("arm-none-eabi-readelf", "-A", elfs[0]).Output()
+	if err != nil || !strings.Contains(string(attrs), "Tag_CPU_arch: v6S-M") {
+		t.Errorf("readelf -A: %v\n%s", err, attrs)
+	}
+	dis, err := exec.Command("arm-none-eabi-objdump", "-d", "--section=.text", elfs[0]).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "addr:\tXXXX XXXX \tmnemonic": a 32-bit Thumb encoding has two halfwords.
+	wide := regexp.MustCompile(`(?m)^\s*[0-9a-f]+:\s+[0-9a-f]{4} [0-9a-f]{4} \s*\t(\S+)`)
+	v6m32 := map[string]bool{"bl": true, "dmb": true, "dsb": true, "isb": true, "mrs": true, "msr": true}
+	n := 0
+	for _, m := range wide.FindAllStringSubmatch(string(dis), -1) {
+		if !v6m32[m[1]] {
+			t.Errorf("a 32-bit %s in the M0+ build: not an ARMv6-M instruction", m[1])
+		}
+		n++
+	}
+	if n == 0 || !strings.Contains(string(dis), "muls") {
+		t.Errorf("the disassembly has %d 32-bit instructions and no muls: not the model's code?", n)
+	}
+	code, out, errs = mcugen(t, "test", model, "--board", "rp2040", "--random", "2")
+	if code != 0 || !strings.Contains(out, "bit-exact") || !strings.Contains(errs, "cortex-m0plus code on mps2-an385") {
+		t.Errorf("test on rp2040: exit %d\n%s\n%s", code, out, errs)
+	}
+}
