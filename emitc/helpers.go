@@ -50,8 +50,45 @@ static inline int32_t requant(int32_t x, int32_t multiplier, int32_t shift)
    constants, so the tests on them fold away for the int8 range. */
 static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
 {
+#if defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
+    /* ARMv6-M (and v8-M Baseline) has no 32 x 32 -> 64 multiply: the high
+       word of x * m + k0 - [x < 0] * 2^31 from four 16 x 16 MULS and
+       ADDS/ADCS carries, 23 instructions where gcc calls __aeabi_lmul (about
+       60 with the call and its sign extensions). */
+    uint32_t klo = (uint32_t)k0, t;
+    int32_t khi = (int32_t)(k0 >> 32), h = x, b = m, al, bl;
+    __asm__(".syntax unified\n\t"
+            "asrs %[al], %[h], #31\n\t"   /* s = -[x < 0]; k += s * 2^31 */
+            "lsls %[t], %[al], #31\n\t"
+            "adds %[klo], %[klo], %[t]\n\t"
+            "adcs %[khi], %[khi], %[al]\n\t"
+            "uxth %[al], %[h]\n\t"        /* x = xh * 2^16 + xl, m likewise */
+            "asrs %[h], %[h], #16\n\t"
+            "uxth %[bl], %[b]\n\t"
+            "asrs %[b], %[b], #16\n\t"
+            "movs %[t], %[al]\n\t"
+            "muls %[t], %[bl], %[t]\n\t"  /* xl * ml: the low word */
+            "muls %[al], %[b], %[al]\n\t" /* xl * mh */
+            "muls %[bl], %[h], %[bl]\n\t" /* xh * ml */
+            "muls %[h], %[b], %[h]\n\t"   /* xh * mh: the high word */
+            "lsls %[b], %[bl], #16\n\t"   /* + xh * ml * 2^16 */
+            "asrs %[bl], %[bl], #16\n\t"
+            "adds %[t], %[t], %[b]\n\t"
+            "adcs %[h], %[h], %[bl]\n\t"
+            "lsls %[b], %[al], #16\n\t"   /* + xl * mh * 2^16 */
+            "asrs %[al], %[al], #16\n\t"
+            "adds %[t], %[t], %[b]\n\t"
+            "adcs %[h], %[h], %[al]\n\t"
+            "adds %[t], %[t], %[klo]\n\t" /* + k */
+            "adcs %[h], %[h], %[khi]"
+            : [h] "+&l"(h), [b] "+&l"(b), [al] "=&l"(al), [bl] "=&l"(bl), [t] "=&l"(t), [klo] "+&l"(klo), [khi] "+&l"(khi)
+            :
+            : "cc");
+    int32_t y = (h >> e1) + zr;
+#else
     const int64_t t = (int64_t)x * m + k0 - (x < 0 ? (INT64_C(1) << 31) : 0);
     int32_t y = ((int32_t)(t >> 32) >> e1) + zr;
+#endif
 #if defined(__ARM_FEATURE_SAT) && defined(__GNUC__)
     /* SSAT: gcc does not find it for the clamp inside a loop. */
     y = __builtin_arm_ssat(y, 8);

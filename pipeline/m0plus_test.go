@@ -1,0 +1,94 @@
+package pipeline
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/tir/tirtest"
+)
+
+// m0plusOnM3 is mps2-an385 building the RP2040's Cortex-M0+ code (what
+// bench and test run for the rp2040: tune/measure.MeasureBoardOn): the M3
+// executes ARMv6-M code unchanged.
+func m0plusOnM3(t *testing.T) *boards.Board {
+	t.Helper()
+	an385 := qemuBoard(t, "mps2-an385")
+	pico, err := LoadBoard("rp2040", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := *an385
+	b.CPU, b.Arch, b.FPU, b.FloatABI, b.CFlags, b.Features = pico.CPU, pico.Arch, pico.FPU, pico.FloatABI, pico.CFlags, pico.Features
+	return &b
+}
+
+// On ARMv6-M the requantization's 32 x 32 -> 64 multiply-add is four MULS
+// and ADDS/ADCS carries in inline asm (emitc's requant_fast_s8), where gcc
+// calls __aeabi_lmul: pointwise, 3x3, depthwise (stride 2, ReLU) and RGB
+// layers, random and extreme inputs, run bit-exact against the reference
+// interpreter on the M0+ code, with the asm and with -DMCUGEN_NO_ASM's C;
+// only the C build's kernels call __aeabi_lmul (the harness's counter
+// arithmetic does in both).
+func TestRequantOnCortexM0Plus(t *testing.T) {
+	b := m0plusOnM3(t)
+	objdump, err := exec.LookPath("arm-none-eabi-objdump")
+	if err != nil {
+		t.Skip("arm-none-eabi-objdump not found: install binutils-arm-none-eabi")
+	}
+	for _, c := range []struct {
+		name string
+		g    func() *graph.Graph
+	}{
+		{"pw-k32-zp7", func() *graph.Graph { return tirtest.Conv1x1(3, 5, 32, 6, graph.ActNone, 7) }},
+		{"conv3x3", func() *graph.Graph { return tirtest.ConvK(5, 6, 8, 6, 3, 1, graph.ActNone, 3) }},
+		{"dw-stride2-relu", func() *graph.Graph { return tirtest.Conv3x3(8, 8, 2, graph.ActRelu, -128) }},
+		{"rgb-relu6", func() *graph.Graph { return tirtest.ConvRGB(6, 5, 4, 2, graph.ActRelu6, -128) }},
+	} {
+		for _, asm := range []bool{true, false} {
+			name := c.name
+			var flags []string
+			if !asm {
+				name, flags = name+"-c", []string{"-DMCUGEN_NO_ASM"}
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				s, err := CompileGraph(c.g(), c.name, Options{Board: b, Target: "generic", CFlags: flags, Version: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !cContains(s.Files, "requant_fast_s8(") {
+					t.Fatal("the C does not requantize through requant_fast_s8")
+				}
+				vecs := append(RandomInputs(s.Graph, 6, 5), ExtremeInputs(s.Graph)...)
+				x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !x.AllMatch() {
+					t.Errorf("outputs differ from the reference interpreter")
+				}
+				dis, err := exec.Command(objdump, "-d", x.Firmware.Path).Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var kernels []string // the model's functions that call __aeabi_lmul
+				fn := ""
+				for _, l := range strings.Split(string(dis), "\n") {
+					if strings.HasSuffix(l, ">:") {
+						fn = l[strings.Index(l, "<")+1 : len(l)-2]
+					}
+					if strings.Contains(l, "<__aeabi_lmul>") && strings.Contains(l, "bl") && !strings.HasPrefix(fn, "crt_") {
+						kernels = append(kernels, fn)
+					}
+				}
+				if (len(kernels) == 0) != asm {
+					t.Errorf("the model's functions calling __aeabi_lmul: %q (asm %v)", kernels, asm)
+				}
+			})
+		}
+	}
+}
