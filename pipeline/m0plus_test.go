@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,32 @@ func TestRequantOnCortexM0Plus(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// KWS and AD on the M0+ code (the requantization asm, and AD's fully
+// connected layers in the Cortex-M0 family's blocks of two rows): every
+// TFLite Micro vector bit-exact.
+func TestMLPerfOnCortexM0Plus(t *testing.T) {
+	b := m0plusOnM3(t)
+	shared := sharedDir(t)
+	for _, m := range mlperfModels {
+		if m.name != "kws" && m.name != "ad" {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Compile(filepath.Join(shared, m.file), Options{Board: b, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vecs, want := loadVectors(t, s, filepath.Join(shared, m.vectors))
+			x, err := s.Execute(vecs, t.TempDir(), 5*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkVectors(t, x, len(vecs), want)
+			t.Logf("%s on the M0+: %d vectors bit-exact, %d instructions/inference", m.name, len(vecs), x.Instructions())
+		})
 	}
 }
