@@ -3,10 +3,13 @@ package pipeline
 import (
 	"cmp"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tir"
 )
 
@@ -99,6 +102,7 @@ func leanCandidates(m *tir.Module) []leanCandidate {
 // not; the board's region on any board that declares one.
 func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	b := s.Opt.Board
+	s.codeUnsure = nil
 	code := codeHeadroomBase + codeHeadroomKernel*int64(s.Module.DistinctFuncs())
 	var lim *limit
 	var headroom int64
@@ -132,7 +136,9 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	cands := leanCandidates(s.Module)
 	if len(cands) == 0 {
 		if need <= have && lim.region != nil {
-			// Only the code estimate is short: the region's linker decides.
+			// Only the code estimate is short: checkCode measures the
+			// code once the C is emitted.
+			s.codeUnsure = &codeCheck{lim: *lim, consts: need, estimate: headroom}
 			return false, nil
 		}
 		if need <= have {
@@ -177,4 +183,59 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (weights=16, from tuning records or knobs) keep int8 weights: %s needs them (the fit pass wins)", forced, who))
 	}
 	return true, nil
+}
+
+// codeCheck is a region whose constants fit but whose code, estimated,
+// might not (State.codeUnsure).
+type codeCheck struct {
+	lim              limit
+	consts, estimate int64
+}
+
+// checkCode, where the fit pass could not tell from its estimate, compiles
+// the emitted C once with the board's compiler and counts its text and
+// data: a model whose code and constants leave less than the estimate's
+// base (codeHeadroomBase) of the region for the runtime and application is
+// a FitError with the measured figures (it was reported as fitting, and
+// the link failed: user-journey finding). Without the compiler it warns.
+func checkCode(s *State) error {
+	c := s.codeUnsure
+	if c == nil {
+		return nil
+	}
+	b := s.Opt.Board
+	room := c.lim.bytes - c.consts
+	dir, err := os.MkdirTemp("", "mcugen-fit-")
+	if err == nil {
+		defer os.RemoveAll(dir)
+		err = WriteFiles(dir, s.Files)
+	}
+	var srcs []string
+	for name := range s.Files {
+		if strings.HasSuffix(name, ".c") {
+			srcs = append(srcs, filepath.Join(dir, name))
+		}
+	}
+	slices.Sort(srcs)
+	var flash int
+	if err == nil {
+		flash, err = runner.ObjectFlash(b, srcs, dir)
+	}
+	if err != nil {
+		s.Opt.Warn(fmt.Sprintf("flash: the constants (%s B) leave %s B of %s's %s region for code, estimated at %s B, and it could not be measured (%v): the link may fail",
+			commas(c.consts), commas(room), b.Name, c.lim.region.Name, commas(c.estimate), firstLine(err)))
+		return nil
+	}
+	if need := int64(flash) + codeHeadroomBase; need > c.lim.bytes {
+		what := fmt.Sprintf("the model's code and constants (%s B, measured with the board's compiler at -O2; constants %s B) and %s B for the runtime and application",
+			commas(int64(flash)), commas(c.consts), commas(codeHeadroomBase))
+		return s.fitError(c.lim, what, need)
+	}
+	return nil
+}
+
+// firstLine is err's message up to its first newline.
+func firstLine(err error) string {
+	m, _, _ := strings.Cut(err.Error(), "\n")
+	return m
 }

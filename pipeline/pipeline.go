@@ -106,6 +106,10 @@ type State struct {
 	// the constants fit the board's flash (fitweights.go).
 	Lean     *LeanWeights
 	leanFrom int64 // the constants' bytes before it did
+	// codeUnsure is set by the fit pass when the constants fit a region
+	// that holds code too but its code estimate does not: checkCode
+	// measures the emitted C.
+	codeUnsure *codeCheck
 }
 
 // Pass is one named stage.
@@ -122,6 +126,7 @@ var Passes = []Pass{
 	{"plan", planPass},
 	{"lower", lowerPass},
 	{"emit", emitPass},
+	{"fit-code", checkCode},
 }
 
 // Stages names what `inspect --ir` can print, and the pass that makes it.

@@ -480,6 +480,35 @@ func commas(v uint64) string {
 	return s
 }
 
+// ObjectFlash compiles the C files srcs for b as Build does (the board's
+// flags, -O2, one section per function) into objects in dir and returns
+// their text + data: the flash the code and constants take before any
+// runtime or application is linked with them.
+func ObjectFlash(b *boards.Board, srcs []string, dir string) (int, error) {
+	cc, err := LookTool(compiler(b))
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for i, src := range srcs {
+		obj := filepath.Join(dir, fmt.Sprintf("obj%d.o", i))
+		args := append(b.GCCFlags(), "-O2", "-std=c99", "-ffunction-sections", "-fdata-sections", "-I", filepath.Dir(src), "-c", src, "-o", obj)
+		cmd := exec.Command(cc, args...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := runCmd(cmd); err != nil {
+			return 0, fmt.Errorf("runner: compiling %s for %s: %v\n%s", filepath.Base(src), b.Name, err, tail(stderr.String(), 20))
+		}
+		text, data, _, err := Size(obj)
+		if err != nil {
+			return 0, err
+		}
+		total += text + data
+	}
+	return total, nil
+}
+
 // Size returns the Berkeley text, data and bss sizes of an ELF file, from
 // arm-none-eabi-size (aarch64-linux-gnu-size or size for other machines).
 func Size(path string) (text, data, bss int, err error) {

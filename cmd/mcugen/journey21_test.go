@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -73,5 +75,49 @@ func TestRP2040RunsItsOwnCodeOnTheM3(t *testing.T) {
 	code, out, errs = mcugen(t, "test", model, "--board", "rp2040", "--random", "2")
 	if code != 0 || !strings.Contains(out, "bit-exact") || !strings.Contains(errs, "cortex-m0plus code on mps2-an385") {
 		t.Errorf("test on rp2040: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// compile said a model fit a board whose flash its constants fit when its
+// code did not, and the project's link failed (user-journey finding: a
+// transformer on an nRF52840, 993 KB of constants and 234 KB of code in
+// 1 MiB). Where the constants fit and the code estimate does not, the
+// emitted C is compiled with the board's compiler and measured. AD's
+// generic C takes 560,268 B of text (558,752 B of it constants) for the
+// Cortex-M3: a 560,000 B flash is refused with the measured figures and no
+// output; 570,000 B, short by the estimate (5 kernels: 14,336 B), fits.
+func TestCompileMeasuresCodeThatMightNotFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the model's C")
+	}
+	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
+		t.Skip("arm-none-eabi-gcc not found: install gcc-arm-none-eabi")
+	}
+	model := filepath.Join(sharedModels(t), "ad/ad01_int8.tflite")
+	dir := t.TempDir()
+	star := filepath.Join(dir, "tight.star")
+	const boardsFile = `
+board(
+    name = "tight-%d",
+    description = "a Cortex-M3 with little flash",
+    inherits = "cortex-m3",
+    memory = [
+        region(name = "FLASH", origin = 0x00000000, length = %d, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x20000000, length = 65536, holds = ["data", "arena"]),
+    ],
+)
+`
+	if err := os.WriteFile(star, []byte(fmt.Sprintf(boardsFile, 560000, 560000)+fmt.Sprintf(boardsFile, 570000, 570000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, errs := mcugen(t, "compile", model, "--boards", star, "--board", "tight-560000", "-o", out)
+	oneErrorLine(t, "560,000 B", code, errs, 1, "does not fit on tight-560000", "measured with the board's compiler", "region FLASH has 560,000 B")
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused compile left %s (%v)", out, err)
+	}
+	code, stdout, errs := mcugen(t, "compile", model, "--boards", star, "--board", "tight-570000", "-o", out)
+	if code != 0 || errs != "" {
+		t.Errorf("570,000 B: exit %d\n%s\n%s", code, stdout, errs)
 	}
 }

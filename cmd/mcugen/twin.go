@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -39,10 +40,18 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	opt := s.Opt
 	opt.Board, opt.Target = twin, s.Report.Target
 	opt.Warn = func(string) {} // said once, by the board's own compile
-	if r := b.RegionFor(boards.HoldsWeights); r != nil && (opt.FlashBudget == 0 || int64(r.Length) < opt.FlashBudget) {
+	r := b.RegionFor(boards.HoldsWeights)
+	fromRegion := r != nil && (opt.FlashBudget == 0 || int64(r.Length) < opt.FlashBudget)
+	if fromRegion {
 		opt.FlashBudget = int64(r.Length)
 	}
 	t, err := pipeline.Compile(s.ModelPath, opt)
+	var fit *pipeline.FitError
+	if fromRegion && errors.As(err, &fit) && fit.Budget == "flash" {
+		// The budget is the board's region, not a --flash-budget the
+		// user gave: say so (user-journey finding).
+		fit.Budget, fit.Board, fit.Region = "", b.Name, r.Name
+	}
 	if err != nil {
 		return nil, err
 	}
