@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -279,7 +280,10 @@ func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
 	per := t.NumElements()
 	var k int
 	switch {
-	case d.Len() == per && per > 0:
+	case d.Len() == per && per > 0 && sameShape(d.Shape, t.Shape):
+		// One sample, in the input's shape (dimensions of 1 aside: a
+		// transposed or flattened sample of the same size is refused,
+		// user-journey finding).
 		k = 1
 	case len(d.Shape) >= 1 && d.Shape[0] > 0 && per > 0 && graph.NumElements(d.Shape[1:]) == per && sameTail(d.Shape[1:], t.Shape):
 		k = d.Shape[0]
@@ -309,6 +313,21 @@ func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
 		out[i] = s
 	}
 	return out, nil
+}
+
+// sameShape reports whether a and b are the same shape once their
+// dimensions of 1 are left out.
+func sameShape(a, b []int) bool {
+	squeeze := func(s []int) []int {
+		var o []int
+		for _, d := range s {
+			if d != 1 {
+				o = append(o, d)
+			}
+		}
+		return o
+	}
+	return slices.Equal(squeeze(a), squeeze(b))
 }
 
 // sameTail accepts a per-sample shape equal to the input's, or equal to it

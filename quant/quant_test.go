@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -269,6 +270,32 @@ func TestRandomCalibInRange(t *testing.T) {
 			if v < lo || v > hi {
 				t.Errorf("%s input: %d outside [%d, %d]", dt, v, lo, hi)
 			}
+		}
+	}
+}
+
+// A sample of the input's size in another shape (transposed, flattened)
+// was taken as one sample (user-journey finding); shapes that differ only
+// in dimensions of 1 still are.
+func TestLoadCalibRefusesAnotherShapeOfTheSameSize(t *testing.T) {
+	g := graph.New("t", "onnx")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 2, 3}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 2, 3}})
+	g.AddNode(&graph.Node{Name: "relu", Op: graph.Relu, Inputs: []string{"x"}, Outputs: []string{"y"}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	for _, c := range []struct {
+		shape []int
+		ok    bool
+	}{{[]int{1, 3, 2}, false}, {[]int{6}, false}, {[]int{3, 2}, false}, {[]int{2, 3}, true}, {[]int{1, 2, 3}, true}, {[]int{1, 1, 2, 3}, true}} {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "x.npy")
+		writeNpy(t, file, &graph.Data{DType: graph.Float32, Shape: c.shape, F: []float32{1, 2, 3, 4, 5, 6}})
+		s, err := LoadCalib(dir, g)
+		if c.ok && (err != nil || len(s) != 1) {
+			t.Errorf("%v: %d samples, %v", c.shape, len(s), err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("shape %v, input \"x\" wants [1 2 3]", c.shape))) {
+			t.Errorf("%v: error %v, want a shape error", c.shape, err)
 		}
 	}
 }
