@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
@@ -371,6 +372,19 @@ func floatMath(a graph.MathAttrs) (func(Expr) Expr, error) {
 		}, nil
 	case graph.MathThresholdedRelu:
 		return func(x Expr) Expr { return Sel(GT(x, F(a.Alpha)), x, F(0)) }, nil
+	case graph.MathGelu:
+		// x/2 · (1 + erf(x/√2)) as x/2 · erfc(−x/√2): no cancellation
+		// where erf is near −1 (x = −4 lost three digits).
+		return func(x Expr) Expr {
+			return Mul(Mul(F(0.5), x), Libm("erfc", Mul(x, F(float32(-1/math.Sqrt2)))))
+		}, nil
+	case graph.MathGeluTanh:
+		// x/2 · (1 + tanh(z)), z = √(2/π) · (x + 0.044715 x³), as
+		// x / (1 + exp(−2z)): the same, without 1 + tanh's cancellation.
+		return func(x Expr) Expr {
+			z2 := Mul(F(float32(-2*math.Sqrt(2/math.Pi))), Add(x, Mul(F(0.044715), Mul(x, Mul(x, x)))))
+			return Div(x, Add(F(1), Call(IntrExp, F32, z2)))
+		}, nil
 	case graph.MathSquare:
 		return func(x Expr) Expr { return Mul(x, x) }, nil
 	case graph.MathRsqrt:

@@ -155,7 +155,7 @@ const (
 // float64 definitions for the TIR interpreter.
 var LibmFuncs = map[string]func(float64) float64{
 	"log": math.Log, "sqrt": math.Sqrt, "fabs": math.Abs, "ceil": math.Ceil, "rint": math.RoundToEven,
-	"erf": math.Erf, "sin": math.Sin, "cos": math.Cos, "tan": math.Tan, "asin": math.Asin,
+	"erf": math.Erf, "erfc": math.Erfc, "sin": math.Sin, "cos": math.Cos, "tan": math.Tan, "asin": math.Asin,
 	"acos": math.Acos, "atan": math.Atan, "sinh": math.Sinh, "cosh": math.Cosh, "asinh": math.Asinh,
 	"acosh": math.Acosh, "atanh": math.Atanh, "log1p": math.Log1p, "expm1": math.Expm1,
 }

@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/importer/onnx"
 )
 
 // The RP2040's Cortex-M0+ has no QEMU machine; bench and test run its
@@ -119,5 +125,66 @@ board(
 	code, stdout, errs := mcugen(t, "compile", model, "--boards", star, "--board", "tight-570000", "-o", out)
 	if code != 0 || errs != "" {
 		t.Errorf("570,000 B: exit %d\n%s\n%s", code, stdout, errs)
+	}
+}
+
+// ONNX Gelu (opset 20) was refused as an unsupported op (user-journey
+// finding). Both forms, in the C on the host, against the formulas in
+// float64: x/2·(1 + erf(x/√2)) and x/2·(1 + tanh(√(2/π)(x + 0.044715x³))),
+// within 1e-5 of the larger of the value and 1e-3; quantized, the C holds a
+// table and no erf or tanh.
+func TestONNXGelu(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds C")
+	}
+	xs := []float32{-4, -1.5, -0.5, -1e-3, 0, 0.3, 1, 3.7}
+	ref := map[string]func(float64) float64{
+		"none": func(x float64) float64 { return x / 2 * (1 + math.Erf(x/math.Sqrt2)) },
+		"tanh": func(x float64) float64 {
+			return x / 2 * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+		},
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.npy")
+	if err := writeNpy(in, &graph.Data{DType: graph.Float32, Shape: []int{1, len(xs)}, F: xs}); err != nil {
+		t.Fatal(err)
+	}
+	for _, approx := range []string{"none", "tanh"} {
+		b := onnx.NewBuilder("gelu_"+approx, 20, 1)
+		x := b.Input("x", graph.Float32, 1, len(xs))
+		y := b.Node("Gelu", []string{x}, onnx.StringAttr("approximate", approx))
+		b.Output(y, graph.Float32, 1, len(xs))
+		model := filepath.Join(dir, "gelu_"+approx+".onnx")
+		if err := os.WriteFile(model, b.Model().Marshal(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out_"+approx)
+		code, stdout, errs := mcugen(t, "run", model, "--board", "host", "--input", in, "--out", out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", approx, code, stdout, errs)
+		}
+		f, err := os.Open(filepath.Join(out, y+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := npy.Read(f)
+		f.Close()
+		if err != nil || len(got.F) != len(xs) {
+			t.Fatalf("%s: %v %v", approx, got, err)
+		}
+		for i, v := range xs {
+			want := ref[approx](float64(v))
+			if d := math.Abs(float64(got.F[i]) - want); d > 1e-5*math.Max(math.Abs(want), 1e-3) {
+				t.Errorf("%s: gelu(%g) = %g, want %g", approx, v, got.F[i], want)
+			}
+		}
+		q := filepath.Join(dir, "q_"+approx)
+		if code, _, errs := mcugen(t, "compile", model, "--board", "host", "--calib-random", "4", "-o", q); code != 0 {
+			t.Fatalf("%s int8: exit %d: %s", approx, code, errs)
+		}
+		c, _ := os.ReadFile(filepath.Join(q, "gelu_"+approx+".c"))
+		if bytes.Contains(c, []byte("erfcf(")) || bytes.Contains(c, []byte("expf(")) || !bytes.Contains(c, []byte("_table")) {
+			t.Errorf("%s int8: the C is not one table", approx)
+		}
 	}
 }

@@ -359,6 +359,21 @@ func init() {
 	converters["Celu"] = convMath(graph.MathCelu, 1, 0)
 	converters["ThresholdedRelu"] = convMath(graph.MathThresholdedRelu, 1, 0)
 	converters["Selu"] = convMath(graph.MathSelu, 1.67326319217681884765625, 1.05070102214813232421875)
+	// Gelu (opset 20): one Math node, so that an int8 model runs it as one
+	// table (mathInt) rather than an Erf or Tanh between float steps.
+	converters["Gelu"] = convUnaryWith(graph.Math, func(c *nodeCtx) (any, error) {
+		if x := c.in(0); x != nil && x.dt != graph.Float32 {
+			return nil, unsupportedf("Gelu on %s", x.dt)
+		}
+		switch a := c.str("approximate", "none"); a {
+		case "none":
+			return &graph.MathAttrs{Fn: graph.MathGelu}, nil
+		case "tanh":
+			return &graph.MathAttrs{Fn: graph.MathGeluTanh}, nil
+		default:
+			return nil, fmt.Errorf("approximate %q: want none or tanh", a)
+		}
+	})
 	converters["Shrink"] = convUnaryWith(graph.Math, func(c *nodeCtx) (any, error) {
 		if x := c.in(0); x != nil && x.dt != graph.Float32 {
 			return nil, unsupportedf("Shrink on %s", x.dt)
