@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,6 +47,12 @@ func TestFlashBudgetAD(t *testing.T) {
 	c := s.Module.ConstBytes()
 	if l.ConstBytes != c || int64(s.Report.WeightsBytes) != c || c < adInt8Bytes || c+codeHeadroomBase > budget {
 		t.Errorf("constants %d B (lean %d B, report %d B) for a budget of %d B", c, l.ConstBytes, s.Report.WeightsBytes, budget)
+	}
+	// AD's layers share no weights: every kernel kept int8 is one the C
+	// defines (a transformer's 141 layers shared 26, and the report named
+	// them all: user-journey finding).
+	if !slices.Equal(l.CKernels, l.Kernels) {
+		t.Errorf("kernels in the C %v, kept int8 %v", l.CKernels, l.Kernels)
 	}
 	if !strings.Contains(l.Summary(), "kept int8 to fit the flash budget (") || !strings.HasSuffix(l.Summary(), " B of 400,000 B)") {
 		t.Errorf("summary %q", l.Summary())

@@ -19,6 +19,9 @@ import (
 type LeanWeights struct {
 	// Kernels are the kernels kept int8, largest weight tensors first.
 	Kernels []string `json:"kernels"`
+	// CKernels are those of them the C defines: a kernel whose C repeats
+	// an earlier one's (layers sharing weights) is a call of that one.
+	CKernels []string `json:"c_kernels"`
 	// SavedBytes is how much smaller the lowered constants are than with
 	// the int16 layout everywhere the build would otherwise have it.
 	SavedBytes int64 `json:"saved_bytes"`
@@ -39,8 +42,12 @@ func (l *LeanWeights) Summary() string {
 	if l.Budget {
 		what = "the flash budget"
 	}
-	return fmt.Sprintf("weights: %d layer%s kept int8 to fit %s (%.1f KB saved; constants %s B of %s B)",
-		len(l.Kernels), s, what, float64(l.SavedBytes)/1000, commas(l.ConstBytes), commas(l.FlashBytes))
+	shared := ""
+	if n := len(l.CKernels); n > 0 && n < len(l.Kernels) {
+		shared = fmt.Sprintf(", %d distinct kernel%s in the C", n, map[bool]string{true: "", false: "s"}[n == 1])
+	}
+	return fmt.Sprintf("weights: %d layer%s kept int8 to fit %s (%.1f KB saved; constants %s B of %s B%s)",
+		len(l.Kernels), s, what, float64(l.SavedBytes)/1000, commas(l.ConstBytes), commas(l.FlashBytes), shared)
 }
 
 // Code headroom the fit pass leaves in a weights region that also holds

@@ -5,6 +5,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -708,6 +709,21 @@ func emitPass(s *State) error {
 	}
 	s.Files = files
 	s.Report = emitc.ReportFor(s.Module, files, o)
+	if s.Lean != nil {
+		// The kernels kept int8 that the C defines (emitc prints a kernel
+		// that repeats an earlier one's C as a call of that one).
+		s.Lean.CKernels = nil
+		prefix := strings.TrimSuffix(s.Report.Entry, "_run")
+		for _, k := range s.Lean.Kernels {
+			def := []byte(" void " + prefix + "_" + k + "(")
+			for name, c := range files {
+				if strings.HasSuffix(name, ".c") && bytes.Contains(c, def) {
+					s.Lean.CKernels = append(s.Lean.CKernels, k)
+					break
+				}
+			}
+		}
+	}
 	return nil
 }
 
