@@ -93,7 +93,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		err = graph.Validate(g)
 	}
 	if err != nil {
-		badShape = strings.Contains(err.Error(), "the model has no input named")
+		badShape = strings.Contains(err.Error(), "the model has no input named") || strings.Contains(err.Error(), "not an input: give that input's whole shape")
 		if h := sniff(b); h != "" {
 			return nil, fmt.Errorf("%s: %w (the file looks like %s)", path, err, h)
 		}

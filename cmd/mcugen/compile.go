@@ -237,7 +237,14 @@ func checkOutDir(dir string, force bool, inputs ...string) (unmarked bool, err e
 		}
 		return false, fmt.Errorf("%s: %w", dir, err)
 	case len(entries) > 0 && !force:
-		return false, fmt.Errorf("%s: directory exists and is not empty (use --force to replace it)", dir)
+		for _, e := range entries {
+			if e.Name() == outputMarker && e.Type().IsRegular() {
+				return false, fmt.Errorf("%s: directory exists and holds an earlier mcugen output (use --force to replace it)", dir)
+			}
+		}
+		// Not marked: --force takes it only if it is an older version's
+		// output (sameOutput); do not promise more (user-journey finding).
+		return false, fmt.Errorf("%s: directory exists, is not empty and is not an mcugen output: name another directory with -o (--force replaces only mcugen's own outputs)", dir)
 	case len(entries) > 0:
 		if err := forceGuard(dir, entries, inputs); err != nil {
 			return false, err

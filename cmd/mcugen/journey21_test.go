@@ -188,3 +188,22 @@ func TestONNXGelu(t *testing.T) {
 		}
 	}
 }
+
+// --shape given a dynamic dimension's name (--shape N=2, as a PyTorch
+// export names its batch) was "no input named N" after a warning that the
+// dimension was set to 1 (user-journey finding): it is one line naming the
+// input that holds it and the --shape that binds it.
+func TestShapeNamingADimension(t *testing.T) {
+	b := onnx.NewBuilder("dyn", 13, 1)
+	x := b.Input("x", graph.Float32, -1, 4)
+	b.Output(b.Node("Relu", []string{x}), graph.Float32)
+	model := filepath.Join(t.TempDir(), "dyn.onnx")
+	if err := os.WriteFile(model, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := mcugen(t, "compile", model, "--shape", "N=2", "-o", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "--shape N=2", code, errs, 1, `--shape N: "N" is a dimension (axis 0) of input "x", not an input: give that input's whole shape, as --shape x=2,4`)
+	if code, _, errs := mcugen(t, "compile", model, "--shape", "x=2,4", "-o", filepath.Join(t.TempDir(), "o")); code != 0 || errs != "" {
+		t.Errorf("--shape x=2,4: exit %d: %s", code, errs)
+	}
+}

@@ -164,7 +164,7 @@ func TestCompileRefusesNonEmpty(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("compile into a non-empty directory: exit %d, want 1", code)
 	}
-	want := fmt.Sprintf("mcugen: %s: directory exists and is not empty (use --force to replace it)\n", out)
+	want := fmt.Sprintf("mcugen: %s: directory exists, is not empty and is not an mcugen output: name another directory with -o (--force replaces only mcugen's own outputs)\n", out)
 	if stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
@@ -189,6 +189,11 @@ func TestCompileRefusesNonEmpty(t *testing.T) {
 	}
 	if l := tmpLeftovers(filepath.Dir(out)); len(l) > 0 {
 		t.Errorf("temporary directories left beside the output: %v", l)
+	}
+	// Without --force, an earlier output is named as one.
+	code, _, stderr = robustRun("compile", model, "-o", out)
+	if want := fmt.Sprintf("mcugen: %s: directory exists and holds an earlier mcugen output (use --force to replace it)\n", out); code != 1 || stderr != want {
+		t.Errorf("a second compile: exit %d, stderr %q, want %q", code, stderr, want)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
@@ -243,6 +244,21 @@ func (im *importer) run(og *Graph) error {
 		}
 		if err := im.addInput(vi); err != nil {
 			return err
+		}
+	}
+	// --shape names an input; a user who names a dynamic dimension
+	// (--shape batch=1) is told which input holds it.
+	for name := range im.opts.Shapes {
+		if _, ok := im.vals[name]; ok {
+			continue
+		}
+		for _, vi := range og.Input {
+			for i, d := range vi.Type.Shape {
+				if d.Param == name && !d.HasValue {
+					return fmt.Errorf("--shape %s: %q is a dimension (axis %d) of input %q, not an input: give that input's whole shape, as --shape %s=%s",
+						name, name, i, vi.Name, vi.Name, exampleShape(vi, i, im.opts.Shapes[name]))
+				}
+			}
 		}
 	}
 	writer := map[string]string{}
@@ -714,3 +730,20 @@ func normAxis(a, rank int) (int, error) {
 
 // nhwcAxis maps an NCHW axis to its NHWC position.
 func nhwcAxis(a int) int { return slices.Index(toNHWC, a) }
+
+// exampleShape is vi's shape with axis at bound (its first value) and
+// other free dimensions at 1, as --shape takes it (d0,d1,...).
+func exampleShape(vi *ValueInfo, axis int, bound []int) string {
+	parts := make([]string, len(vi.Type.Shape))
+	for i, d := range vi.Type.Shape {
+		switch {
+		case i == axis && len(bound) > 0:
+			parts[i] = strconv.Itoa(bound[0])
+		case d.HasValue && d.Value > 0:
+			parts[i] = strconv.FormatInt(d.Value, 10)
+		default:
+			parts[i] = "1"
+		}
+	}
+	return strings.Join(parts, ",")
+}
