@@ -371,8 +371,28 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 			fo = r
 		}
 		w.finish(n, fo, false)
-	case graph.Add, graph.Sub, graph.Mul, graph.Maximum, graph.Minimum:
-		op := map[graph.Op]string{graph.Add: "Add", graph.Sub: "Sub", graph.Mul: "Mul", graph.Maximum: "Max", graph.Minimum: "Min"}[n.Op]
+	case graph.BatchMatMul:
+		a, _ := n.Attrs.(*graph.BatchMatMulAttrs)
+		ins := []string{in(0, false), in(1, false)}
+		for i, adj := range []bool{a != nil && a.AdjX, a != nil && a.AdjY} {
+			t := g.In(n, i)
+			if !adj || t == nil || len(t.Shape) < 2 {
+				continue
+			}
+			perm := make([]int64, len(t.Shape))
+			for k := range perm {
+				perm[k] = int64(k)
+			}
+			r := len(perm)
+			perm[r-2], perm[r-1] = perm[r-1], perm[r-2]
+			tr := w.fresh(fo + "_adj")
+			w.node("Transpose", []string{ins[i]}, []string{tr}, &onnx.Attribute{Name: "perm", Type: onnx.AttrInts, Ints: perm})
+			ins[i] = tr
+		}
+		w.node("MatMul", ins, []string{fo})
+		w.finish(n, fo, false)
+	case graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum:
+		op := map[graph.Op]string{graph.Add: "Add", graph.Sub: "Sub", graph.Mul: "Mul", graph.Div: "Div", graph.Maximum: "Max", graph.Minimum: "Min"}[n.Op]
 		w.node(op, []string{in(0, false), in(1, false)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Reshape:
@@ -390,6 +410,32 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		w.finish(n, fo, false)
 	case graph.Sigmoid, graph.Tanh, graph.Relu:
 		w.node(string(n.Op), []string{in(0, false)}, []string{fo})
+		w.finish(n, fo, false)
+	case graph.Pow:
+		w.node("Pow", []string{in(0, false), in(1, false)}, []string{fo})
+		w.finish(n, fo, false)
+	case graph.Math:
+		a, ok := n.Attrs.(*graph.MathAttrs)
+		if !ok || a == nil {
+			return fmt.Errorf("no MathAttrs")
+		}
+		switch {
+		case qdqMath[a.Fn]:
+			// Functions ONNX has under the same name (a TFLite int8
+			// table's function too: it is the float function there).
+			w.node(string(a.Fn), []string{in(0, false)}, []string{fo})
+		case a.Fn == graph.MathRsqrt:
+			r := fo + "_sqrt"
+			w.node("Sqrt", []string{in(0, false)}, []string{r})
+			w.node("Reciprocal", []string{r}, []string{fo})
+		case a.Fn == graph.MathSquare:
+			x := in(0, false)
+			w.node("Mul", []string{x, x}, []string{fo})
+		case a.Fn == graph.MathElu || a.Fn == graph.MathCelu || a.Fn == graph.MathThresholdedRelu:
+			w.node(string(a.Fn), []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha})
+		default:
+			return fmt.Errorf("math function %s not supported by the QDQ writer", a.Fn)
+		}
 		w.finish(n, fo, false)
 	case graph.Concat:
 		a, ok := n.Attrs.(*graph.ConcatAttrs)
@@ -514,4 +560,14 @@ func (w *qdqWriter) shapeInit(base string, shape []int) string {
 		d.I = append(d.I, int64(s))
 	}
 	return w.init(base+"_shape", d)
+}
+
+// qdqMath are the Math functions ONNX (opset 13) has as operators of the
+// same name and one input.
+var qdqMath = map[graph.MathFn]bool{
+	graph.MathExp: true, graph.MathLog: true, graph.MathSqrt: true, graph.MathAbs: true, graph.MathNeg: true,
+	graph.MathReciprocal: true, graph.MathFloor: true, graph.MathCeil: true, graph.MathSign: true, graph.MathErf: true,
+	graph.MathSin: true, graph.MathCos: true, graph.MathTan: true, graph.MathAsin: true, graph.MathAcos: true,
+	graph.MathAtan: true, graph.MathSinh: true, graph.MathCosh: true, graph.MathAsinh: true, graph.MathAcosh: true,
+	graph.MathAtanh: true, graph.MathSoftplus: true, graph.MathSoftsign: true,
 }

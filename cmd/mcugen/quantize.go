@@ -47,17 +47,29 @@ func (c *quantizeCmd) Run(e *env) error {
 	if err := makeParent("-o", c.Out); err != nil {
 		return err
 	}
-	if err := quant.WriteQDQ(s.Graph, c.Out); err != nil {
-		return fmt.Errorf("%s: %w", c.Out, err)
+	werr := quant.WriteQDQ(s.Graph, c.Out)
+	if werr == nil {
+		if ext := strings.ToLower(filepath.Ext(c.Out)); ext != ".onnx" {
+			e.warn(fmt.Sprintf("-o %s: quantize writes an ONNX model (QDQ); other tools will look for the .onnx extension", c.Out))
+		}
+	} else {
+		werr = fmt.Errorf("%s: %w (the report above is the int8 model's)", c.Out, werr)
 	}
-	if ext := strings.ToLower(filepath.Ext(c.Out)); ext != ".onnx" {
-		e.warn(fmt.Sprintf("-o %s: quantize writes an ONNX model (QDQ); other tools will look for the .onnx extension", c.Out))
-	}
+	// The report is printed whether or not the QDQ model could be
+	// written: it is what says how the int8 model does (user-journey
+	// finding: a writer error lost it).
 	r := s.QuantReport
 	if c.JSON {
-		return e.printJSON(r)
+		if err := e.printJSON(r); err != nil {
+			return err
+		}
+		return werr
 	}
-	fmt.Fprintf(e.stdout, "%s -> %s (method %s, %s)\n", c.Model, c.Out, r.Method, plural(r.Samples, "calibration sample"))
+	dest := c.Out
+	if werr != nil {
+		dest = "(not written)"
+	}
+	fmt.Fprintf(e.stdout, "%s -> %s (method %s, %s)\n", c.Model, dest, r.Method, plural(r.Samples, "calibration sample"))
 	fmt.Fprintf(e.stdout, "%-40s %-16s %9s\n", "layer", "op", "SQNR dB")
 	for _, l := range r.Layers {
 		fmt.Fprintf(e.stdout, "%-40s %-16s %9.1f\n", l.Name, l.Op, l.SQNRdB)
@@ -67,7 +79,7 @@ func (c *quantizeCmd) Run(e *env) error {
 	if r.Top1Total > 0 {
 		fmt.Fprintf(e.stdout, "top-1 agreement %d/%d on the calibration samples\n", r.Top1Agree, r.Top1Total)
 	}
-	return nil
+	return werr
 }
 
 // plural is "1 sample", "2 samples".
