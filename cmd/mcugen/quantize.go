@@ -53,7 +53,7 @@ func (c *quantizeCmd) Run(e *env) error {
 			e.warn(fmt.Sprintf("-o %s: quantize writes an ONNX model (QDQ); other tools will look for the .onnx extension", c.Out))
 		}
 	} else {
-		werr = fmt.Errorf("%s: %w (the report above is the int8 model's)", c.Out, werr)
+		werr = fmt.Errorf("%s: %w", c.Out, werr)
 	}
 	// The report is printed whether or not the QDQ model could be
 	// written: it is what says how the int8 model does (user-journey
