@@ -209,6 +209,9 @@ func importPass(s *State) error {
 	if err != nil {
 		return err
 	}
+	// A float Linear over a sequence comes as MatMul then Add: one
+	// FullyConnected with its bias.
+	graph.FuseFCBias(g)
 	s.Graph = g
 	return nil
 }
