@@ -51,17 +51,15 @@ static inline int32_t requant(int32_t x, int32_t multiplier, int32_t shift)
 static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
 {
 #if defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
-    /* ARMv6-M (and v8-M Baseline) has no 32 x 32 -> 64 multiply: the high
-       word of x * m + k0 - [x < 0] * 2^31 from four 16 x 16 MULS and
-       ADDS/ADCS carries, 23 instructions where gcc calls __aeabi_lmul (about
-       60 with the call and its sign extensions). */
-    uint32_t klo = (uint32_t)k0, t;
-    int32_t khi = (int32_t)(k0 >> 32), h = x, b = m, al, bl;
+    /* ARMv6-M (and v8-M Baseline) has no 32 x 32 -> 64 multiply: x * m from
+       four 16 x 16 MULS and ADDS/ADCS carries in asm (five low registers, so
+       r7 may be the frame pointer), then + k0 - [x < 0] * 2^31 in 64-bit C,
+       about 25 instructions where gcc calls __aeabi_lmul (about 60 with the
+       call and its sign extensions). */
+    const uint64_t k = (uint64_t)k0 + ((uint64_t)(int64_t)(x >> 31) << 31);
+    uint32_t t;
+    int32_t h = x, b = m, al, bl;
     __asm__(".syntax unified\n\t"
-            "asrs %[al], %[h], #31\n\t"   /* s = -[x < 0]; k += s * 2^31 */
-            "lsls %[t], %[al], #31\n\t"
-            "adds %[klo], %[klo], %[t]\n\t"
-            "adcs %[khi], %[khi], %[al]\n\t"
             "uxth %[al], %[h]\n\t"        /* x = xh * 2^16 + xl, m likewise */
             "asrs %[h], %[h], #16\n\t"
             "uxth %[bl], %[b]\n\t"
@@ -78,12 +76,11 @@ static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t 
             "lsls %[b], %[al], #16\n\t"   /* + xl * mh * 2^16 */
             "asrs %[al], %[al], #16\n\t"
             "adds %[t], %[t], %[b]\n\t"
-            "adcs %[h], %[h], %[al]\n\t"
-            "adds %[t], %[t], %[klo]\n\t" /* + k */
-            "adcs %[h], %[h], %[khi]"
-            : [h] "+&l"(h), [b] "+&l"(b), [al] "=&l"(al), [bl] "=&l"(bl), [t] "=&l"(t), [klo] "+&l"(klo), [khi] "+&l"(khi)
+            "adcs %[h], %[h], %[al]"
+            : [h] "+&l"(h), [b] "+&l"(b), [al] "=&l"(al), [bl] "=&l"(bl), [t] "=&l"(t)
             :
             : "cc");
+    h = (int32_t)((((uint64_t)(uint32_t)h << 32 | t) + k) >> 32);
     int32_t y = (h >> e1) + zr;
 #else
     const int64_t t = (int64_t)x * m + k0 - (x < 0 ? (INT64_C(1) << 31) : 0);

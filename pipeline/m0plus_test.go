@@ -31,7 +31,8 @@ func m0plusOnM3(t *testing.T) *boards.Board {
 // and ADDS/ADCS carries in inline asm (emitc's requant_fast_s8), where gcc
 // calls __aeabi_lmul: pointwise, 3x3, depthwise (stride 2, ReLU) and RGB
 // layers, random and extreme inputs, run bit-exact against the reference
-// interpreter on the M0+ code, with the asm and with -DMCUGEN_NO_ASM's C;
+// interpreter on the M0+ code, with the asm (also at -Os with a frame
+// pointer) and with -DMCUGEN_NO_ASM's C;
 // only the C build's kernels call __aeabi_lmul (the harness's counter
 // arithmetic does in both).
 func TestRequantOnCortexM0Plus(t *testing.T) {
@@ -49,12 +50,13 @@ func TestRequantOnCortexM0Plus(t *testing.T) {
 		{"dw-stride2-relu", func() *graph.Graph { return tirtest.Conv3x3(8, 8, 2, graph.ActRelu, -128) }},
 		{"rgb-relu6", func() *graph.Graph { return tirtest.ConvRGB(6, 5, 4, 2, graph.ActRelu6, -128) }},
 	} {
-		for _, asm := range []bool{true, false} {
-			name := c.name
-			var flags []string
-			if !asm {
-				name, flags = name+"-c", []string{"-DMCUGEN_NO_ASM"}
-			}
+		for _, v := range []struct {
+			suffix string
+			flags  []string
+		}{{"", nil}, {"-c", []string{"-DMCUGEN_NO_ASM"}}, {"-fp-os", []string{"-Os", "-fno-omit-frame-pointer"}}} {
+			// The asm, the C, and the asm where r7 is the frame pointer
+			// (a review found a seven-register asm that did not compile so).
+			name, flags, asm := c.name+v.suffix, v.flags, v.suffix != "-c"
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				s, err := CompileGraph(c.g(), c.name, Options{Board: b, Target: "generic", CFlags: flags, Version: "test"})
