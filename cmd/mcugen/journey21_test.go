@@ -207,3 +207,33 @@ func TestShapeNamingADimension(t *testing.T) {
 		t.Errorf("--shape x=2,4: exit %d: %s", code, errs)
 	}
 }
+
+// bench runs what compile accepts: AD on an RP2040 with 280,000 B of flash
+// fits by the measured code (274,116 B) and not by the estimate, and the
+// M0+ twin, which re-fitted the board's flash by the estimate, refused it
+// with "--flash-budget is 280,000 B", a flag never given (review finding).
+func TestTwinRunsWhatCompileAccepts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	needQEMU(t)
+	model := filepath.Join(sharedModels(t), "ad/ad01_int8.tflite")
+	star := filepath.Join(t.TempDir(), "pico.star")
+	if err := os.WriteFile(star, []byte(`board(
+    name = "pico280",
+    inherits = "rp2040",
+    memory = [
+        region(name = "FLASH", origin = 0x10000000, length = 280000, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x20000000, length = 264 * KiB, holds = ["data", "arena"]),
+    ],
+)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := mcugen(t, "compile", model, "--boards", star, "--board", "pico280", "-o", filepath.Join(t.TempDir(), "o")); code != 0 {
+		t.Fatalf("compile: exit %d: %s", code, errs)
+	}
+	if code, out, errs := mcugen(t, "test", model, "--boards", star, "--board", "pico280", "--random", "1"); code != 0 || !strings.Contains(out, "bit-exact") {
+		t.Errorf("test: exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/mcugen/mcugen/boards"
@@ -40,23 +40,46 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	opt := s.Opt
 	opt.Board, opt.Target = twin, s.Report.Target
 	opt.Warn = func(string) {} // said once, by the board's own compile
-	r := b.RegionFor(boards.HoldsWeights)
-	fromRegion := r != nil && (opt.FlashBudget == 0 || int64(r.Length) < opt.FlashBudget)
-	if fromRegion {
-		opt.FlashBudget = int64(r.Length)
+	// The board's build decided which layers keep int8 weights to fit
+	// its flash (and measured the code where its estimate could not
+	// tell): the twin takes that decision as knobs rather than fitting
+	// its own 4 MiB (review findings: the twin took every layer's int16
+	// weights, other code than the board's; then, fitting the board's
+	// region by the estimate alone, it refused what compile accepted).
+	if s.Lean != nil && len(s.Lean.Kernels) > 0 {
+		knobs := maps.Clone(opt.Knobs)
+		if knobs == nil {
+			knobs = map[string]map[string]int{}
+		}
+		for _, k := range s.Lean.Kernels {
+			m := maps.Clone(knobs[k])
+			if m == nil {
+				m = map[string]int{}
+			}
+			m["weights"] = 8
+			knobs[k] = m
+		}
+		opt.Knobs = knobs
 	}
 	t, err := pipeline.Compile(s.ModelPath, opt)
-	var fit *pipeline.FitError
-	if fromRegion && errors.As(err, &fit) && fit.Budget == "flash" {
-		// The budget is the board's region, not a --flash-budget the
-		// user gave: say so (user-journey finding).
-		fit.Budget, fit.Board, fit.Region = "", b.Name, r.Name
-	}
 	if err != nil {
 		return nil, err
 	}
-	if (s.Lean == nil) != (t.Lean == nil) || s.Lean != nil && !slices.Equal(s.Lean.Kernels, t.Lean.Kernels) {
-		return nil, fmt.Errorf("board %s has no emulator, and its build on %s would keep other layers int8 to fit flash: run it on the hardware", b.Name, twin.Name)
+	if lean := int8Kernels(t); !slices.Equal(lean, int8Kernels(s)) {
+		return nil, fmt.Errorf("board %s has no emulator, and its build on %s keeps other layers int8 (%v, the board's %v): run it on the hardware", b.Name, twin.Name, lean, int8Kernels(s))
 	}
 	return t, nil
+}
+
+// int8Kernels lists the kernels of s whose weights are int8 in flash
+// (knob weights = 8), sorted.
+func int8Kernels(s *pipeline.State) []string {
+	var out []string
+	for _, f := range s.Module.Funcs {
+		if f.Knobs["weights"] == 8 {
+			out = append(out, f.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
