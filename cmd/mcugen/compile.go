@@ -244,7 +244,7 @@ func checkOutDir(dir string, force bool, inputs ...string) (unmarked bool, err e
 		}
 		// Not marked: --force takes it only if it is an older version's
 		// output (sameOutput); do not promise more (user-journey finding).
-		return false, fmt.Errorf("%s: directory exists, is not empty and is not an mcugen output: name another directory with -o (--force replaces only mcugen's own outputs)", dir)
+		return false, fmt.Errorf("%s: directory exists, is not empty and has no .mcugen mark: name another directory with -o (--force replaces it only if it holds nothing but an earlier compile's files)", dir)
 	case len(entries) > 0:
 		if err := forceGuard(dir, entries, inputs); err != nil {
 			return false, err

@@ -164,7 +164,7 @@ func TestCompileRefusesNonEmpty(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("compile into a non-empty directory: exit %d, want 1", code)
 	}
-	want := fmt.Sprintf("mcugen: %s: directory exists, is not empty and is not an mcugen output: name another directory with -o (--force replaces only mcugen's own outputs)\n", out)
+	want := fmt.Sprintf("mcugen: %s: directory exists, is not empty and has no .mcugen mark: name another directory with -o (--force replaces it only if it holds nothing but an earlier compile's files)\n", out)
 	if stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}

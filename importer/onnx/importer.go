@@ -18,6 +18,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -248,7 +249,7 @@ func (im *importer) run(og *Graph) error {
 	}
 	// --shape names an input; a user who names a dynamic dimension
 	// (--shape batch=1) is told which input holds it.
-	for name := range im.opts.Shapes {
+	for _, name := range slices.Sorted(maps.Keys(im.opts.Shapes)) {
 		if _, ok := im.vals[name]; ok {
 			continue
 		}
