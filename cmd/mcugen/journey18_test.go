@@ -49,7 +49,8 @@ func TestVectorsExpectedOutputBesideInput(t *testing.T) {
 	wrong.I[3] ^= 1
 	mustWriteNpy(t, filepath.Join(dir, "output_000.npy"), wrong)
 	code, stdout, errs := mcugen(t, "test", model, "--board", "host", "--vectors", dir, "--random", "0")
-	if code != 1 || !strings.Contains(stdout, "MISMATCH") {
+	// The table names the vector (it was only in --json's failed_vectors).
+	if code != 1 || !strings.Contains(stdout, "MISMATCH") || !strings.Contains(stdout, "): input_000.npy\n") {
 		t.Fatalf("a wrong expected output beside the input: exit %d\n%s%s", code, stdout, errs)
 	}
 	short := graph.NewData(graph.Int8, []int{1, 4})

@@ -156,6 +156,10 @@ func (c *testCmd) run(e *env) error {
 			case r.Failed > 0:
 				verdict = "MISMATCH"
 			}
+			if r.Error == "" && len(r.FailedVectors) > 0 {
+				// Which ones (user-journey finding: only --json said).
+				verdict += ": " + listSome(r.FailedVectors, 5)
+			}
 			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, names[r.Model], bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
 		}
 	}
@@ -442,3 +446,11 @@ func readNpy(path string) (*graph.Data, error) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// listSome joins the first n of names, saying how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}
