@@ -157,6 +157,18 @@ func (b *Board) ConstInRAM() bool {
 	return len(parts) >= 3 && parts[1] == "avr" && !strings.HasPrefix(b.CPU, "cortex")
 }
 
+// Running returns a copy of the emulated board h that builds b's code: h's
+// memory map, counter, UART and emulator with b's core, flags and
+// features (a board whose core no QEMU machine models, run on one whose
+// core executes its instructions unchanged).
+func (h *Board) Running(b *Board) *Board {
+	t := *h
+	t.CPU, t.Arch, t.FPU, t.FloatABI = b.CPU, b.Arch, b.FPU, b.FloatABI
+	t.CFlags, t.Features = slices.Clone(b.CFlags), slices.Clone(b.Features)
+	t.Description = fmt.Sprintf("%s, running %s code", h.Description, b.CPU)
+	return &t
+}
+
 // GCCFlags are the code-generation flags the board asks for (-mcpu, -march, -mfpu,
 // -mfloat-abi and its cflags), without optimization level.
 func (b *Board) GCCFlags() []string {

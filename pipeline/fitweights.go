@@ -217,13 +217,15 @@ func checkCode(s *State) error {
 		return nil
 	}
 	b := s.Opt.Board
-	room := c.lim.bytes - c.consts
+	unmeasured := func(why string) {
+		s.Opt.Warn(fmt.Sprintf("flash: the constants (%s B) leave %s B of %s's %s region for code, estimated at %s B, and it could not be measured (%s): the link may fail",
+			commas(c.consts), commas(c.lim.bytes-c.consts), b.Name, c.lim.region.Name, commas(c.estimate), why))
+	}
 	if b.Toolchain == boards.ToolchainHost {
 		// A board built by another compiler than mcugen runs (an AVR
 		// Arduino board on the host toolchain): the host's gcc does not
 		// measure its code (review finding).
-		s.Opt.Warn(fmt.Sprintf("flash: the constants (%s B) leave %s B of %s's %s region for code, estimated at %s B; mcugen does not build for this board, so it could not be measured: the link may fail",
-			commas(c.consts), commas(room), b.Name, c.lim.region.Name, commas(c.estimate)))
+		unmeasured("mcugen does not build for this board")
 		return nil
 	}
 	dir, err := os.MkdirTemp("", "mcugen-fit-")
@@ -243,8 +245,7 @@ func checkCode(s *State) error {
 		flash, err = runner.ObjectFlash(b, srcs, dir)
 	}
 	if err != nil {
-		s.Opt.Warn(fmt.Sprintf("flash: the constants (%s B) leave %s B of %s's %s region for code, estimated at %s B, and it could not be measured (%v): the link may fail",
-			commas(c.consts), commas(room), b.Name, c.lim.region.Name, commas(c.estimate), firstLine(err)))
+		unmeasured(firstLine(err))
 		return nil
 	}
 	if need := int64(flash) + codeHeadroomBase; need > c.lim.bytes {

@@ -63,3 +63,25 @@ func TestLowSQNRWarning(t *testing.T) {
 		}
 	}
 }
+
+// definedFuncs reads the kernels the C defines: a kernel emitc prints as
+// a call of an earlier one (its comment names that one) is not defined,
+// nor is a call, another prefix's function, or one declared at the start
+// of a line (the entry function: kernels are "static ..._KERNEL void").
+func TestDefinedFuncs(t *testing.T) {
+	c := []byte("static M_KERNEL void m_fully_connected_0_s8(const int8_t *input, int8_t *output)\n{\n}\n" +
+		"/* fully_connected \"fc1\": m_fully_connected_0_s8 */\n" +
+		"static M_KERNEL void m_conv2d_2_s8(const int8_t *input, int8_t *output)\n{\n}\n" +
+		"static void mx_helper(void)\n{\n}\n" +
+		"void m_run(const struct m_inputs *in)\n{\n    m_fully_connected_0_s8(a, b);\n}\n")
+	got := definedFuncs(map[string][]byte{"m.c": c, "m.h": []byte("void m_other(void);\n")}, "m_")
+	want := map[string]bool{"fully_connected_0_s8": true, "conv2d_2_s8": true}
+	if len(got) != len(want) {
+		t.Fatalf("defined %v, want %v", got, want)
+	}
+	for k := range want {
+		if !got[k] {
+			t.Errorf("defined %v, want %v", got, want)
+		}
+	}
+}

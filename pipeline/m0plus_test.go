@@ -22,9 +22,7 @@ func m0plusOnM3(t *testing.T) *boards.Board {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := *an385
-	b.CPU, b.Arch, b.FPU, b.FloatABI, b.CFlags, b.Features = pico.CPU, pico.Arch, pico.FPU, pico.FloatABI, pico.CFlags, pico.Features
-	return &b
+	return an385.Running(pico)
 }
 
 // On ARMv6-M the requantization's 32 x 32 -> 64 multiply-add is four MULS

@@ -743,19 +743,38 @@ func emitPass(s *State) error {
 	if s.Lean != nil {
 		// The kernels kept int8 that the C defines (emitc prints a kernel
 		// that repeats an earlier one's C as a call of that one).
+		defined := definedFuncs(files, strings.TrimSuffix(s.Report.Entry, "_run")+"_")
 		s.Lean.CKernels = nil
-		prefix := strings.TrimSuffix(s.Report.Entry, "_run")
 		for _, k := range s.Lean.Kernels {
-			def := []byte(" void " + prefix + "_" + k + "(")
-			for name, c := range files {
-				if strings.HasSuffix(name, ".c") && bytes.Contains(c, def) {
-					s.Lean.CKernels = append(s.Lean.CKernels, k)
-					break
-				}
+			if defined[k] {
+				s.Lean.CKernels = append(s.Lean.CKernels, k)
 			}
 		}
 	}
 	return nil
+}
+
+// definedFuncs names the functions the C files define as "void
+// <prefix>NAME(", read in one pass over each file.
+func definedFuncs(files map[string][]byte, prefix string) map[string]bool {
+	out := map[string]bool{}
+	def := []byte(" void " + prefix)
+	for name, c := range files {
+		if !strings.HasSuffix(name, ".c") {
+			continue
+		}
+		for {
+			i := bytes.Index(c, def)
+			if i < 0 {
+				break
+			}
+			c = c[i+len(def):]
+			if j := bytes.IndexByte(c, '('); j > 0 && bytes.IndexByte(c[:j], ' ') < 0 {
+				out[string(c[:j])] = true
+			}
+		}
+	}
+	return out
 }
 
 func baseName(p string) string { return p[strings.LastIndexAny(p, `/\`)+1:] }

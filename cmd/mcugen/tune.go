@@ -59,11 +59,8 @@ func (c *tuneCmd) Run(e *env) error {
 	if opt.Board, core, err = measure.MeasureBoardOn(board, cat); err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
-	switch {
-	case core != board.CPU:
-		e.warn(fmt.Sprintf("board %s has no emulator: measuring its %s code on %s (%s, which executes that code unchanged)", board.Name, board.CPU, opt.Board.Name, core))
-	case opt.Board != board:
-		e.warn(fmt.Sprintf("board %s has no emulator: measuring on %s (same core, %s)", board.Name, opt.Board.Name, board.CPU))
+	if opt.Board != board {
+		e.warn(twinNote("measuring", board, opt.Board, core))
 	}
 	if opt.Target == "" {
 		opt.Target = pipeline.TargetFor(board)

@@ -29,10 +29,7 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	if err != nil {
 		return nil, fmt.Errorf("board %s has no emulator, and no QEMU board of the catalog has its core (%s) or runs its code: compile and size it, or run it on the hardware", b.Name, b.CPU)
 	}
-	note := fmt.Sprintf("board %s has no emulator: running on %s (same core, %s); flash and RAM are that build's", b.Name, twin.Name, b.CPU)
-	if core != b.CPU {
-		note = fmt.Sprintf("board %s has no emulator: running its %s code on %s (%s, which executes that code unchanged); flash and RAM are that build's", b.Name, b.CPU, twin.Name, core)
-	}
+	note := twinNote("running", b, twin, core) + "; flash and RAM are that build's"
 	if !slices.Equal(b.GCCFlags(), twin.GCCFlags()) {
 		note += fmt.Sprintf(" (%s's flags %v, %s's %v: float code may differ)", b.Name, b.GCCFlags(), twin.Name, twin.GCCFlags())
 	}
@@ -82,4 +79,13 @@ func int8Kernels(s *pipeline.State) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// twinNote says that board b, which has no emulator, is run (verb) on
+// twin, a QEMU board whose core is core.
+func twinNote(verb string, b, twin *boards.Board, core string) string {
+	if core != b.CPU {
+		return fmt.Sprintf("board %s has no emulator: %s its %s code on %s (%s, which executes that code unchanged)", b.Name, verb, b.CPU, twin.Name, core)
+	}
+	return fmt.Sprintf("board %s has no emulator: %s on %s (same core, %s)", b.Name, verb, twin.Name, b.CPU)
 }

@@ -90,11 +90,7 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 			}
 		}
 		if best != nil {
-			t := *best
-			t.CPU, t.Arch, t.FPU, t.FloatABI = b.CPU, b.Arch, b.FPU, b.FloatABI
-			t.CFlags, t.Features = slices.Clone(b.CFlags), slices.Clone(b.Features)
-			t.Description = fmt.Sprintf("%s, running %s code", best.Description, b.CPU)
-			return &t, best.CPU, nil
+			return best.Running(b), best.CPU, nil
 		}
 	}
 	if b.CPU == "" {
