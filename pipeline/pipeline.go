@@ -212,6 +212,8 @@ func importPass(s *State) error {
 	// A float Linear over a sequence comes as MatMul then Add: one
 	// FullyConnected with its bias.
 	graph.FuseFCBias(g)
+	// An attention's K and V transposes write the layout its products read.
+	graph.FoldTransposeIntoBatchMatMul(g)
 	s.Graph = g
 	return nil
 }
