@@ -89,6 +89,19 @@ static inline void dsp_widen_s8(int32_t *dst, const int8_t *src, int32_t n, int3
         dst[1] = dsp_sxtab16_ror8(o, v);
     }
 }`)
+	add(tir.IntrDSPWidenIL, []string{"dsp_acle"}, `/* dsp_widen_s8 with the two words of each group of four step words apart:
+   dst[step*g] = (src[4g] + off, src[4g+2] + off), dst[step*g+1] = (src[4g+1] + off, src[4g+3] + off),
+   one column of a block packed at run time for the dsp_mac kernels. */
+static inline void dsp_widen_il_s8(int32_t *dst, const int8_t *src, int32_t n, int32_t off, int32_t step)
+{
+    const int32_t o = (int32_t)(((uint32_t)off << 16) | ((uint32_t)off & 0xffffu));
+    int32_t left;
+    for (left = n / 4; left > 0; --left, src += 4, dst += step) {
+        const int32_t v = dsp_read32(src);
+        dst[0] = __sxtab16(o, v);
+        dst[1] = dsp_sxtab16_ror8(o, v);
+    }
+}`)
 	add(tir.IntrDSPWiden3, []string{"dsp_acle"}, `/* Widen npix pixels of three int8 channels plus off into the pair words
    dsp_widen_s8 makes of four channels, the fourth zero:
    dst[2p] = (src[3p] + off, src[3p+2] + off), dst[2p+1] = (src[3p+1] + off, 0).
