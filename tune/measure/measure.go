@@ -198,9 +198,7 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 		if err != nil {
 			continue
 		}
-		o := opt
-		o.Tuning, o.Knobs, o.Prefix = "", nil, "k"
-		o.FlashBudget, o.RAMBudget = 0, 0 // the model's budgets, not one kernel's
+		o := kernelOptions(opt)
 		ks, err := pipeline.CompileGraph(sg, "kernel", o)
 		if err != nil || ks.Module == nil || len(ks.Module.Funcs) != 1 || len(ks.Module.Funcs[0].Knobs) == 0 {
 			continue
@@ -244,11 +242,21 @@ func Measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, 
 	return m
 }
 
-func measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, timeout time.Duration) (int64, error) {
+// kernelOptions are the compile options of one kernel's graph, cut from
+// the compiled model: no tuning records, knobs or budgets of the model's,
+// and nothing to quantize again (the graph is the quantized model's; a
+// --calib-random would warn once per candidate that it was ignored).
+func kernelOptions(opt pipeline.Options) pipeline.Options {
 	o := opt
-	o.Tuning, o.Prefix = "", "k"
+	o.Tuning, o.Knobs, o.Prefix = "", nil, "k"
+	o.FlashBudget, o.RAMBudget = 0, 0
+	o.Calib, o.CalibRandom, o.Quantize = "", 0, ""
+	return o
+}
+
+func measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, timeout time.Duration) (int64, error) {
+	o := kernelOptions(opt)
 	o.Knobs = map[string]map[string]int{k.Func: knobs}
-	o.FlashBudget, o.RAMBudget = 0, 0 // the model's budgets, not one kernel's
 	// Inputs and outputs in the arena, as a kernel inside a model reads
 	// and writes them: with separate buffers behind pointer parameters
 	// gcc schedules the loops differently, and such counts were a poor

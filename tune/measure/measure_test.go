@@ -12,6 +12,7 @@ import (
 	"github.com/bazelbuild/buildtools/build"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tune"
@@ -387,5 +388,36 @@ func TestKernelsUnderFlashBudget(t *testing.T) {
 		if w, ok := k.Defaults["weights"]; ok && w != 16 {
 			t.Errorf("no budget: %s weights %d", k.Signature, w)
 		}
+	}
+}
+
+// A model quantized by the tuner's own options (--calib-random) is
+// quantized once: the kernels cut from it, and every candidate compiled
+// from them, are int8 already and compile without a warning each (a
+// keyword transformer's tune printed "already an integer model; --calib
+// ignored" once per measurement).
+func TestKernelCompilesDoNotRequantize(t *testing.T) {
+	var warns []string
+	opt := pipeline.Options{Board: board(t, "host"), Version: "test", CalibRandom: 4, Warn: func(s string) { warns = append(warns, s) }}
+	s, err := pipeline.Compile("../../testdata/tflite/cnn_float.tflite", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "random calibration") {
+		t.Fatalf("quantizing the model warned %q, want the random-calibration warning once", warns)
+	}
+	warns = nil
+	ks, err := Kernels(s, opt)
+	if err != nil || len(ks) == 0 {
+		t.Fatalf("%d kernels, %v", len(ks), err)
+	}
+	for _, k := range ks {
+		if k.Graph.Tensors[k.Graph.Inputs[0]].DType == graph.Float32 {
+			t.Fatalf("kernel %s's graph is float", k.Func)
+		}
+	}
+	Measure(ks[0], ks[0].Defaults, opt, t.TempDir(), 30*time.Second) // its count does not matter here
+	if len(warns) != 0 {
+		t.Errorf("the kernels' compiles warned: %q", warns)
 	}
 }
