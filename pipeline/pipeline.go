@@ -111,6 +111,9 @@ type State struct {
 	// that holds code too but its code estimate does not: checkCode
 	// measures the emitted C.
 	codeUnsure *codeCheck
+	// codeMeasured is the model's code and constants as checkCode
+	// measured them (0: not measured).
+	codeMeasured int64
 }
 
 // Pass is one named stage.
@@ -555,8 +558,12 @@ func checkFits(s *State) error {
 func (s *State) BudgetSummary() string {
 	var parts []string
 	if b := s.Opt.FlashBudget; b > 0 {
-		code := codeHeadroomBase + codeHeadroomKernel*int64(s.Module.DistinctFuncs())
-		parts = append(parts, fmt.Sprintf("flash %s B (weights %s B and code estimated at %s B used)", commas(b), commas(s.Module.ConstBytes()), commas(code)))
+		if s.codeMeasured > 0 {
+			parts = append(parts, fmt.Sprintf("flash %s B (code and constants %s B used, measured with the board's compiler)", commas(b), commas(s.codeMeasured)))
+		} else {
+			code := codeHeadroomBase + codeHeadroomKernel*int64(s.Module.DistinctFuncs())
+			parts = append(parts, fmt.Sprintf("flash %s B (weights %s B and code estimated at %s B used)", commas(b), commas(s.Module.ConstBytes()), commas(code)))
+		}
 	}
 	if b := s.Opt.RAMBudget; b > 0 {
 		what := "arena"

@@ -74,7 +74,7 @@ func TestCompileFlashBudget(t *testing.T) {
 	model := filepath.Join(dir, "ad/ad01_int8.tflite")
 	code, out, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--flash-budget", "400KB", "-o", filepath.Join(tmp, "a"))
 	if code != 0 || errs != "" || strings.Count(out, "kept int8 to fit the flash budget (") != 1 ||
-		!strings.Contains(out, " B of 400,000 B)\nbudget: flash 400,000 B (weights ") {
+		!strings.Contains(out, " B of 400,000 B)\nbudget: flash 400,000 B (code and constants ") {
 		t.Fatalf("compile: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "--flash-budget", "400KB", "-o", filepath.Join(tmp, "b"), "--json")
