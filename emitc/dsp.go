@@ -511,7 +511,7 @@ func writeGemmBody(b *strings.Builder, r, c, u int, w8 bool, ep gemmEpilogue, se
 				if ep == gemmEpilogueShiftSigned {
 					fmt.Fprintf(b, "                t_ -= d & (a%d%d >> 31);\n", i, j)
 				}
-				b.WriteString(`                t_ = __ssat(t_ >> t, 8);
+				b.WriteString(`                t_ = (int32_t)__builtin_arm_ssat(t_ >> t, 8);
 `)
 			} else {
 				fmt.Fprintf(b, `            {
@@ -520,7 +520,7 @@ func writeGemmBody(b *strings.Builder, r, c, u int, w8 bool, ep gemmEpilogue, se
                 int32_t t_;
                 DSP_LD2(p, %d, l, h);
                 __asm__("smlal %%0, %%1, %%2, %%3" : "+r"(l), "+r"(h) : "r"(a%d%d), "r"(m));
-                t_ = __ssat((h >> e1) + zr, 8);
+                t_ = (int32_t)__builtin_arm_ssat((h >> e1) + zr, 8);
 `, 4*j, i, j)
 			}
 			fmt.Fprintf(b, `                if (lo > -128 && t_ < lo) {

@@ -81,7 +81,7 @@ func init() {
         if (sign) { \
             __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(u), "r"(c31)); \
         } \
-        y = __ssat((hi >> e1) + zr, 8); \
+        y = (int32_t)__builtin_arm_ssat((hi >> e1) + zr, 8); \
         if (clamp) { \
             y = y < lo_ ? lo_ : y; \
             y = y > hi_ ? hi_ : y; \

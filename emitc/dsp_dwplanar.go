@@ -118,14 +118,14 @@ func dwPlanarC(form dwForm) string {
 		name, last = tir.IntrDSPDWPlanarS, "t"
 		words = "the bias, the\n   multiplier and A, all scaled to the layer's one shift t (tir/dsp_gemm_shift.go)"
 		rq = `__asm__("smmla %0, %1, %2, %3" : "=r"(y_) : "r"(y_), "r"(m_), "r"(k_)); \
-        y_ = __ssat(y_ >> t, 8); \
+        y_ = (int32_t)__builtin_arm_ssat(y_ >> t, 8); \
         ` + dwClampStore
 	case dwReLU:
 		name = tir.IntrDSPDWPlanarR
 		note = " (the bias 0 and folded into k0; no sign\n   correction: the output's zero point is at or below lo)"
 		rq = `__asm__("ldrd %0, %1, [%4, #28]\n\tsmlal %0, %1, %2, %3" \
                 : "=&r"(kl_), "=&r"(kh_) : "r"(y_), "r"(m_), "r"(p), "m"(*(const int32_t(*)[2])(p + 7))); \
-        y_ = __ssat((kh_ >> e1_) + zr, 8); \
+        y_ = (int32_t)__builtin_arm_ssat((kh_ >> e1_) + zr, 8); \
         ` + dwClampStore
 	}
 	decl := `int32_t kl_; \

@@ -78,7 +78,7 @@ func dspPwC(n int, signed bool) string {
 		fmt.Fprintf(&c, "%s{\n%s    int32_t s;\n", ind, ind)
 		fmt.Fprintf(&c, "%s    __asm__(\"%s\"\n%s            : [s] \"=r\"(s), [p] \"+r\"(tab)\n%s            : %s\n%s            : %s);\n",
 			ind, asm.String(), ind, ind, strings.Join(ins, ", "), ind, clob)
-		fmt.Fprintf(&c, "%s    s = __ssat(s >> t, 8);\n", ind)
+		fmt.Fprintf(&c, "%s    s = (int32_t)__builtin_arm_ssat(s >> t, 8);\n", ind)
 		fmt.Fprintf(&c, "%s    if (lo > -128 && s < lo) {\n%s        s = lo;\n%s    }\n", ind, ind, ind)
 		fmt.Fprintf(&c, "%s    if (hi < 127 && s > hi) {\n%s        s = hi;\n%s    }\n", ind, ind, ind)
 		fmt.Fprintf(&c, "%s    y[%s] = (int8_t)s;\n%s}\n", ind, at, ind)
@@ -99,7 +99,7 @@ func dspPwC(n int, signed bool) string {
 		fmt.Fprintf(&b, "            if (s < 0) {\n                a -= tab[%d];\n            }\n", n+3)
 	}
 	fmt.Fprintf(&b, "            s = (int32_t)(((int64_t)s * tab[%d]) >> 32) + a;\n        }\n", n+1)
-	b.WriteString("        s = __ssat(s >> t, 8);\n")
+	b.WriteString("        s = (int32_t)__builtin_arm_ssat(s >> t, 8);\n")
 	b.WriteString("        if (lo > -128 && s < lo) {\n            s = lo;\n        }\n")
 	b.WriteString("        if (hi < 127 && s > hi) {\n            s = hi;\n        }\n")
 	b.WriteString("        y[o] = (int8_t)s;\n    }\n#endif\n}")

@@ -56,7 +56,7 @@ func requantC(packed, sign bool, comment string) string {
 	if sign {
 		b.WriteString(`    __asm__("smlal %0, %1, %2, %3" : "+r"(l), "+r"(h) : "r"((int32_t)((uint32_t)x >> 31)), "r"(INT32_MIN));` + "\n")
 	}
-	b.WriteString(`    y = __ssat((h >> e1) + zr, 8);
+	b.WriteString(`    y = (int32_t)__builtin_arm_ssat((h >> e1) + zr, 8);
     if (lo > -128 && y < lo) {
         y = lo;
     }

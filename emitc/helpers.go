@@ -88,7 +88,7 @@ static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t 
 #endif
 #if defined(__ARM_FEATURE_SAT) && defined(__GNUC__)
     /* SSAT: gcc does not find it for the clamp inside a loop. */
-    y = __builtin_arm_ssat(y, 8);
+    y = (int32_t)__builtin_arm_ssat(y, 8);
     if (lo > -128 && y < lo) {
         y = lo;
     }

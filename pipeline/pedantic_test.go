@@ -12,7 +12,7 @@ import (
 
 // The C generated for the MLPerf Tiny models with each board's default
 // target (dsp, mve, generic, neon) compiles warning-free as C99 -pedantic
-// with -Wall -Wextra -Werror, at -O2 and at -Os: the optimizer's inlining
+// with -Wall -Wextra -Wconversion -Werror, at -O2 and at -Os: the optimizer's inlining
 // decides some warnings (-Waggressive-loop-optimizations once drew one from
 // a helper's tail loop), so both levels are built, each model in one unit.
 func TestMLPerfCWarningFree(t *testing.T) {
@@ -44,7 +44,9 @@ func TestMLPerfCWarningFree(t *testing.T) {
 }
 
 // buildWarningFree compiles each C file of files for b with cc as C99
-// -pedantic -Wall -Wextra -Werror at -O2 and at -Os.
+// -pedantic -Wall -Wextra -Wconversion -Werror at -O2 and at -Os
+// (-Wconversion: firmware projects build with it, and gcc 12's __ssat
+// returned unsigned: user-journey finding).
 func buildWarningFree(t *testing.T, b *boards.Board, cc string, files map[string][]byte) {
 	t.Helper()
 	src := t.TempDir()
@@ -56,7 +58,7 @@ func buildWarningFree(t *testing.T, b *boards.Board, cc string, files map[string
 			continue
 		}
 		for _, opt := range []string{"-O2", "-Os"} {
-			args := append(b.GCCFlags(), opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c",
+			args := append(b.GCCFlags(), opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Wconversion", "-Werror", "-c",
 				"-I", src, "-o", filepath.Join(src, name+opt+".o"), filepath.Join(src, name))
 			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 				t.Errorf("%s %s: %v\n%s", name, opt, err, out)
