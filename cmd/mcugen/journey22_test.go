@@ -1,0 +1,42 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// bench --cycles on a Cortex-M4 board without an emulator gets the
+// estimate from its QEMU twin, with no warning that it gets none (it was
+// warned, then given one: user-journey finding); a Cortex-M3 board is
+// warned and gets none.
+func TestCyclesOnTwinBoard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	needQEMU(t)
+	code, out, errs := mcugen(t, "bench", "../../testdata/tflite/cnn_int8.tflite", "--board", "nucleo-l4r5zi,mps2-an385", "--cycles", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(errs, "nucleo-l4r5zi (cortex-m4) gets none") || !strings.Contains(errs, "--cycles: the cycle estimate is for Cortex-M4 boards; mps2-an385 (cortex-m3) gets none") {
+		t.Errorf("warnings:\n%s", errs)
+	}
+	var r struct {
+		Results []struct {
+			Board        string `json:"board"`
+			Instructions int64  `json:"instructions"`
+			Cycles       int64  `json:"m4_cycles_estimate"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Results) != 2 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// Every M4 instruction takes at least one cycle.
+	if n := r.Results[0]; n.Board != "nucleo-l4r5zi" || n.Instructions <= 0 || n.Cycles < n.Instructions {
+		t.Errorf("nucleo-l4r5zi: %+v", n)
+	}
+	if m := r.Results[1]; m.Cycles != 0 {
+		t.Errorf("mps2-an385 got a Cortex-M4 cycle estimate: %+v", m)
+	}
+}
