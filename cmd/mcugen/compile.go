@@ -49,8 +49,10 @@ type compileReport struct {
 	Int8Weights *pipeline.LeanWeights `json:"int8_weights,omitempty"`
 	// FlashBudget and RAMBudget are --flash-budget and --ram-budget, when
 	// given (weights_bytes and arena_bytes say what the model uses).
-	FlashBudget int64 `json:"flash_budget,omitempty"`
-	RAMBudget   int64 `json:"ram_budget,omitempty"`
+	// TunedKernels is how many kernels took knobs from --tuning's records.
+	TunedKernels int   `json:"tuned_kernels,omitempty"`
+	FlashBudget  int64 `json:"flash_budget,omitempty"`
+	RAMBudget    int64 `json:"ram_budget,omitempty"`
 	// Inputs and Outputs are the API's tensors: names, C members, bytes,
 	// and a quantized tensor's scale and zero point.
 	Inputs  []emitc.IOInfo `json:"inputs"`
@@ -145,7 +147,7 @@ func (c *compileCmd) Run(e *env) error {
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
 		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean,
-		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels, FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
+		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels, FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget, TunedKernels: s.Tuned,
 		Inputs: s.Report.Inputs, Outputs: s.Report.Outputs}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
@@ -161,6 +163,11 @@ func (c *compileCmd) Run(e *env) error {
 	}
 	if b := s.BudgetSummary(); b != "" {
 		fmt.Fprintln(e.stdout, b)
+	}
+	if opt.Tuning != "" && s.Tuned > 0 {
+		// Said only when records apply (none applying is a warning):
+		// compile said nothing either way (user-journey finding).
+		fmt.Fprintf(e.stdout, "tuning: %d of %d kernel(s) take their knobs from %s\n", s.Tuned, len(s.Module.Funcs), opt.Tuning)
 	}
 	if r.UnusedChannels > 0 {
 		fmt.Fprintf(e.stdout, "%s channels removed: the only layer that reads them has all-zero weights for them\n", comma(int64(r.UnusedChannels)))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -139,6 +140,16 @@ func TestTuningRecordsBadKnobsIgnored(t *testing.T) {
 	}
 	if maps.EqualFunc(good, untuned, bytes.Equal) {
 		t.Fatalf("block_oc=%d changed nothing: the test would show nothing", alt)
+	}
+	// compile says how many kernels the records tuned (it said nothing:
+	// user-journey finding), in its text and in --json.
+	code, out, _ := mcugen(t, "compile", cnn, "--board", "mps2-an386", "--tuning", records, "-o", filepath.Join(dir, "said"))
+	if want := fmt.Sprintf("\ntuning: 1 of %d kernel(s) take their knobs from %s\n", len(s.Module.Funcs), records); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("compile --tuning: exit %d, stdout lacks %q:\n%s", code, want, out)
+	}
+	code, out, _ = mcugen(t, "compile", cnn, "--board", "mps2-an386", "--tuning", records, "-o", filepath.Join(dir, "saidjson"), "--json")
+	if code != 0 || !strings.Contains(out, `"tuned_kernels": 1,`) {
+		t.Errorf("compile --tuning --json: exit %d\n%s", code, out)
 	}
 	errs, mixed := compile("mixed", tune.Knobs{"block_oc": alt, "bogus": 3, "unroll_k": -5})
 	if strings.Count(errs, "\n") != 1 {
