@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -125,10 +126,17 @@ func main() {
 		runner.Interrupt()
 		cleanupTemps()
 		fmt.Fprintf(os.Stderr, "mcugen: interrupted (%v)\n", s)
+		if h := interruptHint.Load(); h != nil {
+			fmt.Fprintf(os.Stderr, "mcugen: %s\n", *h)
+		}
 		os.Exit(signalStatus(s))
 	}()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// interruptHint, when set, is printed after "interrupted": how to go on
+// (tune: --resume; it said nothing of it: user-journey finding).
+var interruptHint atomic.Pointer[string]
 
 // signalStatus is the exit status of a process ended by s: 128 + its number
 // (130 for SIGINT, 143 for SIGTERM).

@@ -115,6 +115,9 @@ func (c *tuneCmd) Run(e *env) error {
 		return err
 	}
 	defer done()
+	hint := fmt.Sprintf("the measurements so far are in %s: the same command with --resume continues from them", measure.JournalPath(c.Output))
+	interruptHint.Store(&hint)
+	defer interruptHint.Store(nil)
 	rep, err := measure.Run(s, cfg)
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
@@ -137,7 +140,9 @@ func (c *tuneCmd) Run(e *env) error {
 	untuned, tuned := rep.ModelUntuned, rep.ModelTuned
 	what := "the whole model"
 	if untuned <= 0 {
-		untuned, tuned, what = def, best, "the kernels (each times its nodes)"
+		// Nothing new was measured, so no whole-model build ran: the sum
+		// over the kernels is another figure than a first run's.
+		untuned, tuned, what = def, best, "the kernels (each times its nodes; no whole-model run, nothing new was measured)"
 	}
 	fmt.Fprintf(e.stdout, "%s: %d instructions untuned, %d tuned (%.1f%% fewer)\n", what, untuned, tuned, pct(untuned, tuned))
 	judged := costModelLine(rep)
