@@ -17,8 +17,8 @@ const MaxSQNR = 999
 
 // LayerReport is the quality of one quantized activation.
 type LayerReport struct {
-	Name   string  `json:"name"`   // the node that computes it
-	Op     string  `json:"op"`     // the node's op
+	Name   string  `json:"name"`   // the node that computes it ("conv1+relu1": relu1 fused into conv1; an input's own name)
+	Op     string  `json:"op"`     // the node's op ("Conv2D+Relu"; "Input" for a model input)
 	Tensor string  `json:"tensor"` // the tensor compared
 	SQNRdB float64 `json:"sqnr_db"`
 }
@@ -150,18 +150,85 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 		out.noise += one.noise
 		perSample = append(perSample, SQNR(one.sig, one.noise))
 	}
-	for _, n := range fg.Nodes {
-		for _, o := range n.Outputs {
-			if a := layers[o]; a != nil {
-				r.Layers = append(r.Layers, LayerReport{Name: n.Name, Op: string(n.Op), Tensor: o, SQNRdB: round2(SQNR(a.sig, a.noise))})
-			}
-		}
-	}
+	r.Layers = layerRows(fg, qg, layers)
 	r.OutputSQNRdB = round2(SQNR(out.sig, out.noise))
 	sort.Float64s(perSample)
 	k := len(perSample)
 	r.OutputSQNRMedianDB = round2((perSample[(k-1)/2] + perSample[k/2]) / 2)
 	return r, nil
+}
+
+// layerRows lists the measured tensors in the float graph's order, each
+// under the layer of the int8 graph that computes it: the model's inputs
+// (their quantization) first, then the nodes. A node that absorbed the
+// activation after it (a Conv2D and its Relu, fused by Quantize) is one row
+// named after both, "conv1+relu1", op "Conv2D+Relu"; a Reshape or Transpose
+// of the int8 graph that only moves int8 values (parameters unchanged: it
+// adds no error, its SQNR is its input's) has no row of its own.
+func layerRows(fg, qg *graph.Graph, layers map[string]*acc) []LayerReport {
+	var rows []LayerReport
+	row := func(name, op, t string) {
+		if a := layers[t]; a != nil {
+			rows = append(rows, LayerReport{Name: name, Op: op, Tensor: t, SQNRdB: round2(SQNR(a.sig, a.noise))})
+		}
+	}
+	for _, in := range fg.Inputs {
+		if t := qg.Tensors[in]; t != nil && t.DType.IsInt() && t.Quant != nil {
+			row(in, "Input", in) // the int8 graph takes it quantized
+		}
+	}
+	qprod := qg.Producers()
+	for _, n := range fg.Nodes {
+		for _, o := range n.Outputs {
+			if layers[o] == nil {
+				continue
+			}
+			name, op := n.Name, string(n.Op)
+			qn := computedBy(qprod, o)
+			if qn != nil && relayout(qg, qn) {
+				continue
+			}
+			if a, ok := actOfNode(qn); ok && a != graph.ActNone && qn.Name != n.Name {
+				// The int8 node computing o is another float node's, with n
+				// fused into it (its activation).
+				name, op = qn.Name+"+"+n.Name, string(qn.Op)+"+"+string(n.Op)
+			}
+			row(name, op, o)
+		}
+	}
+	return rows
+}
+
+// computedBy returns the node of q that computes tensor t, looking through
+// the Quantize and Dequantize nodes Quantize adds around a float node.
+func computedBy(prod map[string]*graph.Node, t string) *graph.Node {
+	n := prod[t]
+	for i := 0; n != nil && (n.Op == graph.Quantize || n.Op == graph.Dequantize) && i < 4; i++ {
+		p := prod[n.Inputs[0]]
+		if p == nil {
+			break
+		}
+		n = p
+	}
+	return n
+}
+
+func actOfNode(n *graph.Node) (graph.Activation, bool) {
+	if n == nil {
+		return graph.ActNone, false
+	}
+	return actOf(n)
+}
+
+// relayout reports whether n is a Reshape or Transpose of an int8 activation
+// into a tensor of the same parameters.
+func relayout(q *graph.Graph, n *graph.Node) bool {
+	if n.Op != graph.Reshape && n.Op != graph.Transpose || len(n.Inputs) == 0 || len(n.Outputs) != 1 {
+		return false
+	}
+	x, y := q.Tensors[n.Inputs[0]], q.Tensors[n.Outputs[0]]
+	return x != nil && y != nil && !x.IsConst() && x.DType == graph.Int8 && y.DType == graph.Int8 &&
+		x.Quant != nil && x.Quant.Equal(y.Quant)
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/onnx"
@@ -22,8 +24,42 @@ func WriteQDQ(g *graph.Graph, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, m.Marshal(), 0o644); err != nil {
+	if err := writeAtomic(path, m.Marshal()); err != nil {
 		return fmt.Errorf("quant: write QDQ model: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory renamed over it: a failed write leaves no half-written file
+// (and an existing one as it was). A symbolic link is written through, to
+// the file it names, which keeps its mode.
+func writeAtomic(path string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+		if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+			mode = st.Mode().Perm()
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
 	}
 	return nil
 }
@@ -36,6 +72,11 @@ type qdqWriter struct {
 	seq   int
 	inits map[string]bool
 	used  map[string]bool // names of the values the writer made
+	// cur names what is being written: the IR node (or the model input or
+	// output) whose name the nodes written for it derive theirs from.
+	cur   string
+	nodes map[string]bool // node names taken
+	mains map[string]bool // IR node names given to a written node
 }
 
 // fresh returns name, or name with a number, unused by the IR graph's
@@ -66,7 +107,14 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 	// The written model keeps the float model's input and output names: the int8
 	// tensors behind its QuantizeLinear and DequantizeLinear edges take new ones.
 	g, orig := renameInt8IO(g)
-	w := &qdqWriter{g: g, og: &onnx.Graph{Name: g.Name}, nchw: map[string]bool{}, float: map[string]string{}, inits: map[string]bool{}, used: map[string]bool{}}
+	w := &qdqWriter{g: g, og: &onnx.Graph{Name: g.Name}, nchw: map[string]bool{}, float: map[string]string{}, inits: map[string]bool{}, used: map[string]bool{}, nodes: map[string]bool{}, mains: map[string]bool{}}
+	// Each IR node's name goes to the ONNX node that computes it (its Conv,
+	// Gemm, QuantizeLinear), so a model read back keeps the layer names: it
+	// is reserved first, the nodes written around it taking derived names
+	// (conv1/quant, conv1/transpose) that cannot take it.
+	for _, n := range g.Nodes {
+		w.nodes[n.Name] = true
+	}
 	for _, name := range orig {
 		w.used[name] = true
 	}
@@ -75,6 +123,7 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 		t := g.Tensors[in]
 		if t.DType == graph.Int8 {
 			name := orig[in]
+			w.cur = name
 			written[name] = true
 			w.og.Input = append(w.og.Input, valueInfo(name, graph.Float32, t.Shape))
 			w.node("QuantizeLinear", []string{name, w.scale(in, t.Quant), w.zp(in, t.Quant)}, []string{in})
@@ -83,6 +132,7 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 		}
 	}
 	for _, n := range g.Nodes {
+		w.cur = n.Name
 		if err := w.emit(n); err != nil {
 			return nil, fmt.Errorf("quant: write QDQ: node %q (%s): %w", n.Name, n.Op, err)
 		}
@@ -90,6 +140,10 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 	for _, out := range g.Outputs {
 		t := g.Tensors[out]
 		name := out
+		w.cur = out
+		if orig[out] != "" {
+			w.cur = orig[out]
+		}
 		if t.DType == graph.Int8 {
 			// The model's name, unless an input or an earlier output took it (a
 			// tensor that is both, or listed twice): then a fresh one.
@@ -189,9 +243,38 @@ func intAttr(name string, v int) *onnx.Attribute {
 	return &onnx.Attribute{Name: name, Type: onnx.AttrInt, I: int64(v)}
 }
 
+// node writes a node named after w.cur and its op (conv1/quant,
+// conv1/transpose), or op_N outside any.
 func (w *qdqWriter) node(op string, ins, outs []string, attrs ...*onnx.Attribute) {
-	w.seq++
-	w.og.Nodes = append(w.og.Nodes, &onnx.Node{Name: fmt.Sprintf("%s_%d", op, w.seq), OpType: op, Input: ins, Output: outs, Attribute: attrs})
+	var name string
+	switch {
+	case w.cur == "":
+		w.seq++
+		name = fmt.Sprintf("%s_%d", op, w.seq)
+	case op == "QuantizeLinear":
+		name = w.cur + "/quant"
+	case op == "DequantizeLinear":
+		name = w.cur + "/dequant"
+	default:
+		name = w.cur + "/" + strings.ToLower(op)
+	}
+	base := name
+	for i := 2; w.nodes[name]; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	w.nodes[name] = true
+	w.og.Nodes = append(w.og.Nodes, &onnx.Node{Name: name, OpType: op, Input: ins, Output: outs, Attribute: attrs})
+}
+
+// main writes the node that computes IR node n's result, under n's name
+// (a derived one if an earlier IR node had the same name).
+func (w *qdqWriter) main(n *graph.Node, op string, ins, outs []string, attrs ...*onnx.Attribute) {
+	if n.Name == "" || w.mains[n.Name] {
+		w.node(op, ins, outs, attrs...)
+		return
+	}
+	w.mains[n.Name] = true
+	w.og.Nodes = append(w.og.Nodes, &onnx.Node{Name: n.Name, OpType: op, Input: ins, Output: outs, Attribute: attrs})
 }
 
 func (w *qdqWriter) init(name string, d *graph.Data) string {
@@ -314,12 +397,12 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 	switch n.Op {
 	case graph.Quantize:
 		t := g.Tensors[out]
-		w.node("QuantizeLinear", []string{in(0, false), w.scale(out, t.Quant), w.zp(out, t.Quant)}, []string{out})
+		w.main(n, "QuantizeLinear", []string{in(0, false), w.scale(out, t.Quant), w.zp(out, t.Quant)}, []string{out})
 		w.nchw[out] = false
 		return nil
 	case graph.Dequantize:
 		src := g.Tensors[n.Inputs[0]]
-		w.node("DequantizeLinear", []string{n.Inputs[0], w.scale(out, src.Quant), w.zp(out, src.Quant)}, []string{out})
+		w.main(n, "DequantizeLinear", []string{n.Inputs[0], w.scale(out, src.Quant), w.zp(out, src.Quant)}, []string{out})
 		w.nchw[out] = w.nchw[n.Inputs[0]]
 		return nil
 	case graph.Conv2D:
@@ -332,7 +415,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		if len(n.Inputs) > 2 && n.Inputs[2] != "" {
 			ins = append(ins, in(2, false))
 		}
-		w.node("Conv", ins, []string{fo}, ints("kernel_shape", ws[1], ws[2]), ints("strides", max(a.Stride[0], 1), max(a.Stride[1], 1)),
+		w.main(n, "Conv", ins, []string{fo}, ints("kernel_shape", ws[1], ws[2]), ints("strides", max(a.Stride[0], 1), max(a.Stride[1], 1)),
 			ints("dilations", max(a.Dilation[0], 1), max(a.Dilation[1], 1)), ints("pads", a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right),
 			intAttr("group", max(a.Group, 1)))
 		w.finish(n, fo, true)
@@ -350,7 +433,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 				attrs = append(attrs, intAttr("count_include_pad", 1))
 			}
 		}
-		w.node(op, []string{in(0, true)}, []string{fo}, attrs...)
+		w.main(n, op, []string{in(0, true)}, []string{fo}, attrs...)
 		w.finish(n, fo, true)
 	case graph.FullyConnected:
 		x := in(0, false)
@@ -364,7 +447,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		if len(n.Inputs) > 2 && n.Inputs[2] != "" {
 			ins = append(ins, in(2, false))
 		}
-		w.node("Gemm", ins, []string{fo}, intAttr("transB", 1))
+		w.main(n, "Gemm", ins, []string{fo}, intAttr("transB", 1))
 		if os := g.Tensors[out].Shape; len(os) != 2 {
 			r := w.fresh(fo + "_nd")
 			w.node("Reshape", []string{fo, w.shapeInit(r, os)}, []string{r})
@@ -389,14 +472,14 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 			w.node("Transpose", []string{ins[i]}, []string{tr}, &onnx.Attribute{Name: "perm", Type: onnx.AttrInts, Ints: perm})
 			ins[i] = tr
 		}
-		w.node("MatMul", ins, []string{fo})
+		w.main(n, "MatMul", ins, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Add, graph.Sub, graph.Mul, graph.Div, graph.Maximum, graph.Minimum:
 		op := map[graph.Op]string{graph.Add: "Add", graph.Sub: "Sub", graph.Mul: "Mul", graph.Div: "Div", graph.Maximum: "Max", graph.Minimum: "Min"}[n.Op]
-		w.node(op, []string{in(0, false), in(1, false)}, []string{fo})
+		w.main(n, op, []string{in(0, false), in(1, false)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Reshape:
-		w.node("Reshape", []string{in(0, false), w.shapeInit(fo, g.Tensors[out].Shape)}, []string{fo})
+		w.main(n, "Reshape", []string{in(0, false), w.shapeInit(fo, g.Tensors[out].Shape)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Softmax:
 		a, ok := n.Attrs.(*graph.SoftmaxAttrs)
@@ -406,13 +489,13 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		if a.Beta != 0 && a.Beta != 1 {
 			return fmt.Errorf("softmax beta %v", a.Beta)
 		}
-		w.node("Softmax", []string{in(0, false)}, []string{fo}, intAttr("axis", a.Axis))
+		w.main(n, "Softmax", []string{in(0, false)}, []string{fo}, intAttr("axis", a.Axis))
 		w.finish(n, fo, false)
 	case graph.Sigmoid, graph.Tanh, graph.Relu:
-		w.node(string(n.Op), []string{in(0, false)}, []string{fo})
+		w.main(n, string(n.Op), []string{in(0, false)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Pow:
-		w.node("Pow", []string{in(0, false), in(1, false)}, []string{fo})
+		w.main(n, "Pow", []string{in(0, false), in(1, false)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Math:
 		a, ok := n.Attrs.(*graph.MathAttrs)
@@ -423,16 +506,16 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		case qdqMath[a.Fn]:
 			// Functions ONNX has under the same name (a TFLite int8
 			// table's function too: it is the float function there).
-			w.node(string(a.Fn), []string{in(0, false)}, []string{fo})
+			w.main(n, string(a.Fn), []string{in(0, false)}, []string{fo})
 		case a.Fn == graph.MathRsqrt:
 			r := fo + "_sqrt"
 			w.node("Sqrt", []string{in(0, false)}, []string{r})
-			w.node("Reciprocal", []string{r}, []string{fo})
+			w.main(n, "Reciprocal", []string{r}, []string{fo})
 		case a.Fn == graph.MathSquare:
 			x := in(0, false)
-			w.node("Mul", []string{x, x}, []string{fo})
+			w.main(n, "Mul", []string{x, x}, []string{fo})
 		case a.Fn == graph.MathElu || a.Fn == graph.MathCelu || a.Fn == graph.MathThresholdedRelu:
-			w.node(string(a.Fn), []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha})
+			w.main(n, string(a.Fn), []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha})
 		default:
 			return fmt.Errorf("math function %s not supported by the QDQ writer", a.Fn)
 		}
@@ -446,7 +529,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		for i := range n.Inputs {
 			ins = append(ins, in(i, false))
 		}
-		w.node("Concat", ins, []string{fo}, intAttr("axis", a.Axis))
+		w.main(n, "Concat", ins, []string{fo}, intAttr("axis", a.Axis))
 		w.finish(n, fo, false)
 	case graph.Mean:
 		a, ok := n.Attrs.(*graph.MeanAttrs)
@@ -457,14 +540,14 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		if a.KeepDims {
 			keep = 1
 		}
-		w.node("ReduceMean", []string{in(0, false)}, []string{fo}, ints("axes", a.Axes...), intAttr("keepdims", keep))
+		w.main(n, "ReduceMean", []string{in(0, false)}, []string{fo}, ints("axes", a.Axes...), intAttr("keepdims", keep))
 		w.finish(n, fo, false)
 	case graph.Transpose:
 		a, ok := n.Attrs.(*graph.TransposeAttrs)
 		if !ok {
 			return fmt.Errorf("no TransposeAttrs")
 		}
-		w.node("Transpose", []string{in(0, false)}, []string{fo}, ints("perm", a.Perm...))
+		w.main(n, "Transpose", []string{in(0, false)}, []string{fo}, ints("perm", a.Perm...))
 		w.finish(n, fo, false)
 	case graph.Pad:
 		a, ok := n.Attrs.(*graph.PadAttrs)
@@ -484,7 +567,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		if mode == "" {
 			mode = "constant"
 		}
-		w.node("Pad", []string{in(0, false), w.init(fo+"_pads", pads), w.init(fo+"_value", &graph.Data{DType: graph.Float32, F: []float32{v}})},
+		w.main(n, "Pad", []string{in(0, false), w.init(fo+"_pads", pads), w.init(fo+"_value", &graph.Data{DType: graph.Float32, F: []float32{v}})},
 			[]string{fo}, &onnx.Attribute{Name: "mode", Type: onnx.AttrString, S: []byte(mode)})
 		w.finish(n, fo, false)
 	case graph.LeakyRelu:
@@ -492,14 +575,14 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		if !ok {
 			return fmt.Errorf("no LeakyReluAttrs")
 		}
-		w.node("LeakyRelu", []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha})
+		w.main(n, "LeakyRelu", []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha})
 		w.finish(n, fo, false)
 	case graph.HardSigmoid:
 		a, ok := n.Attrs.(*graph.HardSigmoidAttrs)
 		if !ok {
 			return fmt.Errorf("no HardSigmoidAttrs")
 		}
-		w.node("HardSigmoid", []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha},
+		w.main(n, "HardSigmoid", []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha},
 			&onnx.Attribute{Name: "beta", Type: onnx.AttrFloat, F: a.Beta})
 		w.finish(n, fo, false)
 	case graph.Slice:
@@ -535,18 +618,18 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 			}
 			ends.I = append(ends.I, v)
 		}
-		w.node("Slice", []string{in(0, false), vec("starts", a.Begin), w.init(fo+"_ends", ends), vec("axes", axes), vec("steps", steps)}, []string{fo})
+		w.main(n, "Slice", []string{in(0, false), vec("starts", a.Begin), w.init(fo+"_ends", ends), vec("axes", axes), vec("steps", steps)}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Clip:
 		a, ok := n.Attrs.(*graph.ClipAttrs)
 		if !ok {
 			return fmt.Errorf("no ClipAttrs")
 		}
-		w.node("Clip", []string{in(0, false), w.init(fo+"_min", &graph.Data{DType: graph.Float32, F: []float32{a.Min}}),
+		w.main(n, "Clip", []string{in(0, false), w.init(fo+"_min", &graph.Data{DType: graph.Float32, F: []float32{a.Min}}),
 			w.init(fo+"_max", &graph.Data{DType: graph.Float32, F: []float32{a.Max}})}, []string{fo})
 		w.finish(n, fo, false)
 	case graph.Where:
-		w.node("Where", []string{in(0, false), in(1, false), in(2, false)}, []string{fo})
+		w.main(n, "Where", []string{in(0, false), in(1, false), in(2, false)}, []string{fo})
 		w.finish(n, fo, false)
 	default:
 		return fmt.Errorf("op not supported by the QDQ writer")

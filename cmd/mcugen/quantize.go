@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,6 +22,9 @@ type quantizeCmd struct {
 func (c *quantizeCmd) Run(e *env) error {
 	if c.Calib == "" && c.CalibRandom <= 0 {
 		return usageError{fmt.Errorf("quantize needs --calib DIR or --calib-random N")}
+	}
+	if sameFile(c.Model, c.Out) {
+		return usageError{fmt.Errorf("-o %s: is the input model; quantize would replace the float model with its QDQ version: name another file", c.Out)}
 	}
 	if err := checkOutputFile("-o", c.Out); err != nil {
 		return err
@@ -88,4 +92,18 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// sameFile reports whether paths a and b name one file: the same path once
+// cleaned, or (os.SameFile) one file through a link or another spelling.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
