@@ -217,6 +217,9 @@ func importPass(s *State) error {
 	graph.FuseFCBias(g)
 	// An attention's K and V transposes write the layout its products read.
 	graph.FoldTransposeIntoBatchMatMul(g)
+	// Transposes and Reshapes that put every element back (a 1-D
+	// convolution's way to NHWC and back) move nothing.
+	graph.FoldIdentityMoves(g)
 	s.Graph = g
 	return nil
 }
@@ -231,6 +234,8 @@ func foldQDQPass(s *State) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.ModelPath, err)
 	}
+	// The QuantizeLinear/DequantizeLinear pairs split the float chains.
+	graph.FoldIdentityMoves(g)
 	s.Graph = g
 	return nil
 }
