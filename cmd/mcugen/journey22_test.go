@@ -40,3 +40,25 @@ func TestCyclesOnTwinBoard(t *testing.T) {
 		t.Errorf("mps2-an385 got a Cortex-M4 cycle estimate: %+v", m)
 	}
 }
+
+// run on a board without an emulator runs on its QEMU twin, as test and
+// bench do (it refused: user-journey finding), and says where.
+func TestRunOnTwinBoard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	needQEMU(t)
+	code, out, errs := mcugen(t, "run", "../../testdata/tflite/cnn_int8.tflite", "--board", "nucleo-l4r5zi", "--random", "2", "--json")
+	if code != 0 || !strings.Contains(errs, "board nucleo-l4r5zi has no emulator: running on mps2-an386 (same core, cortex-m4)") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	var r struct {
+		Board        string `json:"board"`
+		MeasuredOn   string `json:"measured_on"`
+		Instructions int64  `json:"instructions"`
+		Match        bool   `json:"match_reference"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Board != "nucleo-l4r5zi" || r.MeasuredOn != "mps2-an386" || r.Instructions <= 0 || !r.Match {
+		t.Errorf("%v %+v\n%s", err, r, out)
+	}
+}

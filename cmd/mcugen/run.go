@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/quant"
@@ -77,7 +78,10 @@ type runCmd struct {
 }
 
 type runReport struct {
-	Board          string       `json:"board"`
+	Board string `json:"board"`
+	// MeasuredOn is the QEMU board of the same core the build ran on, for
+	// a board without an emulator (as bench's).
+	MeasuredOn     string       `json:"measured_on,omitempty"`
 	Target         string       `json:"target"`
 	Instructions   int64        `json:"instructions"`
 	FlashBytes     int          `json:"flash_bytes"`
@@ -133,8 +137,17 @@ func (c *runCmd) Run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
+	cat, err := boards.Load(c.Boards)
+	if err != nil {
+		return err
+	}
 	s, err := pipeline.Compile(c.Model, opt)
 	if err != nil {
+		return err
+	}
+	// A board without an emulator runs on its QEMU twin, as in test and
+	// bench (run refused it: user-journey finding).
+	if s, err = emulatedTwin(e, s, cat); err != nil {
 		return err
 	}
 	var vectors []map[string]*graph.Data
@@ -159,6 +172,9 @@ func (c *runCmd) Run(e *env) error {
 	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Instructions: x.Instructions(),
 		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes,
 		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: x.MaxAbsDiff}
+	if s.Opt.Board.Name != opt.Board.Name {
+		r.MeasuredOn = s.Opt.Board.Name
+	}
 	if c.Out != "" {
 		if err := makeDirFlag("--out", c.Out); err != nil {
 			return err
@@ -181,8 +197,12 @@ func (c *runCmd) Run(e *env) error {
 			return err
 		}
 	} else {
+		board := r.Board
+		if r.MeasuredOn != "" {
+			board += " on " + r.MeasuredOn
+		}
 		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B\n",
-			r.Board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)))
+			board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)))
 		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, r.MaxAbsDiff))
 	}
 	if !r.MatchReference {
