@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -179,5 +180,38 @@ func TestWriteQDQAtomic(t *testing.T) {
 	}
 	if names := list(); strings.Join(names, " ") != "link.onnx model.onnx out.onnx" {
 		t.Errorf("files left: %v", names)
+	}
+}
+
+// A path that is not a regular file (a pipe here; /dev/full or /dev/stdout
+// for a user) is written, not replaced by a renamed temporary file: run as
+// root, the rename put a regular file in place of /dev/full (review
+// finding).
+func TestWriteQDQToAPipe(t *testing.T) {
+	g, err := onnx.Import("named", namedCNN(), onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := PTQ(g, RandomCalib(g, 2, 1), Options{}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "model.onnx")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	got := make(chan int)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- len(b)
+	}()
+	if err := WriteQDQ(q, fifo); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the pipe was replaced: %v %v", st.Mode(), err) // (its reader is left waiting)
+	}
+	if n := <-got; n == 0 {
+		t.Errorf("nothing came through the pipe")
 	}
 }

@@ -33,12 +33,20 @@ func WriteQDQ(g *graph.Graph, path string) error {
 // writeAtomic writes data to path through a temporary file in the same
 // directory renamed over it: a failed write leaves no half-written file
 // (and an existing one as it was). A symbolic link is written through, to
-// the file it names, which keeps its mode.
+// the file it names, which keeps its mode; a path that is not a regular
+// file (a device, a pipe) is written directly.
 func writeAtomic(path string, data []byte) error {
 	mode := os.FileMode(0o644)
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
-		if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+		st, err := os.Stat(real)
+		if err == nil && !st.Mode().IsRegular() {
+			// A device or a pipe (/dev/stdout, /dev/full) is written, never
+			// replaced: renaming over it would put a regular file in its
+			// place (as root, over /dev/full: review finding).
+			return os.WriteFile(path, data, mode)
+		}
+		if err == nil {
 			mode = st.Mode().Perm()
 		}
 	}
