@@ -224,11 +224,19 @@ func (rs *Records) Marshal() ([]byte, error) {
 }
 
 // Save writes the records atomically (a temporary file renamed over path),
-// so an interrupted run leaves the previous complete file.
+// so an interrupted run leaves the previous complete file. A path that
+// exists and is not a regular file (a device, a pipe) is written directly:
+// a rename would replace it (as root, /dev/null itself).
 func (rs *Records) Save(path string) error {
 	b, err := rs.Marshal()
 	if err != nil {
 		return err
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return fmt.Errorf("tuning records %s: %w", path, err)
+		}
+		return nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".records-*.tmp")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -154,4 +155,32 @@ func FuzzRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Save to a path that is not a regular file (a pipe here, /dev/null for a
+// user) writes through it and leaves it what it was: the temporary file
+// renamed over it would have replaced it (as root, the device itself).
+func TestSaveToAPipe(t *testing.T) {
+	rs, _, err := Parse([]byte(goodRecords))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "r.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := rs.Save(fifo); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the pipe was replaced: %v %v", st.Mode(), err)
+	}
+	if s := <-got; !strings.Contains(s, `"mcugen-tuning-records"`) {
+		t.Errorf("the pipe carried %q", s)
+	}
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -60,5 +63,29 @@ func TestRunOnTwinBoard(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Board != "nucleo-l4r5zi" || r.MeasuredOn != "mps2-an386" || r.Instructions <= 0 || !r.Match {
 		t.Errorf("%v %+v\n%s", err, r, out)
+	}
+}
+
+// --junit naming a pipe (or /dev/stdout) writes through it and leaves it a
+// pipe: the temporary file renamed over it would have replaced it (as
+// root, the device itself).
+func TestJUnitToAPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "junit.xml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := writeJUnit(fifo, []testResult{{Model: "m.tflite", Board: "host", Vectors: 1, Passed: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the pipe was replaced: %v %v", st.Mode(), err)
+	}
+	if s := <-got; !strings.Contains(s, "<testsuite") {
+		t.Errorf("the pipe carried %q", s)
 	}
 }

@@ -118,11 +118,19 @@ func junitXML(results []testResult) ([]byte, error) {
 }
 
 // writeJUnit writes the report through a temporary file beside it, so a
-// reader never sees half of one.
+// reader never sees half of one; a path that exists and is not a regular
+// file (/dev/stdout, a pipe) is written directly, as a rename would replace
+// it (as root, the device itself).
 func writeJUnit(path string, results []testResult) error {
 	b, err := junitXML(results)
 	if err != nil {
 		return err
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return fmt.Errorf("--junit %s: %w", path, unwrapPath(err))
+		}
+		return nil
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".mcugen-junit-*")
 	if err != nil {
