@@ -40,6 +40,10 @@ type Options struct {
 	Version string
 	// Target names the tir schedule set for Compile (default "generic").
 	Target string
+	// Format is the model's file format, "tflite" or "onnx" (graph.Graph.Format;
+	// Compile takes the graph's): with microTVM's prefix (MicroTVM) it decides
+	// the outputs' names as TVM's frontends did (MicroTVMIONames).
+	Format string
 }
 
 // Report summarizes what Compile produced (for `mcugen compile --json`).
@@ -93,6 +97,9 @@ func Compile(g *graph.Graph, plan *memplan.Plan, opts Options) (map[string][]byt
 	if err != nil {
 		return nil, nil, err
 	}
+	if opts.Format == "" {
+		opts.Format = g.Format
+	}
 	files, err := Emit(m, opts)
 	if err != nil {
 		return nil, nil, err
@@ -135,7 +142,7 @@ func Emit(m *tir.Module, opts Options) (map[string][]byte, error) {
 	e := &emitter{m: m, opts: opts, consts: map[*tir.Buffer]string{}, helpers: map[string]bool{}, extra: map[string]string{}}
 	e.prefix = prefixOf(opts, m)
 	e.PREFIX = strings.ToUpper(e.prefix)
-	e.inNames, e.outName = IONames(m)
+	e.inNames, e.outName = ioNames(m, opts)
 	if m.IOInArena {
 		for _, in := range m.Inputs {
 			if in.Offset < 0 {
@@ -235,6 +242,15 @@ func (e *emitter) header() []byte {
 	if e.opts.ArenaExternal {
 		fmt.Fprintf(&b, "#define %s_ARENA_ALIGN %d\n", e.PREFIX, arenaAlign)
 	}
+	if MicroTVM(e.prefix) {
+		// interface_c.cc's macro, for code written for microTVM's header.
+		if e.opts.ArenaExternal {
+			b.WriteString("/* The same, by microTVM's name: the arena run takes. */\n")
+		} else {
+			fmt.Fprintf(&b, "/* The same, by microTVM's name. run works in its own static arena: a workspace\n   of this size that the application declares goes unused. */\n")
+		}
+		fmt.Fprintf(&b, "#define %s_WORKSPACE_SIZE %d\n", e.PREFIX, e.m.ArenaBytes)
+	}
 	stack, _ := e.m.ScratchBytes()
 	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
 	if ws := e.opts.WeightsSection; ws != "" {
@@ -314,7 +330,9 @@ func (e *emitter) header() []byte {
 		}
 		fmt.Fprintf(&b, "struct %s_inputs {\n", e.prefix)
 		members(e.inNames, false)
-		fmt.Fprintf(&b, "};\n\nstruct %s_outputs {\n", e.prefix)
+		fmt.Fprintf(&b, "};\n\n")
+		b.WriteString(e.microTVMLegacyNote())
+		fmt.Fprintf(&b, "struct %s_outputs {\n", e.prefix)
 		members(e.outName, true)
 		fmt.Fprintf(&b, "};\n\n/* Runs the model; returns 0, or -1 when a pointer is missing or misaligned (each\n   input and output aligned for its element type: 4 bytes for float32 on Arm%s). */\n", e.arenaAlignNote())
 		args := fmt.Sprintf("struct %s_inputs *in, struct %s_outputs *out", e.prefix, e.prefix)
@@ -332,6 +350,26 @@ func (e *emitter) header() []byte {
 	}
 	fmt.Fprintf(&b, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", guard)
 	return b.Bytes()
+}
+
+// microTVMLegacyNote is, with microTVM's prefix, a comment for code written
+// for TVM before v0.9, whose TFLite frontend did not name the outputs: it
+// named them as it still names ONNX models' (MicroTVMIONames).
+func (e *emitter) microTVMLegacyNote() string {
+	if !MicroTVM(e.prefix) || e.opts.Format != "tflite" {
+		return ""
+	}
+	_, old := MicroTVMIONames(e.m, "")
+	var renames []string
+	for i, n := range e.outName {
+		if !e.m.IsState(i, true) && old[i] != n {
+			renames = append(renames, fmt.Sprintf(".%s is .%s", old[i], n))
+		}
+	}
+	if len(renames) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("/* Named after the model's output tensors, as TVM v0.9 to v0.18 named a TFLite\n   model's. TVM before v0.9 named them output, output0, ...: its %s here. */\n", strings.Join(renames, ", "))
 }
 
 // arenaAlignNote completes run's comment for an external arena.

@@ -137,3 +137,44 @@ func PrefixProblem(p string) string {
 	}
 	return ""
 }
+
+// MicroTVM reports whether prefix (as Options.Prefix, any case) asks for
+// microTVM's API names: tvmgen_<module>, the prefix relay.build gave the AOT
+// C interface of module <module> ("default" unless mod_name said otherwise).
+// Then the header follows TVM v0.18's interface_c.cc (the last microTVM):
+// members and size macros are named as microTVMIONames says, and
+// <PREFIX>_WORKSPACE_SIZE is defined beside mcugen's own macros.
+func MicroTVM(prefix string) bool {
+	n, ok := strings.CutPrefix(strings.ToLower(prefix), "tvmgen_")
+	return ok && n != ""
+}
+
+// microTVMSanitize is TVM's runtime SanitizeName: every byte that is not an
+// ASCII letter or digit becomes '_' (a UTF-8 letter gives one '_' a byte),
+// nothing is collapsed, trimmed or lowercased. TVM leaves it at that; mcugen
+// also keeps the result a C identifier that names nothing the generated code
+// sees (TVM's header would not compile for a name starting with a digit, or
+// named "int" or "NULL").
+func microTVMSanitize(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	out := string(b)
+	switch {
+	case out == "":
+		out = "t"
+	case out[0] >= '0' && out[0] <= '9':
+		out = "t_" + out
+	}
+	// The generated code's own names (in, out, arena, main) are safe as
+	// members: it only ever reads in->NAME and out->NAME.
+	if cKeywords[out] && !ownNames[out] {
+		out += "_"
+	}
+	return out
+}
+
+var ownNames = map[string]bool{"in": true, "out": true, "arena": true, "main": true}

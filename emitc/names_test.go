@@ -1,8 +1,15 @@
 package emitc
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcugen/mcugen/tir"
+	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
 // Tensor names become C identifiers that clash with nothing the generated
@@ -38,4 +45,107 @@ func TestCommentSafe(t *testing.T) {
 	if got := commentSafe(`x/*y*/z`); got != `x/ *y* /z` || strings.Contains(got, "/*") || strings.Contains(got, "*/") {
 		t.Errorf("commentSafe: %q", got)
 	}
+}
+
+// A tvmgen_<module> prefix, as relay.build gave microTVM's AOT API, asks for
+// microTVM's names; no other prefix does.
+func TestMicroTVM(t *testing.T) {
+	for p, want := range map[string]bool{"tvmgen_default": true, "TVMGEN_Default": true, "tvmgen_kws": true,
+		"tvmgen_": false, "tvmgen": false, "model": false, "my_tvmgen_default": false} {
+		if got := MicroTVM(p); got != want {
+			t.Errorf("MicroTVM(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// microTVM's member names are TVM v0.18's: every byte that is not an ASCII
+// letter or digit becomes _, case kept (runtime SanitizeName, applied by
+// interface_c.cc's EmitStruct); outputs are the TFLite tensors' names, or
+// for other models "output" (one) and "output<i>" (model_library_format.py).
+// mcugen departs only where TVM's header would not compile.
+func TestMicroTVMIONames(t *testing.T) {
+	mod := func(ins, outs []string) *tir.Module {
+		m := &tir.Module{}
+		for _, n := range ins {
+			m.Inputs = append(m.Inputs, &tir.IO{Name: n})
+		}
+		for _, n := range outs {
+			m.Outputs = append(m.Outputs, &tir.IO{Name: n})
+		}
+		return m
+	}
+	cases := []struct {
+		format            string
+		ins, outs         []string
+		wantIns, wantOuts []string
+	}{
+		{"tflite", []string{"serving_default_input_1:0"}, []string{"StatefulPartitionedCall:0"},
+			[]string{"serving_default_input_1_0"}, []string{"StatefulPartitionedCall_0"}},
+		{"tflite", []string{"Input3"}, []string{"Identity", "Identity_1"},
+			[]string{"Input3"}, []string{"Identity", "Identity_1"}},
+		// Not collapsed or trimmed; a UTF-8 letter is one _ a byte.
+		{"tflite", []string{"a//b/"}, []string{"é"}, []string{"a__b_"}, []string{"__"}},
+		{"onnx", []string{"Input3"}, []string{"Plus214_Output_0"}, []string{"Input3"}, []string{"output"}},
+		{"onnx", []string{"x"}, []string{"a", "b", "c"}, []string{"x"}, []string{"output0", "output1", "output2"}},
+		{"", []string{"x"}, []string{"y"}, []string{"x"}, []string{"output"}},
+		// What TVM's header would not compile: a leading digit, a C keyword or
+		// macro, size macros that collide (case-insensitively, or with
+		// <PREFIX>_WORKSPACE_SIZE). The generated code's own names are fine
+		// as members.
+		{"tflite", []string{"0x", "int", "NULL", "in", "Input", "input", "workspace"}, []string{"out", "arena"},
+			[]string{"t_0x", "int_", "NULL_", "in", "Input", "input_1", "workspace_1"}, []string{"out", "arena_1"}},
+	}
+	for _, c := range cases {
+		in, out := MicroTVMIONames(mod(c.ins, c.outs), c.format)
+		if !reflect.DeepEqual(in, c.wantIns) || !reflect.DeepEqual(out, c.wantOuts) {
+			t.Errorf("%s %q %q: %q %q, want %q %q", c.format, c.ins, c.outs, in, out, c.wantIns, c.wantOuts)
+		}
+	}
+	// Emit and the report use them with microTVM's prefix only.
+	m := mod([]string{"Input3"}, []string{"Identity"})
+	if in, out := ioNames(m, Options{Prefix: "tvmgen_default", Format: "tflite"}); in[0] != "Input3" || out[0] != "Identity" {
+		t.Errorf("tvmgen_default: %q %q", in, out)
+	}
+	if in, out := ioNames(m, Options{Prefix: "model", Format: "tflite"}); in[0] != "input3" || out[0] != "identity" {
+		t.Errorf("model: %q %q", in, out)
+	}
+}
+
+// The header with microTVM's prefix, kept in testdata/ and reviewed: the
+// golden int8 model's, as from a TFLite file.
+func TestMicroTVMHeaderGolden(t *testing.T) {
+	cases, err := tirtest.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if c.Name != "depthwise_s8" {
+			continue
+		}
+		opts := Options{Prefix: "tvmgen_default", Model: "depthwise_s8.tflite", Version: "golden"}
+		files, rep, err := Compile(c.Graph, planFor(t, c.Graph, false), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Inputs[0].CName != "in0" || rep.Outputs[0].CName != "t1" {
+			t.Errorf("report: %+v %+v", rep.Inputs, rep.Outputs)
+		}
+		h := files["tvmgen_default.h"]
+		path := filepath.Join("testdata", "microtvm_depthwise_s8.h.golden")
+		if *update {
+			if err := os.WriteFile(path, h, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./emitc -update to create it)", err)
+		}
+		if !bytes.Equal(want, h) {
+			t.Errorf("tvmgen_default.h differs from %s (go test ./emitc -update refreshes it):\n%s", path, diffText(string(want), string(h)))
+		}
+		return
+	}
+	t.Fatal("no depthwise_s8 case")
 }

@@ -29,7 +29,8 @@ func ioInfo(t *tir.IO, cname string) IOInfo {
 	return r
 }
 
-// IONames are the C member names of m's inputs and outputs, as Emit prints them.
+// IONames are the C member names of m's inputs and outputs, as Emit prints them
+// with any prefix but microTVM's (MicroTVM).
 func IONames(m *tir.Module) (in, out []string) {
 	names := newNamer()
 	// <PREFIX>_ARENA_SIZE, <PREFIX>_STACK_SIZE and, with states,
@@ -47,9 +48,64 @@ func IONames(m *tir.Module) (in, out []string) {
 	return in, out
 }
 
+// ioNames are the C member names of m's inputs and outputs with opts: each
+// also names its <PREFIX>_<NAME>_SIZE macro, upper-cased.
+func ioNames(m *tir.Module, opts Options) (in, out []string) {
+	if MicroTVM(opts.Prefix) {
+		return MicroTVMIONames(m, opts.Format)
+	}
+	return IONames(m)
+}
+
+// MicroTVMIONames are the member names microTVM (TVM v0.18) gave m's inputs
+// and outputs in struct tvmgen_<module>_inputs/_outputs, from a model of
+// format "tflite" or "onnx" (graph.Graph.Format). TVM's model_library_format.py
+// names an input after its Relay parameter, the model's tensor name; an
+// output after the main function's output_tensor_names, which only the TFLite
+// frontend sets (to the tensor names), else "output" for a model with one
+// output and "output0", "output1", ... for several. interface_c.cc's EmitStruct
+// then sanitizes each name (microTVMSanitize), keeping its case, and names its
+// size macro TVMGEN_<MODULE>_<NAME>_SIZE, upper-cased.
+//
+// Where TVM's header would not compile mcugen differs: a name that is not a C
+// identifier is made one (microTVMSanitize), and names whose macros would
+// collide (Input and input, or one named workspace) get _1, _2, ... in order.
+func MicroTVMIONames(m *tir.Module, format string) (in, out []string) {
+	// Macro names are what must differ: compared upper-cased, with the
+	// header's own (<PREFIX>_ARENA_SIZE, _STACK_SIZE, _WORKSPACE_SIZE and
+	// with states _STATE_SIZE) taken.
+	used := map[string]bool{"ARENA": true, "STACK": true, "WORKSPACE": true}
+	if len(m.States) > 0 {
+		used["STATE"] = true
+	}
+	unique := func(base string) string {
+		name := base
+		for i := 1; used[strings.ToUpper(name)]; i++ {
+			name = fmt.Sprintf("%s_%d", base, i)
+		}
+		used[strings.ToUpper(name)] = true
+		return name
+	}
+	for _, t := range m.Inputs {
+		in = append(in, unique(microTVMSanitize(t.Name)))
+	}
+	for i, t := range m.Outputs {
+		name := t.Name
+		switch {
+		case format == "tflite":
+		case len(m.Outputs) == 1:
+			name = "output"
+		default:
+			name = fmt.Sprintf("output%d", i)
+		}
+		out = append(out, unique(microTVMSanitize(name)))
+	}
+	return in, out
+}
+
 // ioInfos lists m's inputs and outputs with their C member names and sizes.
-func ioInfos(m *tir.Module) (ins, outs []IOInfo) {
-	in, out := IONames(m)
+func ioInfos(m *tir.Module, opts Options) (ins, outs []IOInfo) {
+	in, out := ioNames(m, opts)
 	for i, t := range m.Inputs {
 		if !m.IsState(i, false) {
 			ins = append(ins, ioInfo(t, in[i]))
@@ -79,7 +135,7 @@ func ReportFor(m *tir.Module, files map[string][]byte, opts Options) *Report {
 		rep.DeadChannels += f.DeadChannels
 	}
 	rep.ScratchBytes, _ = m.ScratchBytes()
-	rep.Inputs, rep.Outputs = ioInfos(m)
+	rep.Inputs, rep.Outputs = ioInfos(m, opts)
 	for k, st := range m.States {
 		in := m.Inputs[st.In]
 		rep.States = append(rep.States, IOInfo{Name: in.Name, CName: fmt.Sprintf("%s_state%d", p, k), Size: in.Bytes})

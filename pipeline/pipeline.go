@@ -746,7 +746,7 @@ func emitPass(s *State) error {
 	o := emitc.Options{
 		Prefix: s.Opt.Prefix, ArenaExternal: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena,
 		WeightsSection: section, ArenaSection: arena, Model: baseName(s.ModelPath), Version: s.Opt.Version,
-		Target: s.Module.Target,
+		Target: s.Module.Target, Format: s.Graph.Format,
 	}
 	files, err := emitc.Emit(s.Module, o)
 	if err != nil {

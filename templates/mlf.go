@@ -72,25 +72,34 @@ func (m *model) mlfMetadata() map[string]any {
 		Dtype string `json:"dtype"`
 		Size  int    `json:"size"`
 	}
+	// microTVM names a module (relay.build's mod_name, "default") and prefixes its C
+	// API with tvmgen_<name>: a tvmgen_ prefix gives the module's name back.
+	module := m.Prefix
+	n, microTVM := strings.CutPrefix(m.Prefix, "tvmgen_")
+	if microTVM = microTVM && n != ""; microTVM {
+		module = n
+	}
 	ins, outs := map[string]tensorMeta{}, map[string]tensorMeta{}
 	io := 0
-	// Keyed by the model's tensor names, as microTVM keys them by its inputs'.
+	// Inputs are keyed by the model's tensor names, as microTVM keyed them by its
+	// Relay parameters'; its header's members are those names sanitized. Outputs
+	// are keyed by tensor name too, but with microTVM's prefix by the header's
+	// members: microTVM keyed them by the names it gave them ("output", "output0",
+	// ... for an ONNX model), from which its header's members came.
 	for _, t := range m.Inputs {
 		ins[t.Name] = tensorMeta{t.DType, t.Size}
 		io += t.Size
 	}
 	for _, t := range m.Outputs {
-		outs[t.Name] = tensorMeta{t.DType, t.Size}
+		key := t.Name
+		if microTVM && t.Field != "" {
+			key = t.Field
+		}
+		outs[key] = tensorMeta{t.DType, t.Size}
 		io += t.Size
 	}
 	if m.IOInArena {
 		io = 0 // inside workspace_size_bytes already
-	}
-	// microTVM names a module (relay.build's mod_name, "default") and prefixes its C
-	// API with tvmgen_<name>: a tvmgen_ prefix gives the module's name back.
-	module := m.Prefix
-	if n, ok := strings.CutPrefix(m.Prefix, "tvmgen_"); ok && n != "" {
-		module = n
 	}
 	target := "c -keys=cpu"
 	if m.Board.CPU != "" {
