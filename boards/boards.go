@@ -303,7 +303,46 @@ func (c *Catalog) Get(name string) (*Board, error) {
 			return nil, fmt.Errorf("boards: unknown board %q (did you mean %q?)", name, b.Name)
 		}
 	}
+	// A typo of one or two characters (nucleo-l4r5z: user-journey finding)
+	// gets the nearest names, when they are that near.
+	best, near := 3, []string(nil)
+	for _, b := range c.boards {
+		switch d := editDistance(norm(b.Name), norm(name)); {
+		case d < best:
+			best, near = d, []string{b.Name}
+		case d == best:
+			near = append(near, b.Name)
+		}
+	}
+	if len(near) > 0 && len(near) <= 3 && len(name) > 3 {
+		q := make([]string, len(near))
+		for i, n := range near {
+			q[i] = fmt.Sprintf("%q", n)
+		}
+		return nil, fmt.Errorf("boards: unknown board %q (did you mean %s?)", name, strings.Join(q, " or "))
+	}
 	return nil, fmt.Errorf("boards: unknown board %q; known boards: %s", name, strings.Join(c.Names(), ", "))
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func newCatalog(bs []*Board) *Catalog {

@@ -372,8 +372,9 @@ func TestUARTDividers(t *testing.T) {
 	}
 }
 
-// A board name that differs only in case or in _ for - gets the board's
-// name back (user-journey finding: MPS2-AN386 listed every board instead).
+// A board name that differs only in case or in _ for -, or by one or two
+// characters from one to three boards, gets those names back (user-journey
+// findings: MPS2-AN386 and nucleo-l4r5z listed every board instead).
 func TestUnknownBoardSuggests(t *testing.T) {
 	c, err := Load("")
 	if err != nil {
@@ -383,6 +384,10 @@ func TestUnknownBoardSuggests(t *testing.T) {
 		"MPS2-AN386":    `boards: unknown board "MPS2-AN386" (did you mean "mps2-an386"?)`,
 		"nucleo_f746zg": `boards: unknown board "nucleo_f746zg" (did you mean "nucleo-f746zg"?)`,
 		"mps2-an999":    `boards: unknown board "mps2-an999"; known boards: `,
+		"nucleo-l4r5z":  `boards: unknown board "nucleo-l4r5z" (did you mean "nucleo-l4r5zi"?)`,
+		"mps2-an38":     `boards: unknown board "mps2-an38" (did you mean "mps2-an385" or "mps2-an386"?)`,
+		"rp240":         `boards: unknown board "rp240" (did you mean "rp2040"?)`,
+		"xyz":           `boards: unknown board "xyz"; known boards: `,
 	} {
 		_, err := c.Get(in)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
