@@ -151,3 +151,48 @@ func TestQuantizeF32MatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// The C of mul_round_pos (a softmax's scale times an exponential) equals
+// gemmlowp's RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(a, b), s),
+// tir.RDivPOT(tir.SRDHM(a, b), s), on random non-negative operands and
+// the edges (0, 1, 2^31 - 1, halves that round) at every shift 0..31, on
+// the host under ASan and UBSan.
+func TestMulRoundPosMatchesGemmlowp(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	r := rand.New(rand.NewSource(22))
+	vals := []int32{0, 1, 2, 3, 1 << 30, math.MaxInt32, math.MaxInt32 - 1, 1 << 15, (1 << 16) + 1}
+	for len(vals) < 60 {
+		vals = append(vals, int32(r.Int63n(math.MaxInt32)))
+	}
+	var src strings.Builder
+	src.WriteString("#include <stdint.h>\n#include <stdio.h>\n\n")
+	writeHelper(&src, tir.IntrMulRoundPos, map[string]bool{})
+	fmt.Fprintf(&src, "\nstatic const int32_t v[%d] = {", len(vals))
+	for i, v := range vals {
+		if i > 0 {
+			src.WriteString(", ")
+		}
+		fmt.Fprintf(&src, "%d", v)
+	}
+	src.WriteString("};\n\nint main(void)\n{\n    int i;\n    int j;\n    int32_t s;\n")
+	fmt.Fprintf(&src, "    for (i = 0; i < %d; ++i) {\n        for (j = 0; j < %d; ++j) {\n            for (s = 0; s < 32; ++s) {\n"+
+		"                printf(\"%%ld\\n\", (long)mul_round_pos(v[i], v[j], s));\n            }\n        }\n    }\n    return 0;\n}\n", len(vals), len(vals))
+	lines := runHostC(t, src.String())
+	if len(lines) != len(vals)*len(vals)*32 {
+		t.Fatalf("%d results, want %d", len(lines), len(vals)*len(vals)*32)
+	}
+	k := 0
+	for _, a := range vals {
+		for _, b := range vals {
+			for s := int32(0); s < 32; s++ {
+				want := tir.RDivPOT(tir.SRDHM(a, b), s)
+				if got, err := strconv.ParseInt(lines[k], 10, 64); err != nil || got != int64(want) {
+					t.Fatalf("mul_round_pos(%d, %d, %d): C gives %s, gemmlowp %d", a, b, s, lines[k], want)
+				}
+				k++
+			}
+		}
+	}
+}

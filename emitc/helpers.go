@@ -36,6 +36,13 @@ static inline int32_t rdivpot(int32_t x, int32_t exponent)
     const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
     return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }`},
+	"mul_round_pos": {nil, `/* rdivpot(srdhm(a, b), s) for a, b >= 0 and s in [0, 31] (tir.IntrMulRoundPos): on
+   non-negative values both roundings are half up. h < 2^31, so h + 2^(s-1) fits 32 bits unsigned. */
+static inline int32_t mul_round_pos(int32_t a, int32_t b, int32_t s)
+{
+    const uint32_t h = (uint32_t)(((int64_t)a * (int64_t)b + (INT64_C(1) << 30)) >> 31);
+    return s > 0 ? (int32_t)((h + (UINT32_C(1) << (s - 1))) >> s) : (int32_t)h;
+}`},
 	"requant": {[]string{"srdhm", "rdivpot"}, `/* TFLite MultiplyByQuantizedMultiplier. */
 static inline int32_t requant(int32_t x, int32_t multiplier, int32_t shift)
 {
@@ -404,5 +411,5 @@ func addHelper(name string, deps []string, code string) {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}

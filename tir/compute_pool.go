@@ -294,7 +294,8 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 					Let("scale", Call(IntrRecip, I32, At(sum), C(12)), func(scale Expr) Stmt {
 						return Let("shift", Add(Call(IntrRecipShift, I32, At(sum), C(12)), C(23)), func(shift Expr) Stmt {
 							return Loop("c", depth, func(c Expr) Stmt {
-								v := Sub(Call(IntrRDivPOT, I32, Call(IntrSRDHM, I32, scale, At(expT, diff(c))), shift), C(128))
+								// scale > 0 (a reciprocal) and the table's exponentials >= 0.
+								v := Sub(Call(IntrMulRoundPos, I32, scale, At(expT, diff(c)), shift), C(128))
 								return Put(y, CastTo(I8, Clamp(v, C(-128), C(127))), r, c)
 							})
 						})

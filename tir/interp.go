@@ -307,6 +307,11 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{i: int64(SRDHM(i32(0), i32(1)))}
 	case IntrRDivPOT:
 		return val{i: int64(RDivPOT(i32(0), i32(1)))}
+	case IntrMulRoundPos:
+		if args[0].i < 0 || args[1].i < 0 || args[2].i < 0 || args[2].i > 31 {
+			panic(fmt.Sprintf("%s(%d, %d, %d): wants a, b >= 0 and s in [0, 31]", IntrMulRoundPos, args[0].i, args[1].i, args[2].i))
+		}
+		return val{i: int64(RDivPOT(SRDHM(i32(0), i32(1)), i32(2)))}
 	case IntrRecip:
 		r, _ := Reciprocal(i32(0), i32(1))
 		return val{i: int64(r)}
