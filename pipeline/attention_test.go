@@ -168,3 +168,24 @@ func TestDSPBatchMatMulUnderQEMU(t *testing.T) {
 		checkGraphUnderQEMU(t, qemuBoard(t, "mps3-an547"), bmmGraph([]int{2}, []int{2}, 5, 7, 16, -128, 2), "bmm", "mve", nil, 4, 3, "dsp_mac_s16_")
 	})
 }
+
+// A Gram matrix x·xᵀ (one tensor both operands, read with AdjY) runs
+// bit-exact on the dsp and generic targets: the kernel reads the tensor
+// through two parameters, one view each (one parameter took both views,
+// the second overwriting the first: review finding).
+func TestBatchMatMulOfOneTensorUnderQEMU(t *testing.T) {
+	gram := func() *graph.Graph { // a graph per subtest: compiling changes it
+		g := graph.New("gram", "tflite")
+		q := func(s float32, z int32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{z}} }
+		g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{2, 5, 12}, Quant: q(0.05, 3)})
+		g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{2, 5, 5}, Quant: q(0.4, -2)})
+		g.AddNode(&graph.Node{Name: "gram", Op: graph.BatchMatMul, Inputs: []string{"x", "x"}, Outputs: []string{"y"}, Attrs: &graph.BatchMatMulAttrs{AdjY: true}})
+		g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+		return g
+	}
+	for _, bt := range []struct{ board, target, call string }{{"mps2-an386", "dsp", "dsp_mac_s16_"}, {"mps2-an385", "generic", "gram"}} {
+		t.Run(bt.target, func(t *testing.T) {
+			checkGraphUnderQEMU(t, qemuBoard(t, bt.board), gram(), "gram", bt.target, nil, 4, 9, bt.call)
+		})
+	}
+}

@@ -40,6 +40,15 @@ func (k *kctx) in(i int) *Buffer {
 	return k.tensorBuf(t, false)
 }
 
+// secondParam is another read-only parameter for tensor t, already a
+// parameter of the kernel (the call passes the same pointer twice).
+func (k *kctx) secondParam(t *graph.Tensor) *Buffer {
+	b := NewBuffer(cname(t.Name)+"_2", t.DType, t.Shape, ScopeParam)
+	b.Tensor = t.Name
+	k.f.Params = append(k.f.Params, b)
+	return b
+}
+
 func (k *kctx) tensorBuf(t *graph.Tensor, writes bool) *Buffer {
 	if t.IsConst() {
 		b := NewBuffer(cname(t.Name), t.DType, t.Shape, ScopeConst)

@@ -460,8 +460,16 @@ func computeBatchMatMul(k *kctx) (Stmt, error) {
 		return nil, k.errorf("output %v has rank < 2", yt.Shape)
 	}
 	batch := yt.Shape[:len(yt.Shape)-2]
-	A := matView(k.in(0), batch, a.AdjX)
-	Bm := matView(k.in(1), batch, a.AdjY)
+	ab, bb := k.in(0), k.in(1)
+	if ab == bb && ab.Scope == ScopeParam {
+		// One tensor read two ways (x·xᵀ): matView reshapes a parameter
+		// in place, so the second read gets a parameter of its own for
+		// the same tensor (the second view overwrote the first: review
+		// finding).
+		bb = k.secondParam(bt)
+	}
+	A := matView(ab, batch, a.AdjX)
+	Bm := matView(bb, batch, a.AdjY)
 	M, K := A.Shape[len(batch)], A.Shape[len(batch)+1]
 	K2, N := Bm.Shape[len(batch)], Bm.Shape[len(batch)+1]
 	if K != K2 || yt.Shape[len(batch)] != M || yt.Shape[len(batch)+1] != N {
