@@ -14,7 +14,8 @@ import "slices"
 func FoldTransposeIntoBatchMatMul(g *Graph) int {
 	n := 0
 	prod, cons := g.Producers(), g.Consumers()
-	for _, mm := range g.Nodes {
+	var gone []*Node // removed after the loop, which g.Nodes must outlive
+	for _, mm := range slices.Clone(g.Nodes) {
 		a, _ := mm.Attrs.(*BatchMatMulAttrs)
 		if mm.Op != BatchMatMul || len(mm.Inputs) != 2 || (a != nil && a.AdjY) || mm.Inputs[0] == mm.Inputs[1] {
 			continue
@@ -39,9 +40,9 @@ func FoldTransposeIntoBatchMatMul(g *Graph) int {
 		na.AdjY = true
 		mm.Attrs = &na
 		n++
-		if identity(perm) {
+		if src := g.Tensors[tr.Inputs[0]]; identity(perm) && src != nil && src.Quant.Equal(b.Quant) && src.DType == b.DType {
 			mm.Inputs[1] = tr.Inputs[0]
-			g.Nodes = slices.DeleteFunc(g.Nodes, func(x *Node) bool { return x == tr })
+			gone = append(gone, tr)
 			delete(g.Tensors, bn)
 			continue
 		}
@@ -49,6 +50,7 @@ func FoldTransposeIntoBatchMatMul(g *Graph) int {
 		b.Shape = slices.Clone(b.Shape)
 		b.Shape[r-2], b.Shape[r-1] = b.Shape[r-1], b.Shape[r-2]
 	}
+	g.Nodes = slices.DeleteFunc(g.Nodes, func(x *Node) bool { return slices.Contains(gone, x) })
 	return n
 }
 

@@ -100,3 +100,53 @@ func TestFoldTransposeIntoBatchMatMul(t *testing.T) {
 		}
 	}
 }
+
+// Removing a Transpose must not disturb the walk over the nodes: two heads
+// whose Kᵀ are Transposes of the last two axes, each product followed by a
+// Relu (q·kᵀ then Softmax, as PyTorch exports attention), both fold and
+// the graph stays valid (the walk deleted while it ranged over g.Nodes and
+// then read a nil node: review finding). A Transpose whose input has other
+// quantization than its output is kept.
+func TestFoldTransposeTwoHeads(t *testing.T) {
+	g := graph.New("attn", "onnx")
+	for _, s := range []string{"1", "2"} {
+		g.AddTensor(&graph.Tensor{Name: "a" + s, DType: graph.Float32, Shape: []int{1, 3, 2}})
+		g.AddTensor(&graph.Tensor{Name: "c" + s, DType: graph.Float32, Shape: []int{1, 3, 2}})
+		g.AddTensor(&graph.Tensor{Name: "ct" + s, DType: graph.Float32, Shape: []int{1, 2, 3}})
+		g.AddTensor(&graph.Tensor{Name: "y" + s, DType: graph.Float32, Shape: []int{1, 3, 3}})
+		g.AddTensor(&graph.Tensor{Name: "z" + s, DType: graph.Float32, Shape: []int{1, 3, 3}})
+		g.AddNode(&graph.Node{Name: "tr" + s, Op: graph.Transpose, Inputs: []string{"c" + s}, Outputs: []string{"ct" + s}, Attrs: &graph.TransposeAttrs{Perm: []int{0, 2, 1}}})
+	}
+	for _, s := range []string{"1", "2"} {
+		g.AddNode(&graph.Node{Name: "mm" + s, Op: graph.BatchMatMul, Inputs: []string{"a" + s, "ct" + s}, Outputs: []string{"y" + s}, Attrs: &graph.BatchMatMulAttrs{}})
+		g.AddNode(&graph.Node{Name: "r" + s, Op: graph.Relu, Inputs: []string{"y" + s}, Outputs: []string{"z" + s}})
+	}
+	g.Inputs, g.Outputs = []string{"a1", "c1", "a2", "c2"}, []string{"z1", "z2"}
+	if n := graph.FoldTransposeIntoBatchMatMul(g); n != 2 || len(g.Nodes) != 4 {
+		t.Fatalf("folded %d, %d nodes; want 2 and 4", n, len(g.Nodes))
+	}
+	if err := graph.Validate(g); err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range g.Nodes {
+		if nd == nil || nd.Op == graph.Transpose {
+			t.Fatalf("nodes %v", g.Nodes)
+		}
+	}
+	// Quantized: the Transpose's input and output differ in scale.
+	q := graph.New("q", "tflite")
+	q.AddTensor(&graph.Tensor{Name: "a", DType: graph.Int8, Shape: []int{1, 3, 2}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{0}}})
+	q.AddTensor(&graph.Tensor{Name: "c", DType: graph.Int8, Shape: []int{1, 3, 2}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{0}}})
+	q.AddTensor(&graph.Tensor{Name: "ct", DType: graph.Int8, Shape: []int{1, 2, 3}, Quant: &graph.Quant{Scale: []float32{0.2}, ZeroPoint: []int32{0}}})
+	q.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, 3, 3}, Quant: &graph.Quant{Scale: []float32{0.5}, ZeroPoint: []int32{0}}})
+	q.AddNode(&graph.Node{Name: "tr", Op: graph.Transpose, Inputs: []string{"c"}, Outputs: []string{"ct"}, Attrs: &graph.TransposeAttrs{Perm: []int{0, 2, 1}}})
+	q.AddNode(&graph.Node{Name: "mm", Op: graph.BatchMatMul, Inputs: []string{"a", "ct"}, Outputs: []string{"y"}, Attrs: &graph.BatchMatMulAttrs{}})
+	q.Inputs, q.Outputs = []string{"a", "c"}, []string{"y"}
+	graph.FoldTransposeIntoBatchMatMul(q)
+	if len(q.Nodes) != 2 || q.Nodes[1].Inputs[1] != "ct" {
+		t.Errorf("a requantizing Transpose was removed: %d nodes, product reads %v", len(q.Nodes), q.Nodes[len(q.Nodes)-1].Inputs)
+	}
+	if err := graph.Validate(q); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -15,7 +15,8 @@ import (
 // one (opset 17): a linear embedding of t frames of f features to d, a
 // learned position table, blocks pre-norm encoder blocks (LayerNorm,
 // Linear as Add(bias, MatMul), h heads split by Reshape and Transpose, K
-// transposed for Q·Kᵀ, Softmax, ·V, heads merged, a projection and a
+// transposed for Q·Kᵀ (in one Transpose in even blocks, in two in odd
+// ones), Softmax, ·V, heads merged, a projection and a
 // ReLU MLP of width 2d, residual Adds), a final LayerNorm, a mean over
 // the frames and a classifier of 12 classes.
 func keywordTransformer(t *testing.T, name string, T, F, d, h, blocks int) string {
@@ -44,7 +45,15 @@ func keywordTransformer(t *testing.T, name string, T, F, d, h, blocks int) strin
 			return b.Node("Transpose", []string{b.Node("Reshape", []string{z, heads})}, onnx.IntsAttr("perm", perm...))
 		}
 		q := split(lin(y, p+".q", d, d), 0, 2, 1, 3)
-		k := split(lin(y, p+".k", d, d), 0, 2, 3, 1)
+		var k string
+		if i%2 == 0 {
+			k = split(lin(y, p+".k", d, d), 0, 2, 3, 1)
+		} else {
+			// The other way PyTorch writes it: heads split as Q's, then
+			// k.transpose(-2, -1), a Transpose of the last two axes (which
+			// the fold removes: it once crashed the import, review finding).
+			k = b.Node("Transpose", []string{split(lin(y, p+".k", d, d), 0, 2, 1, 3)}, onnx.IntsAttr("perm", 0, 1, 3, 2))
+		}
 		v := split(lin(y, p+".v", d, d), 0, 2, 1, 3)
 		s := b.Node("Mul", []string{b.Node("MatMul", []string{q, k}), b.Scalar(p+".scale", graph.Float32, 1/math.Sqrt(float64(dh)))})
 		a := b.Node("Softmax", []string{s}, onnx.IntAttr("axis", -1))
