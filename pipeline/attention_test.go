@@ -154,7 +154,7 @@ func bmmGraph(ba, bb []int, m, k, n int, za, zb int32) *graph.Graph {
 // The dsp batch_matmul's C runs bit-exact on the Cortex-M4 board against
 // the reference interpreter, on random and extreme inputs: K a multiple of
 // four and not, odd rows and columns, a broadcast batch, columns packed in
-// three chunks, and each block shape; and on the Cortex-M55.
+// three chunks, and each block shape; and the mve and neon GEMV forms.
 func TestDSPBatchMatMulUnderQEMU(t *testing.T) {
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
@@ -171,10 +171,13 @@ func TestDSPBatchMatMulUnderQEMU(t *testing.T) {
 			checkGraphUnderQEMU(t, b, c.g, "bmm", "dsp", map[string]map[string]int{"batch_matmul": c.knobs}, 4, 3, "dsp_mac_s16_")
 		})
 	}
-	// The M55's mve target runs them on the same micro-kernels (its
-	// Helium schedule does not take a product of two activations).
+	// The M55 and the Cortex-A run them on their GEMV micro-kernels, the
+	// offsets' sums out of the loop (K of 7 with a tail; broadcast A).
 	t.Run("m55-pv-k7", func(t *testing.T) {
-		checkGraphUnderQEMU(t, qemuBoard(t, "mps3-an547"), bmmGraph([]int{2}, []int{2}, 5, 7, 16, -128, 2), "bmm", "mve", nil, 4, 3, "dsp_mac_s16_")
+		checkGraphUnderQEMU(t, qemuBoard(t, "mps3-an547"), bmmGraph([]int{2}, []int{2}, 5, 7, 16, -128, 2), "bmm", "mve", nil, 4, 3, "mve_gemv_s8(")
+	})
+	t.Run("neon-qk-broadcast", func(t *testing.T) {
+		checkGraphUnderQEMU(t, qemuBoard(t, "aarch64-linux"), bmmGraph([]int{1}, []int{3}, 6, 20, 9, 7, -5), "bmm", "neon", nil, 4, 3, "neon_gemv_s8(")
 	})
 }
 

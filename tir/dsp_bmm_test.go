@@ -99,3 +99,38 @@ func TestDSPWidenIL(t *testing.T) {
 		}
 	}
 }
+
+// The mve and neon batch_matmul (KGemv with the offsets' sums taken out of
+// the loop) keeps the compute definition's results: both offsets, one of
+// them zero, K of 5 and 40, a broadcast batch; B not transposed falls back
+// (to the dsp micro-kernels on mve, the generic nest on neon).
+func TestSIMDBatchMatMulKeepsResults(t *testing.T) {
+	for _, tg := range []*Target{MVE, NEON} {
+		for _, c := range []struct {
+			ba, bb  []int
+			m, k, n int
+			adjY    bool
+			za, zb  int32
+			gemv    bool
+		}{
+			{[]int{1, 4}, []int{1, 4}, 7, 16, 7, true, 3, -9, true},
+			{[]int{2}, []int{1}, 5, 40, 9, true, -128, 2, true},
+			{[]int{3}, []int{3}, 4, 5, 6, true, 0, 7, true},
+			{[]int{3}, []int{3}, 4, 8, 6, true, 5, 0, true},
+			{[]int{2}, []int{2}, 4, 8, 6, false, 1, 2, false},
+		} {
+			name := fmt.Sprintf("%s_a%v_b%v_m%d_k%d_n%d_adj%v_z%d,%d", tg.Name, c.ba, c.bb, c.m, c.k, c.n, c.adjY, c.za, c.zb)
+			g, n := int8BMM(c.ba, c.bb, c.m, c.k, c.n, c.adjY, c.za, c.zb)
+			f := computeFunc(t, g, n)
+			s, err := tg.schedule(computeFunc(t, g, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = Finalize(s)
+			if got := usesIntrinsic(s, tg.Name+"_"+KGemv); got != c.gemv {
+				t.Fatalf("%s: uses %s_%s: %v, want %v\n%s", name, tg.Name, KGemv, got, c.gemv, s)
+			}
+			sameResult(t, name, Finalize(f), s)
+		}
+	}
+}

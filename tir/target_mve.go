@@ -11,7 +11,7 @@ var MVE = &Target{Name: "mve", Schedules: map[string]ScheduleFunc{
 	"add":              simdElementwise("mve", nil),
 	"avg_pool2d":       simdAvgPool("mve", scheduleHoist),
 	"sub":              simdElementwise("mve", nil),
-	"batch_matmul":     simdSchedule("mve", scheduleBMMDSP),
+	"batch_matmul":     scheduleBMMSIMD("mve", scheduleBMMDSP),
 }}
 
 func init() {

@@ -11,6 +11,7 @@ var NEON = &Target{Name: "neon", Schedules: map[string]ScheduleFunc{
 	"add":              simdElementwise("neon", nil),
 	"avg_pool2d":       simdAvgPool("neon", scheduleHoist),
 	"sub":              simdElementwise("neon", nil),
+	"batch_matmul":     scheduleBMMSIMD("neon", func(f *PrimFunc) (*PrimFunc, error) { return f, nil }),
 }}
 
 func init() {
