@@ -36,7 +36,13 @@ func WriteQDQ(g *graph.Graph, path string) error {
 // the file it names, which keeps its mode; a path that is not a regular
 // file (a device, a pipe) is written directly.
 func writeAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
+	mode, keep := os.FileMode(0o644), false
+	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		if _, err := filepath.EvalSymlinks(path); err != nil {
+			// A dangling link: create the file it names, not replace it.
+			return os.WriteFile(path, data, mode)
+		}
+	}
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 		st, err := os.Stat(real)
@@ -47,7 +53,7 @@ func writeAtomic(path string, data []byte) error {
 			return os.WriteFile(path, data, mode)
 		}
 		if err == nil {
-			mode = st.Mode().Perm()
+			mode, keep = st.Mode().Perm(), true
 		}
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
@@ -55,8 +61,18 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
+	if !keep {
+		// A new file gets 0644 less the umask, as os.WriteFile gives it
+		// (CreateTemp's 0600 and a Chmod ignored the umask: review
+		// finding): the name is created again with 0644.
+		f.Close()
+		os.Remove(tmp)
+		if f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+			return err
+		}
+	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && keep {
 		err = f.Chmod(mode)
 	}
 	if cerr := f.Close(); err == nil {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcugen/mcugen/emitc"
 )
 
 // MLFVersion is the Model Library Format version written into metadata.json: 7, the
@@ -75,9 +77,9 @@ func (m *model) mlfMetadata() map[string]any {
 	// microTVM names a module (relay.build's mod_name, "default") and prefixes its C
 	// API with tvmgen_<name>: a tvmgen_ prefix gives the module's name back.
 	module := m.Prefix
-	n, microTVM := strings.CutPrefix(m.Prefix, "tvmgen_")
-	if microTVM = microTVM && n != ""; microTVM {
-		module = n
+	microTVM := emitc.MicroTVM(m.Prefix) // as the header's names (any case)
+	if microTVM {
+		module = m.Prefix[len("tvmgen_"):]
 	}
 	ins, outs := map[string]tensorMeta{}, map[string]tensorMeta{}
 	io := 0
