@@ -309,7 +309,7 @@ func TestRunVerdict(t *testing.T) {
 		{true, 6e-8, "outputs match the reference interpreter within float rounding (max abs diff 6e-08)"},
 		{false, 0.5, "outputs DIFFER from the reference interpreter (max abs diff 0.5)"},
 	} {
-		if got := "outputs " + verdict(c.match, c.diff); got != c.want {
+		if got := "outputs " + verdict(c.match, c.diff, nil); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)
 		}
 	}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcugen/mcugen/graph"
 )
 
 // bench --cycles on a Cortex-M4 board without an emulator gets the
@@ -87,5 +90,27 @@ func TestJUnitToAPipe(t *testing.T) {
 	}
 	if s := <-got; !strings.Contains(s, "<testsuite") {
 		t.Errorf("the pipe carried %q", s)
+	}
+}
+
+// A float model's input holding NaN: the reference carries it through, the
+// firmware's ReLU and max pool need not; run's error names the input and
+// the element instead of "max abs diff +Inf" (user-journey finding).
+func TestRunSaysWhereNaNCameFrom(t *testing.T) {
+	d := graph.NewData(graph.Float32, []int{1, 3, 16, 16})
+	for i := range d.F {
+		d.F[i] = float32(i%7) * 0.1
+	}
+	d.F[5] = float32(math.NaN())
+	in := filepath.Join(t.TempDir(), "nan.npy")
+	if err := writeNpy(in, d); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := mcugen(t, "run", "../../testdata/onnx/cnn.onnx", "--board", "host", "--input", in)
+	if code == 0 {
+		t.Skipf("the firmware carried NaN through as the reference does:\n%s", out)
+	}
+	if want := "input image holds NaN at element 5"; !strings.Contains(errs, want) || strings.Contains(errs, "+Inf") {
+		t.Errorf("exit %d, stderr %q, want %q", code, errs, want)
 	}
 }

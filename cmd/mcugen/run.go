@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -203,19 +204,39 @@ func (c *runCmd) Run(e *env) error {
 		}
 		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B\n",
 			board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)))
-		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, r.MaxAbsDiff))
+		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, r.MaxAbsDiff, vectors))
 	}
 	if !r.MatchReference {
-		return fmt.Errorf("%s on %s: outputs differ from the reference interpreter (max abs diff %g)", c.Model, r.Board, r.MaxAbsDiff)
+		return fmt.Errorf("%s on %s: outputs differ from the reference interpreter (%s)", c.Model, r.Board, diffText(r.MaxAbsDiff, vectors))
 	}
 	return nil
 }
 
+// diffText says how far the outputs are from the reference: the largest
+// difference, or, where one side has NaN or an infinity and the other does
+// not (an input with NaN: the reference passes it on, a kernel's clamp may
+// not), that (it said "max abs diff +Inf": user-journey finding).
+func diffText(maxAbsDiff float64, vectors []map[string]*graph.Data) string {
+	if !math.IsInf(maxAbsDiff, 1) {
+		return fmt.Sprintf("max abs diff %g", maxAbsDiff)
+	}
+	for _, v := range vectors {
+		for name, d := range v {
+			for i := range d.F {
+				if f := float64(d.F[i]); math.IsNaN(f) || math.IsInf(f, 0) {
+					return fmt.Sprintf("NaN or Inf on one side where the other has a number: input %s holds %g at element %d, which the reference carries through and the firmware's kernels need not", name, f, i)
+				}
+			}
+		}
+	}
+	return "NaN or Inf on one side where the other has a number"
+}
+
 // verdict completes "outputs ..." for run's summary line.
-func verdict(match bool, maxAbsDiff float64) string {
+func verdict(match bool, maxAbsDiff float64, vectors []map[string]*graph.Data) string {
 	switch {
 	case !match:
-		return fmt.Sprintf("DIFFER from the reference interpreter (max abs diff %g)", maxAbsDiff)
+		return fmt.Sprintf("DIFFER from the reference interpreter (%s)", diffText(maxAbsDiff, vectors))
 	case maxAbsDiff > 0:
 		return fmt.Sprintf("match the reference interpreter within float rounding (max abs diff %g)", maxAbsDiff)
 	}
