@@ -103,7 +103,13 @@ func TestFitWeightsFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	c16, c8 := big.Module.ConstBytes(), all8.Module.ConstBytes()
+	// The code beside the constants, and the runtime's 4 KiB: as measured
+	// with the board's compiler, which the fit pass does before it keeps any
+	// layer int8 (the estimate where the compiler is missing).
 	headroom := int64(codeHeadroomBase + codeHeadroomKernel*len(big.Module.Funcs))
+	if m, err := measureFlash(b, big.Files); err == nil {
+		headroom = int64(m) - c16 + codeHeadroomBase
+	}
 	if int64(big.Report.WeightsBytes) != c16 || c8 >= c16 {
 		t.Fatalf("constants %d B int16, %d B int8, report %d B", c16, c8, big.Report.WeightsBytes)
 	}

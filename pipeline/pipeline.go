@@ -732,22 +732,7 @@ func checkStack(s *State) error {
 }
 
 func emitPass(s *State) error {
-	section := s.Opt.WeightsSection
-	if section == "" && !s.Opt.PlainWeights && s.Opt.Board != nil && s.Opt.Board.BareMetal() {
-		// The board's linker script puts this section in its weights region.
-		section = crt.WeightsSection
-	}
-	arena := ""
-	if !s.Opt.PlainWeights && s.Opt.Board != nil && s.Opt.Board.BareMetal() {
-		// mcugen's linker script puts it in the board's arena region
-		// (Zephyr, Arduino and Bazel builds link with their own scripts).
-		arena = crt.ModelArenaSection
-	}
-	o := emitc.Options{
-		Prefix: s.Opt.Prefix, ArenaExternal: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena,
-		WeightsSection: section, ArenaSection: arena, Model: baseName(s.ModelPath), Version: s.Opt.Version,
-		Target: s.Module.Target, Format: s.Graph.Format,
-	}
+	o := s.emitOptions()
 	files, err := emitc.Emit(s.Module, o)
 	if err != nil {
 		return err
@@ -766,6 +751,26 @@ func emitPass(s *State) error {
 		}
 	}
 	return nil
+}
+
+// emitOptions are the emitter's options for s's module and board.
+func (s *State) emitOptions() emitc.Options {
+	section := s.Opt.WeightsSection
+	if section == "" && !s.Opt.PlainWeights && s.Opt.Board != nil && s.Opt.Board.BareMetal() {
+		// The board's linker script puts this section in its weights region.
+		section = crt.WeightsSection
+	}
+	arena := ""
+	if !s.Opt.PlainWeights && s.Opt.Board != nil && s.Opt.Board.BareMetal() {
+		// mcugen's linker script puts it in the board's arena region
+		// (Zephyr, Arduino and Bazel builds link with their own scripts).
+		arena = crt.ModelArenaSection
+	}
+	return emitc.Options{
+		Prefix: s.Opt.Prefix, ArenaExternal: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena,
+		WeightsSection: section, ArenaSection: arena, Model: baseName(s.ModelPath), Version: s.Opt.Version,
+		Target: s.Module.Target, Format: s.Graph.Format,
+	}
 }
 
 // definedFuncs names the functions the C files define as "void
