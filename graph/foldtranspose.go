@@ -40,7 +40,7 @@ func FoldTransposeIntoBatchMatMul(g *Graph) int {
 		na.AdjY = true
 		mm.Attrs = &na
 		n++
-		if src := g.Tensors[tr.Inputs[0]]; identity(perm) && src != nil && src.Quant.Equal(b.Quant) && src.DType == b.DType {
+		if src := g.Tensors[tr.Inputs[0]]; IsIdentityPerm(perm) && src != nil && src.Quant.Equal(b.Quant) && src.DType == b.DType {
 			mm.Inputs[1] = tr.Inputs[0]
 			gone = append(gone, tr)
 			delete(g.Tensors, bn)
@@ -54,7 +54,8 @@ func FoldTransposeIntoBatchMatMul(g *Graph) int {
 	return n
 }
 
-func identity(perm []int) bool {
+// IsIdentityPerm reports whether perm leaves every axis where it is.
+func IsIdentityPerm(perm []int) bool {
 	for i, p := range perm {
 		if p != i {
 			return false

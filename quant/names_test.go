@@ -123,14 +123,7 @@ func TestQuantizeKeepsLayerNames(t *testing.T) {
 // successful one replaces the file whole, and a symbolic link is written
 // through to its file.
 func TestWriteQDQAtomic(t *testing.T) {
-	g, err := onnx.Import("named", namedCNN(), onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, _, err := PTQ(g, RandomCalib(g, 2, 1), Options{}, CalibOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := namedInt8(t)
 	dir := t.TempDir()
 	list := func() []string {
 		es, _ := os.ReadDir(dir)
@@ -188,14 +181,7 @@ func TestWriteQDQAtomic(t *testing.T) {
 // root, the rename put a regular file in place of /dev/full (review
 // finding).
 func TestWriteQDQToAPipe(t *testing.T) {
-	g, err := onnx.Import("named", namedCNN(), onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, _, err := PTQ(g, RandomCalib(g, 2, 1), Options{}, CalibOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := namedInt8(t)
 	fifo := filepath.Join(t.TempDir(), "model.onnx")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skip(err)
@@ -220,14 +206,7 @@ func TestWriteQDQToAPipe(t *testing.T) {
 // temporary file was chmod 0644 whatever the umask: review finding); an
 // existing file keeps its own mode; a dangling link gets the file it names.
 func TestWriteQDQModes(t *testing.T) {
-	g, err := onnx.Import("named", namedCNN(), onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, _, err := PTQ(g, RandomCalib(g, 2, 1), Options{}, CalibOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := namedInt8(t)
 	dir := t.TempDir()
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
@@ -261,4 +240,18 @@ func TestWriteQDQModes(t *testing.T) {
 	if _, err := os.Stat(target); err != nil {
 		t.Errorf("the link's target was not written: %v", err)
 	}
+}
+
+// namedInt8 is namedCNN quantized from two random samples.
+func namedInt8(t *testing.T) *graph.Graph {
+	t.Helper()
+	g, err := onnx.Import("named", namedCNN(), onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := PTQ(g, RandomCalib(g, 2, 1), Options{}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }

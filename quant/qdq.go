@@ -289,14 +289,7 @@ func compose(a, b []int) []int {
 	return out
 }
 
-func identity(p []int) bool {
-	for i, v := range p {
-		if v != i {
-			return false
-		}
-	}
-	return p != nil
-}
+func identity(p []int) bool { return p != nil && graph.IsIdentityPerm(p) }
 
 // removeDead drops nodes none of whose outputs is read or is a graph output.
 func removeDead(g *graph.Graph) {

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -52,37 +53,12 @@ func scheduleBMMDSP(f *PrimFunc) (*PrimFunc, error) {
 	if floatKernel(f) {
 		return f, nil
 	}
-	a, err := parseAccNestAny(f)
-	if err != nil || len(a.outer) < 2 || len(a.red) != 1 || a.cond != nil {
+	bn, ok := parseBMM(f)
+	if !ok {
 		return f, nil
 	}
-	oe, err := a.extents(a.outer)
-	if err != nil {
-		return f, nil
-	}
-	if v, ok := IsConst(a.init); !ok || v != 0 {
-		return f, nil
-	}
-	nb := len(a.outer) - 2
-	M, N := oe[nb], oe[nb+1]
-	K := int(mustConst(a.red[0].Extent))
+	a, M, N, K, iV, jV, A, B := bn.acc, bn.M, bn.N, bn.K, bn.iV, bn.jV, bn.A, bn.B
 	K4 := (K + 3) / 4 * 4
-	iV, jV, kV := a.outer[nb].Var, a.outer[nb+1].Var, a.red[0].Var
-	A, B := a.x.Buf, a.w.Buf
-	idxIs := func(l *Load, last ...*Var) bool {
-		if len(l.Indices) != nb+2 {
-			return false
-		}
-		for d := 0; d < nb; d++ {
-			if l.Indices[d] != Expr(a.outer[d].Var) {
-				return false
-			}
-		}
-		return l.Indices[nb] == Expr(last[0]) && l.Indices[nb+1] == Expr(last[1])
-	}
-	if A == B || !idxIs(a.x, iV, kV) || !idxIs(a.w, kV, jV) || A.Strides[nb+1] != 1 || B.Strides[nb] != 1 {
-		return f, nil
-	}
 	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", 4), knob(f, "unroll_k", 8)
 	if M < br {
 		br = 1
@@ -95,11 +71,7 @@ func scheduleBMMDSP(f *PrimFunc) (*PrimFunc, error) {
 	chunk = min(chunk, N)
 	u := unrollFor(unroll, K4)
 	store := fastRequant(a.store)
-	batch := make([]Expr, nb)
-	for d := range batch {
-		batch[d] = a.outer[d].Var
-	}
-	at := func(b *Buffer, p, q Expr) Expr { return flatIndex(b, append(append([]Expr{}, batch...), p, q)) }
+	at := bn.at
 	// widen writes row src[si..si+K) plus off at dst[di], step words per
 	// group of four (a staged copy padded with -off when K % 4 != 0).
 	widen := func(dst *Buffer, di Expr, src *Buffer, si Expr, off int64, step int) Stmt {
@@ -164,13 +136,64 @@ func scheduleBMMDSP(f *PrimFunc) (*PrimFunc, error) {
 		}
 		body = append(body, &Allocate{Buf: wb, Body: Block(Block(pack...), Block(rows...))})
 	}
-	var s Stmt = Block(body...)
-	for d := nb - 1; d >= 0; d-- {
-		l := *a.outer[d]
+	g := *f
+	g.Body = bn.inBatch(Block(body...))
+	return &g, nil
+}
+
+// bmmNest is an int8 batch_matmul's compute definition whose operands both
+// hold the reduction axis innermost: A[batch..., i, k] and B[batch..., k, j]
+// with unit strides along k (B read with AdjY), accumulating from zero.
+type bmmNest struct {
+	acc      *accNest
+	nb       int // batch dimensions
+	M, N, K  int
+	iV, jV   *Var
+	A, B     *Buffer
+	batchIdx []Expr
+}
+
+// parseBMM takes a batch_matmul kernel apart (false: not that form).
+func parseBMM(f *PrimFunc) (*bmmNest, bool) {
+	a, err := parseAccNestAny(f)
+	if err != nil || len(a.outer) < 2 || len(a.red) != 1 || a.cond != nil {
+		return nil, false
+	}
+	oe, err := a.extents(a.outer)
+	if err != nil {
+		return nil, false
+	}
+	if v, ok := IsConst(a.init); !ok || v != 0 {
+		return nil, false
+	}
+	nb := len(a.outer) - 2
+	n := &bmmNest{acc: a, nb: nb, M: oe[nb], N: oe[nb+1], K: int(mustConst(a.red[0].Extent)),
+		iV: a.outer[nb].Var, jV: a.outer[nb+1].Var, A: a.x.Buf, B: a.w.Buf}
+	kV := a.red[0].Var
+	for d := 0; d < nb; d++ {
+		n.batchIdx = append(n.batchIdx, a.outer[d].Var)
+	}
+	idxIs := func(l *Load, p, q *Var) bool {
+		return len(l.Indices) == nb+2 && slices.Equal(l.Indices[:nb], n.batchIdx) && l.Indices[nb] == Expr(p) && l.Indices[nb+1] == Expr(q)
+	}
+	if n.A == n.B || n.A.DType != graph.Int8 || n.B.DType != graph.Int8 || !idxIs(a.x, n.iV, kV) || !idxIs(a.w, kV, n.jV) ||
+		n.A.Strides[nb+1] != 1 || n.B.Strides[nb] != 1 {
+		return nil, false
+	}
+	return n, true
+}
+
+// at is the flat index of b[batch..., p, q] in the current batch.
+func (n *bmmNest) at(b *Buffer, p, q Expr) Expr {
+	return flatIndex(b, append(append([]Expr{}, n.batchIdx...), p, q))
+}
+
+// inBatch wraps s in the kernel's batch loops.
+func (n *bmmNest) inBatch(s Stmt) Stmt {
+	for d := n.nb - 1; d >= 0; d-- {
+		l := *n.acc.outer[d]
 		l.Body = s
 		s = &l
 	}
-	g := *f
-	g.Body = s
-	return &g, nil
+	return s
 }

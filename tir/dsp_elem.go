@@ -39,31 +39,43 @@ func scheduleElemDSP(f *PrimFunc) (*PrimFunc, error) {
 // intrinsic and reads exactly one distinct 8-bit element (and nothing else
 // that varies) by a load from a table of its 256 values.
 func lutize(e Expr, table func([]int64) *Buffer) Expr {
-	if l := singleByteLoad(flatConstLoads(e)); l != nil && e.Type() == I32 && callsIntrinsic(e) {
-		if vals, ok := tabulate(flatConstLoads(e), l); ok {
-			idx := Expr(CastTo(I32, l))
-			if l.Buf.DType == graph.Int8 {
-				idx = Add(idx, C(128))
+	return rewriteTopDown(e, func(e Expr) Expr {
+		if l := singleByteLoad(flatConstLoads(e)); l != nil && e.Type() == I32 && callsIntrinsic(e) {
+			if vals, ok := tabulate(flatConstLoads(e), l); ok {
+				idx := Expr(CastTo(I32, l))
+				if l.Buf.DType == graph.Int8 {
+					idx = Add(idx, C(128))
+				}
+				return &Load{Buf: table(vals), Indices: []Expr{idx}}
 			}
-			return &Load{Buf: table(vals), Indices: []Expr{idx}}
 		}
+		return nil
+	})
+}
+
+// rewriteTopDown is e with each outermost subexpression that try replaces
+// (a non-nil result) replaced, walking down Binary, Cast and Intrinsic
+// nodes; e itself when nothing is.
+func rewriteTopDown(e Expr, try func(Expr) Expr) Expr {
+	if r := try(e); r != nil {
+		return r
 	}
 	switch x := e.(type) {
 	case *Binary:
-		a, b := lutize(x.A, table), lutize(x.B, table)
+		a, b := rewriteTopDown(x.A, try), rewriteTopDown(x.B, try)
 		if a == x.A && b == x.B {
 			return e
 		}
 		return &Binary{Op: x.Op, A: a, B: b}
 	case *Cast:
-		if y := lutize(x.X, table); y != x.X {
+		if y := rewriteTopDown(x.X, try); y != x.X {
 			return &Cast{T: x.T, X: y}
 		}
 	case *Intrinsic:
 		args := make([]Expr, len(x.Args))
 		changed := false
 		for i, a := range x.Args {
-			args[i] = lutize(a, table)
+			args[i] = rewriteTopDown(a, try)
 			changed = changed || args[i] != a
 		}
 		if changed {
@@ -203,42 +215,24 @@ func loopExtents(s Stmt) map[*Var]int64 {
 // requantized that vector's elements once per output element (a
 // LayerNorm's + beta: 94,596 instructions on the M4 for 49x64 outputs).
 func constTables(e Expr, ext map[*Var]int64, table func([]int64) *Buffer) Expr {
-	if e.Type() == I32 && callsIntrinsic(e) {
-		// A broadcast constant reads c[i0, i1, i2] with strides 0 on the
-		// axes it does not vary along: flat, only i2 is left.
+	return rewriteTopDown(e, func(e Expr) Expr {
+		if e.Type() != I32 || !callsIntrinsic(e) {
+			return nil
+		}
 		flat := flatConstLoads(e)
-		if v, n, ok := constOverOneVar(flat, ext); ok {
-			if vals, ok := tabulateVar(flat, v, n, ext); ok {
-				if v == nil {
-					return &IntImm{T: I32, V: vals[0]}
-				}
-				return &Load{Buf: table(vals), Indices: []Expr{v}}
-			}
+		v, n, ok := constOverOneVar(flat, ext)
+		if !ok {
+			return nil
 		}
-	}
-	switch x := e.(type) {
-	case *Binary:
-		a, b := constTables(x.A, ext, table), constTables(x.B, ext, table)
-		if a == x.A && b == x.B {
-			return e
+		vals, ok := tabulateVar(flat, v, n, ext)
+		switch {
+		case !ok:
+			return nil
+		case v == nil:
+			return &IntImm{T: I32, V: vals[0]}
 		}
-		return &Binary{Op: x.Op, A: a, B: b}
-	case *Cast:
-		if y := constTables(x.X, ext, table); y != x.X {
-			return &Cast{T: x.T, X: y}
-		}
-	case *Intrinsic:
-		args := make([]Expr, len(x.Args))
-		changed := false
-		for i, a := range x.Args {
-			args[i] = constTables(a, ext, table)
-			changed = changed || args[i] != a
-		}
-		if changed {
-			return &Intrinsic{Name: x.Name, T: x.T, Args: args}
-		}
-	}
-	return e
+		return &Load{Buf: table(vals), Indices: []Expr{v}}
+	})
 }
 
 // constOverOneVar returns the one variable e depends on, and its extent,

@@ -25,48 +25,18 @@ func scheduleBMMSIMD(prefix string, fallback ScheduleFunc) ScheduleFunc {
 			f.Knobs["simd"] = 0
 			return fallback(f)
 		}
-		a, err := parseAccNestAny(f)
-		if err != nil || len(a.outer) < 2 || len(a.red) != 1 || a.cond != nil || knob(f, "simd", 1) == 0 {
+		bn, ok := parseBMM(f)
+		if !ok || knob(f, "simd", 1) == 0 {
 			return fallback(f)
 		}
-		oe, err := a.extents(a.outer)
-		if err != nil {
-			return fallback(f)
-		}
-		if v, ok := IsConst(a.init); !ok || v != 0 {
-			return fallback(f)
-		}
-		nb := len(a.outer) - 2
-		M, N := oe[nb], oe[nb+1]
-		K := int(mustConst(a.red[0].Extent))
-		iV, jV, kV := a.outer[nb].Var, a.outer[nb+1].Var, a.red[0].Var
-		A, B := a.x.Buf, a.w.Buf
-		idxIs := func(l *Load, p, q *Var) bool {
-			if len(l.Indices) != nb+2 {
-				return false
-			}
-			for d := 0; d < nb; d++ {
-				if l.Indices[d] != Expr(a.outer[d].Var) {
-					return false
-				}
-			}
-			return l.Indices[nb] == Expr(p) && l.Indices[nb+1] == Expr(q)
-		}
-		if A == B || A.DType != graph.Int8 || B.DType != graph.Int8 || !idxIs(a.x, iV, kV) || !idxIs(a.w, kV, jV) ||
-			A.Strides[nb+1] != 1 || B.Strides[nb] != 1 {
-			return fallback(f)
-		}
+		a, M, N, K, iV, jV, A, B, nb := bn.acc, bn.M, bn.N, bn.K, bn.iV, bn.jV, bn.A, bn.B, bn.nb
 		gemv := prefix + "_" + KGemv
 		ones := make([]int64, K)
 		for i := range ones {
 			ones[i] = 1
 		}
 		onesB := constBuf(f.Name+"_ones", graph.Int8, []int{K}, ones)
-		batch := make([]Expr, nb)
-		for d := range batch {
-			batch[d] = a.outer[d].Var
-		}
-		at := func(b *Buffer, p, q Expr) Expr { return flatIndex(b, append(append([]Expr{}, batch...), p, q)) }
+		at := bn.at
 		bs := int64(B.Strides[nb+1]) // column j of B starts at j·bs
 		ao, bo := a.xOff, a.wOff
 		store := fastRequantAs(a.store, IntrRequantFast, nil)
@@ -112,13 +82,8 @@ func scheduleBMMSIMD(prefix string, fallback ScheduleFunc) ScheduleFunc {
 		if ao != 0 {
 			s = &Allocate{Buf: colsum, Body: s}
 		}
-		for d := nb - 1; d >= 0; d-- {
-			l := *a.outer[d]
-			l.Body = s
-			s = &l
-		}
 		g := *f
-		g.Body = s
+		g.Body = bn.inBatch(s)
 		g.Knobs["simd"] = 1
 		return &g, nil
 	}

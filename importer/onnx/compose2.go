@@ -529,7 +529,7 @@ func convEinsum(im *importer, c *nodeCtx) error {
 		for i, l := range out {
 			perm[i] = slices.Index(have, l)
 		}
-		return perm, !isIdentity(perm) && !onlyUnitMoves(dims(have), perm)
+		return perm, !graph.IsIdentityPerm(perm) && !onlyUnitMoves(dims(have), perm)
 	}
 	if n == 1 {
 		// A Reduce Sum over the labels the output drops, then a Transpose
@@ -547,7 +547,7 @@ func convEinsum(im *importer, c *nodeCtx) error {
 		perm, moves := toOut(have)
 		if len(axes) > 0 {
 			sum := &graph.ReduceAttrs{Kind: graph.ReduceSum, Axes: axes}
-			if isIdentity(perm) {
+			if graph.IsIdentityPerm(perm) {
 				_, err = c.step(0, "", graph.Reduce, sum, graph.Float32, dims(out), x)
 				return err
 			}
@@ -609,7 +609,7 @@ func convEinsum(im *importer, c *nodeCtx) error {
 			perm[j] = slices.Index(ins[i], l)
 		}
 		v := xs[i]
-		if !isIdentity(perm) {
+		if !graph.IsIdentityPerm(perm) {
 			op, attrs := graph.Op(graph.Transpose), any(&graph.TransposeAttrs{Perm: perm})
 			if onlyUnitMoves(v.shape, perm) {
 				op, attrs = graph.Reshape, nil

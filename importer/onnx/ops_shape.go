@@ -194,7 +194,7 @@ func convTranspose(im *importer, c *nodeCtx) error {
 		for i := range toN {
 			toN[i] = gp[toNHWC[i]]
 		}
-		if isIdentity(toN) {
+		if graph.IsIdentityPerm(toN) {
 			v.primary = nhwc
 		}
 	}
@@ -203,22 +203,13 @@ func convTranspose(im *importer, c *nodeCtx) error {
 		if l == nhwc {
 			p, base = toN, name+"_nhwc"
 		}
-		if isIdentity(p) {
+		if graph.IsIdentityPerm(p) {
 			return src
 		}
 		return im.transpose(src, p, base)
 	}
 	im.vals[name] = v
 	return nil
-}
-
-func isIdentity(perm []int) bool {
-	for i, p := range perm {
-		if p != i {
-			return false
-		}
-	}
-	return true
 }
 
 func convConcat(im *importer, c *nodeCtx) error {
