@@ -202,46 +202,6 @@ func TestWriteQDQToAPipe(t *testing.T) {
 	}
 }
 
-// A new QDQ file's mode is 0644 less the umask, as os.WriteFile's (the
-// temporary file was chmod 0644 whatever the umask: review finding); an
-// existing file keeps its own mode; a dangling link gets the file it names.
-func TestWriteQDQModes(t *testing.T) {
-	q := namedInt8(t)
-	dir := t.TempDir()
-	old := syscall.Umask(0o077)
-	defer syscall.Umask(old)
-	fresh := filepath.Join(dir, "fresh.onnx")
-	if err := WriteQDQ(q, fresh); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o600 {
-		t.Errorf("new file under umask 077: %v %v, want 0600", st.Mode(), err)
-	}
-	kept := filepath.Join(dir, "kept.onnx")
-	os.WriteFile(kept, []byte("x"), 0o640)
-	os.Chmod(kept, 0o640)
-	if err := WriteQDQ(q, kept); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Stat(kept); err != nil || st.Mode().Perm() != 0o640 {
-		t.Errorf("existing file: %v %v, want 0640", st.Mode(), err)
-	}
-	link := filepath.Join(dir, "link.onnx")
-	target := filepath.Join(dir, "target.onnx")
-	if err := os.Symlink(target, link); err != nil {
-		t.Skip(err)
-	}
-	if err := WriteQDQ(q, link); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the dangling link was replaced: %v %v", st.Mode(), err)
-	}
-	if _, err := os.Stat(target); err != nil {
-		t.Errorf("the link's target was not written: %v", err)
-	}
-}
-
 // namedInt8 is namedCNN quantized from two random samples.
 func namedInt8(t *testing.T) *graph.Graph {
 	t.Helper()

@@ -3,12 +3,11 @@ package quant
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/onnx"
+	"github.com/mcugen/mcugen/internal/atomicfile"
 )
 
 // WriteQDQ writes an int8 graph (from Quantize or FoldQDQ) as a QDQ ONNX
@@ -24,66 +23,8 @@ func WriteQDQ(g *graph.Graph, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(path, m.Marshal()); err != nil {
+	if err := atomicfile.WriteFile(path, m.Marshal()); err != nil {
 		return fmt.Errorf("quant: write QDQ model: %w", err)
-	}
-	return nil
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// directory renamed over it: a failed write leaves no half-written file
-// (and an existing one as it was). A symbolic link is written through, to
-// the file it names, which keeps its mode; a path that is not a regular
-// file (a device, a pipe) is written directly.
-func writeAtomic(path string, data []byte) error {
-	mode, keep := os.FileMode(0o644), false
-	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
-		if _, err := filepath.EvalSymlinks(path); err != nil {
-			// A dangling link: create the file it names, not replace it.
-			return os.WriteFile(path, data, mode)
-		}
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-		st, err := os.Stat(real)
-		if err == nil && !st.Mode().IsRegular() {
-			// A device or a pipe (/dev/stdout, /dev/full) is written, never
-			// replaced: renaming over it would put a regular file in its
-			// place (as root, over /dev/full: review finding).
-			return os.WriteFile(path, data, mode)
-		}
-		if err == nil {
-			mode, keep = st.Mode().Perm(), true
-		}
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if !keep {
-		// A new file gets 0644 less the umask, as os.WriteFile gives it
-		// (CreateTemp's 0600 and a Chmod ignored the umask: review
-		// finding): the name is created again with 0644.
-		f.Close()
-		os.Remove(tmp)
-		if f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
-			return err
-		}
-	}
-	_, err = f.Write(data)
-	if err == nil && keep {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
 	}
 	return nil
 }

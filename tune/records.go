@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/mcugen/mcugen/internal/atomicfile"
 )
 
 // Format is the "format" field every records file carries.
@@ -223,41 +224,15 @@ func (rs *Records) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Save writes the records atomically (a temporary file renamed over path),
-// so an interrupted run leaves the previous complete file. A path that
-// exists and is not a regular file (a device, a pipe) is written directly:
-// a rename would replace it (as root, /dev/null itself).
+// Save writes the records through a temporary file renamed over path, so
+// an interrupted run leaves the previous complete file (atomicfile.WriteFile:
+// a device or a pipe is written through, never replaced).
 func (rs *Records) Save(path string) error {
 	b, err := rs.Marshal()
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return fmt.Errorf("tuning records %s: %w", path, err)
-		}
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".records-*.tmp")
-	if err != nil {
-		return fmt.Errorf("tuning records %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("tuning records %s: %w", path, err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("tuning records %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("tuning records %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteFile(path, b); err != nil {
 		return fmt.Errorf("tuning records %s: %w", path, err)
 	}
 	return nil

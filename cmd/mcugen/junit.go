@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/xml"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/mcugen/mcugen/internal/atomicfile"
 )
 
 // The JUnit XML that CI systems read (Jenkins, GitLab, GitHub test
@@ -117,38 +117,15 @@ func junitXML(results []testResult) ([]byte, error) {
 	return append([]byte(xml.Header), append(b, '\n')...), nil
 }
 
-// writeJUnit writes the report through a temporary file beside it, so a
-// reader never sees half of one; a path that exists and is not a regular
-// file (/dev/stdout, a pipe) is written directly, as a rename would replace
-// it (as root, the device itself).
+// writeJUnit writes the report through a temporary file beside it
+// (atomicfile.WriteFile), so a reader never sees half of one; /dev/stdout
+// or a pipe is written through.
 func writeJUnit(path string, results []testResult) error {
 	b, err := junitXML(results)
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return fmt.Errorf("--junit %s: %w", path, unwrapPath(err))
-		}
-		return nil
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".mcugen-junit-*")
-	if err != nil {
-		return fmt.Errorf("--junit %s: %w", path, unwrapPath(err))
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(path, b); err != nil {
 		return fmt.Errorf("--junit %s: %w", path, unwrapPath(err))
 	}
 	return nil

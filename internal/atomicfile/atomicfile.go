@@ -1,0 +1,74 @@
+// Package atomicfile writes an output file so that a reader, or the next
+// run after an interruption, sees either the old contents or the new ones,
+// never half of a file.
+//
+// The QDQ model (`quantize -o`), the tuning records and `--junit` are
+// written this way. Each once had its own copy, and each copy had to learn
+// the same lessons: a device or a pipe given as the output is written, not
+// replaced; a symbolic link is written through; a new file's mode respects
+// the umask.
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// WriteFile writes data to path through a temporary file in the same
+// directory renamed over it: a failed write leaves no half-written file
+// (and an existing one as it was).
+//
+//   - A symbolic link is written through, to the file it names, which keeps
+//     its mode; a dangling link gets the file it names created.
+//   - A path that is not a regular file (/dev/stdout, /dev/full, a pipe) is
+//     written directly: renaming over it would put a regular file in its
+//     place (as root, over the device itself).
+//   - An existing file keeps its mode; a new one gets 0644 less the umask,
+//     as os.WriteFile gives it.
+func WriteFile(path string, data []byte) error {
+	mode, keep := os.FileMode(0o644), false
+	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		if _, err := filepath.EvalSymlinks(path); err != nil {
+			return os.WriteFile(path, data, mode)
+		}
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+		st, err := os.Stat(real)
+		if err == nil && !st.Mode().IsRegular() {
+			return os.WriteFile(path, data, mode)
+		}
+		if err == nil {
+			mode, keep = st.Mode().Perm(), true
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if !keep {
+		// CreateTemp makes the file 0600, and a Chmod would ignore the
+		// umask: the name is created again with 0644 for the umask to mask.
+		f.Close()
+		os.Remove(tmp)
+		if f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+			return err
+		}
+	}
+	_, err = f.Write(data)
+	if err == nil && keep {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
