@@ -50,6 +50,14 @@ static inline int32_t requant(int32_t x, int32_t multiplier, int32_t shift)
     const int32_t right = shift > 0 ? 0 : -shift;
     return rdivpot(srdhm((int32_t)((uint32_t)x << left), multiplier), right);
 }`},
+	"requant64": {nil, `/* TFLite MultiplyByQuantizedMultiplier for a 64-bit accumulator (its 16x8 layers): the
+   multiplier rounded to 16 bits, then one rounding, half up; |x| < 2^47, shift < 8. */
+static inline int32_t requant64(int64_t x, int32_t multiplier, int32_t shift)
+{
+    const int64_t m16 = multiplier < 0x7FFF0000 ? ((int64_t)multiplier + 32768) >> 16 : 0x7FFF;
+    const int32_t total = 15 - shift;
+    return (int32_t)((x * m16 + ((int64_t)1 << (total - 1))) >> total);
+}`},
 	"requant_fast_s8": {nil, `/* clamp(requant(x, m, -(e1 + 1)) + zk + zr, lo, hi) for m >= 0 (tir.IntrRequantFast),
    with k0 = 2^30 + 2^(31 + e1) + zk * 2^(32 + e1): TFLite's two roundings and the
    zero point folded into one 64-bit multiply-add (an SMLAL on a Cortex-M3), the
@@ -411,5 +419,5 @@ func addHelper(name string, deps []string, code string) {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}

@@ -5,10 +5,12 @@ import (
 	"math"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
 )
 
 // CheckAccumulation proves that no integer convolution, fully connected or
-// matmul kernel can overflow its int32 accumulator, or refuses the layer.
+// matmul kernel can overflow its int32 accumulator (its int64 one, for
+// TFLite's 16x8 layers with an int64 bias or none), or refuses the layer.
 //
 // An accumulator starts at the bias and adds K products (x - zx)(w - zw),
 // K = KH*KW*Cin/Group for a convolution and the inner dimension otherwise.
@@ -42,6 +44,15 @@ func CheckAccumulation(g *graph.Graph) error {
 			}
 		}
 		bound := k*maxOffsetMagnitude(x)*maxOffsetMagnitude(w) + maxBias(g.In(n, 2))
+		if interp.Wide16x8(g, n) {
+			// A 16x8 layer's 64-bit accumulator: TFLite's requantization
+			// assumes |acc| < 2^47.
+			if bound >= 1<<47 {
+				return fmt.Errorf("tir: node %q (%s): %d products of up to %d x %d plus the bias could reach %d, beyond the 2^47 a 16x8 layer's requantization takes (split the layer)",
+					n.Name, n.Op, k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound)
+			}
+			continue
+		}
 		if bound > math.MaxInt32 {
 			return fmt.Errorf("tir: node %q (%s): %d products of up to %d x %d plus the bias could reach %d, beyond an int32 accumulator (split the layer)",
 				n.Name, n.Op, k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
 )
 
 func init() {
@@ -112,7 +113,11 @@ func (ep *requantEpilogue) apply(acc Expr, c Expr, outT DType) Expr {
 		if ep.mult != nil {
 			m, s = At(ep.mult, c), At(ep.shift, c)
 		}
-		v = Add(Requant(acc, m, s), C(ep.zp))
+		if acc.Type() == I64 {
+			v = Add(Requant64(acc, m, s), C(ep.zp))
+		} else {
+			v = Add(Requant(acc, m, s), C(ep.zp))
+		}
 	}
 	return CastTo(outT, Clamp(v, C(ep.lo), C(ep.hi)))
 }
@@ -189,6 +194,9 @@ func (k *kctx) convSetup(groups int, act graph.Activation, mode graph.RequantMod
 		c.inOff = -int64(zIn)
 		c.wOff = k.weightOffset(wt, c.Cout)
 		c.accT = I32
+		if interp.Wide16x8(k.g, k.n) {
+			c.accT = I64
+		}
 	}
 	return c, nil
 }
@@ -199,6 +207,8 @@ func (c *convSetup) init(k *kctx, oc Expr) Expr {
 	switch {
 	case k.folded != nil:
 		return At(k.folded, oc)
+	case c.bias != nil && c.accT == I64:
+		return CastTo(I64, At(c.bias, oc))
 	case c.bias != nil:
 		return ld(c.bias, oc)
 	}
@@ -220,6 +230,10 @@ func (c *convSetup) product(n, ih, iw, oc, kh, kw, ic Expr) Expr {
 		if o := c.wOff(oc); o != nil {
 			wv = Add(wv, o)
 		}
+	}
+	if c.accT == I64 {
+		// int16 x int8 fits 32 bits; the sum is 64-bit (a 16x8 layer).
+		return CastTo(I64, Mul(xv, wv))
 	}
 	return Mul(xv, wv)
 }
@@ -318,6 +332,9 @@ func computeFC(k *kctx) (Stmt, error) {
 		inOff = -int64(zIn)
 		wOff = k.weightOffset(wt, N)
 		accT = I32
+		if interp.Wide16x8(k.g, k.n) {
+			accT = I64
+		}
 		if inOff != 0 {
 			if k.folded, err = k.foldedBias(bias, wt, N, inOff); err != nil {
 				return nil, err
@@ -336,6 +353,8 @@ func computeFC(k *kctx) (Stmt, error) {
 			var init Expr = Imm(accT, 0)
 			if k.folded != nil {
 				init = At(k.folded, j)
+			} else if bias != nil && accT == I64 {
+				init = CastTo(I64, At(bias, j))
 			} else if bias != nil {
 				init = ld(bias, j)
 			}
@@ -348,6 +367,9 @@ func computeFC(k *kctx) (Stmt, error) {
 					if o := wOff(j); o != nil {
 						wv = Add(wv, o)
 					}
+				}
+				if accT == I64 {
+					return Put(acc, Add(At(acc), CastTo(I64, Mul(xv, wv))))
 				}
 				return Put(acc, Add(At(acc), Mul(xv, wv)))
 			})

@@ -148,12 +148,14 @@ func computeBinary(k *kctx) (Stmt, error) {
 	clampOut := func(v Expr) Expr { return CastTo(yt.DType, Clamp(v, C(lo), C(hi))) }
 	switch k.n.Op {
 	case graph.Add, graph.Sub:
-		// TFLite: inputs shifted left by 20, rescaled to twice the larger
-		// input scale, summed, rescaled to the output (qmath derives the
-		// parameters as TFLite Micro does: ADD in double, SUB in float).
-		p := qmath.AddParams(s1, s2, so)
+		// TFLite: inputs shifted left by 20 (int16: 15), rescaled to twice
+		// the larger input scale, summed, rescaled to the output (qmath
+		// derives the parameters as TFLite Micro does: ADD in double, SUB
+		// in float).
+		shift := qmath.AddLeftShift(yt.DType == graph.Int16)
+		p := qmath.AddParams(s1, s2, so, shift)
 		if k.n.Op == graph.Sub {
-			p = qmath.SubParams(s1, s2, so)
+			p = qmath.SubParams(s1, s2, so, shift)
 		}
 		ls := int64(1) << uint(p.LeftShift)
 		return elementwise(y, shape, func(iv []Expr) Expr {

@@ -102,6 +102,10 @@ const (
 	// IntrRequant(x, multiplier, shift) int32: TFLite MultiplyByQuantizedMultiplier
 	// (SaturatingRoundingDoublingHighMul then RoundingDivideByPOT).
 	IntrRequant = "requant"
+	// IntrRequant64(x int64, multiplier, shift) int32: TFLite's
+	// MultiplyByQuantizedMultiplier overload for the 64-bit accumulators of
+	// its 16x8 layers (the multiplier rounded to 16 bits, one rounding).
+	IntrRequant64 = "requant64"
 	// IntrExp, IntrTanh, IntrRound (half away from zero) on float32.
 	IntrExp   = "exp"
 	IntrTanh  = "tanh"
@@ -284,6 +288,9 @@ func Call(name string, t DType, args ...Expr) Expr { return &Intrinsic{Name: nam
 
 // Requant is TFLite's MultiplyByQuantizedMultiplier(x, m, shift).
 func Requant(x, m, shift Expr) Expr { return Call(IntrRequant, I32, x, m, shift) }
+
+// Requant64 is IntrRequant64 of a 64-bit accumulator.
+func Requant64(x, m, shift Expr) Expr { return Call(IntrRequant64, I32, x, m, shift) }
 
 // IsConst returns the value of an integer constant.
 func IsConst(e Expr) (int64, bool) {

@@ -303,6 +303,8 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 	switch x.Name {
 	case IntrRequant:
 		return val{i: int64(RequantQ(i32(0), i32(1), i32(2)))}
+	case IntrRequant64:
+		return val{i: int64(qmath.MultiplyByQuantizedMultiplier64(args[0].i, i32(1), int(i32(2))))}
 	case IntrSRDHM:
 		return val{i: int64(SRDHM(i32(0), i32(1)))}
 	case IntrRDivPOT:

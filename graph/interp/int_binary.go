@@ -83,15 +83,16 @@ func intAddSub(sub bool) Kernel {
 		if err != nil {
 			return nil, err
 		}
-		if err := no16x8(g.In(n, 0), g.In(n, 1), yt); err != nil {
+		if err := check16x8(g.In(n, 0), g.In(n, 1), yt); err != nil {
 			return nil, err
 		}
 		s1, z1 := qparams(g.In(n, 0))
 		s2, z2 := qparams(g.In(n, 1))
 		sy, zy := qparams(yt)
-		p := qmath.AddParams(s1, s2, sy)
+		shift := qmath.AddLeftShift(yt.DType == graph.Int16)
+		p := qmath.AddParams(s1, s2, sy, shift)
 		if sub {
-			p = qmath.SubParams(s1, s2, sy)
+			p = qmath.SubParams(s1, s2, sy, shift)
 		}
 		lo, hi := actRange(binaryAct(n), yt)
 		eachQuantPair(y, ins[0], ins[1], z1, z2, func(v1, v2 int32) int32 { return clamp32(p.Combine(v1, v2, sub)+zy, lo, hi) })

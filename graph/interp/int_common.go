@@ -164,6 +164,47 @@ func (r *requantizer) apply(c int, acc int32) int64 {
 	return int64(clamp32(v, r.lo, r.hi))
 }
 
+// apply64 is apply for a 16x8 layer's 64-bit accumulator: TFLite's
+// MultiplyByQuantizedMultiplier overload for int64 (a 16-bit multiplier).
+func (r *requantizer) apply64(c int, acc int64) int64 {
+	if r.raw || r.float {
+		return r.apply(c, int32(acc))
+	}
+	c = min(c, len(r.mult)-1)
+	v := qmath.MultiplyByQuantizedMultiplier64(acc, r.mult[c], r.shift[c]) + r.zy
+	return int64(clamp32(v, r.lo, r.hi))
+}
+
+// Wide16x8 reports whether a convolution or fully connected node is one of
+// TFLite's 16x8 layers that accumulate in 64 bits: int16 input and an int64
+// bias, or none (TFLite Micro's kernels take the accumulator's width from
+// the bias; with an int32 bias they add and requantize in 32 bits as the
+// int8 kernels do).
+func Wide16x8(g *graph.Graph, n *graph.Node) bool {
+	x := g.In(n, 0)
+	if x == nil || x.DType != graph.Int16 {
+		return false
+	}
+	b := g.In(n, 2)
+	return b == nil || b.DType == graph.Int64
+}
+
+// check16x8 refuses int16 activations with a zero point: TFLite's 16x8
+// scheme is symmetric, and its int16 convolutions ignore the zero points.
+func check16x8(ts ...*graph.Tensor) error {
+	for _, t := range ts {
+		if t != nil && t.DType == graph.Int16 {
+			if t.Quant != nil && len(t.Quant.ZeroPoint) > 1 {
+				return fmt.Errorf("int16 tensor %q is quantized per channel: TFLite's 16x8 activations are per tensor", t.Name)
+			}
+			if _, z := qparams(t); z != 0 {
+				return fmt.Errorf("int16 tensor %q has zero point %d: TFLite's 16x8 scheme wants 0", t.Name, z)
+			}
+		}
+	}
+	return nil
+}
+
 // windowOut is the output size of a sliding window (conv, pool).
 func windowOut(in, k, stride, dil, padA, padB int) int {
 	return (in+padA+padB-(dil*(k-1)+1))/stride + 1

@@ -51,6 +51,10 @@ func intConv2D(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	if OH != windowOut(H, KH, sh, dh, a.Pad.Top, a.Pad.Bottom) || OW != windowOut(W, KW, sw, dw, a.Pad.Left, a.Pad.Right) {
 		return nil, fmt.Errorf("output %v does not match the window over input %v", y.Shape, x.Shape)
 	}
+	if err := check16x8(xt, yt); err != nil {
+		return nil, err
+	}
+	wide := Wide16x8(g, n)
 	_, zx := qparams(xt)
 	rq := newRequantizer(xt, wt, yt, CO, a.Act, a.Requant)
 	perG := CO / G
@@ -81,7 +85,11 @@ func intConv2D(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 					if b != nil {
 						acc += b.I[oc]
 					}
-					y.I[((nb*OH+oy)*OW+ox)*CO+oc] = rq.apply(oc, int32(acc))
+					if wide {
+						y.I[((nb*OH+oy)*OW+ox)*CO+oc] = rq.apply64(oc, acc)
+					} else {
+						y.I[((nb*OH+oy)*OW+ox)*CO+oc] = rq.apply(oc, int32(acc))
+					}
 				}
 			}
 		}
@@ -119,6 +127,10 @@ func intFullyConnected(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*gra
 	if b != nil && b.Len() != N {
 		return nil, fmt.Errorf("bias has %d values for %d outputs", b.Len(), N)
 	}
+	if err := check16x8(xt, yt); err != nil {
+		return nil, err
+	}
+	wide := Wide16x8(g, n)
 	_, zx := qparams(xt)
 	rq := newRequantizer(xt, wt, yt, N, a.Act, a.Requant)
 	rows := x.Len() / K
@@ -132,7 +144,11 @@ func intFullyConnected(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*gra
 			if b != nil {
 				acc += b.I[o]
 			}
-			y.I[r*N+o] = rq.apply(o, int32(acc))
+			if wide {
+				y.I[r*N+o] = rq.apply64(o, acc)
+			} else {
+				y.I[r*N+o] = rq.apply(o, int32(acc))
+			}
 		}
 	}
 	return []*graph.Data{y}, nil
@@ -153,6 +169,9 @@ func intBatchMatMul(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.
 	xt, wt := g.In(n, 0), g.In(n, 1)
 	y, yt, err := outData(g, n, 0)
 	if err != nil {
+		return nil, err
+	}
+	if err := no16x8(xt, wt, yt); err != nil {
 		return nil, err
 	}
 	ra, rb := len(A.Shape), len(B.Shape)

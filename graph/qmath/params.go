@@ -78,27 +78,35 @@ type AddSubParams struct {
 	OutShift           int
 }
 
+// AddLeftShift is the headroom TFLite's ADD and SUB shift their inputs
+// left by: 20 bits for int8, 15 for int16 (the 16x8 scheme).
+func AddLeftShift(int16Out bool) int {
+	if int16Out {
+		return 15
+	}
+	return 20
+}
+
 // AddParams derives ADD's parameters (in double precision, as TFLite Micro's
-// add_common.cc does).
-func AddParams(s1, s2, sy float32) AddSubParams {
-	const leftShift = 20
+// add_common.cc does). leftShift is 20 for int8 and 15 for int16 outputs
+// (AddLeftShift).
+func AddParams(s1, s2, sy float32, leftShift int) AddSubParams {
 	twiceMax := 2 * float64(max(s1, s2))
 	p := AddSubParams{LeftShift: leftShift}
 	p.In1Mult, p.In1Shift = QuantizeMultiplier(float64(s1) / twiceMax)
 	p.In2Mult, p.In2Shift = QuantizeMultiplier(float64(s2) / twiceMax)
-	p.OutMult, p.OutShift = QuantizeMultiplier(twiceMax / (float64(1<<leftShift) * float64(sy)))
+	p.OutMult, p.OutShift = QuantizeMultiplier(twiceMax / (float64(int64(1)<<leftShift) * float64(sy)))
 	return p
 }
 
 // SubParams derives SUB's parameters. TFLite Micro's sub_common.cc computes
 // them in float32 (twice_max_input_scale is a float), unlike ADD.
-func SubParams(s1, s2, sy float32) AddSubParams {
-	const leftShift = 20
+func SubParams(s1, s2, sy float32, leftShift int) AddSubParams {
 	twiceMax := 2 * max(s1, s2)
 	p := AddSubParams{LeftShift: leftShift}
 	p.In1Mult, p.In1Shift = QuantizeMultiplier(float64(s1 / twiceMax))
 	p.In2Mult, p.In2Shift = QuantizeMultiplier(float64(s2 / twiceMax))
-	p.OutMult, p.OutShift = QuantizeMultiplier(float64(twiceMax / (float32(1<<leftShift) * sy)))
+	p.OutMult, p.OutShift = QuantizeMultiplier(float64(twiceMax / (float32(int64(1)<<leftShift) * sy)))
 	return p
 }
 

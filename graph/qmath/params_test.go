@@ -5,7 +5,7 @@ import "testing"
 func TestKernelParams(t *testing.T) {
 	// Scales 0.5 and 0.25 into 1: twice the max is 1, so the input
 	// multipliers are 1/2 and 1/4 and the output one 2^-20.
-	for _, p := range []AddSubParams{AddParams(0.5, 0.25, 1), SubParams(0.5, 0.25, 1)} {
+	for _, p := range []AddSubParams{AddParams(0.5, 0.25, 1, 20), SubParams(0.5, 0.25, 1, 20)} {
 		want := AddSubParams{LeftShift: 20, In1Mult: 1 << 30, In1Shift: 0, In2Mult: 1 << 30, In2Shift: -1, OutMult: 1 << 30, OutShift: -19}
 		if p != want {
 			t.Errorf("add/sub params %+v, want %+v", p, want)

@@ -90,6 +90,22 @@ func MultiplyByQuantizedMultiplier(x, multiplier int32, shift int) int32 {
 	return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x*int32(1<<uint(left)), multiplier), right)
 }
 
+// MultiplyByQuantizedMultiplier64 is TFLite's overload for a 64-bit
+// accumulator (the 16x8 kernels: int16 activations, int8 weights, int64
+// bias): the multiplier is first rounded to 16 bits, (m + 2^15) >> 16
+// (0x7FFF from 0x7FFF0000 up), then x * m16 + 2^(14-shift) is shifted right
+// by 15 - shift: one rounding, half up, with the reduced multiplier's
+// precision. The result is truncated to 32 bits as TFLite's default
+// (double-rounding) build does; TFLite assumes |x| < 2^47 and shift < 8.
+func MultiplyByQuantizedMultiplier64(x int64, multiplier int32, shift int) int32 {
+	reduced := int64(0x7FFF)
+	if multiplier < 0x7FFF0000 {
+		reduced = (int64(multiplier) + 1<<15) >> 16
+	}
+	total := uint(15 - shift)
+	return int32((x*reduced + int64(1)<<(total-1)) >> total)
+}
+
 // MultiplyByQuantizedMultiplierGreaterThanOne is TFLite's variant for a
 // non-negative shift: SaturatingRoundingDoublingHighMul(x << shift, m).
 func MultiplyByQuantizedMultiplierGreaterThanOne(x, multiplier int32, leftShift int) int32 {

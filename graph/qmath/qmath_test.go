@@ -188,3 +188,32 @@ func TestFixedPointFunctions(t *testing.T) {
 		t.Errorf("1/3 = %g (raw %d, bits %d)", v, r, bits)
 	}
 }
+
+// TFLite's 64-bit overload, worked by hand: the multiplier is rounded to 16
+// bits first, so 1/3 (m = round(2/3 * 2^31) = 1431655765, shift -1) scales by
+// 21845 / 65536, and 3,000,000 gives 999,985 where the 32-bit path gives
+// 1,000,000; one rounding, half up, on either sign.
+func TestMultiplyByQuantizedMultiplier64(t *testing.T) {
+	for _, c := range []struct {
+		x     int64
+		m     int32
+		shift int
+		want  int32
+	}{
+		{3000000, 1431655765, -1, 999985},
+		{-3, 1 << 30, 0, -1},                       // -1.5 -> -1
+		{-5, 1 << 30, 0, -2},                       // -2.5 -> -2
+		{5, 1 << 30, 0, 3},                         // 2.5 -> 3
+		{3, 1 << 30, 2, 6},                         // 3 * 0.5 * 4
+		{1 << 20, 0x7FFFFFFF, 0, 1048544},          // m16 = 0x7FFF: 32 * 32767 + 0.5, floored
+		{1 << 40, 1 << 30, -10, 1 << 29},           // past 32 bits: 2^40 * 2^-11
+		{-(1 << 40) - 1, 1 << 30, -10, -(1 << 29)}, // -2^29 - 2^-11 rounds up to -2^29
+	} {
+		if got := MultiplyByQuantizedMultiplier64(c.x, c.m, c.shift); got != c.want {
+			t.Errorf("MultiplyByQuantizedMultiplier64(%d, %d, %d) = %d, want %d", c.x, c.m, c.shift, got, c.want)
+		}
+	}
+	if got := MultiplyByQuantizedMultiplier(3000000, 1431655765, -1); got != 1000000 {
+		t.Errorf("the 32-bit path gives %d, want 1000000", got)
+	}
+}

@@ -221,6 +221,9 @@ func generated(t *testing.T) map[string][]byte {
 	for _, c := range intCases {
 		files["op_int8_"+c.name] = c.model().Bytes()
 	}
+	for _, c := range int16Cases {
+		files["op_int16_"+c.name] = c.model().Bytes()
+	}
 	for _, cs := range []struct {
 		prefix string
 		cases  []opCase

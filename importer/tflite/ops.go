@@ -208,6 +208,15 @@ func (c *opctx) node() (*graph.Node, error) {
 		if o.i8(1, 0) != 0 {
 			return nil, c.errorf("shuffled weights format not supported")
 		}
+		// (a missing or bad operand is reported by pass below)
+		x, _ := c.optIn(0)
+		w, _ := c.optIn(1)
+		b, _ := c.optIn(2)
+		if x != nil && w != nil {
+			if err := c.check16x8(x, w, b, o.i8(4, 0), false); err != nil {
+				return nil, err
+			}
+		}
 		a := &graph.FullyConnectedAttrs{KeepDims: o.boolean(2)}
 		if a.Act, err = c.act(o.u8(0, 0)); err == nil {
 			n.Attrs = a
@@ -492,6 +501,9 @@ func (c *opctx) conv(n *graph.Node) error {
 	if len(w.Shape) != 4 || len(x.Shape) != 4 || w.Shape[3] == 0 || x.Shape[3]%w.Shape[3] != 0 {
 		return c.errorf("weights %v do not fit input %v", w.Shape, x.Shape)
 	}
+	if err := c.check16x8(x, w, b, o.i8(6, 0), false); err != nil {
+		return err
+	}
 	a := &graph.Conv2DAttrs{
 		Stride:   [2]int{int(o.i32(2, 0)), int(o.i32(1, 0))},
 		Dilation: [2]int{int(o.i32(5, 1)), int(o.i32(4, 1))},
@@ -526,6 +538,9 @@ func (c *opctx) depthwise(n *graph.Node) error {
 	if !w.IsConst() {
 		return c.errorf("depthwise weights %q must be constant", w.Name)
 	}
+	if err := c.check16x8(x, w, b, 0, true); err != nil {
+		return err
+	}
 	if m := int(o.i32(3, 0)); m > 0 && m*x.Shape[3] != w.Shape[3] {
 		return c.errorf("depth multiplier %d does not match weights %v and %d input channels", m, w.Shape, x.Shape[3])
 	}
@@ -550,6 +565,31 @@ func (c *opctx) depthwise(n *graph.Node) error {
 	n.Inputs = []string{x.Name, name, ""}
 	if b != nil {
 		n.Inputs[2] = b.Name
+	}
+	return nil
+}
+
+// check16x8 checks a convolution or fully connected layer with an int16
+// input against what TFLite Micro's 16x8 kernels take: int8 weights, an
+// int32 or int64 bias (int64 for the depthwise kernel, which reads its bias
+// as int64 whatever its type), or none. Without a bias the accumulator is
+// 64-bit unless the options' quantized_bias_type asks for int32
+// (biasType), which is refused.
+func (c *opctx) check16x8(x, w, b *graph.Tensor, biasType int8, depthwise bool) error {
+	if x.DType != graph.Int16 {
+		return nil
+	}
+	if w.DType != graph.Int8 {
+		return c.errorf("int16 input %q with %s weights: TFLite's 16x8 layers take int8 weights", x.Name, w.DType)
+	}
+	switch {
+	case b == nil && biasType == ttInt32:
+		return c.errorf("int16 layer without a bias whose options ask for an int32 accumulator: not supported")
+	case b == nil:
+	case depthwise && b.DType != graph.Int64:
+		return c.errorf("int16 depthwise convolution with a %s bias %q: TFLite Micro's 16x8 depthwise kernel reads its bias as int64", b.DType, b.Name)
+	case b.DType != graph.Int64 && b.DType != graph.Int32:
+		return c.errorf("int16 layer with a %s bias %q: TFLite's 16x8 layers take int32 or int64", b.DType, b.Name)
 	}
 	return nil
 }

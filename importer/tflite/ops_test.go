@@ -96,6 +96,14 @@ func (c opCase) model() *tg.Model {
 
 func intBytes(typ int8, v []int64) []byte {
 	switch typ {
+	case tg.Int64:
+		return tg.I64Bytes(v...)
+	case tg.Int16:
+		w := make([]int16, len(v))
+		for i, x := range v {
+			w[i] = int16(x)
+		}
+		return tg.I16Bytes(w...)
 	case tg.Int32:
 		w := make([]int32, len(v))
 		for i, x := range v {

@@ -380,6 +380,15 @@ func I32Bytes(v ...int32) []byte {
 	return out
 }
 
+// I64Bytes encodes int64 values (the biases of TFLite's 16x8 layers).
+func I64Bytes(v ...int64) []byte {
+	out := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
+	}
+	return out
+}
+
 // Rand is a small deterministic generator (64-bit LCG) for test weights.
 type Rand struct{ s uint64 }
 

@@ -1,0 +1,115 @@
+package tflite_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/tflite"
+	tg "github.com/mcugen/mcugen/testdata/tflitegen"
+)
+
+// qin16 is an int16 activation of TFLite's 16x8 scheme (zero point 0).
+func qin16(scale float32, shape ...int32) spec {
+	return spec{typ: tg.Int16, shape: shape, scale: []float32{scale}, zp: []int64{0}}
+}
+
+// w99999 is an int8 weight constant of scale 0.99999 (per channel): in
+// float32 1 - 168 * 2^-24, so the multiplier is m = 2^31 - 21504 with shift
+// 0. A 16x8 layer with a 64-bit accumulator requantizes with m rounded to
+// 16 bits, and m >= 0x7FFF0000 gives 0x7FFF: x * 32767 / 32768, rounded
+// half up. The 32-bit path keeps m: x * (1 - 1.0014e-5), rounded.
+func w99999(shape []int32, v ...int64) spec {
+	scales := make([]float32, shape[0])
+	for i := range scales {
+		scales[i] = 0.99999
+	}
+	if shape[0] == 1 && len(shape) == 4 && shape[3] > 1 { // depthwise: per output channel on the last axis
+		scales = make([]float32, shape[3])
+		for i := range scales {
+			scales[i] = 0.99999
+		}
+		return qc(tg.Int8, shape, scales, make([]int64, len(scales)), 3, v...)
+	}
+	return qc(tg.Int8, shape, scales, make([]int64, len(scales)), 0, v...)
+}
+
+// int16Cases: TFLite's 16x8 kernels, worked by hand.
+var int16Cases = []opCase{
+	// acc = 300 * 100 = 30000 in 64 bits: (30000 * 32767 + 2^14) >> 15 =
+	// 983,026,384 / 32768 = 29999.58 -> 29999.
+	{name: "fully_connected_int64_bias", code: tg.OpFullyConnected, opts: tg.FullyConnectedOptions(tg.ActNone, false),
+		ins: []spec{qin16(1, 1, 1), w99999([]int32{1, 1}, 100), qc(tg.Int64, []int32{1}, []float32{0.99999}, []int64{0}, 0, 0)},
+		out: qin16(1, 1, 1), feed: [][]float64{{300}}, want: f64(29999)},
+	// No bias: TFLite Micro takes the 64-bit path too.
+	{name: "fully_connected_no_bias", code: tg.OpFullyConnected, opts: tg.FullyConnectedOptions(tg.ActNone, false),
+		ins: []spec{qin16(1, 1, 1), w99999([]int32{1, 1}, 100), none},
+		out: qin16(1, 1, 1), feed: [][]float64{{300}}, want: f64(29999)},
+	// An int32 bias keeps the accumulator and the requantization 32-bit:
+	// SRDHM(30000, 2^31 - 21504) = round(29999.6996) = 30000.
+	{name: "fully_connected_int32_bias", code: tg.OpFullyConnected, opts: tg.FullyConnectedOptions(tg.ActNone, false),
+		ins: []spec{qin16(1, 1, 1), w99999([]int32{1, 1}, 100), qc(tg.Int32, []int32{1}, []float32{0.99999}, []int64{0}, 0, 0)},
+		out: qin16(1, 1, 1), feed: [][]float64{{300}}, want: f64(30000)},
+	// Conv 1x1 with an int64 bias of 1000: acc 31000, (31000 * 32767 +
+	// 2^14) >> 15 = 1,015,793,384 / 32768 = 30999.05 -> 30999 (32-bit: 31000).
+	{name: "conv2d_int64_bias", code: tg.OpConv2D, opts: tg.Conv2DOptions(tg.Valid, 1, 1, tg.ActNone, 1, 1),
+		ins: []spec{qin16(1, 1, 1, 1, 1), w99999([]int32{1, 1, 1, 1}, 100), qc(tg.Int64, []int32{1}, []float32{0.99999}, []int64{0}, 0, 1000)},
+		out: qin16(1, 1, 1, 1, 1), feed: [][]float64{{300}}, want: f64(30999)},
+	// Depthwise, no bias: acc +-30000; -30000 * 32767 + 2^14 = -982,993,616,
+	// / 32768 = -29998.58, floored -> -29999 (32-bit: -30000).
+	{name: "depthwise_no_bias", code: tg.OpDepthwiseConv2D, opts: tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1),
+		ins: []spec{qin16(1, 1, 1, 1, 2), w99999([]int32{1, 1, 1, 2}, 100, 100), none},
+		out: qin16(1, 1, 1, 1, 2), feed: [][]float64{{300, -300}}, want: f64(29999, -29999)},
+	// ADD shifts int16 inputs left by 15 (20 would overflow 32 bits at
+	// 30000): a scale 0.5 (multiplier 2^30, shift 0), b scale 0.25 (2^30,
+	// -1), out 1 (2^-15: 2^30, -14). 30000 << 15 = 983,040,000 -> SRDHM
+	// 491,520,000; 4 << 15 -> 65,536 -> /2 = 32,768; the sum 491,552,768 ->
+	// SRDHM 245,776,384 -> / 2^14 = 15001. Likewise -15000 - 32 = -15032.
+	{name: "add", code: tg.OpAdd, opts: tg.ActOptions(tg.OptAdd, tg.ActNone), ins: []spec{qin16(0.5, 2), qin16(0.25, 2)}, out: qin16(1, 2),
+		feed: [][]float64{{30000, -30000}, {4, -128}}, want: f64(15001, -15032)},
+}
+
+func TestInt16x8Ops(t *testing.T) {
+	for _, c := range int16Cases {
+		t.Run(c.name, c.run)
+	}
+}
+
+// TFLite's 16x8 activations are symmetric: an int16 tensor with a zero
+// point is refused with its name (TFLite Micro's int16 convolutions would
+// ignore it); so are an int16 depthwise convolution with an int32 bias
+// (TFLite Micro reads it as int64) and an int16 batch matmul (its kernel
+// differs).
+func TestInt16x8Refusals(t *testing.T) {
+	zp := qin16(1, 1, 1)
+	zp.zp = []int64{3}
+	for _, c := range []struct {
+		oc   opCase
+		want string
+	}{
+		{opCase{name: "fc_zero_point", code: tg.OpFullyConnected, opts: tg.FullyConnectedOptions(tg.ActNone, false),
+			ins: []spec{zp, w99999([]int32{1, 1}, 100), none}, out: qin16(1, 1, 1)}, `int16 tensor "in0" has zero point 3`},
+		{opCase{name: "add_zero_point", code: tg.OpAdd, opts: tg.ActOptions(tg.OptAdd, tg.ActNone),
+			ins: []spec{qin16(1, 1), qin16(1, 1)}, out: func() spec { s := qin16(1, 1); s.zp = []int64{-2}; return s }()}, `int16 tensor "out" has zero point -2`},
+		{opCase{name: "depthwise_int32_bias", code: tg.OpDepthwiseConv2D, opts: tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1),
+			ins: []spec{qin16(1, 1, 1, 1, 2), w99999([]int32{1, 1, 1, 2}, 100, 100), qc(tg.Int32, []int32{2}, []float32{1, 1}, []int64{0, 0}, 0, 0, 0)},
+			out: qin16(1, 1, 1, 1, 2)}, `reads its bias as int64`},
+		{opCase{name: "batch_matmul", code: tg.OpBatchMatMul, opts: &tg.Options{Type: tg.OptBatchMatMul},
+			ins: []spec{qin16(1, 1, 2, 2), qin16(1, 1, 2, 2)}, out: qin16(1, 1, 2, 2)}, `16x8 kernels are not implemented`},
+	} {
+		t.Run(c.oc.name, func(t *testing.T) {
+			g, err := tflite.Decode(c.oc.name, c.oc.model().Bytes())
+			if err == nil {
+				feeds := map[string]*graph.Data{}
+				for _, name := range g.Inputs {
+					feeds[name] = graph.NewData(g.Tensors[name].DType, g.Tensors[name].Shape)
+				}
+				_, err = interp.Run(g, feeds)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}
