@@ -247,10 +247,23 @@ func quantizePass(s *State) error {
 		return nil
 	}
 	if !isFloatCompute(s.Graph) {
-		what := "is already an integer model"
-		for _, name := range s.Graph.Inputs {
-			if t := s.Graph.Tensors[name]; t != nil && t.DType == graph.Float32 {
-				what = "only moves float data (no arithmetic to quantize)"
+		// A QDQ model (mcugen quantize's own output) has float inputs
+		// and int8 layers: it is quantized, not a float model without
+		// arithmetic (user-journey finding: it was called the latter).
+		what, quantized := "is already an integer model", false
+		for _, t := range s.Graph.Tensors {
+			if t != nil && t.DType.IsInt() && t.Quant != nil && len(t.Quant.Scale) > 0 && !t.IsConst() {
+				quantized = true
+				break
+			}
+		}
+		if quantized {
+			what = "is already quantized"
+		} else {
+			for _, name := range s.Graph.Inputs {
+				if t := s.Graph.Tensors[name]; t != nil && t.DType == graph.Float32 {
+					what = "only moves float data (no arithmetic to quantize)"
+				}
 			}
 		}
 		o.Warn(fmt.Sprintf("%s %s; --calib/--quantize ignored", s.ModelPath, what))

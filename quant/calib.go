@@ -218,6 +218,11 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 		}
 		per[in] = append(per[in], ss...)
 	}
+	for in, ss := range per {
+		if per[in], err = batchRows(ss, g.Tensors[in]); err != nil {
+			return nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
+		}
+	}
 	n := -1
 	for _, in := range g.UserInputs() {
 		k := len(per[in])
@@ -287,20 +292,37 @@ func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
 		k = 1
 	case len(d.Shape) >= 1 && d.Shape[0] > 0 && per > 0 && graph.NumElements(d.Shape[1:]) == per && sameTail(d.Shape[1:], t.Shape):
 		k = d.Shape[0]
+	case len(t.Shape) > 1 && t.Shape[0] > 1 && per > 0 && len(d.Shape) >= 1 && d.Shape[0] > 0 &&
+		graph.NumElements(d.Shape[1:]) == per/t.Shape[0] && sameTail(d.Shape[1:], append([]int{1}, t.Shape[1:]...)):
+		// Batch-1 samples (or a stack of them) for an input whose batch
+		// is bound above 1 (--shape): samples along the batch are
+		// independent, so they are returned one batch row each, and
+		// LoadCalib groups them into batches (user-journey finding: they
+		// were refused).
+		row := per / t.Shape[0]
+		out := make([]*graph.Data, d.Shape[0])
+		for i := range out {
+			out[i] = graph.NewData(d.DType, append([]int{1}, t.Shape[1:]...))
+			if d.DType == graph.Float32 {
+				copy(out[i].F, d.F[i*row:(i+1)*row])
+			} else {
+				copy(out[i].I, d.I[i*row:(i+1)*row])
+			}
+		}
+		return out, checkFinite(file, d)
 	default:
 		want := fmt.Sprintf("%v or [N %s]", t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"))
 		if len(t.Shape) > 1 && t.Shape[0] == 1 {
 			// A batch-1 input also takes samples stacked in place of the batch.
 			want = fmt.Sprintf("%v, [N %s] or [N %s]", t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"), strings.Trim(fmt.Sprint(t.Shape[1:]), "[]"))
+		} else if len(t.Shape) > 1 && t.Shape[0] > 1 {
+			// Or batch-1 samples, grouped into batches.
+			want = fmt.Sprintf("%v, [N %s] or batch-1 samples [N 1 %s]", t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"), strings.Trim(fmt.Sprint(t.Shape[1:]), "[]"))
 		}
 		return nil, fmt.Errorf("quant: calibration file %s: shape %v, input %q wants %s", file, d.Shape, t.Name, want)
 	}
-	if d.DType == graph.Float32 {
-		for i, x := range d.F {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, fmt.Errorf("quant: calibration file %s: element %d is %v", file, i, x)
-			}
-		}
+	if err := checkFinite(file, d); err != nil {
+		return nil, err
 	}
 	out := make([]*graph.Data, k)
 	for i := range out {
@@ -311,6 +333,48 @@ func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
 			copy(s.I, d.I[i*per:(i+1)*per])
 		}
 		out[i] = s
+	}
+	return out, nil
+}
+
+// checkFinite refuses a NaN or an infinity in a float calibration file.
+func checkFinite(file string, d *graph.Data) error {
+	if d.DType == graph.Float32 {
+		for i, x := range d.F {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("quant: calibration file %s: element %d is %v", file, i, x)
+			}
+		}
+	}
+	return nil
+}
+
+// batchRows groups batch rows (loadCalibFile's samples for an input whose
+// batch is bound above 1) into samples of that batch, in order; the last
+// batch is completed from the first rows. Full samples pass through.
+func batchRows(rows []*graph.Data, t *graph.Tensor) ([]*graph.Data, error) {
+	for _, r := range rows {
+		if r.Len() != rows[0].Len() {
+			return nil, fmt.Errorf("input %q: the calibration files mix batch-1 samples and whole batches of %v", t.Name, t.Shape)
+		}
+	}
+	if len(rows) == 0 || len(t.Shape) < 2 || t.Shape[0] <= 1 || rows[0].Len()*t.Shape[0] != t.NumElements() {
+		return rows, nil
+	}
+	b := t.Shape[0]
+	var out []*graph.Data
+	for i := 0; i < len(rows); i += b {
+		s := graph.NewData(rows[0].DType, t.Shape)
+		row := rows[0].Len()
+		for j := 0; j < b; j++ {
+			r := rows[(i+j)%len(rows)]
+			if r.DType == graph.Float32 {
+				copy(s.F[j*row:], r.F)
+			} else {
+				copy(s.I[j*row:], r.I)
+			}
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }

@@ -299,3 +299,38 @@ func TestLoadCalibRefusesAnotherShapeOfTheSameSize(t *testing.T) {
 		}
 	}
 }
+
+// An input whose batch is bound above 1 (--shape x=3,4) takes batch-1
+// samples, one file each or stacked, grouped into batches in file order;
+// the last batch is completed from the first rows (user-journey finding:
+// they were refused). Whole batches still load; a mix is refused.
+func TestLoadCalibBatchRows(t *testing.T) {
+	g := oneInputGraph()
+	g.Tensors["x"].Shape = []int{3, 4}
+	g.Tensors["y"].Shape = []int{3, 4}
+	dir := t.TempDir()
+	row := func(v float32) *graph.Data {
+		return &graph.Data{DType: graph.Float32, Shape: []int{1, 4}, F: []float32{v, v, v, v}}
+	}
+	writeNpy(t, filepath.Join(dir, "a.npy"), row(1))
+	writeNpy(t, filepath.Join(dir, "b.npy"), &graph.Data{DType: graph.Float32, Shape: []int{2, 1, 4}, F: []float32{2, 2, 2, 2, 3, 3, 3, 3}})
+	writeNpy(t, filepath.Join(dir, "c.npy"), row(4))
+	s, err := LoadCalib(dir, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rows 1, 2, 3 | 4, then 1 and 2 again.
+	if len(s) != 2 || fmt.Sprint(s[0]["x"].Shape) != "[3 4]" ||
+		fmt.Sprint(s[0]["x"].F) != "[1 1 1 1 2 2 2 2 3 3 3 3]" || fmt.Sprint(s[1]["x"].F) != "[4 4 4 4 1 1 1 1 2 2 2 2]" {
+		t.Fatalf("got %d samples: %v", len(s), s)
+	}
+	whole := t.TempDir()
+	writeNpy(t, filepath.Join(whole, "w.npy"), &graph.Data{DType: graph.Float32, Shape: []int{3, 4}, F: make([]float32, 12)})
+	if s, err := LoadCalib(whole, g); err != nil || len(s) != 1 {
+		t.Errorf("a whole batch: %d samples, %v", len(s), err)
+	}
+	writeNpy(t, filepath.Join(whole, "x.npy"), row(5))
+	if _, err := LoadCalib(whole, g); err == nil || !strings.Contains(err.Error(), "mix batch-1 samples and whole batches") {
+		t.Errorf("a mix: %v", err)
+	}
+}

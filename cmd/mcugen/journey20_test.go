@@ -29,12 +29,15 @@ func TestPlanThatDoesNotFitIsShown(t *testing.T) {
 }
 
 // --quantize on a float model that only moves data says so, not that it
-// is "already an integer model" (user-journey finding); an int8 model
-// still gets that.
+// is "already an integer model" (user-journey finding); an int8 model is
+// "already quantized", and so is a QDQ model, float inputs and all (a
+// session-23 journey: mcugen quantize's own output was said to only move
+// float data).
 func TestQuantizeDataMovementWarning(t *testing.T) {
 	for model, want := range map[string]string{
 		"../../testdata/tflite/op_float_transpose.tflite": "only moves float data (no arithmetic to quantize); --calib/--quantize ignored",
-		"../../testdata/tflite/op_int8_reshape.tflite":    "is already an integer model; --calib/--quantize ignored",
+		"../../testdata/tflite/op_int8_reshape.tflite":    "is already quantized; --calib/--quantize ignored",
+		"../../testdata/onnx/qdq_conv.onnx":               "is already quantized; --calib/--quantize ignored",
 	} {
 		code, _, errs := mcugen(t, "compile", model, "--quantize", "int8", "-o", filepath.Join(t.TempDir(), "o"))
 		if code != 0 || strings.Count(errs, "warning:") != 1 || !strings.Contains(errs, want) {
