@@ -185,7 +185,7 @@ func TestRAMBudgetKWS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("budget 8,128 B: %v", err)
 	}
-	if got, want := s.BudgetSummary(), "budget: RAM 8,128 B (arena 8,128 B used)"; got != want {
+	if got, want := s.BudgetSummary(), "budget: RAM 8,128 B (arena 8,128 B used; the kernels' 3,072 B of stack scratch is not counted)"; got != want {
 		t.Errorf("budget line %q, want %q", got, want)
 	}
 }

@@ -588,7 +588,14 @@ func (s *State) BudgetSummary() string {
 		if s.Graph.StateBytes() > 0 {
 			what = "arena and state"
 		}
-		parts = append(parts, fmt.Sprintf("RAM %s B (%s %s B used)", commas(b), what, commas(s.ModelRAM())))
+		part := fmt.Sprintf("RAM %s B (%s %s B used", commas(b), what, commas(s.ModelRAM()))
+		if st, _ := s.Module.ScratchBytes(); st > 0 {
+			// The kernels' local arrays live on the caller's stack, which
+			// the budget does not count (user-journey finding: the line
+			// read as if it held the whole need).
+			part += fmt.Sprintf("; the kernels' %s B of stack scratch is not counted", commas(int64(st)))
+		}
+		parts = append(parts, part+")")
 	}
 	if len(parts) == 0 {
 		return ""

@@ -87,6 +87,20 @@ func TestRunQuantizedTakesInt8Input(t *testing.T) {
 	code, _, errs := mcugen(t, "run", model, "--calib-random", "4", "--board", "host", "--input", files[graph.Int16])
 	_, errLine, _ := strings.Cut(errs, "better ranges\n") // after the random-calibration warning
 	oneErrorLine(t, "int16 input", code, errLine, 1, "holds int16", "a float32 file is quantized for its int8 input, an int8 file must hold the input's raw values")
+	// A shape (or a directory) is not a question of type: no note on the
+	// types taken (session-23 journey finding).
+	short := filepath.Join(dir, "short.npy")
+	if err := writeNpy(short, graph.NewData(graph.Float32, []int{1, 63})); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{short, dir} {
+		code, _, errs = mcugen(t, "run", model, "--calib-random", "4", "--board", "host", "--input", in)
+		_, errLine, _ = strings.Cut(errs, "better ranges\n")
+		oneErrorLine(t, in, code, errLine, 1, in)
+		if strings.Contains(errLine, "mcugen quantized the model") {
+			t.Errorf("%s: %s", in, errLine)
+		}
+	}
 }
 
 // bench and test on a board without an emulator run the same build on the

@@ -124,6 +124,11 @@ func bindCompiled(s *pipeline.State, args []string) (map[string]*graph.Data, err
 	if v, err2 := bindInputs(s.Graph, args); err2 == nil {
 		return v, nil
 	}
+	if !strings.Contains(err.Error(), ": holds ") {
+		// Not the file's type (a missing file, a directory, a shape): the
+		// note on the types taken would not help (user-journey finding).
+		return nil, err
+	}
 	return nil, fmt.Errorf("%w (mcugen quantized the model: a float32 file is quantized for its int8 input, an int8 file must hold the input's raw values)", err)
 }
 
