@@ -173,3 +173,13 @@ func TestCompileBudgetsOnHost(t *testing.T) {
 		t.Errorf("within both: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// A negative size after a space ("--ram-budget -5") is read as the flag's
+// value, not as a short flag: kong said "expected value value but got "-5"
+// (short flag)" (user-journey finding).
+func TestNegativeBudgetSaysWhatASizeIs(t *testing.T) {
+	for _, args := range [][]string{{"--ram-budget", "-5"}, {"--flash-budget", "-50"}, {"--ram-budget=-5"}} {
+		code, _, errs := mcugen(t, append([]string{"compile", "../../testdata/onnx/mlp.onnx", "-o", filepath.Join(t.TempDir(), "o")}, args...)...)
+		oneErrorLine(t, strings.Join(args, " "), code, errs, 1, "is not a size: want a whole number of bytes")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alecthomas/kong"
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/crt"
 	"github.com/mcugen/mcugen/emitc"
@@ -44,6 +45,28 @@ type budgetFlags struct {
 
 // byteSize is a --flash-budget or --ram-budget value (parseSize).
 type byteSize int64
+
+// Decode takes the flag's value from the command line as kong's text
+// values do, and also a negative number, which kong reads as a short flag
+// ("-5": "expected value value but got \"-5\" (short flag)", a
+// user-journey finding): it reaches parseSize, which says what a size is.
+func (b *byteSize) Decode(ctx *kong.DecodeContext) error {
+	t := ctx.Scan.Pop()
+	var text string
+	switch {
+	case t.IsEOL():
+		return fmt.Errorf("wants a size (e.g. 262144, 200KB, 256KiB)")
+	case t.Type == kong.ShortFlagToken:
+		text = t.String()
+		if next := ctx.Scan.Peek(); next.Type == kong.ShortFlagTailToken {
+			text += next.String()
+			ctx.Scan.Pop()
+		}
+	default:
+		text = fmt.Sprint(t.Value)
+	}
+	return b.UnmarshalText([]byte(text))
+}
 
 func (b *byteSize) UnmarshalText(text []byte) error {
 	n, err := parseSize(string(text))
