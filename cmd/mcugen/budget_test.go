@@ -180,6 +180,6 @@ func TestCompileBudgetsOnHost(t *testing.T) {
 func TestNegativeBudgetSaysWhatASizeIs(t *testing.T) {
 	for _, args := range [][]string{{"--ram-budget", "-5"}, {"--flash-budget", "-50"}, {"--ram-budget=-5"}} {
 		code, _, errs := mcugen(t, append([]string{"compile", "../../testdata/onnx/mlp.onnx", "-o", filepath.Join(t.TempDir(), "o")}, args...)...)
-		oneErrorLine(t, strings.Join(args, " "), code, errs, 1, "is not a size: want a whole number of bytes")
+		oneErrorLine(t, strings.Join(args, " "), code, errs, 2, "is not a size: want a whole number of bytes") // a usage error
 	}
 }
