@@ -303,6 +303,13 @@ func (c *Catalog) Get(name string) (*Board, error) {
 			return nil, fmt.Errorf("boards: unknown board %q (did you mean %q?)", name, b.Name)
 		}
 	}
+	// A part number (stm32l4r5, STM32F407VG, nrf52840) names the board
+	// whose chip shares the longest prefix with it, at least the family's
+	// seven characters (user-journey finding: stm32l4r5 got "did you mean
+	// stm32u575", and stm32f407 nothing).
+	if m := partMatch(c.boards, norm(name)); m != "" {
+		return nil, fmt.Errorf("boards: unknown board %q (did you mean %s?)", name, m)
+	}
 	// A typo of one or two characters (nucleo-l4r5z: user-journey finding)
 	// gets the nearest names, when they are that near.
 	best, near := 3, []string(nil)
@@ -322,6 +329,30 @@ func (c *Catalog) Get(name string) (*Board, error) {
 		return nil, fmt.Errorf("boards: unknown board %q (did you mean %s?)", name, strings.Join(q, " or "))
 	}
 	return nil, fmt.Errorf("boards: unknown board %q; known boards: %s", name, strings.Join(c.Names(), ", "))
+}
+
+// partMatch names the boards whose part number shares the longest prefix
+// with name (lower case), when that prefix is at least seven characters
+// ("stm32f4", "nrf5284"), as `"board" (its part PART)`; "" for none.
+func partMatch(boards []*Board, name string) string {
+	best, out := 6, []string(nil)
+	for _, b := range boards {
+		part := strings.ToLower(b.Part)
+		n := 0
+		for n < len(part) && n < len(name) && part[n] == name[n] {
+			n++
+		}
+		switch {
+		case n > best:
+			best, out = n, []string{fmt.Sprintf("%q (its part %s)", b.Name, b.Part)}
+		case n == best && n > 6:
+			out = append(out, fmt.Sprintf("%q (its part %s)", b.Name, b.Part))
+		}
+	}
+	if len(out) == 0 || len(out) > 3 {
+		return ""
+	}
+	return strings.Join(out, " or ")
 }
 
 // editDistance is the Levenshtein distance between a and b (bytes).

@@ -373,8 +373,9 @@ func TestUARTDividers(t *testing.T) {
 }
 
 // A board name that differs only in case or in _ for -, or by one or two
-// characters from one to three boards, gets those names back (user-journey
-// findings: MPS2-AN386 and nucleo-l4r5z listed every board instead).
+// characters from one to three boards, or a chip's part number, gets those
+// boards back (user-journey findings: MPS2-AN386 and nucleo-l4r5z listed
+// every board instead; stm32l4r5 got stm32u575).
 func TestUnknownBoardSuggests(t *testing.T) {
 	c, err := Load("")
 	if err != nil {
@@ -388,6 +389,12 @@ func TestUnknownBoardSuggests(t *testing.T) {
 		"mps2-an38":     `boards: unknown board "mps2-an38" (did you mean "mps2-an385" or "mps2-an386"?)`,
 		"rp240":         `boards: unknown board "rp240" (did you mean "rp2040"?)`,
 		"xyz":           `boards: unknown board "xyz"; known boards: `,
+		// A part number names the board whose chip shares the longest
+		// prefix with it, seven characters (the family) at least.
+		"stm32l4r5":   `boards: unknown board "stm32l4r5" (did you mean "nucleo-l4r5zi" (its part STM32L4R5ZIT6)?)`,
+		"stm32f407":   `boards: unknown board "stm32f407" (did you mean "netduinoplus2" (its part STM32F405RGT6)?)`,
+		"STM32F746ZG": `boards: unknown board "STM32F746ZG" (did you mean "nucleo-f746zg" (its part STM32F746ZGT6)?)`,
+		"stm32":       `boards: unknown board "stm32"; known boards: `,
 	} {
 		_, err := c.Get(in)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
