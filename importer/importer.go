@@ -94,6 +94,16 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	}
 	if err != nil {
 		badShape = strings.Contains(err.Error(), "the model has no input named") || strings.Contains(err.Error(), "not an input: give that input's whole shape")
+		if msg := err.Error(); !badShape && !strings.Contains(msg, "not supported") && !strings.Contains(msg, "unsupported") {
+			for _, w := range held {
+				if strings.Contains(w, "set to 1; bind it with --shape") {
+					// The failure may come from that 1 (a pool wider than
+					// a time axis of 1: user-journey finding).
+					err = fmt.Errorf("%w (the model's dynamic input dimensions were set to 1: bind them with --shape)", err)
+					break
+				}
+			}
+		}
 		if h := sniff(b); h != "" {
 			return nil, fmt.Errorf("%s: %w (the file looks like %s)", path, err, h)
 		}

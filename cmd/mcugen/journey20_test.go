@@ -211,6 +211,11 @@ func TestImportWarningsBeforeAFailure(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, `warning: input "x": dimension "N" (axis 0) set to 1; bind it with --shape x=...`) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
+	// The error line itself says so (session-23 journey: a pool over a
+	// time axis bound to 1 failed with nothing linking the two).
+	if !strings.Contains(errs, "(the model's dynamic input dimensions were set to 1: bind them with --shape)") {
+		t.Errorf("the error does not point at the dimensions: %q", errs)
+	}
 }
 
 // The same-core twin keeps the real board's fit decisions: AD on a 512 KiB

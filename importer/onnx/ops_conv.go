@@ -70,6 +70,9 @@ func (c *nodeCtx) window(in [2]int, kernel [2]int, ceil bool) (*spatial, error) 
 		}
 		span := in[i] + pb[i] + pe[i] - ek
 		if span < 0 {
+			if ek == kernel[i] {
+				return nil, fmt.Errorf("kernel %d larger than padded input %d", kernel[i], in[i]+pb[i]+pe[i])
+			}
 			return nil, fmt.Errorf("kernel %d (dilated %d) larger than padded input %d", kernel[i], ek, in[i]+pb[i]+pe[i])
 		}
 		o := span/s.stride[i] + 1
