@@ -98,8 +98,18 @@ func (c *compileCmd) Run(e *env) error {
 	if w := avrWeightsWarning(s); w != "" {
 		e.warn(w)
 	}
-	var written []string
+	var written, dropped []string
 	err = writeDirAtomic(c.Out, func(tmp string) error {
+		defer func() {
+			// What --force removes from an output directory that this
+			// compile does not write again (a user's notes beside the
+			// output: user-journey finding, removed silently).
+			if !unmarked {
+				if _, err := os.Stat(c.Out); err == nil {
+					dropped, _ = extraPaths(c.Out, tmp)
+				}
+			}
+		}()
 		if c.Project == "" && c.Format == "" {
 			written = sortedKeys(s.Files)
 			if err := pipeline.WriteFiles(tmp, s.Files); err != nil {
@@ -144,6 +154,9 @@ func (c *compileCmd) Run(e *env) error {
 	})
 	if err != nil {
 		return err
+	}
+	if len(dropped) > 0 {
+		e.warn(fmt.Sprintf("%s: --force removed %s, which this compile does not write", c.Out, strings.Join(dropped, ", ")))
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
 		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean,
@@ -272,9 +285,23 @@ func checkOutDir(dir string, force bool, inputs ...string) (unmarked bool, err e
 // same model (mcugen before the .mcugen file wrote none), not a directory
 // of the user's (`-o $HOME --force` once replaced a home directory).
 func sameOutput(old, tmp string) error {
-	// Every path, at every depth: a project's src/ beside the user's own
-	// src/app.c is not the project's.
-	return filepath.WalkDir(old, func(path string, e fs.DirEntry, err error) error {
+	extra, err := extraPaths(old, tmp)
+	if err != nil {
+		return err
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("holds %s, which this compile does not write, and no %s file (an earlier compile's mark): --force replaces only mcugen's own output directories; name another directory with -o, or empty this one yourself", extra[0], outputMarker)
+	}
+	return nil
+}
+
+// extraPaths lists the paths under old, at every depth, that tmp does not
+// hold as the same kind (a file as a file, a directory as a directory; no
+// symbolic links): what replacing old by tmp removes that the new output
+// does not write again. A directory listed is not listed into.
+func extraPaths(old, tmp string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(old, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -284,10 +311,14 @@ func sameOutput(old, tmp string) error {
 		}
 		st, serr := os.Lstat(filepath.Join(tmp, rel))
 		if serr != nil || st.IsDir() != e.IsDir() || e.Type()&fs.ModeSymlink != 0 || st.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("holds %s, which this compile does not write, and no %s file (an earlier compile's mark): --force replaces only mcugen's own output directories; name another directory with -o, or empty this one yourself", rel, outputMarker)
+			out = append(out, rel)
+			if e.IsDir() {
+				return fs.SkipDir
+			}
 		}
 		return nil
 	})
+	return out, err
 }
 
 // outputMarker is the file every compile output holds, and --force asks

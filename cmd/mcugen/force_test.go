@@ -132,8 +132,14 @@ func TestForceNeedsAnEarlierOutput(t *testing.T) {
 	}
 	os.Chmod(out, 0o750)
 	os.WriteFile(filepath.Join(out, "stale.c"), []byte("x\n"), 0o644)
-	if code, _, stderr := mcugen(t, "compile", model, "--board", "host", "-o", out, "--force", "--project", "make"); code != 0 {
+	code, _, stderr = mcugen(t, "compile", model, "--board", "host", "-o", out, "--force", "--project", "make")
+	if code != 0 {
 		t.Fatalf("-o out --force: exit %d: %s", code, stderr)
+	}
+	// It says what it removed that it does not write again (session-23
+	// journey: a user's notes went silently).
+	if !strings.Contains(stderr, "--force removed ") || !strings.Contains(stderr, "stale.c") || !strings.Contains(stderr, "which this compile does not write") {
+		t.Errorf("no word of the removed stale.c: %q", stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "stale.c")); err == nil {
 		t.Error("--force left the earlier output's file")
