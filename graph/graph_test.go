@@ -87,13 +87,14 @@ func TestValidateCatches(t *testing.T) {
 			g.Outputs = []string{"q"}
 			g.AddTensor(&Tensor{Name: "q", DType: Float32, Shape: []int{1}})
 		},
-		"not computed before":      func(g *Graph) { g.Nodes[0], g.Nodes[1] = g.Nodes[1], g.Nodes[0] },
-		"constant holds":           func(g *Graph) { g.Tensors["b"].Data.F = g.Tensors["b"].Data.F[:3] },
-		"dimension 0 is not":       func(g *Graph) {},
-		"more than 2147483648 ele": func(g *Graph) { g.Tensors["x"].Shape = []int{1 << 20, 1 << 20, 1 << 20, 1 << 20} },
-		// 4 × 134,217,732 float32 elements are 2,147,483,712 B: 65 B past
-		// what a 32-bit offset reaches (a fuzzed Resize's output).
-		"is 2147483712 bytes: more than the 2147483647": func(g *Graph) { g.Tensors["x"].Shape = []int{1, 4, 134217732, 1} },
+		"not computed before":         func(g *Graph) { g.Nodes[0], g.Nodes[1] = g.Nodes[1], g.Nodes[0] },
+		"constant holds":              func(g *Graph) { g.Tensors["b"].Data.F = g.Tensors["b"].Data.F[:3] },
+		"dimension 0 is not":          func(g *Graph) {},
+		"more than 16777216 elements": func(g *Graph) { g.Tensors["x"].Shape = []int{1 << 20, 1 << 20, 1 << 20, 1 << 20} },
+		// A fuzzed Resize's output, 65 B past what a 32-bit offset reaches,
+		// is past the element bound first (2^24 since session 23).
+		"shape [1 4 134217732 1]: more than 16777216 elements": func(g *Graph) { g.Tensors["x"].Shape = []int{1, 4, 134217732, 1} },
+		"shape [1 4 4194305 1]: more than 16777216 elements":   func(g *Graph) { g.Tensors["x"].Shape = []int{1, 4, 1<<22 + 1, 1} },
 	}
 	for want, mutate := range cases {
 		g := convGraph()

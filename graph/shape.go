@@ -6,10 +6,13 @@ import (
 	"slices"
 )
 
-// MaxElements bounds the element count of any one tensor (2^31): larger
-// shapes cannot be addressed on a microcontroller and are refused before
-// anything is allocated for them.
-const MaxElements = 1 << 31
+// MaxElements bounds the element count of any one tensor (2^24, 64 MB of
+// float32; the ONNX importer's bound on constants too): larger shapes are
+// far past any microcontroller's memory and are refused before anything is
+// allocated for them. It was 2^31, and a 600-byte TFLite file declaring a
+// float32[2^28] tensor made run and quantize allocate gigabytes (review
+// finding).
+const MaxElements = 1 << 24
 
 // MaxBytes bounds the size of any one tensor: the generated C addresses
 // tensors, the arena and the weights with 32-bit offsets.

@@ -17,6 +17,7 @@ import (
 	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/importer/onnx"
 	"github.com/mcugen/mcugen/importer/tflite"
+	"github.com/mcugen/mcugen/internal/fileio"
 )
 
 // Options steer model import.
@@ -42,7 +43,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	if st.Size() > MaxModelBytes {
 		return nil, fmt.Errorf("%s: %d bytes is larger than the %d-byte limit for a model", path, st.Size(), MaxModelBytes)
 	}
-	b, err := os.ReadFile(path)
+	b, err := fileio.ReadRegular(path, MaxModelBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPathErr(err))
 	}
@@ -164,7 +165,7 @@ func unwrapPathErr(err error) error {
 // that it fits: the same dtype and the same number of elements (a shape
 // that differs only by size-1 dimensions is accepted).
 func LoadTensor(path string, want *graph.Tensor) (*graph.Data, error) {
-	b, err := os.ReadFile(path)
+	b, err := fileio.ReadRegular(path, MaxModelBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPathErr(err))
 	}

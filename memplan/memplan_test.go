@@ -2,6 +2,7 @@ package memplan
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -482,5 +483,31 @@ func TestPlanJSON(t *testing.T) {
 		if _, ok := buf[k]; !ok {
 			t.Errorf("buffer JSON lacks %q: %v", k, buf)
 		}
+	}
+}
+
+// A graph past MaxNodes, or with more than MaxLive tensors live at once (a
+// Concat of every branch), is refused at once with the count: the
+// placement's conflict lists took gigabytes and the validation minutes
+// (review finding: 10,000 live tensors ran out of memory, a 100,000-node
+// chain timed out).
+func TestBuildRefusesHugeGraphs(t *testing.T) {
+	b := newBuilder(graph.Int8)
+	x := b.input(1, 4)
+	var outs []string
+	for range MaxLive + 1 {
+		outs = append(outs, b.op(graph.Relu, nil, []string{x}, 1, 4))
+	}
+	wide := b.output(b.op(graph.Concat, &graph.ConcatAttrs{Axis: 1}, outs, 1, 4*len(outs)))
+	if _, err := Build(wide, DefaultOptions()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("tensors are live at once in the model's order; mcugen plans at most %d", MaxLive)) {
+		t.Errorf("wide graph: %v", err)
+	}
+	b = newBuilder(graph.Int8)
+	y := b.input(1, 4)
+	for range MaxNodes + 1 {
+		y = b.op(graph.Relu, nil, []string{y}, 1, 4)
+	}
+	if _, err := Build(b.output(y), DefaultOptions()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the graph has %d nodes", MaxNodes+1)) {
+		t.Errorf("deep graph: %v", err)
 	}
 }

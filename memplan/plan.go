@@ -140,6 +140,9 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 	if opt.ExactBudget <= 0 {
 		opt.ExactBudget = defaultExactBudget
 	}
+	if n := len(g.Nodes); n > MaxNodes {
+		return nil, fmt.Errorf("memplan: the graph has %d nodes; mcugen plans at most %d (a microcontroller model has hundreds)", n, MaxNodes)
+	}
 	a, err := analyze(g, opt)
 	if err != nil {
 		return nil, err
@@ -147,6 +150,12 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 	model := make([]int, len(g.Nodes))
 	for i := range model {
 		model[i] = i
+	}
+	// The placers keep a conflict list per pair of tensors live together:
+	// thousands live at once (a Concat of every layer's output) took
+	// gigabytes (review finding). Real models keep a few dozen.
+	if live := maxLive(a.lifetimes(model).slots); live > MaxLive {
+		return nil, fmt.Errorf("memplan: %d tensors are live at once in the model's order; mcugen plans at most %d", live, MaxLive)
 	}
 	best := a.planOrder(model)
 	// The search costs about 8·n² set operations of n/64 words each even
@@ -164,6 +173,35 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 		}
 	}
 	return best, nil
+}
+
+// MaxNodes and MaxLive bound what Build plans: the nodes of a graph, and
+// the tensors live at one step of its order. Both are far beyond any model
+// a microcontroller runs; past them the placement's quadratic conflict
+// lists and the validation would take minutes and gigabytes.
+const (
+	MaxNodes = 10000
+	MaxLive  = 1024
+)
+
+// maxLive is the largest number of slots live at one step.
+func maxLive(slots []slot) int {
+	ev := map[int]int{}
+	for _, s := range slots {
+		ev[s.first]++
+		ev[s.last+1]--
+	}
+	steps := make([]int, 0, len(ev))
+	for k := range ev {
+		steps = append(steps, k)
+	}
+	slices.Sort(steps)
+	live, most := 0, 0
+	for _, k := range steps {
+		live += ev[k]
+		most = max(most, live)
+	}
+	return most
 }
 
 // maxSearchNodes is the largest graph whose execution order is searched.

@@ -745,9 +745,14 @@ func checkStack(s *State) error {
 	if need+stackFrames <= b.StackBytes {
 		return nil
 	}
+	what := fmt.Sprintf("kernel %s's local arrays (%s B) and %s B of frames", kernel, commas(int64(need)), commas(stackFrames))
+	if kernel == "" || need == 0 {
+		// No kernel has local arrays: the frames alone are past a tiny
+		// stack_bytes (the message named a kernel "").
+		what = fmt.Sprintf("%s B of call frames", commas(stackFrames))
+	}
 	err := &FitError{Model: s.Graph.Name, Board: b.Name, Region: "stack (the board's stack_bytes)",
-		What: fmt.Sprintf("kernel %s's local arrays (%s B) and %s B of frames", kernel, commas(int64(need)), commas(stackFrames)),
-		Need: int64(need + stackFrames), Have: int64(b.StackBytes)}
+		What: what, Need: int64(need + stackFrames), Have: int64(b.StackBytes)}
 	return fmt.Errorf("%s: %w", s.ModelPath, err)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/internal/fileio"
 )
 
 // DefaultBins is the histogram resolution of calibration (TensorRT's 2048).
@@ -267,6 +268,11 @@ func calibInputFor(g *graph.Graph, file string) (string, error) {
 
 // loadCalibFile reads one file and splits it into samples for input t.
 func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
+	// A FIFO blocked the command forever, a device was read without end
+	// (review findings).
+	if err := fileio.CheckRegular(file); err != nil {
+		return nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("quant: calibration file %s: %w", file, err)

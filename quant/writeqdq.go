@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/onnx"
-	"github.com/mcugen/mcugen/internal/atomicfile"
+	"github.com/mcugen/mcugen/internal/fileio"
 )
 
 // WriteQDQ writes an int8 graph (from Quantize or FoldQDQ) as a QDQ ONNX
@@ -23,7 +23,7 @@ func WriteQDQ(g *graph.Graph, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(path, m.Marshal()); err != nil {
+	if err := fileio.WriteAtomic(path, m.Marshal()); err != nil {
 		return fmt.Errorf("quant: write QDQ model: %w", err)
 	}
 	return nil

@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
-	"github.com/mcugen/mcugen/internal/atomicfile"
+	"github.com/mcugen/mcugen/internal/fileio"
 )
 
 // Format is the "format" field every records file carries.
@@ -185,9 +184,13 @@ func clip(s string) string {
 	return s
 }
 
-// Load reads a records file; a missing file is an empty set.
+// maxRecordsBytes bounds a records file (a record is about 300 bytes).
+const maxRecordsBytes = 256 << 20
+
+// Load reads a records file; a missing file is an empty set. It must be a
+// regular file: /dev/zero was read until memory ran out (review finding).
 func Load(path string) (*Records, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := fileio.ReadRegular(path, maxRecordsBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return NewRecords(), nil, nil
 	}
@@ -225,14 +228,14 @@ func (rs *Records) Marshal() ([]byte, error) {
 }
 
 // Save writes the records through a temporary file renamed over path, so
-// an interrupted run leaves the previous complete file (atomicfile.WriteFile:
+// an interrupted run leaves the previous complete file (fileio.WriteAtomic:
 // a device or a pipe is written through, never replaced).
 func (rs *Records) Save(path string) error {
 	b, err := rs.Marshal()
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(path, b); err != nil {
+	if err := fileio.WriteAtomic(path, b); err != nil {
 		return fmt.Errorf("tuning records %s: %w", path, err)
 	}
 	return nil

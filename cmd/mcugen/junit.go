@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcugen/mcugen/internal/atomicfile"
+	"github.com/mcugen/mcugen/internal/fileio"
 )
 
 // The JUnit XML that CI systems read (Jenkins, GitLab, GitHub test
@@ -118,14 +118,14 @@ func junitXML(results []testResult) ([]byte, error) {
 }
 
 // writeJUnit writes the report through a temporary file beside it
-// (atomicfile.WriteFile), so a reader never sees half of one; /dev/stdout
+// (fileio.WriteAtomic), so a reader never sees half of one; /dev/stdout
 // or a pipe is written through.
 func writeJUnit(path string, results []testResult) error {
 	b, err := junitXML(results)
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(path, b); err != nil {
+	if err := fileio.WriteAtomic(path, b); err != nil {
 		return fmt.Errorf("--junit %s: %w", path, unwrapPath(err))
 	}
 	return nil

@@ -43,6 +43,18 @@ type budgetFlags struct {
 	RAMBudget   byteSize `name:"ram-budget" help:"RAM the model may take (its arena and state buffers), in bytes or with K, KB, KiB, M, MB, MiB; the build fails if it needs more. 0: no budget." placeholder:"SIZE"`
 }
 
+// maxVectors bounds --random and --calib-random: the vectors are made
+// before the first runs, and a billion of them ran out of memory (review
+// finding). Real calibration and regression sets are hundreds.
+const maxVectors = 100000
+
+func checkVectorCount(flag string, n int) error {
+	if n > maxVectors {
+		return usageError{fmt.Errorf("%s %d: at most %d vectors (they are made before the first run)", flag, n, maxVectors)}
+	}
+	return nil
+}
+
 // byteSize is a --flash-budget or --ram-budget value (parseSize).
 type byteSize int64
 
@@ -106,6 +118,9 @@ func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
 	}
 	if q.CalibRandom < 0 {
 		return pipeline.Options{}, usageError{fmt.Errorf("--calib-random %d: must be a positive number of samples", q.CalibRandom)}
+	}
+	if err := checkVectorCount("--calib-random", q.CalibRandom); err != nil {
+		return pipeline.Options{}, err
 	}
 	if q.Method != "" && q.Calib == "" && q.CalibRandom == 0 && q.Quantize == "" {
 		return pipeline.Options{}, usageError{fmt.Errorf("--method %s applies only when quantizing: add --calib DIR, --calib-random N or --quantize int8", q.Method)}

@@ -23,6 +23,9 @@ func (c *quantizeCmd) Run(e *env) error {
 	if c.Calib == "" && c.CalibRandom <= 0 {
 		return usageError{fmt.Errorf("quantize needs --calib DIR or --calib-random N")}
 	}
+	if err := checkVectorCount("--calib-random", c.CalibRandom); err != nil {
+		return err
+	}
 	if sameFile(c.Model, c.Out) {
 		return usageError{fmt.Errorf("-o %s: is the input model; quantize would replace the float model with its QDQ version: name another file", c.Out)}
 	}

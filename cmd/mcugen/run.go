@@ -133,6 +133,9 @@ func bindCompiled(s *pipeline.State, args []string) (map[string]*graph.Data, err
 }
 
 func (c *runCmd) Run(e *env) error {
+	if err := checkVectorCount("--random", c.Random); err != nil {
+		return err
+	}
 	opt, _, err := c.compileFlags.options(e, &c.modelFlags)
 	if err != nil {
 		return err

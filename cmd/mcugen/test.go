@@ -14,7 +14,9 @@ import (
 
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer"
 	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/pipeline"
 )
 
@@ -54,6 +56,9 @@ type testResult struct {
 }
 
 func (c *testCmd) Run(e *env) error {
+	if err := checkVectorCount("--random", c.Random); err != nil {
+		return err
+	}
 	if c.JUnit != "" {
 		if err := checkOutputFile("--junit", c.JUnit); err != nil {
 			return err
@@ -350,13 +355,13 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 			if len(outs) > 1 {
 				f = strings.TrimSuffix(outFile, ".npy") + fmt.Sprintf("_%d.npy", k)
 			}
-			b, err := os.ReadFile(f)
+			b, err := fileio.ReadRegular(f, importer.MaxModelBytes)
 			if errors.Is(err, fs.ErrNotExist) || s.Float != nil {
 				missing = append(missing, filepath.Base(f))
 				continue
 			}
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, fmt.Errorf("%s: %w", f, unwrapPath(err))
 			}
 			d, err := npy.Read(bytes.NewReader(b))
 			if err != nil {

@@ -429,6 +429,27 @@ func (c *opctx) node() (*graph.Node, error) {
 		if e != nil {
 			return nil, e
 		}
+		// The size input must give the output's height and width (it was
+		// ignored: sizes [-4,4] or [2^20,2^20] imported with the file's
+		// output shape; review finding).
+		x, e := c.in(0)
+		if e != nil {
+			return nil, e
+		}
+		y, e := c.out(0)
+		if e != nil {
+			return nil, e
+		}
+		size, e := c.constInts(1, "size")
+		if e != nil {
+			return nil, e
+		}
+		if len(x.Shape) != 4 || len(y.Shape) != 4 || len(size) != 2 {
+			return nil, c.errorf("input %v, size %v and output %v must be NHWC and [H, W]", x.Shape, size, y.Shape)
+		}
+		if size[0] <= 0 || size[1] <= 0 || size[0] != y.Shape[1] || size[1] != y.Shape[2] || y.Shape[0] != x.Shape[0] || y.Shape[3] != x.Shape[3] {
+			return nil, c.errorf("size %v and input %v do not give the output shape %v", size, x.Shape, y.Shape)
+		}
 		a := &graph.ResizeAttrs{Mode: "nearest", Coord: "asymmetric", Nearest: "floor"}
 		switch {
 		case o.boolean(0):

@@ -1,4 +1,4 @@
-package atomicfile
+package fileio
 
 import (
 	"os"
@@ -30,7 +30,7 @@ func TestWriteFileModes(t *testing.T) {
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
 	fresh := filepath.Join(dir, "fresh")
-	if err := WriteFile(fresh, []byte("new")); err != nil {
+	if err := WriteAtomic(fresh, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o600 {
@@ -41,7 +41,7 @@ func TestWriteFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(kept, 0o640)
-	if err := WriteFile(kept, []byte("new")); err != nil {
+	if err := WriteAtomic(kept, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(kept); err != nil || st.Mode().Perm() != 0o640 {
@@ -67,7 +67,7 @@ func TestWriteFileThroughLinks(t *testing.T) {
 	if err := os.Symlink("model", link); err != nil {
 		t.Skip(err)
 	}
-	if err := WriteFile(link, []byte("through")); err != nil {
+	if err := WriteAtomic(link, []byte("through")); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
@@ -84,7 +84,7 @@ func TestWriteFileThroughLinks(t *testing.T) {
 	if err := os.Symlink(target, dangling); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(dangling, []byte("made")); err != nil {
+	if err := WriteAtomic(dangling, []byte("made")); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Lstat(dangling); err != nil || st.Mode()&os.ModeSymlink == 0 {
@@ -109,7 +109,7 @@ func TestWriteFileToAPipe(t *testing.T) {
 		b, _ := os.ReadFile(fifo)
 		got <- string(b)
 	}()
-	if err := WriteFile(fifo, []byte("piped")); err != nil {
+	if err := WriteAtomic(fifo, []byte("piped")); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
@@ -131,10 +131,10 @@ func TestWriteFileFailures(t *testing.T) {
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(sub, []byte("x")); err == nil {
+	if err := WriteAtomic(sub, []byte("x")); err == nil {
 		t.Error("writing over a directory succeeded")
 	}
-	if err := WriteFile(filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
+	if err := WriteAtomic(filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
 		t.Error("writing into a missing directory succeeded")
 	}
 	if got := names(t, dir); got != "sub" {
@@ -143,7 +143,7 @@ func TestWriteFileFailures(t *testing.T) {
 	if os.Geteuid() != 0 {
 		ro := filepath.Join(dir, "ro")
 		os.Mkdir(ro, 0o555)
-		if err := WriteFile(filepath.Join(ro, "f"), []byte("x")); err == nil {
+		if err := WriteAtomic(filepath.Join(ro, "f"), []byte("x")); err == nil {
 			t.Error("writing into a read-only directory succeeded")
 		}
 	}

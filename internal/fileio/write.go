@@ -1,20 +1,22 @@
-// Package atomicfile writes an output file so that a reader, or the next
-// run after an interruption, sees either the old contents or the new ones,
-// never half of a file.
+// Package fileio reads the files a user names as inputs and writes the
+// outputs, with the lessons each caller once learned on its own.
 //
-// The QDQ model (`quantize -o`), the tuning records and `--junit` are
-// written this way. Each once had its own copy, and each copy had to learn
-// the same lessons: a device or a pipe given as the output is written, not
-// replaced; a symbolic link is written through; a new file's mode respects
-// the umask.
-package atomicfile
+// WriteAtomic writes an output so that a reader, or the next run after an
+// interruption, sees the old contents or the new ones, never half of a
+// file: the QDQ model (`quantize -o`), the tuning records and `--junit`.
+// A device or a pipe given as the output is written, not replaced; a
+// symbolic link is written through; a new file's mode respects the umask.
+//
+// ReadRegular reads an input that must be a regular file of bounded size:
+// a device (/dev/zero) read without end, and a FIFO blocked forever.
+package fileio
 
 import (
 	"os"
 	"path/filepath"
 )
 
-// WriteFile writes data to path through a temporary file in the same
+// WriteAtomic writes data to path through a temporary file in the same
 // directory renamed over it: a failed write leaves no half-written file
 // (and an existing one as it was).
 //
@@ -25,7 +27,7 @@ import (
 //     place (as root, over the device itself).
 //   - An existing file keeps its mode; a new one gets 0644 less the umask,
 //     as os.WriteFile gives it.
-func WriteFile(path string, data []byte) error {
+func WriteAtomic(path string, data []byte) error {
 	mode, keep := os.FileMode(0o644), false
 	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		if _, err := filepath.EvalSymlinks(path); err != nil {

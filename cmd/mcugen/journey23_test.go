@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Inputs that are not regular files get one error line each: a model, an
+// input tensor, tuning records or calibration data that is /dev/zero (or a
+// link to it) was read until memory ran out, and a FIFO blocked forever
+// (review findings).
+func TestNonRegularInputsRefused(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.onnx")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Skip(err)
+	}
+	zeroNpy := filepath.Join(dir, "zero.npy")
+	os.Symlink("/dev/zero", zeroNpy)
+	fifo := filepath.Join(dir, "fifo.onnx")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	calib := filepath.Join(dir, "calib")
+	os.Mkdir(calib, 0o755)
+	if err := syscall.Mkfifo(filepath.Join(calib, "x.npy"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := "../../testdata/onnx/mlp.onnx"
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inspect", zero}, zero + ": is a device, not a regular file"},
+		{[]string{"inspect", fifo}, fifo + ": is a named pipe, not a regular file"},
+		{[]string{"compile", model, "--tuning", "/dev/zero", "-o", out}, "tuning records /dev/zero: is a device"},
+		{[]string{"eval", model, "--input", zeroNpy, "--out", out}, zeroNpy + ": is a device"},
+		{[]string{"quantize", model, "--calib", calib, "-o", filepath.Join(dir, "q.onnx")}, "x.npy: is a named pipe"},
+	} {
+		code, _, errs := mcugen(t, c.args...)
+		oneErrorLine(t, c.args[0], code, errs, 1, c.want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a failed command left %s", out)
+	}
+}
+
+// --random and --calib-random past 100,000 are usage errors: the vectors
+// are made before the first run, and a billion ran out of memory (review
+// finding).
+func TestHugeVectorCountsRefused(t *testing.T) {
+	model := "../../testdata/onnx/mlp.onnx"
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", model, "--board", "host", "--random", "1000000000"},
+		{"test", model, "--board", "host", "--random", "1000000000"},
+		{"quantize", model, "--calib-random", "1000000000", "-o", filepath.Join(dir, "q.onnx")},
+		{"compile", model, "--calib-random", "1000000000", "-o", filepath.Join(dir, "o")},
+	} {
+		code, _, errs := mcugen(t, args...)
+		oneErrorLine(t, args[0], code, errs, 2, "1000000000: at most 100000 vectors")
+	}
+}
+
+// A stack_bytes below the call frames alone, for a model whose kernels
+// have no local arrays, says so; the message named a kernel "" ("kernel
+// 's local arrays": review finding).
+func TestTinyStackMessage(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "tiny.star")
+	src := "board(\n    name = \"tinystack\",\n    inherits = \"mps2-an385\",\n    stack_bytes = 64,\n)\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := mcugen(t, "compile", "../../testdata/tflite/op_float_add.tflite", "--boards", f, "--board", "tinystack", "-o", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "stack_bytes 64", code, errs, 1, "B of call frames")
+	if strings.Contains(errs, "kernel 's") {
+		t.Errorf("names a blank kernel: %s", errs)
+	}
+}
