@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 	"strings"
@@ -89,6 +90,12 @@ func Parse(data []byte) (*Records, []string, error) {
 	if err := dec.Decode(&top); err != nil {
 		return nil, nil, fmt.Errorf("not an mcugen tuning records file (not valid JSON: %v)", err)
 	}
+	// One JSON value and nothing after it: trailing data was taken
+	// silently (a file cut and pasted into, or two files joined: review
+	// finding).
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, fmt.Errorf("damaged tuning records file: data after the JSON object (at byte %d)", dec.InputOffset())
+	}
 	// The file is one JSON object; say in words what else it holds.
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(top, &fields); err != nil || fields == nil {
@@ -132,8 +139,16 @@ func Parse(data []byte) (*Records, []string, error) {
 		}
 		rs.Put(&r)
 	}
+	// A note a record, up to a point: 200,000 bad records printed 200,001
+	// lines (review finding).
+	if len(notes) > maxNotes {
+		notes = append(notes[:maxNotes], fmt.Sprintf("%d more records skipped", len(notes)-maxNotes))
+	}
 	return rs, notes, nil
 }
+
+// maxNotes is how many skipped records Parse names one by one.
+const maxNotes = 20
 
 // jsonKind names the kind of a JSON value in words: "a JSON array", ...
 func jsonKind(v json.RawMessage) string {

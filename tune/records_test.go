@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,5 +183,30 @@ func TestSaveToAPipe(t *testing.T) {
 	}
 	if s := <-got; !strings.Contains(s, `"mcugen-tuning-records"`) {
 		t.Errorf("the pipe carried %q", s)
+	}
+}
+
+// Data after the records object is refused (it was ignored), and a file of
+// many bad records gets twenty notes and a count, not a line each (review
+// finding: 200,000 bad records printed 200,001 lines).
+func TestParseTrailingDataAndManyNotes(t *testing.T) {
+	if _, _, err := Parse([]byte(goodRecords + "\n{\"x\": 1}")); err == nil || !strings.Contains(err.Error(), "data after the JSON object") {
+		t.Errorf("trailing object: %v", err)
+	}
+	if _, _, err := Parse([]byte(goodRecords + "\n\n")); err != nil {
+		t.Errorf("trailing blank lines: %v", err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"format": "` + Format + `", "version": ` + fmt.Sprint(FormatVersion) + `, "records": [`)
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"kernel": ""}`)
+	}
+	b.WriteString("]}")
+	_, notes, err := Parse([]byte(b.String()))
+	if err != nil || len(notes) != maxNotes+1 || notes[maxNotes] != "980 more records skipped" {
+		t.Errorf("%v: %d notes, last %q", err, len(notes), notes[len(notes)-1])
 	}
 }
