@@ -58,6 +58,44 @@ static inline int32_t requant64(int64_t x, int32_t multiplier, int32_t shift)
     const int32_t total = 15 - shift;
     return (int32_t)((x * m16 + ((int64_t)1 << (total - 1))) >> total);
 }`},
+	"lut_s16": {nil, `/* TFLite's int16 table lookup (LUTLookup): the entry at v's high 9 bits plus the slope to the
+   next entry times v's low 7 bits, rounded. */
+static inline int16_t lut_s16(int16_t v, const int16_t *lut)
+{
+    const int32_t index = 256 + (v >> 7);
+    const int32_t offset = v & 0x7f;
+    const int32_t slope = (int16_t)(lut[index + 1] - lut[index]);
+    return (int16_t)(lut[index] + ((slope * offset + 64) >> 7));
+}`},
+	"softmax_s16": {[]string{"requant", "clz32", "lut_s16"}, `/* TFLite's SoftmaxInt16 on one row (tir.IntrSoftmaxS16): each difference from the maximum
+   rescaled onto [-10, 0] and looked up in the exp table, the sum normalised and its reciprocal
+   looked up in the 1/(1+x) table, each exponential scaled by it into [0, 32767]. */
+static inline void softmax_s16(const int16_t *x, int16_t *y, int32_t depth, int32_t mult, int32_t shift,
+                               const int16_t *exp_lut, const int16_t *recip_lut)
+{
+    int32_t mx = -32768, sum = 0, c;
+    for (c = 0; c < depth; c++) {
+        mx = x[c] > mx ? x[c] : mx;
+    }
+    for (c = 0; c < depth; c++) {
+        int32_t d = requant(x[c] - mx, mult, shift) + 32767;
+        d = d < -32768 ? -32768 : d > 32767 ? 32767 : d;
+        y[c] = lut_s16((int16_t)d, exp_lut);
+        sum += y[c];
+    }
+    {
+        /* sum >= 32767 (the maximum's exponential): h <= 17. */
+        const int32_t h = clz32((uint32_t)sum);
+        const int32_t shifted = (int32_t)((((int64_t)sum << (h - 1)) + (1 << 13)) >> 14);
+        int32_t sym = shifted - ((1 << 15) + (1 << 16));
+        const int64_t r = lut_s16((int16_t)(sym < -32768 ? -32768 : sym > 32767 ? 32767 : sym), recip_lut);
+        const int32_t rs = 31 - h;
+        for (c = 0; c < depth; c++) {
+            const int64_t v = ((int64_t)y[c] * r + ((int64_t)1 << (rs - 1))) >> rs;
+            y[c] = (int16_t)(v < 0 ? 0 : v > 32767 ? 32767 : v);
+        }
+    }
+}`},
 	"requant_fast_s8": {nil, `/* clamp(requant(x, m, -(e1 + 1)) + zk + zr, lo, hi) for m >= 0 (tir.IntrRequantFast),
    with k0 = 2^30 + 2^(31 + e1) + zk * 2^(32 + e1): TFLite's two roundings and the
    zero point folded into one 64-bit multiply-add (an SMLAL on a Cortex-M3), the
@@ -419,5 +457,5 @@ func addHelper(name string, deps []string, code string) {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "lut_s16", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}

@@ -17,7 +17,7 @@ import (
 //	x [1,8,8,10] -> conv 3x3 SAME, 10 channels, int64 bias, ReLU -> c1
 //	c1 -> depthwise 3x3 SAME stride 2, no bias -> d
 //	d -> conv 1x1, int32 bias (32-bit accumulator) -> e;  d + e -> f
-//	f -> average pool 2x2 -> reshape [1,40] -> FC 6, int64 bias -> o1 -> o1*o1 -> out1
+//	f -> average pool 2x2 -> reshape [1,40] -> FC 6, int64 bias -> o1 -> o1*o1 -> softmax -> out1
 //	x -> reshape [1,640] -> FC 4, no bias (64-bit) -> out2
 //
 // out2's first row of weights is all 127: on an input at full scale (the
@@ -83,8 +83,10 @@ func model16x8(floatIO bool) *tg.Model {
 	m.AddOp(tg.OpReshape, nil, []int32{p, shape("s1", 1, 40)}, pr)
 	o1 := act("o1", 1.0/8, 1, 6)
 	m.AddOp(tg.OpFullyConnected, tg.FullyConnectedOptions(tg.ActNone, false), []int32{pr, weights("wf1", []int32{6, 40}, 0), bias64("bf1", 6)}, o1)
-	out1 := act("out1", 1.0/2, 1, 6)
-	m.AddOp(tg.OpMul, tg.ActOptions(tg.OptMul, tg.ActNone), []int32{o1, o1}, out1)
+	sq := act("sq", 64, 1, 6)
+	m.AddOp(tg.OpMul, tg.ActOptions(tg.OptMul, tg.ActNone), []int32{o1, o1}, sq)
+	out1 := act("out1", 1.0/32768, 1, 6)
+	m.AddOp(tg.OpSoftmax, &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 0.000006)}}, []int32{sq}, out1)
 	cr := act("cr", 1.0/1024, 1, 640)
 	m.AddOp(tg.OpReshape, nil, []int32{x, shape("s2", 1, 640)}, cr)
 	out2 := act("out2", 1, 1, 4)

@@ -257,8 +257,11 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 			})
 		}), nil
 	}
+	if xt.DType == graph.Int16 || yt.DType == graph.Int16 {
+		return softmaxInt16(k, x, y, xt, yt, beta, outer, depth)
+	}
 	if xt.DType != graph.Int8 || yt.DType != graph.Int8 {
-		return nil, k.errorf("integer softmax is supported for int8 -> int8 only")
+		return nil, k.errorf("integer softmax is supported for int8 -> int8 and int16 -> int16 only")
 	}
 	sIn, _, err := quantParams(xt)
 	if err != nil {
@@ -303,6 +306,57 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 				)
 			})
 		})
+	}), nil
+}
+
+// IntrSoftmaxS16(x *int16, y *int16, depth, multiplier, shift, exp *int16,
+// recip *int16): TFLite's SoftmaxInt16 on one row of depth values
+// (qmath.SoftmaxInt16Row), with its two 513-entry tables.
+const IntrSoftmaxS16 = "softmax_s16"
+
+func init() {
+	extIntrinsics[IntrSoftmaxS16] = func(a []val) val {
+		x, y, depth, m, sh, e, r := a[0], a[1], a[2].i, int32(a[3].i), int(a[4].i), a[5], a[6]
+		lut := func(p val) []int16 {
+			t := make([]int16, qmath.Int16LUTSize)
+			for i := range t {
+				t[i] = int16(p.p.I[p.i+int64(i)])
+			}
+			return t
+		}
+		in := append([]int64(nil), x.p.I[x.i:x.i+depth]...)
+		qmath.SoftmaxInt16Row(in, y.p.I[y.i:y.i+depth], m, sh, lut(e), lut(r))
+		return val{}
+	}
+}
+
+// softmaxInt16 is TFLite Micro's int16 SOFTMAX over the last axis: a call
+// of the softmax_s16 helper a row, with the exp and 1/(1+x) tables TFLite
+// Micro fills at Prepare computed here (qmath.SoftmaxInt16Tables).
+func softmaxInt16(k *kctx, x, y *Buffer, xt, yt *graph.Tensor, beta float32, outer, depth int) (Stmt, error) {
+	if err := interp.SoftmaxInt16OK(xt, yt, len(xt.Shape)-1); err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sx, _, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	m, sh := qmath.SoftmaxInt16Params(sx, beta)
+	exp, recip := qmath.SoftmaxInt16Tables()
+	widen := func(t []int16) []int64 {
+		v := make([]int64, len(t))
+		for i, e := range t {
+			v[i] = int64(e)
+		}
+		return v
+	}
+	expT := constBuf(k.n.Name+"_exp_lut", I16, []int{qmath.Int16LUTSize}, widen(exp))
+	recT := constBuf(k.n.Name+"_recip_lut", I16, []int{qmath.Int16LUTSize}, widen(recip))
+	k.f.Op = "softmax"
+	return Loop("r", outer, func(r Expr) Stmt {
+		row := Mul(r, C(int64(depth)))
+		return &Evaluate{X: Call(IntrSoftmaxS16, I32, &Ptr{Buf: x, Index: row}, &Ptr{Buf: y, Index: row},
+			C(int64(depth)), C(int64(m)), C(int64(sh)), &Ptr{Buf: expT, Index: C(0)}, &Ptr{Buf: recT, Index: C(0)})}
 	}), nil
 }
 

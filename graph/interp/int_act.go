@@ -159,12 +159,22 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 	if ax < 0 || ax >= r || y.Len() != x.Len() {
 		return nil, fmt.Errorf("axis %d out of range for %v", a.Axis, x.Shape)
 	}
-	if err := no16x8(g.In(n, 0), yt); err != nil {
-		return nil, err
-	}
 	beta := a.Beta
 	if beta == 0 {
 		beta = 1 // unset (ONNX has no beta)
+	}
+	if g.In(n, 0).DType == graph.Int16 || yt.DType == graph.Int16 {
+		if err := SoftmaxInt16OK(g.In(n, 0), yt, ax); err != nil {
+			return nil, err
+		}
+		sx, _ := qparams(g.In(n, 0))
+		m, sh := qmath.SoftmaxInt16Params(sx, beta)
+		exp, recip := qmath.SoftmaxInt16Tables()
+		depth := x.Shape[ax]
+		for o := 0; o+depth <= x.Len(); o += depth {
+			qmath.SoftmaxInt16Row(x.I[o:o+depth], y.I[o:o+depth], m, sh, exp, recip)
+		}
+		return []*graph.Data{y}, nil
 	}
 	sx, _ := qparams(g.In(n, 0))
 	p := qmath.SoftmaxInt8Params(beta, sx)
@@ -186,6 +196,25 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 		}
 	}
 	return []*graph.Data{y}, nil
+}
+
+// SoftmaxInt16OK checks what TFLite Micro's int16 SOFTMAX takes: int16 in
+// and out, zero points 0, an output scale of 1/32768 (within 0.1%), the
+// last axis.
+func SoftmaxInt16OK(x, y *graph.Tensor, axis int) error {
+	if x.DType != graph.Int16 || y.DType != graph.Int16 {
+		return fmt.Errorf("int16 softmax from %s to %s: TFLite's takes int16 to int16", x.DType, y.DType)
+	}
+	if err := check16x8(x, y); err != nil {
+		return err
+	}
+	if axis != len(x.Shape)-1 {
+		return fmt.Errorf("int16 softmax over axis %d of %v: TFLite's is over the last axis", axis, x.Shape)
+	}
+	if s, _ := qparams(y); math.Abs(float64(s)-1.0/32768) > 0.001/32768 {
+		return fmt.Errorf("int16 softmax output %q has scale %g: TFLite's wants 1/32768", y.Name, s)
+	}
+	return nil
 }
 
 // intLogSoftmax is TFLite Micro's int8 LOG_SOFTMAX over the last axis

@@ -68,6 +68,13 @@ var int16Cases = []opCase{
 	// SRDHM 245,776,384 -> / 2^14 = 15001. Likewise -15000 - 32 = -15032.
 	{name: "add", code: tg.OpAdd, opts: tg.ActOptions(tg.OptAdd, tg.ActNone), ins: []spec{qin16(0.5, 2), qin16(0.25, 2)}, out: qin16(1, 2),
 		feed: [][]float64{{30000, -30000}, {4, -128}}, want: f64(15001, -15032)},
+	// SOFTMAX over real [0, 1, 2, 3] (scale 1/1024): e^k / 31.1929 =
+	// 0.032059, 0.087144, 0.236883, 0.643914, times 32768 = 1050.5, 2855.6,
+	// 7762.2, 21099.8; TFLite's tables land within a few steps (its own
+	// test allows 7).
+	{name: "softmax", code: tg.OpSoftmax, opts: &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 1)}},
+		ins: []spec{qin16(1.0/1024, 1, 4)}, out: qin16(1.0/32768, 1, 4), feed: [][]float64{{0, 1024, 2048, 3072}},
+		want: f64(1050.5, 2855.6, 7762.2, 21099.8), tol: 7},
 }
 
 func TestInt16x8Ops(t *testing.T) {
@@ -95,6 +102,8 @@ func TestInt16x8Refusals(t *testing.T) {
 		{opCase{name: "depthwise_int32_bias", code: tg.OpDepthwiseConv2D, opts: tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1),
 			ins: []spec{qin16(1, 1, 1, 1, 2), w99999([]int32{1, 1, 1, 2}, 100, 100), qc(tg.Int32, []int32{2}, []float32{1, 1}, []int64{0, 0}, 0, 0, 0)},
 			out: qin16(1, 1, 1, 1, 2)}, `reads its bias as int64`},
+		{opCase{name: "softmax_scale", code: tg.OpSoftmax, opts: &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 1)}},
+			ins: []spec{qin16(1.0/1024, 1, 4)}, out: qin16(1.0/256, 1, 4)}, `has scale 0.00390625: TFLite's wants 1/32768`},
 		{opCase{name: "batch_matmul", code: tg.OpBatchMatMul, opts: &tg.Options{Type: tg.OptBatchMatMul},
 			ins: []spec{qin16(1, 1, 2, 2), qin16(1, 1, 2, 2)}, out: qin16(1, 1, 2, 2)}, `16x8 kernels are not implemented`},
 	} {
