@@ -8,7 +8,6 @@ package boards
 import (
 	_ "embed"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -255,9 +254,9 @@ func Load(extraFile string) (*Catalog, error) {
 		return nil, err
 	}
 	if extraFile != "" {
-		data, err := os.ReadFile(extraFile)
+		data, err := readBoardFile(extraFile)
 		if err != nil {
-			return nil, fmt.Errorf("boards: %w", err)
+			return nil, err
 		}
 		if err := p.parseFile(extraFile, data); err != nil {
 			return nil, err

@@ -57,26 +57,68 @@ type parser struct {
 	consts map[string]value
 	defs   map[string]*def
 	order  []string
+	built  int64 // bytes concatenation has allocated, against maxBuiltBytes
+
+	resolved  map[string]map[string]value // resolve's results, by definition
+	resolving map[string]bool             // definitions resolve is inside of
 }
 
 func newParser() *parser {
-	return &parser{consts: map[string]value{}, defs: map[string]*def{}}
+	return &parser{consts: map[string]value{}, defs: map[string]*def{},
+		resolved: map[string]map[string]value{}, resolving: map[string]bool{}}
 }
 
 func errAt(at pos, format string, args ...any) error {
 	return fmt.Errorf("boards: %s: %s", at, fmt.Sprintf(format, args...))
 }
 
+// posOf is where e starts. It follows the left spine itself: buildtools' Span does so
+// recursively and computes the end too, which costs the whole spine at every node of a
+// chain like 1 + 1 + ... + 1.
 func posOf(file string, e build.Expr) pos {
-	start, _ := e.Span()
-	return pos{file, start.Line}
+	for {
+		switch x := e.(type) {
+		case *build.BinaryExpr:
+			e = x.X
+			continue
+		case *build.AssignExpr:
+			e = x.LHS
+			continue
+		case *build.CallExpr:
+			e = x.X
+			continue
+		case *build.DotExpr:
+			e = x.X
+			continue
+		case *build.IndexExpr:
+			e = x.X
+			continue
+		case *build.SliceExpr:
+			e = x.X
+			continue
+		case *build.UnaryExpr:
+			return pos{file, x.OpStart.Line}
+		case *build.TupleExpr:
+			if x.NoBrackets && len(x.List) > 0 {
+				e = x.List[0]
+				continue
+			}
+			return pos{file, x.Start.Line}
+		}
+		start, _ := e.Span()
+		return pos{file, start.Line}
+	}
 }
 
 func (p *parser) parseFile(file string, data []byte) error {
+	if err := checkShape(file, data); err != nil {
+		return err
+	}
 	f, err := build.ParseDefault(file, data)
 	if err != nil {
 		return fmt.Errorf("boards: %w", err)
 	}
+	defs := 0
 	for _, st := range f.Stmt {
 		at := posOf(file, st)
 		switch st := st.(type) {
@@ -105,6 +147,9 @@ func (p *parser) parseFile(file string, data []byte) error {
 				return errAt(at, "%s(...) needs a name", fn.Name)
 			}
 			d.name = name.s
+			if defs++; defs > maxDefs {
+				return errAt(at, "more than %d boards and families in one file", maxDefs)
+			}
 			if old, dup := p.defs[d.name]; dup {
 				return errAt(at, "%q is already defined at %s", d.name, old.at)
 			}
@@ -209,6 +254,9 @@ func (p *parser) eval(file string, e build.Expr) (value, error) {
 		if e.Op != "-" || x.kind != kInt {
 			return value{}, errAt(at, "unsupported unary %q", e.Op)
 		}
+		if x.i == math.MinInt64 {
+			return value{}, errAt(at, "integer overflow: -(%d) does not fit in 64 bits", x.i)
+		}
 		return value{kind: kInt, i: -x.i, at: at}, nil
 	case *build.BinaryExpr:
 		x, err := p.eval(file, e.X)
@@ -219,21 +267,39 @@ func (p *parser) eval(file string, e build.Expr) (value, error) {
 		if err != nil {
 			return value{}, err
 		}
+		opAt := pos{file, e.OpStart.Line}
 		if x.kind == kStr && y.kind == kStr && e.Op == "+" {
+			n := int64(len(x.s)) + int64(len(y.s))
+			if n > maxStringBytes {
+				return value{}, errAt(opAt, "string too long: %d bytes (at most %d)", n, maxStringBytes)
+			}
+			if err := p.build(opAt, n); err != nil {
+				return value{}, err
+			}
 			return value{kind: kStr, s: x.s + y.s, at: at}, nil
 		}
 		if x.kind == kList && y.kind == kList && e.Op == "+" {
-			return value{kind: kList, list: append(slices.Clone(x.list), y.list...), at: at}, nil
+			n := int64(len(x.list)) + int64(len(y.list))
+			if n > maxListLen {
+				return value{}, errAt(opAt, "list too long: %d elements (at most %d)", n, maxListLen)
+			}
+			if err := p.build(opAt, n*valueBytes); err != nil {
+				return value{}, err
+			}
+			return value{kind: kList, list: append(slices.Clip(x.list), y.list...), at: at}, nil
 		}
 		if x.kind != kInt || y.kind != kInt {
-			return value{}, errAt(at, "operator %q needs integers", e.Op)
+			return value{}, errAt(opAt, "operator %q needs integers", e.Op)
 		}
 		r, err := intOp(e.Op, x.i, y.i)
 		if err != nil {
-			return value{}, errAt(at, "%v", err)
+			return value{}, errAt(opAt, "%v", err)
 		}
 		return value{kind: kInt, i: r, at: at}, nil
 	case *build.ListExpr:
+		if len(e.List) > maxListLen {
+			return value{}, errAt(at, "list too long: %d elements (at most %d)", len(e.List), maxListLen)
+		}
 		v := value{kind: kList, at: at}
 		for _, x := range e.List {
 			xv, err := p.eval(file, x)
@@ -261,42 +327,89 @@ func (p *parser) eval(file string, e build.Expr) (value, error) {
 	return value{}, errAt(at, "unsupported expression %T", e)
 }
 
+// build charges n bytes of concatenation to the file's budget.
+func (p *parser) build(at pos, n int64) error {
+	if p.built += n; p.built > maxBuiltBytes {
+		return errAt(at, "concatenation builds more than %d MiB of strings and lists", maxBuiltBytes>>20)
+	}
+	return nil
+}
+
+// intOp applies a binary operator to integers, refusing results that do not fit in 64
+// bits (Starlark's integers do not wrap). // floors, as in Starlark.
 func intOp(op string, x, y int64) (int64, error) {
+	overflow := fmt.Errorf("integer overflow: %d %s %d does not fit in 64 bits", x, op, y)
 	switch op {
 	case "+":
-		return x + y, nil
+		r := x + y
+		if (x >= 0) == (y >= 0) && (r >= 0) != (x >= 0) {
+			return 0, overflow
+		}
+		return r, nil
 	case "-":
-		return x - y, nil
+		r := x - y
+		if (x >= 0) != (y >= 0) && (r >= 0) != (x >= 0) {
+			return 0, overflow
+		}
+		return r, nil
 	case "*":
-		return x * y, nil
+		if x == 0 || y == 0 {
+			return 0, nil
+		}
+		r := x * y
+		if r/y != x || x == -1 && y == math.MinInt64 || y == -1 && x == math.MinInt64 {
+			return 0, overflow
+		}
+		return r, nil
 	case "|":
 		return x | y, nil
 	case "<<":
 		if y < 0 || y > 62 {
 			return 0, fmt.Errorf("shift by %d", y)
 		}
-		return x << y, nil
+		if r := x << y; r>>y == x {
+			return r, nil
+		}
+		return 0, overflow
 	case "//":
 		if y == 0 {
 			return 0, fmt.Errorf("division by zero")
 		}
-		return x / y, nil
+		if x == math.MinInt64 && y == -1 {
+			return 0, overflow
+		}
+		q := x / y
+		if x%y != 0 && (x < 0) != (y < 0) {
+			q--
+		}
+		return q, nil
 	}
 	return 0, fmt.Errorf("unsupported operator %q", op)
 }
 
 // resolve merges the fields of d's parents (in order, later ones winning) and then d's
-// own. Call-valued fields (qemu, counter, uart) merge argument by argument.
+// own. Call-valued fields (qemu, counter, uart) merge argument by argument. seen is the
+// chain of definitions being resolved, for the message about a cycle. Each definition is
+// resolved once (a diamond of families would otherwise take exponential time); callers
+// must not modify the map it returns.
 func (p *parser) resolve(d *def, seen []string) (map[string]value, error) {
-	if slices.Contains(seen, d.name) {
+	if m, ok := p.resolved[d.name]; ok {
+		return m, nil
+	}
+	if p.resolving[d.name] {
 		return nil, errAt(d.at, "inheritance cycle: %s -> %s", strings.Join(seen, " -> "), d.name)
 	}
+	p.resolving[d.name] = true
+	defer delete(p.resolving, d.name)
 	seen = append(seen, d.name)
 	merged := map[string]value{}
 	if inh, ok := d.fields["inherits"]; ok {
 		parents, err := stringList(inh, "inherits")
 		if err != nil {
 			return nil, err
+		}
+		if len(parents) > maxParents {
+			return nil, errAt(inh.at, "%q inherits from %d parents (at most %d)", d.name, len(parents), maxParents)
 		}
 		for _, pn := range parents {
 			pd, ok := p.defs[pn]
@@ -315,6 +428,7 @@ func (p *parser) resolve(d *def, seen []string) (map[string]value, error) {
 	for k, v := range d.fields {
 		merged[k] = mergeValue(merged[k], v)
 	}
+	p.resolved[d.name] = merged
 	return merged, nil
 }
 
@@ -394,6 +508,14 @@ func decode(d *def, f map[string]value) (*Board, error) {
 	fail := func(at pos, format string, args ...any) error {
 		return errAt(at, "board %q: %s", d.name, fmt.Sprintf(format, args...))
 	}
+	for _, lim := range []struct {
+		field string
+		max   int
+	}{{"memory", maxRegions}, {"init", maxInit}, {"cflags", maxFlags}, {"features", maxFlags}} {
+		if v := f[lim.field]; len(v.list) > lim.max {
+			return nil, fail(v.at, "%s has %d entries (at most %d)", lim.field, len(v.list), lim.max)
+		}
+	}
 	var err error
 	if v, ok := d.fields["inherits"]; ok {
 		if b.Inherits, err = stringList(v, "inherits"); err != nil {
@@ -418,6 +540,9 @@ func decode(d *def, f map[string]value) (*Board, error) {
 			return nil, fail(f["features"].at, "unknown feature %q; known: %s", ft, strings.Join(knownFeatures, ", "))
 		}
 	}
+	if v, ok := f["stack_bytes"]; ok && (v.i < 0 || v.i > maxStackBytes) {
+		return nil, fail(v.at, "stack_bytes %d is not in [0, 4 GiB]", v.i)
+	}
 	for _, rv := range f["memory"].list {
 		if rv.kind != kCall || rv.call != "region" {
 			return nil, fail(rv.at, "memory entries must be region(...)")
@@ -430,7 +555,8 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		if _, ok := rv.fields["origin"]; !ok || o.i < 0 || o.i > math.MaxUint32 {
 			return nil, fail(rv.at, "region %q needs an origin in [0, 0xffffffff]", r.Name)
 		}
-		if _, ok := rv.fields["length"]; !ok || l.i <= 0 || o.i+l.i > 1<<32 {
+		// o.i is in [0, 2^32), so 1<<32 - o.i cannot overflow where o.i + l.i could.
+		if _, ok := rv.fields["length"]; !ok || l.i <= 0 || l.i > 1<<32-o.i {
 			return nil, fail(rv.at, "region %q needs a positive length that ends below 4 GiB", r.Name)
 		}
 		r.Origin, r.Length = uint64(o.i), uint64(l.i)
@@ -461,6 +587,12 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		b.Counter = Counter{Kind: v.fields["kind"].s, Addr: uint64(v.fields["addr"].i), Hz: v.fields["hz"].i}
 		if !slices.Contains([]string{"fpgaio", "nrf-timer", "stm32-tim", "dwt", "qemu-plugin"}, b.Counter.Kind) {
 			return nil, fail(v.at, "unknown counter kind %q (fpgaio, nrf-timer, stm32-tim, dwt, qemu-plugin)", b.Counter.Kind)
+		}
+		if a := v.fields["addr"].i; a < 0 || a > math.MaxUint32 {
+			return nil, fail(v.at, "counter addr %d is not in [0, 0xffffffff]", a)
+		}
+		if b.Counter.Hz < 0 || b.Counter.Hz > maxHz {
+			return nil, fail(v.at, "counter hz %d is not in [0, 100 GHz]", b.Counter.Hz)
 		}
 		if (b.Counter.Kind == "fpgaio" || b.Counter.Kind == "nrf-timer" || b.Counter.Kind == "stm32-tim") && b.Counter.Hz <= 0 {
 			return nil, fail(v.at, "counter %q needs hz > 0", b.Counter.Kind)
@@ -496,6 +628,12 @@ func decode(d *def, f map[string]value) (*Board, error) {
 	}
 	if v, ok := f["qemu"]; ok && v.kind == kCall {
 		b.QEMU = QEMU{Binary: v.fields["binary"].s, Machine: v.fields["machine"].s, ICountShift: int(v.fields["icount_shift"].i)}
+		if s := v.fields["icount_shift"].i; s < 0 || s > maxICountShift {
+			return nil, fail(v.at, "icount_shift %d is not in [0, %d]", s, maxICountShift)
+		}
+		if a, ok := v.fields["args"]; ok && len(a.list) > maxFlags {
+			return nil, fail(a.at, "qemu args has %d entries (at most %d)", len(a.list), maxFlags)
+		}
 		if a, ok := v.fields["args"]; ok {
 			if b.QEMU.Args, err = stringList(a, "args"); err != nil {
 				return nil, err
@@ -523,6 +661,9 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		if b.StackBytes <= 0 {
 			return nil, fail(d.at, "stack_bytes must be positive")
 		}
+		if ram := b.RegionFor(HoldsData); uint64(b.StackBytes) > ram.Length {
+			return nil, fail(d.at, "stack_bytes %d does not fit its data region %q (%d bytes)", b.StackBytes, ram.Name, ram.Length)
+		}
 	case ToolchainAArch64, ToolchainHost:
 	case "":
 		return nil, fail(d.at, "no toolchain (inherit a core family such as cortex-m4f)")
@@ -541,6 +682,9 @@ func decodeUART(v value) (UART, error) {
 		ClockHz: v.fields["clock_hz"].i, TxPin: -1}
 	if p, ok := v.fields["tx_pin"]; ok {
 		u.TxPin = p.i
+	}
+	if u.Baud < 0 || u.Baud > maxHz || u.ClockHz < 0 || u.ClockHz > maxHz {
+		return u, fmt.Errorf("uart baud %d or clock_hz %d is not in [0, 100 GHz]", u.Baud, u.ClockHz)
 	}
 	if !slices.Contains(uartKinds, u.Kind) {
 		return u, fmt.Errorf("unknown uart kind %q (%s)", u.Kind, strings.Join(uartKinds, ", "))
