@@ -38,6 +38,9 @@ func Validate(g *Graph) error {
 		defined[name] = "graph input"
 	}
 	for _, n := range g.Nodes {
+		if err := validateWindow(n); err != nil {
+			return fmt.Errorf("node %q (%s): %w", n.Name, n.Op, err)
+		}
 		for i, in := range n.Inputs {
 			if in == "" {
 				continue
@@ -72,6 +75,48 @@ func Validate(g *Graph) error {
 		}
 	}
 	return validateStates(g)
+}
+
+// maxWindow bounds the strides, dilations, pads and output padding of a
+// convolution or pool: far above any real model's, and small enough that
+// no sum or product of them with a shape overflows (a hostile attribute
+// must not wrap into a plausible window that indexes out of bounds).
+const maxWindow = 1 << 20
+
+// validateWindow checks the window attributes of a Conv2D,
+// ConvTranspose2D or pool. Zero strides and dilations mean 1.
+func validateWindow(n *Node) error {
+	var stride, dil, outPad [2]int
+	var kernel []int
+	var pad Padding
+	switch a := n.Attrs.(type) {
+	case *Conv2DAttrs:
+		stride, dil, pad = a.Stride, a.Dilation, a.Pad
+	case *ConvTransposeAttrs:
+		stride, dil, pad, outPad = a.Stride, a.Dilation, a.Pad, a.OutPad
+	case *PoolAttrs:
+		stride, dil, pad, kernel = a.Stride, a.Dilation, a.Pad, a.Kernel[:]
+	default:
+		return nil
+	}
+	for _, f := range []struct {
+		name   string
+		v      []int
+		lo, hi int
+	}{
+		{"stride", stride[:], 0, maxWindow},
+		{"dilation", dil[:], 0, maxWindow},
+		{"padding", []int{pad.Top, pad.Left, pad.Bottom, pad.Right}, 0, maxWindow},
+		{"output padding", outPad[:], 0, maxWindow},
+		{"kernel", kernel, 1, MaxElements},
+	} {
+		for _, x := range f.v {
+			if x < f.lo || x > f.hi {
+				return fmt.Errorf("%s %v: each must be in [%d, %d]", f.name, f.v, f.lo, f.hi)
+			}
+		}
+	}
+	return nil
 }
 
 func validateTensor(t *Tensor) error {

@@ -154,8 +154,8 @@ func convUpsample(im *importer, c *nodeCtx) error {
 	if out[0] != x.shape[0] || out[1] != x.shape[1] {
 		return unsupportedf("Upsample of the batch or channel axis")
 	}
-	if out[2] <= 0 || out[3] <= 0 || graph.NumElements(out) > maxElements {
-		return fmt.Errorf("output shape %v", out)
+	if out[2] <= 0 || out[3] <= 0 || checkShape(out) != nil {
+		return fmt.Errorf("output shape %v: the sizes must be positive, at most %d elements in all", out, maxElements)
 	}
 	attrs := &graph.ResizeAttrs{Mode: mode, Coord: "asymmetric", Nearest: "floor", Scale: [2]float32{scales[2], scales[3]}}
 	c.emit1(graph.Resize, []string{im.get(x, nhwc)}, attrs, x.dt, out, nhwc)
@@ -174,6 +174,11 @@ func convSpaceDepth(im *importer, c *nodeCtx) error {
 	bs := int(c.int("blocksize", 0))
 	if bs < 1 {
 		return fmt.Errorf("blocksize %d", bs)
+	}
+	// Bounded before bs*bs is formed (it must divide the channels, or the
+	// block must fit the spatial size, in any case).
+	if bs > maxWindow {
+		return fmt.Errorf("blocksize %d: must be at most %d", bs, maxWindow)
 	}
 	n, ch, h, w := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
 	var mid, perm, out []int

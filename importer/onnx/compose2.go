@@ -133,8 +133,8 @@ func convGatherND(im *importer, c *nodeCtx) error {
 	lead := slices.Clone(idx.shape[:q-1])
 	rest := x.shape[b+k:]
 	outShape := append(slices.Clone(lead), rest...)
-	if graph.NumElements(outShape) > maxElements {
-		return fmt.Errorf("output shape %v is too large", outShape)
+	if err := checkShape(outShape); err != nil {
+		return fmt.Errorf("output %w", err)
 	}
 	axes := x.shape[b : b+k]
 	strides := graph.Strides(axes)
@@ -270,8 +270,8 @@ func convOneHot(im *importer, c *nodeCtx) error {
 		return err
 	}
 	want := slices.Insert(slices.Clone(idx.shape), ax, depth)
-	if graph.NumElements(want) > maxElements {
-		return fmt.Errorf("output shape %v is too large", want)
+	if err := checkShape(want); err != nil {
+		return fmt.Errorf("output %w", err)
 	}
 	if idx.dt != graph.Int32 && idx.dt != graph.Int64 {
 		// ONNX casts the indices to int64 (floats truncate); narrower

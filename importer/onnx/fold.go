@@ -11,15 +11,8 @@ import (
 // weights in ONNX layout). Values are graph.Data in ONNX (row-major) layout.
 
 func dataOf(dt graph.DType, shape []int) (*graph.Data, error) {
-	n := 1
-	for _, s := range shape {
-		if s < 0 {
-			return nil, fmt.Errorf("negative dimension in %v", shape)
-		}
-		n *= s
-		if n > maxElements {
-			return nil, fmt.Errorf("constant of shape %v is too large", shape)
-		}
+	if err := checkShape(shape); err != nil {
+		return nil, fmt.Errorf("constant: %w", err)
 	}
 	return graph.NewData(dt, shape), nil
 }

@@ -106,6 +106,7 @@ func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 		opts:      opts,
 		uses:      map[string]int{},
 		nodeNames: map[string]bool{},
+		held:      map[any]bool{},
 	}
 	defer func() {
 		// Every converter checks its inputs; this is the last line of defence
@@ -168,6 +169,10 @@ type importer struct {
 	aux int
 	// recurrent counts the recurrent layers unrolled so far.
 	recurrent int
+	// held holds the backing arrays of the constant data made or read so
+	// far; folded counts the bytes of those computed at import (account).
+	held   map[any]bool
+	folded int64
 }
 
 func (im *importer) warn(format string, a ...any) {
@@ -237,6 +242,7 @@ func (im *importer) run(og *Graph) error {
 		if err != nil {
 			return fmt.Errorf("initializer %q: %w", t.Name, err)
 		}
+		im.hold(d)
 		im.vals[t.Name] = &value{name: t.Name, dt: d.DType, shape: d.Shape, c: d}
 	}
 	for _, vi := range og.Input {
@@ -305,8 +311,17 @@ func (im *importer) run(og *Graph) error {
 			return fmt.Errorf("node %q (%s): %w", n.Name, n.OpType, err)
 		}
 		for _, o := range n.Output {
-			if o != "" && im.vals[o] == nil {
+			if o == "" {
+				continue
+			}
+			v := im.vals[o]
+			if v == nil {
 				return fmt.Errorf("node %q (%s): output %q was not produced", n.Name, n.OpType, o)
+			}
+			// Every converter bounds the shapes it makes; this catches
+			// any that did not, before a later node computes with them.
+			if err := checkShape(v.shape); err != nil {
+				return fmt.Errorf("node %q (%s): output %q: %w", n.Name, n.OpType, o, err)
 			}
 		}
 	}
@@ -366,9 +381,13 @@ func (im *importer) addInput(vi *ValueInfo) error {
 		if d.DType != dt {
 			return fmt.Errorf("constant for input %q is %s, model wants %s", vi.Name, d.DType, dt)
 		}
+		if err := checkShape(d.Shape); err != nil {
+			return fmt.Errorf("constant for input %q: %w", vi.Name, err)
+		}
 		if err := d.Check(); err != nil {
 			return fmt.Errorf("constant for input %q: %w", vi.Name, err)
 		}
+		im.hold(d)
 		im.vals[vi.Name] = &value{name: vi.Name, dt: dt, shape: slices.Clone(d.Shape), c: d}
 		return nil
 	}
@@ -409,8 +428,8 @@ func (im *importer) addInput(vi *ValueInfo) error {
 			shape = append(shape, 1)
 		}
 	}
-	if graph.NumElements(shape) > maxElements {
-		return fmt.Errorf("graph input %q of shape %v is too large", vi.Name, shape)
+	if err := checkShape(shape); err != nil {
+		return fmt.Errorf("graph input %q: %w", vi.Name, err)
 	}
 	t := im.g.AddTensor(&graph.Tensor{Name: vi.Name, DType: dt, Shape: shape})
 	im.g.Inputs = append(im.g.Inputs, t.Name)
@@ -662,7 +681,13 @@ func (c *nodeCtx) out(i int) string {
 
 // setConst records output i as a constant.
 func (c *nodeCtx) setConst(i int, d *graph.Data) error {
+	if err := checkShape(d.Shape); err != nil {
+		return err
+	}
 	if err := d.Check(); err != nil {
+		return err
+	}
+	if err := c.im.account(d); err != nil {
 		return err
 	}
 	name := c.out(i)

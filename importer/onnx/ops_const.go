@@ -50,20 +50,27 @@ func convConstant(im *importer, c *nodeCtx) error {
 			if err != nil {
 				return err
 			}
-			return c.setConst(0, d)
+			return c.setFileConst(d)
 		case "value_float":
-			return c.setConst(0, scalarF(a.F))
+			return c.setFileConst(scalarF(a.F))
 		case "value_floats":
-			return c.setConst(0, &graph.Data{DType: graph.Float32, Shape: []int{len(a.Floats)}, F: slices.Clone(a.Floats)})
+			return c.setFileConst(&graph.Data{DType: graph.Float32, Shape: []int{len(a.Floats)}, F: slices.Clone(a.Floats)})
 		case "value_int":
-			return c.setConst(0, &graph.Data{DType: graph.Int64, Shape: []int{}, I: []int64{a.I}})
+			return c.setFileConst(&graph.Data{DType: graph.Int64, Shape: []int{}, I: []int64{a.I}})
 		case "value_ints":
-			return c.setConst(0, &graph.Data{DType: graph.Int64, Shape: []int{len(a.Ints)}, I: slices.Clone(a.Ints)})
+			return c.setFileConst(&graph.Data{DType: graph.Int64, Shape: []int{len(a.Ints)}, I: slices.Clone(a.Ints)})
 		case "sparse_value", "value_string", "value_strings":
 			return unsupportedf("attribute %s", a.Name)
 		}
 	}
 	return fmt.Errorf("no value attribute")
+}
+
+// setFileConst records output 0 as a constant read from the file (it does
+// not count against the folding budget, as initializers do not).
+func (c *nodeCtx) setFileConst(d *graph.Data) error {
+	c.im.hold(d)
+	return c.setConst(0, d)
 }
 
 func convShape(im *importer, c *nodeCtx) error {
@@ -237,7 +244,11 @@ func convRange(im *importer, c *nodeCtx) error {
 	if delta == 0 {
 		return fmt.Errorf("Range delta is 0")
 	}
-	n := int(max(0, math.Ceil((limit-start)/delta)))
+	cnt := math.Ceil((limit - start) / delta)
+	if !(cnt <= maxElements) {
+		return fmt.Errorf("Range from %v to %v by %v has more than %d elements", start, limit, delta, maxElements)
+	}
+	n := int(max(0, cnt))
 	out, err := dataOf(v[0].DType, []int{n})
 	if err != nil {
 		return err

@@ -37,6 +37,18 @@ func (c *nodeCtx) window(in [2]int, kernel [2]int, ceil bool) (*spatial, error) 
 			return nil, fmt.Errorf("kernel %v, strides %v, dilations %v must be positive", kernel, s.stride, s.dil)
 		}
 	}
+	// Bounded before any arithmetic: (k-1)*d + 1 and in + pads stay far
+	// from overflowing (a hostile dilation times a kernel must not wrap
+	// into a plausible window).
+	if err := checkRange("kernel", kernel[:], 1, maxElements); err != nil {
+		return nil, err
+	}
+	if err := checkRange("strides", s.stride[:], 1, maxWindow); err != nil {
+		return nil, err
+	}
+	if err := checkRange("dilations", s.dil[:], 1, maxWindow); err != nil {
+		return nil, err
+	}
 	var pb, pe [2]int
 	if v, ok := c.ints("pads"); ok {
 		if len(v) != 4 {
@@ -47,6 +59,9 @@ func (c *nodeCtx) window(in [2]int, kernel [2]int, ceil bool) (*spatial, error) 
 			if p < 0 {
 				return nil, unsupportedf("negative pads %v", v)
 			}
+		}
+		if err := checkRange("pads", v, 0, maxWindow); err != nil {
+			return nil, err
 		}
 	}
 	ap := c.str("auto_pad", "NOTSET")

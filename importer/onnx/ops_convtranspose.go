@@ -68,12 +68,31 @@ func convConvTranspose(im *importer, c *nodeCtx) error {
 			return fmt.Errorf("strides %v, dilations %v, output_padding %v", stride, dil, outPad)
 		}
 	}
+	// Bounded before any arithmetic, so that no product or sum of them
+	// can wrap into a plausible output size.
+	for _, a := range []struct {
+		name   string
+		v      []int
+		lo, hi int
+	}{
+		{"kernel", []int{kh, kw}, 1, maxElements},
+		{"strides", stride[:], 1, maxWindow},
+		{"dilations", dil[:], 1, maxWindow},
+		{"output_padding", outPad[:], 0, maxWindow},
+	} {
+		if err := checkRange(a.name, a.v, a.lo, a.hi); err != nil {
+			return err
+		}
+	}
 	in := [2]int{x.shape[2], x.shape[3]}
 	k := [2]int{kh, kw}
 	var pb, pe [2]int
 	if v, ok := c.ints("pads"); ok {
 		if len(v) != 4 {
 			return fmt.Errorf("pads %v: want 4 values", v)
+		}
+		if err := checkRange("pads", v, -maxWindow, maxWindow); err != nil {
+			return err
 		}
 		pb, pe = [2]int{v[0], v[1]}, [2]int{v[2], v[3]}
 	}
@@ -84,6 +103,11 @@ func convConvTranspose(im *importer, c *nodeCtx) error {
 	}
 	if hasOut && len(outShape) != 2 {
 		return fmt.Errorf("output_shape %v", outShape)
+	}
+	if hasOut {
+		if err := checkRange("output_shape", outShape, 1, maxElements); err != nil {
+			return err
+		}
 	}
 	if (ap == "SAME_UPPER" || ap == "SAME_LOWER") && !hasOut {
 		// SAME without output_shape: the output is the input times the stride.

@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -207,17 +208,36 @@ func convTile(im *importer, c *nodeCtx) error {
 	reps := d.Ints()
 	v := x
 	var todo []int
+	copies := 0
 	for i, r := range reps {
 		if r < 1 {
 			return unsupportedf("Tile with repeat %d", r)
 		}
+		// The output's size is checked before anything is computed or
+		// allocated for it (x's dimensions are at most maxElements, so
+		// the quotient bounds the product without overflow).
+		if r > maxElements/max(1, x.shape[i]) {
+			return fmt.Errorf("repeats %v tile %v into more than %d elements", reps, x.shape, maxElements)
+		}
 		if r > 1 {
 			todo = append(todo, i)
+			copies += r
 		}
+	}
+	out := slices.Clone(x.shape)
+	for i, r := range reps {
+		out[i] *= r
+	}
+	if err := checkShape(out); err != nil {
+		return fmt.Errorf("repeats %v: output %w", reps, err)
 	}
 	if len(todo) == 0 {
 		c.alias(0, x)
 		return nil
+	}
+	if x.c == nil && copies > maxTileCopies {
+		// Each copy of a run-time value is one Concat input.
+		return unsupportedf("Tile repeats %v make %d copies of a run-time value (at most %d are supported)", reps, copies, maxTileCopies)
 	}
 	for k, ax := range todo {
 		shape := append([]int{}, v.shape...)

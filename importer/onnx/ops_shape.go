@@ -59,11 +59,12 @@ func convReshapeLike(im *importer, c *nodeCtx) error {
 			case s < 0:
 				return fmt.Errorf("bad shape %v", spec)
 			}
+			// Checked before the product is formed, so it cannot wrap.
+			if s > maxElements || known > 0 && s > maxElements/known {
+				return fmt.Errorf("bad shape %v: more than %d elements", spec, maxElements)
+			}
 			out[i] = s
 			known *= s
-			if known > maxElements {
-				return fmt.Errorf("bad shape %v", spec)
-			}
 		}
 		total := graph.NumElements(x.shape)
 		if infer >= 0 {
@@ -248,6 +249,9 @@ func convConcat(im *importer, c *nodeCtx) error {
 		allConst = allConst && v.c != nil
 		ds = append(ds, v.c)
 	}
+	if err := checkShape(out); err != nil {
+		return fmt.Errorf("output %w", err)
+	}
 	if allConst {
 		return c.setConst(0, concatData(ds, axis, out))
 	}
@@ -322,13 +326,16 @@ func convPad(im *importer, c *nodeCtx) error {
 		if pads[i] < 0 || pads[i+r] < 0 {
 			return unsupportedf("negative pads %v", pads)
 		}
+		if pads[i] > maxElements || pads[i+r] > maxElements {
+			return fmt.Errorf("pads %v: each must be at most %d", pads, maxElements)
+		}
 		if mode == "reflect" && (pads[i] >= x.shape[i] || pads[i+r] >= x.shape[i]) && (pads[i] > 0 || pads[i+r] > 0) {
 			return unsupportedf("reflect pads %v larger than the input %v", pads, x.shape)
 		}
 		out[i] += pads[i] + pads[i+r]
 	}
-	if graph.NumElements(out) > maxElements {
-		return fmt.Errorf("padded shape %v is too large", out)
+	if err := checkShape(out); err != nil {
+		return fmt.Errorf("padded %w", err)
 	}
 	l := actLayout(x)
 	gp := pads
@@ -401,6 +408,9 @@ func convSlice(im *importer, c *nodeCtx) error {
 			return fmt.Errorf("step 0")
 		}
 		dim := x.shape[a]
+		// A step past the whole axis takes its first element only, as a
+		// step of dim does (and keeps the arithmetic below from wrapping).
+		st = max(-max(dim, 1), min(max(dim, 1), st))
 		b, e := starts[i], ends[i]
 		if b < 0 {
 			b += dim
@@ -419,9 +429,9 @@ func convSlice(im *importer, c *nodeCtx) error {
 	for i := range out {
 		n := 0
 		if stride[i] > 0 && end[i] > begin[i] {
-			n = (end[i] - begin[i] + stride[i] - 1) / stride[i]
+			n = (end[i]-begin[i]-1)/stride[i] + 1
 		} else if stride[i] < 0 && end[i] < begin[i] {
-			n = (begin[i] - end[i] - stride[i] - 1) / -stride[i]
+			n = (begin[i]-end[i]-1)/-stride[i] + 1
 		}
 		out[i] = n
 	}
@@ -468,6 +478,14 @@ func convSplit(im *importer, c *nodeCtx) error {
 		if ns <= 0 {
 			return fmt.Errorf("no outputs")
 		}
+		// Checked before the sizes are made: num_outputs comes from the
+		// file and may be anything.
+		if ns != nOut {
+			return fmt.Errorf("num_outputs %d, but the node lists %d outputs", ns, nOut)
+		}
+		if ns > max(dim, 1) {
+			return fmt.Errorf("num_outputs %d for axis %d of size %d", ns, axis, dim)
+		}
 		chunk := (dim + ns - 1) / ns
 		for i := 0; i < ns; i++ {
 			sizes = append(sizes, max(0, min(chunk, dim-i*chunk)))
@@ -480,6 +498,9 @@ func convSplit(im *importer, c *nodeCtx) error {
 	for i, s := range sizes {
 		if s < 0 {
 			return fmt.Errorf("bad split %v", sizes)
+		}
+		if s > dim-start {
+			return fmt.Errorf("split %v exceeds dimension %d", sizes, dim)
 		}
 		out := slices.Clone(x.shape)
 		out[axis] = s
@@ -587,8 +608,8 @@ func convResize(im *importer, c *nodeCtx) error {
 	if out[0] != x.shape[0] || out[1] != x.shape[1] {
 		return unsupportedf("Resize of the batch or channel axis")
 	}
-	if out[2] <= 0 || out[3] <= 0 || graph.NumElements(out) > maxElements {
-		return fmt.Errorf("output shape %v", out)
+	if out[2] <= 0 || out[3] <= 0 || checkShape(out) != nil {
+		return fmt.Errorf("output shape %v: the sizes must be positive, at most %d elements in all", out, maxElements)
 	}
 	attrs := &graph.ResizeAttrs{Mode: gm, Coord: coord, Nearest: nearest, Scale: scale}
 	if gm == "cubic" {
