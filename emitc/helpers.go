@@ -58,6 +58,48 @@ static inline int32_t requant64(int64_t x, int32_t multiplier, int32_t shift)
     const int32_t total = 15 - shift;
     return (int32_t)((x * m16 + ((int64_t)1 << (total - 1))) >> total);
 }`},
+	"dot_s16s8": {nil, `/* Sum over i < n of x[i] * w[i] in 64 bits (tir.IntrDotS16S8), w's groups of four stored in
+   the order 0, 2, 1, 3 and its tail of n % 4 in order. With the DSP extension a group is one
+   word that SXTB16 splits into the pairs (w0, w1) and (w2, w3), against x's pairs, by two
+   SMLALDs; elsewhere a loop over the same layout. */
+static inline int64_t dot_s16s8(const int16_t *x, const int8_t *w, int32_t n)
+{
+    int64_t acc = 0;
+    int32_t i = 0;
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM)
+    for (; i + 8 <= n; i += 8) {
+        int32_t wa, wb, x01, x23, x45, x67, w01, w23, w45, w67;
+        memcpy(&wa, w + i, 4);
+        memcpy(&wb, w + i + 4, 4);
+        memcpy(&x01, x + i, 4);
+        memcpy(&x23, x + i + 2, 4);
+        memcpy(&x45, x + i + 4, 4);
+        memcpy(&x67, x + i + 6, 4);
+        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(w01), "=r"(w23) : "r"(wa));
+        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(w45), "=r"(w67) : "r"(wb));
+        __asm__("smlald %Q0, %R0, %1, %2" : "+r"(acc) : "r"(x01), "r"(w01));
+        __asm__("smlald %Q0, %R0, %1, %2" : "+r"(acc) : "r"(x23), "r"(w23));
+        __asm__("smlald %Q0, %R0, %1, %2" : "+r"(acc) : "r"(x45), "r"(w45));
+        __asm__("smlald %Q0, %R0, %1, %2" : "+r"(acc) : "r"(x67), "r"(w67));
+    }
+    for (; i + 4 <= n; i += 4) {
+        int32_t wv, x01, x23, w01, w23;
+        memcpy(&wv, w + i, 4);
+        memcpy(&x01, x + i, 4);
+        memcpy(&x23, x + i + 2, 4);
+        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(w01), "=r"(w23) : "r"(wv));
+        __asm__("smlald %Q0, %R0, %1, %2" : "+r"(acc) : "r"(x01), "r"(w01));
+        __asm__("smlald %Q0, %R0, %1, %2" : "+r"(acc) : "r"(x23), "r"(w23));
+    }
+#endif
+    for (; i + 4 <= n; i += 4) {
+        acc += (int32_t)x[i] * w[i] + (int32_t)x[i + 1] * w[i + 2] + (int32_t)x[i + 2] * w[i + 1] + (int32_t)x[i + 3] * w[i + 3];
+    }
+    for (; i < n; ++i) {
+        acc += (int32_t)x[i] * w[i];
+    }
+    return acc;
+}`},
 	"lut_s16": {nil, `/* TFLite's int16 table lookup (LUTLookup): the entry at v's high 9 bits plus the slope to the
    next entry times v's low 7 bits, rounded. */
 static inline int16_t lut_s16(int16_t v, const int16_t *lut)
@@ -457,5 +499,5 @@ func addHelper(name string, deps []string, code string) {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "lut_s16", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}

@@ -271,6 +271,42 @@ func computeConv2D(k *kctx) (Stmt, error) {
 		}
 		cs.inOff, k.folded = 0, folded
 	}
+	// A 16x8 convolution gathers each pixel's window of the group's
+	// channels into a local int16 patch (zeros where it leaves the image:
+	// the input's zero point is 0) and takes each output channel's sum as
+	// one dot_s16s8 call over it (SMLALD pairs on a DSP core).
+	patch := cs.KH * cs.KW * cs.Cg
+	if cs.intMode && cs.xt.DType == graph.Int16 && cs.wt.DType == graph.Int8 && patch >= minDotS16S8 && cs.inOff == 0 && cs.wOff(C(0)) == nil {
+		w16 := DotS16S8Weights(k.n.Name+"_w16", cs.wt.Data.I, cs.wt.Shape, patch)
+		col := NewBuffer(k.n.Name+"_patch", graph.Int16, []int{patch}, ScopeLocal)
+		k.f.Op = "conv2d"
+		if cs.group == cs.Cin && cs.Cg == 1 && cs.group > 1 {
+			k.f.Op = "depthwise_conv2d"
+		}
+		return Loops([]string{"n", "oh", "ow", "g"}, []int{cs.N, OH, OW, cs.group}, func(o []Expr) Stmt {
+			n, oh, ow, g := o[0], o[1], o[2], o[3]
+			fill := Loops([]string{"kh", "kw", "ic"}, []int{KH, KW, cs.Cg}, func(r []Expr) Stmt {
+				kh, kw, ic := r[0], r[1], r[2]
+				ih := Add(Sub(Mul(oh, C(int64(sh))), C(int64(a.Pad.Top))), Mul(kh, C(int64(dh))))
+				iw := Add(Sub(Mul(ow, C(int64(sw))), C(int64(a.Pad.Left))), Mul(kw, C(int64(dw))))
+				at := Add(Mul(Add(Mul(kh, C(int64(KW))), kw), C(int64(cs.Cg))), ic)
+				inside := AllOf(GE(ih, C(0)), LT(ih, C(int64(H))), GE(iw, C(0)), LT(iw, C(int64(W))))
+				ci := Add(Mul(g, C(int64(cs.Cg))), ic)
+				return &IfThenElse{Cond: inside, Then: Put(col, At(cs.x, n, ih, iw, ci), at), Else: Put(col, Imm(graph.Int16, 0), at)}
+			})
+			outs := Loop("j", cs.coPerG, func(jj Expr) Stmt {
+				oc := Add(Mul(g, C(int64(cs.coPerG))), jj)
+				return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
+					var dot Expr = Call(IntrDotS16S8, I64, &Ptr{Buf: col, Index: C(0)}, &Ptr{Buf: w16, Index: Mul(oc, C(int64(patch)))}, C(int64(patch)))
+					if cs.accT != I64 {
+						dot = CastTo(cs.accT, dot) // the int32 path: no overflow (CheckAccumulation)
+					}
+					return Block(Put(acc, Add(cs.init(k, oc), dot)), Put(cs.y, cs.result(At(acc), oc, a.Act), n, oh, ow, oc))
+				})
+			})
+			return &Allocate{Buf: col, Body: Block(fill, outs)}
+		}), nil
+	}
 	body := Loops([]string{"n", "oh", "ow", "oc"}, []int{cs.N, OH, OW, cs.Cout}, func(o []Expr) Stmt {
 		n, oh, ow, oc := o[0], o[1], o[2], o[3]
 		return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
@@ -347,6 +383,12 @@ func computeFC(k *kctx) (Stmt, error) {
 			return band, nil
 		}
 	}
+	// A 16x8 layer's rows are inner products of int16 inputs and int8
+	// weights: one dot_s16s8 call each (SMLALD pairs on a DSP core).
+	var w16 *Buffer
+	if intMode && xt.DType == graph.Int16 && wt.DType == graph.Int8 && K >= minDotS16S8 && inOff == 0 && wOff(C(0)) == nil {
+		w16 = DotS16S8Weights(k.n.Name+"_w16", wt.Data.I, []int{N, K}, K)
+	}
 	body := Loops([]string{"r", "j"}, []int{rows, N}, func(o []Expr) Stmt {
 		r, j := o[0], o[1]
 		return Scalar("acc", accT, func(acc *Buffer) Stmt {
@@ -358,21 +400,18 @@ func computeFC(k *kctx) (Stmt, error) {
 			} else if bias != nil {
 				init = ld(bias, j)
 			}
-			red := Loop("k", K, func(kk Expr) Stmt {
-				xv, wv := ld(x, r, kk), ld(w, j, kk)
-				if intMode {
-					if inOff != 0 {
-						xv = Add(xv, C(inOff))
-					}
-					if o := wOff(j); o != nil {
-						wv = Add(wv, o)
-					}
+			var red Stmt
+			if w16 != nil {
+				dot := Call(IntrDotS16S8, I64, &Ptr{Buf: x, Index: Mul(r, C(int64(K)))}, &Ptr{Buf: w16, Index: Mul(j, C(int64(K)))}, C(int64(K)))
+				if accT != I64 {
+					dot = CastTo(accT, dot) // the int32 path: no overflow (CheckAccumulation)
 				}
-				if accT == I64 {
-					return Put(acc, Add(At(acc), CastTo(I64, Mul(xv, wv))))
-				}
-				return Put(acc, Add(At(acc), Mul(xv, wv)))
-			})
+				red = Put(acc, Add(At(acc), dot))
+			} else {
+				red = Loop("k", K, func(kk Expr) Stmt {
+					return fcTerm(acc, x, w, r, kk, j, intMode, inOff, wOff, accT)
+				})
+			}
 			var res Expr
 			if intMode {
 				res = ep.apply(At(acc), j, yt.DType)
@@ -384,6 +423,24 @@ func computeFC(k *kctx) (Stmt, error) {
 	})
 	k.f.Op = "fully_connected"
 	return body, nil
+}
+
+// fcTerm adds one product x[r, k]·w[j, k] to acc, each with its int8
+// offset in integer mode, widened to a 64-bit accumulator's type.
+func fcTerm(acc, x, w *Buffer, r, kk, j Expr, intMode bool, inOff int64, wOff func(Expr) Expr, accT DType) Stmt {
+	xv, wv := ld(x, r, kk), ld(w, j, kk)
+	if intMode {
+		if inOff != 0 {
+			xv = Add(xv, C(inOff))
+		}
+		if o := wOff(j); o != nil {
+			wv = Add(wv, o)
+		}
+	}
+	if accT == I64 {
+		return Put(acc, Add(At(acc), CastTo(I64, Mul(xv, wv))))
+	}
+	return Put(acc, Add(At(acc), Mul(xv, wv)))
 }
 
 // bandedFC lowers a float FC whose constant weights graph.WeightRuns
