@@ -38,9 +38,13 @@ type Options struct {
 	// Target overrides the schedule set chosen from the board's features.
 	Target string
 
-	Prefix         string
-	ArenaExternal  bool
-	IOInArena      bool
+	Prefix        string
+	ArenaExternal bool
+	IOInArena     bool
+	// Int8IO gives a QDQ model int8 inputs and outputs (quant.IntIO): its
+	// input QuantizeLinear and output DequantizeLinear are left to the
+	// caller, as a model mcugen quantizes has them.
+	Int8IO         bool
 	WeightsSection string
 	// PlainWeights keeps the weights and the arena out of any linker section (for builds
 	// that do not use mcugen's linker script: Zephyr, Arduino, Bazel).
@@ -228,6 +232,9 @@ func importPass(s *State) error {
 // around float ops) into the integer graph it describes.
 func foldQDQPass(s *State) error {
 	if !hasOp(s.Graph, graph.Dequantize) || !isFloatCompute(s.Graph) {
+		if s.Opt.Int8IO {
+			s.Opt.Warn(fmt.Sprintf("%s: --int8-io applies to a QDQ ONNX model, and this one has no QuantizeLinear/DequantizeLinear pairs to fold; ignored", s.ModelPath))
+		}
 		return nil
 	}
 	g, err := quant.FoldQDQ(s.Graph)
@@ -236,6 +243,9 @@ func foldQDQPass(s *State) error {
 	}
 	// The QuantizeLinear/DequantizeLinear pairs split the float chains.
 	graph.FoldIdentityMoves(g)
+	if s.Opt.Int8IO {
+		g = quant.IntIO(g)
+	}
 	s.Graph = g
 	return nil
 }

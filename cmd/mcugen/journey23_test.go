@@ -81,3 +81,36 @@ func TestTinyStackMessage(t *testing.T) {
 		t.Errorf("names a blank kernel: %s", errs)
 	}
 }
+
+// --int8-io gives a QDQ model the int8 inputs and outputs a model mcugen
+// quantizes has (user-journey finding: the two routes gave two C APIs, and
+// the QDQ one spent about 48 instructions a value quantizing its input),
+// with the scale and zero point in the header; it runs bit-exactly. A model
+// without QDQ pairs says it is ignored.
+func TestInt8IOForQDQ(t *testing.T) {
+	model := "../../testdata/onnx/qdq_conv.onnx"
+	out := filepath.Join(t.TempDir(), "o")
+	code, _, errs := mcugen(t, "compile", model, "--int8-io", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, err := os.ReadFile(filepath.Join(out, "qdq_conv.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`/* input "x": int8 [1 3 8 8]`, "#define QDQ_CONV_X_SCALE 0.02f", "#define QDQ_CONV_X_ZERO_POINT 3", ": int8 [1 4 8 8]"} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("the header has no %q:\n%s", want, h)
+		}
+	}
+	if !testing.Short() {
+		code, stdout, errs := mcugen(t, "test", model, "--int8-io", "--board", "host", "--random", "3")
+		if code != 0 || !strings.Contains(stdout, "bit-exact") {
+			t.Errorf("test --int8-io: exit %d\n%s\n%s", code, stdout, errs)
+		}
+	}
+	_, _, errs = mcugen(t, "compile", "../../testdata/onnx/mlp.onnx", "--int8-io", "-o", filepath.Join(t.TempDir(), "m"))
+	if !strings.Contains(errs, "--int8-io applies to a QDQ ONNX model") {
+		t.Errorf("no word that --int8-io is ignored: %q", errs)
+	}
+}

@@ -30,6 +30,7 @@ type compileFlags struct {
 	Prefix         string `help:"C name prefix of the generated API (default: from the model file name; tvmgen_default gives microTVM's names)."`
 	Arena          string `help:"static: the arena is a buffer in the generated code; external: <prefix>_run takes a void *arena." default:"static" enum:"static,external"`
 	IO             string `name:"io" help:"Where inputs/outputs live: separate (the caller's buffers) or in-arena." default:"separate" enum:"separate,in-arena"`
+	Int8IO         bool   `name:"int8-io" help:"Give a QDQ model int8 inputs and outputs, as a model mcugen quantizes has: its input QuantizeLinear and output DequantizeLinear are left to the caller."`
 	WeightsSection string `help:"Put the weights in this linker section." placeholder:"NAME"`
 	Target         string `help:"Schedule set (default: from the board's features): generic, dsp, mve, neon."`
 	Tuning         string `help:"Tuning records (from mcugen tune) whose knobs apply to the kernels they match." type:"existingfile" placeholder:"FILE"`
@@ -144,7 +145,7 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	if opt.Board, err = cat.Get(c.Board); err != nil {
 		return opt, nil, err
 	}
-	opt.Prefix, opt.ArenaExternal, opt.IOInArena = c.Prefix, c.Arena == "external", c.IO == "in-arena"
+	opt.Prefix, opt.ArenaExternal, opt.IOInArena, opt.Int8IO = c.Prefix, c.Arena == "external", c.IO == "in-arena", c.Int8IO
 	opt.WeightsSection, opt.Target, opt.Tuning = c.WeightsSection, c.Target, c.Tuning
 	if ws := c.WeightsSection; ws != "" && ws != crt.WeightsSection {
 		if err := crt.CheckSectionName(ws); err != nil {
