@@ -66,7 +66,7 @@ static inline int64_t dot_s16s8(const int16_t *x, const int8_t *w, int32_t n)
 {
     int64_t acc = 0;
     int32_t i = 0;
-#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM)
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && !defined(__ARM_BIG_ENDIAN)
     for (; i + 8 <= n; i += 8) {
         int32_t wa, wb, x01, x23, x45, x67, w01, w23, w45, w67;
         memcpy(&wa, w + i, 4);

@@ -141,7 +141,7 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 		opt.ExactBudget = defaultExactBudget
 	}
 	if n := len(g.Nodes); n > MaxNodes {
-		return nil, fmt.Errorf("memplan: the graph has %d nodes; mcugen plans at most %d (a microcontroller model has hundreds)", n, MaxNodes)
+		return nil, fmt.Errorf("memplan: the graph has %d nodes; mcugen plans at most %d (a recurrent layer unrolled over a long sequence has thousands)", n, MaxNodes)
 	}
 	a, err := analyze(g, opt)
 	if err != nil {
@@ -180,7 +180,7 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 // a microcontroller runs; past them the placement's quadratic conflict
 // lists and the validation would take minutes and gigabytes.
 const (
-	MaxNodes = 10000
+	MaxNodes = 50000
 	MaxLive  = 1024
 )
 

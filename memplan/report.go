@@ -26,6 +26,16 @@ func (p *Plan) Table() string {
 		}
 		rows = append(rows, []string{shownName(b.Tensor), fmt.Sprint(b.Size), off, fmt.Sprint(b.First), fmt.Sprint(b.Last), note})
 	}
+	// The buffers that own bytes, by offset and last step: an in-place
+	// output's input is the one at its offset that dies where it starts
+	// (found by a scan of every buffer each, O(n²): review finding).
+	dying := map[[2]int][]string{}
+	for _, c := range p.Buffers {
+		if c.AliasOf == "" {
+			k := [2]int{c.Offset, c.Last}
+			dying[k] = append(dying[k], c.Tensor)
+		}
+	}
 	for _, b := range p.Buffers {
 		note := ""
 		switch {
@@ -36,9 +46,9 @@ func (p *Plan) Table() string {
 		case p.InPlace[b.Node]:
 			note = "in place"
 			// The input it overwrites: the buffer at its offset that dies where it starts.
-			for _, c := range p.Buffers {
-				if c.Tensor != b.Tensor && c.AliasOf == "" && c.Offset == b.Offset && c.Last == b.First {
-					note = "in place, over " + shownName(c.Tensor)
+			for _, c := range dying[[2]int{b.Offset, b.First}] {
+				if c != b.Tensor {
+					note = "in place, over " + shownName(c)
 					break
 				}
 			}

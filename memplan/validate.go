@@ -2,6 +2,7 @@ package memplan
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -236,8 +237,21 @@ func (p *Plan) Validate(g *graph.Graph) error {
 	for i := range p.Scratch {
 		owners = append(owners, &p.Scratch[i])
 	}
-	for i, a := range owners {
-		for _, b := range owners[i+1:] {
+	// Each buffer against those still live when it starts (a sweep by
+	// first step): every pair was compared, O(n²), and a 100,000-node
+	// chain took minutes (review finding).
+	byFirst := append([]*Buffer(nil), owners...)
+	sort.SliceStable(byFirst, func(i, j int) bool { return byFirst[i].First < byFirst[j].First })
+	var active []*Buffer
+	for _, a := range byFirst {
+		kept := active[:0]
+		for _, b := range active {
+			if b.Last >= a.First {
+				kept = append(kept, b)
+			}
+		}
+		active = append(kept, a)
+		for _, b := range active[:len(active)-1] {
 			if a.Last < b.First || b.Last < a.First || a.Size == 0 || b.Size == 0 ||
 				a.Offset+a.Size <= b.Offset || b.Offset+b.Size <= a.Offset {
 				continue

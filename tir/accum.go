@@ -43,7 +43,15 @@ func CheckAccumulation(g *graph.Graph) error {
 				k = int64(x.Shape[len(x.Shape)-2])
 			}
 		}
-		bound := k*maxOffsetMagnitude(x)*maxOffsetMagnitude(w) + maxBias(g.In(n, 2))
+		// Saturating: a hostile int64 bias near 2^63 wrapped the sum
+		// negative and passed (review finding). k is at most 2^24 and the
+		// factors 2^16 and 2^8, so the product itself fits.
+		bound := k * maxOffsetMagnitude(x) * maxOffsetMagnitude(w)
+		if mb := maxBias(g.In(n, 2)); mb > math.MaxInt64-bound {
+			bound = math.MaxInt64
+		} else {
+			bound += mb
+		}
 		if interp.Wide16x8(g, n) {
 			// A 16x8 layer's 64-bit accumulator: TFLite's requantization
 			// assumes |acc| < 2^47.
@@ -88,6 +96,9 @@ func maxBias(b *graph.Tensor) int64 {
 		return 0
 	}
 	for _, v := range b.Data.I {
+		if v == math.MinInt64 {
+			return math.MaxInt64 // -v overflows (review finding)
+		}
 		m = max(m, v, -v)
 	}
 	return m

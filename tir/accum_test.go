@@ -1,6 +1,7 @@
 package tir
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -42,5 +43,30 @@ func TestCheckAccumulation(t *testing.T) {
 	// Small weights leave room: the bound uses the actual constants.
 	if err := CheckAccumulation(fcGraph(100000, 1, 0)); err != nil {
 		t.Errorf("K=100000 with unit weights: %v", err)
+	}
+}
+
+// A 16x8 layer (int16 input, int64 bias) is bounded by TFLite's 2^47, and a
+// hostile int64 bias cannot wrap the bound: MinInt64 (whose negation
+// overflows) and values near MaxInt64 counted as 0 or wrapped the sum
+// negative (review finding).
+func TestCheckAccumulation16x8Bias(t *testing.T) {
+	wide := func(bias int64) *graph.Graph {
+		g := fcGraph(16, 127, 0)
+		g.Tensors["x"].DType = graph.Int16
+		g.Tensors["x"].Quant.ZeroPoint = []int32{0}
+		g.Tensors["y"].DType = graph.Int16
+		b := graph.NewData(graph.Int64, []int{1})
+		b.I[0] = bias
+		g.Tensors["b"] = &graph.Tensor{Name: "b", DType: graph.Int64, Shape: []int{1}, Data: b}
+		return g
+	}
+	if err := CheckAccumulation(wide(1 << 40)); err != nil {
+		t.Errorf("bias 2^40: %v", err)
+	}
+	for _, bias := range []int64{1 << 47, -1 << 47, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1000} {
+		if err := CheckAccumulation(wide(bias)); err == nil || !strings.Contains(err.Error(), "beyond the 2^47") {
+			t.Errorf("bias %d: %v", bias, err)
+		}
 	}
 }

@@ -97,6 +97,24 @@ func (k *kctx) requantFor(in, w, out *graph.Tensor, act graph.Activation, channe
 	return ep, nil
 }
 
+// check64 refuses a 16x8 layer's 64-bit requantization with a shift of 8
+// or more (interp's requantizer.check64).
+func (ep *requantEpilogue) check64() error {
+	if ep.raw || ep.float {
+		return nil
+	}
+	shifts := []int64{ep.s0}
+	if ep.shift != nil {
+		shifts = ep.shift.Data.I
+	}
+	for _, s := range shifts {
+		if s >= 8 {
+			return fmt.Errorf("a 16x8 layer whose scales give a multiplier of 2^%d or more: TFLite's 64-bit requantization takes less than 2^7", s-1)
+		}
+	}
+	return nil
+}
+
 func (ep *requantEpilogue) apply(acc Expr, c Expr, outT DType) Expr {
 	if ep.raw {
 		return CastTo(outT, acc)
@@ -196,6 +214,9 @@ func (k *kctx) convSetup(groups int, act graph.Activation, mode graph.RequantMod
 		c.accT = I32
 		if interp.Wide16x8(k.g, k.n) {
 			c.accT = I64
+			if err := c.ep.check64(); err != nil {
+				return nil, k.errorf("%v", err)
+			}
 		}
 	}
 	return c, nil
@@ -370,6 +391,9 @@ func computeFC(k *kctx) (Stmt, error) {
 		accT = I32
 		if interp.Wide16x8(k.g, k.n) {
 			accT = I64
+			if err := ep.check64(); err != nil {
+				return nil, k.errorf("%v", err)
+			}
 		}
 		if inOff != 0 {
 			if k.folded, err = k.foldedBias(bias, wt, N, inOff); err != nil {

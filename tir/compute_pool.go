@@ -337,6 +337,9 @@ func softmaxInt16(k *kctx, x, y *Buffer, xt, yt *graph.Tensor, beta float32, out
 	if err := interp.SoftmaxInt16OK(xt, yt, len(xt.Shape)-1); err != nil {
 		return nil, k.errorf("%v", err)
 	}
+	if err := interp.SoftmaxInt16InputOK(xt, beta); err != nil {
+		return nil, k.errorf("%v", err)
+	}
 	sx, _, err := quantParams(xt)
 	if err != nil {
 		return nil, k.errorf("%v", err)

@@ -111,12 +111,23 @@ func convTranspose(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.D
 		return []*graph.Data{y}, nil
 	}
 	rq := newRequantizer(xt, wt, yt, CO, a.Act, graph.RequantFixedPoint)
+	if err := check16x8(xt, yt); err != nil {
+		return nil, err
+	}
+	if err := rq.check64(Wide16x8(g, n)); err != nil {
+		return nil, err
+	}
+	wide := Wide16x8(g, n)
 	for i := range y.I {
 		acc := iacc[i]
 		if b != nil {
 			acc += b.I[i%CO]
 		}
-		y.I[i] = rq.apply(i%CO, int32(acc))
+		if wide {
+			y.I[i] = rq.apply64(i%CO, acc)
+		} else {
+			y.I[i] = rq.apply(i%CO, int32(acc))
+		}
 	}
 	return []*graph.Data{y}, nil
 }

@@ -167,6 +167,9 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 		if err := SoftmaxInt16OK(g.In(n, 0), yt, ax); err != nil {
 			return nil, err
 		}
+		if err := SoftmaxInt16InputOK(g.In(n, 0), beta); err != nil {
+			return nil, err
+		}
 		sx, _ := qparams(g.In(n, 0))
 		m, sh := qmath.SoftmaxInt16Params(sx, beta)
 		exp, recip := qmath.SoftmaxInt16Tables()
@@ -203,7 +206,7 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 // last axis.
 func SoftmaxInt16OK(x, y *graph.Tensor, axis int) error {
 	if x.DType != graph.Int16 || y.DType != graph.Int16 {
-		return fmt.Errorf("int16 softmax from %s to %s: TFLite's takes int16 to int16", x.DType, y.DType)
+		return fmt.Errorf("softmax from %s to %s: of TFLite's int16 forms mcugen takes int16 to int16 only", x.DType, y.DType)
 	}
 	if err := check16x8(x, y); err != nil {
 		return err
@@ -213,6 +216,24 @@ func SoftmaxInt16OK(x, y *graph.Tensor, axis int) error {
 	}
 	if s, _ := qparams(y); math.Abs(float64(s)-1.0/32768) > 0.001/32768 {
 		return fmt.Errorf("int16 softmax output %q has scale %g: TFLite's wants 1/32768", y.Name, s)
+	}
+	// The sum of a row's exponentials (each up to 32767) is 32-bit, and
+	// the rescaled differences (up to 65535 steps) too: TFLite's kernel
+	// overflows past these, and mcugen refuses them (review finding).
+	if d := x.Shape[axis]; d > 65537 {
+		return fmt.Errorf("int16 softmax over %d values: TFLite's 32-bit sum of exponentials holds at most 65537", d)
+	}
+	return nil
+}
+
+// SoftmaxInt16InputOK refuses an int16 softmax whose input scale times
+// beta makes the rescaled differences leave 32 bits (input_scale * beta
+// of about 5 or more).
+func SoftmaxInt16InputOK(x *graph.Tensor, beta float32) error {
+	sx, _ := qparams(x)
+	m, sh := qmath.SoftmaxInt16Params(sx, beta)
+	if sh > 15 || float64(m)*math.Ldexp(1, sh-31)*65535 >= math.MaxInt32-32767 {
+		return fmt.Errorf("int16 softmax input %q: scale %g times beta %g rescales a difference of 65535 steps past 32 bits", x.Name, sx, beta)
 	}
 	return nil
 }

@@ -175,6 +175,22 @@ func (r *requantizer) apply64(c int, acc int64) int64 {
 	return int64(clamp32(v, r.lo, r.hi))
 }
 
+// check64 refuses a 16x8 layer's 64-bit requantization with a shift of 8
+// or more: TFLite's MultiplyByQuantizedMultiplier(int64) assumes shift < 8
+// (a scale ratio below 128), and past 15 its rounding shift is negative
+// (review finding).
+func (r *requantizer) check64(wide bool) error {
+	if !wide || r.raw || r.float {
+		return nil
+	}
+	for _, s := range r.shift {
+		if s >= 8 {
+			return fmt.Errorf("a 16x8 layer whose scales give a multiplier of 2^%d or more: TFLite's 64-bit requantization takes less than 2^7", s-1)
+		}
+	}
+	return nil
+}
+
 // Wide16x8 reports whether a convolution or fully connected node is one of
 // TFLite's 16x8 layers that accumulate in 64 bits: int16 input and an int64
 // bias, or none (TFLite Micro's kernels take the accumulator's width from
@@ -184,6 +200,11 @@ func Wide16x8(g *graph.Graph, n *graph.Node) bool {
 	x := g.In(n, 0)
 	if x == nil || x.DType != graph.Int16 {
 		return false
+	}
+	if n.Op == graph.ConvTranspose2D {
+		// TFLite Micro's 16x8 TRANSPOSE_CONV is 64-bit whatever the bias
+		// (review finding: the interpreter took the 32-bit path).
+		return true
 	}
 	b := g.In(n, 2)
 	return b == nil || b.DType == graph.Int64

@@ -57,6 +57,9 @@ func intConv2D(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	wide := Wide16x8(g, n)
 	_, zx := qparams(xt)
 	rq := newRequantizer(xt, wt, yt, CO, a.Act, a.Requant)
+	if err := rq.check64(wide); err != nil {
+		return nil, err
+	}
 	perG := CO / G
 	for nb := 0; nb < N; nb++ {
 		for oy := 0; oy < OH; oy++ {
@@ -133,6 +136,9 @@ func intFullyConnected(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*gra
 	wide := Wide16x8(g, n)
 	_, zx := qparams(xt)
 	rq := newRequantizer(xt, wt, yt, N, a.Act, a.Requant)
+	if err := rq.check64(wide); err != nil {
+		return nil, err
+	}
 	rows := x.Len() / K
 	for r := 0; r < rows; r++ {
 		for o := 0; o < N; o++ {

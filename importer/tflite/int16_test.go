@@ -68,6 +68,13 @@ var int16Cases = []opCase{
 	// SRDHM 245,776,384 -> / 2^14 = 15001. Likewise -15000 - 32 = -15032.
 	{name: "add", code: tg.OpAdd, opts: tg.ActOptions(tg.OptAdd, tg.ActNone), ins: []spec{qin16(0.5, 2), qin16(0.25, 2)}, out: qin16(1, 2),
 		feed: [][]float64{{30000, -30000}, {4, -128}}, want: f64(15001, -15032)},
+	// TRANSPOSE_CONV is 64-bit whatever the bias (TFLite Micro's 16x8
+	// kernel): one tap, 300 * 100 with an int32-free int64 bias of 0 gives
+	// 29999 as the FC above, not the 32-bit path's 30000 (review finding).
+	{name: "transpose_conv", code: tg.OpTransposeConv,
+		opts: &tg.Options{Type: tg.OptTransposeConv, Fields: []tg.Field{tg.I8(0, tg.Valid), tg.I32(1, 1), tg.I32(2, 1), tg.I8(3, tg.ActNone)}},
+		ins:  []spec{i32c([]int32{4}, 1, 1, 1, 1), w99999([]int32{1, 1, 1, 1}, 100), qin16(1, 1, 1, 1, 1), qc(tg.Int64, []int32{1}, []float32{0.99999}, []int64{0}, 0, 0)},
+		out:  qin16(1, 1, 1, 1, 1), feed: [][]float64{{300}}, want: f64(29999)},
 	// SOFTMAX over real [0, 1, 2, 3] (scale 1/1024): e^k / 31.1929 =
 	// 0.032059, 0.087144, 0.236883, 0.643914, times 32768 = 1050.5, 2855.6,
 	// 7762.2, 21099.8; TFLite's tables land within a few steps (its own
@@ -104,6 +111,22 @@ func TestInt16x8Refusals(t *testing.T) {
 			out: qin16(1, 1, 1, 1, 2)}, `reads its bias as int64`},
 		{opCase{name: "softmax_scale", code: tg.OpSoftmax, opts: &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 1)}},
 			ins: []spec{qin16(1.0/1024, 1, 4)}, out: qin16(1.0/256, 1, 4)}, `has scale 0.00390625: TFLite's wants 1/32768`},
+		{opCase{name: "transpose_conv_int32_bias", code: tg.OpTransposeConv,
+			opts: &tg.Options{Type: tg.OptTransposeConv, Fields: []tg.Field{tg.I8(0, tg.Valid), tg.I32(1, 1), tg.I32(2, 1), tg.I8(3, tg.ActNone)}},
+			ins:  []spec{i32c([]int32{4}, 1, 1, 1, 1), w99999([]int32{1, 1, 1, 1}, 100), qin16(1, 1, 1, 1, 1), qc(tg.Int32, []int32{1}, []float32{1}, []int64{0}, 0, 0)},
+			out:  qin16(1, 1, 1, 1, 1)}, `reads its bias as int64`},
+		// A multiplier of 2^16 (output scale 1/65536): TFLite's 64-bit
+		// requantization takes shifts below 8 (review finding: the rounding
+		// shift went negative).
+		{opCase{name: "fc_big_multiplier", code: tg.OpFullyConnected, opts: tg.FullyConnectedOptions(tg.ActNone, false),
+			ins: []spec{qin16(1, 1, 4), qc(tg.Int8, []int32{1, 4}, []float32{1}, []int64{0}, 0, 1, 1, 1, 1), none}, out: qin16(1.0/65536, 1, 1)},
+			`takes less than 2^7`},
+		// More than 65537 values: the 32-bit sum of exponentials overflows.
+		{opCase{name: "softmax_deep", code: tg.OpSoftmax, opts: &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 1)}},
+			ins: []spec{qin16(1.0/1024, 1, 70000)}, out: qin16(1.0/32768, 1, 70000)}, `over 70000 values`},
+		// input scale * beta of 8: a difference of 65535 steps leaves 32 bits.
+		{opCase{name: "softmax_wide_input", code: tg.OpSoftmax, opts: &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 8)}},
+			ins: []spec{qin16(1, 1, 4)}, out: qin16(1.0/32768, 1, 4)}, `past 32 bits`},
 		{opCase{name: "batch_matmul", code: tg.OpBatchMatMul, opts: &tg.Options{Type: tg.OptBatchMatMul},
 			ins: []spec{qin16(1, 1, 2, 2), qin16(1, 1, 2, 2)}, out: qin16(1, 1, 2, 2)}, `16x8 kernels are not implemented`},
 	} {

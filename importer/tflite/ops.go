@@ -902,6 +902,17 @@ func (c *opctx) transposeConv(n *graph.Node) error {
 	if !w.IsConst() {
 		return c.errorf("weights %q must be constant", w.Name)
 	}
+	if x.DType == graph.Int16 {
+		// TFLite Micro's 16x8 TRANSPOSE_CONV accumulates in 64 bits
+		// whatever the bias, which it reads as int64 (an int16 bias it
+		// widens): an int32 one would be misread (review finding).
+		if w.DType != graph.Int8 {
+			return c.errorf("int16 input %q with %s weights: TFLite's 16x8 layers take int8 weights", x.Name, w.DType)
+		}
+		if b != nil && b.DType != graph.Int64 && b.DType != graph.Int16 {
+			return c.errorf("int16 transpose convolution with a %s bias %q: TFLite Micro's 16x8 kernel reads its bias as int64", b.DType, b.Name)
+		}
+	}
 	a := &graph.ConvTransposeAttrs{Stride: [2]int{int(o.i32(2, 0)), int(o.i32(1, 0))}, Dilation: [2]int{1, 1}, Group: 1}
 	if a.Stride[0] < 1 || a.Stride[1] < 1 {
 		return c.errorf("strides %v must be positive", a.Stride)

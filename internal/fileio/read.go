@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // ReadRegular reads the file at path, which must be a regular file (a
@@ -12,7 +13,15 @@ import (
 // forever (review findings); both are refused, as is a larger file, with
 // the reason. The read itself stops past limit, for a file that grows.
 func ReadRegular(path string, limit int64) ([]byte, error) {
-	st, err := os.Stat(path)
+	// Opened without blocking (a FIFO's open waits for a writer) and
+	// checked through the open file, so a path swapped for a FIFO between
+	// a check and the open cannot block the read (review finding).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -22,11 +31,6 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, fmt.Errorf("%d bytes is larger than the %d-byte limit", st.Size(), limit)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err

@@ -12,8 +12,11 @@
 package fileio
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // WriteAtomic writes data to path through a temporary file in the same
@@ -42,10 +45,21 @@ func WriteAtomic(path string, data []byte) error {
 		}
 		if err == nil {
 			mode, keep = st.Mode().Perm(), true
+			if syscall.Access(path, 2 /* W_OK */) != nil {
+				// A file its owner may not write is not replaced behind
+				// its back, as os.WriteFile would not write it (review
+				// finding).
+				return &os.PathError{Op: "open", Path: path, Err: fs.ErrPermission}
+			}
 		}
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
+		if keep && errors.Is(err, fs.ErrPermission) {
+			// The directory takes no new file, but the file may be
+			// written: in place, as os.WriteFile would (review finding).
+			return os.WriteFile(path, data, mode)
+		}
 		return err
 	}
 	tmp := f.Name()

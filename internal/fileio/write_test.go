@@ -148,3 +148,33 @@ func TestWriteFileFailures(t *testing.T) {
 		}
 	}
 }
+
+// A file the user may not write is not replaced (os.WriteFile would have
+// failed; the rename replaced it: review finding), and a file in a
+// directory that takes no new file is written in place.
+func TestWriteAtomicPermissions(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes any file")
+	}
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	os.WriteFile(ro, []byte("old"), 0o444)
+	if err := WriteAtomic(ro, []byte("new")); err == nil {
+		t.Error("a read-only file was replaced")
+	}
+	if b, _ := os.ReadFile(ro); string(b) != "old" {
+		t.Errorf("the read-only file holds %q", b)
+	}
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	rw := filepath.Join(sub, "rw")
+	os.WriteFile(rw, []byte("old"), 0o644)
+	os.Chmod(sub, 0o555)
+	defer os.Chmod(sub, 0o755)
+	if err := WriteAtomic(rw, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(rw); string(b) != "new" {
+		t.Errorf("the file in the read-only directory holds %q", b)
+	}
+}
