@@ -99,7 +99,7 @@ func (c *compileCmd) Run(e *env) error {
 		e.warn(w)
 	}
 	var written, dropped []string
-	err = writeDirAtomic(c.Out, func(tmp string) error {
+	err = writeDirAtomic(c.Out, c.Force, func(tmp string) error {
 		defer func() {
 			// What --force removes from an output directory that this
 			// compile does not write again (a user's notes beside the
@@ -394,7 +394,12 @@ func missingAncestors(dir string) []string {
 // writeDirAtomic fills a temporary directory beside dir and renames it into
 // place, so an interrupted or failed write leaves the old directory or none,
 // never a half-written one.
-func writeDirAtomic(dir string, fill func(tmp string) error) (err error) {
+//
+// Without force, a directory that holds something by the time the output
+// is renamed into place is left alone: another compile to the same new
+// directory finished first (user-journey finding: both succeeded, and the
+// later one replaced the other's output, warning of a --force not given).
+func writeDirAtomic(dir string, force bool, fill func(tmp string) error) (err error) {
 	// An output that is a symbolic link to a directory is written where
 	// it points, the link kept (it was replaced by a directory, and the
 	// target's permissions changed).
@@ -439,6 +444,11 @@ func writeDirAtomic(dir string, fill func(tmp string) error) (err error) {
 	}
 	var old string
 	if _, err := os.Stat(dir); err == nil {
+		if !force {
+			if es, err := os.ReadDir(dir); err == nil && len(es) > 0 {
+				return fmt.Errorf("%s: was written by another command while this compile ran (another mcugen compile to the same directory?); nothing written: name another directory, or add --force", dir)
+			}
+		}
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
 			return fmt.Errorf("%s: %w", dir, err)

@@ -114,3 +114,39 @@ func TestInt8IOForQDQ(t *testing.T) {
 		t.Errorf("no word that --int8-io is ignored: %q", errs)
 	}
 }
+
+// A compile to a new directory that another compile fills meanwhile does
+// not replace it without --force: both succeeded, and the later one
+// removed the other's output with a warning about a --force nobody gave
+// (user-journey finding).
+func TestCompileDirAppearedMeanwhile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o")
+	err := writeDirAtomic(out, false, func(tmp string) error {
+		// The other compile finishes first.
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, "other.c"), []byte("x"), 0o644); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(tmp, "mine.c"), []byte("y"), 0o644)
+	})
+	if err == nil || !strings.Contains(err.Error(), "was written by another command while this compile ran") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "other.c")); err != nil {
+		t.Errorf("the other compile's output went: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "mine.c")); err == nil {
+		t.Errorf("this compile's output replaced it")
+	}
+	// With --force it replaces, as asked.
+	if err := writeDirAtomic(out, true, func(tmp string) error {
+		return os.WriteFile(filepath.Join(tmp, "mine.c"), []byte("y"), 0o644)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "mine.c")); err != nil {
+		t.Errorf("--force did not replace: %v", err)
+	}
+}

@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/quant"
 )
@@ -44,7 +46,16 @@ func (r *runFlags) caseDir(name string) (string, func(), error) {
 		if err := makeDirFlag("--keep", dir); err != nil {
 			return "", nil, err
 		}
-		return dir, func() {}, nil
+		// Two runs building in one --keep directory took turns at random
+		// and one reported the other's count (user-journey finding): they
+		// wait for each other now.
+		unlock, err := fileio.LockDir(dir, func() {
+			fmt.Fprintf(os.Stderr, "mcugen: --keep %s: another mcugen is building there; waiting for it\n", dir)
+		})
+		if err != nil {
+			return "", nil, fmt.Errorf("--keep %s: %w", dir, err)
+		}
+		return dir, unlock, nil
 	}
 	return tempWorkDir("mcugen-run-")
 }
