@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Inputs that are not regular files get one error line each: a model, an
@@ -148,5 +153,82 @@ func TestCompileDirAppearedMeanwhile(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "mine.c")); err != nil {
 		t.Errorf("--force did not replace: %v", err)
+	}
+}
+
+// A test --junit run refused for its flags replaces an earlier report with
+// one error case (user-journey finding: the last green report stood).
+func TestJUnitOnUsageError(t *testing.T) {
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "report.xml")
+	for _, args := range [][]string{
+		{"--vectors", filepath.Join(dir, "nosuchdir")},
+		{"--timeout", "0s"},
+		{"--random", "1000000000"},
+	} {
+		if err := os.WriteFile(junit, []byte(`<testsuites tests="1" failures="0" errors="0"></testsuites>`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, _ := mcugen(t, append([]string{"test", "../../testdata/tflite/mlp_int8.tflite", "--board", "host", "--junit", junit}, args...)...)
+		b, _ := os.ReadFile(junit)
+		if code != 2 || !strings.Contains(string(b), `errors="1"`) || !strings.Contains(string(b), "<error") {
+			t.Errorf("%v: exit %d, report %s", args, code, b)
+		}
+	}
+}
+
+// test --json counts the model/board cases stopped by an error as "errors"
+// (cases, passed and failed count vectors, and each such case as one
+// failure), and its stderr summary points at the results' "error", not at
+// a table it did not print (user-journey findings).
+func TestTestJSONErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs C")
+	}
+	code, out, errs := mcugen(t, "test", "../../testdata/tflite/mlp_int8.tflite", filepath.Join(t.TempDir(), "nosuch.tflite"), "--board", "host", "--random", "1", "--json")
+	var r struct {
+		Cases, Passed, Failed, Errors int
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if code != 1 || r.Errors != 1 || r.Failed != 1 || r.Passed != 4 || r.Cases != 5 {
+		t.Errorf("exit %d, %+v", code, r)
+	}
+	if !strings.Contains(errs, `each result's "error" says why`) {
+		t.Errorf("stderr %q", errs)
+	}
+}
+
+// test reports each case's model hash, and a model file replaced between
+// two boards' cases fails the cases that may have compiled the new file
+// (user-journey finding: two models were reported under one name, exit 0).
+func TestTestModelChangedMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs C")
+	}
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.tflite")
+	mlp, _ := os.ReadFile("../../testdata/tflite/mlp_int8.tflite")
+	cnn, _ := os.ReadFile("../../testdata/tflite/cnn_int8.tflite")
+	if err := os.WriteFile(model, mlp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(mlp)
+	c := &testCmd{Models: []string{model}}
+	needQEMU(t)
+	c.Board, c.Random, c.Timeout, c.JSON = "host,mps2-an385", 1, time.Minute, true
+	c.afterCase = func() { os.WriteFile(model, cnn, 0o644) }
+	var out, errs bytes.Buffer
+	err := c.run(&env{stdout: &out, stderr: &errs})
+	var r struct{ Results []testResult }
+	if jerr := json.Unmarshal(out.Bytes(), &r); jerr != nil || len(r.Results) != 2 {
+		t.Fatalf("%v %v: %s", err, jerr, out.String())
+	}
+	if r.Results[0].Error != "" || r.Results[0].ModelSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("the first case: %+v", r.Results[0])
+	}
+	if !strings.Contains(r.Results[1].Error, "changed while it was tested") || err == nil {
+		t.Errorf("the second case: %+v (run error %v)", r.Results[1], err)
 	}
 }

@@ -176,7 +176,9 @@ func tempWorkDir(prefix string) (dir string, done func(), err error) {
 	pending.Lock()
 	defer pending.Unlock()
 	if dir, err = os.MkdirTemp("", prefix); err != nil {
-		return "", nil, err
+		// Name the variable that chose the place (user-journey finding:
+		// "stat /x: no such file or directory" said nothing of TMPDIR).
+		return "", nil, fmt.Errorf("the temporary build directory (in %s, from TMPDIR, or use --keep DIR): %w", os.TempDir(), unwrapPath(err))
 	}
 	if pending.work == nil {
 		pending.work = map[string]bool{}
@@ -220,11 +222,13 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}()
 	if err := repeatedFlag(args); err != nil {
 		fmt.Fprintf(stderr, "mcugen: %s\n", err)
+		usageJUnit(args, err, stderr)
 		return 2
 	}
 	ctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcugen: %s\n", oneLine(err.Error()))
+		usageJUnit(args, err, stderr)
 		return 2
 	}
 	e := &env{stdout: stdout, stderr: stderr}
@@ -237,6 +241,30 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	return 0
+}
+
+// usageJUnit writes, for a `test --junit FILE` whose flags were refused
+// before it ran, a report of that error in place of any earlier one: a CI
+// test view kept showing the last green run (user-journey finding).
+func usageJUnit(args []string, err error, stderr io.Writer) {
+	if len(args) == 0 || args[0] != "test" {
+		return
+	}
+	var file string
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--junit="); ok {
+			file = v
+		} else if a == "--junit" && i+1 < len(args) {
+			file = args[i+1]
+		}
+	}
+	if file == "" || checkOutputFile("--junit", file) != nil {
+		return
+	}
+	r := testResult{Model: "(not run)", Board: "-", Instructions: -1, Error: "usage: " + oneLine(err.Error())}
+	if werr := writeJUnit(file, []testResult{r}); werr != nil {
+		fmt.Fprintf(stderr, "mcugen: warning: %s\n", werr)
+	}
 }
 
 type exitSignal struct{}

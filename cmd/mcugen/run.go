@@ -187,7 +187,9 @@ func (c *runCmd) Run(e *env) error {
 	defer done()
 	x, err := execute(e, s, vectors, dir, c.Timeout)
 	if err != nil {
-		return err
+		// The model's name as bench gives it (user-journey finding: run's
+		// "firmware on B did not finish" named no model).
+		return fmt.Errorf("%s: %w", c.Model, err)
 	}
 	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Instructions: x.Instructions(),
 		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes,

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,10 +35,14 @@ type testCmd struct {
 	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not (a run stopped by an error writes that error; an interrupted one, none)." type:"path" placeholder:"FILE"`
 
 	wroteJUnit bool
+	afterCase  func() // a test's hook, after each case
 }
 
 type testResult struct {
-	Model          string `json:"model"`
+	Model string `json:"model"`
+	// ModelSHA256 is the model file's hash when the case ran, so a report
+	// says which file it tested.
+	ModelSHA256    string `json:"model_sha256,omitempty"`
 	Board          string `json:"board"`
 	Vectors        int    `json:"vectors"`
 	Passed         int    `json:"passed"`
@@ -56,9 +62,6 @@ type testResult struct {
 }
 
 func (c *testCmd) Run(e *env) error {
-	if err := checkVectorCount("--random", c.Random); err != nil {
-		return err
-	}
 	if c.JUnit != "" {
 		if err := checkOutputFile("--junit", c.JUnit); err != nil {
 			return err
@@ -85,6 +88,9 @@ func (c *testCmd) Run(e *env) error {
 }
 
 func (c *testCmd) run(e *env) error {
+	if err := checkVectorCount("--random", c.Random); err != nil {
+		return err
+	}
 	if c.Vectors != "" {
 		if ins, _ := filepath.Glob(filepath.Join(c.Vectors, "input_*.npy")); len(ins) == 0 {
 			return fmt.Errorf("--vectors %s: no input_NNN.npy files there (a vectors directory holds input_000.npy, input_001.npy, ... and optionally the expected output_000.npy, ...)", c.Vectors)
@@ -98,9 +104,14 @@ func (c *testCmd) run(e *env) error {
 		return err
 	}
 	var report struct {
-		Cases   int          `json:"cases"`
-		Passed  int          `json:"passed"`
-		Failed  int          `json:"failed"`
+		Cases  int `json:"cases"`
+		Passed int `json:"passed"`
+		Failed int `json:"failed"`
+		// Errors counts the model/board cases that stopped with an error
+		// before their vectors ran (each is also one of cases and failed,
+		// which otherwise count vectors: user-journey finding, the units
+		// were mixed without a word).
+		Errors  int          `json:"errors"`
 		Results []testResult `json:"results"`
 	}
 	boardList := boardNames(c.Board)
@@ -108,14 +119,27 @@ func (c *testCmd) run(e *env) error {
 	total, k := len(c.Models)*len(boardList), 0
 	c.cases = total
 	for _, model := range c.Models {
+		sum := fileSHA256(model)
 		for _, board := range boardList {
 			k++
 			if total > 1 {
 				e.progress(fmt.Sprintf("testing %s on %s (%d of %d)", filepath.Base(model), strings.TrimSpace(board), k, total))
 			}
 			start := time.Now()
+			before := fileSHA256(model)
 			r := c.one(e, model, strings.TrimSpace(board))
 			r.seconds = time.Since(start).Seconds()
+			// Each board compiles the file afresh: a file replaced during
+			// the run was tested as two models under one name (user-journey
+			// finding). A case that may have seen another file fails.
+			if after := fileSHA256(model); sum != "" && (before != sum || after != sum) && r.Error == "" {
+				r.Error = fmt.Sprintf("%s changed while it was tested (sha256 %.12s... when the run started, %.12s... after this case): run again", model, sum, after)
+				r.Passed, r.Failed = 0, r.Vectors
+			}
+			r.ModelSHA256 = before
+			if c.afterCase != nil {
+				c.afterCase()
+			}
 			report.Results = append(report.Results, r)
 			report.Cases += r.Vectors
 			report.Passed += r.Passed
@@ -123,6 +147,7 @@ func (c *testCmd) run(e *env) error {
 			if r.Error != "" && r.Vectors == 0 {
 				report.Cases++
 				report.Failed++
+				report.Errors++
 			}
 		}
 	}
@@ -186,7 +211,11 @@ func (c *testCmd) run(e *env) error {
 		summary = append(summary, fmt.Sprintf("%d of %d vectors passed", vectors, vectors))
 	}
 	if broken > 0 {
-		failures = append(failures, fmt.Sprintf("%d of %d model/board cases stopped with an error before their vectors were checked (the table says why)", broken, len(report.Results)))
+		why := "the table says why"
+		if c.JSON {
+			why = "each result's \"error\" says why"
+		}
+		failures = append(failures, fmt.Sprintf("%d of %d model/board cases stopped with an error before their vectors were checked (%s)", broken, len(report.Results), why))
 		summary = append(summary, failures[len(failures)-1])
 	}
 	if !c.JSON {
@@ -196,6 +225,16 @@ func (c *testCmd) run(e *env) error {
 		return errors.New(strings.Join(failures, "; "))
 	}
 	return nil
+}
+
+// fileSHA256 is a file's SHA-256 in hex, or "" when it cannot be read.
+func fileSHA256(path string) string {
+	b, err := fileio.ReadRegular(path, importer.MaxModelBytes)
+	if err != nil {
+		return ""
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 func (c *testCmd) one(e *env, model, board string) testResult {
