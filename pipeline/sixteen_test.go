@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/tflite"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
@@ -123,25 +122,11 @@ func TestInt16x8UnderQEMU(t *testing.T) {
 		{"host", ""}, {"mps2-an385", "generic"}, {"mps2-an386", "dsp"}, {"mps3-an547", "mve"}, {"aarch64-linux", "neon"},
 	} {
 		t.Run(c.board, func(t *testing.T) {
-			var b = qemuBoardOrHost(t, c.board)
+			var b = hostOrQEMU(t, c.board)
 			checkGraphUnderQEMU(t, b, g, "m16x8", c.target, nil, 6, 5, "requant64(")
 			checkGraphUnderQEMU(t, b, gf, "m16x8f", c.target, nil, 6, 5, "requant64(")
 		})
 	}
-}
-
-// qemuBoardOrHost is qemuBoard, or the host board (its gcc) for "host".
-func qemuBoardOrHost(t *testing.T, name string) *boards.Board {
-	t.Helper()
-	if name != "host" {
-		return qemuBoard(t, name)
-	}
-	needTools(t, name)
-	b, err := LoadBoard(name, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // The hand-worked 16x8 operator models (importer/tflite's int16Cases, whose
