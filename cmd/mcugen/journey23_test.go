@@ -232,3 +232,16 @@ func TestTestModelChangedMidRun(t *testing.T) {
 		t.Errorf("the second case: %+v (run error %v)", r.Results[1], err)
 	}
 }
+
+// bench of several models on a board without an emulator says once that it
+// runs them on the QEMU twin (user-journey finding: once per model).
+func TestTwinWarningOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	needQEMU(t)
+	code, _, errs := mcugen(t, "bench", "../../testdata/tflite/mlp_int8.tflite", "../../testdata/tflite/cnn_int8.tflite", "--board", "nucleo-l4r5zi")
+	if code != 0 || strings.Count(errs, "has no emulator") != 1 {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}

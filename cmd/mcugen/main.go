@@ -82,9 +82,24 @@ type cli struct {
 // env is what every command gets: where to print, and the warning sink.
 type env struct {
 	stdout, stderr io.Writer
+	said           map[string]bool // warnOnce's messages
 }
 
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "mcugen: warning: %s\n", msg) }
+
+// warnOnce is warn for a message that several models of one command would
+// repeat (a board run on its QEMU twin: user-journey finding, once per
+// model).
+func (e *env) warnOnce(msg string) {
+	if e.said[msg] {
+		return
+	}
+	if e.said == nil {
+		e.said = map[string]bool{}
+	}
+	e.said[msg] = true
+	e.warn(msg)
+}
 
 // progress shows msg on one line of a terminal's stderr, replacing the
 // previous one ("" clears it); when stderr is not a terminal (a log, a

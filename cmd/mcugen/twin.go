@@ -33,7 +33,7 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	if !slices.Equal(b.GCCFlags(), twin.GCCFlags()) {
 		note += fmt.Sprintf(" (%s's flags %v, %s's %v: float code may differ)", b.Name, b.GCCFlags(), twin.Name, twin.GCCFlags())
 	}
-	e.warn(note)
+	e.warnOnce(note)
 	opt := s.Opt
 	opt.Board, opt.Target = twin, s.Report.Target
 	opt.Warn = func(string) {} // said once, by the board's own compile
