@@ -27,7 +27,10 @@ type benchCmd struct {
 }
 
 type benchResult struct {
-	Model          string  `json:"model"`
+	Model string `json:"model"`
+	// ModelSHA256 is the model file's hash, so a report and a baseline say
+	// which file they measured (a CI user journey asked).
+	ModelSHA256    string  `json:"model_sha256,omitempty"`
 	Board          string  `json:"board"`
 	Target         string  `json:"target"`
 	Instructions   int64   `json:"instructions"`
@@ -199,7 +202,7 @@ func (c *benchCmd) Run(e *env) error {
 				}
 				continue
 			}
-			r := benchResult{Model: model, Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
+			r := benchResult{Model: model, ModelSHA256: fileSHA256(model), Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
 				RAMBytes: x.Firmware.RAMBytes(), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget}
 			if run != s {

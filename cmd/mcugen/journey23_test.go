@@ -245,3 +245,25 @@ func TestTwinWarningOnce(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+// bench --json names each model file's SHA-256, so a report and a baseline
+// say which file they measured (a CI user journey asked).
+func TestBenchJSONModelHash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs C")
+	}
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	b, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	code, out, errs := mcugen(t, "bench", model, "--board", "host", "--json")
+	var r struct{ Results []benchResult }
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || len(r.Results) != 1 {
+		t.Fatalf("exit %d %v: %s %s", code, err, out, errs)
+	}
+	if got := r.Results[0].ModelSHA256; got != hex.EncodeToString(sum[:]) {
+		t.Errorf("model_sha256 %q", got)
+	}
+}
