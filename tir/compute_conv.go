@@ -108,8 +108,8 @@ func (ep *requantEpilogue) check64() error {
 		shifts = ep.shift.Data.I
 	}
 	for _, s := range shifts {
-		if s >= 8 {
-			return fmt.Errorf("a 16x8 layer whose scales give a multiplier of 2^%d or more: TFLite's 64-bit requantization takes less than 2^7", s-1)
+		if err := interp.CheckShift64(s); err != nil {
+			return err
 		}
 	}
 	return nil

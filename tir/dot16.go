@@ -27,18 +27,20 @@ func init() {
 		}
 		var acc int64
 		for i := int64(0); i < n; i++ {
-			j := i
-			if i < n/4*4 {
-				j = i&^3 | dotS16S8Perm[i&3]
-			}
-			acc += x.p.I[x.i+i] * w.p.I[w.i+j]
+			acc += x.p.I[x.i+i] * w.p.I[w.i+dotS16S8Index(i, n)]
 		}
 		return val{i: acc}
 	}
 }
 
-// dotS16S8Perm places element k of a group of four: stored at 4g+perm[k].
-var dotS16S8Perm = [4]int64{0, 2, 1, 3}
+// dotS16S8Index is where element i of a run of n is stored: groups of four
+// in the order 0, 2, 1, 3, the tail of n % 4 in order.
+func dotS16S8Index(i, n int64) int64 {
+	if i >= n/4*4 {
+		return i
+	}
+	return i&^3 | [4]int64{0, 2, 1, 3}[i&3]
+}
 
 // DotS16S8Weights stores the int8 weights of a 16x8 layer, runs of n
 // values one after another, in IntrDotS16S8's layout: each run's groups of
@@ -47,11 +49,7 @@ func DotS16S8Weights(name string, w []int64, shape []int, n int) *Buffer {
 	out := make([]int64, len(w))
 	for r := 0; r+n <= len(w); r += n {
 		for i := 0; i < n; i++ {
-			j := i
-			if i < n/4*4 {
-				j = i&^3 | int(dotS16S8Perm[i&3])
-			}
-			out[r+j] = w[r+i]
+			out[r+int(dotS16S8Index(int64(i), int64(n)))] = w[r+i]
 		}
 	}
 	return constBuf(name, graph.Int8, shape, out)

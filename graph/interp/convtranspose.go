@@ -114,10 +114,10 @@ func convTranspose(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.D
 	if err := check16x8(xt, yt); err != nil {
 		return nil, err
 	}
-	if err := rq.check64(Wide16x8(g, n)); err != nil {
+	wide := Wide16x8(g, n)
+	if err := rq.check64(wide); err != nil {
 		return nil, err
 	}
-	wide := Wide16x8(g, n)
 	for i := range y.I {
 		acc := iacc[i]
 		if b != nil {

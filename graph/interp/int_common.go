@@ -184,9 +184,18 @@ func (r *requantizer) check64(wide bool) error {
 		return nil
 	}
 	for _, s := range r.shift {
-		if s >= 8 {
-			return fmt.Errorf("a 16x8 layer whose scales give a multiplier of 2^%d or more: TFLite's 64-bit requantization takes less than 2^7", s-1)
+		if err := CheckShift64(int64(s)); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// CheckShift64 refuses a shift that TFLite's 64-bit requantization does
+// not take (8 or more), for the interpreter and the code generator alike.
+func CheckShift64(shift int64) error {
+	if shift >= 8 {
+		return fmt.Errorf("a 16x8 layer whose scales give a multiplier of 2^%d or more: TFLite's 64-bit requantization takes less than 2^7", shift-1)
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package qmath
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Int16LUTSize is the length of TFLite's int16 lookup tables: 512 segments
 // indexed by an input's high 9 bits, and one more entry for the last slope.
@@ -59,12 +62,21 @@ func LUTLookupInt16(v int16, lut []int16) int16 {
 func ExpF32(x float32) float32 { return float32(math.Exp(float64(x))) }
 
 // SoftmaxInt16Tables are TFLite Micro's int16 softmax tables: exp on
-// [-10, 0] and 1/(1+x) on [0, 1], both in Q0.15 (softmax_common.cc).
+// [-10, 0] and 1/(1+x) on [0, 1], both in Q0.15 (softmax_common.cc). They
+// depend on nothing, so they are made once (the interpreter asked for them
+// at every inference); callers must not modify them.
 func SoftmaxInt16Tables() (exp, recip []int16) {
-	const rng = float32(math.MaxInt16 - math.MinInt16) // 65535
-	exp = Int16LUT(float32(10/rng), math.MaxInt16, float32(2/rng), 0, ExpF32)
-	recip = Int16LUT(float32(1/rng), math.MinInt16, float32(2/rng), 0, func(x float32) float32 { return float32(1 / float32(1+x)) })
-	return exp, recip
+	softmaxTables.once.Do(func() {
+		const rng = float32(math.MaxInt16 - math.MinInt16) // 65535
+		softmaxTables.exp = Int16LUT(float32(10/rng), math.MaxInt16, float32(2/rng), 0, ExpF32)
+		softmaxTables.recip = Int16LUT(float32(1/rng), math.MinInt16, float32(2/rng), 0, func(x float32) float32 { return float32(1 / float32(1+x)) })
+	})
+	return softmaxTables.exp, softmaxTables.recip
+}
+
+var softmaxTables struct {
+	once       sync.Once
+	exp, recip []int16
 }
 
 // SoftmaxInt16Params is TFLite Micro's input rescale for the int16
