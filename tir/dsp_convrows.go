@@ -107,7 +107,12 @@ func (c *convNest) convRows(f *PrimFunc, stride, padT, padL int, wp *Buffer, sto
 			segs = append(segs, gemmSeg{x: SimplifyExpr(x), xs: stride * n, n: KW * n})
 		}
 		pix := func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{owV: owAt(i)}) }
-		if gather {
+		// A lone pixel of a three-channel layer is gathered too: its
+		// segmented helper, with the three segment pointers live across
+		// its asm, did not build with a frame pointer (-O2
+		// -fno-omit-frame-pointer: "impossible constraints",
+		// TestDSPAsmCompilesEverywhere).
+		if gather || R == 1 && c.Cg == 3 {
 			// Copy the R windows' KH segments into one column of K/2 words
 			// per pixel: one fused channel loop instead of KH calls per block.
 			col := NewBuffer(f.Name+"_col", I32, []int{R * K / 2}, ScopeLocal)

@@ -35,6 +35,11 @@ func TestDSPGemmFusedKeepsResults(t *testing.T) {
 		{16, 8, 1, 7, 5, map[string]int{"unroll_k": 1}},
 		{8, 5, 3, 6, 6, nil}, // im2col, a single-channel tail
 		{3, 4, 3, 5, 7, map[string]int{"block_oc": 4}},
+		// Three-pixel blocks: 25 pixels (eight and one), 26 with a pair
+		// after them, an im2col row of 4 (one and one), a 3x1 tail block.
+		{16, 8, 1, 5, 5, map[string]int{"block_px": 3}},
+		{64, 6, 1, 2, 13, nil},
+		{8, 5, 3, 6, 6, map[string]int{"block_px": 3}},
 	} {
 		for _, fuse := range []int{0, 1} {
 			// requant_shift 0: the k0 form (TestDSPGemmShiftKeepsResults has the other).

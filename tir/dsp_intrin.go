@@ -65,7 +65,7 @@ func DSPMacName(r, c, u int) string { return fmt.Sprintf("dsp_mac_s16_%dx%d_u%d"
 var DSPMacUnrolls = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 24, 32}
 
 // DSPMacBlocks are the block shapes (rows × channels) that have a helper.
-var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}}
+var DSPMacBlocks = [][2]int{{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}, {3, 1}, {3, 2}}
 
 // IntrDSPDW4 is the depthwise channel-quad tap:
 //

@@ -39,7 +39,7 @@ var DSP = &Target{Name: "dsp", Schedules: map[string]ScheduleFunc{
 func init() {
 	RegisterTarget(DSP)
 	// The values each dsp knob may take, for the autotuner.
-	DeclareKnob("dsp.block_px", 1, 2)                   // conv, depthwise: output pixels per block
+	DeclareKnob("dsp.block_px", 1, 2, 3)                // conv, depthwise: output pixels per block (3: conv, two channels)
 	DeclareKnob("dsp.block_oc", 1, 2, 4)                // conv, FC: output channels per micro-kernel
 	DeclareKnob("dsp.block_rows", 1, 2)                 // FC: input rows per micro-kernel
 	DeclareKnob("dsp.unroll_k", 1, 2, 4, 8, 16, 24, 32) // conv, FC: groups of four k per iteration (the largest helper up to it that divides K)
@@ -504,7 +504,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// 10,191,455 with u12 and u24; 32 takes VWW 0.3% lower for 8 KB more
 	// flash, so it is left to the tuner. (Fully connected layers default
 	// to 32: scheduleFCDSP.)
-	bpx, boc, unroll := knob(f, "block_px", defPx), knob(f, "block_oc", defOC), knob(f, "unroll_k", 24)
+	boc, unroll := knob(f, "block_oc", defOC), knob(f, "unroll_k", 24)
 	fuse := knob(f, "gemm_fuse", 1) != 0
 	shift := knob(f, "requant_shift", 1) != 0
 	wbits := knob(f, "weights", 16)
@@ -523,6 +523,34 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 		if p := knob(f, "pad_k", 8); p > 4 && p%4 == 0 {
 			K4 = (K + p - 1) / p * p
 		}
+	}
+	// Three pixels by two channels (DSPMacBlocks' 3x2, emitc's
+	// writeMacLDM3) where its LDM form applies: 24 MACs in 16
+	// instructions against 2x2's 16 in 11, and a block's pointer work
+	// shared by six outputs instead of four. It holds fourteen registers
+	// at its peak, so how it fares depends on what else gcc keeps live in
+	// the layer: the row form (conv_rows, channels a multiple of four)
+	// gains everywhere measured; the
+	// im2col and pointwise forms from K4 = 48 (VWW's K = 32 layers lose
+	// 4-8% to spills of the weight pointer, its K = 60, 64 and 108 ones
+	// gain 6-8%), and only where the rows' LDRD offsets fit. The tuner
+	// tries 3 elsewhere (but in three-channel layers: below). Measured on
+	// mps2-an386: KWS 2,570,991 → 2,501,371, VWW 4,596,895 → 4,546,977,
+	// IC 10,167,174 → 9,874,648.
+	if wbits == 16 && boc == 2 {
+		if _, _, _, ok := c.rowsEligible(); ok && Cg%4 == 0 && knob(f, "conv_rows", 1) != 0 {
+			defPx = 3
+		} else if u := unrollFor(unroll, K4); K4 >= 48 && Cg%4 == 0 && 4*K4+8*(u-1) <= 1020 {
+			defPx = 3
+		}
+	}
+	bpx := knob(f, "block_px", defPx)
+	if bpx == 3 && Cg == 3 {
+		// The three-channel row form (dsp_widen3_s8) with three-pixel
+		// blocks leaves gcc too few registers where the build keeps a
+		// frame pointer ("impossible constraints" at -O2
+		// -fno-omit-frame-pointer: TestDSPAsmCompilesEverywhere): pairs.
+		bpx = 2
 	}
 	// Row and column partition pays where the im2col fill stages every
 	// element (a channel count that is not a multiple of 4: the interior
@@ -629,7 +657,20 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	mk := func(R int, owAt func(i int) Expr) Stmt {
 		col := NewBuffer(f.Name+"_col", I32, []int{R * K4 / 2}, ScopeLocal)
 		var fill []Stmt
-		for i := 0; i < R; i++ {
+		merged := pointwise && Cg%4 == 0 && K4 == Cg && R*Cg >= 128
+		if merged {
+			// The block's pixels are adjacent in the input: one widening
+			// of R·Cg values (the column is their concatenation), where
+			// that is long enough for its loop to cost less than the calls
+			// (VWW's 16-channel pairs: two straight widenings of 16 values
+			// 341,516 instructions, one loop over 32 345,309). Every
+			// tap of a pointwise window is inside (its input has the
+			// output's height and width and each pixel reads its own), so
+			// a bounds condition, if the nest has one, holds.
+			m := map[*Var]Expr{owV: owAt(0), khV: C(0), kwV: C(0), icV: C(0)}
+			fill = append(fill, dspWiden(col, C(0), a.x.Buf, SimplifyExpr(SubstituteExpr(xFlat, m)), R*Cg, a.xOff))
+		}
+		for i := 0; i < R && !merged; i++ {
 			if Cg%4 == 0 {
 				fill = append(fill, loopK("kh", KH, Serial, func(kh Expr) Stmt {
 					return loopK("kw", KW, Serial, func(kw Expr) Stmt {
@@ -731,8 +772,15 @@ func pixelBlocks(OW, bpx int, mk func(R int, owAt func(i int) Expr) Stmt) []Stmt
 		out = append(out, &For{Var: v, Min: C(0), Extent: C(int64(full)),
 			Body: mk(bpx, func(i int) Expr { return Add(Mul(v, C(int64(bpx))), C(int64(i))) })})
 	}
-	for i := OW - OW%bpx; i < OW; i++ {
-		out = append(out, mk(1, func(int) Expr { return C(int64(i)) }))
+	i := OW - OW%bpx
+	// After blocks of three, the rest in pairs first.
+	for ; bpx > 2 && OW-i >= 2; i += 2 {
+		at := i
+		out = append(out, mk(2, func(k int) Expr { return C(int64(at + k)) }))
+	}
+	for ; i < OW; i++ {
+		at := i
+		out = append(out, mk(1, func(int) Expr { return C(int64(at)) }))
 	}
 	return out
 }

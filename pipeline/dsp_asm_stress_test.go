@@ -1,0 +1,108 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/runner"
+	"github.com/mcugen/mcugen/tir/tirtest"
+)
+
+// The DSP helpers' asm statements leave gcc few registers (the 3x2 block
+// takes twelve in each of its two statements, its weights held in r4-r8
+// between them), and gcc's pre-allocation scheduler can stretch other
+// values across them until it reports "impossible constraints" (found when
+// a pair of pixels followed the triples in a 3-channel row form). Every
+// form a convolution takes on the Cortex-M4 (pointwise, im2col, the row
+// form over three input rows, with and without a ReLU, strides 1 and 2,
+// widths leaving one or two pixels after the blocks, odd channel counts,
+// the k0 epilogue, the unfused form), with the default blocks and with
+// pairs and triples forced, compiles at -O2, -Os and -O2 with a frame
+// pointer.
+func TestDSPAsmCompilesEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: many layers, four sets of flags")
+	}
+	needTools(t, "mps2-an386")
+	b, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := runner.LookTool(runner.Tools(b)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	type layer struct {
+		name string
+		g    func() *graph.Graph
+	}
+	var layers []layer
+	for _, w := range []int{5, 8} {
+		for _, c := range []int{3, 5, 8} {
+			for _, s := range []int{1, 2} {
+				for _, act := range []graph.Activation{graph.ActNone, graph.ActRelu} {
+					w, c, s, act := w, c, s, act
+					layers = append(layers, layer{fmt.Sprintf("conv3x3-w%d-c%d-s%d-%v", w, c, s, act), func() *graph.Graph {
+						return tirtest.Conv3x3Size(5, w, c, 1, s, act, 3)
+					}})
+				}
+			}
+		}
+	}
+	for _, p := range [][4]int{{1, 25, 64, 64}, {2, 13, 64, 7}, {1, 26, 48, 96}, {2, 5, 128, 9}} {
+		p := p
+		for _, act := range []graph.Activation{graph.ActNone, graph.ActRelu} {
+			act := act
+			layers = append(layers, layer{fmt.Sprintf("pointwise-%v-%v", p, act), func() *graph.Graph {
+				return tirtest.Conv1x1(p[0], p[1], p[2], p[3], act, 3)
+			}})
+		}
+	}
+	variants := []map[string]int{nil, {"block_px": 2}, {"block_px": 3}, {"conv_rows": 0, "block_px": 3}, {"requant_shift": 0, "block_px": 3}, {"gemm_fuse": 0, "block_px": 3}}
+	for _, l := range layers {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			var units []string
+			dir := t.TempDir()
+			for i, v := range variants {
+				s, err := CompileGraph(l.g(), fmt.Sprintf("v%d", i), Options{Board: b, Target: "dsp", Knobs: map[string]map[string]int{"conv2d": v}, Version: "test"})
+				if err != nil {
+					t.Fatalf("%v: %v", v, err)
+				}
+				sub := filepath.Join(dir, fmt.Sprint(i))
+				if err := os.Mkdir(sub, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := WriteFiles(sub, s.Files); err != nil {
+					t.Fatal(err)
+				}
+				for name := range s.Files {
+					if strings.HasSuffix(name, ".c") {
+						units = append(units, filepath.Join(sub, name))
+					}
+				}
+			}
+			for _, opt := range [][]string{{"-O2"}, {"-Os"}, {"-O2", "-fno-omit-frame-pointer"}} {
+				for _, u := range units {
+					args := append(append(b.GCCFlags(), opt...), "-std=c99", "-Werror", "-c", "-I", filepath.Dir(u), "-o", u+".o", u)
+					if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+						t.Errorf("%s %v: %v\n%s", u, opt, err, firstLines(string(out), 6))
+					}
+				}
+			}
+		})
+	}
+}
+
+func firstLines(s string, n int) string {
+	l := strings.SplitN(s, "\n", n+1)
+	if len(l) > n {
+		l = l[:n]
+	}
+	return strings.Join(l, "\n")
+}
