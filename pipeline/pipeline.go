@@ -237,17 +237,31 @@ func foldQDQPass(s *State) error {
 		}
 		return nil
 	}
-	g, err := quant.FoldQDQ(s.Graph)
+	g, err := FoldQDQ(s.Graph)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.ModelPath, err)
 	}
-	// The QuantizeLinear/DequantizeLinear pairs split the float chains.
-	graph.FoldIdentityMoves(g)
 	if s.Opt.Int8IO {
 		g = quant.IntIO(g)
 	}
 	s.Graph = g
 	return nil
+}
+
+// FoldQDQ returns the integer graph a QDQ-form float graph describes, as
+// the compiler builds it (the graph `run` and `test` compare the firmware
+// with), and any other graph unchanged.
+func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
+	if !hasOp(g, graph.Dequantize) || !isFloatCompute(g) {
+		return g, nil
+	}
+	f, err := quant.FoldQDQ(g)
+	if err != nil {
+		return nil, err
+	}
+	// The QuantizeLinear/DequantizeLinear pairs split the float chains.
+	graph.FoldIdentityMoves(f)
+	return f, nil
 }
 
 func quantizePass(s *State) error {
@@ -571,7 +585,13 @@ func checkFits(s *State) error {
 		if wlim.region == nil {
 			// The budget covers code too: at least the entry function's
 			// share of the estimate the fit pass adds (fitWeights).
-			what = fmt.Sprintf("weights (int8, %s B) and code (at least %s B)", commas(need), commas(codeHeadroomBase))
+			// (int8 at the least; a float model's are float32: a user
+			// journey read "int8" for VWW's float weights.)
+			kind := "int8"
+			if isFloatCompute(s.Graph) {
+				kind = "float32"
+			}
+			what = fmt.Sprintf("weights (%s, %s B) and code (at least %s B)", kind, commas(need), commas(codeHeadroomBase))
 			need += codeHeadroomBase
 		}
 		if need > wlim.bytes {
@@ -653,7 +673,11 @@ func CheckTarget(target string, b *boards.Board) error {
 	}
 	need := map[string]string{"dsp": "dsp", "mve": "mve", "neon": "neon"}[target]
 	if need != "" && !b.HasFeature(need) {
-		return fmt.Errorf("--target %s needs the %s feature, which %s (%s) lacks; its default is --target %s", target, need, b.Name, b.CPU, TargetFor(b))
+		core := b.CPU
+		if core == "" {
+			core = "its compiler's default core" // aarch64-linux, host
+		}
+		return fmt.Errorf("--target %s needs the %s feature, which %s (%s) lacks; its default is --target %s", target, need, b.Name, core, TargetFor(b))
 	}
 	return nil
 }
