@@ -29,11 +29,8 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	if err != nil {
 		return nil, fmt.Errorf("board %s has no emulator, and no QEMU board of the catalog has its core (%s) or runs its code: compile and size it, or run it on the hardware", b.Name, b.CPU)
 	}
-	note := twinNote("running", b, twin, core) + "; flash and RAM are that build's"
-	if !slices.Equal(b.GCCFlags(), twin.GCCFlags()) {
-		note += fmt.Sprintf(" (%s's flags %v, %s's %v: float code may differ)", b.Name, b.GCCFlags(), twin.Name, twin.GCCFlags())
-	}
-	e.warnOnce(note)
+	// The twin builds with b's own flags (measure.MeasureBoardOn).
+	e.warnOnce(twinNote("running", b, twin, core) + "; flash and RAM are that build's")
 	opt := s.Opt
 	opt.Board, opt.Target = twin, s.Report.Target
 	opt.Warn = func(string) {} // said once, by the board's own compile

@@ -37,6 +37,17 @@ func TestMeasureBoard(t *testing.T) {
 	if m, err := MeasureBoard(nucleo, cat); err != nil || m.CPU != nucleo.CPU || m.QEMU.Binary == "" {
 		t.Errorf("nucleo-l4r5zi: measured on %v (%v), want a QEMU board with its core", m, err)
 	}
+	// A board of a QEMU board's core with other flags (no FPU: soft-float
+	// code) is measured on a copy built with its own flags and features.
+	soft := *nucleo
+	soft.Name, soft.FPU, soft.FloatABI, soft.Features = "m4-soft", "", "soft", []string{"dsp"}
+	if m, core, err := MeasureBoardOn(&soft, cat); err != nil || core != "cortex-m4" || m.QEMU.Binary == "" ||
+		strings.Join(m.GCCFlags(), " ") != strings.Join(soft.GCCFlags(), " ") || strings.Join(m.Features, ",") != "dsp" {
+		t.Errorf("m4-soft: measured on %+v, core %q (%v), want a QEMU board building %v", m, core, err, soft.GCCFlags())
+	}
+	if get("mps2-an386").FloatABI != "hard" {
+		t.Error("the catalog's mps2-an386 was changed by its twin")
+	}
 	// The M0+ has no QEMU machine: its code runs on the M3 of mps2-an385
 	// (the micro:bit's M0 runs it too, but has 16 KiB of RAM to the Pico's
 	// 264), built with the Pico's flags; the M0 board is measured on itself.

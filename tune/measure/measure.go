@@ -46,22 +46,19 @@ func MeasureBoard(b *boards.Board, cat *boards.Catalog) (*boards.Board, error) {
 }
 
 // HostCores lists, for cores no QEMU machine of the catalog models, the
-// cores whose machines run their code unchanged: every ARMv6-M instruction
-// (Cortex-M0, M0+, M1) is an ARMv7-M one with the same encoding and result,
-// and ARMv8-M Baseline (Cortex-M23) is a subset of ARMv8-M Mainline
-// (Cortex-M33). The instructions executed, and so the counts, are the
-// board's own; only faults differ (ARMv7-M allows unaligned loads that
-// ARMv6-M traps), and the code mcugen emits makes none. In order of
-// preference.
-var HostCores = map[string][]string{
-	"cortex-m0":     {"cortex-m0plus", "cortex-m1", "cortex-m3", "cortex-m4", "cortex-m7"},
-	"cortex-m0plus": {"cortex-m0", "cortex-m1", "cortex-m3", "cortex-m4", "cortex-m7"},
-	"cortex-m1":     {"cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"},
-	"cortex-m23":    {"cortex-m33"},
-}
+// cores whose machines run their code unchanged (boards.HostCores). The
+// instructions executed, and so the counts, are the board's own; only
+// faults differ (ARMv7-M allows unaligned loads that ARMv6-M traps), and
+// the code mcugen emits makes none.
+var HostCores = boards.HostCores
 
 // MeasureBoardOn is MeasureBoard, and also names the core of the QEMU
-// machine that runs the build (b.CPU itself but for a HostCores twin).
+// machine that runs the build (b.CPU itself but for a HostCores twin). A
+// QEMU board of b's own core is used as it is where its flags and
+// features are b's, and as a copy built with b's (Running) where they
+// differ: a user's board without the FPU counts its soft-float code, not
+// the QEMU board's hard-float build (a user journey: 23,392 instructions
+// reported for 437,747).
 // A twin of another core is a copy of its QEMU board (memory map, counter,
 // UART, machine) with b's core, flags and features, so that what runs is
 // what b's compiler makes; among such boards it prefers one with at least
@@ -74,6 +71,12 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 	if cat != nil && b.CPU != "" {
 		for _, o := range cat.Boards() {
 			if o.CPU == b.CPU && o.QEMU.Binary != "" {
+				// The same core, built with b's own flags and features
+				// where they differ (a board without the FPU: soft-float
+				// code, other instructions than the QEMU board's build).
+				if !slices.Equal(o.GCCFlags(), b.GCCFlags()) || !slices.Equal(o.Features, b.Features) {
+					return o.Running(b), o.CPU, nil
+				}
 				return o, o.CPU, nil
 			}
 		}
