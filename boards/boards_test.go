@@ -237,6 +237,14 @@ func TestBadFilesGiveLine(t *testing.T) {
 		{"init entry", "board(name = \"x\", inherits = \"mps2-an385\",\n init = [region(name = \"A\", origin = 0, length = 4)])\n", "bad.star:2", "init entries must be reg"},
 		{"reg outside mask", "board(name = \"x\", inherits = \"mps2-an385\",\n init = [reg(addr = 0x40000000, mask = 3, value = 4)])\n", "bad.star:2", "has bits outside its mask"},
 		{"reg unaligned", "board(name = \"x\", inherits = \"mps2-an385\",\n init = [reg(addr = 0x40000002, mask = 1)])\n", "bad.star:2", "word-aligned addr"},
+		{"name with a comma", "board(name = \"a,b\", inherits = \"mps2-an385\")\n", "bad.star:1", `board name "a,b": letters, digits`},
+		{"name with a newline", "board(name = \"a\\nb\", inherits = \"mps2-an385\")\n", "bad.star:1", "board name"},
+		// Cores and features (a user journey: all three were accepted).
+		{"cpu typo", "\nboard(name = \"x\", inherits = \"nucleo-l4r5zi\", cpu = \"cortex-m4x\")\n", "bad.star:2", `cpu "cortex-m4x" is not a Cortex-M core gcc knows`},
+		{"mve on m4", "board(name = \"x\", inherits = \"nucleo-l4r5zi\",\n features = [\"dsp\", \"fpu\", \"mve\"])\n", "bad.star:1", `feature "mve": cortex-m4 (cortex-m4) has no Helium (MVE)`},
+		{"nodsp", "board(name = \"x\", inherits = \"stm32u575\", cpu = \"cortex-m33+nodsp\")\n", "bad.star:1", `feature "dsp": cortex-m33 (cortex-m33+nodsp) has no DSP extension`},
+		{"dsp on m3", "board(name = \"x\", inherits = \"mps2-an385\", features = [\"dsp\"])\n", "bad.star:1", `feature "dsp": cortex-m3 (cortex-m3) has no DSP extension`},
+		{"machine of another core", "board(name = \"x\", inherits = \"mps2-an386\", cpu = \"cortex-m33\")\n", "bad.star:1", "cpu cortex-m33 on QEMU machine mps2-an386, whose core is a cortex-m4"},
 	}
 	for _, tc := range cases {
 		_, err := LoadData("bad.star", []byte(tc.src))

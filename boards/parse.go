@@ -2,6 +2,7 @@ package boards
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -145,6 +146,13 @@ func (p *parser) parseFile(file string, data []byte) error {
 			name, ok := d.fields["name"]
 			if !ok || name.s == "" {
 				return errAt(at, "%s(...) needs a name", fn.Name)
+			}
+			// A name the command line can give: --board takes a list split at
+			// commas, and a name with spaces, quotes or a newline broke
+			// the boards table and the generated projects' text (a user
+			// journey).
+			if !boardName(name.s) {
+				return errAt(at, "%s name %q: letters, digits, '.', '_', '+' and '-', starting with a letter or digit", fn.Name, name.s)
 			}
 			d.name = name.s
 			if defs++; defs > maxDefs {
@@ -673,7 +681,92 @@ func decode(d *def, f map[string]value) (*Board, error) {
 	if b.FloatABI == "hard" && !b.HasFeature("fpu") {
 		return nil, fail(d.at, `float_abi "hard" needs the "fpu" feature`)
 	}
+	if b.Toolchain == ToolchainArmNoneEABI {
+		if err := checkCore(b); err != nil {
+			return nil, fail(d.at, "%v", err)
+		}
+	}
 	return b, nil
+}
+
+// boardName reports whether s is a usable board or family name.
+func boardName(s string) bool {
+	for i, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || i > 0 && strings.ContainsRune("._+-", r)
+		if !ok {
+			return false
+		}
+	}
+	return s != "" && len(s) <= 64
+}
+
+// mCores are the Cortex-M cores gcc's -mcpu names, with the features
+// mcugen's targets use that each has (a user journey: cpu "cortex-m4x"
+// reached the compiler, and "mve" on a Cortex-M4 the #error of the
+// generated C).
+var mCores = map[string][]string{
+	"cortex-m0": nil, "cortex-m0plus": nil, "cortex-m1": nil, "cortex-m3": nil, "cortex-m23": nil,
+	"cortex-m4": {"dsp", "fpu"}, "cortex-m7": {"dsp", "fpu"},
+	"cortex-m33": {"dsp", "fpu"}, "cortex-m35p": {"dsp", "fpu"},
+	"cortex-m52": {"dsp", "fpu", "mve"}, "cortex-m55": {"dsp", "fpu", "mve"}, "cortex-m85": {"dsp", "fpu", "mve"},
+}
+
+// HostCores lists, for cores no QEMU machine models, the cores whose
+// machines run their code unchanged: every ARMv6-M instruction (Cortex-M0,
+// M0+, M1) is an ARMv7-M one with the same encoding and result, and
+// ARMv8-M Baseline (Cortex-M23) is a subset of ARMv8-M Mainline
+// (Cortex-M33). In order of preference.
+var HostCores = map[string][]string{
+	"cortex-m0":     {"cortex-m0plus", "cortex-m1", "cortex-m3", "cortex-m4", "cortex-m7"},
+	"cortex-m0plus": {"cortex-m0", "cortex-m1", "cortex-m3", "cortex-m4", "cortex-m7"},
+	"cortex-m1":     {"cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"},
+	"cortex-m23":    {"cortex-m33"},
+}
+
+// machineCores are the cores of the QEMU machines mcugen's catalog and
+// users' boards run on.
+var machineCores = map[string]string{
+	"mps2-an385": "cortex-m3", "mps2-an386": "cortex-m4", "mps2-an500": "cortex-m7", "mps2-an505": "cortex-m33",
+	"mps2-an511": "cortex-m3", "mps2-an521": "cortex-m33", "mps3-an524": "cortex-m33", "mps3-an547": "cortex-m55",
+	"microbit": "cortex-m0", "netduinoplus2": "cortex-m4", "netduino2": "cortex-m3", "olimex-stm32-h405": "cortex-m4",
+	"stm32vldiscovery": "cortex-m3", "lm3s6965evb": "cortex-m3", "lm3s811evb": "cortex-m3", "emcraft-sf2": "cortex-m3",
+	"musca-a": "cortex-m33", "musca-b1": "cortex-m33",
+}
+
+// checkCore checks a bare-metal board's cpu against gcc's Cortex-M names
+// (a suffix such as +nodsp or .small-multiply allowed), its features
+// against what the core has, and its QEMU machine's core against the
+// board's: code for one core run on a machine of another (an M33 board
+// inheriting mps2-an386) counted instructions the board would not
+// execute, and test called them bit-exact.
+func checkCore(b *Board) error {
+	core, ext, _ := strings.Cut(b.CPU, "+")
+	core, _, _ = strings.Cut(core, ".")
+	has, known := mCores[core]
+	if !known {
+		if strings.HasPrefix(core, "cortex-m") {
+			names := slices.Sorted(maps.Keys(mCores))
+			return fmt.Errorf("cpu %q is not a Cortex-M core gcc knows (%s)", b.CPU, strings.Join(names, ", "))
+		}
+		return nil // another family (cortex-r, star-mc1, ...): gcc checks it
+	}
+	for _, ft := range b.Features {
+		if ft == "fpu" || slices.Contains(has, ft) && !strings.Contains(ext, "no"+ft) {
+			continue
+		}
+		return fmt.Errorf("feature %q: %s (%s) has no %s", ft, core, b.CPU, map[string]string{
+			"dsp": "DSP extension", "mve": "Helium (MVE)", "neon": "NEON (a Cortex-A feature)", "dotprod": "dot-product instructions", "i8mm": "int8 matrix multiply"}[ft])
+	}
+	if b.HasFeature("fpu") && !slices.Contains(has, "fpu") {
+		return fmt.Errorf(`feature "fpu": %s has no FPU`, core)
+	}
+	if m := b.QEMU.Machine; m != "" && b.QEMU.Binary == "qemu-system-arm" {
+		mc, ok := machineCores[m]
+		if ok && mc != core && !slices.Contains(HostCores[core], mc) {
+			return fmt.Errorf("cpu %s on QEMU machine %s, whose core is a %s: it would run other code than the board's (inherit a board of its core, or set qemu = \"none\")", core, m, mc)
+		}
+	}
+	return nil
 }
 
 // decodeUART reads uart(...) and checks that the runtime can drive it as given.

@@ -143,8 +143,16 @@ func showBoard(e *env, b *boards.Board) {
 	switch c := b.Counter; c.Kind {
 	case "none", "":
 		p("counter", "none")
-	case "dwt", "qemu-plugin":
+	case "qemu-plugin":
 		p("counter", "%s", c.Kind)
+	case "dwt":
+		// The core's cycle counter (CYCCNT); its clock where the board
+		// gives one (a user journey: the 80 MHz was dropped).
+		line := "dwt (core cycles, CYCCNT at 0xE0001004)"
+		if c.Hz > 0 {
+			line = fmt.Sprintf("dwt (core cycles at %d Hz, CYCCNT at 0xE0001004)", c.Hz)
+		}
+		p("counter", "%s", line)
 	default:
 		p("counter", "%s at 0x%08X, %d Hz", c.Kind, c.Addr, c.Hz)
 	}
