@@ -128,6 +128,8 @@ func PrefixProblem(p string) string {
 	switch {
 	case cKeywords[p]:
 		return fmt.Sprintf("is a C keyword, or a name the generated code or the C library already uses (main, in, out, arena, the math functions); %q would do", Ident(p))
+	case strings.HasSuffix(p, "_") && Ident(p) == strings.TrimRight(p, "_"):
+		return fmt.Sprintf("ends in _: the names made from it (%s_run, %s_inputs) would hold __, which C++ reserves to the implementation; %q would do", p, p, Ident(p))
 	case Ident(p) != p:
 		return fmt.Sprintf("is not a C identifier (letters, digits and _, not starting with a digit); %q would be", Ident(p))
 	case strings.HasPrefix(p, "__") || len(p) > 1 && p[0] == '_' && p[1] >= 'A' && p[1] <= 'Z':

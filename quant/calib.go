@@ -185,9 +185,12 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	var subdirs []string
 	for _, e := range entries {
 		switch {
+		case strings.HasPrefix(e.Name(), "."):
+			// Hidden: macOS's AppleDouble ._x.npy beside x.npy, .git, ...
+			// (a user journey: ._input.npy stopped the calibration).
 		case e.IsDir():
 			subdirs = append(subdirs, filepath.Join(dir, e.Name()))
-		case strings.HasSuffix(e.Name(), ".npy"):
+		case strings.HasSuffix(strings.ToLower(e.Name()), ".npy"):
 			files = append(files, filepath.Join(dir, e.Name()))
 		}
 	}

@@ -207,6 +207,15 @@ func TestLoadCalibLayouts(t *testing.T) {
 	if s, err := LoadCalib(dir2, g); err != nil || len(s) != 2 {
 		t.Fatalf("subdirs: %d samples, %v", len(s), err)
 	}
+	// Hidden files and directories are skipped (macOS's AppleDouble
+	// ._x.npy is not a .npy file: a user journey), and .NPY counts.
+	dir3 := t.TempDir()
+	writeNpy(t, filepath.Join(dir3, "X.NPY"), &graph.Data{DType: graph.Float32, Shape: []int{1, 4}, F: []float32{1, 2, 3, 4}})
+	os.WriteFile(filepath.Join(dir3, "._X.NPY"), []byte("\x00\x05\x16\x07Mac OS X"), 0o644)
+	os.Mkdir(filepath.Join(dir3, ".git"), 0o755)
+	if s, err := LoadCalib(dir3, g); err != nil || len(s) != 1 {
+		t.Fatalf("hidden files: %d samples, %v", len(s), err)
+	}
 }
 
 func TestLoadCalibErrors(t *testing.T) {

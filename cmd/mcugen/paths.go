@@ -32,6 +32,28 @@ func checkDirFlag(flag, dir string) error {
 	return nil
 }
 
+// keepMarker marks a directory that run, test or bench kept a build in.
+const keepMarker = ".mcugen-keep"
+
+// checkKeepDir refuses to build in an existing directory that holds files
+// and is not one mcugen kept a build in (its marker, or the build.sh an
+// earlier mcugen wrote there): the build replaces build/ and model/ files
+// (a user journey: --keep myproj overwrote the user's build/build.sh), as
+// compile -o refuses a directory without its .mcugen mark.
+func checkKeepDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) == 0 {
+		return nil // new, or empty, or for makeDirFlag to report
+	}
+	if _, err := os.Stat(filepath.Join(dir, keepMarker)); err == nil {
+		return nil
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "build", "build.sh")); err == nil && strings.Contains(string(b), "# Written by mcugen") {
+		return nil
+	}
+	return fmt.Errorf("--keep %s: exists, is not empty and holds no build an earlier mcugen kept (no %s): name a new or empty directory", dir, keepMarker)
+}
+
 // makeDirFlag creates the directory of a flag that checkDirFlag accepted.
 func makeDirFlag(flag, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

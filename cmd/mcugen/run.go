@@ -43,8 +43,14 @@ func (r *runFlags) caseDir(name string) (string, func(), error) {
 		if name != "" {
 			dir = filepath.Join(dir, name)
 		}
+		if err := checkKeepDir(dir); err != nil {
+			return "", nil, err
+		}
 		if err := makeDirFlag("--keep", dir); err != nil {
 			return "", nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, keepMarker), []byte("kept by mcugen run/test/bench: its files are replaced on the next run\n"), 0o644); err != nil {
+			return "", nil, fmt.Errorf("--keep %s: %w", dir, unwrapPath(err))
 		}
 		// Two runs building in one --keep directory took turns at random
 		// and one reported the other's count (user-journey finding): they

@@ -59,6 +59,12 @@ func TestPrefixMustBeIdentifier(t *testing.T) {
 		code, _, stderr := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(dir, "x"))
 		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "is a C keyword, or a name the generated code or the C library already uses", `"`+would+`" would do`)
 	}
+	// A trailing _ is an identifier: the message says why it is refused
+	// (a user journey: "kws_" was "not a C identifier; "kws" would be").
+	for p, would := range map[string]string{"kws_": "kws", "tvmgen__": "tvmgen"} {
+		code, _, stderr := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(dir, "x"))
+		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "ends in _", "C++ reserves", `"`+would+`" would do`)
+	}
 	if code, _, stderr := mcugen(t, "compile", model, "--prefix", "KWS_Model", "-o", filepath.Join(dir, "ok")); code != 0 || !exists(filepath.Join(dir, "ok", "kws_model.h")) {
 		t.Errorf("--prefix KWS_Model: exit %d %s", code, stderr)
 	}

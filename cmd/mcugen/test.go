@@ -374,10 +374,11 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		}
 	}
 	if len(orphans) > 0 {
-		e.warn(fmt.Sprintf("%s: %s with no input file of the same number: not checked (%s)", dir, plural(len(orphans), "expected output"), strings.Join(orphans, ", ")))
+		e.warnOnce(fmt.Sprintf("%s: %s with no input file of the same number: not checked (%s)", dir, plural(len(orphans), "expected output"), strings.Join(orphans, ", ")))
 	}
 	if s.Float != nil && len(outFiles) > len(orphans) {
-		e.warn(fmt.Sprintf("%s: the expected outputs are not compared: mcugen quantized the model, so its outputs approximate the float model's (the quantization report measures by how much); the firmware is checked against the reference interpreter", dir))
+		// Once, not once per board (a user journey).
+		e.warnOnce(fmt.Sprintf("%s: the expected outputs are not compared: mcugen quantized the model, so its outputs approximate the float model's (mcugen quantize reports by how much); the firmware is checked against the reference interpreter", dir))
 	}
 	for _, grp := range groups {
 		vec, err := bindCompiled(s, grp.args)
