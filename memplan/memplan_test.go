@@ -290,7 +290,7 @@ func TestTableAndSVG(t *testing.T) {
 	g := branchy()
 	p := mustPlan(t, g, DefaultOptions())
 	tab := p.Table()
-	for _, want := range []string{"tensor", "size", "offset", "first", "last", "lower bound 1056 B", "in1"} {
+	for _, want := range []string{"tensor", "size", "offset", "first", "last", "lower bound 1,056 B", "in1"} {
 		if !strings.Contains(tab, want) {
 			t.Errorf("table lacks %q:\n%s", want, tab)
 		}

@@ -16,8 +16,9 @@ func (p *Plan) Table() string {
 	if p.OrderSearched {
 		order = "a searched order"
 	}
-	fmt.Fprintf(&sb, "arena %d B (activations %d B, scratch %d B), lower bound %d B, algorithm %s, %s, %d in place\n",
-		p.ArenaBytes, p.ActivationBytes, p.ScratchBytes, p.LowerBoundBytes, p.Algorithm, order, len(p.InPlace))
+	// Thousands separated, as compile and bench print sizes (a user journey).
+	fmt.Fprintf(&sb, "arena %s B (activations %s B, scratch %s B), lower bound %s B, algorithm %s, %s, %d in place\n",
+		commas(p.ArenaBytes), commas(p.ActivationBytes), commas(p.ScratchBytes), commas(p.LowerBoundBytes), p.Algorithm, order, len(p.InPlace))
 	rows := [][]string{{"tensor", "size", "offset", "first", "last", "note"}}
 	row := func(b Buffer, note string) {
 		off := fmt.Sprint(b.Offset)
@@ -258,3 +259,4 @@ func niceStep(span, n int) int {
 	}
 	return max(span/n, 1)
 }
+

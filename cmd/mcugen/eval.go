@@ -21,7 +21,7 @@ type evalCmd struct {
 
 type outputInfo struct {
 	Name  string `json:"name"`
-	File  string `json:"file"`
+	File  string `json:"file,omitempty"` // none where run had no --out
 	Shape []int  `json:"shape"`
 	DType string `json:"dtype"`
 	// Scale and ZeroPoint are a quantized output's (real = scale · (q −

@@ -276,13 +276,19 @@ func TestKeepReused(t *testing.T) {
 	if out, err := exec.Command("sh", filepath.Join(moved, "build", "run.sh")).CombinedOutput(); err != nil || !strings.Contains(string(out), "@mcugen end status=0") {
 		t.Errorf("run.sh: %v\n%s", err, out)
 	}
+	// A file the user adds beside a kept build survives the next run (model/
+	// and build/ are the build's own). (A
+	// directory of the user's own that mcugen never kept a build in is
+	// refused: TestKeepRefusesForeignDirectory.)
 	mine := filepath.Join(t.TempDir(), "mine")
-	os.MkdirAll(filepath.Join(mine, "model"), 0o755)
-	os.WriteFile(filepath.Join(mine, "model", "app.c"), []byte("/* mine */\n"), 0o644)
 	if code, _, errs := mcugen(t, "run", "../../testdata/tflite/mlp_int8.tflite", "--board", "host", "--keep", mine); code != 0 {
 		t.Fatalf("run --keep mine: %s", errs)
 	}
-	if _, err := os.Stat(filepath.Join(mine, "model", "app.c")); err != nil {
+	os.WriteFile(filepath.Join(mine, "app.c"), []byte("/* mine */\n"), 0o644)
+	if code, _, errs := mcugen(t, "run", "../../testdata/tflite/mlp_int8.tflite", "--board", "host", "--keep", mine); code != 0 {
+		t.Fatalf("run --keep mine again: %s", errs)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "app.c")); err != nil {
 		t.Error("run --keep removed a file mcugen did not write")
 	}
 }
