@@ -259,4 +259,3 @@ func niceStep(span, n int) int {
 	}
 	return max(span/n, 1)
 }
-
