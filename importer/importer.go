@@ -187,6 +187,12 @@ func LoadTensor(path string, want *graph.Tensor) (*graph.Data, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if d.DType != want.DType {
+		// Float data for a quantized input: say how to get the int8 (a
+		// user journey found no hint).
+		if d.DType == graph.Float32 && want.Quant != nil && len(want.Quant.Scale) == 1 && len(want.Quant.ZeroPoint) == 1 {
+			return nil, fmt.Errorf("%s: holds float32, input %q wants %s: quantize it as q = round(x / %g) + %d, clamped (inspect and compile --json give the scale and zero point)",
+				path, want.Name, want.DType, want.Quant.Scale[0], want.Quant.ZeroPoint[0])
+		}
 		return nil, fmt.Errorf("%s: holds %s, input %q wants %s", path, d.DType, want.Name, want.DType)
 	}
 	if !sameShape(squeeze(d.Shape), squeeze(want.Shape)) {

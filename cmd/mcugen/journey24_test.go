@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/pipeline"
@@ -101,4 +102,21 @@ func TestInspectInt8IO(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "input    x: int8[1,3,8,8]") {
 		t.Errorf("inspect --int8-io: exit %d\n%s%s", code, out, stderr)
 	}
+}
+
+// Float data for an int8 input says how to quantize it (a user journey:
+// the refusal gave no hint).
+func TestFloatInputForInt8ModelHint(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	s, err := pipeline.Compile(model, pipeline.Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := s.Graph.Tensors[s.Graph.UserInputs()[0]]
+	x := filepath.Join(t.TempDir(), "x.npy")
+	f, _ := os.Create(x)
+	npy.Write(f, &graph.Data{DType: graph.Float32, Shape: in.Shape, F: make([]float32, in.NumElements())})
+	f.Close()
+	code, _, stderr := mcugen(t, "eval", model, "--input", x, "--out", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "float input", code, stderr, 1, "holds float32", "wants int8: quantize it as q = round(x / ", "compile --json give the scale and zero point")
 }
