@@ -129,3 +129,18 @@ func sameResultArgs(t *testing.T, what string, f, g *PrimFunc, gen func(*rand.Ra
 	t.Helper()
 	compareRuns(t, what, f, g, rand.New(rand.NewSource(13)), 3, gen)
 }
+
+// The row form takes three-pixel blocks by default only where their asm's
+// LDRD offsets reach the third row (4·stride·Cin + 8·(u − 1) <= 1020):
+// 64 channels at stride 2 does, 128 at stride 2 does not (its C form was
+// slower than the 2x2 asm: a review), and neither do three channels.
+func TestDSPConvRowsThreePixelDefault(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for _, c := range []struct{ cin, stride, want int }{{64, 2, 3}, {128, 2, 2}, {16, 1, 3}, {3, 1, 2}} {
+		g, n := int8ConvHW(r, 5, 9, c.cin, 4, 3, c.stride, 1, -3, false)
+		s := dspSchedule(t, computeFunc(t, g, n), nil)
+		if got := s.Knobs["block_px"]; got != c.want {
+			t.Errorf("Cin %d stride %d: block_px %d, want %d", c.cin, c.stride, got, c.want)
+		}
+	}
+}

@@ -538,8 +538,14 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// mps2-an386: KWS 2,570,991 → 2,501,371, VWW 4,596,895 → 4,546,977,
 	// IC 10,167,174 → 9,874,648.
 	if wbits == 16 && boc == 2 {
-		if _, _, _, ok := c.rowsEligible(); ok && Cg%4 == 0 && knob(f, "conv_rows", 1) != 0 {
-			defPx = 3
+		if stride, _, _, ok := c.rowsEligible(); ok && Cg%4 == 0 && knob(f, "conv_rows", 1) != 0 {
+			// Where the rows' LDRD offsets fit (xs = stride·Cg/2 words):
+			// beyond, the 3x2 block takes its C form, slower than the 2x2
+			// asm (a review: 256 channels at stride 1, 12,061,107 against
+			// 8,815,586 instructions).
+			if u := unrollFor(unroll, KW*Cg); 4*stride*Cg+8*(u-1) <= 1020 {
+				defPx = 3
+			}
 		} else if u := unrollFor(unroll, K4); K4 >= 48 && Cg%4 == 0 && 4*K4+8*(u-1) <= 1020 {
 			defPx = 3
 		}
