@@ -244,6 +244,8 @@ func TestBadFilesGiveLine(t *testing.T) {
 		{"mve on m4", "board(name = \"x\", inherits = \"nucleo-l4r5zi\",\n features = [\"dsp\", \"fpu\", \"mve\"])\n", "bad.star:1", `feature "mve": cortex-m4 (cortex-m4) has no Helium (MVE)`},
 		{"nodsp", "board(name = \"x\", inherits = \"stm32u575\", cpu = \"cortex-m33+nodsp\")\n", "bad.star:1", `feature "dsp": cortex-m33 (cortex-m33+nodsp) has no DSP extension`},
 		{"dsp on m3", "board(name = \"x\", inherits = \"mps2-an385\", features = [\"dsp\"])\n", "bad.star:1", `feature "dsp": cortex-m3 (cortex-m3) has no DSP extension`},
+		{"nodsp drops mve", "board(name = \"x\", inherits = \"mps3-an547\", cpu = \"cortex-m55+nodsp\")\n", "bad.star:1", `feature "dsp": cortex-m55 (cortex-m55+nodsp) has no DSP extension`},
+		{"nofp with fpu", "board(name = \"x\", inherits = \"nucleo-l4r5zi\", cpu = \"cortex-m4+nofp\")\n", "bad.star:1", `feature "fpu": cortex-m4 (cortex-m4+nofp) has no FPU`},
 		{"machine of another core", "board(name = \"x\", inherits = \"mps2-an386\", cpu = \"cortex-m33\")\n", "bad.star:1", "cpu cortex-m33 on QEMU machine mps2-an386, whose core is a cortex-m4"},
 	}
 	for _, tc := range cases {
@@ -261,6 +263,17 @@ func TestBadFilesGiveLine(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.star")); err == nil || !strings.Contains(err.Error(), "missing.star") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// gcc's -mcpu suffixes that keep a feature are accepted: +nomve.fp keeps
+// integer MVE, .small-multiply is the same core (a review).
+func TestCoreSuffixesAccepted(t *testing.T) {
+	src := "board(name = \"a\", inherits = \"mps3-an547\", cpu = \"cortex-m55+nomve.fp\")\n" +
+		"board(name = \"b\", inherits = \"rp2040\", cpu = \"cortex-m0plus.small-multiply\")\n" +
+		"board(name = \"c\", inherits = \"stm32u575\", cpu = \"cortex-m35p\")\n"
+	if _, err := LoadData("ok.star", []byte(src)); err != nil {
+		t.Fatal(err)
 	}
 }
 

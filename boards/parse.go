@@ -721,6 +721,7 @@ var HostCores = map[string][]string{
 	"cortex-m0plus": {"cortex-m0", "cortex-m1", "cortex-m3", "cortex-m4", "cortex-m7"},
 	"cortex-m1":     {"cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"},
 	"cortex-m23":    {"cortex-m33"},
+	"cortex-m35p":   {"cortex-m33"}, // the M33's instruction set
 }
 
 // machineCores are the cores of the QEMU machines mcugen's catalog and
@@ -733,6 +734,14 @@ var machineCores = map[string]string{
 	"musca-a": "cortex-m33", "musca-b1": "cortex-m33",
 }
 
+// CoreOf is the core an -mcpu value names, without gcc's +extension and
+// .variant suffixes (cortex-m33+nodsp, cortex-m0plus.small-multiply).
+func CoreOf(cpu string) string {
+	core, _, _ := strings.Cut(cpu, "+")
+	core, _, _ = strings.Cut(core, ".")
+	return core
+}
+
 // checkCore checks a bare-metal board's cpu against gcc's Cortex-M names
 // (a suffix such as +nodsp or .small-multiply allowed), its features
 // against what the core has, and its QEMU machine's core against the
@@ -740,8 +749,7 @@ var machineCores = map[string]string{
 // inheriting mps2-an386) counted instructions the board would not
 // execute, and test called them bit-exact.
 func checkCore(b *Board) error {
-	core, ext, _ := strings.Cut(b.CPU, "+")
-	core, _, _ = strings.Cut(core, ".")
+	core, exts := CoreOf(b.CPU), strings.Split(b.CPU, "+")[1:]
 	has, known := mCores[core]
 	if !known {
 		if strings.HasPrefix(core, "cortex-m") {
@@ -750,15 +758,32 @@ func checkCore(b *Board) error {
 		}
 		return nil // another family (cortex-r, star-mc1, ...): gcc checks it
 	}
+	// gcc's +no<feature> options: +nodsp also drops MVE (which needs the
+	// DSP extension), +nomve.fp only MVE's floating point, +nofp the FPU.
+	has = slices.Clone(has)
+	for _, e := range exts {
+		switch e {
+		case "nodsp":
+			has = slices.DeleteFunc(has, func(f string) bool { return f == "dsp" || f == "mve" })
+		case "nomve":
+			has = slices.DeleteFunc(has, func(f string) bool { return f == "mve" })
+		case "nofp":
+			has = slices.DeleteFunc(has, func(f string) bool { return f == "fpu" })
+		}
+	}
 	for _, ft := range b.Features {
-		if ft == "fpu" || slices.Contains(has, ft) && !strings.Contains(ext, "no"+ft) {
+		if slices.Contains(has, ft) {
 			continue
 		}
-		return fmt.Errorf("feature %q: %s (%s) has no %s", ft, core, b.CPU, map[string]string{
-			"dsp": "DSP extension", "mve": "Helium (MVE)", "neon": "NEON (a Cortex-A feature)", "dotprod": "dot-product instructions", "i8mm": "int8 matrix multiply"}[ft])
-	}
-	if b.HasFeature("fpu") && !slices.Contains(has, "fpu") {
-		return fmt.Errorf(`feature "fpu": %s has no FPU`, core)
+		if ft == "fpu" {
+			return fmt.Errorf(`feature "fpu": %s (%s) has no FPU`, core, b.CPU)
+		}
+		what := map[string]string{"dsp": "DSP extension", "mve": "Helium (MVE)", "neon": "NEON (a Cortex-A feature)",
+			"dotprod": "dot-product instructions", "i8mm": "int8 matrix multiply"}[ft]
+		if what == "" {
+			what = ft
+		}
+		return fmt.Errorf("feature %q: %s (%s) has no %s", ft, core, b.CPU, what)
 	}
 	if m := b.QEMU.Machine; m != "" && b.QEMU.Binary == "qemu-system-arm" {
 		mc, ok := machineCores[m]

@@ -45,6 +45,13 @@ func TestMeasureBoard(t *testing.T) {
 		strings.Join(m.GCCFlags(), " ") != strings.Join(soft.GCCFlags(), " ") || strings.Join(m.Features, ",") != "dsp" {
 		t.Errorf("m4-soft: measured on %+v, core %q (%v), want a QEMU board building %v", m, core, err, soft.GCCFlags())
 	}
+	// A core named with gcc's suffix (.small-multiply) is the core's (a
+	// review: it found no QEMU board).
+	sm := *get("rp2040")
+	sm.Name, sm.CPU = "pico-sm", "cortex-m0plus.small-multiply"
+	if m, core, err := MeasureBoardOn(&sm, cat); err != nil || core != "cortex-m3" || m.CPU != sm.CPU {
+		t.Errorf("pico-sm: measured on %+v, core %q (%v)", m, core, err)
+	}
 	if get("mps2-an386").FloatABI != "hard" {
 		t.Error("the catalog's mps2-an386 was changed by its twin")
 	}

@@ -70,7 +70,7 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 	}
 	if cat != nil && b.CPU != "" {
 		for _, o := range cat.Boards() {
-			if o.CPU == b.CPU && o.QEMU.Binary != "" {
+			if boards.CoreOf(o.CPU) == boards.CoreOf(b.CPU) && o.QEMU.Binary != "" {
 				// The same core, built with b's own flags and features
 				// where they differ (a board without the FPU: soft-float
 				// code, other instructions than the QEMU board's build).
@@ -83,7 +83,7 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 		var best *boards.Board
 		bestFits, bestRank := false, 0
 		for _, o := range cat.Boards() {
-			rank := slices.Index(HostCores[b.CPU], o.CPU)
+			rank := slices.Index(HostCores[boards.CoreOf(b.CPU)], boards.CoreOf(o.CPU))
 			if rank < 0 || o.QEMU.Binary == "" || o.Toolchain != b.Toolchain {
 				continue
 			}
