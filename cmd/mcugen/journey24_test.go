@@ -86,6 +86,19 @@ func TestKeepRefusesForeignDirectory(t *testing.T) {
 	}
 }
 
+// A directory a multi-case run kept takes a later single-case run (a
+// review: its marker was only in the cases' subdirectories).
+func TestKeepAfterMultiCaseRun(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	kept := filepath.Join(t.TempDir(), "k1")
+	if code, _, stderr := mcugen(t, "test", model, model, "--board", "host", "--random", "1", "--keep", kept); code != 0 {
+		t.Fatalf("test with two cases: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := mcugen(t, "run", model, "--board", "host", "--random", "1", "--keep", kept); code != 0 {
+		t.Fatalf("run in the same --keep: exit %d: %s", code, stderr)
+	}
+}
+
 // A float model's flash budget error names float32 weights (a user
 // journey: it said int8).
 func TestFloatFlashBudgetSaysFloat32(t *testing.T) {

@@ -42,6 +42,17 @@ func (r *runFlags) caseDir(name string) (string, func(), error) {
 		dir := r.Keep
 		if name != "" {
 			dir = filepath.Join(dir, name)
+			// The parent holds the cases' directories: marked too, so a
+			// later single-case run may build there (a review).
+			if err := checkKeepDir(r.Keep); err != nil {
+				return "", nil, err
+			}
+			if err := makeDirFlag("--keep", r.Keep); err != nil {
+				return "", nil, err
+			}
+			if err := os.WriteFile(filepath.Join(r.Keep, keepMarker), []byte("kept by mcugen run/test/bench: its files are replaced on the next run\n"), 0o644); err != nil {
+				return "", nil, fmt.Errorf("--keep %s: %w", r.Keep, unwrapPath(err))
+			}
 		}
 		if err := checkKeepDir(dir); err != nil {
 			return "", nil, err
