@@ -231,7 +231,7 @@ func importPass(s *State) error {
 // foldQDQPass turns a QDQ-form float graph (QuantizeLinear/DequantizeLinear
 // around float ops) into the integer graph it describes.
 func foldQDQPass(s *State) error {
-	if !hasOp(s.Graph, graph.Dequantize) || !isFloatCompute(s.Graph) {
+	if !IsQDQ(s.Graph) {
 		if s.Opt.Int8IO {
 			s.Opt.Warn(fmt.Sprintf("%s: --int8-io applies to a QDQ ONNX model, and this one has no QuantizeLinear/DequantizeLinear pairs to fold; ignored", s.ModelPath))
 		}
@@ -248,11 +248,15 @@ func foldQDQPass(s *State) error {
 	return nil
 }
 
+// IsQDQ reports a QDQ-form float graph: float operators between
+// QuantizeLinear/DequantizeLinear pairs, which FoldQDQ folds.
+func IsQDQ(g *graph.Graph) bool { return hasOp(g, graph.Dequantize) && isFloatCompute(g) }
+
 // FoldQDQ returns the integer graph a QDQ-form float graph describes, as
 // the compiler builds it (the graph `run` and `test` compare the firmware
 // with), and any other graph unchanged.
 func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
-	if !hasOp(g, graph.Dequantize) || !isFloatCompute(g) {
+	if !IsQDQ(g) {
 		return g, nil
 	}
 	f, err := quant.FoldQDQ(g)

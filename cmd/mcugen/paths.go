@@ -54,6 +54,21 @@ func checkKeepDir(dir string) error {
 	return fmt.Errorf("--keep %s: exists, is not empty and holds no build an earlier mcugen kept (no %s): name a new or empty directory", dir, keepMarker)
 }
 
+// claimKeepDir checks dir (checkKeepDir), creates it and marks it as a
+// directory mcugen keeps builds in.
+func claimKeepDir(dir string) error {
+	if err := checkKeepDir(dir); err != nil {
+		return err
+	}
+	if err := makeDirFlag("--keep", dir); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, keepMarker), []byte("kept by mcugen run/test/bench: its files are replaced on the next run\n"), 0o644); err != nil {
+		return fmt.Errorf("--keep %s: %w", dir, unwrapPath(err))
+	}
+	return nil
+}
+
 // makeDirFlag creates the directory of a flag that checkDirFlag accepted.
 func makeDirFlag(flag, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

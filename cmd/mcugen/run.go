@@ -44,24 +44,12 @@ func (r *runFlags) caseDir(name string) (string, func(), error) {
 			dir = filepath.Join(dir, name)
 			// The parent holds the cases' directories: marked too, so a
 			// later single-case run may build there (a review).
-			if err := checkKeepDir(r.Keep); err != nil {
+			if err := claimKeepDir(r.Keep); err != nil {
 				return "", nil, err
 			}
-			if err := makeDirFlag("--keep", r.Keep); err != nil {
-				return "", nil, err
-			}
-			if err := os.WriteFile(filepath.Join(r.Keep, keepMarker), []byte("kept by mcugen run/test/bench: its files are replaced on the next run\n"), 0o644); err != nil {
-				return "", nil, fmt.Errorf("--keep %s: %w", r.Keep, unwrapPath(err))
-			}
 		}
-		if err := checkKeepDir(dir); err != nil {
+		if err := claimKeepDir(dir); err != nil {
 			return "", nil, err
-		}
-		if err := makeDirFlag("--keep", dir); err != nil {
-			return "", nil, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, keepMarker), []byte("kept by mcugen run/test/bench: its files are replaced on the next run\n"), 0o644); err != nil {
-			return "", nil, fmt.Errorf("--keep %s: %w", dir, unwrapPath(err))
 		}
 		// Two runs building in one --keep directory took turns at random
 		// and one reported the other's count (user-journey finding): they
