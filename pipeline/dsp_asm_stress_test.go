@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,12 +65,19 @@ func TestDSPAsmCompilesEverywhere(t *testing.T) {
 		}
 	}
 	variants := []map[string]int{nil, {"block_px": 2}, {"block_px": 3}, {"conv_rows": 0, "block_px": 3}, {"requant_shift": 0, "block_px": 3}, {"gemm_fuse": 0, "block_px": 3}}
+	// The Winograd GEMM (two tiles at a constant offset: the 2x2 asm) on
+	// the layers that can take it.
+	wino := []map[string]int{{"winograd": 1}, {"winograd": 1, "unroll_k": 1}}
 	for _, l := range layers {
 		t.Run(l.name, func(t *testing.T) {
 			t.Parallel()
 			var units []string
 			dir := t.TempDir()
-			for i, v := range variants {
+			vs := variants
+			if strings.Contains(l.name, "-c8-s1-") {
+				vs = append(slices.Clip(variants), wino...)
+			}
+			for i, v := range vs {
 				s, err := CompileGraph(l.g(), fmt.Sprintf("v%d", i), Options{Board: b, Target: "dsp", Knobs: map[string]map[string]int{"conv2d": v}, Version: "test"})
 				if err != nil {
 					t.Fatalf("%v: %v", v, err)

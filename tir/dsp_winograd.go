@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -30,10 +31,26 @@ import (
 
 // IntrDSPWinoIn is the input transform of one 4×4 tile of pair words:
 //
-//	dsp_wino_in_s16(v *int32, d *int32, rs, cs, n)
+//	dsp_wino_in_s16(v *int32, d *int32, rs, cs, n, vs)
 //	for k < n, with d_rc = d[r·rs + c·cs + k] (int16 lanes):
-//	  v[(4r + c)·n + k] = (Bᵀ d B)_rc, lane by lane (SADD16/SSUB16)
+//	  v[(4r + c)·vs + k] = (Bᵀ d B)_rc, lane by lane (SADD16/SSUB16)
+//
+// (vs ≥ n: the tiles of a block interleave, position by position, so the
+// GEMM reads a block's tiles at a small constant offset from each other.)
 const IntrDSPWinoIn = "dsp_wino_in_s16"
+
+// DSPWinoMacName is the Winograd GEMM of R transformed tiles (R = 1 or 2)
+// and two output channels over all 16 tile positions, with U groups of
+// four k per loop iteration:
+//
+//	dsp_wino_mac_s16_Rx2_uU(m *int32, x *int32, ps, xs, w *int32, ws, n):
+//	for ξ < 16, i < R, j < 2:
+//	  m[4ξ + 2i + j] = Σ_{g < n/2} Σ_{h<2} dot2(x[ξ·ps + i·xs + 2g + h], w[ξ·ws + 4g + 2j + h])
+//
+// the DSPMacName block started at zero for each position in turn: one call
+// where a call per position spent more on zeroing, loading and storing its
+// accumulators than on a K = 16 product.
+func DSPWinoMacName(r, u int) string { return fmt.Sprintf("dsp_wino_mac_s16_%dx2_u%d", r, u) }
 
 // winoMaxCin bounds the input channels so no transformed sum can wrap.
 const winoMaxCin = 128
@@ -42,7 +59,10 @@ func init() {
 	DeclareKnob("dsp.winograd", 0, 1) // conv 3x3 stride 1: Winograd F(2x2, 3x3)
 	DeclareAlgorithm("dsp.winograd")
 	extIntrinsics[IntrDSPWinoIn] = func(a []val) val {
-		v, d, rs, cs, n := a[0], a[1], a[2].i, a[3].i, a[4].i
+		v, d, rs, cs, n, vs := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5].i
+		if vs < n {
+			panic(fmt.Sprintf("%s: position stride %d below %d words", IntrDSPWinoIn, vs, n))
+		}
 		for k := int64(0); k < n; k++ {
 			for lane := uint(0); lane < 32; lane += 16 {
 				var dd, t, o [4][4]int64
@@ -62,7 +82,7 @@ func init() {
 						if o[r][c] != int64(int16(o[r][c])) {
 							panic(fmt.Sprintf("%s: %d does not fit int16", IntrDSPWinoIn, o[r][c]))
 						}
-						at := &v.p.I[v.i+(4*r+c)*n+k]
+						at := &v.p.I[v.i+(4*r+c)*vs+k]
 						if lane == 0 {
 							*at = o[r][c] & 0xffff
 						} else {
@@ -73,6 +93,30 @@ func init() {
 			}
 		}
 		return val{}
+	}
+	for r := 1; r <= 2; r++ {
+		for _, u := range DSPMacUnrolls {
+			name := DSPWinoMacName(r, u)
+			extIntrinsics[name] = func(a []val) val {
+				m, x, ps, xs, w, ws, n := a[0], a[1], a[2].i, a[3].i, a[4], a[5].i, a[6].i
+				if n%int64(2*u) != 0 || n < 0 {
+					panic(fmt.Sprintf("%s: n = %d", name, n))
+				}
+				for xi := int64(0); xi < 16; xi++ {
+					xp, wp := val{p: x.p, i: x.i + xi*ps}, val{p: w.p, i: w.i + xi*ws}
+					for i := int64(0); i < int64(r); i++ {
+						for j := int64(0); j < 2; j++ {
+							s := dotBlock(xp, xs, i, wp, 2, j, n, pairWords)
+							if s > math.MaxInt32 || s < math.MinInt32 {
+								panic("int32 overflow in " + name)
+							}
+							m.p.I[m.i+4*xi+2*i+j] = s
+						}
+					}
+				}
+				return val{}
+			}
+		}
 	}
 }
 
@@ -132,11 +176,12 @@ func (c *convNest) winoEligible() (padT, padL int, ok bool) {
 // winograd builds the schedule. Per pair of output rows (a tile row): the
 // four input rows it reads are widened into pair words once, padding
 // columns and rows as zeros; per pair of tiles along the row both are
-// transformed (IntrDSPWinoIn); per pair of output channels, for each of the
-// 16 positions one 2×2 micro-kernel call multiplies the two tiles' Cin
-// values by the two channels' transformed weights; then the output
-// transform, the exact division by four, the bias and the requantization.
-// A last odd tile runs the same with the 1×2 micro-kernel.
+// transformed (IntrDSPWinoIn, position by position the two tiles' words
+// side by side); per pair of output channels one DSPWinoMacName call
+// multiplies, at each of the 16 positions, the two tiles' Cin values by
+// the two channels' transformed weights; then the output transform, the
+// exact division by four, the bias and the requantization. A last odd
+// tile runs the same with one tile.
 func (c *convNest) winograd(f *PrimFunc, padT, padL, unroll int) (*PrimFunc, bool) {
 	a, OH, OW, Cg, Cout := c.accNest, c.OH, c.OW, c.Cg, c.C
 	ohV, owV, ocV, nV := c.oh, c.ow, c.oc, c.n
@@ -165,20 +210,13 @@ func (c *convNest) winograd(f *PrimFunc, padT, padL, unroll int) (*PrimFunc, boo
 		var ss []Stmt
 		for i := 0; i < R; i++ {
 			col := Mul(Add(tw0, C(int64(i))), C(2))
-			ss = append(ss, &Evaluate{X: Call(IntrDSPWinoIn, I32, ptr(tiles, C(int64(i*16*n))), ptr(rows, Mul(col, C(int64(n)))),
-				C(int64(Wp*n)), C(int64(n)), C(int64(n)))})
+			ss = append(ss, &Evaluate{X: Call(IntrDSPWinoIn, I32, ptr(tiles, C(int64(i*n))), ptr(rows, Mul(col, C(int64(n)))),
+				C(int64(Wp*n)), C(int64(n)), C(int64(n)), C(int64(2*n)))})
 		}
 		ocb := NewVar("oc_o")
 		var body []Stmt
-		body = append(body, loopK("xi", 16, Serial, func(xi Expr) Stmt {
-			var s []Stmt
-			for k := 0; k < 2*R; k++ {
-				s = append(s, flatStore(mb, Add(Mul(xi, C(4)), C(int64(k))), C(0)))
-			}
-			s = append(s, &Evaluate{X: Call(DSPMacName(R, 2, u), I32, ptr(mb, Mul(xi, C(4))), ptr(tiles, Mul(xi, C(int64(n)))),
-				C(int64(16*n)), ptr(wp, Add(Mul(xi, C(int64(Cout*n))), Mul(ocb, C(int64(Cg))))), C(int64(n)))})
-			return Block(s...)
-		}))
+		body = append(body, &Evaluate{X: Call(DSPWinoMacName(R, u), I32, ptr(mb, C(0)), ptr(tiles, C(0)), C(int64(2*n)), C(int64(n)),
+			ptr(wp, Mul(ocb, C(int64(Cg)))), C(int64(Cout*n)), C(int64(n)))})
 		for i := 0; i < R; i++ {
 			for j := 0; j < 2; j++ {
 				m := func(r, c int) Expr { return At(mb, C(int64((4*r+c)*4+2*i+j))) }
