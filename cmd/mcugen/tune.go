@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mcugen/mcugen/pipeline"
@@ -87,7 +88,7 @@ func (c *tuneCmd) Run(e *env) error {
 		defer done()
 		return measure.MeasureCandidateFile(s, cfg, c.Measure, c.Result)
 	case c.Bazel != "":
-		n, err := measure.WriteBazel(s, cfg, c.Model, c.Bazel)
+		n, err := measure.WriteBazel(s, cfg, c.Model, c.Bazel, c.bazelInputs(board.Name))
 		if err != nil {
 			return err
 		}
@@ -190,4 +191,58 @@ func workIn(cfg *measure.Config, prefix string) (done func(), err error) {
 	}
 	cfg.WorkDir = work
 	return done, nil
+}
+
+// bazelInputs are the flags (and the files they name) that the generated
+// Bazel targets pass to `tune --measure` so that it builds what this
+// command built: the board as named here, and every flag that changes the
+// build. A board file and a calibration directory are copied next to the
+// BUILD file and named by their copies (a remote executor has only its
+// inputs).
+func (c *tuneCmd) bazelInputs(board string) measure.BazelInputs {
+	in := measure.BazelInputs{Board: board, Files: map[string]string{}}
+	add := func(flag, v string) { in.Flags = append(in.Flags, flag, v) }
+	for _, sh := range c.Shape {
+		add("--shape", sh)
+	}
+	if c.Boards != "" {
+		name := "boards-" + filepath.Base(c.Boards)
+		in.Files[name] = c.Boards
+		add("--boards", name)
+	}
+	if c.Calib != "" {
+		in.Files["calib"] = c.Calib
+		add("--calib", "calib")
+	}
+	if c.CalibRandom != 0 {
+		add("--calib-random", fmt.Sprint(c.CalibRandom))
+	}
+	if c.Quantize != "" {
+		add("--quantize", c.Quantize)
+	}
+	if c.Method != "" {
+		add("--method", c.Method)
+	}
+	if c.Prefix != "" {
+		add("--prefix", c.Prefix)
+	}
+	if c.Arena != "static" {
+		add("--arena", c.Arena)
+	}
+	if c.IO != "separate" {
+		add("--io", c.IO)
+	}
+	if c.Int8IO {
+		in.Flags = append(in.Flags, "--int8-io")
+	}
+	if c.WeightsSection != "" {
+		add("--weights-section", c.WeightsSection)
+	}
+	if c.FlashBudget != 0 {
+		add("--flash-budget", fmt.Sprint(int64(c.FlashBudget)))
+	}
+	if c.RAMBudget != 0 {
+		add("--ram-budget", fmt.Sprint(int64(c.RAMBudget)))
+	}
+	return in
 }

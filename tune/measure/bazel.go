@@ -75,13 +75,27 @@ func MeasureCandidateFile(s *pipeline.State, cfg Config, cand, out string) error
 	return writeJSON(out, r)
 }
 
+// BazelInputs is what the generated commands need besides the model and
+// a candidate to build what tune built: the board as the user named it
+// (its QEMU twin, if any, is found again from it, so a soft-float board is
+// built with its own flags and not the twin's), the other mcugen flags that
+// change the build, and the files those flags name, copied into the
+// directory under the names the flags use (a board file, a calibration
+// directory).
+type BazelInputs struct {
+	Board string
+	Flags []string
+	Files map[string]string // name in the Bazel directory → source file or directory
+}
+
 // WriteBazel writes, into dir, one candidate file per measurement still to
 // make (kernels already in cfg.Out's records are left out; each kernel's
 // candidates are what its search proposes with no measurements yet: all of
 // a small space, else the defaults and a sample), the model, a copy of this
-// mcugen binary, a measure.sh wrapper and a BUILD.bazel with one sh_test per
-// candidate, written with buildtools. It returns the number of targets.
-func WriteBazel(s *pipeline.State, cfg Config, model, dir string) (int, error) {
+// mcugen binary, in's files, a measure.sh wrapper and a BUILD.bazel with
+// one sh_test per candidate, written with buildtools. It returns the number
+// of targets.
+func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs) (int, error) {
 	if cfg.Trials <= 0 {
 		cfg.Trials = DefaultTrials
 	}
@@ -114,10 +128,39 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string) (int, error) {
 	if err := os.WriteFile(filepath.Join(dir, "measure.sh"), []byte(script), 0o755); err != nil {
 		return 0, err
 	}
-	flags := []string{"--board", cfg.Opt.Board.Name, "--target", s.Module.Target, "--timeout", cfg.Timeout.String()}
+	board := in.Board
+	if board == "" {
+		board = cfg.Opt.Board.Name
+	}
+	flags := append([]string{"--board", board, "--target", s.Module.Target, "--timeout", cfg.Timeout.String()}, in.Flags...)
+	exports := []string{modelBase, "mcugen", "measure.sh"}
+	var globs []string
+	names := make([]string, 0, len(in.Files))
+	for name := range in.Files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		src := in.Files[name]
+		st, err := os.Stat(src)
+		if err != nil {
+			return 0, err
+		}
+		if st.IsDir() {
+			if err := copyDir(src, filepath.Join(dir, name)); err != nil {
+				return 0, err
+			}
+			globs = append(globs, name+"/**")
+			continue
+		}
+		if err := copyFile(src, filepath.Join(dir, name), 0o644); err != nil {
+			return 0, err
+		}
+		exports = append(exports, name)
+	}
 	f := &build.File{Type: build.TypeBuild}
 	f.Stmt = append(f.Stmt, &build.CallExpr{X: &build.Ident{Name: "exports_files"},
-		List: []build.Expr{strList([]string{modelBase, "mcugen", "measure.sh"})}})
+		List: []build.Expr{strList(exports)}})
 	n := 0
 	target := s.Module.Target
 	for ki, k := range kernels {
@@ -138,7 +181,11 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string) (int, error) {
 			r.SetAttr("name", &build.StringExpr{Value: name})
 			r.SetAttr("srcs", strList([]string{"measure.sh"}))
 			r.SetAttr("args", strList(append([]string{modelBase, file}, flags...)))
-			r.SetAttr("data", strList([]string{modelBase, "mcugen", file}))
+			var data build.Expr = strList(append(slices.Clone(exports[:2]), append(exports[3:], file)...))
+			if len(globs) > 0 {
+				data = &build.BinaryExpr{X: data, Op: "+", Y: &build.CallExpr{X: &build.Ident{Name: "glob"}, List: []build.Expr{strList(globs)}}}
+			}
+			r.SetAttr("data", data)
 			r.SetAttr("size", &build.StringExpr{Value: "small"})
 			r.SetAttr("tags", strList([]string{"mcugen-tune", "requires-qemu"}))
 			f.Stmt = append(f.Stmt, call)
@@ -176,6 +223,28 @@ func copyFile(src, dst string, mode os.FileMode) error {
 		return err
 	}
 	return os.WriteFile(dst, b, mode)
+}
+
+// copyDir copies the regular files of the tree src into dst (a calibration
+// directory's .npy files); anything else in it is left out.
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		return copyFile(p, to, 0o644)
+	})
 }
 
 // Merge reads every result.json (or *.result.json) under dir, keeps the best

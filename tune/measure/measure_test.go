@@ -254,7 +254,7 @@ func TestBazelAndMerge(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := Config{Opt: opt, Core: b.CPU, Trials: 3, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Note: func(string) {}}
-	n, err := WriteBazel(s, cfg, testModel, filepath.Join(dir, "bz"))
+	n, err := WriteBazel(s, cfg, testModel, filepath.Join(dir, "bz"), BazelInputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
