@@ -40,6 +40,7 @@ func init() {
 	RegisterTarget(DSP)
 	// The values each dsp knob may take, for the autotuner.
 	DeclareKnob("dsp.block_px", 1, 2, 3)                // conv, depthwise: output pixels per block (3: conv, two channels)
+	DeclareKnob("dsp.depthwise_conv2d.block_px", 1, 2)  // depthwise has no three-pixel block
 	DeclareKnob("dsp.block_oc", 1, 2, 4)                // conv, FC: output channels per micro-kernel
 	DeclareKnob("dsp.block_rows", 1, 2)                 // FC: input rows per micro-kernel
 	DeclareKnob("dsp.unroll_k", 1, 2, 4, 8, 16, 24, 32) // conv, FC: groups of four k per iteration (the largest helper up to it that divides K)

@@ -41,7 +41,7 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 			continue
 		}
 		used[r] = true
-		keep, bad := Check(target, f.Knobs, r.Knobs)
+		keep, bad := CheckOp(target, f.Op, f.Knobs, r.Knobs)
 		if len(bad) > 0 {
 			if ignored[r] == nil {
 				order = append(order, r)
@@ -101,8 +101,13 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 // with the fit pass's Lean setting, which the tuner holds fixed for the
 // kernels the fit pass keeps int8: every record tune writes passes whole.
 func Check(target string, read, rec Knobs) (keep Knobs, bad []string) {
+	return CheckOp(target, "", read, rec)
+}
+
+// CheckOp is Check for a kernel of op, over the value sets SpaceFor gives it.
+func CheckOp(target, op string, read, rec Knobs) (keep Knobs, bad []string) {
 	keep = Knobs{}
-	space := SpaceOf(target, read)
+	space := SpaceFor(target, op, read)
 	for _, name := range slices.Sorted(maps.Keys(rec)) {
 		v := rec[name]
 		if _, ok := read[name]; !ok {

@@ -3,6 +3,7 @@ package tune
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -164,6 +165,27 @@ func TestValuesFor(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// A schedule's own value set for its op comes first: the dsp depthwise
+// schedule has no three-pixel block (a trial of block_px=3 measured the
+// generic fallback), the convolution's has.
+func TestSpaceForOp(t *testing.T) {
+	tir.DeclareKnob("tunetest3.block_px", 1, 2, 3)
+	tir.DeclareKnob("tunetest3.depthwise_conv2d.block_px", 1, 2)
+	d := Knobs{"block_px": 1, "unroll_taps": 1}
+	if got := SpaceFor("tunetest3", "depthwise_conv2d", d).Values("block_px"); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("depthwise block_px: %v, want [1 2]", got)
+	}
+	if got := SpaceFor("tunetest3", "conv2d", d).Values("block_px"); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Errorf("conv2d block_px: %v, want [1 2 3]", got)
+	}
+	if got := SpaceFor("dsp", "depthwise_conv2d", d).Values("block_px"); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("dsp depthwise block_px: %v, want [1 2]", got)
+	}
+	if _, bad := CheckOp("tunetest3", "depthwise_conv2d", d, Knobs{"block_px": 3}); len(bad) != 1 {
+		t.Errorf("a depthwise record with block_px=3: %v, want it refused", bad)
 	}
 }
 

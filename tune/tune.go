@@ -182,9 +182,17 @@ var knownValues = map[string][]int{
 // any, else the table of known knobs, else by name: unroll/split factors {0,1,2,4,8}, block sizes
 // {1,2,4}, flags {0,1}, and otherwise the default with its half and double.
 // The default is always in the set.
-func ValuesFor(target, name string, def int) []int {
+func ValuesFor(target, name string, def int) []int { return valuesFor(target, "", name, def) }
+
+// valuesFor is ValuesFor for a kernel of op, whose schedule may declare a
+// narrower set ("dsp.depthwise_conv2d.block_px": the depthwise schedule
+// has no three-pixel block, and a trial of it measured the generic
+// fallback).
+func valuesFor(target, op, name string, def int) []int {
 	var v []int
 	switch {
+	case op != "" && len(tir.KnobValues(target+"."+op+"."+name)) > 0:
+		v = tir.KnobValues(target + "." + op + "." + name)
 	case len(tir.KnobValues(target+"."+name)) > 0:
 		v = tir.KnobValues(target + "." + name)
 	case len(tir.KnobValues(name)) > 0:
@@ -245,10 +253,14 @@ func (s Space) Fix(name string, v int) Space {
 // its value). A knob declared with its default alone (dsp.weights: a flash
 // choice the pipeline makes, not a speed one) is no dimension: the search
 // leaves it at the default (Space.Fixed, in every point).
-func SpaceOf(target string, defaults Knobs) Space {
+func SpaceOf(target string, defaults Knobs) Space { return SpaceFor(target, "", defaults) }
+
+// SpaceFor is SpaceOf for a kernel of op (valuesFor: a schedule's own value
+// set for a knob comes first).
+func SpaceFor(target, op string, defaults Knobs) Space {
 	var s Space
 	for _, name := range slices.Sorted(maps.Keys(defaults)) {
-		v := ValuesFor(target, name, defaults[name])
+		v := valuesFor(target, op, name, defaults[name])
 		if len(v) < 2 {
 			if s.Fixed == nil {
 				s.Fixed = Knobs{}

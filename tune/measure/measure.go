@@ -214,7 +214,7 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 		}
 		f := ks.Module.Funcs[0]
 		k := &Kernel{Signature: sig, Op: f.Op, Func: f.Name, Nodes: []string{n.Name}, Defaults: tune.Knobs(f.Knobs).Clone(), Graph: sg}
-		k.Space = tune.SpaceOf(ks.Module.Target, k.Defaults)
+		k.Space = tune.SpaceFor(ks.Module.Target, f.Op, k.Defaults)
 		for name, v := range tune.Lean {
 			if w, ok := k.Defaults[name]; ok && w == v {
 				k.Space = k.Space.Fix(name, v) // the fit pass's choice, not a speed one

@@ -142,7 +142,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		if r := recs.Get(k.Signature, target, cfg.Core); r != nil {
 			// A record whose knobs the kernel cannot take (edited by hand, or from
 			// another mcugen) is searched again, not kept.
-			if _, bad := tune.Check(target, k.Defaults, r.Knobs); len(bad) > 0 {
+			if _, bad := tune.CheckOp(target, k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
 				cfg.Note(fmt.Sprintf("%s: the record for %s has %s: tuning it again", cfg.Out, k.Signature, strings.Join(bad, ", ")))
 				jobs = append(jobs, &job{k: k, search: tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))})
 				continue
