@@ -236,7 +236,7 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string, row
 			// the two-row asm is gcc's, and the C form follows it.
 			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
 			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/4)
-			writeMacLDM(b, r, c, u, w8, in+"    ")
+			writeMacLDM(b, r, c, u, w8, false, in+"    ")
 			fmt.Fprintf(b, "%s    x0 += %d;\n%s    x1 += %d;\n%s    continue;\n%s}\n", in, 2*u, in, 2*u, in, in)
 			b.WriteString("#endif\n")
 		} else {
@@ -248,7 +248,7 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string, row
 			} else {
 				b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
 			}
-			writeMacLDM(b, r, c, u, w8, in)
+			writeMacLDM(b, r, c, u, w8, false, in)
 			fmt.Fprintf(b, "%sx0 += %d;\n", in, 2*u)
 			b.WriteString("#else\n")
 		}
@@ -305,7 +305,11 @@ func ldmBlock(r, c int, w8 bool) bool {
 // and 19 in 1×4 (21). (One LDM of all four words in 1×4 would save one
 // more, but its widening needs a register beyond r4–r8, and at -Os with a
 // frame pointer gcc has none left for the asm.)
-func writeMacLDM(b *strings.Builder, r, c, u int, w8 bool, in string) {
+//
+// With init (int16 weights) the first group starts each accumulator with
+// SMUAD instead of adding to it: the caller declares them unset, and saves
+// the zeroing moves.
+func writeMacLDM(b *strings.Builder, r, c, u int, w8, init bool, in string) {
 	regs := [4]string{"r4", "r5", "r6", "r8"}
 	b.WriteString(in + "int32_t d0;\n" + in + "int32_t d1;\n")
 	// widen2 loads two channels' int8 words and widens them: channel j0's
@@ -345,8 +349,11 @@ func writeMacLDM(b *strings.Builder, r, c, u int, w8 bool, in string) {
 					lines = append(lines, "ldmia %[w]!, {r4, r5, r6, r8}")
 				}
 				for j := j0; j < j0+2; j++ {
-					lines = append(lines,
-						fmt.Sprintf("smlad %%[a%d%d], %%[d0], %s, %%[a%d%d]", i, j, regs[2*(j-j0)], i, j),
+					first := fmt.Sprintf("smlad %%[a%d%d], %%[d0], %s, %%[a%d%d]", i, j, regs[2*(j-j0)], i, j)
+					if init && step == 0 {
+						first = fmt.Sprintf("smuad %%[a%d%d], %%[d0], %s", i, j, regs[2*(j-j0)])
+					}
+					lines = append(lines, first,
 						fmt.Sprintf("smlad %%[a%d%d], %%[d1], %s, %%[a%d%d]", i, j, regs[2*(j-j0)+1], i, j))
 				}
 			}
@@ -354,6 +361,12 @@ func writeMacLDM(b *strings.Builder, r, c, u int, w8 bool, in string) {
 		var outs []string
 		for i := 0; i < r; i++ {
 			for j := 0; j < c; j++ {
+				if init && step == 0 {
+					// Written before the asm has read x0 (and w, for a
+					// later row): early clobber.
+					outs = append(outs, fmt.Sprintf(`[a%d%d] "=&r"(a%d%d)`, i, j, i, j))
+					continue
+				}
 				outs = append(outs, fmt.Sprintf(`[a%d%d] "+r"(a%d%d)`, i, j, i, j))
 			}
 		}

@@ -88,6 +88,28 @@ func dspWinoMacC(r, u int) string {
 	}
 	b.WriteString("    for (xi = 0; xi < 16; ++xi, m += 4) {\n")
 	b.WriteString("        const int32_t *x = xt + xi * ps;\n        const int32_t *w = wt + xi * ws;\n")
+	// K in one iteration (n = 2u, the usual case: the schedule takes the
+	// largest unroll that divides K): the LDM asm straight, its first group
+	// starting the accumulators with SMUAD (no zeroing moves, no loop).
+	cond := fmt.Sprintf("__builtin_constant_p(n) && n == %d", 2*u)
+	if r == 2 {
+		cond += fmt.Sprintf(" && __builtin_constant_p(xs) && xs >= 0 && xs <= %d", (1020-8*(u-1))/4)
+	}
+	b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
+	fmt.Fprintf(&b, "        if (%s) {\n", cond)
+	for i := 0; i < r; i++ {
+		for j := 0; j < 2; j++ {
+			fmt.Fprintf(&b, "            int32_t a%d%d;\n", i, j)
+		}
+	}
+	b.WriteString("            const int32_t *const x0 = x;\n")
+	writeMacLDM(&b, r, 2, u, false, true, "            ")
+	for i := 0; i < r; i++ {
+		for j := 0; j < 2; j++ {
+			fmt.Fprintf(&b, "            m[%d] = a%d%d;\n", 2*i+j, i, j)
+		}
+	}
+	b.WriteString("            continue;\n        }\n#endif\n")
 	for i := 0; i < r; i++ {
 		for j := 0; j < 2; j++ {
 			fmt.Fprintf(&b, "        int32_t a%d%d = 0;\n", i, j)
