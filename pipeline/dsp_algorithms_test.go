@@ -36,6 +36,7 @@ func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
 		{"winograd-odd-u1", tirtest.Conv3x3Size(7, 5, 16, 1, 1, graph.ActRelu, -128), map[string]map[string]int{"conv2d": {"winograd": 1, "unroll_k": 1}}, tir.IntrDSPWinoIn},
 		{"winograd-c32-u8", tirtest.Conv3x3Size(4, 6, 32, 1, 1, graph.ActNone, 5), map[string]map[string]int{"conv2d": {"winograd": 1, "unroll_k": 8}}, tir.DSPWinoMacName(2, 8)},
 		{"winograd-c16-u2", tirtest.Conv3x3Size(5, 8, 16, 1, 1, graph.ActNone, 5), map[string]map[string]int{"conv2d": {"winograd": 1, "unroll_k": 2}}, tir.DSPWinoMacName(2, 2)},
+		{"winograd-c128-u32", tirtest.Conv3x3Size(3, 4, 128, 1, 1, graph.ActRelu, -128), map[string]map[string]int{"conv2d": {"winograd": 1, "unroll_k": 32}}, tir.DSPWinoMacName(2, 32)},
 		{"planar", tirtest.Conv3x3(8, 8, 1, graph.ActNone, 5), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanar},
 		{"planar-relu", tirtest.Conv3x3(8, 8, 1, graph.ActRelu, -128), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanarR},
 		{"planar-stride2", tirtest.Conv3x3(8, 8, 2, graph.ActNone, 5), map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1}}, tir.IntrDSPDWPlanar},
