@@ -177,24 +177,26 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		s.leanFrom = need
 	}
 	// As few kernels as needed, largest first.
-	est, forced := need, 0
+	est := need
+	var forced []string
 	for _, c := range cands {
 		if est+headroom <= have {
 			break
 		}
 		est -= c.saves
 		if t.Knobs[c.name]["weights"] == 16 || t.Knobs[c.op]["weights"] == 16 {
-			forced++
+			forced = append(forced, c.name)
 		}
 		*t = t.WithKnobs(c.name, map[string]int{"weights": 8})
 		s.Lean.Kernels = append(s.Lean.Kernels, c.name)
 	}
-	if forced > 0 {
+	if len(forced) > 0 {
 		who := "the flash budget"
 		if lim.region != nil {
 			who = b.Name + "'s flash"
 		}
-		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (weights=16, from tuning records or knobs) keep int8 weights: %s needs them (the fit pass wins)", forced, who))
+		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (weights=16, from tuning records or knobs) keep int8 weights: %s needs them (the fit pass wins): %s",
+			len(forced), who, strings.Join(forced, ", ")))
 	}
 	return true, nil
 }
