@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,6 +81,40 @@ func TestBazelTargetsNameTheUsersBoard(t *testing.T) {
 	}
 	if !strings.Contains(string(data), `"`+copied+`"`) || !strings.Contains(string(data), "data = [") {
 		t.Fatalf("the board file is not among the targets' data:\n%s", data)
+	}
+	// Bazel's timeout is above mcugen's (60 s and the build: moderate), and
+	// the directory is a module of its own.
+	if got := tests[0].AttrString("timeout"); got != "moderate" {
+		t.Errorf("timeout %q, want moderate", got)
+	}
+	if _, err := os.Stat(filepath.Join(bz, "MODULE.bazel")); err != nil {
+		t.Error(err)
+	}
+	// measure.sh runs from its own directory wherever Bazel starts it (a
+	// package inside a repository): a stand-in mcugen records where it
+	// ran and what it was given.
+	stub := filepath.Join(dir, "stub")
+	os.Mkdir(stub, 0o755)
+	for _, f := range []string{"measure.sh", "mcugen"} {
+		data, _ := os.ReadFile(filepath.Join(bz, f))
+		if f == "mcugen" {
+			data = []byte("#!/bin/sh\necho \"$PWD $*\" > \"$STUB_LOG\"\n")
+		}
+		if err := os.WriteFile(filepath.Join(stub, f), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, outs := filepath.Join(dir, "stub.log"), filepath.Join(dir, "outs")
+	sh := exec.Command("sh", append([]string{filepath.Join(stub, "measure.sh")}, args...)...)
+	sh.Dir = t.TempDir()
+	sh.Env = append(os.Environ(), "STUB_LOG="+log, "TEST_UNDECLARED_OUTPUTS_DIR="+outs)
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("measure.sh: %v\n%s", err, out)
+	}
+	got, _ := os.ReadFile(log)
+	want := stub + " tune " + args[0] + " --measure " + args[1] + " --result " + outs + "/result.json " + strings.Join(args[2:], " ")
+	if strings.TrimSpace(string(got)) != want {
+		t.Errorf("measure.sh ran\n%s\nwant\n%s", got, want)
 	}
 	// Run the first target's command from the Bazel directory, as the test
 	// runner would (relative paths, inputs only from there).

@@ -98,7 +98,7 @@ func (c *tuneCmd) Run(e *env) error {
 		if err := makeParent("-o", c.Output); err != nil {
 			return err
 		}
-		n, err := measure.Merge(c.Merge, c.Output, version, e.warn)
+		n, err := measure.Merge(s, cfg, c.Merge)
 		if err != nil {
 			return err
 		}

@@ -304,7 +304,7 @@ func TestBazelAndMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Merge(res, cfg.Out, "test", func(string) {}); err != nil {
+	if _, err := Merge(s, cfg, res); err != nil {
 		t.Fatal(err)
 	}
 	recs, _, err := tune.Load(cfg.Out)
