@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir"
@@ -64,6 +65,11 @@ func (s *State) tuneTarget(t tir.Target) (tir.Target, error) {
 	}
 	over, notes := tune.Overrides(s.Graph, m, rs, t.Name, core)
 	for _, n := range notes {
+		// Name the model: one records file serves several (bench a b
+		// --tuning both.json said the same line twice, naming neither).
+		if s.ModelPath != "" {
+			n = filepath.Base(s.ModelPath) + ": " + n
+		}
 		s.Opt.Warn(n)
 	}
 	for name, k := range over {

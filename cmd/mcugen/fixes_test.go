@@ -240,8 +240,20 @@ func TestOutputParents(t *testing.T) {
 	cnn, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
 	code, _, errs = mcugen(t, "tune", cnn, "--board", "mps2-an386", "-o", filepath.Join(file, "r.json"))
 	oneErrorLine(t, "tune -o under a file", code, errs, 1, "-o "+filepath.Join(file, "r.json"), file+" is not a directory")
-	// --merge writes the records file: into a missing directory too.
-	results := t.TempDir()
+	// --merge writes the records file: into a missing directory too. (Its
+	// one result: a candidate tune --bazel wrote, with a count.)
+	results, bz := t.TempDir(), filepath.Join(t.TempDir(), "bz")
+	if code, _, errs := mcugen(t, "tune", cnn, "--board", "mps2-an386", "--bazel", bz, "--trials", "1"); code != 0 {
+		t.Fatalf("tune --bazel: exit %d: %s", code, errs)
+	}
+	cand, err := os.ReadFile(filepath.Join(bz, "candidates", "k000_c000.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := strings.Replace(string(cand), "{", `{"board": "mps2-an386", "instructions": 100,`, 1)
+	if err := os.WriteFile(filepath.Join(results, "result.json"), []byte(res), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	recs := filepath.Join(dir, "missing", "r.json")
 	code, _, errs = mcugen(t, "tune", cnn, "--board", "mps2-an386", "--merge", results, "-o", recs)
 	if code != 0 || !fileExists(recs) {

@@ -142,7 +142,7 @@ func main() {
 		cleanupTemps()
 		fmt.Fprintf(os.Stderr, "mcugen: interrupted (%v)\n", s)
 		if h := interruptHint.Load(); h != nil {
-			fmt.Fprintf(os.Stderr, "mcugen: %s\n", *h)
+			fmt.Fprintf(os.Stderr, "mcugen: %s\n", (*h)())
 		}
 		os.Exit(signalStatus(s))
 	}()
@@ -151,7 +151,7 @@ func main() {
 
 // interruptHint, when set, is printed after "interrupted": how to go on
 // (tune: --resume; it said nothing of it: user-journey finding).
-var interruptHint atomic.Pointer[string]
+var interruptHint atomic.Pointer[func() string]
 
 // signalStatus is the exit status of a process ended by s: 128 + its number
 // (130 for SIGINT, 143 for SIGTERM).

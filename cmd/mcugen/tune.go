@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcugen/mcugen/pipeline"
@@ -107,6 +108,10 @@ func (c *tuneCmd) Run(e *env) error {
 	}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && e.stderr == os.Stderr {
 		cfg.Progress = e.stderr
+	} else if !c.JSON {
+		// A log, not a terminal: a line per kernel, so CI sees the run
+		// is alive (IC's default run is minutes of silence otherwise).
+		cfg.Lines = e.stderr
 	}
 	if err := makeParent("-o", c.Output); err != nil {
 		return err
@@ -116,7 +121,17 @@ func (c *tuneCmd) Run(e *env) error {
 		return err
 	}
 	defer done()
-	hint := fmt.Sprintf("the measurements so far are in %s: the same command with --resume continues from them", measure.JournalPath(c.Output))
+	// Said when the signal comes: the journal is gone once every kernel is
+	// recorded (a signal in the final whole-model check named a journal
+	// that no longer existed: user-journey finding).
+	var measured atomic.Bool
+	cfg.Measured = func() { measured.Store(true) }
+	hint := func() string {
+		if measured.Load() {
+			return fmt.Sprintf("every kernel's record is in %s; the same command checks the whole model again and measures nothing it holds", c.Output)
+		}
+		return fmt.Sprintf("the measurements so far are in %s: the same command with --resume continues from them", measure.JournalPath(c.Output))
+	}
 	interruptHint.Store(&hint)
 	defer interruptHint.Store(nil)
 	rep, err := measure.Run(s, cfg)

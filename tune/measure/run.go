@@ -31,6 +31,12 @@ type Config struct {
 	WorkDir string           // scratch directory for the builds
 	// Progress receives a one-line progress display (\r-rewritten); nil for none.
 	Progress io.Writer
+	// Lines receives a line as each kernel finishes (where stderr is not a
+	// terminal: a CI log shows the run is alive); nil for none.
+	Lines io.Writer
+	// Measured, if set, is called once every kernel's measurements are
+	// recorded and the journal removed (the whole-model checks follow).
+	Measured func()
 	Note     func(string)
 	Version  string
 
@@ -203,6 +209,9 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		}
 		rep.Kernels = append(rep.Kernels, KernelResult{Kernel: r.Kernel, Op: j.k.Op, Nodes: len(j.k.Nodes), Knobs: best, Instructions: n,
 			Default: r.Default, Trials: r.Trials, Failed: j.failed, Space: r.Space, Search: r.Search})
+		if cfg.Lines != nil {
+			fmt.Fprintf(cfg.Lines, "tune: kernel %d of %d: %s: %s\n", len(rep.Kernels), len(jobs), r.Kernel, gainText(n, r.Default))
+		}
 		return recs.Save(cfg.Out)
 	}
 	// The first kernel that can take a measurement gets it: kernels are
@@ -283,6 +292,9 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	}
 	jf.Close()
 	os.Remove(JournalPath(cfg.Out))
+	if cfg.Measured != nil {
+		cfg.Measured()
+	}
 	if recorded == 0 {
 		// Nothing to write and nothing learnt: a run whose every
 		// measurement failed is an error, not a success with no records.
@@ -366,17 +378,27 @@ func progress(cfg Config, jobs []*job, rep *Report, wall time.Duration) {
 	for _, j := range jobs {
 		total += min(cfg.Trials, j.k.Space.Size())
 		done += len(j.search.Measured)
-		if _, n, ok := j.search.Best(); ok {
+		// Kernels whose default is measured: their best against it.
+		if _, n, ok := j.search.Best(); ok && j.search.Default() > 0 {
 			best += n
 			def += j.search.Default()
 		}
 	}
-	gain := 0.0
+	cmp := ""
 	if def > 0 {
-		gain = 100 * float64(def-best) / float64(def)
+		cmp = ", kernels measured so far: " + gainText(best, def)
 	}
-	fmt.Fprintf(cfg.Progress, "\rtune: %d/%d trials, %.2f s each, best so far %d instr vs %d default (-%.1f%%)   ",
-		done, total, wall.Seconds()/float64(max(rep.Trials, 1)), best, def, gain)
+	fmt.Fprintf(cfg.Progress, "\rtune: %d/%d trials, %.2f s each%s   ",
+		done, total, wall.Seconds()/float64(max(rep.Trials, 1)), cmp)
+}
+
+// gainText says how best compares with the default count def (0: not
+// measured).
+func gainText(best, def int64) string {
+	if def <= 0 {
+		return fmt.Sprintf("best %d instructions (the default not measured)", best)
+	}
+	return fmt.Sprintf("best %d instructions, default %d (%.1f%% fewer)", best, def, 100*float64(def-best)/float64(def))
 }
 
 func seedOf(s string) uint64 {
