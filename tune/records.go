@@ -85,6 +85,9 @@ func (rs *Records) Len() int { return len(rs.Records) }
 // (missing fields, negative counts, a knob without a name) is skipped with a
 // note, as is a second record for the same key.
 func Parse(data []byte) (*Records, []string, error) {
+	// A byte-order mark, as some Windows editors save JSON with, is not
+	// data (it was "invalid character 'ï'": user-journey finding).
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var top json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&top); err != nil {
@@ -123,18 +126,19 @@ func Parse(data []byte) (*Records, []string, error) {
 	}
 	rs := NewRecords()
 	var notes []string
+	// Records are numbered from 1, as a reader counts them.
 	for i, m := range raw.Records {
 		var r Record
 		if err := json.Unmarshal(m, &r); err != nil {
-			notes = append(notes, fmt.Sprintf("record %d skipped: %v", i, err))
+			notes = append(notes, fmt.Sprintf("record %d skipped: %s", i+1, recordJSONError(err)))
 			continue
 		}
 		if why := r.invalid(); why != "" {
-			notes = append(notes, fmt.Sprintf("record %d skipped: %s", i, why))
+			notes = append(notes, fmt.Sprintf("record %d skipped: %s", i+1, why))
 			continue
 		}
 		if rs.byKey[r.Key()] != nil {
-			notes = append(notes, fmt.Sprintf("record %d skipped: a second record for kernel %q on %s/%s", i, clip(r.Kernel), clip(r.Target), clip(r.Core)))
+			notes = append(notes, fmt.Sprintf("record %d skipped: a second record for kernel %q on %s/%s", i+1, clip(r.Kernel), clip(r.Target), clip(r.Core)))
 			continue
 		}
 		rs.Put(&r)
@@ -197,6 +201,32 @@ func clip(s string) string {
 		return s[:60] + "..."
 	}
 	return s
+}
+
+// recordJSONError says what is wrong with a record's JSON in the file's
+// terms, not Go's ("cannot unmarshal number 2.5 into Go struct field
+// Record.knobs of type int": user-journey finding).
+func recordJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	kind := te.Type.Kind().String()
+	want := map[string]string{"int": "a whole number", "int64": "a whole number", "string": "a string", "bool": "true or false",
+		"map": "an object of knob names and whole numbers", "struct": "an object"}[kind]
+	if want == "" {
+		want = "a " + kind
+	}
+	field := te.Field
+	switch {
+	case field == "":
+		return fmt.Sprintf("it holds a JSON %s, not an object", te.Value)
+	case field == "knobs" && kind != "map" || strings.HasPrefix(field, "knobs."):
+		field = "a knob"
+	default:
+		field = "\"" + field + "\""
+	}
+	return fmt.Sprintf("%s holds a JSON %s, want %s", field, te.Value, want)
 }
 
 // maxRecordsBytes bounds a records file (a record is about 300 bytes).

@@ -210,3 +210,23 @@ func TestParseTrailingDataAndManyNotes(t *testing.T) {
 		t.Errorf("%v: %d notes, last %q", err, len(notes), notes[len(notes)-1])
 	}
 }
+
+// A records file saved with a byte-order mark reads; a bad record's note
+// counts records from 1 and says what is wrong in the file's terms, not
+// Go's (user-journey findings).
+func TestParseMessages(t *testing.T) {
+	if _, _, err := Parse([]byte("\xef\xbb\xbf{\"format\":\"mcugen-tuning-records\",\"version\":1,\"records\":[]}")); err != nil {
+		t.Errorf("a file with a byte-order mark: %v", err)
+	}
+	for _, c := range []struct{ rec, want string }{
+		{`{"kernel":"a","target":"dsp","core":"c","knobs":{"unroll_k":2.5}}`, "record 2 skipped: a knob holds a JSON number 2.5, want a whole number"},
+		{`{"kernel":5,"target":"dsp","core":"c","knobs":{}}`, `record 2 skipped: "kernel" holds a JSON number, want a string`},
+		{`7`, "record 2 skipped: it holds a JSON number, not an object"},
+	} {
+		data := `{"format":"mcugen-tuning-records","version":1,"records":[{"kernel":"ok","target":"dsp","core":"c","knobs":{}},` + c.rec + `]}`
+		rs, notes, err := Parse([]byte(data))
+		if err != nil || rs.Len() != 1 || len(notes) != 1 || notes[0] != c.want {
+			t.Errorf("%s: %v, notes %q, want %q", c.rec, err, notes, c.want)
+		}
+	}
+}

@@ -142,3 +142,14 @@ func TestBazelTargetsNameTheUsersBoard(t *testing.T) {
 		t.Fatalf("result %+v", r)
 	}
 }
+
+// tune's flags that would be ignored or mean something odd are refused
+// before any work (user-journey findings): --result without --measure (a
+// whole tuning run followed), and --timeout 0 (no timeout at all).
+func TestTuneRefusesIdleFlags(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--result", "r.json")
+	oneErrorLine(t, "--result alone", code, errs, 2, "--result ", "r.json: it is where --measure writes", "give --measure CANDIDATE too")
+	code, _, errs = mcugen(t, "tune", model, "--board", "mps2-an386", "--timeout", "0s")
+	oneErrorLine(t, "--timeout 0s", code, errs, 2, "--timeout 0s", "want a positive duration")
+}

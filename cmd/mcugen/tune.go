@@ -30,6 +30,12 @@ func (c *tuneCmd) Run(e *env) error {
 	if c.Trials <= 0 {
 		return usageError{fmt.Errorf("--trials %d: want a positive number of measurements per kernel (default %d)", c.Trials, measure.DefaultTrials)}
 	}
+	if c.Result != "" && c.Measure == "" {
+		return usageError{fmt.Errorf("--result %s: it is where --measure writes its result; give --measure CANDIDATE too", c.Result)}
+	}
+	if c.Timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %v: want a positive duration (default 60s)", c.Timeout)}
+	}
 	opt, cat, err := c.compileFlags.options(e, &c.modelFlags)
 	if err != nil {
 		return err
@@ -162,8 +168,12 @@ func (c *tuneCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "%s: %d instructions untuned, %d tuned (%.1f%% fewer)\n", what, untuned, tuned, pct(untuned, tuned))
 	judged := costModelLine(rep)
-	fmt.Fprintf(e.stdout, "%d measurements (%d failed, %d resumed) in %.1f s, %.2f s each; %d kernel(s) known from %s; %s\n",
-		rep.Trials, rep.Failed, rep.Resumed, rep.Seconds, rep.MeasureSeconds, rep.Skipped, c.Output, judged)
+	resumed := ""
+	if rep.Resumed > 0 {
+		resumed = fmt.Sprintf(", and %d taken from the journal", rep.Resumed)
+	}
+	fmt.Fprintf(e.stdout, "%d measurements (%d failed) in %.1f s, %.2f s each%s; %d kernel(s) known from %s; %s\n",
+		rep.Trials, rep.Failed, rep.Seconds, rep.MeasureSeconds, resumed, rep.Skipped, c.Output, judged)
 	return nil
 }
 
