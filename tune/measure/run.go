@@ -78,9 +78,11 @@ type Report struct {
 	// MeasureSeconds is the mean wall time of one measurement (build + run).
 	MeasureSeconds float64 `json:"seconds_per_measurement"`
 	// ModelUntuned and ModelTuned are the whole model's instructions per
-	// inference without and with the records (tuned is never the larger).
-	ModelUntuned int64 `json:"model_untuned_instructions"`
-	ModelTuned   int64 `json:"model_tuned_instructions"`
+	// inference without and with the records (tuned is never the larger);
+	// absent when the run measured nothing (every kernel from the records:
+	// no whole-model run either).
+	ModelUntuned int64 `json:"model_untuned_instructions,omitempty"`
+	ModelTuned   int64 `json:"model_tuned_instructions,omitempty"`
 }
 
 type journalLine struct {
