@@ -49,6 +49,11 @@ type benchResult struct {
 	// FlashBudget and RAMBudget are --flash-budget and --ram-budget, when given.
 	FlashBudget int64 `json:"flash_budget,omitempty"`
 	RAMBudget   int64 `json:"ram_budget,omitempty"`
+	// Tuning is the --tuning records file and TunedKernels how many of the
+	// model's kernels took knobs from it (a CI job comparing runs sees
+	// whether the records applied).
+	Tuning       string `json:"tuning,omitempty"`
+	TunedKernels int    `json:"tuned_kernels,omitempty"`
 	// Anchor is TFLite Micro + CMSIS-NN's instruction count for this model
 	// and board measured in the same QEMU (../shared/anchors.md), when known.
 	Anchor int64 `json:"tflm_cmsis_nn_instructions,omitempty"`
@@ -204,7 +209,8 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			r := benchResult{Model: model, ModelSHA256: fileSHA256(model), Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
-				RAMBytes: x.Firmware.RAMBytes(), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget}
+				RAMBytes: x.Firmware.RAMBytes(), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
+				Tuning: opt.Tuning, TunedKernels: s.Tuned}
 			if run != s {
 				r.MeasuredOn = run.Opt.Board.Name
 			}
