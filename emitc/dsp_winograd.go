@@ -14,7 +14,27 @@ func init() {
 	helperText[tir.IntrDSPWinoIn] = struct {
 		deps []string
 		code string
-	}{[]string{"dsp_acle"}, `/* Winograd F(2x2, 3x3) input transform of one 4x4 tile of int16 pair words:
+	}{[]string{"dsp_acle"}, winoInC()}
+	helperOrder = append(helperOrder, tir.IntrDSPWinoIn)
+	for r := 1; r <= 2; r++ {
+		for _, u := range tir.DSPMacUnrolls {
+			addHelper(tir.DSPWinoMacName(r, u), []string{"dsp_acle"}, dspWinoMacC(r, u))
+		}
+	}
+}
+
+// winoBt is Bᵀ of F(2×2, 3×3), a row at a time: row i is op(x_a, x_b).
+var winoBt = [4]struct {
+	op   string
+	a, b int
+}{{"__ssub16", 0, 2}, {"__sadd16", 1, 2}, {"__ssub16", 2, 1}, {"__ssub16", 1, 3}}
+
+// winoInC prints dsp_wino_in_s16: per word, the tile's sixteen loads, then
+// for each row i of Bᵀ d the four column values t_c, and from them row i
+// of (Bᵀ d) B, four stores; the same table serves both sides.
+func winoInC() string {
+	var b strings.Builder
+	b.WriteString(`/* Winograd F(2x2, 3x3) input transform of one 4x4 tile of int16 pair words:
    d[r * rs + c * cs + k] is row r, column c, word k < n; v[(4r + c) * vs + k] = (B^T d B)[r][c]. */
 static inline __attribute__((always_inline)) void dsp_wino_in_s16(int32_t *v, const int32_t *d, int32_t rs, int32_t cs, int32_t n, int32_t vs)
 {
@@ -23,54 +43,25 @@ static inline __attribute__((always_inline)) void dsp_wino_in_s16(int32_t *v, co
        stores, no array in memory between them. */
     const int32_t *const end = d + n;
     for (; d < end; ++d, ++v) {
-        const int32_t d00 = d[0], d01 = d[cs], d02 = d[2 * cs], d03 = d[3 * cs];
-        const int32_t d10 = d[rs], d11 = d[rs + cs], d12 = d[rs + 2 * cs], d13 = d[rs + 3 * cs];
-        const int32_t d20 = d[2 * rs], d21 = d[2 * rs + cs], d22 = d[2 * rs + 2 * cs], d23 = d[2 * rs + 3 * cs];
-        const int32_t d30 = d[3 * rs], d31 = d[3 * rs + cs], d32 = d[3 * rs + 2 * cs], d33 = d[3 * rs + 3 * cs];
-        int32_t t0;
-        int32_t t1;
-        int32_t t2;
-        int32_t t3;
-        t0 = __ssub16(d00, d20);
-        t1 = __ssub16(d01, d21);
-        t2 = __ssub16(d02, d22);
-        t3 = __ssub16(d03, d23);
-        v[0] = __ssub16(t0, t2);
-        v[vs] = __sadd16(t1, t2);
-        v[2 * vs] = __ssub16(t2, t1);
-        v[3 * vs] = __ssub16(t1, t3);
-        t0 = __sadd16(d10, d20);
-        t1 = __sadd16(d11, d21);
-        t2 = __sadd16(d12, d22);
-        t3 = __sadd16(d13, d23);
-        v[4 * vs] = __ssub16(t0, t2);
-        v[5 * vs] = __sadd16(t1, t2);
-        v[6 * vs] = __ssub16(t2, t1);
-        v[7 * vs] = __ssub16(t1, t3);
-        t0 = __ssub16(d20, d10);
-        t1 = __ssub16(d21, d11);
-        t2 = __ssub16(d22, d12);
-        t3 = __ssub16(d23, d13);
-        v[8 * vs] = __ssub16(t0, t2);
-        v[9 * vs] = __sadd16(t1, t2);
-        v[10 * vs] = __ssub16(t2, t1);
-        v[11 * vs] = __ssub16(t1, t3);
-        t0 = __ssub16(d10, d30);
-        t1 = __ssub16(d11, d31);
-        t2 = __ssub16(d12, d32);
-        t3 = __ssub16(d13, d33);
-        v[12 * vs] = __ssub16(t0, t2);
-        v[13 * vs] = __sadd16(t1, t2);
-        v[14 * vs] = __ssub16(t2, t1);
-        v[15 * vs] = __ssub16(t1, t3);
-    }
-}`}
-	helperOrder = append(helperOrder, tir.IntrDSPWinoIn)
-	for r := 1; r <= 2; r++ {
-		for _, u := range tir.DSPMacUnrolls {
-			addHelper(tir.DSPWinoMacName(r, u), []string{"dsp_acle"}, dspWinoMacC(r, u))
+`)
+	for r := 0; r < 4; r++ {
+		var ds []string
+		for c := 0; c < 4; c++ {
+			ds = append(ds, fmt.Sprintf("d%d%d = d[%d * rs + %d * cs]", r, c, r, c))
+		}
+		fmt.Fprintf(&b, "        const int32_t %s;\n", strings.Join(ds, ", "))
+	}
+	b.WriteString("        int32_t t0;\n        int32_t t1;\n        int32_t t2;\n        int32_t t3;\n")
+	for i, row := range winoBt {
+		for c := 0; c < 4; c++ {
+			fmt.Fprintf(&b, "        t%d = %s(d%d%d, d%d%d);\n", c, row.op, row.a, c, row.b, c)
+		}
+		for j, col := range winoBt {
+			fmt.Fprintf(&b, "        v[%d * vs] = %s(t%d, t%d);\n", 4*i+j, col.op, col.a, col.b)
 		}
 	}
+	b.WriteString("    }\n}")
+	return b.String()
 }
 
 // dspWinoMacC prints tir.DSPWinoMacName: per tile position the r×2 block
