@@ -64,6 +64,15 @@ func TestDSPAsmCompilesEverywhere(t *testing.T) {
 			}})
 		}
 	}
+	// Winograd over 16 and 44 channels (16 outputs: more live values than
+	// 8), K in one iteration (the SMUAD asm) and in a loop (u1; 44: 22
+	// words, never one iteration).
+	for _, c := range []int{16, 44} {
+		c := c
+		layers = append(layers, layer{fmt.Sprintf("wino-c%d", c), func() *graph.Graph {
+			return tirtest.Conv3x3Size(5, 7, c, 1, 1, graph.ActRelu, -128)
+		}})
+	}
 	variants := []map[string]int{nil, {"block_px": 2}, {"block_px": 3}, {"conv_rows": 0, "block_px": 3}, {"requant_shift": 0, "block_px": 3}, {"gemm_fuse": 0, "block_px": 3}}
 	// The Winograd GEMM (two tiles at a constant offset: the 2x2 asm) on
 	// the layers that can take it.
@@ -74,7 +83,12 @@ func TestDSPAsmCompilesEverywhere(t *testing.T) {
 			var units []string
 			dir := t.TempDir()
 			vs := variants
-			if strings.Contains(l.name, "-c8-s1-") {
+			opts := [][]string{{"-O2"}, {"-Os"}, {"-O2", "-fno-omit-frame-pointer"}}
+			switch {
+			case strings.HasPrefix(l.name, "wino-"):
+				vs = wino
+				opts = append(opts, []string{"-O3"}, []string{"-O3", "-fno-omit-frame-pointer"}, []string{"-Os", "-fno-omit-frame-pointer"})
+			case strings.Contains(l.name, "-c8-s1-"):
 				vs = append(slices.Clip(variants), wino...)
 			}
 			for i, v := range vs {
@@ -95,7 +109,7 @@ func TestDSPAsmCompilesEverywhere(t *testing.T) {
 					}
 				}
 			}
-			for _, opt := range [][]string{{"-O2"}, {"-Os"}, {"-O2", "-fno-omit-frame-pointer"}} {
+			for _, opt := range opts {
 				for _, u := range units {
 					args := append(append(b.GCCFlags(), opt...), "-std=c99", "-Werror", "-c", "-I", filepath.Dir(u), "-o", u+".o", u)
 					if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {

@@ -74,11 +74,17 @@ func (c *tuneCmd) Run(e *env) error {
 		opt.Target = pipeline.TargetFor(board)
 	}
 	opt.Tuning = ""
-	s, err := pipeline.Compile(c.Model, opt)
+	// The model as the board builds it: its fit pass (the board's flash,
+	// not a QEMU stand-in's 4 MiB) decides which kernels keep int8
+	// weights, so they are tuned that way (review finding: a 256 KiB
+	// board without an emulator was tuned as if its flash were 4 MiB).
+	fitOpt := opt
+	fitOpt.Board = board
+	s, err := pipeline.Compile(c.Model, fitOpt)
 	if err != nil {
 		return err
 	}
-	cfg := measure.Config{Opt: opt, Core: board.CPU, Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
+	cfg := measure.Config{Opt: opt, FitBoard: board, Core: board.CPU, Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
 		Timeout: c.Timeout, Note: e.warn, Version: version}
 	switch {
 	case c.Measure != "":
@@ -134,7 +140,7 @@ func (c *tuneCmd) Run(e *env) error {
 	cfg.Measured = func() { measured.Store(true) }
 	hint := func() string {
 		if measured.Load() {
-			return fmt.Sprintf("every kernel's record is in %s; the same command checks the whole model again and measures nothing it holds", c.Output)
+			return fmt.Sprintf("every kernel's record is in %s; the same command finishes the whole-model checks (the journal %s says which kernels) and measures nothing it holds", c.Output, measure.JournalPath(c.Output))
 		}
 		return fmt.Sprintf("the measurements so far are in %s: the same command with --resume continues from them", measure.JournalPath(c.Output))
 	}

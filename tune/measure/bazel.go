@@ -265,12 +265,20 @@ func copyFile(src, dst string, mode os.FileMode) error {
 
 // copyDir copies the regular files of the tree src into dst (a calibration
 // directory's .npy files); anything else in it is left out.
+//
+// A symbolic link is followed, as the root and as a file (a calibration
+// set of links to .npy files copied as nothing: review finding); a link
+// to a directory below the root is not, so no cycle can loop.
 func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	root, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return err
+	}
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(src, p)
+		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return err
 		}
@@ -278,7 +286,11 @@ func copyDir(src, dst string) error {
 		if d.IsDir() {
 			return os.MkdirAll(to, 0o755)
 		}
-		if !d.Type().IsRegular() {
+		if d.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
 			return nil
 		}
 		return copyFile(p, to, 0o644)

@@ -1,12 +1,16 @@
 package measure
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tune"
 )
 
@@ -17,15 +21,41 @@ import (
 // slower than untuned). After fitTuned the fit pass overrides no record
 // that asks for more than the defaults, and the untuned build's own fit
 // (its int8 kernels) is left alone.
+//
+// The same on a board of 256 KiB flash measured on a QEMU stand-in
+// (Config.FitBoard): the board's flash decides, not the stand-in's 4 MiB
+// (review finding: a small board without an emulator kept every Winograd
+// record, and compile then overrode one).
 func TestFitTunedDropsRecordsThatDoNotFit(t *testing.T) {
+	cat, err := boards.Load("../../testdata/boards/small_flash.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := cat.Get("m4-256k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := board(t, "mps2-an386")
+	t.Run("budget", func(t *testing.T) {
+		fitTunedCase(t, pipeline.Options{Board: b, FlashBudget: 250_000, Version: "test", Warn: func(string) {}}, nil, "the flash budget")
+	})
+	t.Run("stand-in", func(t *testing.T) {
+		fitTunedCase(t, pipeline.Options{Board: b, Version: "test", Warn: func(string) {}}, small, "m4-256k's flash")
+	})
+}
+
+func fitTunedCase(t *testing.T, opt pipeline.Options, fitBoard *boards.Board, limit string) {
 	shared, _ := filepath.Abs("../../../shared/models/mlperf_tiny")
 	model := filepath.Join(shared, "ic/pretrainedResnet_quant.tflite")
 	if _, err := os.Stat(model); err != nil {
 		t.Skip("../shared/models is absent: MLPerf Tiny checks skipped")
 	}
-	b := board(t, "mps2-an386")
-	opt := pipeline.Options{Board: b, FlashBudget: 250_000, Version: "test", Warn: func(string) {}}
-	s, err := pipeline.Compile(model, opt)
+	b := opt.Board
+	fitOpt := opt
+	if fitBoard != nil {
+		fitOpt.Board = fitBoard
+	}
+	s, err := pipeline.Compile(model, fitOpt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,15 +88,15 @@ func TestFitTunedDropsRecordsThatDoNotFit(t *testing.T) {
 		t.Fatalf("%d Winograd records for IC in %s, want 4", wino, mlperfRecords)
 	}
 	var notes []string
-	cfg := Config{Opt: opt, Core: b.CPU, Out: out, Note: func(n string) { notes = append(notes, n) }}
+	cfg := Config{Opt: opt, FitBoard: fitBoard, Core: b.CPU, Out: out, Note: func(n string) { notes = append(notes, n) }}
 	if err := fitTuned(s, cfg, recs, jobs, "dsp", &Report{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) == 0 || !strings.Contains(notes[0], "need more flash than the flash budget leaves") {
-		t.Fatalf("notes %q: want one saying a record does not fit the budget", notes)
+	if len(notes) == 0 || !strings.Contains(notes[0], "winograd=1") || !strings.Contains(notes[0], "need more flash than "+limit+" leaves") {
+		t.Fatalf("notes %q: want one saying a Winograd record does not fit %s", notes, limit)
 	}
 	var warns []string
-	o := opt
+	o := fitOpt
 	o.Tuning, o.Warn = out, func(w string) { warns = append(warns, w) }
 	tuned, err := pipeline.Compile(model, o)
 	if err != nil {
@@ -83,7 +113,7 @@ func TestFitTunedDropsRecordsThatDoNotFit(t *testing.T) {
 			left++
 		}
 	}
-	if left == 0 || left == 4 || tuned.Module.ConstBytes() > 250_000 {
+	if left == 0 || left == 4 || tuned.Module.ConstBytes() > 256_000 {
 		t.Errorf("%d Winograd records left of 4, constants %d B: want some dropped, some kept, within the budget", left, tuned.Module.ConstBytes())
 	}
 }
@@ -154,5 +184,94 @@ func TestMergeChecksResults(t *testing.T) {
 	os.Mkdir(empty, 0o755)
 	if _, err := Merge(s, cfg, empty); err == nil || !strings.Contains(err.Error(), "no result.json") {
 		t.Errorf("merging an empty directory: %v, want an error", err)
+	}
+}
+
+// A run interrupted in its whole-model checks leaves its journal (the
+// records are all written by then); the next run, with nothing left to
+// measure, finishes those checks for the journal's kernels and removes it,
+// where it used to return at once and leave records nobody had checked
+// (review finding).
+func TestRerunFinishesInterruptedChecks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs firmware under QEMU")
+	}
+	b := board(t, "mps2-an386")
+	if err := runner.CheckTools(b); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	opt := pipeline.Options{Board: b}
+	s, err := pipeline.Compile(testModel, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var notes []string
+	cfg := Config{Opt: opt, Trials: 2, Jobs: 2, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Version: "test",
+		Note: func(n string) { notes = append(notes, n) }}
+	if _, err := Run(s, cfg); err != nil {
+		t.Fatal(err)
+	}
+	kernels, err := Kernels(s, opt)
+	if err != nil || len(kernels) == 0 {
+		t.Fatal(err)
+	}
+	// As an interruption in the checks leaves it: a line for one kernel.
+	line := fmt.Sprintf(`{"key":%q,"knobs":{},"instructions":1}`+"\n", tune.Key(kernels[0].Signature, s.Module.Target, b.CPU))
+	if err := os.WriteFile(JournalPath(cfg.Out), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notes = nil
+	rep, err := Run(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Trials != 0 || rep.ModelUntuned <= 0 || rep.ModelTuned > rep.ModelUntuned {
+		t.Errorf("re-run: %d measurements, model %d untuned, %d tuned: want no measurement and the whole-model check", rep.Trials, rep.ModelUntuned, rep.ModelTuned)
+	}
+	if len(notes) == 0 || !strings.Contains(notes[0], "stopped in its whole-model checks; checking its 1 kernel(s) now") {
+		t.Errorf("notes %q", notes)
+	}
+	if _, err := os.Stat(JournalPath(cfg.Out)); err == nil {
+		t.Error("the journal is still there")
+	}
+	// With no journal a re-run measures and checks nothing.
+	rep, err = Run(s, cfg)
+	if err != nil || rep.Trials != 0 || rep.ModelUntuned != 0 {
+		t.Errorf("third run: %v, %d measurements, model %d: want neither", err, rep.Trials, rep.ModelUntuned)
+	}
+}
+
+// copyDir follows a symbolic link as the root and as a file (review
+// finding: a linked calibration directory, or one of linked .npy files,
+// was copied as nothing, and every Bazel target then lacked its inputs).
+func TestCopyDirFollowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	os.MkdirAll(filepath.Join(real, "sub"), 0o755)
+	os.WriteFile(filepath.Join(real, "a.npy"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(real, "sub", "b.npy"), []byte("b"), 0o644)
+	links := filepath.Join(dir, "links")
+	os.Mkdir(links, 0o755)
+	if err := os.Symlink(filepath.Join(real, "a.npy"), filepath.Join(links, "a.npy")); err != nil {
+		t.Skip(err)
+	}
+	os.Symlink(real, filepath.Join(dir, "linked"))
+	for _, c := range []struct {
+		src  string
+		want []string
+	}{{filepath.Join(dir, "linked"), []string{"a.npy", "sub/b.npy"}}, {links, []string{"a.npy"}}} {
+		dst := filepath.Join(t.TempDir(), "calib")
+		if err := copyDir(c.src, dst); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if b, err := os.ReadFile(filepath.Join(dst, w)); err != nil || len(b) != 1 {
+				t.Errorf("%s: %s not copied (%v)", c.src, w, err)
+			}
+		}
 	}
 }

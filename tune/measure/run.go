@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/tir"
@@ -21,14 +23,18 @@ import (
 
 // Config says what to tune and how.
 type Config struct {
-	Opt     pipeline.Options // compile options; Opt.Board is the board measured on
-	Core    string           // records' core (default Opt.Board.CPU)
-	Trials  int              // measurement budget per kernel (default DefaultTrials)
-	Jobs    int              // parallel measurements (default runtime.NumCPU())
-	Out     string           // records file, read first and written as kernels finish
-	Resume  bool             // continue the measurements of an interrupted run
-	Timeout time.Duration    // per QEMU run
-	WorkDir string           // scratch directory for the builds
+	Opt pipeline.Options // compile options; Opt.Board is the board measured on
+	// FitBoard is the board the records are for, when Opt.Board is a QEMU
+	// stand-in for it (MeasureBoardOn): its flash, not the stand-in's,
+	// decides which kernels keep int8 weights in the whole-model builds.
+	FitBoard *boards.Board
+	Core     string        // records' core (default Opt.Board.CPU)
+	Trials   int           // measurement budget per kernel (default DefaultTrials)
+	Jobs     int           // parallel measurements (default runtime.NumCPU())
+	Out      string        // records file, read first and written as kernels finish
+	Resume   bool          // continue the measurements of an interrupted run
+	Timeout  time.Duration // per QEMU run
+	WorkDir  string        // scratch directory for the builds
 	// Progress receives a one-line progress display (\r-rewritten); nil for none.
 	Progress io.Writer
 	// Lines receives a line as each kernel finishes (where stderr is not a
@@ -165,6 +171,19 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		jobs = append(jobs, &job{k: k, search: tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))})
 	}
 	if len(jobs) == 0 {
+		// Every kernel has its record. A journal left beside them is a run
+		// interrupted in its whole-model checks (the journal goes only after
+		// them): its kernels are checked now, so no record that the fit pass
+		// overrides or that makes the model slower stays.
+		if pending := journalKernels(cfg, kernels, target); len(pending) > 0 {
+			cfg.Note(fmt.Sprintf("%s: the last run stopped in its whole-model checks; checking its %d kernel(s) now", JournalPath(cfg.Out), len(pending)))
+			if err := fitTuned(s, cfg, recs, pending, target, rep); err != nil {
+				return nil, err
+			}
+			if err := keepModelNoSlower(s, cfg, recs, pending, target, rep); err != nil {
+				return nil, err
+			}
+		}
 		os.Remove(JournalPath(cfg.Out))
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, nil
@@ -191,11 +210,16 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	inflight := 0
 	var wall time.Duration
 	recorded, firstErr := 0, ""
+	finished := 0 // kernels of this run done, for the per-kernel lines
 	finish := func(j *job) error {
 		j.done = true
+		finished++
 		best, n, ok := j.search.Best()
 		if !ok {
 			cfg.Note(fmt.Sprintf("kernel %s: every candidate failed; no record", j.k.Signature))
+			if cfg.Lines != nil {
+				fmt.Fprintf(cfg.Lines, "tune: kernel %d of %d: %s: every candidate failed\n", finished, len(jobs), j.k.Signature)
+			}
 			return nil
 		}
 		recorded++
@@ -212,7 +236,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		rep.Kernels = append(rep.Kernels, KernelResult{Kernel: r.Kernel, Op: j.k.Op, Nodes: len(j.k.Nodes), Knobs: best, Instructions: n,
 			Default: r.Default, Trials: r.Trials, Failed: j.failed, Space: r.Space, Search: r.Search})
 		if cfg.Lines != nil {
-			fmt.Fprintf(cfg.Lines, "tune: kernel %d of %d: %s: %s\n", len(rep.Kernels), len(jobs), r.Kernel, gainText(n, r.Default))
+			fmt.Fprintf(cfg.Lines, "tune: kernel %d of %d: %s: %s\n", finished, len(jobs), r.Kernel, gainText(n, r.Default))
 		}
 		return recs.Save(cfg.Out)
 	}
@@ -293,13 +317,13 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		fmt.Fprintln(cfg.Progress)
 	}
 	jf.Close()
-	os.Remove(JournalPath(cfg.Out))
 	if cfg.Measured != nil {
 		cfg.Measured()
 	}
 	if recorded == 0 {
 		// Nothing to write and nothing learnt: a run whose every
 		// measurement failed is an error, not a success with no records.
+		os.Remove(JournalPath(cfg.Out))
 		return rep, allFailed(rep, firstErr, cfg.Out)
 	}
 	if err := fitTuned(s, cfg, recs, jobs, target, rep); err != nil {
@@ -308,6 +332,9 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	if err := keepModelNoSlower(s, cfg, recs, jobs, target, rep); err != nil {
 		return nil, err
 	}
+	// Only now: an interruption in the checks above leaves the journal,
+	// and the next run finishes them (journalKernels).
+	os.Remove(JournalPath(cfg.Out))
 	rep.Seconds = time.Since(start).Seconds()
 	if rep.Trials > 0 {
 		rep.MeasureSeconds = wall.Seconds() / float64(rep.Trials)
@@ -371,6 +398,33 @@ func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
 	return nil
 }
 
+// journalKernels are the kernels of the model that the journal names: the
+// kernels an interrupted run tuned (as jobs for fitTuned and
+// keepModelNoSlower, which read their signatures and defaults).
+func journalKernels(cfg Config, kernels []*Kernel, target string) []*job {
+	f, err := os.Open(JournalPath(cfg.Out))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	keys := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var l journalLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil {
+			keys[l.Key] = true
+		}
+	}
+	var out []*job
+	for _, k := range kernels {
+		if keys[tune.Key(k.Signature, target, cfg.Core)] {
+			out = append(out, &job{k: k, done: true})
+		}
+	}
+	return out
+}
+
 func progress(cfg Config, jobs []*job, rep *Report, wall time.Duration) {
 	if cfg.Progress == nil {
 		return
@@ -429,9 +483,7 @@ func fitTuned(s *pipeline.State, cfg Config, recs *tune.Records, jobs []*job, ta
 		mine[j.k.Signature] = j.k.Defaults
 	}
 	for {
-		o := cfg.Opt
-		o.Tuning, o.Warn = cfg.Out, func(string) {}
-		ms, err := pipeline.Compile(s.ModelPath, o)
+		ms, err := pipeline.Compile(s.ModelPath, cfg.fitOptions(cfg.Out))
 		if err != nil || ms.Lean == nil || ms.Module == nil {
 			return nil // keepModelNoSlower compiles it again and says why
 		}
@@ -439,37 +491,70 @@ func fitTuned(s *pipeline.State, cfg Config, recs *tune.Records, jobs []*job, ta
 		for _, n := range ms.Graph.Nodes {
 			byName[n.Name] = n
 		}
-		var over *tune.Record
-		var name string
+		// This run's record for kernel f, with its defaults, if it asks for
+		// other knobs than the defaults and not the fit pass's int8.
+		tuned := func(f *tir.PrimFunc) (*tune.Record, tune.Knobs) {
+			node, _, _ := strings.Cut(f.Node, " + ")
+			n := byName[node]
+			if n == nil {
+				return nil, nil
+			}
+			r := recs.Get(tune.Signature(ms.Graph, n), target, cfg.Core)
+			if r == nil {
+				return nil, nil
+			}
+			if def, ok := mine[r.Kernel]; ok && r.Knobs["weights"] != tune.Lean["weights"] && r.Knobs.String() != def.String() {
+				return r, def
+			}
+			return nil, nil
+		}
 		funcs := map[string]*tir.PrimFunc{}
 		for _, f := range ms.Module.Funcs {
 			funcs[f.Name] = f
 		}
-		for _, k := range ms.Lean.Kernels { // largest first
-			f := funcs[k]
-			if f == nil {
+		// Does the fit pass override one of this run's records?
+		forced := ""
+		for _, k := range ms.Lean.Kernels {
+			if f := funcs[k]; f != nil {
+				if r, _ := tuned(f); r != nil {
+					forced = k
+					break
+				}
+			}
+		}
+		if forced == "" {
+			return nil
+		}
+		// Then the record that goes is the one taking the most flash for
+		// its choice, an algorithm away from its default (Winograd's
+		// weights), largest constants first: the record the fit pass
+		// overrides may only be the largest kernel, its knobs costing no
+		// flash (review finding). Without such a record, the overridden one.
+		var over *tune.Record
+		name := forced
+		var most int64 = -1
+		for _, f := range ms.Module.Funcs {
+			r, def := tuned(f)
+			if r == nil || !algorithmChanged(target, r.Knobs, def) {
 				continue
 			}
-			node, _, _ := strings.Cut(f.Node, " + ")
-			n := byName[node]
-			if n == nil {
-				continue
+			var bytes int64
+			for _, c := range f.Consts() {
+				bytes += int64(c.Len() * c.DType.Size())
 			}
-			r := recs.Get(tune.Signature(ms.Graph, n), target, cfg.Core)
-			if r == nil {
-				continue
+			if bytes > most {
+				over, name, most = r, f.Name, bytes
 			}
-			if def, ok := mine[r.Kernel]; ok && r.Knobs["weights"] != tune.Lean["weights"] && r.Knobs.String() != def.String() {
-				over, name = r, k
-				break
-			}
+		}
+		if over == nil {
+			over, _ = tuned(funcs[forced])
 		}
 		if over == nil {
 			return nil
 		}
 		what := "the flash budget"
 		if !ms.Lean.Budget {
-			what = cfg.Opt.Board.Name + "'s flash"
+			what = ms.Opt.Board.Name + "'s flash"
 		}
 		cfg.Note(fmt.Sprintf("kernel %s (%s): its tuned knobs (%s) need more flash than %s leaves, and the build would keep its weights int8 with them: it keeps its default knobs",
 			over.Kernel, name, over.Knobs, what))
@@ -485,6 +570,61 @@ func fitTuned(s *pipeline.State, cfg Config, recs *tune.Records, jobs []*job, ta
 	}
 }
 
+// algorithmChanged reports whether knobs set an algorithm knob
+// (tir.DeclareAlgorithm: another algorithm, which may take more memory)
+// away from its default.
+func algorithmChanged(target string, knobs, def tune.Knobs) bool {
+	for k, v := range knobs {
+		if (tir.IsAlgorithm(target+"."+k) || tir.IsAlgorithm(k)) && v != def[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// fitOptions are the options of the model built for the board the records
+// are for (FitBoard, else the measuring board) with the records in tuning.
+func (cfg Config) fitOptions(tuning string) pipeline.Options {
+	o := cfg.Opt
+	o.Tuning, o.Warn = tuning, func(string) {}
+	if cfg.FitBoard != nil {
+		o.Board = cfg.FitBoard
+	}
+	return o
+}
+
+// measureOptions are the options of the whole model built on the measuring
+// board with the records in tuning, holding the kernels the board's own
+// build keeps int8 at int8 weights (the stand-in's flash would take every
+// kernel's int16 weights: other code than the board's), as
+// cmd/mcugen's emulatedTwin runs a board without an emulator.
+func (cfg Config) measureOptions(model, tuning string) (pipeline.Options, error) {
+	o := cfg.Opt
+	o.Tuning, o.Warn = tuning, func(string) {}
+	if cfg.FitBoard == nil || cfg.FitBoard == cfg.Opt.Board {
+		return o, nil
+	}
+	fs, err := pipeline.Compile(model, cfg.fitOptions(tuning))
+	if err != nil {
+		return o, err
+	}
+	if fs.Lean == nil || len(fs.Lean.Kernels) == 0 {
+		return o, nil
+	}
+	knobs := map[string]map[string]int{}
+	for k, v := range o.Knobs {
+		knobs[k] = maps.Clone(v)
+	}
+	for _, k := range fs.Lean.Kernels {
+		if knobs[k] == nil {
+			knobs[k] = map[string]int{}
+		}
+		knobs[k]["weights"] = tune.Lean["weights"]
+	}
+	o.Knobs = knobs
+	return o, nil
+}
+
 // keepModelNoSlower measures the whole model with and without the records.
 // A kernel measured alone only approximates the kernel inside the model, so
 // the tuned model can come out a few instructions slower; then the kernels
@@ -492,8 +632,10 @@ func fitTuned(s *pipeline.State, cfg Config, recs *tune.Records, jobs []*job, ta
 // first, until the tuned model is no slower than the untuned one.
 func keepModelNoSlower(s *pipeline.State, cfg Config, recs *tune.Records, jobs []*job, target string, rep *Report) error {
 	count := func(tuning string) (int64, error) {
-		o := cfg.Opt
-		o.Tuning, o.Warn = tuning, func(string) {}
+		o, err := cfg.measureOptions(s.ModelPath, tuning)
+		if err != nil {
+			return 0, err
+		}
 		ms, err := pipeline.Compile(s.ModelPath, o)
 		if err != nil {
 			return 0, err
