@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/tune/measure"
@@ -237,7 +239,14 @@ func (c *tuneCmd) bazelInputs(board string) measure.BazelInputs {
 		add("--shape", sh)
 	}
 	if c.Boards != "" {
-		name := "boards-" + filepath.Base(c.Boards)
+		// A Bazel label takes letters, digits and ._- safely: a space
+		// or an @ in the file's name would make the BUILD file invalid.
+		name := "boards-" + strings.Map(func(r rune) rune {
+			if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-", r)) {
+				return r
+			}
+			return '_'
+		}, filepath.Base(c.Boards))
 		in.Files[name] = c.Boards
 		add("--boards", name)
 	}
