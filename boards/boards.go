@@ -164,6 +164,12 @@ func (h *Board) Running(b *Board) *Board {
 	t := *h
 	t.CPU, t.Arch, t.FPU, t.FloatABI = b.CPU, b.Arch, b.FPU, b.FloatABI
 	t.CFlags, t.Features = slices.Clone(b.CFlags), slices.Clone(b.Features)
+	// The board's stack, so a kernel whose local arrays the board's stack
+	// cannot hold fails on the stand-in too (a user journey: tune chose
+	// Winograd on a board of 8 KiB stack, measured under the stand-in's 16).
+	if b.StackBytes > 0 {
+		t.StackBytes = b.StackBytes
+	}
 	t.Description = fmt.Sprintf("%s, running %s code", h.Description, b.CPU)
 	return &t
 }

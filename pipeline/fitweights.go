@@ -185,7 +185,11 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		}
 		est -= c.saves
 		if t.Knobs[c.name]["weights"] == 16 || t.Knobs[c.op]["weights"] == 16 {
-			forced = append(forced, c.name)
+			name := c.name
+			if t.Knobs[c.name]["winograd"] == 1 || t.Knobs[c.op]["winograd"] == 1 {
+				name += " (its Winograd off: int8 weights take the direct form)"
+			}
+			forced = append(forced, name)
 		}
 		*t = t.WithKnobs(c.name, map[string]int{"weights": 8})
 		s.Lean.Kernels = append(s.Lean.Kernels, c.name)

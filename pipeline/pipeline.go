@@ -66,6 +66,11 @@ type Options struct {
 	// op, as tir.Target.WithKnobs takes them.
 	Tuning string
 	Knobs  map[string]map[string]int
+	// KeepInt8 are kernels whose weights stay int8 (knob weights = 8)
+	// whatever Knobs and the records say: a QEMU stand-in running a
+	// board's build takes the board's fit pass's choice this way (as knobs,
+	// a record asking for int16 weights or Winograd won over it).
+	KeepInt8 []string
 
 	// FlashBudget and RAMBudget are the user's limits, in bytes, on what
 	// the model may take of the chip (--flash-budget, --ram-budget; 0 is

@@ -35,6 +35,14 @@ func CompileGraph(g *graph.Graph, name string, opt Options) (*State, error) {
 // records of Options.Tuning that match this model's kernels on the board's
 // core (found by lowering once with the defaults).
 func (s *State) tuneTarget(t tir.Target) (tir.Target, error) {
+	t, err := s.tuneTargetKnobs(t)
+	for _, k := range s.Opt.KeepInt8 {
+		t = t.WithKnobs(k, map[string]int{"weights": 8})
+	}
+	return t, err
+}
+
+func (s *State) tuneTargetKnobs(t tir.Target) (tir.Target, error) {
 	if s.Opt.Board != nil {
 		t = t.ForCore(s.Opt.Board.CPU)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/mcugen/mcugen/boards"
@@ -40,20 +39,11 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	// its own 4 MiB (review findings: the twin took every layer's int16
 	// weights, other code than the board's; then, fitting the board's
 	// region by the estimate alone, it refused what compile accepted).
+	// KeepInt8 wins over tuning records as the fit pass does (as knobs, a
+	// record asking for Winograd won, and a tuned build on a board without
+	// an emulator was refused: user-journey finding).
 	if s.Lean != nil && len(s.Lean.Kernels) > 0 {
-		knobs := maps.Clone(opt.Knobs)
-		if knobs == nil {
-			knobs = map[string]map[string]int{}
-		}
-		for _, k := range s.Lean.Kernels {
-			m := maps.Clone(knobs[k])
-			if m == nil {
-				m = map[string]int{}
-			}
-			m["weights"] = 8
-			knobs[k] = m
-		}
-		opt.Knobs = knobs
+		opt.KeepInt8 = slices.Clone(s.Lean.Kernels)
 	}
 	t, err := pipeline.Compile(s.ModelPath, opt)
 	if err != nil {

@@ -275,3 +275,38 @@ func TestCopyDirFollowsLinks(t *testing.T) {
 		}
 	}
 }
+
+// Options.KeepInt8 wins over tuning records, as the fit pass does: a QEMU
+// stand-in running a board's build holds the board's int8 kernels so (as
+// knobs, IC's Winograd record won, and test refused the tuned build on a
+// board without an emulator: user-journey finding).
+func TestKeepInt8WinsOverRecords(t *testing.T) {
+	shared, _ := filepath.Abs("../../../shared/models/mlperf_tiny")
+	model := filepath.Join(shared, "ic/pretrainedResnet_quant.tflite")
+	if _, err := os.Stat(model); err != nil {
+		t.Skip("../shared/models is absent: MLPerf Tiny checks skipped")
+	}
+	opt := pipeline.Options{Board: board(t, "mps2-an386"), Tuning: mlperfRecords, Version: "test", Warn: func(string) {}}
+	s, err := pipeline.Compile(model, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wino string
+	for _, f := range s.Module.Funcs {
+		if f.Knobs["winograd"] == 1 {
+			wino = f.Name
+		}
+	}
+	if wino == "" {
+		t.Fatal("no Winograd kernel in the tuned IC")
+	}
+	opt.KeepInt8 = []string{wino}
+	if s, err = pipeline.Compile(model, opt); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range s.Module.Funcs {
+		if f.Name == wino && f.Knobs["weights"] != 8 {
+			t.Errorf("%s: weights=%d winograd=%d, want int8 weights (KeepInt8) over the record", wino, f.Knobs["weights"], f.Knobs["winograd"])
+		}
+	}
+}

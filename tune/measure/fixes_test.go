@@ -45,6 +45,13 @@ func TestMeasureBoard(t *testing.T) {
 		strings.Join(m.GCCFlags(), " ") != strings.Join(soft.GCCFlags(), " ") || strings.Join(m.Features, ",") != "dsp" {
 		t.Errorf("m4-soft: measured on %+v, core %q (%v), want a QEMU board building %v", m, core, err, soft.GCCFlags())
 	}
+	// A board of the QEMU board's flags with another stack is measured on
+	// a copy with its stack, where a kernel's local arrays must fit it.
+	small := *get("mps2-an386")
+	small.Name, small.QEMU.Binary, small.StackBytes = "m4-8k-stack", "", 8192
+	if m, _, err := MeasureBoardOn(&small, cat); err != nil || m.StackBytes != 8192 || m.QEMU.Binary == "" || get("mps2-an386").StackBytes == 8192 {
+		t.Errorf("m4-8k-stack: measured on %+v (%v), want a QEMU board with an 8 KiB stack", m, err)
+	}
 	// A core named with gcc's suffix (.small-multiply) is the core's (a
 	// review: it found no QEMU board).
 	sm := *get("rp2040")

@@ -74,7 +74,11 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 				// The same core, built with b's own flags and features
 				// where they differ (a board without the FPU: soft-float
 				// code, other instructions than the QEMU board's build).
-				if !slices.Equal(o.GCCFlags(), b.GCCFlags()) || !slices.Equal(o.Features, b.Features) {
+				// And with its stack, where that is smaller or larger: a
+				// kernel must fit the board's (a user journey: Winograd
+				// chosen on a board of 8 KiB stack, measured in 16).
+				if !slices.Equal(o.GCCFlags(), b.GCCFlags()) || !slices.Equal(o.Features, b.Features) ||
+					b.StackBytes > 0 && b.StackBytes != o.StackBytes {
 					return o.Running(b), o.CPU, nil
 				}
 				return o, o.CPU, nil

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -611,17 +611,7 @@ func (cfg Config) measureOptions(model, tuning string) (pipeline.Options, error)
 	if fs.Lean == nil || len(fs.Lean.Kernels) == 0 {
 		return o, nil
 	}
-	knobs := map[string]map[string]int{}
-	for k, v := range o.Knobs {
-		knobs[k] = maps.Clone(v)
-	}
-	for _, k := range fs.Lean.Kernels {
-		if knobs[k] == nil {
-			knobs[k] = map[string]int{}
-		}
-		knobs[k]["weights"] = tune.Lean["weights"]
-	}
-	o.Knobs = knobs
+	o.KeepInt8 = slices.Clone(fs.Lean.Kernels)
 	return o, nil
 }
 
