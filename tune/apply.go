@@ -18,7 +18,7 @@ import (
 // records for kernels the model does not have are ignored, with a note.
 //
 // Of a record's knobs, only those the tuner could have written for that
-// kernel apply (Check): a knob its schedule does not read, or a value the
+// kernel apply (CheckOp): a knob its schedule does not read, or a value the
 // tuner would not try for it, is left out with a note (one per record) and
 // the kernel keeps that knob's default; the record's other knobs apply.
 func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) (map[string]Knobs, []string) {
@@ -91,20 +91,17 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 	return out, notes
 }
 
-// Check splits a record's knobs for a kernel scheduled for target, whose
+// CheckOp splits a record's knobs for a kernel scheduled for target, whose
 // schedule read the knobs in read (PrimFunc.Knobs after lowering with the
 // defaults), into those that may apply and descriptions of those that may
 // not: a knob the schedule does not read ("knob bogus=3 (its schedule does
 // not read it)"), or a value outside the knob's value set ("knob
 // block_oc=1000 (not one of 1,2,4)"), sorted by name. The value set is the
-// one the tuner searches for the kernel (SpaceOf over the same defaults),
+// one the tuner searches for the kernel (SpaceFor over the same defaults),
 // with the fit pass's Lean setting, which the tuner holds fixed for the
 // kernels the fit pass keeps int8: every record tune writes passes whole.
-func Check(target string, read, rec Knobs) (keep Knobs, bad []string) {
-	return CheckOp(target, "", read, rec)
-}
-
-// CheckOp is Check for a kernel of op, over the value sets SpaceFor gives it.
+//
+// op is the kernel's: the value sets are the ones SpaceFor gives it.
 func CheckOp(target, op string, read, rec Knobs) (keep Knobs, bad []string) {
 	keep = Knobs{}
 	space := SpaceFor(target, op, read)

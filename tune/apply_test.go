@@ -71,7 +71,7 @@ func TestOverridesIgnoreUnknownKnobs(t *testing.T) {
 				sig = tune.Signature(base.Graph, n)
 			}
 		}
-		for _, v := range tune.SpaceOf(base.Module.Target, f.Knobs).Values("block_oc") {
+		for _, v := range tune.SpaceFor(base.Module.Target, f.Op, f.Knobs).Values("block_oc") {
 			if v != def {
 				alt = v
 			}
@@ -143,18 +143,18 @@ func TestOverridesIgnoreUnknownKnobs(t *testing.T) {
 // space, the fit pass's int8 weights, and nothing else.
 func TestCheck(t *testing.T) {
 	read := tune.Knobs{"block_oc": 2, "unroll_k": 24, "weights": 16, "dw_planar": 1}
-	sp := tune.SpaceOf("dsp", read)
+	sp := tune.SpaceFor("dsp", "", read)
 	for i := 0; i < sp.Size(); i++ {
 		p := sp.At(i)
-		if keep, bad := tune.Check("dsp", read, p); len(bad) > 0 || keep.String() != p.String() {
+		if keep, bad := tune.CheckOp("dsp", "", read, p); len(bad) > 0 || keep.String() != p.String() {
 			t.Fatalf("point %v of the space: kept %v, flagged %q", p, keep, bad)
 		}
 	}
 	// A kernel the fit pass keeps int8 is tuned with weights 8 held fixed.
-	if keep, bad := tune.Check("dsp", read, tune.Knobs{"weights": 8, "block_oc": 4}); len(bad) > 0 || keep["weights"] != 8 {
+	if keep, bad := tune.CheckOp("dsp", "", read, tune.Knobs{"weights": 8, "block_oc": 4}); len(bad) > 0 || keep["weights"] != 8 {
 		t.Errorf("lean weights: kept %v, flagged %q", keep, bad)
 	}
-	keep, bad := tune.Check("dsp", read, tune.Knobs{"weights": 32, "block_oc": 3, "unroll_k": 24, "nope": 1})
+	keep, bad := tune.CheckOp("dsp", "", read, tune.Knobs{"weights": 32, "block_oc": 3, "unroll_k": 24, "nope": 1})
 	want := []string{"knob block_oc=3 (not one of 1,2,4)", "knob nope=1 (its schedule does not read it)", "knob weights=32 (not one of 16)"}
 	if !slices.Equal(bad, want) || keep.String() != "unroll_k=24" {
 		t.Errorf("flagged %q, want %q; kept %v", bad, want, keep)

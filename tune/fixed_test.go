@@ -6,8 +6,8 @@ import "testing"
 // no search dimension but is in every point, so records carry it and the
 // space's size and search are those without it.
 func TestSpaceFixedKnob(t *testing.T) {
-	with := SpaceOf("dsp", Knobs{"block_oc": 2, "unroll_k": 8, "weights": 16})
-	without := SpaceOf("dsp", Knobs{"block_oc": 2, "unroll_k": 8})
+	with := SpaceFor("dsp", "", Knobs{"block_oc": 2, "unroll_k": 8, "weights": 16})
+	without := SpaceFor("dsp", "", Knobs{"block_oc": 2, "unroll_k": 8})
 	if with.Size() != without.Size() || len(with.Dims) != len(without.Dims) {
 		t.Fatalf("dims %v, want %v", with.Dims, without.Dims)
 	}

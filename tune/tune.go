@@ -248,15 +248,14 @@ func (s Space) Fix(name string, v int) Space {
 	return out
 }
 
-// SpaceOf builds the space of a kernel scheduled for target from the knobs
+// SpaceFor builds the space of a kernel scheduled for target from the knobs
 // its schedule read (PrimFunc.Knobs after scheduling holds every knob with
 // its value). A knob declared with its default alone (dsp.weights: a flash
 // choice the pipeline makes, not a speed one) is no dimension: the search
 // leaves it at the default (Space.Fixed, in every point).
-func SpaceOf(target string, defaults Knobs) Space { return SpaceFor(target, "", defaults) }
-
-// SpaceFor is SpaceOf for a kernel of op (valuesFor: a schedule's own value
-// set for a knob comes first).
+//
+// op is the kernel's (PrimFunc.Op): a schedule's own value set for a knob
+// of that op comes first (valuesFor); "" for none.
 func SpaceFor(target, op string, defaults Knobs) Space {
 	var s Space
 	for _, name := range slices.Sorted(maps.Keys(defaults)) {

@@ -98,7 +98,7 @@ func TestTuningRecordsBadKnobsIgnored(t *testing.T) {
 		if !ok {
 			continue
 		}
-		for _, v := range tune.SpaceOf(s.Module.Target, f.Knobs).Values("block_oc") {
+		for _, v := range tune.SpaceFor(s.Module.Target, f.Op, f.Knobs).Values("block_oc") {
 			if v != def {
 				alt = v
 			}

@@ -188,7 +188,7 @@ func TestTunerSettingsPassCheck(t *testing.T) {
 				pts = append(pts, k.Space.At(i))
 			}
 			for _, p := range pts {
-				keep, bad := tune.Check(s.Module.Target, r, p)
+				keep, bad := tune.CheckOp(s.Module.Target, k.Op, r, p)
 				if len(bad) > 0 || keep.String() != p.String() {
 					t.Fatalf("%s on %s, kernel %s: the tuner's %v flagged %q", filepath.Base(bd.model), bd.board, k.Signature, p, bad)
 				}
