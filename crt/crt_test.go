@@ -433,7 +433,7 @@ int32_t rev_run(struct rev_inputs *in, struct rev_outputs *out) {
 			t.Errorf("vector %d: %.80s...", v, l)
 		}
 	}
-	if !strings.Contains(string(out), "@mcugen count 0 instructions=- ticks=- cycles=-\n") || !strings.HasSuffix(string(out), "@mcugen end status=0\n") {
+	if !strings.Contains(string(out), "@mcugen count 0 instructions=- ticks=- cycles=- stack=-\n") || !strings.HasSuffix(string(out), "@mcugen end status=0\n") {
 		t.Errorf("output %q", out)
 	}
 }

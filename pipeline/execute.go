@@ -56,6 +56,17 @@ func (x *Execution) Instructions() int64 {
 	return x.Result.Vectors[0].Instructions
 }
 
+// StackBytes is the most stack any vector's run took (the high-water mark of
+// the painted stack below the harness's frame), or -1 where the platform
+// cannot tell (hosted builds).
+func (x *Execution) StackBytes() int64 {
+	n := int64(-1)
+	for _, v := range x.Result.Vectors {
+		n = max(n, v.Stack)
+	}
+	return n
+}
+
 // AllMatch reports whether every vector matched the reference.
 func (x *Execution) AllMatch() bool {
 	for _, m := range x.Match {

@@ -710,8 +710,8 @@ func lowerPass(s *State) error {
 	if t, err = s.tuneTarget(t); err != nil {
 		return err
 	}
-	if b := s.Opt.Board; b != nil && b.BareMetal() && b.StackBytes > stackFrames {
-		t.StackBytes = b.StackBytes - stackFrames // as checkStack counts
+	if b := s.Opt.Board; b != nil && b.BareMetal() && b.StackBytes > StackFrames {
+		t.StackBytes = b.StackBytes - StackFrames // as checkStack counts
 	}
 	for {
 		m, err := tir.Lower(s.Graph, s.Plan, t)
@@ -771,10 +771,10 @@ func checkConstRAM(s *State) error {
 	return nil
 }
 
-// stackFrames is what checkStack allows, beyond the kernels' local arrays,
+// StackFrames is what checkStack allows, beyond the kernels' local arrays,
 // for the frames of the entry function, a kernel and its helpers, and the
 // caller's own.
-const stackFrames = 1024
+const StackFrames = 1024
 
 // checkStack refuses a build whose largest kernel's local arrays (im2col
 // rows, Winograd tiles, depthwise planes) cannot fit the stack the board
@@ -785,17 +785,17 @@ func checkStack(s *State) error {
 		return nil
 	}
 	need, kernel := s.Module.ScratchBytes()
-	if need+stackFrames <= b.StackBytes {
+	if need+StackFrames <= b.StackBytes {
 		return nil
 	}
-	what := fmt.Sprintf("kernel %s's local arrays (%s B) and %s B of frames", kernel, commas(int64(need)), commas(stackFrames))
+	what := fmt.Sprintf("kernel %s's local arrays (%s B) and %s B of frames", kernel, commas(int64(need)), commas(StackFrames))
 	if kernel == "" || need == 0 {
 		// No kernel has local arrays: the frames alone are past a tiny
 		// stack_bytes (the message named a kernel "").
-		what = fmt.Sprintf("%s B of call frames", commas(stackFrames))
+		what = fmt.Sprintf("%s B of call frames", commas(StackFrames))
 	}
 	err := &FitError{Model: s.Graph.Name, Board: b.Name, Region: "stack (the board's stack_bytes)",
-		What: what, Need: int64(need + stackFrames), Have: int64(b.StackBytes)}
+		What: what, Need: int64(need + StackFrames), Have: int64(b.StackBytes)}
 	return fmt.Errorf("%s: %w", s.ModelPath, err)
 }
 

@@ -166,9 +166,34 @@ func TestMLPerfOnBoards(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkVectors(t, x, len(vecs), want)
-				t.Logf("%s on %s (%s): %d vectors bit-exact (%d TFLite Micro vectors), %d instructions/inference, flash %d B, RAM %d B",
-					m.name, board, r.target, len(vecs), len(want), x.Instructions(), x.Firmware.FlashBytes(), x.Firmware.RAMBytes())
+				checkMeasuredStack(t, s, x)
+				t.Logf("%s on %s (%s): %d vectors bit-exact (%d TFLite Micro vectors), %d instructions/inference, stack %d B, flash %d B, RAM %d B",
+					m.name, board, r.target, len(vecs), len(want), x.Instructions(), x.StackBytes(), x.Firmware.FlashBytes(), x.Firmware.RAMBytes())
 			})
+		}
+	}
+}
+
+// checkMeasuredStack holds a bare-metal run's measured stack (the painted stack's
+// high-water mark) to what compile promised when it checked the build against
+// the board's stack: the largest kernel's local arrays plus StackFrames. The
+// arrays are really on the stack, so the run takes at least those too.
+func checkMeasuredStack(t *testing.T, s *State, x *Execution) {
+	t.Helper()
+	got := x.StackBytes()
+	if !s.Opt.Board.BareMetal() {
+		if got != -1 {
+			t.Errorf("hosted build on %s: stack %d measured, want none (-1)", s.Opt.Board.Name, got)
+		}
+		return
+	}
+	locals, kernel := s.Module.ScratchBytes()
+	if got < int64(locals) || got > int64(locals+StackFrames) {
+		t.Errorf("stack: the run took %d B; kernel %s's local arrays are %d B, and compile allows %d B of frames on top", got, kernel, locals, StackFrames)
+	}
+	for v, r := range x.Result.Vectors {
+		if r.Stack != got {
+			t.Errorf("stack: vector %d took %d B, another %d B (the code has no data-dependent calls)", v, r.Stack, got)
 		}
 	}
 }

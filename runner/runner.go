@@ -561,6 +561,10 @@ type VectorResult struct {
 	Instructions int64 // -1 when the board cannot count them
 	Ticks        int64 // raw counter ticks, -1 when none
 	Cycles       int64 // DWT cycles on real boards, -1 when none
+	// Stack is the bytes of stack the run took below the harness's frame (the
+	// high-water mark of the painted stack), -1 where the platform cannot tell
+	// (hosted builds).
+	Stack int64
 	// Mix is how often each instruction executed during the inference, keyed by the mix
 	// plugin's key (the mnemonic as disassembled, with operand notes: see
 	// crt/src/qemu_mix_plugin.c); nil unless the mix was asked for (Options.Mix,
@@ -708,6 +712,9 @@ func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
 		var ee *exec.ExitError
 		if errors.As(runErr, &ee) {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				if err := lockupOverflow(fw, res.Log); err != nil {
+					return res, err
+				}
 				return res, &CrashError{Board: fw.Board.Name, Signal: ws.Signal().String(), Log: res.Log}
 			}
 			if perr != nil {
@@ -731,7 +738,7 @@ func parse(fw *Firmware, res *Result) error {
 	nOut := len(fw.Model.Outputs)
 	res.Vectors = make([]VectorResult, fw.Vectors)
 	for i := range res.Vectors {
-		res.Vectors[i] = VectorResult{Outputs: make([][]byte, nOut), Instructions: -1, Ticks: -1, Cycles: -1}
+		res.Vectors[i] = VectorResult{Outputs: make([][]byte, nOut), Instructions: -1, Ticks: -1, Cycles: -1, Stack: -1}
 	}
 	res.LayerOverhead = -1
 	var problems []string
@@ -852,6 +859,11 @@ func parse(fw *Firmware, res *Result) error {
 					v.Ticks = n
 				case "cycles":
 					v.Cycles = n
+				case "stack":
+					v.Stack = n
+					if val == "overflow" {
+						problems = append(problems, stackOverflow(fw, f[2]))
+					}
 				}
 			}
 		}
@@ -922,6 +934,45 @@ func parse(fw *Firmware, res *Result) error {
 		}
 	}
 	return nil
+}
+
+// stackOverflow is the problem of a vector whose run wrote the stack's bottom
+// word (the harness's stack=overflow).
+func stackOverflow(fw *Firmware, vector string) string {
+	return fmt.Sprintf("the stack overflowed on vector %s: the run wrote the bottom word of the board's %s B stack and, most likely, memory below it; give the board a larger stack_bytes", vector, commas(uint64(fw.Board.StackBytes)))
+}
+
+// StackOverflowError is a core that locked up (a fault it could not take,
+// QEMU's "Lockup") with its stack pointer at or below the stack's bottom: the
+// exception frame had nowhere to go.
+type StackOverflowError struct {
+	Board      string
+	SP, Bottom uint64
+	StackBytes int
+}
+
+func (e *StackOverflowError) Error() string {
+	return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core locked up with SP=%#08x, at or below the stack's bottom (%#08x); the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.SP, e.Bottom, commas(uint64(e.StackBytes)))
+}
+
+// lockupOverflow reads QEMU's register dump after a lockup of a bare-metal
+// core: SP (R13) within an exception frame of the stack's bottom or below it (the data
+// region's origin, where the linker script puts the stack) is a stack
+// overflow. Anything else is nil.
+func lockupOverflow(fw *Firmware, log string) error {
+	r := fw.Board.RegionFor(boards.HoldsData)
+	if !fw.Board.BareMetal() || r == nil || !strings.Contains(log, "Lockup") {
+		return nil
+	}
+	_, after, ok := strings.Cut(log, "R13=")
+	if !ok || len(after) < 8 {
+		return nil
+	}
+	sp, err := strconv.ParseUint(after[:8], 16, 32)
+	if err != nil || sp >= r.Origin+128 || sp+(64<<10) < r.Origin {
+		return nil
+	}
+	return &StackOverflowError{Board: fw.Board.Name, SP: sp, Bottom: r.Origin, StackBytes: fw.Board.StackBytes}
 }
 
 // countField reads a count the harness printed, "-" (no counter) as -1.

@@ -184,6 +184,93 @@ func TestInstructionCountRepeatable(t *testing.T) {
 	}
 }
 
+// The harness measures the stack a run takes: a run that calls a function with a 2,048 B
+// local array takes at least 2,048 B more than one that does not, and at most a frame
+// more than that; the smaller run, measured after the larger, is not the larger's
+// leftover (the stack is painted again before each run). Hosted builds measure nothing.
+func TestStackHighWater(t *testing.T) {
+	names := []string{"mps2-an386", "microbit", "mps3-an547", "aarch64-linux"}
+	if testing.Short() {
+		names = names[:1]
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := board(t, name)
+			needTools(t, b)
+			deep, flat := vector(0, 0), vector(0, 0)
+			deep[1], flat[1] = 0xEB, 0
+			vectors := [][][]byte{{deep}, {flat}}
+			small := b.BareMetal() && b.StackBytes < 4096 // microbit's 2 KiB: the array would overflow it
+			if small {
+				vectors = [][][]byte{{flat}, {flat}}
+			}
+			fw, err := BuildWith(b, fakeModel(t, true, 64), vectors, t.TempDir(), fakeOptions(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(fw, 20*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, f := res.Vectors[0].Stack, res.Vectors[1].Stack
+			if !b.BareMetal() {
+				if d != -1 || f != -1 {
+					t.Errorf("hosted: stack %d, %d measured, want -1 (not measured)", d, f)
+				}
+				return
+			}
+			if f <= 0 || f > 256 {
+				t.Errorf("run without the array: stack %d B, want a few frames (1..256)", f)
+			}
+			if small {
+				if d != f {
+					t.Errorf("the same run twice: stack %d B, then %d B", d, f)
+				}
+				return
+			}
+			if d-f < 2048 || d-f > 2048+64 {
+				t.Errorf("run with the 2,048 B array: stack %d B, the other %d B: differ by %d, want 2,048..2,112", d, f, d-f)
+			}
+			t.Logf("%s: stack %d B with the array, %d B without", name, d, f)
+		})
+	}
+}
+
+// A run that takes more stack than the board gives it (a 2,048 B array on a 1 KiB stack)
+// is an error naming the stack: on the M4 the writes past the bottom land in mapped
+// memory, and the harness finds the stack's bottom word written; the M0 locks up (its
+// HardFault has no stack to push to) and the runner reads SP from QEMU's dump.
+func TestStackOverflowReported(t *testing.T) {
+	for _, name := range []string{"mps2-an386", "microbit"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := board(t, name)
+			needTools(t, b)
+			b.StackBytes = 1024
+			deep := vector(0, 0)
+			deep[1] = 0xEB
+			fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{deep}}, t.TempDir(), fakeOptions(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Run(fw, 20*time.Second)
+			var so *StackOverflowError
+			switch {
+			case err == nil:
+				t.Fatal("a 2,048 B array on a 1,024 B stack ran without an error")
+			case name == "microbit":
+				if !errors.As(err, &so) || so.SP >= so.Bottom || so.Bottom != 0x20000000 || so.StackBytes != 1024 {
+					t.Errorf("want a StackOverflowError with SP below 0x20000000, got %v", err)
+				}
+			case !strings.Contains(err.Error(), "the stack overflowed on vector 0") || !strings.Contains(err.Error(), "1,024 B stack"):
+				t.Errorf("want the stack's overflow named, got %v", err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
 // A user board whose arena region is not backed by memory: the harness's first write to
 // the arena faults, and the runner names the fault and the address instead of hanging.
 // Mainline cores report a precise BusFault with BFAR; the M0 only knows "HardFault".

@@ -20,6 +20,9 @@ type baselineMetrics struct {
 	ArenaBytes   int   `json:"arena_bytes"`
 	FlashBytes   int   `json:"flash_bytes"`
 	RAMBytes     int   `json:"ram_bytes"`
+	// StackBytes is 0 in reports from before bench measured the stack: then
+	// it is not compared.
+	StackBytes int64 `json:"stack_bytes,omitempty"`
 }
 
 // regression is one metric of one case that grew past --max-increase.
@@ -136,7 +139,7 @@ func (bl *benchBaseline) compare(r *benchResult, allowed float64) []regression {
 	}
 	bl.used[i] = true
 	b := bl.cases[i]
-	r.Baseline = &baselineMetrics{Instructions: b.Instructions, ArenaBytes: b.ArenaBytes, FlashBytes: b.FlashBytes, RAMBytes: b.RAMBytes}
+	r.Baseline = &baselineMetrics{Instructions: b.Instructions, ArenaBytes: b.ArenaBytes, FlashBytes: b.FlashBytes, RAMBytes: b.RAMBytes, StackBytes: b.StackBytes}
 	var out []regression
 	check := func(metric string, base, cur int64) {
 		if base < 0 || cur < 0 {
@@ -160,6 +163,9 @@ func (bl *benchBaseline) compare(r *benchResult, allowed float64) []regression {
 	check("arena_bytes", int64(b.ArenaBytes), int64(r.ArenaBytes))
 	check("flash_bytes", int64(b.FlashBytes), int64(r.FlashBytes))
 	check("ram_bytes", int64(b.RAMBytes), int64(r.RAMBytes))
+	if b.StackBytes > 0 && r.StackBytes > 0 {
+		check("stack_bytes", b.StackBytes, r.StackBytes)
+	}
 	r.Regressions = out
 	return out
 }
@@ -208,8 +214,8 @@ func sizeChanges(b *baselineMetrics, r *benchResult) string {
 	for _, m := range []struct {
 		name      string
 		base, cur int
-	}{{"arena", b.ArenaBytes, r.ArenaBytes}, {"flash", b.FlashBytes, r.FlashBytes}, {"RAM", b.RAMBytes, r.RAMBytes}} {
-		if m.cur != m.base {
+	}{{"arena", b.ArenaBytes, r.ArenaBytes}, {"stack", int(b.StackBytes), int(r.StackBytes)}, {"flash", b.FlashBytes, r.FlashBytes}, {"RAM", b.RAMBytes, r.RAMBytes}} {
+		if m.cur != m.base && (m.name != "stack" || (m.base > 0 && m.cur > 0)) {
 			sign := ""
 			if m.cur > m.base {
 				sign = "+"

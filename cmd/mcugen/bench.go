@@ -30,16 +30,19 @@ type benchResult struct {
 	Model string `json:"model"`
 	// ModelSHA256 is the model file's hash, so a report and a baseline say
 	// which file they measured (a CI user journey asked).
-	ModelSHA256    string  `json:"model_sha256,omitempty"`
-	Board          string  `json:"board"`
-	Target         string  `json:"target"`
-	Instructions   int64   `json:"instructions"`
-	MACs           int64   `json:"macs"`
-	MACsPerInstr   float64 `json:"macs_per_instruction"`
-	ArenaBytes     int     `json:"arena_bytes"`
-	FlashBytes     int     `json:"flash_bytes"`
-	RAMBytes       int     `json:"ram_bytes"`
-	MatchReference bool    `json:"match_reference"`
+	ModelSHA256  string  `json:"model_sha256,omitempty"`
+	Board        string  `json:"board"`
+	Target       string  `json:"target"`
+	Instructions int64   `json:"instructions"`
+	MACs         int64   `json:"macs"`
+	MACsPerInstr float64 `json:"macs_per_instruction"`
+	ArenaBytes   int     `json:"arena_bytes"`
+	FlashBytes   int     `json:"flash_bytes"`
+	RAMBytes     int     `json:"ram_bytes"`
+	// StackBytes is the stack the inference took (the painted stack's high-water
+	// mark under the emulator), 0 where the board's platform cannot tell.
+	StackBytes     int64 `json:"stack_bytes,omitempty"`
+	MatchReference bool  `json:"match_reference"`
 	// MeasuredOn is the QEMU board of the same core the build ran on, for
 	// a board without an emulator (emulatedTwin).
 	MeasuredOn string `json:"measured_on,omitempty"`
@@ -209,7 +212,7 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			r := benchResult{Model: model, ModelSHA256: fileSHA256(model), Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
-				RAMBytes: x.Firmware.RAMBytes(), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
+				RAMBytes: x.Firmware.RAMBytes(), StackBytes: max(x.StackBytes(), 0), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
 				Tuning: opt.Tuning, TunedKernels: s.Tuned}
 			if run != s {
 				r.MeasuredOn = run.Opt.Board.Name
@@ -304,7 +307,7 @@ func (c *benchCmd) Run(e *env) error {
 	if baseline != nil {
 		aw, baseHead = 30, "  vs baseline"
 	}
-	fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %-*s%s\n", mw, "model", bw, "board", "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "flash B", "RAM B", aw, "TFLM+CMSIS-NN", baseHead)
+	fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s %9s  %-*s%s\n", mw, "model", bw, "board", "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "stack B", "flash B", "RAM B", aw, "TFLM+CMSIS-NN", baseHead)
 	for _, r := range report.Results {
 		anchor := "-"
 		if r.Anchor > 0 {
@@ -329,8 +332,12 @@ func (c *benchCmd) Run(e *env) error {
 		if baseline != nil {
 			change = "  " + r.change()
 		}
-		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s  %-*s%s\n", mw, names[r.Model], bw, r.Board, r.Target,
-			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), aw, anchor, change)
+		stack := "-" // not measured on this platform
+		if r.StackBytes > 0 {
+			stack = comma(r.StackBytes)
+		}
+		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s %9s  %-*s%s\n", mw, names[r.Model], bw, r.Board, r.Target,
+			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), stack, comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), aw, anchor, change)
 	}
 	// One line per regression on stdout, however many there are, so a log
 	// filter on either stream sees them.

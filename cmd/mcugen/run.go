@@ -98,12 +98,15 @@ type runReport struct {
 	Board string `json:"board"`
 	// MeasuredOn is the QEMU board of the same core the build ran on, for
 	// a board without an emulator (as bench's).
-	MeasuredOn     string       `json:"measured_on,omitempty"`
-	Target         string       `json:"target"`
-	Instructions   int64        `json:"instructions"`
-	FlashBytes     int          `json:"flash_bytes"`
-	RAMBytes       int          `json:"ram_bytes"`
-	ArenaBytes     int          `json:"arena_bytes"`
+	MeasuredOn   string `json:"measured_on,omitempty"`
+	Target       string `json:"target"`
+	Instructions int64  `json:"instructions"`
+	FlashBytes   int    `json:"flash_bytes"`
+	RAMBytes     int    `json:"ram_bytes"`
+	ArenaBytes   int    `json:"arena_bytes"`
+	// StackBytes is the stack the inference took (bench's), 0 where the
+	// platform cannot tell.
+	StackBytes     int64        `json:"stack_bytes,omitempty"`
 	Vectors        int          `json:"vectors"`
 	Outputs        []outputInfo `json:"outputs"`
 	MatchReference bool         `json:"match_reference"`
@@ -197,7 +200,7 @@ func (c *runCmd) Run(e *env) error {
 		return fmt.Errorf("%s: %w", c.Model, err)
 	}
 	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Instructions: x.Instructions(),
-		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes,
+		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes, StackBytes: max(x.StackBytes(), 0),
 		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: x.MaxAbsDiff}
 	if s.Opt.Board.Name != opt.Board.Name {
 		r.MeasuredOn = s.Opt.Board.Name
@@ -228,8 +231,12 @@ func (c *runCmd) Run(e *env) error {
 		if r.MeasuredOn != "" {
 			board += " on " + r.MeasuredOn
 		}
-		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B\n",
-			board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)))
+		stack := ""
+		if r.StackBytes > 0 {
+			stack = ", stack " + comma(r.StackBytes) + " B"
+		}
+		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B%s\n",
+			board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)), stack)
 		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, r.MaxAbsDiff, vectors))
 	}
 	if !r.MatchReference {

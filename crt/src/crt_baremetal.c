@@ -189,6 +189,41 @@ static void crt_counter_init(void) {}
 uint32_t crt_counter_read(void) { return 0u; }
 #endif
 
+/* The stack lies between _sstack and _estack (the linker script); it grows down. */
+extern uint32_t _sstack;
+#define CRT_STACK_PATTERN 0xC5A3E1B7u
+
+uintptr_t __attribute__((noinline)) crt_stack_paint(void)
+{
+    uintptr_t sp;
+    volatile uint32_t *p = &_sstack;
+    volatile uint32_t *top;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    /* Everything below this function's stack pointer is free; keep a margin of 16 bytes. */
+    top = (volatile uint32_t *)((sp & ~(uintptr_t)7u) - 16u);
+    while (p < top) {
+        *p++ = CRT_STACK_PATTERN;
+    }
+    return (uintptr_t)top;
+}
+
+uint32_t crt_stack_used(uintptr_t top, int *ok)
+{
+    const volatile uint32_t *p = &_sstack;
+    const volatile uint32_t *end = (const volatile uint32_t *)top;
+    while (p < end && *p == CRT_STACK_PATTERN) {
+        p++;
+    }
+    if (top == 0u || top <= (uintptr_t)&_sstack) {
+        *ok = 0;
+        return 0u;
+    }
+    /* The pattern gone down to the stack's bottom word: the run reached the bottom and,
+       most likely, wrote on past it (on memory that does not fault there). */
+    *ok = p == &_sstack ? -1 : 1;
+    return (uint32_t)(top - (uintptr_t)p);
+}
+
 #if defined(CRT_INIT_REGS)
 /* The board's start-up registers (clock enables, pin multiplexing): addr, mask, value. */
 static const uint32_t crt_init_regs[][3] = {CRT_INIT_REGS};

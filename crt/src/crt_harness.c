@@ -4,10 +4,13 @@
  *   @mcugen ret <v> <int32 returned by <prefix>_run>
  *   @mcugen guard <v> <below|above> <offset> expected=<hex> got=<hex>   (only on damage)
  *   @mcugen output <v> <o> <hex bytes>
- *   @mcugen count <v> instructions=<n|-|plugin> ticks=<n|-> cycles=<n|->
+ *   @mcugen count <v> instructions=<n|-|plugin> ticks=<n|-> cycles=<n|-> stack=<n|-|overflow>
  *   @mcugen layer <v> <i> <n|->          (per layer, when the model is profiled)
  *   @mcugen end status=<0|1>
  * and exits with the status (1 when a run returned non-zero or a guard was damaged).
+ * stack= is the bytes of stack the run took below the harness's frame (the high-water
+ * mark of a painted stack; - on hosted builds; overflow when the run wrote the stack's
+ * bottom word).
  * instructions=plugin: QEMU's plugin prints "@mcugen mark <count>" (to stderr) at each
  * counter read, two per vector; the runner takes the difference.
  * A model compiled with its layer hook routed to crt_layer_mark (crt.LayerHookFlags) is
@@ -112,9 +115,10 @@ int main(void)
     }
 #endif
     for (v = 0; v < mcugen_num_vectors; v++) {
-        uint32_t t0, t1;
+        uint32_t t0, t1, stack;
+        uintptr_t top;
         int32_t ret;
-        int ok;
+        int ok, stack_ok;
         uint64_t n;
         for (i = 0; i < mcugen_num_inputs; i++) {
             memcpy(mcugen_input_buf[i], mcugen_vector_data[v * mcugen_num_inputs + i], mcugen_input_size[i]);
@@ -126,9 +130,11 @@ int main(void)
             set_guards();
         }
         mcugen_model_load(arena);
+        top = crt_stack_paint();
         t0 = crt_counter_read();
         ret = mcugen_model_run(arena);
         t1 = crt_counter_read();
+        stack = crt_stack_used(top, &stack_ok);
         mcugen_model_store(arena);
 
         put_kv_u32("@mcugen ret ", v);
@@ -175,6 +181,13 @@ int main(void)
         put_kv_u32(" ticks=", t1 - t0);
         crt_puts(" cycles=-");
 #endif
+        if (stack_ok > 0) {
+            put_kv_u32(" stack=", stack);
+        } else if (stack_ok < 0) {
+            crt_puts(" stack=overflow");
+        } else {
+            crt_puts(" stack=-");
+        }
         crt_puts("\n");
     }
     put_kv_u32("@mcugen end status=", (uint32_t)status);

@@ -77,6 +77,12 @@ func TestMLPerfTunedBitExact(t *testing.T) {
 						}
 					}
 					counts[i] = x.Instructions()
+					// The measured stack (Winograd's tiles are the largest local
+					// arrays) within what compile checked against the board.
+					locals, kernel := s.Module.ScratchBytes()
+					if st := x.StackBytes(); st < int64(locals) || st > int64(locals+pipeline.StackFrames) {
+						t.Errorf("build %d: the run took %d B of stack; kernel %s's local arrays are %d B, compile allows %d B of frames on top", i, st, kernel, locals, pipeline.StackFrames)
+					}
 				}
 				if counts[1] > counts[0] {
 					t.Logf("%s %s: the committed records are stale (tuned %d > untuned %d): refresh testdata/mlperf_an386.json", m.name, target, counts[1], counts[0])

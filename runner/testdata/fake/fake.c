@@ -1,7 +1,8 @@
 /* See fake.h. With an external arena, input[1] == 0xEE makes it write one byte past the
  * arena (to test the harness's guards); input[1] == 0xEF makes it return 7;
  * input[1] == 0xED makes it hang; on hosted targets input[1] == 0xEC makes it write to
- * address 16 (a segmentation fault). */
+ * address 16 (a segmentation fault); input[1] == 0xEB makes it take 2048 more bytes of
+ * stack (a local array it writes whole). */
 #include <string.h>
 
 #include "fake.h"
@@ -33,6 +34,20 @@ static void fake_spin(uint32_t n)
 #endif
 }
 
+/* 2048 bytes of stack, every word written. */
+static __attribute__((noinline)) uint32_t fake_deep(uint32_t seed)
+{
+    volatile uint32_t buf[512];
+    uint32_t i, sum = 0;
+    for (i = 0; i < 512u; i++) {
+        buf[i] = seed + i;
+    }
+    for (i = 0; i < 512u; i++) {
+        sum += buf[i];
+    }
+    return sum;
+}
+
 #if defined(FAKE_EXTERNAL_ARENA)
 int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out, void *arena_ptr)
 {
@@ -58,6 +73,9 @@ int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out)
     }
 #endif
     memcpy(y, arena + FAKE_INPUT_SIZE, FAKE_OUTPUT_SIZE);
+    if (x[1] == 0xEBu && fake_deep(x[0]) == 0xFFFFFFFFu) {
+        y[0] ^= 1u; /* never: keeps the call */
+    }
     fake_spin(1u + 64u * x[0]);
 #if !defined(__ARM_ARCH_PROFILE) || __ARM_ARCH_PROFILE != 'M'
     if (x[1] == 0xECu) {
