@@ -93,6 +93,34 @@ func TestBaselineCompare(t *testing.T) {
 	}
 }
 
+// The measured stack is held like the sizes, but only against a baseline that
+// has it: reports from before bench measured it (no stack_bytes) and boards
+// that cannot measure it (0) compare nothing.
+func TestBaselineStack(t *testing.T) {
+	withStack := benchCase("/ci/kws.tflite", "mps2-an386", 1000, 256, 2000, 300)
+	withStack["stack_bytes"] = 3000
+	p := writeBaseline(t, t.TempDir(), withStack, benchCase("/ci/ad.tflite", "mps2-an386", 500, 64, 100, 100))
+	bl, err := loadBaseline(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := benchResult{Model: "/ci/kws.tflite", Board: "mps2-an386", Instructions: 1000, ArenaBytes: 256, FlashBytes: 2000, RAMBytes: 300, StackBytes: 3030}
+	got := bl.compare(&r, 0)
+	if len(got) != 1 || got[0].Metric != "stack_bytes" || got[0].Baseline != 3000 || got[0].Current != 3030 || got[0].Percent < 0.999 || got[0].Percent > 1.001 {
+		t.Errorf("stack 3,000 -> 3,030: %+v", got)
+	}
+	if c := r.change(); c != "= (stack +30 B)" {
+		t.Errorf("change cell %q", c)
+	}
+	if got := bl.compare(&r, 1.5); len(got) != 0 {
+		t.Errorf("+1%% within a 1.5%% allowance: %+v", got)
+	}
+	r = benchResult{Model: "/ci/ad.tflite", Board: "mps2-an386", Instructions: 500, ArenaBytes: 64, FlashBytes: 100, RAMBytes: 100, StackBytes: 9999}
+	if got := bl.compare(&r, 0); len(got) != 0 || r.change() != "=" {
+		t.Errorf("a baseline without stack_bytes: %+v, %q", got, r.change())
+	}
+}
+
 // Files that are not bench reports are refused with the file named.
 func TestBaselineRefused(t *testing.T) {
 	dir := t.TempDir()
