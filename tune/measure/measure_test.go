@@ -266,6 +266,28 @@ func TestBazelAndMerge(t *testing.T) {
 	if err != nil {
 		t.Fatalf("generated BUILD does not parse: %v", err)
 	}
+	// Bazel 9 has no native sh_test: the file loads rules_shell's, and the
+	// module depends on it.
+	var loads []*build.LoadStmt
+	for _, st := range f.Stmt {
+		if l, ok := st.(*build.LoadStmt); ok {
+			loads = append(loads, l)
+		}
+	}
+	if len(loads) != 1 || loads[0].Module.Value != "@rules_shell//shell:sh_test.bzl" || len(loads[0].To) != 1 || loads[0].To[0].Name != "sh_test" {
+		t.Errorf("BUILD.bazel does not load sh_test from rules_shell")
+	}
+	mod, err := os.ReadFile(filepath.Join(dir, "bz", "MODULE.bazel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := build.ParseModule("MODULE.bazel", mod)
+	if err != nil {
+		t.Fatalf("generated MODULE.bazel does not parse: %v", err)
+	}
+	if deps := mf.Rules("bazel_dep"); len(deps) != 1 || deps[0].AttrString("name") != "rules_shell" || deps[0].AttrString("version") == "" {
+		t.Errorf("MODULE.bazel: want one bazel_dep on rules_shell:\n%s", mod)
+	}
 	tests := f.Rules("sh_test")
 	cands, _ := filepath.Glob(filepath.Join(dir, "bz", "candidates", "*.json"))
 	if n == 0 || len(tests) != n || len(cands) != n {
