@@ -707,11 +707,25 @@ func lowerPass(s *State) error {
 	if err != nil {
 		return err
 	}
-	if t, err = s.tuneTarget(t); err != nil {
+	base := t
+	// The records' notes once, as the last retargeting left them.
+	var recordNotes []string
+	defer func() {
+		for _, n := range recordNotes {
+			s.Opt.Warn(n)
+		}
+	}()
+	retarget := func() error {
+		var notes []string
+		t, notes, err = s.tuneTarget(base)
+		recordNotes = notes
+		if b := s.Opt.Board; b != nil && b.BareMetal() && b.StackBytes > StackFrames {
+			t.StackBytes = b.StackBytes - StackFrames // as checkStack counts
+		}
 		return err
 	}
-	if b := s.Opt.Board; b != nil && b.BareMetal() && b.StackBytes > StackFrames {
-		t.StackBytes = b.StackBytes - StackFrames // as checkStack counts
+	if err := retarget(); err != nil {
+		return err
 	}
 	for {
 		m, err := tir.Lower(s.Graph, s.Plan, t)
@@ -741,6 +755,11 @@ func lowerPass(s *State) error {
 			return err
 		}
 		if again {
+			// The kernels now kept int8 take the records tuned with
+			// int8 weights, where there are some (tune.KeyFor).
+			if err := retarget(); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := checkConstRAM(s); err != nil {

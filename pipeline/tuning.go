@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir"
@@ -33,16 +34,24 @@ func CompileGraph(g *graph.Graph, name string, opt Options) (*State, error) {
 
 // tuneTarget adds knob overrides to t: Options.Knobs as given, then the
 // records of Options.Tuning that match this model's kernels on the board's
-// core (found by lowering once with the defaults).
-func (s *State) tuneTarget(t tir.Target) (tir.Target, error) {
-	t, err := s.tuneTargetKnobs(t)
-	for _, k := range s.Opt.KeepInt8 {
+// core (found by lowering once with the defaults), then int8 weights for
+// the kernels Options.KeepInt8 and the fit pass (State.Lean) keep int8,
+// whose records are those tuned with int8 weights (tune.KeyFor). It
+// returns the notes on the records for the caller to give once: the fit
+// pass calls it again as it keeps more kernels int8.
+func (s *State) tuneTarget(t tir.Target) (tir.Target, []string, error) {
+	lean := slices.Clone(s.Opt.KeepInt8)
+	if s.Lean != nil {
+		lean = append(lean, s.Lean.Kernels...)
+	}
+	t, notes, err := s.tuneTargetKnobs(t, lean)
+	for _, k := range lean {
 		t = t.WithKnobs(k, map[string]int{"weights": 8})
 	}
-	return t, err
+	return t, notes, err
 }
 
-func (s *State) tuneTargetKnobs(t tir.Target) (tir.Target, error) {
+func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []string, error) {
 	if s.Opt.Board != nil {
 		t = t.ForCore(s.Opt.Board.CPU)
 	}
@@ -50,39 +59,41 @@ func (s *State) tuneTargetKnobs(t tir.Target) (tir.Target, error) {
 		t = t.WithKnobs(key, k)
 	}
 	if s.Opt.Tuning == "" {
-		return t, nil
+		return t, nil, nil
 	}
 	rs, notes, err := tune.Load(s.Opt.Tuning)
 	if err != nil {
-		return t, err
-	}
-	for _, n := range notes {
-		s.Opt.Warn(n)
+		return t, nil, err
 	}
 	if rs.Len() == 0 {
-		s.Opt.Warn(fmt.Sprintf("tuning records %s: no records", s.Opt.Tuning))
-		return t, nil
+		return t, append(notes, fmt.Sprintf("tuning records %s: no records", s.Opt.Tuning)), nil
+	}
+	// Lowered with the kernels kept int8 as they will be, so each finds
+	// the record of its weights' layout.
+	base := t
+	for _, k := range lean {
+		base = base.WithKnobs(k, map[string]int{"weights": 8})
 	}
 	core := ""
 	if s.Opt.Board != nil {
 		core = s.Opt.Board.CPU
 	}
-	m, err := tir.Lower(s.Graph, s.Plan, t)
+	m, err := tir.Lower(s.Graph, s.Plan, base)
 	if err != nil {
-		return t, err
+		return t, notes, err
 	}
-	over, notes := tune.Overrides(s.Graph, m, rs, t.Name, core)
-	for _, n := range notes {
+	over, more := tune.Overrides(s.Graph, m, rs, t.Name, core)
+	for _, n := range more {
 		// Name the model: one records file serves several (bench a b
 		// --tuning both.json said the same line twice, naming neither).
 		if s.ModelPath != "" {
 			n = filepath.Base(s.ModelPath) + ": " + n
 		}
-		s.Opt.Warn(n)
+		notes = append(notes, n)
 	}
 	for name, k := range over {
 		t = t.WithKnobs(name, k)
 	}
 	s.Tuned = len(over)
-	return t, nil
+	return t, notes, nil
 }

@@ -28,6 +28,7 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 	}
 	out := map[string]Knobs{}
 	used := map[*Record]bool{}
+	have := map[string]bool{}         // the model's kernels, as Key without the weights
 	var order []*Record               // records with ignored knobs, in kernel order
 	ignored := map[*Record][]string{} // their ignored knobs, described
 	for _, f := range m.Funcs {
@@ -36,7 +37,9 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		if n == nil {
 			continue
 		}
-		r := rs.Get(Signature(g, n), target, core)
+		sig := Signature(g, n)
+		have[Key(sig, target, core)] = true
+		r := rs.Get(sig, target, core, f.Knobs)
 		if r == nil {
 			continue
 		}
@@ -65,12 +68,14 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		notes = append(notes, fmt.Sprintf("%s: kernel %q: ignored %s; the kernel keeps the default there, the rest of the record applies",
 			file, r.Kernel, strings.Join(ignored[r], ", ")))
 	}
-	other, unknown := 0, 0
+	other, layout, unknown := 0, 0, 0
 	for _, r := range rs.Records {
 		switch {
 		case used[r]:
 		case r.Core != core || r.Target != target:
 			other++
+		case have[Key(r.Kernel, r.Target, r.Core)]:
+			layout++ // the kernel is the model's, with weights laid out otherwise
 		default:
 			unknown++
 		}
@@ -82,11 +87,18 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d record(s) for another core or target ignored (this build: %s on %s)", file, other, target, shown))
 	}
+	if layout > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d record(s) tuned with the other layout of a kernel's weights ignored (int8 weights are tuned apart from int16 ones: a flash budget or a smaller board's flash keeps them int8); tune with this build's flags for records that apply", file, layout))
+	}
 	if unknown > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %d record(s) for kernels this model does not have ignored", file, unknown))
 	}
 	if len(used) == 0 && len(rs.Records) > 0 {
-		notes = append(notes, fmt.Sprintf("%s: no record applies to this build: it compiles with the default schedules (kernels are matched by op, shapes, quantization and target: records tuned on another quantization of the model do not match)", file))
+		why := ""
+		if unknown > 0 {
+			why = " (kernels are matched by op, shapes, quantization and target: records tuned on another quantization of the model do not match)"
+		}
+		notes = append(notes, fmt.Sprintf("%s: no record applies to this build: it compiles with the default schedules%s", file, why))
 	}
 	return out, notes
 }

@@ -37,11 +37,25 @@ type Record struct {
 	Version      string `json:"mcugen"`
 }
 
-// Key identifies a record: kernel signature, target and core.
-func (r *Record) Key() string { return Key(r.Kernel, r.Target, r.Core) }
+// Key identifies a record: kernel signature, target, core and the layout
+// of its weights (KeyFor).
+func (r *Record) Key() string { return KeyFor(r.Kernel, r.Target, r.Core, r.Knobs) }
 
 // Key joins a kernel signature, target and core into a record key.
 func Key(kernel, target, core string) string { return kernel + "|" + target + "|" + core }
+
+// KeyFor is Key for a kernel lowered with knobs: a dsp kernel kept with
+// int8 weights (knob weights = 8, which a flash budget or a small board's
+// fit pass sets) is another kernel than the same one with int16 weights,
+// and its record another record. A build with int16 weights used the int8
+// one's knobs and ran 69% slower (user-journey finding).
+func KeyFor(kernel, target, core string, knobs Knobs) string {
+	k := Key(kernel, target, core)
+	if knobs["weights"] == Lean["weights"] {
+		k += "|int8-weights"
+	}
+	return k
+}
 
 // Records is a records file.
 type Records struct {
@@ -59,12 +73,13 @@ func NewRecords() *Records {
 	return &Records{Format: Format, Version: FormatVersion, byKey: map[string]*Record{}}
 }
 
-// Get returns the record for a key, or nil.
-func (rs *Records) Get(kernel, target, core string) *Record {
+// Get returns the record for a kernel lowered with knobs (KeyFor: its
+// weights' layout), or nil.
+func (rs *Records) Get(kernel, target, core string, knobs Knobs) *Record {
 	if rs == nil {
 		return nil
 	}
-	return rs.byKey[Key(kernel, target, core)]
+	return rs.byKey[KeyFor(kernel, target, core, knobs)]
 }
 
 // Put adds or replaces a record.

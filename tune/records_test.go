@@ -24,11 +24,11 @@ func TestParseGood(t *testing.T) {
 	if rs.Len() != 2 {
 		t.Fatalf("want 2 records, got %d", rs.Len())
 	}
-	r := rs.Get("Conv2D int8 1x8x8x4,c8x3x3x4,c8:int32->1x8x8x8 #00000001", "dsp", "cortex-m4")
+	r := rs.Get("Conv2D int8 1x8x8x4,c8x3x3x4,c8:int32->1x8x8x8 #00000001", "dsp", "cortex-m4", nil)
 	if r == nil || r.Knobs["block_oc"] != 4 || r.Instructions != 900 {
 		t.Fatalf("record not found or wrong: %+v", r)
 	}
-	if rs.Get(r.Kernel, "dsp", "cortex-m7") != nil {
+	if rs.Get(r.Kernel, "dsp", "cortex-m7", nil) != nil {
 		t.Fatal("a record for another core matched")
 	}
 	// Round trip through Save and Load.
@@ -105,7 +105,7 @@ func TestParseSkipsBadRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.Len() != 1 || rs.Get("a", "dsp", "cortex-m4").Knobs["x"] != 1 {
+	if rs.Len() != 1 || rs.Get("a", "dsp", "cortex-m4", nil).Knobs["x"] != 1 {
 		t.Fatalf("want only the first record of a, got %d", rs.Len())
 	}
 	if len(notes) != 7 {
@@ -151,7 +151,7 @@ func FuzzRecords(f *testing.F) {
 			t.Fatalf("round trip: %v %v %d != %d", err, notes, back.Len(), rs.Len())
 		}
 		for _, r := range rs.Records {
-			if back.Get(r.Kernel, r.Target, r.Core) == nil {
+			if back.Get(r.Kernel, r.Target, r.Core, r.Knobs) == nil {
 				t.Fatalf("record %q lost in the round trip", r.Key())
 			}
 		}

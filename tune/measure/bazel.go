@@ -193,7 +193,7 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 	n := 0
 	target := s.Module.Target
 	for ki, k := range kernels {
-		if recs.Get(k.Signature, target, cfg.Core) != nil {
+		if recs.Get(k.Signature, target, cfg.Core, k.Defaults) != nil {
 			continue
 		}
 		srch := tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))
@@ -348,6 +348,9 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 		if _, bad := tune.CheckOp(target, k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
 			return strings.Join(bad, ", ")
 		}
+		if tune.KeyFor(r.Kernel, r.Target, r.Core, r.Knobs) != tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults) {
+			return fmt.Sprintf("measured with weights=%d, this build's kernel has weights=%d (its flash, or a --flash-budget, differs from the batch's)", r.Knobs["weights"], k.Defaults["weights"])
+		}
 		return ""
 	}
 	root, err := filepath.EvalSymlinks(dir)
@@ -379,7 +382,7 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 			note(fmt.Sprintf("%s: %s; skipped", p, w))
 			return nil
 		}
-		key := tune.Key(r.Kernel, r.Target, r.Core)
+		key := tune.KeyFor(r.Kernel, r.Target, r.Core, r.Knobs)
 		a := byKey[key]
 		if a == nil {
 			a = &agg{}
@@ -421,6 +424,12 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 		}
 		recs.Put(rec)
 		n++
+	}
+	if n == 0 {
+		// Every result skipped (another model's batch, another board's):
+		// an empty records file would pass for a merge (user-journey
+		// finding).
+		return 0, fmt.Errorf("--merge %s: none of its %d result(s) is a successful measurement of this model's kernels for this build (the notes above say why each was skipped); %s not written", dir, found, out)
 	}
 	return n, recs.Save(out)
 }

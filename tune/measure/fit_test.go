@@ -80,7 +80,7 @@ func fitTunedCase(t *testing.T, opt pipeline.Options, fitBoard *boards.Board, li
 	wino := 0
 	for _, k := range kernels {
 		jobs = append(jobs, &job{k: k})
-		if r := recs.Get(k.Signature, "dsp", b.CPU); r != nil && r.Knobs["winograd"] == 1 {
+		if r := recs.Get(k.Signature, "dsp", b.CPU, k.Defaults); r != nil && r.Knobs["winograd"] == 1 {
 			wino++
 		}
 	}
@@ -109,7 +109,7 @@ func fitTunedCase(t *testing.T, opt pipeline.Options, fitBoard *boards.Board, li
 	}
 	left := 0
 	for _, k := range kernels {
-		if r := recs.Get(k.Signature, "dsp", b.CPU); r != nil && r.Knobs["winograd"] == 1 {
+		if r := recs.Get(k.Signature, "dsp", b.CPU, k.Defaults); r != nil && r.Knobs["winograd"] == 1 {
 			left++
 		}
 	}

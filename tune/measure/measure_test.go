@@ -120,7 +120,7 @@ func TestTuneEndToEnd(t *testing.T) {
 	if len(notes2) != 1 || !strings.Contains(notes2[0], "knob bogus=1 (its schedule does not read it): tuning it again") {
 		t.Fatalf("notes %q", notes2)
 	}
-	if again, _, _ := tune.Load(cfg.Out); again.Get(bad.Kernel, bad.Target, bad.Core).Knobs["bogus"] != 0 {
+	if again, _, _ := tune.Load(cfg.Out); again.Get(bad.Kernel, bad.Target, bad.Core, bad.Knobs).Knobs["bogus"] != 0 {
 		t.Fatal("the edited record's bad knob survived the re-run")
 	}
 
@@ -144,7 +144,7 @@ func TestTuneEndToEnd(t *testing.T) {
 	}
 	recs2, _, _ := tune.Load(cfg2.Out)
 	for _, r := range recs.Records {
-		r2 := recs2.Get(r.Kernel, r.Target, r.Core)
+		r2 := recs2.Get(r.Kernel, r.Target, r.Core, r.Knobs)
 		if r2 == nil || r2.Default != r.Default {
 			t.Fatalf("resumed records differ for %s: %+v vs %+v", r.Kernel, r2, r)
 		}

@@ -155,7 +155,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	rep := &Report{}
 	var jobs []*job
 	for _, k := range kernels {
-		if r := recs.Get(k.Signature, target, cfg.Core); r != nil {
+		if r := recs.Get(k.Signature, target, cfg.Core, k.Defaults); r != nil {
 			// A record whose knobs the kernel cannot take (edited by hand, or from
 			// another mcugen) is searched again, not kept.
 			if _, bad := tune.CheckOp(target, k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
@@ -190,7 +190,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	}
 	byKey := map[string]*job{}
 	for _, j := range jobs {
-		byKey[tune.Key(j.k.Signature, target, cfg.Core)] = j
+		byKey[tune.KeyFor(j.k.Signature, target, cfg.Core, j.k.Defaults)] = j
 	}
 	if err := replayJournal(cfg, byKey, rep); err != nil {
 		return nil, err
@@ -278,7 +278,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		inflight--
 		rep.Trials++
 		wall += r.m.Wall
-		line := journalLine{Key: tune.Key(r.j.k.Signature, target, cfg.Core), Knobs: r.m.Knobs, Instructions: r.m.Instructions}
+		line := journalLine{Key: tune.KeyFor(r.j.k.Signature, target, cfg.Core, r.j.k.Defaults), Knobs: r.m.Knobs, Instructions: r.m.Instructions}
 		if r.m.Err != nil {
 			rep.Failed++
 			r.j.failed++
@@ -418,7 +418,7 @@ func journalKernels(cfg Config, kernels []*Kernel, target string) []*job {
 	}
 	var out []*job
 	for _, k := range kernels {
-		if keys[tune.Key(k.Signature, target, cfg.Core)] {
+		if keys[tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults)] {
 			out = append(out, &job{k: k, done: true})
 		}
 	}
@@ -499,7 +499,12 @@ func fitTuned(s *pipeline.State, cfg Config, recs *tune.Records, jobs []*job, ta
 			if n == nil {
 				return nil, nil
 			}
-			r := recs.Get(tune.Signature(ms.Graph, n), target, cfg.Core)
+			sig := tune.Signature(ms.Graph, n)
+			def, ok := mine[sig]
+			if !ok {
+				return nil, nil
+			}
+			r := recs.Get(sig, target, cfg.Core, def)
 			if r == nil {
 				return nil, nil
 			}
@@ -650,7 +655,7 @@ func keepModelNoSlower(s *pipeline.State, cfg Config, recs *tune.Records, jobs [
 	}
 	var tuned []*tune.Record
 	for _, j := range jobs {
-		if r := recs.Get(j.k.Signature, target, cfg.Core); r != nil && r.Knobs.String() != j.k.Defaults.String() {
+		if r := recs.Get(j.k.Signature, target, cfg.Core, j.k.Defaults); r != nil && r.Knobs.String() != j.k.Defaults.String() {
 			tuned = append(tuned, r)
 		}
 	}
@@ -659,7 +664,7 @@ func keepModelNoSlower(s *pipeline.State, cfg Config, recs *tune.Records, jobs [
 	})
 	defaults := map[*tune.Record]tune.Knobs{}
 	for _, j := range jobs {
-		if r := recs.Get(j.k.Signature, target, cfg.Core); r != nil {
+		if r := recs.Get(j.k.Signature, target, cfg.Core, j.k.Defaults); r != nil {
 			defaults[r] = j.k.Defaults
 		}
 	}
