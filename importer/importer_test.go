@@ -29,6 +29,11 @@ func TestShapesBindOrRefuse(t *testing.T) {
 	if _, err := Load(dyn, Options{Warn: warn, Shapes: map[string][]int{"input": {1, 16}}}); err != nil {
 		t.Errorf("the stored shape: %v", err)
 	}
+	// The width bound by --shape (its stored value, all TFLite allows):
+	// the user's answer, so no warning (user-journey finding).
+	if _, err := Load("../testdata/tflite/mlp_int8_dynamic_width.tflite", Options{Warn: warn, Shapes: map[string][]int{"input": {1, 16}}}); err != nil || len(warns) != 0 {
+		t.Errorf("dynamic width bound by --shape: %v %q", err, warns)
+	}
 	for _, c := range []struct {
 		model  string
 		shapes map[string][]int

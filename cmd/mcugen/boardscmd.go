@@ -75,10 +75,18 @@ func (c *boardsCmd) Run(e *env) error {
 		}
 		return s
 	}
-	fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-24s %-22s %s\n", "board", "cpu", "features", "flash", "ram", "arena ram", "qemu", "output", "zephyr", "arduino (fqbn)")
+	// Columns as wide as their longest entry (user boards' names and
+	// Zephyr's qualified board names run long).
+	nw, cw, fw, qw, ow, zw := len("board"), len("native"), len("features"), len("qemu"), len("output"), len("zephyr")
 	for _, b := range out.Boards {
-		fmt.Fprintf(e.stdout, "%-22s %-12s %-22s %10s %10s %10s  %-14s %-24s %-22s %s\n", b.Name, cmp.Or(b.CPU, "native"), strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
-			kib(b.ArenaRAMBytes), dash(b.QEMU), b.Output, dash(b.Zephyr), dash(b.Arduino))
+		nw, cw, fw, qw = max(nw, len(b.Name)), max(cw, len(b.CPU)), max(fw, len(strings.Join(b.Features, ","))), max(qw, len(dash(b.QEMU)))
+		ow, zw = max(ow, len(b.Output)), max(zw, len(dash(b.Zephyr)))
+	}
+	row := "%-*s %-*s %-*s %10s %10s %10s  %-*s %-*s %-*s %s\n"
+	fmt.Fprintf(e.stdout, row, nw, "board", cw, "cpu", fw, "features", "flash", "ram", "arena ram", qw, "qemu", ow, "output", zw, "zephyr", "arduino (fqbn)")
+	for _, b := range out.Boards {
+		fmt.Fprintf(e.stdout, row, nw, b.Name, cw, cmp.Or(b.CPU, "native"), fw, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
+			kib(b.ArenaRAMBytes), qw, dash(b.QEMU), ow, b.Output, zw, dash(b.Zephyr), dash(b.Arduino))
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 type evalCmd struct {
 	modelFlags
 	Input []string `help:"Input tensor file (.npy, .pb or .bin); NAME=FILE binds by name, a bare FILE by position." required:"" placeholder:"[NAME=]FILE" sep:"none"`
-	Out   string   `help:"Directory for the outputs, one <output name>.npy each." required:"" type:"path"`
+	Out   string   `short:"o" help:"Directory for the outputs, one <output name>.npy each." required:"" type:"path" placeholder:"DIR"`
 	JSON  bool     `name:"json" help:"Print one JSON object."`
 }
 

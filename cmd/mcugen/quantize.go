@@ -79,10 +79,22 @@ func (c *quantizeCmd) Run(e *env) error {
 	fmt.Fprintf(e.stdout, "%s -> %s (method %s, %s)\n", c.Model, dest, r.Method, plural(r.Samples, "calibration sample"))
 	fmt.Fprintf(e.stdout, "%-40s %-16s %9s\n", "layer", "op", "SQNR dB")
 	for _, l := range r.Layers {
+		if l.SQNRdB >= quant.MaxSQNR {
+			// No noise at all (an input the scale holds exactly): the
+			// JSON's capped figure is not a measured one.
+			fmt.Fprintf(e.stdout, "%-40s %-16s %9s\n", l.Name, l.Op, "exact")
+			continue
+		}
 		fmt.Fprintf(e.stdout, "%-40s %-16s %9.1f\n", l.Name, l.Op, l.SQNRdB)
 	}
 	// In-sample figures: held-out vectors measure the model as deployed.
-	fmt.Fprintf(e.stdout, "output SQNR %.1f dB (median %.1f dB) on the calibration data itself (%s)\n", r.OutputSQNRdB, r.OutputSQNRMedianDB, plural(r.Samples, "sample"))
+	db := func(v float64) string {
+		if v >= quant.MaxSQNR {
+			return "exact"
+		}
+		return fmt.Sprintf("%.1f dB", v)
+	}
+	fmt.Fprintf(e.stdout, "output SQNR %s (median %s) on the calibration data itself (%s)\n", db(r.OutputSQNRdB), db(r.OutputSQNRMedianDB), plural(r.Samples, "sample"))
 	if r.Top1Total > 0 {
 		fmt.Fprintf(e.stdout, "top-1 agreement %d/%d on the calibration samples\n", r.Top1Agree, r.Top1Total)
 	}

@@ -90,7 +90,7 @@ type runCmd struct {
 	runFlags
 	Input  []string `help:"Input tensor file; NAME=FILE binds by name, a bare FILE by position." placeholder:"[NAME=]FILE" sep:"none"`
 	Random int      `help:"Run N random inputs (when no --input is given)." default:"1"`
-	Out    string   `help:"Write the outputs (of the first vector) here as <output>.npy." type:"path" placeholder:"DIR"`
+	Out    string   `short:"o" help:"Write the outputs (of the first vector) here as <output>.npy." type:"path" placeholder:"DIR"`
 	JSON   bool     `name:"json" help:"Print one JSON object."`
 }
 
@@ -155,6 +155,14 @@ func (c *runCmd) Run(e *env) error {
 	if err := checkVectorCount("--random", c.Random); err != nil {
 		return err
 	}
+	// run takes one source of inputs (it ignored --random 0, and --random
+	// beside --input: user-journey finding).
+	if c.Random < 1 {
+		return usageError{fmt.Errorf("--random %d: run needs at least one input", c.Random)}
+	}
+	if c.Random != 1 && len(c.Input) > 0 {
+		return usageError{fmt.Errorf("--random %d and --input: run takes its inputs from one of them (test runs both: the given vectors and random ones)", c.Random)}
+	}
 	opt, _, err := c.compileFlags.options(e, &c.modelFlags)
 	if err != nil {
 		return err
@@ -186,7 +194,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 		vectors = append(vectors, vec)
 	} else {
-		vectors = pipeline.RandomInputs(s.Graph, max(c.Random, 1), 1)
+		vectors = pipeline.RandomInputs(s.Graph, c.Random, 1)
 	}
 	dir, done, err := c.workDir()
 	if err != nil {

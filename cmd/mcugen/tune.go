@@ -19,7 +19,7 @@ type tuneCmd struct {
 	Timeout time.Duration `help:"Kill one measurement's firmware after this long." default:"60s"`
 	Trials  int           `help:"Measurements per kernel (spaces no larger are searched exhaustively)." default:"16"`
 	Jobs    int           `help:"Parallel measurements (default: the number of CPUs)."`
-	Output  string        `short:"o" help:"Tuning records file (tuning.json in the working directory by default): read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"path" placeholder:"FILE"`
+	Output  string        `short:"o" aliases:"out" help:"Tuning records file (tuning.json in the working directory by default): read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"path" placeholder:"FILE"`
 	Resume  bool          `help:"Continue an interrupted run from its journal (FILE.journal) instead of starting its kernels over."`
 	Measure string        `help:"Measure one candidate file (as --bazel writes them) and write its result to --result." type:"existingfile" placeholder:"CANDIDATE"`
 	Result  string        `help:"Where --measure writes its result JSON." type:"path" placeholder:"FILE"`
@@ -31,6 +31,20 @@ type tuneCmd struct {
 func (c *tuneCmd) Run(e *env) error {
 	if c.Trials <= 0 {
 		return usageError{fmt.Errorf("--trials %d: want a positive number of measurements per kernel (default %d)", c.Trials, measure.DefaultTrials)}
+	}
+	// One mode a run: --merge beside --bazel wrote the targets and merged
+	// nothing, exit 0 (user-journey finding).
+	var modes []string
+	for _, m := range []struct{ flag, v string }{{"--measure", c.Measure}, {"--bazel", c.Bazel}, {"--merge", c.Merge}} {
+		if m.v != "" {
+			modes = append(modes, m.flag)
+		}
+	}
+	if len(modes) > 1 {
+		return usageError{fmt.Errorf("%s: one of them a run (measure one candidate, write the Bazel targets, or merge their results)", strings.Join(modes, " and "))}
+	}
+	if c.Resume && len(modes) > 0 {
+		return usageError{fmt.Errorf("--resume and %s: --resume continues a run that measures (tune without %s)", modes[0], modes[0])}
 	}
 	if c.Result != "" && c.Measure == "" {
 		return usageError{fmt.Errorf("--result %s: it is where --measure writes its result; give --measure CANDIDATE too", c.Result)}
@@ -107,6 +121,12 @@ func (c *tuneCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
+		if c.JSON {
+			return e.printJSON(struct {
+				Targets int    `json:"targets"`
+				Build   string `json:"build_file"`
+			}{n, filepath.Join(c.Bazel, "BUILD.bazel")})
+		}
 		fmt.Fprintf(e.stdout, "wrote %d measurement targets to %s/BUILD.bazel\n", n, c.Bazel)
 		return nil
 	case c.Merge != "":
@@ -116,6 +136,12 @@ func (c *tuneCmd) Run(e *env) error {
 		n, err := measure.Merge(s, cfg, c.Merge)
 		if err != nil {
 			return err
+		}
+		if c.JSON {
+			return e.printJSON(struct {
+				Records int    `json:"records"`
+				File    string `json:"records_file"`
+			}{n, c.Output})
 		}
 		fmt.Fprintf(e.stdout, "merged results into %d record(s) in %s\n", n, c.Output)
 		return nil

@@ -69,6 +69,22 @@ func TestUnsupportedOpsListed(t *testing.T) {
 	}
 }
 
+// A corrupt file's op type prints quoted, as node names do: raw, a byte
+// that is not text reached the terminal (user-journey finding).
+func TestUnsupportedOpQuoted(t *testing.T) {
+	b := NewBuilder("bad", 13, 1)
+	x := b.Input("x", graph.Float32, 1, 4)
+	y := b.Node("Relu", []string{x})
+	m := b.Model()
+	m.Graph.Nodes[0].OpType = "Rel\xff"
+	b.Output(y, graph.Float32)
+	_, err := Decode("bad", b.Model().Marshal(), Options{})
+	want := `importer: unsupported ops: "Rel\xff" (nodes "Relu_1")`
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n %v, want\n %q", err, want)
+	}
+}
+
 func TestExternalData(t *testing.T) {
 	b := NewBuilder("ext", 13, 1)
 	x := b.Input("x", graph.Float32, 1, 4)

@@ -212,8 +212,13 @@ func (im *importer) run(og *Graph) error {
 				names = append(names[:5:5], fmt.Sprintf("and %d more", len(byOp[op])-5))
 			}
 			label := op
-			if op == "" {
+			switch {
+			case op == "":
 				label = `empty op_type ""`
+			case strconv.Quote(op) != `"`+op+`"`:
+				// Bytes that are not printable text (a corrupt file):
+				// quoted, as the node names are.
+				label = strconv.Quote(op)
 			}
 			parts[i] = fmt.Sprintf("%s (nodes %s)", label, strings.Join(quoteAll(names), ", "))
 		}

@@ -67,7 +67,8 @@ func DecodeWith(name string, b []byte, opt Options) (g *graph.Graph, err error) 
 	}
 	if opt.Warn != nil {
 		for _, in := range g.UserInputs() {
-			if sig, ok := dyn[in]; ok {
+			if sig, ok := dyn[in]; ok && opt.Shapes[in] == nil {
+				// (A --shape for it, its stored shape, is the user's answer.)
 				opt.Warn(fmt.Sprintf("input %q has a dynamic dimension (shape signature %v): compiled with the shape the file stores, %v", in, sig, g.Tensors[in].Shape))
 			}
 		}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Findings of session 26's user journeys that need no emulator.
+
+// run takes its inputs from one source: --random 0 and --random beside
+// --input were accepted and ignored.
+func TestRunRandomRefused(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--random", "0"}, "--random 0: run needs at least one input"},
+		{[]string{"--random", "5", "--input", "x.npy"}, "--random 5 and --input"},
+	} {
+		code, _, stderr := mcugen(t, append([]string{"run", model, "--board", "mps2-an386"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("run %v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// tune runs one mode at a time: --merge beside --bazel wrote the targets,
+// merged nothing and exited 0.
+func TestTuneModesExclusive(t *testing.T) {
+	dir := t.TempDir()
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	for _, args := range [][]string{
+		{"--merge", dir, "--bazel", filepath.Join(dir, "bz")},
+		{"--measure", model, "--result", filepath.Join(dir, "r.json"), "--bazel", filepath.Join(dir, "bz")},
+		{"--merge", dir, "--resume"},
+	} {
+		code, _, stderr := mcugen(t, append([]string{"tune", model, "--board", "mps2-an386", "-o", filepath.Join(dir, "t.json")}, args...)...)
+		if code != 2 || !strings.Contains(stderr, " and ") {
+			t.Errorf("tune %v: exit %d, stderr %q; want a usage error naming both", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bz")); err == nil {
+		t.Error("a refused run wrote the Bazel directory")
+	}
+}
+
+// The records file is --out as well as --output (compile's and quantize's
+// name for their output), and --bazel answers --json with one object.
+func TestTuneOutAliasAndBazelJSON(t *testing.T) {
+	dir := t.TempDir()
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	code, stdout, stderr := mcugen(t, "tune", model, "--board", "mps2-an386", "--out", filepath.Join(dir, "t.json"),
+		"--bazel", filepath.Join(dir, "bz"), "--trials", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Targets int    `json:"targets"`
+		Build   string `json:"build_file"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || got.Targets == 0 || got.Build != filepath.Join(dir, "bz", "BUILD.bazel") {
+		t.Fatalf("stdout %q: %v", stdout, err)
+	}
+	// --merge of a directory whose results are all another model's is an
+	// error, and writes no records file.
+	res := filepath.Join(dir, "res")
+	if err := os.MkdirAll(res, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	foreign := `{"kernel": "Conv2D int8 1x9x9x9 #0", "target": "dsp", "core": "cortex-m4", "knobs": {"block_oc": 2}, "instructions": 100}`
+	if err := os.WriteFile(filepath.Join(res, "result.json"), []byte(foreign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = mcugen(t, "tune", model, "--board", "mps2-an386", "--merge", res, "-o", filepath.Join(dir, "m.json"))
+	if code != 1 || !strings.Contains(stderr, "none of its 1 result(s)") {
+		t.Errorf("merge of foreign results: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.json")); err == nil {
+		t.Error("an empty records file was written")
+	}
+}
+
+// Every column of the boards table lines up, however long a board's
+// Zephyr name (portenta-h7's pushed the FQBN column out of line).
+func TestBoardsTableAligned(t *testing.T) {
+	code, stdout, stderr := mcugen(t, "boards")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	col := strings.Index(lines[0], "arduino (fqbn)")
+	if col < 0 {
+		t.Fatalf("header %q", lines[0])
+	}
+	for _, l := range lines[1:] {
+		if len(l) <= col || l[col-1] != ' ' || l[col] == ' ' {
+			t.Errorf("the FQBN column does not start at %d: %q", col, l)
+		}
+	}
+}
