@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,11 @@ type regression struct {
 	Allowed  float64 `json:"allowed_percent"`
 	Model    string  `json:"-"`
 	Board    string  `json:"-"`
+	// Against is the baseline case's model where it is not Model's path
+	// (a moved checkout, matched by its trailing path), and Other says its
+	// file's SHA-256 differs from this one's: another model, or a changed one.
+	Against string `json:"baseline_model,omitempty"`
+	Other   bool   `json:"baseline_model_differs,omitempty"`
 }
 
 // benchBaseline is a loaded report, its cases keyed by board and model.
@@ -55,8 +61,15 @@ func loadBaseline(path string) (*benchBaseline, error) {
 		Results *[]json.RawMessage `json:"results"`
 	}
 	notBench := "--baseline %s: not a `mcugen bench --json` report: "
-	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&report); err != nil {
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a BOM an editor added (records files take it too)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&report); err != nil {
 		return nil, fmt.Errorf(notBench+"%v", path, err)
+	}
+	// One report: two concatenated, or a report with garbage after it, is
+	// not what bench wrote (the records parser refuses them too).
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf(notBench+"data after the JSON object", path)
 	}
 	if report.Results == nil {
 		return nil, fmt.Errorf(notBench+"it has no \"results\" list", path)
@@ -70,7 +83,9 @@ func loadBaseline(path string) (*benchBaseline, error) {
 			return nil, fmt.Errorf(notBench+"result %d: %v", path, i, err)
 		}
 		for _, key := range []string{"model", "board", "instructions", "arena_bytes", "flash_bytes", "ram_bytes"} {
-			if _, ok := keys[key]; !ok {
+			// null read as 0 (flash 0 -> 7,992 a regression) or as no
+			// count (the gate off): neither is what bench wrote.
+			if v, ok := keys[key]; !ok || string(bytes.TrimSpace(v)) == "null" {
 				return nil, fmt.Errorf(notBench+"result %d has no %q", path, i, key)
 			}
 		}
@@ -83,8 +98,18 @@ func loadBaseline(path string) (*benchBaseline, error) {
 		if r.Error != "" {
 			continue // a case that failed then has no figures to hold to
 		}
-		if r.ArenaBytes < 0 || r.FlashBytes < 0 || r.RAMBytes < 0 {
+		if r.ArenaBytes < 0 || r.FlashBytes < 0 || r.RAMBytes < 0 || r.StackBytes < 0 {
 			return nil, fmt.Errorf("--baseline %s: result %d (%s on %s) has a negative size", path, i, r.Model, r.Board)
+		}
+		// bench writes a count, or -1 where the board has no emulator: 0
+		// or another negative number would turn the instruction gate off.
+		if r.Instructions == 0 || r.Instructions < -1 {
+			return nil, fmt.Errorf("--baseline %s: result %d (%s on %s) has instructions %d: want a count, or -1 where the board counts none", path, i, r.Model, r.Board, r.Instructions)
+		}
+		for _, c := range bl.cases {
+			if c.Model == r.Model && c.Board == r.Board {
+				return nil, fmt.Errorf("--baseline %s: result %d: %s on %s is there twice", path, i, r.Model, r.Board)
+			}
 		}
 		bl.cases = append(bl.cases, r)
 	}
@@ -154,7 +179,12 @@ func (bl *benchBaseline) compare(r *benchResult, allowed float64) []regression {
 		// Exact integers: with no allowance any growth fails; otherwise
 		// growth up to the allowance passes.
 		if cur > base && (allowed == 0 || pct > allowed) {
-			out = append(out, regression{Metric: metric, Baseline: base, Current: cur, Percent: pct, Allowed: allowed, Model: r.Model, Board: r.Board})
+			g := regression{Metric: metric, Baseline: base, Current: cur, Percent: pct, Allowed: allowed, Model: r.Model, Board: r.Board}
+			if b.Model != r.Model {
+				g.Against = b.Model
+				g.Other = b.ModelSHA256 != "" && r.ModelSHA256 != "" && b.ModelSHA256 != r.ModelSHA256
+			}
+			out = append(out, g)
 		}
 	}
 	if b.Instructions > 0 && r.Instructions > 0 {
@@ -234,7 +264,17 @@ func (g regression) String() string {
 	if g.Allowed > 0 {
 		allowed = fmt.Sprintf("allowed +%g%%", g.Allowed)
 	}
-	return fmt.Sprintf("%s on %s: %s %s -> %s (%+.2f%%; %s)", displayPath(g.Model), g.Board, g.Metric, comma(g.Baseline), comma(g.Current), g.Percent, allowed)
+	against := ""
+	if g.Against != "" {
+		// Say which case it was held to: two models of one file name in
+		// different directories matched each other, unnamed (user-journey
+		// finding).
+		against = "; against the baseline's " + g.Against
+		if g.Other {
+			against += ", whose SHA-256 differs"
+		}
+	}
+	return fmt.Sprintf("%s on %s: %s %s -> %s (%+.2f%%; %s%s)", displayPath(g.Model), g.Board, g.Metric, comma(g.Baseline), comma(g.Current), g.Percent, allowed, against)
 }
 
 // displayPath is p relative to the working directory when it lies inside

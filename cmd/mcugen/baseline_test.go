@@ -54,7 +54,7 @@ func TestBaselineCompare(t *testing.T) {
 		got[0].Percent < 0.0999 || got[0].Percent > 0.1001 || got[1].Metric != "flash_bytes" || got[1].Percent < 10.49 || got[1].Percent > 10.51 {
 		t.Errorf("no allowance: %+v", got)
 	}
-	if s := got[0].String(); s != "kws.tflite on mps2-an386: instructions 1,000 -> 1,001 (+0.10%; any growth fails)" {
+	if s := got[0].String(); s != "kws.tflite on mps2-an386: instructions 1,000 -> 1,001 (+0.10%; any growth fails; against the baseline's /ci/a/kws.tflite)" {
 		t.Errorf("message %q", s)
 	}
 	if c := r.change(); c != "+0.10% (arena -56 B, flash +210 B)" {
@@ -121,6 +121,27 @@ func TestBaselineStack(t *testing.T) {
 	}
 }
 
+// Matched by file name only, a regression names the baseline case it was
+// held to, and says when the two files' SHA-256 differ; the same path
+// names nothing more.
+func TestBaselineNamesItsCase(t *testing.T) {
+	c := benchCase("/ci/a/model.tflite", "mps2-an386", 946, 64, 100, 100)
+	c["model_sha256"] = "aaaa"
+	bl, err := loadBaseline(writeBaseline(t, t.TempDir(), c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := benchResult{Model: "/pr/b/model.tflite", ModelSHA256: "bbbb", Board: "mps2-an386", Instructions: 12965, ArenaBytes: 64, FlashBytes: 100, RAMBytes: 100}
+	got := bl.compare(&r, 0)
+	if len(got) != 1 || !strings.HasSuffix(got[0].String(), "; against the baseline's /ci/a/model.tflite, whose SHA-256 differs)") {
+		t.Errorf("%v", got)
+	}
+	r = benchResult{Model: "/ci/a/model.tflite", ModelSHA256: "bbbb", Board: "mps2-an386", Instructions: 12965, ArenaBytes: 64, FlashBytes: 100, RAMBytes: 100}
+	if got := bl.compare(&r, 0); len(got) != 1 || strings.Contains(got[0].String(), "against") {
+		t.Errorf("same path: %v", got)
+	}
+}
+
 // Files that are not bench reports are refused with the file named.
 func TestBaselineRefused(t *testing.T) {
 	dir := t.TempDir()
@@ -138,12 +159,22 @@ func TestBaselineRefused(t *testing.T) {
 		{"failed.json", `{"results": [{"model": "a", "board": "b", "instructions": -1, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0, "error": "x"}]}`, "no measured case"},
 		{"types.json", `{"results": [{"model": "a", "board": "b", "instructions": "many", "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, "result 0: json: cannot unmarshal string"},
 		{"neg.json", `{"results": [{"model": "a", "board": "b", "instructions": 1, "arena_bytes": -4, "flash_bytes": 0, "ram_bytes": 0}]}`, "negative size"},
+		// Values that would turn a gate off (user-journey findings).
+		{"null.json", `{"results": [{"model": "a", "board": "b", "instructions": 5, "arena_bytes": 0, "flash_bytes": null, "ram_bytes": 0}]}`, `result 0 has no "flash_bytes"`},
+		{"zero.json", `{"results": [{"model": "a", "board": "b", "instructions": 0, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, "has instructions 0: want a count, or -1"},
+		{"minus5.json", `{"results": [{"model": "a", "board": "b", "instructions": -5, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, "has instructions -5"},
+		{"twice.json", `{"results": [{"model": "a", "board": "b", "instructions": 5, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}, {"model": "a", "board": "b", "instructions": 6, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, "a on b is there twice"},
+		{"tail.json", `{"results": [{"model": "a", "board": "b", "instructions": 5, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}` + "\n{garbage", "data after the JSON object"},
 	} {
 		p := write(c.name, c.body)
 		_, err := loadBaseline(p)
 		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	// A BOM is read past, as in a records file.
+	if _, err := loadBaseline(write("bom.json", "\xef\xbb\xbf"+`{"results": [{"model": "a", "board": "b", "instructions": 5, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`)); err != nil {
+		t.Errorf("with a BOM: %v", err)
 	}
 	// Through the CLI: refused before anything is built.
 	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
