@@ -128,6 +128,10 @@ func (c *tuneCmd) Run(e *env) error {
 			}{n, filepath.Join(c.Bazel, "BUILD.bazel")})
 		}
 		fmt.Fprintf(e.stdout, "wrote %d measurement targets to %s/BUILD.bazel\n", n, c.Bazel)
+		if n > 0 {
+			fmt.Fprintf(e.stdout, "run them there (bazel test //... --nozip_undeclared_test_outputs), then here: the same tune command with --merge %s instead of --bazel\n",
+				filepath.Join(c.Bazel, "bazel-testlogs"))
+		}
 		return nil
 	case c.Merge != "":
 		if err := makeParent("-o", c.Output); err != nil {
