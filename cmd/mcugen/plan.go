@@ -63,7 +63,18 @@ func (c *planCmd) Run(e *env) error {
 		return err
 	}
 	fmt.Fprint(e.stdout, p.Table())
-	fmt.Fprintf(e.stdout, "arena %s B (activations %s B, scratch %s B); live-set lower bound %s B; algorithm %s\n",
-		comma(int64(p.ArenaBytes)), comma(int64(p.ActivationBytes)), comma(int64(p.ScratchBytes)), comma(int64(p.LowerBoundBytes)), p.Algorithm)
+	// The parts overlap: kernel scratch takes space the activations leave
+	// free while its node runs (8,496 = 8,496 + 128 read as a wrong sum:
+	// user-journey finding).
+	scratch := ""
+	switch {
+	case p.ScratchBytes == 0:
+	case p.ArenaBytes <= p.ActivationBytes:
+		scratch = fmt.Sprintf("; kernel scratch up to %s B, in space the live activations leave", comma(int64(p.ScratchBytes)))
+	default:
+		scratch = fmt.Sprintf("; kernel scratch up to %s B, partly above them", comma(int64(p.ScratchBytes)))
+	}
+	fmt.Fprintf(e.stdout, "arena %s B (activations up to %s B%s); live-set lower bound %s B; algorithm %s\n",
+		comma(int64(p.ArenaBytes)), comma(int64(p.ActivationBytes)), scratch, comma(int64(p.LowerBoundBytes)), p.Algorithm)
 	return err
 }
