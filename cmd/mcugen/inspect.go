@@ -83,6 +83,12 @@ func (c *inspectCmd) Run(e *env) error {
 		fmt.Fprint(e.stdout, text)
 		return nil
 	}
+	// The compile flags are checked here too (an unknown --board or
+	// --target passed unremarked: user-journey finding), though only
+	// quantization changes the summary.
+	if _, _, err := c.compileFlags.options(e, &c.modelFlags); err != nil {
+		return err
+	}
 	g, err := c.load(e)
 	if err != nil {
 		return err

@@ -102,3 +102,22 @@ func TestBoardsTableAligned(t *testing.T) {
 		}
 	}
 }
+
+// inspect checks the compile flags it takes, as its --ir mode does: an
+// unknown board or schedule set passed unremarked.
+func TestInspectChecksCompileFlags(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--board", "nosuch"}, 1, `unknown board "nosuch"`},
+		{[]string{"--target", "bogus"}, 2, "--target bogus: unknown schedule set"},
+	} {
+		code, stdout, stderr := mcugen(t, append([]string{"inspect", model}, c.args...)...)
+		if code != c.code || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("inspect %v: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, code, stdout, stderr, c.code, c.want)
+		}
+	}
+}
