@@ -48,7 +48,7 @@ func TestStackCheck(t *testing.T) {
 		}
 		perKernel = append(perKernel, k)
 		small := *b
-		small.StackBytes = need + stackFrames - 1
+		small.StackBytes = need + StackFrames - 1
 		_, err = Compile(model, opt(&small, knobs))
 		var fit *FitError
 		if !errors.As(err, &fit) || !strings.Contains(err.Error(), kernel) || fit.Need-fit.Have != 1 {
