@@ -90,6 +90,22 @@ func board(t *testing.T, name string) *boards.Board {
 	return b
 }
 
+// onBoards runs f as a parallel subtest on each named board (the first one
+// only in -short), skipped (locally) or failed (CI) without its tools.
+func onBoards(t *testing.T, names []string, f func(t *testing.T, b *boards.Board)) {
+	if testing.Short() {
+		names = names[:1]
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := board(t, name)
+			needTools(t, b)
+			f(t, b)
+		})
+	}
+}
+
 var runBoards = []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "microbit", "aarch64-linux", "host"}
 
 // The fake model builds and runs bit-exactly on every runnable board, with an external
@@ -149,39 +165,29 @@ func TestFakeModelRunsEverywhere(t *testing.T) {
 
 // The count of a long known loop is exact and identical across three runs.
 func TestInstructionCountRepeatable(t *testing.T) {
-	names := []string{"mps2-an386", "mps3-an547", "microbit", "aarch64-linux"}
-	if testing.Short() {
-		names = names[:1]
-	}
-	for _, name := range names {
-		name := name
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := board(t, name)
-			needTools(t, b)
-			vectors := [][][]byte{{vector(0, 0)}, {vector(200, 0)}}
-			fw, err := BuildWith(b, fakeModel(t, true, 64), vectors, t.TempDir(), fakeOptions(true))
+	onBoards(t, []string{"mps2-an386", "mps3-an547", "microbit", "aarch64-linux"}, func(t *testing.T, b *boards.Board) {
+		vectors := [][][]byte{{vector(0, 0)}, {vector(200, 0)}}
+		fw, err := BuildWith(b, fakeModel(t, true, 64), vectors, t.TempDir(), fakeOptions(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first []int64
+		for run := 0; run < 3; run++ {
+			res, err := Run(fw, 20*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var first []int64
-			for run := 0; run < 3; run++ {
-				res, err := Run(fw, 20*time.Second)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := []int64{res.Vectors[0].Instructions, res.Vectors[1].Instructions}
-				if got[1]-got[0] != 2*64*200 {
-					t.Errorf("run %d: %v differ by %d, want %d", run, got, got[1]-got[0], 2*64*200)
-				}
-				if run == 0 {
-					first = got
-				} else if got[0] != first[0] || got[1] != first[1] {
-					t.Errorf("run %d: %v, first run %v", run, got, first)
-				}
+			got := []int64{res.Vectors[0].Instructions, res.Vectors[1].Instructions}
+			if got[1]-got[0] != 2*64*200 {
+				t.Errorf("run %d: %v differ by %d, want %d", run, got, got[1]-got[0], 2*64*200)
 			}
-		})
-	}
+			if run == 0 {
+				first = got
+			} else if got[0] != first[0] || got[1] != first[1] {
+				t.Errorf("run %d: %v, first run %v", run, got, first)
+			}
+		}
+	})
 }
 
 // The harness measures the stack a run takes: a run that calls a function with a 2,048 B
@@ -189,52 +195,44 @@ func TestInstructionCountRepeatable(t *testing.T) {
 // more than that; the smaller run, measured after the larger, is not the larger's
 // leftover (the stack is painted again before each run). Hosted builds measure nothing.
 func TestStackHighWater(t *testing.T) {
-	names := []string{"mps2-an386", "microbit", "mps3-an547", "aarch64-linux"}
-	if testing.Short() {
-		names = names[:1]
-	}
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := board(t, name)
-			needTools(t, b)
-			deep, flat := vector(0, 0), vector(0, 0)
-			deep[1], flat[1] = 0xEB, 0
-			vectors := [][][]byte{{deep}, {flat}}
-			small := b.BareMetal() && b.StackBytes < 4096 // microbit's 2 KiB: the array would overflow it
-			if small {
-				vectors = [][][]byte{{flat}, {flat}}
+	onBoards(t, []string{"mps2-an386", "microbit", "mps3-an547", "aarch64-linux"}, func(t *testing.T, b *boards.Board) {
+		name := b.Name
+		deep, flat := vector(0, 0), vector(0, 0)
+		deep[1], flat[1] = 0xEB, 0
+		vectors := [][][]byte{{deep}, {flat}}
+		small := b.BareMetal() && b.StackBytes < 4096 // microbit's 2 KiB: the array would overflow it
+		if small {
+			vectors = [][][]byte{{flat}, {flat}}
+		}
+		fw, err := BuildWith(b, fakeModel(t, true, 64), vectors, t.TempDir(), fakeOptions(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(fw, 20*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, f := res.Vectors[0].Stack, res.Vectors[1].Stack
+		if !b.BareMetal() {
+			if d != -1 || f != -1 {
+				t.Errorf("hosted: stack %d, %d measured, want -1 (not measured)", d, f)
 			}
-			fw, err := BuildWith(b, fakeModel(t, true, 64), vectors, t.TempDir(), fakeOptions(true))
-			if err != nil {
-				t.Fatal(err)
+			return
+		}
+		if f <= 0 || f > 256 {
+			t.Errorf("run without the array: stack %d B, want a few frames (1..256)", f)
+		}
+		if small {
+			if d != f {
+				t.Errorf("the same run twice: stack %d B, then %d B", d, f)
 			}
-			res, err := Run(fw, 20*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, f := res.Vectors[0].Stack, res.Vectors[1].Stack
-			if !b.BareMetal() {
-				if d != -1 || f != -1 {
-					t.Errorf("hosted: stack %d, %d measured, want -1 (not measured)", d, f)
-				}
-				return
-			}
-			if f <= 0 || f > 256 {
-				t.Errorf("run without the array: stack %d B, want a few frames (1..256)", f)
-			}
-			if small {
-				if d != f {
-					t.Errorf("the same run twice: stack %d B, then %d B", d, f)
-				}
-				return
-			}
-			if d-f < 2048 || d-f > 2048+64 {
-				t.Errorf("run with the 2,048 B array: stack %d B, the other %d B: differ by %d, want 2,048..2,112", d, f, d-f)
-			}
-			t.Logf("%s: stack %d B with the array, %d B without", name, d, f)
-		})
-	}
+			return
+		}
+		if d-f < 2048 || d-f > 2048+64 {
+			t.Errorf("run with the 2,048 B array: stack %d B, the other %d B: differ by %d, want 2,048..2,112", d, f, d-f)
+		}
+		t.Logf("%s: stack %d B with the array, %d B without", name, d, f)
+	})
 }
 
 // A run that takes more stack than the board gives it (a 2,048 B array on a 1 KiB stack)
