@@ -1,7 +1,9 @@
 package measure
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,6 +309,63 @@ func TestKeepInt8WinsOverRecords(t *testing.T) {
 	for _, f := range s.Module.Funcs {
 		if f.Name == wino && f.Knobs["weights"] != 8 {
 			t.Errorf("%s: weights=%d winograd=%d, want int8 weights (KeepInt8) over the record", wino, f.Knobs["weights"], f.Knobs["winograd"])
+		}
+	}
+}
+
+// --resume takes a journal's measurements only for the kernel as this run
+// builds it: a kernel kept int8 by --flash-budget is another kernel than
+// the same one with int16 weights, so an unbudgeted run's journal lines for
+// it are not its measurements (they were taken as such, and the record
+// said weights=8 with the int16 count: user-journey finding).
+func TestResumeKeepsTheWeightsLayout(t *testing.T) {
+	ad := filepath.Join("..", "..", "..", "shared", "models", "mlperf_tiny", "ad", "ad01_int8.tflite")
+	if _, err := os.Stat(ad); err != nil {
+		t.Skip("../shared/models is absent")
+	}
+	b := board(t, "mps2-an386")
+	opt := pipeline.Options{Board: b, Version: "test", FlashBudget: 310_000}
+	s, err := pipeline.Compile(ad, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels, err := Kernels(s, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lean *Kernel
+	for _, k := range kernels {
+		if k.Defaults["weights"] == 8 {
+			lean = k
+			break
+		}
+	}
+	if lean == nil {
+		t.Fatal("no kernel kept int8 under 310,000 B")
+	}
+	knobs := lean.Space.At(0)
+	byKey := map[string]*job{tune.KeyFor(lean.Signature, "dsp", b.CPU, lean.Defaults): {k: lean, search: tune.NewSearch(lean.Space, lean.Defaults, 4, 1)}}
+	int16 := maps.Clone(knobs)
+	int16["weights"] = 16
+	dir := t.TempDir()
+	cfg := Config{Out: filepath.Join(dir, "r.json"), Resume: true, Note: func(string) {}}
+	for _, c := range []struct {
+		key  string
+		want int
+	}{
+		{tune.KeyFor(lean.Signature, "dsp", b.CPU, int16), 0},         // the unbudgeted run's
+		{tune.KeyFor(lean.Signature, "dsp", b.CPU, lean.Defaults), 1}, // this run's
+	} {
+		line, _ := json.Marshal(journalLine{Key: c.key, Knobs: knobs, Instructions: 1000})
+		if err := os.WriteFile(JournalPath(cfg.Out), append(line, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep := &Report{}
+		if err := replayJournal(cfg, byKey, rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Resumed != c.want {
+			t.Errorf("journal line keyed %q: %d resumed, want %d", c.key, rep.Resumed, c.want)
 		}
 	}
 }
