@@ -184,7 +184,11 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			break
 		}
 		est -= c.saves
-		if t.Knobs[c.name]["weights"] == 16 || t.Knobs[c.op]["weights"] == 16 {
+		// Knobs the caller gave (Options.Knobs) are overridden here;
+		// tuning records are not: a kernel kept int8 takes the records
+		// tuned with int8 weights (tune.KeyFor), and tune.Overrides notes
+		// the int16 ones it leaves.
+		if s.Opt.Knobs[c.name]["weights"] == 16 || s.Opt.Knobs[c.op]["weights"] == 16 {
 			name := c.name
 			if t.Knobs[c.name]["winograd"] == 1 || t.Knobs[c.op]["winograd"] == 1 {
 				name += " (its Winograd off: int8 weights take the direct form)"
@@ -199,7 +203,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		if lim.region != nil {
 			who = b.Name + "'s flash"
 		}
-		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (weights=16, from tuning records or knobs) keep int8 weights: %s needs them (the fit pass wins): %s",
+		s.Opt.Warn(fmt.Sprintf("%d kernel(s) asked for int16 weights (knob weights=16) keep int8 weights: %s needs them (the fit pass wins): %s",
 			len(forced), who, strings.Join(forced, ", ")))
 	}
 	return true, nil

@@ -943,8 +943,9 @@ func stackOverflow(fw *Firmware, vector string) string {
 }
 
 // StackOverflowError is a core that locked up (a fault it could not take,
-// QEMU's "Lockup") with its stack pointer at or below the stack's bottom: the
-// exception frame had nowhere to go.
+// QEMU's "Lockup") with its stack pointer at or below the start of the data
+// region (Bottom), where the linker script puts the stack unless code or
+// weights share the region: the exception frame had nowhere to go.
 type StackOverflowError struct {
 	Board      string
 	SP, Bottom uint64
@@ -952,7 +953,7 @@ type StackOverflowError struct {
 }
 
 func (e *StackOverflowError) Error() string {
-	return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core locked up with SP=%#08x, at or below the stack's bottom (%#08x); the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.SP, e.Bottom, commas(uint64(e.StackBytes)))
+	return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core locked up with SP=%#08x, at or below the start of the data region (%#08x) the stack grows toward; the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.SP, e.Bottom, commas(uint64(e.StackBytes)))
 }
 
 // lockupOverflow reads QEMU's register dump after a lockup of a bare-metal

@@ -86,7 +86,8 @@ func (c *inspectCmd) Run(e *env) error {
 	// The compile flags are checked here too (an unknown --board or
 	// --target passed unremarked: user-journey finding), though only
 	// quantization changes the summary.
-	if _, _, err := c.compileFlags.options(e, &c.modelFlags); err != nil {
+	opt, _, err := c.compileFlags.options(e, &c.modelFlags)
+	if err != nil {
 		return err
 	}
 	g, err := c.load(e)
@@ -97,10 +98,6 @@ func (c *inspectCmd) Run(e *env) error {
 		// With quantization flags (or --int8-io on a QDQ model) the
 		// summary is of the model as compile would quantize it (its int8
 		// inputs and outputs, their scales); they were silently ignored.
-		opt, _, err := c.compileFlags.options(e, &c.modelFlags)
-		if err != nil {
-			return err
-		}
 		s, err := pipeline.RunUntil(c.Model, opt, "quantize")
 		if err != nil {
 			return err

@@ -20,6 +20,7 @@ func TestRunRandomRefused(t *testing.T) {
 	}{
 		{[]string{"--random", "0"}, "--random 0: run needs at least one input"},
 		{[]string{"--random", "5", "--input", "x.npy"}, "--random 5 and --input"},
+		{[]string{"--random", "0", "--input", "x.npy"}, "--random 0 and --input"},
 	} {
 		code, _, stderr := mcugen(t, append([]string{"run", model, "--board", "mps2-an386"}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
@@ -118,6 +119,26 @@ func TestInspectChecksCompileFlags(t *testing.T) {
 		code, stdout, stderr := mcugen(t, append([]string{"inspect", model}, c.args...)...)
 		if code != c.code || stdout != "" || !strings.Contains(stderr, c.want) {
 			t.Errorf("inspect %v: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, code, stdout, stderr, c.code, c.want)
+		}
+	}
+}
+
+// Two spellings of one flag are the flag given twice: -o is --out, and
+// tune's --out is its --output (run --out d1 -o d2 wrote d2 alone).
+func TestFlagSpellingsGivenTwice(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", model, "--board", "host", "--out", "d1", "-o", "d2"}, "--out is given twice"},
+		{[]string{"eval", model, "-o", "d1", "--out=d2"}, "--out is given twice"},
+		{[]string{"tune", model, "--board", "mps2-an386", "--out", "a.json", "--output", "b.json"}, "--output is given twice"},
+		{[]string{"tune", model, "--board", "mps2-an386", "-o", "a.json", "--out", "b.json"}, "--output is given twice"},
+	} {
+		code, _, stderr := mcugen(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
 		}
 	}
 }

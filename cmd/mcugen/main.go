@@ -331,14 +331,34 @@ var repeatable = map[string]bool{"--input": true, "--shape": true}
 // the last one, so "--board a --board b" ran on b alone.
 func repeatedFlag(args []string) error {
 	seen := map[string]bool{}
+	// Two spellings of one flag are the same flag ("run --out d1 -o d2"
+	// wrote d2 alone: review finding): -o is --out, and tune's records
+	// file is --output, also spelled --out.
+	cmd := ""
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			cmd = a
+			break
+		}
+	}
+	spell := map[string]string{"-o": "--out"}
+	if cmd == "tune" {
+		spell = map[string]string{"-o": "--output", "--out": "--output"}
+	}
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
-		if !strings.HasPrefix(a, "--") {
+		if !strings.HasPrefix(a, "--") && !strings.HasPrefix(a, "-o") {
 			continue
 		}
 		name, _, _ := strings.Cut(a, "=")
+		if len(name) > 2 && !strings.HasPrefix(name, "--") {
+			name = name[:2] // -oDIR
+		}
+		if canon, ok := spell[name]; ok {
+			name = canon
+		}
 		if repeatable[name] {
 			continue
 		}

@@ -157,11 +157,11 @@ func (c *runCmd) Run(e *env) error {
 	}
 	// run takes one source of inputs (it ignored --random 0, and --random
 	// beside --input: user-journey finding).
-	if c.Random < 1 {
-		return usageError{fmt.Errorf("--random %d: run needs at least one input", c.Random)}
-	}
 	if c.Random != 1 && len(c.Input) > 0 {
 		return usageError{fmt.Errorf("--random %d and --input: run takes its inputs from one of them (test runs both: the given vectors and random ones)", c.Random)}
+	}
+	if c.Random < 1 {
+		return usageError{fmt.Errorf("--random %d: run needs at least one input", c.Random)}
 	}
 	opt, _, err := c.compileFlags.options(e, &c.modelFlags)
 	if err != nil {

@@ -37,10 +37,10 @@ uint32_t crt_counter_read(void);
 uint64_t crt_counter_instructions(uint32_t ticks, int *ok);
 
 /* The stack's high-water mark. crt_stack_paint() fills the free stack (from the bottom
- * the linker script gives it, _sstack, up to just below its own frame) with a pattern
- * and returns that top; crt_stack_used(top, &ok) is then how many bytes below top have
- * been written since: what the calls made in between took, within the few bytes of
- * crt_stack_paint's own frame. It returns 0 and sets *ok = 0 where the platform cannot
+ * the linker script gives it, _sstack, up to a margin below its stack pointer) with a
+ * pattern and returns that stack pointer, its caller's within the few bytes of its own
+ * frame (none at -O2); crt_stack_used(top, &ok) is then how many bytes below top have
+ * been written since: what the calls made in between took (at least the margin, 32 B). It returns 0 and sets *ok = 0 where the platform cannot
  * tell (hosted builds), and sets *ok = -1 when the stack's bottom word was written: the
  * stack overflowed (or was full to the last word). No interrupts may write to the stack
  * in between. */

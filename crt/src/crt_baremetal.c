@@ -193,30 +193,36 @@ uint32_t crt_counter_read(void) { return 0u; }
 extern uint32_t _sstack;
 #define CRT_STACK_PATTERN 0xC5A3E1B7u
 
+/* The paint stops this far below the stack pointer crt_stack_paint reads: a compiler may
+   read it before the function's own prologue pushes (seen on the M55 at -O2). */
+#define CRT_STACK_MARGIN 32u
+
 uintptr_t __attribute__((noinline)) crt_stack_paint(void)
 {
     uintptr_t sp;
     volatile uint32_t *p = &_sstack;
-    volatile uint32_t *top;
+    volatile uint32_t *end;
     __asm__ volatile("mov %0, sp" : "=r"(sp));
-    /* Everything below this function's stack pointer is free; keep a margin of 16 bytes. */
-    top = (volatile uint32_t *)((sp & ~(uintptr_t)7u) - 16u);
-    while (p < top) {
+    sp &= ~(uintptr_t)7u;
+    end = (volatile uint32_t *)(sp - CRT_STACK_MARGIN);
+    while (p < end) {
         *p++ = CRT_STACK_PATTERN;
     }
-    return (uintptr_t)top;
+    /* The caller's stack pointer, within this function's own frame (none at -O2): what
+       the run takes is measured from it, the unpainted margin included. */
+    return sp;
 }
 
 uint32_t crt_stack_used(uintptr_t top, int *ok)
 {
     const volatile uint32_t *p = &_sstack;
     const volatile uint32_t *end = (const volatile uint32_t *)top;
+    if (top == 0u || top <= (uintptr_t)&_sstack + CRT_STACK_MARGIN) {
+        *ok = 0; /* nothing was painted */
+        return 0u;
+    }
     while (p < end && *p == CRT_STACK_PATTERN) {
         p++;
-    }
-    if (top == 0u || top <= (uintptr_t)&_sstack) {
-        *ok = 0;
-        return 0u;
     }
     /* The pattern gone down to the stack's bottom word: the run reached the bottom and,
        most likely, wrote on past it (on memory that does not fault there). */

@@ -166,8 +166,9 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 	// for the board's flash or --flash-budget) are tuned with int8 weights,
 	// the build they will be in, so their records say so. A record covers
 	// every node of its signature: only a signature whose nodes are all
-	// kept int8 is; where some are, the fit pass still makes them int8
-	// over the record (with its warning), and the others keep the speed.
+	// kept int8 is; where some are, those take the signature's int8
+	// record if an earlier run made one (records are keyed by the layout,
+	// tune.KeyFor), else their defaults, and the others the int16 record.
 	leanNode := map[string]bool{}
 	if s.Lean != nil && s.Module != nil {
 		kept := map[string]bool{}
