@@ -176,8 +176,10 @@ func TestMLPerfOnBoards(t *testing.T) {
 
 // checkMeasuredStack holds a bare-metal run's measured stack (the painted stack's
 // high-water mark) to what compile promised when it checked the build against
-// the board's stack: the largest kernel's local arrays plus StackFrames. The
-// arrays are really on the stack, so the run takes at least those too.
+// the board's stack: the largest kernel's local arrays plus StackFrames. (Not
+// at least the arrays: the paint counts the words written, and an array's
+// unwritten end, or one gcc keeps partly in registers, is not; IC's 4,160 B
+// array on the M55 measured 3,672 B.)
 func checkMeasuredStack(t *testing.T, s *State, x *Execution) {
 	t.Helper()
 	got := x.StackBytes()
@@ -188,7 +190,7 @@ func checkMeasuredStack(t *testing.T, s *State, x *Execution) {
 		return
 	}
 	locals, kernel := s.Module.ScratchBytes()
-	if got < int64(locals) || got > int64(locals+StackFrames) {
+	if got <= 0 || got > int64(locals+StackFrames) {
 		t.Errorf("stack: the run took %d B; kernel %s's local arrays are %d B, and compile allows %d B of frames on top", got, kernel, locals, StackFrames)
 	}
 	for v, r := range x.Result.Vectors {

