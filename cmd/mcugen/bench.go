@@ -217,6 +217,12 @@ func (c *benchCmd) Run(e *env) error {
 			if run != s {
 				r.MeasuredOn = run.Opt.Board.Name
 			}
+			// Little room left on the board's stack for the application's
+			// own calls (an overflow is an error; this is the warning before).
+			if have := int64(run.Opt.Board.StackBytes); have > 0 && r.StackBytes*10 > have*9 {
+				e.warn(fmt.Sprintf("%s on %s: the inference took %s B of the board's %s B stack (stack_bytes): under 10%% left for the application's own calls",
+					filepath.Base(model), flags.Board, comma(r.StackBytes), comma(have)))
+			}
 			if r.Instructions > 0 {
 				r.MACsPerInstr = float64(r.MACs) / float64(r.Instructions)
 			}

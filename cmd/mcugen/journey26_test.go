@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -140,5 +141,47 @@ func TestFlagSpellingsGivenTwice(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// bench warns when the inference leaves under a tenth of the board's stack:
+// IC tuned (Winograd's 9,504 B of tiles) on a board with a 10,600 B stack,
+// which compile accepts (arrays plus 1,024 B of frames fit) and the run
+// fills to over 90%. test reports the stack in --json and JUnit.
+func TestBenchWarnsOfLittleStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs IC under QEMU")
+	}
+	needQEMU(t)
+	ic := filepath.Join(sharedModels(t), "ic", "pretrainedResnet_quant.tflite")
+	dir := t.TempDir()
+	boardFile := filepath.Join(dir, "b.star")
+	if err := os.WriteFile(boardFile, []byte("board(name = \"an386-small-stack\", inherits = \"mps2-an386\", stack_bytes = 10600)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := filepath.Abs("../../tune/measure/testdata/mlperf_an386.json")
+	code, stdout, stderr := mcugen(t, "bench", ic, "--board", "an386-small-stack", "--boards", boardFile, "--tuning", recs, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Results []benchResult `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Results) != 1 {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	st := rep.Results[0].StackBytes
+	if st*10 <= 10600*9 || st > 10600 {
+		t.Fatalf("stack %d B: the case needs over 90%% of 10,600 B", st)
+	}
+	if !strings.Contains(stderr, "of the board's 10,600 B stack (stack_bytes): under 10% left") {
+		t.Errorf("no warning: %s", stderr)
+	}
+	code, stdout, stderr = mcugen(t, "test", ic, "--board", "an386-small-stack", "--boards", boardFile, "--tuning", recs, "--random", "0", "--json", "--junit", filepath.Join(dir, "j.xml"))
+	if code != 0 || !strings.Contains(stdout, `"stack_bytes": `+strconv.FormatInt(st, 10)) {
+		t.Errorf("test --json: exit %d, stdout %s, stderr %s", code, stdout, stderr)
+	}
+	if j, _ := os.ReadFile(filepath.Join(dir, "j.xml")); !strings.Contains(string(j), "stack: "+comma(st)+" B") {
+		t.Errorf("JUnit: %s", j)
 	}
 }

@@ -78,6 +78,9 @@ func junitXML(results []testResult) ([]byte, error) {
 		if r.Instructions >= 0 && r.Error == "" {
 			out = append(out, "instructions per inference: "+comma(r.Instructions))
 		}
+		if r.StackBytes > 0 && r.Error == "" {
+			out = append(out, "stack: "+comma(r.StackBytes)+" B")
+		}
 		switch {
 		case r.Error != "":
 			c.Error = &junitMessage{Message: r.Error, Type: "error", Body: r.Error}

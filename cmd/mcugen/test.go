@@ -42,14 +42,17 @@ type testResult struct {
 	Model string `json:"model"`
 	// ModelSHA256 is the model file's hash when the case ran, so a report
 	// says which file it tested.
-	ModelSHA256    string `json:"model_sha256,omitempty"`
-	Board          string `json:"board"`
-	Vectors        int    `json:"vectors"`
-	Passed         int    `json:"passed"`
-	Failed         int    `json:"failed"`
-	Instructions   int64  `json:"instructions"`
-	MatchReference bool   `json:"match_reference"`
-	MatchExpected  *bool  `json:"match_expected,omitempty"`
+	ModelSHA256  string `json:"model_sha256,omitempty"`
+	Board        string `json:"board"`
+	Vectors      int    `json:"vectors"`
+	Passed       int    `json:"passed"`
+	Failed       int    `json:"failed"`
+	Instructions int64  `json:"instructions"`
+	// StackBytes is the most stack a vector's inference took (bench's
+	// figure), 0 where the platform cannot tell.
+	StackBytes     int64 `json:"stack_bytes,omitempty"`
+	MatchReference bool  `json:"match_reference"`
+	MatchExpected  *bool `json:"match_expected,omitempty"`
 	// Float is true where some output is a float: compared within 1e-5
 	// of the output tensor's scale (pipeline.CompareModel), not bit for bit.
 	Float bool   `json:"float,omitempty"`
@@ -277,6 +280,7 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 		return fail(err)
 	}
 	r.Vectors, r.Instructions, r.MatchReference = len(vecs), x.Instructions(), x.AllMatch()
+	r.StackBytes = max(x.StackBytes(), 0)
 	for _, o := range s.Graph.UserOutputs() {
 		r.Float = r.Float || s.Graph.Tensors[o].DType == graph.Float32
 	}
