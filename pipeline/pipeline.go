@@ -20,6 +20,7 @@ import (
 	"github.com/mcugen/mcugen/memplan"
 	"github.com/mcugen/mcugen/quant"
 	"github.com/mcugen/mcugen/tir"
+	"github.com/mcugen/mcugen/tune"
 )
 
 // Options are the compile options shared by compile, run, test, bench and tune.
@@ -116,6 +117,10 @@ type State struct {
 	// the constants fit the board's flash (fitweights.go).
 	Lean     *LeanWeights
 	leanFrom int64 // the constants' bytes before it did
+	// records are Options.Tuning as read once (the fit pass applies them
+	// again as it keeps kernels int8), with the notes reading them gave.
+	records     *tune.Records
+	recordsRead []string
 	// codeUnsure is set by the fit pass when the constants fit a region
 	// that holds code too but its code estimate does not: checkCode
 	// measures the emitted C.

@@ -61,10 +61,14 @@ func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []stri
 	if s.Opt.Tuning == "" {
 		return t, nil, nil
 	}
-	rs, notes, err := tune.Load(s.Opt.Tuning)
-	if err != nil {
-		return t, nil, err
+	if s.records == nil {
+		rs, read, err := tune.Load(s.Opt.Tuning)
+		if err != nil {
+			return t, nil, err
+		}
+		s.records, s.recordsRead = rs, read
 	}
+	rs, notes := s.records, slices.Clone(s.recordsRead)
 	if rs.Len() == 0 {
 		return t, append(notes, fmt.Sprintf("tuning records %s: no records", s.Opt.Tuning)), nil
 	}

@@ -235,7 +235,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = 1
 		}
 	}()
-	if err := repeatedFlag(args); err != nil {
+	if err := repeatedFlag(parser.Model, args); err != nil {
 		fmt.Fprintf(stderr, "mcugen: %s\n", err)
 		usageJUnit(args, err, stderr)
 		return 2
@@ -328,32 +328,42 @@ func uniquePaths(paths []string) []string {
 var repeatable = map[string]bool{"--input": true, "--shape": true}
 
 // repeatedFlag refuses a single-valued flag given twice: the parser keeps
-// the last one, so "--board a --board b" ran on b alone.
-func repeatedFlag(args []string) error {
-	seen := map[string]bool{}
-	// Two spellings of one flag are the same flag ("run --out d1 -o d2"
-	// wrote d2 alone: review finding): -o is --out, and tune's records
-	// file is --output, also spelled --out.
-	cmd := ""
+// the last one, so "--board a --board b" ran on b alone. Two spellings of
+// one flag (its short form, an alias) are the same flag: "run --out d1 -o
+// d2" wrote d2 alone (review finding); the spellings are the command's own,
+// from the parser's model.
+func repeatedFlag(app *kong.Application, args []string) error {
+	spell := map[string]string{}
 	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			cmd = a
-			break
+		if strings.HasPrefix(a, "-") {
+			continue
 		}
+		for _, n := range app.Children {
+			if n.Name != a {
+				continue
+			}
+			for _, f := range n.Flags {
+				canon := "--" + f.Name
+				if f.Short != 0 {
+					spell["-"+string(f.Short)] = canon
+				}
+				for _, al := range f.Aliases {
+					spell["--"+al] = canon
+				}
+			}
+		}
+		break // the first word is the command
 	}
-	spell := map[string]string{"-o": "--out"}
-	if cmd == "tune" {
-		spell = map[string]string{"-o": "--output", "--out": "--output"}
-	}
+	seen := map[string]bool{}
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
-		if !strings.HasPrefix(a, "--") && !strings.HasPrefix(a, "-o") {
-			continue
-		}
 		name, _, _ := strings.Cut(a, "=")
-		if len(name) > 2 && !strings.HasPrefix(name, "--") {
+		if !strings.HasPrefix(name, "--") {
+			if len(name) < 2 || name[0] != '-' || spell[name[:2]] == "" {
+				continue // not a flag, or no short flag of the command's
+			}
 			name = name[:2] // -oDIR
 		}
 		if canon, ok := spell[name]; ok {

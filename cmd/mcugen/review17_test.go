@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/kong"
 )
 
 // Zephyr and Arduino projects build with their own linker scripts: the
@@ -176,7 +178,12 @@ func TestRepeatedFlag(t *testing.T) {
 	if code != 2 || out != "" || stderr != "mcugen: --board is given twice (several boards: --board a,b)\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	if err := repeatedFlag([]string{"run", "m", "--input", "a=x.npy", "--input=b=y.npy", "--shape", "a=1", "--shape", "b=2", "--", "--board", "--board"}); err != nil {
+	var c cli
+	parser, err := kong.New(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repeatedFlag(parser.Model, []string{"run", "m", "--input", "a=x.npy", "--input=b=y.npy", "--shape", "a=1", "--shape", "b=2", "--", "--board", "--board"}); err != nil {
 		t.Errorf("repeatable flags: %v", err)
 	}
 }
