@@ -12,7 +12,7 @@ import (
 // <arm_acle.h>; they are printed only into models scheduled for "dsp".
 
 func init() {
-	add := addHelper
+	add, gen := addHelper, addHelperGen
 	add("dsp_acle", nil, `#if !defined(__ARM_FEATURE_DSP)
 #error "this model was compiled for the Armv7E-M/Armv8-M DSP extension (target dsp): build it with -mcpu=cortex-m4, -m7, -m33 or -m55, or recompile it with --target generic"
 #endif
@@ -41,12 +41,12 @@ static inline int32_t dsp_read32(const void *p)
 }`)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
-			add(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, dspMacC(b[0], b[1], u, false))
-			add(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmC(b[0], b[1], u, false))
-			add(tir.DSPGemmSName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmSC(b[0], b[1], u, false))
-			add(tir.DSPGemm3SName(b[0], b[1], u), []string{"dsp_acle"}, dspGemm3C(b[0], b[1], u, false))
-			add(tir.DSPGemmSNName(b[0], b[1], u), []string{"dsp_acle"}, dspGemmSC(b[0], b[1], u, true))
-			add(tir.DSPGemm3SNName(b[0], b[1], u), []string{"dsp_acle"}, dspGemm3C(b[0], b[1], u, true))
+			gen(tir.DSPMacName(b[0], b[1], u), []string{"dsp_acle"}, func() string { return dspMacC(b[0], b[1], u, false) })
+			gen(tir.DSPGemmName(b[0], b[1], u), []string{"dsp_acle"}, func() string { return dspGemmC(b[0], b[1], u, false) })
+			gen(tir.DSPGemmSName(b[0], b[1], u), []string{"dsp_acle"}, func() string { return dspGemmSC(b[0], b[1], u, false) })
+			gen(tir.DSPGemm3SName(b[0], b[1], u), []string{"dsp_acle"}, func() string { return dspGemm3C(b[0], b[1], u, false) })
+			gen(tir.DSPGemmSNName(b[0], b[1], u), []string{"dsp_acle"}, func() string { return dspGemmSC(b[0], b[1], u, true) })
+			gen(tir.DSPGemm3SNName(b[0], b[1], u), []string{"dsp_acle"}, func() string { return dspGemm3C(b[0], b[1], u, true) })
 		}
 	}
 	add("dsp_w8", []string{"dsp_acle"}, `/* Two int16 pair words from four int8 weights p[4i..4i+3]: one LDR, then
@@ -56,8 +56,8 @@ static inline int32_t dsp_read32(const void *p)
 #define DSP_LDW8(p, i, lo, hi) __asm__("ldr %0, [%2, %3]\n\tsxtb16 %1, %0, ror #8\n\tsxtb16 %0, %0" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const int8_t(*)[4])((p) + 4 * (i))))`)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
-			add(tir.DSPMacW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspMacC(b[0], b[1], u, true))
-			add(tir.DSPGemmW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, dspGemmC(b[0], b[1], u, true))
+			gen(tir.DSPMacW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, func() string { return dspMacC(b[0], b[1], u, true) })
+			gen(tir.DSPGemmW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, func() string { return dspGemmC(b[0], b[1], u, true) })
 		}
 	}
 	add(tir.IntrDSPWiden, []string{"dsp_acle"}, `/* Widen n (a multiple of 4) int8 values plus off into int16 pairs:

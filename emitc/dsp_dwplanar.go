@@ -77,9 +77,9 @@ static inline __attribute__((always_inline)) void dsp_planes_s8(int32_t *dst, co
         }
     }
 }`)
-	add(tir.IntrDSPDWPlanar, []string{"dsp_acle", tir.IntrDSPRequant}, dwPlanarC(dwPlain))
-	add(tir.IntrDSPDWPlanarR, []string{"dsp_acle"}, dwPlanarC(dwReLU))
-	add(tir.IntrDSPDWPlanarS, []string{"dsp_acle"}, dwPlanarC(dwShift))
+	addHelperGen(tir.IntrDSPDWPlanar, []string{"dsp_acle", tir.IntrDSPRequant}, func() string { return dwPlanarC(dwPlain) })
+	addHelperGen(tir.IntrDSPDWPlanarR, []string{"dsp_acle"}, func() string { return dwPlanarC(dwReLU) })
+	addHelperGen(tir.IntrDSPDWPlanarS, []string{"dsp_acle"}, func() string { return dwPlanarC(dwShift) })
 }
 
 // dwForm is which requantization a planar row kernel ends in.

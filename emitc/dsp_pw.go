@@ -10,7 +10,7 @@ import (
 func init() {
 	for _, n := range tir.DSPPwWords {
 		for _, signed := range []bool{false, true} {
-			addHelper(tir.DSPPwSName(n, signed), []string{"dsp_acle"}, dspPwC(n, signed))
+			addHelperGen(tir.DSPPwSName(n, signed), []string{"dsp_acle"}, func() string { return dspPwC(n, signed) })
 		}
 	}
 }

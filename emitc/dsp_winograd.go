@@ -18,7 +18,7 @@ func init() {
 	helperOrder = append(helperOrder, tir.IntrDSPWinoIn)
 	for r := 1; r <= 2; r++ {
 		for _, u := range tir.DSPMacUnrolls {
-			addHelper(tir.DSPWinoMacName(r, u), []string{"dsp_acle"}, dspWinoMacC(r, u))
+			addHelperGen(tir.DSPWinoMacName(r, u), []string{"dsp_acle"}, func() string { return dspWinoMacC(r, u) })
 		}
 	}
 }

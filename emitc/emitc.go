@@ -875,7 +875,7 @@ func writeHelper(w io.StringWriter, h string, printed map[string]bool) {
 	for _, d := range helperText[h].deps {
 		writeHelper(w, d, printed)
 	}
-	_, _ = w.WriteString(helperText[h].code)
+	_, _ = w.WriteString(helperCode(h))
 	_, _ = w.WriteString("\n\n")
 }
 

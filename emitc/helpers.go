@@ -1,5 +1,7 @@
 package emitc
 
+import "sync"
+
 // helperText is the C of each helper function the kernels may call, with the
 // helpers it needs itself. Each is the C spelling of a tir intrinsic (see
 // tir/fixedpoint.go for the same maths in Go) or of min/max.
@@ -494,6 +496,26 @@ func addHelper(name string, deps []string, code string) {
 		code string
 	}{deps, code}
 	helperOrder = append(helperOrder, name)
+}
+
+// addHelperGen registers a helper whose C is printed by gen the first time
+// a model needs it. The DSP micro-kernels come in hundreds of block and
+// unroll variants: printing them all at start-up cost every mcugen command
+// (--version included) 125 ms and 75 MB of allocation.
+func addHelperGen(name string, deps []string, gen func() string) {
+	addHelper(name, deps, "")
+	helperGens[name] = sync.OnceValue(gen)
+}
+
+// helperGens prints the helpers registered by addHelperGen.
+var helperGens = map[string]func() string{}
+
+// helperCode is helper h's C.
+func helperCode(h string) string {
+	if gen, ok := helperGens[h]; ok {
+		return gen()
+	}
+	return helperText[h].code
 }
 
 // helperOrder is the order helpers are printed in (dependencies first).

@@ -67,7 +67,7 @@ func TestRequantFastMatchesTFLite(t *testing.T) {
 		}
 	}
 	var src strings.Builder
-	src.WriteString("#include <stdint.h>\n#include <stdio.h>\n\n" + helperText[tir.IntrRequantFast].code + "\n\n")
+	src.WriteString("#include <stdint.h>\n#include <stdio.h>\n\n" + helperCode(tir.IntrRequantFast) + "\n\n")
 	src.WriteString("static const struct { int32_t x, m; int64_t k0; int32_t e1, zr, lo, hi; } cases[] = {\n")
 	for _, c := range cases {
 		fmt.Fprintf(&src, "    {%d, %d, INT64_C(%d), %d, %d, %d, %d},\n", c.x, c.m, c.k0, c.e-1, c.zr, c.lo, c.hi)
