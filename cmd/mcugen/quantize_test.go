@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/importer/onnx"
 )
 
@@ -109,5 +110,75 @@ func TestQuantizeKeepsLayerNames(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the QDQ model read back does not say %q:\n%s", want, out)
 		}
+	}
+}
+
+// A model whose calibration data sits exactly on the int8 grid quantizes
+// with no noise at all: the report says "exact" for those rows and for the
+// output, not a capped figure that was never measured. The input holds
+// k/2 for k = -128..127: min -64 and max 63.5 give scale 0.5 and zero point
+// 0 (asymmetric, (max-min)/255), so every value is a grid point, and a max
+// pool of grid points is one too.
+func TestQuantizeReportsExactLayers(t *testing.T) {
+	b := onnx.NewBuilder("grid", 13, 3)
+	x := b.Input("input", graph.Float32, 1, 1, 16, 16)
+	v := b.Node("MaxPool", []string{x}, onnx.IntsAttr("kernel_shape", 2, 2), onnx.IntsAttr("strides", 2, 2))
+	b.Model().Graph.Nodes[0].Name = "pool"
+	b.Output(v, graph.Float32)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "grid.onnx")
+	if err := os.WriteFile(model, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calib := filepath.Join(dir, "calib")
+	if err := os.Mkdir(calib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := graph.NewData(graph.Float32, []int{1, 1, 16, 16})
+	for i := range d.F {
+		// A fixed shuffle of the grid, so the pool's windows mix signs.
+		d.F[i] = float32((i*37)%256-128) / 2
+	}
+	var buf bytes.Buffer
+	if err := npy.Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(calib, "input.npy"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := mcugen(t, "quantize", model, "--calib", calib, "-o", filepath.Join(dir, "grid_q.onnx"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(out, "\n")[2:] {
+		if f := strings.Fields(l); len(f) == 3 {
+			rows[f[0]] = f[2]
+		}
+	}
+	if rows["input"] != "exact" || rows["pool"] != "exact" {
+		t.Errorf("rows %v: want input and pool exact\n%s", rows, out)
+	}
+	if !strings.Contains(out, "output SQNR exact (median exact)") {
+		t.Errorf("the output's SQNR is not reported exact:\n%s", out)
+	}
+	// A grid that does not fit: the same values plus a quarter are not
+	// grid points, and the report gives a measured figure in dB.
+	for i := range d.F {
+		d.F[i] += 0.25
+	}
+	buf.Reset()
+	if err := npy.Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(calib, "input.npy"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = mcugen(t, "quantize", model, "--calib", calib, "-o", filepath.Join(dir, "grid_q2.onnx"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, "exact") || !strings.Contains(out, " dB (median ") {
+		t.Errorf("off-grid calibration reported as exact, or without dB:\n%s", out)
 	}
 }
