@@ -61,6 +61,11 @@ const (
 	GlueFile        = "mcugen_glue.c"
 )
 
+// StackGuardBytes is the paint's guard band at the stack's bottom
+// (CRT_STACK_GUARD in crt_baremetal.c): a run that writes within it is
+// reported as a stack overflow.
+const StackGuardBytes = 256
+
 // GuardBytes is the number of guard bytes the harness puts on each side of an external
 // arena.
 const GuardBytes = 16

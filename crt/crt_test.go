@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"math/big"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -456,5 +457,21 @@ func TestLinkerScriptUserWeightsSection(t *testing.T) {
 	}
 	if _, err := LinkerScript(getBoard(t, "mps2-an386"), Layout{WeightsSection: "x } > RAM"}); err == nil {
 		t.Error("a section name with script syntax was accepted")
+	}
+}
+
+// The Go side's stack guard (the runner's message) is the C side's.
+func TestStackGuardAgrees(t *testing.T) {
+	src, err := os.ReadFile("src/crt_baremetal.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("#define CRT_STACK_GUARD %du\n", StackGuardBytes)
+	if !strings.Contains(string(src), want) {
+		t.Errorf("crt_baremetal.c does not say %q", want)
+	}
+	h, _ := os.ReadFile("src/crt.h")
+	if !strings.Contains(string(h), fmt.Sprintf("within %d B of the stack's bottom", StackGuardBytes)) {
+		t.Errorf("crt.h does not give the guard, %d B", StackGuardBytes)
 	}
 }

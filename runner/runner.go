@@ -705,7 +705,8 @@ func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
 	}
 	perr := parse(fw, res)
 	var fe *FaultError
-	if errors.As(perr, &fe) {
+	var so *StackOverflowError
+	if errors.As(perr, &fe) || errors.As(perr, &so) {
 		return res, perr
 	}
 	if runErr != nil {
@@ -755,6 +756,11 @@ func parse(fw *Firmware, res *Result) error {
 		}
 		line = line[i:]
 		if m := faultRE.FindStringSubmatch(line); m != nil {
+			if strings.Contains(m[2], "STKOF") {
+				// The stack limit (MSPLIM, v8-M Main) the start-up code
+				// sets at the stack's bottom.
+				return &StackOverflowError{Board: fw.Board.Name, PC: parseHex64(m[3]), Limit: true, StackBytes: fw.Board.StackBytes}
+			}
 			fe := &FaultError{Type: m[1], Detail: m[2], PC: parseHex64(m[3]), Line: line, Board: fw.Board.Name}
 			if m[4] != "-" {
 				fe.Addr, fe.HasAddr = parseHex64(m[4]), true
@@ -936,23 +942,30 @@ func parse(fw *Firmware, res *Result) error {
 	return nil
 }
 
-// stackOverflow is the problem of a vector whose run wrote the stack's bottom
-// word (the harness's stack=overflow).
+// stackOverflow is the problem of a vector whose run wrote within the
+// paint's guard band of the stack's bottom (the harness's stack=overflow).
 func stackOverflow(fw *Firmware, vector string) string {
-	return fmt.Sprintf("the stack overflowed on vector %s: the run wrote the bottom word of the board's %s B stack and, most likely, memory below it; give the board a larger stack_bytes", vector, commas(uint64(fw.Board.StackBytes)))
+	return fmt.Sprintf("the stack overflowed on vector %s: the run wrote within %d B of the bottom of the board's %s B stack (too close to tell an overflow from a near miss, and no room left for an interrupt); give the board a larger stack_bytes", vector, crt.StackGuardBytes, commas(uint64(fw.Board.StackBytes)))
 }
 
-// StackOverflowError is a core that locked up (a fault it could not take,
-// QEMU's "Lockup") with its stack pointer at or below the start of the data
-// region (Bottom), where the linker script puts the stack unless code or
-// weights share the region: the exception frame had nowhere to go.
+// StackOverflowError is a stack that overflowed: the core's stack limit
+// faulted (Limit: STKOF, on the v8-M Main cores whose start-up code sets
+// MSPLIM at the stack's bottom), or the core locked up (a fault it could not
+// take, QEMU's "Lockup") with its stack pointer at or below the start of the
+// data region (Bottom), where the linker script puts the stack unless code
+// or weights share the region: the exception frame had nowhere to go.
 type StackOverflowError struct {
 	Board      string
 	SP, Bottom uint64
+	PC         uint64 // where the limit faulted (Limit)
+	Limit      bool
 	StackBytes int
 }
 
 func (e *StackOverflowError) Error() string {
+	if e.Limit {
+		return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core's stack limit (MSPLIM, at the stack's bottom) faulted at pc=%#08x; the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.PC, commas(uint64(e.StackBytes)))
+	}
 	return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core locked up with SP=%#08x, at or below the start of the data region (%#08x) the stack grows toward; the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.SP, e.Bottom, commas(uint64(e.StackBytes)))
 }
 

@@ -240,7 +240,7 @@ func TestStackHighWater(t *testing.T) {
 // memory, and the harness finds the stack's bottom word written; the M0 locks up (its
 // HardFault has no stack to push to) and the runner reads SP from QEMU's dump.
 func TestStackOverflowReported(t *testing.T) {
-	for _, name := range []string{"mps2-an386", "microbit"} {
+	for _, name := range []string{"mps2-an386", "microbit", "mps2-an505", "mps3-an547"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := board(t, name)
@@ -261,10 +261,51 @@ func TestStackOverflowReported(t *testing.T) {
 				if !errors.As(err, &so) || so.SP >= so.Bottom || so.Bottom != 0x20000000 || so.StackBytes != 1024 {
 					t.Errorf("want a StackOverflowError with SP below 0x20000000, got %v", err)
 				}
+			case name == "mps2-an505" || name == "mps3-an547":
+				// v8-M Main: the stack limit (MSPLIM) faults at once.
+				if !errors.As(err, &so) || !so.Limit || so.StackBytes != 1024 || !strings.Contains(err.Error(), "MSPLIM") {
+					t.Errorf("want the stack limit's fault, got %v", err)
+				}
 			case !strings.Contains(err.Error(), "the stack overflowed on vector 0") || !strings.Contains(err.Error(), "1,024 B stack"):
 				t.Errorf("want the stack's overflow named, got %v", err)
 			}
 			t.Log(err)
+		})
+	}
+}
+
+// A run that stays within its stack but comes within the paint's guard band
+// (256 B) of the bottom is reported as an overflow: the paint cannot tell it
+// from a frame hanging over the bottom whose low end was never written. The
+// 2,048 B array and the frames above it leave well under 256 B of a 2,304 B
+// stack, and a 3,072 B stack passes.
+func TestStackGuardBand(t *testing.T) {
+	for _, name := range []string{"mps2-an386", "mps2-an505"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := board(t, name)
+			needTools(t, b)
+			deep := vector(0, 0)
+			deep[1] = 0xEB
+			for _, tc := range []struct {
+				stack int
+				fail  bool
+			}{{2048 + crt.StackGuardBytes, true}, {3072, false}} {
+				b.StackBytes = tc.stack
+				fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{deep}}, t.TempDir(), fakeOptions(true))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Run(fw, 20*time.Second)
+				switch {
+				case tc.fail && (err == nil || !strings.Contains(err.Error(), "within 256 B of the bottom")):
+					t.Errorf("stack %d B: want the guard band's overflow, got %v", tc.stack, err)
+				case !tc.fail && err != nil:
+					t.Errorf("stack %d B: %v", tc.stack, err)
+				case !tc.fail && (res.Vectors[0].Stack < 2048 || res.Vectors[0].Stack > 2048+256):
+					t.Errorf("stack %d B: measured %d B for a 2,048 B array", tc.stack, res.Vectors[0].Stack)
+				}
+			}
 		})
 	}
 }

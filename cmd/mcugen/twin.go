@@ -30,6 +30,15 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	}
 	// The twin builds with b's own flags (measure.MeasureBoardOn).
 	e.warnOnce(twinNote("running", b, twin, core) + "; flash and RAM are that build's")
+	// The twin's firmware gets the board's own stack: its overflow check
+	// and bench's little-stack warning then hold the board's stack_bytes,
+	// not the twin's larger one (review finding: rp2040's 4 KiB was
+	// measured against mps2-an385's 16 KiB).
+	if b.StackBytes > 0 && b.StackBytes != twin.StackBytes {
+		tw := *twin
+		tw.StackBytes = b.StackBytes
+		twin = &tw
+	}
 	opt := s.Opt
 	opt.Board, opt.Target = twin, s.Report.Target
 	opt.Warn = func(string) {} // said once, by the board's own compile

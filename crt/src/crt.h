@@ -37,13 +37,13 @@ uint32_t crt_counter_read(void);
 uint64_t crt_counter_instructions(uint32_t ticks, int *ok);
 
 /* The stack's high-water mark. crt_stack_paint() fills the free stack (from the bottom
- * the linker script gives it, _sstack, up to a margin below its stack pointer) with a
- * pattern and returns that stack pointer, its caller's within the few bytes of its own
- * frame (none at -O2); crt_stack_used(top, &ok) is then how many bytes below top have
- * been written since: what the calls made in between took (at least the margin, 32 B). It returns 0 and sets *ok = 0 where the platform cannot
- * tell (hosted builds), and sets *ok = -1 when the stack's bottom word was written: the
- * stack overflowed (or was full to the last word). No interrupts may write to the stack
- * in between. */
+ * the linker script gives it, _sstack, up to its caller's stack pointer) with a pattern
+ * and returns that stack pointer; crt_stack_used(top, &ok) is then how many bytes below
+ * top have been written since: what the calls made in between took. It returns 0 and sets
+ * *ok = 0 where the platform cannot tell (hosted builds), and sets *ok = -1 when a word
+ * within 256 B of the stack's bottom was written: the stack overflowed, or came too close
+ * to its bottom to tell (a local array need not be written whole) and to leave room for an
+ * interrupt. No interrupts may write to the stack in between. */
 uintptr_t crt_stack_paint(void);
 uint32_t crt_stack_used(uintptr_t top, int *ok);
 

@@ -190,44 +190,52 @@ uint32_t crt_counter_read(void) { return 0u; }
 #endif
 
 /* The stack lies between _sstack and _estack (the linker script); it grows down. */
-extern uint32_t _sstack;
+extern uint32_t _sstack[];
 #define CRT_STACK_PATTERN 0xC5A3E1B7u
 
-/* The paint stops this far below the stack pointer crt_stack_paint reads: a compiler may
-   read it before the function's own prologue pushes (seen on the M55 at -O2). */
-#define CRT_STACK_MARGIN 32u
+/* A run whose lowest written word lies this close to the stack's bottom counts as an
+   overflow. The paint sees only the words a run writes, and a local array need not be
+   written whole, so a frame hanging over the bottom can leave the bottom word painted;
+   and this is less room than an interrupt's exception frame and handler need anyway. */
+#define CRT_STACK_GUARD 256u
 
-uintptr_t __attribute__((noinline)) crt_stack_paint(void)
+/* Paints the free stack, every word from _sstack up to the caller's stack pointer, and
+   returns that stack pointer. Naked, it pushes nothing: SP is exactly the caller's, and
+   the paint cannot reach a frame of its own. ARMv6-M instructions, for every core. */
+__attribute__((naked, noinline)) uintptr_t crt_stack_paint(void)
 {
-    uintptr_t sp;
-    volatile uint32_t *p = &_sstack;
-    volatile uint32_t *end;
-    __asm__ volatile("mov %0, sp" : "=r"(sp));
-    sp &= ~(uintptr_t)7u;
-    end = (volatile uint32_t *)(sp - CRT_STACK_MARGIN);
-    while (p < end) {
-        *p++ = CRT_STACK_PATTERN;
-    }
-    /* The caller's stack pointer, within this function's own frame (none at -O2): what
-       the run takes is measured from it, the unpainted margin included. */
-    return sp;
+    __asm__ volatile(
+        "mov r0, sp\n\t"
+        "ldr r1, 3f\n\t"
+        "ldr r2, 4f\n"
+        "1:\n\t"
+        "cmp r1, r0\n\t"
+        "bhs 2f\n\t"
+        "str r2, [r1]\n\t"
+        "adds r1, #4\n\t"
+        "b 1b\n"
+        "2:\n\t"
+        "bx lr\n\t"
+        ".balign 4\n"
+        "3:\n\t"
+        ".word _sstack\n"
+        "4:\n\t"
+        ".word 0xC5A3E1B7\n");
 }
 
 uint32_t crt_stack_used(uintptr_t top, int *ok)
 {
-    const volatile uint32_t *p = &_sstack;
-    const volatile uint32_t *end = (const volatile uint32_t *)top;
-    if (top == 0u || top <= (uintptr_t)&_sstack + CRT_STACK_MARGIN) {
-        *ok = 0; /* nothing was painted */
+    const uintptr_t bottom = (uintptr_t)_sstack;
+    uintptr_t p = bottom;
+    if (top == 0u || top <= bottom + CRT_STACK_GUARD) {
+        *ok = 0; /* nothing (or too little to tell) was painted */
         return 0u;
     }
-    while (p < end && *p == CRT_STACK_PATTERN) {
-        p++;
+    while (p < top && *(const volatile uint32_t *)p == CRT_STACK_PATTERN) {
+        p += 4u;
     }
-    /* The pattern gone down to the stack's bottom word: the run reached the bottom and,
-       most likely, wrote on past it (on memory that does not fault there). */
-    *ok = p == &_sstack ? -1 : 1;
-    return (uint32_t)(top - (uintptr_t)p);
+    *ok = p < bottom + CRT_STACK_GUARD ? -1 : 1;
+    return (uint32_t)(top - p);
 }
 
 #if defined(CRT_INIT_REGS)

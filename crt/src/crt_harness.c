@@ -9,8 +9,8 @@
  *   @mcugen end status=<0|1>
  * and exits with the status (1 when a run returned non-zero or a guard was damaged).
  * stack= is the bytes of stack the run took below the harness's frame (the high-water
- * mark of a painted stack; - on hosted builds; overflow when the run wrote the stack's
- * bottom word).
+ * mark of a painted stack; - on hosted builds; overflow when the run wrote within 256 B
+ * of the stack's bottom, see crt.h).
  * instructions=plugin: QEMU's plugin prints "@mcugen mark <count>" (to stderr) at each
  * counter read, two per vector; the runner takes the difference.
  * A model compiled with its layer hook routed to crt_layer_mark (crt.LayerHookFlags) is

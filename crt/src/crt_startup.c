@@ -13,13 +13,19 @@ extern uint32_t _ebss;
 int main(void);
 void Reset_Handler(void);
 void crt_fault_entry(void);
-void crt_fault_report(const uint32_t *frame);
+__attribute__((used)) void crt_fault_report(const uint32_t *frame);
 
 #define CRT_REG(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
 
 /* Mainline cores (v7-M, v8-M Main) have the configurable fault status registers. */
 #if defined(__ARM_ARCH_ISA_THUMB) && __ARM_ARCH_ISA_THUMB == 2
 #define CRT_HAS_CFSR 1
+#endif
+
+/* v8-M Main cores (M33, M55) have a stack limit register. */
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
+#define CRT_HAS_MSPLIM 1
+extern uint32_t _sstack[];
 #endif
 
 void Reset_Handler(void)
@@ -33,6 +39,11 @@ void Reset_Handler(void)
 #if defined(CRT_HAS_CFSR)
     /* SHCSR: report MemManage, BusFault and UsageFault as themselves. */
     CRT_REG(0xE000ED24u) |= (1u << 16) | (1u << 17) | (1u << 18);
+#endif
+#if defined(CRT_HAS_MSPLIM)
+    /* The stack limit at the stack's bottom: an overflow faults (UsageFault STKOF) at the
+       instruction that takes SP below it, before it writes anything. */
+    __asm__ volatile("msr msplim, %0" : : "r"(_sstack));
 #endif
     for (src = &_sidata, dst = &_sdata; dst < &_edata;) {
         *dst++ = *src++;
@@ -48,6 +59,12 @@ void Reset_Handler(void)
 __attribute__((naked)) void crt_fault_entry(void)
 {
     __asm__ volatile(
+#if defined(CRT_HAS_MSPLIM)
+        /* A stack overflow (STKOF) left SP at the limit: lift the limit first, so the
+           report's own frames do not fault again (it ends the run). */
+        "movs r0, #0\n\t"
+        "msr msplim, r0\n\t"
+#endif
         "movs r0, #4\n\t"
         "mov r1, lr\n\t"
         "tst r0, r1\n\t"
