@@ -18,6 +18,18 @@ var cKeywords = map[string]bool{
 }
 
 func init() {
+	// C++'s keywords and alternative tokens (and gcc's asm): the header is
+	// included from C++ (Arduino sketches are C++), where a field named
+	// "new" or "class" does not compile, and and/or/not are macros under
+	// <iso646.h> in C too (user-journey finding).
+	for _, k := range strings.Fields(`alignas alignof and and_eq asm bitand bitor catch char8_t char16_t char32_t
+		class compl concept const_cast consteval constexpr constinit co_await co_return co_yield decltype
+		delete dynamic_cast explicit export friend mutable namespace new noexcept not not_eq nullptr
+		operator or or_eq private protected public reinterpret_cast requires static_assert static_cast
+		template this thread_local throw try typeid typename using virtual xor xor_eq
+		_Alignas _Alignof _Atomic _Generic _Noreturn _Static_assert _Thread_local`) {
+		cKeywords[k] = true
+	}
 	// The C library names the generated code can see (math.h with its float
 	// forms, string.h, stdint.h, stddef.h): a tensor named "exp" or "pow"
 	// must not shadow or redeclare them.
@@ -111,6 +123,9 @@ func (n *namer) unique(base string) string {
 // runtime's and projects' own files.
 var headerNames = map[string]bool{}
 
+// ownHeaders are the runtime's and the projects' own headers among them.
+var ownHeaders = map[string]bool{"crt": true, "crt_semihost": true, "mcugen_board": true, "mcugen_harness": true}
+
 func init() {
 	for _, h := range strings.Fields(`assert complex ctype errno fenv float inttypes iso646 limits locale math
 		setjmp signal stdalign stdarg stdatomic stdbool stddef stdint stdio stdlib stdnoreturn string
@@ -127,13 +142,15 @@ func init() {
 func PrefixProblem(p string) string {
 	switch {
 	case cKeywords[p]:
-		return fmt.Sprintf("is a C keyword, or a name the generated code or the C library already uses (main, in, out, arena, the math functions); %q would do", Ident(p))
+		return fmt.Sprintf("is a C or C++ keyword, or a name the generated code or the C library already uses (main, in, out, arena, the math functions); %q would do", Ident(p))
 	case strings.HasSuffix(p, "_") && Ident(p) == strings.TrimRight(p, "_"):
 		return fmt.Sprintf("ends in _: the names made from it (%s_run, %s_inputs) would hold __, which C++ reserves to the implementation; %q would do", p, p, Ident(p))
 	case Ident(p) != p:
 		return fmt.Sprintf("is not a C identifier (letters, digits and _, not starting with a digit); %q would be", Ident(p))
 	case strings.HasPrefix(p, "__") || len(p) > 1 && p[0] == '_' && p[1] >= 'A' && p[1] <= 'Z':
 		return "names starting with __ or _ and a capital are reserved to the C implementation"
+	case ownHeaders[strings.ToLower(p)]:
+		return fmt.Sprintf("%s.h, the generated header, would hide mcugen's own runtime header %s.h from everything compiled beside it", strings.ToLower(p), strings.ToLower(p))
 	case headerNames[strings.ToLower(p)]:
 		return fmt.Sprintf("%s.h, the generated header, would hide the system's <%s.h> from everything compiled beside it", strings.ToLower(p), strings.ToLower(p))
 	}

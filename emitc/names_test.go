@@ -30,6 +30,9 @@ func TestIdent(t *testing.T) {
 		"INT8_MAX":        "INT8_MAX_",
 		"UINT_FAST16_MAX": "UINT_FAST16_MAX_",
 		"expo":            "expo",
+		"new":             "new_",
+		"class":           "class_",
+		"and":             "and_",
 		"é":               "u00e9",
 	}
 	for in, want := range cases {

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1056,6 +1057,9 @@ func runCmd(cmd *exec.Cmd) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	dieWithParent(cmd.SysProcAttr)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	procs.Lock()
 	if procs.stopped {
 		procs.Unlock()

@@ -74,3 +74,33 @@ int32_t user_infer(void *x, void *y, void *z)
 		t.Errorf("the example was built inside a user's project")
 	}
 }
+
+// Two models' projects, examples on, in one build beside the application's
+// own run target: the example targets carry the model's prefix (user-journey
+// finding: both projects made global "run" and "size" targets, and CMake
+// refused the second).
+func TestCMakeTwoModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs cmake")
+	}
+	needTool(t, "cmake", "make", "arm-none-eabi-gcc")
+	b := board(t, "mps2-an386")
+	top := t.TempDir()
+	for _, prefix := range []string{"fake", "fake2"} {
+		if _, err := Write(filepath.Join(top, prefix), fakeProject(t, CMake, b, "fake", prefix)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := "cmake_minimum_required(VERSION 3.13)\nproject(user C)\nadd_subdirectory(fake)\nadd_subdirectory(fake2)\nadd_custom_target(run COMMAND echo user)\n"
+	if err := os.WriteFile(filepath.Join(top, "CMakeLists.txt"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, top, 2*time.Minute, "cmake", "-B", "build", "-DCMAKE_TOOLCHAIN_FILE=fake/cmake/arm-none-eabi.cmake",
+		"-DFAKE_BUILD_EXAMPLE=ON", "-DFAKE2_BUILD_EXAMPLE=ON")
+	for _, prefix := range []string{"fake", "fake2"} {
+		out := mustRun(t, top, 2*time.Minute, "cmake", "--build", "build", "--target", prefix+"_size")
+		if !strings.Contains(out, "text") || !strings.Contains(out, prefix+"_example.elf") {
+			t.Errorf("%s_size printed:\n%s", prefix, out)
+		}
+	}
+}

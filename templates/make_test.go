@@ -32,6 +32,12 @@ func TestMakeQEMU(t *testing.T) {
 			if !strings.Contains(size, "text") {
 				t.Errorf("make size printed %q", size)
 			}
+			// Link-time optimization links (user-journey finding: the
+			// fault handler, called only from the naked entry's asm, was
+			// dropped) and runs the same.
+			mustRun(t, dir, time.Minute, "make", "-s", "clean")
+			out = mustRun(t, dir, 2*time.Minute, "make", "-s", "run", "CFLAGS=-Wall -Wextra -Werror -flto", "LDFLAGS=-flto -O2")
+			checkExampleOutput(t, out, p)
 		})
 	}
 }

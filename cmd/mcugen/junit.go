@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcugen/mcugen/internal/fileio"
 )
@@ -40,6 +41,22 @@ type junitCase struct {
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+// xmlChars replaces what XML 1.0 does not allow in a document (control
+// characters but tab, newline and return; invalid UTF-8; U+FFFE, U+FFFF)
+// with U+FFFD. encoding/xml does so in attributes, not in CDATA (user-journey
+// finding: a model path with an escape character made the report unreadable).
+func xmlChars(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20, r == utf8.RuneError, r == 0xFFFE, r == 0xFFFF, r >= 0xD800 && r <= 0xDFFF:
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // junitText is element text kept as CDATA, so its lines stay lines.
@@ -83,7 +100,7 @@ func junitXML(results []testResult) ([]byte, error) {
 		}
 		switch {
 		case r.Error != "":
-			c.Error = &junitMessage{Message: r.Error, Type: "error", Body: r.Error}
+			c.Error = &junitMessage{Message: r.Error, Type: "error", Body: xmlChars(r.Error)}
 			s.Errors++
 		case r.Failed > 0:
 			msg := fmt.Sprintf("%d of %d vectors mismatch", r.Failed, r.Vectors)
@@ -96,10 +113,10 @@ func junitXML(results []testResult) ([]byte, error) {
 			if len(r.FailedVectors) > 0 {
 				body += "\nmismatching vectors: " + strings.Join(r.FailedVectors, ", ")
 			}
-			c.Failure = &junitMessage{Message: msg, Type: "mismatch", Body: body}
+			c.Failure = &junitMessage{Message: msg, Type: "mismatch", Body: xmlChars(body)}
 			s.Failures++
 		}
-		c.SystemOut = &junitText{Body: strings.Join(out, "\n")}
+		c.SystemOut = &junitText{Body: xmlChars(strings.Join(out, "\n"))}
 		s.Cases = append(s.Cases, c)
 		s.Tests++
 		s.seconds += r.seconds

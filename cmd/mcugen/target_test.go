@@ -57,7 +57,7 @@ func TestPrefixMustBeIdentifier(t *testing.T) {
 	// was called "not a C identifier").
 	for p, would := range map[string]string{"int": "int_", "main": "main_", "expf": "expf_"} {
 		code, _, stderr := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(dir, "x"))
-		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "is a C keyword, or a name the generated code or the C library already uses", `"`+would+`" would do`)
+		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "is a C or C++ keyword, or a name the generated code or the C library already uses", `"`+would+`" would do`)
 	}
 	// A trailing _ is an identifier: the message says why it is refused
 	// (a user journey: "kws_" was "not a C identifier; "kws" would be").

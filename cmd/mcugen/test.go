@@ -70,8 +70,14 @@ func (c *testCmd) Run(e *env) error {
 			return err
 		}
 		// A report left by an earlier run must not stand for this one.
-		if err := os.Remove(c.JUnit); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("--junit %s: %w", c.JUnit, unwrapPath(err))
+		// Only a regular file is removed: /dev/stdout, a pipe or a
+		// symbolic link is written through at the end (user-journey
+		// finding: run as root, the removal replaced /dev/stdout's link
+		// with a regular file holding the report).
+		if fi, err := os.Lstat(c.JUnit); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(c.JUnit); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("--junit %s: %w", c.JUnit, unwrapPath(err))
+			}
 		}
 	}
 	err := c.run(e)
