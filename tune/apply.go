@@ -29,6 +29,7 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 	out := map[string]Knobs{}
 	used := map[*Record]bool{}
 	have := map[string]bool{}         // the model's kernels, as Key without the weights
+	applied := map[string]bool{}      // those a record applied to
 	var order []*Record               // records with ignored knobs, in kernel order
 	ignored := map[*Record][]string{} // their ignored knobs, described
 	for _, f := range m.Funcs {
@@ -44,6 +45,7 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 			continue
 		}
 		used[r] = true
+		applied[Key(sig, target, core)] = true
 		keep, bad := CheckOp(target, f.Op, f.Knobs, r.Knobs)
 		if len(bad) > 0 {
 			if ignored[r] == nil {
@@ -74,6 +76,9 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		case used[r]:
 		case r.Core != core || r.Target != target:
 			other++
+		case applied[Key(r.Kernel, r.Target, r.Core)]:
+			// The kernel took its record of the other layout: a file
+			// holding both, as one tuned with and without a budget.
 		case have[Key(r.Kernel, r.Target, r.Core)]:
 			layout++ // the kernel is the model's, with weights laid out otherwise
 		default:

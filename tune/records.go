@@ -16,8 +16,16 @@ import (
 // Format is the "format" field every records file carries.
 const Format = "mcugen-tuning-records"
 
-// FormatVersion is the records layout this package reads and writes.
-const FormatVersion = 1
+// FormatVersion is the records layout this package writes. Version 2 keys a
+// kernel's records by its weights' layout as well (KeyFor: one file may
+// hold a record with int16 weights and one with int8 for the same kernel);
+// version 1 files read the same, and an mcugen that reads only version 1
+// refuses a version 2 file rather than apply an int8 record to an int16
+// build (review finding).
+const FormatVersion = 2
+
+// oldestVersion is the oldest layout this package reads.
+const oldestVersion = 1
 
 // Record is the best knobs found for one kernel signature on one core and
 // schedule target.
@@ -131,10 +139,10 @@ func Parse(data []byte) (*Records, []string, error) {
 		Records []json.RawMessage
 	}
 	if v, ok := fields["version"]; !ok || json.Unmarshal(v, &raw.Version) != nil {
-		return nil, nil, fmt.Errorf("tuning records without a layout version (a whole number in \"version\"); this mcugen reads version %d", FormatVersion)
+		return nil, nil, fmt.Errorf("tuning records without a layout version (a whole number in \"version\"); this mcugen reads versions %d to %d", oldestVersion, FormatVersion)
 	}
-	if raw.Version != FormatVersion {
-		return nil, nil, fmt.Errorf("tuning records layout version %d; this mcugen reads version %d", raw.Version, FormatVersion)
+	if raw.Version < oldestVersion || raw.Version > FormatVersion {
+		return nil, nil, fmt.Errorf("tuning records layout version %d; this mcugen reads versions %d to %d", raw.Version, oldestVersion, FormatVersion)
 	}
 	if r, ok := fields["records"]; ok && json.Unmarshal(r, &raw.Records) != nil {
 		return nil, nil, fmt.Errorf("damaged tuning records file: \"records\" holds %s, not a list", jsonKind(r))

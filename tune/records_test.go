@@ -57,7 +57,8 @@ func TestParseBad(t *testing.T) {
 		{"foreign json", `{"name": "package.json", "version": "1.0"}`, `not an mcugen tuning records file (no "format": "mcugen-tuning-records" field)`},
 		{"other tool", `{"format": "autotvm", "version": 1}`, `format "autotvm"`},
 		{"no format", `{"version": 1, "records": []}`, `no "format"`},
-		{"future layout", `{"format": "mcugen-tuning-records", "version": 7, "records": []}`, "layout version 7"},
+		{"future layout", `{"format": "mcugen-tuning-records", "version": 7, "records": []}`, "layout version 7; this mcugen reads versions 1 to 2"},
+		{"layout 0", `{"format": "mcugen-tuning-records", "version": 0, "records": []}`, "layout version 0"},
 		{"array", `[1,2,3]`, "not an mcugen tuning records file: it holds a JSON array"},
 		{"empty array", `[]`, "not an mcugen tuning records file: it holds a JSON array"},
 		{"string", `"records"`, "it holds a JSON string"},
@@ -228,5 +229,25 @@ func TestParseMessages(t *testing.T) {
 		if err != nil || rs.Len() != 1 || len(notes) != 1 || notes[0] != c.want {
 			t.Errorf("%s: %v, notes %q, want %q", c.rec, err, notes, c.want)
 		}
+	}
+}
+
+// Version 1 files (before records were keyed by the weights' layout) read
+// as before; files are written as version 2, which an mcugen reading only
+// version 1 refuses instead of applying an int8 record to an int16 build.
+func TestRecordsVersions(t *testing.T) {
+	v1 := `{"format": "mcugen-tuning-records", "version": 1, "records": [
+ {"kernel": "k", "target": "dsp", "core": "cortex-m4", "knobs": {"block_oc": 2}, "instructions": 10, "default": 12}]}`
+	rs, notes, err := Parse([]byte(v1))
+	if err != nil || len(notes) != 0 || rs.Len() != 1 {
+		t.Fatalf("version 1: %v %v %v", rs, notes, err)
+	}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := rs.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"version": 2`) {
+		t.Errorf("saved as:\n%s", b)
 	}
 }

@@ -234,7 +234,12 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 	// earlier run wrote is brought up to date.
 	module := filepath.Join(dir, "MODULE.bazel")
 	old, err := os.ReadFile(module)
-	if os.IsNotExist(err) || (err == nil && bytes.HasPrefix(old, []byte(moduleHead))) {
+	if err != nil && !os.IsNotExist(err) {
+		// Not left as it was without a word: the BUILD file now needs
+		// its rules_shell dependency (review finding).
+		return 0, err
+	}
+	if os.IsNotExist(err) || bytes.HasPrefix(old, []byte(moduleHead)) {
 		if err := os.WriteFile(module, []byte(moduleHead+moduleBody), 0o644); err != nil {
 			return 0, err
 		}
