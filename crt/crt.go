@@ -235,6 +235,12 @@ func CheckSectionName(name string) error {
 	}
 	for _, r := range reservedSections {
 		if name == r || strings.HasPrefix(name, r+".") {
+			if r == ".mcugen" {
+				// User-journey finding: ".mcugen is the linker script's
+				// own" read oddly for .mcugen.weights.ad, which the
+				// script does place (where the default weights go).
+				return fmt.Errorf("weights section %q: .mcugen.* is mcugen's own (.mcugen.weights.* is where the weights go without --weights-section: leave the flag out for that); name a section of the weights' own (e.g. .model_weights)", name)
+			}
 			return fmt.Errorf("weights section %q: %s is the linker script's own; name a section of the weights' own (e.g. .model_weights)", name, r)
 		}
 	}

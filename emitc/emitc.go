@@ -236,7 +236,7 @@ func (e *emitter) header() []byte {
 	b.WriteString("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n")
 	fmt.Fprintf(&b, "/* Bytes of working memory (activations)")
 	if e.opts.ArenaExternal {
-		b.WriteString(" the caller provides, aligned to ARENA_ALIGN bytes")
+		fmt.Fprintf(&b, " the caller provides, aligned to %s_ARENA_ALIGN bytes", e.PREFIX)
 	}
 	fmt.Fprintf(&b, ". */\n#define %s_ARENA_SIZE %d\n", e.PREFIX, e.m.ArenaBytes)
 	if e.opts.ArenaExternal {
@@ -253,6 +253,11 @@ func (e *emitter) header() []byte {
 	}
 	stack, _ := e.m.ScratchBytes()
 	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
+	if e.m.Float {
+		// User-journey finding: a float model's firmware failed to link
+		// (expf) with nothing saying why.
+		b.WriteString("/* A float model's kernels may call the C library's math functions (expf, tanhf, ...):\n   link with -lm. */\n")
+	}
 	if ws := e.opts.WeightsSection; ws != "" {
 		fmt.Fprintf(&b, "/* The weights are in section %s (--weights-section): a linker script that\n   does not name it leaves it to ld's placement of orphan sections. */\n", ws)
 	}

@@ -22,7 +22,7 @@ type benchCmd struct {
 	Layers bool `help:"Also count each layer's instructions, in a second run with the model's layer hook reading the counter between layers (its overhead taken off)."`
 	// Baseline and MaxIncrease gate a change on its cost: every figure bench
 	// measures is exact, so the default allows no growth at all.
-	Baseline    string  `help:"An earlier bench --json report: show each case's change against it and fail (exit 1) if instructions, arena, flash or RAM grew more than --max-increase." type:"existingfile" placeholder:"FILE"`
+	Baseline    string  `help:"An earlier bench --json report: show each case's change against it and fail (exit 1) if instructions, arena, flash, RAM or the measured stack grew more than --max-increase." type:"existingfile" placeholder:"FILE"`
 	MaxIncrease float64 `help:"With --baseline: growth allowed per figure, in percent (0: none; the figures are exact, so there is no noise to allow for)." default:"0" placeholder:"PCT"`
 }
 

@@ -76,14 +76,15 @@ func mustWriteNpy(t *testing.T, path string, d *graph.Data) {
 func TestWeightsSectionName(t *testing.T) {
 	model := "../../testdata/tflite/cnn_int8.tflite"
 	for ws, want := range map[string]string{
-		".data":    `weights section ".data": .data is the linker script's own`,
-		".bss.w":   `weights section ".bss.w": .bss is the linker script's own`,
-		".text":    `weights section ".text": .text is the linker script's own`,
-		`x"y`:      `weights section "x\"y": a section name is letters, digits`,
-		"a b":      `weights section "a b": a section name is letters, digits`,
-		"9weights": `weights section "9weights": a section name is letters`,
-		"KEEP":     `weights section "KEEP": KEEP is a linker script keyword`,
-		"COMMON":   `weights section "COMMON": COMMON is a linker script keyword`,
+		".data":              `weights section ".data": .data is the linker script's own`,
+		".bss.w":             `weights section ".bss.w": .bss is the linker script's own`,
+		".text":              `weights section ".text": .text is the linker script's own`,
+		".mcugen.weights.ad": `weights section ".mcugen.weights.ad": .mcugen.* is mcugen's own (.mcugen.weights.* is where the weights go without --weights-section`,
+		`x"y`:                `weights section "x\"y": a section name is letters, digits`,
+		"a b":                `weights section "a b": a section name is letters, digits`,
+		"9weights":           `weights section "9weights": a section name is letters`,
+		"KEEP":               `weights section "KEEP": KEEP is a linker script keyword`,
+		"COMMON":             `weights section "COMMON": COMMON is a linker script keyword`,
 	} {
 		code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--weights-section", ws, "-o", filepath.Join(t.TempDir(), "o"))
 		oneErrorLine(t, "--weights-section "+ws, code, errs, 2, "--weights-section: "+want)
