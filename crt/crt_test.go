@@ -3,8 +3,8 @@ package crt
 import (
 	"context"
 	"encoding/hex"
-	"math/big"
 	"fmt"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
