@@ -81,6 +81,25 @@ type Firmware struct {
 	Text          int // from the size tool: text (code + read-only data)
 	Data          int
 	BSS           int // includes the stack and the arena
+	// StackBottom is the address of the stack's lowest word (the linker
+	// script's _sstack) in a bare-metal firmware, 0 where unknown.
+	StackBottom uint64
+}
+
+// symbolValue is the value of the ELF file's symbol name, 0 if it has none.
+func symbolValue(path, name string) uint64 {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	return 0
 }
 
 // FlashBytes is text + data; RAMBytes is data + bss (stack and arena included).
@@ -237,6 +256,9 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	}
 	if fw.Text, fw.Data, fw.BSS, err = Size(out); err != nil {
 		return nil, err
+	}
+	if b.BareMetal() {
+		fw.StackBottom = symbolValue(out, "_sstack")
 	}
 	if o.Mix {
 		if err := EnableMix(fw); err != nil {
@@ -952,9 +974,8 @@ func stackOverflow(fw *Firmware, vector string) string {
 // StackOverflowError is a stack that overflowed: the core's stack limit
 // faulted (Limit: STKOF, on the v8-M Main cores whose start-up code sets
 // MSPLIM at the stack's bottom), or the core locked up (a fault it could not
-// take, QEMU's "Lockup") with its stack pointer at or below the start of the
-// data region (Bottom), where the linker script puts the stack unless code
-// or weights share the region: the exception frame had nowhere to go.
+// take, QEMU's "Lockup") with its stack pointer at or below the stack's
+// bottom (Bottom): the exception frame had nowhere to go.
 type StackOverflowError struct {
 	Board      string
 	SP, Bottom uint64
@@ -967,27 +988,32 @@ func (e *StackOverflowError) Error() string {
 	if e.Limit {
 		return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core's stack limit (MSPLIM, at the stack's bottom) faulted at pc=%#08x; the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.PC, commas(uint64(e.StackBytes)))
 	}
-	return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core locked up with SP=%#08x, at or below the start of the data region (%#08x) the stack grows toward; the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.SP, e.Bottom, commas(uint64(e.StackBytes)))
+	return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core locked up with SP=%#08x, at or below the stack's bottom (%#08x); the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.SP, e.Bottom, commas(uint64(e.StackBytes)))
 }
 
 // lockupOverflow reads QEMU's register dump after a lockup of a bare-metal
-// core: SP (R13) within an exception frame of the stack's bottom or below it (the data
-// region's origin, where the linker script puts the stack) is a stack
+// core: SP (R13) within an exception frame of the stack's bottom or below it
+// (the ELF's _sstack; else the data region's origin, where the linker script
+// puts the stack unless code or weights share the region) is a stack
 // overflow. Anything else is nil.
 func lockupOverflow(fw *Firmware, log string) error {
 	r := fw.Board.RegionFor(boards.HoldsData)
-	if !fw.Board.BareMetal() || r == nil || !strings.Contains(log, "Lockup") {
+	if !fw.Board.BareMetal() || (r == nil && fw.StackBottom == 0) || !strings.Contains(log, "Lockup") {
 		return nil
+	}
+	bottom := fw.StackBottom
+	if bottom == 0 {
+		bottom = r.Origin
 	}
 	_, after, ok := strings.Cut(log, "R13=")
 	if !ok || len(after) < 8 {
 		return nil
 	}
 	sp, err := strconv.ParseUint(after[:8], 16, 32)
-	if err != nil || sp >= r.Origin+128 || sp+(64<<10) < r.Origin {
+	if err != nil || sp >= bottom+128 || sp+(64<<10) < bottom {
 		return nil
 	}
-	return &StackOverflowError{Board: fw.Board.Name, SP: sp, Bottom: r.Origin, StackBytes: fw.Board.StackBytes}
+	return &StackOverflowError{Board: fw.Board.Name, SP: sp, Bottom: bottom, StackBytes: fw.Board.StackBytes}
 }
 
 // countField reads a count the harness printed, "-" (no counter) as -1.

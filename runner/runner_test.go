@@ -853,3 +853,49 @@ func TestSTM32UARTAndTimer(t *testing.T) {
 		t.Errorf("netduinoplus2 counts %d instructions, mps2-an386 %d", n, m)
 	}
 }
+
+// A lockup with SP just below the stack's bottom is a stack overflow where the
+// stack does not start its region: with the weights in RAM the linker script
+// puts them first, and the bottom is the ELF's _sstack, not the region's
+// origin (review finding: the origin alone called this a plain crash).
+func TestStackOverflowAboveRegionStart(t *testing.T) {
+	b0 := board(t, "microbit")
+	needTools(t, b0)
+	file := filepath.Join(t.TempDir(), "ramw.star")
+	src := `board(
+    name = "microbit-ram-weights",
+    inherits = "microbit",
+    memory = [
+        region(name = "FLASH", origin = 0x00000000, length = 0x40000, holds = ["code"]),
+        region(name = "RAM", origin = 0x20000000, length = 0x4000, holds = ["weights", "data", "arena"]),
+    ],
+    stack_bytes = 1024,
+)
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := boards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Get("microbit-ram-weights")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := vector(0, 0)
+	deep[1] = 0xEB
+	fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{deep}}, t.TempDir(), fakeOptions(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fw.StackBottom <= 0x20000000 {
+		t.Fatalf("_sstack at %#x: want it above the weights, past 0x20000000", fw.StackBottom)
+	}
+	_, err = Run(fw, 20*time.Second)
+	var so *StackOverflowError
+	if !errors.As(err, &so) || so.Bottom != fw.StackBottom || so.SP >= so.Bottom {
+		t.Errorf("want a StackOverflowError below %#x, got %v", fw.StackBottom, err)
+	}
+	t.Log(err)
+}
