@@ -86,6 +86,22 @@ type Firmware struct {
 	StackBottom uint64
 }
 
+// gccTemp makes dir/.gcc-tmp afresh (a killed compiler's files gone) for
+// gcc's own temporary files (cc*.s, cc*.o): in the build directory, so that
+// a compiler killed by Interrupt leaves none in /tmp, and in a directory of
+// their own, which the caller removes, so that they do not pile up in a
+// kept build directory either (user-journey finding).
+func gccTemp(dir string) (string, error) {
+	tmp := filepath.Join(dir, ".gcc-tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", fmt.Errorf("runner: %w", err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("runner: %w", err)
+	}
+	return tmp, nil
+}
+
 // symbolValue is the value of the ELF file's symbol name, 0 if it has none.
 func symbolValue(path, name string) uint64 {
 	f, err := elf.Open(path)
@@ -197,6 +213,15 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	if err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
+	// A build into a directory an earlier one used (--keep) first removes
+	// that build's products: an interrupted build must not leave the old
+	// firmware and scripts beside the new model (user-journey finding:
+	// run.sh ran the previous model's firmware).
+	for _, f := range []string{"firmware.elf", "firmware.map", "build.sh", "run.sh"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+	}
 	cfiles, err := crt.Write(dir, b, h, o.Layout)
 	if err != nil {
 		return nil, fmt.Errorf("runner: board %s: %w", b.Name, err)
@@ -237,12 +262,16 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	}
 	cmd := exec.Command(cc, args...)
 	cmd.Dir = dir
-	// gcc's own temporary files (cc*.s, cc*.o) go in the build directory,
-	// so that a compiler killed by Interrupt leaves none in /tmp.
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	tmp, err := gccTemp(dir)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := runCmd(cmd); err != nil {
+	err = runCmd(cmd)
+	os.RemoveAll(tmp)
+	if err != nil {
 		if ov := parseOverflow(b, m, stderr.String()); ov != nil {
 			return nil, ov
 		}
@@ -370,7 +399,12 @@ func compilePlugin(dir, name, soName string) (string, error) {
 	}
 	so := filepath.Join(dir, soName)
 	cmd := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", so, cfile)
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	tmp, err := gccTemp(dir)
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := runCmd(cmd); err != nil {
@@ -517,10 +551,16 @@ func ObjectFlash(b *boards.Board, srcs []string, dir string) (int, error) {
 		obj := filepath.Join(dir, fmt.Sprintf("obj%d.o", i))
 		args := append(b.GCCFlags(), "-O2", "-std=c99", "-ffunction-sections", "-fdata-sections", "-I", filepath.Dir(src), "-c", src, "-o", obj)
 		cmd := exec.Command(cc, args...)
-		cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+		tmp, err := gccTemp(dir)
+		if err != nil {
+			return 0, err
+		}
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		if err := runCmd(cmd); err != nil {
+		err = runCmd(cmd)
+		os.RemoveAll(tmp)
+		if err != nil {
 			return 0, fmt.Errorf("runner: compiling %s for %s: %v\n%s", filepath.Base(src), b.Name, err, tail(stderr.String(), 20))
 		}
 		text, data, _, err := Size(obj)

@@ -899,3 +899,39 @@ func TestStackOverflowAboveRegionStart(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// A build into a directory an earlier build used (mcugen's --keep) removes
+// that build's firmware and scripts first, and gcc's temporary files live
+// and die in a directory of their own: a failed or interrupted build leaves
+// neither the old firmware beside the new sources nor cc*.o files (user-
+// journey finding: run.sh ran the previous model's firmware).
+func TestRebuildLeavesNoStaleFirmware(t *testing.T) {
+	b := board(t, "mps2-an386")
+	needTools(t, b)
+	dir := t.TempDir()
+	if _, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vector(0, 0)}}, dir, fakeOptions(true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"firmware.elf", "run.sh", "build.sh"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("the first build has no %s: %v", f, err)
+		}
+	}
+	// What a compiler killed mid-build leaves.
+	if err := os.MkdirAll(filepath.Join(dir, ".gcc-tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gcc-tmp", "ccStale.o"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := fakeOptions(true)
+	o.CFlags = append(o.CFlags, "-include", filepath.Join(dir, "no-such-header.h"))
+	if _, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vector(0, 0)}}, dir, o); err == nil {
+		t.Fatal("a build with a missing header succeeded")
+	}
+	for _, f := range []string{"firmware.elf", "firmware.map", "run.sh", ".gcc-tmp"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s is left after the failed rebuild", f)
+		}
+	}
+}
