@@ -90,6 +90,25 @@ func board(t *testing.T, name string) *boards.Board {
 	return b
 }
 
+// boardFrom loads the Starlark board file src (written into a temporary
+// directory) and returns its board name.
+func boardFrom(t *testing.T, src, name string) *boards.Board {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "board.star")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := boards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // onBoards runs f as a parallel subtest on each named board (the first one
 // only in -short), skipped (locally) or failed (CI) without its tools.
 func onBoards(t *testing.T, names []string, f func(t *testing.T, b *boards.Board)) {
@@ -328,7 +347,6 @@ func TestBadMemoryMapFaults(t *testing.T) {
 		cases = cases[:1]
 	}
 	for _, tc := range cases {
-		file := filepath.Join(t.TempDir(), "bad.star")
 		src := `board(
     name = "bad-arena",
     inherits = "` + tc.parent + `",
@@ -340,17 +358,7 @@ func TestBadMemoryMapFaults(t *testing.T) {
     stack_bytes = 2048,
 )
 `
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c, err := boards.Load(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := c.Get("bad-arena")
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := boardFrom(t, src, "bad-arena")
 		needTools(t, b)
 		fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{vector(0, 0)}}, t.TempDir(), fakeOptions(true))
 		if err != nil {
@@ -380,7 +388,6 @@ func TestBadMemoryMapFaults(t *testing.T) {
 // A user's board file adds a board that builds and runs: an AN386 whose arena lives in
 // the PSRAM, built with -Os.
 func TestUserBoardRuns(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "mine.star")
 	src := `PSRAM = 0x21000000
 board(
     name = "my-an386",
@@ -393,17 +400,7 @@ board(
     stack_bytes = 4096,
 )
 `
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := boards.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Get("my-an386")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := boardFrom(t, src, "my-an386")
 	needTools(t, b)
 	vec := vector(3, 4)
 	o := fakeOptions(true)
@@ -861,7 +858,6 @@ func TestSTM32UARTAndTimer(t *testing.T) {
 func TestStackOverflowAboveRegionStart(t *testing.T) {
 	b0 := board(t, "microbit")
 	needTools(t, b0)
-	file := filepath.Join(t.TempDir(), "ramw.star")
 	src := `board(
     name = "microbit-ram-weights",
     inherits = "microbit",
@@ -872,17 +868,7 @@ func TestStackOverflowAboveRegionStart(t *testing.T) {
     stack_bytes = 1024,
 )
 `
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := boards.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Get("microbit-ram-weights")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := boardFrom(t, src, "microbit-ram-weights")
 	deep := vector(0, 0)
 	deep[1] = 0xEB
 	fw, err := BuildWith(b, fakeModel(t, true, 64), [][][]byte{{deep}}, t.TempDir(), fakeOptions(true))
