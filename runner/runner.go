@@ -822,7 +822,7 @@ func parse(fw *Firmware, res *Result) error {
 			if strings.Contains(m[2], "STKOF") {
 				// The stack limit (MSPLIM, v8-M Main) the start-up code
 				// sets at the stack's bottom.
-				return &StackOverflowError{Board: fw.Board.Name, PC: parseHex64(m[3]), Limit: true, StackBytes: fw.Board.StackBytes}
+				return &StackOverflowError{Board: fw.Board.Name, Limit: true, StackBytes: fw.Board.StackBytes}
 			}
 			fe := &FaultError{Type: m[1], Detail: m[2], PC: parseHex64(m[3]), Line: line, Board: fw.Board.Name}
 			if m[4] != "-" {
@@ -1019,14 +1019,15 @@ func stackOverflow(fw *Firmware, vector string) string {
 type StackOverflowError struct {
 	Board      string
 	SP, Bottom uint64
-	PC         uint64 // where the limit faulted (Limit)
 	Limit      bool
 	StackBytes int
 }
 
 func (e *StackOverflowError) Error() string {
 	if e.Limit {
-		return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core's stack limit (MSPLIM, at the stack's bottom) faulted at pc=%#08x; the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.PC, commas(uint64(e.StackBytes)))
+		// No pc: where stacking the exception frame failed, the frame's
+		// pc slot holds whatever was there (the paint's pattern).
+		return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core's stack limit (MSPLIM, %d B above the stack's bottom) faulted; the board's stack (stack_bytes, %s B) is too small for this model", e.Board, crt.StackGuardBytes, commas(uint64(e.StackBytes)))
 	}
 	return fmt.Sprintf("runner: firmware on %s overflowed its stack: the core locked up with SP=%#08x, at or below the stack's bottom (%#08x); the board's stack (stack_bytes, %s B) is too small for this model", e.Board, e.SP, e.Bottom, commas(uint64(e.StackBytes)))
 }

@@ -193,6 +193,12 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			vecs := pipeline.RandomInputs(s.Graph, 1, 3)
 			x, err := run.Execute(vecs, dir, c.Timeout)
+			if err == nil && !x.AllMatch() {
+				// The figures of a build that does not compute the model
+				// are no benchmark, and no baseline (user-journey finding:
+				// a miscompiled build exited 0 and passed --baseline).
+				err = fmt.Errorf("outputs differ from the reference interpreter (%s): its figures are not reported", diffText(x.MaxAbsDiff, vecs))
+			}
 			var est *runner.M4Estimate
 			if err == nil && c.Cycles && x.Firmware.Board.CPU == "cortex-m4" {
 				est, err = m4Estimate(x.Firmware, x.Instructions(), c.Timeout)
@@ -205,12 +211,6 @@ func (c *benchCmd) Run(e *env) error {
 				}
 			}
 			done()
-			if err == nil && !x.AllMatch() {
-				// The figures of a build that does not compute the model
-				// are no benchmark, and no baseline (user-journey finding:
-				// a miscompiled build exited 0 and passed --baseline).
-				err = fmt.Errorf("outputs differ from the reference interpreter (%s): its figures are not reported", diffText(x.MaxAbsDiff, vecs))
-			}
 			if err != nil {
 				if err := failCase(model, flags.Board, s.Report.Target, fmt.Errorf("%s on %s: %w", model, flags.Board, err)); err != nil {
 					return err

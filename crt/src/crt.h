@@ -44,6 +44,13 @@ uint64_t crt_counter_instructions(uint32_t ticks, int *ok);
  * within 256 B of the stack's bottom was written: the stack overflowed, or came too close
  * to its bottom to tell (a local array need not be written whole) and to leave room for an
  * interrupt. No interrupts may write to the stack in between. */
+/* The guard band at the stack's bottom. A run whose lowest written word lies this close to
+ * the bottom counts as an overflow: the paint sees only the words a run writes, and a local
+ * array need not be written whole, so a frame hanging over the bottom can leave the bottom
+ * word painted; and this is less room than an interrupt's exception frame and handler need
+ * anyway. On v8-M Main cores the stack limit register (MSPLIM) sits at its top, so that the
+ * fault handler has the band to report from. */
+#define CRT_STACK_GUARD 256u
 uintptr_t crt_stack_paint(void);
 uint32_t crt_stack_used(uintptr_t top, int *ok);
 

@@ -193,12 +193,6 @@ uint32_t crt_counter_read(void) { return 0u; }
 extern uint32_t _sstack[];
 #define CRT_STACK_PATTERN 0xC5A3E1B7u
 
-/* A run whose lowest written word lies this close to the stack's bottom counts as an
-   overflow. The paint sees only the words a run writes, and a local array need not be
-   written whole, so a frame hanging over the bottom can leave the bottom word painted;
-   and this is less room than an interrupt's exception frame and handler need anyway. */
-#define CRT_STACK_GUARD 256u
-
 /* Paints the free stack, every word from _sstack up to the caller's stack pointer, and
    returns that stack pointer. Naked, it pushes nothing: SP is exactly the caller's, and
    the paint cannot reach a frame of its own. ARMv6-M instructions, for every core. */

@@ -41,9 +41,11 @@ void Reset_Handler(void)
     CRT_REG(0xE000ED24u) |= (1u << 16) | (1u << 17) | (1u << 18);
 #endif
 #if defined(CRT_HAS_MSPLIM)
-    /* The stack limit at the stack's bottom: an overflow faults (UsageFault STKOF) at the
-       instruction that takes SP below it, before it writes anything. */
-    __asm__ volatile("msr msplim, %0" : : "r"(_sstack));
+    /* The stack limit at the top of the stack's guard band: an overflow faults (UsageFault
+       STKOF) at the instruction that takes SP below it, before it writes anything, and the
+       band holds the exception frame and the fault report's own frames (a limit at the very
+       bottom left them nowhere to go: the core locked up). */
+    __asm__ volatile("msr msplim, %0" : : "r"((uintptr_t)_sstack + CRT_STACK_GUARD));
 #endif
     for (src = &_sidata, dst = &_sdata; dst < &_edata;) {
         *dst++ = *src++;
@@ -61,7 +63,7 @@ __attribute__((naked)) void crt_fault_entry(void)
     __asm__ volatile(
 #if defined(CRT_HAS_MSPLIM)
         /* A stack overflow (STKOF) left SP at the limit: lift the limit first, so the
-           report's own frames do not fault again (it ends the run). */
+           report's own frames go on into the guard band below it (it ends the run). */
         "movs r0, #0\n\t"
         "msr msplim, r0\n\t"
 #endif

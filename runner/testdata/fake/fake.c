@@ -2,7 +2,8 @@
  * arena (to test the harness's guards); input[1] == 0xEF makes it return 7;
  * input[1] == 0xED makes it hang; on hosted targets input[1] == 0xEC makes it write to
  * address 16 (a segmentation fault); input[1] == 0xEB makes it take 2048 more bytes of
- * stack (a local array it writes whole). */
+ * stack (a local array it writes whole); input[1] == 0xEA makes it recurse 128 calls deep
+ * in small frames (at least 16 bytes each: 2048 bytes or more). */
 #include <string.h>
 
 #include "fake.h"
@@ -48,6 +49,16 @@ static __attribute__((noinline)) uint32_t fake_deep(uint32_t seed)
     return sum;
 }
 
+/* Recursion in small frames: each call pushes its registers and a word it writes. */
+static __attribute__((noinline)) uint32_t fake_recurse(uint32_t n)
+{
+    volatile uint32_t here = n;
+    if (n == 0u) {
+        return here;
+    }
+    return fake_recurse(n - 1u) + here;
+}
+
 #if defined(FAKE_EXTERNAL_ARENA)
 int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out, void *arena_ptr)
 {
@@ -73,6 +84,9 @@ int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out)
     }
 #endif
     memcpy(y, arena + FAKE_INPUT_SIZE, FAKE_OUTPUT_SIZE);
+    if (x[1] == 0xEAu && fake_recurse(128u) == 0xFFFFFFFFu) {
+        y[0] ^= 1u; /* never: keeps the call */
+    }
     if (x[1] == 0xEBu && fake_deep(x[0]) == 0xFFFFFFFFu) {
         y[0] ^= 1u; /* never: keeps the call */
     }
