@@ -238,3 +238,44 @@ func TestTunedRecordsApplyWithoutNotes(t *testing.T) {
 		t.Errorf("tune's own records: %d kernels tuned, notes %q", ts.Tuned, warns)
 	}
 }
+
+// A board without an emulator is measured on a QEMU board of its core that
+// has room for it, not the first by name: a small QEMU board of the user's
+// own file sorted before mps2-an500 and took a 1 MiB board's model, which
+// did not fit it (user-journey finding).
+func TestMeasureBoardHasRoom(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "m7.star")
+	src := `board(
+    name = "a-small-m7-qemu",
+    inherits = "mps2-an500",
+    memory = [
+        region(name = "FLASH", origin = 0x00000000, length = 256 * 1024, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x20000000, length = 24 * 1024, holds = ["data", "arena"]),
+    ],
+    stack_bytes = 4096,
+)
+board(
+    name = "big-m7",
+    inherits = "nucleo-h743zi",
+    memory = [
+        region(name = "FLASH", origin = 0x08000000, length = 2048 * 1024, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x24000000, length = 1024 * 1024, holds = ["data", "arena"]),
+    ],
+)
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := boards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := cat.Get("big-m7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := MeasureBoardOn(big, cat)
+	if err != nil || m.RegionFor(boards.HoldsData).Length < 1024*1024 {
+		t.Errorf("big-m7 measured on %v (%v), want a QEMU board with 1 MiB of RAM or more", m.Name, err)
+	}
+}

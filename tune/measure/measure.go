@@ -69,20 +69,35 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 		return b, b.CPU, nil
 	}
 	if cat != nil && b.CPU != "" {
+		// The first QEMU board of the core whose regions are at least as
+		// large as b's, else the first of the core (user-journey finding: a
+		// small board of the user's own file, first by name, was taken
+		// over mps2-an500, and the model did not fit it).
+		var same *boards.Board
 		for _, o := range cat.Boards() {
-			if boards.CoreOf(o.CPU) == boards.CoreOf(b.CPU) && o.QEMU.Binary != "" {
-				// The same core, built with b's own flags and features
-				// where they differ (a board without the FPU: soft-float
-				// code, other instructions than the QEMU board's build).
-				// And with its stack, where that is smaller or larger: a
-				// kernel must fit the board's (a user journey: Winograd
-				// chosen on a board of 8 KiB stack, measured in 16).
-				if !slices.Equal(o.GCCFlags(), b.GCCFlags()) || !slices.Equal(o.Features, b.Features) ||
-					b.StackBytes > 0 && b.StackBytes != o.StackBytes {
-					return o.Running(b), o.CPU, nil
-				}
-				return o, o.CPU, nil
+			if boards.CoreOf(o.CPU) != boards.CoreOf(b.CPU) || o.QEMU.Binary == "" {
+				continue
 			}
+			if same == nil {
+				same = o
+			}
+			if holds(o, b, boards.HoldsCode) && holds(o, b, boards.HoldsData) && holds(o, b, boards.HoldsArena) && holds(o, b, boards.HoldsWeights) {
+				same = o
+				break
+			}
+		}
+		if o := same; o != nil {
+			// The same core, built with b's own flags and features
+			// where they differ (a board without the FPU: soft-float
+			// code, other instructions than the QEMU board's build).
+			// And with its stack, where that is smaller or larger: a
+			// kernel must fit the board's (a user journey: Winograd
+			// chosen on a board of 8 KiB stack, measured in 16).
+			if !slices.Equal(o.GCCFlags(), b.GCCFlags()) || !slices.Equal(o.Features, b.Features) ||
+				b.StackBytes > 0 && b.StackBytes != o.StackBytes {
+				return o.Running(b), o.CPU, nil
+			}
+			return o, o.CPU, nil
 		}
 		var best *boards.Board
 		bestFits, bestRank := false, 0
