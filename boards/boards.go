@@ -241,6 +241,8 @@ func (b *Board) RAMBytes() uint64 {
 type Catalog struct {
 	boards []*Board
 	byName map[string]*Board
+	// builtinOnly: no board file of the user's was loaded (Load("")).
+	builtinOnly bool
 }
 
 // Builtin returns the built-in boards, sorted by name.
@@ -268,7 +270,11 @@ func Load(extraFile string) (*Catalog, error) {
 			return nil, err
 		}
 	}
-	return p.resolveAll()
+	c, err := p.resolveAll()
+	if err == nil && extraFile == "" {
+		c.builtinOnly = true
+	}
+	return c, err
 }
 
 // LoadData is Load for a user's board file given as bytes (name is used in messages).
@@ -297,6 +303,16 @@ func (c *Catalog) Names() []string {
 
 // Get returns the board called name.
 func (c *Catalog) Get(name string) (*Board, error) {
+	b, err := c.get(name)
+	if err != nil && c.builtinOnly {
+		// User-journey finding: a board of the user's own file, named
+		// without --boards, got only "did you mean" a catalog board.
+		err = fmt.Errorf("%w; a board of your own file needs --boards FILE", err)
+	}
+	return b, err
+}
+
+func (c *Catalog) get(name string) (*Board, error) {
 	if b, ok := c.byName[name]; ok {
 		return b, nil
 	}

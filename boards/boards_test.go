@@ -247,6 +247,12 @@ func TestBadFilesGiveLine(t *testing.T) {
 		{"nodsp drops mve", "board(name = \"x\", inherits = \"mps3-an547\", cpu = \"cortex-m55+nodsp\")\n", "bad.star:1", `feature "dsp": cortex-m55 (cortex-m55+nodsp) has no DSP extension`},
 		{"nofp with fpu", "board(name = \"x\", inherits = \"nucleo-l4r5zi\", cpu = \"cortex-m4+nofp\")\n", "bad.star:1", `feature "fpu": cortex-m4 (cortex-m4+nofp) has no FPU`},
 		{"machine of another core", "board(name = \"x\", inherits = \"mps2-an386\", cpu = \"cortex-m33\")\n", "bad.star:1", "cpu cortex-m33 on QEMU machine mps2-an386, whose core is a cortex-m4"},
+		// A user journey's board files, each accepted before.
+		{"region name with a space", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"AXI SRAM\", origin = 0, length = 4096, holds = [\"code\", \"data\"]),\n])\n", "bad.star:2", `region name "AXI SRAM": letters, digits and _`},
+		{"origin not aligned", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"FLASH\", origin = 0x08000001, length = 4096, holds = [\"code\", \"data\"]),\n])\n", "bad.star:2", `origin 0x8000001 is not word-aligned`},
+		{"role twice", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"A\", origin = 0, length = 4096, holds = [\"code\", \"arena\"]),\n region(name = \"B\", origin = 8192, length = 4096, holds = [\"data\", \"arena\"]),\n])\n", "bad.star:3", `regions "A" and "B" both hold arena`},
+		{"float_abi typo", "board(name = \"x\", inherits = \"nucleo-l4r5zi\",\n float_abi = \"hardfp\")\n", "bad.star:2", `float_abi "hardfp": one of hard, softfp, soft`},
+		{"fpu of another core", "board(name = \"x\", inherits = \"nucleo-f746zg\", cpu = \"cortex-m4\")\n", "bad.star:1", `fpu "fpv5-sp-d16" is not cortex-m4's (fpv4-sp-d16)`},
 	}
 	for _, tc := range cases {
 		_, err := LoadData("bad.star", []byte(tc.src))
@@ -421,5 +427,17 @@ func TestUnknownBoardSuggests(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: %v, want %s", in, err, want)
 		}
+		// Without --boards, a board of the user's own file may be meant.
+		if err == nil || !strings.HasSuffix(err.Error(), "; a board of your own file needs --boards FILE") {
+			t.Errorf("%s: %v does not point at --boards", in, err)
+		}
+	}
+	// With a board file loaded, that is not the hint.
+	u, err := LoadData("mine.star", []byte("board(name = \"mine\", inherits = \"mps2-an386\")\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Get("rp240"); err == nil || strings.Contains(err.Error(), "--boards") {
+		t.Errorf("with a board file: %v", err)
 	}
 }

@@ -560,6 +560,11 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		if r.Name == "" {
 			return nil, fail(rv.at, "region needs a name")
 		}
+		if !regionName(r.Name) {
+			// The name goes into the linker script's MEMORY block as it
+			// is (user-journey finding: "AXI SRAM" broke ld's parse).
+			return nil, fail(rv.at, "region name %q: letters, digits and _, not starting with a digit (it names a MEMORY region of the linker script)", r.Name)
+		}
 		if _, ok := rv.fields["origin"]; !ok || o.i < 0 || o.i > math.MaxUint32 {
 			return nil, fail(rv.at, "region %q needs an origin in [0, 0xffffffff]", r.Name)
 		}
@@ -568,6 +573,11 @@ func decode(d *def, f map[string]value) (*Board, error) {
 			return nil, fail(rv.at, "region %q needs a positive length that ends below 4 GiB", r.Name)
 		}
 		r.Origin, r.Length = uint64(o.i), uint64(l.i)
+		if r.Origin%4 != 0 {
+			// User-journey finding: a flash origin of 0x08000001 linked
+			// the vector table off the boot address without a word.
+			return nil, fail(rv.at, "region %q: origin %#x is not word-aligned (a multiple of 4)", r.Name, r.Origin)
+		}
 		if h, ok := rv.fields["holds"]; ok {
 			if r.Holds, err = stringList(h, "holds"); err != nil {
 				return nil, err
@@ -587,6 +597,15 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		for _, q := range b.Memory {
 			if r.Origin < q.Origin+q.Length && q.Origin < r.Origin+r.Length {
 				return nil, fail(rv.at, "region %q [%#x, %#x) overlaps region %q", r.Name, r.Origin, r.Origin+r.Length, q.Name)
+			}
+		}
+		for _, role := range r.Holds {
+			for _, q := range b.Memory {
+				if slices.Contains(q.Holds, role) {
+					// The linker script puts a role in one region; a
+					// second went unused (user-journey finding).
+					return nil, fail(rv.at, "regions %q and %q both hold %s: a role goes in one region", q.Name, r.Name, role)
+				}
 			}
 		}
 		b.Memory = append(b.Memory, r)
@@ -678,6 +697,9 @@ func decode(d *def, f map[string]value) (*Board, error) {
 	default:
 		return nil, fail(f["toolchain"].at, "unknown toolchain %q (arm-none-eabi, aarch64-linux-gnu, host)", b.Toolchain)
 	}
+	if a := b.FloatABI; a != "" && a != "hard" && a != "softfp" && a != "soft" {
+		return nil, fail(f["float_abi"].at, "float_abi %q: one of hard, softfp, soft (gcc's -mfloat-abi)", a)
+	}
 	if b.FloatABI == "hard" && !b.HasFeature("fpu") {
 		return nil, fail(d.at, `float_abi "hard" needs the "fpu" feature`)
 	}
@@ -687,6 +709,17 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		}
 	}
 	return b, nil
+}
+
+// regionName reports whether s is a usable memory region name (a linker
+// script identifier).
+func regionName(s string) bool {
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // boardName reports whether s is a usable board or family name.
@@ -748,6 +781,14 @@ func CoreOf(cpu string) string {
 // board's: code for one core run on a machine of another (an M33 board
 // inheriting mps2-an386) counted instructions the board would not
 // execute, and test called them bit-exact.
+// coreFPUs are gcc's -mfpu values each Cortex-M core's FPU implements.
+var coreFPUs = map[string][]string{
+	"cortex-m4":   {"fpv4-sp-d16"},
+	"cortex-m7":   {"fpv5-sp-d16", "fpv5-d16"},
+	"cortex-m33":  {"fpv5-sp-d16"},
+	"cortex-m35p": {"fpv5-sp-d16"},
+}
+
 func checkCore(b *Board) error {
 	core, exts := CoreOf(b.CPU), strings.Split(b.CPU, "+")[1:]
 	has, known := mCores[core]
@@ -790,6 +831,11 @@ func checkCore(b *Board) error {
 		if ok && mc != core && !slices.Contains(HostCores[core], mc) {
 			return fmt.Errorf("cpu %s on QEMU machine %s, whose core is a %s: it would run other code than the board's (inherit a board of its core, or set qemu = \"none\")", core, m, mc)
 		}
+	}
+	if fpus, ok := coreFPUs[core]; ok && b.FPU != "" && b.FPU != "auto" && b.HasFeature("fpu") && !slices.Contains(fpus, b.FPU) {
+		// User-journey finding: a cortex-m7 family's fpv5-d16 kept on a
+		// board set to cortex-m4 built code its core cannot run.
+		return fmt.Errorf("fpu %q is not %s's (%s): set fpu, or inherit the core's own family", b.FPU, core, strings.Join(fpus, " or "))
 	}
 	return nil
 }
