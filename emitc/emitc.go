@@ -265,7 +265,9 @@ func (e *emitter) header() []byte {
 		fmt.Fprintf(&b, "/* The static arena is in section %s. */\n", as)
 	}
 	b.WriteString("\n")
-	b.WriteString("/* Sizes are in bytes. A quantized tensor's element q stands for SCALE * (q - ZERO_POINT). */\n")
+	// User-journey finding: the header gave only the dequantizing way, and
+	// the common (int)(x / s + 0.5) rounds negative values otherwise.
+	b.WriteString("/* Sizes are in bytes. A quantized tensor's element q stands for SCALE * (q - ZERO_POINT);\n   a real value x quantizes to q = round(x / SCALE) + ZERO_POINT, rounded half away from zero\n   and clamped to the type's range (-128..127 for int8). */\n")
 	ioDefs := func(kind string, t *tir.IO, name string) {
 		fmt.Fprintf(&b, "/* %s %s: %s %v (%d elements) */\n#define %s_%s_SIZE %d\n", kind, commentSafe(fmt.Sprintf("%q", t.Name)), t.DType, t.Shape, graph.NumElements(t.Shape), e.PREFIX, name, t.Bytes)
 		if t.Quantized {

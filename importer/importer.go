@@ -190,8 +190,13 @@ func LoadTensor(path string, want *graph.Tensor) (*graph.Data, error) {
 		// Float data for a quantized input: say how to get the int8 (a
 		// user journey found no hint).
 		if d.DType == graph.Float32 && want.Quant != nil && len(want.Quant.Scale) == 1 && len(want.Quant.ZeroPoint) == 1 {
-			return nil, fmt.Errorf("%s: holds float32, input %q wants %s: quantize it as q = round(x / %g) + %d, clamped (inspect and compile --json give the scale and zero point)",
-				path, want.Name, want.DType, want.Quant.Scale[0], want.Quant.ZeroPoint[0])
+			zp := want.Quant.ZeroPoint[0]
+			plus := fmt.Sprintf("+ %d", zp)
+			if zp < 0 {
+				plus = fmt.Sprintf("- %d", -zp)
+			}
+			return nil, fmt.Errorf("%s: holds float32, input %q wants %s: quantize it as q = round(x / %g) %s, rounded half away from zero and clamped to %s's range (inspect and compile --json give the scale and zero point)",
+				path, want.Name, want.DType, want.Quant.Scale[0], plus, want.DType)
 		}
 		return nil, fmt.Errorf("%s: holds %s, input %q wants %s", path, d.DType, want.Name, want.DType)
 	}

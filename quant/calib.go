@@ -177,6 +177,11 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	if len(g.UserInputs()) == 0 {
 		return nil, fmt.Errorf("quant: calibration: graph has no inputs")
 	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		// User-journey finding: a stacked .npy given itself got "open:
+		// not a directory".
+		return nil, fmt.Errorf("quant: calibration dir %s: is a file, not a directory: put it in one (a directory holds one stacked .npy per input, or one .npy per input per sample)", dir)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
@@ -194,8 +199,11 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 			files = append(files, filepath.Join(dir, e.Name()))
 		}
 	}
-	sort.Strings(files)
-	sort.Strings(subdirs)
+	// In natural order: x_2.npy before x_10.npy, as a sequence's samples
+	// are numbered (user-journey finding: a stateful model calibrated on
+	// x_1, x_10, x_11, ..., x_2).
+	sort.SliceStable(files, func(i, j int) bool { return naturalLess(files[i], files[j]) })
+	sort.SliceStable(subdirs, func(i, j int) bool { return naturalLess(subdirs[i], subdirs[j]) })
 	if len(files) == 0 && len(subdirs) > 0 {
 		var out []map[string]*graph.Data
 		for _, sd := range subdirs {
@@ -247,6 +255,44 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	}
 	return out, nil
 }
+
+// naturalLess orders strings with their runs of digits compared as numbers
+// (x_2 < x_10), ties broken by the plain order (x_02 against x_2).
+func naturalLess(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na := strings.TrimLeft(a[si:i], "0")
+			nb := strings.TrimLeft(b[sj:j], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			continue
+		}
+		if ca != cb {
+			return ca < cb
+		}
+		i++
+		j++
+	}
+	if len(a)-i != len(b)-j {
+		return len(a)-i < len(b)-j
+	}
+	return a < b
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func sanitize(s string) string {
 	return strings.NewReplacer("/", "_", ":", "_", "\\", "_").Replace(s)

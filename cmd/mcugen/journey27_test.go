@@ -241,3 +241,14 @@ func TestJUnitControlCharacters(t *testing.T) {
 		t.Errorf("the path is not kept readable:\n%s", b)
 	}
 }
+
+// --calib given a stacked .npy itself, not its directory, says so (user-
+// journey finding: "open ...: not a directory").
+func TestCalibFileNotDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "image.npy")
+	if err := os.WriteFile(file, []byte("\x93NUMPY"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := mcugen(t, "quantize", "../../testdata/onnx/mlp.onnx", "--calib", file, "-o", filepath.Join(t.TempDir(), "q.onnx"))
+	oneErrorLine(t, "--calib FILE", code, errs, 1, "is a file, not a directory: put it in one")
+}
