@@ -171,7 +171,7 @@ func toF64(buf []float64, xs []float32) []float64 {
 //
 // With one graph input every .npy belongs to it; with several, a file belongs
 // to the input whose name (with '/' and ':' read as '_') its base name starts with.
-// Samples are taken in file-name order. Bad data (wrong dtype or shape, NaN,
+// Samples are taken in natural file-name order (x_2 before x_10). Bad data (wrong dtype or shape, NaN,
 // no files) is an error naming the file.
 func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	if len(g.UserInputs()) == 0 {
