@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -399,7 +401,49 @@ func warnDegenerateCalib(o Options, samples []map[string]*graph.Data) {
 		}
 		if seen && constant {
 			o.Warn(fmt.Sprintf("--calib %s: input %q holds %g in every sample: its range is made up, and the quality report, measured on these samples, says nothing about real inputs", o.Calib, name, first))
+			continue
 		}
+		warnOutlierSample(o, samples, name)
+	}
+}
+
+// warnOutlierSample warns when one calibration sample alone sets an input's
+// range: its peak |x| at least 4 times every other sample's and 8 times the
+// median sample's. Inputs take the raw min and max whatever the method, so
+// one glitched sample (a saturated sensor reading) leaves every other input
+// a few of the 256 steps (user-journey finding: top-1 agreement fell from
+// 16/16 to 2/16, and nothing named the sample).
+func warnOutlierSample(o Options, samples []map[string]*graph.Data, name string) {
+	if len(samples) < 4 {
+		return
+	}
+	peaks := make([]float64, len(samples))
+	for i, smp := range samples {
+		d := smp[name]
+		if d == nil || d.DType != graph.Float32 {
+			return
+		}
+		for _, v := range d.F {
+			peaks[i] = math.Max(peaks[i], math.Abs(float64(v)))
+		}
+	}
+	top := 0
+	for i, p := range peaks {
+		if p > peaks[top] {
+			top = i
+		}
+	}
+	second := 0.0
+	for i, p := range peaks {
+		if i != top {
+			second = math.Max(second, p)
+		}
+	}
+	sorted := slices.Clone(peaks)
+	slices.Sort(sorted)
+	median := sorted[len(sorted)/2]
+	if peaks[top] >= 4*second && peaks[top] >= 8*median && second > 0 {
+		o.Warn(fmt.Sprintf("--calib %s: input %q: sample %d (from 0, in file order) reaches |x| = %.4g, where no other passes %.4g: that one sample sets the input's int8 range, and every other sample gets a few of its 256 steps; a glitch in the data? (an input's range is its raw min and max, whatever --method)", o.Calib, name, top, peaks[top], second))
 	}
 }
 

@@ -21,6 +21,9 @@ type LayerReport struct {
 	Op     string  `json:"op"`     // the node's op ("Conv2D+Relu"; "Input" for a model input)
 	Tensor string  `json:"tensor"` // the tensor compared
 	SQNRdB float64 `json:"sqnr_db"`
+	// Range is the real interval the int8 tensor covers (its scale and zero
+	// point: SCALE * (-128 - ZERO_POINT) to SCALE * (127 - ZERO_POINT)).
+	Range [2]float64 `json:"range"`
 }
 
 // Report compares a quantized graph with its float original.
@@ -169,7 +172,13 @@ func layerRows(fg, qg *graph.Graph, layers map[string]*acc) []LayerReport {
 	var rows []LayerReport
 	row := func(name, op, t string) {
 		if a := layers[t]; a != nil {
-			rows = append(rows, LayerReport{Name: name, Op: op, Tensor: t, SQNRdB: round2(SQNR(a.sig, a.noise))})
+			r := LayerReport{Name: name, Op: op, Tensor: t, SQNRdB: round2(SQNR(a.sig, a.noise))}
+			if qt := qg.Tensors[t]; qt != nil && qt.Quant != nil && len(qt.Quant.Scale) == 1 && len(qt.Quant.ZeroPoint) == 1 {
+				lo, hi := qt.DType.Range()
+				sc, z := qt.Quant.At(0)
+				r.Range = [2]float64{float64(sc) * float64(lo-int64(z)), float64(sc) * float64(hi-int64(z))}
+			}
+			rows = append(rows, r)
 		}
 	}
 	for _, in := range fg.Inputs {

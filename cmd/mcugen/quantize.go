@@ -77,15 +77,27 @@ func (c *quantizeCmd) Run(e *env) error {
 		dest = "(not written)"
 	}
 	fmt.Fprintf(e.stdout, "%s -> %s (method %s, %s)\n", c.Model, dest, r.Method, plural(r.Samples, "calibration sample"))
-	fmt.Fprintf(e.stdout, "%-40s %-16s %9s\n", "layer", "op", "SQNR dB")
+	// Columns as wide as their contents (user-journey finding: an op
+	// "FullyConnected+Relu" pushed its SQNR out of line), and the range
+	// each int8 tensor covers, which says why a row is low: an input
+	// stretched by one outlier, logits squeezed for the softmax.
+	wn, wo := len("layer"), len("op")
 	for _, l := range r.Layers {
+		wn, wo = max(wn, len(l.Name)), max(wo, len(l.Op))
+	}
+	fmt.Fprintf(e.stdout, "%-*s %-*s %9s  %s\n", wn, "layer", wo, "op", "SQNR dB", "int8 range")
+	for _, l := range r.Layers {
+		sqnr := fmt.Sprintf("%9.1f", l.SQNRdB)
 		if l.SQNRdB >= quant.MaxSQNR {
 			// No noise at all (an input the scale holds exactly): the
 			// JSON's capped figure is not a measured one.
-			fmt.Fprintf(e.stdout, "%-40s %-16s %9s\n", l.Name, l.Op, "exact")
-			continue
+			sqnr = fmt.Sprintf("%9s", "exact")
 		}
-		fmt.Fprintf(e.stdout, "%-40s %-16s %9.1f\n", l.Name, l.Op, l.SQNRdB)
+		rng := ""
+		if l.Range != [2]float64{} {
+			rng = fmt.Sprintf("[%.4g, %.4g]", l.Range[0], l.Range[1])
+		}
+		fmt.Fprintf(e.stdout, "%-*s %-*s %s  %s\n", wn, l.Name, wo, l.Op, sqnr, rng)
 	}
 	// In-sample figures: held-out vectors measure the model as deployed.
 	db := func(v float64) string {

@@ -95,7 +95,7 @@ func TestQuantizeKeepsLayerNames(t *testing.T) {
 	}
 	var rows []string
 	for _, l := range strings.Split(out, "\n")[2:] {
-		if f := strings.Fields(l); len(f) == 3 {
+		if f := strings.Fields(l); len(f) == 5 && strings.HasPrefix(f[3], "[") {
 			rows = append(rows, f[0]+" "+f[1])
 		}
 	}
@@ -152,12 +152,16 @@ func TestQuantizeReportsExactLayers(t *testing.T) {
 	}
 	rows := map[string]string{}
 	for _, l := range strings.Split(out, "\n")[2:] {
-		if f := strings.Fields(l); len(f) == 3 {
+		if f := strings.Fields(l); len(f) == 5 && strings.HasPrefix(f[3], "[") {
 			rows[f[0]] = f[2]
 		}
 	}
 	if rows["input"] != "exact" || rows["pool"] != "exact" {
 		t.Errorf("rows %v: want input and pool exact\n%s", rows, out)
+	}
+	// The input's int8 range is the grid's: scale 0.5, zero point 0.
+	if !strings.Contains(out, "[-64, 63.5]") {
+		t.Errorf("the input's range [-64, 63.5] is not shown:\n%s", out)
 	}
 	if !strings.Contains(out, "output SQNR exact (median exact)") {
 		t.Errorf("the output's SQNR is not reported exact:\n%s", out)
