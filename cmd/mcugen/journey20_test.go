@@ -136,6 +136,13 @@ func TestBenchOnABoardWithoutEmulator(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "bit-exact") || !strings.Contains(errs, "running on mps2-an386") {
 		t.Errorf("test on nucleo-l4r5zi: exit %d\n%s\n%s", code, out, errs)
 	}
+	// test's JSON and JUnit say which QEMU board ran it, as bench's JSON.
+	junit := filepath.Join(t.TempDir(), "r.xml")
+	code, out, errs = mcugen(t, "test", model, "--board", "nucleo-l4r5zi", "--random", "1", "--json", "--junit", junit)
+	x, _ := os.ReadFile(junit)
+	if code != 0 || !strings.Contains(out, `"measured_on": "mps2-an386"`) || !strings.Contains(string(x), "run on: mps2-an386 (the board has no emulator)") {
+		t.Errorf("test --json --junit on nucleo-l4r5zi: exit %d\n%s\n%s\n%s", code, out, errs, x)
+	}
 }
 
 // --vectors for a model of several inputs: input_NNN_K.npy is input K of

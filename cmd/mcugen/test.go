@@ -42,8 +42,11 @@ type testResult struct {
 	Model string `json:"model"`
 	// ModelSHA256 is the model file's hash when the case ran, so a report
 	// says which file it tested.
-	ModelSHA256  string `json:"model_sha256,omitempty"`
-	Board        string `json:"board"`
+	ModelSHA256 string `json:"model_sha256,omitempty"`
+	Board       string `json:"board"`
+	// MeasuredOn is the QEMU board that ran a board without an emulator
+	// (bench's field; user-journey finding: test did not say).
+	MeasuredOn   string `json:"measured_on,omitempty"`
 	Vectors      int    `json:"vectors"`
 	Passed       int    `json:"passed"`
 	Failed       int    `json:"failed"`
@@ -280,6 +283,9 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	run, err := emulatedTwin(e, s, c.cat)
 	if err != nil {
 		return fail(err)
+	}
+	if run != s {
+		r.MeasuredOn = run.Opt.Board.Name
 	}
 	x, err := execute(e, run, vecs, dir, c.Timeout)
 	if err != nil {
