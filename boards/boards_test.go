@@ -252,7 +252,8 @@ func TestBadFilesGiveLine(t *testing.T) {
 		{"origin not aligned", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"FLASH\", origin = 0x08000001, length = 4096, holds = [\"code\", \"data\"]),\n])\n", "bad.star:2", `origin 0x8000001 is not word-aligned`},
 		{"role twice", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"A\", origin = 0, length = 4096, holds = [\"code\", \"arena\"]),\n region(name = \"B\", origin = 8192, length = 4096, holds = [\"data\", \"arena\"]),\n])\n", "bad.star:3", `regions "A" and "B" both hold arena`},
 		{"float_abi typo", "board(name = \"x\", inherits = \"nucleo-l4r5zi\",\n float_abi = \"hardfp\")\n", "bad.star:2", `float_abi "hardfp": one of hard, softfp, soft`},
-		{"fpu of another core", "board(name = \"x\", inherits = \"nucleo-f746zg\", cpu = \"cortex-m4\")\n", "bad.star:1", `fpu "fpv5-sp-d16" is not cortex-m4's (fpv4-sp-d16)`},
+		{"fpu of another core", "board(name = \"x\", inherits = \"nucleo-f746zg\", cpu = \"cortex-m4\")\n", "bad.star:1", `fpu "fpv5-sp-d16": cortex-m4's FPU does not run its code (fpv4-sp-d16 do)`},
+		{"vector table off 128", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"FLASH\", origin = 0x08000004, length = 4096, holds = [\"code\", \"data\"]),\n])\n", "bad.star:2", `origin 0x8000004 is not a multiple of 128`},
 	}
 	for _, tc := range cases {
 		_, err := LoadData("bad.star", []byte(tc.src))

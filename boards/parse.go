@@ -591,6 +591,11 @@ func decode(d *def, f map[string]value) (*Board, error) {
 				}
 			}
 		}
+		if slices.Contains(r.Holds, HoldsCode) && r.Origin%128 != 0 {
+			// The vector table goes at the code region's start, and VTOR
+			// takes 128-byte-aligned tables at the least (review finding).
+			return nil, fail(rv.at, "region %q holds code, whose vector table goes at its start: origin %#x is not a multiple of 128, which the Cortex-M's vector table needs", r.Name, r.Origin)
+		}
 		if b.Region(r.Name) != nil {
 			return nil, fail(rv.at, "region %q defined twice", r.Name)
 		}
@@ -775,20 +780,22 @@ func CoreOf(cpu string) string {
 	return core
 }
 
+// coreFPUs are gcc's -mfpu values whose instructions each Cortex-M core's
+// FPU executes (FPv5 is a superset of FPv4; the M55's and M85's FPU comes
+// with -mfpu=auto, unchecked).
+var coreFPUs = map[string][]string{
+	"cortex-m4":   {"fpv4-sp-d16"},
+	"cortex-m7":   {"fpv4-sp-d16", "fpv5-sp-d16", "fpv5-d16"},
+	"cortex-m33":  {"fpv4-sp-d16", "fpv5-sp-d16"},
+	"cortex-m35p": {"fpv4-sp-d16", "fpv5-sp-d16"},
+}
+
 // checkCore checks a bare-metal board's cpu against gcc's Cortex-M names
 // (a suffix such as +nodsp or .small-multiply allowed), its features
 // against what the core has, and its QEMU machine's core against the
 // board's: code for one core run on a machine of another (an M33 board
 // inheriting mps2-an386) counted instructions the board would not
 // execute, and test called them bit-exact.
-// coreFPUs are gcc's -mfpu values each Cortex-M core's FPU implements.
-var coreFPUs = map[string][]string{
-	"cortex-m4":   {"fpv4-sp-d16"},
-	"cortex-m7":   {"fpv5-sp-d16", "fpv5-d16"},
-	"cortex-m33":  {"fpv5-sp-d16"},
-	"cortex-m35p": {"fpv5-sp-d16"},
-}
-
 func checkCore(b *Board) error {
 	core, exts := CoreOf(b.CPU), strings.Split(b.CPU, "+")[1:]
 	has, known := mCores[core]
@@ -835,7 +842,7 @@ func checkCore(b *Board) error {
 	if fpus, ok := coreFPUs[core]; ok && b.FPU != "" && b.FPU != "auto" && b.HasFeature("fpu") && !slices.Contains(fpus, b.FPU) {
 		// User-journey finding: a cortex-m7 family's fpv5-d16 kept on a
 		// board set to cortex-m4 built code its core cannot run.
-		return fmt.Errorf("fpu %q is not %s's (%s): set fpu, or inherit the core's own family", b.FPU, core, strings.Join(fpus, " or "))
+		return fmt.Errorf("fpu %q: %s's FPU does not run its code (%s do): set fpu, or inherit the core's own family", b.FPU, core, strings.Join(fpus, ", "))
 	}
 	return nil
 }

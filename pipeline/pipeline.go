@@ -443,7 +443,7 @@ func warnOutlierSample(o Options, samples []map[string]*graph.Data, name string)
 	slices.Sort(sorted)
 	median := sorted[len(sorted)/2]
 	if peaks[top] >= 4*second && peaks[top] >= 8*median && second > 0 {
-		o.Warn(fmt.Sprintf("--calib %s: input %q: sample %d (from 0, in file order) reaches |x| = %.4g, where no other passes %.4g: that one sample sets the input's int8 range, and every other sample gets a few of its 256 steps; a glitch in the data? (an input's range is its raw min and max, whatever --method)", o.Calib, name, top, peaks[top], second))
+		o.Warn(fmt.Sprintf("--calib %s: input %q: sample %d (from 0, in the files' natural order: x_2 before x_10) reaches |x| = %.4g, where no other passes %.4g: that one sample sets the input's int8 range, and every other sample gets at most about %d of its 256 steps; a glitch in the data? (an input's range is its raw min and max, whatever --method)", o.Calib, name, top, peaks[top], second, int(math.Ceil(256*second/peaks[top]))))
 	}
 }
 

@@ -22,8 +22,9 @@ type LayerReport struct {
 	Tensor string  `json:"tensor"` // the tensor compared
 	SQNRdB float64 `json:"sqnr_db"`
 	// Range is the real interval the int8 tensor covers (its scale and zero
-	// point: SCALE * (-128 - ZERO_POINT) to SCALE * (127 - ZERO_POINT)).
-	Range [2]float64 `json:"range"`
+	// point: SCALE * (-128 - ZERO_POINT) to SCALE * (127 - ZERO_POINT));
+	// nil for a tensor that stays float.
+	Range *[2]float64 `json:"range,omitempty"`
 }
 
 // Report compares a quantized graph with its float original.
@@ -176,7 +177,7 @@ func layerRows(fg, qg *graph.Graph, layers map[string]*acc) []LayerReport {
 			if qt := qg.Tensors[t]; qt != nil && qt.Quant != nil && len(qt.Quant.Scale) == 1 && len(qt.Quant.ZeroPoint) == 1 {
 				lo, hi := qt.DType.Range()
 				sc, z := qt.Quant.At(0)
-				r.Range = [2]float64{float64(sc) * float64(lo-int64(z)), float64(sc) * float64(hi-int64(z))}
+				r.Range = &[2]float64{float64(sc) * float64(lo-int64(z)), float64(sc) * float64(hi-int64(z))}
 			}
 			rows = append(rows, r)
 		}

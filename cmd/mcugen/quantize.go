@@ -94,7 +94,7 @@ func (c *quantizeCmd) Run(e *env) error {
 			sqnr = fmt.Sprintf("%9s", "exact")
 		}
 		rng := ""
-		if l.Range != [2]float64{} {
+		if l.Range != nil {
 			rng = fmt.Sprintf("[%.4g, %.4g]", l.Range[0], l.Range[1])
 		}
 		fmt.Fprintf(e.stdout, "%-*s %-*s %s  %s\n", wn, l.Name, wo, l.Op, sqnr, rng)

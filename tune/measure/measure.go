@@ -58,7 +58,8 @@ var HostCores = boards.HostCores
 // features are b's, and as a copy built with b's (Running) where they
 // differ: a user's board without the FPU counts its soft-float code, not
 // the QEMU board's hard-float build (a user journey: 23,392 instructions
-// reported for 437,747).
+// reported for 437,747). Among QEMU boards of b's core it takes the one
+// whose regions hold most of b's roles at b's sizes, then the most RAM.
 // A twin of another core is a copy of its QEMU board (memory map, counter,
 // UART, machine) with b's core, flags and features, so that what runs is
 // what b's compiler makes; among such boards it prefers one with at least
@@ -69,21 +70,29 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 		return b, b.CPU, nil
 	}
 	if cat != nil && b.CPU != "" {
-		// The first QEMU board of the core whose regions are at least as
-		// large as b's, else the first of the core (user-journey finding: a
-		// small board of the user's own file, first by name, was taken
-		// over mps2-an500, and the model did not fit it).
+		// The QEMU board of the core whose regions hold most of b's roles
+		// at b's sizes, then the one with the most RAM, then the first by
+		// name (user-journey finding: a small board of the user's own file,
+		// first by name, was taken over mps2-an500, and the model did not
+		// fit it).
 		var same *boards.Board
+		bestFit, bestRAM := -1, uint64(0)
 		for _, o := range cat.Boards() {
 			if boards.CoreOf(o.CPU) != boards.CoreOf(b.CPU) || o.QEMU.Binary == "" {
 				continue
 			}
-			if same == nil {
-				same = o
+			fit := 0
+			for _, role := range []string{boards.HoldsCode, boards.HoldsData, boards.HoldsArena, boards.HoldsWeights} {
+				if holds(o, b, role) {
+					fit++
+				}
 			}
-			if holds(o, b, boards.HoldsCode) && holds(o, b, boards.HoldsData) && holds(o, b, boards.HoldsArena) && holds(o, b, boards.HoldsWeights) {
-				same = o
-				break
+			ram := uint64(0)
+			if r := o.RegionFor(boards.HoldsData); r != nil {
+				ram = r.Length
+			}
+			if fit > bestFit || fit == bestFit && ram > bestRAM {
+				same, bestFit, bestRAM = o, fit, ram
 			}
 		}
 		if o := same; o != nil {
