@@ -81,25 +81,20 @@ func needTools(t *testing.T, b *boards.Board) {
 func board(t *testing.T, name string) *boards.Board {
 	t.Helper()
 	c, err := boards.Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return pick(t, c, err, name)
 }
 
-// boardFrom loads the Starlark board file src (written into a temporary
-// directory) and returns its board name.
+// boardFrom loads the Starlark board file src on top of the catalog and
+// returns its board name.
 func boardFrom(t *testing.T, src, name string) *boards.Board {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "board.star")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := boards.Load(file)
+	c, err := boards.LoadData("board.star", []byte(src))
+	return pick(t, c, err, name)
+}
+
+// pick is the board name of a catalog just loaded (with err).
+func pick(t *testing.T, c *boards.Catalog, err error, name string) *boards.Board {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
