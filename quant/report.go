@@ -40,6 +40,9 @@ type Report struct {
 	Top1Agree int `json:"top1_agree"`
 	Top1Total int `json:"top1_total"`
 	Samples   int `json:"samples"`
+	// HeldOut is the same comparison on held-out samples (quantize --eval),
+	// its layers included.
+	HeldOut *Report `json:"held_out,omitempty"`
 }
 
 // SQNR is 10·log10(Σx² / Σ(x-y)²) in dB, capped at MaxSQNR.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -292,5 +293,67 @@ func TestCalibOutlierSampleNamed(t *testing.T) {
 	code, _, errs = mcugen(t, "quantize", model, "--calib", calib, "-o", filepath.Join(dir, "q2.onnx"))
 	if code != 0 || strings.Contains(errs, "sets the input's int8 range") {
 		t.Errorf("exit %d, stderr %q: want no outlier warning for clean data", code, errs)
+	}
+}
+
+// quantize --eval DIR reports output SQNR and top-1 agreement on held-out
+// samples beside the in-sample figures (user-journey finding: checking
+// held-out data took a script of 16 eval calls); a held-out set that was
+// calibrated on is said to be no held-out set, and a bad held-out file is
+// an error naming it, with no model written.
+func TestQuantizeEvalHeldOut(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, seed, n int) string {
+		d := filepath.Join(dir, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for s := 0; s < n; s++ {
+			x := graph.NewData(graph.Float32, []int{1, 64})
+			for i := range x.F {
+				x.F[i] = float32(((seed+s)*131+i*29)%41)/20 - 1
+			}
+			var buf bytes.Buffer
+			if err := npy.Write(&buf, x); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("features_%d.npy", s)), buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	calib, held := mk("calib", 0, 8), mk("held", 100, 5)
+	model := "../../testdata/onnx/mlp.onnx"
+	code, out, errs := mcugen(t, "quantize", model, "--calib", calib, "--eval", held, "-o", filepath.Join(dir, "q.onnx"))
+	if code != 0 || !strings.Contains(out, "held out ("+held+", 5 samples): output SQNR ") {
+		t.Fatalf("exit %d, stdout %s, stderr %s", code, out, errs)
+	}
+	code, out, _ = mcugen(t, "quantize", model, "--calib", calib, "--eval", held, "-o", filepath.Join(dir, "q.onnx"), "--json")
+	var r struct {
+		Samples int `json:"samples"`
+		HeldOut *struct {
+			Samples      int     `json:"samples"`
+			OutputSQNRdB float64 `json:"output_sqnr_db"`
+		} `json:"held_out"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Samples != 8 || r.HeldOut == nil || r.HeldOut.Samples != 5 || r.HeldOut.OutputSQNRdB < 10 {
+		t.Errorf("--json: exit %d, %v, %+v\n%s", code, err, r, out)
+	}
+	if code, _, errs = mcugen(t, "quantize", model, "--calib", calib, "--eval", calib, "-o", filepath.Join(dir, "q2.onnx")); code != 0 || !strings.Contains(errs, "is the --calib directory: its figures are not held out") {
+		t.Errorf("--eval = --calib: exit %d, stderr %q", code, errs)
+	}
+	bad := filepath.Join(dir, "bad")
+	if err := os.Mkdir(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "features.npy"), []byte("not numpy"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q3 := filepath.Join(dir, "q3.onnx")
+	code, _, errs = mcugen(t, "quantize", model, "--calib", calib, "--eval", bad, "-o", q3)
+	oneErrorLine(t, "--eval bad", code, errs, 1, "--eval", "features.npy")
+	if _, err := os.Stat(q3); err == nil {
+		t.Errorf("a model was written though --eval failed")
 	}
 }
