@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/importer/onnx"
 )
 
@@ -274,11 +273,7 @@ func TestCalibOutlierSampleNamed(t *testing.T) {
 			if glitch && s == 5 {
 				d.F[3] = 3000
 			}
-			var buf bytes.Buffer
-			if err := npy.Write(&buf, d); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(calib, fmt.Sprintf("features_%d.npy", s)), buf.Bytes(), 0o644); err != nil {
+			if err := writeNpy(filepath.Join(calib, fmt.Sprintf("features_%d.npy", s)), d); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -313,11 +308,7 @@ func TestQuantizeEvalHeldOut(t *testing.T) {
 			for i := range x.F {
 				x.F[i] = float32(((seed+s)*131+i*29)%41)/20 - 1
 			}
-			var buf bytes.Buffer
-			if err := npy.Write(&buf, x); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("features_%d.npy", s)), buf.Bytes(), 0o644); err != nil {
+			if err := writeNpy(filepath.Join(d, fmt.Sprintf("features_%d.npy", s)), x); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/importer/onnx"
 )
 
@@ -139,11 +138,7 @@ func TestQuantizeReportsExactLayers(t *testing.T) {
 		// A fixed shuffle of the grid, so the pool's windows mix signs.
 		d.F[i] = float32((i*37)%256-128) / 2
 	}
-	var buf bytes.Buffer
-	if err := npy.Write(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(calib, "input.npy"), buf.Bytes(), 0o644); err != nil {
+	if err := writeNpy(filepath.Join(calib, "input.npy"), d); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := mcugen(t, "quantize", model, "--calib", calib, "-o", filepath.Join(dir, "grid_q.onnx"))
@@ -171,11 +166,7 @@ func TestQuantizeReportsExactLayers(t *testing.T) {
 	for i := range d.F {
 		d.F[i] += 0.25
 	}
-	buf.Reset()
-	if err := npy.Write(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(calib, "input.npy"), buf.Bytes(), 0o644); err != nil {
+	if err := writeNpy(filepath.Join(calib, "input.npy"), d); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = mcugen(t, "quantize", model, "--calib", calib, "-o", filepath.Join(dir, "grid_q2.onnx"))

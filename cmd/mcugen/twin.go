@@ -28,17 +28,9 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	if err != nil {
 		return nil, fmt.Errorf("board %s has no emulator, and no QEMU board of the catalog has its core (%s) or runs its code: compile and size it, or run it on the hardware", b.Name, b.CPU)
 	}
-	// The twin builds with b's own flags (measure.MeasureBoardOn).
+	// The twin builds with b's own flags and stack_bytes
+	// (measure.MeasureBoardOn, boards.Board.Running).
 	e.warnOnce(twinNote("running", b, twin, core) + "; flash and RAM are that build's")
-	// The twin's firmware gets the board's own stack: its overflow check
-	// and bench's little-stack warning then hold the board's stack_bytes,
-	// not the twin's larger one (review finding: rp2040's 4 KiB was
-	// measured against mps2-an385's 16 KiB).
-	if b.StackBytes > 0 && b.StackBytes != twin.StackBytes {
-		tw := *twin
-		tw.StackBytes = b.StackBytes
-		twin = &tw
-	}
 	opt := s.Opt
 	opt.Board, opt.Target = twin, s.Report.Target
 	opt.Warn = func(string) {} // said once, by the board's own compile
