@@ -287,25 +287,7 @@ func quantizePass(s *State) error {
 		return nil
 	}
 	if !isFloatCompute(s.Graph) {
-		// A QDQ model (mcugen quantize's own output) has float inputs
-		// and int8 layers: it is quantized, not a float model without
-		// arithmetic (user-journey finding: it was called the latter).
-		what, quantized := "is already an integer model", false
-		for _, t := range s.Graph.Tensors {
-			if t != nil && t.DType.IsInt() && t.Quant != nil && len(t.Quant.Scale) > 0 && !t.IsConst() {
-				quantized = true
-				break
-			}
-		}
-		if quantized {
-			what = "is already quantized"
-		} else {
-			for _, name := range s.Graph.Inputs {
-				if t := s.Graph.Tensors[name]; t != nil && t.DType == graph.Float32 {
-					what = "only moves float data (no arithmetic to quantize)"
-				}
-			}
-		}
+		what := NotQuantizable(s.Graph)
 		o.Warn(fmt.Sprintf("%s %s; --calib/--quantize ignored", s.ModelPath, what))
 		return nil
 	}
@@ -968,4 +950,24 @@ func WriteFiles(dir string, files map[string][]byte) error {
 		}
 	}
 	return nil
+}
+
+// NotQuantizable says why a graph without float arithmetic has nothing to
+// quantize, as "the model …" would go on: a QDQ model (mcugen quantize's
+// own output) has float inputs and int8 layers and "is already quantized"
+// (user-journey finding: it was called a float model without arithmetic);
+// a float model of Transpose and Reshape "only moves float data"; any
+// other "is already an integer model".
+func NotQuantizable(g *graph.Graph) string {
+	for _, t := range g.Tensors {
+		if t != nil && t.DType.IsInt() && t.Quant != nil && len(t.Quant.Scale) > 0 && !t.IsConst() {
+			return "is already quantized"
+		}
+	}
+	for _, name := range g.Inputs {
+		if t := g.Tensors[name]; t != nil && t.DType == graph.Float32 {
+			return "only moves float data (no arithmetic to quantize)"
+		}
+	}
+	return "is already an integer model"
 }

@@ -35,8 +35,10 @@ type Report struct {
 	// samples; OutputSQNRMedianDB is the median of the per-sample SQNRs.
 	OutputSQNRdB       float64 `json:"output_sqnr_db"`
 	OutputSQNRMedianDB float64 `json:"output_sqnr_median_db"`
-	// Top1Agree counts samples whose arg-max agrees, for classifiers (a
-	// graph whose first output comes from a Softmax); Top1Total is 0 otherwise.
+	// Top1Agree counts the rows whose arg-max agrees, for classifiers (a
+	// graph whose first output comes from a Softmax): one row per sample,
+	// or per batch element and position where the Softmax has several
+	// (argmax along the Softmax's axis). Top1Total is 0 otherwise.
 	Top1Agree int `json:"top1_agree"`
 	Top1Total int `json:"top1_total"`
 	Samples   int `json:"samples"`
@@ -81,7 +83,7 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 	layers := map[string]*acc{}
 	var out acc
 	var perSample []float64
-	classifier := isClassifier(fg)
+	cls := classifierOf(fg)
 	// Both graphs run the samples as a sequence (their states, if any,
 	// carried from each sample to the next).
 	fsess, qsess := interp.NewSession(fg), interp.NewSession(qg)
@@ -146,10 +148,13 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 				return nil, fmt.Errorf("quant: evaluate: output %q: float and int8 values differ in size", name)
 			}
 			one.add(x, y)
-			if i == 0 && classifier {
-				r.Top1Total++
-				if argmax(x) == argmax(y) {
-					r.Top1Agree++
+			if i == 0 && cls.ok {
+				ax, ay := cls.argmaxes(x), cls.argmaxes(y)
+				for j := range ax {
+					r.Top1Total++
+					if ax[j] == ay[j] {
+						r.Top1Agree++
+					}
 				}
 			}
 		}
@@ -265,21 +270,42 @@ func floatOf(d *graph.Data, q *graph.Quant) []float64 {
 	return out
 }
 
-func argmax(x []float64) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
+// classifier describes the rows of a classifier's first output: its
+// Softmax's axis splits the values into outer × n × inner, and each of the
+// outer × inner rows (n values, inner apart) has one arg-max.
+type classifier struct {
+	ok       bool
+	n, inner int
 }
 
-// isClassifier reports whether g's first output comes from a Softmax,
-// possibly through Reshape.
-func isClassifier(g *graph.Graph) bool {
+// argmaxes returns the arg-max of each row of x (the whole of x as one
+// row when x's size does not match the Softmax's).
+func (c classifier) argmaxes(x []float64) []int {
+	n, inner := c.n, c.inner
+	if n <= 0 || inner <= 0 || len(x)%(n*inner) != 0 {
+		n, inner = len(x), 1
+	}
+	var out []int
+	for o := 0; o+n*inner <= len(x); o += n * inner {
+		for in := 0; in < inner; in++ {
+			best := 0
+			for k := 1; k < n; k++ {
+				if x[o+k*inner+in] > x[o+best*inner+in] {
+					best = k
+				}
+			}
+			out = append(out, best)
+		}
+	}
+	return out
+}
+
+// classifierOf finds whether g's first output comes from a Softmax,
+// possibly through Reshape (which keeps the values' order), and the rows
+// of that Softmax's output.
+func classifierOf(g *graph.Graph) classifier {
 	if len(g.Outputs) == 0 {
-		return false
+		return classifier{}
 	}
 	prod := g.Producers()
 	name := g.Outputs[0]
@@ -287,13 +313,30 @@ func isClassifier(g *graph.Graph) bool {
 		p := prod[name]
 		switch {
 		case p == nil:
-			return false
+			return classifier{}
 		case p.Op == graph.Softmax:
-			return true
+			c := classifier{ok: true}
+			t := g.Tensors[p.Outputs[0]]
+			a, ok := p.Attrs.(*graph.SoftmaxAttrs)
+			if t == nil || !ok {
+				return c
+			}
+			axis := a.Axis
+			if axis < 0 {
+				axis += len(t.Shape)
+			}
+			if axis < 0 || axis >= len(t.Shape) {
+				return c
+			}
+			c.n, c.inner = t.Shape[axis], 1
+			for _, d := range t.Shape[axis+1:] {
+				c.inner *= d
+			}
+			return c
 		case p.Op == graph.Reshape:
 			name = p.Inputs[0]
 		default:
-			return false
+			return classifier{}
 		}
 	}
 }

@@ -180,8 +180,17 @@ type convSetup struct {
 
 func (k *kctx) convSetup(groups int, act graph.Activation, mode graph.RequantMode) (*convSetup, error) {
 	xt, wt := k.g.In(k.n, 0), k.g.In(k.n, 1)
-	if xt == nil || wt == nil || !wt.IsConst() {
-		return nil, k.errorf("needs an input and constant weights")
+	if xt == nil || wt == nil {
+		return nil, k.errorf("needs an input and weights")
+	}
+	if !wt.IsConst() {
+		// (ONNX allows weights fed at run time; the backend's
+		// test_conv_with_* models do it.)
+		name, prod := wt.Name, k.g.Producers()
+		for p := prod[name]; p != nil && (p.Op == graph.Transpose || p.Op == graph.Reshape) && len(p.Inputs) > 0; p = prod[name] {
+			name = p.Inputs[0] // the model's name, before the layout change
+		}
+		return nil, k.errorf("not supported: its weights %q are computed at run time (a graph input or another node's output); mcugen compiles constant weights only", name)
 	}
 	if len(xt.Shape) != 4 || len(wt.Shape) != 4 {
 		return nil, k.errorf("input %v and weights %v must be 4-D", xt.Shape, wt.Shape)

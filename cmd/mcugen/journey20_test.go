@@ -44,6 +44,11 @@ func TestQuantizeDataMovementWarning(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q", model, code, errs)
 		}
 	}
+	// quantize says the same of a float model that only moves data (it
+	// said "already quantized (an integer model)": user-journey finding).
+	model, _ := filepath.Abs("../../testdata/tflite/op_float_transpose.tflite")
+	code, _, errs := mcugen(t, "quantize", model, "--calib-random", "4", "-o", filepath.Join(t.TempDir(), "q.onnx"))
+	oneErrorLine(t, "quantize of a Transpose", code, errs, 1, "only moves float data (no arithmetic to quantize): compile it as it is")
 }
 
 // A --shape naming no input is the one error line: the importer's

@@ -50,7 +50,13 @@ func (c *quantizeCmd) Run(e *env) error {
 		return err
 	}
 	if s.Float == nil {
-		return fmt.Errorf("%s: the model is already quantized (an integer model): quantize takes a float one", c.Model)
+		// The reason as compile's note gives it (user-journey finding: a
+		// float model of one Transpose was called "already quantized").
+		why := pipeline.NotQuantizable(s.Graph)
+		if strings.HasPrefix(why, "only moves") {
+			return fmt.Errorf("%s: the model %s: compile it as it is", c.Model, why)
+		}
+		return fmt.Errorf("%s: the model %s: quantize takes a float one", c.Model, why)
 	}
 	// Held-out samples, read and run before anything is written: a bad
 	// file is an error naming it, with no output left behind (user-journey
@@ -131,12 +137,12 @@ func (c *quantizeCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "output SQNR %s (median %s) on the calibration data itself (%s)\n", db(r.OutputSQNRdB), db(r.OutputSQNRMedianDB), plural(r.Samples, "sample"))
 	if r.Top1Total > 0 {
-		fmt.Fprintf(e.stdout, "top-1 agreement %d/%d on the calibration samples\n", r.Top1Agree, r.Top1Total)
+		fmt.Fprintf(e.stdout, "top-1 agreement %d/%d on the calibration samples%s\n", r.Top1Agree, r.Top1Total, top1Rows(r))
 	}
 	if h := r.HeldOut; h != nil {
 		top1 := ""
 		if h.Top1Total > 0 {
-			top1 = fmt.Sprintf(", top-1 agreement %d/%d", h.Top1Agree, h.Top1Total)
+			top1 = fmt.Sprintf(", top-1 agreement %d/%d%s", h.Top1Agree, h.Top1Total, top1Rows(h))
 		}
 		fmt.Fprintf(e.stdout, "held out (%s, %s): output SQNR %s (median %s)%s\n", c.Eval, plural(h.Samples, "sample"), db(h.OutputSQNRdB), db(h.OutputSQNRMedianDB), top1)
 	}
@@ -163,4 +169,13 @@ func sameFile(a, b string) bool {
 	}
 	sb, err := os.Stat(b)
 	return err == nil && os.SameFile(sa, sb)
+}
+
+// top1Rows says how many arg-maxes a sample holds when its classifier
+// output has several rows (a batch, or a class per position).
+func top1Rows(r *quant.Report) string {
+	if r.Samples == 0 || r.Top1Total == r.Samples {
+		return ""
+	}
+	return fmt.Sprintf(" (%d rows each)", r.Top1Total/r.Samples)
 }

@@ -217,3 +217,26 @@ func TestScatterRefusals(t *testing.T) {
 		t.Errorf("a good ScatterND: %v", err)
 	}
 }
+
+// A --shape naming no input is that error, not the failure its unbound
+// dimensions cause further on (user-journey finding: a 5×5 Conv over
+// dynamic H and W, set to 1, failed first with "kernel 5 larger than
+// padded input 1").
+func TestShapeNamingNoInputFirst(t *testing.T) {
+	b := NewBuilder("fcn", 13, 1)
+	x := b.Input("x", graph.Float32, -1, 3, -1, -1)
+	w := b.Rand("w", 0.1, 4, 3, 5, 5)
+	b.Output(b.Node("Conv", []string{x, w}), graph.Float32)
+	_, err := Decode("fcn", b.Model().Marshal(), Options{Shapes: map[string][]int{"foo": {1, 3, 20, 16}}})
+	if err == nil || !strings.Contains(err.Error(), `--shape foo: the model has no input named "foo" (its inputs: x)`) {
+		t.Errorf("error %v, want the --shape one naming x", err)
+	}
+	if _, err := Decode("fcn", b.Model().Marshal(), Options{Shapes: map[string][]int{"x": {1, 3, 20, 16}}}); err != nil {
+		t.Errorf("--shape x: %v", err)
+	}
+	// An initializer is not an input either.
+	_, err = Decode("fcn", b.Model().Marshal(), Options{Shapes: map[string][]int{"w": {4, 3, 5, 5}, "x": {1, 3, 20, 16}}})
+	if err == nil || !strings.Contains(err.Error(), `no input named "w"`) {
+		t.Errorf("--shape w (an initializer): %v", err)
+	}
+}

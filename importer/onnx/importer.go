@@ -260,8 +260,17 @@ func (im *importer) run(og *Graph) error {
 	}
 	// --shape names an input; a user who names a dynamic dimension
 	// (--shape batch=1) is told which input holds it.
+	// Any other name is an error here, before the nodes: the shapes they
+	// infer from the unbound dimensions would fail first with a message
+	// that hides the misspelling (user-journey finding).
+	var inputs []string
+	for _, vi := range og.Input {
+		if v, ok := im.vals[vi.Name]; ok && v.c == nil {
+			inputs = append(inputs, vi.Name)
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(im.opts.Shapes)) {
-		if _, ok := im.vals[name]; ok {
+		if slices.Contains(inputs, name) {
 			continue
 		}
 		for _, vi := range og.Input {
@@ -272,6 +281,7 @@ func (im *importer) run(og *Graph) error {
 				}
 			}
 		}
+		return fmt.Errorf("--shape %s: the model has no input named %q (its inputs: %s)", name, name, strings.Join(inputs, ", "))
 	}
 	writer := map[string]string{}
 	for i, n := range og.Nodes {
@@ -311,7 +321,13 @@ func (im *importer) run(og *Graph) error {
 		if err := converters[n.OpType](im, &nodeCtx{im: im, n: n}); err != nil {
 			var ue *UnsupportedError
 			if errors.As(err, &ue) {
-				return &UnsupportedError{Msg: fmt.Sprintf("node %q (%s): %s", n.Name, n.OpType, ue.Msg)}
+				msg := ue.Msg
+				if !strings.Contains(msg, "support") {
+					// Said, so that a user can tell a model mcugen
+					// cannot take from a broken one (user-journey finding).
+					msg = "not supported: " + msg
+				}
+				return &UnsupportedError{Msg: fmt.Sprintf("node %q (%s): %s", n.Name, n.OpType, msg)}
 			}
 			return fmt.Errorf("node %q (%s): %w", n.Name, n.OpType, err)
 		}

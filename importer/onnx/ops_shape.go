@@ -494,6 +494,18 @@ func convSplit(im *importer, c *nodeCtx) error {
 	if len(sizes) != nOut {
 		return fmt.Errorf("%d split sizes for %d outputs", len(sizes), nOut)
 	}
+	// The sizes cover the axis exactly (ONNX: they sum to its length); a
+	// split leaving a tail was taken before (user-journey finding).
+	total := 0
+	for _, s := range sizes {
+		if s < 0 || s > dim-total {
+			return fmt.Errorf("split %v exceeds dimension %d", sizes, dim)
+		}
+		total += s
+	}
+	if total != dim {
+		return fmt.Errorf("split %v sums to %d, but axis %d has %d", sizes, total, axis, dim)
+	}
 	start := 0
 	for i, s := range sizes {
 		if s < 0 {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/onnx"
+)
+
+// writeBuilt writes b's model as DIR/name.onnx.
+func writeBuilt(t *testing.T, b *onnx.Builder, name string) string {
+	t.Helper()
+	model := filepath.Join(t.TempDir(), name+".onnx")
+	if err := os.WriteFile(model, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return model
+}
+
+// Valid ONNX that mcugen does not take says "not supported", naming the
+// node (user-journey findings: a Conv with weights fed at run time said
+// "needs an input and constant weights"; a MatMul of a 1-D operand named
+// the shapes but not that it was unsupported); a Split whose sizes leave
+// part of the axis out is refused (it compiled, and dropped the tail).
+func TestUnsupportedSaysSo(t *testing.T) {
+	b := onnx.NewBuilder("convw", 13, 1)
+	x, w := b.Input("x", graph.Float32, 1, 2, 5, 5), b.Input("w", graph.Float32, 3, 2, 3, 3)
+	b.Output(b.Node("Conv", []string{x, w}), graph.Float32)
+	code, _, errs := mcugen(t, "compile", writeBuilt(t, b, "convw"), "-o", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "Conv, weights an input", code, errs, 1, `(Conv2D): not supported: its weights "w" are computed at run time`)
+
+	b = onnx.NewBuilder("mv", 13, 1)
+	x = b.Input("x", graph.Float32, 1, 5, 6)
+	b.Output(b.Node("MatMul", []string{x, b.Rand("v", 0.5, 6)}), graph.Float32)
+	code, _, errs = mcugen(t, "compile", writeBuilt(t, b, "mv"), "-o", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "MatMul of a vector", code, errs, 1, `(MatMul): not supported: MatMul of a 1-D operand`)
+
+	b = onnx.NewBuilder("split", 13, 1)
+	x = b.Input("x", graph.Float32, 1, 6)
+	outs := b.NodeN("Split", []string{x, b.Ints("s", 2, 2)}, 2, onnx.IntAttr("axis", 1))
+	b.Output(outs[0], graph.Float32)
+	b.Output(outs[1], graph.Float32)
+	code, _, errs = mcugen(t, "compile", writeBuilt(t, b, "split"), "-o", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "Split [2,2] of 6", code, errs, 1, `(Split): split [2 2] sums to 4, but axis 1 has 6`)
+}
