@@ -178,7 +178,7 @@ func TestHarnessChecks(t *testing.T) {
 		{Harness{Prefix: "1m", Inputs: good.Inputs, Outputs: good.Outputs, Vectors: good.Vectors}, "not a C identifier"},
 		{Harness{Prefix: "m", Inputs: good.Inputs, Outputs: good.Outputs}, "no test vectors"},
 		{Harness{Prefix: "m", Inputs: good.Inputs, Outputs: good.Outputs, Vectors: [][][]byte{{{1}}}}, "has 1 bytes, the model wants 2"},
-		{Harness{Prefix: "m", Inputs: good.Inputs, Outputs: good.Outputs, Vectors: good.Vectors, ExternalArena: true}, "external arena needs a positive size"},
+		{Harness{Prefix: "m", Inputs: good.Inputs, Outputs: good.Outputs, Vectors: good.Vectors, ExternalArena: true, ArenaBytes: -1}, "external arena's size is -1"},
 		{Harness{Prefix: "m", Inputs: good.Inputs, Vectors: good.Vectors}, "at least one output"},
 	}
 	for _, tc := range bad {

@@ -16,6 +16,9 @@ func init() {
 	add("dsp_acle", nil, `#if !defined(__ARM_FEATURE_DSP)
 #error "this model was compiled for the Armv7E-M/Armv8-M DSP extension (target dsp): build it with -mcpu=cortex-m4, -m7, -m33 or -m55, or recompile it with --target generic"
 #endif
+#if defined(__ARM_BIG_ENDIAN)
+#error "target dsp packs weights for little-endian cores: recompile the model with --target generic for a big-endian build"
+#endif
 #include <arm_acle.h>
 
 /* SXTAB16 of the odd bytes: the instruction's own ROR #8 operand, which
@@ -27,8 +30,16 @@ static inline int32_t dsp_sxtab16_ror8(int32_t a, int32_t b)
     return r;
 }
 
-/* Two adjacent words in one LDRD (gcc does not pair the loads itself). */
-#define DSP_LD2(p, i, lo, hi) __asm__("ldrd %0, %1, [%2, %3]" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const int32_t(*)[2])((p) + (i))))
+/* Two adjacent words in one LDRD (gcc does not pair the loads itself); the "m" operand
+   tells gcc which memory the asm reads (a struct: a cast to an array of const words
+   warns under -Wcast-qual before C23). */
+typedef struct {
+    int32_t w[2];
+} dsp_word_pair;
+typedef struct {
+    int8_t b[4];
+} dsp_byte_quad;
+#define DSP_LD2(p, i, lo, hi) __asm__("ldrd %0, %1, [%2, %3]" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const dsp_word_pair *)((p) + (i))))
 
 /* Two adjacent words stored by one STRD. */
 #define DSP_ST2(p, i, lo, hi) __asm__("strd %1, %2, [%3, %4]" : "=m"(*(int32_t(*)[2])((p) + (i))) : "r"(lo), "r"(hi), "r"(p), "n"(4 * (i)))
@@ -53,7 +64,7 @@ static inline int32_t dsp_read32(const void *p)
    (w1, w3) by SXTB16 of the word rotated by 8 and (w0, w2) by SXTB16, in one
    asm statement so gcc keeps the three together (left to itself it widens
    every weight of an unrolled loop first and spills them). */
-#define DSP_LDW8(p, i, lo, hi) __asm__("ldr %0, [%2, %3]\n\tsxtb16 %1, %0, ror #8\n\tsxtb16 %0, %0" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const int8_t(*)[4])((p) + 4 * (i))))`)
+#define DSP_LDW8(p, i, lo, hi) __asm__("ldr %0, [%2, %3]\n\tsxtb16 %1, %0, ror #8\n\tsxtb16 %0, %0" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const dsp_byte_quad *)((p) + 4 * (i))))`)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
 			gen(tir.DSPMacW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, func() string { return dspMacC(b[0], b[1], u, true) })
@@ -234,7 +245,10 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string, row
 			// clang checks an "n" operand before inlining has made xs a
 			// constant (even in a branch __builtin_constant_p removes):
 			// the two-row asm is gcc's, and the C form follows it.
-			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
+			// Position-independent code (-fPIC, -fpie) holds a PIC
+			// base in a register, which the 2x2 statements then lack
+			// ("impossible constraints": bare-metal journey).
+			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__) && !defined(__PIC__)\n")
 			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/4)
 			writeMacLDM(b, r, c, u, w8, false, in+"    ")
 			fmt.Fprintf(b, "%s    x0 += %d;\n%s    x1 += %d;\n%s    continue;\n%s}\n", in, 2*u, in, 2*u, in, in)
@@ -244,7 +258,8 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string, row
 			// asm takes 12 registers, which gcc cannot always find at -Os
 			// with a frame pointer: there the C form.
 			if c == 4 {
-				b.WriteString("#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && !defined(MCUGEN_NO_ASM)\n")
+				// Nor with a PIC base held too (-fPIC with a frame pointer).
+				b.WriteString("#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__PIC__)\n")
 			} else {
 				b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
 			}

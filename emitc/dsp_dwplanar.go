@@ -124,7 +124,7 @@ func dwPlanarC(form dwForm) string {
 		name = tir.IntrDSPDWPlanarR
 		note = " (the bias 0 and folded into k0; no sign\n   correction: the output's zero point is at or below lo)"
 		rq = `__asm__("ldrd %0, %1, [%4, #28]\n\tsmlal %0, %1, %2, %3" \
-                : "=&r"(kl_), "=&r"(kh_) : "r"(y_), "r"(m_), "r"(p), "m"(*(const int32_t(*)[2])(p + 7))); \
+                : "=&r"(kl_), "=&r"(kh_) : "r"(y_), "r"(m_), "r"(p), "m"(*(const dsp_word_pair *)(p + 7))); \
         y_ = (int32_t)__builtin_arm_ssat((kh_ >> e1_) + zr, 8); \
         ` + dwClampStore
 	}

@@ -459,7 +459,12 @@ func (e *emitter) source() ([]byte, error) {
 		"   and with i + 1 after layer i (the layers are listed in %[2]s.h). */\n"+
 		"#ifndef %[1]s_LAYER_HOOK\n#define %[1]s_LAYER_HOOK(i) ((void)0)\n#endif\n\n", e.PREFIX, e.prefix)
 	if !e.opts.ArenaExternal {
-		fmt.Fprintf(&b, "static uint8_t %s_arena[%s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1] %s_ARENA;\n\n", e.prefix, e.PREFIX, e.PREFIX, e.PREFIX)
+		// Other compilers (IAR, TI, MSVC) get no aligned attribute: a
+		// union aligns the arena for the words and floats the kernels
+		// keep in it (audit finding: a plain byte array may be at any
+		// address, and an LDRD or VLDR from it faults).
+		fmt.Fprintf(&b, "#if defined(__GNUC__)\nstatic uint8_t %[1]s_arena[%[2]s_ARENA_SIZE > 0 ? %[2]s_ARENA_SIZE : 1] %[2]s_ARENA;\n#else\n", e.prefix, e.PREFIX)
+		fmt.Fprintf(&b, "static union {\n    uint8_t b[%[2]s_ARENA_SIZE > 0 ? %[2]s_ARENA_SIZE : 1];\n    int64_t i;\n    double d;\n    void *p;\n} %[1]s_arena_u;\n#define %[1]s_arena (%[1]s_arena_u.b)\n#endif\n\n", e.prefix, e.PREFIX)
 	}
 	// Helpers (with their dependencies), in a fixed order.
 	need := map[string]bool{}

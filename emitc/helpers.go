@@ -130,8 +130,8 @@ static inline void softmax_s16(const int16_t *x, int16_t *y, int32_t depth, int3
     {
         /* sum >= 32767 (the maximum's exponential): h <= 17. */
         const int32_t h = clz32((uint32_t)sum);
-        const int32_t shifted = (int32_t)((((int64_t)sum << (h - 1)) + (1 << 13)) >> 14);
-        int32_t sym = shifted - ((1 << 15) + (1 << 16));
+        const int32_t shifted = (int32_t)((((int64_t)sum << (h - 1)) + (INT32_C(1) << 13)) >> 14);
+        int32_t sym = shifted - ((INT32_C(1) << 15) + (INT32_C(1) << 16));
         const int64_t r = lut_s16((int16_t)(sym < -32768 ? -32768 : sym > 32767 ? 32767 : sym), recip_lut);
         const int32_t rs = 31 - h;
         for (c = 0; c < depth; c++) {

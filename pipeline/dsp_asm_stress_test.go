@@ -83,7 +83,9 @@ func TestDSPAsmCompilesEverywhere(t *testing.T) {
 			var units []string
 			dir := t.TempDir()
 			vs := variants
-			opts := [][]string{{"-O2"}, {"-Os"}, {"-O2", "-fno-omit-frame-pointer"}}
+			// Position-independent builds hold a PIC base in a register
+			// (bare-metal journey: -fPIC -O2 did not build IC).
+			opts := [][]string{{"-O2"}, {"-Os"}, {"-O2", "-fno-omit-frame-pointer"}, {"-O2", "-fPIC"}, {"-O3", "-fpie"}, {"-O2", "-fPIC", "-fno-omit-frame-pointer"}}
 			switch {
 			case strings.HasPrefix(l.name, "wino-"):
 				vs = wino

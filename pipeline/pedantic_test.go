@@ -3,11 +3,14 @@ package pipeline
 import (
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/runner"
+	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
 // The C generated for the MLPerf Tiny models with each board's default
@@ -46,7 +49,9 @@ func TestMLPerfCWarningFree(t *testing.T) {
 // buildWarningFree compiles each C file of files for b with cc as C99
 // -pedantic -Wall -Wextra -Wconversion -Werror at -O2 and at -Os
 // (-Wconversion: firmware projects build with it, and gcc 12's __ssat
-// returned unsigned: user-journey finding).
+// returned unsigned: user-journey finding; -Wcast-qual: the DSP loads'
+// memory operands cast const words to an array type, thousands of
+// warnings in a strict project: bare-metal journey).
 func buildWarningFree(t *testing.T, b *boards.Board, cc string, files map[string][]byte) {
 	t.Helper()
 	src := t.TempDir()
@@ -58,7 +63,7 @@ func buildWarningFree(t *testing.T, b *boards.Board, cc string, files map[string
 			continue
 		}
 		for _, opt := range []string{"-O2", "-Os"} {
-			args := append(b.GCCFlags(), opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Wconversion", "-Werror", "-c",
+			args := append(b.GCCFlags(), opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Wconversion", "-Wcast-qual", "-Werror", "-c",
 				"-I", src, "-o", filepath.Join(src, name+opt+".o"), filepath.Join(src, name))
 			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 				t.Errorf("%s %s: %v\n%s", name, opt, err, out)
@@ -108,4 +113,37 @@ func TestKWSDebugBuildRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkVectors(t, x, len(vecs), want[:3])
+}
+
+// The dsp target's C stops a big-endian build with an #error saying what
+// to do: its weight words are packed for little-endian loads, and a
+// big-endian build gave wrong outputs without a word (audit finding).
+func TestDSPRefusesBigEndian(t *testing.T) {
+	needTools(t, "mps2-an386")
+	b, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := runner.LookTool(runner.Tools(b)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := CompileGraph(tirtest.Conv1x1(1, 5, 8, 8, graph.ActRelu, 3), "be", Options{Board: b, Target: "dsp", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	if err := WriteFiles(src, s.Files); err != nil {
+		t.Fatal(err)
+	}
+	for _, endian := range []string{"-mlittle-endian", "-mbig-endian"} {
+		args := append(b.GCCFlags(), endian, "-O2", "-std=c99", "-c", "-I", src, "-o", filepath.Join(src, "be.o"), filepath.Join(src, "be.c"))
+		out, err := exec.Command(cc, args...).CombinedOutput()
+		switch {
+		case endian == "-mlittle-endian" && err != nil:
+			t.Errorf("little-endian build: %v\n%s", err, out)
+		case endian == "-mbig-endian" && (err == nil || !strings.Contains(string(out), "recompile the model with --target generic for a big-endian build")):
+			t.Errorf("big-endian build: %v, want the #error\n%s", err, out)
+		}
+	}
 }

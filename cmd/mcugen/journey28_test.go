@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -44,4 +46,29 @@ func TestUnsupportedSaysSo(t *testing.T) {
 	b.Output(outs[1], graph.Float32)
 	code, _, errs = mcugen(t, "compile", writeBuilt(t, b, "split"), "-o", filepath.Join(t.TempDir(), "o"))
 	oneErrorLine(t, "Split [2,2] of 6", code, errs, 1, `(Split): split [2 2] sums to 4, but axis 1 has 6`)
+}
+
+// Without gcc's attributes (IAR, TI: emulated by undefining __GNUC__) the
+// arena is a union that aligns it for 8-byte values, and the unit is
+// still warning-free C99 (audit finding: a plain byte array, alignment 1).
+func TestArenaAlignedWithoutGNUC(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed (Debian package gcc)")
+	}
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	dir := t.TempDir()
+	if code, _, stderr := mcugen(t, "compile", model, "--board", "host", "--prefix", "m", "-o", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	obj := filepath.Join(dir, "m.o")
+	if out, err := exec.Command("gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-U__GNUC__", "-c", filepath.Join(dir, "m.c"), "-o", obj).CombinedOutput(); err != nil {
+		t.Fatalf("gcc -U__GNUC__: %v\n%s", err, out)
+	}
+	out, err := exec.Command("objdump", "-t", obj).Output()
+	if err != nil {
+		t.Skipf("objdump: %v", err)
+	}
+	if !strings.Contains(string(out), "m_arena_u") {
+		t.Errorf("no m_arena_u union in the object without __GNUC__:\n%s", out)
+	}
 }
