@@ -147,8 +147,16 @@ func PrefixProblem(p string) string {
 		return fmt.Sprintf("ends in _: the names made from it (%s_run, %s_inputs) would hold __, which C++ reserves to the implementation; %q would do", p, p, Ident(p))
 	case Ident(p) != p:
 		return fmt.Sprintf("is not a C identifier (letters, digits and _, not starting with a digit); %q would be", Ident(p))
-	case strings.HasPrefix(p, "__") || len(p) > 1 && p[0] == '_' && p[1] >= 'A' && p[1] <= 'Z':
-		return "names starting with __ or _ and a capital are reserved to the C implementation"
+	case strings.HasPrefix(p, "_"):
+		// Any leading _: the macros are upper case (bare-metal journey:
+		// _kws made _KWS_ARENA_SIZE and _KWS_H_).
+		q := squeezeUnderscores(strings.TrimLeft(p, "_"))
+		if q == "" {
+			q = "model"
+		}
+		return fmt.Sprintf("starts with _: its macros (%s_ARENA_SIZE) would start with _ and a capital, which C reserves to the implementation; %q would do", strings.ToUpper(p), q)
+	case strings.Contains(p, "__"):
+		return fmt.Sprintf("holds __, which C++ reserves to the implementation in every name; %q would do", squeezeUnderscores(p))
 	case ownHeaders[strings.ToLower(p)]:
 		return fmt.Sprintf("%s.h, the generated header, would hide mcugen's own runtime header %s.h from everything compiled beside it", strings.ToLower(p), strings.ToLower(p))
 	case headerNames[strings.ToLower(p)]:
@@ -197,3 +205,11 @@ func microTVMSanitize(s string) string {
 }
 
 var ownNames = map[string]bool{"in": true, "out": true, "arena": true, "main": true}
+
+// squeezeUnderscores replaces each run of _ in p by one.
+func squeezeUnderscores(p string) string {
+	for strings.Contains(p, "__") {
+		p = strings.ReplaceAll(p, "__", "_")
+	}
+	return p
+}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcugen/mcugen/internal/fileio"
 )
 
 // A bench baseline is an earlier `mcugen bench --json` report. Every metric
@@ -53,7 +55,9 @@ type benchBaseline struct {
 // JSON, a truncated file, a report of failed cases only) is refused here,
 // before any measuring, with the file named.
 func loadBaseline(path string) (*benchBaseline, error) {
-	b, err := os.ReadFile(path)
+	// Bounded, and a device or FIFO refused (adversarial journey:
+	// --baseline /dev/zero read until memory ran out).
+	b, err := fileio.ReadRegular(path, 256<<20)
 	if err != nil {
 		return nil, fmt.Errorf("--baseline %s: %w", path, unwrapPath(err))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcugen/mcugen/emitc"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/templates"
 )
@@ -63,6 +64,15 @@ func (c *compileCmd) Run(e *env) error {
 	opt, _, err := c.compileFlags.options(e, &c.modelFlags)
 	if err != nil {
 		return err
+	}
+	// An output named through a symbolic link is checked where it points,
+	// as it is written there (adversarial journey: the check of the
+	// files --force would remove did not look through the link, and
+	// `-o link --force` emptied the user's directory).
+	if st, lerr := os.Lstat(c.Out); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+		if real, rerr := filepath.EvalSymlinks(c.Out); rerr == nil {
+			c.Out = real
+		}
 	}
 	unmarked, err := checkOutDir(c.Out, c.Force, c.Model, c.Calib, c.Tuning, c.Boards)
 	if err != nil {
@@ -115,13 +125,13 @@ func (c *compileCmd) Run(e *env) error {
 			if err := pipeline.WriteFiles(tmp, s.Files); err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(tmp, outputMarker), []byte(markerText), 0o644); err != nil {
+			if err := writeMarker(tmp); err != nil {
 				return err
 			}
 			if unmarked {
 				return sameOutput(c.Out, tmp)
 			}
-			return nil
+			return ownOutput(c.Out, tmp)
 		}
 		p, err := projectFor(s, kind)
 		if err != nil {
@@ -144,13 +154,13 @@ func (c *compileCmd) Run(e *env) error {
 			written = append(written, filepath.Base(tar))
 		}
 		// Last, so no listing of the output (an MLF archive) holds it.
-		if err := os.WriteFile(filepath.Join(tmp, outputMarker), []byte(markerText), 0o644); err != nil {
+		if err := writeMarker(tmp); err != nil {
 			return err
 		}
 		if unmarked {
 			return sameOutput(c.Out, tmp)
 		}
-		return nil
+		return ownOutput(c.Out, tmp)
 	})
 	if err != nil {
 		return err
@@ -322,11 +332,120 @@ func extraPaths(old, tmp string) ([]string, error) {
 }
 
 // outputMarker is the file every compile output holds, and --force asks
-// for before it replaces a directory.
+// for before it replaces a directory. After markerText it lists what the
+// compile wrote (markerList, then a path a line), so that --force replaces
+// those and refuses a directory where the user has added files of their
+// own (bare-metal journey: a glue file written beside the model's C was
+// removed by the next `compile --force`, with a warning after the fact).
 const (
 	outputMarker = ".mcugen"
-	markerText   = "mcugen compile wrote this directory; compile --force may replace it whole.\n"
+	markerText   = "mcugen compile wrote this directory; compile --force may replace the files it lists (and refuses\nthe directory if others have been added).\n"
+	markerList   = "files written:\n"
 )
+
+// writeMarker writes dir's .mcugen: markerText and the paths under dir
+// (directories with a trailing /), sorted.
+func writeMarker(dir string) error {
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() {
+			rel += "/"
+		}
+		paths = append(paths, rel)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	b.WriteString(markerText)
+	b.WriteString(markerList)
+	for _, p := range paths {
+		b.WriteString("  " + p + "\n")
+	}
+	return os.WriteFile(filepath.Join(dir, outputMarker), []byte(b.String()), 0o644)
+}
+
+// markerPaths reads the paths dir's .mcugen lists; ok is false for a
+// marker without a list (an earlier mcugen's), which --force replaces
+// whole, as then.
+func markerPaths(dir string) (paths map[string]bool, ok bool) {
+	b, err := fileio.ReadRegular(filepath.Join(dir, outputMarker), 16<<20)
+	if err != nil {
+		return nil, false
+	}
+	_, list, found := strings.Cut(string(b), markerList)
+	if !found {
+		return nil, false
+	}
+	paths = map[string]bool{}
+	for _, l := range strings.Split(list, "\n") {
+		if p := strings.TrimPrefix(l, "  "); p != "" {
+			paths[p] = true
+		}
+	}
+	return paths, true
+}
+
+// ownOutput checks, before a marked directory old is replaced by tmp,
+// that every path old holds and tmp does not write again is one its
+// marker lists: an earlier compile's file, not one the user added.
+func ownOutput(old, tmp string) error {
+	listed, ok := markerPaths(old)
+	if !ok {
+		return nil
+	}
+	extra, err := extraPaths(old, tmp)
+	if err != nil {
+		return err
+	}
+	for _, p := range extra {
+		key := filepath.ToSlash(p)
+		if st, err := os.Lstat(filepath.Join(old, p)); err == nil && st.IsDir() {
+			key += "/"
+		}
+		if !listed[key] || !ownedTree(old, p, listed) {
+			return fmt.Errorf("holds %s, which no mcugen compile wrote there: --force replaces only mcugen's own files; move it out of the output directory first", p)
+		}
+	}
+	return nil
+}
+
+// ownedTree reports whether every path under old/p (a directory) is one
+// the marker lists; a file is its own tree.
+func ownedTree(old, p string, listed map[string]bool) bool {
+	owned := true
+	filepath.WalkDir(filepath.Join(old, p), func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			owned = false
+			return fs.SkipAll
+		}
+		rel, rerr := filepath.Rel(old, path)
+		if rerr != nil {
+			owned = false
+			return fs.SkipAll
+		}
+		key := filepath.ToSlash(rel)
+		if e.IsDir() {
+			key += "/"
+		}
+		if !listed[key] {
+			owned = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return owned
+}
 
 // forceGuard refuses to let --force replace a directory that is not a
 // previous output: the working directory or one holding it, a repository

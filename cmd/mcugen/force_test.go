@@ -55,15 +55,12 @@ func TestForceGuard(t *testing.T) {
 	if code, _, stderr = mcugen(t, "compile", model, "-o", "model"); code != 0 {
 		t.Fatalf("-o model: exit %d: %s", code, stderr)
 	}
-	os.WriteFile(filepath.Join(out, "old.c"), []byte("old\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "cnn_int8.c"), []byte("old\n"), 0o644)
 	if code, _, stderr = mcugen(t, "compile", model, "-o", "model", "--force"); code != 0 {
 		t.Fatalf("-o model --force: exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(out, "old.c")); err == nil {
-		t.Error("--force did not replace an output directory")
-	}
-	if _, err := os.Stat(filepath.Join(out, "cnn_int8.c")); err != nil {
-		t.Error("--force wrote no model into the output directory")
+	if b, err := os.ReadFile(filepath.Join(out, "cnn_int8.c")); err != nil || string(b) == "old\n" {
+		t.Errorf("--force did not replace an output directory's model: %v", err)
 	}
 }
 
@@ -131,17 +128,26 @@ func TestForceNeedsAnEarlierOutput(t *testing.T) {
 		t.Fatalf("the output has no .mcugen marker: %v", err)
 	}
 	os.Chmod(out, 0o750)
-	os.WriteFile(filepath.Join(out, "stale.c"), []byte("x\n"), 0o644)
+	// A file the user added beside the output stops --force, which
+	// replaces only what the marker lists (bare-metal journey: a glue
+	// file beside the model's C went, with a warning after the fact).
+	os.WriteFile(filepath.Join(out, "glue.c"), []byte("x\n"), 0o644)
+	code, _, stderr = mcugen(t, "compile", model, "--board", "host", "-o", out, "--force", "--project", "make")
+	oneErrorLine(t, "-o out --force with glue.c added", code, stderr, 1, "holds glue.c, which no mcugen compile wrote there", "move it out of the output directory first")
+	if b, err := os.ReadFile(filepath.Join(out, "glue.c")); err != nil || string(b) != "x\n" {
+		t.Fatalf("the refused directory lost glue.c: %v", err)
+	}
+	os.Remove(filepath.Join(out, "glue.c"))
 	code, _, stderr = mcugen(t, "compile", model, "--board", "host", "-o", out, "--force", "--project", "make")
 	if code != 0 {
 		t.Fatalf("-o out --force: exit %d: %s", code, stderr)
 	}
-	// It says what it removed that it does not write again (session-23
-	// journey: a user's notes went silently).
-	if !strings.Contains(stderr, "--force removed ") || !strings.Contains(stderr, "stale.c") || !strings.Contains(stderr, "which this compile does not write") {
-		t.Errorf("no word of the removed stale.c: %q", stderr)
+	// It says what of the earlier output it removed and does not write
+	// again (session-23 journey: files went silently).
+	if !strings.Contains(stderr, "--force removed cnn_int8.c, cnn_int8.h, which this compile does not write") {
+		t.Errorf("no word of the removed cnn_int8.c and cnn_int8.h: %q", stderr)
 	}
-	if _, err := os.Stat(filepath.Join(out, "stale.c")); err == nil {
+	if _, err := os.Stat(filepath.Join(out, "cnn_int8.c")); err == nil {
 		t.Error("--force left the earlier output's file")
 	}
 	if _, err := os.Stat(filepath.Join(out, ".mcugen")); err != nil {

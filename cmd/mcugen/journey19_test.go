@@ -216,8 +216,12 @@ func TestPrefixNotAHeaderName(t *testing.T) {
 	for p, want := range map[string]string{
 		"stdint": "stdint.h, the generated header, would hide the system's <stdint.h>",
 		"Math":   "math.h, the generated header, would hide the system's <math.h>",
-		"__kws":  "reserved to the C implementation",
-		"_Kws":   "reserved to the C implementation",
+		"__kws":  "starts with _: its macros (__KWS_ARENA_SIZE) would start with _ and a capital",
+		"_Kws":   "starts with _: its macros (_KWS_ARENA_SIZE)",
+		// Any leading _ (the macros are upper case), and __ anywhere
+		// (bare-metal journey: both were taken).
+		"_kws":   "starts with _: its macros (_KWS_ARENA_SIZE)",
+		"kws__x": `holds __, which C++ reserves to the implementation in every name; "kws_x" would do`,
 	} {
 		code, _, errs := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(t.TempDir(), "o"))
 		if code != 2 || !strings.Contains(errs, want) {

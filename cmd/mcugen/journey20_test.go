@@ -295,4 +295,15 @@ func TestForceThroughASymlink(t *testing.T) {
 	if st, _ := os.Stat(real); st.Mode().Perm() != 0o755 {
 		t.Errorf("the target's mode is %v, want 0755", st.Mode().Perm())
 	}
+	// A link to a directory of the user's is refused as the directory
+	// itself is (adversarial journey: `-o link --force` emptied it).
+	proj, plink := filepath.Join(dir, "proj"), filepath.Join(dir, "plink")
+	os.Mkdir(proj, 0o755)
+	os.WriteFile(filepath.Join(proj, "notes.txt"), []byte("mine\n"), 0o644)
+	os.Symlink(proj, plink)
+	code, _, errs := mcugen(t, "compile", model, "--board", "host", "-o", plink, "--force")
+	oneErrorLine(t, "-o link-to-user-dir --force", code, errs, 1, "holds notes.txt, which this compile does not write")
+	if b, err := os.ReadFile(filepath.Join(proj, "notes.txt")); err != nil || string(b) != "mine\n" {
+		t.Errorf("the user's directory lost notes.txt: %v", err)
+	}
 }

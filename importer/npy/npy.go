@@ -178,6 +178,11 @@ func parseHeader(h string) (descr string, fortran bool, shape []int, err error) 
 		if i < 0 {
 			return "", false
 		}
+		if strings.Count(body, "'"+key+"'") > 1 {
+			// numpy's dict takes the last; a file that says two
+			// things is refused (adversarial journey).
+			return "\x00dup", true
+		}
 		rest := strings.TrimSpace(body[i+len(key)+2:])
 		if !strings.HasPrefix(rest, ":") {
 			return "", false
@@ -185,6 +190,9 @@ func parseHeader(h string) (descr string, fortran bool, shape []int, err error) 
 		return strings.TrimSpace(rest[1:]), true
 	}
 	d, ok := get("descr")
+	if d == "\x00dup" {
+		return "", false, nil, fmt.Errorf(".npy header gives descr twice")
+	}
 	if !ok || len(d) < 2 || d[0] != '\'' {
 		return "", false, nil, fmt.Errorf(".npy header has no descr")
 	}
@@ -193,10 +201,24 @@ func parseHeader(h string) (descr string, fortran bool, shape []int, err error) 
 		return "", false, nil, fmt.Errorf(".npy header has a bad descr")
 	}
 	descr = d[1 : 1+end]
-	if f, ok := get("fortran_order"); ok {
-		fortran = strings.HasPrefix(f, "True")
+	// fortran_order is True or False, as numpy requires: another value
+	// (1, 'True') was read as C order, a Fortran array's values then in
+	// the wrong places (adversarial journey).
+	switch f, ok := get("fortran_order"); {
+	case !ok:
+		return "", false, nil, fmt.Errorf(".npy header has no fortran_order")
+	case f == "\x00dup":
+		return "", false, nil, fmt.Errorf(".npy header gives fortran_order twice")
+	case strings.HasPrefix(f, "True") && !isIdentChar(f, 4):
+		fortran = true
+	case strings.HasPrefix(f, "False") && !isIdentChar(f, 5):
+	default:
+		return "", false, nil, fmt.Errorf(".npy header's fortran_order is not True or False: %.20q", f)
 	}
 	s, ok := get("shape")
+	if s == "\x00dup" {
+		return "", false, nil, fmt.Errorf(".npy header gives shape twice")
+	}
 	if !ok || !strings.HasPrefix(s, "(") {
 		return "", false, nil, fmt.Errorf(".npy header has no shape")
 	}
@@ -292,4 +314,14 @@ func FromBytes(b []byte, dt graph.DType, shape []int) (*graph.Data, error) {
 	}
 	descr := map[graph.DType]string{graph.Float32: "<f4", graph.Int8: "|i1", graph.UInt8: "|u1", graph.Bool: "|b1", graph.Int16: "<i2", graph.Int32: "<i4", graph.Int64: "<i8"}[dt]
 	return decode(b, dt, descr, dt.Size(), binary.LittleEndian, shape), nil
+}
+
+// isIdentChar reports whether s[i] continues a Python name (so that
+// "Truex" is not True).
+func isIdentChar(s string, i int) bool {
+	if i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

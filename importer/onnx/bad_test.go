@@ -240,3 +240,17 @@ func TestShapeNamingNoInputFirst(t *testing.T) {
 		t.Errorf("--shape w (an initializer): %v", err)
 	}
 }
+
+// Two initializers of one name are refused, as ONNX's checker refuses
+// them (adversarial journey: the last one silently won).
+func TestDuplicateInitializer(t *testing.T) {
+	b := NewBuilder("dup", 13, 1)
+	x := b.Input("x", graph.Float32, 1, 4)
+	w := b.Floats("w", 1, 2, 3, 4)
+	b.Floats("w", 100, 100, 100, 100)
+	b.Output(b.Node("Add", []string{x, w}), graph.Float32)
+	_, err := Decode("dup", b.Model().Marshal(), Options{})
+	if err == nil || !strings.Contains(err.Error(), `initializer "w" is given twice`) {
+		t.Errorf("error %v, want the duplicate initializer named", err)
+	}
+}

@@ -239,10 +239,17 @@ func (im *importer) run(og *Graph) error {
 			seen[vi.Name] = list.what
 		}
 	}
+	inits := map[string]bool{}
 	for _, t := range og.Initializer {
 		if t.Name == "" {
 			return fmt.Errorf("an initializer has an empty name")
 		}
+		// ONNX's checker refuses this; the last one silently won here
+		// (adversarial journey).
+		if inits[t.Name] {
+			return fmt.Errorf("initializer %q is given twice", t.Name)
+		}
+		inits[t.Name] = true
 		d, err := t.ToData()
 		if err != nil {
 			return fmt.Errorf("initializer %q: %w", t.Name, err)

@@ -12,8 +12,17 @@ import (
 
 	"github.com/bazelbuild/buildtools/build"
 
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/tune"
+)
+
+// The largest candidate or result file read (a few hundred bytes each),
+// and the largest file copied into a Bazel workspace (the model, the
+// mcugen binary, calibration files).
+const (
+	maxResultBytes = 16 << 20
+	maxCopyBytes   = 4 << 30
 )
 
 // Candidate is one measurement as a file: the input of
@@ -41,9 +50,11 @@ type Result struct {
 // wrong or hangs is a Result with Error set, not an error: only a candidate
 // that does not belong to the model is.
 func MeasureCandidateFile(s *pipeline.State, cfg Config, cand, out string) error {
-	data, err := os.ReadFile(cand)
+	// A device or FIFO named as the candidate is refused, not read
+	// forever (adversarial journey: --measure /dev/zero grew to 1.4 GB).
+	data, err := fileio.ReadRegular(cand, maxResultBytes)
 	if err != nil {
-		return err
+		return fmt.Errorf("candidate %s: %w", cand, err)
 	}
 	var c Candidate
 	if err := json.Unmarshal(data, &c); err != nil || c.Kernel == "" || c.Knobs == nil {
@@ -276,9 +287,9 @@ func strList(v []string) *build.ListExpr {
 }
 
 func copyFile(src, dst string, mode os.FileMode) error {
-	b, err := os.ReadFile(src)
+	b, err := fileio.ReadRegular(src, maxCopyBytes)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", src, err)
 	}
 	return os.WriteFile(dst, b, mode)
 }
@@ -374,9 +385,9 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 		if err != nil || d.IsDir() || !(d.Name() == "result.json" || strings.HasSuffix(d.Name(), ".result.json")) {
 			return err
 		}
-		b, err := os.ReadFile(p)
+		b, err := fileio.ReadRegular(p, maxResultBytes)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", p, err)
 		}
 		var r Result
 		if json.Unmarshal(b, &r) != nil || r.Kernel == "" || r.Knobs == nil {
