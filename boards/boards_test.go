@@ -220,6 +220,9 @@ func TestBadFilesGiveLine(t *testing.T) {
 	cases := []struct{ name, src, line, msg string }{
 		{"syntax", "board(\n  name = \"x\",\n  cpu = = 3,\n)\n", "bad.star:3:", "syntax error"},
 		{"unknown field", "board(\n  name = \"x\",\n  inherits = \"mps2-an385\",\n  cpuu = \"m4\",\n)\n", "bad.star:4", `unknown field "cpuu"`},
+		// A problem in an inherited field names the board's own line
+		// (adversarial journey: only catalog.star:120 was named).
+		{"inherited qemu without machine", "\nboard(name = \"myboard\", inherits = [\"cortex-m4f\", \"mps2\"])\n", "bad.star:2", "qemu-system-arm needs a machine (a field it inherits from catalog.star:"},
 		{"unknown parent", "\n\nboard(name = \"x\", inherits = \"nope\")\n", "bad.star:3", `unknown "nope"`},
 		{"type", "board(\n  name = \"x\",\n  stack_bytes = \"big\",\n)\n", "bad.star:3", "must be an integer"},
 		{"overlap", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"A\", origin = 0, length = 4096, holds = [\"code\", \"data\"]),\n region(name = \"B\", origin = 2048, length = 4096),\n])\n", "bad.star:3", "overlaps"},

@@ -514,6 +514,12 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		UART:        UART{Kind: "none"},
 	}
 	fail := func(at pos, format string, args ...any) error {
+		if at.file != d.at.file {
+			// A field the board inherits from another file (the
+			// catalog): the board's own line is where to fix it
+			// (adversarial journey: only catalog.star was named).
+			return errAt(d.at, "board %q: %s (a field it inherits from %s:%d)", d.name, fmt.Sprintf(format, args...), at.file, at.line)
+		}
 		return errAt(at, "board %q: %s", d.name, fmt.Sprintf(format, args...))
 	}
 	for _, lim := range []struct {

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 
 	gg "gonum.org/v1/gonum/graph"
@@ -40,6 +41,12 @@ func Validate(g *Graph) error {
 	for _, n := range g.Nodes {
 		if err := validateWindow(n); err != nil {
 			return fmt.Errorf("node %q (%s): %w", n.Name, n.Op, err)
+		}
+		// A NaN attribute (a LeakyRelu's alpha, a Clip bound folded from
+		// a NaN initializer) makes every output NaN or differ between the
+		// C and the reference (adversarial journey: they compiled).
+		if f := nanField(reflect.ValueOf(n.Attrs)); f != "" {
+			return fmt.Errorf("node %q (%s): attribute %s is NaN", n.Name, n.Op, f)
 		}
 		for i, in := range n.Inputs {
 			if in == "" {
@@ -218,4 +225,42 @@ func TopoSort(g *Graph) error {
 	}
 	g.Nodes = nodes
 	return nil
+}
+
+// nanField names the first float field of an attribute struct (through
+// pointers, slices and nested structs) that holds NaN, or "".
+func nanField(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return ""
+		}
+		return nanField(v.Elem())
+	case reflect.Float32, reflect.Float64:
+		if math.IsNaN(v.Float()) {
+			return "value"
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Len() > 4096 {
+			return "" // a table, not a parameter
+		}
+		for i := 0; i < v.Len(); i++ {
+			if f := nanField(v.Index(i)); f != "" {
+				return fmt.Sprintf("element %d", i)
+			}
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
+			if f := nanField(v.Field(i)); f != "" {
+				if f == "value" {
+					return v.Type().Field(i).Name
+				}
+				return v.Type().Field(i).Name + " " + f
+			}
+		}
+	}
+	return ""
 }

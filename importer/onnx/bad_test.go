@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,5 +253,31 @@ func TestDuplicateInitializer(t *testing.T) {
 	_, err := Decode("dup", b.Model().Marshal(), Options{})
 	if err == nil || !strings.Contains(err.Error(), `initializer "w" is given twice`) {
 		t.Errorf("error %v, want the duplicate initializer named", err)
+	}
+}
+
+// A NaN attribute is refused, named (adversarial journey: LeakyRelu's
+// alpha, and a Clip bound from a NaN initializer, compiled to NaN or
+// wrong outputs).
+func TestNaNAttributeRefused(t *testing.T) {
+	b := NewBuilder("lrelu", 13, 1)
+	x := b.Input("x", graph.Float32, 1, 4)
+	b.Output(b.Node("LeakyRelu", []string{x}, FloatAttr("alpha", float32(math.NaN()))), graph.Float32)
+	g, err := Decode("lrelu", b.Model().Marshal(), Options{})
+	if err == nil {
+		err = graph.Validate(g)
+	}
+	if err == nil || !strings.Contains(err.Error(), "is NaN") {
+		t.Errorf("LeakyRelu alpha NaN: %v, want the NaN attribute named", err)
+	}
+	b = NewBuilder("clip", 13, 1)
+	x = b.Input("x", graph.Float32, 1, 4)
+	b.Output(b.Node("Clip", []string{x, b.Scalar("lo", graph.Float32, math.NaN())}), graph.Float32)
+	g, err = Decode("clip", b.Model().Marshal(), Options{})
+	if err == nil {
+		err = graph.Validate(g)
+	}
+	if err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("Clip min NaN: %v, want it refused", err)
 	}
 }

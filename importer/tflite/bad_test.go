@@ -154,3 +154,30 @@ func TestOperatorCodeFields(t *testing.T) {
 	m.Ops[0].Code = 147 // BUCKETIZE (a code past 127: the extended field)
 	mustErr(t, "bucketize", m.Bytes(), "operator 0 ("+tflite.OpName(147)+"): op not supported")
 }
+
+// A stored output shape that differs from the computed one in more than
+// axes of 1 is refused, even with the same number of elements
+// (adversarial journey: a RELU whose [2,6] output the file called [6,2]
+// compiled, its header giving the wrong shape); one that differs by axes
+// of 1 (a squeeze) is taken as stored.
+func TestStoredShapeMustMatch(t *testing.T) {
+	build := func(out []int32) []byte {
+		m := &tg.Model{}
+		x := m.AddTensor(tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}})
+		y := m.AddTensor(tg.Tensor{Name: "y", Type: 0, Shape: out})
+		m.AddOp(tg.OpRelu, nil, []int32{x}, y)
+		m.Inputs, m.Outputs = []int32{x}, []int32{y}
+		return m.Bytes()
+	}
+	_, err := tflite.Decode("perm", build([]int32{6, 2}))
+	if err == nil || !strings.Contains(err.Error(), `tensor "y": the file says shape [6 2], the operator computes [2 6]`) {
+		t.Errorf("[6,2] for [2,6]: %v", err)
+	}
+	g, err := tflite.Decode("ones", build([]int32{1, 2, 6}))
+	if err != nil {
+		t.Fatalf("[1,2,6] for [2,6]: %v", err)
+	}
+	if s := g.Tensors["y"].Shape; fmt.Sprint(s) != "[1 2 6]" {
+		t.Errorf("[1,2,6] for [2,6]: shape %v, want the file's", s)
+	}
+}

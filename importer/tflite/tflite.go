@@ -9,6 +9,7 @@ package tflite
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -198,11 +199,14 @@ func (d *decoder) decode() error {
 	if err := graph.InferShapes(d.g); err != nil {
 		return err
 	}
-	// The file's shapes win where they hold the same elements (a strided
-	// slice that shrinks an axis, a squeeze); anything else is a bad model.
-	for name, s := range d.fileSize {
-		t := d.g.Tensors[name]
-		if graph.NumElements(s) != t.NumElements() {
+	// The file's shapes win where they differ only in axes of 1 (a
+	// strided slice that shrinks an axis, a squeeze); anything else is a
+	// bad model, also with the same number of elements (adversarial
+	// journey: a Conv2D output stored as [1,4,8,8] for [1,8,8,4] compiled,
+	// its header saying the wrong shape).
+	for _, name := range slices.Sorted(maps.Keys(d.fileSize)) {
+		s, t := d.fileSize[name], d.g.Tensors[name]
+		if !slices.Equal(withoutOnes(s), withoutOnes(t.Shape)) {
 			return fmt.Errorf("tensor %q: the file says shape %v, the operator computes %v", name, s, t.Shape)
 		}
 		t.Shape = append([]int(nil), s...)
@@ -421,4 +425,15 @@ func halfToFloat(h uint16) float32 {
 		return v
 	}
 	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | frac<<13)
+}
+
+// withoutOnes is shape without its axes of 1.
+func withoutOnes(shape []int) []int {
+	out := []int{}
+	for _, d := range shape {
+		if d != 1 {
+			out = append(out, d)
+		}
+	}
+	return out
 }
