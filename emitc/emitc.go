@@ -304,7 +304,7 @@ func (e *emitter) header() []byte {
 			len(e.m.States), e.stateBytes(), StateRAM(e.m), e.PREFIX, e.stateBytes(), e.PREFIX, StateRAM(e.m), e.prefix)
 	}
 	if e.m.IOInArena {
-		b.WriteString("/* Inputs and outputs live in the arena: write the inputs at the\n   addresses below, call run, read the outputs. */\n")
+		b.WriteString("/* Inputs and outputs live in the arena: write the inputs at the\n   addresses below, call run, read the outputs. run overwrites the inputs\n   (the arena reuses their bytes): write them again before each run. */\n")
 		for i, in := range e.m.Inputs {
 			if !e.m.IsState(i, false) {
 				fmt.Fprintf(&b, "void *%s(%s); /* input %s */\n", e.ioPtrName("input", i), e.arenaParam(), commentSafe(fmt.Sprintf("%q", in.Name)))

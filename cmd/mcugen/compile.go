@@ -218,8 +218,10 @@ func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, erro
 		t := s.Graph.Tensors[name]
 		p.Outputs = append(p.Outputs, templates.Tensor{Name: name, Field: s.Report.Outputs[i].CName, DType: t.DType.String(), Shape: t.Shape})
 	}
-	if sec := s.Opt.WeightsSection; sec != "" && (kind == templates.Make || kind == templates.CMake) && s.Opt.Board.BareMetal() {
-		// mcugen's linker script places the named section with the weights.
+	if sec := s.Opt.WeightsSection; sec != "" && (kind == templates.Make || kind == templates.CMake || kind == "") && s.Opt.Board.BareMetal() {
+		// mcugen's linker script places the named section with the
+		// weights; also the one in an MLF archive (kind "": bare-metal
+		// journey, it named only .mcugen.weights).
 		rt, err := templates.Runtime(s.Opt.Board, crt.Layout{WeightsSection: sec})
 		if err != nil {
 			return p, err

@@ -72,3 +72,19 @@ func TestArenaAlignedWithoutGNUC(t *testing.T) {
 		t.Errorf("no m_arena_u union in the object without __GNUC__:\n%s", out)
 	}
 }
+
+// An MLF archive's linker script places a --weights-section section with
+// the weights, as --project make's does (bare-metal journey: it named
+// only .mcugen.weights, leaving the section to orphan placement).
+func TestMLFLinkerScriptTakesWeightsSection(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	out := filepath.Join(t.TempDir(), "o")
+	code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--prefix", "tvmgen_default", "--weights-section", ".my_weights", "--format", "mlf", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	ld := string(untar(t, filepath.Join(out, "tvmgen_default.tar"))["runtime/mcugen.ld"])
+	if !strings.Contains(ld, "*(.my_weights .my_weights.*)") {
+		t.Errorf("the MLF linker script does not place .my_weights:\n%s", ld)
+	}
+}

@@ -211,10 +211,18 @@ func (c *testCmd) run(e *env) error {
 	// Vectors and the model/board cases that never ran are counted apart (the
 	// JSON's cases, passed and failed count each such case as one failure).
 	vectors, failedVec, broken := 0, 0, 0
+	firstBroken := ""
 	for _, r := range report.Results {
 		vectors += r.Vectors
 		failedVec += r.Failed
 		if r.Error != "" && r.Vectors == 0 {
+			if broken == 0 {
+				firstBroken = r.Error
+				if !strings.HasPrefix(firstBroken, r.Model) {
+					firstBroken = r.Model + ": " + firstBroken
+				}
+				firstBroken = "on " + r.Board + ", " + firstBroken
+			}
 			broken++
 		}
 	}
@@ -226,9 +234,11 @@ func (c *testCmd) run(e *env) error {
 		summary = append(summary, fmt.Sprintf("%d of %d vectors passed", vectors, vectors))
 	}
 	if broken > 0 {
-		why := "the table says why"
+		// The first case's reason on stderr too: a CI log that keeps
+		// only stderr said nothing of why (adversarial journey).
+		why := "the first " + firstBroken + "; the table says why for each"
 		if c.JSON {
-			why = "each result's \"error\" says why"
+			why = "the first " + firstBroken + "; each result's \"error\" says why"
 		}
 		failures = append(failures, fmt.Sprintf("%d of %d model/board cases stopped with an error before their vectors were checked (%s)", broken, len(report.Results), why))
 		summary = append(summary, failures[len(failures)-1])
