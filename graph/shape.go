@@ -495,6 +495,11 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		}
 		return s, nil
 	case Softmax, L2Normalize, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, CumSum, Quantize, Dequantize, Cast:
+		if (n.Op == Softmax || n.Op == L2Normalize) && len(x.Shape) == 0 {
+			// (The interpreter refused it at run time only: adversarial
+			// journey.)
+			return nil, fmt.Errorf("%s of a scalar: it needs an axis", n.Op)
+		}
 		return append([]int(nil), x.Shape...), nil
 	case Reshape, Resize:
 		return nil, nil

@@ -181,3 +181,25 @@ func TestStoredShapeMustMatch(t *testing.T) {
 		t.Errorf("[1,2,6] for [2,6]: shape %v, want the file's", s)
 	}
 }
+
+// A subgraph input listed twice, and a Softmax of a scalar, are refused
+// at import (adversarial journey: the first compiled to two API members
+// for one tensor, the second failed only when run).
+func TestInputTwiceAndScalarSoftmax(t *testing.T) {
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: 0, Shape: []int32{2, 6}})
+	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
+	m.Inputs, m.Outputs = []int32{x, x}, []int32{y}
+	if _, err := tflite.Decode("twice", m.Bytes()); err == nil || !strings.Contains(err.Error(), `subgraph input "x" is listed twice`) {
+		t.Errorf("input twice: %v", err)
+	}
+	m = &tg.Model{}
+	x = m.AddTensor(tg.Tensor{Name: "x", Type: 0, Shape: []int32{}})
+	y = m.AddTensor(tg.Tensor{Name: "y", Type: 0, Shape: []int32{}})
+	m.AddOp(tg.OpSoftmax, &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 1)}}, []int32{x}, y)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	if _, err := tflite.Decode("scalar", m.Bytes()); err == nil || !strings.Contains(err.Error(), "Softmax of a scalar") {
+		t.Errorf("softmax of a scalar: %v", err)
+	}
+}

@@ -165,6 +165,10 @@ func (d *decoder) decode() error {
 		if d.g.Tensors[name].IsConst() {
 			return fmt.Errorf("subgraph input %q is a constant", name)
 		}
+		if slices.Contains(d.g.Inputs, name) {
+			// Two API members for one tensor (adversarial journey).
+			return fmt.Errorf("subgraph input %q is listed twice", name)
+		}
 		// A dynamic batch (-1 first) is TFLite's default and the file
 		// stores 1 there, which TFLite runs too: only another dynamic
 		// dimension gets a note.
@@ -183,6 +187,9 @@ func (d *decoder) decode() error {
 		name, err := d.tensor(int(i))
 		if err != nil {
 			return fmt.Errorf("subgraph output: %w", err)
+		}
+		if slices.Contains(d.g.Outputs, name) {
+			return fmt.Errorf("subgraph output %q is listed twice", name)
 		}
 		d.g.Outputs = append(d.g.Outputs, name)
 	}
