@@ -123,8 +123,23 @@ func InferNode(g *Graph, n *Node) error {
 		default:
 			out.DType = x.DType
 		}
+	} else if x != nil && x.DType == Float32 && (out.DType == Int8 || out.DType == UInt8 || out.DType == Int16) &&
+		(out.Quant == nil || len(out.Quant.Scale) == 0) && keepsInputDType(n.Op) {
+		// A float op whose output the file calls int8 with no scale
+		// (adversarial journey: it compiled, and run found NaNs).
+		return fail("output %q is %s without quantization parameters, but the op computes float32 from %q", out.Name, out.DType, x.Name)
 	}
 	return nil
+}
+
+// keepsInputDType reports whether op's output has its first input's type
+// (the default case above).
+func keepsInputDType(op Op) bool {
+	switch op {
+	case Dequantize, ArgMax, DetectionPostProcess, TopK, SVDFFeature, SVDFTime, Compare, Logic, Cast, Where, Quantize:
+		return false
+	}
+	return true
 }
 
 // convOperands checks a convolution's 4-D input [N,H,W,Cin], weights

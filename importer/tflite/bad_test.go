@@ -203,3 +203,17 @@ func TestInputTwiceAndScalarSoftmax(t *testing.T) {
 		t.Errorf("softmax of a scalar: %v", err)
 	}
 }
+
+// A float op whose output the file types int8 without a scale is refused
+// (adversarial journey: a float FullyConnected's int8 output compiled,
+// and run found NaNs).
+func TestFloatOpIntOutputRefused(t *testing.T) {
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: 9, Shape: []int32{2, 6}})
+	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	if _, err := tflite.Decode("lie", m.Bytes()); err == nil || !strings.Contains(err.Error(), `output "y" is int8 without quantization parameters, but the op computes float32 from "x"`) {
+		t.Errorf("float Relu with an int8 output: %v", err)
+	}
+}
