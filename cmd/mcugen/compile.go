@@ -131,7 +131,7 @@ func (c *compileCmd) Run(e *env) error {
 			if unmarked {
 				return sameOutput(c.Out, tmp)
 			}
-			return ownOutput(c.Out, tmp)
+			return ownOutput(c.Out)
 		}
 		p, err := projectFor(s, kind)
 		if err != nil {
@@ -160,7 +160,7 @@ func (c *compileCmd) Run(e *env) error {
 		if unmarked {
 			return sameOutput(c.Out, tmp)
 		}
-		return ownOutput(c.Out, tmp)
+		return ownOutput(c.Out)
 	})
 	if err != nil {
 		return err
@@ -343,6 +343,8 @@ const (
 	outputMarker = ".mcugen"
 	markerText   = "mcugen compile wrote this directory; compile --force may replace the files it lists (and refuses\nthe directory if others have been added).\n"
 	markerList   = "files written:\n"
+	// oldMarkerText is the marker of mcugen before the list.
+	oldMarkerText = "mcugen compile wrote this directory; compile --force may replace it whole.\n"
 )
 
 // writeMarker writes dir's .mcugen: markerText and the paths under dir
@@ -377,17 +379,23 @@ func writeMarker(dir string) error {
 	return os.WriteFile(filepath.Join(dir, outputMarker), []byte(b.String()), 0o644)
 }
 
-// markerPaths reads the paths dir's .mcugen lists; ok is false for a
-// marker without a list (an earlier mcugen's), which --force replaces
-// whole, as then.
-func markerPaths(dir string) (paths map[string]bool, ok bool) {
+// markerPaths reads the paths dir's .mcugen lists; old is true for an
+// earlier mcugen's marker (markerText alone), which --force replaces
+// whole, as then. A marker mcugen cannot read or parse is an error: it
+// fails closed (review finding: any other content replaced the whole
+// directory). CRLF line ends (a checkout with autocrlf) are read as LF.
+func markerPaths(dir string) (paths map[string]bool, old bool, err error) {
 	b, err := fileio.ReadRegular(filepath.Join(dir, outputMarker), 16<<20)
 	if err != nil {
-		return nil, false
+		return nil, false, fmt.Errorf("its %s cannot be read (%v): --force replaces only what an earlier compile's %s lists; remove the directory yourself", outputMarker, err, outputMarker)
 	}
-	_, list, found := strings.Cut(string(b), markerList)
-	if !found {
-		return nil, false
+	text := strings.ReplaceAll(string(b), "\r\n", "\n")
+	if text == markerText || text == oldMarkerText {
+		return nil, true, nil
+	}
+	head, list, found := strings.Cut(text, markerList)
+	if !found || !strings.HasPrefix(head, "mcugen compile wrote this directory") {
+		return nil, false, fmt.Errorf("its %s is not one mcugen wrote: --force replaces only what an earlier compile's %s lists; remove the directory yourself", outputMarker, outputMarker)
 	}
 	paths = map[string]bool{}
 	for _, l := range strings.Split(list, "\n") {
@@ -395,58 +403,57 @@ func markerPaths(dir string) (paths map[string]bool, ok bool) {
 			paths[p] = true
 		}
 	}
-	return paths, true
+	return paths, false, nil
 }
 
-// ownOutput checks, before a marked directory old is replaced by tmp,
-// that every path old holds and tmp does not write again is one its
-// marker lists: an earlier compile's file, not one the user added.
-func ownOutput(old, tmp string) error {
-	listed, ok := markerPaths(old)
-	if !ok {
-		return nil
+// ownOutput checks, before a marked directory old is replaced, that every
+// path under it is one its marker lists: an earlier compile's file, not
+// one the user added, whether or not the new output writes that name
+// again (review finding: a Makefile of the user's was overwritten). The
+// build directory a generated project makes in place (make, cmake -B
+// build, west build: build/; bazel's bazel-* links) goes, as the warning
+// after says.
+func ownOutput(old string) error {
+	if _, err := os.Lstat(filepath.Join(old, outputMarker)); os.IsNotExist(err) {
+		return nil // a new or empty directory (one without the mark is sameOutput's)
 	}
-	extra, err := extraPaths(old, tmp)
-	if err != nil {
+	listed, whole, err := markerPaths(old)
+	if err != nil || whole {
 		return err
 	}
-	for _, p := range extra {
-		key := filepath.ToSlash(p)
-		if st, err := os.Lstat(filepath.Join(old, p)); err == nil && st.IsDir() {
-			key += "/"
-		}
-		if !listed[key] || !ownedTree(old, p, listed) {
-			return fmt.Errorf("holds %s, which no mcugen compile wrote there: --force replaces only mcugen's own files; move it out of the output directory first", p)
-		}
-	}
-	return nil
-}
-
-// ownedTree reports whether every path under old/p (a directory) is one
-// the marker lists; a file is its own tree.
-func ownedTree(old, p string, listed map[string]bool) bool {
-	owned := true
-	filepath.WalkDir(filepath.Join(old, p), func(path string, e fs.DirEntry, err error) error {
+	var foreign string
+	err = filepath.WalkDir(old, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
-			owned = false
-			return fs.SkipAll
+			return err
 		}
-		rel, rerr := filepath.Rel(old, path)
-		if rerr != nil {
-			owned = false
-			return fs.SkipAll
+		rel, err := filepath.Rel(old, path)
+		if err != nil || rel == "." || rel == outputMarker {
+			return err
 		}
 		key := filepath.ToSlash(rel)
+		top := !strings.Contains(key, "/")
 		if e.IsDir() {
 			key += "/"
 		}
-		if !listed[key] {
-			owned = false
-			return fs.SkipAll
+		switch {
+		case listed[key]:
+			return nil
+		case top && (key == "build/" || strings.HasPrefix(key, "bazel-") && e.Type()&fs.ModeSymlink != 0):
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
-		return nil
+		foreign = rel
+		return fs.SkipAll
 	})
-	return owned
+	if err != nil {
+		return err
+	}
+	if foreign != "" {
+		return fmt.Errorf("holds %s, which no mcugen compile wrote there: --force replaces only what an earlier compile's %s lists; move it out of the output directory first", foreign, outputMarker)
+	}
+	return nil
 }
 
 // forceGuard refuses to let --force replace a directory that is not a

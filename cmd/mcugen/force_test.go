@@ -200,3 +200,67 @@ func TestForceNeedsAnEarlierOutput(t *testing.T) {
 		t.Errorf("an earlier version's project: exit %d: %s", code, stderr)
 	}
 }
+
+// --force and the marker's list (review findings): a user's file under a
+// name the new compile writes again is refused too; a file inside a
+// directory the compile wrote is named itself; the build directory of a
+// project built in place goes (with the warning); a marker with CRLF
+// line ends is still read, and one mcugen did not write is refused.
+func TestForceMarkerList(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	out := filepath.Join(t.TempDir(), "out")
+	compile := func(extra ...string) (int, string) {
+		code, _, errs := mcugen(t, append([]string{"compile", model, "--board", "host", "-o", out, "--force"}, extra...)...)
+		return code, errs
+	}
+	if code, errs := compile("--project", "make"); code != 0 {
+		t.Fatalf("first compile: exit %d: %s", code, errs)
+	}
+	// A new file under a generated directory is named itself.
+	os.WriteFile(filepath.Join(out, "src", "notes.txt"), []byte("mine\n"), 0o644)
+	code, errs := compile("--project", "make")
+	oneErrorLine(t, "a file in src/", code, errs, 1, "holds "+filepath.Join("src", "notes.txt")+", which no mcugen compile wrote there")
+	os.Remove(filepath.Join(out, "src", "notes.txt"))
+	// A README of the user's where a plain compile writes none, then a
+	// project compile that writes one: refused, the file kept.
+	if code, errs := compile(); code != 0 {
+		t.Fatalf("plain compile: exit %d: %s", code, errs)
+	}
+	os.WriteFile(filepath.Join(out, "README.md"), []byte("mine\n"), 0o644)
+	code, errs = compile("--project", "make")
+	oneErrorLine(t, "a README of the user's", code, errs, 1, "holds README.md, which no mcugen compile wrote there")
+	if b, _ := os.ReadFile(filepath.Join(out, "README.md")); string(b) != "mine\n" {
+		t.Error("the user's README.md was overwritten")
+	}
+	os.Remove(filepath.Join(out, "README.md"))
+	// A project built in place: its build/ goes, with the warning.
+	if code, errs := compile("--project", "make"); code != 0 {
+		t.Fatalf("project compile: exit %d: %s", code, errs)
+	}
+	os.MkdirAll(filepath.Join(out, "build", "obj"), 0o755)
+	os.WriteFile(filepath.Join(out, "build", "obj", "a.o"), []byte("o"), 0o644)
+	code, errs = compile("--project", "make")
+	if code != 0 || !strings.Contains(errs, "--force removed build") {
+		t.Errorf("a project built in place: exit %d, %q", code, errs)
+	}
+	// CRLF line ends: the list is still read (notes.txt refused).
+	b, _ := os.ReadFile(filepath.Join(out, ".mcugen"))
+	os.WriteFile(filepath.Join(out, ".mcugen"), []byte(strings.ReplaceAll(string(b), "\n", "\r\n")), 0o644)
+	os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine\n"), 0o644)
+	code, errs = compile("--project", "make")
+	oneErrorLine(t, "a CRLF marker", code, errs, 1, "holds notes.txt, which no mcugen compile wrote there")
+	// A marker mcugen did not write: refused, not replaced whole.
+	os.WriteFile(filepath.Join(out, ".mcugen"), []byte("edited by hand\n"), 0o644)
+	code, errs = compile("--project", "make")
+	oneErrorLine(t, "a hand-edited marker", code, errs, 1, "its .mcugen is not one mcugen wrote")
+	if _, err := os.Stat(filepath.Join(out, "notes.txt")); err != nil {
+		t.Error("notes.txt went")
+	}
+	// An earlier mcugen's marker (no list) still replaces the whole
+	// directory, as it promised.
+	os.WriteFile(filepath.Join(out, ".mcugen"), []byte(oldMarkerText), 0o644)
+	code, errs = compile("--project", "make")
+	if code != 0 || !strings.Contains(errs, "--force removed notes.txt") {
+		t.Errorf("an old marker: exit %d, %q", code, errs)
+	}
+}

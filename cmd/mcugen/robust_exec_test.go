@@ -176,7 +176,15 @@ func TestCompileRefusesNonEmpty(t *testing.T) {
 	if code, _, stderr := robustRun("compile", model, "-o", out, "--force"); code != 1 || !strings.Contains(stderr, "holds notes.txt, which this compile does not write, and no .mcugen file") {
 		t.Fatalf("--force on a directory no compile wrote: exit %d: %s", code, stderr)
 	}
+	// A marker mcugen did not write (empty) is refused; an earlier
+	// mcugen's (no list of files) replaces the whole directory.
 	if err := os.WriteFile(filepath.Join(out, ".mcugen"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := robustRun("compile", model, "-o", out, "--force"); code != 1 || !strings.Contains(stderr, "its .mcugen is not one mcugen wrote") {
+		t.Fatalf("--force with an empty .mcugen: exit %d: %s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(out, ".mcugen"), []byte(oldMarkerText), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := robustRun("compile", model, "-o", out, "--force"); code != 0 {
