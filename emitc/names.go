@@ -150,13 +150,9 @@ func PrefixProblem(p string) string {
 	case strings.HasPrefix(p, "_"):
 		// Any leading _: the macros are upper case (bare-metal journey:
 		// _kws made _KWS_ARENA_SIZE and _KWS_H_).
-		q := squeezeUnderscores(strings.TrimLeft(p, "_"))
-		if q == "" {
-			q = "model"
-		}
-		return fmt.Sprintf("starts with _: its macros (%s_ARENA_SIZE) would start with _ and a capital, which C reserves to the implementation; %q would do", strings.ToUpper(p), q)
+		return fmt.Sprintf("starts with _: its macros (%s_ARENA_SIZE) would start with _ and a capital, which C reserves to the implementation; %q would do", strings.ToUpper(p), SafePrefix(p))
 	case strings.Contains(p, "__"):
-		return fmt.Sprintf("holds __, which C++ reserves to the implementation in every name; %q would do", squeezeUnderscores(p))
+		return fmt.Sprintf("holds __, which C++ reserves to the implementation in every name; %q would do", SafePrefix(p))
 	case ownHeaders[strings.ToLower(p)]:
 		return fmt.Sprintf("%s.h, the generated header, would hide mcugen's own runtime header %s.h from everything compiled beside it", strings.ToLower(p), strings.ToLower(p))
 	case headerNames[strings.ToLower(p)]:
@@ -206,10 +202,28 @@ func microTVMSanitize(s string) string {
 
 var ownNames = map[string]bool{"in": true, "out": true, "arena": true, "main": true}
 
-// squeezeUnderscores replaces each run of _ in p by one.
-func squeezeUnderscores(p string) string {
-	for strings.Contains(p, "__") {
-		p = strings.ReplaceAll(p, "__", "_")
+// SafePrefix is a prefix PrefixProblem takes, made from p: lower case, an
+// identifier, without _ at either end or runs of _, and with _model added
+// where that is still no prefix (a header's or keyword's name); "model"
+// when nothing is left (review finding: _1x became 1x_model, not an
+// identifier).
+func SafePrefix(p string) string {
+	clean := func(s string) string {
+		s = strings.Trim(strings.ToLower(s), "_")
+		for strings.Contains(s, "__") {
+			s = strings.ReplaceAll(s, "__", "_")
+		}
+		return s
 	}
-	return p
+	q := clean(Ident(p))
+	if q == "" || clean(p) == "" {
+		return "model"
+	}
+	q = clean(Ident(q)) // a leading digit, once the _ before it is gone
+	for _, c := range []string{q, q + "_model"} {
+		if Ident(c) == c && PrefixProblem(c) == "" {
+			return c
+		}
+	}
+	return "model"
 }

@@ -152,3 +152,17 @@ func TestMicroTVMHeaderGolden(t *testing.T) {
 	}
 	t.Fatal("no depthwise_s8 case")
 }
+
+// SafePrefix always gives a prefix PrefixProblem takes (review finding:
+// _1x gave 1x_model, not an identifier, and _int suggested a keyword).
+func TestSafePrefix(t *testing.T) {
+	for in, want := range map[string]string{
+		"_kws": "kws", "kws__x": "kws_x", "_1x": "t_1x", "_int": "int_model", "_a_": "a",
+		"stdint": "stdint_model", "__": "model", "my__net-": "my_net", "Math": "math_model",
+	} {
+		got := SafePrefix(in)
+		if got != want || PrefixProblem(got) != "" {
+			t.Errorf("SafePrefix(%q) = %q (problem %q), want %q", in, got, PrefixProblem(got), want)
+		}
+	}
+}

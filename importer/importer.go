@@ -68,11 +68,18 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	warn := opt.Warn
 	if ext == ".tflite" && !IsTFLite(b) && looksLikeONNX(b) {
 		// An ONNX model named .tflite: read it as what it is.
-		if og, err := onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn}); err == nil && graph.Validate(og) == nil {
+		og, oerr := onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn})
+		if oerr == nil && graph.Validate(og) == nil {
 			warn(fmt.Sprintf("%s: an ONNX model named .tflite; read as ONNX", path))
 			og.CopyAliasedOutputs()
 			g = og
 			return g, nil
+		}
+		if oerr != nil && strings.Contains(oerr.Error(), "--shape ") {
+			// The ONNX reading's own answer (review finding: the
+			// TFLite attempt after it said the file was not TFLite).
+			badShape = true
+			return nil, fmt.Errorf("%s: %w", path, oerr)
 		}
 		held = nil // the TFLite attempt below warns afresh
 	}

@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,6 +36,10 @@ func TestShapesBindOrRefuse(t *testing.T) {
 	if _, err := Load("../testdata/tflite/mlp_int8_dynamic_width.tflite", Options{Warn: warn, Shapes: map[string][]int{"input": {1, 16}}}); err != nil || len(warns) != 0 {
 		t.Errorf("dynamic width bound by --shape: %v %q", err, warns)
 	}
+	onnxAsTFLite := filepath.Join(t.TempDir(), "cnn.tflite")
+	if b, err := os.ReadFile("../testdata/onnx/cnn.onnx"); err != nil || os.WriteFile(onnxAsTFLite, b, 0o644) != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		model  string
 		shapes map[string][]int
@@ -42,6 +48,9 @@ func TestShapesBindOrRefuse(t *testing.T) {
 		{dyn, map[string][]int{"input": {2, 16}}, `--shape input=[2 16]: a TFLite model's shapes are fixed in the file ("input" is [1 16])`},
 		{"../testdata/tflite/cnn_int8.tflite", map[string][]int{"nosuch": {2}}, `--shape nosuch: the model has no input named "nosuch" (its inputs: input)`},
 		{"../testdata/onnx/cnn.onnx", map[string][]int{"nosuch": {2}}, `--shape nosuch: the model has no input named "nosuch" (its inputs: image)`},
+		// An ONNX model named .tflite: the ONNX reading's answer, not
+		// "not a TFLite flatbuffer" (review finding).
+		{onnxAsTFLite, map[string][]int{"nosuch": {2}}, `--shape nosuch: the model has no input named "nosuch" (its inputs: image)`},
 	} {
 		_, err := Load(c.model, Options{Warn: warn, Shapes: c.shapes})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

@@ -218,16 +218,7 @@ func defaultPrefix(model string) (prefix, renamed string) {
 	}
 	p := strings.ToLower(emitc.Ident(base))
 	if why := emitc.PrefixProblem(p); why != "" {
-		// Without the _ runs and ends that C reserves, then with
-		// _model if that is still no prefix (a header's name).
-		q := strings.Trim(p, "_")
-		for strings.Contains(q, "__") {
-			q = strings.ReplaceAll(q, "__", "_")
-		}
-		if q == "" || emitc.PrefixProblem(q) != "" {
-			q = strings.TrimPrefix(q+"_model", "_")
-		}
-		return q, fmt.Sprintf("not %s: %s", p, why)
+		return emitc.SafePrefix(p), fmt.Sprintf("not %s: %s", p, why)
 	}
 	return p, ""
 }

@@ -498,7 +498,10 @@ func convSplit(im *importer, c *nodeCtx) error {
 	// split leaving a tail was taken before (user-journey finding).
 	total := 0
 	for _, s := range sizes {
-		if s < 0 || s > dim-total {
+		if s < 0 {
+			return fmt.Errorf("bad split %v", sizes)
+		}
+		if s > dim-total {
 			return fmt.Errorf("split %v exceeds dimension %d", sizes, dim)
 		}
 		total += s
