@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
@@ -29,15 +28,7 @@ func TestDSPAsmCompilesEverywhere(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: many layers, four sets of flags")
 	}
-	needTools(t, "mps2-an386")
-	b, err := LoadBoard("mps2-an386", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := runner.LookTool(runner.Tools(b)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, cc := an386Compiler(t)
 	type layer struct {
 		name string
 		g    func() *graph.Graph

@@ -119,15 +119,7 @@ func TestKWSDebugBuildRuns(t *testing.T) {
 // to do: its weight words are packed for little-endian loads, and a
 // big-endian build gave wrong outputs without a word (audit finding).
 func TestDSPRefusesBigEndian(t *testing.T) {
-	needTools(t, "mps2-an386")
-	b, err := LoadBoard("mps2-an386", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := runner.LookTool(runner.Tools(b)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, cc := an386Compiler(t)
 	s, err := CompileGraph(tirtest.Conv1x1(1, 5, 8, 8, graph.ActRelu, 3), "be", Options{Board: b, Target: "dsp", Version: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -146,4 +138,20 @@ func TestDSPRefusesBigEndian(t *testing.T) {
 			t.Errorf("big-endian build: %v, want the #error\n%s", err, out)
 		}
 	}
+}
+
+// an386Compiler is mps2-an386 and its C compiler (the test skips, or in
+// CI fails, without the toolchain).
+func an386Compiler(t *testing.T) (*boards.Board, string) {
+	t.Helper()
+	needTools(t, "mps2-an386")
+	b, err := LoadBoard("mps2-an386", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := runner.LookTool(runner.Tools(b)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, cc
 }

@@ -511,12 +511,6 @@ func convSplit(im *importer, c *nodeCtx) error {
 	}
 	start := 0
 	for i, s := range sizes {
-		if s < 0 {
-			return fmt.Errorf("bad split %v", sizes)
-		}
-		if s > dim-start {
-			return fmt.Errorf("split %v exceeds dimension %d", sizes, dim)
-		}
 		out := slices.Clone(x.shape)
 		out[axis] = s
 		begin, end, stride := make([]int, r), slices.Clone(x.shape), make([]int, r)
