@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
@@ -89,12 +88,8 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		}
 		g, err = tflite.DecodeWith(name, b, tflite.Options{Shapes: opt.Shapes, Warn: opt.Warn})
 	} else {
+		// onnx.Decode checks the --shape names itself, before the nodes.
 		g, err = onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn})
-		for in := range opt.Shapes {
-			if err == nil && !slices.Contains(g.Inputs, in) {
-				err = fmt.Errorf("--shape %s: the model has no input named %q (its inputs: %s)", in, in, strings.Join(g.UserInputs(), ", "))
-			}
-		}
 	}
 	if err == nil {
 		g.CopyAliasedOutputs()
