@@ -313,14 +313,7 @@ func sameOutput(old, tmp string) error {
 // does not write again. A directory listed is not listed into.
 func extraPaths(old, tmp string) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(old, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(old, path)
-		if err != nil || rel == "." {
-			return err
-		}
+	err := walkRel(old, func(rel, _ string, e fs.DirEntry) error {
 		st, serr := os.Lstat(filepath.Join(tmp, rel))
 		if serr != nil || st.IsDir() != e.IsDir() || e.Type()&fs.ModeSymlink != 0 || st.Mode()&fs.ModeSymlink != 0 {
 			out = append(out, rel)
@@ -331,6 +324,27 @@ func extraPaths(old, tmp string) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// walkRel walks the tree under root, root itself left out, and calls fn
+// with each path relative to root (rel) and as the marker names it (key:
+// slash-separated, a directory with a trailing /). fn's fs.SkipDir and
+// fs.SkipAll act as in filepath.WalkDir.
+func walkRel(root string, fn func(rel, key string, e fs.DirEntry) error) error {
+	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if e.IsDir() {
+			key += "/"
+		}
+		return fn(rel, key, e)
+	})
 }
 
 // outputMarker is the file every compile output holds, and --force asks
@@ -351,19 +365,8 @@ const (
 // (directories with a trailing /), sorted.
 func writeMarker(dir string) error {
 	var paths []string
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil || rel == "." {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if e.IsDir() {
-			rel += "/"
-		}
-		paths = append(paths, rel)
+	err := walkRel(dir, func(_, key string, _ fs.DirEntry) error {
+		paths = append(paths, key)
 		return nil
 	})
 	if err != nil {
@@ -422,19 +425,11 @@ func ownOutput(old string) error {
 		return err
 	}
 	var foreign string
-	err = filepath.WalkDir(old, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	err = walkRel(old, func(rel, key string, e fs.DirEntry) error {
+		if rel == outputMarker {
+			return nil
 		}
-		rel, err := filepath.Rel(old, path)
-		if err != nil || rel == "." || rel == outputMarker {
-			return err
-		}
-		key := filepath.ToSlash(rel)
-		top := !strings.Contains(key, "/")
-		if e.IsDir() {
-			key += "/"
-		}
+		top := !strings.Contains(strings.TrimSuffix(key, "/"), "/")
 		switch {
 		case listed[key]:
 			return nil
