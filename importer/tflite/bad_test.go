@@ -155,6 +155,15 @@ func TestOperatorCodeFields(t *testing.T) {
 	mustErr(t, "bucketize", m.Bytes(), "operator 0 ("+tflite.OpName(147)+"): op not supported")
 }
 
+// oneOp is the model x -> op -> y, x its input and y its output.
+func oneOp(code int32, opts *tg.Options, x, y tg.Tensor) *tg.Model {
+	m := &tg.Model{}
+	xi, yi := m.AddTensor(x), m.AddTensor(y)
+	m.AddOp(code, opts, []int32{xi}, yi)
+	m.Inputs, m.Outputs = []int32{xi}, []int32{yi}
+	return m
+}
+
 // A stored output shape that differs from the computed one in more than
 // axes of 1 is refused, even with the same number of elements
 // (adversarial journey: a RELU whose [2,6] output the file called [6,2]
@@ -162,12 +171,7 @@ func TestOperatorCodeFields(t *testing.T) {
 // of 1 (a squeeze) is taken as stored.
 func TestStoredShapeMustMatch(t *testing.T) {
 	build := func(out []int32) []byte {
-		m := &tg.Model{}
-		x := m.AddTensor(tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}})
-		y := m.AddTensor(tg.Tensor{Name: "y", Type: 0, Shape: out})
-		m.AddOp(tg.OpRelu, nil, []int32{x}, y)
-		m.Inputs, m.Outputs = []int32{x}, []int32{y}
-		return m.Bytes()
+		return oneOp(tg.OpRelu, nil, tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}}, tg.Tensor{Name: "y", Type: 0, Shape: out}).Bytes()
 	}
 	_, err := tflite.Decode("perm", build([]int32{6, 2}))
 	if err == nil || !strings.Contains(err.Error(), `tensor "y": the file says shape [6 2], the operator computes [2 6]`) {
@@ -186,19 +190,12 @@ func TestStoredShapeMustMatch(t *testing.T) {
 // at import (adversarial journey: the first compiled to two API members
 // for one tensor, the second failed only when run).
 func TestInputTwiceAndScalarSoftmax(t *testing.T) {
-	m := &tg.Model{}
-	x := m.AddTensor(tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}})
-	y := m.AddTensor(tg.Tensor{Name: "y", Type: 0, Shape: []int32{2, 6}})
-	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
-	m.Inputs, m.Outputs = []int32{x, x}, []int32{y}
+	m := oneOp(tg.OpRelu, nil, tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}}, tg.Tensor{Name: "y", Type: 0, Shape: []int32{2, 6}})
+	m.Inputs = append(m.Inputs, m.Inputs[0])
 	if _, err := tflite.Decode("twice", m.Bytes()); err == nil || !strings.Contains(err.Error(), `subgraph input "x" is listed twice`) {
 		t.Errorf("input twice: %v", err)
 	}
-	m = &tg.Model{}
-	x = m.AddTensor(tg.Tensor{Name: "x", Type: 0, Shape: []int32{}})
-	y = m.AddTensor(tg.Tensor{Name: "y", Type: 0, Shape: []int32{}})
-	m.AddOp(tg.OpSoftmax, &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 1)}}, []int32{x}, y)
-	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	m = oneOp(tg.OpSoftmax, &tg.Options{Type: tg.OptSoftmax, Fields: []tg.Field{tg.F32(0, 1)}}, tg.Tensor{Name: "x", Type: 0, Shape: []int32{}}, tg.Tensor{Name: "y", Type: 0, Shape: []int32{}})
 	if _, err := tflite.Decode("scalar", m.Bytes()); err == nil || !strings.Contains(err.Error(), "Softmax of a scalar") {
 		t.Errorf("softmax of a scalar: %v", err)
 	}
@@ -208,11 +205,7 @@ func TestInputTwiceAndScalarSoftmax(t *testing.T) {
 // (adversarial journey: a float FullyConnected's int8 output compiled,
 // and run found NaNs).
 func TestFloatOpIntOutputRefused(t *testing.T) {
-	m := &tg.Model{}
-	x := m.AddTensor(tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}})
-	y := m.AddTensor(tg.Tensor{Name: "y", Type: 9, Shape: []int32{2, 6}})
-	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
-	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	m := oneOp(tg.OpRelu, nil, tg.Tensor{Name: "x", Type: 0, Shape: []int32{2, 6}}, tg.Tensor{Name: "y", Type: 9, Shape: []int32{2, 6}})
 	if _, err := tflite.Decode("lie", m.Bytes()); err == nil || !strings.Contains(err.Error(), `output "y" is int8 without quantization parameters, but the op computes float32 from "x"`) {
 		t.Errorf("float Relu with an int8 output: %v", err)
 	}
