@@ -268,27 +268,33 @@ func checkOutDir(dir string, force bool, inputs ...string) (unmarked bool, err e
 			return false, fmt.Errorf("%s: exists and is not a directory", dir)
 		}
 		return false, fmt.Errorf("%s: %w", dir, err)
-	case len(entries) > 0 && !force:
-		for _, e := range entries {
-			if e.Name() == outputMarker && e.Type().IsRegular() {
-				return false, fmt.Errorf("%s: directory exists and holds an earlier mcugen output (use --force to replace it)", dir)
+	}
+	if len(entries) == 0 {
+		return false, nil
+	}
+	marked := false
+	for _, e := range entries {
+		if e.Name() == outputMarker {
+			if !e.Type().IsRegular() {
+				// A link or a directory named .mcugen is no compile's mark
+				// (it was refused as "holds .mcugen ... and no .mcugen").
+				return false, fmt.Errorf("%s: its %s is not a regular file (a compile writes one), so the directory is not an earlier output: name another directory with -o, or remove it yourself", dir, outputMarker)
 			}
+			marked = true
 		}
+	}
+	switch {
+	case !force && marked:
+		return false, fmt.Errorf("%s: directory exists and holds an earlier mcugen output (use --force to replace it)", dir)
+	case !force:
 		// Not marked: --force takes it only if it is an older version's
 		// output (sameOutput); do not promise more (user-journey finding).
 		return false, fmt.Errorf("%s: directory exists, is not empty and has no .mcugen mark: name another directory with -o (--force replaces it only if it holds nothing but an earlier compile's files)", dir)
-	case len(entries) > 0:
-		if err := forceGuard(dir, entries, inputs); err != nil {
-			return false, err
-		}
-		for _, e := range entries {
-			if e.Name() == outputMarker && e.Type().IsRegular() {
-				return false, nil
-			}
-		}
-		return true, nil
 	}
-	return false, nil
+	if err := forceGuard(dir, entries, inputs); err != nil {
+		return false, err
+	}
+	return !marked, nil
 }
 
 // sameOutput checks, before an unmarked directory old is replaced by the

@@ -256,6 +256,16 @@ func TestForceMarkerList(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "notes.txt")); err != nil {
 		t.Error("notes.txt went")
 	}
+	// A .mcugen that is a symbolic link to a marker is no mark, and says so
+	// (it was "holds .mcugen, ... and no .mcugen file").
+	real := filepath.Join(filepath.Dir(out), "real-marker")
+	os.WriteFile(real, []byte(oldMarkerText), 0o644)
+	os.Remove(filepath.Join(out, ".mcugen"))
+	if err := os.Symlink(real, filepath.Join(out, ".mcugen")); err == nil {
+		code, errs = compile("--project", "make")
+		oneErrorLine(t, "a linked marker", code, errs, 1, "its .mcugen is not a regular file (a compile writes one), so the directory is not an earlier output")
+		os.Remove(filepath.Join(out, ".mcugen"))
+	}
 	// An earlier mcugen's marker (no list) still replaces the whole
 	// directory, as it promised.
 	os.WriteFile(filepath.Join(out, ".mcugen"), []byte(oldMarkerText), 0o644)
