@@ -96,8 +96,9 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		err = graph.Validate(g)
 	}
 	if err != nil {
-		badShape = strings.Contains(err.Error(), "the model has no input named") || strings.Contains(err.Error(), "not an input: give that input's whole shape")
-		if msg := err.Error(); !badShape && !strings.Contains(msg, "not supported") && !strings.Contains(msg, "unsupported") {
+		msg := err.Error()
+		badShape = strings.Contains(msg, "the model has no input named") || strings.Contains(msg, "not an input: give that input's whole shape") || strings.Contains(msg, "is an initializer of the model (a constant), not an input")
+		if !badShape && !strings.Contains(msg, "not supported") && !strings.Contains(msg, "unsupported") {
 			for _, w := range held {
 				if strings.Contains(w, "set to 1; bind it with --shape") {
 					// The failure may come from that 1 (a pool wider than

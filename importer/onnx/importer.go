@@ -280,6 +280,9 @@ func (im *importer) run(og *Graph) error {
 		if slices.Contains(inputs, name) {
 			continue
 		}
+		if v, ok := im.vals[name]; ok && v.c != nil {
+			return fmt.Errorf("--shape %s: %q is an initializer of the model (a constant), not an input: its shape is stored (its inputs: %s)", name, name, strings.Join(inputs, ", "))
+		}
 		for _, vi := range og.Input {
 			for i, d := range vi.Type.Shape {
 				if d.Param == name && !d.HasValue {
