@@ -65,7 +65,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		}
 	}()
 	warn := opt.Warn
-	if ext == ".tflite" && !IsTFLite(b) && looksLikeONNX(b) {
+	if ext == ".tflite" && !IsTFLite(b) && LooksLikeONNX(b) {
 		// An ONNX model named .tflite: read it as what it is.
 		og, oerr := onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn})
 		if oerr == nil && graph.Validate(og) == nil {
@@ -150,9 +150,9 @@ func isText(b []byte) bool {
 	return true
 }
 
-// looksLikeONNX reports whether b starts as a ModelProto usually does: its
+// LooksLikeONNX reports whether b starts as a ModelProto usually does: its
 // ir_version (field 1, a varint) first.
-func looksLikeONNX(b []byte) bool { return len(b) > 2 && b[0] == 0x08 && b[1] > 0 && b[1] < 0x80 }
+func LooksLikeONNX(b []byte) bool { return len(b) > 2 && b[0] == 0x08 && b[1] > 0 && b[1] < 0x80 }
 
 // IsTFLite reports whether b carries the TFLite flatbuffer file identifier.
 func IsTFLite(b []byte) bool { return len(b) >= 8 && bytes.Equal(b[4:8], []byte("TFL3")) }

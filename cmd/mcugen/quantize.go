@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/mcugen/mcugen/importer"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/quant"
 )
@@ -32,6 +34,17 @@ func (c *quantizeCmd) Run(e *env) error {
 	}
 	if err := checkOutputFile("-o", c.Out); err != nil {
 		return err
+	}
+	// An existing file is replaced only if it is an ONNX model, an earlier
+	// quantize's output (a user's notes.txt was overwritten, with only a
+	// warning about the extension afterwards).
+	if f, err := os.Open(c.Out); err == nil {
+		head := make([]byte, 16)
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		if n > 0 && !importer.LooksLikeONNX(head[:n]) {
+			return fmt.Errorf("-o %s: exists and is not an ONNX model; quantize replaces only a model file: name another file, or remove it yourself", c.Out)
+		}
 	}
 
 	opt, err := (&quantFlags{Calib: c.Calib, CalibRandom: c.CalibRandom, Quantize: "int8", Method: c.Method}).options(e, &c.modelFlags)
