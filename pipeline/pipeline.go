@@ -347,6 +347,11 @@ func warnLowSQNR(o Options, rep *quant.Report) {
 			msg += fmt.Sprintf("; the first layer below %d dB is %q (%s, %.1f dB)", LowSQNRdB, l.Name, l.Op, l.SQNRdB)
 			break
 		}
+		if c := l.ChannelSQNRdB; c != nil && *c < LowSQNRdB {
+			// Its SQNR is a wide channel's: the others lost their steps.
+			msg += fmt.Sprintf("; the first layer below %d dB is %q (%s, %.1f dB, but %.1f dB in the median channel: a few wide channels take its int8 scale)", LowSQNRdB, l.Name, l.Op, l.SQNRdB, *c)
+			break
+		}
 	}
 	o.Warn(msg + ": the int8 model loses accuracy (mcugen quantize prints every layer's SQNR; another --method, or the float model, may do better)")
 }

@@ -127,19 +127,28 @@ func (c *quantizeCmd) Run(e *env) error {
 	for _, l := range r.Layers {
 		wn, wo = max(wn, len(l.Name)), max(wo, len(l.Op))
 	}
-	fmt.Fprintf(e.stdout, "%-*s %-*s %9s  %s\n", wn, "layer", wo, "op", "SQNR dB", "int8 range")
-	for _, l := range r.Layers {
-		sqnr := fmt.Sprintf("%9.1f", l.SQNRdB)
-		if l.SQNRdB >= quant.MaxSQNR {
+	// "per channel" is the median of the channels' own SQNRs: a layer whose
+	// one wide channel takes the tensor's scale reads well in the SQNR
+	// column and badly here.
+	fmt.Fprintf(e.stdout, "%-*s %-*s %9s %12s  %s\n", wn, "layer", wo, "op", "SQNR dB", "per channel", "int8 range")
+	dB := func(v float64, w int) string {
+		if v >= quant.MaxSQNR {
 			// No noise at all (an input the scale holds exactly): the
 			// JSON's capped figure is not a measured one.
-			sqnr = fmt.Sprintf("%9s", "exact")
+			return fmt.Sprintf("%*s", w, "exact")
+		}
+		return fmt.Sprintf("%*.1f", w, v)
+	}
+	for _, l := range r.Layers {
+		ch := fmt.Sprintf("%12s", "-")
+		if l.ChannelSQNRdB != nil {
+			ch = dB(*l.ChannelSQNRdB, 12)
 		}
 		rng := ""
 		if l.Range != nil {
 			rng = fmt.Sprintf("[%.4g, %.4g]", l.Range[0], l.Range[1])
 		}
-		fmt.Fprintf(e.stdout, "%-*s %-*s %s  %s\n", wn, l.Name, wo, l.Op, sqnr, rng)
+		fmt.Fprintf(e.stdout, "%-*s %-*s %s %s  %s\n", wn, l.Name, wo, l.Op, dB(l.SQNRdB, 9), ch, rng)
 	}
 	// In-sample figures: held-out vectors measure the model as deployed.
 	db := func(v float64) string {
