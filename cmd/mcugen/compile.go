@@ -269,6 +269,9 @@ func checkOutDir(dir string, force bool, inputs ...string) (unmarked bool, err e
 		}
 		return false, fmt.Errorf("%s: %w", dir, err)
 	}
+	if err := notWorkingDir(dir); err != nil {
+		return false, err
+	}
 	if len(entries) == 0 {
 		return false, nil
 	}
@@ -457,8 +460,42 @@ func ownOutput(old string) error {
 	return nil
 }
 
+// realAbs is path absolute, its symbolic links resolved where they can be.
+func realAbs(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return abs, nil
+}
+
+// notWorkingDir refuses an output directory that is the working directory
+// or holds it: the output replaces its directory whole, and the shell that
+// ran the compile was left in a deleted directory (`-o .` in an empty
+// directory: template journey finding; --force refused it already).
+func notWorkingDir(dir string) error {
+	abs, err := realAbs(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
+	if within(abs, wd) {
+		return fmt.Errorf("%s: is the working directory or holds it: compile replaces its output directory whole; name a subdirectory with -o", dir)
+	}
+	return nil
+}
+
 // forceGuard refuses to let --force replace a directory that is not a
-// previous output: the working directory or one holding it, a repository
+// previous output: a repository
 // (a .git entry), one holding an input of the command (the model, the
 // calibration data, tuning records, a board file). A directory without
 // the .mcugen file a compile leaves is then checked against the new output
@@ -469,20 +506,9 @@ func forceGuard(dir string, entries []os.DirEntry, inputs []string) error {
 			return fmt.Errorf("%s: holds .git: --force replaces only an output directory, never a repository; name a subdirectory with -o", dir)
 		}
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := realAbs(dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	if wd, err := os.Getwd(); err == nil {
-		if real, err := filepath.EvalSymlinks(wd); err == nil {
-			wd = real
-		}
-		if within(abs, wd) {
-			return fmt.Errorf("%s: is the working directory or holds it: --force will not replace it; name a subdirectory with -o", dir)
-		}
 	}
 	for _, in := range inputs {
 		if in == "" {

@@ -29,9 +29,27 @@ func TestForceGuard(t *testing.T) {
 			}
 		}
 	}
-	code, _, stderr := mcugen(t, "compile", model, "-o", ".", "--force")
-	oneErrorLine(t, "-o . in a repository", code, stderr, 1, "holds .git", "never a repository")
+	// The repository from elsewhere (from within it, the working
+	// directory's refusal comes first).
+	t.Chdir(t.TempDir())
+	code, _, stderr := mcugen(t, "compile", model, "-o", proj, "--force")
+	oneErrorLine(t, "-o a repository", code, stderr, 1, "holds .git", "never a repository")
+	intact("-o a repository")
+	t.Chdir(proj)
+	code, _, stderr = mcugen(t, "compile", model, "-o", ".", "--force")
+	oneErrorLine(t, "-o . in a repository", code, stderr, 1, "is the working directory or holds it")
 	intact("-o . in a repository")
+	// An empty working directory too, without --force: the output
+	// replaced it, and the shell was left in a deleted directory
+	// (template journey finding).
+	empty := t.TempDir()
+	t.Chdir(empty)
+	code, _, stderr = mcugen(t, "compile", model, "-o", ".")
+	oneErrorLine(t, "-o . in an empty directory", code, stderr, 1, "is the working directory or holds it")
+	if _, err := os.Stat(empty); err != nil {
+		t.Errorf("-o . in an empty directory: %v", err)
+	}
+	t.Chdir(proj)
 
 	os.RemoveAll(filepath.Join(proj, ".git"))
 	os.Mkdir(filepath.Join(proj, ".git"), 0o755) // the check below is the working directory's
