@@ -417,3 +417,29 @@ func qemuCommand(b *boards.Board, elf string) []string {
 func hasSuffixAny(names []string, suf string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, suf) })
 }
+
+// cmakeTargets are target names a generated CMake project cannot give its
+// model library (named after the prefix): the ones CMake reserves (policy
+// CMP0037, Makefile and IDE generators) and the project's own run and
+// size.
+var cmakeTargets = map[string]bool{
+	"all": true, "clean": true, "help": true, "install": true, "test": true, "package": true,
+	"package_source": true, "edit_cache": true, "rebuild_cache": true, "depend": true,
+	"preinstall": true, "list_install_components": true, "all_build": true, "zero_check": true,
+	"run_tests": true, "run": true, "size": true,
+}
+
+// PrefixProblem says why a project of kind k cannot use prefix p (its
+// targets are named after it), or "": a CMake library named size or all
+// clashed with the project's own size target or one CMake reserves, and
+// the project did not configure (template journey finding); a Bazel
+// library named mcugen_runtime with the runtime's.
+func PrefixProblem(k Kind, p string) string {
+	switch {
+	case k == CMake && cmakeTargets[strings.ToLower(p)]:
+		return fmt.Sprintf("the CMake project's model library is a target named after the prefix, and %s is a target CMake reserves or the project's own (run, size)", p)
+	case k == Bazel && (p == "mcugen_runtime" || p == "all"):
+		return fmt.Sprintf("the Bazel package's model library is a target named after the prefix, and %s is the runtime's or Bazel's :all", p)
+	}
+	return ""
+}

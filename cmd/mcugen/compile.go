@@ -92,6 +92,16 @@ func (c *compileCmd) Run(e *env) error {
 		if err := templates.CheckBoard(kind, opt.Board); err != nil {
 			return fmt.Errorf("--project %s: %w", c.Project, err)
 		}
+		// The project's targets are named after the prefix: one CMake or
+		// Bazel takes is refused when given, renamed when derived.
+		if c.Prefix != "" {
+			if why := templates.PrefixProblem(kind, c.Prefix); why != "" {
+				return usageError{fmt.Errorf("--prefix %s: %s; %s_model would do", c.Prefix, why, c.Prefix)}
+			}
+		} else if p := pipeline.DefaultPrefix(c.Model); templates.PrefixProblem(kind, p) != "" {
+			opt.Prefix = p + "_model"
+			e.warn(fmt.Sprintf("%s: the C prefix is %s, not %s: %s (--prefix names another)", c.Model, opt.Prefix, p, templates.PrefixProblem(kind, p)))
+		}
 		// Zephyr, Arduino and Bazel link with their own startup code and
 		// linker scripts, so the weights stay in ordinary read-only data.
 		opt.PlainWeights = !templates.UsesCRT(kind)

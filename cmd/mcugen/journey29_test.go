@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,5 +31,33 @@ func TestQuantizeKeepsAFileNotAModel(t *testing.T) {
 	os.WriteFile(empty, nil, 0o644)
 	if code, _, errs := mcugen(t, "quantize", model, "--calib-random", "2", "-o", empty); code != 0 {
 		t.Fatalf("quantize over an empty file: exit %d: %s", code, errs)
+	}
+}
+
+// A CMake project's model library is a target named after the prefix: a
+// prefix CMake reserves (all) or the project's own target takes (size) is
+// refused when given and renamed when it comes from the file name
+// (template journey finding: size.tflite's project did not configure).
+func TestProjectPrefixNotATarget(t *testing.T) {
+	src, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	b, _ := os.ReadFile(src)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "size.tflite")
+	os.WriteFile(model, b, 0o644)
+	code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--project", "cmake", "--prefix", "all", "-o", filepath.Join(dir, "a"))
+	oneErrorLine(t, "--prefix all", code, errs, 2, "--prefix all: the CMake project's model library is a target named after the prefix", "all_model would do")
+	out := filepath.Join(dir, "b")
+	code, _, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "--project", "cmake", "-o", out)
+	if code != 0 || !strings.Contains(errs, "the C prefix is size_model, not size") {
+		t.Fatalf("size.tflite: exit %d, %q", code, errs)
+	}
+	cm, _ := os.ReadFile(filepath.Join(out, "CMakeLists.txt"))
+	if !strings.Contains(string(cm), "add_library(size_model STATIC") {
+		t.Errorf("the library is not size_model:\n%s", cm)
+	}
+	// A plain compile keeps the file's name.
+	code, _, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "-o", filepath.Join(dir, "c"))
+	if _, err := os.Stat(filepath.Join(dir, "c", "size.h")); code != 0 || err != nil {
+		t.Errorf("plain compile: exit %d, %q, %v", code, errs, err)
 	}
 }

@@ -94,7 +94,7 @@ func TestQuantizeKeepsLayerNames(t *testing.T) {
 	}
 	var rows []string
 	for _, l := range strings.Split(out, "\n")[2:] {
-		if f := strings.Fields(l); len(f) == 5 && strings.HasPrefix(f[3], "[") {
+		if f := strings.Fields(l); len(f) == 6 && strings.HasPrefix(f[4], "[") {
 			rows = append(rows, f[0]+" "+f[1])
 		}
 	}
@@ -147,7 +147,7 @@ func TestQuantizeReportsExactLayers(t *testing.T) {
 	}
 	rows := map[string]string{}
 	for _, l := range strings.Split(out, "\n")[2:] {
-		if f := strings.Fields(l); len(f) == 5 && strings.HasPrefix(f[3], "[") {
+		if f := strings.Fields(l); len(f) == 6 && strings.HasPrefix(f[4], "[") {
 			rows[f[0]] = f[2]
 		}
 	}
