@@ -202,6 +202,17 @@ func TestUserFlagsKeepTheCoreFlags(t *testing.T) {
 				t.Errorf("make with the user's flags: no %s in\n%s", want, out)
 			}
 		}
+		// Another OPT rebuilds every object; the same flags again build
+		// nothing (template journey finding: `make OPT=-Os size` after
+		// `make` said "Nothing to be done" and sized the -O2 build).
+		out = mustRun(t, dir, 2*time.Minute, "make", "OPT=-Os", "CFLAGS="+user, "LDFLAGS=-Wl,--print-memory-usage")
+		if n := strings.Count(out, " -Os "); n < 3 {
+			t.Errorf("make OPT=-Os after make: %d compiles with -Os, want every object rebuilt:\n%s", n, out)
+		}
+		out = mustRun(t, dir, time.Minute, "make", "OPT=-Os", "CFLAGS="+user, "LDFLAGS=-Wl,--print-memory-usage")
+		if strings.Contains(out, "-c ") {
+			t.Errorf("make with the same flags again rebuilt:\n%s", out)
+		}
 	})
 	t.Run("cmake", func(t *testing.T) {
 		p := fakeProject(t, CMake, board(t, "mps2-an386"), "fake", "")
