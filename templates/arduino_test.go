@@ -158,6 +158,16 @@ func TestArduinoAVRCompile(t *testing.T) {
 	if _, err := Write(dir, fakeProject(t, Arduino, avrBoard(t), "fake", "")); err != nil {
 		t.Fatal(err)
 	}
+	// The README says the weights are copied into SRAM too, as compile
+	// warns (template journey finding: it said flash only); an ARM
+	// board's does not.
+	readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+	if !strings.Contains(string(readme), "which avr-gcc also copies into SRAM at start-up") {
+		t.Errorf("the AVR README does not say the weights take SRAM:\n%s", readme)
+	}
+	if files, err := Files(fakeProject(t, Arduino, board(t, "arduino-nano-33-ble"), "fake", "")); err != nil || strings.Contains(string(files["README.md"]), "SRAM") {
+		t.Errorf("the nano 33 BLE README speaks of SRAM (%v)", err)
+	}
 	obj := filepath.Join(t.TempDir(), "x.o")
 	flags := []string{"-mmcu=atmega2560", "-Os", "-Wall", "-Wextra", "-Werror", "-Isrc", "-c"}
 	mustRun(t, dir, time.Minute, "avr-gcc", append(flags, "-std=c99", "-pedantic", "src/fake.c", "-o", obj)...)
