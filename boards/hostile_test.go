@@ -249,3 +249,22 @@ func TestHostileNonRegularFile(t *testing.T) {
 		}
 	}
 }
+
+// A positional argument to a helper call names the call's fields in order
+// (template journey finding: the docs wrote region(name, origin, ...),
+// and the refusal did not say what to write).
+func TestPositionalRegionNamesItsFields(t *testing.T) {
+	src := "board(\n    name = \"b\",\n    inherits = \"cortex-m4f\",\n    memory = [\n        region(\"FLASH\", 0, 65536, [\"code\", \"weights\"]),\n    ],\n)\n"
+	wantRefused(t, src, 5, `arguments must be keyword arguments (name = value): region(name = ..., origin = ..., length = ..., holds = ..., readonly = ...)`)
+	// Every helper call's order lists exactly the arguments it takes.
+	for call, schema := range callKinds {
+		if got, want := strings.Join(callOrder[call], " "), strings.Join(sortedKeys(schema), " "); len(callOrder[call]) != len(schema) {
+			t.Errorf("%s: order %q, takes %q", call, got, want)
+		}
+		for _, f := range callOrder[call] {
+			if _, ok := schema[f]; !ok {
+				t.Errorf("%s: order names %q, which it does not take", call, f)
+			}
+		}
+	}
+}

@@ -188,11 +188,26 @@ var callKinds = map[string]map[string][]kind{
 	"qemu":    {"binary": {kStr}, "machine": {kStr}, "args": {kList}, "icount_shift": {kInt}},
 }
 
+// callOrder lists each helper call's arguments in the order the docs give
+// them, for the error that asks for keywords.
+var callOrder = map[string][]string{
+	"region":  {"name", "origin", "length", "holds", "readonly"},
+	"counter": {"kind", "addr", "hz"},
+	"uart":    {"kind", "base", "baud", "clock_hz", "tx_pin"},
+	"reg":     {"addr", "mask", "value"},
+	"qemu":    {"binary", "machine", "args", "icount_shift"},
+}
+
 func (p *parser) kwargs(file string, call *build.CallExpr, out map[string]value, schema map[string][]kind) error {
 	for _, a := range call.List {
 		at := posOf(file, a)
 		as, ok := a.(*build.AssignExpr)
 		if !ok {
+			// Name the call's fields (template journey finding: the docs
+			// wrote region(name, origin, ...) and the file was refused).
+			if id, ok := call.X.(*build.Ident); ok && len(callOrder[id.Name]) > 0 {
+				return errAt(at, "arguments must be keyword arguments (name = value): %s(%s = ...)", id.Name, strings.Join(callOrder[id.Name], " = ..., "))
+			}
 			return errAt(at, "arguments must be keyword arguments (name = value)")
 		}
 		id, ok := as.LHS.(*build.Ident)
