@@ -218,6 +218,22 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("quant: calibration dir %s: no .npy files", dir)
 	}
+	if ins := g.UserInputs(); len(ins) == 1 {
+		// One input takes every file, unless some are named after it:
+		// then the others are something else (labels.npy beside
+		// x_0.npy ...: user-journey finding, it was read as samples).
+		var named, other []string
+		for _, f := range files {
+			if strings.HasPrefix(filepath.Base(f), sanitize(ins[0])) {
+				named = append(named, f)
+			} else {
+				other = append(other, f)
+			}
+		}
+		if len(named) > 0 && len(other) > 0 {
+			return nil, fmt.Errorf("quant: calibration file %s: its name does not start with the input's, %q, as %s does: move it out of the directory (with one input, every .npy file is read as its samples unless some are named after it)", other[0], sanitize(ins[0]), filepath.Base(named[0]))
+		}
+	}
 	per := map[string][]*graph.Data{}
 	for _, f := range files {
 		in, err := calibInputFor(g, f)
@@ -242,7 +258,7 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 			return nil, fmt.Errorf("quant: calibration dir %s: no .npy file for input %q", dir, in)
 		}
 		if n >= 0 && k != n {
-			return nil, fmt.Errorf("quant: calibration dir %s: input %q has %d samples, %q has %d", dir, in, k, g.UserInputs()[0], n)
+			return nil, fmt.Errorf("quant: calibration dir %s: input %q has %d samples, %q has %d%s", dir, in, k, g.UserInputs()[0], n, sharedPrefixHint(g.UserInputs()))
 		}
 		n = k
 	}
@@ -296,6 +312,21 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func sanitize(s string) string {
 	return strings.NewReplacer("/", "_", ":", "_", "\\", "_").Replace(s)
+}
+
+// sharedPrefixHint says, when one input's file-name prefix starts
+// another's (in and in_2), that a file name can read as either's: in_2.npy
+// is sample 2 of in or in_2's stacked file, and is given to the longer
+// name (user-journey finding: the count mismatch did not say why).
+func sharedPrefixHint(inputs []string) string {
+	for _, a := range inputs {
+		for _, b := range inputs {
+			if a != b && strings.HasPrefix(sanitize(b), sanitize(a)) {
+				return fmt.Sprintf(" (a file name that starts with %q belongs to input %q, though %q starts it too: with such names, put each sample's files in a subdirectory of their own, or one stacked file per input)", sanitize(b), b, sanitize(a))
+			}
+		}
+	}
+	return ""
 }
 
 func calibInputFor(g *graph.Graph, file string) (string, error) {

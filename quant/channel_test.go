@@ -1,8 +1,12 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -66,4 +70,41 @@ func TestChannelSQNRShowsAWideChannel(t *testing.T) {
 		return
 	}
 	t.Errorf("no row for y in %+v", rep.Layers)
+}
+
+// With one input, a file not named after it beside files that are is
+// refused, naming it (user-journey finding: labels.npy beside x_0.npy was
+// read as samples, or refused for its dtype); with two inputs whose names
+// extend one another, a count mismatch says why.
+func TestCalibFileNames(t *testing.T) {
+	one := graph.New("one", "onnx")
+	one.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 2}})
+	one.Inputs = []string{"x"}
+	dir := t.TempDir()
+	writeNpy(t, filepath.Join(dir, "x_0.npy"), f32([]int{1, 2}, 1, 2))
+	writeNpy(t, filepath.Join(dir, "labels.npy"), f32([]int{1, 2}, 0, 1))
+	_, err := LoadCalib(dir, one)
+	if err == nil || !strings.Contains(err.Error(), `labels.npy: its name does not start with the input's, "x", as x_0.npy does`) {
+		t.Errorf("labels.npy: %v", err)
+	}
+	// None named after the input: every file is its data.
+	os.Remove(filepath.Join(dir, "x_0.npy"))
+	writeNpy(t, filepath.Join(dir, "img_0.npy"), f32([]int{1, 2}, 1, 2))
+	if s, err := LoadCalib(dir, one); err != nil || len(s) != 2 {
+		t.Errorf("img_0.npy and labels.npy: %d samples, %v", len(s), err)
+	}
+
+	two := graph.New("two", "onnx")
+	two.AddTensor(&graph.Tensor{Name: "in", DType: graph.Float32, Shape: []int{1, 2}})
+	two.AddTensor(&graph.Tensor{Name: "in_2", DType: graph.Float32, Shape: []int{1, 2}})
+	two.Inputs = []string{"in", "in_2"}
+	dir = t.TempDir()
+	for i := 0; i < 3; i++ {
+		writeNpy(t, filepath.Join(dir, fmt.Sprintf("in_%d.npy", i)), f32([]int{1, 2}, 1, 2))
+		writeNpy(t, filepath.Join(dir, fmt.Sprintf("in_2_%d.npy", i)), f32([]int{1, 2}, 1, 2))
+	}
+	_, err = LoadCalib(dir, two)
+	if err == nil || !strings.Contains(err.Error(), `(a file name that starts with "in_2" belongs to input "in_2", though "in" starts it too`) {
+		t.Errorf("in and in_2: %v", err)
+	}
 }

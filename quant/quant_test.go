@@ -334,7 +334,7 @@ func TestLoadCalibBatchRows(t *testing.T) {
 		t.Fatalf("got %d samples: %v", len(s), s)
 	}
 	whole := t.TempDir()
-	writeNpy(t, filepath.Join(whole, "w.npy"), &graph.Data{DType: graph.Float32, Shape: []int{3, 4}, F: make([]float32, 12)})
+	writeNpy(t, filepath.Join(whole, "xw.npy"), &graph.Data{DType: graph.Float32, Shape: []int{3, 4}, F: make([]float32, 12)})
 	if s, err := LoadCalib(whole, g); err != nil || len(s) != 1 {
 		t.Errorf("a whole batch: %d samples, %v", len(s), err)
 	}
