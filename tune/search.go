@@ -22,7 +22,15 @@ type Search struct {
 	def     int
 	rng     *rand.Rand
 	pending map[int]bool
+	// copies are measured points whose code was a measured point's
+	// (ReportCopy): up to copyAllowance times the budget they take none
+	// of it.
+	copies int
 }
+
+// copyAllowance bounds the free copies a search takes, as a multiple of its
+// budget: each still costs a compile.
+const copyAllowance = 3
 
 // NewSearch starts a search over space from the default knobs with a budget
 // of measurements; seed makes it repeatable.
@@ -49,7 +57,14 @@ func (s *Search) Kind() string {
 	return "anneal"
 }
 
-func (s *Search) used() int { return len(s.Measured) + len(s.pending) }
+func (s *Search) used() int { return len(s.Measured) + len(s.pending) - s.free() }
+
+// free is how many measured points took none of the budget.
+func (s *Search) free() int { return min(s.copies, copyAllowance*s.Budget) }
+
+// Copies is how many points had the code of a point measured before
+// (ReportCopy): known without a run of their own.
+func (s *Search) Copies() int { return s.copies }
 
 func (s *Search) known(i int) bool {
 	_, ok := s.Measured[i]
@@ -58,7 +73,7 @@ func (s *Search) known(i int) bool {
 
 // Next proposes up to n candidates to measure (none when the search is done).
 func (s *Search) Next(n int) []Knobs {
-	n = min(n, s.Budget-s.used(), s.Space.Size()-s.used())
+	n = min(n, s.Budget-s.used(), s.Space.Size()-len(s.Measured)-len(s.pending))
 	if n <= 0 {
 		return nil
 	}
@@ -196,6 +211,23 @@ func (s *Search) Report(k Knobs, instructions int64, ok bool) {
 	_ = s.Model.Fit(s.Measured)
 }
 
+// ReportCopy records a candidate whose generated code is that of one
+// measured before, with its count: knobs that do not change the code (a
+// float kernel's requantization knob, skip_dead without dead channels)
+// cost a compile, not a run, and take none of the budget (tuning journey
+// finding: a quarter to nearly half of --trials measured programs
+// already measured).
+func (s *Search) ReportCopy(k Knobs, instructions int64, ok bool) {
+	i := s.Space.Index(k)
+	if i < 0 {
+		return
+	}
+	if _, seen := s.Measured[i]; !seen {
+		s.copies++
+	}
+	s.Report(k, instructions, ok)
+}
+
 // Best returns the best measured candidate (ok=false when none succeeded).
 // Ties go to the default, then to the lowest index.
 func (s *Search) Best() (Knobs, int64, bool) {
@@ -256,5 +288,5 @@ func (s *Search) ModelHit() (hit, judged bool) {
 
 // Done reports whether the search has measured all it will.
 func (s *Search) Done() bool {
-	return len(s.pending) == 0 && len(s.Measured) >= min(s.Budget, s.Space.Size())
+	return len(s.pending) == 0 && (len(s.Measured) >= s.Space.Size() || len(s.Measured)-s.free() >= s.Budget)
 }

@@ -204,11 +204,23 @@ func (c *tuneCmd) Run(e *env) error {
 		// over the kernels is another figure than a first run's.
 		untuned, tuned, what = def, best, "the kernels (each times its nodes; no whole-model run, nothing new was measured)"
 	}
-	fmt.Fprintf(e.stdout, "%s: %d instructions untuned, %d tuned (%.1f%% fewer)\n", what, untuned, tuned, pct(untuned, tuned))
+	if tuned > untuned {
+		// Only records from elsewhere (edited, another version) can: a
+		// run's own are never slower than the defaults (tuning journey
+		// finding: it printed "-14.0% fewer" and exited 0 in silence).
+		fmt.Fprintf(e.stdout, "%s: %d instructions untuned, %d tuned (%.1f%% more)\n", what, untuned, tuned, -pct(untuned, tuned))
+		e.warn(fmt.Sprintf("%s: its records make %s slower than the defaults (%d against %d instructions): records edited by hand or from another mcugen? remove them to tune again", c.Output, strings.TrimSuffix(strings.SplitN(what, " (", 2)[0], " "), tuned, untuned))
+	} else {
+		fmt.Fprintf(e.stdout, "%s: %d instructions untuned, %d tuned (%.1f%% fewer)\n", what, untuned, tuned, pct(untuned, tuned))
+	}
 	judged := costModelLine(rep)
 	resumed := ""
 	if rep.Resumed > 0 {
 		resumed = fmt.Sprintf(", and %d taken from the journal", rep.Resumed)
+	}
+	if rep.Copies > 0 {
+		// Knobs that left a kernel's code as it was: counted, not run.
+		resumed += fmt.Sprintf(", and %d candidate(s) with the code of one measured (not run)", rep.Copies)
 	}
 	fmt.Fprintf(e.stdout, "%d measurements (%d failed) in %.1f s, %.2f s each%s; %d kernel(s) known from %s; %s\n",
 		rep.Trials, rep.Failed, rep.Seconds, rep.MeasureSeconds, resumed, rep.Skipped, c.Output, judged)

@@ -9,8 +9,11 @@
 package measure
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -287,6 +290,16 @@ func kernelOptions(opt pipeline.Options) pipeline.Options {
 }
 
 func measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, timeout time.Duration) (int64, error) {
+	s, err := compileCandidate(k, knobs, opt)
+	if err != nil {
+		return 0, err
+	}
+	return runCandidate(k, s, opt, workDir, timeout)
+}
+
+// compileCandidate compiles the kernel alone with knobs, as Measure builds
+// it.
+func compileCandidate(k *Kernel, knobs tune.Knobs, opt pipeline.Options) (*pipeline.State, error) {
 	o := kernelOptions(opt)
 	o.Knobs = map[string]map[string]int{k.Func: knobs}
 	// Inputs and outputs in the arena, as a kernel inside a model reads
@@ -297,11 +310,29 @@ func measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, 
 	o.IOInArena = true
 	s, err := pipeline.CompileGraph(k.Graph, "kernel", o)
 	if err != nil {
-		return 0, fmt.Errorf("compile: %w", err)
+		return nil, fmt.Errorf("compile: %w", err)
 	}
 	if len(s.Module.Funcs) != 1 || s.Module.Funcs[0].Name != k.Func {
-		return 0, fmt.Errorf("the one-kernel build has %d kernels", len(s.Module.Funcs))
+		return nil, fmt.Errorf("the one-kernel build has %d kernels", len(s.Module.Funcs))
 	}
+	return s, nil
+}
+
+// codeKey identifies a compiled candidate's generated files: two knob
+// settings with the same key build the same firmware.
+func codeKey(s *pipeline.State) string {
+	names := slices.Sorted(maps.Keys(s.Files))
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s %d\n", n, len(s.Files[n]))
+		h.Write(s.Files[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// runCandidate builds the compiled candidate s into firmware and runs it
+// (Measure).
+func runCandidate(k *Kernel, s *pipeline.State, opt pipeline.Options, workDir string, timeout time.Duration) (int64, error) {
 	dir, err := os.MkdirTemp(workDir, "cand-")
 	if err != nil {
 		return 0, err

@@ -76,6 +76,9 @@ type Report struct {
 	Trials  int `json:"trials"`
 	Resumed int `json:"resumed_trials"`
 	Failed  int `json:"failed_trials"`
+	// Copies counts candidates whose generated code was a measured
+	// candidate's: their count is that one's, without a run.
+	Copies  int `json:"copied_trials"`
 	Skipped int `json:"skipped_kernels"`
 	// ModelHits of ModelJudged kernels: the cost model's top pick was the best.
 	ModelHits   int     `json:"model_hits"`
@@ -96,6 +99,10 @@ type journalLine struct {
 	Knobs        tune.Knobs `json:"knobs"`
 	Instructions int64      `json:"instructions"`
 	Err          string     `json:"error,omitempty"`
+	// Code is the candidate's codeKey; Copy marks a candidate not run,
+	// whose code was a measured one's.
+	Code string `json:"code,omitempty"`
+	Copy bool   `json:"copy,omitempty"`
 }
 
 // JournalPath is where the measurements of an unfinished run are kept.
@@ -106,6 +113,16 @@ type job struct {
 	search *tune.Search
 	failed int
 	done   bool
+	// code maps a codeKey to the first knobs that generated it; waiting
+	// holds the candidates with the code of one still being measured.
+	code    map[string]tune.Knobs
+	waiting map[string][]tune.Knobs
+}
+
+// newJob is kernel k's search with a budget of trials measurements.
+func newJob(k *Kernel, trials int) *job {
+	return &job{k: k, search: tune.NewSearch(k.Space, k.Defaults, trials, seedOf(k.Signature)),
+		code: map[string]tune.Knobs{}, waiting: map[string][]tune.Knobs{}}
 }
 
 // Run tunes every kernel of the compiled model s that the records in
@@ -160,7 +177,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			// another mcugen) is searched again, not kept.
 			if _, bad := tune.CheckOp(target, k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
 				cfg.Note(fmt.Sprintf("%s: the record for %s has %s: tuning it again", cfg.Out, k.Signature, strings.Join(bad, ", ")))
-				jobs = append(jobs, &job{k: k, search: tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))})
+				jobs = append(jobs, newJob(k, cfg.Trials))
 				continue
 			}
 			rep.Skipped++
@@ -168,7 +185,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 				Instructions: r.Instructions, Default: r.Default, Trials: r.Trials, Space: r.Space, Search: r.Search, Skipped: true})
 			continue
 		}
-		jobs = append(jobs, &job{k: k, search: tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))})
+		jobs = append(jobs, newJob(k, cfg.Trials))
 	}
 	if len(jobs) == 0 {
 		// Every kernel has its record. A journal left beside them is a run
@@ -203,8 +220,9 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	jw := json.NewEncoder(jf)
 
 	type result struct {
-		j *job
-		m Measurement
+		j   *job
+		m   Measurement
+		key string // the candidate's codeKey ("" when it did not compile)
 	}
 	results := make(chan result)
 	inflight := 0
@@ -224,7 +242,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		}
 		recorded++
 		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: cfg.Opt.Board.Name, Knobs: best,
-			Instructions: n, Default: j.search.Default(), Trials: len(j.search.Measured), Space: j.k.Space.Size(),
+			Instructions: n, Default: j.search.Default(), Trials: len(j.search.Measured) - j.search.Copies(), Space: j.k.Space.Size(),
 			Search: j.search.Kind(), Version: cfg.Version}
 		recs.Put(r)
 		if hit, judged := j.search.ModelHit(); judged {
@@ -239,6 +257,24 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			fmt.Fprintf(cfg.Lines, "tune: kernel %d of %d: %s: %s\n", finished, len(jobs), r.Kernel, gainText(n, r.Default))
 		}
 		return recs.Save(cfg.Out)
+	}
+	// copied records candidate k of j as having the code of one measured
+	// (n instructions, or a failure), without running it.
+	copied := func(j *job, k tune.Knobs, n int64, key string) error {
+		j.search.ReportCopy(k, n, n > 0)
+		rep.Copies++
+		line := journalLine{Key: tune.KeyFor(j.k.Signature, target, cfg.Core, j.k.Defaults), Knobs: k, Instructions: n, Code: key, Copy: true}
+		if n <= 0 {
+			j.failed++
+			line.Err = "the same code as a candidate that failed"
+		}
+		if err := jw.Encode(line); err != nil {
+			return fmt.Errorf("tuning journal: %w", err)
+		}
+		if j.search.Done() && !j.done {
+			return finish(j)
+		}
+		return nil
 	}
 	// The first kernel that can take a measurement gets it: kernels are
 	// tuned in order, the next one starting while the last candidates of
@@ -268,8 +304,34 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			if j == nil {
 				break
 			}
+			// Compiled first: knobs that leave the code as another
+			// candidate's make no firmware of their own.
+			st, cerr := compileCandidate(j.k, k, cfg.Opt)
+			key := ""
+			if cerr == nil {
+				key = codeKey(st)
+				if first, ok := j.code[key]; ok {
+					if n, measured := j.search.Measured[j.k.Space.Index(first)]; measured {
+						if err := copied(j, k, n, key); err != nil {
+							return nil, err
+						}
+					} else {
+						j.waiting[key] = append(j.waiting[key], k)
+					}
+					continue
+				}
+				j.code[key] = k
+			}
 			inflight++
-			go func() { results <- result{j, Measure(j.k, k, cfg.Opt, cfg.WorkDir, cfg.Timeout)} }()
+			go func() {
+				start := time.Now()
+				m := Measurement{Knobs: k, Err: cerr}
+				if cerr == nil {
+					m.Instructions, m.Err = runCandidate(j.k, st, cfg.Opt, cfg.WorkDir, cfg.Timeout)
+				}
+				m.Wall = time.Since(start)
+				results <- result{j, m, key}
+			}()
 		}
 		if inflight == 0 {
 			break
@@ -278,7 +340,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		inflight--
 		rep.Trials++
 		wall += r.m.Wall
-		line := journalLine{Key: tune.KeyFor(r.j.k.Signature, target, cfg.Core, r.j.k.Defaults), Knobs: r.m.Knobs, Instructions: r.m.Instructions}
+		line := journalLine{Key: tune.KeyFor(r.j.k.Signature, target, cfg.Core, r.j.k.Defaults), Knobs: r.m.Knobs, Instructions: r.m.Instructions, Code: r.key}
 		if r.m.Err != nil {
 			rep.Failed++
 			r.j.failed++
@@ -292,6 +354,18 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("tuning journal: %w", err)
 		}
 		r.j.search.Report(r.m.Knobs, r.m.Instructions, r.m.Err == nil)
+		if w := r.j.waiting[r.key]; r.key != "" && len(w) > 0 {
+			delete(r.j.waiting, r.key)
+			n := r.m.Instructions
+			if r.m.Err != nil {
+				n = -1
+			}
+			for _, k := range w {
+				if err := copied(r.j, k, n, r.key); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if r.j.search.Done() && !r.j.done {
 			if err := finish(r.j); err != nil {
 				return nil, err
@@ -386,7 +460,14 @@ func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
 		if _, seen := j.search.Measured[j.k.Space.Index(l.Knobs)]; seen {
 			continue
 		}
-		j.search.Report(l.Knobs, l.Instructions, l.Err == "")
+		if l.Copy {
+			j.search.ReportCopy(l.Knobs, l.Instructions, l.Err == "")
+		} else {
+			j.search.Report(l.Knobs, l.Instructions, l.Err == "")
+		}
+		if _, known := j.code[l.Code]; l.Code != "" && !known {
+			j.code[l.Code] = l.Knobs
+		}
 		if l.Err != "" {
 			j.failed++
 		}
@@ -433,7 +514,7 @@ func progress(cfg Config, jobs []*job, rep *Report, wall time.Duration) {
 	var best, def int64
 	for _, j := range jobs {
 		total += min(cfg.Trials, j.k.Space.Size())
-		done += len(j.search.Measured)
+		done += min(len(j.search.Measured)-j.search.Copies(), min(cfg.Trials, j.k.Space.Size()))
 		// Kernels whose default is measured: their best against it.
 		if _, n, ok := j.search.Best(); ok && j.search.Default() > 0 {
 			best += n
