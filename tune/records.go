@@ -43,7 +43,51 @@ type Record struct {
 	Space        int    `json:"space"`
 	Search       string `json:"search"` // exhaustive, anneal or none
 	Version      string `json:"mcugen"`
+	// Extra holds the fields of the file's record this mcugen does not
+	// know (a "note" of the user's), written back as they were.
+	Extra map[string]json.RawMessage `json:"-"`
 }
+
+// MarshalJSON writes the record's fields, then Extra's in name order.
+func (r *Record) MarshalJSON() ([]byte, error) {
+	type plain Record
+	b, err := encodeJSON(plain(*r))
+	if err != nil || len(r.Extra) == 0 {
+		return b, err
+	}
+	b = bytes.TrimSuffix(bytes.TrimSpace(b), []byte("}"))
+	names := make([]string, 0, len(r.Extra))
+	for n := range r.Extra {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		q, _ := encodeJSON(n)
+		b = append(append(append(append(b, ','), bytes.TrimSpace(q)...), ':'), r.Extra[n]...)
+	}
+	return append(b, '}'), nil
+}
+
+// encodeJSON is json.Marshal without HTML escaping (a signature's "->"
+// stays as it is).
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(buf.Bytes()), nil
+}
+
+// recordFields are the JSON names of Record's fields.
+var recordFields = map[string]bool{"kernel": true, "target": true, "core": true, "board": true, "knobs": true,
+	"instructions": true, "default_instructions": true, "trials": true, "space": true, "search": true, "mcugen": true}
+
+// MaxCount bounds a record's instruction counts: no kernel takes a
+// quadrillion instructions, and sums of such counts overflowed (tuning
+// journey finding: "-9223372036854636388 tuned").
+const MaxCount = 1e15
 
 // Key identifies a record: kernel signature, target, core and the layout
 // of its weights (KeyFor).
@@ -74,6 +118,37 @@ type Records struct {
 	Path string `json:"-"`
 
 	byKey map[string]*Record
+	// kept are the records Parse skipped, written back as they were
+	// unless a record for their key is written (tuning journey finding: a
+	// record with a knob typed as a string vanished from a shared file);
+	// extra the file's top-level fields this mcugen does not know.
+	kept  []keptRecord
+	extra map[string]json.RawMessage
+}
+
+type keptRecord struct {
+	raw json.RawMessage
+	key string // KeyFor of its kernel, target, core and knobs, as far as they read ("" if not)
+}
+
+// lenientKey is the key a skipped record would have, read field by field
+// ("" when its kernel, target or core is not a string).
+func lenientKey(m json.RawMessage) string {
+	var f map[string]json.RawMessage
+	if json.Unmarshal(m, &f) != nil {
+		return ""
+	}
+	var kernel, target, core string
+	var knobs map[string]any
+	if json.Unmarshal(f["kernel"], &kernel) != nil || json.Unmarshal(f["target"], &target) != nil || json.Unmarshal(f["core"], &core) != nil {
+		return ""
+	}
+	json.Unmarshal(f["knobs"], &knobs)
+	k := Knobs{}
+	if w, ok := knobs["weights"].(float64); ok {
+		k["weights"] = int(w)
+	}
+	return KeyFor(kernel, target, core, k)
 }
 
 // NewRecords returns an empty set.
@@ -148,21 +223,48 @@ func Parse(data []byte) (*Records, []string, error) {
 		return nil, nil, fmt.Errorf("damaged tuning records file: \"records\" holds %s, not a list", jsonKind(r))
 	}
 	rs := NewRecords()
+	for name, v := range fields {
+		if name != "format" && name != "version" && name != "records" {
+			if rs.extra == nil {
+				rs.extra = map[string]json.RawMessage{}
+			}
+			rs.extra[name] = v
+		}
+	}
 	var notes []string
+	skip := func(i int, m json.RawMessage, why string) {
+		notes = append(notes, fmt.Sprintf("record %d skipped: %s (kept in the file as it is)", i+1, why))
+		var c bytes.Buffer
+		if json.Compact(&c, m) == nil {
+			m = c.Bytes()
+		}
+		rs.kept = append(rs.kept, keptRecord{raw: m, key: lenientKey(m)})
+	}
 	// Records are numbered from 1, as a reader counts them.
 	for i, m := range raw.Records {
 		var r Record
 		if err := json.Unmarshal(m, &r); err != nil {
-			notes = append(notes, fmt.Sprintf("record %d skipped: %s", i+1, recordJSONError(err)))
+			skip(i, m, recordJSONError(err))
 			continue
 		}
 		if why := r.invalid(); why != "" {
-			notes = append(notes, fmt.Sprintf("record %d skipped: %s", i+1, why))
+			skip(i, m, why)
 			continue
 		}
 		if rs.byKey[r.Key()] != nil {
-			notes = append(notes, fmt.Sprintf("record %d skipped: a second record for kernel %q on %s/%s", i+1, clip(r.Kernel), clip(r.Target), clip(r.Core)))
+			skip(i, m, fmt.Sprintf("a second record for kernel %q on %s/%s", clipSig(r.Kernel), clip(r.Target), clip(r.Core)))
 			continue
+		}
+		var f map[string]json.RawMessage
+		if json.Unmarshal(m, &f) == nil {
+			for name, v := range f {
+				if !recordFields[name] {
+					if r.Extra == nil {
+						r.Extra = map[string]json.RawMessage{}
+					}
+					r.Extra[name] = v
+				}
+			}
 		}
 		rs.Put(&r)
 	}
@@ -210,6 +312,8 @@ func (r *Record) invalid() string {
 		return "no knobs"
 	case r.Instructions < 0 || r.Default < 0 || r.Trials < 0 || r.Space < 0:
 		return "negative count"
+	case r.Instructions > MaxCount || r.Default > MaxCount:
+		return fmt.Sprintf("an instruction count above %.0e, more than any measurement", float64(MaxCount))
 	}
 	for k := range r.Knobs {
 		if k == "" || strings.ContainsAny(k, " \t\n=") {
@@ -226,6 +330,18 @@ func clip(s string) string {
 	return s
 }
 
+// clipSig clips a kernel signature, keeping its closing #hash whole (it
+// was cut mid-hash: tuning journey finding).
+func clipSig(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	if i := strings.LastIndex(s, " #"); i >= 0 && len(s)-i <= 20 {
+		return s[:60] + "..." + s[i:]
+	}
+	return clip(s)
+}
+
 // recordJSONError says what is wrong with a record's JSON in the file's
 // terms, not Go's ("cannot unmarshal number 2.5 into Go struct field
 // Record.knobs of type int": user-journey finding).
@@ -239,6 +355,10 @@ func recordJSONError(err error) string {
 		"map": "an object of knob names and whole numbers", "struct": "an object"}[kind]
 	if want == "" {
 		want = "a " + kind
+	}
+	if want == "a whole number" && strings.HasPrefix(te.Value, "number ") && !strings.ContainsAny(te.Value[len("number "):], ".eE") {
+		// A whole number past int64 (99999999999999999999).
+		want = "a whole number no larger than 9223372036854775807 (this one is too large)"
 	}
 	field := te.Field
 	switch {
@@ -276,23 +396,64 @@ func Load(path string) (*Records, []string, error) {
 	return rs, notes, nil
 }
 
-// Marshal writes the records sorted by key, indented, one stable form.
+// Marshal writes the records sorted by key, then the skipped records kept
+// (those no record of the same key replaces), indented, one stable form;
+// the file's unknown top-level fields follow "version".
 func (rs *Records) Marshal() ([]byte, error) {
-	out := *rs
-	out.Format, out.Version = Format, FormatVersion
-	out.Records = append([]*Record{}, rs.Records...)
-	sort.Slice(out.Records, func(i, j int) bool { return out.Records[i].Key() < out.Records[j].Key() })
-	if out.Records == nil {
-		out.Records = []*Record{}
+	recs := append([]*Record{}, rs.Records...)
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Key() < recs[j].Key() })
+	var b bytes.Buffer
+	field := func(name string, v []byte) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		q, _ := encodeJSON(name)
+		b.Write(q)
+		b.WriteByte(':')
+		b.Write(v)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&out); err != nil {
+	b.WriteByte('{')
+	f, _ := encodeJSON(Format)
+	field("format", f)
+	field("version", []byte(fmt.Sprint(FormatVersion)))
+	names := make([]string, 0, len(rs.extra))
+	for n := range rs.extra {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		field(n, rs.extra[n])
+	}
+	var list bytes.Buffer
+	list.WriteByte('[')
+	for _, r := range recs {
+		e, err := encodeJSON(r)
+		if err != nil {
+			return nil, err
+		}
+		if list.Len() > 1 {
+			list.WriteByte(',')
+		}
+		list.Write(e)
+	}
+	for _, k := range rs.kept {
+		if k.key != "" && rs.byKey[k.key] != nil {
+			continue // a record for its kernel replaces it
+		}
+		if list.Len() > 1 {
+			list.WriteByte(',')
+		}
+		list.Write(k.raw)
+	}
+	list.WriteByte(']')
+	field("records", list.Bytes())
+	b.WriteByte('}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 // Save writes the records through a temporary file renamed over path, so

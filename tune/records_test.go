@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -147,9 +148,14 @@ func FuzzRecords(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Marshal of parsed records: %v", err)
 		}
-		back, notes, err := Parse(b)
-		if err != nil || len(notes) != 0 || back.Len() != rs.Len() {
-			t.Fatalf("round trip: %v %v %d != %d", err, notes, back.Len(), rs.Len())
+		back, _, err := Parse(b)
+		if err != nil || back.Len() != rs.Len() {
+			t.Fatalf("round trip: %v %d != %d", err, back.Len(), rs.Len())
+		}
+		// Skipped records are kept as they were: a second round trip
+		// writes the same bytes.
+		if b2, err := back.Marshal(); err != nil || !bytes.Equal(b, b2) {
+			t.Fatalf("second round trip differs (%v):\n%s\n---\n%s", err, b, b2)
 		}
 		for _, r := range rs.Records {
 			if back.Get(r.Kernel, r.Target, r.Core, r.Knobs) == nil {
@@ -220,9 +226,9 @@ func TestParseMessages(t *testing.T) {
 		t.Errorf("a file with a byte-order mark: %v", err)
 	}
 	for _, c := range []struct{ rec, want string }{
-		{`{"kernel":"a","target":"dsp","core":"c","knobs":{"unroll_k":2.5}}`, "record 2 skipped: a knob holds a JSON number 2.5, want a whole number"},
-		{`{"kernel":5,"target":"dsp","core":"c","knobs":{}}`, `record 2 skipped: "kernel" holds a JSON number, want a string`},
-		{`7`, "record 2 skipped: it holds a JSON number, not an object"},
+		{`{"kernel":"a","target":"dsp","core":"c","knobs":{"unroll_k":2.5}}`, "record 2 skipped: a knob holds a JSON number 2.5, want a whole number (kept in the file as it is)"},
+		{`{"kernel":5,"target":"dsp","core":"c","knobs":{}}`, `record 2 skipped: "kernel" holds a JSON number, want a string (kept in the file as it is)`},
+		{`7`, "record 2 skipped: it holds a JSON number, not an object (kept in the file as it is)"},
 	} {
 		data := `{"format":"mcugen-tuning-records","version":1,"records":[{"kernel":"ok","target":"dsp","core":"c","knobs":{}},` + c.rec + `]}`
 		rs, notes, err := Parse([]byte(data))
@@ -249,5 +255,46 @@ func TestRecordsVersions(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if !strings.Contains(string(b), `"version": 2`) {
 		t.Errorf("saved as:\n%s", b)
+	}
+}
+
+// tune rewrites a records file keeping what it cannot use: a skipped
+// record (until a record for its kernel is written), a record's field it
+// does not know, the file's own (tuning journey finding: a shared file
+// lost a record with a knob typed as a string, a "comment" and a "note").
+// Counts beyond any measurement are skipped, and a whole number too large
+// for a count says so.
+func TestRecordsKeepWhatTheyCannotUse(t *testing.T) {
+	data := `{"format":"mcugen-tuning-records","version":2,"comment":"shared CI cache",
+	"records":[
+	{"kernel":"a","target":"dsp","core":"c","knobs":{"u":1},"instructions":5,"default_instructions":6,"trials":2,"space":2,"search":"exhaustive","mcugen":"x","note":"checked by hand"},
+	{"kernel":"b","target":"dsp","core":"c","knobs":{"u":"1"}},
+	{"kernel":"d","target":"dsp","core":"c","knobs":{"u":1},"instructions":9223372036854775807},
+	{"kernel":"e","target":"dsp","core":"c","knobs":{"u":1},"instructions":99999999999999999999}]}`
+	rs, notes, err := Parse([]byte(data))
+	if err != nil || rs.Len() != 1 || len(notes) != 3 {
+		t.Fatalf("%v, %d records, notes %q", err, rs.Len(), notes)
+	}
+	for i, want := range []string{"a knob holds a JSON string, want a whole number", "an instruction count above 1e+15", `"instructions" holds a JSON number 99999999999999999999, want a whole number no larger than 9223372036854775807 (this one is too large)`} {
+		if !strings.Contains(notes[i], want) {
+			t.Errorf("note %d %q: want %q", i, notes[i], want)
+		}
+	}
+	rs.Put(&Record{Kernel: "new", Target: "dsp", Core: "c", Knobs: Knobs{"u": 2}, Instructions: 1})
+	b, err := rs.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"comment": "shared CI cache"`, `"note": "checked by hand"`, `"kernel": "b"`, `"u": "1"`, `"kernel": "d"`, `"kernel": "new"`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("no %s in\n%s", want, b)
+		}
+	}
+	// A record for b's kernel replaces the skipped one.
+	back, _, _ := Parse(b)
+	back.Put(&Record{Kernel: "b", Target: "dsp", Core: "c", Knobs: Knobs{"u": 3}, Instructions: 4})
+	b2, _ := back.Marshal()
+	if bytes.Contains(b2, []byte(`"u": "1"`)) || !bytes.Contains(b2, []byte(`"u": 3`)) {
+		t.Errorf("b's skipped record not replaced:\n%s", b2)
 	}
 }
