@@ -37,16 +37,18 @@ func (c *quantizeCmd) Run(e *env) error {
 	}
 	// An existing file is replaced only if it is an ONNX model, an earlier
 	// quantize's output (a user's notes.txt was overwritten, with only a
-	// warning about the extension afterwards).
-	if f, err := os.Open(c.Out); err == nil {
-		head := make([]byte, 16)
-		n, _ := io.ReadFull(f, head)
-		f.Close()
-		if n > 0 && !importer.LooksLikeONNX(head[:n]) {
-			return fmt.Errorf("-o %s: exists and is not an ONNX model; quantize replaces only a model file: name another file, or remove it yourself", c.Out)
+	// warning about the extension afterwards). A device or a pipe
+	// (/dev/stdout) is written through.
+	if st, err := os.Stat(c.Out); err == nil && st.Mode().IsRegular() {
+		if f, err := os.Open(c.Out); err == nil {
+			head := make([]byte, 16)
+			n, _ := io.ReadFull(f, head)
+			f.Close()
+			if n > 0 && !importer.LooksLikeONNX(head[:n]) {
+				return fmt.Errorf("-o %s: exists and is not an ONNX model; quantize replaces only a model file: name another file, or remove it yourself", c.Out)
+			}
 		}
 	}
-
 	opt, err := (&quantFlags{Calib: c.Calib, CalibRandom: c.CalibRandom, Quantize: "int8", Method: c.Method}).options(e, &c.modelFlags)
 	if err != nil {
 		return err
