@@ -30,10 +30,10 @@ const oldestVersion = 1
 // Record is the best knobs found for one kernel signature on one core and
 // schedule target.
 type Record struct {
-	Kernel string `json:"kernel"` // Signature
-	Target string `json:"target"` // tir target (schedule set)
-	Core   string `json:"core"`   // -mcpu of the board measured on
-	Board  string `json:"board,omitempty"`
+	Kernel string `json:"kernel"`          // Signature
+	Target string `json:"target"`          // tir target (schedule set)
+	Core   string `json:"core"`            // -mcpu of the board measured on
+	Board  string `json:"board,omitempty"` // the board tuned for (measured on its QEMU twin if it has no emulator)
 	Knobs  Knobs  `json:"knobs"`
 	// Instructions is the measured count of the kernel run alone with Knobs
 	// (harness included); Default the same with the schedule's defaults.

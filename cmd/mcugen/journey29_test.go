@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcugen/mcugen/tune"
 )
 
 // quantize -o replaces an earlier model, never a file that is not one
@@ -59,5 +61,29 @@ func TestProjectPrefixNotATarget(t *testing.T) {
 	code, _, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "-o", filepath.Join(dir, "c"))
 	if _, err := os.Stat(filepath.Join(dir, "c", "size.h")); code != 0 || err != nil {
 		t.Errorf("plain compile: exit %d, %q, %v", code, errs, err)
+	}
+}
+
+// Records tuned for a board without an emulator name that board, not the
+// QEMU twin that measured them (tuning journey finding: --board
+// stm32u575 wrote "board": "mps2-an505").
+func TestTuneRecordNamesTheBoard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tunes under QEMU")
+	}
+	needQEMU(t)
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	out := filepath.Join(t.TempDir(), "r.json")
+	if code, _, errs := mcugen(t, "tune", model, "--board", "nucleo-l4r5zi", "--trials", "2", "--jobs", "2", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	recs, _, err := tune.Load(out)
+	if err != nil || recs.Len() == 0 {
+		t.Fatalf("%v, %d records", err, recs.Len())
+	}
+	for _, r := range recs.Records {
+		if r.Board != "nucleo-l4r5zi" || r.Core != "cortex-m4" {
+			t.Errorf("record %s: board %q, core %q; want nucleo-l4r5zi, cortex-m4", r.Kernel, r.Board, r.Core)
+		}
 	}
 }

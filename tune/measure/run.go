@@ -241,7 +241,14 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			return nil
 		}
 		recorded++
-		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: cfg.Opt.Board.Name, Knobs: best,
+		// The board tuned for: a board without an emulator is measured
+		// on its QEMU twin, which the record named instead (tuning
+		// journey finding).
+		board := cfg.Opt.Board.Name
+		if cfg.FitBoard != nil {
+			board = cfg.FitBoard.Name
+		}
+		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: board, Knobs: best,
 			Instructions: n, Default: j.search.Default(), Trials: len(j.search.Measured) - j.search.Copies(), Space: j.k.Space.Size(),
 			Search: j.search.Kind(), Version: cfg.Version}
 		recs.Put(r)
