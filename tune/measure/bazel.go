@@ -270,6 +270,10 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 		if err := os.WriteFile(module, []byte(moduleHead+moduleBody), 0o644); err != nil {
 			return 0, err
 		}
+	} else if !bytes.Contains(old, []byte("rules_shell")) && cfg.Note != nil {
+		// Kept, but the BUILD file's sh_test needs it (tuning journey
+		// finding: the build would fail later, without a word here).
+		cfg.Note(fmt.Sprintf("%s: kept as it is, but it has no rules_shell dependency, which the sh_test targets load: add bazel_dep(name = \"rules_shell\", version = \"0.6.1\")", module))
 	}
 	return n, nil
 }

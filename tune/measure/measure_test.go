@@ -305,6 +305,18 @@ func TestBazelAndMerge(t *testing.T) {
 			t.Errorf("MODULE.bazel was\n%s\nis\n%s\nwant\n%s", c.before, got, c.want)
 		}
 	}
+	// The user's own without rules_shell is kept, with a note that the
+	// targets need it.
+	os.WriteFile(modPath, []byte("module(name = \"mine\")\n"), 0o644)
+	var notes []string
+	cfgNotes := cfg
+	cfgNotes.Note = func(n string) { notes = append(notes, n) }
+	if _, err := WriteBazel(s, cfgNotes, testModel, filepath.Join(dir, "bz"), BazelInputs{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(modPath); string(got) != "module(name = \"mine\")\n" || !strings.Contains(strings.Join(notes, "\n"), "it has no rules_shell dependency") {
+		t.Errorf("a MODULE.bazel without rules_shell: now %q, notes %q", got, notes)
+	}
 	tests := f.Rules("sh_test")
 	cands, _ := filepath.Glob(filepath.Join(dir, "bz", "candidates", "*.json"))
 	if n == 0 || len(tests) != n || len(cands) != n {
