@@ -192,9 +192,19 @@ func (c *tuneCmd) Run(e *env) error {
 		if k.Skipped {
 			tag = " (from records)"
 		}
-		fmt.Fprintf(e.stdout, "%-60s %5d %6d %12d %12d %6.1f%%  %s%s\n", k.Kernel, k.Nodes, k.Trials, k.Default, k.Instructions,
-			pct(k.Default, k.Instructions), k.Knobs, tag)
-		def += k.Default * int64(k.Nodes)
+		if k.Default <= 0 {
+			// No count for the defaults (a partial --merge batch): no gain to give.
+			fmt.Fprintf(e.stdout, "%-60s %5d %6d %12s %12d %7s  %s%s\n", k.Kernel, k.Nodes, k.Trials, "-", k.Instructions, "-", k.Knobs, tag)
+		} else {
+			fmt.Fprintf(e.stdout, "%-60s %5d %6d %12d %12d %6.1f%%  %s%s\n", k.Kernel, k.Nodes, k.Trials, k.Default, k.Instructions,
+				pct(k.Default, k.Instructions), k.Knobs, tag)
+		}
+		// A kernel without a default count adds its best to both sums.
+		d := k.Default
+		if d <= 0 {
+			d = k.Instructions
+		}
+		def += d * int64(k.Nodes)
 		best += k.Instructions * int64(k.Nodes)
 	}
 	untuned, tuned := rep.ModelUntuned, rep.ModelTuned

@@ -427,7 +427,14 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 			keys = append(keys, key)
 		}
 		a.trials++
-		if r.Error != "" || r.Instructions <= 0 {
+		if r.Error == "" && (r.Instructions <= 0 || r.Instructions > tune.MaxCount) {
+			// Said, not taken as a failed run in silence (tuning journey
+			// finding: -7 instructions was only "no successful
+			// measurement" in the end).
+			note(fmt.Sprintf("%s: %d instructions and no error: not a measurement; skipped", p, r.Instructions))
+			return nil
+		}
+		if r.Error != "" {
 			return nil
 		}
 		if r.Default {

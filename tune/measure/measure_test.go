@@ -355,8 +355,23 @@ func TestBazelAndMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Merge(s, cfg, res); err != nil {
+	// A result with a count that is no measurement (-7, no error) is
+	// named in a note, not counted as a silent failure.
+	var bogus Result
+	b0, _ := os.ReadFile(filepath.Join(res, "0", "result.json"))
+	json.Unmarshal(b0, &bogus)
+	bogus.Instructions, bogus.Error = -7, ""
+	bb, _ := json.Marshal(bogus)
+	os.MkdirAll(filepath.Join(res, "bogus"), 0o755)
+	os.WriteFile(filepath.Join(res, "bogus", "result.json"), bb, 0o644)
+	var mergeNotes []string
+	cfgM := cfg
+	cfgM.Note = func(n string) { mergeNotes = append(mergeNotes, n) }
+	if _, err := Merge(s, cfgM, res); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(mergeNotes, "\n"), "-7 instructions and no error: not a measurement; skipped") {
+		t.Errorf("merge notes %q: no note of the -7 result", mergeNotes)
 	}
 	recs, _, err := tune.Load(cfg.Out)
 	if err != nil || recs.Len() != 1 {
