@@ -1,11 +1,14 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/tune"
 )
 
@@ -85,5 +88,28 @@ func TestTuneRecordNamesTheBoard(t *testing.T) {
 		if r.Board != "nucleo-l4r5zi" || r.Core != "cortex-m4" {
 			t.Errorf("record %s: board %q, core %q; want nucleo-l4r5zi, cortex-m4", r.Kernel, r.Board, r.Core)
 		}
+	}
+}
+
+// A float input with a NaN, run on a model mcugen quantized, is refused:
+// its int8 input cannot hold it (quantization journey finding: the NaN
+// became the zero point in silence, where calibration refuses NaN).
+func TestRunRefusesNaNForQuantizedInput(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/onnx/cnn.onnx")
+	d := &graph.Data{DType: graph.Float32, Shape: []int{1, 3, 16, 16}, F: make([]float32, 768)}
+	d.F[5] = float32(math.NaN())
+	in := filepath.Join(t.TempDir(), "in.npy")
+	f, err := os.Create(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := npy.Write(f, d); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, _, errs := mcugen(t, "run", model, "--calib-random", "4", "--board", "host", "--input", in)
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if last := lines[len(lines)-1]; code != 1 || !strings.Contains(last, in+`: input "image": element 5 is NaN, which the int8 input cannot hold`) {
+		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }

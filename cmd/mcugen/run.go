@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,15 +118,38 @@ type runReport struct {
 // fitInput converts a float input to a quantized model input (as the TFLite
 // converter's int8 models expect), so float data can drive a model that
 // mcugen quantized itself.
-func fitInput(g *graph.Graph, vec map[string]*graph.Data) {
-	for name, d := range vec {
+// A NaN or an infinity has no int8 value: refused, as calibration refuses
+// it (user-journey finding: a NaN became the zero point in silence).
+func fitInput(g *graph.Graph, vec map[string]*graph.Data, args []string) error {
+	for _, name := range slices.Sorted(maps.Keys(vec)) {
+		d := vec[name]
 		t := g.Tensors[name]
 		if t != nil && d.DType == graph.Float32 && t.DType.IsInt() && t.Quant != nil {
+			for i, x := range d.F {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					return fmt.Errorf("%sinput %q: element %d is %v, which the int8 input cannot hold (mcugen quantized the model: a float32 file is quantized for it)", inputFile(args, name), name, i, x)
+				}
+			}
 			s, z := t.Quant.At(0)
 			vec[name] = quant.QuantizeData(d, s, z)
 			vec[name].DType = t.DType
 		}
 	}
+	return nil
+}
+
+// inputFile is "PATH: " for the --input argument that gave input name (one
+// file alone, or NAME=PATH), "" when it cannot tell.
+func inputFile(args []string, name string) string {
+	if len(args) == 1 && !strings.Contains(args[0], "=") {
+		return args[0] + ": "
+	}
+	for _, a := range args {
+		if n, p, ok := strings.Cut(a, "="); ok && n == name {
+			return p + ": "
+		}
+	}
+	return ""
 }
 
 // bindCompiled binds input files for the compiled model s: a quantized
@@ -137,7 +162,9 @@ func bindCompiled(s *pipeline.State, args []string) (map[string]*graph.Data, err
 	}
 	vec, err := bindInputs(s.Float, args)
 	if err == nil {
-		fitInput(s.Graph, vec)
+		if err := fitInput(s.Graph, vec, args); err != nil {
+			return nil, err
+		}
 		return vec, nil
 	}
 	if v, err2 := bindInputs(s.Graph, args); err2 == nil {
