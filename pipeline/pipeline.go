@@ -262,7 +262,7 @@ func foldQDQPass(s *State) error {
 
 // IsQDQ reports a QDQ-form float graph: float operators between
 // QuantizeLinear/DequantizeLinear pairs, which FoldQDQ folds.
-func IsQDQ(g *graph.Graph) bool { return hasOp(g, graph.Dequantize) && isFloatCompute(g) }
+func IsQDQ(g *graph.Graph) bool { return hasOp(g, graph.Dequantize) && IsFloatCompute(g) }
 
 // FoldQDQ returns the integer graph a QDQ-form float graph describes, as
 // the compiler builds it (the graph `run` and `test` compare the firmware
@@ -286,7 +286,7 @@ func quantizePass(s *State) error {
 	if !want {
 		return nil
 	}
-	if !isFloatCompute(s.Graph) {
+	if !IsFloatCompute(s.Graph) {
 		what := NotQuantizable(s.Graph)
 		o.Warn(fmt.Sprintf("%s %s; --calib/--quantize ignored", s.ModelPath, what))
 		return nil
@@ -633,7 +633,7 @@ func checkFits(s *State) error {
 			// (int8 at the least; a float model's are float32: a user
 			// journey read "int8" for VWW's float weights.)
 			kind := "int8"
-			if isFloatCompute(s.Graph) {
+			if IsFloatCompute(s.Graph) {
 				kind = "float32"
 			}
 			what = fmt.Sprintf("weights (%s, %s B) and code (at least %s B)", kind, commas(need), commas(codeHeadroomBase))
@@ -930,8 +930,9 @@ func hasOp(g *graph.Graph, op graph.Op) bool {
 	return false
 }
 
-// isFloatCompute reports whether any compute node of g works on float32.
-func isFloatCompute(g *graph.Graph) bool {
+// IsFloatCompute reports whether any compute node of g works on float32:
+// a model the quantize pass quantizes.
+func IsFloatCompute(g *graph.Graph) bool {
 	for _, n := range g.Nodes {
 		switch n.Op {
 		case graph.Quantize, graph.Dequantize, graph.Reshape, graph.Transpose:

@@ -428,7 +428,13 @@ func checkFinite(file string, d *graph.Data) error {
 	if d.DType == graph.Float32 {
 		for i, x := range d.F {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return fmt.Errorf("quant: calibration file %s: element %d is %v", file, i, x)
+				why := ""
+				if math.IsInf(float64(x), 0) {
+					// float64 data past float32's range reads as infinite
+					// (1e300 was reported as +Inf without a word why).
+					why = " (an infinity, or a float64 value beyond float32's range of ±3.4e38)"
+				}
+				return fmt.Errorf("quant: calibration file %s: element %d is %v%s", file, i, x, why)
 			}
 		}
 	}

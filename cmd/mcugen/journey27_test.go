@@ -326,9 +326,11 @@ func TestQuantizeEvalHeldOut(t *testing.T) {
 		HeldOut *struct {
 			Samples      int     `json:"samples"`
 			OutputSQNRdB float64 `json:"output_sqnr_db"`
+			Method       string  `json:"method"`
 		} `json:"held_out"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Samples != 8 || r.HeldOut == nil || r.HeldOut.Samples != 5 || r.HeldOut.OutputSQNRdB < 10 {
+	// held_out names its method too (it was "").
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Samples != 8 || r.HeldOut == nil || r.HeldOut.Samples != 5 || r.HeldOut.OutputSQNRdB < 10 || r.HeldOut.Method != "percentile" {
 		t.Errorf("--json: exit %d, %v, %+v\n%s", code, err, r, out)
 	}
 	if code, _, errs = mcugen(t, "quantize", model, "--calib", calib, "--eval", calib, "-o", filepath.Join(dir, "q2.onnx")); code != 0 || !strings.Contains(errs, "is the --calib directory: its figures are not held out") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/importer/onnx"
 	"github.com/mcugen/mcugen/tune"
 )
 
@@ -111,5 +113,49 @@ func TestRunRefusesNaNForQuantizedInput(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
 	if last := lines[len(lines)-1]; code != 1 || !strings.Contains(last, in+`: input "image": element 5 is NaN, which the int8 input cannot hold`) {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// quantize --eval: its files are checked before calibrating (a wrong
+// --eval shape came after the calibration's own errors and time), and a
+// held-out SQNR below 20 dB is warned about, as the in-sample one is
+// (quantization journey findings).
+func TestQuantizeEvalFirstAndWarned(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, scale float32, bad bool) string {
+		d := filepath.Join(dir, name)
+		os.Mkdir(d, 0o755)
+		for s := 0; s < 6; s++ {
+			x := graph.NewData(graph.Float32, []int{1, 64})
+			for i := range x.F {
+				x.F[i] = scale * (float32((s*131+i*29)%41)/20 - 1)
+			}
+			if bad && s == 0 {
+				x.F[3] = float32(math.NaN())
+			}
+			if err := writeNpy(filepath.Join(d, fmt.Sprintf("features_%d.npy", s)), x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	model := "../../testdata/onnx/mlp.onnx"
+	badCalib := mk("badcalib", 1, true)
+	wrong := filepath.Join(dir, "wrong")
+	os.Mkdir(wrong, 0o755)
+	writeNpy(filepath.Join(wrong, "features.npy"), graph.NewData(graph.Float32, []int{2, 3}))
+	code, _, errs := mcugen(t, "quantize", model, "--calib", badCalib, "--eval", wrong, "-o", filepath.Join(dir, "q.onnx"))
+	oneErrorLine(t, "a wrong --eval beside a bad --calib", code, errs, 1, "--eval: quant: calibration file "+filepath.Join(wrong, "features.npy")+": shape [2 3]")
+
+	// A linear model (MatMul): held-out inputs 50 times the calibration's
+	// clip at the int8 input.
+	b := onnx.NewBuilder("lin", 13, 1)
+	x := b.Input("features", graph.Float32, 1, 64)
+	b.Output(b.Node("MatMul", []string{x, b.Rand("w", 0.1, 64, 4)}), graph.Float32)
+	lin := writeBuilt(t, b, "lin")
+	calib, loud := mk("calib", 1, false), mk("loud", 50, false)
+	code, _, errs = mcugen(t, "quantize", lin, "--calib", calib, "--eval", loud, "-o", filepath.Join(dir, "q.onnx"))
+	if code != 0 || !strings.Contains(errs, "--eval "+loud+": int8 output SQNR") || !strings.Contains(errs, "on the held-out samples: the int8 model loses accuracy") {
+		t.Errorf("held-out data 50 times the calibration's: exit %d, stderr %q", code, errs)
 	}
 }
