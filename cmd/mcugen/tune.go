@@ -18,7 +18,7 @@ type tuneCmd struct {
 	compileFlags
 	Timeout time.Duration `help:"Kill one measurement's firmware after this long." default:"60s"`
 	Trials  int           `help:"Measurements per kernel (spaces no larger are searched exhaustively)." default:"16"`
-	Jobs    int           `help:"Parallel measurements (default: the number of CPUs)."`
+	Jobs    int           `help:"Parallel measurements (default, or 0: the number of CPUs)."`
 	Output  string        `short:"o" aliases:"out" help:"Tuning records file (tuning.json in the working directory by default): read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"path" placeholder:"FILE"`
 	Resume  bool          `help:"Continue an interrupted run from its journal (FILE.journal) instead of starting its kernels over."`
 	Measure string        `help:"Measure one candidate file (as --bazel writes them) and write its result to --result." type:"existingfile" placeholder:"CANDIDATE"`
@@ -31,6 +31,9 @@ type tuneCmd struct {
 func (c *tuneCmd) Run(e *env) error {
 	if c.Trials <= 0 {
 		return usageError{fmt.Errorf("--trials %d: want a positive number of measurements per kernel (default %d)", c.Trials, measure.DefaultTrials)}
+	}
+	if c.Jobs < 0 {
+		return usageError{fmt.Errorf("--jobs %d: want a positive number of parallel measurements (0 or none: the number of CPUs)", c.Jobs)}
 	}
 	// One mode a run: --merge beside --bazel wrote the targets and merged
 	// nothing, exit 0 (user-journey finding).
