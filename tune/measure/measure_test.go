@@ -134,10 +134,19 @@ func TestTuneEndToEnd(t *testing.T) {
 	if _, err := os.Stat(JournalPath(cfg2.Out)); err != nil {
 		t.Fatalf("no journal after an interruption: %v", err)
 	}
+	// Another core's measurement in the journal is dropped with a note.
+	jf, _ := os.OpenFile(JournalPath(cfg2.Out), os.O_APPEND|os.O_WRONLY, 0o644)
+	fmt.Fprintln(jf, `{"key":"Conv2D int8 other|dsp|cortex-m7","knobs":{"a":1},"instructions":5}`)
+	jf.Close()
 	cfg2.stopAfter, cfg2.Resume = 0, true
+	var notes3 []string
+	cfg2.Note = func(n string) { notes3 = append(notes3, n) }
 	rep3, err := Run(s, cfg2)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(notes3, "\n"), "1 measurement(s) of kernels this run does not tune (another core, board or model) are dropped") {
+		t.Errorf("resume notes %q: no note of the other core's measurement", notes3)
 	}
 	if rep3.Resumed < 1 || rep3.Resumed+rep3.Trials+finishedBefore(cfg2.Out, rep3) < rep.Trials {
 		t.Fatalf("resume: %d resumed + %d new, first run %d", rep3.Resumed, rep3.Trials, rep.Trials)

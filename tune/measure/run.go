@@ -453,7 +453,7 @@ func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	bad := 0
+	bad, other := 0, 0
 	for sc.Scan() {
 		var l journalLine
 		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Knobs == nil {
@@ -462,6 +462,7 @@ func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
 		}
 		j := byKey[l.Key]
 		if j == nil || j.k.Space.Index(l.Knobs) < 0 {
+			other++
 			continue
 		}
 		if _, seen := j.search.Measured[j.k.Space.Index(l.Knobs)]; seen {
@@ -482,6 +483,12 @@ func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
 	}
 	if bad > 0 {
 		cfg.Note(fmt.Sprintf("%s: %d damaged line(s) skipped", path, bad))
+	}
+	if other > 0 {
+		// Another board's or model's run into the same records file: its
+		// measurements go with this run's journal (they went in silence:
+		// tuning journey finding).
+		cfg.Note(fmt.Sprintf("%s: %d measurement(s) of kernels this run does not tune (another core, board or model) are dropped", path, other))
 	}
 	return nil
 }
