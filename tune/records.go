@@ -124,6 +124,11 @@ type Records struct {
 	// extra the file's top-level fields this mcugen does not know.
 	kept  []keptRecord
 	extra map[string]json.RawMessage
+	// written are the keys Put after Parse: a kept record of such a key
+	// is replaced (review finding: a duplicate, or a bad record beside a
+	// good one of its key, was dropped although its note said kept).
+	parsed  bool
+	written map[string]bool
 }
 
 type keptRecord struct {
@@ -167,6 +172,12 @@ func (rs *Records) Get(kernel, target, core string, knobs Knobs) *Record {
 
 // Put adds or replaces a record.
 func (rs *Records) Put(r *Record) {
+	if rs.parsed {
+		if rs.written == nil {
+			rs.written = map[string]bool{}
+		}
+		rs.written[r.Key()] = true
+	}
 	if old, ok := rs.byKey[r.Key()]; ok {
 		*old = *r
 		return
@@ -258,7 +269,9 @@ func Parse(data []byte) (*Records, []string, error) {
 		var f map[string]json.RawMessage
 		if json.Unmarshal(m, &f) == nil {
 			for name, v := range f {
-				if !recordFields[name] {
+				// Case aside, as encoding/json matches a field (an
+				// "Instructions" was read and kept as well, and won).
+				if !recordFields[strings.ToLower(name)] {
 					if r.Extra == nil {
 						r.Extra = map[string]json.RawMessage{}
 					}
@@ -268,6 +281,7 @@ func Parse(data []byte) (*Records, []string, error) {
 		}
 		rs.Put(&r)
 	}
+	rs.parsed = true
 	// A note a record, up to a point: 200,000 bad records printed 200,001
 	// lines (review finding).
 	if len(notes) > maxNotes {
@@ -437,8 +451,8 @@ func (rs *Records) Marshal() ([]byte, error) {
 		list.Write(e)
 	}
 	for _, k := range rs.kept {
-		if k.key != "" && rs.byKey[k.key] != nil {
-			continue // a record for its kernel replaces it
+		if k.key != "" && rs.written[k.key] {
+			continue // a record written for its kernel replaces it
 		}
 		if list.Len() > 1 {
 			list.WriteByte(',')

@@ -290,6 +290,24 @@ func TestRecordsKeepWhatTheyCannotUse(t *testing.T) {
 			t.Errorf("no %s in\n%s", want, b)
 		}
 	}
+	// A duplicate is kept too while no record is written for its kernel;
+	// a capitalised field is the field, not an unknown one.
+	dup := `{"format":"mcugen-tuning-records","version":2,"records":[
+	{"kernel":"a","target":"dsp","core":"c","knobs":{"u":1},"Instructions":7},
+	{"kernel":"a","target":"dsp","core":"c","knobs":{"u":2},"instructions":8}]}`
+	rd, _, err := Parse([]byte(dup))
+	if err != nil || rd.Get("a", "dsp", "c", Knobs{}).Instructions != 7 {
+		t.Fatalf("duplicate file: %v", err)
+	}
+	rd.Put(&Record{Kernel: "z", Target: "dsp", Core: "c", Knobs: Knobs{}, Instructions: 1})
+	bd, _ := rd.Marshal()
+	if !bytes.Contains(bd, []byte(`"instructions": 8`)) || bytes.Contains(bd, []byte(`"Instructions"`)) {
+		t.Errorf("the duplicate went, or the capitalised field stayed as an extra:\n%s", bd)
+	}
+	rd.Put(&Record{Kernel: "a", Target: "dsp", Core: "c", Knobs: Knobs{"u": 5}, Instructions: 3})
+	if bd, _ = rd.Marshal(); bytes.Contains(bd, []byte(`"instructions": 8`)) {
+		t.Errorf("the duplicate stayed after a record for its kernel was written:\n%s", bd)
+	}
 	// A record for b's kernel replaces the skipped one.
 	back, _, _ := Parse(b)
 	back.Put(&Record{Kernel: "b", Target: "dsp", Core: "c", Knobs: Knobs{"u": 3}, Instructions: 4})
