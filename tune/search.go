@@ -18,19 +18,18 @@ type Search struct {
 	Budget   int
 	Measured map[int]int64 // index → instructions; -1 for a failed candidate
 	Model    *Model
+	// CopyAllowance bounds the free copies (ReportCopy), as a multiple of
+	// the budget: each still costs a compile (NewSearch: 3).
+	CopyAllowance int
 
 	def     int
 	rng     *rand.Rand
 	pending map[int]bool
 	// copies are measured points whose code was a measured point's
-	// (ReportCopy): up to copyAllowance times the budget they take none
+	// (ReportCopy): up to CopyAllowance times the budget they take none
 	// of it.
 	copies int
 }
-
-// copyAllowance bounds the free copies a search takes, as a multiple of its
-// budget: each still costs a compile.
-const copyAllowance = 3
 
 // NewSearch starts a search over space from the default knobs with a budget
 // of measurements; seed makes it repeatable.
@@ -38,7 +37,7 @@ func NewSearch(space Space, defaults Knobs, budget int, seed uint64) *Search {
 	if budget < 1 {
 		budget = 1
 	}
-	s := &Search{Space: space, Budget: budget, Measured: map[int]int64{}, Model: NewModel(space),
+	s := &Search{Space: space, Budget: budget, Measured: map[int]int64{}, Model: NewModel(space), CopyAllowance: 3,
 		def: space.Index(defaults), rng: rand.New(rand.NewPCG(seed, 0x74756e65)), pending: map[int]bool{}}
 	if s.def < 0 {
 		s.def = 0
@@ -60,7 +59,7 @@ func (s *Search) Kind() string {
 func (s *Search) used() int { return len(s.Measured) + len(s.pending) - s.free() }
 
 // free is how many measured points took none of the budget.
-func (s *Search) free() int { return min(s.copies, copyAllowance*s.Budget) }
+func (s *Search) free() int { return min(s.copies, s.CopyAllowance*s.Budget) }
 
 // Copies is how many points had the code of a point measured before
 // (ReportCopy): known without a run of their own.

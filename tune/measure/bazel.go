@@ -82,7 +82,7 @@ func MeasureCandidateFile(s *pipeline.State, cfg Config, cand, out string) error
 	}
 	defer os.RemoveAll(dir)
 	m := Measure(kernels[i], c.Knobs, cfg.Opt, dir, cfg.Timeout)
-	r := Result{Candidate: c, Board: cfg.Opt.Board.Name, Instructions: m.Instructions, Seconds: m.Wall.Seconds()}
+	r := Result{Candidate: c, Board: cfg.recordBoard(), Instructions: m.Instructions, Seconds: m.Wall.Seconds()}
 	if m.Err != nil {
 		r.Error = oneLine(m.Err.Error())
 	}
@@ -208,15 +208,25 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 			continue
 		}
 		srch := tune.NewSearch(k.Space, k.Defaults, cfg.Trials, seedOf(k.Signature))
+		// Copies cost a compile here, no run: many more are let through.
+		srch.CopyAllowance = 16
 		seen := map[string]bool{}
 		ci := -1
-		for _, knobs := range srch.Next(cfg.Trials) {
-			// A candidate whose code is an earlier one's (the defaults
-			// come first) would measure the same program: left out.
+		for {
+			// One at a time: a candidate whose code is an earlier one's
+			// (the defaults come first) would measure the same program, so
+			// it is left out and, as a copy, frees its place in the budget
+			// for another (review finding: the batch came out short).
+			next := srch.Next(1)
+			if len(next) == 0 {
+				break
+			}
+			knobs := next[0]
 			if st, err := compileCandidate(k, knobs, cfg.Opt); err == nil {
 				key := codeKey(st)
 				if seen[key] {
 					copies++
+					srch.ReportCopy(knobs, 0, false)
 					continue
 				}
 				seen[key] = true

@@ -175,6 +175,11 @@ func TestBazelCandidatesDiffer(t *testing.T) {
 		if !defaults[k.Signature] {
 			t.Errorf("%s: no candidate with the defaults", k.Signature)
 		}
+		// Copies left out make room for others: a large space fills the
+		// budget (it came out short).
+		if n := len(seen[k.Signature]); k.Space.Size() >= 8*cfg.Trials && n != cfg.Trials {
+			t.Errorf("%s: %d candidates over a space of %d, want the budget's %d", k.Signature, n, k.Space.Size(), cfg.Trials)
+		}
 	}
 	if len(notes) == 0 {
 		t.Errorf("no note of the candidates left out (%d written)", len(files))

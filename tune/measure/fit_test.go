@@ -371,7 +371,7 @@ func TestResumeKeepsTheWeightsLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := &Report{}
-		if err := replayJournal(cfg, byKey, rep); err != nil {
+		if err := replayJournal(cfg, byKey, nil, rep); err != nil {
 			t.Fatal(err)
 		}
 		if rep.Resumed != c.want {

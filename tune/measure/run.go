@@ -119,6 +119,16 @@ type job struct {
 	waiting map[string][]tune.Knobs
 }
 
+// recordBoard is the board a record names: the one tuned for (FitBoard),
+// not the QEMU twin that measures a board without an emulator, which the
+// records named instead (tuning journey finding; --measure too: review).
+func (cfg Config) recordBoard() string {
+	if cfg.FitBoard != nil {
+		return cfg.FitBoard.Name
+	}
+	return cfg.Opt.Board.Name
+}
+
 // newJob is kernel k's search with a budget of trials measurements.
 func newJob(k *Kernel, trials int) *job {
 	return &job{k: k, search: tune.NewSearch(k.Space, k.Defaults, trials, seedOf(k.Signature)),
@@ -209,7 +219,11 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	for _, j := range jobs {
 		byKey[tune.KeyFor(j.k.Signature, target, cfg.Core, j.k.Defaults)] = j
 	}
-	if err := replayJournal(cfg, byKey, rep); err != nil {
+	known := map[string]bool{}
+	for _, k := range kernels {
+		known[tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults)] = true
+	}
+	if err := replayJournal(cfg, byKey, known, rep); err != nil {
 		return nil, err
 	}
 	jf, err := os.OpenFile(JournalPath(cfg.Out), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -241,14 +255,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			return nil
 		}
 		recorded++
-		// The board tuned for: a board without an emulator is measured
-		// on its QEMU twin, which the record named instead (tuning
-		// journey finding).
-		board := cfg.Opt.Board.Name
-		if cfg.FitBoard != nil {
-			board = cfg.FitBoard.Name
-		}
-		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: board, Knobs: best,
+		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: cfg.recordBoard(), Knobs: best,
 			Instructions: n, Default: j.search.Default(), Trials: len(j.search.Measured) - j.search.Copies(), Space: j.k.Space.Size(),
 			Search: j.search.Kind(), Version: cfg.Version}
 		recs.Put(r)
@@ -436,7 +443,7 @@ func allFailed(rep *Report, first, out string) error {
 
 // replayJournal feeds the measurements of an interrupted run back into the
 // searches (--resume), or discards them.
-func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
+func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep *Report) error {
 	path := JournalPath(cfg.Out)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -462,7 +469,9 @@ func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
 		}
 		j := byKey[l.Key]
 		if j == nil || j.k.Space.Index(l.Knobs) < 0 {
-			other++
+			if !known[l.Key] {
+				other++ // a kernel finished before the interruption is known
+			}
 			continue
 		}
 		if _, seen := j.search.Measured[j.k.Space.Index(l.Knobs)]; seen {
@@ -470,8 +479,10 @@ func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
 		}
 		if l.Copy {
 			j.search.ReportCopy(l.Knobs, l.Instructions, l.Err == "")
+			rep.Copies++
 		} else {
 			j.search.Report(l.Knobs, l.Instructions, l.Err == "")
+			rep.Resumed++
 		}
 		if _, known := j.code[l.Code]; l.Code != "" && !known {
 			j.code[l.Code] = l.Knobs
@@ -479,7 +490,6 @@ func replayJournal(cfg Config, byKey map[string]*job, rep *Report) error {
 		if l.Err != "" {
 			j.failed++
 		}
-		rep.Resumed++
 	}
 	if bad > 0 {
 		cfg.Note(fmt.Sprintf("%s: %d damaged line(s) skipped", path, bad))
