@@ -662,7 +662,7 @@ func decode(d *def, f map[string]value) (*Board, error) {
 	}
 	for _, rv := range f["init"].list {
 		if rv.kind != kCall || rv.call != "reg" {
-			return nil, fail(rv.at, "init entries must be reg(addr, mask, value)")
+			return nil, fail(rv.at, "init entries must be reg(addr = ..., mask = ..., value = ...)")
 		}
 		a, m, val := rv.fields["addr"], rv.fields["mask"], rv.fields["value"]
 		if _, ok := rv.fields["value"]; !ok {
