@@ -86,8 +86,12 @@ func TestMicroTVMIONames(t *testing.T) {
 			[]string{"serving_default_input_1_0"}, []string{"StatefulPartitionedCall_0"}},
 		{"tflite", []string{"Input3"}, []string{"Identity", "Identity_1"},
 			[]string{"Input3"}, []string{"Identity", "Identity_1"}},
-		// Not collapsed or trimmed; a UTF-8 letter is one _ a byte.
-		{"tflite", []string{"a//b/"}, []string{"é"}, []string{"a__b_"}, []string{"__"}},
+		// Not collapsed or trimmed; a UTF-8 letter is one _ a byte. But a
+		// name C reserves for any use (starting __, or _ and a capital)
+		// is made one it does not (TVM's header had member __).
+		{"tflite", []string{"a//b/", "_x"}, []string{"é", "_Y"}, []string{"a__b_", "_x"}, []string{"t", "Y"}},
+		// A renamed member never takes another tensor's name.
+		{"onnx", []string{"Input", "input", "input_1"}, []string{"y"}, []string{"Input", "input_2", "input_1"}, []string{"output"}},
 		{"onnx", []string{"Input3"}, []string{"Plus214_Output_0"}, []string{"Input3"}, []string{"output"}},
 		{"onnx", []string{"x"}, []string{"a", "b", "c"}, []string{"x"}, []string{"output0", "output1", "output2"}},
 		{"", []string{"x"}, []string{"y"}, []string{"x"}, []string{"output"}},

@@ -39,13 +39,57 @@ func IONames(m *tir.Module) (in, out []string) {
 	if len(m.States) > 0 {
 		names.used["state"] = true
 	}
+	var bases []string
 	for _, t := range m.Inputs {
-		in = append(in, names.unique(strings.ToLower(Ident(t.Name))))
+		bases = append(bases, memberSafe(strings.ToLower(Ident(t.Name))))
 	}
 	for _, t := range m.Outputs {
-		out = append(out, names.unique(strings.ToLower(Ident(t.Name))))
+		bases = append(bases, memberSafe(strings.ToLower(Ident(t.Name))))
 	}
-	return in, out
+	all := uniqueNames(bases, func(s string) string { return s }, names.used)
+	return all[:len(m.Inputs)], all[len(m.Inputs):]
+}
+
+// memberSafe makes a member name one that C does not reserve and the
+// project templates take: no leading _ and no __ (an input named __x was
+// the member __x, and _ or - broke --format mlf: microTVM journey finding).
+func memberSafe(s string) string {
+	t := strings.TrimLeft(s, "_")
+	for strings.Contains(t, "__") {
+		t = strings.ReplaceAll(t, "__", "_")
+	}
+	if t == s {
+		return s
+	}
+	return Ident(t) // "" is t, a keyword gets its _ (_int: int_)
+}
+
+// uniqueNames gives each base a name whose key (the macro it names, or the
+// name itself) no other takes: the first of equal bases keeps it, a later
+// one gets _1, _2, ... skipping every key used and every base's own, so a
+// renamed tensor never takes another's name (Input, input and input_1
+// became Input, input_1 and input_1_1: code that set input_1 fed the
+// second tensor; microTVM journey finding).
+func uniqueNames(bases []string, key func(string) string, used map[string]bool) []string {
+	own := map[string]bool{}
+	for _, b := range bases {
+		own[key(b)] = true
+	}
+	out := make([]string, len(bases))
+	for i, b := range bases {
+		name := b
+		if used[key(name)] {
+			for j := 1; ; j++ {
+				name = fmt.Sprintf("%s_%d", b, j)
+				if !used[key(name)] && !own[key(name)] {
+					break
+				}
+			}
+		}
+		used[key(name)] = true
+		out[i] = name
+	}
+	return out
 }
 
 // ioNames are the C member names of m's inputs and outputs with opts: each
@@ -78,16 +122,9 @@ func MicroTVMIONames(m *tir.Module, format string) (in, out []string) {
 	if len(m.States) > 0 {
 		used["STATE"] = true
 	}
-	unique := func(base string) string {
-		name := base
-		for i := 1; used[strings.ToUpper(name)]; i++ {
-			name = fmt.Sprintf("%s_%d", base, i)
-		}
-		used[strings.ToUpper(name)] = true
-		return name
-	}
+	var bases []string
 	for _, t := range m.Inputs {
-		in = append(in, unique(microTVMSanitize(t.Name)))
+		bases = append(bases, microTVMMember(t.Name))
 	}
 	for i, t := range m.Outputs {
 		name := t.Name
@@ -98,9 +135,21 @@ func MicroTVMIONames(m *tir.Module, format string) (in, out []string) {
 		default:
 			name = fmt.Sprintf("output%d", i)
 		}
-		out = append(out, unique(microTVMSanitize(name)))
+		bases = append(bases, microTVMMember(name))
 	}
-	return in, out
+	all := uniqueNames(bases, strings.ToUpper, used)
+	return all[:len(m.Inputs)], all[len(m.Inputs):]
+}
+
+// microTVMMember is TVM's sanitized name, made one C does not reserve
+// (memberSafe) where it starts with __ or _ and a capital, which C
+// reserves for any use; other names stay TVM's, a__b and _x included.
+func microTVMMember(name string) string {
+	s := microTVMSanitize(name)
+	if strings.HasPrefix(s, "__") || len(s) > 1 && s[0] == '_' && s[1] >= 'A' && s[1] <= 'Z' {
+		return memberSafe(s)
+	}
+	return s
 }
 
 // ioInfos lists m's inputs and outputs with their C member names and sizes.

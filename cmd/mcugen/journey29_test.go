@@ -159,3 +159,40 @@ func TestQuantizeEvalFirstAndWarned(t *testing.T) {
 		t.Errorf("held-out data 50 times the calibration's: exit %d, stderr %q", code, errs)
 	}
 }
+
+// microTVM journey findings: a capitalised --prefix works with --format
+// mlf and projects (they looked for KWS.h); inputs whose names clash keep
+// a renamed one off another tensor's name; a member name C reserves is
+// made one it does not, and --format mlf takes it.
+func TestMLFNamesFromAMigration(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := mcugen(t, "compile", "../../testdata/tflite/mlp_int8.tflite", "--board", "mps2-an386", "--prefix", "KWS", "--format", "mlf", "-o", filepath.Join(dir, "k"))
+	if _, err := os.Stat(filepath.Join(dir, "k", "kws.tar")); code != 0 || err != nil {
+		t.Fatalf("--prefix KWS --format mlf: exit %d, %v: %s", code, err, errs)
+	}
+
+	b := onnx.NewBuilder("clash", 13, 1)
+	a := b.Input("Input", graph.Float32, 1, 4)
+	c := b.Input("input", graph.Float32, 1, 4)
+	d := b.Input("input_1", graph.Float32, 1, 4)
+	e := b.Input("__x", graph.Float32, 1, 4)
+	b.Output(b.Node("Add", []string{b.Node("Add", []string{a, c}), b.Node("Add", []string{d, e})}), graph.Float32)
+	model := writeBuilt(t, b, "clash")
+	for _, prefix := range []string{"tvmgen_default", "clash"} {
+		out := filepath.Join(dir, prefix)
+		code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--prefix", prefix, "--format", "mlf", "-o", out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", prefix, code, errs)
+		}
+		h, _ := os.ReadFile(filepath.Join(out, prefix+".h"))
+		want := []string{"void *Input;", "void *input_2;", "void *input_1;", "void *x;"}
+		if prefix == "clash" {
+			want = []string{"void *input;", "void *input_2;", "void *input_1;", "void *x;"}
+		}
+		for _, w := range want {
+			if !strings.Contains(string(h), w) {
+				t.Errorf("%s: no %q in the header:\n%s", prefix, w, h)
+			}
+		}
+	}
+}

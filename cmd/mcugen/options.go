@@ -161,6 +161,10 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 		}
 		if l := strings.ToLower(p); l != p {
 			e.warn(fmt.Sprintf("--prefix %s: C names are lowercase (%s_run, %s.h; macros %s_...)", p, l, l, strings.ToUpper(p)))
+			// The rest of the pipeline takes it lowercase too: the MLF and
+			// project templates looked for KWS.h where kws.h was written
+			// (microTVM journey finding).
+			opt.Prefix = l
 		}
 	}
 	opt.FlashBudget, opt.RAMBudget = int64(c.FlashBudget), int64(c.RAMBudget)
