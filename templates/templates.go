@@ -100,12 +100,16 @@ func (t Tensor) Bytes() int {
 
 func dtypeBytes(dt string) int {
 	switch dt {
-	case "int8", "uint8":
+	case "int8", "uint8", "bool":
+		// bool: one byte an element, 0 or 1, as the generated API holds it
+		// (a Compare's output could not be archived: microTVM journey).
 		return 1
 	case "int16", "uint16":
 		return 2
 	case "int32", "uint32", "float32":
 		return 4
+	case "int64", "uint64":
+		return 8
 	}
 	return 0
 }

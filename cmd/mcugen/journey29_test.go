@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -194,5 +195,30 @@ func TestMLFNamesFromAMigration(t *testing.T) {
 				t.Errorf("%s: no %q in the header:\n%s", prefix, w, h)
 			}
 		}
+	}
+}
+
+// A model with a bool output (a Compare) makes an MLF archive and a make
+// project whose example runs and matches (microTVM journey finding:
+// "unsupported dtype bool").
+func TestBoolOutputProject(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs firmware")
+	}
+	needQEMU(t)
+	model, _ := filepath.Abs("../../testdata/tflite/op_float_equal.tflite")
+	dir := t.TempDir()
+	if code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--format", "mlf", "-o", filepath.Join(dir, "m")); code != 0 {
+		t.Fatalf("--format mlf: exit %d: %s", code, errs)
+	}
+	out := filepath.Join(dir, "p")
+	if code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--project", "make", "-o", out); code != 0 {
+		t.Fatalf("--project make: exit %d: %s", code, errs)
+	}
+	cmd := exec.Command("make", "-s", "run")
+	cmd.Dir = out
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "done, 0 mismatches") {
+		t.Errorf("make run: %v\n%s", err, b)
 	}
 }
