@@ -474,3 +474,77 @@ func TestStackGuardAgrees(t *testing.T) {
 		t.Errorf("crt.h does not give the guard, %d B", StackGuardBytes)
 	}
 }
+
+// The runtime serves C++ firmware (microTVM journey findings): its header
+// has C linkage, the reset handler runs static constructors (.init_array)
+// before main, and the linker script defines end for newlib's sbrk (a
+// --specs=rdimon.specs link failed without it).
+func TestCPlusPlusFirmware(t *testing.T) {
+	cc := needTool(t, "arm-none-eabi-gcc", "gcc-arm-none-eabi")
+	cxx := needTool(t, "arm-none-eabi-g++", "gcc-arm-none-eabi")
+	qemu := needTool(t, "qemu-system-arm", "qemu-system-arm")
+	b := getBoard(t, "mps2-an386")
+	b.UART = boards.UART{Kind: "none"}
+	dir := t.TempDir()
+	mainCC := `#include "crt.h"
+struct Answer {
+    int v;
+    Answer() : v(42) {}
+};
+static Answer answer;
+int main(void) {
+    crt_init();
+    crt_puts("constructed ");
+    crt_put_i32(answer.v);
+    crt_puts("\n");
+    return answer.v;
+}
+`
+	files := map[string]string{"main.cc": mainCC, BoardHeaderFile: BoardHeader(b)}
+	ld, err := LinkerScript(b, Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files[LinkerFile] = ld
+	for _, n := range []string{"crt.h", "crt_print.c", "crt_baremetal.c", "crt_semihost.c", "crt_semihost.h", "crt_startup.c"} {
+		src, _ := Source(n)
+		files[n] = string(src)
+	}
+	var objs []string
+	for n, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := range files {
+		var tool string
+		var flags []string
+		switch {
+		case strings.HasSuffix(n, ".c"):
+			tool, flags = cc, []string{"-std=c99"}
+		case strings.HasSuffix(n, ".cc"):
+			tool, flags = cxx, []string{"-std=c++11", "-fno-exceptions", "-fno-rtti"}
+		default:
+			continue
+		}
+		obj := filepath.Join(dir, n+".o")
+		args := append(append(b.GCCFlags(), flags...), "-O2", "-Wall", "-Wextra", "-Werror", "-I", dir, "-c", filepath.Join(dir, n), "-o", obj)
+		if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", n, err, out)
+		}
+		objs = append(objs, obj)
+	}
+	elf := filepath.Join(dir, "fw.elf")
+	args := append(b.GCCFlags(), objs...)
+	args = append(args, "-nostartfiles", "--specs=rdimon.specs", "-Wl,--gc-sections", "-T", filepath.Join(dir, LinkerFile), "-o", elf)
+	// Linked by gcc: without libstdc++, which this program needs none of.
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("link with rdimon.specs: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, qemu, append([]string{"-M", b.QEMU.Machine}, append(b.QEMU.Args, "-kernel", elf)...)...).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 42 || !strings.Contains(string(out), "constructed 42") {
+		t.Fatalf("exit %v, want code 42 and \"constructed 42\"; output %q", err, out)
+	}
+}

@@ -9,6 +9,11 @@
 
 #include "mcugen_board.h"
 
+/* C linkage from C++ too (a C++ file calling crt_puts did not link: microTVM journey). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Set up the output channel and the counter. */
 void crt_init(void);
 
@@ -53,5 +58,9 @@ uint64_t crt_counter_instructions(uint32_t ticks, int *ok);
 #define CRT_STACK_GUARD 256u
 uintptr_t crt_stack_paint(void);
 uint32_t crt_stack_used(uintptr_t top, int *ok);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* C linkage from C++ too (a C++ file calling crt_puts did not link: microTVM journey). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Open modes of SYS_OPEN (fopen's "r", "rb", ..., "wb", ... in this order). */
 #define CRT_SH_MODE_RB 1
 #define CRT_SH_MODE_WB 5
@@ -21,5 +26,9 @@ int32_t crt_sh_write(int32_t fd, const void *buf, size_t n);
 int32_t crt_sh_read(int32_t fd, void *buf, size_t n);
 /* SYS_EXIT_EXTENDED with ADP_Stopped_ApplicationExit: QEMU exits with code & 0xff. */
 void crt_sh_exit(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,13 @@ extern uint32_t _edata;
 extern uint32_t _sbss;
 extern uint32_t _ebss;
 
+/* The constructors' tables (the linker script's .init_array). */
+typedef void (*crt_ctor)(void);
+extern crt_ctor __preinit_array_start[];
+extern crt_ctor __preinit_array_end[];
+extern crt_ctor __init_array_start[];
+extern crt_ctor __init_array_end[];
+
 int main(void);
 void Reset_Handler(void);
 void crt_fault_entry(void);
@@ -52,6 +59,14 @@ void Reset_Handler(void)
     }
     for (dst = &_sbss; dst < &_ebss;) {
         *dst++ = 0u;
+    }
+    /* C++ global objects' constructors, before main (they did not run: microTVM
+       journey). */
+    for (crt_ctor *f = __preinit_array_start; f < __preinit_array_end; f++) {
+        (*f)();
+    }
+    for (crt_ctor *f = __init_array_start; f < __init_array_end; f++) {
+        (*f)();
     }
     crt_exit(main());
 }

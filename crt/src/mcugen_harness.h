@@ -5,6 +5,11 @@
 
 #include <stdint.h>
 
+/* C linkage from C++ too (a C++ file calling crt_puts did not link: microTVM journey). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 extern const uint32_t mcugen_num_vectors;
 extern const uint32_t mcugen_num_inputs;
 extern const uint32_t mcugen_num_outputs;
@@ -32,5 +37,9 @@ void mcugen_model_store(void *arena);
  * with CRT_LAYER_PROFILE=<layers>): i = 0 before the first layer, i + 1 after layer i. It
  * reads the counter. */
 void crt_layer_mark(int32_t i);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
