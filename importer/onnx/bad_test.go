@@ -281,3 +281,24 @@ func TestNaNAttributeRefused(t *testing.T) {
 		t.Errorf("Clip min NaN: %v, want it refused", err)
 	}
 }
+
+// A QLinearConv's integer input takes the x_scale and x_zero_point the
+// node is given (testdata/onnx/qlinear.onnx: 0.03 and 128), so the header
+// gives the input's SCALE and ZERO_POINT (microTVM journey finding).
+func TestQLinearInputQuant(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/onnx/qlinear.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Decode("qlinear", b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := g.Tensors["x"]
+	if x == nil || x.Quant == nil {
+		t.Fatalf("input x: no quantization parameters (%v)", x)
+	}
+	if s, z := x.Quant.At(0); s != 0.03 || z != 128 {
+		t.Errorf("input x: scale %v, zero point %d; want 0.03, 128", s, z)
+	}
+}

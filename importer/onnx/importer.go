@@ -122,7 +122,36 @@ func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 	if err := im.run(m.Graph); err != nil {
 		return nil, fmt.Errorf("importer: %w", err)
 	}
+	quantizedInputs(im.g)
 	return im.g, nil
+}
+
+// quantizedInputs gives an integer graph input without quantization
+// parameters those of the layout moves that read it (a QLinearConv's x
+// comes with its scale and zero point as the node's inputs, which the
+// Transpose to NHWC carries): the header then gives the input's SCALE and
+// ZERO_POINT, as it does for a TFLite model's (microTVM journey finding: a
+// uint8 QLinear model's input had none).
+func quantizedInputs(g *graph.Graph) {
+	cons := g.Consumers()
+	for _, name := range g.Inputs {
+		t := g.Tensors[name]
+		if t == nil || t.Quant != nil || !t.DType.IsInt() {
+			continue
+		}
+		var q *graph.Quant
+		for _, n := range cons[name] {
+			out := g.Tensors[n.Outputs[0]]
+			if n.Op != graph.Transpose && n.Op != graph.Reshape || out == nil || out.Quant == nil || out.DType != t.DType || q != nil && !q.Equal(out.Quant) {
+				q = nil
+				break
+			}
+			q = out.Quant
+		}
+		if q != nil && len(q.Scale) == 1 {
+			t.Quant = q
+		}
+	}
 }
 
 type layout uint8
