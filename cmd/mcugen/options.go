@@ -156,7 +156,12 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 		return opt, nil, usageError{err}
 	}
 	if p := c.Prefix; p != "" {
-		if why := emitc.PrefixProblem(p); why != "" {
+		// As given, and as the C will have it (Int is int, a keyword).
+		why := emitc.PrefixProblem(p)
+		if why == "" {
+			why = emitc.PrefixProblem(strings.ToLower(p))
+		}
+		if why != "" {
 			return opt, nil, usageError{fmt.Errorf("--prefix %q: %s", p, why)}
 		}
 		if l := strings.ToLower(p); l != p {
