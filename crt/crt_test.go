@@ -332,21 +332,9 @@ int main(void) {
     return 42;
 }
 `
-	files := map[string]string{"main.c": main, BoardHeaderFile: BoardHeader(b)}
-	ld, err := LinkerScript(b, Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files[LinkerFile] = ld
-	for _, n := range []string{"crt.h", "crt_print.c", "crt_baremetal.c", "crt_semihost.c", "crt_semihost.h", "crt_startup.c"} {
-		src, _ := Source(n)
-		files[n] = string(src)
-	}
+	files := writeBareMetal(t, dir, b, "main.c", main)
 	var cfiles []string
-	for n, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	for n := range files {
 		if strings.HasSuffix(n, ".c") {
 			cfiles = append(cfiles, filepath.Join(dir, n))
 		}
@@ -500,22 +488,8 @@ int main(void) {
     return answer.v;
 }
 `
-	files := map[string]string{"main.cc": mainCC, BoardHeaderFile: BoardHeader(b)}
-	ld, err := LinkerScript(b, Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files[LinkerFile] = ld
-	for _, n := range []string{"crt.h", "crt_print.c", "crt_baremetal.c", "crt_semihost.c", "crt_semihost.h", "crt_startup.c"} {
-		src, _ := Source(n)
-		files[n] = string(src)
-	}
+	files := writeBareMetal(t, dir, b, "main.cc", mainCC)
 	var objs []string
-	for n, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for n := range files {
 		var tool string
 		var flags []string
@@ -547,4 +521,27 @@ int main(void) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 42 || !strings.Contains(string(out), "constructed 42") {
 		t.Fatalf("exit %v, want code 42 and \"constructed 42\"; output %q", err, out)
 	}
+}
+
+// writeBareMetal writes into dir a bare-metal program for b: the main file
+// (name, text), the board header, the linker script and the runtime's
+// sources and headers. It returns them by name.
+func writeBareMetal(t *testing.T, dir string, b *boards.Board, name, text string) map[string]string {
+	t.Helper()
+	files := map[string]string{name: text, BoardHeaderFile: BoardHeader(b)}
+	ld, err := LinkerScript(b, Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files[LinkerFile] = ld
+	for _, n := range []string{"crt.h", "crt_print.c", "crt_baremetal.c", "crt_semihost.c", "crt_semihost.h", "crt_startup.c"} {
+		src, _ := Source(n)
+		files[n] = string(src)
+	}
+	for n, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
 }
