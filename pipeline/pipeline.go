@@ -36,6 +36,10 @@ type Options struct {
 	CalibRandom int
 	Quantize    string
 	Method      string
+	// BeforeCalibrate, if set, checks the float graph before calibration
+	// starts (quantize --eval's held-out files: a wrong one is said
+	// before the calibration's time, not after).
+	BeforeCalibrate func(g *graph.Graph) error
 
 	Board *boards.Board
 	// Target overrides the schedule set chosen from the board's features.
@@ -262,7 +266,7 @@ func foldQDQPass(s *State) error {
 
 // IsQDQ reports a QDQ-form float graph: float operators between
 // QuantizeLinear/DequantizeLinear pairs, which FoldQDQ folds.
-func IsQDQ(g *graph.Graph) bool { return hasOp(g, graph.Dequantize) && IsFloatCompute(g) }
+func IsQDQ(g *graph.Graph) bool { return hasOp(g, graph.Dequantize) && isFloatCompute(g) }
 
 // FoldQDQ returns the integer graph a QDQ-form float graph describes, as
 // the compiler builds it (the graph `run` and `test` compare the firmware
@@ -286,10 +290,15 @@ func quantizePass(s *State) error {
 	if !want {
 		return nil
 	}
-	if !IsFloatCompute(s.Graph) {
+	if !isFloatCompute(s.Graph) {
 		what := NotQuantizable(s.Graph)
 		o.Warn(fmt.Sprintf("%s %s; --calib/--quantize ignored", s.ModelPath, what))
 		return nil
+	}
+	if o.BeforeCalibrate != nil {
+		if err := o.BeforeCalibrate(s.Graph); err != nil {
+			return err
+		}
 	}
 	var samples []map[string]*graph.Data
 	switch {
@@ -633,7 +642,7 @@ func checkFits(s *State) error {
 			// (int8 at the least; a float model's are float32: a user
 			// journey read "int8" for VWW's float weights.)
 			kind := "int8"
-			if IsFloatCompute(s.Graph) {
+			if isFloatCompute(s.Graph) {
 				kind = "float32"
 			}
 			what = fmt.Sprintf("weights (%s, %s B) and code (at least %s B)", kind, commas(need), commas(codeHeadroomBase))
@@ -930,9 +939,8 @@ func hasOp(g *graph.Graph, op graph.Op) bool {
 	return false
 }
 
-// IsFloatCompute reports whether any compute node of g works on float32:
-// a model the quantize pass quantizes.
-func IsFloatCompute(g *graph.Graph) bool {
+// isFloatCompute reports whether any compute node of g works on float32.
+func isFloatCompute(g *graph.Graph) bool {
 	for _, n := range g.Nodes {
 		switch n.Op {
 		case graph.Quantize, graph.Dequantize, graph.Reshape, graph.Transpose:

@@ -77,16 +77,14 @@ type acc struct {
 
 func (a *acc) add(x, y []float64) {
 	a.sig += floats.Dot(x, x)
+	perChannel := a.c > 1 && len(x)%a.c == 0
+	if perChannel && a.chSig == nil {
+		a.chSig, a.chNoise = make([]float64, a.c), make([]float64, a.c)
+	}
 	for i := range x {
 		d := x[i] - y[i]
 		a.noise += d * d
-	}
-	if a.c > 1 && len(x)%a.c == 0 {
-		if a.chSig == nil {
-			a.chSig, a.chNoise = make([]float64, a.c), make([]float64, a.c)
-		}
-		for i := range x {
-			d := x[i] - y[i]
+		if perChannel {
 			a.chSig[i%a.c] += x[i] * x[i]
 			a.chNoise[i%a.c] += d * d
 		}

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -9,6 +10,11 @@ import (
 	"github.com/mcugen/mcugen/importer/onnx"
 	"github.com/mcugen/mcugen/internal/fileio"
 )
+
+// ErrQDQUnsupported is wrapped by the error of an op (or math function) the
+// QDQ writer has no ONNX form for: the int8 graph is fine, only the file
+// cannot be written.
+var ErrQDQUnsupported = errors.New("not supported by the QDQ writer")
 
 // WriteQDQ writes an int8 graph (from Quantize or FoldQDQ) as a QDQ ONNX
 // model (opset 13): float inputs followed by QuantizeLinear, every integer op
@@ -482,7 +488,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		case a.Fn == graph.MathElu || a.Fn == graph.MathCelu || a.Fn == graph.MathThresholdedRelu:
 			w.main(n, string(a.Fn), []string{in(0, false)}, []string{fo}, &onnx.Attribute{Name: "alpha", Type: onnx.AttrFloat, F: a.Alpha})
 		default:
-			return fmt.Errorf("math function %s not supported by the QDQ writer", a.Fn)
+			return fmt.Errorf("math function %s %w", a.Fn, ErrQDQUnsupported)
 		}
 		w.finish(n, fo, false)
 	case graph.Concat:
@@ -597,7 +603,7 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		w.main(n, "Where", []string{in(0, false), in(1, false), in(2, false)}, []string{fo})
 		w.finish(n, fo, false)
 	default:
-		return fmt.Errorf("op not supported by the QDQ writer")
+		return fmt.Errorf("op %w", ErrQDQUnsupported)
 	}
 	return nil
 }

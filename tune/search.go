@@ -65,6 +65,9 @@ func (s *Search) free() int { return min(s.copies, s.CopyAllowance*s.Budget) }
 // (ReportCopy): known without a run of their own.
 func (s *Search) Copies() int { return s.copies }
 
+// Runs is how many points were measured by a run of their own.
+func (s *Search) Runs() int { return len(s.Measured) - s.copies }
+
 func (s *Search) known(i int) bool {
 	_, ok := s.Measured[i]
 	return ok || s.pending[i]

@@ -98,9 +98,12 @@ func (c *compileCmd) Run(e *env) error {
 			if why := templates.PrefixProblem(kind, c.Prefix); why != "" {
 				return usageError{fmt.Errorf("--prefix %s: %s; %s_model would do", c.Prefix, why, c.Prefix)}
 			}
-		} else if p := pipeline.DefaultPrefix(c.Model); templates.PrefixProblem(kind, p) != "" {
-			opt.Prefix = p + "_model"
-			e.warn(fmt.Sprintf("%s: the C prefix is %s, not %s: %s (--prefix names another)", c.Model, opt.Prefix, p, templates.PrefixProblem(kind, p)))
+		} else {
+			p := pipeline.DefaultPrefix(c.Model)
+			if why := templates.PrefixProblem(kind, p); why != "" {
+				opt.Prefix = p + "_model"
+				e.warn(fmt.Sprintf("%s: the C prefix is %s, not %s: %s (--prefix names another)", c.Model, opt.Prefix, p, why))
+			}
 		}
 		// Zephyr, Arduino and Bazel link with their own startup code and
 		// linker scripts, so the weights stay in ordinary read-only data.
@@ -495,10 +498,7 @@ func notWorkingDir(dir string) error {
 	if err != nil {
 		return nil
 	}
-	if real, err := filepath.EvalSymlinks(wd); err == nil {
-		wd = real
-	}
-	if within(abs, wd) {
+	if wd, err = realAbs(wd); err == nil && within(abs, wd) {
 		return fmt.Errorf("%s: is the working directory or holds it: compile replaces its output directory whole; name a subdirectory with -o", dir)
 	}
 	return nil

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/quant"
@@ -64,12 +66,11 @@ func (c *quantizeCmd) Run(e *env) error {
 		// The held-out files are checked before calibrating, which can take
 		// a while (review of a journey: a wrong shape in --eval came after
 		// 7 s of calibrating IC).
-		pre := opt
-		pre.Warn = func(string) {}
-		if f, err := pipeline.RunUntil(c.Model, pre, "fold-qdq"); err == nil && pipeline.IsFloatCompute(f.Graph) {
-			if _, err := quant.LoadCalib(c.Eval, f.Graph); err != nil {
+		opt.BeforeCalibrate = func(g *graph.Graph) error {
+			if _, err := quant.LoadCalib(c.Eval, g); err != nil {
 				return fmt.Errorf("--eval: %w", err)
 			}
+			return nil
 		}
 	}
 	s, err := pipeline.RunUntil(c.Model, opt, "quantize")
@@ -110,7 +111,7 @@ func (c *quantizeCmd) Run(e *env) error {
 		if ext := strings.ToLower(filepath.Ext(c.Out)); ext != ".onnx" {
 			e.warn(fmt.Sprintf("-o %s: quantize writes an ONNX model (QDQ); other tools will look for the .onnx extension", c.Out))
 		}
-	} else if strings.Contains(werr.Error(), "not supported by the QDQ writer") {
+	} else if errors.Is(werr, quant.ErrQDQUnsupported) {
 		// The int8 model exists, only not as ONNX QDQ: say where it can go.
 		werr = fmt.Errorf("%s: %w (compile, run and bench quantize the model themselves with --calib, without a QDQ file)", c.Out, werr)
 	} else {

@@ -211,18 +211,19 @@ func (c *tuneCmd) Run(e *env) error {
 		best += k.Instructions * int64(k.Nodes)
 	}
 	untuned, tuned := rep.ModelUntuned, rep.ModelTuned
-	what := "the whole model"
+	what, scope := "the whole model", "the whole model"
 	if untuned <= 0 {
 		// Nothing new was measured, so no whole-model build ran: the sum
 		// over the kernels is another figure than a first run's.
-		untuned, tuned, what = def, best, "the kernels (each times its nodes; no whole-model run, nothing new was measured)"
+		untuned, tuned = def, best
+		what, scope = "the kernels (each times its nodes; no whole-model run, nothing new was measured)", "the kernels"
 	}
 	if tuned > untuned {
 		// Only records from elsewhere (edited, another version) can: a
 		// run's own are never slower than the defaults (tuning journey
 		// finding: it printed "-14.0% fewer" and exited 0 in silence).
 		fmt.Fprintf(e.stdout, "%s: %d instructions untuned, %d tuned (%.1f%% more)\n", what, untuned, tuned, -pct(untuned, tuned))
-		e.warn(fmt.Sprintf("%s: its records make %s slower than the defaults (%d against %d instructions): records edited by hand or from another mcugen? remove them to tune again", c.Output, strings.TrimSuffix(strings.SplitN(what, " (", 2)[0], " "), tuned, untuned))
+		e.warn(fmt.Sprintf("%s: its records make %s slower than the defaults (%d against %d instructions): records edited by hand or from another mcugen? remove them to tune again", c.Output, scope, tuned, untuned))
 	} else {
 		fmt.Fprintf(e.stdout, "%s: %d instructions untuned, %d tuned (%.1f%% fewer)\n", what, untuned, tuned, pct(untuned, tuned))
 	}

@@ -256,7 +256,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		}
 		recorded++
 		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: cfg.recordBoard(), Knobs: best,
-			Instructions: n, Default: j.search.Default(), Trials: len(j.search.Measured) - j.search.Copies(), Space: j.k.Space.Size(),
+			Instructions: n, Default: j.search.Default(), Trials: j.search.Runs(), Space: j.k.Space.Size(),
 			Search: j.search.Kind(), Version: cfg.Version}
 		recs.Put(r)
 		if hit, judged := j.search.ModelHit(); judged {
@@ -484,7 +484,7 @@ func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep
 			j.search.Report(l.Knobs, l.Instructions, l.Err == "")
 			rep.Resumed++
 		}
-		if _, known := j.code[l.Code]; l.Code != "" && !known {
+		if _, have := j.code[l.Code]; l.Code != "" && !have {
 			j.code[l.Code] = l.Knobs
 		}
 		if l.Err != "" {
@@ -538,7 +538,7 @@ func progress(cfg Config, jobs []*job, rep *Report, wall time.Duration) {
 	var best, def int64
 	for _, j := range jobs {
 		total += min(cfg.Trials, j.k.Space.Size())
-		done += min(len(j.search.Measured)-j.search.Copies(), min(cfg.Trials, j.k.Space.Size()))
+		done += min(j.search.Runs(), cfg.Trials, j.k.Space.Size())
 		// Kernels whose default is measured: their best against it.
 		if _, n, ok := j.search.Best(); ok && j.search.Default() > 0 {
 			best += n
