@@ -120,17 +120,33 @@ type runReport struct {
 // mcugen quantized itself.
 // A NaN or an infinity has no int8 value: refused, as calibration refuses
 // it (user-journey finding: a NaN became the zero point in silence).
-func fitInput(g *graph.Graph, vec map[string]*graph.Data, args []string) error {
+//
+// More than 1% of the values outside the int8 encoding's range gets a warning
+// (warn may be nil): they saturate, and data scaled otherwise than the
+// calibration data (0..255 for 0..1) gave outputs that matched the reference
+// and meant nothing (the session-29 list).
+func fitInput(g *graph.Graph, vec map[string]*graph.Data, args []string, warn func(string)) error {
 	for _, name := range slices.Sorted(maps.Keys(vec)) {
 		d := vec[name]
 		t := g.Tensors[name]
 		if t != nil && d.DType == graph.Float32 && t.DType.IsInt() && t.Quant != nil {
+			s, z := t.Quant.At(0)
+			// The values that round to the ends or inside them.
+			lo := float64(s) * (-128.5 - float64(z))
+			hi := float64(s) * (127.5 - float64(z))
+			out := 0
 			for i, x := range d.F {
 				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 					return fmt.Errorf("%sinput %q: element %d is %v, which the int8 input cannot hold (mcugen quantized the model: a float32 file is quantized for it)", inputFile(args, name), name, i, x)
 				}
+				if float64(x) < lo || float64(x) > hi {
+					out++
+				}
 			}
-			s, z := t.Quant.At(0)
+			if warn != nil && out*100 > len(d.F) {
+				warn(fmt.Sprintf("%sinput %q: %d of its %d values (%.1f%%) lie outside [%.4g, %.4g], the range of its int8 encoding (scale %g, zero point %d), and saturate: is the data scaled as the calibration data was?",
+					inputFile(args, name), name, out, len(d.F), 100*float64(out)/float64(len(d.F)), float64(s)*float64(-128-z), float64(s)*float64(127-z), s, z))
+			}
 			vec[name] = quant.QuantizeData(d, s, z)
 			vec[name].DType = t.DType
 		}
@@ -156,13 +172,13 @@ func inputFile(args []string, name string) string {
 // float model takes the float model's inputs (quantized by fitInput) or,
 // failing that, the compiled int8 ones as they are (user-journey finding:
 // an int8 file was refused as "wants float32").
-func bindCompiled(s *pipeline.State, args []string) (map[string]*graph.Data, error) {
+func bindCompiled(s *pipeline.State, args []string, warn func(string)) (map[string]*graph.Data, error) {
 	if s.Float == nil {
 		return bindInputs(s.Graph, args)
 	}
 	vec, err := bindInputs(s.Float, args)
 	if err == nil {
-		if err := fitInput(s.Graph, vec, args); err != nil {
+		if err := fitInput(s.Graph, vec, args, warn); err != nil {
 			return nil, err
 		}
 		return vec, nil
@@ -215,7 +231,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	var vectors []map[string]*graph.Data
 	if len(c.Input) > 0 {
-		vec, err := bindCompiled(s, c.Input)
+		vec, err := bindCompiled(s, c.Input, e.warn)
 		if err != nil {
 			return err
 		}

@@ -407,7 +407,7 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		e.warnOnce(fmt.Sprintf("%s: the expected outputs are not compared: mcugen quantized the model, so its outputs approximate the float model's (mcugen quantize reports by how much); the firmware is checked against the reference interpreter", dir))
 	}
 	for _, grp := range groups {
-		vec, err := bindCompiled(s, grp.args)
+		vec, err := bindCompiled(s, grp.args, e.warnOnce)
 		if err != nil {
 			return nil, nil, nil, err
 		}
