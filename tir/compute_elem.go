@@ -228,6 +228,10 @@ func plainBinary(k *kctx, y *Buffer, yt *graph.Tensor, a, b *Buffer, act graph.A
 		return func(a, b Expr) Expr { return Call(intr, I64, a, b) }
 	}
 	add, sub, mul := arith(IntrWrapAdd64, Add), arith(IntrWrapSub64, Sub), arith(IntrWrapMul64, Mul)
+	// An unsigned divisor is never -1 nor negative: its tests are left out, or
+	// gcc's -Wtype-limits rejected the C with -Werror (a uint8 Mod and Div,
+	// the docs journey).
+	unsigned := k.g.In(k.n, 1).DType == graph.UInt8
 	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
 		x1, x2 := CastTo(I64, At(a, iv...)), CastTo(I64, At(b, iv...))
 		var r Expr
@@ -241,6 +245,10 @@ func plainBinary(k *kctx, y *Buffer, yt *graph.Tensor, a, b *Buffer, act graph.A
 		case graph.Div:
 			// x/0 is 0; x/-1 is -x, wrapped (INT64_MIN / -1 traps).
 			zero, one, m1 := &IntImm{T: I64, V: 0}, &IntImm{T: I64, V: 1}, &IntImm{T: I64, V: -1}
+			if unsigned {
+				r = Sel(EQ(x2, zero), zero, Div(x1, Sel(EQ(x2, zero), one, x2)))
+				break
+			}
 			safe := Sel(Or(EQ(x2, zero), EQ(x2, m1)), one, x2)
 			r = Sel(EQ(x2, zero), zero, Sel(EQ(x2, m1), sub(zero, x1), Div(x1, safe)))
 		case graph.Maximum:
@@ -248,8 +256,11 @@ func plainBinary(k *kctx, y *Buffer, yt *graph.Tensor, a, b *Buffer, act graph.A
 		case graph.Mod:
 			zero, one := &IntImm{T: I64, V: 0}, &IntImm{T: I64, V: 1}
 			bad := Or(EQ(x2, zero), EQ(x2, &IntImm{T: I64, V: -1}))
+			if unsigned {
+				bad = EQ(x2, zero)
+			}
 			m := Mod(x1, Sel(bad, one, x2))
-			if a, ok := k.n.Attrs.(*graph.ModAttrs); !ok || a == nil || !a.Fmod {
+			if a, ok := k.n.Attrs.(*graph.ModAttrs); (!ok || a == nil || !a.Fmod) && !unsigned {
 				// Python's %: the divisor's sign.
 				m = Sel(And(NE(m, zero), NE(LT(m, zero), LT(x2, zero))), Add(m, x2), m)
 			}

@@ -455,6 +455,21 @@ var builders = []struct {
 		outs = append(outs, b.node(graph.Mod, &graph.ModAttrs{Fmod: true}, 0, 0, x, z))
 		return b.done(outs...)
 	}},
+	// Unsigned plain integers: division and remainder by a divisor that is
+	// never negative (zero among the random values). The C once compared a
+	// uint8 with -1, which -Wtype-limits rejects under -Werror.
+	{"div_mod_u8", true, func(b *builder) (*graph.Graph, error) {
+		in := func(shape ...int) string {
+			name := fmt.Sprintf("in%d", len(b.g.Inputs))
+			b.g.AddTensor(&graph.Tensor{Name: name, DType: graph.UInt8, Shape: shape})
+			b.g.Inputs = append(b.g.Inputs, name)
+			return name
+		}
+		x, z := in(4, 6), in(4, 6)
+		return b.done(b.typed(graph.Div, &graph.BinaryAttrs{}, graph.UInt8, x, z),
+			b.typed(graph.Mod, &graph.ModAttrs{}, graph.UInt8, x, z),
+			b.typed(graph.Mod, &graph.ModAttrs{Fmod: true}, graph.UInt8, x, z))
+	}},
 	{"gather", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{4, 3, 5}, 0.05, 3)
 		idx := "idx"
