@@ -98,7 +98,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 	if err != nil {
 		msg := err.Error()
 		badShape = strings.Contains(msg, "the model has no input named") || strings.Contains(msg, "not an input: give that input's whole shape") || strings.Contains(msg, "is an initializer of the model (a constant), not an input")
-		if !badShape && !strings.Contains(msg, "not supported") && !strings.Contains(msg, "unsupported") {
+		if !badShape && !strings.Contains(msg, "not supported") && !strings.Contains(msg, "unsupported") && shapeError(msg) {
 			for _, w := range held {
 				if strings.Contains(w, "set to 1; bind it with --shape") {
 					// The failure may come from that 1 (a pool wider than
@@ -114,6 +114,19 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return g, nil
+}
+
+// shapeError reports whether an import error's text is about sizes, which a
+// dynamic dimension set to 1 may have caused; a structural defect (a tensor
+// used before it is defined, a missing attribute) is not, and got the
+// --shape hint too (robustness journey).
+func shapeError(msg string) bool {
+	for _, w := range []string{"shape", "dimension", "larger than", "smaller than", "axis", "axes", "broadcast", "size", "element", "rank", "padded", "out of range"} {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // sniff names what a file that is not a model looks like, from its first

@@ -170,6 +170,9 @@ func (c *benchCmd) Run(e *env) error {
 				e.progress(fmt.Sprintf("measuring %s on %s (%d of %d)", filepath.Base(model), flags.Board, k, total))
 			}
 			opt, _, err := flags.options(e, &modelFlags{Model: model, Shape: c.Shape})
+			if err == nil {
+				err = hostBuilds(opt.Target, opt.Board)
+			}
 			if err != nil {
 				return err
 			}

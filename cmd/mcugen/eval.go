@@ -62,6 +62,10 @@ func (c *evalCmd) Run(e *env) error {
 		}
 		g = s.Graph
 	}
+	files := outputFiles(c.Out, g.UserOutputs())
+	if err := checkSparesInputs("-o", files, c.Input); err != nil {
+		return err
+	}
 	ins, err := bindInputs(g, c.Input)
 	if err != nil {
 		return err
@@ -76,7 +80,6 @@ func (c *evalCmd) Run(e *env) error {
 	var report struct {
 		Outputs []outputInfo `json:"outputs"`
 	}
-	files := outputFiles(c.Out, g.UserOutputs())
 	for i, name := range g.UserOutputs() {
 		d := outs[name]
 		file := files[i]

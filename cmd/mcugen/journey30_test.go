@@ -1,11 +1,14 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/onnx"
 )
 
 // tempNpy writes d to name in a test's temporary directory and returns its path.
@@ -38,5 +41,78 @@ func TestRunWarnsSaturatedInput(t *testing.T) {
 	code, _, errs = mcugen(t, "run", model, "--calib-random", "4", "--board", "host", "--input", zero)
 	if code != 0 || strings.Contains(errs, "saturate") {
 		t.Errorf("zeros: exit %d, stderr %q", code, errs)
+	}
+}
+
+// eval -o and run --out refuse, before any work, a directory where an
+// output's file would replace one of the --input files (robustness
+// journey: an input named as the output was overwritten in silence).
+func TestOutputsSpareInputs(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/onnx/mlp.onnx")
+	dir := t.TempDir()
+	// mlp.onnx's output is Sigmoid_7_out0: an input file of that name.
+	in := filepath.Join(dir, "Sigmoid_7_out0.npy")
+	if err := writeNpy(in, graph.NewData(graph.Float32, []int{1, 64})); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(in)
+	for _, args := range [][]string{
+		{"eval", model, "--input", in, "-o", dir},
+		{"run", model, "--board", "host", "--input", "features=" + in, "--out", dir},
+	} {
+		code, _, errs := mcugen(t, args...)
+		oneErrorLine(t, args[0], code, errs, 2, "the output Sigmoid_7_out0.npy would replace the input file "+in, "name another directory")
+		if after, _ := os.ReadFile(in); string(after) != string(before) {
+			t.Fatalf("%s replaced its input", args[0])
+		}
+	}
+	// Another directory is fine.
+	if code, _, errs := mcugen(t, "eval", model, "--input", in, "-o", filepath.Join(dir, "out")); code != 0 {
+		t.Errorf("eval to another directory: exit %d: %s", code, errs)
+	}
+}
+
+// run, test and bench refuse a --target the host's gcc cannot build before
+// building (robustness journey: neon on x86-64 ended in gcc's
+// "arm_neon.h: No such file" under a deleted temporary path); compile
+// still writes it, for another compiler.
+func TestHostTargetRunnable(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	for _, cmd := range []string{"run", "bench"} {
+		code, _, errs := mcugen(t, cmd, model, "--board", "host", "--target", "mve")
+		oneErrorLine(t, cmd, code, errs, 2, "--target mve: the host's gcc ("+runtime.GOARCH+") cannot build it", "--board mps3-an547")
+	}
+	code, _, errs := mcugen(t, "test", model, "--board", "host", "--target", "dsp", "--random", "1")
+	if code != 1 || !strings.Contains(errs, "--target dsp: the host's gcc") {
+		t.Errorf("test: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := mcugen(t, "compile", model, "--board", "host", "--target", "mve", "-o", filepath.Join(t.TempDir(), "c")); code != 0 {
+		t.Errorf("compile: exit %d: %s", code, errs)
+	}
+}
+
+// A structural defect in a model with a dynamic dimension does not get the
+// "bind them with --shape" hint (robustness journey: a tensor used before
+// it is defined sent the user to --shape); a size error still does.
+func TestShapeHintOnlyForSizes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, build func(b *onnx.Builder)) string {
+		b := onnx.NewBuilder("m", 13, 1)
+		build(b)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b.Model().Marshal(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dangling := write("dangling.onnx", func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, -1, 4)
+		g := b.Model().Graph
+		g.Nodes = append(g.Nodes, &onnx.Node{Name: "add0", OpType: "Add", Input: []string{x, "ghost"}, Output: []string{"y"}})
+		b.Output("y", graph.Float32)
+	})
+	code, _, errs := mcugen(t, "inspect", dangling)
+	if code != 1 || !strings.Contains(errs, `dimension "N" (axis 0) set to 1`) || !strings.Contains(errs, `input "ghost" is not defined before use`) || strings.Contains(errs, "bind them with --shape") {
+		t.Errorf("dangling: exit %d, stderr %q", code, errs)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -204,4 +205,21 @@ func (c *compileFlags) checkBoards() (*boards.Catalog, error) {
 		}
 	}
 	return cat, nil
+}
+
+// hostBuilds refuses, before any build, a --target that run, test and bench
+// would build with the host's own gcc where that gcc cannot: dsp and mve C
+// stops at its #error guard off an Arm core, and neon needs arm_neon.h
+// (an AArch64 host). compile may still write it, for another compiler.
+// (Robustness journey: `run --board host --target neon` on x86-64 ended
+// in gcc's "arm_neon.h: No such file" under a deleted temporary path.)
+func hostBuilds(target string, b *boards.Board) error {
+	if b == nil || b.Name != "host" || target == "" || target == "generic" {
+		return nil
+	}
+	if target == "neon" && runtime.GOARCH == "arm64" {
+		return nil
+	}
+	board := map[string]string{"dsp": "mps2-an386", "mve": "mps3-an547", "neon": "aarch64-linux"}[target]
+	return usageError{fmt.Errorf("--target %s: the host's gcc (%s) cannot build it, so run, test and bench cannot run it there: use a board whose core has it (--board %s), or compile it for your own cross compiler", target, runtime.GOARCH, board)}
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,6 +139,13 @@ func unwrapPath(err error) error {
 // type the npy reader converts (float64, read as float32) is named by the
 // type the file holds when it does not fit the input.
 func bindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
+	for _, a := range args {
+		// "mcugen: : no such file or directory" named nothing (an empty
+		// shell variable; robustness journey).
+		if a == "" || strings.HasSuffix(a, "=") && !fileExists(a) {
+			return nil, usageError{fmt.Errorf("--input %q: names no file", a)}
+		}
+	}
 	vec, err := importer.BindInputs(g, args)
 	if err == nil {
 		return vec, nil
@@ -167,4 +176,73 @@ func npyHeader(path string) (npy.Header, error) {
 	}
 	defer f.Close()
 	return npy.ReadHeader(f)
+}
+
+// checkReplace checks, before any work, a file that a flag writes whole
+// (plan --svg, test --junit, tune -o): named, not one of the command's
+// inputs, writable (checkOutputFile), and, where it exists as a regular
+// file, one of the kind the command writes, as its first bytes tell
+// (looks). A robustness journey found `plan m.onnx --svg m.onnx` and
+// `test m.tflite --junit m.tflite` replacing the model. A device or a pipe
+// (/dev/stdout) is written through.
+func checkReplace(flag, path, kind string, inputs []string, looks func(head []byte) bool) error {
+	if path == "" {
+		return usageError{fmt.Errorf("%s \"\": name a file", flag)}
+	}
+	for _, in := range inputs {
+		if in != "" && sameFile(in, path) {
+			return usageError{fmt.Errorf("%s %s: is an input of this command; writing %s there would replace it: name another file", flag, path, kind)}
+		}
+	}
+	if err := checkOutputFile(flag, path); err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // for the write to report
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	if !looks(head[:n]) {
+		return fmt.Errorf("%s %s: exists and is not %s; mcugen replaces only a file of that kind: name another file, or remove it yourself", flag, path, kind)
+	}
+	return nil
+}
+
+// looksXML reports whether a file starts as an XML document or an SVG
+// picture (after any byte-order mark and white space).
+func looksXML(head []byte) bool {
+	h := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return bytes.HasPrefix(h, []byte("<?xml")) || bytes.HasPrefix(h, []byte("<svg")) || bytes.HasPrefix(h, []byte("<testsuite")) || bytes.HasPrefix(h, []byte("<!--"))
+}
+
+// looksJSON reports whether a file starts as a JSON object or array (the
+// records reader says what else is wrong with it).
+func looksJSON(head []byte) bool {
+	h := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return len(h) == 0 || h[0] == '{' || h[0] == '['
+}
+
+// checkSparesInputs refuses, before any work, output files (eval's and
+// run's --out DIR/<output>.npy) that would replace one of the command's
+// --input files: a robustness journey found `eval m.onnx --input d/x4.npy
+// --out d` replacing the input x4.npy with the output of the same name.
+func checkSparesInputs(flag string, files, inputs []string) error {
+	for _, a := range inputs {
+		in := a
+		if _, f, ok := strings.Cut(a, "="); ok && !fileExists(a) {
+			in = f
+		}
+		for _, f := range files {
+			if sameFile(in, f) {
+				return usageError{fmt.Errorf("%s %s: the output %s would replace the input file %s: name another directory", flag, filepath.Dir(f), filepath.Base(f), in)}
+			}
+		}
+	}
+	return nil
 }

@@ -25,6 +25,11 @@ type planCmd struct {
 }
 
 func (c *planCmd) Run(e *env) error {
+	if c.SVG != "" {
+		if err := checkReplace("--svg", c.SVG, "an SVG picture", []string{c.Model}, looksXML); err != nil {
+			return err
+		}
+	}
 	opt, err := c.options(e, &c.modelFlags)
 	if err != nil {
 		return err

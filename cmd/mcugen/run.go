@@ -210,6 +210,9 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := hostBuilds(opt.Target, opt.Board); err != nil {
+		return err
+	}
 	if err := checkDirFlag("--out", c.Out); err != nil {
 		return err
 	}
@@ -228,6 +231,11 @@ func (c *runCmd) Run(e *env) error {
 	// bench (run refused it: user-journey finding).
 	if s, err = emulatedTwin(e, s, cat); err != nil {
 		return err
+	}
+	if c.Out != "" {
+		if err := checkSparesInputs("--out", outputFiles(c.Out, s.Graph.UserOutputs()), c.Input); err != nil {
+			return err
+		}
 	}
 	var vectors []map[string]*graph.Data
 	if len(c.Input) > 0 {

@@ -69,7 +69,7 @@ type testResult struct {
 
 func (c *testCmd) Run(e *env) error {
 	if c.JUnit != "" {
-		if err := checkOutputFile("--junit", c.JUnit); err != nil {
+		if err := checkReplace("--junit", c.JUnit, "a JUnit XML report", c.Models, looksXML); err != nil {
 			return err
 		}
 		// A report left by an earlier run must not stand for this one.
@@ -268,6 +268,9 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	flags := c.compileFlags
 	flags.Board = board
 	opt, _, err := flags.options(e, &modelFlags{Model: model, Shape: c.Shape})
+	if err == nil {
+		err = hostBuilds(opt.Target, opt.Board)
+	}
 	if err != nil {
 		return fail(err)
 	}

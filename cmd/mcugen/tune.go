@@ -76,7 +76,7 @@ func (c *tuneCmd) Run(e *env) error {
 		if st, err := os.Stat(c.Output); err == nil && st.IsDir() {
 			return fmt.Errorf("-o %s: is a directory (want the tuning records file)", c.Output)
 		}
-		if err := checkOutputFile("-o", c.Output); err != nil {
+		if err := checkReplace("-o", c.Output, "a tuning records file", []string{c.Model}, looksJSON); err != nil {
 			return err
 		}
 	}

@@ -146,8 +146,8 @@ func convUpsample(im *importer, c *nodeCtx) error {
 	}
 	out := slices.Clone(x.shape)
 	for i, s := range scales {
-		if !(s > 0) {
-			return fmt.Errorf("scale %v", s)
+		if err := checkScale(s, x.shape[i]); err != nil {
+			return err
 		}
 		out[i] = int(math.Floor(float64(x.shape[i]) * float64(s)))
 	}

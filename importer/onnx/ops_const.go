@@ -241,6 +241,11 @@ func convRange(im *importer, c *nodeCtx) error {
 		v[i] = d
 	}
 	start, limit, delta := v[0].Float(0), v[1].Float(0), v[2].Float(0)
+	for i, b := range []float64{start, limit, delta} {
+		if math.IsNaN(b) || math.IsInf(b, 0) {
+			return fmt.Errorf("Range %s is %v: it must be a finite number", [...]string{"start", "limit", "delta"}[i], b)
+		}
+	}
 	if delta == 0 {
 		return fmt.Errorf("Range delta is 0")
 	}

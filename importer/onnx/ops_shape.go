@@ -605,8 +605,8 @@ func convResize(im *importer, c *nodeCtx) error {
 		}
 		for i := range out {
 			s := scales.Float(i)
-			if s <= 0 {
-				return fmt.Errorf("scale %v", s)
+			if err := checkScale(s, x.shape[i]); err != nil {
+				return err
 			}
 			out[i] = int(math.Floor(float64(x.shape[i]) * s))
 		}
@@ -626,5 +626,19 @@ func convResize(im *importer, c *nodeCtx) error {
 		attrs.ExcludeOutside = c.int("exclude_outside", 0) != 0
 	}
 	c.emit1(graph.Resize, []string{im.get(x, nhwc)}, attrs, x.dt, out, nhwc)
+	return nil
+}
+
+// checkScale refuses a resize scale that is not a positive finite number,
+// or that makes an axis of n more than maxElements long: a NaN scale gave
+// the output shape [1 1 -9223372036854775808 4] (robustness journey).
+func checkScale[F float32 | float64](s F, n int) error {
+	f := float64(s)
+	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		return fmt.Errorf("scale %v: must be a positive finite number", f)
+	}
+	if float64(n)*f > maxElements {
+		return fmt.Errorf("scale %v: makes an axis of %d more than %d long", f, n, maxElements)
+	}
 	return nil
 }

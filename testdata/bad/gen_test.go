@@ -319,6 +319,24 @@ func files(t *testing.T) map[string][]byte {
 		named(b, "nameless", "", []string{x}, "y")
 		b.Output("y", graph.Float32)
 	})
+	// NaN shape parameters (robustness journey: the NaN scale gave the
+	// output shape [1 1 -9223372036854775808 4], the NaN limit "more than
+	// 16777216 elements").
+	out["resize_nan_scale.onnx"] = onnxModel(func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, 1, 1, 4, 4)
+		sc := b.Floats("scales", 1, 1, float32(math.NaN()), 1)
+		named(b, "rz", "Resize", []string{x, "", sc}, "y")
+		b.Output("y", graph.Float32)
+	})
+	out["range_nan_limit.onnx"] = onnxModel(func(b *onnx.Builder) {
+		x := b.Input("x", graph.Float32, 1)
+		start := b.Scalar("start", graph.Float32, 0)
+		limit := b.Scalar("limit", graph.Float32, math.NaN())
+		delta := b.Scalar("delta", graph.Float32, 1)
+		r := named(b, "rg", "Range", []string{start, limit, delta}, "r")
+		named(b, "add0", "Add", []string{x, r}, "y")
+		b.Output("y", graph.Float32)
+	})
 	out["no_outputs.onnx"] = onnxModel(func(b *onnx.Builder) {
 		x := b.Input("x", graph.Float32, 1, 4)
 		named(b, "relu0", "Relu", []string{x}, "y")
