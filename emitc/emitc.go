@@ -267,7 +267,9 @@ func (e *emitter) header() []byte {
 	b.WriteString("\n")
 	// User-journey finding: the header gave only the dequantizing way, and
 	// the common (int)(x / s + 0.5) rounds negative values otherwise.
-	b.WriteString("/* Sizes are in bytes. A quantized tensor's element q stands for SCALE * (q - ZERO_POINT);\n   a real value x quantizes to q = round(x / SCALE) + ZERO_POINT, rounded half away from zero\n   and clamped to the type's range (-128..127 for int8). */\n")
+	// Ties round as the model's own quantize op does (API journey: the
+	// header said half away from zero for QDQ models too).
+	b.WriteString("/* Sizes are in bytes. A quantized tensor's element q stands for SCALE * (q - ZERO_POINT);\n   a real value x quantizes to q = round(x / SCALE) + ZERO_POINT, x / SCALE divided in float,\n   rounded half away from zero for a TFLite int8 model (TFLite's QUANTIZE) and half to even\n   for an ONNX QDQ model or one mcugen quantized (ONNX's QuantizeLinear), then clamped to the\n   type's range (-128..127 for int8). */\n")
 	ioDefs := func(kind string, t *tir.IO, name string) {
 		fmt.Fprintf(&b, "/* %s %s: %s %v (%d elements) */\n#define %s_%s_SIZE %d\n", kind, commentSafe(fmt.Sprintf("%q", t.Name)), t.DType, t.Shape, graph.NumElements(t.Shape), e.PREFIX, name, t.Bytes)
 		if t.Quantized {

@@ -46,7 +46,7 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 			t := q.Tensors[name]
 			if t.DType.IsInt() && t.Quant != nil && d.DType == graph.Float32 {
 				sc, z := t.Quant.At(0)
-				d = QuantizeData(d, sc, z)
+				d = QuantizeInput(d, sc, z)
 				d.DType = t.DType
 			}
 			qvals[i][name] = d

@@ -135,6 +135,19 @@ func QuantizeData(d *graph.Data, s float32, z int32) *graph.Data {
 	return out
 }
 
+// QuantizeInput quantizes a float value for an int8 input of a model mcugen
+// quantized, as the Quantize at its input would (rounding() in
+// quantize.go): the quotient in float32, as the kernels divide, rounded
+// half to even, clamped to int8.
+func QuantizeInput(d *graph.Data, s float32, z int32) *graph.Data {
+	out := graph.NewData(graph.Int8, d.Shape)
+	for i, v := range d.F {
+		q := math.RoundToEven(float64(v/s)) + float64(z)
+		out.I[i] = int64(math.Max(-128, math.Min(127, q)))
+	}
+	return out
+}
+
 // DequantizeData maps int values back to float32 with per-tensor parameters.
 func DequantizeData(d *graph.Data, q *graph.Quant) *graph.Data {
 	out := graph.NewData(graph.Float32, d.Shape)

@@ -596,13 +596,23 @@ func (b *builder) fallback(n *graph.Node) error {
 		q.AddTensor(&graph.Tensor{Name: fl, DType: graph.Float32, Shape: append([]int(nil), f.Tensors[o].Shape...)})
 		nn.Outputs = append(nn.Outputs, fl)
 		q.Tensors[o].Quant = p.quant()
-		requant = append(requant, &graph.Node{Name: o + "_quant", Op: graph.Quantize, Inputs: []string{fl}, Outputs: []string{o}})
+		requant = append(requant, &graph.Node{Name: o + "_quant", Op: graph.Quantize, Attrs: b.rounding(), Inputs: []string{fl}, Outputs: []string{o}})
 	}
 	q.AddNode(nn)
 	for _, r := range requant {
 		q.AddNode(r)
 	}
 	return nil
+}
+
+// rounding is a float-to-int8 Quantize's: half to even, as the
+// QuantizeLinear of the QDQ model quantize writes rounds, so that the model
+// in memory, that file read again and ONNX Runtime running it agree on
+// every input (API journey: the file's QuantizeLinear rounded half to
+// even in ONNX Runtime, and half away from zero once mcugen folded it).
+// The int8 kernels after it keep TFLite's arithmetic.
+func (b *builder) rounding() *graph.QuantizeAttrs {
+	return &graph.QuantizeAttrs{RoundHalfEven: true}
 }
 
 // floatIO makes the graph's inputs and outputs float32 again.
@@ -618,7 +628,7 @@ func (b *builder) floatIO() {
 		renameTensor(q, in, iname)
 		q.AddTensor(&graph.Tensor{Name: in, DType: graph.Float32, Shape: append([]int(nil), t.Shape...)})
 		q.Inputs[i] = in
-		pre = append(pre, &graph.Node{Name: iname, Op: graph.Quantize, Inputs: []string{in}, Outputs: []string{iname}})
+		pre = append(pre, &graph.Node{Name: iname, Op: graph.Quantize, Attrs: b.rounding(), Inputs: []string{in}, Outputs: []string{iname}})
 	}
 	q.Nodes = append(pre, q.Nodes...)
 	for i, out := range q.Outputs {

@@ -147,7 +147,7 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 			t := qg.Tensors[name]
 			if t != nil && t.DType.IsInt() && t.Quant != nil && d.DType == graph.Float32 {
 				sc, z := t.Quant.At(0)
-				qd := QuantizeData(d, sc, z)
+				qd := QuantizeInput(d, sc, z)
 				qd.DType = t.DType
 				qin[name] = qd
 			} else {

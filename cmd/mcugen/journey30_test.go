@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/importer/onnx"
 )
 
@@ -114,5 +116,52 @@ func TestShapeHintOnlyForSizes(t *testing.T) {
 	code, _, errs := mcugen(t, "inspect", dangling)
 	if code != 1 || !strings.Contains(errs, `dimension "N" (axis 0) set to 1`) || !strings.Contains(errs, `input "ghost" is not defined before use`) || strings.Contains(errs, "bind them with --shape") {
 		t.Errorf("dangling: exit %d, stderr %q", code, errs)
+	}
+}
+
+// A QDQ model's QuantizeLinear rounds ties to even, as ONNX Runtime runs it,
+// also once mcugen folds it into the int8 graph (API journey: folding made
+// it half away from zero). x → Q(0.5, 0) → DQ → Relu → Q(0.5, 0) → DQ:
+// by hand, 0.25, 0.75, 1.25, -0.25 are 0.5, 1.5, 2.5, -0.5 steps, which
+// round to 0, 2, 2, 0 (half away from zero: 1, 2, 3, -1), so y is
+// 0, 1, 1, 0 (half away: 0.5, 1, 1.5, 0).
+func TestQDQInputRoundsHalfToEven(t *testing.T) {
+	dir := t.TempDir()
+	b := onnx.NewBuilder("ties", 13, 1)
+	x := b.Input("x", graph.Float32, 1, 4)
+	s := b.Scalar("s", graph.Float32, 0.5)
+	z := b.Scalar("z", graph.Int8, 0)
+	q := b.Node("QuantizeLinear", []string{x, s, z})
+	r := b.Node("Relu", []string{b.Node("DequantizeLinear", []string{q, s, z})})
+	q2 := b.Node("QuantizeLinear", []string{r, s, z})
+	g := b.Model().Graph
+	g.Nodes = append(g.Nodes, &onnx.Node{Name: "out", OpType: "DequantizeLinear", Input: []string{q2, s, z}, Output: []string{"y"}})
+	b.Output("y", graph.Float32)
+	model := filepath.Join(dir, "ties.onnx")
+	if err := os.WriteFile(model, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "x.npy")
+	if err := writeNpy(in, &graph.Data{DType: graph.Float32, Shape: []int{1, 4}, F: []float32{0.25, 0.75, 1.25, -0.25}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"eval", model, "--input", in, "-o", filepath.Join(dir, "eval")},
+		{"run", model, "--board", "host", "--input", in, "--out", filepath.Join(dir, "run")}} {
+		code, _, errs := mcugen(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
+		}
+		f, err := os.Open(filepath.Join(dir, args[0], "y.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := npy.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []float32{0, 1, 1, 0}; fmt.Sprint(y.F) != fmt.Sprint(want) {
+			t.Errorf("%s: y = %v, want %v", args[0], y.F, want)
+		}
 	}
 }

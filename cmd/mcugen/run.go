@@ -147,7 +147,7 @@ func fitInput(g *graph.Graph, vec map[string]*graph.Data, args []string, warn fu
 				warn(fmt.Sprintf("%sinput %q: %d of its %d values (%.1f%%) lie outside [%.4g, %.4g], the range of its int8 encoding (scale %g, zero point %d), and saturate: is the data scaled as the calibration data was?",
 					inputFile(args, name), name, out, len(d.F), 100*float64(out)/float64(len(d.F)), float64(s)*float64(-128-z), float64(s)*float64(127-z), s, z))
 			}
-			vec[name] = quant.QuantizeData(d, s, z)
+			vec[name] = quant.QuantizeInput(d, s, z)
 			vec[name].DType = t.DType
 		}
 	}
