@@ -271,7 +271,12 @@ func (e *emitter) header() []byte {
 	// header said half away from zero for QDQ models too).
 	b.WriteString("/* Sizes are in bytes. A quantized tensor's element q stands for SCALE * (q - ZERO_POINT);\n   a real value x quantizes to q = round(x / SCALE) + ZERO_POINT, x / SCALE divided in float,\n   rounded half away from zero for a TFLite int8 model (TFLite's QUANTIZE) and half to even\n   for an ONNX QDQ model or one mcugen quantized (ONNX's QuantizeLinear), then clamped to the\n   type's range (-128..127 for int8). */\n")
 	ioDefs := func(kind string, t *tir.IO, name string) {
-		fmt.Fprintf(&b, "/* %s %s: %s %v (%d elements) */\n#define %s_%s_SIZE %d\n", kind, commentSafe(fmt.Sprintf("%q", t.Name)), t.DType, t.Shape, graph.NumElements(t.Shape), e.PREFIX, name, t.Bytes)
+		note := ""
+		if t.DType == graph.Bool {
+			// API journey: how a bool is stored was nowhere.
+			note = "; one byte each, 0 false and any other value true"
+		}
+		fmt.Fprintf(&b, "/* %s %s: %s %v (%d elements%s) */\n#define %s_%s_SIZE %d\n", kind, commentSafe(fmt.Sprintf("%q", t.Name)), t.DType, t.Shape, graph.NumElements(t.Shape), note, e.PREFIX, name, t.Bytes)
 		if t.Quantized {
 			fmt.Fprintf(&b, "#define %s_%s_SCALE %sf\n#define %s_%s_ZERO_POINT %d\n", e.PREFIX, name, cFloat(t.Scale), e.PREFIX, name, t.ZeroPoint)
 		}

@@ -170,3 +170,24 @@ func TestSafePrefix(t *testing.T) {
 		}
 	}
 }
+
+// mcugen's own member names follow the README's rule: lower case, runs of
+// other characters one _, a C keyword with a trailing _; the generated
+// code's own names stay as they are (API journey: out became out_, its
+// macros OUT__SIZE), and one whose size macro the header has (arena,
+// stack) gets _1.
+func TestIONamesOwnNames(t *testing.T) {
+	m := &tir.Module{}
+	for _, n := range []string{"in", "main", "Int", "x.y"} {
+		m.Inputs = append(m.Inputs, &tir.IO{Name: n})
+	}
+	for _, n := range []string{"out", "arena", "stack", "int"} {
+		m.Outputs = append(m.Outputs, &tir.IO{Name: n})
+	}
+	in, out := IONames(m)
+	// Int is int once lower-cased, a keyword; the second int_ is int_1.
+	wantIn, wantOut := []string{"in", "main", "int_", "x_y"}, []string{"out", "arena_1", "stack_1", "int_1"}
+	if !reflect.DeepEqual(in, wantIn) || !reflect.DeepEqual(out, wantOut) {
+		t.Errorf("IONames: %q %q, want %q %q", in, out, wantIn, wantOut)
+	}
+}

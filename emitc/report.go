@@ -41,13 +41,26 @@ func IONames(m *tir.Module) (in, out []string) {
 	}
 	var bases []string
 	for _, t := range m.Inputs {
-		bases = append(bases, memberSafe(strings.ToLower(Ident(t.Name))))
+		bases = append(bases, memberSafe(memberIdent(t.Name)))
 	}
 	for _, t := range m.Outputs {
-		bases = append(bases, memberSafe(strings.ToLower(Ident(t.Name))))
+		bases = append(bases, memberSafe(memberIdent(t.Name)))
 	}
 	all := uniqueNames(bases, func(s string) string { return s }, names.used)
 	return all[:len(m.Inputs)], all[len(m.Inputs):]
+}
+
+// memberIdent is Ident lower-cased for a member: the generated code's own
+// names (in, out, arena, main) need no trailing _ there, as it only reads
+// in->NAME and out->NAME (API journey: an output named out became out_,
+// its macros OUT__SIZE, which the README's rule does not give); one whose
+// size macro is the header's own (arena) gets _1 from uniqueNames instead.
+func memberIdent(name string) string {
+	id := Ident(strings.ToLower(name)) // lower-cased first: Int is int, a keyword
+	if base, ok := strings.CutSuffix(id, "_"); ok && ownNames[base] {
+		return base
+	}
+	return id
 }
 
 // memberSafe makes a member name one that C does not reserve and the
@@ -79,8 +92,12 @@ func uniqueNames(bases []string, key func(string) string, used map[string]bool) 
 	for i, b := range bases {
 		name := b
 		if used[key(name)] {
+			sep := "_"
+			if strings.HasSuffix(b, "_") {
+				sep = "" // int_ gives int_1, not int__1 (C++ reserves __)
+			}
 			for j := 1; ; j++ {
-				name = fmt.Sprintf("%s_%d", b, j)
+				name = fmt.Sprintf("%s%s%d", b, sep, j)
 				if !used[key(name)] && !own[key(name)] {
 					break
 				}
