@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/floats"
@@ -218,6 +220,21 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("quant: calibration dir %s: no .npy files", dir)
 	}
+	// The test vectors' layout (a model's vectors/, test --vectors):
+	// input_NNN.npy (input_NNN_K.npy for input K of several) beside the
+	// expected output_NNN.npy: the inputs are the samples and the outputs
+	// are left out (docs journey: quantize --eval on a model's
+	// vectors_float/ stopped at its output_000.npy).
+	fileInput := map[string]string{}
+	if byInput, ok := vectorsLayout(files, len(g.UserInputs())); ok {
+		files = nil
+		for k, in := range g.UserInputs() {
+			for _, f := range byInput[k] {
+				files = append(files, f)
+				fileInput[f] = in
+			}
+		}
+	}
 	if ins := g.UserInputs(); len(ins) == 1 {
 		// One input takes every file, unless some are named after it:
 		// then the others are something else (labels.npy beside
@@ -237,6 +254,9 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	per := map[string][]*graph.Data{}
 	for _, f := range files {
 		in, err := calibInputFor(g, f)
+		if vin, ok := fileInput[f]; ok {
+			in, err = vin, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -270,6 +290,55 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 		}
 	}
 	return out, nil
+}
+
+var vectorName = regexp.MustCompile(`^(input|output)_([0-9]+)(?:_([0-9]+))?\.npy$`)
+
+// vectorInput is the input index K of a vector file input_NNN_K.npy
+// (input_NNN.npy with one input), or false.
+func vectorInput(base string, nin int) (int, bool) {
+	m := vectorName.FindStringSubmatch(base)
+	if m == nil || m[1] != "input" {
+		return 0, false
+	}
+	if nin == 1 {
+		return 0, m[3] == ""
+	}
+	k, err := strconv.Atoi(m[3])
+	if m[3] == "" || err != nil || k >= nin {
+		return 0, false
+	}
+	return k, true
+}
+
+// vectorsLayout reports whether files are test vectors: every one
+// input_NNN[_K].npy or output_NNN[_K].npy, with at least one of each (a
+// model whose inputs are named input_1, input_2 keeps its own files), and
+// returns the input files by input index, in their order.
+func vectorsLayout(files []string, nin int) ([][]string, bool) {
+	byInput := make([][]string, nin)
+	outputs := 0
+	for _, f := range files {
+		base := filepath.Base(f)
+		m := vectorName.FindStringSubmatch(base)
+		switch {
+		case m == nil:
+			return nil, false
+		case m[1] == "output":
+			outputs++
+		default:
+			k, ok := vectorInput(base, nin)
+			if !ok {
+				return nil, false
+			}
+			byInput[k] = append(byInput[k], f)
+		}
+	}
+	inputs := 0
+	for _, fs := range byInput {
+		inputs += len(fs)
+	}
+	return byInput, outputs > 0 && inputs > 0
 }
 
 // naturalLess orders strings with their runs of digits compared as numbers

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -18,5 +19,45 @@ func TestQuantizeInputTiesToEven(t *testing.T) {
 		if got.I[i] != want[i] {
 			t.Errorf("x = %v: q = %d, want %d", d.F[i], got.I[i], want[i])
 		}
+	}
+}
+
+// A directory in the test vectors' layout calibrates on its input files and
+// leaves the expected outputs out: input_NNN.npy for one input,
+// input_NNN_K.npy for input K of several (docs journey: quantize --eval
+// on a model's vectors_float/ stopped at output_000.npy).
+func TestLoadCalibVectorsLayout(t *testing.T) {
+	f32 := func(v ...float32) *graph.Data {
+		return &graph.Data{DType: graph.Float32, Shape: []int{1, len(v)}, F: v}
+	}
+	one := graph.New("one", "test")
+	one.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 2}})
+	one.Inputs = []string{"x"}
+	dir := t.TempDir()
+	writeNpy(t, filepath.Join(dir, "input_000.npy"), f32(1, 2))
+	writeNpy(t, filepath.Join(dir, "input_001.npy"), f32(3, 4))
+	writeNpy(t, filepath.Join(dir, "output_000.npy"), f32(9, 9, 9))
+	writeNpy(t, filepath.Join(dir, "output_001.npy"), f32(9, 9, 9))
+	ss, err := LoadCalib(dir, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 2 || ss[0]["x"].F[0] != 1 || ss[1]["x"].F[1] != 4 {
+		t.Errorf("one input: %d samples %v", len(ss), ss)
+	}
+	two := graph.New("two", "test")
+	two.AddTensor(&graph.Tensor{Name: "a", DType: graph.Float32, Shape: []int{1, 2}})
+	two.AddTensor(&graph.Tensor{Name: "b", DType: graph.Float32, Shape: []int{1, 3}})
+	two.Inputs = []string{"a", "b"}
+	dir = t.TempDir()
+	writeNpy(t, filepath.Join(dir, "input_000_0.npy"), f32(1, 2))
+	writeNpy(t, filepath.Join(dir, "input_000_1.npy"), f32(5, 6, 7))
+	writeNpy(t, filepath.Join(dir, "output_000.npy"), f32(9))
+	ss, err = LoadCalib(dir, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 || ss[0]["a"].F[1] != 2 || ss[0]["b"].F[2] != 7 {
+		t.Errorf("two inputs: %d samples %v", len(ss), ss)
 	}
 }
