@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcugen/mcugen/boards"
@@ -139,9 +140,18 @@ func showBoard(e *env, b *boards.Board) {
 		if r.ReadOnly {
 			ro = ", read-only"
 		}
+		roles := slices.Clone(r.Holds)
+		// The roles a region takes by default (weights in the code region,
+		// the arena in the data one) are shown too (docs journey: a board
+		// whose regions held only code and data did not say where they go).
+		for _, role := range []string{boards.HoldsWeights, boards.HoldsArena} {
+			if !slices.Contains(roles, role) && b.RegionFor(role) != nil && b.RegionFor(role).Name == r.Name {
+				roles = append(roles, role+" (by default)")
+			}
+		}
 		holds := "nothing"
-		if len(r.Holds) > 0 {
-			holds = strings.Join(r.Holds, ", ")
+		if len(roles) > 0 {
+			holds = strings.Join(roles, ", ")
 		}
 		p("memory", "%-8s 0x%08X  %10s  holds %s%s", r.Name, r.Origin, kib(r.Length), holds, ro)
 	}

@@ -165,3 +165,26 @@ func TestQDQInputRoundsHalfToEven(t *testing.T) {
 		}
 	}
 }
+
+// boards --show says where the weights and the arena go on a board whose
+// regions list only code and data (docs journey: it said "holds code" and
+// "holds data", and nothing of the defaults).
+func TestBoardsShowDefaultRoles(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "acme.star")
+	src := `board(
+    name = "acme-m4",
+    inherits = "cortex-m4f",
+    memory = [
+        region(name = "FLASH", origin = 0x08000000, length = 1048576, holds = ["code"]),
+        region(name = "RAM", origin = 0x20000000, length = 131072, holds = ["data"]),
+    ],
+)
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := mcugen(t, "boards", "--boards", file, "--show", "acme-m4")
+	if code != 0 || !strings.Contains(out, "holds code, weights (by default)") || !strings.Contains(out, "holds data, arena (by default)") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
