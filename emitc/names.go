@@ -141,6 +141,10 @@ func init() {
 // or two _), or the name of a header its <p>.h would hide.
 func PrefixProblem(p string) string {
 	switch {
+	case len(p) > MaxPrefix:
+		// Robustness journey: a 5,000-character prefix failed at the file's
+		// creation, echoing the whole name.
+		return fmt.Sprintf("is %d characters long; at most %d (it names the files and every external symbol): %q would do", len(p), MaxPrefix, SafePrefix(p))
 	case cKeywords[p]:
 		return fmt.Sprintf("is a C or C++ keyword, or a name the generated code or the C library already uses (main, in, out, arena, the math functions); %q would do", Ident(p))
 	case strings.HasSuffix(p, "_") && Ident(p) == strings.TrimRight(p, "_"):
@@ -160,6 +164,11 @@ func PrefixProblem(p string) string {
 	}
 	return ""
 }
+
+// MaxPrefix is the longest prefix taken: 63 characters, as many initial
+// characters of an identifier as C99 guarantees significant (the compilers
+// mcugen builds with keep them all; the bound keeps file names sane).
+const MaxPrefix = 63
 
 // MicroTVM reports whether prefix (as Options.Prefix, any case) asks for
 // microTVM's API names: tvmgen_<module>, the prefix relay.build gave the AOT
@@ -220,6 +229,9 @@ func SafePrefix(p string) string {
 		return "model"
 	}
 	q = clean(Ident(q)) // a leading digit, once the _ before it is gone
+	if len(q) > MaxPrefix-len("_model") {
+		q = clean(q[:MaxPrefix-len("_model")])
+	}
 	for _, c := range []string{q, q + "_model"} {
 		if Ident(c) == c && PrefixProblem(c) == "" {
 			return c

@@ -72,6 +72,14 @@ func (c *compileCmd) Run(e *env) error {
 	if st, lerr := os.Lstat(c.Out); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
 		if real, rerr := filepath.EvalSymlinks(c.Out); rerr == nil {
 			c.Out = real
+		} else if target, terr := os.Readlink(c.Out); terr == nil {
+			// A link to nothing yet: the directory is made where it
+			// points (robustness journey: a raw "rename ...: not a
+			// directory").
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(c.Out), target)
+			}
+			c.Out = target
 		}
 	}
 	unmarked, err := checkOutDir(c.Out, c.Force, c.Model, c.Calib, c.Tuning, c.Boards)

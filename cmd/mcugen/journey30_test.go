@@ -188,3 +188,28 @@ func TestBoardsShowDefaultRoles(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// A prefix over 63 characters is a usage error with a shorter one offered
+// (robustness journey: 5,000 characters failed at the file's creation);
+// -o through a link to nothing yet makes the directory where it points
+// (it ended in a raw rename error).
+func TestLongPrefixAndDanglingOut(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/onnx/mlp.onnx")
+	dir := t.TempDir()
+	long := strings.Repeat("a", 64)
+	code, _, errs := mcugen(t, "compile", model, "--prefix", long, "-o", filepath.Join(dir, "x"))
+	oneErrorLine(t, "--prefix", code, errs, 2, "is 64 characters long; at most 63", `"`+strings.Repeat("a", 57)+`" would do`)
+	if code, _, errs := mcugen(t, "compile", model, "--prefix", strings.Repeat("b", 63), "-o", filepath.Join(dir, "y")); code != 0 {
+		t.Errorf("63 characters: exit %d: %s", code, errs)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("target", link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := mcugen(t, "compile", model, "-o", link); code != 0 {
+		t.Fatalf("dangling -o: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "target", "mlp.h")); err != nil {
+		t.Errorf("not written where the link points: %v", err)
+	}
+}
