@@ -451,7 +451,21 @@ func dirsOf(files []string) []string {
 }
 
 func tail(s string, lines int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	// A line said again (gcc's "cc1: error: ..." once per source file) is
+	// kept once, with its count (robustness journey: a bad -O flag in a
+	// board file gave one error line eight times).
+	var l []string
+	seen := map[string]int{}
+	count := map[string]int{}
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if i, ok := seen[line]; ok && strings.TrimSpace(line) != "" {
+			count[line]++
+			l[i] = fmt.Sprintf("%s (%d times)", line, count[line])
+			continue
+		}
+		seen[line], count[line] = len(l), 1
+		l = append(l, line)
+	}
 	if len(l) > lines {
 		l = l[len(l)-lines:]
 	}
@@ -938,6 +952,11 @@ func parse(fw *Firmware, res *Result) error {
 		}
 	}
 	if !begun {
+		// A QEMU machine the board file names and QEMU does not have is the
+		// board's mistake, not the model's (robustness journey).
+		if q := fw.Board.QEMU; q.Machine != "" && strings.Contains(res.Log, "unsupported machine type") {
+			return fmt.Errorf("runner: board %s (%s:%d): %s has no machine %q (%s -machine help lists them)", fw.Board.Name, fw.Board.File, fw.Board.Line, q.Binary, q.Machine, q.Binary)
+		}
 		return fmt.Errorf("runner: the firmware on %s printed no harness output: %s", fw.Board.Name, tail(res.Log, 10))
 	}
 	if len(problems) > 0 {

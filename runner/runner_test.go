@@ -934,3 +934,15 @@ func TestRebuildLeavesNoStaleFirmware(t *testing.T) {
 		}
 	}
 }
+
+// tail keeps a repeated line once, with its count, and the last lines.
+func TestTailRepeats(t *testing.T) {
+	in := "cc1: error: bad -O\ncc1: error: bad -O\nx.c:1: error: y\ncc1: error: bad -O\n"
+	want := "cc1: error: bad -O (3 times)\nx.c:1: error: y"
+	if got := tail(in, 40); got != want {
+		t.Errorf("tail = %q, want %q", got, want)
+	}
+	if got := tail("a\nb\nc\n", 2); got != "b\nc" {
+		t.Errorf("tail 2 = %q", got)
+	}
+}

@@ -147,7 +147,7 @@ func (c *benchCmd) Run(e *env) error {
 		}
 	}
 	total, k := len(c.Models)*len(boardList), 0
-	var firstErr error
+	var firstErr, firstFail error // the first failure, described and as it came
 	// failCase records a case that could not be measured (one case that
 	// cannot build does not cost the others; with --json it is still in the
 	// one JSON object), or returns err to stop with when it is the only
@@ -157,7 +157,12 @@ func (c *benchCmd) Run(e *env) error {
 			return err
 		}
 		if firstErr == nil {
-			firstErr = err
+			where, msg := board, oneLine(err.Error())
+			if !strings.Contains(msg, model) {
+				where += ", " + model
+			}
+			firstErr = fmt.Errorf("the first on %s: %s", where, msg)
+			firstFail = err
 		}
 		report.Results = append(report.Results, benchResult{Model: model, Board: board, Target: target, Instructions: -1, Error: oneLine(err.Error())})
 		return nil
@@ -287,9 +292,11 @@ func (c *benchCmd) Run(e *env) error {
 	var failure error
 	switch {
 	case failed == 1 && len(report.Results) == 1:
-		failure = firstErr
+		failure = firstFail
 	case failed > 0:
-		failure = fmt.Errorf("%d of %d benchmarks failed", failed, len(report.Results))
+		// Which, and why, on stderr too (robustness journey: the line
+		// named neither; test's does).
+		failure = fmt.Errorf("%d of %d benchmarks failed (%v)", failed, len(report.Results), firstErr)
 	case noMatch != nil:
 		failure = noMatch
 	case len(regressions) == 1:

@@ -92,7 +92,7 @@ func (c *evalCmd) Run(e *env) error {
 		}
 		report.Outputs = append(report.Outputs, outputInfo{Name: name, File: file, Shape: shape, DType: d.DType.String()}.withQuant(g.Tensors[name]))
 		if !c.JSON {
-			fmt.Fprintf(e.stdout, "%s: %s%v -> %s\n", name, d.DType, shape, file)
+			fmt.Fprintf(e.stdout, "%s: %s%v -> %s\n", shown(name), d.DType, shape, file)
 		}
 	}
 	if c.JSON {

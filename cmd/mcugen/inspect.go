@@ -133,13 +133,13 @@ func (c *inspectCmd) Run(e *env) error {
 	w := e.stdout
 	fmt.Fprintf(w, "model    %s (%s)\n", c.Model, g.Format)
 	for _, t := range r.Inputs {
-		fmt.Fprintf(w, "input    %s: %s\n", t.Name, g.Tensors[t.Name].TypeString())
+		fmt.Fprintf(w, "input    %s: %s\n", shown(t.Name), g.Tensors[t.Name].TypeString())
 	}
 	for _, t := range r.Outputs {
-		fmt.Fprintf(w, "output   %s: %s\n", t.Name, g.Tensors[t.Name].TypeString())
+		fmt.Fprintf(w, "output   %s: %s\n", shown(t.Name), g.Tensors[t.Name].TypeString())
 	}
 	for _, t := range r.States {
-		fmt.Fprintf(w, "state    %s: %s (carried from one inference to the next)\n", t.Name, g.Tensors[t.Name].TypeString())
+		fmt.Fprintf(w, "state    %s: %s (carried from one inference to the next)\n", shown(t.Name), g.Tensors[t.Name].TypeString())
 	}
 	fmt.Fprintf(w, "nodes    %d\nMACs     %s\nweights  %s bytes (the model's constants; compile reports what its C stores, with int16-widened weights and tables)\n", r.Nodes, comma(r.MACs), comma(r.WeightsBytes))
 	if r.DeadChannels > 0 {

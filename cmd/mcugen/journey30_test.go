@@ -213,3 +213,27 @@ func TestLongPrefixAndDanglingOut(t *testing.T) {
 		t.Errorf("not written where the link points: %v", err)
 	}
 }
+
+// A tensor name with a control character is quoted where it is printed on
+// a line of its own; others are printed as they are.
+func TestShownNames(t *testing.T) {
+	for in, want := range map[string]string{"a\nb\x1b[31m": `"a\nb\x1b[31m"`, "x:0": "x:0", "é/y": "é/y"} {
+		if got := shown(in); got != want {
+			t.Errorf("shown(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// A QEMU machine a board file names and QEMU lacks is reported as the
+// board's, with its file and line (robustness journey: the error named
+// the model and "printed no harness output").
+func TestUnknownQEMUMachine(t *testing.T) {
+	needQEMU(t)
+	file := filepath.Join(t.TempDir(), "z.star")
+	if err := os.WriteFile(file, []byte("board(\n    name = \"z\",\n    inherits = \"mps2-an386\",\n    qemu = qemu(machine = \"nosuchmachine\"),\n)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	code, _, errs := mcugen(t, "run", model, "--boards", file, "--board", "z")
+	oneErrorLine(t, "run", code, errs, 1, "board z ("+file+":1): qemu-system-arm has no machine \"nosuchmachine\"")
+}

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer"
@@ -245,4 +247,17 @@ func checkSparesInputs(flag string, files, inputs []string) error {
 		}
 	}
 	return nil
+}
+
+// shown is a tensor name as printed on a line of its own: as it is, or
+// quoted with Go's escapes when it holds a control character (robustness
+// journey: an output named "a\nb\x1b[31m" split eval's line and coloured
+// the terminal).
+func shown(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
