@@ -24,7 +24,7 @@ func TestQuantizeKeepsAFileNotAModel(t *testing.T) {
 	notes := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notes, []byte("my notes\n"), 0o644)
 	code, _, errs := mcugen(t, "quantize", model, "--calib-random", "2", "-o", notes)
-	oneErrorLine(t, "-o notes.txt", code, errs, 1, "notes.txt: exists and is not an ONNX model; quantize replaces only a model file")
+	oneErrorLine(t, "-o notes.txt", code, errs, 1, "notes.txt: exists and is not an ONNX model; mcugen replaces only a file of that kind")
 	if b, _ := os.ReadFile(notes); string(b) != "my notes\n" {
 		t.Errorf("notes.txt now holds %q", b)
 	}

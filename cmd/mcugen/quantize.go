@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,25 +30,11 @@ func (c *quantizeCmd) Run(e *env) error {
 	if err := checkVectorCount("--calib-random", c.CalibRandom); err != nil {
 		return err
 	}
-	if sameFile(c.Model, c.Out) {
-		return usageError{fmt.Errorf("-o %s: is the input model; quantize would replace the float model with its QDQ version: name another file", c.Out)}
-	}
-	if err := checkOutputFile("-o", c.Out); err != nil {
+	// The model itself, or an existing file that is not a model (a user's
+	// notes.txt was overwritten, with only a warning about the extension
+	// afterwards), is refused; an earlier quantize's output is replaced.
+	if err := checkReplace("-o", c.Out, "an ONNX model", []string{c.Model}, importer.LooksLikeONNX); err != nil {
 		return err
-	}
-	// An existing file is replaced only if it is an ONNX model, an earlier
-	// quantize's output (a user's notes.txt was overwritten, with only a
-	// warning about the extension afterwards). A device or a pipe
-	// (/dev/stdout) is written through.
-	if st, err := os.Stat(c.Out); err == nil && st.Mode().IsRegular() {
-		if f, err := os.Open(c.Out); err == nil {
-			head := make([]byte, 16)
-			n, _ := io.ReadFull(f, head)
-			f.Close()
-			if n > 0 && !importer.LooksLikeONNX(head[:n]) {
-				return fmt.Errorf("-o %s: exists and is not an ONNX model; quantize replaces only a model file: name another file, or remove it yourself", c.Out)
-			}
-		}
 	}
 	opt, err := (&quantFlags{Calib: c.Calib, CalibRandom: c.CalibRandom, Quantize: "int8", Method: c.Method}).options(e, &c.modelFlags)
 	if err != nil {

@@ -41,7 +41,7 @@ func TestQuantizeRefusesToOverwriteItsInput(t *testing.T) {
 		{model, hard},
 	} {
 		code, out, errs := mcugen(t, "quantize", tc.in, "--calib-random", "2", "-o", tc.out)
-		oneErrorLine(t, tc.in+" -o "+tc.out, code, errs, 2, "is the input model", "-o "+filepath.Dir(tc.out))
+		oneErrorLine(t, tc.in+" -o "+tc.out, code, errs, 2, "is an input of this command; writing an ONNX model there would replace it", "-o "+filepath.Dir(tc.out))
 		if out != "" {
 			t.Errorf("-o %s: printed %q", tc.out, out)
 		}
