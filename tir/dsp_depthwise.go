@@ -31,6 +31,13 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	if bpx < 1 || bpx > 2 || Cg != 1 || Cn%4 != 0 || !rowMajor(w) || w.Len() != Cn*KH*KW || (a.cond != nil && usesVar(a.cond, ocV)) {
 		return scheduleConvGeneric(f)
 	}
+	// Output channel c reads input channel c: a depth multiplier of one.
+	// (Bit-exactness fuzzing: with a multiplier of 2, dsp_dw4_s8 read input
+	// channels 0-3 for outputs 0-3 where they read 0, 0, 1, 1, and past
+	// the input's end; every M4, M7 and M33 board was wrong.)
+	if xs := a.x.Buf.Shape; len(xs) != 4 || xs[3] != Cn {
+		return scheduleConvGeneric(f)
+	}
 	for i, v := range []*Var{ocV, khV, kwV, icV} {
 		if a.w.Indices[i] != Expr(v) {
 			return scheduleConvGeneric(f)

@@ -173,3 +173,19 @@ func TestDSPRequantDeadChannel(t *testing.T) {
 		}
 	}
 }
+
+// A depthwise convolution with a depth multiplier above one (output
+// channel c reads input channel c/m) keeps its results on the dsp target
+// under every depthwise form (bit-exactness fuzzing: the per-quad form read
+// input channel c, and past the input's end).
+func TestDSPDepthwiseMultiplier(t *testing.T) {
+	r := rand.New(rand.NewSource(17))
+	for _, c := range []struct{ cin, mult, k int }{{2, 2, 3}, {4, 2, 3}, {4, 3, 1}, {8, 2, 5}} {
+		for _, knobs := range []map[string]int{nil, {"dw_planar": 0}, {"dw_planar": 0, "dw3x3": 0}} {
+			name := fmt.Sprintf("cin%d_m%d_k%d_%v", c.cin, c.mult, c.k, knobs)
+			g, n := int8Conv(r, c.cin, c.cin*c.mult, c.cin, c.k, 1, c.k/2)
+			f, s := dspKernel(t, g, n, knobs)
+			sameResult(t, name, f, s)
+		}
+	}
+}
