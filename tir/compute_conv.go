@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 func init() {
@@ -70,8 +71,16 @@ func (k *kctx) requantFor(in, w, out *graph.Tensor, act graph.Activation, channe
 	ms := make([]int64, channels)
 	ss := make([]int64, channels)
 	same := true
+	// A fully connected layer with weights of one scale, and a batch
+	// matmul, multiply the scales in float32 first, as TFLite's kernels do
+	// (qmath.ProductMultiplier); the graph interpreter does the same.
+	product := (k.n.Op == graph.FullyConnected || k.n.Op == graph.BatchMatMul) && (w == nil || w.Quant == nil || len(w.Quant.Scale) <= 1)
 	for c := 0; c < channels; c++ {
 		m, s := QuantizeMultiplier(float64(sIn) * float64(scale(c)) / float64(sOut))
+		if product {
+			pm, ps := qmath.ProductMultiplier(sIn, scale(c), sOut)
+			m, s = pm, int32(ps)
+		}
 		ms[c], ss[c] = int64(m), int64(s)
 	}
 	// A channel whose scale is zero (an all-zero filter) requantizes to the

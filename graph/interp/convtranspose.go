@@ -110,7 +110,7 @@ func convTranspose(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.D
 		}
 		return []*graph.Data{y}, nil
 	}
-	rq := newRequantizer(xt, wt, yt, CO, a.Act, graph.RequantFixedPoint)
+	rq := newRequantizer(xt, wt, yt, CO, a.Act, graph.RequantFixedPoint, false)
 	if err := check16x8(xt, yt); err != nil {
 		return nil, err
 	}

@@ -120,8 +120,10 @@ type requantizer struct {
 }
 
 // newRequantizer derives the per-channel parameters from x, w and y.
-// channels is the number of output channels (w's per-axis slices).
-func newRequantizer(x, w, y *graph.Tensor, channels int, act graph.Activation, mode graph.RequantMode) *requantizer {
+// channels is the number of output channels (w's per-axis slices). With
+// product (fully connected layers and batch matmuls), weights of one scale
+// take qmath.ProductMultiplier, as TFLite's kernels do.
+func newRequantizer(x, w, y *graph.Tensor, channels int, act graph.Activation, mode graph.RequantMode, product bool) *requantizer {
 	r := &requantizer{}
 	if y.DType == graph.Int32 && y.Quant == nil {
 		r.raw = true
@@ -144,6 +146,9 @@ func newRequantizer(x, w, y *graph.Tensor, channels int, act graph.Activation, m
 			continue
 		}
 		m, s := qmath.ConvMultiplier(sx, sw, sy)
+		if product && nScales == 1 {
+			m, s = qmath.ProductMultiplier(sx, sw, sy)
+		}
 		r.mult = append(r.mult, m)
 		r.shift = append(r.shift, s)
 	}

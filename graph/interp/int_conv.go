@@ -56,7 +56,7 @@ func intConv2D(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	}
 	wide := Wide16x8(g, n)
 	_, zx := qparams(xt)
-	rq := newRequantizer(xt, wt, yt, CO, a.Act, a.Requant)
+	rq := newRequantizer(xt, wt, yt, CO, a.Act, a.Requant, false)
 	if err := rq.check64(wide); err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func intFullyConnected(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*gra
 	}
 	wide := Wide16x8(g, n)
 	_, zx := qparams(xt)
-	rq := newRequantizer(xt, wt, yt, N, a.Act, a.Requant)
+	rq := newRequantizer(xt, wt, yt, N, a.Act, a.Requant, true)
 	if err := rq.check64(wide); err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func intBatchMatMul(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.
 	if perCol {
 		channels = N
 	}
-	rq := newRequantizer(xt, wt, yt, channels, graph.ActNone, at.Requant)
+	rq := newRequantizer(xt, wt, yt, channels, graph.ActNone, at.Requant, true)
 	for bi := 0; bi < batches; bi++ {
 		ab := broadcastIndex(bi, batchShape, A.Shape[:ra-2]) * M * K
 		bb := broadcastIndex(bi, batchShape, B.Shape[:rb-2]) * K * N

@@ -17,6 +17,19 @@ func ConvMultiplier(sx, sw, sy float32) (multiplier int32, shift int) {
 	return QuantizeMultiplier(float64(sx) * float64(sw) / float64(sy))
 }
 
+// ProductMultiplier is the requantization multiplier of a fully connected
+// layer with per-tensor weights and of a batch matmul:
+// QuantizeMultiplier(double(float(sx · sw)) / double(sy)). TFLite and
+// TFLite Micro take these through GetQuantizedConvolutionMultipler, whose
+// product is a float32 one; convolutions and per-channel fully connected
+// layers multiply in double (ConvMultiplier). Bit-exactness fuzzing found a
+// 1×1 FC whose multipliers differ by 39 (1231985630 and 1231985669) and
+// whose output differs by one step at a large accumulator.
+func ProductMultiplier(sx, sw, sy float32) (multiplier int32, shift int) {
+	p := float32(sx * sw) // rounded to float32, never fused
+	return QuantizeMultiplier(float64(p) / float64(sy))
+}
+
 // SVDFMultiplier is SVDF's QuantizeMultiplier(double(float(s1 · s2) /
 // s3)): TFLite Micro computes its two effective scales in float32
 // (input·weights_feature/state, then state·weights_time/output).

@@ -48,3 +48,19 @@ func TestKernelParams(t *testing.T) {
 		t.Errorf("conv multiplier (%d, %d)", m, s)
 	}
 }
+
+// A fully connected layer of per-tensor weights (and a batch matmul) takes
+// the scales' product in float32, as TFLite's GetQuantizedConvolutionMultipler
+// does; a convolution multiplies in double. Worked out with TFLite's rules
+// outside mcugen (bit-exactness fuzzing): sx = 0.18490860, sw = 0.056153756,
+// sy = 18.533613 give 1231985669 in float32 and 1231985630 in double, both
+// with shift -10.
+func TestProductMultiplier(t *testing.T) {
+	sx, sw, sy := float32(0.18490859866142273), float32(0.05615375563502312), float32(18.533613204956055)
+	if m, s := ProductMultiplier(sx, sw, sy); m != 1231985669 || s != -10 {
+		t.Errorf("ProductMultiplier = %d, %d; want 1231985669, -10", m, s)
+	}
+	if m, s := ConvMultiplier(sx, sw, sy); m != 1231985630 || s != -10 {
+		t.Errorf("ConvMultiplier = %d, %d; want 1231985630, -10", m, s)
+	}
+}
