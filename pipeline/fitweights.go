@@ -166,9 +166,12 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			consts += fmt.Sprintf(", even with %d layer(s) kept int8", len(s.Lean.Kernels))
 		}
 		if lim.region == nil {
-			// A budget: say all it must hold, the code estimate too.
-			what := fmt.Sprintf("weights (%s, %s B) and code (estimated at %s B)", consts, commas(need), commas(headroom))
-			return false, s.fitError(*lim, what, need+headroom)
+			// A budget: the constants alone are over it, so the shortfall
+			// is theirs; the code's estimate is only named (CI journey:
+			// "28,320 B short" counted a 24,576 B estimate of code that
+			// measured 2,224 B).
+			what := fmt.Sprintf("weights (%s) alone, before its code (estimated at %s B)", consts, commas(headroom))
+			return false, s.fitError(*lim, what, need)
 		}
 		return false, s.fitError(*lim, "weights ("+consts+")", need)
 	}

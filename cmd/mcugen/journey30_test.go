@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -236,4 +237,49 @@ func TestUnknownQEMUMachine(t *testing.T) {
 	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
 	code, _, errs := mcugen(t, "run", model, "--boards", file, "--board", "z")
 	oneErrorLine(t, "run", code, errs, 1, "board z ("+file+":1): qemu-system-arm has no machine \"nosuchmachine\"")
+}
+
+// test --json counts vectors and model/board cases apart (CI journey: an
+// errored case counted as a failed vector): one good model and one that
+// cannot be read give 4 vectors, all passed, and 2 cases, 1 with an error.
+func TestTestJSONUnits(t *testing.T) {
+	good, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	bad := filepath.Join(t.TempDir(), "bad.tflite")
+	if err := os.WriteFile(bad, []byte("junk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := mcugen(t, "test", good, bad, "--board", "host", "--random", "1", "--json")
+	var rep struct {
+		Vectors         int `json:"vectors"`
+		VectorsPassed   int `json:"vectors_passed"`
+		VectorsFailed   int `json:"vectors_failed"`
+		ModelBoardCases int `json:"model_board_cases"`
+		CasesWithErrors int `json:"cases_with_errors"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v: %s", code, err, out)
+	}
+	// --random 1 runs one random vector and the three extremes.
+	if rep.Vectors != 4 || rep.VectorsPassed != 4 || rep.VectorsFailed != 0 || rep.ModelBoardCases != 2 || rep.CasesWithErrors != 1 {
+		t.Errorf("summary %+v", rep)
+	}
+}
+
+// A flash budget below the constants alone is short by the constants'
+// excess, not by them and an estimate of the code (CI journey: "28,320 B
+// short" where the constants were 3,744 B over and the code measured 2 KB).
+func TestFlashBudgetShortByConstants(t *testing.T) {
+	m := sharedModels(t)
+	ad := filepath.Join(m, "ad", "ad01_int8.tflite")
+	dir := t.TempDir()
+	code, out, errs := mcugen(t, "compile", ad, "--board", "mps3-an547", "-o", filepath.Join(dir, "ok"), "--json")
+	var rep struct {
+		WeightsBytes int `json:"weights_bytes"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || rep.WeightsBytes == 0 {
+		t.Fatalf("exit %d, %v: %s", code, err, errs)
+	}
+	budget := rep.WeightsBytes - 100
+	code, _, errs = mcugen(t, "compile", ad, "--board", "mps3-an547", "--flash-budget", fmt.Sprint(budget), "-o", filepath.Join(dir, "no"))
+	oneErrorLine(t, "budget", code, errs, 1, fmt.Sprintf("needs %s B for weights (the lowered constants) alone", comma(int64(rep.WeightsBytes))), "(100 B short)")
 }

@@ -123,8 +123,18 @@ func (c *testCmd) run(e *env) error {
 		// before their vectors ran (each is also one of cases and failed,
 		// which otherwise count vectors: user-journey finding, the units
 		// were mixed without a word).
-		Errors  int          `json:"errors"`
-		Results []testResult `json:"results"`
+		Errors int `json:"errors"`
+		// The same in one unit each (CI journey: cases counted vectors
+		// and errored model/board cases at once, failed mismatches and
+		// errors): vectors run and how many matched or did not, and the
+		// model/board cases (the JUnit report's test cases) and how many
+		// stopped with an error.
+		Vectors         int          `json:"vectors"`
+		VectorsPassed   int          `json:"vectors_passed"`
+		VectorsFailed   int          `json:"vectors_failed"`
+		ModelBoardCases int          `json:"model_board_cases"`
+		CasesWithErrors int          `json:"cases_with_errors"`
+		Results         []testResult `json:"results"`
 	}
 	boardList := boardNames(c.Board)
 	c.Models = uniquePaths(c.Models)
@@ -159,6 +169,14 @@ func (c *testCmd) run(e *env) error {
 			report.Cases += r.Vectors
 			report.Passed += r.Passed
 			report.Failed += r.Failed
+			report.ModelBoardCases++
+			if r.Error == "" {
+				report.Vectors += r.Vectors
+				report.VectorsPassed += r.Passed
+				report.VectorsFailed += r.Failed
+			} else {
+				report.CasesWithErrors++
+			}
 			if r.Error != "" && r.Vectors == 0 {
 				report.Cases++
 				report.Failed++
