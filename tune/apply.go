@@ -88,7 +88,7 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 	if other > 0 {
 		shown := core
 		if shown == "" {
-			shown = "the host" // the host board names no -mcpu
+			shown = "its compiler's default core" // host and aarch64-linux name no -mcpu (it said "the host" for both: CI journey)
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d record(s) for another core or target ignored (this build: %s on %s)", file, other, target, shown))
 	}

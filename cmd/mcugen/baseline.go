@@ -49,6 +49,20 @@ type benchBaseline struct {
 	path  string
 	cases []benchResult
 	used  []bool
+	// errored marks the cases this run attempted and could not measure:
+	// they are its errors, not cases it left out (CI journey).
+	errored []bool
+}
+
+// markErrored notes that this run's case of model on board stopped with an
+// error.
+func (bl *benchBaseline) markErrored(model, board string) {
+	if i, ok := bl.find(model, board); ok {
+		if bl.errored == nil {
+			bl.errored = make([]bool, len(bl.cases))
+		}
+		bl.errored[i] = true
+	}
 }
 
 // loadBaseline reads a bench --json report. Anything else (another command's
@@ -214,11 +228,12 @@ func (bl *benchBaseline) matchedAny() bool {
 	return false
 }
 
-// unmeasured names the baseline's cases that this run did not measure.
+// unmeasured names the baseline's cases that this run did not measure and
+// did not try.
 func (bl *benchBaseline) unmeasured() []string {
 	var out []string
 	for i, r := range bl.cases {
-		if !bl.used[i] {
+		if !bl.used[i] && (bl.errored == nil || !bl.errored[i]) {
 			out = append(out, fmt.Sprintf("%s on %s", displayPath(r.Model), r.Board))
 		}
 	}
@@ -233,9 +248,15 @@ func (r *benchResult) change() string {
 		return "new"
 	}
 	if b.Instructions > 0 && r.Instructions > 0 {
-		s := fmt.Sprintf("%+.2f%%", 100*float64(r.Instructions-b.Instructions)/float64(b.Instructions))
-		if r.Instructions == b.Instructions {
+		d := r.Instructions - b.Instructions
+		s := fmt.Sprintf("%+.2f%%", 100*float64(d)/float64(b.Instructions))
+		switch {
+		case d == 0:
 			s = "="
+		case s == "+0.00%" || s == "-0.00%":
+			// Too small for two decimals (CI journey: 18 fewer of
+			// 882,851 showed as -0.00%): the count itself.
+			s = fmt.Sprintf("%+d", d)
 		}
 		return s + sizeChanges(b, r)
 	}

@@ -278,6 +278,8 @@ func (c *benchCmd) Run(e *env) error {
 		for i := range report.Results {
 			if report.Results[i].Error == "" {
 				regressions = append(regressions, baseline.compare(&report.Results[i], c.MaxIncrease)...)
+			} else {
+				baseline.markErrored(report.Results[i].Model, report.Results[i].Board)
 			}
 		}
 		report.Regressions = len(regressions)
@@ -286,7 +288,7 @@ func (c *benchCmd) Run(e *env) error {
 			// would otherwise pass every run.
 			noMatch = fmt.Errorf("--baseline %s: no case of this run is in it (it holds %s)", c.Baseline, strings.Join(gone, ", "))
 		} else if len(gone) > 0 {
-			e.warn(fmt.Sprintf("--baseline %s: not measured in this run: %s", c.Baseline, strings.Join(gone, ", ")))
+			e.warn(fmt.Sprintf("--baseline %s: not in this run: %s", c.Baseline, strings.Join(gone, ", ")))
 		}
 	}
 	var failure error

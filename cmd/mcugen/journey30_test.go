@@ -283,3 +283,30 @@ func TestFlashBudgetShortByConstants(t *testing.T) {
 	code, _, errs = mcugen(t, "compile", ad, "--board", "mps3-an547", "--flash-budget", fmt.Sprint(budget), "-o", filepath.Join(dir, "no"))
 	oneErrorLine(t, "budget", code, errs, 1, fmt.Sprintf("needs %s B for weights (the lowered constants) alone", comma(int64(rep.WeightsBytes))), "(100 B short)")
 }
+
+// The baseline column shows a change too small for two decimals as the
+// count (CI journey: 18 fewer of 882,851 read -0.00%), and a baseline case
+// that this run attempted and could not measure is its error, not a case
+// "not in this run".
+func TestBaselineSmallChangeAndErrors(t *testing.T) {
+	r := benchResult{Instructions: 882833, Baseline: &baselineMetrics{Instructions: 882851}}
+	if got := r.change(); got != "-18" {
+		t.Errorf("change = %q, want -18", got)
+	}
+	m := sharedModels(t)
+	ad := filepath.Join(m, "ad", "ad01_int8.tflite")
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	base := filepath.Join(t.TempDir(), "base.json")
+	code, out, errs := mcugen(t, "bench", ad, mlp, "--board", "host", "--json")
+	if code != 0 {
+		t.Fatalf("baseline: exit %d: %s", code, errs)
+	}
+	if err := os.WriteFile(base, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// AD's arena is 256 B: a 100 B budget stops it.
+	code, _, errs = mcugen(t, "bench", ad, mlp, "--board", "host", "--ram-budget", "100", "--baseline", base)
+	if code != 1 || strings.Contains(errs, "not in this run") || !strings.Contains(errs, "1 of 2 benchmarks failed") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
