@@ -141,12 +141,14 @@ func harness(m *tir.Module, opts Options) string {
 	if m.IOInArena {
 		fmt.Fprintf(&sb, "        if (%s_run(%s) != 0) {\n            return 2;\n        }\n", p, arena)
 	} else {
-		names := newNamer()
-		for i, in := range m.Inputs {
-			fmt.Fprintf(&sb, "        ins.%s = in%d;\n", names.unique(strings.ToLower(Ident(in.Name))), i)
+		// The members as the header names them (a copy of the naming rule
+		// here went stale when the rule changed).
+		inNames, outNames := ioNames(m, opts)
+		for i := range m.Inputs {
+			fmt.Fprintf(&sb, "        ins.%s = in%d;\n", inNames[i], i)
 		}
-		for i, o := range m.Outputs {
-			fmt.Fprintf(&sb, "        outs.%s = out%d;\n", names.unique(strings.ToLower(Ident(o.Name))), i)
+		for i := range m.Outputs {
+			fmt.Fprintf(&sb, "        outs.%s = out%d;\n", outNames[i], i)
 		}
 		a := ""
 		if opts.ArenaExternal {

@@ -101,6 +101,9 @@ func TestMicroTVMIONames(t *testing.T) {
 		// as members.
 		{"tflite", []string{"0x", "int", "NULL", "in", "Input", "input", "workspace"}, []string{"out", "arena"},
 			[]string{"t_0x", "int_", "NULL_", "in", "Input", "input_1", "workspace_1"}, []string{"out", "arena_1"}},
+		// A renamed name ending in _ takes its number without a second _
+		// (X__1 held __, which C++ reserves; session 30).
+		{"tflite", []string{"x_", "X-"}, []string{"y"}, []string{"x_", "X_1"}, []string{"y"}},
 	}
 	for _, c := range cases {
 		in, out := MicroTVMIONames(mod(c.ins, c.outs), c.format)
@@ -178,7 +181,7 @@ func TestSafePrefix(t *testing.T) {
 // stack) gets _1.
 func TestIONamesOwnNames(t *testing.T) {
 	m := &tir.Module{}
-	for _, n := range []string{"in", "main", "Int", "x.y"} {
+	for _, n := range []string{"in", "main", "Int", "x.y", "_out"} {
 		m.Inputs = append(m.Inputs, &tir.IO{Name: n})
 	}
 	for _, n := range []string{"out", "arena", "stack", "int"} {
@@ -186,7 +189,7 @@ func TestIONamesOwnNames(t *testing.T) {
 	}
 	in, out := IONames(m)
 	// Int is int once lower-cased, a keyword; the second int_ is int_1.
-	wantIn, wantOut := []string{"in", "main", "int_", "x_y"}, []string{"out", "arena_1", "stack_1", "int_1"}
+	wantIn, wantOut := []string{"in", "main", "int_", "x_y", "out"}, []string{"out_1", "arena_1", "stack_1", "int_1"}
 	if !reflect.DeepEqual(in, wantIn) || !reflect.DeepEqual(out, wantOut) {
 		t.Errorf("IONames: %q %q, want %q %q", in, out, wantIn, wantOut)
 	}

@@ -56,7 +56,12 @@ func IONames(m *tir.Module) (in, out []string) {
 // its macros OUT__SIZE, which the README's rule does not give); one whose
 // size macro is the header's own (arena) gets _1 from uniqueNames instead.
 func memberIdent(name string) string {
-	id := Ident(strings.ToLower(name)) // lower-cased first: Int is int, a keyword
+	return ownMember(Ident(strings.ToLower(name))) // lower-cased first: Int is int, a keyword
+}
+
+// ownMember is identifier id as a member: without the _ that Ident gives
+// the generated code's own names.
+func ownMember(id string) string {
 	if base, ok := strings.CutSuffix(id, "_"); ok && ownNames[base] {
 		return base
 	}
@@ -74,7 +79,7 @@ func memberSafe(s string) string {
 	if t == s {
 		return s
 	}
-	return Ident(t) // "" is t, a keyword gets its _ (_int: int_)
+	return ownMember(Ident(t)) // "" is t, a keyword gets its _ (_int: int_), _out is out, case kept
 }
 
 // uniqueNames gives each base a name whose key (the macro it names, or the

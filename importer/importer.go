@@ -211,7 +211,7 @@ func LoadTensor(path string, want *graph.Tensor) (*graph.Data, error) {
 			if zp < 0 {
 				plus = fmt.Sprintf("- %d", -zp)
 			}
-			return nil, fmt.Errorf("%s: holds float32, input %q wants %s: quantize it as q = round(x / %g) %s, rounded half away from zero and clamped to %s's range (inspect and compile --json give the scale and zero point)",
+			return nil, fmt.Errorf("%s: holds float32, input %q wants %s: quantize it as q = round(x / %g) %s, ties rounded as the model's quantize op does (away from zero for a TFLite model, to even for an ONNX QDQ model or one mcugen quantized), clamped to %s's range (inspect and compile --json give the scale and zero point)",
 				path, want.Name, want.DType, want.Quant.Scale[0], plus, want.DType)
 		}
 		return nil, fmt.Errorf("%s: holds %s, input %q wants %s", path, d.DType, want.Name, want.DType)

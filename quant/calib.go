@@ -226,7 +226,9 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	// are left out (docs journey: quantize --eval on a model's
 	// vectors_float/ stopped at its output_000.npy).
 	fileInput := map[string]string{}
-	if byInput, ok := vectorsLayout(files, len(g.UserInputs())); ok {
+	if byInput, ok, err := vectorsLayout(g, files); err != nil {
+		return nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
+	} else if ok {
 		files = nil
 		for k, in := range g.UserInputs() {
 			for _, f := range byInput[k] {
@@ -294,51 +296,66 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 
 var vectorName = regexp.MustCompile(`^(input|output)_([0-9]+)(?:_([0-9]+))?\.npy$`)
 
-// vectorInput is the input index K of a vector file input_NNN_K.npy
-// (input_NNN.npy with one input), or false.
-func vectorInput(base string, nin int) (int, bool) {
-	m := vectorName.FindStringSubmatch(base)
-	if m == nil || m[1] != "input" {
-		return 0, false
-	}
-	if nin == 1 {
-		return 0, m[3] == ""
-	}
-	k, err := strconv.Atoi(m[3])
-	if m[3] == "" || err != nil || k >= nin {
-		return 0, false
-	}
-	return k, true
-}
-
-// vectorsLayout reports whether files are test vectors: every one
-// input_NNN[_K].npy or output_NNN[_K].npy, with at least one of each (a
-// model whose inputs are named input_1, input_2 keeps its own files), and
-// returns the input files by input index, in their order.
-func vectorsLayout(files []string, nin int) ([][]string, bool) {
-	byInput := make([][]string, nin)
-	outputs := 0
+// vectorsLayout reports whether files are test vectors, as test --vectors
+// reads them: every one input_NNN.npy (input_NNN_K.npy for input K of
+// several; input_NNN_0.npy for the one input too) or an expected
+// output_NNN[_K].npy, with either an output among them or no file named
+// after one of the model's inputs (a model whose inputs are input_1 and
+// input_2 keeps its own files). It returns each input's files in vector
+// order; a vector without a file for every input is an error (review:
+// they were paired by position, vector 000's a with vector 001's b).
+func vectorsLayout(g *graph.Graph, files []string) ([][]string, bool, error) {
+	ins := g.UserInputs()
+	nin := len(ins)
+	vecs := map[string][]string{} // NNN → the file of each input
+	outputs, named := 0, false
 	for _, f := range files {
 		base := filepath.Base(f)
 		m := vectorName.FindStringSubmatch(base)
-		switch {
-		case m == nil:
-			return nil, false
-		case m[1] == "output":
+		if m == nil {
+			return nil, false, nil
+		}
+		for _, in := range ins {
+			if strings.HasPrefix(base, sanitize(in)) {
+				named = true
+			}
+		}
+		if m[1] == "output" {
 			outputs++
-		default:
-			k, ok := vectorInput(base, nin)
-			if !ok {
-				return nil, false
+			continue
+		}
+		k := 0
+		if m[3] != "" {
+			k, _ = strconv.Atoi(m[3])
+		} else if nin > 1 {
+			return nil, false, nil
+		}
+		if k >= nin {
+			return nil, false, nil
+		}
+		if vecs[m[2]] == nil {
+			vecs[m[2]] = make([]string, nin)
+		}
+		vecs[m[2]][k] = f
+	}
+	if len(vecs) == 0 || outputs == 0 && named {
+		return nil, false, nil
+	}
+	nums := make([]string, 0, len(vecs))
+	for n := range vecs {
+		nums = append(nums, n)
+	}
+	sort.Slice(nums, func(i, j int) bool { return naturalLess(nums[i], nums[j]) })
+	byInput := make([][]string, nin)
+	for _, n := range nums {
+		for k, f := range vecs[n] {
+			if f == "" {
+				return nil, false, fmt.Errorf("vector %s has no input_%s_%d.npy (for input %q): every vector needs a file for each input", n, n, k, ins[k])
 			}
 			byInput[k] = append(byInput[k], f)
 		}
 	}
-	inputs := 0
-	for _, fs := range byInput {
-		inputs += len(fs)
-	}
-	return byInput, outputs > 0 && inputs > 0
+	return byInput, true, nil
 }
 
 // naturalLess orders strings with their runs of digits compared as numbers

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -59,5 +60,18 @@ func TestLoadCalibVectorsLayout(t *testing.T) {
 	}
 	if len(ss) != 1 || ss[0]["a"].F[1] != 2 || ss[0]["b"].F[2] != 7 {
 		t.Errorf("two inputs: %d samples %v", len(ss), ss)
+	}
+	// Without the outputs too, and paired by vector number: vector 001
+	// lacks input b's file, which is an error, not vector 002's b.
+	dir = t.TempDir()
+	writeNpy(t, filepath.Join(dir, "input_000_0.npy"), f32(1, 2))
+	writeNpy(t, filepath.Join(dir, "input_000_1.npy"), f32(5, 6, 7))
+	if ss, err := LoadCalib(dir, two); err != nil || len(ss) != 1 {
+		t.Errorf("inputs only: %d samples, %v", len(ss), err)
+	}
+	writeNpy(t, filepath.Join(dir, "input_001_0.npy"), f32(3, 4))
+	writeNpy(t, filepath.Join(dir, "input_002_1.npy"), f32(8, 9, 10))
+	if _, err := LoadCalib(dir, two); err == nil || !strings.Contains(err.Error(), `vector 001 has no input_001_1.npy (for input "b")`) {
+		t.Errorf("a vector missing a file: %v", err)
 	}
 }

@@ -16,8 +16,8 @@ import (
 // weight or int32 bias hands over the constant itself. Integer ops requantize
 // with TFLite's fixed-point arithmetic (not ONNX's float rounding), so the
 // result matches Quantize's graph bit for bit; the Quantize nodes that stay
-// (graph inputs, float fallbacks) round half away from zero as TFLite does,
-// not half to even as ONNX's QuantizeLinear. Layout transposes the importer
+// (graph inputs, float fallbacks) keep QuantizeLinear's rounding, half to
+// even, as Quantize's own do. Layout transposes the importer
 // put around constants and activations are folded or cancelled first. Ops
 // with no int8 kernel stay in float between their Dequantize and Quantize;
 // graph inputs and outputs stay float (see IntIO).

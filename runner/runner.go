@@ -458,7 +458,10 @@ func tail(s string, lines int) string {
 	seen := map[string]int{}
 	count := map[string]int{}
 	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		if i, ok := seen[line]; ok && strings.TrimSpace(line) != "" {
+		// Only a whole diagnostic (no indent: not a source or caret line
+		// of gcc's, which repeat for different errors) is folded.
+		whole := line != "" && line[0] != ' ' && line[0] != '\t' && (strings.Contains(line, "error:") || strings.Contains(line, "warning:"))
+		if i, ok := seen[line]; ok && whole {
 			count[line]++
 			l[i] = fmt.Sprintf("%s (%d times)", line, count[line])
 			continue

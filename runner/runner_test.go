@@ -945,4 +945,9 @@ func TestTailRepeats(t *testing.T) {
 	if got := tail("a\nb\nc\n", 2); got != "b\nc" {
 		t.Errorf("tail 2 = %q", got)
 	}
+	// Source and caret lines repeat for different errors: kept as they are.
+	carets := "x.c:1:5: error: 'a' undeclared\n    |     ^\nx.c:2:5: error: 'b' undeclared\n    |     ^\n"
+	if got := tail(carets, 40); got != strings.TrimSuffix(carets, "\n") {
+		t.Errorf("tail folded caret lines: %q", got)
+	}
 }

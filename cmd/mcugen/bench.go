@@ -175,11 +175,16 @@ func (c *benchCmd) Run(e *env) error {
 				e.progress(fmt.Sprintf("measuring %s on %s (%d of %d)", filepath.Base(model), flags.Board, k, total))
 			}
 			opt, _, err := flags.options(e, &modelFlags{Model: model, Shape: c.Shape})
-			if err == nil {
-				err = hostBuilds(opt.Target, opt.Board)
-			}
 			if err != nil {
 				return err
+			}
+			// A case of its own, as test has it: the other boards are
+			// still measured (review).
+			if err := hostBuilds(opt.Target, opt.Board); err != nil {
+				if err := failCase(model, flags.Board, opt.Target, err); err != nil {
+					return err
+				}
+				continue
 			}
 			s, err := pipeline.Compile(model, opt)
 			if err != nil {

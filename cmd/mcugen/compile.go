@@ -72,14 +72,15 @@ func (c *compileCmd) Run(e *env) error {
 	if st, lerr := os.Lstat(c.Out); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
 		if real, rerr := filepath.EvalSymlinks(c.Out); rerr == nil {
 			c.Out = real
-		} else if target, terr := os.Readlink(c.Out); terr == nil {
-			// A link to nothing yet: the directory is made where it
-			// points (robustness journey: a raw "rename ...: not a
-			// directory").
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(c.Out), target)
+		} else {
+			// A link to nothing yet, through any chain of links: the
+			// directory is made where the last one points (robustness
+			// journey: a raw "rename ...: not a directory").
+			end, err := linkEnd(c.Out)
+			if err != nil {
+				return err
 			}
-			c.Out = target
+			c.Out = end
 		}
 	}
 	unmarked, err := checkOutDir(c.Out, c.Force, c.Model, c.Calib, c.Tuning, c.Boards)
@@ -699,4 +700,27 @@ func avrWeightsWarning(s *pipeline.State) string {
 	}
 	return fmt.Sprintf("%s is an AVR board: avr-gcc copies the model's %s B of weights into SRAM at start-up (mcugen does not place them in PROGMEM), beside its %s B arena; an ATmega328P has 2 KiB of SRAM and an ATmega2560 8 KiB",
 		b.Name, comma(int64(w)), comma(int64(s.Plan.ArenaBytes)))
+}
+
+// linkEnd follows the symbolic link path, and the links it leads to, to the
+// first path that is not a link (one that does not exist yet), resolving
+// relative targets against each link's directory; a loop, or more than 40
+// links, is an error naming path.
+func linkEnd(path string) (string, error) {
+	p := path
+	for i := 0; i < 40; i++ {
+		st, err := os.Lstat(p)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return "", fmt.Errorf("-o %s: %w", path, unwrapPath(err))
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = target
+	}
+	return "", fmt.Errorf("-o %s: a loop of symbolic links (or more than 40 of them): name a directory", path)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -308,5 +309,53 @@ func TestBaselineSmallChangeAndErrors(t *testing.T) {
 	code, _, errs = mcugen(t, "bench", ad, mlp, "--board", "host", "--ram-budget", "100", "--baseline", base)
 	if code != 1 || strings.Contains(errs, "not in this run") || !strings.Contains(errs, "1 of 2 benchmarks failed") {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// Review findings: -o through a chain of links to nothing is written where
+// the last one points, and a loop of links is one clear line; --svg
+// /dev/stdout redirected to a file of another kind is written through;
+// bench with a host --target it cannot build still measures its other
+// boards.
+func TestReviewOutputs(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/onnx/mlp.onnx")
+	dir := t.TempDir()
+	for _, l := range [][2]string{{"chain1", "chain2"}, {"chain2", "sub/target"}, {"loop1", "loop2"}, {"loop2", "loop1"}} {
+		if err := os.Symlink(l[1], filepath.Join(dir, l[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errs := mcugen(t, "compile", model, "-o", filepath.Join(dir, "chain1")); code != 0 {
+		t.Fatalf("chain: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sub", "target", "mlp.h")); err != nil {
+		t.Errorf("chain: not written where it ends: %v", err)
+	}
+	code, _, errs := mcugen(t, "compile", model, "-o", filepath.Join(dir, "loop1"))
+	oneErrorLine(t, "loop", code, errs, 1, "a loop of symbolic links")
+
+	log := filepath.Join(dir, "log.txt")
+	if err := os.WriteFile(log, []byte("earlier lines\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(buildMcugen(t), "plan", model, "--svg", "/dev/stdout")
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = f, &stderr
+	err = cmd.Run()
+	out := stderr.String()
+	f.Close()
+	if b, _ := os.ReadFile(log); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("--svg /dev/stdout into a log: %v %s", err, out)
+	}
+
+	needQEMU(t)
+	cnn, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	code, stdout, errs := mcugen(t, "bench", cnn, "--board", "host,mps2-an386", "--target", "dsp")
+	if code != 1 || !strings.Contains(stdout, "mps2-an386") || !strings.Contains(errs, "1 of 2 benchmarks failed") {
+		t.Errorf("bench host and an386 with --target dsp: exit %d\n%s\n%s", code, stdout, errs)
 	}
 }

@@ -200,7 +200,7 @@ func checkReplace(flag, path, kind string, inputs []string, looks func(head []by
 		return err
 	}
 	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 || throughDevice(path) {
 		return nil
 	}
 	f, err := os.Open(path)
@@ -214,6 +214,18 @@ func checkReplace(flag, path, kind string, inputs []string, looks func(head []by
 		return fmt.Errorf("%s %s: exists and is not %s; mcugen replaces only a file of that kind: name another file, or remove it yourself", flag, path, kind)
 	}
 	return nil
+}
+
+// throughDevice reports whether path names a file through /dev or /proc
+// (/dev/stdout, /dev/fd/3, /proc/self/fd/1): a stream the caller
+// redirected, which may be a regular file of any kind (review: `plan
+// --svg /dev/stdout >> log.txt` was refused as "not an SVG picture").
+func throughDevice(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	return strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/")
 }
 
 // looksXML reports whether a file starts as an XML document or an SVG
