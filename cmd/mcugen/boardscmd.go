@@ -38,7 +38,7 @@ func (c *boardsCmd) Run(e *env) error {
 		return err
 	}
 	if c.Show != "" {
-		b, err := cat.Get(c.Show)
+		b, err := getBoard(cat, c.Show)
 		if err != nil {
 			return err
 		}

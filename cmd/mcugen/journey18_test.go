@@ -326,7 +326,7 @@ func TestBoardsShow(t *testing.T) {
 		t.Errorf("boards --show --json: %v %+v\n%s", err, d, stdout)
 	}
 	code, _, errs = mcugen(t, "boards", "--show", "nosuch")
-	oneErrorLine(t, "boards --show nosuch", code, errs, 1, `unknown board "nosuch"`)
+	oneErrorLine(t, "boards --show nosuch", code, errs, 2, `unknown board "nosuch"`)
 }
 
 // writeONNX writes a float model of the given nodes, inputs and outputs ([1,4] each).

@@ -114,7 +114,7 @@ func TestInspectChecksCompileFlags(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--board", "nosuch"}, 1, `unknown board "nosuch"`},
+		{[]string{"--board", "nosuch"}, 2, `unknown board "nosuch"`},
 		{[]string{"--target", "bogus"}, 2, "--target bogus: unknown schedule set"},
 	} {
 		code, stdout, stderr := mcugen(t, append([]string{"inspect", model}, c.args...)...)

@@ -143,7 +143,7 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	if strings.TrimSpace(c.Board) == "" {
 		return opt, nil, usageError{fmt.Errorf("--board %q: a board name is empty (mcugen boards lists them)", c.Board)}
 	}
-	if opt.Board, err = cat.Get(c.Board); err != nil {
+	if opt.Board, err = getBoard(cat, c.Board); err != nil {
 		return opt, nil, err
 	}
 	opt.Prefix, opt.ArenaExternal, opt.IOInArena, opt.Int8IO = c.Prefix, c.Arena == "external", c.IO == "in-arena", c.Int8IO
@@ -177,6 +177,16 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 	return opt, cat, nil
 }
 
+// getBoard looks up a board the command line names: an unknown name is bad
+// usage (exit 2), as an unknown --target is.
+func getBoard(cat *boards.Catalog, name string) (*boards.Board, error) {
+	b, err := cat.Get(name)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return b, nil
+}
+
 // boardNames splits a comma-separated --board list, each name once, in order.
 func boardNames(list string) []string {
 	var out []string
@@ -200,7 +210,7 @@ func (c *compileFlags) checkBoards() (*boards.Catalog, error) {
 		if strings.TrimSpace(name) == "" {
 			return nil, usageError{fmt.Errorf("--board %q: a board name is empty (mcugen boards lists them)", c.Board)}
 		}
-		if _, err := cat.Get(strings.TrimSpace(name)); err != nil {
+		if _, err := getBoard(cat, strings.TrimSpace(name)); err != nil {
 			return nil, err
 		}
 	}

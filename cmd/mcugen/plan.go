@@ -40,7 +40,7 @@ func (c *planCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		if opt.Board, err = cat.Get(c.Board); err != nil {
+		if opt.Board, err = getBoard(cat, c.Board); err != nil {
 			return err
 		}
 	}
