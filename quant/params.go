@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 // ChooseParams returns TFLite's int8 asymmetric parameters for the float
@@ -142,8 +143,7 @@ func QuantizeData(d *graph.Data, s float32, z int32) *graph.Data {
 func QuantizeInput(d *graph.Data, s float32, z int32) *graph.Data {
 	out := graph.NewData(graph.Int8, d.Shape)
 	for i, v := range d.F {
-		q := math.RoundToEven(float64(v/s)) + float64(z)
-		out.I[i] = int64(math.Max(-128, math.Min(127, q)))
+		out.I[i] = qmath.QuantizeFloat(v, s, z, -128, 127, true)
 	}
 	return out
 }

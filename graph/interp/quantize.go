@@ -2,7 +2,6 @@ package interp
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/qmath"
@@ -65,17 +64,7 @@ func quantizeFloat(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.D
 			c = axisIndex(y.Shape, ax, i)
 		}
 		s, z := yt.Quant.At(c)
-		q := float64(v / s) // a float32 quotient, as TFLite's and ONNX's reference kernels
-		if even {
-			q = math.RoundToEven(q)
-		} else {
-			q = math.Round(q)
-		}
-		if math.IsNaN(q) {
-			q = 0
-		}
-		q = math.Max(float64(lo)-float64(z), math.Min(float64(hi)-float64(z), q))
-		y.I[i] = int64(q) + int64(z)
+		y.I[i] = qmath.QuantizeFloat(v, s, z, lo, hi, even)
 	}
 	return []*graph.Data{y}, nil
 }

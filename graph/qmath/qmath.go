@@ -22,6 +22,24 @@ func Round(x float64) float64 { return math.Round(x) }
 // quantizes a float32 constant.
 func Roundf(x float32) float32 { return float32(math.Round(float64(x))) }
 
+// QuantizeFloat is a float-to-integer Quantize of one value: the quotient
+// x / s in float32 (as TFLite's and ONNX's reference kernels divide), rounded
+// half to even (ONNX's QuantizeLinear) or half away from zero (TFLite's
+// AffineQuantize), plus z, clamped to [lo, hi]. NaN gives z.
+func QuantizeFloat(x, s float32, z int32, lo, hi int64, halfEven bool) int64 {
+	q := float64(x / s)
+	if halfEven {
+		q = math.RoundToEven(q)
+	} else {
+		q = math.Round(q)
+	}
+	if math.IsNaN(q) {
+		q = 0
+	}
+	q = math.Max(float64(lo)-float64(z), math.Min(float64(hi)-float64(z), q))
+	return int64(q) + int64(z)
+}
+
 // QuantizeMultiplier splits a real multiplier into a Q31 fixed-point
 // multiplier in [2^30, 2^31) and a power-of-two exponent, so that
 // m ≈ multiplier * 2^(shift-31). It is TFLite's QuantizeMultiplier: frexp,

@@ -217,3 +217,35 @@ func TestMultiplyByQuantizedMultiplier64(t *testing.T) {
 		t.Errorf("the 32-bit path gives %d, want 1000000", got)
 	}
 }
+
+// QuantizeFloat, worked by hand: ties go to even (ONNX) or away from zero
+// (TFLite), the quotient is a float32 one, NaN is the zero point, and the
+// clamp is to the range given after the zero point is added.
+func TestQuantizeFloat(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, c := range []struct {
+		x, s   float32
+		z      int32
+		lo, hi int64
+		even   bool
+		want   int64
+		why    string
+	}{
+		{2.5, 1, 0, -128, 127, true, 2, "tie to even"},
+		{2.5, 1, 0, -128, 127, false, 3, "tie away from zero"},
+		{-2.5, 1, 0, -128, 127, true, -2, "negative tie to even"},
+		{-2.5, 1, 0, -128, 127, false, -3, "negative tie away"},
+		{3.5, 1, 1, -128, 127, true, 5, "zero point after rounding: 4 + 1"},
+		{0.3, 0.1, 0, -128, 127, true, 3, "float32 quotient 3.0000002"},
+		{1000, 1, 5, -128, 127, false, 127, "clamped high"},
+		{-1000, 1, 5, -128, 127, false, -128, "clamped low"},
+		{-1000, 1, 5, 0, 255, false, 0, "uint8 low"},
+		{nan, 0.5, -7, -128, 127, true, -7, "NaN is the zero point"},
+		{0.25, 0.5, 0, 0, 255, true, 0, "0.5 ties to 0"},
+		{0.75, 0.5, 0, 0, 255, true, 2, "1.5 ties to 2"},
+	} {
+		if got := QuantizeFloat(c.x, c.s, c.z, c.lo, c.hi, c.even); got != c.want {
+			t.Errorf("%s: QuantizeFloat(%v, %v, %d, %d, %d, %v) = %d, want %d", c.why, c.x, c.s, c.z, c.lo, c.hi, c.even, got, c.want)
+		}
+	}
+}
