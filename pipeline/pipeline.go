@@ -737,6 +737,23 @@ func CheckTarget(target string, b *boards.Board) error {
 }
 
 // targetName is the schedule set the build uses.
+// warnRawMinMax warns of each quantized Maximum or Minimum whose inputs and
+// output have different quantizations: TFLite compares their raw integers,
+// and so does mcugen, so the result is not the larger (smaller) real value.
+func warnRawMinMax(s *State) {
+	for _, n := range s.Graph.Nodes {
+		if n.Op != graph.Maximum && n.Op != graph.Minimum || len(n.Inputs) != 2 {
+			continue
+		}
+		a, b, y := s.Graph.In(n, 0), s.Graph.In(n, 1), s.Graph.Out(n, 0)
+		if a == nil || b == nil || y == nil || y.Quant == nil || a.Quant.Equal(y.Quant) && b.Quant.Equal(y.Quant) {
+			continue
+		}
+		s.Opt.Warn(fmt.Sprintf("%s: node %q (%s): its inputs and output have different quantizations; TFLite compares the raw integers, and so does mcugen, so the result is not the %s of the real values",
+			s.ModelPath, n.Name, n.Op, map[bool]string{true: "larger", false: "smaller"}[n.Op == graph.Maximum]))
+	}
+}
+
 func (s *State) targetName() string {
 	if s.Opt.Target != "" {
 		return s.Opt.Target
@@ -748,6 +765,7 @@ func lowerPass(s *State) error {
 	if err := CheckTarget(s.Opt.Target, s.Opt.Board); err != nil {
 		return err
 	}
+	warnRawMinMax(s)
 	t, err := tir.TargetByName(s.targetName())
 	if err != nil {
 		return err

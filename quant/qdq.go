@@ -152,10 +152,12 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 
 // copiesStored are the ops whose integer kernels move stored values (as
 // TFLite's, which require the input's parameters on the output); the values
-// operands are input 0, or 1 and 2 for Where.
+// operands are input 0, 1 and 2 for Where, and both for Max and Min (whose
+// int8 kernels compare raw values).
 var copiesStored = map[graph.Op]bool{
 	graph.Reshape: true, graph.Transpose: true, graph.Slice: true, graph.Pad: true, graph.Gather: true,
 	graph.MaxPool2D: true, graph.Resize: true, graph.Reduce: true, graph.TopK: true, graph.Where: true,
+	graph.Maximum: true, graph.Minimum: true,
 }
 
 // copyKeepsParams reports whether the folded n, if it copies stored values,
@@ -167,8 +169,11 @@ func copyKeepsParams(f *graph.Graph, n *graph.Node) bool {
 		return true
 	}
 	ins := n.Inputs[:1]
-	if n.Op == graph.Where {
+	switch n.Op {
+	case graph.Where:
 		ins = n.Inputs[1:3]
+	case graph.Maximum, graph.Minimum:
+		ins = n.Inputs[:2]
 	}
 	for _, o := range n.Outputs {
 		ot := f.Tensors[o]

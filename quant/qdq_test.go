@@ -402,3 +402,70 @@ func TestWriteQDQRoundTripTransformerOps(t *testing.T) {
 	}
 	sameFloatOutputs(t, q, qdqRoundTrip(t, q), samples)
 }
+
+// A QDQ Max or Min whose operands are quantized differently stays in float:
+// the int8 kernels compare raw values (as TFLite's), which is the real max
+// only when the parameters agree. a = 0.4 at scale 0.1 is 4, b = 0.5 at
+// scale 0.01 is 50: a raw max gives 50, read at the output's scale 0.1 as
+// 5.0; max(0.4, 0.5) = 0.5 (Min: 0.4). With b at 0.1 too the op folds.
+func TestFoldQDQKeepsMaxOfChangedParams(t *testing.T) {
+	for _, op := range []graph.Op{graph.Maximum, graph.Minimum} {
+		for _, tc := range []struct {
+			name   string
+			bS     float32
+			folded bool
+		}{{"changed", 0.01, false}, {"same", 0.1, true}} {
+			t.Run(string(op)+"/"+tc.name, func(t *testing.T) {
+				g := graph.New("qdq", "onnx")
+				q := func(s float32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{0}} }
+				for _, tn := range []*graph.Tensor{
+					{Name: "a", DType: graph.Float32, Shape: []int{1}},
+					{Name: "b", DType: graph.Float32, Shape: []int{1}},
+					{Name: "aq", DType: graph.Int8, Shape: []int{1}, Quant: q(0.1)},
+					{Name: "bq", DType: graph.Int8, Shape: []int{1}, Quant: q(tc.bS)},
+					{Name: "ad", DType: graph.Float32, Shape: []int{1}},
+					{Name: "bd", DType: graph.Float32, Shape: []int{1}},
+					{Name: "m", DType: graph.Float32, Shape: []int{1}},
+					{Name: "mq", DType: graph.Int8, Shape: []int{1}, Quant: q(0.1)},
+					{Name: "y", DType: graph.Float32, Shape: []int{1}},
+				} {
+					g.AddTensor(tn)
+				}
+				g.AddNode(&graph.Node{Name: "qa", Op: graph.Quantize, Inputs: []string{"a"}, Outputs: []string{"aq"}})
+				g.AddNode(&graph.Node{Name: "qb", Op: graph.Quantize, Inputs: []string{"b"}, Outputs: []string{"bq"}})
+				g.AddNode(&graph.Node{Name: "da", Op: graph.Dequantize, Inputs: []string{"aq"}, Outputs: []string{"ad"}})
+				g.AddNode(&graph.Node{Name: "db", Op: graph.Dequantize, Inputs: []string{"bq"}, Outputs: []string{"bd"}})
+				g.AddNode(&graph.Node{Name: "mm", Op: op, Inputs: []string{"ad", "bd"}, Outputs: []string{"m"}})
+				g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"m"}, Outputs: []string{"mq"}})
+				g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"mq"}, Outputs: []string{"y"}})
+				g.Inputs, g.Outputs = []string{"a", "b"}, []string{"y"}
+				f, err := FoldQDQ(g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				folded := false
+				for _, n := range f.Nodes {
+					if n.Op == op {
+						folded = f.In(n, 0).DType == graph.Int8
+					}
+				}
+				if folded != tc.folded {
+					t.Fatalf("%s folded to int8: %v, want %v", op, folded, tc.folded)
+				}
+				a, b := graph.NewData(graph.Float32, []int{1}), graph.NewData(graph.Float32, []int{1})
+				a.F[0], b.F[0] = 0.4, 0.5
+				res, err := interp.Run(f, map[string]*graph.Data{"a": a, "b": b})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := 0.5
+				if op == graph.Minimum {
+					want = 0.4
+				}
+				if got := res["y"].F[0]; math.Abs(float64(got)-want) > 1e-6 {
+					t.Errorf("%s(0.4, 0.5) = %v, want %v", op, got, want)
+				}
+			})
+		}
+	}
+}

@@ -280,6 +280,13 @@ var builders = []struct {
 		z := b.input([]int{3, 4}, 0.05, 2)
 		return b.done(b.node(graph.Maximum, nil, 0.05, 2, x, z), b.node(graph.Minimum, nil, 0.05, 2, x, z))
 	}},
+	{"min_max_mixed_quant", false, func(b *builder) (*graph.Graph, error) {
+		// int8: TFLite compares the raw values whatever the quantizations
+		// (round-3 fuzzer: mcugen refused such a model).
+		x := b.input([]int{3, 4}, 0.05, 2)
+		z := b.input([]int{4}, 0.02, -7)
+		return b.done(b.node(graph.Maximum, nil, 0.1, -3, x, z), b.node(graph.Minimum, nil, 0.03, 5, z, x))
+	}},
 	{"pools", false, func(b *builder) (*graph.Graph, error) {
 		x := b.input([]int{1, 7, 6, 3}, 0.05, 2)
 		mp := b.node(graph.MaxPool2D, &graph.PoolAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}}, 0.05, 2, x)

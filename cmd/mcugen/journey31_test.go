@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tg "github.com/mcugen/mcugen/testdata/tflitegen"
+)
+
+// writeMaxModel writes an int8 MAXIMUM of a [2,3] and a [3] tensor whose
+// second input has the scale bs and zero point bz, and whose output has
+// scale os (the first input and the output have zero point 2).
+func writeMaxModel(t *testing.T, bs float32, bz int64, os_ float32) string {
+	t.Helper()
+	m := &tg.Model{}
+	a := m.AddTensor(tg.Tensor{Name: "a", Type: tg.Int8, Shape: []int32{2, 3}, Scale: []float32{0.05}, ZeroPoint: []int64{2}})
+	b := m.AddTensor(tg.Tensor{Name: "b", Type: tg.Int8, Shape: []int32{3}, Scale: []float32{bs}, ZeroPoint: []int64{bz}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{2, 3}, Scale: []float32{os_}, ZeroPoint: []int64{2}})
+	m.AddOp(tg.OpMaximum, &tg.Options{Type: tg.OptMaximumMinimum}, []int32{a, b}, y)
+	m.Inputs, m.Outputs = []int32{a, b}, []int32{y}
+	p := filepath.Join(t.TempDir(), "max.tflite")
+	if err := os.WriteFile(p, m.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// An int8 MAXIMUM whose operands are quantized differently is what TFLite
+// runs (its kernel compares the raw values): mcugen compiles it, bit-exact
+// with that, and warns that the result is not the larger real value. It
+// refused the model (round-3 fuzzer finding). With one quantization there
+// is no warning.
+func TestMaximumOfMixedQuantizations(t *testing.T) {
+	mixed := writeMaxModel(t, 0.02, -7, 0.05)
+	code, out, errs := mcugen(t, "test", mixed, "--board", "host", "--random", "2")
+	want := `node "y" (Maximum): its inputs and output have different quantizations; TFLite compares the raw integers, and so does mcugen, so the result is not the larger of the real values`
+	if code != 0 || !strings.Contains(errs, "mcugen: warning: "+mixed+": "+want) || strings.Count(errs, want) != 1 || !strings.Contains(out, "bit-exact") {
+		t.Errorf("test of a mixed-quantization MAXIMUM: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	same := writeMaxModel(t, 0.05, 2, 0.05)
+	code, _, errs = mcugen(t, "compile", same, "--board", "host", "-o", filepath.Join(t.TempDir(), "o"))
+	if code != 0 || strings.Contains(errs, "warning") {
+		t.Errorf("compile of a one-quantization MAXIMUM: exit %d, stderr %s", code, errs)
+	}
+}
