@@ -49,8 +49,11 @@ func computePool(k *kctx) (Stmt, error) {
 			return nil, k.errorf("%v", err)
 		}
 		if s1, z1, err := quantParams(xt); err == nil {
-			if s2, z2, err := quantParams(yt); err == nil && (s1 != s2 || z1 != z2) {
-				return nil, k.errorf("int pool needs equal input and output quantization")
+			// TFLite Micro's PoolingPrepare: the scales within 1e-6, the
+			// zero points equal (an exact comparison refused scales one
+			// float32 step apart, which TFLite runs).
+			if s2, z2, err := quantParams(yt); err == nil && (math.Abs(float64(s1)-float64(s2)) > 1e-6 || z1 != z2) {
+				return nil, k.errorf("int pool needs equal input and output quantization (input scale %g zero point %d, output %g and %d), as TFLite's pooling kernels do", s1, z1, s2, z2)
 			}
 		}
 	}

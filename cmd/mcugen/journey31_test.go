@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,4 +45,31 @@ func TestMaximumOfMixedQuantizations(t *testing.T) {
 	if code != 0 || strings.Contains(errs, "warning") {
 		t.Errorf("compile of a one-quantization MAXIMUM: exit %d, stderr %s", code, errs)
 	}
+}
+
+// An int8 average pool whose output scale is one float32 step from its
+// input's is what TFLite Micro accepts (its PoolingPrepare allows 1e-6):
+// mcugen compiled it only with equal scales. A real difference is still
+// refused, naming both quantizations.
+func TestPoolScaleTolerance(t *testing.T) {
+	write := func(outScale float32) string {
+		m := &tg.Model{}
+		x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Int8, Shape: []int32{1, 4, 4, 3}, Scale: []float32{0.023529412}, ZeroPoint: []int64{-128}})
+		y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{1, 2, 2, 3}, Scale: []float32{outScale}, ZeroPoint: []int64{-128}})
+		m.AddOp(tg.OpAveragePool2D, tg.Pool2DOptions(tg.Valid, 2, 2, 2, 2, tg.ActNone), []int32{x}, y)
+		m.Inputs, m.Outputs = []int32{x}, []int32{y}
+		p := filepath.Join(t.TempDir(), "pool.tflite")
+		if err := os.WriteFile(p, m.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	near := math.Nextafter32(0.023529412, 1)
+	code, out, errs := mcugen(t, "test", write(near), "--board", "host", "--random", "2")
+	if code != 0 || !strings.Contains(out, "bit-exact") {
+		t.Errorf("pool with scales one step apart: exit %d\n%s%s", code, out, errs)
+	}
+	far := write(0.0236)
+	code, _, errs = mcugen(t, "compile", far, "--board", "host", "-o", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "pool with scales 7e-5 apart", code, errs, 1, "int pool needs equal input and output quantization (input scale 0.023529412 zero point -128, output 0.0236 and -128)")
 }
