@@ -151,13 +151,14 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 }
 
 // copiesStored are the ops whose integer kernels move stored values (as
-// TFLite's, which require the input's parameters on the output); the values
-// operands are input 0, 1 and 2 for Where, and both for Max and Min (whose
-// int8 kernels compare raw values).
+// TFLite's, which require the input's parameters on the output), and the
+// average pool, whose int8 kernel (TFLite's) averages them unscaled; the
+// values operands are input 0, 1 and 2 for Where, and both for Max and Min
+// (whose int8 kernels compare raw values).
 var copiesStored = map[graph.Op]bool{
 	graph.Reshape: true, graph.Transpose: true, graph.Slice: true, graph.Pad: true, graph.Gather: true,
 	graph.MaxPool2D: true, graph.Resize: true, graph.Reduce: true, graph.TopK: true, graph.Where: true,
-	graph.Maximum: true, graph.Minimum: true,
+	graph.Maximum: true, graph.Minimum: true, graph.AvgPool2D: true,
 }
 
 // copyKeepsParams reports whether the folded n, if it copies stored values,

@@ -469,3 +469,58 @@ func TestFoldQDQKeepsMaxOfChangedParams(t *testing.T) {
 		}
 	}
 }
+
+// A QDQ AveragePool across changed parameters stays in float: the int8
+// kernel (TFLite's) averages the stored values unscaled. x = [1 2 3 4] at
+// scale 0.1 averages to 0.25, which is 5 at the output's scale 0.05; the
+// unscaled average of the stored values, 3, would read as 0.15.
+func TestFoldQDQKeepsAvgPoolOfChangedParams(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		outS   float32
+		folded bool
+	}{{"changed", 0.05, false}, {"same", 0.1, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graph.New("qdq", "onnx")
+			q := func(s float32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{0}} }
+			g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 2, 2, 1}})
+			g.AddTensor(&graph.Tensor{Name: "xq", DType: graph.Int8, Shape: []int{1, 2, 2, 1}, Quant: q(0.1)})
+			g.AddTensor(&graph.Tensor{Name: "xd", DType: graph.Float32, Shape: []int{1, 2, 2, 1}})
+			g.AddTensor(&graph.Tensor{Name: "m", DType: graph.Float32, Shape: []int{1, 1, 1, 1}})
+			g.AddTensor(&graph.Tensor{Name: "mq", DType: graph.Int8, Shape: []int{1, 1, 1, 1}, Quant: q(tc.outS)})
+			g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 1, 1, 1}})
+			g.AddNode(&graph.Node{Name: "q0", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"xq"}})
+			g.AddNode(&graph.Node{Name: "d0", Op: graph.Dequantize, Inputs: []string{"xq"}, Outputs: []string{"xd"}})
+			g.AddNode(&graph.Node{Name: "avg", Op: graph.AvgPool2D, Inputs: []string{"xd"}, Outputs: []string{"m"},
+				Attrs: &graph.PoolAttrs{Kernel: [2]int{2, 2}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}})
+			g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"m"}, Outputs: []string{"mq"}})
+			g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"mq"}, Outputs: []string{"y"}})
+			g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+			f, err := FoldQDQ(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			folded := false
+			for _, n := range f.Nodes {
+				if n.Op == graph.AvgPool2D {
+					folded = f.In(n, 0).DType == graph.Int8
+				}
+			}
+			if folded != tc.folded {
+				t.Fatalf("AveragePool folded to int8: %v, want %v", folded, tc.folded)
+			}
+			if tc.folded {
+				return
+			}
+			x := graph.NewData(graph.Float32, []int{1, 2, 2, 1})
+			copy(x.F, []float32{0.1, 0.2, 0.3, 0.4})
+			res, err := interp.Run(f, map[string]*graph.Data{"x": x})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res["y"].F[0]; math.Abs(float64(got)-0.25) > 1e-6 {
+				t.Errorf("average %v, want 0.25", got)
+			}
+		})
+	}
+}
