@@ -174,6 +174,18 @@ func (h *Board) Running(b *Board) *Board {
 	return &t
 }
 
+// TuningCore names the core tuning records are kept for: the CPU, or for a
+// board that names none (a Linux board, whose flags choose the code) its
+// toolchain and -march, as "aarch64-linux-gnu armv8.2-a+dotprod"; "" for
+// the host. (Tuning journey: aarch64-linux records had no core, so no
+// command could apply them.)
+func (b *Board) TuningCore() string {
+	if b.CPU != "" || b.Toolchain == ToolchainHost {
+		return b.CPU
+	}
+	return strings.TrimSpace(b.Toolchain + " " + b.Arch)
+}
+
 // GCCFlags are the code-generation flags the board asks for (-mcpu, -march, -mfpu,
 // -mfloat-abi and its cflags), without optimization level.
 func (b *Board) GCCFlags() []string {

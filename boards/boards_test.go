@@ -445,3 +445,27 @@ func TestUnknownBoardSuggests(t *testing.T) {
 		t.Errorf("with a board file: %v", err)
 	}
 }
+
+// TuningCore: the CPU where a board names one, its toolchain and -march
+// where it does not (aarch64-linux's records had no core), nothing for the
+// host.
+func TestTuningCore(t *testing.T) {
+	cat, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"mps2-an386":    "cortex-m4",
+		"mps3-an547":    "cortex-m55",
+		"aarch64-linux": "aarch64-linux-gnu armv8.2-a+dotprod",
+		"host":          "",
+	} {
+		b, err := cat.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.TuningCore(); got != want {
+			t.Errorf("%s: TuningCore() = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []stri
 	}
 	core := ""
 	if s.Opt.Board != nil {
-		core = s.Opt.Board.CPU
+		core = s.Opt.Board.TuningCore()
 	}
 	m, err := tir.Lower(s.Graph, s.Plan, base)
 	if err != nil {

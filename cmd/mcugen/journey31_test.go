@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,4 +73,43 @@ func TestPoolScaleTolerance(t *testing.T) {
 	far := write(0.0236)
 	code, _, errs = mcugen(t, "compile", far, "--board", "host", "-o", filepath.Join(t.TempDir(), "o"))
 	oneErrorLine(t, "pool with scales 7e-5 apart", code, errs, 1, "int pool needs equal input and output quantization (input scale 0.023529412 zero point -128, output 0.0236 and -128)")
+}
+
+// Records tuned on aarch64-linux (a board that names no CPU) are kept for
+// its toolchain and -march, and compile applies them; they had no core,
+// and every command skipped them ("no core") while tune measured again
+// (tuning journey finding).
+func TestTuneAArch64RecordsApply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: tunes under qemu-aarch64")
+	}
+	for _, tool := range []struct{ name, pkg string }{{"aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"}, {"qemu-aarch64", "qemu-user"}} {
+		if _, err := exec.LookPath(tool.name); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI: %s missing (Debian package %s)", tool.name, tool.pkg)
+			}
+			t.Skipf("%s not installed (Debian package %s)", tool.name, tool.pkg)
+		}
+	}
+	recs := filepath.Join(t.TempDir(), "a64.json")
+	model := "../../testdata/tflite/op_int8_fully_connected_double_rounding.tflite"
+	if _, err := os.Stat(model); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := mcugen(t, "tune", model, "--board", "aarch64-linux", "--trials", "2", "--jobs", "2", "-o", recs)
+	if code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(recs)
+	if err != nil || !strings.Contains(string(b), `"core": "aarch64-linux-gnu armv8.2-a+dotprod"`) {
+		t.Fatalf("records: %v\n%s", err, b)
+	}
+	code, out, errs := mcugen(t, "compile", model, "--board", "aarch64-linux", "--tuning", recs, "-o", filepath.Join(t.TempDir(), "o"))
+	if code != 0 || errs != "" || !strings.Contains(out, "tuning: 1 of 1 kernel(s) take their knobs from "+recs) {
+		t.Errorf("compile --tuning: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	code, out, errs = mcugen(t, "tune", model, "--board", "aarch64-linux", "--trials", "2", "-o", recs)
+	if code != 0 || !strings.Contains(out, "every kernel came from the records: nothing searched") {
+		t.Errorf("tune again: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
 }

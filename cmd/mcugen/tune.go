@@ -103,7 +103,7 @@ func (c *tuneCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	cfg := measure.Config{Opt: opt, FitBoard: board, Core: board.CPU, Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
+	cfg := measure.Config{Opt: opt, FitBoard: board, Core: board.TuningCore(), Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
 		Timeout: c.Timeout, Note: e.warn, Version: version}
 	switch {
 	case c.Measure != "":

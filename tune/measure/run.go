@@ -152,7 +152,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		cfg.Note = func(string) {}
 	}
 	if cfg.Core == "" {
-		cfg.Core = cfg.Opt.Board.CPU
+		cfg.Core = cfg.Opt.Board.TuningCore()
 	}
 	if cfg.WorkDir == "" {
 		d, err := os.MkdirTemp("", "mcugen-tune-")
