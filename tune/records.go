@@ -213,6 +213,9 @@ func Parse(data []byte) (*Records, []string, error) {
 	if err := json.Unmarshal(top, &fields); err != nil || fields == nil {
 		return nil, nil, fmt.Errorf("not an mcugen tuning records file: it holds %s, not an object with \"format\": %q", jsonKind(top), Format)
 	}
+	if k := topTwice(top); k != "" {
+		return nil, nil, fmt.Errorf("damaged tuning records file: field %q given twice", clip(k))
+	}
 	var format string
 	if f, ok := fields["format"]; !ok || json.Unmarshal(f, &format) != nil || format == "" {
 		return nil, nil, fmt.Errorf("not an mcugen tuning records file (no \"format\": %q field)", Format)
@@ -253,6 +256,13 @@ func Parse(data []byte) (*Records, []string, error) {
 	}
 	// Records are numbered from 1, as a reader counts them.
 	for i, m := range raw.Records {
+		// encoding/json reads null as 0 and keeps the last of two equal
+		// keys, both silently: a "gemm_fuse": null, or a knob given twice,
+		// changed the build without a note (tuning journey finding).
+		if why := nullOrTwice(m); why != "" {
+			skip(i, m, why)
+			continue
+		}
 		var r Record
 		if err := json.Unmarshal(m, &r); err != nil {
 			skip(i, m, recordJSONError(err))
@@ -288,6 +298,86 @@ func Parse(data []byte) (*Records, []string, error) {
 		notes = append(notes[:maxNotes], fmt.Sprintf("%d more records skipped", len(notes)-maxNotes))
 	}
 	return rs, notes, nil
+}
+
+// topTwice names a key the file's object gives twice (case aside), or "":
+// encoding/json keeps the last silently (tuning journey: a second
+// "version" was read).
+func topTwice(top json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(top))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		k, _ := kt.(string)
+		if seen[strings.ToLower(k)] {
+			return k
+		}
+		seen[strings.ToLower(k)] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+// nullOrTwice names, for a record, a field or knob that is null or a key
+// given twice in one object (case aside, as encoding/json matches fields),
+// or "" when there is none (or the record is not an object: Unmarshal says
+// why).
+func nullOrTwice(m json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(m))
+	// walk reads one value; its null is named when it is a record's own
+	// field or a knob (another program's extra fields may hold nulls).
+	var walk func(path string, own bool) string
+	walk = func(path string, own bool) string {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if t == nil && own {
+			return fmt.Sprintf("%s is null", path)
+		}
+		d, ok := t.(json.Delim)
+		if !ok {
+			return ""
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			name, mine := path, own && d == '{'
+			if d == '{' {
+				kt, err := dec.Token()
+				if err != nil {
+					return ""
+				}
+				k, _ := kt.(string)
+				switch path {
+				case "":
+					name, mine = fmt.Sprintf("field %q", clip(k)), recordFields[strings.ToLower(k)]
+				case `field "knobs"`:
+					name = fmt.Sprintf("knob %q", clip(k))
+				default:
+					name = fmt.Sprintf("%s, %q", path, clip(k))
+				}
+				if seen[strings.ToLower(k)] {
+					return name + " given twice"
+				}
+				seen[strings.ToLower(k)] = true
+			}
+			if why := walk(name, mine); why != "" {
+				return why
+			}
+		}
+		dec.Token() // the closing delimiter
+		return ""
+	}
+	return walk("", false)
 }
 
 // maxNotes is how many skipped records Parse names one by one.

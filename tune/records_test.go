@@ -229,12 +229,36 @@ func TestParseMessages(t *testing.T) {
 		{`{"kernel":"a","target":"dsp","core":"c","knobs":{"unroll_k":2.5}}`, "record 2 skipped: a knob holds a JSON number 2.5, want a whole number (kept in the file as it is)"},
 		{`{"kernel":5,"target":"dsp","core":"c","knobs":{}}`, `record 2 skipped: "kernel" holds a JSON number, want a string (kept in the file as it is)`},
 		{`7`, "record 2 skipped: it holds a JSON number, not an object (kept in the file as it is)"},
+		// null read as 0, and the last of two equal keys, both silently
+		// (tuning journey findings); nulls in another program's fields
+		// are no concern of mcugen's.
+		{`{"kernel":"a","target":"dsp","core":"c","knobs":{"gemm_fuse":null}}`, `record 2 skipped: knob "gemm_fuse" is null (kept in the file as it is)`},
+		{`{"kernel":"a","target":"dsp","core":"c","knobs":{"block_oc":4,"block_oc":1}}`, `record 2 skipped: knob "block_oc" given twice (kept in the file as it is)`},
+		{`{"kernel":"a","target":"dsp","core":"c","knobs":{},"instructions":null}`, `record 2 skipped: field "instructions" is null (kept in the file as it is)`},
+		{`{"kernel":"a","target":"dsp","core":"c","knobs":{},"Instructions":3,"instructions":5}`, `record 2 skipped: field "instructions" given twice (kept in the file as it is)`},
+		{`{"kernel":"a","target":"dsp","core":"c","knobs":{},"note":null,"extra":[null,{"x":null}]}`, ""},
 	} {
+		if c.want == "" {
+			data := `{"format":"mcugen-tuning-records","version":1,"records":[` + c.rec + `]}`
+			if rs, notes, err := Parse([]byte(data)); err != nil || rs.Len() != 1 || len(notes) != 0 {
+				t.Errorf("%s: %v, notes %q, want the record read", c.rec, err, notes)
+			}
+			continue
+		}
 		data := `{"format":"mcugen-tuning-records","version":1,"records":[{"kernel":"ok","target":"dsp","core":"c","knobs":{}},` + c.rec + `]}`
 		rs, notes, err := Parse([]byte(data))
 		if err != nil || rs.Len() != 1 || len(notes) != 1 || notes[0] != c.want {
 			t.Errorf("%s: %v, notes %q, want %q", c.rec, err, notes, c.want)
 		}
+	}
+}
+
+// A file giving one of its own fields twice is refused: encoding/json read
+// the last "version" silently (tuning journey finding).
+func TestParseFieldTwice(t *testing.T) {
+	_, _, err := Parse([]byte(`{"format":"mcugen-tuning-records","version":1,"Version":2,"records":[]}`))
+	if err == nil || err.Error() != `damaged tuning records file: field "Version" given twice` {
+		t.Errorf("got %v", err)
 	}
 }
 
