@@ -192,8 +192,13 @@ func (c *tuneCmd) Run(e *env) error {
 	var def, best int64
 	for _, k := range rep.Kernels {
 		tag := ""
-		if k.Skipped {
+		switch {
+		case k.Skipped:
 			tag = " (from records)"
+		case k.Reverted == "flash":
+			tag = " (its defaults: the tuned knobs' weights did not fit the flash)"
+		case k.Reverted != "":
+			tag = " (its defaults: with the tuned knobs the whole model was slower)"
 		}
 		if k.Default <= 0 {
 			// No count for the defaults (a partial --merge batch): no gain to give.

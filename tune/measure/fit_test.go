@@ -379,3 +379,68 @@ func TestResumeKeepsTheWeightsLayout(t *testing.T) {
 		}
 	}
 }
+
+// A kernel whose tuned knobs make the whole model slower goes back to its
+// defaults in the records and in the report too: the table and --json
+// showed the discarded choice (tuning journey finding). The forged record
+// gives the 1x1 convolution one pixel and one channel a block, no fused
+// helper and a short unroll (14,383 instructions for the model where its
+// defaults give 12,965), and claims them faster.
+func TestSlowerModelRevertsReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs firmware under QEMU")
+	}
+	b := board(t, "mps2-an386")
+	if err := runner.CheckTools(b); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	opt := pipeline.Options{Board: b}
+	s, err := pipeline.Compile(testModel, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels, err := Kernels(s, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conv *Kernel
+	for _, k := range kernels {
+		if strings.HasPrefix(k.Signature, "Conv2D int8 1x4x4x8,cp8x1x1x8") {
+			conv = k
+		}
+	}
+	if conv == nil {
+		t.Fatalf("no 1x1 convolution among %d kernels", len(kernels))
+	}
+	dir := t.TempDir()
+	cfg := Config{Opt: opt, Core: b.CPU, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Version: "test", Note: func(n string) { t.Log(n) }}
+	slow := conv.Defaults.Clone()
+	for k, v := range map[string]int{"block_oc": 1, "block_px": 1, "gemm_fuse": 0, "requant_shift": 0, "small_k": 0, "unroll_k": 4} {
+		if _, ok := slow[k]; !ok {
+			t.Fatalf("knob %s: not among the kernel's %s", k, conv.Defaults)
+		}
+		slow[k] = v
+	}
+	recs := tune.NewRecords()
+	recs.Put(&tune.Record{Kernel: conv.Signature, Target: s.Module.Target, Core: b.CPU, Board: b.Name, Knobs: slow, Instructions: 100, Default: 1668})
+	if err := recs.Save(cfg.Out); err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{Kernels: []KernelResult{{Kernel: conv.Signature, Knobs: slow.Clone(), Instructions: 100, Default: 1668}}}
+	if err := keepModelNoSlower(s, cfg, recs, []*job{{k: conv}}, s.Module.Target, rep); err != nil {
+		t.Fatal(err)
+	}
+	k := rep.Kernels[0]
+	if k.Reverted != "the whole model" || k.Knobs.String() != conv.Defaults.String() || k.Instructions != 1668 {
+		t.Errorf("report: reverted %q, knobs %s, %d instructions; want the defaults %s and 1668", k.Reverted, k.Knobs, k.Instructions, conv.Defaults)
+	}
+	if r := recs.Get(conv.Signature, s.Module.Target, b.CPU, conv.Defaults); r == nil || r.Knobs.String() != conv.Defaults.String() {
+		t.Errorf("record: %+v, want the defaults", r)
+	}
+	if rep.ModelTuned > rep.ModelUntuned {
+		t.Errorf("model %d tuned > %d untuned", rep.ModelTuned, rep.ModelUntuned)
+	}
+}

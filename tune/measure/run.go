@@ -67,6 +67,11 @@ type KernelResult struct {
 	Space        int        `json:"space"`
 	Search       string     `json:"search"`
 	Skipped      bool       `json:"skipped,omitempty"` // known from the records already
+	// Reverted says why the kernel's best knobs went back to its defaults
+	// after it was measured ("the whole model", "flash"); its Knobs and
+	// Instructions are then the defaults' (tuning journey: the table and
+	// --json showed the discarded choice).
+	Reverted string `json:"reverted,omitempty"`
 }
 
 // Report is the outcome of a tuning run.
@@ -671,7 +676,7 @@ func fitTuned(s *pipeline.State, cfg Config, recs *tune.Records, jobs []*job, ta
 		over.Knobs, over.Instructions = mine[over.Kernel].Clone(), over.Default
 		for i := range rep.Kernels {
 			if rep.Kernels[i].Kernel == over.Kernel {
-				rep.Kernels[i].Knobs, rep.Kernels[i].Instructions = over.Knobs.Clone(), over.Default
+				rep.Kernels[i].Knobs, rep.Kernels[i].Instructions, rep.Kernels[i].Reverted = over.Knobs.Clone(), over.Default, "flash"
 			}
 		}
 		if err := recs.Save(cfg.Out); err != nil {
@@ -786,6 +791,11 @@ func keepModelNoSlower(s *pipeline.State, cfg Config, recs *tune.Records, jobs [
 		tuned = tuned[1:]
 		cfg.Note(fmt.Sprintf("the tuned model measured %d > %d instructions untuned: kernel %s goes back to its default knobs", got, base, r.Kernel))
 		r.Knobs, r.Instructions = defaults[r].Clone(), r.Default
+		for i := range rep.Kernels {
+			if rep.Kernels[i].Kernel == r.Kernel {
+				rep.Kernels[i].Knobs, rep.Kernels[i].Instructions, rep.Kernels[i].Reverted = r.Knobs.Clone(), r.Default, "the whole model"
+			}
+		}
 		if err := recs.Save(cfg.Out); err != nil {
 			return err
 		}
