@@ -113,3 +113,38 @@ func TestTuneAArch64RecordsApply(t *testing.T) {
 		t.Errorf("tune again: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 }
+
+// tune -o through a link locks, journals and writes the file the link
+// leads to: two runs reaching one records file by two paths took separate
+// locks, and the last to write lost the other's records (tuning journey).
+func TestTuneOutputThroughLinkLocksTheFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: tunes under QEMU")
+	}
+	needQEMU(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(filepath.Join("cache", "rec.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	model := "../../testdata/tflite/op_int8_fully_connected_double_rounding.tflite"
+	code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--trials", "1", "--jobs", "1", "-o", link)
+	if code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cache", "rec.json.lock")); err != nil {
+		t.Errorf("no lock beside the file the link leads to: %v", err)
+	}
+	if _, err := os.Lstat(link + ".lock"); err == nil {
+		t.Errorf("a lock beside the link")
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "cache", "rec.json")); err != nil || !strings.Contains(string(b), `"kernel": "FullyConnected`) {
+		t.Errorf("records: %v %s", err, b)
+	}
+}

@@ -79,6 +79,18 @@ func (c *tuneCmd) Run(e *env) error {
 		if err := checkReplace("-o", c.Output, "a tuning records file", []string{c.Model}, looksJSON); err != nil {
 			return err
 		}
+		// One records file reached by two paths (a link to it, a linked
+		// directory) takes one lock and one journal: two runs through
+		// different paths took no turns, and the last to write lost the
+		// other's records (tuning journey finding).
+		p, err := linkEnd(c.Output)
+		if err != nil {
+			return err
+		}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			p = filepath.Join(dir, filepath.Base(p))
+		}
+		c.Output = p
 	}
 	board := opt.Board
 	// Refuse a board tune cannot measure on before anything is built.
