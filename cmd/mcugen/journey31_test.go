@@ -148,3 +148,14 @@ func TestTuneOutputThroughLinkLocksTheFile(t *testing.T) {
 		t.Errorf("records: %v %s", err, b)
 	}
 }
+
+// tune takes its records from -o: a --tuning was accepted and ignored
+// (tuning journey finding).
+func TestTuneRefusesTuningFlag(t *testing.T) {
+	recs := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(recs, []byte(`{"format": "mcugen-tuning-records", "version": 2, "records": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := mcugen(t, "tune", "../../testdata/tflite/cnn_int8.tflite", "--board", "mps2-an386", "--tuning", recs)
+	oneErrorLine(t, "tune --tuning", code, errs, 2, "--tuning "+recs+": tune reads the records it starts from in -o FILE")
+}

@@ -55,6 +55,10 @@ func (c *tuneCmd) Run(e *env) error {
 	if c.Timeout <= 0 {
 		return usageError{fmt.Errorf("--timeout %v: want a positive duration (default 60s)", c.Timeout)}
 	}
+	if c.Tuning != "" {
+		// It was taken and ignored (tuning journey finding).
+		return usageError{fmt.Errorf("--tuning %s: tune reads the records it starts from in -o FILE, and adds to them; --tuning applies records to compile, run, test and bench", c.Tuning)}
+	}
 	opt, cat, err := c.compileFlags.options(e, &c.modelFlags)
 	if err != nil {
 		return err
