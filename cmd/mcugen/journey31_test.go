@@ -159,3 +159,20 @@ func TestTuneRefusesTuningFlag(t *testing.T) {
 	code, _, errs := mcugen(t, "tune", "../../testdata/tflite/cnn_int8.tflite", "--board", "mps2-an386", "--tuning", recs)
 	oneErrorLine(t, "tune --tuning", code, errs, 2, "--tuning "+recs+": tune reads the records it starts from in -o FILE")
 }
+
+// A model without tunable kernels says so in one line: tune printed an
+// empty table and "0 kernel(s) known from FILE", a file it never wrote
+// (tuning journey finding).
+func TestTuneNothingToTune(t *testing.T) {
+	needQEMU(t)
+	model, _ := filepath.Abs("../../testdata/tflite/op_float_abs.tflite")
+	out := filepath.Join(t.TempDir(), "nt.json")
+	code, stdout, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "-o", out)
+	want := model + ": no kernel with schedule knobs on mps2-an386 (target dsp): nothing to tune, no records written\n"
+	if code != 0 || stdout != want || errs != "" {
+		t.Errorf("exit %d\nstdout %q\nstderr %q\nwant stdout %q", code, stdout, errs, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written", out)
+	}
+}

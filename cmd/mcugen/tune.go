@@ -204,6 +204,12 @@ func (c *tuneCmd) Run(e *env) error {
 	if c.JSON {
 		return e.printJSON(rep)
 	}
+	if len(rep.Kernels) == 0 {
+		// An empty table and "every kernel came from the records" named a
+		// file that was never written (tuning journey finding).
+		fmt.Fprintf(e.stdout, "%s: no kernel with schedule knobs on %s (target %s): nothing to tune, no records written\n", c.Model, board.Name, opt.Target)
+		return nil
+	}
 	fmt.Fprintf(e.stdout, "%-60s %5s %6s %12s %12s %7s  %s\n", "kernel", "nodes", "trials", "default", "best", "gain", "knobs")
 	var def, best int64
 	for _, k := range rep.Kernels {
