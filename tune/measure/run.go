@@ -167,11 +167,19 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		defer os.RemoveAll(d)
 		cfg.WorkDir = d
 	}
-	unlock, err := lockRecords(cfg.Out, cfg.Note)
+	waited := false
+	unlock, err := lockRecords(cfg.Out, func(n string) { waited = true; cfg.Note(n) })
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	// A run that waited for another, which then stopped part-way (an
+	// interrupted CI job), continues from its journal: it was deleted as a
+	// stale one, and the other's --resume found nothing (tuning journey).
+	if _, err := os.Stat(JournalPath(cfg.Out)); err == nil && waited && !cfg.Resume {
+		cfg.Note(fmt.Sprintf("%s: the run this one waited for stopped before it finished; continuing from its measurements", JournalPath(cfg.Out)))
+		cfg.Resume = true
+	}
 	recs, notes, err := tune.Load(cfg.Out)
 	if err != nil {
 		return nil, err
