@@ -81,7 +81,7 @@ func TestJUnitNotStale(t *testing.T) {
 	if err := xml.Unmarshal([]byte(mustRead(t, report)), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if code != 1 || rep.Errors != 1 || rep.Tests != 1 || len(rep.Suites) != 1 || len(rep.Suites[0].Cases) != 1 ||
+	if code != 2 || rep.Errors != 1 || rep.Tests != 1 || len(rep.Suites) != 1 || len(rep.Suites[0].Cases) != 1 ||
 		rep.Suites[0].Cases[0].Error == nil || !strings.Contains(rep.Suites[0].Cases[0].Error.Message, `unknown board "nope"`) {
 		t.Fatalf("exit %d, report %+v", code, rep)
 	}

@@ -44,7 +44,7 @@ func TestBoardListCheckedFirst(t *testing.T) {
 	for _, cmd := range []string{"test", "bench"} {
 		keep := filepath.Join(t.TempDir(), "k")
 		code, out, stderr := mcugen(t, cmd, mlp, "--board", "host,nope", "--keep", keep)
-		if code != 1 || out != "" || !strings.HasPrefix(stderr, `mcugen: boards: unknown board "nope"`) {
+		if code != 2 || out != "" || !strings.HasPrefix(stderr, `mcugen: boards: unknown board "nope"`) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", cmd, code, out, stderr)
 		}
 		if _, err := os.Stat(keep); err == nil {
