@@ -736,7 +736,6 @@ func CheckTarget(target string, b *boards.Board) error {
 	return nil
 }
 
-// targetName is the schedule set the build uses.
 // warnRawMinMax warns of each quantized Maximum or Minimum whose inputs and
 // output have different quantizations: TFLite compares their raw integers,
 // and so does mcugen, so the result is not the larger (smaller) real value.
@@ -754,6 +753,7 @@ func warnRawMinMax(s *State) {
 	}
 }
 
+// targetName is the schedule set the build uses.
 func (s *State) targetName() string {
 	if s.Opt.Target != "" {
 		return s.Opt.Target

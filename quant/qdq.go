@@ -2,6 +2,7 @@ package quant
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/mcugen/mcugen/graph"
@@ -147,6 +148,18 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 	if !interp.Supported(f, nn) || !copyKeepsParams(f, nn) {
 		return nil, nil, false
 	}
+	// A Sigmoid, Tanh or Softmax quantized otherwise than TFLite's int8
+	// kernels write stays in float (their integer form ignores the
+	// output's parameters).
+	if n.Op == graph.Sigmoid || n.Op == graph.Tanh || n.Op == graph.Softmax {
+		beta := float32(1)
+		if a, ok := nn.Attrs.(*graph.SoftmaxAttrs); ok && a != nil && a.Beta != 0 {
+			beta = a.Beta
+		}
+		if interp.FixedOutputOK(n.Op, f.Tensors[nn.Inputs[0]], f.Tensors[nn.Outputs[0]], beta) != nil {
+			return nil, nil, false
+		}
+	}
 	return nn, qs, true
 }
 
@@ -183,7 +196,15 @@ func copyKeepsParams(f *graph.Graph, n *graph.Node) bool {
 		}
 		for _, in := range ins {
 			it := f.Tensors[in]
-			if it == nil || it.Quant == nil || ot.Quant == nil || !slices.Equal(it.Quant.Scale, ot.Quant.Scale) || !slices.Equal(it.Quant.ZeroPoint, ot.Quant.ZeroPoint) {
+			if it == nil || it.Quant == nil || ot.Quant == nil || !slices.Equal(it.Quant.ZeroPoint, ot.Quant.ZeroPoint) {
+				return false
+			}
+			// The pools take scales within 1e-6, as TFLite Micro's do
+			// (tir's pool kernels); the copies equal ones.
+			pool := n.Op == graph.MaxPool2D || n.Op == graph.AvgPool2D
+			if !slices.EqualFunc(it.Quant.Scale, ot.Quant.Scale, func(a, b float32) bool {
+				return a == b || pool && math.Abs(float64(a)-float64(b)) <= 1e-6
+			}) {
 				return false
 			}
 		}

@@ -405,9 +405,10 @@ func TestWriteQDQRoundTripTransformerOps(t *testing.T) {
 
 // A QDQ Max or Min whose operands are quantized differently stays in float:
 // the int8 kernels compare raw values (as TFLite's), which is the real max
-// only when the parameters agree. a = 0.4 at scale 0.1 is 4, b = 0.5 at
+// only when the parameters agree. a = 0.6 at scale 0.1 is 6, b = 0.5 at
 // scale 0.01 is 50: a raw max gives 50, read at the output's scale 0.1 as
-// 5.0; max(0.4, 0.5) = 0.5 (Min: 0.4). With b at 0.1 too the op folds.
+// 5.0, and a raw min 6, read as 0.6; max(0.6, 0.5) = 0.6, min 0.5. With b
+// at 0.1 too the op folds.
 func TestFoldQDQKeepsMaxOfChangedParams(t *testing.T) {
 	for _, op := range []graph.Op{graph.Maximum, graph.Minimum} {
 		for _, tc := range []struct {
@@ -453,17 +454,17 @@ func TestFoldQDQKeepsMaxOfChangedParams(t *testing.T) {
 					t.Fatalf("%s folded to int8: %v, want %v", op, folded, tc.folded)
 				}
 				a, b := graph.NewData(graph.Float32, []int{1}), graph.NewData(graph.Float32, []int{1})
-				a.F[0], b.F[0] = 0.4, 0.5
+				a.F[0], b.F[0] = 0.6, 0.5
 				res, err := interp.Run(f, map[string]*graph.Data{"a": a, "b": b})
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := 0.5
+				want := 0.6
 				if op == graph.Minimum {
-					want = 0.4
+					want = 0.5
 				}
 				if got := res["y"].F[0]; math.Abs(float64(got)-want) > 1e-6 {
-					t.Errorf("%s(0.4, 0.5) = %v, want %v", op, got, want)
+					t.Errorf("%s(0.6, 0.5) = %v, want %v", op, got, want)
 				}
 			})
 		}
@@ -473,13 +474,14 @@ func TestFoldQDQKeepsMaxOfChangedParams(t *testing.T) {
 // A QDQ AveragePool across changed parameters stays in float: the int8
 // kernel (TFLite's) averages the stored values unscaled. x = [1 2 3 4] at
 // scale 0.1 averages to 0.25, which is 5 at the output's scale 0.05; the
-// unscaled average of the stored values, 3, would read as 0.15.
+// unscaled average of the stored values, 3, would read as 0.15. An output
+// scale one float32 step away folds, as TFLite Micro's pools take it.
 func TestFoldQDQKeepsAvgPoolOfChangedParams(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		outS   float32
 		folded bool
-	}{{"changed", 0.05, false}, {"same", 0.1, true}} {
+	}{{"changed", 0.05, false}, {"same", 0.1, true}, {"one float32 step", math.Nextafter32(0.1, 1), true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := graph.New("qdq", "onnx")
 			q := func(s float32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{0}} }
@@ -520,6 +522,47 @@ func TestFoldQDQKeepsAvgPoolOfChangedParams(t *testing.T) {
 			}
 			if got := res["y"].F[0]; math.Abs(float64(got)-0.25) > 1e-6 {
 				t.Errorf("average %v, want 0.25", got)
+			}
+		})
+	}
+}
+
+// A QDQ Sigmoid whose output is quantized otherwise than TFLite's int8
+// LOGISTIC writes (1/256, -128) stays in float: the integer kernel ignores
+// the output's scale. ONNX's quantizers often give 1/255.
+func TestFoldQDQKeepsSigmoidOfOtherEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		outS   float32
+		folded bool
+	}{{"1/255", 1.0 / 255, false}, {"1/256", 1.0 / 256, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graph.New("qdq", "onnx")
+			q := func(s float32, z int32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{z}} }
+			g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
+			g.AddTensor(&graph.Tensor{Name: "xq", DType: graph.Int8, Shape: []int{1, 4}, Quant: q(0.05, 0)})
+			g.AddTensor(&graph.Tensor{Name: "xd", DType: graph.Float32, Shape: []int{1, 4}})
+			g.AddTensor(&graph.Tensor{Name: "s", DType: graph.Float32, Shape: []int{1, 4}})
+			g.AddTensor(&graph.Tensor{Name: "sq", DType: graph.Int8, Shape: []int{1, 4}, Quant: q(tc.outS, -128)})
+			g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 4}})
+			g.AddNode(&graph.Node{Name: "q0", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"xq"}})
+			g.AddNode(&graph.Node{Name: "d0", Op: graph.Dequantize, Inputs: []string{"xq"}, Outputs: []string{"xd"}})
+			g.AddNode(&graph.Node{Name: "sig", Op: graph.Sigmoid, Inputs: []string{"xd"}, Outputs: []string{"s"}})
+			g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"s"}, Outputs: []string{"sq"}})
+			g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"sq"}, Outputs: []string{"y"}})
+			g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+			f, err := FoldQDQ(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			folded := false
+			for _, n := range f.Nodes {
+				if n.Op == graph.Sigmoid {
+					folded = f.In(n, 0).DType == graph.Int8
+				}
+			}
+			if folded != tc.folded {
+				t.Fatalf("Sigmoid folded to int8: %v, want %v", folded, tc.folded)
 			}
 		})
 	}

@@ -287,8 +287,9 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 // floatOnly reports the ops that stay in float although graph/interp has
 // an integer kernel for them: LogSoftmax and Hardmax (Softmax modes); Mod
 // CumSum and Div, whose integer kernels are plain arithmetic; Maximum and
-// Minimum, and Scatter, whose integer kernels need every operand on the output's
-// parameters (a constant operand or a second activation has its own); TopK (its
+// Minimum, whose integer kernels compare raw values (right only with every
+// operand on the output's parameters, and a constant operand or a second
+// activation has its own), and Scatter, which needs them too; TopK (its
 // indices output is not a value to quantize); reductions other than max
 // and min (no integer kernel); Compare and
 // Where, which would need both operands on one scale; a bilinear Resize

@@ -53,7 +53,7 @@ func computePool(k *kctx) (Stmt, error) {
 			// zero points equal (an exact comparison refused scales one
 			// float32 step apart, which TFLite runs).
 			if s2, z2, err := quantParams(yt); err == nil && (math.Abs(float64(s1)-float64(s2)) > 1e-6 || z1 != z2) {
-				return nil, k.errorf("int pool needs equal input and output quantization (input scale %g zero point %d, output %g and %d), as TFLite's pooling kernels do", s1, z1, s2, z2)
+				return nil, k.errorf("int pool needs an output scale within 1e-6 of the input's and equal zero points, as TFLite's pooling kernels do (input scale %g zero point %d, output %g and %d)", s1, z1, s2, z2)
 			}
 		}
 	}
@@ -265,6 +265,9 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 	}
 	if xt.DType != graph.Int8 || yt.DType != graph.Int8 {
 		return nil, k.errorf("integer softmax is supported for int8 -> int8 and int16 -> int16 only")
+	}
+	if err := interp.FixedOutputOK(graph.Softmax, xt, yt, beta); err != nil {
+		return nil, k.errorf("%v", err)
 	}
 	sIn, _, err := quantParams(xt)
 	if err != nil {

@@ -88,7 +88,7 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 	if other > 0 {
 		shown := core
 		if shown == "" {
-			shown = "its compiler's default core" // host and aarch64-linux name no -mcpu (it said "the host" for both: CI journey)
+			shown = "its compiler's default core" // the host names no core (it said "the host" for host and aarch64-linux: CI journey)
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d record(s) for another core or target ignored (this build: %s on %s)", file, other, target, shown))
 	}

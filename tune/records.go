@@ -32,7 +32,7 @@ const oldestVersion = 1
 type Record struct {
 	Kernel string `json:"kernel"`          // Signature
 	Target string `json:"target"`          // tir target (schedule set)
-	Core   string `json:"core"`            // -mcpu of the board measured on
+	Core   string `json:"core"`            // the board's boards.Board.TuningCore: its -mcpu, or toolchain and -march
 	Board  string `json:"board,omitempty"` // the board tuned for (measured on its QEMU twin if it has no emulator)
 	Knobs  Knobs  `json:"knobs"`
 	// Instructions is the measured count of the kernel run alone with Knobs
@@ -300,9 +300,10 @@ func Parse(data []byte) (*Records, []string, error) {
 	return rs, notes, nil
 }
 
-// topTwice names a key the file's object gives twice (case aside), or "":
-// encoding/json keeps the last silently (tuning journey: a second
-// "version" was read).
+// topTwice names a key the file's object gives twice, or "": encoding/json
+// keeps the last silently (tuning journey: a second "version" was read).
+// Keys that differ in case are other fields (the file's own are lower
+// case, and tune keeps others as they are).
 func topTwice(top json.RawMessage) string {
 	dec := json.NewDecoder(bytes.NewReader(top))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -315,10 +316,10 @@ func topTwice(top json.RawMessage) string {
 			return ""
 		}
 		k, _ := kt.(string)
-		if seen[strings.ToLower(k)] {
+		if seen[k] {
 			return k
 		}
-		seen[strings.ToLower(k)] = true
+		seen[k] = true
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {
 			return ""
@@ -327,57 +328,79 @@ func topTwice(top json.RawMessage) string {
 	return ""
 }
 
-// nullOrTwice names, for a record, a field or knob that is null or a key
-// given twice in one object (case aside, as encoding/json matches fields),
-// or "" when there is none (or the record is not an object: Unmarshal says
-// why).
+// nullOrTwice names, for a record, one of its own fields (case aside, as
+// encoding/json matches them) or a knob (exactly: the knobs are a map) that
+// is null or given twice, or "" when there is none (or the record is not an
+// object: Unmarshal says why). Other programs' fields are theirs: only
+// their keys are read.
 func nullOrTwice(m json.RawMessage) string {
 	dec := json.NewDecoder(bytes.NewReader(m))
-	// walk reads one value; its null is named when it is a record's own
-	// field or a knob (another program's extra fields may hold nulls).
-	var walk func(path string, own bool) string
-	walk = func(path string, own bool) string {
-		t, err := dec.Token()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		kt, err := dec.Token()
 		if err != nil {
 			return ""
 		}
-		if t == nil && own {
-			return fmt.Sprintf("%s is null", path)
+		k, _ := kt.(string)
+		low := strings.ToLower(k)
+		if !recordFields[low] {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return ""
+			}
+			continue
 		}
-		d, ok := t.(json.Delim)
-		if !ok {
+		name := fmt.Sprintf("field %q", clip(k))
+		if seen[low] {
+			return name + " given twice"
+		}
+		seen[low] = true
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
 			return ""
 		}
-		seen := map[string]bool{}
-		for dec.More() {
-			name, mine := path, own && d == '{'
-			if d == '{' {
-				kt, err := dec.Token()
-				if err != nil {
-					return ""
-				}
-				k, _ := kt.(string)
-				switch path {
-				case "":
-					name, mine = fmt.Sprintf("field %q", clip(k)), recordFields[strings.ToLower(k)]
-				case `field "knobs"`:
-					name = fmt.Sprintf("knob %q", clip(k))
-				default:
-					name = fmt.Sprintf("%s, %q", path, clip(k))
-				}
-				if seen[strings.ToLower(k)] {
-					return name + " given twice"
-				}
-				seen[strings.ToLower(k)] = true
-			}
-			if why := walk(name, mine); why != "" {
+		if string(bytes.TrimSpace(v)) == "null" {
+			return name + " is null"
+		}
+		if low == "knobs" {
+			if why := knobsNullOrTwice(v); why != "" {
 				return why
 			}
 		}
-		dec.Token() // the closing delimiter
+	}
+	return ""
+}
+
+// knobsNullOrTwice names a knob of the knobs object v that is null or
+// given twice, or "".
+func knobsNullOrTwice(v json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
-	return walk("", false)
+	seen := map[string]bool{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		k, _ := kt.(string)
+		if seen[k] {
+			return fmt.Sprintf("knob %q given twice", clip(k))
+		}
+		seen[k] = true
+		var x json.RawMessage
+		if dec.Decode(&x) != nil {
+			return ""
+		}
+		if string(bytes.TrimSpace(x)) == "null" {
+			return fmt.Sprintf("knob %q is null", clip(k))
+		}
+	}
+	return ""
 }
 
 // maxNotes is how many skipped records Parse names one by one.

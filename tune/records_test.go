@@ -237,6 +237,7 @@ func TestParseMessages(t *testing.T) {
 		{`{"kernel":"a","target":"dsp","core":"c","knobs":{},"instructions":null}`, `record 2 skipped: field "instructions" is null (kept in the file as it is)`},
 		{`{"kernel":"a","target":"dsp","core":"c","knobs":{},"Instructions":3,"instructions":5}`, `record 2 skipped: field "instructions" given twice (kept in the file as it is)`},
 		{`{"kernel":"a","target":"dsp","core":"c","knobs":{},"note":null,"extra":[null,{"x":null}]}`, ""},
+		{`{"kernel":"a","target":"dsp","core":"c","knobs":{},"note":"x","Note":"y","meta":{"id":1,"id":2}}`, ""},
 	} {
 		if c.want == "" {
 			data := `{"format":"mcugen-tuning-records","version":1,"records":[` + c.rec + `]}`
@@ -256,9 +257,13 @@ func TestParseMessages(t *testing.T) {
 // A file giving one of its own fields twice is refused: encoding/json read
 // the last "version" silently (tuning journey finding).
 func TestParseFieldTwice(t *testing.T) {
-	_, _, err := Parse([]byte(`{"format":"mcugen-tuning-records","version":1,"Version":2,"records":[]}`))
-	if err == nil || err.Error() != `damaged tuning records file: field "Version" given twice` {
+	_, _, err := Parse([]byte(`{"format":"mcugen-tuning-records","version":1,"version":2,"records":[]}`))
+	if err == nil || err.Error() != `damaged tuning records file: field "version" given twice` {
 		t.Errorf("got %v", err)
+	}
+	// Keys that differ in case are two fields (tune keeps others' fields).
+	if _, _, err := Parse([]byte(`{"format":"mcugen-tuning-records","version":1,"comment":"a","Comment":"b","records":[]}`)); err != nil {
+		t.Errorf("comment and Comment: %v", err)
 	}
 }
 

@@ -61,6 +61,17 @@ func (s *Search) used() int { return len(s.Measured) + len(s.pending) - s.free()
 // free is how many measured points took none of the budget.
 func (s *Search) free() int { return min(s.copies, s.CopyAllowance*s.Budget) }
 
+// Spent is how much of the search is done, in points: every point known
+// for an exhaustive search (copies too), else the budget spent (copies
+// up to the allowance are free), at most the search's size.
+func (s *Search) Spent() int {
+	n := len(s.Measured)
+	if !s.Exhaustive() {
+		n -= s.free()
+	}
+	return min(n, s.Budget, s.Space.Size())
+}
+
 // Copies is how many points had the code of a point measured before
 // (ReportCopy): known without a run of their own.
 func (s *Search) Copies() int { return s.copies }

@@ -246,3 +246,25 @@ func TestAlgorithmKnobMeasuredFirst(t *testing.T) {
 		t.Fatalf("first round %v: want the defaults with algo 0, 1 and 2", first)
 	}
 }
+
+// Spent counts an exhaustive search's copies (its progress stopped at
+// 18/20 of a space of 20 with two copies: tuning journey finding), and an
+// annealing search's budget, where copies up to the allowance are free.
+func TestSearchSpent(t *testing.T) {
+	x := Space{Dims: []Dim{{Name: "x", Values: []int{1, 2, 3, 4}}}}
+	s := NewSearch(x, Knobs{"x": 1}, 10, 1)
+	s.Report(Knobs{"x": 1}, 100, true)
+	s.Report(Knobs{"x": 2}, 90, true)
+	s.ReportCopy(Knobs{"x": 3}, 90, true)
+	if got := s.Spent(); got != 3 {
+		t.Errorf("exhaustive, 2 runs and a copy: Spent %d, want 3", got)
+	}
+	big := Space{Dims: []Dim{{Name: "x", Values: []int{1, 2, 3, 4, 5, 6, 7, 8}}}}
+	a := NewSearch(big, Knobs{"x": 1}, 3, 1)
+	a.Report(Knobs{"x": 1}, 100, true)
+	a.ReportCopy(Knobs{"x": 2}, 100, true)
+	a.Report(Knobs{"x": 3}, 90, true)
+	if got := a.Spent(); got != 2 {
+		t.Errorf("anneal of budget 3, 2 runs and a free copy: Spent %d, want 2", got)
+	}
+}

@@ -87,12 +87,15 @@ func (c *tuneCmd) Run(e *env) error {
 		// directory) takes one lock and one journal: two runs through
 		// different paths took no turns, and the last to write lost the
 		// other's records (tuning journey finding).
-		p, err := linkEnd(c.Output)
+		p, err := filepath.EvalSymlinks(c.Output)
 		if err != nil {
-			return err
-		}
-		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-			p = filepath.Join(dir, filepath.Base(p))
+			// Not there yet: where its links lead.
+			if p, err = linkEnd(c.Output); err != nil {
+				return err
+			}
+			if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+				p = filepath.Join(dir, filepath.Base(p))
+			}
 		}
 		c.Output = p
 	}
@@ -215,12 +218,12 @@ func (c *tuneCmd) Run(e *env) error {
 	for _, k := range rep.Kernels {
 		tag := ""
 		switch {
-		case k.Skipped:
-			tag = " (from records)"
 		case k.Reverted == "flash":
 			tag = " (its defaults: the tuned knobs' weights did not fit the flash)"
 		case k.Reverted != "":
 			tag = " (its defaults: with the tuned knobs the whole model was slower)"
+		case k.Skipped:
+			tag = " (from records)"
 		}
 		if k.Default <= 0 {
 			// No count for the defaults (a partial --merge batch): no gain to give.

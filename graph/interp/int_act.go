@@ -53,6 +53,9 @@ func intUnary(build func(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, 
 // sigmoidParams is TFLite's int8 LOGISTIC; the output scale is 1/256 with
 // zero point -128 by TFLite's convention.
 func sigmoidParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
+	if err := FixedOutputOK(graph.Sigmoid, x, y, 1); err != nil {
+		return nil, err
+	}
 	sx, zx := qparams(x)
 	_, zy := qparams(y)
 	lo, hi := dtypeRange(y.DType)
@@ -63,6 +66,9 @@ func sigmoidParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error)
 // tanhParams is TFLite's int8 TANH; the output scale is 1/128 with zero
 // point 0 by TFLite's convention.
 func tanhParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
+	if err := FixedOutputOK(graph.Tanh, x, y, 1); err != nil {
+		return nil, err
+	}
 	sx, zx := qparams(x)
 	_, zy := qparams(y)
 	lo, hi := dtypeRange(y.DType)
@@ -179,6 +185,9 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 		}
 		return []*graph.Data{y}, nil
 	}
+	if err := FixedOutputOK(graph.Softmax, g.In(n, 0), yt, beta); err != nil {
+		return nil, err
+	}
 	sx, _ := qparams(g.In(n, 0))
 	p := qmath.SoftmaxInt8Params(beta, sx)
 	lo, hi := dtypeRange(yt.DType)
@@ -199,6 +208,42 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 		}
 	}
 	return []*graph.Data{y}, nil
+}
+
+// FixedOutputOK checks an int8 LOGISTIC (Sigmoid), TANH or SOFTMAX: its
+// output must have the encoding TFLite's fixed-point kernels write, scale
+// 1/256 and zero point -128 (TANH: 1/128 and 0; SOFTMAX's scale within
+// 0.1%, as TFLite checks), since mcugen's kernels, as TFLite Micro's, write
+// that encoding whatever the tensor says; TFLite refuses the others (its
+// TANH computes a table instead, which TFLite Micro does not). A SOFTMAX
+// also needs beta × input scale × 2^26 above 1, which TFLite checks. Other
+// types pass (round-3 fuzzer: such models ran, and differed from TFLite).
+func FixedOutputOK(op graph.Op, x, y *graph.Tensor, beta float32) error {
+	if y == nil || y.DType != graph.Int8 || x == nil || x.DType != graph.Int8 {
+		return nil
+	}
+	sy, zy := qparams(y)
+	want, wz, name := 1.0/256, int32(-128), "LOGISTIC"
+	switch op {
+	case graph.Tanh:
+		want, wz, name = 1.0/128, 0, "TANH"
+	case graph.Softmax:
+		name = "SOFTMAX"
+	}
+	tol := 0.0
+	if op == graph.Softmax {
+		tol = 0.001 / 256
+	}
+	if math.Abs(float64(sy)-want) > tol || zy != wz {
+		return fmt.Errorf("int8 %s output %q is quantized as scale %g, zero point %d: TFLite's kernel writes scale 1/%d and zero point %d, and TFLite refuses other encodings", name, y.Name, sy, zy, int(1/want), wz)
+	}
+	if op == graph.Softmax {
+		sx, _ := qparams(x)
+		if m := float64(beta) * float64(sx) * (1 << 26); m <= 1 {
+			return fmt.Errorf("int8 SOFTMAX of input scale %g and beta %g: beta × scale × 2^26 = %.3g, where TFLite needs more than 1", sx, beta, m)
+		}
+	}
+	return nil
 }
 
 // SoftmaxInt16OK checks what TFLite Micro's int16 SOFTMAX takes: int16 in

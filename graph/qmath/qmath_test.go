@@ -236,7 +236,7 @@ func TestQuantizeFloat(t *testing.T) {
 		{-2.5, 1, 0, -128, 127, true, -2, "negative tie to even"},
 		{-2.5, 1, 0, -128, 127, false, -3, "negative tie away"},
 		{3.5, 1, 1, -128, 127, true, 5, "zero point after rounding: 4 + 1"},
-		{0.3, 0.1, 0, -128, 127, true, 3, "float32 quotient 3.0000002"},
+		{0.17, 0.02, 0, -128, 127, true, 8, "float32 quotient 8.5 ties to 8 (float64's 8.500000119 gives 9)"},
 		{1000, 1, 5, -128, 127, false, 127, "clamped high"},
 		{-1000, 1, 5, -128, 127, false, -128, "clamped low"},
 		{-1000, 1, 5, 0, 255, false, 0, "uint8 low"},

@@ -28,7 +28,7 @@ type Config struct {
 	// stand-in for it (MeasureBoardOn): its flash, not the stand-in's,
 	// decides which kernels keep int8 weights in the whole-model builds.
 	FitBoard *boards.Board
-	Core     string        // records' core (default Opt.Board.CPU)
+	Core     string        // records' core (default Opt.Board.TuningCore())
 	Trials   int           // measurement budget per kernel (default DefaultTrials)
 	Jobs     int           // parallel measurements (default runtime.NumCPU())
 	Out      string        // records file, read first and written as kernels finish
@@ -173,13 +173,6 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer unlock()
-	// A run that waited for another, which then stopped part-way (an
-	// interrupted CI job), continues from its journal: it was deleted as a
-	// stale one, and the other's --resume found nothing (tuning journey).
-	if _, err := os.Stat(JournalPath(cfg.Out)); err == nil && waited && !cfg.Resume {
-		cfg.Note(fmt.Sprintf("%s: the run this one waited for stopped before it finished; continuing from its measurements", JournalPath(cfg.Out)))
-		cfg.Resume = true
-	}
 	recs, notes, err := tune.Load(cfg.Out)
 	if err != nil {
 		return nil, err
@@ -191,6 +184,14 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	kernels, err := Kernels(s, cfg.Opt)
 	if err != nil {
 		return nil, err
+	}
+	// A run that waited for another, which then stopped part-way (an
+	// interrupted CI job), continues from its journal where it measured
+	// this run's kernels: it was deleted as a stale one, and the other's
+	// --resume found nothing (tuning journey).
+	if waited && !cfg.Resume && len(journalKernels(cfg, kernels, target)) > 0 {
+		cfg.Note(fmt.Sprintf("%s: the run this one waited for stopped before it finished; continuing from its measurements", JournalPath(cfg.Out)))
+		cfg.Resume = true
 	}
 	rep := &Report{}
 	var jobs []*job
@@ -551,9 +552,14 @@ func progress(cfg Config, jobs []*job, rep *Report, wall time.Duration) {
 	var best, def int64
 	for _, j := range jobs {
 		total += min(cfg.Trials, j.k.Space.Size())
-		// Copies (the code of a point measured before) count: an
-		// exhaustive search ended at 18/20 (tuning journey finding).
-		done += min(j.search.Runs()+j.search.Copies(), cfg.Trials, j.k.Space.Size())
+		// An exhaustive search's copies (the code of a point measured
+		// before) count, and a finished kernel counts whole: the line
+		// stopped at 18/20 (tuning journey finding).
+		if j.done {
+			done += min(cfg.Trials, j.k.Space.Size())
+		} else {
+			done += min(j.search.Spent(), cfg.Trials)
+		}
 		// Kernels whose default is measured: their best against it.
 		if _, n, ok := j.search.Best(); ok && j.search.Default() > 0 {
 			best += n
@@ -562,11 +568,11 @@ func progress(cfg Config, jobs []*job, rep *Report, wall time.Duration) {
 	}
 	cmp := ""
 	if def > 0 {
-		cmp = fmt.Sprintf(", so far %d vs %d (%.1f%% fewer)", best, def, 100*float64(def-best)/float64(def))
+		cmp = fmt.Sprintf(", best %d vs default %d", best, def)
 	}
-	// Under 80 columns with IC's counts: a longer line wrapped in an
-	// 80-column terminal, and each update left a line behind (tuning
-	// journey finding).
+	// Under 80 columns with 8-digit counts (IC's are 7): a longer line
+	// wrapped in an 80-column terminal, and each update left a line behind
+	// (tuning journey finding).
 	fmt.Fprintf(cfg.Progress, "\rtune: %d/%d trials, %.2f s each%s  ",
 		done, total, wall.Seconds()/float64(max(rep.Trials, 1)), cmp)
 }
