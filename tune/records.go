@@ -300,107 +300,91 @@ func Parse(data []byte) (*Records, []string, error) {
 	return rs, notes, nil
 }
 
+// eachField calls f with each key of the JSON object v and its value, in
+// the file's order, until f returns a reason, which it returns; "" when f
+// never does, or v is not an object (json.Unmarshal says why elsewhere).
+func eachField(v json.RawMessage, f func(k string, v json.RawMessage) string) string {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		k, _ := kt.(string)
+		var x json.RawMessage
+		if dec.Decode(&x) != nil {
+			return ""
+		}
+		if why := f(k, x); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// twice returns a function that reports a key seen before, keys compared
+// as key(k) gives them.
+func twice(key func(string) string) func(string) bool {
+	seen := map[string]bool{}
+	return func(k string) bool {
+		if seen[key(k)] {
+			return true
+		}
+		seen[key(k)] = true
+		return false
+	}
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
 // topTwice names a key the file's object gives twice, or "": encoding/json
 // keeps the last silently (tuning journey: a second "version" was read).
 // Keys that differ in case are other fields (the file's own are lower
 // case, and tune keeps others as they are).
 func topTwice(top json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(top))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		k, _ := kt.(string)
-		if seen[k] {
+	again := twice(func(k string) string { return k })
+	return eachField(top, func(k string, _ json.RawMessage) string {
+		if again(k) {
 			return k
 		}
-		seen[k] = true
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return ""
-		}
-	}
-	return ""
+		return ""
+	})
 }
 
 // nullOrTwice names, for a record, one of its own fields (case aside, as
 // encoding/json matches them) or a knob (exactly: the knobs are a map) that
 // is null or given twice, or "" when there is none (or the record is not an
-// object: Unmarshal says why). Other programs' fields are theirs: only
-// their keys are read.
+// object: Unmarshal says why). Other programs' fields are theirs.
 func nullOrTwice(m json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(m))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		k, _ := kt.(string)
+	again := twice(strings.ToLower)
+	return eachField(m, func(k string, v json.RawMessage) string {
 		low := strings.ToLower(k)
 		if !recordFields[low] {
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return ""
-			}
-			continue
+			return ""
 		}
 		name := fmt.Sprintf("field %q", clip(k))
-		if seen[low] {
+		switch {
+		case again(k):
 			return name + " given twice"
-		}
-		seen[low] = true
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			return ""
-		}
-		if string(bytes.TrimSpace(v)) == "null" {
+		case isNull(v):
 			return name + " is null"
+		case low == "knobs":
+			knob := twice(func(k string) string { return k })
+			return eachField(v, func(k string, x json.RawMessage) string {
+				switch {
+				case knob(k):
+					return fmt.Sprintf("knob %q given twice", clip(k))
+				case isNull(x):
+					return fmt.Sprintf("knob %q is null", clip(k))
+				}
+				return ""
+			})
 		}
-		if low == "knobs" {
-			if why := knobsNullOrTwice(v); why != "" {
-				return why
-			}
-		}
-	}
-	return ""
-}
-
-// knobsNullOrTwice names a knob of the knobs object v that is null or
-// given twice, or "".
-func knobsNullOrTwice(v json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(v))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return ""
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		k, _ := kt.(string)
-		if seen[k] {
-			return fmt.Sprintf("knob %q given twice", clip(k))
-		}
-		seen[k] = true
-		var x json.RawMessage
-		if dec.Decode(&x) != nil {
-			return ""
-		}
-		if string(bytes.TrimSpace(x)) == "null" {
-			return fmt.Sprintf("knob %q is null", clip(k))
-		}
-	}
-	return ""
+	})
 }
 
 // maxNotes is how many skipped records Parse names one by one.

@@ -13,7 +13,6 @@ import (
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/pipeline"
-	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tune"
 )
 
@@ -205,21 +204,7 @@ func TestMergeChecksResults(t *testing.T) {
 // where it used to return at once and leave records nobody had checked
 // (review finding).
 func TestRerunFinishesInterruptedChecks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs firmware under QEMU")
-	}
-	b := board(t, "mps2-an386")
-	if err := runner.CheckTools(b); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	opt := pipeline.Options{Board: b}
-	s, err := pipeline.Compile(testModel, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, opt, s := qemuModel(t)
 	dir := t.TempDir()
 	var notes []string
 	cfg := Config{Opt: opt, Trials: 2, Jobs: 2, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Version: "test",
@@ -387,21 +372,7 @@ func TestResumeKeepsTheWeightsLayout(t *testing.T) {
 // helper and a short unroll (14,383 instructions for the model where its
 // defaults give 12,965), and claims them faster.
 func TestSlowerModelRevertsReport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs firmware under QEMU")
-	}
-	b := board(t, "mps2-an386")
-	if err := runner.CheckTools(b); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	opt := pipeline.Options{Board: b}
-	s, err := pipeline.Compile(testModel, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, opt, s := qemuModel(t)
 	kernels, err := Kernels(s, opt)
 	if err != nil {
 		t.Fatal(err)

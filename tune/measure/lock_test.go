@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcugen/mcugen/pipeline"
-	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tune"
 )
 
@@ -51,21 +49,7 @@ func TestRecordsLockTakesTurns(t *testing.T) {
 // journal left (interrupted), continues from that journal; it deleted it
 // as stale, and the other run's --resume found nothing (tuning journey).
 func TestWaitingRunContinuesTheJournal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs firmware under QEMU")
-	}
-	b := board(t, "mps2-an386")
-	if err := runner.CheckTools(b); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	opt := pipeline.Options{Board: b}
-	s, err := pipeline.Compile(testModel, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, opt, s := qemuModel(t)
 	kernels, err := Kernels(s, opt)
 	if err != nil || len(kernels) == 0 {
 		t.Fatal(err)

@@ -32,6 +32,29 @@ func board(t *testing.T, name string) *boards.Board {
 	return b
 }
 
+// qemuModel is mps2-an386, its options and testModel compiled for it, for
+// a test that builds and runs firmware under QEMU (skipped with -short, and
+// without the tools but under CI, where that fails).
+func qemuModel(t *testing.T) (*boards.Board, pipeline.Options, *pipeline.State) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs firmware under QEMU")
+	}
+	b := board(t, "mps2-an386")
+	if err := runner.CheckTools(b); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	opt := pipeline.Options{Board: b}
+	s, err := pipeline.Compile(testModel, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, opt, s
+}
+
 func TestIsolate(t *testing.T) {
 	s, err := pipeline.RunUntil(testModel, pipeline.Options{Board: board(t, "mps2-an386")}, "plan")
 	if err != nil {
