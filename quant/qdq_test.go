@@ -282,6 +282,37 @@ func TestWriteQDQRoundTripRecurrent(t *testing.T) {
 	sameFloatOutputs(t, q, qdqRoundTrip(t, q), samples)
 }
 
+// qdqOne is a QDQ graph of one op: x -> Quantize (inQ) -> Dequantize -> op
+// -> Quantize (outQ) -> Dequantize -> y. It folds it and reports whether op
+// became an int8 op.
+func qdqOne(t *testing.T, op graph.Op, attrs any, in, out []int, inQ, outQ *graph.Quant) (*graph.Graph, bool) {
+	t.Helper()
+	g := graph.New("qdq", "onnx")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: in})
+	g.AddTensor(&graph.Tensor{Name: "xq", DType: graph.Int8, Shape: in, Quant: inQ})
+	g.AddTensor(&graph.Tensor{Name: "xd", DType: graph.Float32, Shape: in})
+	g.AddTensor(&graph.Tensor{Name: "m", DType: graph.Float32, Shape: out})
+	g.AddTensor(&graph.Tensor{Name: "mq", DType: graph.Int8, Shape: out, Quant: outQ})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: out})
+	g.AddNode(&graph.Node{Name: "q0", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"xq"}})
+	g.AddNode(&graph.Node{Name: "d0", Op: graph.Dequantize, Inputs: []string{"xq"}, Outputs: []string{"xd"}})
+	g.AddNode(&graph.Node{Name: "op", Op: op, Inputs: []string{"xd"}, Outputs: []string{"m"}, Attrs: attrs})
+	g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"m"}, Outputs: []string{"mq"}})
+	g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"mq"}, Outputs: []string{"y"}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	f, err := FoldQDQ(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded := false
+	for _, n := range f.Nodes {
+		if n.Op == op {
+			folded = f.In(n, 0).DType == graph.Int8
+		}
+	}
+	return f, folded
+}
+
 // A QDQ model that changes parameters across ReduceMax (or a bilinear
 // Resize) keeps the op in float: the integer kernels copy stored values.
 // x = [1 2 3 4] at scale 0.1: max over the axis is 0.4, quantized at 0.4 to
@@ -293,31 +324,8 @@ func TestFoldQDQKeepsCopiesOfChangedParams(t *testing.T) {
 		folded bool
 	}{{"changed", 0.4, false}, {"same", 0.1, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := graph.New("qdq", "onnx")
 			q := func(s float32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{0}} }
-			g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
-			g.AddTensor(&graph.Tensor{Name: "xq", DType: graph.Int8, Shape: []int{1, 4}, Quant: q(0.1)})
-			g.AddTensor(&graph.Tensor{Name: "xd", DType: graph.Float32, Shape: []int{1, 4}})
-			g.AddTensor(&graph.Tensor{Name: "m", DType: graph.Float32, Shape: []int{1, 1}})
-			g.AddTensor(&graph.Tensor{Name: "mq", DType: graph.Int8, Shape: []int{1, 1}, Quant: q(tc.outS)})
-			g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 1}})
-			g.AddNode(&graph.Node{Name: "q0", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"xq"}})
-			g.AddNode(&graph.Node{Name: "d0", Op: graph.Dequantize, Inputs: []string{"xq"}, Outputs: []string{"xd"}})
-			g.AddNode(&graph.Node{Name: "max", Op: graph.Reduce, Inputs: []string{"xd"}, Outputs: []string{"m"},
-				Attrs: &graph.ReduceAttrs{Kind: graph.ReduceMax, Axes: []int{1}, KeepDims: true}})
-			g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"m"}, Outputs: []string{"mq"}})
-			g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"mq"}, Outputs: []string{"y"}})
-			g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-			f, err := FoldQDQ(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			folded := false
-			for _, n := range f.Nodes {
-				if n.Op == graph.Reduce {
-					folded = f.In(n, 0).DType == graph.Int8
-				}
-			}
+			f, folded := qdqOne(t, graph.Reduce, &graph.ReduceAttrs{Kind: graph.ReduceMax, Axes: []int{1}, KeepDims: true}, []int{1, 4}, []int{1, 1}, q(0.1), q(tc.outS))
 			if folded != tc.folded {
 				t.Fatalf("ReduceMax folded to int8: %v, want %v", folded, tc.folded)
 			}
@@ -483,31 +491,8 @@ func TestFoldQDQKeepsAvgPoolOfChangedParams(t *testing.T) {
 		folded bool
 	}{{"changed", 0.05, false}, {"same", 0.1, true}, {"one float32 step", math.Nextafter32(0.1, 1), true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := graph.New("qdq", "onnx")
 			q := func(s float32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{0}} }
-			g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 2, 2, 1}})
-			g.AddTensor(&graph.Tensor{Name: "xq", DType: graph.Int8, Shape: []int{1, 2, 2, 1}, Quant: q(0.1)})
-			g.AddTensor(&graph.Tensor{Name: "xd", DType: graph.Float32, Shape: []int{1, 2, 2, 1}})
-			g.AddTensor(&graph.Tensor{Name: "m", DType: graph.Float32, Shape: []int{1, 1, 1, 1}})
-			g.AddTensor(&graph.Tensor{Name: "mq", DType: graph.Int8, Shape: []int{1, 1, 1, 1}, Quant: q(tc.outS)})
-			g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 1, 1, 1}})
-			g.AddNode(&graph.Node{Name: "q0", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"xq"}})
-			g.AddNode(&graph.Node{Name: "d0", Op: graph.Dequantize, Inputs: []string{"xq"}, Outputs: []string{"xd"}})
-			g.AddNode(&graph.Node{Name: "avg", Op: graph.AvgPool2D, Inputs: []string{"xd"}, Outputs: []string{"m"},
-				Attrs: &graph.PoolAttrs{Kernel: [2]int{2, 2}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}})
-			g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"m"}, Outputs: []string{"mq"}})
-			g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"mq"}, Outputs: []string{"y"}})
-			g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-			f, err := FoldQDQ(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			folded := false
-			for _, n := range f.Nodes {
-				if n.Op == graph.AvgPool2D {
-					folded = f.In(n, 0).DType == graph.Int8
-				}
-			}
+			f, folded := qdqOne(t, graph.AvgPool2D, &graph.PoolAttrs{Kernel: [2]int{2, 2}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}, []int{1, 2, 2, 1}, []int{1, 1, 1, 1}, q(0.1), q(tc.outS))
 			if folded != tc.folded {
 				t.Fatalf("AveragePool folded to int8: %v, want %v", folded, tc.folded)
 			}
@@ -537,30 +522,8 @@ func TestFoldQDQKeepsSigmoidOfOtherEncoding(t *testing.T) {
 		folded bool
 	}{{"1/255", 1.0 / 255, false}, {"1/256", 1.0 / 256, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := graph.New("qdq", "onnx")
 			q := func(s float32, z int32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{z}} }
-			g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
-			g.AddTensor(&graph.Tensor{Name: "xq", DType: graph.Int8, Shape: []int{1, 4}, Quant: q(0.05, 0)})
-			g.AddTensor(&graph.Tensor{Name: "xd", DType: graph.Float32, Shape: []int{1, 4}})
-			g.AddTensor(&graph.Tensor{Name: "s", DType: graph.Float32, Shape: []int{1, 4}})
-			g.AddTensor(&graph.Tensor{Name: "sq", DType: graph.Int8, Shape: []int{1, 4}, Quant: q(tc.outS, -128)})
-			g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 4}})
-			g.AddNode(&graph.Node{Name: "q0", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"xq"}})
-			g.AddNode(&graph.Node{Name: "d0", Op: graph.Dequantize, Inputs: []string{"xq"}, Outputs: []string{"xd"}})
-			g.AddNode(&graph.Node{Name: "sig", Op: graph.Sigmoid, Inputs: []string{"xd"}, Outputs: []string{"s"}})
-			g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"s"}, Outputs: []string{"sq"}})
-			g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"sq"}, Outputs: []string{"y"}})
-			g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-			f, err := FoldQDQ(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			folded := false
-			for _, n := range f.Nodes {
-				if n.Op == graph.Sigmoid {
-					folded = f.In(n, 0).DType == graph.Int8
-				}
-			}
+			_, folded := qdqOne(t, graph.Sigmoid, nil, []int{1, 4}, []int{1, 4}, q(0.05, 0), q(tc.outS, -128))
 			if folded != tc.folded {
 				t.Fatalf("Sigmoid folded to int8: %v, want %v", folded, tc.folded)
 			}
