@@ -176,3 +176,26 @@ func TestTuneNothingToTune(t *testing.T) {
 		t.Errorf("%s written", out)
 	}
 }
+
+// --bazel when the records hold every kernel writes nothing: it wrote a
+// directory with no targets and an 18 MB copy of mcugen (tuning journey).
+func TestTuneBazelNothingToMeasure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: tunes under QEMU")
+	}
+	needQEMU(t)
+	dir := t.TempDir()
+	recs, out := filepath.Join(dir, "r.json"), filepath.Join(dir, "job")
+	model, _ := filepath.Abs("../../testdata/tflite/op_int8_fully_connected_double_rounding.tflite")
+	if code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--trials", "1", "--jobs", "1", "-o", recs); code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errs)
+	}
+	code, stdout, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "-o", recs, "--bazel", out)
+	want := "every kernel of " + model + " has its record in " + recs + ": nothing to measure, " + out + " left as it was\n"
+	if code != 0 || stdout != want {
+		t.Errorf("exit %d\nstdout %q\nstderr %q\nwant %q", code, stdout, errs, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written", out)
+	}
+}

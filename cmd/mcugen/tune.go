@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -140,6 +141,15 @@ func (c *tuneCmd) Run(e *env) error {
 		return measure.MeasureCandidateFile(s, cfg, c.Measure, c.Result)
 	case c.Bazel != "":
 		n, err := measure.WriteBazel(s, cfg, c.Model, c.Bazel, c.bazelInputs(board.Name))
+		if errors.Is(err, measure.ErrAllRecorded) {
+			if c.JSON {
+				return e.printJSON(struct {
+					Targets int `json:"targets"`
+				}{0})
+			}
+			fmt.Fprintf(e.stdout, "every kernel of %s has its record in %s: nothing to measure, %s left as it was\n", c.Model, c.Output, c.Bazel)
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package measure
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -102,6 +103,10 @@ type BazelInputs struct {
 	Files map[string]string // name in the Bazel directory → source file or directory
 }
 
+// ErrAllRecorded is WriteBazel's answer when every kernel of the model has
+// its record: it writes nothing.
+var ErrAllRecorded = errors.New("every kernel has its record")
+
 // WriteBazel writes, into dir, one candidate file per measurement still to
 // make (kernels already in cfg.Out's records are left out; each kernel's
 // candidates are what its search proposes with no measurements yet: all of
@@ -123,6 +128,11 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 	kernels, err := Kernels(s, cfg.Opt)
 	if err != nil {
 		return 0, err
+	}
+	// Nothing to measure: the directory is left as it is (it got an empty
+	// BUILD file and an 18 MB copy of mcugen: tuning journey finding).
+	if !slices.ContainsFunc(kernels, func(k *Kernel) bool { return recs.Get(k.Signature, s.Module.Target, cfg.Core, k.Defaults) == nil }) {
+		return 0, ErrAllRecorded
 	}
 	// A directory written before holds that run's candidates: they go, so
 	// the BUILD file and the candidates on disk stay one set.
