@@ -60,6 +60,15 @@ func foldable(g *graph.Graph, n *graph.Node, stateful map[string]bool) bool {
 	if len(n.Inputs) == 0 || len(n.Outputs) == 0 {
 		return false
 	}
+	// A Dequantize of constant weights or bias that a float convolution
+	// or fully connected layer reads (a QDQ node left unfolded: uint8
+	// activations, a layer whose output is not quantized) is folded
+	// whatever its bytes: the kernels take constant weights only, and it
+	// was refused as "weights computed at run time" (QDQ journey finding).
+	if n.Op == graph.Dequantize && len(n.Outputs) == 1 && weightsOf(g, n.Outputs[0]) {
+		t := g.Tensors[n.Inputs[0]]
+		return t != nil && t.IsConst() && !stateful[n.Inputs[0]] && !stateful[n.Outputs[0]]
+	}
 	var in, out int64
 	for _, name := range n.Inputs {
 		t := g.Tensors[name]
@@ -76,4 +85,20 @@ func foldable(g *graph.Graph, n *graph.Node, stateful map[string]bool) bool {
 		out += int64(t.Bytes())
 	}
 	return out <= in
+}
+
+// weightsOf reports whether tensor name is read as the weights or bias of
+// a convolution, transposed convolution or fully connected layer.
+func weightsOf(g *graph.Graph, name string) bool {
+	for _, c := range g.Nodes {
+		switch c.Op {
+		case graph.Conv2D, graph.ConvTranspose2D, graph.FullyConnected:
+			for i, in := range c.Inputs {
+				if i > 0 && in == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

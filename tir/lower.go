@@ -215,7 +215,7 @@ func (l *lowerer) fuseActivations(order []int) map[*graph.Node]*graph.Node {
 		if _, done := out[p]; done {
 			continue
 		}
-		if currentAct(p) != graph.ActNone || !fusable(p) || l.clobbersInputs(p, n.Outputs[0]) {
+		if currentAct(p) != graph.ActNone || !fusable(p) || l.clobbersInputs(p, n.Outputs[0]) || l.writesEarlyOverLive(order, p, n) {
 			continue
 		}
 		out[p] = n
@@ -244,6 +244,39 @@ func (l *lowerer) clobbersInputs(p *graph.Node, out string) bool {
 			continue
 		}
 		if wi.Offset < wo.Offset+ot.Bytes() && wo.Offset < wi.Offset+t.Bytes() {
+			return true
+		}
+	}
+	return false
+}
+
+// writesEarlyOverLive reports whether node p, writing the output of node c
+// that comes later in order (c fused into p), would overwrite a tensor the
+// plan keeps live in between: the plan placed c's output for c's own step.
+// (QDQ journey: a Quantize with its Dequantize fused, two steps early,
+// overwrote the input a second convolution still had to read.)
+func (l *lowerer) writesEarlyOverLive(order []int, p, c *graph.Node) bool {
+	bo := l.plan.Buffer(c.Outputs[0])
+	if bo == nil || bo.Offset < 0 {
+		return false
+	}
+	sp, sc := -1, -1
+	for step, ni := range order {
+		switch l.g.Nodes[ni] {
+		case p:
+			sp = step
+		case c:
+			sc = step
+		}
+	}
+	if sp < 0 || sc <= sp {
+		return false
+	}
+	for _, b := range l.plan.Buffers {
+		if b.Offset < 0 || b.Tensor == bo.Tensor || b.Tensor == c.Inputs[0] {
+			continue
+		}
+		if b.Offset < bo.Offset+bo.Size && bo.Offset < b.Offset+b.Size && b.Last >= sp && b.First < sc {
 			return true
 		}
 	}
@@ -528,7 +561,7 @@ func (l *lowerer) fuseTables(order []int, fused map[*graph.Node]*graph.Node) map
 		if _, f := fused[c]; f {
 			continue
 		}
-		if l.clobbersInputs(p, c.Outputs[0]) {
+		if l.clobbersInputs(p, c.Outputs[0]) || l.writesEarlyOverLive(order, p, c) {
 			continue
 		}
 		out[p] = c

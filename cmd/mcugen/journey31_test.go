@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/onnx"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -197,5 +199,78 @@ func TestTuneBazelNothingToMeasure(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s written", out)
+	}
+}
+
+// A re-run asking for more trials than a record's search had says the
+// record stays (a larger --trials searched nothing more and said nothing:
+// tuning journey finding); the same --trials says nothing.
+func TestTuneMoreTrialsNote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: tunes under QEMU")
+	}
+	needQEMU(t)
+	recs := filepath.Join(t.TempDir(), "r.json")
+	model := "../../testdata/tflite/op_int8_fully_connected_double_rounding.tflite"
+	if code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--trials", "2", "--jobs", "1", "-o", recs); code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errs)
+	}
+	if b, err := os.ReadFile(recs); err != nil || !strings.Contains(string(b), `"budget": 2`) || !strings.Contains(string(b), `"search": "anneal"`) {
+		t.Fatalf("records: %v %s", err, b)
+	}
+	if code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--trials", "2", "-o", recs); code != 0 || errs != "" {
+		t.Errorf("same trials: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--trials", "9", "-o", recs)
+	want := "mcugen: warning: " + recs + ": 1 kernel(s) have records of a search of fewer trials than --trials 9; they are kept as they are (remove their records to search them further)\n"
+	if code != 0 || errs != want {
+		t.Errorf("more trials: exit %d, stderr %q, want %q", code, errs, want)
+	}
+}
+
+// writeU8QDQ writes an ONNX Runtime-style QDQ model with uint8 activations
+// (which stay float, between uint8 QuantizeLinear/DequantizeLinear pairs):
+// two convolutions read one dequantized input, a 3x3 one and a 1x1 one with
+// Relu, and an Add joins them.
+func writeU8QDQ(t *testing.T) string {
+	t.Helper()
+	b := onnx.NewBuilder("u8qdq", 13, 1)
+	x := b.Input("x", graph.Float32, 1, 4, 8, 8)
+	u8 := func(name string, v float64) string { return b.Scalar(name, graph.UInt8, v) }
+	f32 := func(name string, v float64) string { return b.Scalar(name, graph.Float32, v) }
+	qdq := func(in, name string, s, z float64) string {
+		q := b.Node("QuantizeLinear", []string{in, f32(name+".s", s), u8(name+".z", z)})
+		return b.Node("DequantizeLinear", []string{q, name + ".s", name + ".z"})
+	}
+	conv := func(in, name string, k int, pads ...int64) string {
+		w := graph.NewData(graph.Int8, []int{4, 4, k, k})
+		for i := range w.I {
+			w.I[i] = int64((i*37+len(name))%255 - 127)
+		}
+		wdq := b.Node("DequantizeLinear", []string{b.Init(name+".w", w), b.Floats(name+".ws", 0.004, 0.005, 0.003, 0.006), b.Init(name+".wz", graph.NewData(graph.Int8, []int{4}))}, onnx.IntAttr("axis", 0))
+		return b.Node("Conv", []string{in, wdq}, onnx.IntsAttr("kernel_shape", int64(k), int64(k)), onnx.IntsAttr("pads", pads...))
+	}
+	in := qdq(x, "x", 0.0156, 128)
+	a := qdq(conv(in, "a", 3, 1, 1, 1, 1), "a", 0.047, 94)
+	r := qdq(b.Node("Relu", []string{conv(in, "c", 1, 0, 0, 0, 0)}), "r", 0.0079, 0)
+	y := qdq(b.Node("Add", []string{a, r}), "y", 0.046, 89)
+	b.Output(y, graph.Float32, 1, 4, 8, 8)
+	p := filepath.Join(t.TempDir(), "u8qdq.onnx")
+	if err := os.WriteFile(p, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A QDQ model with uint8 activations compiles: its float convolutions read
+// a Dequantize of constant weights, which was refused as "weights computed
+// at run time"; and then a Quantize and its Dequantize, fused into one
+// kernel two steps before the Dequantize's own, overwrote the input the
+// second convolution still had to read (QDQ journey findings).
+func TestU8QDQCompilesAndMatches(t *testing.T) {
+	model := writeU8QDQ(t)
+	code, out, errs := mcugen(t, "test", model, "--board", "host", "--random", "3")
+	if code != 0 || !strings.Contains(out, "6 of 6 vectors passed") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
 }
