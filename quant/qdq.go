@@ -27,6 +27,7 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 		return nil, fmt.Errorf("quant: fold QDQ: %w", err)
 	}
 	f := cloneGraph(g)
+	shiftUint8(f)
 	sinkConstDequantize(f)
 	hoistDequantize(f)
 	cancelTransposes(f)
@@ -70,6 +71,78 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 		return nil, fmt.Errorf("quant: folded QDQ graph is invalid: %w", err)
 	}
 	return f, nil
+}
+
+// shiftUint8 turns a QDQ graph's uint8 activations (ONNX Runtime's older
+// default) into int8 ones of zero point z - 128, so they fold to the int8
+// kernels: QuantizeLinear's uint8 clamp(round(x/s) + z, 0, 255) is exactly
+// 128 more than the int8 clamp(round(x/s) + z - 128, -128, 127), and both
+// dequantize to the same values. A Quantize's uint8 output moves with its
+// copies (the importer's Transposes and Reshapes) down to the Dequantizes
+// that read them; a set touching a graph input or output, or read by any
+// other op, stays uint8 (and float between its pairs). A uint8 constant
+// that only Dequantizes read (uint8 weights) shifts too. (QDQ journey: a
+// uint8 model did not fold at all.)
+func shiftUint8(f *graph.Graph) {
+	cons := f.Consumers()
+	io := map[string]bool{}
+	for _, n := range append(slices.Clone(f.Inputs), f.Outputs...) {
+		io[n] = true
+	}
+	moves := func(n *graph.Node) bool { return n.Op == graph.Transpose || n.Op == graph.Reshape }
+	isU8 := func(name string) bool {
+		t := f.Tensors[name]
+		return t != nil && t.DType == graph.UInt8 && t.Quant != nil && !io[name]
+	}
+	shift := func(t *graph.Tensor) {
+		q := &graph.Quant{Scale: slices.Clone(t.Quant.Scale), ZeroPoint: make([]int32, len(t.Quant.ZeroPoint)), Axis: t.Quant.Axis}
+		for i, z := range t.Quant.ZeroPoint {
+			q.ZeroPoint[i] = z - 128
+		}
+		if len(q.ZeroPoint) == 0 {
+			q.ZeroPoint = []int32{-128}
+		}
+		t.DType, t.Quant = graph.Int8, q
+		if t.Data != nil {
+			d := graph.NewData(graph.Int8, t.Data.Shape)
+			for i, v := range t.Data.I {
+				d.I[i] = v - 128
+			}
+			t.Data = d
+		}
+	}
+	for _, n := range f.Nodes {
+		switch {
+		case n.Op == graph.Quantize && len(n.Outputs) == 1 && isU8(n.Outputs[0]):
+			// The Quantize's output and its copies, if every reader is a
+			// Dequantize or a copy.
+			set, ok := []string{n.Outputs[0]}, true
+			for i := 0; i < len(set) && ok; i++ {
+				for _, c := range cons[set[i]] {
+					switch {
+					case c.Op == graph.Dequantize:
+					case moves(c) && c.Inputs[0] == set[i] && len(c.Outputs) == 1 && isU8(c.Outputs[0]):
+						set = append(set, c.Outputs[0])
+					default:
+						ok = false
+					}
+				}
+			}
+			if ok {
+				for _, name := range set {
+					shift(f.Tensors[name])
+				}
+			}
+		case n.Op == graph.Dequantize && len(n.Inputs) > 0 && isU8(n.Inputs[0]) && f.Tensors[n.Inputs[0]].IsConst():
+			only := true
+			for _, c := range cons[n.Inputs[0]] {
+				only = only && c.Op == graph.Dequantize
+			}
+			if only {
+				shift(f.Tensors[n.Inputs[0]])
+			}
+		}
+	}
 }
 
 // foldNode builds the integer version of n, or reports that n stays float.

@@ -232,14 +232,18 @@ func TestTuneMoreTrialsNote(t *testing.T) {
 // (which stay float, between uint8 QuantizeLinear/DequantizeLinear pairs):
 // two convolutions read one dequantized input, a 3x3 one and a 1x1 one with
 // Relu, and an Add joins them.
-func writeU8QDQ(t *testing.T) string {
+func writeU8QDQ(t *testing.T, exposeInput bool) string {
 	t.Helper()
 	b := onnx.NewBuilder("u8qdq", 13, 1)
 	x := b.Input("x", graph.Float32, 1, 4, 8, 8)
 	u8 := func(name string, v float64) string { return b.Scalar(name, graph.UInt8, v) }
 	f32 := func(name string, v float64) string { return b.Scalar(name, graph.Float32, v) }
+	var xq string
 	qdq := func(in, name string, s, z float64) string {
 		q := b.Node("QuantizeLinear", []string{in, f32(name+".s", s), u8(name+".z", z)})
+		if xq == "" {
+			xq = q
+		}
 		return b.Node("DequantizeLinear", []string{q, name + ".s", name + ".z"})
 	}
 	conv := func(in, name string, k int, pads ...int64) string {
@@ -255,6 +259,9 @@ func writeU8QDQ(t *testing.T) string {
 	r := qdq(b.Node("Relu", []string{conv(in, "c", 1, 0, 0, 0, 0)}), "r", 0.0079, 0)
 	y := qdq(b.Node("Add", []string{a, r}), "y", 0.046, 89)
 	b.Output(y, graph.Float32, 1, 4, 8, 8)
+	if exposeInput {
+		b.Output(xq, graph.UInt8, 1, 4, 8, 8)
+	}
 	p := filepath.Join(t.TempDir(), "u8qdq.onnx")
 	if err := os.WriteFile(p, b.Model().Marshal(), 0o644); err != nil {
 		t.Fatal(err)
@@ -262,15 +269,30 @@ func writeU8QDQ(t *testing.T) string {
 	return p
 }
 
-// A QDQ model with uint8 activations compiles: its float convolutions read
-// a Dequantize of constant weights, which was refused as "weights computed
-// at run time"; and then a Quantize and its Dequantize, fused into one
-// kernel two steps before the Dequantize's own, overwrote the input the
-// second convolution still had to read (QDQ journey findings).
+// A QDQ model with uint8 activations compiles and matches: it was refused
+// ("weights computed at run time": its float convolutions read a
+// Dequantize of constant weights), and once that was folded, a Quantize
+// and its Dequantize fused two steps early overwrote the input the second
+// convolution still had to read (QDQ journey findings; the fusion's own
+// check is TestWritesEarlyOverLive in tir).
 func TestU8QDQCompilesAndMatches(t *testing.T) {
-	model := writeU8QDQ(t)
+	model := writeU8QDQ(t, false)
 	code, out, errs := mcugen(t, "test", model, "--board", "host", "--random", "3")
 	if code != 0 || !strings.Contains(out, "6 of 6 vectors passed") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	// With its quantized input also an output, that input stays uint8 and
+	// the convolutions float, reading their dequantized weights.
+	exposed := writeU8QDQ(t, true)
+	code, out, errs = mcugen(t, "test", exposed, "--board", "host", "--random", "3")
+	if code != 0 || !strings.Contains(out, "6 of 6 vectors passed") {
+		t.Errorf("input exposed: exit %d\n%s%s", code, out, errs)
+	}
+	// And its uint8 activations fold to int8 ones of zero point z - 128
+	// (they stayed float): the 3x3 convolution's output, uint8 94, is
+	// int8 -34.
+	code, out, errs = mcugen(t, "inspect", model, "--ir", "quant")
+	if code != 0 || strings.Count(out, "= Conv2D(") != 2 || !strings.Contains(out, ": int8[1,8,8,4] q=0.047,-34") || strings.Contains(out, "uint8") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
 }
