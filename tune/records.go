@@ -37,12 +37,15 @@ type Record struct {
 	Knobs  Knobs  `json:"knobs"`
 	// Instructions is the measured count of the kernel run alone with Knobs
 	// (harness included); Default the same with the schedule's defaults.
-	Instructions int64  `json:"instructions"`
-	Default      int64  `json:"default_instructions"`
-	Trials       int    `json:"trials"`
-	Space        int    `json:"space"`
-	Search       string `json:"search"` // exhaustive, anneal or none
-	Version      string `json:"mcugen"`
+	Instructions int64 `json:"instructions"`
+	Default      int64 `json:"default_instructions"`
+	Trials       int   `json:"trials"`
+	// Budget is the --trials the search had (0 in records from before it
+	// was kept): a later run asking for more says the record stays.
+	Budget  int    `json:"budget,omitempty"`
+	Space   int    `json:"space"`
+	Search  string `json:"search"` // exhaustive, anneal or none
+	Version string `json:"mcugen"`
 	// Extra holds the fields of the file's record this mcugen does not
 	// know (a "note" of the user's), written back as they were.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -81,7 +84,7 @@ func encodeJSON(v any) ([]byte, error) {
 }
 
 // recordFields are the JSON names of Record's fields.
-var recordFields = map[string]bool{"kernel": true, "target": true, "core": true, "board": true, "knobs": true,
+var recordFields = map[string]bool{"kernel": true, "target": true, "core": true, "board": true, "knobs": true, "budget": true,
 	"instructions": true, "default_instructions": true, "trials": true, "space": true, "search": true, "mcugen": true}
 
 // MaxCount bounds a record's instruction counts: no kernel takes a
@@ -421,7 +424,7 @@ func (r *Record) invalid() string {
 		return "no core"
 	case r.Knobs == nil:
 		return "no knobs"
-	case r.Instructions < 0 || r.Default < 0 || r.Trials < 0 || r.Space < 0:
+	case r.Instructions < 0 || r.Default < 0 || r.Trials < 0 || r.Space < 0 || r.Budget < 0:
 		return "negative count"
 	case r.Instructions > MaxCount || r.Default > MaxCount:
 		return fmt.Sprintf("an instruction count above %.0e, more than any measurement", float64(MaxCount))

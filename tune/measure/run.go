@@ -195,6 +195,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	}
 	rep := &Report{}
 	var jobs []*job
+	shorter := 0 // records of a search cut shorter than --trials asks
 	for _, k := range kernels {
 		if r := recs.Get(k.Signature, target, cfg.Core, k.Defaults); r != nil {
 			// A record whose knobs the kernel cannot take (edited by hand, or from
@@ -205,11 +206,19 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 				continue
 			}
 			rep.Skipped++
+			if r.Budget > 0 && r.Budget < cfg.Trials && r.Search == "anneal" {
+				shorter++
+			}
 			rep.Kernels = append(rep.Kernels, KernelResult{Kernel: k.Signature, Op: k.Op, Nodes: len(k.Nodes), Knobs: r.Knobs,
 				Instructions: r.Instructions, Default: r.Default, Trials: r.Trials, Space: r.Space, Search: r.Search, Skipped: true})
 			continue
 		}
 		jobs = append(jobs, newJob(k, cfg.Trials))
+	}
+	if shorter > 0 {
+		// A larger --trials searched nothing more, and said nothing
+		// (tuning journey finding).
+		cfg.Note(fmt.Sprintf("%s: %d kernel(s) have records of a search of fewer trials than --trials %d; they are kept as they are (remove their records to search them further)", cfg.Out, shorter, cfg.Trials))
 	}
 	if len(jobs) == 0 {
 		// Every kernel has its record. A journal left beside them is a run
@@ -270,7 +279,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		}
 		recorded++
 		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: cfg.recordBoard(), Knobs: best,
-			Instructions: n, Default: j.search.Default(), Trials: j.search.Runs(), Space: j.k.Space.Size(),
+			Instructions: n, Default: j.search.Default(), Trials: j.search.Runs(), Budget: cfg.Trials, Space: j.k.Space.Size(),
 			Search: j.search.Kind(), Version: cfg.Version}
 		recs.Put(r)
 		if hit, judged := j.search.ModelHit(); judged {
