@@ -3,6 +3,7 @@ package tflite
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -741,13 +742,58 @@ func (c *opctx) stridedSlice(n *graph.Node) error {
 		}
 	}
 	beginMask, endMask := int(o.i32(0, 0)), int(o.i32(1, 0))
-	if o.i32(2, 0) != 0 || o.i32(3, 0) != 0 {
-		return c.errorf("ellipsis_mask and new_axis_mask are not supported")
-	}
 	shrink := int(o.i32(4, 0))
 	offset := o.boolean(5)
 	r := len(x.Shape)
-	if len(begin) > r || len(end) != len(begin) || len(strides) != len(begin) {
+	if len(end) != len(begin) || len(strides) != len(begin) {
+		return c.errorf("begin %v, end %v, strides %v do not fit shape %v", begin, end, strides, x.Shape)
+	}
+	// An ellipsis or new axes (TF's x[..., 1], x[tf.newaxis, :]): the
+	// entries are rewritten one per input axis, as TensorFlow's dense spec
+	// does; the slice's result is then reshaped to the file's output shape,
+	// which has the new axes (it was refused: round-3 fuzzer).
+	reshape := false
+	if ell, newAx := int(o.i32(2, 0)), int(o.i32(3, 0)); ell != 0 || newAx != 0 {
+		if bits.OnesCount(uint(ell)) > 1 {
+			return c.errorf("ellipsis_mask %#b: more than one ellipsis", ell)
+		}
+		takes := 0 // entries that take an input axis
+		for i := range begin {
+			if ell&(1<<i) == 0 && newAx&(1<<i) == 0 {
+				takes++
+			}
+		}
+		if takes > r {
+			return c.errorf("begin %v, end %v, strides %v do not fit shape %v", begin, end, strides, x.Shape)
+		}
+		var db, de, ds []int
+		var dbm, dem, dsh int
+		for i := range begin {
+			switch {
+			case ell&(1<<i) != 0: // the axes the other entries leave, whole
+				for k := 0; k < r-takes; k++ {
+					dbm, dem = dbm|1<<len(db), dem|1<<len(db)
+					db, de, ds = append(db, 0), append(de, 0), append(ds, 1)
+				}
+			case newAx&(1<<i) != 0: // an output axis of 1; no input axis
+			default:
+				ax := len(db)
+				if beginMask&(1<<i) != 0 {
+					dbm |= 1 << ax
+				}
+				if endMask&(1<<i) != 0 {
+					dem |= 1 << ax
+				}
+				if shrink&(1<<i) != 0 {
+					dsh |= 1 << ax
+				}
+				db, de, ds = append(db, begin[i]), append(de, end[i]), append(ds, strides[i])
+			}
+		}
+		begin, end, strides, beginMask, endMask, shrink = db, de, ds, dbm, dem, dsh
+		reshape = true
+	}
+	if len(begin) > r {
 		return c.errorf("begin %v, end %v, strides %v do not fit shape %v", begin, end, strides, x.Shape)
 	}
 	a := &graph.SliceAttrs{Begin: make([]int, r), End: make([]int, r), Stride: make([]int, r)}
@@ -802,7 +848,7 @@ func (c *opctx) stridedSlice(n *graph.Node) error {
 		}
 		a.Begin[ax], a.End[ax], a.Stride[ax] = s, e, st
 	}
-	if shrink != 0 {
+	if shrink != 0 || reshape {
 		c.unshrunk = make([]int, r)
 		for i := range c.unshrunk {
 			if st := a.Stride[i]; st > 0 {

@@ -307,6 +307,21 @@ var floatCases = []opCase{
 	{name: "strided_slice_shrink", code: tg.OpStridedSlice, opts: &tg.Options{Type: tg.OptStridedSlice, Fields: []tg.Field{tg.I32(4, 1)}},
 		ins: []spec{fin(2, 3), i32c([]int32{2}, 1, 0), i32c([]int32{2}, 2, 3), i32c([]int32{2}, 1, 2)}, out: fin(2),
 		feed: [][]float64{{1, 2, 3, 4, 5, 6}}, want: f64(4, 6), wantShape: []int{2}},
+	// x[tf.newaxis, :, 1:] of [[1,2,3],[4,5,6]]: new_axis_mask on entry 0,
+	// begin and end masks on entry 1 -> [1,2,2] [[[2,3],[5,6]]].
+	{name: "strided_slice_new_axis", code: tg.OpStridedSlice, opts: &tg.Options{Type: tg.OptStridedSlice, Fields: []tg.Field{tg.I32(0, 2), tg.I32(1, 2), tg.I32(3, 1)}},
+		ins: []spec{fin(2, 3), i32c([]int32{3}, 0, 0, 1), i32c([]int32{3}, 0, 0, 3), i32c([]int32{3}, 1, 1, 1)}, out: fin(1, 2, 2),
+		feed: [][]float64{{1, 2, 3, 4, 5, 6}}, want: f64(2, 3, 5, 6), wantShape: []int{1, 2, 2}},
+	// x[..., 1] of a [2,2,3]: an ellipsis for the first two axes, then axis
+	// 2 shrunk at 1 -> [2,2] [[2,5],[8,11]].
+	{name: "strided_slice_ellipsis", code: tg.OpStridedSlice, opts: &tg.Options{Type: tg.OptStridedSlice, Fields: []tg.Field{tg.I32(2, 1), tg.I32(4, 2)}},
+		ins: []spec{fin(2, 2, 3), i32c([]int32{2}, 0, 1), i32c([]int32{2}, 0, 2), i32c([]int32{2}, 1, 1)}, out: fin(2, 2),
+		feed: [][]float64{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}, want: f64(2, 5, 8, 11), wantShape: []int{2, 2}},
+	// x[:, tf.newaxis, ..., ::2] of a [2,3]: the ellipsis takes no axis
+	// here -> [2,1,2] [[[1,3]],[[4,6]]].
+	{name: "strided_slice_new_axis_ellipsis", code: tg.OpStridedSlice, opts: &tg.Options{Type: tg.OptStridedSlice, Fields: []tg.Field{tg.I32(0, 9), tg.I32(1, 9), tg.I32(2, 4), tg.I32(3, 2)}},
+		ins: []spec{fin(2, 3), i32c([]int32{4}, 0, 0, 0, 0), i32c([]int32{4}, 0, 0, 0, 0), i32c([]int32{4}, 1, 1, 1, 2)}, out: fin(2, 1, 2),
+		feed: [][]float64{{1, 2, 3, 4, 5, 6}}, want: f64(1, 3, 4, 6), wantShape: []int{2, 1, 2}},
 	{name: "transpose", code: tg.OpTranspose, ins: []spec{fin(2, 3), i32c([]int32{2}, 1, 0)}, out: fin(3, 2),
 		feed: [][]float64{{1, 2, 3, 4, 5, 6}}, want: f64(1, 4, 2, 5, 3, 6)},
 	{name: "maximum", code: tg.OpMaximum, ins: []spec{fin(2, 2), fin(1)}, out: fin(2, 2),
