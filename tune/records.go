@@ -211,12 +211,22 @@ func Parse(data []byte) (*Records, []string, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, nil, fmt.Errorf("damaged tuning records file: data after the JSON object (at byte %d)", dec.InputOffset())
 	}
-	// The file is one JSON object; say in words what else it holds.
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(top, &fields); err != nil || fields == nil {
+	// The file is one JSON object; say in words what else it holds. Its
+	// fields are read once, a field given twice refused: encoding/json
+	// keeps the last silently (tuning journey: a second "version" was
+	// read). Keys that differ in case are other fields (the file's own are
+	// lower case, and tune keeps others as they are).
+	if jsonKind(top) != "a JSON object" {
 		return nil, nil, fmt.Errorf("not an mcugen tuning records file: it holds %s, not an object with \"format\": %q", jsonKind(top), Format)
 	}
-	if k := topTwice(top); k != "" {
+	fields := map[string]json.RawMessage{}
+	if k := eachField(top, func(k string, v json.RawMessage) string {
+		if _, again := fields[k]; again {
+			return k
+		}
+		fields[k] = v
+		return ""
+	}); k != "" {
 		return nil, nil, fmt.Errorf("damaged tuning records file: field %q given twice", clip(k))
 	}
 	var format string
@@ -342,20 +352,6 @@ func twice(key func(string) string) func(string) bool {
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
-
-// topTwice names a key the file's object gives twice, or "": encoding/json
-// keeps the last silently (tuning journey: a second "version" was read).
-// Keys that differ in case are other fields (the file's own are lower
-// case, and tune keeps others as they are).
-func topTwice(top json.RawMessage) string {
-	again := twice(func(k string) string { return k })
-	return eachField(top, func(k string, _ json.RawMessage) string {
-		if again(k) {
-			return k
-		}
-		return ""
-	})
-}
 
 // nullOrTwice names, for a record, one of its own fields (case aside, as
 // encoding/json matches them) or a knob (exactly: the knobs are a map) that
