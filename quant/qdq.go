@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 // FoldQDQ turns a float graph in QDQ form (Quantize->Dequantize pairs around
@@ -231,6 +232,19 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 		}
 		if interp.FixedOutputOK(n.Op, f.Tensors[nn.Inputs[0]], f.Tensors[nn.Outputs[0]], beta) != nil {
 			return nil, nil, false
+		}
+	}
+	// An Add or Sub whose output scale is below 2^-19 of its inputs' has
+	// no TFLite integer form (its output multiplier would reach 1).
+	if n.Op == graph.Add || n.Op == graph.Sub {
+		a, b, y := f.Tensors[nn.Inputs[0]], f.Tensors[nn.Inputs[1]], f.Tensors[nn.Outputs[0]]
+		if a != nil && b != nil && y != nil && a.Quant != nil && b.Quant != nil && y.Quant != nil {
+			s1, _ := a.Quant.At(0)
+			s2, _ := b.Quant.At(0)
+			sy, _ := y.Quant.At(0)
+			if qmath.AddSubOutputOK(s1, s2, sy, qmath.AddLeftShift(y.DType == graph.Int16), n.Op == graph.Sub) != nil {
+				return nil, nil, false
+			}
 		}
 	}
 	return nn, qs, true

@@ -153,6 +153,9 @@ func computeBinary(k *kctx) (Stmt, error) {
 		// derives the parameters as TFLite Micro does: ADD in double, SUB
 		// in float).
 		shift := qmath.AddLeftShift(yt.DType == graph.Int16)
+		if err := qmath.AddSubOutputOK(s1, s2, so, shift, k.n.Op == graph.Sub); err != nil {
+			return nil, k.errorf("%v", err)
+		}
 		p := qmath.AddParams(s1, s2, so, shift)
 		if k.n.Op == graph.Sub {
 			p = qmath.SubParams(s1, s2, so, shift)

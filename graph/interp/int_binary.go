@@ -90,6 +90,9 @@ func intAddSub(sub bool) Kernel {
 		s2, z2 := qparams(g.In(n, 1))
 		sy, zy := qparams(yt)
 		shift := qmath.AddLeftShift(yt.DType == graph.Int16)
+		if err := qmath.AddSubOutputOK(s1, s2, sy, shift, sub); err != nil {
+			return nil, err
+		}
 		p := qmath.AddParams(s1, s2, sy, shift)
 		if sub {
 			p = qmath.SubParams(s1, s2, sy, shift)

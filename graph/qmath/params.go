@@ -123,6 +123,24 @@ func SubParams(s1, s2, sy float32, leftShift int) AddSubParams {
 	return p
 }
 
+// AddSubOutputOK checks TFLite's one condition on ADD's and SUB's
+// parameters that the model's scales can break: the output multiplier,
+// 2·max(s1, s2) / (2^leftShift · sy), must lie below 1 (TFLite and TFLite
+// Micro quantize it with QuantizeMultiplierSmallerThanOneExp, which fails
+// otherwise). SUB computes it in float32, as SubParams does.
+func AddSubOutputOK(s1, s2, sy float32, leftShift int, sub bool) error {
+	m := 2 * float64(max(s1, s2)) / (float64(int64(1)<<leftShift) * float64(sy))
+	name := "ADD"
+	if sub {
+		name = "SUB"
+		m = float64(2 * max(s1, s2) / (float32(int64(1)<<leftShift) * sy))
+	}
+	if !(m < 1) {
+		return fmt.Errorf("%s's output scale %g is at most 2 × the larger input scale / 2^%d (output multiplier %.4g): TFLite needs the multiplier below 1 and refuses the model", name, sy, leftShift, m)
+	}
+	return nil
+}
+
 // Combine applies p to two inputs with their zero points already removed and
 // returns the output before its zero point is added: the scaled sum, or the
 // scaled difference when sub is set.

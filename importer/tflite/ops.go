@@ -85,6 +85,9 @@ func (c *opctx) options(want uint8) (table, error) {
 	return c.opts, nil
 }
 
+// actNames are the names of TFLite's ActivationFunctionType values.
+var actNames = []string{"NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"}
+
 func (c *opctx) act(v uint8) (graph.Activation, error) {
 	switch v {
 	case 0:
@@ -282,6 +285,15 @@ func (c *opctx) node() (*graph.Node, error) {
 		}
 		if ax < 0 || ax >= len(x.Shape) {
 			return nil, c.errorf("axis %d out of range for shape %v", o.i32(0, 0), x.Shape)
+		}
+		// TFLite's and TFLite Micro's Prepare refuse a fused activation
+		// here (the converter never writes one).
+		if v := o.u8(1, 0); v != 0 {
+			name := fmt.Sprint(v)
+			if int(v) < len(actNames) {
+				name = actNames[v]
+			}
+			return nil, c.errorf("fused activation %s: TFLite refuses a fused activation on CONCATENATION (only NONE)", name)
 		}
 		a := &graph.ConcatAttrs{Axis: ax}
 		if a.Act, err = c.act(o.u8(1, 0)); err == nil {

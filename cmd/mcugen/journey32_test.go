@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tg "github.com/mcugen/mcugen/testdata/tflitegen"
+)
+
+// writeTFLite writes m to a temporary .tflite file named name.
+func writeTFLite(t *testing.T, m *tg.Model, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name+".tflite")
+	if err := os.WriteFile(p, m.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// An int8 ADD or SUB whose output multiplier 2·max(s1, s2) / (2^20 · sy)
+// is not below 1 has no TFLite form: TFLite and TFLite Micro quantize it
+// with QuantizeMultiplierSmallerThanOneExp, which fails. mcugen ran it,
+// saturating (round-3 fuzzer). Inputs of scales 1 and 0.5: an output scale
+// of 2^-19 gives exactly 1 and is refused, naming the node and the
+// multiplier; 2^-18 gives 0.5 and compiles, bit-exact.
+func TestAddSubOutputMultiplierBelowOne(t *testing.T) {
+	for _, c := range []struct {
+		op   int32
+		opt  uint8
+		name string
+	}{{tg.OpAdd, tg.OptAdd, "ADD"}, {tg.OpSub, tg.OptSub, "SUB"}} {
+		write := func(sy float32) string {
+			m := &tg.Model{}
+			a := m.AddTensor(tg.Tensor{Name: "a", Type: tg.Int8, Shape: []int32{1, 4}, Scale: []float32{1}, ZeroPoint: []int64{0}})
+			b := m.AddTensor(tg.Tensor{Name: "b", Type: tg.Int8, Shape: []int32{1, 4}, Scale: []float32{0.5}, ZeroPoint: []int64{3}})
+			y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{1, 4}, Scale: []float32{sy}, ZeroPoint: []int64{-1}})
+			m.AddOp(c.op, &tg.Options{Type: c.opt}, []int32{a, b}, y)
+			m.Inputs, m.Outputs = []int32{a, b}, []int32{y}
+			return writeTFLite(t, m, strings.ToLower(c.name))
+		}
+		out := filepath.Join(t.TempDir(), "o")
+		code, _, errs := mcugen(t, "compile", write(1.0/(1<<19)), "--board", "host", "-o", out)
+		oneErrorLine(t, c.name+" of output multiplier 1", code, errs, 1, `node "y"`, c.name+"'s output scale 1.9073486e-06", "output multiplier 1)", "TFLite needs the multiplier below 1")
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s refused: the output directory exists (%v)", c.name, err)
+		}
+		code, stdout, errs := mcugen(t, "test", write(1.0/(1<<18)), "--board", "host", "--random", "3")
+		if code != 0 || !strings.Contains(stdout, "bit-exact") {
+			t.Errorf("%s of output multiplier 0.5: exit %d\n%s%s", c.name, code, stdout, errs)
+		}
+	}
+}
+
+// A CONCATENATION with a fused activation is refused at import, naming the
+// operator and the activation: TFLite's and TFLite Micro's Prepare refuse
+// it, so there is no reference to be bit-exact with (round-3 fuzzer: mcugen
+// applied it).
+func TestConcatenationFusedActivationRefused(t *testing.T) {
+	m := &tg.Model{}
+	a := m.AddTensor(tg.Tensor{Name: "a", Type: tg.Int8, Shape: []int32{1, 2}, Scale: []float32{0.1}, ZeroPoint: []int64{0}})
+	b := m.AddTensor(tg.Tensor{Name: "b", Type: tg.Int8, Shape: []int32{1, 2}, Scale: []float32{0.1}, ZeroPoint: []int64{0}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{1, 4}, Scale: []float32{0.1}, ZeroPoint: []int64{0}})
+	m.AddOp(tg.OpConcatenation, &tg.Options{Type: tg.OptConcatenation, Fields: []tg.Field{tg.I32(0, 1), tg.I8(1, 3)}}, []int32{a, b}, y)
+	m.Inputs, m.Outputs = []int32{a, b}, []int32{y}
+	p := writeTFLite(t, m, "cat")
+	code, _, errs := mcugen(t, "compile", p, "--board", "host", "-o", filepath.Join(t.TempDir(), "o"))
+	oneErrorLine(t, "CONCATENATION with RELU6", code, errs, 1, p, "CONCATENATION", "fused activation RELU6: TFLite refuses a fused activation on CONCATENATION")
+}
