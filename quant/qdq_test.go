@@ -296,7 +296,11 @@ func qdqOne(t *testing.T, op graph.Op, attrs any, in, out []int, inQ, outQ *grap
 	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: out})
 	g.AddNode(&graph.Node{Name: "q0", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"xq"}})
 	g.AddNode(&graph.Node{Name: "d0", Op: graph.Dequantize, Inputs: []string{"xq"}, Outputs: []string{"xd"}})
-	g.AddNode(&graph.Node{Name: "op", Op: op, Inputs: []string{"xd"}, Outputs: []string{"m"}, Attrs: attrs})
+	ins := []string{"xd"}
+	if op == graph.Add || op == graph.Sub {
+		ins = append(ins, "xd") // x + x, x − x
+	}
+	g.AddNode(&graph.Node{Name: "op", Op: op, Inputs: ins, Outputs: []string{"m"}, Attrs: attrs})
 	g.AddNode(&graph.Node{Name: "q1", Op: graph.Quantize, Inputs: []string{"m"}, Outputs: []string{"mq"}})
 	g.AddNode(&graph.Node{Name: "d1", Op: graph.Dequantize, Inputs: []string{"mq"}, Outputs: []string{"y"}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
@@ -528,5 +532,23 @@ func TestFoldQDQKeepsSigmoidOfOtherEncoding(t *testing.T) {
 				t.Fatalf("Sigmoid folded to int8: %v, want %v", folded, tc.folded)
 			}
 		})
+	}
+}
+
+// A QDQ Add or Sub whose output scale makes TFLite's output multiplier
+// 2 · max(input scales) / (2^20 · output scale) reach 1 stays in float:
+// there is no int8 kernel for it. Inputs at 0.1: an output scale of
+// 0.1 / 2^19 gives exactly 1, 0.1 / 2^18 gives 0.5 and folds.
+func TestFoldQDQKeepsAddOfOutputMultiplierOne(t *testing.T) {
+	q := func(s float32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{0}} }
+	for _, op := range []graph.Op{graph.Add, graph.Sub} {
+		for _, tc := range []struct {
+			outS   float32
+			folded bool
+		}{{0.1 / (1 << 19), false}, {0.1 / (1 << 18), true}} {
+			if _, folded := qdqOne(t, op, nil, []int{1, 4}, []int{1, 4}, q(0.1), q(tc.outS)); folded != tc.folded {
+				t.Errorf("%v with output scale %g folded to int8: %v, want %v", op, tc.outS, folded, tc.folded)
+			}
+		}
 	}
 }
