@@ -68,3 +68,34 @@ func TestConcatenationFusedActivationRefused(t *testing.T) {
 	code, _, errs := mcugen(t, "compile", p, "--board", "host", "-o", filepath.Join(t.TempDir(), "o"))
 	oneErrorLine(t, "CONCATENATION with RELU6", code, errs, 1, p, "CONCATENATION", "fused activation RELU6: TFLite refuses a fused activation on CONCATENATION")
 }
+
+// test, run and bench say which cases took knobs from --tuning records, as
+// compile does (tuning journey: only compile and bench's JSON said so).
+func TestTuningAppliedIsSaid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: tunes under QEMU")
+	}
+	needQEMU(t)
+	recs := filepath.Join(t.TempDir(), "r.json")
+	model := "../../testdata/tflite/op_int8_fully_connected_double_rounding.tflite"
+	if code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--trials", "2", "--jobs", "2", "-o", recs); code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errs)
+	}
+	line := "1 kernel(s) take their knobs from " + recs + "\n"
+	for _, args := range [][]string{
+		{"test", model, "--random", "1"},
+		{"bench", model},
+	} {
+		code, out, errs := mcugen(t, append(args, "--board", "mps2-an386", "--tuning", recs)...)
+		if code != 0 || !strings.Contains(out, "\ntuning: "+filepath.Base(model)+" on mps2-an386: "+line) {
+			t.Errorf("%s --tuning: exit %d\nstdout %s\nstderr %s", args[0], code, out, errs)
+		}
+		if code, out, _ = mcugen(t, append(args, "--board", "mps2-an386")...); code != 0 || strings.Contains(out, "tuning") {
+			t.Errorf("%s without --tuning: exit %d\nstdout %s", args[0], code, out)
+		}
+	}
+	code, out, errs := mcugen(t, "run", model, "--board", "mps2-an386", "--tuning", recs)
+	if code != 0 || !strings.Contains(out, "\ntuning: 1 of 1 kernel(s) take their knobs from "+recs+"\n") {
+		t.Errorf("run --tuning: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}

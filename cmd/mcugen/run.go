@@ -113,6 +113,10 @@ type runReport struct {
 	Outputs        []outputInfo `json:"outputs"`
 	MatchReference bool         `json:"match_reference"`
 	MaxAbsDiff     float64      `json:"max_abs_diff"`
+	// Tuning is the --tuning records file and TunedKernels how many of the
+	// build's kernels took knobs from it (bench's fields).
+	Tuning       string `json:"tuning,omitempty"`
+	TunedKernels int    `json:"tuned_kernels,omitempty"`
 }
 
 // fitInput converts a float input to a quantized model input (as the TFLite
@@ -260,7 +264,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Instructions: x.Instructions(),
 		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes, StackBytes: max(x.StackBytes(), 0),
-		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: x.MaxAbsDiff}
+		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: x.MaxAbsDiff, Tuning: opt.Tuning, TunedKernels: s.Tuned}
 	if s.Opt.Board.Name != opt.Board.Name {
 		r.MeasuredOn = s.Opt.Board.Name
 	}
@@ -297,6 +301,9 @@ func (c *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B%s\n",
 			board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)), stack)
 		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, r.MaxAbsDiff, vectors))
+		if r.TunedKernels > 0 {
+			fmt.Fprintf(e.stdout, "tuning: %d of %d kernel(s) take their knobs from %s\n", r.TunedKernels, len(s.Module.Funcs), r.Tuning)
+		}
 	}
 	if !r.MatchReference {
 		return fmt.Errorf("%s on %s: outputs differ from the reference interpreter (%s)", c.Model, r.Board, diffText(r.MaxAbsDiff, vectors))

@@ -63,6 +63,10 @@ type testResult struct {
 	// FailedVectors names the vectors that mismatched: input_NNN.npy,
 	// "random N" or one of the extremes.
 	FailedVectors []string `json:"failed_vectors,omitempty"`
+	// Tuning is the --tuning records file and TunedKernels how many of the
+	// build's kernels took knobs from it (bench's fields).
+	Tuning       string `json:"tuning,omitempty"`
+	TunedKernels int    `json:"tuned_kernels,omitempty"`
 	// seconds is the case's wall time, for the JUnit report only.
 	seconds float64
 }
@@ -225,6 +229,7 @@ func (c *testCmd) run(e *env) error {
 			}
 			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, names[r.Model], bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
 		}
+		printTuned(e, report.Results, func(r testResult) (string, string, string, int) { return r.Model, r.Board, r.Tuning, r.TunedKernels })
 	}
 	// Vectors and the model/board cases that never ran are counted apart (the
 	// JSON's cases, passed and failed count each such case as one failure).
@@ -323,6 +328,9 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 		return fail(err)
 	}
 	r.Vectors, r.Instructions, r.MatchReference = len(vecs), x.Instructions(), x.AllMatch()
+	if run.Tuned > 0 {
+		r.Tuning, r.TunedKernels = c.Tuning, run.Tuned
+	}
 	r.StackBytes = max(x.StackBytes(), 0)
 	for _, o := range s.Graph.UserOutputs() {
 		r.Float = r.Float || s.Graph.Tensors[o].DType == graph.Float32
