@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/mcugen/mcugen/internal/fileio"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -97,5 +100,39 @@ func TestTuningAppliedIsSaid(t *testing.T) {
 	code, out, errs := mcugen(t, "run", model, "--board", "mps2-an386", "--tuning", recs)
 	if code != 0 || !strings.Contains(out, "\ntuning: 1 of 1 kernel(s) take their knobs from "+recs+"\n") {
 		t.Errorf("run --tuning: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}
+
+// A run's work directory is locked while the run lives, so a later run
+// removes only the ones a killed run left (tuning journey: kill -9 left
+// /tmp/mcugen-tune-* behind for good).
+func TestKilledRunsWorkDirsAreSwept(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	sweepOnce = sync.Once{}
+	stale := filepath.Join(tmp, "mcugen-tune-12345")
+	if err := os.MkdirAll(filepath.Join(stale, "cand-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	dir, done, err := tempWorkDir("mcugen-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the killed run's %s: %v, want removed", stale, err)
+	}
+	if n := fileio.SweepOrphans(tmp, workPrefixes, 0); n != 0 {
+		t.Errorf("a sweep removed %d directories while %s was in use", n, dir)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("the live run's %s: %v", dir, err)
+	}
+	done()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s after done: %v", dir, err)
 	}
 }

@@ -17,9 +17,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/runner"
 )
 
@@ -185,15 +187,34 @@ func cleanupTemps() {
 	}
 }
 
+// workPrefixes are the prefixes of tempWorkDir's directories.
+var workPrefixes = []string{"mcugen-run-", "mcugen-tune-", "mcugen-measure-"}
+
+// orphanAge is how long a work directory must have been left unchanged
+// before a later run removes it as an orphan (its lock free too).
+const orphanAge = 10 * time.Minute
+
+var sweepOnce sync.Once
+
 // tempWorkDir makes a temporary build directory (prefix as os.MkdirTemp
-// takes it) that an interrupt removes; done removes it.
+// takes it, one of workPrefixes) that an interrupt removes; done removes
+// it. The process holds the directory's lock while it lives, so the
+// first tempWorkDir of a later run removes the directories a killed run
+// left (tuning journey: kill -9 left /tmp/mcugen-tune-* behind, and
+// --bazel's hold a copy of mcugen each).
 func tempWorkDir(prefix string) (dir string, done func(), err error) {
+	sweepOnce.Do(func() { fileio.SweepOrphans(os.TempDir(), workPrefixes, orphanAge) })
 	pending.Lock()
 	defer pending.Unlock()
 	if dir, err = os.MkdirTemp("", prefix); err != nil {
 		// Name the variable that chose the place (user-journey finding:
 		// "stat /x: no such file or directory" said nothing of TMPDIR).
 		return "", nil, fmt.Errorf("the temporary build directory (in %s, from TMPDIR, or use --keep DIR): %w", os.TempDir(), unwrapPath(err))
+	}
+	unlock, err := fileio.LockDir(dir, func() {})
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
 	}
 	if pending.work == nil {
 		pending.work = map[string]bool{}
@@ -203,6 +224,7 @@ func tempWorkDir(prefix string) (dir string, done func(), err error) {
 		pending.Lock()
 		defer pending.Unlock()
 		os.RemoveAll(dir)
+		unlock()
 		delete(pending.work, dir)
 	}, nil
 }
