@@ -378,6 +378,13 @@ func copyDir(src, dst string) error {
 // result at all under dir is an error.
 func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 	note, out := cfg.Note, cfg.Out
+	// The records' lock, as tune takes it: a merge beside a tune run (or
+	// another merge) writing the same file lost one of them's records.
+	unlock, err := lockRecords(out, note)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	recs, notes, err := tune.Load(out)
 	if err != nil {
 		return 0, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/tune"
 )
@@ -195,6 +196,34 @@ func TestMergeChecksResults(t *testing.T) {
 	os.Mkdir(empty, 0o755)
 	if _, err := Merge(s, cfg, empty); err == nil || !strings.Contains(err.Error(), "no result.json") {
 		t.Errorf("merging an empty directory: %v, want an error", err)
+	}
+	// A merge waits for a tune run (or merge) holding the records' lock,
+	// and says so: it took no lock, and the last to write lost the other's
+	// records (tuning journey).
+	unlock, err := fileio.Lock(cfg.Out+".lock", func() { t.Error("the test's lock waited") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, merged := make(chan string, 1), make(chan error, 1)
+	cfg.Note = func(n string) {
+		if strings.Contains(n, "waiting") {
+			waiting <- n
+		}
+	}
+	go func() { _, err := Merge(s, cfg, link); merged <- err }()
+	select {
+	case n := <-waiting:
+		if !strings.Contains(n, cfg.Out+": another mcugen tune is writing these records") {
+			t.Errorf("note %q", n)
+		}
+	case err := <-merged:
+		t.Fatalf("merged (%v) while the records were locked", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the merge neither waited nor finished")
+	}
+	unlock()
+	if err := <-merged; err != nil {
+		t.Errorf("merge after the lock was released: %v", err)
 	}
 }
 
