@@ -202,7 +202,29 @@ func (b *Board) GCCFlags() []string {
 	if b.FloatABI != "" {
 		f = append(f, "-mfloat-abi="+b.FloatABI)
 	}
-	return append(f, b.CFlags...)
+	f = append(f, b.CFlags...)
+	if b.Thumb1() && !slices.Contains(f, "-masm-syntax-unified") {
+		// gcc writes Thumb-1 code in the divided syntax unless told, and
+		// the runtime's and kernels' assembly is unified (a Cortex-M23
+		// board of the user's own, without the flag, did not assemble).
+		f = append(f, "-masm-syntax-unified")
+	}
+	return f
+}
+
+// Thumb1 reports whether the board's core runs only the 16-bit Thumb
+// instruction set plus the few 32-bit ones of ARMv6-M and ARMv8-M
+// Baseline: the Cortex-M0, M0+, M1 and M23.
+func (b *Board) Thumb1() bool {
+	switch b.CPU {
+	case "cortex-m0", "cortex-m0plus", "cortex-m0.small-multiply", "cortex-m0plus.small-multiply", "cortex-m1", "cortex-m1.small-multiply", "cortex-m23":
+		return true
+	}
+	switch arch, _, _ := strings.Cut(b.Arch, "+"); arch {
+	case "armv6-m", "armv6s-m", "armv8-m.base":
+		return true
+	}
+	return false
 }
 
 // RegionFor returns the region that holds role (HoldsCode, ...): the first region that

@@ -469,3 +469,33 @@ func TestTuningCore(t *testing.T) {
 		}
 	}
 }
+
+// gcc writes Thumb-1 code in the divided syntax unless told, and the
+// runtime's assembly is unified: a Cortex-M23 board of the user's own
+// (no -masm-syntax-unified in its cflags) did not assemble. GCCFlags adds
+// the flag for the ARMv6-M and ARMv8-M Baseline cores, once.
+func TestThumb1BoardsGetUnifiedSyntax(t *testing.T) {
+	for _, c := range []struct {
+		b    Board
+		want int
+	}{
+		{Board{CPU: "cortex-m23", CFlags: []string{"-mthumb"}}, 1},
+		{Board{CPU: "cortex-m0plus", CFlags: []string{"-mthumb", "-masm-syntax-unified"}}, 1},
+		{Board{Arch: "armv8-m.base+fp", CFlags: []string{"-mthumb"}}, 1},
+		{Board{Arch: "armv6-m"}, 1},
+		{Board{CPU: "cortex-m33", CFlags: []string{"-mthumb"}}, 0},
+		{Board{CPU: "cortex-m3"}, 0},
+		{Board{Arch: "armv8-m.main+dsp"}, 0},
+	} {
+		f := c.b.GCCFlags()
+		n := 0
+		for _, x := range f {
+			if x == "-masm-syntax-unified" {
+				n++
+			}
+		}
+		if n != c.want {
+			t.Errorf("%s%s: flags %v, want -masm-syntax-unified %d time(s)", c.b.CPU, c.b.Arch, f, c.want)
+		}
+	}
+}
