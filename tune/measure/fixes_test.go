@@ -279,3 +279,62 @@ board(
 		t.Errorf("big-m7 measured on %v (%v), want a QEMU board with 1 MiB of RAM or more", m.Name, err)
 	}
 }
+
+// Between QEMU boards otherwise equal, the catalog's is the twin: a board
+// of the user's own file that inherits mps2-an505 with another memory map
+// (first by name) ran a Cortex-M23's code and crashed, where mps2-an505
+// was there (multi-model journey). Both the other-core and the same-core
+// choice.
+func TestTwinPrefersCatalogBoards(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "b.star")
+	src := `board(
+    name = "aaa-m33",
+    description = "an505 with RAM elsewhere",
+    inherits = "mps2-an505",
+    memory = [
+        region(name = "FLASH", origin = 0x10000000, length = 512 * KiB, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x60000000, length = 64 * KiB, holds = ["data", "arena"]),
+    ],
+)
+board(
+    name = "aaa-m4",
+    description = "an386 by another name",
+    inherits = "mps2-an386",
+)
+board(
+    name = "my-m23",
+    description = "M23",
+    inherits = "cortex-m",
+    cpu = "cortex-m23",
+    memory = [
+        region(name = "FLASH", origin = 0x00000000, length = 256 * KiB, holds = ["code", "weights"]),
+        region(name = "RAM", origin = 0x20000000, length = 32 * KiB, holds = ["data", "arena"]),
+    ],
+)
+board(
+    name = "my-m4",
+    description = "M4 without an emulator",
+    inherits = "nucleo-l4r5zi",
+)
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := boards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"my-m23": "mps2-an505", "my-m4": "mps2-an386"} {
+		b, err := cat.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _, err := MeasureBoardOn(b, cat)
+		if err != nil || m.Name != want && !strings.HasPrefix(m.Name, want) {
+			t.Errorf("%s measured on %v (%v), want %s", name, m, err, want)
+		}
+		if m != nil && m.QEMU.Machine != want {
+			t.Errorf("%s: machine %s, want %s", name, m.QEMU.Machine, want)
+		}
+	}
+}

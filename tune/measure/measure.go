@@ -62,12 +62,13 @@ var HostCores = boards.HostCores
 // differ: a user's board without the FPU counts its soft-float code, not
 // the QEMU board's hard-float build (a user journey: 23,392 instructions
 // reported for 437,747). Among QEMU boards of b's core it takes the one
-// whose regions hold most of b's roles at b's sizes, then the most RAM.
+// whose regions hold most of b's roles at b's sizes, then the most RAM,
+// then the catalog's board over one of the user's.
 // A twin of another core is a copy of its QEMU board (memory map, counter,
 // UART, machine) with b's core, flags and features, so that what runs is
 // what b's compiler makes; among such boards it prefers one with at least
 // b's code and data memory (the micro:bit's 16 KiB cannot hold what a
-// Pico's 264 KiB can), then the order of HostCores.
+// Pico's 264 KiB can), then the order of HostCores, then the catalog's.
 func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string, error) {
 	if b.QEMU.Binary != "" {
 		return b, b.CPU, nil
@@ -94,7 +95,7 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 			if r := o.RegionFor(boards.HoldsData); r != nil {
 				ram = r.Length
 			}
-			if fit > bestFit || fit == bestFit && ram > bestRAM {
+			if fit > bestFit || fit == bestFit && (ram > bestRAM || ram == bestRAM && builtinOver(o, same)) {
 				same, bestFit, bestRAM = o, fit, ram
 			}
 		}
@@ -119,7 +120,7 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 				continue
 			}
 			fits := holds(o, b, boards.HoldsCode) && holds(o, b, boards.HoldsData)
-			if best == nil || fits && !bestFits || fits == bestFits && rank < bestRank {
+			if best == nil || fits && !bestFits || fits == bestFits && (rank < bestRank || rank == bestRank && builtinOver(o, best)) {
 				best, bestFits, bestRank = o, fits, rank
 			}
 		}
@@ -131,6 +132,15 @@ func MeasureBoardOn(b *boards.Board, cat *boards.Catalog) (*boards.Board, string
 		return nil, "", fmt.Errorf("board %s has no instruction counter: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares", b.Name)
 	}
 	return nil, "", fmt.Errorf("board %s (%s) has no emulator and no QEMU board in the catalog has its core or runs its code: tune measures under QEMU; pick a board with an emulator (mcugen boards), or one whose core a QEMU board shares", b.Name, b.CPU)
+}
+
+// builtinOver reports whether o is a catalog board and cur one of the
+// user's: between QEMU boards equal otherwise, the catalog's is the twin
+// (a user journey: a board of the user's own file that inherits
+// mps2-an505 with another memory map, first by name, ran an M23's code and
+// crashed, where mps2-an505 itself was there).
+func builtinOver(o, cur *boards.Board) bool {
+	return cur != nil && o.File == boards.BuiltinFile && cur.File != boards.BuiltinFile
 }
 
 // holds reports whether o's region for role is at least as long as b's (true
