@@ -131,9 +131,23 @@ func init() {
 		setjmp signal stdalign stdarg stdatomic stdbool stddef stdint stdio stdlib stdnoreturn string
 		tgmath threads time uchar wchar wctype unistd fcntl strings pthread sched alloca malloc memory
 		endian features arm_acle arm_mve arm_neon arm_fp16 arm_bf16 arm_math arm_nnfunctions cmsis_compiler
-		crt crt_semihost mcugen_board mcugen_harness main`) {
+		crt crt_semihost mcugen_board mcugen_harness main arm_cmse arm_compat cmsis_gcc cmsis_armcc
+		cmsis_armclang cmsis_armclang_ltm cmsis_iccarm cmsis_clang cmsis_tiarmclang cmsis_csm cmsis_version
+		mpu_armv7 mpu_armv8 pmu_armv8 pac_armv81 tz_context`) {
 		headerNames[h] = true
 	}
+}
+
+// cmsisCore reports whether h names one of CMSIS-Core's per-core headers
+// (core_cm4.h, core_armv8mml.h, core_starmc1.h, ...), which a firmware
+// built with CMSIS includes beside the generated code.
+func cmsisCore(h string) bool {
+	for _, p := range []string{"core_cm", "core_arm", "core_sc", "core_starmc"} {
+		if strings.HasPrefix(h, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // PrefixProblem says why p cannot be a C prefix, or "" if it can: not an
@@ -146,9 +160,11 @@ func PrefixProblem(p string) string {
 		// creation, echoing the whole name.
 		return fmt.Sprintf("is %d characters long; at most %d (it names the files and every external symbol): %q would do", len(p), MaxPrefix, SafePrefix(p))
 	case cKeywords[p]:
-		return fmt.Sprintf("is a C or C++ keyword, or a name the generated code or the C library already uses (main, in, out, arena, the math functions); %q would do", Ident(p))
-	case strings.HasSuffix(p, "_") && Ident(p) == strings.TrimRight(p, "_"):
-		return fmt.Sprintf("ends in _: the names made from it (%s_run, %s_inputs) would hold __, which C++ reserves to the implementation; %q would do", p, p, Ident(p))
+		return fmt.Sprintf("is a C or C++ keyword, or a name the generated code or the C library already uses (main, in, out, arena, the math functions); %q would do", SafePrefix(p))
+	case strings.HasSuffix(p, "_"):
+		// Any trailing _ (int_ was taken, the keyword's suggested form,
+		// and made int__run: multi-model journey).
+		return fmt.Sprintf("ends in _: the names made from it (%s_run, %s_inputs) would hold __, which C++ reserves to the implementation; %q would do", p, p, SafePrefix(p))
 	case Ident(p) != p:
 		return fmt.Sprintf("is not a C identifier (letters, digits and _, not starting with a digit); %q would be", Ident(p))
 	case strings.HasPrefix(p, "_"):
@@ -159,7 +175,7 @@ func PrefixProblem(p string) string {
 		return fmt.Sprintf("holds __, which C++ reserves to the implementation in every name; %q would do", SafePrefix(p))
 	case ownHeaders[strings.ToLower(p)]:
 		return fmt.Sprintf("%s.h, the generated header, would hide mcugen's own runtime header %s.h from everything compiled beside it", strings.ToLower(p), strings.ToLower(p))
-	case headerNames[strings.ToLower(p)]:
+	case headerNames[strings.ToLower(p)] || cmsisCore(strings.ToLower(p)):
 		return fmt.Sprintf("%s.h, the generated header, would hide the system's <%s.h> from everything compiled beside it", strings.ToLower(p), strings.ToLower(p))
 	}
 	return ""

@@ -222,6 +222,11 @@ func defaultPrefix(model string) (prefix, renamed string) {
 	}
 	p := strings.ToLower(emitc.Ident(base))
 	if why := emitc.PrefixProblem(p); why != "" {
+		// Named as the file names it: int.tflite is "not int: a
+		// keyword", not "not int_" (the identifier Ident made of it).
+		if q := strings.TrimRight(p, "_"); q != "" && q != p && emitc.PrefixProblem(q) != "" {
+			p, why = q, emitc.PrefixProblem(q)
+		}
 		return emitc.SafePrefix(p), fmt.Sprintf("not %s: %s", p, why)
 	}
 	return p, ""

@@ -193,3 +193,36 @@ func TestStackEstimateSharesDisjointBlocks(t *testing.T) {
 		t.Errorf("the inference took %d B of stack: want 10,752 B of arrays plus at most %d B of frames", st, pipeline.StackFrames)
 	}
 }
+
+// Prefixes (multi-model journey): a trailing _ is refused however the rest
+// reads (int_, the form a keyword was told to take, made int__run), a
+// keyword's suggestion is <name>_model, a model file named after a keyword
+// gets that prefix with a warning naming the file's own name, and CMSIS's
+// headers are protected as the C library's are (a generated arm_cmse.h
+// hides gcc's on a TrustZone build).
+func TestPrefixesJourney32(t *testing.T) {
+	src := "../../testdata/tflite/op_int8_fully_connected_double_rounding.tflite"
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for p, want := range map[string][]string{
+		"int_":      {`"int_model" would do`, "int__run"},
+		"int":       {"keyword", `"int_model" would do`},
+		"cmsis_gcc": {"cmsis_gcc.h, the generated header, would hide the system's <cmsis_gcc.h>"},
+		"core_cm33": {"would hide the system's <core_cm33.h>"},
+		"arm_cmse":  {"would hide the system's <arm_cmse.h>"},
+	} {
+		code, _, errs := mcugen(t, "compile", src, "--board", "host", "--prefix", p, "-o", filepath.Join(dir, p))
+		oneErrorLine(t, "--prefix "+p, code, errs, 2, want...)
+	}
+	model := filepath.Join(dir, "int.tflite")
+	if err := os.WriteFile(model, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := mcugen(t, "compile", model, "--board", "host", "-o", filepath.Join(dir, "o"))
+	if code != 0 || !strings.Contains(out, "entry int_model_run()") || !strings.Contains(errs, "the C prefix is int_model, not int: is a C or C++ keyword") {
+		t.Errorf("int.tflite: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -55,13 +55,13 @@ func TestPrefixMustBeIdentifier(t *testing.T) {
 	// A keyword, or a name the code or libc uses, is an identifier: the
 	// message says which kind of name it is (user-journey finding: main
 	// was called "not a C identifier").
-	for p, would := range map[string]string{"int": "int_", "main": "main_", "expf": "expf_"} {
+	for p, would := range map[string]string{"int": "int_model", "main": "main_model", "expf": "expf_model"} {
 		code, _, stderr := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(dir, "x"))
 		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "is a C or C++ keyword, or a name the generated code or the C library already uses", `"`+would+`" would do`)
 	}
 	// A trailing _ is an identifier: the message says why it is refused
 	// (a user journey: "kws_" was "not a C identifier; "kws" would be").
-	for p, would := range map[string]string{"kws_": "kws", "tvmgen__": "tvmgen"} {
+	for p, would := range map[string]string{"kws_": "kws", "tvmgen__": "tvmgen", "int_": "int_model"} {
 		code, _, stderr := mcugen(t, "compile", model, "--prefix", p, "-o", filepath.Join(dir, "x"))
 		oneErrorLine(t, "--prefix "+p, code, stderr, 2, "ends in _", "C++ reserves", `"`+would+`" would do`)
 	}
