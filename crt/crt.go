@@ -201,7 +201,7 @@ func LinkerScript(b *boards.Board, l Layout) (string, error) {
 // weights section named after one (or inside one, .data.x) would take theirs.
 var reservedSections = []string{".text", ".data", ".bss", ".rodata", ".init", ".fini", ".init_array",
 	".fini_array", ".preinit_array", ".ctors", ".dtors", ".ARM", ".stack", ".heap", ".noinit", ".comment",
-	".debug", ".vectors", ".isr_vector", ".tbss", ".tdata", ".got", ".mcugen"}
+	".debug", ".vectors", ".isr_vector", ".tbss", ".tdata", ".got", ".mcugen", ".mcugen_weights", ".mcugen_arena"}
 
 // ldKeywords are words of GNU ld's script language that a section name in
 // the script would be read as.

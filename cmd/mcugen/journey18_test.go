@@ -80,6 +80,7 @@ func TestWeightsSectionName(t *testing.T) {
 		".bss.w":             `weights section ".bss.w": .bss is the linker script's own`,
 		".text":              `weights section ".text": .text is the linker script's own`,
 		".mcugen.weights.ad": `weights section ".mcugen.weights.ad": .mcugen.* is mcugen's own (.mcugen.weights.* is where the weights go without --weights-section`,
+		".mcugen_arena":      `weights section ".mcugen_arena": .mcugen_arena is the linker script's own`,
 		`x"y`:                `weights section "x\"y": a section name is letters, digits`,
 		"a b":                `weights section "a b": a section name is letters, digits`,
 		"9weights":           `weights section "9weights": a section name is letters`,
