@@ -252,12 +252,7 @@ func (e *emitter) header() []byte {
 		fmt.Fprintf(&b, "#define %s_WORKSPACE_SIZE %d\n", e.PREFIX, e.m.ArenaBytes)
 	}
 	stack, _ := e.m.ScratchBytes()
-	if sum := e.m.ScratchSumBytes(); sum > stack {
-		fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames, as gcc\n   lays them out (arrays in blocks that follow each other share their space); a compiler\n   that gives each array its own, as clang without optimization does, needs up to %d. */\n", sum)
-	} else {
-		b.WriteString("/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n")
-	}
-	fmt.Fprintf(&b, "#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
+	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
 	if e.m.Float {
 		// User-journey finding: a float model's firmware failed to link
 		// (expf) with nothing saying why.

@@ -177,26 +177,11 @@ type KernelCall struct {
 	Bytes []int
 }
 
-// ScratchBytes is the stack a kernel's local arrays take (im2col rows,
-// transformed tiles, accumulator blocks) at their peak, as C scopes them
-// when emitc prints the kernel: an array lives from its declaration to the
-// end of the enclosing block (a loop's or a branch's body, or the
-// function), so the arrays declared in one block add up, and blocks that
-// follow each other, or the two branches of an if, share their space (as
-// gcc shares it). Scalars (one element) stay in registers or the
-// compiler's frame and are not counted. A kernel with its border regions
-// in separate loops was charged the sum of all their arrays (a 7x7
-// convolution over 33 channels: 146,160 B, where gcc's frame is 39,080 B
-// and this is 38,976 B).
+// ScratchBytes is an upper bound on the stack a kernel's local arrays take:
+// the sum of every array it allocates (im2col rows, transformed tiles,
+// accumulator blocks). Scalars (one element) stay in registers or the
+// compiler's frame and are not counted.
 func (f *PrimFunc) ScratchBytes() int {
-	_, peak := scratch(f.Body)
-	return peak
-}
-
-// ScratchSumBytes is the sum of every local array the kernel declares: its
-// stack where the compiler gives each array its own space (clang without
-// optimization does; gcc shares, at every level).
-func (f *PrimFunc) ScratchSumBytes() int {
 	n := 0
 	VisitStmts(f.Body, func(s Stmt) {
 		if a, ok := s.(*Allocate); ok && a.Buf.Scope == ScopeLocal && a.Buf.Len() > 1 {
@@ -204,43 +189,6 @@ func (f *PrimFunc) ScratchSumBytes() int {
 		}
 	})
 	return n
-}
-
-// scratch returns the bytes of the local arrays s declares in the block it
-// is printed in (they live to the block's end) and the peak it reaches,
-// counting from the block's arrays declared before s.
-func scratch(s Stmt) (declared, peak int) {
-	switch x := s.(type) {
-	case *Seq:
-		for _, c := range x.Stmts {
-			d, p := scratch(c)
-			peak = max(peak, declared+p)
-			declared += d
-		}
-		return declared, peak
-	case *Allocate:
-		n := 0
-		if x.Buf.Scope == ScopeLocal && x.Buf.Len() > 1 {
-			n = x.Buf.Len() * x.Buf.DType.Size()
-		}
-		d, p := scratch(x.Body)
-		return n + d, n + p
-	case *LetStmt:
-		return scratch(x.Body)
-	case *For:
-		d, p := scratch(x.Body)
-		if n, ok := IsConst(x.Extent); ok && x.Kind == Unrolled && n > 0 && n <= maxUnroll {
-			// ExpandUnrolled will print its bodies one after the other
-			// in this block.
-			return int(n) * d, int(n-1)*d + p
-		}
-		return 0, p
-	case *IfThenElse:
-		_, p := scratch(x.Then)
-		_, q := scratch(x.Else)
-		return 0, max(p, q)
-	}
-	return 0, 0
 }
 
 // ConstBytes is the bytes of the module's constant data (weights in the
@@ -331,13 +279,4 @@ func (m *Module) ScratchBytes() (int, string) {
 		}
 	}
 	return best, name
-}
-
-// ScratchSumBytes is the largest ScratchSumBytes of the module's kernels.
-func (m *Module) ScratchSumBytes() int {
-	best := 0
-	for _, f := range m.Funcs {
-		best = max(best, f.ScratchSumBytes())
-	}
-	return best
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcugen/mcugen/internal/fileio"
-	"github.com/mcugen/mcugen/pipeline"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -136,61 +134,6 @@ func TestKilledRunsWorkDirsAreSwept(t *testing.T) {
 	done()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s after done: %v", dir, err)
-	}
-}
-
-// writeConvModel writes an int8 k×k convolution (SAME, stride 1) of an
-// hw×hw×cin input to cout channels, with fixed pseudo-random weights.
-func writeConvModel(t *testing.T, k, cin, cout, hw int) string {
-	t.Helper()
-	m := &tg.Model{}
-	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Int8, Shape: []int32{1, int32(hw), int32(hw), int32(cin)}, Scale: []float32{0.05}, ZeroPoint: []int64{-3}})
-	wb := make([]byte, k*k*cin*cout)
-	for i := range wb {
-		wb[i] = byte(int8((i*37)%200 - 100))
-	}
-	ws, wz := make([]float32, cout), make([]int64, cout)
-	for i := range ws {
-		ws[i] = 0.01
-	}
-	w := m.AddTensor(tg.Tensor{Name: "w", Type: tg.Int8, Shape: []int32{int32(cout), int32(k), int32(k), int32(cin)}, Scale: ws, ZeroPoint: wz, Data: wb})
-	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{1, int32(hw), int32(hw), int32(cout)}, Scale: []float32{0.5}, ZeroPoint: []int64{1}})
-	m.AddOp(tg.OpConv2D, tg.Conv2DOptions(tg.Same, 1, 1, tg.ActNone, 1, 1), []int32{x, w, -1}, y)
-	m.Inputs, m.Outputs = []int32{x}, []int32{y}
-	return writeTFLite(t, m, "conv")
-}
-
-// A kernel whose border regions run in loops of their own, each with its
-// own im2col arrays, takes the largest region's arrays on the stack, not
-// their sum (gcc gives blocks that follow each other one space): a 7×7
-// convolution over 9 channels was refused on mps2-an386's 16 KiB stack
-// for 40,320 B of arrays. It needs 10,752 B; the firmware's painted stack
-// is between that and that plus the frames allowance
-// (pipeline.StackFrames), and the header says what a compiler that shares
-// nothing needs.
-func TestStackEstimateSharesDisjointBlocks(t *testing.T) {
-	needQEMU(t)
-	model := writeConvModel(t, 7, 9, 1, 16)
-	out := filepath.Join(t.TempDir(), "o")
-	code, stdout, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "-o", out)
-	if code != 0 || !strings.Contains(stdout, "kernel scratch 10,752 B (stack)") {
-		t.Fatalf("compile: exit %d\n%s%s", code, stdout, errs)
-	}
-	h, err := os.ReadFile(filepath.Join(out, "conv.h"))
-	if err != nil || !strings.Contains(string(h), "needs up to 40320. */\n#define CONV_STACK_SIZE 10752\n") {
-		t.Errorf("header (%v):\n%s", err, h)
-	}
-	code, stdout, errs = mcugen(t, "bench", model, "--board", "mps2-an386", "--json")
-	var rep struct {
-		Results []struct {
-			StackBytes int64 `json:"stack_bytes"`
-		} `json:"results"`
-	}
-	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil || len(rep.Results) != 1 {
-		t.Fatalf("bench: exit %d\n%s%s", code, stdout, errs)
-	}
-	if st := rep.Results[0].StackBytes; st < 10752 || st > 10752+pipeline.StackFrames {
-		t.Errorf("the inference took %d B of stack: want 10,752 B of arrays plus at most %d B of frames", st, pipeline.StackFrames)
 	}
 }
 
