@@ -2,13 +2,16 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcugen/mcugen/internal/fileio"
+	"github.com/mcugen/mcugen/pipeline"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -167,5 +170,82 @@ func TestPrefixesJourney32(t *testing.T) {
 	code, out, errs := mcugen(t, "compile", model, "--board", "host", "-o", filepath.Join(dir, "o"))
 	if code != 0 || !strings.Contains(out, "entry int_model_run()") || !strings.Contains(errs, "the C prefix is int_model, not int: is a C or C++ keyword") {
 		t.Errorf("int.tflite: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// writeConvModel writes an int8 k×k convolution (SAME, stride 1) of an
+// hw×hw×cin input to cout channels, with fixed pseudo-random weights.
+func writeConvModel(t *testing.T, k, cin, cout, hw int) string {
+	t.Helper()
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Int8, Shape: []int32{1, int32(hw), int32(hw), int32(cin)}, Scale: []float32{0.05}, ZeroPoint: []int64{-3}})
+	wb := make([]byte, k*k*cin*cout)
+	for i := range wb {
+		wb[i] = byte(int8((i*37)%200 - 100))
+	}
+	ws, wz := make([]float32, cout), make([]int64, cout)
+	for i := range ws {
+		ws[i] = 0.01
+	}
+	w := m.AddTensor(tg.Tensor{Name: "w", Type: tg.Int8, Shape: []int32{int32(cout), int32(k), int32(k), int32(cin)}, Scale: ws, ZeroPoint: wz, Data: wb})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{1, int32(hw), int32(hw), int32(cout)}, Scale: []float32{0.5}, ZeroPoint: []int64{1}})
+	m.AddOp(tg.OpConv2D, tg.Conv2DOptions(tg.Same, 1, 1, tg.ActNone, 1, 1), []int32{x, w, -1}, y)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	return writeTFLite(t, m, "conv")
+}
+
+// <PREFIX>_STACK_SIZE (what compile checks against the board's stack, with
+// pipeline.StackFrames for the frames) bounds the frame gcc gives the
+// kernel at every optimization level, for convolutions whose border
+// regions each declare their own im2col arrays. A session-32 estimate that
+// followed the C's scopes was below gcc's -Og frame by 7 KB on the 3×3,
+// 65-channel one (review), and was reverted.
+func TestStackSizeBoundsGCC(t *testing.T) {
+	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: arm-none-eabi-gcc missing (Debian package gcc-arm-none-eabi)")
+		}
+		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+	}
+	for _, c := range []struct{ k, cin, cout, hw int }{{3, 65, 8, 12}, {7, 9, 1, 16}} {
+		dir := t.TempDir()
+		code, _, errs := mcugen(t, "compile", writeConvModel(t, c.k, c.cin, c.cout, c.hw), "--board", "host", "--target", "dsp", "-o", dir)
+		if code != 0 {
+			t.Fatalf("compile: %s", errs)
+		}
+		h, err := os.ReadFile(filepath.Join(dir, "conv.h"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stack int
+		for _, line := range strings.Split(string(h), "\n") {
+			if v, ok := strings.CutPrefix(line, "#define CONV_STACK_SIZE "); ok {
+				stack, _ = strconv.Atoi(v)
+			}
+		}
+		if stack == 0 {
+			t.Fatalf("%v: no CONV_STACK_SIZE in the header", c)
+		}
+		for _, o := range []string{"-O0", "-Og", "-O1", "-O2", "-Os"} {
+			cmd := exec.Command("arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", o, "-std=c99",
+				"-fstack-usage", "-c", "conv.c", "-o", "conv.o")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v %s: %v\n%s", c, o, err, out)
+			}
+			su, err := os.ReadFile(filepath.Join(dir, "conv.su"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(su)), "\n") {
+				f := strings.Fields(line)
+				if len(f) < 2 || !strings.Contains(f[0], "conv2d") {
+					continue
+				}
+				if n, _ := strconv.Atoi(f[1]); n > stack+pipeline.StackFrames {
+					t.Errorf("%d×%d conv over %d channels at %s: gcc's frame %d B, CONV_STACK_SIZE %d + %d", c.k, c.k, c.cin, o, n, stack, pipeline.StackFrames)
+				}
+			}
+		}
 	}
 }
