@@ -128,7 +128,7 @@ func TestKilledRunsWorkDirsAreSwept(t *testing.T) {
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the killed run's %s: %v, want removed", stale, err)
 	}
-	if n := fileio.SweepOrphans(tmp, workPrefixes, 0); n != 0 {
+	if n := fileio.SweepOrphans(tmp, workPrefixes, keepMarker, 0); n != 0 {
 		t.Errorf("a sweep removed %d directories while %s was in use", n, dir)
 	}
 	if _, err := os.Stat(dir); err != nil {

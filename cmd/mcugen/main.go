@@ -203,7 +203,7 @@ var sweepOnce sync.Once
 // left (tuning journey: kill -9 left /tmp/mcugen-tune-* behind, and
 // --bazel's hold a copy of mcugen each).
 func tempWorkDir(prefix string) (dir string, done func(), err error) {
-	sweepOnce.Do(func() { fileio.SweepOrphans(os.TempDir(), workPrefixes, orphanAge) })
+	sweepOnce.Do(func() { fileio.SweepOrphans(os.TempDir(), workPrefixes, keepMarker, orphanAge) })
 	pending.Lock()
 	defer pending.Unlock()
 	if dir, err = os.MkdirTemp("", prefix); err != nil {
@@ -211,10 +211,11 @@ func tempWorkDir(prefix string) (dir string, done func(), err error) {
 		// "stat /x: no such file or directory" said nothing of TMPDIR).
 		return "", nil, fmt.Errorf("the temporary build directory (in %s, from TMPDIR, or use --keep DIR): %w", os.TempDir(), unwrapPath(err))
 	}
-	unlock, err := fileio.LockDir(dir, func() {})
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", nil, err
+	// Best effort: where the file system has no flock the run goes on
+	// unlocked, and a sweep, unable to lock either, leaves its directory.
+	unlock, lerr := fileio.LockDir(dir, func() {})
+	if lerr != nil {
+		unlock = func() {}
 	}
 	if pending.work == nil {
 		pending.work = map[string]bool{}

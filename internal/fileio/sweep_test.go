@@ -32,6 +32,14 @@ func TestSweepOrphans(t *testing.T) {
 	live := mk("mcugen-run-2", old)
 	young := mk("mcugen-run-3", time.Now())
 	other := mk("other-4", old)
+	named := mk("mcugen-tune-cache", old)
+	kept := mk("mcugen-run-77", old)
+	if err := os.WriteFile(filepath.Join(kept, ".keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(kept, old, old); err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(parent, "mcugen-run-5")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -41,13 +49,13 @@ func TestSweepOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	if n := SweepOrphans(parent, []string{"mcugen-run-", "mcugen-tune-"}, 10*time.Minute); n != 1 {
+	if n := SweepOrphans(parent, []string{"mcugen-run-", "mcugen-tune-"}, ".keep", 10*time.Minute); n != 1 {
 		t.Errorf("removed %d, want 1", n)
 	}
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
 		t.Errorf("orphan %s: %v, want removed", orphan, err)
 	}
-	for _, p := range []string{live, young, other, file} {
+	for _, p := range []string{live, young, other, file, named, kept} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v, want kept", p, err)
 		}

@@ -15,16 +15,18 @@ import (
 // and whose lock (LockDir) nobody holds: the work directories of runs that
 // died without cleaning up (kill -9, a crash, a power cut). A live run
 // holds its directory's lock until it removes it, and the lock dies with
-// the process, however it ends. It returns how many it removed; errors
-// leave a directory where it is.
-func SweepOrphans(parent string, prefixes []string, minAge time.Duration) int {
+// the process, however it ends. Only names os.MkdirTemp makes count (the
+// prefix and digits), and a directory holding the file keep names (a run's
+// --keep directory) is left. It returns how many it removed; errors leave
+// a directory where it is.
+func SweepOrphans(parent string, prefixes []string, keep string, minAge time.Duration) int {
 	es, err := os.ReadDir(parent)
 	if err != nil {
 		return 0
 	}
 	removed := 0
 	for _, e := range es {
-		if !e.IsDir() || !hasAnyPrefix(e.Name(), prefixes) {
+		if !e.IsDir() || !tempName(e.Name(), prefixes) {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
@@ -33,6 +35,9 @@ func SweepOrphans(parent string, prefixes []string, minAge time.Duration) int {
 			continue
 		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, keep)); keep != "" && err == nil {
 			continue
 		}
 		f, err := os.Open(dir)
@@ -48,9 +53,12 @@ func SweepOrphans(parent string, prefixes []string, minAge time.Duration) int {
 	return removed
 }
 
-func hasAnyPrefix(s string, prefixes []string) bool {
+// tempName reports whether s is a name os.MkdirTemp makes from one of
+// prefixes: the prefix, then decimal digits only (a review: a user's
+// mcugen-tune-cache or mcugen-run-keep directory was removed).
+func tempName(s string, prefixes []string) bool {
 	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
+		if rest, ok := strings.CutPrefix(s, p); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
 			return true
 		}
 	}
