@@ -374,7 +374,7 @@ func (c *benchCmd) Run(e *env) error {
 	for _, g := range regressions {
 		fmt.Fprintf(e.stdout, "REGRESSION %s\n", g)
 	}
-	printTuned(e, report.Results, func(r benchResult) (string, string, string, int) { return r.Model, r.Board, r.Tuning, r.TunedKernels })
+	printTuned(e, report.Results, names, func(r benchResult) (string, string, string, int) { return r.Model, r.Board, r.Tuning, r.TunedKernels })
 	for _, r := range report.Results {
 		if len(r.Layers) > 0 {
 			printLayers(e, r)
@@ -439,11 +439,12 @@ func printLayers(e *env, r benchResult) {
 
 // printTuned says, under a table of bench or test results, which cases took
 // knobs from --tuning records and how many kernels did (user-journey
-// finding: only compile said so, and bench's JSON).
-func printTuned[R any](e *env, results []R, f func(R) (model, board, file string, n int)) {
+// finding: only compile said so, and bench's JSON), each model by its name
+// in the table.
+func printTuned[R any](e *env, results []R, names map[string]string, f func(R) (model, board, file string, n int)) {
 	for _, r := range results {
 		if model, board, file, n := f(r); n > 0 {
-			fmt.Fprintf(e.stdout, "tuning: %s on %s: %d kernel(s) take their knobs from %s\n", filepath.Base(model), board, n, file)
+			fmt.Fprintf(e.stdout, "tuning: %s on %s: %d kernel(s) take their knobs from %s\n", cmp.Or(names[model], filepath.Base(model)), board, n, file)
 		}
 	}
 }

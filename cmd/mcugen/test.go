@@ -229,7 +229,7 @@ func (c *testCmd) run(e *env) error {
 			}
 			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, names[r.Model], bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
 		}
-		printTuned(e, report.Results, func(r testResult) (string, string, string, int) { return r.Model, r.Board, r.Tuning, r.TunedKernels })
+		printTuned(e, report.Results, names, func(r testResult) (string, string, string, int) { return r.Model, r.Board, r.Tuning, r.TunedKernels })
 	}
 	// Vectors and the model/board cases that never ran are counted apart (the
 	// JSON's cases, passed and failed count each such case as one failure).

@@ -378,20 +378,6 @@ func copyDir(src, dst string) error {
 // result at all under dir is an error.
 func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 	note, out := cfg.Note, cfg.Out
-	// The records' lock, as tune takes it: a merge beside a tune run (or
-	// another merge) writing the same file lost one of them's records.
-	unlock, err := lockRecords(out, note)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	recs, notes, err := tune.Load(out)
-	if err != nil {
-		return 0, err
-	}
-	for _, n := range notes {
-		note(n)
-	}
 	kernels, err := Kernels(s, cfg.Opt)
 	if err != nil {
 		return 0, err
@@ -477,6 +463,22 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 	}
 	if found == 0 {
 		return 0, fmt.Errorf("--merge %s: no result.json under it (Bazel keeps a test's outputs as result.json only with --nozip_undeclared_test_outputs)", dir)
+	}
+	// The records' lock, as tune takes it, once the results are read (a
+	// wrong --merge directory is said at once, not after waiting): a
+	// merge beside a tune run (or another merge) writing the same file
+	// lost one of them's records.
+	unlock, err := lockRecords(out, note)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	recs, notes, err := tune.Load(out)
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range notes {
+		note(n)
 	}
 	n := 0
 	for _, key := range keys {

@@ -221,6 +221,16 @@ func TestMergeChecksResults(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the merge neither waited nor finished")
 	}
+	// A directory without results is said at once, lock or no lock.
+	go func() { _, err := Merge(s, cfg, empty); merged <- err }()
+	select {
+	case err := <-merged:
+		if err == nil || !strings.Contains(err.Error(), "no result.json") {
+			t.Errorf("merging an empty directory under the lock: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("merging an empty directory waited for the lock")
+	}
 	unlock()
 	if err := <-merged; err != nil {
 		t.Errorf("merge after the lock was released: %v", err)
