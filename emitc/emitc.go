@@ -253,6 +253,10 @@ func (e *emitter) header() []byte {
 	}
 	stack, _ := e.m.ScratchBytes()
 	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
+	// Multi-model journey: a firmware splitting its flash between models
+	// found this only in compile --json (weights_bytes). _BYTES: no
+	// tensor's macro ends so.
+	fmt.Fprintf(&b, "/* Bytes of constants the C defines (weights in the kernels' layouts, biases,\n   requantization and lookup tables): flash, or the weights section. */\n#define %s_WEIGHTS_BYTES %d\n", e.PREFIX, e.m.ConstBytes())
 	if e.m.Float {
 		// User-journey finding: a float model's firmware failed to link
 		// (expf) with nothing saying why.

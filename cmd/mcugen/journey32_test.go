@@ -249,3 +249,47 @@ func TestStackSizeBoundsGCC(t *testing.T) {
 		}
 	}
 }
+
+// <PREFIX>_WEIGHTS_BYTES is the size of the weights section gcc makes of
+// the C (multi-model journey: a firmware splitting its flash between
+// models found the figure only in compile --json).
+func TestWeightsBytesMacro(t *testing.T) {
+	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: arm-none-eabi-gcc missing (Debian package gcc-arm-none-eabi)")
+		}
+		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+	}
+	dir := t.TempDir()
+	if code, _, errs := mcugen(t, "compile", "../../testdata/tflite/cnn_int8.tflite", "--board", "mps2-an386", "--prefix", "cnn", "-o", dir); code != 0 {
+		t.Fatal(errs)
+	}
+	h, err := os.ReadFile(filepath.Join(dir, "cnn.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	macro := -1
+	for _, line := range strings.Split(string(h), "\n") {
+		if v, ok := strings.CutPrefix(line, "#define CNN_WEIGHTS_BYTES "); ok {
+			macro, _ = strconv.Atoi(v)
+		}
+	}
+	cmd := exec.Command("arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-O2", "-std=c99", "-c", "cnn.c", "-o", "cnn.o")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := exec.Command("arm-none-eabi-size", "-A", filepath.Join(dir, "cnn.o")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := -2
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == ".mcugen.weights" {
+			section, _ = strconv.Atoi(f[1])
+		}
+	}
+	if macro <= 0 || macro != section {
+		t.Errorf("CNN_WEIGHTS_BYTES %d, the object's .mcugen.weights %d B", macro, section)
+	}
+}
