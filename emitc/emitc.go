@@ -284,6 +284,11 @@ func (e *emitter) header() []byte {
 		if t.Quantized {
 			fmt.Fprintf(&b, "#define %s_%s_SCALE %sf\n#define %s_%s_ZERO_POINT %d\n", e.PREFIX, name, cFloat(t.Scale), e.PREFIX, name, t.ZeroPoint)
 		}
+		if e.m.IOInArena {
+			// Multi-model journey: only the _ptr functions said where,
+			// so a buffer placed at link time (DMA) could not use it.
+			fmt.Fprintf(&b, "#define %s_%s_OFFSET %d /* bytes into the arena: the address its _ptr function returns */\n", e.PREFIX, name, t.Offset)
+		}
 	}
 	for i, in := range e.m.Inputs {
 		if !e.m.IsState(i, false) {

@@ -293,3 +293,50 @@ func TestWeightsBytesMacro(t *testing.T) {
 		t.Errorf("CNN_WEIGHTS_BYTES %d, the object's .mcugen.weights %d B", macro, section)
 	}
 }
+
+// With --io in-arena the header gives each input's and output's offset in
+// the arena as a macro (multi-model journey: only the _ptr functions said
+// where), and it is where those functions point, with the arena static
+// or the caller's.
+func TestInArenaOffsetMacros(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed (Debian package gcc)")
+	}
+	for _, arena := range []string{"static", "external"} {
+		dir := t.TempDir()
+		if code, _, errs := mcugen(t, "compile", "../../testdata/tflite/op_int8_batch_matmul.tflite", "--board", "host", "--io", "in-arena", "--arena", arena, "--prefix", "m", "-o", dir); code != 0 {
+			t.Fatal(errs)
+		}
+		main := `#include <stdio.h>
+#include "m.h"
+int main(void) {
+    static uint8_t a[M_ARENA_SIZE + 16];
+    uint8_t *arena = (uint8_t *)(((uintptr_t)a + 15) & ~(uintptr_t)15);
+    ARENA_FIX
+    printf("%d %d %d\n", (int)((uint8_t *)m_input_ptr(ARG) - arena) == M_IN0_OFFSET,
+        (int)((uint8_t *)m_input1_ptr(ARG) - arena) == M_IN1_OFFSET, (int)((uint8_t *)m_output_ptr(ARG) - arena) == M_OUT_OFFSET);
+    return M_IN1_OFFSET == M_IN0_OFFSET;
+}
+`
+		if arena == "static" {
+			// The static arena: the input's own address is its base.
+			main = strings.ReplaceAll(main, "ARENA_FIX", "arena = (uint8_t *)m_input_ptr() - M_IN0_OFFSET; (void)a;")
+			main = strings.ReplaceAll(main, "ARG", "")
+		} else {
+			main = strings.ReplaceAll(main, "ARENA_FIX", "")
+			main = strings.ReplaceAll(main, "ARG", "arena")
+		}
+		if err := os.WriteFile(filepath.Join(dir, "main.c"), []byte(main), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "main.c", "m.c", "-o", "main")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", arena, err, out)
+		}
+		out, err := exec.Command(filepath.Join(dir, "main")).Output()
+		if err != nil || string(out) != "1 1 1\n" {
+			t.Errorf("%s arena: %q (%v), want the three offsets equal to the macros, the inputs apart", arena, out, err)
+		}
+	}
+}
