@@ -110,7 +110,8 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 	if err := WriteFiles(src, s.Files); err != nil {
 		return nil, err
 	}
-	m := runner.Model{Prefix: s.Opt.Prefix, ArenaBytes: s.Report.ArenaBytes, ExternalArena: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena, IncludeDirs: []string{src}}
+	reset := s.Opt.ResetState && s.Graph.StateBytes() > 0
+	m := runner.Model{Prefix: s.Opt.Prefix, ArenaBytes: s.Report.ArenaBytes, ExternalArena: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena, IncludeDirs: []string{src}, Reset: reset}
 	if s.Module != nil {
 		m.Layers = len(s.Module.Calls)
 	}
@@ -150,9 +151,13 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 		x.Layers = s.layerCounts(res.Vectors[0].Layers, res.LayerOverhead)
 	}
 	// The firmware runs the vectors one after another, its states (if any)
-	// carried from each to the next: so does the reference.
+	// carried from each to the next: so does the reference. With
+	// Options.ResetState each vector starts from the initial state in both.
 	sess := interp.NewSession(s.Graph)
 	for v, vec := range vectors {
+		if reset && v > 0 {
+			sess = interp.NewSession(s.Graph)
+		}
 		ref, err := sess.Run(vec)
 		if err != nil {
 			return nil, fmt.Errorf("reference interpreter: %w", err)

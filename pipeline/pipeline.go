@@ -92,6 +92,12 @@ type Options struct {
 	// (CompareModel): the rule for one operator's outputs, which the
 	// op-level tests keep.
 	StrictFloat bool
+
+	// ResetState makes Execute start every vector of a model with state
+	// from the initial state (<prefix>_reset() before each run, and a new
+	// reference session), as a caller that resets between sequences does;
+	// without it the state runs on from vector to vector.
+	ResetState bool
 }
 
 // State is what the passes read and write.

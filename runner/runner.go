@@ -48,6 +48,9 @@ type Model struct {
 	// Layers is how many layers <prefix>_run reports through <PREFIX>_LAYER_HOOK
 	// (emitc's per-layer hook; Options.Layers profiles them).
 	Layers int
+	// Reset: the model has state and each vector starts from its initial
+	// state (<prefix>_reset() before each run).
+	Reset bool
 }
 
 // Options tune a build; the zero value is the default.
@@ -199,7 +202,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	if err != nil {
 		return nil, err
 	}
-	h := &crt.Harness{Prefix: m.Prefix, ArenaBytes: m.ArenaBytes, ExternalArena: m.ExternalArena, IOInArena: m.IOInArena, Vectors: vectors}
+	h := &crt.Harness{Prefix: m.Prefix, ArenaBytes: m.ArenaBytes, ExternalArena: m.ExternalArena, IOInArena: m.IOInArena, Vectors: vectors, Reset: m.Reset}
 	if o.Layers {
 		h.Layers = m.Layers
 	}

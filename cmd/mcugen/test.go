@@ -30,6 +30,7 @@ type testCmd struct {
 	Random  int    `help:"Random input vectors per model, plus the extreme ones (all min, all max, alternating)." default:"10"`
 	Vectors string `help:"Directory of input_NNN.npy (input_NNN_K.npy for input K of several) and expected output_NNN.npy (output_NNN_K.npy for output K of several) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
+	Reset   bool   `help:"Start every vector from the model's initial state (for a model with state, such as a recurrent layer or a variable: <prefix>_reset() before each run, as an application that resets between sequences does); without it the state runs on from one vector to the next."`
 	cases   int    // models × boards, for --keep's directories
 	cat     *boards.Catalog
 	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not (a run stopped by an error writes that error; an interrupted one, none)." type:"path" placeholder:"FILE"`
@@ -297,9 +298,13 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	if err != nil {
 		return fail(err)
 	}
+	opt.ResetState = c.Reset
 	s, err := pipeline.Compile(model, opt)
 	if err != nil {
 		return fail(err)
+	}
+	if c.Reset && s.Graph.StateBytes() == 0 {
+		e.warn(fmt.Sprintf("%s: the model keeps no state: --reset changes nothing", model))
 	}
 	vecs, expected, labels, err := c.loadVectors(e, s, model)
 	if err != nil {
