@@ -145,17 +145,19 @@ static inline void softmax_s16(const int16_t *x, int16_t *y, int32_t depth, int3
    zero point folded into one 64-bit multiply-add (an SMLAL on a Cortex-M3), the
    sign correction -[x < 0] * 2^31 and a shift of the high word; lo and hi are
    constants, so the tests on them fold away for the int8 range. */
-static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
-{
 #if defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
-    /* ARMv6-M (and v8-M Baseline) has no 32 x 32 -> 64 multiply: x * m from
-       four 16 x 16 MULS and ADDS/ADCS carries in asm (five low registers, so
-       r7 may be the frame pointer), then + k0 - [x < 0] * 2^31 in 64-bit C,
-       about 25 instructions where gcc calls __aeabi_lmul (about 60 with the
-       call and its sign extensions). */
-    const uint64_t k = (uint64_t)k0 + ((uint64_t)(int64_t)(x >> 31) << 31);
+/* ARMv6-M (and v8-M Baseline) has no 32 x 32 -> 64 multiply: x * m from four 16 x 16 MULS and
+   ADDS/ADCS carries in asm (five low registers, so r7 may be the frame pointer), then
+   + k0 - [x < 0] * 2^31 in 32-bit halves, k0 given as its words kl, kh: only the high word is
+   kept, so each add contributes its carry. About 25 instructions where gcc calls
+   __aeabi_lmul (about 60 with the call and its sign extensions), and where 64-bit C sums
+   went through the stack (about 30 more). */
+static inline int32_t requant_fast_s8w(int32_t x, int32_t m, uint32_t kl, int32_t kh, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
+{
     uint32_t t;
+    uint32_t u;
     int32_t h = x, b = m, al, bl;
+    int32_t y;
     __asm__(".syntax unified\n\t"
             "uxth %[al], %[h]\n\t"        /* x = xh * 2^16 + xl, m likewise */
             "asrs %[h], %[h], #16\n\t"
@@ -177,12 +179,23 @@ static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t 
             : [h] "+&l"(h), [b] "+&l"(b), [al] "=&l"(al), [bl] "=&l"(bl), [t] "=&l"(t)
             :
             : "cc");
-    h = (int32_t)((((uint64_t)(uint32_t)h << 32 | t) + k) >> 32);
-    int32_t y = (h >> e1) + zr;
+    u = t + kl;
+    h = (int32_t)((uint32_t)h + (uint32_t)kh + (uint32_t)(u < t));
+    if (x < 0) {
+        h = (int32_t)((uint32_t)h - 1u + (uint32_t)(u + 0x80000000u < u));
+    }
+    y = (h >> e1) + zr;
+    return y < lo ? lo : (y > hi ? hi : y);
+}
+static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
+{
+    return requant_fast_s8w(x, m, (uint32_t)k0, (int32_t)((uint64_t)k0 >> 32), e1, zr, lo, hi);
+}
 #else
+static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
+{
     const int64_t t = (int64_t)x * m + k0 - (x < 0 ? (INT64_C(1) << 31) : 0);
     int32_t y = ((int32_t)(t >> 32) >> e1) + zr;
-#endif
 #if defined(__ARM_FEATURE_SAT) && defined(__GNUC__)
     /* SSAT: gcc does not find it for the clamp inside a loop. */
     y = (int32_t)__builtin_arm_ssat(y, 8);
@@ -196,14 +209,21 @@ static inline int32_t requant_fast_s8(int32_t x, int32_t m, int64_t k0, int32_t 
 #else
     return y < lo ? lo : (y > hi ? hi : y);
 #endif
-}`},
+}
+/* requant_fast_s8 with k0 as its two words (kl low, kh high). */
+static inline int32_t requant_fast_s8w(int32_t x, int32_t m, uint32_t kl, int32_t kh, int32_t e1, int32_t zr, int32_t lo, int32_t hi)
+{
+    return requant_fast_s8(x, m, (int64_t)kl + (int64_t)kh * INT64_C(4294967296), e1, zr, lo, hi);
+}
+#endif
+`},
 	"gen_pair_out": {[]string{"requant_fast_s8"}, `/* The two channels of one packed sum a = s0 + s1 * 2^23 (|s0| < 2^22), requantized with
    their five-word tables p: bias, multiplier, k0 (low, high), e1. */
 static inline void gen_pair_out(int8_t *y, int64_t a, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
 {
     const int32_t s = (int32_t)((uint32_t)a << 9) >> 9;
-    y[0] = (int8_t)requant_fast_s8(s + p[0], p[1], (int64_t)(uint32_t)p[2] + (int64_t)p[3] * INT64_C(4294967296), p[4], zr, lo, hi);
-    y[1] = (int8_t)requant_fast_s8((int32_t)((a - s) >> 23) + p[5], p[6], (int64_t)(uint32_t)p[7] + (int64_t)p[8] * INT64_C(4294967296), p[9], zr, lo, hi);
+    y[0] = (int8_t)requant_fast_s8w(s + p[0], p[1], (uint32_t)p[2], p[3], p[4], zr, lo, hi);
+    y[1] = (int8_t)requant_fast_s8w((int32_t)((a - s) >> 23) + p[5], p[6], (uint32_t)p[7], p[8], p[9], zr, lo, hi);
 }`},
 	"gen_pairs_s8": {[]string{"gen_pair_out"}, `/* A pointwise convolution or fully connected layer over r (1 or 2) pixels x, xs apart,
    with the weights of channels 2j and 2j + 1 packed in one word per step,
@@ -263,6 +283,150 @@ static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t 
             a0 += (int64_t)x[k + 3] * w[k + 3];
         }
         gen_pair_out(y + 2 * j, a0, p + 10 * j, zr, lo, hi);
+    }
+}`},
+	"gen_quad_dot": {nil, `/* a[h] += sum_{k<n} x[k] * w[4k + h], h < 4, n a positive multiple of four: the inner product
+   of gen_quad_s8. On ARMv6-M (and v8-M Baseline), asm: the accumulators in r8-r11, one LDM of
+   four activations and, per activation, one LDM of four weights and four MULS, ADD pairs;
+   x word-aligned (an unaligned load faults there), else copied 64 bytes at a time. */
+#if defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
+/* naked: no frame (r7 free, whatever the optimization level); the asm saves what it uses. */
+__attribute__((naked, noinline)) static void gen_quad_dot_a(int32_t *a __attribute__((unused)), const int8_t *x __attribute__((unused)),
+                                                            const int32_t *w __attribute__((unused)), int32_t n __attribute__((unused)))
+{
+    __asm__(".syntax unified\n\t"
+            "push {r4-r7, lr}\n\t"
+            "mov r4, r8\n\t"
+            "mov r5, r9\n\t"
+            "mov r6, r10\n\t"
+            "mov r7, r11\n\t"
+            "push {r4-r7}\n\t"
+            "push {r0}\n\t"
+            "ldm r0!, {r4-r7}\n\t"
+            "mov r8, r4\n\t"
+            "mov r9, r5\n\t"
+            "mov r10, r6\n\t"
+            "mov r11, r7\n\t"
+            "adds r3, r1, r3\n\t"
+            "mov r12, r3\n"
+            "1:\n\t"
+            "ldm r1!, {r0}\n\t"
+            "sxtb r3, r0\n\t"
+            "ldm r2!, {r4-r7}\n\t"
+            "muls r4, r3, r4\n\t"
+            "add r8, r4\n\t"
+            "muls r5, r3, r5\n\t"
+            "add r9, r5\n\t"
+            "muls r6, r3, r6\n\t"
+            "add r10, r6\n\t"
+            "muls r7, r3, r7\n\t"
+            "add r11, r7\n\t"
+            "lsls r3, r0, #16\n\t"
+            "asrs r3, r3, #24\n\t"
+            "ldm r2!, {r4-r7}\n\t"
+            "muls r4, r3, r4\n\t"
+            "add r8, r4\n\t"
+            "muls r5, r3, r5\n\t"
+            "add r9, r5\n\t"
+            "muls r6, r3, r6\n\t"
+            "add r10, r6\n\t"
+            "muls r7, r3, r7\n\t"
+            "add r11, r7\n\t"
+            "lsls r3, r0, #8\n\t"
+            "asrs r3, r3, #24\n\t"
+            "ldm r2!, {r4-r7}\n\t"
+            "muls r4, r3, r4\n\t"
+            "add r8, r4\n\t"
+            "muls r5, r3, r5\n\t"
+            "add r9, r5\n\t"
+            "muls r6, r3, r6\n\t"
+            "add r10, r6\n\t"
+            "muls r7, r3, r7\n\t"
+            "add r11, r7\n\t"
+            "asrs r3, r0, #24\n\t"
+            "ldm r2!, {r4-r7}\n\t"
+            "muls r4, r3, r4\n\t"
+            "add r8, r4\n\t"
+            "muls r5, r3, r5\n\t"
+            "add r9, r5\n\t"
+            "muls r6, r3, r6\n\t"
+            "add r10, r6\n\t"
+            "muls r7, r3, r7\n\t"
+            "add r11, r7\n\t"
+            "cmp r1, r12\n\t"
+            "bne 1b\n\t"
+            "pop {r0}\n\t"
+            "mov r4, r8\n\t"
+            "mov r5, r9\n\t"
+            "mov r6, r10\n\t"
+            "mov r7, r11\n\t"
+            "stm r0!, {r4-r7}\n\t"
+            "pop {r4-r7}\n\t"
+            "mov r8, r4\n\t"
+            "mov r9, r5\n\t"
+            "mov r10, r6\n\t"
+            "mov r11, r7\n\t"
+            "pop {r4-r7, pc}");
+}
+static inline void gen_quad_dot(int32_t *a, const int8_t *x, const int32_t *w, int32_t n)
+{
+    int32_t b[16];
+    if (((uintptr_t)x & 3u) == 0) {
+        gen_quad_dot_a(a, x, w, n);
+        return;
+    }
+    while (n > 0) {
+        const int32_t m = n < 64 ? n : 64;
+        memcpy(b, x, (size_t)m);
+        gen_quad_dot_a(a, (const int8_t *)b, w, m);
+        x += m;
+        w += 4 * m;
+        n -= m;
+    }
+}
+#else
+static inline void gen_quad_dot(int32_t *a, const int8_t *x, const int32_t *w, int32_t n)
+{
+    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    int32_t k;
+    for (k = 0; k < n; ++k, w += 4) {
+        const int32_t v = x[k];
+        a0 += v * w[0];
+        a1 += v * w[1];
+        a2 += v * w[2];
+        a3 += v * w[3];
+    }
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+#endif`},
+	"gen_quad_s8": {[]string{"requant_fast_s8", "gen_quad_dot"}, `/* A pointwise convolution or fully connected layer over r pixels x, xs apart, four channels a
+   step (tir.IntrGenQuad): w holds, per group j of four channels, n steps of their four int32
+   weights; p five words per channel (bias, multiplier, k0 low and high, e1). */
+static inline void gen_quad_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t xs, int32_t r, const int32_t *w, int32_t n,
+                               int32_t nq, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
+{
+    int32_t i;
+    for (i = 0; i < r; ++i, x += xs, y += ys) {
+        const int32_t *wq = w;
+        const int32_t *pq = p;
+        int8_t *yq = y;
+        int32_t j;
+        for (j = 0; j < nq; ++j, wq += 4 * n, pq += 20, yq += 4) {
+            int32_t a[4];
+            int32_t h;
+            a[0] = pq[0];
+            a[1] = pq[5];
+            a[2] = pq[10];
+            a[3] = pq[15];
+            gen_quad_dot(a, x, wq, n);
+            for (h = 0; h < 4; ++h) {
+                const int32_t *ph = pq + 5 * h;
+                yq[h] = (int8_t)requant_fast_s8w(a[h], ph[1], (uint32_t)ph[2], ph[3], ph[4], zr, lo, hi);
+            }
+        }
     }
 }`},
 	"gen_copy_s8": {nil, `/* dst[i] = src[i], i < n: a window row of gen_pairs_s8's convolutions. */
@@ -521,5 +685,5 @@ func helperCode(h string) string {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}

@@ -66,13 +66,13 @@ type leanCandidate struct {
 	saves    int64 // with int8 weights instead
 }
 
-// leanCandidates lists the dsp conv/FC kernels of m that hold int16 packed
-// weights (DSPPackWeights, or Winograd's transformed ones), largest first,
-// then by name.
+// leanCandidates lists the conv/FC kernels of m that hold widened packed
+// weights (the dsp target's int16 ones, DSPPackWeights or Winograd's
+// transformed ones, and ARMv6-M's int32 quads), largest first, then by name.
 func leanCandidates(m *tir.Module) []leanCandidate {
 	var out []leanCandidate
 	for _, f := range m.Funcs {
-		if (f.Op != "conv2d" && f.Op != "fully_connected") || f.Knobs["weights"] != 16 {
+		if (f.Op != "conv2d" && f.Op != "fully_connected") || (f.Knobs["weights"] != 16 && f.Knobs["weights"] != 32) {
 			continue
 		}
 		var n, saves int64
@@ -83,6 +83,8 @@ func leanCandidates(m *tir.Module) []leanCandidate {
 				n, saves = n+b, saves+b/2 // the same values as bytes
 			case strings.HasSuffix(c.Name, "_weights_wino"):
 				n, saves = n+b, saves+b*23/32 // 16 int16 taps for 9 int8 ones
+			case strings.HasSuffix(c.Name, "_weights_q32"):
+				n, saves = n+b, saves+b*3/4 // ARMv6-M's int32 weights (tir.IntrGenQuad)
 			}
 		}
 		if n > 0 {

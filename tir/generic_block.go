@@ -292,6 +292,17 @@ func scheduleConvBlocked(f *PrimFunc) (*PrimFunc, error) {
 			return g, nil
 		}
 	}
+	// Knob quad (default 0; 1 on ARMv6-M): four channels a step with int32
+	// weights (generic_pairs.go, IntrGenQuad), unless the fit pass gave
+	// the kernel int8 weights (weights = 8).
+	if knob(f, "quad", 0) != 0 && f.Knobs["weights"] != 8 {
+		if g, ok := scheduleQuad(f); ok {
+			return g, nil
+		}
+		if g, ok := scheduleQuadWindow(f); ok {
+			return g, nil
+		}
+	}
 	// Knob skip_dead (default 1): a dead channel tail stores constants
 	// (SplitDeadTail).
 	if knob(f, "skip_dead", 1) != 0 {
@@ -367,6 +378,11 @@ func scheduleFCBlocked(f *PrimFunc) (*PrimFunc, error) {
 			return g, nil
 		}
 	}
+	if knob(f, "quad", 0) != 0 && f.Knobs["weights"] != 8 {
+		if g, ok := scheduleQuad(f); ok {
+			return g, nil
+		}
+	}
 	if knob(f, "skip_dead", 1) != 0 {
 		f = SplitDeadTail(f)
 	}
@@ -382,4 +398,5 @@ func init() {
 	DeclareKnob("generic.block_px", 1, 2, 3)        // conv: output pixels per block (interior columns)
 	DeclareKnob("generic.block_oc_border", 1, 2, 4) // conv: channels per block in border columns
 	DeclareKnob("generic.fold_pad_taps", 0, 1)      // conv: padded taps folded into per-channel tables
+	DeclareKnob("generic.quad", 0, 1)               // conv, FC: four channels a step, int32 weights (ARMv6-M)
 }

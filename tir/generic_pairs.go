@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"maps"
 	"math"
 )
 
@@ -33,6 +34,22 @@ const IntrGenPairs = "gen_pairs_s8"
 
 // pairsBound is the limit on |S0| that keeps the unpacking exact.
 const pairsBound = 1 << 22
+
+// IntrGenQuad is the ARMv6-M (Cortex-M0/M0+/M23) form of IntrGenPairs: four
+// channels a step, their weights widened to int32 at compile time and
+// interleaved, so one LDM brings the four weights of a step and each
+// multiply is a MULS whose product one ADD puts in an accumulator kept in a
+// high register (the C helper's asm):
+//
+//	gen_quad_s8(y *int8, ys, x *int8, xs, r, w *int32, n, nq, p *int32, zr, lo, hi), n % 4 == 0:
+//	for i < r, j < nq, h < 4, c = 4j + h:
+//	  a = p[5c] + Σ_{k<n} x[i·xs + k]·w[(j·n + k)·4 + h] (int32)
+//	  y[i·ys + c] = requant_fast_s8(a, p[5c+1], k0, p[5c+4], zr, lo, hi)
+//	  with k0 = p[5c+2] as uint32 + p[5c+3]·2^32
+//
+// y must not overlap x (as for IntrGenPairs). The schedule checks at compile
+// time that 128·Σ|w| + |bias| of every channel fits an int32.
+const IntrGenQuad = "gen_quad_s8"
 
 func init() {
 	extIntrinsics[IntrGenPairs] = func(a []val) val {
@@ -76,13 +93,49 @@ func init() {
 	}
 }
 
+func init() {
+	extIntrinsics[IntrGenQuad] = func(a []val) val {
+		y, ys, x, xs, r, w, n, nq, p := a[0], a[1].i, a[2], a[3].i, a[4].i, a[5], a[6].i, a[7].i, a[8]
+		zr, lo, hi := a[9].i, a[10].i, a[11].i
+		if r < 1 || n <= 0 || n%4 != 0 || nq < 0 {
+			panic(fmt.Sprintf("%s: r %d, n %d, nq %d", IntrGenQuad, r, n, nq))
+		}
+		for i := int64(0); i < r; i++ {
+			for j := int64(0); j < nq; j++ {
+				for h := int64(0); h < 4; h++ {
+					c := 4*j + h
+					P := func(k int64) int64 { return p.p.I[p.i+5*c+k] }
+					acc := P(0)
+					for k := int64(0); k < n; k++ {
+						acc += x.p.I[x.i+i*xs+k] * w.p.I[w.i+(j*n+k)*4+h]
+					}
+					if acc < math.MinInt32 || acc > math.MaxInt32 {
+						panic(fmt.Sprintf("%s: channel %d: bias + sum leaves int32", IntrGenQuad, c))
+					}
+					k0 := int64(uint32(P(2))) + P(3)<<32
+					y.p.I[y.i+i*ys+c] = extIntrinsics[IntrRequantFast]([]val{{i: acc}, {i: P(1)}, {i: k0}, {i: P(4)}, {i: zr}, {i: lo}, {i: hi}}).i
+				}
+			}
+		}
+		return val{}
+	}
+}
+
 // schedulePairs is the channel-pair form of an int8 pointwise (1×1,
 // stride 1, unpadded) convolution or fully connected layer: pixels (or
 // rows) two at a time, each call running every channel pair. ok is false
 // where it does not apply (odd Cout, weights too large for the bound,
 // requantization outside requant_fast_s8's form), and the caller schedules
 // f as before.
-func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
+func schedulePairs(f *PrimFunc) (*PrimFunc, bool) { return schedulePointwisePacked(f, false) }
+
+// scheduleQuad is schedulePairs' form for ARMv6-M (IntrGenQuad): four
+// channels a step, any reduction that is a multiple of four. ok is false
+// where it does not apply (Cout not a multiple of four, a sum that could
+// leave int32).
+func scheduleQuad(f *PrimFunc) (*PrimFunc, bool) { return schedulePointwisePacked(f, true) }
+
+func schedulePointwisePacked(f *PrimFunc, quad bool) (*PrimFunc, bool) {
 	if f.Op != "conv2d" && f.Op != "fully_connected" {
 		return nil, false
 	}
@@ -115,20 +168,30 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 	// to 9% slower two pixels at a time on a Cortex-M3 (VWW's 8- and
 	// 16-channel inputs) and take the window form instead, one pixel per
 	// call, which is faster there. So do layers with dead channels.
-	if Cout%2 != 0 || K%4 != 0 || len(p.w.Data.I) != Cout*K || K < knob(f, "pairs_min_k", 32) {
+	if quad {
+		// Any reduction of four or more steps: the quads' gain is in every
+		// step (one LDM and four MULS, ADD pairs).
+		if Cout%4 != 0 || K%4 != 0 || len(p.w.Data.I) != Cout*K {
+			return nil, false
+		}
+	} else if Cout%2 != 0 || K%4 != 0 || len(p.w.Data.I) != Cout*K || K < knob(f, "pairs_min_k", 32) {
 		return nil, false
 	}
 	if !pairsLayout(f, p, K, Cout, false) {
 		return nil, false
 	}
-	wb, pb, args, ok := pairsTables(f, p, K, K, Cout)
+	wb, pb, args, ok := pairsTables(f, p, K, K, Cout, quad)
 	if !ok {
 		return nil, false
 	}
+	intr, groups := IntrGenPairs, Cout/2
+	if quad {
+		intr, groups = IntrGenQuad, Cout/4
+	}
 	// call runs r pixels from pixel px.
 	call := func(px Expr, r int) Stmt {
-		return &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, Mul(px, C(int64(Cout)))), C(int64(Cout)), ptr(p.x, Mul(px, C(int64(K)))), C(int64(K)),
-			C(int64(r)), ptr(wb, C(0)), C(int64(K)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
+		return &Evaluate{X: Call(intr, I32, append([]Expr{ptr(p.y, Mul(px, C(int64(Cout)))), C(int64(Cout)), ptr(p.x, Mul(px, C(int64(K)))), C(int64(K)),
+			C(int64(r)), ptr(wb, C(0)), C(int64(K)), C(int64(groups)), ptr(pb, C(0))}, args...)...)}
 	}
 	v := NewVar("px")
 	body := []Stmt{}
@@ -140,14 +203,31 @@ func schedulePairs(f *PrimFunc) (*PrimFunc, bool) {
 	}
 	g := *f
 	g.Body = Block(body...)
+	if quad {
+		g.Knobs = quadKnobs(f.Knobs)
+	}
 	return &g, true
+}
+
+// quadKnobs records on a quad kernel that its weights are int32 (knob
+// weights = 32), which the fit pass reads (pipeline.leanCandidates): it can
+// give the kernel back int8 weights (weights = 8: the blocked form).
+func quadKnobs(k map[string]int) map[string]int {
+	out := maps.Clone(k)
+	if out == nil {
+		out = map[string]int{}
+	}
+	out["weights"] = 32
+	return out
 }
 
 // pairsTables checks the bound on the weights of p (Cout channels of K) and
 // returns the packed weights (Kp >= K words per pair, zero past K), the five-word table per channel (bias,
 // multiplier, k0 low and high, e1) and the constant zr, lo and hi of the
-// requantization; ok is false where the layer is not in that form.
-func pairsTables(f *PrimFunc, p *simdParts, K, Kp, Cout int) (wb, pb *Buffer, args []Expr, ok bool) {
+// requantization; ok is false where the layer is not in that form. With
+// quad, the weights are IntrGenQuad's (four channels' int32 weights per
+// step, Kp steps per quad) and the bound is the int32 accumulator's.
+func pairsTables(f *PrimFunc, p *simdParts, K, Kp, Cout int, quad bool) (wb, pb *Buffer, args []Expr, ok bool) {
 	// The compute definitions fold the input zero point into the bias; an
 	// offset left in the reduction is not this schedule's form.
 	bias, err := constPerChannel(p.init.Value, p.chan_.Var, Cout)
@@ -160,7 +240,11 @@ func pairsTables(f *PrimFunc, p *simdParts, K, Kp, Cout int) (wb, pb *Buffer, ar
 		for k := range K {
 			abs += abs64(w[c*K+k])
 		}
-		if 128*abs >= pairsBound {
+		if quad {
+			if 128*abs+abs64(bias[c]) > math.MaxInt32 {
+				return nil, nil, nil, false
+			}
+		} else if 128*abs >= pairsBound {
 			return nil, nil, nil, false
 		}
 	}
@@ -189,6 +273,23 @@ func pairsTables(f *PrimFunc, p *simdParts, K, Kp, Cout int) (wb, pb *Buffer, ar
 	for c := range Cout {
 		m, k0, e1 := vals[0][c], vals[1][c], vals[2][c]
 		tab = append(tab, bias[c], m, int64(int32(uint32(k0))), k0>>32, e1)
+	}
+	if quad {
+		packed := make([]int64, 0, Cout*Kp)
+		for j := range Cout / 4 {
+			for k := range Kp {
+				for h := range 4 {
+					if k < K {
+						packed = append(packed, w[(4*j+h)*K+k])
+					} else {
+						packed = append(packed, 0)
+					}
+				}
+			}
+		}
+		wb = constBuf(p.w.Name+"_weights_q32", I32, []int{len(packed)}, packed)
+		pb = constBuf(f.Name+"_quad_rq", I32, []int{len(tab)}, tab)
+		return wb, pb, []Expr{C(zr), C(lo), C(hi)}, true
 	}
 	packed := make([]int64, 0, Cout*Kp/2)
 	for j := range Cout / 2 {
@@ -302,15 +403,25 @@ func pairsLayout(f *PrimFunc, p *simdParts, K, Cout int, window bool) bool {
 // is copied into a local buffer (rows with gen_copy_s8, padding with
 // gen_fill_s8, as the SIMD schedules do), then one gen_pairs_s8 call runs
 // every channel pair over it (r = 1). ok is false where it does not apply.
-func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
+func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) { return scheduleWindowPacked(f, false) }
+
+// scheduleQuadWindow is schedulePairsWindow's form for ARMv6-M
+// (IntrGenQuad): Cout a multiple of four once dead channels are split off.
+func scheduleQuadWindow(f *PrimFunc) (*PrimFunc, bool) { return scheduleWindowPacked(f, true) }
+
+func scheduleWindowPacked(f *PrimFunc, quad bool) (*PrimFunc, bool) {
 	if f.Op != "conv2d" {
 		return nil, false
 	}
 	// Dead channels at the end store constants (SplitDeadTail), keeping an
 	// even number in the channel loop: a dead channel computed in a pair
 	// gives its constant anyway (its weights are zero).
+	group := 2
+	if quad {
+		group = 4
+	}
 	if knob(f, "skip_dead", 1) != 0 {
-		f = SplitDeadTailMultiple(f, 2)
+		f = SplitDeadTailMultiple(f, group)
 	}
 	f = PruneConditions(Simplify(f))
 	p, err := findParts(f)
@@ -328,7 +439,7 @@ func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
 	// window that takes pairs (VWW's 8-channel pointwise layer on a
 	// Cortex-M3: 1,264,241 → 1,127,251 instructions in pairs).
 	Kp := (K + 3) / 4 * 4
-	if Cout%2 != 0 || K < knob(f, "pairs_min_window", 8) || len(p.w.Data.I) != ws[0]*K {
+	if Cout%group != 0 || len(p.w.Data.I) != ws[0]*K || (!quad && K < knob(f, "pairs_min_window", 8)) {
 		return nil, false
 	}
 	pad := -p.xo
@@ -361,9 +472,13 @@ func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
 	if !pairsLayout(g, p, K, Cout, true) {
 		return nil, false
 	}
-	wb, pb, args, ok := pairsTables(g, p, K, Kp, Cout)
+	wb, pb, args, ok := pairsTables(g, p, K, Kp, Cout, quad)
 	if !ok {
 		return nil, false
+	}
+	intr, groups := IntrGenPairs, Cout/2
+	if quad {
+		intr, groups = IntrGenQuad, Cout/4
 	}
 	// The output at channel 0 of the pixel the loops are at.
 	yi := Expr(nil)
@@ -373,8 +488,8 @@ func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
 		yi = flatIndex(p.y, p.out.Indices)
 	}
 	yi = SimplifyExpr(SubstituteExpr(yi, map[*Var]Expr{p.chan_.Var: C(0)}))
-	var call Stmt = &Evaluate{X: Call(IntrGenPairs, I32, append([]Expr{ptr(p.y, yi), C(int64(Cout)), ptr(win, C(0)), C(0),
-		C(1), ptr(wb, C(0)), C(int64(Kp)), C(int64(Cout / 2)), ptr(pb, C(0))}, args...)...)}
+	var call Stmt = &Evaluate{X: Call(intr, I32, append([]Expr{ptr(p.y, yi), C(int64(Cout)), ptr(win, C(0)), C(0),
+		C(1), ptr(wb, C(0)), C(int64(Kp)), C(int64(groups)), ptr(pb, C(0))}, args...)...)}
 	if Kp > K {
 		// The flattened window takes Kp bytes; its tail is zeroed for each
 		// pixel (the window is the pixel loop's local).
@@ -382,5 +497,8 @@ func schedulePairsWindow(f *PrimFunc) (*PrimFunc, bool) {
 		call = Block(&Evaluate{X: Call("gen_"+KFill8, I32, ptr(win, C(int64(K))), C(0), C(int64(Kp-K)))}, call)
 	}
 	g.Body = replaceStmt(g.Body, p.chan_, func(Stmt) Stmt { return call })
+	if quad {
+		g.Knobs = quadKnobs(g.Knobs)
+	}
 	return g, true
 }

@@ -102,8 +102,15 @@ func init() {
 	// connected layer of AD and KWS but one (AD 1,923,376 → 1,445,086
 	// untuned). Convolutions in blocks of two channels were mixed (KWS
 	// −0.5%, IC −1.7%, VWW +0.6%): they keep the default.
+	//
+	// Knob quad on both (generic_pairs.go): four channels a step over int32
+	// weights, one LDM and a MULS, ADD pair per multiply-accumulate, with the
+	// accumulators in high registers (KWS's pointwise layers on the M0+: 7.2
+	// → 4.1 instructions per MAC). The block knobs above are the fallback's,
+	// where the fit pass keeps a kernel's weights int8.
 	v6m := map[string]map[string]int{
-		"fully_connected": {"block_oc": 2, "unroll_k": 0},
+		"fully_connected": {"block_oc": 2, "unroll_k": 0, "quad": 1},
+		"conv2d":          {"quad": 1},
 	}
 	for _, core := range []string{"cortex-m0", "cortex-m0plus", "cortex-m1", "cortex-m23"} {
 		Generic.CoreKnobs[core] = v6m
