@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -950,7 +951,7 @@ func (c *opctx) transposeConv(n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	shape, err := c.constInts(0, "output shape")
+	shape, err := c.transposeConvShape()
 	if err != nil {
 		return err
 	}
@@ -994,6 +995,28 @@ func (c *opctx) transposeConv(n *graph.Node) error {
 		n.Inputs[2] = b.Name
 	}
 	return nil
+}
+
+// transposeConvShape is TRANSPOSE_CONV's output shape: its constant input
+// 0, or, where that is computed or fed at run time (TFLM's seanet models
+// feed it as a model input), the output tensor's shape in the file, which
+// is what TFLite Micro's kernel sizes its output by.
+func (c *opctx) transposeConvShape() ([]int, error) {
+	t, err := c.in(0)
+	if err != nil {
+		return nil, err
+	}
+	if t.IsConst() {
+		return c.constInts(0, "output shape")
+	}
+	if t.DType == graph.Float32 || len(t.Shape) != 1 || t.Shape[0] != 4 {
+		return nil, c.errorf("output shape (input 0) must be an integer tensor of 4 values")
+	}
+	y, err := c.out(0)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(y.Shape), nil
 }
 
 // cast maps CAST: the output tensor's type, by graph.CastData's rules

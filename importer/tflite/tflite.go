@@ -330,6 +330,14 @@ func (d *decoder) quant(q table, shape []int) (*graph.Quant, error) {
 	if len(zps) != 0 && len(zps) != len(scales) && len(zps) != 1 {
 		return nil, fmt.Errorf("%d zero points for %d scales", len(zps), len(scales))
 	}
+	if len(scales) > 1 && len(shape) == 1 && shape[0] == len(scales) && axis != 0 {
+		// A 1-D tensor has one axis its scales can run along. Old
+		// converters wrote the filter's quantized_dimension (3) on
+		// depthwise convolutions' per-channel biases: TFLM's
+		// person_detect.tflite, whose 14 biases TFLite Micro reads along
+		// their only axis (it checks the filter's quantization alone).
+		axis = 0
+	}
 	if len(scales) > 1 && (axis < 0 || axis >= len(shape) || shape[axis] != len(scales)) {
 		return nil, fmt.Errorf("%d scales do not match dimension %d of shape %v", len(scales), axis, shape)
 	}
