@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,8 +132,16 @@ func outputFiles(dir string, names []string) []string {
 	return files
 }
 
+// maxFileName caps an output file's name (before its ".npy"): Linux takes
+// 255 bytes, and TFLite's fused tensor names run to 300 (TFLM's seanet
+// models: eval and run -o failed with "file name too long", user journey).
+const maxFileName = 96
+
 // fileName turns a tensor name into a file name that stays inside its
 // directory: anything but letters, digits, '.', '-' and '_' becomes '_'.
+// A name longer than maxFileName keeps its first part and ends in eight hex
+// digits of a hash of the whole name, so long names that share a prefix
+// stay apart.
 func fileName(name string) string {
 	b := []byte(name)
 	for i, ch := range b {
@@ -143,6 +152,11 @@ func fileName(name string) string {
 	}
 	if len(b) == 0 {
 		return "output"
+	}
+	if len(b) > maxFileName {
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		return fmt.Sprintf("%s_%08x", b[:maxFileName-9], h.Sum32())
 	}
 	return string(b)
 }

@@ -40,6 +40,12 @@ type inspectReport struct {
 	DeadChannels int   `json:"dead_channels"`
 	DeadLayers   int   `json:"dead_channel_layers"`
 	DeadMACs     int64 `json:"dead_channel_macs"`
+	// Lowers says whether mcugen lowers every node for the board (--board,
+	// default host) to its loops; LowerError is why not. A model whose
+	// reference interpreter runs may still hold a form the code generator
+	// refuses (int16 LEAKY_RELU: user journey, inspect said nothing).
+	Lowers     bool   `json:"lowers"`
+	LowerError string `json:"lower_error,omitempty"`
 }
 
 func describe(g *graph.Graph, names []string) []tensorInfo {
@@ -127,6 +133,13 @@ func (c *inspectCmd) Run(e *env) error {
 			r.DeadMACs += graph.MACs(g, n) * int64(k) / int64(len(dead))
 		}
 	}
+	quiet := opt
+	quiet.Warn = func(string) {}
+	if _, err := pipeline.RunUntil(c.Model, quiet, "lower"); err != nil {
+		r.LowerError = oneLine(err.Error())
+	} else {
+		r.Lowers = true
+	}
 	if c.JSON {
 		return e.printJSON(r)
 	}
@@ -154,6 +167,13 @@ func (c *inspectCmd) Run(e *env) error {
 	sort.Strings(ops)
 	for _, op := range ops {
 		fmt.Fprintf(w, "  %-16s %d\n", op, r.Ops[op])
+	}
+	if !r.Lowers {
+		board := "host"
+		if opt.Board != nil {
+			board = opt.Board.Name
+		}
+		fmt.Fprintf(w, "compile  refused for board %s: %s\n", board, r.LowerError)
 	}
 	return nil
 }
