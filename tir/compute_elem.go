@@ -465,6 +465,9 @@ func computeQuantize(k *kctx) (Stmt, error) {
 	x := k.in(0)
 	k.f.Op = "quantize"
 	if isInt(xt) {
+		if xt.DType == graph.Int16 || xt.DType == graph.Int32 {
+			return k.requantizeWide(x, y, xt, yt)
+		}
 		return k.lut(x, y, xt, yt)
 	}
 	if yt.Quant == nil || len(yt.Quant.Scale) == 0 {
@@ -503,6 +506,85 @@ func computeQuantize(k *kctx) (Stmt, error) {
 		q := Call(IntrQuantize, I32, At(x, iv...), s, C(even))
 		// q + z cannot overflow: q is clamped first.
 		return CastTo(yt.DType, Clamp(Add(Clamp(q, C(lo-1<<20), C(hi+1<<20)), z), C(lo), C(hi)))
+	}), nil
+}
+
+// requantizeWide is an int16 or int32 -> int8, int16 or int32 QUANTIZE
+// (an 8-bit input takes a table): TFLite Micro's Requantize, as graph/interp
+// computes it,
+//
+//	y = clamp(MultiplyByQuantizedMultiplier(x - zx, m, s) + zy)
+//
+// with m, s = QuantizeMultiplier(double(sx) / double(sy)) and the clamp to
+// y's type. Its int32 arithmetic wraps (x - zx of an int32 x, the sum with
+// zy): where the operands' ranges do not rule that out, the sum is taken in
+// 64 bits and narrowed, so neither the TIR interpreter nor the C overflows.
+func (k *kctx) requantizeWide(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
+	switch yt.DType {
+	case graph.Int8, graph.Int16, graph.Int32:
+	default:
+		return nil, k.errorf("integer Quantize from %s to %s is not supported (TFLite takes int8, int16 and int32 outputs)", xt.DType, yt.DType)
+	}
+	if yt.Quant == nil {
+		return nil, k.errorf("output %q has no quantization parameters", yt.Name)
+	}
+	n := xt.NumElements()
+	if yt.NumElements() != n {
+		return nil, k.errorf("output %v does not match input %v", yt.Shape, xt.Shape)
+	}
+	// graph/interp's qparams: the first scale and zero point, scale 1 and
+	// zero point 0 without any.
+	qp := func(t *graph.Tensor) (float32, int64) {
+		if t.Quant == nil || len(t.Quant.Scale) == 0 {
+			return 1, 0
+		}
+		s, z := t.Quant.At(0)
+		return s, int64(z)
+	}
+	sx, zx := qp(xt)
+	sy, zy := qp(yt)
+	m, sh := qmath.RescaleMultiplier(sx, sy)
+	if sh > 31 {
+		// requant shifts x left by sh: 32 or more is undefined in C.
+		return nil, k.errorf("integer Quantize with a scale ratio %g / %g of 2^31 or more", sx, sy)
+	}
+	const lo32, hi32 = math.MinInt32, math.MaxInt32
+	fits := func(lo, hi int64) bool { return lo >= lo32 && hi <= hi32 }
+	// wrapAdd is a + c in int32 arithmetic wrapping as TFLite's (and
+	// graph/interp's) does, given a's range [alo, ahi].
+	wrapAdd := func(a Expr, c, alo, ahi int64) Expr {
+		switch {
+		case c == 0:
+			return a
+		case fits(alo+c, ahi+c):
+			return Add(a, &IntImm{T: I32, V: c})
+		}
+		return CastTo(I32, Add(CastTo(I64, a), &IntImm{T: I64, V: c}))
+	}
+	xlo, xhi := xt.DType.Range()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	// |requant(d)| <= |d| << left (srdhm by m < 2^31 does not grow it), at
+	// most 2^31 once the shift wraps; a right shift e divides it by 2^e,
+	// rounded.
+	dlo, dhi := xlo-zx, xhi-zx
+	if !fits(dlo, dhi) {
+		dlo, dhi = lo32, hi32
+	}
+	r := max(-dlo, dhi)
+	if sh > 0 {
+		r = min(r<<uint(sh), 1<<31)
+	} else {
+		r = r>>uint(-sh) + 1
+	}
+	ylo, yhi := yt.DType.Range()
+	return Loop("i", n, func(i Expr) Stmt {
+		d := wrapAdd(ld(x, i), -zx, xlo, xhi)
+		v := wrapAdd(Requant(d, C(int64(m)), C(int64(sh))), zy, -r, r)
+		if yt.DType != graph.Int32 {
+			v = CastTo(yt.DType, Clamp(v, C(ylo), C(yhi)))
+		}
+		return Put(y, v, i)
 	}), nil
 }
 
