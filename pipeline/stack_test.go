@@ -11,9 +11,10 @@ import (
 
 // A build whose largest kernel's local arrays and frames exceed the board's
 // stack is refused with a FitError naming the kernel; one byte more of
-// stack and it compiles. The planar depthwise schedule (a tuning knob, and
+// stack and it compiles. The planar depthwise schedule (the default, and
 // the in-place form) keeps three laid-out input rows on the stack, and the
-// check counts them.
+// check counts them; on a stack too small for them the kernel takes another
+// form (tir.Target.StackBytes) instead of the build being refused.
 func TestStackCheck(t *testing.T) {
 	b, err := LoadBoard("mps2-an386", "")
 	if err != nil {
@@ -23,7 +24,15 @@ func TestStackCheck(t *testing.T) {
 	opt := func(b *boardT, knobs map[string]map[string]int) Options {
 		return Options{Board: b, Version: "test", Knobs: knobs, Quantize: "int8", CalibRandom: 4, Method: "minmax"}
 	}
-	perKernel := []map[string]int{}
+	planar := func(f *tir.PrimFunc) bool {
+		alt := false
+		tir.VisitExprs(f.Body, func(e tir.Expr) {
+			if c, ok := e.(*tir.Intrinsic); ok && c.Name == tir.IntrDSPPlanes {
+				alt = true
+			}
+		})
+		return alt
+	}
 	for _, knobs := range []map[string]map[string]int{nil, {"depthwise_conv2d": {"dw_planar": 1}}} {
 		s, err := Compile(model, opt(b, knobs))
 		if err != nil {
@@ -34,20 +43,39 @@ func TestStackCheck(t *testing.T) {
 			t.Fatalf("knobs %v: scratch %d in %q, report %d", knobs, need, kernel, s.Report.ScratchBytes)
 		}
 		t.Logf("knobs %v: %d B of local arrays in %s", knobs, need, kernel)
-		k := map[string]int{}
+		// Its ring of three laid-out rows (8 channels, 5 words each) is
+		// counted.
+		ring := 0
 		for _, f := range s.Module.Funcs {
-			alt := false
-			tir.VisitExprs(f.Body, func(e tir.Expr) {
-				if c, ok := e.(*tir.Intrinsic); ok && c.Name == tir.IntrDSPPlanes {
-					alt = true
+			if planar(f) {
+				ring = f.ScratchBytes()
+				if ring < 3*8*5*4 {
+					t.Errorf("%s: the planar schedule's local arrays count %d B, want at least %d", f.Name, ring, 3*8*5*4)
 				}
-			})
-			if knobs == nil || alt {
-				k[f.Name] = f.ScratchBytes()
 			}
 		}
-		perKernel = append(perKernel, k)
+		if ring == 0 {
+			t.Fatalf("knobs %v: no kernel took the planar depthwise schedule", knobs)
+		}
+		// One byte short of the ring: another form, and the build fits.
 		small := *b
+		small.StackBytes = ring + StackFrames - 1
+		s, err = Compile(model, opt(&small, knobs))
+		if err != nil {
+			t.Fatalf("stack %d B: %v", small.StackBytes, err)
+		}
+		for _, f := range s.Module.Funcs {
+			if planar(f) {
+				t.Errorf("stack %d B: %s keeps the planar form (%d B)", small.StackBytes, f.Name, f.ScratchBytes())
+			}
+		}
+		// The largest local arrays no form declines: refused one byte
+		// short of them, compiled at them.
+		need, kernel = s.Module.ScratchBytes()
+		t.Logf("stack %d B: %d B of local arrays in %s", small.StackBytes, need, kernel)
+		if need == 0 || kernel == "" {
+			t.Fatalf("stack %d B: no kernel with local arrays left to refuse", small.StackBytes)
+		}
 		small.StackBytes = need + StackFrames - 1
 		_, err = Compile(model, opt(&small, knobs))
 		var fit *FitError
@@ -57,15 +85,6 @@ func TestStackCheck(t *testing.T) {
 		small.StackBytes++
 		if _, err := Compile(model, opt(&small, knobs)); err != nil {
 			t.Fatalf("stack %d B: %v", small.StackBytes, err)
-		}
-	}
-	if len(perKernel[1]) == 0 {
-		t.Fatal("no kernel took the planar depthwise schedule")
-	}
-	// Its ring of three laid-out rows (8 channels, 5 words each) is counted.
-	for name, b := range perKernel[1] {
-		if b < 3*8*5*4 {
-			t.Errorf("%s: the planar schedule's local arrays count %d B, want at least %d", name, b, 3*8*5*4)
 		}
 	}
 }

@@ -23,10 +23,12 @@ import (
 // SMLABT(P1, (g1, g2)). Knob dw_step (default 4) computes four adjacent
 // outputs of a channel per load of its weights and requantization words
 // instead of two. The planes of the last three input rows stay in a
-// ring on the stack (3 · C · ⌈W'/2⌉ words), each row laid out once.
-// Costs: that stack, and the layout pass (about two instructions per input
-// value), which it repays on every MLPerf Tiny layer (session 9); the
-// shared helper stays the algorithm knob's other value for the tuner.
+// ring on the stack (3 · C · ⌈W'/2⌉ words), each row laid out once; a
+// layer whose ring exceeds the target's stack (Target.StackBytes) takes
+// the next form instead. Costs: that stack, and the layout pass (about
+// two instructions per input value), which it repays on every MLPerf Tiny
+// layer (session 9); the shared helper stays the algorithm knob's other
+// value for the tuner.
 
 // IntrDSPPlanes lays out one input row as channel planes of pair words:
 //
@@ -245,6 +247,21 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 			return nil, false
 		}
 	}
+	// Words per channel plane: every input column, and the last window's
+	// second word.
+	wp2 := max((padL+W+1)/2, (OW-1)/2+2)
+	if sw == 2 {
+		wp2 = max((padL+W+1)/2, OW+1)
+	}
+	// The ring is the kernel's one local array: past the target's stack
+	// (PrimFunc.StackBytes, when known) the layer takes another form, as
+	// the caller's order has it (the shared helper, IntrDSPDW3x3, whose
+	// tables are constants, or the channel-quad schedule), and reads none
+	// of this form's knobs. (MobileNet v2 at 224×224: 3 · 96 · 57 words,
+	// 65,664 B, against the 15,360 B mps2-an386 leaves its kernels.)
+	if lim := f.StackBytes; lim > 0 && dwPlanarRingBytes(Cn, wp2) > lim {
+		return nil, false
+	}
 	// Outputs per channel step: four share one load of the channel's
 	// twelve words, which saves 2 to 3.5 of 18 to 21 instructions per output
 	// (measured on every MLPerf Tiny depthwise layer, ReLU or not, stride 1
@@ -253,12 +270,6 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	step := knob(f, "dw_step", 4)
 	if step != 2 && step != 4 {
 		return nil, false
-	}
-	// Words per channel plane: every input column, and the last window's
-	// second word.
-	wp2 := max((padL+W+1)/2, (OW-1)/2+2)
-	if sw == 2 {
-		wp2 = max((padL+W+1)/2, OW+1)
 	}
 	// The ReLU form: every channel's zero point zk + zr at or below lo.
 	relu := true
@@ -307,7 +318,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 		}
 	}
 	pk := constBuf(f.Name+"_dwp3", I32, []int{len(stream)}, stream)
-	planes := NewBuffer(f.Name+"_planes", I32, []int{3 * Cn * wp2}, ScopeLocal)
+	planes := NewBuffer(f.Name+"_planes", I32, []int{dwPlanarRingBytes(Cn, wp2) / 4}, ScopeLocal)
 	// Input row ih lives in ring slot ih mod 3 (ringLines): the kernel's
 	// three rows are one base pointer and three constant offsets, which
 	// frees two registers in its channel loop.
@@ -334,6 +345,10 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	h.InPlaceSafe = OH <= H && OW <= W
 	return &h, true
 }
+
+// dwPlanarRingBytes is the stack of the planar schedule's ring: three
+// input rows of c channel planes of wp2 int32 words.
+func dwPlanarRingBytes(c, wp2 int) int { return 3 * c * wp2 * 4 }
 
 // ringLines is the body of a schedule that keeps the last three input lines
 // (rows, or columns) laid out in a ring: input line il in the slot of il mod

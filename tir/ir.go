@@ -85,6 +85,10 @@ type PrimFunc struct {
 	// DeadChannels is how many output channels the schedule stores as
 	// constants instead of computing (all-zero weights; tir/dsp_dead.go).
 	DeadChannels int
+	// StackBytes is the target's stack for the kernel's local arrays
+	// (Target.StackBytes, set before scheduling; 0: no limit known): a
+	// schedule whose form would need more takes another.
+	StackBytes int
 }
 
 // Consts returns the constant buffers the function reads, in first-use order.

@@ -28,7 +28,8 @@ type Target struct {
 	CoreKnobs map[string]map[string]map[string]int
 	// StackBytes is the stack a kernel's local arrays may take (0: no
 	// limit known); a row-staged in-place kernel (inplace_rows.go) that
-	// would need more is not offered.
+	// would need more is not offered, and schedules see it as
+	// PrimFunc.StackBytes (the dsp planar depthwise form declines past it).
 	StackBytes int
 }
 
@@ -121,6 +122,7 @@ func (t Target) schedule(f *PrimFunc) (*PrimFunc, error) {
 	if f.Knobs == nil {
 		f.Knobs = map[string]int{}
 	}
+	f.StackBytes = t.StackBytes
 	for _, key := range []string{f.Op, f.Name} {
 		for k, v := range t.Knobs[key] {
 			f.Knobs[k] = v
