@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +120,26 @@ func TestResetStateEachVector(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Random calibration says what it assumes: a float input without range
+// hints drawn from [-1, 1], whose int8 range becomes that (TFLM's
+// hello_world, with inputs to 2π, quantized into a model that saturated at
+// 1 with only "real data gives better ranges" said: user journey).
+func TestRandomCalibSaysItsRange(t *testing.T) {
+	g := graph.New("relu", "onnx")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 4}})
+	g.AddNode(&graph.Node{Name: "relu", Op: graph.Relu, Inputs: []string{"x"}, Outputs: []string{"y"}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	var warns []string
+	if _, err := CompileGraph(g, "relu", Options{CalibRandom: 4, Warn: func(w string) { warns = append(warns, w) }, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warns {
+		if strings.Contains(w, "uniform in [-1, 1]") && strings.Contains(w, "saturate") {
+			return
+		}
+	}
+	t.Errorf("no warning names the random data's range: %q", warns)
 }
