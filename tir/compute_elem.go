@@ -288,6 +288,9 @@ func computeUnary(k *kctx) (Stmt, error) {
 	x := k.in(0)
 	k.f.Op = opName(k.n.Op)
 	if isInt(xt) {
+		if k.n.Op == graph.LeakyRelu && (xt.DType == graph.Int16 || yt.DType == graph.Int16) {
+			return k.leakyRelu16(x, y, xt, yt)
+		}
 		return k.lut(x, y, xt, yt)
 	}
 	fn, err := floatUnary(k.n)
@@ -412,6 +415,51 @@ func floatMath(a graph.MathAttrs) (func(Expr) Expr, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("no float definition of %s", a.Fn)
+}
+
+// leakyRelu16 is TFLite Micro's int16 LEAKY_RELU (its QuantizeLeakyRelu
+// on int16_t), as graph/interp computes it: d = x - zx, then
+//
+//	y = clamp(zy + requant(d, identity)) for d >= 0,
+//	y = clamp(zy + requant(d, alpha))    for d < 0,
+//
+// with a negative alpha multiplier applied by its magnitude and the result
+// negated (qmath.LeakyReluParams.Apply). interp.LeakyReluIntOK bounds the
+// zero points and shifts so that no step leaves 32 bits.
+func (k *kctx) leakyRelu16(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
+	a, ok := k.n.Attrs.(*graph.LeakyReluAttrs)
+	if !ok || a == nil {
+		return nil, k.errorf("missing *graph.LeakyReluAttrs")
+	}
+	if err := interp.LeakyReluIntOK(xt, yt, a.Alpha); err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sx, zx, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sy, zy, err := quantParams(yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	p := qmath.LeakyReluQuantParams(sx, a.Alpha, sy)
+	neg := func(d Expr) Expr {
+		if p.AlphaMult < 0 {
+			// -p.AlphaMult wraps for -2^31, as the interpreter's does.
+			return Sub(C(0), Requant(d, C(int64(-p.AlphaMult)), C(int64(p.AlphaShift))))
+		}
+		return Requant(d, C(int64(p.AlphaMult)), C(int64(p.AlphaShift)))
+	}
+	lo, hi := yt.DType.Range()
+	n := xt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	return Loop("i", n, func(i Expr) Stmt {
+		return Let("d", Sub(ld(x, i), C(int64(zx))), func(d Expr) Stmt {
+			r := Sel(GE(d, C(0)), Requant(d, C(int64(p.IdentityMult)), C(int64(p.IdentityShift))), neg(d))
+			return Put(y, CastTo(yt.DType, Clamp(Add(r, C(int64(zy))), C(lo), C(hi))), i)
+		})
+	}), nil
 }
 
 // lut evaluates the reference kernel on every 8-bit input value and emits y = T[x].

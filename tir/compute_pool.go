@@ -260,15 +260,26 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 			})
 		}), nil
 	}
-	if xt.DType == graph.Int16 || yt.DType == graph.Int16 {
+	// int8 -> int16 is the int8 kernel with a 16-bit output (TFLite Micro's
+	// templated reference Softmax): scale 1/65536, zero point -32768.
+	to16 := xt.DType == graph.Int8 && yt.DType == graph.Int16
+	if (xt.DType == graph.Int16 || yt.DType == graph.Int16) && !to16 {
 		return softmaxInt16(k, x, y, xt, yt, beta, outer, depth)
 	}
-	if xt.DType != graph.Int8 || yt.DType != graph.Int8 {
-		return nil, k.errorf("integer softmax is supported for int8 -> int8 and int16 -> int16 only")
+	if xt.DType != graph.Int8 || (yt.DType != graph.Int8 && !to16) {
+		return nil, k.errorf("integer softmax is supported for int8 -> int8, int8 -> int16 and int16 -> int16 only")
 	}
-	if err := interp.FixedOutputOK(graph.Softmax, xt, yt, beta); err != nil {
+	outT, outMin, outMax := I8, int64(-128), int64(127)
+	if to16 {
+		if err := interp.SoftmaxInt8ToInt16OK(xt, yt, beta); err != nil {
+			return nil, k.errorf("%v", err)
+		}
+		outT, outMin, outMax = I16, -32768, 32767
+	} else if err := interp.FixedOutputOK(graph.Softmax, xt, yt, beta); err != nil {
 		return nil, k.errorf("%v", err)
 	}
+	// TFLite's RoundingDivideByPOT exponent: bits over unit + 31 - output bits.
+	outShift := int64(31 - 8*yt.DType.Size())
 	sIn, _, err := quantParams(xt)
 	if err != nil {
 		return nil, k.errorf("%v", err)
@@ -301,11 +312,11 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 					Put(sum, C(0)),
 					Loop("c", depth, func(c Expr) Stmt { return Put(sum, Add(At(sum), At(sumT, diff(c)))) }),
 					Let("scale", Call(IntrRecip, I32, At(sum), C(12)), func(scale Expr) Stmt {
-						return Let("shift", Add(Call(IntrRecipShift, I32, At(sum), C(12)), C(23)), func(shift Expr) Stmt {
+						return Let("shift", Add(Call(IntrRecipShift, I32, At(sum), C(12)), C(outShift)), func(shift Expr) Stmt {
 							return Loop("c", depth, func(c Expr) Stmt {
 								// scale > 0 (a reciprocal) and the table's exponentials >= 0.
-								v := Sub(Call(IntrMulRoundPos, I32, scale, At(expT, diff(c)), shift), C(128))
-								return Put(y, CastTo(I8, Clamp(v, C(-128), C(127))), r, c)
+								v := Add(Call(IntrMulRoundPos, I32, scale, At(expT, diff(c)), shift), C(outMin))
+								return Put(y, CastTo(outT, Clamp(v, C(outMin), C(outMax))), r, c)
 							})
 						})
 					}),

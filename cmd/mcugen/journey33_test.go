@@ -87,13 +87,17 @@ func TestTestResetFlag(t *testing.T) {
 }
 
 // inspect says when compile would refuse a node its summary lists: an
-// int16 LEAKY_RELU (TFLM's seanet models) imported and inspected cleanly,
-// and only compile said that mcugen has no int16 LeakyRelu kernel.
+// int16 LEAKY_RELU (TFLM's seanet models, before mcugen had the form)
+// imported and inspected cleanly, and only compile refused it. One whose
+// multiplier mcugen's int16 form still refuses stands in for it.
 func TestInspectSaysCompileRefuses(t *testing.T) {
 	m := &tg.Model{}
 	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Int16, Shape: []int32{1, 4}, Scale: []float32{0.01}, ZeroPoint: []int64{0}})
 	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int16, Shape: []int32{1, 4}, Scale: []float32{0.01}, ZeroPoint: []int64{0}})
 	m.AddOp(tg.OpLeakyRelu, &tg.Options{Type: tg.OptLeakyRelu, Fields: []tg.Field{tg.F32(0, 0.2)}}, []int32{x}, y)
+	// (An output scale of 0.01/65536 makes the identity multiplier 2^16,
+	// which mcugen's int16 LeakyRelu refuses: shifts past 15 overflow 32 bits.)
+	m.Tensors[y].Scale = []float32{0.01 / 65536}
 	m.Inputs, m.Outputs = []int32{x}, []int32{y}
 	model := writeTFLite(t, m, "leaky16")
 	code, stdout, stderr := mcugen(t, "inspect", model)

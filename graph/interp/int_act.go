@@ -33,7 +33,15 @@ func intUnary(build func(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, 
 		if y.Len() != ins[0].Len() {
 			return nil, fmt.Errorf("output %v does not match input %v", y.Shape, ins[0].Shape)
 		}
-		if n.Op != graph.Relu && n.Op != graph.Clip {
+		if n.Op == graph.LeakyRelu {
+			a, ok := n.Attrs.(*graph.LeakyReluAttrs)
+			if !ok {
+				return nil, fmt.Errorf("needs LeakyReluAttrs")
+			}
+			if err := LeakyReluIntOK(g.In(n, 0), yt, a.Alpha); err != nil {
+				return nil, err
+			}
+		} else if n.Op != graph.Relu && n.Op != graph.Clip {
 			if err := no16x8(g.In(n, 0), yt); err != nil {
 				return nil, err
 			}
@@ -87,8 +95,11 @@ func hardSwishParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, erro
 	return p.Apply, nil
 }
 
-// leakyReluParams is TFLite's int8 LEAKY_RELU: identity and alpha
-// multipliers derived in float32.
+// leakyReluParams is TFLite Micro's int8 and int16 LEAKY_RELU: identity
+// and alpha multipliers derived in float32 (qmath.LeakyReluQuantParams),
+// applied to x - zx (a negative alpha multiplier by its magnitude, the
+// result negated: qmath.LeakyReluParams.Apply), plus zy; intUnary clamps
+// to the output type.
 func leakyReluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	a, ok := n.Attrs.(*graph.LeakyReluAttrs)
 	if !ok {
@@ -96,14 +107,38 @@ func leakyReluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, erro
 	}
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
-	p := qmath.LeakyReluInt8Params(sx, a.Alpha, sy)
-	return func(v int32) int32 {
-		in := v - zx
-		if in >= 0 {
-			return zy + qmath.MultiplyByQuantizedMultiplier(in, p.IdentityMult, p.IdentityShift)
+	p := qmath.LeakyReluQuantParams(sx, a.Alpha, sy)
+	return func(v int32) int32 { return zy + p.Apply(v-zx) }, nil
+}
+
+// LeakyReluIntOK checks an integer LEAKY_RELU's int16 form as TFLite
+// Micro takes it (its 16x8 kernel): int16 in and out, per-tensor
+// quantized, zero points in int16's range (TFLite Micro subtracts and adds
+// them, whatever they are). mcugen also refuses multipliers of 2^15 or
+// more (a shift above 15, an output scale over 32768 times finer than the
+// input's): there x - zx, shifted left, and its sum with zy leave 32 bits,
+// which C does not define. Other integer types pass as before.
+func LeakyReluIntOK(x, y *graph.Tensor, alpha float32) error {
+	if x == nil || y == nil || (x.DType != graph.Int16 && y.DType != graph.Int16) {
+		return nil
+	}
+	if x.DType != y.DType {
+		return fmt.Errorf("integer LEAKY_RELU from %s to %s: TFLite Micro's takes the same type in and out", x.DType, y.DType)
+	}
+	for _, t := range []*graph.Tensor{x, y} {
+		if t.Quant == nil || len(t.Quant.Scale) != 1 {
+			return fmt.Errorf("int16 LEAKY_RELU tensor %q is not quantized per tensor: TFLite Micro's takes one scale and zero point", t.Name)
 		}
-		return zy + qmath.MultiplyByQuantizedMultiplier(in, p.AlphaMult, p.AlphaShift)
-	}, nil
+		if _, z := qparams(t); z < math.MinInt16 || z > math.MaxInt16 {
+			return fmt.Errorf("int16 LEAKY_RELU tensor %q has zero point %d, outside int16's range", t.Name, z)
+		}
+	}
+	sx, _ := qparams(x)
+	sy, _ := qparams(y)
+	if p := qmath.LeakyReluQuantParams(sx, alpha, sy); p.IdentityShift > 15 || p.AlphaShift > 15 {
+		return fmt.Errorf("int16 LEAKY_RELU of input scale %g, alpha %g, output scale %g: a multiplier of 2^15 or more, where x - zero point, rescaled, leaves 32 bits", sx, alpha, sy)
+	}
+	return nil
 }
 
 // reluParams is TFLite Micro's quantized ReluX (RELU, RELU6 as Clip{0,6},
@@ -137,7 +172,10 @@ func reluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 // intSoftmax is TFLite's int8 SOFTMAX: differences to the row maximum are
 // rescaled to Q5.26 by beta*scale, exponentiated in fixed point, summed in
 // Q12.19, and divided by the sum through a fixed-point reciprocal. The
-// output has scale 1/256 and zero point -128 (int8) by convention.
+// output has scale 1/256 and zero point -128 (int8) by convention; an int16
+// output of an int8 input (TFLite Micro's templated reference Softmax
+// with int16 output) the same arithmetic with 16 output bits: scale
+// 1/65536, zero point -32768.
 func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 	a, ok := n.Attrs.(*graph.SoftmaxAttrs)
 	if !ok {
@@ -169,7 +207,12 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 	if beta == 0 {
 		beta = 1 // unset (ONNX has no beta)
 	}
-	if g.In(n, 0).DType == graph.Int16 || yt.DType == graph.Int16 {
+	int8To16 := g.In(n, 0).DType == graph.Int8 && yt.DType == graph.Int16
+	if int8To16 {
+		if err := SoftmaxInt8ToInt16OK(g.In(n, 0), yt, beta); err != nil {
+			return nil, err
+		}
+	} else if g.In(n, 0).DType == graph.Int16 || yt.DType == graph.Int16 {
 		if err := SoftmaxInt16OK(g.In(n, 0), yt, ax); err != nil {
 			return nil, err
 		}
@@ -185,8 +228,10 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 		}
 		return []*graph.Data{y}, nil
 	}
-	if err := FixedOutputOK(graph.Softmax, g.In(n, 0), yt, beta); err != nil {
-		return nil, err
+	if !int8To16 {
+		if err := FixedOutputOK(graph.Softmax, g.In(n, 0), yt, beta); err != nil {
+			return nil, err
+		}
 	}
 	sx, _ := qparams(g.In(n, 0))
 	p := qmath.SoftmaxInt8Params(beta, sx)
@@ -246,12 +291,37 @@ func FixedOutputOK(op graph.Op, x, y *graph.Tensor, beta float32) error {
 	return nil
 }
 
+// SoftmaxInt8ToInt16OK checks an int8 -> int16 SOFTMAX as TFLite Micro's
+// Prepare does (CalculateSoftmaxParams): per-tensor quantization, an
+// output of zero point -32768 and scale 1/65536 within 0.1%, the input's
+// beta × scale × 2^26 above 1 (as for int8 -> int8). Its arithmetic is the
+// int8 kernel's with a 16-bit output, so any axis the int8 form takes.
+func SoftmaxInt8ToInt16OK(x, y *graph.Tensor, beta float32) error {
+	if x == nil || y == nil || x.DType != graph.Int8 || y.DType != graph.Int16 {
+		return fmt.Errorf("softmax from int8 to int16 wants an int8 input and an int16 output")
+	}
+	for _, t := range []*graph.Tensor{x, y} {
+		if t.Quant == nil || len(t.Quant.Scale) != 1 {
+			return fmt.Errorf("int8 -> int16 SOFTMAX tensor %q is not quantized per tensor", t.Name)
+		}
+	}
+	// TFLite Micro compares in float: |scale - 1/65536| <= 0.001/65536.
+	if sy, zy := qparams(y); zy != -32768 || float32(math.Abs(float64(sy-float32(1.0/65536)))) > float32(0.001)*float32(1.0/65536) {
+		return fmt.Errorf("int8 -> int16 SOFTMAX output %q is quantized as scale %g, zero point %d: TFLite Micro's kernel writes scale 1/65536 and zero point -32768, and refuses other encodings", y.Name, sy, zy)
+	}
+	sx, _ := qparams(x)
+	if m := float64(beta) * float64(sx) * (1 << 26); m <= 1 {
+		return fmt.Errorf("int8 -> int16 SOFTMAX of input scale %g and beta %g: beta × scale × 2^26 = %.3g, where TFLite needs more than 1", sx, beta, m)
+	}
+	return nil
+}
+
 // SoftmaxInt16OK checks what TFLite Micro's int16 SOFTMAX takes: int16 in
 // and out, zero points 0, an output scale of 1/32768 (within 0.1%), the
 // last axis.
 func SoftmaxInt16OK(x, y *graph.Tensor, axis int) error {
 	if x.DType != graph.Int16 || y.DType != graph.Int16 {
-		return fmt.Errorf("softmax from %s to %s: of TFLite's int16 forms mcugen takes int16 to int16 only", x.DType, y.DType)
+		return fmt.Errorf("softmax from %s to %s: of TFLite's int16 forms mcugen takes int16 to int16 and int8 to int16 only", x.DType, y.DType)
 	}
 	if err := check16x8(x, y); err != nil {
 		return err
