@@ -137,7 +137,7 @@ func TestRandomCalibSaysItsRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range warns {
-		if strings.Contains(w, "uniform in [-1, 1]") && strings.Contains(w, "saturate") {
+		if strings.Contains(w, "uniform in [-1, 1]") && strings.Contains(w, "clipped") {
 			return
 		}
 	}

@@ -328,7 +328,7 @@ func quantizePass(s *State) error {
 		// hints is drawn from [-1, 1], so its int8 range is that and real
 		// values beyond it saturate (user journey: TFLM's hello_world,
 		// whose input runs to 2π, gave 0.859 for sin(3) with no other sign).
-		o.Warn(fmt.Sprintf("quantizing with %d random calibration inputs, uniform in [-1, 1] for a float input the model gives no range: its int8 range becomes that, and real values beyond it saturate; real data (--calib DIR) gives the ranges your data has", n))
+		o.Warn(fmt.Sprintf("quantizing with %d random calibration inputs, uniform in [-1, 1] for a float input the model gives no range (its int8 range becomes that: real values beyond it are clipped); real data (--calib DIR) gives better ranges", n))
 		samples = quant.RandomCalib(s.Graph, n, 1)
 	}
 	name := o.Method
