@@ -290,6 +290,18 @@ static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t 
    four activations and, per activation, one LDM of four weights and four MULS, ADD pairs;
    x word-aligned (an unaligned load faults there), else copied 64 bytes at a time. */
 #if defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
+/* One activation (r3) by its four channels' weights: one LDM of them, a MULS and an ADD into
+   the accumulators r8-r11 each. */
+#define GEN_QUAD_MAC4 \
+    "ldm r2!, {r4-r7}\n\t" \
+    "muls r4, r3, r4\n\t" \
+    "add r8, r4\n\t" \
+    "muls r5, r3, r5\n\t" \
+    "add r9, r5\n\t" \
+    "muls r6, r3, r6\n\t" \
+    "add r10, r6\n\t" \
+    "muls r7, r3, r7\n\t" \
+    "add r11, r7\n\t"
 /* naked: no frame (r7 free, whatever the optimization level); the asm saves what it uses. */
 __attribute__((naked, noinline)) static void gen_quad_dot_a(int32_t *a __attribute__((unused)), const int8_t *x __attribute__((unused)),
                                                             const int32_t *w __attribute__((unused)), int32_t n __attribute__((unused)))
@@ -312,47 +324,15 @@ __attribute__((naked, noinline)) static void gen_quad_dot_a(int32_t *a __attribu
             "1:\n\t"
             "ldm r1!, {r0}\n\t"
             "sxtb r3, r0\n\t"
-            "ldm r2!, {r4-r7}\n\t"
-            "muls r4, r3, r4\n\t"
-            "add r8, r4\n\t"
-            "muls r5, r3, r5\n\t"
-            "add r9, r5\n\t"
-            "muls r6, r3, r6\n\t"
-            "add r10, r6\n\t"
-            "muls r7, r3, r7\n\t"
-            "add r11, r7\n\t"
+            GEN_QUAD_MAC4
             "lsls r3, r0, #16\n\t"
             "asrs r3, r3, #24\n\t"
-            "ldm r2!, {r4-r7}\n\t"
-            "muls r4, r3, r4\n\t"
-            "add r8, r4\n\t"
-            "muls r5, r3, r5\n\t"
-            "add r9, r5\n\t"
-            "muls r6, r3, r6\n\t"
-            "add r10, r6\n\t"
-            "muls r7, r3, r7\n\t"
-            "add r11, r7\n\t"
+            GEN_QUAD_MAC4
             "lsls r3, r0, #8\n\t"
             "asrs r3, r3, #24\n\t"
-            "ldm r2!, {r4-r7}\n\t"
-            "muls r4, r3, r4\n\t"
-            "add r8, r4\n\t"
-            "muls r5, r3, r5\n\t"
-            "add r9, r5\n\t"
-            "muls r6, r3, r6\n\t"
-            "add r10, r6\n\t"
-            "muls r7, r3, r7\n\t"
-            "add r11, r7\n\t"
+            GEN_QUAD_MAC4
             "asrs r3, r0, #24\n\t"
-            "ldm r2!, {r4-r7}\n\t"
-            "muls r4, r3, r4\n\t"
-            "add r8, r4\n\t"
-            "muls r5, r3, r5\n\t"
-            "add r9, r5\n\t"
-            "muls r6, r3, r6\n\t"
-            "add r10, r6\n\t"
-            "muls r7, r3, r7\n\t"
-            "add r11, r7\n\t"
+            GEN_QUAD_MAC4
             "cmp r1, r12\n\t"
             "bne 1b\n\t"
             "pop {r0}\n\t"
@@ -368,6 +348,7 @@ __attribute__((naked, noinline)) static void gen_quad_dot_a(int32_t *a __attribu
             "mov r11, r7\n\t"
             "pop {r4-r7, pc}");
 }
+#undef GEN_QUAD_MAC4
 static inline void gen_quad_dot(int32_t *a, const int8_t *x, const int32_t *w, int32_t n)
 {
     int32_t b[16];

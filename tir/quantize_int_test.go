@@ -197,6 +197,21 @@ func TestQuantizeIntRefused(t *testing.T) {
 // AddressSanitizer and UndefinedBehaviorSanitizer (-pedantic -Werror), runs
 // it on the same inputs and compares with graph/interp.
 func TestQuantizeIntHostC(t *testing.T) {
+	const n = 64
+	for _, c := range requantCases {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewSource(int64(len(c.name))))
+			vecs := []map[string]*graph.Data{{"x": requantInput(r, c, n)}, {"x": requantInput(r, c, n)}}
+			sanitizedHostMatches(t, requantGraph(c, []int{n}), "requant_"+c.name, vecs)
+		})
+	}
+}
+
+// sanitizedHostMatches compiles g to C for the host with AddressSanitizer
+// and UndefinedBehaviorSanitizer (-pedantic -Werror), runs vecs and checks
+// every output against graph/interp's. Not in -short, nor without gcc.
+func sanitizedHostMatches(t *testing.T, g *graph.Graph, name string, vecs []map[string]*graph.Data) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("sanitizer builds: not in -short")
 	}
@@ -207,26 +222,18 @@ func TestQuantizeIntHostC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 64
-	for _, c := range requantCases {
-		t.Run(c.name, func(t *testing.T) {
-			g := requantGraph(c, []int{n})
-			s, err := pipeline.CompileGraph(g, "requant_"+c.name, pipeline.Options{Board: b, ArenaExternal: true, IOInArena: true,
-				Version: "test", CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-pedantic", "-Werror"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := rand.New(rand.NewSource(int64(len(c.name))))
-			vecs := []map[string]*graph.Data{{"x": requantInput(r, c, n)}, {"x": requantInput(r, c, n)}}
-			x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for v, ok := range x.Match {
-				if !ok {
-					t.Errorf("vector %d differs from graph/interp: C %v, reference %v", v, x.Outputs[v][0].I, x.Reference[v][0].I)
-				}
-			}
-		})
+	s, err := pipeline.CompileGraph(g, name, pipeline.Options{Board: b, ArenaExternal: true, IOInArena: true,
+		Version: "test", CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-pedantic", "-Werror"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, ok := range x.Match {
+		if !ok {
+			t.Errorf("vector %d differs from graph/interp: C %v, reference %v", v, x.Outputs[v][0], x.Reference[v][0])
+		}
 	}
 }
