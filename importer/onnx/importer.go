@@ -87,6 +87,19 @@ func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 		}
 	}
 	if opset == -1 {
+		// A model of other domains' operators alone (com.microsoft's
+		// QLinearAdd, say) needs no ai.onnx import: its nodes are what it
+		// holds, and the converters say which of them mcugen takes (the
+		// message blamed the missing import: onnx2c journey).
+		standard := false
+		for _, n := range m.Graph.Nodes {
+			standard = standard || n.Domain == "" || n.Domain == "ai.onnx"
+		}
+		if !standard && len(m.OpsetImport) > 0 {
+			opset = 21
+		}
+	}
+	if opset == -1 {
 		if len(m.OpsetImport) > 0 || m.IRVersion > 2 {
 			var doms []string
 			for _, o := range m.OpsetImport {
@@ -124,6 +137,73 @@ func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 	}
 	quantizedInputs(im.g)
 	return im.g, nil
+}
+
+// topoOrder returns nodes in an order where every node comes after the
+// nodes whose outputs it reads, keeping the file's order wherever it
+// already is one. ONNX asks for the nodes in that order, but exporters and
+// hand-edited files put a Constant after its reader (onnx2c's
+// test_nodes_out_of_order and its Pad and Resize tests: "input "pads" is
+// not defined before use", user journey). defined says which values exist
+// before any node (inputs and initializers). An input that no node writes
+// keeps the error it had; nodes that need each other's outputs are a cycle.
+func topoOrder(nodes []*Node, defined func(string) bool) ([]*Node, error) {
+	writer := map[string]*Node{}
+	for _, n := range nodes {
+		for _, o := range n.Output {
+			if o != "" {
+				writer[o] = n
+			}
+		}
+	}
+	have := map[string]bool{}
+	ready := func(n *Node) bool {
+		for _, in := range n.Input {
+			if in != "" && !defined(in) && !have[in] {
+				return false
+			}
+		}
+		return true
+	}
+	out := make([]*Node, 0, len(nodes))
+	done := make([]bool, len(nodes))
+	for len(out) < len(nodes) {
+		progress := false
+		for i, n := range nodes {
+			if done[i] || !ready(n) {
+				continue
+			}
+			done[i], progress = true, true
+			out = append(out, n)
+			for _, o := range n.Output {
+				if o != "" {
+					have[o] = true
+				}
+			}
+		}
+		if progress {
+			continue
+		}
+		// Stuck: an input no node writes, or else a cycle.
+		var cycle error
+		for i, n := range nodes {
+			if done[i] {
+				continue
+			}
+			for _, in := range n.Input {
+				if in == "" || defined(in) || have[in] {
+					continue
+				}
+				if w := writer[in]; w == nil {
+					return nil, fmt.Errorf("node %q (%s): input %q is not defined before use", n.Name, n.OpType, in)
+				} else if cycle == nil {
+					cycle = fmt.Errorf("node %q (%s): input %q comes from node %q, which cannot run first: the nodes form a cycle", n.Name, n.OpType, in, w.Name)
+				}
+			}
+		}
+		return nil, cycle
+	}
+	return out, nil
 }
 
 // quantizedInputs gives an integer graph input without quantization
@@ -348,10 +428,16 @@ func (im *importer) run(og *Graph) error {
 		im.uses[o.Name]++
 	}
 	for i, n := range og.Nodes {
-		im.node = n
 		if n.Name == "" {
 			n.Name = fmt.Sprintf("%s_%d", n.OpType, i)
 		}
+	}
+	nodes, err := topoOrder(og.Nodes, func(v string) bool { return im.vals[v] != nil })
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		im.node = n
 		for _, in := range n.Input {
 			if in != "" && im.vals[in] == nil {
 				return fmt.Errorf("node %q (%s): input %q is not defined before use", n.Name, n.OpType, in)
