@@ -62,3 +62,19 @@ func TestOtherDomainOnlyModel(t *testing.T) {
 		t.Errorf("a standard node without the import: %v", err)
 	}
 }
+
+// Opset 22 (ONNX 1.17's default) changed only types (bfloat16): a model of
+// it imports and runs as opset 21's. Opset 23 is refused, naming the range.
+// MatMul of x (1×2) by w = ((1, 2), (3, 4)): (1·1 + 2·3, 1·2 + 2·4) = (7, 10).
+func TestOpset22(t *testing.T) {
+	bl := onnx.NewBuilder("mm", 22, 1)
+	x := bl.Input("x", graph.Float32, 1, 2)
+	w := bl.Init("w", f32([]int{2, 2}, 1, 2, 3, 4))
+	bl.Output(bl.Node("MatMul", []string{x, w}), graph.Float32)
+	got := runOne(t, bl, map[string]*graph.Data{"x": f32([]int{1, 2}, 1, 2)})
+	checkData(t, "MatMul at opset 22", got[0], graph.Float32, []int{1, 2}, []float64{7, 10})
+	bl.Model().OpsetImport[0].Version = 23
+	if _, err := onnx.Import("mm23", bl.Model(), onnx.Options{}); err == nil || !strings.Contains(err.Error(), "opset 23 (supported: 1 to 22)") {
+		t.Errorf("opset 23: %v", err)
+	}
+}
