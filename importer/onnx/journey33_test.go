@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -76,5 +77,40 @@ func TestOpset22(t *testing.T) {
 	bl.Model().OpsetImport[0].Version = 23
 	if _, err := onnx.Import("mm23", bl.Model(), onnx.Options{}); err == nil || !strings.Contains(err.Error(), "opset 23 (supported: 1 to 22)") {
 		t.Errorf("opset 23: %v", err)
+	}
+}
+
+// MatMul takes numpy's 1-D operands: a vector on the left is a row, on the
+// right a column, and the axis each adds is dropped (onnx2c's MatMul
+// tests). With v = (1, 2) and m = ((1, 2), (3, 4)): v·m = (7, 10),
+// m·v = (5, 11), v·v = 5, with each operand constant or an input.
+func TestMatMulVectors(t *testing.T) {
+	vec := f32([]int{2}, 1, 2)
+	mat := f32([]int{2, 2}, 1, 2, 3, 4)
+	for _, c := range []struct {
+		name  string
+		a, b  *graph.Data
+		shape []int
+		want  []float64
+	}{
+		{"vec-mat", vec, mat, []int{2}, []float64{7, 10}},
+		{"mat-vec", mat, vec, []int{2}, []float64{5, 11}},
+		{"vec-vec", vec, vec, []int{}, []float64{5}},
+	} {
+		for _, constB := range []bool{false, true} {
+			bl := onnx.NewBuilder("mm", 13, 1)
+			a := bl.Input("a", graph.Float32, c.a.Shape...)
+			in := map[string]*graph.Data{"a": c.a}
+			var b string
+			if constB {
+				b = bl.Init("b", c.b)
+			} else {
+				b = bl.Input("b", graph.Float32, c.b.Shape...)
+				in["b"] = c.b
+			}
+			bl.Output(bl.Node("MatMul", []string{a, b}), graph.Float32)
+			got := runOne(t, bl, in)
+			checkData(t, fmt.Sprintf("%s (constant b %v)", c.name, constB), got[0], graph.Float32, c.shape, c.want)
+		}
 	}
 }

@@ -331,16 +331,53 @@ func convMatMul(im *importer, c *nodeCtx) error {
 	if a.dt != graph.Float32 || b.dt != graph.Float32 {
 		return unsupportedf("MatMul on %s", a.dt)
 	}
-	out, err := matmulShape(a.shape, b.shape)
+	// numpy's 1-D operands (onnx2c's MatMul tests; exporters write them
+	// for a vector times a matrix): a vector a is the row [1, K], a vector b
+	// the column [K, 1], and the axis each adds is dropped from the result.
+	ash, bsh := a.shape, b.shape
+	if len(ash) == 1 {
+		ash = []int{1, ash[0]}
+	}
+	if len(bsh) == 1 {
+		bsh = []int{bsh[0], 1}
+	}
+	full, err := matmulShape(ash, bsh)
 	if err != nil {
 		return err
 	}
-	if b.c != nil && len(b.shape) == 2 {
-		w := im.g.AddConst(im.g.UniqueName(b.name+"_fc"), constMatrixT(b.c))
-		c.emit1(graph.FullyConnected, []string{im.get(a, asIs), w.Name, ""}, &graph.FullyConnectedAttrs{KeepDims: true}, graph.Float32, out, asIs)
+	out := slices.Clone(full)
+	if len(b.shape) == 1 {
+		out = slices.Delete(out, len(out)-1, len(out))
+	}
+	if len(a.shape) == 1 {
+		out = slices.Delete(out, len(full)-2, len(full)-1)
+	}
+	ain := im.get(a, asIs)
+	if len(a.shape) == 1 {
+		ain = im.reshapeTo(ain, ash, c.out(0)+"_row")
+	}
+	op, ins, attrs := graph.BatchMatMul, []string(nil), any(&graph.BatchMatMulAttrs{})
+	if b.c != nil && len(bsh) == 2 {
+		bd := b.c
+		if len(b.shape) == 1 {
+			bd = b.c.Clone()
+			bd.Shape = bsh
+		}
+		w := im.g.AddConst(im.g.UniqueName(b.name+"_fc"), constMatrixT(bd))
+		op, ins, attrs = graph.FullyConnected, []string{ain, w.Name, ""}, &graph.FullyConnectedAttrs{KeepDims: true}
+	} else {
+		bin := im.get(b, asIs)
+		if len(b.shape) == 1 {
+			bin = im.reshapeTo(bin, bsh, c.out(0)+"_col")
+		}
+		ins = []string{ain, bin}
+	}
+	if slices.Equal(out, full) {
+		c.emit1(op, ins, attrs, graph.Float32, out, asIs)
 		return nil
 	}
-	c.emit1(graph.BatchMatMul, []string{im.get(a, asIs), im.get(b, asIs)}, &graph.BatchMatMulAttrs{}, graph.Float32, out, asIs)
+	t := c.tmp(op, ins, attrs, graph.Float32, full, asIs, "mm")
+	c.emit1(graph.Reshape, []string{t.name}, nil, graph.Float32, out, asIs)
 	return nil
 }
 
