@@ -352,7 +352,13 @@ func withAct(n *graph.Node, act graph.Activation) *graph.Node {
 }
 
 // kernel builds, schedules and finalizes the PrimFunc of node n (with the
-// activation node act fused in when not nil).
+// activation node act fused in when not nil). A schedule whose local arrays
+// pass the target's stack (Target.StackBytes) gives way to the next
+// target's in the fallback chain (the generic one, for dsp), where that one
+// fits: a dsp convolution over wide rows of many channels (a 3×3 over 65
+// channels of 20 columns took 31,968 B of rows, a 7×7 over 33 channels
+// 87,696 B) refused a whole model on a 16 KiB stack, and the generic loops
+// keep no rows.
 func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (f *PrimFunc, err error) {
 	// The builders panic on ill-typed expressions (a float input with int
 	// weights, say); report that as an error about the node.
@@ -361,6 +367,38 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (f *PrimFunc
 			f, err = nil, fmt.Errorf("tir: node %q (%s): cannot lower: %v", n.Name, n.Op, r)
 		}
 	}()
+	if f, err = l.compute(n, act, index); err != nil {
+		return nil, err
+	}
+	s, err := l.target.schedule(f)
+	if err != nil {
+		return nil, fmt.Errorf("tir: node %q (%s): schedule: %v", n.Name, n.Op, err)
+	}
+	s = Finalize(s)
+	lim := l.target.StackBytes
+	if lim <= 0 || s.ScratchBytes() <= lim {
+		return s, nil
+	}
+	for next := l.target.next(); next != nil; next = next.next() {
+		alt := *next
+		alt.StackBytes = lim
+		g, err := l.compute(n, act, index)
+		if err != nil {
+			return nil, err
+		}
+		if g, err = alt.schedule(g); err != nil {
+			continue
+		}
+		if g = Finalize(g); g.ScratchBytes() <= lim {
+			return g, nil
+		}
+	}
+	return s, nil
+}
+
+// compute builds the PrimFunc of node n (with act fused in when not nil),
+// unscheduled.
+func (l *lowerer) compute(n *graph.Node, act *graph.Node, index int) (*PrimFunc, error) {
 	fn, ok := computes[n.Op]
 	if !ok {
 		return nil, fmt.Errorf("tir: node %q (%s): no compute definition for this op", n.Name, n.Op)
@@ -381,7 +419,7 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (f *PrimFunc
 	if err != nil {
 		return nil, err
 	}
-	f = k.f
+	f := k.f
 	f.Body = body
 	var dt DType = graph.Float32
 	if t := l.g.In(n, 0); t != nil {
@@ -398,11 +436,7 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (f *PrimFunc
 	// Inputs first, then the output, each in first-use order.
 	sort.SliceStable(f.Params, func(i, j int) bool { return !f.Params[i].Writes && f.Params[j].Writes })
 	f.WantInPlace = l.plan.InPlace[n.Name]
-	f, err = l.target.schedule(f)
-	if err != nil {
-		return nil, fmt.Errorf("tir: node %q (%s): schedule: %v", n.Name, n.Op, err)
-	}
-	return Finalize(f), nil
+	return f, nil
 }
 
 // Finalize runs the passes every kernel goes through after its schedule:
