@@ -37,21 +37,7 @@ func TestQuadOnCortexM0Plus(t *testing.T) {
 			name, flags := c.name+v.suffix, v.flags
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				s, err := CompileGraph(c.g(), c.name, Options{Board: b, Target: "generic", CFlags: flags, Version: "test"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !cContains(s.Files, "gen_quad_s8(&") {
-					t.Fatal("the C has no gen_quad_s8 call")
-				}
-				vecs := append(RandomInputs(s.Graph, 6, 5), ExtremeInputs(s.Graph)...)
-				x, err := s.Execute(vecs, t.TempDir(), time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !x.AllMatch() {
-					t.Errorf("outputs differ from the reference interpreter")
-				}
+				m0plusMatches(t, b, c.g(), c.name, flags, "gen_quad_s8(&")
 			})
 		}
 	}

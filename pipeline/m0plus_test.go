@@ -57,21 +57,7 @@ func TestRequantOnCortexM0Plus(t *testing.T) {
 			name, flags, asm := c.name+v.suffix, v.flags, v.suffix != "-c"
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				s, err := CompileGraph(c.g(), c.name, Options{Board: b, Target: "generic", CFlags: flags, Version: "test"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !cContains(s.Files, "requant_fast_s8(") {
-					t.Fatal("the C does not requantize through requant_fast_s8")
-				}
-				vecs := append(RandomInputs(s.Graph, 6, 5), ExtremeInputs(s.Graph)...)
-				x, err := s.Execute(vecs, t.TempDir(), time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !x.AllMatch() {
-					t.Errorf("outputs differ from the reference interpreter")
-				}
+				x := m0plusMatches(t, b, c.g(), c.name, flags, "requant_fast_s8(")
 				dis, err := exec.Command(objdump, "-d", x.Firmware.Path).Output()
 				if err != nil {
 					t.Fatal(err)
@@ -92,6 +78,30 @@ func TestRequantOnCortexM0Plus(t *testing.T) {
 			})
 		}
 	}
+}
+
+// m0plusMatches compiles g on the generic target for b (the M0+ code on
+// the M3) with the extra compiler flags, checks that the C holds marker,
+// and runs random and extreme inputs bit-exact against the reference
+// interpreter.
+func m0plusMatches(t *testing.T, b *boards.Board, g *graph.Graph, name string, flags []string, marker string) *Execution {
+	t.Helper()
+	s, err := CompileGraph(g, name, Options{Board: b, Target: "generic", CFlags: flags, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cContains(s.Files, marker) {
+		t.Fatalf("the C has no %q", marker)
+	}
+	vecs := append(RandomInputs(s.Graph, 6, 5), ExtremeInputs(s.Graph)...)
+	x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.AllMatch() {
+		t.Errorf("outputs differ from the reference interpreter")
+	}
+	return x
 }
 
 // KWS and AD on the M0+ code (the requantization asm, and AD's fully
