@@ -43,16 +43,7 @@ func TestQuadKeepResults(t *testing.T) {
 			g, n := c.make()
 			base := computeFunc(t, g, n)
 			s, ok := scheduleQuad(withKnobs(computeFunc(t, g, n), map[string]int{"quad": 1}))
-			if ok != c.want {
-				t.Fatalf("scheduleQuad: ok = %v, want %v", ok, c.want)
-			}
-			if !ok {
-				return
-			}
-			if !usesIntrinsic(s, IntrGenQuad) || s.Knobs["weights"] != 32 {
-				t.Fatalf("no %s call, or knob weights %d:\n%s", IntrGenQuad, s.Knobs["weights"], s)
-			}
-			sameResult(t, c.name, base, Finalize(s))
+			checkQuad(t, c.name, base, s, ok, c.want)
 		})
 	}
 	for _, c := range []struct {
@@ -71,18 +62,26 @@ func TestQuadKeepResults(t *testing.T) {
 			g, n := int8ConvHW(r, c.h, c.w, c.cin, c.cout, c.k, c.stride, c.pad, c.zp, false)
 			base := computeFunc(t, g, n)
 			s, ok := scheduleQuadWindow(withKnobs(computeFunc(t, g, n), map[string]int{"quad": 1}))
-			if ok != c.want {
-				t.Fatalf("scheduleQuadWindow: ok = %v, want %v", ok, c.want)
-			}
-			if !ok {
-				return
-			}
-			if !usesIntrinsic(s, IntrGenQuad) || s.Knobs["weights"] != 32 {
-				t.Fatalf("no %s call, or knob weights %d:\n%s", IntrGenQuad, s.Knobs["weights"], s)
-			}
-			sameResult(t, c.name, base, Finalize(s))
+			checkQuad(t, c.name, base, s, ok, c.want)
 		})
 	}
+}
+
+// checkQuad checks a quad schedule's result s (ok: it applied) against
+// want, and where it applied that it calls IntrGenQuad, says its weights
+// are int32, and computes what base does.
+func checkQuad(t *testing.T, name string, base, s *PrimFunc, ok, want bool) {
+	t.Helper()
+	if ok != want {
+		t.Fatalf("ok = %v, want %v", ok, want)
+	}
+	if !ok {
+		return
+	}
+	if !usesIntrinsic(s, IntrGenQuad) || s.Knobs["weights"] != 32 {
+		t.Fatalf("no %s call, or knob weights %d:\n%s", IntrGenQuad, s.Knobs["weights"], s)
+	}
+	sameResult(t, name, base, Finalize(s))
 }
 
 // The blocked schedules take the quad form where knob quad is 1, and leave

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/graph/interp"
-	"github.com/mcugen/mcugen/memplan"
 	"github.com/mcugen/mcugen/tir"
 )
 
@@ -102,17 +100,6 @@ func act33Input(r *rand.Rand, c act33Case, kind int) *graph.Data {
 	return d
 }
 
-func lower33(t *testing.T, g *graph.Graph, target tir.Target) (*tir.Module, error) {
-	t.Helper()
-	opt := memplan.DefaultOptions()
-	opt.InPlaceOK = tir.InPlaceOK
-	plan, err := memplan.Build(g, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tir.Lower(g, plan, target)
-}
-
 // TestInt16Act33MatchesInterp lowers int16 LEAKY_RELU and int8 -> int16
 // SOFTMAX on the generic, dsp and mve targets and runs them in the TIR
 // interpreter: bit-exact with graph/interp on extremes and random inputs
@@ -133,30 +120,7 @@ func TestInt16Act33MatchesInterp(t *testing.T) {
 			if c.op == graph.LeakyRelu {
 				ins = append(ins, all)
 			}
-			for _, name := range []string{"generic", "dsp", "mve"} {
-				target, err := tir.TargetByName(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, err := lower33(t, g, target)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				for _, x := range ins {
-					in := map[string]*graph.Data{"x": x}
-					want, err := interp.Run(g, in)
-					if err != nil {
-						t.Fatalf("reference: %v", err)
-					}
-					got, err := tir.RunModule(m, in)
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					if err := same(want["y"], got["y"]); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-				}
-			}
+			matchesInterpOnTargets(t, g, ins)
 		})
 	}
 }
@@ -184,7 +148,7 @@ func TestInt16Act33HandWorked(t *testing.T) {
 		g := act33Graph(c.c)
 		x := graph.NewData(c.c.xt, c.c.shape)
 		copy(x.I, c.in)
-		m, err := lower33(t, g, *tir.Generic)
+		m, err := lowerPlanned(t, g, *tir.Generic)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +183,7 @@ func TestInt16Act33Refused(t *testing.T) {
 			"TFLite Micro's takes the same type in and out"},
 	} {
 		c.c.shape = []int{1, 4}
-		_, err := lower33(t, act33Graph(c.c), *tir.Generic)
+		_, err := lowerPlanned(t, act33Graph(c.c), *tir.Generic)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one with %q", c.c.name, err, c.want)
 		}

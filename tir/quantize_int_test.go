@@ -76,17 +76,51 @@ func requantInput(r *rand.Rand, c requantCase, n int) *graph.Data {
 
 func lowerRequant(t *testing.T, g *graph.Graph, target tir.Target) *tir.Module {
 	t.Helper()
+	m, err := lowerPlanned(t, g, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// lowerPlanned plans g (in-place forms allowed) and lowers it for target.
+func lowerPlanned(t *testing.T, g *graph.Graph, target tir.Target) (*tir.Module, error) {
+	t.Helper()
 	opt := memplan.DefaultOptions()
 	opt.InPlaceOK = tir.InPlaceOK
 	plan, err := memplan.Build(g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tir.Lower(g, plan, target)
-	if err != nil {
-		t.Fatal(err)
+	return tir.Lower(g, plan, target)
+}
+
+// matchesInterpOnTargets lowers g (input "x", output "y") for the generic,
+// dsp and mve targets and runs each module in the TIR interpreter on every
+// input of ins: bit-exact with graph/interp.
+func matchesInterpOnTargets(t *testing.T, g *graph.Graph, ins []*graph.Data) {
+	t.Helper()
+	for _, name := range []string{"generic", "dsp", "mve"} {
+		target, err := tir.TargetByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := lowerRequant(t, g, target)
+		for _, x := range ins {
+			in := map[string]*graph.Data{"x": x}
+			want, err := interp.Run(g, in)
+			if err != nil {
+				t.Fatalf("reference: %v", err)
+			}
+			got, err := tir.RunModule(m, in)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := same(want["y"], got["y"]); err != nil {
+				t.Fatalf("%s: %v (input %v)", name, err, x)
+			}
+		}
 	}
-	return m
 }
 
 // TestQuantizeIntMatchesInterp lowers int16 and int32 QUANTIZE (TFLite's
@@ -99,28 +133,7 @@ func TestQuantizeIntMatchesInterp(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			g := requantGraph(c, []int{n})
 			r := rand.New(rand.NewSource(int64(len(c.name))))
-			ins := []*graph.Data{requantInput(r, c, n), requantInput(r, c, n)}
-			for _, name := range []string{"generic", "dsp", "mve"} {
-				target, err := tir.TargetByName(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := lowerRequant(t, g, target)
-				for _, x := range ins {
-					in := map[string]*graph.Data{"x": x}
-					want, err := interp.Run(g, in)
-					if err != nil {
-						t.Fatalf("reference: %v", err)
-					}
-					got, err := tir.RunModule(m, in)
-					if err != nil {
-						t.Fatalf("%s: %v\n%s", name, err, m)
-					}
-					if err := same(want["y"], got["y"]); err != nil {
-						t.Fatalf("%s: %v (input %v)\n%s", name, err, x.I, m)
-					}
-				}
-			}
+			matchesInterpOnTargets(t, g, []*graph.Data{requantInput(r, c, n), requantInput(r, c, n)})
 		})
 	}
 }
