@@ -291,6 +291,9 @@ func computeUnary(k *kctx) (Stmt, error) {
 		if k.n.Op == graph.LeakyRelu && (xt.DType == graph.Int16 || yt.DType == graph.Int16) {
 			return k.leakyRelu16(x, y, xt, yt)
 		}
+		if (k.n.Op == graph.Sigmoid || k.n.Op == graph.Tanh) && xt.DType == graph.Int16 && yt.DType == graph.Int16 {
+			return k.act16(x, y, xt, yt)
+		}
 		return k.lut(x, y, xt, yt)
 	}
 	fn, err := floatUnary(k.n)
@@ -459,6 +462,42 @@ func (k *kctx) leakyRelu16(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
 			r := Sel(GE(d, C(0)), Requant(d, C(int64(p.IdentityMult)), C(int64(p.IdentityShift))), neg(d))
 			return Put(y, CastTo(yt.DType, Clamp(Add(r, C(int64(zy))), C(lo), C(hi))), i)
 		})
+	}), nil
+}
+
+// IntrAct16(x, multiplier, shift, tanh) is TFLite's int16 LOGISTIC (tanh
+// 0) or TANH (tanh 1) of one value, its input rescale resolved
+// (qmath.Act16Params): the act_s16 helper in C.
+const IntrAct16 = "act_s16"
+
+func init() {
+	extIntrinsics[IntrAct16] = func(a []val) val {
+		p := qmath.Act16Params{Multiplier: int32(a[1].i), LeftShift: int(a[2].i)}
+		if a[3].i != 0 {
+			return val{i: int64(p.Tanh(int16(a[0].i)))}
+		}
+		return val{i: int64(p.Sigmoid(int16(a[0].i)))}
+	}
+}
+
+// act16 is TFLite's int16 LOGISTIC and TANH (the 16x8 scheme, which TFLite
+// Micro's int8 LSTM also runs), as graph/interp computes them: one
+// act_s16 call an element, with the parameters interp.Act16Params derives.
+func (k *kctx) act16(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
+	p, err := interp.Act16Params(k.n.Op, xt, yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	tanh := int64(0)
+	if k.n.Op == graph.Tanh {
+		tanh = 1
+	}
+	n := xt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	return Loop("i", n, func(i Expr) Stmt {
+		v := Call(IntrAct16, I32, ld(x, i), C(int64(p.Multiplier)), C(int64(p.LeftShift)), C(tanh))
+		return Put(y, CastTo(yt.DType, v), i)
 	}), nil
 }
 

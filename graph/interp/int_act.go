@@ -41,7 +41,7 @@ func intUnary(build func(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, 
 			if err := LeakyReluIntOK(g.In(n, 0), yt, a.Alpha); err != nil {
 				return nil, err
 			}
-		} else if n.Op != graph.Relu && n.Op != graph.Clip {
+		} else if n.Op != graph.Relu && n.Op != graph.Clip && !act16(n.Op, g.In(n, 0), yt) {
 			if err := no16x8(g.In(n, 0), yt); err != nil {
 				return nil, err
 			}
@@ -61,6 +61,13 @@ func intUnary(build func(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, 
 // sigmoidParams is TFLite's int8 LOGISTIC; the output scale is 1/256 with
 // zero point -128 by TFLite's convention.
 func sigmoidParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
+	if act16(graph.Sigmoid, x, y) {
+		p, err := Act16Params(graph.Sigmoid, x, y)
+		if err != nil {
+			return nil, err
+		}
+		return func(v int32) int32 { return int32(p.Sigmoid(int16(v))) }, nil
+	}
 	if err := FixedOutputOK(graph.Sigmoid, x, y, 1); err != nil {
 		return nil, err
 	}
@@ -74,6 +81,13 @@ func sigmoidParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error)
 // tanhParams is TFLite's int8 TANH; the output scale is 1/128 with zero
 // point 0 by TFLite's convention.
 func tanhParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
+	if act16(graph.Tanh, x, y) {
+		p, err := Act16Params(graph.Tanh, x, y)
+		if err != nil {
+			return nil, err
+		}
+		return func(v int32) int32 { return int32(p.Tanh(int16(v))) }, nil
+	}
 	if err := FixedOutputOK(graph.Tanh, x, y, 1); err != nil {
 		return nil, err
 	}
@@ -82,6 +96,32 @@ func tanhParams(_ *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	lo, hi := dtypeRange(y.DType)
 	p := qmath.SigmoidTanhInt8Params(sx)
 	return func(v int32) int32 { return p.Tanh(v-zx, lo, hi, zy) }, nil
+}
+
+// act16 reports whether a Sigmoid or Tanh node is TFLite's int16 form
+// (int16 in and out), which Act16Params checks and derives.
+func act16(op graph.Op, x, y *graph.Tensor) bool {
+	return (op == graph.Sigmoid || op == graph.Tanh) && x != nil && y != nil && x.DType == graph.Int16 && y.DType == graph.Int16
+}
+
+// Act16Params checks an int16 LOGISTIC or TANH as TFLite Micro's Prepare
+// does (per-tensor quantization, zero points 0, an output scale of 2^-15)
+// and derives its input rescale (qmath.Act16ParamsFor), for the
+// interpreter and the code generator alike.
+func Act16Params(op graph.Op, x, y *graph.Tensor) (qmath.Act16Params, error) {
+	for _, t := range []*graph.Tensor{x, y} {
+		if t.Quant == nil || len(t.Quant.Scale) != 1 {
+			return qmath.Act16Params{}, fmt.Errorf("int16 %s tensor %q is not quantized per tensor", op, t.Name)
+		}
+		if _, z := qparams(t); z != 0 {
+			return qmath.Act16Params{}, fmt.Errorf("int16 %s tensor %q has zero point %d: TFLite's int16 kernel wants 0", op, t.Name, z)
+		}
+	}
+	if sy, _ := qparams(y); sy != 1.0/32768 {
+		return qmath.Act16Params{}, fmt.Errorf("int16 %s output %q has scale %g: TFLite's int16 kernel gives 2^-15", op, y.Name, sy)
+	}
+	sx, _ := qparams(x)
+	return qmath.Act16ParamsFor(sx, op == graph.Tanh)
 }
 
 // hardSwishParams is TFLite's int8 HARD_SWISH (16-bit fixed point).
