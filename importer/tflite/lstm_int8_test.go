@@ -19,9 +19,10 @@ import (
 
 // lstmInt8Case is an integer UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's
 // "8x8_16": int8 input, weights and hidden state, int32 biases, an int16
-// cell state) with its inputs and TFLite Micro's outputs. Gates in
-// TFLite's order: input, forget, cell, output. xs and want are batch-major
-// ([batch][time][...]) whatever the model's layout.
+// cell state; with act16, the 16x8 scheme: int16 input and hidden state,
+// int64 biases in bias64) with its inputs and TFLite Micro's outputs.
+// Gates in TFLite's order: input, forget, cell, output. xs and want are
+// batch-major ([batch][time][...]) whatever the model's layout.
 type lstmInt8Case struct {
 	name                  string
 	b, t, in, cells       int
@@ -34,6 +35,8 @@ type lstmInt8Case struct {
 	sc, clip              float32
 	w, r                  [4][]int8
 	bias                  [4][]int32
+	act16                 bool
+	bias64                [4][]int64
 	xs, want              [][]int64 // per inference
 	peep, proj, ln, noRec bool      // refusal variants
 }
@@ -127,8 +130,17 @@ func (c lstmInt8Case) layout(v []int64, n int) []int64 {
 	return out
 }
 
+// actType is the activations' TFLite type (input, hidden state, output).
+func (c lstmInt8Case) actType() (int8, graph.DType) {
+	if c.act16 {
+		return tg.Int16, graph.Int16
+	}
+	return tg.Int8, graph.Int8
+}
+
 func (c lstmInt8Case) model() *tg.Model {
 	m := &tg.Model{}
+	at, _ := c.actType()
 	i32 := func(s []int) []int32 {
 		out := make([]int32, len(s))
 		for i, v := range s {
@@ -140,7 +152,7 @@ func (c lstmInt8Case) model() *tg.Model {
 		t.Scale, t.ZeroPoint = []float32{s}, []int64{z}
 		return m.AddTensor(t)
 	}
-	x := q(tg.Tensor{Name: "x", Type: tg.Int8, Shape: i32(c.seqShape(c.in))}, c.sx, c.zx)
+	x := q(tg.Tensor{Name: "x", Type: at, Shape: i32(c.seqShape(c.in))}, c.sx, c.zx)
 	ins := make([]int32, 24)
 	for i := range ins {
 		ins[i] = -1
@@ -149,7 +161,11 @@ func (c lstmInt8Case) model() *tg.Model {
 	for g := 0; g < 4; g++ {
 		ins[1+g] = q(tg.Tensor{Name: fmt.Sprintf("w%d", g), Type: tg.Int8, Shape: []int32{int32(c.cells), int32(c.in)}, Data: tg.I8Bytes(c.w[g]...)}, c.sw[g], 0)
 		ins[5+g] = q(tg.Tensor{Name: fmt.Sprintf("r%d", g), Type: tg.Int8, Shape: []int32{int32(c.cells), int32(c.cells)}, Data: tg.I8Bytes(c.r[g]...)}, c.sr[g], 0)
-		ins[12+g] = q(tg.Tensor{Name: fmt.Sprintf("b%d", g), Type: tg.Int32, Shape: []int32{int32(c.cells)}, Data: tg.I32Bytes(c.bias[g]...)}, c.sx*c.sw[g], 0)
+		bias := tg.Tensor{Name: fmt.Sprintf("b%d", g), Type: tg.Int32, Shape: []int32{int32(c.cells)}, Data: tg.I32Bytes(c.bias[g]...)}
+		if c.act16 {
+			bias.Type, bias.Data = tg.Int64, tg.I64Bytes(c.bias64[g]...)
+		}
+		ins[12+g] = q(bias, c.sx*c.sw[g], 0)
 	}
 	vec16 := func(name string) int32 {
 		return q(tg.Tensor{Name: name, Type: tg.Int16, Shape: []int32{int32(c.cells)}, Data: tg.I16Bytes(make([]int16, c.cells)...)}, 1.0/32768, 0)
@@ -170,9 +186,9 @@ func (c lstmInt8Case) model() *tg.Model {
 	if c.noRec {
 		ins[1], ins[5], ins[12] = -1, -1, -1
 	}
-	ins[18] = q(tg.Tensor{Name: "h", Type: tg.Int8, Shape: []int32{int32(c.b), int32(c.cells)}, Variable: true}, c.sh, c.zh)
+	ins[18] = q(tg.Tensor{Name: "h", Type: at, Shape: []int32{int32(c.b), int32(c.cells)}, Variable: true}, c.sh, c.zh)
 	ins[19] = q(tg.Tensor{Name: "c", Type: tg.Int16, Shape: []int32{int32(c.b), int32(c.cells)}, Variable: true}, c.sc, 0)
-	y := q(tg.Tensor{Name: "y", Type: tg.Int8, Shape: i32(c.seqShape(c.cells))}, c.sh, c.zh)
+	y := q(tg.Tensor{Name: "y", Type: at, Shape: i32(c.seqShape(c.cells))}, c.sh, c.zh)
 	m.Inputs, m.Outputs = []int32{x}, []int32{y}
 	m.AddOp(tg.OpUnidirectionalSequenceLSTM, &tg.Options{Type: tg.OptUnidirectionalSequenceLSTM, Fields: []tg.Field{
 		tg.I8(0, tg.ActTanh), tg.F32(1, c.clip), tg.F32(2, 0), tg.Bool(3, c.timeMajor)}}, ins, y)
@@ -189,14 +205,17 @@ func (c lstmInt8Case) decode(t *testing.T) *graph.Graph {
 }
 
 func (c lstmInt8Case) input(k int) map[string]*graph.Data {
-	return map[string]*graph.Data{"x": {DType: graph.Int8, Shape: c.seqShape(c.in), I: c.layout(c.xs[k], c.in)}}
+	_, dt := c.actType()
+	return map[string]*graph.Data{"x": {DType: dt, Shape: c.seqShape(c.in), I: c.layout(c.xs[k], c.in)}}
 }
 
 // TestLSTMInt8MatchesTFLM runs the unrolled layer in the reference
 // interpreter: every output of every step of both inferences (the states
 // carried between them) equals TFLite Micro's.
-func TestLSTMInt8MatchesTFLM(t *testing.T) {
-	for _, c := range lstmInt8Cases {
+func TestLSTMInt8MatchesTFLM(t *testing.T) { lstmMatchesTFLM(t, lstmInt8Cases) }
+
+func lstmMatchesTFLM(t *testing.T, cases []lstmInt8Case) {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g := c.decode(t)
 			if len(g.States) != 2 {
@@ -228,7 +247,9 @@ func TestLSTMInt8MatchesTFLM(t *testing.T) {
 // TestLSTMInt8GeneratedC compiles the layer to C and runs it on the host
 // (with the sanitizers) and, outside -short, on the Cortex-M4 under QEMU:
 // the firmware's outputs over two inferences are TFLite Micro's.
-func TestLSTMInt8GeneratedC(t *testing.T) {
+func TestLSTMInt8GeneratedC(t *testing.T) { lstmGeneratedC(t, lstmInt8Cases) }
+
+func lstmGeneratedC(t *testing.T, cases []lstmInt8Case) {
 	boards := []string{"host"}
 	if !testing.Short() {
 		boards = append(boards, "mps2-an386")
@@ -242,7 +263,7 @@ func TestLSTMInt8GeneratedC(t *testing.T) {
 		if bn != "host" {
 			tools = []string{"arm-none-eabi-gcc", "qemu-system-arm"}
 		}
-		for _, c := range lstmInt8Cases {
+		for _, c := range cases {
 			t.Run(bn+"/"+c.name, func(t *testing.T) {
 				for _, tool := range tools {
 					if _, err := exec.LookPath(tool); err != nil {

@@ -392,8 +392,8 @@ func (c *opctx) recurrent(n *graph.Node) error {
 		if o.boolean(5) {
 			return c.errorf("diagonal recurrent weights are not supported")
 		}
-		if x, err := c.in(0); err == nil && x.DType == graph.Int8 {
-			return c.lstmInt8(n, o.u8(0, 0), o.f32(1, 0), o.boolean(3))
+		if x, err := c.in(0); err == nil && (x.DType == graph.Int8 || x.DType == graph.Int16) {
+			return c.lstmInt8(n, x, o.u8(0, 0), o.f32(1, 0), o.boolean(3))
 		}
 		if act, err = c.recurrentAct(o.u8(0, 0)); err != nil {
 			return err
