@@ -48,7 +48,7 @@ var converters = map[string]converter{
 	"Pad":                convPad,
 	"Slice":              convSlice,
 	"Split":              convSplit,
-	"Resize":             convResize,
+	"Resize":             resizeLowRank,
 	"QuantizeLinear":     convQuantize,
 	"DequantizeLinear":   convDequantize,
 	"QLinearConv":        lift1D(convQLinearConv, 3),

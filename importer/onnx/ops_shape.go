@@ -544,6 +544,88 @@ func convSplit(im *importer, c *nodeCtx) error {
 	return nil
 }
 
+// resizeLowRank runs Resize on an input of rank 1 to 3 as a 2-D resize:
+// [N,C,L] on the view [N,C,1,L] as lift1D runs a 1-D conv (audio decoders
+// upsample so), [H,W] and [L] on [1,1,H,W] and [1,1,1,L] (onnx2c's "1-D"
+// linear Resize tests take [1,5]). The constant scales or sizes gain the
+// view's axes as 1s.
+func resizeLowRank(im *importer, c *nodeCtx) error {
+	x := c.in(0)
+	if x == nil || len(x.shape) == 0 || len(x.shape) >= 4 {
+		return convResize(im, c)
+	}
+	r := len(x.shape)
+	// from[i] is the input axis of view axis i, -1 for an added one.
+	from := []int{-1, -1, -1, -1}
+	if r == 3 {
+		from = []int{0, 1, -1, 2}
+	} else {
+		for j := range r {
+			from[4-r+j] = j
+		}
+	}
+	n := *c.n
+	n.Input = slices.Clone(c.n.Input)
+	first := 2 // scales, sizes; input 1 is the roi, which Resize does not read
+	if im.opset < 11 {
+		first = 1
+	}
+	for i := first; i < len(n.Input); i++ {
+		v := c.in(i)
+		if v == nil || v.c == nil || v.c.Len() != r {
+			continue
+		}
+		d := graph.NewData(v.c.DType, []int{4})
+		for j, k := range from {
+			switch {
+			case k < 0 && d.F != nil:
+				d.F[j] = 1
+			case k < 0:
+				d.I[j] = 1
+			case d.F != nil:
+				d.F[j] = v.c.F[k]
+			default:
+				d.I[j] = v.c.I[k]
+			}
+		}
+		name := im.g.UniqueName(v.name + "_4d")
+		im.vals[name] = &value{name: name, dt: v.dt, shape: []int{4}, c: d}
+		n.Input[i] = name
+	}
+	if r == 3 {
+		return lift1D(convResize, 0)(im, &nodeCtx{im: im, n: &n})
+	}
+	if c.out(0) == "" {
+		return convResize(im, c)
+	}
+	view := make([]int, 4)
+	for j, k := range from {
+		view[j] = 1
+		if k >= 0 {
+			view[j] = x.shape[k]
+		}
+	}
+	name := im.g.UniqueName(x.name + "_4d")
+	t := im.newTensor(name, x.dt, view)
+	src := im.get(x, asIs)
+	t.Quant = im.g.Tensors[src].Quant
+	im.emit(graph.Reshape, []string{src}, nil, t)
+	xv := &value{name: name, dt: x.dt, shape: view}
+	xv.tensors[asIs] = t.Name
+	im.vals[name] = xv
+	n.Input[0] = name
+	n.Output = []string{c.out(0) + "_4d"}
+	if err := convResize(im, &nodeCtx{im: im, n: &n}); err != nil {
+		return err
+	}
+	y := im.vals[n.Output[0]]
+	yt, yv := c.newOut(0, y.dt, slices.Clone(y.shape[4-r:]), asIs)
+	ysrc := im.get(y, asIs)
+	yt.Quant = im.g.Tensors[ysrc].Quant
+	yv.prod = im.emit(graph.Reshape, []string{ysrc}, nil, yt)
+	return nil
+}
+
 func convResize(im *importer, c *nodeCtx) error {
 	x, err := c.need(0)
 	if err != nil {
