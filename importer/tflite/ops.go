@@ -132,6 +132,13 @@ func (d *decoder) operator(index int, op table) error {
 		}
 		return c.detection(opts)
 	}
+	if f := signalOps[d.customs[oi]]; c.code == opCustom && f != nil {
+		opts := op.bytes(operatorCustomOpts)
+		if err := d.check(); err != nil {
+			return c.errorf("custom options: %v", err)
+		}
+		return f(c, opts)
+	}
 	if folded, err := c.foldDequantize(); folded || err != nil {
 		return err
 	}
