@@ -156,6 +156,19 @@ func computeBinary(k *kctx) (Stmt, error) {
 		if err := qmath.AddSubOutputOK(s1, s2, so, shift, k.n.Op == graph.Sub); err != nil {
 			return nil, k.errorf("%v", err)
 		}
+		if equalScaleAdd16(at, bt, yt, s1, s2, so, z1, z2, zo) {
+			// Every step below is exact for int16 at three equal scales
+			// and zero points 0: x << 15 times 1/2 is x·2^14, the sum's
+			// times 2^-14 is x1 ± x2, so the op is that sum clamped (TFLite
+			// Micro's LSTM gates add so; TestInt16EqualScaleAdd runs every
+			// extreme against graph/interp's general form).
+			return elementwise(y, shape, func(iv []Expr) Expr {
+				if k.n.Op == graph.Add {
+					return clampOut(Add(ld(a, iv...), ld(b, iv...)))
+				}
+				return clampOut(Sub(ld(a, iv...), ld(b, iv...)))
+			}), nil
+		}
 		p := qmath.AddParams(s1, s2, so, shift)
 		if k.n.Op == graph.Sub {
 			p = qmath.SubParams(s1, s2, so, shift)
@@ -213,6 +226,14 @@ func computeBinary(k *kctx) (Stmt, error) {
 		}), nil
 	}
 	return nil, k.errorf("no integer kernel")
+}
+
+// equalScaleAdd16 reports whether an int16 ADD or SUB has three equal
+// scales and zero points 0: its TFLite arithmetic is then the plain sum
+// or difference, saturated.
+func equalScaleAdd16(at, bt, yt *graph.Tensor, s1, s2, so float32, z1, z2, zo int32) bool {
+	return at.DType == graph.Int16 && bt.DType == graph.Int16 && yt.DType == graph.Int16 &&
+		s1 == so && s2 == so && z1 == 0 && z2 == 0 && zo == 0
 }
 
 // plainBinary is arithmetic on unquantized integer tensors (ONNX on shapes,
