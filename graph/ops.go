@@ -103,6 +103,26 @@ const (
 	// Attrs *SVDFAttrs.
 	SVDFFeature Op = "SVDFFeature"
 	SVDFTime    Op = "SVDFTime"
+	// SignalWindow, SignalFftAutoScale, SignalRfft and SignalEnergy are
+	// TFLite Micro's signal-library audio front end ops (int16), bit-exact
+	// with its kernels; see signal_front.go.
+	SignalWindow       Op = "SignalWindow"
+	SignalFftAutoScale Op = "SignalFftAutoScale"
+	SignalRfft         Op = "SignalRfft"
+	SignalEnergy       Op = "SignalEnergy"
+	// SignalFilterBank, SignalFilterBankSqrt, SignalNoiseEstimate,
+	// SignalSpectralSubtraction, SignalPCAN and SignalFilterBankLog are
+	// the rest of that front end (TFLite Micro's FilterBank,
+	// FilterBankSquareRoot, FilterBankSpectralSubtraction in two nodes,
+	// PCAN and FilterBankLog), bit-exact with its kernels; their uint32
+	// and uint64 tensors are int64 (or int32) here, read unsigned. See
+	// signal_bank.go.
+	SignalFilterBank          Op = "SignalFilterBank"
+	SignalFilterBankSqrt      Op = "SignalFilterBankSqrt"
+	SignalNoiseEstimate       Op = "SignalNoiseEstimate"
+	SignalSpectralSubtraction Op = "SignalSpectralSubtraction"
+	SignalPCAN                Op = "SignalPCAN"
+	SignalFilterBankLog       Op = "SignalFilterBankLog"
 
 	// Reshape: a view with a new shape (the output tensor's shape). Flatten,
 	// Squeeze, Unsqueeze and ExpandDims all import as Reshape.
@@ -538,3 +558,43 @@ type QuantizeAttrs struct {
 	// round-half-away-from-zero.
 	RoundHalfEven bool
 }
+
+// SignalWindowAttrs are the attributes of SignalWindow: x[i]·w[i mod W]
+// shifted right by Shift (arithmetic), saturated to int16.
+type SignalWindowAttrs struct{ Shift int }
+
+// SignalFftAutoScaleAttrs are the attributes of SignalFftAutoScale: the
+// input scaled up by the largest power of two that keeps it in int16, or
+// with Bits the int32 exponent (the op's second output).
+type SignalFftAutoScaleAttrs struct{ Bits bool }
+
+// SignalRfftAttrs are the attributes of SignalRfft: kissfft's fixed-point
+// real FFT of FFTLength points of each frame (the last axis, zero-padded).
+type SignalRfftAttrs struct{ FFTLength int }
+
+// SignalEnergyAttrs are the attributes of SignalEnergy: re² + im² of the
+// complex bins Start to End − 1 (uint32 values, held as int64).
+type SignalEnergyAttrs struct{ Start, End int }
+
+// SignalFilterBankAttrs are the attributes of SignalFilterBank: Channels
+// output channels (TFLite Micro's num_channels).
+type SignalFilterBankAttrs struct{ Channels int }
+
+// SignalSpectralSubtractionAttrs are the attributes of SignalNoiseEstimate
+// and SignalSpectralSubtraction (TFLite Micro's SpectralSubtractionConfig):
+// even channels smooth with Smoothing and OneMinusSmoothing, odd ones with
+// the Alternate pair.
+type SignalSpectralSubtractionAttrs struct {
+	Smoothing, OneMinusSmoothing                   uint32
+	AlternateSmoothing, AlternateOneMinusSmoothing uint32
+	MinSignalRemaining                             uint32
+	SmoothingBits, SpectralSubtractionBits         int
+	Clamping                                       bool
+}
+
+// SignalPCANAttrs are the attributes of SignalPCAN: the SNR's shift.
+type SignalPCANAttrs struct{ SNRShift int }
+
+// SignalFilterBankLogAttrs are the attributes of SignalFilterBankLog: the
+// input's left shift and the output's scale (Q16).
+type SignalFilterBankLogAttrs struct{ CorrectionBits, OutputScale int }

@@ -108,6 +108,15 @@ func InferNode(g *Graph, n *Node) error {
 			}
 		case SVDFTime:
 			out.DType = Int8
+		case SignalFftAutoScale:
+			out.DType = x.DType
+			if a, ok := n.Attrs.(*SignalFftAutoScaleAttrs); ok && a != nil && a.Bits {
+				out.DType = Int32
+			}
+		case SignalEnergy:
+			out.DType = Int64
+		case SignalFilterBankLog:
+			out.DType = Int16
 		case Compare, Logic:
 			out.DType = Bool
 		case Cast:
@@ -136,7 +145,8 @@ func InferNode(g *Graph, n *Node) error {
 // (the default case above).
 func keepsInputDType(op Op) bool {
 	switch op {
-	case Dequantize, ArgMax, DetectionPostProcess, TopK, SVDFFeature, SVDFTime, Compare, Logic, Cast, Where, Quantize:
+	case Dequantize, ArgMax, DetectionPostProcess, TopK, SVDFFeature, SVDFTime, Compare, Logic, Cast, Where, Quantize,
+		SignalFftAutoScale, SignalEnergy, SignalFilterBankLog:
 		return false
 	}
 	return true
@@ -518,6 +528,10 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		return append([]int(nil), x.Shape...), nil
 	case Reshape, Resize:
 		return nil, nil
+	case SignalWindow, SignalFftAutoScale, SignalRfft, SignalEnergy:
+		return signalFrontShape(g, n, x)
+	case SignalFilterBank, SignalFilterBankSqrt, SignalNoiseEstimate, SignalSpectralSubtraction, SignalPCAN, SignalFilterBankLog:
+		return signalBankShape(g, n, x)
 	}
 	return nil, fmt.Errorf("unknown op")
 }

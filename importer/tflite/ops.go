@@ -139,6 +139,9 @@ func (d *decoder) operator(index int, op table) error {
 		}
 		return f(c, opts)
 	}
+	if err := c.wideUnsignedBuiltin(); err != nil {
+		return err
+	}
 	if folded, err := c.foldDequantize(); folded || err != nil {
 		return err
 	}

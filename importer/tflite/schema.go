@@ -56,6 +56,8 @@ const (
 	ttBool    = 6
 	ttInt16   = 7
 	ttInt8    = 9
+	ttUInt64  = 12
+	ttUInt32  = 15
 )
 
 // Builtin operator codes used by the importer.

@@ -165,6 +165,9 @@ func (d *decoder) decode() error {
 		if d.g.Tensors[name].IsConst() {
 			return fmt.Errorf("subgraph input %q is a constant", name)
 		}
+		if err := d.noWideUnsigned(int(i)); err != nil {
+			return fmt.Errorf("subgraph input %q: %w", name, err)
+		}
 		if slices.Contains(d.g.Inputs, name) {
 			// Two API members for one tensor (adversarial journey).
 			return fmt.Errorf("subgraph input %q is listed twice", name)
@@ -187,6 +190,9 @@ func (d *decoder) decode() error {
 		name, err := d.tensor(int(i))
 		if err != nil {
 			return fmt.Errorf("subgraph output: %w", err)
+		}
+		if err := d.noWideUnsigned(int(i)); err != nil {
+			return fmt.Errorf("subgraph output %q: %w", name, err)
 		}
 		if slices.Contains(d.g.Outputs, name) {
 			return fmt.Errorf("subgraph output %q is listed twice", name)
@@ -240,6 +246,12 @@ func dtypeOf(tt int8) (graph.DType, error) {
 		return graph.Int16, nil
 	case ttInt8:
 		return graph.Int8, nil
+	case ttUInt32, ttUInt64:
+		// The TFLM signal library's tensors (energies, filter bank sums):
+		// held as int64 inside the graph, uint32 values exactly and uint64
+		// ones as their bit pattern; their kernels read them unsigned
+		// (ops_signal_*.go). Never an application input or output.
+		return graph.Int64, nil
 	}
 	names := map[int8]string{1: "float16", 5: "string", 8: "complex64", 10: "float64", 11: "complex128", 12: "uint64", 13: "resource", 14: "variant", 15: "uint32", 16: "uint16", 17: "int4"}
 	if n, ok := names[tt]; ok {
