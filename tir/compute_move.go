@@ -99,9 +99,12 @@ func computeConcat(k *kctx) (Stmt, error) {
 			return idx
 		}
 		// An int input with other quantization than the output (or a fused
-		// activation) goes through a table of the reference's mapping.
+		// activation) goes through a table of the reference's mapping;
+		// unquantized ints of the output's type (TFLite Micro's audio front
+		// end concatenates int32 frames) are copied.
 		var table *Buffer
-		if isInt(t) {
+		plain := t.Quant == nil && yt.Quant == nil && t.DType == yt.DType && act == graph.ActNone
+		if isInt(t) && !plain {
 			s1, z1, err1 := quantParams(t)
 			s2, z2, err2 := quantParams(yt)
 			if err1 != nil || err2 != nil {
