@@ -165,8 +165,12 @@ func (c *inspectCmd) Run(e *env) error {
 		ops = append(ops, op)
 	}
 	sort.Strings(ops)
+	width := 16 // the counts in one column, past the longest name (SignalFilterBankSqrt)
 	for _, op := range ops {
-		fmt.Fprintf(w, "  %-16s %d\n", op, r.Ops[op])
+		width = max(width, len(op))
+	}
+	for _, op := range ops {
+		fmt.Fprintf(w, "  %-*s %d\n", width, op, r.Ops[op])
 	}
 	if !r.Lowers {
 		board := "host"
