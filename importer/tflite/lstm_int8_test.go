@@ -2,18 +2,13 @@ package tflite_test
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/tflite"
-	"github.com/mcugen/mcugen/pipeline"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -250,80 +245,12 @@ func lstmMatchesTFLM(t *testing.T, cases []lstmInt8Case) {
 func TestLSTMInt8GeneratedC(t *testing.T) { lstmGeneratedC(t, lstmInt8Cases) }
 
 func lstmGeneratedC(t *testing.T, cases []lstmInt8Case) {
-	boards := []string{"host"}
-	if !testing.Short() {
-		boards = append(boards, "mps2-an386")
+	var fc []firmwareCase
+	for _, c := range cases {
+		fc = append(fc, firmwareCase{name: c.name, graph: c.decode, vecs: []map[string]*graph.Data{c.input(0), c.input(1)},
+			want: [][][]int64{{c.layout(c.want[0], c.cells)}, {c.layout(c.want[1], c.cells)}}})
 	}
-	for _, bn := range boards {
-		b, err := pipeline.LoadBoard(bn, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools := []string{"gcc"}
-		if bn != "host" {
-			tools = []string{"arm-none-eabi-gcc", "qemu-system-arm"}
-		}
-		for _, c := range cases {
-			t.Run(bn+"/"+c.name, func(t *testing.T) {
-				for _, tool := range tools {
-					if _, err := exec.LookPath(tool); err != nil {
-						t.Skipf("%s not installed", tool)
-					}
-				}
-				opt := pipeline.Options{Board: b, Version: "test"}
-				if bn == "host" {
-					opt.CFlags = []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
-				}
-				s, err := pipeline.CompileGraph(c.decode(t), "lstm_int8_"+c.name, opt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				strictC(t, s.Files, bn != "host")
-				vecs := []map[string]*graph.Data{c.input(0), c.input(1)}
-				x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for k := range vecs {
-					got := x.Outputs[k][0]
-					if want := c.layout(c.want[k], c.cells); !slices.Equal(got.I, want) {
-						t.Fatalf("inference %d: the firmware gives %v, TFLite Micro %v", k+1, got.I, want)
-					}
-				}
-				if !x.AllMatch() {
-					t.Errorf("the firmware disagrees with the reference session: %v", x.Match)
-				}
-			})
-		}
-	}
-}
-
-// strictC compiles every generated .c file with the project's strictest
-// flags (C99, pedantic, every warning an error), for the host or the
-// Cortex-M4.
-func strictC(t *testing.T, files map[string][]byte, arm bool) {
-	t.Helper()
-	dir := t.TempDir()
-	var srcs []string
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasSuffix(name, ".c") {
-			srcs = append(srcs, name)
-		}
-	}
-	cc, args := "gcc", []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c"}
-	if arm {
-		cc, args = "arm-none-eabi-gcc", append(args, "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
-	}
-	for _, src := range srcs {
-		cmd := exec.Command(cc, append(args, src)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %s: %v\n%s", cc, src, err, out)
-		}
-	}
+	matchesOnBoards(t, "lstm_int8_", fc)
 }
 
 // TestLSTMInt8Refusals: what TFLite Micro's integer LSTM does not take is

@@ -1,16 +1,13 @@
 package tflite_test
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/tflite"
-	"github.com/mcugen/mcugen/pipeline"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -285,52 +282,11 @@ func TestSignalBankMatchesTFLM(t *testing.T) {
 // are TFLite Micro's, the noise estimate carried from one inference to the
 // next.
 func TestSignalBankGeneratedC(t *testing.T) {
-	boards := []string{"host"}
-	if !testing.Short() {
-		boards = append(boards, "mps2-an386")
+	var fc []firmwareCase
+	for _, c := range bankCases {
+		fc = append(fc, firmwareCase{name: c.name, graph: c.decode, vecs: c.vecs, want: c.want})
 	}
-	for _, bn := range boards {
-		b, err := pipeline.LoadBoard(bn, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools := []string{"gcc"}
-		if bn != "host" {
-			tools = []string{"arm-none-eabi-gcc", "qemu-system-arm"}
-		}
-		for _, c := range bankCases {
-			t.Run(bn+"/"+c.name, func(t *testing.T) {
-				for _, tool := range tools {
-					if _, err := exec.LookPath(tool); err != nil {
-						t.Skipf("%s not installed", tool)
-					}
-				}
-				opt := pipeline.Options{Board: b, Version: "test"}
-				if bn == "host" {
-					opt.CFlags = []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
-				}
-				s, err := pipeline.CompileGraph(c.decode(t), "signal_bank_"+c.name, opt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				strictC(t, s.Files, bn != "host")
-				x, err := s.Execute(c.vecs, t.TempDir(), 2*time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for v := range c.vecs {
-					for i, want := range c.want[v] {
-						if got := x.Outputs[v][i].I; !slices.Equal(got, want) {
-							t.Fatalf("vector %d output %d: the firmware gives %v, TFLite Micro %v", v, i, got, want)
-						}
-					}
-				}
-				if !x.AllMatch() {
-					t.Errorf("the firmware disagrees with the reference session: %v", x.Match)
-				}
-			})
-		}
-	}
+	matchesOnBoards(t, "signal_bank_", fc)
 }
 
 // TestSignalBankRefusals: forms mcugen does not take are refused with one

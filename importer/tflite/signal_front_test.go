@@ -1,16 +1,13 @@
 package tflite_test
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/tflite"
-	"github.com/mcugen/mcugen/pipeline"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -155,50 +152,11 @@ func TestSignalFrontMatchesTFLM(t *testing.T) {
 // host (with the sanitizers) and, outside -short, on the Cortex-M4 under
 // QEMU: its outputs are TFLite Micro's.
 func TestSignalFrontGeneratedC(t *testing.T) {
-	boards := []string{"host"}
-	if !testing.Short() {
-		boards = append(boards, "mps2-an386")
+	var fc []firmwareCase
+	for _, c := range frontCases {
+		fc = append(fc, firmwareCase{name: c.name, graph: c.decode, vecs: []map[string]*graph.Data{c.input()}, want: [][][]int64{c.want()}})
 	}
-	for _, bn := range boards {
-		b, err := pipeline.LoadBoard(bn, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools := []string{"gcc"}
-		if bn != "host" {
-			tools = []string{"arm-none-eabi-gcc", "qemu-system-arm"}
-		}
-		for _, c := range frontCases {
-			t.Run(bn+"/"+c.name, func(t *testing.T) {
-				for _, tool := range tools {
-					if _, err := exec.LookPath(tool); err != nil {
-						t.Skipf("%s not installed", tool)
-					}
-				}
-				opt := pipeline.Options{Board: b, Version: "test"}
-				if bn == "host" {
-					opt.CFlags = []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
-				}
-				s, err := pipeline.CompileGraph(c.decode(t), "signal_front_"+c.name, opt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				strictC(t, s.Files, bn != "host")
-				x, err := s.Execute([]map[string]*graph.Data{c.input()}, t.TempDir(), 2*time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i, w := range c.want() {
-					if got := x.Outputs[0][i].I; !slices.Equal(got, w) {
-						t.Errorf("output %d: the firmware gives %v, TFLite Micro %v", i, got, w)
-					}
-				}
-				if !x.AllMatch() {
-					t.Errorf("the firmware disagrees with the reference: %v", x.Match)
-				}
-			})
-		}
-	}
+	matchesOnBoards(t, "signal_front_", fc)
 }
 
 // TestSignalFrontRefusals: forms TFLite Micro's kernels do not take, or
