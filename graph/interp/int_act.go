@@ -104,10 +104,18 @@ func act16(op graph.Op, x, y *graph.Tensor) bool {
 	return (op == graph.Sigmoid || op == graph.Tanh) && x != nil && y != nil && x.DType == graph.Int16 && y.DType == graph.Int16
 }
 
+// outputScale15 is TFLite Micro's check on an int16 LOGISTIC's or TANH's
+// output scale: CheckedLog2 finds a power of two, and it is 2^-15.
+func outputScale15(s float32) bool {
+	l2, pot := qmath.CheckedLog2(s)
+	return pot && l2 == -15
+}
+
 // Act16Params checks an int16 LOGISTIC or TANH as TFLite Micro's Prepare
-// does (per-tensor quantization, zero points 0, an output scale of 2^-15)
-// and derives its input rescale (qmath.Act16ParamsFor), for the
-// interpreter and the code generator alike.
+// does (per-tensor quantization, zero points 0, an output scale of 2^-15
+// as CheckedLog2 finds it) and derives its input rescale
+// (qmath.Act16ParamsFor), for the interpreter and the code generator
+// alike.
 func Act16Params(op graph.Op, x, y *graph.Tensor) (qmath.Act16Params, error) {
 	for _, t := range []*graph.Tensor{x, y} {
 		if t.Quant == nil || len(t.Quant.Scale) != 1 {
@@ -117,7 +125,10 @@ func Act16Params(op graph.Op, x, y *graph.Tensor) (qmath.Act16Params, error) {
 			return qmath.Act16Params{}, fmt.Errorf("int16 %s tensor %q has zero point %d: TFLite's int16 kernel wants 0", op, t.Name, z)
 		}
 	}
-	if sy, _ := qparams(y); sy != 1.0/32768 {
+	// TFLite Micro's Prepare takes an output scale whose CheckedLog2 is a
+	// power of two (within 1e-3 in log2) rounding to -15; the values are
+	// Q0.15 whatever it is.
+	if sy, _ := qparams(y); !outputScale15(sy) {
 		return qmath.Act16Params{}, fmt.Errorf("int16 %s output %q has scale %g: TFLite's int16 kernel gives 2^-15", op, y.Name, sy)
 	}
 	sx, _ := qparams(x)

@@ -56,8 +56,9 @@ func resolve(multiplier int32, leftShift int) Act16Params {
 // LOGISTIC / TANH Prepare does for an int16 input of the given scale
 // (logistic_common.cc, tanh.cc): a power-of-two case when log2(scale) + 12
 // is 0 (TANH: 0 or 1), else multiplier = scale·4096·3 (double) doubled
-// until above 32767/2, the doublings the shift. TFLite Micro wants zero
-// points 0 and an output scale of 2^-15; callers check those.
+// until above 32767/2 and truncated, the doublings the shift. TFLite
+// Micro wants zero points 0 and an output scale of 2^-15; callers check
+// those.
 func Act16ParamsFor(scale float32, tanh bool) (Act16Params, error) {
 	if !(scale > 0) {
 		return Act16Params{}, fmt.Errorf("int16 input scale %g is not positive", scale)
@@ -78,7 +79,9 @@ func Act16ParamsFor(scale float32, tanh bool) (Act16Params, error) {
 		shift++
 		m *= 2
 	}
-	if m > 32767 {
+	// TFLite Micro truncates the multiplier to int32, then asserts it is
+	// at most 32767: a double in (32767, 32768) runs as 32767.
+	if math.Trunc(m) > 32767 {
 		return Act16Params{}, fmt.Errorf("int16 input scale %g: the input multiplier %g exceeds 32767 (TFLite Micro asserts it does not)", scale, m)
 	}
 	return Act16Params{Multiplier: int32(m), LeftShift: shift}, nil
