@@ -228,8 +228,11 @@ func signalBank(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 			return nil, fmt.Errorf("SignalFilterBank needs 6 inputs")
 		}
 		w, uw, fs, ws, wd := ins[1].I, ins[2].I, ins[3].I, ins[4].I, ins[5].I
-		if err := graph.SignalFilterBankCheck(a.Channels, len(x), w, uw, fs, ws, wd); err != nil || c != a.Channels {
-			return nil, fmt.Errorf("SignalFilterBank: %v (%d outputs for %d channels)", err, c, a.Channels)
+		if c != a.Channels {
+			return nil, fmt.Errorf("SignalFilterBank: %d outputs for %d channels", c, a.Channels)
+		}
+		if err := graph.SignalFilterBankCheck(a.Channels, len(x), w, uw, fs, ws, wd); err != nil {
+			return nil, fmt.Errorf("SignalFilterBank: %v", err)
 		}
 		// Channel i sums its weights and channel i − 1's unweights (the
 		// accumulator TFLite Micro carries over); its channel 0 is dropped.

@@ -40,15 +40,20 @@ func FuzzDecode(f *testing.F) {
 }
 
 // FuzzFlexMap feeds arbitrary bytes to the FlexBuffers map reader of
-// custom options: a map or an error, never a panic.
+// custom options, and to the signal ops' positional reader: a map or an
+// error, a value or none, never a panic.
 func FuzzFlexMap(f *testing.F) {
 	f.Add(tg.FlexMap(map[string]tg.FlexValue{"max_detections": tg.FlexInt(10), "nms_iou_threshold": tg.FlexFloat(0.6), "use_regular_nms": tg.FlexBool(false)}))
 	f.Add([]byte{})
 	f.Add([]byte{0, 38, 4})
+	f.Add(tg.FlexMap(map[string]tg.FlexValue{"shift": tg.FlexInt(12), "a": tg.FlexInt(3)}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := flexMapOf(b)
 		if err == nil && m == nil {
 			t.Fatal("no map and no error")
+		}
+		for i := range 4 {
+			signalPositional(b, i)
 		}
 	})
 }

@@ -62,6 +62,9 @@ func (c *opctx) signalOptions(opts []byte, keys ...string) (map[string]int64, er
 		}
 		out[k] = v.i
 	}
+	if err := c.signalCheckPositions(opts, m, keys); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -283,5 +286,11 @@ func (c *opctx) wideUnsignedBuiltin() error {
 		return nil
 	}
 	names := map[int8]string{ttUInt32: "uint32", ttUInt64: "uint64", ttInt64: "int64", ttFloat32: "float32", ttBool: "bool"}
-	return c.errorf("CAST from %s to %s is not supported (mcugen holds uint32 and uint64 as int64: only casts that keep the low bits are exact)", names[from], names[to])
+	name := func(t int8) string {
+		if s, ok := names[t]; ok {
+			return s
+		}
+		return fmt.Sprintf("TFLite type %d", t)
+	}
+	return c.errorf("CAST from %s to %s is not supported (mcugen holds uint32 and uint64 as int64: only casts that keep the low bits are exact)", name(from), name(to))
 }

@@ -30,6 +30,9 @@ func (c *opctx) frontInts(opts []byte, keys ...string) ([]int64, error) {
 		}
 		out = append(out, v.i)
 	}
+	if err := c.signalCheckPositions(opts, m, keys); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

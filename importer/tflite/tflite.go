@@ -399,8 +399,12 @@ func (d *decoder) data(bi int, ttype int8, dt graph.DType, shape []int) (*graph.
 	}
 	n := graph.NumElements(shape)
 	size := dt.Size()
-	if ttype == ttFloat16 {
+	switch ttype {
+	case ttFloat16:
 		size = 2
+	case ttUInt32:
+		// Held as int64: 4 bytes an element in the file, zero-extended.
+		size = 4
 	}
 	if len(raw) != n*size {
 		return nil, fmt.Errorf("buffer %d holds %d bytes, shape %v needs %d", bi, len(raw), shape, n*size)
@@ -410,6 +414,8 @@ func (d *decoder) data(bi int, ttype int8, dt graph.DType, shape []int) (*graph.
 		switch {
 		case ttype == ttFloat16:
 			v.F[k] = halfToFloat(flatbuffers.GetUint16(raw[2*k:]))
+		case ttype == ttUInt32:
+			v.I[k] = int64(flatbuffers.GetUint32(raw[4*k:]))
 		case dt == graph.Float32:
 			v.F[k] = flatbuffers.GetFloat32(raw[4*k:])
 		case dt == graph.Int8:
