@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/graph/interp"
-	"github.com/mcugen/mcugen/tir"
 )
 
 // TestInt16EqualScaleAdd: an int16 ADD or SUB of three equal scales and
@@ -50,26 +48,7 @@ func TestInt16EqualScaleAdd(t *testing.T) {
 			g.AddNode(&graph.Node{Name: "y", Op: c.op, Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: &graph.BinaryAttrs{}})
 			g.Inputs, g.Outputs = []string{"a", "b"}, []string{"y"}
 			vecs := []map[string]*graph.Data{{"a": a, "b": b}, {"a": ra, "b": rb}}
-			for _, name := range []string{"generic", "dsp", "mve"} {
-				target, err := tir.TargetByName(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := lowerRequant(t, g, target)
-				for v, in := range vecs {
-					want, err := interp.Run(g, in)
-					if err != nil {
-						t.Fatalf("reference: %v", err)
-					}
-					got, err := tir.RunModule(m, in)
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					if err := same(want["y"], got["y"]); err != nil {
-						t.Fatalf("%s, vector %d: %v", name, v, err)
-					}
-				}
-			}
+			feedsMatchInterpOnTargets(t, g, vecs)
 			sanitizedHostMatches(t, g, fmt.Sprintf("add16_%s", c.name), vecs)
 		})
 	}

@@ -100,14 +100,24 @@ func lowerPlanned(t *testing.T, g *graph.Graph, target tir.Target) (*tir.Module,
 // input of ins: bit-exact with graph/interp.
 func matchesInterpOnTargets(t *testing.T, g *graph.Graph, ins []*graph.Data) {
 	t.Helper()
+	feeds := make([]map[string]*graph.Data, len(ins))
+	for i, x := range ins {
+		feeds[i] = map[string]*graph.Data{"x": x}
+	}
+	feedsMatchInterpOnTargets(t, g, feeds)
+}
+
+// feedsMatchInterpOnTargets is matchesInterpOnTargets for any inputs: each
+// feed's output "y" on the generic, dsp and mve targets is graph/interp's.
+func feedsMatchInterpOnTargets(t *testing.T, g *graph.Graph, feeds []map[string]*graph.Data) {
+	t.Helper()
 	for _, name := range []string{"generic", "dsp", "mve"} {
 		target, err := tir.TargetByName(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := lowerRequant(t, g, target)
-		for _, x := range ins {
-			in := map[string]*graph.Data{"x": x}
+		for v, in := range feeds {
 			want, err := interp.Run(g, in)
 			if err != nil {
 				t.Fatalf("reference: %v", err)
@@ -117,7 +127,7 @@ func matchesInterpOnTargets(t *testing.T, g *graph.Graph, ins []*graph.Data) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if err := same(want["y"], got["y"]); err != nil {
-				t.Fatalf("%s: %v (input %v)", name, err, x)
+				t.Fatalf("%s, feed %d: %v", name, v, err)
 			}
 		}
 	}

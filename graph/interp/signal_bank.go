@@ -29,37 +29,27 @@ func SigFilterBankTerm(acc int64, w int16, x int64) int64 {
 }
 
 // SigSqrt32 is TFLite Micro's Sqrt32: the rounded integer square root.
-func SigSqrt32(num uint32) uint16 {
-	if num == 0 {
-		return 0
-	}
-	var res uint32
-	top := (32 - (32 - bits.LeadingZeros32(num))) | 1
-	bit := uint32(1) << (31 - top)
-	for it := (31-top)/2 + 1; it > 0; it-- {
-		if num >= res+bit {
-			num -= res + bit
-			res = res>>1 + bit
-		} else {
-			res >>= 1
-		}
-		bit >>= 2
-	}
-	if num > res && res != 0xFFFF {
-		res++
-	}
-	return uint16(res)
-}
+func SigSqrt32(num uint32) uint16 { return uint16(sigSqrt(num, 32)) }
 
-// SigSqrt64 is TFLite Micro's Sqrt64.
+// SigSqrt64 is TFLite Micro's Sqrt64 (Sqrt32 below 2^32).
 func SigSqrt64(num uint64) uint32 {
 	if num>>32 == 0 {
 		return uint32(SigSqrt32(uint32(num)))
 	}
-	var res uint64
-	top := (64 - (64 - bits.LeadingZeros64(num))) | 1
-	bit := uint64(1) << (63 - top)
-	for it := (63-top)/2 + 1; it > 0; it-- {
+	return uint32(sigSqrt(num, 64))
+}
+
+// sigSqrt is the digit-by-digit square root of Sqrt32 and Sqrt64 in a
+// width-bit word, rounded up when the remainder exceeds the root (short of
+// the largest root of the width's half).
+func sigSqrt[T uint32 | uint64](num T, width int) T {
+	if num == 0 {
+		return 0
+	}
+	var res T
+	top := (bits.LeadingZeros64(uint64(num)) - (64 - width)) | 1
+	bit := T(1) << (width - 1 - top)
+	for it := (width-1-top)/2 + 1; it > 0; it-- {
 		if num >= res+bit {
 			num -= res + bit
 			res = res>>1 + bit
@@ -68,10 +58,10 @@ func SigSqrt64(num uint64) uint32 {
 		}
 		bit >>= 2
 	}
-	if num > res && res != 0xFFFFFFFF {
+	if maxRoot := T(1)<<(width/2) - 1; num > res && res != maxRoot {
 		res++
 	}
-	return uint32(res)
+	return res
 }
 
 // SigFilterBankSqrt is one channel of FilterbankSqrt: the square root of x
