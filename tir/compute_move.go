@@ -103,7 +103,7 @@ func computeConcat(k *kctx) (Stmt, error) {
 		// unquantized ints of the output's type (TFLite Micro's audio front
 		// end concatenates int32 frames) are copied.
 		var table *Buffer
-		plain := t.Quant == nil && yt.Quant == nil && t.DType == yt.DType && act == graph.ActNone
+		plain := interp.Plain(k.g, k.n) && t.DType == yt.DType && act == graph.ActNone
 		if isInt(t) && !plain {
 			s1, z1, err1 := quantParams(t)
 			s2, z2, err2 := quantParams(yt)

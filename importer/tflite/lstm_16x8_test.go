@@ -1,10 +1,7 @@
 package tflite_test
 
 import (
-	"strings"
 	"testing"
-
-	"github.com/mcugen/mcugen/importer/tflite"
 )
 
 // lstm16x8Cases are TFLite's 16x8 integer UNIDIRECTIONAL_SEQUENCE_LSTM
@@ -121,29 +118,11 @@ func TestLSTM16x8GeneratedC(t *testing.T) { lstmGeneratedC(t, lstm16x8Cases) }
 // whose gate products TFLite's 64-bit requantization does not take, is
 // refused with one line naming the operator and the reason.
 func TestLSTM16x8Refusals(t *testing.T) {
-	base := lstm16x8Cases[0]
-	for _, r := range []struct {
-		name string
-		edit func(*lstmInt8Case)
-		want string
-	}{
+	lstmRefuses(t, lstm16x8Cases[0], "16x8 LSTM", []lstmRefusal{
 		{"input_zero_point", func(c *lstmInt8Case) { c.zx = 3 }, "TFLite's 16x8 scheme wants 0"},
 		{"state_zero_point", func(c *lstmInt8Case) { c.zh = -2 }, "TFLite's 16x8 scheme wants 0"},
 		{"product_scale", func(c *lstmInt8Case) { c.sx = 10 }, "beyond TFLite's 64-bit requantization"},
 		{"cell_scale", func(c *lstmInt8Case) { c.sc = 0.0003 }, "wants a power of two"},
 		{"peephole", func(c *lstmInt8Case) { c.peep = true }, "peephole weights"},
-	} {
-		t.Run(r.name, func(t *testing.T) {
-			c := base
-			r.edit(&c)
-			_, err := tflite.Decode("bad", c.model().Bytes())
-			if err == nil {
-				t.Fatal("decoded")
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, r.want) || !strings.Contains(msg, "UNIDIRECTIONAL_SEQUENCE_LSTM") || !strings.Contains(msg, "16x8 LSTM") || strings.Contains(msg, "\n") {
-				t.Errorf("error %q: want one line naming the operator, the 16x8 LSTM and %q", msg, r.want)
-			}
-		})
-	}
+	})
 }

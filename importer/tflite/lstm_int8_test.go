@@ -253,21 +253,19 @@ func lstmGeneratedC(t *testing.T, cases []lstmInt8Case) {
 	matchesOnBoards(t, "lstm_int8_", fc)
 }
 
-// TestLSTMInt8Refusals: what TFLite Micro's integer LSTM does not take is
-// refused with one line naming the operator and the reason.
-func TestLSTMInt8Refusals(t *testing.T) {
-	base := lstmInt8Cases[0]
-	for _, r := range []struct {
-		name string
-		edit func(*lstmInt8Case)
-		want string
-	}{
-		{"peephole", func(c *lstmInt8Case) { c.peep = true }, "peephole weights"},
-		{"projection", func(c *lstmInt8Case) { c.proj = true }, "a projection"},
-		{"layer_norm", func(c *lstmInt8Case) { c.ln = true }, "layer norm coefficients"},
-		{"cifg", func(c *lstmInt8Case) { c.noRec = true }, "coupled-gate (CIFG)"},
-		{"cell_scale", func(c *lstmInt8Case) { c.sc = 0.0003 }, "wants a power of two"},
-	} {
+// lstmRefusal is an edit of a valid LSTM case that must be refused with
+// want in its message.
+type lstmRefusal struct {
+	name string
+	edit func(*lstmInt8Case)
+	want string
+}
+
+// lstmRefuses decodes base under each edit: one line naming the operator,
+// also (when not empty) and the refusal's reason.
+func lstmRefuses(t *testing.T, base lstmInt8Case, also string, refusals []lstmRefusal) {
+	t.Helper()
+	for _, r := range refusals {
 		t.Run(r.name, func(t *testing.T) {
 			c := base
 			r.edit(&c)
@@ -276,9 +274,21 @@ func TestLSTMInt8Refusals(t *testing.T) {
 				t.Fatal("decoded")
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, r.want) || !strings.Contains(msg, "UNIDIRECTIONAL_SEQUENCE_LSTM") || strings.Contains(msg, "\n") {
-				t.Errorf("error %q: want one line naming the operator and %q", msg, r.want)
+			if !strings.Contains(msg, r.want) || !strings.Contains(msg, "UNIDIRECTIONAL_SEQUENCE_LSTM") || !strings.Contains(msg, also) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line naming the operator, %q and %q", msg, also, r.want)
 			}
 		})
 	}
+}
+
+// TestLSTMInt8Refusals: what TFLite Micro's integer LSTM does not take is
+// refused with one line naming the operator and the reason.
+func TestLSTMInt8Refusals(t *testing.T) {
+	lstmRefuses(t, lstmInt8Cases[0], "", []lstmRefusal{
+		{"peephole", func(c *lstmInt8Case) { c.peep = true }, "peephole weights"},
+		{"projection", func(c *lstmInt8Case) { c.proj = true }, "a projection"},
+		{"layer_norm", func(c *lstmInt8Case) { c.ln = true }, "layer norm coefficients"},
+		{"cifg", func(c *lstmInt8Case) { c.noRec = true }, "coupled-gate (CIFG)"},
+		{"cell_scale", func(c *lstmInt8Case) { c.sc = 0.0003 }, "wants a power of two"},
+	})
 }

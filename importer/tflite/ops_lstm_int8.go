@@ -148,12 +148,8 @@ func (c *opctx) lstmInt8(n *graph.Node, x *graph.Tensor, cellAct uint8, cellClip
 		}
 		gates[k] = g
 	}
-	// The states: TFLite Micro wants both variable, H of the input's type.
-	for _, i := range []int{18, 19} {
-		if !present(i) || int(c.ins[i]) >= len(c.d.tensors) || !c.d.tensors[c.ins[i]].boolean(tensorIsVariable) {
-			return c.errorf("%s input %d (a state) must be a variable tensor", kind, i)
-		}
-	}
+	// The states: TFLite Micro wants both variable (stateIn refuses
+	// others), H of the input's type.
 	h0, err := c.stateIn(18, actT, []int{batch, cells})
 	if err != nil {
 		return err

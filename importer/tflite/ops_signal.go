@@ -3,6 +3,8 @@ package tflite
 import (
 	"encoding/binary"
 	"sort"
+
+	"github.com/mcugen/mcugen/graph"
 )
 
 // signalOps maps the custom codes of TFLite Micro's signal library
@@ -11,6 +13,96 @@ import (
 // their importers, each given the operator's FlexBuffers options. Each op's
 // file registers its own entry in an init function.
 var signalOps = map[string]func(c *opctx, opts []byte) error{}
+
+// signalOptions reads the custom options' integer (or bool) entries named
+// keys, all required.
+func (c *opctx) signalOptions(opts []byte, keys ...string) (map[string]int64, error) {
+	m, err := flexMapOf(opts)
+	if err != nil {
+		return nil, c.errorf("%v", err)
+	}
+	out := map[string]int64{}
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			return nil, c.errorf("option %q is missing", k)
+		}
+		switch v.typ {
+		case flexInt, flexUint, flexBool:
+		default:
+			return nil, c.errorf("option %q is of FlexBuffers type %d, not an integer", k, v.typ)
+		}
+		out[k] = v.i
+	}
+	if err := c.signalCheckPositions(opts, m, keys); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// signalIO imports the operator's inputs and outputs, checking each one's
+// file type and rank (rank -1, or no ranks: any); it wants exactly that
+// many of each.
+func (c *opctx) signalIO(inTypes, outTypes []int8, inRanks, outRanks []int) (ins, outs []*graph.Tensor, err error) {
+	if len(c.ins) != len(inTypes) || len(c.outs) != len(outTypes) {
+		return nil, nil, c.errorf("%d inputs and %d outputs, want %d and %d", len(c.ins), len(c.outs), len(inTypes), len(outTypes))
+	}
+	names := map[int8]string{ttUInt32: "uint32", ttUInt64: "uint64", ttInt16: "int16", ttInt32: "int32"}
+	check := func(what string, i int, idx int32, t *graph.Tensor, want int8, rank int) error {
+		if got := c.d.tensors[idx].i8(tensorType, 0); got != want {
+			return c.errorf("%s %d (%q) is of TFLite type %d, want %s", what, i, t.Name, got, names[want])
+		}
+		if rank >= 0 && len(t.Shape) != rank {
+			return c.errorf("%s %d (%q) has shape %v, want rank %d", what, i, t.Name, t.Shape, rank)
+		}
+		return nil
+	}
+	for i, want := range inTypes {
+		t, err := c.in(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := check("input", i, c.ins[i], t, want, rankOf(inRanks, i)); err != nil {
+			return nil, nil, err
+		}
+		ins = append(ins, t)
+	}
+	for i, want := range outTypes {
+		t, err := c.out(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := check("output", i, c.outs[i], t, want, rankOf(outRanks, i)); err != nil {
+			return nil, nil, err
+		}
+		outs = append(outs, t)
+	}
+	return ins, outs, nil
+}
+
+// rankOf is rank i of ranks, -1 (any) when ranks are not given.
+func rankOf(ranks []int, i int) int {
+	if ranks == nil {
+		return -1
+	}
+	return ranks[i]
+}
+
+// signalPlain refuses quantization parameters on the front ops' tensors:
+// the signal library's tensors are plain integers.
+func (c *opctx) signalPlain(ins, outs []*graph.Tensor) error {
+	for _, io := range []struct {
+		what string
+		ts   []*graph.Tensor
+	}{{"input", ins}, {"output", outs}} {
+		for j, t := range io.ts {
+			if t.Quant != nil && len(t.Quant.Scale) > 0 {
+				return c.errorf("%s %d (%q) is quantized: the signal library's tensors are plain integers", io.what, j, t.Name)
+			}
+		}
+	}
+	return nil
+}
 
 // signalPositional is what TFLite Micro's FlexbufferWrapper reads as
 // option i (ElementAsInt64): the root map's values vector taken as a
