@@ -9,31 +9,20 @@ import (
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/memplan"
 	"github.com/mcugen/mcugen/tir"
+	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
 // signalFrontGraph is one signal front end op on an int16 input of the
 // given shape (SignalWindow with a random constant window of w values).
 func signalFrontGraph(r *rand.Rand, op graph.Op, attrs any, shape []int, w int) *graph.Graph {
-	g := graph.New("signal", "tflite")
-	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int16, Shape: shape})
-	g.Inputs = []string{"x"}
-	ins := []string{"x"}
+	var window []int64
 	if op == graph.SignalWindow {
-		d := graph.NewData(graph.Int16, []int{w})
-		for i := range d.I {
-			d.I[i] = r.Int63n(65536) - 32768
+		window = make([]int64, w)
+		for i := range window {
+			window[i] = r.Int63n(65536) - 32768
 		}
-		g.AddConst("window", d)
-		ins = append(ins, "window")
 	}
-	out := &graph.Tensor{Name: "y"}
-	if a, ok := attrs.(*graph.SignalFftAutoScaleAttrs); ok && a.Bits {
-		out.DType, out.Shape = graph.Int32, []int{}
-	}
-	g.AddTensor(out)
-	g.AddNode(&graph.Node{Name: "y", Op: op, Attrs: attrs, Inputs: ins, Outputs: []string{"y"}})
-	g.Outputs = []string{"y"}
-	return g
+	return tirtest.SignalFront(op, attrs, shape, window)
 }
 
 // TestSignalFrontLowering lowers SignalWindow, SignalFftAutoScale,

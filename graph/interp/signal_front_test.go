@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
 // runSignal runs one signal front end op on the int16 values x (shape
@@ -14,23 +15,7 @@ func runSignal(t *testing.T, op graph.Op, attrs any, x, w []int64, shape ...int)
 	if shape == nil {
 		shape = []int{len(x)}
 	}
-	g := graph.New("s", "tflite")
-	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int16, Shape: shape})
-	g.Inputs = []string{"x"}
-	ins := []string{"x"}
-	if w != nil {
-		d := graph.NewData(graph.Int16, []int{len(w)})
-		copy(d.I, w)
-		g.AddConst("w", d)
-		ins = append(ins, "w")
-	}
-	out := &graph.Tensor{Name: "y"}
-	if a, ok := attrs.(*graph.SignalFftAutoScaleAttrs); ok && a.Bits {
-		out.DType, out.Shape = graph.Int32, []int{}
-	}
-	g.AddTensor(out)
-	g.AddNode(&graph.Node{Name: "y", Op: op, Attrs: attrs, Inputs: ins, Outputs: []string{"y"}})
-	g.Outputs = []string{"y"}
+	g := tirtest.SignalFront(op, attrs, shape, w)
 	if err := graph.InferShapes(g); err != nil {
 		t.Fatal(err)
 	}

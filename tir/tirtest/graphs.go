@@ -807,3 +807,29 @@ func DeadChain(seed int64, dead []int, tail string) *graph.Graph {
 	}
 	return g
 }
+
+// SignalFront is x (int16, shape) -> one of the signal library's front ops
+// (SignalWindow, SignalFftAutoScale, SignalRfft, SignalEnergy) -> y; a
+// window, when given, is the op's constant second input. y's type is the
+// exponent's int32 scalar for SignalFftAutoScale's Bits form, else left to
+// shape inference.
+func SignalFront(op graph.Op, attrs any, shape []int, window []int64) *graph.Graph {
+	g := graph.New("signal", "tflite")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int16, Shape: shape})
+	g.Inputs = []string{"x"}
+	ins := []string{"x"}
+	if window != nil {
+		d := graph.NewData(graph.Int16, []int{len(window)})
+		copy(d.I, window)
+		g.AddConst("window", d)
+		ins = append(ins, "window")
+	}
+	out := &graph.Tensor{Name: "y"}
+	if a, ok := attrs.(*graph.SignalFftAutoScaleAttrs); ok && a.Bits {
+		out.DType, out.Shape = graph.Int32, []int{}
+	}
+	g.AddTensor(out)
+	g.AddNode(&graph.Node{Name: "y", Op: op, Attrs: attrs, Inputs: ins, Outputs: []string{"y"}})
+	g.Outputs = []string{"y"}
+	return g
+}
