@@ -122,8 +122,10 @@ func TestDequantizedWeights(t *testing.T) {
 			t.Errorf("%s: folded weights %v, want %s", c.w.Name, w.Data, c.want)
 		}
 	}
-	// Integer weights straight into a float FULLY_CONNECTED (a hybrid model).
-	mustErr(t, "hybrid", fcModel(i8, false).Bytes(), "operator 0 (FULLY_CONNECTED): float32 input with int8 weights (a dynamic-range quantized model) is not supported")
+	// Integer weights straight into a float FULLY_CONNECTED (a hybrid
+	// model) import dequantized (TestHybridModels), but TFLite's hybrid
+	// kernels ignore a zero point, so one is refused.
+	mustErr(t, "hybrid", fcModel(i8, false).Bytes(), `operator 0 (FULLY_CONNECTED): int8 weights "w8" with zero point 2 in a float operator (TFLite's hybrid kernels take it to be 0)`)
 	// A float16 activation.
 	m := &tg.Model{}
 	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float16, Shape: []int32{2}})

@@ -24,6 +24,9 @@ type opctx struct {
 	// done is set by a builder that has added every node of the operator
 	// itself (several outputs, or outputs that fold to constants).
 	done bool
+	// subst are inputs read in another form than the file's (a hybrid
+	// operator's weights dequantized), by input position.
+	subst map[int]string
 }
 
 func (c *opctx) errorf(format string, a ...any) error {
@@ -34,6 +37,9 @@ func (c *opctx) errorf(format string, a ...any) error {
 func (c *opctx) in(i int) (*graph.Tensor, error) {
 	if i >= len(c.ins) || c.ins[i] < 0 {
 		return nil, c.errorf("input %d is missing", i)
+	}
+	if name, ok := c.subst[i]; ok {
+		return c.d.g.Tensors[name], nil
 	}
 	name, err := c.d.tensor(int(c.ins[i]))
 	if err != nil {
@@ -145,6 +151,9 @@ func (d *decoder) operator(index int, op table) error {
 	if folded, err := c.foldDequantize(); folded || err != nil {
 		return err
 	}
+	if err := c.dequantizeHybrid(); err != nil {
+		return err
+	}
 	n, err := c.node()
 	if err != nil {
 		return err
@@ -152,7 +161,7 @@ func (d *decoder) operator(index int, op table) error {
 	if c.done {
 		return nil
 	}
-	if err := c.checkHybrid(n); err != nil {
+	if err := c.checkMixed(n); err != nil {
 		return err
 	}
 	for _, o := range outs {
@@ -601,6 +610,9 @@ func (c *opctx) depthwise(n *graph.Node) error {
 		return err
 	}
 	wi := int(c.ins[1])
+	if _, ok := c.subst[1]; ok {
+		wi = -2 - wi // the dequantized weights: another tensor than the file's
+	}
 	name, ok := c.d.dwNames[wi]
 	if !ok {
 		name = c.d.transposeDepthwise(w)
@@ -903,30 +915,38 @@ func (c *opctx) foldDequantize() (bool, error) {
 	if y.DType != graph.Float32 || graph.NumElements(y.Shape) != x.Data.Len() {
 		return false, c.errorf("output %q must be float32 with the input's %d elements", name, x.Data.Len())
 	}
-	v := graph.NewData(graph.Float32, y.Shape)
-	for i := range v.F {
-		switch {
-		case x.DType == graph.Float32:
-			v.F[i] = x.Data.F[i]
-		case x.Quant == nil:
-			return false, c.errorf("constant input %q has no quantization", x.Name)
-		default:
-			ch := 0
-			if x.Quant.PerAxis() {
-				ch = (i / graph.NumElements(x.Shape[x.Quant.Axis+1:])) % x.Shape[x.Quant.Axis]
-			}
-			s, z := x.Quant.At(ch)
-			v.F[i] = float32(float64(s) * float64(x.Data.I[i]-int64(z)))
-		}
+	if x.DType != graph.Float32 && x.Quant == nil {
+		return false, c.errorf("constant input %q has no quantization", x.Name)
 	}
-	y.Data = v
+	y.Data = dequantized(x, y.Shape)
 	return true, nil
 }
 
-// checkHybrid refuses dynamic-range ("hybrid") quantized operators: float
-// activations with integer weights, which TFLite runs with kernels of their
-// own.
-func (c *opctx) checkHybrid(n *graph.Node) error {
+// dequantized is constant x in float32 with the given shape (of x's
+// element count): each value scale·(q − zero point) along x's
+// quantization axis, as TFLite's kernels compute it.
+func dequantized(x *graph.Tensor, shape []int) *graph.Data {
+	v := graph.NewData(graph.Float32, shape)
+	for i := range v.F {
+		if x.DType == graph.Float32 {
+			v.F[i] = x.Data.F[i]
+			continue
+		}
+		ch := 0
+		if x.Quant.PerAxis() {
+			ch = (i / graph.NumElements(x.Shape[x.Quant.Axis+1:])) % x.Shape[x.Quant.Axis]
+		}
+		s, z := x.Quant.At(ch)
+		v.F[i] = float32(float64(s) * float64(x.Data.I[i]-int64(z)))
+	}
+	return v
+}
+
+// checkMixed refuses a convolution, fully connected layer or matrix
+// product whose input and weights differ in being float, where
+// dequantizeHybrid has not made them agree (weights computed at run time,
+// or a float input with float weights and an integer output).
+func (c *opctx) checkMixed(n *graph.Node) error {
 	switch n.Op {
 	case graph.Conv2D, graph.FullyConnected, graph.BatchMatMul:
 	default:
@@ -934,7 +954,7 @@ func (c *opctx) checkHybrid(n *graph.Node) error {
 	}
 	x, w := c.d.g.Tensors[n.Inputs[0]], c.d.g.Tensors[n.Inputs[1]]
 	if x != nil && w != nil && (x.DType == graph.Float32) != (w.DType == graph.Float32) {
-		return c.errorf("%s input with %s weights (a dynamic-range quantized model) is not supported", x.DType, w.DType)
+		return c.errorf("%s input with %s weights is not supported", x.DType, w.DType)
 	}
 	return nil
 }

@@ -115,6 +115,9 @@ func intBytes(typ int8, v []int64) []byte {
 		for i, x := range v {
 			w[i] = int8(x)
 		}
+		if typ == tg.Int4 {
+			return tg.I4Bytes(w...)
+		}
 		return tg.I8Bytes(w...)
 	}
 }

@@ -58,6 +58,7 @@ const (
 	ttInt8    = 9
 	ttUInt64  = 12
 	ttUInt32  = 15
+	ttInt4    = 17
 )
 
 // Builtin operator codes used by the importer.

@@ -53,10 +53,11 @@ type Options struct {
 // for an input must be its stored shape (TFLite's shapes are not inferred
 // again), and one for a name that is not an input is an error.
 func DecodeWith(name string, b []byte, opt Options) (g *graph.Graph, err error) {
-	g, dyn, err := decode(name, b)
+	g, d, err := decode(name, b)
 	if err != nil {
 		return nil, err
 	}
+	dyn := d.dynamic
 	for in, want := range opt.Shapes {
 		t := g.Tensors[in]
 		if t == nil || !slices.Contains(g.UserInputs(), in) {
@@ -73,13 +74,20 @@ func DecodeWith(name string, b []byte, opt Options) (g *graph.Graph, err error) 
 				opt.Warn(fmt.Sprintf("input %q has a dynamic dimension (shape signature %v): compiled with the shape the file stores, %v", in, sig, g.Tensors[in].Shape))
 			}
 		}
+		if h := d.hybrid; len(h) > 0 {
+			more := ""
+			if len(h) > 1 {
+				more = fmt.Sprintf(" and %d more", len(h)-1)
+			}
+			opt.Warn(fmt.Sprintf("a dynamic-range quantized model (int8 weights, float activations: %s%s): mcugen runs these layers in float32 on the weights dequantized, where TFLite's hybrid kernels also round the activations to int8 at run time, so outputs differ from TFLite's by that rounding; --calib DIR (or --calib-random N) quantizes the whole model to int8", h[0], more))
+		}
 	}
 	return g, nil
 }
 
-// decode is Decode, and the shape signatures of the inputs that have a
-// dynamic dimension.
-func decode(name string, b []byte) (g *graph.Graph, dyn map[string][]int32, err error) {
+// decode is Decode, and the decoder, whose notes (the inputs' dynamic
+// dimensions, the hybrid operators) DecodeWith passes on.
+func decode(name string, b []byte) (g *graph.Graph, dec *decoder, err error) {
 	defer func() {
 		// Every access is checked; this is the last line of defence only
 		// (the fuzz test turns it off to see any panic).
@@ -87,7 +95,7 @@ func decode(name string, b []byte) (g *graph.Graph, dyn map[string][]int32, err 
 			return
 		}
 		if r := recover(); r != nil {
-			g, dyn, err = nil, nil, fmt.Errorf("tflite: malformed model: %v", r)
+			g, dec, err = nil, nil, fmt.Errorf("tflite: malformed model: %v", r)
 		}
 	}()
 	if len(b) < 8 {
@@ -100,7 +108,7 @@ func decode(name string, b []byte) (g *graph.Graph, dyn map[string][]int32, err 
 	if err := d.decode(); err != nil {
 		return nil, nil, fmt.Errorf("tflite: %w", err)
 	}
-	return d.g, d.dynamic, nil
+	return d.g, d, nil
 }
 
 type decoder struct {
@@ -124,6 +132,10 @@ type decoder struct {
 	varOrder  []string
 	handles   map[int]string
 	subgraphs []table
+	// hybrid names the dynamic-range operators (ops_hybrid.go), and
+	// dequantized holds their weights in float32, by tensor index.
+	hybrid      []string
+	dequantized map[int]string
 }
 
 func (d *decoder) check() error { return d.r.err }
@@ -279,10 +291,17 @@ func (d *decoder) tensor(i int) (string, error) {
 	}
 	ttype := tt.i8(tensorType, 0)
 	dt, err := dtypeOf(ttype)
-	if ttype == ttFloat16 {
+	switch ttype {
+	case ttFloat16:
 		// float16 constants (weights of "float16 quantized" models) are
 		// widened to float32; float16 activations are not supported.
 		dt, err = graph.Float32, nil
+	case ttInt4:
+		// int4 constants (the 4-bit weights TFLite Micro's convolutions
+		// and fully connected layers take), two to a byte in the file,
+		// are read as the int8 values they stand for; int4 activations
+		// are not supported.
+		dt, err = graph.Int8, nil
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -315,8 +334,8 @@ func (d *decoder) tensor(i int) (string, error) {
 	if t.Data, err = d.data(int(tt.u32(tensorBuffer, 0)), ttype, dt, shape); err != nil {
 		return fail("%v", err)
 	}
-	if ttype == ttFloat16 && t.Data == nil {
-		return fail("float16 activations are not supported")
+	if (ttype == ttFloat16 || ttype == ttInt4) && t.Data == nil {
+		return fail("%s activations are not supported", map[int8]string{ttFloat16: "float16", ttInt4: "int4"}[ttype])
 	}
 	if err := d.check(); err != nil {
 		return "", err
@@ -406,8 +425,12 @@ func (d *decoder) data(bi int, ttype int8, dt graph.DType, shape []int) (*graph.
 		// Held as int64: 4 bytes an element in the file, zero-extended.
 		size = 4
 	}
-	if len(raw) != n*size {
-		return nil, fmt.Errorf("buffer %d holds %d bytes, shape %v needs %d", bi, len(raw), shape, n*size)
+	want := n * size
+	if ttype == ttInt4 {
+		want = (n + 1) / 2 // packed, as TFLite writes them
+	}
+	if len(raw) != want {
+		return nil, fmt.Errorf("buffer %d holds %d bytes, shape %v needs %d", bi, len(raw), shape, want)
 	}
 	v := graph.NewData(dt, shape)
 	for k := 0; k < n; k++ {
@@ -416,6 +439,10 @@ func (d *decoder) data(bi int, ttype int8, dt graph.DType, shape []int) (*graph.
 			v.F[k] = halfToFloat(flatbuffers.GetUint16(raw[2*k:]))
 		case ttype == ttUInt32:
 			v.I[k] = int64(flatbuffers.GetUint32(raw[4*k:]))
+		case ttype == ttInt4:
+			// Element 2i in the low nibble of byte i, 2i+1 in the high
+			// one, each a two's complement 4-bit value.
+			v.I[k] = int64(int8(raw[k/2]<<(4-4*(k%2))) >> 4)
 		case dt == graph.Float32:
 			v.F[k] = flatbuffers.GetFloat32(raw[4*k:])
 		case dt == graph.Int8:

@@ -22,6 +22,7 @@ const (
 	Int64   int8 = 4
 	Int16   int8 = 7
 	Int8    int8 = 9
+	Int4    int8 = 17 // packed two to a byte, element 2i in the low nibble
 )
 
 // Tensor describes one tensor of subgraph 0.
@@ -354,6 +355,16 @@ func F32Bytes(v ...float32) []byte {
 }
 
 // I8Bytes encodes int8 values.
+// I4Bytes packs int4 values two to a byte, element 2i in the low nibble
+// (TFLite's layout; an odd count leaves the last high nibble zero).
+func I4Bytes(v ...int8) []byte {
+	b := make([]byte, (len(v)+1)/2)
+	for i, x := range v {
+		b[i/2] |= byte(x&0xf) << (4 * (i % 2))
+	}
+	return b
+}
+
 func I8Bytes(v ...int8) []byte {
 	out := make([]byte, len(v))
 	for i, x := range v {

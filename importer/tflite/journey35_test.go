@@ -1,0 +1,310 @@
+package tflite_test
+
+import (
+	"encoding/binary"
+	"math"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/tflite"
+	"github.com/mcugen/mcugen/pipeline"
+	tg "github.com/mcugen/mcugen/testdata/tflitegen"
+)
+
+// int4Cases are TFLite Micro's three int4-weight operators with
+// hand-worked results.
+var int4Cases = []opCase{
+	// TFLite Micro's fully_connected_test SimpleTestQuantizedInt4Weights:
+	// inputs 1..8, -9, -10 and 1..7, -8, 9, -10 (scale 1, zero point -1),
+	// every unit's weights -2..7, no bias: -28 and 0 in real terms, at
+	// output scale 0.5 and zero point -1: -57 and -1.
+	{name: "fc_int4", code: tg.OpFullyConnected, opts: tg.FullyConnectedOptions(tg.ActNone, false),
+		ins: []spec{qin(1, -1, 2, 10),
+			qc(tg.Int4, []int32{3, 10}, []float32{1}, []int64{0}, 0, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7),
+			none},
+		out:  qin(0.5, -1, 2, 3),
+		feed: [][]float64{{0, 1, 2, 3, 4, 5, 6, 7, -10, -11, 0, 1, 2, 3, 4, 5, 6, -9, 8, -11}},
+		want: f64(-57, -57, -57, -1, -1, -1)},
+	// Nine weights (-8..0: five bytes, the last high nibble unused) over
+	// x = 1..9: Σ (i+1)(i-8) = -120 at scale 0.5, plus a bias of 10 (real
+	// 5): -55.
+	{name: "conv_int4_odd", code: tg.OpConv2D, opts: tg.Conv2DOptions(tg.Valid, 1, 1, tg.ActNone, 1, 1),
+		ins: []spec{qin(1, 0, 1, 3, 3, 1),
+			qc(tg.Int4, []int32{1, 3, 3, 1}, []float32{0.5}, []int64{0}, 0, -8, -7, -6, -5, -4, -3, -2, -1, 0),
+			qc(tg.Int32, []int32{1}, []float32{0.5}, []int64{0}, 0, 10)},
+		out:  qin(1, 0, 1, 1, 1, 1),
+		feed: [][]float64{{1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		want: f64(-55)},
+	// Per-channel int4 (scales 1 and 0.5 on dimension 3): c0 1·7 + 2·-1 +
+	// 3·3 + 4·2 = 22; c1 10·-8 + 20·6 + 30·-5 + 40·1 = -70, real -35.
+	{name: "depthwise_int4", code: tg.OpDepthwiseConv2D, opts: tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1),
+		ins: []spec{qin(1, 0, 1, 2, 2, 2),
+			qc(tg.Int4, []int32{1, 2, 2, 2}, []float32{1, 0.5}, []int64{0, 0}, 3, 7, -8, -1, 6, 3, -5, 2, 1),
+			qc(tg.Int32, []int32{2}, []float32{1, 0.5}, []int64{0, 0}, 0, 0, 0)},
+		out:  qin(1, 0, 1, 1, 1, 2),
+		feed: [][]float64{{1, 10, 2, 20, 3, 30, 4, 40}},
+		want: f64(22, -35)},
+}
+
+// TestInt4Weights: TFLite's int4 weights (tensor type INT4, two to a
+// byte), which TFLite Micro's FULLY_CONNECTED, CONV_2D and
+// DEPTHWISE_CONV_2D take, were refused ("tensor type int4 not supported").
+// They import as the int8 values they stand for: the interpreter and the
+// generated C (host with the sanitizers; the Cortex-M4 under QEMU outside
+// -short) give the hand-worked results.
+func TestInt4Weights(t *testing.T) {
+	var fw []firmwareCase
+	for _, c := range int4Cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t) })
+		g, err := tflite.Decode(c.name, c.model().Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The weights as read: every nibble sign-extended (the depthwise
+		// import reorders them to channel-major).
+		w := g.Tensors[g.Nodes[0].Inputs[1]]
+		if c.code != tg.OpDepthwiseConv2D && (w.DType != graph.Int8 || !slices.Equal(w.Data.I, c.ins[1].q)) {
+			t.Errorf("%s: weights %s %v, want int8 %v", c.name, w.DType, w.Data.I, c.ins[1].q)
+		}
+		feed := map[string]*graph.Data{}
+		d := graph.NewData(graph.Int8, g.Tensors[g.Inputs[0]].Shape)
+		for i, v := range c.feed[0] {
+			d.I[i] = int64(v)
+		}
+		feed[g.Inputs[0]] = d
+		want := make([]int64, len(c.want))
+		for i, v := range c.want {
+			want[i] = int64(v)
+		}
+		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
+			g, err := tflite.Decode(c.name, c.model().Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}, vecs: []map[string]*graph.Data{feed}, want: [][][]int64{{want}}})
+	}
+	matchesOnBoards(t, "int4_", fw)
+}
+
+// TestInt4Nibbles: each nibble's two's complement value, low nibble
+// first, and the refusals: an int4 activation, and a buffer of the
+// unpacked size.
+func TestInt4Nibbles(t *testing.T) {
+	// 0x78: -8 then 7; 0xf0: 0 then -1; 0x9a: -6 then -7; 0x01: 1 (odd count).
+	raw := []byte{0x78, 0xf0, 0x9a, 0x01}
+	want := []int64{-8, 7, 0, -1, -6, -7, 1}
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Int8, Shape: []int32{1, 7}, Scale: []float32{1}, ZeroPoint: []int64{0}})
+	w := m.AddTensor(tg.Tensor{Name: "w", Type: tg.Int4, Shape: []int32{1, 7}, Data: raw, Scale: []float32{1}, ZeroPoint: []int64{0}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int8, Shape: []int32{1, 1}, Scale: []float32{1}, ZeroPoint: []int64{0}})
+	m.AddOp(tg.OpFullyConnected, tg.FullyConnectedOptions(tg.ActNone, false), []int32{x, w, -1}, y)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	g, err := tflite.Decode("nibbles", m.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Tensors[g.Nodes[0].Inputs[1]].Data.I; !slices.Equal(got, want) {
+		t.Errorf("nibbles %x read as %v, want %v", raw, got, want)
+	}
+
+	m.Tensors[w].Data = tg.I8Bytes(-8, 7, 0, -1, -6, -7, 1)
+	mustErr(t, "int4_unpacked", m.Bytes(), "holds 7 bytes, shape [1 7] needs 4")
+
+	m.Tensors[w].Data = raw
+	m.Tensors[x].Type = tg.Int4
+	_, err = tflite.Decode("int4_activation", m.Bytes())
+	if err == nil || !strings.Contains(err.Error(), `tensor 0 ("x"): int4 activations are not supported`) {
+		t.Fatalf("decode: %v, want the int4 activation refused", err)
+	}
+}
+
+// hybridFC is a dynamic-range FULLY_CONNECTED (TFLite's converter asked to
+// optimize without a representative dataset): float x [1, 2], int8
+// weights per output channel (scales 0.5 and 0.25, zero points 0),
+// [2, -4] and [6, -2], i.e. [1, -2] and [1.5, -0.5], a float bias
+// [0.5, -1] and a fused ReLU.
+func hybridFC() *tg.Model {
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 2}})
+	w := m.AddTensor(tg.Tensor{Name: "w", Type: tg.Int8, Shape: []int32{2, 2}, Data: tg.I8Bytes(2, -4, 6, -2), Scale: []float32{0.5, 0.25}, ZeroPoint: []int64{0, 0}})
+	b := m.AddTensor(tg.Tensor{Name: "b", Type: tg.Float32, Shape: []int32{2}, Data: tg.F32Bytes(0.5, -1)})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{1, 2}})
+	m.AddOp(tg.OpFullyConnected, tg.FullyConnectedOptions(tg.ActRelu, false), []int32{x, w, b}, y)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y}
+	return m
+}
+
+// TestHybridModels: a dynamic-range model was refused ("float32 input with
+// int8 weights ... is not supported"). Its weights now import dequantized,
+// with one note naming the hybrid operators, and the model runs as the
+// float model it stands for: x = [3, 1] gives 3·1 + 1·-2 + 0.5 = 1.5 and
+// ReLU(3·1.5 + 1·-0.5 - 1) = 3; x = [-1, 2] gives ReLU(-1 - 4 + 0.5) = 0
+// and ReLU(-1.5 - 1 - 1) = 0. The generated C gives the same on the host
+// with the sanitizers and, outside -short, on the Cortex-M4 under QEMU.
+func TestHybridModels(t *testing.T) {
+	var notes []string
+	g, err := tflite.DecodeWith("hybrid_fc", hybridFC().Bytes(), tflite.Options{Warn: func(s string) { notes = append(notes, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "dynamic-range quantized model (int8 weights, float activations: operator 0, FULLY_CONNECTED)") ||
+		!strings.Contains(notes[0], "--calib") {
+		t.Errorf("notes %q, want one naming the hybrid operator and --calib", notes)
+	}
+	w := g.Tensors[g.Nodes[0].Inputs[1]]
+	if w.DType != graph.Float32 || !w.IsConst() {
+		t.Fatalf("weights %s, want a float32 constant", w.DType)
+	}
+	vecs := []map[string]*graph.Data{}
+	for _, x := range [][]float32{{3, 1}, {-1, 2}} {
+		d := graph.NewData(graph.Float32, []int{1, 2})
+		copy(d.F, x)
+		vecs = append(vecs, map[string]*graph.Data{g.Inputs[0]: d})
+	}
+	want := [][]float32{{1.5, 3}, {0, 0}}
+	for v, feed := range vecs {
+		outs, err := interp.Run(g, feed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := outs[g.Outputs[0]].F; !slices.Equal(got, want[v]) {
+			t.Errorf("interpreter, vector %d: %v, want %v", v, got, want[v])
+		}
+	}
+	floatOnBoards(t, "hybrid_fc", func(t *testing.T) *graph.Graph {
+		g, err := tflite.Decode("hybrid_fc", hybridFC().Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}, vecs, want)
+
+	// Two operators share one weight tensor: one dequantized copy.
+	m := hybridFC()
+	y2 := m.AddTensor(tg.Tensor{Name: "y2", Type: tg.Float32, Shape: []int32{1, 2}})
+	m.AddOp(tg.OpFullyConnected, tg.FullyConnectedOptions(tg.ActNone, false), []int32{m.Outputs[0], 1, 2}, y2)
+	m.Outputs = []int32{y2}
+	notes = nil
+	g, err = tflite.DecodeWith("hybrid_two", m.Bytes(), tflite.Options{Warn: func(s string) { notes = append(notes, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Nodes) != 2 || g.Nodes[0].Inputs[1] != g.Nodes[1].Inputs[1] {
+		t.Errorf("nodes %v, want both reading one dequantized weight tensor", g.Nodes)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "operator 0, FULLY_CONNECTED and 1 more") {
+		t.Errorf("notes %q, want one naming the first hybrid operator and counting the other", notes)
+	}
+}
+
+// TestHybridLSTM: an LSTM with int8 weight matrices (each quantized
+// per tensor, as TFLite's converter does) and float biases and states
+// imports as the float LSTM with the weights scale·q: over two
+// inferences (the state carried) the two models give the same outputs.
+func TestHybridLSTM(t *testing.T) {
+	c := seqCase{name: "step", lstm: true, kind: seqStep, b: 1, in: 3, cells: 4, out: 4, act: tg.ActTanh}
+	hyb, _ := c.model(7)
+	ref, _ := c.model(7)
+	converted := 0
+	for _, i := range hyb.Ops[0].Inputs {
+		if i < 0 || len(hyb.Tensors[i].Shape) != 2 || hyb.Tensors[i].Data == nil {
+			continue
+		}
+		f := ref.Tensors[i].Data
+		n := len(f) / 4
+		vals := make([]float64, n)
+		top := 0.0
+		for k := range n {
+			vals[k] = float64(math.Float32frombits(binary.LittleEndian.Uint32(f[4*k:])))
+			top = max(top, math.Abs(vals[k]))
+		}
+		scale := float32(top / 127)
+		q, deq := make([]int8, n), make([]float32, n)
+		for k, v := range vals {
+			q[k] = int8(math.Round(v / float64(scale)))
+			deq[k] = scale * float32(q[k]) // exact in float64, rounded once
+		}
+		h := &hyb.Tensors[i]
+		h.Type, h.Data, h.Scale, h.ZeroPoint = tg.Int8, tg.I8Bytes(q...), []float32{scale}, []int64{0}
+		ref.Tensors[i].Data = tg.F32Bytes(deq...)
+		converted++
+	}
+	if converted < 8 {
+		t.Fatalf("%d weight matrices converted, want the LSTM's 8", converted)
+	}
+	gh, err := tflite.Decode("hybrid_lstm", hyb.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := tflite.Decode("float_lstm", ref.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, sr := interp.NewSession(gh), interp.NewSession(gr)
+	for v, x := range [][]float32{{0.5, -1, 0.25}, {-0.75, 0.5, 1}} {
+		d := graph.NewData(graph.Float32, []int{1, 3})
+		copy(d.F, x)
+		oh, err := sh.Run(map[string]*graph.Data{gh.Inputs[0]: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		or, err := sr.Run(map[string]*graph.Data{gr.Inputs[0]: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := oh[gh.Outputs[0]].F, or[gr.Outputs[0]].F; !slices.Equal(a, b) || len(a) != 4 {
+			t.Errorf("inference %d: hybrid %v, float %v", v, a, b)
+		}
+	}
+}
+
+// floatOnBoards runs a float model's generated C on the host with the
+// sanitizers and, outside -short, on the Cortex-M4 under QEMU, and wants
+// want[v] from vector v within 1e-6 relative.
+func floatOnBoards(t *testing.T, name string, build func(t *testing.T) *graph.Graph, vecs []map[string]*graph.Data, want [][]float32) {
+	t.Helper()
+	boards := []string{"host"}
+	if !testing.Short() {
+		boards = append(boards, "mps2-an386")
+	}
+	for _, bn := range boards {
+		t.Run(bn, func(t *testing.T) {
+			tool := "gcc"
+			if bn != "host" {
+				tool = "qemu-system-arm"
+			}
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("%s not installed", tool)
+			}
+			b, err := pipeline.LoadBoard(bn, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := pipeline.Options{Board: b, Version: "test"}
+			if bn == "host" {
+				opt.CFlags = []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
+			}
+			s, err := pipeline.CompileGraph(build(t), name, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for v := range vecs {
+				for i, w := range want[v] {
+					if got := x.Outputs[v][0].F[i]; math.Abs(float64(got-w)) > 1e-6*math.Max(1, math.Abs(float64(w))) {
+						t.Errorf("vector %d [%d]: %v, want %v", v, i, got, w)
+					}
+				}
+			}
+		})
+	}
+}
