@@ -524,6 +524,7 @@ type MathAttrs struct {
 	// TFLiteInt8 selects TFLite's own int8 kernel instead of the table of
 	// rounded real values mcugen's quantizer gives other integer Math
 	// nodes: for Rsqrt TFLite Micro's fixed point (qmath.RsqrtInt8), for
+	// Abs its requantization of |q − zero point| (qmath.AbsInt8), for
 	// Gelu, GeluTanh and Elu TFLite's table built in float32
 	// (qmath.LUTPopulateInt8 of qmath.GeluF32, GeluTanhF32, EluF32).
 	TFLiteInt8 bool

@@ -164,6 +164,8 @@ func mathInt(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 		switch a.Fn {
 		case graph.MathRsqrt:
 			return func(v int32) int32 { return qmath.RsqrtInt8(v, sx, zx, sy, zy) }, nil
+		case graph.MathAbs:
+			return func(v int32) int32 { return qmath.AbsInt8(v, sx, zx, sy, zy) }, nil
 		case graph.MathGelu:
 			return qmath.LUTPopulateInt8(sx, zx, sy, zy, qmath.GeluF32), nil
 		case graph.MathGeluTanh:
@@ -174,7 +176,7 @@ func mathInt(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 			}
 			return qmath.LUTPopulateInt8(sx, zx, sy, zy, qmath.EluF32), nil
 		}
-		return nil, fmt.Errorf("TFLite's own integer %s is not supported (int8 RSQRT, GELU and ELU are)", a.Fn)
+		return nil, fmt.Errorf("TFLite's own integer %s is not supported (int8 ABS, RSQRT, GELU and ELU are)", a.Fn)
 	}
 	return func(v int32) int32 {
 		r := f(float64(sx)*float64(v-zx)) / float64(sy)

@@ -279,6 +279,22 @@ func RsqrtInt8(q int32, sx float32, zx int32, sy float32, zy int32) int32 {
 	return min(max(MultiplyByQuantizedMultiplier(data, m, s-20)+zy, -128), 127)
 }
 
+// AbsInt8 is TFLite Micro's int8 ABS (elementwise.cc, AbsEvalQuantized):
+// |q − zx| plus zy where the two scales are equal, else requantized by
+// the multiplier of sx/sy (the quotient in float32, as TFLite Micro
+// divides the scales) plus zy; clamped to int8.
+func AbsInt8(q int32, sx float32, zx int32, sy float32, zy int32) int32 {
+	v := q - zx
+	if v < 0 {
+		v = -v
+	}
+	if sx != sy {
+		m, s := QuantizeMultiplier(float64(sx / sy))
+		v = MultiplyByQuantizedMultiplier(v, m, s)
+	}
+	return min(max(v+zy, -128), 127)
+}
+
 // L2NormMaxDepth is the longest row TFLite's int8 L2 normalization sums
 // without overflow: 255² per element within int32.
 const L2NormMaxDepth = math.MaxInt32 / (255 * 255)

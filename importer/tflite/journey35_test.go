@@ -308,3 +308,51 @@ func floatOnBoards(t *testing.T, name string, build func(t *testing.T) *graph.Gr
 		})
 	}
 }
+
+// absCases: int8 ABS, which TFLite Micro runs (elementwise.cc) and mcugen
+// refused ("only float32 (and int8 RSQRT and ELU)"). |q − zx| is
+// requantized by the multiplier of sx/sy and zy added, clamped:
+//   - sx 0.5, zx 10, sy 0.25, zy −128 (×2 exactly): q −100 → 110 → 92,
+//     127 → 117 → 106, 10 → 0 → −128, −128 → 138 → 148, clamped to 127;
+//   - sx 0.75, sy 1, zx 0, zy 0 (×0.75, halves rounded away from zero):
+//     1 → 0.75 → 1, 2 → 1.5 → 2, −3 → 2.25 → 2, −5 → 3.75 → 4;
+//   - equal scales (no requantization), zx −3, zy −128: −128 → 125 → −3,
+//     −3 → 0 → −128, 127 → 130 → 2.
+var absCases = []opCase{
+	{name: "abs_int8_x2", code: tg.OpAbs, ins: []spec{qin(0.5, 10, 4)}, out: qin(0.25, -128, 4),
+		feed: [][]float64{{-100, 127, 10, -128}}, want: f64(92, 106, -128, 127)},
+	{name: "abs_int8_x075", code: tg.OpAbs, ins: []spec{qin(0.75, 0, 4)}, out: qin(1, 0, 4),
+		feed: [][]float64{{1, 2, -3, -5}}, want: f64(1, 2, 2, 4)},
+	{name: "abs_int8_same_scale", code: tg.OpAbs, ins: []spec{qin(0.5, -3, 3)}, out: qin(0.5, -128, 3),
+		feed: [][]float64{{-128, -3, 127}}, want: f64(-3, -128, 2)},
+}
+
+// TestAbsInt8: the interpreter and the generated C (host with the
+// sanitizers; the Cortex-M4 under QEMU outside -short) give absCases'
+// hand-worked values.
+func TestAbsInt8(t *testing.T) {
+	var fw []firmwareCase
+	for _, c := range absCases {
+		t.Run(c.name, func(t *testing.T) { c.run(t) })
+		g, err := tflite.Decode(c.name, c.model().Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := graph.NewData(graph.Int8, g.Tensors[g.Inputs[0]].Shape)
+		for i, v := range c.feed[0] {
+			d.I[i] = int64(v)
+		}
+		want := make([]int64, len(c.want))
+		for i, v := range c.want {
+			want[i] = int64(v)
+		}
+		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
+			g, err := tflite.Decode(c.name, c.model().Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{want}}})
+	}
+	matchesOnBoards(t, "abs_", fw)
+}

@@ -381,14 +381,14 @@ func (c *opctx) node() (*graph.Node, error) {
 		}
 		a := &graph.MathAttrs{Fn: floatMath[c.code], Alpha: 1}
 		switch {
-		case c.code == opRsqrt && x.DType == graph.Int8:
-			// TFLite Micro's fixed point (qmath.RsqrtInt8).
+		case (c.code == opRsqrt || c.code == opAbs) && x.DType == graph.Int8:
+			// TFLite Micro's fixed point (qmath.RsqrtInt8, qmath.AbsInt8).
 			out, e := c.out(0)
 			if e != nil {
 				return nil, e
 			}
 			if out.DType != graph.Int8 || x.Quant == nil || out.Quant == nil || len(x.Quant.Scale) != 1 || len(out.Quant.Scale) != 1 {
-				return nil, c.errorf("int8 RSQRT needs per-tensor quantized int8 input and output")
+				return nil, c.errorf("int8 %s needs per-tensor quantized int8 input and output", c.name)
 			}
 			a.TFLiteInt8 = true
 		case c.code == opElu && x.DType == graph.Int8:
@@ -402,7 +402,7 @@ func (c *opctx) node() (*graph.Node, error) {
 			}
 			a.TFLiteInt8 = true
 		case x.DType != graph.Float32:
-			return nil, c.errorf("%s input: only float32 (and int8 RSQRT and ELU) is supported", x.DType)
+			return nil, c.errorf("%s input: only float32 (and int8 ABS, RSQRT and ELU) is supported", x.DType)
 		}
 		n.Op, n.Attrs = graph.Math, a
 		err = pass(0)
