@@ -25,6 +25,9 @@ type Options struct {
 	Shapes map[string][]int
 	// Warn receives non-fatal remarks (a dynamic dimension bound to 1, ...).
 	Warn func(string)
+	// Quantizing says the model is about to be quantized (it words the
+	// remarks on a dynamic-range TFLite model).
+	Quantizing bool
 }
 
 // MaxModelBytes bounds the size of a model file mcugen reads (1 GiB).
@@ -86,7 +89,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		if ext == ".onnx" {
 			warn(fmt.Sprintf("%s: a TFLite model (file identifier TFL3) named .onnx; read as TFLite", path))
 		}
-		g, err = tflite.DecodeWith(name, b, tflite.Options{Shapes: opt.Shapes, Warn: opt.Warn})
+		g, err = tflite.DecodeWith(name, b, tflite.Options{Shapes: opt.Shapes, Warn: opt.Warn, Quantizing: opt.Quantizing})
 	} else {
 		// onnx.Decode checks the --shape names itself, before the nodes.
 		g, err = onnx.Decode(name, b, onnx.Options{Shapes: opt.Shapes, Warn: opt.Warn})

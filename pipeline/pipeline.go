@@ -239,7 +239,8 @@ func defaultPrefix(model string) (prefix, renamed string) {
 }
 
 func importPass(s *State) error {
-	g, err := importer.Load(s.ModelPath, importer.Options{Shapes: s.Opt.Shapes, Warn: s.Opt.Warn})
+	o := s.Opt
+	g, err := importer.Load(s.ModelPath, importer.Options{Shapes: o.Shapes, Warn: o.Warn, Quantizing: o.Calib != "" || o.CalibRandom > 0 || o.Quantize == "int8"})
 	if err != nil {
 		return err
 	}

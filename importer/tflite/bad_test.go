@@ -125,7 +125,7 @@ func TestDequantizedWeights(t *testing.T) {
 	// Integer weights straight into a float FULLY_CONNECTED (a hybrid
 	// model) import dequantized (TestHybridModels), but TFLite's hybrid
 	// kernels ignore a zero point, so one is refused.
-	mustErr(t, "hybrid", fcModel(i8, false).Bytes(), `operator 0 (FULLY_CONNECTED): int8 weights "w8" with zero point 2 in a float operator (TFLite's hybrid kernels take it to be 0)`)
+	mustErr(t, "hybrid", fcModel(i8, false).Bytes(), `operator 0 (FULLY_CONNECTED): integer weights "w8" with zero point 2 in a float operator (TFLite's hybrid kernels take it to be 0)`)
 	// A float16 activation.
 	m := &tg.Model{}
 	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float16, Shape: []int32{2}})

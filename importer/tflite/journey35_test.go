@@ -153,7 +153,7 @@ func TestHybridModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "dynamic-range quantized model (int8 weights, float activations: operator 0, FULLY_CONNECTED)") ||
+	if len(notes) != 1 || !strings.Contains(notes[0], "hybrid_fc: a dynamic-range quantized model (integer weights, float activations: operator 0, FULLY_CONNECTED)") ||
 		!strings.Contains(notes[0], "--calib") {
 		t.Errorf("notes %q, want one naming the hybrid operator and --calib", notes)
 	}
@@ -355,4 +355,92 @@ func TestAbsInt8(t *testing.T) {
 		}, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{want}}})
 	}
 	matchesOnBoards(t, "abs_", fw)
+}
+
+// TestHybridReview35: the review of the hybrid import.
+//   - A depthwise weight shared with a later operator was replaced by its
+//     transposed layout under the file's name, so the later reader (a
+//     CONV_2D, or a hybrid depthwise dequantizing it) saw [C,KH,KW,1]:
+//     an int8 depthwise then a hybrid one over one weight tensor give
+//     the same sums (x·w per channel: c0 1·1 + 2·2 + 3·3 + 4·4 = 30,
+//     c1 10·1 + 20·2 + 30·3 + 40·4 = 300).
+//   - Scales along another axis than the one TFLite's hybrid kernel
+//     indexes, per-channel scales where it reads one, a variable state
+//     and an integer input are not dequantized as weights.
+//   - The unread int8 original is gone from the graph.
+func TestHybridReview35(t *testing.T) {
+	// float x [1,2,2,2] -> QUANTIZE -> int8 depthwise (w) -> y (int8);
+	// x -> hybrid depthwise (the same w) -> z (float).
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 2, 2, 2}})
+	xq := m.AddTensor(tg.Tensor{Name: "xq", Type: tg.Int8, Shape: []int32{1, 2, 2, 2}, Scale: []float32{1}, ZeroPoint: []int64{0}})
+	w := m.AddTensor(tg.Tensor{Name: "w", Type: tg.Int8, Shape: []int32{1, 2, 2, 2}, Data: tg.I8Bytes(1, 1, 2, 2, 3, 3, 4, 4), Scale: []float32{1}, ZeroPoint: []int64{0}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Int32, Shape: []int32{1, 1, 1, 2}})
+	y8 := m.AddTensor(tg.Tensor{Name: "y8", Type: tg.Int8, Shape: []int32{1, 1, 1, 2}, Scale: []float32{4}, ZeroPoint: []int64{0}})
+	z := m.AddTensor(tg.Tensor{Name: "z", Type: tg.Float32, Shape: []int32{1, 1, 1, 2}})
+	_ = y
+	m.AddOp(tg.OpQuantize, nil, []int32{x}, xq)
+	m.AddOp(tg.OpDepthwiseConv2D, tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1), []int32{xq, w, -1}, y8)
+	m.AddOp(tg.OpDepthwiseConv2D, tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1), []int32{x, w, -1}, z)
+	m.Inputs, m.Outputs = []int32{x}, []int32{y8, z}
+	g, err := tflite.Decode("shared_dw", m.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := graph.NewData(graph.Float32, []int{1, 2, 2, 2})
+	copy(d.F, []float32{1, 10, 2, 20, 3, 30, 4, 40})
+	outs, err := interp.Run(g, map[string]*graph.Data{g.Inputs[0]: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// int8 at scale 4: 30/4 = 7.5 -> 8 (TFLite rounds half away), 300/4 -> 75.
+	if a, b := outs[g.Outputs[0]].I, outs[g.Outputs[1]].F; !slices.Equal(a, []int64{8, 75}) || !slices.Equal(b, []float32{30, 300}) {
+		t.Errorf("outputs %v and %v, want [8 75] and [30 300]", a, b)
+	}
+	for name, tt := range g.Tensors {
+		if tt.IsConst() && tt.DType == graph.Int8 && len(tt.Shape) == 4 && tt.Shape[0] == 1 {
+			t.Errorf("constant %q %v: the file's layout kept though nothing reads it", name, tt.Shape)
+		}
+	}
+
+	// A CONV_2D then a depthwise over one float weight [1,2,2,2]
+	// (Cout 1 for the conv, C 2 for the depthwise).
+	m = &tg.Model{}
+	x = m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 2, 2, 2}})
+	w = m.AddTensor(tg.Tensor{Name: "w", Type: tg.Float32, Shape: []int32{1, 2, 2, 2}, Data: tg.F32Bytes(1, 1, 2, 2, 3, 3, 4, 4)})
+	c1 := m.AddTensor(tg.Tensor{Name: "c", Type: tg.Float32, Shape: []int32{1, 1, 1, 1}})
+	z = m.AddTensor(tg.Tensor{Name: "z", Type: tg.Float32, Shape: []int32{1, 1, 1, 2}})
+	m.AddOp(tg.OpConv2D, tg.Conv2DOptions(tg.Valid, 1, 1, tg.ActNone, 1, 1), []int32{x, w, -1}, c1)
+	m.AddOp(tg.OpDepthwiseConv2D, tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1), []int32{x, w, -1}, z)
+	m.Inputs, m.Outputs = []int32{x}, []int32{c1, z}
+	g, err = tflite.Decode("shared_conv_dw", m.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err = interp.Run(g, map[string]*graph.Data{g.Inputs[0]: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// conv: 1·1 + 10·1 + 2·2 + 20·2 + 3·3 + 30·3 + 4·4 + 40·4 = 330.
+	if a, b := outs[g.Outputs[0]].F, outs[g.Outputs[1]].F; !slices.Equal(a, []float32{330}) || !slices.Equal(b, []float32{30, 300}) {
+		t.Errorf("outputs %v and %v, want [330] and [30 300]", a, b)
+	}
+
+	// Scales along dimension 1 of FC weights (TFLite's hybrid FC reads
+	// them per output row).
+	bad := hybridFC()
+	bad.Tensors[1].QuantDim = 1
+	mustErr(t, "hybrid_axis", bad.Bytes(), `integer weights "w" with scales along dimension 1: TFLite's hybrid FULLY_CONNECTED reads them along dimension 0`)
+
+	// An int8 input with int8 weights and a float output is no hybrid.
+	bad = hybridFC()
+	bad.Tensors[0].Type, bad.Tensors[0].Scale, bad.Tensors[0].ZeroPoint = tg.Int8, []float32{1}, []int64{0}
+	g, err = tflite.Decode("int8_in_float_out", bad.Bytes())
+	if err == nil {
+		feed := graph.NewData(graph.Int8, []int{1, 2})
+		_, err = interp.Run(g, map[string]*graph.Data{g.Inputs[0]: feed})
+	}
+	if err == nil || strings.Contains(err.Error(), "float32 weights") || !strings.Contains(err.Error(), "float32") {
+		t.Errorf("decode and run: %v, want a refusal of the float32 output that names no float32 weights", err)
+	}
 }

@@ -673,6 +673,27 @@ func (d *decoder) transposeDepthwise(w *graph.Tensor) string {
 	if q := w.Quant; q != nil {
 		t.Quant = &graph.Quant{Scale: q.Scale, ZeroPoint: q.ZeroPoint}
 	}
+	// The transposed weights take the file's name (the C names its
+	// constants after it) unless a node already reads the file's layout
+	// under it; the file's layout stays readable by later operators
+	// (a CONV_2D, or a hybrid depthwise's dequantization, sharing the
+	// tensor) under a name of its own.
+	for _, n := range d.g.Nodes {
+		if slices.Contains(n.Inputs, w.Name) {
+			t.Name = d.g.UniqueName(w.Name + "/ohwi")
+			d.g.AddTensor(t)
+			return t.Name
+		}
+	}
+	for i, name := range d.names {
+		if name == w.Name {
+			file := *w
+			file.Name = d.g.UniqueName(w.Name + "/hwio")
+			d.g.AddTensor(&file)
+			d.names[i] = file.Name
+			d.spare = append(d.spare, file.Name)
+		}
+	}
 	d.g.AddTensor(t)
 	return t.Name
 }
@@ -954,7 +975,11 @@ func (c *opctx) checkMixed(n *graph.Node) error {
 	}
 	x, w := c.d.g.Tensors[n.Inputs[0]], c.d.g.Tensors[n.Inputs[1]]
 	if x != nil && w != nil && (x.DType == graph.Float32) != (w.DType == graph.Float32) {
-		return c.errorf("%s input with %s weights is not supported", x.DType, w.DType)
+		if x.DType == graph.Float32 {
+			// Constant integer weights would have been dequantized.
+			return c.errorf("float32 input with %s weights computed at run time is not supported (a dynamic-range model's weights are constants)", w.DType)
+		}
+		return c.errorf("%s input with float32 weights is not supported", x.DType)
 	}
 	return nil
 }

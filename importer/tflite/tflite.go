@@ -44,6 +44,9 @@ func Decode(name string, b []byte) (g *graph.Graph, err error) {
 type Options struct {
 	Shapes map[string][]int
 	Warn   func(string)
+	// Quantizing says the model will be quantized (--calib): the note on a
+	// dynamic-range model says so instead of describing its float run.
+	Quantizing bool
 }
 
 // DecodeWith is Decode with options. A TFLite file stores every tensor's
@@ -79,7 +82,12 @@ func DecodeWith(name string, b []byte, opt Options) (g *graph.Graph, err error) 
 			if len(h) > 1 {
 				more = fmt.Sprintf(" and %d more", len(h)-1)
 			}
-			opt.Warn(fmt.Sprintf("a dynamic-range quantized model (int8 weights, float activations: %s%s): mcugen runs these layers in float32 on the weights dequantized, where TFLite's hybrid kernels also round the activations to int8 at run time, so outputs differ from TFLite's by that rounding; --calib DIR (or --calib-random N) quantizes the whole model to int8", h[0], more))
+			what := fmt.Sprintf("%s: a dynamic-range quantized model (integer weights, float activations: %s%s): its weights are read as float32 (scale·q)", name, h[0], more)
+			if opt.Quantizing {
+				opt.Warn(what + ", and the model is quantized from them as a float model")
+			} else {
+				opt.Warn(what + " and the model runs in float32, where TFLite's hybrid kernels (but EMBEDDING_LOOKUP's) also round the activations to int8 at run time, so outputs differ from TFLite's by that rounding; --calib DIR (or --calib-random N) quantizes it to int8")
+			}
 		}
 	}
 	return g, nil
@@ -136,6 +144,9 @@ type decoder struct {
 	// dequantized holds their weights in float32, by tensor index.
 	hybrid      []string
 	dequantized map[int]string
+	// spare are constants kept in case a later operator reads them (the
+	// file's layout of depthwise weights); unread, they are dropped.
+	spare []string
 }
 
 func (d *decoder) check() error { return d.r.err }
@@ -219,6 +230,7 @@ func (d *decoder) decode() error {
 		d.g.Outputs = append(d.g.Outputs, st.Out)
 	}
 	d.g.States = d.states
+	d.dropDequantizedOriginals()
 	// SHAPE, FILL and the like can leave an output constant: a copy gives it a producer.
 	graph.MaterializeConstOutputs(d.g)
 	if err := graph.InferShapes(d.g); err != nil {
@@ -430,7 +442,11 @@ func (d *decoder) data(bi int, ttype int8, dt graph.DType, shape []int) (*graph.
 		want = (n + 1) / 2 // packed, as TFLite writes them
 	}
 	if len(raw) != want {
-		return nil, fmt.Errorf("buffer %d holds %d bytes, shape %v needs %d", bi, len(raw), shape, want)
+		packed := ""
+		if ttype == ttInt4 {
+			packed = " (int4, two a byte)"
+		}
+		return nil, fmt.Errorf("buffer %d holds %d bytes, shape %v needs %d%s", bi, len(raw), shape, want, packed)
 	}
 	v := graph.NewData(dt, shape)
 	for k := 0; k < n; k++ {
