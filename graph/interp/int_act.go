@@ -205,6 +205,11 @@ func reluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
 	m, s := qmath.RescaleMultiplier(sx, sy)
+	if n.Op == graph.Relu {
+		// TFLite Micro's RELU divides the scales in float32
+		// (CalculateReluOpData), where QUANTIZE and MEAN divide in double.
+		m, s = qmath.QuantizeMultiplier(float64(sx / sy))
+	}
 	lo, hi := dtypeRange(y.DType)
 	bound := func(f float32, def int32) int32 {
 		if math.IsInf(float64(f), 0) {

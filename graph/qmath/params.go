@@ -70,7 +70,8 @@ func (p SquaredDiffParams) Apply(v1, v2 int32) int32 {
 }
 
 // RescaleMultiplier is QuantizeMultiplier(double(sx) / double(sy)), used by
-// requantizing QUANTIZE, RELU and MEAN.
+// requantizing QUANTIZE, the clamps (RELU6 and the like) and MEAN; RELU
+// divides in float32, as TFLite Micro does.
 func RescaleMultiplier(sx, sy float32) (multiplier int32, shift int) {
 	return QuantizeMultiplier(float64(sx) / float64(sy))
 }

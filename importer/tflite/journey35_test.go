@@ -444,3 +444,94 @@ func TestHybridReview35(t *testing.T) {
 		t.Errorf("decode and run: %v, want a refusal of the float32 output that names no float32 weights", err)
 	}
 }
+
+// preluCases: int8 PRELU was refused wherever TFLite's float32 and
+// TFLite Micro's double derivations of its two multipliers differ, which
+// is most realistic scales. It follows TFLite Micro's (double) now.
+// Hand-worked with TFLite's two roundings (SaturatingRoundingDoublingHighMul
+// by the Q31 multiplier, then RoundingDivideByPOT by the shift):
+//   - sx 0.1, alpha 1 at 0.3, sy 0.7 (refused before): 0.1/0.7 is
+//     0.5714·2^-2, so 10 → round(5.714) = 6 → 6/4 = 1.5 → 2 (not the 1.43
+//     of real arithmetic); -20 at 0.1·0.3/0.7 = 0.6857·2^-4: -13.71 → -14,
+//     -14/16 → -1;
+//   - sx 0.0235 (zx -3), alpha 77 at 0.0039, sy 0.0187 (zy 5): 53 at
+//     0.6283·2^1 → 106·0.6283 = 66.60 → 67, + 5 = 72; -57·77 = -4389 at
+//     0.6273·2^-7 → -2753.4 → -2753, /128 = -21.51 → -22, + 5 = -17.
+var preluCases = []opCase{
+	{name: "prelu_int8_refused_before", code: mathOpPrelu, ins: []spec{qin(0.1, 0, 2), i8c([]int32{1}, 0.3, 0, 1)}, out: qin(0.7, 0, 2),
+		feed: [][]float64{{10, -20}}, want: f64(2, -1)},
+	{name: "prelu_int8_realistic", code: mathOpPrelu, ins: []spec{qin(0.0235, -3, 2), i8c([]int32{1}, 0.0039, 0, 77)}, out: qin(0.0187, 5, 2),
+		feed: [][]float64{{50, -60}}, want: f64(72, -17)},
+}
+
+// TestPreluInt8Scales: preluCases in the interpreter and the generated C
+// (host with the sanitizers; the Cortex-M4 outside -short).
+func TestPreluInt8Scales(t *testing.T) {
+	var fw []firmwareCase
+	for _, c := range preluCases {
+		t.Run(c.name, func(t *testing.T) { c.run(t) })
+		g, err := tflite.Decode(c.name, c.model().Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := graph.NewData(graph.Int8, g.Tensors[g.Inputs[0]].Shape)
+		for i, v := range c.feed[0] {
+			d.I[i] = int64(v)
+		}
+		want := make([]int64, len(c.want))
+		for i, v := range c.want {
+			want[i] = int64(v)
+		}
+		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
+			g, err := tflite.Decode(c.name, c.model().Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{want}}})
+	}
+	matchesOnBoards(t, "prelu_", fw)
+}
+
+// TestCompareSmallScales: TFLite Micro compares quantized operands as
+// (q − zp)·256 rescaled by the scale (comparisons.cc), which below 1/256
+// maps some neighbours to one value; mcugen compared raw values, silently
+// giving other answers there. Such comparisons are refused now; from
+// 1/256 up, where no two neighbours meet, they still compare raw.
+//
+// At scale 1/512 (multiplier 2^30, shift −8: (q − zp)·256/512 = (q − zp)/2
+// rounded half away from zero), raw 1 and 2 both become 1: LESS(1, 2) is
+// false in TFLite Micro and true raw.
+func TestCompareSmallScales(t *testing.T) {
+	refused := opCase{code: mathOpLess, ins: []spec{qin(1.0/512, 0, 3), qin(1.0/512, 0, 3)}, out: mathB(3)}
+	mustErr(t, "less_small_scale", refused.model().Bytes(), "comparison at scale 0.001953125: TFLite Micro compares the values shifted left by 8")
+	ok := opCase{name: "less_scale_1_256", code: mathOpLess, ins: []spec{qin(1.0/256, 3, 3), qin(1.0/256, 3, 3)}, out: mathB(3),
+		feed: [][]float64{{1, 2, -128}, {2, 2, 127}}, want: f64(1, 0, 1)}
+	ok.run(t)
+}
+
+// TestReluInt8FloatQuotient: TFLite Micro's int8 RELU takes its multiplier
+// from the scales' quotient in float32 (CalculateReluOpData), mcugen took
+// it in double. At sx 0.06118 and sy 0.03230304 the two quotients give
+// Q31 multipliers 2033601920 and 2033601979 (shift 1), and 33·2·m/2^31
+// falls on either side of 62.5: TFLite Micro gives 62, mcugen gave 63
+// (found by the TFLite Micro kernel audit; worked with a separate Python
+// model of QuantizeMultiplier and MultiplyByQuantizedMultiplier).
+func TestReluInt8FloatQuotient(t *testing.T) {
+	c := opCase{name: "relu_float_quotient", code: tg.OpRelu, ins: []spec{qin(0.06118, 0, 2)}, out: qin(0.03230304, 0, 2),
+		feed: [][]float64{{33, -5}}, want: f64(62, 0)}
+	c.run(t)
+	g, err := tflite.Decode(c.name, c.model().Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := graph.NewData(graph.Int8, []int{2})
+	d.I[0], d.I[1] = 33, -5
+	matchesOnBoards(t, "relu_", []firmwareCase{{name: c.name, graph: func(t *testing.T) *graph.Graph {
+		g, err := tflite.Decode(c.name, c.model().Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{{62, 0}}}}})
+}

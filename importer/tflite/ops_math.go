@@ -599,19 +599,12 @@ func (c *opctx) preluInt8(n *graph.Node, x, alpha, y *graph.Tensor) error {
 			return c.errorf("int8 PRELU needs per-tensor quantization on %q", t.Name)
 		}
 	}
-	sx, zx := x.Quant.At(0)
-	sa, _ := alpha.Quant.At(0)
-	sy, _ := y.Quant.At(0)
-	// TFLite derives the two multipliers in float32 arithmetic, TFLite
-	// Micro (and the graph's kernels) in double: accept only scales for
-	// which both give the same Q31 multipliers.
-	m1, s1 := qmath.QuantizeMultiplier(float64(sx) / float64(sy))
-	f1, t1 := qmath.QuantizeMultiplier(float64(float32(sx / sy)))
-	m2, s2 := qmath.QuantizeMultiplier(float64(sx) * float64(sa) / float64(sy))
-	f2, t2 := qmath.QuantizeMultiplier(float64(float32(sx*sa) / sy))
-	if m1 != f1 || s1 != t1 || m2 != f2 || s2 != t2 {
-		return c.errorf("int8 PRELU with scales %g, %g, %g is not supported: TFLite and TFLite Micro derive different multipliers from them", sx, sa, sy)
-	}
+	// The two multipliers as TFLite Micro derives them (CalculatePreluParams,
+	// in double: the Quantize's and the Mul's below). TFLite's own kernel
+	// derives them in float32, and can differ by one where the two
+	// roundings give other Q31 multipliers (most realistic scales): mcugen
+	// follows TFLite Micro, as everywhere.
+	_, zx := x.Quant.At(0)
 	zq := &graph.Quant{Scale: slices.Clone(x.Quant.Scale), ZeroPoint: slices.Clone(x.Quant.ZeroPoint)}
 	zero := c.mathScalar("zero_point", graph.Int8, float64(zx), zq)
 	cond := c.mathNode(graph.Compare, &graph.CompareAttrs{Kind: "GreaterOrEqual"}, []string{x.Name, zero}, "non_negative", graph.Bool, x.Shape, nil)
@@ -840,11 +833,42 @@ var compareKinds = map[int32]string{
 	codeGreater: "Greater", codeGreaterEqual: "GreaterOrEqual",
 }
 
+// compareExact says whether TFLite Micro's rescaling of a comparison's
+// operands (x − zp shifted left by 8, then multiplied by scale's Q31
+// multiplier with MultiplyByQuantizedMultiplierSmallerThanOneExp) keeps
+// every two neighbouring values of dt apart, so that comparing the raw
+// values gives its answers. Scales of 1 or more, which its Prepare does
+// not expect, are left to the raw comparison.
+func compareExact(dt graph.DType, scale float32, zp int32) bool {
+	if scale >= 1 || (dt != graph.Int8 && dt != graph.UInt8) {
+		return true
+	}
+	lo, hi := int32(-128), int32(127)
+	if dt == graph.UInt8 {
+		lo, hi = 0, 255
+	}
+	m, shift := qmath.QuantizeMultiplier(float64(scale))
+	f := func(q int32) int32 {
+		return qmath.RoundingDivideByPOT(qmath.SaturatingRoundingDoublingHighMul((q-zp)*256, m), -shift)
+	}
+	prev := f(lo)
+	for q := lo + 1; q <= hi; q++ {
+		v := f(q)
+		if v <= prev {
+			return false
+		}
+		prev = v
+	}
+	return true
+}
+
 // mathCompare maps the comparisons. Two quantized operands must share one
-// scale and zero point: TFLite then compares values that are the raw ones
-// times 128 (its rescaling with equal multipliers is exact), so the raw
-// comparison is the same; with different parameters it rescales each side,
-// which is refused.
+// scale and zero point: TFLite then compares the raw values less the zero
+// point, shifted left by 8 and rescaled by the scale (comparisons.cc,
+// ComparisonWithScaling), the same order as the raw values wherever that
+// rescaling keeps neighbours apart (compareExact), so the raw comparison
+// is the same; with different parameters it rescales each side
+// differently, which is refused.
 func mathCompare(c *opctx, n *graph.Node) error {
 	if _, err := c.mathOptions(); err != nil {
 		return err
@@ -866,6 +890,9 @@ func mathCompare(c *opctx, n *graph.Node) error {
 	if isQuantized(x) || isQuantized(z) {
 		if !sameQuantParams(x, z) {
 			return c.errorf("comparing quantized tensors with different scales or zero points is not supported (TFLite rescales both; not reproduced)")
+		}
+		if s, zp := x.Quant.At(0); !compareExact(x.DType, s, zp) {
+			return c.errorf("%s comparison at scale %g: TFLite Micro compares the values shifted left by 8 and rescaled by the scale, which merges neighbouring ones below 1/256; mcugen compares them raw and does not reproduce that", x.DType, s)
 		}
 	}
 	if err := c.mathBroadcast(y, x, z); err != nil {
