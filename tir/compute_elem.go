@@ -315,6 +315,9 @@ func computeUnary(k *kctx) (Stmt, error) {
 		if (k.n.Op == graph.Sigmoid || k.n.Op == graph.Tanh) && xt.DType == graph.Int16 && yt.DType == graph.Int16 {
 			return k.act16(x, y, xt, yt)
 		}
+		if (k.n.Op == graph.Relu || k.n.Op == graph.Clip) && xt.DType == graph.Int16 && yt.DType == graph.Int16 {
+			return k.relu16(x, y, xt, yt)
+		}
 		return k.lut(x, y, xt, yt)
 	}
 	fn, err := floatUnary(k.n)
@@ -483,6 +486,24 @@ func (k *kctx) leakyRelu16(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
 			r := Sel(GE(d, C(0)), Requant(d, C(int64(p.IdentityMult)), C(int64(p.IdentityShift))), neg(d))
 			return Put(y, CastTo(yt.DType, Clamp(Add(r, C(int64(zy))), C(lo), C(hi))), i)
 		})
+	}), nil
+}
+
+// relu16 is TFLite Micro's int16 RELU (and the clamps RELU6 and the
+// like), as graph/interp computes them (interp.ReluQuant): y = clamp(zy +
+// requant(x − zx), lo, hi), a loop an element where 8-bit ones are a
+// table.
+func (k *kctx) relu16(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
+	p, err := interp.ReluQuant(k.n, xt, yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	n := xt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	return Loop("i", n, func(i Expr) Stmt {
+		r := Requant(Sub(ld(x, i), C(int64(p.Zx))), C(int64(p.M)), C(int64(p.Shift)))
+		return Put(y, CastTo(yt.DType, Clamp(Add(r, C(int64(p.Zy))), C(int64(p.Lo)), C(int64(p.Hi)))), i)
 	}), nil
 }
 

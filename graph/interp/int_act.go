@@ -196,11 +196,34 @@ func LeakyReluIntOK(x, y *graph.Tensor, alpha float32) error {
 // and any Clip): requantize by in_scale/out_scale, then clamp to the
 // quantized bounds zy + roundf(bound/out_scale).
 func reluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
+	p, err := ReluQuant(n, x, y)
+	if err != nil {
+		return nil, err
+	}
+	return func(v int32) int32 {
+		r := p.Zy + qmath.MultiplyByQuantizedMultiplier(v-p.Zx, p.M, p.Shift)
+		return clamp32(r, p.Lo, p.Hi)
+	}, nil
+}
+
+// ReluParams are an integer RELU's or clamp's: y = clamp(Zy +
+// MultiplyByQuantizedMultiplier(x − Zx, M, Shift), Lo, Hi).
+type ReluParams struct {
+	M              int32
+	Shift          int
+	Zx, Zy, Lo, Hi int32
+}
+
+// ReluQuant derives an integer Relu's or Clip's parameters from its
+// tensors' quantization, as TFLite Micro does (CalculateReluOpData: the
+// bounds are the clamp's rounded to the output's scale): the scales'
+// quotient in float32 for RELU, in double for the clamps.
+func ReluQuant(n *graph.Node, x, y *graph.Tensor) (ReluParams, error) {
 	minV, maxV := float32(0), float32(math.Inf(1))
 	if a, ok := n.Attrs.(*graph.ClipAttrs); ok && a != nil {
 		minV, maxV = a.Min, a.Max
 	} else if n.Op == graph.Clip {
-		return nil, fmt.Errorf("needs ClipAttrs")
+		return ReluParams{}, fmt.Errorf("needs ClipAttrs")
 	}
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
@@ -218,11 +241,7 @@ func reluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 		q := float64(zy) + float64(qmath.Roundf(f/sy))
 		return int32(math.Max(float64(lo), math.Min(float64(hi), q)))
 	}
-	qlo, qhi := bound(minV, lo), bound(maxV, hi)
-	return func(v int32) int32 {
-		r := zy + qmath.MultiplyByQuantizedMultiplier(v-zx, m, s)
-		return clamp32(r, qlo, qhi)
-	}, nil
+	return ReluParams{M: m, Shift: s, Zx: zx, Zy: zy, Lo: bound(minV, lo), Hi: bound(maxV, hi)}, nil
 }
 
 // intSoftmax is TFLite's int8 SOFTMAX: differences to the row maximum are
