@@ -573,7 +573,7 @@ func reduceLoops(k *kctx, axes []int, body func(each func(func(v Expr) Stmt) Stm
 	}), nil
 }
 
-// intSum is TFLite Micro's int8 SUM (graph/interp's intSum): the stored
+// intSum is TFLite Micro's int8 and int16 SUM (graph/interp's intSum): the stored
 // values summed, less zx·count, wrapped to int32 (TFLite Micro sums in
 // int32), requantized by s_x/s_y.
 func intSum(k *kctx, xt, yt *graph.Tensor, axes []int) (Stmt, error) {
@@ -586,7 +586,8 @@ func intSum(k *kctx, xt, yt *graph.Tensor, axes []int) (Stmt, error) {
 	return reduceNest(k, axes, I64, Imm(I64, 0), func(acc, v Expr) Expr { return Add(acc, CastTo(I64, v)) }, func(acc Expr, _ int) Expr {
 		shifted := CastTo(I32, Sub(acc, Imm(I64, int64(zx)*int64(cnt))))
 		v := Add(Requant(shifted, C(int64(m)), C(int64(s))), C(int64(zy)))
-		return CastTo(yt.DType, Clamp(v, C(-128), C(127)))
+		lo, hi := yt.DType.Range()
+		return CastTo(yt.DType, Clamp(v, C(lo), C(hi)))
 	})
 }
 

@@ -12,7 +12,7 @@ func init() { Register(graph.Reduce, IntClass, intReduce) }
 // intReduce is the largest or smallest stored value over the axes (TFLite's
 // int8 REDUCE_MAX and REDUCE_MIN, whose input and output share their
 // quantization, so the stored extreme is the answer), or TFLite Micro's
-// int8 SUM (intSum). Other integer reductions are not supported.
+// int8 and int16 SUM (intSum). Other integer reductions are not supported.
 func intReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 	a, ok, err := attrsOf[graph.ReduceAttrs](n)
 	if err != nil {
@@ -44,7 +44,7 @@ func intReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	return []*graph.Data{y}, nil
 }
 
-// intSum is TFLite Micro's int8 SUM (QuantizedMeanOrSum with compute_sum):
+// intSum is TFLite Micro's int8 and int16 SUM (QuantizedMeanOrSum with compute_sum):
 // the stored values summed in int32, less the input zero point times the
 // count, requantized by s_x/s_y (double rounding) onto the output's zero
 // point and clamped.
@@ -53,9 +53,10 @@ func intSum(g *graph.Graph, n *graph.Node, a *graph.ReduceAttrs, ins []*graph.Da
 		return nil, err
 	}
 	xt, yt := g.In(n, 0), g.Out(n, 0)
-	if xt.Quant == nil || yt.Quant == nil || len(xt.Quant.Scale) != 1 || len(yt.Quant.Scale) != 1 || yt.DType != graph.Int8 {
-		return nil, fmt.Errorf("integer sum needs per-tensor quantized input and an int8 output")
+	if xt.Quant == nil || yt.Quant == nil || len(xt.Quant.Scale) != 1 || len(yt.Quant.Scale) != 1 || yt.DType != xt.DType || (yt.DType != graph.Int8 && yt.DType != graph.Int16) {
+		return nil, fmt.Errorf("integer sum needs per-tensor quantized input and output, both int8 or both int16")
 	}
+	lo, hi := dtypeRange(yt.DType)
 	sx, zx := xt.Quant.At(0)
 	sy, zy := yt.Quant.At(0)
 	x, y, offs, err := reduceIO(g, n, a, ins)
@@ -70,7 +71,7 @@ func intSum(g *graph.Graph, n *graph.Node, a *graph.ReduceAttrs, ins []*graph.Da
 	m, shift := qmath.RescaleMultiplier(sx, sy)
 	for o := range acc {
 		v := int64(qmath.MultiplyByQuantizedMultiplier(int32(int64(acc[o])-int64(zx)*count), m, shift)) + int64(zy)
-		y.I[o] = min(max(v, -128), 127)
+		y.I[o] = min(max(v, int64(lo)), int64(hi))
 	}
 	return []*graph.Data{y}, nil
 }

@@ -568,3 +568,38 @@ func TestReluInt16(t *testing.T) {
 	}
 	matchesOnBoards(t, "relu16_", fw)
 }
+
+// TestSumInt16: TFLite Micro's SUM takes int16 as it takes int8
+// (QuantizedMeanOrSum<int16_t>: an int32 sum less zx·count, requantized,
+// clamped to int16); mcugen refused it. Hand-worked, keep_dims over axis 1:
+//   - scale 0.5 → 1, zero points 10 and -5: stored 110, 210, -40, 1010 sum
+//     to 1290, less 4·10 = 1250, halved 625, plus -5: 620;
+//   - 30000 four times at one scale: 120000, clamped to 32767.
+func TestSumInt16(t *testing.T) {
+	i16 := func(scale float32, zp int64, shape ...int32) spec {
+		return spec{typ: tg.Int16, shape: shape, scale: []float32{scale}, zp: []int64{zp}}
+	}
+	keep := &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, true)}}
+	cases := []opCase{
+		{name: "sum_int16", code: tg.OpSum, opts: keep, ins: []spec{i16(0.5, 10, 1, 4), i32c([]int32{1}, 1)}, out: i16(1, -5, 1, 1),
+			feed: [][]float64{{110, 210, -40, 1010}}, want: f64(620)},
+		{name: "sum_int16_saturated", code: tg.OpSum, opts: keep, ins: []spec{i16(1, 0, 1, 4), i32c([]int32{1}, 1)}, out: i16(1, 0, 1, 1),
+			feed: [][]float64{{30000, 30000, 30000, 30000}}, want: f64(32767)},
+	}
+	var fw []firmwareCase
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t) })
+		d := graph.NewData(graph.Int16, []int{1, 4})
+		for i := range 4 {
+			d.I[i] = int64(c.feed[0][i])
+		}
+		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
+			g, err := tflite.Decode(c.name, c.model().Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}, vecs: []map[string]*graph.Data{{"in0": d}}, want: [][][]int64{{{int64(c.want[0])}}}})
+	}
+	matchesOnBoards(t, "sum16_", fw)
+}

@@ -337,16 +337,17 @@ func (c *opctx) node() (*graph.Node, error) {
 			// int8 REDUCE_MAX and REDUCE_MIN pick a stored value (their
 			// input and output share quantization); SUM rescales the sum
 			// as TFLite Micro's QuantizedMeanOrSum does; PROD is refused.
-			if (c.code != opReduceMax && c.code != opReduceMin && c.code != opSum) || x.DType != graph.Int8 {
-				return nil, c.errorf("%s %s is not supported (float32, and int8 SUM, REDUCE_MAX and REDUCE_MIN, are)", x.DType, c.name)
+			sum16 := c.code == opSum && x.DType == graph.Int16
+			if (c.code != opReduceMax && c.code != opReduceMin && c.code != opSum) || (x.DType != graph.Int8 && !sum16) {
+				return nil, c.errorf("%s %s is not supported (float32, int8 SUM, REDUCE_MAX and REDUCE_MIN, and int16 SUM, are)", x.DType, c.name)
 			}
 			out, e := c.out(0)
 			if e != nil {
 				return nil, e
 			}
 			if c.code == opSum {
-				if out.DType != graph.Int8 || out.Quant == nil || len(out.Quant.Scale) != 1 || x.Quant == nil || len(x.Quant.Scale) != 1 {
-					return nil, c.errorf("int8 SUM needs per-tensor quantized int8 input and output")
+				if out.DType != x.DType || out.Quant == nil || len(out.Quant.Scale) != 1 || x.Quant == nil || len(x.Quant.Scale) != 1 {
+					return nil, c.errorf("%s SUM needs per-tensor quantized %s input and output", x.DType, x.DType)
 				}
 			} else if e := c.copyOK(x, out); e != nil {
 				return nil, e
