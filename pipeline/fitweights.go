@@ -10,16 +10,25 @@ import (
 
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/emitc"
+	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tir"
 )
 
 // LeanWeights says which kernels the fit pass (fitWeights) gave int8
 // weights in flash (knob dsp.weights = 8) because the int16 layout did not
-// fit the board's flash, or the flash budget.
+// fit the board's flash, or the flash budget; and which of those it then
+// packed as int4 (knob dsp.weights = 4) because int8 did not fit either.
 type LeanWeights struct {
 	// Kernels are the kernels kept int8, largest weight tensors first.
 	Kernels []string `json:"kernels"`
+	// Int4 are those of them whose weights (fully connected layers, every
+	// weight in [−8, 7]) are packed int4, two a byte, largest first.
+	Int4 []string `json:"int4_kernels,omitempty"`
+	// int4Tried are the kernels the fit pass asked for int4 weights, in
+	// order: Int4 less those whose schedule kept int8 (tir declines a
+	// layer whose partial sums could leave int32).
+	int4Tried []string
 	// CKernels are those of them the C defines: a kernel whose C repeats
 	// an earlier one's (layers sharing weights) is a call of that one.
 	CKernels []string `json:"c_kernels"`
@@ -47,8 +56,12 @@ func (l *LeanWeights) Summary() string {
 	if n := len(l.CKernels); n > 0 && n < len(l.Kernels) {
 		shared = fmt.Sprintf(", %d distinct kernel%s in the C", n, map[bool]string{true: "", false: "s"}[n == 1])
 	}
-	return fmt.Sprintf("weights: %d layer%s kept int8 to fit %s (%.1f KB saved; constants %s B of %s B%s)",
-		len(l.Kernels), s, what, float64(l.SavedBytes)/1000, commas(l.ConstBytes), commas(l.FlashBytes), shared)
+	four := ""
+	if n := len(l.Int4); n > 0 {
+		four = fmt.Sprintf(" (%d of them packed int4)", n)
+	}
+	return fmt.Sprintf("weights: %d layer%s kept int8%s to fit %s (%.1f KB saved; constants %s B of %s B%s)",
+		len(l.Kernels), s, four, what, float64(l.SavedBytes)/1000, commas(l.ConstBytes), commas(l.FlashBytes), shared)
 }
 
 // Code headroom the fit pass leaves in a weights region that also holds
@@ -97,14 +110,74 @@ func leanCandidates(m *tir.Module) []leanCandidate {
 	return out
 }
 
+// int4Candidates lists the dsp fully connected kernels of m that hold int8
+// weights (knob weights = 8) all in [−8, 7], which packed int4 weights
+// (knob weights = 4) hold in half the bytes, largest first, then by name;
+// tried, the kernels the schedule declined (kept int8 with the knob asking
+// for 4) are left out.
+func int4Candidates(m *tir.Module, tried []string) []leanCandidate {
+	if m.Target != "dsp" {
+		return nil
+	}
+	var out []leanCandidate
+	for _, f := range m.Funcs {
+		if f.Op != "fully_connected" || f.Knobs["weights"] != 8 || slices.Contains(tried, f.Name) {
+			continue
+		}
+		var n int64
+		ok := true
+		for _, c := range f.Consts() {
+			if strings.HasSuffix(c.Name, "_weights_s8") {
+				n += int64(c.Len() * c.DType.Size())
+				ok = ok && c.Data != nil && tir.Int4Range(c.Data.I)
+			}
+		}
+		if ok && n > 0 {
+			// Half, less the padding of K to eight (n/2 is an upper bound).
+			out = append(out, leanCandidate{f.Name, f.Op, n, n / 2})
+		}
+	}
+	slices.SortFunc(out, func(a, b leanCandidate) int {
+		return cmp.Or(cmp.Compare(b.bytes, a.bytes), cmp.Compare(a.name, b.name))
+	})
+	return out
+}
+
+// int4Bytes is how many bytes of the graph's weights packed int4 weights
+// could save on the dsp target (half of each int8 fully connected weight
+// tensor whose values are all in [−8, 7]; 0 on other targets), so that
+// checkFits's lower bound stays one.
+func int4Bytes(s *State) int64 {
+	if s.targetName() != "dsp" {
+		return 0
+	}
+	seen := map[string]bool{}
+	var n int64
+	for _, nd := range s.Graph.Nodes {
+		if nd.Op != graph.FullyConnected || len(nd.Inputs) < 2 || seen[nd.Inputs[1]] {
+			continue
+		}
+		seen[nd.Inputs[1]] = true
+		t := s.Graph.Tensors[nd.Inputs[1]]
+		if t == nil || !t.IsConst() || t.DType != graph.Int8 || t.Data == nil || !tir.Int4Range(t.Data.I) {
+			continue
+		}
+		n += int64(t.Bytes()) / 2
+	}
+	return n
+}
+
 // fitWeights checks the lowered module's constants against the board's
 // weights region and the flash budget, whichever leaves the constants less
 // room. When they (with headroom for code, where the limit holds code too)
 // do not fit and dsp kernels hold int16 weights, it gives the largest of
 // those int8 weights (knob weights = 8, which wins over tuning records and
 // Options.Knobs), as few as the estimate needs, in *t and returns true:
-// the caller lowers again and calls it again. Constants that do not fit
-// with every such kernel int8 are a FitError, before any code is emitted.
+// the caller lowers again and calls it again. Where every such kernel is
+// int8 and the constants still do not fit, the dsp fully connected layers
+// whose weights are all in [−8, 7] take packed int4 weights (knob weights
+// = 4), largest first, as few as needed, the same way. Constants that do
+// not fit then are a FitError, before any code is emitted.
 //
 // The flash budget (Options.FlashBudget) covers the model's code as well
 // as its weights, so the code headroom always applies to it, as it does to
@@ -134,6 +207,17 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	}
 	have := lim.bytes
 	need := s.Module.ConstBytes()
+	if s.Lean != nil && len(s.Lean.int4Tried) > 0 {
+		s.Lean.Int4 = nil
+		for _, f := range s.Module.Funcs {
+			if f.Knobs["weights"] == 4 && slices.Contains(s.Lean.int4Tried, f.Name) {
+				s.Lean.Int4 = append(s.Lean.Int4, f.Name)
+			}
+		}
+		slices.SortStableFunc(s.Lean.Int4, func(a, b string) int {
+			return cmp.Compare(slices.Index(s.Lean.int4Tried, a), slices.Index(s.Lean.int4Tried, b))
+		})
+	}
 	if s.Lean != nil {
 		s.Lean.SavedBytes, s.Lean.ConstBytes = s.leanFrom-need, need
 		// Which limit binds can change as kernels' code changes (a region
@@ -150,6 +234,40 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		return false, nil
 	}
 	cands := leanCandidates(s.Module)
+	var four []leanCandidate
+	if len(cands) == 0 {
+		// Every widened kernel is int8: int4 where the weights allow.
+		var tried []string
+		if s.Lean != nil {
+			tried = s.Lean.int4Tried
+		}
+		four = int4Candidates(s.Module, tried)
+		if len(four) > 0 && need <= have && s.measuredFits(*lim) {
+			// Only the estimate was short, and the code as it is fits.
+			return false, nil
+		}
+	}
+	if len(four) > 0 {
+		if s.Lean == nil {
+			// Int8 weights from the knobs (Options.Knobs, KeepInt8).
+			s.Lean = &LeanWeights{FlashBytes: have, Budget: lim.region == nil}
+			s.leanFrom = need
+		}
+		est := need
+		for _, c := range four {
+			if est+headroom <= have {
+				break
+			}
+			est -= c.saves
+			*t = t.WithKnobs(c.name, map[string]int{"weights": 4})
+			s.Lean.int4Tried = append(s.Lean.int4Tried, c.name)
+			s.Lean.Int4 = append(s.Lean.Int4, c.name)
+			if !slices.Contains(s.Lean.Kernels, c.name) {
+				s.Lean.Kernels = append(s.Lean.Kernels, c.name)
+			}
+		}
+		return true, nil
+	}
 	if len(cands) > 0 && need <= have && s.Lean == nil && s.measuredFits(*lim) {
 		// Only the estimate was short, and the code as it is fits.
 		return false, nil
@@ -166,6 +284,9 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		consts := "the lowered constants"
 		if s.Lean != nil {
 			consts += fmt.Sprintf(", even with %d layer(s) kept int8", len(s.Lean.Kernels))
+			if n := len(s.Lean.Int4); n > 0 {
+				consts += fmt.Sprintf(" (%d of them packed int4)", n)
+			}
 		}
 		if lim.region == nil {
 			// A budget: the constants alone are over it, so the shortfall

@@ -78,6 +78,10 @@ type Options struct {
 	// board's build takes the board's fit pass's choice this way (as knobs,
 	// a record asking for int16 weights or Winograd won over it).
 	KeepInt8 []string
+	// KeepInt4 are kernels whose weights are packed int4 (knob weights =
+	// 4; fully connected layers whose weights are all in [−8, 7], others
+	// keep int8), as the fit pass (LeanWeights.Int4) chose them on the board.
+	KeepInt4 []string
 
 	// FlashBudget and RAMBudget are the user's limits, in bytes, on what
 	// the model may take of the chip (--flash-budget, --ram-budget; 0 is
@@ -652,6 +656,10 @@ func checkFits(s *State) error {
 	}
 	if wlim != nil {
 		need, what := graph.WeightBytes(s.Graph), "weights"
+		// Fully connected weights all in [−8, 7] can be packed int4 on the
+		// dsp target (the fit pass's last resort): half their bytes.
+		four := int4Bytes(s)
+		need -= four
 		if wlim.region == nil {
 			// The budget covers code too: at least the entry function's
 			// share of the estimate the fit pass adds (fitWeights).
@@ -660,6 +668,9 @@ func checkFits(s *State) error {
 			kind := "int8"
 			if isFloatCompute(s.Graph) {
 				kind = "float32"
+			}
+			if four > 0 {
+				kind = fmt.Sprintf("int8, %s B of them counted as packed int4", commas(2*four))
 			}
 			what = fmt.Sprintf("weights (%s, %s B) and code (at least %s B)", kind, commas(need), commas(codeHeadroomBase))
 			need += codeHeadroomBase

@@ -35,18 +35,28 @@ func CompileGraph(g *graph.Graph, name string, opt Options) (*State, error) {
 // tuneTarget adds knob overrides to t: Options.Knobs as given, then the
 // records of Options.Tuning that match this model's kernels on the board's
 // core (found by lowering once with the defaults), then int8 weights for
-// the kernels Options.KeepInt8 and the fit pass (State.Lean) keep int8,
+// the kernels Options.KeepInt8 and the fit pass (State.Lean) keep int8
+// (and packed int4 for Options.KeepInt4 and LeanWeights.Int4),
 // whose records are those tuned with int8 weights (tune.KeyFor). It
 // returns the notes on the records for the caller to give once: the fit
 // pass calls it again as it keeps more kernels int8.
 func (s *State) tuneTarget(t tir.Target) (tir.Target, []string, error) {
-	lean := slices.Clone(s.Opt.KeepInt8)
+	lean := append(slices.Clone(s.Opt.KeepInt8), s.Opt.KeepInt4...)
 	if s.Lean != nil {
 		lean = append(lean, s.Lean.Kernels...)
 	}
 	t, notes, err := s.tuneTargetKnobs(t, lean)
 	for _, k := range lean {
 		t = t.WithKnobs(k, map[string]int{"weights": 8})
+	}
+	// Packed int4 weights where the fit pass went further than int8 (their
+	// records are the int8 ones: tuned with the same blocks).
+	four := slices.Clone(s.Opt.KeepInt4)
+	if s.Lean != nil {
+		four = append(four, s.Lean.int4Tried...)
+	}
+	for _, k := range four {
+		t = t.WithKnobs(k, map[string]int{"weights": 4})
 	}
 	return t, notes, err
 }

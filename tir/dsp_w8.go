@@ -70,6 +70,14 @@ func DSPPackWeights8(w []int64, cout, K, k4, c int) []int64 {
 // packed buffer, in either layout.
 func (g *gemmSpec) chanWeights(oc int) []int64 {
 	out := make([]int64, 0, g.K4)
+	if g.w4 {
+		base, bc, j, _ := blockOf(g.blocks(), oc)
+		for k := 0; k < g.K4; k++ {
+			G, b := k/8, k%8
+			out = append(out, unibble(g.w.Data.I[base*g.K4/2+4*bc*G+4*j+b%4], int64(b/4))-8)
+		}
+		return out
+	}
 	if g.w8 {
 		base, bc, j, _ := blockOf(g.blocks(), oc)
 		for k := 0; k < g.K4; k++ {
@@ -88,6 +96,9 @@ func (g *gemmSpec) chanWeights(oc int) []int64 {
 // spec's weight layout; wElems is how many weight elements a channel
 // takes (pair words, or bytes for int8 weights).
 func (g *gemmSpec) macName(r, c, u int) string {
+	if g.w4 {
+		return DSPMacW4Name(r, c, u)
+	}
 	if g.w8 {
 		return DSPMacW8Name(r, c, u)
 	}
@@ -102,6 +113,9 @@ func (g *gemmSpec) gemmName(r, c, u int) string {
 }
 
 func (g *gemmSpec) wElems() int {
+	if g.w4 {
+		return g.K4 / 2 // bytes of two nibbles
+	}
 	if g.w8 {
 		return g.K4
 	}
@@ -109,9 +123,14 @@ func (g *gemmSpec) wElems() int {
 }
 
 // dspWeights packs a conv/FC weight matrix for knob weights (16: int16 pair
-// words, DSPPackWeights; 8: int8, DSPPackWeights8), without the dead
-// channels' (packBlocks) when dead is not nil.
+// words, DSPPackWeights; 8: int8, DSPPackWeights8; 4: packed int4,
+// packBlocks4, k4 then a multiple of 8), without the dead channels'
+// (packBlocks) when dead is not nil.
 func dspWeights(f *PrimFunc, w []int64, cout, K, k4, c, bits int, dead []bool) (*Buffer, error) {
+	if bits == 4 {
+		p := packBlocks4(w, K, k4, channelBlocks(cout, c, dead))
+		return constBuf(f.Name+"_weights_s4", graph.Int8, []int{len(p)}, p), nil
+	}
 	if dead != nil && (bits == 8 || bits == 16) {
 		p := packBlocks(w, K, k4, channelBlocks(cout, c, dead), bits == 8)
 		if bits == 8 {
@@ -125,5 +144,5 @@ func dspWeights(f *PrimFunc, w []int64, cout, K, k4, c, bits int, dead []bool) (
 	case 8:
 		return constBuf(f.Name+"_weights_s8", graph.Int8, []int{cout * k4}, DSPPackWeights8(w, cout, K, k4, c)), nil
 	}
-	return nil, fmt.Errorf("tir: %s: knob weights = %d (want 16 or 8)", f.Name, bits)
+	return nil, fmt.Errorf("tir: %s: knob weights = %d (want 16, 8, or 4 for a fully connected layer)", f.Name, bits)
 }

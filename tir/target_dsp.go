@@ -341,6 +341,8 @@ type gemmSpec struct {
 	pix               func(s Stmt, i int) Stmt // substitutes row i's output position
 	fuse              bool                     // one DSPGemmName call per run of blocks where it applies
 	w8                bool                     // w is int8 (DSPPackWeights8, knob weights = 8)
+	w4                bool                     // w is packed int4 (packBlocks4, knob weights = 4; K4 a multiple of 8; unfused)
+	rowSum            *Buffer                  // w4: row i's Σ x at i (IntrDSPSumPairs); its accumulators start 8·Σ x lower
 	shift             bool                     // fused ReLU outputs in DSPGemmSName's shared-shift form where it applies
 	consts            constCache               // the fused forms' tables and scaled weights, shared by a kernel's specs
 	xAbs              int64                    // bound on |xb's values| (0: unknown, no shared-shift form)
@@ -391,7 +393,7 @@ func (g *gemmSpec) build(name string) Stmt {
 			dead = append(dead, g.deadStores(i)...)
 		}
 	}
-	if g.fuse && (g.segs == nil || g.shift && g.segsFusable()) {
+	if g.fuse && !g.w4 && (g.segs == nil || g.shift && g.segsFusable()) {
 		if s, ok := g.gemmFused(blocks); ok {
 			return Block(append([]Stmt{s}, dead...)...)
 		}
@@ -408,7 +410,12 @@ func (g *gemmSpec) build(name string) Stmt {
 			for i := 0; i < g.R; i++ {
 				for j := 0; j < c; j++ {
 					oc := Add(oc0, C(int64(j)))
-					ss = append(ss, flatStore(accb, C(int64(i*c+j)), SubstituteExpr(g.init, map[*Var]Expr{g.ocVar: oc})))
+					init := SubstituteExpr(g.init, map[*Var]Expr{g.ocVar: oc})
+					if g.w4 {
+						// The weights are stored plus 8 (tir/dsp_w4.go).
+						init = Sub(init, Mul(C(8), &Load{Buf: g.rowSum, Indices: []Expr{C(int64(i))}, Flat: true}))
+					}
+					ss = append(ss, flatStore(accb, C(int64(i*c+j)), init))
 				}
 			}
 			if g.segs == nil {
@@ -420,6 +427,9 @@ func (g *gemmSpec) build(name string) Stmt {
 			per, wo := 1, 0
 			if g.w8 {
 				per = 2
+			}
+			if g.w4 {
+				per = 0 // FC only: never segmented
 			}
 			for _, sg := range g.segs {
 				ss = append(ss, &Evaluate{X: Call(g.macName(g.R, c, g.U), I32, ptr(accb, C(0)), ptr(g.xb, sg.x), C(int64(sg.xs)),
@@ -509,6 +519,10 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	fuse := knob(f, "gemm_fuse", 1) != 0
 	shift := knob(f, "requant_shift", 1) != 0
 	wbits := knob(f, "weights", 16)
+	if wbits == 4 {
+		// Packed int4 weights are a fully connected form only.
+		return nil, fmt.Errorf("tir: %s: knob weights = 4 (want 16 or 8: packed int4 weights are for fully connected layers)", f.Name)
+	}
 	c, ok := parseConvNest(f)
 	if !ok {
 		return scheduleConvGeneric(f)
@@ -826,7 +840,8 @@ func rowMajor(b *Buffer) bool {
 // or 2), block_oc (1, 2 or 4), unroll_k (default 32: the whole K of a
 // 128-input layer in one iteration; AD 207,882 → 198,215 instructions on
 // mps2-an386, where 16 measured higher than 8), weights
-// (16 or 8).
+// (16, 8, or 4: packed int4 where every weight is in [−8, 7], tir/dsp_w4.go,
+// in the unfused form; int8 otherwise).
 func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	if floatKernel(f) {
 		return scheduleFCBlocked(f)
@@ -848,14 +863,31 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	// spill (a keyword transformer's 49-row FCs on mps2-an386: 64→64
 	// 277,104 → 172,718 instructions, 64→128 484,287 → 325,596, 128→64
 	// 531,738 → 318,216).
-	ocDef := 4
+	ocDef, brDef := 4, 2
 	if rows >= 2 {
 		ocDef = 2
 	}
-	br, bc, unroll := knob(f, "block_rows", 2), knob(f, "block_oc", ocDef), knob(f, "unroll_k", 32)
+	wbits := knob(f, "weights", 16)
+	if wbits == 4 {
+		// Packed int4 where every weight is in [−8, 7], the bias is a
+		// constant and the kernel's partial sums stay in int32 (int4Fits);
+		// int8 weights otherwise (the knob says which).
+		k8 := (K + 7) / 8 * 8
+		initAbs, ok := constAbs(a.init)
+		if d := a.w.Buf.Data; d != nil && ok && a.init.Type() == I32 && Int4Range(d.I) && int4Fits(k8, a.xAbs(), initAbs) {
+			K4 = k8
+			// One row by four channels: the int4 kernel's one-row asm
+			// (emitc/dsp_w4.go). A keyword transformer's 49-row 64→128→64
+			// FCs on mps2-an386: 1,538,831 instructions in 2x2 blocks (the
+			// C form), 1,155,280 in 1x4.
+			ocDef, brDef = 4, 1
+		} else {
+			wbits, f.Knobs["weights"] = 8, 8
+		}
+	}
+	br, bc, unroll := knob(f, "block_rows", brDef), knob(f, "block_oc", ocDef), knob(f, "unroll_k", 32)
 	fuse := knob(f, "gemm_fuse", 1) != 0
 	shift := knob(f, "requant_shift", 1) != 0
-	wbits := knob(f, "weights", 16)
 	if rows < br {
 		br = 1
 	}
@@ -874,12 +906,15 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 		return nil, err
 	}
 	u := unrollFor(unroll, K4)
+	if wbits == 4 {
+		u = unrollFor4(unroll, K4)
+	}
 	consts := constCache{}
 	mk := func(R int, rowAt func(i int) Expr) Stmt {
 		xw := NewBuffer(f.Name+"_xw", I32, []int{R * K4 / 2}, ScopeLocal)
 		var fill []Stmt
 		for i := 0; i < R; i++ {
-			if K%4 == 0 {
+			if K == K4 {
 				fill = append(fill, dspWiden(xw, C(int64(i*K4/2)), a.x.Buf, Mul(rowAt(i), C(int64(K))), K, a.xOff))
 				continue
 			}
@@ -893,9 +928,17 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 			}
 			fill = append(fill, &Allocate{Buf: stage, Body: Block(cp, Block(tail...), dspWiden(xw, C(int64(i*K4/2)), stage, C(0), K4, a.xOff))})
 		}
-		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw, fuse: fuse, w8: wbits == 8,
+		g := &gemmSpec{R: R, C: bc, U: u, K4: K4, Cout: Nout, w: wp, ocVar: jV, init: a.init, store: store, acc: a.acc, xb: xw, fuse: fuse, w8: wbits == 8, w4: wbits == 4,
 			shift: shift, xAbs: a.xAbs(), consts: consts,
 			pix: func(s Stmt, i int) Stmt { return Substitute(s, map[*Var]Expr{rV: rowAt(i)}) }, dead: dd.dead, deadVals: dd.vals}
+		if g.w4 {
+			// Each row's Σ x, once for every channel block.
+			g.rowSum = NewBuffer(f.Name+"_xsum", I32, []int{R}, ScopeLocal)
+			for i := 0; i < R; i++ {
+				fill = append(fill, flatStore(g.rowSum, C(int64(i)), Call(IntrDSPSumPairs, I32, ptr(xw, C(int64(i*K4/2))), C(int64(K4/2)))))
+			}
+			return &Allocate{Buf: xw, Body: &Allocate{Buf: g.rowSum, Body: Block(Block(fill...), g.build(f.Name))}}
+		}
 		return &Allocate{Buf: xw, Body: Block(Block(fill...), g.build(f.Name))}
 	}
 	var body []Stmt

@@ -45,6 +45,7 @@ func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.Sta
 	// an emulator was refused: user-journey finding).
 	if s.Lean != nil && len(s.Lean.Kernels) > 0 {
 		opt.KeepInt8 = slices.Clone(s.Lean.Kernels)
+		opt.KeepInt4 = slices.Clone(s.Lean.Int4)
 	}
 	t, err := pipeline.Compile(s.ModelPath, opt)
 	if err != nil {

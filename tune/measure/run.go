@@ -755,6 +755,7 @@ func (cfg Config) measureOptions(model, tuning string) (pipeline.Options, error)
 		return o, nil
 	}
 	o.KeepInt8 = slices.Clone(fs.Lean.Kernels)
+	o.KeepInt4 = slices.Clone(fs.Lean.Int4)
 	return o, nil
 }
 
