@@ -58,9 +58,7 @@ var int4Cases = []opCase{
 // generated C (host with the sanitizers; the Cortex-M4 under QEMU outside
 // -short) give the hand-worked results.
 func TestInt4Weights(t *testing.T) {
-	var fw []firmwareCase
 	for _, c := range int4Cases {
-		t.Run(c.name, func(t *testing.T) { c.run(t) })
 		g, err := tflite.Decode(c.name, c.model().Bytes())
 		if err != nil {
 			t.Fatal(err)
@@ -71,25 +69,8 @@ func TestInt4Weights(t *testing.T) {
 		if c.code != tg.OpDepthwiseConv2D && (w.DType != graph.Int8 || !slices.Equal(w.Data.I, c.ins[1].q)) {
 			t.Errorf("%s: weights %s %v, want int8 %v", c.name, w.DType, w.Data.I, c.ins[1].q)
 		}
-		feed := map[string]*graph.Data{}
-		d := graph.NewData(graph.Int8, g.Tensors[g.Inputs[0]].Shape)
-		for i, v := range c.feed[0] {
-			d.I[i] = int64(v)
-		}
-		feed[g.Inputs[0]] = d
-		want := make([]int64, len(c.want))
-		for i, v := range c.want {
-			want[i] = int64(v)
-		}
-		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
-			g, err := tflite.Decode(c.name, c.model().Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}, vecs: []map[string]*graph.Data{feed}, want: [][][]int64{{want}}})
 	}
-	matchesOnBoards(t, "int4_", fw)
+	opCasesOnBoards(t, "int4_", graph.Int8, int4Cases)
 }
 
 // TestInt4Nibbles: each nibble's two's complement value, low nibble
@@ -330,32 +311,7 @@ var absCases = []opCase{
 // TestAbsInt8: the interpreter and the generated C (host with the
 // sanitizers; the Cortex-M4 under QEMU outside -short) give absCases'
 // hand-worked values.
-func TestAbsInt8(t *testing.T) {
-	var fw []firmwareCase
-	for _, c := range absCases {
-		t.Run(c.name, func(t *testing.T) { c.run(t) })
-		g, err := tflite.Decode(c.name, c.model().Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := graph.NewData(graph.Int8, g.Tensors[g.Inputs[0]].Shape)
-		for i, v := range c.feed[0] {
-			d.I[i] = int64(v)
-		}
-		want := make([]int64, len(c.want))
-		for i, v := range c.want {
-			want[i] = int64(v)
-		}
-		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
-			g, err := tflite.Decode(c.name, c.model().Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{want}}})
-	}
-	matchesOnBoards(t, "abs_", fw)
-}
+func TestAbsInt8(t *testing.T) { opCasesOnBoards(t, "abs_", graph.Int8, absCases) }
 
 // TestHybridReview35: the review of the hybrid import.
 //   - A depthwise weight shared with a later operator was replaced by its
@@ -466,32 +422,7 @@ var preluCases = []opCase{
 
 // TestPreluInt8Scales: preluCases in the interpreter and the generated C
 // (host with the sanitizers; the Cortex-M4 outside -short).
-func TestPreluInt8Scales(t *testing.T) {
-	var fw []firmwareCase
-	for _, c := range preluCases {
-		t.Run(c.name, func(t *testing.T) { c.run(t) })
-		g, err := tflite.Decode(c.name, c.model().Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := graph.NewData(graph.Int8, g.Tensors[g.Inputs[0]].Shape)
-		for i, v := range c.feed[0] {
-			d.I[i] = int64(v)
-		}
-		want := make([]int64, len(c.want))
-		for i, v := range c.want {
-			want[i] = int64(v)
-		}
-		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
-			g, err := tflite.Decode(c.name, c.model().Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{want}}})
-	}
-	matchesOnBoards(t, "prelu_", fw)
-}
+func TestPreluInt8Scales(t *testing.T) { opCasesOnBoards(t, "prelu_", graph.Int8, preluCases) }
 
 // TestCompareSmallScales: TFLite Micro compares quantized operands as
 // (q − zp)·256 rescaled by the scale (comparisons.cc), which below 1/256
@@ -518,22 +449,8 @@ func TestCompareSmallScales(t *testing.T) {
 // (found by the TFLite Micro kernel audit; worked with a separate Python
 // model of QuantizeMultiplier and MultiplyByQuantizedMultiplier).
 func TestReluInt8FloatQuotient(t *testing.T) {
-	c := opCase{name: "relu_float_quotient", code: tg.OpRelu, ins: []spec{qin(0.06118, 0, 2)}, out: qin(0.03230304, 0, 2),
-		feed: [][]float64{{33, -5}}, want: f64(62, 0)}
-	c.run(t)
-	g, err := tflite.Decode(c.name, c.model().Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := graph.NewData(graph.Int8, []int{2})
-	d.I[0], d.I[1] = 33, -5
-	matchesOnBoards(t, "relu_", []firmwareCase{{name: c.name, graph: func(t *testing.T) *graph.Graph {
-		g, err := tflite.Decode(c.name, c.model().Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{{62, 0}}}}})
+	opCasesOnBoards(t, "relu_", graph.Int8, []opCase{{name: "relu_float_quotient", code: tg.OpRelu, ins: []spec{qin(0.06118, 0, 2)}, out: qin(0.03230304, 0, 2),
+		feed: [][]float64{{33, -5}}, want: f64(62, 0)}})
 }
 
 // TestReluInt16: int16 RELU and RELU6 imported and ran in the interpreter
@@ -550,23 +467,7 @@ func TestReluInt16(t *testing.T) {
 		{name: "relu_int16", code: tg.OpRelu, ins: []spec{i16(0.5, 3)}, out: i16(0.25, 3), feed: [][]float64{{100, -7, 20000}}, want: f64(200, 0, 32767)},
 		{name: "relu6_int16", code: tg.OpRelu6, ins: []spec{i16(0.001, 3)}, out: i16(0.001, 3), feed: [][]float64{{5000, -3, 7000}}, want: f64(5000, 0, 6000)},
 	}
-	var fw []firmwareCase
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.run(t) })
-		d := graph.NewData(graph.Int16, []int{3})
-		want := make([]int64, 3)
-		for i := range 3 {
-			d.I[i], want[i] = int64(c.feed[0][i]), int64(c.want[i])
-		}
-		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
-			g, err := tflite.Decode(c.name, c.model().Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}, vecs: []map[string]*graph.Data{{"in0": d}}, want: [][][]int64{{want}}})
-	}
-	matchesOnBoards(t, "relu16_", fw)
+	opCasesOnBoards(t, "relu16_", graph.Int16, cases)
 }
 
 // TestSumInt16: TFLite Micro's SUM takes int16 as it takes int8
@@ -586,20 +487,34 @@ func TestSumInt16(t *testing.T) {
 		{name: "sum_int16_saturated", code: tg.OpSum, opts: keep, ins: []spec{i16(1, 0, 1, 4), i32c([]int32{1}, 1)}, out: i16(1, 0, 1, 1),
 			feed: [][]float64{{30000, 30000, 30000, 30000}}, want: f64(32767)},
 	}
+	opCasesOnBoards(t, "sum16_", graph.Int16, cases)
+}
+
+// opCasesOnBoards runs each case in the interpreter (opCase.run) and its
+// generated C through matchesOnBoards, the case's one fed input holding
+// its feed values as dt and its output wanted as integers.
+func opCasesOnBoards(t *testing.T, prefix string, dt graph.DType, cases []opCase) {
+	t.Helper()
 	var fw []firmwareCase
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t) })
-		d := graph.NewData(graph.Int16, []int{1, 4})
-		for i := range 4 {
-			d.I[i] = int64(c.feed[0][i])
-		}
-		fw = append(fw, firmwareCase{name: c.name, graph: func(t *testing.T) *graph.Graph {
+		build := func(t *testing.T) *graph.Graph {
 			g, err := tflite.Decode(c.name, c.model().Bytes())
 			if err != nil {
 				t.Fatal(err)
 			}
 			return g
-		}, vecs: []map[string]*graph.Data{{"in0": d}}, want: [][][]int64{{{int64(c.want[0])}}}})
+		}
+		g := build(t)
+		d := graph.NewData(dt, g.Tensors[g.Inputs[0]].Shape)
+		for i, v := range c.feed[0] {
+			d.I[i] = int64(v)
+		}
+		want := make([]int64, len(c.want))
+		for i, v := range c.want {
+			want[i] = int64(v)
+		}
+		fw = append(fw, firmwareCase{name: c.name, graph: build, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{want}}})
 	}
-	matchesOnBoards(t, "sum16_", fw)
+	matchesOnBoards(t, prefix, fw)
 }
