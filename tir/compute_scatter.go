@@ -24,11 +24,15 @@ func computeScatter(k *kctx) (Stmt, error) {
 	if err := graph.ScatterShapes(a, xt.Shape, it.Shape, ut.Shape); err != nil {
 		return nil, k.errorf("%v", err)
 	}
-	if xt.Quant != nil && len(xt.Quant.Scale) > 0 {
-		return nil, k.errorf("quantized Scatter is not supported")
-	}
 	x, idx, upd := k.in(0), k.in(1), k.in(2)
 	y, yt := k.output()
+	if xt.Quant != nil && len(xt.Quant.Scale) > 0 {
+		// A quantized copy of stored values (TFLite's DYNAMIC_UPDATE_SLICE):
+		// no reduction, and one quantization throughout.
+		if a.Reduction != "" || !xt.Quant.Equal(ut.Quant) || !xt.Quant.Equal(yt.Quant) {
+			return nil, k.errorf("quantized Scatter is supported as a copy only (no reduction, one quantization)")
+		}
+	}
 	k.f.Op = "scatter"
 	combine := func(old, u Expr) Expr {
 		if !isInt(yt) {

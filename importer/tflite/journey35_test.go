@@ -518,3 +518,84 @@ func opCasesOnBoards(t *testing.T, prefix string, dt graph.DType, cases []opCase
 	}
 	matchesOnBoards(t, prefix, fw)
 }
+
+// TestDynamicUpdateSlice: DYNAMIC_UPDATE_SLICE, which TFLite Micro runs
+// (streaming models' buffers) and mcugen refused ("op not supported"),
+// with the start fed at run time. Hand-worked on the operand 1..8 as
+// [2, 4] and the update (10, 20) as [1, 2]:
+//   - start (1, 1): row 1, columns 1 and 2 → 1 2 3 4 / 5 10 20 8;
+//   - start (5, -3) clamps to (1, 0) → 1 2 3 4 / 10 20 7 8;
+//   - int64 start (0, 2^40) clamps to (0, 2) → 1 2 10 20 / 5 6 7 8;
+//   - int8 stored values copied, whatever the start's type.
+func TestDynamicUpdateSlice(t *testing.T) {
+	dus := func(name string, typ, styp int8, q bool) opCase {
+		op := spec{typ: typ, shape: []int32{2, 4}}
+		up := spec{typ: typ, shape: []int32{1, 2}}
+		out := spec{typ: typ, shape: []int32{2, 4}}
+		if q {
+			for _, s := range []*spec{&op, &up, &out} {
+				s.scale, s.zp = []float32{0.5}, []int64{-1}
+			}
+		}
+		return opCase{name: name, code: 151, ins: []spec{op, up, {typ: styp, shape: []int32{2}}}, out: out}
+	}
+	operand := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	cases := []struct {
+		c     opCase
+		start []float64
+		want  []float64
+	}{
+		{dus("dus_float", tg.Float32, tg.Int32, false), []float64{1, 1}, f64(1, 2, 3, 4, 5, 10, 20, 8)},
+		{dus("dus_clamped", tg.Float32, tg.Int32, false), []float64{5, -3}, f64(1, 2, 3, 4, 10, 20, 7, 8)},
+		{dus("dus_int64_start", tg.Float32, tg.Int64, false), []float64{0, 1 << 40}, f64(1, 2, 10, 20, 5, 6, 7, 8)},
+		{dus("dus_int8", tg.Int8, tg.Int32, true), []float64{1, 2}, f64(1, 2, 3, 4, 5, 6, 10, 20)},
+	}
+	for _, k := range cases {
+		c := k.c
+		c.feed, c.want = [][]float64{operand, {10, 20}, k.start}, k.want
+		t.Run(c.name, func(t *testing.T) { c.run(t) })
+		g, err := tflite.Decode(c.name, c.model().Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		vec := map[string]*graph.Data{}
+		for i, name := range g.Inputs {
+			tt := g.Tensors[name]
+			d := graph.NewData(tt.DType, tt.Shape)
+			for j, v := range c.feed[i] {
+				if tt.DType == graph.Float32 {
+					d.F[j] = float32(v)
+				} else {
+					d.I[j] = int64(v)
+				}
+			}
+			vec[name] = d
+		}
+		build := func(t *testing.T) *graph.Graph {
+			g, err := tflite.Decode(c.name, c.model().Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		if g.Tensors[g.Outputs[0]].DType == graph.Float32 {
+			want := make([]float32, len(c.want))
+			for i, v := range c.want {
+				want[i] = float32(v)
+			}
+			floatOnBoards(t, c.name, build, []map[string]*graph.Data{vec}, [][]float32{want})
+			continue
+		}
+		want := make([]int64, len(c.want))
+		for i, v := range c.want {
+			want[i] = int64(v)
+		}
+		matchesOnBoards(t, "dus_", []firmwareCase{{name: c.name, graph: build, vecs: []map[string]*graph.Data{vec}, want: [][][]int64{{want}}}})
+	}
+
+	// An update quantized differently from the operand is refused (the
+	// operator copies stored values).
+	bad := dus("dus_requant", tg.Int8, tg.Int32, true)
+	bad.ins[1].scale = []float32{0.25}
+	mustErr(t, "dus_requant", bad.model().Bytes(), "quantized differently")
+}
