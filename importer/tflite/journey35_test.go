@@ -599,3 +599,19 @@ func TestDynamicUpdateSlice(t *testing.T) {
 	bad.ins[1].scale = []float32{0.25}
 	mustErr(t, "dus_requant", bad.model().Bytes(), "quantized differently")
 }
+
+// TestReduceAllAny: REDUCE_ALL (which TFLite Micro runs) and REDUCE_ANY
+// were refused. Over axis 1 of (1 0 1 / 1 1 1): all → (0, 1), any → (1, 1);
+// over both axes with keep_dims: all → [[0]], any → [[1]].
+func TestReduceAllAny(t *testing.T) {
+	b := mathB
+	opts := func(keep bool) *tg.Options { return &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, keep)}} }
+	x := []float64{1, 0, 1, 1, 1, 1}
+	cases := []opCase{
+		{name: "reduce_all", code: 140, opts: opts(false), ins: []spec{b(2, 3), i32c([]int32{1}, 1)}, out: b(2), feed: [][]float64{x}, want: f64(0, 1)},
+		{name: "reduce_any", code: 91, opts: opts(false), ins: []spec{b(2, 3), i32c([]int32{1}, -1)}, out: b(2), feed: [][]float64{x}, want: f64(1, 1)},
+		{name: "reduce_all_keep", code: 140, opts: opts(true), ins: []spec{b(2, 3), i32c([]int32{2}, 0, 1)}, out: b(1, 1), feed: [][]float64{x}, want: f64(0)},
+		{name: "reduce_any_keep", code: 91, opts: opts(true), ins: []spec{b(2, 3), i32c([]int32{2}, 1, 0)}, out: b(1, 1), feed: [][]float64{x}, want: f64(1)},
+	}
+	opCasesOnBoards(t, "reduce_bool_", graph.Bool, cases)
+}
