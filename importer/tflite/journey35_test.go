@@ -605,7 +605,9 @@ func TestDynamicUpdateSlice(t *testing.T) {
 // over both axes with keep_dims: all → [[0]], any → [[1]].
 func TestReduceAllAny(t *testing.T) {
 	b := mathB
-	opts := func(keep bool) *tg.Options { return &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, keep)}} }
+	opts := func(keep bool) *tg.Options {
+		return &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, keep)}}
+	}
 	x := []float64{1, 0, 1, 1, 1, 1}
 	cases := []opCase{
 		{name: "reduce_all", code: 140, opts: opts(false), ins: []spec{b(2, 3), i32c([]int32{1}, 1)}, out: b(2), feed: [][]float64{x}, want: f64(0, 1)},
