@@ -318,6 +318,9 @@ func computeUnary(k *kctx) (Stmt, error) {
 		if (k.n.Op == graph.Relu || k.n.Op == graph.Clip) && xt.DType == graph.Int16 && yt.DType == graph.Int16 {
 			return k.relu16(x, y, xt, yt)
 		}
+		if interp.Abs16(k.n, xt, yt) {
+			return k.abs16(x, y, xt, yt)
+		}
 		return k.lut(x, y, xt, yt)
 	}
 	fn, err := floatUnary(k.n)
@@ -504,6 +507,33 @@ func (k *kctx) relu16(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
 	return Loop("i", n, func(i Expr) Stmt {
 		r := Requant(Sub(ld(x, i), C(int64(p.Zx))), C(int64(p.M)), C(int64(p.Shift)))
 		return Put(y, CastTo(yt.DType, Clamp(Add(r, C(int64(p.Zy))), C(int64(p.Lo)), C(int64(p.Hi)))), i)
+	}), nil
+}
+
+// abs16 is TFLite Micro's int16 ABS (interp.Abs16, qmath.AbsRescaled):
+// |x| requantized by sx/sy where the scales differ, clamped to int16.
+func (k *kctx) abs16(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
+	sx, _, err := quantParams(xt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	sy, _, err := quantParams(yt)
+	if err != nil {
+		return nil, k.errorf("%v", err)
+	}
+	n := xt.NumElements()
+	viewAs(x, []int{n})
+	viewAs(y, []int{n})
+	lo, hi := yt.DType.Range()
+	return Loop("i", n, func(i Expr) Stmt {
+		return Let("v", CastTo(I32, ld(x, i)), func(v Expr) Stmt {
+			r := Sel(LT(v, C(0)), Sub(C(0), v), v)
+			if sx != sy {
+				m, s := qmath.QuantizeMultiplier(float64(sx / sy))
+				r = Requant(r, C(int64(m)), C(int64(s)))
+			}
+			return Put(y, CastTo(yt.DType, Clamp(r, C(lo), C(hi))), i)
+		})
 	}), nil
 }
 

@@ -134,6 +134,18 @@ func MathFunc(a graph.MathAttrs) (func(float64) float64, error) {
 	return nil, fmt.Errorf("unknown math function %q", a.Fn)
 }
 
+// Abs16 says whether n is TFLite's own int16 ABS (a Math Abs with
+// TFLiteInt8 on int16 tensors of zero point 0, as TFLite Micro requires).
+func Abs16(n *graph.Node, x, y *graph.Tensor) bool {
+	a, ok := n.Attrs.(*graph.MathAttrs)
+	if !ok || a == nil || a.Fn != graph.MathAbs || !a.TFLiteInt8 || x == nil || y == nil || x.DType != graph.Int16 || y.DType != graph.Int16 {
+		return false
+	}
+	_, zx := qparams(x)
+	_, zy := qparams(y)
+	return zx == 0 && zy == 0
+}
+
 // mathInt is the 8-bit form of a Math function: the input dequantized, the
 // float function, and the result quantized to the output (round half away
 // from zero, saturated). The generated code holds it as a 256-entry table.
@@ -149,14 +161,18 @@ func mathInt(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	if x.DType != graph.Int8 && x.DType != graph.UInt8 {
-		return nil, fmt.Errorf("integer %s on %s: only 8-bit inputs (a table)", a.Fn, x.DType)
-	}
 	if x.Quant == nil || y.Quant == nil {
 		return nil, fmt.Errorf("integer %s needs quantized input and output", a.Fn)
 	}
 	sx, zx := qparams(x)
 	sy, zy := qparams(y)
+	if Abs16(n, x, y) {
+		// TFLite Micro's int16 ABS (zero points 0); the caller clamps.
+		return func(v int32) int32 { return qmath.AbsRescaled(v, sx, zx, sy) + zy }, nil
+	}
+	if x.DType != graph.Int8 && x.DType != graph.UInt8 {
+		return nil, fmt.Errorf("integer %s on %s: only 8-bit inputs (a table)", a.Fn, x.DType)
+	}
 	if a.TFLiteInt8 {
 		if x.DType != graph.Int8 || y.DType != graph.Int8 {
 			return nil, fmt.Errorf("TFLite's own integer %s on %s is not supported (int8 is)", a.Fn, x.DType)

@@ -41,7 +41,7 @@ func intUnary(build func(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, 
 			if err := LeakyReluIntOK(g.In(n, 0), yt, a.Alpha); err != nil {
 				return nil, err
 			}
-		} else if n.Op != graph.Relu && n.Op != graph.Clip && !act16(n.Op, g.In(n, 0), yt) {
+		} else if n.Op != graph.Relu && n.Op != graph.Clip && !act16(n.Op, g.In(n, 0), yt) && !Abs16(n, g.In(n, 0), yt) {
 			if err := no16x8(g.In(n, 0), yt); err != nil {
 				return nil, err
 			}

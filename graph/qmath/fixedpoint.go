@@ -284,6 +284,13 @@ func RsqrtInt8(q int32, sx float32, zx int32, sy float32, zy int32) int32 {
 // the multiplier of sx/sy (the quotient in float32, as TFLite Micro
 // divides the scales) plus zy; clamped to int8.
 func AbsInt8(q int32, sx float32, zx int32, sy float32, zy int32) int32 {
+	return min(max(AbsRescaled(q, sx, zx, sy)+zy, -128), 127)
+}
+
+// AbsRescaled is TFLite Micro's quantized ABS before its output zero
+// point and clamp (int8 and int16 alike): |q − zx|, requantized by the
+// multiplier of sx/sy (a float32 quotient) where the scales differ.
+func AbsRescaled(q int32, sx float32, zx int32, sy float32) int32 {
 	v := q - zx
 	if v < 0 {
 		v = -v
@@ -292,7 +299,7 @@ func AbsInt8(q int32, sx float32, zx int32, sy float32, zy int32) int32 {
 		m, s := QuantizeMultiplier(float64(sx / sy))
 		v = MultiplyByQuantizedMultiplier(v, m, s)
 	}
-	return min(max(v+zy, -128), 127)
+	return v
 }
 
 // L2NormMaxDepth is the longest row TFLite's int8 L2 normalization sums

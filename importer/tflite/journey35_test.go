@@ -617,3 +617,18 @@ func TestReduceAllAny(t *testing.T) {
 	}
 	opCasesOnBoards(t, "reduce_bool_", graph.Bool, cases)
 }
+
+// TestAbsInt16: TFLite Micro's int16 ABS (zero points 0), refused before.
+// Scales 0.5 → 0.25 double |x| (1000 → 2000, -7 → 14, -32768 → 65536,
+// clamped to 32767); at one scale |x| as it is (-32768 → 32768, clamped).
+func TestAbsInt16(t *testing.T) {
+	i16 := func(scale float32, shape ...int32) spec {
+		return spec{typ: tg.Int16, shape: shape, scale: []float32{scale}, zp: []int64{0}}
+	}
+	opCasesOnBoards(t, "abs16_", graph.Int16, []opCase{
+		{name: "abs_int16_x2", code: tg.OpAbs, ins: []spec{i16(0.5, 3)}, out: i16(0.25, 3), feed: [][]float64{{1000, -7, -32768}}, want: f64(2000, 14, 32767)},
+		{name: "abs_int16_same", code: tg.OpAbs, ins: []spec{i16(0.5, 3)}, out: i16(0.5, 3), feed: [][]float64{{1000, -7, -32768}}, want: f64(1000, 7, 32767)},
+	})
+	bad := opCase{code: tg.OpAbs, ins: []spec{{typ: tg.Int16, shape: []int32{2}, scale: []float32{0.5}, zp: []int64{3}}}, out: i16(0.5, 2)}
+	mustErr(t, "abs16_zero_point", bad.model().Bytes(), "int16 ABS needs per-tensor quantized int16 input and output with zero points 0")
+}

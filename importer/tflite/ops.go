@@ -382,6 +382,17 @@ func (c *opctx) node() (*graph.Node, error) {
 		}
 		a := &graph.MathAttrs{Fn: floatMath[c.code], Alpha: 1}
 		switch {
+		case c.code == opAbs && x.DType == graph.Int16:
+			// TFLite Micro's int16 ABS: quantized with zero points 0
+			// (interp.Abs16).
+			out, e := c.out(0)
+			if e != nil {
+				return nil, e
+			}
+			if out.DType != graph.Int16 || x.Quant == nil || out.Quant == nil || len(x.Quant.Scale) != 1 || len(out.Quant.Scale) != 1 || x.Quant.ZeroPoint[0] != 0 || out.Quant.ZeroPoint[0] != 0 {
+				return nil, c.errorf("int16 ABS needs per-tensor quantized int16 input and output with zero points 0")
+			}
+			a.TFLiteInt8 = true
 		case (c.code == opRsqrt || c.code == opAbs) && x.DType == graph.Int8:
 			// TFLite Micro's fixed point (qmath.RsqrtInt8, qmath.AbsInt8).
 			out, e := c.out(0)
@@ -403,7 +414,7 @@ func (c *opctx) node() (*graph.Node, error) {
 			}
 			a.TFLiteInt8 = true
 		case x.DType != graph.Float32:
-			return nil, c.errorf("%s input: only float32 (and int8 ABS, RSQRT and ELU) is supported", x.DType)
+			return nil, c.errorf("%s input: only float32 (and int8 ABS, RSQRT and ELU, int16 ABS) is supported", x.DType)
 		}
 		n.Op, n.Attrs = graph.Math, a
 		err = pass(0)
