@@ -123,6 +123,17 @@ const (
 	SignalSpectralSubtraction Op = "SignalSpectralSubtraction"
 	SignalPCAN                Op = "SignalPCAN"
 	SignalFilterBankLog       Op = "SignalFilterBankLog"
+	// SignalFramer and SignalStacker are TFLite Micro's Framer and
+	// Stacker (their circular buffers as a window and a count carried
+	// as states), one node per result; see signal_stream.go.
+	SignalFramer  Op = "SignalFramer"
+	SignalStacker Op = "SignalStacker"
+	// SignalOverlapAdd is TFLite Micro's OverlapAdd (int16, saturated,
+	// or float32), its buffer a state; see signal_stream.go.
+	SignalOverlapAdd Op = "SignalOverlapAdd"
+	// SignalIrfft is TFLite Micro's int16 SignalIrfft (kiss_fftri in
+	// 16-bit fixed point), Attrs *SignalRfftAttrs; see signal_stream.go.
+	SignalIrfft Op = "SignalIrfft"
 
 	// Reshape: a view with a new shape (the output tensor's shape). Flatten,
 	// Squeeze, Unsqueeze and ExpandDims all import as Reshape.

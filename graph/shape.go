@@ -532,6 +532,8 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		return signalFrontShape(g, n, x)
 	case SignalFilterBank, SignalFilterBankSqrt, SignalNoiseEstimate, SignalSpectralSubtraction, SignalPCAN, SignalFilterBankLog:
 		return signalBankShape(g, n, x)
+	case SignalFramer, SignalStacker, SignalOverlapAdd, SignalIrfft:
+		return signalStreamShape(g, n, x)
 	}
 	return nil, fmt.Errorf("unknown op")
 }

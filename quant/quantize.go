@@ -292,12 +292,14 @@ func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]flo
 // activation has its own), and Scatter, which needs them too; TopK (its
 // indices output is not a value to quantize); reductions other than max
 // and min (no integer kernel); Compare and
-// Where, which would need both operands on one scale; a bilinear Resize
+// Where, which would need both operands on one scale; SignalOverlapAdd,
+// whose integer kernel is TFLite Micro's int16 one (plain sums saturated
+// to int16); a bilinear Resize
 // whose coordinates or scale TFLite's integer kernel does not take.
 func floatOnly(g *graph.Graph, n *graph.Node) bool {
 	switch n.Op {
 	case graph.Mod, graph.CumSum, graph.Compare, graph.Where, graph.Cast, graph.TopK, graph.Div, graph.DetectionPostProcess,
-		graph.Maximum, graph.Minimum, graph.Scatter:
+		graph.Maximum, graph.Minimum, graph.Scatter, graph.SignalOverlapAdd:
 		return true
 	case graph.Reduce:
 		return !picksStored(n)

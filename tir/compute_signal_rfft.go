@@ -126,88 +126,7 @@ func computeSignalRfft(k *kctx) (Stmt, error) {
 				return Block(Put(y, sample(s), f, Mul(j, C(2))), Put(y, sample(Add(s, C(1))), f, Add(Mul(j, C(2)), C(1))))
 			})
 		})}
-		stride := n
-		for s := len(p.Factors) - 1; s >= 0; s-- {
-			rad := p.Factors[s]
-			stride /= rad
-			m := n / (stride * rad)
-			ss = append(ss, Loops([]string{"b", "k"}, []int{stride, m}, func(iv []Expr) Stmt {
-				kk := iv[1]
-				at := func(q int) Expr { return Add(Add(Mul(iv[0], C(int64(rad*m))), kk), C(int64(q*m))) }
-				tw := func(q int) kcx { return twAt(twT, Mul(kk, C(int64(q*stride)))) }
-				// The rad inputs, each divided by rad, bound first.
-				divided := func(body func(d []kcx) Stmt) Stmt {
-					var d []kcx
-					for q := range rad {
-						d = append(d, kdiv(ld(at(q)), int64(rad)))
-					}
-					return klet("d", d, body)
-				}
-				// products binds the divided inputs, then mk's values of them.
-				products := func(mk func(d []kcx) []kcx, body func(v []kcx) Stmt) Stmt {
-					return divided(func(d []kcx) Stmt { return klet("a", mk(d), body) })
-				}
-				switch rad {
-				case 2:
-					return divided(func(v []kcx) Stmt {
-						return klet("t", []kcx{kmul(v[1], tw(1))}, func(t []kcx) Stmt {
-							return Block(st(at(1), ksub(v[0], t[0])), st(at(0), kadd(v[0], t[0])))
-						})
-					})
-				case 3:
-					e := twAt(twT, C(int64(stride*m)))
-					return products(func(d []kcx) []kcx { return []kcx{d[0], kmul(d[1], tw(1)), kmul(d[2], tw(2))} }, func(v []kcx) Stmt {
-						return klet("s", []kcx{kadd(v[1], v[2]), ksub(v[1], v[2])}, func(s3 []kcx) Stmt {
-							om := kcx{w16(Sub(v[0].r, Shr(s3[0].r, C(1)))), w16(Sub(v[0].i, Shr(s3[0].i, C(1))))}
-							s0 := kcx{kround(Mul(s3[1].r, e.i)), kround(Mul(s3[1].i, e.i))}
-							return klet("o", []kcx{om, s0}, func(o []kcx) Stmt {
-								return Block(
-									st(at(0), kadd(v[0], s3[0])),
-									st(at(2), kcx{w16(Add(o[0].r, o[1].i)), w16(Sub(o[0].i, o[1].r))}),
-									st(at(1), kcx{w16(Sub(o[0].r, o[1].i)), w16(Add(o[0].i, o[1].r))}),
-								)
-							})
-						})
-					})
-				case 4:
-					return products(func(d []kcx) []kcx { return []kcx{d[0], kmul(d[1], tw(1)), kmul(d[2], tw(2)), kmul(d[3], tw(3))} }, func(v []kcx) Stmt {
-						return klet("s", []kcx{ksub(v[0], v[2]), kadd(v[0], v[2]), kadd(v[1], v[3]), ksub(v[1], v[3])}, func(s []kcx) Stmt {
-							s5, a0, s3, s4 := s[0], s[1], s[2], s[3]
-							return Block(
-								st(at(2), ksub(a0, s3)),
-								st(at(0), kadd(a0, s3)),
-								st(at(1), kcx{w16(Add(s5.r, s4.i)), w16(Sub(s5.i, s4.r))}),
-								st(at(3), kcx{w16(Sub(s5.r, s4.i)), w16(Add(s5.i, s4.r))}),
-							)
-						})
-					})
-				case 5:
-					ya, yb := twAt(twT, C(int64(stride*m))), twAt(twT, C(int64(2*stride*m)))
-					sm := func(a, b Expr) Expr { return kround(Mul(a, b)) }
-					return products(func(d []kcx) []kcx {
-						return []kcx{d[0], kmul(d[1], tw(1)), kmul(d[2], tw(2)), kmul(d[3], tw(3)), kmul(d[4], tw(4))}
-					}, func(v []kcx) Stmt {
-						return klet("s", []kcx{kadd(v[1], v[4]), ksub(v[1], v[4]), kadd(v[2], v[3]), ksub(v[2], v[3])}, func(s []kcx) Stmt {
-							s0, s7, s10, s8, s9 := v[0], s[0], s[1], s[2], s[3]
-							s5 := kcx{w16(Add(Add(s0.r, sm(s7.r, ya.r)), sm(s8.r, yb.r))), w16(Add(Add(s0.i, sm(s7.i, ya.r)), sm(s8.i, yb.r)))}
-							s6 := kcx{w16(Add(sm(s10.i, ya.i), sm(s9.i, yb.i))), w16(Sub(Sub(C(0), sm(s10.r, ya.i)), sm(s9.r, yb.i)))}
-							s11 := kcx{w16(Add(Add(s0.r, sm(s7.r, yb.r)), sm(s8.r, ya.r))), w16(Add(Add(s0.i, sm(s7.i, yb.r)), sm(s8.i, ya.r)))}
-							s12 := kcx{w16(Add(Sub(C(0), sm(s10.i, yb.i)), sm(s9.i, ya.i))), w16(Sub(sm(s10.r, yb.i), sm(s9.r, ya.i)))}
-							return klet("u", []kcx{s5, s6, s11, s12}, func(u []kcx) Stmt {
-								return Block(
-									st(at(0), kcx{w16(Add(Add(s0.r, s7.r), s8.r)), w16(Add(Add(s0.i, s7.i), s8.i))}),
-									st(at(1), ksub(u[0], u[1])),
-									st(at(4), kadd(u[0], u[1])),
-									st(at(2), kadd(u[2], u[3])),
-									st(at(3), ksub(u[2], u[3])),
-								)
-							})
-						})
-					})
-				}
-				panic("tir: radix out of range")
-			}))
-		}
+		ss = append(ss, kissStages(p, twT, ld, st, twAt)...)
 		// kiss_fftr's split: the DC and Nyquist bins, then bins k and N − k.
 		ss = append(ss, klet("dc", []kcx{kdiv(ld(C(0)), 2)}, func(d []kcx) Stmt {
 			return Block(
@@ -233,4 +152,101 @@ func computeSignalRfft(k *kctx) (Stmt, error) {
 		}))
 		return Block(ss...)
 	}), nil
+}
+
+// kissStages are kissfft's butterfly stages of plan p on the N complex
+// points that ld loads and st stores (in kissfft's reading order, in
+// place), from its last factor to its first; twT holds the plan's
+// twiddles. An inverse plan takes the radix-4 butterfly's inverse form.
+func kissStages(p *interp.RfftPlan, twT *Buffer, ld func(Expr) kcx, st func(Expr, kcx) Stmt, twAt func(*Buffer, Expr) kcx) []Stmt {
+	n := p.N
+	var ss []Stmt
+	stride := n
+	for s := len(p.Factors) - 1; s >= 0; s-- {
+		rad := p.Factors[s]
+		stride /= rad
+		m := n / (stride * rad)
+		ss = append(ss, Loops([]string{"b", "k"}, []int{stride, m}, func(iv []Expr) Stmt {
+			kk := iv[1]
+			at := func(q int) Expr { return Add(Add(Mul(iv[0], C(int64(rad*m))), kk), C(int64(q*m))) }
+			tw := func(q int) kcx { return twAt(twT, Mul(kk, C(int64(q*stride)))) }
+			// The rad inputs, each divided by rad, bound first.
+			divided := func(body func(d []kcx) Stmt) Stmt {
+				var d []kcx
+				for q := range rad {
+					d = append(d, kdiv(ld(at(q)), int64(rad)))
+				}
+				return klet("d", d, body)
+			}
+			// products binds the divided inputs, then mk's values of them.
+			products := func(mk func(d []kcx) []kcx, body func(v []kcx) Stmt) Stmt {
+				return divided(func(d []kcx) Stmt { return klet("a", mk(d), body) })
+			}
+			switch rad {
+			case 2:
+				return divided(func(v []kcx) Stmt {
+					return klet("t", []kcx{kmul(v[1], tw(1))}, func(t []kcx) Stmt {
+						return Block(st(at(1), ksub(v[0], t[0])), st(at(0), kadd(v[0], t[0])))
+					})
+				})
+			case 3:
+				e := twAt(twT, C(int64(stride*m)))
+				return products(func(d []kcx) []kcx { return []kcx{d[0], kmul(d[1], tw(1)), kmul(d[2], tw(2))} }, func(v []kcx) Stmt {
+					return klet("s", []kcx{kadd(v[1], v[2]), ksub(v[1], v[2])}, func(s3 []kcx) Stmt {
+						om := kcx{w16(Sub(v[0].r, Shr(s3[0].r, C(1)))), w16(Sub(v[0].i, Shr(s3[0].i, C(1))))}
+						s0 := kcx{kround(Mul(s3[1].r, e.i)), kround(Mul(s3[1].i, e.i))}
+						return klet("o", []kcx{om, s0}, func(o []kcx) Stmt {
+							return Block(
+								st(at(0), kadd(v[0], s3[0])),
+								st(at(2), kcx{w16(Add(o[0].r, o[1].i)), w16(Sub(o[0].i, o[1].r))}),
+								st(at(1), kcx{w16(Sub(o[0].r, o[1].i)), w16(Add(o[0].i, o[1].r))}),
+							)
+						})
+					})
+				})
+			case 4:
+				return products(func(d []kcx) []kcx { return []kcx{d[0], kmul(d[1], tw(1)), kmul(d[2], tw(2)), kmul(d[3], tw(3))} }, func(v []kcx) Stmt {
+					return klet("s", []kcx{ksub(v[0], v[2]), kadd(v[0], v[2]), kadd(v[1], v[3]), ksub(v[1], v[3])}, func(s []kcx) Stmt {
+						s5, a0, s3, s4 := s[0], s[1], s[2], s[3]
+						m1 := kcx{w16(Add(s5.r, s4.i)), w16(Sub(s5.i, s4.r))}
+						m3 := kcx{w16(Sub(s5.r, s4.i)), w16(Add(s5.i, s4.r))}
+						if p.Inverse {
+							m1, m3 = m3, m1
+						}
+						return Block(
+							st(at(2), ksub(a0, s3)),
+							st(at(0), kadd(a0, s3)),
+							st(at(1), m1),
+							st(at(3), m3),
+						)
+					})
+				})
+			case 5:
+				ya, yb := twAt(twT, C(int64(stride*m))), twAt(twT, C(int64(2*stride*m)))
+				sm := func(a, b Expr) Expr { return kround(Mul(a, b)) }
+				return products(func(d []kcx) []kcx {
+					return []kcx{d[0], kmul(d[1], tw(1)), kmul(d[2], tw(2)), kmul(d[3], tw(3)), kmul(d[4], tw(4))}
+				}, func(v []kcx) Stmt {
+					return klet("s", []kcx{kadd(v[1], v[4]), ksub(v[1], v[4]), kadd(v[2], v[3]), ksub(v[2], v[3])}, func(s []kcx) Stmt {
+						s0, s7, s10, s8, s9 := v[0], s[0], s[1], s[2], s[3]
+						s5 := kcx{w16(Add(Add(s0.r, sm(s7.r, ya.r)), sm(s8.r, yb.r))), w16(Add(Add(s0.i, sm(s7.i, ya.r)), sm(s8.i, yb.r)))}
+						s6 := kcx{w16(Add(sm(s10.i, ya.i), sm(s9.i, yb.i))), w16(Sub(Sub(C(0), sm(s10.r, ya.i)), sm(s9.r, yb.i)))}
+						s11 := kcx{w16(Add(Add(s0.r, sm(s7.r, yb.r)), sm(s8.r, ya.r))), w16(Add(Add(s0.i, sm(s7.i, yb.r)), sm(s8.i, ya.r)))}
+						s12 := kcx{w16(Add(Sub(C(0), sm(s10.i, yb.i)), sm(s9.i, ya.i))), w16(Sub(sm(s10.r, yb.i), sm(s9.r, ya.i)))}
+						return klet("u", []kcx{s5, s6, s11, s12}, func(u []kcx) Stmt {
+							return Block(
+								st(at(0), kcx{w16(Add(Add(s0.r, s7.r), s8.r)), w16(Add(Add(s0.i, s7.i), s8.i))}),
+								st(at(1), ksub(u[0], u[1])),
+								st(at(4), kadd(u[0], u[1])),
+								st(at(2), kadd(u[2], u[3])),
+								st(at(3), ksub(u[2], u[3])),
+							)
+						})
+					})
+				})
+			}
+			panic("tir: radix out of range")
+		}))
+	}
+	return ss
 }

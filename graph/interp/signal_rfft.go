@@ -16,22 +16,36 @@ func init() { Register(graph.SignalRfft, IntClass, signalRfft) }
 // of kissfft's phases in double, and the order in which kissfft's
 // decimation in time reads the N complex input points (Perm[j] is the
 // point stored at j before the first butterflies).
+//
+// Inverse marks the plan of the inverse transform (kiss_fftri, TFLite
+// Micro's SignalIrfft): kissfft's phases negated and its radix-4
+// butterfly's inverse form.
 type RfftPlan struct {
 	N       int
 	Factors []int
 	Tw      [][2]int16
 	Super   [][2]int16
 	Perm    []int
+	Inverse bool
 }
 
 // NewRfftPlan is the plan of an FFT of length points (graph.RfftLengthOK).
-func NewRfftPlan(length int) (*RfftPlan, error) {
+func NewRfftPlan(length int) (*RfftPlan, error) { return newKissPlan(length, false) }
+
+// NewIrfftPlan is the plan of the inverse FFT of length points.
+func NewIrfftPlan(length int) (*RfftPlan, error) { return newKissPlan(length, true) }
+
+func newKissPlan(length int, inverse bool) (*RfftPlan, error) {
 	if err := graph.RfftLengthOK(length); err != nil {
 		return nil, err
 	}
 	n := length / 2
-	p := &RfftPlan{N: n, Factors: graph.RfftFactors(n)}
+	p := &RfftPlan{N: n, Factors: graph.RfftFactors(n), Inverse: inverse}
 	kissCexp := func(phase float64) [2]int16 {
+		if inverse {
+			// kissfft's phase *= -1 (exact).
+			phase = -phase
+		}
 		// Each product rounded on its own, as C without contraction does.
 		c := float64(32767 * math.Cos(phase))
 		s := float64(32767 * math.Sin(phase))
@@ -88,6 +102,27 @@ func (p *RfftPlan) Run(x []int16, y []int16) {
 	for j, src := range p.Perm {
 		f[j] = kissCpx{x[2*src], x[2*src+1]}
 	}
+	p.butterflies(f)
+	// kiss_fftr's split of the two interleaved real transforms.
+	dc := kissDiv(f[0], 2)
+	y[0], y[1] = dc.r+dc.i, 0
+	y[2*n], y[2*n+1] = dc.r-dc.i, 0
+	for k := 1; k <= n/2; k++ {
+		fpk := kissDiv(f[k], 2)
+		fpnk := kissDiv(kissCpx{f[n-k].r, -f[n-k].i}, 2)
+		f1, f2 := kissAdd(fpk, fpnk), kissSub(fpk, fpnk)
+		t := kissMul(f2, kissCpx{p.Super[k-1][0], p.Super[k-1][1]})
+		y[2*k] = int16((int32(f1.r) + int32(t.r)) >> 1)
+		y[2*k+1] = int16((int32(f1.i) + int32(t.i)) >> 1)
+		y[2*(n-k)] = int16((int32(f1.r) - int32(t.r)) >> 1)
+		y[2*(n-k)+1] = int16((int32(t.i) - int32(f1.i)) >> 1)
+	}
+}
+
+// butterflies runs kissfft's stages on f, already in its reading order
+// (Perm).
+func (p *RfftPlan) butterflies(f []kissCpx) {
+	n := p.N
 	tw := func(i int) kissCpx { return kissCpx{p.Tw[i][0], p.Tw[i][1]} }
 	stride := n
 	for s := len(p.Factors) - 1; s >= 0; s-- {
@@ -127,8 +162,13 @@ func (p *RfftPlan) Run(x []int16, y []int16) {
 					s3, s4 := kissAdd(s0, s2), kissSub(s0, s2)
 					o[k+2*m] = kissSub(a, s3)
 					o[k] = kissAdd(a, s3)
-					o[k+m] = kissCpx{s5.r + s4.i, s5.i - s4.r}
-					o[k+3*m] = kissCpx{s5.r - s4.i, s5.i + s4.r}
+					if p.Inverse {
+						o[k+m] = kissCpx{s5.r - s4.i, s5.i + s4.r}
+						o[k+3*m] = kissCpx{s5.r + s4.i, s5.i - s4.r}
+					} else {
+						o[k+m] = kissCpx{s5.r + s4.i, s5.i - s4.r}
+						o[k+3*m] = kissCpx{s5.r - s4.i, s5.i + s4.r}
+					}
 				}
 			case 5:
 				ya, yb := tw(stride*m), tw(2*stride*m)
@@ -153,20 +193,6 @@ func (p *RfftPlan) Run(x []int16, y []int16) {
 				}
 			}
 		}
-	}
-	// kiss_fftr's split of the two interleaved real transforms.
-	dc := kissDiv(f[0], 2)
-	y[0], y[1] = dc.r+dc.i, 0
-	y[2*n], y[2*n+1] = dc.r-dc.i, 0
-	for k := 1; k <= n/2; k++ {
-		fpk := kissDiv(f[k], 2)
-		fpnk := kissDiv(kissCpx{f[n-k].r, -f[n-k].i}, 2)
-		f1, f2 := kissAdd(fpk, fpnk), kissSub(fpk, fpnk)
-		t := kissMul(f2, kissCpx{p.Super[k-1][0], p.Super[k-1][1]})
-		y[2*k] = int16((int32(f1.r) + int32(t.r)) >> 1)
-		y[2*k+1] = int16((int32(f1.i) + int32(t.i)) >> 1)
-		y[2*(n-k)] = int16((int32(f1.r) - int32(t.r)) >> 1)
-		y[2*(n-k)+1] = int16((int32(t.i) - int32(f1.i)) >> 1)
 	}
 }
 

@@ -47,7 +47,7 @@ func (c *opctx) signalIO(inTypes, outTypes []int8, inRanks, outRanks []int) (ins
 	if len(c.ins) != len(inTypes) || len(c.outs) != len(outTypes) {
 		return nil, nil, c.errorf("%d inputs and %d outputs, want %d and %d", len(c.ins), len(c.outs), len(inTypes), len(outTypes))
 	}
-	names := map[int8]string{ttUInt32: "uint32", ttUInt64: "uint64", ttInt16: "int16", ttInt32: "int32"}
+	names := map[int8]string{ttUInt32: "uint32", ttUInt64: "uint64", ttInt16: "int16", ttInt32: "int32", ttBool: "bool", ttFloat32: "float32"}
 	check := func(what string, i int, idx int32, t *graph.Tensor, want int8, rank int) error {
 		if got := c.d.tensors[idx].i8(tensorType, 0); got != want {
 			return c.errorf("%s %d (%q) is of TFLite type %d, want %s", what, i, t.Name, got, names[want])
