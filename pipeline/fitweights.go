@@ -29,6 +29,15 @@ type LeanWeights struct {
 	// order: Int4 less those whose schedule kept int8 (tir declines a
 	// layer whose partial sums could leave int32).
 	int4Tried []string
+	// int4Pending is the kernel the last round packed int4, and
+	// int4Before the constants' bytes before it: a kernel whose int4 form
+	// saves nothing (a small K padded to eight, the unfused epilogue's
+	// tables) goes back to int8 and into int4Rejected. int4Listed says
+	// whether the int4 step put it in Kernels.
+	int4Pending  string
+	int4Before   int64
+	int4Listed   bool
+	int4Rejected []string
 	// CKernels are those of them the C defines: a kernel whose C repeats
 	// an earlier one's (layers sharing weights) is a call of that one.
 	CKernels []string `json:"c_kernels"`
@@ -176,7 +185,8 @@ func int4Bytes(s *State) int64 {
 // the caller lowers again and calls it again. Where every such kernel is
 // int8 and the constants still do not fit, the dsp fully connected layers
 // whose weights are all in [−8, 7] take packed int4 weights (knob weights
-// = 4), largest first, as few as needed, the same way. Constants that do
+// = 4), largest first, one a round, each kept only where the constants
+// shrink, as few as needed. Constants that do
 // not fit then are a FitError, before any code is emitted.
 //
 // The flash budget (Options.FlashBudget) covers the model's code as well
@@ -207,6 +217,22 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	}
 	have := lim.bytes
 	need := s.Module.ConstBytes()
+	if l := s.Lean; l != nil && l.int4Pending != "" {
+		c := l.int4Pending
+		l.int4Pending = ""
+		if need >= l.int4Before {
+			// Packed, it saved nothing: back to int8, and never again
+			// (review finding: a 4→4000 layer grew the constants and
+			// the budget a later layer's int4 form met was refused).
+			l.int4Tried = slices.DeleteFunc(l.int4Tried, func(k string) bool { return k == c })
+			l.int4Rejected = append(l.int4Rejected, c)
+			if l.int4Listed {
+				l.Kernels = slices.DeleteFunc(l.Kernels, func(k string) bool { return k == c })
+			}
+			l.Int4 = slices.DeleteFunc(l.Int4, func(k string) bool { return k == c })
+			return true, nil
+		}
+	}
 	if s.Lean != nil && len(s.Lean.int4Tried) > 0 {
 		s.Lean.Int4 = nil
 		for _, f := range s.Module.Funcs {
@@ -239,7 +265,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		// Every widened kernel is int8: int4 where the weights allow.
 		var tried []string
 		if s.Lean != nil {
-			tried = s.Lean.int4Tried
+			tried = append(slices.Clone(s.Lean.int4Tried), s.Lean.int4Rejected...)
 		}
 		four = int4Candidates(s.Module, tried)
 		if len(four) > 0 && need <= have && s.measuredFits(*lim) {
@@ -253,18 +279,18 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			s.Lean = &LeanWeights{FlashBytes: have, Budget: lim.region == nil}
 			s.leanFrom = need
 		}
-		est := need
-		for _, c := range four {
-			if est+headroom <= have {
-				break
-			}
-			est -= c.saves
-			*t = t.WithKnobs(c.name, map[string]int{"weights": 4})
-			s.Lean.int4Tried = append(s.Lean.int4Tried, c.name)
-			s.Lean.Int4 = append(s.Lean.Int4, c.name)
-			if !slices.Contains(s.Lean.Kernels, c.name) {
-				s.Lean.Kernels = append(s.Lean.Kernels, c.name)
-			}
+		// One layer a round, largest first, each measured as lowered:
+		// the last resort, so the rounds cost little, and the layers
+		// packed are as few as the constants need (and none whose int4
+		// form saves nothing).
+		c := four[0]
+		*t = t.WithKnobs(c.name, map[string]int{"weights": 4})
+		l := s.Lean
+		l.int4Tried = append(l.int4Tried, c.name)
+		l.Int4 = append(l.Int4, c.name)
+		l.int4Pending, l.int4Before, l.int4Listed = c.name, need, !slices.Contains(l.Kernels, c.name)
+		if l.int4Listed {
+			l.Kernels = append(l.Kernels, c.name)
 		}
 		return true, nil
 	}

@@ -48,6 +48,12 @@ func DSPMacW4Name(r, c, u int) string { return fmt.Sprintf("dsp_mac_s4w_%dx%d_u%
 // below their bias.
 const IntrDSPSumPairs = "dsp_sum_pairs"
 
+// DSPW4Block is the packed int4 form's default block (rows, channels):
+// one row by four channels, its one-row asm (emitc/dsp_w4.go). Tuning
+// records, tuned with int8 weights, leave it as it is (pipeline's
+// tuneTarget).
+var DSPW4Block = [2]int{1, 4}
+
 // unibble is the unsigned 4-bit value t (0: low, 1: high) of byte b.
 func unibble(b, t int64) int64 { return (b >> (4 * t)) & 15 }
 

@@ -880,7 +880,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 			// (emitc/dsp_w4.go). A keyword transformer's 49-row 64→128→64
 			// FCs on mps2-an386: 1,538,831 instructions in 2x2 blocks (the
 			// C form), 1,155,280 in 1x4.
-			ocDef, brDef = 4, 1
+			brDef, ocDef = DSPW4Block[0], DSPW4Block[1]
 		} else {
 			wbits, f.Knobs["weights"] = 8, 8
 		}
