@@ -37,21 +37,7 @@ func computeSignalIrfft(k *kctx) (Stmt, error) {
 	viewAs(x, []int{frames, l})
 	viewAs(y, []int{frames, 2 * n})
 	k.f.Op = "signal_irfft"
-	perm := make([]int64, n)
-	for j, v := range p.Perm {
-		perm[j] = int64(v)
-	}
-	permT := constBuf(k.n.Name+"_perm", I16, []int{n}, perm)
-	tw := make([]int64, 0, 2*n)
-	for _, t := range p.Tw {
-		tw = append(tw, int64(t[0]), int64(t[1]))
-	}
-	twT := constBuf(k.n.Name+"_twiddles", I16, []int{n, 2}, tw)
-	sup := make([]int64, 0, n)
-	for _, t := range p.Super {
-		sup = append(sup, int64(t[0]), int64(t[1]))
-	}
-	supT := constBuf(k.n.Name+"_super_twiddles", I16, []int{max(n/2, 1), 2}, sup)
+	permT, twT, supT := fftTables(k.n.Name, p, max(n/2, 1))
 	twAt := func(t *Buffer, j Expr) kcx {
 		return kcx{CastTo(I32, At(t, j, C(0))), CastTo(I32, At(t, j, C(1)))}
 	}

@@ -82,22 +82,7 @@ func computeSignalRfft(k *kctx) (Stmt, error) {
 	viewAs(x, []int{frames, l})
 	viewAs(y, []int{frames, 2 * (n + 1)})
 	k.f.Op = "signal_rfft"
-	perm := make([]int64, n)
-	for j, v := range p.Perm {
-		perm[j] = int64(v)
-	}
-	// N is at most 2^14: the order fits int16.
-	permT := constBuf(k.n.Name+"_perm", I16, []int{n}, perm)
-	tw := make([]int64, 0, 2*n)
-	for _, t := range p.Tw {
-		tw = append(tw, int64(t[0]), int64(t[1]))
-	}
-	twT := constBuf(k.n.Name+"_twiddles", I16, []int{n, 2}, tw)
-	sup := make([]int64, 0, n)
-	for _, t := range p.Super {
-		sup = append(sup, int64(t[0]), int64(t[1]))
-	}
-	supT := constBuf(k.n.Name+"_super_twiddles", I16, []int{n / 2, 2}, sup)
+	permT, twT, supT := fftTables(k.n.Name, p, n/2)
 	return Loop("f", frames, func(f Expr) Stmt {
 		ld := func(j Expr) kcx {
 			return kcx{CastTo(I32, At(y, f, Mul(j, C(2)))), CastTo(I32, At(y, f, Add(Mul(j, C(2)), C(1))))}
@@ -158,6 +143,27 @@ func computeSignalRfft(k *kctx) (Stmt, error) {
 // points that ld loads and st stores (in kissfft's reading order, in
 // place), from its last factor to its first; twT holds the plan's
 // twiddles. An inverse plan takes the radix-4 butterfly's inverse form.
+// fftTables are an FFT plan's tables as int16 constants (N is at most
+// 2^14: the order fits int16): the input order, the twiddles and the
+// supRows super twiddles of the real transform's split.
+func fftTables(name string, p *interp.RfftPlan, supRows int) (perm, tw, sup *Buffer) {
+	n := p.N
+	order := make([]int64, n)
+	for j, v := range p.Perm {
+		order[j] = int64(v)
+	}
+	ws := make([]int64, 0, 2*n)
+	for _, t := range p.Tw {
+		ws = append(ws, int64(t[0]), int64(t[1]))
+	}
+	ss := make([]int64, 0, n)
+	for _, t := range p.Super {
+		ss = append(ss, int64(t[0]), int64(t[1]))
+	}
+	return constBuf(name+"_perm", I16, []int{n}, order), constBuf(name+"_twiddles", I16, []int{n, 2}, ws),
+		constBuf(name+"_super_twiddles", I16, []int{supRows, 2}, ss)
+}
+
 func kissStages(p *interp.RfftPlan, twT *Buffer, ld func(Expr) kcx, st func(Expr, kcx) Stmt, twAt func(*Buffer, Expr) kcx) []Stmt {
 	n := p.N
 	var ss []Stmt

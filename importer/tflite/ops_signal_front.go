@@ -68,27 +68,37 @@ func (c *opctx) signalFftAutoScale(_ []byte) error {
 	return nil
 }
 
-// signalRfft: SignalRfft(input [..., l]) with options T and fft_length,
-// int16 only: [..., 2·(fft_length/2 + 1)] of (re, im) pairs.
-func (c *opctx) signalRfft(opts []byte) error {
+// signalFftIO reads SignalRfft's or SignalIrfft's (op) options T, which
+// must be int16, and fft_length, which must be a length TFLite Micro's
+// kissfft takes, and their int16 input and output.
+func (c *opctx) signalFftIO(opts []byte, op string) (n int, x, y *graph.Tensor, err error) {
 	v, err := c.signalOptions(opts, "T", "fft_length")
 	if err != nil {
-		return err
+		return 0, nil, nil, err
 	}
 	if v["T"] != ttInt16 {
-		return c.errorf("T is TFLite type %d: mcugen runs the int16 SignalRfft only", v["T"])
+		return 0, nil, nil, c.errorf("T is TFLite type %d: mcugen runs the int16 %s only", v["T"], op)
 	}
 	ins, outs, err := c.frontIO([]int8{ttInt16}, []int8{ttInt16})
 	if err != nil {
-		return err
+		return 0, nil, nil, err
 	}
-	x, y := ins[0], outs[0]
 	if v["fft_length"] > 1<<15 {
-		return c.errorf("fft_length %d is above 32768", v["fft_length"])
+		return 0, nil, nil, c.errorf("fft_length %d is above 32768", v["fft_length"])
 	}
-	n := int(v["fft_length"])
+	n = int(v["fft_length"])
 	if err := graph.RfftLengthOK(n); err != nil {
-		return c.errorf("%v (TFLite Micro's kissfft runs radices 2 to 5 only)", err)
+		return 0, nil, nil, c.errorf("%v (TFLite Micro's kissfft runs radices 2 to 5 only)", err)
+	}
+	return n, ins[0], outs[0], nil
+}
+
+// signalRfft: SignalRfft(input [..., l]) with options T and fft_length,
+// int16 only: [..., 2·(fft_length/2 + 1)] of (re, im) pairs.
+func (c *opctx) signalRfft(opts []byte) error {
+	n, x, y, err := c.signalFftIO(opts, "SignalRfft")
+	if err != nil {
+		return err
 	}
 	r := len(x.Shape)
 	if r < 1 || x.Shape[r-1] > n {

@@ -259,24 +259,9 @@ func (c *opctx) signalOverlapAdd(opts []byte) error {
 // samples, kiss_fftri in 16-bit fixed point (unscaled). The int32 and
 // float32 forms are refused.
 func (c *opctx) signalIrfft(opts []byte) error {
-	v, err := c.signalOptions(opts, "T", "fft_length")
+	n, x, y, err := c.signalFftIO(opts, "SignalIrfft")
 	if err != nil {
 		return err
-	}
-	if v["T"] != ttInt16 {
-		return c.errorf("T is TFLite type %d: mcugen runs the int16 SignalIrfft only", v["T"])
-	}
-	ins, outs, err := c.frontIO([]int8{ttInt16}, []int8{ttInt16})
-	if err != nil {
-		return err
-	}
-	x, y := ins[0], outs[0]
-	if v["fft_length"] > 1<<15 {
-		return c.errorf("fft_length %d is above 32768", v["fft_length"])
-	}
-	n := int(v["fft_length"])
-	if err := graph.RfftLengthOK(n); err != nil {
-		return c.errorf("%v (TFLite Micro's kissfft runs radices 2 to 5 only)", err)
 	}
 	r := len(x.Shape)
 	if r < 1 || x.Shape[r-1] != 2*(n/2+1) {
