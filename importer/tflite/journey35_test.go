@@ -3,16 +3,13 @@ package tflite_test
 import (
 	"encoding/binary"
 	"math"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/tflite"
-	"github.com/mcugen/mcugen/pipeline"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -245,49 +242,17 @@ func TestHybridLSTM(t *testing.T) {
 	}
 }
 
-// floatOnBoards runs a float model's generated C on the host with the
-// sanitizers and, outside -short, on the Cortex-M4 under QEMU, and wants
-// want[v] from vector v within 1e-6 relative.
+// floatOnBoards runs a float model's generated C through matchesOnBoards
+// and wants want[v] from vector v within 1e-6 relative.
 func floatOnBoards(t *testing.T, name string, build func(t *testing.T) *graph.Graph, vecs []map[string]*graph.Data, want [][]float32) {
 	t.Helper()
-	boards := []string{"host"}
-	if !testing.Short() {
-		boards = append(boards, "mps2-an386")
-	}
-	for _, bn := range boards {
-		t.Run(bn, func(t *testing.T) {
-			tool := "gcc"
-			if bn != "host" {
-				tool = "qemu-system-arm"
+	matchesOnBoards(t, "float_", []firmwareCase{{name: name, graph: build, vecs: vecs, check: func(t *testing.T, v int, outs []*graph.Data) {
+		for i, w := range want[v] {
+			if got := outs[0].F[i]; math.Abs(float64(got-w)) > 1e-6*math.Max(1, math.Abs(float64(w))) {
+				t.Errorf("vector %d [%d]: %v, want %v", v, i, got, w)
 			}
-			if _, err := exec.LookPath(tool); err != nil {
-				t.Skipf("%s not installed", tool)
-			}
-			b, err := pipeline.LoadBoard(bn, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			opt := pipeline.Options{Board: b, Version: "test"}
-			if bn == "host" {
-				opt.CFlags = []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
-			}
-			s, err := pipeline.CompileGraph(build(t), name, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for v := range vecs {
-				for i, w := range want[v] {
-					if got := x.Outputs[v][0].F[i]; math.Abs(float64(got-w)) > 1e-6*math.Max(1, math.Abs(float64(w))) {
-						t.Errorf("vector %d [%d]: %v, want %v", v, i, got, w)
-					}
-				}
-			}
-		})
-	}
+		}
+	}}})
 }
 
 // absCases: int8 ABS, which TFLite Micro runs (elementwise.cc) and mcugen

@@ -2,16 +2,13 @@ package tflite_test
 
 import (
 	"math"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/tflite"
-	"github.com/mcugen/mcugen/pipeline"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -294,52 +291,12 @@ func TestSignal35MatchesTFLM(t *testing.T) {
 // the outputs are TFLite Micro's, the buffers carried from one inference
 // to the next.
 func TestSignal35GeneratedC(t *testing.T) {
-	boards := []string{"host"}
-	if !testing.Short() {
-		boards = append(boards, "mps2-an386")
+	var cases []firmwareCase
+	for _, c := range s35Cases {
+		cases = append(cases, firmwareCase{name: c.name, graph: c.decode, vecs: c.vecs(c.decode(t)),
+			check: func(t *testing.T, v int, outs []*graph.Data) { c.check(t, "the firmware", v, outs) }})
 	}
-	for _, bn := range boards {
-		b, err := pipeline.LoadBoard(bn, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools := []string{"gcc"}
-		if bn != "host" {
-			tools = []string{"arm-none-eabi-gcc", "qemu-system-arm"}
-		}
-		for _, c := range s35Cases {
-			t.Run(bn+"/"+c.name, func(t *testing.T) {
-				for _, tool := range tools {
-					if _, err := exec.LookPath(tool); err != nil {
-						t.Skipf("%s not installed", tool)
-					}
-				}
-				opt := pipeline.Options{Board: b, Version: "test"}
-				if bn == "host" {
-					opt.CFlags = []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
-				}
-				g := c.decode(t)
-				s, err := pipeline.CompileGraph(g, "signal35_"+c.name, opt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				strictC(t, s.Files, bn != "host")
-				x, err := s.Execute(c.vecs(g), t.TempDir(), 2*time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for v := range x.Outputs {
-					c.check(t, "the firmware", v, x.Outputs[v])
-				}
-				if len(x.Outputs) != max(len(c.in), len(c.inF)) {
-					t.Fatalf("%d vectors run, want %d", len(x.Outputs), max(len(c.in), len(c.inF)))
-				}
-				if !x.AllMatch() {
-					t.Errorf("the firmware disagrees with the reference session: %v", x.Match)
-				}
-			})
-		}
-	}
+	matchesOnBoards(t, "signal35_", cases)
 }
 
 // TestSignal35Refusals: forms TFLite Micro would run wrongly (or that
