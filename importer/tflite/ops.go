@@ -138,6 +138,9 @@ func (d *decoder) operator(index int, op table) error {
 		}
 		return c.detection(opts)
 	}
+	if c.code == opCustom && d.customs[oi] == customDecode {
+		return c.tflmDecode()
+	}
 	if f := signalOps[d.customs[oi]]; c.code == opCustom && f != nil {
 		opts := op.bytes(operatorCustomOpts)
 		if err := d.check(); err != nil {
