@@ -117,7 +117,7 @@ func (c *opctx) decodeInput(i int, role string) ([]byte, error) {
 	}
 	tt := c.d.tensors[ti]
 	ttype := tt.i8(tensorType, 0)
-	variable := tt.boolean(5) // is_variable
+	variable := tt.boolean(tensorIsVariable)
 	raw := tt.ints(tensorShape)
 	bi := int(tt.u32(tensorBuffer, 0))
 	if err := c.d.check(); err != nil {
