@@ -56,10 +56,7 @@ var int4Cases = []opCase{
 // -short) give the hand-worked results.
 func TestInt4Weights(t *testing.T) {
 	for _, c := range int4Cases {
-		g, err := tflite.Decode(c.name, c.model().Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := c.decode(t)
 		// The weights as read: every nibble sign-extended (the depthwise
 		// import reorders them to channel-major).
 		w := g.Tensors[g.Nodes[0].Inputs[1]]
@@ -67,7 +64,7 @@ func TestInt4Weights(t *testing.T) {
 			t.Errorf("%s: weights %s %v, want int8 %v", c.name, w.DType, w.Data.I, c.ins[1].q)
 		}
 	}
-	opCasesOnBoards(t, "int4_", graph.Int8, int4Cases)
+	opCasesOnBoards(t, "int4_", int4Cases)
 }
 
 // TestInt4Nibbles: each nibble's two's complement value, low nibble
@@ -276,7 +273,7 @@ var absCases = []opCase{
 // TestAbsInt8: the interpreter and the generated C (host with the
 // sanitizers; the Cortex-M4 under QEMU outside -short) give absCases'
 // hand-worked values.
-func TestAbsInt8(t *testing.T) { opCasesOnBoards(t, "abs_", graph.Int8, absCases) }
+func TestAbsInt8(t *testing.T) { opCasesOnBoards(t, "abs_", absCases) }
 
 // TestHybridReview35: the review of the hybrid import.
 //   - A depthwise weight shared with a later operator was replaced by its
@@ -387,7 +384,7 @@ var preluCases = []opCase{
 
 // TestPreluInt8Scales: preluCases in the interpreter and the generated C
 // (host with the sanitizers; the Cortex-M4 outside -short).
-func TestPreluInt8Scales(t *testing.T) { opCasesOnBoards(t, "prelu_", graph.Int8, preluCases) }
+func TestPreluInt8Scales(t *testing.T) { opCasesOnBoards(t, "prelu_", preluCases) }
 
 // TestCompareSmallScales: TFLite Micro compares quantized operands as
 // (q − zp)·256 rescaled by the scale (comparisons.cc), which below 1/256
@@ -414,7 +411,7 @@ func TestCompareSmallScales(t *testing.T) {
 // (found by the TFLite Micro kernel audit; worked with a separate Python
 // model of QuantizeMultiplier and MultiplyByQuantizedMultiplier).
 func TestReluInt8FloatQuotient(t *testing.T) {
-	opCasesOnBoards(t, "relu_", graph.Int8, []opCase{{name: "relu_float_quotient", code: tg.OpRelu, ins: []spec{qin(0.06118, 0, 2)}, out: qin(0.03230304, 0, 2),
+	opCasesOnBoards(t, "relu_", []opCase{{name: "relu_float_quotient", code: tg.OpRelu, ins: []spec{qin(0.06118, 0, 2)}, out: qin(0.03230304, 0, 2),
 		feed: [][]float64{{33, -5}}, want: f64(62, 0)}})
 }
 
@@ -432,7 +429,7 @@ func TestReluInt16(t *testing.T) {
 		{name: "relu_int16", code: tg.OpRelu, ins: []spec{i16(0.5, 3)}, out: i16(0.25, 3), feed: [][]float64{{100, -7, 20000}}, want: f64(200, 0, 32767)},
 		{name: "relu6_int16", code: tg.OpRelu6, ins: []spec{i16(0.001, 3)}, out: i16(0.001, 3), feed: [][]float64{{5000, -3, 7000}}, want: f64(5000, 0, 6000)},
 	}
-	opCasesOnBoards(t, "relu16_", graph.Int16, cases)
+	opCasesOnBoards(t, "relu16_", cases)
 }
 
 // TestSumInt16: TFLite Micro's SUM takes int16 as it takes int8
@@ -452,34 +449,22 @@ func TestSumInt16(t *testing.T) {
 		{name: "sum_int16_saturated", code: tg.OpSum, opts: keep, ins: []spec{i16(1, 0, 1, 4), i32c([]int32{1}, 1)}, out: i16(1, 0, 1, 1),
 			feed: [][]float64{{30000, 30000, 30000, 30000}}, want: f64(32767)},
 	}
-	opCasesOnBoards(t, "sum16_", graph.Int16, cases)
+	opCasesOnBoards(t, "sum16_", cases)
 }
 
 // opCasesOnBoards runs each case in the interpreter (opCase.run) and its
-// generated C through matchesOnBoards, the case's one fed input holding
-// its feed values as dt and its output wanted as integers.
-func opCasesOnBoards(t *testing.T, prefix string, dt graph.DType, cases []opCase) {
+// generated C through matchesOnBoards, fed its feed values, its first
+// output wanted as integers.
+func opCasesOnBoards(t *testing.T, prefix string, cases []opCase) {
 	t.Helper()
 	var fw []firmwareCase
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t) })
-		build := func(t *testing.T) *graph.Graph {
-			g, err := tflite.Decode(c.name, c.model().Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}
-		g := build(t)
-		d := graph.NewData(dt, g.Tensors[g.Inputs[0]].Shape)
-		for i, v := range c.feed[0] {
-			d.I[i] = int64(v)
-		}
 		want := make([]int64, len(c.want))
 		for i, v := range c.want {
 			want[i] = int64(v)
 		}
-		fw = append(fw, firmwareCase{name: c.name, graph: build, vecs: []map[string]*graph.Data{{g.Inputs[0]: d}}, want: [][][]int64{{want}}})
+		fw = append(fw, firmwareCase{name: c.name, graph: c.decode, vecs: []map[string]*graph.Data{c.feeds(c.decode(t))}, want: [][][]int64{{want}}})
 	}
 	matchesOnBoards(t, prefix, fw)
 }
@@ -519,30 +504,8 @@ func TestDynamicUpdateSlice(t *testing.T) {
 		c := k.c
 		c.feed, c.want = [][]float64{operand, {10, 20}, k.start}, k.want
 		t.Run(c.name, func(t *testing.T) { c.run(t) })
-		g, err := tflite.Decode(c.name, c.model().Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		vec := map[string]*graph.Data{}
-		for i, name := range g.Inputs {
-			tt := g.Tensors[name]
-			d := graph.NewData(tt.DType, tt.Shape)
-			for j, v := range c.feed[i] {
-				if tt.DType == graph.Float32 {
-					d.F[j] = float32(v)
-				} else {
-					d.I[j] = int64(v)
-				}
-			}
-			vec[name] = d
-		}
-		build := func(t *testing.T) *graph.Graph {
-			g, err := tflite.Decode(c.name, c.model().Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}
+		g := c.decode(t)
+		vec, build := c.feeds(g), c.decode
 		if g.Tensors[g.Outputs[0]].DType == graph.Float32 {
 			want := make([]float32, len(c.want))
 			for i, v := range c.want {
@@ -580,7 +543,7 @@ func TestReduceAllAny(t *testing.T) {
 		{name: "reduce_all_keep", code: 140, opts: opts(true), ins: []spec{b(2, 3), i32c([]int32{2}, 0, 1)}, out: b(1, 1), feed: [][]float64{x}, want: f64(0)},
 		{name: "reduce_any_keep", code: 91, opts: opts(true), ins: []spec{b(2, 3), i32c([]int32{2}, 1, 0)}, out: b(1, 1), feed: [][]float64{x}, want: f64(1)},
 	}
-	opCasesOnBoards(t, "reduce_bool_", graph.Bool, cases)
+	opCasesOnBoards(t, "reduce_bool_", cases)
 }
 
 // TestAbsInt16: TFLite Micro's int16 ABS (zero points 0), refused before.
@@ -590,7 +553,7 @@ func TestAbsInt16(t *testing.T) {
 	i16 := func(scale float32, shape ...int32) spec {
 		return spec{typ: tg.Int16, shape: shape, scale: []float32{scale}, zp: []int64{0}}
 	}
-	opCasesOnBoards(t, "abs16_", graph.Int16, []opCase{
+	opCasesOnBoards(t, "abs16_", []opCase{
 		{name: "abs_int16_x2", code: tg.OpAbs, ins: []spec{i16(0.5, 3)}, out: i16(0.25, 3), feed: [][]float64{{1000, -7, -32768}}, want: f64(2000, 14, 32767)},
 		{name: "abs_int16_same", code: tg.OpAbs, ins: []spec{i16(0.5, 3)}, out: i16(0.5, 3), feed: [][]float64{{1000, -7, -32768}}, want: f64(1000, 7, 32767)},
 	})

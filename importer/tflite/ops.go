@@ -356,21 +356,9 @@ func (c *opctx) node() (*graph.Node, error) {
 				return nil, e
 			}
 		}
-		axes, e := c.constInts(1, "axes")
+		axes, e := c.reducerAxes(x)
 		if e != nil {
 			return nil, e
-		}
-		if len(axes) == 0 {
-			return nil, c.errorf("reducer with no axes")
-		}
-		for k, ax := range axes {
-			if ax < 0 {
-				ax += len(x.Shape)
-			}
-			if ax < 0 || ax >= len(x.Shape) {
-				return nil, c.errorf("axis %d out of range for shape %v", axes[k], x.Shape)
-			}
-			axes[k] = ax
 		}
 		if k, ok := floatReduce[c.code]; ok {
 			n.Op, n.Attrs = graph.Reduce, &graph.ReduceAttrs{Kind: k, Axes: axes, KeepDims: o.boolean(0)}

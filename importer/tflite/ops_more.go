@@ -129,3 +129,25 @@ func fullSlice(shape []int) *graph.SliceAttrs {
 	}
 	return a
 }
+
+// reducerAxes reads a reducer's constant axes (input 1), at least one,
+// each counted from the end when negative, as axes of x.
+func (c *opctx) reducerAxes(x *graph.Tensor) ([]int, error) {
+	axes, err := c.constInts(1, "axes")
+	if err != nil {
+		return nil, err
+	}
+	if len(axes) == 0 {
+		return nil, c.errorf("reducer with no axes")
+	}
+	for k, ax := range axes {
+		if ax < 0 {
+			ax += len(x.Shape)
+		}
+		if ax < 0 || ax >= len(x.Shape) {
+			return nil, c.errorf("axis %d out of range for shape %v", axes[k], x.Shape)
+		}
+		axes[k] = ax
+	}
+	return axes, nil
+}

@@ -33,21 +33,9 @@ func (c *opctx) reduceBool(n *graph.Node) error {
 	if x.DType != graph.Bool || out.DType != graph.Bool {
 		return c.errorf("input %s and output %s: %s takes and gives bool", x.DType, out.DType, c.name)
 	}
-	axes, err := c.constInts(1, "axes")
+	axes, err := c.reducerAxes(x)
 	if err != nil {
 		return err
-	}
-	if len(axes) == 0 {
-		return c.errorf("reducer with no axes")
-	}
-	for k, ax := range axes {
-		if ax < 0 {
-			ax += len(x.Shape)
-		}
-		if ax < 0 || ax >= len(x.Shape) {
-			return c.errorf("axis %d out of range for shape %v", axes[k], x.Shape)
-		}
-		axes[k] = ax
 	}
 	slices.Sort(axes)
 	axes = slices.Compact(axes)

@@ -122,18 +122,19 @@ func intBytes(typ int8, v []int64) []byte {
 	}
 }
 
-// run decodes the case's model, runs the interpreter and compares.
-func (c opCase) run(t *testing.T) {
+// decode decodes the case's model.
+func (c opCase) decode(t *testing.T) *graph.Graph {
 	t.Helper()
 	g, err := tflite.Decode(c.name, c.model().Bytes())
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
-	for _, n := range g.Nodes {
-		if !interp.Supported(g, n) {
-			t.Skipf("no reference kernel for %s on %s yet (written by another helper)", n.Op, g.In(n, 0).DType)
-		}
-	}
+	return g
+}
+
+// feeds are the case's feed values for g's inputs, in order, of each
+// input's type.
+func (c opCase) feeds(g *graph.Graph) map[string]*graph.Data {
 	feeds := map[string]*graph.Data{}
 	for i, name := range g.Inputs {
 		tt := g.Tensors[name]
@@ -147,7 +148,19 @@ func (c opCase) run(t *testing.T) {
 		}
 		feeds[name] = d
 	}
-	outs, err := interp.Run(g, feeds)
+	return feeds
+}
+
+// run decodes the case's model, runs the interpreter and compares.
+func (c opCase) run(t *testing.T) {
+	t.Helper()
+	g := c.decode(t)
+	for _, n := range g.Nodes {
+		if !interp.Supported(g, n) {
+			t.Skipf("no reference kernel for %s on %s yet (written by another helper)", n.Op, g.In(n, 0).DType)
+		}
+	}
+	outs, err := interp.Run(g, c.feeds(g))
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
