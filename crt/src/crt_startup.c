@@ -35,7 +35,33 @@ __attribute__((used)) void crt_fault_report(const uint32_t *frame);
 extern uint32_t _sstack[];
 #endif
 
-void Reset_Handler(void)
+#if defined(__PIC__)
+/* Position-independent code built with -msingle-pic-base reads the global offset table
+ * through r9 (EABI's default PIC register) and never loads r9 itself: the reset handler
+ * sets it to the table (which the linker script keeps in flash, filled in by the static
+ * link) before any C runs. Other PIC builds load their own base and leave r9 alone. */
+void crt_reset(void);
+__attribute__((naked)) void Reset_Handler(void)
+{
+    __asm__ volatile(
+        "ldr r0, 1f\n"
+        "2:\n\t"
+        "add r0, pc\n\t"
+        "mov r9, r0\n\t"
+        "ldr r0, 3f\n\t"
+        "bx r0\n\t"
+        ".align 2\n"
+        "1:\n\t"
+        ".word _GLOBAL_OFFSET_TABLE_ - (2b + 4)\n"
+        "3:\n\t"
+        ".word crt_reset");
+}
+#define CRT_RESET crt_reset
+#else
+#define CRT_RESET Reset_Handler
+#endif
+
+void CRT_RESET(void)
 {
     uint32_t *src, *dst;
 #if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
