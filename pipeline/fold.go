@@ -26,19 +26,7 @@ func foldConstNodes(g *graph.Graph) {
 			if !foldable(g, n, stateful) {
 				continue
 			}
-			mini := graph.New("fold", g.Format)
-			for _, in := range n.Inputs {
-				if mini.Tensors[in] == nil {
-					mini.AddTensor(g.Tensors[in])
-				}
-			}
-			for _, out := range n.Outputs {
-				t := *g.Tensors[out]
-				mini.AddTensor(&t)
-				mini.Outputs = append(mini.Outputs, out)
-			}
-			mini.AddNode(n)
-			res, err := interp.Run(mini, map[string]*graph.Data{})
+			res, err := interp.FoldNode(g, n)
 			if err != nil {
 				continue // left to the kernel
 			}
