@@ -59,8 +59,11 @@ func TestBadInputs(t *testing.T) {
 	c := m.AddTensor(tg.Tensor{Name: "c", Type: tg.Float32, Shape: []int32{1, 2}})
 	m.Inputs, m.Outputs = []int32{x}, []int32{a}
 	m.AddOp(tg.OpRelu, nil, []int32{x}, y)
-	m.AddOp(119, nil, []int32{ax, y}, a, c) // WHILE
-	mustErr(t, "while", m.Bytes(), "operator 1 (WHILE): op not supported")
+	m.AddOp(136, nil, []int32{ax, y}, a, c) // HASHTABLE
+	mustErr(t, "hashtable", m.Bytes(), "operator 1 (HASHTABLE): op not supported")
+	// A WHILE without its options names no subgraph to run.
+	m.Ops[1] = tg.Operator{Code: 119, Inputs: []int32{ax, y}, Outputs: []int32{a, c}}
+	mustErr(t, "while", m.Bytes(), "operator 1 (WHILE): condition (subgraph 0), iteration 0: the model has 1 subgraphs")
 	m.Ops[1] = tg.Operator{Code: tg.OpCustom, Custom: "MyOp", Inputs: []int32{y}, Outputs: []int32{a}}
 	mustErr(t, "custom", m.Bytes(), `operator 1 (CUSTOM "MyOp"): op not supported`)
 

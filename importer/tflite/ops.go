@@ -126,6 +126,9 @@ func (d *decoder) operator(index int, op table) error {
 		c.name = fmt.Sprintf("CUSTOM %q", d.customs[oi])
 	}
 	if isResourceOp(c.code) {
+		if d.depth > 0 {
+			return c.errorf("resource variables inside IF or WHILE are not supported")
+		}
 		return c.resourceOp()
 	}
 	if len(outs) == 0 {

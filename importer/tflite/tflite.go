@@ -113,6 +113,7 @@ func decode(name string, b []byte) (g *graph.Graph, dec *decoder, err error) {
 		return nil, nil, fmt.Errorf("tflite: not a TFLite flatbuffer (file identifier %q, want \"TFL3\")", id)
 	}
 	d := &decoder{r: &reader{b: b}, g: graph.New(name, "tflite"), dynamic: map[string][]int32{}}
+	d.main = d.g
 	if err := d.decode(); err != nil {
 		return nil, nil, fmt.Errorf("tflite: %w", err)
 	}
@@ -147,6 +148,21 @@ type decoder struct {
 	// spare are constants kept in case a later operator reads them (the
 	// file's layout of depthwise weights); unread, they are dropped.
 	spare []string
+	// Control flow (ops_control.go): main is the model's graph (d.g is
+	// another while a WHILE's condition is evaluated), depth the nesting
+	// of IF and WHILE being unrolled, inlined and inlinedOps the nodes
+	// unrolling has added and the operators it has imported, subConsts each subgraph's constants shared by its copies, and
+	// fileConsts the constants of the subgraph being imported, by index.
+	main       *graph.Graph
+	depth      int
+	inlined    int
+	inlinedOps int
+	// prefix starts the names of an unrolled copy's tensors ("h/3/":
+	// iteration 3 of the loop whose first output is h), unique by
+	// construction so that naming stays linear in the copies.
+	prefix     string
+	subConsts  map[int]*subgraphConsts
+	fileConsts map[int]string
 }
 
 func (d *decoder) check() error { return d.r.err }
@@ -297,7 +313,7 @@ func (d *decoder) tensor(i int) (string, error) {
 	if name == "" {
 		name = fmt.Sprintf("tensor_%d", i)
 	}
-	name = d.g.UniqueName(name)
+	name = d.g.UniqueName(d.prefix + name)
 	fail := func(format string, a ...any) (string, error) {
 		return "", fmt.Errorf("tensor %d (%q): %s", i, name, fmt.Sprintf(format, a...))
 	}
@@ -354,6 +370,9 @@ func (d *decoder) tensor(i int) (string, error) {
 	}
 	d.g.AddTensor(t)
 	d.names[i] = name
+	if d.fileConsts != nil && t.Data != nil {
+		d.fileConsts[i] = name
+	}
 	return name, nil
 }
 

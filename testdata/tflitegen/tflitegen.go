@@ -20,6 +20,7 @@ const (
 	Int32   int8 = 2
 	UInt8   int8 = 3
 	Int64   int8 = 4
+	BoolT   int8 = 6 // one byte a value, 0 or 1
 	Int16   int8 = 7
 	Int8    int8 = 9
 	Int4    int8 = 17 // packed two to a byte, element 2i in the low nibble
