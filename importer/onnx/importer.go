@@ -161,8 +161,17 @@ func topoOrder(nodes []*Node, defined func(string) bool) ([]*Node, error) {
 		}
 	}
 	have := map[string]bool{}
+	// A node's subgraphs (If, Loop, Scan) read values of its scope by
+	// name: they come first too.
+	deps := make(map[*Node][]string, len(nodes))
+	for _, n := range nodes {
+		deps[n] = n.Input
+		if caps := nodeCaptures(n); len(caps) > 0 {
+			deps[n] = append(slices.Clone(n.Input), caps...)
+		}
+	}
 	ready := func(n *Node) bool {
-		for _, in := range n.Input {
+		for _, in := range deps[n] {
 			if in != "" && !defined(in) && !have[in] {
 				return false
 			}
@@ -194,7 +203,7 @@ func topoOrder(nodes []*Node, defined func(string) bool) ([]*Node, error) {
 			if done[i] {
 				continue
 			}
-			for _, in := range n.Input {
+			for _, in := range deps[n] {
 				if in == "" || defined(in) || have[in] {
 					continue
 				}
@@ -286,6 +295,8 @@ type importer struct {
 	// far; folded counts the bytes of those computed at import (account).
 	held   map[any]bool
 	folded int64
+	// ctl is the unrolling of control flow (control.go).
+	ctl ctlState
 }
 
 func (im *importer) warn(format string, a ...any) {
@@ -411,6 +422,7 @@ func (im *importer) run(og *Graph) error {
 		for _, in := range n.Input {
 			im.uses[in]++
 		}
+		im.countCaptures(n)
 		name := n.Name
 		if name == "" {
 			name = fmt.Sprintf("%s_%d", n.OpType, i)
