@@ -36,6 +36,9 @@ const maxControlDepth = 16
 func init() {
 	converters["If"] = convIf
 	converters["Loop"] = convLoop
+	// A Loop's trip count and first condition must be known at compile
+	// time (the backend tests feed them as inputs; a model holds them).
+	paramSlots["Loop"] = []int{0, 1}
 	converters["Scan"] = convScan
 }
 
