@@ -439,3 +439,23 @@ func TestIfInt8(t *testing.T) {
 	}
 	matchesOnBoards(t, "ctl_", []firmwareCase{{name: "if_int8", graph: build, vecs: vecs, want: [][][]int64{{want[0]}, {want[1]}}}})
 }
+
+// TestControlFlowNote: compile prints one note naming the file and what
+// was unrolled.
+func TestControlFlowNote(t *testing.T) {
+	for _, c := range []struct {
+		m    *tg.Model
+		want string
+	}{
+		{tflmWhileModel(ptr[float32](-5), ptr[float32](3)), "w.tflite: control flow unrolled at compile time: operator 0 (WHILE) 3 times"},
+		{tflmIfModel(nil), "w.tflite: control flow unrolled at compile time: operator 0 (IF) both branches (the condition is known at run time; a Where selects)"},
+	} {
+		var notes []string
+		if _, err := tflite.DecodeWith("w.tflite", c.m.Bytes(), tflite.Options{Warn: func(s string) { notes = append(notes, s) }}); err != nil {
+			t.Fatal(err)
+		}
+		if len(notes) != 1 || notes[0] != c.want {
+			t.Errorf("notes %q, want %q", notes, c.want)
+		}
+	}
+}

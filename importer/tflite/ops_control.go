@@ -74,7 +74,7 @@ func ctrlWhile(c *opctx, _ *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	start := len(d.g.Nodes)
+	start, iters := len(d.g.Nodes), 0
 	for iter := 0; ; iter++ {
 		cond, err := c.evalCondition(condK, vals, iter)
 		if err != nil {
@@ -100,6 +100,10 @@ func ctrlWhile(c *opctx, _ *graph.Node) error {
 			}
 		}
 		vals = next
+		iters = iter + 1
+	}
+	if d.depth == 0 {
+		d.unrolled = append(d.unrolled, fmt.Sprintf("operator %d (WHILE) %d times", c.index, iters))
 	}
 	return c.bindOutputs(vals, start)
 }
@@ -135,6 +139,9 @@ func ctrlIf(c *opctx, _ *graph.Node) error {
 			return err
 		}
 		return c.bindOutputs(vals, start)
+	}
+	if d.depth == 0 {
+		d.unrolled = append(d.unrolled, fmt.Sprintf("operator %d (IF) both branches (the condition is known at run time; a Where selects)", c.index))
 	}
 	tv, err := c.inline(d.g, thenK, args, fmt.Sprintf("then branch (subgraph %d)", thenK), c.base()+"/then/")
 	if err != nil {

@@ -77,6 +77,13 @@ func DecodeWith(name string, b []byte, opt Options) (g *graph.Graph, err error) 
 				opt.Warn(fmt.Sprintf("input %q has a dynamic dimension (shape signature %v): compiled with the shape the file stores, %v", in, sig, g.Tensors[in].Shape))
 			}
 		}
+		if u := d.unrolled; len(u) > 0 {
+			more := ""
+			if len(u) > 3 {
+				u, more = u[:3], fmt.Sprintf(", and %d more", len(u)-3)
+			}
+			opt.Warn(fmt.Sprintf("%s: control flow unrolled at compile time: %s%s", name, strings.Join(u, ", "), more))
+		}
 		if h := d.hybrid; len(h) > 0 {
 			more := ""
 			if len(h) > 1 {
@@ -157,6 +164,9 @@ type decoder struct {
 	depth      int
 	inlined    int
 	inlinedOps int
+	// unrolled describes the model's IF and WHILE operators as unrolled,
+	// for a note.
+	unrolled []string
 	// prefix starts the names of an unrolled copy's tensors ("h/3/":
 	// iteration 3 of the loop whose first output is h), unique by
 	// construction so that naming stays linear in the copies.
