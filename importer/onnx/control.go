@@ -557,6 +557,7 @@ func convIf(im *importer, c *nodeCtx) error {
 		}
 		return nil
 	}
+	start := len(im.g.Nodes)
 	thenOuts, err := im.inlineGraph(c.n, thenG, "then_branch", nil)
 	if err != nil {
 		return err
@@ -564,6 +565,13 @@ func convIf(im *importer, c *nodeCtx) error {
 	elseOuts, err := im.inlineGraph(c.n, elseG, "else_branch", nil)
 	if err != nil {
 		return err
+	}
+	// Both branches run: an integer division the condition guarded (a
+	// divisor that is 0 on the branch not taken) would divide by zero.
+	for _, n := range im.g.Nodes[start:] {
+		if out := im.g.Tensors[n.Outputs[0]]; (n.Op == graph.Div || n.Op == graph.Mod) && out.DType != graph.Float32 && out.Quant == nil {
+			return unsupportedf("the condition (%q) is known at run time only, so both branches are computed and one selected; a branch divides integers (%s %q), which the condition may guard against a zero divisor", cond.name, n.Op, n.Name)
+		}
 	}
 	condKey := ""
 	for i := range c.n.Output {

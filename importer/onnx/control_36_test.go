@@ -403,3 +403,35 @@ func TestCapturedValueNotFolded(t *testing.T) {
 	checkData(t, "normalized", got[0], graph.Float32, []int{1, 1, 1, 2}, []float64{7, -11})
 	checkData(t, "If of c", got[1], graph.Float32, []int{1, 1, 1, 2}, []float64{2, -4})
 }
+
+// TestIfRunTimeIntegerDivision: with a run-time condition both branches
+// run, so a branch dividing integers (the condition may guard its divisor
+// against zero) is refused; a constant condition takes its branch.
+func TestIfRunTimeIntegerDivision(t *testing.T) {
+	build := func(c *graph.Data) *onnx.Builder {
+		then := sub("then")
+		node(then, "Div", []string{"x", "d"}, "t_out")
+		then.Output("t_out", graph.Int32, 2)
+		els := sub("else")
+		node(els, "Identity", []string{"x"}, "e_out")
+		els.Output("e_out", graph.Int32, 2)
+		bl := onnx.NewBuilder("if_div", 13, 1)
+		bl.Input("x", graph.Int32, 2)
+		bl.Input("d", graph.Int32, 2)
+		if c != nil {
+			bl.Init("cond", c)
+		} else {
+			bl.Input("cond", graph.Bool)
+		}
+		nodeN(bl, "if", "If", []string{"cond"}, []string{"y"}, graphAttr("then_branch", then), graphAttr("else_branch", els))
+		bl.Output("y", graph.Int32, 2)
+		return bl
+	}
+	_, err := onnx.Decode("m", build(nil).Model().Marshal(), onnx.Options{})
+	if err == nil || !strings.Contains(err.Error(), "divides integers") {
+		t.Errorf("run-time condition: err = %v", err)
+	}
+	if _, err := onnx.Decode("m", build(boolScalar(true)).Model().Marshal(), onnx.Options{}); err != nil {
+		t.Errorf("constant condition: %v", err)
+	}
+}

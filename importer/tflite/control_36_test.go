@@ -459,3 +459,165 @@ func TestControlFlowNote(t *testing.T) {
 		}
 	}
 }
+
+// branchModel calls one branch subgraph, y = op(x, w), from two IFs whose
+// condition is a constant true, with weights w1 and w2 of the main graph.
+func branchModel(x, w1, w2, sx, sw, sy tg.Tensor, op func(s *tg.Model, x, w, y int32)) *tg.Model {
+	m := &tg.Model{}
+	ix := m.AddTensor(x)
+	yes := m.AddTensor(tg.Tensor{Name: "yes", Type: tg.BoolT, Shape: []int32{1}, Data: []byte{1}})
+	a, b := m.AddTensor(w1), m.AddTensor(w2)
+	y1, y2 := sy, sy
+	y1.Name, y2.Name = "y1", "y2"
+	o1, o2 := m.AddTensor(y1), m.AddTensor(y2)
+	m.Inputs, m.Outputs = []int32{ix}, []int32{o1, o2}
+	opt := &tg.Options{Type: optIf, Fields: []tg.Field{tg.I32(0, 1), tg.I32(1, 1)}}
+	m.AddOp(opIf, opt, []int32{yes, ix, a}, o1)
+	m.AddOp(opIf, opt, []int32{yes, ix, b}, o2)
+	s := &tg.Model{}
+	bx, bw, by := s.AddTensor(sx), s.AddTensor(sw), s.AddTensor(sy)
+	op(s, bx, bw, by)
+	s.Inputs, s.Outputs = []int32{bx, bw}, []int32{by}
+	m.Subgraphs = []*tg.Model{s}
+	return m
+}
+
+// TestControlFlowWeightsPerCopy: the caches by tensor index (a depthwise
+// layer's transposed weights, a hybrid layer's dequantized ones) must not
+// carry one copy's weights into another when the weights are a subgraph
+// input (review finding: the second IF used the first's weights). A 1×1
+// depthwise layer over x = (1, 3): w1 (1, 1) gives (1, 3), w2 (5, 7) gives
+// (5, 21); a hybrid fully connected layer, int8 weights at scale 1, over x =
+// (1, 2): w1 (1, 1) gives 3, w2 (3, 4) gives 11.
+func TestControlFlowWeightsPerCopy(t *testing.T) {
+	dw := func(s *tg.Model, x, w, y int32) {
+		bias := s.AddTensor(tg.Tensor{Name: "bias", Type: tg.Float32, Shape: []int32{2}, Data: tg.F32Bytes(0, 0)})
+		s.AddOp(tg.OpDepthwiseConv2D, tg.DepthwiseOptions(1, 1, 1, 1, 0, 1, 1), []int32{x, w, bias}, y)
+	}
+	wt := func(name string, v ...float32) tg.Tensor {
+		return tg.Tensor{Name: name, Type: tg.Float32, Shape: []int32{1, 1, 1, 2}, Data: tg.F32Bytes(v...)}
+	}
+	m := branchModel(f32("x", 1, 1, 1, 2), wt("w1", 1, 1), wt("w2", 5, 7), f32("x", 1, 1, 1, 2), f32("w", 1, 1, 1, 2), f32("y", 1, 1, 1, 2), dw)
+	g := decodeOK(t, "dw_branch", m)
+	out := runOK(t, g, map[string]*graph.Data{"x": fdata([]int{1, 1, 1, 2}, 1, 3)})
+	if a, b := out["y1"].F, out["y2"].F; !slices.Equal(a, []float32{1, 3}) || !slices.Equal(b, []float32{5, 21}) {
+		t.Errorf("depthwise: %v %v, want [1 3] [5 21]", a, b)
+	}
+
+	fc := func(s *tg.Model, x, w, y int32) {
+		s.AddOp(tg.OpFullyConnected, tg.FullyConnectedOptions(0, false), []int32{x, w, -1}, y)
+	}
+	q := func(name string, v ...int8) tg.Tensor {
+		return tg.Tensor{Name: name, Type: tg.Int8, Shape: []int32{1, 2}, Data: tg.I8Bytes(v...), Scale: []float32{1}, ZeroPoint: []int64{0}}
+	}
+	sw := q("w")
+	sw.Data = nil
+	m = branchModel(f32("x", 1, 2), q("w1", 1, 1), q("w2", 3, 4), f32("x", 1, 2), sw, f32("y", 1, 1), fc)
+	g = decodeOK(t, "hybrid_branch", m)
+	out = runOK(t, g, map[string]*graph.Data{"x": fdata([]int{1, 2}, 1, 2)})
+	if a, b := out["y1"].F, out["y2"].F; !slices.Equal(a, []float32{3}) || !slices.Equal(b, []float32{11}) {
+		t.Errorf("hybrid: %v %v, want [3] [11]", a, b)
+	}
+}
+
+// TestControlFlowCallerLayout: a depthwise layer inside a branch reads the
+// caller's weights, which the caller reads again afterwards in the file's
+// layout (review finding: the branch's transposition took their name, and
+// the caller read (1, 3, 2, 4) for (1, 2, 3, 4)). Then the weights as a
+// loop variable doubled each time round, x = dw(x, w) three times: 8x
+// (refused before: the transposed layout leaked into the loop variable).
+func TestControlFlowCallerLayout(t *testing.T) {
+	m := &tg.Model{}
+	x := m.AddTensor(f32("x", 1, 1, 2, 2))
+	yes := m.AddTensor(tg.Tensor{Name: "yes", Type: tg.BoolT, Shape: []int32{1}, Data: []byte{1}})
+	w := m.AddTensor(tg.Tensor{Name: "w", Type: tg.Float32, Shape: []int32{1, 1, 2, 2}, Data: tg.F32Bytes(1, 2, 3, 4)})
+	shp := m.AddTensor(tg.Tensor{Name: "shp", Type: tg.Int32, Shape: []int32{1}, Data: tg.I32Bytes(4)})
+	y, wf := m.AddTensor(f32("y", 1, 1, 2, 2)), m.AddTensor(f32("wflat", 4))
+	m.Inputs, m.Outputs = []int32{x}, []int32{y, wf}
+	m.AddOp(opIf, &tg.Options{Type: optIf, Fields: []tg.Field{tg.I32(0, 1), tg.I32(1, 1)}}, []int32{yes, x, w}, y)
+	m.AddOp(tg.OpReshape, nil, []int32{w, shp}, wf)
+	s := &tg.Model{}
+	sx, sw, sy := s.AddTensor(f32("x", 1, 1, 2, 2)), s.AddTensor(f32("w", 1, 1, 2, 2)), s.AddTensor(f32("y", 1, 1, 2, 2))
+	bias := s.AddTensor(tg.Tensor{Name: "bias", Type: tg.Float32, Shape: []int32{2}, Data: tg.F32Bytes(0, 0)})
+	s.AddOp(tg.OpDepthwiseConv2D, tg.DepthwiseOptions(0, 1, 1, 1, 0, 1, 1), []int32{sx, sw, bias}, sy)
+	s.Inputs, s.Outputs = []int32{sx, sw}, []int32{sy}
+	m.Subgraphs = []*tg.Model{s}
+	g := decodeOK(t, "dw_caller", m)
+	out := runOK(t, g, map[string]*graph.Data{"x": fdata([]int{1, 1, 2, 2}, 0, 0, 0, 0)})
+	if got := out["wflat"].F; !slices.Equal(got, []float32{1, 2, 3, 4}) {
+		t.Errorf("the caller reads %v, want [1 2 3 4]", got)
+	}
+
+	// while w < 8: x = dw(x, w), w = 2w, from w = (1, 1).
+	m = &tg.Model{}
+	x = m.AddTensor(f32("x", 1, 1, 1, 2))
+	w0 := m.AddTensor(tg.Tensor{Name: "w0", Type: tg.Float32, Shape: []int32{1, 1, 1, 2}, Data: tg.F32Bytes(1, 1)})
+	ow, ox := m.AddTensor(f32("w_out", 1, 1, 1, 2)), m.AddTensor(f32("x_out", 1, 1, 1, 2))
+	m.Inputs, m.Outputs = []int32{x}, []int32{ox}
+	m.AddOp(opWhile, &tg.Options{Type: optWhile, Fields: []tg.Field{tg.I32(0, 1), tg.I32(1, 2)}}, []int32{w0, x}, ow, ox)
+	cond := &tg.Model{}
+	cw, cx := cond.AddTensor(f32("w", 1, 1, 1, 2)), cond.AddTensor(f32("x", 1, 1, 1, 2))
+	eight := cond.AddTensor(tg.Tensor{Name: "eight", Type: tg.Float32, Shape: []int32{1, 1, 1, 2}, Data: tg.F32Bytes(8, 8)})
+	less := cond.AddTensor(tg.Tensor{Name: "less", Type: tg.BoolT, Shape: []int32{1, 1, 1, 2}})
+	ax := cond.AddTensor(tg.Tensor{Name: "axes", Type: tg.Int32, Shape: []int32{4}, Data: tg.I32Bytes(0, 1, 2, 3)})
+	all := cond.AddTensor(tg.Tensor{Name: "all", Type: tg.BoolT, Shape: []int32{}})
+	cond.AddOp(opLess, nil, []int32{cw, eight}, less)
+	cond.AddOp(140, &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, false)}}, []int32{less, ax}, all) // REDUCE_ALL
+	cond.Inputs, cond.Outputs = []int32{cw, cx}, []int32{all}
+	b := &tg.Model{}
+	bw, bx := b.AddTensor(f32("w", 1, 1, 1, 2)), b.AddTensor(f32("x", 1, 1, 1, 2))
+	bb := b.AddTensor(tg.Tensor{Name: "bias", Type: tg.Float32, Shape: []int32{2}, Data: tg.F32Bytes(0, 0)})
+	two := b.AddTensor(tg.Tensor{Name: "two", Type: tg.Float32, Shape: []int32{1}, Data: tg.F32Bytes(2)})
+	nw, nx := b.AddTensor(f32("w_next", 1, 1, 1, 2)), b.AddTensor(f32("x_next", 1, 1, 1, 2))
+	b.AddOp(tg.OpDepthwiseConv2D, tg.DepthwiseOptions(1, 1, 1, 1, 0, 1, 1), []int32{bx, bw, bb}, nx)
+	b.AddOp(tg.OpMul, nil, []int32{bw, two}, nw)
+	b.Inputs, b.Outputs = []int32{bw, bx}, []int32{nw, nx}
+	m.Subgraphs = []*tg.Model{cond, b}
+	g = decodeOK(t, "dw_loopvar", m)
+	out = runOK(t, g, map[string]*graph.Data{"x": fdata([]int{1, 1, 1, 2}, 1, 3)})
+	if got := out["x_out"].F; !slices.Equal(got, []float32{8, 24}) {
+		t.Errorf("loop: %v, want [8 24]", got)
+	}
+}
+
+// TestControlFlowFoldBound: a loop that sums a large constant every time
+// round is refused at once (review finding: 113 s to import 16 MB).
+func TestControlFlowFoldBound(t *testing.T) {
+	m := tflmWhileModel(ptr[float32](-4000), ptr[float32](1))
+	b := m.Subgraphs[1]
+	const n = 1 << 18
+	big := b.AddTensor(tg.Tensor{Name: "big", Type: tg.Float32, Shape: []int32{n}, Data: tg.F32Bytes(make([]float32, n)...)})
+	ax := b.AddTensor(tg.Tensor{Name: "ax", Type: tg.Int32, Shape: []int32{1}, Data: tg.I32Bytes(0)})
+	s, bs := b.AddTensor(f32("s", 1)), b.AddTensor(f32("b2", 1))
+	b.AddOp(tg.OpSum, &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, true)}}, []int32{big, ax}, s)
+	b.AddOp(tg.OpAdd, nil, []int32{b.Outputs[1], s}, bs)
+	b.Outputs[1] = bs
+	_, err := tflite.Decode("fold_bound", m.Bytes())
+	if err == nil || !strings.Contains(err.Error(), "operator 0 (WHILE)") || !strings.Contains(err.Error(), "more than 64 MiB of constant data") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestIfRunTimeIntegerDivision: with a run-time condition both branches
+// run, so a branch that divides integers (which the condition may guard)
+// is refused; with a constant condition it imports.
+func TestIfRunTimeIntegerDivision(t *testing.T) {
+	for _, cond := range []*bool{nil, ptr(true)} {
+		m := tflmIfModel(cond)
+		for _, ts := range [][]tg.Tensor{m.Tensors, m.Subgraphs[0].Tensors, m.Subgraphs[1].Tensors} {
+			for i := range ts {
+				if ts[i].Type == tg.Float32 {
+					ts[i].Type = tg.Int32
+				}
+			}
+		}
+		m.Subgraphs[1].Ops[0].Code = 42 // DIV
+		_, err := tflite.Decode("if_div", m.Bytes())
+		if cond == nil && (err == nil || !strings.Contains(err.Error(), "operator 0 (IF)") || !strings.Contains(err.Error(), "divides integers")) {
+			t.Errorf("run-time condition: err = %v", err)
+		}
+		if cond != nil && err != nil {
+			t.Errorf("constant condition: %v", err)
+		}
+	}
+}

@@ -684,12 +684,12 @@ func (d *decoder) transposeDepthwise(w *graph.Tensor) string {
 	// under it; the file's layout stays readable by later operators
 	// (a CONV_2D, or a hybrid depthwise's dequantization, sharing the
 	// tensor) under a name of its own.
-	for _, n := range d.g.Nodes {
-		if slices.Contains(n.Inputs, w.Name) {
-			t.Name = d.g.UniqueName(w.Name + "/ohwi")
-			d.g.AddTensor(t)
-			return t.Name
-		}
+	// Inside an unrolled IF or WHILE the weights may be the caller's
+	// tensor (a subgraph input): it keeps its name and layout there.
+	if d.depth > 0 || slices.ContainsFunc(d.g.Nodes, func(n *graph.Node) bool { return slices.Contains(n.Inputs, w.Name) }) {
+		t.Name = d.g.UniqueName(w.Name + "/ohwi")
+		d.g.AddTensor(t)
+		return t.Name
 	}
 	for i, name := range d.names {
 		if name == w.Name {

@@ -2,6 +2,7 @@ package tflite
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/mcugen/mcugen/graph"
@@ -46,6 +47,9 @@ const (
 	// indices that decide a loop; larger constant work is left to the
 	// pipeline's own folding).
 	maxFoldElems = 4096
+	// maxFoldBytes bounds the data all that folding reads and writes
+	// (8 bytes an element, as the interpreter holds them).
+	maxFoldBytes = 64 << 20
 )
 
 func init() {
@@ -150,6 +154,13 @@ func ctrlIf(c *opctx, _ *graph.Node) error {
 	ev, err := c.inline(d.g, elseK, args, fmt.Sprintf("else branch (subgraph %d)", elseK), c.base()+"/else/")
 	if err != nil {
 		return err
+	}
+	// Both branches run: an integer division the condition guarded (a
+	// divisor that is 0 on the branch not taken) would divide by zero.
+	for _, n := range d.g.Nodes[start:] {
+		if out := d.g.Tensors[n.Outputs[0]]; (n.Op == graph.Div || n.Op == graph.Mod) && out.DType != graph.Float32 && !isQuantized(out) {
+			return c.errorf("the condition is known only at run time, so mcugen runs both branches and selects; a branch divides integers (%s %q), which the condition may guard against a zero divisor: not supported", n.Op, n.Name)
+		}
 	}
 	if len(tv) != len(c.outs) || len(ev) != len(c.outs) {
 		return c.errorf("the branches give %d and %d values for %d outputs", len(tv), len(ev), len(c.outs))
@@ -358,6 +369,8 @@ func (c *opctx) inline(g *graph.Graph, k int, args []string, what, prefix string
 		}
 		names[int(idx)] = args[i]
 	}
+	// The caches by tensor index hold only the subgraph's own constants:
+	// an input is another tensor in each copy.
 	dwNames, dequantized := map[int]string{}, map[int]string{}
 	fileConsts := map[int]string{}
 	if cache != nil {
@@ -366,7 +379,22 @@ func (c *opctx) inline(g *graph.Graph, k int, args []string, what, prefix string
 				names[idx] = name
 			}
 		}
-		dwNames, dequantized, fileConsts = cache.dwNames, cache.dequantized, cache.consts
+		maps.Copy(dwNames, cache.dwNames)
+		maps.Copy(dequantized, cache.dequantized)
+		fileConsts = cache.consts
+		defer func() {
+			for key, name := range dwNames {
+				// A dequantized weight's key is -2 - its index (ops.go).
+				if idx := key; cache.consts[idx] != "" || (idx < -1 && cache.consts[-2-idx] != "") {
+					cache.dwNames[key] = name
+				}
+			}
+			for idx, name := range dequantized {
+				if cache.consts[idx] != "" {
+					cache.dequantized[idx] = name
+				}
+			}
+		}()
 	}
 
 	// Swap in the subgraph; put the caller's back on the way out.
@@ -406,7 +434,9 @@ func (c *opctx) inline(g *graph.Graph, k int, args []string, what, prefix string
 		if len(d.states) != saved.states {
 			return nil, c.errorf("%s: operator %d keeps a state (a variable tensor); mcugen does not take stateful operators inside IF or WHILE", what, i)
 		}
-		foldNew(g, start)
+		if err := d.foldNew(g, start); err != nil {
+			return nil, c.errorf("%s: operator %d: %v", what, i, err)
+		}
 		if d.inlined += len(g.Nodes) - start; d.inlined > maxInlinedNodes {
 			return nil, c.errorf("%s: unrolling IF and WHILE makes more than %d nodes", what, maxInlinedNodes)
 		}
@@ -422,13 +452,24 @@ func (c *opctx) inline(g *graph.Graph, k int, args []string, what, prefix string
 }
 
 // foldNew replaces the nodes of g from start on whose inputs are all
-// constants, and whose outputs are small, by their values.
-func foldNew(g *graph.Graph, start int) {
+// constants, and whose outputs are small, by their values. The data they
+// read and write counts against maxFoldBytes for the whole import (a loop
+// that sums a large constant in every iteration is refused, not run for
+// minutes).
+func (d *decoder) foldNew(g *graph.Graph, start int) error {
 	for i := start; i < len(g.Nodes); {
 		n := g.Nodes[i]
 		if !foldableSmall(g, n) {
 			i++
 			continue
+		}
+		for _, s := range append(slices.Clone(n.Inputs), n.Outputs...) {
+			if t := g.Tensors[s]; s != "" && t != nil {
+				d.foldBytes += int64(t.NumElements()) * 8
+			}
+		}
+		if d.foldBytes > maxFoldBytes {
+			return fmt.Errorf("unrolling IF and WHILE computes more than %d MiB of constant data at compile time", maxFoldBytes>>20)
 		}
 		res, err := interp.FoldNode(g, n)
 		if err != nil {
@@ -440,6 +481,7 @@ func foldNew(g *graph.Graph, start int) {
 		}
 		g.Nodes = slices.Delete(g.Nodes, i, i+1)
 	}
+	return nil
 }
 
 func foldableSmall(g *graph.Graph, n *graph.Node) bool {

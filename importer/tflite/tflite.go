@@ -164,6 +164,7 @@ type decoder struct {
 	depth      int
 	inlined    int
 	inlinedOps int
+	foldBytes  int64
 	// unrolled describes the model's IF and WHILE operators as unrolled,
 	// for a note.
 	unrolled []string
