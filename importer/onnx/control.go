@@ -50,6 +50,16 @@ type ctlState struct {
 	// consts holds the values of subgraph initializers (by *Tensor) and
 	// Constant nodes (by their value attribute) already instantiated.
 	consts map[any]*value
+	// notes describe the model's top-level control flow as unrolled, for
+	// one note at the end of the import.
+	notes []string
+}
+
+// note records what a top-level If, Loop or Scan became.
+func (im *importer) ctlNote(format string, a ...any) {
+	if s := fmt.Sprintf(format, a...); im.ctl.depth == 0 && !slices.Contains(im.ctl.notes, s) {
+		im.ctl.notes = append(im.ctl.notes, s)
+	}
 }
 
 func (s *ctlState) cache(k any, v *value) {
@@ -557,6 +567,7 @@ func convIf(im *importer, c *nodeCtx) error {
 		}
 		return nil
 	}
+	im.ctlNote("node %q (If) both branches (the condition is known at run time; a Where selects)", c.n.Name)
 	start := len(im.g.Nodes)
 	thenOuts, err := im.inlineGraph(c.n, thenG, "then_branch", nil)
 	if err != nil {
@@ -752,6 +763,7 @@ func convLoop(im *importer, c *nodeCtx) error {
 			scans[k] = append(scans[k], outs[1+nCarried+k])
 		}
 	}
+	im.ctlNote("node %q (Loop) %d times", c.n.Name, it)
 	for i, v := range carried {
 		im.outputTo(c, i, v)
 	}
@@ -896,6 +908,7 @@ func (im *importer) scanCore(body *Graph, states, scanIns []string, inAxes, inDi
 	if length <= 0 {
 		return nil, unsupportedf("the scan runs no iteration (zero-size tensors are not supported)")
 	}
+	im.ctlNote("node %q (Scan) %d steps", owner.Name, length)
 	for k, d := range outDirs {
 		if d != 0 && d != 1 {
 			return nil, fmt.Errorf("scan output %d: direction %d (0 or 1)", k, d)

@@ -435,3 +435,29 @@ func TestIfRunTimeIntegerDivision(t *testing.T) {
 		t.Errorf("constant condition: %v", err)
 	}
 }
+
+// TestControlNote: one note names the model and what was unrolled.
+func TestControlNote(t *testing.T) {
+	for _, c := range []struct {
+		bl   *onnx.Builder
+		want string
+	}{
+		{loopModel(), `m: control flow unrolled at compile time: node "loop" (Loop) 3 times`},
+		{ifModel(nil), `m: control flow unrolled at compile time: node "if" (If) both branches (the condition is known at run time; a Where selects)`},
+		{ifModel(boolScalar(true)), ""},
+	} {
+		var notes []string
+		if _, err := onnx.Decode("m", c.bl.Model().Marshal(), onnx.Options{Warn: func(s string) { notes = append(notes, s) }}); err != nil {
+			t.Fatal(err)
+		}
+		var ctl []string
+		for _, n := range notes {
+			if strings.Contains(n, "control flow") {
+				ctl = append(ctl, n)
+			}
+		}
+		if (c.want == "" && len(ctl) != 0) || (c.want != "" && (len(ctl) != 1 || ctl[0] != c.want)) {
+			t.Errorf("notes %q, want %q", ctl, c.want)
+		}
+	}
+}

@@ -139,6 +139,13 @@ func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 	if err := im.run(m.Graph); err != nil {
 		return nil, fmt.Errorf("importer: %w", err)
 	}
+	if u := im.ctl.notes; len(u) > 0 {
+		more := ""
+		if len(u) > 3 {
+			u, more = u[:3], fmt.Sprintf(", and %d more", len(u)-3)
+		}
+		im.warn("%s: control flow unrolled at compile time: %s%s", name, strings.Join(u, ", "), more)
+	}
 	quantizedInputs(im.g)
 	return im.g, nil
 }
