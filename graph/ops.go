@@ -28,8 +28,8 @@ const (
 	// SquaredDifference: (x − y)² element-wise with broadcasting, in
 	// TFLite Micro's int8 arithmetic (each input less its zero point,
 	// shifted left by 7, rescaled to twice the larger input scale; the
-	// difference squared in int32 and requantized). Float SQUARED_DIFFERENCE
-	// imports as Sub and Mul.
+	// difference squared in int32 and requantized) or its int16 one (zero
+	// points 0, no shift). Float SQUARED_DIFFERENCE imports as Sub and Mul.
 	SquaredDifference Op = "SquaredDifference"
 	// Pow: x^y element-wise with broadcasting (float32).
 	Pow Op = "Pow"
@@ -316,6 +316,10 @@ type ModAttrs struct{ Fmod bool }
 type CumSumAttrs struct {
 	Axis               int
 	Exclusive, Reverse bool
+	// TFLiteInt8 selects TFLite Micro's int8 CUMSUM (qmath.SumInt8Params):
+	// its sums start at the input's rescaled −zero point, not at 0. A
+	// quantized CumSum needs it.
+	TFLiteInt8 bool
 }
 
 // GatherAttrs are the attributes of Gather. Negative indices count from

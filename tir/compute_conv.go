@@ -624,6 +624,13 @@ func computeBatchMatMul(k *kctx) (Stmt, error) {
 		if ep, err = k.requantFor(at, bt, yt, graph.ActNone, channels, a.Requant); err != nil {
 			return nil, k.errorf("%v", err)
 		}
+		if interp.Wide16x8(k.g, k.n) {
+			// TFLite Micro's int16 BATCH_MATMUL: a 64-bit accumulator.
+			accT = I64
+			if err := ep.check64(); err != nil {
+				return nil, k.errorf("%v", err)
+			}
+		}
 		_, za, err := quantParams(at)
 		if err != nil {
 			return nil, k.errorf("%v", err)
@@ -648,6 +655,10 @@ func computeBatchMatMul(k *kctx) (Stmt, error) {
 					if o := bOff(j); o != nil {
 						bv = Add(bv, o)
 					}
+				}
+				if accT == I64 {
+					// int16 · int16 fits int32; the sum is 64-bit.
+					return Put(acc, Add(At(acc), CastTo(I64, Mul(av, bv))))
 				}
 				return Put(acc, Add(At(acc), Mul(av, bv)))
 			})

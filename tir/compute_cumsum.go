@@ -16,7 +16,7 @@ func computeCumSum(k *kctx) (Stmt, error) {
 		return nil, k.errorf("needs a non-constant input")
 	}
 	if xt.Quant != nil && len(xt.Quant.Scale) > 0 {
-		return nil, k.errorf("quantized CumSum is not supported")
+		return computeCumSumInt8(k, a, xt) // compute_cumsum_int8.go
 	}
 	y, yt := k.output()
 	x := k.in(0)

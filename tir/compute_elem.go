@@ -120,8 +120,8 @@ func computeBinary(k *kctx) (Stmt, error) {
 	if k.n.Op == graph.Pow {
 		return nil, k.errorf("integer Pow is not supported")
 	}
-	if k.n.Op == graph.SquaredDifference && (interp.Plain(k.g, k.n) || yt.DType != graph.Int8) {
-		return nil, k.errorf("SquaredDifference is quantized int8 only")
+	if k.n.Op == graph.SquaredDifference && (interp.Plain(k.g, k.n) || (yt.DType != graph.Int8 && yt.DType != graph.Int16)) {
+		return nil, k.errorf("SquaredDifference is quantized int8 or int16 only")
 	}
 	if k.n.Op == graph.Mod && !interp.Plain(k.g, k.n) {
 		return nil, k.errorf("quantized Mod is not supported")
@@ -190,6 +190,9 @@ func computeBinary(k *kctx) (Stmt, error) {
 		// larger input scale; the difference squared in int32, requantized
 		// (qmath.SquaredDiffParams).
 		p := qmath.SquaredDifferenceParams(s1, s2, so)
+		if yt.DType == graph.Int16 {
+			p = qmath.SquaredDifferenceParams16(s1, s2, so) // no left shift
+		}
 		ls := int64(1) << uint(p.LeftShift)
 		return elementwise(y, shape, func(iv []Expr) Expr {
 			x1 := Requant(Mul(Add(ld(a, iv...), C(-int64(z1))), C(ls)), C(int64(p.In1Mult)), C(int64(p.In1Shift)))

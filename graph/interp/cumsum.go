@@ -24,7 +24,7 @@ func cumSum(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 	}
 	x := ins[0]
 	if !Plain(g, n) {
-		return nil, fmt.Errorf("quantized CumSum is not supported")
+		return cumSumInt8(g, n, a, x)
 	}
 	ax, err := normAxis(a.Axis, len(x.Shape))
 	if err != nil {

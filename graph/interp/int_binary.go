@@ -111,14 +111,21 @@ func intSquaredDifference(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*
 	if err != nil {
 		return nil, err
 	}
-	if yt.DType != graph.Int8 || Plain(g, n) {
-		return nil, fmt.Errorf("SquaredDifference is quantized int8 only")
+	if (yt.DType != graph.Int8 && yt.DType != graph.Int16) || Plain(g, n) {
+		return nil, fmt.Errorf("SquaredDifference is quantized int8 or int16 only")
 	}
 	s1, z1 := qparams(g.In(n, 0))
 	s2, z2 := qparams(g.In(n, 1))
 	sy, zy := qparams(yt)
-	p := qmath.SquaredDifferenceParams(s1, s2, sy)
-	eachQuantPair(y, ins[0], ins[1], z1, z2, func(v1, v2 int32) int32 { return clamp32(p.Apply(v1, v2)+zy, -128, 127) })
+	p, lo, hi := qmath.SquaredDifferenceParams(s1, s2, sy), int32(-128), int32(127)
+	if yt.DType == graph.Int16 {
+		// TFLite Micro's int16 branch (zero points 0, no left shift).
+		if err := check16x8(g.In(n, 0), g.In(n, 1), yt); err != nil {
+			return nil, err
+		}
+		p, lo, hi = qmath.SquaredDifferenceParams16(s1, s2, sy), -32768, 32767
+	}
+	eachQuantPair(y, ins[0], ins[1], z1, z2, func(v1, v2 int32) int32 { return clamp32(p.Apply(v1, v2)+zy, lo, hi) })
 	return []*graph.Data{y}, nil
 }
 

@@ -177,7 +177,10 @@ func intBatchMatMul(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.
 	if err != nil {
 		return nil, err
 	}
-	if err := no16x8(xt, wt, yt); err != nil {
+	// int16 operands: TFLite Micro's 16x8 BATCH_MATMUL (EvalInt16), a
+	// 64-bit accumulator requantized by the int64 overload (bmm16.go).
+	wide, err := batchMatMul16(g, n, xt, wt, yt)
+	if err != nil {
 		return nil, err
 	}
 	ra, rb := len(A.Shape), len(B.Shape)
@@ -215,6 +218,9 @@ func intBatchMatMul(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.
 		channels = N
 	}
 	rq := newRequantizer(xt, wt, yt, channels, graph.ActNone, at.Requant, true)
+	if err := rq.check64(wide); err != nil {
+		return nil, err
+	}
 	for bi := 0; bi < batches; bi++ {
 		ab := broadcastIndex(bi, batchShape, A.Shape[:ra-2]) * M * K
 		bb := broadcastIndex(bi, batchShape, B.Shape[:rb-2]) * K * N
@@ -236,7 +242,11 @@ func intBatchMatMul(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.
 				if perCol {
 					c = j
 				}
-				y.I[(bi*M+i)*N+j] = rq.apply(c, int32(acc))
+				if wide {
+					y.I[(bi*M+i)*N+j] = rq.apply64(c, acc)
+				} else {
+					y.I[(bi*M+i)*N+j] = rq.apply(c, int32(acc))
+				}
 			}
 		}
 	}

@@ -504,7 +504,9 @@ func (c *opctx) node() (*graph.Node, error) {
 			return nil, e
 		}
 		n.Op, n.Attrs = graph.BatchMatMul, &graph.BatchMatMulAttrs{AdjX: o.boolean(0), AdjY: o.boolean(1)}
-		err = pass(0, 1)
+		if err = pass(0, 1); err == nil {
+			err = c.batchMatMul16(n) // ops_int16_36.go
+		}
 	default:
 		build, ok := moreOps[c.code]
 		if !ok {

@@ -290,7 +290,7 @@ func mathDiv(c *opctx, n *graph.Node) error {
 }
 
 // mathSquaredDifference maps SQUARED_DIFFERENCE: float and int32 as
-// d = x - y; d * d, int8 as graph.SquaredDifference.
+// d = x - y; d * d, int8 and int16 as graph.SquaredDifference.
 func mathSquaredDifference(c *opctx, n *graph.Node) error {
 	if _, err := c.mathOptions(); err != nil {
 		return err
@@ -299,7 +299,9 @@ func mathSquaredDifference(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	if x, z := ins[0], ins[1]; y.DType == graph.Int8 {
+	if x, z := ins[0], ins[1]; y.DType == graph.Int16 || x.DType == graph.Int16 {
+		return c.squaredDifference16(n, x, z, y) // ops_int16_36.go
+	} else if y.DType == graph.Int8 {
 		// TFLite Micro's fixed point (graph.SquaredDifference).
 		for _, t := range []*graph.Tensor{x, z, y} {
 			if t.DType != graph.Int8 || t.Quant == nil || len(t.Quant.Scale) != 1 {
@@ -312,7 +314,7 @@ func mathSquaredDifference(c *opctx, n *graph.Node) error {
 		n.Op, n.Inputs = graph.SquaredDifference, []string{x.Name, z.Name}
 		return nil
 	}
-	x, z, y, err := c.binaryIO(floatInt32, "TFLite's int8 SQUARED_DIFFERENCE is supported, other quantized types are not")
+	x, z, y, err := c.binaryIO(floatInt32, "TFLite's int8 and int16 SQUARED_DIFFERENCE are supported, other quantized types are not")
 	if err != nil {
 		return err
 	}
@@ -401,7 +403,8 @@ func mathFloorMod(c *opctx, n *graph.Node) error {
 	return nil
 }
 
-// mathAddN maps ADD_N: ((x0 + x1) + x2) + ..., all of one shape.
+// mathAddN maps ADD_N: ((x0 + x1) + x2) + ..., all of one shape (int8:
+// addNInt8).
 func mathAddN(c *opctx, n *graph.Node) error {
 	if _, err := c.mathOptions(); err != nil {
 		return err
@@ -413,7 +416,10 @@ func mathAddN(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := c.mathTypes(floatInt32, "int8 ADD_N is not supported (TFLite rescales each input; mcugen does not reproduce it)", append(ins, y)...); err != nil {
+	if y.DType == graph.Int8 || ins[0].DType == graph.Int8 {
+		return addNInt8(c, n, ins, y) // ops_addn_cumsum_36.go
+	}
+	if err := c.mathTypes(floatInt32, "ADD_N takes float32, int32 and int8", append(ins, y)...); err != nil {
 		return err
 	}
 	for _, t := range ins {
@@ -575,6 +581,9 @@ func mathPrelu(c *opctx, n *graph.Node) error {
 	if x.DType == graph.Int8 {
 		return c.preluInt8(n, x, alpha, y)
 	}
+	if x.DType == graph.Int16 {
+		return c.preluInt16(n, x, alpha, y) // ops_int16_36.go
+	}
 	if err := c.mathTypes(floatOnly, "", x, alpha, y); err != nil {
 		return err
 	}
@@ -662,13 +671,16 @@ func mathL2Pool(c *opctx, n *graph.Node) error {
 	return nil
 }
 
-// mathCumsum maps CUMSUM (float32, int32): input 1 is the constant axis.
+// mathCumsum maps CUMSUM (float32, int32; int8 in cumsumInt8): input 1 is the constant axis.
 func mathCumsum(c *opctx, n *graph.Node) error {
 	o, err := c.mathOptions()
 	if err != nil {
 		return err
 	}
-	x, _, err := c.unaryIO(floatInt32, "int8 CUMSUM is not supported")
+	if x, err := c.in(0); err == nil && x.DType == graph.Int8 {
+		return cumsumInt8(c, n, o) // ops_addn_cumsum_36.go
+	}
+	x, _, err := c.unaryIO(floatInt32, "CUMSUM takes float32, int32 and int8")
 	if err != nil {
 		return err
 	}

@@ -316,7 +316,7 @@ func TestMathRefusals(t *testing.T) {
 		{opCase{code: mathOpPow, ins: []spec{mathI32(2), mathI32(2)}, out: mathI32(2)}, "float32 only"},
 		{opCase{code: mathOpFloorMod, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "raw integers"},
 		{opCase{code: mathOpAddN, ins: []spec{fin(2), fin(1)}, out: fin(2)}, "does not broadcast"},
-		{opCase{code: mathOpAddN, ins: []spec{qin(0.5, 0, 2), qin(0.5, 0, 2)}, out: qin(0.5, 0, 2)}, "int8 ADD_N is not supported"},
+		{opCase{code: mathOpAddN, ins: []spec{qin(0.5, 0, 2), qin(0.25, 0, 2)}, out: qin(0.5, 0, 2)}, "quantized otherwise than input 0"},
 		{opCase{code: mathOpGelu, ins: []spec{qin(0.5, 0, 2)}, out: mathI32(2)}, "int8 GELU needs"},
 		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 2)}, out: qin(0.25, 127, 2)}, "needs 16/256 and 127"},
 		{opCase{code: mathOpLogSoftmax, ins: []spec{qin(0.5, 0, 4096)}, out: qin(1.0/16, 127, 4096)}, "at most 4,095"},
