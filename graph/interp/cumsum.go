@@ -38,38 +38,49 @@ func cumSum(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, er
 	if y.Len() != x.Len() {
 		return nil, fmt.Errorf("output %v differs from input %v", y.Shape, x.Shape)
 	}
-	depth := x.Shape[ax]
-	inner := graph.NumElements(x.Shape[ax+1:])
-	outer := x.Len() / max(1, depth*inner)
-	for o := 0; o < outer; o++ {
-		for i := 0; i < inner; i++ {
-			var fs float64
-			var is int64
-			for k := 0; k < depth; k++ {
-				c := k
-				if a.Reverse {
-					c = depth - 1 - k
-				}
-				at := (o*depth+c)*inner + i
-				if x.DType == graph.Float32 {
-					if a.Exclusive {
-						y.F[at] = float32(fs)
-					}
-					fs += float64(x.F[at])
-					if !a.Exclusive {
-						y.F[at] = float32(fs)
-					}
-					continue
-				}
+	cumLines(x.Shape, ax, a.Reverse, func(at []int) {
+		var fs float64
+		var is int64
+		for _, at := range at {
+			if x.DType == graph.Float32 {
 				if a.Exclusive {
-					y.I[at] = yt.DType.Wrap(is)
+					y.F[at] = float32(fs)
 				}
-				is += x.I[at]
+				fs += float64(x.F[at])
 				if !a.Exclusive {
-					y.I[at] = yt.DType.Wrap(is)
+					y.F[at] = float32(fs)
 				}
+				continue
+			}
+			if a.Exclusive {
+				y.I[at] = yt.DType.Wrap(is)
+			}
+			is += x.I[at]
+			if !a.Exclusive {
+				y.I[at] = yt.DType.Wrap(is)
 			}
 		}
-	}
+	})
 	return []*graph.Data{y}, nil
+}
+
+// cumLines calls line with the flat positions of each line of a tensor of
+// the given shape along axis, in summing order (from the end when reverse).
+func cumLines(shape []int, axis int, reverse bool, line func(at []int)) {
+	depth := shape[axis]
+	inner := graph.NumElements(shape[axis+1:])
+	outer := graph.NumElements(shape) / max(1, depth*inner)
+	at := make([]int, depth)
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			for k := range at {
+				c := k
+				if reverse {
+					c = depth - 1 - k
+				}
+				at[k] = (o*depth+c)*inner + i
+			}
+			line(at)
+		}
+	}
 }

@@ -37,27 +37,17 @@ func cumSumInt8(g *graph.Graph, n *graph.Node, a graph.CumSumAttrs, x *graph.Dat
 	if y.Len() != x.Len() {
 		return nil, fmt.Errorf("output %v differs from input %v", y.Shape, x.Shape)
 	}
-	depth := x.Shape[ax]
-	inner := graph.NumElements(x.Shape[ax+1:])
-	outer := x.Len() / max(1, depth*inner)
-	for o := 0; o < outer; o++ {
-		for i := 0; i < inner; i++ {
-			acc := p.Start()
-			for k := 0; k < depth; k++ {
-				c := k
-				if a.Reverse {
-					c = depth - 1 - k
-				}
-				at := (o*depth+c)*inner + i
-				out := acc
-				acc += p.Scaled(int32(x.I[at])) // int32: wraps, as on TFLite Micro's targets
-				if !a.Exclusive {
-					out = acc
-				}
-				y.I[at] = int64(p.Out(out))
+	cumLines(x.Shape, ax, a.Reverse, func(at []int) {
+		acc := p.Start()
+		for _, at := range at {
+			out := acc
+			acc += p.Scaled(int32(x.I[at])) // int32: wraps, as on TFLite Micro's targets
+			if !a.Exclusive {
+				out = acc
 			}
+			y.I[at] = int64(p.Out(out))
 		}
-	}
+	})
 	return []*graph.Data{y}, nil
 }
 
