@@ -568,7 +568,6 @@ func convIf(im *importer, c *nodeCtx) error {
 		return nil
 	}
 	im.ctlNote("node %q (If) both branches (the condition is known at run time; a Where selects)", c.n.Name)
-	start := len(im.g.Nodes)
 	thenOuts, err := im.inlineGraph(c.n, thenG, "then_branch", nil)
 	if err != nil {
 		return err
@@ -577,13 +576,8 @@ func convIf(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	// Both branches run: an integer division the condition guarded (a
-	// divisor that is 0 on the branch not taken) would divide by zero.
-	for _, n := range im.g.Nodes[start:] {
-		if out := im.g.Tensors[n.Outputs[0]]; (n.Op == graph.Div || n.Op == graph.Mod) && out.DType != graph.Float32 && out.Quant == nil {
-			return unsupportedf("the condition (%q) is known at run time only, so both branches are computed and one selected; a branch divides integers (%s %q), which the condition may guard against a zero divisor", cond.name, n.Op, n.Name)
-		}
-	}
+	// Both branches run: what they compute is defined for any input (an
+	// integer division by zero gives 0), and a Where keeps one.
 	condKey := ""
 	for i := range c.n.Output {
 		if c.out(i) == "" {

@@ -599,25 +599,34 @@ func TestControlFlowFoldBound(t *testing.T) {
 }
 
 // TestIfRunTimeIntegerDivision: with a run-time condition both branches
-// run, so a branch that divides integers (which the condition may guard)
-// is refused; with a constant condition it imports.
+// run, so a branch that divides by b runs even where the condition keeps
+// it from b = 0 (review question). Integer division by zero gives 0 in
+// mcugen's kernels and the Where keeps the other branch: int32 a (7, -9),
+// cond true, b (0, 0) gives a + b = (7, -9); cond false, b (2, 4) gives
+// a / b truncated, (3, -2). On the host with the sanitizers and on the M4.
 func TestIfRunTimeIntegerDivision(t *testing.T) {
-	for _, cond := range []*bool{nil, ptr(true)} {
-		m := tflmIfModel(cond)
-		for _, ts := range [][]tg.Tensor{m.Tensors, m.Subgraphs[0].Tensors, m.Subgraphs[1].Tensors} {
-			for i := range ts {
-				if ts[i].Type == tg.Float32 {
-					ts[i].Type = tg.Int32
-				}
+	m := tflmIfModel(nil)
+	for _, ts := range [][]tg.Tensor{m.Tensors, m.Subgraphs[0].Tensors, m.Subgraphs[1].Tensors} {
+		for i := range ts {
+			if ts[i].Type == tg.Float32 {
+				ts[i].Type = tg.Int32
 			}
 		}
-		m.Subgraphs[1].Ops[0].Code = 42 // DIV
-		_, err := tflite.Decode("if_div", m.Bytes())
-		if cond == nil && (err == nil || !strings.Contains(err.Error(), "operator 0 (IF)") || !strings.Contains(err.Error(), "divides integers")) {
-			t.Errorf("run-time condition: err = %v", err)
-		}
-		if cond != nil && err != nil {
-			t.Errorf("constant condition: %v", err)
+	}
+	m.Subgraphs[1].Ops[0].Code = 42 // DIV
+	build := func(t *testing.T) *graph.Graph { return decodeOK(t, "if_div", m) }
+	g := build(t)
+	i32 := func(v ...int64) *graph.Data { return &graph.Data{DType: graph.Int32, Shape: []int{1, 2}, I: v} }
+	cond := func(v int64) *graph.Data { return &graph.Data{DType: graph.Bool, Shape: []int{1}, I: []int64{v}} }
+	vecs := []map[string]*graph.Data{
+		{"cond": cond(1), "a": i32(7, -9), "b": i32(0, 0)},
+		{"cond": cond(0), "a": i32(7, -9), "b": i32(2, 4)},
+	}
+	want := [][]int64{{7, -9}, {3, -2}}
+	for v, feeds := range vecs {
+		if got := runOK(t, g, feeds)[g.Outputs[0]].I; !slices.Equal(got, want[v]) {
+			t.Errorf("vector %d: %v, want %v", v, got, want[v])
 		}
 	}
+	matchesOnBoards(t, "ctl_", []firmwareCase{{name: "if_div", graph: build, vecs: vecs, want: [][][]int64{{want[0]}, {want[1]}}}})
 }

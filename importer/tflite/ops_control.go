@@ -155,13 +155,10 @@ func ctrlIf(c *opctx, _ *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	// Both branches run: an integer division the condition guarded (a
-	// divisor that is 0 on the branch not taken) would divide by zero.
-	for _, n := range d.g.Nodes[start:] {
-		if out := d.g.Tensors[n.Outputs[0]]; (n.Op == graph.Div || n.Op == graph.Mod) && out.DType != graph.Float32 && !isQuantized(out) {
-			return c.errorf("the condition is known only at run time, so mcugen runs both branches and selects; a branch divides integers (%s %q), which the condition may guard against a zero divisor: not supported", n.Op, n.Name)
-		}
-	}
+	// Both branches run. What a branch computes is defined for any input
+	// (an integer division by zero gives 0, a gather clamps its indices),
+	// so a branch the condition guards runs harmlessly, and its values are
+	// not selected.
 	if len(tv) != len(c.outs) || len(ev) != len(c.outs) {
 		return c.errorf("the branches give %d and %d values for %d outputs", len(tv), len(ev), len(c.outs))
 	}
