@@ -68,6 +68,17 @@ const (
 	// Pools over H and W of NHWC. Attrs: *PoolAttrs.
 	MaxPool2D Op = "MaxPool2D"
 	AvgPool2D Op = "AvgPool2D"
+	// MaxPoolIndices is ONNX MaxPool's second output (Indices): for each
+	// element of the MaxPool2D of the same window, the position of the
+	// window's maximum as an int64 flat index into the input read in ONNX's
+	// layout, [N, C, H, W] (n·C·H·W + c·H·W + h·W + w; with ColumnMajor,
+	// n·C·H·W + c·H·W + w·H + h). The taps are scanned row by row; the
+	// first inside the input is taken and a later one only if strictly
+	// greater (so the first of equal maxima, and NaN only when first);
+	// padding is never chosen, and a window wholly in the padding gives 0.
+	// Float32 input; the output is NHWC [N, OH, OW, C] as MaxPool2D's.
+	// Attrs *MaxPoolIndicesAttrs.
+	MaxPoolIndices Op = "MaxPoolIndices"
 	// Mean over Axes (no axes: every axis). Attrs: *MeanAttrs.
 	Mean Op = "Mean"
 	// Reduce: a sum, product, max, min or norm over Axes. Attrs: *ReduceAttrs.
@@ -275,6 +286,22 @@ type PoolAttrs struct {
 	Pad             Padding
 	CountIncludePad bool // AvgPool: padded elements count in the divisor
 	Act             Activation
+}
+
+// MaxPoolIndicesAttrs are the attributes of MaxPoolIndices: the window of
+// the MaxPool2D whose maxima it locates, and ONNX's storage_order (false:
+// row major, true: column major).
+type MaxPoolIndicesAttrs struct {
+	Kernel      [2]int
+	Stride      [2]int
+	Dilation    [2]int
+	Pad         Padding
+	ColumnMajor bool
+}
+
+// Window is the pool window of a as PoolAttrs.
+func (a *MaxPoolIndicesAttrs) Window() *PoolAttrs {
+	return &PoolAttrs{Kernel: a.Kernel, Stride: a.Stride, Dilation: a.Dilation, Pad: a.Pad}
 }
 
 // MeanAttrs are the attributes of Mean.

@@ -254,6 +254,13 @@ func attrString(a any) string {
 			s += " count_include_pad"
 		}
 		return s + actString(a.Act)
+	case *MaxPoolIndicesAttrs:
+		s := fmt.Sprintf("kernel=%dx%d stride=%dx%d dilation=%dx%d pad=%d,%d,%d,%d", a.Kernel[0], a.Kernel[1], a.Stride[0], a.Stride[1],
+			a.Dilation[0], a.Dilation[1], a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right)
+		if a.ColumnMajor {
+			s += " column_major"
+		}
+		return s
 	case *FullyConnectedAttrs:
 		s := ""
 		if a.KeepDims {

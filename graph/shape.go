@@ -94,7 +94,7 @@ func InferNode(g *Graph, n *Node) error {
 		switch n.Op {
 		case Dequantize:
 			out.DType = Float32
-		case ArgMax:
+		case ArgMax, MaxPoolIndices:
 			out.DType = Int64
 		case DetectionPostProcess:
 			out.DType = Float32
@@ -145,7 +145,7 @@ func InferNode(g *Graph, n *Node) error {
 // (the default case above).
 func keepsInputDType(op Op) bool {
 	switch op {
-	case Dequantize, ArgMax, DetectionPostProcess, TopK, SVDFFeature, SVDFTime, Compare, Logic, Cast, Where, Quantize,
+	case Dequantize, ArgMax, MaxPoolIndices, DetectionPostProcess, TopK, SVDFFeature, SVDFTime, Compare, Logic, Cast, Where, Quantize,
 		SignalFftAutoScale, SignalEnergy, SignalFilterBankLog:
 		return false
 	}
@@ -208,8 +208,11 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			return nil, fmt.Errorf("padding leaves an empty output")
 		}
 		return []int{x.Shape[0], oh, ow, w.Shape[0]}, nil
-	case MaxPool2D, AvgPool2D:
+	case MaxPool2D, AvgPool2D, MaxPoolIndices:
 		a, ok := n.Attrs.(*PoolAttrs)
+		if ia, isIdx := n.Attrs.(*MaxPoolIndicesAttrs); isIdx && ia != nil {
+			a, ok = ia.Window(), true
+		}
 		if !ok || len(x.Shape) != 4 {
 			return nil, fmt.Errorf("needs PoolAttrs and a 4-D input, have %v", x.Shape)
 		}

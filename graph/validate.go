@@ -103,6 +103,8 @@ func validateWindow(n *Node) error {
 		stride, dil, pad, outPad = a.Stride, a.Dilation, a.Pad, a.OutPad
 	case *PoolAttrs:
 		stride, dil, pad, kernel = a.Stride, a.Dilation, a.Pad, a.Kernel[:]
+	case *MaxPoolIndicesAttrs:
+		stride, dil, pad, kernel = a.Stride, a.Dilation, a.Pad, a.Kernel[:]
 	default:
 		return nil
 	}

@@ -390,9 +390,6 @@ func convPool(op graph.Op) converter {
 		if err := need4(x, "pooling"); err != nil {
 			return err
 		}
-		if c.out(1) != "" {
-			return unsupportedf("MaxPool Indices output")
-		}
 		k, ok := c.ints("kernel_shape")
 		if !ok || len(k) != 2 {
 			return fmt.Errorf("kernel_shape %v: want 2 values", k)
@@ -414,9 +411,36 @@ func convPool(op graph.Op) converter {
 		if x.dt != graph.Float32 && op == graph.AvgPool2D {
 			return unsupportedf("AveragePool on %s", x.dt)
 		}
-		c.emit1(op, []string{im.get(x, nhwc)}, attrs, x.dt, []int{x.shape[0], x.shape[1], s.out[0], s.out[1]}, nhwc)
-		return nil
+		out := []int{x.shape[0], x.shape[1], s.out[0], s.out[1]}
+		if op != graph.MaxPool2D || c.out(1) == "" {
+			c.emit1(op, []string{im.get(x, nhwc)}, attrs, x.dt, out, nhwc)
+			return nil
+		}
+		return maxPoolIndices(im, c, x, s, out)
 	}
+}
+
+// maxPoolIndices maps a MaxPool with its second output, Indices: the
+// values, if used, as a MaxPool2D, and the indices as a MaxPoolIndices of
+// the same window (int64, NCHW flat indices in the order storage_order
+// names).
+func maxPoolIndices(im *importer, c *nodeCtx, x *value, s *spatial, out []int) error {
+	if x.dt != graph.Float32 {
+		return unsupportedf("MaxPool Indices output on %s (graph.MaxPoolIndices is float32 only: an int8 model's indices would need a second, integer kernel)", x.dt)
+	}
+	order := c.int("storage_order", 0)
+	if order != 0 && order != 1 {
+		return fmt.Errorf("storage_order %d: want 0 (row major) or 1 (column major)", order)
+	}
+	in := im.get(x, nhwc)
+	if c.out(0) != "" {
+		attrs := &graph.PoolAttrs{Kernel: s.kernel, Stride: s.stride, Dilation: s.dil, Pad: s.pad}
+		c.emit1(graph.MaxPool2D, []string{in}, attrs, x.dt, out, nhwc)
+	}
+	a := &graph.MaxPoolIndicesAttrs{Kernel: s.kernel, Stride: s.stride, Dilation: s.dil, Pad: s.pad, ColumnMajor: order == 1}
+	t, v := c.newOut(1, graph.Int64, out, nhwc)
+	v.prod = im.emit(graph.MaxPoolIndices, []string{in}, a, t)
+	return nil
 }
 
 func convGlobalPool(op graph.Op) converter {
@@ -658,6 +682,9 @@ func lift1D(conv converter, weight int) converter {
 		n := *c.n
 		n.Input = slices.Clone(c.n.Input)
 		n.Output = []string{c.out(0) + "_2d"}
+		if c.out(1) != "" { // MaxPool's Indices: H = 1 leaves them the 1-D ones
+			n.Output = append(n.Output, c.out(1)+"_2d")
+		}
 		n.Attribute = nil
 		for _, a := range c.n.Attribute {
 			b := *a
@@ -718,6 +745,11 @@ func lift1D(conv converter, weight int) converter {
 		}
 		if err := conv(im, &nodeCtx{im: im, n: &n}); err != nil {
 			return err
+		}
+		if len(n.Output) > 1 {
+			ind := im.vals[n.Output[1]]
+			t, v := c.newOut(1, ind.dt, []int{ind.shape[0], ind.shape[1], ind.shape[3]}, asIs)
+			v.prod = im.emit(graph.Reshape, []string{im.get(ind, asIs)}, nil, t)
 		}
 		y := im.vals[n.Output[0]]
 		out := []int{y.shape[0], y.shape[1], y.shape[3]}

@@ -293,6 +293,16 @@ var builders = []struct {
 		ap := b.node(graph.AvgPool2D, &graph.PoolAttrs{Kernel: [2]int{3, 2}, Stride: [2]int{2, 1}, Pad: graph.Padding{Top: 1, Left: 0, Bottom: 1, Right: 1}}, 0.05, 2, x)
 		return b.done(mp, ap)
 	}},
+	{"maxpool_indices", true, func(b *builder) (*graph.Graph, error) {
+		// ONNX MaxPool's Indices: row major with padding and a dilation,
+		// column major with a ceil-mode bottom row (batch 2, 3 channels).
+		x := b.input([]int{2, 5, 6, 3}, 0.05, 2)
+		row := b.typed(graph.MaxPoolIndices, &graph.MaxPoolIndicesAttrs{Kernel: [2]int{3, 2}, Stride: [2]int{2, 1}, Dilation: [2]int{1, 2},
+			Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1}}, graph.Int64, x)
+		col := b.typed(graph.MaxPoolIndices, &graph.MaxPoolIndicesAttrs{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2},
+			Pad: graph.Padding{Bottom: 1}, ColumnMajor: true}, graph.Int64, x)
+		return b.done(row, col)
+	}},
 	{"avgpool_include_pad", false, func(b *builder) (*graph.Graph, error) {
 		// int8 too (ONNX QDQ): each padded tap adds the zero point.
 		x := b.input([]int{1, 5, 5, 2}, 0.05, -7)
