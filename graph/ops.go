@@ -142,8 +142,8 @@ const (
 	// SignalOverlapAdd is TFLite Micro's OverlapAdd (int16, saturated,
 	// or float32), its buffer a state; see signal_stream.go.
 	SignalOverlapAdd Op = "SignalOverlapAdd"
-	// SignalIrfft is TFLite Micro's int16 SignalIrfft (kiss_fftri in
-	// 16-bit fixed point), Attrs *SignalRfftAttrs; see signal_stream.go.
+	// SignalIrfft is TFLite Micro's SignalIrfft (kiss_fftri in int16,
+	// int32 or float32), Attrs *SignalRfftAttrs; see signal_stream.go.
 	SignalIrfft Op = "SignalIrfft"
 
 	// Reshape: a view with a new shape (the output tensor's shape). Flatten,

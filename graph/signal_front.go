@@ -4,11 +4,12 @@ import "fmt"
 
 // The shapes of TFLite Micro's signal-library front end ops (SignalWindow,
 // SignalFftAutoScale, SignalRfft, SignalEnergy; int16 in, as its
-// micro_speech audio preprocessor uses them).
+// micro_speech audio preprocessor uses them, SignalRfft also int32 or
+// float32).
 
 // signalFrontShape is the output shape of one of those ops.
 func signalFrontShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
-	if x.DType != Int16 {
+	if x.DType != Int16 && !(n.Op == SignalRfft && (x.DType == Int32 || x.DType == Float32)) {
 		return nil, fmt.Errorf("input %q is %s, want int16", x.Name, x.DType)
 	}
 	r := len(x.Shape)

@@ -83,8 +83,8 @@ func signalStreamShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 	case SignalIrfft:
 		a, ok := n.Attrs.(*SignalRfftAttrs)
 		r := len(x.Shape)
-		if !ok || a == nil || x.DType != Int16 || r < 1 {
-			return nil, fmt.Errorf("needs SignalRfftAttrs and an int16 input of rank 1 or more")
+		if !ok || a == nil || (x.DType != Int16 && x.DType != Int32 && x.DType != Float32) || r < 1 {
+			return nil, fmt.Errorf("needs SignalRfftAttrs and an int16, int32 or float32 input of rank 1 or more")
 		}
 		if err := RfftLengthOK(a.FFTLength); err != nil {
 			return nil, err

@@ -6,38 +6,56 @@ import (
 	"github.com/mcugen/mcugen/graph"
 )
 
-func init() { Register(graph.SignalIrfft, IntClass, signalIrfft) }
+func init() {
+	Register(graph.SignalIrfft, IntClass, signalIrfft)
+	Register(graph.SignalIrfft, FloatClass, signalIrfft)
+}
 
 // RunInverse is kiss_fftri in 16-bit fixed point on an inverse plan
 // (NewIrfftPlan): the N + 1 bins x (re, im pairs) split into N complex
 // points (each bin halved, C_FIXDIV), the complex inverse FFT of those
 // gives the 2·N samples y. Unscaled, as TFLite Micro's int16 SignalIrfft.
-func (p *RfftPlan) RunInverse(x []int16, y []int16) {
+func (p *RfftPlan) RunInverse(x []int16, y []int16) { kissInverse(kissI16{}, p, x, y) }
+
+// kissInverse is kiss_fftri in T's arithmetic (no scaling).
+func kissInverse[T kissNum, M kissMath[T]](m M, p *RfftPlan, x []T, y []T) {
 	n := p.N
-	bin := func(k int) kissCpx { return kissCpx{x[2*k], x[2*k+1]} }
-	tmp := make([]kissCpx, n)
-	tmp[0] = kissDiv(kissCpx{bin(0).r + bin(n).r, bin(0).r - bin(n).r}, 2)
+	tw, sup := twiddles[T](p)
+	bin := func(k int) kc[T] { return kc[T]{x[2*k], x[2*k+1]} }
+	tmp := make([]kc[T], n)
+	tmp[0] = kdiv(m, kc[T]{bin(0).r + bin(n).r, bin(0).r - bin(n).r}, 2)
 	for k := 1; k <= n/2; k++ {
-		fk := kissDiv(bin(k), 2)
-		fnkc := kissDiv(kissCpx{bin(n - k).r, -bin(n - k).i}, 2)
-		fek, t := kissAdd(fk, fnkc), kissSub(fk, fnkc)
-		fok := kissMul(t, kissCpx{p.Super[k-1][0], p.Super[k-1][1]})
-		tmp[k] = kissAdd(fek, fok)
-		tmp[n-k] = kissSub(fek, fok)
+		fk := kdiv(m, bin(k), 2)
+		fnkc := kdiv(m, kc[T]{bin(n - k).r, -bin(n - k).i}, 2)
+		fek, t := kadd(fk, fnkc), ksub(fk, fnkc)
+		fok := m.cmul(t, sup[k-1])
+		tmp[k] = kadd(fek, fok)
+		tmp[n-k] = ksub(fek, fok)
 		tmp[n-k].i = -tmp[n-k].i
 	}
-	f := make([]kissCpx, n)
+	f := make([]kc[T], n)
 	for j, src := range p.Perm {
 		f[j] = tmp[src]
 	}
-	p.butterflies(f)
+	kissButterflies(m, p, tw, f)
 	for j, v := range f {
 		y[2*j], y[2*j+1] = v.r, v.i
 	}
 }
 
-// signalIrfft is TFLite Micro's int16 SignalIrfft: each frame of N + 1
-// bins to FFTLength = 2·N samples (RunInverse).
+// irfftF32 is TFLite Micro's float SignalIrfft: kiss_fftri, then each
+// sample divided by the FFT length (in float).
+func irfftF32(m kissF32, p *RfftPlan, x, y []float32) {
+	kissInverse(m, p, x, y)
+	d := float32(2 * p.N)
+	for i := range y {
+		y[i] /= d
+	}
+}
+
+// signalIrfft is TFLite Micro's SignalIrfft: each frame of N + 1 bins to
+// FFTLength = 2·N samples (kiss_fftri; int16 and int32 unscaled, float32
+// divided by the length).
 func signalIrfft(g *graph.Graph, n *graph.Node, in []*graph.Data) ([]*graph.Data, error) {
 	a, ok := n.Attrs.(*graph.SignalRfftAttrs)
 	if !ok || a == nil || len(in) != 1 {
@@ -55,17 +73,16 @@ func signalIrfft(g *graph.Graph, n *graph.Node, in []*graph.Data) ([]*graph.Data
 	}
 	shape := append([]int(nil), x.Shape...)
 	shape[r-1] = a.FFTLength
-	y := graph.NewData(graph.Int16, shape)
-	bins := make([]int16, l)
-	out := make([]int16, a.FFTLength)
-	for f := 0; f*l < len(x.I); f++ {
-		for i := range bins {
-			bins[i] = int16(x.I[f*l+i])
-		}
-		p.RunInverse(bins, out)
-		for i, v := range out {
-			y.I[f*a.FFTLength+i] = int64(v)
-		}
+	y := graph.NewData(x.DType, shape)
+	switch x.DType {
+	case graph.Int16:
+		kissFrames(kissI16{}, p, x.I, y.I, l, l, a.FFTLength, kissInverse)
+	case graph.Int32:
+		kissFrames(kissI32{}, p, x.I, y.I, l, l, a.FFTLength, kissInverse)
+	case graph.Float32:
+		kissFrames(kissF32{}, p, x.F, y.F, l, l, a.FFTLength, irfftF32)
+	default:
+		return nil, fmt.Errorf("input is %s, want int16, int32 or float32", x.DType)
 	}
 	return []*graph.Data{y}, nil
 }

@@ -5,7 +5,7 @@ import (
 )
 
 // The front half of TFLite Micro's signal-library audio front end:
-// SignalWindow, SignalFftAutoScale, SignalRfft (its int16 form) and
+// SignalWindow, SignalFftAutoScale, SignalRfft (int16, int32, float32) and
 // SignalEnergy (signal/micro/kernels), each into the graph op of the same
 // arithmetic (graph/signal_front.go).
 func init() {
@@ -69,17 +69,19 @@ func (c *opctx) signalFftAutoScale(_ []byte) error {
 }
 
 // signalFftIO reads SignalRfft's or SignalIrfft's (op) options T, which
-// must be int16, and fft_length, which must be a length TFLite Micro's
-// kissfft takes, and their int16 input and output.
+// must be int16, int32 or float32 (the types TFLite Micro's kernels
+// register), and fft_length, which must be a length TFLite Micro's
+// kissfft takes, and their input and output of type T.
 func (c *opctx) signalFftIO(opts []byte, op string) (n int, x, y *graph.Tensor, err error) {
 	v, err := c.signalOptions(opts, "T", "fft_length")
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if v["T"] != ttInt16 {
-		return 0, nil, nil, c.errorf("T is TFLite type %d: mcugen runs the int16 %s only", v["T"], op)
+	t := int8(v["T"])
+	if int64(t) != v["T"] || (t != ttInt16 && t != ttInt32 && t != ttFloat32) {
+		return 0, nil, nil, c.errorf("T is TFLite type %d: %s runs int16, int32 or float32", v["T"], op)
 	}
-	ins, outs, err := c.frontIO([]int8{ttInt16}, []int8{ttInt16})
+	ins, outs, err := c.frontIO([]int8{t}, []int8{t})
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -93,8 +95,9 @@ func (c *opctx) signalFftIO(opts []byte, op string) (n int, x, y *graph.Tensor, 
 	return n, ins[0], outs[0], nil
 }
 
-// signalRfft: SignalRfft(input [..., l]) with options T and fft_length,
-// int16 only: [..., 2·(fft_length/2 + 1)] of (re, im) pairs.
+// signalRfft: SignalRfft(input [..., l]) with options T and fft_length
+// (int16, int32 or float32): [..., 2·(fft_length/2 + 1)] of (re, im)
+// pairs.
 func (c *opctx) signalRfft(opts []byte) error {
 	n, x, y, err := c.signalFftIO(opts, "SignalRfft")
 	if err != nil {

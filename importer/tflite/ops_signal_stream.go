@@ -255,9 +255,9 @@ func (c *opctx) signalOverlapAdd(opts []byte) error {
 }
 
 // signalIrfft: SignalIrfft(input [..., 2·(fft_length/2 + 1)] of (re, im)
-// pairs) with options T and fft_length, int16 only: [..., fft_length]
-// samples, kiss_fftri in 16-bit fixed point (unscaled). The int32 and
-// float32 forms are refused.
+// pairs) with options T and fft_length (int16, int32 or float32):
+// [..., fft_length] samples, kiss_fftri in T (unscaled in fixed point,
+// divided by fft_length in float32).
 func (c *opctx) signalIrfft(opts []byte) error {
 	n, x, y, err := c.signalFftIO(opts, "SignalIrfft")
 	if err != nil {

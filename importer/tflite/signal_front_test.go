@@ -167,7 +167,10 @@ func TestSignalFrontRefusals(t *testing.T) {
 		name, want string
 		edit       func(m *tg.Model)
 	}{
-		{"rfft int32", "int16 SignalRfft only", func(m *tg.Model) {
+		{"rfft int8", "SignalRfft runs int16, int32 or float32", func(m *tg.Model) {
+			m.Ops[3].CustomOptions = tg.FlexMap(map[string]tg.FlexValue{"T": tg.FlexInt(int32(tg.Int8)), "fft_length": tg.FlexInt(64)})
+		}},
+		{"rfft T and tensors", "is of TFLite type 7, want int32", func(m *tg.Model) {
 			m.Ops[3].CustomOptions = tg.FlexMap(map[string]tg.FlexValue{"T": tg.FlexInt(int32(tg.Int32)), "fft_length": tg.FlexInt(64)})
 		}},
 		{"rfft radix 7", "radices 2 to 5", func(m *tg.Model) {
