@@ -44,20 +44,11 @@ func floatPool(avg bool) Kernel {
 		if err != nil {
 			return nil, err
 		}
-		if len(x.Shape) != 4 {
-			return nil, fmt.Errorf("pool input %v is not 4-D NHWC", x.Shape)
+		pw, err := poolWindowOf(&a, x.Shape)
+		if err != nil {
+			return nil, err
 		}
-		N, H, W, C := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
-		KH, KW := a.Kernel[0], a.Kernel[1]
-		sh, sw := pos1(a.Stride[0]), pos1(a.Stride[1])
-		dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
-		p := a.Pad
-		if KH <= 0 || KW <= 0 || sh < 0 || sw < 0 || dh < 0 || dw < 0 {
-			return nil, fmt.Errorf("bad pool kernel %v, stride %v or dilation %v", a.Kernel, a.Stride, a.Dilation)
-		}
-		if p.Top < 0 || p.Left < 0 || p.Bottom < 0 || p.Right < 0 {
-			return nil, fmt.Errorf("negative pool padding %+v", p)
-		}
+		N, H, W, C, KH, KW, sh, sw, dh, dw, p := pw.n, pw.h, pw.w, pw.c, pw.kh, pw.kw, pw.sh, pw.sw, pw.dh, pw.dw, pw.pad
 		act, err := actFunc(a.Act)
 		if err != nil {
 			return nil, err
@@ -247,4 +238,26 @@ func reducedAxes(reduce []bool) []int {
 		}
 	}
 	return s
+}
+
+// poolWindow is a pool's NHWC input dimensions and its checked window.
+type poolWindow struct {
+	n, h, w, c, kh, kw, sh, sw, dh, dw int
+	pad                                graph.Padding
+}
+
+// poolWindowOf checks a pool's 4-D NHWC input shape and window.
+func poolWindowOf(a *graph.PoolAttrs, shape []int) (poolWindow, error) {
+	if len(shape) != 4 {
+		return poolWindow{}, fmt.Errorf("pool input %v is not 4-D NHWC", shape)
+	}
+	w := poolWindow{n: shape[0], h: shape[1], w: shape[2], c: shape[3], kh: a.Kernel[0], kw: a.Kernel[1],
+		sh: pos1(a.Stride[0]), sw: pos1(a.Stride[1]), dh: pos1(a.Dilation[0]), dw: pos1(a.Dilation[1]), pad: a.Pad}
+	if w.kh <= 0 || w.kw <= 0 || w.sh < 0 || w.sw < 0 || w.dh < 0 || w.dw < 0 {
+		return poolWindow{}, fmt.Errorf("bad pool kernel %v, stride %v or dilation %v", a.Kernel, a.Stride, a.Dilation)
+	}
+	if p := a.Pad; p.Top < 0 || p.Left < 0 || p.Bottom < 0 || p.Right < 0 {
+		return poolWindow{}, fmt.Errorf("negative pool padding %+v", p)
+	}
+	return w, nil
 }

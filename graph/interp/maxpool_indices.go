@@ -27,20 +27,11 @@ func maxPoolIndices(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.
 	if err != nil {
 		return nil, err
 	}
-	if len(x.Shape) != 4 {
-		return nil, fmt.Errorf("max pool input %v is not 4-D NHWC", x.Shape)
+	pw, err := poolWindowOf(a.Window(), x.Shape)
+	if err != nil {
+		return nil, err
 	}
-	N, H, W, C := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
-	KH, KW := a.Kernel[0], a.Kernel[1]
-	sh, sw := pos1(a.Stride[0]), pos1(a.Stride[1])
-	dh, dw := pos1(a.Dilation[0]), pos1(a.Dilation[1])
-	p := a.Pad
-	if KH <= 0 || KW <= 0 || sh < 0 || sw < 0 || dh < 0 || dw < 0 {
-		return nil, fmt.Errorf("bad pool kernel %v, stride %v or dilation %v", a.Kernel, a.Stride, a.Dilation)
-	}
-	if p.Top < 0 || p.Left < 0 || p.Bottom < 0 || p.Right < 0 {
-		return nil, fmt.Errorf("negative pool padding %+v", p)
-	}
+	N, H, W, C, KH, KW, sh, sw, dh, dw, p := pw.n, pw.h, pw.w, pw.c, pw.kh, pw.kw, pw.sh, pw.sw, pw.dh, pw.dw, pw.pad
 	yt := g.Out(n, 0)
 	if yt == nil {
 		return nil, fmt.Errorf("no output tensor")
