@@ -264,6 +264,9 @@ func (c *opctx) node() (*graph.Node, error) {
 		}
 		a := &graph.BinaryAttrs{}
 		if a.Act, err = c.act(o.u8(0, 0)); err == nil {
+			if built, e := c.int32Act(a.Act); built || e != nil {
+				return n, e // ops_int32act_36.go
+			}
 			n.Attrs = a
 			err = pass(0, 1)
 		}
