@@ -132,18 +132,23 @@ func TestInt16x8Refusals(t *testing.T) {
 		{opCase{name: "batch_matmul_mixed", code: tg.OpBatchMatMul, opts: &tg.Options{Type: tg.OptBatchMatMul},
 			ins: []spec{qin16(1, 1, 2, 2), qin(1, 0, 1, 2, 2)}, out: qin16(1, 1, 2, 2)}, `int16 BATCH_MATMUL needs int16 operands and output`},
 	} {
-		t.Run(c.oc.name, func(t *testing.T) {
-			g, err := tflite.Decode(c.oc.name, c.oc.model().Bytes())
-			if err == nil {
-				feeds := map[string]*graph.Data{}
-				for _, name := range g.Inputs {
-					feeds[name] = graph.NewData(g.Tensors[name].DType, g.Tensors[name].Shape)
-				}
-				_, err = interp.Run(g, feeds)
-			}
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("got %v, want an error with %q", err, c.want)
-			}
-		})
+		t.Run(c.oc.name, func(t *testing.T) { c.oc.mustRefuse(t, c.want) })
+	}
+}
+
+// mustRefuse wants c's model refused, at import or when the interpreter
+// runs it on zeros, with an error that holds want.
+func (c opCase) mustRefuse(t *testing.T, want string) {
+	t.Helper()
+	g, err := tflite.Decode(c.name, c.model().Bytes())
+	if err == nil {
+		feeds := map[string]*graph.Data{}
+		for _, name := range g.Inputs {
+			feeds[name] = graph.NewData(g.Tensors[name].DType, g.Tensors[name].Shape)
+		}
+		_, err = interp.Run(g, feeds)
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error with %q", err, want)
 	}
 }
