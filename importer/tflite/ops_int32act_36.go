@@ -2,6 +2,7 @@ package tflite
 
 import (
 	"math"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -20,7 +21,7 @@ func (c *opctx) int32Act(act graph.Activation) (bool, error) {
 		return false, err
 	}
 	if c.code != opMul {
-		return false, c.errorf("int32 %s with a fused %s: TFLite applies it, TFLite Micro's int32 kernel ignores it, so mcugen takes neither; put the activation in its own operator", c.name, actNames[actIndex(act)])
+		return false, c.errorf("int32 %s with a fused %s: TFLite applies it, TFLite Micro's int32 kernel ignores it, so mcugen takes neither; put the activation in its own operator", c.name, strings.ToUpper(act.String()))
 	}
 	b, err := c.in(1)
 	if err != nil {
@@ -30,33 +31,15 @@ func (c *opctx) int32Act(act graph.Activation) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	lo, hi := 0.0, 6.0
-	switch act {
-	case graph.ActRelu:
-		hi = math.MaxInt32
-	case graph.ActReluN1To1:
-		lo, hi = -1, 1
-	}
+	lo, hi, _ := act.Bounds()
 	m := c.mathNode(graph.Mul, &graph.BinaryAttrs{}, []string{x.Name, b.Name}, "product", graph.Int32, y.Shape, nil)
-	if act == graph.ActRelu {
-		c.emit(graph.Maximum, nil, []string{m, c.mathScalar("act_min", graph.Int32, lo, nil)}, y)
+	low := []string{m, c.mathScalar("act_min", graph.Int32, lo, nil)}
+	if math.IsInf(hi, 1) {
+		c.emit(graph.Maximum, nil, low, y)
 	} else {
-		v := c.mathNode(graph.Maximum, nil, []string{m, c.mathScalar("act_min", graph.Int32, lo, nil)}, "act_low", graph.Int32, y.Shape, nil)
+		v := c.mathNode(graph.Maximum, nil, low, "act_low", graph.Int32, y.Shape, nil)
 		c.emit(graph.Minimum, nil, []string{v, c.mathScalar("act_max", graph.Int32, hi, nil)}, y)
 	}
 	c.done = true
 	return true, nil
-}
-
-// actIndex is act's value in TFLite's ActivationFunctionType.
-func actIndex(act graph.Activation) int {
-	switch act {
-	case graph.ActRelu:
-		return 1
-	case graph.ActReluN1To1:
-		return 2
-	case graph.ActRelu6:
-		return 3
-	}
-	return 0
 }
