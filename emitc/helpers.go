@@ -102,6 +102,57 @@ static inline int64_t dot_s16s8(const int16_t *x, const int8_t *w, int32_t n)
     }
     return acc;
 }`},
+	"dot4_s16s8": {nil, `/* Four output channels' sums over one input run (tir.IntrDot4S16S8): out[j] = sum over i < n
+   of x[i] * w[j * stride + i], each channel's weights in dot_s16s8's layout. 32-bit sums: the
+   compiler takes this only where the weights keep every partial sum inside int32 whatever the
+   input. With the DSP extension each weight word is split by SXTB16 into two pairs, multiplied
+   with x's pairs by SMLAD; elsewhere a loop over the same layout. */
+static inline void dot4_s16s8(const int16_t *x, const int8_t *w, int32_t stride, int32_t n, int32_t *out)
+{
+    const int8_t *w0 = w, *w1 = w + stride, *w2 = w + 2 * stride, *w3 = w + 3 * stride;
+    uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* no partial sum leaves int32 (the compiler checked); unsigned keeps gcc from reasoning about overflow */
+    int32_t i = 0;
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && !defined(__ARM_BIG_ENDIAN)
+    for (; i + 4 <= n; i += 4) {
+        int32_t x01, x23, u, lo, hi;
+        memcpy(&x01, x + i, 4);
+        memcpy(&x23, x + i + 2, 4);
+        memcpy(&u, w0 + i, 4);
+        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(s0) : "r"(x01), "r"(lo));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(s0) : "r"(x23), "r"(hi));
+        memcpy(&u, w1 + i, 4);
+        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(s1) : "r"(x01), "r"(lo));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(s1) : "r"(x23), "r"(hi));
+        memcpy(&u, w2 + i, 4);
+        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(s2) : "r"(x01), "r"(lo));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(s2) : "r"(x23), "r"(hi));
+        memcpy(&u, w3 + i, 4);
+        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(s3) : "r"(x01), "r"(lo));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(s3) : "r"(x23), "r"(hi));
+    }
+#endif
+    for (; i + 4 <= n; i += 4) {
+        const int32_t a = x[i], b = x[i + 1], c = x[i + 2], d = x[i + 3];
+        s0 += (uint32_t)(a * w0[i] + b * w0[i + 2] + c * w0[i + 1] + d * w0[i + 3]);
+        s1 += (uint32_t)(a * w1[i] + b * w1[i + 2] + c * w1[i + 1] + d * w1[i + 3]);
+        s2 += (uint32_t)(a * w2[i] + b * w2[i + 2] + c * w2[i + 1] + d * w2[i + 3]);
+        s3 += (uint32_t)(a * w3[i] + b * w3[i + 2] + c * w3[i + 1] + d * w3[i + 3]);
+    }
+    for (int32_t r = n - i; r > 0; --r, ++i) { /* (counted down: gcc -O2 warned of i's overflow in i < n) */
+        s0 += (uint32_t)(x[i] * w0[i]);
+        s1 += (uint32_t)(x[i] * w1[i]);
+        s2 += (uint32_t)(x[i] * w2[i]);
+        s3 += (uint32_t)(x[i] * w3[i]);
+    }
+    out[0] = (int32_t)s0;
+    out[1] = (int32_t)s1;
+    out[2] = (int32_t)s2;
+    out[3] = (int32_t)s3;
+}`},
 	"lut_s16": {nil, `/* TFLite's int16 table lookup (LUTLookup): the entry at v's high 9 bits plus the slope to the
    next entry times v's low 7 bits, rounded. */
 static inline int16_t lut_s16(int16_t v, const int16_t *lut)
@@ -666,5 +717,5 @@ func helperCode(h string) string {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}

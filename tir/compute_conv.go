@@ -317,6 +317,7 @@ func computeConv2D(k *kctx) (Stmt, error) {
 	patch := cs.KH * cs.KW * cs.Cg
 	if cs.intMode && cs.xt.DType == graph.Int16 && cs.wt.DType == graph.Int8 && patch >= minDotS16S8 && cs.inOff == 0 && cs.wOff(C(0)) == nil {
 		w16 := DotS16S8Weights(k.n.Name+"_w16", cs.wt.Data.I, cs.wt.Shape, patch)
+		quad := fitsDot32(cs.wt.Data.I, patch, 32768)
 		col := NewBuffer(k.n.Name+"_patch", graph.Int16, []int{patch}, ScopeLocal)
 		k.f.Op = "conv2d"
 		if cs.group == cs.Cin && cs.Cg == 1 && cs.group > 1 {
@@ -333,16 +334,14 @@ func computeConv2D(k *kctx) (Stmt, error) {
 				ci := Add(Mul(g, C(int64(cs.Cg))), ic)
 				return &IfThenElse{Cond: inside, Then: Put(col, At(cs.x, n, ih, iw, ci), at), Else: Put(col, Imm(graph.Int16, 0), at)}
 			})
-			outs := Loop("j", cs.coPerG, func(jj Expr) Stmt {
-				oc := Add(Mul(g, C(int64(cs.coPerG))), jj)
-				return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
-					var dot Expr = Call(IntrDotS16S8, I64, &Ptr{Buf: col, Index: C(0)}, &Ptr{Buf: w16, Index: Mul(oc, C(int64(patch)))}, C(int64(patch)))
-					if cs.accT != I64 {
-						dot = CastTo(cs.accT, dot) // the int32 path: no overflow (CheckAccumulation)
-					}
-					return Block(Put(acc, Add(cs.init(k, oc), dot)), Put(cs.y, cs.result(At(acc), oc, a.Act), n, oh, ow, oc))
+			ocOf := func(j Expr) Expr { return Add(Mul(g, C(int64(cs.coPerG))), j) }
+			outs := s16s8Outs(k.n.Name, cs.coPerG, quad, &Ptr{Buf: col, Index: C(0)}, w16, func(j Expr) Expr { return Mul(ocOf(j), C(int64(patch))) },
+				int64(patch), C(int64(patch)), ocOf, func(oc, dot Expr) Stmt {
+					return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
+						// (the int32 path: no overflow, CheckAccumulation)
+						return Block(Put(acc, Add(cs.init(k, oc), CastTo(cs.accT, dot))), Put(cs.y, cs.result(At(acc), oc, a.Act), n, oh, ow, oc))
+					})
 				})
-			})
 			return &Allocate{Buf: col, Body: Block(fill, outs)}
 		}), nil
 	}
@@ -430,6 +429,27 @@ func computeFC(k *kctx) (Stmt, error) {
 	var w16 *Buffer
 	if intMode && xt.DType == graph.Int16 && wt.DType == graph.Int8 && K >= minDotS16S8 && inOff == 0 && wOff(C(0)) == nil {
 		w16 = DotS16S8Weights(k.n.Name+"_w16", wt.Data.I, []int{N, K}, K)
+	}
+	if w16 != nil {
+		// Four output channels a call where the weights keep the sums
+		// inside int32 (fitsDot32), sharing the row's loads.
+		quad := fitsDot32(wt.Data.I, K, 32768)
+		return Loop("r", rows, func(r Expr) Stmt {
+			return s16s8Outs(k.n.Name, N, quad, &Ptr{Buf: x, Index: Mul(r, C(int64(K)))}, w16, func(j Expr) Expr { return Mul(j, C(int64(K))) },
+				int64(K), C(int64(K)), func(j Expr) Expr { return j }, func(j, dot Expr) Stmt {
+					return Scalar("acc", accT, func(acc *Buffer) Stmt {
+						var init Expr = Imm(accT, 0)
+						if k.folded != nil {
+							init = At(k.folded, j)
+						} else if bias != nil && accT == I64 {
+							init = CastTo(I64, At(bias, j))
+						} else if bias != nil {
+							init = ld(bias, j)
+						}
+						return Block(Put(acc, Add(init, CastTo(accT, dot))), Put(y, ep.apply(At(acc), j, yt.DType), r, j))
+					})
+				})
+		}), nil
 	}
 	body := Loops([]string{"r", "j"}, []int{rows, N}, func(o []Expr) Stmt {
 		r, j := o[0], o[1]

@@ -21,6 +21,9 @@ func computeConvTranspose(k *kctx) (Stmt, error) {
 	sh, sw := int64(pos1(a.Stride[0])), int64(pos1(a.Stride[1]))
 	dh, dw := int64(pos1(a.Dilation[0])), int64(pos1(a.Dilation[1]))
 	k.f.Op = "conv_transpose2d"
+	if st := convTransposePhased(k, cs, a); st != nil {
+		return st, nil
+	}
 	return Loops([]string{"n", "oh", "ow", "oc"}, []int{cs.N, cs.OH, cs.OW, cs.Cout}, func(o []Expr) Stmt {
 		n, oh, ow, oc := o[0], o[1], o[2], o[3]
 		return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {

@@ -15,6 +15,15 @@ import (
 // over the same layout.
 const IntrDotS16S8 = "dot_s16s8"
 
+// IntrDot4S16S8(x *int16, w *int8, stride, n, out *int32) writes out[j] =
+// Σ_{i<n} x[i]·w'[j·stride + i] for j < 4: four output channels' inner
+// products over one shared input run, each channel's weights in
+// IntrDotS16S8's layout. The sums are 32-bit (SMLAD on a DSP core): the
+// caller takes it only where every channel's weights keep every partial
+// sum inside int32 whatever the input (fitsDot32), which the interpreter
+// checks.
+const IntrDot4S16S8 = "dot4_s16s8"
+
 // minDotS16S8 is the shortest run a 16x8 kernel hands to IntrDotS16S8
 // (a depthwise convolution's one-channel taps stay scalar products).
 const minDotS16S8 = 4
@@ -31,6 +40,42 @@ func init() {
 		}
 		return val{i: acc}
 	}
+}
+
+func init() {
+	extIntrinsics[IntrDot4S16S8] = func(a []val) val {
+		x, w, stride, n, out := a[0], a[1], a[2].i, a[3].i, a[4]
+		if n < 0 {
+			panic(fmt.Sprintf("%s: n = %d", IntrDot4S16S8, n))
+		}
+		for j := int64(0); j < 4; j++ {
+			var acc int64
+			for i := int64(0); i < n; i++ {
+				acc += x.p.I[x.i+i] * w.p.I[w.i+j*stride+dotS16S8Index(i, n)]
+				if acc != int64(int32(acc)) {
+					panic(fmt.Sprintf("%s: a partial sum %d leaves int32", IntrDot4S16S8, acc))
+				}
+			}
+			out.p.I[out.i+j] = acc
+		}
+		return val{}
+	}
+}
+
+// fitsDot32 says whether rows runs of n int8 weights, multiplied with
+// inputs of magnitude at most xmax, keep every partial sum inside int32:
+// Σ|w|·xmax ≤ 2^31 − 1 for each run.
+func fitsDot32(w []int64, n int, xmax int64) bool {
+	for r := 0; r+n <= len(w); r += n {
+		var s int64
+		for _, v := range w[r : r+n] {
+			s += max(v, -v)
+		}
+		if s*xmax > 1<<31-1 {
+			return false
+		}
+	}
+	return true
 }
 
 // dotS16S8Index is where element i of a run of n is stored: groups of four
@@ -53,4 +98,34 @@ func DotS16S8Weights(name string, w []int64, shape []int, n int) *Buffer {
 		}
 	}
 	return constBuf(name, graph.Int8, shape, out)
+}
+
+// s16s8Outs builds a 16x8 layer's output channels oc(0) … oc(cnt−1) over
+// one input run x of n values: emit(oc, dot) stores channel oc from its
+// inner product dot (int64 from IntrDotS16S8, or int32 from
+// IntrDot4S16S8). Channel j's weights are in w at wAt(j), one run after
+// another (stride apart). With quad (the weights fit 32-bit sums:
+// fitsDot32) the channels go four at a time through IntrDot4S16S8, which
+// loads each input pair once for four channels; the rest one at a time.
+func s16s8Outs(name string, cnt int, quad bool, x *Ptr, w *Buffer, wAt func(j Expr) Expr, stride int64, n Expr, oc func(j Expr) Expr, emit func(oc, dot Expr) Stmt) Stmt {
+	one := func(j Expr) Stmt {
+		return emit(oc(j), Call(IntrDotS16S8, I64, x, &Ptr{Buf: w, Index: wAt(j)}, n))
+	}
+	if !quad || cnt < 4 {
+		return Loop("j", cnt, one)
+	}
+	blocks := Loop("jb", cnt/4, func(jb Expr) Stmt {
+		q := NewBuffer(name+"_quad", I32, []int{4}, ScopeLocal)
+		j0 := Mul(jb, C(4))
+		body := []Stmt{&Evaluate{X: Call(IntrDot4S16S8, I32, x, &Ptr{Buf: w, Index: wAt(j0)}, C(stride), n, &Ptr{Buf: q, Index: C(0)})}}
+		for t := int64(0); t < 4; t++ {
+			body = append(body, emit(oc(Add(j0, C(t))), At(q, C(t))))
+		}
+		return &Allocate{Buf: q, Body: Block(body...)}
+	})
+	if cnt%4 == 0 {
+		return blocks
+	}
+	tail := Loop("jt", cnt%4, func(jt Expr) Stmt { return one(Add(jt, C(int64(cnt/4*4)))) })
+	return Block(blocks, tail)
 }
