@@ -27,7 +27,8 @@ func writeBuilt(t *testing.T, b *onnx.Builder, name string) string {
 // "needs an input and constant weights"; a MatMul of a 1-D operand named
 // the shapes but not that it was unsupported, and runs since session 33: a
 // MaxPool's Indices output stood in for it until session 36, a 3-D MaxPool
-// since); a Split whose sizes leave
+// in session 36, a 3-D MaxPool's Indices output since session 37); a Split
+// whose sizes leave
 // part of the axis out is refused (it compiled, and dropped the tail).
 func TestUnsupportedSaysSo(t *testing.T) {
 	b := onnx.NewBuilder("convw", 13, 1)
@@ -38,9 +39,11 @@ func TestUnsupportedSaysSo(t *testing.T) {
 
 	b = onnx.NewBuilder("mp3", 13, 1)
 	x = b.Input("x", graph.Float32, 1, 2, 4, 4, 4)
-	b.Output(b.Node("MaxPool", []string{x}, onnx.IntsAttr("kernel_shape", 2, 2, 2)), graph.Float32)
+	mp := b.NodeN("MaxPool", []string{x}, 2, onnx.IntsAttr("kernel_shape", 2, 2, 2))
+	b.Output(mp[0], graph.Float32)
+	b.Output(mp[1], graph.Int64)
 	code, _, errs = mcugen(t, "compile", writeBuilt(t, b, "mp3"), "-o", filepath.Join(t.TempDir(), "o"))
-	oneErrorLine(t, "3-D MaxPool", code, errs, 1, `(MaxPool): 3-D pooling (input rank 5); only 2-D is supported`)
+	oneErrorLine(t, "3-D MaxPool Indices", code, errs, 1, `(MaxPool): not supported: the Indices output of a 3-D MaxPool`)
 
 	b = onnx.NewBuilder("split", 13, 1)
 	x = b.Input("x", graph.Float32, 1, 6)
