@@ -133,13 +133,32 @@ func convGather(im *importer, c *nodeCtx) error {
 		}
 		return c.setConst(0, out)
 	}
-	// Constant indices into a run-time value: one Slice per index along
-	// axis, a Concat, and a Reshape to the output shape.
-	if idx.Len() == 0 || idx.Len() > 64 {
+	// Constant indices into a run-time value: up to 64, one Slice per index
+	// along axis, a Concat, and a Reshape to the output shape; up to 4,096,
+	// a Gather reading a constant table of them.
+	if idx.Len() == 0 || idx.Len() > 4096 {
 		return unsupportedf("Gather of %d constant indices from a run-time value", idx.Len())
 	}
 	dim := x.shape[axis]
 	out := append(append(slices.Clone(x.shape[:axis]), idx.Shape...), x.shape[axis+1:]...)
+	if idx.Len() > 64 {
+		// The table is int32, checked and made non-negative here.
+		tab := graph.NewData(graph.Int32, idx.Shape)
+		for i, k := range idx.I {
+			if k < 0 {
+				k += int64(dim)
+			}
+			if k < 0 || k >= int64(dim) {
+				return fmt.Errorf("index %d out of range for dimension %d", idx.I[i], dim)
+			}
+			tab.I[i] = k
+		}
+		if err := c.im.account(tab); err != nil {
+			return err
+		}
+		_, err := c.step(0, "", graph.Gather, &graph.GatherAttrs{Axis: axis}, x.dt, out, x, constValue(c.out(0)+"_indices", tab))
+		return err
+	}
 	src := im.get(x, asIs)
 	var parts []string
 	for _, k := range idx.I {
