@@ -97,7 +97,7 @@ static inline int64_t dot_s16s8(const int16_t *x, const int8_t *w, int32_t n)
     for (; i + 4 <= n; i += 4) {
         acc += (int32_t)x[i] * w[i] + (int32_t)x[i + 1] * w[i + 2] + (int32_t)x[i + 2] * w[i + 1] + (int32_t)x[i + 3] * w[i + 3];
     }
-    for (; i < n; ++i) {
+    for (int32_t r = n - i; r > 0; --r, ++i) { /* (counted down: gcc -O2 warned of i's overflow in i < n) */
         acc += (int32_t)x[i] * w[i];
     }
     return acc;

@@ -46,6 +46,51 @@ MVE_INLINE void mve_st32_tail(int32_t *y, int32x4_t v, int32_t n)
         memcpy(y, t, 4 * (size_t)n);
     }
 }`)
+	add("mve_dot_s16s8", []string{"mve_include"}, `/* Sum over i < n of x[i] * w[i] in 64 bits (tir.IntrMVEDotS16S8): eight int16 inputs and
+   eight int8 weights, widened by VLDRB.S16, per VMLALDAVA; the tail predicated. */
+MVE_INLINE int64_t mve_dot_s16s8(const int16_t *x, const int8_t *w, int32_t n)
+{
+    int64_t acc = 0;
+    int32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        acc = vmlaldavaq_s16(acc, vldrhq_s16(x + i), vldrbq_s16(w + i));
+    }
+    if (i < n) {
+        const mve_pred16_t p = vctp16q((uint32_t)(n - i));
+        acc = vmlaldavaq_p_s16(acc, vldrhq_z_s16(x + i, p), vldrbq_z_s16(w + i, p), p);
+    }
+    return acc;
+}`)
+	add("mve_dot4_s16s8", []string{"mve_include"}, `/* out[j] = sum over i < n of x[i] * w[j * stride + i] in 64 bits, j < 4
+   (tir.IntrMVEDot4S16S8): each vector of eight inputs is loaded once for the four
+   channels; the tail predicated. */
+MVE_INLINE void mve_dot4_s16s8(const int16_t *x, const int8_t *w, int32_t stride, int32_t n, int64_t *out)
+{
+    const int8_t *w1 = w + stride;
+    const int8_t *w2 = w1 + stride;
+    const int8_t *w3 = w2 + stride;
+    int64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const int16x8_t xv = vldrhq_s16(x + i);
+        a0 = vmlaldavaq_s16(a0, xv, vldrbq_s16(w + i));
+        a1 = vmlaldavaq_s16(a1, xv, vldrbq_s16(w1 + i));
+        a2 = vmlaldavaq_s16(a2, xv, vldrbq_s16(w2 + i));
+        a3 = vmlaldavaq_s16(a3, xv, vldrbq_s16(w3 + i));
+    }
+    if (i < n) {
+        const mve_pred16_t p = vctp16q((uint32_t)(n - i));
+        const int16x8_t xv = vldrhq_z_s16(x + i, p);
+        a0 = vmlaldavaq_p_s16(a0, xv, vldrbq_z_s16(w + i, p), p);
+        a1 = vmlaldavaq_p_s16(a1, xv, vldrbq_z_s16(w1 + i, p), p);
+        a2 = vmlaldavaq_p_s16(a2, xv, vldrbq_z_s16(w2 + i, p), p);
+        a3 = vmlaldavaq_p_s16(a3, xv, vldrbq_z_s16(w3 + i, p), p);
+    }
+    out[0] = a0;
+    out[1] = a1;
+    out[2] = a2;
+    out[3] = a3;
+}`)
 	add("mve_gemv_s8", []string{"mve_include"}, `/* acc[j] += sum over i < n of x[i] * w[j*ws + i], for j < m. Four rows of w
    share each 16-byte input vector (VMLADAVA); the tail is predicated. */
 MVE_INLINE void mve_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, int32_t ws, int32_t m, int32_t n)

@@ -22,6 +22,9 @@ type kctx struct {
 	folded *Buffer
 	// stack is the target's stack for a kernel's local arrays (0: unknown).
 	stack int
+	// target is the target's name: the 16x8 inner products take Helium's
+	// forms on "mve" (s16s8Weights, s16s8Outs).
+	target string
 }
 
 // compute builds the naive loop nest for a node: one compute definition per op.

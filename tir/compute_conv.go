@@ -316,7 +316,7 @@ func computeConv2D(k *kctx) (Stmt, error) {
 	// one dot_s16s8 call over it (SMLALD pairs on a DSP core).
 	patch := cs.KH * cs.KW * cs.Cg
 	if cs.intMode && cs.xt.DType == graph.Int16 && cs.wt.DType == graph.Int8 && patch >= minDotS16S8 && cs.inOff == 0 && cs.wOff(C(0)) == nil {
-		w16 := DotS16S8Weights(k.n.Name+"_w16", cs.wt.Data.I, cs.wt.Shape, patch)
+		w16 := k.s16s8Weights(k.n.Name+"_w16", cs.wt.Data.I, cs.wt.Shape, patch)
 		quad := fitsDot32(cs.wt.Data.I, patch, 32768)
 		col := NewBuffer(k.n.Name+"_patch", graph.Int16, []int{patch}, ScopeLocal)
 		k.f.Op = "conv2d"
@@ -335,7 +335,7 @@ func computeConv2D(k *kctx) (Stmt, error) {
 				return &IfThenElse{Cond: inside, Then: Put(col, At(cs.x, n, ih, iw, ci), at), Else: Put(col, Imm(graph.Int16, 0), at)}
 			})
 			ocOf := func(j Expr) Expr { return Add(Mul(g, C(int64(cs.coPerG))), j) }
-			outs := s16s8Outs(k.n.Name, cs.coPerG, quad, &Ptr{Buf: col, Index: C(0)}, w16, func(j Expr) Expr { return Mul(ocOf(j), C(int64(patch))) },
+			outs := k.s16s8Outs(k.n.Name, cs.coPerG, quad, &Ptr{Buf: col, Index: C(0)}, w16, func(j Expr) Expr { return Mul(ocOf(j), C(int64(patch))) },
 				int64(patch), C(int64(patch)), ocOf, func(oc, dot Expr) Stmt {
 					return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
 						// (the int32 path: no overflow, CheckAccumulation)
@@ -428,14 +428,15 @@ func computeFC(k *kctx) (Stmt, error) {
 	// weights: one dot_s16s8 call each (SMLALD pairs on a DSP core).
 	var w16 *Buffer
 	if intMode && xt.DType == graph.Int16 && wt.DType == graph.Int8 && K >= minDotS16S8 && inOff == 0 && wOff(C(0)) == nil {
-		w16 = DotS16S8Weights(k.n.Name+"_w16", wt.Data.I, []int{N, K}, K)
+		w16 = k.s16s8Weights(k.n.Name+"_w16", wt.Data.I, []int{N, K}, K)
 	}
 	if w16 != nil {
 		// Four output channels a call where the weights keep the sums
 		// inside int32 (fitsDot32), sharing the row's loads.
 		quad := fitsDot32(wt.Data.I, K, 32768)
+		k.f.Op = "fully_connected"
 		return Loop("r", rows, func(r Expr) Stmt {
-			return s16s8Outs(k.n.Name, N, quad, &Ptr{Buf: x, Index: Mul(r, C(int64(K)))}, w16, func(j Expr) Expr { return Mul(j, C(int64(K))) },
+			return k.s16s8Outs(k.n.Name, N, quad, &Ptr{Buf: x, Index: Mul(r, C(int64(K)))}, w16, func(j Expr) Expr { return Mul(j, C(int64(K))) },
 				int64(K), C(int64(K)), func(j Expr) Expr { return j }, func(j, dot Expr) Stmt {
 					return Scalar("acc", accT, func(acc *Buffer) Stmt {
 						var init Expr = Imm(accT, 0)

@@ -22,7 +22,17 @@ type ctPhases struct {
 	s, m int
 	taps [][]int
 	dq   []int64
+	// blk is each phase's block of weights, −1 for a phase without taps
+	// (a stride above the kernel, or sharing a factor with the
+	// dilation), and nb the number of blocks: only phases with taps store
+	// weights.
+	blk []int64
+	nb  int
 }
+
+// maxCTStride bounds the strides the phase form takes (its tables have a
+// stride's entries); a larger one keeps the per-tap gather.
+const maxCTStride = 64
 
 // ctSkip is the dq of an empty slot: far enough to leave any input.
 const ctSkip = 1 << 24
@@ -36,6 +46,14 @@ func ctPhasesOf(k, s, d int) ctPhases {
 			}
 		}
 		p.m = max(p.m, len(p.taps[r]))
+	}
+	p.blk = make([]int64, s)
+	for r := range p.taps {
+		p.blk[r] = -1
+		if len(p.taps[r]) > 0 {
+			p.blk[r] = int64(p.nb)
+			p.nb++
+		}
 	}
 	p.dq = make([]int64, s*p.m)
 	for r := range p.taps {
@@ -62,17 +80,24 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 	if !cs.intMode && (cs.wt.DType != F32 || cs.wt.Data == nil) {
 		return nil
 	}
+	if pos1(a.Stride[0]) > maxCTStride || pos1(a.Stride[1]) > maxCTStride {
+		return nil
+	}
 	ph := ctPhasesOf(cs.KH, pos1(a.Stride[0]), pos1(a.Dilation[0]))
 	pw := ctPhasesOf(cs.KW, pos1(a.Stride[1]), pos1(a.Dilation[1]))
 	L := ph.m * pw.m * cs.Cg
-	if L == 0 {
+	if L == 0 || ph.nb == 0 || pw.nb == 0 {
 		return nil
 	}
-	// The weights, phase by phase: [sh·sw][Cout][m_h·m_w·Cg], zeros in
-	// the empty slots.
-	nw := ph.s * pw.s * cs.Cout * L
+	// The weights, by block of the phases with taps: [nb_h·nb_w][Cout]
+	// [m_h·m_w·Cg], zeros in the slots past a phase's list.
+	nw := ph.nb * pw.nb * cs.Cout * L
 	at := func(rh, rw, oc, jh, jw int) (src, dst int, ok bool) {
-		dst = (((rh*pw.s+rw)*cs.Cout+oc)*ph.m*pw.m + jh*pw.m + jw) * cs.Cg
+		bh, bw := int(ph.blk[rh]), int(pw.blk[rw])
+		if bh < 0 || bw < 0 {
+			return 0, 0, false
+		}
+		dst = (((bh*pw.nb+bw)*cs.Cout+oc)*ph.m*pw.m + jh*pw.m + jw) * cs.Cg
 		if jh >= len(ph.taps[rh]) || jw >= len(pw.taps[rw]) {
 			return 0, dst, false
 		}
@@ -100,7 +125,7 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 		if cs.Cg%4 == 0 {
 			run = cs.Cg
 		}
-		wbuf = DotS16S8Weights(k.n.Name+"_wphase", w, []int{nw}, run)
+		wbuf = k.s16s8Weights(k.n.Name+"_wphase", w, []int{nw}, run)
 		xmax := int64(32768) // the patch holds x + inOff
 		if cs.xt.DType != graph.Int16 {
 			lo, hi := cs.xt.DType.Range()
@@ -158,27 +183,54 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 	}
 	col := NewBuffer(k.n.Name+"_patch", patchT, []int{L}, ScopeLocal)
 	rowL := int64(pw.m * cs.Cg) // one tap row of the patch
-	return Loops([]string{"n", "oh", "ow", "g"}, []int{cs.N, cs.OH, cs.OW, cs.group}, func(o []Expr) Stmt {
+	// blockOf is a phase's block of weights (the phase itself when every
+	// phase has taps).
+	blockOf := func(p ctPhases, r Expr, name string) Expr {
+		if p.nb == p.s {
+			return r
+		}
+		return At(constBuf(k.n.Name+"_blk_"+name, I32, []int{p.s}, p.blk), r)
+	}
+	// The patch is declared once a call and zeroed first: the compacted
+	// form writes only a pixel's rows inside the image and reads no more,
+	// but gcc -O3 cannot see that and warned of unset values.
+	var zero Expr = Imm(graph.Int16, 0)
+	if !cs.intMode {
+		zero = F(0)
+	}
+	clear := Loop("i", L, func(i Expr) Stmt { return Put(col, zero, i) })
+	return &Allocate{Buf: col, Body: Block(clear, Loops([]string{"n", "oh", "ow", "g"}, []int{cs.N, cs.OH, cs.OW, cs.group}, func(o []Expr) Stmt {
 		n, oh, ow, g := o[0], o[1], o[2], o[3]
 		qh, rh := qr(oh, a.Pad.Top, ph.s)
 		qw, rw := qr(ow, a.Pad.Left, pw.s)
-		lets := []struct {
+		type let struct {
 			name string
-			v    Expr
-		}{{"qh", qh}, {"rh", rh}, {"qw", qw}, {"rw", rw}, {"lo", At(rowTab, Mul(oh, C(2)))}, {"cnt", At(rowTab, Add(Mul(oh, C(2)), C(1)))}}
-		vals := make([]Expr, len(lets))
+			v    func(v map[string]Expr) Expr
+		}
+		lets := []let{{"qh", func(map[string]Expr) Expr { return qh }}, {"rh", func(map[string]Expr) Expr { return rh }},
+			{"qw", func(map[string]Expr) Expr { return qw }}, {"rw", func(map[string]Expr) Expr { return rw }},
+			{"bh", func(v map[string]Expr) Expr { return blockOf(ph, v["rh"], "h") }},
+			{"bw", func(v map[string]Expr) Expr { return blockOf(pw, v["rw"], "w") }}}
+		if compact {
+			lets = append(lets, let{"lo", func(map[string]Expr) Expr { return At(rowTab, Mul(oh, C(2))) }},
+				let{"cnt", func(map[string]Expr) Expr { return At(rowTab, Add(Mul(oh, C(2)), C(1))) }})
+		}
+		vals := map[string]Expr{"lo": C(0), "cnt": C(int64(ph.m))}
 		var bind func(i int) Stmt
 		bind = func(i int) Stmt {
 			if i < len(lets) {
-				return Let(lets[i].name, lets[i].v, func(x Expr) Stmt { vals[i] = x; return bind(i + 1) })
+				return Let(lets[i].name, lets[i].v(vals), func(x Expr) Stmt { vals[lets[i].name] = x; return bind(i + 1) })
 			}
-			qh, rh, qw, rw, lo, cnt := vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
+			qh, rh, qw, rw, lo, cnt := vals["qh"], vals["rh"], vals["qw"], vals["rw"], vals["lo"], vals["cnt"]
 			fill := Loops([]string{"jh", "jw"}, []int{ph.m, pw.m}, func(j []Expr) Stmt {
 				jh, jw := j[0], j[1]
-				rel := Sub(jh, lo)
+				rel := jh
+				if compact {
+					rel = Sub(jh, lo)
+				}
 				ih := Sub(qh, At(dqh, Add(Mul(rh, C(int64(ph.m))), jh)))
 				iw := Sub(qw, At(dqw, Add(Mul(rw, C(int64(pw.m))), jw)))
-				return If(AllOf(GE(rel, C(0)), LT(rel, cnt)), Let("ih", ih, func(ih Expr) Stmt {
+				tap := Let("ih", ih, func(ih Expr) Stmt {
 					return Let("iw", iw, func(iw Expr) Stmt {
 						base := Add(Mul(rel, C(rowL)), Mul(jw, C(int64(cs.Cg))))
 						inside := AllOf(GE(ih, C(0)), LT(ih, C(int64(cs.H))), GE(iw, C(0)), LT(iw, C(int64(cs.W))))
@@ -194,20 +246,20 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 							}
 							return Put(col, v, Add(base, ic))
 						})
-						var zero Expr = Imm(graph.Int16, 0)
-						if !cs.intMode {
-							zero = F(0)
-						}
 						zeroOut := Loop("ic", cs.Cg, func(ic Expr) Stmt { return Put(col, zero, Add(base, ic)) })
 						return &IfThenElse{Cond: inside, Then: copyIn, Else: zeroOut}
 					})
-				}))
+				})
+				if !compact {
+					return tap // every slot written (gcc sees the whole patch set)
+				}
+				return If(AllOf(GE(rel, C(0)), LT(rel, cnt)), tap)
 			})
-			phase := Add(Mul(rh, C(int64(pw.s))), rw)
+			block := Add(Mul(vals["bh"], C(int64(pw.nb))), vals["bw"])
 			ocOf := func(j Expr) Expr { return Add(Mul(g, C(int64(cs.coPerG))), j) }
-			// wAt is channel j's weights: its phase's copy, from row lo.
+			// wAt is channel j's weights: its phase's block, from row lo.
 			wAt := func(j Expr) Expr {
-				return Add(Mul(Add(Mul(phase, C(int64(cs.Cout))), ocOf(j)), C(int64(L))), Mul(lo, C(rowL)))
+				return Add(Mul(Add(Mul(block, C(int64(cs.Cout))), ocOf(j)), C(int64(L))), Mul(lo, C(rowL)))
 			}
 			store := func(oc, red Expr, acc *Buffer) Stmt {
 				return Block(Put(acc, Add(cs.init(k, oc), red)), Put(cs.y, cs.result(At(acc), oc, a.Act), n, oh, ow, oc))
@@ -218,7 +270,7 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 				if compact {
 					n = Min(Mul(cnt, C(rowL)), C(int64(L))) // (cnt ≤ m_h: the Min tells gcc)
 				}
-				outs = s16s8Outs(k.n.Name, cs.coPerG, quad, &Ptr{Buf: col, Index: C(0)}, wbuf, wAt, int64(L), n, ocOf, func(oc, dot Expr) Stmt {
+				outs = k.s16s8Outs(k.n.Name, cs.coPerG, quad, &Ptr{Buf: col, Index: C(0)}, wbuf, wAt, int64(L), n, ocOf, func(oc, dot Expr) Stmt {
 					return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
 						return store(oc, CastTo(cs.accT, dot), acc) // (the int32 path: no overflow, CheckAccumulation)
 					})
@@ -233,10 +285,20 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 					})
 				})
 			}
-			return &Allocate{Buf: col, Body: Block(fill, outs)}
+			main := Block(fill, outs)
+			if ph.nb == ph.s && pw.nb == pw.s {
+				return main
+			}
+			// A phase without taps: the bias alone.
+			biasOnly := Loop("j", cs.coPerG, func(jj Expr) Stmt {
+				return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
+					return Block(Put(acc, cs.init(k, ocOf(jj))), Put(cs.y, cs.result(At(acc), ocOf(jj), a.Act), n, oh, ow, ocOf(jj)))
+				})
+			})
+			return &IfThenElse{Cond: AllOf(GE(vals["bh"], C(0)), GE(vals["bw"], C(0))), Then: main, Else: biasOnly}
 		}
 		return bind(0)
-	})
+	}))}
 }
 
 // qr splits o + pad into its quotient and phase by the stride.

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -23,6 +24,16 @@ const IntrDotS16S8 = "dot_s16s8"
 // sum inside int32 whatever the input (fitsDot32), which the interpreter
 // checks.
 const IntrDot4S16S8 = "dot4_s16s8"
+
+// On the "mve" target (Helium) the 16x8 inner products are
+// IntrMVEDotS16S8(x, w, n) int64 and IntrMVEDot4S16S8(x, w, stride, n,
+// out *int64): the same sums over weights stored in order (VLDRB.S16 widens
+// eight of them into a vector, VMLALDAVA multiplies it with eight inputs
+// into a 64-bit sum), 64-bit whatever the weights.
+const (
+	IntrMVEDotS16S8  = "mve_dot_s16s8"
+	IntrMVEDot4S16S8 = "mve_dot4_s16s8"
+)
 
 // minDotS16S8 is the shortest run a 16x8 kernel hands to IntrDotS16S8
 // (a depthwise convolution's one-channel taps stay scalar products).
@@ -60,6 +71,44 @@ func init() {
 		}
 		return val{}
 	}
+}
+
+func init() {
+	extIntrinsics[IntrMVEDotS16S8] = func(a []val) val {
+		x, w, n := a[0], a[1], a[2].i
+		if n < 0 {
+			panic(fmt.Sprintf("%s: n = %d", IntrMVEDotS16S8, n))
+		}
+		var acc int64
+		for i := int64(0); i < n; i++ {
+			acc += x.p.I[x.i+i] * w.p.I[w.i+i]
+		}
+		return val{i: acc}
+	}
+	extIntrinsics[IntrMVEDot4S16S8] = func(a []val) val {
+		x, w, stride, n, out := a[0], a[1], a[2].i, a[3].i, a[4]
+		if n < 0 {
+			panic(fmt.Sprintf("%s: n = %d", IntrMVEDot4S16S8, n))
+		}
+		for j := int64(0); j < 4; j++ {
+			var acc int64
+			for i := int64(0); i < n; i++ {
+				acc += x.p.I[x.i+i] * w.p.I[w.i+j*stride+i]
+			}
+			out.p.I[out.i+j] = acc
+		}
+		return val{}
+	}
+}
+
+// s16s8Weights stores a 16x8 layer's int8 weights, runs of n, for the
+// inner products s16s8Outs calls: in IntrDotS16S8's order, or as they are
+// on "mve".
+func (k *kctx) s16s8Weights(name string, w []int64, shape []int, n int) *Buffer {
+	if k.target == "mve" {
+		return constBuf(name, graph.Int8, shape, slices.Clone(w))
+	}
+	return DotS16S8Weights(name, w, shape, n)
 }
 
 // fitsDot32 says whether rows runs of n int8 weights, multiplied with
@@ -107,17 +156,22 @@ func DotS16S8Weights(name string, w []int64, shape []int, n int) *Buffer {
 // another (stride apart). With quad (the weights fit 32-bit sums:
 // fitsDot32) the channels go four at a time through IntrDot4S16S8, which
 // loads each input pair once for four channels; the rest one at a time.
-func s16s8Outs(name string, cnt int, quad bool, x *Ptr, w *Buffer, wAt func(j Expr) Expr, stride int64, n Expr, oc func(j Expr) Expr, emit func(oc, dot Expr) Stmt) Stmt {
+func (k *kctx) s16s8Outs(name string, cnt int, quad bool, x *Ptr, w *Buffer, wAt func(j Expr) Expr, stride int64, n Expr, oc func(j Expr) Expr, emit func(oc, dot Expr) Stmt) Stmt {
+	dot1, dot4, qt := IntrDotS16S8, IntrDot4S16S8, I32
+	if k.target == "mve" {
+		// Helium's sums are 64-bit: four channels a call always.
+		dot1, dot4, qt, quad = IntrMVEDotS16S8, IntrMVEDot4S16S8, I64, true
+	}
 	one := func(j Expr) Stmt {
-		return emit(oc(j), Call(IntrDotS16S8, I64, x, &Ptr{Buf: w, Index: wAt(j)}, n))
+		return emit(oc(j), Call(dot1, I64, x, &Ptr{Buf: w, Index: wAt(j)}, n))
 	}
 	if !quad || cnt < 4 {
 		return Loop("j", cnt, one)
 	}
 	blocks := Loop("jb", cnt/4, func(jb Expr) Stmt {
-		q := NewBuffer(name+"_quad", I32, []int{4}, ScopeLocal)
+		q := NewBuffer(name+"_quad", qt, []int{4}, ScopeLocal)
 		j0 := Mul(jb, C(4))
-		body := []Stmt{&Evaluate{X: Call(IntrDot4S16S8, I32, x, &Ptr{Buf: w, Index: wAt(j0)}, C(stride), n, &Ptr{Buf: q, Index: C(0)})}}
+		body := []Stmt{&Evaluate{X: Call(dot4, I32, x, &Ptr{Buf: w, Index: wAt(j0)}, C(stride), n, &Ptr{Buf: q, Index: C(0)})}}
 		for t := int64(0); t < 4; t++ {
 			body = append(body, emit(oc(Add(j0, C(t))), At(q, C(t))))
 		}

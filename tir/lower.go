@@ -406,7 +406,7 @@ func (l *lowerer) compute(n *graph.Node, act *graph.Node, index int) (*PrimFunc,
 	if len(n.Outputs) != 1 {
 		return nil, fmt.Errorf("tir: node %q (%s): %d outputs, kernels have one", n.Name, n.Op, len(n.Outputs))
 	}
-	k := &kctx{g: l.g, n: n, f: &PrimFunc{Node: n.Name}, params: map[string]*Buffer{}, stack: l.target.StackBytes}
+	k := &kctx{g: l.g, n: n, f: &PrimFunc{Node: n.Name}, params: map[string]*Buffer{}, stack: l.target.StackBytes, target: l.target.Name}
 	if act != nil {
 		k.n = withAct(n, actOf(act))
 		k.out = l.g.Tensor(act.Outputs[0])

@@ -30,11 +30,11 @@ type firmwareCase struct {
 // runs its vectors on the host with the sanitizers and, outside -short, on
 // the Cortex-M4 under QEMU: the outputs are want (TFLite Micro's, in the
 // callers) and agree with the reference session.
-func matchesOnBoards(t *testing.T, prefix string, cases []firmwareCase) {
+func matchesOnBoards(t *testing.T, prefix string, cases []firmwareCase, more ...string) {
 	t.Helper()
 	boards := []string{"host"}
 	if !testing.Short() {
-		boards = append(boards, "mps2-an386")
+		boards = append(append(boards, "mps2-an386"), more...) // more: further QEMU boards
 	}
 	for _, bn := range boards {
 		b, err := pipeline.LoadBoard(bn, "")
@@ -60,7 +60,7 @@ func matchesOnBoards(t *testing.T, prefix string, cases []firmwareCase) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				strictC(t, s.Files, bn != "host")
+				strictC(t, s.Files, bn != "host", b.GCCFlags()...)
 				x, err := s.Execute(c.vecs, t.TempDir(), 2*time.Minute)
 				if err != nil {
 					t.Fatal(err)
@@ -90,7 +90,7 @@ func matchesOnBoards(t *testing.T, prefix string, cases []firmwareCase) {
 // strictC compiles every generated .c file with the project's strictest
 // flags (C99, pedantic, every warning an error), for the host or the
 // Cortex-M4.
-func strictC(t *testing.T, files map[string][]byte, arm bool) {
+func strictC(t *testing.T, files map[string][]byte, arm bool, armFlags ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	var srcs []string
@@ -105,6 +105,9 @@ func strictC(t *testing.T, files map[string][]byte, arm bool) {
 	cc, args := "gcc", []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c"}
 	if arm {
 		cc, args = "arm-none-eabi-gcc", append(args, "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
+		if len(armFlags) > 0 { // the board's own
+			cc, args = "arm-none-eabi-gcc", append(args[:7:7], armFlags...)
+		}
 	}
 	for _, src := range srcs {
 		cmd := exec.Command(cc, append(args, src)...)

@@ -455,7 +455,7 @@ func TestSumInt16(t *testing.T) {
 // opCasesOnBoards runs each case in the interpreter (opCase.run) and its
 // generated C through matchesOnBoards, fed its feed values, its first
 // output wanted as integers.
-func opCasesOnBoards(t *testing.T, prefix string, cases []opCase) {
+func opCasesOnBoards(t *testing.T, prefix string, cases []opCase, more ...string) {
 	t.Helper()
 	var fw []firmwareCase
 	for _, c := range cases {
@@ -466,7 +466,7 @@ func opCasesOnBoards(t *testing.T, prefix string, cases []opCase) {
 		}
 		fw = append(fw, firmwareCase{name: c.name, graph: c.decode, vecs: []map[string]*graph.Data{c.feeds(c.decode(t))}, want: [][][]int64{{want}}})
 	}
-	matchesOnBoards(t, prefix, fw)
+	matchesOnBoards(t, prefix, fw, more...)
 }
 
 // TestDynamicUpdateSlice: DYNAMIC_UPDATE_SLICE, which TFLite Micro runs

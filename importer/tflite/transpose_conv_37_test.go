@@ -136,7 +136,8 @@ func TestTransposeConvPhases37(t *testing.T) {
 		}
 		ops = append(ops, oc)
 	}
-	opCasesOnBoards(t, "tc37_", ops)
+	// mps3-an547 (Cortex-M55) runs Helium's 64-bit inner products.
+	opCasesOnBoards(t, "tc37_", ops, "mps3-an547", "mps2-an385")
 }
 
 // TestInt16FCQuadEdge37: a 16x8 layer takes four output channels a call
@@ -173,5 +174,25 @@ func TestInt16FCQuadEdge37(t *testing.T) {
 	opCasesOnBoards(t, "quad37_", []opCase{
 		fcCase("k516", 516, -32768, f64(-16383, 16383, -16254, 0)),
 		fcCase("k517", 517, 32767, f64(16414, -16414, 16285, 0)),
+	}, "mps3-an547", "mps2-an385")
+}
+
+// TestConvAllPaddingStrict37: a convolution whose every tap lies in the
+// padding never reads its input; the kernel's C names the input void
+// (-Wextra warned "unused parameter", which -Werror made an error: review
+// finding). A 2x2 kernel at dilation 2 over a 1x1 input, SAME (one pixel
+// of padding each side): taps at −1 and +1 only, so the output is the
+// bias, 7 (scales 1), and for int8 the bias plus the output zero point.
+func TestConvAllPaddingStrict37(t *testing.T) {
+	conv := tg.Conv2DOptions(tg.Same, 1, 1, tg.ActNone, 2, 2)
+	opCasesOnBoards(t, "pad37_", []opCase{
+		{name: "s16", code: tg.OpConv2D, opts: conv,
+			ins: []spec{qin16(1, 1, 1, 1, 4), qc(tg.Int8, []int32{2, 2, 2, 4}, []float32{1}, []int64{0}, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16),
+				qc(tg.Int64, []int32{2}, []float32{1}, []int64{0}, 0, 7, -3)},
+			out: qin16(1, 1, 1, 1, 2), feed: [][]float64{{100, -200, 300, -400}}, want: f64(7, -3)},
+		{name: "s8", code: tg.OpConv2D, opts: conv,
+			ins: []spec{qin(1, 4, 1, 1, 1, 4), qc(tg.Int8, []int32{2, 2, 2, 4}, []float32{1}, []int64{0}, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16),
+				qc(tg.Int32, []int32{2}, []float32{1}, []int64{0}, 0, 7, -3)},
+			out: qin(1, -5, 1, 1, 1, 2), feed: [][]float64{{10, -20, 30, -40}}, want: f64(2, -8)},
 	})
 }
