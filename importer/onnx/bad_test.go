@@ -158,13 +158,16 @@ func FuzzDecode(f *testing.F) {
 	}
 	// And the operators that are compositions with shapes and indices of
 	// their own: recurrent layers, GatherND, OneHot, Einsum, TopK, the
-	// signal operators, Scatter and control flow.
+	// signal operators, Scatter, control flow, 3-D pools (lowered to 2-D)
+	// and the loss functions.
 	for _, name := range []string{"test_lstm_with_peepholes", "test_gru_seq_length", "test_rnn_seq_length",
 		"test_gathernd_example_int32_batch_dim1", "test_onehot_negative_indices", "test_einsum_batch_matmul",
 		"test_top_k_smallest", "test_dynamicquantizelinear",
 		"test_dft_inverse", "test_dft_axis", "test_stft_with_window", "test_melweightmatrix",
 		"test_scatternd_add", "test_scatter_elements_with_negative_indices",
-		"test_if", "test_loop11", "test_scan_sum", "test_scan9_sum"} {
+		"test_if", "test_loop11", "test_scan_sum", "test_scan9_sum",
+		"test_maxpool_3d_default", "test_averagepool_3d_default", "test_nllloss_NCd1d2_with_weight_expanded",
+		"test_nllloss_NCd1d2d3_sum_weight_high_ii", "test_sce_NCd1d2d3_sum_weight_high_ii_log_prob"} {
 		if b, err := os.ReadFile(filepath.Join(backendRoot, "node", name, "model.onnx")); err == nil {
 			f.Add(b)
 		}
