@@ -466,8 +466,8 @@ func TestLossRefusals(t *testing.T) {
 // TestGatherManyConstIndices: a Gather of more than 64 constant indices
 // from a run-time value (ONNX's function body of a weighted
 // NegativeLogLikelihoodLoss, its targets bound as constants) reads a
-// constant index table; negative indices count from the end. Beyond 4,096
-// indices it is refused.
+// constant index table; negative indices count from the end. Beyond 65,536
+// indices (a 256 KB table) it is refused.
 func TestGatherManyConstIndices(t *testing.T) {
 	const n = 100
 	idx := graph.NewData(graph.Int64, []int{n})
@@ -490,14 +490,14 @@ func TestGatherManyConstIndices(t *testing.T) {
 	got := runOne(t, bl, map[string]*graph.Data{"x": x})
 	checkData(t, "gather", got[0], graph.Float32, []int{2, n}, want)
 
-	big := graph.NewData(graph.Int64, []int{4097})
+	big := graph.NewData(graph.Int64, []int{65537})
 	bl = onnx.NewBuilder("gather", 13, 1)
 	bl.Input("x", graph.Float32, 2, 5)
 	bl.Init("i", big)
 	nodeN(bl, "g", "Gather", []string{"x", "i"}, []string{"y"}, onnx.IntAttr("axis", 1))
-	bl.Output("y", graph.Float32, 2, 4097)
-	if _, err := onnx.Import("m", bl.Model(), onnx.Options{}); err == nil || !strings.Contains(err.Error(), "Gather of 4097 constant indices") {
-		t.Errorf("4,097 indices: %v, want refused", err)
+	bl.Output("y", graph.Float32, 2, 65537)
+	if _, err := onnx.Import("m", bl.Model(), onnx.Options{}); err == nil || !strings.Contains(err.Error(), "Gather of 65537 constant indices") {
+		t.Errorf("65,537 indices: %v, want refused", err)
 	}
 }
 

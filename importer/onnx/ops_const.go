@@ -134,9 +134,9 @@ func convGather(im *importer, c *nodeCtx) error {
 		return c.setConst(0, out)
 	}
 	// Constant indices into a run-time value: up to 64, one Slice per index
-	// along axis, a Concat, and a Reshape to the output shape; up to 4,096,
+	// along axis, a Concat, and a Reshape to the output shape; up to 65,536,
 	// a Gather reading a constant table of them.
-	if idx.Len() == 0 || idx.Len() > 4096 {
+	if idx.Len() == 0 || idx.Len() > 65536 {
 		return unsupportedf("Gather of %d constant indices from a run-time value", idx.Len())
 	}
 	dim := x.shape[axis]
