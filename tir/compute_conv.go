@@ -430,6 +430,19 @@ func computeFC(k *kctx) (Stmt, error) {
 	if intMode && xt.DType == graph.Int16 && wt.DType == graph.Int8 && K >= minDotS16S8 && inOff == 0 && wOff(C(0)) == nil {
 		w16 = k.s16s8Weights(k.n.Name+"_w16", wt.Data.I, []int{N, K}, K)
 	}
+	// init is output j's starting accumulator: the folded bias, the bias
+	// (64-bit where the sum is), or zero.
+	init := func(j Expr) Expr {
+		switch {
+		case k.folded != nil:
+			return At(k.folded, j)
+		case bias != nil && accT == I64:
+			return CastTo(I64, At(bias, j))
+		case bias != nil:
+			return ld(bias, j)
+		}
+		return Imm(accT, 0)
+	}
 	if w16 != nil {
 		// Four output channels a call where the weights keep the sums
 		// inside int32 (fitsDot32), sharing the row's loads.
@@ -439,15 +452,8 @@ func computeFC(k *kctx) (Stmt, error) {
 			return k.s16s8Outs(k.n.Name, N, quad, &Ptr{Buf: x, Index: Mul(r, C(int64(K)))}, w16, func(j Expr) Expr { return Mul(j, C(int64(K))) },
 				int64(K), C(int64(K)), func(j Expr) Expr { return j }, func(j, dot Expr) Stmt {
 					return Scalar("acc", accT, func(acc *Buffer) Stmt {
-						var init Expr = Imm(accT, 0)
-						if k.folded != nil {
-							init = At(k.folded, j)
-						} else if bias != nil && accT == I64 {
-							init = CastTo(I64, At(bias, j))
-						} else if bias != nil {
-							init = ld(bias, j)
-						}
-						return Block(Put(acc, Add(init, CastTo(accT, dot))), Put(y, ep.apply(At(acc), j, yt.DType), r, j))
+						// (the int32 path: no overflow, CheckAccumulation)
+						return Block(Put(acc, Add(init(j), CastTo(accT, dot))), Put(y, ep.apply(At(acc), j, yt.DType), r, j))
 					})
 				})
 		}), nil
@@ -455,33 +461,16 @@ func computeFC(k *kctx) (Stmt, error) {
 	body := Loops([]string{"r", "j"}, []int{rows, N}, func(o []Expr) Stmt {
 		r, j := o[0], o[1]
 		return Scalar("acc", accT, func(acc *Buffer) Stmt {
-			var init Expr = Imm(accT, 0)
-			if k.folded != nil {
-				init = At(k.folded, j)
-			} else if bias != nil && accT == I64 {
-				init = CastTo(I64, At(bias, j))
-			} else if bias != nil {
-				init = ld(bias, j)
-			}
-			var red Stmt
-			if w16 != nil {
-				dot := Call(IntrDotS16S8, I64, &Ptr{Buf: x, Index: Mul(r, C(int64(K)))}, &Ptr{Buf: w16, Index: Mul(j, C(int64(K)))}, C(int64(K)))
-				if accT != I64 {
-					dot = CastTo(accT, dot) // the int32 path: no overflow (CheckAccumulation)
-				}
-				red = Put(acc, Add(At(acc), dot))
-			} else {
-				red = Loop("k", K, func(kk Expr) Stmt {
-					return fcTerm(acc, x, w, r, kk, j, intMode, inOff, wOff, accT)
-				})
-			}
+			red := Loop("k", K, func(kk Expr) Stmt {
+				return fcTerm(acc, x, w, r, kk, j, intMode, inOff, wOff, accT)
+			})
 			var res Expr
 			if intMode {
 				res = ep.apply(At(acc), j, yt.DType)
 			} else {
 				res = floatAct(a.Act, At(acc))
 			}
-			return Block(Put(acc, init), red, Put(y, res, r, j))
+			return Block(Put(acc, init(j)), red, Put(y, res, r, j))
 		})
 	})
 	k.f.Op = "fully_connected"

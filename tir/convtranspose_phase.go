@@ -104,23 +104,27 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 		src = ((oc*cs.KH+ph.taps[rh][jh])*cs.KW + pw.taps[rw][jw]) * cs.Cg
 		return src, dst, true
 	}
-	var wbuf *Buffer
-	var quad bool
-	if cs.intMode {
-		w := make([]int64, nw)
+	// eachTap calls f with every stored tap's source and destination runs.
+	eachTap := func(f func(src, dst int)) {
 		for rh := 0; rh < ph.s; rh++ {
 			for rw := 0; rw < pw.s; rw++ {
 				for oc := 0; oc < cs.Cout; oc++ {
 					for jh := 0; jh < ph.m; jh++ {
 						for jw := 0; jw < pw.m; jw++ {
 							if src, dst, ok := at(rh, rw, oc, jh, jw); ok {
-								copy(w[dst:dst+cs.Cg], cs.wt.Data.I[src:src+cs.Cg])
+								f(src, dst)
 							}
 						}
 					}
 				}
 			}
 		}
+	}
+	var wbuf *Buffer
+	var quad bool
+	if cs.intMode {
+		w := make([]int64, nw)
+		eachTap(func(src, dst int) { copy(w[dst:dst+cs.Cg], cs.wt.Data.I[src:src+cs.Cg]) })
 		run := L // the layout's run: one tap's channels when the patch is compacted
 		if cs.Cg%4 == 0 {
 			run = cs.Cg
@@ -134,19 +138,7 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 		quad = fitsDot32(w, L, xmax)
 	} else {
 		w := make([]float32, nw)
-		for rh := 0; rh < ph.s; rh++ {
-			for rw := 0; rw < pw.s; rw++ {
-				for oc := 0; oc < cs.Cout; oc++ {
-					for jh := 0; jh < ph.m; jh++ {
-						for jw := 0; jw < pw.m; jw++ {
-							if src, dst, ok := at(rh, rw, oc, jh, jw); ok {
-								copy(w[dst:dst+cs.Cg], cs.wt.Data.F[src:src+cs.Cg])
-							}
-						}
-					}
-				}
-			}
-		}
+		eachTap(func(src, dst int) { copy(w[dst:dst+cs.Cg], cs.wt.Data.F[src:src+cs.Cg]) })
 		wbuf = constF32(k.n.Name+"_wphase", []int{nw}, w)
 	}
 	// Rows: output row oh takes its phase's taps jh in [lo, lo+cnt), those

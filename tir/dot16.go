@@ -41,64 +41,46 @@ const minDotS16S8 = 4
 
 func init() {
 	extIntrinsics[IntrDotS16S8] = func(a []val) val {
-		x, w, n := a[0], a[1], a[2].i
-		if n < 0 {
-			panic(fmt.Sprintf("%s: n = %d", IntrDotS16S8, n))
-		}
-		var acc int64
-		for i := int64(0); i < n; i++ {
-			acc += x.p.I[x.i+i] * w.p.I[w.i+dotS16S8Index(i, n)]
-		}
-		return val{i: acc}
+		n := a[2].i
+		return val{i: dotRef(IntrDotS16S8, a[0], a[1], n, func(i int64) int64 { return dotS16S8Index(i, n) }, false)}
 	}
 }
 
-func init() {
-	extIntrinsics[IntrDot4S16S8] = func(a []val) val {
-		x, w, stride, n, out := a[0], a[1], a[2].i, a[3].i, a[4]
-		if n < 0 {
-			panic(fmt.Sprintf("%s: n = %d", IntrDot4S16S8, n))
-		}
-		for j := int64(0); j < 4; j++ {
-			var acc int64
-			for i := int64(0); i < n; i++ {
-				acc += x.p.I[x.i+i] * w.p.I[w.i+j*stride+dotS16S8Index(i, n)]
-				if acc != int64(int32(acc)) {
-					panic(fmt.Sprintf("%s: a partial sum %d leaves int32", IntrDot4S16S8, acc))
-				}
-			}
-			out.p.I[out.i+j] = acc
-		}
-		return val{}
+// dotRef is Σ_{i<n} x[i]·w[at(i)], the intrinsics' reference: it panics
+// on a negative n and, with check32, on a partial sum outside int32.
+func dotRef(name string, x, w val, n int64, at func(i int64) int64, check32 bool) int64 {
+	if n < 0 {
+		panic(fmt.Sprintf("%s: n = %d", name, n))
 	}
+	var acc int64
+	for i := int64(0); i < n; i++ {
+		acc += x.p.I[x.i+i] * w.p.I[w.i+at(i)]
+		if check32 && acc != int64(int32(acc)) {
+			panic(fmt.Sprintf("%s: a partial sum %d leaves int32", name, acc))
+		}
+	}
+	return acc
+}
+
+// dot4Ref writes the four channels' dotRef, stride apart in w, to out.
+func dot4Ref(name string, a []val, at func(i, n int64) int64, check32 bool) val {
+	x, w, stride, n, out := a[0], a[1], a[2].i, a[3].i, a[4]
+	for j := int64(0); j < 4; j++ {
+		out.p.I[out.i+j] = dotRef(name, x, val{p: w.p, i: w.i + j*stride}, n, func(i int64) int64 { return at(i, n) }, check32)
+	}
+	return val{}
 }
 
 func init() {
+	extIntrinsics[IntrDot4S16S8] = func(a []val) val { return dot4Ref(IntrDot4S16S8, a, dotS16S8Index, true) }
+}
+
+func init() {
+	plain := func(i, _ int64) int64 { return i }
 	extIntrinsics[IntrMVEDotS16S8] = func(a []val) val {
-		x, w, n := a[0], a[1], a[2].i
-		if n < 0 {
-			panic(fmt.Sprintf("%s: n = %d", IntrMVEDotS16S8, n))
-		}
-		var acc int64
-		for i := int64(0); i < n; i++ {
-			acc += x.p.I[x.i+i] * w.p.I[w.i+i]
-		}
-		return val{i: acc}
+		return val{i: dotRef(IntrMVEDotS16S8, a[0], a[1], a[2].i, func(i int64) int64 { return i }, false)}
 	}
-	extIntrinsics[IntrMVEDot4S16S8] = func(a []val) val {
-		x, w, stride, n, out := a[0], a[1], a[2].i, a[3].i, a[4]
-		if n < 0 {
-			panic(fmt.Sprintf("%s: n = %d", IntrMVEDot4S16S8, n))
-		}
-		for j := int64(0); j < 4; j++ {
-			var acc int64
-			for i := int64(0); i < n; i++ {
-				acc += x.p.I[x.i+i] * w.p.I[w.i+j*stride+i]
-			}
-			out.p.I[out.i+j] = acc
-		}
-		return val{}
-	}
+	extIntrinsics[IntrMVEDot4S16S8] = func(a []val) val { return dot4Ref(IntrMVEDot4S16S8, a, plain, false) }
 }
 
 // s16s8Weights stores a 16x8 layer's int8 weights, runs of n, for the
