@@ -323,8 +323,26 @@ func computeConv2D(k *kctx) (Stmt, error) {
 		if cs.group == cs.Cin && cs.Cg == 1 && cs.group > 1 {
 			k.f.Op = "depthwise_conv2d"
 		}
+		// A 1x1 convolution whose every tap is inside the input reads the
+		// pixel's channels where they are: no patch.
+		direct := KH == 1 && KW == 1 && noPad
 		return Loops([]string{"n", "oh", "ow", "g"}, []int{cs.N, OH, OW, cs.group}, func(o []Expr) Stmt {
 			n, oh, ow, g := o[0], o[1], o[2], o[3]
+			ocOf := func(j Expr) Expr { return Add(Mul(g, C(int64(cs.coPerG))), j) }
+			outs := func(x *Ptr) Stmt {
+				return k.s16s8Outs(k.n.Name, cs.coPerG, quad, x, w16, func(j Expr) Expr { return Mul(ocOf(j), C(int64(patch))) },
+					int64(patch), C(int64(patch)), ocOf, func(oc, dot Expr) Stmt {
+						return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
+							// (the int32 path: no overflow, CheckAccumulation)
+							return Block(Put(acc, Add(cs.init(k, oc), CastTo(cs.accT, dot))), Put(cs.y, cs.result(At(acc), oc, a.Act), n, oh, ow, oc))
+						})
+					})
+			}
+			if direct {
+				ih, iw := Mul(oh, C(int64(sh))), Mul(ow, C(int64(sw)))
+				at := Add(Mul(Add(Mul(Add(Mul(n, C(int64(H))), ih), C(int64(W))), iw), C(int64(cs.Cin))), Mul(g, C(int64(cs.Cg))))
+				return outs(&Ptr{Buf: cs.x, Index: at})
+			}
 			fill := Loops([]string{"kh", "kw", "ic"}, []int{KH, KW, cs.Cg}, func(r []Expr) Stmt {
 				kh, kw, ic := r[0], r[1], r[2]
 				ih := Add(Sub(Mul(oh, C(int64(sh))), C(int64(a.Pad.Top))), Mul(kh, C(int64(dh))))
@@ -334,15 +352,7 @@ func computeConv2D(k *kctx) (Stmt, error) {
 				ci := Add(Mul(g, C(int64(cs.Cg))), ic)
 				return &IfThenElse{Cond: inside, Then: Put(col, At(cs.x, n, ih, iw, ci), at), Else: Put(col, Imm(graph.Int16, 0), at)}
 			})
-			ocOf := func(j Expr) Expr { return Add(Mul(g, C(int64(cs.coPerG))), j) }
-			outs := k.s16s8Outs(k.n.Name, cs.coPerG, quad, &Ptr{Buf: col, Index: C(0)}, w16, func(j Expr) Expr { return Mul(ocOf(j), C(int64(patch))) },
-				int64(patch), C(int64(patch)), ocOf, func(oc, dot Expr) Stmt {
-					return Scalar("acc", cs.accT, func(acc *Buffer) Stmt {
-						// (the int32 path: no overflow, CheckAccumulation)
-						return Block(Put(acc, Add(cs.init(k, oc), CastTo(cs.accT, dot))), Put(cs.y, cs.result(At(acc), oc, a.Act), n, oh, ow, oc))
-					})
-				})
-			return &Allocate{Buf: col, Body: Block(fill, outs)}
+			return &Allocate{Buf: col, Body: Block(fill, outs(&Ptr{Buf: col, Index: C(0)}))}
 		}), nil
 	}
 	body := Loops([]string{"n", "oh", "ow", "oc"}, []int{cs.N, OH, OW, cs.Cout}, func(o []Expr) Stmt {

@@ -196,3 +196,37 @@ func TestConvAllPaddingStrict37(t *testing.T) {
 			out: qin(1, -5, 1, 1, 1, 2), feed: [][]float64{{10, -20, 30, -40}}, want: f64(2, -8)},
 	})
 }
+
+// TestConv1x1Direct37: a 16x8 1x1 convolution with every tap inside the
+// input reads each pixel's channels in place (no patch). Batch 2, stride 2
+// over 3x3, 8 channels in and 5 out (a block of four and one more), scales
+// 1: each output is Σ_c x[n, 2y, 2x, c]·w[o, c] + bias[o], worked here.
+func TestConv1x1Direct37(t *testing.T) {
+	r := tcRand(1)
+	x := make([]float64, 2*3*3*8)
+	for i := range x {
+		x[i] = float64(r.in(-30, 30))
+	}
+	w := make([]int64, 5*8)
+	for i := range w {
+		w[i] = r.in(-127, 127)
+	}
+	b := []int64{5, -6, 7, -8, 9}
+	var want []float64
+	for n := 0; n < 2; n++ {
+		for y := 0; y < 2; y++ {
+			for xx := 0; xx < 2; xx++ {
+				for o := 0; o < 5; o++ {
+					s := b[o]
+					for c := 0; c < 8; c++ {
+						s += int64(x[((n*3+2*y)*3+2*xx)*8+c]) * w[o*8+c]
+					}
+					want = append(want, float64(s))
+				}
+			}
+		}
+	}
+	opCasesOnBoards(t, "pw37_", []opCase{{name: "s16", code: tg.OpConv2D, opts: tg.Conv2DOptions(tg.Valid, 2, 2, tg.ActNone, 1, 1),
+		ins: []spec{qin16(1, 2, 3, 3, 8), qc(tg.Int8, []int32{5, 1, 1, 8}, []float32{1}, []int64{0}, 0, w...), qc(tg.Int64, []int32{5}, []float32{1}, []int64{0}, 0, b...)},
+		out: qin16(1, 2, 2, 2, 5), feed: [][]float64{x}, want: want}}, "mps3-an547", "mps2-an385")
+}
