@@ -69,7 +69,7 @@ func ctPhasesOf(k, s, d int) ctPhases {
 
 // convTransposePhased is the phase form of computeConvTranspose, or nil
 // where it does not apply (negative padding, per-channel weight offsets,
-// weights other than int8 in integer mode).
+// weights other than int8 in integer mode, a stride above maxCTStride).
 func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) Stmt {
 	if a.Pad.Top < 0 || a.Pad.Left < 0 {
 		return nil
