@@ -147,13 +147,13 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 	// multiple of 4) the patch holds only those rows and the inner product
 	// runs over them alone; otherwise it holds all m_h rows, zeros outside.
 	compact := cs.intMode && cs.Cg%4 == 0
-	rows := make([]int64, 2*cs.OH)
-	for oh := 0; oh < cs.OH; oh++ {
-		t := oh + a.Pad.Top
-		r, q := t%ph.s, t/ph.s
-		lo, cnt := 0, ph.m
-		if compact {
-			lo, cnt = -1, 0
+	var rowTab *Buffer // [OH][lo, cnt], compact only
+	if compact {
+		rows := make([]int64, 2*cs.OH)
+		for oh := 0; oh < cs.OH; oh++ {
+			t := oh + a.Pad.Top
+			r, q := t%ph.s, t/ph.s
+			lo, cnt := -1, 0
 			for j := range ph.taps[r] {
 				if ih := int64(q) - ph.dq[r*ph.m+j]; ih >= 0 && ih < int64(cs.H) {
 					if lo < 0 {
@@ -162,11 +162,10 @@ func convTransposePhased(k *kctx, cs *convSetup, a *graph.ConvTransposeAttrs) St
 					cnt++
 				}
 			}
-			lo = max(lo, 0)
+			rows[2*oh], rows[2*oh+1] = int64(max(lo, 0)), int64(cnt)
 		}
-		rows[2*oh], rows[2*oh+1] = int64(lo), int64(cnt)
+		rowTab = constBuf(k.n.Name+"_rows", I32, []int{len(rows)}, rows)
 	}
-	rowTab := constBuf(k.n.Name+"_rows", I32, []int{len(rows)}, rows)
 	dqh := constBuf(k.n.Name+"_dq_h", I32, []int{len(ph.dq)}, ph.dq)
 	dqw := constBuf(k.n.Name+"_dq_w", I32, []int{len(pw.dq)}, pw.dq)
 	patchT := graph.Int16

@@ -2,7 +2,6 @@ package onnx_test
 
 import (
 	"math"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/onnx"
-	"github.com/mcugen/mcugen/pipeline"
 )
 
 // ONNX's 3-D Conv, MaxPool and AveragePool (input [N, C, D, H, W]) are
@@ -422,33 +420,8 @@ func TestChain3DInterp(t *testing.T) {
 // UndefinedBehaviorSanitizer, -pedantic -Werror), runs it, and checks its
 // output against graph/interp and against the float64 loops.
 func TestConv3DHostC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("sanitizer build: not in -short")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	g, err := onnx.Import("m", chain3D().Model(), onnx.Options{})
-	if err != nil {
-		t.Fatalf("import: %v", err)
-	}
-	b, err := pipeline.LoadBoard("host", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := pipeline.CompileGraph(g, "chain3d", pipeline.Options{Board: b, Version: "test",
-		CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-pedantic", "-Werror"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	x := wave([]int{1, 2, 4, 5, 5}, 0.7)
-	res, err := s.Execute([]map[string]*graph.Data{{"x": x}}, t.TempDir(), 2*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.AllMatch() {
-		t.Errorf("the C differs from graph/interp: C %v, reference %v", res.Outputs[0], res.Reference[0])
-	}
+	res := sanitizedHostRun(t, chain3D().Model(), "chain3d", []map[string]*graph.Data{{"x": x}}, 2*time.Minute)
 	if len(res.Outputs[0]) != 1 {
 		t.Fatalf("%d outputs, want 1", len(res.Outputs[0]))
 	}

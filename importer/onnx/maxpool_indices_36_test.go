@@ -1,14 +1,12 @@
 package onnx_test
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/onnx"
-	"github.com/mcugen/mcugen/pipeline"
 )
 
 // ONNX MaxPool's second output, Indices: the flat index of each window's
@@ -199,12 +197,6 @@ func TestMaxPoolIndicesRefusesInt(t *testing.T) {
 // -pedantic -Werror), runs it and checks its outputs against the
 // hand-worked values (and graph/interp's).
 func TestMaxPoolIndicesHostC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("sanitizer build: not in -short")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	bl := onnx.NewBuilder("maxpool_indices_c", 13, 1)
 	bl.Input("x", graph.Float32, 2, 2, 3, 3)
 	nodeN(bl, "row", "MaxPool", []string{"x"}, []string{"y", "i_row"}, poolAttrs(0)...)
@@ -212,26 +204,7 @@ func TestMaxPoolIndicesHostC(t *testing.T) {
 	bl.Output("y", graph.Float32, 2, 2, 2, 2)
 	bl.Output("i_row", graph.Int64, 2, 2, 2, 2)
 	bl.Output("i_col", graph.Int64, 2, 2, 2, 2)
-	g, err := onnx.Import("m", bl.Model(), onnx.Options{})
-	if err != nil {
-		t.Fatalf("import: %v", err)
-	}
-	b, err := pipeline.LoadBoard("host", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := pipeline.CompileGraph(g, "maxpool_indices", pipeline.Options{Board: b, Version: "test",
-		CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-pedantic", "-Werror"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := s.Execute([]map[string]*graph.Data{{"x": poolX()}}, t.TempDir(), 2*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !x.AllMatch() {
-		t.Errorf("the C differs from graph/interp: C %v, reference %v", x.Outputs[0], x.Reference[0])
-	}
+	x := sanitizedHostRun(t, bl.Model(), "maxpool_indices", []map[string]*graph.Data{{"x": poolX()}}, 2*time.Minute)
 	out := x.Outputs[0]
 	if len(out) != 3 {
 		t.Fatalf("%d outputs, want 3", len(out))

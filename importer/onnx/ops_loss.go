@@ -182,85 +182,31 @@ func lossOf(c *nodeCtx, x, lp *value) error {
 		_, err = c.step(0, "", graph.Reshape, nil, f, t.shape, loss)
 		return err
 	case "sum":
-		_, err = lossSum(c, 0, "sum", loss, t.shape)
+		_, err = lossSum(c, 0, "sum", loss)
 		return err
 	}
-	total, err := lossSum(c, -1, "sum", loss, t.shape)
+	total, err := lossSum(c, -1, "sum", loss)
 	if err != nil {
 		return err
 	}
 	var den *value
 	if wt == nil {
 		den = constValue(c.out(0)+"_count", scalarF(float32(n*d)))
-	} else if den, err = lossSum(c, -1, "weight_sum", wt, t.shape); err != nil {
+	} else if den, err = lossSum(c, -1, "weight_sum", wt); err != nil {
 		return err
 	}
 	_, err = c.step(0, "", graph.Div, bin, f, []int{}, total, den)
 	return err
 }
 
-// lossBlock bounds how many values one stage of lossSum adds.
-const lossBlock = 64
-
-// lossSum is the sum of every element of v (out as in step) whose
-// elements are laid out as dims. A float32 sum of thousands of terms in one
-// accumulator (the generated C's) strays from ONNX's reference by more than
-// its tolerance, so the sum runs in stages of at most lossBlock terms where
-// the dimensions allow: the trailing dimensions grouped, innermost first
-// (a dimension above lossBlock split into factors where it has them).
-func lossSum(c *nodeCtx, out int, suffix string, v *value, dims []int) (*value, error) {
-	var fs []int
-	for _, d := range dims {
-		fs = append(fs, lossFactors(d)...)
+// lossSum is the sum of every element of v (out as in step): one
+// ReduceSum over all its axes. (The generated C's float sums are
+// compensated, tir.floatSumNest, so thousands of terms stay within ONNX's
+// tolerance without summing in stages.)
+func lossSum(c *nodeCtx, out int, suffix string, v *value) (*value, error) {
+	axes := make([]int, len(v.shape))
+	for a := range axes {
+		axes[a] = a
 	}
-	if len(fs) == 0 {
-		fs = []int{1}
-	}
-	cur := v
-	if !slices.Equal(v.shape, fs) {
-		var err error
-		if cur, err = c.step(-1, suffix+"_blocks", graph.Reshape, nil, v.dt, fs, v); err != nil {
-			return nil, err
-		}
-	}
-	for stage := 0; len(fs) > 0; stage++ {
-		lo, size := len(fs)-1, fs[len(fs)-1]
-		for lo > 0 && size*fs[lo-1] <= lossBlock {
-			lo--
-			size *= fs[lo]
-		}
-		var axes []int
-		for a := lo; a < len(fs); a++ {
-			axes = append(axes, a)
-		}
-		fs = fs[:lo]
-		o, name := -1, fmt.Sprintf("%s_%d", suffix, stage)
-		if len(fs) == 0 {
-			o, name = out, suffix
-		}
-		var err error
-		cur, err = c.step(o, name, graph.Reduce, &graph.ReduceAttrs{Kind: graph.ReduceSum, Axes: axes}, v.dt, slices.Clone(fs), cur)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return cur, nil
-}
-
-// lossFactors splits d into factors of at most lossBlock where its
-// divisors allow, the largest first.
-func lossFactors(d int) []int {
-	if d <= lossBlock {
-		return []int{d}
-	}
-	f := 1
-	for k := 2; k*k <= d; k++ {
-		if d%k == 0 {
-			f = k
-		}
-	}
-	if f == 1 {
-		return []int{d} // a prime
-	}
-	return append(lossFactors(d/f), lossFactors(f)...)
+	return c.step(out, suffix, graph.Reduce, &graph.ReduceAttrs{Kind: graph.ReduceSum, Axes: axes}, v.dt, []int{}, v)
 }
