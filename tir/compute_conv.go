@@ -314,6 +314,11 @@ func computeConv2D(k *kctx) (Stmt, error) {
 	// channels into a local int16 patch (zeros where it leaves the image:
 	// the input's zero point is 0) and takes each output channel's sum as
 	// one dot_s16s8 call over it (SMLALD pairs on a DSP core).
+	// A 16x8 depthwise convolution whose sums fit 32 bits runs a row at a
+	// time through IntrDW16Row (dw16.go).
+	if rows, ok := k.dw16Rows(cs, a); ok {
+		return rows, nil
+	}
 	patch := cs.KH * cs.KW * cs.Cg
 	if cs.intMode && cs.xt.DType == graph.Int16 && cs.wt.DType == graph.Int8 && patch >= minDotS16S8 && cs.inOff == 0 && cs.wOff(C(0)) == nil {
 		w16 := k.s16s8Weights(k.n.Name+"_w16", cs.wt.Data.I, cs.wt.Shape, patch)
