@@ -257,6 +257,7 @@ func TestDW16RowsOnCores38(t *testing.T) {
 					t.Errorf("%s %s vector %d differs from graph/interp", bn, c.name(), v)
 				}
 			}
+			t.Logf("%s %s: %d instructions", bn, c.name(), x.Instructions())
 			dir := t.TempDir()
 			for fn, data := range s.Files {
 				if err := os.WriteFile(filepath.Join(dir, fn), data, 0o644); err != nil {

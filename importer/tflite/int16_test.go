@@ -61,6 +61,17 @@ var int16Cases = []opCase{
 	{name: "depthwise_no_bias", code: tg.OpDepthwiseConv2D, opts: tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1),
 		ins: []spec{qin16(1, 1, 1, 1, 2), w99999([]int32{1, 1, 1, 2}, 100, 100), none},
 		out: qin16(1, 1, 1, 1, 2), feed: [][]float64{{300, -300}}, want: f64(29999, -29999)},
+	// Depthwise over four channels with a multiplier of 1/4 (shift -1: the
+	// row form's SMMULR on dsp and mve, session 38), a 1x2 window over two
+	// pixels, no bias: m = 2^30 rounds to m16 = 2^14, so y = (acc * 2^14 +
+	// 2^15) >> 16, acc / 4 rounded half up. Channel weights (1, 1), (3, -1),
+	// (127, 127), (-127, -1) on pixels (1000, -1000, 30000, 3) and (2, 4,
+	// -30000, 5): acc 1002 -> 250.5 -> 251; -3004 -> -751; 0 -> 0;
+	// -386 -> -96.5 -> -96 (half up, toward +inf).
+	{name: "depthwise_rows", code: tg.OpDepthwiseConv2D, opts: tg.DepthwiseOptions(tg.Valid, 1, 1, 1, tg.ActNone, 1, 1),
+		ins: []spec{qin16(1, 1, 1, 2, 4), qc(tg.Int8, []int32{1, 1, 2, 4}, []float32{0.25, 0.25, 0.25, 0.25}, make([]int64, 4), 3,
+			1, 3, 127, -127, 1, -1, 127, -1), none},
+		out: qin16(1, 1, 1, 1, 4), feed: [][]float64{{1000, -1000, 30000, 3, 2, 4, -30000, 5}}, want: f64(251, -751, 0, -96)},
 	// ADD shifts int16 inputs left by 15 (20 would overflow 32 bits at
 	// 30000): a scale 0.5 (multiplier 2^30, shift 0), b scale 0.25 (2^30,
 	// -1), out 1 (2^-15: 2^30, -14). 30000 << 15 = 983,040,000 -> SRDHM
