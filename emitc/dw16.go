@@ -240,3 +240,18 @@ MVE_INLINE void mve_dw16_row_s16s8(int16_t *y, const int16_t *x, const int16_t *
 }
 #undef MVE_DW16_TAP`)
 }
+
+func init() {
+	addHelper(tir.IntrSMMULR, nil, `/* (a * m + 2^31) >> 32 (SMMULR; tir.IntrSMMULR): a 16x8 layer's 64-bit requantization where
+   the compiler proved the sum fits int32 and the shift leaves it exact. */
+static inline int32_t smmulr_s32(int64_t a, int32_t m)
+{
+    int32_t v;
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM)
+    __asm__("smmulr %0, %1, %2" : "=r"(v) : "r"((int32_t)a), "r"(m));
+#else
+    v = (int32_t)(((int64_t)(int32_t)a * m + INT64_C(0x80000000)) >> 32);
+#endif
+    return v;
+}`)
+}

@@ -112,7 +112,30 @@ static inline void dot4_s16s8(const int16_t *x, const int8_t *w, int32_t stride,
     const int8_t *w0 = w, *w1 = w + stride, *w2 = w + 2 * stride, *w3 = w + 3 * stride;
     uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* no partial sum leaves int32 (the compiler checked); unsigned keeps gcc from reasoning about overflow */
     int32_t i = 0;
-#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && !defined(__ARM_BIG_ENDIAN)
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__ARM_BIG_ENDIAN) && \
+    !defined(__clang__) && !defined(__PIC__)
+    if (__builtin_constant_p(stride) && stride >= 0 && stride <= 1365) {
+        /* A whole step in one asm statement (its temporaries its own): gcc's allocation around
+           the smaller statements spilled in the loop where the caller's epilogue changed. */
+        const int16_t *xp = x;
+        const int8_t *wp = w;
+        for (; i + 4 <= n; i += 4) {
+            int32_t x01, x23, u, lo, hi;
+            __asm__("ldr %[x01], [%[xp]], #4\n\tldr %[x23], [%[xp]], #4\n\t"
+                    "ldr %[u], [%[wp], %[o1]]\n\tsxtb16 %[lo], %[u]\n\tsxtb16 %[hi], %[u], ror #8\n\t"
+                    "smlad %[s1], %[x01], %[lo], %[s1]\n\tsmlad %[s1], %[x23], %[hi], %[s1]\n\t"
+                    "ldr %[u], [%[wp], %[o2]]\n\tsxtb16 %[lo], %[u]\n\tsxtb16 %[hi], %[u], ror #8\n\t"
+                    "smlad %[s2], %[x01], %[lo], %[s2]\n\tsmlad %[s2], %[x23], %[hi], %[s2]\n\t"
+                    "ldr %[u], [%[wp], %[o3]]\n\tsxtb16 %[lo], %[u]\n\tsxtb16 %[hi], %[u], ror #8\n\t"
+                    "smlad %[s3], %[x01], %[lo], %[s3]\n\tsmlad %[s3], %[x23], %[hi], %[s3]\n\t"
+                    "ldr %[u], [%[wp]], #4\n\tsxtb16 %[lo], %[u]\n\tsxtb16 %[hi], %[u], ror #8\n\t"
+                    "smlad %[s0], %[x01], %[lo], %[s0]\n\tsmlad %[s0], %[x23], %[hi], %[s0]"
+                    : [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), [s3] "+r"(s3), [xp] "+r"(xp), [wp] "+r"(wp),
+                      [x01] "=&r"(x01), [x23] "=&r"(x23), [u] "=&r"(u), [lo] "=&r"(lo), [hi] "=&r"(hi)
+                    : [o1] "n"(stride), [o2] "n"(2 * stride), [o3] "n"(3 * stride)
+                    : "memory");
+        }
+    }
     for (; i + 4 <= n; i += 4) {
         int32_t x01, x23, u, lo, hi;
         memcpy(&x01, x + i, 4);

@@ -23,10 +23,16 @@ func init() {
 type requantEpilogue struct {
 	mult, shift *Buffer // per channel, or nil with m0/s0 immediate
 	m0, s0      int64
-	fscale      *Buffer // RequantFloat: per-channel float scale, or nil with f0
-	f0          float32
-	float, raw  bool
-	zp, lo, hi  int64
+	// smmulr (narrow64): a 64-bit accumulator that provably fits int32
+	// requantizes as IntrSMMULR with these multipliers (per channel, or nil
+	// with sm0 immediate).
+	smmulr     bool
+	sm         *Buffer
+	sm0        int64
+	fscale     *Buffer // RequantFloat: per-channel float scale, or nil with f0
+	f0         float32
+	float, raw bool
+	zp, lo, hi int64
 }
 
 func (k *kctx) requantFor(in, w, out *graph.Tensor, act graph.Activation, channels int, mode graph.RequantMode) (*requantEpilogue, error) {
@@ -140,13 +146,78 @@ func (ep *requantEpilogue) apply(acc Expr, c Expr, outT DType) Expr {
 		if ep.mult != nil {
 			m, s = At(ep.mult, c), At(ep.shift, c)
 		}
-		if acc.Type() == I64 {
+		switch {
+		case acc.Type() == I64 && ep.smmulr:
+			var mp Expr = C(ep.sm0)
+			if ep.sm != nil {
+				mp = At(ep.sm, c)
+			}
+			v = Add(Call(IntrSMMULR, I32, acc, mp), C(ep.zp))
+		case acc.Type() == I64:
 			v = Add(Requant64(acc, m, s), C(ep.zp))
-		} else {
+		default:
 			v = Add(Requant(acc, m, s), C(ep.zp))
 		}
 	}
 	return CastTo(outT, Clamp(v, C(ep.lo), C(ep.hi)))
+}
+
+// narrow64 lets a 16x8 layer's 64-bit requantization run on 32 bits where
+// that is exact: every output channel's sum, its weights' magnitudes (runs
+// of run values, one per channel, in w) times 2^15 plus its bias's, fits
+// int32, and every channel's shift gives t = 15 − shift in [16, 32]. Then
+// TFLite's (acc·m16 + 2^(t−1)) >> t is IntrSMMULR(acc, m16·2^(32−t)) (dw16.go
+// has the identity). Otherwise the epilogue keeps IntrRequant64.
+func (ep *requantEpilogue) narrow64(name string, w []int64, run int, bias *Buffer) {
+	if ep == nil || ep.raw || ep.float || run <= 0 || len(w)%run != 0 {
+		return
+	}
+	n := len(w) / run
+	if bias != nil && (bias.Data == nil || len(bias.Data.I) != n) {
+		return
+	}
+	mps := make([]int64, n)
+	same := true
+	for c := 0; c < n; c++ {
+		var sum int64
+		for _, v := range w[c*run : (c+1)*run] {
+			sum += max(v, -v)
+		}
+		if bias != nil {
+			sum = sum*32768 + max(bias.Data.I[c], -bias.Data.I[c])
+		} else {
+			sum *= 32768
+		}
+		if sum > math.MaxInt32 {
+			return
+		}
+		m, sh := ep.m0, ep.s0
+		if ep.mult != nil {
+			if len(ep.mult.Data.I) != n {
+				return
+			}
+			m, sh = ep.mult.Data.I[c], ep.shift.Data.I[c]
+		}
+		m16 := int64(0x7FFF)
+		if m < 0x7FFF0000 {
+			m16 = (m + 1<<15) >> 16
+		}
+		t := 15 - sh
+		if t < 16 || t > 32 {
+			return
+		}
+		mps[c] = m16 << (32 - t)
+		if mps[c] > math.MaxInt32 || mps[c] < math.MinInt32 {
+			return
+		}
+		same = same && mps[c] == mps[0]
+	}
+	ep.smmulr = true
+	if same {
+		ep.sm0 = mps[0]
+	} else {
+		ep.sm = constBuf(name+"_smmulr", I32, []int{n}, mps)
+	}
 }
 
 // weightOffset returns −zero point of the weights for output channel c (0
@@ -234,6 +305,9 @@ func (k *kctx) convSetup(groups int, act graph.Activation, mode graph.RequantMod
 			c.accT = I64
 			if err := c.ep.check64(); err != nil {
 				return nil, k.errorf("%v", err)
+			}
+			if c.inOff == 0 && c.wOff(C(0)) == nil && wt.Data != nil && xt.DType == graph.Int16 {
+				c.ep.narrow64(k.n.Name, wt.Data.I, c.KH*c.KW*c.Cg, c.bias)
 			}
 		}
 	}
@@ -425,6 +499,9 @@ func computeFC(k *kctx) (Stmt, error) {
 			accT = I64
 			if err := ep.check64(); err != nil {
 				return nil, k.errorf("%v", err)
+			}
+			if inOff == 0 && wOff(C(0)) == nil && wt.Data != nil && xt.DType == graph.Int16 {
+				ep.narrow64(k.n.Name, wt.Data.I, K, bias)
 			}
 		}
 		if inOff != 0 {

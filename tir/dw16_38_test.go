@@ -275,3 +275,173 @@ func TestDW16RowsOnCores38(t *testing.T) {
 		}
 	}
 }
+
+// conv16Graph is a 16x8 convolution (group 1, Cin → Cout, KxK SAME, int64
+// bias of magnitude up to bias, output scale sy) or, with fc, a fully
+// connected layer over Cin·K·K inputs.
+func conv16Graph(fc bool, Cin, Cout, K int, bias int64, sy float32, r *rand.Rand) *graph.Graph {
+	g := graph.New("c16", "tflite")
+	H, W := 4, 5
+	wshape := []int{Cout, K, K, Cin}
+	xshape, yshape := []int{1, H, W, Cin}, []int{1, H, W, Cout}
+	if fc {
+		wshape, xshape, yshape = []int{Cout, Cin * K * K}, []int{1, Cin * K * K}, []int{1, Cout}
+	}
+	w := graph.NewData(graph.Int8, wshape)
+	for i := range w.I {
+		w.I[i] = int64(r.Intn(255) - 127)
+	}
+	ws := make([]float32, Cout)
+	for i := range ws {
+		ws[i] = 0.002 * float32(1+r.Intn(5))
+	}
+	sx := float32(0.001)
+	b := graph.NewData(graph.Int64, []int{Cout})
+	bs := make([]float32, Cout)
+	for i := range b.I {
+		b.I[i] = r.Int63n(2*bias+1) - bias
+		bs[i] = sx * ws[i]
+	}
+	if bias > 1<<30 {
+		b.I[0] = bias
+	}
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int16, Shape: xshape, Quant: &graph.Quant{Scale: []float32{sx}, ZeroPoint: []int32{0}}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int16, Shape: yshape, Quant: &graph.Quant{Scale: []float32{sy}, ZeroPoint: []int32{0}}})
+	g.AddTensor(&graph.Tensor{Name: "w", DType: graph.Int8, Shape: wshape, Data: w, Quant: &graph.Quant{Scale: ws, ZeroPoint: make([]int32, Cout), Axis: 0}})
+	g.AddTensor(&graph.Tensor{Name: "b", DType: graph.Int64, Shape: []int{Cout}, Data: b, Quant: &graph.Quant{Scale: bs, ZeroPoint: make([]int32, Cout)}})
+	if fc {
+		g.AddNode(&graph.Node{Name: "fc", Op: graph.FullyConnected, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"}, Attrs: &graph.FullyConnectedAttrs{}})
+	} else {
+		p := K / 2
+		g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
+			Attrs: &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: p, Bottom: K - 1 - p, Left: p, Right: K - 1 - p}, Group: 1}})
+	}
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g
+}
+
+// TestNarrow64Requant38: 16x8 convolutions and fully connected layers
+// requantize with IntrSMMULR exactly where narrow64's conditions hold
+// (every channel's Σ|w|·2^15 + |bias| in int32, the shift in range), and
+// keep TFLite's 64-bit requantization otherwise; on every target the
+// values are graph/interp's, on the input's extremes and random ones.
+func TestNarrow64Requant38(t *testing.T) {
+	for i, c := range []struct {
+		fc         bool
+		Cin, Cout  int
+		K          int
+		bias       int64
+		sy         float32
+		wantSMMULR bool
+	}{
+		{false, 8, 8, 3, 5000, 0.01, true},
+		{false, 3, 6, 1, 0, 0.02, true},
+		{true, 16, 4, 1, 100000, 0.01, true},
+		{true, 5, 3, 1, 7, 0.05, true},
+		{false, 4, 4, 3, 2140000000, 0.01, false}, // a bias that could leave int32 with the taps
+		{true, 16, 4, 1, 5000, 0.000001, false},   // a multiplier above 0.5
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			r := rand.New(rand.NewSource(int64(3850 + i)))
+			g := conv16Graph(c.fc, c.Cin, c.Cout, c.K, c.bias, c.sy, r)
+			for _, target := range []tir.Target{*tir.Generic, *tir.DSP, *tir.MVE} {
+				m := lowerRequant(t, g, target)
+				if got := strings.Contains(m.String(), tir.IntrSMMULR); got != c.wantSMMULR {
+					t.Errorf("%s: SMMULR %v, want %v", target.Name, got, c.wantSMMULR)
+				}
+			}
+			xs := g.Tensors["x"].Shape
+			var ins []*graph.Data
+			for kind := 0; kind < 4; kind++ {
+				x := graph.NewData(graph.Int16, xs)
+				for j := range x.I {
+					switch kind {
+					case 0:
+						x.I[j] = 32767
+					case 1:
+						x.I[j] = -32768
+					case 2:
+						x.I[j] = []int64{-32768, 32767}[r.Intn(2)]
+					case 3:
+						x.I[j] = r.Int63n(65536) - 32768
+					}
+				}
+				ins = append(ins, x)
+			}
+			matchesInterpOnTargets(t, g, ins)
+		})
+	}
+}
+
+// TestNarrow64OnCores38: those layers' C under ASan and UBSan on the host
+// (the generic target: SMMULR's plain C), on the Cortex-M4 and M55 under
+// QEMU, and warning-free at -O0, -O2, -Os and -O3 for the M3, M4, M7, M33
+// and M55 (dot4_s16s8's one-statement step takes eleven registers).
+func TestNarrow64OnCores38(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU and sanitizer runs: not in -short")
+	}
+	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+		}
+		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+	}
+	for i, c := range []struct {
+		fc           bool
+		Cin, Cout, K int
+		bias         int64
+		sy           float32
+	}{
+		{false, 8, 8, 3, 5000, 0.01},
+		{false, 2, 8, 7, 300, 0.01}, // seanet conv0's shape: 98 taps, eight channels
+		{true, 16, 4, 1, 100000, 0.01},
+		{true, 5, 3, 1, 7, 0.05},
+	} {
+		r := rand.New(rand.NewSource(int64(3860 + i)))
+		g := conv16Graph(c.fc, c.Cin, c.Cout, c.K, c.bias, c.sy, r)
+		var vecs []map[string]*graph.Data
+		for _, x := range dw16Inputs(dw16Spec{N: 1, H: 1, W: 1, C: g.Tensors["x"].NumElements()}, r) {
+			x.Shape = g.Tensors["x"].Shape
+			vecs = append(vecs, map[string]*graph.Data{"x": x})
+		}
+		name := fmt.Sprintf("n64_%d", i)
+		sanitizedHostMatches(t, g, name, vecs)
+		for _, bn := range []string{"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"} {
+			b, err := pipeline.LoadBoard(bn, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := pipeline.CompileGraph(g, name, pipeline.Options{Board: b, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bn == "mps2-an386" || bn == "mps3-an547" {
+				x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for v, ok := range x.Match {
+					if !ok {
+						t.Errorf("%s case %d vector %d differs from graph/interp", bn, i, v)
+					}
+				}
+				t.Logf("%s case %d: %d instructions", bn, i, x.Instructions())
+			}
+			dir := t.TempDir()
+			for fn, data := range s.Files {
+				if err := os.WriteFile(filepath.Join(dir, fn), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, opt := range []string{"-O0", "-O1", "-O2", "-Os", "-O3"} {
+				args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", opt, "-c", "-o", "/dev/null", name + ".c"}, b.GCCFlags()...)
+				cmd := exec.Command("arm-none-eabi-gcc", args...)
+				cmd.Dir = dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("%s case %d %s: %v\n%s", bn, i, opt, err, out)
+				}
+			}
+		}
+	}
+}

@@ -72,6 +72,19 @@ var int16Cases = []opCase{
 		ins: []spec{qin16(1, 1, 1, 2, 4), qc(tg.Int8, []int32{1, 1, 2, 4}, []float32{0.25, 0.25, 0.25, 0.25}, make([]int64, 4), 3,
 			1, 3, 127, -127, 1, -1, 127, -1), none},
 		out: qin16(1, 1, 1, 1, 4), feed: [][]float64{{1000, -1000, 30000, 3, 2, 4, -30000, 5}}, want: f64(251, -751, 0, -96)},
+	// A fully connected layer with a multiplier of 1/4 and an int64 bias:
+	// the 64-bit requantization as SMMULR (session 38), acc / 4 rounded
+	// half up. Weights [1, 1] and [-1, -1], bias 0 and 2, on x = [1001, 1]:
+	// acc 1002 -> 250.5 -> 251; -1002 + 2 = -1000 -> -250. On x = [-1001,
+	// -1]: -1002 -> -250.5 -> -250 (toward +inf); 1004 -> 251.
+	{name: "fully_connected_quarter", code: tg.OpFullyConnected, opts: tg.FullyConnectedOptions(tg.ActNone, false),
+		ins: []spec{qin16(1, 1, 2), qc(tg.Int8, []int32{2, 2}, []float32{0.25, 0.25}, []int64{0, 0}, 0, 1, 1, -1, -1),
+			qc(tg.Int64, []int32{2}, []float32{0.25, 0.25}, []int64{0, 0}, 0, 0, 2)},
+		out: qin16(1, 1, 2), feed: [][]float64{{1001, 1}}, want: f64(251, -250)},
+	{name: "fully_connected_quarter_neg", code: tg.OpFullyConnected, opts: tg.FullyConnectedOptions(tg.ActNone, false),
+		ins: []spec{qin16(1, 1, 2), qc(tg.Int8, []int32{2, 2}, []float32{0.25, 0.25}, []int64{0, 0}, 0, 1, 1, -1, -1),
+			qc(tg.Int64, []int32{2}, []float32{0.25, 0.25}, []int64{0, 0}, 0, 0, 2)},
+		out: qin16(1, 1, 2), feed: [][]float64{{-1001, -1}}, want: f64(-250, 251)},
 	// ADD shifts int16 inputs left by 15 (20 would overflow 32 bits at
 	// 30000): a scale 0.5 (multiplier 2^30, shift 0), b scale 0.25 (2^30,
 	// -1), out 1 (2^-15: 2^30, -14). 30000 << 15 = 983,040,000 -> SRDHM
