@@ -43,8 +43,8 @@ static inline __attribute__((always_inline)) int32_t dw16_out(int32_t a, int32_t
    [H][W][C] and ih0 the window's top row (negative above the image); w holds each quad's taps as
    two words of int16 pairs, p each quad's four biases and then its four multipliers. With the
    DSP extension a tap is two loads of input pairs and two SMLABB and two SMLATT against the
-   weight words. Interior pixels take the whole window with offsets the compiler knows. A last
-   one to three channels (C not a multiple of 4) go one at a time. */
+   weight words. Interior pixels take the whole window with offsets the compiler knows. C is a
+   multiple of 4. */
 #if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && !defined(__ARM_BIG_ENDIAN)
 #define DW16_TAP(xp, wp, s0, s1, s2, s3)                                                                    \
     {                                                                                          \
@@ -122,7 +122,7 @@ static inline __attribute__((always_inline)) void dw16_row_s16s8(int16_t *y, con
             --kw1;
         }
         full = kh0 == 0 && kh1 == KH && kw0 == 0 && kw1 == KW;
-        for (q = 0; q + 4 <= C; q += 4) {
+        for (q = 0; q < C; q += 4) {
             const int32_t *wq = w + q / 2 * KH * KW;
             const int32_t *pq = p + 2 * q;
             int32_t a0 = pq[0], a1 = pq[1], a2 = pq[2], a3 = pq[3];
@@ -161,23 +161,6 @@ static inline __attribute__((always_inline)) void dw16_row_s16s8(int16_t *y, con
             }
             DW16_STORE2(y + q, dw16_out(a0, pq[4], lo, hi), dw16_out(a1, pq[5], lo, hi))
             DW16_STORE2(y + q + 2, dw16_out(a2, pq[6], lo, hi), dw16_out(a3, pq[7], lo, hi))
-        }
-        if (q < C) {
-            /* The last one to three channels, one at a time (the quad's other weights are zeros). */
-            const int32_t *wq = w + q / 2 * KH * KW;
-            const int32_t *pq = p + 2 * q;
-            int32_t j;
-            for (j = 0; q + j < C; ++j) {
-                int32_t acc = pq[j];
-                int32_t kh, kw;
-                for (kh = kh0; kh < kh1; ++kh) {
-                    for (kw = kw0; kw < kw1; ++kw) {
-                        const int32_t word = wq[2 * (kh * KW + kw) + j / 2];
-                        acc += x[((ih0 + kh * dh) * W + iw0 + kw * dw) * C + q + j] * (j % 2 ? dw16_hi(word) : dw16_lo(word));
-                    }
-                }
-                y[q + j] = (int16_t)dw16_out(acc, pq[4 + j], lo, hi);
-            }
         }
     }
 }
