@@ -238,3 +238,60 @@ static inline int32_t smmulr_s32(int64_t a, int32_t m)
     return v;
 }`)
 }
+
+func init() {
+	addHelper(tir.IntrNEONDW16Row, []string{"neon_include"}, `/* One output row of a 16x8 depthwise convolution with NEON (tir.IntrNEONDW16Row, the layouts
+   of tir.IntrMVEDW16Row): eight channels a step, a tap one load of inputs and one of weights and
+   SMLAL/SMLAL2 into two vectors of 32-bit sums (channels 0-3 and 4-7; the parameters' even and
+   odd halves zipped into that order); the requantization SMULL and a rounding narrowing shift by
+   32 (SMMULR's (a * m + 2^31) >> 32), clamped and narrowed for one store. No sum leaves int32
+   (the compiler took this form only where it cannot). */
+static inline void neon_dw16_row_s16s8(int16_t *y, const int16_t *x, const int16_t *w, const int32_t *p, int32_t H,
+                                       int32_t W, int32_t C, int32_t OW, int32_t ih0, int32_t sw, int32_t pl, int32_t KH,
+                                       int32_t KW, int32_t dh, int32_t dw, int32_t lo, int32_t hi)
+{
+    const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+    int32_t kh0 = 0, kh1 = KH, ow;
+    while (kh0 < KH && ih0 + kh0 * dh < 0) {
+        ++kh0;
+    }
+    while (kh1 > kh0 && ih0 + (kh1 - 1) * dh >= H) {
+        --kh1;
+    }
+    for (ow = 0; ow < OW; ++ow, y += C) {
+        const int32_t iw0 = ow * sw - pl;
+        int32_t kw0 = 0, kw1 = KW, q;
+        while (kw0 < KW && iw0 + kw0 * dw < 0) {
+            ++kw0;
+        }
+        while (kw1 > kw0 && iw0 + (kw1 - 1) * dw >= W) {
+            --kw1;
+        }
+        for (q = 0; q < C; q += 8) {
+            const int16_t *wq = w + q * KH * KW;
+            const int32_t *pq = p + 2 * q;
+            const int32x4_t be = vld1q_s32(pq), bo = vld1q_s32(pq + 4);
+            const int32x4_t me = vld1q_s32(pq + 8), mo = vld1q_s32(pq + 12);
+            int32x4_t a0 = vzip1q_s32(be, bo), a1 = vzip2q_s32(be, bo);
+            const int32x4_t m0 = vzip1q_s32(me, mo), m1 = vzip2q_s32(me, mo);
+            int32_t kh, kw;
+            for (kh = kh0; kh < kh1; ++kh) {
+                const int16_t *xr = x + (ih0 + kh * dh) * W * C + q;
+                for (kw = kw0; kw < kw1; ++kw) {
+                    const int16x8_t xv = vld1q_s16(xr + (iw0 + kw * dw) * C);
+                    const int16x8_t wv = vld1q_s16(wq + 8 * (kh * KW + kw));
+                    a0 = vmlal_s16(a0, vget_low_s16(xv), vget_low_s16(wv));
+                    a1 = vmlal_high_s16(a1, xv, wv);
+                }
+            }
+            a0 = vcombine_s32(vrshrn_n_s64(vmull_s32(vget_low_s32(a0), vget_low_s32(m0)), 32),
+                              vrshrn_n_s64(vmull_high_s32(a0, m0), 32));
+            a1 = vcombine_s32(vrshrn_n_s64(vmull_s32(vget_low_s32(a1), vget_low_s32(m1)), 32),
+                              vrshrn_n_s64(vmull_high_s32(a1, m1), 32));
+            a0 = vminq_s32(vmaxq_s32(a0, vlo), vhi);
+            a1 = vminq_s32(vmaxq_s32(a1, vlo), vhi);
+            vst1q_s16(y + q, vcombine_s16(vmovn_s32(a0), vmovn_s32(a1)));
+        }
+    }
+}`)
+}

@@ -35,6 +35,11 @@ const IntrDW16Row = "dw16_row_s16s8"
 // VMOVNB and VMOVNT interleave them back into channel order).
 const IntrMVEDW16Row = "mve_dw16_row_s16s8"
 
+// IntrNEONDW16Row is IntrMVEDW16Row (the same arguments, layouts and sums)
+// on the "neon" target: SMLAL and SMLAL2 over eight channels, the
+// requantization SMULL and a rounding narrowing shift by 32.
+const IntrNEONDW16Row = "neon_dw16_row_s16s8"
+
 // IntrSMMULR(a int64, m int32) int32 is (a·m + 2^31) >> 32 (SMMULR) for an
 // a that fits int32 (the interpreter checks): a 16x8 layer's requantization
 // where narrow64 proved 32 bits enough.
@@ -50,6 +55,7 @@ func init() {
 	}
 	extIntrinsics[IntrDW16Row] = func(a []val) val { return dw16RowRef(IntrDW16Row, a, 4) }
 	extIntrinsics[IntrMVEDW16Row] = func(a []val) val { return dw16RowRef(IntrMVEDW16Row, a, 8) }
+	extIntrinsics[IntrNEONDW16Row] = func(a []val) val { return dw16RowRef(IntrNEONDW16Row, a, 8) }
 }
 
 // dw16RowRef is IntrDW16Row (group 4) and IntrMVEDW16Row (group 8).
@@ -130,10 +136,10 @@ func dw16RowRef(name string, a []val, group int64) val {
 // on the dsp and mve targets. Otherwise (ok false) the convolution keeps
 // the patch and dot_s16s8 form.
 func (k *kctx) dw16Rows(cs *convSetup, a *graph.Conv2DAttrs) (Stmt, bool) {
-	// (DSP cores only: without SMLAxy the helper's plain C measured slower
-	// on the Cortex-M3 than the patch form, 367,309 against 352,759
-	// instructions for a 25×5×64 layer.)
-	if k.target != DSP.Name && k.target != MVE.Name {
+	// (DSP cores, Helium and NEON only: without SMLAxy the helper's plain C
+	// measured slower on the Cortex-M3 than the patch form, 367,309 against
+	// 352,759 instructions for a 25×5×64 layer; NEON takes channel octets.)
+	if k.target != DSP.Name && k.target != MVE.Name && (k.target != NEON.Name || cs.Cin%8 != 0) {
 		return nil, false
 	}
 	if !cs.intMode || cs.xt.DType != graph.Int16 || cs.wt.DType != graph.Int8 || cs.yt.DType != graph.Int16 || cs.accT != I64 ||
@@ -163,7 +169,7 @@ func (k *kctx) dw16Rows(cs *convSetup, a *graph.Conv2DAttrs) (Stmt, bool) {
 	}
 	// Helium takes channel octets (IntrMVEDW16Row) where the channels
 	// divide by 8; otherwise quads, whose SMLAxy code the M55 runs too.
-	mve := k.target == MVE.Name && Cn%8 == 0
+	mve := (k.target == MVE.Name || k.target == NEON.Name) && Cn%8 == 0
 	words := make([]int64, Cn*taps/2)
 	if mve {
 		words = make([]int64, Cn*taps)
@@ -213,6 +219,9 @@ func (k *kctx) dw16Rows(cs *convSetup, a *graph.Conv2DAttrs) (Stmt, bool) {
 	wb, intr := constBuf(k.n.Name+"_dw16_weights", I32, []int{len(words)}, words), IntrDW16Row
 	if mve {
 		wb, intr = constBuf(k.n.Name+"_dw16_weights", graph.Int16, []int{len(words)}, words), IntrMVEDW16Row
+		if k.target == NEON.Name {
+			intr = IntrNEONDW16Row
+		}
 	}
 	pb := constBuf(k.n.Name+"_dw16_params", I32, []int{len(params)}, params)
 	k.f.Op = "depthwise_conv2d"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/graph/qmath"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/tir"
@@ -130,19 +131,37 @@ func TestDW16RowsMatchInterp38(t *testing.T) {
 		t.Run(c.name(), func(t *testing.T) {
 			r := rand.New(rand.NewSource(int64(3800 + i)))
 			g := dw16Graph(c, r)
-			for _, target := range []tir.Target{*tir.Generic, *tir.DSP, *tir.MVE} {
+			ins := dw16Inputs(c, r)
+			for _, target := range []tir.Target{*tir.Generic, *tir.DSP, *tir.MVE, *tir.NEON} {
 				m := lowerRequant(t, g, target)
-				want := c.fast && target.Name != tir.Generic.Name
+				want := c.fast && target.Name != tir.Generic.Name && (target.Name != tir.NEON.Name || c.C%8 == 0)
 				if got := usesDW16(m); got != want {
 					t.Errorf("%s: row form %v, want %v", target.Name, got, want)
 				}
-				// Helium takes channel octets where the channels divide by 8.
+				// Helium and NEON take channel octets where the channels divide by 8.
 				wantMVE := want && target.Name == tir.MVE.Name && c.C%8 == 0
 				if got := strings.Contains(m.String(), tir.IntrMVEDW16Row); got != wantMVE {
 					t.Errorf("%s: Helium row form %v, want %v", target.Name, got, wantMVE)
 				}
+				if target.Name != tir.NEON.Name {
+					continue
+				}
+				// (matchesInterpOnTargets runs generic, dsp and mve.)
+				for v, x := range ins {
+					want, err := interp.Run(g, map[string]*graph.Data{"x": x})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := tir.RunModule(m, map[string]*graph.Data{"x": x})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := same(want["y"], got["y"]); err != nil {
+						t.Fatalf("neon, input %d: %v", v, err)
+					}
+				}
 			}
-			matchesInterpOnTargets(t, g, dw16Inputs(c, r))
+			matchesInterpOnTargets(t, g, ins)
 		})
 	}
 }
@@ -219,9 +238,9 @@ func TestDW16RowsHostC38(t *testing.T) {
 }
 
 // TestDW16RowsOnCores38: the row form on the Cortex-M4 (SMLABB, SMLATT,
-// SMMULR, USAT/SSAT) and the M55 under QEMU, bit-exact with graph/interp,
-// and its C warning-free (-Wall -Wextra -Werror -std=c99 -pedantic) at
-// -O0, -O2, -Os and -O3 for both.
+// SMMULR, USAT/SSAT), the M55 (Helium) and AArch64 (NEON) under QEMU,
+// bit-exact with graph/interp, and its C warning-free (-Wall -Wextra -Werror
+// -std=c99 -pedantic) at -O0, -O2, -Os and -O3 for each.
 func TestDW16RowsOnCores38(t *testing.T) {
 	if testing.Short() {
 		t.Skip("QEMU runs: not in -short")
@@ -232,10 +251,18 @@ func TestDW16RowsOnCores38(t *testing.T) {
 		}
 		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
 	}
-	for _, bn := range []string{"mps2-an386", "mps3-an547"} {
+	for _, bn := range []string{"mps2-an386", "mps3-an547", "aarch64-linux"} {
 		b, err := pipeline.LoadBoard(bn, "")
 		if err != nil {
 			t.Fatal(err)
+		}
+		cc := b.Toolchain + "-gcc"
+		if _, err := exec.LookPath(cc); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not installed", cc)
+			}
+			t.Logf("%s not installed: %s skipped", cc, bn)
+			continue
 		}
 		for i, c := range dw16Specs {
 			r := rand.New(rand.NewSource(int64(3800 + i)))
@@ -267,7 +294,7 @@ func TestDW16RowsOnCores38(t *testing.T) {
 			}
 			for _, opt := range []string{"-O0", "-O2", "-Os", "-O3"} {
 				args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", opt, "-c", "-o", "/dev/null", name + ".c"}, b.GCCFlags()...)
-				cmd := exec.Command("arm-none-eabi-gcc", args...)
+				cmd := exec.Command(cc, args...)
 				cmd.Dir = dir
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Errorf("%s %s %s: %v\n%s", bn, c.name(), opt, err, out)
