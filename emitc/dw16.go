@@ -16,6 +16,19 @@ static inline int32_t dw16_hi(int32_t w)
     const int32_t v = (int32_t)((uint32_t)w >> 16);
     return v - ((v & 0x8000) << 1);
 }`)
+	addHelper("dw16_span", nil, `/* The taps k in [*k0, *k1) of a window of K taps d apart from i0 that fall inside [0, n). */
+static inline void dw16_span(int32_t i0, int32_t K, int32_t d, int32_t n, int32_t *k0, int32_t *k1)
+{
+    int32_t a = 0, b = K;
+    while (a < K && i0 + a * d < 0) {
+        ++a;
+    }
+    while (b > a && i0 + (b - 1) * d >= n) {
+        --b;
+    }
+    *k0 = a;
+    *k1 = b;
+}`)
 	addHelper("dw16_out", nil, `/* (a * m + 2^31) >> 32 (SMMULR) clamped to [lo, hi] (an int16 range): tir.IntrDW16Row's
    requantization. */
 static inline __attribute__((always_inline)) int32_t dw16_out(int32_t a, int32_t m, int32_t lo, int32_t hi)
@@ -37,7 +50,7 @@ static inline __attribute__((always_inline)) int32_t dw16_out(int32_t a, int32_t
 #endif
     return v < lo ? lo : v > hi ? hi : v;
 }`)
-	addHelper(tir.IntrDW16Row, []string{"dw16_half", "dw16_out"}, `/* One output row of a 16x8 depthwise convolution (tir.IntrDW16Row). For each output pixel and
+	addHelper(tir.IntrDW16Row, []string{"dw16_half", "dw16_out", "dw16_span"}, `/* One output row of a 16x8 depthwise convolution (tir.IntrDW16Row). For each output pixel and
    quad of channels: each channel's bias plus its taps inside the image, summed in 32 bits (the
    compiler took this form only where no sum can leave int32), then dw16_out. x is the image
    [H][W][C] and ih0 the window's top row (negative above the image); w holds each quad's taps as
@@ -104,23 +117,13 @@ static inline __attribute__((always_inline)) void dw16_row_s16s8(int16_t *y, con
                                                                  int32_t sw, int32_t pl, int32_t KH, int32_t KW, int32_t dh,
                                                                  int32_t dw, int32_t lo, int32_t hi)
 {
-    int32_t kh0 = 0, kh1 = KH, ow;
-    while (kh0 < KH && ih0 + kh0 * dh < 0) {
-        ++kh0;
-    }
-    while (kh1 > kh0 && ih0 + (kh1 - 1) * dh >= H) {
-        --kh1;
-    }
+    int32_t kh0, kh1, ow;
+    dw16_span(ih0, KH, dh, H, &kh0, &kh1);
     for (ow = 0; ow < OW; ++ow, y += C) {
         const int32_t iw0 = ow * sw - pl;
-        int32_t kw0 = 0, kw1 = KW, q;
+        int32_t kw0, kw1, q;
         int full;
-        while (kw0 < KW && iw0 + kw0 * dw < 0) {
-            ++kw0;
-        }
-        while (kw1 > kw0 && iw0 + (kw1 - 1) * dw >= W) {
-            --kw1;
-        }
+        dw16_span(iw0, KW, dw, W, &kw0, &kw1);
         full = kh0 == 0 && kh1 == KH && kw0 == 0 && kw1 == KW;
         for (q = 0; q < C; q += 4) {
             const int32_t *wq = w + q / 2 * KH * KW;
@@ -170,7 +173,7 @@ static inline __attribute__((always_inline)) void dw16_row_s16s8(int16_t *y, con
 }
 
 func init() {
-	addHelper(tir.IntrMVEDW16Row, []string{"mve_include"}, `/* One output row of a 16x8 depthwise convolution on Helium (tir.IntrMVEDW16Row): eight
+	addHelper(tir.IntrMVEDW16Row, []string{"mve_include", "dw16_span"}, `/* One output row of a 16x8 depthwise convolution on Helium (tir.IntrMVEDW16Row): eight
    channels a step. A tap is one VLDRH of eight inputs and one of their eight weights, VMULLB and
    VMULLT (the even and the odd channels' 32-bit products) and two VADDs; the sums start from the
    biases (even channels, then odd) and requantize by VRMULH with the multipliers, then VMAX,
@@ -188,22 +191,12 @@ MVE_INLINE void mve_dw16_row_s16s8(int16_t *y, const int16_t *x, const int16_t *
                                    int32_t KW, int32_t dh, int32_t dw, int32_t lo, int32_t hi)
 {
     const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
-    int32_t kh0 = 0, kh1 = KH, ow;
-    while (kh0 < KH && ih0 + kh0 * dh < 0) {
-        ++kh0;
-    }
-    while (kh1 > kh0 && ih0 + (kh1 - 1) * dh >= H) {
-        --kh1;
-    }
+    int32_t kh0, kh1, ow;
+    dw16_span(ih0, KH, dh, H, &kh0, &kh1);
     for (ow = 0; ow < OW; ++ow, y += C) {
         const int32_t iw0 = ow * sw - pl;
-        int32_t kw0 = 0, kw1 = KW, q;
-        while (kw0 < KW && iw0 + kw0 * dw < 0) {
-            ++kw0;
-        }
-        while (kw1 > kw0 && iw0 + (kw1 - 1) * dw >= W) {
-            --kw1;
-        }
+        int32_t kw0, kw1, q;
+        dw16_span(iw0, KW, dw, W, &kw0, &kw1);
         for (q = 0; q < C; q += 8) {
             const int16_t *wq = w + q * KH * KW;
             const int32_t *pq = p + 2 * q;
@@ -240,7 +233,7 @@ static inline int32_t smmulr_s32(int64_t a, int32_t m)
 }
 
 func init() {
-	addHelper(tir.IntrNEONDW16Row, []string{"neon_include"}, `/* One output row of a 16x8 depthwise convolution with NEON (tir.IntrNEONDW16Row, the layouts
+	addHelper(tir.IntrNEONDW16Row, []string{"neon_include", "dw16_span"}, `/* One output row of a 16x8 depthwise convolution with NEON (tir.IntrNEONDW16Row, the layouts
    of tir.IntrMVEDW16Row): eight channels a step, a tap one load of inputs and one of weights and
    SMLAL/SMLAL2 into two vectors of 32-bit sums (channels 0-3 and 4-7; the parameters' even and
    odd halves zipped into that order); the requantization SMULL and a rounding narrowing shift by
@@ -251,22 +244,12 @@ static inline void neon_dw16_row_s16s8(int16_t *y, const int16_t *x, const int16
                                        int32_t KW, int32_t dh, int32_t dw, int32_t lo, int32_t hi)
 {
     const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
-    int32_t kh0 = 0, kh1 = KH, ow;
-    while (kh0 < KH && ih0 + kh0 * dh < 0) {
-        ++kh0;
-    }
-    while (kh1 > kh0 && ih0 + (kh1 - 1) * dh >= H) {
-        --kh1;
-    }
+    int32_t kh0, kh1, ow;
+    dw16_span(ih0, KH, dh, H, &kh0, &kh1);
     for (ow = 0; ow < OW; ++ow, y += C) {
         const int32_t iw0 = ow * sw - pl;
-        int32_t kw0 = 0, kw1 = KW, q;
-        while (kw0 < KW && iw0 + kw0 * dw < 0) {
-            ++kw0;
-        }
-        while (kw1 > kw0 && iw0 + (kw1 - 1) * dw >= W) {
-            --kw1;
-        }
+        int32_t kw0, kw1, q;
+        dw16_span(iw0, KW, dw, W, &kw0, &kw1);
         for (q = 0; q < C; q += 8) {
             const int16_t *wq = w + q * KH * KW;
             const int32_t *pq = p + 2 * q;

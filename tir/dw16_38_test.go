@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/graph/qmath"
@@ -68,9 +69,15 @@ func dw16Graph(c dw16Spec, r *rand.Rand) *graph.Graph {
 }
 
 func dw16Inputs(c dw16Spec, r *rand.Rand) []*graph.Data {
+	return int16Inputs([]int{c.N, c.H, c.W, c.C}, r)
+}
+
+// int16Inputs are four int16 tensors of the shape: all 32767, all −32768,
+// the two at random, and random values.
+func int16Inputs(shape []int, r *rand.Rand) []*graph.Data {
 	var out []*graph.Data
 	for kind := 0; kind < 4; kind++ {
-		x := graph.NewData(graph.Int16, []int{c.N, c.H, c.W, c.C})
+		x := graph.NewData(graph.Int16, shape)
 		for i := range x.I {
 			switch kind {
 			case 0:
@@ -200,16 +207,6 @@ func TestDW16RequantIdentity38(t *testing.T) {
 // TestDW16RowsHostC38: the dsp target's C (the helper's plain-C path) on
 // the host under ASan and UBSan, bit-exact with graph/interp.
 func TestDW16RowsHostC38(t *testing.T) {
-	if testing.Short() {
-		t.Skip("sanitizer builds: not in -short")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	b, err := pipeline.LoadBoard("host", "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, c := range dw16Specs {
 		r := rand.New(rand.NewSource(int64(3800 + i)))
 		g := dw16Graph(c, r)
@@ -217,22 +214,9 @@ func TestDW16RowsHostC38(t *testing.T) {
 		for _, x := range dw16Inputs(c, r) {
 			vecs = append(vecs, map[string]*graph.Data{"x": x})
 		}
-		s, err := pipeline.CompileGraph(g, fmt.Sprintf("dw16_%d", i), pipeline.Options{Board: b, Target: "dsp", Version: "test",
-			CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-pedantic", "-Werror"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := sanitizedHostStateMatches(t, g, fmt.Sprintf("dw16_%d", i), "dsp", vecs)
 		if got := strings.Contains(string(s.Files[fmt.Sprintf("dw16_%d.c", i)]), "dw16_row_s16s8("); got != c.fast {
 			t.Errorf("%s: C calls dw16_row_s16s8: %v, want %v", c.name(), got, c.fast)
-		}
-		x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for v, ok := range x.Match {
-			if !ok {
-				t.Errorf("%s vector %d differs from graph/interp", c.name(), v)
-			}
 		}
 	}
 }
@@ -245,12 +229,7 @@ func TestDW16RowsOnCores38(t *testing.T) {
 	if testing.Short() {
 		t.Skip("QEMU runs: not in -short")
 	}
-	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-		}
-		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-	}
+	needARMGCC(t)
 	for _, bn := range []string{"mps2-an386", "mps3-an547", "aarch64-linux"} {
 		b, err := pipeline.LoadBoard(bn, "")
 		if err != nil {
@@ -276,30 +255,9 @@ func TestDW16RowsOnCores38(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for v, ok := range x.Match {
-				if !ok {
-					t.Errorf("%s %s vector %d differs from graph/interp", bn, c.name(), v)
-				}
-			}
-			t.Logf("%s %s: %d instructions", bn, c.name(), x.Instructions())
-			dir := t.TempDir()
-			for fn, data := range s.Files {
-				if err := os.WriteFile(filepath.Join(dir, fn), data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, opt := range []string{"-O0", "-O2", "-Os", "-O3"} {
-				args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", opt, "-c", "-o", "/dev/null", name + ".c"}, b.GCCFlags()...)
-				cmd := exec.Command(cc, args...)
-				cmd.Dir = dir
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Errorf("%s %s %s: %v\n%s", bn, c.name(), opt, err, out)
-				}
-			}
+			what := bn + " " + c.name()
+			t.Logf("%s: %d instructions", what, executeMatches(t, s, what, vecs))
+			strictCompiles(t, s, b, cc, name, what, "-O0", "-O2", "-Os", "-O3")
 		}
 	}
 }
@@ -378,25 +336,7 @@ func TestNarrow64Requant38(t *testing.T) {
 					t.Errorf("%s: SMMULR %v, want %v", target.Name, got, c.wantSMMULR)
 				}
 			}
-			xs := g.Tensors["x"].Shape
-			var ins []*graph.Data
-			for kind := 0; kind < 4; kind++ {
-				x := graph.NewData(graph.Int16, xs)
-				for j := range x.I {
-					switch kind {
-					case 0:
-						x.I[j] = 32767
-					case 1:
-						x.I[j] = -32768
-					case 2:
-						x.I[j] = []int64{-32768, 32767}[r.Intn(2)]
-					case 3:
-						x.I[j] = r.Int63n(65536) - 32768
-					}
-				}
-				ins = append(ins, x)
-			}
-			matchesInterpOnTargets(t, g, ins)
+			matchesInterpOnTargets(t, g, int16Inputs(g.Tensors["x"].Shape, r))
 		})
 	}
 }
@@ -409,12 +349,7 @@ func TestNarrow64OnCores38(t *testing.T) {
 	if testing.Short() {
 		t.Skip("QEMU and sanitizer runs: not in -short")
 	}
-	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-		}
-		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-	}
+	needARMGCC(t)
 	for i, c := range []struct {
 		fc           bool
 		Cin, Cout, K int
@@ -429,8 +364,7 @@ func TestNarrow64OnCores38(t *testing.T) {
 		r := rand.New(rand.NewSource(int64(3860 + i)))
 		g := conv16Graph(c.fc, c.Cin, c.Cout, c.K, c.bias, c.sy, r)
 		var vecs []map[string]*graph.Data
-		for _, x := range dw16Inputs(dw16Spec{N: 1, H: 1, W: 1, C: g.Tensors["x"].NumElements()}, r) {
-			x.Shape = g.Tensors["x"].Shape
+		for _, x := range int16Inputs(g.Tensors["x"].Shape, r) {
 			vecs = append(vecs, map[string]*graph.Data{"x": x})
 		}
 		name := fmt.Sprintf("n64_%d", i)
@@ -444,32 +378,59 @@ func TestNarrow64OnCores38(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			what := fmt.Sprintf("%s case %d", bn, i)
 			if bn == "mps2-an386" || bn == "mps3-an547" {
-				x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for v, ok := range x.Match {
-					if !ok {
-						t.Errorf("%s case %d vector %d differs from graph/interp", bn, i, v)
-					}
-				}
-				t.Logf("%s case %d: %d instructions", bn, i, x.Instructions())
+				t.Logf("%s: %d instructions", what, executeMatches(t, s, what, vecs))
 			}
-			dir := t.TempDir()
-			for fn, data := range s.Files {
-				if err := os.WriteFile(filepath.Join(dir, fn), data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, opt := range []string{"-O0", "-O1", "-O2", "-Os", "-O3"} {
-				args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", opt, "-c", "-o", "/dev/null", name + ".c"}, b.GCCFlags()...)
-				cmd := exec.Command("arm-none-eabi-gcc", args...)
-				cmd.Dir = dir
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Errorf("%s case %d %s: %v\n%s", bn, i, opt, err, out)
-				}
-			}
+			strictCompiles(t, s, b, "arm-none-eabi-gcc", name, what, "-O0", "-O1", "-O2", "-Os", "-O3")
 		}
+	}
+}
+
+// executeMatches runs s on vecs (QEMU, or natively for the host) and
+// fails on any vector that differs from graph/interp; it returns the
+// instruction count.
+func executeMatches(t *testing.T, s *pipeline.State, what string, vecs []map[string]*graph.Data) int64 {
+	t.Helper()
+	x, err := s.Execute(vecs, t.TempDir(), 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, ok := range x.Match {
+		if !ok {
+			t.Errorf("%s vector %d differs from graph/interp", what, v)
+		}
+	}
+	return x.Instructions()
+}
+
+// strictCompiles compiles s's C file name.c with cc and b's flags at each
+// optimization level under -Wall -Wextra -Werror -std=c99 -pedantic.
+func strictCompiles(t *testing.T, s *pipeline.State, b *boards.Board, cc, name, what string, levels ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	for fn, data := range s.Files {
+		if err := os.WriteFile(filepath.Join(dir, fn), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, opt := range levels {
+		args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", opt, "-c", "-o", "/dev/null", name + ".c"}, b.GCCFlags()...)
+		cmd := exec.Command(cc, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s %s: %v\n%s", what, opt, err, out)
+		}
+	}
+}
+
+// needARMGCC fails in CI, and skips elsewhere, without arm-none-eabi-gcc.
+func needARMGCC(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+		}
+		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
 	}
 }

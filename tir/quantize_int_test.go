@@ -235,6 +235,14 @@ func TestQuantizeIntHostC(t *testing.T) {
 // every output against graph/interp's. Not in -short, nor without gcc.
 func sanitizedHostMatches(t *testing.T, g *graph.Graph, name string, vecs []map[string]*graph.Data) {
 	t.Helper()
+	sanitizedHostStateMatches(t, g, name, "", vecs)
+}
+
+// sanitizedHostStateMatches is sanitizedHostMatches for a target's schedules
+// ("" the host's own; "dsp" runs its helpers' plain C), returning the
+// compiled state.
+func sanitizedHostStateMatches(t *testing.T, g *graph.Graph, name, target string, vecs []map[string]*graph.Data) *pipeline.State {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("sanitizer builds: not in -short")
 	}
@@ -245,7 +253,7 @@ func sanitizedHostMatches(t *testing.T, g *graph.Graph, name string, vecs []map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := pipeline.CompileGraph(g, name, pipeline.Options{Board: b, ArenaExternal: true, IOInArena: true,
+	s, err := pipeline.CompileGraph(g, name, pipeline.Options{Board: b, Target: target, ArenaExternal: true, IOInArena: true,
 		Version: "test", CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-pedantic", "-Werror"}})
 	if err != nil {
 		t.Fatal(err)
@@ -259,4 +267,5 @@ func sanitizedHostMatches(t *testing.T, g *graph.Graph, name string, vecs []map[
 			t.Errorf("vector %d differs from graph/interp: C %v, reference %v", v, x.Outputs[v][0], x.Reference[v][0])
 		}
 	}
+	return s
 }
