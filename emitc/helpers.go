@@ -113,10 +113,12 @@ static inline void dot4_s16s8(const int16_t *x, const int8_t *w, int32_t stride,
     uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* no partial sum leaves int32 (the compiler checked); unsigned keeps gcc from reasoning about overflow */
     int32_t i = 0;
 #if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__ARM_BIG_ENDIAN) && \
-    !defined(__clang__) && !defined(__PIC__)
+    !defined(__clang__) && !defined(__PIC__) && defined(__ARM_FEATURE_UNALIGNED)
     if (__builtin_constant_p(stride) && stride >= 0 && stride <= 1365) {
         /* A whole step in one asm statement (its temporaries its own): gcc's allocation around
-           the smaller statements spilled in the loop where the caller's epilogue changed. */
+           the smaller statements spilled in the loop where the caller's epilogue changed. Its
+           word loads may be unaligned (an odd stride or channel count): only where the core
+           allows that (not under -mno-unaligned-access; review finding). */
         const int16_t *xp = x;
         const int8_t *wp = w;
         for (; i + 4 <= n; i += 4) {

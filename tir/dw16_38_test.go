@@ -434,3 +434,32 @@ func needARMGCC(t *testing.T) {
 		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
 	}
 }
+
+// TestDot4UnalignedTrap38: a 16x8 1x1 convolution over 13 channels (odd
+// strides: dot4_s16s8's loads unaligned) on an mps2-an386 that traps
+// unaligned accesses, built with -mno-unaligned-access: bit-exact, no
+// UsageFault. (Review: the one-statement asm step made word loads whatever
+// the flag said, and faulted.)
+func TestDot4UnalignedTrap38(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU runs: not in -short")
+	}
+	needARMGCC(t)
+	b, err := pipeline.LoadBoard("an386-unaligned-trap", "testdata/unaligned_trap.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := conv16Graph(false, 13, 8, 1, 900, 0.01, rand.New(rand.NewSource(3813)))
+	s, err := pipeline.CompileGraph(g, "c13", pipeline.Options{Board: b, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(s.Files["c13.c"]), "dot4_s16s8(") {
+		t.Fatal("the kernel takes no dot4_s16s8")
+	}
+	var vecs []map[string]*graph.Data
+	for _, x := range int16Inputs(g.Tensors["x"].Shape, rand.New(rand.NewSource(13))) {
+		vecs = append(vecs, map[string]*graph.Data{"x": x})
+	}
+	executeMatches(t, s, "c13 with unaligned traps", vecs)
+}
