@@ -29,13 +29,24 @@ static inline void dw16_span(int32_t i0, int32_t K, int32_t d, int32_t n, int32_
     *k0 = a;
     *k1 = b;
 }`)
-	addHelper("dw16_out", nil, `/* (a * m + 2^31) >> 32 (SMMULR) clamped to [lo, hi] (an int16 range): tir.IntrDW16Row's
-   requantization. */
-static inline __attribute__((always_inline)) int32_t dw16_out(int32_t a, int32_t m, int32_t lo, int32_t hi)
+	addHelper(tir.IntrSMMULR, nil, `/* (a * m + 2^31) >> 32 (SMMULR; tir.IntrSMMULR): a 16x8 layer's 64-bit requantization where
+   the compiler proved the sum fits int32 and the shift leaves it exact. */
+static inline int32_t smmulr_s32(int64_t a, int32_t m)
 {
     int32_t v;
 #if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM)
-    __asm__("smmulr %0, %1, %2" : "=r"(v) : "r"(a), "r"(m));
+    __asm__("smmulr %0, %1, %2" : "=r"(v) : "r"((int32_t)a), "r"(m));
+#else
+    v = (int32_t)(((int64_t)(int32_t)a * m + INT64_C(0x80000000)) >> 32);
+#endif
+    return v;
+}`)
+	addHelper("dw16_out", []string{tir.IntrSMMULR}, `/* (a * m + 2^31) >> 32 (SMMULR) clamped to [lo, hi] (an int16 range): tir.IntrDW16Row's
+   requantization. */
+static inline __attribute__((always_inline)) int32_t dw16_out(int32_t a, int32_t m, int32_t lo, int32_t hi)
+{
+    int32_t v = smmulr_s32(a, m);
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM)
     /* The int16 range and ReLU's are one saturation (lo and hi are constants where this inlines). */
     if (lo == -32768 && hi == 32767) {
         __asm__("ssat %0, #16, %1" : "=r"(v) : "r"(v));
@@ -45,8 +56,6 @@ static inline __attribute__((always_inline)) int32_t dw16_out(int32_t a, int32_t
         __asm__("usat %0, #15, %1" : "=r"(v) : "r"(v));
         return v;
     }
-#else
-    v = (int32_t)(((int64_t)a * m + INT64_C(0x80000000)) >> 32);
 #endif
     return v < lo ? lo : v > hi ? hi : v;
 }`)
@@ -215,21 +224,6 @@ MVE_INLINE void mve_dw16_row_s16s8(int16_t *y, const int16_t *x, const int16_t *
     }
 }
 #undef MVE_DW16_TAP`)
-}
-
-func init() {
-	addHelper(tir.IntrSMMULR, nil, `/* (a * m + 2^31) >> 32 (SMMULR; tir.IntrSMMULR): a 16x8 layer's 64-bit requantization where
-   the compiler proved the sum fits int32 and the shift leaves it exact. */
-static inline int32_t smmulr_s32(int64_t a, int32_t m)
-{
-    int32_t v;
-#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM)
-    __asm__("smmulr %0, %1, %2" : "=r"(v) : "r"((int32_t)a), "r"(m));
-#else
-    v = (int32_t)(((int64_t)(int32_t)a * m + INT64_C(0x80000000)) >> 32);
-#endif
-    return v;
-}`)
 }
 
 func init() {

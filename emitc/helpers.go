@@ -138,27 +138,22 @@ static inline void dot4_s16s8(const int16_t *x, const int8_t *w, int32_t stride,
                     : "memory");
         }
     }
+    /* One channel's four weights: a word split by SXTB16 into two pairs, two SMLADs. */
+#define DOT4_LANE(s, wp)                                                                        \
+    memcpy(&u, (wp) + i, 4);                                                                    \
+    __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));             \
+    __asm__("smlad %0, %1, %2, %0" : "+r"(s) : "r"(x01), "r"(lo));                              \
+    __asm__("smlad %0, %1, %2, %0" : "+r"(s) : "r"(x23), "r"(hi));
     for (; i + 4 <= n; i += 4) {
         int32_t x01, x23, u, lo, hi;
         memcpy(&x01, x + i, 4);
         memcpy(&x23, x + i + 2, 4);
-        memcpy(&u, w0 + i, 4);
-        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));
-        __asm__("smlad %0, %1, %2, %0" : "+r"(s0) : "r"(x01), "r"(lo));
-        __asm__("smlad %0, %1, %2, %0" : "+r"(s0) : "r"(x23), "r"(hi));
-        memcpy(&u, w1 + i, 4);
-        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));
-        __asm__("smlad %0, %1, %2, %0" : "+r"(s1) : "r"(x01), "r"(lo));
-        __asm__("smlad %0, %1, %2, %0" : "+r"(s1) : "r"(x23), "r"(hi));
-        memcpy(&u, w2 + i, 4);
-        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));
-        __asm__("smlad %0, %1, %2, %0" : "+r"(s2) : "r"(x01), "r"(lo));
-        __asm__("smlad %0, %1, %2, %0" : "+r"(s2) : "r"(x23), "r"(hi));
-        memcpy(&u, w3 + i, 4);
-        __asm__("sxtb16 %0, %2\n\tsxtb16 %1, %2, ror #8" : "=&r"(lo), "=r"(hi) : "r"(u));
-        __asm__("smlad %0, %1, %2, %0" : "+r"(s3) : "r"(x01), "r"(lo));
-        __asm__("smlad %0, %1, %2, %0" : "+r"(s3) : "r"(x23), "r"(hi));
+        DOT4_LANE(s0, w0)
+        DOT4_LANE(s1, w1)
+        DOT4_LANE(s2, w2)
+        DOT4_LANE(s3, w3)
     }
+#undef DOT4_LANE
 #endif
     for (; i + 4 <= n; i += 4) {
         const int32_t a = x[i], b = x[i + 1], c = x[i + 2], d = x[i + 3];

@@ -198,10 +198,7 @@ func (ep *requantEpilogue) narrow64(name string, w []int64, run int, bias *Buffe
 			}
 			m, sh = ep.mult.Data.I[c], ep.shift.Data.I[c]
 		}
-		m16 := int64(0x7FFF)
-		if m < 0x7FFF0000 {
-			m16 = (m + 1<<15) >> 16
-		}
+		m16 := qmath.Reduced16(int32(m))
 		t := 15 - sh
 		if t < 16 || t > 32 {
 			return

@@ -51,12 +51,15 @@ func init() {
 		if x != int64(int32(x)) || m != int64(int32(m)) {
 			panic(fmt.Sprintf("%s(%d, %d): operands leave int32", IntrSMMULR, x, m))
 		}
-		return val{i: (x*m + 1<<31) >> 32}
+		return val{i: smmulr(x, m)}
 	}
 	extIntrinsics[IntrDW16Row] = func(a []val) val { return dw16RowRef(IntrDW16Row, a, 4) }
 	extIntrinsics[IntrMVEDW16Row] = func(a []val) val { return dw16RowRef(IntrMVEDW16Row, a, 8) }
 	extIntrinsics[IntrNEONDW16Row] = func(a []val) val { return dw16RowRef(IntrNEONDW16Row, a, 8) }
 }
+
+// smmulr is SMMULR: (a·m + 2^31) >> 32, for a and m in int32.
+func smmulr(a, m int64) int64 { return (a*m + 1<<31) >> 32 }
 
 // dw16RowRef is IntrDW16Row (group 4) and IntrMVEDW16Row (group 8).
 func dw16RowRef(name string, a []val, group int64) val {
@@ -110,7 +113,7 @@ func dw16RowRef(name string, a []val, group int64) val {
 					}
 				}
 			}
-			v := (acc*param(c, 1) + 1<<31) >> 32
+			v := smmulr(acc, param(c, 1))
 			y.p.I[y.i+ow*C+c] = min(max(v, lo), hi)
 		}
 	}
@@ -124,16 +127,12 @@ func dw16RowRef(name string, a []val, group int64) val {
 //     plain-C tail that took the last one to three channels up to 2.7 times
 //     slower than the patch form: 24×24×3 on the M4, 306,210 against
 //     113,477), symmetric weights;
-//   - every channel's Σ|w|·2^15 + |bias| ≤ 2^31 − 1, so the 64-bit sum
-//     never leaves int32;
-//   - every channel's requantization (TFLite's MultiplyByQuantizedMultiplier
-//     for a 64-bit accumulator: (acc·m16 + 2^(t−1)) >> t with m16 the
-//     multiplier rounded to 16 bits and t = 15 − shift) has t in [16, 32],
-//     where it equals smmulr(acc, m16·2^(32−t)) exactly (the same floor of
-//     the same quotient, the rounding term 2^31 = 2^(t−1)·2^(32−t));
+//   - the requantization runs on 32 bits (requantEpilogue.narrow64, which
+//     convSetup runs, proved every channel's Σ|w|·2^15 + |bias| ≤ 2^31 − 1
+//     and its shift in SMMULR's range, and holds the multipliers);
 //   - the output's zero point is 0 (TFLite's int16 tensors).
 //
-// on the dsp and mve targets. Otherwise (ok false) the convolution keeps
+// on the dsp, mve and neon targets. Otherwise (ok false) the convolution keeps
 // the patch and dot_s16s8 form.
 func (k *kctx) dw16Rows(cs *convSetup, a *graph.Conv2DAttrs) (Stmt, bool) {
 	// (DSP cores, Helium and NEON only: without SMLAxy the helper's plain C
@@ -142,33 +141,18 @@ func (k *kctx) dw16Rows(cs *convSetup, a *graph.Conv2DAttrs) (Stmt, bool) {
 	if k.target != DSP.Name && k.target != MVE.Name && (k.target != NEON.Name || cs.Cin%8 != 0) {
 		return nil, false
 	}
-	if !cs.intMode || cs.xt.DType != graph.Int16 || cs.wt.DType != graph.Int8 || cs.yt.DType != graph.Int16 || cs.accT != I64 ||
-		cs.group != cs.Cin || cs.Cg != 1 || cs.coPerG != 1 || cs.Cin%4 != 0 || cs.inOff != 0 || cs.wOff(C(0)) != nil ||
-		k.folded != nil || cs.ep == nil || cs.ep.raw || cs.ep.float || cs.ep.zp != 0 || cs.wt.Data == nil ||
-		a.Pad.Top < 0 || a.Pad.Left < 0 {
+	// narrow64 (run by convSetup) proved both conditions for every
+	// channel and holds the SMMULR multipliers.
+	ep := cs.ep
+	if !cs.intMode || cs.xt.DType != graph.Int16 || cs.wt.DType != graph.Int8 || cs.yt.DType != graph.Int16 || ep == nil || !ep.smmulr || ep.zp != 0 ||
+		cs.group != cs.Cin || cs.Cg != 1 || cs.coPerG != 1 || cs.Cin%4 != 0 || a.Pad.Top < 0 || a.Pad.Left < 0 {
 		return nil, false
 	}
 	Cn, KH, KW := cs.Cin, cs.KH, cs.KW
 	taps := KH * KW
 	wv := cs.wt.Data.I
-	if len(wv) != Cn*taps {
-		return nil, false
-	}
-	bias := make([]int64, Cn)
-	if cs.bias != nil {
-		if cs.bias.Data == nil || len(cs.bias.Data.I) != Cn {
-			return nil, false
-		}
-		copy(bias, cs.bias.Data.I)
-	}
-	m := func(c int) (int64, int64) {
-		if cs.ep.mult != nil {
-			return cs.ep.mult.Data.I[c], cs.ep.shift.Data.I[c]
-		}
-		return cs.ep.m0, cs.ep.s0
-	}
-	// Helium takes channel octets (IntrMVEDW16Row) where the channels
-	// divide by 8; otherwise quads, whose SMLAxy code the M55 runs too.
+	// Helium and NEON take channel octets where the channels divide by 8;
+	// otherwise quads, whose SMLAxy code the M55 runs too.
 	mve := (k.target == MVE.Name || k.target == NEON.Name) && Cn%8 == 0
 	words := make([]int64, Cn*taps/2)
 	if mve {
@@ -176,37 +160,25 @@ func (k *kctx) dw16Rows(cs *convSetup, a *graph.Conv2DAttrs) (Stmt, bool) {
 	}
 	params := make([]int64, Cn*2)
 	for c := 0; c < Cn; c++ {
-		var s int64
-		for t := 0; t < taps; t++ {
-			s += max(wv[c*taps+t], -wv[c*taps+t])
+		var b int64
+		if cs.bias != nil {
+			b = cs.bias.Data.I[c]
 		}
-		if s*32768+max(bias[c], -bias[c]) > math.MaxInt32 {
-			return nil, false
-		}
-		mult, shift := m(c)
-		m16 := int64(0x7FFF)
-		if mult < 0x7FFF0000 {
-			m16 = (mult + 1<<15) >> 16
-		}
-		t := 15 - shift
-		if t < 16 || t > 32 {
-			return nil, false
-		}
-		mp := m16 << (32 - t)
-		if mp > math.MaxInt32 || mp < math.MinInt32 {
-			return nil, false
+		mp := ep.sm0
+		if ep.sm != nil {
+			mp = ep.sm.Data.I[c]
 		}
 		if mve {
 			q, j := c/8, c%8
 			at := 16*q + 4*(j%2) + j/2
-			params[at], params[at+8] = bias[c], mp
+			params[at], params[at+8] = b, mp
 			for tp := 0; tp < taps; tp++ {
 				words[(q*taps+tp)*8+j] = wv[c*taps+tp]
 			}
 			continue
 		}
 		q, j := c/4, c%4
-		params[8*q+j], params[8*q+4+j] = bias[c], mp
+		params[8*q+j], params[8*q+4+j] = b, mp
 		for tp := 0; tp < taps; tp++ {
 			at := ((q*taps)+tp)*2 + j/2
 			h := uint32(uint16(int16(wv[c*taps+tp])))

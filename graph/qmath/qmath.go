@@ -116,12 +116,17 @@ func MultiplyByQuantizedMultiplier(x, multiplier int32, shift int) int32 {
 // precision. The result is truncated to 32 bits as TFLite's default
 // (double-rounding) build does; TFLite assumes |x| < 2^47 and shift < 8.
 func MultiplyByQuantizedMultiplier64(x int64, multiplier int32, shift int) int32 {
-	reduced := int64(0x7FFF)
-	if multiplier < 0x7FFF0000 {
-		reduced = (int64(multiplier) + 1<<15) >> 16
-	}
 	total := uint(15 - shift)
-	return int32((x*reduced + int64(1)<<(total-1)) >> total)
+	return int32((x*Reduced16(multiplier) + int64(1)<<(total-1)) >> total)
+}
+
+// Reduced16 is the 64-bit requantization's multiplier rounded to 16 bits:
+// (m + 2^15) >> 16, and 0x7FFF from 0x7FFF0000 up.
+func Reduced16(multiplier int32) int64 {
+	if multiplier < 0x7FFF0000 {
+		return (int64(multiplier) + 1<<15) >> 16
+	}
+	return 0x7FFF
 }
 
 // MultiplyByQuantizedMultiplierGreaterThanOne is TFLite's variant for a
