@@ -137,7 +137,7 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 			raw[v] = append(raw[v], npy.Bytes(d))
 		}
 	}
-	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags, Layers: layers,
+	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags, Compiler: s.Opt.Compiler, Layers: layers,
 		Layout: crt.Layout{WeightsSection: s.Opt.WeightsSection}})
 	if err != nil {
 		return nil, err

@@ -67,6 +67,9 @@ type Options struct {
 
 	// CFlags are extra compiler flags for firmware builds (e.g. sanitizers on host).
 	CFlags []string
+	// Compiler builds the firmware: runner.CompilerGCC (the default, when
+	// empty) or runner.CompilerClang.
+	Compiler string
 
 	// Tuning is a tuning records file (mcugen tune) whose knobs apply to
 	// the kernels they match; Knobs are extra overrides by kernel name or

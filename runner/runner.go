@@ -53,9 +53,16 @@ type Model struct {
 	Reset bool
 }
 
+// The C compilers a build can take (Options.Compiler).
+const (
+	CompilerGCC   = "gcc"   // the board's gcc (the default)
+	CompilerClang = "clang" // LLVM's clang (ClangFlags), linked by the board's gcc
+)
+
 // Options tune a build; the zero value is the default.
 type Options struct {
 	OptLevel string     // "-O2" when empty; e.g. "-Os"
+	Compiler string     // CompilerGCC when empty, or CompilerClang
 	CFlags   []string   // appended to the compile line
 	Layout   crt.Layout // override the board's weights / arena regions
 	// Mix also builds mcugen's instruction-mix QEMU plugin (see EnableMix): Run then
@@ -145,6 +152,7 @@ var debianPackage = map[string]string{
 	"qemu-system-arm":        "qemu-system-arm",
 	"qemu-aarch64":           "qemu-user",
 	"gcc":                    "gcc",
+	"clang":                  "clang",
 	"size":                   "binutils",
 }
 
@@ -233,6 +241,18 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	if opt == "" {
 		opt = "-O2"
 	}
+	var clang string
+	var clangFlags []string
+	if o.Compiler == CompilerClang {
+		if clang, err = LookTool("clang"); err != nil {
+			return nil, err
+		}
+		if clangFlags, err = ClangFlags(b); err != nil {
+			return nil, err
+		}
+	} else if o.Compiler != "" && o.Compiler != CompilerGCC {
+		return nil, fmt.Errorf("runner: compiler %q: want %s or %s", o.Compiler, CompilerGCC, CompilerClang)
+	}
 	args := append(b.GCCFlags(), opt, "-std=c99", "-Wall", "-Wextra", "-ffunction-sections", "-fdata-sections", "-I", dir)
 	seen := map[string]bool{dir: true}
 	for _, d := range append(append([]string{}, m.IncludeDirs...), dirsOf(m.Sources)...) {
@@ -245,34 +265,60 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	if h.Layers > 0 {
 		args = append(args, crt.LayerHookFlags(m.Prefix, h.Layers)...)
 	}
-	args = append(args, m.Sources...)
-	args = append(args, cfiles...)
+	sources := append(append([]string{}, m.Sources...), cfiles...)
 	out := filepath.Join(dir, "firmware.elf")
+	var link []string
 	switch b.Toolchain {
 	case boards.ToolchainArmNoneEABI:
-		args = append(args, "-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections",
+		link = append(link, "-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections",
 			"-T", filepath.Join(dir, crt.LinkerFile), "-Wl,-Map="+filepath.Join(dir, "firmware.map"))
 	case boards.ToolchainAArch64:
-		args = append(args, "-static", "-Wl,--gc-sections")
+		link = append(link, "-static", "-Wl,--gc-sections")
 	default:
-		args = append(args, "-Wl,--gc-sections")
+		link = append(link, "-Wl,--gc-sections")
 	}
 	// libm for float models (expf, tanhf); int8 models reference none of it.
-	args = append(args, "-lm", "-o", out)
+	link = append(link, "-lm", "-o", out)
+	// gcc compiles and links in one command. clang compiles each file
+	// (its flags after the shared ones), and the board's gcc links the
+	// objects with its C library, as a clang-based IDE's project does.
+	var cmds [][]string
+	if clang == "" {
+		cmds = [][]string{append(append(append([]string{cc}, args...), sources...), link...)}
+	} else {
+		objs := make([]string, len(sources))
+		for i, src := range sources {
+			objs[i] = filepath.Join(dir, fmt.Sprintf("clang%02d_%s.o", i, strings.TrimSuffix(filepath.Base(src), ".c")))
+			c := append(append([]string{clang}, args...), clangFlags...)
+			cmds = append(cmds, append(c, "-c", src, "-o", objs[i]))
+		}
+		// The host's objects link with clang itself (its sanitizer
+		// runtimes are its own); the cross boards' with their gcc.
+		ld := cc
+		if b.Toolchain != boards.ToolchainArmNoneEABI && b.Toolchain != boards.ToolchainAArch64 {
+			ld = clang
+		}
+		l := append(append(append([]string{ld}, b.GCCFlags()...), opt), o.CFlags...)
+		cmds = append(cmds, append(append(l, objs...), link...))
+	}
 	// The build directory says how to redo the build (a kept one is for looking into).
-	if err := writeScript(dir, "build.sh", "rebuilds firmware.elf as mcugen built it", append([]string{cc}, args...)); err != nil {
+	if err := writeScriptCmds(dir, "build.sh", "rebuilds firmware.elf as mcugen built it", cmds); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(cc, args...)
-	cmd.Dir = dir
 	tmp, err := gccTemp(dir)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = runCmd(cmd)
+	for _, argv := range cmds {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		cmd.Stderr = &stderr
+		if err = runCmd(cmd); err != nil {
+			break
+		}
+	}
 	os.RemoveAll(tmp)
 	if err != nil {
 		if ov := parseOverflow(b, m, stderr.String()); ov != nil {
@@ -309,6 +355,12 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 // dir and its parent (the build and the model beside it) are written relative
 // to dir, so the script works after the kept directory is moved.
 func writeScript(dir, name, what string, argv []string) error {
+	return writeScriptCmds(dir, name, what, [][]string{argv})
+}
+
+// writeScriptCmds is writeScript for several commands, run in order: the
+// script stops at the first that fails.
+func writeScriptCmds(dir, name, what string, cmds [][]string) error {
 	rel := func(a string) string {
 		for _, r := range []struct{ abs, rel string }{{dir, "."}, {filepath.Dir(dir), ".."}} {
 			if a == r.abs {
@@ -319,11 +371,22 @@ func writeScript(dir, name, what string, argv []string) error {
 		return a
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/sh\n# Written by mcugen: %s.\ncd \"$(dirname \"$0\")\" || exit 1\nexec", what)
-	for _, a := range argv {
-		b.WriteString(" " + shellQuote(rel(a)))
+	fmt.Fprintf(&b, "#!/bin/sh\n# Written by mcugen: %s.\ncd \"$(dirname \"$0\")\" || exit 1\n", what)
+	for i, argv := range cmds {
+		if i == len(cmds)-1 {
+			b.WriteString("exec")
+		}
+		for j, a := range argv {
+			if j > 0 || i == len(cmds)-1 {
+				b.WriteString(" ")
+			}
+			b.WriteString(shellQuote(rel(a)))
+		}
+		if i < len(cmds)-1 {
+			b.WriteString(" || exit 1")
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o755); err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}

@@ -49,6 +49,9 @@ type benchBaseline struct {
 	path  string
 	cases []benchResult
 	used  []bool
+	// compiler is this run's (benchResult.Compiler): a case built by
+	// another compiler is not the same case.
+	compiler string
 	// errored marks the cases this run attempted and could not measure:
 	// they are its errors, not cases it left out (CI journey).
 	errored []bool
@@ -145,7 +148,7 @@ func loadBaseline(path string) (*benchBaseline, error) {
 func (bl *benchBaseline) find(model, board string) (int, bool) {
 	best, bestLen, ties := -1, 0, 0
 	for i, r := range bl.cases {
-		if r.Board != board {
+		if r.Board != board || r.Compiler != bl.compiler {
 			continue
 		}
 		if r.Model == model {

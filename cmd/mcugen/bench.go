@@ -26,13 +26,24 @@ type benchCmd struct {
 	MaxIncrease float64 `help:"With --baseline: growth allowed per figure, in percent (0: none; the figures are exact, so there is no noise to allow for)." default:"0" placeholder:"PCT"`
 }
 
+// compilerTag is benchResult.Compiler for --cc: empty for the default gcc,
+// so reports from before --cc read the same.
+func compilerTag(cc string) string {
+	if cc == runner.CompilerGCC {
+		return ""
+	}
+	return cc
+}
+
 type benchResult struct {
 	Model string `json:"model"`
 	// ModelSHA256 is the model file's hash, so a report and a baseline say
 	// which file they measured (a CI user journey asked).
-	ModelSHA256  string  `json:"model_sha256,omitempty"`
-	Board        string  `json:"board"`
-	Target       string  `json:"target"`
+	ModelSHA256 string `json:"model_sha256,omitempty"`
+	Board       string `json:"board"`
+	Target      string `json:"target"`
+	// Compiler is "clang" for a --cc clang build (empty: the board's gcc).
+	Compiler     string  `json:"compiler,omitempty"`
 	Instructions int64   `json:"instructions"`
 	MACs         int64   `json:"macs"`
 	MACsPerInstr float64 `json:"macs_per_instruction"`
@@ -125,6 +136,7 @@ func (c *benchCmd) Run(e *env) error {
 		if baseline, err = loadBaseline(c.Baseline); err != nil {
 			return err
 		}
+		baseline.compiler = compilerTag(c.CC)
 	} else if c.MaxIncrease != 0 {
 		return usageError{fmt.Errorf("--max-increase needs --baseline (the report to compare with)")}
 	}
@@ -178,6 +190,7 @@ func (c *benchCmd) Run(e *env) error {
 			if err != nil {
 				return err
 			}
+			opt.Compiler = c.CC
 			// A case of its own, as test has it: the other boards are
 			// still measured (review).
 			if err := hostBuilds(opt.Target, opt.Board); err != nil {
@@ -233,7 +246,7 @@ func (c *benchCmd) Run(e *env) error {
 			r := benchResult{Model: model, ModelSHA256: fileSHA256(model), Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
 				RAMBytes: x.Firmware.RAMBytes(), StackBytes: max(x.StackBytes(), 0), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
-				Tuning: opt.Tuning, TunedKernels: s.Tuned}
+				Tuning: opt.Tuning, TunedKernels: s.Tuned, Compiler: compilerTag(c.CC)}
 			if run != s {
 				r.MeasuredOn = run.Opt.Board.Name
 			}
@@ -366,7 +379,11 @@ func (c *benchCmd) Run(e *env) error {
 		if r.StackBytes > 0 {
 			stack = comma(r.StackBytes)
 		}
-		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s %9s  %-*s%s\n", mw, names[r.Model], bw, r.Board, r.Target,
+		target := r.Target
+		if r.Compiler != "" {
+			target += "/" + r.Compiler // dsp/clang
+		}
+		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s %9s  %-*s%s\n", mw, names[r.Model], bw, r.Board, target,
 			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), stack, comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), aw, anchor, change)
 	}
 	// One line per regression on stdout, however many there are, so a log

@@ -22,6 +22,7 @@ type runFlags struct {
 	used    map[string]int // caseName's names so far
 	Timeout time.Duration  `help:"Kill the firmware after this long." default:"120s"`
 	Keep    string         `help:"Keep the build directory here instead of a temporary one (with several models or boards, a MODEL-BOARD subdirectory each)." type:"path" placeholder:"DIR"`
+	CC      string         `name:"cc" help:"C compiler of the firmware: gcc (the board's) or clang (LLVM's, as Keil MDK's armclang and the LLVM Embedded Toolchain for Arm are; Debian package clang), whose objects the board's gcc links." enum:"gcc,clang" default:"gcc"`
 }
 
 // Validate refuses a timeout that kills every firmware before it starts (kong calls it
@@ -214,6 +215,7 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	opt.Compiler = c.CC
 	if err := hostBuilds(opt.Target, opt.Board); err != nil {
 		return err
 	}

@@ -293,6 +293,7 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	flags.Board = board
 	opt, _, err := flags.options(e, &modelFlags{Model: model, Shape: c.Shape})
 	if err == nil {
+		opt.Compiler = c.CC
 		err = hostBuilds(opt.Target, opt.Board)
 	}
 	if err != nil {

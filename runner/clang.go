@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/mcugen/mcugen/boards"
+)
+
+// ClangFlags are the flags a clang build of b's firmware adds to the
+// board's gcc flags (which clang takes as they are): the target triple, and
+// for the bare-metal boards the ABI and code generation that
+// arm-none-eabi-gcc has by default and clang does not.
+//
+//   - -fshort-enums: the arm-none-eabi ABI's enums, as newlib was built with
+//     (clang's 32-bit ones make the linker warn about every object).
+//   - -fomit-frame-pointer: clang keeps r7 as a frame pointer on Thumb; the
+//     dsp micro-kernels' asm blocks need every register (KWS's pointwise
+//     layers take 39% more instructions with it).
+//   - -munaligned-access where gcc allows unaligned word accesses for the
+//     core (gcc's __ARM_FEATURE_UNALIGNED): clang's bare-metal default is
+//     strict alignment, which turns every word read of int8 data into four
+//     byte loads.
+//   - newlib's headers (clang has its own stddef.h, stdint.h and arm_acle.h
+//     and takes only the C library's from arm-none-eabi-gcc's search list).
+func ClangFlags(b *boards.Board) ([]string, error) {
+	switch b.Toolchain {
+	case boards.ToolchainArmNoneEABI:
+		gcc, err := LookTool("arm-none-eabi-gcc")
+		if err != nil {
+			return nil, err
+		}
+		inc, unaligned, err := armGCCFacts(gcc, b.GCCFlags())
+		if err != nil {
+			return nil, err
+		}
+		f := []string{"--target=arm-none-eabi", "-fshort-enums", "-fomit-frame-pointer"}
+		if unaligned {
+			f = append(f, "-munaligned-access")
+		}
+		for _, d := range inc {
+			f = append(f, "-isystem", d)
+		}
+		return f, nil
+	case boards.ToolchainAArch64:
+		return []string{"--target=aarch64-linux-gnu"}, nil
+	}
+	return nil, nil
+}
+
+var gccFacts sync.Map // gcc + flags -> armFacts
+
+type armFacts struct {
+	inc       []string
+	unaligned bool
+	err       error
+}
+
+// armGCCFacts asks gcc (with the board's flags) for its C library's include
+// directories (those outside gcc's own tree) and whether the core takes
+// unaligned word accesses.
+func armGCCFacts(gcc string, flags []string) ([]string, bool, error) {
+	key := gcc + "\x00" + strings.Join(flags, "\x00")
+	if v, ok := gccFacts.Load(key); ok {
+		f := v.(armFacts)
+		return f.inc, f.unaligned, f.err
+	}
+	var f armFacts
+	args := append(append([]string{}, flags...), "-E", "-dM", "-v", "-x", "c", "-")
+	cmd := exec.Command(gcc, args...)
+	cmd.Stdin = strings.NewReader("")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		f.err = fmt.Errorf("runner: %s %s: %v\n%s", gcc, strings.Join(args, " "), err, tail(errb.String(), 10))
+	} else {
+		f.unaligned = strings.Contains(out.String(), "#define __ARM_FEATURE_UNALIGNED 1")
+		in := false
+		sc := bufio.NewScanner(&errb)
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "#include <...> search starts here"):
+				in = true
+			case strings.HasPrefix(line, "End of search list"):
+				in = false
+			case in:
+				d := filepath.Clean(strings.TrimSpace(line))
+				if !strings.Contains(d, "/lib/gcc/") {
+					f.inc = append(f.inc, d)
+				}
+			}
+		}
+		if len(f.inc) == 0 {
+			f.err = fmt.Errorf("runner: %s names no C library headers outside its own (install libnewlib-arm-none-eabi)", gcc)
+		}
+	}
+	gccFacts.Store(key, f)
+	return f.inc, f.unaligned, f.err
+}
