@@ -39,10 +39,10 @@ typedef struct {
 typedef struct {
     int8_t b[4];
 } dsp_byte_quad;
-#define DSP_LD2(p, i, lo, hi) __asm__("ldrd %0, %1, [%2, %3]" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const dsp_word_pair *)((p) + (i))))
+#define DSP_LD2(p, i, lo, hi) __asm__("ldrd %0, %1, [%2, %3]" : "=r"(lo), "=r"(hi) : "r"(p), MCUGEN_ASM_IMM(4 * (i)), "m"(*(const dsp_word_pair *)((p) + (i))))
 
 /* Two adjacent words stored by one STRD. */
-#define DSP_ST2(p, i, lo, hi) __asm__("strd %1, %2, [%3, %4]" : "=m"(*(int32_t(*)[2])((p) + (i))) : "r"(lo), "r"(hi), "r"(p), "n"(4 * (i)))
+#define DSP_ST2(p, i, lo, hi) __asm__("strd %1, %2, [%3, %4]" : "=m"(*(int32_t(*)[2])((p) + (i))) : "r"(lo), "r"(hi), "r"(p), MCUGEN_ASM_IMM(4 * (i)))
 
 static inline int32_t dsp_read32(const void *p)
 {
@@ -64,7 +64,7 @@ static inline int32_t dsp_read32(const void *p)
    (w1, w3) by SXTB16 of the word rotated by 8 and (w0, w2) by SXTB16, in one
    asm statement so gcc keeps the three together (left to itself it widens
    every weight of an unrolled loop first and spills them). */
-#define DSP_LDW8(p, i, lo, hi) __asm__("ldr %0, [%2, %3]\n\tsxtb16 %1, %0, ror #8\n\tsxtb16 %0, %0" : "=r"(lo), "=r"(hi) : "r"(p), "n"(4 * (i)), "m"(*(const dsp_byte_quad *)((p) + 4 * (i))))`)
+#define DSP_LDW8(p, i, lo, hi) __asm__("ldr %0, [%2, %3]\n\tsxtb16 %1, %0, ror #8\n\tsxtb16 %0, %0" : "=r"(lo), "=r"(hi) : "r"(p), MCUGEN_ASM_IMM(4 * (i)), "m"(*(const dsp_byte_quad *)((p) + 4 * (i))))`)
 	for _, b := range tir.DSPMacBlocks {
 		for _, u := range tir.DSPMacUnrolls {
 			gen(tir.DSPMacW8Name(b[0], b[1], u), []string{"dsp_acle", "dsp_w8"}, func() string { return dspMacC(b[0], b[1], u, true) })
@@ -234,7 +234,7 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string, row
 		if r == 3 {
 			// Three rows (writeMacLDM3), rows 1 and 2 at constant offsets
 			// from row 0 that LDRD's immediate holds.
-			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
+			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
 			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/8)
 			writeMacLDM3(b, u, in+"    ")
 			// x1 and x2 stay behind: with a constant xs every iteration
@@ -242,13 +242,13 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string, row
 			fmt.Fprintf(b, "%s    x0 += %d;\n%s    continue;\n%s}\n", in, 2*u, in, in)
 			b.WriteString("#endif\n")
 		} else if r == 2 {
-			// clang checks an "n" operand before inlining has made xs a
-			// constant (even in a branch __builtin_constant_p removes):
-			// the two-row asm is gcc's, and the C form follows it.
+			// xs is an immediate once inlining has made it a constant
+			// (MCUGEN_ASM_IMM: "n" for gcc, "i" for clang, which checks
+			// "n" before inlining); the C form follows the asm.
 			// Position-independent code (-fPIC, -fpie) holds a PIC
 			// base in a register, which the 2x2 statements then lack
 			// ("impossible constraints": bare-metal journey).
-			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__) && !defined(__PIC__)\n")
+			b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__PIC__)\n")
 			fmt.Fprintf(b, "%sif (__builtin_constant_p(xs) && xs >= 0 && xs <= %d) {\n", in, (1020-8*(u-1))/4)
 			writeMacLDM(b, r, c, u, w8, false, in+"    ")
 			fmt.Fprintf(b, "%s    x0 += %d;\n%s    x1 += %d;\n%s    continue;\n%s}\n", in, 2*u, in, 2*u, in, in)
@@ -387,7 +387,7 @@ func writeMacLDM(b *strings.Builder, r, c, u int, w8, init bool, in string) {
 		}
 		ins := []string{`[x0] "r"(x0)`}
 		if r == 2 {
-			ins = append(ins, fmt.Sprintf(`[o] "n"(4 * xs + %d)`, 8*step))
+			ins = append(ins, fmt.Sprintf(`[o] MCUGEN_ASM_IMM(4 * xs + %d)`, 8*step))
 		}
 		outs = append(outs, `[w] "+r"(w)`, `[d0] "=&r"(d0)`, `[d1] "=&r"(d1)`)
 		fmt.Fprintf(b, "%s__asm__(\"%s\"\n%s        : %s\n%s        : %s\n%s        : \"r4\", \"r5\", \"r6\", \"r8\", \"memory\");\n",
@@ -448,7 +448,7 @@ func writeMacLDM3(b *strings.Builder, u int, in string) {
 			[]string{`[x0] "r"(x0)`})
 		asm(append(row(1, step), row(2, step)...),
 			append(accs(1, 2), `[d0] "=&r"(d0)`, `[d1] "=&r"(d1)`),
-			[]string{`[x0] "r"(x0)`, `[o1] "n"(4 * xs)`, `[o2] "n"(8 * xs)`, `"r"(w0)`, `"r"(w1)`, `"r"(w2)`, `"r"(w3)`})
+			[]string{`[x0] "r"(x0)`, `[o1] MCUGEN_ASM_IMM(4 * xs)`, `[o2] MCUGEN_ASM_IMM(8 * xs)`, `"r"(w0)`, `"r"(w1)`, `"r"(w2)`, `"r"(w3)`})
 	}
 }
 
@@ -466,7 +466,7 @@ func dspMacC(r, c, u int, w8 bool) string {
 	} else {
 		fmt.Fprintf(&b, "/* acc[i*%d + j] += sum over g < n/2, h < 2 of smlad(x[i*xs + 2g + h], w[%d*g + 2j + h]), i < %d, j < %d. */\n", c, 2*c, r, c)
 	}
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int32_t *acc, const int32_t *x, int32_t xs, const %s *w, int32_t n)\n{\n", name, wt)
+	fmt.Fprintf(&b, "static inline MCUGEN_ALWAYS_INLINE void %s(int32_t *acc, const int32_t *x, int32_t xs, const %s *w, int32_t n)\n{\n", name, wt)
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			fmt.Fprintf(&b, "    int32_t a%d%d = acc[%d];\n", i, j, i*c+j)
@@ -506,7 +506,7 @@ func dspGemmC(r, c, u int, w8 bool) string {
 	}
 	fmt.Fprintf(&b, "/* For b < nb: the %dx%d block of %s from zero, over channels b*%d.., then\n", r, c, mac, c)
 	b.WriteString("   y[i*ys + o] = dsp_requant_s8pr(acc, &p[4*o], zr, lo, hi) with the bias folded into p's k0. */\n")
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name, wt)
+	fmt.Fprintf(&b, "static inline MCUGEN_ALWAYS_INLINE void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const %s *w, int32_t n, const int32_t *p, int32_t nb, int32_t zr, int32_t lo, int32_t hi)\n{\n", name, wt)
 	writeGemmBody(&b, r, c, u, w8, gemmEpilogueK0, 0)
 	return b.String()
 }
@@ -533,7 +533,7 @@ func dspGemmSC(r, c, u int, signed bool) string {
 		b.WriteString("   then y[i*ys + o] = clamp((SMMLA(acc, p[3*o], p[3*o + 1])) >> t, lo, hi): every channel\n")
 		b.WriteString("   scaled to the layer's one shift t (tir/dsp_gemm_shift.go). */\n")
 	}
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
+	fmt.Fprintf(&b, "static inline MCUGEN_ALWAYS_INLINE void %s(int8_t *y, int32_t ys, const int32_t *x, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
 	writeGemmBody(&b, r, c, u, false, ep, 0)
 	return b.String()
 }
@@ -549,7 +549,7 @@ func dspGemm3C(r, c, u int, signed bool) string {
 	}
 	fmt.Fprintf(&b, "/* %s over K = 3n: row i's words at xa + i*xs, then xb, then xc (three input rows of a\n", one)
 	b.WriteString("   3-row window); the accumulators stay in registers across them. */\n")
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, int32_t ys, const int32_t *xa, const int32_t *xb, const int32_t *xc, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
+	fmt.Fprintf(&b, "static inline MCUGEN_ALWAYS_INLINE void %s(int8_t *y, int32_t ys, const int32_t *xa, const int32_t *xb, const int32_t *xc, int32_t xs, const int32_t *w, int32_t n, const int32_t *p, int32_t nb, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
 	writeGemmBody(&b, r, c, u, false, ep, 3)
 	return b.String()
 }

@@ -30,7 +30,7 @@ static inline int32_t dsp_pk_hi(int32_t a, int32_t b)
 /* One input row (w pixels of c channels, c % 4 == 0) as planes of int16 pair words, the
    channels of one word position adjacent: dst[k * c + ch] = (v(2k - padl, ch), v(2k - padl + 1, ch))
    with v(i, ch) = x[i * c + ch] + xo inside the row and 0 outside it. */
-static inline __attribute__((always_inline)) void dsp_planes_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, int32_t wp2, int32_t padl, int32_t xo)
+static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, int32_t wp2, int32_t padl, int32_t xo)
 {
     const int32_t o = (int32_t)(((uint32_t)xo << 16) | ((uint32_t)xo & 0xffffu));
     int32_t k;
@@ -142,7 +142,7 @@ func dwPlanarC(form dwForm) string {
         int32_t y_ = (yv); \
         ` + decl + rq + `\
     } while (0)
-static inline __attribute__((always_inline)) void ` + name + `(int8_t *out, const int32_t *r, int32_t s0, int32_t s1, int32_t s2, const int32_t *p0,
+static inline MCUGEN_ALWAYS_INLINE void ` + name + `(int8_t *out, const int32_t *r, int32_t s0, int32_t s1, int32_t s2, const int32_t *p0,
                                 int32_t nc, int32_t ow, int32_t stride, int32_t step, int32_t ` + last + `, int32_t lo, int32_t hi)
 {
     /* Inlined into each layer, so nc, ow, stride, step, the row offsets s0, s1, s2 and the clamp

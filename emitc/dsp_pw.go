@@ -41,7 +41,7 @@ func dspPwC(n int, signed bool) string {
 		b.WriteString(" - (acc < 0 ? D : 0)")
 	}
 	b.WriteString(")) >> t, lo, hi) for o < c (tir/dsp_pw.go). */\n")
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int8_t *y, const int32_t *x, const int32_t *tab, int32_t c, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
+	fmt.Fprintf(&b, "static inline MCUGEN_ALWAYS_INLINE void %s(int8_t *y, const int32_t *x, const int32_t *tab, int32_t c, int32_t t, int32_t lo, int32_t hi)\n{\n", name)
 	for g := 0; g < n; g++ {
 		fmt.Fprintf(&b, "    const int32_t x%d = x[%d];\n", g, g)
 	}
@@ -84,8 +84,8 @@ func dspPwC(n int, signed bool) string {
 		fmt.Fprintf(&c, "%s    y[%s] = (int8_t)s;\n%s}\n", ind, at, ind)
 		return c.String()
 	}
-	b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
-	b.WriteString("#if __GNUC__ >= 8\n#pragma GCC unroll 64\n#endif\n")
+	b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
+	b.WriteString("#if __GNUC__ >= 8 || defined(__clang__)\n#pragma GCC unroll 64\n#endif\n")
 	b.WriteString("    for (; o < c; ++o) {\n")
 	b.WriteString(channel("        ", "o"))
 	b.WriteString("    }\n#else\n")

@@ -48,7 +48,7 @@ func dspMacW4C(r, c, u int) string {
 	fmt.Fprintf(&b, "/* acc[i*%d + j] += sum over G < n/4, t < 2, h < 2 of smlad(x[i*xs + 4G + 2t + h],\n"+
 		"   (nib(w[%d*G + 4j + h], t), nib(w[%d*G + 4j + h + 2], t))), i < %d, j < %d:\n"+
 		"   nib(b, 0) is byte b's low nibble, nib(b, 1) its high one, unsigned (the weight plus 8). */\n", c, 4*c, 4*c, r, c)
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int32_t *acc, const int32_t *x, int32_t xs, const int8_t *w, int32_t n)\n{\n", name)
+	fmt.Fprintf(&b, "static inline MCUGEN_ALWAYS_INLINE void %s(int32_t *acc, const int32_t *x, int32_t xs, const int8_t *w, int32_t n)\n{\n", name)
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			fmt.Fprintf(&b, "    int32_t a%d%d = acc[%d];\n", i, j, i*c+j)
@@ -146,7 +146,7 @@ func writeW4Asm(b *strings.Builder, c, st int, in string) {
 			fmt.Fprintf(b, "%s        \"smlad %%[a], %%[%c], %%[t], %%[a]%s\"\n", jn, "pqrs"[k], end)
 		}
 		fmt.Fprintf(b, "%s        : [a] \"+r\"(a0%d), [v] \"=&r\"(v), [t] \"=&r\"(t)\n", jn, j)
-		fmt.Fprintf(b, "%s        : [w] \"r\"(w), [o] \"n\"(%d), [m] \"r\"(m), [p] \"r\"(p0), [q] \"r\"(q0), [r] \"r\"(r0), [s] \"r\"(s0),\n", jn, 4*(c*st+j))
+		fmt.Fprintf(b, "%s        : [w] \"r\"(w), [o] MCUGEN_ASM_IMM(%d), [m] \"r\"(m), [p] \"r\"(p0), [q] \"r\"(q0), [r] \"r\"(r0), [s] \"r\"(s0),\n", jn, 4*(c*st+j))
 		fmt.Fprintf(b, "%s          \"m\"(*(const dsp_byte_quad *)(w + %d)));\n", jn, 4*(c*st+j))
 		fmt.Fprintf(b, "%s}\n", in)
 	}

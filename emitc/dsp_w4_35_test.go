@@ -49,6 +49,7 @@ static int32_t shim_smlad(int32_t a, int32_t b, int32_t c)
 #define __smlad shim_smlad
 
 `)
+	src.WriteString(alwaysInlineDef + asmImmDef)
 	src.WriteString(helperCode(tir.IntrDSPSumPairs))
 	src.WriteString("\n\n")
 	type call struct {

@@ -36,7 +36,7 @@ func winoInC() string {
 	var b strings.Builder
 	b.WriteString(`/* Winograd F(2x2, 3x3) input transform of one 4x4 tile of int16 pair words:
    d[r * rs + c * cs + k] is row r, column c, word k < n; v[(4r + c) * vs + k] = (B^T d B)[r][c]. */
-static inline __attribute__((always_inline)) void dsp_wino_in_s16(int32_t *v, const int32_t *d, int32_t rs, int32_t cs, int32_t n, int32_t vs)
+static inline MCUGEN_ALWAYS_INLINE void dsp_wino_in_s16(int32_t *v, const int32_t *d, int32_t rs, int32_t cs, int32_t n, int32_t vs)
 {
     /* Inlined, so the strides are constants: per word k, sixteen loads, the
        column transform into sixteen values, the row transform into sixteen
@@ -72,7 +72,7 @@ static inline __attribute__((always_inline)) void dsp_wino_in_s16(int32_t *v, co
 func dspWinoMacC(r, u int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "/* m[4*xi + 2*i + j] = sum over g < n/2, h < 2 of smlad(x[xi*ps + i*xs + 2g + h], w[xi*ws + 4g + 2j + h]), xi < 16, i < %d, j < 2. */\n", r)
-	fmt.Fprintf(&b, "static inline __attribute__((always_inline)) void %s(int32_t *m, const int32_t *xt, int32_t ps, int32_t xs, const int32_t *wt, int32_t ws, int32_t n)\n{\n", tir.DSPWinoMacName(r, u))
+	fmt.Fprintf(&b, "static inline MCUGEN_ALWAYS_INLINE void %s(int32_t *m, const int32_t *xt, int32_t ps, int32_t xs, const int32_t *wt, int32_t ws, int32_t n)\n{\n", tir.DSPWinoMacName(r, u))
 	b.WriteString("    int32_t xi;\n")
 	if r == 1 {
 		b.WriteString("    (void)xs;\n")
@@ -86,7 +86,7 @@ func dspWinoMacC(r, u int) string {
 	if r == 2 {
 		cond += fmt.Sprintf(" && __builtin_constant_p(xs) && xs >= 0 && xs <= %d", (1020-8*(u-1))/4)
 	}
-	b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)\n")
+	b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
 	fmt.Fprintf(&b, "        if (%s) {\n", cond)
 	for i := 0; i < r; i++ {
 		for j := 0; j < 2; j++ {

@@ -43,7 +43,7 @@ static inline int32_t smmulr_s32(int64_t a, int32_t m)
 }`)
 	addHelper("dw16_out", []string{tir.IntrSMMULR}, `/* (a * m + 2^31) >> 32 (SMMULR) clamped to [lo, hi] (an int16 range): tir.IntrDW16Row's
    requantization. */
-static inline __attribute__((always_inline)) int32_t dw16_out(int32_t a, int32_t m, int32_t lo, int32_t hi)
+static inline MCUGEN_ALWAYS_INLINE int32_t dw16_out(int32_t a, int32_t m, int32_t lo, int32_t hi)
 {
     int32_t v = smmulr_s32(a, m);
 #if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM)
@@ -121,7 +121,7 @@ static inline __attribute__((always_inline)) int32_t dw16_out(int32_t a, int32_t
         s3 += xt_[3] * dw16_hi(wt_[1]);                                                        \
     }
 #endif
-static inline __attribute__((always_inline)) void dw16_row_s16s8(int16_t *y, const int16_t *x, const int32_t *w, const int32_t *p,
+static inline MCUGEN_ALWAYS_INLINE void dw16_row_s16s8(int16_t *y, const int16_t *x, const int32_t *w, const int32_t *p,
                                                                  int32_t H, int32_t W, int32_t C, int32_t OW, int32_t ih0,
                                                                  int32_t sw, int32_t pl, int32_t KH, int32_t KW, int32_t dh,
                                                                  int32_t dw, int32_t lo, int32_t hi)
@@ -142,11 +142,11 @@ static inline __attribute__((always_inline)) void dw16_row_s16s8(int16_t *y, con
             if (full) {
                 const int16_t *xq = x + (ih0 * W + iw0) * C + q;
                 const int32_t *wp = wq;
-#if __GNUC__ >= 8
+#if __GNUC__ >= 8 || defined(__clang__)
 #pragma GCC unroll 16
 #endif
                 for (kh = 0; kh < KH; ++kh) {
-#if __GNUC__ >= 8
+#if __GNUC__ >= 8 || defined(__clang__)
 #pragma GCC unroll 16
 #endif
                     for (kw = 0; kw < KW; ++kw) {
@@ -156,7 +156,7 @@ static inline __attribute__((always_inline)) void dw16_row_s16s8(int16_t *y, con
             } else if (kh0 == 0 && kh1 == KH) {
                 /* A column at the image's left or right edge: the rows unrolled. */
                 const int16_t *xq = x + ih0 * W * C + q;
-#if __GNUC__ >= 8
+#if __GNUC__ >= 8 || defined(__clang__)
 #pragma GCC unroll 16
 #endif
                 for (kh = 0; kh < KH; ++kh) {

@@ -500,9 +500,10 @@ func (e *emitter) source() ([]byte, error) {
 	// helperOrder's order, each helper after the ones it needs (whichever
 	// file registered them first).
 	printed := map[string]bool{}
+	var hb bytes.Buffer
 	for _, h := range helperOrder {
 		if need[h] {
-			writeHelper(&b, h, printed)
+			writeHelper(&hb, h, printed)
 		}
 	}
 	extras := make([]string, 0, len(e.extra))
@@ -511,8 +512,25 @@ func (e *emitter) source() ([]byte, error) {
 	}
 	sort.Strings(extras)
 	for _, name := range extras {
-		b.WriteString(e.extra[name])
-		b.WriteString("\n\n")
+		hb.WriteString(e.extra[name])
+		hb.WriteString("\n\n")
+	}
+	if bytes.Contains(hb.Bytes(), []byte(asmImm)) || bytes.Contains(kernels.Bytes(), []byte(asmImm)) {
+		b.WriteString(asmImmDef)
+	}
+	if bytes.Contains(hb.Bytes(), []byte(alwaysInline)) {
+		b.WriteString(alwaysInlineDef)
+	}
+	// clang warns of a static inline function the file does not call (gcc
+	// does not): a helper's dependency may serve only its other form (its
+	// asm or its C, by the core's features). The helpers only; the kernels
+	// and the entry function keep the warning.
+	if hb.Len() > 0 {
+		b.WriteString("/* clang warns of an unused static inline function, gcc does not: some helpers serve\n" +
+			"   only the other form (asm or C) of one a kernel calls. */\n" +
+			"#if defined(__clang__)\n#pragma clang diagnostic push\n#pragma clang diagnostic ignored \"-Wunused-function\"\n#endif\n\n")
+		b.Write(hb.Bytes())
+		b.WriteString("#if defined(__clang__)\n#pragma clang diagnostic pop\n#endif\n\n")
 	}
 	for _, c := range e.constList {
 		writeConst(&b, c, e.consts[c], e.PREFIX)
@@ -524,6 +542,28 @@ func (e *emitter) source() ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// asmImm is the constraint of an asm immediate that a helper computes from its
+// parameters (a stride, a count): gcc checks "n" once inlining has made the
+// parameter a constant, clang checks "n" before inlining but takes "i" after
+// it (at -O1 and up, where the asm is compiled at all).
+const asmImm = "MCUGEN_ASM_IMM"
+
+const asmImmDef = "/* The constraint of an asm immediate a helper computes from its parameters: gcc checks \"n\"\n" +
+	"   once inlining has made them constants, clang checks \"n\" before inlining and \"i\" after. */\n" +
+	"#ifndef " + asmImm + "\n#if defined(__clang__)\n#define " + asmImm + " \"i\"\n#else\n#define " + asmImm + " \"n\"\n#endif\n#endif\n\n"
+
+// alwaysInline marks the helpers the kernels inline. clang without
+// optimisation keeps every inlined copy's locals in slots of their own, and
+// KWS's depthwise kernels took 20 KB frames (past mps2-an386's 16 KiB stack:
+// gcc's -O0 builds take -Og instead, which clang has no pragma for); there
+// the helpers are plain calls.
+const alwaysInline = "MCUGEN_ALWAYS_INLINE"
+
+const alwaysInlineDef = "/* The helpers the kernels inline; called, not inlined, in a clang build without optimisation,\n" +
+	"   whose inlined copies would each keep their own stack slots. */\n" +
+	"#ifndef " + alwaysInline + "\n#if defined(__GNUC__) && !(defined(__clang__) && !defined(__OPTIMIZE__))\n#define " + alwaysInline +
+	" __attribute__((always_inline))\n#else\n#define " + alwaysInline + "\n#endif\n#endif\n\n"
 
 func writeConst(b *bytes.Buffer, c *tir.Buffer, name, PREFIX string) {
 	what := "constant"

@@ -113,7 +113,7 @@ static inline void dot4_s16s8(const int16_t *x, const int8_t *w, int32_t stride,
     uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* no partial sum leaves int32 (the compiler checked); unsigned keeps gcc from reasoning about overflow */
     int32_t i = 0;
 #if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__ARM_BIG_ENDIAN) && \
-    !defined(__clang__) && !defined(__PIC__) && defined(__ARM_FEATURE_UNALIGNED)
+    !defined(__PIC__) && defined(__ARM_FEATURE_UNALIGNED)
     if (__builtin_constant_p(stride) && stride >= 0 && stride <= 1365) {
         /* A whole step in one asm statement (its temporaries its own): gcc's allocation around
            the smaller statements spilled in the loop where the caller's epilogue changed. Its
@@ -134,7 +134,7 @@ static inline void dot4_s16s8(const int16_t *x, const int8_t *w, int32_t stride,
                     "smlad %[s0], %[x01], %[lo], %[s0]\n\tsmlad %[s0], %[x23], %[hi], %[s0]"
                     : [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), [s3] "+r"(s3), [xp] "+r"(xp), [wp] "+r"(wp),
                       [x01] "=&r"(x01), [x23] "=&r"(x23), [u] "=&r"(u), [lo] "=&r"(lo), [hi] "=&r"(hi)
-                    : [o1] "n"(stride), [o2] "n"(2 * stride), [o3] "n"(3 * stride)
+                    : [o1] MCUGEN_ASM_IMM(stride), [o2] MCUGEN_ASM_IMM(2 * stride), [o3] MCUGEN_ASM_IMM(3 * stride)
                     : "memory");
         }
     }

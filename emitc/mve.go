@@ -13,7 +13,7 @@ func init() {
 #include <arm_mve.h>
 
 #if defined(__GNUC__)
-#define MVE_INLINE static inline __attribute__((always_inline))
+#define MVE_INLINE static inline MCUGEN_ALWAYS_INLINE
 #else
 #define MVE_INLINE static inline
 #endif
@@ -384,7 +384,7 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
             "vmladava.s8 %[a1], q0, q3\n\tvmladava.s8 %[b1], q1, q3\n\tvmladava.s8 %[c1], q2, q3\n\t"         \
             ".set mcg_o, mcg_o + 16\n\t.set mcg_w, mcg_w + 64\n\t.endr"                                      \
             : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [c0] "+Te"(c0), [c1] "+Te"(c1)   \
-            : [xp] MVE_GEMV3_P(xa), [yp] MVE_GEMV3_P(xb), [zp] MVE_GEMV3_P(xc), [w] MVE_GEMV3_P(wq), [k] "n"(cnt)                             \
+            : [xp] MVE_GEMV3_P(xa), [yp] MVE_GEMV3_P(xb), [zp] MVE_GEMV3_P(xc), [w] MVE_GEMV3_P(wq), [k] MCUGEN_ASM_IMM(cnt)                             \
             : "q0", "q1", "q2", "q3", "memory")
 #define MVE_GEMV3_KU(wh)                                                                                  \
     do {                                                                                                  \
@@ -481,7 +481,7 @@ MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const
             ".set mcg_w, mcg_w + 64\n\t.endr"                                                                \
             : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [c0] "+Te"(c0), [c1] "+Te"(c1),  \
               [xp] "+r"(xp)                                                                               \
-            : [w] "r"(wq), [k] "n"(cnt)                                                                   \
+            : [w] "r"(wq), [k] MCUGEN_ASM_IMM(cnt)                                                                   \
             : "q0", "q1", "q2", "q3", "memory")
 #define MVE_GEMV3I_KU(wh)                                                                                 \
     do {                                                                                                  \
@@ -665,15 +665,14 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
         int32x4_t ao = b.val[1];
         int16x8_t o;
         int32_t i;
-#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)
+#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)
         if (kh == 3 && kw == 3 && __builtin_constant_p(xkw) && __builtin_constant_p(xkh) && __builtin_constant_p(c) &&
             xkw > 0 && xkw <= 127 && c > 0 && c <= 127 && xkh - 2 * xkw > 0 && xkh - 2 * xkw <= 4095) {
             /* The nine taps in one asm statement: post-incremented loads by
                the (constant) pixel and channel strides, one add per kernel
                row, no loop; gcc's own code for the loop over the rows moves
                the accumulators between Q registers. The widening loads take
-               low base registers ("l"). ("n" operands are constants only
-               after inlining, which clang checks too early.) */
+               low base registers ("l"). */
             const int8_t *xp = x + ch;
             const int8_t *wp = w + ch;
             /* One tap: x at xp (then xp += post), w at wp (then wp += c). */
@@ -683,7 +682,7 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
             __asm__ volatile(MVE_DW_ROW "add %[xp], %[xp], %[xrow]\n\t" MVE_DW_ROW "add %[xp], %[xp], %[xrow]\n\t"
                     MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP(", %[xkw]", ", %[c]") MVE_DW_TAP("", "")
                     : [ae] "+w"(ae), [ao] "+w"(ao), [xp] "+l"(xp), [wp] "+l"(wp)
-                    : [xkw] "n"(xkw), [c] "n"(c), [xrow] "n"(xkh - 2 * xkw)
+                    : [xkw] MCUGEN_ASM_IMM(xkw), [c] MCUGEN_ASM_IMM(c), [xrow] MCUGEN_ASM_IMM(xkh - 2 * xkw)
                     : "q0", "q1", "q2", "q3", "memory");
 #undef MVE_DW_ROW
 #undef MVE_DW_TAP
@@ -858,7 +857,7 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
         const int8_t *r = q;
         int8_t *o = y + ch;
         int32_t k;
-#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__clang__)
+#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)
         if (__builtin_constant_p(s0) && __builtin_constant_p(s1) && __builtin_constant_p(s2) && __builtin_constant_p(t1) &&
             __builtin_constant_p(t2) && __builtin_constant_p(ys) && __builtin_constant_p(ow) && s0 >= 0 && s1 >= 0 &&
             s2 >= 0 && s0 + t1 <= 127 && s1 + t1 <= 127 && s2 + t1 <= 127 && s0 + t2 <= 127 && s1 + t2 <= 127 &&
@@ -893,9 +892,9 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
                      "vldrb.s32 q1, [%[r], %[ob2]]\n\tvmla.s32 %q[a], q1, %[b2]" \
                      : [a] "=&w"(acc) \
                      : [r] "l"(rr), [bi] "r"(bi), [a1] "r"(a1), [a2] "r"(a2), [b0] "r"(b0), [b1] "r"(b1), \
-                       [b2] "r"(b2), [v0] "w"(v0), [oa0] "n"(MVE_DWL3_S(za)), [oa1] "n"(MVE_DWL3_S(za) + t1), \
-                       [oa2] "n"(MVE_DWL3_S(za) + t2), [ob0] "n"(MVE_DWL3_S(zb)), [ob1] "n"(MVE_DWL3_S(zb) + t1), \
-                       [ob2] "n"(MVE_DWL3_S(zb) + t2) \
+                       [b2] "r"(b2), [v0] "w"(v0), [oa0] MCUGEN_ASM_IMM(MVE_DWL3_S(za)), [oa1] MCUGEN_ASM_IMM(MVE_DWL3_S(za) + t1), \
+                       [oa2] MCUGEN_ASM_IMM(MVE_DWL3_S(za) + t2), [ob0] MCUGEN_ASM_IMM(MVE_DWL3_S(zb)), [ob1] MCUGEN_ASM_IMM(MVE_DWL3_S(zb) + t1), \
+                       [ob2] MCUGEN_ASM_IMM(MVE_DWL3_S(zb) + t2) \
                      : "q1", "memory")
             /* The third row (slot 0) and the requantization, clamped to the int8 range. */
 #define MVE_DWL3_C(post) "vldrb.s32 q1, [%[r], %[t1]]\n\tvmla.s32 %q[a], q1, %[c1]\n\t" \
@@ -904,14 +903,14 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
                          "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\tvrshl.s32 %q[a], %q[a], %q[s]\n\t" \
                          "vadd.i32 %q[a], %q[a], %q[z]\n\tvqshl.s32 %q[a], %q[a], #24\n\tvshr.s32 %q[a], %q[a], #24\n\t"
 #define MVE_DWL3_C_IN [c0] "r"(c0), [c1] "r"(c1), [c2] "r"(c2), [m] "w"(m), [s] "w"(s), [z] "w"(z), \
-                      [t1] "n"(t1), [t2] "n"(t2)
+                      [t1] MCUGEN_ASM_IMM(t1), [t2] MCUGEN_ASM_IMM(t2)
             int8_t *const oend = oo + ow / 4 * 4 * ys;
             while (oo != oend) {
                 int32x4_t acc;
                 MVE_DWL3_AB(acc, rr);
                 __asm__ volatile(MVE_DWL3_C(", #4") "vstrb.32 %q[a], [%[o], %q[off]]\n\tadd %[o], %[o], %[ys4]"
                                  : [a] "+w"(acc), [r] "+l"(rr), [o] "+r"(oo)
-                                 : MVE_DWL3_C_IN, [off] "w"(off), [ys4] "n"(4 * ys)
+                                 : MVE_DWL3_C_IN, [off] "w"(off), [ys4] MCUGEN_ASM_IMM(4 * ys)
                                  : "q1", "memory");
             }
             if (ow % 4 != 0) {

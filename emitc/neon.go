@@ -23,7 +23,7 @@ static inline int32x4_t neon_dot_s8(int32x4_t a, int8x16_t x, int8x16_t w)
 	add("neon_gemv_s8", []string{"neon_include"}, `/* acc[j] += sum over i < n of x[i] * w[j*ws + i], for j < m; four rows of w
    share each 16-byte input vector. (gcc's loop-bound warning misfires on the
    scalar tail once the sizes are constant: silenced here only.) */
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
 #endif
@@ -91,7 +91,7 @@ static inline void neon_gemv_s8(int32_t *acc, const int8_t *x, const int8_t *w, 
         w += ws;
     }
 }
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif`)
 	add("neon_gemvb_s8", []string{"neon_include"}, `/* acc[j] = init[j] + sum over i < n of x[i] * W[j][i], for j < m (a multiple of 4),
@@ -157,7 +157,7 @@ static inline void neon_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *i
    sum over i < kh, j < kw of x[i*xkh + j*xkw] * w[(i*kw + j)*c], x and w at
    channel ch; 3x3 with constant offsets (one loop over the kernel rows). */
 #if defined(__GNUC__)
-__attribute__((always_inline))
+MCUGEN_ALWAYS_INLINE
 #endif
 static inline int32x4x2_t neon_dwtaps_s8(int32x4x2_t a, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
                                          int32_t kh, int32_t kw, int32_t c)
@@ -318,7 +318,7 @@ static void neon_dwconvrq4_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t x
 }
 
 #if defined(__GNUC__)
-__attribute__((always_inline))
+MCUGEN_ALWAYS_INLINE
 #endif
 static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, const int8_t *w,
                                     int32_t kh, int32_t kw, int32_t c, const int32_t *bias, const int32_t *mult,
