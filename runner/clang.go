@@ -53,6 +53,22 @@ func ClangFlags(b *boards.Board) ([]string, error) {
 	return nil, nil
 }
 
+// gccOnly are board flags clang does not take: -masm-syntax-unified makes
+// gcc read the ARMv6-M boards' inline asm in unified syntax, which is
+// clang's only syntax.
+var gccOnly = map[string]bool{"-masm-syntax-unified": true}
+
+// ClangOnly is flags without the gcc-only ones.
+func ClangOnly(flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		if !gccOnly[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 var gccFacts sync.Map // gcc + flags -> armFacts
 
 type armFacts struct {

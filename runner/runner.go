@@ -289,7 +289,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 		objs := make([]string, len(sources))
 		for i, src := range sources {
 			objs[i] = filepath.Join(dir, fmt.Sprintf("clang%02d_%s.o", i, strings.TrimSuffix(filepath.Base(src), ".c")))
-			c := append(append([]string{clang}, args...), clangFlags...)
+			c := append(append([]string{clang}, ClangOnly(args)...), clangFlags...)
 			cmds = append(cmds, append(c, "-c", src, "-o", objs[i]))
 		}
 		// The host's objects link with clang itself (its sanitizer
