@@ -5,6 +5,11 @@ package emitc
 // gcc's <arm_mve.h>, tail-predicated with VCTP. Printed only into models
 // scheduled for "mve".
 
+import (
+	"fmt"
+	"strings"
+)
+
 func init() {
 	add := addHelper
 	add("mve_include", nil, `#if !defined(__ARM_FEATURE_MVE)
@@ -375,6 +380,7 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
 #else
 #define MVE_GEMV3_P(v) "r"(v)
 #endif
+`+mveGemv3KUClang(false)+`#else
 #define MVE_GEMV3_KU1(xa, xb, xc, wq, cnt)                                                                \
     __asm__ volatile(".set mcg_o, 0\n\t.set mcg_w, 0\n\t.rept %c[k]\n\t"                                    \
             "vldrb.u8 q0, [%[xp], #mcg_o]\n\tvldrb.u8 q1, [%[yp], #mcg_o]\n\tvldrb.u8 q2, [%[zp], #mcg_o]\n\t" \
@@ -386,6 +392,7 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
             : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [c0] "+Te"(c0), [c1] "+Te"(c1)   \
             : [xp] MVE_GEMV3_P(xa), [yp] MVE_GEMV3_P(xb), [zp] MVE_GEMV3_P(xc), [w] MVE_GEMV3_P(wq), [k] MCUGEN_ASM_IMM(cnt)                             \
             : "q0", "q1", "q2", "q3", "memory")
+#endif
 #define MVE_GEMV3_KU(wh)                                                                                  \
     do {                                                                                                  \
         MVE_GEMV3_KU1(x0, x1, x2, (wh), (full > 128 ? 128 : full) >> 4);                                  \
@@ -471,6 +478,7 @@ MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const
 /* The k loop unrolled for a constant n of at most 640: the windows streamed by
    one post-incremented pointer, the weights as words at immediate offsets
    (VLDRW reaches 508 bytes: eight steps of sixteen k per asm statement). */
+`+mveGemv3KUClang(true)+`#else
 #define MVE_GEMV3I_KU1(wq, cnt)                                                                           \
     __asm__ volatile(".set mcg_w, 0\n\t.rept %c[k]\n\t"                                                      \
             "vldrb.u8 q0, [%[xp]], #16\n\tvldrb.u8 q1, [%[xp]], #16\n\tvldrb.u8 q2, [%[xp]], #16\n\t"        \
@@ -483,6 +491,7 @@ MVE_INLINE void mve_gemvb3_s8(int32_t *acc0, int32_t *acc1, int32_t *acc2, const
               [xp] "+r"(xp)                                                                               \
             : [w] "r"(wq), [k] MCUGEN_ASM_IMM(cnt)                                                                   \
             : "q0", "q1", "q2", "q3", "memory")
+#endif
 #define MVE_GEMV3I_KU(wh)                                                                                 \
     do {                                                                                                  \
         const int8_t *xp = xi;                                                                            \
@@ -1077,4 +1086,61 @@ MVE_INLINE void mve_fill_s8(int8_t *dst, int32_t v, int32_t n)
         memcpy(dst + i, src + i, 4 * (size_t)(n - i));
     }
 }`)
+}
+
+// mveGemv3KUClang is clang's MVE_GEMV3_KU1 (interleaved: MVE_GEMV3I_KU1): gcc's
+// unrolls the steps with .rept and offsets kept in .set symbols, and clang's
+// assembler resolves a .set symbol's uses at the end, not where they are, while
+// its size estimate of an asm statement does not see a .rept's repeats (ResNet
+// on the M55: a low-overhead loop's LE out of range at -O1 and -Oz, one output
+// wrong at -O3). Here every step count (1 to 8) has its statement written out,
+// with the offsets as numbers; the constant count picks one.
+func mveGemv3KUClang(interleaved bool) string {
+	var b strings.Builder
+	name, params := "MVE_GEMV3_KU1", "(xa, xb, xc, wq, cnt)"
+	if interleaved {
+		name, params = "MVE_GEMV3I_KU1", "(wq, cnt)"
+	}
+	line := func(f string, a ...any) {
+		fmt.Fprintf(&b, "%-104s\\\n", fmt.Sprintf(f, a...))
+	}
+	b.WriteString("#if defined(__clang__)\n/* clang's form (emitc.mveGemv3KUClang): each step count written out, no .rept or .set. */\n")
+	b.WriteString("#define " + name + params + " \\\n")
+	line("    do {")
+	line("        switch (cnt) {")
+	for k := 1; k <= 8; k++ {
+		line("        case %d:", k)
+		var steps []string
+		for i := 0; i < k; i++ {
+			if interleaved {
+				steps = append(steps, "vldrb.u8 q0, [%[xp]], #16\\n\\tvldrb.u8 q1, [%[xp]], #16\\n\\tvldrb.u8 q2, [%[xp]], #16\\n\\t")
+			} else {
+				steps = append(steps, fmt.Sprintf("vldrb.u8 q0, [%%[xp], #%[1]d]\\n\\tvldrb.u8 q1, [%%[yp], #%[1]d]\\n\\tvldrb.u8 q2, [%%[zp], #%[1]d]\\n\\t", 16*i))
+			}
+			steps[i] += fmt.Sprintf("vldrw.u32 q3, [%%[w], #%d]\\n\\tvmladava.s8 %%[a0], q0, q3\\n\\tvmladava.s8 %%[b0], q1, q3\\n\\tvmladava.s8 %%[c0], q2, q3\\n\\t"+
+				"vldrw.u32 q3, [%%[w], #%d]\\n\\tvmladava.s8 %%[a1], q0, q3\\n\\tvmladava.s8 %%[b1], q1, q3\\n\\tvmladava.s8 %%[c1], q2, q3", 64*i, 64*i+16)
+		}
+		line("            __asm__ volatile(")
+		for i, st := range steps {
+			sep := "\\n\\t"
+			if i == len(steps)-1 {
+				sep = ""
+			}
+			line("                \"%s%s\"", st, sep)
+		}
+		if interleaved {
+			line("                : [a0] \"+Te\"(a0), [a1] \"+Te\"(a1), [b0] \"+Te\"(b0), [b1] \"+Te\"(b1), [c0] \"+Te\"(c0), [c1] \"+Te\"(c1), [xp] \"+r\"(xp)")
+			line("                : [w] \"r\"(wq)")
+		} else {
+			line("                : [a0] \"+Te\"(a0), [a1] \"+Te\"(a1), [b0] \"+Te\"(b0), [b1] \"+Te\"(b1), [c0] \"+Te\"(c0), [c1] \"+Te\"(c1)")
+			line("                : [xp] MVE_GEMV3_P(xa), [yp] MVE_GEMV3_P(xb), [zp] MVE_GEMV3_P(xc), [w] MVE_GEMV3_P(wq)")
+		}
+		line("                : \"q0\", \"q1\", \"q2\", \"q3\", \"memory\");")
+		line("            break;")
+	}
+	line("        default:")
+	line("            break;")
+	line("        }")
+	b.WriteString("    } while (0)\n")
+	return b.String()
 }

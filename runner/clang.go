@@ -26,8 +26,10 @@ import (
 //     core (gcc's __ARM_FEATURE_UNALIGNED): clang's bare-metal default is
 //     strict alignment, which turns every word read of int8 data into four
 //     byte loads.
-//   - newlib's headers (clang has its own stddef.h, stdint.h and arm_acle.h
-//     and takes only the C library's from arm-none-eabi-gcc's search list).
+//   - newlib-nano's headers, then newlib's, as gcc has them under
+//     --specs=nano.specs, the library the link takes (clang has its own
+//     stddef.h, stdint.h and arm_acle.h and takes only the C library's from
+//     arm-none-eabi-gcc's search list).
 func ClangFlags(b *boards.Board) ([]string, error) {
 	switch b.Toolchain {
 	case boards.ToolchainArmNoneEABI:
@@ -35,7 +37,8 @@ func ClangFlags(b *boards.Board) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		inc, unaligned, err := armGCCFacts(gcc, b.GCCFlags())
+		// newlib-nano's headers, as the link takes its library (--specs=nano.specs).
+		inc, unaligned, err := armGCCFacts(gcc, append(b.GCCFlags(), "--specs=nano.specs"))
 		if err != nil {
 			return nil, err
 		}

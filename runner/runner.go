@@ -228,7 +228,12 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	// that build's products: an interrupted build must not leave the old
 	// firmware and scripts beside the new model (user-journey finding:
 	// run.sh ran the previous model's firmware).
-	for _, f := range []string{"firmware.elf", "firmware.map", "build.sh", "run.sh"} {
+	stale := []string{"firmware.elf", "firmware.map", "build.sh", "run.sh"}
+	objs, _ := filepath.Glob(filepath.Join(dir, "clang[0-9][0-9]_*.o")) // a clang build's objects
+	for _, o := range objs {
+		stale = append(stale, filepath.Base(o))
+	}
+	for _, f := range stale {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("runner: %w", err)
 		}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcugen/mcugen/internal/fileio"
@@ -219,6 +221,27 @@ func (bl *benchBaseline) compare(r *benchResult, allowed float64) []regression {
 	}
 	r.Regressions = out
 	return out
+}
+
+// compilerNote says, when the baseline's cases were built by another
+// compiler than this run's (bench --cc), that they are why none matched.
+func (bl *benchBaseline) compilerNote() string {
+	name := func(c string) string {
+		if c == "" {
+			return "gcc"
+		}
+		return c
+	}
+	others := map[string]bool{}
+	for _, r := range bl.cases {
+		if r.Compiler != bl.compiler {
+			others[name(r.Compiler)] = true
+		}
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(": its cases were built by %s, this run's by %s (--cc)", strings.Join(slices.Sorted(maps.Keys(others)), " and "), name(bl.compiler))
 }
 
 // matchedAny reports whether any case of the run was found in the baseline.

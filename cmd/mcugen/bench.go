@@ -304,7 +304,7 @@ func (c *benchCmd) Run(e *env) error {
 		if gone := baseline.unmeasured(); len(gone) > 0 && !baseline.matchedAny() {
 			// Nothing to hold the run to: a baseline of another board or other models
 			// would otherwise pass every run.
-			noMatch = fmt.Errorf("--baseline %s: no case of this run is in it (it holds %s)", c.Baseline, strings.Join(gone, ", "))
+			noMatch = fmt.Errorf("--baseline %s: no case of this run is in it (it holds %s)%s", c.Baseline, strings.Join(gone, ", "), baseline.compilerNote())
 		} else if len(gone) > 0 {
 			e.warn(fmt.Sprintf("--baseline %s: not in this run: %s", c.Baseline, strings.Join(gone, ", ")))
 		}
@@ -350,7 +350,11 @@ func (c *benchCmd) Run(e *env) error {
 	if baseline != nil {
 		aw, baseHead = 30, "  vs baseline"
 	}
-	fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s %9s  %-*s%s\n", mw, "model", bw, "board", "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "stack B", "flash B", "RAM B", aw, "TFLM+CMSIS-NN", baseHead)
+	tw := 8 // the target column: dsp/clang and generic/clang are wider
+	for _, r := range report.Results {
+		tw = max(tw, len(r.Target)+len(r.Compiler)+1)
+	}
+	fmt.Fprintf(e.stdout, "%-*s %-*s %-*s %13s%s %11s %9s %9s %9s %9s %9s  %-*s%s\n", mw, "model", bw, "board", tw, "target", "instructions", cyclesHead, "MACs", "MACs/ins", "arena B", "stack B", "flash B", "RAM B", aw, "TFLM+CMSIS-NN", baseHead)
 	for _, r := range report.Results {
 		anchor := "-"
 		if r.Anchor > 0 {
@@ -383,7 +387,7 @@ func (c *benchCmd) Run(e *env) error {
 		if r.Compiler != "" {
 			target += "/" + r.Compiler // dsp/clang
 		}
-		fmt.Fprintf(e.stdout, "%-*s %-*s %-8s %13s%s %11s %9s %9s %9s %9s %9s  %-*s%s\n", mw, names[r.Model], bw, r.Board, target,
+		fmt.Fprintf(e.stdout, "%-*s %-*s %-*s %13s%s %11s %9s %9s %9s %9s %9s  %-*s%s\n", mw, names[r.Model], bw, r.Board, tw, target,
 			countString(r.Instructions), cycles, comma(r.MACs), rate, comma(int64(r.ArenaBytes)), stack, comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), aw, anchor, change)
 	}
 	// One line per regression on stdout, however many there are, so a log

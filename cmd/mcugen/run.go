@@ -101,8 +101,10 @@ type runReport struct {
 	Board string `json:"board"`
 	// MeasuredOn is the QEMU board of the same core the build ran on, for
 	// a board without an emulator (as bench's).
-	MeasuredOn   string `json:"measured_on,omitempty"`
-	Target       string `json:"target"`
+	MeasuredOn string `json:"measured_on,omitempty"`
+	Target     string `json:"target"`
+	// Compiler is "clang" for a --cc clang build (empty: the board's gcc).
+	Compiler     string `json:"compiler,omitempty"`
 	Instructions int64  `json:"instructions"`
 	FlashBytes   int    `json:"flash_bytes"`
 	RAMBytes     int    `json:"ram_bytes"`
@@ -264,7 +266,7 @@ func (c *runCmd) Run(e *env) error {
 		// "firmware on B did not finish" named no model).
 		return fmt.Errorf("%s: %w", c.Model, err)
 	}
-	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Instructions: x.Instructions(),
+	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Compiler: compilerTag(c.CC), Instructions: x.Instructions(),
 		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes, StackBytes: max(x.StackBytes(), 0),
 		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: x.MaxAbsDiff, Tuning: opt.Tuning, TunedKernels: s.Tuned}
 	if s.Opt.Board.Name != opt.Board.Name {
@@ -301,7 +303,7 @@ func (c *runCmd) Run(e *env) error {
 			stack = ", stack " + comma(r.StackBytes) + " B"
 		}
 		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B%s\n",
-			board, r.Target, r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)), stack)
+			board, strings.TrimSuffix(r.Target+", "+r.Compiler, ", "), r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)), stack)
 		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, r.MaxAbsDiff, vectors))
 		if r.TunedKernels > 0 {
 			fmt.Fprintf(e.stdout, "tuning: %d of %d kernel(s) take their knobs from %s\n", r.TunedKernels, len(s.Module.Funcs), r.Tuning)

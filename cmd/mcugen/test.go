@@ -47,7 +47,9 @@ type testResult struct {
 	Board       string `json:"board"`
 	// MeasuredOn is the QEMU board that ran a board without an emulator
 	// (bench's field; user-journey finding: test did not say).
-	MeasuredOn   string `json:"measured_on,omitempty"`
+	MeasuredOn string `json:"measured_on,omitempty"`
+	// Compiler is "clang" for a --cc clang build (empty: the board's gcc).
+	Compiler     string `json:"compiler,omitempty"`
 	Vectors      int    `json:"vectors"`
 	Passed       int    `json:"passed"`
 	Failed       int    `json:"failed"`
@@ -287,7 +289,7 @@ func fileSHA256(path string) string {
 }
 
 func (c *testCmd) one(e *env, model, board string) testResult {
-	r := testResult{Model: model, Board: board, Instructions: -1}
+	r := testResult{Model: model, Board: board, Instructions: -1, Compiler: compilerTag(c.CC)}
 	fail := func(err error) testResult { r.Error = oneLine(err.Error()); return r }
 	flags := c.compileFlags
 	flags.Board = board
