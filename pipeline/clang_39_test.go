@@ -8,18 +8,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcugen/mcugen/internal/needtool"
 	"github.com/mcugen/mcugen/runner"
 )
 
 // needClang fails in CI, and skips elsewhere, without clang.
-func needClang(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("clang"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("clang not installed (Debian package clang)")
+func needClang(t *testing.T) { needtool.Need(t, "clang", "clang") }
+
+// clangCase is a model and a board the clang tests build it for.
+type clangCase struct {
+	board string
+	m     mlperf
+}
+
+// clangCases: the four MLPerf Tiny models on the M4, M55, M3, AArch64 and
+// the host; on the ARMv6-M boards (gcc's -masm-syntax-unified, which clang
+// does not take) what fits the micro:bit's 16 KiB, and two on the RP2040
+// (run on mps2-an385).
+func clangCases() []clangCase {
+	var cs []clangCase
+	for _, board := range []string{"mps2-an386", "mps3-an547", "mps2-an385", "aarch64-linux", "host", "microbit", "rp2040"} {
+		for _, m := range mlperfModels {
+			if (board == "microbit" && m.name != "kws") || (board == "rp2040" && m.name != "kws" && m.name != "ad") {
+				continue
+			}
+			cs = append(cs, clangCase{board, m})
 		}
-		t.Skip("clang not installed (Debian package clang)")
 	}
+	return cs
 }
 
 // TestMLPerfClangOnBoards39: the four MLPerf Tiny int8 models built by clang
@@ -38,51 +54,44 @@ func TestMLPerfClangOnBoards39(t *testing.T) {
 	// optimizer took over 6 minutes on KWS's C with -fno-sanitize-recover
 	// (9 s without).
 	t.Setenv("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
-	for _, board := range []string{"mps2-an386", "mps3-an547", "mps2-an385", "aarch64-linux", "host", "microbit", "rp2040"} {
-		for _, m := range mlperfModels {
-			// The ARMv6-M boards (gcc's -masm-syntax-unified, which clang
-			// does not take): what fits the micro:bit's 16 KiB, and two on
-			// the RP2040 (run on mps2-an385).
-			if (board == "microbit" && m.name != "kws") || (board == "rp2040" && m.name != "kws" && m.name != "ad") {
-				continue
+	for _, c := range clangCases() {
+		board, m := c.board, c.m
+		t.Run(board+"/"+m.name, func(t *testing.T) {
+			t.Parallel()
+			needTools(t, board)
+			b, err := LoadBoard(board, "")
+			if err != nil {
+				t.Fatal(err)
 			}
-			t.Run(board+"/"+m.name, func(t *testing.T) {
-				t.Parallel()
-				needTools(t, board)
-				b, err := LoadBoard(board, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if board == "rp2040" {
-					b = m0plusOnM3(t) // the RP2040's code on the M3 board
-				}
-				opt := Options{Board: b, Version: "test", Compiler: runner.CompilerClang}
-				if board == "host" {
-					opt.CFlags = []string{"-fsanitize=address,undefined", "-fno-omit-frame-pointer"}
-				}
-				s, err := Compile(filepath.Join(shared, m.file), opt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				vecs, want := loadVectors(t, s, filepath.Join(shared, m.vectors))
-				vecs = append(vecs, RandomInputs(s.Graph, 5, 39)...)
-				dir := t.TempDir()
-				x, err := s.Execute(vecs, dir, 5*time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkVectors(t, x, len(vecs), want)
-				checkClangStack(t, s, x)
-				script, err := os.ReadFile(filepath.Join(dir, "build", "build.sh"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n := strings.Count(string(script), "clang "); n < 2 {
-					t.Errorf("build.sh names clang %d times: the firmware was not built by clang\n%s", n, script)
-				}
-				t.Logf("%s on %s, clang: %d vectors bit-exact, %d instructions/inference, stack %d B", m.name, board, len(vecs), x.Instructions(), x.StackBytes())
-			})
-		}
+			if board == "rp2040" {
+				b = m0plusOnM3(t) // the RP2040's code on the M3 board
+			}
+			opt := Options{Board: b, Version: "test", Compiler: runner.CompilerClang}
+			if board == "host" {
+				opt.CFlags = []string{"-fsanitize=address,undefined", "-fno-omit-frame-pointer"}
+			}
+			s, err := Compile(filepath.Join(shared, m.file), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vecs, want := loadVectors(t, s, filepath.Join(shared, m.vectors))
+			vecs = append(vecs, RandomInputs(s.Graph, 5, 39)...)
+			dir := t.TempDir()
+			x, err := s.Execute(vecs, dir, 5*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkVectors(t, x, len(vecs), want)
+			checkClangStack(t, s, x)
+			script, err := os.ReadFile(filepath.Join(dir, "build", "build.sh"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(script), "clang "); n < 2 {
+				t.Errorf("build.sh names clang %d times: the firmware was not built by clang\n%s", n, script)
+			}
+			t.Logf("%s on %s, clang: %d vectors bit-exact, %d instructions/inference, stack %d B", m.name, board, len(vecs), x.Instructions(), x.StackBytes())
+		})
 	}
 }
 
@@ -175,69 +184,62 @@ func TestMLPerfClangWarningFree39(t *testing.T) {
 	}
 	needClang(t)
 	dir := sharedDir(t)
-	for _, board := range []string{"mps2-an386", "mps3-an547", "mps2-an385", "aarch64-linux", "host", "microbit", "rp2040"} {
-		for _, m := range mlperfModels {
-			// The ARMv6-M boards (gcc's -masm-syntax-unified, which clang
-			// does not take): what fits the micro:bit's 16 KiB, and two on
-			// the RP2040 (run on mps2-an385).
-			if (board == "microbit" && m.name != "kws") || (board == "rp2040" && m.name != "kws" && m.name != "ad") {
-				continue
+	for _, c := range clangCases() {
+		board, m := c.board, c.m
+		t.Run(board+"/"+m.name, func(t *testing.T) {
+			t.Parallel()
+			needTools(t, board)
+			b, err := LoadBoard(board, "")
+			if err != nil {
+				t.Fatal(err)
 			}
-			t.Run(board+"/"+m.name, func(t *testing.T) {
-				t.Parallel()
-				needTools(t, board)
-				b, err := LoadBoard(board, "")
-				if err != nil {
-					t.Fatal(err)
+			ours, err := runner.ClangFlags(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// clang's defaults: the triple and the C library's headers only.
+			var plain []string
+			for i := 0; i < len(ours); i++ {
+				switch ours[i] {
+				case "-fomit-frame-pointer", "-munaligned-access":
+				case "-isystem":
+					plain = append(plain, ours[i], ours[i+1])
+					i++
+				default:
+					plain = append(plain, ours[i])
 				}
-				ours, err := runner.ClangFlags(b)
-				if err != nil {
-					t.Fatal(err)
+			}
+			levels := []string{"-O0", "-O1", "-O2", "-O3", "-Os", "-Oz", "-Og"}
+			// Every level for every model on the SIMD cores (the M55's IC
+			// did not assemble at -O1, -Og and -Oz: review); -O2 and -Os
+			// for VWW and IC elsewhere.
+			if (m.name == "vww" || m.name == "ic") && board != "mps2-an386" && board != "mps3-an547" {
+				levels = []string{"-O2", "-Os"}
+			}
+			s, err := Compile(filepath.Join(dir, m.file), Options{Board: b, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := t.TempDir()
+			if err := WriteFiles(src, s.Files); err != nil {
+				t.Fatal(err)
+			}
+			for name := range s.Files {
+				if filepath.Ext(name) != ".c" {
+					continue
 				}
-				// clang's defaults: the triple and the C library's headers only.
-				var plain []string
-				for i := 0; i < len(ours); i++ {
-					switch ours[i] {
-					case "-fomit-frame-pointer", "-munaligned-access":
-					case "-isystem":
-						plain = append(plain, ours[i], ours[i+1])
-						i++
-					default:
-						plain = append(plain, ours[i])
-					}
-				}
-				levels := []string{"-O0", "-O1", "-O2", "-O3", "-Os", "-Oz", "-Og"}
-				// Every level for every model on the SIMD cores (the M55's IC
-				// did not assemble at -O1, -Og and -Oz: review); -O2 and -Os
-				// for VWW and IC elsewhere.
-				if (m.name == "vww" || m.name == "ic") && board != "mps2-an386" && board != "mps3-an547" {
-					levels = []string{"-O2", "-Os"}
-				}
-				s, err := Compile(filepath.Join(dir, m.file), Options{Board: b, Version: "test"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				src := t.TempDir()
-				if err := WriteFiles(src, s.Files); err != nil {
-					t.Fatal(err)
-				}
-				for name := range s.Files {
-					if filepath.Ext(name) != ".c" {
-						continue
-					}
-					for _, flags := range [][]string{ours, plain} {
-						for _, opt := range levels {
-							args := append(runner.ClangOnly(b.GCCFlags()), flags...)
-							args = append(args, opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Wconversion", "-Wcast-qual", "-Werror", "-c",
-								"-I", src, "-o", filepath.Join(src, "unit.o"), filepath.Join(src, name))
-							if out, err := exec.Command("clang", args...).CombinedOutput(); err != nil {
-								t.Errorf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
-							}
+				for _, flags := range [][]string{ours, plain} {
+					for _, opt := range levels {
+						args := append(runner.ClangOnly(b.GCCFlags()), flags...)
+						args = append(args, opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Wconversion", "-Wcast-qual", "-Werror", "-c",
+							"-I", src, "-o", filepath.Join(src, "unit.o"), filepath.Join(src, name))
+						if out, err := exec.Command("clang", args...).CombinedOutput(); err != nil {
+							t.Errorf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
 						}
 					}
 				}
-			})
-		}
+			}
+		})
 	}
 }
 

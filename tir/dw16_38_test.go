@@ -14,6 +14,7 @@ import (
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/graph/qmath"
+	"github.com/mcugen/mcugen/internal/needtool"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/tir"
 )
@@ -427,12 +428,7 @@ func strictCompiles(t *testing.T, s *pipeline.State, b *boards.Board, cc, name, 
 // needARMGCC fails in CI, and skips elsewhere, without arm-none-eabi-gcc.
 func needARMGCC(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-		}
-		t.Skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-	}
+	needtool.Need(t, "arm-none-eabi-gcc", "gcc-arm-none-eabi")
 }
 
 // TestDot4UnalignedTrap38: a 16x8 1x1 convolution over 13 channels (odd

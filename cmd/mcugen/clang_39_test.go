@@ -3,22 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// needClangCLI skips (under CI=true: fails) without clang.
-func needClangCLI(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("clang"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI: clang missing (Debian package clang)")
-		}
-		t.Skip("clang not installed (Debian package clang)")
-	}
-}
+	"github.com/mcugen/mcugen/internal/needtool"
+)
 
 // --cc clang as a user meets it (review of session 39): run and test say
 // which compiler built the firmware, in text and JSON; bench's table keeps
@@ -30,7 +20,7 @@ func TestClangCLI39(t *testing.T) {
 		t.Skip("builds firmware under QEMU")
 	}
 	needQEMU(t)
-	needClangCLI(t)
+	needtool.Need(t, "clang", "clang")
 	model := "../../testdata/tflite/mlp_int8.tflite"
 	code, out, errs := mcugen(t, "run", model, "--board", "mps2-an386", "--cc", "clang")
 	if code != 0 {
