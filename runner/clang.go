@@ -56,6 +56,15 @@ func ClangFlags(b *boards.Board) ([]string, error) {
 	return nil, nil
 }
 
+// clangObjects matches the objects of a clang build (clangObject) in its
+// directory.
+const clangObjects = "clang[0-9][0-9]_*.o"
+
+// clangObject is the object clang compiles source i, src, into.
+func clangObject(dir string, i int, src string) string {
+	return filepath.Join(dir, fmt.Sprintf("clang%02d_%s.o", i, strings.TrimSuffix(filepath.Base(src), ".c")))
+}
+
 // gccOnly are board flags clang does not take: -masm-syntax-unified makes
 // gcc read the ARMv6-M boards' inline asm in unified syntax, which is
 // clang's only syntax.

@@ -229,7 +229,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	// firmware and scripts beside the new model (user-journey finding:
 	// run.sh ran the previous model's firmware).
 	stale := []string{"firmware.elf", "firmware.map", "build.sh", "run.sh"}
-	objs, _ := filepath.Glob(filepath.Join(dir, "clang[0-9][0-9]_*.o")) // a clang build's objects
+	objs, _ := filepath.Glob(filepath.Join(dir, clangObjects)) // a clang build's
 	for _, o := range objs {
 		stale = append(stale, filepath.Base(o))
 	}
@@ -293,14 +293,14 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	} else {
 		objs := make([]string, len(sources))
 		for i, src := range sources {
-			objs[i] = filepath.Join(dir, fmt.Sprintf("clang%02d_%s.o", i, strings.TrimSuffix(filepath.Base(src), ".c")))
+			objs[i] = clangObject(dir, i, src)
 			c := append(append([]string{clang}, ClangOnly(args)...), clangFlags...)
 			cmds = append(cmds, append(c, "-c", src, "-o", objs[i]))
 		}
 		// The host's objects link with clang itself (its sanitizer
 		// runtimes are its own); the cross boards' with their gcc.
 		ld := cc
-		if b.Toolchain != boards.ToolchainArmNoneEABI && b.Toolchain != boards.ToolchainAArch64 {
+		if b.Toolchain == boards.ToolchainHost {
 			ld = clang
 		}
 		l := append(append(append([]string{ld}, b.GCCFlags()...), opt), o.CFlags...)
@@ -378,19 +378,15 @@ func writeScriptCmds(dir, name, what string, cmds [][]string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n# Written by mcugen: %s.\ncd \"$(dirname \"$0\")\" || exit 1\n", what)
 	for i, argv := range cmds {
-		if i == len(cmds)-1 {
-			b.WriteString("exec")
-		}
+		words := make([]string, len(argv))
 		for j, a := range argv {
-			if j > 0 || i == len(cmds)-1 {
-				b.WriteString(" ")
-			}
-			b.WriteString(shellQuote(rel(a)))
+			words[j] = shellQuote(rel(a))
 		}
-		if i < len(cmds)-1 {
-			b.WriteString(" || exit 1")
+		if i == len(cmds)-1 {
+			b.WriteString("exec " + strings.Join(words, " ") + "\n")
+		} else {
+			b.WriteString(strings.Join(words, " ") + " || exit 1\n")
 		}
-		b.WriteString("\n")
 	}
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o755); err != nil {
 		return fmt.Errorf("runner: %w", err)
