@@ -186,6 +186,23 @@ func (b *Board) TuningCore() string {
 	return strings.TrimSpace(b.Toolchain + " " + b.Arch)
 }
 
+// gccOnly are board flags clang does not take: -masm-syntax-unified makes
+// gcc read the ARMv6-M boards' inline asm in unified syntax, which is
+// clang's only syntax.
+var gccOnly = map[string]bool{"-masm-syntax-unified": true}
+
+// ClangOnly is flags without the gcc-only ones: a board's GCCFlags as clang
+// takes them.
+func ClangOnly(flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		if !gccOnly[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // GCCFlags are the code-generation flags the board asks for (-mcpu, -march, -mfpu,
 // -mfloat-abi and its cflags), without optimization level.
 func (b *Board) GCCFlags() []string {

@@ -65,21 +65,8 @@ func clangObject(dir string, i int, src string) string {
 	return filepath.Join(dir, fmt.Sprintf("clang%02d_%s.o", i, strings.TrimSuffix(filepath.Base(src), ".c")))
 }
 
-// gccOnly are board flags clang does not take: -masm-syntax-unified makes
-// gcc read the ARMv6-M boards' inline asm in unified syntax, which is
-// clang's only syntax.
-var gccOnly = map[string]bool{"-masm-syntax-unified": true}
-
-// ClangOnly is flags without the gcc-only ones.
-func ClangOnly(flags []string) []string {
-	var out []string
-	for _, f := range flags {
-		if !gccOnly[f] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+// ClangOnly is flags without the gcc-only ones (boards.ClangOnly).
+func ClangOnly(flags []string) []string { return boards.ClangOnly(flags) }
 
 var gccFacts sync.Map // gcc + flags -> armFacts
 

@@ -304,6 +304,11 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 			ld = clang
 		}
 		l := append(append(append([]string{ld}, b.GCCFlags()...), opt), o.CFlags...)
+		if b.Toolchain == boards.ToolchainArmNoneEABI {
+			// clang's objects say the stack is not executable and
+			// newlib's assembly ones say nothing, which ld warns of.
+			l = append(l, "-Wl,-z,noexecstack")
+		}
 		cmds = append(cmds, append(append(l, objs...), link...))
 	}
 	// The build directory says how to redo the build (a kept one is for looking into).
