@@ -93,7 +93,7 @@ func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []stri
 	}
 	core := ""
 	if s.Opt.Board != nil {
-		core = s.Opt.Board.TuningCore()
+		core = tune.ToolCore(s.Opt.Board.TuningCore(), s.Opt.Compiler)
 	}
 	m, err := tir.Lower(s.Graph, s.Plan, base)
 	if err != nil {

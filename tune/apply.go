@@ -71,26 +71,34 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 			file, r.Kernel, strings.Join(ignored[r], ", ")))
 	}
 	other, layout, unknown := 0, 0, 0
+	bareCore, compiler := SplitToolCore(core)
+	otherCC := map[string]int{} // records of this core and target tuned with another compiler, by compiler
 	for _, r := range rs.Records {
 		switch {
 		case used[r]:
-		case r.Core != core || r.Target != target:
+		case r.Core == bareCore && r.Target == target && r.Compiler != compiler:
+			otherCC[CompilerName(r.Compiler)]++
+		case r.ToolCore() != core || r.Target != target:
 			other++
-		case applied[Key(r.Kernel, r.Target, r.Core)]:
+		case applied[Key(r.Kernel, r.Target, r.ToolCore())]:
 			// The kernel took its record of the other layout: a file
 			// holding both, as one tuned with and without a budget.
-		case have[Key(r.Kernel, r.Target, r.Core)]:
+		case have[Key(r.Kernel, r.Target, r.ToolCore())]:
 			layout++ // the kernel is the model's, with weights laid out otherwise
 		default:
 			unknown++
 		}
 	}
 	if other > 0 {
-		shown := core
+		shown := bareCore
 		if shown == "" {
 			shown = "its compiler's default core" // the host names no core (it said "the host" for host and aarch64-linux: CI journey)
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d record(s) for another core or target ignored (this build: %s on %s)", file, other, target, shown))
+	}
+	for _, cc := range slices.Sorted(maps.Keys(otherCC)) {
+		notes = append(notes, fmt.Sprintf("%s: %d record(s) tuned with %s ignored (this build compiles with %s: tune --cc %s for records that apply)",
+			file, otherCC[cc], cc, CompilerName(compiler), CompilerName(compiler)))
 	}
 	if layout > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %d record(s) tuned with the other layout of a kernel's weights ignored (int8 weights are tuned apart from int16 ones: a flash budget or a smaller board's flash keeps them int8); tune with this build's flags for records that apply", file, layout))

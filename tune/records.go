@@ -34,7 +34,11 @@ type Record struct {
 	Target string `json:"target"`          // tir target (schedule set)
 	Core   string `json:"core"`            // the board's boards.Board.TuningCore: its -mcpu, or toolchain and -march
 	Board  string `json:"board,omitempty"` // the board tuned for (measured on its QEMU twin if it has no emulator)
-	Knobs  Knobs  `json:"knobs"`
+	// Compiler is the C compiler the kernel was measured with: "clang", or
+	// empty for the board's gcc (CompilerGCC is read as empty). Each
+	// compiler's code is its own, and so is its best schedule.
+	Compiler string `json:"compiler,omitempty"`
+	Knobs    Knobs  `json:"knobs"`
 	// Instructions is the measured count of the kernel run alone with Knobs
 	// (harness included); Default the same with the schedule's defaults.
 	Instructions int64 `json:"instructions"`
@@ -84,7 +88,7 @@ func encodeJSON(v any) ([]byte, error) {
 }
 
 // recordFields are the JSON names of Record's fields.
-var recordFields = map[string]bool{"kernel": true, "target": true, "core": true, "board": true, "knobs": true, "budget": true,
+var recordFields = map[string]bool{"kernel": true, "target": true, "core": true, "board": true, "compiler": true, "knobs": true, "budget": true,
 	"instructions": true, "default_instructions": true, "trials": true, "space": true, "search": true, "mcugen": true}
 
 // MaxCount bounds a record's instruction counts: no kernel takes a
@@ -92,9 +96,46 @@ var recordFields = map[string]bool{"kernel": true, "target": true, "core": true,
 // journey finding: "-9223372036854636388 tuned").
 const MaxCount = 1e15
 
-// Key identifies a record: kernel signature, target, core and the layout
-// of its weights (KeyFor).
-func (r *Record) Key() string { return KeyFor(r.Kernel, r.Target, r.Core, r.Knobs) }
+// Key identifies a record: kernel signature, target, core and compiler
+// (ToolCore) and the layout of its weights (KeyFor).
+func (r *Record) Key() string { return KeyFor(r.Kernel, r.Target, r.ToolCore(), r.Knobs) }
+
+// CompilerClang is Record.Compiler for a clang build; CompilerGCC, the
+// board's gcc, is written as no compiler.
+const (
+	CompilerGCC   = "gcc"
+	CompilerClang = "clang"
+)
+
+// ToolCore is the core a build looks its records up by: the board's tuning
+// core, with "+clang" for a clang build (compiler CompilerClang). gcc's and
+// clang's records for one kernel are apart: a schedule that is best under
+// one compiler need not be under the other.
+func ToolCore(core, compiler string) string {
+	if compiler == CompilerClang {
+		return core + "+" + CompilerClang
+	}
+	return core
+}
+
+// SplitToolCore undoes ToolCore: the core and the compiler ("" for gcc).
+func SplitToolCore(tc string) (core, compiler string) {
+	if c, ok := strings.CutSuffix(tc, "+"+CompilerClang); ok {
+		return c, CompilerClang
+	}
+	return tc, ""
+}
+
+// ToolCore is the record's core as builds look it up (ToolCore).
+func (r *Record) ToolCore() string { return ToolCore(r.Core, r.Compiler) }
+
+// CompilerName names a record's compiler in notes: gcc for none.
+func CompilerName(compiler string) string {
+	if compiler == "" {
+		return CompilerGCC
+	}
+	return compiler
+}
 
 // Key joins a kernel signature, target and core into a record key.
 func Key(kernel, target, core string) string { return kernel + "|" + target + "|" + core }
@@ -146,9 +187,12 @@ func lenientKey(m json.RawMessage) string {
 	if json.Unmarshal(m, &f) != nil {
 		return ""
 	}
-	var kernel, target, core string
+	var kernel, target, core, compiler string
 	var knobs map[string]any
 	if json.Unmarshal(f["kernel"], &kernel) != nil || json.Unmarshal(f["target"], &target) != nil || json.Unmarshal(f["core"], &core) != nil {
+		return ""
+	}
+	if c, ok := f["compiler"]; ok && json.Unmarshal(c, &compiler) != nil {
 		return ""
 	}
 	json.Unmarshal(f["knobs"], &knobs)
@@ -156,7 +200,7 @@ func lenientKey(m json.RawMessage) string {
 	if w, ok := knobs["weights"].(float64); ok {
 		k["weights"] = int(w)
 	}
-	return KeyFor(kernel, target, core, k)
+	return KeyFor(kernel, target, ToolCore(core, compiler), k)
 }
 
 // NewRecords returns an empty set.
@@ -285,8 +329,11 @@ func Parse(data []byte) (*Records, []string, error) {
 			skip(i, m, why)
 			continue
 		}
+		if r.Compiler == CompilerGCC {
+			r.Compiler = "" // the default, as tune writes it
+		}
 		if rs.byKey[r.Key()] != nil {
-			skip(i, m, fmt.Sprintf("a second record for kernel %q on %s/%s", clipSig(r.Kernel), clip(r.Target), clip(r.Core)))
+			skip(i, m, fmt.Sprintf("a second record for kernel %q on %s/%s", clipSig(r.Kernel), clip(r.Target), clip(r.ToolCore())))
 			continue
 		}
 		var f map[string]json.RawMessage
@@ -418,6 +465,10 @@ func (r *Record) invalid() string {
 		return "no target"
 	case r.Core == "":
 		return "no core"
+	case strings.HasSuffix(r.Core, "+"+CompilerClang):
+		return fmt.Sprintf("core %q (the compiler goes in \"compiler\")", clip(r.Core))
+	case r.Compiler != "" && r.Compiler != CompilerGCC && r.Compiler != CompilerClang:
+		return fmt.Sprintf("compiler %q (want gcc or clang)", clip(r.Compiler))
 	case r.Knobs == nil:
 		return "no knobs"
 	case r.Instructions < 0 || r.Default < 0 || r.Trials < 0 || r.Space < 0 || r.Budget < 0:

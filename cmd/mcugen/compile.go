@@ -16,6 +16,7 @@ import (
 	"github.com/mcugen/mcugen/importer/npy"
 	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/templates"
 )
 
@@ -26,6 +27,7 @@ type compileCmd struct {
 	Project string `help:"Also write a whole project around the model: make, cmake, zephyr, arduino or bazel." enum:",make,cmake,zephyr,arduino,bazel" default:""`
 	Format  string `help:"mlf: also write a Model Library Format tarball (microTVM's layout)." enum:",mlf" default:""`
 	Force   bool   `help:"Replace an output directory an earlier compile wrote (it holds a .mcugen file)."`
+	CC      string `name:"cc" help:"C compiler the C will be built with: gcc (the board's) or clang. It picks the --tuning records tuned with that compiler (tune --cc), and a --project's default compiler (make COMPILER, the CMake toolchain file)." enum:"gcc,clang" default:"gcc"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
 }
 
@@ -65,6 +67,7 @@ func (c *compileCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	opt.Compiler = c.CC
 	// An output named through a symbolic link is checked where it points,
 	// as it is written there (adversarial journey: the check of the
 	// files --force would remove did not look through the link, and
@@ -100,6 +103,12 @@ func (c *compileCmd) Run(e *env) error {
 		// is refused before the model is compiled.
 		if err := templates.CheckBoard(kind, opt.Board); err != nil {
 			return fmt.Errorf("--project %s: %w", c.Project, err)
+		}
+		if c.CC == runner.CompilerClang && kind != templates.Make && kind != templates.CMake {
+			// Their build systems pick the compiler (Zephyr's
+			// ZEPHYR_TOOLCHAIN_VARIANT, the Arduino core's, Bazel's C++
+			// toolchain): only the records follow --cc.
+			e.warn(fmt.Sprintf("--cc clang: the %s project builds with the compiler its build system picks; --cc chose the tuning records (make and cmake projects also default to clang)", c.Project))
 		}
 		// The project's targets are named after the prefix: one CMake or
 		// Bazel takes is refused when given, renamed when derived.
@@ -231,7 +240,7 @@ func (c *compileCmd) Run(e *env) error {
 func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, error) {
 	p := templates.Project{Kind: kind, Name: s.Opt.Prefix, Prefix: s.Opt.Prefix, Board: s.Opt.Board, Model: s.Files, IOInArena: s.Opt.IOInArena,
 		ArenaBytes: int64(s.Report.ArenaBytes), WeightsBytes: int64(s.Report.WeightsBytes), ScratchBytes: int64(s.Report.ScratchBytes),
-		Version: version}
+		Version: version, Compiler: s.Opt.Compiler}
 	for i, name := range s.Graph.UserInputs() {
 		t := s.Graph.Tensors[name]
 		p.Inputs = append(p.Inputs, templates.Tensor{Name: name, Field: s.Report.Inputs[i].CName, DType: t.DType.String(), Shape: t.Shape})

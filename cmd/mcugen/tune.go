@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/runner"
+	"github.com/mcugen/mcugen/tune"
 	"github.com/mcugen/mcugen/tune/measure"
 )
 
@@ -26,6 +28,7 @@ type tuneCmd struct {
 	Result  string        `help:"Where --measure writes its result JSON." type:"path" placeholder:"FILE"`
 	Bazel   string        `help:"Write the candidates as Bazel test targets (BUILD.bazel, one test per measurement) into DIR instead of measuring." type:"path" placeholder:"DIR"`
 	Merge   string        `help:"Merge the result files found under DIR (from --bazel tests) into the records file." type:"existingdir" placeholder:"DIR"`
+	CC      string        `name:"cc" help:"C compiler the candidates are built with: gcc (the board's) or clang. The records are that compiler's: compile, run, test and bench apply them with the same --cc." enum:"gcc,clang" default:"gcc"`
 	JSON    bool          `name:"json" help:"Print one JSON object."`
 }
 
@@ -113,6 +116,7 @@ func (c *tuneCmd) Run(e *env) error {
 		opt.Target = pipeline.TargetFor(board)
 	}
 	opt.Tuning = ""
+	opt.Compiler = c.CC
 	// The model as the board builds it: its fit pass (the board's flash,
 	// not a QEMU stand-in's 4 MiB) decides which kernels keep int8
 	// weights, so they are tuned that way (review finding: a 256 KiB
@@ -123,7 +127,7 @@ func (c *tuneCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	cfg := measure.Config{Opt: opt, FitBoard: board, Core: board.TuningCore(), Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
+	cfg := measure.Config{Opt: opt, FitBoard: board, Core: tune.ToolCore(board.TuningCore(), c.CC), Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
 		Timeout: c.Timeout, Note: e.warn, Version: version}
 	switch {
 	case c.Measure != "":
@@ -214,6 +218,7 @@ func (c *tuneCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
+	rep.Compiler = compilerTag(c.CC)
 	if c.JSON {
 		return e.printJSON(rep)
 	}
@@ -257,6 +262,9 @@ func (c *tuneCmd) Run(e *env) error {
 		// over the kernels is another figure than a first run's.
 		untuned, tuned = def, best
 		what, scope = "the kernels (each times its nodes; no whole-model run, nothing new was measured)", "the kernels"
+	}
+	if rep.Compiler != "" {
+		what += ", built with " + rep.Compiler
 	}
 	if tuned > untuned {
 		// Only records from elsewhere (edited, another version) can: a
@@ -379,6 +387,9 @@ func (c *tuneCmd) bazelInputs(board string) measure.BazelInputs {
 	}
 	if c.RAMBudget != 0 {
 		add("--ram-budget", fmt.Sprint(int64(c.RAMBudget)))
+	}
+	if c.CC != runner.CompilerGCC {
+		add("--cc", c.CC)
 	}
 	return in
 }

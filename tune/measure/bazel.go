@@ -29,12 +29,29 @@ const (
 // Candidate is one measurement as a file: the input of
 // `mcugen tune MODEL --board B --measure CANDIDATE --result RESULT`.
 type Candidate struct {
-	Kernel  string     `json:"kernel"`
-	Target  string     `json:"target"`
-	Core    string     `json:"core"`
-	Knobs   tune.Knobs `json:"knobs"`
-	Default bool       `json:"default"` // the schedule's default knobs
-	Space   int        `json:"space"`
+	Kernel string `json:"kernel"`
+	Target string `json:"target"`
+	Core   string `json:"core"`
+	// Compiler is "clang" for a tune --cc clang batch (Record.Compiler).
+	Compiler string     `json:"compiler,omitempty"`
+	Knobs    tune.Knobs `json:"knobs"`
+	Default  bool       `json:"default"` // the schedule's default knobs
+	Space    int        `json:"space"`
+}
+
+// toolCore is the candidate's core and compiler as Config.Core holds them.
+func (c *Candidate) toolCore() string { return tune.ToolCore(c.Core, c.Compiler) }
+
+// shownCore names a Config.Core in messages: "cortex-m4 with clang".
+func shownCore(tc string) string {
+	core, compiler := tune.SplitToolCore(tc)
+	if core == "" {
+		core = "the host's default core"
+	}
+	if compiler != "" {
+		return core + " with " + compiler
+	}
+	return core
 }
 
 // Result is the output of one measurement.
@@ -69,8 +86,8 @@ func MeasureCandidateFile(s *pipeline.State, cfg Config, cand, out string) error
 	if i < 0 {
 		return fmt.Errorf("candidate %s: kernel %q is not in this model (or has no knobs)", cand, c.Kernel)
 	}
-	if c.Target != s.Module.Target || c.Core != cfg.Core {
-		return fmt.Errorf("candidate %s: made for %s on %s, this build is %s on %s", cand, c.Target, c.Core, s.Module.Target, cfg.Core)
+	if c.Target != s.Module.Target || c.toolCore() != cfg.Core {
+		return fmt.Errorf("candidate %s: made for %s on %s, this build is %s on %s", cand, c.Target, shownCore(c.toolCore()), s.Module.Target, shownCore(cfg.Core))
 	}
 	if _, bad := tune.CheckOp(c.Target, kernels[i].Op, kernels[i].Defaults, c.Knobs); len(bad) > 0 {
 		return fmt.Errorf("candidate %s: %s, which tune does not try for kernel %q", cand, strings.Join(bad, ", "), c.Kernel)
@@ -243,7 +260,8 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 			}
 			ci++
 			name := fmt.Sprintf("k%03d_c%03d", ki, ci)
-			c := Candidate{Kernel: k.Signature, Target: target, Core: cfg.Core, Knobs: knobs,
+			core, compiler := tune.SplitToolCore(cfg.Core)
+			c := Candidate{Kernel: k.Signature, Target: target, Core: core, Compiler: compiler, Knobs: knobs,
 				Default: k.Space.Index(knobs) == k.Space.Index(k.Defaults), Space: k.Space.Size()}
 			file := "candidates/" + name + ".json"
 			if err := writeJSON(filepath.Join(dir, file), c); err != nil {
@@ -392,13 +410,13 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 		switch {
 		case k == nil:
 			return "its kernel is not in this model (or has no knobs)"
-		case r.Target != target || r.Core != cfg.Core:
-			return fmt.Sprintf("made for %s on %s, this build is %s on %s", r.Target, r.Core, target, cfg.Core)
+		case r.Target != target || r.toolCore() != cfg.Core:
+			return fmt.Sprintf("made for %s on %s, this build is %s on %s", r.Target, shownCore(r.toolCore()), target, shownCore(cfg.Core))
 		}
 		if _, bad := tune.CheckOp(target, k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
 			return strings.Join(bad, ", ")
 		}
-		if tune.KeyFor(r.Kernel, r.Target, r.Core, r.Knobs) != tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults) {
+		if tune.KeyFor(r.Kernel, r.Target, r.toolCore(), r.Knobs) != tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults) {
 			return fmt.Sprintf("measured with weights=%d, this build's kernel has weights=%d (its flash, or a --flash-budget, differs from the batch's)", r.Knobs["weights"], k.Defaults["weights"])
 		}
 		return ""
@@ -432,7 +450,7 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 			note(fmt.Sprintf("%s: %s; skipped", p, w))
 			return nil
 		}
-		key := tune.KeyFor(r.Kernel, r.Target, r.Core, r.Knobs)
+		key := tune.KeyFor(r.Kernel, r.Target, r.toolCore(), r.Knobs)
 		a := byKey[key]
 		if a == nil {
 			a = &agg{}
@@ -490,7 +508,7 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 		if a.def == nil {
 			note(fmt.Sprintf("kernel %s: no result for its default knobs (a partial batch?): its record has no default count to compare with", a.best.Kernel))
 		}
-		rec := &tune.Record{Kernel: a.best.Kernel, Target: a.best.Target, Core: a.best.Core, Board: a.best.Board, Knobs: a.best.Knobs,
+		rec := &tune.Record{Kernel: a.best.Kernel, Target: a.best.Target, Core: a.best.Core, Compiler: a.best.Compiler, Board: a.best.Board, Knobs: a.best.Knobs,
 			Instructions: a.best.Instructions, Trials: a.trials, Space: a.best.Space, Search: "batch", Version: cfg.Version}
 		if a.def != nil {
 			rec.Default = a.def.Instructions

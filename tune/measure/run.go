@@ -28,7 +28,7 @@ type Config struct {
 	// stand-in for it (MeasureBoardOn): its flash, not the stand-in's,
 	// decides which kernels keep int8 weights in the whole-model builds.
 	FitBoard *boards.Board
-	Core     string        // records' core (default Opt.Board.TuningCore())
+	Core     string        // records' core and compiler (tune.ToolCore; default Opt.Board.TuningCore() and Opt.Compiler)
 	Trials   int           // measurement budget per kernel (default DefaultTrials)
 	Jobs     int           // parallel measurements (default runtime.NumCPU())
 	Out      string        // records file, read first and written as kernels finish
@@ -97,6 +97,8 @@ type Report struct {
 	// no whole-model run either).
 	ModelUntuned int64 `json:"model_untuned_instructions,omitempty"`
 	ModelTuned   int64 `json:"model_tuned_instructions,omitempty"`
+	// Compiler is "clang" for a tune --cc clang run (empty: the board's gcc).
+	Compiler string `json:"compiler,omitempty"`
 }
 
 type journalLine struct {
@@ -157,7 +159,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		cfg.Note = func(string) {}
 	}
 	if cfg.Core == "" {
-		cfg.Core = cfg.Opt.Board.TuningCore()
+		cfg.Core = tune.ToolCore(cfg.Opt.Board.TuningCore(), cfg.Opt.Compiler)
 	}
 	if cfg.WorkDir == "" {
 		d, err := os.MkdirTemp("", "mcugen-tune-")
@@ -278,7 +280,8 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 			return nil
 		}
 		recorded++
-		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: cfg.Core, Board: cfg.recordBoard(), Knobs: best,
+		core, compiler := tune.SplitToolCore(cfg.Core)
+		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: core, Compiler: compiler, Board: cfg.recordBoard(), Knobs: best,
 			Instructions: n, Default: j.search.Default(), Trials: j.search.Runs(), Budget: cfg.Trials, Space: j.k.Space.Size(),
 			Search: j.search.Kind(), Version: cfg.Version}
 		recs.Put(r)
