@@ -39,12 +39,16 @@ func (m *model) cmakeFiles() (map[string][]byte, error) {
 		}
 		files[name] = b
 	}
-	if bi.Toolchain != "" {
-		b, err := render("toolchain.cmake.tmpl", ci)
+	for i, tc := range bi.Toolchains {
+		tmpl := "toolchain.cmake.tmpl"
+		if i == 1 {
+			tmpl = "toolchain-clang.cmake.tmpl"
+		}
+		b, err := render(tmpl, &cmakeInfo{buildInfo: bi, HasAsm: ci.HasAsm, ToolchainBase: path.Base(tc)})
 		if err != nil {
 			return nil, err
 		}
-		files[bi.Toolchain] = b
+		files[tc] = b
 	}
 	return files, nil
 }

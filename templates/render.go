@@ -19,6 +19,8 @@ var tmpls = template.Must(template.New("").Funcs(template.FuncMap{
 	"carray":  carray,
 	"words":   func(n int) int { return (n + 3) / 4 },
 	"comment": comment,
+	// clangOnly is a board's gcc flags as clang takes them.
+	"clangOnly": boards.ClangOnly,
 }).ParseFS(tmplFS, "tmpl/*.tmpl"))
 
 // render executes template name (a file in tmpl/) with data.
@@ -101,7 +103,10 @@ type buildInfo struct {
 	Run          bool
 	RunCommand   string // with $(ELF) for the firmware
 	RunHow       string
-	Toolchain    string // CMake toolchain file, "" for the host
+	Toolchain    string // CMake toolchain file of the project's compiler, "" for the host
+	// Toolchains are every CMake toolchain file the project has: the
+	// board's gcc's, then clang's (which compiles and lets gcc link).
+	Toolchains []string
 }
 
 func (m *model) buildInfo(elf string) *buildInfo {
@@ -118,14 +123,20 @@ func (m *model) buildInfo(elf string) *buildInfo {
 		bi.Run, bi.RunHow = true, "natively"
 	case b.Toolchain == boards.ToolchainAArch64:
 		bi.LinkFlags = []string{"-static"}
-		bi.Toolchain = "cmake/aarch64-linux-gnu.cmake"
+		bi.Toolchains = []string{"cmake/aarch64-linux-gnu.cmake", "cmake/aarch64-linux-gnu-clang.cmake"}
 		bi.RunHow = "under qemu-aarch64"
 		bi.Run = b.QEMU.Binary != ""
 	default:
 		bi.LinkFlags = []string{"-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections"}
-		bi.Toolchain = "cmake/arm-none-eabi.cmake"
+		bi.Toolchains = []string{"cmake/arm-none-eabi.cmake", "cmake/arm-none-eabi-clang.cmake"}
 		bi.Run = b.QEMU.Binary != ""
 		bi.RunHow = "under QEMU"
+	}
+	if len(bi.Toolchains) > 0 {
+		bi.Toolchain = bi.Toolchains[0]
+		if m.Compiler == "clang" {
+			bi.Toolchain = bi.Toolchains[1]
+		}
 	}
 	return bi
 }

@@ -151,6 +151,11 @@ type Project struct {
 	// IOInArena says the inputs and outputs live in the arena (--io in-arena):
 	// the MLF metadata then counts no I/O bytes beside the workspace.
 	IOInArena bool
+	// Compiler is the C compiler the make and CMake projects build with by
+	// default: "clang" (LLVM's clang compiles, the board's gcc links), else
+	// the board's gcc. Both are there either way (make COMPILER=..., the two
+	// CMake toolchain files).
+	Compiler string
 
 	// anyAPI lets the model's run function take any signature (an external
 	// arena, inputs and outputs in the arena): MLF packs the model without
@@ -343,6 +348,13 @@ func newModel(p Project) (*model, error) {
 	}
 	for _, s := range [][]string{m.Sources, m.Headers, m.RtSrcs, m.RtHdrs} {
 		sort.Strings(s)
+	}
+	switch m.Compiler {
+	case "":
+		m.Compiler = "gcc"
+	case "gcc", "clang":
+	default:
+		return nil, fmt.Errorf("templates: compiler %q: want gcc or clang", m.Compiler)
 	}
 	b := p.Board
 	m.CPUFlags = b.GCCFlags()
