@@ -100,7 +100,7 @@ func TestMLPerfClangOnBoards39(t *testing.T) {
 // clang 14's code for the M55 spills more (VWW: 1,440 B beyond the 2,688 B
 // planes of its 12x12x64 depthwise layer, where gcc's frames took 184). README and
 // docs/ARCHITECTURE.md tell clang users to leave 2 KiB.
-const clangFrames = 2048
+const clangFrames = ClangStackFrames
 
 // checkClangStack is checkMeasuredStack with clangFrames for StackFrames,
 // logging what passes compile's allowance for gcc's frames.

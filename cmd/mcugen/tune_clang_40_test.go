@@ -158,3 +158,47 @@ func TestTuneClang40(t *testing.T) {
 		t.Errorf("compile --cc clang --project zephyr: exit %d, want a note on the compiler: %s", code, errs)
 	}
 }
+
+// A clang build for a Helium core allows clang's larger frames on the
+// stack (pipeline.ClangStackFrames): VWW on an M55 with a 4 KiB stack,
+// where compile had planned for gcc's frames, faulted on the stack limit
+// (MSPLIM) under clang; now its schedules leave room and it runs bit-exact
+// within the stack. gcc's build of the same board keeps its schedules.
+func TestClangStackOnHelium40(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds firmware under QEMU")
+	}
+	needQEMU(t)
+	needtool.Need(t, "clang", "clang")
+	model := filepath.Join(sharedModels(t), "vww", "vww_96_int8.tflite")
+	bf := filepath.Join(t.TempDir(), "b.star")
+	if err := os.WriteFile(bf, []byte(`board(name = "m55-4k-stack", description = "an AN547 with a 4 KiB stack", inherits = ["mps3-an547"], stack_bytes = 4096)`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stack := map[string]int64{}
+	for _, cc := range []string{"gcc", "clang"} {
+		code, out, errs := mcugen(t, "run", model, "--boards", bf, "--board", "m55-4k-stack", "--cc", cc, "--json")
+		if code != 0 {
+			t.Fatalf("run --cc %s: exit %d: %s", cc, code, errs)
+		}
+		var r struct {
+			Stack int64 `json:"stack_bytes"`
+			Match bool  `json:"match_reference"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("run --json: %v\n%s", err, out)
+		}
+		if !r.Match {
+			t.Errorf("--cc %s: the outputs differ from the reference interpreter", cc)
+		}
+		if r.Stack <= 0 || r.Stack > 4096 {
+			t.Errorf("--cc %s: the run took %d B of stack on a 4,096 B stack", cc, r.Stack)
+		}
+		stack[cc] = r.Stack
+	}
+	// gcc's VWW keeps its 2,688 B depthwise planes (frames of a few
+	// hundred bytes on top); clang's leaves 2 KiB for its frames.
+	if stack["gcc"] < 2688 {
+		t.Errorf("gcc's build took %d B of stack: its planes alone are 2,688 B", stack["gcc"])
+	}
+}
