@@ -296,15 +296,23 @@ static inline void gen_pair_out(int8_t *y, int64_t a, const int32_t *p, int32_t 
     y[0] = (int8_t)requant_fast_s8w(s + p[0], p[1], (uint32_t)p[2], p[3], p[4], zr, lo, hi);
     y[1] = (int8_t)requant_fast_s8w((int32_t)((a - s) >> 23) + p[5], p[6], (uint32_t)p[7], p[8], p[9], zr, lo, hi);
 }`},
-	"gen_pairs_s8": {[]string{"gen_pair_out"}, `/* A pointwise convolution or fully connected layer over r (1 or 2) pixels x, xs apart,
+	"gen_pairs_s8": {[]string{"gen_pairs_s8_i"}, `/* gen_pairs_s8_i, inlined where the compiler judges it pays (gcc: everywhere; clang: not
+   in its own judgment of the helper's size); calls with n of 16 or more take gen_pairs_s8_i. */
+static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t xs, int32_t r, const int32_t *w, int32_t n,
+                                int32_t np, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
+{
+    gen_pairs_s8_i(y, ys, x, xs, r, w, n, np, p, zr, lo, hi);
+}`},
+	"gen_pairs_s8_i": {[]string{"gen_pair_out"}, `/* A pointwise convolution or fully connected layer over r (1 or 2) pixels x, xs apart,
    with the weights of channels 2j and 2j + 1 packed in one word per step,
    w[j * n + k] = w0 + w1 * 2^23, n a multiple of four (tir.IntrGenPairs): one 64-bit
    accumulator per pixel and pair (an SMLAL per step on a Cortex-M3) holds s0 + s1 * 2^23,
    and the compile-time bound |s0| < 2^22 makes its low 23 bits, sign-extended, s0. Two
    pixels share each weight load; one pixel runs two pairs per input load. Four steps per
-   iteration. */
-static inline void gen_pairs_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t xs, int32_t r, const int32_t *w, int32_t n,
-                                int32_t np, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
+   iteration. Always inlined: its constant r, n and np then choose the path and bound the
+   loops. */
+static inline MCUGEN_ALWAYS_INLINE void gen_pairs_s8_i(int8_t *y, int32_t ys, const int8_t *x, int32_t xs, int32_t r, const int32_t *w, int32_t n,
+                                                       int32_t np, const int32_t *p, int32_t zr, int32_t lo, int32_t hi)
 {
     const int8_t *x1 = x + xs;
     int32_t j = 0;
@@ -737,5 +745,5 @@ func helperCode(h string) string {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8_i", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "round_even_f32"}
