@@ -95,6 +95,9 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 		if err != nil {
 			return nil, fmt.Errorf("quant: calibrate: sample %d: %w", si, err)
 		}
+		if err := firstNaN(g, vals); err != nil {
+			return nil, fmt.Errorf("quant: calibrate: sample %d: %w", si, err)
+		}
 		for name, v := range vals {
 			t := g.Tensors[name]
 			if t == nil || t.IsConst() || v.DType != graph.Float32 || len(v.F) == 0 {
@@ -626,4 +629,36 @@ func RandomCalib(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
 		}
 	}
 	return out
+}
+
+// firstNaN names where a sample's values first hold NaN: an input, else the
+// first node in the graph's order whose output does (where the NaN starts,
+// as sqrt or log of a negative input: review finding, the message named a
+// tensor picked at random and no node).
+func firstNaN(g *graph.Graph, vals map[string]*graph.Data) error {
+	nan := func(name string) bool {
+		v := vals[name]
+		if v == nil || v.DType != graph.Float32 {
+			return false
+		}
+		for _, x := range v.F {
+			if x != x {
+				return true
+			}
+		}
+		return false
+	}
+	for _, in := range g.Inputs {
+		if nan(in) {
+			return fmt.Errorf("input %q holds NaN", in)
+		}
+	}
+	for _, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			if nan(o) {
+				return fmt.Errorf("node %q (%s) gives NaN in its output %q, from inputs without NaN", n.Name, n.Op, o)
+			}
+		}
+	}
+	return nil
 }

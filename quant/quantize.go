@@ -175,6 +175,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		rng[name] = [2]float64{lo, hi}
 	}
 	// Groups of tensors that must share parameters.
+	detached := concatOutputs(f, rng)
 	uf := newUnionFind()
 	for _, n := range f.Nodes {
 		if !isPassThrough(n) {
@@ -186,7 +187,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 			ins = n.Inputs
 		}
 		for _, in := range ins {
-			if _, ok := rng[in]; ok {
+			if _, ok := rng[in]; ok && !(n.Op == graph.Concat && detached[in]) {
 				uf.union(in, out)
 			}
 		}
@@ -251,8 +252,48 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		s, z := ChooseParams(r[0], r[1])
 		act[name] = params{s, z}
 	}
-	b := &builder{f: f, q: graph.New(f.Name, f.Format), act: act, opt: opt, dq: map[string]string{}, tail: tail}
+	b := &builder{f: f, q: graph.New(f.Name, f.Format), act: act, opt: opt, dq: map[string]string{}, tail: tail, detached: detached}
 	return b.build()
+}
+
+// concatOutputs are the graph outputs that a Concat also reads and that
+// keep parameters of their own: a Concat's inputs share its output's
+// parameters (TFLite's int8 CONCATENATION), and an output of a small range
+// beside a large one took the large one's scale and came out all zeros
+// (review finding: ±0.009 on a scale of 0.78). Such an output keeps its own
+// range, and each Concat reads it requantized to the Concat's parameters
+// (builder.node). Only outputs whose producer is not a pass-through op and
+// whose only pass-through readers are Concats: another pass-through reader
+// or producer needs the output's parameters equal to its own.
+func concatOutputs(f *graph.Graph, rng map[string][2]float64) map[string]bool {
+	prod, cons := f.Producers(), f.Consumers()
+	states := map[string]bool{}
+	for _, st := range f.States {
+		states[st.In], states[st.Out] = true, true
+	}
+	out := map[string]bool{}
+	for _, o := range f.Outputs {
+		t := f.Tensors[o]
+		if _, ok := rng[o]; !ok || t == nil || t.QuantGroup != "" || states[o] {
+			continue
+		}
+		if p := prod[o]; p == nil || isPassThrough(p) {
+			continue
+		}
+		concat, other := false, false
+		for _, c := range cons[o] {
+			switch {
+			case c.Op == graph.Concat:
+				concat = true
+			case isPassThrough(c):
+				other = true
+			}
+		}
+		if concat && !other {
+			out[o] = true
+		}
+	}
+	return out
 }
 
 // softmaxHeadroom widens the upper end of the range of every Softmax
@@ -337,6 +378,8 @@ type builder struct {
 	opt  Options
 	dq   map[string]string // int8 tensor -> its float Dequantize output (fallback)
 	tail map[string]bool   // detectionTail: tensors that stay float
+	// detached are concatOutputs: a Concat reads each requantized.
+	detached map[string]bool
 }
 
 // detectionTail is the set of tensors that stay float32 after
@@ -554,9 +597,26 @@ func (b *builder) node(n *graph.Node) error {
 			return b.fallback(n)
 		}
 	}
+	var requant []*graph.Node
+	if n.Op == graph.Concat {
+		// An output with parameters of its own is read requantized to
+		// the Concat's (concatOutputs).
+		for i, in := range nn.Inputs {
+			if !b.detached[in] {
+				continue
+			}
+			r := q.UniqueName(in + "_requant")
+			q.AddTensor(&graph.Tensor{Name: r, DType: graph.Int8, Shape: append([]int(nil), f.Tensors[in].Shape...), Quant: out.quant()})
+			requant = append(requant, &graph.Node{Name: r, Op: graph.Quantize, Inputs: []string{in}, Outputs: []string{r}})
+			nn.Inputs[i] = r
+		}
+	}
+	for _, r := range requant {
+		q.AddNode(r)
+	}
 	q.AddNode(nn)
 	if !interp.Supported(q, nn) {
-		q.Nodes = q.Nodes[:len(q.Nodes)-1]
+		q.Nodes = q.Nodes[:len(q.Nodes)-1-len(requant)]
 		return b.fallback(n)
 	}
 	return nil

@@ -44,6 +44,10 @@ type Report struct {
 	// samples; OutputSQNRMedianDB is the median of the per-sample SQNRs.
 	OutputSQNRdB       float64 `json:"output_sqnr_db"`
 	OutputSQNRMedianDB float64 `json:"output_sqnr_median_db"`
+	// Outputs is each float output's own SQNR over all samples (the pooled
+	// figure is the largest output's: a small output quantized to zeros
+	// beside a large one left it at 42.6 dB: review finding).
+	Outputs []OutputReport `json:"outputs,omitempty"`
 	// Top1Agree counts the rows whose arg-max agrees, for classifiers (a
 	// graph whose first output comes from a Softmax): one row per sample,
 	// or per batch element and position where the Softmax has several
@@ -54,6 +58,12 @@ type Report struct {
 	// HeldOut is the same comparison on held-out samples (quantize --eval),
 	// its layers included.
 	HeldOut *Report `json:"held_out,omitempty"`
+}
+
+// OutputReport is one graph output's SQNR.
+type OutputReport struct {
+	Name   string  `json:"name"`
+	SQNRdB float64 `json:"sqnr_db"`
 }
 
 // SQNR is 10·log10(Σx² / Σ(x-y)²) in dB, capped at MaxSQNR.
@@ -123,6 +133,8 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 	layers := map[string]*acc{}
 	var out acc
 	var perSample []float64
+	var outs []acc      // each output's signal and noise over the samples
+	var measured []bool // the outputs measured (float ones)
 	cls := classifierOf(fg)
 	// Both graphs run the samples as a sequence (their states, if any,
 	// carried from each sample to the next).
@@ -178,6 +190,10 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 			a.add(x, y)
 		}
 		var one acc
+		if outs == nil {
+			outs = make([]acc, len(fg.Outputs))
+			measured = make([]bool, len(fg.Outputs))
+		}
 		for i, name := range fg.Outputs {
 			if fg.StateOf(name) >= 0 {
 				continue // a state's next value: not an output of the model
@@ -191,6 +207,8 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 				return nil, fmt.Errorf("quant: evaluate: output %q: float and int8 values differ in size", name)
 			}
 			one.add(x, y)
+			outs[i].add(x, y)
+			measured[i] = true
 			if i == 0 && cls.ok {
 				ax, ay := cls.argmaxes(x), cls.argmaxes(y)
 				for j := range ax {
@@ -207,6 +225,11 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 	}
 	r.Layers = layerRows(fg, qg, layers)
 	r.OutputSQNRdB = round2(SQNR(out.sig, out.noise))
+	for i, name := range fg.Outputs {
+		if i < len(measured) && measured[i] {
+			r.Outputs = append(r.Outputs, OutputReport{Name: name, SQNRdB: round2(SQNR(outs[i].sig, outs[i].noise))})
+		}
+	}
 	sort.Float64s(perSample)
 	k := len(perSample)
 	r.OutputSQNRMedianDB = round2((perSample[(k-1)/2] + perSample[k/2]) / 2)

@@ -167,6 +167,12 @@ func (c *quantizeCmd) Run(e *env) error {
 		return fmt.Sprintf("%.1f dB", v)
 	}
 	fmt.Fprintf(e.stdout, "output SQNR %s (median %s) on the calibration data itself (%s)\n", db(r.OutputSQNRdB), db(r.OutputSQNRMedianDB), plural(r.Samples, "sample"))
+	if len(r.Outputs) > 1 {
+		// The pooled figure is the largest output's: each its own.
+		for _, o := range r.Outputs {
+			fmt.Fprintf(e.stdout, "  output %s: %s\n", o.Name, db(o.SQNRdB))
+		}
+	}
 	if r.Top1Total > 0 {
 		fmt.Fprintf(e.stdout, "top-1 agreement %d/%d on the calibration samples%s\n", r.Top1Agree, r.Top1Total, top1Rows(r))
 	}
