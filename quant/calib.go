@@ -621,6 +621,10 @@ func RandomCalib(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
 				if hi-lo > 1<<16 || hi-lo < 0 { // 32 and 64 bits (hi-lo overflows for int64)
 					lo, hi = 0, 255
 				}
+				if n, ok := indexBound(g, in); ok {
+					// Indices of a Gather: within the axis they index.
+					lo, hi = 0, n-1
+				}
 				for j := range d.I {
 					d.I[j] = lo + r.Int64N(hi-lo+1)
 				}
@@ -629,6 +633,35 @@ func RandomCalib(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
 		}
 	}
 	return out
+}
+
+// indexBound is, for an integer input that Gathers read as indices, the
+// smallest length of the axes they index: random calibration draws indices
+// below it (review finding: an embedding's ids drawn in [0, 255] for a
+// table of 10 rows, clamped, calibrated the table's last row alone).
+func indexBound(g *graph.Graph, in string) (int64, bool) {
+	bound, ok := int64(0), false
+	for _, n := range g.Consumers()[in] {
+		a, isGather := n.Attrs.(*graph.GatherAttrs)
+		if n.Op != graph.Gather || !isGather || len(n.Inputs) < 2 || n.Inputs[1] != in {
+			continue
+		}
+		data := g.Tensors[n.Inputs[0]]
+		if data == nil {
+			continue
+		}
+		axis := a.Axis
+		if axis < 0 {
+			axis += len(data.Shape)
+		}
+		if axis < 0 || axis >= len(data.Shape) || data.Shape[axis] <= 0 {
+			continue
+		}
+		if d := int64(data.Shape[axis]); !ok || d < bound {
+			bound, ok = d, true
+		}
+	}
+	return bound, ok
 }
 
 // firstNaN names where a sample's values first hold NaN: an input, else the
