@@ -58,7 +58,7 @@ func TestArduinoLayout(t *testing.T) {
 func TestArduinoRefusesBoardWithoutFQBN(t *testing.T) {
 	for _, bn := range []string{"mps2-an386", "host", "aarch64-linux"} {
 		b := board(t, bn)
-		want := `templates: board "` + bn + `" has no Arduino FQBN; pick a board with one (mcugen boards) or add ` + "`arduino = \"vendor:arch:board\"`" + ` to a board file`
+		want := `board "` + bn + `" has no Arduino FQBN; pick a board with one (mcugen boards) or add ` + "`arduino = \"vendor:arch:board\"`" + ` to a board file`
 		if err := CheckBoard(Arduino, b); err == nil || err.Error() != want {
 			t.Errorf("CheckBoard(arduino, %s) = %v, want %q", bn, err, want)
 		}

@@ -62,14 +62,14 @@ func CheckBoard(k Kind, b *boards.Board) error {
 	switch k {
 	case Zephyr:
 		if b.Zephyr == "" {
-			return fmt.Errorf("templates: board %q has no Zephyr board name; pick a board with one (mcugen boards) or add `zephyr = \"...\"` to a board file", b.Name)
+			return fmt.Errorf("board %q has no Zephyr board name; pick a board with one (mcugen boards) or add `zephyr = \"...\"` to a board file", b.Name)
 		}
 	case Arduino:
 		if b.Arduino == "" {
-			return fmt.Errorf("templates: board %q has no Arduino FQBN; pick a board with one (mcugen boards) or add `arduino = \"vendor:arch:board\"` to a board file", b.Name)
+			return fmt.Errorf("board %q has no Arduino FQBN; pick a board with one (mcugen boards) or add `arduino = \"vendor:arch:board\"` to a board file", b.Name)
 		}
 		if !fqbnSyntax.MatchString(b.Arduino) {
-			return fmt.Errorf("templates: board %q: Arduino FQBN %q is not vendor:architecture:board[:option=value,...]", b.Name, b.Arduino)
+			return fmt.Errorf("board %q: Arduino FQBN %q is not vendor:architecture:board[:option=value,...]", b.Name, b.Arduino)
 		}
 	}
 	return nil
@@ -258,7 +258,7 @@ func newModel(p Project) (*model, error) {
 	}
 	m.Upper = strings.ToUpper(m.Prefix)
 	if len(p.Inputs) == 0 || len(p.Outputs) == 0 {
-		return nil, fmt.Errorf("templates: model %q: need at least one input and one output (have %d, %d)", p.Name, len(p.Inputs), len(p.Outputs))
+		return nil, fmt.Errorf("model %q has %d input(s) and %d output(s): a project's example program feeds at least one input and checks at least one output (compile without --project for the model's C alone)", p.Name, len(p.Inputs), len(p.Outputs))
 	}
 	var err error
 	if m.Inputs, err = views("input", p.Inputs); err != nil {

@@ -1,5 +1,7 @@
 package templates
 
+import "strings"
+
 // zephyrRelease holds every line of the Zephyr template that depends on the Zephyr
 // version, so that moving to the next LTS is an edit here and nowhere else.
 type zephyrRelease struct {
@@ -27,11 +29,15 @@ type zephyrInfo struct {
 	Z          zephyrRelease
 	ZBoard     string
 	StackBytes int
+	// Emulated: Zephyr runs this board only in an emulator (QEMU for its
+	// MPS2 and qemu_* boards, QEMU or Arm's FVP for MPS3), with no flash
+	// runner: `west build -t run`, not `west flash` (review finding).
+	Emulated bool
 }
 
 // zephyrFiles is the zephyr template: an application with the model as a library.
 func (m *model) zephyrFiles() (map[string][]byte, error) {
-	zi := &zephyrInfo{model: m, Z: zephyrLTS, ZBoard: m.Board.Zephyr, StackBytes: zephyrStack(m.ScratchBytes)}
+	zi := &zephyrInfo{model: m, Z: zephyrLTS, ZBoard: m.Board.Zephyr, StackBytes: zephyrStack(m.ScratchBytes), Emulated: zephyrEmulated(m.Board.Zephyr)}
 	files := map[string][]byte{}
 	for n, b := range m.Model {
 		files["model/"+n] = b
@@ -64,4 +70,16 @@ func (m *model) zephyrFiles() (map[string][]byte, error) {
 func zephyrStack(scratch int64) int {
 	need := 2048 + (scratch+1023)/1024*1024
 	return int(max(need, 4096))
+}
+
+// zephyrEmulated reports whether Zephyr's board z runs only in an emulator
+// (its board.cmake names no flash runner): the MPS2 and MPS3 FPGA images
+// and the qemu_* boards.
+func zephyrEmulated(z string) bool {
+	for _, p := range []string{"mps2/", "mps3/", "qemu_"} {
+		if strings.HasPrefix(z, p) {
+			return true
+		}
+	}
+	return false
 }
