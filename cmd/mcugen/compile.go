@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -397,6 +400,11 @@ const (
 	outputMarker = ".mcugen"
 	markerText   = "mcugen compile wrote this directory; compile --force may replace the files it lists (and refuses\nthe directory if others have been added).\n"
 	markerList   = "files written:\n"
+	// markerSums heads the files' SHA-256 sums, a "  <hex> <path>" line
+	// each: --force refuses a listed file whose content changed since
+	// (review finding: an edit to src/main.c, as the README invites, was
+	// replaced without a word).
+	markerSums = "file sums:\n"
 	// oldMarkerText is the marker of mcugen before the list.
 	oldMarkerText = "mcugen compile wrote this directory; compile --force may replace it whole.\n"
 )
@@ -405,8 +413,16 @@ const (
 // (directories with a trailing /), sorted.
 func writeMarker(dir string) error {
 	var paths []string
-	err := walkRel(dir, func(_, key string, _ fs.DirEntry) error {
+	sums := map[string]string{}
+	err := walkRel(dir, func(rel, key string, e fs.DirEntry) error {
 		paths = append(paths, key)
+		if e.Type().IsRegular() {
+			sum, err := fileSum(filepath.Join(dir, rel))
+			if err != nil {
+				return err
+			}
+			sums[key] = sum
+		}
 		return nil
 	})
 	if err != nil {
@@ -419,7 +435,27 @@ func writeMarker(dir string) error {
 	for _, p := range paths {
 		b.WriteString("  " + p + "\n")
 	}
+	b.WriteString(markerSums)
+	for _, p := range paths {
+		if sum, ok := sums[p]; ok {
+			b.WriteString("  " + sum + " " + p + "\n")
+		}
+	}
 	return os.WriteFile(filepath.Join(dir, outputMarker), []byte(b.String()), 0o644)
+}
+
+// fileSum is the SHA-256 of the file at path, in hex.
+func fileSum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // markerPaths reads the paths dir's .mcugen lists; old is true for an
@@ -427,26 +463,34 @@ func writeMarker(dir string) error {
 // whole, as then. A marker mcugen cannot read or parse is an error: it
 // fails closed (review finding: any other content replaced the whole
 // directory). CRLF line ends (a checkout with autocrlf) are read as LF.
-func markerPaths(dir string) (paths map[string]bool, old bool, err error) {
+func markerPaths(dir string) (paths map[string]bool, sums map[string]string, old bool, err error) {
 	b, err := fileio.ReadRegular(filepath.Join(dir, outputMarker), 16<<20)
 	if err != nil {
-		return nil, false, fmt.Errorf("its %s cannot be read (%v): --force replaces only what an earlier compile's %s lists; remove the directory yourself", outputMarker, err, outputMarker)
+		return nil, nil, false, fmt.Errorf("its %s cannot be read (%v): --force replaces only what an earlier compile's %s lists; remove the directory yourself", outputMarker, err, outputMarker)
 	}
 	text := strings.ReplaceAll(string(b), "\r\n", "\n")
 	if text == markerText || text == oldMarkerText {
-		return nil, true, nil
+		return nil, nil, true, nil
 	}
 	head, list, found := strings.Cut(text, markerList)
 	if !found || !strings.HasPrefix(head, "mcugen compile wrote this directory") {
-		return nil, false, fmt.Errorf("its %s is not one mcugen wrote: --force replaces only what an earlier compile's %s lists; remove the directory yourself", outputMarker, outputMarker)
+		return nil, nil, false, fmt.Errorf("its %s is not one mcugen wrote: --force replaces only what an earlier compile's %s lists; remove the directory yourself", outputMarker, outputMarker)
 	}
+	// Markers before the sums list paths alone.
+	list, sumList, _ := strings.Cut(list, markerSums)
 	paths = map[string]bool{}
 	for _, l := range strings.Split(list, "\n") {
 		if p := strings.TrimPrefix(l, "  "); p != "" {
 			paths[p] = true
 		}
 	}
-	return paths, false, nil
+	sums = map[string]string{}
+	for _, l := range strings.Split(sumList, "\n") {
+		if sum, p, ok := strings.Cut(strings.TrimPrefix(l, "  "), " "); ok && len(sum) == 2*sha256.Size {
+			sums[p] = sum
+		}
+	}
+	return paths, sums, false, nil
 }
 
 // ownOutput checks, before a marked directory old is replaced, that every
@@ -460,11 +504,11 @@ func ownOutput(old string) error {
 	if _, err := os.Lstat(filepath.Join(old, outputMarker)); os.IsNotExist(err) {
 		return nil // a new or empty directory (one without the mark is sameOutput's)
 	}
-	listed, whole, err := markerPaths(old)
+	listed, sums, whole, err := markerPaths(old)
 	if err != nil || whole {
 		return err
 	}
-	var foreign string
+	var foreign, changed string
 	err = walkRel(old, func(rel, key string, e fs.DirEntry) error {
 		if rel == outputMarker {
 			return nil
@@ -472,6 +516,12 @@ func ownOutput(old string) error {
 		top := !strings.Contains(strings.TrimSuffix(key, "/"), "/")
 		switch {
 		case listed[key]:
+			if want, ok := sums[key]; ok && e.Type().IsRegular() {
+				if got, err := fileSum(filepath.Join(old, rel)); err != nil || got != want {
+					changed = rel
+					return fs.SkipAll
+				}
+			}
 			return nil
 		case top && (key == "build/" || strings.HasPrefix(key, "bazel-") && e.Type()&fs.ModeSymlink != 0):
 			if e.IsDir() {
@@ -487,6 +537,9 @@ func ownOutput(old string) error {
 	}
 	if foreign != "" {
 		return fmt.Errorf("holds %s, which no mcugen compile wrote there: --force replaces only what an earlier compile's %s lists; move it out of the output directory first", foreign, outputMarker)
+	}
+	if changed != "" {
+		return fmt.Errorf("%s was changed since mcugen wrote it, and --force would replace it: keep your change elsewhere (or delete the file), then compile again", changed)
 	}
 	return nil
 }
