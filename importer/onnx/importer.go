@@ -572,7 +572,8 @@ func (im *importer) addInput(vi *ValueInfo) error {
 			if d < 0 {
 				return fmt.Errorf("--shape %s: dimension %d is %d", vi.Name, i, d)
 			}
-			if i < len(vi.Type.Shape) && vi.Type.Shape[i].HasValue && vi.Type.Shape[i].Value != int64(d) {
+			// A fixed 0 is read as free (below), so any size binds it.
+			if i < len(vi.Type.Shape) && vi.Type.Shape[i].HasValue && vi.Type.Shape[i].Value > 0 && vi.Type.Shape[i].Value != int64(d) {
 				return fmt.Errorf("--shape %s: dimension %d is %d, the model fixes it to %d", vi.Name, i, d, vi.Type.Shape[i].Value)
 			}
 		}
@@ -587,6 +588,13 @@ func (im *importer) addInput(vi *ValueInfo) error {
 					return fmt.Errorf("graph input %q: dimension %d is %d", vi.Name, i, d.Value)
 				}
 				shape = append(shape, int(d.Value))
+				continue
+			}
+			if d.HasValue {
+				// A zero-size input computes nothing: exporters write 0
+				// for a size they did not know. Any --shape binds it.
+				im.warn("input %q: axis %d has size 0, read as a free dimension: set to 1; bind it with --shape %s=...", vi.Name, i, vi.Name)
+				shape = append(shape, 1)
 				continue
 			}
 			what := "a free dimension"
