@@ -3,11 +3,14 @@ package quant
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/onnx"
 )
 
 // A graph output that a Concat also reads keeps its own parameters (review
@@ -114,5 +117,41 @@ func TestCalibNaNNamesItsNode40(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `node "root" (Math) gives NaN in its output "r"`) {
 			t.Fatalf("PTQ: %v", err)
 		}
+	}
+}
+
+// A graph output that is a constant (the model returns a weight) is written
+// to the QDQ file by a Constant node, and the file reads back (review
+// finding: the output was left unmade, and mcugen refused the file it
+// wrote), with the constant's values.
+func TestQDQConstantOutput40(t *testing.T) {
+	g := graph.New("constout", "test")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 4}})
+	k := graph.NewData(graph.Float32, []int{1, 4})
+	copy(k.F, []float32{0.5, -1.25, 3, 7})
+	g.AddConst("k", k)
+	g.AddNode(&graph.Node{Name: "add", Op: graph.Add, Inputs: []string{"x", "k"}, Outputs: []string{"y"}, Attrs: &graph.BinaryAttrs{}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y", "k"}
+	x := graph.NewData(graph.Float32, []int{1, 4})
+	copy(x.F, []float32{0.1, -0.2, 0.3, -0.4})
+	q, _, err := PTQ(g, []map[string]*graph.Data{{"x": x}}, Options{}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "q.onnx")
+	if err := WriteQDQ(q, path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := onnx.Load(path, onnx.Options{})
+	if err != nil {
+		t.Fatalf("the QDQ file does not read back: %v", err)
+	}
+	out, err := interp.Run(back, map[string]*graph.Data{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out["k"]; got == nil || !slices.Equal(got.F, k.F) {
+		t.Errorf("output k read back as %v, want %v", got, k.F)
 	}
 }

@@ -115,6 +115,20 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 		if orig[out] != "" {
 			w.cur = orig[out]
 		}
+		if t.IsConst() && !written[out] {
+			// A constant output (the model returns a weight): a Constant
+			// node makes it, as the importer wants every output made by
+			// a node (review finding: the file was written without it,
+			// and mcugen refused the file it wrote).
+			written[out] = true
+			name := out
+			if w.inits[name] || w.isValue(name) {
+				name = w.fresh(out + "_out") // a node's input holds the name already
+			}
+			w.node("Constant", nil, []string{name}, &onnx.Attribute{Name: "value", Type: onnx.AttrTensor, T: onnx.NewTensor("", t.Data)})
+			w.og.Output = append(w.og.Output, valueInfo(name, t.DType, t.Shape))
+			continue
+		}
 		if t.DType == graph.Int8 {
 			// The model's name, unless an input or an earlier output took it (a
 			// tensor that is both, or listed twice): then a fresh one.
