@@ -74,3 +74,24 @@ func dropMarkerSums(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// --calib-random 0 is refused like a negative count (review finding: it
+// built float firmware in silence), and quantize refuses to write its ONNX
+// model under a .tflite name.
+func TestCalibRandomZeroAndQDQName40(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/onnx/cnn.onnx")
+	dir := t.TempDir()
+	for _, form := range [][]string{{"--calib-random", "0"}, {"--calib-random=0"}} {
+		code, _, errs := mcugen(t, append([]string{"compile", model, "-o", filepath.Join(dir, "c")}, form...)...)
+		if code != 2 || !strings.Contains(errs, "--calib-random 0: must be a positive number of samples") {
+			t.Errorf("compile %v: exit %d: %s", form, code, errs)
+		}
+	}
+	code, _, errs := mcugen(t, "quantize", model, "--calib-random", "2", "-o", filepath.Join(dir, "q.tflite"))
+	if code != 2 || !strings.Contains(errs, "quantize writes an ONNX QDQ model; name it .onnx") {
+		t.Errorf("quantize -o q.tflite: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "q.tflite")); !os.IsNotExist(err) {
+		t.Errorf("q.tflite was written")
+	}
+}

@@ -100,7 +100,7 @@ func (c *inspectCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if c.Calib != "" || c.CalibRandom > 0 || c.Quantize != "" || c.Int8IO {
+	if c.Calib != "" || c.calibRandom() > 0 || c.Quantize != "" || c.Int8IO {
 		// With quantization flags (or --int8-io on a QDQ model) the
 		// summary is of the model as compile would quantize it (its int8
 		// inputs and outputs, their scales); they were silently ignored.

@@ -18,7 +18,7 @@ import (
 // quantFlags ask for INT8 quantization of a float model on the way.
 type quantFlags struct {
 	Calib       string `help:"Calibration directory (.npy per input per sample, or one stacked .npy per input); quantizes a float model to int8." type:"path" placeholder:"DIR"`
-	CalibRandom int    `help:"Quantize with N random calibration inputs instead of real data." placeholder:"N"`
+	CalibRandom *int   `help:"Quantize with N random calibration inputs instead of real data." placeholder:"N"`
 	Quantize    string `help:"Quantize a float model: int8." enum:",int8" default:""`
 	Method      string `help:"Activation range method when quantizing: minmax, percentile (the default), entropy, mse." placeholder:"M" enum:",minmax,percentile,entropy,mse" default:""`
 }
@@ -110,24 +110,35 @@ func parseSize(s string) (int64, error) {
 	return n * unit, nil
 }
 
+// calibRandom is --calib-random's N (0 when not given).
+func (q *quantFlags) calibRandom() int {
+	if q.CalibRandom == nil {
+		return 0
+	}
+	return *q.CalibRandom
+}
+
 func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
 	shapes, err := parseShapes(m.Shape)
 	if err != nil {
 		return pipeline.Options{}, err
 	}
-	if q.Calib != "" && q.CalibRandom != 0 {
+	if q.Calib != "" && q.CalibRandom != nil {
 		return pipeline.Options{}, usageError{fmt.Errorf("--calib and --calib-random both give calibration data: give one")}
 	}
-	if q.CalibRandom < 0 {
-		return pipeline.Options{}, usageError{fmt.Errorf("--calib-random %d: must be a positive number of samples", q.CalibRandom)}
+	n := q.calibRandom()
+	if q.CalibRandom != nil && n <= 0 {
+		// 0 as well: it built float firmware without a word (review
+		// finding), where it asked to quantize.
+		return pipeline.Options{}, usageError{fmt.Errorf("--calib-random %d: must be a positive number of samples", n)}
 	}
-	if err := checkVectorCount("--calib-random", q.CalibRandom); err != nil {
+	if err := checkVectorCount("--calib-random", n); err != nil {
 		return pipeline.Options{}, err
 	}
-	if q.Method != "" && q.Calib == "" && q.CalibRandom == 0 && q.Quantize == "" {
+	if q.Method != "" && q.Calib == "" && n == 0 && q.Quantize == "" {
 		return pipeline.Options{}, usageError{fmt.Errorf("--method %s applies only when quantizing: add --calib DIR, --calib-random N or --quantize int8", q.Method)}
 	}
-	return pipeline.Options{Shapes: shapes, Warn: e.warn, Calib: q.Calib, CalibRandom: q.CalibRandom,
+	return pipeline.Options{Shapes: shapes, Warn: e.warn, Calib: q.Calib, CalibRandom: n,
 		Quantize: q.Quantize, Method: q.Method, Version: version}, nil
 }
 

@@ -30,13 +30,21 @@ func (c *quantizeCmd) Run(e *env) error {
 	if err := checkVectorCount("--calib-random", c.CalibRandom); err != nil {
 		return err
 	}
+	if strings.EqualFold(filepath.Ext(c.Out), ".tflite") {
+		// An ONNX file under a TFLite name (review finding).
+		return usageError{fmt.Errorf("-o %s: quantize writes an ONNX QDQ model; name it .onnx (compile, run and bench take the float model with --calib for an int8 build)", c.Out)}
+	}
 	// The model itself, or an existing file that is not a model (a user's
 	// notes.txt was overwritten, with only a warning about the extension
 	// afterwards), is refused; an earlier quantize's output is replaced.
 	if err := checkReplace("-o", c.Out, "an ONNX model", []string{c.Model}, importer.LooksLikeONNX); err != nil {
 		return err
 	}
-	opt, err := (&quantFlags{Calib: c.Calib, CalibRandom: c.CalibRandom, Quantize: "int8", Method: c.Method}).options(e, &c.modelFlags)
+	qf := &quantFlags{Calib: c.Calib, Quantize: "int8", Method: c.Method}
+	if c.CalibRandom > 0 {
+		qf.CalibRandom = &c.CalibRandom
+	}
+	opt, err := qf.options(e, &c.modelFlags)
 	if err != nil {
 		return err
 	}

@@ -358,8 +358,8 @@ func (c *tuneCmd) bazelInputs(board string) measure.BazelInputs {
 		in.Files["calib"] = c.Calib
 		add("--calib", "calib")
 	}
-	if c.CalibRandom != 0 {
-		add("--calib-random", fmt.Sprint(c.CalibRandom))
+	if n := c.calibRandom(); n != 0 {
+		add("--calib-random", fmt.Sprint(n))
 	}
 	if c.Quantize != "" {
 		add("--quantize", c.Quantize)
