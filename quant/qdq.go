@@ -476,11 +476,21 @@ func IntIO(g *graph.Graph) *graph.Graph {
 		delete(f.Tensors, in)
 		renameTensor(f, q, in)
 	}
+	isOut := map[string]bool{}
+	for _, o := range f.Outputs {
+		isOut[o] = true
+	}
+	renamed := map[string]bool{}
 	for _, out := range f.Outputs {
 		p := prod[out]
-		if p == nil || p.Op != graph.Dequantize || len(cons[p.Inputs[0]]) != 1 || slices.Contains(f.Inputs, p.Inputs[0]) {
+		if p == nil || p.Op != graph.Dequantize || slices.Contains(f.Inputs, p.Inputs[0]) || isOut[p.Inputs[0]] || renamed[p.Inputs[0]] {
 			continue
 		}
+		// The int8 tensor may feed later layers too (an output in the
+		// middle of the model): they read it under the output's name
+		// (review finding: such an output stayed float32 under
+		// --int8-io, where the direct int8 build made it int8).
+		renamed[p.Inputs[0]] = true
 		drop[p] = true
 		src := p.Inputs[0]
 		delete(f.Tensors, out)
