@@ -846,15 +846,35 @@ func lowerPass(s *State) error {
 	if err := retarget(); err != nil {
 		return err
 	}
+	planned, first := 0, ""
+	if s.Plan != nil {
+		planned = s.Plan.ArenaBytes
+	}
+	defer func() {
+		// Say why the arena grew (review finding: a 3 KiB stack took
+		// KWS's arena from 8,128 to 16,000 B, and nothing said so).
+		if first != "" && s.Plan != nil && s.Plan.ArenaBytes > planned {
+			why := "a tuning record's form, or a shape its in-place form does not cover"
+			if b := s.Opt.Board; b != nil && b.BareMetal() && b.StackBytes > 0 {
+				why = fmt.Sprintf("its in-place form's local arrays need more stack than the board's %s B leave, or %s", commas(int64(b.StackBytes)), why)
+			}
+			s.Opt.Warn(fmt.Sprintf("%s: %d layer(s) the plan ran in place run out of place (first: %q; %s): the arena is %s B, where in place it would be %s B",
+				s.ModelPath, len(s.notInPlace), first, why, commas(int64(s.Plan.ArenaBytes)), commas(int64(planned))))
+		}
+	}()
 	for {
 		m, err := tir.Lower(s.Graph, s.Plan, t)
 		var ip *tir.InPlaceError
 		if errors.As(err, &ip) && !s.notInPlace[ip.Node] {
 			// The plan offered a convolution in place and its kernel did
 			// not take an in-place form (a tuning record, a shape the
-			// schedule does not cover): plan again without it.
+			// schedule does not cover, the board's stack): plan again
+			// without it.
 			if s.notInPlace == nil {
 				s.notInPlace = map[string]bool{}
+			}
+			if len(s.notInPlace) == 0 {
+				first = ip.Node
 			}
 			s.notInPlace[ip.Node] = true
 			if err := planPass(s); err != nil {

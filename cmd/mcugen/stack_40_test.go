@@ -1,0 +1,31 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A board whose stack cannot hold the in-place depthwise planes gets the
+// layers out of place, and compile says so and what it costs (review
+// finding: KWS's arena went from 8,128 to 16,000 B on a 3 KiB stack, and
+// nothing said why). With the default 16 KiB stack nothing is said.
+func TestOutOfPlaceSaysWhy40(t *testing.T) {
+	model := filepath.Join(sharedModels(t), "kws", "kws_ref_model.tflite")
+	dir := t.TempDir()
+	bf := filepath.Join(dir, "b.star")
+	if err := os.WriteFile(bf, []byte(`board(name = "an386-stack3k", description = "an AN386 with a 3 KiB stack", inherits = ["mps2-an386"], stack_bytes = 3 * KiB)`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := mcugen(t, "compile", model, "--boards", bf, "--board", "an386-stack3k", "-o", filepath.Join(dir, "a"))
+	if code != 0 || !strings.Contains(errs, "layer(s) the plan ran in place run out of place") ||
+		!strings.Contains(errs, "need more stack than the board's 3,072 B leave") || !strings.Contains(errs, "the arena is 16,000 B, where in place it would be 8,128 B") ||
+		!strings.Contains(out, "arena 16,000 B") {
+		t.Errorf("3 KiB stack: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "-o", filepath.Join(dir, "b"))
+	if code != 0 || errs != "" {
+		t.Errorf("16 KiB stack: exit %d: %q", code, errs)
+	}
+}
