@@ -140,9 +140,12 @@ func (c *quantizeCmd) Run(e *env) error {
 	// "FullyConnected+Relu" pushed its SQNR out of line), and the range
 	// each int8 tensor covers, which says why a row is low: an input
 	// stretched by one outlier, logits squeezed for the softmax.
+	// Names past layerNameWidth are cut (TFLite's node names run to
+	// hundreds of characters, and every row was padded to the longest:
+	// review finding); --json has them whole.
 	wn, wo := len("layer"), len("op")
 	for _, l := range r.Layers {
-		wn, wo = max(wn, len(l.Name)), max(wo, len(l.Op))
+		wn, wo = max(wn, len([]rune(clipName(l.Name)))), max(wo, len(l.Op))
 	}
 	// "per channel" is the median of the channels' own SQNRs: a layer whose
 	// one wide channel takes the tensor's scale reads well in the SQNR
@@ -165,7 +168,8 @@ func (c *quantizeCmd) Run(e *env) error {
 		if l.Range != nil {
 			rng = fmt.Sprintf("[%.4g, %.4g]", l.Range[0], l.Range[1])
 		}
-		fmt.Fprintf(e.stdout, "%-*s %-*s %s %s  %s\n", wn, l.Name, wo, l.Op, dB(l.SQNRdB, 9), ch, rng)
+		name := clipName(l.Name)
+		fmt.Fprintf(e.stdout, "%s%*s %-*s %s %s  %s\n", name, wn-len([]rune(name)), "", wo, l.Op, dB(l.SQNRdB, 9), ch, rng)
 	}
 	// In-sample figures: held-out vectors measure the model as deployed.
 	db := func(v float64) string {
@@ -223,4 +227,16 @@ func top1Rows(r *quant.Report) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%d rows each)", r.Top1Total/r.Samples)
+}
+
+// layerNameWidth is the widest layer name quantize's table prints.
+const layerNameWidth = 48
+
+// clipName is name cut to layerNameWidth characters, "..." marking the cut.
+func clipName(name string) string {
+	r := []rune(name)
+	if len(r) <= layerNameWidth {
+		return name
+	}
+	return string(r[:layerNameWidth-3]) + "..."
 }
