@@ -138,7 +138,9 @@ func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
 	if q.Method != "" && q.Calib == "" && n == 0 && q.Quantize == "" {
 		return pipeline.Options{}, usageError{fmt.Errorf("--method %s applies only when quantizing: add --calib DIR, --calib-random N or --quantize int8", q.Method)}
 	}
-	return pipeline.Options{Shapes: shapes, Warn: e.warn, Calib: q.Calib, CalibRandom: n,
+	// warnOnce: test and bench compile a model once per board, and said
+	// the same warning (random calibration, say) for each (review finding).
+	return pipeline.Options{Shapes: shapes, Warn: e.warnOnce, Calib: q.Calib, CalibRandom: n,
 		Quantize: q.Quantize, Method: q.Method, Version: version}, nil
 }
 

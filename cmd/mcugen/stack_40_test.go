@@ -29,3 +29,17 @@ func TestOutOfPlaceSaysWhy40(t *testing.T) {
 		t.Errorf("16 KiB stack: exit %d: %q", code, errs)
 	}
 }
+
+// test over several boards says a model's warning once (review finding:
+// the random calibration's, once per board).
+func TestWarningOncePerCommand40(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	needQEMU(t)
+	model, _ := filepath.Abs("../../testdata/onnx/cnn.onnx")
+	code, _, errs := mcugen(t, "test", model, "--calib-random", "4", "--board", "host,mps2-an386", "--random", "1")
+	if n := strings.Count(errs, "quantizing with 4 random calibration inputs"); code != 0 || n != 1 {
+		t.Errorf("exit %d, the random calibration's warning %d times:\n%s", code, n, errs)
+	}
+}
