@@ -74,6 +74,11 @@ func (c *inspectCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
+		if c.IR == "quant" && opt.Calib == "" && opt.CalibRandom == 0 && opt.Quantize == "" && floatModel(s) {
+			// The quant stage of a float model without calibration is
+			// the float graph (review finding: printed without a word).
+			e.warn(fmt.Sprintf("%s: --ir quant of a float model without --calib DIR or --calib-random N: nothing is quantized, the graph below is the float one", c.Model))
+		}
 		text, err := s.Dump(c.IR)
 		if err != nil {
 			return err
@@ -198,4 +203,15 @@ func comma(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// floatModel reports whether the model at its quant stage holds no
+// quantized tensor (a QDQ model's float inputs do not make it one).
+func floatModel(s *pipeline.State) bool {
+	for _, t := range s.Graph.Tensors {
+		if t.Quant != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -43,3 +43,21 @@ func TestWarningOncePerCommand40(t *testing.T) {
 		t.Errorf("exit %d, the random calibration's warning %d times:\n%s", code, n, errs)
 	}
 }
+
+// inspect --ir quant of a float model without calibration says that
+// nothing was quantized (review finding: it printed the float graph without
+// a word); an int8 model's says nothing.
+func TestInspectQuantUncalibrated40(t *testing.T) {
+	float, _ := filepath.Abs("../../testdata/onnx/cnn.onnx")
+	int8, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	code, out, errs := mcugen(t, "inspect", float, "--ir", "quant")
+	if code != 0 || !strings.Contains(errs, "nothing is quantized, the graph below is the float one") || out == "" {
+		t.Errorf("float: exit %d: %q", code, errs)
+	}
+	if code, _, errs := mcugen(t, "inspect", float, "--ir", "quant", "--calib-random", "2"); code != 0 || strings.Contains(errs, "nothing is quantized") {
+		t.Errorf("float with --calib-random: exit %d: %q", code, errs)
+	}
+	if code, _, errs := mcugen(t, "inspect", int8, "--ir", "quant"); code != 0 || errs != "" {
+		t.Errorf("int8: exit %d: %q", code, errs)
+	}
+}
