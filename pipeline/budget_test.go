@@ -129,7 +129,7 @@ func TestFlashBudgetFallback(t *testing.T) {
 	// board's compiler, which the fit pass does before it keeps any layer
 	// int8 (the estimate where the compiler is missing).
 	headroom := int64(codeHeadroomBase + codeHeadroomKernel*len(big.Module.Funcs))
-	if m, err := measureFlash(b, big.Files); err == nil {
+	if m, err := measureFlash(b, big.Files, ""); err == nil {
 		headroom = int64(m) - c16
 	}
 	s, warns, err := compile(b, c16+headroom-1, map[string]map[string]int{"fully_connected": {"weights": 16}})
@@ -362,7 +362,7 @@ func TestFlashBudgetMeasuresCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m16, err := measureFlash(b, s16.Files)
+	m16, err := measureFlash(b, s16.Files, "")
 	if err != nil {
 		t.Fatal(err)
 	}

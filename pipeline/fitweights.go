@@ -425,7 +425,7 @@ func checkCode(s *State) error {
 		// measure its code (review finding).
 		return unmeasured("mcugen does not build for this board")
 	}
-	flash, err := measureFlash(b, s.Files)
+	flash, err := measureFlash(b, s.Files, s.Opt.Compiler)
 	if err != nil {
 		return unmeasured(firstLine(err))
 	}
@@ -452,10 +452,10 @@ func firstLine(err error) string {
 	return m
 }
 
-// measureFlash compiles the C of files with b's compiler at -O2 and returns
-// their text and data: the model's code and constants as the board links
-// them.
-func measureFlash(b *boards.Board, files map[string][]byte) (int, error) {
+// measureFlash compiles the C of files with b's compiler (clang for a
+// --cc clang build) at -O2 and returns their text and data: the model's
+// code and constants as the board links them.
+func measureFlash(b *boards.Board, files map[string][]byte, compiler string) (int, error) {
 	dir, err := os.MkdirTemp("", "mcugen-fit-")
 	if err != nil {
 		return 0, err
@@ -471,7 +471,7 @@ func measureFlash(b *boards.Board, files map[string][]byte) (int, error) {
 		}
 	}
 	slices.Sort(srcs)
-	return runner.ObjectFlash(b, srcs, dir)
+	return runner.ObjectFlash(b, srcs, dir, compiler)
 }
 
 // measuredFits, before the fit pass keeps any layer's weights int8 on the
@@ -509,7 +509,7 @@ func (s *State) measuredFlash() (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	flash, err := measureFlash(b, files)
+	flash, err := measureFlash(b, files, s.Opt.Compiler)
 	if err != nil {
 		return 0, false
 	}

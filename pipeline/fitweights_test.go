@@ -107,7 +107,7 @@ func TestFitWeightsFallback(t *testing.T) {
 	// with the board's compiler, which the fit pass does before it keeps any
 	// layer int8 (the estimate where the compiler is missing).
 	headroom := int64(codeHeadroomBase + codeHeadroomKernel*len(big.Module.Funcs))
-	if m, err := measureFlash(b, big.Files); err == nil {
+	if m, err := measureFlash(b, big.Files, ""); err == nil {
 		headroom = int64(m) - c16 + codeHeadroomBase
 	}
 	if int64(big.Report.WeightsBytes) != c16 || c8 >= c16 {

@@ -352,7 +352,7 @@ func TestFitWeightsInt4(t *testing.T) {
 	if !needTools2(t, "mps2-an386") {
 		return
 	}
-	m4, err := measureFlash(b, all4.Files)
+	m4, err := measureFlash(b, all4.Files, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,11 +493,11 @@ func TestFitWeightsInt4SkipsNoSaving(t *testing.T) {
 	if !needTools2(t, "mps2-an386") {
 		return
 	}
-	m8, err := measureFlash(b, all8.Files)
+	m8, err := measureFlash(b, all8.Files, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m1, err := measureFlash(b, one4.Files)
+	m1, err := measureFlash(b, one4.Files, "")
 	if err != nil {
 		t.Fatal(err)
 	}
