@@ -21,8 +21,16 @@ const Format = "mcugen-tuning-records"
 // hold a record with int16 weights and one with int8 for the same kernel);
 // version 1 files read the same, and an mcugen that reads only version 1
 // refuses a version 2 file rather than apply an int8 record to an int16
-// build (review finding).
-const FormatVersion = 2
+// build (review finding). Version 3 adds the compiler (Record.Compiler,
+// ToolCore: one file may hold gcc's and clang's records for one kernel);
+// a file is written as version 3 only when it holds a clang record, so that
+// an mcugen reading up to version 2 refuses it rather than apply clang's
+// records to a gcc build (review finding), and reads a gcc-only file as
+// before.
+const FormatVersion = 3
+
+// gccOnlyVersion is the version of a file with no clang record.
+const gccOnlyVersion = 2
 
 // oldestVersion is the oldest layout this package reads.
 const oldestVersion = 1
@@ -557,6 +565,23 @@ func Load(path string) (*Records, []string, error) {
 	return rs, notes, nil
 }
 
+// layoutVersion is the version the records need: FormatVersion where one
+// names a compiler (a kept record of the file's included), else
+// gccOnlyVersion.
+func (rs *Records) layoutVersion() int {
+	for _, r := range rs.Records {
+		if r.Compiler != "" {
+			return FormatVersion
+		}
+	}
+	for _, k := range rs.kept {
+		if bytes.Contains(k.raw, []byte(`"compiler"`)) {
+			return FormatVersion
+		}
+	}
+	return gccOnlyVersion
+}
+
 // Marshal writes the records sorted by key, then the skipped records kept
 // (those no record of the same key replaces), indented, one stable form;
 // the file's unknown top-level fields follow "version".
@@ -576,7 +601,7 @@ func (rs *Records) Marshal() ([]byte, error) {
 	b.WriteByte('{')
 	f, _ := encodeJSON(Format)
 	field("format", f)
-	field("version", []byte(fmt.Sprint(FormatVersion)))
+	field("version", []byte(fmt.Sprint(rs.layoutVersion())))
 	names := make([]string, 0, len(rs.extra))
 	for n := range rs.extra {
 		names = append(names, n)

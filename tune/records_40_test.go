@@ -64,6 +64,17 @@ func TestRecordsPerCompiler40(t *testing.T) {
 	if strings.Contains(string(b), `"compiler": "gcc"`) {
 		t.Errorf("gcc written as a compiler:\n%s", b)
 	}
+	// With a clang record the file is version 3, which an mcugen reading up
+	// to version 2 refuses (it would apply clang's records to gcc builds);
+	// without one it stays version 2.
+	if !strings.Contains(string(b), `"version": 3`) {
+		t.Errorf("a file with a clang record is not version 3:\n%s", b)
+	}
+	gccOnly := NewRecords()
+	gccOnly.Put(&Record{Kernel: kernel, Target: "dsp", Core: "cortex-m4", Knobs: Knobs{"block_oc": 4}})
+	if g, _ := gccOnly.Marshal(); !strings.Contains(string(g), `"version": 2`) {
+		t.Errorf("a gcc-only file is not version 2:\n%s", g)
+	}
 	if c, cc := SplitToolCore(ToolCore("cortex-m55", CompilerClang)); c != "cortex-m55" || cc != CompilerClang {
 		t.Errorf("SplitToolCore(ToolCore(m55, clang)) = %q, %q", c, cc)
 	}

@@ -58,7 +58,7 @@ func TestParseBad(t *testing.T) {
 		{"foreign json", `{"name": "package.json", "version": "1.0"}`, `not an mcugen tuning records file (no "format": "mcugen-tuning-records" field)`},
 		{"other tool", `{"format": "autotvm", "version": 1}`, `format "autotvm"`},
 		{"no format", `{"version": 1, "records": []}`, `no "format"`},
-		{"future layout", `{"format": "mcugen-tuning-records", "version": 7, "records": []}`, "layout version 7; this mcugen reads versions 1 to 2"},
+		{"future layout", `{"format": "mcugen-tuning-records", "version": 7, "records": []}`, "layout version 7; this mcugen reads versions 1 to 3"},
 		{"layout 0", `{"format": "mcugen-tuning-records", "version": 0, "records": []}`, "layout version 0"},
 		{"array", `[1,2,3]`, "not an mcugen tuning records file: it holds a JSON array"},
 		{"empty array", `[]`, "not an mcugen tuning records file: it holds a JSON array"},
