@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -444,18 +444,16 @@ func writeMarker(dir string) error {
 	return os.WriteFile(filepath.Join(dir, outputMarker), []byte(b.String()), 0o644)
 }
 
-// fileSum is the SHA-256 of the file at path, in hex.
+// fileSum is the SHA-256 of the file at path, in hex, its CRLF line ends
+// read as LF: a checkout with autocrlf changes no file (review finding:
+// every file of such an output read as changed).
 func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	sum := sha256.Sum256(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")))
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // markerPaths reads the paths dir's .mcugen lists; old is true for an
@@ -517,7 +515,11 @@ func ownOutput(old string) error {
 		switch {
 		case listed[key]:
 			if want, ok := sums[key]; ok && e.Type().IsRegular() {
-				if got, err := fileSum(filepath.Join(old, rel)); err != nil || got != want {
+				got, err := fileSum(filepath.Join(old, rel))
+				if err != nil {
+					return fmt.Errorf("%s: %w: --force checks that it is as compile wrote it", rel, err)
+				}
+				if got != want {
 					changed = rel
 					return fs.SkipAll
 				}

@@ -95,3 +95,31 @@ func TestCalibRandomZeroAndQDQName40(t *testing.T) {
 		t.Errorf("q.tflite was written")
 	}
 }
+
+// A checkout with autocrlf (every text file's line ends CRLF, the marker's
+// too) is no edit: --force replaces it (review finding: every file read as
+// changed).
+func TestForceAfterAutocrlf40(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	out := filepath.Join(t.TempDir(), "p")
+	args := []string{"compile", model, "--board", "mps2-an386", "--project", "make", "-o", out, "--force"}
+	if code, _, errs := mcugen(t, args...); code != 0 {
+		t.Fatalf("compile: exit %d: %s", code, errs)
+	}
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(strings.ReplaceAll(string(b), "\n", "\r\n")), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := mcugen(t, args...); code != 0 {
+		t.Errorf("compile --force over a CRLF checkout: exit %d: %s", code, errs)
+	}
+}
