@@ -350,7 +350,7 @@ func quantizePass(s *State) error {
 	}
 	q, rep, err := quant.PTQ(s.Graph, samples, quant.Options{Method: method}, quant.CalibOptions{Progress: quant.ProgressWriter()})
 	if err != nil {
-		if o.Calib == "" && strings.Contains(err.Error(), " NaN") {
+		if o.Calib == "" && strings.Contains(err.Error(), "from inputs without NaN") {
 			// The random inputs' range, not the model's data (sqrt or
 			// log of a negative value).
 			err = fmt.Errorf("%w (with random calibration inputs, uniform in [-1, 1]: calibrate with the model's own data, --calib DIR)", err)

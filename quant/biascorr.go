@@ -120,13 +120,10 @@ func correctNode(f, q *graph.Graph, n *graph.Node, samples []map[string]*graph.D
 		if err := run(); err != nil {
 			return err
 		}
-		if n.Op != graph.Conv2D && n.Op != graph.FullyConnected {
+		if !correctable(f, q, n) {
 			return nil
 		}
 		bt, yt := q.In(n, 2), q.Out(n, 0)
-		if bt == nil || !bt.IsConst() || bt.DType != graph.Int32 || bt.Quant == nil || yt.Quant == nil || f.Tensors[yt.Name] == nil {
-			return nil
-		}
 		if fc != nil {
 			if err := fc.upTo(yt.Name); err != nil {
 				return err
@@ -237,11 +234,22 @@ func newFloatCursor(f, q *graph.Graph, samples []map[string]*graph.Data) *floatC
 		}
 	}
 	for _, n := range q.Nodes {
-		if n.Op == graph.Conv2D || n.Op == graph.FullyConnected {
+		if correctable(f, q, n) {
 			c.wanted[n.Outputs[0]] = true
 		}
 	}
 	return c
+}
+
+// correctable reports whether bias correction compares n's output: a
+// Conv2D or FullyConnected of q with an int32 bias and an int8 output that
+// the float graph f computes too.
+func correctable(f, q *graph.Graph, n *graph.Node) bool {
+	if n.Op != graph.Conv2D && n.Op != graph.FullyConnected {
+		return false
+	}
+	bt, yt := q.In(n, 2), q.Out(n, 0)
+	return bt != nil && bt.IsConst() && bt.DType == graph.Int32 && bt.Quant != nil && yt.Quant != nil && f.Tensors[yt.Name] != nil
 }
 
 // upTo runs f's nodes until every sample holds name (or f has none left).

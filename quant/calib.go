@@ -622,8 +622,10 @@ func RandomCalib(g *graph.Graph, n int, seed uint64) []map[string]*graph.Data {
 					lo, hi = 0, 255
 				}
 				if n, ok := indexBound(g, in); ok {
-					// Indices of a Gather: within the axis they index.
-					lo, hi = 0, n-1
+					// Indices of a Gather: within the axis they index
+					// (and the dtype's range: an int16 index of a table
+					// longer than 32,768 rows stops at 32,767).
+					lo, hi = max(lo, 0), min(hi, n-1)
 				}
 				for j := range d.I {
 					d.I[j] = lo + r.Int64N(hi-lo+1)
@@ -688,9 +690,15 @@ func firstNaN(g *graph.Graph, vals map[string]*graph.Data) error {
 	}
 	for _, n := range g.Nodes {
 		for _, o := range n.Outputs {
-			if nan(o) {
-				return fmt.Errorf("node %q (%s) gives NaN in its output %q, from inputs without NaN", n.Name, n.Op, o)
+			if !nan(o) {
+				continue
 			}
+			for _, in := range n.Inputs {
+				if t := g.Tensors[in]; t != nil && t.Data != nil && t.Data.DType == graph.Float32 && slices.ContainsFunc(t.Data.F, func(x float32) bool { return x != x }) {
+					return fmt.Errorf("node %q (%s) reads the constant %q, which holds NaN", n.Name, n.Op, in)
+				}
+			}
+			return fmt.Errorf("node %q (%s) gives NaN in its output %q, from inputs without NaN", n.Name, n.Op, o)
 		}
 	}
 	return nil

@@ -41,6 +41,18 @@ func TestRandomCalibIndices40(t *testing.T) {
 	if max["other"] <= 9 {
 		t.Errorf("an input no Gather reads drew at most %d: want its range, as before", max["other"])
 	}
+	// An int16 index into a table longer than int16 reaches: within both.
+	long := graph.New("long", "test")
+	long.AddConst("table", graph.NewData(graph.Float32, []int{40000, 1}))
+	long.AddTensor(&graph.Tensor{Name: "ids", DType: graph.Int16, Shape: []int{1, 4096}})
+	long.AddTensor(&graph.Tensor{Name: "rows", DType: graph.Float32, Shape: []int{1, 4096, 1}})
+	long.AddNode(&graph.Node{Name: "g", Op: graph.Gather, Inputs: []string{"table", "ids"}, Outputs: []string{"rows"}, Attrs: &graph.GatherAttrs{}})
+	long.Inputs, long.Outputs = []string{"ids"}, []string{"rows"}
+	for _, v := range RandomCalib(long, 1, 2)[0]["ids"].I {
+		if v < 0 || v > 32767 {
+			t.Fatalf("int16 index %d", v)
+		}
+	}
 }
 
 // --int8-io (IntIO) on a QDQ model whose output also feeds later layers

@@ -116,6 +116,18 @@ func TestCalibNaNNamesItsNode40(t *testing.T) {
 			t.Fatalf("PTQ: %v", err)
 		}
 	}
+	// A NaN in a constant is the constant's, not the inputs'.
+	k := graph.NewData(graph.Float32, []int{1, 4})
+	k.F[2] = float32(math.NaN())
+	c := graph.New("nanconst", "test")
+	c.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
+	c.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 4}})
+	c.AddConst("k", k)
+	c.AddNode(&graph.Node{Name: "plus", Op: graph.Add, Inputs: []string{"x", "k"}, Outputs: []string{"y"}, Attrs: &graph.BinaryAttrs{}})
+	c.Inputs, c.Outputs = []string{"x"}, []string{"y"}
+	if _, _, err := PTQ(c, []map[string]*graph.Data{{"x": x}}, Options{}, CalibOptions{}); err == nil || !strings.Contains(err.Error(), `node "plus" (Add) reads the constant "k", which holds NaN`) {
+		t.Errorf("PTQ with a NaN constant: %v", err)
+	}
 }
 
 // A graph output that is a constant (the model returns a weight) is written

@@ -590,7 +590,7 @@ func (im *importer) addInput(vi *ValueInfo) error {
 				shape = append(shape, int(d.Value))
 				continue
 			}
-			if d.HasValue {
+			if d.HasValue && d.Value == 0 {
 				// A zero-size input computes nothing: exporters write 0
 				// for a size they did not know. Any --shape binds it.
 				im.warn("input %q: axis %d has size 0, read as a free dimension: set to 1; bind it with --shape %s=...", vi.Name, i, vi.Name)

@@ -35,6 +35,19 @@ func TestZeroDimIsFree40(t *testing.T) {
 	if got := g.Tensors["v"].Shape; !slices.Equal(got, []int{1, 3, 4}) {
 		t.Errorf("bound: shape %v, want [1 3 4]", got)
 	}
+	// A negative size (some exporters write -1) is a free dimension, not
+	// "size 0".
+	neg := NewBuilder("negdim", 13, 1)
+	nx := neg.Input("v", graph.Float32, 1, 2, 4)
+	neg.Model().Graph.Input[0].Type.Shape[1] = Dim{Value: -1, HasValue: true}
+	neg.Output(neg.Node("Relu", []string{nx}), graph.Float32)
+	warns = nil
+	if _, err := Decode("negdim", neg.Model().Marshal(), Options{Warn: func(s string) { warns = append(warns, s) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], `input "v": a free dimension (axis 1) set to 1`) {
+		t.Errorf("dim_value -1: warnings %q", warns)
+	}
 	// A fixed size other than 0 still binds only to itself.
 	if _, err := Decode("zerodim", model, Options{Shapes: map[string][]int{"v": {1, 3, 5}}}); err == nil || !strings.Contains(err.Error(), "dimension 2 is 5, the model fixes it to 4") {
 		t.Errorf("--shape v=1,3,5: %v", err)
