@@ -12,7 +12,7 @@ import (
 // -fstack-protector and -fPIC and no -O, and KWS's library needed
 // __stack_chk_guard, __stack_chk_fail and a GOT that bare-metal firmware
 // lacks, and ran 41% slower (review finding). The library's copts now undo
-// them after the toolchain's flags.
+// them after the toolchain's flags, and the README builds with -c opt.
 func TestBazelCrossBareMetal40(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bazel")
@@ -28,8 +28,8 @@ func TestBazelCrossBareMetal40(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := readmeCommands(t, files["README.md"])
-	if len(cmds) != 1 || len(cmds[0]) != 4 {
-		t.Fatalf("README command %q", cmds)
+	if len(cmds) != 1 || len(cmds[0]) != 6 || cmds[0][3] != "-c" || cmds[0][4] != "opt" {
+		t.Fatalf("README command %q, want CC=... bazel build -c opt //:...", cmds)
 	}
 	out := bazel(t, dir, cmds[0][:1], cmds[0][2], append([]string{"-s"}, cmds[0][3:]...)...)
 	for _, flag := range []string{"-O2", "-fno-stack-protector", "-fno-pic"} {

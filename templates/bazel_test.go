@@ -91,14 +91,14 @@ func TestBazelReadmeByBoard(t *testing.T) {
 		{"host", "bazel run //:fake_example",
 			[]string{"runs the model on the build machine", "plain C99"},
 			[]string{"CC=", "no example"}},
-		{"mps2-an386", "CC=arm-none-eabi-gcc bazel build //:fake",
+		{"mps2-an386", "CC=arm-none-eabi-gcc bazel build -c opt //:fake",
 			[]string{"for mps2-an386 (Bazel)", "`arm-none-eabi-gcc`", "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard -mthumb",
 				"does not build for the build machine", "no example to `bazel run`", "under QEMU", "`--project make`", "`--board host`"},
 			[]string{"bazel run //:", "runs the model on the build machine", "any C99 toolchain", "plain C99"}},
-		{"aarch64-linux", "CC=aarch64-linux-gnu-gcc bazel build //:fake",
+		{"aarch64-linux", "CC=aarch64-linux-gnu-gcc bazel build -c opt //:fake",
 			[]string{"-march=armv8.2-a+dotprod", "no example to `bazel run`"},
 			[]string{"bazel run //:", "any C99 toolchain"}},
-		{"nucleo-l4r5zi", "CC=arm-none-eabi-gcc bazel build //:fake",
+		{"nucleo-l4r5zi", "CC=arm-none-eabi-gcc bazel build -c opt //:fake",
 			[]string{"no example to `bazel run`", "`--project make`"},
 			[]string{"bazel run //:", "under QEMU"}},
 	} {
@@ -212,8 +212,8 @@ func TestBazelCrossOffline(t *testing.T) {
 		}
 	}
 	cmds := readmeCommands(t, files["README.md"])
-	if len(cmds) != 1 || len(cmds[0]) != 4 || cmds[0][0] != "CC=arm-none-eabi-gcc" || cmds[0][1] != "bazel" {
-		t.Fatalf("README command %q, want CC=arm-none-eabi-gcc bazel build //:%s", cmds, p.Prefix)
+	if len(cmds) != 1 || len(cmds[0]) != 6 || cmds[0][0] != "CC=arm-none-eabi-gcc" || cmds[0][1] != "bazel" {
+		t.Fatalf("README command %q, want CC=arm-none-eabi-gcc bazel build -c opt //:%s", cmds, p.Prefix)
 	}
 	bazel(t, dir, cmds[0][:1], cmds[0][2], cmds[0][3:]...)
 	lib := filepath.Join(dir, "bazel-bin", "lib"+p.Prefix+".a")
