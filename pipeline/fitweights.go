@@ -256,10 +256,11 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		}
 		// Within twice the estimate of the region's end: the estimate
 		// can be short (KWS's M0+ code took 29 KB where it allowed 28:
-		// review finding), so checkCode measures the final C.
-		s.codeUnsure = &codeCheck{lim: *lim, consts: need, estimate: headroom}
+		// review finding), so the code is measured here; where it
+		// cannot be, checkCode tries once the C is emitted, and says so.
 		flash, ok := s.measuredFlash()
 		if !ok {
+			s.codeUnsure = &codeCheck{lim: *lim, consts: need, estimate: headroom}
 			return false, nil
 		}
 		total := flash
@@ -267,6 +268,8 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			total += codeHeadroomBase
 		}
 		if total <= have {
+			// The module is final: these are the emitted C's figures.
+			s.codeMeasured = flash
 			return false, nil
 		}
 		// The code as measured leaves the constants less room than the
