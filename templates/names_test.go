@@ -110,7 +110,7 @@ func TestReadmes(t *testing.T) {
 		CMake:   "cmake -B build -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake\ncmake --build build --target run",
 		Zephyr:  "west build -b nucleo_l4r5zi .\nwest flash",
 		Arduino: "arduino-cli compile --fqbn STMicroelectronics:stm32:Nucleo_144:pnum=NUCLEO_L4R5ZI --library . examples/fake\narduino-cli upload -p PORT --fqbn STMicroelectronics:stm32:Nucleo_144:pnum=NUCLEO_L4R5ZI examples/fake",
-		Bazel:   "CC=arm-none-eabi-gcc bazel build //:fake", // the host's: TestBazelReadmeByBoard
+		Bazel:   "CC=arm-none-eabi-gcc bazel build -c opt //:fake", // the host's: TestBazelReadmeByBoard
 	}
 	for _, k := range Kinds {
 		b := board(t, "mps2-an386")
