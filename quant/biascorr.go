@@ -99,108 +99,106 @@ func CorrectBias(f, q *graph.Graph, samples []map[string]*graph.Data) error {
 // by the mean error against the float outputs (fvals, from the cursor fc
 // where there is one) and runs it again.
 func correctNode(f, q *graph.Graph, n *graph.Node, samples []map[string]*graph.Data, fvals, qvals []map[string]*graph.Data, fc *floatCursor, groupDelta map[string][]float64) error {
-	{
-		sub := singleNode(q, n)
-		run := func() error {
-			for i := range samples {
-				in := map[string]*graph.Data{}
-				for _, name := range sub.Inputs {
-					in[name] = qvals[i][name]
-				}
-				out, err := interp.Run(sub, in)
-				if err != nil {
-					return fmt.Errorf("quant: bias correction: node %q (%s), sample %d: %w", n.Name, n.Op, i, err)
-				}
-				for k, v := range out {
-					qvals[i][k] = v
-				}
+	sub := singleNode(q, n)
+	run := func() error {
+		for i := range samples {
+			in := map[string]*graph.Data{}
+			for _, name := range sub.Inputs {
+				in[name] = qvals[i][name]
 			}
-			return nil
+			out, err := interp.Run(sub, in)
+			if err != nil {
+				return fmt.Errorf("quant: bias correction: node %q (%s), sample %d: %w", n.Name, n.Op, i, err)
+			}
+			for k, v := range out {
+				qvals[i][k] = v
+			}
 		}
-		if err := run(); err != nil {
+		return nil
+	}
+	if err := run(); err != nil {
+		return err
+	}
+	if !correctable(f, q, n) {
+		return nil
+	}
+	bt, yt := q.In(n, 2), q.Out(n, 0)
+	if fc != nil {
+		if err := fc.upTo(yt.Name); err != nil {
 			return err
 		}
-		if !correctable(f, q, n) {
-			return nil
-		}
-		bt, yt := q.In(n, 2), q.Out(n, 0)
-		if fc != nil {
-			if err := fc.upTo(yt.Name); err != nil {
-				return err
-			}
-			defer fc.done(yt.Name)
-		}
-		a, _ := actOf(n)
-		lo, hi, _ := a.Bounds()
-		if a == graph.ActNone {
-			lo, hi = math.Inf(-1), math.Inf(1)
-		}
-		group := ""
-		if ft := f.Tensors[yt.Name]; ft != nil {
-			group = ft.QuantGroup
-		}
-		if d, ok := groupDelta[group]; ok && group != "" && len(d) == bt.Data.Len() {
-			// In this node's bias units: its input may have another scale
-			// than the first node's (a GRU's first steps read the initial
-			// state, then the steps' outputs).
-			changed := false
-			for ch, v := range d {
-				s, _ := bt.Quant.At(ch)
-				if di := math.Round(v / float64(s)); di != 0 {
-					bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - di)
-					changed = true
-				}
-			}
-			if changed {
-				if err := run(); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		ys, yz := yt.Quant.At(0)
-		lo = math.Max(lo, float64(ys)*float64(-128-yz))
-		hi = math.Min(hi, float64(ys)*float64(127-yz))
-		c := bt.Data.Len()
-		sum := make([]float64, c)
-		cnt := make([]float64, c)
-		for i := range samples {
-			fx := fvals[i][yt.Name]
-			qy := floatOf(qvals[i][yt.Name], yt.Quant)
-			if fx == nil || qy == nil || fx.Len() != len(qy) {
-				continue
-			}
-			for j, v := range fx.F {
-				x := float64(v)
-				if x <= lo || x >= hi {
-					continue
-				}
-				sum[j%c] += qy[j] - x
-				cnt[j%c]++
-			}
-		}
+		defer fc.done(yt.Name)
+	}
+	a, _ := actOf(n)
+	lo, hi, _ := a.Bounds()
+	if a == graph.ActNone {
+		lo, hi = math.Inf(-1), math.Inf(1)
+	}
+	group := ""
+	if ft := f.Tensors[yt.Name]; ft != nil {
+		group = ft.QuantGroup
+	}
+	if d, ok := groupDelta[group]; ok && group != "" && len(d) == bt.Data.Len() {
+		// In this node's bias units: its input may have another scale
+		// than the first node's (a GRU's first steps read the initial
+		// state, then the steps' outputs).
 		changed := false
-		delta := make([]float64, c)
-		for ch := 0; ch < c; ch++ {
-			if cnt[ch] == 0 {
-				continue
-			}
+		for ch, v := range d {
 			s, _ := bt.Quant.At(ch)
-			d := math.Round(sum[ch] / cnt[ch] / float64(s))
-			if d == 0 {
-				continue
+			if di := math.Round(v / float64(s)); di != 0 {
+				bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - di)
+				changed = true
 			}
-			delta[ch] = d * float64(s)
-			bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - d)
-			changed = true
-		}
-		if group != "" {
-			groupDelta[group] = delta
 		}
 		if changed {
 			if err := run(); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	ys, yz := yt.Quant.At(0)
+	lo = math.Max(lo, float64(ys)*float64(-128-yz))
+	hi = math.Min(hi, float64(ys)*float64(127-yz))
+	c := bt.Data.Len()
+	sum := make([]float64, c)
+	cnt := make([]float64, c)
+	for i := range samples {
+		fx := fvals[i][yt.Name]
+		qy := floatOf(qvals[i][yt.Name], yt.Quant)
+		if fx == nil || qy == nil || fx.Len() != len(qy) {
+			continue
+		}
+		for j, v := range fx.F {
+			x := float64(v)
+			if x <= lo || x >= hi {
+				continue
+			}
+			sum[j%c] += qy[j] - x
+			cnt[j%c]++
+		}
+	}
+	changed := false
+	delta := make([]float64, c)
+	for ch := 0; ch < c; ch++ {
+		if cnt[ch] == 0 {
+			continue
+		}
+		s, _ := bt.Quant.At(ch)
+		d := math.Round(sum[ch] / cnt[ch] / float64(s))
+		if d == 0 {
+			continue
+		}
+		delta[ch] = d * float64(s)
+		bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - d)
+		changed = true
+	}
+	if group != "" {
+		groupDelta[group] = delta
+	}
+	if changed {
+		if err := run(); err != nil {
+			return err
 		}
 	}
 	return nil

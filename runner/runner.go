@@ -246,17 +246,9 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	if opt == "" {
 		opt = "-O2"
 	}
-	var clang string
-	var clangFlags []string
-	if o.Compiler == CompilerClang {
-		if clang, err = LookTool("clang"); err != nil {
-			return nil, err
-		}
-		if clangFlags, err = ClangFlags(b); err != nil {
-			return nil, err
-		}
-	} else if o.Compiler != "" && o.Compiler != CompilerGCC {
-		return nil, fmt.Errorf("runner: compiler %q: want %s or %s", o.Compiler, CompilerGCC, CompilerClang)
+	clang, clangFlags, err := clangFor(b, o.Compiler)
+	if err != nil {
+		return nil, err
 	}
 	args := append(b.GCCFlags(), opt, "-std=c99", "-Wall", "-Wextra", "-ffunction-sections", "-fdata-sections", "-I", dir)
 	seen := map[string]bool{dir: true}
@@ -626,6 +618,22 @@ func commas(v uint64) string {
 	return s
 }
 
+// clangFor checks a compiler name (CompilerGCC or "", CompilerClang) and,
+// for clang, finds it and its flags for b (ClangFlags); for gcc clang is "".
+func clangFor(b *boards.Board, name string) (clang string, flags []string, err error) {
+	switch name {
+	case "", CompilerGCC:
+		return "", nil, nil
+	case CompilerClang:
+		if clang, err = LookTool("clang"); err != nil {
+			return "", nil, err
+		}
+		flags, err = ClangFlags(b)
+		return clang, flags, err
+	}
+	return "", nil, fmt.Errorf("runner: compiler %q: want %s or %s", name, CompilerGCC, CompilerClang)
+}
+
 // ObjectFlash compiles the C files srcs for b as Build does (the board's
 // flags, -O2, one section per function) with the compiler cc names
 // (CompilerGCC or "", CompilerClang) into objects in dir and returns their
@@ -639,19 +647,12 @@ func ObjectFlash(b *boards.Board, srcs []string, dir, compilerName string) (int,
 		return 0, err
 	}
 	flags := b.GCCFlags()
-	switch compilerName {
-	case "", CompilerGCC:
-	case CompilerClang:
-		if cc, err = LookTool("clang"); err != nil {
-			return 0, err
-		}
-		extra, err := ClangFlags(b)
-		if err != nil {
-			return 0, err
-		}
-		flags = append(ClangOnly(flags), extra...)
-	default:
-		return 0, fmt.Errorf("runner: compiler %q: want %s or %s", compilerName, CompilerGCC, CompilerClang)
+	clang, extra, err := clangFor(b, compilerName)
+	if err != nil {
+		return 0, err
+	}
+	if clang != "" {
+		cc, flags = clang, append(ClangOnly(flags), extra...)
 	}
 	total := 0
 	for i, src := range srcs {
