@@ -28,7 +28,7 @@ func TestDegenerateCalibWarningOrder(t *testing.T) {
 	want := []string{`input "alpha" holds 0`, `input "mid" holds -1`, `input "zeta" holds 2`}
 	for run := 0; run < 20; run++ {
 		var got []string
-		warnDegenerateCalib(Options{Calib: "cal", Warn: func(w string) { got = append(got, w) }}, samples)
+		warnDegenerateCalib(Options{Calib: "cal", Warn: func(w string) { got = append(got, w) }}, samples, nil)
 		if len(got) != len(want) {
 			t.Fatalf("run %d: %d warnings, want %d: %q", run, len(got), len(want), got)
 		}

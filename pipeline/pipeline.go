@@ -324,10 +324,11 @@ func quantizePass(s *State) error {
 	switch {
 	case o.Calib != "":
 		var err error
-		if samples, err = quant.LoadCalib(o.Calib, s.Graph); err != nil {
+		var sources []map[string]string
+		if samples, sources, err = quant.LoadCalibSources(o.Calib, s.Graph); err != nil {
 			return err
 		}
-		warnDegenerateCalib(o, samples)
+		warnDegenerateCalib(o, samples, sources)
 	default:
 		n := o.CalibRandom
 		if n <= 0 {
@@ -418,7 +419,8 @@ func warnLowSQNR(o Options, rep *quant.Report) {
 // one sample, or an input that holds one value in every sample (its range is
 // then made up, and the quality report, measured on the same data, looks
 // good whatever the real inputs do).
-func warnDegenerateCalib(o Options, samples []map[string]*graph.Data) {
+// sources[i][input] names sample i's file (nil: samples by index alone).
+func warnDegenerateCalib(o Options, samples []map[string]*graph.Data, sources []map[string]string) {
 	if len(samples) == 1 {
 		o.Warn(fmt.Sprintf("--calib %s: one sample; ranges from a single input rarely hold for others (a few dozen representative ones are usual)", o.Calib))
 	}
@@ -448,7 +450,7 @@ func warnDegenerateCalib(o Options, samples []map[string]*graph.Data) {
 			o.Warn(fmt.Sprintf("--calib %s: input %q holds %g in every sample: its range is made up, and the quality report, measured on these samples, says nothing about real inputs", o.Calib, name, first))
 			continue
 		}
-		warnOutlierSample(o, samples, name)
+		warnOutlierSample(o, samples, sources, name)
 	}
 }
 
@@ -458,7 +460,7 @@ func warnDegenerateCalib(o Options, samples []map[string]*graph.Data) {
 // one glitched sample (a saturated sensor reading) leaves every other input
 // a few of the 256 steps (user-journey finding: top-1 agreement fell from
 // 16/16 to 2/16, and nothing named the sample).
-func warnOutlierSample(o Options, samples []map[string]*graph.Data, name string) {
+func warnOutlierSample(o Options, samples []map[string]*graph.Data, sources []map[string]string, name string) {
 	if len(samples) < 4 {
 		return
 	}
@@ -488,7 +490,13 @@ func warnOutlierSample(o Options, samples []map[string]*graph.Data, name string)
 	slices.Sort(sorted)
 	median := sorted[len(sorted)/2]
 	if peaks[top] >= 4*second && peaks[top] >= 8*median && second > 0 {
-		o.Warn(fmt.Sprintf("--calib %s: input %q: sample %d (from 0, in the files' natural order: x_2 before x_10) reaches |x| = %.4g, where no other passes %.4g: that one sample sets the input's int8 range, and every other sample gets at most about %d of its 256 steps; a glitch in the data? (an input's range is its raw min and max, whatever --method)", o.Calib, name, top, peaks[top], second, int(math.Ceil(256*second/peaks[top]))))
+		which := fmt.Sprintf("sample %d (from 0, in the files' natural order: x_2 before x_10)", top)
+		if top < len(sources) && sources[top][name] != "" {
+			// Named by its file (a review finding: the index had to be
+			// counted out by hand).
+			which = fmt.Sprintf("sample %d, %s,", top, sources[top][name])
+		}
+		o.Warn(fmt.Sprintf("--calib %s: input %q: %s reaches |x| = %.4g, where no other passes %.4g: that one sample sets the input's int8 range, and every other sample gets at most about %d of its 256 steps; a glitch in the data? (an input's range is its raw min and max, whatever --method)", o.Calib, name, which, peaks[top], second, int(math.Ceil(256*second/peaks[top]))))
 	}
 }
 

@@ -179,17 +179,26 @@ func toF64(buf []float64, xs []float32) []float64 {
 // Samples are taken in natural file-name order (x_2 before x_10). Bad data (wrong dtype or shape, NaN,
 // no files) is an error naming the file.
 func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
+	s, _, err := LoadCalibSources(dir, g)
+	return s, err
+}
+
+// LoadCalibSources is LoadCalib that also says where each sample came from:
+// sources[i][input] names the file of sample i's input, with its row when
+// the file stacks several ("x.npy row 3"), so a warning about one sample
+// can name the file to look at.
+func LoadCalibSources(dir string, g *graph.Graph) ([]map[string]*graph.Data, []map[string]string, error) {
 	if len(g.UserInputs()) == 0 {
-		return nil, fmt.Errorf("quant: calibration: graph has no inputs")
+		return nil, nil, fmt.Errorf("quant: calibration: graph has no inputs")
 	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		// User-journey finding: a stacked .npy given itself got "open:
 		// not a directory".
-		return nil, fmt.Errorf("quant: calibration dir %s: is a file, not a directory: put it in one (a directory holds one stacked .npy per input, or one .npy per input per sample)", dir)
+		return nil, nil, fmt.Errorf("quant: calibration dir %s: is a file, not a directory: put it in one (a directory holds one stacked .npy per input, or one .npy per input per sample)", dir)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
 	}
 	var files []string
 	var subdirs []string
@@ -211,17 +220,29 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	sort.SliceStable(subdirs, func(i, j int) bool { return naturalLess(subdirs[i], subdirs[j]) })
 	if len(files) == 0 && len(subdirs) > 0 {
 		var out []map[string]*graph.Data
+		var srcs []map[string]string
 		for _, sd := range subdirs {
-			s, err := LoadCalib(sd, g)
+			s, src, err := LoadCalibSources(sd, g)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out = append(out, s...)
+			srcs = append(srcs, src...)
 		}
-		return out, nil
+		return out, srcs, nil
+	}
+	if len(files) > 0 {
+		// Files beside sample subdirectories: the subdirectories were
+		// left out without a word (a review finding). Either layout
+		// alone is clear; together they are refused.
+		for _, sd := range subdirs {
+			if holdsNpy(sd) {
+				return nil, nil, fmt.Errorf("quant: calibration dir %s: holds both .npy files (%s) and a sample subdirectory with .npy files (%s): use one layout: move the files into a subdirectory of their own, or the subdirectories out", dir, filepath.Base(files[0]), filepath.Base(sd))
+			}
+		}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("quant: calibration dir %s: no .npy files", dir)
+		return nil, nil, fmt.Errorf("quant: calibration dir %s: no .npy files", dir)
 	}
 	// The test vectors' layout (a model's vectors/, test --vectors):
 	// input_NNN.npy (input_NNN_K.npy for input K of several) beside the
@@ -230,7 +251,7 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 	// vectors_float/ stopped at its output_000.npy).
 	fileInput := map[string]string{}
 	if byInput, ok, err := vectorsLayout(g, files); err != nil {
-		return nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
 	} else if ok {
 		files = nil
 		for k, in := range g.UserInputs() {
@@ -253,48 +274,84 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 			}
 		}
 		if len(named) > 0 && len(other) > 0 {
-			return nil, fmt.Errorf("quant: calibration file %s: its name does not start with the input's, %q, as %s does: move it out of the directory (with one input, every .npy file is read as its samples unless some are named after it)", other[0], sanitize(ins[0]), filepath.Base(named[0]))
+			return nil, nil, fmt.Errorf("quant: calibration file %s: its name does not start with the input's, %q, as %s does: move it out of the directory (with one input, every .npy file is read as its samples unless some are named after it)", other[0], sanitize(ins[0]), filepath.Base(named[0]))
 		}
 	}
 	per := map[string][]*graph.Data{}
+	perSrc := map[string][]string{}
 	for _, f := range files {
 		in, err := calibInputFor(g, f)
 		if vin, ok := fileInput[f]; ok {
 			in, err = vin, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ss, err := loadCalibFile(f, g.Tensors[in])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		per[in] = append(per[in], ss...)
+		for i := range ss {
+			src := f
+			if len(ss) > 1 {
+				src = fmt.Sprintf("%s row %d", f, i)
+			}
+			perSrc[in] = append(perSrc[in], src)
+		}
 	}
 	for in, ss := range per {
+		if b := g.Tensors[in].Shape; len(ss) > 0 && len(b) >= 2 && b[0] > 1 && ss[0].Len()*b[0] == g.Tensors[in].NumElements() {
+			// Rows grouped into batches: a batch is named by its first row.
+			var srcs []string
+			for i := 0; i < len(ss); i += b[0] {
+				srcs = append(srcs, perSrc[in][i])
+			}
+			perSrc[in] = srcs
+		}
 		if per[in], err = batchRows(ss, g.Tensors[in]); err != nil {
-			return nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
+			return nil, nil, fmt.Errorf("quant: calibration dir %s: %w", dir, err)
 		}
 	}
 	n := -1
 	for _, in := range g.UserInputs() {
 		k := len(per[in])
 		if k == 0 {
-			return nil, fmt.Errorf("quant: calibration dir %s: no .npy file for input %q", dir, in)
+			return nil, nil, fmt.Errorf("quant: calibration dir %s: no .npy file for input %q", dir, in)
 		}
 		if n >= 0 && k != n {
-			return nil, fmt.Errorf("quant: calibration dir %s: input %q has %d samples, %q has %d%s", dir, in, k, g.UserInputs()[0], n, sharedPrefixHint(g.UserInputs()))
+			return nil, nil, fmt.Errorf("quant: calibration dir %s: input %q has %d samples, %q has %d%s", dir, in, k, g.UserInputs()[0], n, sharedPrefixHint(g.UserInputs()))
 		}
 		n = k
 	}
 	out := make([]map[string]*graph.Data, n)
+	srcs := make([]map[string]string, n)
 	for i := range out {
 		out[i] = map[string]*graph.Data{}
+		srcs[i] = map[string]string{}
 		for _, in := range g.UserInputs() {
 			out[i][in] = per[in][i]
+			if i < len(perSrc[in]) {
+				srcs[i][in] = perSrc[in][i]
+			}
 		}
 	}
-	return out, nil
+	return out, srcs, nil
+}
+
+// holdsNpy reports whether dir holds a .npy file (not hidden), at any depth
+// a sample subdirectory would be read at: its own files.
+func holdsNpy(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(strings.ToLower(e.Name()), ".npy") {
+			return true
+		}
+	}
+	return false
 }
 
 var vectorName = regexp.MustCompile(`^(input|output)_([0-9]+)(?:_([0-9]+))?\.npy$`)
