@@ -616,6 +616,20 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 	case graph.Where:
 		w.main(n, "Where", []string{in(0, false), in(1, false), in(2, false)}, []string{fo})
 		w.finish(n, fo, false)
+	case graph.Gather:
+		// The data in the IR's layout, as its axis counts; the integer
+		// indices pass as they are (a review finding: an embedding table's
+		// Gather stopped quantize -o).
+		a, ok := n.Attrs.(*graph.GatherAttrs)
+		if !ok {
+			return fmt.Errorf("no GatherAttrs")
+		}
+		op := "Gather"
+		if a.Elements {
+			op = "GatherElements"
+		}
+		w.main(n, op, []string{in(0, false), in(1, false)}, []string{fo}, intAttr("axis", a.Axis))
+		w.finish(n, fo, false)
 	default:
 		return fmt.Errorf("op %w", ErrQDQUnsupported)
 	}
