@@ -17,7 +17,9 @@ import (
 func TestLoadCalibSourcesNameFilesAndRows(t *testing.T) {
 	g := oneInputGraph()
 	dir := t.TempDir()
-	one := func() *graph.Data { return &graph.Data{DType: graph.Float32, Shape: []int{1, 4}, F: make([]float32, 4)} }
+	one := func() *graph.Data {
+		return &graph.Data{DType: graph.Float32, Shape: []int{1, 4}, F: make([]float32, 4)}
+	}
 	writeNpy(t, filepath.Join(dir, "x_10.npy"), one())
 	writeNpy(t, filepath.Join(dir, "x_2.npy"), &graph.Data{DType: graph.Float32, Shape: []int{2, 4}, F: make([]float32, 8)})
 	s, src, err := LoadCalibSources(dir, g)
