@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mcugen/mcugen/boards"
@@ -663,7 +664,9 @@ func writeDirAtomic(dir string, force bool, fill func(tmp string) error) (err er
 	pending.Lock()
 	defer pending.Unlock()
 	removeStaleTemps(parent, filepath.Base(dir))
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".mcugen-tmp-")
+	// The process's id in the name: another compile of the same output,
+	// still running, keeps its temporary directory (removeStaleTemps).
+	tmp, err := os.MkdirTemp(parent, fmt.Sprintf(".%s.mcugen-tmp-%d-", filepath.Base(dir), os.Getpid()))
 	if err != nil {
 		return fmt.Errorf("%s: the output is written beside %s first and renamed into place, so a failed compile leaves no half-written directory; its parent must be writable: %w", parent, filepath.Base(dir), err)
 	}
@@ -680,44 +683,82 @@ func writeDirAtomic(dir string, force bool, fill func(tmp string) error) (err er
 	if err := os.Chmod(tmp, mode); err != nil {
 		return err
 	}
-	var old string
-	if _, err := os.Stat(dir); err == nil {
-		if !force {
-			if es, err := os.ReadDir(dir); err == nil && len(es) > 0 {
-				return fmt.Errorf("%s: was written by another command while this compile ran (another mcugen compile to the same directory?); nothing written: name another directory, or add --force", dir)
+	written := fmt.Errorf("%s: was written by another command while this compile ran (another mcugen compile to the same directory?); nothing written: name another directory, or add --force", dir)
+	var olds []string
+	defer func() {
+		for _, old := range olds {
+			removeTree(old)
+		}
+	}()
+	// Another compile with --force may put its output in place between
+	// this one's moving the old directory aside and renaming its own in:
+	// then the rename finds a directory again, and with --force this one
+	// moves that aside too and tries again (review finding: concurrent
+	// compiles to one directory with --force failed).
+	for attempt := 0; ; attempt++ {
+		old := ""
+		if _, err := os.Stat(dir); err == nil {
+			if !force {
+				if es, err := os.ReadDir(dir); err == nil && len(es) > 0 {
+					return written
+				}
 			}
-		}
-		old = tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("%s: %w", dir, err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			os.Rename(old, dir)
-		}
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	if old != "" {
-		// A read-only old directory (its mode kept above) and its
-		// subdirectories must become writable to be emptied.
-		filepath.WalkDir(old, func(p string, e fs.DirEntry, err error) error {
-			if err == nil && e.IsDir() {
-				os.Chmod(p, 0o700)
+			old = fmt.Sprintf("%s.old%d", tmp, attempt)
+			if err := os.Rename(dir, old); err != nil {
+				return fmt.Errorf("%s: %w", dir, err)
 			}
+			olds = append(olds, old)
+		}
+		rerr := os.Rename(tmp, dir)
+		if rerr == nil {
 			return nil
-		})
-		os.RemoveAll(old)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			// Someone else's output is in place now.
+			if force && attempt < 8 {
+				continue
+			}
+			if !force {
+				return written
+			}
+		} else if old != "" {
+			// Put the old directory back: nothing replaced it.
+			if os.Rename(old, dir) == nil {
+				olds = olds[:len(olds)-1]
+			}
+		}
+		return fmt.Errorf("%s: %w", dir, rerr)
 	}
-	return nil
+}
+
+// removeTree removes dir, making a read-only tree (an old output's mode is
+// kept) writable first.
+func removeTree(dir string) {
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
 }
 
 // removeStaleTemps deletes temporary directories that an earlier, killed
-// compile of the same output left beside it.
+// compile of the same output left beside it. One whose name holds the id of
+// a process still running is another compile's, under way, and stays
+// (review finding: a second compile to the same directory deleted the
+// first's output while it was being written).
 func removeStaleTemps(parent, base string) {
-	stale, _ := filepath.Glob(filepath.Join(parent, "."+base+".mcugen-tmp-*"))
+	prefix := "." + base + ".mcugen-tmp-"
+	stale, _ := filepath.Glob(filepath.Join(parent, prefix+"*"))
 	for _, d := range stale {
-		os.RemoveAll(d)
+		rest := strings.TrimPrefix(filepath.Base(d), prefix)
+		if i := strings.IndexByte(rest, '-'); i > 0 {
+			if pid, err := strconv.Atoi(rest[:i]); err == nil && pid != os.Getpid() && processAlive(pid) {
+				continue
+			}
+		}
+		removeTree(d)
 	}
 }
 
