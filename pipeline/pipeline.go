@@ -37,6 +37,9 @@ type Options struct {
 	CalibRandom int
 	Quantize    string
 	Method      string
+	// Float names nodes kept in float32 when quantizing (--float: names,
+	// globs or quantize report rows; quant.FloatNodes).
+	Float []string
 	// BeforeCalibrate, if set, checks the float graph before calibration
 	// starts (quantize --eval's held-out files: a wrong one is said
 	// before the calibration's time, not after).
@@ -315,6 +318,11 @@ func quantizePass(s *State) error {
 		o.Warn(fmt.Sprintf("%s %s; --calib/--quantize ignored", s.ModelPath, what))
 		return nil
 	}
+	// Checked before calibrating, which takes a while.
+	keep, err := quant.FloatNodes(s.Graph, o.Float)
+	if err != nil {
+		return fmt.Errorf("%s: --float %w", s.ModelPath, err)
+	}
 	if o.BeforeCalibrate != nil {
 		if err := o.BeforeCalibrate(s.Graph); err != nil {
 			return err
@@ -349,7 +357,7 @@ func quantizePass(s *State) error {
 	if err != nil {
 		return err
 	}
-	q, rep, err := quant.PTQ(s.Graph, samples, quant.Options{Method: method}, quant.CalibOptions{Progress: quant.ProgressWriter()})
+	q, rep, err := quant.PTQ(s.Graph, samples, quant.Options{Method: method, Float: keep}, quant.CalibOptions{Progress: quant.ProgressWriter()})
 	if err != nil {
 		if o.Calib == "" && strings.Contains(err.Error(), "from inputs without NaN") {
 			// The random inputs' range, not the model's data (sqrt or

@@ -33,7 +33,7 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 	hoistDequantize(f)
 	cancelTransposes(f)
 	fuseMatMulBias(f)
-	fuseActivations(f)
+	fuseActivations(f, nil)
 	prod := f.Producers()
 	cons := f.Consumers()
 	isOut := map[string]bool{}

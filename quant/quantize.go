@@ -3,7 +3,10 @@ package quant
 import (
 	"fmt"
 	"math"
+	"path"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
@@ -33,6 +36,56 @@ type Options struct {
 	// NoSoftmaxHeadroom turns off the softmax-aware range rule (see
 	// SoftmaxHeadroom): Softmax inputs then get the method's range as is.
 	NoSoftmaxHeadroom bool
+	// Float names nodes of the float graph that stay in float32 (FloatNodes
+	// resolves the user's patterns): their inputs are dequantized and their
+	// outputs quantized again for int8 readers, and an activation is not
+	// fused into or out of them. Mixed precision for a layer the report
+	// shows int8 cannot hold.
+	Float map[string]bool
+}
+
+// FloatNodes resolves patterns (node names, path.Match globs such as
+// "decoder/*", or a quantize report row "conv1+relu1", which names both)
+// to the names of g's nodes they match. A pattern that matches no node is
+// an error that lists some of the names there are.
+func FloatNodes(g *graph.Graph, patterns []string) (map[string]bool, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	out := map[string]bool{}
+	for _, p := range patterns {
+		parts := []string{p}
+		if !slices.ContainsFunc(g.Nodes, func(n *graph.Node) bool { return n.Name == p }) && strings.Contains(p, "+") {
+			parts = strings.Split(p, "+")
+		}
+		for _, part := range parts {
+			found := false
+			for _, n := range g.Nodes {
+				if n.Name == part {
+					found = true
+				} else if ok, err := path.Match(part, n.Name); err != nil {
+					return nil, fmt.Errorf("%q: %w", p, err)
+				} else if !ok {
+					continue
+				}
+				out[n.Name], found = true, true
+			}
+			if !found {
+				var names []string
+				for _, n := range g.Nodes {
+					if n.Op != graph.Reshape && n.Op != graph.Transpose {
+						names = append(names, n.Name)
+					}
+				}
+				more := ""
+				if len(names) > 8 {
+					names, more = names[:8], fmt.Sprintf(" and %d more", len(names)-8)
+				}
+				return nil, fmt.Errorf("%q matches no node of the model (its nodes, as the quantize report names them: %s%s)", part, strings.Join(names, ", "), more)
+			}
+		}
+	}
+	return out, nil
 }
 
 // SoftmaxHeadroom is the logit headroom the softmax-aware range rule adds
@@ -137,7 +190,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		return nil, fmt.Errorf("quant: no calibration statistics")
 	}
 	f := cloneGraph(g)
-	fuseActivations(f)
+	fuseActivations(f, opt.Float)
 
 	prod := f.Producers()
 	isInput := map[string]bool{}
@@ -455,6 +508,7 @@ func dropRoundTrips(q *graph.Graph) {
 	prod := q.Producers()
 	drop := map[*graph.Node]bool{}
 	rename := map[string]string{}
+	back := map[string]string{} // float tensor -> the int8 tensor it is quantized to
 	for _, d := range q.Nodes {
 		if d.Op != graph.Dequantize || len(d.Inputs) != 1 || len(d.Outputs) != 1 || keep[d.Outputs[0]] {
 			continue
@@ -470,6 +524,7 @@ func dropRoundTrips(q *graph.Graph) {
 		}
 		drop[d], drop[p] = true, true
 		rename[d.Outputs[0]] = p.Inputs[0]
+		back[p.Inputs[0]] = x
 	}
 	if len(drop) == 0 {
 		return
@@ -487,6 +542,30 @@ func dropRoundTrips(q *graph.Graph) {
 		nodes = append(nodes, n)
 	}
 	q.Nodes = nodes
+	// The float tensor takes the name of the int8 one it replaces, which is
+	// the float graph's: the quality report then measures it (a chain of
+	// nodes kept float had no rows).
+	for fl, x := range back {
+		if q.Tensors[fl] == nil || q.Tensors[fl].IsConst() || keep[fl] {
+			continue
+		}
+		t := q.Tensors[fl]
+		delete(q.Tensors, fl)
+		t.Name = x
+		q.Tensors[x] = t
+		for _, n := range q.Nodes {
+			for i, in := range n.Inputs {
+				if in == fl {
+					n.Inputs[i] = x
+				}
+			}
+			for i, o := range n.Outputs {
+				if o == fl {
+					n.Outputs[i] = x
+				}
+			}
+		}
+	}
 }
 
 func (b *builder) build() (*graph.Graph, error) {
@@ -544,7 +623,7 @@ func (b *builder) node(n *graph.Node) error {
 	f, q := b.f, b.q
 	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: append([]string(nil), n.Inputs...), Outputs: append([]string(nil), n.Outputs...), Attrs: copyAttrs(n.Attrs)}
 	x := f.In(n, 0)
-	if x == nil || x.DType != graph.Float32 || x.IsConst() || floatOnly(f, n) || b.tail[n.Inputs[0]] {
+	if x == nil || x.DType != graph.Float32 || x.IsConst() || floatOnly(f, n) || b.tail[n.Inputs[0]] || b.opt.Float[n.Name] {
 		// Not a float computation on an activation: keep as is, but it must
 		// still read the quantized versions of its float inputs.
 		return b.fallback(n)
@@ -747,7 +826,7 @@ func actOf(n *graph.Node) (graph.Activation, bool) {
 // fuseActivations folds Relu and Clip(0,6)/Clip(-1,1) nodes into the
 // Conv2D, FullyConnected, Add, Sub or Mul that produces their only input,
 // as the TFLite converter does.
-func fuseActivations(g *graph.Graph) {
+func fuseActivations(g *graph.Graph, keepFloat map[string]bool) {
 	prod := g.Producers()
 	cons := g.Consumers()
 	isOut := map[string]bool{}
@@ -779,7 +858,7 @@ func fuseActivations(g *graph.Graph) {
 		}
 		in := n.Inputs[0]
 		p := prod[in]
-		if p == nil || drop[p] || len(cons[in]) != 1 || isOut[in] || len(p.Outputs) != 1 {
+		if p == nil || drop[p] || len(cons[in]) != 1 || isOut[in] || len(p.Outputs) != 1 || keepFloat[n.Name] || keepFloat[p.Name] {
 			continue
 		}
 		switch p.Op {

@@ -34,6 +34,10 @@ type LayerReport struct {
 	// point: SCALE * (-128 - ZERO_POINT) to SCALE * (127 - ZERO_POINT));
 	// nil for a tensor that stays float.
 	Range *[2]float64 `json:"range,omitempty"`
+	// Float: the node computes in float32 (an op without an int8 kernel,
+	// or one kept float with Options.Float); its output is quantized for
+	// the int8 layers that read it.
+	Float bool `json:"float,omitempty"`
 }
 
 // Report compares a quantized graph with its float original.
@@ -245,9 +249,9 @@ func Evaluate(fg, qg *graph.Graph, samples []map[string]*graph.Data) (*Report, e
 // adds no error, its SQNR is its input's) has no row of its own.
 func layerRows(fg, qg *graph.Graph, layers map[string]*acc) []LayerReport {
 	var rows []LayerReport
-	row := func(name, op, t string, channels bool) {
+	row := func(name, op, t string, channels bool, float bool) {
 		if a := layers[t]; a != nil {
-			r := LayerReport{Name: name, Op: op, Tensor: t, SQNRdB: round2(SQNR(a.sig, a.noise))}
+			r := LayerReport{Name: name, Op: op, Tensor: t, SQNRdB: round2(SQNR(a.sig, a.noise)), Float: float}
 			if channels {
 				r.ChannelSQNRdB = a.channelSQNR()
 			}
@@ -264,7 +268,7 @@ func layerRows(fg, qg *graph.Graph, layers map[string]*acc) []LayerReport {
 			// The int8 graph takes it quantized. An input's last axis
 			// need not be its channels (an ONNX image is NCHW): no
 			// per-channel figure.
-			row(in, "Input", in, false)
+			row(in, "Input", in, false, false)
 		}
 	}
 	qprod := qg.Producers()
@@ -283,7 +287,13 @@ func layerRows(fg, qg *graph.Graph, layers map[string]*acc) []LayerReport {
 				// fused into it (its activation).
 				name, op = qn.Name+"+"+n.Name, string(qn.Op)+"+"+string(n.Op)
 			}
-			row(name, op, o, true)
+			fl := false
+			if qn != nil && len(qn.Outputs) > 0 {
+				if qt := qg.Tensors[qn.Outputs[0]]; qt != nil && qt.DType == graph.Float32 {
+					fl = true
+				}
+			}
+			row(name, op, o, true, fl)
 		}
 	}
 	return rows

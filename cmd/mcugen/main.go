@@ -348,7 +348,7 @@ func uniquePaths(paths []string) []string {
 }
 
 // repeatable are the flags that may be given more than once.
-var repeatable = map[string]bool{"--input": true, "--shape": true}
+var repeatable = map[string]bool{"--input": true, "--shape": true, "--float": true}
 
 // repeatedFlag refuses a single-valued flag given twice: the parser keeps
 // the last one, so "--board a --board b" ran on b alone. Two spellings of

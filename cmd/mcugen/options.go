@@ -17,10 +17,11 @@ import (
 
 // quantFlags ask for INT8 quantization of a float model on the way.
 type quantFlags struct {
-	Calib       string `help:"Calibration directory (.npy per input per sample, or one stacked .npy per input); quantizes a float model to int8." type:"path" placeholder:"DIR"`
-	CalibRandom *int   `help:"Quantize with N random calibration inputs instead of real data." placeholder:"N"`
-	Quantize    string `help:"Quantize a float model: int8." enum:",int8" default:""`
-	Method      string `help:"Activation range method when quantizing: minmax, percentile (the default), entropy, mse." placeholder:"M" enum:",minmax,percentile,entropy,mse" default:""`
+	Calib       string   `help:"Calibration directory (.npy per input per sample, or one stacked .npy per input); quantizes a float model to int8." type:"path" placeholder:"DIR"`
+	CalibRandom *int     `help:"Quantize with N random calibration inputs instead of real data." placeholder:"N"`
+	Quantize    string   `help:"Quantize a float model: int8." enum:",int8" default:""`
+	Method      string   `help:"Activation range method when quantizing: minmax, percentile (the default), entropy, mse." placeholder:"M" enum:",minmax,percentile,entropy,mse" default:""`
+	Float       []string `help:"When quantizing, keep this node in float32 (a name, a glob such as 'decoder/*', or a quantize report row such as conv1+relu1; repeatable): mixed precision for a layer int8 cannot hold." placeholder:"NODE" sep:"none"`
 }
 
 // compileFlags are the options of compile, shared by run, test, bench and tune.
@@ -138,10 +139,13 @@ func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
 	if q.Method != "" && q.Calib == "" && n == 0 && q.Quantize == "" {
 		return pipeline.Options{}, usageError{fmt.Errorf("--method %s applies only when quantizing: add --calib DIR, --calib-random N or --quantize int8", q.Method)}
 	}
+	if len(q.Float) > 0 && q.Calib == "" && n == 0 && q.Quantize == "" {
+		return pipeline.Options{}, usageError{fmt.Errorf("--float %s applies only when quantizing a float model: add --calib DIR, --calib-random N or --quantize int8", q.Float[0])}
+	}
 	// warnOnce: test and bench compile a model once per board, and said
 	// the same warning (random calibration, say) for each (review finding).
 	return pipeline.Options{Shapes: shapes, Warn: e.warnOnce, Calib: q.Calib, CalibRandom: n,
-		Quantize: q.Quantize, Method: q.Method, Version: version}, nil
+		Quantize: q.Quantize, Method: q.Method, Float: q.Float, Version: version}, nil
 }
 
 func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards.Catalog, error) {

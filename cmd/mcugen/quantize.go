@@ -15,12 +15,13 @@ import (
 
 type quantizeCmd struct {
 	modelFlags
-	Calib       string `help:"Calibration directory: one .npy per input per sample, or one .npy per input with a leading sample dimension." type:"path" placeholder:"DIR"`
-	CalibRandom int    `help:"Calibrate on N random inputs instead (real data gives better ranges)." placeholder:"N"`
-	Method      string `help:"Activation range method: minmax, percentile, entropy, mse." default:"percentile" enum:"minmax,percentile,entropy,mse"`
-	Eval        string `help:"A held-out directory in the calibration layout: also report output SQNR (and top-1 agreement, for a classifier: a Softmax output) on its samples, which the ranges were not fitted to." type:"path" placeholder:"DIR"`
-	Out         string `short:"o" help:"Write the quantized model here as a QDQ ONNX file." required:"" type:"path" placeholder:"OUT.onnx"`
-	JSON        bool   `name:"json" help:"Print one JSON object."`
+	Calib       string   `help:"Calibration directory: one .npy per input per sample, or one .npy per input with a leading sample dimension." type:"path" placeholder:"DIR"`
+	CalibRandom int      `help:"Calibrate on N random inputs instead (real data gives better ranges)." placeholder:"N"`
+	Method      string   `help:"Activation range method: minmax, percentile, entropy, mse." default:"percentile" enum:"minmax,percentile,entropy,mse"`
+	Float       []string `help:"Keep this node in float32 (a name, a glob such as 'decoder/*', or a report row such as conv1+relu1; repeatable): mixed precision for a layer int8 cannot hold." placeholder:"NODE" sep:"none"`
+	Eval        string   `help:"A held-out directory in the calibration layout: also report output SQNR (and top-1 agreement, for a classifier: a Softmax output) on its samples, which the ranges were not fitted to." type:"path" placeholder:"DIR"`
+	Out         string   `short:"o" help:"Write the quantized model here as a QDQ ONNX file." required:"" type:"path" placeholder:"OUT.onnx"`
+	JSON        bool     `name:"json" help:"Print one JSON object."`
 }
 
 func (c *quantizeCmd) Run(e *env) error {
@@ -40,7 +41,7 @@ func (c *quantizeCmd) Run(e *env) error {
 	if err := checkReplace("-o", c.Out, "an ONNX model", []string{c.Model}, importer.LooksLikeONNX); err != nil {
 		return err
 	}
-	qf := &quantFlags{Calib: c.Calib, Quantize: "int8", Method: c.Method}
+	qf := &quantFlags{Calib: c.Calib, Quantize: "int8", Method: c.Method, Float: c.Float}
 	if c.CalibRandom > 0 {
 		qf.CalibRandom = &c.CalibRandom
 	}
@@ -144,8 +145,14 @@ func (c *quantizeCmd) Run(e *env) error {
 	// hundreds of characters, and every row was padded to the longest:
 	// review finding); --json has them whole.
 	wn, wo := len("layer"), len("op")
+	opOf := func(l quant.LayerReport) string {
+		if l.Float {
+			return l.Op + " (float)"
+		}
+		return l.Op
+	}
 	for _, l := range r.Layers {
-		wn, wo = max(wn, len([]rune(clipName(l.Name)))), max(wo, len(l.Op))
+		wn, wo = max(wn, len([]rune(clipName(l.Name)))), max(wo, len(opOf(l)))
 	}
 	// "per channel" is the median of the channels' own SQNRs: a layer whose
 	// one wide channel takes the tensor's scale reads well in the SQNR
@@ -169,7 +176,7 @@ func (c *quantizeCmd) Run(e *env) error {
 			rng = fmt.Sprintf("[%.4g, %.4g]", l.Range[0], l.Range[1])
 		}
 		name := clipName(l.Name)
-		fmt.Fprintf(e.stdout, "%s%*s %-*s %s %s  %s\n", name, wn-len([]rune(name)), "", wo, l.Op, dB(l.SQNRdB, 9), ch, rng)
+		fmt.Fprintf(e.stdout, "%s%*s %-*s %s %s  %s\n", name, wn-len([]rune(name)), "", wo, opOf(l), dB(l.SQNRdB, 9), ch, rng)
 	}
 	// In-sample figures: held-out vectors measure the model as deployed.
 	db := func(v float64) string {
