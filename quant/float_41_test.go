@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestFloatNodesResolves(t *testing.T) {
 		{[]string{"fc2"}, "fc2"},
 		{[]string{"fc*"}, "fc1 fc2 fc3"},
 		{[]string{"fc1+relu1"}, "fc1 relu1"},
-		{[]string{"fc3", "fc[2]"}, "fc2 fc3"},
+		{[]string{"fc3", "fc?"}, "fc1 fc2 fc3"},
 	} {
 		got, err := FloatNodes(g, c.pats)
 		if err != nil {
@@ -72,8 +73,26 @@ func TestFloatNodesResolves(t *testing.T) {
 	if _, err := FloatNodes(g, []string{"fc9"}); err == nil || !strings.Contains(err.Error(), `"fc9" matches no node`) || !strings.Contains(err.Error(), "fc1, relu1, fc2, fc3") {
 		t.Errorf("unknown name: %v", err)
 	}
-	if _, err := FloatNodes(g, []string{"fc["}); err == nil || !strings.Contains(err.Error(), "syntax error in pattern") {
-		t.Errorf("bad glob: %v", err)
+	// TFLite's path-like names: * reaches past '/', and a name cut with
+	// "..." as the report's table shows it matches the names it starts.
+	tg := graph.New("paths", "tflite")
+	tg.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
+	for i, name := range []string{"model/act_1/Relu;model/dense_1/MatMul", "model/act_2/Relu;model/dense_2/MatMul", "Identity"} {
+		y := fmt.Sprintf("y%d", i)
+		tg.AddTensor(&graph.Tensor{Name: y, DType: graph.Float32, Shape: []int{1, 4}})
+		tg.AddNode(&graph.Node{Name: name, Op: graph.Relu, Inputs: []string{"x"}, Outputs: []string{y}})
+	}
+	for pat, want := range map[string]int{"model/act_1/*": 1, "model/*/Relu;*": 2, "model/act_2/Relu;mod...": 1, "model/act_?/*": 2, "Identity": 1, "model/act_1": 0, "...": 0} {
+		got, err := FloatNodes(tg, []string{pat})
+		if want == 0 {
+			if err == nil {
+				t.Errorf("%q: matched %v, want an error", pat, got)
+			}
+			continue
+		}
+		if err != nil || len(got) != want {
+			t.Errorf("%q: %v (%v), want %d nodes", pat, got, err, want)
+		}
 	}
 	if m, err := FloatNodes(g, nil); m != nil || err != nil {
 		t.Errorf("no patterns: %v, %v", m, err)

@@ -3,8 +3,8 @@ package quant
 import (
 	"fmt"
 	"math"
-	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,9 +44,38 @@ type Options struct {
 	Float map[string]bool
 }
 
-// FloatNodes resolves patterns (node names, path.Match globs such as
-// "decoder/*", or a quantize report row "conv1+relu1", which names both)
-// to the names of g's nodes they match. A pattern that matches no node is
+// nodePattern returns the matcher of a --float pattern: a name cut as the
+// quantize table cuts long ones ("functional_1/dense/Re...") matches the
+// names it starts; otherwise * matches any run of characters, '/' too
+// (TFLite's names are paths: "functional_1/activation_5/*" is meant to
+// reach past the next '/'), and ? any one.
+func nodePattern(p string) func(string) bool {
+	if prefix, ok := strings.CutSuffix(p, "..."); ok && prefix != "" {
+		return func(name string) bool { return strings.HasPrefix(name, prefix) }
+	}
+	if !strings.ContainsAny(p, "*?") {
+		return func(name string) bool { return name == p }
+	}
+	var re strings.Builder
+	re.WriteString("^")
+	for _, r := range p {
+		switch r {
+		case '*':
+			re.WriteString(".*")
+		case '?':
+			re.WriteString(".")
+		default:
+			re.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	re.WriteString("$")
+	rx := regexp.MustCompile(re.String())
+	return rx.MatchString
+}
+
+// FloatNodes resolves patterns (node names, globs such as "decoder/*",
+// a name cut with "..." as the quantize table shows it, or a report row
+// "conv1+relu1", which names both) to the names of g's nodes they match. A pattern that matches no node is
 // an error that lists some of the names there are.
 func FloatNodes(g *graph.Graph, patterns []string) (map[string]bool, error) {
 	if len(patterns) == 0 {
@@ -59,16 +88,12 @@ func FloatNodes(g *graph.Graph, patterns []string) (map[string]bool, error) {
 			parts = strings.Split(p, "+")
 		}
 		for _, part := range parts {
+			match := nodePattern(part)
 			found := false
 			for _, n := range g.Nodes {
-				if n.Name == part {
-					found = true
-				} else if ok, err := path.Match(part, n.Name); err != nil {
-					return nil, fmt.Errorf("%q: %w", p, err)
-				} else if !ok {
-					continue
+				if n.Name == part || match(n.Name) {
+					out[n.Name], found = true, true
 				}
-				out[n.Name], found = true, true
 			}
 			if !found {
 				var names []string

@@ -21,7 +21,7 @@ type quantFlags struct {
 	CalibRandom *int     `help:"Quantize with N random calibration inputs instead of real data." placeholder:"N"`
 	Quantize    string   `help:"Quantize a float model: int8." enum:",int8" default:""`
 	Method      string   `help:"Activation range method when quantizing: minmax, percentile (the default), entropy, mse." placeholder:"M" enum:",minmax,percentile,entropy,mse" default:""`
-	Float       []string `help:"When quantizing, keep this node in float32 (a name, a glob such as 'decoder/*', or a quantize report row such as conv1+relu1; repeatable): mixed precision for a layer int8 cannot hold." placeholder:"NODE" sep:"none"`
+	Float       []string `help:"When quantizing, keep this node in float32 (a name, a glob such as 'model/block_3/*', a name the report's table cut with ..., or a report row such as conv1+relu1; repeatable): mixed precision for a layer int8 cannot hold." placeholder:"NODE" sep:"none"`
 }
 
 // compileFlags are the options of compile, shared by run, test, bench and tune.
