@@ -179,11 +179,30 @@ func (h *Board) Running(b *Board) *Board {
 // toolchain and -march, as "aarch64-linux-gnu armv8.2-a+dotprod"; "" for
 // the host. (Tuning journey: aarch64-linux records had no core, so no
 // command could apply them.)
+//
+// A core whose FPU is optional, built without one (soft float, as a Cortex-M4
+// without an FPU is), is "cortex-m4 soft-float": its float kernels are other
+// code than the FPU board's, so records measured there must not apply here,
+// nor the other way (review finding: soft-float records made a hard-float
+// build 23% slower, without a note).
 func (b *Board) TuningCore() string {
+	if b.CPU != "" && fpuOptional(b.CPU) && (b.FloatABI == "" || b.FloatABI == "soft") {
+		return b.CPU + " soft-float"
+	}
 	if b.CPU != "" || b.Toolchain == ToolchainHost {
 		return b.CPU
 	}
 	return strings.TrimSpace(b.Toolchain + " " + b.Arch)
+}
+
+// fpuOptional reports whether the core may come with an FPU or without one.
+func fpuOptional(cpu string) bool {
+	base, _, _ := strings.Cut(cpu, "+")
+	switch base {
+	case "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m35p", "cortex-m52", "cortex-m55", "cortex-m85":
+		return true
+	}
+	return false
 }
 
 // gccOnly are board flags clang does not take: -masm-syntax-unified makes

@@ -357,6 +357,7 @@ var repeatable = map[string]bool{"--input": true, "--shape": true, "--float": tr
 // from the parser's model.
 func repeatedFlag(app *kong.Application, args []string) error {
 	spell := map[string]string{}
+	cmd := ""
 	for _, a := range args {
 		if strings.HasPrefix(a, "-") {
 			continue
@@ -365,6 +366,7 @@ func repeatedFlag(app *kong.Application, args []string) error {
 			if n.Name != a {
 				continue
 			}
+			cmd = n.Name
 			for _, f := range n.Flags {
 				canon := "--" + f.Name
 				if f.Short != 0 {
@@ -397,7 +399,9 @@ func repeatedFlag(app *kong.Application, args []string) error {
 		}
 		if seen[name] {
 			hint := ""
-			if name == "--board" {
+			if name == "--board" && (cmd == "test" || cmd == "bench") {
+				// Only these take several (tune refused the hint's
+				// a,b: review finding).
 				hint = " (several boards: --board a,b)"
 			}
 			return fmt.Errorf("%s is given twice%s", name, hint)

@@ -72,7 +72,10 @@ func (c *tuneCmd) Run(e *env) error {
 	switch {
 	case c.Measure != "":
 		if c.Result != "" {
-			if err := checkOutputFile("--result", c.Result); err != nil {
+			// As -o: the model, the candidate or a file that is not a
+			// result was replaced (review finding: --result model.tflite
+			// overwrote the model, exit 0).
+			if err := checkReplace("--result", c.Result, "a measurement result (JSON)", []string{c.Model, c.Measure}, looksJSON); err != nil {
 				return err
 			}
 		}
@@ -83,6 +86,10 @@ func (c *tuneCmd) Run(e *env) error {
 	default:
 		if st, err := os.Stat(c.Output); err == nil && st.IsDir() {
 			return fmt.Errorf("-o %s: is a directory (want the tuning records file)", c.Output)
+		} else if err == nil && !st.Mode().IsRegular() {
+			// The records are read, rewritten in place and locked beside
+			// (review finding: -o /dev/null left /dev/null.lock behind).
+			return fmt.Errorf("-o %s: is not a regular file (a device or a pipe): tune reads its records back and rewrites them; name a file", c.Output)
 		}
 		if err := checkReplace("-o", c.Output, "a tuning records file", []string{c.Model}, looksJSON); err != nil {
 			return err
@@ -145,6 +152,17 @@ func (c *tuneCmd) Run(e *env) error {
 		return measure.MeasureCandidateFile(s, cfg, c.Measure, c.Result)
 	case c.Bazel != "":
 		n, err := measure.WriteBazel(s, cfg, c.Model, c.Bazel, c.bazelInputs(board.Name))
+		if errors.Is(err, measure.ErrNoKernels) {
+			// It said every kernel had its record in a file never written
+			// (review finding).
+			if c.JSON {
+				return e.printJSON(struct {
+					Targets int `json:"targets"`
+				}{0})
+			}
+			fmt.Fprintf(e.stdout, "%s: no kernel with schedule knobs on %s (target %s): nothing to tune, %s left as it was\n", c.Model, board.Name, opt.Target, c.Bazel)
+			return nil
+		}
 		if errors.Is(err, measure.ErrAllRecorded) {
 			if c.JSON {
 				return e.printJSON(struct {
@@ -219,6 +237,9 @@ func (c *tuneCmd) Run(e *env) error {
 		return fmt.Errorf("tune: %w", err)
 	}
 	rep.Compiler = compilerTag(c.CC)
+	if rep.Kernels == nil {
+		rep.Kernels = []measure.KernelResult{} // "best": [], not null (review finding)
+	}
 	if c.JSON {
 		return e.printJSON(rep)
 	}
@@ -366,6 +387,9 @@ func (c *tuneCmd) bazelInputs(board string) measure.BazelInputs {
 	}
 	if c.Method != "" {
 		add("--method", c.Method)
+	}
+	for _, f := range c.Float {
+		add("--float", f)
 	}
 	if c.Prefix != "" {
 		add("--prefix", c.Prefix)

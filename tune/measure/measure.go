@@ -296,6 +296,12 @@ func kernelOptions(opt pipeline.Options) pipeline.Options {
 	o.Tuning, o.Knobs, o.Prefix = "", nil, "k"
 	o.FlashBudget, o.RAMBudget = 0, 0
 	o.Calib, o.CalibRandom, o.Quantize = "", 0, ""
+	o.Float = nil
+	// A one-kernel graph's warnings (its arena run out of place, its
+	// figures) are not the model's: they read as the user's (review
+	// finding: "kernel: 1 layer(s) the plan ran in place run out of
+	// place" twelve times over a VWW tune).
+	o.Warn = func(string) {}
 	return o
 }
 
