@@ -178,7 +178,10 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 			case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && i == 1:
 				d, q = SymmetricWeights(t.Data, false)
 			case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && i == 2:
-				return nil, nil, false // handled below once the weight scales are known
+				// Quantized below, once the weight scales are known (it
+				// returned here, and the layer ran in float: a review
+				// finding; QAT exports leave the bias float).
+				continue
 			default:
 				d, q = AsymmetricConst(t.Data)
 			}
@@ -543,7 +546,27 @@ func fuseMatMulBias(g *graph.Graph) {
 			if other == n.Outputs[0] {
 				other = add.Inputs[1]
 			}
-			if bp := prod[other]; bp != nil && bp.Op == graph.Dequantize && g.Tensors[bp.Inputs[0]].IsConst() && len(g.Tensors[other].Shape) == 1 {
+			ot := g.Tensors[other]
+			nOut := g.Tensors[n.Outputs[0]].Shape[len(g.Tensors[n.Outputs[0]].Shape)-1]
+			if ot.IsConst() && ot.DType == graph.Float32 && ot.Data.Len() == nOut && (len(ot.Shape) == 1 || len(ot.Shape) == 2 && ot.Shape[0] == 1) {
+				// A float bias (a Gemm's C as QAT exports leave it: a
+				// review finding, the layer ran in float): the
+				// FullyConnected takes it as its [N] bias, which folding
+				// quantizes on s_x * s_w.
+				bias := g.UniqueName(other + "_bias")
+				d := ot.Data.Clone()
+				d.Shape = []int{nOut}
+				g.AddConst(bias, d)
+				fc.Inputs[2] = bias
+				fc.Outputs = add.Outputs
+				g.Nodes[i] = dq
+				for j := range g.Nodes {
+					if g.Nodes[j] == add {
+						g.Nodes[j] = fc
+					}
+				}
+				fused = true
+			} else if bp := prod[other]; bp != nil && bp.Op == graph.Dequantize && g.Tensors[bp.Inputs[0]].IsConst() && len(g.Tensors[other].Shape) == 1 {
 				// The FullyConnected takes the Add's place (after the bias's
 				// Dequantize); the weight's Dequantize takes the BatchMatMul's.
 				fc.Inputs[2] = other
