@@ -283,8 +283,39 @@ func foldQDQPass(s *State) error {
 	if s.Opt.Int8IO {
 		g = quant.IntIO(g)
 	}
+	warnFloatLeft(s, g)
 	s.Graph = g
 	return nil
+}
+
+// warnFloatLeft names the nodes of a folded QDQ model that still compute in
+// float32 (their operands dequantized, their results quantized again): an
+// op without an int8 form for its quantization, a pattern folding does not
+// take. They cost float's time and memory, which nothing said (review
+// finding: QAT exports with float biases ran 4x slower in silence).
+func warnFloatLeft(s *State, g *graph.Graph) {
+	var names []string
+	for _, n := range g.Nodes {
+		switch n.Op {
+		case graph.Quantize, graph.Dequantize, graph.Reshape, graph.Transpose:
+			continue // the encoding's edges, and moves
+		}
+		if len(n.Outputs) == 0 {
+			continue
+		}
+		if t := g.Tensors[n.Outputs[0]]; t != nil && t.DType == graph.Float32 {
+			names = append(names, fmt.Sprintf("%s (%s)", n.Name, n.Op))
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	total, more := len(names), ""
+	if total > 6 {
+		names, more = names[:6], fmt.Sprintf(" and %d more", total-6)
+	}
+	s.Opt.Warn(fmt.Sprintf("%s: %d node(s) of this QDQ model compute in float32, between a DequantizeLinear and a QuantizeLinear: %s%s (no int8 form for them as quantized; inspect --ir quant shows the folded graph)",
+		s.ModelPath, total, strings.Join(names, ", "), more))
 }
 
 // IsQDQ reports a QDQ-form float graph: float operators between

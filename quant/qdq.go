@@ -31,6 +31,7 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 	shiftUint8(f)
 	sinkConstDequantize(f)
 	hoistDequantize(f)
+	sinkQuantize(f)
 	cancelTransposes(f)
 	fuseMatMulBias(f)
 	fuseActivations(f, nil)
@@ -175,9 +176,9 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 			var d *graph.Data
 			var q *graph.Quant
 			switch {
-			case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && i == 1:
+			case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected || n.Op == graph.ConvTranspose2D) && i == 1:
 				d, q = SymmetricWeights(t.Data, false)
-			case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && i == 2:
+			case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected || n.Op == graph.ConvTranspose2D) && i == 2:
 				// Quantized below, once the weight scales are known (it
 				// returned here, and the layer ran in float: a review
 				// finding; QAT exports leave the bias float).
@@ -213,7 +214,7 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 	if x == nil || x.DType != graph.Int8 || x.Quant == nil {
 		return nil, nil, false
 	}
-	if (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && len(n.Inputs) > 2 && n.Inputs[2] != "" {
+	if (n.Op == graph.Conv2D || n.Op == graph.FullyConnected || n.Op == graph.ConvTranspose2D) && len(n.Inputs) > 2 && n.Inputs[2] != "" {
 		if bt := f.Tensors[n.Inputs[2]]; bt.IsConst() && bt.DType == graph.Float32 {
 			sx, _ := x.Quant.At(0)
 			d, q := Bias(bt.Data, sx, f.Tensors[nn.Inputs[1]].Quant)
@@ -333,7 +334,15 @@ func sinkConstDequantize(g *graph.Graph) {
 				q.Axis = slices.Index(perm, c.Quant.Axis)
 			} else {
 				if c.Quant.PerAxis() {
-					continue
+					// A Reshape that only adds or drops dimensions of 1
+					// keeps the channels' axis, at its new index (a 1-D
+					// convolution's [O,C,K] weights viewed as [O,C,1,K]:
+					// per-channel ones were refused, review finding).
+					ax, ok := reshapedAxis(c.Shape, out.Shape, c.Quant.Axis)
+					if !ok {
+						continue
+					}
+					q.Axis = ax
 				}
 				d = c.Data.Clone()
 				d.Shape = slices.Clone(out.Shape)
@@ -342,6 +351,79 @@ func sinkConstDequantize(g *graph.Graph) {
 			g.AddConst(name, d).Quant = &q
 			g.Nodes[i] = &graph.Node{Name: n.Name, Op: graph.Dequantize, Inputs: []string{name}, Outputs: []string{out.Name}}
 			changed = true
+		}
+	}
+	removeDead(g)
+}
+
+// reshapedAxis maps axis of shape from to shape to when the reshape only
+// adds or drops dimensions of 1 and axis is not one of them.
+func reshapedAxis(from, to []int, axis int) (int, bool) {
+	if axis < 0 || axis >= len(from) || from[axis] == 1 {
+		return 0, false
+	}
+	var a, b []int // the dimensions other than 1, and where they are in to
+	k := -1
+	for i, d := range from {
+		if d != 1 {
+			if i == axis {
+				k = len(a)
+			}
+			a = append(a, d)
+		}
+	}
+	var pos []int
+	for i, d := range to {
+		if d != 1 {
+			b = append(b, d)
+			pos = append(pos, i)
+		}
+	}
+	if !slices.Equal(a, b) || k < 0 {
+		return 0, false
+	}
+	return pos[k], true
+}
+
+// sinkQuantize moves a per-tensor Quantize above the layout ops (Transpose,
+// Reshape) it reads, so that it reads the float op before them:
+// op→Transpose→Reshape→Quantize becomes op→Quantize→Transpose→Reshape, the
+// moves now on int8 values. Quantizing commutes with moving elements, so
+// the values are unchanged; the op can then fold (a 1-D convolution's
+// output, viewed back as rank 3, ran in float: review finding).
+func sinkQuantize(g *graph.Graph) {
+	for changed := true; changed; {
+		changed = false
+		prod, cons := g.Producers(), g.Consumers()
+		isOut := map[string]bool{}
+		for _, o := range g.Outputs {
+			isOut[o] = true
+		}
+		for i, q := range g.Nodes {
+			if q.Op != graph.Quantize {
+				continue
+			}
+			qt := g.Tensors[q.Outputs[0]]
+			if qt == nil || qt.Quant == nil || qt.Quant.PerAxis() {
+				continue
+			}
+			l := prod[q.Inputs[0]]
+			if l == nil || (l.Op != graph.Transpose && l.Op != graph.Reshape) || len(l.Inputs) != 1 || isOut[l.Outputs[0]] || len(cons[l.Outputs[0]]) != 1 {
+				continue
+			}
+			src := g.Tensors[l.Inputs[0]]
+			if src == nil || src.IsConst() || src.DType != graph.Float32 {
+				continue
+			}
+			moved := g.AddTensor(&graph.Tensor{Name: g.UniqueName(l.Inputs[0] + "_q"), DType: qt.DType,
+				Shape: slices.Clone(src.Shape), Quant: qt.Quant})
+			quant := &graph.Node{Name: q.Name, Op: graph.Quantize, Inputs: []string{l.Inputs[0]}, Outputs: []string{moved.Name}, Attrs: q.Attrs}
+			layout := &graph.Node{Name: l.Name, Op: l.Op, Inputs: []string{moved.Name}, Outputs: []string{q.Outputs[0]}, Attrs: l.Attrs}
+			j := slices.Index(g.Nodes, l)
+			g.Nodes[j] = quant
+			g.Nodes[i] = layout
+			changed = true
+			break
 		}
 	}
 	removeDead(g)

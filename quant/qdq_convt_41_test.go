@@ -1,0 +1,79 @@
+package quant
+
+import (
+	"math"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+	"github.com/mcugen/mcugen/importer/onnx"
+)
+
+// TestFoldQDQConvTranspose: a QDQ ConvTranspose (int8 weights [Cin, Cout,
+// KH, KW] behind a DequantizeLinear, per tensor or per output channel on
+// axis 1, as ONNX Runtime's quantizer writes them) imports and folds to an
+// int8 ConvTranspose2D; it was refused as "weights must be a constant of
+// rank 4". The folded graph gives the QDQ graph's outputs within one step.
+func TestFoldQDQConvTranspose(t *testing.T) {
+	for _, perChannel := range []bool{false, true} {
+		b := onnx.NewBuilder("convt", 14, 3)
+		x := b.Input("x", graph.Float32, 1, 4, 5, 5)
+		xq := b.Node("QuantizeLinear", []string{x, b.Scalar("x_s", graph.Float32, 0.02), b.Scalar("x_z", graph.Int8, -3)})
+		xd := b.Node("DequantizeLinear", []string{xq, "x_s", "x_z"})
+		w := graph.NewData(graph.Int8, []int{4, 3, 3, 3})
+		for i := range w.I {
+			w.I[i] = int64((i*53)%251 - 125)
+		}
+		ws := b.Scalar("w_s", graph.Float32, 0.01)
+		wz := b.Scalar("w_z", graph.Int8, 0)
+		var attrs []*onnx.Attribute
+		if perChannel {
+			ws = b.Floats("w_sc", 0.01, 0.004, 0.02)
+			wz = b.Init("w_zc", &graph.Data{DType: graph.Int8, Shape: []int{3}, I: make([]int64, 3)})
+			attrs = append(attrs, onnx.IntAttr("axis", 1))
+		}
+		wd := b.Node("DequantizeLinear", []string{b.Init("wq", w), ws, wz}, attrs...)
+		y := b.Node("ConvTranspose", []string{xd, wd}, onnx.IntsAttr("strides", 2, 2), onnx.IntsAttr("pads", 1, 1, 1, 1))
+		yq := b.Node("QuantizeLinear", []string{y, b.Scalar("y_s", graph.Float32, 0.04), b.Scalar("y_z", graph.Int8, 1)})
+		out := b.Node("DequantizeLinear", []string{yq, "y_s", "y_z"})
+		b.Output(out, graph.Float32)
+		g, err := onnx.Import("convt", b.Model(), onnx.Options{})
+		if err != nil {
+			t.Fatalf("per channel %v: %v", perChannel, err)
+		}
+		f, err := FoldQDQ(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, n := range f.Nodes {
+			if n.Op == graph.ConvTranspose2D {
+				found = f.Tensors[n.Outputs[0]].DType == graph.Int8 && f.Tensors[n.Inputs[1]].DType == graph.Int8
+			}
+		}
+		if !found {
+			t.Fatalf("per channel %v: no int8 ConvTranspose2D:\n%s", perChannel, graph.Print(f))
+		}
+		in := graph.NewData(graph.Float32, []int{1, 4, 5, 5})
+		for i := range in.F {
+			in.F[i] = float32(math.Cos(float64(i)*0.71)) * 1.5
+		}
+		want, err := interp.Run(g, map[string]*graph.Data{g.Inputs[0]: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := interp.Run(f, map[string]*graph.Data{f.Inputs[0]: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, c := want[g.Outputs[0]].F, got[f.Outputs[0]].F
+		if len(a) != len(c) {
+			t.Fatalf("%d outputs, folded %d", len(a), len(c))
+		}
+		for i := range a {
+			if math.Abs(float64(a[i]-c[i])) > 0.04+1e-6 {
+				t.Fatalf("per channel %v: output %d: QDQ %v, folded %v (more than one step of 0.04)", perChannel, i, a[i], c[i])
+			}
+		}
+	}
+}
