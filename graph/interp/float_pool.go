@@ -68,7 +68,12 @@ func floatPool(avg bool) Kernel {
 			for oy := 0; oy < OH; oy++ {
 				for ox := 0; ox < OW; ox++ {
 					for c := 0; c < C; c++ {
-						var sum float64
+						// float32, in the generated C's order: a
+						// pool whose result is quantized again must
+						// round as the firmware does (review finding:
+						// float64 sums put outputs one step apart at
+						// ties, and test failed on valid QDQ models).
+						var sum float32
 						m := negInf
 						cnt, cntPad := 0, 0
 						for ky := 0; ky < KH; ky++ {
@@ -87,7 +92,7 @@ func floatPool(avg bool) Kernel {
 								}
 								v := x.F[((nb*H+iy)*W+ix)*C+c]
 								cnt++
-								sum += float64(v)
+								sum += v
 								m = nanMax(v, m)
 							}
 						}
@@ -96,9 +101,9 @@ func floatPool(avg bool) Kernel {
 						case !avg:
 							r = float64(m)
 						case a.CountIncludePad && cntPad > 0:
-							r = sum / float64(cntPad)
+							r = float64(sum / float32(cntPad))
 						case cnt > 0:
-							r = sum / float64(cnt)
+							r = float64(sum / float32(cnt))
 						}
 						out.F[((nb*OH+oy)*OW+ox)*C+c] = float32(act(r))
 					}
@@ -116,11 +121,45 @@ func floatMean(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 	if err != nil {
 		return nil, err
 	}
-	return floatReduceOver(g, n, ins, a.Axes, 0, func(s, v float64, _ int) float64 { return s + v },
-		func(s float64, _, cnt int) float64 { return s / float64(cnt) })
+	return floatSum32(g, n, ins, a.Axes, func(v float32) float32 { return v },
+		func(s float32, cnt int) float32 { return s / float32(cnt) })
 }
 
-// floatReduce is ONNX's ReduceX in float64, rounded once to float32.
+// floatSum32 sums term(x) over axes as the generated C does (tir's
+// floatSumNest): compensated (Kahan) float32 sums, each output's terms in
+// input order, then fin. Results that are quantized again (a QDQ model's
+// ReduceMean, a LayerNorm's first step) round as the firmware's do; float64
+// sums put them one step apart at ties (review finding).
+func floatSum32(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []int, term func(float32) float32, fin func(s float32, cnt int) float32) ([]*graph.Data, error) {
+	x, err := floatIn(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	out, err := newFloatOut(g, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	offs, cnt, err := reduceOffsets(n, x.Shape, axes, out.Shape)
+	if err != nil {
+		return nil, err
+	}
+	acc := make([]float32, len(out.F))
+	comp := make([]float32, len(out.F))
+	for i, v := range x.F {
+		o := offs[i]
+		y := term(v) - comp[o]
+		t := acc[o] + y
+		comp[o] = (t - acc[o]) - y
+		acc[o] = t
+	}
+	for i, s := range acc {
+		out.F[i] = fin(s, cnt)
+	}
+	return []*graph.Data{out}, nil
+}
+
+// floatReduce is ONNX's ReduceX: the sums as the generated C computes them
+// (floatSum32), products, extremes and LogSumExp in float64, rounded once.
 func floatReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
 	a, ok, err := attrsOf[graph.ReduceAttrs](n)
 	if err != nil {
@@ -129,26 +168,28 @@ func floatReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Dat
 	if !ok {
 		return nil, fmt.Errorf("reduce has no kind (*graph.ReduceAttrs)")
 	}
-	sum := func(s, v float64, _ int) float64 { return s + v }
-	squares := func(s, v float64, _ int) float64 { return s + v*v }
 	same := func(s float64, _, _ int) float64 { return s }
+	id := func(v float32) float32 { return v }
+	sq := func(v float32) float32 { return float32(v * v) } // the conversion: no fused multiply-add
+	same32 := func(s float32, _ int) float32 { return s }
 	switch a.Kind {
 	case graph.ReduceSum:
-		return floatReduceOver(g, n, ins, a.Axes, 0, sum, same)
+		return floatSum32(g, n, ins, a.Axes, id, same32)
+	case graph.ReduceL1:
+		return floatSum32(g, n, ins, a.Axes, func(v float32) float32 { return float32(math.Abs(float64(v))) }, same32)
+	case graph.ReduceL2:
+		// sqrt of a float32, correctly rounded as sqrtf is.
+		return floatSum32(g, n, ins, a.Axes, sq, func(s float32, _ int) float32 { return float32(math.Sqrt(float64(s))) })
+	case graph.ReduceSumSquare:
+		return floatSum32(g, n, ins, a.Axes, sq, same32)
+	case graph.ReduceLogSum:
+		return floatSum32(g, n, ins, a.Axes, id, func(s float32, _ int) float32 { return float32(math.Log(float64(s))) })
 	case graph.ReduceProd:
 		return floatReduceOver(g, n, ins, a.Axes, 1, func(s, v float64, _ int) float64 { return s * v }, same)
 	case graph.ReduceMax:
 		return floatReduceOver(g, n, ins, a.Axes, math.Inf(-1), func(s, v float64, _ int) float64 { return math.Max(s, v) }, same)
 	case graph.ReduceMin:
 		return floatReduceOver(g, n, ins, a.Axes, math.Inf(1), func(s, v float64, _ int) float64 { return math.Min(s, v) }, same)
-	case graph.ReduceL1:
-		return floatReduceOver(g, n, ins, a.Axes, 0, func(s, v float64, _ int) float64 { return s + math.Abs(v) }, same)
-	case graph.ReduceL2:
-		return floatReduceOver(g, n, ins, a.Axes, 0, squares, func(s float64, _, _ int) float64 { return math.Sqrt(s) })
-	case graph.ReduceSumSquare:
-		return floatReduceOver(g, n, ins, a.Axes, 0, squares, same)
-	case graph.ReduceLogSum:
-		return floatReduceOver(g, n, ins, a.Axes, 0, sum, func(s float64, _, _ int) float64 { return math.Log(s) })
 	case graph.ReduceLogSumExp:
 		// Two passes, as the C: max + log Σ exp(x − max), which no float32
 		// input can overflow.
