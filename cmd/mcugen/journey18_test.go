@@ -50,7 +50,7 @@ func TestVectorsExpectedOutputBesideInput(t *testing.T) {
 	mustWriteNpy(t, filepath.Join(dir, "output_000.npy"), wrong)
 	code, stdout, errs := mcugen(t, "test", model, "--board", "host", "--vectors", dir, "--random", "0")
 	// The table names the vector (it was only in --json's failed_vectors).
-	if code != 1 || !strings.Contains(stdout, "MISMATCH") || !strings.Contains(stdout, "): input_000.npy\n") {
+	if code != 1 || !strings.Contains(stdout, "MISMATCH") || !strings.Contains(stdout, "): input_000.npy; first, input_000.npy: output act1_fc[3] is ") {
 		t.Fatalf("a wrong expected output beside the input: exit %d\n%s%s", code, stdout, errs)
 	}
 	short := graph.NewData(graph.Int8, []int{1, 4})

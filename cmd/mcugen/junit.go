@@ -117,6 +117,9 @@ func junitXML(results []testResult) ([]byte, error) {
 			if len(r.FailedVectors) > 0 {
 				body += "\nmismatching vectors: " + strings.Join(r.FailedVectors, ", ")
 			}
+			for _, m := range r.Mismatches {
+				body += "\n" + m.String()
+			}
 			c.Failure = &junitMessage{Message: msg, Type: "mismatch", Body: xmlChars(body)}
 			s.Failures++
 		}

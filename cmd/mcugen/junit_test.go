@@ -57,7 +57,7 @@ func TestTestJUnit(t *testing.T) {
 	c := rep.Suites[0].Cases[0]
 	if c.Name != "host" || c.Classname != "mcugen.mlp_int8_tflite" || c.Failure == nil || c.Error != nil ||
 		c.Failure.Message != "1 of 5 vectors mismatch the vectors' output_NNN.npy (the reference interpreter agrees with the firmware)" ||
-		!strings.HasSuffix(c.Failure.Body, "\nmismatching vectors: input_000.npy") || c.SystemOut == nil ||
+		!strings.Contains(c.Failure.Body, "\nmismatching vectors: input_000.npy\ninput_000.npy: output act1_fc[") || c.SystemOut == nil ||
 		!strings.Contains(c.SystemOut.Body, "\nvectors: 5, passed: 4, failed: 1") {
 		t.Errorf("case %+v, failure %+v, out %+v", c, c.Failure, c.SystemOut)
 	}

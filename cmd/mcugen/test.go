@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -66,6 +67,11 @@ type testResult struct {
 	// FailedVectors names the vectors that mismatched: input_NNN.npy,
 	// "random N" or one of the extremes.
 	FailedVectors []string `json:"failed_vectors,omitempty"`
+	// Mismatches says, for each failed vector, where its outputs differ
+	// from what they were compared with (the first of several differing
+	// outputs): a CI log must tell one step off at a tie from a wrong
+	// result (review finding: only the vectors were named).
+	Mismatches []mismatch `json:"mismatches,omitempty"`
 	// Tuning is the --tuning records file and TunedKernels how many of the
 	// build's kernels took knobs from it (bench's fields).
 	Tuning       string `json:"tuning,omitempty"`
@@ -229,6 +235,10 @@ func (c *testCmd) run(e *env) error {
 			if r.Error == "" && len(r.FailedVectors) > 0 {
 				// Which ones (user-journey finding: only --json said).
 				verdict += ": " + listSome(r.FailedVectors, 5)
+				if len(r.Mismatches) > 0 {
+					// And where the first differs (review finding).
+					verdict += "; first, " + r.Mismatches[0].String()
+				}
 			}
 			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, names[r.Model], bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
 		}
@@ -344,12 +354,20 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 		r.Float = r.Float || s.Graph.Tensors[o].DType == graph.Float32
 	}
 	exp, compared := true, 0
+	outNames := s.Graph.UserOutputs()
 	for v, m := range x.Match {
+		var mm *mismatch
+		if !m && v < len(x.Reference) {
+			mm = firstMismatch(outNames, x.Outputs[v], x.Reference[v], "the reference interpreter")
+		}
 		if v < len(expected) && expected[v] != nil {
 			compared++
 			for i, want := range expected[v] {
 				if ok, _ := pipeline.CompareModel(x.Outputs[v][i], want); !ok {
 					m, exp = false, false
+					if mm == nil {
+						mm = firstMismatch(outNames, x.Outputs[v], expected[v], "output_NNN.npy")
+					}
 				}
 			}
 		}
@@ -359,6 +377,15 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 			r.Failed++
 			if v < len(labels) {
 				r.FailedVectors = append(r.FailedVectors, labels[v])
+				if mm != nil {
+					mm.Vector = labels[v]
+					if mm.Against == "output_NNN.npy" {
+						if rest, ok := strings.CutPrefix(labels[v], "input_"); ok {
+							mm.Against = "output_" + rest
+						}
+					}
+					r.Mismatches = append(r.Mismatches, *mm)
+				}
 			}
 		}
 	}
@@ -559,6 +586,77 @@ func readNpy(path string) (*graph.Data, error) {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // listSome joins the first n of names, saying how many more there are.
+// mismatch is where one vector's outputs differ from what they were
+// compared with: the first differing output, its first differing element,
+// the two values there, how many of its elements differ and by how much at
+// most.
+type mismatch struct {
+	Vector     string  `json:"vector"`
+	Output     string  `json:"output"`
+	Against    string  `json:"against"` // the reference interpreter, or output_NNN.npy
+	Index      int     `json:"index"`
+	Got        float64 `json:"got"`
+	Want       float64 `json:"want"`
+	Differ     int     `json:"elements_differ"`
+	Elements   int     `json:"elements"`
+	MaxAbsDiff float64 `json:"max_abs_diff"`
+}
+
+// firstMismatch compares got with want output by output and describes the
+// first output that differs (nil when none does, or the shapes are not
+// comparable element by element).
+func firstMismatch(names []string, got, want []*graph.Data, against string) *mismatch {
+	for i := range min(len(got), len(want)) {
+		g, w := got[i], want[i]
+		if g == nil || w == nil {
+			continue
+		}
+		if ok, _ := pipeline.CompareModel(g, w); ok {
+			continue
+		}
+		m := &mismatch{Against: against, Index: -1, Elements: w.Len()}
+		if i < len(names) {
+			m.Output = names[i]
+		}
+		if g.Len() != w.Len() {
+			return m
+		}
+		scale := 0.0 // CompareModel's: floats within 1e-5 of the tensor's largest magnitude
+		for j := 0; j < w.Len() && !w.DType.IsInt(); j++ {
+			if b := math.Abs(w.Float(j)); !math.IsInf(b, 0) && !math.IsNaN(b) {
+				scale = math.Max(scale, b)
+			}
+		}
+		for j := 0; j < g.Len(); j++ {
+			a, b := g.Float(j), w.Float(j)
+			if a == b || math.IsNaN(a) && math.IsNaN(b) {
+				continue
+			}
+			if d := math.Abs(a - b); !w.DType.IsInt() && !math.IsNaN(d) && d <= 1e-5*math.Max(math.Abs(b), scale)+1e-6 {
+				continue // within the float tolerance
+			}
+			m.Differ++
+			if d := math.Abs(a - b); d > m.MaxAbsDiff || math.IsNaN(d) {
+				m.MaxAbsDiff = d
+			}
+			if m.Index < 0 {
+				m.Index, m.Got, m.Want = j, a, b
+			}
+		}
+		return m
+	}
+	return nil
+}
+
+// String is the mismatch as the table and JUnit say it.
+func (m mismatch) String() string {
+	if m.Index < 0 {
+		return fmt.Sprintf("%s: output %s differs in size from %s's", m.Vector, m.Output, m.Against)
+	}
+	return fmt.Sprintf("%s: output %s[%d] is %g where %s has %g (%d of %d elements differ, by at most %g)",
+		m.Vector, m.Output, m.Index, m.Got, m.Against, m.Want, m.Differ, m.Elements, m.MaxAbsDiff)
+}
+
 func listSome(names []string, n int) string {
 	if len(names) <= n {
 		return strings.Join(names, ", ")

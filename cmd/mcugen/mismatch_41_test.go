@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/npy"
+)
+
+// TestTestSaysWhereOutputsDiffer: a vector whose expected output differs
+// from the firmware's in one element is reported with the output, the
+// element, both values, the count of differing elements and the largest
+// difference, in the table, in --json and in the JUnit report (only the
+// vector was named).
+func TestTestSaysWhereOutputsDiffer(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed (Debian package gcc)")
+	}
+	model := "../../testdata/tflite/cnn_int8.tflite"
+	dir := t.TempDir()
+	vec := filepath.Join(dir, "vectors")
+	os.Mkdir(vec, 0o755)
+	in := graph.NewData(graph.Int8, []int{1, 8, 8, 3})
+	for i := range in.I {
+		in.I[i] = int64((i*29)%256 - 128)
+	}
+	if err := writeNpy(filepath.Join(vec, "input_000.npy"), in); err != nil {
+		t.Fatal(err)
+	}
+	ev := filepath.Join(dir, "eval")
+	if code, _, errs := mcugen(t, "eval", model, "--input", filepath.Join(vec, "input_000.npy"), "--out", ev); code != 0 {
+		t.Fatalf("eval: %s", errs)
+	}
+	f, err := os.Open(filepath.Join(ev, "act7_softmax.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := npy.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got3 := want.I[3]
+	wrong := got3 + 2
+	if wrong > 127 {
+		wrong = got3 - 2
+	}
+	want.I[3] = wrong
+	if err := writeNpy(filepath.Join(vec, "output_000.npy"), want); err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(dir, "r.xml")
+	code, out, errs := mcugen(t, "test", model, "--board", "host", "--random", "0", "--vectors", vec, "--json", "--junit", junit)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errs)
+	}
+	var rep struct {
+		Results []struct {
+			Mismatches []mismatch `json:"mismatches"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Results) != 1 || len(rep.Results[0].Mismatches) != 1 {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	m := rep.Results[0].Mismatches[0]
+	d := float64(got3 - wrong)
+	if d < 0 {
+		d = -d
+	}
+	if m.Vector != "input_000.npy" || m.Output != "act7_softmax" || m.Against != "output_000.npy" || m.Index != 3 ||
+		m.Got != float64(got3) || m.Want != float64(wrong) || m.Differ != 1 || m.Elements != 10 || m.MaxAbsDiff != d {
+		t.Errorf("mismatch %+v: want element 3, %d against %d, 1 of 10 differing by %g", m, got3, wrong, d)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil || !strings.Contains(string(x), "output act7_softmax[3] is") {
+		t.Errorf("JUnit report: %v\n%s", err, x)
+	}
+	code, out, _ = mcugen(t, "test", model, "--board", "host", "--random", "0", "--vectors", vec)
+	if code != 1 || !strings.Contains(out, "first, input_000.npy: output act7_softmax[3] is") {
+		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
