@@ -338,6 +338,10 @@ type Harness struct {
 	Outputs       []Tensor
 	ArenaBytes    int
 	ExternalArena bool
+	// WorkspacePools: with ExternalArena, run takes microTVM's struct
+	// <prefix>_workspace_pools (a tvmgen_ prefix), the arena its
+	// global_workspace.
+	WorkspacePools bool
 	// IOInArena: the model keeps its inputs and outputs in the arena and gives their
 	// addresses with <prefix>_input_ptr(), <prefix>_input1_ptr(), ... (DESIGN §4,
 	// --io in-arena); <prefix>_run then takes only the arena (or nothing).
@@ -518,9 +522,16 @@ func (h *Harness) GlueC() (string, error) {
 		}
 	}
 	s.WriteString("}\n\nint32_t mcugen_model_run(void *arena)\n{\n")
-	if h.IOInArena {
+	pools := h.ExternalArena && h.WorkspacePools
+	if pools {
+		fmt.Fprintf(&s, "    struct %s_workspace_pools pools;\n    pools.global_workspace = arena;\n", p)
+	}
+	switch {
+	case h.IOInArena && pools:
+		fmt.Fprintf(&s, "    return %s_run(&pools);\n}\n", p)
+	case h.IOInArena:
 		fmt.Fprintf(&s, "%s    return %s_run(%s);\n}\n", arena, p, arg)
-	} else {
+	default:
 		fmt.Fprintf(&s, "    struct %s_inputs in;\n    struct %s_outputs out;\n", p, p)
 		for i, t := range h.Inputs {
 			fmt.Fprintf(&s, "    in.%s = mcugen_input_buf[%d];\n", t.CName, i)
@@ -528,7 +539,9 @@ func (h *Harness) GlueC() (string, error) {
 		for i, t := range h.Outputs {
 			fmt.Fprintf(&s, "    out.%s = mcugen_output_buf[%d];\n", t.CName, i)
 		}
-		if h.ExternalArena {
+		if pools {
+			fmt.Fprintf(&s, "    return %s_run(&in, &out, &pools);\n}\n", p)
+		} else if h.ExternalArena {
 			fmt.Fprintf(&s, "    return %s_run(&in, &out, arena);\n}\n", p)
 		} else {
 			fmt.Fprintf(&s, "    (void)arena;\n    return %s_run(&in, &out);\n}\n", p)

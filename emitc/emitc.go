@@ -250,6 +250,13 @@ func (e *emitter) header() []byte {
 			fmt.Fprintf(&b, "/* The same, by microTVM's name. run works in its own static arena: a workspace\n   of this size that the application declares goes unused. */\n")
 		}
 		fmt.Fprintf(&b, "#define %s_WORKSPACE_SIZE %d\n", e.PREFIX, e.m.ArenaBytes)
+		if e.usmp() {
+			// TVM's USMP names for an arena the application gives: its
+			// main.c fills the pools struct and passes it to run (review
+			// finding: a void *arena took &workspace_pools without a
+			// word, and the struct became the arena).
+			fmt.Fprintf(&b, "/* The same, by the name of microTVM's one workspace pool (USMP's global_workspace). */\n#define %s_GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE %d\n", e.PREFIX, e.m.ArenaBytes)
+		}
 	}
 	stack, _ := e.m.ScratchBytes()
 	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
@@ -331,7 +338,18 @@ func (e *emitter) header() []byte {
 				fmt.Fprintf(&b, "void *%s(%s); /* output %s */\n", e.ioPtrName("output", i), e.arenaParam(), commentSafe(fmt.Sprintf("%q", o.Name)))
 			}
 		}
-		if e.opts.ArenaExternal && e.m.ArenaBytes > 0 {
+		if e.usmp() {
+			// microTVM's API with the I/O in the workspace pool (USMP's
+			// use_workspace_io): the structs, map_inputs/map_outputs and
+			// run take the pools.
+			b.WriteString("\n")
+			e.ioStructs(&b)
+			e.poolsStruct(&b)
+			fmt.Fprintf(&b, "/* The inputs' and outputs' addresses in the pool's arena, as microTVM's map functions gave them. */\n")
+			fmt.Fprintf(&b, "struct %s_inputs %s_map_inputs(struct %s_workspace_pools *workspace_pools);\n", e.prefix, e.prefix, e.prefix)
+			fmt.Fprintf(&b, "struct %s_outputs %s_map_outputs(struct %s_workspace_pools *workspace_pools);\n", e.prefix, e.prefix, e.prefix)
+			fmt.Fprintf(&b, "\n/* Runs the model; returns 0, or -1 when the pools or their arena are missing or the arena\n   is not aligned to %s_ARENA_ALIGN. */\nint32_t %s_run(struct %s_workspace_pools *workspace_pools);\n", e.PREFIX, e.prefix, e.prefix)
+		} else if e.opts.ArenaExternal && e.m.ArenaBytes > 0 {
 			fmt.Fprintf(&b, "\n/* Runs the model; returns 0, or -1 when the arena is missing or not aligned to\n   %s_ARENA_ALIGN. */\nint32_t %s_run(%s);\n", e.PREFIX, e.prefix, e.arenaParam())
 		} else {
 			fmt.Fprintf(&b, "\n/* Runs the model; returns 0. */\nint32_t %s_run(%s);\n", e.prefix, e.arenaParam())
@@ -359,7 +377,11 @@ func (e *emitter) header() []byte {
 		members(e.outName, true)
 		fmt.Fprintf(&b, "};\n\n/* Runs the model; returns 0, or -1 when a pointer is missing or misaligned (each\n   input and output aligned for its element type: 4 bytes for float32 on Arm%s). */\n", e.arenaAlignNote())
 		args := fmt.Sprintf("struct %s_inputs *in, struct %s_outputs *out", e.prefix, e.prefix)
-		if e.opts.ArenaExternal {
+		switch {
+		case e.usmp():
+			e.poolsStruct(&b)
+			args += fmt.Sprintf(", struct %s_workspace_pools *workspace_pools", e.prefix)
+		case e.opts.ArenaExternal:
 			args += ", void *arena"
 		}
 		fmt.Fprintf(&b, "int32_t %s_run(%s);\n", e.prefix, args)
@@ -373,6 +395,38 @@ func (e *emitter) header() []byte {
 	}
 	fmt.Fprintf(&b, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", guard)
 	return b.Bytes()
+}
+
+// usmp reports microTVM's API for an arena the application gives (USMP's
+// workspace pools): a microTVM prefix with --arena external.
+func (e *emitter) usmp() bool { return MicroTVM(e.prefix) && e.opts.ArenaExternal }
+
+// poolsStruct writes microTVM's workspace pools struct: one pool, the arena.
+func (e *emitter) poolsStruct(b *bytes.Buffer) {
+	fmt.Fprintf(b, "/* microTVM's workspace pools: one, the arena (%s_GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE\n   bytes, aligned to %s_ARENA_ALIGN). */\nstruct %s_workspace_pools {\n    void *global_workspace;\n};\n\n", e.PREFIX, e.PREFIX, e.prefix)
+}
+
+// ioStructs writes struct <prefix>_inputs and _outputs, a void * member a
+// tensor (with --io in-arena, what map_inputs and map_outputs return).
+func (e *emitter) ioStructs(b *bytes.Buffer) {
+	for _, side := range []struct {
+		kind    string
+		names   []string
+		outputs bool
+	}{{"inputs", e.inNames, false}, {"outputs", e.outName, true}} {
+		fmt.Fprintf(b, "struct %s_%s {\n", e.prefix, side.kind)
+		k := 0
+		for i, n := range side.names {
+			if !e.m.IsState(i, side.outputs) {
+				fmt.Fprintf(b, "    void *%s;\n", n)
+				k++
+			}
+		}
+		if k == 0 {
+			b.WriteString("    char none; /* the model has none; C needs a member */\n")
+		}
+		b.WriteString("};\n\n")
+	}
 }
 
 // microTVMLegacyNote is, with microTVM's prefix, a comment for code written
@@ -743,9 +797,34 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 				fmt.Fprintf(b, "void *%s(%s)\n{\n%s    return arena + %d;\n}\n\n", e.ioPtrName("output", i), extArg(true), arenaDecl, o.Offset)
 			}
 		}
-		fmt.Fprintf(b, "int32_t %s_run(%s)\n{\n", e.prefix, extArg(true))
+		if e.usmp() {
+			for _, side := range []struct {
+				kind, fn string
+				names    []string
+				outputs  bool
+				ios      []*tir.IO
+			}{{"inputs", "map_inputs", e.inNames, false, e.m.Inputs}, {"outputs", "map_outputs", e.outName, true, e.m.Outputs}} {
+				fmt.Fprintf(b, "struct %s_%s %s_%s(struct %s_workspace_pools *workspace_pools)\n{\n", e.prefix, side.kind, e.prefix, side.fn, e.prefix)
+				fmt.Fprintf(b, "    struct %s_%s io;\n    uint8_t *arena = workspace_pools != NULL ? (uint8_t *)workspace_pools->global_workspace : NULL;\n", e.prefix, side.kind)
+				fmt.Fprintf(b, "    memset(&io, 0, sizeof io);\n    if (arena != NULL) {\n")
+				for i, n := range side.names {
+					if !e.m.IsState(i, side.outputs) {
+						fmt.Fprintf(b, "        io.%s = arena + %d;\n", n, side.ios[i].Offset)
+					}
+				}
+				b.WriteString("    }\n    return io;\n}\n\n")
+			}
+			fmt.Fprintf(b, "int32_t %s_run(struct %s_workspace_pools *workspace_pools)\n{\n", e.prefix, e.prefix)
+		} else {
+			fmt.Fprintf(b, "int32_t %s_run(%s)\n{\n", e.prefix, extArg(true))
+		}
+	} else if e.usmp() {
+		fmt.Fprintf(b, "int32_t %s_run(struct %s_inputs *in, struct %s_outputs *out, struct %s_workspace_pools *workspace_pools)\n{\n", e.prefix, e.prefix, e.prefix, e.prefix)
 	} else {
 		fmt.Fprintf(b, "int32_t %s_run(struct %s_inputs *in, struct %s_outputs *out%s)\n{\n", e.prefix, e.prefix, e.prefix, extArg(false))
+	}
+	if e.usmp() {
+		b.WriteString("    void *arena_ = workspace_pools != NULL ? workspace_pools->global_workspace : NULL;\n")
 	}
 	b.WriteString(arenaDecl)
 	if e.m.IOInArena && e.opts.ArenaExternal && e.m.ArenaBytes > 0 {

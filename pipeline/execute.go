@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/crt"
+	"github.com/mcugen/mcugen/emitc"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
@@ -111,7 +112,7 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 		return nil, err
 	}
 	reset := s.Opt.ResetState && s.Graph.StateBytes() > 0
-	m := runner.Model{Prefix: s.Opt.Prefix, ArenaBytes: s.Report.ArenaBytes, ExternalArena: s.Opt.ArenaExternal, IOInArena: s.Opt.IOInArena, IncludeDirs: []string{src}, Reset: reset}
+	m := runner.Model{Prefix: s.Opt.Prefix, ArenaBytes: s.Report.ArenaBytes, ExternalArena: s.Opt.ArenaExternal, WorkspacePools: s.Opt.ArenaExternal && emitc.MicroTVM(s.Opt.Prefix), IOInArena: s.Opt.IOInArena, IncludeDirs: []string{src}, Reset: reset}
 	if s.Module != nil {
 		m.Layers = len(s.Module.Calls)
 	}

@@ -44,6 +44,9 @@ type Model struct {
 	Outputs       []IO
 	ArenaBytes    int
 	ExternalArena bool // <prefix>_run takes a void *arena (the harness guards it)
+	// WorkspacePools: run takes microTVM's struct <prefix>_workspace_pools
+	// instead (a tvmgen_ prefix with ExternalArena).
+	WorkspacePools bool
 	IOInArena     bool // inputs/outputs live in the arena: <prefix>_input_ptr() etc.
 	// Layers is how many layers <prefix>_run reports through <PREFIX>_LAYER_HOOK
 	// (emitc's per-layer hook; Options.Layers profiles them).
@@ -210,7 +213,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	if err != nil {
 		return nil, err
 	}
-	h := &crt.Harness{Prefix: m.Prefix, ArenaBytes: m.ArenaBytes, ExternalArena: m.ExternalArena, IOInArena: m.IOInArena, Vectors: vectors, Reset: m.Reset}
+	h := &crt.Harness{Prefix: m.Prefix, ArenaBytes: m.ArenaBytes, ExternalArena: m.ExternalArena, WorkspacePools: m.WorkspacePools, IOInArena: m.IOInArena, Vectors: vectors, Reset: m.Reset}
 	if o.Layers {
 		h.Layers = m.Layers
 	}
