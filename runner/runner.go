@@ -47,7 +47,7 @@ type Model struct {
 	// WorkspacePools: run takes microTVM's struct <prefix>_workspace_pools
 	// instead (a tvmgen_ prefix with ExternalArena).
 	WorkspacePools bool
-	IOInArena     bool // inputs/outputs live in the arena: <prefix>_input_ptr() etc.
+	IOInArena      bool // inputs/outputs live in the arena: <prefix>_input_ptr() etc.
 	// Layers is how many layers <prefix>_run reports through <PREFIX>_LAYER_HOOK
 	// (emitc's per-layer hook; Options.Layers profiles them).
 	Layers int
