@@ -122,6 +122,13 @@ func (c *benchCmd) Run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
+	if c.Keep != "" {
+		// Before anything is built: it was each case's error, after the
+		// compile (review finding).
+		if err := checkKeepDir(c.Keep); err != nil {
+			return err
+		}
+	}
 	cat, err := c.checkBoards()
 	if err != nil {
 		return err

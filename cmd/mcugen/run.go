@@ -227,6 +227,13 @@ func (c *runCmd) Run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
+	if c.Keep != "" {
+		// Before anything is built: it was each case's error, after the
+		// compile (review finding).
+		if err := checkKeepDir(c.Keep); err != nil {
+			return err
+		}
+	}
 	cat, err := boards.Load(c.Boards)
 	if err != nil {
 		return err

@@ -124,6 +124,13 @@ func (c *testCmd) run(e *env) error {
 	if err := checkDirFlag("--keep", c.Keep); err != nil {
 		return err
 	}
+	if c.Keep != "" {
+		// Before anything is built: it was each case's error, after the
+		// compile (review finding).
+		if err := checkKeepDir(c.Keep); err != nil {
+			return err
+		}
+	}
 	var err error
 	if c.cat, err = c.checkBoards(); err != nil {
 		return err
