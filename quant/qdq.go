@@ -214,9 +214,24 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 	if x == nil || x.DType != graph.Int8 || x.Quant == nil {
 		return nil, nil, false
 	}
+	if n.Op == graph.Conv2D || n.Op == graph.FullyConnected || n.Op == graph.ConvTranspose2D {
+		// Per-channel weights must be per output channel, the axis the
+		// int8 kernels read their scales along (ONNX also allows a
+		// ConvTranspose's input channels, axis 0 there: review finding,
+		// it folded and the outputs were wrong); other axes stay float.
+		if wt := f.Tensors[nn.Inputs[1]]; wt == nil || wt.Quant == nil || wt.Quant.PerAxis() && wt.Quant.Axis != outChannelAxis(n, wt) {
+			return nil, nil, false
+		}
+	}
 	if (n.Op == graph.Conv2D || n.Op == graph.FullyConnected || n.Op == graph.ConvTranspose2D) && len(n.Inputs) > 2 && n.Inputs[2] != "" {
 		if bt := f.Tensors[n.Inputs[2]]; bt.IsConst() && bt.DType == graph.Float32 {
 			sx, _ := x.Quant.At(0)
+			if !biasFits(bt.Data, sx, f.Tensors[nn.Inputs[1]].Quant) {
+				// An int32 bias would clamp (a tiny weight scale under a
+				// large folded bias): the float layer keeps it exact
+				// (review finding: 30 became 2).
+				return nil, nil, false
+			}
 			d, q := Bias(bt.Data, sx, f.Tensors[nn.Inputs[1]].Quant)
 			name := f.UniqueName(bt.Name + "_int32")
 			f.AddConst(name, d).Quant = q
@@ -354,6 +369,28 @@ func sinkConstDequantize(g *graph.Graph) {
 		}
 	}
 	removeDead(g)
+}
+
+// outChannelAxis is the axis of a Conv2D's, ConvTranspose2D's or
+// FullyConnected's weights that holds its output channels: 0 ([Cout, KH,
+// KW, Cin], [N, K]), 3 for a depthwise convolution's [1, KH, KW, C].
+func outChannelAxis(n *graph.Node, w *graph.Tensor) int {
+	if a, ok := n.Attrs.(*graph.Conv2DAttrs); ok && n.Op == graph.Conv2D && a.Group > 1 && len(w.Shape) == 4 && w.Shape[0] == 1 {
+		return 3
+	}
+	return 0
+}
+
+// biasFits reports whether every bias value quantizes within int32 on the
+// scale s_x * s_w[c] (Bias clamps what does not).
+func biasFits(b *graph.Data, sx float32, w *graph.Quant) bool {
+	for i, v := range b.F {
+		s := float64(sx) * float64(w.Scale[min(i, len(w.Scale)-1)])
+		if q := math.Abs(math.Round(float64(v) / s)); q > math.MaxInt32 || math.IsNaN(q) {
+			return false
+		}
+	}
+	return true
 }
 
 // reshapedAxis maps axis of shape from to shape to when the reshape only
