@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +74,7 @@ func TestTestSaysWhereOutputsDiffer(t *testing.T) {
 		d = -d
 	}
 	if m.Vector != "input_000.npy" || m.Output != "act7_softmax" || m.Against != "output_000.npy" || m.Index != 3 ||
-		m.Got != float64(got3) || m.Want != float64(wrong) || m.Differ != 1 || m.Elements != 10 || m.MaxAbsDiff != d {
+		m.Got != jsonFloat(got3) || m.Want != jsonFloat(wrong) || m.Differ != 1 || m.Elements != 10 || m.MaxAbsDiff != jsonFloat(d) {
 		t.Errorf("mismatch %+v: want element 3, %d against %d, 1 of 10 differing by %g", m, got3, wrong, d)
 	}
 	x, err := os.ReadFile(junit)
@@ -83,5 +84,53 @@ func TestTestSaysWhereOutputsDiffer(t *testing.T) {
 	code, out, _ = mcugen(t, "test", model, "--board", "host", "--random", "0", "--vectors", vec)
 	if code != 1 || !strings.Contains(out, "first, input_000.npy: output act7_softmax[3] is") {
 		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
+
+// TestTestJSONWithNaN: a mismatch at a NaN still gives a --json report
+// ("NaN" as a string): encoding/json refused the value and the report was
+// lost.
+func TestTestJSONWithNaN(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed (Debian package gcc)")
+	}
+	model := "../../testdata/onnx/mlp.onnx"
+	dir := t.TempDir()
+	vec := filepath.Join(dir, "vectors")
+	os.Mkdir(vec, 0o755)
+	in := graph.NewData(graph.Float32, []int{1, 64})
+	for i := range in.F {
+		in.F[i] = float32(i%7) / 7
+	}
+	if err := writeNpy(filepath.Join(vec, "input_000.npy"), in); err != nil {
+		t.Fatal(err)
+	}
+	ev := filepath.Join(dir, "eval")
+	if code, _, errs := mcugen(t, "eval", model, "--input", filepath.Join(vec, "input_000.npy"), "--out", ev); code != 0 {
+		t.Fatalf("eval: %s", errs)
+	}
+	outs, _ := filepath.Glob(filepath.Join(ev, "*.npy"))
+	if len(outs) != 1 {
+		t.Fatalf("outputs %v", outs)
+	}
+	want, err := readNpy(outs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.F[1] = float32(math.NaN())
+	if err := writeNpy(filepath.Join(vec, "output_000.npy"), want); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := mcugen(t, "test", model, "--board", "host", "--random", "0", "--vectors", vec, "--json")
+	var rep struct {
+		Results []struct {
+			Mismatches []mismatch `json:"mismatches"`
+		} `json:"results"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 || len(rep.Results[0].Mismatches) != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if m := rep.Results[0].Mismatches[0]; m.Index != 1 || !math.IsNaN(float64(m.Want)) || !strings.Contains(out, `"want": "NaN"`) {
+		t.Errorf("mismatch %+v", m)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -601,12 +602,38 @@ type mismatch struct {
 	Vector     string  `json:"vector"`
 	Output     string  `json:"output"`
 	Against    string  `json:"against"` // the reference interpreter, or output_NNN.npy
-	Index      int     `json:"index"`
-	Got        float64 `json:"got"`
-	Want       float64 `json:"want"`
-	Differ     int     `json:"elements_differ"`
-	Elements   int     `json:"elements"`
-	MaxAbsDiff float64 `json:"max_abs_diff"`
+	Index      int       `json:"index"`
+	Got        jsonFloat `json:"got"`
+	Want       jsonFloat `json:"want"`
+	Differ     int       `json:"elements_differ"`
+	Elements   int       `json:"elements"`
+	MaxAbsDiff jsonFloat `json:"max_abs_diff"`
+}
+
+// jsonFloat is a float64 that --json can always print: NaN and the
+// infinities, which encoding/json refuses (review finding: a NaN output
+// lost the whole report), are the strings "NaN", "+Inf" and "-Inf".
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return json.Marshal(strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return json.Marshal(v)
+}
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		v, err := strconv.ParseFloat(s, 64)
+		*f = jsonFloat(v)
+		return err
+	}
+	var v float64
+	err := json.Unmarshal(b, &v)
+	*f = jsonFloat(v)
+	return err
 }
 
 // firstMismatch compares got with want output by output and describes the
@@ -643,11 +670,11 @@ func firstMismatch(names []string, got, want []*graph.Data, against string) *mis
 				continue // within the float tolerance
 			}
 			m.Differ++
-			if d := math.Abs(a - b); d > m.MaxAbsDiff || math.IsNaN(d) {
-				m.MaxAbsDiff = d
+			if d := math.Abs(a - b); d > float64(m.MaxAbsDiff) || math.IsNaN(d) {
+				m.MaxAbsDiff = jsonFloat(d)
 			}
 			if m.Index < 0 {
-				m.Index, m.Got, m.Want = j, a, b
+				m.Index, m.Got, m.Want = j, jsonFloat(a), jsonFloat(b)
 			}
 		}
 		return m
