@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -599,9 +599,9 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // the two values there, how many of its elements differ and by how much at
 // most.
 type mismatch struct {
-	Vector     string  `json:"vector"`
-	Output     string  `json:"output"`
-	Against    string  `json:"against"` // the reference interpreter, or output_NNN.npy
+	Vector     string    `json:"vector"`
+	Output     string    `json:"output"`
+	Against    string    `json:"against"` // the reference interpreter, or output_NNN.npy
 	Index      int       `json:"index"`
 	Got        jsonFloat `json:"got"`
 	Want       jsonFloat `json:"want"`
