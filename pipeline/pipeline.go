@@ -294,18 +294,49 @@ func foldQDQPass(s *State) error {
 // take. They cost float's time and memory, which nothing said (review
 // finding: QAT exports with float biases ran 4x slower in silence).
 func warnFloatLeft(s *State, g *graph.Graph) {
+	// Between the two: a node that reads, through float nodes, a
+	// Dequantize's output and whose result reaches a Quantize. A float
+	// Softmax after the model's last Dequantize is the model's own float
+	// tail, not a layer left unfolded (review finding: it was named).
+	fromDQ := map[string]bool{} // float tensors computed from a Dequantize
+	for _, n := range g.Nodes {
+		from := n.Op == graph.Dequantize
+		for _, in := range n.Inputs {
+			from = from || fromDQ[in]
+		}
+		if from {
+			for _, o := range n.Outputs {
+				if t := g.Tensors[o]; t != nil && t.DType == graph.Float32 {
+					fromDQ[o] = true
+				}
+			}
+		}
+	}
+	toQ := map[string]bool{} // float tensors whose values reach a Quantize
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		n := g.Nodes[i]
+		to := n.Op == graph.Quantize
+		for _, o := range n.Outputs {
+			to = to || toQ[o]
+		}
+		if to {
+			for _, in := range n.Inputs {
+				if t := g.Tensors[in]; t != nil && t.DType == graph.Float32 {
+					toQ[in] = true
+				}
+			}
+		}
+	}
 	var names []string
 	for _, n := range g.Nodes {
 		switch n.Op {
 		case graph.Quantize, graph.Dequantize, graph.Reshape, graph.Transpose:
 			continue // the encoding's edges, and moves
 		}
-		if len(n.Outputs) == 0 {
+		if len(n.Outputs) == 0 || !fromDQ[n.Outputs[0]] || !toQ[n.Outputs[0]] {
 			continue
 		}
-		if t := g.Tensors[n.Outputs[0]]; t != nil && t.DType == graph.Float32 {
-			names = append(names, fmt.Sprintf("%s (%s)", n.Name, n.Op))
-		}
+		names = append(names, fmt.Sprintf("%s (%s)", n.Name, n.Op))
 	}
 	if len(names) == 0 {
 		return
@@ -346,13 +377,32 @@ func quantizePass(s *State) error {
 	}
 	if !isFloatCompute(s.Graph) {
 		what := NotQuantizable(s.Graph)
-		o.Warn(fmt.Sprintf("%s %s; --calib/--quantize ignored", s.ModelPath, what))
+		flags := "--calib/--quantize"
+		if len(o.Float) > 0 {
+			flags = "--calib/--quantize/--float" // review finding: --float went unmentioned
+		}
+		o.Warn(fmt.Sprintf("%s %s; %s ignored", s.ModelPath, what, flags))
 		return nil
 	}
 	// Checked before calibrating, which takes a while.
 	keep, err := quant.FloatNodes(s.Graph, o.Float)
 	if err != nil {
 		return fmt.Errorf("%s: --float %w", s.ModelPath, err)
+	}
+	if len(keep) > 0 {
+		// Said, as a glob or a cut name can reach more nodes than meant
+		// (review finding).
+		var names []string
+		for _, n := range s.Graph.Nodes {
+			if keep[n.Name] {
+				names = append(names, n.Name)
+			}
+		}
+		more := ""
+		if len(names) > 6 {
+			names, more = names[:6], fmt.Sprintf(" and %d more", len(keep)-6)
+		}
+		o.Warn(fmt.Sprintf("%s: --float keeps %d node(s) in float32: %s%s", s.ModelPath, len(keep), strings.Join(names, ", "), more))
 	}
 	if o.BeforeCalibrate != nil {
 		if err := o.BeforeCalibrate(s.Graph); err != nil {

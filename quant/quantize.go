@@ -91,7 +91,11 @@ func FloatNodes(g *graph.Graph, patterns []string) (map[string]bool, error) {
 			match := nodePattern(part)
 			found := false
 			for _, n := range g.Nodes {
-				if n.Name == part || match(n.Name) {
+				// A pattern reaches no layout move (a Reshape, the
+				// importer's NHWC Transposes: "Conv_*" took
+				// "Conv_1/image_nhwc"); its exact name does.
+				move := n.Op == graph.Reshape || n.Op == graph.Transpose
+				if n.Name == part || !move && match(n.Name) {
 					out[n.Name], found = true, true
 				}
 			}

@@ -44,6 +44,18 @@ func TestFloatFlag(t *testing.T) {
 	code, _, errs = mcugen(t, "compile", model, "--board", "host", "-o", filepath.Join(dir, "c"), "--calib-random", "4", "--float", "Conv_9")
 	oneErrorLine(t, "--float naming no node", code, errs, 1, `--float "Conv_9" matches no node of the model`, "Conv_1, Relu_3")
 
+	// What a glob reached is said (layout moves, the importer's NHWC
+	// Transposes, are not reached by one); an int8 model says --float is
+	// ignored.
+	code, _, errs = mcugen(t, "compile", model, "--board", "host", "-o", filepath.Join(dir, "c2"), "--calib-random", "4", "--float", "Conv_*")
+	if code != 0 || !strings.Contains(errs, "--float keeps 3 node(s) in float32: Conv_1, Conv_5, Conv_7\n") {
+		t.Errorf("--float 'Conv_*': exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = mcugen(t, "compile", "../../testdata/tflite/mlp_int8.tflite", "--board", "host", "-o", filepath.Join(dir, "c3"), "--calib-random", "4", "--float", "x")
+	if code != 0 || !strings.Contains(errs, "--calib/--quantize/--float ignored") {
+		t.Errorf("an int8 model: exit %d, stderr %q", code, errs)
+	}
+
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc is not installed (Debian package gcc)")
 	}

@@ -42,6 +42,21 @@ func TestQDQFloatNodesNamed(t *testing.T) {
 			t.Errorf("test: exit %d\n%s\n%s", code, out, errs)
 		}
 	}
+	// A float Softmax after the model's last DequantizeLinear is its own
+	// float tail, not a layer left unfolded: not named.
+	tb := onnx.NewBuilder("tail", 14, 3)
+	tx := tb.Input("x", graph.Float32, 1, 10)
+	tq := tb.Node("QuantizeLinear", []string{tx, tb.Scalar("x_s", graph.Float32, 0.05), tb.Scalar("x_z", graph.Int8, 0)})
+	td := tb.Node("DequantizeLinear", []string{tq, "x_s", "x_z"})
+	tb.Output(tb.Node("Softmax", []string{td}, onnx.IntAttr("axis", 1)), graph.Float32)
+	tail := filepath.Join(dir, "tail.onnx")
+	if err := os.WriteFile(tail, tb.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = mcugen(t, "compile", tail, "--board", "mps2-an386", "-o", filepath.Join(dir, "o3"))
+	if code != 0 || strings.Contains(errs, "compute in float32") {
+		t.Errorf("a float tail: exit %d, stderr %q", code, errs)
+	}
 	code, _, errs = mcugen(t, "compile", "../../testdata/onnx/qdq_conv.onnx", "--board", "mps2-an386", "-o", filepath.Join(dir, "o2"))
 	if code != 0 || strings.Contains(errs, "compute in float32") {
 		t.Errorf("qdq_conv.onnx: exit %d, stderr %q", code, errs)
