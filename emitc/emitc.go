@@ -500,6 +500,12 @@ func (e *emitter) source() ([]byte, error) {
 	if e.m.Float {
 		// avr-libc's math.h has INFINITY and no HUGE_VALF.
 		b.WriteString("#include <math.h>\n#ifndef HUGE_VALF\n#define HUGE_VALF INFINITY\n#endif\n")
+		// clang contracts a*b + c into one fused multiply-add by default;
+		// gcc in ISO C mode, and the reference interpreter, round both
+		// operations (review finding: a float sum of squares rounded
+		// otherwise under clang, and a result quantized after it could
+		// fall on the other side of a tie).
+		b.WriteString("/* Each float operation rounded on its own, as gcc in ISO C mode and mcugen's reference do. */\n#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n")
 	}
 	b.WriteString("\n#if defined(__GNUC__)\n")
 	fmt.Fprintf(&b, "#define %s_ALIGNED __attribute__((aligned(16)))\n", e.PREFIX)

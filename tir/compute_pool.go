@@ -531,9 +531,15 @@ func floatSumNest(k *kctx, axes []int, term func(v Expr) Expr, fin func(acc Expr
 		return Scalar("acc", F32, func(acc *Buffer) Stmt {
 			return Scalar("comp", F32, func(comp *Buffer) Stmt {
 				add := each(func(v Expr) Stmt {
-					return Let("y", Sub(term(v), At(comp)), func(y Expr) Stmt {
-						return Let("t", Add(At(acc), y), func(t Expr) Stmt {
-							return Block(Put(comp, Sub(Sub(t, At(acc)), y)), Put(acc, t))
+					// The term is a statement of its own: C contracts only
+					// within an expression, and clang made x*x - comp one
+					// fused multiply-subtract, which graph/interp (and gcc
+					// in ISO C mode) round as two (review finding).
+					return Let("term", term(v), func(tv Expr) Stmt {
+						return Let("y", Sub(tv, At(comp)), func(y Expr) Stmt {
+							return Let("t", Add(At(acc), y), func(t Expr) Stmt {
+								return Block(Put(comp, Sub(Sub(t, At(acc)), y)), Put(acc, t))
+							})
 						})
 					})
 				})
