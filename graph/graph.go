@@ -181,6 +181,10 @@ type Graph struct {
 	// States are the tensors carried from one inference to the next (in
 	// Inputs and Outputs as pairs; state.go).
 	States []State
+	// KeepFloat names the nodes kept in float32 on purpose (quantize
+	// --float): a QDQ model carries the mark on them, and folding it
+	// leaves them float.
+	KeepFloat map[string]bool
 }
 
 // New returns an empty graph.

@@ -327,7 +327,7 @@ func warnFloatLeft(s *State, g *graph.Graph) {
 			}
 		}
 	}
-	var names []string
+	var names, kept []string
 	for _, n := range g.Nodes {
 		switch n.Op {
 		case graph.Quantize, graph.Dequantize, graph.Reshape, graph.Transpose:
@@ -336,7 +336,14 @@ func warnFloatLeft(s *State, g *graph.Graph) {
 		if len(n.Outputs) == 0 || !fromDQ[n.Outputs[0]] || !toQ[n.Outputs[0]] {
 			continue
 		}
+		if g.KeepFloat[n.Name] {
+			kept = append(kept, n.Name)
+			continue
+		}
 		names = append(names, fmt.Sprintf("%s (%s)", n.Name, n.Op))
+	}
+	if len(kept) > 0 {
+		s.Opt.Warn(fmt.Sprintf("%s: %d node(s) stay in float32, as mcugen quantize --float marked them: %s", s.ModelPath, len(kept), strings.Join(kept, ", ")))
 	}
 	if len(names) == 0 {
 		return

@@ -189,3 +189,37 @@ func TestQuantizeKeepsNamedNodesFloat(t *testing.T) {
 		t.Errorf("fc1 kept float: %d Relu nodes, want 1 (not fused):\n%s", relus, graph.Print(q))
 	}
 }
+
+// TestKeepFloatSurvivesQDQ: nodes kept float carry the mark through the
+// QDQ file, and folding it leaves them float, as the quantized graph had
+// them (folding quantized their float weights); the results agree bit for
+// bit.
+func TestKeepFloatSurvivesQDQ(t *testing.T) {
+	g := mlp3()
+	samples := smallSamples(8)
+	keep, err := FloatNodes(g, []string{"fc2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := PTQ(g, samples, Options{Float: keep, FloatIO: true}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.KeepFloat["fc2"] {
+		t.Fatalf("the quantized graph does not mark fc2: %v", q.KeepFloat)
+	}
+	ff := qdqRoundTrip(t, q)
+	found := false
+	for _, n := range ff.Nodes {
+		if n.Name == "fc2" {
+			found = true
+			if w := ff.In(n, 1); w.DType != graph.Float32 || ff.Tensors[n.Outputs[0]].DType != graph.Float32 {
+				t.Errorf("fc2 folded: weights %s, output %s", w.DType, ff.Tensors[n.Outputs[0]].DType)
+			}
+		}
+	}
+	if !found || !ff.KeepFloat["fc2"] {
+		t.Fatalf("fc2 %v, marks %v:\n%s", found, ff.KeepFloat, graph.Print(ff))
+	}
+	sameFloatOutputs(t, q, ff, samples)
+}

@@ -34,7 +34,7 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 	sinkQuantize(f)
 	cancelTransposes(f)
 	fuseMatMulBias(f)
-	fuseActivations(f, nil)
+	fuseActivations(f, f.KeepFloat)
 	prod := f.Producers()
 	cons := f.Consumers()
 	isOut := map[string]bool{}
@@ -149,6 +149,9 @@ func shiftUint8(f *graph.Graph) {
 
 // foldNode builds the integer version of n, or reports that n stays float.
 func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons map[string][]*graph.Node, isOut map[string]bool) (*graph.Node, []*graph.Node, bool) {
+	if f.KeepFloat[n.Name] {
+		return nil, nil, false // kept float on purpose (quantize --float)
+	}
 	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: slices.Clone(n.Inputs), Outputs: slices.Clone(n.Outputs), Attrs: copyAttrs(n.Attrs)}
 	var qs []*graph.Node
 	for i, o := range n.Outputs {

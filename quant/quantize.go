@@ -2,6 +2,7 @@ package quant
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -632,6 +633,14 @@ func (b *builder) build() (*graph.Graph, error) {
 		}
 		q.States = append(q.States, s)
 	}
+	for name := range b.opt.Float {
+		// The mark a QDQ file carries (WriteQDQ), so that compiling it
+		// keeps these float too (review finding: folding quantized them).
+		if q.KeepFloat == nil {
+			q.KeepFloat = map[string]bool{}
+		}
+		q.KeepFloat[name] = true
+	}
 	dropRoundTrips(q)
 	q.Prune()
 	if err := graph.Validate(q); err != nil {
@@ -946,6 +955,9 @@ func cloneGraph(g *graph.Graph) *graph.Graph {
 	c.Inputs = append([]string(nil), g.Inputs...)
 	c.Outputs = append([]string(nil), g.Outputs...)
 	c.States = append([]graph.State(nil), g.States...)
+	if g.KeepFloat != nil {
+		c.KeepFloat = maps.Clone(g.KeepFloat)
+	}
 	return c
 }
 

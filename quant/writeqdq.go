@@ -259,7 +259,11 @@ func (w *qdqWriter) main(n *graph.Node, op string, ins, outs []string, attrs ...
 		return
 	}
 	w.mains[n.Name] = true
-	w.og.Nodes = append(w.og.Nodes, &onnx.Node{Name: n.Name, OpType: op, Input: ins, Output: outs, Attribute: attrs})
+	on := &onnx.Node{Name: n.Name, OpType: op, Input: ins, Output: outs, Attribute: attrs}
+	if w.g.KeepFloat[n.Name] {
+		on.DocString = onnx.KeepFloatMark
+	}
+	w.og.Nodes = append(w.og.Nodes, on)
 }
 
 func (w *qdqWriter) init(name string, d *graph.Data) string {

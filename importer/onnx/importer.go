@@ -730,6 +730,11 @@ func (im *importer) newTensor(base string, dt graph.DType, shape []int) *graph.T
 	return im.g.AddTensor(&graph.Tensor{Name: im.g.UniqueName(base), DType: dt, Shape: slices.Clone(shape)})
 }
 
+// KeepFloatMark is the doc_string of a node that mcugen quantize kept in
+// float32 (--float): importing it marks the graph's nodes for it
+// (graph.Graph.KeepFloat), and QDQ folding leaves them float.
+const KeepFloatMark = "mcugen: kept in float32 (quantize --float)"
+
 func (im *importer) emit(op graph.Op, ins []string, attrs any, outs ...*graph.Tensor) *graph.Node {
 	name := outs[0].Name
 	if im.node != nil {
@@ -743,6 +748,15 @@ func (im *importer) emit(op graph.Op, ins []string, attrs any, outs ...*graph.Te
 		name = fmt.Sprintf("%s/%s_%d", name, op, im.seq)
 	}
 	im.nodeNames[name] = true
+	if im.node != nil && im.node.DocString == KeepFloatMark {
+		// Kept in float32 when the model was quantized (quantize
+		// --float): every node this ONNX node maps to stays float when
+		// the model is folded.
+		if im.g.KeepFloat == nil {
+			im.g.KeepFloat = map[string]bool{}
+		}
+		im.g.KeepFloat[name] = true
+	}
 	n := &graph.Node{Name: name, Op: op, Inputs: ins, Attrs: attrs}
 	for _, o := range outs {
 		n.Outputs = append(n.Outputs, o.Name)
