@@ -703,6 +703,14 @@ func writeDirAtomic(dir string, force bool, fill func(tmp string) error) (err er
 					return written
 				}
 			}
+			if attempt > 0 {
+				// Put in place while this compile ran: moved aside only
+				// as another compile's output, which carries the marker
+				// (review finding: whatever appeared there went).
+				if _, err := os.Stat(filepath.Join(dir, outputMarker)); err != nil {
+					return fmt.Errorf("%s: a directory mcugen did not write was put there while this compile ran; nothing written, and it is left as it is", dir)
+				}
+			}
 			old = fmt.Sprintf("%s.old%d", tmp, attempt)
 			if err := os.Rename(dir, old); err != nil {
 				return fmt.Errorf("%s: %w", dir, err)
