@@ -76,18 +76,35 @@ func computePool(k *kctx) (Stmt, error) {
 			default:
 				init = Imm(accT, 0)
 			}
-			red := Loops([]string{"kh", "kw"}, []int{KH, KW}, func(r []Expr) Stmt {
-				ih := Add(ih0, Mul(r[0], C(int64(dh))))
-				iw := Add(iw0, Mul(r[1], C(int64(dw))))
-				v := ld(x, n, ih, iw, c)
-				var upd Expr
-				if isMax {
-					upd = Max(At(acc), v)
-				} else {
-					upd = Add(At(acc), v)
-				}
-				return If(AllOf(GE(ih, C(0)), LT(ih, C(int64(H))), GE(iw, C(0)), LT(iw, C(int64(W)))), Put(acc, upd))
-			})
+			// A float average sums compensated (Kahan), as the float
+			// reductions do (floatSumNest) and graph/interp does the
+			// same: a plain float32 sum of a global pool's 64 terms put
+			// the reference and the C apart once the reference summed
+			// in float32 too (it summed in float64, and a pool quantized
+			// again after a QDQ model's float island then rounded apart
+			// at ties).
+			kahan := !isMax && !intMode
+			var comp *Buffer
+			red := func() Stmt {
+				return Loops([]string{"kh", "kw"}, []int{KH, KW}, func(r []Expr) Stmt {
+					ih := Add(ih0, Mul(r[0], C(int64(dh))))
+					iw := Add(iw0, Mul(r[1], C(int64(dw))))
+					v := ld(x, n, ih, iw, c)
+					inside := AllOf(GE(ih, C(0)), LT(ih, C(int64(H))), GE(iw, C(0)), LT(iw, C(int64(W))))
+					switch {
+					case isMax:
+						return If(inside, Put(acc, Max(At(acc), v)))
+					case kahan:
+						return If(inside, Let("y", Sub(v, At(comp)), func(y Expr) Stmt {
+							return Let("t", Add(At(acc), y), func(t Expr) Stmt {
+								return Block(Put(comp, Sub(Sub(t, At(acc)), y)), Put(acc, t))
+							})
+						}))
+					default:
+						return If(inside, Put(acc, Add(At(acc), v)))
+					}
+				})
+			}
 			var res Expr
 			switch {
 			case isMax && intMode:
@@ -116,7 +133,13 @@ func computePool(k *kctx) (Stmt, error) {
 					res = floatAct(a.Act, Div(At(acc), CastTo(F32, cnt)))
 				}
 			}
-			return Block(Put(acc, init), red, Put(y, res, n, oh, ow, c))
+			if kahan {
+				return Scalar("comp", F32, func(cb *Buffer) Stmt {
+					comp = cb
+					return Block(Put(acc, init), Put(comp, F(0)), red(), Put(y, res, n, oh, ow, c))
+				})
+			}
+			return Block(Put(acc, init), red(), Put(y, res, n, oh, ow, c))
 		})
 	}), nil
 }

@@ -68,12 +68,12 @@ func floatPool(avg bool) Kernel {
 			for oy := 0; oy < OH; oy++ {
 				for ox := 0; ox < OW; ox++ {
 					for c := 0; c < C; c++ {
-						// float32, in the generated C's order: a
-						// pool whose result is quantized again must
-						// round as the firmware does (review finding:
+						// float32, in the generated C's order and
+						// compensated as it is: a pool whose result is
+						// quantized again must round as the firmware does (review finding:
 						// float64 sums put outputs one step apart at
 						// ties, and test failed on valid QDQ models).
-						var sum float32
+						var sum, comp float32 // compensated, as the C's (tir.computePool)
 						m := negInf
 						cnt, cntPad := 0, 0
 						for ky := 0; ky < KH; ky++ {
@@ -92,7 +92,10 @@ func floatPool(avg bool) Kernel {
 								}
 								v := x.F[((nb*H+iy)*W+ix)*C+c]
 								cnt++
-								sum += v
+								y := v - comp
+								t := sum + y
+								comp = (t - sum) - y
+								sum = t
 								m = nanMax(v, m)
 							}
 						}
