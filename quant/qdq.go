@@ -37,10 +37,7 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 	fuseActivations(f, f.KeepFloat)
 	prod := f.Producers()
 	cons := f.Consumers()
-	isOut := map[string]bool{}
-	for _, o := range f.Outputs {
-		isOut[o] = true
-	}
+	isOut := outputSet(f)
 	drop := map[*graph.Node]bool{}
 	for i, n := range f.Nodes {
 		if n.Op == graph.Quantize || n.Op == graph.Dequantize {
@@ -374,6 +371,15 @@ func sinkConstDequantize(g *graph.Graph) {
 	removeDead(g)
 }
 
+// outputSet is the set of g's output tensors.
+func outputSet(g *graph.Graph) map[string]bool {
+	m := make(map[string]bool, len(g.Outputs))
+	for _, o := range g.Outputs {
+		m[o] = true
+	}
+	return m
+}
+
 // outChannelAxis is the axis of a Conv2D's, ConvTranspose2D's or
 // FullyConnected's weights that holds its output channels: 0 ([Cout, KH,
 // KW, Cin], [N, K]), 3 for a depthwise convolution's [1, KH, KW, C].
@@ -435,10 +441,7 @@ func sinkQuantize(g *graph.Graph) {
 	for changed := true; changed; {
 		changed = false
 		prod, cons := g.Producers(), g.Consumers()
-		isOut := map[string]bool{}
-		for _, o := range g.Outputs {
-			isOut[o] = true
-		}
+		isOut := outputSet(g)
 		for i, q := range g.Nodes {
 			if q.Op != graph.Quantize {
 				continue
@@ -473,10 +476,7 @@ func sinkQuantize(g *graph.Graph) {
 // inverse permutations, and of a Reshape back to x's own shape, read x.
 func cancelTransposes(g *graph.Graph) {
 	prod := g.Producers()
-	isOut := map[string]bool{}
-	for _, o := range g.Outputs {
-		isOut[o] = true
-	}
+	isOut := outputSet(g)
 	alias := map[string]string{}
 	for _, n := range g.Nodes {
 		for i, in := range n.Inputs {
@@ -601,10 +601,7 @@ func IntIO(g *graph.Graph) *graph.Graph {
 		delete(f.Tensors, in)
 		renameTensor(f, q, in)
 	}
-	isOut := map[string]bool{}
-	for _, o := range f.Outputs {
-		isOut[o] = true
-	}
+	isOut := outputSet(f)
 	renamed := map[string]bool{}
 	for _, out := range f.Outputs {
 		p := prod[out]
@@ -718,10 +715,7 @@ func fuseMatMulBias(g *graph.Graph) {
 func foldRequantize(g *graph.Graph) {
 	prod := g.Producers()
 	cons := g.Consumers()
-	isOut := map[string]bool{}
-	for _, o := range g.Outputs {
-		isOut[o] = true
-	}
+	isOut := outputSet(g)
 	alias := map[string]string{}
 	for i, n := range g.Nodes {
 		for j, in := range n.Inputs {
@@ -766,10 +760,7 @@ func hoistDequantize(g *graph.Graph) {
 	for changed := true; changed; {
 		changed = false
 		prod, cons := g.Producers(), g.Consumers()
-		isOut := map[string]bool{}
-		for _, o := range g.Outputs {
-			isOut[o] = true
-		}
+		isOut := outputSet(g)
 		for i, n := range g.Nodes {
 			if n.Op != graph.Transpose && n.Op != graph.Reshape {
 				continue

@@ -867,10 +867,7 @@ func actOf(n *graph.Node) (graph.Activation, bool) {
 func fuseActivations(g *graph.Graph, keepFloat map[string]bool) {
 	prod := g.Producers()
 	cons := g.Consumers()
-	isOut := map[string]bool{}
-	for _, o := range g.Outputs {
-		isOut[o] = true
-	}
+	isOut := outputSet(g)
 	drop := map[*graph.Node]bool{}
 	for _, n := range g.Nodes {
 		var a graph.Activation

@@ -134,15 +134,7 @@ func floatMean(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 // ReduceMean, a LayerNorm's first step) round as the firmware's do; float64
 // sums put them one step apart at ties (review finding).
 func floatSum32(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []int, term func(float32) float32, fin func(s float32, cnt int) float32) ([]*graph.Data, error) {
-	x, err := floatIn(ins, 0, "input")
-	if err != nil {
-		return nil, err
-	}
-	out, err := newFloatOut(g, n, 0)
-	if err != nil {
-		return nil, err
-	}
-	offs, cnt, err := reduceOffsets(n, x.Shape, axes, out.Shape)
+	x, out, offs, cnt, err := reduceSetup(g, n, ins, axes)
 	if err != nil {
 		return nil, err
 	}
@@ -213,15 +205,7 @@ func floatReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Dat
 // folded into it.
 func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []int, init float64,
 	add func(s, v float64, o int) float64, fin func(s float64, o, cnt int) float64) ([]*graph.Data, error) {
-	x, err := floatIn(ins, 0, "input")
-	if err != nil {
-		return nil, err
-	}
-	out, err := newFloatOut(g, n, 0)
-	if err != nil {
-		return nil, err
-	}
-	offs, cnt, err := reduceOffsets(n, x.Shape, axes, out.Shape)
+	x, out, offs, cnt, err := reduceSetup(g, n, ins, axes)
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +220,19 @@ func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []in
 		out.F[i] = float32(fin(s, i, cnt))
 	}
 	return []*graph.Data{out}, nil
+}
+
+// reduceSetup is a float reduction's input, its output tensor, each input
+// element's output offset and the count of elements an output folds.
+func reduceSetup(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []int) (x, out *graph.Data, offs []int, cnt int, err error) {
+	if x, err = floatIn(ins, 0, "input"); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	if out, err = newFloatOut(g, n, 0); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	offs, cnt, err = reduceOffsets(n, x.Shape, axes, out.Shape)
+	return x, out, offs, cnt, err
 }
 
 // reduceOffsets maps every element of an input of shape in to its output
