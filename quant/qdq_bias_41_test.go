@@ -14,55 +14,10 @@ import (
 // gives the int8 graph's results; it ran the layers in float.
 func TestFoldQDQFloatBias(t *testing.T) {
 	_, q, samples := quantSmall(t)
-	d := graph.New("qdq", "onnx")
-	for _, tt := range q.Tensors {
-		c := *tt
-		d.AddTensor(&c)
-	}
-	x := q.Tensors["x"]
-	d.AddTensor(&graph.Tensor{Name: "xf", DType: graph.Float32, Shape: x.Shape})
-	d.AddNode(&graph.Node{Name: "qx", Op: graph.Quantize, Inputs: []string{"xf"}, Outputs: []string{"x"}})
-	biased := 0
-	for _, n := range q.Nodes {
-		nn := &graph.Node{Name: n.Name, Op: n.Op, Attrs: copyAttrs(n.Attrs)}
-		for i, in := range n.Inputs {
-			if in == "" {
-				nn.Inputs = append(nn.Inputs, in)
-				continue
-			}
-			tt := q.Tensors[in]
-			if (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && i == 2 && tt.IsConst() {
-				// The bias as a float initializer: its int32 values times
-				// s_x * s_w[c].
-				sx, _ := q.Tensors[n.Inputs[0]].Quant.At(0)
-				w := q.Tensors[n.Inputs[1]].Quant
-				bf := graph.NewData(graph.Float32, tt.Shape)
-				for c, v := range tt.Data.I {
-					bf.F[c] = float32(float64(v) * float64(sx) * float64(w.Scale[min(c, len(w.Scale)-1)]))
-				}
-				name := in + "_float"
-				d.AddConst(name, bf)
-				nn.Inputs = append(nn.Inputs, name)
-				biased++
-				continue
-			}
-			fl := in + "_dq"
-			d.AddTensor(&graph.Tensor{Name: fl, DType: graph.Float32, Shape: tt.Shape})
-			d.AddNode(&graph.Node{Name: fl, Op: graph.Dequantize, Inputs: []string{in}, Outputs: []string{fl}})
-			nn.Inputs = append(nn.Inputs, fl)
-		}
-		o := n.Outputs[0]
-		d.AddTensor(&graph.Tensor{Name: o + "_f", DType: graph.Float32, Shape: q.Tensors[o].Shape})
-		nn.Outputs = []string{o + "_f"}
-		d.AddNode(nn)
-		d.AddNode(&graph.Node{Name: o + "_q", Op: graph.Quantize, Inputs: []string{o + "_f"}, Outputs: []string{o}})
-	}
+	d, biased := handQDQ(q, true)
 	if biased == 0 {
 		t.Fatal("the small net has no biased layer")
 	}
-	d.AddTensor(&graph.Tensor{Name: "yf", DType: graph.Float32, Shape: q.Tensors["y"].Shape})
-	d.AddNode(&graph.Node{Name: "dqy", Op: graph.Dequantize, Inputs: []string{"y"}, Outputs: []string{"yf"}})
-	d.Inputs, d.Outputs = []string{"xf"}, []string{"yf"}
 	folded, err := FoldQDQ(d)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -63,19 +64,29 @@ func TestFoldQDQConv1D(t *testing.T) {
 		for i := range in.F {
 			in.F[i] = float32(math.Sin(float64(i)*0.37)) * 2
 		}
-		want, err := interp.Run(g, map[string]*graph.Data{g.Inputs[0]: in})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := interp.Run(f, map[string]*graph.Data{f.Inputs[0]: in})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, c := want[g.Outputs[0]].F, got[f.Outputs[0]].F
-		for i := range a {
-			if math.Abs(float64(a[i]-c[i])) > 0.05+1e-6 {
-				t.Fatalf("per channel %v: output %d: QDQ %v, folded %v (more than one step of 0.05)", perChannel, i, a[i], c[i])
-			}
+		withinOneStep(t, fmt.Sprintf("per channel %v", perChannel), g, f, in, 0.05)
+	}
+}
+
+// withinOneStep runs the QDQ graph g and its folded graph f on in and
+// checks their first outputs agree within one output step.
+func withinOneStep(t *testing.T, what string, g, f *graph.Graph, in *graph.Data, step float64) {
+	t.Helper()
+	want, err := interp.Run(g, map[string]*graph.Data{g.Inputs[0]: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := interp.Run(f, map[string]*graph.Data{f.Inputs[0]: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := want[g.Outputs[0]].F, got[f.Outputs[0]].F
+	if len(a) != len(c) {
+		t.Fatalf("%s: %d outputs, folded %d", what, len(a), len(c))
+	}
+	for i := range a {
+		if math.Abs(float64(a[i]-c[i])) > step+1e-6 {
+			t.Fatalf("%s: output %d: QDQ %v, folded %v (more than one step of %g)", what, i, a[i], c[i], step)
 		}
 	}
 }

@@ -38,7 +38,25 @@ func TestFoldQDQHandBuilt(t *testing.T) {
 	_, q, samples := quantSmall(t)
 	// Rebuild q in QDQ form by hand: float input, Quantize, and every int
 	// op as Dequantize -> float op -> Quantize.
-	d := graph.New("qdq", "onnx")
+	d, _ := handQDQ(q, false)
+	folded, err := FoldQDQ(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff := IntIO(folded)
+	if len(ff.Nodes) != len(q.Nodes) {
+		t.Fatalf("folded graph has %d nodes, want %d:\n%s", len(ff.Nodes), len(q.Nodes), graph.Print(ff))
+	}
+	sameResults(t, q, ff, samples)
+}
+
+// handQDQ is q in QDQ form, rebuilt by hand: a float input and its
+// Quantize, every int8 op as Dequantize -> float op -> Quantize, the output
+// dequantized. With floatBias a Conv's or FullyConnected's int32 bias is a
+// float initializer instead (its values times s_x * s_w[c], as QAT exports
+// write it); biased counts those.
+func handQDQ(q *graph.Graph, floatBias bool) (d *graph.Graph, biased int) {
+	d = graph.New("qdq", "onnx")
 	for _, tt := range q.Tensors {
 		c := *tt
 		d.AddTensor(&c)
@@ -48,12 +66,25 @@ func TestFoldQDQHandBuilt(t *testing.T) {
 	d.AddNode(&graph.Node{Name: "qx", Op: graph.Quantize, Inputs: []string{"xf"}, Outputs: []string{"x"}})
 	for _, n := range q.Nodes {
 		nn := &graph.Node{Name: n.Name, Op: n.Op, Attrs: copyAttrs(n.Attrs)}
-		for _, in := range n.Inputs {
+		for i, in := range n.Inputs {
 			if in == "" {
 				nn.Inputs = append(nn.Inputs, in)
 				continue
 			}
 			tt := q.Tensors[in]
+			if floatBias && (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && i == 2 && tt.IsConst() {
+				sx, _ := q.Tensors[n.Inputs[0]].Quant.At(0)
+				w := q.Tensors[n.Inputs[1]].Quant
+				bf := graph.NewData(graph.Float32, tt.Shape)
+				for c, v := range tt.Data.I {
+					bf.F[c] = float32(float64(v) * float64(sx) * float64(w.Scale[min(c, len(w.Scale)-1)]))
+				}
+				name := in + "_float"
+				d.AddConst(name, bf)
+				nn.Inputs = append(nn.Inputs, name)
+				biased++
+				continue
+			}
 			fl := in + "_dq"
 			d.AddTensor(&graph.Tensor{Name: fl, DType: graph.Float32, Shape: tt.Shape})
 			d.AddNode(&graph.Node{Name: fl, Op: graph.Dequantize, Inputs: []string{in}, Outputs: []string{fl}})
@@ -68,15 +99,7 @@ func TestFoldQDQHandBuilt(t *testing.T) {
 	d.AddTensor(&graph.Tensor{Name: "yf", DType: graph.Float32, Shape: q.Tensors["y"].Shape})
 	d.AddNode(&graph.Node{Name: "dqy", Op: graph.Dequantize, Inputs: []string{"y"}, Outputs: []string{"yf"}})
 	d.Inputs, d.Outputs = []string{"xf"}, []string{"yf"}
-	folded, err := FoldQDQ(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff := IntIO(folded)
-	if len(ff.Nodes) != len(q.Nodes) {
-		t.Fatalf("folded graph has %d nodes, want %d:\n%s", len(ff.Nodes), len(q.Nodes), graph.Print(ff))
-	}
-	sameResults(t, q, ff, samples)
+	return d, biased
 }
 
 func sameResults(t *testing.T, a, b *graph.Graph, samples []map[string]*graph.Data) {
