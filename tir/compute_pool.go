@@ -97,7 +97,7 @@ func computePool(k *kctx) (Stmt, error) {
 					case kahan:
 						return If(inside, Let("y", Sub(v, At(comp)), func(y Expr) Stmt {
 							return Let("t", Add(At(acc), y), func(t Expr) Stmt {
-								return Block(Put(comp, Sub(Sub(t, At(acc)), y)), Put(acc, t))
+								return kahanStep(acc, comp, y, t)
 							})
 						}))
 					default:
@@ -561,7 +561,7 @@ func floatSumNest(k *kctx, axes []int, term func(v Expr) Expr, fin func(acc Expr
 					return Let("term", term(v), func(tv Expr) Stmt {
 						return Let("y", Sub(tv, At(comp)), func(y Expr) Stmt {
 							return Let("t", Add(At(acc), y), func(t Expr) Stmt {
-								return Block(Put(comp, Sub(Sub(t, At(acc)), y)), Put(acc, t))
+								return kahanStep(acc, comp, y, t)
 							})
 						})
 					})
@@ -569,6 +569,17 @@ func floatSumNest(k *kctx, axes []int, term func(v Expr) Expr, fin func(acc Expr
 				return Block(Put(acc, F(0)), Put(comp, F(0)), add, store(fin(At(acc), cnt)))
 			})
 		})
+	})
+}
+
+// kahanStep stores a compensated sum's new total t (= acc + y) and the
+// rounding error it left, (t - acc) - y. An infinite term makes that NaN
+// (Inf - Inf), which the next terms would carry into the sum: a sum of
+// [Inf, 1] came out NaN, where float's is Inf. A NaN error is dropped;
+// a NaN sum stays NaN.
+func kahanStep(acc, comp *Buffer, y, t Expr) Stmt {
+	return Let("e", Sub(Sub(t, At(acc)), y), func(e Expr) Stmt {
+		return Block(Put(comp, Sel(NE(e, e), F(0), e)), Put(acc, t))
 	})
 }
 

@@ -94,7 +94,7 @@ func floatPool(avg bool) Kernel {
 								cnt++
 								y := v - comp
 								t := sum + y
-								comp = (t - sum) - y
+								comp = kahanErr(t, sum, y)
 								sum = t
 								m = nanMax(v, m)
 							}
@@ -144,7 +144,7 @@ func floatSum32(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []int, te
 		o := offs[i]
 		y := term(v) - comp[o]
 		t := acc[o] + y
-		comp[o] = (t - acc[o]) - y
+		comp[o] = kahanErr(t, acc[o], y)
 		acc[o] = t
 	}
 	for i, s := range acc {
@@ -220,6 +220,17 @@ func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []in
 		out.F[i] = float32(fin(s, i, cnt))
 	}
 	return []*graph.Data{out}, nil
+}
+
+// kahanErr is a compensated sum's rounding error for its new total t =
+// acc + y, as the C's (tir's kahanStep): (t - acc) - y, or 0 where that is
+// NaN (an infinite term), so a sum of [Inf, 1] stays Inf.
+func kahanErr(t, acc, y float32) float32 {
+	e := (t - acc) - y
+	if e != e {
+		return 0
+	}
+	return e
 }
 
 // reduceSetup is a float reduction's input, its output tensor, each input

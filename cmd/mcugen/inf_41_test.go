@@ -1,0 +1,67 @@
+package main
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/importer/onnx"
+)
+
+// TestCompensatedSumsKeepInfinity: a ReduceSum and an AveragePool over
+// values that include +Inf give +Inf, as float sums do, in the reference
+// and in the C alike; the compensated (Kahan) sums made them NaN (the
+// rounding error of adding Inf is Inf - Inf) once a term followed the Inf.
+func TestCompensatedSumsKeepInfinity(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed (Debian package gcc)")
+	}
+	b := onnx.NewBuilder("sums", 14, 3)
+	x := b.Input("x", graph.Float32, 1, 1, 2, 2)
+	b.Output(b.Node("ReduceSum", []string{x, b.Ints("axes", 2, 3)}, onnx.IntAttr("keepdims", 0)), graph.Float32)
+	b.Output(b.Node("AveragePool", []string{x}, onnx.IntsAttr("kernel_shape", 2, 2)), graph.Float32)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "sums.onnx")
+	if err := os.WriteFile(model, b.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := &graph.Data{DType: graph.Float32, Shape: []int{1, 1, 2, 2}, F: []float32{float32(math.Inf(1)), 1, 2, 3}}
+	if err := writeNpy(filepath.Join(dir, "x.npy"), in); err != nil {
+		t.Fatal(err)
+	}
+	ev := filepath.Join(dir, "ev")
+	if code, _, errs := mcugen(t, "eval", model, "--input", filepath.Join(dir, "x.npy"), "--out", ev); code != 0 {
+		t.Fatal(errs)
+	}
+	outs, _ := filepath.Glob(filepath.Join(ev, "*.npy"))
+	if len(outs) != 2 {
+		t.Fatalf("outputs %v", outs)
+	}
+	for _, o := range outs {
+		d, err := readNpy(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.F) != 1 || !math.IsInf(float64(d.F[0]), 1) {
+			t.Errorf("%s: %v, want +Inf", filepath.Base(o), d.F)
+		}
+	}
+	code, out, errs := mcugen(t, "run", model, "--board", "host", "--input", filepath.Join(dir, "x.npy"), "--out", filepath.Join(dir, "run"))
+	if code != 0 || strings.Contains(out+errs, "MISMATCH") {
+		t.Errorf("run: exit %d\n%s\n%s", code, out, errs)
+	}
+	fw, _ := filepath.Glob(filepath.Join(dir, "run", "*.npy"))
+	for _, o := range fw {
+		d, err := readNpy(o)
+		if err == nil && (len(d.F) != 1 || !math.IsInf(float64(d.F[0]), 1)) {
+			t.Errorf("firmware %s: %v, want +Inf", filepath.Base(o), d.F)
+		}
+	}
+	if len(fw) != 2 {
+		t.Errorf("firmware outputs %v", fw)
+	}
+}
