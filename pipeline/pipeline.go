@@ -348,12 +348,16 @@ func warnFloatLeft(s *State, g *graph.Graph) {
 	if len(names) == 0 {
 		return
 	}
-	total, more := len(names), ""
-	if total > 6 {
-		names, more = names[:6], fmt.Sprintf(" and %d more", total-6)
+	s.Opt.Warn(fmt.Sprintf("%s: %d node(s) of this QDQ model compute in float32, between a DequantizeLinear and a QuantizeLinear: %s (no int8 form for them as quantized; inspect --ir quant shows the folded graph)",
+		s.ModelPath, len(names), someNames(names, 6)))
+}
+
+// someNames joins the first n names, and says how many more there are.
+func someNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
 	}
-	s.Opt.Warn(fmt.Sprintf("%s: %d node(s) of this QDQ model compute in float32, between a DequantizeLinear and a QuantizeLinear: %s%s (no int8 form for them as quantized; inspect --ir quant shows the folded graph)",
-		s.ModelPath, total, strings.Join(names, ", "), more))
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
 }
 
 // IsQDQ reports a QDQ-form float graph: float operators between
@@ -405,11 +409,7 @@ func quantizePass(s *State) error {
 				names = append(names, n.Name)
 			}
 		}
-		more := ""
-		if len(names) > 6 {
-			names, more = names[:6], fmt.Sprintf(" and %d more", len(keep)-6)
-		}
-		o.Warn(fmt.Sprintf("%s: --float keeps %d node(s) in float32: %s%s", s.ModelPath, len(keep), strings.Join(names, ", "), more))
+		o.Warn(fmt.Sprintf("%s: --float keeps %d node(s) in float32: %s", s.ModelPath, len(keep), someNames(names, 6)))
 	}
 	if o.BeforeCalibrate != nil {
 		if err := o.BeforeCalibrate(s.Graph); err != nil {

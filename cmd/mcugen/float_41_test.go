@@ -2,10 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcugen/mcugen/internal/needtool"
 )
 
 // TestFloatFlag: --float keeps named nodes in float32 when quantizing. The
@@ -62,9 +63,7 @@ func TestFloatFlag(t *testing.T) {
 		t.Errorf("an int8 model: exit %d, stderr %q", code, errs)
 	}
 
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc is not installed (Debian package gcc)")
-	}
+	needtool.Need(t, "gcc", "gcc")
 	code, out, errs = mcugen(t, "test", model, "--calib-random", "8", "--float", "Conv_*", "--float", "Gemm_10", "--board", "host", "--random", "3")
 	if code != 0 || !strings.Contains(out, "bit-exact") {
 		t.Errorf("test --float: exit %d\n%s\n%s", code, out, errs)

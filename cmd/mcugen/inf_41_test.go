@@ -3,13 +3,13 @@ package main
 import (
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/onnx"
+	"github.com/mcugen/mcugen/internal/needtool"
 )
 
 // TestCompensatedSumsKeepInfinity: a ReduceSum and an AveragePool over
@@ -17,9 +17,7 @@ import (
 // and in the C alike; the compensated (Kahan) sums made them NaN (the
 // rounding error of adding Inf is Inf - Inf) once a term followed the Inf.
 func TestCompensatedSumsKeepInfinity(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc is not installed (Debian package gcc)")
-	}
+	needtool.Need(t, "gcc", "gcc")
 	b := onnx.NewBuilder("sums", 14, 3)
 	x := b.Input("x", graph.Float32, 1, 1, 2, 2)
 	b.Output(b.Node("ReduceSum", []string{x, b.Ints("axes", 2, 3)}, onnx.IntAttr("keepdims", 0)), graph.Float32)
@@ -33,21 +31,13 @@ func TestCompensatedSumsKeepInfinity(t *testing.T) {
 	if err := writeNpy(filepath.Join(dir, "x.npy"), in); err != nil {
 		t.Fatal(err)
 	}
-	ev := filepath.Join(dir, "ev")
-	if code, _, errs := mcugen(t, "eval", model, "--input", filepath.Join(dir, "x.npy"), "--out", ev); code != 0 {
-		t.Fatal(errs)
-	}
-	outs, _ := filepath.Glob(filepath.Join(ev, "*.npy"))
+	outs := evalNpy(t, model, filepath.Join(dir, "x.npy"))
 	if len(outs) != 2 {
 		t.Fatalf("outputs %v", outs)
 	}
-	for _, o := range outs {
-		d, err := readNpy(o)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, d := range outs {
 		if len(d.F) != 1 || !math.IsInf(float64(d.F[0]), 1) {
-			t.Errorf("%s: %v, want +Inf", filepath.Base(o), d.F)
+			t.Errorf("%s: %v, want +Inf", name, d.F)
 		}
 	}
 	code, out, errs := mcugen(t, "run", model, "--board", "host", "--input", filepath.Join(dir, "x.npy"), "--out", filepath.Join(dir, "run"))

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/internal/needtool"
 )
 
 // TestTestSaysWhereOutputsDiffer: a vector whose expected output differs
@@ -19,9 +18,7 @@ import (
 // difference, in the table, in --json and in the JUnit report (only the
 // vector was named).
 func TestTestSaysWhereOutputsDiffer(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc is not installed (Debian package gcc)")
-	}
+	needtool.Need(t, "gcc", "gcc")
 	model := "../../testdata/tflite/cnn_int8.tflite"
 	dir := t.TempDir()
 	vec := filepath.Join(dir, "vectors")
@@ -33,18 +30,9 @@ func TestTestSaysWhereOutputsDiffer(t *testing.T) {
 	if err := writeNpy(filepath.Join(vec, "input_000.npy"), in); err != nil {
 		t.Fatal(err)
 	}
-	ev := filepath.Join(dir, "eval")
-	if code, _, errs := mcugen(t, "eval", model, "--input", filepath.Join(vec, "input_000.npy"), "--out", ev); code != 0 {
-		t.Fatalf("eval: %s", errs)
-	}
-	f, err := os.Open(filepath.Join(ev, "act7_softmax.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := npy.Read(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
+	want := evalNpy(t, model, filepath.Join(vec, "input_000.npy"))["act7_softmax"]
+	if want == nil {
+		t.Fatal("eval wrote no act7_softmax.npy")
 	}
 	got3 := want.I[3]
 	wrong := got3 + 2
@@ -91,9 +79,7 @@ func TestTestSaysWhereOutputsDiffer(t *testing.T) {
 // ("NaN" as a string): encoding/json refused the value and the report was
 // lost.
 func TestTestJSONWithNaN(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc is not installed (Debian package gcc)")
-	}
+	needtool.Need(t, "gcc", "gcc")
 	model := "../../testdata/onnx/mlp.onnx"
 	dir := t.TempDir()
 	vec := filepath.Join(dir, "vectors")
@@ -105,17 +91,13 @@ func TestTestJSONWithNaN(t *testing.T) {
 	if err := writeNpy(filepath.Join(vec, "input_000.npy"), in); err != nil {
 		t.Fatal(err)
 	}
-	ev := filepath.Join(dir, "eval")
-	if code, _, errs := mcugen(t, "eval", model, "--input", filepath.Join(vec, "input_000.npy"), "--out", ev); code != 0 {
-		t.Fatalf("eval: %s", errs)
-	}
-	outs, _ := filepath.Glob(filepath.Join(ev, "*.npy"))
+	outs := evalNpy(t, model, filepath.Join(vec, "input_000.npy"))
 	if len(outs) != 1 {
 		t.Fatalf("outputs %v", outs)
 	}
-	want, err := readNpy(outs[0])
-	if err != nil {
-		t.Fatal(err)
+	var want *graph.Data
+	for _, d := range outs {
+		want = d
 	}
 	want.F[1] = float32(math.NaN())
 	if err := writeNpy(filepath.Join(vec, "output_000.npy"), want); err != nil {
@@ -133,4 +115,24 @@ func TestTestJSONWithNaN(t *testing.T) {
 	if m := rep.Results[0].Mismatches[0]; m.Index != 1 || !math.IsNaN(float64(m.Want)) || !strings.Contains(out, `"want": "NaN"`) {
 		t.Errorf("mismatch %+v", m)
 	}
+}
+
+// evalNpy runs the reference interpreter (mcugen eval) on one input file
+// and reads back its outputs, by output file name without ".npy".
+func evalNpy(t *testing.T, model, input string) map[string]*graph.Data {
+	t.Helper()
+	dir := t.TempDir()
+	if code, _, errs := mcugen(t, "eval", model, "--input", input, "--out", dir); code != 0 {
+		t.Fatalf("eval %s: %s", model, errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.npy"))
+	out := map[string]*graph.Data{}
+	for _, f := range files {
+		d, err := readNpy(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".npy")] = d
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/internal/needtool"
 )
 
 // TestMicroTVMWorkspacePools: with microTVM's prefix and --arena external
@@ -19,9 +20,7 @@ import (
 // outputs; NULL pools are refused. The void *arena run took &pools
 // without a word, and the struct became the arena.
 func TestMicroTVMWorkspacePools(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc is not installed (Debian package gcc)")
-	}
+	needtool.Need(t, "gcc", "gcc")
 	model := "../../testdata/tflite/mlp_int8.tflite"
 	dir := t.TempDir()
 	in := graph.NewData(graph.Int8, []int{1, 16})
@@ -31,12 +30,9 @@ func TestMicroTVMWorkspacePools(t *testing.T) {
 	if err := writeNpy(filepath.Join(dir, "in.npy"), in); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := mcugen(t, "eval", model, "--input", filepath.Join(dir, "in.npy"), "--out", filepath.Join(dir, "ev")); code != 0 {
-		t.Fatal(errs)
-	}
-	want, err := readNpy(filepath.Join(dir, "ev", "act1_fc.npy"))
-	if err != nil {
-		t.Fatal(err)
+	want := evalNpy(t, model, filepath.Join(dir, "in.npy"))["act1_fc"]
+	if want == nil {
+		t.Fatal("eval wrote no act1_fc.npy")
 	}
 	var vals, exp []string
 	for _, v := range in.I {
