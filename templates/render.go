@@ -17,7 +17,6 @@ var tmplFS embed.FS
 var tmpls = template.Must(template.New("").Funcs(template.FuncMap{
 	"join":    strings.Join,
 	"carray":  carray,
-	"words":   func(n int) int { return (n + 3) / 4 },
 	"comment": comment,
 	// clangOnly is a board's gcc flags as clang takes them.
 	"clangOnly": boards.ClangOnly,

@@ -235,6 +235,25 @@ type tensorView struct {
 	Float bool // float32: compared within 1e-5 of the output's scale (pipeline.CompareModel)
 }
 
+// Word is the element type of the example's buffer for the tensor: words
+// aligned for its values, as the generated run checks (an int64 tensor in
+// uint32_t words was 4-byte aligned, and run refused it where the linker put
+// it so).
+func (t tensorView) Word() string {
+	if dtypeBytes(t.DType) == 8 {
+		return "uint64_t"
+	}
+	return "uint32_t"
+}
+
+// Words is the number of Word elements that hold the tensor.
+func (t tensorView) Words() int {
+	if dtypeBytes(t.DType) == 8 {
+		return (t.Size + 7) / 8
+	}
+	return (t.Size + 3) / 4
+}
+
 func newModel(p Project) (*model, error) {
 	if p.Board == nil {
 		return nil, fmt.Errorf("templates: no board given")
