@@ -105,6 +105,22 @@ func nearestIndex(a *graph.ResizeAttrs, x, in, out int) int {
 	return max(0, min(in-1, i))
 }
 
+// nearestIndices is the input index of every output index along axis (0 H,
+// 1 W). An ONNX scale that is not out/in (5 × 1.5 floors to 7) maps
+// coordinates by the scale, as ONNX and the float kernel (whose taps the C
+// takes) do; nearestIndex's in/out picked other pixels there.
+func nearestIndices(a *graph.ResizeAttrs, axis, in, out int) ([]int, error) {
+	if s := a.Scale[axis]; s != 0 && s != float32(out)/float32(in) {
+		i0, _, _, err := resizeTaps(*a, s, in, out)
+		return i0, err
+	}
+	idx := make([]int, out)
+	for x := range idx {
+		idx[x] = nearestIndex(a, x, in, out)
+	}
+	return idx, nil
+}
+
 // intResize resizes H and W (NHWC) on raw values: nearest neighbour, or
 // TFLite's integer bilinear (intResizeBilinear).
 func intResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data, error) {
@@ -134,11 +150,19 @@ func intResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 		}
 		return intResizeBilinear(a, x, y)
 	}
+	ys, err := nearestIndices(a, 0, H, OH)
+	if err != nil {
+		return nil, err
+	}
+	xs, err := nearestIndices(a, 1, W, OW)
+	if err != nil {
+		return nil, err
+	}
 	for b := 0; b < N; b++ {
 		for oy := 0; oy < OH; oy++ {
-			iy := nearestIndex(a, oy, H, OH)
+			iy := ys[oy]
 			for ox := 0; ox < OW; ox++ {
-				ix := nearestIndex(a, ox, W, OW)
+				ix := xs[ox]
 				copy(y.I[((b*OH+oy)*OW+ox)*C:][:C], x.I[((b*H+iy)*W+ix)*C:][:C])
 			}
 		}
