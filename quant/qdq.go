@@ -241,6 +241,12 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 	if !interp.Supported(f, nn) || !copyKeepsParams(f, nn) {
 		return nil, nil, false
 	}
+	// A bilinear Resize TFLite's integer kernel does not take (its scale
+	// not out/in: 5 × 1.5 floors to 7) stays float, as quantizing keeps it;
+	// folded, compile refused the model.
+	if n.Op == graph.Resize && floatOnly(f, nn) {
+		return nil, nil, false
+	}
 	// A Sigmoid, Tanh or Softmax quantized otherwise than TFLite's int8
 	// kernels write stays in float (their integer form ignores the
 	// output's parameters).

@@ -223,18 +223,48 @@ func floatResize(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Dat
 	if err != nil {
 		return nil, fmt.Errorf("resize W: %w", err)
 	}
+	wy0, wy1 := tapWeights32(y0, y1, wy)
+	wx0, wx1 := tapWeights32(x0, x1, wx)
+	// float32, each product and sum rounded, in the C's order (tir's
+	// computeResize, whose tables are these weights, probed): a float
+	// Resize between a Dequantize and a Quantize lands on the C's ties.
+	px := func(nb, y, xx, c int) float32 { return x.F[((nb*H+y)*W+xx)*C+c] }
 	k := 0
 	for nb := 0; nb < N; nb++ {
 		for oy := 0; oy < OH; oy++ {
 			for ox := 0; ox < OW; ox++ {
 				for c := 0; c < C; c++ {
-					top := (1-wx[ox])*at(nb, y0[oy], x0[ox], c) + wx[ox]*at(nb, y0[oy], x1[ox], c)
-					bot := (1-wx[ox])*at(nb, y1[oy], x0[ox], c) + wx[ox]*at(nb, y1[oy], x1[ox], c)
-					out.F[k] = float32((1-wy[oy])*top + wy[oy]*bot)
+					if a.Mode == "nearest" { // a copy, as the C's (an infinity stays one)
+						out.F[k] = px(nb, y0[oy], x0[ox], c)
+						k++
+						continue
+					}
+					top := float32(px(nb, y0[oy], x0[ox], c)*wx0[ox]) + float32(px(nb, y0[oy], x1[ox], c)*wx1[ox])
+					bot := float32(px(nb, y1[oy], x0[ox], c)*wx0[ox]) + float32(px(nb, y1[oy], x1[ox], c)*wx1[ox])
+					out.F[k] = float32(top*wy0[oy]) + float32(bot*wy1[oy])
 					k++
 				}
 			}
 		}
 	}
 	return []*graph.Data{out}, nil
+}
+
+// tapWeights32 turns resizeTaps' second-tap weights into the float32 weight
+// pair of each output, with the taps normalised as the C's tables hold them:
+// a second tap of weight 0 reads the first's input, and two taps on one
+// input (clamped at an edge, or nearest) are one of weight w0 + w1 and one
+// of weight 0. i1 is updated in place.
+func tapWeights32(i0, i1 []int, w []float64) (w0, w1 []float32) {
+	w0, w1 = make([]float32, len(w)), make([]float32, len(w))
+	for o, r := range w {
+		w0[o], w1[o] = float32(1-r), float32(r)
+		if w1[o] == 0 {
+			i1[o] = i0[o]
+		}
+		if i1[o] == i0[o] {
+			w0[o], w1[o] = w0[o]+w1[o], 0
+		}
+	}
+	return w0, w1
 }
