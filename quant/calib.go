@@ -104,22 +104,31 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 				continue
 			}
 			buf = toF64(buf, v.F)
-			lo, hi := floats.Min(buf), floats.Max(buf)
-			if math.IsNaN(lo) || math.IsNaN(hi) || floats.HasNaN(buf) {
+			if floats.HasNaN(buf) {
 				return nil, fmt.Errorf("quant: calibrate: sample %d: tensor %q has NaN values", si, name)
 			}
 			ts := st.Tensors[name]
 			if ts == nil {
-				ts = &TensorStats{Min: lo, Max: hi}
+				ts = &TensorStats{Min: math.Inf(1), Max: math.Inf(-1)}
 				st.Tensors[name] = ts
 			}
-			ts.Min = math.Min(ts.Min, lo)
-			ts.Max = math.Max(ts.Max, hi)
+			// The range is the finite values': an infinity (a max pool's
+			// -inf padding, an attention mask) saturates at the int8 end
+			// (it made the range infinite, and the tensor fell back to
+			// [0, 1]).
+			for _, x := range buf {
+				if !math.IsInf(x, 0) {
+					ts.Min, ts.Max = math.Min(ts.Min, x), math.Max(ts.Max, x)
+				}
+			}
 			ts.Count += int64(len(buf))
 		}
 		progress()
 	}
 	for _, ts := range st.Tensors {
+		if ts.Min > ts.Max { // no finite value
+			ts.Min, ts.Max = 0, 0
+		}
 		ts.Lo, ts.Hi = math.Min(ts.Min, 0), math.Max(ts.Max, 0)
 		if ts.Hi == ts.Lo {
 			ts.Hi = ts.Lo + 1
@@ -149,6 +158,9 @@ func (t *TensorStats) add(xs []float32) {
 	n := len(t.Hist)
 	w := t.BinWidth()
 	for _, x := range xs {
+		if math.IsInf(float64(x), 0) {
+			continue // outside the range (Calibrate)
+		}
 		i := int((float64(x) - t.Lo) / w)
 		if i < 0 {
 			i = 0

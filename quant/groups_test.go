@@ -78,8 +78,11 @@ func TestGroupBiasCorrectionInRealUnits(t *testing.T) {
 	}
 }
 
-// A group holding a Sigmoid and a Tanh output (each with fixed parameters)
-// takes its range, the same on every run, whatever the map order.
+// A Concat of a Sigmoid and a Tanh output (each with fixed parameters)
+// takes the parameters that hold both, the same on every run, whatever the
+// map order: Tanh's (1/128, 0) cover [-1, 0.992], the sigmoid's [0, 1) with
+// it, so the Concat reads the sigmoid output requantized (concatDetach)
+// and neither activation's output moves off TFLite's fixed parameters.
 func TestConflictingFixedParams(t *testing.T) {
 	g := graph.New("fixed", "test")
 	for _, n := range []string{"x", "s", "th", "y"} {
@@ -109,8 +112,11 @@ func TestConflictingFixedParams(t *testing.T) {
 			t.Fatal("output not quantized")
 		}
 		s, z := y.At(0)
-		if (s == 1.0/256 && z == -128) || (s == 1.0/128 && z == 0) {
-			t.Fatalf("run %d: the group took one activation's fixed parameters (%g, %d)", run, s, z)
+		if s != 1.0/128 || z != 0 {
+			t.Fatalf("run %d: the Concat took (%g, %d), want Tanh's (1/128, 0)", run, s, z)
+		}
+		if sq := q.Tensors["s"].Quant; sq == nil || sq.Scale[0] != 1.0/256 || sq.ZeroPoint[0] != -128 {
+			t.Fatalf("run %d: the sigmoid output is not on its fixed parameters: %+v", run, sq)
 		}
 		if first == nil {
 			first = y

@@ -257,49 +257,42 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		}
 		rng[name] = [2]float64{lo, hi}
 	}
-	// Groups of tensors that must share parameters.
-	detached := concatOutputs(f, rng)
-	uf := newUnionFind()
+	// A constant Pad's output takes its input's range: the pad value (a
+	// max pool's -inf or -1000) saturates at the int8 ends, where a max
+	// pool still picks the window's real values (review finding: -1000
+	// gave the input a scale of 3.9).
+	// So does a Transpose or Reshape of it (an NCHW Pad before the
+	// importer's layout Transpose).
+	padded := map[string]bool{}
 	for _, n := range f.Nodes {
-		if !isPassThrough(n) {
+		a, ok := n.Attrs.(*graph.PadAttrs)
+		pad := n.Op == graph.Pad && ok && a != nil && (a.Mode == "constant" || a.Mode == "")
+		move := (n.Op == graph.Transpose || n.Op == graph.Reshape) && len(n.Inputs) > 0 && padded[n.Inputs[0]]
+		if !pad && !move || opt.Float[n.Name] || len(n.Inputs) == 0 {
 			continue
 		}
-		out := n.Outputs[0]
-		ins := n.Inputs[:1]
-		if n.Op == graph.Concat {
-			ins = n.Inputs
-		}
-		for _, in := range ins {
-			if _, ok := rng[in]; ok && !(n.Op == graph.Concat && detached[in]) {
-				uf.union(in, out)
+		if r, ok := rng[n.Inputs[0]]; ok {
+			if _, ok := rng[n.Outputs[0]]; ok {
+				rng[n.Outputs[0]] = r
+				padded[n.Outputs[0]] = true
 			}
 		}
 	}
-	// A state's value at the start and its next value are stored alike.
-	for _, s := range f.States {
-		if _, ok := rng[s.In]; ok {
-			if _, ok := rng[s.Out]; ok {
-				uf.union(s.In, s.Out)
-			}
+	// Groups of tensors that must share parameters.
+	detached := concatOutputs(f, rng)
+	uf, groupRange := shareParams(f, rng, detached, opt.Float)
+	if more := concatDetach(f, rng, uf, groupRange, detached, opt.Float); len(more) > 0 {
+		for name := range more {
+			detached[name] = true
 		}
+		uf, groupRange = shareParams(f, rng, detached, opt.Float)
 	}
-	// Tensors the graph groups (the steps of an unrolled recurrent layer).
-	for name := range rng {
-		if q := f.Tensors[name].QuantGroup; q != "" {
-			uf.union("\x00group/"+q, name)
-		}
-	}
-	groupRange := map[string][2]float64{}
 	groupFixed := map[string]params{}
 	conflict := map[string]bool{}
-	for name, r := range rng {
+	for name := range rng {
 		root := uf.find(name)
-		if gr, ok := groupRange[root]; ok {
-			r = [2]float64{math.Min(gr[0], r[0]), math.Max(gr[1], r[1])}
-		}
-		groupRange[root] = r
 		if p := prod[name]; p != nil {
-			if fp, ok := fixedParams[p.Op]; ok && !floatOnly(f, p) {
+			if fp, ok := fixedParams[p.Op]; ok && !floatOnly(f, p) && !opt.Float[p.Name] {
 				want := params{float32(fp[0]), int32(fp[1])}
 				if have, ok := groupFixed[root]; ok && have != want {
 					conflict[root] = true // a sigmoid and a tanh output in one group
@@ -337,6 +330,105 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	}
 	b := &builder{f: f, q: graph.New(f.Name, f.Format), act: act, opt: opt, dq: map[string]string{}, tail: tail, detached: detached}
 	return b.build()
+}
+
+// shareParams groups the tensors that must share parameters (a
+// pass-through op's input and output, a Concat's inputs but the detached
+// ones, a state's two values, a graph.Tensor.QuantGroup) and gives each
+// group's range. A node kept in float (--float) ties nothing: its inputs
+// are dequantized and its outputs quantized on their own.
+func shareParams(f *graph.Graph, rng map[string][2]float64, detached, float map[string]bool) (*unionFind, map[string][2]float64) {
+	uf := newUnionFind()
+	for _, n := range f.Nodes {
+		if !isPassThrough(n) || float[n.Name] {
+			continue
+		}
+		out := n.Outputs[0]
+		ins := n.Inputs[:1]
+		if n.Op == graph.Concat {
+			ins = n.Inputs
+		}
+		for _, in := range ins {
+			if _, ok := rng[in]; ok && !(n.Op == graph.Concat && detached[in]) {
+				uf.union(in, out)
+			}
+		}
+	}
+	// A state's value at the start and its next value are stored alike.
+	for _, s := range f.States {
+		if _, ok := rng[s.In]; ok {
+			if _, ok := rng[s.Out]; ok {
+				uf.union(s.In, s.Out)
+			}
+		}
+	}
+	// Tensors the graph groups (the steps of an unrolled recurrent layer).
+	for name := range rng {
+		if q := f.Tensors[name].QuantGroup; q != "" {
+			uf.union("\x00group/"+q, name)
+		}
+	}
+	groupRange := map[string][2]float64{}
+	for name, r := range rng {
+		root := uf.find(name)
+		if gr, ok := groupRange[root]; ok {
+			r = [2]float64{math.Min(gr[0], r[0]), math.Max(gr[1], r[1])}
+		}
+		groupRange[root] = r
+	}
+	return uf, groupRange
+}
+
+// concatDetach are the Concat inputs that keep parameters of their own,
+// each read by the Concat requantized (as concatOutputs' graph outputs),
+// where sharing the Concat's would cost another reader or the input
+// itself:
+//   - an input another node reads too, whose range is at most half the
+//     group's (a skip connection: review finding, a [0, 2] tensor stored
+//     at the scale of a 30x wider Concat, and the convolution that also read
+//     it came out 14 steps off);
+//   - a Sigmoid, Tanh or Softmax output, whose fixed parameters would
+//     otherwise clamp every other input of the Concat (review finding: a
+//     detection head's box regressions beside its sigmoid scores, clamped
+//     to [0, 1)), unless the whole group fits them.
+func concatDetach(f *graph.Graph, rng map[string][2]float64, uf *unionFind, groupRange map[string][2]float64, detached, float map[string]bool) map[string]bool {
+	prod, cons := f.Producers(), f.Consumers()
+	states := map[string]bool{}
+	for _, st := range f.States {
+		states[st.In], states[st.Out] = true, true
+	}
+	span := func(r [2]float64) float64 { return math.Max(r[1], 0) - math.Min(r[0], 0) }
+	more := map[string]bool{}
+	for _, n := range f.Nodes {
+		if n.Op != graph.Concat || float[n.Name] || len(n.Inputs) < 2 {
+			continue
+		}
+		for _, in := range n.Inputs {
+			r, ok := rng[in]
+			if !ok || detached[in] || more[in] || states[in] || f.Tensors[in].QuantGroup != "" {
+				continue
+			}
+			gr := groupRange[uf.find(in)]
+			if p := prod[in]; p != nil && !floatOnly(f, p) && !float[p.Name] {
+				if fp, ok := fixedParams[p.Op]; ok {
+					s := fp[0]
+					lo, hi := (-128-fp[1])*s, (127-fp[1])*s
+					if gr[0] < lo-2*s || gr[1] > hi+2*s {
+						more[in] = true
+					}
+					continue
+				}
+			}
+			other := false
+			for _, c := range cons[in] {
+				other = other || c != n
+			}
+			if other && 2*span(r) <= span(gr) {
+				more[in] = true
+			}
+		}
+	}
+	return more
 }
 
 // concatOutputs are the graph outputs that a Concat also reads and that
