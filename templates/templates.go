@@ -183,6 +183,9 @@ func Write(dir string, p Project) ([]string, error) {
 
 // Files returns p's project as file contents keyed by slash-separated relative path.
 func Files(p Project) (map[string][]byte, error) {
+	if p.Kind == Bazel && p.Board != nil && p.Board.Toolchain != boards.ToolchainHost {
+		p.anyAPI = true // only the model's cc_library: no example calls run
+	}
 	m, err := newModel(p)
 	if err != nil {
 		return nil, err

@@ -99,8 +99,11 @@ func (c *compileCmd) Run(e *env) error {
 		if kind, err = templates.ParseKind(c.Project); err != nil {
 			return usageError{err}
 		}
-		// The projects' example programs call <prefix>_run(&in, &out).
-		if c.Arena == "external" || c.IO == "in-arena" {
+		// The projects' example programs call <prefix>_run(&in, &out); a
+		// Bazel project for a board other than the host has none (only
+		// the model's cc_library), so it takes either API.
+		noExample := kind == templates.Bazel && opt.Board.Toolchain != boards.ToolchainHost
+		if (c.Arena == "external" || c.IO == "in-arena") && !noExample {
 			return usageError{fmt.Errorf("--project %s: its example calls the default API; --arena external and --io in-arena change it (compile without --project, or with --format mlf, for those)", c.Project)}
 		}
 		// A project the board cannot have (no Zephyr name, no Arduino FQBN)
