@@ -133,8 +133,11 @@ type Board struct {
 	QEMU        QEMU
 	Zephyr      string // Zephyr board name
 	Arduino     string // Arduino FQBN
-	File        string // where it was defined
-	Line        int
+	// NoBoot says why the image mcugen's own runtime builds (the make and
+	// cmake projects) does not boot on the board as is; "" where it does.
+	NoBoot string
+	File   string // where it was defined
+	Line   int
 }
 
 // HasFeature reports whether the board lists feature f.

@@ -176,7 +176,7 @@ var fieldKinds = map[string][]kind{
 	"toolchain": {kStr}, "cpu": {kStr}, "arch": {kStr}, "fpu": {kStr}, "float_abi": {kStr},
 	"cflags": {kList}, "features": {kList}, "memory": {kList}, "stack_bytes": {kInt},
 	"counter": {kCall, kStr}, "uart": {kCall, kStr}, "qemu": {kCall, kStr},
-	"zephyr": {kStr}, "arduino": {kStr}, "init": {kList},
+	"zephyr": {kStr}, "arduino": {kStr}, "init": {kList}, "no_boot": {kStr},
 }
 
 // callKinds lists the helper calls and their keyword arguments.
@@ -522,6 +522,7 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		FloatABI:    str(f, "float_abi"),
 		Zephyr:      str(f, "zephyr"),
 		Arduino:     str(f, "arduino"),
+		NoBoot:      str(f, "no_boot"),
 		StackBytes:  int(f["stack_bytes"].i),
 		File:        d.at.file,
 		Line:        d.at.line,

@@ -130,6 +130,9 @@ func showBoard(e *env, b *boards.Board) {
 	if len(b.Inherits) > 0 {
 		p("inherits", "%s", strings.Join(b.Inherits, ", "))
 	}
+	if b.NoBoot != "" {
+		p("no boot", "%s", b.NoBoot)
+	}
 	p("toolchain", "%s", b.Toolchain)
 	if f := b.GCCFlags(); len(f) > 0 {
 		p("gcc flags", "%s", strings.Join(f, " "))
@@ -215,6 +218,7 @@ type boardDetail struct {
 	Description string      `json:"description,omitempty"`
 	Part        string      `json:"part,omitempty"`
 	Inherits    []string    `json:"inherits,omitempty"`
+	NoBoot      string      `json:"no_boot,omitempty"`
 	File        string      `json:"file"`
 	Line        int         `json:"line"`
 	Toolchain   string      `json:"toolchain"`
@@ -266,7 +270,7 @@ type qemuDetail struct {
 }
 
 func detailOf(b *boards.Board) boardDetail {
-	d := boardDetail{Name: b.Name, Description: b.Description, Part: b.Part, Inherits: b.Inherits, File: b.File, Line: b.Line,
+	d := boardDetail{Name: b.Name, Description: b.Description, Part: b.Part, Inherits: b.Inherits, NoBoot: b.NoBoot, File: b.File, Line: b.Line,
 		Toolchain: b.Toolchain, GCCFlags: b.GCCFlags(), Features: b.Features, StackBytes: b.StackBytes, Output: output(b),
 		Zephyr: b.Zephyr, Arduino: b.Arduino}
 	if d.Features == nil {
