@@ -417,8 +417,8 @@ func (im *importer) run(og *Graph) error {
 		for _, vi := range og.Input {
 			for i, d := range vi.Type.Shape {
 				if d.Param == name && !d.HasValue {
-					return fmt.Errorf("--shape %s: %q is a dimension (axis %d) of input %q, not an input: give that input's whole shape, as --shape %s=%s",
-						name, name, i, vi.Name, vi.Name, exampleShape(vi, i, im.opts.Shapes[name]))
+					return fmt.Errorf("--shape %s: %q is a dimension (axis %d) of input %q, not an input: give that input's whole shape, as %s",
+						name, name, i, vi.Name, shapeFlag(vi.Name, exampleShape(vi, i, im.opts.Shapes[name])))
 				}
 			}
 		}
@@ -538,13 +538,26 @@ func quoteAll(s []string) []string {
 	return out
 }
 
+// shapeFlag is the --shape flag binding input name to dims as a shell
+// takes it: quoted where the name holds a space or another character the
+// shell reads ("2nd input" split into two arguments).
+func shapeFlag(name, dims string) string {
+	arg := name + "=" + dims
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./:+@%,", r)) {
+			return "--shape '" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+		}
+	}
+	return "--shape " + arg
+}
+
 func (im *importer) addInput(vi *ValueInfo) error {
 	if vi.Type == nil || vi.Type.NotTensor {
 		return unsupportedf("graph input %q is not a tensor", vi.Name)
 	}
 	dt, ok := graphDType(vi.Type.ElemType)
 	if !ok {
-		return unsupportedf("graph input %q has data type %s", vi.Name, DTypeName(vi.Type.ElemType))
+		return unsupportedf("graph input %q has data type %s, which mcugen does not support (float32, int8/16/32/64, uint8 and bool are; export the input as one of those, float64 as float32)", vi.Name, DTypeName(vi.Type.ElemType))
 	}
 	if d, ok := im.opts.Consts[vi.Name]; ok {
 		if d.DType != dt {
@@ -580,7 +593,7 @@ func (im *importer) addInput(vi *ValueInfo) error {
 		shape = slices.Clone(s)
 	} else {
 		if !vi.Type.HasShape {
-			return fmt.Errorf("graph input %q has no shape; give one with --shape %s=d0,d1,...", vi.Name, vi.Name)
+			return fmt.Errorf("graph input %q has no shape; give one with %s", vi.Name, shapeFlag(vi.Name, "d0,d1,..."))
 		}
 		for i, d := range vi.Type.Shape {
 			if d.HasValue && d.Value > 0 {
@@ -593,7 +606,7 @@ func (im *importer) addInput(vi *ValueInfo) error {
 			if d.HasValue && d.Value == 0 {
 				// A zero-size input computes nothing: exporters write 0
 				// for a size they did not know. Any --shape binds it.
-				im.warn("input %q: axis %d has size 0, read as a free dimension: set to 1; bind it with --shape %s=...", vi.Name, i, vi.Name)
+				im.warn("input %q: axis %d has size 0, read as a free dimension: set to 1; bind it with %s", vi.Name, i, shapeFlag(vi.Name, "..."))
 				shape = append(shape, 1)
 				continue
 			}
@@ -601,7 +614,7 @@ func (im *importer) addInput(vi *ValueInfo) error {
 			if d.Param != "" {
 				what = fmt.Sprintf("dimension %q", d.Param)
 			}
-			im.warn("input %q: %s (axis %d) set to 1; bind it with --shape %s=...", vi.Name, what, i, vi.Name)
+			im.warn("input %q: %s (axis %d) set to 1; bind it with %s", vi.Name, what, i, shapeFlag(vi.Name, "..."))
 			shape = append(shape, 1)
 		}
 	}
