@@ -13,6 +13,9 @@ type arduinoInfo struct {
 	SafeName string
 	FQBN     string // the board's, from the catalog: the C is generated for its core
 	Arch     string // the FQBN's architecture (library.properties architectures=)
+	// Reset: the model keeps state from one run to the next (its header
+	// declares <prefix>_reset), so the class has reset().
+	Reset bool
 }
 
 // fqbnSyntax is an FQBN: vendor:architecture:board, then options opt=value,... .
@@ -44,6 +47,7 @@ func (m *model) arduinoFiles() (map[string][]byte, error) {
 	ai.Arch = fqbnArch(ai.FQBN)
 	ai.Lib = arduinoLibName(m.Ident, m.Prefix)
 	ai.Guard = strings.ToUpper(ai.Lib) + "_H"
+	ai.Reset = regexp.MustCompile(`void\s+` + regexp.QuoteMeta(m.Prefix) + `_reset\s*\(\s*void\s*\)`).Match(m.Model[m.Prefix+".h"])
 	files := map[string][]byte{}
 	for n, b := range m.Model {
 		if strings.EqualFold(n, ai.Lib+".h") || strings.EqualFold(n, ai.Lib+".cpp") {
