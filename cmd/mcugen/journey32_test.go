@@ -168,7 +168,7 @@ func TestPrefixesJourney32(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs := mcugen(t, "compile", model, "--board", "host", "-o", filepath.Join(dir, "o"))
-	if code != 0 || !strings.Contains(out, "entry int_model_run()") || !strings.Contains(errs, "the C prefix is int_model, not int: is a C or C++ keyword") {
+	if code != 0 || !strings.Contains(out, "entry int_model_run()") || !strings.Contains(errs, "the C prefix is int_model, not int: int is a C or C++ keyword") {
 		t.Errorf("int.tflite: exit %d\n%s%s", code, out, errs)
 	}
 }
