@@ -22,7 +22,7 @@ type benchCmd struct {
 	Layers bool `help:"Also count each layer's instructions, in a second run with the model's layer hook reading the counter between layers (its overhead taken off)."`
 	// Baseline and MaxIncrease gate a change on its cost: every figure bench
 	// measures is exact, so the default allows no growth at all.
-	Baseline    string  `help:"An earlier bench --json report: show each case's change against it and fail (exit 1) if instructions, arena, flash, RAM or the measured stack grew more than --max-increase." type:"existingfile" placeholder:"FILE"`
+	Baseline    string  `help:"An earlier bench --json report: show each case's change against it and fail (exit 1) if instructions, arena, flash, RAM or the measured stack grew more than --max-increase." type:"path" placeholder:"FILE"`
 	MaxIncrease float64 `help:"With --baseline: growth allowed per figure, in percent (0: none; the figures are exact, so there is no noise to allow for)." default:"0" placeholder:"PCT"`
 }
 
@@ -138,6 +138,9 @@ func (c *benchCmd) Run(e *env) error {
 		if !(c.MaxIncrease >= 0) || math.IsInf(c.MaxIncrease, 1) {
 			// NaN would pass every comparison, so no growth would fail.
 			return usageError{fmt.Errorf("--max-increase %g: must be a number, 0 or more", c.MaxIncrease)}
+		}
+		if err := checkPath("--baseline", c.Baseline, false); err != nil {
+			return err
 		}
 		var err error
 		if baseline, err = loadBaseline(c.Baseline); err != nil {

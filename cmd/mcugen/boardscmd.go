@@ -10,7 +10,7 @@ import (
 )
 
 type boardsCmd struct {
-	Boards string `help:"A Starlark board file adding boards (new names; a board may inherit a built-in one)." type:"existingfile" placeholder:"FILE"`
+	Boards string `help:"A Starlark board file adding boards (new names; a board may inherit a built-in one)." type:"path" placeholder:"FILE"`
 	Show   string `help:"Print one board's whole resolved definition (memory, counter, UART, start-up registers, emulator, flags)." placeholder:"BOARD"`
 	JSON   bool   `name:"json" help:"Print one JSON object."`
 }
@@ -33,6 +33,9 @@ type boardInfo struct {
 }
 
 func (c *boardsCmd) Run(e *env) error {
+	if err := checkPath("--boards", c.Boards, false); err != nil {
+		return err
+	}
 	cat, err := boards.Load(c.Boards)
 	if err != nil {
 		return err

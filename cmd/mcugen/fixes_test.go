@@ -35,8 +35,9 @@ func oneErrorLine(t *testing.T, what string, code int, stderr string, wantCode i
 // A --vectors path that does not exist, is a file, or is a directory without
 // input_NNN.npy is an error naming it, before any build: a typo must not
 // switch the reference comparison off while the job stays green. A missing
-// path or a file is bad usage (exit 2), as kong reports --tuning's and
-// --merge's; a directory it cannot use exits 1.
+// path, a file or a directory it cannot use exits 1, as a missing model
+// does (and --tuning's, --boards', --baseline's and --merge's since session
+// 42, which exited 2 as kong's usage errors).
 func TestTestVectorsPath(t *testing.T) {
 	model, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
 	dir := t.TempDir()
@@ -45,12 +46,12 @@ func TestTestVectorsPath(t *testing.T) {
 	os.WriteFile(filepath.Join(empty, "notes.txt"), []byte("no vectors here"), 0o644)
 	missing := filepath.Join(dir, "nonexist")
 	code, stdout, stderr := mcugen(t, "test", model, "--board", "host", "--vectors", missing)
-	oneErrorLine(t, "missing --vectors", code, stderr, 2, "--vectors", missing)
+	oneErrorLine(t, "missing --vectors", code, stderr, 1, "--vectors", missing)
 	if stdout != "" {
 		t.Errorf("missing --vectors: stdout %q: nothing may run", stdout)
 	}
 	code, _, stderr = mcugen(t, "test", model, "--board", "host", "--vectors", model)
-	oneErrorLine(t, "--vectors FILE", code, stderr, 2, "--vectors", model, "not a directory")
+	oneErrorLine(t, "--vectors FILE", code, stderr, 1, "--vectors", model, "not a directory")
 	code, stdout, stderr = mcugen(t, "test", model, "--board", "host", "--vectors", empty, "--json")
 	oneErrorLine(t, "--vectors without vectors", code, stderr, 1, "--vectors "+empty, "input_NNN.npy")
 	if stdout != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -28,14 +29,14 @@ type quantFlags struct {
 type compileFlags struct {
 	quantFlags
 	Board          string `help:"Target board (see mcugen boards)." default:"host"`
-	Boards         string `help:"A Starlark board file adding boards to the catalog." type:"existingfile" placeholder:"FILE"`
+	Boards         string `help:"A Starlark board file adding boards to the catalog." type:"path" placeholder:"FILE"`
 	Prefix         string `help:"C name prefix of the generated API (default: from the model file name; tvmgen_default gives microTVM's names)."`
 	Arena          string `help:"static: the arena is a buffer in the generated code; external: <prefix>_run takes a void *arena." default:"static" enum:"static,external"`
 	IO             string `name:"io" help:"Where inputs/outputs live: separate (the caller's buffers) or in-arena." default:"separate" enum:"separate,in-arena"`
 	Int8IO         bool   `name:"int8-io" help:"Give a QDQ model int8 inputs and outputs, as a model mcugen quantizes has: its input QuantizeLinear and output DequantizeLinear are left to the caller."`
 	WeightsSection string `help:"Put the weights in this linker section." placeholder:"NAME"`
 	Target         string `help:"Schedule set (default: from the board's features): generic, dsp, mve, neon."`
-	Tuning         string `help:"Tuning records (from mcugen tune) whose knobs apply to the kernels they match." type:"existingfile" placeholder:"FILE"`
+	Tuning         string `help:"Tuning records (from mcugen tune) whose knobs apply to the kernels they match." type:"path" placeholder:"FILE"`
 	budgetFlags
 }
 
@@ -148,7 +149,38 @@ func (q *quantFlags) options(e *env, m *modelFlags) (pipeline.Options, error) {
 		Quantize: q.Quantize, Method: q.Method, Float: q.Float, Version: version}, nil
 }
 
+// checkPaths checks the files --boards and --tuning name before any work.
+func (c *compileFlags) checkPaths() error {
+	if err := checkPath("--boards", c.Boards, false); err != nil {
+		return err
+	}
+	return checkPath("--tuning", c.Tuning, false)
+}
+
+// checkPath says, as an error (exit 1, as for a missing model, --input or
+// --calib), that the file (or, with dir, the directory) a flag names is not
+// there or is the other kind. kong's existingfile made it bad usage, exit
+// 2 (review finding: the exit code depended on the flag).
+func checkPath(flag, path string, dir bool) error {
+	if path == "" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", flag, err)
+	case dir && !fi.IsDir():
+		return fmt.Errorf("%s %s: not a directory", flag, path)
+	case !dir && fi.IsDir():
+		return fmt.Errorf("%s %s: a directory, not a file", flag, path)
+	}
+	return nil
+}
+
 func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards.Catalog, error) {
+	if err := c.checkPaths(); err != nil {
+		return pipeline.Options{}, nil, err
+	}
 	opt, err := c.quantFlags.options(e, m)
 	if err != nil {
 		return opt, nil, err
@@ -219,6 +251,9 @@ func boardNames(list string) []string {
 // --board list (test and bench run one case per board: an unknown name
 // last used to fail only after the others had run).
 func (c *compileFlags) checkBoards() (*boards.Catalog, error) {
+	if err := c.checkPaths(); err != nil {
+		return nil, err
+	}
 	cat, err := boards.Load(c.Boards)
 	if err != nil {
 		return nil, err

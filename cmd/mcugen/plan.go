@@ -20,7 +20,7 @@ type planCmd struct {
 	JSON  bool   `name:"json" help:"Print one JSON object."`
 	// Which convolutions may run in place depends on the kernels: plan for a board's.
 	Board  string `help:"Plan for this board's kernels (which convolutions run in place depends on its schedule set), as compile does; default: the generic kernels."`
-	Boards string `help:"A Starlark board file adding boards to the catalog." type:"existingfile" placeholder:"FILE"`
+	Boards string `help:"A Starlark board file adding boards to the catalog." type:"path" placeholder:"FILE"`
 	Target string `help:"Schedule set (default: from the board's features): generic, dsp, mve, neon."`
 }
 
@@ -36,6 +36,9 @@ func (c *planCmd) Run(e *env) error {
 	}
 	opt.PlanAlgorithm, opt.Align, opt.IOInArena = c.Algo, c.Align, c.IO == "in-arena"
 	if c.Board != "" {
+		if err := checkPath("--boards", c.Boards, false); err != nil {
+			return err
+		}
 		cat, err := boards.Load(c.Boards)
 		if err != nil {
 			return err

@@ -30,7 +30,7 @@ type testCmd struct {
 	compileFlags
 	runFlags
 	Random  int    `help:"Random input vectors per model, plus the extreme ones (all min, all max, alternating)." default:"10"`
-	Vectors string `help:"Directory of input_NNN.npy (input_NNN_K.npy for input K of several) and expected output_NNN.npy (output_NNN_K.npy for output K of several) vectors; MODELDIR/vectors* is used when present." type:"existingdir" placeholder:"DIR"`
+	Vectors string `help:"Directory of input_NNN.npy (input_NNN_K.npy for input K of several) and expected output_NNN.npy (output_NNN_K.npy for output K of several) vectors; MODELDIR/vectors* is used when present." type:"path" placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print one JSON object."`
 	Reset   bool   `help:"Start every vector from the model's initial state (for a model with state, such as a recurrent layer or a variable: <prefix>_reset() before each run, as an application that resets between sequences does); without it the state runs on from one vector to the next."`
 	cases   int    // models × boards, for --keep's directories
@@ -115,6 +115,9 @@ func (c *testCmd) Run(e *env) error {
 
 func (c *testCmd) run(e *env) error {
 	if err := checkVectorCount("--random", c.Random); err != nil {
+		return err
+	}
+	if err := checkPath("--vectors", c.Vectors, true); err != nil {
 		return err
 	}
 	if c.Vectors != "" {

@@ -24,10 +24,10 @@ type tuneCmd struct {
 	Jobs    int           `help:"Parallel measurements (default, or 0: the number of CPUs)."`
 	Output  string        `short:"o" aliases:"out" help:"Tuning records file (tuning.json in the working directory by default): read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"path" placeholder:"FILE"`
 	Resume  bool          `help:"Continue an interrupted run from its journal (FILE.journal) instead of starting its kernels over."`
-	Measure string        `help:"Measure one candidate file (as --bazel writes them) and write its result to --result." type:"existingfile" placeholder:"CANDIDATE"`
+	Measure string        `help:"Measure one candidate file (as --bazel writes them) and write its result to --result." type:"path" placeholder:"CANDIDATE"`
 	Result  string        `help:"Where --measure writes its result JSON." type:"path" placeholder:"FILE"`
 	Bazel   string        `help:"Write the candidates as Bazel test targets (BUILD.bazel, one test per measurement) into DIR instead of measuring." type:"path" placeholder:"DIR"`
-	Merge   string        `help:"Merge the result files found under DIR (from --bazel tests) into the records file." type:"existingdir" placeholder:"DIR"`
+	Merge   string        `help:"Merge the result files found under DIR (from --bazel tests) into the records file." type:"path" placeholder:"DIR"`
 	CC      string        `name:"cc" help:"C compiler the candidates are built with: gcc (the board's) or clang. The records are that compiler's: compile, run, test and bench apply them with the same --cc." enum:"gcc,clang" default:"gcc"`
 	JSON    bool          `name:"json" help:"Print one JSON object."`
 }
@@ -52,6 +52,12 @@ func (c *tuneCmd) Run(e *env) error {
 	}
 	if c.Resume && len(modes) > 0 {
 		return usageError{fmt.Errorf("--resume and %s: --resume continues a run that measures (tune without %s)", modes[0], modes[0])}
+	}
+	if err := checkPath("--measure", c.Measure, false); err != nil {
+		return err
+	}
+	if err := checkPath("--merge", c.Merge, true); err != nil {
+		return err
 	}
 	if c.Result != "" && c.Measure == "" {
 		return usageError{fmt.Errorf("--result %s: it is where --measure writes its result; give --measure CANDIDATE too", c.Result)}
