@@ -609,7 +609,19 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// channel; with the segmented helper, accumulators in registers across
 	// the rows, IC's 32→64 stride-2 layer measured 901,235 → 860,178
 	// instructions with it on mps2-an386.)
-	if stride, padT, padL, ok := c.rowsEligible(); ok && knob(f, "conv_rows", 1) != 0 {
+	// With int8 weights (a flash budget's layers) the row form has no
+	// segmented helper with its accumulators in registers (a MAC call, then
+	// the requantization, per block): the im2col form's fused GEMM is
+	// faster there (IC's 16×16 32→32 layer 3,638,402 → 2,490,147
+	// instructions on mps2-an386; int16 weights' row form: 1,659,135). Not
+	// for three channels (an RGB first layer): there the im2col form's code
+	// is 2.6 KB larger, and VWW's smallest build no longer fit 108 KB (its
+	// first layer 1,300,150 → 949,075 instructions is the tuner's to take).
+	defRows := 1
+	if wbits == 8 && Cg%4 == 0 {
+		defRows = 0
+	}
+	if stride, padT, padL, ok := c.rowsEligible(); ok && knob(f, "conv_rows", defRows) != 0 {
 		wd, cp := w.Data.I, c.rowChannels()
 		if cp != Cg {
 			wd = padChannels(wd, Cg, cp)
