@@ -1094,7 +1094,10 @@ MVE_INLINE void mve_fill_s8(int8_t *dst, int32_t v, int32_t n)
 // its size estimate of an asm statement does not see a .rept's repeats (ResNet
 // on the M55: a low-overhead loop's LE out of range at -O1 and -Oz, one output
 // wrong at -O3). Here every step count (1 to 8) has its statement written out,
-// with the offsets as numbers; the constant count picks one.
+// with the offsets as numbers; the constant count picks one. gcc takes this
+// form too under __PIC__: its size estimate misses the .rept as well, and
+// with -fPIC the GOT's literal pool went out of a load's reach (IC on the
+// M55: "offset out of range" at -O2 -fPIC).
 func mveGemv3KUClang(interleaved bool) string {
 	var b strings.Builder
 	name, params := "MVE_GEMV3_KU1", "(xa, xb, xc, wq, cnt)"
@@ -1104,7 +1107,7 @@ func mveGemv3KUClang(interleaved bool) string {
 	line := func(f string, a ...any) {
 		fmt.Fprintf(&b, "%-104s\\\n", fmt.Sprintf(f, a...))
 	}
-	b.WriteString("#if defined(__clang__)\n/* clang's form (emitc.mveGemv3KUClang): each step count written out, no .rept or .set. */\n")
+	b.WriteString("#if defined(__clang__) || defined(__PIC__)\n/* clang's form, and position-independent code's (emitc.mveGemv3KUClang): each step count written out, no .rept or .set. */\n")
 	b.WriteString("#define " + name + params + " \\\n")
 	line("    do {")
 	line("        switch (cnt) {")
