@@ -116,13 +116,16 @@ func prefixOf(opts Options, m *tir.Module) string {
 }
 
 type emitter struct {
-	m       *tir.Module
-	opts    Options
-	prefix  string
-	PREFIX  string
-	consts  map[*tir.Buffer]string
-	helpers map[string]bool
-	extra   map[string]string
+	m *tir.Module
+	// usesMath: the C calls the C library's maths (source sets it; the
+	// header's -lm note reads it).
+	usesMath bool
+	opts     Options
+	prefix   string
+	PREFIX   string
+	consts   map[*tir.Buffer]string
+	helpers  map[string]bool
+	extra    map[string]string
 	// constList holds one buffer per distinct constant array, in order.
 	constList []*tir.Buffer
 	inNames   []string
@@ -264,7 +267,7 @@ func (e *emitter) header() []byte {
 	// found this only in compile --json (weights_bytes). _BYTES: no
 	// tensor's macro ends so.
 	fmt.Fprintf(&b, "/* Bytes of constants the C defines (weights in the kernels' layouts, biases,\n   requantization and lookup tables): flash, or the weights section. */\n#define %s_WEIGHTS_BYTES %d\n", e.PREFIX, e.m.ConstBytes())
-	if e.m.Float {
+	if e.m.Float && e.usesMath {
 		// User-journey finding: a float model's firmware failed to link
 		// (expf) with nothing saying why.
 		b.WriteString("/* A float model's kernels may call the C library's math functions (expf, tanhf, ...):\n   link with -lm. */\n")
@@ -498,8 +501,9 @@ func (e *emitter) source() ([]byte, error) {
 	b.WriteString("/* A build without optimisation (-O0) still compiles this file at -Og: at -O0 gcc's\n   frames for the kernels outgrow <PREFIX>_STACK_SIZE many times over. */\n")
 	b.WriteString("#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE__)\n#pragma GCC optimize(\"Og\")\n#endif\n")
 	if e.m.Float {
-		// avr-libc's math.h has INFINITY and no HUGE_VALF.
-		b.WriteString("#include <math.h>\n#ifndef HUGE_VALF\n#define HUGE_VALF INFINITY\n#endif\n")
+		// avr-libc's math.h has INFINITY and no HUGE_VALF. Taken out
+		// below where no kernel or helper uses the C library's maths.
+		b.WriteString(mathBlock)
 		// clang contracts a*b + c into one fused multiply-add by default;
 		// gcc in ISO C mode, and the reference interpreter, round both
 		// operations (review finding: a float sum of squares rounded
@@ -600,8 +604,30 @@ func (e *emitter) source() ([]byte, error) {
 	if err := e.entry(&b); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	src := b.Bytes()
+	if e.m.Float {
+		// An int8 model whose float is its inputs' Quantize and outputs'
+		// Dequantize (a QDQ file's, fused into Transposes) calls nothing of
+		// <math.h>: the contract's includes, and no -lm note (review
+		// finding).
+		rest := bytes.Replace(src, []byte(mathBlock), nil, 1)
+		if e.usesMath = mathUse.Match(cComment.ReplaceAll(rest, nil)); !e.usesMath {
+			src = rest
+		}
+	}
+	return src, nil
 }
+
+// cComment matches a C comment (the C mcugen writes has no comment
+// markers inside its strings).
+var cComment = regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
+
+// mathBlock is the float C's include of <math.h>.
+const mathBlock = "#include <math.h>\n#ifndef HUGE_VALF\n#define HUGE_VALF INFINITY\n#endif\n"
+
+// mathUse matches a use of <math.h>: a macro, or a call of one of its
+// functions (float, double or long double).
+var mathUse = regexp.MustCompile(`\b(HUGE_VALF?|INFINITY|NAN|isnan|isinf|isfinite|signbit|fpclassify)\b|\b(acos|asin|atan2|atan|cos|sin|tan|acosh|asinh|atanh|cosh|sinh|tanh|exp2|expm1|exp|log10|log1p|log2|logb|log|ilogb|frexp|ldexp|modf|scalbn|scalbln|cbrt|fabs|hypot|pow|sqrt|erfc|erf|lgamma|tgamma|ceil|floor|nearbyint|rint|lrint|llrint|lround|llround|round|trunc|fmod|remainder|remquo|copysign|nan|nextafter|nexttoward|fdim|fmax|fmin|fma)[fl]?\s*\(`)
 
 // asmImm is the constraint of an asm immediate that a helper computes from its
 // parameters (a stride, a count): gcc checks "n" once inlining has made the
