@@ -48,6 +48,23 @@ func (dd deadInfo) count() int {
 	return n
 }
 
+// deadSplitsLive reports dead channels between live ones (the live
+// channels in more than one run).
+func deadSplitsLive(dead []bool) bool {
+	live, gap := false, false
+	for _, d := range dead {
+		switch {
+		case !d && gap:
+			return true
+		case !d:
+			live = true
+		case live:
+			gap = true
+		}
+	}
+	return false
+}
+
 // deadChannels reports, per output channel of a cout×K weight matrix,
 // whether its weights are all zero; nil when none is.
 func deadChannels(w []int64, cout, K int) []bool {

@@ -565,6 +565,17 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			defPx = 3
 		}
 	}
+	// Dead channels between live ones split a row-form layer's channel
+	// blocks into helper calls of their own, each inlined, and at -O2 gcc
+	// then found no registers for the 2- and 3-pixel blocks' LDM asm
+	// ("'asm' operand has impossible constraints": a review's 16→8 layer
+	// with channels 2, 5 and 6 dead). One-pixel blocks build there, and
+	// measured fastest (31,223 instructions against the im2col form's
+	// 37,150).
+	if _, _, _, ok := c.rowsEligible(); ok && defPx > 1 && a.w.Buf.Data != nil && knob(f, "skip_dead", 1) != 0 &&
+		deadSplitsLive(deadChannels(a.w.Buf.Data.I, Cout, K)) {
+		defPx = 1
+	}
 	bpx := knob(f, "block_px", defPx)
 	if bpx == 3 && Cg == 3 {
 		// The three-channel row form (dsp_widen3_s8) with three-pixel
