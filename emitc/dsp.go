@@ -11,6 +11,38 @@ import (
 // has their exact semantics). Each is one static inline helper over gcc's
 // <arm_acle.h>; they are printed only into models scheduled for "dsp".
 
+// acleCompat is the C's stand-in for the ACLE DSP intrinsics it calls,
+// where <arm_acle.h> has none: gcc before 10 (Arduino's Mbed OS cores ship
+// 7.2). Each intrinsic is its instruction in one asm statement; the
+// saturation a clamp gcc makes one SSAT of (its width a constant).
+func acleCompat() string {
+	var b strings.Builder
+	b.WriteString("#if defined(MCUGEN_ACLE_COMPAT) || (defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 10)\n" +
+		"/* gcc before 10 (Arduino's Mbed OS cores ship 7.2) has none of ACLE's DSP\n" +
+		"   intrinsics in <arm_acle.h>: the same instructions, one asm each. */\n")
+	ops := []struct {
+		name string
+		args int
+	}{{"smlad", 3}, {"smlabb", 3}, {"smlabt", 3}, {"smlatb", 3}, {"smlatt", 3}, {"smuad", 2}, {"sxtab16", 2}, {"sadd16", 2}, {"ssub16", 2}}
+	for _, op := range ops {
+		params, operands, ins := "int32_t a, int32_t b", "%1, %2", `"r"(a), "r"(b)`
+		if op.args == 3 {
+			params, operands, ins = params+", int32_t c", operands+", %3", ins+`, "r"(c)`
+		}
+		fmt.Fprintf(&b, "static inline int32_t mcugen_acle_%s(%s)\n{\n    int32_t r;\n    __asm__(\"%s %%0, %s\" : \"=r\"(r) : %s);\n    return r;\n}\n",
+			op.name, params, op.name, operands, ins)
+	}
+	b.WriteString("/* Saturation to n bits (n a constant: gcc makes it one SSAT). */\n" +
+		"static inline int32_t mcugen_acle_ssat(int32_t x, int32_t n)\n{\n" +
+		"    const int32_t hi = (int32_t)((1u << (n - 1)) - 1u);\n" +
+		"    return x > hi ? hi : x < -hi - 1 ? -hi - 1 : x;\n}\n")
+	for _, op := range ops {
+		fmt.Fprintf(&b, "#define __%s mcugen_acle_%s\n", op.name, op.name)
+	}
+	b.WriteString("#define __builtin_arm_ssat mcugen_acle_ssat\n#endif\n")
+	return b.String()
+}
+
 func init() {
 	add, gen := addHelper, addHelperGen
 	add("dsp_acle", nil, `#if !defined(__ARM_FEATURE_DSP)
@@ -20,81 +52,7 @@ func init() {
 #error "target dsp packs weights for little-endian cores: recompile the model with --target generic for a big-endian build"
 #endif
 #include <arm_acle.h>
-#if defined(MCUGEN_ACLE_COMPAT) || (defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 10)
-/* gcc before 10 (Arduino's Mbed OS cores ship 7.2) has none of ACLE's DSP
-   intrinsics in <arm_acle.h>: the same instructions, one asm each. */
-static inline int32_t mcugen_acle_smlad(int32_t a, int32_t b, int32_t c)
-{
-    int32_t r;
-    __asm__("smlad %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-static inline int32_t mcugen_acle_smlabb(int32_t a, int32_t b, int32_t c)
-{
-    int32_t r;
-    __asm__("smlabb %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-static inline int32_t mcugen_acle_smlabt(int32_t a, int32_t b, int32_t c)
-{
-    int32_t r;
-    __asm__("smlabt %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-static inline int32_t mcugen_acle_smlatb(int32_t a, int32_t b, int32_t c)
-{
-    int32_t r;
-    __asm__("smlatb %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-static inline int32_t mcugen_acle_smlatt(int32_t a, int32_t b, int32_t c)
-{
-    int32_t r;
-    __asm__("smlatt %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-static inline int32_t mcugen_acle_smuad(int32_t a, int32_t b)
-{
-    int32_t r;
-    __asm__("smuad %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-static inline int32_t mcugen_acle_sxtab16(int32_t a, int32_t b)
-{
-    int32_t r;
-    __asm__("sxtab16 %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-static inline int32_t mcugen_acle_sadd16(int32_t a, int32_t b)
-{
-    int32_t r;
-    __asm__("sadd16 %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-static inline int32_t mcugen_acle_ssub16(int32_t a, int32_t b)
-{
-    int32_t r;
-    __asm__("ssub16 %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-/* Saturation to n bits (n a constant: gcc makes it one SSAT). */
-static inline int32_t mcugen_acle_ssat(int32_t x, int32_t n)
-{
-    const int32_t hi = (int32_t)((1u << (n - 1)) - 1u);
-    return x > hi ? hi : x < -hi - 1 ? -hi - 1 : x;
-}
-#define __smlad mcugen_acle_smlad
-#define __smlabb mcugen_acle_smlabb
-#define __smlabt mcugen_acle_smlabt
-#define __smlatb mcugen_acle_smlatb
-#define __smlatt mcugen_acle_smlatt
-#define __smuad mcugen_acle_smuad
-#define __sxtab16 mcugen_acle_sxtab16
-#define __sadd16 mcugen_acle_sadd16
-#define __ssub16 mcugen_acle_ssub16
-#define __builtin_arm_ssat mcugen_acle_ssat
-#endif
-
+`+acleCompat()+`
 /* SXTAB16 of the odd bytes: the instruction's own ROR #8 operand, which
    gcc does not fold from a C rotate. */
 static inline int32_t dsp_sxtab16_ror8(int32_t a, int32_t b)

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir/tirtest"
@@ -22,18 +21,7 @@ func TestInt8WeightConvTakesIm2colByDefault(t *testing.T) {
 			count := map[string]int64{}
 			for name, kn := range map[string]map[string]int{"default": {"weights": 8}, "rows": {"weights": 8, "conv_rows": 1}} {
 				g := tirtest.ConvK(c.h, c.h, c.cin, c.cout, 3, c.stride, graph.ActRelu, -128)
-				s, err := CompileGraph(g, "w8", Options{Board: b, Target: "dsp", Knobs: map[string]map[string]int{"conv2d": kn}, Version: "test"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				x, err := s.Execute(append(RandomInputs(s.Graph, 2, 3), ExtremeInputs(s.Graph)...), t.TempDir(), time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !x.AllMatch() {
-					t.Errorf("%s: outputs differ from the reference interpreter", name)
-				}
-				count[name] = x.Instructions()
+				count[name] = checkedRun(t, g, name, Options{Board: b, Target: "dsp", Knobs: map[string]map[string]int{"conv2d": kn}, Version: "test"}, 2, 3)
 			}
 			if count["default"] >= count["rows"] {
 				t.Errorf("default %d instructions, the row form %d: the im2col form should take fewer", count["default"], count["rows"])

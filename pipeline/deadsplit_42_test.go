@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir/tirtest"
@@ -24,17 +23,7 @@ func TestDeadChannelsBetweenLiveBuild(t *testing.T) {
 			for _, c := range []int{2, 5, 6} {
 				clear(w.I[c*k : (c+1)*k])
 			}
-			s, err := CompileGraph(g, "deadsplit", Options{Board: b, Target: "dsp", Version: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, err := s.Execute(append(RandomInputs(s.Graph, 3, 7), ExtremeInputs(s.Graph)...), t.TempDir(), time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !x.AllMatch() {
-				t.Errorf("outputs differ from the reference interpreter")
-			}
+			checkedRun(t, g, "deadsplit", Options{Board: b, Target: "dsp", Version: "test"}, 3, 7)
 		})
 	}
 }

@@ -62,6 +62,25 @@ func checkGraphUnderQEMUOpts(t *testing.T, b *boards.Board, g *graph.Graph, name
 	}
 }
 
+// checkedRun compiles g with o, runs it on nRandom random and the extreme
+// inputs, fails the test where an output differs from the reference
+// interpreter, and returns the instructions of the first vector.
+func checkedRun(t *testing.T, g *graph.Graph, name string, o Options, nRandom int, seed uint64) int64 {
+	t.Helper()
+	s, err := CompileGraph(g, name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Execute(append(RandomInputs(s.Graph, nRandom, seed), ExtremeInputs(s.Graph)...), t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.AllMatch() {
+		t.Errorf("%s: outputs differ from the reference interpreter", name)
+	}
+	return x.Instructions()
+}
+
 // checkVectors requires each of the n vectors' outputs to equal the
 // reference interpreter's and, for the first len(want), TFLite Micro's.
 func checkVectors(t *testing.T, x *Execution, n int, want []*graph.Data) {

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -40,17 +39,7 @@ func TestFloatResizeIslandBitExact(t *testing.T) {
 					Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: c.coord, Scale: [2]float32{c.scale, c.scale}}})
 				g.AddNode(&graph.Node{Name: "q", Op: graph.Quantize, Inputs: []string{"yf"}, Outputs: []string{"y"}})
 				g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-				s, err := CompileGraph(g, "island", Options{Board: b, Version: "test"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				x, err := s.Execute(append(RandomInputs(s.Graph, 30, 7), ExtremeInputs(s.Graph)...), t.TempDir(), time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !x.AllMatch() {
-					t.Errorf("outputs differ from the reference interpreter")
-				}
+				checkedRun(t, g, "island", Options{Board: b, Version: "test"}, 30, 7)
 			})
 		}
 	}

@@ -15,15 +15,7 @@ import (
 // failed with quant's internal "fold it with FoldQDQ").
 func TestCalibOnQDQModelIsIgnored(t *testing.T) {
 	b := onnx.NewBuilder("qdqsig", 13, 1)
-	scalar := func(name string, dt graph.DType, v float64) string {
-		d := graph.NewData(dt, []int{})
-		if dt == graph.Float32 {
-			d.F[0] = float32(v)
-		} else {
-			d.I[0] = int64(v)
-		}
-		return b.Init(name, d)
-	}
+	scalar := b.Scalar
 	x := b.Input("x", graph.Float32, 1, 8)
 	s1, z1 := scalar("s1", graph.Float32, 0.02), scalar("z1", graph.Int8, 0)
 	s2, z2 := scalar("s2", graph.Float32, 0.003), scalar("z2", graph.Int8, 5) // not TFLite's sigmoid parameters

@@ -730,9 +730,21 @@ func Conv3x3Size(h, wd, c, group, stride int, act graph.Activation, yzp int32) *
 // pad on every side) over an h×wd input: deterministic weights across the
 // int8 range, per-channel scales, small biases, input zero point -3.
 func convGraph(h, wd, cin, cout, k, group, stride, pad int, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraphRect(h, wd, cin, cout, k, k, group, stride, graph.Padding{Top: pad, Left: pad, Bottom: pad, Right: pad}, act, yzp)
+}
+
+// ConvRect is a kh×kw convolution cin → cout at stride 1 with the padding
+// that keeps the size (kh/2 and kw/2 each side): kh = 1 is a 1-D
+// convolution along W.
+func ConvRect(h, wd, cin, cout, kh, kw int, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraphRect(h, wd, cin, cout, kh, kw, 1, 1, graph.Padding{Top: kh / 2, Bottom: kh / 2, Left: kw / 2, Right: kw / 2}, act, yzp)
+}
+
+// convGraphRect is convGraph for a kh×kw kernel and any padding.
+func convGraphRect(h, wd, cin, cout, kh, kw, group, stride int, pad graph.Padding, act graph.Activation, yzp int32) *graph.Graph {
 	g := graph.New("alg", "tflite")
 	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, wd, cin}, Quant: &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}})
-	w := graph.NewData(graph.Int8, []int{cout, k, k, cin / group})
+	w := graph.NewData(graph.Int8, []int{cout, kh, kw, cin / group})
 	for i := range w.I {
 		w.I[i] = int64(i*37%255 - 127)
 	}
@@ -746,10 +758,10 @@ func convGraph(h, wd, cin, cout, k, group, stride, pad int, act graph.Activation
 		b.I[i] = int64(50*i - 100)
 	}
 	g.AddConst("b", b)
-	oh, ow := (h+2*pad-k)/stride+1, (wd+2*pad-k)/stride+1
+	oh, ow := (h+pad.Top+pad.Bottom-kh)/stride+1, (wd+pad.Left+pad.Right-kw)/stride+1
 	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, oh, ow, cout}, Quant: &graph.Quant{Scale: []float32{0.1}, ZeroPoint: []int32{yzp}}})
 	g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
-		Attrs: &graph.Conv2DAttrs{Stride: [2]int{stride, stride}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: pad, Left: pad, Bottom: pad, Right: pad}, Group: group, Act: act}})
+		Attrs: &graph.Conv2DAttrs{Stride: [2]int{stride, stride}, Dilation: [2]int{1, 1}, Pad: pad, Group: group, Act: act}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
 	return g
 }
