@@ -18,14 +18,8 @@ func TestConv1DGathersByDefault(t *testing.T) {
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct{ w, cin, cout, k int }{{64, 3, 8, 5}, {32, 8, 16, 3}} {
 		t.Run(fmt.Sprintf("w%d-c%d-%d-k%d", c.w, c.cin, c.cout, c.k), func(t *testing.T) {
-			count := map[string]int64{}
-			for name, knobs := range map[string]map[string]map[string]int{"default": nil, "segmented": {"conv2d": {"rows_gather": 0}}} {
-				count[name] = checkedRun(t, tirtest.ConvRect(1, c.w, c.cin, c.cout, 1, c.k, graph.ActRelu, -128), name, Options{Board: b, Target: "dsp", Knobs: knobs, Version: "test"}, 3, 5)
-			}
-			if count["default"] >= count["segmented"] {
-				t.Errorf("default %d instructions, the segmented helper %d: the gather should take fewer", count["default"], count["segmented"])
-			}
-			t.Logf("default (gather) %d, segmented %d", count["default"], count["segmented"])
+			g := func() *graph.Graph { return tirtest.ConvRect(1, c.w, c.cin, c.cout, 1, c.k, graph.ActRelu, -128) }
+			defaultTakesFewer(t, b, g, nil, map[string]int{"rows_gather": 0}, "gather", "the segmented helper")
 		})
 	}
 }

@@ -18,15 +18,8 @@ func TestInt8WeightConvTakesIm2colByDefault(t *testing.T) {
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct{ h, cin, cout, stride int }{{16, 32, 32, 1}, {8, 32, 64, 2}} {
 		t.Run(fmt.Sprintf("h%d-c%d-%d-s%d", c.h, c.cin, c.cout, c.stride), func(t *testing.T) {
-			count := map[string]int64{}
-			for name, kn := range map[string]map[string]int{"default": {"weights": 8}, "rows": {"weights": 8, "conv_rows": 1}} {
-				g := tirtest.ConvK(c.h, c.h, c.cin, c.cout, 3, c.stride, graph.ActRelu, -128)
-				count[name] = checkedRun(t, g, name, Options{Board: b, Target: "dsp", Knobs: map[string]map[string]int{"conv2d": kn}, Version: "test"}, 2, 3)
-			}
-			if count["default"] >= count["rows"] {
-				t.Errorf("default %d instructions, the row form %d: the im2col form should take fewer", count["default"], count["rows"])
-			}
-			t.Logf("default (im2col) %d, row form %d", count["default"], count["rows"])
+			g := func() *graph.Graph { return tirtest.ConvK(c.h, c.h, c.cin, c.cout, 3, c.stride, graph.ActRelu, -128) }
+			defaultTakesFewer(t, b, g, map[string]int{"weights": 8}, map[string]int{"weights": 8, "conv_rows": 1}, "im2col", "the row form")
 		})
 	}
 }

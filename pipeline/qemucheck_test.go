@@ -81,6 +81,22 @@ func checkedRun(t *testing.T, g *graph.Graph, name string, o Options, nRandom in
 	return x.Instructions()
 }
 
+// defaultTakesFewer runs g's conv2d kernel on board b with its default knobs
+// plus def and with alt instead (each checked by checkedRun) and fails the
+// test unless the default takes fewer instructions.
+func defaultTakesFewer(t *testing.T, b *boards.Board, g func() *graph.Graph, def, alt map[string]int, defName, altName string) {
+	t.Helper()
+	opt := func(kn map[string]int) Options {
+		return Options{Board: b, Target: "dsp", Knobs: map[string]map[string]int{"conv2d": kn}, Version: "test"}
+	}
+	d := checkedRun(t, g(), "default", opt(def), 3, 5)
+	a := checkedRun(t, g(), altName, opt(alt), 3, 5)
+	if d >= a {
+		t.Errorf("default (%s) %d instructions, %s %d: the default should take fewer", defName, d, altName, a)
+	}
+	t.Logf("default (%s) %d, %s %d", defName, d, altName, a)
+}
+
 // checkVectors requires each of the n vectors' outputs to equal the
 // reference interpreter's and, for the first len(want), TFLite Micro's.
 func checkVectors(t *testing.T, x *Execution, n int, want []*graph.Data) {
