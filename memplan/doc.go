@@ -62,7 +62,9 @@
 //     InPlaceLoop(g, n) tells lowering which loop order a node needs. The
 //     planner records the scratch in Plan.Scratch and the nodes that run in
 //     place in Plan.InPlace; lowering must generate the matching loop order.
-//     Options.InPlaceOK lets the kernels veto candidates.
+//     Options.InPlaceOK lets the kernels veto candidates. Kernels that stage
+//     their input on their own stack (every one tir emits) set
+//     Options.StagedInPlace, and the plan reserves no such scratch.
 //
 //   - Scratch. Options.Scratch(n) asks for workspace for node n; it is a buffer
 //     live only during n's step, in the same arena, placed after the activations

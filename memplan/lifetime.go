@@ -421,7 +421,9 @@ func (a *analysis) lifetimes(order []int) *lifetimes {
 		if x, y, ok := a.inPlaceAt(n, func(r int) bool { return lt.last[r] == s }); ok {
 			lt.inPlace[n] = true
 			parent[find(y)] = find(x)
-			lt.scratch[n] += a.ipScratch[n]
+			if !a.opt.StagedInPlace {
+				lt.scratch[n] += a.ipScratch[n]
+			}
 		}
 	}
 	slotIdx := map[int]int{}

@@ -27,6 +27,13 @@ type Options struct {
 	// first input (nil: the planner's own rules decide alone). It can only
 	// veto: a node runs in place only if the planner's rules allow it too.
 	InPlaceOK func(n *graph.Node) bool
+	// StagedInPlace says the kernels that run in place stage what they
+	// still need of their input in their own local arrays (tir's row
+	// staging, the planar depthwise ring, the pointwise pixel blocks), so
+	// the plan reserves no arena scratch for the channel or pixel
+	// InPlaceLoop describes. Without it every in-place depthwise or
+	// pointwise node gets that buffer in Plan.Scratch.
+	StagedInPlace bool
 	// ExactBudget bounds the branch-and-bound search (default 200 ms when 0).
 	ExactBudget time.Duration
 	// OrderSearch searches topological orders for a lower peak.
@@ -95,6 +102,9 @@ type Plan struct {
 	IOInArena bool            `json:"io_in_arena"`
 	// OrderSearched is true when Order differs from the graph's node order.
 	OrderSearched bool `json:"order_searched"`
+	// StagedInPlace is Options.StagedInPlace: in-place nodes have no
+	// arena scratch of their own.
+	StagedInPlace bool `json:"staged_in_place,omitempty"`
 
 	stepNames []string
 }
@@ -263,6 +273,7 @@ func (a *analysis) buildPlan(order []int, lt *lifetimes, off []int, lb int) *Pla
 		InPlace:         map[string]bool{},
 		Align:           a.opt.Align,
 		IOInArena:       a.opt.IOInArena,
+		StagedInPlace:   a.opt.StagedInPlace,
 	}
 	for _, n := range order {
 		p.stepNames = append(p.stepNames, a.g.Nodes[n].Name)

@@ -218,7 +218,7 @@ func (p *Plan) Validate(g *graph.Graph) error {
 				return fmt.Errorf("memplan: in-place node %q reads %q twice", name, x.Tensor)
 			}
 		}
-		if scratch > 0 {
+		if scratch > 0 && !p.StagedInPlace {
 			if sc := scratchOf[name]; sc == nil || sc.Size < scratch {
 				return fmt.Errorf("memplan: in-place node %q needs %d B of scratch", name, scratch)
 			}

@@ -8,7 +8,7 @@ import (
 
 // KWS on the micro:bit (Cortex-M0, 16 KiB of RAM, generic schedules): its
 // pointwise and depthwise layers run in place by row staging
-// (tir/inplace_rows.go), so the arena is 8,128 B, about half the live-set
+// (tir/inplace_rows.go), so the arena is 8,064 B, about half the live-set
 // bound of 16,000 B, and fits beside the board's 2 KiB stack (out of place
 // it does not: TestArenaAndStackFitRAM); the firmware matches TFLite
 // Micro's reference vectors and the reference interpreter on random inputs

@@ -105,7 +105,7 @@ func TestCompileFlashBudget(t *testing.T) {
 	}
 }
 
-// A RAM budget below KWS's arena on the Cortex-M4 (8,128 B) fails: exit 1,
+// A RAM budget below KWS's arena on the Cortex-M4 (8,064 B) fails: exit 1,
 // the one line below, no output directory; exactly the arena compiles.
 // run, test, bench and tune take the flag and fail on it the same way
 // before they build anything (test in its table, then with exit 1).
@@ -114,21 +114,21 @@ func TestCompileRAMBudget(t *testing.T) {
 	tmp := t.TempDir()
 	model := filepath.Join(dir, "kws/kws_ref_model.tflite")
 	code, out, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--ram-budget", "8000", "-o", filepath.Join(tmp, "a"))
-	want := "mcugen: " + model + ": kws_ref_model does not fit the RAM budget: needs 8,128 B for activations (the arena); --ram-budget is 8,000 B (128 B short)\n"
+	want := "mcugen: " + model + ": kws_ref_model does not fit the RAM budget: needs 8,064 B for activations (the arena); --ram-budget is 8,000 B (64 B short)\n"
 	if code != 1 || out != "" || errs != want {
 		t.Errorf("8,000 B: exit %d\nstderr %q\nwant   %q", code, errs, want)
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "a")); !os.IsNotExist(err) {
 		t.Errorf("8,000 B: the output directory was written")
 	}
-	code, out, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "--ram-budget", "8128", "-o", filepath.Join(tmp, "b"))
-	if code != 0 || errs != "" || !strings.Contains(out, "\nbudget: RAM 8,128 B (arena 8,128 B used; the kernels' 3,072 B of stack scratch is not counted)\n") {
-		t.Errorf("8,128 B: exit %d\n%s\n%s", code, out, errs)
+	code, out, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "--ram-budget", "8064", "-o", filepath.Join(tmp, "b"))
+	if code != 0 || errs != "" || !strings.Contains(out, "\nbudget: RAM 8,064 B (arena 8,064 B used; the kernels' 3,072 B of stack scratch is not counted)\n") {
+		t.Errorf("8,064 B: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, _ = mcugen(t, "compile", model, "--board", "mps2-an386", "--ram-budget", "8128", "-o", filepath.Join(tmp, "c"), "--json")
+	code, out, _ = mcugen(t, "compile", model, "--board", "mps2-an386", "--ram-budget", "8064", "-o", filepath.Join(tmp, "c"), "--json")
 	var r budgetReport
-	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.RAMBudget == nil || *r.RAMBudget != 8128 || r.FlashBudget != nil || r.ArenaBytes != 8128 {
-		t.Errorf("8,128 B --json: exit %d %v\n%s", code, err, out)
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.RAMBudget == nil || *r.RAMBudget != 8064 || r.FlashBudget != nil || r.ArenaBytes != 8064 {
+		t.Errorf("8,064 B --json: exit %d %v\n%s", code, err, out)
 	}
 	for _, args := range [][]string{
 		{"run", model, "--out", filepath.Join(tmp, "run")},
@@ -138,7 +138,7 @@ func TestCompileRAMBudget(t *testing.T) {
 	} {
 		// test reports each case's error in its table, then fails.
 		code, out, errs := mcugen(t, append(args, "--board", "mps2-an386", "--ram-budget", "8000")...)
-		if code != 1 || !strings.Contains(out+errs, "does not fit the RAM budget: needs 8,128 B for activations (the arena); --ram-budget is 8,000 B (128 B short)") {
+		if code != 1 || !strings.Contains(out+errs, "does not fit the RAM budget: needs 8,064 B for activations (the arena); --ram-budget is 8,000 B (64 B short)") {
 			t.Errorf("%s: exit %d, stderr %q", args[0], code, errs)
 		}
 	}

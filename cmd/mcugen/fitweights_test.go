@@ -54,7 +54,7 @@ func TestCompileKeepsWeightsInt8ToFit(t *testing.T) {
 
 // A user board that inherits host (the way docs/ARCHITECTURE.md adds an
 // AVR board) has its memory regions checked like a bare-metal board's:
-// VWW's 37,440 B arena on an 8 KiB SRAM was compiled with only a warning
+// VWW's 36,864 B arena on an 8 KiB SRAM was compiled with only a warning
 // (user-journey finding). cnn_int8.tflite's arena is 256 B and its
 // constants 3,320 B; an AVR copies the constants into SRAM too, so 3 KiB
 // holds the arena but not both, and 4 KiB holds both.

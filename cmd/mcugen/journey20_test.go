@@ -19,11 +19,11 @@ func TestPlanThatDoesNotFitIsShown(t *testing.T) {
 	model := filepath.Join(dir, "vww/vww_96_int8.tflite")
 	code, out, errs := mcugen(t, "plan", model, "--board", "microbit")
 	oneErrorLine(t, "plan on microbit", code, errs, 1, "does not fit on microbit")
-	if !strings.Contains(out, "arena 37,440 B") {
+	if !strings.Contains(out, "arena 36,864 B") {
 		t.Errorf("no plan printed:\n%s", out)
 	}
 	code, out, _ = mcugen(t, "plan", model, "--board", "microbit", "--json")
-	if code != 1 || !strings.HasPrefix(out, "{") || !strings.Contains(out, `"arena_bytes": 37440`) {
+	if code != 1 || !strings.HasPrefix(out, "{") || !strings.Contains(out, `"arena_bytes": 36864`) {
 		t.Errorf("--json: exit %d\n%s", code, out)
 	}
 }
