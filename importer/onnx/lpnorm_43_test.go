@@ -17,9 +17,6 @@ func lpNormModel(shape []int, attrs ...*onnx.Attribute) *onnx.Builder {
 	return bl
 }
 
-func intAttr(name string, v int64) *onnx.Attribute {
-	return &onnx.Attribute{Name: name, Type: onnx.AttrInt, I: v}
-}
 
 // LpNormalization was refused ("unsupported op"). Hand-worked:
 //   - rows (3, 4) and (0, −5), p = 2 over the last axis: norms 5 and 5, so
@@ -32,23 +29,23 @@ func TestLpNormalization(t *testing.T) {
 	rows := f32([]int{2, 2}, 3, 4, 0, -5)
 	got := runOne(t, lpNormModel([]int{2, 2}), map[string]*graph.Data{"x": rows})
 	checkData(t, "p=2 (default), axis -1", got[0], graph.Float32, []int{2, 2}, []float64{0.6, 0.8, 0, -1})
-	got = runOne(t, lpNormModel([]int{2, 2}, intAttr("p", 1), intAttr("axis", 1)), map[string]*graph.Data{"x": rows})
+	got = runOne(t, lpNormModel([]int{2, 2}, onnx.IntAttr("p", 1), onnx.IntAttr("axis", 1)), map[string]*graph.Data{"x": rows})
 	checkData(t, "p=1, axis 1", got[0], graph.Float32, []int{2, 2}, []float64{3.0 / 7, 4.0 / 7, 0, -1})
 
 	nchw := f32([]int{1, 2, 1, 2}, 1, 2, 2, -2)
-	got = runOne(t, lpNormModel([]int{1, 2, 1, 2}, intAttr("axis", 1)), map[string]*graph.Data{"x": nchw})
+	got = runOne(t, lpNormModel([]int{1, 2, 1, 2}, onnx.IntAttr("axis", 1)), map[string]*graph.Data{"x": nchw})
 	r5, r8 := math.Sqrt(5), math.Sqrt(8)
 	checkData(t, "NCHW axis 1", got[0], graph.Float32, []int{1, 2, 1, 2}, []float64{1 / r5, 2 / r8, 2 / r5, -2 / r8})
 
 	// The generated C agrees with the interpreter (sanitized host build).
-	x := sanitizedHostRun(t, lpNormModel([]int{1, 2, 1, 2}, intAttr("axis", 1)).Model(), "lpnorm",
+	x := sanitizedHostRun(t, lpNormModel([]int{1, 2, 1, 2}, onnx.IntAttr("axis", 1)).Model(), "lpnorm",
 		[]map[string]*graph.Data{{"x": nchw}}, time.Minute)
 	checkData(t, "NCHW axis 1, C", x.Outputs[0][0], graph.Float32, []int{1, 2, 1, 2}, []float64{1 / r5, 2 / r8, 2 / r5, -2 / r8})
 }
 
 // p other than 1 and 2 is refused with the node and the reason.
 func TestLpNormalizationBadP(t *testing.T) {
-	_, err := onnx.Import("m", lpNormModel([]int{2, 2}, intAttr("p", 3)).Model(), onnx.Options{})
+	_, err := onnx.Import("m", lpNormModel([]int{2, 2}, onnx.IntAttr("p", 3)).Model(), onnx.Options{})
 	if err == nil || !strings.Contains(err.Error(), "LpNormalization p = 3") || !strings.Contains(err.Error(), "LpNormalization") {
 		t.Fatalf("p = 3: %v", err)
 	}

@@ -400,20 +400,35 @@ func convPool(op graph.Op) converter {
 			return err
 		}
 		attrs := &graph.PoolAttrs{Kernel: s.kernel, Stride: s.stride, Dilation: s.dil, Pad: s.pad}
-		if op == graph.AvgPool2D {
-			attrs.CountIncludePad = c.int("count_include_pad", 0) != 0
-			if ceil && attrs.CountIncludePad {
-				if ext, _ := c.window([2]int{x.shape[2], x.shape[3]}, [2]int{k[0], k[1]}, false); ext.out != s.out {
-					return unsupportedf("ceil_mode with count_include_pad")
-				}
-			}
-		}
 		if x.dt != graph.Float32 && op == graph.AvgPool2D {
 			return unsupportedf("AveragePool on %s", x.dt)
 		}
+		in := im.get(x, nhwc)
+		if op == graph.AvgPool2D {
+			attrs.CountIncludePad = c.int("count_include_pad", 0) != 0
+			if ceil && attrs.CountIncludePad {
+				// ceil_mode's last window may run past the end padding;
+				// ONNX (as PyTorch) divides it by its taps inside the
+				// padded input only. So the pads the model gave become
+				// zeros of a Pad, and the pool counts only the taps on
+				// that padded input: its zeros count, the overhang does not.
+				given, err := c.window([2]int{x.shape[2], x.shape[3]}, [2]int{k[0], k[1]}, false)
+				if err != nil {
+					return err
+				}
+				if given.pad != s.pad {
+					gp := given.pad
+					padded := c.tmp(graph.Pad, []string{in}, &graph.PadAttrs{Pads: []int{0, gp.Top, gp.Left, 0, 0, gp.Bottom, gp.Right, 0}, Mode: "constant"},
+						x.dt, []int{x.shape[0], x.shape[1], x.shape[2] + gp.Top + gp.Bottom, x.shape[3] + gp.Left + gp.Right}, nhwc, "padded")
+					in = padded.name
+					attrs.Pad = graph.Padding{Bottom: s.pad.Bottom - gp.Bottom, Right: s.pad.Right - gp.Right}
+					attrs.CountIncludePad = false
+				}
+			}
+		}
 		out := []int{x.shape[0], x.shape[1], s.out[0], s.out[1]}
 		if op != graph.MaxPool2D || c.out(1) == "" {
-			c.emit1(op, []string{im.get(x, nhwc)}, attrs, x.dt, out, nhwc)
+			c.emit1(op, []string{in}, attrs, x.dt, out, nhwc)
 			return nil
 		}
 		return maxPoolIndices(im, c, x, s, out)
