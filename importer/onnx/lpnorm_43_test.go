@@ -17,7 +17,6 @@ func lpNormModel(shape []int, attrs ...*onnx.Attribute) *onnx.Builder {
 	return bl
 }
 
-
 // LpNormalization was refused ("unsupported op"). Hand-worked:
 //   - rows (3, 4) and (0, −5), p = 2 over the last axis: norms 5 and 5, so
 //     (0.6, 0.8) and (0, −1);
