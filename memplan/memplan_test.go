@@ -94,6 +94,17 @@ func TestInPlaceElementwise(t *testing.T) {
 	}
 }
 
+// depthwiseFC is x [1,8,8,16] int8 -> depthwise 3x3 stride 2 -> y
+// [1,4,4,16] -> Reshape v [1,256] -> FC [1,10]; it returns the graph and
+// the names x, y, v.
+func depthwiseFC() (*graph.Graph, string, string, string) {
+	b := newBuilder(graph.Int8)
+	x := b.input(1, 8, 8, 16)
+	y := b.depthwise(x, 8, 8, 16, 2)
+	v := b.op(graph.Reshape, nil, []string{y}, 1, 256)
+	return b.output(b.fc(v, 256, 10)), x, y, v
+}
+
 // x [1,8,8,16] int8 (1024 B) -> depthwise 3x3 stride 2 -> y [1,4,4,16]
 // (256 B) -> Reshape v [1,256] (a view of y) -> FC o [1,10] (aligned 16 B).
 // Without in place the first step holds x+y = 1280 B. In place, y is written
@@ -101,12 +112,7 @@ func TestInPlaceElementwise(t *testing.T) {
 // one-channel scratch of min(8*8, 4*4) = 16 B, which no activation leaves
 // free at that step, so it goes on top: arena 1040 B.
 func TestInPlaceDepthwise(t *testing.T) {
-	b := newBuilder(graph.Int8)
-	x := b.input(1, 8, 8, 16)
-	y := b.depthwise(x, 8, 8, 16, 2)
-	v := b.op(graph.Reshape, nil, []string{y}, 1, 256)
-	o := b.fc(v, 256, 10)
-	g := b.output(o)
+	g, x, y, v := depthwiseFC()
 
 	opt := DefaultOptions()
 	opt.InPlace = false

@@ -13,12 +13,7 @@ import (
 // and the 16 B one-channel buffer is not reserved, so the arena is the
 // in-place bound, 1024 B (1040 B with the buffer).
 func TestStagedInPlaceReservesNoScratch(t *testing.T) {
-	b := newBuilder(graph.Int8)
-	x := b.input(1, 8, 8, 16)
-	y := b.depthwise(x, 8, 8, 16, 2)
-	v := b.op(graph.Reshape, nil, []string{y}, 1, 256)
-	o := b.fc(v, 256, 10)
-	g := b.output(o)
+	g, _, _, _ := depthwiseFC()
 
 	opt := DefaultOptions()
 	opt.StagedInPlace = true
@@ -51,11 +46,7 @@ func TestStagedInPlaceReservesNoScratch(t *testing.T) {
 // Kernel workspace (Options.Scratch) is still reserved when the in-place
 // buffer is not: 32 B for the depthwise node, on top of the 1024 B.
 func TestStagedInPlaceKeepsKernelScratch(t *testing.T) {
-	b := newBuilder(graph.Int8)
-	x := b.input(1, 8, 8, 16)
-	y := b.depthwise(x, 8, 8, 16, 2)
-	v := b.op(graph.Reshape, nil, []string{y}, 1, 256)
-	g := b.output(b.fc(v, 256, 10))
+	g, _, _, _ := depthwiseFC()
 	opt := DefaultOptions()
 	opt.StagedInPlace = true
 	opt.Scratch = func(n *graph.Node) int {
