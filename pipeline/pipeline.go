@@ -958,8 +958,8 @@ func lowerPass(s *State) error {
 		var notes []string
 		t, notes, err = s.tuneTarget(base)
 		recordNotes = notes
-		if b, f := s.Opt.Board, s.Opt.StackFrames(); b != nil && b.BareMetal() && b.StackBytes > f {
-			t.StackBytes = b.StackBytes - f // as checkStack counts
+		if lim := s.kernelStack(); lim > 0 {
+			t.StackBytes = lim // as checkStack counts
 		}
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir"
@@ -108,9 +109,97 @@ func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []stri
 		}
 		notes = append(notes, n)
 	}
+	// Records are kept per core, and a board of that core may leave less
+	// stack than the one tuned on: a record whose form's local arrays are
+	// over it would make lowering take the next target's plain schedule,
+	// slower than the defaults (a review finding: IC's Winograd records on
+	// an 8 KiB stack made the tuned build 15% slower than the untuned one,
+	// in silence). Such a kernel keeps its defaults, with a note.
+	lim := s.kernelStack()
+	for _, f := range s.overStack(t, over, lim) {
+		delete(over, f.Name)
+		notes = append(notes, fmt.Sprintf("%stuning records %s: kernel %s: its record's form needs %s B of stack for its local arrays, and %s leaves its kernels %s B; the kernel keeps its defaults",
+			s.modelPrefix(), s.Opt.Tuning, f.Name, commas(int64(f.ScratchBytes())), s.Opt.Board.Name, commas(int64(lim))))
+	}
 	for name, k := range over {
 		t = t.WithKnobs(name, k)
 	}
 	s.Tuned = len(over)
 	return t, notes, nil
+}
+
+// overStack returns the kernels that t with the records' knobs over (by
+// kernel name) lowers to local arrays of more than lim bytes, in kernel
+// order (none when lim is 0, or when that lowering fails: the build's own
+// lowering then says why).
+func (s *State) overStack(t tir.Target, over map[string]tune.Knobs, lim int) []*tir.PrimFunc {
+	if lim <= 0 || len(over) == 0 {
+		return nil
+	}
+	for name, k := range over {
+		t = t.WithKnobs(name, k)
+	}
+	m, err := tir.Lower(s.Graph, s.Plan, t)
+	if err != nil {
+		return nil
+	}
+	var out []*tir.PrimFunc
+	for _, f := range m.Funcs {
+		if _, ok := over[f.Name]; ok && f.ScratchBytes() > lim {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// RecordsOverStack returns the signatures (tune.Signature) of the model's
+// kernels whose records in rs have a form over the board's stack, so that
+// a build takes their defaults: what tune reports for them. s is a
+// compiled State.
+func (s *State) RecordsOverStack(rs *tune.Records) map[string]bool {
+	if s.Module == nil || s.Opt.Board == nil {
+		return nil
+	}
+	t, err := tir.TargetByName(s.targetName())
+	if err != nil {
+		return nil
+	}
+	t = t.ForCore(s.Opt.Board.CPU)
+	for key, k := range s.Opt.Knobs {
+		t = t.WithKnobs(key, k)
+	}
+	over, _ := tune.Overrides(s.Graph, s.Module, rs, t.Name, tune.ToolCore(s.Opt.Board.TuningCore(), s.Opt.Compiler))
+	byName := map[string]*graph.Node{}
+	for _, n := range s.Graph.Nodes {
+		byName[n.Name] = n
+	}
+	var out map[string]bool
+	for _, f := range s.overStack(t, over, s.kernelStack()) {
+		node, _, _ := strings.Cut(f.Node, " + ")
+		if n := byName[node]; n != nil {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[tune.Signature(s.Graph, n)] = true
+		}
+	}
+	return out
+}
+
+// kernelStack is the stack a kernel's local arrays may take on the board
+// (its stack less the call frames, as checkStack counts), or 0 where no
+// limit is known.
+func (s *State) kernelStack() int {
+	if b, f := s.Opt.Board, s.Opt.StackFrames(); b != nil && b.BareMetal() && b.StackBytes > f {
+		return b.StackBytes - f
+	}
+	return 0
+}
+
+// modelPrefix is "model.tflite: " for a note, or "" without a model path.
+func (s *State) modelPrefix() string {
+	if s.ModelPath == "" {
+		return ""
+	}
+	return filepath.Base(s.ModelPath) + ": "
 }

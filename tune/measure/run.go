@@ -200,8 +200,20 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	rep := &Report{}
 	var jobs []*job
 	shorter := 0 // records of a search cut shorter than --trials asks
+	// Records of this core tuned on a board with more stack: where a
+	// record's form is over this board's, the build keeps the kernel's
+	// defaults (pipeline), and so does the report (a review finding: it
+	// claimed the record's gain).
+	overStack := s.RecordsOverStack(recs)
 	for _, k := range kernels {
-		if r := recs.Get(k.Signature, target, cfg.Core, k.Defaults); r != nil {
+		if r := recs.Get(k.Signature, target, cfg.Core, k.Defaults); r != nil && overStack[k.Signature] {
+			cfg.Note(fmt.Sprintf("%s: the record for %s (tuned on %s) takes more stack than %s leaves its kernels: builds for this board keep its defaults (tune into another records file to search it for this board)",
+				cfg.Out, k.Signature, recordBoardName(r), cfg.Opt.Board.Name))
+			rep.Skipped++
+			rep.Kernels = append(rep.Kernels, KernelResult{Kernel: k.Signature, Op: k.Op, Nodes: len(k.Nodes), Knobs: k.Defaults,
+				Instructions: r.Default, Default: r.Default, Trials: r.Trials, Space: r.Space, Search: r.Search, Skipped: true})
+			continue
+		} else if r != nil {
 			// A record whose knobs the kernel cannot take (edited by hand, or from
 			// another mcugen) is searched again, not kept.
 			if _, bad := tune.CheckOp(target, k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
@@ -843,4 +855,12 @@ func keepModelNoSlower(s *pipeline.State, cfg Config, recs *tune.Records, jobs [
 			return err
 		}
 	}
+}
+
+// recordBoardName is the board a record was tuned on, as a note says it.
+func recordBoardName(r *tune.Record) string {
+	if r.Board == "" {
+		return "another board"
+	}
+	return r.Board
 }
