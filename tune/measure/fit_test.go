@@ -378,11 +378,12 @@ func TestResumeKeepsTheWeightsLayout(t *testing.T) {
 		t.Fatal("no kernel kept int8 under 310,000 B")
 	}
 	knobs := lean.Space.At(0)
-	byKey := map[string]*job{tune.KeyFor(lean.Signature, "dsp", b.CPU, lean.Defaults): {k: lean, search: tune.NewSearch(lean.Space, lean.Defaults, 4, 1)}}
+	byKey := map[string]*job{tune.KeyFor(lean.Signature, "dsp", b.CPU, lean.Defaults): newJob(lean, 4)}
 	int16 := maps.Clone(knobs)
 	int16["weights"] = 16
 	dir := t.TempDir()
-	cfg := Config{Out: filepath.Join(dir, "r.json"), Resume: true, Note: func(string) {}}
+	cfg := Config{Opt: opt, Out: filepath.Join(dir, "r.json"), Resume: true, Note: func(string) {}}
+	code := candidateCode(t, lean, knobs, opt)
 	for _, c := range []struct {
 		key  string
 		want int
@@ -390,7 +391,7 @@ func TestResumeKeepsTheWeightsLayout(t *testing.T) {
 		{tune.KeyFor(lean.Signature, "dsp", b.CPU, int16), 0},         // the unbudgeted run's
 		{tune.KeyFor(lean.Signature, "dsp", b.CPU, lean.Defaults), 1}, // this run's
 	} {
-		line, _ := json.Marshal(journalLine{Key: c.key, Knobs: knobs, Instructions: 1000})
+		line, _ := json.Marshal(journalLine{Key: c.key, Knobs: knobs, Instructions: 1000, Code: code})
 		if err := os.WriteFile(JournalPath(cfg.Out), append(line, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -79,7 +79,8 @@ func TestWaitingRunContinuesTheJournal(t *testing.T) {
 	<-waiting
 	// The other run's journal, as its interruption leaves it.
 	k := kernels[0]
-	line := fmt.Sprintf(`{"key":%q,"knobs":%s,"instructions":123456}`+"\n", tune.KeyFor(k.Signature, s.Module.Target, b.CPU, k.Defaults), knobsJSON(t, k.Defaults))
+	line := fmt.Sprintf(`{"key":%q,"knobs":%s,"instructions":123456,"code":%q}`+"\n", tune.KeyFor(k.Signature, s.Module.Target, b.CPU, k.Defaults), knobsJSON(t, k.Defaults),
+		candidateCode(t, k, k.Defaults, opt))
 	if err := os.WriteFile(JournalPath(out), []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}

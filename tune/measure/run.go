@@ -509,7 +509,7 @@ func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	bad, other := 0, 0
+	bad, other, implausible, stale := 0, 0, 0, 0
 	for sc.Scan() {
 		var l journalLine
 		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Knobs == nil {
@@ -524,6 +524,18 @@ func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep
 			continue
 		}
 		if _, seen := j.search.Measured[j.k.Space.Index(l.Knobs)]; seen {
+			continue
+		}
+		// A count no kernel takes, or a measurement of code other than
+		// what these knobs generate now (a journal an older mcugen left,
+		// or one edited by hand), is measured again: --resume trusted
+		// every line (a review finding).
+		if l.Err == "" && (l.Instructions <= 0 || l.Instructions > tune.MaxCount) {
+			implausible++
+			continue
+		}
+		if st, err := compileCandidate(j.k, l.Knobs, cfg.Opt); (err == nil) != (l.Code != "") || (err == nil && codeKey(st) != l.Code) {
+			stale++
 			continue
 		}
 		if l.Copy {
@@ -542,6 +554,12 @@ func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep
 	}
 	if bad > 0 {
 		cfg.Note(fmt.Sprintf("%s: %d damaged line(s) skipped", path, bad))
+	}
+	if implausible > 0 {
+		cfg.Note(fmt.Sprintf("%s: %d measurement(s) with a count no kernel takes (not above 0, or above %g) skipped; measured again", path, implausible, float64(tune.MaxCount)))
+	}
+	if stale > 0 {
+		cfg.Note(fmt.Sprintf("%s: %d measurement(s) of code other than what their knobs generate now (another mcugen's journal?) skipped; measured again", path, stale))
 	}
 	if other > 0 {
 		// Another board's or model's run into the same records file: its

@@ -76,3 +76,14 @@ func TestTuneRecordOverStack(t *testing.T) {
 		t.Errorf("records: %v", err)
 	}
 }
+
+// candidateCode is the codeKey of kernel k's candidate knobs, as a journal
+// line of this mcugen records it.
+func candidateCode(t *testing.T, k *Kernel, knobs tune.Knobs, opt pipeline.Options) string {
+	t.Helper()
+	st, err := compileCandidate(k, knobs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return codeKey(st)
+}
