@@ -200,6 +200,21 @@ func TestTuneBazelNothingToMeasure(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s written", out)
 	}
+	// A batch written there before (for another records file) is emptied,
+	// so a bazel test step after this cannot measure it again (a review
+	// finding: a CI job ran the old batch a second time).
+	if code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "-o", filepath.Join(dir, "other.json"), "--bazel", out); code != 0 {
+		t.Fatalf("--bazel into a new directory: exit %d: %s", code, errs)
+	}
+	if c, _ := filepath.Glob(filepath.Join(out, "candidates", "*.json")); len(c) == 0 {
+		t.Fatalf("no candidates written")
+	}
+	code, stdout, _ = mcugen(t, "tune", model, "--board", "mps2-an386", "-o", recs, "--bazel", out)
+	want = "every kernel of " + model + " has its record in " + recs + ": nothing to measure, " + out + "'s earlier batch removed (its BUILD.bazel has no targets: skip bazel test, which finds none)\n"
+	build, _ := os.ReadFile(filepath.Join(out, "BUILD.bazel"))
+	if _, err := os.Stat(filepath.Join(out, "candidates")); code != 0 || stdout != want || err == nil || strings.Contains(string(build), "sh_test(") {
+		t.Errorf("exit %d\nstdout %q\nwant %q\ncandidates still there: %v\nBUILD.bazel:\n%s", code, stdout, want, err == nil, build)
+	}
 }
 
 // A re-run asking for more trials than a record's search had says the

@@ -166,7 +166,7 @@ func (c *tuneCmd) Run(e *env) error {
 					Targets int `json:"targets"`
 				}{0})
 			}
-			fmt.Fprintf(e.stdout, "%s: no kernel with schedule knobs on %s (target %s): nothing to tune, %s left as it was\n", c.Model, board.Name, opt.Target, c.Bazel)
+			fmt.Fprintf(e.stdout, "%s: no kernel with schedule knobs on %s (target %s): nothing to tune, %s\n", c.Model, board.Name, opt.Target, bazelLeft(c.Bazel, "the model has no kernel with schedule knobs"))
 			return nil
 		}
 		if errors.Is(err, measure.ErrAllRecorded) {
@@ -175,7 +175,7 @@ func (c *tuneCmd) Run(e *env) error {
 					Targets int `json:"targets"`
 				}{0})
 			}
-			fmt.Fprintf(e.stdout, "every kernel of %s has its record in %s: nothing to measure, %s left as it was\n", c.Model, c.Output, c.Bazel)
+			fmt.Fprintf(e.stdout, "every kernel of %s has its record in %s: nothing to measure, %s\n", c.Model, c.Output, bazelLeft(c.Bazel, "every kernel has its record"))
 			return nil
 		}
 		if err != nil {
@@ -422,4 +422,18 @@ func (c *tuneCmd) bazelInputs(board string) measure.BazelInputs {
 		add("--cc", c.CC)
 	}
 	return in
+}
+
+// bazelLeft says what became of a --bazel directory when there is nothing
+// to measure: an earlier batch there is emptied (measure.ClearBazel), so
+// a bazel test step after this one runs nothing stale.
+func bazelLeft(dir, why string) string {
+	cleared, err := measure.ClearBazel(dir, why)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s left as it was (emptying its earlier batch: %v)", dir, err)
+	case cleared:
+		return fmt.Sprintf("%s's earlier batch removed (its BUILD.bazel has no targets: skip bazel test, which finds none)", dir)
+	}
+	return dir + " left as it was"
 }

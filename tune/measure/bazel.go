@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,6 +252,12 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 			return 0, err
 		}
 		if st.IsDir() {
+			// The last batch's copy goes first: the targets glob the
+			// whole directory, so its files would join this batch's (a
+			// review finding: old and new calibration samples together).
+			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+				return 0, err
+			}
 			if err := copyDir(src, filepath.Join(dir, name)); err != nil {
 				return 0, err
 			}
@@ -273,6 +280,11 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 	// so a slow candidate ends as mcugen's failed measurement (a result
 	// with its error, the test passing) and not as Bazel's timeout.
 	timeout := "eternal"
+	if need := cfg.Timeout.Seconds() + 30; need > 3600 && cfg.Note != nil {
+		// Bazel's longest per-target timeout is eternal's hour (a review
+		// finding: --timeout 2h wrote it, and Bazel would kill first).
+		cfg.Note(fmt.Sprintf("--timeout %s: a run and its build can take longer than Bazel's longest test timeout (eternal, 3600 s): give bazel test --test_timeout=%d", cfg.Timeout, int(math.Ceil(need))))
+	}
 	for _, t := range []struct {
 		name string
 		secs float64
@@ -372,6 +384,26 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 		cfg.Note(fmt.Sprintf("%s: kept as it is, but it has no rules_shell dependency, which the sh_test targets load: add bazel_dep(name = \"rules_shell\", version = \"0.6.1\")", module))
 	}
 	return n, nil
+}
+
+// ClearBazel empties a batch an earlier tune --bazel wrote into dir, when
+// this run has nothing to measure: its candidates go and its BUILD.bazel
+// keeps no target, so a later bazel test cannot run the old batch again (a
+// review finding: a CI job measured it a second time). It reports whether
+// there was such a batch; a directory tune did not write is left alone.
+func ClearBazel(dir, why string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "BUILD.bazel"))
+	if err != nil || !bytes.HasPrefix(b, []byte(bazelHeader)) {
+		return false, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "candidates")); os.IsNotExist(err) && !bytes.Contains(b, []byte("sh_test(")) {
+		return false, nil // emptied already
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "candidates")); err != nil {
+		return false, err
+	}
+	out := bazelHeader + ": no targets; " + why + ".\n"
+	return true, os.WriteFile(filepath.Join(dir, "BUILD.bazel"), []byte(out), 0o644)
 }
 
 // moduleHead and moduleBody are the MODULE.bazel WriteBazel writes.
