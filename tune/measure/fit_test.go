@@ -268,7 +268,7 @@ func TestRerunFinishesInterruptedChecks(t *testing.T) {
 	if rep.Trials != 0 || rep.ModelUntuned <= 0 || rep.ModelTuned > rep.ModelUntuned {
 		t.Errorf("re-run: %d measurements, model %d untuned, %d tuned: want no measurement and the whole-model check", rep.Trials, rep.ModelUntuned, rep.ModelTuned)
 	}
-	if len(notes) == 0 || !strings.Contains(notes[0], "stopped in its whole-model checks; checking its 1 kernel(s) now") {
+	if len(notes) == 0 || !strings.Contains(notes[0], "and the records hold all its kernels: checking its 1 kernel(s) in the whole model now") {
 		t.Errorf("notes %q", notes)
 	}
 	if _, err := os.Stat(JournalPath(cfg.Out)); err == nil {

@@ -242,7 +242,10 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		// them): its kernels are checked now, so no record that the fit pass
 		// overrides or that makes the model slower stays.
 		if pending := journalKernels(cfg, kernels, target); len(pending) > 0 {
-			cfg.Note(fmt.Sprintf("%s: the last run stopped in its whole-model checks; checking its %d kernel(s) now", JournalPath(cfg.Out), len(pending)))
+			// Said without guessing which: a --merge that completed an
+			// interrupted run's kernels leaves its journal too (the note
+			// said the run stopped in its checks: a review finding).
+			cfg.Note(fmt.Sprintf("%s: a run that did not finish (stopped in its whole-model checks, or completed by --merge) left its journal, and the records hold all its kernels: checking its %d kernel(s) in the whole model now", JournalPath(cfg.Out), len(pending)))
 			if err := fitTuned(s, cfg, recs, pending, target, rep); err != nil {
 				return nil, err
 			}
