@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -57,6 +59,17 @@ type benchBaseline struct {
 	// errored marks the cases this run attempted and could not measure:
 	// they are its errors, not cases it left out (CI journey).
 	errored []bool
+	// failed are the baseline's own errors: cases it could not measure,
+	// which are no figures to hold a run to, but not absent either.
+	failed []benchResult
+}
+
+// failedThere is the baseline's error for model on board, or "".
+func (bl *benchBaseline) failedThere(model, board string) string {
+	if i, ok := findCase(bl.failed, bl.compiler, model, board); ok {
+		return bl.failed[i].Error
+	}
+	return ""
 }
 
 // markErrored notes that this run's case of model on board stopped with an
@@ -113,13 +126,25 @@ func loadBaseline(path string) (*benchBaseline, error) {
 			}
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
+			// Said as bench's figures, not as Go's struct fields (a
+			// review finding: "cannot unmarshal string into Go struct
+			// field benchResult.instructions of type int64").
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				want := "a whole number"
+				if te.Type != nil && te.Type.Kind() == reflect.String {
+					want = "text"
+				}
+				return nil, fmt.Errorf(notBench+"result %d: %q is a %s, where bench writes %s", path, i, te.Field, te.Value, want)
+			}
 			return nil, fmt.Errorf(notBench+"result %d: %v", path, i, err)
 		}
 		if r.Model == "" || r.Board == "" {
 			return nil, fmt.Errorf("--baseline %s: result %d has no model or board", path, i)
 		}
 		if r.Error != "" {
-			continue // a case that failed then has no figures to hold to
+			bl.failed = append(bl.failed, r) // no figures to hold to
+			continue
 		}
 		if r.ArenaBytes < 0 || r.FlashBytes < 0 || r.RAMBytes < 0 || r.StackBytes < 0 {
 			return nil, fmt.Errorf("--baseline %s: result %d (%s on %s) has a negative size", path, i, r.Model, r.Board)
@@ -148,9 +173,14 @@ func loadBaseline(path string) (*benchBaseline, error) {
 // components, the file name at least (CI checkouts move: main's
 // /ws1/d1/model.tflite is a pull request's /ws2/pr/d1/model.tflite).
 func (bl *benchBaseline) find(model, board string) (int, bool) {
+	return findCase(bl.cases, bl.compiler, model, board)
+}
+
+// findCase is find over cases built by compiler.
+func findCase(cases []benchResult, compiler, model, board string) (int, bool) {
 	best, bestLen, ties := -1, 0, 0
-	for i, r := range bl.cases {
-		if r.Board != board || r.Compiler != bl.compiler {
+	for i, r := range cases {
+		if r.Board != board || r.Compiler != compiler {
 			continue
 		}
 		if r.Model == model {
@@ -183,6 +213,7 @@ func commonTail(a, b string) int {
 func (bl *benchBaseline) compare(r *benchResult, allowed float64) []regression {
 	i, ok := bl.find(r.Model, r.Board)
 	if !ok {
+		r.BaselineError = bl.failedThere(r.Model, r.Board)
 		return nil
 	}
 	bl.used[i] = true
@@ -270,6 +301,9 @@ func (bl *benchBaseline) unmeasured() []string {
 // or what else moved.
 func (r *benchResult) change() string {
 	b := r.Baseline
+	if b == nil && r.BaselineError != "" {
+		return "failed there"
+	}
 	if b == nil {
 		return "new"
 	}

@@ -157,7 +157,10 @@ func TestBaselineRefused(t *testing.T) {
 		{"other.json", `{"trials": 3}`, `it has no "results" list`},
 		{"test.json", `{"cases": 1, "results": [{"model": "a", "board": "b", "vectors": 1, "instructions": 5}]}`, `result 0 has no "arena_bytes"`},
 		{"failed.json", `{"results": [{"model": "a", "board": "b", "instructions": -1, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0, "error": "x"}]}`, "no measured case"},
-		{"types.json", `{"results": [{"model": "a", "board": "b", "instructions": "many", "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, "result 0: json: cannot unmarshal string"},
+		{"types.json", `{"results": [{"model": "a", "board": "b", "instructions": "many", "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, `result 0: "instructions" is a string, where bench writes a whole number`},
+		{"half.json", `{"results": [{"model": "a", "board": "b", "instructions": 2501370.5, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, `result 0: "instructions" is a number 2501370.5, where bench writes a whole number`},
+		{"huge.json", `{"results": [{"model": "a", "board": "b", "instructions": 1e30, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, `result 0: "instructions" is a number 1e30, where bench writes a whole number`},
+		{"board.json", `{"results": [{"model": "a", "board": 4, "instructions": 5, "arena_bytes": 0, "flash_bytes": 0, "ram_bytes": 0}]}`, `result 0: "board" is a number, where bench writes text`},
 		{"neg.json", `{"results": [{"model": "a", "board": "b", "instructions": 1, "arena_bytes": -4, "flash_bytes": 0, "ram_bytes": 0}]}`, "negative size"},
 		// Values that would turn a gate off (user-journey findings).
 		{"null.json", `{"results": [{"model": "a", "board": "b", "instructions": 5, "arena_bytes": 0, "flash_bytes": null, "ram_bytes": 0}]}`, `result 0 has no "flash_bytes"`},
@@ -244,4 +247,38 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A case the baseline holds as an error (bench failed there: a tool missing
+// on main) is neither "new" nor absent: the cell says it failed there, and a
+// run whose only case that is says so (it said "no case of this run is in
+// it", a review finding).
+func TestBaselineFailedThere(t *testing.T) {
+	failed := benchCase("/ci/kws.tflite", "mps2-an386", -1, 0, 0, 0)
+	failed["error"] = "qemu-system-arm: not found"
+	bl, err := loadBaseline(writeBaseline(t, t.TempDir(), failed, benchCase("/ci/ad.tflite", "mps2-an386", 500, 64, 100, 100)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := benchResult{Model: "/pr/kws.tflite", Board: "mps2-an386", Instructions: 1000, ArenaBytes: 256, FlashBytes: 2000, RAMBytes: 300}
+	if got := bl.compare(&r, 0); len(got) != 0 || r.Baseline != nil || r.BaselineError != "qemu-system-arm: not found" || r.change() != "failed there" {
+		t.Errorf("regressions %v, baseline %+v, error %q, cell %q; want none, none, the baseline's error, \"failed there\"", got, r.Baseline, r.BaselineError, r.change())
+	}
+	r = benchResult{Model: "/pr/ic.tflite", Board: "mps2-an386", Instructions: 1000}
+	if bl.compare(&r, 0); r.change() != "new" {
+		t.Errorf("a case in neither list: %q, want new", r.change())
+	}
+}
+
+// Through the CLI: a run whose one case the baseline holds as an error
+// exits 1 naming that error, not "no case of this run is in it".
+func TestBaselineFailedThereCLI(t *testing.T) {
+	mlp, _ := filepath.Abs("../../testdata/tflite/mlp_int8.tflite")
+	failed := benchCase(mlp, "host", -1, 0, 0, 0)
+	failed["error"] = "gcc: not found"
+	p := writeBaseline(t, t.TempDir(), failed, benchCase("/ci/ad.tflite", "host", 500, 64, 100, 100))
+	code, _, stderr := mcugen(t, "bench", mlp, "--board", "host", "--baseline", p)
+	if code != 1 || !strings.Contains(stderr, "no case of this run is measured in it: it holds mlp_int8.tflite on host (gcc: not found) as an error, nothing to compare with") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
 }

@@ -83,8 +83,11 @@ type benchResult struct {
 	EntryInstructions int64        `json:"rest_instructions,omitempty"`
 	// Baseline is this case's figures in --baseline (absent: not in it);
 	// Regressions are the figures that grew past --max-increase.
-	Baseline    *baselineMetrics `json:"baseline,omitempty"`
-	Regressions []regression     `json:"regressions,omitempty"`
+	Baseline *baselineMetrics `json:"baseline,omitempty"`
+	// BaselineError is the baseline's error for this case, where it
+	// holds the case as one it could not measure.
+	BaselineError string       `json:"baseline_error,omitempty"`
+	Regressions   []regression `json:"regressions,omitempty"`
 }
 
 type layerEntry struct {
@@ -314,7 +317,17 @@ func (c *benchCmd) Run(e *env) error {
 		if gone := baseline.unmeasured(); len(gone) > 0 && !baseline.matchedAny() {
 			// Nothing to hold the run to: a baseline of another board or other models
 			// would otherwise pass every run.
-			noMatch = fmt.Errorf("--baseline %s: no case of this run is in it (it holds %s)%s", c.Baseline, strings.Join(gone, ", "), baseline.compilerNote())
+			var there []string // this run's cases the baseline holds as errors
+			for _, r := range report.Results {
+				if r.BaselineError != "" {
+					there = append(there, fmt.Sprintf("%s on %s (%s)", displayPath(r.Model), r.Board, r.BaselineError))
+				}
+			}
+			if len(there) > 0 {
+				noMatch = fmt.Errorf("--baseline %s: no case of this run is measured in it: it holds %s as an error, nothing to compare with (it also holds %s)", c.Baseline, strings.Join(there, ", "), strings.Join(gone, ", "))
+			} else {
+				noMatch = fmt.Errorf("--baseline %s: no case of this run is in it (it holds %s)%s", c.Baseline, strings.Join(gone, ", "), baseline.compilerNote())
+			}
 		} else if len(gone) > 0 {
 			e.warn(fmt.Sprintf("--baseline %s: not in this run: %s", c.Baseline, strings.Join(gone, ", ")))
 		}
