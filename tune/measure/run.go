@@ -17,6 +17,7 @@ import (
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/pipeline"
+	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tir"
 	"github.com/mcugen/mcugen/tune"
 )
@@ -256,6 +257,11 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		os.Remove(JournalPath(cfg.Out))
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, nil
+	}
+	// The tools first: without them every candidate failed, two warnings
+	// each, before the one line that mattered (a review finding).
+	if err := runner.CheckTools(cfg.Opt.Board); err != nil {
+		return nil, err
 	}
 	byKey := map[string]*job{}
 	for _, j := range jobs {
