@@ -225,8 +225,21 @@ func ClangOnly(flags []string) []string {
 	return out
 }
 
+// OptLevel is the optimization level the board's builds take: the last -O
+// option of its cflags, or -O2. Builds put it after GCCFlags, where the
+// -O2 they added alone overrode a board file's "-Os" (a review finding).
+func (b *Board) OptLevel() string {
+	opt := "-O2"
+	for _, f := range b.CFlags {
+		if strings.HasPrefix(f, "-O") {
+			opt = f
+		}
+	}
+	return opt
+}
+
 // GCCFlags are the code-generation flags the board asks for (-mcpu, -march, -mfpu,
-// -mfloat-abi and its cflags), without optimization level.
+// -mfloat-abi and its cflags; an -O among those is OptLevel's too).
 func (b *Board) GCCFlags() []string {
 	var f []string
 	if b.CPU != "" {

@@ -247,7 +247,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	}
 	opt := o.OptLevel
 	if opt == "" {
-		opt = "-O2"
+		opt = b.OptLevel()
 	}
 	clang, clangFlags, err := clangFor(b, o.Compiler)
 	if err != nil {
@@ -638,7 +638,7 @@ func clangFor(b *boards.Board, name string) (clang string, flags []string, err e
 }
 
 // ObjectFlash compiles the C files srcs for b as Build does (the board's
-// flags, -O2, one section per function) with the compiler cc names
+// flags, their -O or -O2, one section per function) with the compiler cc names
 // (CompilerGCC or "", CompilerClang) into objects in dir and returns their
 // text + data: the flash the code and constants take before any runtime or
 // application is linked with them. clang's code is its own size (KWS on
@@ -660,7 +660,7 @@ func ObjectFlash(b *boards.Board, srcs []string, dir, compilerName string) (int,
 	total := 0
 	for i, src := range srcs {
 		obj := filepath.Join(dir, fmt.Sprintf("obj%d.o", i))
-		args := append(slices.Clone(flags), "-O2", "-std=c99", "-ffunction-sections", "-fdata-sections", "-I", filepath.Dir(src), "-c", src, "-o", obj)
+		args := append(slices.Clone(flags), b.OptLevel(), "-std=c99", "-ffunction-sections", "-fdata-sections", "-I", filepath.Dir(src), "-c", src, "-o", obj)
 		cmd := exec.Command(cc, args...)
 		tmp, err := gccTemp(dir)
 		if err != nil {

@@ -224,6 +224,10 @@ type model struct {
 	Version  string
 	Cross    string // gcc prefix: "arm-none-eabi-", "aarch64-linux-gnu-", ""
 	CPUFlags []string
+	// Opt is the board's optimization level (boards.Board.OptLevel): -O2
+	// unless its cflags name another, which the project's own -O2 (make's
+	// OPT, CMake's build type) then leaves in place.
+	Opt string
 	// FloatOut is set when an output is float32: the example compares it
 	// within 1e-5 of the output's scale, as mcugen does, not byte for byte (the C
 	// compiler may round differently from the reference interpreter).
@@ -379,7 +383,7 @@ func newModel(p Project) (*model, error) {
 		return nil, fmt.Errorf("templates: compiler %q: want gcc or clang", m.Compiler)
 	}
 	b := p.Board
-	m.CPUFlags = b.GCCFlags()
+	m.CPUFlags, m.Opt = b.GCCFlags(), b.OptLevel()
 	switch b.Toolchain {
 	case boards.ToolchainArmNoneEABI:
 		m.Cross = "arm-none-eabi-"
