@@ -59,8 +59,11 @@ func foldable(g *graph.Graph, n *graph.Node, stateful map[string]bool) bool {
 	}
 	var in, out int64
 	for _, name := range n.Inputs {
+		if name == "" {
+			continue // an optional input left out (a bias-free layer)
+		}
 		t := g.Tensors[name]
-		if name == "" || t == nil || !t.IsConst() || stateful[name] {
+		if t == nil || !t.IsConst() || stateful[name] {
 			return false
 		}
 		in += int64(t.Bytes())
@@ -71,6 +74,14 @@ func foldable(g *graph.Graph, n *graph.Node, stateful map[string]bool) bool {
 			return false
 		}
 		out += int64(t.Bytes())
+	}
+	// A product of constants is folded whatever its size: its kernels take
+	// a run-time input only (a review finding: PyTorch's GRU without hx,
+	// its zero h0 times the recurrent weights, and a projected positional
+	// table, were refused as "constant input is not supported").
+	switch n.Op {
+	case graph.FullyConnected, graph.BatchMatMul, graph.Conv2D:
+		return true
 	}
 	return out <= in
 }
