@@ -44,7 +44,9 @@ func TestConstantProductsFold(t *testing.T) {
 		}
 		return x.Outputs[0][0].F
 	}
-	f32 := func(shape []int, v ...float32) *graph.Data { return &graph.Data{DType: graph.Float32, Shape: shape, F: v} }
+	f32 := func(shape []int, v ...float32) *graph.Data {
+		return &graph.Data{DType: graph.Float32, Shape: shape, F: v}
+	}
 	gru := onnx.NewBuilder("gru", 14, 1)
 	x := gru.Input("x", graph.Float32, 1, 1, 1)
 	w := gru.Init("W", f32([]int{1, 3, 1}, 0, 0, 1))
