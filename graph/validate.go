@@ -59,6 +59,15 @@ func Validate(g *Graph) error {
 			if _, ok := defined[in]; !ok && !t.IsConst() {
 				return fmt.Errorf("node %q (%s): input %q is not computed before it is used (cycle or wrong order)", n.Name, n.Op, in)
 			}
+			// ±Inf is allowed in constants (attention masks), but not in
+			// a layer's weights or bias, where it only makes Inf and NaN.
+			if i >= 1 && t.Data != nil && weighted[n.Op] {
+				for j, v := range t.Data.F {
+					if math.IsInf(float64(v), 0) {
+						return fmt.Errorf("node %q (%s): tensor %q: element %d is %v: a layer's weights and bias must be finite numbers", n.Name, n.Op, in, j, v)
+					}
+				}
+			}
 		}
 		for _, out := range n.Outputs {
 			t := g.Tensors[out]
@@ -128,6 +137,10 @@ func validateWindow(n *Node) error {
 	return nil
 }
 
+// weighted are the ops whose inputs after the first are a layer's weights
+// and bias when constant.
+var weighted = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnected: true}
+
 func validateTensor(t *Tensor) error {
 	if t.DType == Invalid {
 		return fmt.Errorf("no dtype")
@@ -148,9 +161,11 @@ func validateTensor(t *Tensor) error {
 		if err := t.Data.Check(); err != nil {
 			return err
 		}
+		// ±Inf is a value models hold (PyTorch's -inf attention masks);
+		// NaN is not one a constant should hold.
 		for i, v := range t.Data.F {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("element %d is %v: constants must be finite numbers", i, v)
+			if math.IsNaN(float64(v)) {
+				return fmt.Errorf("element %d is NaN: a constant must be a number (±Inf is one)", i)
 			}
 		}
 	}

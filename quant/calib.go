@@ -41,6 +41,62 @@ type TensorStats struct {
 	// [Min, Max] range widened to include 0.
 	Lo, Hi float64
 	Hist   []float64
+	// NegInf is set when some value was -Inf (a masked logit).
+	NegInf bool
+	// RowMax is, for a Softmax input, the smallest finite maximum of one
+	// of its rows (along the Softmax's axis) over all samples, and HasRowMax
+	// says there was one: no row's distribution depends on values more
+	// than a few units below it (softmaxFloor).
+	RowMax    float64
+	HasRowMax bool
+}
+
+// softmaxAxes maps each float Softmax input (a plain Softmax, not Log or
+// Hard) to its axis.
+func softmaxAxes(g *graph.Graph) map[string]int {
+	out := map[string]int{}
+	for _, n := range g.Nodes {
+		a, ok := n.Attrs.(*graph.SoftmaxAttrs)
+		if n.Op != graph.Softmax || !ok || a.Mode != graph.SoftmaxPlain || len(n.Inputs) == 0 {
+			continue
+		}
+		if t := g.Tensors[n.Inputs[0]]; t != nil && t.DType == graph.Float32 && len(t.Shape) > 0 {
+			ax := a.Axis
+			if ax < 0 {
+				ax += len(t.Shape)
+			}
+			if ax >= 0 && ax < len(t.Shape) {
+				out[n.Inputs[0]] = ax
+			}
+		}
+	}
+	return out
+}
+
+// rowMaxMin is the smallest finite row maximum of v along axis (ok false
+// when every row is -Inf).
+func rowMaxMin(v *graph.Data, axis int) (float64, bool) {
+	n := v.Shape[axis]
+	inner := 1
+	for _, d := range v.Shape[axis+1:] {
+		inner *= d
+	}
+	if n == 0 || inner == 0 {
+		return 0, false
+	}
+	best, ok := math.Inf(1), false
+	for o := 0; o < len(v.F)/(n*inner); o++ {
+		for i := 0; i < inner; i++ {
+			m := math.Inf(-1)
+			for k := 0; k < n; k++ {
+				m = math.Max(m, float64(v.F[(o*n+k)*inner+i]))
+			}
+			if !math.IsInf(m, 0) {
+				best, ok = math.Min(best, m), true
+			}
+		}
+	}
+	return best, ok
 }
 
 // BinWidth is the width of one histogram bin.
@@ -89,6 +145,7 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 	buf := []float64{}
 	// Pass 1: ranges. The samples run in order, one session per pass: a
 	// model with states (graph.State) sees them as a sequence.
+	smIn := softmaxAxes(g)
 	sess := interp.NewSession(g)
 	for si, s := range samples {
 		vals, err := sess.RunAll(s)
@@ -119,6 +176,13 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 			for _, x := range buf {
 				if !math.IsInf(x, 0) {
 					ts.Min, ts.Max = math.Min(ts.Min, x), math.Max(ts.Max, x)
+				} else if x < 0 {
+					ts.NegInf = true
+				}
+			}
+			if ax, ok := smIn[name]; ok {
+				if m, ok := rowMaxMin(v, ax); ok && (!ts.HasRowMax || m < ts.RowMax) {
+					ts.RowMax, ts.HasRowMax = m, true
 				}
 			}
 			ts.Count += int64(len(buf))

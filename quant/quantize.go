@@ -308,6 +308,7 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 		delete(groupFixed, root)
 	}
 	if !opt.NoSoftmaxHeadroom {
+		softmaxFloor(f, st, uf, rng, groupRange, groupFixed)
 		softmaxHeadroom(f, uf, groupRange, groupFixed)
 	}
 	act := map[string]params{}
@@ -476,6 +477,54 @@ func concatOutputs(f *graph.Graph, rng map[string][2]float64) map[string]bool {
 // the upper end: clipping a logit up to the lower end changes the output
 // only if the lower end is within about ln 512 of the sample's largest
 // logit, while clipping at the upper end ties the most confident classes.
+// SoftmaxDepth is how far below a row's largest logit (divided by the
+// Softmax's beta) the softmax-aware range rule keeps a Softmax input's
+// range: e^-16 is about 1.1e-7 of the row's largest term, far below one
+// step of the int8 output (1/256), so a logit below that may saturate at
+// the range's low end without moving any output.
+const SoftmaxDepth = 16
+
+// softmaxFloor raises or lowers the low end of a Softmax input's range to
+// SoftmaxDepth (over beta) below the smallest row maximum calibration saw:
+// raised where an attention mask's -1e4 (or any far outlier) set it, which
+// left the real logits a few steps of a scale of about 40 (a review
+// finding: a transformer's int8 SQNR 3.6 dB, 24.4 with a mask of -30);
+// lowered where a -inf mask was seen, which saturates at the low end and
+// must land where its term vanishes.
+func softmaxFloor(f *graph.Graph, st *Stats, uf *unionFind, rng map[string][2]float64, groupRange map[string][2]float64, groupFixed map[string]params) {
+	negInf := map[string]bool{} // group roots holding a -inf somewhere
+	for name := range rng {
+		if ts := st.Tensors[name]; ts != nil && ts.NegInf {
+			negInf[uf.find(name)] = true
+		}
+	}
+	done := map[string]bool{}
+	for _, n := range f.Nodes {
+		a, ok := n.Attrs.(*graph.SoftmaxAttrs)
+		if n.Op != graph.Softmax || !ok || a.Mode != graph.SoftmaxPlain || len(n.Inputs) == 0 || floatOnly(f, n) {
+			continue
+		}
+		ts := st.Tensors[n.Inputs[0]]
+		root := uf.find(n.Inputs[0])
+		r, ok := groupRange[root]
+		if !ok || ts == nil || !ts.HasRowMax || done[root] {
+			continue
+		}
+		if _, fixed := groupFixed[root]; fixed {
+			continue
+		}
+		done[root] = true
+		beta := 1.0
+		if a.Beta > 0 {
+			beta = float64(a.Beta)
+		}
+		if floor := ts.RowMax - SoftmaxDepth/beta; (r[0] < floor || negInf[root]) && floor < r[1] {
+			r[0] = floor
+			groupRange[root] = r
+		}
+	}
+}
+
 func softmaxHeadroom(f *graph.Graph, uf *unionFind, groupRange map[string][2]float64, groupFixed map[string]params) {
 	done := map[string]bool{}
 	for _, n := range f.Nodes {
@@ -793,7 +842,7 @@ func (b *builder) node(n *graph.Node) error {
 			if isPassThrough(n) {
 				nn.Inputs[i] = b.addConst(in, QuantizeData(t.Data, out.s, out.z), out.quant())
 			} else {
-				d, qp := AsymmetricConst(t.Data)
+				d, qp := AsymmetricConst(b.finiteConst(n, i, t.Data))
 				nn.Inputs[i] = b.addConst(in, d, qp)
 			}
 		}
@@ -829,6 +878,58 @@ func (b *builder) node(n *graph.Node) error {
 		return b.fallback(n)
 	}
 	return nil
+}
+
+// finiteConst returns d, input i of n, with its ±Inf (a -inf attention
+// mask) made finite before it is quantized: in an Add or Sub with an int8
+// activation, a value that takes the result past the output's range from
+// anywhere in the other operand's (by one more output span, for the
+// requantization's rounding), so the result saturates where the float one
+// is infinite; elsewhere the finite values' extremes. (An infinite range
+// fell back to [0, 1), and -inf became 0: the mask was lost, a review
+// finding.)
+func (b *builder) finiteConst(n *graph.Node, i int, d *graph.Data) *graph.Data {
+	lo, hi, inf := 0.0, 0.0, false
+	for _, v := range d.F {
+		if x := float64(v); math.IsInf(x, 0) {
+			inf = true
+		} else {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	if !inf {
+		return d
+	}
+	neg, pos := lo, hi
+	out, okOut := b.act[n.Outputs[0]]
+	other, okOther := params{}, false
+	if len(n.Inputs) == 2 {
+		other, okOther = b.act[n.Inputs[1-i]]
+	}
+	if okOut && okOther && (n.Op == graph.Add || n.Op == graph.Sub) {
+		oLo, oHi := float64(out.s)*float64(-128-out.z), float64(out.s)*float64(127-out.z)
+		xLo, xHi := float64(other.s)*float64(-128-other.z), float64(other.s)*float64(127-other.z)
+		span := oHi - oLo
+		switch {
+		case n.Op == graph.Add:
+			neg, pos = oLo-xHi-span, oHi-xLo+span
+		case i == 1: // x - c
+			neg, pos = xLo-oHi-span, xHi-oLo+span
+		default: // c - x
+			neg, pos = oLo+xLo-span, oHi+xHi+span
+		}
+		neg, pos = math.Min(neg, lo), math.Max(pos, hi)
+	}
+	c := d.Clone()
+	for k, v := range c.F {
+		switch {
+		case math.IsInf(float64(v), -1):
+			c.F[k] = float32(neg)
+		case math.IsInf(float64(v), 1):
+			c.F[k] = float32(pos)
+		}
+	}
+	return c
 }
 
 // fallback keeps n in float: its int8 inputs are dequantized, its float
