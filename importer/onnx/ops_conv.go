@@ -504,7 +504,24 @@ func reduceOp(im *importer, c *nodeCtx, kind graph.ReduceKind) error {
 	}
 	if !ok || len(axes) == 0 {
 		if c.int("noop_with_empty_axes", 0) != 0 {
-			c.alias(0, x)
+			// Nothing reduced, but a reduction's function of each element
+			// still applies (ONNX's clarified spec, and onnxruntime since:
+			// x² for SumSquare, |x| for L1 and L2, log x for LogSum; it
+			// returned x, a review finding).
+			l := actLayout(x)
+			in := im.get(x, l)
+			switch {
+			case kind == graph.ReduceSumSquare:
+				c.emit1(graph.Mul, []string{in, in}, &graph.BinaryAttrs{}, x.dt, x.shape, l)
+			case (kind == graph.ReduceL1 || kind == graph.ReduceL2) && x.dt == graph.Float32:
+				c.emit1(graph.Math, []string{in}, &graph.MathAttrs{Fn: graph.MathAbs}, x.dt, x.shape, l)
+			case kind == graph.ReduceLogSum && x.dt == graph.Float32:
+				c.emit1(graph.Math, []string{in}, &graph.MathAttrs{Fn: graph.MathLog}, x.dt, x.shape, l)
+			case kind == graph.ReduceL1 || kind == graph.ReduceL2 || kind == graph.ReduceLogSum:
+				return unsupportedf("Reduce%s of %s with noop_with_empty_axes", kind, x.dt)
+			default:
+				c.alias(0, x)
+			}
 			return nil
 		}
 		axes = nil
