@@ -85,6 +85,11 @@ func InferNode(g *Graph, n *Node) error {
 			return fail("output %q has no shape", out.Name)
 		}
 		shape = out.Shape
+		// A Reshape keeps its elements (a review finding: [1,8] stored as
+		// [3,3] read input[8]).
+		if n.Op == Reshape && NumElements(shape) != NumElements(x.Shape) {
+			return fail("output %q %v has %d elements, input %q %v has %d", out.Name, shape, NumElements(shape), x.Name, x.Shape, NumElements(x.Shape))
+		}
 	}
 	if err := CheckShape(shape); err != nil && len(shape) > 0 {
 		return fail("output %q: %v", out.Name, err)
@@ -286,7 +291,7 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 		return Broadcast(s, b.Shape)
 	case Logic:
 		if a, ok := n.Attrs.(*LogicAttrs); ok && a.Kind == "Not" {
-			return append([]int(nil), x.Shape...), nil
+			return append([]int{}, x.Shape...), nil
 		}
 		y := g.In(n, 1)
 		if y == nil {
@@ -520,6 +525,11 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			default:
 				return nil, fmt.Errorf("stride 0 on axis %d", i)
 			}
+			// Every element read lies on the axis (a review finding: a
+			// shrinking STRIDED_SLICE past the end read input[8] of 8).
+			if last := a.Begin[i] + (s[i]-1)*st; s[i] > 0 && (a.Begin[i] < 0 || a.Begin[i] >= x.Shape[i] || last < 0 || last >= x.Shape[i]) {
+				return nil, fmt.Errorf("slice axis %d: begin %d, end %d, stride %d read outside the axis of size %d", i, a.Begin[i], a.End[i], st, x.Shape[i])
+			}
 		}
 		return s, nil
 	case Softmax, L2Normalize, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, HardSigmoid, Math, CumSum, Quantize, Dequantize, Cast:
@@ -528,7 +538,10 @@ func inferShape(g *Graph, n *Node, x *Tensor) ([]int, error) {
 			// journey.)
 			return nil, fmt.Errorf("%s of a scalar: it needs an axis", n.Op)
 		}
-		return append([]int(nil), x.Shape...), nil
+		// [] for a scalar, not nil: nil keeps the output's own shape, and a
+		// scalar took any (a review finding: NEG of a scalar into [2]
+		// wrote one of its two elements).
+		return append([]int{}, x.Shape...), nil
 	case Reshape, Resize:
 		return nil, nil
 	case SignalWindow, SignalFftAutoScale, SignalRfft, SignalEnergy:

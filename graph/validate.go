@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 
 	gg "gonum.org/v1/gonum/graph"
@@ -18,6 +19,17 @@ import (
 func Validate(g *Graph) error {
 	if len(g.Outputs) == 0 {
 		return fmt.Errorf("graph %q has no outputs", g.Name)
+	}
+	// A stateful model's states are outputs too: one with nothing else
+	// compiled, and run failed in the runner (a review finding).
+	own := 0
+	for _, o := range g.Outputs {
+		if !slices.ContainsFunc(g.States, func(s State) bool { return s.Out == o }) {
+			own++
+		}
+	}
+	if own == 0 {
+		return fmt.Errorf("graph %q has no outputs but its %d state(s)", g.Name, len(g.States))
 	}
 	for name, t := range g.Tensors {
 		if t.Name != name {
@@ -68,6 +80,9 @@ func Validate(g *Graph) error {
 					}
 				}
 			}
+		}
+		if err := checkTypes(g, n); err != nil {
+			return fmt.Errorf("node %q (%s): %w", n.Name, n.Op, err)
 		}
 		for _, out := range n.Outputs {
 			t := g.Tensors[out]
@@ -132,6 +147,62 @@ func validateWindow(n *Node) error {
 			if x < f.lo || x > f.hi {
 				return fmt.Errorf("%s %v: each must be in [%d, %d]", f.name, f.v, f.lo, f.hi)
 			}
+		}
+	}
+	return nil
+}
+
+// movesData are the ops whose output holds elements of their first input
+// (of every input, for Concat), so it has its type.
+var movesData = map[Op]bool{Reshape: true, Transpose: true, Slice: true, Pad: true, Concat: true, MaxPool2D: true, AvgPool2D: true,
+	Resize: true, Maximum: true, Minimum: true, Relu: true, Clip: true}
+
+// checkTypes holds n's element types and ranks to what its kernels take,
+// where a file's own tensor types could say otherwise (a review finding:
+// an int8 Concat of a float input, an int8 pool writing float32, a float
+// bias on an int8 convolution, a Dequantize to int8 all compiled into C
+// that converted or dropped values).
+func checkTypes(g *Graph, n *Node) error {
+	x, y := g.In(n, 0), g.Out(n, 0)
+	if x == nil || y == nil || x.DType == Invalid || y.DType == Invalid {
+		return nil
+	}
+	keeps := movesData[n.Op]
+	if a, ok := n.Attrs.(*ReduceAttrs); ok && n.Op == Reduce && (a.Kind == ReduceMax || a.Kind == ReduceMin) {
+		keeps = true
+	}
+	if keeps {
+		for i, in := range n.Inputs {
+			if t := g.Tensors[in]; t != nil && (i == 0 || n.Op == Concat) && t.DType != y.DType {
+				return fmt.Errorf("input %q is %s and output %q is %s: the op keeps its input's type", in, t.DType, y.Name, y.DType)
+			}
+		}
+	}
+	switch n.Op {
+	case Add, Sub, Mul, Div:
+		if x.DType == Bool || y.DType == Bool {
+			return fmt.Errorf("%s of bool tensors", n.Op)
+		}
+	case Dequantize:
+		if y.DType != Float32 || x.DType == Float32 {
+			return fmt.Errorf("input %q is %s and output %q is %s: a Dequantize maps integers to float32", x.Name, x.DType, y.Name, y.DType)
+		}
+	case Conv2D, FullyConnected, ConvTranspose2D:
+		b := g.In(n, 2)
+		if b == nil {
+			break
+		}
+		if x.DType.IsInt() && b.DType != Int32 && b.DType != Int64 {
+			return fmt.Errorf("bias %q is %s on %s input %q: an integer layer's bias is int32 (int64 for int16)", b.Name, b.DType, x.DType, x.Name)
+		}
+		if x.DType == Float32 && b.DType != Float32 {
+			return fmt.Errorf("bias %q is %s on float32 input %q", b.Name, b.DType, x.Name)
+		}
+	}
+	switch n.Op {
+	case Conv2D, ConvTranspose2D, MaxPool2D, AvgPool2D:
+		if len(x.Shape) != 4 || len(y.Shape) != 4 {
+			return fmt.Errorf("input %q %v and output %q %v must both be 4-D", x.Name, x.Shape, y.Name, y.Shape)
 		}
 	}
 	return nil
