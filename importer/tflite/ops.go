@@ -183,6 +183,9 @@ func (d *decoder) operator(index int, op table) error {
 		n.Outputs = append(n.Outputs, name)
 	}
 	n.Name = n.Outputs[0]
+	if err := c.checkQuant(n); err != nil {
+		return err
+	}
 	if c.unshrunk != nil {
 		// A strided slice that drops axes: slice into a tensor of the full
 		// rank, then reshape to the file's output shape.
@@ -893,11 +896,17 @@ func (c *opctx) stridedSlice(n *graph.Node) error {
 			s += size
 		}
 		s = clamp(s)
+		// TFLite's StridedSliceEndForAxis: offset adds the start as
+		// computed above (after the mask, the wrap and the clamp; the raw
+		// begin refused valid models, a review finding), and a shrunk axis
+		// whose start is past its end is empty.
 		e := end[ax]
 		if offset {
-			e += begin[ax]
+			e += s
 		}
 		switch {
+		case shrink&(1<<ax) != 0 && s >= size:
+			e, st = s, 1
 		case shrink&(1<<ax) != 0:
 			e, st = s+1, 1
 		default:
@@ -978,6 +987,70 @@ func dequantized(x *graph.Tensor, shape []int) *graph.Data {
 // product whose input and weights differ in being float, where
 // dequantizeHybrid has not made them agree (weights computed at run time,
 // or a float input with float weights and an integer output).
+// checkQuant refuses quantization TFLite's kernels would not read as the
+// file says (review findings, each compiled and ran "bit-exact" against the
+// interpreter but not as TFLite computes):
+//   - an activation quantized per channel (TFLite's are per tensor; every
+//     channel was read with channel 0's scale);
+//   - an int8 ADD, SUB or MUL on tensors without quantization (a wrapping
+//     sum: 100 + 100 gave -56);
+//   - int16 activations of a 16x8 layer or ADD/SUB with a zero point (the
+//     scheme is symmetric; the interpreter refused them at run time only);
+//   - int8 convolution weights with a zero point, and per-channel fully
+//     connected ones: TFLite's kernels take them to be 0 (a weight of 1 at
+//     zero point 9 times 5 is 5 there, and was -40 here).
+func (c *opctx) checkQuant(n *graph.Node) error {
+	g := c.d.g
+	tensors := append(append([]string{}, n.Inputs...), n.Outputs...)
+	for _, name := range tensors {
+		t := g.Tensors[name]
+		if t == nil || t.IsConst() || t.Quant == nil {
+			continue
+		}
+		if len(t.Quant.Scale) > 1 {
+			return c.errorf("activation %q is quantized per channel (%d scales): TFLite quantizes activations per tensor", name, len(t.Quant.Scale))
+		}
+	}
+	switch n.Op {
+	case graph.Add, graph.Sub, graph.Mul:
+		for _, name := range tensors {
+			if t := g.Tensors[name]; t != nil && (t.DType == graph.Int8 || t.DType == graph.UInt8 || t.DType == graph.Int16) && (t.Quant == nil || len(t.Quant.Scale) == 0) {
+				return c.errorf("%s tensor %q has no quantization parameters", t.DType, name)
+			}
+		}
+	}
+	switch n.Op {
+	case graph.Conv2D, graph.FullyConnected, graph.BatchMatMul, graph.ConvTranspose2D, graph.Add, graph.Sub:
+		for _, name := range tensors {
+			t := g.Tensors[name]
+			if t == nil || t.IsConst() || t.DType != graph.Int16 || t.Quant == nil {
+				continue
+			}
+			for _, z := range t.Quant.ZeroPoint {
+				if z != 0 {
+					return c.errorf("int16 tensor %q has zero point %d: TFLite's 16x8 scheme wants 0", name, z)
+				}
+			}
+		}
+	}
+	if n.Op == graph.Conv2D || n.Op == graph.FullyConnected {
+		x, w := g.Tensors[n.Inputs[0]], g.Tensors[n.Inputs[1]]
+		if x != nil && w != nil && x.DType != graph.Float32 && w.DType == graph.Int8 && w.Quant != nil &&
+			(n.Op == graph.Conv2D || len(w.Quant.Scale) > 1) {
+			for _, z := range w.Quant.ZeroPoint {
+				if z != 0 {
+					what := "convolutions take"
+					if n.Op == graph.FullyConnected {
+						what = "per-channel fully connected layers take"
+					}
+					return c.errorf("int8 weights %q have zero point %d: TFLite's int8 %s symmetric weights (zero point 0) and ignore it", w.Name, z, what)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func (c *opctx) checkMixed(n *graph.Node) error {
 	switch n.Op {
 	case graph.Conv2D, graph.FullyConnected, graph.BatchMatMul:

@@ -10,6 +10,7 @@ import (
 // Field ids of the tables read from the TFLite schema (schema.fbs). A union
 // occupies two ids: its type, then its value.
 const (
+	modelVersion       = 0
 	modelOperatorCodes = 1
 	modelSubgraphs     = 2
 	modelBuffers       = 4

@@ -183,6 +183,12 @@ func (d *decoder) decode() error {
 	if err := d.check(); err != nil {
 		return err
 	}
+	// TFLite and TFLite Micro read schema version 3 only (a review
+	// finding: versions 1 and 99 compiled; older files gave several fields
+	// other meanings).
+	if v := model.u32(modelVersion, 0); v != 3 && d.check() == nil {
+		return fmt.Errorf("schema version %d: TFLite reads version 3 only", v)
+	}
 	for _, oc := range model.tables(modelOperatorCodes, "operator code") {
 		code := max(oc.i32(opcodeBuiltin, 0), int32(oc.i8(opcodeDeprecatedBuiltin, 0)))
 		d.codes = append(d.codes, code)
