@@ -157,6 +157,12 @@ func validateWindow(n *Node) error {
 var movesData = map[Op]bool{Reshape: true, Transpose: true, Slice: true, Pad: true, Concat: true, MaxPool2D: true, AvgPool2D: true,
 	Resize: true, Maximum: true, Minimum: true, Relu: true, Clip: true}
 
+// intToFloat are the ops whose integer kernels cannot write a float32
+// output (a Dequantize or Cast does that).
+var intToFloat = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnected: true, BatchMatMul: true, Add: true, Sub: true,
+	Mul: true, Mean: true, Softmax: true, Sigmoid: true, Tanh: true, SquaredDifference: true, L2Normalize: true, LeakyRelu: true,
+	HardSwish: true}
+
 // checkTypes holds n's element types and ranks to what its kernels take,
 // where a file's own tensor types could say otherwise (a review finding:
 // an int8 Concat of a float input, an int8 pool writing float32, a float
@@ -177,6 +183,9 @@ func checkTypes(g *Graph, n *Node) error {
 				return fmt.Errorf("input %q is %s and output %q is %s: the op keeps its input's type", in, t.DType, y.Name, y.DType)
 			}
 		}
+	}
+	if intToFloat[n.Op] && x.DType != Float32 && x.DType != Bool && y.DType == Float32 {
+		return fmt.Errorf("input %q is %s and output %q is float32: its integer kernel writes integers", x.Name, x.DType, y.Name)
 	}
 	switch n.Op {
 	case Add, Sub, Mul, Div:
