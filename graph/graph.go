@@ -265,6 +265,18 @@ func (g *Graph) Out(n *Node, i int) *Tensor {
 	return g.Tensors[n.Outputs[i]]
 }
 
+// WithoutOnes is shape without its axes of 1: two shapes whose elements
+// lie in the same order where they differ in such axes only.
+func WithoutOnes(shape []int) []int {
+	out := []int{}
+	for _, d := range shape {
+		if d != 1 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // NumElements is the product of a shape (1 for a scalar).
 func NumElements(shape []int) int {
 	n := 1

@@ -279,21 +279,10 @@ func reduceOffsets(n *graph.Node, in []int, axes []int, out []int) (offs []int, 
 	// The importers let a file's output shape stand where it differs from
 	// the computed one in axes of 1 only (the same elements in the same
 	// order).
-	if !sameShape(out, keep) && !sameShape(out, drop) && !sameShape(squeezeOnes(out), squeezeOnes(drop)) {
+	if !sameShape(out, keep) && !sameShape(out, drop) && !sameShape(graph.WithoutOnes(out), graph.WithoutOnes(drop)) {
 		return nil, 0, fmt.Errorf("%s output shape %v, reducing axes %v of %v gives %v (or %v without the kept dims)", n.Op, out, reducedAxes(reduce), in, keep, drop)
 	}
 	return broadcastOffsets(keep, in), cnt, nil
-}
-
-// squeezeOnes is shape without its axes of 1.
-func squeezeOnes(shape []int) []int {
-	out := []int{}
-	for _, d := range shape {
-		if d != 1 {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 func reducedAxes(reduce []bool) []int {

@@ -276,7 +276,7 @@ func (d *decoder) decode() error {
 	// its header saying the wrong shape).
 	for _, name := range slices.Sorted(maps.Keys(d.fileSize)) {
 		s, t := d.fileSize[name], d.g.Tensors[name]
-		if !slices.Equal(withoutOnes(s), withoutOnes(t.Shape)) {
+		if !slices.Equal(graph.WithoutOnes(s), graph.WithoutOnes(t.Shape)) {
 			return fmt.Errorf("tensor %q: the file says shape %v, the operator computes %v", name, s, t.Shape)
 		}
 		t.Shape = append([]int(nil), s...)
@@ -537,15 +537,4 @@ func halfToFloat(h uint16) float32 {
 		return v
 	}
 	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | frac<<13)
-}
-
-// withoutOnes is shape without its axes of 1.
-func withoutOnes(shape []int) []int {
-	out := []int{}
-	for _, d := range shape {
-		if d != 1 {
-			out = append(out, d)
-		}
-	}
-	return out
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcugen/mcugen/pipeline"
 )
 
 // Writing a batch again into a directory replaces its copy of a --calib
@@ -16,15 +14,10 @@ import (
 // timeout (eternal, 3600 s) says which --test_timeout to give (the BUILD
 // file's eternal would kill a run mcugen still allowed).
 func TestWriteBazelAgain(t *testing.T) {
-	b := board(t, "mps2-an386")
-	opt := pipeline.Options{Board: b}
-	s, err := pipeline.Compile(testModel, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt, s := compiledOn(t, testModel, "mps2-an386")
 	dir := t.TempDir()
 	var notes []string
-	cfg := Config{Opt: opt, Core: b.CPU, Trials: 2, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Note: func(n string) { notes = append(notes, n) }}
+	cfg := Config{Opt: opt, Core: opt.Board.CPU, Trials: 2, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Note: func(n string) { notes = append(notes, n) }}
 	bz := filepath.Join(dir, "bz")
 	for i, sample := range []string{"first.npy", "second.npy"} {
 		calib := filepath.Join(dir, "calib", sample)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/tune"
 )
 
@@ -21,18 +20,13 @@ func TestReplayJournalChecksLines(t *testing.T) {
 	if _, err := os.Stat(ad); err != nil {
 		t.Skip("../shared/models is absent")
 	}
-	b := board(t, "mps2-an386")
-	opt := pipeline.Options{Board: b, Version: "test"}
-	s, err := pipeline.Compile(ad, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt, s := compiledOn(t, ad, "mps2-an386")
 	kernels, err := Kernels(s, opt)
 	if err != nil || len(kernels) == 0 {
 		t.Fatal(err)
 	}
 	k := kernels[0]
-	key := tune.KeyFor(k.Signature, "dsp", b.CPU, k.Defaults)
+	key := tune.KeyFor(k.Signature, "dsp", opt.Board.CPU, k.Defaults)
 	code := candidateCode(t, k, k.Space.At(0), opt)
 	var notes []string
 	cfg := Config{Opt: opt, Out: filepath.Join(t.TempDir(), "r.json"), Resume: true, Note: func(n string) { notes = append(notes, n) }}

@@ -87,3 +87,15 @@ func candidateCode(t *testing.T, k *Kernel, knobs tune.Knobs, opt pipeline.Optio
 	}
 	return codeKey(st)
 }
+
+// compiledOn compiles model for the catalog board called name, with
+// Version "test", and returns the options and the compiled state.
+func compiledOn(t *testing.T, model, name string) (pipeline.Options, *pipeline.State) {
+	t.Helper()
+	opt := pipeline.Options{Board: board(t, name), Version: "test"}
+	s, err := pipeline.Compile(model, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opt, s
+}
