@@ -104,10 +104,7 @@ func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []stri
 	for _, n := range more {
 		// Name the model: one records file serves several (bench a b
 		// --tuning both.json said the same line twice, naming neither).
-		if s.ModelPath != "" {
-			n = filepath.Base(s.ModelPath) + ": " + n
-		}
-		notes = append(notes, n)
+		notes = append(notes, s.modelPrefix()+n)
 	}
 	// Records are kept per core, and a board of that core may leave less
 	// stack than the one tuned on: a record whose form's local arrays are
