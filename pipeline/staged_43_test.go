@@ -3,7 +3,6 @@ package pipeline
 import (
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // TestInPlaceNeedsNoArenaScratch: every kernel that runs in place stages its
@@ -32,13 +31,7 @@ func TestInPlaceNeedsNoArenaScratch(t *testing.T) {
 					t.Fatalf("%d in place, scratch %d B in %d buffers, arena %d B, bound %d B; want some in place, no scratch, arena = bound = %d B",
 						len(p.InPlace), p.ScratchBytes, len(p.Scratch), p.ArenaBytes, p.LowerBoundBytes, want[m.name])
 				}
-				x, err := s.Execute(append(RandomInputs(s.Graph, 1, 43), ExtremeInputs(s.Graph)...), t.TempDir(), 2*time.Minute)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !x.AllMatch() {
-					t.Errorf("outputs differ from the reference interpreter")
-				}
+				runCount(t, s)
 			})
 		}
 	}
