@@ -141,7 +141,7 @@ func (c *tuneCmd) Run(e *env) error {
 		return err
 	}
 	cfg := measure.Config{Opt: opt, FitBoard: board, Core: tune.ToolCore(board.TuningCore(), c.CC), Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
-		Timeout: c.Timeout, Note: e.warn, Version: version}
+		Timeout: c.Timeout, Note: e.warn, Version: versionLine()}
 	switch {
 	case c.Measure != "":
 		if c.Result == "" {
