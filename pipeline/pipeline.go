@@ -277,6 +277,7 @@ func importPass(s *State) error {
 // around float ops) into the integer graph it describes.
 func foldQDQPass(s *State) error {
 	if !IsQDQ(s.Graph) {
+		s.Graph, _ = FoldQDQ(s.Graph)
 		if s.Opt.Int8IO {
 			s.Opt.Warn(fmt.Sprintf("%s: --int8-io applies to a QDQ ONNX model, and this one has no QuantizeLinear/DequantizeLinear pairs to fold; ignored", s.ModelPath))
 		}
@@ -375,6 +376,12 @@ func IsQDQ(g *graph.Graph) bool { return hasOp(g, graph.Dequantize) && isFloatCo
 // with), and any other graph unchanged.
 func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 	if !IsQDQ(g) {
+		if g.Format == "onnx" && hasOp(g, graph.Quantize) {
+			// uint8 QLinearConv layers with nothing in float between
+			// them: int8 at zero point z − 128, the same values, so
+			// the int8 kernels take them.
+			return quant.ShiftUint8(g), nil
+		}
 		return g, nil
 	}
 	f, err := quant.FoldQDQ(g)

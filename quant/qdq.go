@@ -72,6 +72,16 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 	return f, nil
 }
 
+// ShiftUint8 returns g with its uint8 activations made int8 where shiftUint8
+// can (a graph in ONNX Runtime's QOperator form with no float operator to
+// fold: uint8 from QuantizeLinear through QLinearConv layers), so they run
+// in the int8 kernels; g is not changed.
+func ShiftUint8(g *graph.Graph) *graph.Graph {
+	f := cloneGraph(g)
+	shiftUint8(f)
+	return f
+}
+
 // shiftUint8 turns a QDQ graph's uint8 activations (ONNX Runtime's older
 // default) into int8 ones of zero point z - 128, so they fold to the int8
 // kernels: QuantizeLinear's uint8 clamp(round(x/s) + z, 0, 255) is exactly
@@ -110,16 +120,35 @@ func shiftUint8(f *graph.Graph) {
 			t.Data = d
 		}
 	}
+	// intReader reads a uint8 activation through its zero point alone (the
+	// integer layers of QLinearConv and QLinearMatMul), so it reads the
+	// shifted int8 value the same.
+	intReader := func(c *graph.Node, name string) bool {
+		switch c.Op {
+		case graph.Conv2D, graph.FullyConnected:
+			return c.Inputs[0] == name && !slices.Contains(c.Inputs[1:], name)
+		case graph.BatchMatMul:
+			return true
+		}
+		return false
+	}
+	// requantizes: an integer layer writing a quantized uint8 activation
+	// (ONNX Runtime's QOperator models: uint8 from QLinearConv to
+	// QLinearConv, and to the Dequantize of an expanded QLinearAdd), which
+	// writes the same value less 128 at zero point z − 128.
+	requantizes := func(n *graph.Node) bool {
+		return (n.Op == graph.Conv2D || n.Op == graph.FullyConnected || n.Op == graph.BatchMatMul) && len(n.Outputs) == 1 && isU8(n.Outputs[0])
+	}
 	for _, n := range f.Nodes {
 		switch {
-		case n.Op == graph.Quantize && len(n.Outputs) == 1 && isU8(n.Outputs[0]):
-			// The Quantize's output and its copies, if every reader is a
-			// Dequantize or a copy.
+		case (n.Op == graph.Quantize || requantizes(n)) && len(n.Outputs) == 1 && isU8(n.Outputs[0]):
+			// The output and its copies, if every reader is a Dequantize,
+			// a copy or an integer layer.
 			set, ok := []string{n.Outputs[0]}, true
 			for i := 0; i < len(set) && ok; i++ {
 				for _, c := range cons[set[i]] {
 					switch {
-					case c.Op == graph.Dequantize:
+					case c.Op == graph.Dequantize, intReader(c, set[i]):
 					case moves(c) && c.Inputs[0] == set[i] && len(c.Outputs) == 1 && isU8(c.Outputs[0]):
 						set = append(set, c.Outputs[0])
 					default:

@@ -116,6 +116,9 @@ func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 	if opset < 1 || opset > 22 {
 		return nil, fmt.Errorf("importer: %s: %w", name, unsupportedf("opset %d (supported: 1 to 22)", opset))
 	}
+	if err := expandMicrosoftQOps(m.Graph, opset); err != nil {
+		return nil, fmt.Errorf("importer: %w", err)
+	}
 	im := &importer{
 		g:         graph.New(name, "onnx"),
 		vals:      map[string]*value{},

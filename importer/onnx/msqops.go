@@ -1,0 +1,349 @@
+package onnx
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// ONNX Runtime's quantized operators of the com.microsoft domain (its
+// "QOperator" format: what quantize_static wrote by default before the QDQ
+// format, and what the model zoo's -int8 models hold) are each defined as
+// the float operator between DequantizeLinear of its inputs and
+// QuantizeLinear of its output. expandMicrosoftQOps rewrites them into that
+// standard form before import, so they fold to the int8 kernels as a QDQ
+// model's operators do (quant.FoldQDQ: TFLite's fixed-point requantization,
+// where ONNX Runtime computes these in float and may differ by one step at
+// a rounding tie); QLinearConv and QLinearMatMul stay themselves (ONNX's
+// float requantization, as standard ONNX defines them).
+
+const msDomain = "com.microsoft"
+
+// msQOp describes one com.microsoft operator's inputs: the float operator
+// it stands for, and for each quantized operand its (tensor, scale, zero
+// point) input positions; out is the output's (scale, zero point).
+type msQOp struct {
+	op       string
+	operands [][3]int
+	out      [2]int
+}
+
+var msQOps = map[string]msQOp{
+	"QLinearAdd":               {"Add", [][3]int{{0, 1, 2}, {3, 4, 5}}, [2]int{6, 7}},
+	"QLinearMul":               {"Mul", [][3]int{{0, 1, 2}, {3, 4, 5}}, [2]int{6, 7}},
+	"QLinearSigmoid":           {"Sigmoid", [][3]int{{0, 1, 2}}, [2]int{3, 4}},
+	"QLinearLeakyRelu":         {"LeakyRelu", [][3]int{{0, 1, 2}}, [2]int{3, 4}},
+	"QLinearGlobalAveragePool": {"GlobalAveragePool", [][3]int{{0, 1, 2}}, [2]int{3, 4}},
+	"QLinearAveragePool":       {"AveragePool", [][3]int{{0, 1, 2}}, [2]int{3, 4}},
+	"QLinearSoftmax":           {"Softmax", [][3]int{{0, 1, 2}}, [2]int{3, 4}},
+	"QLinearConcat":            {"Concat", nil, [2]int{0, 1}}, // operands: triplets from input 2
+	"QGemm":                    {"Gemm", [][3]int{{0, 1, 2}, {3, 4, 5}}, [2]int{7, 8}},
+}
+
+// msSame are com.microsoft operators with the standard operator's inputs
+// and meaning.
+var msSame = map[string]bool{"QuantizeLinear": true, "DequantizeLinear": true, "QLinearConv": true}
+
+// msExpander rewrites one graph.
+type msExpander struct {
+	g      *Graph
+	names  map[string]bool
+	consts map[string]*Tensor
+	types  map[string]int32 // element types known from the file
+	inputs map[string]bool  // graph inputs that are not initializers
+	opset  int64
+	added  []*Tensor
+}
+
+// expandMicrosoftQOps rewrites the graph's com.microsoft quantized operators
+// in place (see above). Other operators, of any domain, are left as they are.
+func expandMicrosoftQOps(g *Graph, opset int64) error {
+	found := false
+	for _, n := range g.Nodes {
+		if n.Domain == msDomain && (msSame[n.OpType] || msQOps[n.OpType].op != "") {
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	x := &msExpander{g: g, names: map[string]bool{}, consts: map[string]*Tensor{}, types: map[string]int32{}, opset: opset}
+	for _, t := range g.Initializer {
+		x.names[t.Name] = true
+		x.consts[t.Name] = t
+		x.types[t.Name] = t.DataType
+	}
+	x.inputs = map[string]bool{}
+	for _, vi := range g.Input {
+		if x.consts[vi.Name] == nil {
+			x.inputs[vi.Name] = true
+		}
+	}
+	for _, list := range [][]*ValueInfo{g.Input, g.Output, g.ValueInfo} {
+		for _, vi := range list {
+			x.names[vi.Name] = true
+			if vi.Type != nil && !vi.Type.NotTensor && vi.Type.ElemType != 0 {
+				x.types[vi.Name] = vi.Type.ElemType
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		x.names[n.Name] = true
+		for _, o := range n.Output {
+			x.names[o] = true
+		}
+		if n.OpType == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") && len(n.Output) == 1 {
+			for _, a := range n.Attribute {
+				if a.Name == "value" && a.T != nil {
+					x.consts[n.Output[0]] = a.T
+					x.types[n.Output[0]] = a.T.DataType
+				}
+			}
+		}
+	}
+	var out []*Node
+	for i, n := range g.Nodes {
+		if n.Domain != msDomain {
+			out = append(out, n)
+			continue
+		}
+		if n.Name == "" {
+			n.Name = fmt.Sprintf("%s_%d", n.OpType, i)
+		}
+		if msSame[n.OpType] {
+			if n.OpType == "QLinearConv" && attrInt(n, "channels_last", 0) != 0 {
+				return msUnsupported(n, "channels_last=1 (ONNX Runtime's NHWC form) is not supported; save the model before ONNX Runtime's layout optimizations")
+			}
+			c := *n
+			c.Domain = ""
+			out = append(out, &c)
+			continue
+		}
+		spec, ok := msQOps[n.OpType]
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		nodes, err := x.expand(n, spec)
+		if err != nil {
+			return err
+		}
+		out = append(out, nodes...)
+	}
+	g.Nodes = out
+	g.Initializer = append(g.Initializer, x.added...)
+	return nil
+}
+
+func msErr(n *Node, format string, a ...any) error {
+	return fmt.Errorf("node %q (%s::%s): %s", n.Name, msDomain, n.OpType, fmt.Sprintf(format, a...))
+}
+
+// msUnsupported is msErr for what mcugen does not take (an UnsupportedError,
+// as the converters' are).
+func msUnsupported(n *Node, format string, a ...any) error {
+	return &UnsupportedError{Msg: msErr(n, format, a...).Error()}
+}
+
+func attrInt(n *Node, name string, def int64) int64 {
+	for _, a := range n.Attribute {
+		if a.Name == name {
+			return a.I
+		}
+	}
+	return def
+}
+
+// fresh returns an unused tensor or node name built from base.
+func (x *msExpander) fresh(base string) string {
+	name := base
+	for i := 1; x.names[name]; i++ {
+		name = base + "_" + strconv.Itoa(i)
+	}
+	x.names[name] = true
+	return name
+}
+
+func input(n *Node, i int) string {
+	if i < len(n.Input) {
+		return n.Input[i]
+	}
+	return ""
+}
+
+// expand returns the standard nodes for one com.microsoft operator.
+func (x *msExpander) expand(n *Node, spec msQOp) ([]*Node, error) {
+	operands := spec.operands
+	if n.OpType == "QLinearConcat" {
+		if len(n.Input) < 5 || (len(n.Input)-2)%3 != 0 {
+			return nil, msErr(n, "%d inputs; QLinearConcat takes Y_scale, Y_zero_point and then (tensor, scale, zero point) for each input", len(n.Input))
+		}
+		for i := 2; i < len(n.Input); i += 3 {
+			operands = append(operands, [3]int{i, i + 1, i + 2})
+		}
+	}
+	for _, o := range operands {
+		if input(n, o[0]) == "" || input(n, o[1]) == "" {
+			return nil, msErr(n, "input %d or its scale (input %d) is missing", o[0], o[1])
+		}
+	}
+	if len(n.Output) != 1 || n.Output[0] == "" {
+		return nil, msErr(n, "%d outputs; it has one", len(n.Output))
+	}
+	// Scales and zero points fed at run time (onnx2c's tests feed them as
+	// graph inputs) are refused here, naming this node rather than the
+	// DequantizeLinear written for it.
+	params := []int{spec.out[0], spec.out[1]}
+	for _, o := range operands {
+		params = append(params, o[1], o[2])
+	}
+	for _, i := range params {
+		if name := input(n, i); name != "" && x.inputs[name] {
+			return nil, msUnsupported(n, "not supported: input %d (%q), a scale or zero point, is a graph input; it must be a constant", i, name)
+		}
+	}
+	attrs := []*Attribute{}
+	for _, a := range n.Attribute {
+		switch a.Name {
+		case "channels_last":
+			if a.I != 0 {
+				return nil, msUnsupported(n, "channels_last=1 (ONNX Runtime's NHWC form) is not supported; save the model before ONNX Runtime's layout optimizations")
+			}
+		case "axis":
+			if n.OpType == "QLinearSoftmax" {
+				continue // set below, whatever the model's opset
+			}
+			attrs = append(attrs, a)
+		case "opset":
+			// QLinearSoftmax's opset: the Softmax semantics it follows.
+			// Before opset 13 Softmax flattens from axis on; from 13 it
+			// takes one axis. They agree on the last axis.
+			if (a.I < 13) != (x.opset < 13) && attrInt(n, "axis", -1) != -1 {
+				return nil, msUnsupported(n, "opset %d Softmax over axis %d in an opset %d model is not supported", a.I, attrInt(n, "axis", -1), x.opset)
+			}
+		default:
+			attrs = append(attrs, a)
+		}
+	}
+	if n.OpType == "QLinearSoftmax" {
+		// Its axis defaults to -1 (Softmax's did to 1 before opset 13).
+		attrs = append(attrs, &Attribute{Name: "axis", Type: AttrInt, I: attrInt(n, "axis", -1)})
+	}
+	var nodes []*Node
+	var ins []string
+	for k, o := range operands {
+		name := x.fresh(n.Output[0] + "/dequantized" + strconv.Itoa(k))
+		dq := &Node{OpType: "DequantizeLinear", Name: x.fresh(n.Name + "/dequantize" + strconv.Itoa(k)), Output: []string{name},
+			Input: []string{input(n, o[0]), input(n, o[1])}}
+		if z := input(n, o[2]); z != "" {
+			dq.Input = append(dq.Input, z)
+		}
+		if n.OpType == "QGemm" && k == 1 {
+			// Per-column scales of B run along its N axis.
+			axis := int64(1)
+			if attrInt(n, "transB", 0) != 0 {
+				axis = 0
+			}
+			dq.Attribute = []*Attribute{{Name: "axis", Type: AttrInt, I: axis}}
+		}
+		nodes = append(nodes, dq)
+		ins = append(ins, name)
+	}
+	if n.OpType == "QGemm" {
+		bias, err := x.gemmBias(n)
+		if err != nil {
+			return nil, err
+		}
+		if bias != nil {
+			nodes = append(nodes, bias)
+			ins = append(ins, bias.Output[0])
+		}
+		// C is quantized with scale alpha·a_scale·b_scale: Y = alpha·(A·B + C).
+		alpha := float32(1)
+		for _, a := range n.Attribute {
+			if a.Name == "alpha" {
+				alpha = a.F
+			}
+		}
+		attrs = append(attrs, &Attribute{Name: "beta", Type: AttrFloat, F: alpha})
+	}
+	scale, zp := input(n, spec.out[0]), input(n, spec.out[1])
+	if n.OpType == "QGemm" && scale == "" {
+		// No output scale: the result is float.
+		nodes = append(nodes, &Node{OpType: spec.op, Name: n.Name, Input: ins, Output: []string{n.Output[0]}, Attribute: attrs})
+		return nodes, nil
+	}
+	if scale == "" {
+		return nil, msErr(n, "the output scale (input %d) is missing", spec.out[0])
+	}
+	if zp == "" {
+		var err error
+		if zp, err = x.zeroPoint(n, operands); err != nil {
+			return nil, err
+		}
+	}
+	y := x.fresh(n.Output[0] + "/float")
+	nodes = append(nodes,
+		&Node{OpType: spec.op, Name: n.Name, Input: ins, Output: []string{y}, Attribute: attrs},
+		&Node{OpType: "QuantizeLinear", Name: x.fresh(n.Name + "/quantize"), Input: []string{y, scale, zp}, Output: []string{n.Output[0]}})
+	return nodes, nil
+}
+
+// zeroPoint makes the zero (of the operands' type) an omitted output zero
+// point stands for: QuantizeLinear without one would give uint8.
+func (x *msExpander) zeroPoint(n *Node, operands [][3]int) (string, error) {
+	dt := int32(0)
+	for _, o := range operands {
+		for _, name := range []string{input(n, o[2]), input(n, o[0])} {
+			if t, ok := x.types[name]; ok && name != "" && dt == 0 {
+				dt = t
+			}
+		}
+	}
+	gdt, _ := graphDType(dt)
+	if gdt != graph.Int8 && gdt != graph.UInt8 {
+		return "", msErr(n, "no output zero point, and the operands' type is not known (give the zero point: its type is the output's)")
+	}
+	t := NewTensor(x.fresh(n.Output[0]+"/zero_point"), graph.NewData(gdt, nil))
+	x.added = append(x.added, t)
+	x.consts[t.Name] = t
+	return t.Name, nil
+}
+
+// gemmBias dequantizes QGemm's int32 C with scale a_scale·b_scale (alpha is
+// applied by Gemm's beta). The scales must be constants.
+func (x *msExpander) gemmBias(n *Node) (*Node, error) {
+	c := input(n, 6)
+	if c == "" {
+		return nil, nil
+	}
+	var scales [2]*graph.Data
+	for k, i := range []int{1, 4} {
+		t := x.consts[input(n, i)]
+		if t == nil {
+			return nil, msErr(n, "input %d (a scale) is not a constant: C's scale is computed from it", i)
+		}
+		d, err := t.ToData()
+		if err != nil || d.DType != graph.Float32 || d.Len() == 0 {
+			return nil, msErr(n, "input %d: a scale must be float", i)
+		}
+		scales[k] = d
+	}
+	if scales[0].Len() != 1 {
+		return nil, msErr(n, "a_scale has %d values; it is a scalar", scales[0].Len())
+	}
+	s := graph.NewData(graph.Float32, nil)
+	if bl := scales[1].Len(); bl > 1 {
+		s = graph.NewData(graph.Float32, []int{bl})
+	}
+	for i := range s.F {
+		s.F[i] = scales[0].F[0] * scales[1].F[i]
+	}
+	st := NewTensor(x.fresh(n.Output[0]+"/bias_scale"), s)
+	x.added = append(x.added, st)
+	x.consts[st.Name] = st
+	name := x.fresh(n.Output[0] + "/bias")
+	return &Node{OpType: "DequantizeLinear", Name: x.fresh(n.Name + "/dequantize_bias"), Input: []string{c, st.Name}, Output: []string{name},
+		Attribute: []*Attribute{{Name: "axis", Type: AttrInt, I: 0}}}, nil
+}
