@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,8 +44,9 @@ func msOut(bl *onnx.Builder, y string, s float64, zdt graph.DType, z float64) {
 // msRun imports and folds bl's model, checks that only the input's
 // Quantize and the output's Dequantize compute in float, and returns the
 // interpreter's output for x (and, outside -short, checks the C for the
-// host gives the same).
-func msRun(t *testing.T, bl *onnx.Builder, x *graph.Data) *graph.Data {
+// host gives the same). Ops in allowFloat (no int8 form in TFLite) may stay
+// in float.
+func msRun(t *testing.T, bl *onnx.Builder, x *graph.Data, allowFloat ...graph.Op) *graph.Data {
 	t.Helper()
 	g, err := onnx.Import("m", bl.Model(), onnx.Options{})
 	if err != nil {
@@ -55,7 +57,7 @@ func msRun(t *testing.T, bl *onnx.Builder, x *graph.Data) *graph.Data {
 		t.Fatalf("fold: %v", err)
 	}
 	for _, n := range f.Nodes {
-		if n.Op == graph.Quantize || n.Op == graph.Dequantize {
+		if n.Op == graph.Quantize || n.Op == graph.Dequantize || slices.Contains(allowFloat, n.Op) {
 			continue
 		}
 		for _, o := range n.Outputs {
@@ -212,6 +214,32 @@ func TestMicrosoftQOps(t *testing.T) {
 			bl.Scalar("ys", graph.Float32, 1.0/256), bl.Scalar("yz", i8, -128)}, onnx.IntAttr("opset", 11))
 		msOut(bl, y, 1.0/256, i8, -128)
 		wantFloats(t, "softmax", msRun(t, bl, f([]int{1, 3}, 0, 0.5, 1)), 48.0/256, 79.0/256, 130.0/256)
+	})
+	reduce := func(opset int64) *onnx.Builder {
+		// Row means 3 and 1/3 at 0.25: 12 and 1.33 → 1.
+		bl, x := msModel("mean", []int{1, 2, 3}, 1, i8, 0)
+		bl.Model().OpsetImport[0].Version = opset
+		y := msNode(bl, "QLinearReduceMean", []string{x, bl.Scalar("xs", graph.Float32, 1), bl.Scalar("xz", i8, 0),
+			bl.Scalar("ys", graph.Float32, 0.25), bl.Scalar("yz", i8, 0)}, onnx.IntsAttr("axes", 2), onnx.IntAttr("keepdims", 1))
+		msOut(bl, y, 0.25, i8, 0)
+		return bl
+	}
+	for _, opset := range []int64{13, 18} {
+		t.Run("QLinearReduceMean opset "+string(rune('0'+opset/10))+string(rune('0'+opset%10)), func(t *testing.T) {
+			wantFloats(t, "mean", msRun(t, reduce(opset), f([]int{1, 2, 3}, 1, 2, 6, -4, 0, 5)), 3, 0.25)
+		})
+	}
+	t.Run("QLinearWhere", func(t *testing.T) {
+		// where(1 0 1, x = 1, 2, 3, y = -1, -2, -3) = 1, -2, 3 at 0.5
+		// (Where has no int8 form: it computes in float between its
+		// Dequantizes and Quantize, with a warning).
+		bl, x := msModel("where", []int{1, 3}, 0.5, i8, 0)
+		c := bl.Init("c", &graph.Data{DType: graph.Bool, Shape: []int{3}, I: []int64{1, 0, 1}})
+		y := q8(bl, "y", i8, []int{3}, -2, -4, -6)
+		z := msNode(bl, "QLinearWhere", []string{c, x, "where_xs", "where_xz", y, bl.Scalar("ys", graph.Float32, 0.5), bl.Scalar("yz", i8, 0),
+			bl.Scalar("zs", graph.Float32, 0.5), bl.Scalar("zz", i8, 0)})
+		msOut(bl, z, 0.5, i8, 0)
+		wantFloats(t, "where", msRun(t, bl, f([]int{1, 3}, 1, 2, 3), graph.Where), 1, -2, 3)
 	})
 	gemm := func(withY bool) *onnx.Builder {
 		// A = 1, 2; B (transB) rows 0.5, -0.25 and 0.25, 0.75; C = 4, -7 at

@@ -39,6 +39,8 @@ var msQOps = map[string]msQOp{
 	"QLinearSoftmax":           {"Softmax", [][3]int{{0, 1, 2}}, [2]int{3, 4}},
 	"QLinearConcat":            {"Concat", nil, [2]int{0, 1}}, // operands: triplets from input 2
 	"QGemm":                    {"Gemm", [][3]int{{0, 1, 2}, {3, 4, 5}}, [2]int{7, 8}},
+	"QLinearReduceMean":        {"ReduceMean", [][3]int{{0, 1, 2}}, [2]int{3, 4}},
+	"QLinearWhere":             {"Where", [][3]int{{1, 2, 3}, {4, 5, 6}}, [2]int{7, 8}}, // input 0, the condition, goes first as it is
 }
 
 // msSame are com.microsoft operators with the standard operator's inputs
@@ -232,6 +234,12 @@ func (x *msExpander) expand(n *Node, spec msQOp) ([]*Node, error) {
 	}
 	var nodes []*Node
 	var ins []string
+	if n.OpType == "QLinearWhere" {
+		if input(n, 0) == "" {
+			return nil, msErr(n, "the condition (input 0) is missing")
+		}
+		ins = append(ins, input(n, 0))
+	}
 	for k, o := range operands {
 		name := x.fresh(n.Output[0] + "/dequantized" + strconv.Itoa(k))
 		dq := &Node{OpType: "DequantizeLinear", Name: x.fresh(n.Name + "/dequantize" + strconv.Itoa(k)), Output: []string{name},
@@ -267,6 +275,27 @@ func (x *msExpander) expand(n *Node, spec msQOp) ([]*Node, error) {
 			}
 		}
 		attrs = append(attrs, &Attribute{Name: "beta", Type: AttrFloat, F: alpha})
+	}
+	if n.OpType == "QLinearReduceMean" && x.opset >= 18 {
+		// From opset 18 ReduceMean takes its axes as an input.
+		var axes []int64
+		kept := attrs[:0]
+		for _, a := range attrs {
+			if a.Name == "axes" {
+				axes = a.Ints
+				continue
+			}
+			kept = append(kept, a)
+		}
+		attrs = kept
+		if axes != nil {
+			d := graph.NewData(graph.Int64, []int{len(axes)})
+			copy(d.I, axes)
+			t := NewTensor(x.fresh(n.Output[0]+"/axes"), d)
+			x.added = append(x.added, t)
+			x.consts[t.Name] = t
+			ins = append(ins, t.Name)
+		}
 	}
 	scale, zp := input(n, spec.out[0]), input(n, spec.out[1])
 	if n.OpType == "QGemm" && scale == "" {
