@@ -176,6 +176,8 @@ func FuzzDecode(f *testing.F) {
 	for _, b := range controlSeeds() {
 		f.Add(b)
 	}
+	// ONNX Runtime's QOperator ops, rewritten before import (msqops.go).
+	f.Add(qopSeed())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, err := Decode("fuzz", b, Options{})
 		if err != nil && strings.Contains(err.Error(), "internal error") {
