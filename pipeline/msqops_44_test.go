@@ -380,10 +380,11 @@ func TestMicrosoftQOpsModelOnBoards(t *testing.T) {
 }
 
 // TestQOperatorUint8ChainShifted: a QOperator model with no float operator
-// between its QuantizeLinear and DequantizeLinear (uint8 QLinearConv into
-// QLinearConv) ran its layers in uint8, which the DSP and Helium kernels do
-// not take (plain C). Its inner activation is now int8 at zero point
-// z − 128 (the same values), and it runs bit-exact on the M4.
+// between its QuantizeLinear and DequantizeLinear (uint8 QLinearConv, a
+// MaxPool on the uint8 values, QLinearConv) ran its layers in uint8, which
+// the DSP and Helium kernels do not take (plain C). Its inner activations
+// are now int8 at zero point z − 128 (the same values; a max keeps its
+// order), and it runs bit-exact on the M4.
 func TestQOperatorUint8ChainShifted(t *testing.T) {
 	u8, i8 := graph.UInt8, graph.Int8
 	bl, x := msModel("chain", []int{1, 4, 8, 8}, 0.02, u8, 128)
@@ -401,7 +402,8 @@ func TestQOperatorUint8ChainShifted(t *testing.T) {
 	}
 	c1 := bl.Node("QLinearConv", []string{x, "chain_xs", "chain_xz", ints("w1", i8, 8, 4, 3, 3), bl.Scalar("w1s", graph.Float32, 0.004), bl.Scalar("w1z", i8, 0),
 		bl.Scalar("y1s", graph.Float32, 0.05), bl.Scalar("y1z", u8, 120), ints("b1", graph.Int32, 8)}, onnx.IntsAttr("pads", 1, 1, 1, 1))
-	c2 := bl.Node("QLinearConv", []string{c1, "y1s", "y1z", ints("w2", i8, 8, 8, 1, 1), bl.Scalar("w2s", graph.Float32, 0.004), bl.Scalar("w2z", i8, 0),
+	mp := bl.Node("MaxPool", []string{c1}, onnx.IntsAttr("kernel_shape", 2, 2), onnx.IntsAttr("strides", 2, 2))
+	c2 := bl.Node("QLinearConv", []string{mp, "y1s", "y1z", ints("w2", i8, 8, 8, 1, 1), bl.Scalar("w2s", graph.Float32, 0.004), bl.Scalar("w2z", i8, 0),
 		bl.Scalar("y2s", graph.Float32, 0.06), bl.Scalar("y2z", u8, 130), ints("b2", graph.Int32, 8)})
 	msOut(bl, c2, 0.06, u8, 130)
 	g, err := onnx.Import("chain", bl.Model(), onnx.Options{})
@@ -414,7 +416,7 @@ func TestQOperatorUint8ChainShifted(t *testing.T) {
 	}
 	shifted := 0
 	for _, n := range f.Nodes {
-		if n.Op != graph.Conv2D {
+		if n.Op != graph.Conv2D && n.Op != graph.MaxPool2D {
 			continue
 		}
 		for _, name := range []string{n.Inputs[0], n.Outputs[0]} {
@@ -429,8 +431,8 @@ func TestQOperatorUint8ChainShifted(t *testing.T) {
 			}
 		}
 	}
-	if shifted != 4 {
-		t.Errorf("%d conv operands int8, want 4", shifted)
+	if shifted != 6 {
+		t.Errorf("%d conv and pool operands int8, want 6", shifted)
 	}
 	s, err := CompileGraph(g, "chain", Options{Board: qemuBoard(t, "mps2-an386"), Version: "test"})
 	if err != nil {

@@ -98,7 +98,11 @@ func shiftUint8(f *graph.Graph) {
 	for _, n := range append(slices.Clone(f.Inputs), f.Outputs...) {
 		io[n] = true
 	}
-	moves := func(n *graph.Node) bool { return n.Op == graph.Transpose || n.Op == graph.Reshape }
+	// moves: the output holds input values (a copy, or a max pool's
+	// largest: the order survives the shift), at the input's parameters.
+	moves := func(n *graph.Node) bool {
+		return n.Op == graph.Transpose || n.Op == graph.Reshape || n.Op == graph.MaxPool2D
+	}
 	isU8 := func(name string) bool {
 		t := f.Tensors[name]
 		return t != nil && t.DType == graph.UInt8 && t.Quant != nil && !io[name]
