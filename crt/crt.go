@@ -11,7 +11,7 @@
 //	@mcugen ret <v> <int32 returned by <prefix>_run>
 //	@mcugen guard <v> <below|above> <offset> expected=<hex> got=<hex>   (only on damage)
 //	@mcugen output <v> <o> <lowercase hex of every output byte>
-//	@mcugen count <v> instructions=<n|-|plugin> ticks=<n|-> cycles=<n|->
+//	@mcugen count <v> instructions=<n|-|plugin> ticks=<n|-> [coarse=<n>] cycles=<n|->
 //	@mcugen end status=<0|1>
 //	@mcugen fault <type> <CFSR bits|-> pc=0x.. lr=0x.. xpsr=0x.. cfsr=0x..|- hfsr=0x..|- addr=0x..|-
 //	@mcugen mark <running instruction count>   (from the QEMU plugin, two per vector)
@@ -20,7 +20,9 @@
 // The exit code is 0 when every run returned 0 and no guard was damaged, 1 otherwise, 3
 // after a fault. instructions= is round(ticks·1e9/(hz·2^shift)) for the board's counter
 // under -icount shift=7,align=off,sleep=off, measured around the <prefix>_run call
-// (the counter reads add a few instructions).
+// (the counter reads add a few instructions). ticks= counts the counter's 32-bit wraps
+// with a slow timebase of the same time where the board has one (coarse= its ticks,
+// read around the counter's window: coarseTimebase).
 //
 // Generated model code may put read-only data in section WeightsSection (the linker puts
 // it in the board's weights region) and a buffer in ArenaSection (the arena region).
@@ -321,8 +323,49 @@ func BoardHeader(b *boards.Board) string {
 	fmt.Fprintf(&s, "#define CRT_COUNTER_ADDR 0x%08Xu\n", b.Counter.Addr)
 	fmt.Fprintf(&s, "#define CRT_COUNTER_HZ %du\n", b.Counter.Hz)
 	fmt.Fprintf(&s, "#define CRT_ICOUNT_SHIFT %d\n", b.QEMU.ICountShift)
+	if num, den := ticksFraction(b); den > 0 {
+		fmt.Fprintf(&s, "#define CRT_TICKS_NUM %dull\n#define CRT_TICKS_DEN %dull\n", num, den)
+	}
+	if addr, ticks := coarseTimebase(kind, b); ticks > 0 {
+		fmt.Fprintf(&s, "#define CRT_COARSE_ADDR 0x%08Xu\n#define CRT_COARSE_TICKS %du\n", addr, ticks)
+	}
 	s.WriteString("\n#endif\n")
 	return s.String()
+}
+
+// ticksFraction is 1e9 / (hz·2^shift) reduced, the instructions per counter
+// tick under -icount (den 0 where the board's counter does not give them).
+func ticksFraction(b *boards.Board) (num, den uint64) {
+	shift := b.QEMU.ICountShift
+	if b.Counter.Hz <= 0 || shift <= 0 || shift > 20 {
+		return 0, 0
+	}
+	num, den = 1_000_000_000, uint64(b.Counter.Hz)<<uint(shift)
+	x, y := num, den
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return num / x, den / x
+}
+
+// coarseTimebase is where the harness reads a slow timebase of the counter's
+// time, and how many counter ticks each of its ticks is: the counter's 32
+// bits wrap (every 1,342,177,280 instructions for the MPS2's 25 MHz counter
+// at shift 7, 2,147,483,648 for netduinoplus2's 1 GHz timer at shift 1), and the timebase
+// counts the wraps (review finding: IC on rp2040, run on mps2-an385,
+// reported 633,725,774 of its 1,975,903,122 instructions). The FPGAIO's
+// CLK100HZ sits just before its COUNTER (0x14 and 0x18); beside TIM2, TIM5
+// runs prescaled by 65,536. Boards without one (the nRF51's other timers
+// have 16 bits) keep the 32-bit count.
+func coarseTimebase(kind string, b *boards.Board) (addr, ticks uint64) {
+	a, hz := uint64(b.Counter.Addr), b.Counter.Hz
+	switch {
+	case kind == "fpgaio" && a&0xfff == 0x018 && hz > 0 && hz%100 == 0:
+		return a - 4, uint64(hz / 100)
+	case kind == "stm32-tim" && a == 0x40000000:
+		return 0x40000C00, 65536
+	}
+	return 0, 0
 }
 
 // Tensor is one model input or output as the harness sees it.

@@ -236,7 +236,8 @@ func TestRuntimeCompilesPedantic(t *testing.T) {
 
 // crt_counter_instructions computes round(ticks * 1e9 / (hz * 2^shift)) exactly: checked
 // against rational arithmetic, for the 25, 20 and 16 MHz counters at shift 7 and QEMU's 1 GHz
-// STM32 timer at shift 1, on the host.
+// STM32 timer at shift 1, on the host, up to tick counts of many wraps (the extended
+// count: TestCounterWraps).
 func TestCounterConversion(t *testing.T) {
 	gcc := needTool(t, "gcc", "gcc")
 	for _, tc := range []struct {
@@ -246,13 +247,16 @@ func TestCounterConversion(t *testing.T) {
 	}{{"FPGAIO", 25000000, 7}, {"FPGAIO", 20000000, 7}, {"NRF_TIMER", 16000000, 7}, {"STM32_TIM", 1000000000, 1}} {
 		hz := tc.hz
 		dir := t.TempDir()
+		num, den := ticksFraction(&boards.Board{Counter: boards.Counter{Hz: hz}, QEMU: boards.QEMU{ICountShift: int(tc.shift)}})
 		header := "#define CRT_HOSTED 1\n#define CRT_BOARD_NAME \"t\"\n#define CRT_COUNTER_" + tc.kind + " 1\n#define CRT_COUNTER_ADDR 0u\n" +
-			"#define CRT_COUNTER_HZ " + strconv.FormatInt(hz, 10) + "u\n#define CRT_ICOUNT_SHIFT " + strconv.FormatInt(tc.shift, 10) + "\n"
+			"#define CRT_COUNTER_HZ " + strconv.FormatInt(hz, 10) + "u\n#define CRT_ICOUNT_SHIFT " + strconv.FormatInt(tc.shift, 10) + "\n" +
+			fmt.Sprintf("#define CRT_TICKS_NUM %dull\n#define CRT_TICKS_DEN %dull\n", num, den)
 		main := `#include <stdio.h>
 #include "crt.h"
 void crt_write(const char *s, size_t n) { fwrite(s, 1, n, stdout); }
 int main(void) {
-    static const uint32_t t[] = {0u, 1u, 2u, 3u, 4u, 5u, 16u, 320u, 321u, 99999u, 4294967295u};
+    static const uint64_t t[] = {0u, 1u, 2u, 3u, 4u, 5u, 16u, 320u, 321u, 99999u, 4294967295u,
+                                 4294967296ull, 6400000005ull, 1099511627779ull, 18000000000123ull};
     size_t i;
     for (i = 0; i < sizeof t / sizeof t[0]; i++) {
         int ok;
@@ -282,7 +286,8 @@ int main(void) {
 			t.Fatal(err)
 		}
 		got := strings.Fields(string(out))
-		ticks := []int64{0, 1, 2, 3, 4, 5, 16, 320, 321, 99999, 4294967295}
+		ticks := []int64{0, 1, 2, 3, 4, 5, 16, 320, 321, 99999, 4294967295,
+			4294967296, 6400000005, 1099511627779, 18000000000123}
 		if len(got) != len(ticks) {
 			t.Fatalf("output %q", out)
 		}
@@ -544,4 +549,62 @@ func writeBareMetal(t *testing.T, dir string, b *boards.Board, name, text string
 		}
 	}
 	return files
+}
+
+// crt_counter_ticks64 recovers a window's whole tick count from the counter's
+// low 32 bits and the coarse timebase's ticks over a slightly wider window
+// (its reads frame the counter's): hand-made windows of 0 to 5 wraps, on
+// either side of each wrap, with the timebase reading one or two ticks more
+// than the window holds.
+func TestCounterWraps(t *testing.T) {
+	gcc := needTool(t, "gcc", "gcc")
+	const ratio = 250000 // the MPS2's 25 MHz counter against CLK100HZ
+	var whole []uint64
+	for k := uint64(0); k <= 5; k++ {
+		for _, off := range []uint64{0, 1, ratio, 1 << 31, 1<<32 - 1, 1<<32 - ratio} {
+			whole = append(whole, k<<32+off)
+		}
+	}
+	var calls strings.Builder
+	for _, w := range whole {
+		for _, extra := range []uint64{0, 1, 2} {
+			coarse := w/ratio + extra
+			fmt.Fprintf(&calls, "    crt_put_u64(crt_counter_ticks64(%du, %du)); crt_puts(\"\\n\");\n", uint32(w), uint32(coarse))
+		}
+	}
+	dir := t.TempDir()
+	header := "#define CRT_HOSTED 1\n#define CRT_BOARD_NAME \"t\"\n#define CRT_COUNTER_FPGAIO 1\n#define CRT_COUNTER_ADDR 0u\n" +
+		"#define CRT_COUNTER_HZ 25000000u\n#define CRT_ICOUNT_SHIFT 7\n#define CRT_TICKS_NUM 5ull\n#define CRT_TICKS_DEN 16ull\n" +
+		fmt.Sprintf("#define CRT_COARSE_ADDR 0u\n#define CRT_COARSE_TICKS %du\n", ratio)
+	main := "#include <stdio.h>\n#include \"crt.h\"\nvoid crt_write(const char *s, size_t n) { fwrite(s, 1, n, stdout); }\nint main(void) {\n" + calls.String() + "    return 0;\n}\n"
+	for name, text := range map[string]string{"mcugen_board.h": header, "main.c": main} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"crt.h", "crt_print.c"} {
+		src, _ := Source(name)
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(dir, "wraps")
+	if out, err := exec.Command(gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", dir, filepath.Join(dir, "main.c"), filepath.Join(dir, "crt_print.c"), "-o", exe).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(string(out))
+	if len(got) != 3*len(whole) {
+		t.Fatalf("%d lines for %d windows", len(got), 3*len(whole))
+	}
+	for i, w := range whole {
+		for j := 0; j < 3; j++ {
+			if g := got[3*i+j]; g != strconv.FormatUint(w, 10) {
+				t.Errorf("window of %d ticks (timebase +%d): %s", w, j, g)
+			}
+		}
+	}
 }

@@ -733,8 +733,12 @@ type VectorResult struct {
 	Ret          int32
 	Outputs      [][]byte
 	Instructions int64 // -1 when the board cannot count them
-	Ticks        int64 // raw counter ticks, -1 when none
-	Cycles       int64 // DWT cycles on real boards, -1 when none
+	Ticks        int64 // counter ticks (its 32 bits' wraps counted), -1 when none
+	// Coarse is the ticks of the slow timebase that counts the counter's
+	// wraps (crt.h, crt_coarse_read), over a window around the counter's;
+	// -1 where the board has none.
+	Coarse int64
+	Cycles int64 // DWT cycles on real boards, -1 when none
 	// Stack is the bytes of stack the run took below the harness's frame (the
 	// high-water mark of the painted stack), -1 where the platform cannot tell
 	// (hosted builds).
@@ -913,7 +917,7 @@ func parse(fw *Firmware, res *Result) error {
 	nOut := len(fw.Model.Outputs)
 	res.Vectors = make([]VectorResult, fw.Vectors)
 	for i := range res.Vectors {
-		res.Vectors[i] = VectorResult{Outputs: make([][]byte, nOut), Instructions: -1, Ticks: -1, Cycles: -1, Stack: -1}
+		res.Vectors[i] = VectorResult{Outputs: make([][]byte, nOut), Instructions: -1, Ticks: -1, Coarse: -1, Cycles: -1, Stack: -1}
 	}
 	res.LayerOverhead = -1
 	var problems []string
@@ -1037,6 +1041,8 @@ func parse(fw *Firmware, res *Result) error {
 					v.Instructions = n
 				case "ticks":
 					v.Ticks = n
+				case "coarse":
+					v.Coarse = n
 				case "cycles":
 					v.Cycles = n
 				case "stack":

@@ -951,3 +951,38 @@ func TestTailRepeats(t *testing.T) {
 		t.Errorf("tail folded caret lines: %q", got)
 	}
 }
+
+// A run past the counter's 32-bit wrap counts exactly: the fake model's spin
+// of 2·spin·x[0] instructions crosses the MPS2's wrap (1,342,177,280
+// instructions: x = 170 at 2^22 is 1,426,063,360 more than x = 0), the
+// MPS3's (1,677,721,600: x = 205, 1,719,664,640) and netduinoplus2's
+// (2,147,483,648: x = 130 at 2^23, 2,181,038,080); the two counts must
+// differ by exactly that (they differed by the wrap less before the
+// timebase counted the wraps: review finding).
+func TestCounterWrapsCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU for about two billion instructions a board")
+	}
+	spins := map[string][2]int64{"mps2-an386": {1 << 22, 170}, "mps3-an547": {1 << 22, 205}, "netduinoplus2": {1 << 23, 130}}
+	onBoards(t, []string{"mps2-an386", "mps3-an547", "netduinoplus2"}, func(t *testing.T, b *boards.Board) {
+		spin, x := spins[b.Name][0], spins[b.Name][1]
+		vectors := [][][]byte{{vector(0, 0)}, {vector(byte(x), 0)}}
+		o := fakeOptions(true)
+		o.CFlags = append(o.CFlags, fmt.Sprintf("-DFAKE_SPIN=%du", spin))
+		fw, err := BuildWith(b, fakeModel(t, true, 64), vectors, t.TempDir(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(fw, 5*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n0, n1 := res.Vectors[0].Instructions, res.Vectors[1].Instructions
+		if n1-n0 != 2*spin*x {
+			t.Errorf("x = %d: %d more instructions than x = 0 (%d, %d), want %d", x, n1-n0, n0, n1, 2*spin*x)
+		}
+		if c := res.Vectors[1].Coarse; c <= 0 {
+			t.Errorf("the timebase read %d ticks over the long run", c)
+		}
+	})
+}

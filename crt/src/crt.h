@@ -39,7 +39,16 @@ void crt_exit(int code)
  * under -icount shift=CRT_ICOUNT_SHIFT: round(ticks * 1e9 / (hz * 2^shift)); it returns
  * 0 and sets *ok = 0 when that is not known. */
 uint32_t crt_counter_read(void);
-uint64_t crt_counter_instructions(uint32_t ticks, int *ok);
+uint64_t crt_counter_instructions(uint64_t ticks, int *ok);
+
+/* The counter's 32 bits wrap: every 1,342,177,280 instructions at 25 MHz under -icount
+ * shift=7. crt_coarse_read() reads a slow timebase of the same time whose 32 bits do not
+ * wrap in any run (CRT_COARSE_TICKS counter ticks each: the FPGAIO's CLK100HZ, a prescaled
+ * second STM32 timer), or 0 where the board has none; crt_counter_ticks64() counts the
+ * counter's wraps with it: fine is the counter's difference, coarse the timebase's over a
+ * window that contains the counter's. */
+uint32_t crt_coarse_read(void);
+uint64_t crt_counter_ticks64(uint32_t fine, uint32_t coarse);
 
 /* The stack's high-water mark. crt_stack_paint() fills the free stack (from the bottom
  * the linker script gives it, _sstack, up to its caller's stack pointer) with a pattern

@@ -160,15 +160,27 @@ uint32_t crt_counter_read(void)
 }
 #elif defined(CRT_COUNTER_STM32_TIM)
 /* A 32-bit STM32 general-purpose timer (TIM2, TIM5): PSC = 0, ARR = max, UG, CEN; CNT.
- * Its clock is enabled by the board's init registers. */
+ * Its clock is enabled by the board's init registers. The coarse timebase, where there
+ * is one (CRT_COARSE_ADDR: TIM5 beside TIM2), is the same timer prescaled by
+ * CRT_COARSE_TICKS. */
+static void crt_tim_start(uint32_t base, uint32_t psc)
+{
+    CRT_REG(base + 0x28u) = psc;
+    CRT_REG(base + 0x2cu) = 0xffffffffu;
+    CRT_REG(base + 0x14u) = 1u;
+    CRT_REG(base + 0x00u) = 1u;
+}
 static void crt_counter_init(void)
 {
-    CRT_REG(CRT_COUNTER_ADDR + 0x28u) = 0u;
-    CRT_REG(CRT_COUNTER_ADDR + 0x2cu) = 0xffffffffu;
-    CRT_REG(CRT_COUNTER_ADDR + 0x14u) = 1u;
-    CRT_REG(CRT_COUNTER_ADDR + 0x00u) = 1u;
+    crt_tim_start(CRT_COUNTER_ADDR, 0u);
+#if defined(CRT_COARSE_ADDR)
+    crt_tim_start(CRT_COARSE_ADDR, CRT_COARSE_TICKS - 1u);
+#endif
 }
 uint32_t crt_counter_read(void) { return CRT_REG(CRT_COUNTER_ADDR + 0x24u); }
+#if defined(CRT_COARSE_ADDR)
+uint32_t crt_coarse_read(void) { return CRT_REG(CRT_COARSE_ADDR + 0x24u); }
+#endif
 #elif defined(CRT_COUNTER_DWT)
 /* DWT CYCCNT: DEMCR.TRCENA, then DWT_CTRL.CYCCNTENA. */
 static void crt_counter_init(void)
@@ -184,9 +196,16 @@ uint32_t crt_counter_read(void) { return CRT_REG(0xE0001004u); }
 #elif defined(CRT_COUNTER_FPGAIO)
 static void crt_counter_init(void) {}
 uint32_t crt_counter_read(void) { return CRT_REG(CRT_COUNTER_ADDR); }
+#if defined(CRT_COARSE_ADDR)
+/* CLK100HZ, the FPGAIO register before COUNTER: 100 Hz of the same (virtual) time. */
+uint32_t crt_coarse_read(void) { return CRT_REG(CRT_COARSE_ADDR); }
+#endif
 #else
 static void crt_counter_init(void) {}
 uint32_t crt_counter_read(void) { return 0u; }
+#endif
+#if !defined(CRT_COARSE_ADDR)
+uint32_t crt_coarse_read(void) { return 0u; }
 #endif
 
 /* The stack lies between _sstack and _estack (the linker script); it grows down. */

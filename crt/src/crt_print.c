@@ -65,15 +65,34 @@ void crt_put_hex_bytes(const uint8_t *p, size_t n)
     }
 }
 
-uint64_t crt_counter_instructions(uint32_t ticks, int *ok)
+uint64_t crt_counter_instructions(uint64_t ticks, int *ok)
 {
-#if (defined(CRT_COUNTER_FPGAIO) || defined(CRT_COUNTER_NRF_TIMER) || defined(CRT_COUNTER_STM32_TIM)) && CRT_ICOUNT_SHIFT > 0
-    const uint64_t den = (uint64_t)CRT_COUNTER_HZ << CRT_ICOUNT_SHIFT;
+#if (defined(CRT_COUNTER_FPGAIO) || defined(CRT_COUNTER_NRF_TIMER) || defined(CRT_COUNTER_STM32_TIM)) && defined(CRT_TICKS_DEN)
+    /* round(ticks * 1e9 / (hz * 2^shift)), the fraction reduced (CRT_TICKS_NUM /
+     * CRT_TICKS_DEN) so that a 64-bit count of ticks does not overflow; the rounding is
+     * the same. */
     *ok = 1;
-    return ((uint64_t)ticks * 1000000000u + den / 2u) / den;
+    return (ticks * CRT_TICKS_NUM + CRT_TICKS_DEN / 2u) / CRT_TICKS_DEN;
 #else
     (void)ticks;
     *ok = 0;
     return 0;
+#endif
+}
+
+uint64_t crt_counter_ticks64(uint32_t fine, uint32_t coarse)
+{
+#if defined(CRT_COARSE_TICKS)
+    /* The timebase puts the window within CRT_COARSE_TICKS counter ticks of its length,
+     * far less than half a wrap: the nearest length with the counter's low 32 bits. */
+    const uint64_t est = (uint64_t)coarse * CRT_COARSE_TICKS;
+    uint64_t wraps = 0;
+    if (est > (uint64_t)fine + 0x80000000u) {
+        wraps = (est - fine + 0x80000000u) >> 32;
+    }
+    return (uint64_t)fine + (wraps << 32);
+#else
+    (void)coarse;
+    return fine;
 #endif
 }

@@ -20,6 +20,12 @@ static uint8_t fake_arena[FAKE_ARENA_SIZE] __attribute__((aligned(16)));
 static volatile uintptr_t fake_bad_address = 16u;
 #endif
 
+/* The spin's iterations per unit of input[0] (-DFAKE_SPIN=N: long runs past the counter's
+ * wrap). */
+#if !defined(FAKE_SPIN)
+#define FAKE_SPIN 64u
+#endif
+
 /* Exactly 2 instructions per iteration on Arm and AArch64 (subs + bne). */
 static void fake_spin(uint32_t n)
 {
@@ -90,7 +96,7 @@ int32_t fake_run(struct fake_inputs *in, struct fake_outputs *out)
     if (x[1] == 0xEBu && fake_deep(x[0]) == 0xFFFFFFFFu) {
         y[0] ^= 1u; /* never: keeps the call */
     }
-    fake_spin(1u + 64u * x[0]);
+    fake_spin(1u + FAKE_SPIN * x[0]);
 #if !defined(__ARM_ARCH_PROFILE) || __ARM_ARCH_PROFILE != 'M'
     if (x[1] == 0xECu) {
         *(volatile uint8_t *)fake_bad_address = 1u;
