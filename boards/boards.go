@@ -268,8 +268,8 @@ func (b *Board) GCCFlags() []string {
 // instruction set plus the few 32-bit ones of ARMv6-M and ARMv8-M
 // Baseline: the Cortex-M0, M0+, M1 and M23.
 func (b *Board) Thumb1() bool {
-	switch b.CPU {
-	case "cortex-m0", "cortex-m0plus", "cortex-m0.small-multiply", "cortex-m0plus.small-multiply", "cortex-m1", "cortex-m1.small-multiply", "cortex-m23":
+	switch CoreOf(b.CPU) {
+	case "cortex-m0", "cortex-m0plus", "cortex-m1", "cortex-m23":
 		return true
 	}
 	switch arch, _, _ := strings.Cut(b.Arch, "+"); arch {

@@ -256,6 +256,12 @@ func TestBadFilesGiveLine(t *testing.T) {
 		{"role twice", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"A\", origin = 0, length = 4096, holds = [\"code\", \"arena\"]),\n region(name = \"B\", origin = 8192, length = 4096, holds = [\"data\", \"arena\"]),\n])\n", "bad.star:3", `regions "A" and "B" both hold arena`},
 		{"float_abi typo", "board(name = \"x\", inherits = \"nucleo-l4r5zi\",\n float_abi = \"hardfp\")\n", "bad.star:2", `float_abi "hardfp": one of hard, softfp, soft`},
 		{"fpu of another core", "board(name = \"x\", inherits = \"nucleo-f746zg\", cpu = \"cortex-m4\")\n", "bad.star:1", `fpu "fpv5-sp-d16": cortex-m4's FPU does not run its code (fpv4-sp-d16 do)`},
+		// Session 44's review: each was accepted and failed at the build.
+		{"capitalised cpu", "board(name = \"x\", inherits = \"nucleo-l4r5zi\",\n cpu = \"Cortex-M4\", features = [\"dsp\", \"fpu\", \"mve\"])\n", "bad.star:1", `cpu "Cortex-M4": write it in lowercase, "cortex-m4"`},
+		{"cpu without the dash", "board(name = \"x\", inherits = \"nucleo-l4r5zi\", cpu = \"cortexm4\")\n", "bad.star:1", `cpu "cortexm4" is not a Cortex-M core gcc knows`},
+		{"cortex-a cpu bare-metal", "board(name = \"x\", inherits = \"mps2-an385\", cpu = \"cortex-a53\", qemu = \"none\")\n", "bad.star:1", "runs on Cortex-M"},
+		{"region named ORIGIN", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"ORIGIN\", origin = 0, length = 4096, holds = [\"code\", \"data\"]),\n])\n", "bad.star:2", `region name "ORIGIN" is a word of the linker script's language`},
+		{"region named len", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"len\", origin = 0, length = 4096, holds = [\"code\", \"data\"]),\n])\n", "bad.star:2", `region name "len"`},
 		{"vector table off 128", "board(name = \"x\", inherits = \"mps2-an385\", memory = [\n region(name = \"FLASH\", origin = 0x08000004, length = 4096, holds = [\"code\", \"data\"]),\n])\n", "bad.star:2", `origin 0x8000004 is not a multiple of 128`},
 	}
 	for _, tc := range cases {

@@ -206,14 +206,8 @@ var reservedSections = []string{".text", ".data", ".bss", ".rodata", ".init", ".
 	".debug", ".vectors", ".isr_vector", ".tbss", ".tdata", ".got", ".mcugen", ".mcugen_weights", ".mcugen_arena"}
 
 // ldKeywords are words of GNU ld's script language that a section name in
-// the script would be read as.
-var ldKeywords = []string{"KEEP", "SORT", "SORT_BY_NAME", "SORT_BY_ALIGNMENT", "SORT_BY_INIT_PRIORITY",
-	"SORT_NONE", "REVERSE", "COMMON", "EXCLUDE_FILE", "INPUT_SECTION_FLAGS", "ONLY_IF_RO", "ONLY_IF_RW",
-	"NOLOAD", "DSECT", "COPY", "INFO", "OVERLAY", "ALIGN", "ALIGN_WITH_INPUT", "AT", "SUBALIGN", "BYTE",
-	"SHORT", "LONG", "QUAD", "SQUAD", "FILL", "CREATE_OBJECT_SYMBOLS", "CONSTRUCTORS", "PROVIDE",
-	"PROVIDE_HIDDEN", "HIDDEN", "ASSERT", "ENTRY", "INCLUDE", "INPUT", "GROUP", "OUTPUT", "SECTIONS",
-	"MEMORY", "PHDRS", "ORIGIN", "LENGTH", "ADDR", "LOADADDR", "SIZEOF", "DEFINED", "NEXT", "ABSOLUTE",
-	"BLOCK", "STARTUP", "TARGET", "SEARCH_DIR", "INSERT", "AFTER", "BEFORE", "NOCROSSREFS"}
+// the script would be read as (boards.LDKeywords).
+var ldKeywords = boards.LDKeywords
 
 // CheckSectionName says whether name can be the weights' own linker section:
 // a C identifier's characters plus '.', '$' and '-' (what gcc's section
@@ -314,7 +308,7 @@ func BoardHeader(b *boards.Board) string {
 		s.WriteString("#define CRT_COUNTER_STM32_TIM 1\n")
 	case "dwt":
 		s.WriteString("#define CRT_COUNTER_DWT 1\n")
-		if b.CPU == "cortex-m7" {
+		if boards.CoreOf(b.CPU) == "cortex-m7" {
 			s.WriteString("#define CRT_DWT_UNLOCK 1\n")
 		}
 	default:

@@ -608,3 +608,20 @@ func TestCounterWraps(t *testing.T) {
 		}
 	}
 }
+
+// The Cortex-M7's DWT is locked until DWT_LAR is written; a board naming the
+// core with gcc's suffixes (cortex-m7+nofp.dp) got no unlock, its cycle
+// counter left at 0 (review finding: the check was on the whole name).
+func TestDWTUnlockForM7Variants(t *testing.T) {
+	b := *getBoard(t, "nucleo-f746zg")
+	for _, cpu := range []string{"cortex-m7", "cortex-m7+nofp.dp", "cortex-m7+nofp"} {
+		b.CPU = cpu
+		if h := BoardHeader(&b); !strings.Contains(h, "#define CRT_DWT_UNLOCK 1") {
+			t.Errorf("%s: no CRT_DWT_UNLOCK", cpu)
+		}
+	}
+	b.CPU = "cortex-m4"
+	if h := BoardHeader(&b); strings.Contains(h, "CRT_DWT_UNLOCK") {
+		t.Errorf("cortex-m4: CRT_DWT_UNLOCK")
+	}
+}

@@ -1112,7 +1112,7 @@ func parse(fw *Firmware, res *Result) error {
 			if r.Instructions >= 0 && sum != r.Instructions {
 				return fmt.Errorf("runner: vector %d: the instruction-mix plugin counted %d instructions, the counter %d", v, sum, r.Instructions)
 			}
-			if fw.Board.CPU == "cortex-m4" {
+			if boards.CoreOf(fw.Board.CPU) == "cortex-m4" {
 				r.M4 = CortexM4.Estimate(r.Mix)
 			}
 		}

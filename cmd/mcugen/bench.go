@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/runner"
 )
@@ -166,7 +167,7 @@ func (c *benchCmd) Run(e *env) error {
 			// A Cortex-M4 board without an emulator runs on its QEMU twin,
 			// which gives the estimate (nucleo-l4r5zi was warned it would get
 			// none, then got one: user-journey finding).
-			if b, err := cat.Get(name); err == nil && b.CPU != "cortex-m4" {
+			if b, err := cat.Get(name); err == nil && boards.CoreOf(b.CPU) != "cortex-m4" {
 				e.warn(fmt.Sprintf("--cycles: the cycle estimate is for Cortex-M4 boards; %s (%s) gets none", b.Name, cmp.Or(b.CPU, "native")))
 			}
 		}
@@ -239,7 +240,7 @@ func (c *benchCmd) Run(e *env) error {
 				err = fmt.Errorf("outputs differ from the reference interpreter (%s): its figures are not reported", diffText(x.MaxAbsDiff, vecs))
 			}
 			var est *runner.M4Estimate
-			if err == nil && c.Cycles && x.Firmware.Board.CPU == "cortex-m4" {
+			if err == nil && c.Cycles && boards.CoreOf(x.Firmware.Board.CPU) == "cortex-m4" {
 				est, err = m4Estimate(x.Firmware, x.Instructions(), c.Timeout)
 			}
 			var layers []pipeline.LayerCount
