@@ -813,12 +813,24 @@ type TimeoutError struct {
 	Board   string
 	Timeout time.Duration
 	Log     string
+	// Core is the board's core where it has no stack limit register: an
+	// overflow there is not trapped and can hang the run (QEMU's MPS2
+	// machines read zeros below RAM, where the stack ends: review finding).
+	Core string
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("runner: firmware on %s did not finish within %v and was killed: the timeout may be too short for it (--timeout), or it hangs (an endless loop, or a core lockup after a fault); last output: %q",
-		e.Board, e.Timeout, tail(e.Log, 3))
+	why := "an endless loop, or a core lockup after a fault"
+	if e.Core != "" {
+		why = fmt.Sprintf("an endless loop, a core lockup after a fault, or a stack overflow, which a %s does not trap (a larger stack_bytes in a board file tells)", e.Core)
+	}
+	return fmt.Sprintf("runner: firmware on %s did not finish within %v and was killed: the timeout may be too short for it (--timeout), or it hangs (%s); last output: %q",
+		e.Board, e.Timeout, why, tail(e.Log, 3))
 }
+
+// stackLimitCores have MSPLIM (Armv8-M Main), which the start-up code sets
+// at the stack's bottom.
+var stackLimitCores = []string{"cortex-m33", "cortex-m35p", "cortex-m55", "cortex-m85", "star-mc1"}
 
 // Command returns the command line that runs fw (without the timeout and ulimit wrapper).
 func Command(fw *Firmware) ([]string, error) {
@@ -879,7 +891,11 @@ func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
 	runErr := runCmd(cmd)
 	res := &Result{Log: stdout.String() + stderr.String(), Command: argv}
 	if ctx.Err() == context.DeadlineExceeded {
-		return res, &TimeoutError{Board: fw.Board.Name, Timeout: timeout, Log: res.Log}
+		te := &TimeoutError{Board: fw.Board.Name, Timeout: timeout, Log: res.Log}
+		if core := boards.CoreOf(fw.Board.CPU); fw.Board.BareMetal() && !slices.Contains(stackLimitCores, core) {
+			te.Core = core
+		}
+		return res, te
 	}
 	perr := parse(fw, res)
 	var fe *FaultError
