@@ -131,9 +131,15 @@ type State struct {
 	// notInPlace are nodes the plan must not run in place (their kernels
 	// could not; see lowerPass).
 	notInPlace map[string]bool
-	Module     *tir.Module
-	Files      map[string][]byte
-	Report     *emitc.Report
+	// deferredFit is the plan's fit error while layers run in place whose
+	// kernels may not take the in-place form on the board's stack: the
+	// lowering decides, and the error of the plan it settles on is the one
+	// to give (review finding: "1 B short" for an arena in place that the
+	// stack could not hold, then 9,216 B short with the byte added).
+	deferredFit error
+	Module      *tir.Module
+	Files       map[string][]byte
+	Report      *emitc.Report
 	// Tuned is how many kernels took knobs from tuning records.
 	Tuned int
 	// Lean is set when the fit pass kept kernels' weights int8 so that
@@ -195,6 +201,10 @@ func RunUntil(model string, opt Options, last string) (*State, error) {
 		if p.Name == last {
 			break
 		}
+	}
+	if s.deferredFit != nil {
+		// Stopped before the lowering that would settle it.
+		return s, s.deferredFit
 	}
 	return s, nil
 }
@@ -675,7 +685,14 @@ func planPass(s *State) error {
 		}
 	}
 	s.Plan = p
-	return checkFits(s)
+	err = checkFits(s)
+	var fe *FitError
+	if b := s.Opt.Board; err != nil && errors.As(err, &fe) && len(p.InPlace) > 0 && b != nil && b.BareMetal() && b.StackBytes > 0 {
+		s.deferredFit = err
+		return nil
+	}
+	s.deferredFit = nil
+	return err
 }
 
 // FitError says a model's arena or weights cannot fit a board's memory
@@ -1000,7 +1017,7 @@ func lowerPass(s *State) error {
 			if s.notInPlace == nil {
 				s.notInPlace = map[string]bool{}
 			}
-			if len(s.notInPlace) == 0 {
+			if first == "" {
 				first = ip.Node
 			}
 			s.notInPlace[ip.Node] = true
@@ -1027,6 +1044,17 @@ func lowerPass(s *State) error {
 				return err
 			}
 			continue
+		}
+		if s.deferredFit != nil {
+			// The plan the lowering kept: its fit, as checkFits words it.
+			s.deferredFit = nil
+			if err := checkFits(s); err != nil {
+				if b := s.Opt.Board; first != "" && s.Plan.ArenaBytes > planned && b != nil && b.StackBytes > 0 {
+					return fmt.Errorf("%w; in place the arena would be %s B, but in-place forms need more stack than the board's %s B (stack_bytes) leave (first: %q)",
+						err, commas(int64(planned)), commas(int64(b.StackBytes)), first)
+				}
+				return err
+			}
 		}
 		if err := checkConstRAM(s); err != nil {
 			return err
