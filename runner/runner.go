@@ -776,6 +776,9 @@ type FaultError struct {
 	HasAddr bool
 	Line    string
 	Board   string
+	// Func is the function holding PC, with the offset into it
+	// ("fault_conv2d_0_s8+0x1c"), from the firmware's symbols; "" when unknown.
+	Func string
 }
 
 func (e *FaultError) Error() string {
@@ -783,7 +786,39 @@ func (e *FaultError) Error() string {
 	if e.HasAddr {
 		where = fmt.Sprintf("at address %#08x", e.Addr)
 	}
-	return fmt.Sprintf("runner: firmware on %s faulted: %s (%s) %s, pc=%#08x [%s]", e.Board, e.Type, e.Detail, where, e.PC, e.Line)
+	in := ""
+	if e.Func != "" {
+		in = " (in " + e.Func + ")"
+	}
+	return fmt.Sprintf("runner: firmware on %s faulted: %s (%s) %s, pc=%#08x%s [%s]", e.Board, e.Type, e.Detail, where, e.PC, in, e.Line)
+}
+
+// funcAt names the function of the ELF exe that holds address pc, as
+// "name+0xoff" ("" when none does or the file cannot be read): a fault's pc
+// said nothing to a user without the map at hand (review finding).
+func funcAt(exe string, pc uint64) string {
+	f, err := elf.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		return ""
+	}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 {
+			continue
+		}
+		v := s.Value
+		if f.Machine == elf.EM_ARM {
+			v &^= 1
+		}
+		if pc >= v && pc < v+s.Size {
+			return fmt.Sprintf("%s+%#x", s.Name, pc-v)
+		}
+	}
+	return ""
 }
 
 // CrashError says a hosted program (host, or qemu-aarch64 for its guest) was killed by a
@@ -956,6 +991,7 @@ func parse(fw *Firmware, res *Result) error {
 				return &StackOverflowError{Board: fw.Board.Name, Limit: true, StackBytes: fw.Board.StackBytes}
 			}
 			fe := &FaultError{Type: m[1], Detail: m[2], PC: parseHex64(m[3]), Line: line, Board: fw.Board.Name}
+			fe.Func = funcAt(fw.Path, fe.PC)
 			if m[4] != "-" {
 				fe.Addr, fe.HasAddr = parseHex64(m[4]), true
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -391,6 +392,11 @@ func TestBadMemoryMapFaults(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), tc.typ) {
 			t.Errorf("%s: message %q", tc.parent, err)
+		}
+		// The pc is named (here the harness's main, which writes the guard
+		// bytes around the arena before the model runs).
+		if !regexp.MustCompile(`^(fake_run|memcpy|main)\+0x[0-9a-f]+$`).MatchString(fe.Func) || !strings.Contains(err.Error(), "(in "+fe.Func+")") {
+			t.Errorf("%s: pc %#x named %q in %q", tc.parent, fe.PC, fe.Func, err)
 		}
 		if time.Since(start) > 10*time.Second {
 			t.Errorf("%s: the fault took %v to report", tc.parent, time.Since(start))
