@@ -574,12 +574,14 @@ func floatSumNest(k *kctx, axes []int, term func(v Expr) Expr, fin func(acc Expr
 
 // kahanStep stores a compensated sum's new total t (= acc + y) and the
 // rounding error it left, (t - acc) - y. An infinite term makes that NaN
-// (Inf - Inf), which the next terms would carry into the sum: a sum of
-// [Inf, 1] came out NaN, where float's is Inf. A NaN error is dropped;
+// (Inf - Inf), and a total that overflows from finite terms makes it
+// infinite; either, kept, the next terms would carry into the sum as NaN:
+// sums of [Inf, 1] and of [3e38, 3e38, 0] came out NaN, where float's are
+// Inf. An error that is not finite (e - e is then NaN, not 0) is dropped;
 // a NaN sum stays NaN.
 func kahanStep(acc, comp *Buffer, y, t Expr) Stmt {
 	return Let("e", Sub(Sub(t, At(acc)), y), func(e Expr) Stmt {
-		return Block(Put(comp, Sel(NE(e, e), F(0), e)), Put(acc, t))
+		return Block(Put(comp, Sel(NE(Sub(e, e), F(0)), F(0), e)), Put(acc, t))
 	})
 }
 

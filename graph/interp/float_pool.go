@@ -227,7 +227,9 @@ func floatReduceOver(g *graph.Graph, n *graph.Node, ins []*graph.Data, axes []in
 // NaN (an infinite term), so a sum of [Inf, 1] stays Inf.
 func kahanErr(t, acc, y float32) float32 {
 	e := (t - acc) - y
-	if e != e {
+	if e-e != 0 {
+		// Not finite: an infinite term, or a total that overflowed (as
+		// the generated C's kahanStep).
 		return 0
 	}
 	return e
