@@ -115,7 +115,7 @@ type runReport struct {
 	Vectors        int          `json:"vectors"`
 	Outputs        []outputInfo `json:"outputs"`
 	MatchReference bool         `json:"match_reference"`
-	MaxAbsDiff     float64      `json:"max_abs_diff"`
+	MaxAbsDiff     jsonFloat    `json:"max_abs_diff"`
 	// Tuning is the --tuning records file and TunedKernels how many of the
 	// build's kernels took knobs from it (bench's fields).
 	Tuning       string `json:"tuning,omitempty"`
@@ -275,7 +275,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Compiler: compilerTag(c.CC), Instructions: x.Instructions(),
 		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes, StackBytes: max(x.StackBytes(), 0),
-		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: x.MaxAbsDiff, Tuning: opt.Tuning, TunedKernels: s.Tuned}
+		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: jsonFloat(x.MaxAbsDiff), Tuning: opt.Tuning, TunedKernels: s.Tuned}
 	if s.Opt.Board.Name != opt.Board.Name {
 		r.MeasuredOn = s.Opt.Board.Name
 	}
@@ -311,13 +311,13 @@ func (c *runCmd) Run(e *env) error {
 		}
 		fmt.Fprintf(e.stdout, "board %s (%s): %d vector(s), %s instructions/inference, flash %s B, RAM %s B, arena %s B%s\n",
 			board, strings.TrimSuffix(r.Target+", "+r.Compiler, ", "), r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)), stack)
-		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, r.MaxAbsDiff, vectors))
+		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, float64(r.MaxAbsDiff), vectors))
 		if r.TunedKernels > 0 {
 			fmt.Fprintf(e.stdout, "tuning: %d of %d kernel(s) take their knobs from %s\n", r.TunedKernels, len(s.Module.Funcs), r.Tuning)
 		}
 	}
 	if !r.MatchReference {
-		return fmt.Errorf("%s on %s: outputs differ from the reference interpreter (%s)", c.Model, r.Board, diffText(r.MaxAbsDiff, vectors))
+		return fmt.Errorf("%s on %s: outputs differ from the reference interpreter (%s)", c.Model, r.Board, diffText(float64(r.MaxAbsDiff), vectors))
 	}
 	return nil
 }

@@ -133,6 +133,23 @@ func nanMax(a, b float32) float32 {
 	return b
 }
 
+// nanMax64 and nanMin64 carry a NaN through as numpy's max and min do,
+// whatever its place: Go's math.Max gives +Inf over NaN, so a ReduceMax of
+// [NaN, 1, -Inf, +Inf] was +Inf and of [-0, 3, NaN, -2] NaN (review finding).
+func nanMax64(a, b float64) float64 {
+	if a != a || a > b {
+		return a
+	}
+	return b
+}
+
+func nanMin64(a, b float64) float64 {
+	if a != a || a < b {
+		return a
+	}
+	return b
+}
+
 func nanMin(a, b float32) float32 {
 	if a != a || a < b {
 		return a

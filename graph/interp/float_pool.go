@@ -182,13 +182,13 @@ func floatReduce(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Dat
 	case graph.ReduceProd:
 		return floatReduceOver(g, n, ins, a.Axes, 1, func(s, v float64, _ int) float64 { return s * v }, same)
 	case graph.ReduceMax:
-		return floatReduceOver(g, n, ins, a.Axes, math.Inf(-1), func(s, v float64, _ int) float64 { return math.Max(s, v) }, same)
+		return floatReduceOver(g, n, ins, a.Axes, math.Inf(-1), func(s, v float64, _ int) float64 { return nanMax64(s, v) }, same)
 	case graph.ReduceMin:
-		return floatReduceOver(g, n, ins, a.Axes, math.Inf(1), func(s, v float64, _ int) float64 { return math.Min(s, v) }, same)
+		return floatReduceOver(g, n, ins, a.Axes, math.Inf(1), func(s, v float64, _ int) float64 { return nanMin64(s, v) }, same)
 	case graph.ReduceLogSumExp:
 		// Two passes, as the C: max + log Σ exp(x − max), which no float32
 		// input can overflow.
-		mx, err := floatReduceOver(g, n, ins, a.Axes, math.Inf(-1), func(s, v float64, _ int) float64 { return math.Max(s, v) }, same)
+		mx, err := floatReduceOver(g, n, ins, a.Axes, math.Inf(-1), func(s, v float64, _ int) float64 { return nanMax64(s, v) }, same)
 		if err != nil {
 			return nil, err
 		}
