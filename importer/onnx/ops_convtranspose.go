@@ -115,13 +115,18 @@ func convConvTranspose(im *importer, c *nodeCtx) error {
 			return err
 		}
 	}
-	if (ap == "SAME_UPPER" || ap == "SAME_LOWER") && !hasOut {
+	same := ap == "SAME_UPPER" || ap == "SAME_LOWER"
+	switch {
+	case same && !hasOut:
 		// SAME without output_shape: the output is the input times the stride.
 		hasOut, outShape = true, []int{in[0] * stride[0], in[1] * stride[1]}
-	} else if ap == "VALID" {
+	case same:
+		// SAME with output_shape: the padding that gives that shape,
+		// split as auto_pad says (below; it was refused: review finding).
+	case ap == "VALID":
 		pb, pe = [2]int{}, [2]int{}
-	} else if ap != "NOTSET" && ap != "" {
-		return fmt.Errorf("auto_pad %q", ap)
+	case ap != "NOTSET" && ap != "":
+		return fmt.Errorf("auto_pad %q: one of NOTSET, SAME_UPPER, SAME_LOWER and VALID", ap)
 	}
 	if hasOut {
 		for i := 0; i < 2; i++ {
