@@ -173,7 +173,7 @@ func sharedShift(k0, m, e1, bias, wmax, wsum []int64, live []bool, xAbs, zr int6
 				return 0, nil, nil, false
 			}
 			y := (k0[c] >> (32 + e1[c])) + zr
-			if abs64(y) >= 1<<(30-t) {
+			if t > 30 || abs64(y) >= 1<<(30-t) {
 				return 0, nil, nil, false
 			}
 			a[c] = y << t
@@ -243,8 +243,12 @@ func (g *gemmSpec) planShift(tab, bias []int64, zr int64, signed bool) (shiftPla
 		if signed && m[oc] != 0 {
 			// j >= 2 where m is not zero (k0 has 2^30 in it); A − D must
 			// stay inside ±2^30 as A does.
+			if j[oc] < 1 {
+				// (review finding: the shift below was negative, a panic)
+				return shiftPlan{}, false
+			}
 			d := int64(1) << (j[oc] - 1)
-			if j[oc] < 1 || abs64(a[oc])+d >= 1<<30 {
+			if abs64(a[oc])+d >= 1<<30 {
 				return shiftPlan{}, false
 			}
 			p.tab[per*oc+3] = d

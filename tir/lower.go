@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -365,6 +366,14 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (f *PrimFunc
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, fmt.Errorf("tir: node %q (%s): cannot lower: %v", n.Name, n.Op, r)
+			if _, ok := r.(runtime.Error); ok {
+				// Not an ill-typed expression but a fault of the lowering
+				// (a negative shift, an index out of range): said as one,
+				// so that the mutation and fuzz tests see it (review
+				// finding: a schedule's negative shift read as "cannot
+				// lower").
+				err = fmt.Errorf("tir: node %q (%s): internal error: %v", n.Name, n.Op, r)
+			}
 		}
 	}()
 	if f, err = l.compute(n, act, index); err != nil {
