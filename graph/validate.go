@@ -213,6 +213,14 @@ func checkTypes(g *Graph, n *Node) error {
 		if len(x.Shape) != 4 || len(y.Shape) != 4 {
 			return fmt.Errorf("input %q %v and output %q %v must both be 4-D", x.Name, x.Shape, y.Name, y.Shape)
 		}
+	case Pad, Transpose, Concat:
+		// Their kernels index the output by the input's axes: an output
+		// of another shape (a file's) was written past its end (a Pad
+		// of [1,2,2,1] into [1,3,3]: the lowering's index out of range,
+		// session 44's mutation test).
+		if want, err := inferShape(g, n, x); err == nil && want != nil && !slices.Equal(want, y.Shape) {
+			return fmt.Errorf("output %q is %v; its input %q %v and attributes make it %v", y.Name, y.Shape, x.Name, x.Shape, want)
+		}
 	}
 	return nil
 }
