@@ -146,7 +146,7 @@ func correctNode(f, q *graph.Graph, n *graph.Node, samples []map[string]*graph.D
 		for ch, v := range d {
 			s, _ := bt.Quant.At(ch)
 			if di := math.Round(v / float64(s)); di != 0 {
-				bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - di)
+				bt.Data.I[ch] = clampBias(float64(bt.Data.I[ch]) - di)
 				changed = true
 			}
 		}
@@ -190,7 +190,7 @@ func correctNode(f, q *graph.Graph, n *graph.Node, samples []map[string]*graph.D
 			continue
 		}
 		delta[ch] = d * float64(s)
-		bt.Data.I[ch] = clampInt32(float64(bt.Data.I[ch]) - d)
+		bt.Data.I[ch] = clampBias(float64(bt.Data.I[ch]) - d)
 		changed = true
 	}
 	if group != "" {
@@ -296,8 +296,13 @@ func (c *floatCursor) drop(name string) {
 	}
 }
 
-func clampInt32(v float64) int64 {
-	return int64(math.Max(math.MinInt32, math.Min(math.MaxInt32, v)))
+// clampBias keeps a corrected bias within ±2^30, AdjustForBias's headroom
+// for the accumulation: clamped to int32's range, a correction divided by
+// a tiny bias scale saturated the bias, and the compiler refused the
+// quantizer's own layer (review finding: a channel of weights 1e-6 beside
+// one of 1e3).
+func clampBias(v float64) int64 {
+	return int64(math.Max(-biasLimit, math.Min(biasLimit, v)))
 }
 
 // singleNode is a graph holding n alone, its activation inputs as graph inputs.

@@ -70,6 +70,10 @@ func SymmetricWeights(d *graph.Data, perTensor bool) (*graph.Data, *graph.Quant)
 	return out, q
 }
 
+// biasLimit bounds a quantized bias, leaving int32 headroom for the
+// accumulation.
+const biasLimit = 1 << 30
+
 // AdjustForBias widens weight scales whose bias would not fit int32 (as the
 // TFLite converter's AdjustWeightsForBiasScale does): channels with almost
 // zero weights (dead after BatchNorm folding) and a non-zero bias otherwise
@@ -77,7 +81,7 @@ func SymmetricWeights(d *graph.Data, perTensor bool) (*graph.Data, *graph.Quant)
 // of an adjusted channel are requantized with its new scale. It reports
 // whether anything changed.
 func AdjustForBias(w *graph.Data, wd *graph.Data, wq *graph.Quant, bias *graph.Data, inScale float32) bool {
-	const limit = 1 << 30 // headroom for the accumulation
+	const limit = biasLimit
 	changed := false
 	if len(wq.Scale) == 0 {
 		return false

@@ -47,23 +47,41 @@ func CheckAccumulation(g *graph.Graph) error {
 		// negative and passed (review finding). k is at most 2^24 and the
 		// factors 2^16 and 2^8, so the product itself fits.
 		bound := k * maxOffsetMagnitude(x) * maxOffsetMagnitude(w)
-		if mb := maxBias(g.In(n, 2)); mb > math.MaxInt64-bound {
+		if ws := maxChannelSum(n, w); ws >= 0 {
+			// Constant weights: each channel's own Σ|w − z| against the
+			// input's largest offset, which is the most its products can
+			// add to (K × 127 refused a K = 102,400 layer TFLite runs:
+			// review finding).
+			// One more than the offset: a kernel that folds z_x·Σw into
+			// the bias adds raw products, up to 128·Σ|w| on either side.
+			bound = min(bound, ws*(maxOffsetMagnitude(x)+1))
+		}
+		products := bound
+		mb := maxBias(g.In(n, 2))
+		if mb > math.MaxInt64-bound {
 			bound = math.MaxInt64
 		} else {
 			bound += mb
+		}
+		// Splitting the layer shrinks the products, not the bias: a bias
+		// past int32's half is the quantization's (a scale s_in·s_w tiny
+		// for its value), and says so.
+		advice := "split the layer"
+		if mb > products {
+			advice = fmt.Sprintf("the bias alone is up to %d: its scale, the input's times the weights', is too small for its value", mb)
 		}
 		if interp.Wide16x8(g, n) {
 			// A 16x8 layer's 64-bit accumulator: TFLite's requantization
 			// assumes |acc| < 2^47.
 			if bound >= 1<<47 {
-				return fmt.Errorf("tir: node %q (%s): %d products of up to %d x %d plus the bias could reach %d, beyond the 2^47 a 16x8 layer's requantization takes (split the layer)",
-					n.Name, n.Op, k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound)
+				return fmt.Errorf("tir: node %q (%s): %d products of up to %d x %d plus the bias could reach %d, beyond the 2^47 a 16x8 layer's requantization takes (%s)",
+					n.Name, n.Op, k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound, advice)
 			}
 			continue
 		}
 		if bound > math.MaxInt32 {
-			return fmt.Errorf("tir: node %q (%s): %d products of up to %d x %d plus the bias could reach %d, beyond an int32 accumulator (split the layer)",
-				n.Name, n.Op, k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound)
+			return fmt.Errorf("tir: node %q (%s): %d products of up to %d x %d plus the bias could reach %d, beyond an int32 accumulator (%s)",
+				n.Name, n.Op, k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound, advice)
 		}
 	}
 	return nil
@@ -86,6 +104,29 @@ func maxOffsetMagnitude(t *graph.Tensor) int64 {
 	}
 	for _, z := range zps {
 		m = max(m, hi-int64(z), int64(z)-lo)
+	}
+	return m
+}
+
+// maxChannelSum is the largest Σ|w − z| over the output channels of a
+// Conv2D's or FullyConnected's constant weights (axis 0), or -1 where the
+// weights are not constant (or the op has no such layout).
+func maxChannelSum(n *graph.Node, w *graph.Tensor) int64 {
+	if w.Data == nil || len(w.Shape) == 0 || w.Shape[0] <= 0 || (n.Op != graph.Conv2D && n.Op != graph.FullyConnected) {
+		return -1
+	}
+	per := w.Data.Len() / w.Shape[0]
+	var m int64
+	for c := 0; c < w.Shape[0]; c++ {
+		var z int64
+		if q := w.Quant; q != nil && len(q.ZeroPoint) > 0 {
+			z = int64(q.ZeroPoint[min(c, len(q.ZeroPoint)-1)])
+		}
+		var sum int64
+		for _, v := range w.Data.I[c*per : (c+1)*per] {
+			sum += max(v-z, z-v)
+		}
+		m = max(m, sum)
 	}
 	return m
 }

@@ -70,3 +70,30 @@ func TestCheckAccumulation16x8Bias(t *testing.T) {
 		}
 	}
 }
+
+// Constant weights bound the products by each channel's Σ|w − z| (times the
+// input's largest offset, plus one for kernels that fold z_x·Σw into the
+// bias), not by K times the largest weight: a 102,400-input layer of small
+// weights TFLite runs was refused (review finding). Hand-worked: 102,400
+// weights, one of -127 and the rest 0, against x − 127: Σ|w| = 127, bound
+// 127·256 = 32,512. And a layer refused for its bias says so, not "split
+// the layer" (two products cannot be split).
+func TestCheckAccumulationChannelSums(t *testing.T) {
+	g := fcGraph(102400, 0, 0)
+	g.Tensors["w"].Data.I[7] = -127
+	if err := CheckAccumulation(g); err != nil {
+		t.Errorf("K=102400, one weight: %v", err)
+	}
+	g = fcGraph(102400, 1, 0) // Σ|w| = 102,400, ×256 = 26,214,400
+	if err := CheckAccumulation(g); err != nil {
+		t.Errorf("K=102400, unit weights: %v", err)
+	}
+	err := CheckAccumulation(fcGraph(2, 127, math.MaxInt32-100))
+	if err == nil || strings.Contains(err.Error(), "split the layer") || !strings.Contains(err.Error(), "the bias alone is up to 2147483547") {
+		t.Errorf("two products and a bias near 2^31: %v", err)
+	}
+	err = CheckAccumulation(fcGraph(66312, -127, 0))
+	if err == nil || !strings.Contains(err.Error(), "split the layer") {
+		t.Errorf("K=66312 of -127: %v", err)
+	}
+}
