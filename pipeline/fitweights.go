@@ -215,7 +215,23 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	if lim == nil {
 		return false, nil
 	}
-	have := lim.bytes
+	// A weights region that also holds the arena (and, on bare metal,
+	// the data and stack) holds them beside the constants: a board with
+	// its weights in RAM passed this check 2 KB short and failed to link
+	// (review finding).
+	var reserved int64
+	if r := lim.region; r != nil && b != nil {
+		if b.RegionFor(boards.HoldsArena) == r {
+			reserved += s.ModelRAM()
+		}
+		if b.BareMetal() && b.RegionFor(boards.HoldsData) == r && b.StackBytes > 0 {
+			reserved += int64(b.StackBytes)
+		}
+	}
+	// What the constants and code may take of the region.
+	fit := *lim
+	fit.bytes -= reserved
+	have := fit.bytes
 	need := s.Module.ConstBytes()
 	if l := s.Lean; l != nil && l.int4Pending != "" {
 		c := l.int4Pending
@@ -260,7 +276,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		// cannot be, checkCode tries once the C is emitted, and says so.
 		flash, ok := s.measuredFlash()
 		if !ok {
-			s.codeUnsure = &codeCheck{lim: *lim, consts: need, estimate: headroom}
+			s.codeUnsure = &codeCheck{lim: fit, consts: need, estimate: headroom}
 			return false, nil
 		}
 		total := flash
@@ -289,7 +305,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			tried = append(slices.Clone(s.Lean.int4Tried), s.Lean.int4Rejected...)
 		}
 		four = int4Candidates(s.Module, tried)
-		if len(four) > 0 && need <= have && s.measuredFits(*lim) {
+		if len(four) > 0 && need <= have && s.measuredFits(fit) {
 			// Only the estimate was short, and the code as it is fits.
 			return false, nil
 		}
@@ -315,7 +331,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		}
 		return true, nil
 	}
-	if len(cands) > 0 && need <= have && s.Lean == nil && s.measuredFits(*lim) {
+	if len(cands) > 0 && need <= have && s.Lean == nil && s.measuredFits(fit) {
 		// Only the estimate was short, and the code as it is fits.
 		return false, nil
 	}
@@ -325,7 +341,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			// code once the C is emitted (the estimate, a flat 2 KiB a
 			// kernel, refused a 14-layer model whose code was 6 KB
 			// against a 32 KiB budget: user-journey finding).
-			s.codeUnsure = &codeCheck{lim: *lim, consts: need, estimate: headroom}
+			s.codeUnsure = &codeCheck{lim: fit, consts: need, estimate: headroom}
 			return false, nil
 		}
 		consts := "the lowered constants"
@@ -349,6 +365,10 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			}
 			what := fmt.Sprintf("weights (%s) alone, before its code (estimated at %s B)", consts, commas(headroom))
 			return false, s.fitError(*lim, what, need)
+		}
+		if reserved > 0 {
+			what := fmt.Sprintf("weights (%s, %s B) and what shares the region with them (the arena, and the stack where it is there: %s B)", consts, commas(need), commas(reserved))
+			return false, s.fitError(*lim, what, need+reserved)
 		}
 		return false, s.fitError(*lim, "weights ("+consts+")", need)
 	}

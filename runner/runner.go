@@ -562,14 +562,15 @@ type FitError struct {
 func (e *FitError) Error() string {
 	var parts []string
 	for _, o := range e.Overflows {
+		// A region holding data or the arena is RAM, whatever else it
+		// holds (review finding: one holding data, arena and weights was
+		// called flash, its weights left out of the breakdown).
 		kind, detail := "memory", ""
-		for _, h := range o.Holds {
-			switch h {
-			case boards.HoldsCode, boards.HoldsWeights:
-				kind = "flash"
-			case boards.HoldsData, boards.HoldsArena:
-				kind = "RAM"
-			}
+		switch {
+		case slices.Contains(o.Holds, boards.HoldsData) || slices.Contains(o.Holds, boards.HoldsArena):
+			kind = "RAM"
+		case slices.Contains(o.Holds, boards.HoldsCode) || slices.Contains(o.Holds, boards.HoldsWeights):
+			kind = "flash"
 		}
 		if slices.Contains(o.Holds, boards.HoldsArena) && e.ArenaBytes > 0 {
 			detail += fmt.Sprintf("arena %s B", commas(uint64(e.ArenaBytes)))
@@ -579,6 +580,14 @@ func (e *FitError) Error() string {
 				detail += " + "
 			}
 			detail += fmt.Sprintf("stack %s B + data, bss and buffers", commas(uint64(e.StackBytes)))
+		}
+		if kind == "RAM" {
+			for _, h := range []string{boards.HoldsWeights, boards.HoldsCode} {
+				if slices.Contains(o.Holds, h) {
+					detail += " + " + map[string]string{boards.HoldsWeights: "the weights", boards.HoldsCode: "the code"}[h]
+				}
+			}
+			detail = strings.TrimPrefix(detail, " + ")
 		}
 		if detail == "" {
 			detail = strings.Join(o.Holds, ", ")

@@ -997,3 +997,14 @@ func TestCounterWrapsCounted(t *testing.T) {
 		}
 	})
 }
+
+// A region holding data and the arena is RAM, whatever else it holds, and
+// the weights in it are named (review finding: "needs ... B of flash in
+// region RAM", the weights left out).
+func TestFitErrorSharedRAMRegion(t *testing.T) {
+	e := &FitError{Board: "b", Model: "m", ArenaBytes: 256, StackBytes: 16384,
+		Overflows: []RegionOverflow{{Region: "RAM", Holds: []string{boards.HoldsData, boards.HoldsArena, boards.HoldsWeights}, Needed: 22672, Available: 20480}}}
+	if msg := e.Error(); !strings.Contains(msg, "needs 22,672 B of RAM in region RAM (arena 256 B + stack 16,384 B + data, bss and buffers + the weights)") {
+		t.Errorf("%s", msg)
+	}
+}
