@@ -196,6 +196,12 @@ func checkTypes(g *Graph, n *Node) error {
 		if y.DType != Float32 || x.DType == Float32 {
 			return fmt.Errorf("input %q is %s and output %q is %s: a Dequantize maps integers to float32", x.Name, x.DType, y.Name, y.DType)
 		}
+	case Quantize:
+		// (a mutated file's float32 output compiled, and the reference
+		// refused it: session 44's mutation test)
+		if !y.DType.IsInt() {
+			return fmt.Errorf("output %q is %s: a Quantize writes integers", y.Name, y.DType)
+		}
 	case Conv2D, FullyConnected, ConvTranspose2D:
 		b := g.In(n, 2)
 		if b == nil {
