@@ -266,30 +266,11 @@ int main(void) {
     return 0;
 }
 `
-		for name, text := range map[string]string{"mcugen_board.h": header, "main.c": main} {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, name := range []string{"crt.h", "crt_print.c"} {
-			src, _ := Source(name)
-			if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		exe := filepath.Join(dir, "conv")
-		if out, err := exec.Command(gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", dir, filepath.Join(dir, "main.c"), filepath.Join(dir, "crt_print.c"), "-o", exe).CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		out, err := exec.Command(exe).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := strings.Fields(string(out))
+		got := runPrintC(t, gcc, dir, header, main)
 		ticks := []int64{0, 1, 2, 3, 4, 5, 16, 320, 321, 99999, 4294967295,
 			4294967296, 6400000005, 1099511627779, 18000000000123}
 		if len(got) != len(ticks) {
-			t.Fatalf("output %q", out)
+			t.Fatalf("output %q", got)
 		}
 		for i, tk := range ticks {
 			// round(tk * 1e9 / (hz * 2^shift)), half up, in exact rationals.
@@ -551,6 +532,32 @@ func writeBareMetal(t *testing.T, dir string, b *boards.Board, name, text string
 	return files
 }
 
+// runPrintC builds main.c with crt_print.c and a mcugen_board.h of header
+// text in dir for the host, runs it and returns its output's fields.
+func runPrintC(t *testing.T, gcc, dir, header, main string) []string {
+	t.Helper()
+	for name, text := range map[string]string{"mcugen_board.h": header, "main.c": main} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"crt.h", "crt_print.c"} {
+		src, _ := Source(name)
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(dir, "prog")
+	if out, err := exec.Command(gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", dir, filepath.Join(dir, "main.c"), filepath.Join(dir, "crt_print.c"), "-o", exe).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(out))
+}
+
 // crt_counter_ticks64 recovers a window's whole tick count from the counter's
 // low 32 bits and the coarse timebase's ticks over a slightly wider window
 // (its reads frame the counter's): hand-made windows of 0 to 5 wraps, on
@@ -577,26 +584,7 @@ func TestCounterWraps(t *testing.T) {
 		"#define CRT_COUNTER_HZ 25000000u\n#define CRT_ICOUNT_SHIFT 7\n#define CRT_TICKS_NUM 5ull\n#define CRT_TICKS_DEN 16ull\n" +
 		fmt.Sprintf("#define CRT_COARSE_ADDR 0u\n#define CRT_COARSE_TICKS %du\n", ratio)
 	main := "#include <stdio.h>\n#include \"crt.h\"\nvoid crt_write(const char *s, size_t n) { fwrite(s, 1, n, stdout); }\nint main(void) {\n" + calls.String() + "    return 0;\n}\n"
-	for name, text := range map[string]string{"mcugen_board.h": header, "main.c": main} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, name := range []string{"crt.h", "crt_print.c"} {
-		src, _ := Source(name)
-		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exe := filepath.Join(dir, "wraps")
-	if out, err := exec.Command(gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", dir, filepath.Join(dir, "main.c"), filepath.Join(dir, "crt_print.c"), "-o", exe).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	out, err := exec.Command(exe).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Fields(string(out))
+	got := runPrintC(t, gcc, dir, header, main)
 	if len(got) != 3*len(whole) {
 		t.Fatalf("%d lines for %d windows", len(got), 3*len(whole))
 	}

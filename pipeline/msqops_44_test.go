@@ -28,6 +28,22 @@ func msModel(name string, shape []int, xs float64, xzdt graph.DType, xz float64)
 	return bl, q
 }
 
+// msInts returns a maker of integer initializers of pseudo-random values
+// (-127..127; int32 ones 37 times that), from seed.
+func msInts(bl *onnx.Builder, seed uint64) func(name string, dt graph.DType, shape ...int) string {
+	return func(name string, dt graph.DType, shape ...int) string {
+		d := graph.NewData(dt, shape)
+		for i := range d.I {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			d.I[i] = int64(seed>>33)%255 - 127
+			if dt == graph.Int32 {
+				d.I[i] *= 37
+			}
+		}
+		return bl.Init(name, d)
+	}
+}
+
 // msNode adds a com.microsoft node.
 func msNode(bl *onnx.Builder, op string, ins []string, attrs ...*onnx.Attribute) string {
 	out := bl.Node(op, ins, attrs...)
@@ -327,18 +343,7 @@ func TestMicrosoftQOpsRefused(t *testing.T) {
 func TestMicrosoftQOpsModelOnBoards(t *testing.T) {
 	u8, i8 := graph.UInt8, graph.Int8
 	bl, x := msModel("qop", []int{1, 3, 8, 8}, 0.02, u8, 128)
-	seed := uint64(44)
-	ints := func(name string, dt graph.DType, shape ...int) string {
-		d := graph.NewData(dt, shape)
-		for i := range d.I {
-			seed = seed*6364136223846793005 + 1442695040888963407
-			d.I[i] = int64(seed>>33)%255 - 127
-			if dt == graph.Int32 {
-				d.I[i] *= 37
-			}
-		}
-		return bl.Init(name, d)
-	}
+	ints := msInts(bl, 44)
 	sc := func(name string, v float64) string { return bl.Scalar(name, graph.Float32, v) }
 	z8 := func(name string) string { return bl.Scalar(name, u8, 128) }
 	conv := func(name, in, inS, inZ string, cin, cout int, outS string) string {
@@ -388,18 +393,7 @@ func TestMicrosoftQOpsModelOnBoards(t *testing.T) {
 func TestQOperatorUint8ChainShifted(t *testing.T) {
 	u8, i8 := graph.UInt8, graph.Int8
 	bl, x := msModel("chain", []int{1, 4, 8, 8}, 0.02, u8, 128)
-	seed := uint64(7)
-	ints := func(name string, dt graph.DType, shape ...int) string {
-		d := graph.NewData(dt, shape)
-		for i := range d.I {
-			seed = seed*6364136223846793005 + 1442695040888963407
-			d.I[i] = int64(seed>>33)%255 - 127
-			if dt == graph.Int32 {
-				d.I[i] *= 37
-			}
-		}
-		return bl.Init(name, d)
-	}
+	ints := msInts(bl, 7)
 	c1 := bl.Node("QLinearConv", []string{x, "chain_xs", "chain_xz", ints("w1", i8, 8, 4, 3, 3), bl.Scalar("w1s", graph.Float32, 0.004), bl.Scalar("w1z", i8, 0),
 		bl.Scalar("y1s", graph.Float32, 0.05), bl.Scalar("y1z", u8, 120), ints("b1", graph.Int32, 8)}, onnx.IntsAttr("pads", 1, 1, 1, 1))
 	mp := bl.Node("MaxPool", []string{c1}, onnx.IntsAttr("kernel_shape", 2, 2), onnx.IntsAttr("strides", 2, 2))
