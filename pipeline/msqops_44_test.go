@@ -57,21 +57,23 @@ func msOut(bl *onnx.Builder, y string, s float64, zdt graph.DType, z float64) {
 	bl.Output(bl.Node("DequantizeLinear", []string{y, bl.Scalar(y+"_s", graph.Float32, s), bl.Scalar(y+"_z", zdt, z)}), graph.Float32)
 }
 
-// msRun imports and folds bl's model, checks that only the input's
-// Quantize and the output's Dequantize compute in float, and returns the
-// interpreter's output for x (and, outside -short, checks the C for the
-// host gives the same). Ops in allowFloat (no int8 form in TFLite) may stay
-// in float.
-func msRun(t *testing.T, bl *onnx.Builder, x *graph.Data, allowFloat ...graph.Op) *graph.Data {
+// msFold imports bl's model and folds it (FoldQDQ).
+func msFold(t *testing.T, bl *onnx.Builder) (g, f *graph.Graph) {
 	t.Helper()
-	g, err := onnx.Import("m", bl.Model(), onnx.Options{})
+	g, err := onnx.Import(bl.Model().Graph.Name, bl.Model(), onnx.Options{})
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
-	f, err := FoldQDQ(g)
-	if err != nil {
+	if f, err = FoldQDQ(g); err != nil {
 		t.Fatalf("fold: %v", err)
 	}
+	return g, f
+}
+
+// msAllInt fails where a node of f other than a Quantize or Dequantize (or
+// an op of allowFloat) computes in float.
+func msAllInt(t *testing.T, f *graph.Graph, allowFloat ...graph.Op) {
+	t.Helper()
 	for _, n := range f.Nodes {
 		if n.Op == graph.Quantize || n.Op == graph.Dequantize || slices.Contains(allowFloat, n.Op) {
 			continue
@@ -82,6 +84,17 @@ func msRun(t *testing.T, bl *onnx.Builder, x *graph.Data, allowFloat ...graph.Op
 			}
 		}
 	}
+}
+
+// msRun imports and folds bl's model, checks that only the input's
+// Quantize and the output's Dequantize compute in float, and returns the
+// interpreter's output for x (and, outside -short, checks the C for the
+// host gives the same). Ops in allowFloat (no int8 form in TFLite) may stay
+// in float.
+func msRun(t *testing.T, bl *onnx.Builder, x *graph.Data, allowFloat ...graph.Op) *graph.Data {
+	t.Helper()
+	g, f := msFold(t, bl)
+	msAllInt(t, f, allowFloat...)
 	out, err := interp.Run(f, map[string]*graph.Data{"x": x})
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -208,14 +221,7 @@ func TestMicrosoftQOps(t *testing.T) {
 		y := msNode(bl, "QLinearConcat", []string{bl.Scalar("ys", graph.Float32, 0.3), bl.Scalar("yz", i8, 0),
 			a, bl.Scalar("as", graph.Float32, 0.25), bl.Scalar("az", i8, 0), b, "x2s", "x2z"}, onnx.IntAttr("axis", 1))
 		msOut(bl, y, 0.3, i8, 0)
-		g, err := onnx.Import("m", bl.Model(), onnx.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fg, err := FoldQDQ(g)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, fg := msFold(t, bl)
 		out, err := interp.Run(fg, map[string]*graph.Data{"x": f([]int{1, 2}, 1, 0.5), "x2": f([]int{1, 2}, 2, -3)})
 		if err != nil {
 			t.Fatal(err)
@@ -280,14 +286,7 @@ func TestMicrosoftQOps(t *testing.T) {
 		wantFloats(t, "qgemm", msRun(t, gemm(true), f([]int{1, 2}, 1, 2)), 5*float64(float32(0.1)), 9*float64(float32(0.1)))
 	})
 	t.Run("QGemm float output", func(t *testing.T) {
-		g, err := onnx.Import("m", gemm(false).Model(), onnx.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fg, err := FoldQDQ(g)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, fg := msFold(t, gemm(false))
 		out, err := interp.Run(fg, map[string]*graph.Data{"x": f([]int{1, 2}, 1, 2)})
 		if err != nil {
 			t.Fatal(err)
@@ -360,19 +359,8 @@ func TestMicrosoftQOpsModelOnBoards(t *testing.T) {
 	sm := msNode(bl, "QLinearSoftmax", []string{fc, "fc_ys", "fc_yz", sc("sm_s", 1.0/256), bl.Scalar("sm_z", u8, 0)}, onnx.IntAttr("opset", 13))
 	msOut(bl, sm, 1.0/256, u8, 0)
 
-	g, err := onnx.Import("qop", bl.Model(), onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := FoldQDQ(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range f.Nodes {
-		if n.Op != graph.Quantize && n.Op != graph.Dequantize && f.Tensors[n.Outputs[0]].DType == graph.Float32 {
-			t.Errorf("node %s (%s) still computes in float", n.Name, n.Op)
-		}
-	}
+	g, f := msFold(t, bl)
+	msAllInt(t, f)
 	for _, board := range []string{"mps2-an386", "mps3-an547"} {
 		t.Run(board, func(t *testing.T) {
 			s, err := CompileGraph(g, "qop", Options{Board: qemuBoard(t, board), Version: "test"})
@@ -400,14 +388,7 @@ func TestQOperatorUint8ChainShifted(t *testing.T) {
 	c2 := bl.Node("QLinearConv", []string{mp, "y1s", "y1z", ints("w2", i8, 8, 8, 1, 1), bl.Scalar("w2s", graph.Float32, 0.004), bl.Scalar("w2z", i8, 0),
 		bl.Scalar("y2s", graph.Float32, 0.06), bl.Scalar("y2z", u8, 130), ints("b2", graph.Int32, 8)})
 	msOut(bl, c2, 0.06, u8, 130)
-	g, err := onnx.Import("chain", bl.Model(), onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := FoldQDQ(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, f := msFold(t, bl)
 	shifted := 0
 	for _, n := range f.Nodes {
 		if n.Op != graph.Conv2D && n.Op != graph.MaxPool2D {
