@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,23 +15,14 @@ import (
 // short" (review finding). Both now give the plan the build would use,
 // and say why the in-place one is out.
 func TestFitErrorOfThePlanKept(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "ram.star")
-	src := ""
-	for _, ram := range []int{40959, 40960} {
-		src += "board(name = \"an386-r" + strconv.Itoa(ram) + "\", inherits = \"mps2-an386\", stack_bytes = 4096, memory = [\n" +
-			"    region(name = \"FLASH\", origin = 0x00000000, length = 4194304, holds = [\"code\", \"weights\"]),\n" +
-			"    region(name = \"RAM\", origin = 0x20000000, length = " + strconv.Itoa(ram) + ", holds = [\"data\", \"arena\"]),\n])\n"
-	}
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+	ram40k := map[int]string{}
+	for _, n := range []int{40959, 40960} {
+		ram40k[n] = an386Regions("an386-r"+strconv.Itoa(n), 4096, `"code", "weights"`, strconv.Itoa(n), `"data", "arena"`)
 	}
 	model := filepath.Join(sharedDir(t), mlperfModels[1].file)
 	for _, ram := range []int{40959, 40960} {
-		b, err := LoadBoard("an386-r"+strconv.Itoa(ram), file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = Compile(model, Options{Board: b, Version: "test"})
+		b := starBoard(t, "an386-r"+strconv.Itoa(ram), ram40k[ram])
+		_, err := Compile(model, Options{Board: b, Version: "test"})
 		var fe *FitError
 		if !errors.As(err, &fe) || fe.Need != 46080+4096 || fe.Have != int64(ram) ||
 			!strings.Contains(err.Error(), "in place the arena would be 36,864 B, but in-place forms need more stack than the board's 4,096 B") {
@@ -40,16 +30,7 @@ func TestFitErrorOfThePlanKept(t *testing.T) {
 		}
 	}
 	// With the stack for the in-place forms it fits at the in-place bound.
-	src = "board(name = \"an386-r8k\", inherits = \"mps2-an386\", stack_bytes = 8192, memory = [\n" +
-		"    region(name = \"FLASH\", origin = 0x00000000, length = 4194304, holds = [\"code\", \"weights\"]),\n" +
-		"    region(name = \"RAM\", origin = 0x20000000, length = 45056, holds = [\"data\", \"arena\"]),\n])\n"
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, err := LoadBoard("an386-r8k", file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := starBoard(t, "an386-r8k", an386Regions("an386-r8k", 8192, `"code", "weights"`, "45056", `"data", "arena"`))
 	s, err := Compile(model, Options{Board: b, Version: "test"})
 	if err != nil || s.Plan.ArenaBytes != 36864 {
 		t.Errorf("8 KiB stack, 45,056 B RAM: %v; want the 36,864 B in-place plan to fit", err)

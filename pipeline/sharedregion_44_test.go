@@ -2,10 +2,11 @@ package pipeline
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcugen/mcugen/boards"
 )
 
 // Weights in a RAM region that also holds the data (the stack) and the arena
@@ -14,31 +15,17 @@ import (
 // int8 (5,368 B), the 256 B arena and the stack need 22,008 B. With 64 KiB
 // it fits, int16 weights and all.
 func TestWeightsBesideArenaAndStack(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "shared.star")
-	src := ""
-	for _, kib := range []string{"20", "64"} {
-		src += "board(name = \"an386-shared" + kib + "k\", inherits = \"mps2-an386\", memory = [\n" +
-			"    region(name = \"FLASH\", origin = 0x00000000, length = 4 * MiB, holds = [\"code\"]),\n" +
-			"    region(name = \"RAM\", origin = 0x20000000, length = " + kib + " * KiB, holds = [\"data\", \"arena\", \"weights\"]),\n])\n"
-	}
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+	board := func(kib string) *boards.Board {
+		name := "an386-shared" + kib + "k"
+		return starBoard(t, name, an386Regions(name, 0, `"code"`, kib+" * KiB", `"data", "arena", "weights"`))
 	}
 	model := filepath.Join("..", "testdata", "tflite", "cnn_int8.tflite")
-	b, err := LoadBoard("an386-shared20k", file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Compile(model, Options{Board: b, Version: "test"})
+	_, err := Compile(model, Options{Board: board("20"), Version: "test"})
 	var fe *FitError
 	if !errors.As(err, &fe) || fe.Have != 20*1024 || fe.Need != 22008 || !strings.Contains(err.Error(), "what shares the region with them") {
 		t.Fatalf("20 KiB: %v; want 22,008 B against 20,480 B, naming the arena and stack beside the weights", err)
 	}
-	b, err = LoadBoard("an386-shared64k", file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Compile(model, Options{Board: b, Version: "test"})
+	s, err := Compile(model, Options{Board: board("64"), Version: "test"})
 	if err != nil {
 		t.Fatalf("64 KiB: %v", err)
 	}
