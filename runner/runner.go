@@ -94,6 +94,10 @@ type Firmware struct {
 	Text          int // from the size tool: text (code + read-only data)
 	Data          int
 	BSS           int // includes the stack and the arena
+	// RAMWeights is the part of Text the linker script put in a writable
+	// region (a board file's weights region in RAM): loaded into RAM, not
+	// flash, so FlashBytes leaves it out and RAMBytes counts it.
+	RAMWeights int
 	// StackBottom is the address of the stack's lowest word (the linker
 	// script's _sstack) in a bare-metal firmware, 0 where unknown.
 	StackBottom uint64
@@ -131,11 +135,35 @@ func symbolValue(path, name string) uint64 {
 	return 0
 }
 
-// FlashBytes is text + data; RAMBytes is data + bss (stack and arena included).
-func (f *Firmware) FlashBytes() int { return f.Text + f.Data }
+// FlashBytes is text + data, less the weights placed in RAM.
+func (f *Firmware) FlashBytes() int { return f.Text - f.RAMWeights + f.Data }
 
-// RAMBytes is data + bss.
-func (f *Firmware) RAMBytes() int { return f.Data + f.BSS }
+// RAMBytes is data + bss (stack and arena included), with the weights placed in RAM.
+func (f *Firmware) RAMBytes() int { return f.Data + f.BSS + f.RAMWeights }
+
+// weightsOutputSection is the linker script's output section of the weights
+// when they have a region of their own (crt/src/mcugen.ld.tmpl).
+const weightsOutputSection = ".mcugen_weights"
+
+// writableSection is the size of the ELF file's allocated section name when
+// its address is in one of the board's writable regions, else 0.
+func writableSection(path string, b *boards.Board, name string) int {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sec := f.Section(name)
+	if sec == nil || sec.Flags&elf.SHF_ALLOC == 0 || sec.Type == elf.SHT_NOBITS {
+		return 0
+	}
+	for _, r := range b.Memory {
+		if !r.ReadOnly && sec.Addr >= r.Origin && sec.Addr-r.Origin < r.Length {
+			return int(sec.Size)
+		}
+	}
+	return 0
+}
 
 // MissingToolError says which program is missing and which Debian package provides it.
 type MissingToolError struct {
@@ -342,6 +370,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 	}
 	if b.BareMetal() {
 		fw.StackBottom = symbolValue(out, "_sstack")
+		fw.RAMWeights = writableSection(out, b, weightsOutputSection)
 	}
 	if o.Mix {
 		if err := EnableMix(fw); err != nil {
