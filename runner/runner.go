@@ -890,6 +890,9 @@ type TimeoutError struct {
 	// overflow there is not trapped and can hang the run (QEMU's MPS2
 	// machines read zeros below RAM, where the stack ends: review finding).
 	Core string
+	// Hint names the board's regions outside the memory QEMU's machine has
+	// (unmappedHint); "" when none is.
+	Hint string
 }
 
 func (e *TimeoutError) Error() string {
@@ -897,8 +900,12 @@ func (e *TimeoutError) Error() string {
 	if e.Core != "" {
 		why = fmt.Sprintf("an endless loop, a core lockup after a fault, or a stack overflow, which a %s does not trap (a larger stack_bytes in a board file tells)", e.Core)
 	}
-	return fmt.Sprintf("runner: firmware on %s did not finish within %v and was killed: the timeout may be too short for it (--timeout), or it hangs (%s); last output: %q",
-		e.Board, e.Timeout, why, tail(e.Log, 3))
+	hint := ""
+	if e.Hint != "" {
+		hint = "; " + e.Hint
+	}
+	return fmt.Sprintf("runner: firmware on %s did not finish within %v and was killed: the timeout may be too short for it (--timeout), or it hangs (%s)%s; last output: %q",
+		e.Board, e.Timeout, why, hint, tail(e.Log, 3))
 }
 
 // stackLimitCores have MSPLIM (Armv8-M Main), which the start-up code sets
@@ -968,6 +975,7 @@ func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
 		if core := boards.CoreOf(fw.Board.CPU); fw.Board.BareMetal() && !slices.Contains(stackLimitCores, core) {
 			te.Core = core
 		}
+		te.Hint = unmappedHint(fw.Board)
 		return res, te
 	}
 	perr := parse(fw, res)
@@ -981,6 +989,9 @@ func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
 		if errors.As(runErr, &ee) {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				if err := lockupOverflow(fw, res.Log); err != nil {
+					return res, err
+				}
+				if err := lockupError(fw, res.Log); err != nil {
 					return res, err
 				}
 				return res, &CrashError{Board: fw.Board.Name, Signal: ws.Signal().String(), Log: res.Log}
