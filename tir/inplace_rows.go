@@ -63,6 +63,12 @@ func rowGeom(g *graph.Graph, n *graph.Node) (rowGeometry, bool) {
 		x.Shape[0] != 1 || y.Shape[0] != 1 || x.DType.Size() == 0 || x.DType.Size() != y.DType.Size() {
 		return r, false
 	}
+	if !w.IsConst() {
+		// Weights fed at run time are refused by the layer's own lowering,
+		// which names the model's tensor (the one-row graph has no
+		// producers to trace it through: it named "w_nhwc").
+		return r, false
+	}
 	if x.DType != graph.Int8 && x.DType != graph.UInt8 && x.DType != graph.Float32 {
 		return r, false
 	}
