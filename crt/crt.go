@@ -278,6 +278,11 @@ func BoardHeader(b *boards.Board) string {
 		if u.Kind != "none" {
 			fmt.Fprintf(&s, "#define CRT_UART_BASE 0x%08Xu\n", u.Base)
 		}
+		switch boards.CoreOf(b.CPU) {
+		case "cortex-m7", "cortex-m55", "cortex-m85":
+			// Level 1 caches to enable at reset (crt_startup.c).
+			s.WriteString("#define CRT_CACHES 1\n")
+		}
 		if len(b.Init) > 0 {
 			s.WriteString("#define CRT_INIT_REGS")
 			for i, r := range b.Init {

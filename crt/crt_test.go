@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -454,12 +455,8 @@ func TestStackGuardAgrees(t *testing.T) {
 // before main, and the linker script defines end for newlib's sbrk (a
 // --specs=rdimon.specs link failed without it).
 func TestCPlusPlusFirmware(t *testing.T) {
-	cc := needTool(t, "arm-none-eabi-gcc", "gcc-arm-none-eabi")
-	cxx := needTool(t, "arm-none-eabi-g++", "gcc-arm-none-eabi")
-	qemu := needTool(t, "qemu-system-arm", "qemu-system-arm")
 	b := getBoard(t, "mps2-an386")
 	b.UART = boards.UART{Kind: "none"}
-	dir := t.TempDir()
 	mainCC := `#include "crt.h"
 struct Answer {
     int v;
@@ -474,7 +471,22 @@ int main(void) {
     return answer.v;
 }
 `
-	files := writeBareMetal(t, dir, b, "main.cc", mainCC)
+	out, err := runBareMetal(t, b, "main.cc", mainCC)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 42 || !strings.Contains(string(out), "constructed 42") {
+		t.Fatalf("exit %v, want code 42 and \"constructed 42\"; output %q", err, out)
+	}
+}
+
+// runBareMetal builds a bare-metal program for b from the main file (name,
+// text: C, or C++ for .cc) and the runtime (writeBareMetal), runs it under
+// b's QEMU machine and returns what it printed and how it ended.
+func runBareMetal(t *testing.T, b *boards.Board, name, text string) ([]byte, error) {
+	t.Helper()
+	cc := needTool(t, "arm-none-eabi-gcc", "gcc-arm-none-eabi")
+	cxx := needTool(t, "arm-none-eabi-g++", "gcc-arm-none-eabi")
+	qemu := needTool(t, "qemu-system-arm", "qemu-system-arm")
+	dir := t.TempDir()
+	files := writeBareMetal(t, dir, b, name, text)
 	var objs []string
 	for n := range files {
 		var tool string
@@ -494,19 +506,17 @@ int main(void) {
 		}
 		objs = append(objs, obj)
 	}
+	sort.Strings(objs)
 	elf := filepath.Join(dir, "fw.elf")
 	args := append(b.GCCFlags(), objs...)
 	args = append(args, "-nostartfiles", "--specs=rdimon.specs", "-Wl,--gc-sections", "-T", filepath.Join(dir, LinkerFile), "-o", elf)
-	// Linked by gcc: without libstdc++, which this program needs none of.
+	// Linked by gcc: without libstdc++, which these programs need none of.
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("link with rdimon.specs: %v\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, qemu, append([]string{"-M", b.QEMU.Machine}, append(b.QEMU.Args, "-kernel", elf)...)...).CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 42 || !strings.Contains(string(out), "constructed 42") {
-		t.Fatalf("exit %v, want code 42 and \"constructed 42\"; output %q", err, out)
-	}
+	return exec.CommandContext(ctx, qemu, append([]string{"-M", b.QEMU.Machine}, append(b.QEMU.Args, "-kernel", elf)...)...).CombinedOutput()
 }
 
 // writeBareMetal writes into dir a bare-metal program for b: the main file

@@ -22,7 +22,9 @@ void Reset_Handler(void);
 void crt_fault_entry(void);
 __attribute__((used)) void crt_fault_report(const uint32_t *frame);
 
+#ifndef CRT_REG
 #define CRT_REG(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
+#endif
 
 /* Mainline cores (v7-M, v8-M Main) have the configurable fault status registers. */
 #if defined(__ARM_ARCH_ISA_THUMB) && __ARM_ARCH_ISA_THUMB == 2
@@ -61,6 +63,55 @@ __attribute__((naked)) void Reset_Handler(void)
 #define CRT_RESET Reset_Handler
 #endif
 
+#if defined(CRT_CACHES) && !defined(CRT_NO_CACHES)
+/* The Cortex-M7's, M55's and M85's level 1 caches are off after reset: a firmware
+ * engineer's build runs from flash at a fraction of the core's speed until they are on.
+ * CLIDR says which the part has (they are optional); a cache already on (a boot loader
+ * turned it on and may have dirty lines) is left as it is. The data cache is invalidated
+ * line by line (set and way, from CCSIDR) before it is enabled. Compile with
+ * -DCRT_NO_CACHES to leave them off. QEMU does not model caches, so counts under it do
+ * not change. */
+#ifndef CRT_DSB
+#define CRT_DSB() __asm__ volatile("dsb" ::: "memory")
+#define CRT_ISB() __asm__ volatile("isb" ::: "memory")
+#endif
+static void crt_caches_enable(void)
+{
+    uint32_t clidr = CRT_REG(0xE000ED78u), ccr = CRT_REG(0xE000ED14u);
+    if ((clidr & 1u) != 0u && (ccr & (1u << 17)) == 0u) {
+        CRT_DSB();
+        CRT_ISB();
+        CRT_REG(0xE000EF50u) = 0u; /* ICIALLU */
+        CRT_DSB();
+        CRT_ISB();
+        ccr |= 1u << 17; /* CCR.IC */
+        CRT_REG(0xE000ED14u) = ccr;
+        CRT_DSB();
+        CRT_ISB();
+    }
+    if ((clidr & 2u) != 0u && (ccr & (1u << 16)) == 0u) {
+        uint32_t ccsidr, sets, ways, set_shift, way_shift, set, way;
+        CRT_REG(0xE000ED84u) = 0u; /* CSSELR: the level 1 data cache */
+        CRT_DSB();
+        ccsidr = CRT_REG(0xE000ED80u);
+        set_shift = (ccsidr & 7u) + 4u;      /* log2 of a line's bytes */
+        ways = (ccsidr >> 3) & 0x3FFu;       /* associativity - 1 */
+        sets = (ccsidr >> 13) & 0x7FFFu;     /* sets - 1 */
+        way_shift = ways != 0u ? (uint32_t)__builtin_clz(ways) : 0u; /* way in the top bits */
+        for (set = 0u; set <= sets; set++) {
+            for (way = 0u; way <= ways; way++) {
+                CRT_REG(0xE000EF60u) = (way << way_shift) | (set << set_shift); /* DCISW */
+            }
+        }
+        CRT_DSB();
+        ccr |= 1u << 16; /* CCR.DC */
+        CRT_REG(0xE000ED14u) = ccr;
+        CRT_DSB();
+        CRT_ISB();
+    }
+}
+#endif
+
 void CRT_RESET(void)
 {
     uint32_t *src, *dst;
@@ -79,6 +130,9 @@ void CRT_RESET(void)
        band holds the exception frame and the fault report's own frames (a limit at the very
        bottom left them nowhere to go: the core locked up). */
     __asm__ volatile("msr msplim, %0" : : "r"((uintptr_t)_sstack + CRT_STACK_GUARD));
+#endif
+#if defined(CRT_CACHES) && !defined(CRT_NO_CACHES)
+    crt_caches_enable();
 #endif
     for (src = &_sidata, dst = &_sdata; dst < &_edata;) {
         *dst++ = *src++;
