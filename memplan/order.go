@@ -58,28 +58,7 @@ func (a *analysis) searchOrder() []int {
 	nn := len(a.g.Nodes)
 	words := (nn + 63) / 64
 	width := max(8, min(4096, searchTransitions/max(1, nn*nn)))
-
-	// Live bytes before anything runs: inputs that something still needs.
-	resident0, extra0 := 0, 0
-	for id := range a.ts {
-		t := &a.ts[id]
-		if !t.input || t.root != id || a.outside[id] {
-			continue
-		}
-		if len(a.groupCons[id]) > 0 || a.groupOut[id] {
-			resident0 += t.size
-		} else {
-			extra0 += t.size
-		}
-	}
-	outBytes := make([]int, nn)
-	for n := range nn {
-		for _, o := range a.outs[n] {
-			if a.ts[o].root == o && !a.outside[o] {
-				outBytes[n] += a.ts[o].size
-			}
-		}
-	}
+	resident0, extra0, outBytes := a.startBytes()
 	level := []orderState{{done: make(bitset, words), resident: resident0, parent: -1, node: -1}}
 	var levels [][]orderState
 	for depth := 0; depth < nn; depth++ {
@@ -144,17 +123,49 @@ func (a *analysis) ready(done bitset, n int) bool {
 	return true
 }
 
+// startBytes is what an order search starts from: the live bytes before
+// anything runs (inputs that something still needs: resident; those that
+// nothing reads: extra, live during the first step only), and the bytes of
+// each node's outputs that the arena holds.
+func (a *analysis) startBytes() (resident, extra int, outBytes []int) {
+	for id := range a.ts {
+		t := &a.ts[id]
+		if !t.input || t.root != id || a.outside[id] {
+			continue
+		}
+		if len(a.groupCons[id]) > 0 || a.groupOut[id] {
+			resident += t.size
+		} else {
+			extra += t.size
+		}
+	}
+	outBytes = make([]int, len(a.g.Nodes))
+	for n := range outBytes {
+		for _, o := range a.outs[n] {
+			if a.ts[o].root == o && !a.outside[o] {
+				outBytes[n] += a.ts[o].size
+			}
+		}
+	}
+	return resident, extra, outBytes
+}
+
 // stepCost is the live bytes while n runs after the set done, and the live
 // bytes after it.
 func (a *analysis) stepCost(done bitset, resident, n, out int) (cost, after int) {
-	allDone := func(r int) bool {
+	return a.stepCostBy(func(r int) bool {
 		for _, c := range a.groupCons[r] {
 			if c != n && !done.has(c) {
 				return false
 			}
 		}
 		return true
-	}
+	}, resident, n, out)
+}
+
+// stepCostBy is stepCost with allDone saying whether every reader of root r
+// other than n has run.
+func (a *analysis) stepCostBy(allDone func(r int) bool, resident, n, out int) (cost, after int) {
 	cost = resident + out
 	if x, y, ok := a.inPlaceAt(n, allDone); ok {
 		cost -= min(a.ts[x].size, a.ts[y].size)

@@ -161,25 +161,47 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 	for i := range model {
 		model[i] = i
 	}
+	// The greedy order (greedyOrder) stands beside the model's for every
+	// graph, and the beam search's for those it can afford.
+	var greedy []int
+	if opt.OrderSearch && len(g.Nodes) > 2 {
+		if greedy = a.greedyOrder(); slices.Equal(greedy, model) {
+			greedy = nil
+		}
+	}
 	// The placers keep a conflict list per pair of tensors live together:
 	// thousands live at once (a Concat of every layer's output) took
-	// gigabytes (review finding). Real models keep a few dozen.
-	if live := maxLive(a.lifetimes(model).slots); live > MaxLive {
+	// gigabytes (review finding). Real models keep a few dozen. An order
+	// past the limit is not planned; the model's may be, where the greedy
+	// one is not (a review: 1,100 multiplies read in the file's order
+	// before their sum were refused, where three are live at once).
+	var best *Plan
+	live := maxLive(a.lifetimes(model).slots)
+	if live <= MaxLive {
+		best = a.planOrder(model)
+	}
+	consider := func(ord []int) {
+		if ord == nil || maxLive(a.lifetimes(ord).slots) > MaxLive {
+			return
+		}
+		p := a.planOrder(ord)
+		if best == nil || p.ArenaBytes < best.ArenaBytes ||
+			(p.ArenaBytes == best.ArenaBytes && p.LowerBoundBytes < best.LowerBoundBytes) {
+			p.OrderSearched = true
+			best = p
+		}
+	}
+	consider(greedy)
+	if best == nil {
 		return nil, fmt.Errorf("memplan: %d tensors are live at once in the model's order; mcugen plans at most %d", live, MaxLive)
 	}
-	best := a.planOrder(model)
 	// The search costs about 8·n² set operations of n/64 words each even
 	// at its narrowest beam: past maxSearchNodes (a recurrent layer
 	// unrolled over hundreds of steps) it would take minutes, and the
-	// model's own order stands.
+	// greedy order (or the model's) stands.
 	if opt.OrderSearch && len(g.Nodes) > 2 && len(g.Nodes) <= maxSearchNodes {
-		if ord := a.searchOrder(); !slices.Equal(ord, model) {
-			p := a.planOrder(ord)
-			if p.ArenaBytes < best.ArenaBytes ||
-				(p.ArenaBytes == best.ArenaBytes && p.LowerBoundBytes < best.LowerBoundBytes) {
-				p.OrderSearched = true
-				best = p
-			}
+		if ord := a.searchOrder(); !slices.Equal(ord, model) && !slices.Equal(ord, greedy) {
+			consider(ord)
 		}
 	}
 	return best, nil
