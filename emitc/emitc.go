@@ -262,7 +262,7 @@ func (e *emitter) header() []byte {
 		}
 	}
 	stack, _ := e.m.ScratchBytes()
-	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames. */\n#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
+	fmt.Fprintf(&b, "/* Bytes of stack the largest kernel's local arrays take, on top of the call frames\n   (an optimized build's take a few hundred more; an unoptimized clang build's up to 12 KiB). */\n#define %s_STACK_SIZE %d\n", e.PREFIX, stack)
 	// Multi-model journey: a firmware splitting its flash between models
 	// found this only in compile --json (weights_bytes). _BYTES: no
 	// tensor's macro ends so.
