@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph"
@@ -43,7 +44,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		return nil, fmt.Errorf("%s: is a directory, not a model file", path)
 	}
 	if st.Size() > MaxModelBytes {
-		return nil, fmt.Errorf("%s: %d bytes is larger than the %d-byte limit for a model", path, st.Size(), MaxModelBytes)
+		return nil, fmt.Errorf("%s: %s bytes is larger than the %s-byte limit for a model", path, thousands(st.Size()), thousands(MaxModelBytes))
 	}
 	b, err := fileio.ReadRegular(path, MaxModelBytes)
 	if err != nil {
@@ -300,4 +301,19 @@ func BindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 		out[name] = d
 	}
 	return out, nil
+}
+
+// thousands writes v with commas between groups of three digits, as the
+// CLI's other figures are.
+func thousands(v int64) string {
+	s := strconv.FormatInt(v, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
 }

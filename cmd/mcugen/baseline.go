@@ -359,7 +359,12 @@ func (g regression) String() string {
 			against += ", whose SHA-256 differs"
 		}
 	}
-	return fmt.Sprintf("%s on %s: %s %s -> %s (%+.2f%%; %s%s)", displayPath(g.Model), g.Board, g.Metric, comma(g.Baseline), comma(g.Current), g.Percent, allowed, against)
+	pct := fmt.Sprintf("%+.2f%%", g.Percent)
+	if (pct == "+0.00%" || pct == "-0.00%") && g.Percent != 0 {
+		// 100 more of 2.5 M read as "+0.00%" (review finding).
+		pct = fmt.Sprintf("%+.2g%%", g.Percent)
+	}
+	return fmt.Sprintf("%s on %s: %s %s -> %s (%s; %s%s)", displayPath(g.Model), g.Board, g.Metric, comma(g.Baseline), comma(g.Current), pct, allowed, against)
 }
 
 // displayPath is p relative to the working directory when it lies inside

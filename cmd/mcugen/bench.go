@@ -213,7 +213,7 @@ func (c *benchCmd) Run(e *env) error {
 				}
 				continue
 			}
-			s, err := pipeline.Compile(model, opt)
+			s, err := compileModel(model, opt)
 			if err != nil {
 				if err := failCase(model, flags.Board, "", err); err != nil {
 					return err

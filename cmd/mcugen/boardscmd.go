@@ -67,7 +67,10 @@ func (c *boardsCmd) Run(e *env) error {
 		if r := b.RegionFor(boards.HoldsArena); r != nil {
 			arena = r.Length
 		}
-		out.Boards = append(out.Boards, boardInfo{Name: b.Name, CPU: b.CPU, Features: feats, FlashBytes: b.FlashBytes(),
+		// The table's and --json's core agree: a Linux board's
+		// architecture where it names no -mcpu, "native" for the host
+		// (--json said "" where the table said native: review finding).
+		out.Boards = append(out.Boards, boardInfo{Name: b.Name, CPU: cmp.Or(b.CPU, b.Arch, "native"), Features: feats, FlashBytes: b.FlashBytes(),
 			RAMBytes: b.RAMBytes(), ArenaRAMBytes: arena, QEMU: qemu, Output: output(b), Zephyr: b.Zephyr, Arduino: b.Arduino})
 	}
 	if c.JSON {
@@ -89,7 +92,7 @@ func (c *boardsCmd) Run(e *env) error {
 	row := "%-*s %-*s %-*s %10s %10s %10s  %-*s %-*s %-*s %s\n"
 	fmt.Fprintf(e.stdout, row, nw, "board", cw, "cpu", fw, "features", "flash", "ram", "arena ram", qw, "qemu", ow, "output", zw, "zephyr", "arduino (fqbn)")
 	for _, b := range out.Boards {
-		fmt.Fprintf(e.stdout, row, nw, b.Name, cw, cmp.Or(b.CPU, "native"), fw, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
+		fmt.Fprintf(e.stdout, row, nw, b.Name, cw, b.CPU, fw, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
 			kib(b.ArenaRAMBytes), qw, dash(b.QEMU), ow, b.Output, zw, dash(b.Zephyr), dash(b.Arduino))
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -134,7 +135,7 @@ func (c *compileCmd) Run(e *env) error {
 		// linker scripts, so the weights stay in ordinary read-only data.
 		opt.PlainWeights = !templates.UsesCRT(kind)
 	}
-	s, err := pipeline.Compile(c.Model, opt)
+	s, err := compileModel(c.Model, opt)
 	if err != nil {
 		return err
 	}
@@ -379,6 +380,12 @@ func extraPaths(old, tmp string) ([]string, error) {
 // fs.SkipAll act as in filepath.WalkDir.
 func walkRel(root string, fn func(rel, key string, e fs.DirEntry) error) error {
 	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Gone while walked: a concurrent compile --force to the same
+			// directory replaced it ("readdirent out: no such file or
+			// directory" under load); what is gone holds nothing.
+			return nil
+		}
 		if err != nil {
 			return err
 		}

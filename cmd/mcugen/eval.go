@@ -15,7 +15,7 @@ import (
 
 type evalCmd struct {
 	modelFlags
-	Input []string `help:"Input tensor file (.npy, .pb or .bin); NAME=FILE binds by name, a bare FILE by position." required:"" placeholder:"[NAME=]FILE" sep:"none"`
+	Input []string `help:"Input tensor file (.npy, .pb or .bin); NAME=FILE binds by name, a bare FILE by position (one per model input; none for a model without inputs)." placeholder:"[NAME=]FILE" sep:"none"`
 	Out   string   `short:"o" help:"Directory for the outputs, one <output name>.npy each." required:"" type:"path" placeholder:"DIR"`
 	JSON  bool     `name:"json" help:"Print one JSON object."`
 }
@@ -66,6 +66,11 @@ func (c *evalCmd) Run(e *env) error {
 	files := outputFiles(c.Out, g.UserOutputs())
 	if err := checkSparesInputs("-o", files, c.Input); err != nil {
 		return err
+	}
+	if len(c.Input) == 0 && len(g.Inputs) > 0 {
+		// Optional for a model without inputs (a review: eval of ONNX's
+		// test_constant asked for a file nothing could be).
+		return usageError{fmt.Errorf("missing flags: --input=[NAME=]FILE (%s has %d input(s))", c.Model, len(g.Inputs))}
 	}
 	ins, err := bindInputs(g, c.Input)
 	if err != nil {

@@ -17,11 +17,13 @@ type inspectCmd struct {
 }
 
 type tensorInfo struct {
-	Name      string    `json:"name"`
-	Shape     []int     `json:"shape"`
-	DType     string    `json:"dtype"`
-	Scale     []float32 `json:"scale,omitempty"`
-	ZeroPoint []int32   `json:"zero_point,omitempty"`
+	Name  string `json:"name"`
+	Shape []int  `json:"shape"`
+	DType string `json:"dtype"`
+	// Scale and ZeroPoint are null for a float tensor: DESIGN.md lists
+	// them among the fields every input and output has.
+	Scale     []float32 `json:"scale"`
+	ZeroPoint []int32   `json:"zero_point"`
 }
 
 type inspectReport struct {

@@ -19,11 +19,13 @@ func TestPlanThatDoesNotFitIsShown(t *testing.T) {
 	model := filepath.Join(dir, "vww/vww_96_int8.tflite")
 	code, out, errs := mcugen(t, "plan", model, "--board", "microbit")
 	oneErrorLine(t, "plan on microbit", code, errs, 1, "does not fit on microbit")
-	if !strings.Contains(out, "arena 36,864 B") {
+	// compile's arena: the in-place forms' arrays do not fit the
+	// micro:bit's 2 KiB stack (36,864 B in place).
+	if !strings.Contains(out, "arena 46,080 B") {
 		t.Errorf("no plan printed:\n%s", out)
 	}
 	code, out, _ = mcugen(t, "plan", model, "--board", "microbit", "--json")
-	if code != 1 || !strings.HasPrefix(out, "{") || !strings.Contains(out, `"arena_bytes": 36864`) {
+	if code != 1 || !strings.HasPrefix(out, "{") || !strings.Contains(out, `"arena_bytes": 46080`) {
 		t.Errorf("--json: exit %d\n%s", code, out)
 	}
 }

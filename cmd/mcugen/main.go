@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/mcugen/mcugen/internal/fileio"
+	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/runner"
 )
 
@@ -328,6 +330,11 @@ func parseShapes(flags []string) (map[string][]int, error) {
 			}
 			s = append(s, v)
 		}
+		if prev, ok := m[name]; ok && !slices.Equal(prev, s) {
+			// Last-wins hid a typo (a review finding); --input, --board
+			// and --json refuse theirs too.
+			return nil, usageError{fmt.Errorf("--shape %q: input %q is bound twice (to %v and %v)", f, name, prev, s)}
+		}
 		m[name] = s
 	}
 	return m, nil
@@ -409,4 +416,31 @@ func repeatedFlag(app *kong.Application, args []string) error {
 		seen[name] = true
 	}
 	return nil
+}
+
+// compileModel is pipeline.Compile with its warnings held until it returns
+// (heldWarnings).
+func compileModel(model string, opt pipeline.Options) (*pipeline.State, error) {
+	return heldWarnings(opt, func(opt pipeline.Options) (*pipeline.State, error) { return pipeline.Compile(model, opt) })
+}
+
+// heldWarnings runs a pipeline call with opt's warnings held until it
+// returns: said when it succeeds, dropped when it fails, so that a failure is
+// the one line the CLI contract promises (a review found a 2-line "too big
+// for the board": the out-of-place warning, then the error repeating it).
+// The state's later warnings go to opt's own Warn.
+func heldWarnings(opt pipeline.Options, call func(pipeline.Options) (*pipeline.State, error)) (*pipeline.State, error) {
+	warn := opt.Warn
+	var held []string
+	opt.Warn = func(msg string) { held = append(held, msg) }
+	s, err := call(opt)
+	if s != nil {
+		s.Opt.Warn = warn
+	}
+	if err == nil && warn != nil {
+		for _, msg := range held {
+			warn(msg)
+		}
+	}
+	return s, err
 }

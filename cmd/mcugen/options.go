@@ -229,6 +229,13 @@ func (c *compileFlags) options(e *env, m *modelFlags) (pipeline.Options, *boards
 // getBoard looks up a board the command line names: an unknown name is bad
 // usage (exit 2), as an unknown --target is.
 func getBoard(cat *boards.Catalog, name string) (*boards.Board, error) {
+	if strings.Contains(name, ",") {
+		if _, err := cat.Get(name); err != nil {
+			// compile, run, plan and tune build for one board ('unknown
+			// board "a,b"': review finding); test and bench take a list.
+			return nil, usageError{fmt.Errorf("--board %q: this command takes one board (test and bench take a list)", name)}
+		}
+	}
 	b, err := cat.Get(name)
 	if err != nil {
 		return nil, usageError{err}

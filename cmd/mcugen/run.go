@@ -238,7 +238,7 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	s, err := pipeline.Compile(c.Model, opt)
+	s, err := compileModel(c.Model, opt)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func TestRunJSONNonFiniteDiff(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Board != "host" {
 		t.Fatalf("stdout is not run's JSON (%v): %q; stderr %q", err, out, errs)
 	}
-	if d, ok := r.Diff.(string); r.Match || !ok || (d != "+Inf" && d != "NaN") {
-		t.Errorf("match %v, max_abs_diff %#v; want a mismatch of +Inf or NaN written as a string", r.Match, r.Diff)
+	if d, ok := r.Diff.(string); r.Match || !ok || (d != "Infinity" && d != "NaN") {
+		t.Errorf("match %v, max_abs_diff %#v; want a mismatch of Infinity or NaN written as a string (protobuf JSON)", r.Match, r.Diff)
 	}
 }

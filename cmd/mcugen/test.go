@@ -323,7 +323,7 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 		return fail(err)
 	}
 	opt.ResetState = c.Reset
-	s, err := pipeline.Compile(model, opt)
+	s, err := compileModel(model, opt)
 	if err != nil {
 		return fail(err)
 	}
@@ -620,8 +620,15 @@ type jsonFloat float64
 
 func (f jsonFloat) MarshalJSON() ([]byte, error) {
 	v := float64(f)
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return json.Marshal(strconv.FormatFloat(v, 'g', -1, 64))
+	// JSON has no non-finite numbers: strings, as in protobuf's JSON
+	// mapping (README).
+	switch {
+	case math.IsNaN(v):
+		return json.Marshal("NaN")
+	case math.IsInf(v, 1):
+		return json.Marshal("Infinity")
+	case math.IsInf(v, -1):
+		return json.Marshal("-Infinity")
 	}
 	return json.Marshal(v)
 }

@@ -136,7 +136,7 @@ func (c *tuneCmd) Run(e *env) error {
 	// board without an emulator was tuned as if its flash were 4 MiB).
 	fitOpt := opt
 	fitOpt.Board = board
-	s, err := pipeline.Compile(c.Model, fitOpt)
+	s, err := compileModel(c.Model, fitOpt)
 	if err != nil {
 		return err
 	}

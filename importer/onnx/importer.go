@@ -287,13 +287,15 @@ type value struct {
 }
 
 type importer struct {
-	g     *graph.Graph
-	vals  map[string]*value
-	opset int64
-	opts  Options
-	uses  map[string]int // ONNX consumers per value (graph outputs count)
-	node  *Node
-	seq   int
+	g *graph.Graph
+	// params holds the sizes --shape gave named dimensions (bindParams).
+	params map[string]paramBinding
+	vals   map[string]*value
+	opset  int64
+	opts   Options
+	uses   map[string]int // ONNX consumers per value (graph outputs count)
+	node   *Node
+	seq    int
 	// nodeNames holds the names of the graph nodes made so far.
 	nodeNames map[string]bool
 	// aux > 0 while emitting helper nodes (layout changes, dequantized
@@ -391,6 +393,7 @@ func (im *importer) run(og *Graph) error {
 		im.hold(d)
 		im.vals[t.Name] = &value{name: t.Name, dt: d.DType, shape: d.Shape, c: d}
 	}
+	im.bindParams(og.Input)
 	for _, vi := range og.Input {
 		if _, isInit := im.vals[vi.Name]; isInit {
 			continue
@@ -554,6 +557,39 @@ func shapeFlag(name, dims string) string {
 	return "--shape " + arg
 }
 
+// paramBinding is the size --shape gave a named (dim_param) dimension;
+// ambiguous when two flags gave it two sizes.
+type paramBinding struct {
+	size      int
+	ambiguous bool
+}
+
+// bindParams reads the sizes the --shape flags give the inputs' named
+// dimensions (ONNX's dim_param: one name, one size across the graph), so
+// that an input without a --shape of its own takes them (a review found b's
+// N left at 1 while a's N was bound to 3). A name the flags give two sizes
+// (an exporter that writes one name for every free dimension) binds
+// nothing: those inputs take their own --shape, or 1 with the warning.
+func (im *importer) bindParams(inputs []*ValueInfo) {
+	im.params = map[string]paramBinding{}
+	for _, vi := range inputs {
+		s, ok := im.opts.Shapes[vi.Name]
+		if !ok || vi.Type == nil || !vi.Type.HasShape || len(s) != len(vi.Type.Shape) {
+			continue
+		}
+		for i, d := range vi.Type.Shape {
+			if d.Param == "" || d.HasValue && d.Value > 0 {
+				continue
+			}
+			if b, ok := im.params[d.Param]; ok && b.size != s[i] {
+				im.params[d.Param] = paramBinding{ambiguous: true}
+				continue
+			}
+			im.params[d.Param] = paramBinding{size: s[i]}
+		}
+	}
+}
+
 func (im *importer) addInput(vi *ValueInfo) error {
 	if vi.Type == nil || vi.Type.NotTensor {
 		return unsupportedf("graph input %q is not a tensor", vi.Name)
@@ -611,6 +647,13 @@ func (im *importer) addInput(vi *ValueInfo) error {
 				// for a size they did not know. Any --shape binds it.
 				im.warn("input %q: axis %d has size 0, read as a free dimension: set to 1; bind it with %s", vi.Name, i, shapeFlag(vi.Name, "..."))
 				shape = append(shape, 1)
+				continue
+			}
+			if v, ok := im.params[d.Param]; ok && d.Param != "" && !v.ambiguous {
+				// The same symbol is the same size: bound through another
+				// input's --shape (a review found b's N left at 1 while a's
+				// N was bound to 3).
+				shape = append(shape, v.size)
 				continue
 			}
 			what := "a free dimension"

@@ -17,6 +17,10 @@ var dtypeNames = map[int32]string{
 	TUndefined: "UNDEFINED", TFloat: "FLOAT", TUint8: "UINT8", TInt8: "INT8", TUint16: "UINT16",
 	TInt16: "INT16", TInt32: "INT32", TInt64: "INT64", TString: "STRING", TBool: "BOOL",
 	TFloat16: "FLOAT16", TDouble: "DOUBLE", TUint32: "UINT32", TUint64: "UINT64",
+	// The later types, by their onnx.proto numbers (BFLOAT16 printed as
+	// DataType(16): review finding).
+	14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16", 17: "FLOAT8E4M3FN", 18: "FLOAT8E4M3FNUZ",
+	19: "FLOAT8E5M2", 20: "FLOAT8E5M2FNUZ", 21: "UINT4", 22: "INT4", 23: "FLOAT4E2M1",
 }
 
 // DTypeName is the onnx.proto name of a TensorProto.DataType value.

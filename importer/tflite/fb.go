@@ -44,7 +44,7 @@ type table struct {
 
 func (r *reader) root() table {
 	if len(r.b) < 8 {
-		r.fail("file of %d bytes is too short", len(r.b))
+		r.fail("file of %d byte(s) is too short", len(r.b))
 		return table{r: r}
 	}
 	return r.tableAt(uint64(r.u32(0, "root")), "model")

@@ -114,7 +114,7 @@ func decode(name string, b []byte) (g *graph.Graph, dec *decoder, err error) {
 		}
 	}()
 	if len(b) < 8 {
-		return nil, nil, fmt.Errorf("tflite: file of %d bytes is too short to be a TFLite model", len(b))
+		return nil, nil, fmt.Errorf("tflite: file of %d byte(s) is too short to be a TFLite model", len(b))
 	}
 	if id := string(b[4:8]); id != "TFL3" {
 		return nil, nil, fmt.Errorf("tflite: not a TFLite flatbuffer (file identifier %q, want \"TFL3\")", id)

@@ -505,6 +505,10 @@ func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep
 	path := JournalPath(cfg.Out)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if cfg.Resume {
+			// --resume started over in silence (review finding).
+			cfg.Note(fmt.Sprintf("--resume: %s: no journal of an interrupted run there; the kernels the records lack are measured from the start", path))
+		}
 		return nil
 	}
 	if err != nil {
