@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -41,5 +42,24 @@ func TestRAMWeightsCountedAsRAM(t *testing.T) {
 	}
 	if grew := ramB - ramA; grew < moved-32 || grew > moved+32 {
 		t.Errorf("RAM %d B → %d B (+%d) while flash lost %d B: want the same bytes, within alignment", ramA, ramB, grew, moved)
+	}
+	// Weights in a second flash region of their own (not marked readonly,
+	// as the catalog's FLASH regions are not) stay flash.
+	name := "an386-wflash2"
+	b := starBoard(t, name, fmt.Sprintf(`board(name = %q, inherits = "mps2-an386", memory = [
+    region(name = "FLASH", origin = 0x00000000, length = 2 * MiB, holds = ["code"]),
+    region(name = "WFLASH", origin = 0x00200000, length = 2 * MiB, holds = ["weights"]),
+    region(name = "RAM", origin = 0x20000000, length = 64 * KiB, holds = ["data", "arena"]),
+])`, name))
+	s, err := Compile(model, Options{Board: b, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Execute(RandomInputs(s.Graph, 1, 45), t.TempDir(), 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, r := x.Firmware.FlashBytes(), x.Firmware.RAMBytes(); f < flashA-64 || r != ramA {
+		t.Errorf("weights in a flash region of their own: flash %d B, RAM %d B; want about %d B and %d B, as with them beside the code", f, r, flashA, ramA)
 	}
 }

@@ -34,7 +34,7 @@ func (e *LockupError) Error() string {
 	}
 	why := "a fault it could not take, at start-up or in the fault handler"
 	if e.Hint != "" {
-		why = e.Hint
+		why += "; " + e.Hint
 	}
 	return fmt.Sprintf("runner: firmware on %s locked up%s: %s", e.Board, at, why)
 }

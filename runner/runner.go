@@ -146,7 +146,11 @@ func (f *Firmware) RAMBytes() int { return f.Data + f.BSS + f.RAMWeights }
 const weightsOutputSection = ".mcugen_weights"
 
 // writableSection is the size of the ELF file's allocated section name when
-// its address is in one of the board's writable regions, else 0.
+// its address is in one of the board's RAM regions (one that holds data or
+// the arena), else 0. A region that holds weights alone is flash (a QSPI
+// or second flash bank) whether or not its board file says readonly: the
+// catalog marks few (a review: weights in a second flash region were
+// counted as RAM).
 func writableSection(path string, b *boards.Board, name string) int {
 	f, err := elf.Open(path)
 	if err != nil {
@@ -158,7 +162,8 @@ func writableSection(path string, b *boards.Board, name string) int {
 		return 0
 	}
 	for _, r := range b.Memory {
-		if !r.ReadOnly && sec.Addr >= r.Origin && sec.Addr-r.Origin < r.Length {
+		ram := !r.ReadOnly && (slices.Contains(r.Holds, boards.HoldsData) || slices.Contains(r.Holds, boards.HoldsArena))
+		if ram && sec.Addr >= r.Origin && sec.Addr-r.Origin < r.Length {
 			return int(sec.Size)
 		}
 	}
