@@ -1,9 +1,12 @@
 package memplan
 
-// greedyReadyCap bounds the ready nodes greedyOrder weighs at one step (the
-// lowest-numbered), so that a graph of thousands of independent nodes stays
-// quadratic at worst.
-const greedyReadyCap = 4096
+// greedyReadyCap bounds the ready nodes greedyOrder weighs at one step, so
+// that a graph of thousands of independent nodes stays quadratic at worst:
+// half of them the first in the model's order, half the ones made ready
+// last (the readers of what just ran, which free it: with the first 4,096
+// alone, a fan-out of 5,000 multiplies ran them all before an add, a
+// review found).
+const greedyReadyCap = 1024
 
 // greedyOrder is a topological order built one node at a time: of the nodes
 // whose inputs are ready, the one whose step needs the fewest live bytes
@@ -40,12 +43,14 @@ func (a *analysis) greedyOrder() []int {
 			ready = append(ready, n)
 		}
 	}
+	// ready holds the ready nodes in the order they became ready (the
+	// first ones in model order).
 	order := make([]int, 0, nn)
 	for len(ready) > 0 {
 		best, bestCost, bestAfter := -1, 0, 0
 		for i, n := range ready {
-			if i == greedyReadyCap {
-				break
+			if half := greedyReadyCap / 2; i >= half && i < len(ready)-half {
+				continue
 			}
 			allDone := func(r int) bool {
 				left := remaining[r]
@@ -66,7 +71,6 @@ func (a *analysis) greedyOrder() []int {
 			}
 		}
 		n := ready[best]
-		// Keep the ready list in model order (the cap takes its head).
 		ready = append(ready[:best], ready[best+1:]...)
 		order = append(order, n)
 		resident = bestAfter
@@ -75,7 +79,7 @@ func (a *analysis) greedyOrder() []int {
 		}
 		for _, s := range succs[n] {
 			if indeg[s]--; indeg[s] == 0 {
-				ready = insertSorted(ready, s)
+				ready = append(ready, s)
 			}
 		}
 	}
@@ -83,16 +87,4 @@ func (a *analysis) greedyOrder() []int {
 		return nil // a cycle: Build's analysis refuses those first
 	}
 	return order
-}
-
-// insertSorted inserts v into the ascending list xs.
-func insertSorted(xs []int, v int) []int {
-	i := len(xs)
-	for i > 0 && xs[i-1] > v {
-		i--
-	}
-	xs = append(xs, 0)
-	copy(xs[i+1:], xs[i:])
-	xs[i] = v
-	return xs
 }

@@ -29,12 +29,14 @@ func fanOut(n int) *graph.Graph {
 // Past the beam search's 600 nodes the greedy order plans the fan-out in a
 // few tensors (the model's order took 77,056 B at n = 301), and at n = 1,100
 // it plans at all (the model's order has 1,100 tensors live, past MaxLive,
-// and was refused). The hand-worked bound: x stays live (the graph's input
+// and was refused). At n = 5,000 the ready list is wider than the nodes
+// greedyOrder weighs at one step: the adds made ready last must still be
+// among them (a review: with the list's head alone, 231,936 B). The hand-worked bound: x stays live (the graph's input
 // is outside the arena with separate I/O, so the arena holds the running
 // sum, the next product and the sum being made, 3 × 256 B, less what
 // in-place adds reuse).
 func TestGreedyOrderPlansWideFanOut(t *testing.T) {
-	for _, n := range []int{10, 290, 301, 1100} {
+	for _, n := range []int{10, 290, 301, 1100, 5000} {
 		g := fanOut(n)
 		p := mustPlan(t, g, DefaultOptions())
 		if p.ArenaBytes > 3*256 {
