@@ -994,10 +994,11 @@ func lowerPass(s *State) error {
 	if s.Plan != nil {
 		planned = s.Plan.ArenaBytes
 	}
+	explained := false // the fit error below says it all
 	defer func() {
 		// Say why the arena grew (review finding: a 3 KiB stack took
 		// KWS's arena from 8,128 to 16,000 B, and nothing said so).
-		if first != "" && s.Plan != nil && s.Plan.ArenaBytes > planned {
+		if first != "" && s.Plan != nil && s.Plan.ArenaBytes > planned && !explained {
 			why := "a tuning record's form, or a shape its in-place form does not cover"
 			if b := s.Opt.Board; b != nil && b.BareMetal() && b.StackBytes > 0 {
 				why = fmt.Sprintf("its in-place form's local arrays need more stack than the board's %s B leave, or %s", commas(int64(b.StackBytes)), why)
@@ -1050,6 +1051,7 @@ func lowerPass(s *State) error {
 			s.deferredFit = nil
 			if err := checkFits(s); err != nil {
 				if b := s.Opt.Board; first != "" && s.Plan.ArenaBytes > planned && b != nil && b.StackBytes > 0 {
+					explained = true
 					return fmt.Errorf("%w; in place the arena would be %s B, but in-place forms need more stack than the board's %s B (stack_bytes) leave (first: %q)",
 						err, commas(int64(planned)), commas(int64(b.StackBytes)), first)
 				}

@@ -429,7 +429,9 @@ func compileModel(model string, opt pipeline.Options) (*pipeline.State, error) {
 // the one line the CLI contract promises (a review found a 2-line "too big
 // for the board": the out-of-place warning, then the error repeating it).
 // The state's later warnings go to opt's own Warn.
-func heldWarnings(opt pipeline.Options, call func(pipeline.Options) (*pipeline.State, error)) (*pipeline.State, error) {
+// keep says which errors still have the warnings said (plan's fit error,
+// which prints the plan they speak of).
+func heldWarnings(opt pipeline.Options, call func(pipeline.Options) (*pipeline.State, error), keep ...func(error) bool) (*pipeline.State, error) {
 	warn := opt.Warn
 	var held []string
 	opt.Warn = func(msg string) { held = append(held, msg) }
@@ -437,7 +439,11 @@ func heldWarnings(opt pipeline.Options, call func(pipeline.Options) (*pipeline.S
 	if s != nil {
 		s.Opt.Warn = warn
 	}
-	if err == nil && warn != nil {
+	say := err == nil
+	for _, k := range keep {
+		say = say || k(err)
+	}
+	if say && warn != nil {
 		for _, msg := range held {
 			warn(msg)
 		}

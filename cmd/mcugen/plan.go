@@ -55,10 +55,20 @@ func (c *planCmd) Run(e *env) error {
 	// Through the lowering, which settles which layers run in place (their
 	// local arrays against the board's stack): compile's arena, not the
 	// first plan's (a review found plan 9,216 B under compile on microbit).
-	s, err := heldWarnings(opt, func(opt pipeline.Options) (*pipeline.State, error) { return pipeline.RunUntil(c.Model, opt, "lower") })
+	var fit *pipeline.FitError
+	isFit := func(err error) bool { return errors.As(err, &fit) }
+	s, err := heldWarnings(opt, func(opt pipeline.Options) (*pipeline.State, error) { return pipeline.RunUntil(c.Model, opt, "lower") }, isFit)
+	if err != nil && !isFit(err) {
+		// The lowering refused the model (a Conv's run-time weights): the
+		// first plan still answers "how much RAM?", as before plan went
+		// through the lowering (review finding), with a note.
+		if first, ferr := heldWarnings(opt, func(opt pipeline.Options) (*pipeline.State, error) { return pipeline.RunUntil(c.Model, opt, "plan") }, isFit); ferr == nil || isFit(ferr) {
+			e.warn(fmt.Sprintf("the plan before the kernels' lowering, which refused the model (%v): compile fails on it", err))
+			s, err = first, ferr
+		}
+	}
 	// A plan that does not fit the board is still the answer to "how much
 	// RAM?": print it, then the fit error (exit 1).
-	var fit *pipeline.FitError
 	if err != nil && (!errors.As(err, &fit) || s == nil || s.Plan == nil) {
 		return err
 	}

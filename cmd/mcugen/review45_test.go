@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/onnx"
 )
 
@@ -111,5 +112,35 @@ func TestResumeWithoutJournalNoted(t *testing.T) {
 	code, _, errs := mcugen(t, "tune", cnn, "--board", "mps2-an386", "--trials", "1", "--resume", "-o", out)
 	if code != 0 || !strings.Contains(errs, "no journal of an interrupted run there") {
 		t.Errorf("exit %d, stderr %q; want a note that --resume found no journal", code, errs)
+	}
+}
+
+// The held warnings are said where the command goes on: a compile that
+// succeeds, and plan's fit error, which prints the plan they speak of (the
+// random calibration's warning). A plan the lowering refuses is the first
+// plan, with a note.
+func TestHeldWarningsSaid(t *testing.T) {
+	model := filepath.Join(sharedModels(t), "vww/vww_96_float.tflite")
+	const calib = "random calibration"
+	code, _, errs := mcugen(t, "compile", model, "--calib-random", "1", "--board", "mps2-an386", "-o", filepath.Join(t.TempDir(), "o"))
+	if code != 0 || !strings.Contains(errs, calib) {
+		t.Errorf("compile: exit %d, stderr %q; want the %s warning", code, errs, calib)
+	}
+	code, out, errs := mcugen(t, "plan", model, "--calib-random", "1", "--board", "microbit")
+	if code != 1 || !strings.Contains(errs, calib) || !strings.Contains(errs, "does not fit on microbit") || !strings.Contains(out, "arena ") {
+		t.Errorf("plan on microbit: exit %d, stderr %q; want the plan, the %s warning and the fit error", code, errs, calib)
+	}
+	dir := t.TempDir()
+	bl := onnx.NewBuilder("gconv", 13, 1)
+	x := bl.Input("x", graph.Float32, 1, 4, 5, 5)
+	w := bl.Input("w", graph.Float32, 4, 1, 3, 3)
+	bl.Output(bl.Node("Conv", []string{x, w}, onnx.IntAttr("group", 4), onnx.IntsAttr("pads", 1, 1, 1, 1)), graph.Float32)
+	gconv := filepath.Join(dir, "gconv.onnx")
+	if err := os.WriteFile(gconv, bl.Model().Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = mcugen(t, "plan", gconv)
+	if code != 0 || !strings.Contains(out, "arena 800 B") || !strings.Contains(errs, `the plan before the kernels' lowering, which refused the model`) {
+		t.Errorf("plan of run-time weights: exit %d, stderr %q\n%s", code, errs, out)
 	}
 }

@@ -615,7 +615,8 @@ type mismatch struct {
 
 // jsonFloat is a float64 that --json can always print: NaN and the
 // infinities, which encoding/json refuses (review finding: a NaN output
-// lost the whole report), are the strings "NaN", "+Inf" and "-Inf".
+// lost the whole report), are the strings "NaN", "Infinity" and
+// "-Infinity", as in protobuf's JSON mapping.
 type jsonFloat float64
 
 func (f jsonFloat) MarshalJSON() ([]byte, error) {
