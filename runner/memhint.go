@@ -45,21 +45,24 @@ func lockupError(fw *Firmware, log string) *LockupError {
 		return nil
 	}
 	e := &LockupError{Board: fw.Board.Name, Hint: unmappedHint(fw.Board)}
-	reg := func(name string) (uint64, bool) {
-		_, after, ok := strings.Cut(log, name+"=")
-		if !ok || len(after) < 8 {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(after[:8], 16, 32)
-		return v, err == nil
-	}
-	pc, okPC := reg("R15")
-	sp, okSP := reg("R13")
+	pc, okPC := qemuReg(log, "R15")
+	sp, okSP := qemuReg(log, "R13")
 	if okPC && okSP {
 		e.PC, e.SP, e.HasRegs = pc, sp, true
 		e.Func = funcAt(fw.Path, pc)
 	}
 	return e
+}
+
+// qemuReg reads register name (R13, R15) from the register dump QEMU
+// prints when it stops a core ("R13=20003fe0").
+func qemuReg(log, name string) (uint64, bool) {
+	_, after, ok := strings.Cut(log, name+"=")
+	if !ok || len(after) < 8 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(after[:8], 16, 32)
+	return v, err == nil
 }
 
 var builtinBoards = sync.OnceValues(boards.Builtin)

@@ -1274,12 +1274,8 @@ func lockupOverflow(fw *Firmware, log string) error {
 	if bottom == 0 {
 		bottom = r.Origin
 	}
-	_, after, ok := strings.Cut(log, "R13=")
-	if !ok || len(after) < 8 {
-		return nil
-	}
-	sp, err := strconv.ParseUint(after[:8], 16, 32)
-	if err != nil || sp >= bottom+128 || sp+(64<<10) < bottom {
+	sp, ok := qemuReg(log, "R13")
+	if !ok || sp >= bottom+128 || sp+(64<<10) < bottom {
 		return nil
 	}
 	return &StackOverflowError{Board: fw.Board.Name, SP: sp, Bottom: bottom, StackBytes: fw.Board.StackBytes}
