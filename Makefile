@@ -5,12 +5,16 @@ DEMO    ?= testdata/tflite/cnn_int8.tflite
 BOARD   ?= mps2-an386
 FUZZTIME ?= 10m
 
-.PHONY: all setup build demo test test-short vet fuzz bench clean
+.PHONY: all setup setup-demo build demo test test-short vet fuzz bench clean
 
 all: build
 
 setup:
 	@bash scripts/setup.sh
+
+# Only what the demo needs: the ARM toolchain and QEMU.
+setup-demo:
+	@bash scripts/setup.sh demo
 
 # --version names the commit (and whether the tree had changes).
 COMMIT  ?= $(shell r=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo "$$r" || echo "$$r, modified"; })
@@ -20,7 +24,7 @@ build:
 
 # Set up, compile a bundled int8 model for a Cortex-M4 board, run it in QEMU
 # and print the measured table.
-demo: setup build
+demo: setup-demo build
 	$(BIN) inspect $(DEMO)
 	rm -rf out/demo
 	$(BIN) compile $(DEMO) --board $(BOARD) -o out/demo
