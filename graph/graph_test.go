@@ -89,7 +89,7 @@ func TestValidateCatches(t *testing.T) {
 		},
 		"not computed before":         func(g *Graph) { g.Nodes[0], g.Nodes[1] = g.Nodes[1], g.Nodes[0] },
 		"constant holds":              func(g *Graph) { g.Tensors["b"].Data.F = g.Tensors["b"].Data.F[:3] },
-		"dimension 0 is not":          func(g *Graph) {},
+		"axis 1 is 0":                 func(g *Graph) {},
 		"more than 16777216 elements": func(g *Graph) { g.Tensors["x"].Shape = []int{1 << 20, 1 << 20, 1 << 20, 1 << 20} },
 		// A fuzzed Resize's output, 65 B past what a 32-bit offset reaches,
 		// is past the element bound first (2^24 since session 23).
@@ -101,9 +101,9 @@ func TestValidateCatches(t *testing.T) {
 		if err := InferShapes(g); err != nil {
 			t.Fatal(err)
 		}
-		if want == "dimension 0 is not" {
+		if want == "axis 1 is 0" {
 			g.Tensors["x"].Shape = []int{1, 0, 7, 4}
-			want = "dimension 0 is not positive"
+			want = "shape [1 0 7 4]: axis 1 is 0, not positive"
 		}
 		mutate(g)
 		err := Validate(g)

@@ -22,9 +22,11 @@ const MaxBytes = 1<<31 - 1
 // stays below MaxElements without overflowing.
 func CheckShape(shape []int) error {
 	n := int64(1)
-	for _, d := range shape {
+	for i, d := range shape {
 		if d <= 0 {
-			return fmt.Errorf("shape %v: dimension %d is not positive", shape, d)
+			// The axis named, not only the value ("dimension 0" read as
+			// the first axis of [1 0]: review).
+			return fmt.Errorf("shape %v: axis %d is %d, not positive", shape, i, d)
 		}
 		if n > math.MaxInt64/int64(d) || n*int64(d) > MaxElements {
 			return fmt.Errorf("shape %v: more than %d elements", shape, int64(MaxElements))

@@ -188,7 +188,11 @@ func convSpaceDepth(im *importer, c *nodeCtx) error {
 		}
 		cc := ch / (bs * bs)
 		out = []int{n, cc, h * bs, w * bs}
-		if c.str("mode", "DCR") == "CRD" {
+		mode := c.str("mode", "DCR")
+		if mode != "DCR" && mode != "CRD" {
+			return fmt.Errorf("mode %q: want DCR or CRD", mode)
+		}
+		if mode == "CRD" {
 			mid, perm = []int{n, cc, bs, bs, h, w}, []int{0, 1, 4, 2, 5, 3}
 		} else {
 			mid, perm = []int{n, bs, bs, cc, h, w}, []int{0, 3, 4, 1, 5, 2}

@@ -39,18 +39,22 @@ func convLRN(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	lo := (size - 1) / 2
-	hi := size - 1 - lo
+	// A window reaches at most C-1 channels either side: beyond that it
+	// sums padding only, so the slices stop there (size still divides
+	// alpha). A size of 20,000 made 20,000 slices and never finished
+	// importing (review).
+	lo := min((size-1)/2, x.shape[1]-1)
+	hi := min(size-1-(size-1)/2, x.shape[1]-1)
 	pads := make([]int, 2*r)
 	pads[1], pads[r+1] = lo, hi
 	padShape := slices.Clone(x.shape)
-	padShape[1] += size - 1
+	padShape[1] += lo + hi
 	padded, err := c.step(-1, "square_padded", graph.Pad, &graph.PadAttrs{Pads: pads, Mode: "constant"}, f, padShape, sq)
 	if err != nil {
 		return err
 	}
 	var sum *value
-	for k := range size {
+	for k := range lo + hi + 1 {
 		begin, end, stride := make([]int, r), slices.Clone(padShape), make([]int, r)
 		for i := range stride {
 			stride[i] = 1

@@ -409,7 +409,7 @@ func (im *importer) inlineGraph(owner *Node, g *Graph, label string, binds []*va
 				continue
 			}
 		}
-		if err := converters[n.OpType](im, &nodeCtx{im: im, n: n}); err != nil {
+		if err := convertNode(im, n, converters[n.OpType]); err != nil {
 			var ue *UnsupportedError
 			if errors.As(err, &ue) {
 				return nil, &UnsupportedError{Msg: where + ": " + ue.Msg}
@@ -458,7 +458,7 @@ func (im *importer) synth(op string, ins []string, out string, attrs ...*Attribu
 	}
 	im.node = n
 	defer func() { im.opset, im.node = saved, owner }()
-	if err := converters[op](im, &nodeCtx{im: im, n: n}); err != nil {
+	if err := convertNode(im, n, converters[op]); err != nil {
 		return "", err
 	}
 	if im.vals[out] == nil {

@@ -75,18 +75,63 @@ func Decode(name string, b []byte, opts Options) (*graph.Graph, error) {
 	return Import(name, m, opts)
 }
 
+// initMatchesInput checks an initializer against the graph input of its
+// name: the element type, and the rank and each fixed dimension, where the
+// input declares them.
+func initMatchesInput(vi *ValueInfo, v *value) error {
+	if vi.Type == nil || vi.Type.NotTensor {
+		return nil
+	}
+	if et := vi.Type.ElemType; et != TUndefined && et != onnxDType(v.dt) {
+		return fmt.Errorf("input %q is declared %s, but its initializer is %s", vi.Name, DTypeName(et), v.dt)
+	}
+	if !vi.Type.HasShape {
+		return nil
+	}
+	bad := len(vi.Type.Shape) != len(v.shape)
+	for i, d := range vi.Type.Shape {
+		bad = bad || d.HasValue && i < len(v.shape) && d.Value != int64(v.shape[i])
+	}
+	if bad {
+		return fmt.Errorf("input %q is declared of shape %s, but its initializer is %v", vi.Name, declaredShape(vi.Type.Shape), v.shape)
+	}
+	return nil
+}
+
+func declaredShape(ds []Dim) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		switch {
+		case d.HasValue:
+			parts[i] = fmt.Sprint(d.Value)
+		case d.Param != "":
+			parts[i] = d.Param
+		default:
+			parts[i] = "?"
+		}
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
 // Import maps a decoded ONNX model onto the graph IR.
 func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 	if m.Graph == nil || (len(m.Graph.Nodes) == 0 && len(m.Graph.Output) == 0) {
 		return nil, fmt.Errorf("importer: %s: not an ONNX model (no graph)", name)
 	}
 	opset := int64(-1)
+	found := false
 	for _, o := range m.OpsetImport {
 		if o.Domain == "" || o.Domain == "ai.onnx" {
-			opset = o.Version
+			// Two imports of one domain: which version the nodes mean is
+			// not said (review: the last won, and a Clip's min and max
+			// attributes were dropped in silence).
+			if found && o.Version != opset {
+				return nil, fmt.Errorf("importer: %s: the ai.onnx opset is imported twice (versions %d and %d)", name, opset, o.Version)
+			}
+			opset, found = o.Version, true
 		}
 	}
-	if opset == -1 {
+	if !found {
 		// A model of other domains' operators alone (com.microsoft's
 		// QLinearAdd, say) needs no ai.onnx import: its nodes are what it
 		// holds, and the converters say which of them mcugen takes (the
@@ -99,7 +144,7 @@ func Import(name string, m *Model, opts Options) (g *graph.Graph, err error) {
 			opset = 21
 		}
 	}
-	if opset == -1 {
+	if !found && opset == -1 {
 		if len(m.OpsetImport) > 0 || m.IRVersion > 2 {
 			var doms []string
 			for _, o := range m.OpsetImport {
@@ -395,7 +440,14 @@ func (im *importer) run(og *Graph) error {
 	}
 	im.bindParams(og.Input)
 	for _, vi := range og.Input {
-		if _, isInit := im.vals[vi.Name]; isInit {
+		if v, isInit := im.vals[vi.Name]; isInit {
+			// An input with an initializer is that constant here; one
+			// whose declared type or shape the initializer contradicts is
+			// a broken model, not a default value (review: a float
+			// [1,4] input became an int8 [2,2] constant in silence).
+			if err := initMatchesInput(vi, v); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := im.addInput(vi); err != nil {
@@ -472,7 +524,7 @@ func (im *importer) run(og *Graph) error {
 				return fmt.Errorf("node %q (%s): input %q is not defined before use", n.Name, n.OpType, in)
 			}
 		}
-		if err := converters[n.OpType](im, &nodeCtx{im: im, n: n}); err != nil {
+		if err := convertNode(im, n, converters[n.OpType]); err != nil {
 			var ue *UnsupportedError
 			if errors.As(err, &ue) {
 				msg := ue.Msg
@@ -512,6 +564,9 @@ func (im *importer) run(og *Graph) error {
 		if slices.Contains(v.shape, 0) {
 			return unsupportedf("graph output %q of zero-size shape %v", o.Name, v.shape)
 		}
+		if err := im.checkDeclaredOutput(o, v); err != nil {
+			return err
+		}
 		name := im.get(v, asIs)
 		if name != o.Name {
 			if _, taken := im.g.Tensors[o.Name]; !taken {
@@ -528,6 +583,34 @@ func (im *importer) run(og *Graph) error {
 	// constants, usable quantization, positive shapes, ...).
 	if err := graph.Validate(im.g); err != nil {
 		return fmt.Errorf("the imported graph is not valid: %w", err)
+	}
+	return nil
+}
+
+// checkDeclaredOutput compares what the model declares of a graph output
+// with what its nodes compute (review: an output declared STRING, or
+// [2^40, 2^40], compiled without a word). Another element type is an
+// error: the caller's buffer would be of the declared one. Other fixed
+// dimensions are a warning: the computed shape is what the firmware
+// writes, and exporters do leave stale shapes behind.
+func (im *importer) checkDeclaredOutput(o *ValueInfo, v *value) error {
+	if o.Type == nil || o.Type.NotTensor {
+		return nil
+	}
+	if et := o.Type.ElemType; et != TUndefined && et != onnxDType(v.dt) {
+		return fmt.Errorf("graph output %q is declared %s, but its nodes compute %s", o.Name, DTypeName(et), v.dt)
+	}
+	// An empty shape is read as unknown: writers (mcugen's own test
+	// models among them) leave it so.
+	if !o.Type.HasShape || len(o.Type.Shape) == 0 {
+		return nil
+	}
+	bad := len(o.Type.Shape) != len(v.shape)
+	for i, d := range o.Type.Shape {
+		bad = bad || d.HasValue && i < len(v.shape) && d.Value != int64(v.shape[i])
+	}
+	if bad {
+		im.warn("graph output %q is declared of shape %s, but its nodes compute %v; the firmware writes %v", o.Name, declaredShape(o.Type.Shape), v.shape, v.shape)
 	}
 	return nil
 }
@@ -854,6 +937,66 @@ func quantEqual(a, b *graph.Quant) bool {
 type nodeCtx struct {
 	im *importer
 	n  *Node
+	// bad is the first attribute a converter read whose stored type is
+	// not the one it asked for; convertNode fails the node with it.
+	bad error
+}
+
+// convertNode runs conv on n, refusing an attribute named twice and any
+// attribute read as a type other than the one the model stores (review:
+// a FLOAT axis was read as 0 and a Concat joined the wrong axis; an INT
+// alpha was read as 0.0). An attribute of type UNDEFINED is read as
+// asked, as the oldest exporters wrote them.
+func convertNode(im *importer, n *Node, conv func(*importer, *nodeCtx) error) error {
+	seen := make(map[string]bool, len(n.Attribute))
+	for _, a := range n.Attribute {
+		if a != nil && seen[a.Name] {
+			return fmt.Errorf("attribute %q is given twice", a.Name)
+		}
+		if a != nil {
+			seen[a.Name] = true
+		}
+	}
+	if err := checkArity(n, im.opset); err != nil {
+		return err
+	}
+	c := &nodeCtx{im: im, n: n}
+	if err := conv(im, c); err != nil {
+		return err
+	}
+	return c.bad
+}
+
+// typed reports whether attribute a may be read as type want, noting in
+// c.bad the first that may not.
+func (c *nodeCtx) typed(a *Attribute, want AttrType) bool {
+	if a.Type == want || a.Type == AttrUndefined {
+		return true
+	}
+	if c.bad == nil {
+		c.bad = fmt.Errorf("attribute %q is %s, where %s wants %s", a.Name, attrTypeName(a.Type), c.n.OpType, attrTypeName(want))
+	}
+	return false
+}
+
+func attrTypeName(t AttrType) string {
+	switch t {
+	case AttrFloat:
+		return "FLOAT"
+	case AttrInt:
+		return "INT"
+	case AttrString:
+		return "STRING"
+	case AttrTensor:
+		return "TENSOR"
+	case AttrGraph:
+		return "GRAPH"
+	case AttrFloats:
+		return "FLOATS"
+	case AttrInts:
+		return "INTS"
+	}
+	return fmt.Sprintf("of type %d", int(t))
 }
 
 func (c *nodeCtx) in(i int) *value {
@@ -890,21 +1033,21 @@ func (c *nodeCtx) constIn(i int, what string) (*graph.Data, error) {
 func (c *nodeCtx) attr(name string) *Attribute { return c.n.Attr(name) }
 
 func (c *nodeCtx) int(name string, def int64) int64 {
-	if a := c.attr(name); a != nil {
+	if a := c.attr(name); a != nil && c.typed(a, AttrInt) {
 		return a.I
 	}
 	return def
 }
 
 func (c *nodeCtx) float(name string, def float32) float32 {
-	if a := c.attr(name); a != nil {
+	if a := c.attr(name); a != nil && c.typed(a, AttrFloat) {
 		return a.F
 	}
 	return def
 }
 
 func (c *nodeCtx) str(name, def string) string {
-	if a := c.attr(name); a != nil {
+	if a := c.attr(name); a != nil && c.typed(a, AttrString) {
 		return string(a.S)
 	}
 	return def
@@ -912,7 +1055,7 @@ func (c *nodeCtx) str(name, def string) string {
 
 func (c *nodeCtx) ints(name string) ([]int, bool) {
 	a := c.attr(name)
-	if a == nil {
+	if a == nil || !c.typed(a, AttrInts) {
 		return nil, false
 	}
 	out := make([]int, len(a.Ints))

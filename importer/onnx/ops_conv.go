@@ -224,6 +224,9 @@ func convGemm(im *importer, c *nodeCtx) error {
 		return fmt.Errorf("Gemm inner dimensions %d and %d differ", k, kb)
 	}
 	cv := c.in(2)
+	if cv != nil && cv.dt != graph.Float32 {
+		return fmt.Errorf("Gemm's C is %s: ONNX wants the type of A and B (float32)", cv.dt)
+	}
 	if cv != nil {
 		if _, err := broadcastShapes([]int{m, n}, cv.shape); err != nil || len(cv.shape) > 2 {
 			return fmt.Errorf("C of shape %v does not broadcast to [%d,%d]", cv.shape, m, n)

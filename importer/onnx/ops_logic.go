@@ -57,6 +57,9 @@ func convElementwise(op graph.Op, attrs func(c *nodeCtx) any) converter {
 			if len(vals) != 3 || vals[1].dt != vals[2].dt {
 				return fmt.Errorf("Where needs a condition and two values of one type")
 			}
+			if vals[0].dt != graph.Bool {
+				return fmt.Errorf("Where's condition is %s: ONNX wants bool", vals[0].dt)
+			}
 			dt = vals[1].dt
 		}
 		a := attrs(c)
@@ -128,6 +131,24 @@ func init() {
 	paramSlots["CumSum"] = []int{1}
 }
 
+// constIndicesIn refuses constant indices outside their axes: index i of
+// each group of k is checked against dims[axis(i)], negative ones counting from
+// the end. ONNX leaves such indices an error; mcugen clamps run-time
+// indices (they are data), but a constant one is the model's own mistake
+// and was clamped or dropped in silence (review).
+func constIndicesIn(iv *value, axis func(int) int, dims []int, k int) error {
+	if iv.c == nil || k < 1 {
+		return nil
+	}
+	for n, v := range iv.c.I {
+		ax := axis(n % k)
+		if d := dims[ax]; v < -int64(d) || v >= int64(d) {
+			return fmt.Errorf("constant index %d (element %d of the indices) is out of range for axis %d of size %d", v, n, ax, d)
+		}
+	}
+	return nil
+}
+
 // convGatherElements maps GatherElements; constant operands fold.
 func convGatherElements(im *importer, c *nodeCtx) error {
 	x, err := c.need(0)
@@ -143,6 +164,9 @@ func convGatherElements(im *importer, c *nodeCtx) error {
 	}
 	axis, err := normAxis(int(c.int("axis", 0)), len(x.shape))
 	if err != nil {
+		return err
+	}
+	if err := constIndicesIn(iv, func(int) int { return axis }, x.shape, 1); err != nil {
 		return err
 	}
 	a := &graph.GatherAttrs{Axis: axis, Elements: true}
@@ -195,6 +219,14 @@ func convScatter(im *importer, c *nodeCtx) error {
 		}
 	}
 	if err := graph.ScatterShapes(a, x.shape, iv.shape, u.shape); err != nil {
+		return err
+	}
+	if a.ND {
+		err = constIndicesIn(iv, func(j int) int { return j }, x.shape, iv.shape[len(iv.shape)-1])
+	} else {
+		err = constIndicesIn(iv, func(int) int { return a.Axis }, x.shape, 1)
+	}
+	if err != nil {
 		return err
 	}
 	if d, ok, err := foldConst(graph.Scatter, a, x.dt, x.shape, []*value{x, iv, u}); ok || err != nil {

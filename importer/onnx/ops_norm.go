@@ -79,11 +79,26 @@ func convLayerNorm(im *importer, c *nodeCtx) error {
 	for i := axis; i < r; i++ {
 		axes = append(axes, i)
 	}
+	// Scale and bias broadcast to the normalized shape, one way (review:
+	// a scale of [5] over a last dimension of 8 failed later in a Mul the
+	// importer had made).
+	fits := func(what string, v *value) error {
+		if b, err := broadcastShapes(x.shape[axis:], v.shape); err != nil || !slices.Equal(b, x.shape[axis:]) {
+			return fmt.Errorf("%s of shape %v does not broadcast to the normalized shape %v", what, v.shape, x.shape[axis:])
+		}
+		return nil
+	}
+	if err := fits("Scale", scale); err != nil {
+		return err
+	}
 	n, mean, inv := c.normalize(x, axes, c.float("epsilon", 1e-5))
 	bias := ""
 	if c.nIn() > 2 && c.n.Input[2] != "" {
 		b, err := c.need(2)
 		if err != nil {
+			return err
+		}
+		if err := fits("B", b); err != nil {
 			return err
 		}
 		bias = im.operand(b, asIs)
