@@ -961,8 +961,38 @@ func (s *State) targetName() string {
 	return TargetFor(s.Opt.Board)
 }
 
+// MaxConstBytes bounds the constant data a model may bring to lowering
+// and C generation, which hold several copies of it and print it as text:
+// 256 MiB of folded Range outputs took a host compile past 5 GB and Go's
+// out-of-memory crash (review). It is far above any microcontroller's
+// flash.
+const MaxConstBytes = 64 << 20
+
+// checkConstBytes refuses a graph whose constants exceed MaxConstBytes.
+func checkConstBytes(s *State) error {
+	total, biggest, name := int64(0), int64(0), ""
+	for _, t := range s.Graph.Tensors {
+		if t == nil || !t.IsConst() {
+			continue
+		}
+		n := int64(t.Data.Len()) * int64(t.DType.Size())
+		total += n
+		if n > biggest || (n == biggest && t.Name < name) {
+			biggest, name = n, t.Name
+		}
+	}
+	if total <= MaxConstBytes {
+		return nil
+	}
+	return fmt.Errorf("%s: the model's constants take %s B (the largest, %q, %s B); mcugen generates C for at most %d MiB of constants",
+		s.ModelPath, commas(total), name, commas(biggest), MaxConstBytes>>20)
+}
+
 func lowerPass(s *State) error {
 	if err := CheckTarget(s.Opt.Target, s.Opt.Board); err != nil {
+		return err
+	}
+	if err := checkConstBytes(s); err != nil {
 		return err
 	}
 	warnRawMinMax(s)

@@ -1,6 +1,7 @@
 package tir
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -597,6 +598,9 @@ func (k *kctx) lut(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
 func (k *kctx) table(node *graph.Node, xt, yt *graph.Tensor, suffix string) (*Buffer, error) {
 	if xt.DType != graph.Int8 && xt.DType != graph.UInt8 {
 		return nil, k.errorf("integer %s on %s is not supported", k.n.Op, xt.DType)
+	}
+	if xt.Quant.PerAxis() || yt.Quant.PerAxis() {
+		return nil, k.errorf("integer %s of per-channel quantized %q is not supported (one table maps every element alike)", k.n.Op, cmp.Or(xt.Name, yt.Name))
 	}
 	lo, _ := xt.DType.Range()
 	tg := graph.New("lut", "")

@@ -592,6 +592,12 @@ func (l *lowerer) fuseTables(order []int, fused map[*graph.Node]*graph.Node) map
 		if xt == nil || yt == nil || p == nil || (xt.DType != graph.Int8 && xt.DType != graph.UInt8) {
 			continue
 		}
+		// One table maps every element alike: a per-channel quantized
+		// input or output is not one mapping (review: a per-axis
+		// activation Dequantize failed to compile).
+		if xt.Quant.PerAxis() || yt.Quant.PerAxis() {
+			continue
+		}
 		if isOut[xt.Name] || len(cons[xt.Name]) != 1 || xt.NumElements() != yt.NumElements() || len(p.Outputs) != 1 {
 			continue
 		}
