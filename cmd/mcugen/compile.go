@@ -475,7 +475,7 @@ func fileSum(path string) (string, error) {
 func markerPaths(dir string) (paths map[string]bool, sums map[string]string, old bool, err error) {
 	b, err := fileio.ReadRegular(filepath.Join(dir, outputMarker), 16<<20)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("its %s cannot be read (%v): --force replaces only what an earlier compile's %s lists; remove the directory yourself", outputMarker, err, outputMarker)
+		return nil, nil, false, fmt.Errorf("its %s cannot be read (%w): --force replaces only what an earlier compile's %s lists; remove the directory yourself", outputMarker, err, outputMarker)
 	}
 	text := strings.ReplaceAll(string(b), "\r\n", "\n")
 	if text == markerText || text == oldMarkerText {
@@ -509,7 +509,22 @@ func markerPaths(dir string) (paths map[string]bool, sums map[string]string, old
 // build directory a generated project makes in place (make, cmake -B
 // build, west build: build/; bazel's bazel-* links) goes, as the warning
 // after says.
+//
+// Another compile with --force may swap the directory while this one reads
+// it: a file it listed is then gone when it is read, and the check starts
+// again on what is there now (TestConcurrentForceCompiles failed so once,
+// "mlp.c: no such file or directory").
 func ownOutput(old string) error {
+	var err error
+	for range 8 {
+		if err = ownOutputOnce(old); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+func ownOutputOnce(old string) error {
 	if _, err := os.Lstat(filepath.Join(old, outputMarker)); os.IsNotExist(err) {
 		return nil // a new or empty directory (one without the mark is sameOutput's)
 	}
@@ -723,6 +738,11 @@ func writeDirAtomic(dir string, force bool, fill func(tmp string) error) (err er
 			}
 			old = fmt.Sprintf("%s.old%d", tmp, attempt)
 			if err := os.Rename(dir, old); err != nil {
+				if errors.Is(err, fs.ErrNotExist) && attempt < 8 {
+					// Another compile moved it aside between the Stat
+					// and this rename: look again.
+					continue
+				}
 				return fmt.Errorf("%s: %w", dir, err)
 			}
 			olds = append(olds, old)

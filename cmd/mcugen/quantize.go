@@ -107,7 +107,10 @@ func (c *quantizeCmd) Run(e *env) error {
 		}
 	} else if errors.Is(werr, quant.ErrQDQUnsupported) {
 		// The int8 model exists, only not as ONNX QDQ: say where it can go.
-		werr = fmt.Errorf("%s: %w (compile, run and bench quantize the model themselves with --calib, without a QDQ file)", c.Out, werr)
+		// The model's node is what cannot be written: the model is named,
+		// and the -o file said not to exist (review: the line named the
+		// output file as if it were at fault).
+		werr = fmt.Errorf("%s: %w, so -o %s is not written (compile, run and bench quantize the model themselves with --calib, without a QDQ file)", c.Model, werr, c.Out)
 	} else {
 		werr = fmt.Errorf("%s: %w", c.Out, werr)
 	}
