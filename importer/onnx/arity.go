@@ -56,11 +56,26 @@ func inputRange(op string, opset int64) (lo, hi int, ok bool) {
 	case "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare",
 		"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp":
 		return since(18, 1, 2)
-	case "Squeeze", "Unsqueeze", "Split":
+	case "Unsqueeze":
+		if opset >= 13 {
+			return 2, 2, true // the axes became an input
+		}
+		return 1, 1, true
+	case "Squeeze":
+		return since(13, 1, 2)
+	case "Split":
+		if opset < 2 {
+			return 1, 2, true // Split-1 had an optional split input; 2 to 12 do not
+		}
 		return since(13, 1, 2)
 	case "Clip":
 		return since(11, 1, 3)
-	case "Conv", "Gemm":
+	case "Gemm":
+		if opset < 11 {
+			return 3, 3, true // C became optional at opset 11
+		}
+		return 2, 3, true
+	case "Conv":
 		return 2, 3, true
 	case "Concat", "Sum", "Max", "Min", "Mean":
 		return 1, -1, true
@@ -84,9 +99,11 @@ func checkArity(n *Node, opset int64) error {
 	}
 	switch {
 	case k < lo:
-		return fmt.Errorf("%d input(s), where %s takes %s", k, n.OpType, arityText(lo, hi))
+		return fmt.Errorf("%d input(s), where %s at opset %d takes %s", k, n.OpType, opset, arityText(lo, hi))
 	case hi >= 0 && k > hi:
 		return fmt.Errorf("%d inputs, where %s at opset %d takes %s", k, n.OpType, opset, arityText(lo, hi))
+	case n.OpType == "Split" && opset < 2 && k == 2:
+		return unsupportedf("Split-1's split input (opset 1; opsets 2 to 12 take the attribute)")
 	}
 	return nil
 }

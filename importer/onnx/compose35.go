@@ -33,6 +33,9 @@ func convLRN(im *importer, c *nodeCtx) error {
 	if len(x.shape) < 3 {
 		return unsupportedf("LRN of rank %d: want [N, C, D1, ...]", len(x.shape))
 	}
+	if x.shape[1] < 1 {
+		return unsupportedf("LRN over %d channels", x.shape[1])
+	}
 	alpha, beta, bias := c.float("alpha", 1e-4), c.float("beta", 0.75), c.float("bias", 1)
 	f, bin, r := graph.Float32, &graph.BinaryAttrs{}, len(x.shape)
 	sq, err := c.step(-1, "square", graph.Mul, bin, f, x.shape, x, x)

@@ -78,22 +78,22 @@ func Decode(name string, b []byte, opts Options) (*graph.Graph, error) {
 // initMatchesInput checks an initializer against the graph input of its
 // name: the element type, and the rank and each fixed dimension, where the
 // input declares them.
-func initMatchesInput(vi *ValueInfo, v *value) error {
+func initMatchesInput(vi *ValueInfo, dt int32, shape []int) error {
 	if vi.Type == nil || vi.Type.NotTensor {
 		return nil
 	}
-	if et := vi.Type.ElemType; et != TUndefined && et != onnxDType(v.dt) {
-		return fmt.Errorf("input %q is declared %s, but its initializer is %s", vi.Name, DTypeName(et), v.dt)
+	if et := vi.Type.ElemType; et != TUndefined && et != dt {
+		return fmt.Errorf("input %q is declared %s, but its initializer is %s", vi.Name, DTypeName(et), DTypeName(dt))
 	}
 	if !vi.Type.HasShape {
 		return nil
 	}
-	bad := len(vi.Type.Shape) != len(v.shape)
+	bad := len(vi.Type.Shape) != len(shape)
 	for i, d := range vi.Type.Shape {
-		bad = bad || d.HasValue && i < len(v.shape) && d.Value != int64(v.shape[i])
+		bad = bad || d.HasValue && i < len(shape) && d.Value != int64(shape[i])
 	}
 	if bad {
-		return fmt.Errorf("input %q is declared of shape %s, but its initializer is %v", vi.Name, declaredShape(vi.Type.Shape), v.shape)
+		return fmt.Errorf("input %q is declared of shape %s, but its initializer is %v", vi.Name, declaredShape(vi.Type.Shape), shape)
 	}
 	return nil
 }
@@ -421,6 +421,7 @@ func (im *importer) run(og *Graph) error {
 		}
 	}
 	inits := map[string]bool{}
+	initType := map[string]int32{} // as the file stores it (ToData narrows DOUBLE and FLOAT16)
 	for _, t := range og.Initializer {
 		if t.Name == "" {
 			return fmt.Errorf("an initializer has an empty name")
@@ -431,6 +432,7 @@ func (im *importer) run(og *Graph) error {
 			return fmt.Errorf("initializer %q is given twice", t.Name)
 		}
 		inits[t.Name] = true
+		initType[t.Name] = t.DataType
 		d, err := t.ToData()
 		if err != nil {
 			return fmt.Errorf("initializer %q: %w", t.Name, err)
@@ -445,7 +447,7 @@ func (im *importer) run(og *Graph) error {
 			// whose declared type or shape the initializer contradicts is
 			// a broken model, not a default value (review: a float
 			// [1,4] input became an int8 [2,2] constant in silence).
-			if err := initMatchesInput(vi, v); err != nil {
+			if err := initMatchesInput(vi, initType[vi.Name], v.shape); err != nil {
 				return err
 			}
 			continue
@@ -597,7 +599,12 @@ func (im *importer) checkDeclaredOutput(o *ValueInfo, v *value) error {
 	if o.Type == nil || o.Type.NotTensor {
 		return nil
 	}
-	if et := o.Type.ElemType; et != TUndefined && et != onnxDType(v.dt) {
+	// DOUBLE, FLOAT16 and BFLOAT16 are computed as float32, as mcugen
+	// reads them everywhere (a second review: a DOUBLE Constant's output
+	// was refused).
+	et := o.Type.ElemType
+	narrowed := v.dt == graph.Float32 && (et == TDouble || et == TFloat16 || et == tBFloat16)
+	if et != TUndefined && et != onnxDType(v.dt) && !narrowed {
 		return fmt.Errorf("graph output %q is declared %s, but its nodes compute %s", o.Name, DTypeName(et), v.dt)
 	}
 	// An empty shape is read as unknown: writers (mcugen's own test
@@ -614,6 +621,9 @@ func (im *importer) checkDeclaredOutput(o *ValueInfo, v *value) error {
 	}
 	return nil
 }
+
+// tBFloat16 is onnx.proto's BFLOAT16.
+const tBFloat16 = 16
 
 func quoteAll(s []string) []string {
 	out := make([]string, len(s))
@@ -960,11 +970,21 @@ func convertNode(im *importer, n *Node, conv func(*importer, *nodeCtx) error) er
 	if err := checkArity(n, im.opset); err != nil {
 		return err
 	}
+	return convertCtx(im, n, conv)
+}
+
+// convertCtx runs conv on n (or on a node a converter made from n, as a
+// 1-D op lifted to 2-D) and fails it on an attribute read as another type
+// than the model stores, that error first: a converter that went on with
+// the default may fail for that default's sake ("axis 1 out of range"
+// for a Concat whose axis was a STRING).
+func convertCtx(im *importer, n *Node, conv func(*importer, *nodeCtx) error) error {
 	c := &nodeCtx{im: im, n: n}
-	if err := conv(im, c); err != nil {
-		return err
+	err := conv(im, c)
+	if c.bad != nil {
+		return c.bad
 	}
-	return c.bad
+	return err
 }
 
 // typed reports whether attribute a may be read as type want, noting in

@@ -169,7 +169,7 @@ func (im *importer) sub2D(c *nodeCtx, conv converter, ins []string, attrs []*Att
 	n := &Node{Name: c.n.Name, OpType: c.n.OpType, Domain: c.n.Domain, Input: ins, Output: []string{out}, Attribute: attrs}
 	// The 2-D node is the lowering's main node: named after the ONNX node.
 	im.aux--
-	err := conv(im, &nodeCtx{im: im, n: n})
+	err := convertCtx(im, n, conv)
 	im.aux++
 	y := im.vals[out]
 	delete(im.vals, out)
@@ -185,7 +185,12 @@ func (im *importer) sub2D(c *nodeCtx, conv converter, ins []string, attrs []*Att
 // window3D resolves the geometry of a split 3-D window (split3D's
 // attributes) over input sizes in, kernel k.
 func (c *nodeCtx) window3D(attrs []*Attribute, in, k [2]int, ceil bool) (*spatial, error) {
-	return (&nodeCtx{im: c.im, n: &Node{Name: c.n.Name, OpType: c.n.OpType, Attribute: attrs}}).window(in, k, ceil)
+	w := &nodeCtx{im: c.im, n: &Node{Name: c.n.Name, OpType: c.n.OpType, Attribute: attrs}}
+	sp, err := w.window(in, k, ceil)
+	if c.bad == nil {
+		c.bad = w.bad // an attribute of the wrong type, read for the split window
+	}
+	return sp, err
 }
 
 // view4 records tensor t (NHWC [n,h,w,ch]) as a made-up 4-D value

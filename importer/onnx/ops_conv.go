@@ -778,7 +778,7 @@ func lift1D(conv converter, weight int) converter {
 		if weight > 0 {
 			lift(weight)
 		}
-		if err := conv(im, &nodeCtx{im: im, n: &n}); err != nil {
+		if err := convertCtx(im, &n, conv); err != nil {
 			return err
 		}
 		if len(n.Output) > 1 {

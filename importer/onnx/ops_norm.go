@@ -79,12 +79,13 @@ func convLayerNorm(im *importer, c *nodeCtx) error {
 	for i := axis; i < r; i++ {
 		axes = append(axes, i)
 	}
-	// Scale and bias broadcast to the normalized shape, one way (review:
-	// a scale of [5] over a last dimension of 8 failed later in a Mul the
-	// importer had made).
+	// Scale and bias are multiplied and added with numpy's broadcast, and
+	// Y has X's shape (review: a scale of [5] over a last dimension of 8
+	// failed later in a Mul the importer had made; a second review: a
+	// [1, 1, 4] scale over [2, 3, 4] is valid).
 	fits := func(what string, v *value) error {
-		if b, err := broadcastShapes(x.shape[axis:], v.shape); err != nil || !slices.Equal(b, x.shape[axis:]) {
-			return fmt.Errorf("%s of shape %v does not broadcast to the normalized shape %v", what, v.shape, x.shape[axis:])
+		if b, err := broadcastShapes(x.shape, v.shape); err != nil || !slices.Equal(b, x.shape) {
+			return fmt.Errorf("%s of shape %v does not broadcast to X's shape %v", what, v.shape, x.shape)
 		}
 		return nil
 	}

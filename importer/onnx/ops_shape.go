@@ -593,7 +593,7 @@ func resizeLowRank(im *importer, c *nodeCtx) error {
 		n.Input[i] = name
 	}
 	if r == 3 {
-		return lift1D(convResize, 0)(im, &nodeCtx{im: im, n: &n})
+		return convertCtx(im, &n, lift1D(convResize, 0))
 	}
 	if c.out(0) == "" {
 		return convResize(im, c)
@@ -615,7 +615,7 @@ func resizeLowRank(im *importer, c *nodeCtx) error {
 	im.vals[name] = xv
 	n.Input[0] = name
 	n.Output = []string{c.out(0) + "_4d"}
-	if err := convResize(im, &nodeCtx{im: im, n: &n}); err != nil {
+	if err := convertCtx(im, &n, convResize); err != nil {
 		return err
 	}
 	y := im.vals[n.Output[0]]

@@ -93,7 +93,7 @@ func TestInputCounts46(t *testing.T) {
 	b := NewBuilder("add1", 13, 1)
 	x := b.Input("x", graph.Float32, 1, 4)
 	b.Output(b.Node("Add", []string{x}), graph.Float32)
-	refused(t, b, "Add_1", "1 input(s), where Add takes 2")
+	refused(t, b, "Add_1", "1 input(s), where Add at opset 13 takes 2")
 
 	b = NewBuilder("relu3", 13, 1)
 	x = b.Input("x", graph.Float32, 1, 4)
@@ -149,7 +149,7 @@ func TestSchemaValues46(t *testing.T) {
 	b := NewBuilder("ln", 17, 1)
 	x := b.Input("x", graph.Float32, 1, 3, 8)
 	b.Output(b.Node("LayerNormalization", []string{x, b.Rand("scale", 1, 5)}), graph.Float32)
-	refused(t, b, "LayerNormalization_1", "Scale of shape [5] does not broadcast to the normalized shape [8]")
+	refused(t, b, "LayerNormalization_1", "Scale of shape [5] does not broadcast to X's shape [1 3 8]")
 
 	b = NewBuilder("where", 13, 1)
 	x = b.Input("x", graph.Float32, 1, 4)
@@ -209,7 +209,7 @@ func TestInitializerContradictsInput46(t *testing.T) {
 	x := b.Input("x", graph.Float32, 1, 4)
 	b.Init("x", &graph.Data{DType: graph.Int8, Shape: []int{2, 2}, I: []int64{1, 2, 3, 4}})
 	b.Output(b.Node("Neg", []string{x}), graph.Int8)
-	if _, err := Import("shadow", b.Model(), Options{}); err == nil || err.Error() != `importer: input "x" is declared FLOAT, but its initializer is int8` {
+	if _, err := Import("shadow", b.Model(), Options{}); err == nil || err.Error() != `importer: input "x" is declared FLOAT, but its initializer is INT8` {
 		t.Errorf("type: got %v", err)
 	}
 	b = NewBuilder("shadow2", 13, 1)
@@ -260,4 +260,70 @@ func TestDeclaredOutputs46(t *testing.T) {
 			t.Errorf("declared %v: %v, %q", shape, err, ws)
 		}
 	}
+}
+
+// The second review of these checks: valid models they refused, and
+// messages they made false.
+func TestSchemaChecksAcceptValid46(t *testing.T) {
+	// LayerNormalization's Scale and B broadcast as Mul and Add do: [1,1,4]
+	// over [2,3,4] (the first version wanted the normalized shape [4]).
+	// Rows 0..3 normalize to ±1.3416, ±0.4472 (mean 1.5, variance 1.25);
+	// scale 2 and bias 1 give 1 ± 2.6833, 1 ± 0.8944.
+	b := NewBuilder("ln", 17, 1)
+	x := b.Input("x", graph.Float32, 2, 3, 4)
+	sc := b.Init("s", &graph.Data{DType: graph.Float32, Shape: []int{1, 1, 4}, F: []float32{2, 2, 2, 2}})
+	bi := b.Init("b", &graph.Data{DType: graph.Float32, Shape: []int{1, 4}, F: []float32{1, 1, 1, 1}})
+	b.Output(b.Node("LayerNormalization", []string{x, sc, bi}, FloatAttr("epsilon", 0)), graph.Float32)
+	in := &graph.Data{DType: graph.Float32, Shape: []int{2, 3, 4}, F: make([]float32, 24)}
+	for i := range in.F {
+		in.F[i] = float32(i % 4)
+	}
+	got := runLocal(t, b, map[string]*graph.Data{"x": in})
+	r := 1.5 / math.Sqrt(1.25)
+	for i, v := range got.F {
+		want := 1 + 2*(float64(i%4)-1.5)/1.5*r
+		if math.Abs(float64(v)-want) > 1e-5 {
+			t.Fatalf("y[%d] = %v, want %v", i, v, want)
+		}
+	}
+
+	// An IR 3 model lists a DOUBLE initializer as a graph input declared
+	// DOUBLE: the file agrees with itself, though mcugen reads it as
+	// float32 (the first version compared with that and refused it).
+	b = NewBuilder("dbl", 9, 1)
+	b.Model().IRVersion = 3
+	x = b.Input("x", graph.Float32, 1, 2)
+	b.Model().Graph.Input = append(b.Model().Graph.Input, &ValueInfo{Name: "w", Type: &TypeProto{ElemType: TDouble, HasShape: true, Shape: []Dim{{Value: 2, HasValue: true}}}})
+	b.Model().Graph.Initializer = append(b.Model().Graph.Initializer, &Tensor{Name: "w", DataType: TDouble, Dims: []int64{2}, DoubleData: []float64{1, 2}})
+	b.Output(b.Node("Add", []string{x, b.Node("Cast", []string{"w"}, IntAttr("to", int64(TFloat)))}), graph.Float32)
+	got = runLocal(t, b, map[string]*graph.Data{"x": {DType: graph.Float32, Shape: []int{1, 2}, F: []float32{10, 20}}})
+	if got.F[0] != 11 || got.F[1] != 22 {
+		t.Errorf("DOUBLE initializer input: %v, want [11 22]", got.F)
+	}
+
+	// Split-1 had an optional split input that 2 to 12 dropped: refused
+	// as not supported, not as a count Split-1 allows.
+	b = NewBuilder("split1", 1, 1)
+	x = b.Input("x", graph.Float32, 1, 6)
+	b.NodeN("Split", []string{x, b.Ints("split", 2, 4)}, 2, IntAttr("axis", 1))
+	b.Output("Split_1_out0", graph.Float32)
+	refused(t, b, "Split_1", "Split-1's split input")
+
+	// Unsqueeze from opset 13 needs its axes input; Gemm before 11 its C.
+	b = NewBuilder("unsq", 13, 1)
+	x = b.Input("x", graph.Float32, 4)
+	b.Output(b.Node("Unsqueeze", []string{x}), graph.Float32)
+	refused(t, b, "Unsqueeze_1", "1 input(s), where Unsqueeze at opset 13 takes 2")
+	b = NewBuilder("gemm9", 9, 1)
+	x = b.Input("x", graph.Float32, 1, 3)
+	b.Output(b.Node("Gemm", []string{x, b.Rand("w", 1, 3, 4)}), graph.Float32)
+	refused(t, b, "Gemm_1", "2 input(s), where Gemm at opset 9 takes 3")
+
+	// A wrongly typed attribute is the error said, though the converter
+	// failed on the default it went on with (a STRING Concat axis read as
+	// 0 gave "axis out of range" here before).
+	b = NewBuilder("cat", 13, 1)
+	x = b.Input("x", graph.Float32, 4)
+	b.Output(b.Node("Concat", []string{x, x}, StringAttr("axis", "1")), graph.Float32)
+	refused(t, b, "Concat_1", `attribute "axis" is STRING, where Concat wants INT`)
 }
