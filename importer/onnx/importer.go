@@ -85,17 +85,24 @@ func initMatchesInput(vi *ValueInfo, dt int32, shape []int) error {
 	if et := vi.Type.ElemType; et != TUndefined && et != dt {
 		return fmt.Errorf("input %q is declared %s, but its initializer is %s", vi.Name, DTypeName(et), DTypeName(dt))
 	}
-	if !vi.Type.HasShape {
-		return nil
-	}
-	bad := len(vi.Type.Shape) != len(shape)
-	for i, d := range vi.Type.Shape {
-		bad = bad || d.HasValue && i < len(shape) && d.Value != int64(shape[i])
-	}
-	if bad {
+	if vi.Type.HasShape && !declaredFits(vi.Type.Shape, shape) {
 		return fmt.Errorf("input %q is declared of shape %s, but its initializer is %v", vi.Name, declaredShape(vi.Type.Shape), shape)
 	}
 	return nil
+}
+
+// declaredFits reports whether shape has the declared rank and every
+// fixed dimension the declaration gives.
+func declaredFits(ds []Dim, shape []int) bool {
+	if len(ds) != len(shape) {
+		return false
+	}
+	for i, d := range ds {
+		if d.HasValue && d.Value != int64(shape[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func declaredShape(ds []Dim) string {
@@ -609,14 +616,7 @@ func (im *importer) checkDeclaredOutput(o *ValueInfo, v *value) error {
 	}
 	// An empty shape is read as unknown: writers (mcugen's own test
 	// models among them) leave it so.
-	if !o.Type.HasShape || len(o.Type.Shape) == 0 {
-		return nil
-	}
-	bad := len(o.Type.Shape) != len(v.shape)
-	for i, d := range o.Type.Shape {
-		bad = bad || d.HasValue && i < len(v.shape) && d.Value != int64(v.shape[i])
-	}
-	if bad {
+	if o.Type.HasShape && len(o.Type.Shape) > 0 && !declaredFits(o.Type.Shape, v.shape) {
 		im.warn("graph output %q is declared of shape %s, but its nodes compute %v; the firmware writes %v", o.Name, declaredShape(o.Type.Shape), v.shape, v.shape)
 	}
 	return nil
