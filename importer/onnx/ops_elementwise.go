@@ -257,6 +257,13 @@ var convClip = convUnaryWith(graph.Clip, func(c *nodeCtx) (any, error) {
 		a.Max = c.float("max", a.Max)
 		return a, nil
 	}
+	// Opset 11 made the bounds inputs: attributes left from opset 6 would
+	// be dropped, and the Clip clip nothing (review).
+	for _, name := range []string{"min", "max"} {
+		if c.attr(name) != nil {
+			return nil, fmt.Errorf("attribute %q: Clip takes its bounds as inputs from opset 11 (this model's is %d)", name, c.im.opset)
+		}
+	}
 	for i, p := range []*float32{&a.Min, &a.Max} {
 		d, err := c.constIn(i+1, "Clip bound")
 		if err != nil {

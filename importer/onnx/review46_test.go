@@ -327,3 +327,21 @@ func TestSchemaChecksAcceptValid46(t *testing.T) {
 	b.Output(b.Node("Concat", []string{x, x}, StringAttr("axis", "1")), graph.Float32)
 	refused(t, b, "Concat_1", `attribute "axis" is STRING, where Concat wants INT`)
 }
+
+// A Clip at opset 17 with opset 6's min and max attributes clipped nothing.
+func TestClipAttributesAfterOpset11_46(t *testing.T) {
+	b := NewBuilder("clip", 17, 1)
+	x := b.Input("x", graph.Float32, 1, 4)
+	b.Output(b.Node("Clip", []string{x}, FloatAttr("min", 0), FloatAttr("max", 0.5)), graph.Float32)
+	refused(t, b, "Clip_1", `attribute "min": Clip takes its bounds as inputs from opset 11 (this model's is 17)`)
+	// At opset 6 they are the bounds: (-1, 0.25, 0.75, 2) → (0, 0.25, 0.5, 0.5).
+	b = NewBuilder("clip6", 6, 1)
+	x = b.Input("x", graph.Float32, 1, 4)
+	b.Output(b.Node("Clip", []string{x}, FloatAttr("min", 0), FloatAttr("max", 0.5)), graph.Float32)
+	got := runLocal(t, b, map[string]*graph.Data{"x": {DType: graph.Float32, Shape: []int{1, 4}, F: []float32{-1, 0.25, 0.75, 2}}})
+	for i, want := range []float32{0, 0.25, 0.5, 0.5} {
+		if got.F[i] != want {
+			t.Errorf("y[%d] = %v, want %v", i, got.F[i], want)
+		}
+	}
+}
