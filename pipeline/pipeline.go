@@ -970,19 +970,15 @@ const MaxConstBytes = 64 << 20
 
 // checkConstBytes refuses a graph whose constants exceed MaxConstBytes.
 func checkConstBytes(s *State) error {
-	total, biggest, name := int64(0), int64(0), ""
-	for _, t := range s.Graph.Tensors {
-		if t == nil || !t.IsConst() {
-			continue
-		}
-		n := int64(t.Data.Len()) * int64(t.DType.Size())
-		total += n
-		if n > biggest || (n == biggest && t.Name < name) {
-			biggest, name = n, t.Name
-		}
-	}
+	total := graph.WeightBytes(s.Graph)
 	if total <= MaxConstBytes {
 		return nil
+	}
+	biggest, name := int64(0), ""
+	for _, t := range s.Graph.Tensors {
+		if n := int64(t.Bytes()); t.IsConst() && (n > biggest || n == biggest && t.Name < name) {
+			biggest, name = n, t.Name
+		}
 	}
 	return fmt.Errorf("%s: the model's constants take %s B (the largest, %q, %s B); mcugen generates C for at most %d MiB of constants",
 		s.ModelPath, commas(total), name, commas(biggest), MaxConstBytes>>20)

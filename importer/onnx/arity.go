@@ -43,33 +43,33 @@ func inputRange(op string, opset int64) (lo, hi int, ok bool) {
 	if n, ok := fixedArity[op]; ok {
 		return n, n, true
 	}
-	// An input that a later opset turned an attribute into.
-	since := func(v int64, before, after int) (int, int, bool) {
+	// Inputs that opset v turned attributes into: one input before it.
+	since := func(v int64, after int) (int, int, bool) {
 		if opset >= v {
 			return 1, after, true
 		}
-		return 1, before, true
+		return 1, 1, true
 	}
 	switch op {
 	case "ReduceSum":
-		return since(13, 1, 2)
+		return since(13, 2)
 	case "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare",
 		"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp":
-		return since(18, 1, 2)
+		return since(18, 2)
 	case "Unsqueeze":
 		if opset >= 13 {
 			return 2, 2, true // the axes became an input
 		}
 		return 1, 1, true
 	case "Squeeze":
-		return since(13, 1, 2)
+		return since(13, 2)
 	case "Split":
 		if opset < 2 {
 			return 1, 2, true // Split-1 had an optional split input; 2 to 12 do not
 		}
-		return since(13, 1, 2)
+		return since(13, 2)
 	case "Clip":
-		return since(11, 1, 3)
+		return since(11, 3)
 	case "Gemm":
 		if opset < 11 {
 			return 3, 3, true // C became optional at opset 11

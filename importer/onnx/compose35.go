@@ -46,8 +46,8 @@ func convLRN(im *importer, c *nodeCtx) error {
 	// sums padding only, so the slices stop there (size still divides
 	// alpha). A size of 20,000 made 20,000 slices and never finished
 	// importing (review).
-	lo := min((size-1)/2, x.shape[1]-1)
-	hi := min(size-1-(size-1)/2, x.shape[1]-1)
+	half := (size - 1) / 2
+	lo, hi := min(half, x.shape[1]-1), min(size-1-half, x.shape[1]-1)
 	pads := make([]int, 2*r)
 	pads[1], pads[r+1] = lo, hi
 	padShape := slices.Clone(x.shape)

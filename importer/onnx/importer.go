@@ -960,12 +960,13 @@ type nodeCtx struct {
 func convertNode(im *importer, n *Node, conv func(*importer, *nodeCtx) error) error {
 	seen := make(map[string]bool, len(n.Attribute))
 	for _, a := range n.Attribute {
-		if a != nil && seen[a.Name] {
+		if a == nil {
+			continue
+		}
+		if seen[a.Name] {
 			return fmt.Errorf("attribute %q is given twice", a.Name)
 		}
-		if a != nil {
-			seen[a.Name] = true
-		}
+		seen[a.Name] = true
 	}
 	if err := checkArity(n, im.opset); err != nil {
 		return err

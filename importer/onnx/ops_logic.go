@@ -132,16 +132,16 @@ func init() {
 }
 
 // constIndicesIn refuses constant indices outside their axes: index i of
-// each group of k is checked against dims[axis(i)], negative ones counting from
-// the end. ONNX leaves such indices an error; mcugen clamps run-time
+// each group of k is checked against axis first+i of dims, negative ones
+// counting from the end. ONNX leaves such indices an error; mcugen clamps run-time
 // indices (they are data), but a constant one is the model's own mistake
 // and was clamped or dropped in silence (review).
-func constIndicesIn(iv *value, axis func(int) int, dims []int, k int) error {
+func constIndicesIn(iv *value, dims []int, first, k int) error {
 	if iv.c == nil || k < 1 {
 		return nil
 	}
 	for n, v := range iv.c.I {
-		ax := axis(n % k)
+		ax := first + n%k
 		if d := dims[ax]; v < -int64(d) || v >= int64(d) {
 			return fmt.Errorf("constant index %d (element %d of the indices) is out of range for axis %d of size %d", v, n, ax, d)
 		}
@@ -166,7 +166,7 @@ func convGatherElements(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	if err := constIndicesIn(iv, func(int) int { return axis }, x.shape, 1); err != nil {
+	if err := constIndicesIn(iv, x.shape, axis, 1); err != nil {
 		return err
 	}
 	a := &graph.GatherAttrs{Axis: axis, Elements: true}
@@ -222,9 +222,9 @@ func convScatter(im *importer, c *nodeCtx) error {
 		return err
 	}
 	if a.ND {
-		err = constIndicesIn(iv, func(j int) int { return j }, x.shape, iv.shape[len(iv.shape)-1])
+		err = constIndicesIn(iv, x.shape, 0, iv.shape[len(iv.shape)-1])
 	} else {
-		err = constIndicesIn(iv, func(int) int { return a.Axis }, x.shape, 1)
+		err = constIndicesIn(iv, x.shape, a.Axis, 1)
 	}
 	if err != nil {
 		return err
