@@ -262,6 +262,14 @@ func defaultPrefix(model string) (prefix, renamed string) {
 		}
 		return emitc.SafePrefix(p), fmt.Sprintf("not %s: %s", p, why)
 	}
+	// A name of other letters (modèle.tflite, модель.tflite) spells
+	// them as code points: modu00e8le. Said, so the C names are not a
+	// surprise.
+	for _, r := range base {
+		if r > 127 {
+			return p, "its file name's non-ASCII letters spelled as their code points (C identifiers are ASCII)"
+		}
+	}
 	return p, ""
 }
 
