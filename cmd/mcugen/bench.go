@@ -486,13 +486,13 @@ func printLayers(e *env, r benchResult) {
 }
 
 // printTuned says, under a table of bench or test results, which cases took
-// knobs from --tuning records and how many kernels did (user-journey
+// knobs from --tuning records and how many layers did (user-journey
 // finding: only compile said so, and bench's JSON), each model by its name
 // in the table.
 func printTuned[R any](e *env, results []R, names map[string]string, f func(R) (model, board, file string, n int)) {
 	for _, r := range results {
 		if model, board, file, n := f(r); n > 0 {
-			fmt.Fprintf(e.stdout, "tuning: %s on %s: %d kernel(s) take their knobs from %s\n", cmp.Or(names[model], filepath.Base(model)), board, n, file)
+			fmt.Fprintf(e.stdout, "tuning: %s on %s: %d layer(s) take their knobs from %s\n", cmp.Or(names[model], filepath.Base(model)), board, n, file)
 		}
 	}
 }

@@ -229,7 +229,7 @@ func (c *compileCmd) Run(e *env) error {
 	if opt.Tuning != "" && s.Tuned > 0 {
 		// Said only when records apply (none applying is a warning):
 		// compile said nothing either way (user-journey finding).
-		fmt.Fprintf(e.stdout, "tuning: %d of %d kernel(s) take their knobs from %s\n", s.Tuned, len(s.Module.Funcs), opt.Tuning)
+		fmt.Fprintf(e.stdout, "tuning: %d of %d layer(s) take their knobs from %s\n", s.Tuned, len(s.Module.Funcs), opt.Tuning)
 	}
 	if r.UnusedChannels > 0 {
 		fmt.Fprintf(e.stdout, "%s channels removed: the only layer that reads them has all-zero weights for them\n", comma(int64(r.UnusedChannels)))

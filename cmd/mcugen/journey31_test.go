@@ -107,7 +107,7 @@ func TestTuneAArch64RecordsApply(t *testing.T) {
 		t.Fatalf("records: %v\n%s", err, b)
 	}
 	code, out, errs := mcugen(t, "compile", model, "--board", "aarch64-linux", "--tuning", recs, "-o", filepath.Join(t.TempDir(), "o"))
-	if code != 0 || errs != "" || !strings.Contains(out, "tuning: 1 of 1 kernel(s) take their knobs from "+recs) {
+	if code != 0 || errs != "" || !strings.Contains(out, "tuning: 1 of 1 layer(s) take their knobs from "+recs) {
 		t.Errorf("compile --tuning: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 	code, out, errs = mcugen(t, "tune", model, "--board", "aarch64-linux", "--trials", "2", "-o", recs)

@@ -87,7 +87,7 @@ func TestTuneClang40(t *testing.T) {
 	}
 	// compile --cc clang applies them too.
 	code, out, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "--cc", "clang", "--tuning", recs, "-o", filepath.Join(dir, "c"))
-	if code != 0 || !strings.Contains(out, "tuning: 10 of 10 kernel(s) take their knobs from") {
+	if code != 0 || !strings.Contains(out, "tuning: 10 of 10 layer(s) take their knobs from") {
 		t.Errorf("compile --cc clang --tuning: exit %d: %s%s", code, out, errs)
 	}
 

@@ -144,7 +144,7 @@ func TestTuningRecordsBadKnobsIgnored(t *testing.T) {
 	// compile says how many kernels the records tuned (it said nothing:
 	// user-journey finding), in its text and in --json.
 	code, out, _ := mcugen(t, "compile", cnn, "--board", "mps2-an386", "--tuning", records, "-o", filepath.Join(dir, "said"))
-	if want := fmt.Sprintf("\ntuning: 1 of %d kernel(s) take their knobs from %s\n", len(s.Module.Funcs), records); code != 0 || !strings.Contains(out, want) {
+	if want := fmt.Sprintf("\ntuning: 1 of %d layer(s) take their knobs from %s\n", len(s.Module.Funcs), records); code != 0 || !strings.Contains(out, want) {
 		t.Errorf("compile --tuning: exit %d, stdout lacks %q:\n%s", code, want, out)
 	}
 	code, out, _ = mcugen(t, "compile", cnn, "--board", "mps2-an386", "--tuning", records, "-o", filepath.Join(dir, "saidjson"), "--json")
