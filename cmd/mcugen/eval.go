@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/npy"
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/pipeline"
 )
 
@@ -107,16 +109,15 @@ func (c *evalCmd) Run(e *env) error {
 	return nil
 }
 
+// writeNpy writes one output as .npy through fileio.WriteAtomic: a write
+// that fails (a full disk) leaves no truncated file, and the file of an
+// earlier run as it was (review finding: eval and run --out wrote in place).
 func writeNpy(file string, d *graph.Data) error {
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if err := npy.Write(f, d); err != nil {
-		f.Close()
+	var b bytes.Buffer
+	if err := npy.Write(&b, d); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	return f.Close()
+	return fileio.WriteAtomic(file, b.Bytes())
 }
 
 // outputFiles names each output's .npy file in dir: the output's name made

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcugen/mcugen/graph"
 )
 
 // A model file named in other letters got a C prefix of code points
@@ -37,5 +39,61 @@ func TestNonASCIIPrefixSaid47(t *testing.T) {
 	}
 	if code, _, errs := mcugen(t, "compile", plain, "--board", "host", "-o", filepath.Join(dir, "p")); code != 0 || strings.Contains(errs, "prefix") {
 		t.Errorf("model.tflite: exit %d, stderr %q, want no word on the prefix", code, errs)
+	}
+}
+
+// eval and run --out wrote each .npy in place (os.Create): a failed write
+// left a truncated file where the last run's had been. They now replace
+// it whole through a temporary file: a hard link to the earlier output
+// keeps the earlier contents (an in-place write would change them too),
+// and nothing else is left in the directory.
+func TestOutputsReplacedWhole47(t *testing.T) {
+	model := "../../testdata/tflite/mlp_int8.tflite"
+	dir := t.TempDir()
+	in := graph.NewData(graph.Int8, []int{1, 16})
+	for i := range in.I {
+		in.I[i] = int64(i*9 - 70)
+	}
+	a := filepath.Join(dir, "a.npy")
+	mustWriteNpy(t, a, in)
+	for i := range in.I {
+		in.I[i] = int64(60 - i*7)
+	}
+	b := filepath.Join(dir, "b.npy")
+	mustWriteNpy(t, b, in)
+	for _, cmd := range []string{"eval", "run"} {
+		out := filepath.Join(dir, cmd)
+		args := func(input string) []string {
+			if cmd == "run" {
+				return []string{cmd, model, "--board", "host", "--input", input, "--out", out}
+			}
+			return []string{cmd, model, "--input", input, "--out", out}
+		}
+		if code, _, errs := mcugen(t, args(a)...); code != 0 {
+			t.Fatalf("%s a: exit %d, %s", cmd, code, errs)
+		}
+		files, _ := filepath.Glob(filepath.Join(out, "*"))
+		if len(files) != 1 {
+			t.Fatalf("%s wrote %v, want one .npy", cmd, files)
+		}
+		first, _ := os.ReadFile(files[0])
+		link := filepath.Join(dir, cmd+"-first.npy")
+		if err := os.Link(files[0], link); err != nil {
+			t.Skipf("no hard links here: %v", err)
+		}
+		if code, _, errs := mcugen(t, args(b)...); code != 0 {
+			t.Fatalf("%s b: exit %d, %s", cmd, code, errs)
+		}
+		second, _ := os.ReadFile(files[0])
+		kept, _ := os.ReadFile(link)
+		if string(second) == string(first) {
+			t.Fatalf("%s: inputs a and b gave the same output; the test needs them to differ", cmd)
+		}
+		if string(kept) != string(first) {
+			t.Errorf("%s: the earlier output was rewritten in place (its hard link changed)", cmd)
+		}
+		if after, _ := filepath.Glob(filepath.Join(out, "*")); len(after) != 1 {
+			t.Errorf("%s left %v, want the one .npy", cmd, after)
+		}
 	}
 }
