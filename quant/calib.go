@@ -41,8 +41,9 @@ type TensorStats struct {
 	// [Min, Max] range widened to include 0.
 	Lo, Hi float64
 	Hist   []float64
-	// NegInf is set when some value was -Inf (a masked logit).
-	NegInf bool
+	// NegInf is set when some value was -Inf (a masked logit), PosInf
+	// when some value was +Inf (a float overflow).
+	NegInf, PosInf bool
 	// RowMax is, for a Softmax input, the smallest finite maximum of one
 	// of its rows (along the Softmax's axis) over all samples, and HasRowMax
 	// says there was one: no row's distribution depends on values more
@@ -178,6 +179,8 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 					ts.Min, ts.Max = math.Min(ts.Min, x), math.Max(ts.Max, x)
 				} else if x < 0 {
 					ts.NegInf = true
+				} else {
+					ts.PosInf = true
 				}
 			}
 			if ax, ok := smIn[name]; ok {
@@ -192,6 +195,13 @@ func Calibrate(g *graph.Graph, samples []map[string]*graph.Data, opt CalibOption
 	for _, ts := range st.Tensors {
 		if ts.Min > ts.Max { // no finite value
 			ts.Min, ts.Max = 0, 0
+			if ts.PosInf {
+				// Only overflows: the largest float32 stands for them. In
+				// [0, 1] they made the layer's multiplier 2^100 (review
+				// finding: its C shifted by 100, and disagreed with the
+				// interpreter).
+				ts.Max = math.MaxFloat32
+			}
 		}
 		ts.Lo, ts.Hi = math.Min(ts.Min, 0), math.Max(ts.Max, 0)
 		if ts.Hi == ts.Lo {

@@ -13,9 +13,15 @@ import (
 // (float32 arithmetic, as the TFLite converter computes them). An empty
 // range gets scale 1/255 so no multiplier divides by zero.
 func ChooseParams(lo, hi float64) (scale float32, zeroPoint int32) {
-	mn := float32(math.Min(lo, 0))
-	mx := float32(math.Max(hi, 0))
+	// A bound beyond float32's range is its largest value, and a span
+	// beyond it is divided in float64 (review finding: ±2e38 made
+	// (mx - mn) infinite, and the tensor fell back to [0, 1]).
+	mn := float32(math.Max(math.Min(lo, 0), -math.MaxFloat32))
+	mx := float32(math.Min(math.Max(hi, 0), math.MaxFloat32))
 	scale = (mx - mn) / 255
+	if math.IsInf(float64(scale), 0) {
+		scale = float32(float64(mx)/255 - float64(mn)/255)
+	}
 	if scale == 0 || math.IsInf(float64(scale), 0) || math.IsNaN(float64(scale)) {
 		return 1.0 / 255, -128
 	}

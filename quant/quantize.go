@@ -263,10 +263,15 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	// gave the input a scale of 3.9).
 	// So does a Transpose or Reshape of it (an NCHW Pad before the
 	// importer's layout Transpose).
+	// Only where the pad value cannot matter: infinite, or read by max
+	// pools alone (review finding: a Pad of -7 before an average pool or
+	// a Conv was clipped to its input's range, 0.2 dB).
 	padded := map[string]bool{}
+	cons := f.Consumers()
 	for _, n := range f.Nodes {
 		a, ok := n.Attrs.(*graph.PadAttrs)
-		pad := n.Op == graph.Pad && ok && a != nil && (a.Mode == "constant" || a.Mode == "")
+		pad := n.Op == graph.Pad && ok && a != nil && (a.Mode == "constant" || a.Mode == "") &&
+			(math.IsInf(a.Value, 0) || len(n.Outputs) > 0 && onlyMaxPools(f, cons, n.Outputs[0]))
 		move := (n.Op == graph.Transpose || n.Op == graph.Reshape) && len(n.Inputs) > 0 && padded[n.Inputs[0]]
 		if !pad && !move || opt.Float[n.Name] || len(n.Inputs) == 0 {
 			continue
@@ -824,6 +829,18 @@ func (b *builder) node(n *graph.Node) error {
 			}
 			in := b.act[n.Inputs[0]]
 			AdjustForBias(w.Data, wd, wq, bt.Data, in.s)
+			// A bias too large for int32 at any float32 weight scale
+			// (review finding: "quantization scale +Inf", an internal
+			// error): the layer cannot be int8.
+			for c, sc := range wq.Scale {
+				if math.IsInf(float64(sc), 0) {
+					i := c
+					if len(wq.Scale) == 1 {
+						i = floatArgMaxAbs(bt.Data.F)
+					}
+					return fmt.Errorf("node %q: its bias %g cannot be held in int32 at its input's scale %g with any float32 weight scale: keep the node in float32 (--float %s)", n.Name, bt.Data.F[i], in.s, n.Name)
+				}
+			}
 			bd, bq := Bias(bt.Data, in.s, wq)
 			nn.Inputs[2] = b.addConst(bt.Name, bd, bq)
 		}
@@ -1181,4 +1198,35 @@ func (u *unionFind) union(a, b string) {
 	if ra != rb {
 		u.parent[ra] = rb
 	}
+}
+
+// floatArgMaxAbs is the index of the element of largest magnitude.
+func floatArgMaxAbs(v []float32) int {
+	best := 0
+	for i, x := range v {
+		if math.Abs(float64(x)) > math.Abs(float64(v[best])) {
+			best = i
+		}
+	}
+	return best
+}
+
+// onlyMaxPools reports whether every reader of t, through Transposes and
+// Reshapes, is a max pool (a graph output reads it too).
+func onlyMaxPools(g *graph.Graph, cons map[string][]*graph.Node, t string) bool {
+	if slices.Contains(g.Outputs, t) || len(cons[t]) == 0 {
+		return false
+	}
+	for _, c := range cons[t] {
+		switch {
+		case c.Op == graph.MaxPool2D && len(c.Inputs) > 0 && c.Inputs[0] == t:
+		case (c.Op == graph.Transpose || c.Op == graph.Reshape) && len(c.Inputs) > 0 && c.Inputs[0] == t && len(c.Outputs) > 0:
+			if !onlyMaxPools(g, cons, c.Outputs[0]) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

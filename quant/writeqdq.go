@@ -478,7 +478,13 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		if a.Beta != 0 && a.Beta != 1 {
 			return fmt.Errorf("softmax beta %v", a.Beta)
 		}
-		w.main(n, "Softmax", []string{in(0, false)}, []string{fo}, intAttr("axis", a.Axis))
+		// The mode is the op (review finding: LogSoftmax and Hardmax
+		// were written as Softmax, and their QDQ models computed it).
+		op, ok := map[graph.SoftmaxMode]string{graph.SoftmaxPlain: "Softmax", graph.SoftmaxLog: "LogSoftmax", graph.SoftmaxHard: "Hardmax"}[a.Mode]
+		if !ok {
+			return fmt.Errorf("softmax mode %q %w", a.Mode, ErrQDQUnsupported)
+		}
+		w.main(n, op, []string{in(0, false)}, []string{fo}, intAttr("axis", a.Axis))
 		w.finish(n, fo, false)
 	case graph.Sigmoid, graph.Tanh, graph.Relu:
 		w.main(n, string(n.Op), []string{in(0, false)}, []string{fo})
