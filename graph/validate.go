@@ -84,6 +84,9 @@ func Validate(g *Graph) error {
 		if err := checkTypes(g, n); err != nil {
 			return fmt.Errorf("node %q (%s): %w", n.Name, n.Op, err)
 		}
+		if err := checkMultiplier(g, n); err != nil {
+			return fmt.Errorf("node %q (%s): %w", n.Name, n.Op, err)
+		}
 		for _, out := range n.Outputs {
 			t := g.Tensors[out]
 			if t == nil {
@@ -234,6 +237,33 @@ func checkTypes(g *Graph, n *Node) error {
 // weighted are the ops whose inputs after the first are a layer's weights
 // and bias when constant.
 var weighted = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnected: true}
+
+// scaleProducts are the ops whose integer output is requantized by the
+// product of their first two inputs' scales over the output's.
+var scaleProducts = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnected: true, BatchMatMul: true, Mul: true}
+
+// checkMultiplier refuses an integer product op whose requantization
+// multiplier (input scale × weight scale / output scale) is 2^30 or more:
+// TFLite's kernels apply it as a left shift of the accumulator by more
+// than 31 bits, which C leaves undefined (review finding: a 1e30 input
+// scale compiled to a shift of 100, and the C disagreed with the
+// interpreter). No converter writes one; a hostile file or a broken
+// calibration does.
+func checkMultiplier(g *Graph, n *Node) error {
+	if !scaleProducts[n.Op] || len(n.Inputs) < 2 || len(n.Outputs) == 0 {
+		return nil
+	}
+	a, b, y := g.Tensors[n.Inputs[0]], g.Tensors[n.Inputs[1]], g.Tensors[n.Outputs[0]]
+	if a == nil || b == nil || y == nil || a.Quant == nil || b.Quant == nil || y.Quant == nil ||
+		!a.DType.IsInt() || !b.DType.IsInt() || !y.DType.IsInt() {
+		return nil
+	}
+	sa, sb, sy := slices.Max(a.Quant.Scale), slices.Max(b.Quant.Scale), slices.Min(y.Quant.Scale)
+	if m := float64(sa) * float64(sb) / float64(sy); !(m < 1<<30) {
+		return fmt.Errorf("its requantization multiplier %.3g (input scale %g × weight scale %g / output scale %g) is 2^30 or more: the integer kernels cannot apply it (a left shift of over 31 bits)", m, sa, sb, sy)
+	}
+	return nil
+}
 
 func validateTensor(t *Tensor) error {
 	if t.DType == Invalid {
