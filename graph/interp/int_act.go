@@ -241,7 +241,14 @@ func ReluQuant(n *graph.Node, x, y *graph.Tensor) (ReluParams, error) {
 		q := float64(zy) + float64(qmath.Roundf(f/sy))
 		return int32(math.Max(float64(lo), math.Min(float64(hi), q)))
 	}
-	return ReluParams{M: m, Shift: s, Zx: zx, Zy: zy, Lo: bound(minV, lo), Hi: bound(maxV, hi)}, nil
+	p := ReluParams{M: m, Shift: s, Zx: zx, Zy: zy, Lo: bound(minV, lo), Hi: bound(maxV, hi)}
+	if p.Lo > p.Hi {
+		// A Clip whose min is above its max gives max everywhere, as
+		// ONNX (numpy's clip) and the float path do; the integer clamp
+		// applies hi first and gave min (review finding).
+		p.Lo = p.Hi
+	}
+	return p, nil
 }
 
 // intSoftmax is TFLite's int8 SOFTMAX: differences to the row maximum are
