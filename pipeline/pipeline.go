@@ -179,6 +179,19 @@ var Passes = []Pass{
 // Stages names what `inspect --ir` can print, and the pass that makes it.
 var Stages = map[string]string{"graph": "import", "quant": "quantize", "plan": "plan", "tir": "lower", "c": "emit"}
 
+// emits reports whether RunUntil(…, last) runs the emit pass.
+func emits(last string) bool {
+	for _, p := range Passes {
+		if p.Name == "emit" {
+			return true
+		}
+		if p.Name == last {
+			return false
+		}
+	}
+	return false
+}
+
 // Compile runs every pass.
 func Compile(model string, opt Options) (*State, error) { return RunUntil(model, opt, "") }
 
@@ -189,7 +202,8 @@ func RunUntil(model string, opt Options, last string) (*State, error) {
 	}
 	if opt.Prefix == "" {
 		var renamed string
-		if opt.Prefix, renamed = defaultPrefix(model); renamed != "" {
+		// Said only where C is written (quantize and plan said it too).
+		if opt.Prefix, renamed = defaultPrefix(model); renamed != "" && emits(last) {
 			opt.Warn(fmt.Sprintf("%s: the C prefix is %s, %s (--prefix names another)", model, opt.Prefix, renamed))
 		}
 	}
@@ -516,13 +530,17 @@ func warnLowSQNR(o Options, rep *quant.Report) {
 	if o.Calib == "" {
 		data = "the random calibration inputs"
 	}
+	// NaN is low too: every comparison with it is false, and a float
+	// model overflowing to infinity gave SQNR NaN without a word (review
+	// finding).
+	low := func(db float64) bool { return !(db >= LowSQNRdB) }
 	var msg string
 	switch {
-	case rep.OutputSQNRdB < LowSQNRdB:
+	case low(rep.OutputSQNRdB):
 		msg = fmt.Sprintf("int8 output SQNR %.1f dB against the float model on %s", rep.OutputSQNRdB, data)
 	default:
 		for _, out := range rep.Outputs {
-			if out.SQNRdB < LowSQNRdB {
+			if low(out.SQNRdB) {
 				msg = fmt.Sprintf("int8 output %q: SQNR %.1f dB against the float model on %s (all outputs together: %.1f dB)", out.Name, out.SQNRdB, data, rep.OutputSQNRdB)
 				break
 			}
@@ -535,15 +553,18 @@ func warnLowSQNR(o Options, rep *quant.Report) {
 		msg += fmt.Sprintf(" (top-1 agreement %d/%d)", rep.Top1Agree, rep.Top1Total)
 	}
 	for _, l := range rep.Layers {
-		if l.SQNRdB < LowSQNRdB {
+		if low(l.SQNRdB) {
 			msg += fmt.Sprintf("; the first layer below %d dB is %q (%s, %.1f dB)", LowSQNRdB, l.Name, l.Op, l.SQNRdB)
 			break
 		}
-		if c := l.ChannelSQNRdB; c != nil && *c < LowSQNRdB {
+		if c := l.ChannelSQNRdB; c != nil && low(*c) {
 			// Its SQNR is a wide channel's: the others lost their steps.
 			msg += fmt.Sprintf("; the first layer below %d dB is %q (%s, %.1f dB, but %.1f dB in the median channel: a few wide channels take its int8 scale)", LowSQNRdB, l.Name, l.Op, l.SQNRdB, *c)
 			break
 		}
+	}
+	if strings.Contains(msg, "NaN") {
+		msg += " (NaN: the float model's values overflow to infinity on these inputs)"
 	}
 	o.Warn(msg + ": the int8 model loses accuracy (mcugen quantize prints every layer's SQNR; another --method, or the float model, may do better)")
 }

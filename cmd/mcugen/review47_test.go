@@ -97,3 +97,28 @@ func TestOutputsReplacedWhole47(t *testing.T) {
 		}
 	}
 }
+
+// quantize and plan write no C, but said the C prefix a keyword file name
+// would get (exp.onnx: "the C prefix is exp_model"); compile still says it.
+func TestPrefixNoteOnlyWhereCIsWritten47(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "onnx", "mlp.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	model := filepath.Join(dir, "int.onnx")
+	if err := os.WriteFile(model, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"quantize", model, "--calib-random", "2", "-o", filepath.Join(dir, "q.onnx")},
+		{"plan", model},
+	} {
+		if code, _, errs := mcugen(t, args...); code != 0 || strings.Contains(errs, "C prefix") {
+			t.Errorf("%s: exit %d, stderr %q, want no word on the C prefix", args[0], code, errs)
+		}
+	}
+	if code, _, errs := mcugen(t, "compile", model, "--board", "host", "-o", filepath.Join(dir, "o")); code != 0 || !strings.Contains(errs, "the C prefix is int_model, not int") {
+		t.Errorf("compile: exit %d, stderr %q, want the C prefix said", code, errs)
+	}
+}
