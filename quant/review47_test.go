@@ -172,3 +172,32 @@ func TestPadValueKeptForAveragePool47(t *testing.T) {
 		}
 	}
 }
+
+// A Div (an op quantize keeps in float) was written to the QDQ file as
+// any other node, and reading the file back made it an int8 Div: the QDQ
+// model and the in-process int8 build differed by up to 9 steps (review
+// finding). It is marked as --float's nodes are, and stays float32.
+func TestFloatOnlyNodesStayFloatInQDQ47(t *testing.T) {
+	g := graph.New("div", "test")
+	for _, n := range []string{"x", "d", "y"} {
+		g.AddTensor(&graph.Tensor{Name: n, DType: graph.Float32, Shape: []int{1, 4}})
+	}
+	g.AddConst("one", f32([]int{1, 4}, 1, 1, 1, 1))
+	g.AddNode(&graph.Node{Name: "den", Op: graph.Add, Inputs: []string{"x", "one"}, Outputs: []string{"d"}})
+	g.AddNode(&graph.Node{Name: "div", Op: graph.Div, Inputs: []string{"x", "d"}, Outputs: []string{"y"}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	samples := []map[string]*graph.Data{{"x": f32([]int{1, 4}, 0.5, 1, 2, 3)}, {"x": f32([]int{1, 4}, 0.1, 1.5, 2.5, 0.2)}}
+	q, _, err := PTQ(g, samples, Options{}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff := qdqRoundTrip(t, q)
+	for _, n := range ff.Nodes {
+		if n.Op == graph.Div && ff.Tensors[n.Outputs[0]].DType != graph.Float32 {
+			t.Errorf("after the QDQ round trip the Div writes %s, want float32 as in the int8 build", ff.Tensors[n.Outputs[0]].DType)
+		}
+	}
+	if !q.KeepFloat["div"] {
+		t.Errorf("the Div is not marked to stay float: %v", q.KeepFloat)
+	}
+}
