@@ -26,7 +26,7 @@ type quantizeCmd struct {
 
 func (c *quantizeCmd) Run(e *env) error {
 	if c.Calib == "" && c.CalibRandom <= 0 {
-		return usageError{fmt.Errorf("quantize needs --calib DIR or --calib-random N")}
+		return usageError{fmt.Errorf("quantize needs --calib DIR or --calib-random N, with N at least 1")}
 	}
 	if err := checkVectorCount("--calib-random", c.CalibRandom); err != nil {
 		return err

@@ -122,3 +122,12 @@ func TestPrefixNoteOnlyWhereCIsWritten47(t *testing.T) {
 		t.Errorf("compile: exit %d, stderr %q, want the C prefix said", code, errs)
 	}
 }
+
+// quantize --calib-random 0 said it needed --calib-random N, as if none
+// had been given; the line now says N must be at least 1.
+func TestQuantizeCalibRandomZero47(t *testing.T) {
+	code, _, errs := mcugen(t, "quantize", filepath.Join("..", "..", "testdata", "onnx", "mlp.onnx"), "--calib-random", "0", "-o", filepath.Join(t.TempDir(), "q.onnx"))
+	if code != 2 || !strings.Contains(errs, "--calib-random N, with N at least 1") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
