@@ -125,6 +125,9 @@ func (d *decoder) operator(index int, op table) error {
 	if c.code == opCustom {
 		c.name = fmt.Sprintf("CUSTOM %q", d.customs[oi])
 	}
+	if err := c.checkInputIndices(); err != nil {
+		return err
+	}
 	if isResourceOp(c.code) {
 		if d.depth > 0 {
 			return c.errorf("resource variables inside IF or WHILE are not supported")
@@ -152,6 +155,9 @@ func (d *decoder) operator(index int, op table) error {
 		return f(c, opts)
 	}
 	if err := c.wideUnsignedBuiltin(); err != nil {
+		return err
+	}
+	if err := c.checkKernel(); err != nil {
 		return err
 	}
 	if folded, err := c.foldDequantize(); folded || err != nil {
@@ -288,8 +294,13 @@ func (c *opctx) node() (*graph.Node, error) {
 		if e != nil {
 			return nil, e
 		}
+		// TFLite's softmax of beta +Inf is NaN or 0 (NaN was refused).
+		beta := o.f32(0, 0)
+		if math.IsNaN(float64(beta)) || math.IsInf(float64(beta), 0) {
+			return nil, c.errorf("beta %g is not finite", beta)
+		}
 		n.Op = graph.Softmax
-		n.Attrs = &graph.SoftmaxAttrs{Axis: max(len(x.Shape)-1, 0), Beta: o.f32(0, 0)}
+		n.Attrs = &graph.SoftmaxAttrs{Axis: max(len(x.Shape)-1, 0), Beta: beta}
 		err = pass(0)
 	case opReshape, opSqueeze, opExpandDims:
 		n.Op = graph.Reshape
@@ -580,7 +591,11 @@ func (c *opctx) conv(n *graph.Node) error {
 	if a.Act, err = c.act(o.u8(3, 0)); err != nil {
 		return err
 	}
-	if a.Pad, err = c.window(x, o.i8(0, 0) == 0, w.Shape[1], w.Shape[2], a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1]); err != nil {
+	same, err := c.samePadding(o.i8(0, 0))
+	if err != nil {
+		return err
+	}
+	if a.Pad, err = c.window(x, same, w.Shape[1], w.Shape[2], a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1]); err != nil {
 		return err
 	}
 	n.Op, n.Attrs = graph.Conv2D, a
@@ -620,7 +635,11 @@ func (c *opctx) depthwise(n *graph.Node) error {
 	if a.Act, err = c.act(o.u8(4, 0)); err != nil {
 		return err
 	}
-	if a.Pad, err = c.window(x, o.i8(0, 0) == 0, w.Shape[1], w.Shape[2], a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1]); err != nil {
+	same, err := c.samePadding(o.i8(0, 0))
+	if err != nil {
+		return err
+	}
+	if a.Pad, err = c.window(x, same, w.Shape[1], w.Shape[2], a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1]); err != nil {
 		return err
 	}
 	wi := int(c.ins[1])
@@ -729,7 +748,11 @@ func (c *opctx) pool(n *graph.Node) error {
 	if a.Act, err = c.act(o.u8(5, 0)); err != nil {
 		return err
 	}
-	if a.Pad, err = c.window(x, o.i8(0, 0) == 0, a.Kernel[0], a.Kernel[1], a.Stride[0], a.Stride[1], 1, 1); err != nil {
+	same, err := c.samePadding(o.i8(0, 0))
+	if err != nil {
+		return err
+	}
+	if a.Pad, err = c.window(x, same, a.Kernel[0], a.Kernel[1], a.Stride[0], a.Stride[1], 1, 1); err != nil {
 		return err
 	}
 	n.Op = graph.MaxPool2D
@@ -1118,7 +1141,10 @@ func (c *opctx) transposeConv(n *graph.Node) error {
 	if a.Act, err = c.act(o.u8(3, 0)); err != nil {
 		return err
 	}
-	same := o.i8(0, 0) == 0
+	same, err := c.samePadding(o.i8(0, 0))
+	if err != nil {
+		return err
+	}
 	for i, p := range []struct{ lead, end, out *int }{{&a.Pad.Top, &a.Pad.Bottom, &a.OutPad[0]}, {&a.Pad.Left, &a.Pad.Right, &a.OutPad[1]}} {
 		in, k, s, out := x.Shape[1+i], w.Shape[1+i], a.Stride[i], shape[1+i]
 		*p.lead, _ = explicitPadding(same, out, k, s, 1)

@@ -650,7 +650,11 @@ func mathL2Pool(c *opctx, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	if a.Pad, err = c.window(x, o.i8(0, 0) == 0, a.Kernel[0], a.Kernel[1], a.Stride[0], a.Stride[1], 1, 1); err != nil {
+	same, err := c.samePadding(o.i8(0, 0))
+	if err != nil {
+		return err
+	}
+	if a.Pad, err = c.window(x, same, a.Kernel[0], a.Kernel[1], a.Stride[0], a.Stride[1], 1, 1); err != nil {
 		return err
 	}
 	if len(y.Shape) != 4 || y.Shape[0] != x.Shape[0] || y.Shape[3] != x.Shape[3] {

@@ -190,6 +190,10 @@ func (c *opctx) pack(n *graph.Node) error {
 	if err != nil {
 		return err
 	}
+	// TFLite's Prepare wants values_count inputs, neither more nor fewer.
+	if vc := int(o.i32(0, 0)); vc != len(c.ins) {
+		return c.errorf("values_count %d with %d inputs: TFLite's PACK wants them equal", vc, len(c.ins))
+	}
 	var ins []string
 	var shape []int
 	for i := range c.ins {
