@@ -31,6 +31,11 @@ func TestQDQSoftmaxModes47(t *testing.T) {
 			}
 			samples[i] = map[string]*graph.Data{"x": d}
 		}
+		// Float I/O too: a float input read by a node kept float lost its
+		// name to its int8 twin's ("graph input x: no such tensor").
+		if _, _, err := PTQ(g, samples, Options{FloatIO: true}, CalibOptions{}); err != nil {
+			t.Errorf("%s with float I/O: %v", mode, err)
+		}
 		q, _, err := PTQ(g, samples, Options{}, CalibOptions{})
 		if err != nil {
 			t.Fatal(err)
