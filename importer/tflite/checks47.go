@@ -149,8 +149,14 @@ func (c *opctx) checkWeighted(act int) error {
 	if c.code == opDepthwiseConv2D {
 		axis = 3
 	}
-	if len(w.Quant.Scale) > 1 && w.Quant.Axis != axis {
-		return c.errorf("filter %q is quantized per channel along axis %d; %s wants axis %d", w.Name, w.Quant.Axis, c.name, axis)
+	// TFLite's kernels take one scale or one per output channel and never
+	// read quantized_dimension: a square filter marked along its input
+	// channels runs per output channel there, and so it is read here.
+	if n := len(w.Quant.Scale); n > 1 && w.Quant.Axis != axis {
+		if axis >= len(w.Shape) || w.Shape[axis] != n {
+			return c.errorf("filter %q has %d scales along axis %d; %s wants one, or one per output channel (axis %d)", w.Name, n, w.Quant.Axis, c.name, axis)
+		}
+		w.Quant.Axis = axis
 	}
 	bi := 2
 	if c.code == opTransposeConv {
@@ -222,15 +228,24 @@ func (c *opctx) checkReshape() error {
 	var shape []int
 	what := ""
 	if len(c.ins) > 1 && c.ins[1] >= 0 {
-		s, err := c.in(1)
-		if err != nil {
-			return err
-		}
-		if len(s.Shape) == 1 && s.DType == graph.Int32 {
-			if !s.IsConst() {
-				return nil
+		// Read from the file, not imported: the mapping never imports it
+		// (an import refused tf.reshape(x, [])'s empty shape vector, [0],
+		// and counted the shape among the weights: second review).
+		tt := c.d.tensors[c.ins[1]]
+		if raw := tt.ints(tensorShape); len(raw) == 1 && tt.i8(tensorType, 0) == ttInt32 && raw[0] >= 0 {
+			what = fmt.Sprintf("shape tensor %q", tt.str(tensorName))
+			if raw[0] > 0 {
+				d, err := c.d.data(int(tt.u32(tensorBuffer, 0)), ttInt32, graph.Int32, []int{int(raw[0])})
+				if err != nil {
+					return c.errorf("%s: %v", what, err)
+				}
+				if d == nil {
+					return nil // computed at run time
+				}
+				shape = d.Ints()
+			} else {
+				shape = []int{} // a scalar
 			}
-			shape, what = s.Data.Ints(), fmt.Sprintf("shape tensor %q", s.Name)
 		}
 	}
 	if what == "" && c.optType == optReshape {

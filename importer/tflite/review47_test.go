@@ -50,18 +50,32 @@ func weights(name string, typ int8, shape []int32, scales []float32, axis int32)
 }
 
 // F1: per-channel weights are read along the output channels (dimension
-// 0; 3 for DEPTHWISE_CONV_2D); scales along another axis indexed past
-// them.
+// 0; 3 for DEPTHWISE_CONV_2D), whatever quantized_dimension says, as
+// TFLite's kernels read them; scales that are not one per output channel
+// indexed past them in the interpreter (review finding), and are refused.
 func TestReview47PerChannelAxis(t *testing.T) {
-	w := weights("w", tg.Int8, []int32{2, 1, 1, 2}, []float32{0.1, 0.2}, 3)
+	w := weights("w", tg.Int8, []int32{2, 1, 1, 3}, []float32{0.1, 0.2, 0.3}, 3)
 	mustErr(t, "conv axis 3", int8Weighted(true, w, q8("y", tg.Int8, 1, 1, 1, 2), nil).Bytes(),
-		`operator 0 (CONV_2D): filter "w" is quantized per channel along axis 3; CONV_2D wants axis 0`)
-	w = weights("w", tg.Int8, []int32{2, 2}, []float32{0.1, 0.2}, 1)
+		`operator 0 (CONV_2D): filter "w" has 3 scales along axis 3; CONV_2D wants one, or one per output channel (axis 0)`)
+	w = weights("w", tg.Int8, []int32{2, 3}, []float32{0.1, 0.2, 0.3}, 1)
 	mustErr(t, "fc axis 1", int8Weighted(false, w, q8("y", tg.Int8, 1, 2), nil).Bytes(),
-		`operator 0 (FULLY_CONNECTED): filter "w" is quantized per channel along axis 1; FULLY_CONNECTED wants axis 0`)
-	w = weights("w", tg.Int8, []int32{2, 2}, []float32{0.1, 0.2}, 0)
-	if _, err := tflite.Decode("fc axis 0", int8Weighted(false, w, q8("y", tg.Int8, 1, 2), nil).Bytes()); err != nil {
-		t.Errorf("fc axis 0: %v", err)
+		`operator 0 (FULLY_CONNECTED): filter "w" has 3 scales along axis 1; FULLY_CONNECTED wants one, or one per output channel (axis 0)`)
+	// Square filters marked along their inputs: per output channel, as
+	// TFLite Micro runs them (second review: refused at first).
+	for _, c := range []struct {
+		conv  bool
+		shape []int32
+		y     tg.Tensor
+	}{{true, []int32{2, 1, 1, 2}, q8("y", tg.Int8, 1, 1, 1, 2)}, {false, []int32{2, 2}, q8("y", tg.Int8, 1, 2)}} {
+		w = weights("w", tg.Int8, c.shape, []float32{0.1, 0.2}, int32(len(c.shape)-1))
+		g, err := tflite.Decode("square", int8Weighted(c.conv, w, c.y, nil).Bytes())
+		if err != nil {
+			t.Errorf("square %v: %v", c.shape, err)
+			continue
+		}
+		if q := g.Tensors["w"].Quant; q == nil || q.Axis != 0 {
+			t.Errorf("square %v: weights quantized %+v, want along axis 0", c.shape, q)
+		}
 	}
 }
 
@@ -124,6 +138,20 @@ func TestReview47ReshapeShape(t *testing.T) {
 	if _, err := tflite.Decode("dynamic", reshape([]int32{-1, 4}, -1, 4)); err != nil {
 		t.Errorf("shape [-1 4]: %v", err)
 	}
+	// tf.reshape(x, []): a [1, 1] input, an empty shape vector ([0]), a
+	// scalar output (second review: importing the shape tensor refused its
+	// zero dimension). The shape stays out of the weights.
+	m := &tg.Model{}
+	x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 1}})
+	sc := m.AddTensor(tg.Tensor{Name: "s", Type: tg.Int32, Shape: []int32{0}, Data: []byte{}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{}})
+	g, err := tflite.Decode("scalar", one(m, tg.OpReshape, nil, []int32{x, sc}, y).Bytes())
+	if err != nil {
+		t.Fatalf("reshape to a scalar: %v", err)
+	}
+	if _, ok := g.Tensors["s"]; ok {
+		t.Errorf("the shape tensor was imported: %v", g.Tensors["s"])
+	}
 }
 
 // F6: the quantized kernels that rescale need their tensors' scales.
@@ -142,15 +170,26 @@ func TestReview47Unquantized(t *testing.T) {
 // and a per-tensor FULLY_CONNECTED's bias scale as its Prepare does.
 func TestReview47QuantParams(t *testing.T) {
 	w := weights("w", tg.Int8, []int32{2, 2}, []float32{0.1, 0.2}, 0)
-	b := tg.Tensor{Name: "b", Type: tg.Int32, Shape: []int32{2}, Data: tg.I32Bytes(0, 0), Scale: []float32{0.05, 0.1}, ZeroPoint: []int64{0}}
-	mustErr(t, "1 zero point", int8Weighted(false, w, q8("y", tg.Int8, 1, 2), &b).Bytes(),
-		`tensor 2 ("b"): 1 zero points for 2 scales: TFLite wants one a scale`)
+	b := tg.Tensor{Name: "b", Type: tg.Int32, Shape: []int32{2}, Data: tg.I32Bytes(0, 0), Scale: []float32{0.05, 0.1}, ZeroPoint: []int64{0, 0, 0}}
+	mustErr(t, "3 zero points", int8Weighted(false, w, q8("y", tg.Int8, 1, 2), &b).Bytes(),
+		`tensor 2 ("b"): 3 zero points for 2 scales: TFLite wants one a scale (or one for all)`)
+	// TFLite Micro's forms, which LiteRT refuses: one zero point for all
+	// the scales, none (read as 0), quantized_dimension on one scale
+	// (second review: refused at first).
+	b.ZeroPoint = []int64{0}
+	if _, err := tflite.Decode("1 zero point", int8Weighted(false, w, q8("y", tg.Int8, 1, 2), &b).Bytes()); err != nil {
+		t.Errorf("one zero point for two scales: %v", err)
+	}
 	y := q8("y", tg.Int8, 1, 2)
 	y.ZeroPoint = nil
-	mustErr(t, "no zero point", int8Weighted(false, w, y, nil).Bytes(), `("y"): 0 zero points for 1 scales: TFLite wants one a scale`)
+	if g, err := tflite.Decode("no zero point", int8Weighted(false, w, y, nil).Bytes()); err != nil || g.Tensors["y"].Quant.ZeroPoint[0] != 0 {
+		t.Errorf("no zero point: %v", err)
+	}
 	y = q8("y", tg.Int8, 1, 2)
 	y.QuantDim = 100
-	mustErr(t, "dimension 100", int8Weighted(false, w, y, nil).Bytes(), `("y"): quantized_dimension 100 out of range for shape [1 2]`)
+	if _, err := tflite.Decode("dimension 100", int8Weighted(false, w, y, nil).Bytes()); err != nil {
+		t.Errorf("quantized_dimension 100 on one scale: %v", err)
+	}
 	// Per tensor: 0.5 × 0.1 is 0.05, not 1e30.
 	w = weights("w", tg.Int8, []int32{2, 2}, []float32{0.1}, 0)
 	b = tg.Tensor{Name: "b", Type: tg.Int32, Shape: []int32{2}, Data: tg.I32Bytes(0, 0), Scale: []float32{1e30}, ZeroPoint: []int64{0}}

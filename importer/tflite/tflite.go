@@ -406,25 +406,26 @@ func (d *decoder) quant(q table, shape []int) (*graph.Quant, error) {
 	if len(scales) == 0 {
 		return nil, nil
 	}
-	// TFLite's InterpreterBuilder::ParseQuantization refuses scales
-	// without zero points, a zero point count other than the scales', and
-	// a quantized_dimension outside the tensor's rank, with one scale too
-	// (many are checked against the shape below); they were read as zero
-	// points 0, or one for all, and axis 0.
-	if len(zps) != len(scales) {
-		return nil, fmt.Errorf("%d zero points for %d scales: TFLite wants one a scale", len(zps), len(scales))
+	// TFLite Micro reads one zero point for all of a tensor's scales ("as
+	// a space-saving optimization, zero point arrays for weights can be
+	// reduced to a single value"), and none as 0 (a bias the kernels read
+	// raw); any other count is a mistake (LiteRT refuses all three: the
+	// second review of session 47 found valid TFLite Micro files refused).
+	if len(zps) > 1 && len(zps) != len(scales) {
+		return nil, fmt.Errorf("%d zero points for %d scales: TFLite wants one a scale (or one for all)", len(zps), len(scales))
 	}
-	if len(shape) == 1 && (len(scales) == 1 || shape[0] == len(scales)) && axis != 0 {
+	if len(scales) == 1 {
+		// One scale runs along no axis: TFLite Micro ignores the field
+		// (old converters wrote 3 on per-tensor tensors of any rank).
+		axis = 0
+	}
+	if len(shape) == 1 && shape[0] == len(scales) && axis != 0 {
 		// A 1-D tensor has one axis its scales can run along. Old
 		// converters wrote the filter's quantized_dimension (3) on
 		// depthwise convolutions' per-channel biases: TFLM's
 		// person_detect.tflite, whose 14 biases TFLite Micro reads along
 		// their only axis (it checks the filter's quantization alone).
-		// The same on a per-tensor bias is read so too.
 		axis = 0
-	}
-	if len(scales) == 1 && len(shape) > 0 && (axis < 0 || axis >= len(shape)) {
-		return nil, fmt.Errorf("quantized_dimension %d out of range for shape %v", axis, shape)
 	}
 	if len(scales) > 1 && (axis < 0 || axis >= len(shape) || shape[axis] != len(scales)) {
 		return nil, fmt.Errorf("%d scales do not match dimension %d of shape %v", len(scales), axis, shape)
@@ -434,6 +435,9 @@ func (d *decoder) quant(q table, shape []int) (*graph.Quant, error) {
 		if !(s > 0) || math.IsInf(float64(s), 0) {
 			return nil, fmt.Errorf("quantization scale %g is not positive and finite", s)
 		}
+	}
+	if len(zps) == 0 {
+		zps = []int64{0}
 	}
 	for _, z := range zps {
 		if z < math.MinInt32 || z > math.MaxInt32 {
