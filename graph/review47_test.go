@@ -31,3 +31,34 @@ func TestRequantMultiplierBound47(t *testing.T) {
 		t.Fatalf("error %v, want the node and its multiplier 7.68e+29", err)
 	}
 }
+
+// The same bound for the ops that rescale each input to the output's
+// scale: an int8 Relu whose input scale is 2^31 times its output's would
+// shift by over 31 bits in C, and is refused; 100 times is taken.
+func TestRescaleBound47(t *testing.T) {
+	build := func(op Op, ratio float32) *Graph {
+		g := New("r", "test")
+		g.AddTensor(&Tensor{Name: "x", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{0.01 * ratio}, ZeroPoint: []int32{0}}})
+		g.AddTensor(&Tensor{Name: "z", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{0.01}, ZeroPoint: []int32{0}}})
+		g.AddTensor(&Tensor{Name: "y", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{0.01}, ZeroPoint: []int32{0}}})
+		ins := []string{"x"}
+		if op == Add {
+			ins = []string{"z", "x"}
+		}
+		g.AddNode(&Node{Name: "n", Op: op, Inputs: ins, Outputs: []string{"y"}})
+		g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+		if op == Add {
+			g.Inputs = []string{"z", "x"}
+		}
+		return g
+	}
+	for _, op := range []Op{Relu, Add} {
+		if err := Validate(build(op, 100)); err != nil {
+			t.Errorf("%s, ratio 100: %v", op, err)
+		}
+		err := Validate(build(op, 1<<31))
+		if want := `node "n" (` + string(op) + `): input "x"'s scale`; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "2^30 or more") {
+			t.Errorf("%s, ratio 2^31: %v, want %q", op, err, want)
+		}
+	}
+}

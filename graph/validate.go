@@ -242,6 +242,10 @@ var weighted = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnected: 
 // product of their first two inputs' scales over the output's.
 var scaleProducts = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnected: true, BatchMatMul: true, Mul: true}
 
+// rescales are the ops whose integer inputs are rescaled, each by its
+// scale over the output's.
+var rescales = map[Op]bool{Add: true, Sub: true, Concat: true, Quantize: true, Relu: true, Clip: true, LeakyRelu: true, AvgPool2D: true, Resize: true}
+
 // checkMultiplier refuses an integer product op whose requantization
 // multiplier (input scale × weight scale / output scale) is 2^30 or more:
 // TFLite's kernels apply it as a left shift of the accumulator by more
@@ -250,6 +254,22 @@ var scaleProducts = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnec
 // interpreter). No converter writes one; a hostile file or a broken
 // calibration does.
 func checkMultiplier(g *Graph, n *Node) error {
+	if rescales[n.Op] && len(n.Outputs) > 0 {
+		// An input rescaled to the output's scale: every nonzero value
+		// saturates past 2^30, and the shift is over 31 bits as above.
+		y := g.Tensors[n.Outputs[0]]
+		for _, in := range n.Inputs {
+			x := g.Tensors[in]
+			if in == "" || x == nil || y == nil || x.Quant == nil || y.Quant == nil || !x.DType.IsInt() || !y.DType.IsInt() {
+				continue
+			}
+			sx, sy := slices.Max(x.Quant.Scale), slices.Min(y.Quant.Scale)
+			if r := float64(sx) / float64(sy); !(r < 1<<30) {
+				return fmt.Errorf("input %q's scale %g over the output's %g is %.3g, 2^30 or more: the integer kernels cannot rescale by it (a left shift of over 31 bits)", in, sx, sy, r)
+			}
+		}
+		return nil
+	}
 	if !scaleProducts[n.Op] || len(n.Inputs) < 2 || len(n.Outputs) == 0 {
 		return nil
 	}
