@@ -159,24 +159,7 @@ func TestConcatInputsKeepTheirOwnParameters(t *testing.T) {
 // one (max picks a real value: every window holds one).
 func TestPadConstantOutsideTheRange(t *testing.T) {
 	for _, v := range []float64{math.Inf(-1), -1000} {
-		g := graph.New("padpool", "test")
-		g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4, 4, 2}})
-		g.AddTensor(&graph.Tensor{Name: "p", DType: graph.Float32, Shape: []int{1, 6, 6, 2}})
-		g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 2, 2, 2}})
-		g.AddNode(&graph.Node{Name: "pad", Op: graph.Pad, Inputs: []string{"x"}, Outputs: []string{"p"},
-			Attrs: &graph.PadAttrs{Pads: []int{0, 1, 1, 0, 0, 1, 1, 0}, Mode: "constant", Value: v}})
-		g.AddNode(&graph.Node{Name: "pool", Op: graph.MaxPool2D, Inputs: []string{"p"}, Outputs: []string{"y"},
-			Attrs: &graph.PoolAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Dilation: [2]int{1, 1}}})
-		g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-		r := rand.New(rand.NewPCG(1, 2))
-		samples := make([]map[string]*graph.Data, 8)
-		for i := range samples {
-			x := graph.NewData(graph.Float32, []int{1, 4, 4, 2})
-			for k := range x.F {
-				x.F[k] = float32(r.Float64()*3 - 1)
-			}
-			samples[i] = map[string]*graph.Data{"x": x}
-		}
+		g, samples := padPool(graph.MaxPool2D, v)
 		q, _, err := PTQ(g, samples, Options{Method: MinMax}, CalibOptions{})
 		if err != nil {
 			t.Fatalf("pad %v: %v", v, err)
@@ -188,4 +171,28 @@ func TestPadConstantOutsideTheRange(t *testing.T) {
 			t.Errorf("pad %v: pool output off by %.2f steps", v, e)
 		}
 	}
+}
+
+// padPool is x [1,4,4,2] padded by one with value v and pooled by op (3×3,
+// stride 2) to y [1,2,2,2], and 8 samples of x in [-1, 2).
+func padPool(op graph.Op, v float64) (*graph.Graph, []map[string]*graph.Data) {
+	g := graph.New("padpool", "test")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4, 4, 2}})
+	g.AddTensor(&graph.Tensor{Name: "p", DType: graph.Float32, Shape: []int{1, 6, 6, 2}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 2, 2, 2}})
+	g.AddNode(&graph.Node{Name: "pad", Op: graph.Pad, Inputs: []string{"x"}, Outputs: []string{"p"},
+		Attrs: &graph.PadAttrs{Pads: []int{0, 1, 1, 0, 0, 1, 1, 0}, Mode: "constant", Value: v}})
+	g.AddNode(&graph.Node{Name: "pool", Op: op, Inputs: []string{"p"}, Outputs: []string{"y"},
+		Attrs: &graph.PoolAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Dilation: [2]int{1, 1}}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	r := rand.New(rand.NewPCG(1, 2))
+	samples := make([]map[string]*graph.Data, 8)
+	for i := range samples {
+		x := graph.NewData(graph.Float32, []int{1, 4, 4, 2})
+		for k := range x.F {
+			x.F[k] = float32(r.Float64()*3 - 1)
+		}
+		samples[i] = map[string]*graph.Data{"x": x}
+	}
+	return g, samples
 }

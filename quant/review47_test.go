@@ -142,24 +142,7 @@ func TestBiasBeyondInt8_47(t *testing.T) {
 // average pool's input range holds -7.
 func TestPadValueKeptForAveragePool47(t *testing.T) {
 	for _, op := range []graph.Op{graph.AvgPool2D, graph.MaxPool2D} {
-		g := graph.New("padpool", "test")
-		g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4, 4, 2}})
-		g.AddTensor(&graph.Tensor{Name: "p", DType: graph.Float32, Shape: []int{1, 6, 6, 2}})
-		g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 2, 2, 2}})
-		g.AddNode(&graph.Node{Name: "pad", Op: graph.Pad, Inputs: []string{"x"}, Outputs: []string{"p"},
-			Attrs: &graph.PadAttrs{Pads: []int{0, 1, 1, 0, 0, 1, 1, 0}, Mode: "constant", Value: -7}})
-		g.AddNode(&graph.Node{Name: "pool", Op: op, Inputs: []string{"p"}, Outputs: []string{"y"},
-			Attrs: &graph.PoolAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Dilation: [2]int{1, 1}}})
-		g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-		r := rand.New(rand.NewPCG(1, 2))
-		samples := make([]map[string]*graph.Data, 8)
-		for i := range samples {
-			x := graph.NewData(graph.Float32, []int{1, 4, 4, 2})
-			for k := range x.F {
-				x.F[k] = float32(r.Float64()*3 - 1)
-			}
-			samples[i] = map[string]*graph.Data{"x": x}
-		}
+		g, samples := padPool(op, -7)
 		q, _, err := PTQ(g, samples, Options{Method: MinMax}, CalibOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -186,15 +186,7 @@ func (c *opctx) checkBinaryTypes() error {
 	if len(c.ins) < 2 {
 		return nil // input 1 is missing: reported by the mapping
 	}
-	a, err := c.in(0)
-	if err != nil {
-		return err
-	}
-	b, err := c.in(1)
-	if err != nil {
-		return err
-	}
-	y, err := c.out(0)
+	a, b, y, err := c.binary()
 	if err != nil {
 		return err
 	}
@@ -341,4 +333,16 @@ func dtypeList(ds []graph.DType) string {
 		s += d.String()
 	}
 	return s
+}
+
+// binary imports a two-operand operator's inputs and output.
+func (c *opctx) binary() (a, b, y *graph.Tensor, err error) {
+	if a, err = c.in(0); err != nil {
+		return nil, nil, nil, err
+	}
+	if b, err = c.in(1); err != nil {
+		return nil, nil, nil, err
+	}
+	y, err = c.out(0)
+	return a, b, y, err
 }

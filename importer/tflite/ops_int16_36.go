@@ -18,15 +18,7 @@ import (
 // int64_t>: a 64-bit accumulator and MultiplyByQuantizedMultiplier's int64
 // overload).
 func (c *opctx) batchMatMul16(n *graph.Node) error {
-	a, err := c.in(0)
-	if err != nil {
-		return err
-	}
-	b, err := c.in(1)
-	if err != nil {
-		return err
-	}
-	y, err := c.out(0)
+	a, b, y, err := c.binary()
 	if err != nil {
 		return err
 	}
