@@ -7,7 +7,8 @@ import (
 
 // An integer FullyConnected whose input scale is 1e30 compiled to a
 // requantization shift of 100, which C leaves undefined (review finding).
-// Validate refuses a multiplier of 2^30 or more and takes an ordinary one.
+// Validate refuses a multiplier that needs a shift of 31 or more (2^30 and
+// up, as qmath splits it) and takes an ordinary one.
 func TestRequantMultiplierBound47(t *testing.T) {
 	build := func(inScale float32) *Graph {
 		g := New("fc", "test")
@@ -30,35 +31,41 @@ func TestRequantMultiplierBound47(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `node "fc" (FullyConnected): its requantization multiplier 7.68e+29`) {
 		t.Fatalf("error %v, want the node and its multiplier 7.68e+29", err)
 	}
+	// ONNX's QLinear form multiplies in float: no shift to bound.
+	g := build(1e30)
+	g.Nodes[0].Attrs = &FullyConnectedAttrs{Requant: RequantFloat}
+	if err := Validate(g); err != nil {
+		t.Errorf("QLinear requantization: %v", err)
+	}
 }
 
 // The same bound for the ops that rescale each input to the output's
-// scale: an int8 Relu whose input scale is 2^31 times its output's would
-// shift by over 31 bits in C, and is refused; 100 times is taken.
+// scale: an int8 Relu or Add whose input scale is 2^30 times its output's
+// would shift by 31 bits in C (qmath splits 2^30 as 2^30 · 2^(31-31)), and
+// is refused; just under 2^30 (a shift of 30) and 100 times are taken.
 func TestRescaleBound47(t *testing.T) {
-	build := func(op Op, ratio float32) *Graph {
+	build := func(op Op, ratio float64) *Graph {
 		g := New("r", "test")
-		g.AddTensor(&Tensor{Name: "x", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{0.01 * ratio}, ZeroPoint: []int32{0}}})
-		g.AddTensor(&Tensor{Name: "z", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{0.01}, ZeroPoint: []int32{0}}})
-		g.AddTensor(&Tensor{Name: "y", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{0.01}, ZeroPoint: []int32{0}}})
+		g.AddTensor(&Tensor{Name: "x", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{float32(0.5 * ratio)}, ZeroPoint: []int32{0}}})
+		g.AddTensor(&Tensor{Name: "z", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{0.5}, ZeroPoint: []int32{0}}})
+		g.AddTensor(&Tensor{Name: "y", DType: Int8, Shape: []int{1, 4}, Quant: &Quant{Scale: []float32{0.5}, ZeroPoint: []int32{0}}})
 		ins := []string{"x"}
 		if op == Add {
 			ins = []string{"z", "x"}
 		}
 		g.AddNode(&Node{Name: "n", Op: op, Inputs: ins, Outputs: []string{"y"}})
-		g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-		if op == Add {
-			g.Inputs = []string{"z", "x"}
-		}
+		g.Inputs, g.Outputs = ins, []string{"y"}
 		return g
 	}
 	for _, op := range []Op{Relu, Add} {
-		if err := Validate(build(op, 100)); err != nil {
-			t.Errorf("%s, ratio 100: %v", op, err)
+		for _, ratio := range []float64{100, 1<<30 - 64} {
+			if err := Validate(build(op, ratio)); err != nil {
+				t.Errorf("%s, ratio %g: %v", op, ratio, err)
+			}
 		}
-		err := Validate(build(op, 1<<31))
-		if want := `node "n" (` + string(op) + `): input "x"'s scale`; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "2^30 or more") {
-			t.Errorf("%s, ratio 2^31: %v, want %q", op, err, want)
+		err := Validate(build(op, 1<<30))
+		if want := `node "n" (` + string(op) + `): input "x"'s scale 5.368709e+08 over the output's 0.5 is 1.07e+09: the integer kernels would rescale by it with a left shift of 31 bits or more`; err == nil || err.Error() != want {
+			t.Errorf("%s, ratio 2^30: %v, want %q", op, err, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/mcugen/mcugen/graph/qmath"
 	gg "gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
@@ -84,7 +85,7 @@ func Validate(g *Graph) error {
 		if err := checkTypes(g, n); err != nil {
 			return fmt.Errorf("node %q (%s): %w", n.Name, n.Op, err)
 		}
-		if err := checkMultiplier(g, n); err != nil {
+		if err := CheckMultiplier(g, n); err != nil {
 			return fmt.Errorf("node %q (%s): %w", n.Name, n.Op, err)
 		}
 		for _, out := range n.Outputs {
@@ -246,43 +247,64 @@ var scaleProducts = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnec
 // scale over the output's.
 var rescales = map[Op]bool{Add: true, Sub: true, Concat: true, Quantize: true, Relu: true, Clip: true, LeakyRelu: true, AvgPool2D: true, Resize: true}
 
-// checkMultiplier refuses an integer product op whose requantization
-// multiplier (input scale × weight scale / output scale) is 2^30 or more:
-// TFLite's kernels apply it as a left shift of the accumulator by more
-// than 31 bits, which C leaves undefined (review finding: a 1e30 input
-// scale compiled to a shift of 100, and the C disagreed with the
-// interpreter). No converter writes one; a hostile file or a broken
-// calibration does.
-func checkMultiplier(g *Graph, n *Node) error {
-	if rescales[n.Op] && len(n.Outputs) > 0 {
-		// An input rescaled to the output's scale: every nonzero value
-		// saturates past 2^30, and the shift is over 31 bits as above.
-		y := g.Tensors[n.Outputs[0]]
+// CheckMultiplier refuses an integer op whose requantization multiplier
+// (input scale × weight scale / output scale, or an input's scale over the
+// output's) the kernels would apply as a left shift of 31 bits or more,
+// which leaves nothing of the accumulator (and from 32 on, C leaves it
+// undefined): review finding, a 1e30 input scale compiled to a shift of
+// 100, and the C disagreed with the interpreter. No converter writes one;
+// a hostile file or a broken calibration does. ONNX QLinear layers
+// (RequantFloat) multiply in float and have no shift.
+func CheckMultiplier(g *Graph, n *Node) error {
+	if len(n.Outputs) == 0 {
+		return nil
+	}
+	y := intQuant(g, n.Outputs[0])
+	if y == nil {
+		return nil
+	}
+	sy := float64(slices.Min(y.Quant.Scale))
+	switch {
+	case rescales[n.Op]:
 		for _, in := range n.Inputs {
-			x := g.Tensors[in]
-			if in == "" || x == nil || y == nil || x.Quant == nil || y.Quant == nil || !x.DType.IsInt() || !y.DType.IsInt() {
-				continue
-			}
-			sx, sy := slices.Max(x.Quant.Scale), slices.Min(y.Quant.Scale)
-			if r := float64(sx) / float64(sy); !(r < 1<<30) {
-				return fmt.Errorf("input %q's scale %g over the output's %g is %.3g, 2^30 or more: the integer kernels cannot rescale by it (a left shift of over 31 bits)", in, sx, sy, r)
+			if x := intQuant(g, in); x != nil {
+				if sx := float64(slices.Max(x.Quant.Scale)); !qmath.ShiftFits(sx / sy) {
+					return fmt.Errorf("input %q's scale %g over the output's %g is %.3g: the integer kernels would rescale by it with a left shift of 31 bits or more", in, float32(sx), float32(sy), sx/sy)
+				}
 			}
 		}
-		return nil
-	}
-	if !scaleProducts[n.Op] || len(n.Inputs) < 2 || len(n.Outputs) == 0 {
-		return nil
-	}
-	a, b, y := g.Tensors[n.Inputs[0]], g.Tensors[n.Inputs[1]], g.Tensors[n.Outputs[0]]
-	if a == nil || b == nil || y == nil || a.Quant == nil || b.Quant == nil || y.Quant == nil ||
-		!a.DType.IsInt() || !b.DType.IsInt() || !y.DType.IsInt() {
-		return nil
-	}
-	sa, sb, sy := slices.Max(a.Quant.Scale), slices.Max(b.Quant.Scale), slices.Min(y.Quant.Scale)
-	if m := float64(sa) * float64(sb) / float64(sy); !(m < 1<<30) {
-		return fmt.Errorf("its requantization multiplier %.3g (input scale %g × weight scale %g / output scale %g) is 2^30 or more: the integer kernels cannot apply it (a left shift of over 31 bits)", m, sa, sb, sy)
+	case scaleProducts[n.Op] && len(n.Inputs) >= 2 && !requantFloat(n):
+		a, b := intQuant(g, n.Inputs[0]), intQuant(g, n.Inputs[1])
+		if a == nil || b == nil {
+			return nil
+		}
+		sa, sb := float64(slices.Max(a.Quant.Scale)), float64(slices.Max(b.Quant.Scale))
+		if m := sa * sb / sy; !qmath.ShiftFits(m) {
+			return fmt.Errorf("its requantization multiplier %.3g (input scale %g × weight scale %g / output scale %g) needs a left shift of 31 bits or more, which the integer kernels cannot apply", m, float32(sa), float32(sb), float32(sy))
+		}
 	}
 	return nil
+}
+
+// intQuant is the tensor name if it is a quantized integer one, else nil.
+func intQuant(g *Graph, name string) *Tensor {
+	if t := g.Tensors[name]; name != "" && t != nil && t.Quant != nil && len(t.Quant.Scale) > 0 && t.DType.IsInt() {
+		return t
+	}
+	return nil
+}
+
+// requantFloat reports whether n requantizes in float (ONNX's QLinear).
+func requantFloat(n *Node) bool {
+	switch a := n.Attrs.(type) {
+	case *Conv2DAttrs:
+		return a != nil && a.Requant == RequantFloat
+	case *FullyConnectedAttrs:
+		return a != nil && a.Requant == RequantFloat
+	case *BatchMatMulAttrs:
+		return a != nil && a.Requant == RequantFloat
+	}
+	return false
 }
 
 func validateTensor(t *Tensor) error {

@@ -382,7 +382,7 @@ func warnFloatLeft(s *State, g *graph.Graph) {
 		names = append(names, fmt.Sprintf("%s (%s)", n.Name, n.Op))
 	}
 	if len(kept) > 0 {
-		s.Opt.Warn(fmt.Sprintf("%s: %d node(s) stay in float32, as mcugen quantize --float marked them: %s", s.ModelPath, len(kept), strings.Join(kept, ", ")))
+		s.Opt.Warn(fmt.Sprintf("%s: %d node(s) stay in float32, as mcugen quantize marked them (its --float, or ops it keeps float): %s", s.ModelPath, len(kept), strings.Join(kept, ", ")))
 	}
 	if len(names) == 0 {
 		return
@@ -533,7 +533,11 @@ func warnLowSQNR(o Options, rep *quant.Report) {
 	// NaN is low too: every comparison with it is false, and a float
 	// model overflowing to infinity gave SQNR NaN without a word (review
 	// finding).
-	low := func(db float64) bool { return !(db >= LowSQNRdB) }
+	nan := false
+	low := func(db float64) bool {
+		nan = nan || math.IsNaN(db)
+		return !(db >= LowSQNRdB)
+	}
 	var msg string
 	switch {
 	case low(rep.OutputSQNRdB):
@@ -563,8 +567,8 @@ func warnLowSQNR(o Options, rep *quant.Report) {
 			break
 		}
 	}
-	if strings.Contains(msg, "NaN") {
-		msg += " (NaN: the float model's values overflow to infinity on these inputs)"
+	if nan {
+		msg += " (NaN: the float model gives NaN or infinities on these inputs)"
 	}
 	o.Warn(msg + ": the int8 model loses accuracy (mcugen quantize prints every layer's SQNR; another --method, or the float model, may do better)")
 }

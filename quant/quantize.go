@@ -263,9 +263,11 @@ func Quantize(g *graph.Graph, st *Stats, opt Options) (*graph.Graph, error) {
 	// gave the input a scale of 3.9).
 	// So does a Transpose or Reshape of it (an NCHW Pad before the
 	// importer's layout Transpose).
-	// Only where the pad value cannot matter: infinite, or read by max
-	// pools alone (review finding: a Pad of -7 before an average pool or
-	// a Conv was clipped to its input's range, 0.2 dB).
+	// Only where the pad value's own level matters little: an infinity,
+	// which no int8 range holds (it saturates, as a max pool's -inf
+	// padding wants), or a value read by max pools alone (review finding:
+	// a Pad of -7 was clipped to its input's range, 5 dB before an average
+	// pool, 0.2 dB before a Conv).
 	padded := map[string]bool{}
 	cons := f.Consumers()
 	for _, n := range f.Nodes {
@@ -795,6 +797,15 @@ func (b *builder) build() (*graph.Graph, error) {
 	}
 	dropRoundTrips(q)
 	q.Prune()
+	// A multiplier no integer kernel applies comes from a float model
+	// that overflows (a layer's products past float32, clamped after by a
+	// Relu6, or read by one): one line naming the way out (diff review:
+	// the quantized graph was refused as invalid, naming none).
+	for _, n := range q.Nodes {
+		if err := graph.CheckMultiplier(q, n); err != nil {
+			return nil, fmt.Errorf("quant: node %q (%s): %v: keep it in float32 (--float %s)", n.Name, n.Op, err, n.Name)
+		}
+	}
 	if err := graph.Validate(q); err != nil {
 		return nil, fmt.Errorf("quant: quantized graph is invalid: %w", err)
 	}

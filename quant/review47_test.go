@@ -189,3 +189,34 @@ func TestFloatOnlyNodesStayFloatInQDQ47(t *testing.T) {
 		t.Errorf("the Div is not marked to stay float: %v", q.KeepFloat)
 	}
 }
+
+// A layer whose float output overflows and is clamped after (a Relu6)
+// keeps a narrow output range over huge products: its multiplier needs a
+// shift of over 31 bits, and the quantized graph was refused as invalid,
+// naming no way out (diff review). The line now names the node and
+// --float, which works.
+func TestOverflowClampedNamesFloat47(t *testing.T) {
+	g := graph.New("big6", "test")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
+	g.AddTensor(&graph.Tensor{Name: "h", DType: graph.Float32, Shape: []int{1, 2}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Float32, Shape: []int{1, 2}})
+	g.AddConst("w", f32([]int{2, 4}, 3e38, 3e38, 3e38, 3e38, 3e38, 3e38, 3e38, 3e38))
+	g.AddNode(&graph.Node{Name: "fc", Op: graph.FullyConnected, Inputs: []string{"x", "w", ""}, Outputs: []string{"h"}, Attrs: &graph.FullyConnectedAttrs{}})
+	g.AddNode(&graph.Node{Name: "relu6", Op: graph.Clip, Inputs: []string{"h"}, Outputs: []string{"y"}, Attrs: &graph.ClipAttrs{Min: 0, Max: 6}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	samples := []map[string]*graph.Data{{"x": f32([]int{1, 4}, 1, 2, 3, 4)}, {"x": f32([]int{1, 4}, 2, 1, 4, 3)}}
+	_, _, err := PTQ(g, samples, Options{}, CalibOptions{})
+	if err == nil || !strings.Contains(err.Error(), `quant: node "fc" (FullyConnected): its requantization multiplier`) || !strings.HasSuffix(err.Error(), "keep it in float32 (--float fc)") {
+		t.Fatalf("error %v, want the node, its multiplier and --float fc", err)
+	}
+	// Kept float, the fc's overflow reaches the clamp as the largest
+	// float32, and the clamp is the next to say so; with both kept float
+	// the model quantizes.
+	_, _, err = PTQ(g, samples, Options{Float: map[string]bool{"fc": true}}, CalibOptions{})
+	if err == nil || !strings.HasSuffix(err.Error(), "keep it in float32 (--float relu6)") {
+		t.Errorf("with fc kept in float: %v, want --float relu6 named", err)
+	}
+	if _, _, err := PTQ(g, samples, Options{Float: map[string]bool{"fc": true, "relu6": true}}, CalibOptions{}); err != nil {
+		t.Errorf("with fc and relu6 kept in float: %v", err)
+	}
+}

@@ -62,6 +62,19 @@ func QuantizeMultiplier(m float64) (multiplier int32, shift int) {
 	return int32(qFixed), sh
 }
 
+// ShiftFits reports whether a positive real multiplier, as
+// QuantizeMultiplier splits it, shifts left by at most 30 bits: the
+// integer kernels shift a 32-bit accumulator left by the shift, and a
+// shift of 31 or more leaves nothing of it (C leaves 32 and more
+// undefined). NaN and infinities do not fit.
+func ShiftFits(m float64) bool {
+	if !(m >= 0 && m <= math.MaxFloat64) {
+		return false
+	}
+	_, sh := QuantizeMultiplier(m)
+	return sh <= 30
+}
+
 // SaturatingRoundingDoublingHighMul returns the high 32 bits of 2*a*b, rounded
 // to nearest (ties away from zero), saturating the one overflowing case
 // a == b == MinInt32 (gemmlowp).
