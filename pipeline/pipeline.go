@@ -279,10 +279,8 @@ func defaultPrefix(model string) (prefix, renamed string) {
 	// A name of other letters (modèle.tflite, модель.tflite) spells
 	// them as code points: modu00e8le. Said, so the C names are not a
 	// surprise.
-	for _, r := range base {
-		if r > 127 {
-			return p, "its file name's non-ASCII letters spelled as their code points (C identifiers are ASCII)"
-		}
+	if strings.ContainsFunc(base, func(r rune) bool { return r > 127 }) {
+		return p, "its file name's non-ASCII letters spelled as their code points (C identifiers are ASCII)"
 	}
 	return p, ""
 }

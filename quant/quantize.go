@@ -824,7 +824,8 @@ func (b *builder) node(n *graph.Node) error {
 	f, q := b.f, b.q
 	nn := &graph.Node{Name: n.Name, Op: n.Op, Inputs: append([]string(nil), n.Inputs...), Outputs: append([]string(nil), n.Outputs...), Attrs: copyAttrs(n.Attrs)}
 	x := f.In(n, 0)
-	if x != nil && x.DType == graph.Float32 && !x.IsConst() && floatOnly(f, n) {
+	keptFloat := floatOnly(f, n)
+	if x != nil && x.DType == graph.Float32 && !x.IsConst() && keptFloat {
 		// Marked as --float's nodes are, so that the QDQ file's reader
 		// keeps it float too (review finding: a Div kept in float here
 		// became an int8 Div after the round trip, up to 9 steps off).
@@ -833,7 +834,7 @@ func (b *builder) node(n *graph.Node) error {
 		}
 		q.KeepFloat[n.Name] = true
 	}
-	if x == nil || x.DType != graph.Float32 || x.IsConst() || floatOnly(f, n) || b.tail[n.Inputs[0]] || b.opt.Float[n.Name] {
+	if x == nil || x.DType != graph.Float32 || x.IsConst() || keptFloat || b.tail[n.Inputs[0]] || b.opt.Float[n.Name] {
 		// Not a float computation on an activation: keep as is, but it must
 		// still read the quantized versions of its float inputs.
 		return b.fallback(n)
