@@ -269,6 +269,22 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 			name := f.UniqueName(bt.Name + "_int32")
 			f.AddConst(name, d).Quant = q
 			nn.Inputs[2] = name
+		} else if bt := f.Tensors[nn.Inputs[2]]; bt != nil && bt.IsConst() && bt.DType == graph.Int32 && bt.Quant != nil {
+			// The kernels add the int32 bias at the input scale × the
+			// weight scale; ONNX dequantizes it at its own. Another
+			// scale is requantized to theirs (review finding: a bias at
+			// scale 0.5 was added as if at 0.005, 12.7 became 0.5).
+			sx, _ := x.Quant.At(0)
+			wq := f.Tensors[nn.Inputs[1]].Quant
+			if real, ok := rescaledBias(bt, sx, wq); ok {
+				if !biasFits(real, sx, wq) {
+					return nil, nil, false
+				}
+				d, q := Bias(real, sx, wq)
+				name := f.UniqueName(bt.Name + "_rescaled")
+				f.AddConst(name, d).Quant = q
+				nn.Inputs[2] = name
+			}
 		}
 	}
 	if !interp.Supported(f, nn) || !copyKeepsParams(f, nn) {
@@ -427,6 +443,32 @@ func outChannelAxis(n *graph.Node, w *graph.Tensor) int {
 		return 3
 	}
 	return 0
+}
+
+// rescaledBias returns an int32 bias's real values when its scale is not
+// the kernels' (sx × the weight scale of its channel, within 1e-6), and
+// false when it is.
+func rescaledBias(b *graph.Tensor, sx float32, w *graph.Quant) (*graph.Data, bool) {
+	n := b.Data.Len()
+	other := false
+	for i := 0; i < n; i++ {
+		sb, zb := b.Quant.At(min(i, len(b.Quant.Scale)-1))
+		sw, _ := w.At(min(i, len(w.Scale)-1))
+		want := float64(sx * sw)
+		if zb != 0 || math.Abs(float64(sb)-want) > 1e-6*want {
+			other = true
+			break
+		}
+	}
+	if !other {
+		return nil, false
+	}
+	real := graph.NewData(graph.Float32, b.Shape)
+	for i := 0; i < n; i++ {
+		sb, zb := b.Quant.At(min(i, len(b.Quant.Scale)-1))
+		real.F[i] = float32(float64(b.Data.I[i]-int64(zb)) * float64(sb))
+	}
+	return real, true
 }
 
 // biasFits reports whether every bias value quantizes within int32 on the

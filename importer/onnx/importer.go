@@ -931,6 +931,13 @@ func (im *importer) withQuant(src string, q *graph.Quant) string {
 		c := im.g.AddTensor(&graph.Tensor{Name: im.g.UniqueName(src + "_q"), DType: t.DType, Shape: slices.Clone(t.Shape), Data: t.Data, Quant: q})
 		return c.Name
 	}
+	return im.quantCopy(src, q)
+}
+
+// quantCopy is a copy of activation src (a same-shape Reshape) carrying
+// quantization q.
+func (im *importer) quantCopy(src string, q *graph.Quant) string {
+	t := im.g.Tensors[src]
 	out := im.newTensor(src+"_q", t.DType, t.Shape)
 	out.Quant = q
 	im.aux++

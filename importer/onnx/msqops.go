@@ -14,9 +14,11 @@ import (
 // QuantizeLinear of its output. expandMicrosoftQOps rewrites them into that
 // standard form before import, so they fold to the int8 kernels as a QDQ
 // model's operators do (quant.FoldQDQ: TFLite's fixed-point requantization,
-// where ONNX Runtime computes these in float and may differ by one step at
-// a rounding tie); QLinearConv and QLinearMatMul stay themselves (ONNX's
-// float requantization, as standard ONNX defines them).
+// which rounds twice, where ONNX Runtime computes these in float: they may
+// differ by one step, near a tie or not, up to about 0.6 of a step before
+// rounding, as 72 × 0.8 → 58, / 4 → 15 against 72 × 0.2 = 14.4 → 14); QLinearConv
+// and QLinearMatMul stay themselves (ONNX's float requantization, as
+// standard ONNX defines them).
 
 const msDomain = "com.microsoft"
 

@@ -103,14 +103,20 @@ func convQuantize(im *importer, c *nodeCtx) error {
 		return err
 	}
 	dt := p.zdt
+	if od := int32(c.int("output_dtype", 0)); od != 0 {
+		odt, ok := graphDType(od)
+		switch {
+		case !ok:
+			return unsupportedf("QuantizeLinear to %s", DTypeName(od))
+		case dt != graph.Invalid && odt != dt:
+			// QuantizeLinear-21: output_dtype "must match" the zero
+			// point's type (review finding: int8 was written for uint8).
+			return fmt.Errorf("output_dtype %s, but the zero point is %s: ONNX wants them equal", odt, dt)
+		}
+		dt = odt
+	}
 	if dt == graph.Invalid {
 		dt = graph.UInt8
-		if od := int32(c.int("output_dtype", 0)); od != 0 {
-			var ok bool
-			if dt, ok = graphDType(od); !ok {
-				return unsupportedf("QuantizeLinear to %s", DTypeName(od))
-			}
-		}
 	}
 	if !quantizable(dt) {
 		return unsupportedf("QuantizeLinear to %s", dt)
@@ -153,13 +159,29 @@ func convDequantize(im *importer, c *nodeCtx) error {
 	if p.zdt != graph.Invalid && p.zdt != x.dt {
 		return fmt.Errorf("zero point is %s, input is %s", p.zdt, x.dt)
 	}
+	if x.dt == graph.Int32 && slices.ContainsFunc(p.zp, func(z int32) bool { return z != 0 }) {
+		// DequantizeLinear: "zero-point is usually not used in the case
+		// of int32 … it must be 0" (review finding: a zero point of 3 was
+		// taken).
+		return fmt.Errorf("an int32 input's zero point must be 0")
+	}
 	name := c.out(0)
 	if name == "" {
 		return nil
 	}
 	r := len(x.shape)
 	make1 := func(l layout) string {
-		src := im.withQuant(im.get(x, l), p.quant(l, r))
+		src, q := im.get(x, l), p.quant(l, r)
+		if x.c == nil && x.dt == graph.Int32 {
+			// An integer accumulator (ConvInteger, MatMulInteger) is raw:
+			// its producer writes it unscaled. The scale goes on a copy,
+			// not on the producer's output, which would make the kernel
+			// requantize to it (review finding: DequantizeLinear's scale
+			// was cancelled, 5 where 2.5 was due).
+			src = im.quantCopy(src, q)
+		} else {
+			src = im.withQuant(src, q)
+		}
 		shape := x.shape
 		base := name
 		if l == nhwc {
