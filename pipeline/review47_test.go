@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,16 +46,6 @@ func TestLowSQNRNaNNoteOnlyForNaN47(t *testing.T) {
 	}
 }
 
-// writeModel47 writes b's model under dir and returns its path.
-func writeModel47(t *testing.T, b *onnx.Builder, name string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name+".onnx")
-	if err := os.WriteFile(p, b.Model().Marshal(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // evalModel47 runs a model as eval does (folded QDQ) on one float or
 // integer input.
 func evalModel47(t *testing.T, path string, in *graph.Data) []float32 {
@@ -94,11 +82,11 @@ func TestDequantizeIntegerAccumulator47(t *testing.T) {
 		b.Output(b.Node("DequantizeLinear", []string{mm, b.Scalar("s", graph.Float32, 0.25), b.Scalar("z", graph.Int32, float64(zp))}), graph.Float32)
 		return b
 	}
-	got := evalModel47(t, writeModel47(t, build(0), "mmi"), ints47(graph.UInt8, []int{1, 3}, 70, 50, 60))
+	got := evalModel47(t, writeONNX(t, build(0), "mmi"), ints47(graph.UInt8, []int{1, 3}, 70, 50, 60))
 	if len(got) != 2 || got[0] != -2.5 || got[1] != 2.5 {
 		t.Errorf("got %v, want [-2.5 2.5]", got)
 	}
-	_, err := RunUntil(writeModel47(t, build(3), "mmi3"), Options{Warn: func(string) {}}, "fold-qdq")
+	_, err := RunUntil(writeONNX(t, build(3), "mmi3"), Options{Warn: func(string) {}}, "fold-qdq")
 	if err == nil || !strings.Contains(err.Error(), "an int32 input's zero point must be 0") {
 		t.Errorf("int32 zero point 3: %v", err)
 	}
@@ -129,7 +117,7 @@ func TestQDQBiasAtItsOwnScale47(t *testing.T) {
 		b.Output(b.Node("DequantizeLinear", []string{b.Node("QuantizeLinear", []string{conv, ys, yz}), ys, yz}), graph.Float32)
 		in := graph.NewData(graph.Float32, []int{1, 1, 1, 1})
 		in.F[0] = 1
-		got := evalModel47(t, writeModel47(t, b, "qconv"), in)
+		got := evalModel47(t, writeONNX(t, b, "qconv"), in)
 		for i := range c.want {
 			if len(got) != 2 || math.Abs(float64(got[i]-c.want[i])) > 1e-6 {
 				t.Errorf("bias scales %v: got %v, want %v", c.bs, got, c.want)
@@ -146,7 +134,7 @@ func TestQuantizeOutputDTypeConflict47(t *testing.T) {
 	x := b.Input("x", graph.Float32, 1, 4)
 	q := b.Node("QuantizeLinear", []string{x, b.Scalar("s", graph.Float32, 0.1), b.Scalar("z", graph.Int8, 0)}, onnx.IntAttr("output_dtype", 2))
 	b.Output(b.Node("DequantizeLinear", []string{q, b.Scalar("s2", graph.Float32, 0.1), b.Scalar("z2", graph.Int8, 0)}), graph.Float32)
-	_, err := RunUntil(writeModel47(t, b, "q21"), Options{Warn: func(string) {}}, "fold-qdq")
+	_, err := RunUntil(writeONNX(t, b, "q21"), Options{Warn: func(string) {}}, "fold-qdq")
 	if err == nil || !strings.Contains(err.Error(), "output_dtype uint8, but the zero point is int8: ONNX wants them equal") {
 		t.Errorf("error %v", err)
 	}

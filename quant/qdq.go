@@ -445,30 +445,20 @@ func outChannelAxis(n *graph.Node, w *graph.Tensor) int {
 	return 0
 }
 
-// rescaledBias returns an int32 bias's real values when its scale is not
-// the kernels' (sx × the weight scale of its channel, within 1e-6), and
-// false when it is.
+// rescaledBias returns an int32 bias's real values, and whether its scale
+// is other than the kernels' (sx × the weight scale of its channel, within
+// 1e-6) or its zero point not 0.
 func rescaledBias(b *graph.Tensor, sx float32, w *graph.Quant) (*graph.Data, bool) {
-	n := b.Data.Len()
+	real := graph.NewData(graph.Float32, b.Shape)
 	other := false
-	for i := 0; i < n; i++ {
+	for i := range real.F {
 		sb, zb := b.Quant.At(min(i, len(b.Quant.Scale)-1))
 		sw, _ := w.At(min(i, len(w.Scale)-1))
 		want := float64(sx * sw)
-		if zb != 0 || math.Abs(float64(sb)-want) > 1e-6*want {
-			other = true
-			break
-		}
-	}
-	if !other {
-		return nil, false
-	}
-	real := graph.NewData(graph.Float32, b.Shape)
-	for i := 0; i < n; i++ {
-		sb, zb := b.Quant.At(min(i, len(b.Quant.Scale)-1))
+		other = other || zb != 0 || math.Abs(float64(sb)-want) > 1e-6*want
 		real.F[i] = float32(float64(b.Data.I[i]-int64(zb)) * float64(sb))
 	}
-	return real, true
+	return real, other
 }
 
 // biasFits reports whether every bias value quantizes within int32 on the
