@@ -131,10 +131,22 @@ type emitter struct {
 	inNames   []string
 	outName   []string
 	// same maps a kernel to the earlier kernel whose C it would repeat
-	// (the steps of an unrolled recurrent layer); kernelKey finds them.
-	same      map[string]string
-	kernelKey map[string]string
-	constName map[string]bool
+	// (the steps of an unrolled recurrent layer).
+	same map[string]string
+	// shared maps a kernel whose C differs from others' only in the
+	// constant arrays it reads to the one function they share, and the
+	// arrays its call passes.
+	shared map[string]sharedCall
+	// constName maps each constant array's name to its C element type and
+	// length ("int8_t[4096]").
+	constName map[string]string
+}
+
+// sharedCall is a layer's call of a kernel shared by layers of one shape:
+// the function, and this layer's constant arrays as its trailing arguments.
+type sharedCall struct {
+	fn     string
+	consts []string
 }
 
 // Emit prints m as <prefix>.h and <prefix>.c.
@@ -481,15 +493,19 @@ func (e *emitter) ioPtrName(kind string, i int) string {
 
 func (e *emitter) source() ([]byte, error) {
 	var kernels bytes.Buffer
-	e.same, e.kernelKey, e.constName = map[string]string{}, map[string]string{}, map[string]bool{}
-	for _, n := range e.consts {
-		e.constName[n] = true
+	e.same, e.shared, e.constName = map[string]string{}, map[string]sharedCall{}, map[string]string{}
+	for c, n := range e.consts {
+		e.constName[n] = fmt.Sprintf("%s[%d]", ctype(c.DType), max(c.Data.Len(), 1))
 	}
+	ks := make([]*kernelC, 0, len(e.m.Funcs))
 	for _, f := range e.m.Funcs {
-		if err := e.kernel(&kernels, f); err != nil {
+		k, err := e.kernel(f)
+		if err != nil {
 			return nil, err
 		}
+		ks = append(ks, k)
 	}
+	e.writeKernels(&kernels, ks)
 	var b bytes.Buffer
 	b.WriteString(e.banner())
 	fmt.Fprintf(&b, "#include \"%s.h\"\n\n", e.prefix)
@@ -686,7 +702,19 @@ func writeConst(b *bytes.Buffer, c *tir.Buffer, name, PREFIX string) {
 	b.WriteString("\n};\n\n")
 }
 
-func (e *emitter) kernel(b *bytes.Buffer, f *tir.PrimFunc) error {
+// kernelC is one kernel's C before it is written: its parameters, its
+// body, and the constant arrays the body reads, in the order it first reads
+// them.
+type kernelC struct {
+	f      *tir.PrimFunc
+	params []string
+	body   string
+	consts []string
+	// comment lists the kernel's parameters (the layer's tensors).
+	comment string
+}
+
+func (e *emitter) kernel(f *tir.PrimFunc) (*kernelC, error) {
 	r := &fnRenderer{names: map[any]string{}, consts: e.consts, helpers: e.helpers, extra: e.extra, prefix: e.prefix}
 	r.push()
 	for _, c := range e.consts {
@@ -728,15 +756,17 @@ func (e *emitter) kernel(b *bytes.Buffer, f *tir.PrimFunc) error {
 		params = []string{"void"}
 	}
 	if err := r.stmt(f.Body, 1); err != nil {
-		return fmt.Errorf("emitc: kernel %s (node %q): %v", f.Name, f.Node, err)
+		return nil, fmt.Errorf("emitc: kernel %s (node %q): %v", f.Name, f.Node, err)
 	}
-	// A kernel whose C, up to its own name, is an earlier kernel's, and
-	// that reads the same constant arrays, is that kernel.
 	body := r.sb.String()
 	// A parameter the body never reads (a convolution whose every window
 	// lies in the padding reads no input) is named void, for -Wextra.
 	used := map[string]bool{}
+	var consts []string
 	for _, id := range identRE.FindAllString(body, -1) {
+		if !used[id] && e.constName[id] != "" {
+			consts = append(consts, id)
+		}
 		used[id] = true
 	}
 	var unused strings.Builder
@@ -745,23 +775,142 @@ func (e *emitter) kernel(b *bytes.Buffer, f *tir.PrimFunc) error {
 			fmt.Fprintf(&unused, "    (void)%s;\n", n)
 		}
 	}
-	body = unused.String() + body
-	key := e.kernelIdentity(f.Name, strings.Join(params, ", "), body)
-	if first, ok := e.kernelKey[key]; ok {
-		e.same[f.Name] = first
-		fmt.Fprintf(b, "/* %s %s: %s_%s */\n\n", f.Op, commentSafe(fmt.Sprintf("%q", f.Node)), e.prefix, first)
-		return nil
-	}
-	e.kernelKey[key] = f.Name
-	fmt.Fprintf(b, "/* %s %s", f.Op, commentSafe(fmt.Sprintf("%q", f.Node)))
+	var comment strings.Builder
+	fmt.Fprintf(&comment, "/* %s %s", f.Op, commentSafe(fmt.Sprintf("%q", f.Node)))
 	for _, p := range f.Params {
-		fmt.Fprintf(b, "\n   %s: %s %s %v", r.names[p], commentSafe(fmt.Sprintf("%q", p.Tensor)), p.DType, tensorShape(p))
+		fmt.Fprintf(&comment, "\n   %s: %s %s %v", r.names[p], commentSafe(fmt.Sprintf("%q", p.Tensor)), p.DType, tensorShape(p))
+	}
+	return &kernelC{f: f, params: params, body: unused.String() + body, consts: consts, comment: comment.String()}, nil
+}
+
+// writeKernels writes the kernels' functions. A kernel whose C, up to its
+// own name, is an earlier kernel's, and that reads the same constant
+// arrays, is that kernel (the steps of an unrolled recurrent layer). Kernels
+// whose C differs only in which constant arrays of the same types and
+// lengths it reads (layers of one shape and one requantization: AD's six
+// 128x128 fully connected layers with int8 weights) are one function that
+// takes those arrays as trailing parameters: its code is in flash once.
+func (e *emitter) writeKernels(b *bytes.Buffer, ks []*kernelC) {
+	exact := map[string]*kernelC{}
+	var distinct []*kernelC
+	for _, k := range ks {
+		key := kernelIdentity(k.f.Name, strings.Join(k.params, ", "), k.body, k.consts)
+		if first, ok := exact[key]; ok {
+			e.same[k.f.Name] = first.f.Name
+			continue
+		}
+		exact[key] = k
+		distinct = append(distinct, k)
+	}
+	groups := map[string][]*kernelC{}
+	shapeOf := map[*kernelC]string{}
+	for _, k := range distinct {
+		key := e.kernelShape(k)
+		shapeOf[k] = key
+		groups[key] = append(groups[key], k)
+	}
+	for _, k := range ks {
+		if first, ok := e.same[k.f.Name]; ok {
+			callee := first
+			if s, ok := e.shared[first]; ok {
+				callee = s.fn
+			}
+			fmt.Fprintf(b, "/* %s %s: %s_%s */\n\n", k.f.Op, commentSafe(fmt.Sprintf("%q", k.f.Node)), e.prefix, callee)
+			continue
+		}
+		g := groups[shapeOf[k]]
+		switch {
+		case len(g) == 1:
+			fmt.Fprintf(b, "%s */\n", k.comment)
+			fmt.Fprintf(b, "static %s_KERNEL void %s_%s(%s)\n{\n", e.PREFIX, e.prefix, k.f.Name, strings.Join(k.params, ", "))
+			b.WriteString(k.body)
+			b.WriteString("}\n\n")
+		case g[0] == k:
+			e.writeShared(b, g)
+		}
+	}
+}
+
+// kernelShape is kernelIdentity with the constant arrays read as positions,
+// each with its type and length: the kernels of one shape differ at most in
+// which arrays they read.
+func (e *emitter) kernelShape(k *kernelC) string {
+	pos := map[string]int{}
+	for i, c := range k.consts {
+		pos[c] = i
+	}
+	body := identRE.ReplaceAllStringFunc(k.body, func(id string) string {
+		if i, ok := pos[id]; ok {
+			return fmt.Sprintf("\x02%d\x02", i)
+		}
+		return id
+	})
+	types := make([]string, len(k.consts))
+	for i, c := range k.consts {
+		types[i] = e.constName[c]
+	}
+	return strings.Join(k.params, ", ") + "\x00" + strings.ReplaceAll(body, k.f.Name, "\x01") + "\x00" + strings.Join(types, ",")
+}
+
+// writeShared writes the one function of kernels g (same shape, other
+// arrays): the first kernel's C, each array that differs between them
+// read through a parameter.
+func (e *emitter) writeShared(b *bytes.Buffer, g []*kernelC) {
+	first := g[0]
+	idents := map[string]bool{}
+	for _, id := range identRE.FindAllString(first.body, -1) {
+		idents[id] = true
+	}
+	param := map[string]string{}
+	var params, vary []string
+	for i, c := range first.consts {
+		differs := false
+		for _, k := range g[1:] {
+			differs = differs || k.consts[i] != c
+		}
+		if !differs {
+			continue
+		}
+		name := fmt.Sprintf("const%d", len(vary))
+		for idents[name] {
+			name += "_"
+		}
+		param[c] = name
+		vary = append(vary, c)
+		t := e.constName[c]
+		params = append(params, fmt.Sprintf("const %s *restrict %s", t[:strings.IndexByte(t, '[')], name))
+	}
+	for _, k := range g {
+		var args []string
+		for i, c := range first.consts {
+			if _, ok := param[c]; ok {
+				args = append(args, k.consts[i])
+			}
+		}
+		e.shared[k.f.Name] = sharedCall{fn: first.f.Name, consts: args}
+	}
+	body := identRE.ReplaceAllStringFunc(first.body, func(id string) string {
+		if n, ok := param[id]; ok {
+			return n
+		}
+		return id
+	})
+	b.WriteString(first.comment)
+	for _, c := range vary {
+		fmt.Fprintf(b, "\n   %s: %s here; each layer's call passes its own", param[c], c)
+	}
+	fmt.Fprintf(b, "\n   The code of %d layers of this shape:", len(g))
+	for _, k := range g {
+		fmt.Fprintf(b, "\n     %s", commentSafe(fmt.Sprintf("%q", k.f.Node)))
 	}
 	b.WriteString(" */\n")
-	fmt.Fprintf(b, "static %s_KERNEL void %s_%s(%s)\n{\n", e.PREFIX, e.prefix, f.Name, strings.Join(params, ", "))
+	all := append(append([]string(nil), params...), first.params...)
+	if len(first.params) == 1 && first.params[0] == "void" {
+		all = params
+	}
+	fmt.Fprintf(b, "static %s_KERNEL void %s_%s(%s)\n{\n", e.PREFIX, e.prefix, first.f.Name, strings.Join(all, ", "))
 	b.WriteString(body)
 	b.WriteString("}\n\n")
-	return nil
 }
 
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
@@ -769,17 +918,10 @@ var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 // kernelIdentity is what makes a kernel's C this kernel: its parameters and
 // body with its own name (which prefixes its locals) taken out, and the
 // constant arrays it reads, by name.
-func (e *emitter) kernelIdentity(name, params, body string) string {
-	var consts []string
-	seen := map[string]bool{}
-	for _, id := range identRE.FindAllString(body, -1) {
-		if e.constName[id] && !seen[id] {
-			seen[id] = true
-			consts = append(consts, id)
-		}
-	}
-	sort.Strings(consts)
-	return params + "\x00" + strings.ReplaceAll(body, name, "\x01") + "\x00" + strings.Join(consts, ",")
+func kernelIdentity(name, params, body string, consts []string) string {
+	sorted := append([]string(nil), consts...)
+	sort.Strings(sorted)
+	return params + "\x00" + strings.ReplaceAll(body, name, "\x01") + "\x00" + strings.Join(sorted, ",")
 }
 
 func tensorShape(p *tir.Buffer) []int { return p.Shape }
@@ -923,6 +1065,10 @@ func (e *emitter) entry(b *bytes.Buffer) error {
 		fn := c.Func.Name
 		if first, ok := e.same[fn]; ok {
 			fn = first
+		}
+		if s, ok := e.shared[fn]; ok {
+			fn = s.fn
+			args = append(append([]string(nil), s.consts...), args...)
 		}
 		fmt.Fprintf(b, "    %s_%s(%s);\n", e.prefix, fn, strings.Join(args, ", "))
 		fmt.Fprintf(b, "    %s_LAYER_HOOK(%d);\n", e.PREFIX, k+1)

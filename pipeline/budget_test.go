@@ -320,7 +320,9 @@ func TestIOBuffersFitTheBoard(t *testing.T) {
 // C is measured with the board's compiler, and the measurement decides (the
 // estimate, a flat 2,048 B a kernel, refused a 14-layer gesture model whose
 // code was 6 KB: user-journey finding). AD with int8 weights on the
-// Cortex-M4 (its code measures 23,752 B, under the 24,576 B estimate): a
+// Cortex-M4 (its code measures about 11,000 B, under the 14,336 B estimate
+// for its five kernel functions, the six 128→128 layers one since session
+// 48; with a function a layer it measured 23,752 B against 24,576 B): a
 // budget of exactly the measured code and constants is accepted though the
 // estimate is over it; one byte less is refused with the measured figures.
 func TestFlashBudgetMeasuresCode(t *testing.T) {
@@ -334,7 +336,7 @@ func TestFlashBudgetMeasuresCode(t *testing.T) {
 	compile := func(budget int64) (*State, error) {
 		return Compile(model, Options{Board: b, Version: "test", FlashBudget: budget, Knobs: int8W})
 	}
-	const estimate = 4096 + 10*2048
+	const estimate = 4096 + 5*2048
 	// Within twice the estimate of the budget's end: measured.
 	s, err := compile(adInt8Bytes + 2*estimate - 1)
 	if err != nil {

@@ -243,11 +243,12 @@ func (b *Buffer) ContentKey() string {
 	return fmt.Sprintf("%s/%d/%x", b.DType, n, h.Sum(nil))
 }
 
-// DistinctFuncs estimates how many kernels the generated C holds: emitc
-// prints a kernel whose C repeats an earlier one's once, and two kernels
-// whose bodies print the same up to their names (which prefix their
-// locals and constants), over parameters of one type and shape and
-// constants of equal values, are such a pair.
+// DistinctFuncs estimates how many kernel functions the generated C holds:
+// emitc prints kernels whose C is the same up to their names (which prefix
+// their locals) and the constant arrays they read once, and two kernels
+// whose bodies print the same with their parameters and constants renamed
+// by position, over parameters of one type and shape and constants of one
+// type and length, are such a pair.
 func (m *Module) DistinctFuncs() int {
 	seen := map[string]bool{}
 	for _, f := range m.Funcs {
@@ -256,19 +257,35 @@ func (m *Module) DistinctFuncs() int {
 		for _, p := range f.Params {
 			fmt.Fprintf(&b, "|%s%v%v", p.DType, p.Shape, p.Writes)
 		}
-		for _, c := range f.Consts() {
-			b.WriteString("|" + c.ContentKey())
+		// Kernels that differ only in their constant arrays (of the same
+		// types and lengths) are one function in the C, the arrays passed
+		// by each call (emitc's writeKernels).
+		consts := f.Consts()
+		for _, c := range consts {
+			n := 0
+			if c.Data != nil {
+				n = c.Data.Len()
+			}
+			fmt.Fprintf(&b, "|%s%d", c.DType, n)
 		}
 		// Parameters print under their tensors' names, and emitc under
-		// input and output: the body is printed with them renamed.
+		// input and output: the body is printed with them and the
+		// constants renamed.
 		names := make([]string, len(f.Params))
 		for i, p := range f.Params {
 			names[i], p.Name = p.Name, fmt.Sprintf("\x02%d", i)
+		}
+		cnames := make([]string, len(consts))
+		for i, c := range consts {
+			cnames[i], c.Name = c.Name, fmt.Sprintf("\x03%d", i)
 		}
 		var body strings.Builder
 		printStmt(&body, f.Body, 1)
 		for i, p := range f.Params {
 			p.Name = names[i]
+		}
+		for i, c := range consts {
+			c.Name = cnames[i]
 		}
 		b.WriteString("|" + strings.ReplaceAll(body.String(), f.Name, "\x01"))
 		seen[b.String()] = true
