@@ -607,6 +607,16 @@ func writeGemmBody(b *strings.Builder, r, c, u int, w8 bool, ep gemmEpilogue, se
 	if r == 1 {
 		b.WriteString("    (void)xs;\n    (void)ys;\n")
 	}
+	if r == 2 && ldmBlock(r, c, w8) {
+		// The two-row asm takes 12 registers. With one block of
+		// channels (nb a constant 1: a layer of two or three output
+		// channels) gcc's loop optimizations (ivopts) left it none
+		// ("'asm' operand has impossible constraints" at -O1 to -O3 on
+		// the M4, M7 and M33: 3xN convolutions, session 48 review);
+		// with nb opaque the block loop stays a loop and the asm fits.
+		// Only there: with more blocks the code is as it was.
+		b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM) && !defined(__PIC__)\n    if (__builtin_constant_p(nb) && nb == 1) {\n        __asm__(\"\" : \"+r\"(nb));\n    }\n#endif\n")
+	}
 	b.WriteString("    for (blk = 0; blk < nb; ++blk) {\n")
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {

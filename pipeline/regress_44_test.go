@@ -12,6 +12,9 @@ func TestRegressionModels(t *testing.T) {
 	for _, c := range []struct{ file, board string }{
 		{"dsp_negative_shift_conv1x1.tflite", "mps2-an386"},
 		{"dsp_negative_shift_fc.tflite", "mps2-an386"},
+		{"dsp_gemm3_2x2_conv3x1.tflite", "mps2-an386"},
+		{"dsp_gemm3_2x2_u3.tflite", "mps2-an500"},
+		{"dsp_gemm3_2x2_relun1.tflite", "mps2-an505"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			b, err := LoadBoard(c.board, "")
