@@ -181,6 +181,13 @@ func Emit(m *tir.Module, opts Options) (map[string][]byte, error) {
 		}
 	}
 	cnames.used[e.prefix+"_state_set"], cnames.used[e.prefix+"_reset"] = true, true
+	// The entry function's own names: a shared kernel's call passes
+	// constant arrays by name there (a weight named "arena" was arena_,
+	// the external arena's parameter, and the call passed the arena as
+	// the weights: session 48 review).
+	for _, n := range []string{"arena_", "workspace_pools", "io"} {
+		cnames.used[n] = true
+	}
 	// Buffers viewing the same data (a broadcast view, a shared weight), or
 	// equal data (the weights of an unrolled recurrent layer's steps, each
 	// step's kernel holding its own copy), share one array.
@@ -762,13 +769,20 @@ func (e *emitter) kernel(f *tir.PrimFunc) (*kernelC, error) {
 	// A parameter the body never reads (a convolution whose every window
 	// lies in the padding reads no input) is named void, for -Wextra.
 	used := map[string]bool{}
-	var consts []string
 	for _, id := range identRE.FindAllString(body, -1) {
-		if !used[id] && e.constName[id] != "" {
-			consts = append(consts, id)
-		}
 		used[id] = true
 	}
+	// The constant arrays the body reads, in order: identifiers, not a
+	// float literal's suffix (a constant named f) or an asm template's word.
+	var consts []string
+	seen := map[string]bool{}
+	mapIdents(body, func(id string) string {
+		if !seen[id] && e.constName[id] != "" {
+			consts = append(consts, id)
+		}
+		seen[id] = true
+		return id
+	})
 	var unused strings.Builder
 	for _, p := range f.Params {
 		if n := r.names[p]; !used[n] {
@@ -839,7 +853,7 @@ func (e *emitter) kernelShape(k *kernelC) string {
 	for i, c := range k.consts {
 		pos[c] = i
 	}
-	body := identRE.ReplaceAllStringFunc(k.body, func(id string) string {
+	body := mapIdents(k.body, func(id string) string {
 		if i, ok := pos[id]; ok {
 			return fmt.Sprintf("\x02%d\x02", i)
 		}
@@ -889,7 +903,7 @@ func (e *emitter) writeShared(b *bytes.Buffer, g []*kernelC) {
 		}
 		e.shared[k.f.Name] = sharedCall{fn: first.f.Name, consts: args}
 	}
-	body := identRE.ReplaceAllStringFunc(first.body, func(id string) string {
+	body := mapIdents(first.body, func(id string) string {
 		if n, ok := param[id]; ok {
 			return n
 		}
@@ -914,6 +928,22 @@ func (e *emitter) writeShared(b *bytes.Buffer, g []*kernelC) {
 }
 
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// cTokenRE matches, in a kernel's C, a string or character literal (an asm
+// template), a number (with its suffix: 0.5f, 1e-05f, 0x1fu) or an
+// identifier: mapIdents maps the identifiers only.
+var cTokenRE = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\.?[0-9](?:[eEpP][+-]|[0-9A-Za-z_.])*|[A-Za-z_][A-Za-z0-9_]*`)
+
+// mapIdents returns src with each identifier (not in a literal) replaced
+// by f's result for it.
+func mapIdents(src string, f func(string) string) string {
+	return cTokenRE.ReplaceAllStringFunc(src, func(tok string) string {
+		if c := tok[0]; c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+			return f(tok)
+		}
+		return tok
+	})
+}
 
 // kernelIdentity is what makes a kernel's C this kernel: its parameters and
 // body with its own name (which prefixes its locals) taken out, and the
