@@ -14,27 +14,8 @@ import (
 // arrays) is that kernel, called twice; a kernel that reads other values
 // stays its own. The C still computes what the interpreter does.
 func TestSharedKernelsAndArrays(t *testing.T) {
-	g := graph.New("dd", "test")
-	x := g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
-	g.Inputs = []string{x.Name}
-	w := func(name string, salt float32) string {
-		d := graph.NewData(graph.Float32, []int{4, 4})
-		for i := range d.F {
-			d.F[i] = float32(i%5)*0.25 - 0.5 + salt
-		}
-		return g.AddConst(name, d).Name
-	}
 	// w1 and w2 hold the same values in two Data; w3 differs.
-	ws := []string{w("w1", 0), w("w2", 0), w("w3", 0.125)}
-	cur := x.Name
-	for i, wn := range ws {
-		fc := g.AddTensor(&graph.Tensor{Name: "fc" + string(rune('0'+i)), DType: graph.Float32, Shape: []int{1, 4}})
-		g.AddNode(&graph.Node{Name: fc.Name, Op: graph.FullyConnected, Inputs: []string{cur, wn, ""}, Outputs: []string{fc.Name}, Attrs: &graph.FullyConnectedAttrs{}})
-		th := g.AddTensor(&graph.Tensor{Name: "tanh" + string(rune('0'+i)), DType: graph.Float32, Shape: []int{1, 4}})
-		g.AddNode(&graph.Node{Name: th.Name, Op: graph.Tanh, Inputs: []string{fc.Name}, Outputs: []string{th.Name}})
-		cur = th.Name
-	}
-	g.Outputs = []string{cur}
+	g := fcTanhChain([]string{"w1", "w2", "w3"}, []float32{0, 0, 0.125})
 	m, files := checkModel(t, g, Options{Prefix: "dd"}, 3)
 	src := string(files["dd.c"])
 	defs := regexp.MustCompile(`(?m)^static DD_KERNEL void dd_\w+\(`).FindAllString(src, -1)
@@ -61,17 +42,17 @@ func TestSharedKernelsAndArrays(t *testing.T) {
 	}
 }
 
-// sharedFCGraph is two float FC+tanh layers whose weights (named a and b,
-// different values) make one shared FC kernel.
-func sharedFCGraph(a, b string) *graph.Graph {
+// fcTanhChain is float FC+tanh layers, one a weight name: weights
+// i%5*0.25 - 0.5 plus the layer's salt.
+func fcTanhChain(names []string, salts []float32) *graph.Graph {
 	g := graph.New("dd", "test")
 	x := g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Float32, Shape: []int{1, 4}})
 	g.Inputs = []string{x.Name}
 	cur := x.Name
-	for i, wn := range []string{a, b} {
+	for i, wn := range names {
 		d := graph.NewData(graph.Float32, []int{4, 4})
 		for k := range d.F {
-			d.F[k] = float32(k%5)*0.25 - 0.5 + 0.125*float32(i)
+			d.F[k] = float32(k%5)*0.25 - 0.5 + salts[i]
 		}
 		g.AddConst(wn, d)
 		fc := g.AddTensor(&graph.Tensor{Name: "fc" + string(rune('0'+i)), DType: graph.Float32, Shape: []int{1, 4}})
@@ -82,6 +63,12 @@ func sharedFCGraph(a, b string) *graph.Graph {
 	}
 	g.Outputs = []string{cur}
 	return g
+}
+
+// sharedFCGraph is two float FC+tanh layers whose weights (named a and b,
+// different values) make one shared FC kernel.
+func sharedFCGraph(a, b string) *graph.Graph {
+	return fcTanhChain([]string{a, b}, []float32{0, 0.125})
 }
 
 // A shared kernel's call passes arrays by name in the entry function, whose
