@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -44,8 +45,11 @@ func TestLayerProfileKWS(t *testing.T) {
 	if x.Layers[0].MACs != 25*5*64*10*4 || x.Layers[2].MACs != 25*5*64*64 {
 		t.Errorf("MACs: conv %d, pointwise %d", x.Layers[0].MACs, x.Layers[2].MACs)
 	}
+	// Layers of one shape count alike: since session 48 they call one
+	// function with their arrays passed, and KWS's depthwise layers
+	// differ by up to 24 instructions (139,586 and 139,610), so within 32.
 	for op, n := range byOp {
-		if len(n) != 4 || n[0] != n[1] || n[0] != n[2] || n[0] != n[3] {
+		if len(n) != 4 || slices.Max(n)-slices.Min(n) > 32 {
 			t.Errorf("%s layers count %v", op, n)
 		}
 	}

@@ -62,7 +62,9 @@ func TestMoreFlashNeverFitsWorse40(t *testing.T) {
 // The fit pass measures a --cc clang build's code with clang (review
 // finding: it measured gcc's, 82,220 B for KWS on the M4 against clang's
 // 87,296, and the clang project compile wrote for 88 KiB of flash
-// overflowed it at the link by 2,488 B): the project links.
+// overflowed it at the link by 2,488 B): the project links. Since session
+// 48 (layers of one shape share their code) KWS is about 9 KB smaller:
+// on 80 KiB gcc's build keeps every layer int16 and clang's keeps one int8.
 func TestClangFlashFit40(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds firmware")
@@ -72,15 +74,15 @@ func TestClangFlashFit40(t *testing.T) {
 	model := filepath.Join(sharedModels(t), "kws", "kws_ref_model.tflite")
 	dir := t.TempDir()
 	bf := filepath.Join(dir, "b.star")
-	if err := os.WriteFile(bf, []byte(`board(name = "an386-88k", description = "an AN386 with 88 KiB of flash", inherits = ["mps2-an386"], memory = [
-    region(name = "FLASH", origin = 0x00000000, length = 88 * KiB, holds = ["code", "weights"]),
+	if err := os.WriteFile(bf, []byte(`board(name = "an386-80k", description = "an AN386 with 80 KiB of flash", inherits = ["mps2-an386"], memory = [
+    region(name = "FLASH", origin = 0x00000000, length = 80 * KiB, holds = ["code", "weights"]),
     region(name = "RAM", origin = 0x20000000, length = 4 * MiB, holds = ["data", "arena"]),
 ])
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	proj := filepath.Join(dir, "p")
-	code, out, errs := mcugen(t, "compile", model, "--boards", bf, "--board", "an386-88k", "--cc", "clang", "--project", "make", "-o", proj)
+	code, out, errs := mcugen(t, "compile", model, "--boards", bf, "--board", "an386-80k", "--cc", "clang", "--project", "make", "-o", proj)
 	if code != 0 || !strings.Contains(out, "kept int8 to fit flash") {
 		t.Fatalf("compile --cc clang: exit %d: want a layer kept int8 for clang's larger code\n%s%s", code, out, errs)
 	}
