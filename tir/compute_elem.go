@@ -360,8 +360,12 @@ func floatUnary(n *graph.Node) (func(Expr) Expr, error) {
 	case graph.Tanh:
 		return func(x Expr) Expr { return Call(IntrTanh, F32, x) }, nil
 	case graph.HardSwish:
+		// x · (clamp(x + 3, 0, 6) / 6), ONNX's x · HardSigmoid(x): the
+		// product x · 6 first overflowed float32 above 5.7e37 (+Inf
+		// where the reference has x: session 48 review); for x ≥ 3 this
+		// is x exactly.
 		return func(x Expr) Expr {
-			return Div(Mul(x, Min(Max(Add(x, F(3)), F(0)), F(6))), F(6))
+			return Mul(x, Div(Min(Max(Add(x, F(3)), F(0)), F(6)), F(6)))
 		}, nil
 	case graph.HardSigmoid:
 		a, ok := n.Attrs.(*graph.HardSigmoidAttrs)
