@@ -143,7 +143,7 @@ type emitter struct {
 }
 
 // sharedCall is a layer's call of a kernel shared by layers of one shape:
-// the function, and this layer's constant arrays as its trailing arguments.
+// the function, and this layer's constant arrays as its leading arguments.
 type sharedCall struct {
 	fn     string
 	consts []string
@@ -803,7 +803,7 @@ func (e *emitter) kernel(f *tir.PrimFunc) (*kernelC, error) {
 // whose C differs only in which constant arrays of the same types and
 // lengths it reads (layers of one shape and one requantization: AD's six
 // 128x128 fully connected layers with int8 weights) are one function that
-// takes those arrays as trailing parameters: its code is in flash once.
+// takes those arrays as leading parameters: its code is in flash once.
 func (e *emitter) writeKernels(b *bytes.Buffer, ks []*kernelC) {
 	exact := map[string]*kernelC{}
 	var distinct []*kernelC
