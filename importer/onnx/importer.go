@@ -920,11 +920,11 @@ func (im *importer) emit(op graph.Op, ins []string, attrs any, outs ...*graph.Te
 // itself when it has no parameters yet or the same ones, else a copy.
 func (im *importer) withQuant(src string, q *graph.Quant) string {
 	t := im.g.Tensors[src]
-	if t.Quant == nil {
+	if t.Quant == nil && (t.Data != nil || !im.castOutput(src)) {
 		t.Quant = q
 		return src
 	}
-	if quantEqual(t.Quant, q) {
+	if t.Quant != nil && quantEqual(t.Quant, q) {
 		return src
 	}
 	if t.Data != nil {
@@ -932,6 +932,18 @@ func (im *importer) withQuant(src string, q *graph.Quant) string {
 		return c.Name
 	}
 	return im.quantCopy(src, q)
+}
+
+// castOutput reports whether a Cast writes tensor name: a cast's output
+// stays unquantized (it converts stored values), so quantization goes on a
+// copy (DynamicQuantizeLinear's uint8 result feeding MatMulInteger).
+func (im *importer) castOutput(name string) bool {
+	for i := len(im.g.Nodes) - 1; i >= 0; i-- {
+		if n := im.g.Nodes[i]; slices.Contains(n.Outputs, name) {
+			return n.Op == graph.Cast
+		}
+	}
+	return false
 }
 
 // quantCopy is a copy of activation src (a same-shape Reshape) carrying

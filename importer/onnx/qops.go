@@ -314,25 +314,97 @@ func convQLinearMatMul(im *importer, c *nodeCtx) error {
 }
 
 // intMatMul emits FullyConnected (constant 2-D b) or BatchMatMul on integer
-// tensors; yq nil means a raw int32 accumulator output.
+// tensors as the node's output; yq nil means a raw int32 accumulator output.
 func (c *nodeCtx) intMatMul(a, b *value, aq *graph.Quant, bp *qparams, ydt graph.DType, yq *graph.Quant, out []int, mode graph.RequantMode) error {
+	c.intMatMulTo("", a, b, aq, bp, ydt, yq, out, mode)
+	return nil
+}
+
+// intMatMulTo is intMatMul writing an intermediate named after suffix, or
+// the node's output with suffix "".
+func (c *nodeCtx) intMatMulTo(suffix string, a, b *value, aq *graph.Quant, bp *qparams, ydt graph.DType, yq *graph.Quant, out []int, mode graph.RequantMode) *value {
 	im := c.im
 	ain := im.withQuant(im.get(a, asIs), aq)
 	bq := bp.quant(asIs, 0)
+	emit := func(op graph.Op, ins []string, attrs any) *value {
+		if suffix != "" {
+			v := c.tmp(op, ins, attrs, ydt, out, asIs, suffix)
+			im.g.Tensors[v.name].Quant = yq
+			return v
+		}
+		_, t := c.emit1(op, ins, attrs, ydt, out, asIs)
+		t.Quant = yq
+		return nil
+	}
 	if b.c != nil && len(b.shape) == 2 {
 		bq.Axis = 0
 		w := im.g.AddTensor(&graph.Tensor{Name: im.g.UniqueName(b.name + "_fc"), DType: b.dt, Shape: []int{b.shape[1], b.shape[0]}, Data: constMatrixT(b.c), Quant: bq})
-		_, t := c.emit1(graph.FullyConnected, []string{ain, w.Name, ""}, &graph.FullyConnectedAttrs{KeepDims: true, Requant: mode}, ydt, out, asIs)
-		t.Quant = yq
-		return nil
+		return emit(graph.FullyConnected, []string{ain, w.Name, ""}, &graph.FullyConnectedAttrs{KeepDims: true, Requant: mode})
 	}
 	if len(bq.Scale) > 1 {
 		bq.Axis = len(b.shape) - 1
 	}
 	bin := im.withQuant(im.get(b, asIs), bq)
-	_, t := c.emit1(graph.BatchMatMul, []string{ain, bin}, &graph.BatchMatMulAttrs{Requant: mode}, ydt, out, asIs)
-	t.Quant = yq
-	return nil
+	return emit(graph.BatchMatMul, []string{ain, bin}, &graph.BatchMatMulAttrs{Requant: mode})
+}
+
+// matMulIntegerRuntimeZP is MatMulInteger whose A zero point is computed at
+// run time (ONNX Runtime's dynamic quantization: DynamicQuantizeLinear's
+// zero point feeds it). With B constant,
+//
+//	sum_k (A[i,k] - za)(B[k,j] - zb[j]) = sum_k A[i,k](B[k,j] - zb[j]) - za * S[j],
+//	S[j] = sum_k (B[k,j] - zb[j]),
+//
+// so the product runs with zero point 0 and za times the constant column
+// sums S is subtracted in int32 (wrapping as the spec's int32 output does).
+func (c *nodeCtx) matMulIntegerRuntimeZP(a, b, za *value, bp *qparams, out []int) error {
+	if za.dt != a.dt {
+		return fmt.Errorf("zero point is %s, data is %s", za.dt, a.dt)
+	}
+	if graph.NumElements(za.shape) != 1 {
+		return unsupportedf("per-row zero point of A")
+	}
+	if b.c == nil {
+		return unsupportedf("MatMulInteger with a run-time zero point of A and a non-constant B")
+	}
+	if len(b.shape) < 2 {
+		return unsupportedf("MatMulInteger with a run-time zero point of A and a 1-D B")
+	}
+	kdim, ndim := b.shape[len(b.shape)-2], b.shape[len(b.shape)-1]
+	sshape := slices.Clone(b.shape)
+	sshape[len(sshape)-2] = 1
+	sums := graph.NewData(graph.Int32, sshape)
+	zb := func(j int) int64 {
+		switch len(bp.zp) {
+		case 0:
+			return 0
+		case 1:
+			return int64(bp.zp[0])
+		}
+		return int64(bp.zp[j])
+	}
+	for m := 0; m < len(sums.I)/ndim; m++ {
+		for j := 0; j < ndim; j++ {
+			var s int64
+			for k := 0; k < kdim; k++ {
+				s += b.c.I[(m*kdim+k)*ndim+j] - zb(j)
+			}
+			sums.I[m*ndim+j] = int64(int32(s))
+		}
+	}
+	zero := &qparams{scale: []float32{1}, zp: []int32{0}}
+	prod := c.intMatMulTo("zp0", a, b, zero.quant(asIs, 0), bp, graph.Int32, nil, out, graph.RequantFloat)
+	bin := &graph.BinaryAttrs{}
+	z32, err := c.step(-1, "zp32", graph.Cast, &graph.CastAttrs{To: graph.Int32}, graph.Int32, za.shape, za)
+	if err != nil {
+		return err
+	}
+	corr, err := c.step(-1, "zp_corr", graph.Mul, bin, graph.Int32, sshape, z32, constValue(c.out(0)+"_colsum", sums))
+	if err != nil {
+		return err
+	}
+	_, err = c.step(0, "", graph.Sub, bin, graph.Int32, out, prod, corr)
+	return err
 }
 
 // zeroPoints reads an optional zero-point input as unit-scale quantization.
@@ -369,6 +441,11 @@ func convConvInteger(im *importer, c *nodeCtx) error {
 	s, group, err := c.convGeometry(x, w)
 	if err != nil {
 		return err
+	}
+	if z := c.in(2); z != nil && z.c == nil {
+		// A padded border would need the zero point at run time in the
+		// kernel's padding; MatMulInteger takes it (matMulIntegerRuntimeZP).
+		return unsupportedf("ConvInteger with a zero point computed at run time (ONNX Runtime's dynamic quantization of a Conv); quantize the model statically")
 	}
 	xp, err := c.zeroPoints(2, x.dt)
 	if err != nil {
@@ -408,19 +485,22 @@ func convMatMulInteger(im *importer, c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	ap, err := c.zeroPoints(2, a.dt)
-	if err != nil {
-		return err
-	}
-	if len(ap.zp) != 1 {
-		return unsupportedf("per-row zero point of A")
-	}
 	bp, err := c.zeroPoints(3, b.dt)
 	if err != nil {
 		return err
 	}
 	if len(bp.zp) > 1 && len(bp.zp) != b.shape[len(b.shape)-1] {
 		return unsupportedf("zero points of B along an axis other than the last")
+	}
+	if za := c.in(2); za != nil && za.c == nil {
+		return c.matMulIntegerRuntimeZP(a, b, za, bp, out)
+	}
+	ap, err := c.zeroPoints(2, a.dt)
+	if err != nil {
+		return err
+	}
+	if len(ap.zp) != 1 {
+		return unsupportedf("per-row zero point of A")
 	}
 	return c.intMatMul(a, b, ap.quant(asIs, 0), bp, graph.Int32, nil, out, graph.RequantFloat)
 }
