@@ -109,6 +109,7 @@ func TestORTDynamicMLPInC49(t *testing.T) {
 		return
 	}
 	for _, bn := range []string{"mps2-an386", "mps3-an547"} {
-		checkedRun(t, g, "dynmlp", Options{Board: qemuBoard(t, bn), Version: "test"}, 10, 3)
+		n := checkedRun(t, g, "dynmlp", Options{Board: qemuBoard(t, bn), Version: "test"}, 10, 3)
+		t.Logf("%s: %d instructions", bn, n)
 	}
 }
