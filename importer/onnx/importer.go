@@ -934,14 +934,29 @@ func (im *importer) withQuant(src string, q *graph.Quant) string {
 	return im.quantCopy(src, q)
 }
 
-// castOutput reports whether a Cast writes tensor name: a cast's output
-// stays unquantized (it converts stored values), so quantization goes on a
-// copy (DynamicQuantizeLinear's uint8 result feeding MatMulInteger).
+// castOutput reports whether a Cast, or integer arithmetic on unquantized
+// values, writes tensor name: such an output stays unquantized (a cast
+// converts stored values; raw Add and Mul compute on them), so
+// quantization goes on a copy (DynamicQuantizeLinear's uint8 result
+// feeding MatMulInteger, ConvInteger's border at a run-time zero point).
 func (im *importer) castOutput(name string) bool {
 	for i := len(im.g.Nodes) - 1; i >= 0; i-- {
-		if n := im.g.Nodes[i]; slices.Contains(n.Outputs, name) {
-			return n.Op == graph.Cast
+		n := im.g.Nodes[i]
+		if !slices.Contains(n.Outputs, name) {
+			continue
 		}
+		switch n.Op {
+		case graph.Cast:
+			return true
+		case graph.Add, graph.Sub, graph.Mul:
+			for _, in := range n.Inputs {
+				if t := im.g.Tensors[in]; t == nil || t.Quant != nil {
+					return false
+				}
+			}
+			return true
+		}
+		return false
 	}
 	return false
 }

@@ -443,9 +443,7 @@ func convConvInteger(im *importer, c *nodeCtx) error {
 		return err
 	}
 	if z := c.in(2); z != nil && z.c == nil {
-		// A padded border would need the zero point at run time in the
-		// kernel's padding; MatMulInteger takes it (matMulIntegerRuntimeZP).
-		return unsupportedf("ConvInteger with a zero point computed at run time (ONNX Runtime's dynamic quantization of a Conv); quantize the model statically")
+		return c.convIntegerRuntimeZP(x, w, z, s, group)
 	}
 	xp, err := c.zeroPoints(2, x.dt)
 	if err != nil {
@@ -503,4 +501,79 @@ func convMatMulInteger(im *importer, c *nodeCtx) error {
 		return unsupportedf("per-row zero point of A")
 	}
 	return c.intMatMul(a, b, ap.quant(asIs, 0), bp, graph.Int32, nil, out, graph.RequantFloat)
+}
+
+// convIntegerRuntimeZP is ConvInteger whose input zero point za is computed
+// at run time (ONNX Runtime's dynamic quantization of a Conv). ONNX
+// convolves x − za with zero padding, that is x padded with za; so the
+// input is padded with 0 and za is added on the border (za times a
+// constant mask of the border, in x's own type: the border holds 0, so
+// nothing overflows), the convolution runs without padding at zero point
+// 0, and za times each output channel's constant weight sum (less the
+// weights' zero points) is subtracted in int32:
+//
+//	Σ (x_p − za)(w − zw) = Σ x_p (w − zw) − za · S[oc],  S[oc] = Σ (w − zw).
+func (c *nodeCtx) convIntegerRuntimeZP(x, w, za *value, s *spatial, group int) error {
+	im := c.im
+	if za.dt != x.dt {
+		return fmt.Errorf("zero point is %s, data is %s", za.dt, x.dt)
+	}
+	if graph.NumElements(za.shape) != 1 {
+		return unsupportedf("per-channel input zero point")
+	}
+	if w.c == nil {
+		return unsupportedf("ConvInteger with a run-time input zero point and non-constant weights")
+	}
+	wp, err := c.zeroPoints(3, w.dt)
+	if err != nil {
+		return err
+	}
+	cout := w.shape[0]
+	if len(wp.zp) > 1 && len(wp.zp) != cout {
+		return fmt.Errorf("%d weight zero points for %d output channels", len(wp.zp), cout)
+	}
+	per := len(w.c.I) / cout
+	sums := graph.NewData(graph.Int32, []int{cout})
+	for oc := 0; oc < cout; oc++ {
+		zw := int64(0)
+		if len(wp.zp) > 0 {
+			zw = int64(wp.zp[min(oc, len(wp.zp)-1)])
+		}
+		var t int64
+		for _, v := range w.c.I[oc*per : (oc+1)*per] {
+			t += v - zw
+		}
+		sums.I[oc] = int64(int32(t))
+	}
+	zaName := im.get(za, asIs)
+	in := im.get(x, nhwc)
+	p := s.pad
+	if p != (graph.Padding{}) {
+		n, ch, h, wd := x.shape[0], x.shape[1], x.shape[2]+p.Top+p.Bottom, x.shape[3]+p.Left+p.Right
+		padded := c.tmp(graph.Pad, []string{in}, &graph.PadAttrs{Pads: []int{0, p.Top, p.Left, 0, 0, p.Bottom, p.Right, 0}, Mode: "constant"}, x.dt, []int{n, ch, h, wd}, nhwc, "zp_padded")
+		mask := graph.NewData(x.dt, []int{1, h, wd, 1})
+		for y := 0; y < h; y++ {
+			for xx := 0; xx < wd; xx++ {
+				if y < p.Top || y >= h-p.Bottom || xx < p.Left || xx >= wd-p.Right {
+					mask.I[y*wd+xx] = 1
+				}
+			}
+		}
+		mt := im.g.AddConst(im.g.UniqueName(c.out(0)+"_zp_border"), mask)
+		bin := &graph.BinaryAttrs{}
+		border := c.tmp(graph.Mul, []string{zaName, mt.Name}, bin, x.dt, []int{1, h, wd, 1}, asIs, "zp_border_values")
+		in = c.tmp(graph.Add, []string{padded.tensors[nhwc], border.tensors[asIs]}, bin, x.dt, []int{n, ch, h, wd}, nhwc, "zp_bordered").tensors[nhwc]
+	}
+	zero := &qparams{scale: []float32{1}, zp: []int32{0}}
+	wq := wp.quant(asIs, 4)
+	wq.Axis = 0
+	ins := []string{im.withQuant(in, zero.quant(nhwc, 4)), im.intWeights(w, nhwc, wq), ""}
+	attrs := &graph.Conv2DAttrs{Stride: s.stride, Dilation: s.dil, Group: group, Requant: graph.RequantFloat}
+	out := []int{x.shape[0], cout, s.out[0], s.out[1]}
+	conv := c.tmp(graph.Conv2D, ins, attrs, graph.Int32, out, nhwc, "zp0")
+	z32 := c.tmp(graph.Cast, []string{zaName}, &graph.CastAttrs{To: graph.Int32}, graph.Int32, za.shape, asIs, "zp32")
+	st := im.g.AddConst(im.g.UniqueName(c.out(0)+"_weight_sums"), sums)
+	corr := c.tmp(graph.Mul, []string{z32.tensors[asIs], st.Name}, &graph.BinaryAttrs{}, graph.Int32, []int{cout}, asIs, "zp_corr")
+	c.emit1(graph.Sub, []string{conv.tensors[nhwc], corr.tensors[asIs]}, &graph.BinaryAttrs{}, graph.Int32, out, nhwc)
+	return nil
 }
