@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -263,5 +264,36 @@ func convIntegerRuntimeZP49(t *testing.T, cs convIntCase49) {
 	for _, bn := range []string{"mps2-an386", "mps3-an547"} {
 		n := checkedRun(t, g, "convdyn", Options{Board: qemuBoard(t, bn), Version: "test"}, 10, 3)
 		t.Logf("%s: %d instructions", bn, n)
+	}
+}
+
+// What the run-time zero point path cannot take gets one line naming why.
+func TestRuntimeZeroPointRefusals49(t *testing.T) {
+	for _, c := range []struct {
+		want  string
+		build func(b *onnx.Builder)
+	}{
+		{"zero point is int8, data is uint8", func(b *onnx.Builder) {
+			b.Output(b.Node("MatMulInteger", []string{b.Input("a", graph.UInt8, 2, 3), b.Init("w", graph.NewData(graph.Int8, []int{3, 3})), b.Input("z", graph.Int8)}), graph.Int32)
+		}},
+		{"per-row zero point of A", func(b *onnx.Builder) {
+			b.Output(b.Node("MatMulInteger", []string{b.Input("a", graph.UInt8, 2, 3), b.Init("w", graph.NewData(graph.Int8, []int{3, 3})), b.Input("z", graph.UInt8, 2)}), graph.Int32)
+		}},
+		{"run-time zero point of A and a non-constant B", func(b *onnx.Builder) {
+			b.Output(b.Node("MatMulInteger", []string{b.Input("a", graph.UInt8, 2, 3), b.Input("w", graph.Int8, 3, 3), b.Input("z", graph.UInt8)}), graph.Int32)
+		}},
+		{"ConvInteger of empty weights", func(b *onnx.Builder) {
+			b.Output(b.Node("ConvInteger", []string{b.Input("x", graph.UInt8, 1, 2, 4, 4), b.Init("w", graph.NewData(graph.Int8, []int{0, 2, 1, 1})), b.Input("z", graph.UInt8)}), graph.Int32)
+		}},
+		{"2 weight zero points for 3 output channels", func(b *onnx.Builder) {
+			b.Output(b.Node("ConvInteger", []string{b.Input("x", graph.UInt8, 1, 2, 4, 4), b.Init("w", graph.NewData(graph.Int8, []int{3, 2, 1, 1})), b.Input("z", graph.UInt8), b.Init("zw", graph.NewData(graph.Int8, []int{2}))}), graph.Int32)
+		}},
+	} {
+		b := onnx.NewBuilder("h", 13, 1)
+		c.build(b)
+		_, err := onnx.Import("h", b.Model(), onnx.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("want one line with %q, got %v", c.want, err)
+		}
 	}
 }

@@ -371,6 +371,9 @@ func (c *nodeCtx) matMulIntegerRuntimeZP(a, b, za *value, bp *qparams, out []int
 		return unsupportedf("MatMulInteger with a run-time zero point of A and a 1-D B")
 	}
 	kdim, ndim := b.shape[len(b.shape)-2], b.shape[len(b.shape)-1]
+	if kdim == 0 || ndim == 0 {
+		return unsupportedf("MatMulInteger of an empty B %v", b.shape)
+	}
 	sshape := slices.Clone(b.shape)
 	sshape[len(sshape)-2] = 1
 	sums := graph.NewData(graph.Int32, sshape)
@@ -529,6 +532,9 @@ func (c *nodeCtx) convIntegerRuntimeZP(x, w, za *value, s *spatial, group int) e
 		return err
 	}
 	cout := w.shape[0]
+	if cout == 0 || len(w.c.I) == 0 {
+		return unsupportedf("ConvInteger of empty weights %v", w.shape)
+	}
 	if len(wp.zp) > 1 && len(wp.zp) != cout {
 		return fmt.Errorf("%d weight zero points for %d output channels", len(wp.zp), cout)
 	}
