@@ -102,6 +102,14 @@ var intCases = []opCase{
 	{name: "mean", code: tg.OpMean, opts: &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, true)}},
 		ins: []spec{qin(1, 1, 1, 2, 2, 2), i32c([]int32{2}, 1, 2)}, out: qin(1, -1, 1, 1, 1, 2),
 		feed: [][]float64{{2, 0, 3, -1, 4, -2, 6, -4}}, want: f64(2, -4), wantShape: []int{1, 1, 1, 2}},
+	// Mean with the output quantized as the input, not over 4-D height and
+	// width: TFLite Micro's QuantizedMeanOrSum folds 1/37 into the
+	// multiplier and rounds once: row 0, Σ(q+20) = 36·4 + 2 = 146, 3.95 ->
+	// 4 -> -16; row 1, 36·(-2) + 5 = -67, -1.81 -> -2 -> -22. (TFLite's
+	// reference_ops::Mean truncates: 3 and -1; session 49 review.)
+	{name: "mean_same_quant_rounds_once", code: tg.OpMean, opts: &tg.Options{Type: tg.OptReducer, Fields: []tg.Field{tg.Bool(0, false)}},
+		ins: []spec{qin(0.1, -20, 2, 37), i32c([]int32{1}, 1)}, out: qin(0.1, -20, 2),
+		feed: [][]float64{{-16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -18, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -22, -15}}, want: f64(-16, -22), wantShape: []int{2}},
 	// Logistic, input scale 0.1: 0 -> 0.5 -> 0; radius is 120, so 127 -> 127 and -128 -> -128.
 	{name: "logistic", code: tg.OpLogistic, ins: []spec{qin(0.1, 0, 3)}, out: qin(1.0/256, -128, 3),
 		feed: [][]float64{{0, 127, -128}}, want: f64(0, 127, -128)},
