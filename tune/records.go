@@ -292,7 +292,10 @@ func Parse(data []byte) (*Records, []string, error) {
 		Version int
 		Records []json.RawMessage
 	}
-	if v, ok := fields["version"]; !ok || json.Unmarshal(v, &raw.Version) != nil {
+	if v, ok := fields["version"]; ok && json.Unmarshal(v, &raw.Version) != nil {
+		// "2" was reported as no version at all (tune review).
+		return nil, nil, fmt.Errorf("tuning records whose layout version is %s, not a whole number; this mcugen reads versions %d to %d", clip(string(v)), oldestVersion, FormatVersion)
+	} else if !ok {
 		return nil, nil, fmt.Errorf("tuning records without a layout version (a whole number in \"version\"); this mcugen reads versions %d to %d", oldestVersion, FormatVersion)
 	}
 	if raw.Version < oldestVersion || raw.Version > FormatVersion {

@@ -65,7 +65,7 @@ func TestParseBad(t *testing.T) {
 		{"string", `"records"`, "it holds a JSON string"},
 		{"null", `null`, "it holds JSON null"},
 		{"format not a string", `{"format": 1, "version": 1}`, `no "format"`},
-		{"version not a number", `{"format": "mcugen-tuning-records", "version": "1"}`, "without a layout version"},
+		{"version not a number", `{"format": "mcugen-tuning-records", "version": "1"}`, "layout version is \"1\", not a whole number"},
 		{"records not a list", `{"format": "mcugen-tuning-records", "version": 1, "records": {}}`, `"records" holds a JSON object, not a list`},
 	} {
 		_, _, err := Parse([]byte(c.data))

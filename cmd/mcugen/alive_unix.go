@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -12,4 +13,13 @@ import (
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// hardLinks is the number of names a file has (1 where the system does not
+// say).
+func hardLinks(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -245,6 +246,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		kong.Vars{"version": versionLine()},
 		kong.Exit(func(c int) { exitCode = c; panic(exitSignal{}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.NamedMapper("outfile", outFileMapper),
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcugen: %v\n", err)
@@ -450,3 +452,22 @@ func heldWarnings(opt pipeline.Options, call func(pipeline.Options) (*pipeline.S
 	}
 	return s, err
 }
+
+// outFileMapper decodes a flag naming a file to write (type:"outfile"): as
+// kong's "path" (expanded, absolute) but refusing a name that ends in a
+// separator, which "path" cleaned away: `tune -o dir/` wrote a file named
+// dir (tune review).
+var outFileMapper = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Value) error {
+	var p string
+	if err := ctx.Scan.PopValueInto("file", &p); err != nil {
+		return err
+	}
+	if len(p) > 1 && (strings.HasSuffix(p, "/") || strings.HasSuffix(p, string(filepath.Separator))) {
+		return fmt.Errorf("%s: names a directory (it ends in %q); want a file name", p, p[len(p)-1:])
+	}
+	if p != "" && p != "-" {
+		p = kong.ExpandPath(p)
+	}
+	target.SetString(p)
+	return nil
+})

@@ -81,6 +81,10 @@ func makeDirFlag(flag, dir string) error {
 	return nil
 }
 
+// errCannotWrite is the permission an output file's check found missing
+// (tune, with every record present, writes nothing and goes on).
+var errCannotWrite = errors.New("permission denied")
+
 // checkOutputFile checks, before any work, that the file a flag names (-o
 // OUT.onnx, -o records.json) can be written: an existing file must be
 // writable, a new one's parent directory must exist or be creatable
@@ -92,7 +96,7 @@ func checkOutputFile(flag, path string) error {
 			return fmt.Errorf("%s %s: is a directory; name a file", flag, path)
 		}
 		if syscall.Access(path, 2 /* W_OK */) != nil {
-			return fmt.Errorf("%s %s: cannot write it (permission denied)", flag, path)
+			return fmt.Errorf("%s %s: cannot write it (%w)", flag, path, errCannotWrite)
 		}
 		return nil
 	}
@@ -123,7 +127,7 @@ func checkCreatable(flag, path string) error {
 		case !st.IsDir():
 			return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
 		case syscall.Access(dir, 2 /* W_OK */) != nil:
-			return fmt.Errorf("%s %s: cannot create files in %s (permission denied)", flag, path, dir)
+			return fmt.Errorf("%s %s: cannot create files in %s (%w)", flag, path, dir, errCannotWrite)
 		}
 		return nil
 	}

@@ -16,7 +16,7 @@ type planCmd struct {
 	Algo  string `help:"Placement algorithm: best, greedy-size, greedy-conflicts, hill-climb, exact." default:"best" enum:"best,greedy-size,greedy-conflicts,hill-climb,exact"`
 	Align int    `help:"Buffer alignment in bytes: a power of two from 1 to 4096." default:"16"`
 	IO    string `name:"io" help:"Where graph inputs/outputs live: separate (the caller's buffers, as compile's default) or in-arena." default:"separate" enum:"in-arena,separate"`
-	SVG   string `name:"svg" help:"Write a picture of the arena (x: step, y: offset) to this file." type:"path" placeholder:"FILE"`
+	SVG   string `name:"svg" help:"Write a picture of the arena (x: step, y: offset) to this file." type:"outfile" placeholder:"FILE"`
 	JSON  bool   `name:"json" help:"Print one JSON object."`
 	// Which convolutions may run in place depends on the kernels: plan for a board's.
 	Board  string `help:"Plan for this board's kernels (which convolutions run in place depends on its schedule set), as compile does; default: the generic kernels."`

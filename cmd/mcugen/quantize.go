@@ -20,7 +20,7 @@ type quantizeCmd struct {
 	Method      string   `help:"Activation range method: minmax, percentile, entropy, mse." default:"percentile" enum:"minmax,percentile,entropy,mse"`
 	Float       []string `help:"Keep this node in float32 (a name, a glob such as 'model/block_3/*', a name the table below cut with ..., or a report row such as conv1+relu1; repeatable): mixed precision for a layer int8 cannot hold." placeholder:"NODE" sep:"none"`
 	Eval        string   `help:"A held-out directory in the calibration layout: also report output SQNR (and top-1 agreement, for a classifier: a Softmax output) on its samples, which the ranges were not fitted to." type:"path" placeholder:"DIR"`
-	Out         string   `short:"o" help:"Write the quantized model here as a QDQ ONNX file." required:"" type:"path" placeholder:"OUT.onnx"`
+	Out         string   `short:"o" help:"Write the quantized model here as a QDQ ONNX file." required:"" type:"outfile" placeholder:"OUT.onnx"`
 	JSON        bool     `name:"json" help:"Print one JSON object."`
 }
 

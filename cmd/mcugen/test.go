@@ -35,7 +35,7 @@ type testCmd struct {
 	Reset   bool   `help:"Start every vector from the model's initial state (for a model with state, such as a recurrent layer or a variable: <prefix>_reset() before each run, as an application that resets between sequences does); without it the state runs on from one vector to the next."`
 	cases   int    // models × boards, for --keep's directories
 	cat     *boards.Catalog
-	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not (a run stopped by an error writes that error; an interrupted one, none)." type:"path" placeholder:"FILE"`
+	JUnit   string `name:"junit" help:"Also write a JUnit XML report here (one test case per model and board), for CI systems' test views; written whether the cases pass or not (a run stopped by an error writes that error; an interrupted one, none)." type:"outfile" placeholder:"FILE"`
 
 	wroteJUnit bool
 	afterCase  func() // a test's hook, after each case

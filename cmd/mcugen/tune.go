@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/runner"
 	"github.com/mcugen/mcugen/tune"
@@ -22,10 +24,10 @@ type tuneCmd struct {
 	Timeout time.Duration `help:"Kill one measurement's firmware after this long." default:"60s"`
 	Trials  int           `help:"Measurements per kernel (spaces no larger are searched exhaustively)." default:"16"`
 	Jobs    int           `help:"Parallel measurements (default, or 0: the number of CPUs)."`
-	Output  string        `short:"o" aliases:"out" help:"Tuning records file (tuning.json in the working directory by default): read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"path" placeholder:"FILE"`
+	Output  string        `short:"o" aliases:"out" help:"Tuning records file (tuning.json in the working directory by default): read first (known kernels are skipped), written as each kernel finishes." default:"tuning.json" type:"outfile" placeholder:"FILE"`
 	Resume  bool          `help:"Continue an interrupted run from its journal (FILE.journal) instead of starting its kernels over."`
 	Measure string        `help:"Measure one candidate file (as --bazel writes them) and write its result to --result." type:"path" placeholder:"CANDIDATE"`
-	Result  string        `help:"Where --measure writes its result JSON." type:"path" placeholder:"FILE"`
+	Result  string        `help:"Where --measure writes its result JSON." type:"outfile" placeholder:"FILE"`
 	Bazel   string        `help:"Write the candidates as Bazel test targets (BUILD.bazel, one test per measurement) into DIR instead of measuring." type:"path" placeholder:"DIR"`
 	Merge   string        `help:"Merge the result files found under DIR (from --bazel tests) into the records file." type:"path" placeholder:"DIR"`
 	CC      string        `name:"cc" help:"C compiler the candidates are built with: gcc (the board's) or clang. The records are that compiler's: compile, run, test and bench apply them with the same --cc." enum:"gcc,clang" default:"gcc"`
@@ -75,6 +77,7 @@ func (c *tuneCmd) Run(e *env) error {
 	}
 	// Check the files to write before the measurements start; their
 	// directories are created as compile -o creates its output's.
+	var readOnly error // the records file cannot be written
 	switch {
 	case c.Measure != "":
 		if c.Result != "" {
@@ -83,6 +86,11 @@ func (c *tuneCmd) Run(e *env) error {
 			// overwrote the model, exit 0).
 			if err := checkReplace("--result", c.Result, "a measurement result (JSON)", []string{c.Model, c.Measure}, looksJSON); err != nil {
 				return err
+			}
+			// Any JSON passed that check: a records file or a package.json
+			// named as the result was replaced, exit 0 (tune review).
+			if !isResultFile(c.Result) {
+				return fmt.Errorf("--result %s: exists and is not a measurement result (a tune --measure output); mcugen replaces only such a file: name another file, or remove it yourself", c.Result)
 			}
 		}
 	case c.Bazel != "":
@@ -96,8 +104,20 @@ func (c *tuneCmd) Run(e *env) error {
 			// The records are read, rewritten in place and locked beside
 			// (review finding: -o /dev/null left /dev/null.lock behind).
 			return fmt.Errorf("-o %s: is not a regular file (a device or a pipe): tune reads its records back and rewrites them; name a file", c.Output)
+		} else if err == nil && hardLinks(st) > 1 {
+			// Two names took two locks, and the rename that writes the
+			// records parted them: two runs each kept half (tune review).
+			return fmt.Errorf("-o %s: the file has %d hard links; tune writes its records to a new file renamed over this name, which would part them: name one file (a symbolic link is followed)", c.Output, hardLinks(st))
 		}
-		if err := checkReplace("-o", c.Output, "a tuning records file", []string{c.Model}, looksJSON); err != nil {
+		if c.Output == "-" {
+			// It wrote a file named "-" (tune review).
+			return usageError{fmt.Errorf("-o -: want the tuning records file's name (tune reads its records back and rewrites them: not standard output)")}
+		}
+		if err := checkReplace("-o", c.Output, "a tuning records file", []string{c.Model}, looksJSON); errors.Is(err, errCannotWrite) {
+			// With every record there, nothing is written (measure.Run
+			// fails with this where it would write).
+			readOnly = err
+		} else if err != nil {
 			return err
 		}
 		// One records file reached by two paths (a link to it, a linked
@@ -140,7 +160,7 @@ func (c *tuneCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	cfg := measure.Config{Opt: opt, FitBoard: board, Core: tune.ToolCore(board.TuningCore(), c.CC), Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
+	cfg := measure.Config{ReadOnly: readOnly, Opt: opt, FitBoard: board, Core: tune.ToolCore(board.TuningCore(), c.CC), Trials: c.Trials, Jobs: c.Jobs, Out: c.Output, Resume: c.Resume,
 		Timeout: c.Timeout, Note: e.warn, Version: versionLine()}
 	switch {
 	case c.Measure != "":
@@ -228,9 +248,15 @@ func (c *tuneCmd) Run(e *env) error {
 	// Said when the signal comes: the journal is gone once every kernel is
 	// recorded (a signal in the final whole-model check named a journal
 	// that no longer existed: user-journey finding).
-	var measured atomic.Bool
+	var measured, locked atomic.Bool
 	cfg.Measured = func() { measured.Store(true) }
+	cfg.Locked = func() { locked.Store(true) }
 	hint := func() string {
+		if !locked.Load() {
+			// It named the journal of the run it waited for, which goes
+			// when that run finishes (tune review).
+			return fmt.Sprintf("stopped while waiting for another mcugen tune writing %s: this run measured nothing", c.Output)
+		}
 		if measured.Load() {
 			return fmt.Sprintf("every kernel's record is in %s; the same command finishes the whole-model checks (the journal %s says which kernels) and measures nothing it holds", c.Output, measure.JournalPath(c.Output))
 		}
@@ -436,4 +462,29 @@ func bazelLeft(dir, why string) string {
 		return fmt.Sprintf("%s's earlier batch removed (its BUILD.bazel has no targets: skip bazel test, which finds none)", dir)
 	}
 	return dir + " left as it was"
+}
+
+// isResultFile reports whether the file at path is absent, empty or a
+// measurement result that tune --measure wrote (a JSON object naming a
+// kernel, a board and a count).
+func isResultFile(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 || throughDevice(path) {
+		return true
+	}
+	data, err := fileio.ReadRegular(path, 1<<20)
+	if err != nil {
+		return false
+	}
+	var r map[string]json.RawMessage
+	if json.Unmarshal(data, &r) != nil {
+		return false
+	}
+	for _, k := range []string{"kernel", "board", "instructions", "knobs"} {
+		if _, ok := r[k]; !ok {
+			return false
+		}
+	}
+	_, isRecords := r["records"]
+	return !isRecords
 }

@@ -199,6 +199,18 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 	if err := checkBazelDir(dir); err != nil {
 		return 0, err
 	}
+	// The BUILD file first says the directory is being written, and the
+	// real one replaces it last: an interrupted run left candidates and
+	// no BUILD file, which the next run refused as not its own, or an old
+	// batch's BUILD file over half its candidates (tune review). Now the
+	// next run takes the directory over, and bazel stops with this line.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	if err := fileio.WriteAtomic(filepath.Join(dir, "BUILD.bazel"), []byte(bazelHeader+": incomplete.\n"+
+		"fail(\"mcugen tune --bazel stopped before it finished writing this directory: run the same command again\")\n")); err != nil {
+		return 0, err
+	}
 	// A directory written before holds that run's candidates: they go, so
 	// the BUILD file and the candidates on disk stay one set.
 	if err := os.RemoveAll(filepath.Join(dir, "candidates")); err != nil {
@@ -360,9 +372,6 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 	out := append([]byte(bazelHeader+": one test per tuning measurement.\n"+
 		"# Run here (Bazel 7 or later): bazel test //... --nozip_undeclared_test_outputs; then, from where\n"+
 		"# mcugen tune --bazel ran: mcugen tune MODEL --merge DIR/bazel-testlogs -o RECORDS (docs/TUNING.md).\n"), build.Format(f)...)
-	if err := os.WriteFile(filepath.Join(dir, "BUILD.bazel"), out, 0o644); err != nil {
-		return 0, err
-	}
 	// The directory is a Bazel module of its own, so `bazel test //...`
 	// runs in it as it is; to make it a package of an existing repository,
 	// delete this file. A MODULE.bazel of the user's own is kept; one an
@@ -382,6 +391,9 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 		// Kept, but the BUILD file's sh_test needs it (tuning journey
 		// finding: the build would fail later, without a word here).
 		cfg.Note(fmt.Sprintf("%s: kept as it is, but it has no rules_shell dependency, which the sh_test targets load: add bazel_dep(name = \"rules_shell\", version = \"0.6.1\")", module))
+	}
+	if err := fileio.WriteAtomic(filepath.Join(dir, "BUILD.bazel"), out); err != nil {
+		return 0, err
 	}
 	return n, nil
 }

@@ -157,7 +157,9 @@ func TestTuneEndToEnd(t *testing.T) {
 	if _, err := os.Stat(JournalPath(cfg2.Out)); err != nil {
 		t.Fatalf("no journal after an interruption: %v", err)
 	}
-	// Another core's measurement in the journal is dropped with a note.
+	// Another core's measurement in the journal is kept for its own run,
+	// with a note (it was dropped until a review found another model's
+	// interrupted run losing its journal to this one).
 	jf, _ := os.OpenFile(JournalPath(cfg2.Out), os.O_APPEND|os.O_WRONLY, 0o644)
 	fmt.Fprintln(jf, `{"key":"Conv2D int8 other|dsp|cortex-m7","knobs":{"a":1},"instructions":5}`)
 	jf.Close()
@@ -168,8 +170,11 @@ func TestTuneEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(notes3, "\n"), "1 measurement(s) of kernels this run does not tune (another core, board or model) are dropped") {
+	if !strings.Contains(strings.Join(notes3, "\n"), "1 measurement(s) of kernels this run does not tune (another model, core or board) are kept for that run's --resume") {
 		t.Errorf("resume notes %q: no note of the other core's measurement", notes3)
+	}
+	if left, _, _ := readJournal(JournalPath(cfg2.Out)); len(left) != 1 || left[0].Key != "Conv2D int8 other|dsp|cortex-m7" {
+		t.Errorf("the finished run left %v in its journal; want the other core's line alone", left)
 	}
 	// Which candidates are copies depends on the ones in flight, so the
 	// two runs' counts may differ (CI: 3 resumed + 14 new against 18): the

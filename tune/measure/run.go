@@ -1,7 +1,6 @@
 package measure
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +43,14 @@ type Config struct {
 	// Measured, if set, is called once every kernel's measurements are
 	// recorded and the journal removed (the whole-model checks follow).
 	Measured func()
+	// Locked, if set, is called once the records' lock is held (a run
+	// interrupted before waited for another and measured nothing).
+	Locked func()
+	// ReadOnly, if set, is why the records file cannot be written: the
+	// run goes on without its lock only if every kernel has its record
+	// and no journal waits (it writes nothing), and fails with it
+	// otherwise.
+	ReadOnly error
 	Note     func(string)
 	Version  string
 
@@ -173,11 +180,17 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		cfg.WorkDir = d
 	}
 	waited := false
-	unlock, err := lockRecords(cfg.Out, func(n string) { waited = true; cfg.Note(n) })
-	if err != nil {
-		return nil, err
+	unlock := func() {}
+	if cfg.ReadOnly == nil {
+		var err error
+		if unlock, err = lockRecords(cfg.Out, func(n string) { waited = true; cfg.Note(n) }); err != nil {
+			return nil, err
+		}
 	}
 	defer unlock()
+	if cfg.Locked != nil {
+		cfg.Locked()
+	}
 	recs, notes, err := tune.Load(cfg.Out)
 	if err != nil {
 		return nil, err
@@ -189,6 +202,11 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	kernels, err := Kernels(s, cfg.Opt)
 	if err != nil {
 		return nil, err
+	}
+	// This run's kernels, by record key: its lines of the journal.
+	known := map[string]bool{}
+	for _, k := range kernels {
+		known[tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults)] = true
 	}
 	// A run that waited for another, which then stopped part-way (an
 	// interrupted CI job), continues from its journal where it measured
@@ -237,6 +255,11 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		// (tuning journey finding).
 		cfg.Note(fmt.Sprintf("%s: %d kernel(s) have records of a search of fewer trials than --trials %d; they are kept as they are (remove their records to search them further)", cfg.Out, shorter, cfg.Trials))
 	}
+	if cfg.ReadOnly != nil {
+		if _, err := os.Stat(JournalPath(cfg.Out)); len(jobs) > 0 || err == nil {
+			return nil, cfg.ReadOnly
+		}
+	}
 	if len(jobs) == 0 {
 		// Every kernel has its record. A journal left beside them is a run
 		// interrupted in its whole-model checks (the journal goes only after
@@ -254,7 +277,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 				return nil, err
 			}
 		}
-		os.Remove(JournalPath(cfg.Out))
+		dropJournalOf(JournalPath(cfg.Out), known)
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, nil
 	}
@@ -266,10 +289,6 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	byKey := map[string]*job{}
 	for _, j := range jobs {
 		byKey[tune.KeyFor(j.k.Signature, target, cfg.Core, j.k.Defaults)] = j
-	}
-	known := map[string]bool{}
-	for _, k := range kernels {
-		known[tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults)] = true
 	}
 	if err := replayJournal(cfg, byKey, known, rep); err != nil {
 		return nil, err
@@ -462,7 +481,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	if recorded == 0 {
 		// Nothing to write and nothing learnt: a run whose every
 		// measurement failed is an error, not a success with no records.
-		os.Remove(JournalPath(cfg.Out))
+		dropJournalOf(JournalPath(cfg.Out), known)
 		return rep, allFailed(rep, firstErr, cfg.Out)
 	}
 	rep.Unmeasured = unmeasured
@@ -480,7 +499,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 	}
 	// Only now: an interruption in the checks above leaves the journal,
 	// and the next run finishes them (journalKernels).
-	os.Remove(JournalPath(cfg.Out))
+	dropJournalOf(JournalPath(cfg.Out), known)
 	rep.Seconds = time.Since(start).Seconds()
 	if rep.Trials > 0 {
 		rep.MeasureSeconds = wall.Seconds() / float64(rep.Trials)
@@ -500,10 +519,12 @@ func allFailed(rep *Report, first, out string) error {
 }
 
 // replayJournal feeds the measurements of an interrupted run back into the
-// searches (--resume), or discards them.
+// searches (--resume), or discards this model's (keeping another run's),
+// and leaves the journal holding whole lines only, for this run to append
+// to.
 func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep *Report) error {
 	path := JournalPath(cfg.Out)
-	f, err := os.Open(path)
+	lines, bad, err := readJournal(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if cfg.Resume {
 			// --resume started over in silence (review finding).
@@ -514,27 +535,33 @@ func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep
 	if err != nil {
 		return fmt.Errorf("tuning journal: %w", err)
 	}
-	defer f.Close()
-	if !cfg.Resume {
-		cfg.Note(fmt.Sprintf("%s: an interrupted run's measurements are there; starting over (--resume continues it)", path))
-		f.Close()
-		return os.Remove(path)
-	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	bad, other, implausible, stale := 0, 0, 0, 0
-	for sc.Scan() {
-		var l journalLine
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Knobs == nil {
-			bad++ // a line cut short by the interruption
-			continue
+	// Lines of kernels this model does not have: another run's.
+	foreign := func(l journalLine) bool { return !known[l.Key] && byKey[l.Key] == nil }
+	other := 0
+	for _, l := range lines {
+		if foreign(l) {
+			other++
 		}
+	}
+	if other > 0 {
+		// Another model's, core's or board's interrupted run into the same
+		// records file: its measurements stay for its own --resume.
+		cfg.Note(fmt.Sprintf("%s: %d measurement(s) of kernels this run does not tune (another model, core or board) are kept for that run's --resume (remove the journal to drop them)", path, other))
+	}
+	if !cfg.Resume {
+		if len(lines)-other > 0 {
+			cfg.Note(fmt.Sprintf("%s: an interrupted run's measurements of this model are there; starting over (--resume continues it)", path))
+		}
+		if err := keepJournal(path, foreign); err != nil {
+			return fmt.Errorf("tuning journal: %w", err)
+		}
+		return nil
+	}
+	implausible, stale := 0, 0
+	for _, l := range lines {
 		j := byKey[l.Key]
 		if j == nil || j.k.Space.Index(l.Knobs) < 0 {
-			if !known[l.Key] {
-				other++ // a kernel finished before the interruption is known
-			}
-			continue
+			continue // another run's, or a kernel finished before the interruption
 		}
 		if _, seen := j.search.Measured[j.k.Space.Index(l.Knobs)]; seen {
 			continue
@@ -574,11 +601,10 @@ func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep
 	if stale > 0 {
 		cfg.Note(fmt.Sprintf("%s: %d measurement(s) of code other than what their knobs generate now (another mcugen's journal?) skipped; measured again", path, stale))
 	}
-	if other > 0 {
-		// Another board's or model's run into the same records file: its
-		// measurements go with this run's journal (they went in silence:
-		// tuning journey finding).
-		cfg.Note(fmt.Sprintf("%s: %d measurement(s) of kernels this run does not tune (another core, board or model) are dropped", path, other))
+	if bad > 0 {
+		if err := keepJournal(path, func(journalLine) bool { return true }); err != nil {
+			return fmt.Errorf("tuning journal: %w", err)
+		}
 	}
 	return nil
 }
@@ -587,19 +613,10 @@ func replayJournal(cfg Config, byKey map[string]*job, known map[string]bool, rep
 // kernels an interrupted run tuned (as jobs for fitTuned and
 // keepModelNoSlower, which read their signatures and defaults).
 func journalKernels(cfg Config, kernels []*Kernel, target string) []*job {
-	f, err := os.Open(JournalPath(cfg.Out))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
+	lines, _, _ := readJournal(JournalPath(cfg.Out))
 	keys := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var l journalLine
-		if json.Unmarshal(sc.Bytes(), &l) == nil {
-			keys[l.Key] = true
-		}
+	for _, l := range lines {
+		keys[l.Key] = true
 	}
 	var out []*job
 	for _, k := range kernels {
