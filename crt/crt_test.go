@@ -106,7 +106,7 @@ func TestBoardHeader(t *testing.T) {
 	h = BoardHeader(getBoard(t, "netduinoplus2"))
 	for _, want := range []string{"#define CRT_UART_STM32F4 1", "#define CRT_UART_BRR 139u", "#define CRT_UART_BASE 0x40011000u",
 		"#define CRT_COUNTER_STM32_TIM 1", "#define CRT_COUNTER_ADDR 0x40000000u", "#define CRT_COUNTER_HZ 1000000000u", "#define CRT_ICOUNT_SHIFT 1",
-		"#define CRT_INIT_REGS \\\n    {0x40023830u, 0x00000001u, 0x00000001u}, \\\n    {0x40023840u, 0x00000001u, 0x00000001u}, \\\n    {0x40023844u, 0x00000010u, 0x00000010u}, \\\n    {0x40020000u, 0x000C0000u, 0x00080000u}, \\\n    {0x40020024u, 0x000000F0u, 0x00000070u}\n"} {
+		"#define CRT_INIT_REGS \\\n    {0x40023830u, 0x00000001u, 0x00000001u}, \\\n    {0x40023840u, 0x00000009u, 0x00000009u}, \\\n    {0x40023844u, 0x00000010u, 0x00000010u}, \\\n    {0x40020000u, 0x000C0000u, 0x00080000u}, \\\n    {0x40020024u, 0x000000F0u, 0x00000070u}\n"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("netduinoplus2 header lacks %q:\n%s", want, h)
 		}
@@ -482,9 +482,18 @@ int main(void) {
 // b's QEMU machine and returns what it printed and how it ended.
 func runBareMetal(t *testing.T, b *boards.Board, name, text string) ([]byte, error) {
 	t.Helper()
+	qemu := needTool(t, "qemu-system-arm", "qemu-system-arm")
+	elf := buildBareMetal(t, b, name, text)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, qemu, append([]string{"-M", b.QEMU.Machine}, append(b.QEMU.Args, "-kernel", elf)...)...).CombinedOutput()
+}
+
+// buildBareMetal builds the program runBareMetal runs and returns its ELF.
+func buildBareMetal(t *testing.T, b *boards.Board, name, text string) string {
+	t.Helper()
 	cc := needTool(t, "arm-none-eabi-gcc", "gcc-arm-none-eabi")
 	cxx := needTool(t, "arm-none-eabi-g++", "gcc-arm-none-eabi")
-	qemu := needTool(t, "qemu-system-arm", "qemu-system-arm")
 	dir := t.TempDir()
 	files := writeBareMetal(t, dir, b, name, text)
 	var objs []string
@@ -514,9 +523,7 @@ func runBareMetal(t *testing.T, b *boards.Board, name, text string) ([]byte, err
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("link with rdimon.specs: %v\n%s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return exec.CommandContext(ctx, qemu, append([]string{"-M", b.QEMU.Machine}, append(b.QEMU.Args, "-kernel", elf)...)...).CombinedOutput()
+	return elf
 }
 
 // writeBareMetal writes into dir a bare-metal program for b: the main file

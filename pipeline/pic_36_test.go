@@ -43,7 +43,8 @@ func TestPICFirmwareRuns(t *testing.T) {
 		graphModel("pointwise", func() *graph.Graph { return tirtest.Conv1x1(1, 26, 48, 96, graph.ActNone, 3) }, nil),
 	}
 	flagSets := [][]string{{"-O2", "-fPIC"}, {"-O3", "-fpie"}, {"-O2", "-fPIC", "-fno-omit-frame-pointer"},
-		{"-O2", "-fPIC", "-msingle-pic-base"}, {"-O2", "-fPIC", "-msingle-pic-base", "-fno-omit-frame-pointer", "-DMCUGEN_NO_ASM"}}
+		{"-O2", "-fPIC", "-msingle-pic-base"}, {"-O2", "-fPIC", "-msingle-pic-base", "-fno-omit-frame-pointer", "-DMCUGEN_NO_ASM"},
+		{"-O2", "-flto", "-fPIC"}}
 	for _, m := range models {
 		for _, flags := range flagSets {
 			t.Run(m.name+strings.Join(flags, ""), func(t *testing.T) {

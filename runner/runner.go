@@ -1011,7 +1011,9 @@ func Run(fw *Firmware, timeout time.Duration) (*Result, error) {
 	return res, perr
 }
 
-var faultRE = regexp.MustCompile(`@mcugen fault (\S+) (\S+) pc=0x([0-9a-f]+) lr=0x[0-9a-f]+ xpsr=0x[0-9a-f]+ cfsr=\S+ hfsr=\S+ addr=(\S+)`)
+// faultRE reads the start-up code's fault report; a stack overflow (STKOF)
+// prints "pc=- lr=- xpsr=-" (no frame is pushed below the limit).
+var faultRE = regexp.MustCompile(`@mcugen fault (\S+) (\S+) pc=(?:0x)?([0-9a-f]+|-) lr=\S+ xpsr=\S+ cfsr=\S+ hfsr=\S+ addr=(\S+)`)
 
 func parseHex64(s string) uint64 {
 	v, _ := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)

@@ -42,7 +42,9 @@ extern uint32_t _sstack[];
  * through r9 (EABI's default PIC register) and never loads r9 itself: the reset handler
  * sets it to the table (which the linker script keeps in flash, filled in by the static
  * link) before any C runs. Other PIC builds load their own base and leave r9 alone. */
-void crt_reset(void);
+/* Used: the handler reaches it only from its asm, which -flto does not see (a PIC LTO
+   build failed to link: runtime review). */
+__attribute__((used)) void crt_reset(void);
 __attribute__((naked)) void Reset_Handler(void)
 {
     __asm__ volatile(
@@ -115,6 +117,15 @@ static void crt_caches_enable(void)
 void CRT_RESET(void)
 {
     uint32_t *src, *dst;
+#if defined(__ARM_ARCH_6M__)
+    /* ARMv6-M code on a Mainline core (rp2040's build run on QEMU's Cortex-M3): trap
+       unaligned accesses, as the M0 and M0+ always do (CCR.UNALIGN_TRP), so a run there
+       finds one the part would fault on (runtime review). On a v6-M part (CPUID's
+       architecture field 0xC) CCR is read-only and is left alone. */
+    if (((CRT_REG(0xE000ED00u) >> 16) & 0xFu) == 0xFu) {
+        CRT_REG(0xE000ED14u) |= 1u << 3;
+    }
+#endif
 #if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
     /* CPACR: full access to CP10 and CP11 (FPU and MVE) before any FP/vector instruction. */
     CRT_REG(0xE000ED88u) |= 0xFu << 20;
@@ -126,9 +137,9 @@ void CRT_RESET(void)
 #endif
 #if defined(CRT_HAS_MSPLIM)
     /* The stack limit at the top of the stack's guard band: an overflow faults (UsageFault
-       STKOF) at the instruction that takes SP below it, before it writes anything, and the
-       band holds the exception frame and the fault report's own frames (a limit at the very
-       bottom left them nowhere to go: the core locked up). */
+       STKOF) at the instruction that takes SP below it, before it writes anything; the core
+       pushes no frame below the limit, and the band holds the fault report's own frames (a
+       limit at the very bottom left them nowhere to go: the core locked up). */
     __asm__ volatile("msr msplim, %0" : : "r"((uintptr_t)_sstack + CRT_STACK_GUARD));
 #endif
 #if defined(CRT_CACHES) && !defined(CRT_NO_CACHES)
@@ -152,16 +163,18 @@ void CRT_RESET(void)
 }
 
 /* Find the exception frame (MSP or PSP, from EXC_RETURN bit 2) and report from C.
- * Written for ARMv6-M so that one version serves every core. */
+ * Written for ARMv6-M so that one version serves every core.
+ *
+ * A HardFault at a semihosting call (BKPT 0xAB) is a part running without a debugger:
+ * the BKPT, which a debugger (or QEMU) would have served, escalated. The call is skipped
+ * (the stacked pc moves past it) and the program goes on, so the example firmware, run
+ * on the chip itself, ends in crt_exit's loop instead of a fault report and a lockup
+ * (runtime review: netduinoplus2 and micro:bit without a probe). Only a pc inside the
+ * code (from the vector table to the .data image) is read, so a fault at a wild pc
+ * still gets its report. */
 __attribute__((naked)) void crt_fault_entry(void)
 {
     __asm__ volatile(
-#if defined(CRT_HAS_MSPLIM)
-        /* A stack overflow (STKOF) left SP at the limit: lift the limit first, so the
-           report's own frames go on into the guard band below it (it ends the run). */
-        "movs r0, #0\n\t"
-        "msr msplim, r0\n\t"
-#endif
         "movs r0, #4\n\t"
         "mov r1, lr\n\t"
         "tst r0, r1\n\t"
@@ -171,7 +184,38 @@ __attribute__((naked)) void crt_fault_entry(void)
         "1:\n\t"
         "mrs r0, msp\n"
         "2:\n\t"
-        "bl crt_fault_report\n\t");
+        "mrs r1, ipsr\n\t"
+        "cmp r1, #3\n\t"
+        "bne 5f\n\t"
+        "ldr r1, [r0, #24]\n\t"
+        "ldr r2, 6f\n\t"
+        "cmp r1, r2\n\t"
+        "blo 5f\n\t"
+        "ldr r2, 7f\n\t"
+        "cmp r1, r2\n\t"
+        "bhs 5f\n\t"
+        "ldrh r2, [r1]\n\t"
+        "ldr r3, 8f\n\t"
+        "cmp r2, r3\n\t"
+        "bne 5f\n\t"
+        "adds r1, #2\n\t"
+        "str r1, [r0, #24]\n\t"
+        "bx lr\n"
+        "5:\n\t"
+#if defined(CRT_HAS_MSPLIM)
+        /* A stack overflow (STKOF) left SP at the limit: lift the limit first, so the
+           report's own frames go on into the guard band below it (it ends the run). */
+        "movs r1, #0\n\t"
+        "msr msplim, r1\n\t"
+#endif
+        "bl crt_fault_report\n\t"
+        ".align 2\n"
+        "6:\n\t"
+        ".word crt_vectors\n"
+        "7:\n\t"
+        ".word _sidata\n"
+        "8:\n\t"
+        ".word 0xbeab\n");
 }
 
 #if defined(CRT_HAS_CFSR)
@@ -231,12 +275,21 @@ void crt_fault_report(const uint32_t *frame)
         crt_puts(type);
         crt_puts(" -");
 #endif
-        crt_puts(" pc=");
-        crt_put_hex32(frame[6]);
-        crt_puts(" lr=");
-        crt_put_hex32(frame[5]);
-        crt_puts(" xpsr=");
-        crt_put_hex32(frame[7]);
+#if defined(CRT_HAS_CFSR)
+        if ((cfsr & (1u << 20)) != 0u) {
+            /* STKOF: the core pushed no frame below the limit; what lies there is not
+               one (runtime review: it printed a pc of 0). */
+            crt_puts(" pc=- lr=- xpsr=-");
+        } else
+#endif
+        {
+            crt_puts(" pc=");
+            crt_put_hex32(frame[6]);
+            crt_puts(" lr=");
+            crt_put_hex32(frame[5]);
+            crt_puts(" xpsr=");
+            crt_put_hex32(frame[7]);
+        }
 #if defined(CRT_HAS_CFSR)
         crt_puts(" cfsr=");
         crt_put_hex32(cfsr);
