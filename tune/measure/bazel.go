@@ -227,6 +227,15 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 		}
 		return '_'
 	}, filepath.Base(model))
+	// Runs of replaced characters as one: "my model (1).tflite" became
+	// my_model__1_.tflite, whose C prefix every measurement then warned
+	// about (a "__"; tune review).
+	for strings.Contains(modelBase, "__") {
+		modelBase = strings.ReplaceAll(modelBase, "__", "_")
+	}
+	if ext := filepath.Ext(modelBase); strings.HasSuffix(strings.TrimSuffix(modelBase, ext), "_") && len(modelBase) > len(ext)+1 {
+		modelBase = strings.TrimSuffix(strings.TrimSuffix(modelBase, ext), "_") + ext
+	}
 	if err := copyFile(model, filepath.Join(dir, modelBase), 0o644); err != nil {
 		return 0, err
 	}

@@ -156,3 +156,25 @@ func TestReadOnlyRecords49(t *testing.T) {
 		t.Errorf("a record missing, read-only: %v; want %v", err, ro)
 	}
 }
+
+// "my model (1).tflite" was copied as my_model__1_.tflite, and every
+// measurement warned about the "__" in its C prefix.
+func TestBazelModelNameOneUnderscore49(t *testing.T) {
+	opt, s := compiledOn(t, testModel, "mps2-an386")
+	dir := t.TempDir()
+	cfg := Config{Opt: opt, Core: opt.Board.CPU, Trials: 2, Out: filepath.Join(dir, "r.json"), Timeout: 30 * time.Second, Note: func(string) {}}
+	odd := filepath.Join(dir, "my model (1).tflite")
+	data, err := os.ReadFile(testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(odd, data, 0o644)
+	bz := filepath.Join(dir, "bz")
+	if _, err := WriteBazel(s, cfg, odd, bz, BazelInputs{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(bz, "my_model_1.tflite")); err != nil {
+		entries, _ := os.ReadDir(bz)
+		t.Errorf("no my_model_1.tflite: %v (%v)", err, entries)
+	}
+}
