@@ -232,6 +232,10 @@ type model struct {
 	// within 1e-5 of the output's scale, as mcugen does, not byte for byte (the C
 	// compiler may round differently from the reference interpreter).
 	FloatOut bool
+	// ExactOut is set when an output is compared byte for byte (not
+	// float32): the Arduino example then defines its byte comparison (an
+	// unused one warned under -Wextra: templates review).
+	ExactOut bool
 }
 
 type tensorView struct {
@@ -295,6 +299,7 @@ func newModel(p Project) (*model, error) {
 	}
 	for _, o := range m.Outputs {
 		m.FloatOut = m.FloatOut || o.Float
+		m.ExactOut = m.ExactOut || !o.Float
 	}
 	for i, v := range p.Vectors {
 		if len(v.Inputs) != len(m.Inputs) {

@@ -524,6 +524,21 @@ func ownOutput(old string) error {
 	return err
 }
 
+// buildTree reports whether dir is empty or a build directory: CMake's
+// (CMakeCache.txt) or the Make project's (its flags stamp).
+func buildTree(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		return err == nil
+	}
+	for _, f := range []string{"CMakeCache.txt", "flags"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
 func ownOutputOnce(old string) error {
 	if _, err := os.Lstat(filepath.Join(old, outputMarker)); os.IsNotExist(err) {
 		return nil // a new or empty directory (one without the mark is sameOutput's)
@@ -551,10 +566,19 @@ func ownOutputOnce(old string) error {
 				}
 			}
 			return nil
-		case top && (key == "build/" || strings.HasPrefix(key, "bazel-") && e.Type()&fs.ModeSymlink != 0):
-			if e.IsDir() {
+		case top && key == "build/" && e.IsDir():
+			// A build tree the project's README makes (CMake's, with its
+			// cache; make's, with its flags stamp), or an empty one: any
+			// build/ went, a user's notes in it too (templates review).
+			// Another's files are looked at one by one, below.
+			if buildTree(filepath.Join(old, rel)) {
 				return fs.SkipDir
 			}
+			return nil
+		case top && (strings.HasPrefix(key, "bazel-") && e.Type()&fs.ModeSymlink != 0 || key == "MODULE.bazel.lock" && e.Type().IsRegular()):
+			// Bazel's convenience links, and the lock file Bazel 7 and 8
+			// write beside MODULE.bazel (--force refused the project after
+			// any such build: templates review).
 			return nil
 		}
 		foreign = rel

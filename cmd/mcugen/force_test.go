@@ -258,6 +258,7 @@ func TestForceMarkerList(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(out, "build", "obj"), 0o755)
 	os.WriteFile(filepath.Join(out, "build", "obj", "a.o"), []byte("o"), 0o644)
+	os.WriteFile(filepath.Join(out, "build", "flags"), []byte("arm-none-eabi-gcc -O2"), 0o644) // make's stamp
 	code, errs = compile("--project", "make")
 	if code != 0 || !strings.Contains(errs, "--force removed build") {
 		t.Errorf("a project built in place: exit %d, %q", code, errs)
