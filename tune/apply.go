@@ -109,7 +109,7 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 	if len(used) == 0 && len(rs.Records) > 0 {
 		why := ""
 		if unknown > 0 {
-			why = " (kernels are matched by op, shapes, quantization and target: records tuned on another quantization of the model do not match)"
+			why = " (kernels are matched by op, shapes, quantization and target: records of other models, or of another quantization of this one, do not match)"
 		}
 		notes = append(notes, fmt.Sprintf("%s: no record applies to this build: it compiles with the default schedules%s", file, why))
 	}
