@@ -557,6 +557,22 @@ func warnLowSQNR(o Options, rep *quant.Report) {
 			}
 		}
 		if msg == "" {
+			// An output whose SQNR is its wide channels' while its median
+			// channel lost its steps (a Concat of a wide input and narrow
+			// ones zeroed 24 of 32 features without a word: quantizer
+			// review).
+			outs := map[string]bool{}
+			for _, out := range rep.Outputs {
+				outs[out.Name] = true
+			}
+			for _, l := range rep.Layers {
+				if c := l.ChannelSQNRdB; c != nil && outs[l.Tensor] && low(*c) {
+					msg = fmt.Sprintf("int8 output %q: SQNR %.1f dB against the float model on %s, but %.1f dB in its median channel (a few wide channels take its int8 scale, as a Concat of differently ranged inputs stores them at one)", l.Tensor, l.SQNRdB, data, *c)
+					break
+				}
+			}
+		}
+		if msg == "" {
 			return
 		}
 	}

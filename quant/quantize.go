@@ -417,7 +417,26 @@ func concatDetach(f *graph.Graph, rng map[string][2]float64, uf *unionFind, grou
 				continue
 			}
 			gr := groupRange[uf.find(in)]
-			if p := prod[in]; p != nil && !floatOnly(f, p) && !float[p.Name] {
+			// Through the ops that pass parameters on (a Reshape, a
+			// MaxPool) to the tensor they carry: a Sigmoid reshaped into a
+			// detection head's Concat, or a skip connection reshaped, was
+			// not seen, and the branch was clamped to the group's range
+			// (quantizer review: 0.2 dB where 40.5 dB without the Reshape).
+			t, next, other := in, n, false
+			for {
+				for _, c := range cons[t] {
+					other = other || c != next
+				}
+				p := prod[t]
+				if p == nil || p.Op == graph.Concat || !isPassThrough(p) || float[p.Name] || len(p.Inputs) == 0 || states[p.Inputs[0]] {
+					break
+				}
+				if _, ok := rng[p.Inputs[0]]; !ok {
+					break
+				}
+				t, next = p.Inputs[0], p
+			}
+			if p := prod[t]; p != nil && !floatOnly(f, p) && !float[p.Name] {
 				if fp, ok := fixedParams[p.Op]; ok {
 					s := fp[0]
 					lo, hi := (-128-fp[1])*s, (127-fp[1])*s
@@ -426,10 +445,6 @@ func concatDetach(f *graph.Graph, rng map[string][2]float64, uf *unionFind, grou
 					}
 					continue
 				}
-			}
-			other := false
-			for _, c := range cons[in] {
-				other = other || c != n
 			}
 			if other && 2*span(r) <= span(gr) {
 				more[in] = true

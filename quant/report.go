@@ -414,6 +414,11 @@ func classifierOf(g *graph.Graph) classifier {
 			for _, d := range t.Shape[axis+1:] {
 				c.inner *= d
 			}
+			if c.n < 2 {
+				// A Softmax over one class: every row "agrees" (it said
+				// 64/64: quantizer review). No top-1 then.
+				return classifier{}
+			}
 			return c
 		case p.Op == graph.Reshape:
 			name = p.Inputs[0]

@@ -73,7 +73,9 @@ func (w *qdqWriter) isValue(name string) bool {
 // QDQModel builds the ONNX model WriteQDQ writes.
 func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 	if len(g.States) > 0 {
-		return nil, fmt.Errorf("quant: QDQ model: tensor %q is carried from one inference to the next, which an ONNX model cannot say; compile or run the model instead", g.States[0].In)
+		// ErrQDQUnsupported: the model's, so quantize names the model, not
+		// the -o file (quantizer review).
+		return nil, fmt.Errorf("quant: QDQ model: tensor %q is carried from one inference to the next, which an ONNX model cannot say (%w)", g.States[0].In, ErrQDQUnsupported)
 	}
 	// The written model keeps the float model's input and output names: the int8
 	// tensors behind its QuantizeLinear and DequantizeLinear edges take new ones.

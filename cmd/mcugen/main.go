@@ -125,9 +125,19 @@ func (e *env) progress(msg string) {
 
 // printJSON writes exactly one JSON object.
 func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if unsupportedNumber(err) {
+		// A NaN or an infinity: as a string (README, --json).
+		var safe any
+		if safe, err = finiteJSON(reflect.ValueOf(v)); err == nil {
+			b, err = json.MarshalIndent(safe, "", "  ")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(append(b, '\n'))
+	return err
 }
 
 // usageError marks errors that should exit 2.

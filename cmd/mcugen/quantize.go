@@ -123,7 +123,7 @@ func (c *quantizeCmd) Run(e *env) error {
 		heldOut.Method = r.Method // its --json "method" was ""
 		cp.HeldOut = heldOut
 		r = &cp
-		if heldOut.OutputSQNRdB < pipeline.LowSQNRdB {
+		if !(heldOut.OutputSQNRdB >= pipeline.LowSQNRdB) { // NaN too (quantizer review)
 			// The figure that matters most warned about least: an in-sample
 			// 22 dB passed where the held-out 12.2 dB said nothing.
 			e.warn(fmt.Sprintf("--eval %s: int8 output SQNR %.1f dB against the float model on the held-out samples: the int8 model loses accuracy on data it was not calibrated on (another --method, more calibration samples, or the float model, may do better)", c.Eval, heldOut.OutputSQNRdB))

@@ -173,15 +173,21 @@ func parseHeader(h string) (descr string, fortran bool, shape []int, err error) 
 		return "", false, nil, fmt.Errorf(".npy header is not a dict: %.40q", h)
 	}
 	body := h[1 : len(h)-1]
+	// Keys and strings in either Python quote (numpy writes '; a header
+	// written with " was "has no descr": quantizer review).
 	get := func(key string) (string, bool) {
-		i := strings.Index(body, "'"+key+"'")
-		if i < 0 {
-			return "", false
-		}
-		if strings.Count(body, "'"+key+"'") > 1 {
+		sq, dq := "'"+key+"'", "\""+key+"\""
+		if strings.Count(body, sq)+strings.Count(body, dq) > 1 {
 			// numpy's dict takes the last; a file that says two
 			// things is refused (adversarial journey).
 			return "\x00dup", true
+		}
+		i := strings.Index(body, sq)
+		if i < 0 {
+			i = strings.Index(body, dq)
+		}
+		if i < 0 {
+			return "", false
 		}
 		rest := strings.TrimSpace(body[i+len(key)+2:])
 		if !strings.HasPrefix(rest, ":") {
@@ -193,10 +199,13 @@ func parseHeader(h string) (descr string, fortran bool, shape []int, err error) 
 	if d == "\x00dup" {
 		return "", false, nil, fmt.Errorf(".npy header gives descr twice")
 	}
-	if !ok || len(d) < 2 || d[0] != '\'' {
+	if ok && strings.HasPrefix(d, "[") {
+		return "", false, nil, fmt.Errorf(".npy holds a structured array (named fields); only plain numeric arrays are read")
+	}
+	if !ok || len(d) < 2 || (d[0] != '\'' && d[0] != '"') {
 		return "", false, nil, fmt.Errorf(".npy header has no descr")
 	}
-	end := strings.IndexByte(d[1:], '\'')
+	end := strings.IndexByte(d[1:], d[0])
 	if end < 0 {
 		return "", false, nil, fmt.Errorf(".npy header has a bad descr")
 	}
