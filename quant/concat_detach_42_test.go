@@ -102,23 +102,7 @@ func concatGraph(op graph.Op) *graph.Graph {
 //     and the Add came out 14 steps off. Now it keeps its own (2/255), the
 //     Add is within a step and a half.
 func TestConcatInputsKeepTheirOwnParameters(t *testing.T) {
-	t.Run("sigmoid", func(t *testing.T) {
-		g := concatGraph(graph.Sigmoid)
-		samples := uniformSamples(16, 8, map[string][2]float64{"a": {-4, 4}, "b": {-3, 3}})
-		q, _, err := PTQ(g, samples, Options{Method: MinMax}, CalibOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lo, hi := int8Range(t, q, "b"); lo > -2.9 || hi < 2.9 {
-			t.Errorf("b holds [%g, %g], want about [-3, 3]", lo, hi)
-		}
-		if s, z := q.Tensors["p"].Quant.At(0); s != 1.0/256 || z != -128 {
-			t.Errorf("sigmoid output (%g, %d), want TFLite's (1/256, -128)", s, z)
-		}
-		if e := maxErrSteps(t, g, q, "y", samples); e > 1.5 {
-			t.Errorf("Concat output off by %.2f steps", e)
-		}
-	})
+	t.Run("sigmoid", func(t *testing.T) { checkSigmoidConcat(t, concatGraph(graph.Sigmoid)) })
 	t.Run("float-flag", func(t *testing.T) {
 		g := concatGraph(graph.Sigmoid)
 		samples := uniformSamples(16, 8, map[string][2]float64{"a": {-4, 4}, "b": {-1.5, 0.8}})
@@ -132,23 +116,47 @@ func TestConcatInputsKeepTheirOwnParameters(t *testing.T) {
 			t.Errorf("b's scale %g, want its own range's, about %g", s, 2.3/255)
 		}
 	})
-	t.Run("skip", func(t *testing.T) {
-		g := concatGraph(graph.Relu)
-		samples := uniformSamples(16, 8, map[string][2]float64{"a": {-2, 2}, "b": {-60, 60}})
-		q, _, err := PTQ(g, samples, Options{Method: MinMax}, CalibOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s, _ := q.Tensors["p"].Quant.At(0); s > 2.1/255 {
-			t.Errorf("Relu output scale %g, want its own range's (about 2/255)", s)
-		}
-		if e := maxErrSteps(t, g, q, "y2", samples); e > 1.5 {
-			t.Errorf("the Add that also reads it is off by %.2f steps", e)
-		}
-		if e := maxErrSteps(t, g, q, "y", samples); e > 1.5 {
-			t.Errorf("Concat output off by %.2f steps", e)
-		}
-	})
+	t.Run("skip", func(t *testing.T) { checkSkipConcat(t, concatGraph(graph.Relu)) })
+}
+
+// checkSigmoidConcat: b keeps about [-3, 3], the Sigmoid TFLite's (1/256,
+// -128), and the Concat's output is within a step and a half.
+func checkSigmoidConcat(t *testing.T, g *graph.Graph) {
+	t.Helper()
+	samples := uniformSamples(16, 8, map[string][2]float64{"a": {-4, 4}, "b": {-3, 3}})
+	q, _, err := PTQ(g, samples, Options{Method: MinMax}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := int8Range(t, q, "b"); lo > -2.9 || hi < 2.9 {
+		t.Errorf("b holds [%g, %g], want about [-3, 3]", lo, hi)
+	}
+	if s, z := q.Tensors["p"].Quant.At(0); s != 1.0/256 || z != -128 {
+		t.Errorf("sigmoid output (%g, %d), want TFLite's (1/256, -128)", s, z)
+	}
+	if e := maxErrSteps(t, g, q, "y", samples); e > 1.5 {
+		t.Errorf("Concat output off by %.2f steps", e)
+	}
+}
+
+// checkSkipConcat: the Relu output keeps its own scale (about 2/255), and
+// the Add that also reads it and the Concat are within a step and a half.
+func checkSkipConcat(t *testing.T, g *graph.Graph) {
+	t.Helper()
+	samples := uniformSamples(16, 8, map[string][2]float64{"a": {-2, 2}, "b": {-60, 60}})
+	q, _, err := PTQ(g, samples, Options{Method: MinMax}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := q.Tensors["p"].Quant.At(0); s > 2.1/255 {
+		t.Errorf("Relu output scale %g, want its own range's (about 2/255)", s)
+	}
+	if e := maxErrSteps(t, g, q, "y2", samples); e > 1.5 {
+		t.Errorf("the Add that also reads it is off by %.2f steps", e)
+	}
+	if e := maxErrSteps(t, g, q, "y", samples); e > 1.5 {
+		t.Errorf("Concat output off by %.2f steps", e)
+	}
 }
 
 // A max pool padded with -inf (or a large negative constant) before it, the
