@@ -147,6 +147,16 @@ func Build(g *graph.Graph, opt Options) (*Plan, error) {
 	if opt.Align < 0 {
 		return nil, fmt.Errorf("memplan: alignment %d must be positive", opt.Align)
 	}
+	// Never below an element's size: with Align 1 a float32 tensor took an
+	// odd offset, and Validate passed it (memory-planner review). The
+	// plan's Align says what was used.
+	for _, t := range g.Tensors {
+		if e := 0; t != nil && !t.IsConst() {
+			if e = t.DType.Size(); e > 0 && opt.Align%e != 0 {
+				opt.Align = lcm(opt.Align, e)
+			}
+		}
+	}
 	if opt.ExactBudget <= 0 {
 		opt.ExactBudget = defaultExactBudget
 	}
@@ -363,4 +373,12 @@ func roundUp(x, a int) int {
 		return x
 	}
 	return (x + a - 1) / a * a
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
 }
