@@ -178,3 +178,38 @@ func TestBazelModelNameOneUnderscore49(t *testing.T) {
 		t.Errorf("no my_model_1.tflite: %v (%v)", err, entries)
 	}
 }
+
+// A --resume with a smaller --trials replayed more measurements than its
+// budget and recorded "trials 15, budget 3" (tune review): the budget is
+// now at least the runs the search made.
+func TestResumeSmallerTrialsBudget49(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs firmware under QEMU")
+	}
+	opt, s := compiledOn(t, testModel, "mps2-an386")
+	if err := runner.CheckTools(opt.Board); err != nil {
+		t.Skip(err)
+	}
+	cfg := Config{Opt: opt, Trials: 4, Jobs: 1, Out: filepath.Join(t.TempDir(), "r.json"), Timeout: 30 * time.Second, Version: "test", Note: func(string) {}, stopAfter: 3}
+	if _, err := Run(s, cfg); err != errInterrupted {
+		t.Fatalf("want the interruption, got %v", err)
+	}
+	cfg.stopAfter, cfg.Resume, cfg.Trials = 0, true, 1
+	if _, err := Run(s, cfg); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := tune.Load(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := false
+	for _, r := range recs.Records {
+		more = more || r.Trials > 1
+		if r.Budget < r.Trials {
+			t.Errorf("%s: trials %d, budget %d", r.Kernel, r.Trials, r.Budget)
+		}
+	}
+	if !more {
+		t.Fatal("no record took the journal's runs: the case did not happen")
+	}
+}

@@ -326,7 +326,10 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		recorded++
 		core, compiler := tune.SplitToolCore(cfg.Core)
 		r := &tune.Record{Kernel: j.k.Signature, Target: target, Core: core, Compiler: compiler, Board: cfg.recordBoard(), Knobs: best,
-			Instructions: n, Default: j.search.Default(), Trials: j.search.Runs(), Budget: cfg.Trials, Space: j.k.Space.Size(),
+			// A --resume with a smaller --trials replays more runs than
+			// its budget: the search had at least those (it wrote trials
+			// 15, budget 3: tune review).
+			Instructions: n, Default: j.search.Default(), Trials: j.search.Runs(), Budget: max(cfg.Trials, j.search.Runs()), Space: j.k.Space.Size(),
 			Search: j.search.Kind(), Version: cfg.Version}
 		recs.Put(r)
 		if hit, judged := j.search.ModelHit(); judged {
