@@ -58,3 +58,13 @@ func TestTuneOutputChecks49(t *testing.T) {
 	code, _, errs = mcugen(t, "quantize", model, "-o", filepath.Join(dir, "q")+"/")
 	oneErrorLine(t, "quantize -o dir/", code, errs, 2, "names a directory")
 }
+
+// --jobs 1000 ran 13 QEMUs on 2 cores without a word (tune review): far
+// above the CPUs it is said (the run goes on; a missing model stops it
+// here, after the note).
+func TestTuneJobsAboveCPUs49(t *testing.T) {
+	_, _, errs := mcugen(t, "tune", filepath.Join(t.TempDir(), "missing.tflite"), "--board", "mps2-an386", "--jobs", "100000")
+	if !strings.Contains(errs, "--jobs 100000: this machine has") {
+		t.Errorf("no note on --jobs:\n%s", errs)
+	}
+}
