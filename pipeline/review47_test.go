@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/onnx"
 	"github.com/mcugen/mcugen/quant"
 )
@@ -50,15 +49,7 @@ func TestLowSQNRNaNNoteOnlyForNaN47(t *testing.T) {
 // integer input.
 func evalModel47(t *testing.T, path string, in *graph.Data) []float32 {
 	t.Helper()
-	s, err := RunUntil(path, Options{Warn: func(string) {}}, "fold-qdq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := interp.Run(s.Graph, map[string]*graph.Data{s.Graph.Inputs[0]: in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out[s.Graph.Outputs[0]].F
+	return evalModelData49(t, path, in).F
 }
 
 func ints47(dt graph.DType, shape []int, v ...int64) *graph.Data {

@@ -12,15 +12,7 @@ import (
 // is refused before a lock file is made beside it; tune's "given twice"
 // for --board gives no a,b hint (tune takes one board).
 func TestTuneOutputChecks41(t *testing.T) {
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.tflite")
-	data, err := os.ReadFile("../../testdata/tflite/cnn_int8.tflite")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(model, data, 0o644)
-	cand := filepath.Join(dir, "cand.json")
-	os.WriteFile(cand, []byte("{}"), 0o644)
+	dir, model, cand, data := tuneCheckFiles(t)
 	code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--measure", cand, "--result", model)
 	oneErrorLine(t, "--result the model", code, errs, 2, "is an input of this command")
 	notes := filepath.Join(dir, "notes.txt")
@@ -75,4 +67,21 @@ func TestSoftFloatRecordsNotApplied(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "for another core or target ignored") || strings.Contains(out+errs, "take their knobs") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
 	}
+}
+
+// tuneCheckFiles makes a directory holding a copy of cnn_int8.tflite (its
+// bytes returned too) and an empty candidate file, for the tests of tune's
+// checks on the files it writes.
+func tuneCheckFiles(t *testing.T) (dir, model, cand string, data []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	model = filepath.Join(dir, "m.tflite")
+	data, err := os.ReadFile("../../testdata/tflite/cnn_int8.tflite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(model, data, 0o644)
+	cand = filepath.Join(dir, "cand.json")
+	os.WriteFile(cand, []byte("{}"), 0o644)
+	return dir, model, cand, data
 }

@@ -13,15 +13,7 @@ import (
 // second hard link took two locks and the rename that writes it parted the
 // names; "-o dir/" wrote a file named dir and "-o -" a file named "-".
 func TestTuneOutputChecks49(t *testing.T) {
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.tflite")
-	data, err := os.ReadFile("../../testdata/tflite/cnn_int8.tflite")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(model, data, 0o644)
-	cand := filepath.Join(dir, "cand.json")
-	os.WriteFile(cand, []byte("{}"), 0o644)
+	dir, model, cand, _ := tuneCheckFiles(t)
 	records := `{"format": "mcugen-tuning-records", "version": 3, "records": []}`
 	for name, body := range map[string]string{"records.json": records, "package.json": `{"name": "x", "version": "1.0.0"}`} {
 		p := filepath.Join(dir, name)
