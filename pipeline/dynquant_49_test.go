@@ -103,16 +103,24 @@ func TestORTDynamicMLPInC49(t *testing.T) {
 	s2 := graph.NewData(graph.Float32, []int{})
 	s2.F[0] = 0.02
 	b.Output(layer(h, w2, b.Scalar("z2", graph.Int8, 0), s2, nil), graph.Float32)
-	g, err := onnx.Import("dynmlp", b.Model(), onnx.Options{})
+	runDynamicModel49(t, b, "dynmlp")
+}
+
+// runDynamicModel49 imports the model b builds and runs its C against the
+// interpreter on the host and, unless -short, on the M4 and the M55 (their
+// counts logged).
+func runDynamicModel49(t *testing.T, b *onnx.Builder, name string) {
+	t.Helper()
+	g, err := onnx.Import(name, b.Model(), onnx.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkedRun(t, g, "dynmlp", Options{Board: qemuBoard(t, "host"), Version: "test"}, 10, 3)
+	checkedRun(t, g, name, Options{Board: qemuBoard(t, "host"), Version: "test"}, 10, 3)
 	if testing.Short() {
 		return
 	}
 	for _, bn := range []string{"mps2-an386", "mps3-an547"} {
-		n := checkedRun(t, g, "dynmlp", Options{Board: qemuBoard(t, bn), Version: "test"}, 10, 3)
+		n := checkedRun(t, g, name, Options{Board: qemuBoard(t, bn), Version: "test"}, 10, 3)
 		t.Logf("%s: %d instructions", bn, n)
 	}
 }
@@ -252,19 +260,7 @@ func convIntegerRuntimeZP49(t *testing.T, cs convIntCase49) {
 			t.Fatalf("zero point %d: got %v %v, want %v %v", za, got.Shape, got.I, []int{n, cout, oh, ow}, want)
 		}
 	}
-	writeONNX(t, build(true), "convdyn")
-	g, err := onnx.Import("convdyn", build(true).Model(), onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkedRun(t, g, "convdyn", Options{Board: qemuBoard(t, "host"), Version: "test"}, 10, 3)
-	if testing.Short() {
-		return
-	}
-	for _, bn := range []string{"mps2-an386", "mps3-an547"} {
-		n := checkedRun(t, g, "convdyn", Options{Board: qemuBoard(t, bn), Version: "test"}, 10, 3)
-		t.Logf("%s: %d instructions", bn, n)
-	}
+	runDynamicModel49(t, build(true), "convdyn")
 }
 
 // What the run-time zero point path cannot take gets one line naming why.
