@@ -93,9 +93,10 @@ func (l *lowerer) run() (*Module, error) {
 		}
 		var f *PrimFunc
 		var err error
-		if l.plan.InPlace[n.Name] && n.Op == graph.Conv2D && l.target.Name == Generic.Name {
-			// The generic schedules have no in-place form: stage the
-			// input rows (inplace_rows.go); nil where it cannot.
+		if l.plan.InPlace[n.Name] && n.Op == graph.Conv2D && rowStagedTarget(l.target.Name, l.g, n) {
+			// The generic schedules (and the dsp and mve targets' float
+			// ones) have no in-place form: stage the input rows
+			// (inplace_rows.go); nil where it cannot.
 			if f, err = l.rowStaged(n, fusedInto[n], len(m.Funcs)); err != nil {
 				return nil, err
 			}
@@ -503,7 +504,7 @@ func InPlaceOKFor(target string, g *graph.Graph) func(n *graph.Node) bool {
 		return InPlaceOK
 	}
 	return func(n *graph.Node) bool {
-		if InPlaceOK(n) {
+		if InPlaceOK(n) || rowStagedTarget(target, g, n) && rowStageOK(g, n) {
 			return true
 		}
 		if n.Op != graph.Conv2D || len(n.Inputs) < 2 {
@@ -522,6 +523,22 @@ func InPlaceOKFor(target string, g *graph.Graph) func(n *graph.Node) bool {
 		return at.Group == c && y.Shape[3] == c && c%4 == 0 && w.Shape[1] == 3 && w.Shape[2] == 3 &&
 			at.Dilation[0] <= 1 && at.Dilation[1] <= 1 && y.Shape[1] <= x.Shape[1] && y.Shape[2] <= x.Shape[2]
 	}
+}
+
+// rowStagedTarget reports whether target runs n in place by row staging
+// (inplace_rows.go): every convolution on the generic target, and the float
+// ones on dsp and mve, whose own in-place forms are int8 (a float32 VWW on
+// the Cortex-M4 planned 221,184 B where the generic target's staging took
+// 184,320 B).
+func rowStagedTarget(target string, g *graph.Graph, n *graph.Node) bool {
+	switch target {
+	case Generic.Name:
+		return true
+	case DSP.Name, MVE.Name:
+		x := g.In(n, 0)
+		return x != nil && x.DType == graph.Float32
+	}
+	return false
 }
 
 // Flatten rewrites every multi-dimensional buffer access as one element offset.
