@@ -442,7 +442,7 @@ func (im *importer) run(og *Graph) error {
 		initType[t.Name] = t.DataType
 		d, err := t.ToData()
 		if err != nil {
-			return fmt.Errorf("initializer %q: %w", t.Name, err)
+			return fmt.Errorf("initializer %q%s: %w", t.Name, consumerOf(og, t.Name), err)
 		}
 		im.hold(d)
 		im.vals[t.Name] = &value{name: t.Name, dt: d.DType, shape: d.Shape, c: d}
@@ -1220,4 +1220,20 @@ func exampleShape(vi *ValueInfo, axis int, bound []int) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// consumerOf names the first node of og that reads the tensor name, as
+// " (input of node "N", Op)", or "" for none: an initializer's error then
+// names the node it belongs to.
+func consumerOf(og *Graph, name string) string {
+	for i, n := range og.Nodes {
+		if slices.Contains(n.Input, name) {
+			nn := n.Name
+			if nn == "" {
+				nn = fmt.Sprintf("%s_%d", n.OpType, i)
+			}
+			return fmt.Sprintf(" (input of node %q, %s)", nn, n.OpType)
+		}
+	}
+	return ""
 }

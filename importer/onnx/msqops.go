@@ -98,11 +98,9 @@ func expandMicrosoftQOps(g *Graph, opset int64) error {
 			x.names[o] = true
 		}
 		if n.OpType == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") && len(n.Output) == 1 {
-			for _, a := range n.Attribute {
-				if a.Name == "value" && a.T != nil {
-					x.consts[n.Output[0]] = a.T
-					x.types[n.Output[0]] = a.T.DataType
-				}
+			if t := constantAttrTensor(n); t != nil {
+				x.consts[n.Output[0]] = t
+				x.types[n.Output[0]] = t.DataType
 			}
 		}
 	}
@@ -377,4 +375,28 @@ func (x *msExpander) gemmBias(n *Node) (*Node, error) {
 	name := x.fresh(n.Output[0] + "/bias")
 	return &Node{OpType: "DequantizeLinear", Name: x.fresh(n.Name + "/dequantize_bias"), Input: []string{c, st.Name}, Output: []string{name},
 		Attribute: []*Attribute{{Name: "axis", Type: AttrInt, I: 0}}}, nil
+}
+
+// constantAttrTensor is the tensor a Constant node holds, in whichever of its
+// attributes it is written (value, or the scalar and list forms exporters
+// write for a scale or zero point: value_float, value_floats, value_int,
+// value_ints); nil for none.
+func constantAttrTensor(n *Node) *Tensor {
+	for _, a := range n.Attribute {
+		switch a.Name {
+		case "value":
+			if a.T != nil {
+				return a.T
+			}
+		case "value_float":
+			return &Tensor{DataType: TFloat, FloatData: []float32{a.F}}
+		case "value_floats":
+			return &Tensor{DataType: TFloat, Dims: []int64{int64(len(a.Floats))}, FloatData: a.Floats}
+		case "value_int":
+			return &Tensor{DataType: TInt64, Int64Data: []int64{a.I}}
+		case "value_ints":
+			return &Tensor{DataType: TInt64, Dims: []int64{int64(len(a.Ints))}, Int64Data: a.Ints}
+		}
+	}
+	return nil
 }

@@ -103,7 +103,7 @@ func (t *Tensor) ToData() (*graph.Data, error) {
 		dt, ok = graph.Float32, true
 	}
 	if !ok {
-		return nil, unsupportedf("tensor data type %s", DTypeName(t.DataType))
+		return nil, unsupportedf("tensor data type %s is not supported", DTypeName(t.DataType))
 	}
 	d := &graph.Data{DType: dt, Shape: shape}
 	if t.RawData != nil {
