@@ -21,6 +21,17 @@ import (
 // emulated board, and an error where no QEMU board has the core.
 func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.State, error) {
 	b := s.Opt.Board
+	if b != nil && b.QEMU.Binary != "" && b.BareMetal() && (b.Counter.Kind == "" || b.Counter.Kind == "dwt") {
+		// QEMU models no DWT cycle counter: the firmware reads 0 and
+		// the count is n/a, which only tune explained (review: a board
+		// of the stm32 family, whose counter is the DWT's, on
+		// netduinoplus2).
+		what := "has no counter"
+		if b.Counter.Kind == "dwt" {
+			what = "counts with the DWT, which QEMU does not model"
+		}
+		e.warnOnce(fmt.Sprintf("board %s %s: no instruction count under QEMU; give it a counter QEMU models (fpgaio, stm32-tim or nrf-timer, as the catalog's QEMU boards have)", b.Name, what))
+	}
 	if b == nil || b.Emulated() {
 		return s, nil
 	}
