@@ -146,7 +146,7 @@ func loadBaseline(path string) (*benchBaseline, error) {
 			bl.failed = append(bl.failed, r) // no figures to hold to
 			continue
 		}
-		if r.ArenaBytes < 0 || r.FlashBytes < 0 || r.RAMBytes < 0 || r.StackBytes < 0 {
+		if r.ArenaBytes < 0 || r.FlashBytes < 0 || r.RAMBytes < 0 || r.StackBytes < -1 { // stack -1: not measured
 			return nil, fmt.Errorf("--baseline %s: result %d (%s on %s) has a negative size", path, i, r.Model, r.Board)
 		}
 		// bench writes a count, or -1 where the board has no emulator: 0

@@ -52,8 +52,10 @@ type benchResult struct {
 	FlashBytes   int     `json:"flash_bytes"`
 	RAMBytes     int     `json:"ram_bytes"`
 	// StackBytes is the stack the inference took (the painted stack's high-water
-	// mark under the emulator), 0 where the board's platform cannot tell.
-	StackBytes     int64 `json:"stack_bytes,omitempty"`
+	// mark under the emulator), -1 where the board's platform cannot tell or
+	// the case stopped early, as the sizes are then (README.md; the field
+	// was left out, the sizes 0: session 50 review).
+	StackBytes     int64 `json:"stack_bytes"`
 	MatchReference bool  `json:"match_reference"`
 	// MeasuredOn is the QEMU board of the same core the build ran on, for
 	// a board without an emulator (emulatedTwin).
@@ -190,7 +192,7 @@ func (c *benchCmd) Run(e *env) error {
 			firstErr = fmt.Errorf("the first on %s: %s", where, msg)
 			firstFail = err
 		}
-		report.Results = append(report.Results, benchResult{Model: model, Board: board, Target: target, Instructions: -1, Error: oneLine(err.Error())})
+		report.Results = append(report.Results, benchResult{Model: model, Board: board, Target: target, Instructions: -1, ArenaBytes: -1, FlashBytes: -1, RAMBytes: -1, StackBytes: -1, Error: oneLine(err.Error())})
 		return nil
 	}
 	for _, model := range c.Models {
@@ -259,7 +261,7 @@ func (c *benchCmd) Run(e *env) error {
 			}
 			r := benchResult{Model: model, ModelSHA256: fileSHA256(model), Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
-				RAMBytes: x.Firmware.RAMBytes(), StackBytes: max(x.StackBytes(), 0), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
+				RAMBytes: x.Firmware.RAMBytes(), StackBytes: measuredStack(x.StackBytes()), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
 				Tuning: opt.Tuning, TunedKernels: s.Tuned, Compiler: compilerTag(c.CC)}
 			if run != s {
 				r.MeasuredOn = run.Opt.Board.Name
@@ -495,4 +497,13 @@ func printTuned[R any](e *env, results []R, names map[string]string, f func(R) (
 			fmt.Fprintf(e.stdout, "tuning: %s on %s: %d layer(s) take their knobs from %s\n", cmp.Or(names[model], filepath.Base(model)), board, n, file)
 		}
 	}
+}
+
+// measuredStack is a run's stack figure for the reports: the bytes, or -1
+// where the platform measures none (the host; a figure of 0 is none too).
+func measuredStack(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }

@@ -283,7 +283,18 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		usageJUnit(args, err, stderr)
 		return 2
 	}
-	e := &env{stdout: stdout, stderr: stderr}
+	out := &stickyWriter{w: stdout}
+	e := &env{stdout: out, stderr: stderr}
+	defer func() {
+		// A report that did not reach standard output (a full disk
+		// under `mcugen inspect --ir c m > m.c`) is an error: exit 0 left
+		// a truncated file behind (review finding; --json said so
+		// already, as it checks its one write).
+		if code == 0 && out.err != nil {
+			fmt.Fprintf(stderr, "mcugen: write standard output: %v\n", out.err)
+			code = 1
+		}
+	}()
 	if err := ctx.Run(e); err != nil {
 		fmt.Fprintf(stderr, "mcugen: %s\n", oneLine(err.Error()))
 		var ue usageError
@@ -293,6 +304,21 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	return 0
+}
+
+// stickyWriter passes writes on to w and keeps the first error, which the
+// fmt.Fprint calls of the commands' tables do not look at.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // usageJUnit writes, for a `test --junit FILE` whose flags were refused

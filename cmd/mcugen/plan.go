@@ -3,9 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/internal/fileio"
 	"github.com/mcugen/mcugen/memplan"
 	"github.com/mcugen/mcugen/pipeline"
 )
@@ -74,7 +74,9 @@ func (c *planCmd) Run(e *env) error {
 	}
 	p := s.Plan
 	if c.SVG != "" {
-		if err := os.WriteFile(c.SVG, p.SVG(), 0o644); err != nil {
+		// Through a temporary file renamed over it: a full disk left a
+		// truncated picture in place of the old one (review finding).
+		if err := fileio.WriteAtomic(c.SVG, p.SVG()); err != nil {
 			return fmt.Errorf("%s: %w", c.SVG, err)
 		}
 	}

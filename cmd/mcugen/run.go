@@ -109,9 +109,9 @@ type runReport struct {
 	FlashBytes   int    `json:"flash_bytes"`
 	RAMBytes     int    `json:"ram_bytes"`
 	ArenaBytes   int    `json:"arena_bytes"`
-	// StackBytes is the stack the inference took (bench's), 0 where the
+	// StackBytes is the stack the inference took (bench's), -1 where the
 	// platform cannot tell.
-	StackBytes     int64        `json:"stack_bytes,omitempty"`
+	StackBytes     int64        `json:"stack_bytes"`
 	Vectors        int          `json:"vectors"`
 	Outputs        []outputInfo `json:"outputs"`
 	MatchReference bool         `json:"match_reference"`
@@ -274,7 +274,7 @@ func (c *runCmd) Run(e *env) error {
 		return fmt.Errorf("%s: %w", c.Model, err)
 	}
 	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Compiler: compilerTag(c.CC), Instructions: x.Instructions(),
-		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes, StackBytes: max(x.StackBytes(), 0),
+		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes, StackBytes: measuredStack(x.StackBytes()),
 		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: jsonFloat(x.MaxAbsDiff), Tuning: opt.Tuning, TunedKernels: s.Tuned}
 	if s.Opt.Board.Name != opt.Board.Name {
 		r.MeasuredOn = s.Opt.Board.Name
