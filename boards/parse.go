@@ -347,7 +347,7 @@ func (p *parser) eval(file string, e build.Expr) (value, error) {
 		}
 		return v, nil
 	}
-	return value{}, errAt(at, "unsupported expression %T", e)
+	return value{}, errAt(at, "%s is not taken in a board file (it takes numbers, strings, lists, True and False, names assigned earlier, integer arithmetic, + of strings and of lists, and calls such as board(...) and region(...))", exprKind(e))
 }
 
 // build charges n bytes of concatenation to the file's budget.
@@ -939,3 +939,25 @@ func decodeUART(v value) (UART, error) {
 }
 
 var knownFeatures = []string{"dsp", "fpu", "mve", "neon", "dotprod", "i8mm"}
+
+// exprKind names a Starlark expression a board file may not use, as its
+// author wrote it (the message said "*build.DictExpr").
+func exprKind(e build.Expr) string {
+	switch e.(type) {
+	case *build.DictExpr:
+		return "a dict ({...})"
+	case *build.Comprehension:
+		return "a comprehension"
+	case *build.LambdaExpr:
+		return "a lambda"
+	case *build.ConditionalExpr:
+		return "a conditional (x if c else y)"
+	case *build.IndexExpr, *build.SliceExpr:
+		return "indexing"
+	case *build.DotExpr:
+		return "an attribute (x.y)"
+	case *build.TupleExpr:
+		return "a tuple"
+	}
+	return "this expression"
+}

@@ -100,6 +100,15 @@ func loadBaseline(path string) (*benchBaseline, error) {
 	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a BOM an editor added (records files take it too)
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&report); err != nil {
+		// Said as JSON, not as Go's types (review: "cannot unmarshal
+		// array into Go value of type struct { Results ... }").
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if te.Field == "" {
+				return nil, fmt.Errorf(notBench+"it is a JSON %s, where bench writes an object", path, te.Value)
+			}
+			return nil, fmt.Errorf(notBench+"its %q is a JSON %s, where bench writes a list", path, te.Field, te.Value)
+		}
 		return nil, fmt.Errorf(notBench+"%v", path, err)
 	}
 	// One report: two concatenated, or a report with garbage after it, is

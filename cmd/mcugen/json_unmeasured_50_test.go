@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,26 @@ func TestUnmeasuredFiguresAreMinusOne50(t *testing.T) {
 	}
 	if code, _, errs := mcugen(t, "bench", good, "--board", "host", "--baseline", base); code != 0 {
 		t.Errorf("its report as a baseline: exit %d: %s", code, errs)
+	}
+}
+
+// A --baseline that is JSON but not a bench report is said in JSON's
+// words: "cannot unmarshal array into Go value of type struct { Results
+// *[]json.RawMessage ... }" (CLI review).
+func TestBaselineNotAReportInJSONTerms50(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"[1, 2]":           "it is a JSON array, where bench writes an object",
+		`{"results": 5}`:   `its "results" is a JSON number, where bench writes a list`,
+		`{"results": "x"}`: `its "results" is a JSON string, where bench writes a list`,
+	} {
+		f := filepath.Join(dir, "b.json")
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := mcugen(t, "bench", "../../testdata/onnx/mlp.onnx", "--board", "host", "--baseline", f)
+		if code != 1 || !strings.Contains(errs, want) || strings.Contains(errs, "Go value") {
+			t.Errorf("%s: exit %d, %q", body, code, errs)
+		}
 	}
 }
