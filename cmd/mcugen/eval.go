@@ -82,8 +82,12 @@ func (c *evalCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Model, err)
 	}
-	if err := os.MkdirAll(c.Out, 0o755); err != nil {
-		return fmt.Errorf("%s: %w", c.Out, err)
+	var datas []*graph.Data
+	for _, name := range g.UserOutputs() {
+		datas = append(datas, outs[name])
+	}
+	if err := writeOutputs(c.Out, files, datas); err != nil {
+		return err
 	}
 	var report struct {
 		Outputs []outputInfo `json:"outputs"`
@@ -91,9 +95,6 @@ func (c *evalCmd) Run(e *env) error {
 	for i, name := range g.UserOutputs() {
 		d := outs[name]
 		file := files[i]
-		if err := writeNpy(file, d); err != nil {
-			return err
-		}
 		shape := d.Shape
 		if shape == nil {
 			shape = []int{}
@@ -117,7 +118,40 @@ func writeNpy(file string, d *graph.Data) error {
 	if err := npy.Write(&b, d); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	return fileio.WriteAtomic(file, b.Bytes())
+	if err := fileio.WriteAtomic(file, b.Bytes()); err != nil {
+		// The file's name, not its temporary one's (".y.npy.tmp123").
+		return fmt.Errorf("%s: %w", file, unwrapPath(err))
+	}
+	return nil
+}
+
+// writeOutputs writes datas[i] to files[i] in dir (eval's and run's
+// --out), creating dir. A write that fails (a full disk) takes back what
+// this call made: the files that were not there before and the
+// directories it created, so an empty or partial output directory is not
+// left behind (review finding).
+func writeOutputs(dir string, files []string, datas []*graph.Data) error {
+	created := missingAncestors(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s: %w", dir, unwrapPath(err))
+	}
+	var fresh []string
+	for i, file := range files {
+		_, statErr := os.Lstat(file)
+		if err := writeNpy(file, datas[i]); err != nil {
+			for _, f := range fresh {
+				_ = os.Remove(f)
+			}
+			for _, d := range created { // deepest first; only if empty
+				_ = os.Remove(d)
+			}
+			return err
+		}
+		if statErr != nil {
+			fresh = append(fresh, file)
+		}
+	}
+	return nil
 }
 
 // outputFiles names each output's .npy file in dir: the output's name made

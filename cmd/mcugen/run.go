@@ -279,20 +279,17 @@ func (c *runCmd) Run(e *env) error {
 	if s.Opt.Board.Name != opt.Board.Name {
 		r.MeasuredOn = s.Opt.Board.Name
 	}
+	files := outputFiles(c.Out, s.Graph.UserOutputs())
 	if c.Out != "" {
-		if err := makeDirFlag("--out", c.Out); err != nil {
-			return err
+		if err := writeOutputs(c.Out, files, x.Outputs[0]); err != nil {
+			return fmt.Errorf("--out %s: %w", c.Out, err)
 		}
 	}
-	files := outputFiles(c.Out, s.Graph.UserOutputs())
 	for i, name := range s.Graph.UserOutputs() {
 		d := x.Outputs[0][i]
 		oi := outputInfo{Name: name, Shape: d.Shape, DType: d.DType.String()}.withQuant(s.Graph.Tensors[name])
 		if c.Out != "" {
 			oi.File = files[i]
-			if err := writeNpy(oi.File, d); err != nil {
-				return err
-			}
 		}
 		r.Outputs = append(r.Outputs, oi)
 	}

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcugen/mcugen/graph"
 )
 
 // failWriter takes the first n bytes, then fails as a full disk does.
@@ -35,6 +39,38 @@ func TestStdoutWriteErrorFails50(t *testing.T) {
 		errs.Reset()
 		if code := run(args, &out, &errs); code != 0 || out.Len() == 0 {
 			t.Errorf("%v to a working stdout: exit %d, stderr %q", args, code, errs.String())
+		}
+	}
+}
+
+// An output that cannot be written (a full disk; here a directory where
+// the second file goes) takes back the files the same eval wrote, and says
+// the output's name, not its temporary file's (review: an empty or
+// partial --out directory was left, the message named ".out.npy.tmp123").
+func TestEvalOutputWriteFailureTakesBack50(t *testing.T) {
+	model := "../../testdata/tflite/op_float_split.tflite"
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.npy")
+	mustWriteNpy(t, in, graph.NewData(graph.Float32, []int{2, 4}))
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(filepath.Join(out, "out1.npy", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := mcugen(t, "eval", model, "--input", in, "--out", out)
+	if code != 1 || strings.Contains(errs, ".tmp") || !strings.Contains(errs, filepath.Join(out, "out1.npy")+":") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "out.npy")); !os.IsNotExist(err) {
+		t.Errorf("out.npy, written before the failure, is left: %v", err)
+	}
+	// Into a directory of its own, both written.
+	out2 := filepath.Join(dir, "a", "b")
+	if code, _, errs := mcugen(t, "eval", model, "--input", in, "--out", out2); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, f := range []string{"out.npy", "out1.npy"} {
+		if _, err := os.Stat(filepath.Join(out2, f)); err != nil {
+			t.Error(err)
 		}
 	}
 }
