@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/importer/onnx"
+	"github.com/mcugen/mcugen/internal/fileio"
 	tg "github.com/mcugen/mcugen/testdata/tflitegen"
 )
 
@@ -133,15 +135,25 @@ func TestTuneOutputThroughLinkLocksTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := "../../testdata/tflite/op_int8_fully_connected_double_rounding.tflite"
+	// The lock is the one beside the file the link leads to: a run holding
+	// it makes tune through the link wait. (The lock file is removed when
+	// a run ends, since session 50.)
+	unlock, err := fileio.Lock(filepath.Join(dir, "cache", "rec.json.lock"), func() { t.Error("the test's lock waited") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(2 * time.Second); unlock() }()
 	code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--trials", "1", "--jobs", "1", "-o", link)
 	if code != 0 {
 		t.Fatalf("tune: exit %d: %s", code, errs)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "cache", "rec.json.lock")); err != nil {
-		t.Errorf("no lock beside the file the link leads to: %v", err)
+	if !strings.Contains(errs, "another mcugen tune is writing these records; waiting for it") {
+		t.Errorf("tune through the link did not wait for the lock beside the file it leads to: %s", errs)
 	}
-	if _, err := os.Lstat(link + ".lock"); err == nil {
-		t.Errorf("a lock beside the link")
+	for _, l := range []string{filepath.Join(dir, "cache", "rec.json.lock"), link + ".lock"} {
+		if _, err := os.Lstat(l); err == nil {
+			t.Errorf("%s is left", l)
+		}
 	}
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link was replaced: %v", err)

@@ -11,14 +11,39 @@ import (
 
 // Lock takes the exclusive lock on the file at path (made if missing),
 // waiting for another process that holds it after calling wait with a line
-// to show, so two mcugen runs sharing a records file or a --keep directory
-// take turns. The returned function releases the lock; the file stays.
+// to show, so two mcugen runs sharing a records file take turns. The
+// returned function removes the file and releases the lock: a lock file
+// left behind made a user's checkout dirty (review finding). A run that
+// waited on the file another removed finds, once it holds the lock, that
+// the path is gone or names another file, and locks again at the path, so
+// no two runs ever hold the lock of the file the path names.
 func Lock(path string, wait func()) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
+	waited := false
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		w := wait
+		if waited {
+			w = func() {} // said once
+		}
+		if _, err := flock(f, path, func() { waited = true; w() }); err != nil {
+			return nil, err
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return func() {
+				_ = os.Remove(path)
+				f.Close()
+			}, nil
+		}
+		f.Close()
+		if err1 != nil {
+			return nil, fmt.Errorf("lock %s: %w", path, err1)
+		}
 	}
-	return flock(f, path, wait)
 }
 
 // LockDir is Lock on a directory itself (no lock file is left in it): two

@@ -10,7 +10,7 @@ import (
 // waiting for another tune run that holds it (note says so), so two runs
 // writing one records file take turns: the second loads the first's
 // records and measures only what they lack. The returned function
-// releases the lock; the file stays.
+// releases the lock and removes the lock file.
 func lockRecords(out string, note func(string)) (func(), error) {
 	unlock, err := fileio.Lock(out+".lock", func() {
 		note(fmt.Sprintf("%s: another mcugen tune is writing these records; waiting for it", out))
