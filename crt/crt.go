@@ -240,6 +240,31 @@ func CheckSectionName(name string) error {
 			return fmt.Errorf("weights section %q: %s is the linker script's own; name a section of the weights' own (e.g. .model_weights)", name, r)
 		}
 	}
+	// Names a vendor's linker script takes by a wildcard, or the tools by
+	// their prefix (review: .bss_model went into .bss under a CubeMX
+	// script's *(.bss*) and start-up zeroed the weights; .sbss failed in
+	// gcc, .symtab in ld, .data_model copied 54 KB of weights into RAM).
+	for _, p := range []struct{ prefix, why string }{
+		{".bss", "a linker script's *(.bss*) puts it in .bss, which start-up zeroes"},
+		{".sbss", "a linker script's *(.sbss*) puts it in zero-filled RAM"},
+		{".tbss", "thread-local zero-filled data's prefix"},
+		{".data", "a linker script's *(.data*) copies it into RAM"},
+		{".sdata", "a linker script's *(.sdata*) copies it into RAM"},
+		{".tdata", "thread-local data's prefix"},
+		{".noinit", "a linker script's *(.noinit*) leaves it unloaded"},
+		{".debug", "debug information, not loaded"},
+		{".sym", "the ELF symbol table's prefix"},
+		{".str", "the ELF string tables' prefix"},
+		{".shstrtab", "the ELF section names' prefix"},
+		{".rel", "relocations' prefix"},
+		{".note", "notes, not loaded"},
+		{".stab", "debug information, not loaded"},
+		{".comment", "comments, not loaded"},
+	} {
+		if strings.HasPrefix(name, p.prefix) {
+			return fmt.Errorf("weights section %q: a name starting %s: %s; name a section of the weights' own (e.g. .model_weights)", name, p.prefix, p.why)
+		}
+	}
 	return nil
 }
 

@@ -101,6 +101,9 @@ func TestMicroTVMIONames(t *testing.T) {
 		// as members.
 		{"tflite", []string{"0x", "int", "NULL", "in", "Input", "input", "workspace"}, []string{"out", "arena"},
 			[]string{"t_0x", "int_", "NULL_", "in", "Input", "input_1", "workspace_1"}, []string{"out", "arena_1"}},
+		// USMP's pool macro, <PREFIX>_GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE, is
+		// the header's too (a tensor of that name redefined it: session 50).
+		{"tflite", []string{"global_workspace_workspace_pool"}, []string{"y"}, []string{"global_workspace_workspace_pool_1"}, []string{"y"}},
 		// A renamed name ending in _ takes its number without a second _
 		// (X__1 held __, which C++ reserves; session 30).
 		{"tflite", []string{"x_", "X-"}, []string{"y"}, []string{"x_", "X_1"}, []string{"y"}},

@@ -138,9 +138,10 @@ func ioNames(m *tir.Module, opts Options) (in, out []string) {
 // collide (Input and input, or one named workspace) get _1, _2, ... in order.
 func MicroTVMIONames(m *tir.Module, format string) (in, out []string) {
 	// Macro names are what must differ: compared upper-cased, with the
-	// header's own (<PREFIX>_ARENA_SIZE, _STACK_SIZE, _WORKSPACE_SIZE and
-	// with states _STATE_SIZE) taken.
-	used := map[string]bool{"ARENA": true, "STACK": true, "WORKSPACE": true}
+	// header's own (<PREFIX>_ARENA_SIZE, _STACK_SIZE, _WORKSPACE_SIZE, USMP's
+	// _GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE and with states _STATE_SIZE)
+	// taken.
+	used := map[string]bool{"ARENA": true, "STACK": true, "WORKSPACE": true, "GLOBAL_WORKSPACE_WORKSPACE_POOL": true}
 	if len(m.States) > 0 {
 		used["STATE"] = true
 	}

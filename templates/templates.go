@@ -288,7 +288,7 @@ func newModel(p Project) (*model, error) {
 	}
 	m.Upper = strings.ToUpper(m.Prefix)
 	if len(p.Inputs) == 0 || len(p.Outputs) == 0 {
-		return nil, fmt.Errorf("model %q has %d input(s) and %d output(s): a project's example program feeds at least one input and checks at least one output (compile without --project for the model's C alone)", p.Name, len(p.Inputs), len(p.Outputs))
+		return nil, fmt.Errorf("model %q has %d input(s) and %d output(s): a project's example program feeds at least one input and checks at least one output (compile without --project or --format mlf for the model's C alone)", p.Name, len(p.Inputs), len(p.Outputs))
 	}
 	var err error
 	if m.Inputs, err = views("input", p.Inputs); err != nil {

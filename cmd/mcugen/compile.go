@@ -210,7 +210,7 @@ func (c *compileCmd) Run(e *env) error {
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
 		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean,
 		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels, FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget, TunedKernels: s.Tuned,
-		Inputs: s.Report.Inputs, Outputs: s.Report.Outputs}
+		Inputs: nonNil(s.Report.Inputs), Outputs: nonNil(s.Report.Outputs)}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))
 	}
@@ -890,4 +890,13 @@ func linkEnd(path string) (string, error) {
 		p = target
 	}
 	return "", fmt.Errorf("-o %s: a loop of symbolic links (or more than 40 of them): name a directory", path)
+}
+
+// nonNil is ios, or an empty list for none: --json says [] as inspect does
+// ("inputs": null for a model with no inputs: review finding).
+func nonNil(ios []emitc.IOInfo) []emitc.IOInfo {
+	if ios == nil {
+		return []emitc.IOInfo{}
+	}
+	return ios
 }

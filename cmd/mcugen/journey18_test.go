@@ -86,6 +86,13 @@ func TestWeightsSectionName(t *testing.T) {
 		"9weights":           `weights section "9weights": a section name is letters`,
 		"KEEP":               `weights section "KEEP": KEEP is a linker script keyword`,
 		"COMMON":             `weights section "COMMON": COMMON is a linker script keyword`,
+		// Session 50 review: names a vendor's script takes by wildcard, or
+		// the tools by prefix.
+		".bss_model":  `weights section ".bss_model": a name starting .bss: a linker script's *(.bss*) puts it in .bss, which start-up zeroes`,
+		".data_model": `weights section ".data_model": a name starting .data: a linker script's *(.data*) copies it into RAM`,
+		".sbss":       `weights section ".sbss": a name starting .sbss: a linker script's *(.sbss*)`,
+		".symtab":     `weights section ".symtab": a name starting .sym: the ELF symbol table's prefix`,
+		".debug_info": `weights section ".debug_info": a name starting .debug: debug information, not loaded`,
 	} {
 		code, _, errs := mcugen(t, "compile", model, "--board", "mps2-an386", "--weights-section", ws, "-o", filepath.Join(t.TempDir(), "o"))
 		oneErrorLine(t, "--weights-section "+ws, code, errs, 2, "--weights-section: "+want)
