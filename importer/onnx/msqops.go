@@ -157,6 +157,16 @@ func attrInt(n *Node, name string, def int64) int64 {
 	return def
 }
 
+// attrFloat is n's float attribute name, or def.
+func attrFloat(n *Node, name string, def float32) float32 {
+	for _, a := range n.Attribute {
+		if a.Name == name {
+			return a.F
+		}
+	}
+	return def
+}
+
 // fresh returns an unused tensor or node name built from base.
 func (x *msExpander) fresh(base string) string {
 	name := base
@@ -240,10 +250,32 @@ func (x *msExpander) expand(n *Node, spec msQOp) ([]*Node, error) {
 		}
 		ins = append(ins, input(n, 0))
 	}
+	// A QGemm's alpha > 0 goes into B's scale (and C's): alpha·(A·B + C) is
+	// A·(alpha·B) + alpha·C, which folds to an int8 FullyConnected, where a
+	// Gemm's alpha left a float Mul behind it (review finding).
+	alpha, bScale := float32(1), ""
+	if n.OpType == "QGemm" {
+		alpha = attrFloat(n, "alpha", 1)
+		if t := x.consts[input(n, 4)]; alpha > 0 && alpha != 1 && t != nil {
+			if d, err := t.ToData(); err == nil && d.DType == graph.Float32 && d.Len() > 0 {
+				sd := graph.NewData(graph.Float32, d.Shape)
+				for i, v := range d.F {
+					sd.F[i] = v * alpha
+				}
+				st := NewTensor(x.fresh(n.Output[0]+"/b_scale_alpha"), sd)
+				x.added = append(x.added, st)
+				x.consts[st.Name] = st
+				bScale = st.Name
+			}
+		}
+	}
 	for k, o := range operands {
 		name := x.fresh(n.Output[0] + "/dequantized" + strconv.Itoa(k))
 		dq := &Node{OpType: "DequantizeLinear", Name: x.fresh(n.Name + "/dequantize" + strconv.Itoa(k)), Output: []string{name},
 			Input: []string{input(n, o[0]), input(n, o[1])}}
+		if n.OpType == "QGemm" && k == 1 && bScale != "" {
+			dq.Input[1] = bScale
+		}
 		if z := input(n, o[2]); z != "" {
 			dq.Input = append(dq.Input, z)
 		}
@@ -259,7 +291,11 @@ func (x *msExpander) expand(n *Node, spec msQOp) ([]*Node, error) {
 		ins = append(ins, name)
 	}
 	if n.OpType == "QGemm" {
-		bias, err := x.gemmBias(n)
+		k := float32(1)
+		if bScale != "" {
+			k = alpha // in C's scale; Gemm's alpha and beta are 1
+		}
+		bias, err := x.gemmBias(n, k)
 		if err != nil {
 			return nil, err
 		}
@@ -268,13 +304,17 @@ func (x *msExpander) expand(n *Node, spec msQOp) ([]*Node, error) {
 			ins = append(ins, bias.Output[0])
 		}
 		// C is quantized with scale alpha·a_scale·b_scale: Y = alpha·(A·B + C).
-		alpha := float32(1)
-		for _, a := range n.Attribute {
-			if a.Name == "alpha" {
-				alpha = a.F
+		if bScale != "" {
+			kept := attrs[:0]
+			for _, a := range attrs {
+				if a.Name != "alpha" {
+					kept = append(kept, a)
+				}
 			}
+			attrs = kept
+		} else {
+			attrs = append(attrs, &Attribute{Name: "beta", Type: AttrFloat, F: alpha})
 		}
-		attrs = append(attrs, &Attribute{Name: "beta", Type: AttrFloat, F: alpha})
 	}
 	if n.OpType == "QLinearReduceMean" && x.opset >= 18 {
 		// From opset 18 ReduceMean takes its axes as an input.
@@ -340,9 +380,10 @@ func (x *msExpander) zeroPoint(n *Node, operands [][3]int) (string, error) {
 	return t.Name, nil
 }
 
-// gemmBias dequantizes QGemm's int32 C with scale a_scale·b_scale (alpha is
-// applied by Gemm's beta). The scales must be constants.
-func (x *msExpander) gemmBias(n *Node) (*Node, error) {
+// gemmBias dequantizes QGemm's int32 C with scale k·a_scale·b_scale (k is
+// alpha where B's scale took it, else 1 and Gemm's beta applies alpha). The
+// scales must be constants.
+func (x *msExpander) gemmBias(n *Node, k float32) (*Node, error) {
 	c := input(n, 6)
 	if c == "" {
 		return nil, nil
@@ -367,7 +408,7 @@ func (x *msExpander) gemmBias(n *Node) (*Node, error) {
 		s = graph.NewData(graph.Float32, []int{bl})
 	}
 	for i := range s.F {
-		s.F[i] = scales[0].F[0] * scales[1].F[i]
+		s.F[i] = scales[0].F[0] * scales[1].F[i] * k
 	}
 	st := NewTensor(x.fresh(n.Output[0]+"/bias_scale"), s)
 	x.added = append(x.added, st)
