@@ -10,6 +10,7 @@ import (
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
 	"github.com/mcugen/mcugen/importer/onnx"
+	"github.com/mcugen/mcugen/quant"
 )
 
 // A QDQ model whose graph input and output are uint8 (DequantizeLinear
@@ -160,5 +161,49 @@ func TestWeightZeroPointWarns50(t *testing.T) {
 		case wzv != 0 && (hit == "" || !strings.Contains(hit, "(Conv2D)")):
 			t.Errorf("weights at zero point %d: warnings %q", wzv, warns)
 		}
+	}
+}
+
+// A uint8 graph input that cannot shift (a Gather reads it beside its
+// DequantizeLinear) keeps no requantization: the graph reads the input
+// itself, as before, with no extra pass over it (ShiftUint8 left an
+// identity requantization of it: session 50).
+func TestUint8EdgeThatCannotShiftAddsNothing50(t *testing.T) {
+	bl := onnx.NewBuilder("u8cast", 13, 1)
+	x := bl.Input("x", graph.UInt8, 1, 4)
+	dq := bl.Node("DequantizeLinear", []string{x, bl.Scalar("xs", graph.Float32, 0.5), bl.Scalar("xz", graph.UInt8, 128)})
+	bl.Output(dq, graph.Float32)
+	idx := bl.Init("idx", &graph.Data{DType: graph.Int64, Shape: []int{2}, I: []int64{3, 0}})
+	gat := bl.Node("Gather", []string{x, idx}, onnx.IntAttr("axis", 1))
+	bl.Output(bl.Node("DequantizeLinear", []string{gat, "xs", "xz"}), graph.Float32)
+	g, f := msFold(t, bl)
+	// Both ways a graph's uint8 is shifted: in the fold, and alone (an
+	// ONNX Runtime QOperator graph with nothing in float to fold).
+	for what, h := range map[string]*graph.Graph{"FoldQDQ": f, "ShiftUint8": quant.ShiftUint8(g)} {
+		for _, n := range h.Nodes {
+			if n.Op == graph.Quantize {
+				t.Errorf("%s: a requantization is left: %s %v -> %v", what, n.Name, n.Inputs, n.Outputs)
+			}
+		}
+		if h.Tensors["x_s8"] != nil {
+			t.Errorf("%s: the input's copy x_s8 is left", what)
+		}
+	}
+	in := map[string]*graph.Data{"x": {DType: graph.UInt8, Shape: []int{1, 4}, I: []int64{0, 127, 128, 255}}}
+	want, err := interp.Run(g, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := interp.Run(f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range f.Outputs {
+		if !slices.Equal(got[o].F, want[g.Outputs[i]].F) {
+			t.Errorf("output %d: %v, want %v", i, got[o].F, want[g.Outputs[i]].F)
+		}
+	}
+	if w := []float32{-64, -0.5, 0, 63.5}; !slices.Equal(got[f.Outputs[0]].F, w) {
+		t.Errorf("dequantized %v, want %v", got[f.Outputs[0]].F, w)
 	}
 }

@@ -93,7 +93,8 @@ func ShiftUint8(g *graph.Graph) *graph.Graph {
 // that only Dequantizes read (uint8 weights) shifts too. (QDQ journey: a
 // uint8 model did not fold at all.)
 func shiftUint8(f *graph.Graph) {
-	edgeUint8(f)
+	edges := edgeUint8(f)
+	defer dropUnshiftedEdges(f, edges)
 	cons := f.Consumers()
 	io := map[string]bool{}
 	for _, n := range append(slices.Clone(f.Inputs), f.Outputs...) {
@@ -186,9 +187,9 @@ func shiftUint8(f *graph.Graph) {
 // layers next to the edge fold to the int8 kernels (review finding: a Conv
 // writing a uint8 graph output ran in float, 48,329 instructions on the M4
 // against 22,934 with a DequantizeLinear after it); the edges cost one
-// elementwise pass each. A set that does not shift keeps its copy at the
-// same parameters: an exact copy.
-func edgeUint8(f *graph.Graph) {
+// elementwise pass each. It returns the requantizations it added; those
+// whose copy did not shift are taken out again (dropUnshiftedEdges).
+func edgeUint8(f *graph.Graph) []*graph.Node {
 	isU8 := func(name string) bool {
 		t := f.Tensors[name]
 		return t != nil && t.DType == graph.UInt8 && t.Quant != nil && !t.IsConst()
@@ -218,6 +219,7 @@ func edgeUint8(f *graph.Graph) {
 		}
 		front = append(front, &graph.Node{Name: f.UniqueName(in + "_requant"), Op: graph.Quantize, Inputs: []string{in}, Outputs: []string{c}})
 	}
+	added := slices.Clone(front)
 	outs := map[string]bool{}
 	for _, o := range f.Outputs {
 		if isU8(o) && len(f.Tensors[o].Quant.Scale) == 1 && !slices.Contains(f.Inputs, o) {
@@ -235,7 +237,9 @@ func edgeUint8(f *graph.Graph) {
 			delete(outs, o)
 			c := copyOf(o)
 			n.Outputs[i] = c
-			f.Nodes = append(f.Nodes, &graph.Node{Name: f.UniqueName(o + "_requant"), Op: graph.Quantize, Inputs: []string{c}, Outputs: []string{o}})
+			q := &graph.Node{Name: f.UniqueName(o + "_requant"), Op: graph.Quantize, Inputs: []string{c}, Outputs: []string{o}}
+			f.Nodes = append(f.Nodes, q)
+			added = append(added, q)
 			// Later readers of the output read the copy.
 			for _, m := range nodes {
 				if m != n {
@@ -243,6 +247,43 @@ func edgeUint8(f *graph.Graph) {
 				}
 			}
 		}
+	}
+	return added
+}
+
+// dropUnshiftedEdges takes out the requantizations edgeUint8 added whose
+// copy stayed uint8 (a reader shiftUint8 cannot shift for): the graph reads
+// and writes the edge tensor itself again, as it did, with no extra pass.
+func dropUnshiftedEdges(f *graph.Graph, edges []*graph.Node) {
+	drop := map[*graph.Node]bool{}
+	for _, q := range edges {
+		in, out := q.Inputs[0], q.Outputs[0]
+		if f.Tensors[in].DType != f.Tensors[out].DType {
+			continue // shifted: the requantization stays
+		}
+		// The copy is the output (an input's edge) or the input (an
+		// output's): every use of it becomes the edge tensor's.
+		copyName, edge := out, in
+		if slices.Contains(f.Outputs, out) {
+			copyName, edge = in, out
+		}
+		for _, n := range f.Nodes {
+			for i, x := range n.Inputs {
+				if x == copyName {
+					n.Inputs[i] = edge
+				}
+			}
+			for i, x := range n.Outputs {
+				if x == copyName && n != q {
+					n.Outputs[i] = edge
+				}
+			}
+		}
+		delete(f.Tensors, copyName)
+		drop[q] = true
+	}
+	if len(drop) > 0 {
+		f.Nodes = slices.DeleteFunc(f.Nodes, func(n *graph.Node) bool { return drop[n] })
 	}
 }
 
