@@ -22,4 +22,17 @@ func TestTensorFileAsModelSaysSo50(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// A model named .bin (here a truncated TFLite file) is not called a
+	// tensor file (review).
+	m, err := os.ReadFile(filepath.Join("..", "testdata", "tflite", "mlp_int8.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "model.bin")
+	if err := os.WriteFile(p, m[:len(m)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p, Options{}); err == nil || strings.Contains(err.Error(), "tensor file") {
+		t.Errorf("a truncated TFLite model named .bin: %v", err)
+	}
 }

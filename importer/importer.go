@@ -115,7 +115,7 @@ func Load(path string, opt Options) (*graph.Graph, error) {
 		if h := sniff(b); h != "" {
 			return nil, fmt.Errorf("%s: %w (the file looks like %s)", path, err, h)
 		}
-		if ext == ".bin" || ext == ".raw" || ext == ".pb" && !LooksLikeONNX(b) {
+		if (ext == ".bin" || ext == ".raw" || ext == ".pb") && !LooksLikeONNX(b) && !IsTFLite(b) {
 			// A raw or TensorProto tensor file given as the model (CLI
 			// review: "wire type 1", nothing more).
 			return nil, fmt.Errorf("%s: %w (a %s file is a tensor file to give to --input, not a model)", path, err, ext)

@@ -359,8 +359,12 @@ func warnWeightZeroPoints(s *State, g *graph.Graph) {
 	if len(names) == 0 {
 		return
 	}
-	s.Opt.Warn(fmt.Sprintf("%s: %d layer(s) have weights with a zero point other than 0: %s (their kernels subtract it in the inner loop, about 3x slower on the Cortex-M4; quantize the weights symmetric: ONNX Runtime's weight_type=QuantType.QInt8)",
-		s.ModelPath, len(names), someNames(names, 6)))
+	how := "quantize the weights symmetric, int8 at zero point 0"
+	if g.Format == "onnx" {
+		how += " (ONNX Runtime: weight_type=QuantType.QInt8)"
+	}
+	s.Opt.Warn(fmt.Sprintf("%s: %d layer(s) have weights with a zero point other than 0: %s (their kernels subtract it in the inner loop: about 3x the instructions, as measured on a Cortex-M4; %s)",
+		s.ModelPath, len(names), someNames(names, 6), how))
 }
 
 // warnFloatLeft names the nodes of a folded QDQ model that still compute in

@@ -5,13 +5,15 @@ import (
 	"github.com/mcugen/mcugen/memplan"
 )
 
-// Row staging: the generic target's convolution kernels, run in place.
+// Row staging: convolution kernels without an in-place form of their own,
+// run in place.
 //
 // The memory plan may put a convolution's output over its input (memplan's
 // in-place rule: a pointwise convolution, or a depthwise one). The dsp and
-// mve targets have schedules that stage their input themselves; the generic
-// target's kernels are wrapped here instead, whatever their schedule (the
-// blocked one, the Cortex-M3's channel pairs, float):
+// mve targets' int8 schedules stage their input themselves; the generic
+// target's kernels, and the dsp and mve float ones (rowStagedTarget), are
+// wrapped here instead, whatever their schedule (the blocked one, the
+// Cortex-M3's channel pairs, float):
 //
 //   - the node is lowered for one step: its input is the rows the step reads
 //     (a chunk of rows of a pointwise convolution; the KH·dilation window of

@@ -486,7 +486,8 @@ func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
 
 // InPlaceOKFor is InPlaceOK for a target's schedules: the generic target
 // offers the pointwise and depthwise convolutions that row staging covers
-// (inplace_rows.go); the dsp and mve targets offer int8 pointwise convolutions (it stages each block of pixels before
+// (inplace_rows.go), and the dsp and mve targets the float ones it covers;
+// the dsp and mve targets offer int8 pointwise convolutions (it stages each block of pixels before
 // writing their outputs, in increasing pixel order when Cout <= Cin and
 // decreasing when Cout > Cin) and 3x3 depthwise ones whose
 // output rows are no longer than their input rows (the planar schedule

@@ -36,6 +36,16 @@ func TestDWTBoardUnderQEMUSaysWhy50(t *testing.T) {
 	if strings.Count(errs, "QEMU does not model") != 1 || !strings.Contains(errs, "board np2-dwt counts with the DWT") {
 		t.Errorf("stderr %q: want one line saying QEMU does not model the DWT", errs)
 	}
+	// A board with counter = "none" under QEMU: said too (the kind is
+	// "none" there, which the first check missed: review).
+	none := filepath.Join(dir, "np2none.star")
+	if err := os.WriteFile(none, []byte("board(name = \"np2-none\", inherits = [\"netduinoplus2\"], counter = \"none\")\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = mcugen(t, "run", model, "--boards", none, "--board", "np2-none")
+	if code != 0 || !strings.Contains(errs, "board np2-none has no counter: no instruction count under QEMU") {
+		t.Errorf("counter none: exit %d, stderr %q", code, errs)
+	}
 	code, _, errs = mcugen(t, "run", model, "--board", "netduinoplus2")
 	if code != 0 || strings.Contains(errs, "QEMU does not model") {
 		t.Errorf("netduinoplus2: exit %d, stderr %q", code, errs)

@@ -132,7 +132,13 @@ func writeNpy(file string, d *graph.Data) error {
 // left behind (review finding).
 func writeOutputs(dir string, files []string, datas []*graph.Data) error {
 	created := missingAncestors(dir)
+	takeBack := func() {
+		for _, d := range created { // deepest first; only if empty
+			_ = os.Remove(d)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		takeBack() // what MkdirAll made before it failed
 		return fmt.Errorf("%s: %w", dir, unwrapPath(err))
 	}
 	var fresh []string
@@ -142,9 +148,7 @@ func writeOutputs(dir string, files []string, datas []*graph.Data) error {
 			for _, f := range fresh {
 				_ = os.Remove(f)
 			}
-			for _, d := range created { // deepest first; only if empty
-				_ = os.Remove(d)
-			}
+			takeBack()
 			return err
 		}
 		if statErr != nil {

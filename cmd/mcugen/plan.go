@@ -77,7 +77,7 @@ func (c *planCmd) Run(e *env) error {
 		// Through a temporary file renamed over it: a full disk left a
 		// truncated picture in place of the old one (review finding).
 		if err := fileio.WriteAtomic(c.SVG, p.SVG()); err != nil {
-			return fmt.Errorf("%s: %w", c.SVG, err)
+			return fmt.Errorf("%s: %w", c.SVG, unwrapPath(err))
 		}
 	}
 	if c.JSON {

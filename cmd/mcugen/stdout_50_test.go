@@ -74,3 +74,24 @@ func TestEvalOutputWriteFailureTakesBack50(t *testing.T) {
 		}
 	}
 }
+
+// plan --svg into a missing directory names the file, not its temporary
+// one; eval --out whose directory cannot be made leaves none of the
+// directories it made on the way (review).
+func TestOutputErrorsNameTheFile50(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := mcugen(t, "plan", "../../testdata/onnx/mlp.onnx", "--svg", filepath.Join(dir, "nodir", "p.svg"))
+	if code != 1 || strings.Contains(errs, ".tmp") || !strings.Contains(errs, filepath.Join(dir, "nodir", "p.svg")+":") {
+		t.Errorf("plan --svg: exit %d, stderr %q", code, errs)
+	}
+	in := filepath.Join(dir, "in.npy")
+	mustWriteNpy(t, in, graph.NewData(graph.Float32, []int{2, 4}))
+	out := filepath.Join(dir, "newd", strings.Repeat("x", 300))
+	code, _, errs = mcugen(t, "eval", "../../testdata/tflite/op_float_split.tflite", "--input", in, "--out", out)
+	if code != 1 {
+		t.Errorf("eval --out with a name too long: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "newd")); !os.IsNotExist(err) {
+		t.Errorf("newd is left: %v", err)
+	}
+}

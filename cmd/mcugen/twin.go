@@ -21,7 +21,7 @@ import (
 // emulated board, and an error where no QEMU board has the core.
 func emulatedTwin(e *env, s *pipeline.State, cat *boards.Catalog) (*pipeline.State, error) {
 	b := s.Opt.Board
-	if b != nil && b.QEMU.Binary != "" && b.BareMetal() && (b.Counter.Kind == "" || b.Counter.Kind == "dwt") {
+	if b != nil && b.QEMU.Binary != "" && b.BareMetal() && (b.Counter.Kind == "" || b.Counter.Kind == "none" || b.Counter.Kind == "dwt") {
 		// QEMU models no DWT cycle counter: the firmware reads 0 and
 		// the count is n/a, which only tune explained (review: a board
 		// of the stm32 family, whose counter is the DWT's, on
