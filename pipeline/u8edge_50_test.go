@@ -190,19 +190,7 @@ func TestUint8EdgeThatCannotShiftAddsNothing50(t *testing.T) {
 		}
 	}
 	in := map[string]*graph.Data{"x": {DType: graph.UInt8, Shape: []int{1, 4}, I: []int64{0, 127, 128, 255}}}
-	want, err := interp.Run(g, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := interp.Run(f, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, o := range f.Outputs {
-		if !slices.Equal(got[o].F, want[g.Outputs[i]].F) {
-			t.Errorf("output %d: %v, want %v", i, got[o].F, want[g.Outputs[i]].F)
-		}
-	}
+	got := foldedMatches(t, g, f, in)
 	if w := []float32{-64, -0.5, 0, 63.5}; !slices.Equal(got[f.Outputs[0]].F, w) {
 		t.Errorf("dequantized %v, want %v", got[f.Outputs[0]].F, w)
 	}
@@ -227,19 +215,7 @@ func TestUint8EdgesOfAFloatIslandAddNothing50(t *testing.T) {
 		}
 	}
 	in := map[string]*graph.Data{"x": {DType: graph.Float32, Shape: []int{1, 8}, F: []float32{0, 0.1, -0.1, 6.4, -6.4, 1, 2.5, -3}}}
-	want, err := interp.Run(g, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := interp.Run(f, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, o := range f.Outputs {
-		if !slices.Equal(got[o].I, want[g.Outputs[i]].I) {
-			t.Errorf("output %d: %v, want %v", i, got[o].I, want[g.Outputs[i]].I)
-		}
-	}
+	foldedMatches(t, g, f, in)
 }
 
 // An ONNX QLinearConv graph with a uint8 input and output (integer all
@@ -271,6 +247,13 @@ func TestQLinearConvUint8EdgesNoPass50(t *testing.T) {
 	}
 	in := map[string]*graph.Data{"x": {DType: graph.UInt8, Shape: []int{1, 2, 3, 3}, I: []int64{128, 130, 126, 140, 100, 128, 129, 127, 255, 0, 128, 131, 133, 120, 128, 128, 90, 200}},
 		"x2": {DType: graph.Float32, Shape: []int{1, 4}, F: []float32{1, -2, 3, 0}}}
+	foldedMatches(t, g, f, in)
+}
+
+// foldedMatches runs the imported graph g and its fold f on in and fails
+// where an output differs (float or integer, exactly); it returns f's.
+func foldedMatches(t *testing.T, g, f *graph.Graph, in map[string]*graph.Data) map[string]*graph.Data {
+	t.Helper()
 	want, err := interp.Run(g, in)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +262,11 @@ func TestQLinearConvUint8EdgesNoPass50(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got[f.Outputs[0]].I, want[g.Outputs[0]].I) {
-		t.Errorf("%v, want %v", got[f.Outputs[0]].I, want[g.Outputs[0]].I)
+	for i, o := range f.Outputs {
+		a, b := got[o], want[g.Outputs[i]]
+		if !slices.Equal(a.F, b.F) || !slices.Equal(a.I, b.I) {
+			t.Errorf("output %d: %v %v, want %v %v", i, a.F, a.I, b.F, b.I)
+		}
 	}
+	return got
 }
