@@ -310,6 +310,10 @@ func (e *emitter) header() []byte {
 			note = "; one byte each, 0 false and any other value true"
 		}
 		fmt.Fprintf(&b, "/* %s %s: %s %v (%d elements%s) */\n#define %s_%s_SIZE %d\n", kind, commentSafe(fmt.Sprintf("%q", t.Name)), t.DType, t.Shape, graph.NumElements(t.Shape), note, e.PREFIX, name, t.Bytes)
+		// The element type and count as macros, for a buffer declared as
+		// <NAME>_TYPE buf[<NAME>_ELEMENTS] (C API review: only a comment
+		// said them).
+		fmt.Fprintf(&b, "#define %s_%s_TYPE %s\n#define %s_%s_ELEMENTS %d\n", e.PREFIX, name, ctype(t.DType), e.PREFIX, name, graph.NumElements(t.Shape))
 		if t.Quantized {
 			zp := fmt.Sprint(t.ZeroPoint)
 			if t.ZeroPoint < 0 {

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -69,5 +71,44 @@ func TestCompileJSONEmptyInputs50(t *testing.T) {
 	}
 	if string(r["inputs"]) != "[]" {
 		t.Errorf(`"inputs": %s, want []`, r["inputs"])
+	}
+}
+
+// Every input and output has <NAME>_TYPE and <NAME>_ELEMENTS (only a
+// comment said them: C API review), and a buffer declared from them is
+// <NAME>_SIZE bytes: checked by the C compiler, for int8, float and bool
+// tensors.
+func TestIOTypeAndElementMacros50(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed (Debian package gcc)")
+	}
+	typeRE := regexp.MustCompile(`(?m)^#define (\w+)_TYPE (\w+)$`)
+	for _, model := range []string{"../../testdata/tflite/cnn_int8.tflite", "../../testdata/onnx/mlp.onnx", "../../testdata/tflite/op_float_logical_and.tflite"} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "m")
+		if code, _, errs := mcugen(t, "compile", model, "--board", "host", "--prefix", "m", "-o", out); code != 0 {
+			t.Fatalf("%s: compile: exit %d: %s", model, code, errs)
+		}
+		h, err := os.ReadFile(filepath.Join(out, "m.h"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := typeRE.FindAllStringSubmatch(string(h), -1)
+		if len(ms) < 2 {
+			t.Fatalf("%s: %d _TYPE macros in the header:\n%s", model, len(ms), h)
+		}
+		var src strings.Builder
+		src.WriteString("#include \"m.h\"\n")
+		for i, m := range ms {
+			fmt.Fprintf(&src, "static %[1]s_TYPE buf%[2]d[%[1]s_ELEMENTS];\ntypedef char check%[2]d[sizeof buf%[2]d == %[1]s_SIZE ? 1 : -1];\n", m[1], i)
+		}
+		src.WriteString("int main(void) { return 0; }\n")
+		c := filepath.Join(dir, "check.c")
+		if err := os.WriteFile(c, []byte(src.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := exec.Command("gcc", "-std=c99", "-pedantic", "-Wall", "-Wno-unused-variable", "-Wno-unused-local-typedefs", "-I", out, "-c", c, "-o", filepath.Join(dir, "check.o")).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s\n%s", model, err, b, src.String())
+		}
 	}
 }

@@ -27,7 +27,7 @@ func TestHeaderQuantization(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"/* input \"input_1\": int8 [1 49 10 1] (490 elements) */\n#define KWS_REF_MODEL_INPUT_1_SIZE 490\n",
+		"/* input \"input_1\": int8 [1 49 10 1] (490 elements) */\n#define KWS_REF_MODEL_INPUT_1_SIZE 490\n#define KWS_REF_MODEL_INPUT_1_TYPE int8_t\n#define KWS_REF_MODEL_INPUT_1_ELEMENTS 490\n",
 		"#define KWS_REF_MODEL_INPUT_1_SCALE 0.5847029f\n#define KWS_REF_MODEL_INPUT_1_ZERO_POINT 83\n",
 		"#define KWS_REF_MODEL_IDENTITY_SCALE 0.00390625f\n#define KWS_REF_MODEL_IDENTITY_ZERO_POINT (-128)\n",
 		"#define KWS_REF_MODEL_STACK_SIZE ",
