@@ -42,23 +42,17 @@ func convDropout(im *importer, c *nodeCtx) error {
 func convConstant(im *importer, c *nodeCtx) error {
 	for _, a := range c.n.Attribute {
 		switch a.Name {
-		case "value":
-			if a.T == nil {
+		case "value", "value_float", "value_floats", "value_int", "value_ints":
+			if a.Name == "value" && a.T == nil {
 				return fmt.Errorf("attribute value holds no tensor")
 			}
-			d, err := a.T.ToData()
+			// The first value attribute, read as the QOperator rewrite
+			// reads a Constant's scale (constantAttrTensor).
+			d, err := constantAttrTensor(c.n).ToData()
 			if err != nil {
 				return err
 			}
 			return c.setFileConst(d)
-		case "value_float":
-			return c.setFileConst(scalarF(a.F))
-		case "value_floats":
-			return c.setFileConst(&graph.Data{DType: graph.Float32, Shape: []int{len(a.Floats)}, F: slices.Clone(a.Floats)})
-		case "value_int":
-			return c.setFileConst(&graph.Data{DType: graph.Int64, Shape: []int{}, I: []int64{a.I}})
-		case "value_ints":
-			return c.setFileConst(&graph.Data{DType: graph.Int64, Shape: []int{len(a.Ints)}, I: slices.Clone(a.Ints)})
 		case "sparse_value", "value_string", "value_strings":
 			return unsupportedf("attribute %s", a.Name)
 		}
