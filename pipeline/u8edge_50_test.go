@@ -122,7 +122,9 @@ func tfliteRequant(acc int64, m float64) int64 {
 // about 3x the instructions on the M4, which nothing said: the layer is
 // named in a warning; symmetric weights give none.
 func TestWeightZeroPointWarns50(t *testing.T) {
-	b, err := LoadBoard("mps2-an386", "")
+	// The Cortex-M55's kernels (session 51: the dsp ones fold the zero
+	// point, and do not warn: TestWeightZeroPointQuietOnDSP51).
+	b, err := LoadBoard("mps3-an547", "")
 	if err != nil {
 		t.Fatal(err)
 	}

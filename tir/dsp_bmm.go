@@ -163,7 +163,7 @@ type bmmNest struct {
 // parseBMM takes a batch_matmul kernel apart (false: not that form).
 func parseBMM(f *PrimFunc) (*bmmNest, bool) {
 	a, err := parseAccNestAny(f)
-	if err != nil || len(a.outer) < 2 || len(a.red) != 1 || a.cond != nil {
+	if err != nil || len(a.outer) < 2 || len(a.red) != 1 || a.cond != nil || a.wOffE != nil {
 		return nil, false
 	}
 	oe, err := a.extents(a.outer)

@@ -20,7 +20,7 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	unroll, part, bpx := knob(f, "unroll_taps", 1), knob(f, "partition", -1), knob(f, "block_px", 1)
 	unrollQ := knob(f, "unroll_q", 4)
-	c, ok := parseConvNest(f)
+	c, ok := parseConvNestFold(f)
 	if !ok {
 		return scheduleConvGeneric(f)
 	}

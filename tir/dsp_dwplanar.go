@@ -242,8 +242,10 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	if !ok {
 		return nil, false
 	}
+	// int8 weights, or int8 weights less their zero point
+	// (parseAccNestFold): int16 halves of the pair words.
 	for _, v := range a.w.Buf.Data.I {
-		if v < -128 || v > 127 {
+		if v < -255 || v > 255 {
 			return nil, false
 		}
 	}

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -127,6 +128,9 @@ func (g *gemmSpec) wElems() int {
 // packBlocks4, k4 then a multiple of 8), without the dead channels'
 // (packBlocks) when dead is not nil.
 func dspWeights(f *PrimFunc, w []int64, cout, K, k4, c, bits int, dead []bool) (*Buffer, error) {
+	if bits != 16 && slices.ContainsFunc(w, func(v int64) bool { return v < -128 || v > 127 }) {
+		return nil, fmt.Errorf("tir: %s: knob weights = %d, but the weights less their zero point exceed int8", f.Name, bits)
+	}
 	if bits == 4 {
 		p := packBlocks4(w, K, k4, channelBlocks(cout, c, dead))
 		return constBuf(f.Name+"_weights_s4", graph.Int8, []int{len(p)}, p), nil

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/mcugen/mcugen/graph"
@@ -83,23 +84,108 @@ type accNest struct {
 	x, w  *Load
 	xOff  int64 // xv = int32(x) + xOff
 	wOff  int64 // wv = int32(w) + wOff (parseAccNestAny only)
+	// wOffE is a weight offset that is not one constant (a per-channel
+	// table: −zero point of each output channel's weights); nil if none.
+	wOffE Expr
+	// wWide: the weights were folded with their offset (parseAccNestFold)
+	// and some fall outside int8. Only schedules that pack the weights
+	// as int16 take them.
+	wWide bool
 	store *Store
 }
 
 // parseAccNest takes apart the nest of a kernel with constant int8 weights
 // and no weight offset (convolutions, fully connected layers).
 func parseAccNest(f *PrimFunc) (*accNest, error) {
+	return parseAccNestW(f, false)
+}
+
+// parseAccNestFold is parseAccNest for a schedule that packs the weights
+// as int16 words: a weight offset (−zero point, one for the tensor or one
+// per output channel; TFLite's legacy uint8 models and ONNX Runtime's
+// uint8 weights have them) is added to the constant weights here, so the
+// nest it returns has none, and its weights are a constant buffer of the
+// offset values (graph.Int16; wWide where some are outside int8).
+func parseAccNestFold(f *PrimFunc) (*accNest, error) {
+	return parseAccNestW(f, true)
+}
+
+func parseAccNestW(f *PrimFunc, fold bool) (*accNest, error) {
 	a, err := parseAccNestAny(f)
 	if err != nil {
 		return nil, err
 	}
-	if a.wOff != 0 {
-		return nil, fmt.Errorf("operands are not int8 loads (uint8, float or a weight offset)")
-	}
 	if a.w.Buf.Scope != ScopeConst || a.w.Buf.Data == nil {
 		return nil, fmt.Errorf("weights are not constant")
 	}
+	if a.wOff != 0 || a.wOffE != nil {
+		if !fold {
+			return nil, fmt.Errorf("operands are not int8 loads (uint8, float or a weight offset)")
+		}
+		if err := a.foldWeightOffset(f.Name); err != nil {
+			return nil, err
+		}
+	}
 	return a, nil
+}
+
+// foldWeightOffset replaces the weights w and the offset o(indices) by one
+// constant buffer of w + o: the offset may read the weights' own loop
+// variables only (a per-channel table indexed by the output channel).
+func (a *accNest) foldWeightOffset(name string) error {
+	w := a.w.Buf
+	if !rowMajor(w) || len(a.w.Indices) != len(w.Shape) || len(w.Data.I) != w.Len() {
+		return fmt.Errorf("weights with an offset are not a row-major constant")
+	}
+	vars := make([]*Var, len(a.w.Indices))
+	for i, e := range a.w.Indices {
+		v, ok := e.(*Var)
+		if !ok {
+			return fmt.Errorf("weights with an offset are not indexed by loop variables")
+		}
+		vars[i] = v
+	}
+	off := a.wOffE
+	if off == nil {
+		off = C(a.wOff)
+	}
+	m := &machine{mem: map[*Buffer]*graph.Data{}, vars: map[*Var]val{}}
+	vals := make([]int64, len(w.Data.I))
+	idx := make([]int, len(w.Shape))
+	var bad error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				bad = fmt.Errorf("weight offset is not a compile-time constant: %v", r)
+			}
+		}()
+		for i := range vals {
+			for d, v := range vars {
+				m.vars[v] = val{i: int64(idx[d])}
+			}
+			vals[i] = w.Data.I[i] + m.eval(off).i
+			if vals[i] < -128 || vals[i] > 127 {
+				a.wWide = true
+			}
+			for d := len(idx) - 1; d >= 0; d-- {
+				if idx[d]++; idx[d] < w.Shape[d] {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+	}()
+	if bad != nil {
+		return bad
+	}
+	for _, v := range vals {
+		if v < math.MinInt16 || v > math.MaxInt16 {
+			return fmt.Errorf("weights with their offset exceed int16")
+		}
+	}
+	a.w = &Load{Buf: constBuf(name+"_weights_zp", graph.Int16, w.Shape, vals), Indices: a.w.Indices}
+	a.wOff, a.wOffE = 0, nil
+	return nil
 }
 
 // parseAccNestAny is parseAccNest for any two int8 operands, each with a
@@ -170,6 +256,8 @@ func parseAccNestAny(f *PrimFunc) (*accNest, error) {
 	if b, ok := we.(*Binary); ok && b.Op == OpAdd {
 		if c, ok := IsConst(b.B); ok {
 			a.wOff, we = c, b.A
+		} else if l, ok := b.B.(*Load); ok && l.Buf.Scope == ScopeConst && l.Buf.Data != nil {
+			a.wOffE, we = b.B, b.A
 		}
 	}
 	load8 := func(e Expr) *Load {
@@ -214,7 +302,17 @@ type convNest struct {
 // parseConvNest takes a convolution's compute definition apart (false
 // when it is not of that form).
 func parseConvNest(f *PrimFunc) (*convNest, bool) {
-	a, err := parseAccNest(f)
+	return parseConvNestW(f, false)
+}
+
+// parseConvNestFold is parseConvNest with the weight offset folded into
+// the weights (parseAccNestFold): for schedules that pack int16 weights.
+func parseConvNestFold(f *PrimFunc) (*convNest, bool) {
+	return parseConvNestW(f, true)
+}
+
+func parseConvNestW(f *PrimFunc, fold bool) (*convNest, bool) {
+	a, err := parseAccNestW(f, fold)
 	if err != nil || len(a.outer) != 4 || len(a.red) != 3 {
 		return nil, false
 	}
@@ -523,8 +621,9 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 		// Packed int4 weights are a fully connected form only.
 		return nil, fmt.Errorf("tir: %s: knob weights = 4 (want 16 or 8: packed int4 weights are for fully connected layers)", f.Name)
 	}
-	c, ok := parseConvNest(f)
-	if !ok {
+	c, ok := parseConvNestFold(f)
+	// Weights folded with their zero point beyond int8 pack as int16 only.
+	if !ok || c.wWide && wbits != 16 {
 		return scheduleConvGeneric(f)
 	}
 	a := c.accNest
@@ -875,7 +974,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	if floatKernel(f) {
 		return scheduleFCBlocked(f)
 	}
-	a, err := parseAccNest(f)
+	a, err := parseAccNestFold(f)
 	if err != nil || len(a.outer) != 2 || len(a.red) != 1 || a.cond != nil {
 		return scheduleFCGeneric(f)
 	}
@@ -913,6 +1012,10 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 		} else {
 			wbits, f.Knobs["weights"] = 8, 8
 		}
+	}
+	if a.wWide && wbits != 16 {
+		// Weights folded with their zero point beyond int8: int16 words only.
+		return scheduleFCGeneric(f)
 	}
 	br, bc, unroll := knob(f, "block_rows", brDef), knob(f, "block_oc", ocDef), knob(f, "unroll_k", 32)
 	fuse := knob(f, "gemm_fuse", 1) != 0
