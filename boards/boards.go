@@ -159,6 +159,18 @@ func (b *Board) ConstInRAM() bool {
 	return len(parts) >= 3 && parts[1] == "avr" && !strings.HasPrefix(b.CPU, "cortex")
 }
 
+// ArduinoWeightsSection is the linker section an Arduino build puts the
+// model's weights in to keep them in flash, or "" where read-only data
+// stays there anyway: Teensyduino's Teensy 4 linker scripts copy .rodata
+// into DTCM and keep .progmem in flash (review: a float VWW's 843 KB of
+// weights overflowed teensy40's DTCM by 503,936 B).
+func (b *Board) ArduinoWeightsSection() string {
+	if strings.HasPrefix(b.Arduino, "teensy:avr:teensy4") || b.Arduino == "teensy:avr:teensyMM" {
+		return ".progmem"
+	}
+	return ""
+}
+
 // Running returns a copy of the emulated board h that builds b's code: h's
 // memory map, counter, UART and emulator with b's core, flags and
 // features (a board whose core no QEMU machine models, run on one whose

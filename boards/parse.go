@@ -1,6 +1,7 @@
 package boards
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/bazelbuild/buildtools/build"
 )
@@ -112,6 +114,9 @@ func posOf(file string, e build.Expr) pos {
 }
 
 func (p *parser) parseFile(file string, data []byte) error {
+	// A byte-order mark (some Windows editors write one) is not text of
+	// the file (review: "expected a call of board(...)" on such a call).
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if err := checkShape(file, data); err != nil {
 		return err
 	}
@@ -252,6 +257,10 @@ func (p *parser) eval(file string, e build.Expr) (value, error) {
 	case *build.StringExpr:
 		return value{kind: kStr, s: e.Value, at: at}, nil
 	case *build.LiteralExpr:
+		if t := e.Token; len(t) > 1 && t[0] == '0' && t[1] >= '0' && t[1] <= '9' {
+			// Starlark has no octal 0512 (Go's ParseInt read it as 330).
+			return value{}, errAt(at, "number %q has a leading zero: write %s (Starlark writes octal as 0o...)", t, strings.TrimLeft(t, "0"))
+		}
 		n, err := strconv.ParseInt(e.Token, 0, 64)
 		if err != nil {
 			return value{}, errAt(at, "bad number %q", e.Token)
@@ -510,6 +519,28 @@ func (p *parser) resolveAll() (*Catalog, error) {
 
 func str(f map[string]value, k string) string { return f[k].s }
 
+// plainText reports whether s is printable text that a Makefile's
+// double-quoted echo and a shell print as it is.
+func plainText(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) || strings.ContainsRune("\\\"$`", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenOf reports whether s is a non-empty run of ASCII letters, digits
+// and the runes of extra.
+func tokenOf(s, extra string) bool {
+	for _, r := range s {
+		if !(r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) || strings.ContainsRune(extra, r)) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func decode(d *def, f map[string]value) (*Board, error) {
 	b := &Board{
 		Name:        d.name,
@@ -545,6 +576,20 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		if v := f[lim.field]; len(v.list) > lim.max {
 			return nil, fail(v.at, "%s has %d entries (at most %d)", lim.field, len(v.list), lim.max)
 		}
+	}
+	// Text that lands in generated build files: a Makefile's echo, a
+	// README's west and arduino-cli commands (review: no_boot's $(shell
+	// ...) ran at `make run`; a newline broke the Makefile's parse).
+	for _, k := range []string{"description", "no_boot"} {
+		if v, ok := f[k]; ok && !plainText(v.s) {
+			return nil, fail(v.at, "%s %q: printable text without a backslash, a double quote, $ or a backquote (it is written into the project's Makefile)", k, v.s)
+		}
+	}
+	if v, ok := f["zephyr"]; ok && !tokenOf(v.s, "/_.-") {
+		return nil, fail(v.at, "zephyr %q: a Zephyr board name is letters, digits and / _ . - (west build -b NAME)", v.s)
+	}
+	if v, ok := f["arduino"]; ok && !tokenOf(v.s, ":_.-=,") {
+		return nil, fail(v.at, "arduino %q: an FQBN is letters, digits and : _ . - = , (arduino-cli compile --fqbn NAME)", v.s)
 	}
 	var err error
 	if v, ok := d.fields["inherits"]; ok {
@@ -622,6 +667,13 @@ func decode(d *def, f map[string]value) (*Board, error) {
 			// The vector table goes at the code region's start, and VTOR
 			// takes 128-byte-aligned tables at the least (review finding).
 			return nil, fail(rv.at, "region %q holds code, whose vector table goes at its start: origin %#x is not a multiple of 128, which the Cortex-M's vector table needs", r.Name, r.Origin)
+		}
+		if (slices.Contains(r.Holds, HoldsArena) || slices.Contains(r.Holds, HoldsWeights)) && r.Origin%16 != 0 {
+			// The linker script aligns the arena and the weights to 16
+			// bytes, padding the region's start, which the fit checks do
+			// not count (review: an ARENA at 0x21000004 of exactly the
+			// arena's size passed compile and overflowed at link by 12 B).
+			return nil, fail(rv.at, "region %q holds the %s, which the linker script aligns to 16 bytes: origin %#x is not a multiple of 16", r.Name, strings.Join(r.Holds, " and "), r.Origin)
 		}
 		if b.Region(r.Name) != nil {
 			return nil, fail(rv.at, "region %q defined twice", r.Name)
@@ -887,6 +939,11 @@ func checkCore(b *Board) error {
 		if ok && mc != core && !slices.Contains(HostCores[core], mc) {
 			return fmt.Errorf("cpu %s on QEMU machine %s, whose core is a %s: it would run other code than the board's (inherit a board of its core, or set qemu = \"none\")", core, m, mc)
 		}
+	}
+	if (core == "cortex-m52" || core == "cortex-m55" || core == "cortex-m85") && b.FPU != "" && b.FPU != "auto" && b.HasFeature("mve") {
+		// Review: fpv4-sp-d16 on mps3-an547 was taken, and the assembler
+		// then refused the MVE kernels' float instructions.
+		return fmt.Errorf("fpu %q: %s's Helium (mve) and FPU come with fpu = \"auto\" (-mfpu=auto); another -mfpu takes them away", b.FPU, core)
 	}
 	if fpus, ok := coreFPUs[core]; ok && b.FPU != "" && b.FPU != "auto" && b.HasFeature("fpu") && !slices.Contains(fpus, b.FPU) {
 		// User-journey finding: a cortex-m7 family's fpv5-d16 kept on a

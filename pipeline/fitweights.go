@@ -200,7 +200,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 	var lim *limit
 	var headroom int64
 	if b != nil {
-		if r := b.RegionFor(boards.HoldsWeights); r != nil {
+		if r := s.weightsRegion(); r != nil {
 			lim = &limit{region: r, bytes: int64(r.Length)}
 			if slices.Contains(r.Holds, boards.HoldsCode) || b.RegionFor(boards.HoldsCode) == r {
 				headroom = code

@@ -918,7 +918,7 @@ func checkFits(s *State) error {
 	// against the tighter of the weights region and the flash budget.
 	wlim := (*limit)(nil)
 	if b != nil {
-		if r := b.RegionFor(boards.HoldsWeights); r != nil {
+		if r := s.weightsRegion(); r != nil {
 			wlim = &limit{region: r, bytes: int64(r.Length)}
 		}
 	}
@@ -951,6 +951,26 @@ func checkFits(s *State) error {
 		}
 	}
 	return nil
+}
+
+// weightsRegion is the board region the model's constants go to: the
+// weights region under mcugen's linker script; with plain weights (a
+// Zephyr, Arduino or Bazel project, linked by another system's script) the
+// region of the code, where such scripts put read-only data. (Review:
+// mps3-an547's weights region is its 8 MiB QSPI, but Zephyr links the
+// board's 512 KiB ITCM as its flash, and compile took an 843 KB model for a
+// Zephyr project that could not link.)
+func (s *State) weightsRegion() *boards.Region {
+	b := s.Opt.Board
+	if b == nil {
+		return nil
+	}
+	if s.Opt.PlainWeights && s.Opt.WeightsSection == "" {
+		if r := b.RegionFor(boards.HoldsCode); r != nil {
+			return r
+		}
+	}
+	return b.RegionFor(boards.HoldsWeights)
 }
 
 // BudgetSummary is the line compile prints when the options gave budgets

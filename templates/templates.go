@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/crt"
@@ -50,6 +51,17 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("templates: unknown project template %q; known: %s", s, strings.Join(names, ", "))
 }
 
+// shellWord reports whether s is one non-empty word that make, CMake and
+// a shell pass on unchanged.
+func shellWord(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) || strings.ContainsRune("\\\"'$`;&|<>()#{}*?", r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // CheckBoard reports whether a project of kind k can be written for board b: a Zephyr
 // application needs the board's Zephyr name and an Arduino library its FQBN, both from
 // the board catalog, since the model's C is generated for that board's core. The error
@@ -58,6 +70,23 @@ func ParseKind(s string) (Kind, error) {
 func CheckBoard(k Kind, b *boards.Board) error {
 	if b == nil {
 		return fmt.Errorf("templates: no board given")
+	}
+	if k == Make || k == CMake {
+		// The Makefile and CMake's toolchain file and run target take the
+		// board's flags and QEMU arguments as they are (review: a board
+		// file's -DV="1.0" broke CMake's configure, -DL="a b" ran b as a
+		// command); run, test and bench pass them to gcc and QEMU
+		// unchanged, so the board file itself may have them.
+		for _, l := range []struct {
+			what string
+			args []string
+		}{{"cflag", b.CFlags}, {"qemu arg", b.QEMU.Args}} {
+			for _, a := range l.args {
+				if !shellWord(a) {
+					return fmt.Errorf("board %q: %s %q is not one plain word (a space, a quote, $, `, \\, ;, #, or a bracket), which the %s project's build files would take apart; run, test and bench take it, or write the project with a board without it", b.Name, l.what, a, k)
+				}
+			}
+		}
 	}
 	switch k {
 	case Zephyr:
@@ -401,8 +430,12 @@ func newModel(p Project) (*model, error) {
 		return nil, fmt.Errorf("templates: board %q: unknown toolchain %q", b.Name, b.Toolchain)
 	}
 	if p.Kind == Arduino || p.Kind == Zephyr { // see UsesCRT
+		// The one section such a build's script knows: the Teensy 4
+		// core's .progmem (boards.ArduinoWeightsSection).
+		known := []byte("section(\"" + b.ArduinoWeightsSection() + "\")")
 		for _, n := range m.Sources {
-			if bytes.Contains(p.Model[n], []byte("section(")) {
+			if c := p.Model[n]; bytes.Contains(c, []byte("section(")) && (p.Kind != Arduino || b.ArduinoWeightsSection() == "" ||
+				bytes.Count(c, []byte("section(")) != bytes.Count(c, known)) {
 				return nil, fmt.Errorf("templates: model file %s places data in a linker section, which the %s build's own linker script does not know; compile the model without a weights section for %s projects", n, p.Kind, p.Kind)
 			}
 		}

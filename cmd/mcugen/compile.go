@@ -134,6 +134,9 @@ func (c *compileCmd) Run(e *env) error {
 		// Zephyr, Arduino and Bazel link with their own startup code and
 		// linker scripts, so the weights stay in ordinary read-only data.
 		opt.PlainWeights = !templates.UsesCRT(kind)
+		if kind == templates.Arduino && opt.WeightsSection == "" {
+			opt.WeightsSection = opt.Board.ArduinoWeightsSection()
+		}
 	}
 	s, err := compileModel(c.Model, opt)
 	if err != nil {
