@@ -702,6 +702,11 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		if a := v.fields["addr"].i; a < 0 || a > math.MaxUint32 {
 			return nil, fail(v.at, "counter addr %d is not in [0, 0xffffffff]", a)
 		}
+		if a := v.fields["addr"].i; b.Counter.Kind != "qemu-plugin" && (a == 0 || a%4 != 0) {
+			// A counter read at 0 became gcc's trap instruction (review:
+			// UsageFault UNDEFINSTR in crt_counter_read).
+			return nil, fail(v.at, "counter %q needs the word-aligned, nonzero addr of its register (got %#x)", b.Counter.Kind, a)
+		}
 		if b.Counter.Hz < 0 || b.Counter.Hz > maxHz {
 			return nil, fail(v.at, "counter hz %d is not in [0, 100 GHz]", b.Counter.Hz)
 		}
@@ -791,6 +796,10 @@ func decode(d *def, f map[string]value) (*Board, error) {
 		if err := checkCore(b); err != nil {
 			return nil, fail(d.at, "%v", err)
 		}
+	} else if b.Toolchain == ToolchainAArch64 && b.CPU != "" && !strings.HasPrefix(b.CPU, "cortex-a") && !strings.HasPrefix(b.CPU, "neoverse") && !strings.HasPrefix(b.CPU, "cortex-x") {
+		// Review: cpu = "cortex-m4" on aarch64-linux built nothing, with a
+		// 6 KB line of gcc's refusals.
+		return nil, fail(d.at, "cpu %q is not an AArch64 core (cortex-a..., cortex-x..., neoverse-...) for toolchain %s", b.CPU, b.Toolchain)
 	}
 	return b, nil
 }

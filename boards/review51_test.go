@@ -29,6 +29,14 @@ func TestBoardTextForBuildFiles51(t *testing.T) {
 	if _, err := LoadData("user.star", []byte(`board(name = "x", inherits = "mps3-an547", fpu = "fpv4-sp-d16")`+"\n")); err == nil || !strings.Contains(err.Error(), `fpu "fpv4-sp-d16": cortex-m55's Helium (mve) and FPU come with fpu = "auto"`) {
 		t.Errorf("M55 with fpv4-sp-d16: %v", err)
 	}
+	for src, want := range map[string]string{
+		`board(name = "x", inherits = "mps2-an386", counter = counter(kind = "fpgaio", addr = 0, hz = 25000000))`: `counter "fpgaio" needs the word-aligned, nonzero addr`,
+		`board(name = "x", inherits = "aarch64-linux", cpu = "cortex-m4")`:                                        `cpu "cortex-m4" is not an AArch64 core`,
+	} {
+		if _, err := LoadData("user.star", []byte(src+"\n")); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", src, err, want)
+		}
+	}
 	// What stays taken: ordinary text, Zephyr's qualified names, FQBNs
 	// with options, flags with = and commas.
 	ok := `board(name = "x", inherits = "mps2-an386", description = "Lab rig (rev. B), 2 MiB: it's fine",
