@@ -20,7 +20,11 @@ type boardInfo struct {
 	CPU        string   `json:"cpu"`
 	Features   []string `json:"features"`
 	FlashBytes uint64   `json:"flash_bytes"`
-	RAMBytes   uint64   `json:"ram_bytes"`
+	// WeightsFlashBytes is the region the model's weights go to under
+	// mcugen's linker script: the code region, or a larger one (the
+	// MPS3's 8 MiB QSPI beside its 512 KiB ITCM).
+	WeightsFlashBytes uint64 `json:"weights_flash_bytes"`
+	RAMBytes          uint64 `json:"ram_bytes"`
 	// ArenaRAMBytes is the region the model's arena goes to: the data
 	// region, or a larger one (the H7's AXI SRAM beside its DTCM).
 	ArenaRAMBytes uint64 `json:"arena_ram_bytes"`
@@ -63,15 +67,18 @@ func (c *boardsCmd) Run(e *env) error {
 		if feats == nil {
 			feats = []string{}
 		}
-		var arena uint64
+		var arena, weights uint64
 		if r := b.RegionFor(boards.HoldsArena); r != nil {
 			arena = r.Length
+		}
+		if r := b.RegionFor(boards.HoldsWeights); r != nil {
+			weights = r.Length
 		}
 		// The table's and --json's core agree: a Linux board's
 		// architecture where it names no -mcpu, "native" for the host
 		// (--json said "" where the table said native: review finding).
 		out.Boards = append(out.Boards, boardInfo{Name: b.Name, CPU: cmp.Or(b.CPU, b.Arch, "native"), Features: feats, FlashBytes: b.FlashBytes(),
-			RAMBytes: b.RAMBytes(), ArenaRAMBytes: arena, QEMU: qemu, Output: output(b), Zephyr: b.Zephyr, Arduino: b.Arduino})
+			WeightsFlashBytes: weights, RAMBytes: b.RAMBytes(), ArenaRAMBytes: arena, QEMU: qemu, Output: output(b), Zephyr: b.Zephyr, Arduino: b.Arduino})
 	}
 	if c.JSON {
 		return e.printJSON(out)
@@ -89,10 +96,10 @@ func (c *boardsCmd) Run(e *env) error {
 		nw, cw, fw, qw = max(nw, len(b.Name)), max(cw, len(b.CPU)), max(fw, len(strings.Join(b.Features, ","))), max(qw, len(dash(b.QEMU)))
 		ow, zw = max(ow, len(b.Output)), max(zw, len(dash(b.Zephyr)))
 	}
-	row := "%-*s %-*s %-*s %10s %10s %10s  %-*s %-*s %-*s %s\n"
-	fmt.Fprintf(e.stdout, row, nw, "board", cw, "cpu", fw, "features", "flash", "ram", "arena ram", qw, "qemu", ow, "output", zw, "zephyr", "arduino (fqbn)")
+	row := "%-*s %-*s %-*s %10s %10s %10s %10s  %-*s %-*s %-*s %s\n"
+	fmt.Fprintf(e.stdout, row, nw, "board", cw, "cpu", fw, "features", "flash", "weights", "ram", "arena ram", qw, "qemu", ow, "output", zw, "zephyr", "arduino (fqbn)")
 	for _, b := range out.Boards {
-		fmt.Fprintf(e.stdout, row, nw, b.Name, cw, b.CPU, fw, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.RAMBytes),
+		fmt.Fprintf(e.stdout, row, nw, b.Name, cw, b.CPU, fw, strings.Join(b.Features, ","), kib(b.FlashBytes), kib(b.WeightsFlashBytes), kib(b.RAMBytes),
 			kib(b.ArenaRAMBytes), qw, dash(b.QEMU), ow, b.Output, zw, dash(b.Zephyr), dash(b.Arduino))
 	}
 	return nil

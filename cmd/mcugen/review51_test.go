@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,5 +99,39 @@ func TestProjectRefusesUnquotableFlags51(t *testing.T) {
 			t.Errorf("%s, no project: exit %d: %s", c.field, code, stderr)
 		}
 		os.RemoveAll(filepath.Join(dir, "c"))
+	}
+}
+
+// `mcugen boards` gives the weights region's size beside the code's: the
+// MPS3-AN547 takes 8 MiB of weights in its QSPI while its code region (the
+// table's flash) is the 512 KiB ITCM (review: the table understated it).
+func TestBoardsWeightsColumn51(t *testing.T) {
+	code, stdout, stderr := mcugen(t, "boards", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Boards []struct {
+			Name    string `json:"name"`
+			Flash   uint64 `json:"flash_bytes"`
+			Weights uint64 `json:"weights_flash_bytes"`
+		} `json:"boards"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]uint64{"mps3-an547": {512 << 10, 8 << 20}, "nucleo-f746zg": {1 << 20, 1 << 20}, "host": {0, 0}}
+	for _, b := range out.Boards {
+		if w, ok := want[b.Name]; ok && (b.Flash != w[0] || b.Weights != w[1]) {
+			t.Errorf("%s: flash %d, weights %d; want %v", b.Name, b.Flash, b.Weights, w)
+		}
+		delete(want, b.Name)
+	}
+	if len(want) != 0 {
+		t.Errorf("boards missing: %v", want)
+	}
+	_, table, _ := mcugen(t, "boards")
+	if !strings.Contains(strings.SplitN(table, "\n", 2)[0], "flash    weights        ram  arena ram") {
+		t.Errorf("table header: %q", strings.SplitN(table, "\n", 2)[0])
 	}
 }
