@@ -838,7 +838,7 @@ func exampleRAMWarning(s *pipeline.State) string {
 		return ""
 	}
 	r := b.RegionFor(boards.HoldsData)
-	if r == nil || b.RegionFor(boards.HoldsArena) != r {
+	if r == nil {
 		return ""
 	}
 	io := 0
@@ -846,12 +846,23 @@ func exampleRAMWarning(s *pipeline.State) string {
 		io += t.Size
 	}
 	const runtime = 256 // the runtime's own data and bss, about
-	need := s.ModelRAM() + int64(b.StackBytes) + int64(io) + runtime
+	// The data region holds the stack, the example's buffers and the
+	// runtime's data, and whatever else the board puts there: the arena,
+	// and in a one-region board the weights (review: a data region exactly
+	// the stack's size, and one region for everything, were taken without
+	// a word and overflowed at link).
+	need := int64(b.StackBytes) + int64(io) + runtime
+	if b.RegionFor(boards.HoldsArena) == r {
+		need += s.ModelRAM()
+	}
+	if b.RegionFor(boards.HoldsWeights) == r && s.Module != nil {
+		need += int64(s.Module.ConstBytes())
+	}
 	if need <= int64(r.Length) {
 		return ""
 	}
-	return fmt.Sprintf("the example program may not link: with its input and output buffers (%s B) and the runtime's data it needs about %s B of region %s, which has %s B; the model alone fits, so an application that reuses its buffers may still fit",
-		comma(int64(io)), comma(need), r.Name, comma(int64(r.Length)))
+	return fmt.Sprintf("the example program may not link: with its stack (%s B), input and output buffers (%s B) and the runtime's data it needs about %s B of region %s, which has %s B; the model alone fits, so an application that reuses its buffers may still fit",
+		comma(int64(b.StackBytes)), comma(int64(io)), comma(need), r.Name, comma(int64(r.Length)))
 }
 
 // avrWeightsWarning is a warning for an 8-bit AVR Arduino board: avr-gcc

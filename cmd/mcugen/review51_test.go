@@ -135,3 +135,28 @@ func TestBoardsWeightsColumn51(t *testing.T) {
 		t.Errorf("table header: %q", strings.SplitN(table, "\n", 2)[0])
 	}
 }
+
+// compile warns where the example firmware's data cannot fit beside what
+// else the board puts in its data region: a data region of exactly the
+// stack's size, the arena elsewhere, was taken without a word and
+// overflowed at link (review).
+func TestExampleRAMWarningLayouts51(t *testing.T) {
+	dir := t.TempDir()
+	cnn, _ := filepath.Abs("../../testdata/tflite/cnn_int8.tflite")
+	for name, mem := range map[string]string{
+		"stack-sized data": `region(name = "FLASH", origin = 0, length = 1024 * KiB, holds = ["code", "weights"]),
+        region(name = "DTCM", origin = 0x20000000, length = 16384, holds = ["data"]),
+        region(name = "SRAM", origin = 0x20100000, length = 64 * KiB, holds = ["arena"])`,
+	} {
+		bf := filepath.Join(dir, "b.star")
+		if err := os.WriteFile(bf, []byte("board(name = \"x\", inherits = \"mps2-an386\", stack_bytes = 16384, memory = [\n        "+mem+",\n    ])\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "p")
+		code, _, stderr := mcugen(t, "compile", cnn, "--boards", bf, "--board", "x", "--project", "make", "-o", out)
+		if code != 0 || !strings.Contains(stderr, "warning: the example program may not link: with its stack (16,384 B)") {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+		os.RemoveAll(out)
+	}
+}
