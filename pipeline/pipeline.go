@@ -826,6 +826,11 @@ func (s *State) fitError(l limit, what string, need int64) error {
 	e := &FitError{Model: s.Graph.Name, What: what, Need: need, Have: l.bytes}
 	if l.region != nil {
 		e.Board, e.Region = s.Opt.Board.Name, l.region.Name
+		if w := s.Opt.Board.RegionFor(boards.HoldsWeights); l.region == s.weightsRegion() && w != nil && w != l.region {
+			// Why not the board's weights region (review: "region ITCM"
+			// for an MPS3 whose weights go to its QSPI surprised).
+			e.What += fmt.Sprintf(", which the project's own linker script keeps with the code, not in region %s", w.Name)
+		}
 	} else {
 		e.Budget = l.budget
 	}
