@@ -336,11 +336,13 @@ MVE_INLINE void mve_gemvb2_s8(int32_t *acc0, int32_t *acc1, const int32_t *init,
     } while (0)`)
 	add("mve_gemvb3_s8", []string{"mve_gemv3"}, `/* mve_gemvb_s8 for three pixels x0, x1, x2 (accumulators acc0, acc1, acc2, all from init):
    each 16-byte weight vector is loaded once and used for the three. */
-#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && !defined(MCUGEN_NO_ASM)
 /* The k loop of one half: one asm loop with six accumulators in even core
    registers (constraint "Te", which VMLADAVA writes; r0 to r12 have seven),
    the count in lr (DLS/LE) and four pointers in the others: twelve
-   instructions per sixteen k and 96 MACs, where two pixels take nine per 64. */
+   instructions per sixteen k and 96 MACs, where two pixels take nine per 64.
+   At -Os (Zephyr's default) gcc 12 found no registers for it ("impossible
+   constraints": review, session 51), so the C form below runs there. */
 #define MVE_GEMV3_K(wh)                                                                                   \
     do {                                                                                                  \
         const int8_t *xp = x0;                                                                            \
@@ -768,7 +770,12 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
         vstrbq_s32(y + ch, a);
     }
 }`)
-	add("mve_dwplanes_s8", []string{"mve_include"}, `/* One input line laid out as channel planes (tir/mve_dwlanes.go):
+	add("mve_iota", []string{"mve_include"}, `/* 0, 1, 2, ... as vectors, loaded from tables: gcc 12 at -O1 miscompiled a kernel around
+   VIDUP's 0, 1, 2, 3 (its base register's write-back), writing one output in four on
+   alternate rows of a 3x3 depthwise layer (review, session 51). */
+static const uint16_t mve_iota_u16[8] __attribute__((aligned(16))) = {0, 1, 2, 3, 4, 5, 6, 7};
+static const uint32_t mve_iota_u32[4] __attribute__((aligned(16))) = {0, 1, 2, 3};`)
+	add("mve_dwplanes_s8", []string{"mve_include", "mve_iota"}, `/* One input line laid out as channel planes (tir/mve_dwlanes.go):
    dst[ch*cs + col(q)] = x[(q - padl)*xs + ch] where 0 <= q - padl < n, else zp, for
    q < nq and ch < c (a multiple of 4); col(q) = q, or with ph the even columns first:
    (q % 2)*(rs / 2) + q / 2. A pixel's channels go eight at a time to eight planes in
@@ -792,8 +799,8 @@ MVE_INLINE void mve_dwplanes_run(uint8_t *d, const uint8_t *x, int32_t cnt, int3
 MVE_INLINE void mve_dwplanes_s8(int8_t *dst, const int8_t *x, int32_t n, int32_t xs, int32_t c, int32_t cs,
                                 int32_t rs, int32_t nq, int32_t padl, int32_t ph, int32_t zp)
 {
-    const uint16x8_t o8 = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)cs);
-    const uint32x4_t o4 = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)cs);
+    const uint16x8_t o8 = vmulq_n_u16(vldrhq_u16(mve_iota_u16), (uint16_t)cs);
+    const uint32x4_t o4 = vmulq_n_u32(vldrwq_u32(mve_iota_u32), (uint32_t)cs);
     uint8_t *d = (uint8_t *)dst;
     int32_t q;
     const uint16x8_t z = vdupq_n_u16((uint16_t)(uint8_t)zp);
@@ -818,7 +825,7 @@ MVE_INLINE void mve_dwplanes_s8(int8_t *dst, const int8_t *x, int32_t n, int32_t
                          2 * xs, c, cs, o8, o4);
     }
 }`)
-	add("mve_dwl3_s8", []string{"mve_requant_s8", "mve_requantr_s8"}, `/* Four outputs of mve_dwl3_s8 at the plane pointer r: nine widening loads and VMLAs by the weights, requantized. */
+	add("mve_dwl3_s8", []string{"mve_requant_s8", "mve_requantr_s8", "mve_iota"}, `/* Four outputs of mve_dwl3_s8 at the plane pointer r: nine widening loads and VMLAs by the weights, requantized. */
 #define MVE_DWL3_VEC() mve_dwl3_rq(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32(vmlaq_n_s32( \
     vmlaq_n_s32(vmlaq_n_s32(b, vldrbq_s32(r + s0), w0), vldrbq_s32(r + s0 + t1), w1), vldrbq_s32(r + s0 + t2), w2), \
     vldrbq_s32(r + s1), w3), vldrbq_s32(r + s1 + t1), w4), vldrbq_s32(r + s1 + t2), w5), vldrbq_s32(r + s2), w6), \
@@ -846,7 +853,7 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
                             const int32_t *p, int32_t c, int32_t ow, int32_t ys, int32_t stride, int32_t left,
                             int32_t zp, int32_t lo, int32_t hi)
 {
-    const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys);
+    const uint32x4_t off = vmulq_n_u32(vldrwq_u32(mve_iota_u32), (uint32_t)ys);
     const int32_t t1 = stride == 2 ? rs / 2 : 1;
     const int32_t t2 = stride == 2 ? 1 : 2;
     int32_t ch;
