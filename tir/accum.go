@@ -75,13 +75,13 @@ func CheckAccumulation(g *graph.Graph) error {
 			// assumes |acc| < 2^47.
 			if bound >= 1<<47 {
 				return fmt.Errorf("tir: node %q (%s): %d products of up to %d x %d plus the bias could reach %d, beyond the 2^47 a 16x8 layer's requantization takes (%s)",
-					n.Name, n.Op, k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound, advice)
+					n.Name, OpLabel(g, n), k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound, advice)
 			}
 			continue
 		}
 		if bound > math.MaxInt32 {
 			return fmt.Errorf("tir: node %q (%s): %d products of up to %d x %d plus the bias could reach %d, beyond an int32 accumulator (%s)",
-				n.Name, n.Op, k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound, advice)
+				n.Name, OpLabel(g, n), k, maxOffsetMagnitude(x), maxOffsetMagnitude(w), bound, advice)
 		}
 	}
 	return nil

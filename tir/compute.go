@@ -90,7 +90,20 @@ func cname(s string) string {
 }
 
 func (k *kctx) errorf(format string, a ...any) error {
-	return fmt.Errorf("tir: node %q (%s): %s", k.n.Name, k.n.Op, fmt.Sprintf(format, a...))
+	return fmt.Errorf("tir: node %q (%s): %s", k.n.Name, OpLabel(k.g, k.n), fmt.Sprintf(format, a...))
+}
+
+// OpLabel is how a message names n's op: a Conv2D in groups as what its
+// author wrote, a depthwise (or grouped) convolution (review: an overflow
+// error named a DEPTHWISE_CONV_2D "(Conv2D)").
+func OpLabel(g *graph.Graph, n *graph.Node) string {
+	if at, ok := n.Attrs.(*graph.Conv2DAttrs); ok && n.Op == graph.Conv2D && at.Group > 1 {
+		if w := g.In(n, 1); w != nil && len(w.Shape) == 4 && w.Shape[3] == 1 {
+			return "depthwise Conv2D"
+		}
+		return "Conv2D in groups"
+	}
+	return string(n.Op)
 }
 
 func pos1(v int) int {
