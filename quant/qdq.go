@@ -189,6 +189,27 @@ func shiftUint8(f *graph.Graph, edges bool) (kept []*graph.Node) {
 			}
 		}
 	}
+	// uint8 weights an integer layer reads itself (QLinearConv's and
+	// QLinearMatMul's in ONNX Runtime's QOperator models), through their
+	// zero point: w − z is the same shifted. (Review: they stayed uint8,
+	// which the dsp kernels do not take, and the layers ran the generic C
+	// at 2.5x the instructions.)
+	intLayer := func(c *graph.Node) bool {
+		return c.Op == graph.Conv2D || c.Op == graph.FullyConnected || c.Op == graph.BatchMatMul
+	}
+	for _, n := range f.Nodes {
+		if !intLayer(n) || len(n.Inputs) < 2 || !isU8(n.Inputs[1]) || !f.Tensors[n.Inputs[1]].IsConst() {
+			continue
+		}
+		w, only := n.Inputs[1], true
+		for _, c := range cons[w] {
+			asWeights := intLayer(c) && len(c.Inputs) > 1 && c.Inputs[1] == w && c.Inputs[0] != w && !slices.Contains(c.Inputs[2:], w)
+			only = only && (c.Op == graph.Dequantize || asWeights)
+		}
+		if only {
+			shift(f.Tensors[w])
+		}
+	}
 	return nil // the deferred dropUnshiftedEdges sets kept
 }
 
