@@ -770,9 +770,10 @@ MVE_INLINE void mve_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t
         vstrbq_s32(y + ch, a);
     }
 }`)
-	add("mve_iota", []string{"mve_include"}, `/* 0, 1, 2, ... as vectors, loaded from tables: gcc 12 at -O1 miscompiled a kernel around
-   VIDUP's 0, 1, 2, 3 (its base register's write-back), writing one output in four on
-   alternate rows of a 3x3 depthwise layer (review, session 51). */
+	add("mve_iota", []string{"mve_include"}, `/* 0, 1, 2, ... as vectors, loaded from tables: with VIDUP's 0, 1, 2, 3 gcc 12 at -O1
+   miscompiled mve_dwl3_s8, writing one output in four on alternate rows of a 3x3
+   depthwise layer (review, session 51; -fno-tree-ccp avoided it too, so a compiler
+   bug, it seems). */
 static const uint16_t mve_iota_u16[8] __attribute__((aligned(16))) = {0, 1, 2, 3, 4, 5, 6, 7};
 static const uint32_t mve_iota_u32[4] __attribute__((aligned(16))) = {0, 1, 2, 3};`)
 	add("mve_dwplanes_s8", []string{"mve_include", "mve_iota"}, `/* One input line laid out as channel planes (tir/mve_dwlanes.go):

@@ -83,7 +83,7 @@ func CheckBoard(k Kind, b *boards.Board) error {
 		}{{"cflag", b.CFlags}, {"qemu arg", b.QEMU.Args}} {
 			for _, a := range l.args {
 				if !shellWord(a) {
-					return fmt.Errorf("board %q: %s %q is not one plain word (a space, a quote, $, `, \\, ;, #, or a bracket), which the %s project's build files would take apart; run, test and bench take it, or write the project with a board without it", b.Name, l.what, a, k)
+					return fmt.Errorf("board %q: %s %q is not one plain word (it has a space, a quote or a character the shell reads, such as $ ; # or a bracket), which the %s project's build files would take apart; run, test and bench take it, or write the project with a board without it", b.Name, l.what, a, k)
 				}
 			}
 		}

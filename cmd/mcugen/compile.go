@@ -849,8 +849,8 @@ func exampleRAMWarning(s *pipeline.State) string {
 	// The data region holds the stack, the example's buffers and the
 	// runtime's data, and whatever else the board puts there: the arena,
 	// and in a one-region board the weights (review: a data region exactly
-	// the stack's size, and one region for everything, were taken without
-	// a word and overflowed at link).
+	// the stack's size, the arena elsewhere, was taken without a word and
+	// overflowed at link).
 	need := int64(b.StackBytes) + int64(io) + runtime
 	if b.RegionFor(boards.HoldsArena) == r {
 		need += s.ModelRAM()
