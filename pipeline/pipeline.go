@@ -352,14 +352,14 @@ func warnWeightZeroPoints(s *State, g *graph.Graph) {
 		if w == nil || !w.IsConst() || w.Quant == nil || w.DType == graph.Float32 {
 			continue
 		}
-		if slices.ContainsFunc(w.Quant.ZeroPoint, func(z int32) bool { return z != 0 }) && (s.targetName() != "dsp" || !dspFoldsWeightZP(g, n)) {
+		if slices.ContainsFunc(w.Quant.ZeroPoint, func(z int32) bool { return z != 0 }) && (s.targetName() != "dsp" || !tir.DSPFoldsWeightZP(g, n)) {
 			names = append(names, fmt.Sprintf("%s (%s)", n.Name, tir.OpLabel(g, n)))
 		}
 	}
 	// The dsp schedules (Cortex-M4, M7, M33) subtract the zero point from
 	// the weights when they pack them as int16 words (tir's
 	// parseAccNestFold): no cost there, for the layers they take
-	// (dspFoldsWeightZP). The others subtract it in the inner loop
+	// (tir.DSPFoldsWeightZP). The others subtract it in the inner loop
 	// (session 51, a 64 → 64 pointwise layer over 25×5 pixels: 15.4x the
 	// instructions on mps3-an547, 1.7x on mps2-an385).
 	if len(names) == 0 {
@@ -375,31 +375,6 @@ func warnWeightZeroPoints(s *State, g *graph.Graph) {
 	}
 	s.Opt.Warn(fmt.Sprintf("%s: %d layer(s) have weights with a zero point other than 0: %s (%s; %s)",
 		s.ModelPath, len(names), someNames(names, 6), why, how))
-}
-
-// dspFoldsWeightZP reports whether the dsp schedules fold n's weight zero
-// point into its weights: a fully connected layer, a convolution, or a
-// depthwise one of depth multiplier 1 over a multiple of four channels (the
-// others run the generic C, which subtracts it in its inner loop: a review
-// measured +19% on a six-channel depthwise layer, and the warning was
-// silent there).
-func dspFoldsWeightZP(g *graph.Graph, n *graph.Node) bool {
-	if w := g.In(n, 1); w == nil || w.DType != graph.Int8 {
-		return false // uint8 weights that did not shift: the generic C
-	}
-	switch n.Op {
-	case graph.FullyConnected:
-		return true
-	case graph.Conv2D:
-		at, _ := n.Attrs.(*graph.Conv2DAttrs)
-		if at == nil || at.Group <= 1 {
-			return true
-		}
-		x, w := g.In(n, 0), g.In(n, 1)
-		return x != nil && w != nil && len(x.Shape) == 4 && len(w.Shape) == 4 && w.Shape[3] == 1 &&
-			w.Shape[0] == x.Shape[3] && x.Shape[3]%4 == 0
-	}
-	return false
 }
 
 // warnFloatLeft names the nodes of a folded QDQ model that still compute in

@@ -432,10 +432,16 @@ func newModel(p Project) (*model, error) {
 	if p.Kind == Arduino || p.Kind == Zephyr { // see UsesCRT
 		// The one section such a build's script knows: the Teensy 4
 		// core's .progmem (boards.ArduinoWeightsSection).
-		known := []byte("section(\"" + b.ArduinoWeightsSection() + "\")")
+		var known []byte
+		if sec := b.ArduinoWeightsSection(); p.Kind == Arduino && sec != "" {
+			known = []byte("section(\"" + sec + "\")")
+		}
 		for _, n := range m.Sources {
-			if c := p.Model[n]; bytes.Contains(c, []byte("section(")) && (p.Kind != Arduino || b.ArduinoWeightsSection() == "" ||
-				bytes.Count(c, []byte("section(")) != bytes.Count(c, known)) {
+			c, allowed := p.Model[n], 0
+			if known != nil {
+				allowed = bytes.Count(c, known)
+			}
+			if bytes.Count(c, []byte("section(")) > allowed {
 				return nil, fmt.Errorf("templates: model file %s places data in a linker section, which the %s build's own linker script does not know; compile the model without a weights section for %s projects", n, p.Kind, p.Kind)
 			}
 		}

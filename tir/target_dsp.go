@@ -156,7 +156,7 @@ func (a *accNest) foldWeightOffset(name string) error {
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				bad = fmt.Errorf("weight offset is not a compile-time constant: %v", r)
+				bad = fmt.Errorf("weight offset: %v", r)
 			}
 		}()
 		for i := range vals {
@@ -164,6 +164,9 @@ func (a *accNest) foldWeightOffset(name string) error {
 				m.vars[v] = val{i: int64(idx[d])}
 			}
 			vals[i] = w.Data.I[i] + m.eval(off).i
+			if vals[i] < math.MinInt16 || vals[i] > math.MaxInt16 {
+				panic("the weights with their offset exceed int16")
+			}
 			if vals[i] < -128 || vals[i] > 127 {
 				a.wWide = true
 			}
@@ -178,14 +181,33 @@ func (a *accNest) foldWeightOffset(name string) error {
 	if bad != nil {
 		return bad
 	}
-	for _, v := range vals {
-		if v < math.MinInt16 || v > math.MaxInt16 {
-			return fmt.Errorf("weights with their offset exceed int16")
-		}
-	}
 	a.w = &Load{Buf: constBuf(name+"_weights_zp", graph.Int16, w.Shape, vals), Indices: a.w.Indices}
 	a.wOff, a.wOffE = 0, nil
 	return nil
+}
+
+// DSPFoldsWeightZP reports whether the dsp schedules fold the weight zero
+// point of node n (int8 weights) into its int16 weights: a fully connected
+// layer, a convolution, or a depthwise one of depth multiplier 1 over a
+// multiple of four channels (scheduleDepthwiseDSP's channel quads). The
+// others run the generic C, which subtracts it in its inner loop (a review
+// measured +19% on a six-channel depthwise layer).
+func DSPFoldsWeightZP(g *graph.Graph, n *graph.Node) bool {
+	x, w := g.In(n, 0), g.In(n, 1)
+	if w == nil || w.DType != graph.Int8 {
+		return false // uint8 weights that did not shift: the generic C
+	}
+	switch n.Op {
+	case graph.FullyConnected:
+		return true
+	case graph.Conv2D:
+		at, _ := n.Attrs.(*graph.Conv2DAttrs)
+		if at == nil || at.Group <= 1 {
+			return true
+		}
+		return x != nil && len(x.Shape) == 4 && len(w.Shape) == 4 && w.Shape[3] == 1 && w.Shape[0] == x.Shape[3] && x.Shape[3]%4 == 0
+	}
+	return false
 }
 
 // parseAccNestAny is parseAccNest for any two int8 operands, each with a
