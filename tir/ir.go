@@ -89,6 +89,10 @@ type PrimFunc struct {
 	// (Target.StackBytes, set before scheduling; 0: no limit known): a
 	// schedule whose form would need more takes another.
 	StackBytes int
+	// KnobTarget names the target whose knob declarations its knobs follow
+	// when a schedule of another target ran it (a Cortex-M55 layer with a
+	// weight zero point runs the dsp schedule: "dsp"); "" for the module's.
+	KnobTarget string
 }
 
 // Consts returns the constant buffers the function reads, in first-use order.

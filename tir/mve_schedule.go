@@ -58,11 +58,37 @@ func simdSchedule(prefix string, fallback ScheduleFunc) ScheduleFunc {
 				f.Knobs = map[string]int{}
 			}
 			f.Knobs["simd"] = 0
+			if prefix == "mve" && hasWeightOffset(f) {
+				// Weights with a zero point (TFLite's legacy uint8 models,
+				// ONNX Runtime's uint8 weights): the Cortex-M55 has the DSP
+				// extension, and the dsp schedules fold the zero point into
+				// their int16 weight words, where the generic C subtracts it
+				// in the inner loop (session 52, a 64 → 64 pointwise layer
+				// over 25×5 pixels on mps3-an547: see
+				// pipeline.TestWeightZeroPointOnM55_52).
+				if dsp := DSP.Schedules[f.Op]; dsp != nil {
+					g, err := dsp(f)
+					if g != nil {
+						g.KnobTarget = DSP.Name
+					}
+					return g, err
+				}
+			}
 			return fallback(f)
 		}
 		g.Knobs["simd"] = 1
 		return g, nil
 	}
+}
+
+// hasWeightOffset reports whether an int8 kernel's weights carry an offset (a
+// zero point other than 0) in its reduction.
+func hasWeightOffset(f *PrimFunc) bool {
+	if floatKernel(f) {
+		return false
+	}
+	a, err := parseAccNestAny(f)
+	return err == nil && (a.wOff != 0 || a.wOffE != nil)
 }
 
 // simdParts are the pieces of a conv/FC compute definition.

@@ -46,7 +46,11 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		}
 		used[r] = true
 		applied[Key(sig, target, core)] = true
-		keep, bad := CheckOp(target, f.Op, f.Knobs, r.Knobs)
+		kt := target
+		if f.KnobTarget != "" {
+			kt = f.KnobTarget // another target's schedule ran it (tir.PrimFunc.KnobTarget)
+		}
+		keep, bad := CheckOp(kt, f.Op, f.Knobs, r.Knobs)
 		if len(bad) > 0 {
 			if ignored[r] == nil {
 				order = append(order, r)

@@ -90,7 +90,7 @@ func MeasureCandidateFile(s *pipeline.State, cfg Config, cand, out string) error
 	if c.Target != s.Module.Target || c.toolCore() != cfg.Core {
 		return fmt.Errorf("candidate %s: made for %s on %s, this build is %s on %s", cand, c.Target, shownCore(c.toolCore()), s.Module.Target, shownCore(cfg.Core))
 	}
-	if _, bad := tune.CheckOp(c.Target, kernels[i].Op, kernels[i].Defaults, c.Knobs); len(bad) > 0 {
+	if _, bad := tune.CheckOp(kernels[i].knobTarget(c.Target), kernels[i].Op, kernels[i].Defaults, c.Knobs); len(bad) > 0 {
 		return fmt.Errorf("candidate %s: %s, which tune does not try for kernel %q", cand, strings.Join(bad, ", "), c.Kernel)
 	}
 	// Inside cfg.WorkDir where the caller gives one (mcugen removes that on
@@ -524,7 +524,7 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 		case r.Target != target || r.toolCore() != cfg.Core:
 			return fmt.Sprintf("made for %s on %s, this build is %s on %s", r.Target, shownCore(r.toolCore()), target, shownCore(cfg.Core))
 		}
-		if _, bad := tune.CheckOp(target, k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
+		if _, bad := tune.CheckOp(k.knobTarget(target), k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
 			return strings.Join(bad, ", ")
 		}
 		if tune.KeyFor(r.Kernel, r.Target, r.toolCore(), r.Knobs) != tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults) {

@@ -34,6 +34,19 @@ type Kernel struct {
 	Defaults  tune.Knobs // the schedule's knobs at their defaults
 	Space     tune.Space
 	Graph     *graph.Graph // the one-node graph
+	// KnobTarget is the target whose knob declarations give its space
+	// (PrimFunc.KnobTarget: "dsp" for a Cortex-M55 layer the dsp schedule
+	// runs); "" for the build's.
+	KnobTarget string
+}
+
+// knobTarget is the target whose value sets k's knobs take in a build for
+// target.
+func (k *Kernel) knobTarget(target string) string {
+	if k.KnobTarget != "" {
+		return k.KnobTarget
+	}
+	return target
 }
 
 // MeasureBoard picks the board to measure on: b itself when it runs under
@@ -255,8 +268,8 @@ func Kernels(s *pipeline.State, opt pipeline.Options) ([]*Kernel, error) {
 			}
 		}
 		f := ks.Module.Funcs[0]
-		k := &Kernel{Signature: sig, Op: f.Op, Func: f.Name, Nodes: []string{n.Name}, Defaults: tune.Knobs(f.Knobs).Clone(), Graph: sg}
-		k.Space = tune.SpaceFor(ks.Module.Target, f.Op, k.Defaults)
+		k := &Kernel{Signature: sig, Op: f.Op, Func: f.Name, Nodes: []string{n.Name}, Defaults: tune.Knobs(f.Knobs).Clone(), Graph: sg, KnobTarget: f.KnobTarget}
+		k.Space = tune.SpaceFor(k.knobTarget(ks.Module.Target), f.Op, k.Defaults)
 		for name, v := range tune.Lean {
 			if w, ok := k.Defaults[name]; ok && w == v {
 				k.Space = k.Space.Fix(name, v) // the fit pass's choice, not a speed one

@@ -235,7 +235,7 @@ func Run(s *pipeline.State, cfg Config) (*Report, error) {
 		} else if r != nil {
 			// A record whose knobs the kernel cannot take (edited by hand, or from
 			// another mcugen) is searched again, not kept.
-			if _, bad := tune.CheckOp(target, k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
+			if _, bad := tune.CheckOp(k.knobTarget(target), k.Op, k.Defaults, r.Knobs); len(bad) > 0 {
 				cfg.Note(fmt.Sprintf("%s: the record for %s has %s: tuning it again", cfg.Out, k.Signature, strings.Join(bad, ", ")))
 				jobs = append(jobs, newJob(k, cfg.Trials))
 				continue
