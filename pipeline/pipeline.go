@@ -377,7 +377,7 @@ func warnWeightZeroPoints(s *State, g *graph.Graph) {
 	case "dsp":
 		why = "the dsp kernels fold it into the weights of convolutions, fully connected layers and depthwise layers over a multiple of four channels; these run the generic C, which subtracts it in its inner loop"
 	case "mve":
-		why = "the Cortex-M55's MVE kernels take weights at zero point 0 only: these layers run the dsp kernels, which fold it into their weights (about 4x the MVE kernels' instructions), or the generic C where those do not take them (up to 15x)"
+		why = "the Cortex-M55's MVE kernels take weights at zero point 0 only: these layers run the dsp kernels, which fold it into their weights (1.2x to 6x the MVE kernels' instructions), or the generic C where those do not take them (up to 35x)"
 	}
 	s.Opt.Warn(fmt.Sprintf("%s: %d layer(s) have weights with a zero point other than 0: %s (%s; %s)",
 		s.ModelPath, len(names), someNames(names, 6), why, how))

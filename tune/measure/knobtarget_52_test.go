@@ -39,6 +39,12 @@ func TestM55DSPKernelTakesDSPKnobs52(t *testing.T) {
 	if k.KnobTarget != "dsp" {
 		t.Fatalf("knob target %q, want dsp", k.KnobTarget)
 	}
+	// The mve schedule's markers are no knobs of the dsp one.
+	for _, name := range []string{"simd", "dw_lanes"} {
+		if k.Space.Values(name) != nil {
+			t.Errorf("the space has %s: %v", name, k.Space.Values(name))
+		}
+	}
 	uk := k.Space.Values("unroll_k")
 	if len(uk) < 2 || slices.Contains(uk, 0) {
 		t.Fatalf("unroll_k values %v", uk)
