@@ -190,26 +190,34 @@ func unwrapPathErr(err error) error {
 // that it fits: the same dtype and the same number of elements (a shape
 // that differs only by size-1 dimensions is accepted).
 func LoadTensor(path string, want *graph.Tensor) (*graph.Data, error) {
+	_, d, err := loadTensor(path, want)
+	return d, err
+}
+
+// loadTensor is LoadTensor that also returns the name an ONNX TensorProto
+// file gives its tensor ("" for other files).
+func loadTensor(path string, want *graph.Tensor) (string, *graph.Data, error) {
 	b, err := fileio.ReadRegular(path, MaxModelBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, unwrapPathErr(err))
+		return "", nil, fmt.Errorf("%s: %w", path, unwrapPathErr(err))
 	}
 	var d *graph.Data
+	var name string
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".npy":
 		d, err = npy.Read(bytes.NewReader(b))
 	case ".pb":
-		_, d, err = onnx.ReadTensorProto(b)
+		name, d, err = onnx.ReadTensorProto(b)
 	case ".bin", ".raw":
 		d, err = npy.FromBytes(b, want.DType, want.Shape)
 		if err != nil {
 			err = fmt.Errorf("raw file of %d bytes, input %q (%s) needs %d", len(b), want.Name, want.TypeString(), want.Bytes())
 		}
 	default:
-		return nil, fmt.Errorf("%s: unknown tensor file type (want .npy, .pb or .bin)", path)
+		return "", nil, fmt.Errorf("%s: unknown tensor file type (want .npy, .pb or .bin)", path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return "", nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if d.DType != want.DType {
 		// Float data for a quantized input: say how to get the int8 (a
@@ -220,16 +228,16 @@ func LoadTensor(path string, want *graph.Tensor) (*graph.Data, error) {
 			if zp < 0 {
 				plus = fmt.Sprintf("- %d", -zp)
 			}
-			return nil, fmt.Errorf("%s: holds float32, input %q wants %s: quantize it as q = round(x / %g) %s, ties rounded as the model's quantize op does (away from zero for a TFLite model, to even for an ONNX QDQ model or one mcugen quantized), clamped to %s's range (inspect and compile --json give the scale and zero point)",
+			return "", nil, fmt.Errorf("%s: holds float32, input %q wants %s: quantize it as q = round(x / %g) %s, ties rounded as the model's quantize op does (away from zero for a TFLite model, to even for an ONNX QDQ model or one mcugen quantized), clamped to %s's range (inspect and compile --json give the scale and zero point)",
 				path, want.Name, want.DType, want.Quant.Scale[0], plus, want.DType)
 		}
-		return nil, fmt.Errorf("%s: holds %s, input %q wants %s", path, d.DType, want.Name, want.DType)
+		return "", nil, fmt.Errorf("%s: holds %s, input %q wants %s", path, d.DType, want.Name, want.DType)
 	}
 	if !sameShape(squeeze(d.Shape), squeeze(want.Shape)) {
-		return nil, fmt.Errorf("%s: has shape %v, input %q wants %v", path, d.Shape, want.Name, want.Shape)
+		return "", nil, fmt.Errorf("%s: has shape %v, input %q wants %v", path, d.Shape, want.Name, want.Shape)
 	}
 	d.Shape = append([]int(nil), want.Shape...)
-	return d, nil
+	return name, d, nil
 }
 
 func squeeze(s []int) []int {
@@ -299,9 +307,15 @@ func BindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 		if !ok {
 			return nil, fmt.Errorf("input %q (%s): no --input file given", name, g.Tensors[name].TypeString())
 		}
-		d, err := LoadTensor(f, g.Tensors[name])
+		pbName, d, err := loadTensor(f, g.Tensors[name])
 		if err != nil {
 			return nil, err
+		}
+		// A TensorProto names its tensor: one that names another input
+		// of the model was given in the wrong order (review finding: two
+		// .pb files bound by position were swapped in silence).
+		if pbName != "" && pbName != name && isInput[pbName] {
+			return nil, fmt.Errorf("%s: holds the tensor of input %q, but is bound to input %q (bind by name: --input %s=%s)", f, pbName, name, pbName, f)
 		}
 		out[name] = d
 	}

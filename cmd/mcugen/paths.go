@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -154,6 +157,9 @@ func bindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 	}
 	vec, err := importer.BindInputs(g, args)
 	if err == nil {
+		if err := refuseNonFiniteQuantized(g, vec, args); err != nil {
+			return nil, err
+		}
 		return vec, nil
 	}
 	msg := err.Error()
@@ -173,6 +179,29 @@ func bindInputs(g *graph.Graph, args []string) (map[string]*graph.Data, error) {
 		}
 	}
 	return nil, err
+}
+
+// refuseNonFiniteQuantized refuses a NaN or an infinity in a float input
+// that a Quantize reads (a TFLite int8 model with float inputs, an ONNX QDQ
+// model): it has no integer value (C's conversion of it is undefined, and
+// the reference made it the zero point, so eval printed it and run called
+// the firmware's result bit-exact; review finding). fitInput refuses them
+// for the models mcugen quantizes.
+func refuseNonFiniteQuantized(g *graph.Graph, vec map[string]*graph.Data, args []string) error {
+	cons := g.Consumers()
+	for _, name := range slices.Sorted(maps.Keys(vec)) {
+		d := vec[name]
+		i := slices.IndexFunc(cons[name], func(n *graph.Node) bool { return n.Op == graph.Quantize })
+		if d.DType != graph.Float32 || i < 0 {
+			continue
+		}
+		for j, x := range d.F {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("%sinput %q: element %d is %v, which the model's Quantize %q cannot hold as an integer", inputFile(args, name), name, j, x, cons[name][i].Name)
+			}
+		}
+	}
+	return nil
 }
 
 func npyHeader(path string) (npy.Header, error) {

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -459,11 +460,17 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 	// Expected outputs with no input beside them say a vector went
 	// missing; for a model mcugen quantizes they cannot be checked exactly.
 	outFiles, _ := filepath.Glob(filepath.Join(dir, "output_*.npy"))
-	var orphans []string
+	var orphans, strays []string
 	for _, o := range outFiles {
 		base := strings.TrimPrefix(filepath.Base(o), "output_")
 		if len(outs) > 1 {
 			if i := strings.LastIndexByte(base, '_'); i > 0 {
+				// output_NNN_K.npy for output K: a K past the last output
+				// would go unread (review finding: output_000_7.npy beside
+				// a two-output model's files passed in silence).
+				if k, err := strconv.Atoi(strings.TrimSuffix(base[i+1:], ".npy")); err != nil || k < 0 || k >= len(outs) {
+					strays = append(strays, filepath.Base(o))
+				}
 				base = base[:i] + ".npy"
 			}
 		}
@@ -474,6 +481,10 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		if !fileExists(filepath.Join(dir, first)) {
 			orphans = append(orphans, filepath.Base(o))
 		}
+	}
+	if len(strays) > 0 && s.Float == nil {
+		return nil, nil, nil, fmt.Errorf("%s: %s: the model has %d outputs, so an expected output is output_NNN_K.npy with K from 0 to %d; rename or remove it",
+			dir, strings.Join(strays, ", "), len(outs), len(outs)-1)
 	}
 	switch {
 	case len(orphans) > 0 && (s.Float != nil || len(s.Graph.UserInputs()) == 0):
@@ -527,7 +538,10 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 				return nil, nil, nil, fmt.Errorf("%s: %w", f, err)
 			}
 			t := s.Graph.Tensors[name]
-			if d.DType != t.DType || d.Len() != t.NumElements() {
+			// The shape too, as --input files are checked (size-1
+			// dimensions aside; review finding: a [3 4] file passed for a
+			// [1 12] output).
+			if d.DType != t.DType || d.Len() != t.NumElements() || !slices.Equal(dropOnes(d.Shape), dropOnes(t.Shape)) {
 				return nil, nil, nil, fmt.Errorf("%s: holds %s %v, output %q is %s %v", f, d.DType, d.Shape, name, t.DType, t.Shape)
 			}
 			d.Shape = t.Shape
@@ -546,6 +560,17 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		expected = append(expected, want)
 	}
 	return vecs, expected, labels, nil
+}
+
+// dropOnes is shape s without its size-1 dimensions.
+func dropOnes(s []int) []int {
+	var out []int
+	for _, d := range s {
+		if d != 1 {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // vectorGroup is one vector's input files: input_NNN.npy for a model of
