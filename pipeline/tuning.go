@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,7 +98,7 @@ func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []stri
 	if s.Opt.Board != nil {
 		core = tune.ToolCore(s.Opt.Board.TuningCore(), s.Opt.Compiler)
 	}
-	m, err := tir.Lower(s.Graph, s.Plan, base)
+	m, err := s.lowerDeclinedOutOfPlace(base)
 	if err != nil {
 		return t, notes, err
 	}
@@ -125,6 +127,28 @@ func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []stri
 	return t, notes, nil
 }
 
+// lowerDeclinedOutOfPlace lowers the graph for t over s.Plan less the
+// in-place runs whose kernels decline them (tir.InPlaceError): the
+// lowering that finds each kernel's record and its stack. The build's own
+// lowering then plans again without those runs and says so (review
+// finding: a model whose plan ran a convolution in place that its kernel
+// could not failed `compile --tuning`, and `tune` at its last step, with
+// the InPlaceError, where compile without records planned again).
+func (s *State) lowerDeclinedOutOfPlace(t tir.Target) (*tir.Module, error) {
+	plan := s.Plan
+	for {
+		m, err := tir.Lower(s.Graph, plan, t)
+		var ip *tir.InPlaceError
+		if !errors.As(err, &ip) || plan == nil || !plan.InPlace[ip.Node] {
+			return m, err
+		}
+		p := *plan
+		p.InPlace = maps.Clone(plan.InPlace)
+		delete(p.InPlace, ip.Node)
+		plan = &p
+	}
+}
+
 // overStack returns the kernels that t with the records' knobs over (by
 // kernel name) lowers to local arrays of more than lim bytes, in kernel
 // order (none when lim is 0, or when that lowering fails: the build's own
@@ -136,7 +160,7 @@ func (s *State) overStack(t tir.Target, over map[string]tune.Knobs, lim int) []*
 	for name, k := range over {
 		t = t.WithKnobs(name, k)
 	}
-	m, err := tir.Lower(s.Graph, s.Plan, t)
+	m, err := s.lowerDeclinedOutOfPlace(t)
 	if err != nil {
 		return nil
 	}
