@@ -657,6 +657,29 @@ static inline int32_t quantize_f32(float x, float scale, int32_t even)
     const float q = x / scale;
     float r;
     float f;
+    if (q > -4194304.0f && q < 4194304.0f) {
+        /* q + 1.5 * 2^23 lies in [2^23, 2^24], where floats are the
+           integers: the FPU rounds q half to even into its low mantissa
+           bits (C rounds an assignment to float whatever FLT_EVAL_METHOD).
+           A tie it took to the even side is taken away from zero for
+           TFLite; q - r is exact there. */
+        union {
+            float f;
+            int32_t i;
+        } b;
+        int32_t n;
+        b.f = q + 12582912.0f;
+        n = b.i - 0x4B400000;
+        if (!even) {
+            f = q - (float)n;
+            if (f == 0.5f && q > 0.0f) {
+                n += 1;
+            } else if (f == -0.5f && q < 0.0f) {
+                n -= 1;
+            }
+        }
+        return n;
+    }
     if (q != q) {
         return 0;
     }
@@ -688,28 +711,20 @@ static inline int32_t quantize_f32(float x, float scale, int32_t even)
 	helperText["round_even_f32"] = struct {
 		deps []string
 		code string
-	}{nil, `/* x rounded half to even, saturated to +-2^22. */
+	}{nil, `/* x rounded half to even, saturated to +-2^22 (NaN: 0). x + 1.5 * 2^23 lies in
+   [2^23, 2^24], where floats are the integers: the FPU rounds x half to even into
+   its low mantissa bits (C rounds an assignment to float whatever FLT_EVAL_METHOD). */
 static inline int32_t round_even_f32(float x)
 {
-    int32_t r;
-    float f;
-    if (x != x) {
-        return 0;
+    union {
+        float f;
+        int32_t i;
+    } b;
+    if (!(x >= -4194304.0f && x <= 4194304.0f)) {
+        return x != x ? 0 : x > 0.0f ? 4194304 : -4194304;
     }
-    if (x > 4194304.0f) {
-        return 4194304;
-    }
-    if (x < -4194304.0f) {
-        return -4194304;
-    }
-    r = (int32_t)x;
-    f = x - (float)r;
-    if (f > 0.5f || (f == 0.5f && (r & 1))) {
-        r += 1;
-    } else if (f < -0.5f || (f == -0.5f && (r & 1))) {
-        r -= 1;
-    }
-    return r;
+    b.f = x + 12582912.0f;
+    return b.i - 0x4B400000;
 }`}
 }
 
