@@ -718,13 +718,17 @@ static inline int32_t round_even_f32(float x)
 {
     union {
         float f;
-        int32_t i;
+        uint32_t u;
     } b;
-    if (!(x >= -4194304.0f && x <= 4194304.0f)) {
+    uint32_t k;
+    b.f = x + 12582912.0f;
+    /* Inside [2^23, 2^24] exactly when x rounds into [-2^22, 2^22]; past it (a
+       larger x, an infinity, a NaN) the bits fall outside, and x saturates. */
+    k = b.u - 0x4B000000u;
+    if (k > 0x800000u) {
         return x != x ? 0 : x > 0.0f ? 4194304 : -4194304;
     }
-    b.f = x + 12582912.0f;
-    return b.i - 0x4B400000;
+    return (int32_t)k - 0x400000;
 }`}
 }
 
