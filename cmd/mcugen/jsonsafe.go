@@ -93,10 +93,10 @@ func (o orderedJSON) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, _ := json.Marshal(k)
+		kb, _ := marshalJSON(k, "")
 		b.Write(kb)
 		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[i])
+		vb, err := marshalJSON(o.vals[i], "")
 		if err != nil {
 			return nil, err
 		}

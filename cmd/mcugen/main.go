@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,12 +126,12 @@ func (e *env) progress(msg string) {
 
 // printJSON writes exactly one JSON object.
 func (e *env) printJSON(v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := marshalJSON(v, "  ")
 	if unsupportedNumber(err) {
 		// A NaN or an infinity: as a string (README, --json).
 		var safe any
 		if safe, err = finiteJSON(reflect.ValueOf(v)); err == nil {
-			b, err = json.MarshalIndent(safe, "", "  ")
+			b, err = marshalJSON(safe, "  ")
 		}
 	}
 	if err != nil {
@@ -138,6 +139,22 @@ func (e *env) printJSON(v any) error {
 	}
 	_, err = e.stdout.Write(append(b, '\n'))
 	return err
+}
+
+// marshalJSON is json.Marshal (json.MarshalIndent with indent) without
+// HTML's escapes: a kernel signature's "->" stays as the records file has
+// it, where "\u003e" made a grep for it fail (tune review finding).
+func marshalJSON(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // usageError marks errors that should exit 2.
@@ -155,6 +172,7 @@ func main() {
 		s := <-sig
 		runner.Interrupt()
 		cleanupTemps()
+		fileio.RemoveWriting()
 		fmt.Fprintf(os.Stderr, "mcugen: interrupted (%v)\n", s)
 		if h := interruptHint.Load(); h != nil {
 			fmt.Fprintf(os.Stderr, "mcugen: %s\n", (*h)())

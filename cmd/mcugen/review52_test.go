@@ -153,3 +153,28 @@ func TestExpectedOutputFilesChecked52(t *testing.T) {
 		t.Errorf("a [1 2 2] file for a [2 2] output: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// --json output keeps "->", "<" and "&" as they are (a kernel signature's
+// arrow was "\u003e", and a grep for the signature the records file holds
+// failed; tune review finding), on the NaN-safe path too.
+func TestJSONKeepsArrows52(t *testing.T) {
+	for _, v := range []any{
+		struct {
+			Kernel string  `json:"kernel"`
+			Gain   float64 `json:"gain"`
+		}{"Conv2D int8 1x10x10x8,c16x1x1x8,-->1x10x10x16 <a&b>", 1.5},
+		struct {
+			Kernel string  `json:"kernel"`
+			Gain   float64 `json:"gain"`
+		}{"Conv2D int8 1x10x10x8,c16x1x1x8,-->1x10x10x16 <a&b>", math.NaN()},
+	} {
+		var out strings.Builder
+		e := &env{stdout: &stickyWriter{w: &out}}
+		if err := e.printJSON(v); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), `"kernel": "Conv2D int8 1x10x10x8,c16x1x1x8,-->1x10x10x16 <a&b>"`) && !strings.Contains(out.String(), `"kernel":"Conv2D int8 1x10x10x8,c16x1x1x8,-->1x10x10x16 <a&b>"`) {
+			t.Errorf("printJSON: %s", out.String())
+		}
+	}
+}

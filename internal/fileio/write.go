@@ -16,8 +16,28 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 )
+
+// writing holds the temporary files WriteAtomic is filling, for
+// RemoveWriting.
+var writing sync.Map
+
+// testAfterCreate, when set (tests), runs once WriteAtomic has made its
+// temporary file.
+var testAfterCreate func()
+
+// RemoveWriting removes the temporary files of the WriteAtomic calls under
+// way: for a signal handler that exits the process (review finding: a
+// SIGINT while tune saved a large records file left .FILE.tmpNNN, cut off,
+// beside it). The file being replaced keeps its old contents.
+func RemoveWriting() {
+	writing.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		return true
+	})
+}
 
 // WriteAtomic writes data to path through a temporary file in the same
 // directory renamed over it: a failed write leaves no half-written file
@@ -63,6 +83,11 @@ func WriteAtomic(path string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
+	writing.Store(tmp, true)
+	defer writing.Delete(tmp)
+	if testAfterCreate != nil {
+		testAfterCreate()
+	}
 	if !keep {
 		// CreateTemp makes the file 0600, and a Chmod would ignore the
 		// umask: the name is created again with 0644 for the umask to mask.

@@ -236,6 +236,12 @@ func WriteBazel(s *pipeline.State, cfg Config, model, dir string, in BazelInputs
 	if ext := filepath.Ext(modelBase); strings.HasSuffix(strings.TrimSuffix(modelBase, ext), "_") && len(modelBase) > len(ext)+1 {
 		modelBase = strings.TrimSuffix(strings.TrimSuffix(modelBase, ext), "_") + ext
 	}
+	// A leading '-' would make the copy's name a flag on measure.sh's
+	// command line (review finding: ./-m.tflite gave "unknown flag -m" in
+	// every target).
+	if strings.HasPrefix(modelBase, "-") {
+		modelBase = "_" + strings.TrimLeft(modelBase, "-")
+	}
 	if err := copyFile(model, filepath.Join(dir, modelBase), 0o644); err != nil {
 		return 0, err
 	}
@@ -612,7 +618,7 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 	for _, n := range notes {
 		note(n)
 	}
-	n := 0
+	n, kept := 0, 0
 	for _, key := range keys {
 		a := byKey[key]
 		if a.best == nil {
@@ -631,8 +637,20 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 		if a.def != nil {
 			rec.Default = a.def.Instructions
 		}
+		// A record the file already holds for the kernel (a local tune,
+		// another merge) stays where it measured no more instructions
+		// than this batch's best (review finding: a 500-instruction record was
+		// replaced by a batch's 607 in silence).
+		if old := recs.Get(rec.Kernel, rec.Target, tune.ToolCore(rec.Core, rec.Compiler), rec.Knobs); old != nil && old.Instructions > 0 && old.Instructions <= rec.Instructions {
+			note(fmt.Sprintf("kernel %s: the record in %s measured %d instructions against this batch's best %d: kept", rec.Kernel, out, old.Instructions, rec.Instructions))
+			kept++
+			continue
+		}
 		recs.Put(rec)
 		n++
+	}
+	if n == 0 && kept > 0 {
+		return 0, nil // every kernel's record was better already: nothing to write
 	}
 	if n == 0 {
 		// Every result skipped (another model's batch, another board's):
