@@ -274,6 +274,21 @@ func LoadCalib(dir string, g *graph.Graph) ([]map[string]*graph.Data, error) {
 // the file stacks several ("x.npy row 3"), so a warning about one sample
 // can name the file to look at.
 func LoadCalibSources(dir string, g *graph.Graph) ([]map[string]*graph.Data, []map[string]string, error) {
+	return loadCalibDir(dir, dir, g, map[string][]calibFile{})
+}
+
+// calibFile is a calibration file already read for an input: its path and
+// shape, and the layouts it can be read in (calibLayouts).
+type calibFile struct {
+	path  string
+	shape []int
+	ways  []string
+}
+
+// loadCalibDir is LoadCalibSources of dir, a sample subdirectory of top
+// or top itself; seen holds, for each input, the files read so far in
+// top, whose layouts every further file of the input must share one of.
+func loadCalibDir(top, dir string, g *graph.Graph, seen map[string][]calibFile) ([]map[string]*graph.Data, []map[string]string, error) {
 	if len(g.UserInputs()) == 0 {
 		return nil, nil, fmt.Errorf("quant: calibration: graph has no inputs")
 	}
@@ -308,7 +323,7 @@ func LoadCalibSources(dir string, g *graph.Graph) ([]map[string]*graph.Data, []m
 		var out []map[string]*graph.Data
 		var srcs []map[string]string
 		for _, sd := range subdirs {
-			s, src, err := LoadCalibSources(sd, g)
+			s, src, err := loadCalibDir(top, sd, g, seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -365,6 +380,8 @@ func LoadCalibSources(dir string, g *graph.Graph) ([]map[string]*graph.Data, []m
 	}
 	per := map[string][]*graph.Data{}
 	perSrc := map[string][]string{}
+	perFiles := map[string][]string{}
+	oneEach := true // every file holds one sample
 	for _, f := range files {
 		in, err := calibInputFor(g, f)
 		if vin, ok := fileInput[f]; ok {
@@ -373,11 +390,17 @@ func LoadCalibSources(dir string, g *graph.Graph) ([]map[string]*graph.Data, []m
 		if err != nil {
 			return nil, nil, err
 		}
-		ss, err := loadCalibFile(f, g.Tensors[in])
+		ss, cf, err := loadCalibFile(f, g.Tensors[in])
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := sameLayout(top, in, seen[in], cf); err != nil {
+			return nil, nil, err
+		}
+		seen[in] = append(seen[in], cf)
 		per[in] = append(per[in], ss...)
+		perFiles[in] = append(perFiles[in], f)
+		oneEach = oneEach && len(ss) == 1
 		for i := range ss {
 			src := f
 			if len(ss) > 1 {
@@ -409,6 +432,14 @@ func LoadCalibSources(dir string, g *graph.Graph) ([]map[string]*graph.Data, []m
 			return nil, nil, fmt.Errorf("quant: calibration dir %s: input %q has %d samples, %q has %d%s", dir, in, k, g.UserInputs()[0], n, sharedPrefixHint(g.UserInputs()))
 		}
 		n = k
+	}
+	if ins := g.UserInputs(); len(ins) > 1 && len(fileInput) == 0 && oneEach {
+		// One sample a file: a sample's files are the ones with the same
+		// number (review finding: they were paired by position, a_0.npy
+		// and a_1.npy with b_1.npy and b_7.npy, a_0 with b_1).
+		if err := sameNumbers(dir, ins, perFiles); err != nil {
+			return nil, nil, err
+		}
 	}
 	out := make([]map[string]*graph.Data, n)
 	srcs := make([]map[string]string, n)
@@ -455,6 +486,7 @@ func vectorsLayout(g *graph.Graph, files []string) ([][]string, bool, error) {
 	nin := len(ins)
 	vecs := map[string][]string{} // NNN → the file of each input
 	outputs, named := 0, false
+	var twice error // two files for one vector's input
 	for _, f := range files {
 		base := filepath.Base(f)
 		m := vectorName.FindStringSubmatch(base)
@@ -482,10 +514,18 @@ func vectorsLayout(g *graph.Graph, files []string) ([][]string, bool, error) {
 		if vecs[m[2]] == nil {
 			vecs[m[2]] = make([]string, nin)
 		}
+		if prev := vecs[m[2]][k]; prev != "" && twice == nil {
+			// input_000.npy and input_000_0.npy: one was left out
+			// without a word (review finding).
+			twice = fmt.Errorf("%s and %s are both vector %s's file for input %q: remove one", filepath.Base(prev), base, m[2], ins[k])
+		}
 		vecs[m[2]][k] = f
 	}
 	if len(vecs) == 0 || outputs == 0 && named {
 		return nil, false, nil
+	}
+	if twice != nil {
+		return nil, false, twice
 	}
 	nums := make([]string, 0, len(vecs))
 	for n := range vecs {
@@ -578,57 +618,36 @@ func calibInputFor(g *graph.Graph, file string) (string, error) {
 	return best, nil
 }
 
-// loadCalibFile reads one file and splits it into samples for input t.
-func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
+// loadCalibFile reads one file and splits it into samples for input t; it
+// also returns the layouts the file can be read in (calibLayouts).
+func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, calibFile, error) {
+	ss, ways, shape, err := loadCalibData(file, t)
+	return ss, calibFile{path: file, shape: shape, ways: ways}, err
+}
+
+func loadCalibData(file string, t *graph.Tensor) ([]*graph.Data, []string, []int, error) {
 	// A FIFO blocked the command forever, a device was read without end
 	// (review findings).
 	if err := fileio.CheckRegular(file); err != nil {
-		return nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
+		return nil, nil, nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
+		return nil, nil, nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
 	}
 	defer f.Close()
 	d, err := npy.Read(f)
 	if err != nil {
-		return nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
+		return nil, nil, nil, fmt.Errorf("quant: calibration file %s: %w", file, err)
 	}
 	if t.DType == graph.Float32 && d.DType != graph.Float32 {
-		return nil, fmt.Errorf("quant: calibration file %s: dtype %s, input %q wants float32", file, d.DType, t.Name)
+		return nil, nil, nil, fmt.Errorf("quant: calibration file %s: dtype %s, input %q wants float32", file, d.DType, t.Name)
 	}
 	if t.DType != graph.Float32 && d.DType != t.DType {
-		return nil, fmt.Errorf("quant: calibration file %s: dtype %s, input %q wants %s", file, d.DType, t.Name, t.DType)
+		return nil, nil, nil, fmt.Errorf("quant: calibration file %s: dtype %s, input %q wants %s", file, d.DType, t.Name, t.DType)
 	}
-	per := t.NumElements()
-	var k int
-	switch {
-	case d.Len() == per && per > 0 && sameShape(d.Shape, t.Shape):
-		// One sample, in the input's shape (dimensions of 1 aside: a
-		// transposed or flattened sample of the same size is refused,
-		// user-journey finding).
-		k = 1
-	case len(d.Shape) >= 1 && d.Shape[0] > 0 && per > 0 && graph.NumElements(d.Shape[1:]) == per && sameTail(d.Shape[1:], t.Shape):
-		k = d.Shape[0]
-	case len(t.Shape) > 1 && t.Shape[0] > 1 && per > 0 && len(d.Shape) >= 1 && d.Shape[0] > 0 &&
-		graph.NumElements(d.Shape[1:]) == per/t.Shape[0] && sameTail(d.Shape[1:], append([]int{1}, t.Shape[1:]...)):
-		// Batch-1 samples (or a stack of them) for an input whose batch
-		// is bound above 1 (--shape): samples along the batch are
-		// independent, so they are returned one batch row each, and
-		// LoadCalib groups them into batches (user-journey finding: they
-		// were refused).
-		row := per / t.Shape[0]
-		out := make([]*graph.Data, d.Shape[0])
-		for i := range out {
-			out[i] = graph.NewData(d.DType, append([]int{1}, t.Shape[1:]...))
-			if d.DType == graph.Float32 {
-				copy(out[i].F, d.F[i*row:(i+1)*row])
-			} else {
-				copy(out[i].I, d.I[i*row:(i+1)*row])
-			}
-		}
-		return out, checkFinite(file, d)
-	default:
+	ways := calibLayouts(d.Shape, t)
+	if len(ways) == 0 {
 		want := fmt.Sprintf("%v or [N %s]", t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"))
 		if len(t.Shape) > 1 && t.Shape[0] == 1 {
 			// A batch-1 input also takes samples stacked in place of the batch.
@@ -637,22 +656,182 @@ func loadCalibFile(file string, t *graph.Tensor) ([]*graph.Data, error) {
 			// Or batch-1 samples, grouped into batches.
 			want = fmt.Sprintf("%v, [N %s] or batch-1 samples [N 1 %s]", t.Shape, strings.Trim(fmt.Sprint(t.Shape), "[]"), strings.Trim(fmt.Sprint(t.Shape[1:]), "[]"))
 		}
-		return nil, fmt.Errorf("quant: calibration file %s: shape %v, input %q wants %s", file, d.Shape, t.Name, want)
+		return nil, nil, nil, fmt.Errorf("quant: calibration file %s: shape %v, input %q wants %s", file, d.Shape, t.Name, want)
 	}
 	if err := checkFinite(file, d); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
+	k, shape := 1, t.Shape
+	switch ways[0] {
+	case "stack":
+		k = d.Shape[0]
+	case "rows":
+		// Batch-1 samples (or a stack of them) for an input whose batch
+		// is bound above 1 (--shape): samples along the batch are
+		// independent, so they are returned one batch row each, and
+		// LoadCalib groups them into batches (user-journey finding: they
+		// were refused).
+		k, shape = d.Shape[0], append([]int{1}, t.Shape[1:]...)
+	}
+	row := graph.NumElements(shape)
 	out := make([]*graph.Data, k)
 	for i := range out {
-		s := graph.NewData(d.DType, t.Shape)
+		s := graph.NewData(d.DType, shape)
 		if d.DType == graph.Float32 {
-			copy(s.F, d.F[i*per:(i+1)*per])
+			copy(s.F, d.F[i*row:(i+1)*row])
 		} else {
-			copy(s.I, d.I[i*per:(i+1)*per])
+			copy(s.I, d.I[i*row:(i+1)*row])
 		}
 		out[i] = s
 	}
-	return out, nil
+	return out, ways, d.Shape, nil
+}
+
+// calibLayouts are the ways a file of shape s can hold samples of input t,
+// loadCalibFile's choice first:
+//   - "one S": one sample, of shape S, the input's (dimensions of 1 aside:
+//     a transposed or flattened sample of the same size is refused,
+//     user-journey finding);
+//   - "stack": samples stacked on a leading axis, each in the input's
+//     shape, or without its batch of 1;
+//   - "rows": batch-1 samples (stacked) of an input whose batch is bound
+//     above 1.
+//
+// A file of a single sample [1 64] for an input [1 64] is also a stack of
+// one. The files of one input must share a layout (sameLayout); stacks
+// with and without the batch of 1 may mix: each stacks whole samples.
+func calibLayouts(s []int, t *graph.Tensor) []string {
+	per := t.NumElements()
+	if per <= 0 {
+		return nil
+	}
+	var ways []string
+	if graph.NumElements(s) == per && sameShape(s, t.Shape) {
+		ways = append(ways, fmt.Sprintf("one %v", s))
+	}
+	if len(s) >= 1 && s[0] > 0 {
+		tail := s[1:]
+		switch {
+		case graph.NumElements(tail) == per && sameTail(tail, t.Shape):
+			ways = append(ways, "stack")
+		case len(t.Shape) > 1 && t.Shape[0] > 1 && graph.NumElements(tail) == per/t.Shape[0] && sameTail(tail, append([]int{1}, t.Shape[1:]...)):
+			ways = append(ways, "rows")
+		}
+	}
+	return ways
+}
+
+// sameLayout refuses cf, a file of input in, when it shares no layout with
+// the input's files read before it (review finding: [1 64], [64] and
+// [64 1] samples, or a [64] sample beside stacks, were all taken): it names
+// one of those files it disagrees with.
+func sameLayout(dir, in string, prev []calibFile, cf calibFile) error {
+	if len(prev) == 0 {
+		return nil
+	}
+	common := func(a, b []string) bool {
+		for _, w := range a {
+			if slices.Contains(b, w) {
+				return true
+			}
+		}
+		return false
+	}
+	all := slices.Clone(prev[0].ways)
+	for _, p := range prev[1:] {
+		all = slices.DeleteFunc(all, func(w string) bool { return !slices.Contains(p.ways, w) })
+	}
+	if common(all, cf.ways) {
+		return nil
+	}
+	other := prev[0]
+	for _, p := range prev {
+		if !common(p.ways, cf.ways) {
+			other = p
+			break
+		}
+	}
+	rel := func(p string) string {
+		if r, err := filepath.Rel(dir, p); err == nil {
+			return r
+		}
+		return p
+	}
+	return fmt.Errorf("quant: calibration dir %s: input %q: %s holds %s, but %s holds %s: give all of an input's files one layout (one sample each, or stacks of samples) and one sample shape", dir, in, rel(other.path), other.describe(), rel(cf.path), cf.describe())
+}
+
+// describe says how loadCalibFile reads the file.
+func (c calibFile) describe() string {
+	switch c.ways[0] {
+	case "stack":
+		return fmt.Sprintf("a stack of samples (shape %v)", c.shape)
+	case "rows":
+		return fmt.Sprintf("a stack of batch-1 samples (shape %v)", c.shape)
+	}
+	return fmt.Sprintf("one sample of shape %v", c.shape)
+}
+
+var digitRuns = regexp.MustCompile(`[0-9]+`)
+
+// sameNumbers refuses files of several inputs, one sample each, whose
+// numbers do not pair up: a_0.npy and b_0.npy are sample 0 (the numbers in
+// the name after the input's, a_1_2.npy's 1_2, leading zeros aside),
+// whatever their places in the file order. When some file has no number,
+// the files pair in name order, unchecked.
+func sameNumbers(dir string, ins []string, files map[string][]string) error {
+	nums := map[string][]string{}         // input → the number of each of its files
+	has := map[string]map[string]string{} // input → number → file
+	for _, in := range ins {
+		has[in] = map[string]string{}
+		for _, f := range files[in] {
+			base := filepath.Base(f)
+			rest := ""
+			if end := len(base) - len(".npy"); end > len(sanitize(in)) {
+				rest = base[len(sanitize(in)):end]
+			}
+			var parts []string
+			for _, r := range digitRuns.FindAllString(rest, -1) {
+				if r = strings.TrimLeft(r, "0"); r == "" {
+					r = "0"
+				}
+				parts = append(parts, r)
+			}
+			n := strings.Join(parts, "_")
+			if n == "" {
+				// A name without a number (a.npy, a_first.npy) claims
+				// no sample: the files pair in name order.
+				return nil
+			}
+			if prev, ok := has[in][n]; ok {
+				return fmt.Errorf("quant: calibration dir %s: %s and %s are both sample %s of input %q: remove one", dir, filepath.Base(prev), base, n, in)
+			}
+			has[in][n] = f
+			nums[in] = append(nums[in], n)
+		}
+	}
+	// unmatched is a's first file whose number b has no file for.
+	unmatched := func(a, b string) (file, n string) {
+		for i, n := range nums[a] {
+			if _, ok := has[b][n]; !ok {
+				return filepath.Base(files[a][i]), n
+			}
+		}
+		return "", ""
+	}
+	a := ins[0]
+	for _, b := range ins[1:] {
+		fa, na := unmatched(a, b)
+		fb, nb := unmatched(b, a)
+		switch {
+		case fa != "" && fb != "":
+			return fmt.Errorf("quant: calibration dir %s: %s has no file of input %q with its number (%s), and %s none of input %q (%s): the files of one sample are paired by the number in their names", dir, fa, b, na, fb, a, nb)
+		case fa != "":
+			return fmt.Errorf("quant: calibration dir %s: %s has no file of input %q with its number (%s): the files of one sample are paired by the number in their names", dir, fa, b, na)
+		case fb != "":
+			return fmt.Errorf("quant: calibration dir %s: %s has no file of input %q with its number (%s): the files of one sample are paired by the number in their names", dir, fb, a, nb)
+		}
+	}
+	return nil
 }
 
 // checkFinite refuses a NaN or an infinity in a float calibration file.

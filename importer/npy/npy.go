@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,6 +42,17 @@ func Read(r io.Reader) (*graph.Data, error) {
 	buf := bytes.NewBuffer(raw)
 	if got, err := io.CopyN(buf, r, int64(n*size)); err != nil {
 		return nil, fmt.Errorf(".npy data truncated: shape %v needs %d bytes, file has %d", shape, n*size, got)
+	}
+	// The data ends the file: bytes after it are a header length or a
+	// shape that does not match the file (review finding: a header
+	// length short of the real header read its last bytes as data,
+	// every value shifted, and the rest went unread).
+	if extra, _ := io.Copy(io.Discard, r); extra > 0 {
+		unit := "bytes"
+		if extra == 1 {
+			unit = "byte"
+		}
+		return nil, fmt.Errorf(".npy file has %d %s after its data (shape %v needs %d): the header's length or shape is wrong", extra, unit, shape, n*size)
 	}
 	return decode(buf.Bytes(), dt, descr, size, order, shape), nil
 }
@@ -77,6 +89,11 @@ func readHeader(r io.Reader) (descr string, fortran bool, shape []int, err error
 	hdr := make([]byte, hlen)
 	if _, err := io.ReadFull(r, hdr); err != nil {
 		return "", false, nil, fmt.Errorf("truncated .npy header")
+	}
+	// numpy ends the header with a newline (after its padding): a header
+	// length that ends elsewhere lands inside the header or the data.
+	if hlen == 0 || hdr[hlen-1] != '\n' {
+		return "", false, nil, fmt.Errorf(".npy header of %d bytes does not end in a newline, as numpy's does: the header length is wrong", hlen)
 	}
 	return parseHeader(string(hdr))
 }
@@ -120,7 +137,13 @@ func decode(b []byte, dt graph.DType, descr string, size int, order binary.ByteO
 			d.F[i] = math.Float32frombits(order.Uint32(p))
 		case kind == 'f' && size == 8:
 			d.F[i] = float32(math.Float64frombits(order.Uint64(p)))
-		case kind == 'b' || kind == 'u' && size == 1:
+		case kind == 'b':
+			// numpy reads any nonzero byte as True (review finding: 2
+			// stayed 2, and logical ops on it went wrong).
+			if p[0] != 0 {
+				d.I[i] = 1
+			}
+		case kind == 'u' && size == 1:
 			d.I[i] = int64(p[0])
 		case kind == 'i' && size == 1:
 			d.I[i] = int64(int8(p[0]))
@@ -166,88 +189,188 @@ func parseDescr(s string) (graph.DType, int, binary.ByteOrder, error) {
 	return 0, 0, nil, fmt.Errorf(".npy dtype %q not supported (want int8, uint8, int16, int32, int64, bool, float32, or float64, read as float32)", s)
 }
 
+// headerKeys are the keys of a .npy header dict: numpy refuses a header
+// with another key, or without one of them.
+var headerKeys = []string{"descr", "fortran_order", "shape"}
+
 // parseHeader reads the Python dict literal of a .npy header.
 func parseHeader(h string) (descr string, fortran bool, shape []int, err error) {
 	h = strings.TrimSpace(h)
 	if !strings.HasPrefix(h, "{") || !strings.HasSuffix(h, "}") {
 		return "", false, nil, fmt.Errorf(".npy header is not a dict: %.40q", h)
 	}
-	body := h[1 : len(h)-1]
 	// Keys and strings in either Python quote (numpy writes '; a header
 	// written with " was "has no descr": quantizer review).
-	get := func(key string) (string, bool) {
-		sq, dq := "'"+key+"'", "\""+key+"\""
-		if strings.Count(body, sq)+strings.Count(body, dq) > 1 {
-			// numpy's dict takes the last; a file that says two
-			// things is refused (adversarial journey).
-			return "\x00dup", true
-		}
-		i := strings.Index(body, sq)
-		if i < 0 {
-			i = strings.Index(body, dq)
-		}
-		if i < 0 {
-			return "", false
-		}
-		rest := strings.TrimSpace(body[i+len(key)+2:])
-		if !strings.HasPrefix(rest, ":") {
-			return "", false
-		}
-		return strings.TrimSpace(rest[1:]), true
+	vals, bad, err := headerDict(h)
+	if err != nil {
+		return "", false, nil, err
 	}
-	d, ok := get("descr")
-	if d == "\x00dup" {
-		return "", false, nil, fmt.Errorf(".npy header gives descr twice")
-	}
+	d, ok := vals["descr"]
 	if ok && strings.HasPrefix(d, "[") {
 		return "", false, nil, fmt.Errorf(".npy holds a structured array (named fields); only plain numeric arrays are read")
 	}
 	if !ok || len(d) < 2 || (d[0] != '\'' && d[0] != '"') {
 		return "", false, nil, fmt.Errorf(".npy header has no descr")
 	}
-	end := strings.IndexByte(d[1:], d[0])
-	if end < 0 {
+	if bad == "descr" || d[len(d)-1] != d[0] {
 		return "", false, nil, fmt.Errorf(".npy header has a bad descr")
 	}
-	descr = d[1 : 1+end]
+	descr = d[1 : len(d)-1]
 	// fortran_order is True or False, as numpy requires: another value
 	// (1, 'True') was read as C order, a Fortran array's values then in
 	// the wrong places (adversarial journey).
-	switch f, ok := get("fortran_order"); {
+	switch f, ok := vals["fortran_order"]; {
 	case !ok:
 		return "", false, nil, fmt.Errorf(".npy header has no fortran_order")
-	case f == "\x00dup":
-		return "", false, nil, fmt.Errorf(".npy header gives fortran_order twice")
-	case strings.HasPrefix(f, "True") && !isIdentChar(f, 4):
+	case f == "True":
 		fortran = true
-	case strings.HasPrefix(f, "False") && !isIdentChar(f, 5):
+	case f == "False":
 	default:
 		return "", false, nil, fmt.Errorf(".npy header's fortran_order is not True or False: %.20q", f)
 	}
-	s, ok := get("shape")
-	if s == "\x00dup" {
-		return "", false, nil, fmt.Errorf(".npy header gives shape twice")
-	}
-	if !ok || !strings.HasPrefix(s, "(") {
+	s, ok := vals["shape"]
+	if !ok {
 		return "", false, nil, fmt.Errorf(".npy header has no shape")
 	}
-	close := strings.IndexByte(s, ')')
-	if close < 0 {
+	if bad == "shape" || !strings.HasPrefix(s, "(") || !strings.HasSuffix(s, ")") {
 		return "", false, nil, fmt.Errorf(".npy header has a bad shape")
 	}
-	shape = []int{}
-	for _, part := range strings.Split(s[1:close], ",") {
-		part = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(part), "L"))
-		if part == "" {
-			continue
+	// Keys numpy does not write: numpy refuses the file (review finding).
+	for k := range vals {
+		if !slices.Contains(headerKeys, k) {
+			return "", false, nil, fmt.Errorf(".npy header has the key %q, which numpy does not write (it writes descr, fortran_order and shape)", k)
 		}
-		v, err := strconv.Atoi(part)
+	}
+	// A Python tuple: (), (3,), (1, 64) or (1, 64,). "(1,,64)" was read
+	// as [1 64] and "(3)", the number 3, as [3]; numpy refuses both.
+	shape = []int{}
+	inner := strings.TrimSpace(s[1 : len(s)-1])
+	if inner == "" {
+		return descr, fortran, shape, nil
+	}
+	parts := strings.Split(inner, ",")
+	if len(parts) == 1 {
+		return "", false, nil, fmt.Errorf(".npy header has a bad shape %s: not a tuple (numpy writes (%s,))", s, inner)
+	}
+	if strings.TrimSpace(parts[len(parts)-1]) == "" {
+		parts = parts[:len(parts)-1]
+	}
+	for _, part := range parts {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return "", false, nil, fmt.Errorf(".npy header has a bad shape %s: a dimension is empty", s)
+		}
+		v, err := strconv.Atoi(strings.TrimSuffix(part, "L"))
 		if err != nil || v < 0 {
 			return "", false, nil, fmt.Errorf(".npy header has a bad dimension %q", part)
 		}
 		shape = append(shape, v)
 	}
 	return descr, fortran, shape, nil
+}
+
+// headerDict splits the dict literal h ("{...}") into its keys and the
+// text of their values (a string with its quotes, a tuple or list with
+// its brackets, or a name or number). A value that does not end (an
+// unclosed quote or bracket) is named by its key in bad, with the values
+// read up to it.
+func headerDict(h string) (vals map[string]string, bad string, err error) {
+	vals = map[string]string{}
+	i := 1
+	ws := func() {
+		for i < len(h) && strings.IndexByte(" \t\r\n", h[i]) >= 0 {
+			i++
+		}
+	}
+	for {
+		ws()
+		if i == len(h)-1 && h[i] == '}' {
+			return vals, "", nil
+		}
+		if i >= len(h) || h[i] != '\'' && h[i] != '"' {
+			return nil, "", fmt.Errorf(".npy header is not a dict of quoted keys: %.40q", h[min(i, len(h)):])
+		}
+		end := quoted(h, i)
+		if end < 0 {
+			return nil, "", fmt.Errorf(".npy header is not a dict of quoted keys: %.40q", h[i:])
+		}
+		key := h[i+1 : end-1]
+		i = end
+		ws()
+		if i >= len(h) || h[i] != ':' {
+			return nil, "", fmt.Errorf(".npy header has no value for %q", key)
+		}
+		i++
+		ws()
+		start := i
+		switch {
+		case i < len(h) && (h[i] == '\'' || h[i] == '"'):
+			i = quoted(h, i)
+		case i < len(h) && (h[i] == '(' || h[i] == '['):
+			i = bracketed(h, i)
+		default:
+			for i < len(h) && h[i] != ',' && h[i] != '}' {
+				i++
+			}
+		}
+		if _, dup := vals[key]; dup {
+			// numpy's dict takes the last; a file that says two
+			// things is refused (adversarial journey).
+			return nil, "", fmt.Errorf(".npy header gives %s twice", key)
+		}
+		if i < 0 {
+			vals[key] = h[start:]
+			return vals, key, nil
+		}
+		vals[key] = strings.TrimSpace(h[start:i])
+		ws()
+		switch {
+		case i < len(h)-1 && h[i] == ',':
+			i++
+		case i == len(h)-1:
+			// The closing brace.
+		default:
+			return nil, "", fmt.Errorf(".npy header has %.20q after the value of %q: the dict does not close there", h[i:], key)
+		}
+	}
+}
+
+// quoted returns the index after the Python string that starts at h[i],
+// or -1 when it does not end.
+func quoted(h string, i int) int {
+	q := h[i]
+	for j := i + 1; j < len(h); j++ {
+		switch h[j] {
+		case '\\':
+			j++
+		case q:
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// bracketed returns the index after the tuple or list that starts at h[i]
+// (nested brackets and strings included), or -1 when it does not close.
+func bracketed(h string, i int) int {
+	depth := 0
+	for j := i; j < len(h); j++ {
+		switch h[j] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		case '\'', '"':
+			if j = quoted(h, j); j < 0 {
+				return -1
+			}
+			j--
+		}
+	}
+	return -1
 }
 
 // Write encodes d as a version 1.0 .npy file.
@@ -323,14 +446,4 @@ func FromBytes(b []byte, dt graph.DType, shape []int) (*graph.Data, error) {
 	}
 	descr := map[graph.DType]string{graph.Float32: "<f4", graph.Int8: "|i1", graph.UInt8: "|u1", graph.Bool: "|b1", graph.Int16: "<i2", graph.Int32: "<i4", graph.Int64: "<i8"}[dt]
 	return decode(b, dt, descr, dt.Size(), binary.LittleEndian, shape), nil
-}
-
-// isIdentChar reports whether s[i] continues a Python name (so that
-// "Truex" is not True).
-func isIdentChar(s string, i int) bool {
-	if i >= len(s) {
-		return false
-	}
-	c := s[i]
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

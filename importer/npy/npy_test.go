@@ -173,7 +173,7 @@ func TestReadHeader(t *testing.T) {
 		}
 	}
 	// A type mcugen does not read keeps numpy's descr.
-	hdr := "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }"
+	hdr := "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }\n"
 	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(hdr)), 0)
 	h, err := ReadHeader(bytes.NewReader(append(b, hdr...)))
 	if err != nil || h.DType != "<c8" {
