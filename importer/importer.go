@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -233,33 +234,27 @@ func loadTensor(path string, want *graph.Tensor) (string, *graph.Data, error) {
 		}
 		return "", nil, fmt.Errorf("%s: holds %s, input %q wants %s", path, d.DType, want.Name, want.DType)
 	}
-	if !sameShape(squeeze(d.Shape), squeeze(want.Shape)) {
+	if !SameShapeButOnes(d.Shape, want.Shape) {
 		return "", nil, fmt.Errorf("%s: has shape %v, input %q wants %v", path, d.Shape, want.Name, want.Shape)
 	}
 	d.Shape = append([]int(nil), want.Shape...)
 	return name, d, nil
 }
 
-func squeeze(s []int) []int {
-	var out []int
-	for _, d := range s {
-		if d != 1 {
-			out = append(out, d)
+// SameShapeButOnes reports whether shapes a and b are the same once their
+// size-1 dimensions are left out: how a tensor file (and test's expected
+// output) is checked against the model's tensor.
+func SameShapeButOnes(a, b []int) bool {
+	drop := func(s []int) []int {
+		var out []int
+		for _, d := range s {
+			if d != 1 {
+				out = append(out, d)
+			}
 		}
+		return out
 	}
-	return out
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(drop(a), drop(b))
 }
 
 // BindInputs resolves `--input` arguments (NAME=FILE binds by name, a bare

@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -541,7 +540,7 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 			// The shape too, as --input files are checked (size-1
 			// dimensions aside; review finding: a [3 4] file passed for a
 			// [1 12] output).
-			if d.DType != t.DType || d.Len() != t.NumElements() || !slices.Equal(dropOnes(d.Shape), dropOnes(t.Shape)) {
+			if d.DType != t.DType || d.Len() != t.NumElements() || !importer.SameShapeButOnes(d.Shape, t.Shape) {
 				return nil, nil, nil, fmt.Errorf("%s: holds %s %v, output %q is %s %v", f, d.DType, d.Shape, name, t.DType, t.Shape)
 			}
 			d.Shape = t.Shape
@@ -560,17 +559,6 @@ func (c *testCmd) loadVectors(e *env, s *pipeline.State, model string) ([]map[st
 		expected = append(expected, want)
 	}
 	return vecs, expected, labels, nil
-}
-
-// dropOnes is shape s without its size-1 dimensions.
-func dropOnes(s []int) []int {
-	var out []int
-	for _, d := range s {
-		if d != 1 {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // vectorGroup is one vector's input files: input_NNN.npy for a model of
