@@ -46,7 +46,7 @@ func TestWeightZeroPointOnM55_52(t *testing.T) {
 // The layers the dsp schedules decline (a grouped convolution, a depthwise
 // layer over channels not a multiple of four, int8 weights that cannot hold
 // w − z) keep the mve target's own fallback, the blocked generic C: the dsp
-// schedules' fallback, the plain generic C, took 1.6x to 1.9x its
+// schedules' fallback, the plain generic C, took 1.2x to 2.7x its
 // instructions (review finding). Each stays within 5% of the generic
 // target's count for the same layer, and bit-exact.
 func TestWeightZeroPointDeclinedOnM55_52(t *testing.T) {
