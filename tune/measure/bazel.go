@@ -649,6 +649,14 @@ func Merge(s *pipeline.State, cfg Config, dir string) (int, error) {
 		recs.Put(rec)
 		n++
 	}
+	// A kernel of the model that the batch has no result for, and the file
+	// no record of, is said (review finding: it was left untuned in
+	// silence, a target that never ran looking like one that measured).
+	for _, k := range kernels {
+		if byKey[tune.KeyFor(k.Signature, target, cfg.Core, k.Defaults)] == nil && recs.Get(k.Signature, target, cfg.Core, k.Defaults) == nil {
+			note(fmt.Sprintf("kernel %s: no result under %s and no record in %s: it keeps its defaults (did its targets run?)", k.Signature, dir, out))
+		}
+	}
 	if n == 0 && kept > 0 {
 		return 0, nil // every kernel's record was better already: nothing to write
 	}

@@ -110,3 +110,41 @@ func TestBazelModelWithLeadingDash52(t *testing.T) {
 		t.Errorf("the model's copy: %v\n%s", err, build)
 	}
 }
+
+// A kernel of the model with no result in the batch and no record in the
+// file is said, not left untuned in silence (review finding).
+func TestMergeNamesKernelsWithoutResults52(t *testing.T) {
+	b := board(t, "mps2-an386")
+	opt := pipeline.Options{Board: b, Version: "test"}
+	s, err := pipeline.Compile(testModel, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels, err := Kernels(s, opt)
+	if err != nil || len(kernels) < 2 {
+		t.Fatalf("%d kernels, %v", len(kernels), err)
+	}
+	dir := t.TempDir()
+	res := filepath.Join(dir, "results")
+	p := filepath.Join(res, "k0", "result.json")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	k0 := kernels[0]
+	if err := writeJSON(p, Result{Candidate: Candidate{Kernel: k0.Signature, Target: s.Module.Target, Core: b.CPU, Knobs: k0.Defaults.Clone(), Default: true}, Board: b.Name, Instructions: 700}); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	out := filepath.Join(dir, "r.json")
+	cfg := Config{Opt: opt, Core: b.CPU, Out: out, Note: func(n string) { notes = append(notes, n) }, Version: "test"}
+	if n, err := Merge(s, cfg, res); err != nil || n != 1 {
+		t.Fatalf("merged %d, %v", n, err)
+	}
+	j := strings.Join(notes, "\n")
+	for _, k := range kernels[1:] {
+		if want := "kernel " + k.Signature + ": no result under " + res + " and no record in " + out; !strings.Contains(j, want) {
+			t.Errorf("no note %q in %q", want, notes)
+		}
+	}
+	if strings.Contains(j, "kernel "+k0.Signature+": no result") {
+		t.Errorf("the measured kernel was named: %q", notes)
+	}
+}
