@@ -7,16 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/pipeline"
 	"github.com/mcugen/mcugen/tune"
 )
 
-// --merge keeps a record the file already holds where it measured fewer
-// instructions than the batch's best, with a note, and takes the batch's
-// where it is better (review finding: a 500-instruction record was
-// replaced by a batch's 607 in silence, though TUNING.md says existing
-// records stay).
-func TestMergeKeepsABetterRecord52(t *testing.T) {
+// mergeModel compiles the test model for mps2-an386 and returns its
+// kernels (at least two), as the merge tests take them.
+func mergeModel(t *testing.T) (*boards.Board, pipeline.Options, *pipeline.State, []*Kernel) {
+	t.Helper()
 	b := board(t, "mps2-an386")
 	opt := pipeline.Options{Board: b, Version: "test"}
 	s, err := pipeline.Compile(testModel, opt)
@@ -27,6 +26,16 @@ func TestMergeKeepsABetterRecord52(t *testing.T) {
 	if err != nil || len(kernels) < 2 {
 		t.Fatalf("%d kernels, %v", len(kernels), err)
 	}
+	return b, opt, s, kernels
+}
+
+// --merge keeps a record the file already holds where it measured fewer
+// instructions than the batch's best, with a note, and takes the batch's
+// where it is better (review finding: a 500-instruction record was
+// replaced by a batch's 607 in silence, though TUNING.md says existing
+// records stay).
+func TestMergeKeepsABetterRecord52(t *testing.T) {
+	b, opt, s, kernels := mergeModel(t)
 	k0, k1 := kernels[0], kernels[1]
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
@@ -114,16 +123,7 @@ func TestBazelModelWithLeadingDash52(t *testing.T) {
 // A kernel of the model with no result in the batch and no record in the
 // file is said, not left untuned in silence (review finding).
 func TestMergeNamesKernelsWithoutResults52(t *testing.T) {
-	b := board(t, "mps2-an386")
-	opt := pipeline.Options{Board: b, Version: "test"}
-	s, err := pipeline.Compile(testModel, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kernels, err := Kernels(s, opt)
-	if err != nil || len(kernels) < 2 {
-		t.Fatalf("%d kernels, %v", len(kernels), err)
-	}
+	b, opt, s, kernels := mergeModel(t)
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")
 	p := filepath.Join(res, "k0", "result.json")
