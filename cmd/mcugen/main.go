@@ -164,8 +164,8 @@ func main() {
 	// On SIGINT, SIGTERM or SIGHUP (a closed terminal), kill the programs the
 	// runner started (QEMU and gcc run in process groups of their own, so the
 	// signal does not reach them), remove the temporary output being written
-	// (the old output, if any, is untouched) and the temporary build
-	// directories, and exit like a shell does: 128 + the signal's number.
+	// (the old output, if any, is untouched), the lock files held and the
+	// temporary build directories, and exit like a shell does: 128 + the signal's number.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
@@ -173,6 +173,7 @@ func main() {
 		runner.Interrupt()
 		cleanupTemps()
 		fileio.RemoveWriting()
+		fileio.RemoveLocks()
 		fmt.Fprintf(os.Stderr, "mcugen: interrupted (%v)\n", s)
 		if h := interruptHint.Load(); h != nil {
 			fmt.Fprintf(os.Stderr, "mcugen: %s\n", (*h)())

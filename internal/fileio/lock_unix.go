@@ -6,8 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sync"
 	"syscall"
 )
+
+// held holds the lock files this process has locked and not released, for
+// RemoveLocks.
+var held sync.Map
+
+// RemoveLocks removes the lock files this process holds: for a signal
+// handler that exits the process (an interrupted tune left an empty
+// FILE.lock beside its records; review finding). The locks themselves end
+// with the process.
+func RemoveLocks() {
+	held.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		return true
+	})
+}
 
 // Lock takes the exclusive lock on the file at path (made if missing),
 // waiting for another process that holds it after calling wait with a line
@@ -31,10 +48,16 @@ func Lock(path string, wait func()) (func(), error) {
 		if _, err := flock(f, path, func() { waited = true; w() }); err != nil {
 			return nil, err
 		}
-		held, err1 := f.Stat()
+		lockd, err1 := f.Stat()
 		now, err2 := os.Stat(path)
-		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+		if err1 == nil && err2 == nil && os.SameFile(lockd, now) {
+			key := path
+			if abs, err := filepath.Abs(path); err == nil {
+				key = abs
+			}
+			held.Store(key, true)
 			return func() {
+				held.Delete(key)
 				_ = os.Remove(path)
 				f.Close()
 			}, nil
