@@ -67,6 +67,22 @@ func (c *convNest) rowsEligible() (stride, padT, padL int, ok bool) {
 	return 0, 0, 0, false
 }
 
+// rowsFit reports whether convRows' ring of KH widened rows (its largest
+// local array; a gathered column adds at most a block's K words) fits the
+// stack f's target leaves a kernel (PrimFunc.StackBytes; any, when unknown).
+func (c *convNest) rowsFit(f *PrimFunc, stride, padL int) bool {
+	lim := f.StackBytes
+	if lim <= 0 {
+		return true
+	}
+	W := c.accNest.x.Buf.Shape[2]
+	Wp := max(padL+W, (c.OW-1)*stride+c.KW)
+	cp := c.rowChannels()
+	ring := 4 * c.KH * Wp * (cp / 2)
+	col := 4 * 3 * c.KH * c.KW * cp / 2
+	return ring+col <= lim
+}
+
 // convRows builds the row-widened schedule with the packed weights wp (K =
 // KH·KW·Cp per channel with Cp = rowChannels(), DSPPackWeights or
 // DSPPackWeights8 layout; rowWeights pads them for Cg = 3), bpx

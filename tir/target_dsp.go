@@ -674,7 +674,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// mps2-an386: KWS 2,570,991 → 2,501,371, VWW 4,596,895 → 4,546,977,
 	// IC 10,167,174 → 9,874,648.
 	if wbits == 16 && boc == 2 {
-		if stride, _, _, ok := c.rowsEligible(); ok && Cg%4 == 0 && knob(f, "conv_rows", 1) != 0 {
+		if stride, _, padL, ok := c.rowsEligible(); ok && Cg%4 == 0 && knob(f, "conv_rows", 1) != 0 && c.rowsFit(f, stride, padL) {
 			// Where the rows' LDRD offsets fit (xs = stride·Cg/2 words):
 			// beyond, the 3x2 block takes its C form, slower than the 2x2
 			// asm (a review: 256 channels at stride 1, 12,061,107 against
@@ -753,7 +753,13 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	if wbits == 8 && Cg%4 == 0 {
 		defRows = 0
 	}
-	if stride, padT, padL, ok := c.rowsEligible(); ok && knob(f, "conv_rows", defRows) != 0 {
+	// The ring of KH widened rows is on the kernel's stack: past the
+	// target's (PrimFunc.StackBytes) the layer takes the im2col form
+	// below, whose column holds a block's windows only. (It went to the
+	// next target, the generic C, at 2.8 times the instructions: a
+	// review's 3×3 32→32 layer 80 pixels wide, 23,227,065 → 9,561,163;
+	// and 1-D layers of 128 channels over 64 frames.)
+	if stride, padT, padL, ok := c.rowsEligible(); ok && knob(f, "conv_rows", defRows) != 0 && c.rowsFit(f, stride, padL) {
 		wd, cp := w.Data.I, c.rowChannels()
 		if cp != Cg {
 			wd = padChannels(wd, Cg, cp)
