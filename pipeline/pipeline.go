@@ -741,6 +741,7 @@ func planPass(s *State) error {
 	// (Once: lowering may plan again, and the graph is pruned by then.)
 	if !s.pruned {
 		foldConstNodes(s.Graph)
+		graph.FoldPadIntoConv(s.Graph)
 		graph.FuseDFTPower(s.Graph)
 		s.MACs = graph.TotalMACs(s.Graph)
 		_, s.UnusedChannels = graph.PruneUnusedChannels(s.Graph)
