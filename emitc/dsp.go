@@ -208,6 +208,92 @@ static inline void dsp_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, in
     }
     sumpool_tail_s8(acc, x, xkh, xkw, kh, kw, c4, c);
 }`)
+	add("dsp_max4_s8", nil, `/* The bytes of a and b as four int8 lanes: the larger (dsp_max4_s8) or smaller (dsp_min4_s8)
+   of each pair, in C (dsp_maxpool_s8's form without asm). */
+static inline int32_t dsp_max4_s8(int32_t a, int32_t b)
+{
+    uint32_t r = 0;
+    int32_t k;
+    for (k = 0; k < 32; k += 8) {
+        const int8_t u = (int8_t)((uint32_t)a >> k);
+        const int8_t v = (int8_t)((uint32_t)b >> k);
+        r |= (uint32_t)(uint8_t)(u > v ? u : v) << k;
+    }
+    return (int32_t)r;
+}
+static inline int32_t dsp_min4_s8(int32_t a, int32_t b)
+{
+    uint32_t r = 0;
+    int32_t k;
+    for (k = 0; k < 32; k += 8) {
+        const int8_t u = (int8_t)((uint32_t)a >> k);
+        const int8_t v = (int8_t)((uint32_t)b >> k);
+        r |= (uint32_t)(uint8_t)(u < v ? u : v) << k;
+    }
+    return (int32_t)r;
+}`)
+	add("dsp_"+tir.KMaxPool, []string{"dsp_acle", "dsp_max4_s8"}, `/* y[ch] = min(max(m, lo), hi) with m the maximum over a < kh, b < kw of x[a*xkh + b*xkw + ch]
+   (kh, kw >= 1, -128 <= lo <= hi <= 127). Four channels a step in the bytes of a word: SSUB8 sets
+   a byte's GE flag where its difference is not negative, and SEL takes the bytes so flagged
+   from its first operand (one asm statement: the flags pass between them). */
+static inline void dsp_maxpool_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c, int32_t lo,
+                                  int32_t hi)
+{
+    const int32_t c4 = c - c % 4;
+    const int32_t lo4 = (int32_t)(0x01010101u * (uint32_t)(uint8_t)lo);
+    const int32_t hi4 = (int32_t)(0x01010101u * (uint32_t)(uint8_t)hi);
+    int32_t ch;
+    for (ch = 0; ch < c4; ch += 4) {
+        int32_t best = dsp_read32(x + ch);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            const int8_t *r = x + i * xkh + ch;
+            int32_t j;
+            for (j = 0; j < kw; ++j, r += xkw) {
+                const int32_t v = dsp_read32(r);
+#if !defined(MCUGEN_NO_ASM)
+                int32_t d;
+                __asm__("ssub8 %0, %2, %1\n\tsel %1, %2, %1" : "=&r"(d), "+r"(best) : "r"(v));
+                (void)d;
+#else
+                best = dsp_max4_s8(best, v);
+#endif
+            }
+        }
+#if !defined(MCUGEN_NO_ASM)
+        if (lo > -128) {
+            int32_t d;
+            __asm__("ssub8 %0, %1, %2\n\tsel %1, %1, %2" : "=&r"(d), "+r"(best) : "r"(lo4));
+            (void)d;
+        }
+        if (hi < 127) {
+            int32_t d;
+            __asm__("ssub8 %0, %2, %1\n\tsel %1, %1, %2" : "=&r"(d), "+r"(best) : "r"(hi4));
+            (void)d;
+        }
+#else
+        if (lo > -128) {
+            best = dsp_max4_s8(best, lo4);
+        }
+        if (hi < 127) {
+            best = dsp_min4_s8(best, hi4);
+        }
+#endif
+        memcpy(y + ch, &best, 4);
+    }
+    for (; ch < c; ++ch) {
+        int8_t b = x[ch];
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                const int8_t v = x[i * xkh + j * xkw + ch];
+                b = v > b ? v : b;
+            }
+        }
+        y[ch] = (int8_t)(b < lo ? lo : b > hi ? hi : b);
+    }
+}`)
 	add(tir.IntrDSPDW4, []string{"dsp_acle"}, `/* acc[0] += (x[0] + xo) * lo(w[0]), acc[2] += (x[2] + xo) * hi(w[0]),
    acc[1] += (x[1] + xo) * lo(w[1]), acc[3] += (x[3] + xo) * hi(w[1]). */
 static inline void dsp_dw4_s8(int32_t *acc, const int8_t *x, const int32_t *w, int32_t xo)

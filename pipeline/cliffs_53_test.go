@@ -35,3 +35,143 @@ func TestWideRowsKeepTheDSPForm53(t *testing.T) {
 		})
 	}
 }
+
+// withPadNode writes a convolution's padding out as a Pad node before it
+// (value: the input's zero point), as Keras' ZeroPadding2D exports to
+// TFLite.
+func withPadNode(g *graph.Graph) *graph.Graph {
+	conv := g.Nodes[0]
+	a := *conv.Attrs.(*graph.Conv2DAttrs)
+	x := g.Tensors[conv.Inputs[0]]
+	p := a.Pad
+	g.AddTensor(&graph.Tensor{Name: "xp", DType: x.DType, Shape: []int{1, x.Shape[1] + p.Top + p.Bottom, x.Shape[2] + p.Left + p.Right, x.Shape[3]}, Quant: x.Quant})
+	pad := &graph.Node{Name: "pad", Op: graph.Pad, Inputs: []string{x.Name}, Outputs: []string{"xp"},
+		Attrs: &graph.PadAttrs{Mode: "constant", Value: float64(x.Quant.ZeroPoint[0]), Pads: []int{0, p.Top, p.Left, 0, 0, p.Bottom, p.Right, 0}}}
+	a.Pad = graph.Padding{}
+	conv.Attrs, conv.Inputs[0] = &a, "xp"
+	g.Nodes = append([]*graph.Node{pad}, g.Nodes...)
+	return g
+}
+
+// A Pad that is a convolution's padding written out (TFLite's PAD before
+// a stride-2 depthwise layer of MobileNet) folds into the convolution: the
+// firmware runs bit-exact with the graph's, in the instructions and arena
+// of the same layer with the padding as its own (review finding: PAD plus
+// depthwise 24×24×96 took 875,913 instructions against 341,461, and the
+// Pad's copy doubled MobileNetV2's arena).
+func TestPadFoldsIntoConv53(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, c := range []struct {
+		name string
+		g    func() *graph.Graph
+	}{
+		{"depthwise-s2", func() *graph.Graph { return tirtest.Conv3x3Size(24, 24, 32, 32, 2, graph.ActRelu6, -128) }},
+		{"conv3x3", func() *graph.Graph { return tirtest.ConvK(10, 12, 8, 16, 3, 1, graph.ActRelu, -128) }},
+		{"depthwise-s2-top-left", func() *graph.Graph {
+			// Padding above and left only: the output keeps its 12×12.
+			g := tirtest.Conv3x3Size(24, 24, 32, 32, 2, graph.ActRelu6, -128)
+			a := *g.Nodes[0].Attrs.(*graph.Conv2DAttrs)
+			a.Pad = graph.Padding{Top: 1, Left: 1}
+			g.Nodes[0].Attrs = &a
+			return g
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := Options{Board: b, Version: "test"}
+			own := checkedRun(t, c.g(), c.name, o, 1, 53)
+			s, err := CompileGraph(withPadNode(c.g()), c.name+"-pad", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range s.Graph.Nodes {
+				if n.Op == graph.Pad {
+					t.Errorf("%s: the Pad node %q stayed", c.name, n.Name)
+				}
+			}
+			ref, err := CompileGraph(c.g(), c.name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Plan.ArenaBytes != ref.Plan.ArenaBytes {
+				t.Errorf("%s: arena %d B with the Pad, %d B with the padding the convolution's own", c.name, s.Plan.ArenaBytes, ref.Plan.ArenaBytes)
+			}
+			padded := checkedRun(t, withPadNode(c.g()), c.name+"-pad", o, 3, 53)
+			t.Logf("%s on mps2-an386: %d instructions with the Pad node, %d with the padding the convolution's own", c.name, padded, own)
+			if float64(padded) > 1.01*float64(own) {
+				t.Errorf("%s: %d instructions with the Pad node, %d without", c.name, padded, own)
+			}
+		})
+	}
+}
+
+// A 1-D convolution (KH = 1) gathers its window into a column of K int16
+// per pixel; three-pixel blocks are its default only where their LDM asm
+// reaches the third pixel's row (4K + 8(u−1) <= 1020 bytes): a review's
+// 1×10 32→32 layer took the blocks' C form at 0.95 MACs an instruction,
+// 1.29 in pairs. There the default takes fewer instructions than three-pixel
+// blocks (the default it had), and both run bit-exact.
+func TestOneDGatherBlocks53(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, c := range []struct {
+		name   string
+		kw, ci int
+	}{{"1x10-32", 10, 32}, {"1x8-40", 8, 40}} {
+		t.Run(c.name, func(t *testing.T) {
+			defaultTakesFewer(t, b, func() *graph.Graph { return tirtest.ConvRect(1, 48, c.ci, 32, 1, c.kw, graph.ActRelu, -128) },
+				map[string]int{}, map[string]int{"block_px": 3}, "default blocks", "three-pixel blocks")
+		})
+	}
+}
+
+// maxPoolGraph is an int8 max pool k×k at stride s over h×w×c (input and
+// output zero point -7), with activation act.
+func maxPoolGraph(h, w, c, k, s int, pad graph.Padding, act graph.Activation) *graph.Graph {
+	g := graph.New("maxpool", "tflite")
+	q := &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-7}}
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, w, c}, Quant: q})
+	oh, ow := (h+pad.Top+pad.Bottom-k)/s+1, (w+pad.Left+pad.Right-k)/s+1
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, oh, ow, c}, Quant: q})
+	g.AddNode(&graph.Node{Name: "pool", Op: graph.MaxPool2D, Inputs: []string{"x"}, Outputs: []string{"y"},
+		Attrs: &graph.PoolAttrs{Kernel: [2]int{k, k}, Stride: [2]int{s, s}, Dilation: [2]int{1, 1}, Pad: pad, Act: act}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g
+}
+
+// An int8 max pool takes four channels a step on the DSP (SSUB8 and SEL in
+// the bytes of a word): it was scalar C at 16 to 30 instructions an output
+// (review finding). Each case runs bit-exact (random and extreme inputs)
+// in at most half the generic target's instructions; channel counts not a
+// multiple of four take a scalar tail, and padded windows keep the generic
+// form.
+func TestMaxPoolSIMD53(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, c := range []struct {
+		name  string
+		g     func() *graph.Graph
+		ratio float64 // instructions at most this times the generic target's
+	}{
+		{"2x2-c16", func() *graph.Graph { return maxPoolGraph(24, 24, 16, 2, 2, graph.Padding{}, graph.ActNone) }, 0.5},
+		{"2x2-c20-relu6", func() *graph.Graph { return maxPoolGraph(12, 12, 20, 2, 2, graph.Padding{}, graph.ActRelu6) }, 0.5},
+		{"3x3-s1-c8", func() *graph.Graph { return maxPoolGraph(10, 10, 8, 3, 1, graph.Padding{}, graph.ActRelu) }, 0.5},
+		{"2x2-c6", func() *graph.Graph { return maxPoolGraph(12, 12, 6, 2, 2, graph.Padding{}, graph.ActNone) }, 0.8},
+		{"3x3-same", func() *graph.Graph {
+			return maxPoolGraph(9, 9, 8, 3, 2, graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}, graph.ActNone)
+		}, 1.05},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := Options{Board: b, Version: "test"}
+			got := checkedRun(t, c.g(), c.name, o, 3, 53)
+			o.Target = "generic"
+			gen := checkedRun(t, c.g(), c.name+"-generic", o, 1, 53)
+			t.Logf("%s on mps2-an386: %d instructions, the generic target %d", c.name, got, gen)
+			if float64(got) > c.ratio*float64(gen) {
+				t.Errorf("%s: %d instructions, the generic target %d: want at most %.2f times", c.name, got, gen, c.ratio)
+			}
+			if c.ratio < 1 {
+				// The helper's C form (no asm), and an unoptimised build.
+				checkGraphUnderQEMUFlags(t, b, c.g(), c.name+"-c", "", nil, []string{"-DMCUGEN_NO_ASM"}, 3, 53, "dsp_maxpool_s8(")
+				checkGraphUnderQEMUFlags(t, b, c.g(), c.name+"-O0", "", nil, []string{"-O0"}, 2, 53, "dsp_maxpool_s8(")
+			}
+		})
+	}
+}

@@ -25,6 +25,50 @@ func init() {
 	}
 }
 
+// KMaxPool(y *i8, x *i8, xkh, xkw, kh, kw, c, lo, hi), kh·kw >= 1,
+// -128 <= lo <= hi <= 127:
+// y[ch] = min(max(max_{a<kh, b<kw} x[a·xkh + b·xkw + ch], lo), hi) for ch < c.
+const KMaxPool = "maxpool_s8"
+
+func init() {
+	extIntrinsics["dsp_"+KMaxPool] = func(a []val) val {
+		y, x, xkh, xkw, kh, kw, c, lo, hi := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i, a[8].i
+		if kh < 1 || kw < 1 || lo < -128 || hi > 127 || lo > hi {
+			panic(fmt.Sprintf("dsp_%s: window %dx%d, clamp [%d, %d]", KMaxPool, kh, kw, lo, hi))
+		}
+		for ch := int64(0); ch < c; ch++ {
+			best := x.p.I[x.i+ch]
+			for p := int64(0); p < kh; p++ {
+				for q := int64(0); q < kw; q++ {
+					best = max(best, x.p.I[x.i+p*xkh+q*xkw+ch])
+				}
+			}
+			y.p.I[y.i+ch] = min(max(best, lo), hi)
+		}
+		return val{}
+	}
+}
+
+// simdMaxPool schedules an int8 max pool whose windows need no padding
+// checks as simdAvgPool does a sum: the taps × channels nest tensorized into
+// <prefix>_maxpool_s8 (four channels a step in the bytes of a word:
+// SSUB8 and SEL), into an int8 array the clamp and store then read.
+// Anything else takes the fallback.
+func simdMaxPool(prefix string, fallback ScheduleFunc) ScheduleFunc {
+	return func(f *PrimFunc) (*PrimFunc, error) {
+		g, err := simdPoolKind(f, prefix, true)
+		if err != nil {
+			if f.Knobs == nil {
+				f.Knobs = map[string]int{}
+			}
+			f.Knobs["simd"] = 0
+			return fallback(f)
+		}
+		g.Knobs["simd"] = 1
+		return g, nil
+	}
+}
+
 // simdAvgPool schedules an int8 average pool whose windows need no padding
 // checks: an accumulator per channel, the window taps outside the channel
 // loop, and the taps × channels nest tensorized into <prefix>_sumpool_s8;
@@ -44,7 +88,11 @@ func simdAvgPool(prefix string, fallback ScheduleFunc) ScheduleFunc {
 	}
 }
 
-func simdPool(f *PrimFunc, prefix string) (*PrimFunc, error) {
+func simdPool(f *PrimFunc, prefix string) (*PrimFunc, error) { return simdPoolKind(f, prefix, false) }
+
+// simdPoolKind is simdPool for a window sum, or (isMax) for a window
+// maximum of int8 values starting from -128.
+func simdPoolKind(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, error) {
 	f = Flatten(stripUnitLoops(PruneConditions(Simplify(f))))
 	if f.Knobs == nil {
 		f.Knobs = map[string]int{}
@@ -66,8 +114,11 @@ func simdPool(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		return nil, fmt.Errorf("unexpected body")
 	}
 	init, ok := seq.Stmts[0].(*Store)
-	if v, isC := IsConst(init.Value); !ok || !isC || v != 0 {
-		return nil, fmt.Errorf("accumulator does not start at 0")
+	if !ok {
+		return nil, fmt.Errorf("unexpected body")
+	}
+	if v, isC := IsConst(init.Value); !isC || !isMax && v != 0 || isMax && v != -128 {
+		return nil, fmt.Errorf("accumulator does not start at 0 (a sum) or -128 (a maximum)")
 	}
 	acc := al.Buf
 	var loops []*For
@@ -84,8 +135,8 @@ func simdPool(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		return nil, fmt.Errorf("reduction is not a plain window sum")
 	}
 	sum, ok := upd.Value.(*Binary)
-	if !ok || sum.Op != OpAdd {
-		return nil, fmt.Errorf("not a sum")
+	if !ok || !isMax && sum.Op != OpAdd || isMax && sum.Op != OpMax {
+		return nil, fmt.Errorf("not a sum or a maximum")
 	}
 	if a, ok := sum.A.(*Load); !ok || a.Buf != acc {
 		return nil, fmt.Errorf("not a sum")
@@ -111,19 +162,89 @@ func simdPool(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	if !ok || xc != 1 {
 		return nil, fmt.Errorf("channels not contiguous")
 	}
-	accv := NewBuffer("acc", I32, []int{int(m)}, ScopeLocal)
+	if isMax && x.Buf.DType != I8 {
+		return nil, fmt.Errorf("not an int8 maximum")
+	}
+	call := func(y *Ptr, lo, hi int64) Stmt {
+		return &Evaluate{X: Call(prefix+"_"+KMaxPool, I32, y, &Ptr{Buf: x.Buf, Index: xb},
+			C(st[0]), C(st[1]), C(ext[0]), C(ext[1]), C(m), C(lo), C(hi))}
+	}
+	if isMax {
+		// The clamp and the store too, where the channel loop's one
+		// statement is y[base + c] = int8(clamp(acc)).
+		if y, lo, hi, ok := maxPoolStore(seq.Stmts[2], acc, l.Var); ok {
+			f.Body = replaceStmt(f.Body, l, func(Stmt) Stmt { return call(y, lo, hi) })
+			return f, nil
+		}
+	}
 	c1, c3 := NewVar("c"), NewVar("c")
-	zero := &For{Var: c1, Min: C(0), Extent: C(m), Body: &Store{Buf: accv, Indices: []Expr{c1}, Value: C(0), Flat: true}}
-	red := &Evaluate{X: Call(prefix+"_"+KSumPool, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb},
-		C(st[0]), C(st[1]), C(ext[0]), C(ext[1]), C(m))}
+	var accv *Buffer
+	var pre []Stmt
+	if isMax {
+		// The window's maximum of each channel, written whole (no start).
+		accv = NewBuffer("acc", I8, []int{int(m)}, ScopeLocal)
+		pre = append(pre, call(&Ptr{Buf: accv, Index: C(0)}, -128, 127))
+	} else {
+		accv = NewBuffer("acc", I32, []int{int(m)}, ScopeLocal)
+		pre = append(pre, &For{Var: c1, Min: C(0), Extent: C(m), Body: &Store{Buf: accv, Indices: []Expr{c1}, Value: C(0), Flat: true}},
+			&Evaluate{X: Call(prefix+"_"+KSumPool, I32, &Ptr{Buf: accv, Index: C(0)}, &Ptr{Buf: x.Buf, Index: xb},
+				C(st[0]), C(st[1]), C(ext[0]), C(ext[1]), C(m))})
+	}
 	out := Substitute(seq.Stmts[2], map[*Var]Expr{l.Var: c3})
 	out = RewriteStmt(out, nil, func(e Expr) Expr {
 		if ld, ok := e.(*Load); ok && ld.Buf == acc {
-			return &Load{Buf: accv, Indices: []Expr{c3}, Flat: true}
+			v := Expr(&Load{Buf: accv, Indices: []Expr{c3}, Flat: true})
+			if isMax {
+				v = CastTo(I32, v)
+			}
+			return v
 		}
 		return e
 	})
-	body := &Allocate{Buf: accv, Body: Block(zero, red, &For{Var: c3, Min: C(0), Extent: C(m), Body: out})}
+	body := &Allocate{Buf: accv, Body: Block(append(pre, &For{Var: c3, Min: C(0), Extent: C(m), Body: out})...)}
 	f.Body = replaceStmt(f.Body, l, func(Stmt) Stmt { return body })
 	return f, nil
+}
+
+// maxPoolStore matches a max pool's channel statement y[base + c] =
+// int8(min(max(acc, lo), hi)) (either clamp side absent, or in the other
+// order) and returns &y[base] and the clamp.
+func maxPoolStore(s Stmt, acc *Buffer, c *Var) (*Ptr, int64, int64, bool) {
+	st, ok := s.(*Store)
+	if !ok || !st.Flat || len(st.Indices) != 1 || st.Buf.DType != I8 {
+		return nil, 0, 0, false
+	}
+	base, k, ok := affineIn(st.Indices[0], c)
+	if !ok || k != 1 {
+		return nil, 0, 0, false
+	}
+	cv, ok := st.Value.(*Cast)
+	if !ok || cv.T != I8 {
+		return nil, 0, 0, false
+	}
+	// One min and one max at most, in either order: with lo <= hi both
+	// orders are the clamp.
+	lo, hi := int64(-128), int64(127)
+	var seenMin, seenMax bool
+	e := cv.X
+	for {
+		b, ok := e.(*Binary)
+		if !ok {
+			break
+		}
+		v, isC := IsConst(b.B)
+		switch {
+		case isC && b.Op == OpMin && !seenMin:
+			hi, seenMin = min(hi, v), true
+		case isC && b.Op == OpMax && !seenMax:
+			lo, seenMax = max(lo, v), true
+		default:
+			return nil, 0, 0, false
+		}
+		e = b.A
+	}
+	if ld, ok := e.(*Load); !ok || ld.Buf != acc || lo > hi {
+		return nil, 0, 0, false
+	}
+	return &Ptr{Buf: st.Buf, Index: base}, lo, hi, true
 }
