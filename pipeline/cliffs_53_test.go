@@ -3,6 +3,7 @@ package pipeline
 import (
 	"testing"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir/tirtest"
 )
@@ -173,5 +174,30 @@ func TestMaxPoolSIMD53(t *testing.T) {
 				checkGraphUnderQEMUFlags(t, b, c.g(), c.name+"-O0", "", nil, []string{"-O0"}, 2, 53, "dsp_maxpool_s8(")
 			}
 		})
+	}
+}
+
+// A fused RELU_N1_TO_1 (or ReLU6) over an output scale under 2^-31 puts
+// its bounds beyond int32: they saturate (no clamp on that side of the int8
+// range), the same on every build machine, and the firmware matches the
+// reference interpreter (review finding: the reference held 2,147,483,520
+// in an int8 output, the C clamped every value to 0 or 127 depending on
+// the machine mcugen ran on).
+func TestTinyScaleActivation53(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	host, err := LoadBoard("host", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		act  graph.Activation
+		zp   int32
+	}{{"n1to1-z-128", graph.ActReluN1To1, -128}, {"n1to1-z0", graph.ActReluN1To1, 0}, {"relu6-z127", graph.ActRelu6, 127}} {
+		for _, board := range []*boards.Board{b, host} {
+			g := tirtest.Conv1x1(3, 3, 8, 8, c.act, c.zp)
+			g.Tensors["y"].Quant.Scale = []float32{1e-10}
+			checkedRun(t, g, c.name+"-"+board.Name, Options{Board: board, Version: "test"}, 3, 53)
+		}
 	}
 }

@@ -244,16 +244,36 @@ func CountLeadingZeros32(x uint32) int { return bits.LeadingZeros32(x) }
 // range [lo, hi] in the output's integer domain for a fused activation
 // ("none", "relu", "relu6", "relu_n1_to_1"), for an output of the given
 // scale and zero point, within [qmin, qmax]. Each bound is
-// zeroPoint + int32(roundf(bound / scale)) computed in float32.
+// zeroPoint + roundf(bound / scale), the quotient computed in float32.
+//
+// Where that is beyond int32 (an output scale under about 2^-31 with
+// relu_n1_to_1 or relu6), TFLite's conversion to int32 is undefined
+// behaviour (x86 gives INT32_MIN for either sign, and adding the zero point
+// wraps) and Go's is the platform's too: here the bound saturates, so it
+// leaves the int8 range unclamped on that side, on every build machine
+// (review finding: lo 2,147,483,520 and hi 127 in the reference
+// interpreter, and the C generated on x86-64 and on arm64 differed).
 func ActivationRange(act string, scale float32, zeroPoint int32, qmin, qmax int32) (lo, hi int32) {
-	q := func(f float32) int32 { return zeroPoint + int32(Roundf(f/scale)) }
+	q := func(f float32, lo bool) int32 {
+		r := float64(Roundf(f / scale))
+		if math.IsNaN(r) {
+			r = 0
+		}
+		v := float64(zeroPoint) + r
+		switch {
+		case lo:
+			return int32(max(float64(qmin), min(float64(qmax), v)))
+		default:
+			return int32(min(float64(qmax), max(float64(qmin), v)))
+		}
+	}
 	switch act {
 	case "relu":
-		return max(qmin, q(0)), qmax
+		return q(0, true), qmax
 	case "relu6":
-		return max(qmin, q(0)), min(qmax, q(6))
+		return q(0, true), q(6, false)
 	case "relu_n1_to_1":
-		return max(qmin, q(-1)), min(qmax, q(1))
+		return q(-1, true), q(1, false)
 	}
 	return qmin, qmax
 }
