@@ -27,10 +27,11 @@ static inline int32_t dsp_pk_hi(int32_t a, int32_t b)
     return r;
 }
 
-/* One input row (w pixels of c channels, c % 4 == 0) as planes of int16 pair words, the
-   channels of one word position adjacent: dst[k * c + ch] = (v(2k - padl, ch), v(2k - padl + 1, ch))
-   with v(i, ch) = x[i * c + ch] + xo inside the row and 0 outside it. */
-static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, int32_t wp2, int32_t padl, int32_t xo)
+/* One input row (w pixels xs bytes apart, c channels of each, c % 4 == 0) as planes of int16 pair
+   words, the channels of one word position adjacent: dst[k * c + ch] = (v(2k - padl, ch), v(2k - padl + 1, ch))
+   with v(i, ch) = x[i * xs + ch] + xo inside the row and 0 outside it. */
+static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, int32_t wp2, int32_t padl, int32_t xo,
+                                                      int32_t xs)
 {
     const int32_t o = (int32_t)(((uint32_t)xo << 16) | ((uint32_t)xo & 0xffffu));
     int32_t k;
@@ -41,10 +42,10 @@ static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t
         int32_t *d = dst + k * c;
         int32_t ch;
         if (ina && inb) {
-            const int8_t *xa = x + i * c;
+            const int8_t *xa = x + i * xs;
             for (ch = 0; ch < c; ch += 4, d += 4) {
                 const int32_t va = dsp_read32(xa + ch);
-                const int32_t vb = dsp_read32(xa + c + ch);
+                const int32_t vb = dsp_read32(xa + xs + ch);
                 const int32_t a02 = __sxtab16(o, va);
                 const int32_t a13 = dsp_sxtab16_ror8(o, va);
                 const int32_t b02 = __sxtab16(o, vb);
@@ -61,12 +62,12 @@ static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t
             uint32_t b02 = 0;
             uint32_t b13 = 0;
             if (ina) {
-                const int32_t v = dsp_read32(x + i * c + ch);
+                const int32_t v = dsp_read32(x + i * xs + ch);
                 a02 = (uint32_t)__sxtab16(o, v);
                 a13 = (uint32_t)dsp_sxtab16_ror8(o, v);
             }
             if (inb) {
-                const int32_t v = dsp_read32(x + (i + 1) * c + ch);
+                const int32_t v = dsp_read32(x + (i + 1) * xs + ch);
                 b02 = (uint32_t)__sxtab16(o, v);
                 b13 = (uint32_t)dsp_sxtab16_ror8(o, v);
             }
@@ -135,17 +136,17 @@ func dwPlanarC(form dwForm) string {
 		decl = ""
 	}
 	return `/* One output row of a 3x3 depthwise convolution over the planes r0, r1, r2 (word k of channel ch
-   at k * nc + ch): per channel p holds (g0, g1), (g1, g2) for each kernel row, ` + words + note + `; out[j * nc + ch] for j < ow at
-   stride 1 or 2, step (4 or 2) outputs of a channel at a time. */
+   at k * nc + ch): per channel p holds (g0, g1), (g1, g2) for each kernel row, ` + words + note + `; out[j * os + ch] for j < ow at
+   stride 1 or 2, step (4 or 2) outputs of a channel at a time (os: the output's pixel stride, nc or more). */
 #define DSP_DWP3_RQ(yv, op) do { \
         int8_t *const o_ = (op); \
         int32_t y_ = (yv); \
         ` + decl + rq + `\
     } while (0)
 static inline MCUGEN_ALWAYS_INLINE void ` + name + `(int8_t *out, const int32_t *r, int32_t s0, int32_t s1, int32_t s2, const int32_t *p0,
-                                int32_t nc, int32_t ow, int32_t stride, int32_t step, int32_t ` + last + `, int32_t lo, int32_t hi)
+                                int32_t nc, int32_t ow, int32_t stride, int32_t step, int32_t ` + last + `, int32_t lo, int32_t hi, int32_t os)
 {
-    /* Inlined into each layer, so nc, ow, stride, step, the row offsets s0, s1, s2 and the clamp
+    /* Inlined into each layer, so nc, ow, stride, step, os, the row offsets s0, s1, s2 and the clamp
        are constants there: one pointer q walks the channels of all three rows. */
     int32_t j = 0;
     /* A row of 3, 5 or 6 outputs in one group: no pair or single tail reloading the channel's words. */
@@ -165,10 +166,10 @@ static inline MCUGEN_ALWAYS_INLINE void ` + name + `(int8_t *out, const int32_t 
         j = 6;
     }
     if (step == 4) {
-        for (; j + 3 < ow; j += 4, out += 4 * nc) {
+        for (; j + 3 < ow; j += 4, out += 4 * os) {
 ` + dwPlanarGroup(form, 4) + `        }
     }
-    for (; j + 1 < ow; j += 2, out += 2 * nc) {
+    for (; j + 1 < ow; j += 2, out += 2 * os) {
 ` + dwPlanarGroup(form, 2) + `    }
     if (j < ow) {
 ` + dwPlanarGroup(form, 1) + `    }
@@ -315,7 +316,7 @@ func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 		if i == 0 {
 			wi("DSP_DWP3_RQ(y0, o);")
 		} else {
-			wi("DSP_DWP3_RQ(y%d, o + %d * nc);", i, i)
+			wi("DSP_DWP3_RQ(y%d, o + %d * os);", i, i)
 		}
 	}
 	w("}")

@@ -118,7 +118,7 @@ func TestDSPDepthwisePlanarPanics(t *testing.T) {
 		copy(pd.I, p)
 		for _, name := range []string{IntrDSPDWPlanar, IntrDSPDWPlanarR} {
 			extIntrinsics[name]([]val{{p: out}, {p: rows}, {i: 0}, {i: 0}, {i: 0}, {p: pd},
-				{i: 1}, {i: 4}, {i: stride}, {i: step}, {i: 0}, {i: -128}, {i: 127}})
+				{i: 1}, {i: 4}, {i: stride}, {i: step}, {i: 0}, {i: -128}, {i: 127}, {i: 1}})
 		}
 		return ""
 	}

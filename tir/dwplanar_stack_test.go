@@ -25,12 +25,14 @@ func dspScheduleStack(t *testing.T, f *PrimFunc, stack int, knobs map[string]int
 }
 
 // A 3×3 depthwise layer whose planar ring (three rows of channel planes)
-// is past the target's stack takes the next form the schedule has (the
-// shared helper, or with dw3x3 0 the channel-quad kernel), which computes
-// what the definition does and needs no more than the stack; with no
-// limit known, or one it fits, the planar form stays. (MobileNet v2 at
-// 224×224 on mps2-an386: 112 columns of 96 channels, a 65,664 B ring,
-// against 15,360 B for local arrays.)
+// is past the target's stack runs the planar form in slices of its
+// channels, each over a ring of its own within the stack (session 53);
+// where even four channels' ring is past it, the next form the schedule
+// has (the shared helper, or with dw3x3 0 the channel-quad kernel). Each
+// computes what the definition does, in place too, and needs no more than
+// the stack; with no limit known, or one it fits, the planar form stays
+// whole. (MobileNet v2 at 224×224 on mps2-an386: 112 columns of 96
+// channels, a 65,664 B ring, against 15,360 B for local arrays.)
 func TestDSPDepthwisePlanarStackLimit(t *testing.T) {
 	const an386 = 16384 - 1024 // its stack_bytes less pipeline.StackFrames
 	r := rand.New(rand.NewSource(5))
@@ -61,10 +63,26 @@ func TestDSPDepthwisePlanarStackLimit(t *testing.T) {
 			}
 		}
 
-		// Past it: the shared helper, then the quad kernel, whatever the
-		// knobs or the plan ask for; neither has a local array past the
-		// stack, and both compute what the definition does.
+		// Past it: slices of the channels, each ring within the stack.
 		for _, stack := range []int{an386, c.ring - 1} {
+			what := fmt.Sprintf("%s, stack %d", what, stack)
+			f := computeFunc(t, g, n)
+			f.WantInPlace = true
+			s := dspScheduleStack(t, f, stack, nil)
+			if !usesIntrinsic(s, "dsp_dwp3") || !s.InPlaceSafe {
+				t.Fatalf("%s: not the planar form in slices (in place %v):\n%s", what, s.InPlaceSafe, s)
+			}
+			if got := s.ScratchBytes(); got > stack || got >= c.ring {
+				t.Errorf("%s: ring of %d B (whole: %d)", what, got, c.ring)
+			}
+			sameResult(t, what, ref, s)
+		}
+
+		// Past four channels' ring: the shared helper, then the quad
+		// kernel, whatever the knobs or the plan ask for; neither has a
+		// local array past the stack, and both compute what the
+		// definition does.
+		for _, stack := range []int{c.ring/c.c*4 - 1} {
 			for _, k := range []struct {
 				knobs map[string]int
 				want  string
