@@ -7,22 +7,25 @@ import (
 	"testing"
 )
 
-// A board whose stack cannot hold the in-place depthwise planes gets the
-// layers out of place, and compile says so and what it costs (review
+// A board whose stack cannot hold the in-place layers' local arrays gets
+// the layers out of place, and compile says so and what it costs (review
 // finding: KWS's arena went from 8,128 to 16,000 B on a 3 KiB stack, and
-// nothing said why). With the default 16 KiB stack nothing is said.
+// nothing said why). Since session 53 the depthwise planes run in slices
+// of their channels where their ring is past the stack, and KWS keeps its
+// 8,064 B arena down to a 2 KiB stack; at 1,536 B its in-place pointwise
+// layers do not fit. With the default 16 KiB stack nothing is said.
 func TestOutOfPlaceSaysWhy40(t *testing.T) {
 	model := filepath.Join(sharedModels(t), "kws", "kws_ref_model.tflite")
 	dir := t.TempDir()
 	bf := filepath.Join(dir, "b.star")
-	if err := os.WriteFile(bf, []byte(`board(name = "an386-stack3k", description = "an AN386 with a 3 KiB stack", inherits = ["mps2-an386"], stack_bytes = 3 * KiB)`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(bf, []byte(`board(name = "an386-stack1k5", description = "an AN386 with a 1.5 KiB stack", inherits = ["mps2-an386"], stack_bytes = 1536)`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := mcugen(t, "compile", model, "--boards", bf, "--board", "an386-stack3k", "-o", filepath.Join(dir, "a"))
+	code, out, errs := mcugen(t, "compile", model, "--boards", bf, "--board", "an386-stack1k5", "-o", filepath.Join(dir, "a"))
 	if code != 0 || !strings.Contains(errs, "layer(s) the plan ran in place run out of place") ||
-		!strings.Contains(errs, "need more stack than the board's 3,072 B leave") || !strings.Contains(errs, "the arena is 16,000 B, where in place it would be 8,064 B") ||
+		!strings.Contains(errs, "need more stack than the board's 1,536 B leave") || !strings.Contains(errs, "the arena is 16,000 B, where in place it would be 8,064 B") ||
 		!strings.Contains(out, "arena 16,000 B") {
-		t.Errorf("3 KiB stack: exit %d\n%s%s", code, out, errs)
+		t.Errorf("1.5 KiB stack: exit %d\n%s%s", code, out, errs)
 	}
 	code, _, errs = mcugen(t, "compile", model, "--board", "mps2-an386", "-o", filepath.Join(dir, "b"))
 	if code != 0 || errs != "" {
