@@ -282,6 +282,43 @@ func CheckMultiplier(g *Graph, n *Node) error {
 		if m := sa * sb / sy; !qmath.ShiftFits(m) {
 			return fmt.Errorf("its requantization multiplier %.3g (input scale %g × weight scale %g / output scale %g) needs a left shift of 31 bits or more, which the integer kernels cannot apply", m, float32(sa), float32(sb), float32(sy))
 		}
+		// A fully connected layer with one weight scale and a batch
+		// matmul multiply the two scales in float32 first
+		// (qmath.ProductMultiplier), which can overflow where the double
+		// product above does not (1e20 × 1e20).
+		if (n.Op == FullyConnected || n.Op == BatchMatMul) && len(b.Quant.Scale) == 1 {
+			if m := qmath.ProductReal(float32(sa), float32(sb), float32(sy)); !qmath.ShiftFits(m) {
+				return fmt.Errorf("its requantization multiplier %.3g (input scale %g × weight scale %g in float32, as TFLite multiplies them, / output scale %g) needs a left shift of 31 bits or more, which the integer kernels cannot apply", m, float32(sa), float32(sb), float32(sy))
+			}
+		}
+	case scaleProducts[n.Op] && len(n.Inputs) >= 2:
+		// ONNX's QLinear layers (RequantFloat) scale the accumulator by
+		// x scale × w scale / y scale in float32: where that overflows,
+		// 0 × Inf is NaN, which no integer conversion defines.
+		a, b := intQuant(g, n.Inputs[0]), intQuant(g, n.Inputs[1])
+		if a == nil || b == nil {
+			return nil
+		}
+		sa, sy := a.Quant.Scale[0], y.Quant.Scale[0]
+		for _, sb := range b.Quant.Scale {
+			if f := sa * sb / sy; math.IsInf(float64(f), 0) {
+				return fmt.Errorf("its requantization scale (input scale %g × weight scale %g / output scale %g, in float32 as ONNX Runtime computes it) is %v: the QLinear kernel cannot multiply by it", sa, sb, sy, f)
+			}
+		}
+	case (n.Op == SVDFFeature || n.Op == SVDFTime) && len(n.Inputs) >= 2:
+		// TFLite Micro's SVDF multipliers: float(s1 · s2) / s3 in float32,
+		// s3 the state's (SVDFFeature, its third input) or the output's.
+		ts := []*Tensor{intQuant(g, n.Inputs[0]), intQuant(g, n.Inputs[1]), y}
+		if n.Op == SVDFFeature && len(n.Inputs) >= 3 {
+			ts[2] = intQuant(g, n.Inputs[2])
+		}
+		if ts[0] == nil || ts[1] == nil || ts[2] == nil {
+			return nil
+		}
+		s1, s2, s3 := ts[0].Quant.Scale[0], ts[1].Quant.Scale[0], ts[2].Quant.Scale[0]
+		if m := qmath.SVDFReal(s1, s2, s3); !qmath.ShiftFits(m) {
+			return fmt.Errorf("its requantization multiplier %.3g (scale %g × scale %g / scale %g, in float32 as TFLite Micro computes it) needs a left shift of 31 bits or more, which the integer kernels cannot apply", m, s1, s2, s3)
+		}
 	}
 	return nil
 }

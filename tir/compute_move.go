@@ -2,7 +2,6 @@ package tir
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph/interp"
@@ -165,7 +164,7 @@ func computePad(k *kctx) (Stmt, error) {
 	if yt.DType == F32 {
 		fill = F(float32(a.Value))
 	} else {
-		fill = Imm(yt.DType, int64(math.Round(a.Value)))
+		fill = Imm(yt.DType, interp.PadInt(a.Value, yt.DType))
 	}
 	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
 		idx := make([]Expr, rank)

@@ -168,9 +168,21 @@ func leakyReluParams(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, erro
 // them, whatever they are). mcugen also refuses multipliers of 2^15 or
 // more (a shift above 15, an output scale over 32768 times finer than the
 // input's): there x - zx, shifted left, and its sum with zy leave 32 bits,
-// which C does not define. Other integer types pass as before.
+// which C does not define. Every integer form needs an alpha multiplier
+// (sx·alpha/sy in float32, as TFLite Micro computes it) whose shift is at
+// most 30: an infinite one (a float32 overflow) has no shift at all.
 func LeakyReluIntOK(x, y *graph.Tensor, alpha float32) error {
-	if x == nil || y == nil || (x.DType != graph.Int16 && y.DType != graph.Int16) {
+	if x == nil || y == nil {
+		return nil
+	}
+	if x.DType.IsInt() && y.DType.IsInt() {
+		sx, _ := qparams(x)
+		sy, _ := qparams(y)
+		if m := float64(sx * alpha / sy); !qmath.ShiftFits(math.Abs(m)) {
+			return fmt.Errorf("integer LEAKY_RELU of input scale %g, alpha %g, output scale %g: its alpha multiplier %.3g (in float32, as TFLite Micro computes it) needs a left shift of 31 bits or more", sx, alpha, sy, m)
+		}
+	}
+	if x.DType != graph.Int16 && y.DType != graph.Int16 {
 		return nil
 	}
 	if x.DType != y.DType {
@@ -460,7 +472,8 @@ func intLogSoftmax(g *graph.Graph, n *graph.Node, a *graph.SoftmaxAttrs, ins []*
 
 // LogSoftmaxInt8OK checks what TFLite Micro's int8 LOG_SOFTMAX takes: int8
 // in and out, the last axis, beta 1, an output of scale 16/256 and zero
-// point 127.
+// point 127, an input scale whose multipliers the kernel can apply
+// (qmath.LogSoftmaxScaleOK).
 func LogSoftmaxInt8OK(xt, yt *graph.Tensor, a *graph.SoftmaxAttrs) error {
 	if xt == nil || yt == nil || xt.DType != graph.Int8 || yt.DType != graph.Int8 || xt.Quant == nil || yt.Quant == nil ||
 		len(xt.Quant.Scale) != 1 || len(yt.Quant.Scale) != 1 {
@@ -476,6 +489,9 @@ func LogSoftmaxInt8OK(xt, yt *graph.Tensor, a *graph.SoftmaxAttrs) error {
 	}
 	if s, z := yt.Quant.At(0); s != 16.0/256 || z != 127 {
 		return fmt.Errorf("integer log-softmax output %q has scale %g and zero point %d; TFLite's kernel needs 16/256 and 127", yt.Name, s, z)
+	}
+	if s, _ := xt.Quant.At(0); !qmath.LogSoftmaxScaleOK(s) {
+		return fmt.Errorf("integer log-softmax input %q has scale %g: scale × 2^26 = %.3g, where TFLite needs more than 1 (its reverse multiplier is 1 or more, or infinite)", xt.Name, s, float64(s)*(1<<26))
 	}
 	return nil
 }

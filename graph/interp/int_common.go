@@ -160,9 +160,14 @@ func (r *requantizer) apply(c int, acc int32) int64 {
 	case r.raw:
 		return int64(acc)
 	case r.float:
+		// graph.CheckMultiplier refuses an infinite scale; were one here,
+		// a zero accumulator times it is NaN, which gives the zero point
+		// (qmath.SatInt), and ±Inf the range's end, on every machine.
 		v := math.RoundToEven(float64(float32(acc) * r.fscale[min(c, len(r.fscale)-1)]))
-		v += float64(r.zy)
-		return int64(math.Max(float64(r.lo), math.Min(float64(r.hi), v)))
+		if math.IsNaN(v) {
+			v = 0
+		}
+		return qmath.SatInt(v+float64(r.zy), int64(r.lo), int64(r.hi))
 	}
 	c = min(c, len(r.mult)-1)
 	v := qmath.MultiplyByQuantizedMultiplier(acc, r.mult[c], r.shift[c]) + r.zy

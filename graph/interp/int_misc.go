@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 func init() {
@@ -47,6 +48,13 @@ func intConcat(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 		same := sx == sy && zx == zy
 		scale := sx * invOut
 		bias := float32(-zx) * scale
+		// A subnormal output scale (below 2^-126) makes 1/sy +Inf in
+		// float32, and TFLite's arithmetic Inf or NaN (0 × Inf), whose
+		// conversion C leaves undefined. There the input is requantized
+		// in float64, round((q − zx) · sx / sy) + zy: the requantization
+		// TFLite's steps approximate where they stay finite. Every result
+		// saturates to int32 before the zero point and the clamp.
+		wide := math.IsInf(float64(scale), 0) || math.IsInf(float64(bias), 0) || bias != bias
 		d := x.Shape[ax]
 		if off+d > y.Shape[ax] || x.Len() != outer*d*inner {
 			return nil, fmt.Errorf("input %d of shape %v does not fit output %v", i, x.Shape, y.Shape)
@@ -55,7 +63,11 @@ func intConcat(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data,
 			for k := 0; k < d*inner; k++ {
 				v := x.I[o*d*inner+k]
 				if !same {
-					v = int64(math.Round(float64(float32(float32(v)*scale)+bias))) + int64(zy)
+					r := math.Round(float64(float32(float32(v)*scale) + bias))
+					if wide {
+						r = math.Round(float64(v-int64(zx)) * float64(sx) / float64(sy))
+					}
+					v = qmath.SatInt(r, math.MinInt32, math.MaxInt32) + int64(zy)
 				}
 				y.I[(o*y.Shape[ax]+off)*inner+k] = int64(clamp32(int32(max(min(v, math.MaxInt32), math.MinInt32)), lo, hi))
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/qmath"
 )
 
 // The data-movement kernels work on float32 (Data.F) and integer (Data.I)
@@ -46,7 +47,7 @@ func gather(in *graph.Data, shape []int, src []int, pad float64) *graph.Data {
 		}
 		return out
 	}
-	pi := int64(pad)
+	pi := PadInt(pad, in.DType)
 	for k, s := range src {
 		if s < 0 {
 			out.I[k] = pi
@@ -55,6 +56,18 @@ func gather(in *graph.Data, shape []int, src []int, pad float64) *graph.Data {
 		}
 	}
 	return out
+}
+
+// PadInt is a constant Pad's value (graph.PadAttrs.Value, a float64) for
+// an integer tensor of type dt, as the interpreter and the generated code
+// both write it: truncated toward zero (the value is an integer but for
+// an ONNX opset-2 float attribute, which NumPy's cast truncates) and
+// saturated to dt's range, NaN as 0. Go's own conversion of a value
+// beyond int64 (an int64 pad of INT64_MAX, 2^63 as a float64) is the
+// platform's.
+func PadInt(pad float64, dt graph.DType) int64 {
+	lo, hi := dt.Range()
+	return qmath.SatInt(pad, lo, hi)
 }
 
 // forEachIndex calls f with every multi-index of shape in row-major order.

@@ -200,12 +200,32 @@ type LogSoftmaxParams struct {
 }
 
 // NewLogSoftmaxParams derives LogSoftmaxParams from the input scale.
+// LogSoftmaxScaleOK says which scales its kernel takes.
 func NewLogSoftmaxParams(inputScale float32) LogSoftmaxParams {
 	var p LogSoftmaxParams
 	p.InMult, p.InLeftShift = PreprocessSoftmaxScaling(1, float64(inputScale), 5)
-	p.ReverseMult, p.ReverseShift = QuantizeMultiplier(float64(int64(1)<<uint(31-p.InLeftShift)) / float64(p.InMult))
+	p.ReverseMult, p.ReverseShift = QuantizeMultiplier(logSoftmaxReverse(p.InMult, p.InLeftShift))
 	p.DiffMin = -CalculateInputRadius(5, p.InLeftShift)
 	return p
+}
+
+// logSoftmaxReverse is LOG_SOFTMAX's reverse scaling, 2^(31 − left shift)
+// over the input multiplier: +Inf where the multiplier flushed to zero.
+func logSoftmaxReverse(inMult int32, inLeftShift int) float64 {
+	return float64(int64(1)<<uint(31-inLeftShift)) / float64(inMult)
+}
+
+// LogSoftmaxScaleOK reports whether int8 LOG_SOFTMAX takes an input
+// scale: TFLite's PreprocessSoftmaxScaling needs scale × 2^26 (beta 1)
+// above 1 (QuantizeMultiplierGreaterThanOne), as for SOFTMAX, and the
+// reverse multiplier, about 1 / (scale × 2^26), below 1
+// (QuantizeMultiplierSmallerThanOneExp); TFLite aborts otherwise. Below
+// that the reverse scaling overflows 32 bits (wrapping in Go, undefined in
+// C), further down (2^-56) its shift passes 30, and below 2^-58 the input
+// multiplier flushes to zero and the reverse one is +Inf.
+func LogSoftmaxScaleOK(inputScale float32) bool {
+	m, sh := PreprocessSoftmaxScaling(1, float64(inputScale), 5)
+	return float64(inputScale)*(1<<26) > 1 && m != 0 && logSoftmaxReverse(m, sh) < 1
 }
 
 // LogSoftmaxRow is TFLite Micro's int8 LOG_SOFTMAX of one row (output scale
@@ -327,13 +347,25 @@ func L2NormalizeInt8(v []int32, out []int32) {
 // function f (LUTPopulate, as GELU's Prepare builds it), all in float32:
 // x = s_in·(q − z_in), y = f(x), round(y · (1/s_out)) half away from zero,
 // plus z_out, clamped to int8. It returns the table as a function of q.
+//
+// TFLite converts round(...) + z_out to int32 before it clamps, which C
+// leaves undefined beyond int32 (an output scale far below the function's
+// values, or y = ±Inf: x86 gives INT32_MIN, so -128 for either sign) and
+// for NaN (x86: -128 too). Here the sum is clamped in float first, so an
+// entry beyond int32 is -128 or 127 by its sign, and a NaN is the output
+// zero point (the quantized 0; TFLite on x86 would give -128), on every
+// build machine.
 func LUTPopulateInt8(sIn float32, zIn int32, sOut float32, zOut int32, f func(float32) float32) func(int32) int32 {
 	var lut [256]int32
 	inv := 1 / sOut
 	for q := int32(-128); q <= 127; q++ {
 		y := f(sIn * float32(q-zIn))
-		r := Roundf(y * inv)
-		lut[q+128] = min(max(int32(r+float32(zOut)), -128), 127)
+		r := Roundf(y*inv) + float32(zOut)
+		if r != r { // NaN
+			lut[q+128] = min(max(zOut, -128), 127)
+			continue
+		}
+		lut[q+128] = int32(min(max(r, -128), 127))
 	}
 	return func(q int32) int32 { return lut[min(max(q, -128), 127)+128] }
 }

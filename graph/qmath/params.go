@@ -26,16 +26,30 @@ func ConvMultiplier(sx, sw, sy float32) (multiplier int32, shift int) {
 // 1×1 FC whose multipliers differ by 39 (1231985630 and 1231985669) and
 // whose output differs by one step at a large accumulator.
 func ProductMultiplier(sx, sw, sy float32) (multiplier int32, shift int) {
+	return QuantizeMultiplier(ProductReal(sx, sw, sy))
+}
+
+// ProductReal is ProductMultiplier's real multiplier, double(float(sx ·
+// sw)) / double(sy): +Inf where the float32 product overflows (scales
+// 1e20 and 1e20), which graph.CheckMultiplier refuses.
+func ProductReal(sx, sw, sy float32) float64 {
 	p := float32(sx * sw) // rounded to float32, never fused
-	return QuantizeMultiplier(float64(p) / float64(sy))
+	return float64(p) / float64(sy)
 }
 
 // SVDFMultiplier is SVDF's QuantizeMultiplier(double(float(s1 · s2) /
 // s3)): TFLite Micro computes its two effective scales in float32
 // (input·weights_feature/state, then state·weights_time/output).
 func SVDFMultiplier(s1, s2, s3 float32) (multiplier int32, shift int) {
+	return QuantizeMultiplier(SVDFReal(s1, s2, s3))
+}
+
+// SVDFReal is SVDFMultiplier's real multiplier, double(float(s1 · s2) /
+// s3): +Inf where a float32 step overflows, which graph.CheckMultiplier
+// refuses.
+func SVDFReal(s1, s2, s3 float32) float64 {
 	p := s1 * s2
-	return QuantizeMultiplier(float64(p / s3))
+	return float64(p / s3)
 }
 
 // SquaredDiffParams are int8 SQUARED_DIFFERENCE's parameters (TFLite
@@ -268,6 +282,11 @@ func HardSwishInt8Params(sx float32, zx int32, sy float32, zy int32) (HardSwishP
 	}
 	m, e = QuantizeMultiplier(float64(hires / reluishScale))
 	p.ReluishMult, p.ReluishExp = DownScaleInt32ToInt16Multiplier(m), e
+	if e > 30 {
+		// An input scale above about 1.3e7 (+Inf beyond about 4e36): Apply's
+		// saturating shift by e − 1 would leave 32 bits.
+		return p, fmt.Errorf("hard swish: input scale %g too large (its reluish multiplier needs a left shift of 31 bits or more)", sx)
+	}
 	return p, nil
 }
 

@@ -45,9 +45,26 @@ func QuantizeFloat(x, s float32, z int32, lo, hi int64, halfEven bool) int64 {
 // m ≈ multiplier * 2^(shift-31). It is TFLite's QuantizeMultiplier: frexp,
 // then round(q * 2^31) half away from zero, renormalized when the rounding
 // reaches 2^31; a shift below -31 flushes to zero.
+//
+// A multiplier that is not a number (NaN, ±Inf: a product or quotient of
+// scales that overflowed float32, or divided by zero) is never converted,
+// since Go's float-to-integer conversion of one is the platform's (amd64
+// gives 0x8000..., arm64 saturates): ±Inf gives ±2^30 with shift
+// NonFiniteShift (±0.5 · 2^1025, past the largest float64), NaN gives 0
+// with that shift. Every shift check (ShiftFits, the kernels'
+// limits) refuses that shift, and where none runs the result is the same
+// on every build machine.
 func QuantizeMultiplier(m float64) (multiplier int32, shift int) {
 	if m == 0 {
 		return 0, 0
+	}
+	switch {
+	case math.IsNaN(m):
+		return 0, NonFiniteShift
+	case math.IsInf(m, 1):
+		return 1 << 30, NonFiniteShift
+	case math.IsInf(m, -1):
+		return -1 << 30, NonFiniteShift
 	}
 	q, sh := math.Frexp(m)
 	qFixed := int64(math.Round(q * float64(int64(1)<<31)))
@@ -60,6 +77,31 @@ func QuantizeMultiplier(m float64) (multiplier int32, shift int) {
 		qFixed = 0
 	}
 	return int32(qFixed), sh
+}
+
+// NonFiniteShift is the shift QuantizeMultiplier gives a multiplier that
+// is NaN or infinite: more than any finite float64's, which no check
+// accepts.
+const NonFiniteShift = 1025
+
+// SatInt converts v to an integer in [lo, hi] the same way on every build
+// machine: truncated toward zero, saturated at lo and hi, NaN as 0 (then
+// clamped into [lo, hi]). Go's own conversion of a NaN, an infinity or a
+// value beyond the target type is the platform's.
+func SatInt(v float64, lo, hi int64) int64 {
+	if math.IsNaN(v) {
+		v = 0
+	}
+	// float64(lo) and float64(hi) are exact for every integer dtype's
+	// bounds but MaxInt64, which rounds up to 2^63: v >= 2^63 saturates,
+	// and anything below it converts exactly.
+	if v <= float64(lo) {
+		return lo
+	}
+	if v >= float64(hi) {
+		return hi
+	}
+	return int64(v)
 }
 
 // ShiftFits reports whether a positive real multiplier, as
@@ -182,7 +224,14 @@ func RoundingHalfSum(a, b int32) int32 {
 // (TFLite's CalculateInputRadius with 31 total signed bits).
 func CalculateInputRadius(inputIntegerBits, inputLeftShift int) int32 {
 	v := math.Ldexp(1.0*float64(int64(1)<<uint(inputIntegerBits)-1)*float64(int64(1)<<uint(31-inputIntegerBits)), -inputLeftShift)
-	return int32(math.Floor(v))
+	// A tiny input scale (a negative left shift: int8 LOGISTIC and TANH
+	// below an input scale of about 3.7e-9; LOG_SOFTMAX below 7.5e-9,
+	// which LogSoftmaxScaleOK refuses) puts the radius beyond int32, where TFLite's int conversion is
+	// undefined and Go's the platform's (amd64 gave INT32_MIN, and every
+	// LOGISTIC input mapped to the top of the output range; arm64
+	// saturates): the radius saturates at INT32_MAX, beyond every int8
+	// difference, as the real radius is.
+	return int32(SatInt(math.Floor(v), 0, math.MaxInt32))
 }
 
 // PreprocessSoftmaxScaling returns the multiplier and left shift that map an

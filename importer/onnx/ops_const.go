@@ -253,6 +253,9 @@ func convRange(im *importer, c *nodeCtx) error {
 		}
 		v[i] = d
 	}
+	if v[0].DType != graph.Float32 && v[1].DType != graph.Float32 && v[2].DType != graph.Float32 {
+		return intRange(c, v[0].DType, v[0].I[0], v[1].I[0], v[2].I[0])
+	}
 	start, limit, delta := v[0].Float(0), v[1].Float(0), v[2].Float(0)
 	for i, b := range []float64{start, limit, delta} {
 		if math.IsNaN(b) || math.IsInf(b, 0) {
@@ -278,6 +281,40 @@ func convRange(im *importer, c *nodeCtx) error {
 		} else {
 			out.I[i] = int64(x)
 		}
+	}
+	return c.setConst(0, out)
+}
+
+// intRange is an integer Range in integer arithmetic: in float64 an int64
+// start near INT64_MAX rounded to 2^63, whose conversion back is the
+// platform's, and bounds beyond 2^53 lost their low bits. The count,
+// ceil((limit − start) / delta), is taken on the distance as a uint64 (it
+// fits whatever the bounds); every element lies between start and limit,
+// so it fits the type, and start + i·delta, wrapping as Go's int64 does,
+// is exact.
+func intRange(c *nodeCtx, dt graph.DType, start, limit, delta int64) error {
+	if delta == 0 {
+		return fmt.Errorf("Range delta is 0")
+	}
+	var cnt uint64
+	switch {
+	case delta > 0 && limit > start:
+		d, step := uint64(limit)-uint64(start), uint64(delta)
+		cnt = d/step + min(d%step, 1)
+	case delta < 0 && limit < start:
+		d, step := uint64(start)-uint64(limit), -uint64(delta)
+		cnt = d/step + min(d%step, 1)
+	}
+	if cnt > maxElements {
+		return fmt.Errorf("Range from %v to %v by %v has more than %d elements", start, limit, delta, maxElements)
+	}
+	n := int(cnt)
+	out, err := dataOf(dt, []int{n})
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		out.I[i] = start + int64(i)*delta
 	}
 	return c.setConst(0, out)
 }

@@ -1,6 +1,8 @@
 package tflite
 
 import (
+	"math"
+
 	"github.com/mcugen/mcugen/graph"
 )
 
@@ -50,6 +52,14 @@ func (c *opctx) detection(opts []byte) error {
 	}
 	if f[1] != 1 {
 		return c.errorf("max_classes_per_detection is %v: mcugen supports 1", f[1])
+	}
+	// The counts are checked as floats before they are converted: Go's
+	// conversion of one beyond int (max_detections 2^63) is the platform's,
+	// and arm64's saturated value passed the check below.
+	for _, v := range []float64{f[0], f[2]} {
+		if !(v >= 1 && v <= graph.MaxElements && v == math.Trunc(v)) {
+			return c.errorf("max_detections %v and num_classes %v must be positive integers of at most %d", f[0], f[2], graph.MaxElements)
+		}
 	}
 	a.MaxDetections, a.NumClasses = int(f[0]), int(f[2])
 	a.ScoreThreshold, a.IoUThreshold = float32(f[3]), float32(f[4])
