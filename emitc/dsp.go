@@ -208,6 +208,24 @@ static inline void dsp_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, in
     }
     sumpool_tail_s8(acc, x, xkh, xkw, kh, kw, c4, c);
 }`)
+	add("maxpool_tail_s8", nil, `/* The scalar tail of the SIMD max pools: channels from..c-1. */
+static inline void maxpool_tail_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t from, int32_t c,
+                                   int32_t lo, int32_t hi)
+{
+    int32_t ch;
+    for (ch = from; ch < c; ++ch) {
+        int8_t b = x[ch];
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                const int8_t v = x[i * xkh + j * xkw + ch];
+                b = v > b ? v : b;
+            }
+        }
+        y[ch] = (int8_t)(b < lo ? lo : b > hi ? hi : b);
+    }
+}`)
 	add("dsp_max4_s8", nil, `/* The bytes of a and b as four int8 lanes: the larger (dsp_max4_s8) or smaller (dsp_min4_s8)
    of each pair, in C (dsp_maxpool_s8's form without asm). */
 static inline int32_t dsp_max4_s8(int32_t a, int32_t b)
@@ -232,7 +250,7 @@ static inline int32_t dsp_min4_s8(int32_t a, int32_t b)
     }
     return (int32_t)r;
 }`)
-	add("dsp_"+tir.KMaxPool, []string{"dsp_acle", "dsp_max4_s8"}, `/* y[ch] = min(max(m, lo), hi) with m the maximum over a < kh, b < kw of x[a*xkh + b*xkw + ch]
+	add("dsp_"+tir.KMaxPool, []string{"dsp_acle", "dsp_max4_s8", "maxpool_tail_s8"}, `/* y[ch] = min(max(m, lo), hi) with m the maximum over a < kh, b < kw of x[a*xkh + b*xkw + ch]
    (kh, kw >= 1, -128 <= lo <= hi <= 127). Four channels a step in the bytes of a word: SSUB8 sets
    a byte's GE flag where its difference is not negative, and SEL takes the bytes so flagged
    from its first operand (one asm statement: the flags pass between them). */
@@ -281,18 +299,7 @@ static inline void dsp_maxpool_s8(int8_t *y, const int8_t *x, int32_t xkh, int32
 #endif
         memcpy(y + ch, &best, 4);
     }
-    for (; ch < c; ++ch) {
-        int8_t b = x[ch];
-        int32_t i;
-        for (i = 0; i < kh; ++i) {
-            int32_t j;
-            for (j = 0; j < kw; ++j) {
-                const int8_t v = x[i * xkh + j * xkw + ch];
-                b = v > b ? v : b;
-            }
-        }
-        y[ch] = (int8_t)(b < lo ? lo : b > hi ? hi : b);
-    }
+    maxpool_tail_s8(y, x, xkh, xkw, kh, kw, c4, c, lo, hi);
 }`)
 	add(tir.IntrDSPDW4, []string{"dsp_acle"}, `/* acc[0] += (x[0] + xo) * lo(w[0]), acc[2] += (x[2] + xo) * hi(w[0]),
    acc[1] += (x[1] + xo) * lo(w[1]), acc[3] += (x[3] + xo) * hi(w[1]). */

@@ -1061,6 +1061,26 @@ MVE_INLINE void mve_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32
         mve_st32_tail(acc + ch, a, c - ch);
     }
 }`)
+	add("mve_maxpool_s8", []string{"mve_include"}, `/* y[ch] = min(max(m, lo), hi) with m the maximum over a < kh, b < kw of x[a*xkh + b*xkw + ch],
+   sixteen channels per vector (the last one predicated). */
+MVE_INLINE void mve_maxpool_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c, int32_t lo, int32_t hi)
+{
+    int32_t ch;
+    for (ch = 0; ch < c; ch += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)(c - ch));
+        int8x16_t m = vldrbq_z_s8(x + ch, p);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            const int8_t *xr = x + i * xkh + ch;
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                m = vmaxq_s8(m, vldrbq_z_s8(xr + j * xkw, p));
+            }
+        }
+        m = vminq_s8(vmaxq_s8(m, vdupq_n_s8((int8_t)lo)), vdupq_n_s8((int8_t)hi));
+        vstrbq_p_s8(y + ch, m, p);
+    }
+}`)
 	add("mve_copy_s8", []string{"mve_include"}, `/* dst[i] = src[i], i < n: whole vectors, the tail with memcpy (constant
    after inlining: a few core loads and stores; see mve_st8x4_tail). */
 MVE_INLINE void mve_copy_s8(int8_t *dst, const int8_t *src, int32_t n)

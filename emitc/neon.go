@@ -359,6 +359,40 @@ static inline void neon_dwconvrq_s8(int8_t *y, const int8_t *x, int32_t xkh, int
         neon_dwconvrq4_s8(y + ch, x + ch, xkh, xkw, w + ch, kh, kw, c, bias + ch, mult + ch, shift + ch, left, zp, lo, hi);
     }
 }`)
+	add("neon_maxpool_s8", []string{"neon_include", "maxpool_tail_s8"}, `/* y[ch] = min(max(m, lo), hi) with m the maximum over a < kh, b < kw of x[a*xkh + b*xkw + ch],
+   sixteen channels per vector, then eight, the rest one at a time. */
+static inline void neon_maxpool_s8(int8_t *y, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c, int32_t lo,
+                                   int32_t hi)
+{
+    const int32_t c16 = c - c % 16;
+    int32_t ch;
+    for (ch = 0; ch < c16; ch += 16) {
+        int8x16_t m = vld1q_s8(x + ch);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                m = vmaxq_s8(m, vld1q_s8(x + i * xkh + j * xkw + ch));
+            }
+        }
+        m = vminq_s8(vmaxq_s8(m, vdupq_n_s8((int8_t)lo)), vdupq_n_s8((int8_t)hi));
+        vst1q_s8(y + ch, m);
+    }
+    if (c - c16 >= 8) {
+        int8x8_t m = vld1_s8(x + ch);
+        int32_t i;
+        for (i = 0; i < kh; ++i) {
+            int32_t j;
+            for (j = 0; j < kw; ++j) {
+                m = vmax_s8(m, vld1_s8(x + i * xkh + j * xkw + ch));
+            }
+        }
+        m = vmin_s8(vmax_s8(m, vdup_n_s8((int8_t)lo)), vdup_n_s8((int8_t)hi));
+        vst1_s8(y + ch, m);
+        ch += 8;
+    }
+    maxpool_tail_s8(y, x, xkh, xkw, kh, kw, ch, c, lo, hi);
+}`)
 	add("neon_sumpool_s8", []string{"neon_include", "sumpool_tail_s8"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], eight channels per step. */
 static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
 {

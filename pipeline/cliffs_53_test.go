@@ -175,6 +175,40 @@ func TestMaxPoolSIMD53(t *testing.T) {
 			}
 		})
 	}
+	// Helium and NEON: sixteen channels a vector.
+	for _, bn := range []string{"mps3-an547", "aarch64-linux"} {
+		vb := qemuBoard(t, bn)
+		for _, c := range []struct {
+			name string
+			g    func() *graph.Graph
+		}{
+			{"2x2-c16", func() *graph.Graph { return maxPoolGraph(24, 24, 16, 2, 2, graph.Padding{}, graph.ActNone) }},
+			{"3x3-c20-relu6", func() *graph.Graph { return maxPoolGraph(12, 12, 20, 3, 1, graph.Padding{}, graph.ActRelu6) }},
+			{"2x2-c6", func() *graph.Graph { return maxPoolGraph(12, 12, 6, 2, 2, graph.Padding{}, graph.ActNone) }},
+			{"2x2-c12", func() *graph.Graph { return maxPoolGraph(12, 12, 12, 2, 2, graph.Padding{}, graph.ActRelu) }},
+		} {
+			t.Run(bn+"-"+c.name, func(t *testing.T) {
+				if bn == "aarch64-linux" && c.name == "2x2-c6" {
+					// Under a NEON vector: the loops, as the generic target.
+					o := Options{Board: vb, Version: "test"}
+					got := checkedRun(t, c.g(), c.name, o, 3, 53)
+					o.Target = "generic"
+					if gen := checkedRun(t, c.g(), c.name+"-generic", o, 1, 53); got > gen {
+						t.Errorf("%s on %s: %d instructions, the generic target %d", c.name, bn, got, gen)
+					}
+					return
+				}
+				o := Options{Board: vb, Version: "test"}
+				got := checkedRun(t, c.g(), c.name, o, 3, 53)
+				o.Target = "generic"
+				gen := checkedRun(t, c.g(), c.name+"-generic", o, 1, 53)
+				t.Logf("%s on %s: %d instructions, the generic target %d", c.name, bn, got, gen)
+				if 2*got > gen {
+					t.Errorf("%s on %s: %d instructions, the generic target %d: want under half", c.name, bn, got, gen)
+				}
+			})
+		}
+	}
 }
 
 // A fused RELU_N1_TO_1 (or ReLU6) over an output scale under 2^-31 puts

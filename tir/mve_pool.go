@@ -31,29 +31,35 @@ func init() {
 const KMaxPool = "maxpool_s8"
 
 func init() {
-	extIntrinsics["dsp_"+KMaxPool] = func(a []val) val {
-		y, x, xkh, xkw, kh, kw, c, lo, hi := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i, a[8].i
-		if kh < 1 || kw < 1 || lo < -128 || hi > 127 || lo > hi {
-			panic(fmt.Sprintf("dsp_%s: window %dx%d, clamp [%d, %d]", KMaxPool, kh, kw, lo, hi))
-		}
-		for ch := int64(0); ch < c; ch++ {
-			best := x.p.I[x.i+ch]
-			for p := int64(0); p < kh; p++ {
-				for q := int64(0); q < kw; q++ {
-					best = max(best, x.p.I[x.i+p*xkh+q*xkw+ch])
-				}
-			}
-			y.p.I[y.i+ch] = min(max(best, lo), hi)
-		}
-		return val{}
+	for _, p := range append([]string{"dsp"}, SIMDPrefixes...) {
+		extIntrinsics[p+"_"+KMaxPool] = maxPoolIntrinsic
 	}
+}
+
+// maxPoolIntrinsic is KMaxPool's definition, the same for every target.
+func maxPoolIntrinsic(a []val) val {
+	y, x, xkh, xkw, kh, kw, c, lo, hi := a[0], a[1], a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i, a[8].i
+	if kh < 1 || kw < 1 || lo < -128 || hi > 127 || lo > hi {
+		panic(fmt.Sprintf("%s: window %dx%d, clamp [%d, %d]", KMaxPool, kh, kw, lo, hi))
+	}
+	for ch := int64(0); ch < c; ch++ {
+		best := x.p.I[x.i+ch]
+		for p := int64(0); p < kh; p++ {
+			for q := int64(0); q < kw; q++ {
+				best = max(best, x.p.I[x.i+p*xkh+q*xkw+ch])
+			}
+		}
+		y.p.I[y.i+ch] = min(max(best, lo), hi)
+	}
+	return val{}
 }
 
 // simdMaxPool schedules an int8 max pool whose windows need no padding
 // checks as simdAvgPool does a sum: the taps × channels nest tensorized into
-// <prefix>_maxpool_s8 (four channels a step in the bytes of a word:
-// SSUB8 and SEL), into an int8 array the clamp and store then read.
-// Anything else takes the fallback.
+// <prefix>_maxpool_s8 (dsp: four channels a step in the bytes of a word,
+// SSUB8 and SEL; mve and neon: sixteen in a vector), with the clamp and the
+// store where the channel loop is just those, else into an int8 array the
+// clamp and store then read. Anything else takes the fallback.
 func simdMaxPool(prefix string, fallback ScheduleFunc) ScheduleFunc {
 	return func(f *PrimFunc) (*PrimFunc, error) {
 		g, err := simdPoolKind(f, prefix, true)
@@ -164,6 +170,11 @@ func simdPoolKind(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, error) {
 	}
 	if isMax && x.Buf.DType != I8 {
 		return nil, fmt.Errorf("not an int8 maximum")
+	}
+	if isMax && prefix == "neon" && m < 8 {
+		// NEON's vectors hold eight or sixteen: fewer channels would all
+		// take the helper's scalar tail, slower than the loops.
+		return nil, fmt.Errorf("%d channels: under a vector", m)
 	}
 	call := func(y *Ptr, lo, hi int64) Stmt {
 		return &Evaluate{X: Call(prefix+"_"+KMaxPool, I32, y, &Ptr{Buf: x.Buf, Index: xb},

@@ -10,6 +10,7 @@ var MVE = &Target{Name: "mve", Schedules: map[string]ScheduleFunc{
 	"fully_connected":  simdSchedule("mve", scheduleFCGeneric),
 	"add":              simdElementwise("mve", nil),
 	"avg_pool2d":       simdAvgPool("mve", scheduleHoist),
+	"max_pool2d":       simdMaxPool("mve", scheduleHoist),
 	"sub":              simdElementwise("mve", nil),
 	"batch_matmul":     scheduleBMMSIMD("mve", scheduleBMMDSP),
 }}

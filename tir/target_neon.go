@@ -10,6 +10,7 @@ var NEON = &Target{Name: "neon", Schedules: map[string]ScheduleFunc{
 	"fully_connected":  simdSchedule("neon", scheduleFCBlocked),
 	"add":              simdElementwise("neon", nil),
 	"avg_pool2d":       simdAvgPool("neon", scheduleHoist),
+	"max_pool2d":       simdMaxPool("neon", scheduleHoist),
 	"sub":              simdElementwise("neon", nil),
 	"batch_matmul":     scheduleBMMSIMD("neon", func(f *PrimFunc) (*PrimFunc, error) { return f, nil }),
 }}
