@@ -18,19 +18,7 @@ import "slices"
 // by that convolution, and is neither a graph output nor a state. It
 // returns how many folded.
 func FoldPadIntoConv(g *Graph) int {
-	readers := map[string]int{}
-	for _, n := range g.Nodes {
-		for _, in := range n.Inputs {
-			readers[in]++
-		}
-	}
-	for _, o := range g.Outputs {
-		readers[o]++
-	}
-	for _, s := range g.States {
-		readers[s.In]++
-		readers[s.Out]++
-	}
+	readers := g.readCounts()
 	pads := map[string]*Node{}
 	for _, n := range g.Nodes {
 		if n.Op == Pad && len(n.Inputs) == 1 && len(n.Outputs) == 1 && readers[n.Outputs[0]] == 1 {
@@ -100,4 +88,24 @@ func foldablePad(g *Graph, p *Node, w *Tensor, ca *Conv2DAttrs) (Padding, bool) 
 		return add, q != nil && q.Equal(y.Quant) && len(q.ZeroPoint) == 1 && len(q.Scale) == 1 && a.Value == float64(q.ZeroPoint[0])
 	}
 	return Padding{}, false
+}
+
+// readCounts counts, per tensor, the node inputs that read it, plus one
+// for a graph output and one for a state's tensor (read by the next
+// inference): a tensor counted once is read by one node and nothing else.
+func (g *Graph) readCounts() map[string]int {
+	readers := map[string]int{}
+	for _, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			readers[in]++
+		}
+	}
+	for _, o := range g.Outputs {
+		readers[o]++
+	}
+	for _, s := range g.States {
+		readers[s.In]++
+		readers[s.Out]++
+	}
+	return readers
 }

@@ -677,15 +677,7 @@ func DFTShape(a *DFTAttrs, x, window []int) ([]int, error) {
 // third of the memory: a second of 16 kHz audio in 512-point frames keeps
 // 50 KB instead of 150 KB). It returns how many it fused.
 func FuseDFTPower(g *Graph) int {
-	readers := map[string]int{}
-	for _, n := range g.Nodes {
-		for _, in := range n.Inputs {
-			readers[in]++
-		}
-	}
-	for _, o := range g.Outputs {
-		readers[o]++
-	}
+	readers := g.readCounts()
 	byOut := map[string]*Node{}
 	for _, n := range g.Nodes {
 		if n.Op == DFT && len(n.Outputs) == 1 {
