@@ -61,18 +61,7 @@ func maxPoolIntrinsic(a []val) val {
 // store where the channel loop is just those, else into an int8 array the
 // clamp and store then read. Anything else takes the fallback.
 func simdMaxPool(prefix string, fallback ScheduleFunc) ScheduleFunc {
-	return func(f *PrimFunc) (*PrimFunc, error) {
-		g, err := simdPoolKind(f, prefix, true)
-		if err != nil {
-			if f.Knobs == nil {
-				f.Knobs = map[string]int{}
-			}
-			f.Knobs["simd"] = 0
-			return fallback(f)
-		}
-		g.Knobs["simd"] = 1
-		return g, nil
-	}
+	return simdPoolOr(prefix, true, fallback)
 }
 
 // simdAvgPool schedules an int8 average pool whose windows need no padding
@@ -80,8 +69,14 @@ func simdMaxPool(prefix string, fallback ScheduleFunc) ScheduleFunc {
 // loop, and the taps × channels nest tensorized into <prefix>_sumpool_s8;
 // the rounding division stays scalar. Anything else takes the fallback.
 func simdAvgPool(prefix string, fallback ScheduleFunc) ScheduleFunc {
+	return simdPoolOr(prefix, false, fallback)
+}
+
+// simdPoolOr is simdPoolKind with the fallback where it does not apply
+// (knob simd says which ran).
+func simdPoolOr(prefix string, isMax bool, fallback ScheduleFunc) ScheduleFunc {
 	return func(f *PrimFunc) (*PrimFunc, error) {
-		g, err := simdPool(f, prefix)
+		g, err := simdPoolKind(f, prefix, isMax)
 		if err != nil {
 			if f.Knobs == nil {
 				f.Knobs = map[string]int{}
@@ -94,9 +89,7 @@ func simdAvgPool(prefix string, fallback ScheduleFunc) ScheduleFunc {
 	}
 }
 
-func simdPool(f *PrimFunc, prefix string) (*PrimFunc, error) { return simdPoolKind(f, prefix, false) }
-
-// simdPoolKind is simdPool for a window sum, or (isMax) for a window
+// simdPoolKind schedules a window sum of int8 values, or (isMax) a window
 // maximum of int8 values starting from -128.
 func simdPoolKind(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, error) {
 	f = Flatten(stripUnitLoops(PruneConditions(Simplify(f))))
