@@ -265,6 +265,15 @@ func TestDepthwisePlanarSlices53(t *testing.T) {
 			}
 		})
 	}
+	// 68 = 4·17 channels at stride 2 would run seventeen slices of four,
+	// 0.65% over the shared helper (review finding): it keeps the helper.
+	g := func() *graph.Graph { return tirtest.Conv3x3Size(9, 48, 68, 68, 2, graph.ActRelu6, -128) }
+	o := Options{Board: b, Version: "test"}
+	got := checkedRun(t, g(), "c68-s2", o, 1, 53)
+	o.Knobs = map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 0}}
+	if helper := checkedRun(t, g(), "c68-s2-helper", o, 1, 53); got > helper {
+		t.Errorf("68 channels at stride 2: %d instructions, the shared helper %d", got, helper)
+	}
 }
 
 // A reduction whose K/4 is a prime (K = 116, 124, 148, ...) is padded with
