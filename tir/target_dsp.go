@@ -572,8 +572,6 @@ func (g *gemmSpec) build(name string) Stmt {
 	return Block(append(out, dead...)...)
 }
 
-// unrollFor is the largest micro-kernel unroll up to want (groups of four
-// k per iteration) that divides the K4/2 words.
 // padForUnroll is k4 rounded up (by at most an eighth, in fours) to the
 // first length whose micro-kernel unrolls four groups or more (unrollFor),
 // where k4 itself allows fewer than four and the unroll wanted is four or
@@ -593,6 +591,8 @@ func padForUnroll(want, k4 int) int {
 	return k4
 }
 
+// unrollFor is the largest micro-kernel unroll up to want (groups of four
+// k per iteration) that divides the K4/2 words.
 func unrollFor(want, k4 int) int {
 	u := 1
 	for _, c := range DSPMacUnrolls {
@@ -787,7 +787,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// target's (PrimFunc.StackBytes) the layer takes the im2col form
 	// below, whose column holds a block's windows only. (It went to the
 	// next target, the generic C, at 2.8 times the instructions: a
-	// review's 3×3 32→32 layer 80 pixels wide, 23,227,065 → 9,561,163;
+	// review's 3×3 32→32 layer 80 pixels wide, 23,227,065 → 9,564,116;
 	// and 1-D layers of 128 channels over 64 frames.)
 	if stride, padT, padL, ok := c.rowsEligible(); ok && knob(f, "conv_rows", defRows) != 0 && c.rowsFit(f, stride, padL) {
 		wd, cp := w.Data.I, c.rowChannels()
