@@ -391,7 +391,9 @@ static inline void neon_maxpool_s8(int8_t *y, const int8_t *x, int32_t xkh, int3
         vst1_s8(y + ch, m);
         ch += 8;
     }
-    maxpool_tail_s8(y, x, xkh, xkw, kh, kw, ch, c, lo, hi);
+    /* The tail from one bounded value (c16, or c16 + 8 after the half vector), as in
+       dsp_sumpool_s8: a tail starting where a loop left off drew -Waggressive-loop-optimizations. */
+    maxpool_tail_s8(y, x, xkh, xkw, kh, kw, c - c % 8, c, lo, hi);
 }`)
 	add("neon_sumpool_s8", []string{"neon_include", "sumpool_tail_s8"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch], eight channels per step. */
 static inline void neon_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
