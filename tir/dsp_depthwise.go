@@ -71,6 +71,12 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 			return g, nil
 		}
 	}
+	if KH == KW && (KH == 5 || KH == 7) {
+		if g, ok := c.dwPlanarK(f, store, KH); ok &&
+			(knob(f, "dw_planar", 1) != 0 || f.WantInPlace && g.InPlaceSafe) {
+			return g, nil
+		}
+	}
 	if KH == 3 && KW == 3 && knob(f, "dw3x3", 1) != 0 {
 		if g, ok := c.dw3x3(f, store); ok {
 			return g, nil

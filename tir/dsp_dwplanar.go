@@ -216,6 +216,12 @@ func (a *accNest) dwEpilogue(store *Store, ocV *Var, Cn int) (tabs [4][]int64, z
 // kernel's size) and an NHWC output written at store with unit channel
 // stride.
 func (c *convNest) dwGeometry(store *Store, W int) (sh, sw int64, padT, padL int, ok bool) {
+	return c.dwGeometryUpTo(store, W, 2)
+}
+
+// dwGeometryUpTo is dwGeometry with a top and left padding up to maxPad
+// (paddingUpTo).
+func (c *convNest) dwGeometryUpTo(store *Store, W, maxPad int) (sh, sw int64, padT, padL int, ok bool) {
 	Cn := c.C
 	xb, xst, ok1 := c.strides(flatIndex(c.x.Buf, c.x.Indices), c.oh, c.ow, c.kh, c.kw, c.oc)
 	ob, ost, ok2 := c.strides(flatIndex(store.Buf, store.Indices), c.oh, c.ow, c.oc)
@@ -227,7 +233,7 @@ func (c *convNest) dwGeometry(store *Store, W int) (sh, sw int64, padT, padL int
 	if xst[0] != sh*int64(W*Cn) || xst[1] != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 {
 		return 0, 0, 0, 0, false
 	}
-	padT, padL, ok = c.padding(xb, W, Cn)
+	padT, padL, ok = c.paddingUpTo(xb, W, Cn, maxPad)
 	return sh, sw, padT, padL, ok
 }
 
@@ -400,34 +406,5 @@ func dwPlanarRingBytes(c, wp2 int) int { return 3 * c * wp2 * 4 }
 // output line o's call, its window's lines in the slots of base, base + 1
 // and base + 2. loop names the group loop's variable.
 func ringLines(outLines, s, pad int, loop string, layout func(il Expr, m int64) Stmt, kernel func(o Expr, base int64) Stmt) []Stmt {
-	var pro []Stmt
-	for r := 0; r < 3; r++ {
-		pro = append(pro, layout(C(int64(r-pad)), int64(r-pad)))
-	}
-	line := func(o Expr, r int64) Stmt {
-		top := Sub(Mul(o, C(int64(s))), C(int64(pad)))
-		base := r*int64(s) - int64(pad)
-		var fresh []Stmt
-		for k := 3 - s; k < 3; k++ {
-			fresh = append(fresh, layout(SimplifyExpr(Add(top, C(int64(k)))), base+int64(k)))
-		}
-		call := kernel(o, base)
-		if v, ok := IsConst(o); ok && v == 0 {
-			return call
-		}
-		return Block(If(GT(o, C(0)), Block(fresh...)), call)
-	}
-	o := NewVar(loop)
-	var group []Stmt
-	for r := int64(0); r < 3; r++ {
-		group = append(group, line(Add(Mul(o, C(3)), C(r)), r))
-	}
-	body := []Stmt{Block(pro...)}
-	if outLines/3 > 0 {
-		body = append(body, &For{Var: o, Min: C(0), Extent: C(int64(outLines / 3)), Body: Block(group...)})
-	}
-	for l := outLines / 3 * 3; l < outLines; l++ {
-		body = append(body, line(C(int64(l)), int64(l%3)))
-	}
-	return body
+	return ringLinesN(3, outLines, s, pad, loop, layout, kernel)
 }

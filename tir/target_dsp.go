@@ -384,6 +384,13 @@ func (c *convNest) strides(e Expr, vs ...*Var) (base int64, step []int64, ok boo
 // the origin, −(padT·W + padL)·ch for an NHWC row of W pixels of ch
 // channels; at most 2 each, and none without a padding condition.
 func (c *convNest) padding(base int64, W, ch int) (padT, padL int, ok bool) {
+	return c.paddingUpTo(base, W, ch, 2)
+}
+
+// paddingUpTo is padding with a top and left padding up to maxPad (2 or
+// more): past 2, a left padding is told from a top one only on rows wider
+// than maxPad.
+func (c *convNest) paddingUpTo(base int64, W, ch, maxPad int) (padT, padL int, ok bool) {
 	if base > 0 || -base%int64(ch) != 0 {
 		return 0, 0, false
 	}
@@ -394,8 +401,11 @@ func (c *convNest) padding(base int64, W, ch int) (padT, padL int, ok bool) {
 	if q != 0 && (W == 1 || W == 2 && q%2 == 0) {
 		return 0, 0, false
 	}
+	if q != 0 && maxPad > 2 && W <= maxPad {
+		return 0, 0, false
+	}
 	padT, padL = q/W, q%W
-	if padT > 2 || padL > 2 || (c.cond == nil && q != 0) {
+	if padT > maxPad || padL > maxPad || (c.cond == nil && q != 0) {
 		return 0, 0, false
 	}
 	return padT, padL, true

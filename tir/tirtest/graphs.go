@@ -772,6 +772,12 @@ func ConvK(h, wd, cin, cout, k, stride int, act graph.Activation, yzp int32) *gr
 	return convGraph(h, wd, cin, cout, k, 1, stride, 1, act, yzp)
 }
 
+// DepthwiseK is a k×k depthwise convolution over h×wd×c at stride, padding
+// pad on every side.
+func DepthwiseK(h, wd, c, k, stride, pad int, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraph(h, wd, c, c, k, c, stride, pad, act, yzp)
+}
+
 // ConvRGB is a 3×3 convolution (padding 1) from an h×wd×3 input to cout
 // channels, as a network's first layer over an RGB image.
 func ConvRGB(h, wd, cout, stride int, act graph.Activation, yzp int32) *graph.Graph {

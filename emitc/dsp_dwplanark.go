@@ -1,0 +1,131 @@
+package emitc
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcugen/mcugen/tir"
+)
+
+// The C of tir.IntrDSPDWPlanar5 and tir.IntrDSPDWPlanar7: one output row of
+// a planar 5×5 or 7×7 depthwise convolution (tir/dsp_dwplanark.go has the
+// derivation), printed with the kernel rows and their pair words unrolled
+// (a loop over the rows kept the row offsets in a stack array and ran at
+// 0.42 MACs an instruction; unrolled, every plane and weight load has a
+// constant offset once the layer inlines it). Two outputs of a channel
+// share each plane and weight word loaded; the requantization is the
+// packed helper's (the channel's k0, multiplier and e1 in two LDRDs),
+// without the sign correction where every channel's zero point is at or
+// below lo (relu).
+func init() {
+	deps := []string{"dsp_acle", tir.IntrDSPRequantP, tir.IntrDSPRequantPR, "dsp_dwpk_rq"}
+	addHelper("dsp_dwpk_rq", []string{tir.IntrDSPRequantP, tir.IntrDSPRequantPR}, `/* The planar 5x5 and 7x7 depthwise kernels' requantization: p holds k0 (low, high), the multiplier and e1. */
+static inline MCUGEN_ALWAYS_INLINE int32_t dsp_dwpk_rq(int32_t y, const int32_t *p, int32_t relu, int32_t zr, int32_t lo, int32_t hi)
+{
+    return relu ? dsp_requant_s8pr(y, p, zr, lo, hi) : dsp_requant_s8p(y, p, zr, lo, hi);
+}`)
+	addHelperGen(tir.IntrDSPDWPlanar5, deps, func() string { return dwPlanarKC(5) })
+	addHelperGen(tir.IntrDSPDWPlanar7, deps, func() string { return dwPlanarKC(7) })
+}
+
+// dwPlanarKC prints the row kernel of a k×k planar depthwise convolution.
+func dwPlanarKC(k int) string {
+	name := tir.IntrDSPDWPlanar5
+	if k == 7 {
+		name = tir.IntrDSPDWPlanar7
+	}
+	t := k * (k - 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, `/* One output row of a %[1]dx%[1]d depthwise convolution over the input rows' planes at r + s0, ..., r + s%[2]d (word i
+   of channel ch at i * nc + ch): per channel p holds %[3]d pair words a kernel row, (g0, g1), (g2, g3), ... then
+   (g1, g2), (g3, g4), ..., then the bias, k0 (low, high), the multiplier, e1 and a pad word (%[4]d words);
+   out[j * os + ch] for j < ow at stride 1 or 2, two outputs of a channel at a time. */
+static inline MCUGEN_ALWAYS_INLINE void %[5]s(int8_t *out, const int32_t *r, int32_t s0, int32_t s1, int32_t s2, int32_t s3,
+                                                    int32_t s4, int32_t s5, int32_t s6, const int32_t *p0, int32_t k, int32_t nc,
+                                                    int32_t ow, int32_t stride, int32_t zr, int32_t lo, int32_t hi, int32_t os,
+                                                    int32_t relu)
+{
+    int32_t j = 0;
+    (void)k;
+`, k, k-1, k-1, t+6, name)
+	for i := k; i < 7; i++ {
+		fmt.Fprintf(&b, "    (void)s%d;\n", i)
+	}
+	b.WriteString("    if (stride == 1) {\n        for (; j + 1 < ow; j += 2, out += 2 * os) {\n")
+	b.WriteString(dwPlanarKGroup(k, 1, 2, "j / 2", "            "))
+	b.WriteString("        }\n    } else {\n        for (; j + 1 < ow; j += 2, out += 2 * os) {\n")
+	b.WriteString(dwPlanarKGroup(k, 2, 2, "j", "            "))
+	b.WriteString("        }\n    }\n    /* The last output of an odd row (at stride 1, j even: its window starts at word j / 2). */\n    if (j < ow) {\n")
+	b.WriteString(dwPlanarKGroup(k, 1, 1, "(stride == 1 ? j / 2 : j)", "        "))
+	b.WriteString("    }\n}")
+	return b.String()
+}
+
+// dwPlanarKGroup prints the channel loop of n (1 or 2) outputs j, j+1 at
+// stride s whose first window starts at plane word first.
+func dwPlanarKGroup(k, s, n int, first, ind string) string {
+	h, t := (k-1)/2, k*(k-1)
+	var b strings.Builder
+	w := func(format string, args ...any) { b.WriteString(ind + fmt.Sprintf(format, args...) + "\n") }
+	w("const int32_t *q = r + %s * nc;", first)
+	w("const int32_t *p = p0;")
+	w("int8_t *o = out;")
+	w("int8_t *const end = out + nc;")
+	w("for (; o < end; ++o, ++q, p += %d) {", t+6)
+	in := ind + "    "
+	wi := func(format string, args ...any) { b.WriteString(in + fmt.Sprintf(format, args...) + "\n") }
+	wi("int32_t y0 = p[%d];", t)
+	if n == 2 {
+		wi("int32_t y1 = y0;")
+	}
+	// Plane words a row: the window's h + 1, and one more for the second
+	// output at stride 2.
+	nx := h + 1
+	if n == 2 && s == 2 {
+		nx = h + 2
+	}
+	for r := 0; r < k; r++ {
+		wi("{")
+		for m := 0; m < nx; m++ {
+			wi("    const int32_t x%d = q[s%d + %d * nc];", m, r, m)
+		}
+		// The row's weight words in LDRD pairs (gcc loads them one by one)
+		// for stride-1 pairs; at stride 2 the pairs' registers cost more
+		// than the loads they save (794,608 instructions against 742,044
+		// on a review's 5×5 layer, 24×24×96).
+		A := func(m int) string { return fmt.Sprintf("p[%d]", r*(k-1)+m) }
+		B := func(m int) string { return fmt.Sprintf("p[%d]", r*(k-1)+h+m) }
+		for i := 0; s == 1 && n == 2 && i < k-1; i += 2 {
+			wi("    int32_t w%d;", i)
+			wi("    int32_t w%d;", i+1)
+			wi("    DSP_LD2(p, %d, w%d, w%d);", r*(k-1)+i, i, i+1)
+		}
+		if s == 1 && n == 2 {
+			A = func(m int) string { return fmt.Sprintf("w%d", m) }
+			B = func(m int) string { return fmt.Sprintf("w%d", h+m) }
+		}
+		for m := 0; m < h; m++ {
+			wi("    y0 = __smlad(x%d, %s, y0);", m, A(m))
+		}
+		wi("    y0 = __smlabt(x%d, %s, y0);", h, B(h-1))
+		if n == 2 && s == 1 {
+			wi("    y1 = __smlatb(x0, %s, y1);", A(0))
+			for m := 0; m < h; m++ {
+				wi("    y1 = __smlad(x%d, %s, y1);", m+1, B(m))
+			}
+		}
+		if n == 2 && s == 2 {
+			for m := 0; m < h; m++ {
+				wi("    y1 = __smlad(x%d, %s, y1);", m+1, A(m))
+			}
+			wi("    y1 = __smlabt(x%d, %s, y1);", h+1, B(h-1))
+		}
+		wi("}")
+	}
+	wi("o[0] = (int8_t)dsp_dwpk_rq(y0, p + %d, relu, zr, lo, hi);", t+1)
+	if n == 2 {
+		wi("o[os] = (int8_t)dsp_dwpk_rq(y1, p + %d, relu, zr, lo, hi);", t+1)
+	}
+	w("}")
+	return b.String()
+}

@@ -1,0 +1,137 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/mcugen/mcugen/boards"
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/runner"
+	"github.com/mcugen/mcugen/tir/tirtest"
+)
+
+// 5×5 and 7×7 depthwise layers (MobileNetV3, EfficientNet-Lite, MCUNet)
+// run the planar form over a ring of k input rows: they took the
+// channel-quad schedule at 0.34 MACs an instruction (review finding; a
+// 5×5 layer 24×24×32 took 1,351,856 instructions). Bit-exact against the
+// reference interpreter at strides 1 and 2, SAME and VALID padding, odd
+// widths, a ReLU and a full-range output, channels in slices, in place;
+// and at stride 1 in at most 0.7 times the channel-quad schedule's
+// instructions, at stride 2 in fewer.
+func TestDepthwiseKxKPlanar54(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, c := range []struct {
+		name                string
+		h, w, ch, k, st, pd int
+		act                 graph.Activation
+		zp                  int32
+		stack               int
+	}{
+		{"k5-s1-c32-w24", 12, 24, 32, 5, 1, 2, graph.ActRelu6, -128, 0},
+		{"k5-s1-c16-w13-linear", 9, 13, 16, 5, 1, 2, graph.ActNone, 5, 0},
+		{"k5-s2-c24-w15", 11, 15, 24, 5, 2, 2, graph.ActRelu, -128, 0},
+		{"k5-s2-c8-w12-valid", 12, 12, 8, 5, 2, 0, graph.ActNone, -7, 0},
+		// The ring of 48 channels, 5 rows · 48 · 12 words · 4 B = 11,520 B, past
+		// 5,120 B; of 16 channels 3,840 B.
+		{"k5-s1-c48-w20-slices", 8, 20, 48, 5, 1, 2, graph.ActRelu6, -128, StackFrames + 5120},
+		{"k7-s1-c16-w14", 10, 14, 16, 7, 1, 3, graph.ActRelu6, -128, 0},
+		{"k7-s2-c12-w17", 11, 17, 12, 7, 2, 3, graph.ActNone, 3, 0},
+		{"k7-s1-c8-w9-pad1", 9, 9, 8, 7, 1, 1, graph.ActRelu, -128, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, c.act, c.zp) }
+			bs := stackBoard(b, c.stack)
+			o := Options{Board: bs, Version: "test"}
+			kernel := "dsp_dwp5_s8("
+			if c.k == 7 {
+				kernel = "dsp_dwp7_s8("
+			}
+			s, err := CompileGraph(g(), c.name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cContains(s.Files, kernel) {
+				t.Fatalf("%s: the C does not call %s", c.name, kernel)
+			}
+			if c.stack > 0 && !cContains(s.Files, "for (int32_t cs = 0;") {
+				t.Errorf("%s: a %d B stack, and the layer does not run in channel slices", c.name, c.stack)
+			}
+			planar := checkedRun(t, g(), c.name, o, 2, 54)
+			checkGraphUnderQEMUOpts(t, bs, g(), c.name+"-inplace", Options{}, 1, 54, kernel)
+			o.Knobs = map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 0}}
+			quad := checkedRun(t, g(), c.name+"-quad", o, 1, 54)
+			t.Logf("%s on mps2-an386: %d instructions planar, %d channel quads", c.name, planar, quad)
+			if c.st == 1 && float64(planar) > 0.7*float64(quad) || planar >= quad {
+				t.Errorf("%s: %d instructions planar, %d in channel quads", c.name, planar, quad)
+			}
+		})
+	}
+}
+
+// The planar k×k form declines what its C cannot hold, and the layer keeps
+// the channel-quad schedule, bit-exact: channels not a multiple of four, a
+// 7×7 window padded by 3 over rows of 3 (a left padding of 3 is not told
+// from a top one), and a ring past the stack that no slice of four or
+// more channels fits.
+func TestDepthwiseKxKDeclines54(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, c := range []struct {
+		name                string
+		h, w, ch, k, st, pd int
+		stack               int
+	}{
+		{"k5-c6", 8, 8, 6, 5, 1, 2, 0},
+		{"k7-w3-pad3", 6, 3, 8, 7, 1, 3, 0},
+		// The ring of four channels: 5 rows · 4 · 22 words · 4 B = 1,760 B.
+		{"k5-ring-past-stack", 6, 40, 8, 5, 1, 2, StackFrames + 1700},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, graph.ActRelu6, -128)
+			o := Options{Board: stackBoard(b, c.stack), Version: "test"}
+			s, err := CompileGraph(g, c.name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cContains(s.Files, "dsp_dwp5_s8(", "dsp_dwp7_s8(") {
+				t.Fatalf("%s: took the planar form", c.name)
+			}
+			checkedRun(t, tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, graph.ActRelu6, -128), c.name, o, 1, 54)
+		})
+	}
+}
+
+// stackBoard is b with a stack of n bytes (n > 0; else b itself).
+func stackBoard(b *boards.Board, n int) *boards.Board {
+	if n <= 0 {
+		return b
+	}
+	c := *b
+	c.StackBytes = n
+	return &c
+}
+
+// The planar k×k kernels on the other cores of the dsp target (Cortex-M7,
+// M33) and in the builds firmware engineers make: -O0, -Os, without asm
+// (MCUGEN_NO_ASM) and with clang; bit-exact in every one.
+func TestDepthwiseKxKBuilds54(t *testing.T) {
+	g := func(k, st int) *graph.Graph { return tirtest.DepthwiseK(9, 13, 16, k, st, k/2, graph.ActRelu6, -128) }
+	for _, bn := range []string{"mps2-an500", "mps2-an505"} {
+		b := qemuBoard(t, bn)
+		for _, k := range []int{5, 7} {
+			checkedRun(t, g(k, 1), bn+"-k"+string(rune('0'+k)), Options{Board: b, Version: "test"}, 2, 54)
+		}
+	}
+	b := qemuBoard(t, "mps2-an386")
+	for _, fl := range []string{"-O0", "-Os", "-DMCUGEN_NO_ASM"} {
+		for _, k := range []int{5, 7} {
+			kernel := "dsp_dwp5_s8("
+			if k == 7 {
+				kernel = "dsp_dwp7_s8("
+			}
+			checkGraphUnderQEMUFlags(t, b, g(k, 2), "k"+string(rune('0'+k))+fl, "", nil, []string{fl}, 1, 54, kernel)
+		}
+	}
+	needClang(t)
+	for _, k := range []int{5, 7} {
+		checkedRun(t, g(k, 1), "clang-k"+string(rune('0'+k)), Options{Board: b, Version: "test", Compiler: runner.CompilerClang}, 2, 54)
+	}
+}

@@ -1,0 +1,281 @@
+package tir
+
+import (
+	"fmt"
+	"math"
+)
+
+// The planar depthwise schedule for square kernels of 5 and 7 taps a side
+// (MobileNetV3, EfficientNet-Lite and MCUNet blocks), the 3×3 planar
+// form's idea with a ring of K input rows: the rows are laid out once as
+// channel planes of int16 pair words (IntrDSPPlanes, as the 3×3 form), and
+// each kernel row of h = (K−1)/2 pair words A_m = (g_2m, g_2m+1) and h words
+// B_m = (g_2m+1, g_2m+2) gives two adjacent outputs of a channel at stride 1
+// (plane words P_m = (x_2m, x_2m+1)) in K + 1 instructions for 2K
+// multiplications:
+//
+//	y0 += Σ_{m<h} SMLAD(P_m, A_m) + SMLABT(P_h, B_{h−1})
+//	y1 += SMLATB(P_0, A_0) + Σ_{m<h} SMLAD(P_{m+1}, B_m)
+//
+// and one output at stride 2 in h + 1. The channel-quad schedule these
+// layers took before runs one SMLAD a tap pair of four channels and
+// re-widens every input value for each tap: 0.34 MACs an instruction on
+// the Cortex-M4 against 0.55 for the planar 3×3 layers (a review's 5×5
+// layers, session 54). The knob is the 3×3 form's dw_planar (0: the
+// channel-quad schedule).
+
+// IntrDSPDWPlanar5 and IntrDSPDWPlanar7 are one output row of a planar
+// k×k depthwise convolution (k = 5 or 7, the name's):
+//
+//	dsp_dwp5_s8(out *int8, q *int32, s0, …, s6, p *int32, k, nc, ow, stride, zr, lo, hi, os, relu)
+//	for output j < ow and channel ch < nc (P = p[(k(k−1) + 6)·ch:]):
+//	  acc = P[k(k−1)] + Σ_{r<k} Σ_{t<k} plane(q + s_r, ch, j·stride + t) · g(r, t)
+//	  out[j·os + ch] = dsp_requant_s8(acc, P[k(k−1)+3], P[k(k−1)+1] as uint32 + P[k(k−1)+2]·2^32, P[k(k−1)+4], zr, lo, hi)
+//
+// where s_r (r < k; the rest are 0) are the window's input rows as word
+// offsets of q, plane(r, ch, i) is half i%2 (0: low) of word r[(i/2)·nc + ch],
+// and kernel row r's k−1 words at P[(k−1)·r:] are A_0..A_{h−1} then
+// B_0..B_{h−1}: g(r, t) is the low half of A_{t/2} for even t < k−1, its
+// high half for odd t, and the high half of B_{h−1} for t = k−1 (the low
+// half of B_m is g(r, 2m+1) again). Relu 1 says every channel's zero point
+// is at or below lo, so the C leaves out the sign correction (as
+// IntrDSPRequantPR; the result is the same). Two outputs of a channel at stride 1
+// read the plane words j/2..j/2+h, one at stride 2 the words j..j+h.
+const (
+	IntrDSPDWPlanar5 = "dsp_dwp5_s8"
+	IntrDSPDWPlanar7 = "dsp_dwp7_s8"
+)
+
+// dwPlanarKWords is IntrDSPDWPlanarK's table words per channel for k taps
+// a side: k−1 weight words a kernel row, then the bias, k0 (low, high), the
+// multiplier, e1 and a pad word.
+func dwPlanarKWords(k int) int { return k*(k-1) + 6 }
+
+// dwPlanarKMax is the largest kernel side of the form (the C's row
+// offsets s0..s6).
+const dwPlanarKMax = 7
+
+func init() {
+	for _, name := range []string{IntrDSPDWPlanar5, IntrDSPDWPlanar7} {
+		extIntrinsics[name] = dwPlanarKInterp(name)
+	}
+}
+
+// dwPlanarKInterp is the reference semantics of IntrDSPDWPlanar5 or 7.
+func dwPlanarKInterp(IntrDSPDWPlanarK string) func(a []val) val {
+	want := int64(5)
+	if IntrDSPDWPlanarK == IntrDSPDWPlanar7 {
+		want = 7
+	}
+	return func(a []val) val {
+		out, q := a[0], a[1]
+		var so [dwPlanarKMax]int64
+		for i := range so {
+			so[i] = a[2+i].i
+		}
+		p := a[2+dwPlanarKMax]
+		b := 3 + dwPlanarKMax
+		k, nc, ow, stride, zr, lo, hi, os, relu := a[b].i, a[b+1].i, a[b+2].i, a[b+3].i, a[b+4], a[b+5], a[b+6], a[b+7].i, a[b+8].i
+		if k != want || stride != 1 && stride != 2 || os < nc || relu != 0 && relu != 1 {
+			panic(fmt.Sprintf("%s: %d taps, stride %d, output stride %d for %d channels", IntrDSPDWPlanarK, k, stride, os, nc))
+		}
+		h, words := (k-1)/2, int64(dwPlanarKWords(int(k)))
+		half := func(word int64, hi bool) int64 {
+			if hi {
+				return int64(int16(word >> 16))
+			}
+			return int64(int16(word))
+		}
+		rq := extIntrinsics[IntrDSPRequant]
+		for ch := int64(0); ch < nc; ch++ {
+			P := func(i int64) int64 { return p.p.I[p.i+words*ch+i] }
+			g := make([]int64, k*k)
+			for r := int64(0); r < k; r++ {
+				w := func(i int64) int64 { return P((k-1)*r + i) }
+				for m := int64(0); m < h; m++ {
+					g[r*k+2*m], g[r*k+2*m+1] = half(w(m), false), half(w(m), true)
+					if half(w(h+m), false) != g[r*k+2*m+1] {
+						panic(fmt.Sprintf("%s: channel %d row %d: inconsistent weight words", IntrDSPDWPlanarK, ch, r))
+					}
+					if m > 0 && half(w(h+m-1), true) != g[r*k+2*m] {
+						panic(fmt.Sprintf("%s: channel %d row %d: inconsistent weight words", IntrDSPDWPlanarK, ch, r))
+					}
+				}
+				g[r*k+k-1] = half(w(2*h-1), true)
+			}
+			t := (k - 1) * k
+			if relu == 1 && !reluForm(int64(uint32(P(t+1)))+P(t+2)<<32, P(t+4), zr.i, lo.i) {
+				panic(fmt.Sprintf("%s: channel %d: the ReLU requantization for a zero point above %d", IntrDSPDWPlanarK, ch, lo.i))
+			}
+			for j := int64(0); j < ow; j++ {
+				acc := P(t)
+				for r := int64(0); r < k; r++ {
+					base := q.i + so[r]
+					for c := int64(0); c < k; c++ {
+						i := j*stride + c
+						acc += half(q.p.I[base+(i/2)*nc+ch], i%2 == 1) * g[r*k+c]
+					}
+				}
+				if acc > math.MaxInt32 || acc < math.MinInt32 {
+					panic("int32 overflow in " + IntrDSPDWPlanarK)
+				}
+				k0 := int64(uint32(P(t+1))) + P(t+2)<<32
+				out.p.I[out.i+j*os+ch] = rq([]val{{i: acc}, {i: P(t + 3)}, {i: k0}, {i: P(t + 4)}, zr, lo, hi}).i
+			}
+		}
+		return val{}
+	}
+}
+
+// dwPlanarRingBytesK is the stack of a planar ring of k input rows of c
+// channel planes of wp2 int32 words.
+func dwPlanarRingBytesK(k, c, wp2 int) int { return k * c * wp2 * 4 }
+
+// dwPlanarK builds the planar schedule of a K×K depthwise convolution, K
+// = 5 or 7 (one image, NHWC, strides 1 or 2, padding at most 2, or 3 for
+// K = 7 over rows wider than 3), or reports false. The layer's channels
+// run in slices where the ring of all of them exceeds the stack, as the
+// 3×3 form's do.
+func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool) {
+	a, Cn, OH, OW := c.accNest, c.C, c.OH, c.OW
+	xs := a.x.Buf.Shape
+	if K != 5 && K != 7 || c.KH != K || c.KW != K || c.N != 1 || len(xs) != 4 || xs[0] != 1 || xs[3] != Cn ||
+		!rowMajor(a.x.Buf) || a.xOff < -255 || a.xOff > 255 {
+		return nil, false
+	}
+	H, W := xs[1], xs[2]
+	tabs, zr, lo, hi, ok := a.dwEpilogue(store, c.oc, Cn)
+	if !ok {
+		return nil, false
+	}
+	sh, sw, padT, padL, ok := c.dwGeometryUpTo(store, W, min(K-1, 3))
+	if !ok {
+		return nil, false
+	}
+	for _, v := range a.w.Buf.Data.I {
+		if v < -255 || v > 255 {
+			return nil, false
+		}
+	}
+	h := (K - 1) / 2
+	// Words per channel plane: every input column, and the last output's
+	// window (the pair's at stride 1).
+	wp2 := max((padL+W+1)/2, (OW-1)/2+h+1)
+	if sw == 2 {
+		wp2 = max((padL+W+1)/2, OW+h)
+	}
+	cs := Cn
+	if lim := f.StackBytes; lim > 0 && dwPlanarRingBytesK(K, Cn, wp2) > lim {
+		cs = 0
+		for n := 2; n <= Cn/4; n++ {
+			if Cn%n == 0 && (Cn/n)%4 == 0 && dwPlanarRingBytesK(K, Cn/n, wp2) <= lim {
+				cs = Cn / n
+				break
+			}
+		}
+		if cs == 0 {
+			return nil, false
+		}
+	}
+	g := a.w.Buf.Data.I // [c][K][K]
+	words := dwPlanarKWords(K)
+	stream := make([]int64, 0, words*Cn)
+	for ch := range Cn {
+		for r := range K {
+			t := g[(ch*K+r)*K : (ch*K+r+1)*K]
+			for m := range h {
+				stream = append(stream, pack16(t[2*m], t[2*m+1]))
+			}
+			for m := range h {
+				stream = append(stream, pack16(t[2*m+1], t[2*m+2]))
+			}
+		}
+		k0 := tabs[2][ch]
+		stream = append(stream, tabs[0][ch], int64(int32(uint32(k0))), k0>>32, tabs[1][ch], tabs[3][ch], 0)
+	}
+	// The requantization without TFLite's sign correction where every
+	// channel's zero point is at or below lo (IntrDSPRequantPR).
+	relu := int64(1)
+	for ch := range Cn {
+		if !reluForm(tabs[2][ch], tabs[3][ch], zr, lo) {
+			relu = 0
+		}
+	}
+	pk := constBuf(f.Name+"_dwpk", I32, []int{len(stream)}, stream)
+	planes := NewBuffer(f.Name+"_planes", I32, []int{dwPlanarRingBytesK(K, cs, wp2) / 4}, ScopeLocal)
+	slotAt := func(m int64) Expr { return C(((m%int64(K) + int64(K)) % int64(K)) * int64(cs*wp2)) }
+	slice := func(c0 Expr) []Stmt {
+		layout := func(ih Expr, at Expr) Stmt {
+			call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Add(Mul(ih, C(int64(W*Cn))), c0))),
+				C(int64(W)), C(int64(cs)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Cn)))}
+			zeros := loopK("z", cs*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(at, z), C(0)) })
+			return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: call, Else: zeros}
+		}
+		return ringLinesN(K, OH, int(sh), padT, "oh_o", func(ih Expr, m int64) Stmt { return layout(ih, slotAt(m)) },
+			func(oh Expr, base int64) Stmt {
+				args := []Expr{ptr(store.Buf, SimplifyExpr(Add(Mul(oh, C(int64(OW*Cn))), c0))), ptr(planes, C(0))}
+				for r := range dwPlanarKMax {
+					if r < K {
+						args = append(args, slotAt(base+int64(r)))
+					} else {
+						args = append(args, C(0))
+					}
+				}
+				args = append(args, ptr(pk, SimplifyExpr(Mul(c0, C(int64(words))))), C(int64(K)), C(int64(cs)), C(int64(OW)), C(sw),
+					C(zr), C(lo), C(hi), C(int64(Cn)), C(relu))
+				kernel := IntrDSPDWPlanar5
+				if K == 7 {
+					kernel = IntrDSPDWPlanar7
+				}
+				return &Evaluate{X: Call(kernel, I32, args...)}
+			})
+	}
+	body := slice(C(0))
+	if cs < Cn {
+		sv := NewVar("cs")
+		body = []Stmt{&For{Var: sv, Min: C(0), Extent: C(int64(Cn / cs)), Body: Block(slice(Mul(sv, C(int64(cs))))...)}}
+	}
+	out := *f
+	out.Body = &Allocate{Buf: planes, Body: Block(body...)}
+	// In place: as the 3×3 form's argument (dwPlanar), with K rows: before
+	// output row oh is stored every input row up to oh·sh − padT + K − 1
+	// is in the ring, and a row laid out later is above oh since padT <=
+	// K − 1.
+	out.InPlaceSafe = OH <= H && OW <= W
+	return &out, true
+}
+
+// ringLinesN is ringLines over a ring of n lines (n ≥ the stride): input
+// line il in the slot of il mod n, the output lines in groups of n.
+func ringLinesN(n, outLines, s, pad int, loop string, layout func(il Expr, m int64) Stmt, kernel func(o Expr, base int64) Stmt) []Stmt {
+	var pro []Stmt
+	for r := 0; r < n; r++ {
+		pro = append(pro, layout(C(int64(r-pad)), int64(r-pad)))
+	}
+	line := func(o Expr, r int64) Stmt {
+		top := Sub(Mul(o, C(int64(s))), C(int64(pad)))
+		base := r*int64(s) - int64(pad)
+		var fresh []Stmt
+		for k := n - s; k < n; k++ {
+			fresh = append(fresh, layout(SimplifyExpr(Add(top, C(int64(k)))), base+int64(k)))
+		}
+		call := kernel(o, base)
+		if v, ok := IsConst(o); ok && v == 0 {
+			return call
+		}
+		return Block(If(GT(o, C(0)), Block(fresh...)), call)
+	}
+	o := NewVar(loop)
+	var group []Stmt
+	for r := int64(0); r < int64(n); r++ {
+		group = append(group, line(Add(Mul(o, C(int64(n))), C(r)), r))
+	}
+	body := []Stmt{Block(pro...)}
+	if outLines/n > 0 {
+		body = append(body, &For{Var: o, Min: C(0), Extent: C(int64(outLines / n)), Body: Block(group...)})
+	}
+	for l := outLines / n * n; l < outLines; l++ {
+		body = append(body, line(C(int64(l)), int64(l%n)))
+	}
+	return body
+}
