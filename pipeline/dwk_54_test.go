@@ -135,3 +135,77 @@ func TestDepthwiseKxKBuilds54(t *testing.T) {
 		checkedRun(t, g(k, 1), "clang-k"+string(rune('0'+k)), Options{Board: b, Version: "test", Compiler: runner.CompilerClang}, 2, 54)
 	}
 }
+
+// On the Cortex-M55 5×5 and 7×7 depthwise layers take the lanes schedule
+// (four adjacent outputs of a channel a vector, a ring of k lines) where
+// their lines are whole vectors or 12 outputs or more, and a layer whose
+// ring is past the stack runs it in channel slices, 3×3 layers too: they
+// took the generic C (a review's 5×5 layer 24×24×144: 9,000,819
+// instructions; a 3×3 layer 8×96×144: 4,370,634). Bit-exact, in place, on
+// lines with tails and down the columns; fewer instructions than the
+// channel-interleaved helper where the form is the default.
+func TestDepthwiseKxKLanesM55_54(t *testing.T) {
+	b := qemuBoard(t, "mps3-an547")
+	for _, c := range []struct {
+		name                string
+		h, w, ch, k, st, pd int
+		act                 graph.Activation
+		zp                  int32
+		stack               int
+	}{
+		{"k5-s1-c32-w24", 10, 24, 32, 5, 1, 2, graph.ActRelu6, -128, 0},
+		{"k5-s1-c16-w13-linear", 9, 13, 16, 5, 1, 2, graph.ActNone, 5, 0},
+		{"k5-s2-c24-w16", 11, 16, 24, 5, 2, 2, graph.ActRelu, -128, 0},
+		{"k5-cols-h20-w5", 20, 5, 8, 5, 1, 2, graph.ActRelu6, -128, 0},
+		{"k7-s1-c16-w12", 10, 12, 16, 7, 1, 3, graph.ActRelu6, -128, 0},
+		{"k7-s2-c12-w16", 11, 16, 12, 7, 2, 3, graph.ActNone, 3, 0},
+		// Rings of 5 · 28 B a channel (144 channels: 20,160 B) and of
+		// 3 · 98 B (144 channels: 42,336 B) past a 16 KiB stack.
+		{"k5-slices-c144-w24", 8, 24, 144, 5, 1, 2, graph.ActRelu6, -128, StackFrames + 16*1024},
+		{"k3-slices-c144-w96", 6, 96, 144, 3, 1, 1, graph.ActRelu6, -128, StackFrames + 16*1024},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, graph.ActRelu6, c.zp) }
+			if c.act != graph.ActRelu6 {
+				g = func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, c.act, c.zp) }
+			}
+			bs := stackBoard(b, c.stack)
+			kernel := map[int]string{3: "mve_dwl3_s8(", 5: "mve_dwl5_s8(", 7: "mve_dwl7_s8("}[c.k]
+			s, err := CompileGraph(g(), c.name, Options{Board: bs, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cContains(s.Files, kernel) {
+				t.Fatalf("%s: the C does not call %s", c.name, kernel)
+			}
+			if c.stack > 0 && !cContains(s.Files, "for (int32_t cs = 0;") {
+				t.Errorf("%s: a %d B stack, and the layer does not run in channel slices", c.name, c.stack)
+			}
+			lanes := checkedRun(t, g(), c.name, Options{Board: bs, Version: "test"}, 2, 54)
+			checkGraphUnderQEMUOpts(t, bs, g(), c.name+"-inplace", Options{}, 1, 54, kernel)
+			o := Options{Board: bs, Version: "test", Knobs: map[string]map[string]int{"depthwise_conv2d": {"dw_lanes": 0}}}
+			other := checkedRun(t, g(), c.name+"-helper", o, 1, 54)
+			t.Logf("%s on mps3-an547: %d instructions in lanes, %d without", c.name, lanes, other)
+			if lanes >= other {
+				t.Errorf("%s: %d instructions in lanes, %d without", c.name, lanes, other)
+			}
+		})
+	}
+	// Lines of 6 and 7 outputs keep the helper: their last vector goes out
+	// a lane at a time (1.02 to 1.25 times its instructions in lanes).
+	for _, c := range []struct{ h, w, st int }{{7, 7, 1}, {12, 12, 2}} {
+		g := tirtest.DepthwiseK(c.h, c.w, 32, 5, c.st, 2, graph.ActRelu6, -128)
+		s, err := CompileGraph(g, "short", Options{Board: b, Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cContains(s.Files, "mve_dwl5_s8(") {
+			t.Errorf("%d×%d at stride %d: lines of %d outputs took the lanes schedule", c.h, c.w, c.st, (c.w+c.st-1)/c.st)
+		}
+	}
+	// -O0 and clang.
+	g := func() *graph.Graph { return tirtest.DepthwiseK(9, 13, 16, 5, 1, 2, graph.ActRelu6, -128) }
+	checkGraphUnderQEMUFlags(t, b, g(), "k5-O0", "", nil, []string{"-O0"}, 1, 54, "mve_dwl5_s8(")
+	needClang(t)
+	checkedRun(t, g(), "k5-clang", Options{Board: b, Version: "test", Compiler: runner.CompilerClang}, 1, 54)
+}

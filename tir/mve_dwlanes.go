@@ -1,6 +1,9 @@
 package tir
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The M55's 3×3 depthwise schedule with the pixels in the lanes (knob
 // dw_lanes: 0 off, 1 where it wins (the default, below), 2 wherever it
@@ -41,9 +44,6 @@ const KDwPlanes = "dwplanes_s8"
 // left = 1 when some shift is positive (it changes only the C).
 const KDwLanes = "dwl3_s8"
 
-// dwLanesWords is KDwLanes's table words per channel.
-const dwLanesWords = 12
-
 func init() {
 	DeclareKnob("mve.dw_lanes", 0, 1, 2) // 3x3 depthwise: pixels in the lanes over channel planes (1: lines of 8 or more outputs; in place always)
 	DeclareAlgorithm("mve.dw_lanes")
@@ -61,27 +61,69 @@ func init() {
 		}
 		return val{}
 	}
-	extIntrinsics["mve_"+KDwLanes] = func(a []val) val {
-		y, q, p := a[0], a[1], a[7]
-		s := []int64{a[2].i, a[3].i, a[4].i}
-		cs, rs, c, ow, ys, stride := a[5].i, a[6].i, a[8].i, a[9].i, a[10].i, a[11].i
-		zp, lo, hi := a[13].i, a[14].i, a[15].i
+	extIntrinsics["mve_"+KDwLanes] = mveDWLanesInterp(3)
+	extIntrinsics[IntrMVEDWLanes5] = mveDWLanesInterp(5)
+	extIntrinsics[IntrMVEDWLanes7] = mveDWLanesInterp(7)
+}
+
+// IntrMVEDWLanes5 and IntrMVEDWLanes7 are KDwLanes for a 5×5 and a 7×7
+// window, with seven row offsets (those past the window's rows 0):
+//
+//	mve_dwl5_s8(y *i8, q *i8, s0, …, s6, cs, rs, p *i32, c, ow, ys, stride, left, zp, lo, hi)
+//	acc = P[k²] + Σ_{r<k} Σ_{t<k} r_r[col(j·stride + t)]·P[k·r + t]   (P = p[(k² + 3)ch:])
+//	y[j·ys + ch] = clamp(MultiplyByQuantizedMultiplier(acc, P[k² + 1], P[k² + 2]) + zp, lo, hi)
+const (
+	IntrMVEDWLanes5 = "mve_dwl5_s8"
+	IntrMVEDWLanes7 = "mve_dwl7_s8"
+)
+
+// mveDWLanesWins says whether the lanes schedule takes a k×k layer whose
+// output lines are ov long by default (knob dw_lanes 1): 3×3 windows on
+// lines of 8 or more; 5×5 and 7×7 ones on lines of whole vectors (a
+// multiple of 4) or of 12 or more. Measured on mps3-an547 against the
+// channel-interleaved helper over 40 of a review's 5×5 layers (session 54):
+// 0.67 to 0.94 times its instructions there; 1.02 to 1.25 times on lines
+// of 6 and 7, whose last vector goes out a lane at a time.
+func mveDWLanesWins(k, ov int) bool {
+	if k == 3 {
+		return ov >= 8
+	}
+	return ov%4 == 0 || ov >= 12
+}
+
+// mveDWLanesInterp is the reference semantics of KDwLanes (k = 3) and
+// IntrMVEDWLanes5/7.
+func mveDWLanesInterp(K int64) func(a []val) val {
+	nr := int64(3)
+	if K > 3 {
+		nr = dwPlanarKMax
+	}
+	words := K*K + 3
+	return func(a []val) val {
+		y, q, p := a[0], a[1], a[4+nr]
+		s := make([]int64, K)
+		for k := range s {
+			s[k] = a[2+k].i
+		}
+		b := 2 + nr
+		cs, rs, c, ow, ys, stride := a[b].i, a[b+1].i, a[b+3].i, a[b+4].i, a[b+5].i, a[b+6].i
+		zp, lo, hi := a[b+8].i, a[b+9].i, a[b+10].i
 		if stride != 1 && stride != 2 {
 			panic(fmt.Sprintf("mve_%s: stride %d", KDwLanes, stride))
 		}
 		for ch := int64(0); ch < c; ch++ {
-			P := func(k int64) int64 { return p.p.I[p.i+dwLanesWords*ch+k] }
+			P := func(k int64) int64 { return p.p.I[p.i+words*ch+k] }
 			for j := int64(0); j < ow; j++ {
-				acc := P(9)
-				for k := int64(0); k < 3; k++ {
-					for t := int64(0); t < 3; t++ {
-						acc += q.p.I[q.i+ch*cs+s[k]+planeCol(j*stride+t, rs, stride-1)] * P(3*k+t)
+				acc := P(K * K)
+				for k := int64(0); k < K; k++ {
+					for t := int64(0); t < K; t++ {
+						acc += q.p.I[q.i+ch*cs+s[k]+planeCol(j*stride+t, rs, stride-1)] * P(K*k+t)
 					}
 				}
 				if acc != int64(int32(acc)) {
 					panic("int32 overflow in mve_" + KDwLanes)
 				}
-				v := int64(RequantQ(int32(acc), int32(P(10)), int32(P(11)))) + zp
+				v := int64(RequantQ(int32(acc), int32(P(K*K+1)), int32(P(K*K+2)))) + zp
 				y.p.I[y.i+j*ys+ch] = wrap(y.p.DType, min(max(v, lo), hi))
 			}
 		}
@@ -147,16 +189,17 @@ func splitRequant(v Expr, acc *Buffer) (rq *Intrinsic, zp, lo, hi int64, ok bool
 // padding at most 2), or reports false.
 func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 	c, ok := parseConvNest(f)
-	if !ok || c.N != 1 || c.KH != 3 || c.KW != 3 || c.Cg != 1 || c.C%4 != 0 {
+	if !ok || c.N != 1 || c.KH != c.KW || c.KH != 3 && c.KH != 5 && c.KH != 7 || c.Cg != 1 || c.C%4 != 0 {
 		return nil, false
 	}
+	K := c.KH
 	a, Cn, OH, OW := c.accNest, c.C, c.OH, c.OW
 	for i, v := range []*Var{c.oc, c.kh, c.kw, c.ic} {
 		if len(a.w.Indices) != 4 || a.w.Indices[i] != Expr(v) {
 			return nil, false
 		}
 	}
-	if !rowMajor(a.w.Buf) || a.w.Buf.Len() != 9*Cn || (a.cond != nil && usesVar(a.cond, c.oc)) {
+	if !rowMajor(a.w.Buf) || a.w.Buf.Len() != K*K*Cn || (a.cond != nil && usesVar(a.cond, c.oc)) {
 		return nil, false
 	}
 	xs := a.x.Buf.Shape
@@ -164,7 +207,7 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 		return nil, false
 	}
 	H, W := xs[1], xs[2]
-	sh, sw, padT, padL, ok := c.dwGeometry(a.store, W)
+	sh, sw, padT, padL, ok := c.dwGeometryUpTo(a.store, W, min(K-1, 3))
 	if !ok {
 		return nil, false
 	}
@@ -196,29 +239,51 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 	// rows at strides 1 and 2; 2 to 43% more on 6- and 3-wide maps, where
 	// the layout pass and each channel's set-up are spread over few
 	// outputs); 2 wherever it applies.
-	if knob(f, "dw_lanes", 1) == 1 && OV < 8 && !f.WantInPlace {
+	// (5×5 and 7×7 windows: mveDWLanesWins.)
+	if knob(f, "dw_lanes", 1) == 1 && !mveDWLanesWins(K, OV) && !f.WantInPlace {
 		return nil, false
 	}
 	ov4 := int64((OV + 3) / 4 * 4)
-	rs, ph := max(ov4+2, int64(padV+NV)), int64(0)
+	h2 := int64(K - 1) // the window's columns past its first
+	rs, ph := max(ov4+h2, int64(padV+NV)), int64(0)
 	if sV == 2 {
-		hs := max(ov4+1, int64(padV+NV+1)/2)
+		hs := max(ov4+h2/2, int64(padV+NV+1)/2)
 		rs, ph = 2*hs, 1
 	}
-	cs := 3 * rs
+	cs := int64(K) * rs
 	if 7*cs >= 1<<16 {
 		return nil, false
 	}
-	g := a.w.Buf.Data.I // [c][3][3]
+	// The ring is the kernel's one local array (Cn·K·rs bytes). A 5×5 or
+	// 7×7 layer whose ring is past the target's stack runs in equal slices
+	// of its channels (a multiple of four each), every slice the whole map
+	// over a ring of its own channels, as the dsp planar form does: else
+	// it took the generic C (a review's 5×5 layer 24×24×144 on
+	// mps3-an547: 9,000,819 instructions, 0.23 MACs an instruction).
+	csl := Cn // channels a slice
+	if lim := int64(f.StackBytes); lim > 0 && int64(Cn)*cs > lim {
+		csl = 0
+		for n := 2; n <= Cn/4; n++ {
+			if Cn%n == 0 && (Cn/n)%4 == 0 && int64(Cn/n)*cs <= lim {
+				csl = Cn / n
+				break
+			}
+		}
+		if csl == 0 {
+			return nil, false
+		}
+	}
+	g := a.w.Buf.Data.I // [c][K][K]
 	left := int64(0)
-	stream := make([]int64, 0, dwLanesWords*Cn)
+	words := K*K + 3
+	stream := make([]int64, 0, words*Cn)
 	for ch := range Cn {
 		var sum int64
-		for k := range 3 {
-			for t := range 3 {
-				v := g[(ch*3+k)*3+t] // k along the rows, t along a row
+		for k := range K {
+			for t := range K {
+				v := g[(ch*K+k)*K+t] // k along the rows, t along a row
 				if cols {
-					v = g[(ch*3+t)*3+k]
+					v = g[(ch*K+t)*K+k]
 				}
 				stream = append(stream, v)
 				sum += v
@@ -233,24 +298,48 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 		}
 		stream = append(stream, b, mult[ch], shift[ch])
 	}
-	pk := constBuf(f.Name+"_dwl3", I32, []int{len(stream)}, stream)
-	ring := NewBuffer(f.Name+"_planes", I8, []int{int(int64(Cn) * cs)}, ScopeLocal)
-	// Input line il lives in ring slot il mod 3 (ringLines).
-	slotAt := func(m int64) int64 { return (m%3 + 3) % 3 * rs }
-	layout := func(il Expr, slot int64) Stmt {
-		call := &Evaluate{X: Call("mve_"+KDwPlanes, I32, ptr(ring, C(slot)), ptr(a.x.Buf, Mul(il, C(xLine))),
-			C(int64(NV)), C(xPix), C(int64(Cn)), C(cs), C(rs), C(rs), C(int64(padV)), C(ph), C(-a.xOff))}
-		zp := loopK("z", Cn, Serial, func(ch Expr) Stmt {
-			return &Evaluate{X: Call("mve_"+KFill8, I32, ptr(ring, Add(Mul(ch, C(cs)), C(slot))), C(-a.xOff), C(rs))}
-		})
-		return &IfThenElse{Cond: And(GE(il, C(0)), LT(il, C(int64(NL)))), Then: call, Else: zp}
+	kernel := "mve_" + KDwLanes
+	if K > 3 {
+		kernel = fmt.Sprintf("mve_dwl%d_s8", K)
 	}
-	body := ringLines(OL, int(sL), padLn, "ol", func(il Expr, m int64) Stmt { return layout(il, slotAt(m)) },
-		func(o Expr, base int64) Stmt {
-			return &Evaluate{X: Call("mve_"+KDwLanes, I32, ptr(a.store.Buf, SimplifyExpr(Mul(o, C(yLine)))),
-				ptr(ring, C(0)), C(slotAt(base)), C(slotAt(base+1)), C(slotAt(base+2)), C(cs), C(rs),
-				ptr(pk, C(0)), C(int64(Cn)), C(int64(OV)), C(yPix), C(sV), C(left), C(zp), C(lo), C(hi))}
-		})
+	pk := constBuf(f.Name+"_"+strings.TrimPrefix(strings.TrimSuffix(kernel, "_s8"), "mve_"), I32, []int{len(stream)}, stream)
+	ring := NewBuffer(f.Name+"_planes", I8, []int{int(int64(csl) * cs)}, ScopeLocal)
+	// Input line il lives in ring slot il mod K (ringLinesN).
+	slotAt := func(m int64) int64 { return (m%int64(K) + int64(K)) % int64(K) * rs }
+	// The slice of channels c0..c0+csl−1 over the whole map.
+	slice := func(c0 Expr) []Stmt {
+		layout := func(il Expr, slot int64) Stmt {
+			call := &Evaluate{X: Call("mve_"+KDwPlanes, I32, ptr(ring, C(slot)), ptr(a.x.Buf, SimplifyExpr(Add(Mul(il, C(xLine)), c0))),
+				C(int64(NV)), C(xPix), C(int64(csl)), C(cs), C(rs), C(rs), C(int64(padV)), C(ph), C(-a.xOff))}
+			zp := loopK("z", csl, Serial, func(ch Expr) Stmt {
+				return &Evaluate{X: Call("mve_"+KFill8, I32, ptr(ring, Add(Mul(ch, C(cs)), C(slot))), C(-a.xOff), C(rs))}
+			})
+			return &IfThenElse{Cond: And(GE(il, C(0)), LT(il, C(int64(NL)))), Then: call, Else: zp}
+		}
+		return ringLinesN(K, OL, int(sL), padLn, "ol", func(il Expr, m int64) Stmt { return layout(il, slotAt(m)) },
+			func(o Expr, base int64) Stmt {
+				args := []Expr{ptr(a.store.Buf, SimplifyExpr(Add(Mul(o, C(yLine)), c0))), ptr(ring, C(0))}
+				n := 3 // KDwLanes's row offsets; IntrMVEDWLanes5/7's seven
+				if K > 3 {
+					n = dwPlanarKMax
+				}
+				for k := range n {
+					if k < K {
+						args = append(args, C(slotAt(base+int64(k))))
+					} else {
+						args = append(args, C(0))
+					}
+				}
+				args = append(args, C(cs), C(rs), ptr(pk, SimplifyExpr(Mul(c0, C(int64(words))))), C(int64(csl)), C(int64(OV)), C(yPix), C(sV),
+					C(left), C(zp), C(lo), C(hi))
+				return &Evaluate{X: Call(kernel, I32, args...)}
+			})
+	}
+	body := slice(C(0))
+	if csl < Cn {
+		sv := NewVar("cs")
+		body = []Stmt{&For{Var: sv, Min: C(0), Extent: C(int64(Cn / csl)), Body: Block(slice(Mul(sv, C(int64(csl))))...)}}
+	}
 	h := *f
 	h.Body = &Allocate{Buf: ring, Body: Block(body...)}
 	// In place (output over input at one offset), as dsp_dwplanar.go argues
@@ -258,6 +347,8 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 	// output is no larger, and a line is laid out before any output
 	// overwrites it. Along the columns an output column covers the input
 	// column at the same place only when the two maps are the same size.
+	// In slices too: an output element lands on an input element of its
+	// own channel.
 	if cols {
 		h.InPlaceSafe = OH == H && OW == W
 	} else {
