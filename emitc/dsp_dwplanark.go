@@ -24,6 +24,31 @@ static inline MCUGEN_ALWAYS_INLINE int32_t dsp_dwpk_rq(int32_t y, const int32_t 
 {
     return relu ? dsp_requant_s8pr(y, p, zr, lo, hi) : dsp_requant_s8p(y, p, zr, lo, hi);
 }`)
+	addHelper(tir.IntrDSPPlanesRep, []string{"dsp_acle"}, `/* dsp_planes_s8 for a layer whose output channel ch reads input channel ch / m (a depth
+   multiplier m, or a one-channel convolution with m = c): dst[k * c + ch] = (v(2k - padl, ch / m),
+   v(2k - padl + 1, ch / m)) with v(i, ci) = x[i * xs + ci] + xo inside the row and 0 outside it;
+   each input channel's pair word is made once and stored to its m planes. */
+static inline MCUGEN_ALWAYS_INLINE void dsp_planes_rep_s8(int32_t *dst, const int8_t *x, int32_t w, int32_t c, int32_t wp2, int32_t padl,
+                                                          int32_t xo, int32_t xs, int32_t m)
+{
+    int32_t k;
+    for (k = 0; k < wp2; ++k) {
+        const int32_t i = 2 * k - padl;
+        const int ina = i >= 0 && i < w;
+        const int inb = i + 1 >= 0 && i + 1 < w;
+        int32_t *d = dst + k * c;
+        int32_t ci;
+        for (ci = 0; ci < c / m; ++ci) {
+            const int32_t a = ina ? x[i * xs + ci] + xo : 0;
+            const int32_t b = inb ? x[(i + 1) * xs + ci] + xo : 0;
+            const int32_t v = (int32_t)(((uint32_t)b << 16) | ((uint32_t)a & 0xffffu));
+            int32_t r;
+            for (r = 0; r < m; ++r) {
+                *d++ = v;
+            }
+        }
+    }
+}`)
 	addHelperGen(tir.IntrDSPDWPlanar5, deps, func() string { return dwPlanarKC(5) })
 	addHelperGen(tir.IntrDSPDWPlanar7, deps, func() string { return dwPlanarKC(7) })
 }

@@ -209,3 +209,142 @@ func TestDepthwiseKxKLanesM55_54(t *testing.T) {
 	needClang(t)
 	checkedRun(t, g(), "k5-clang", Options{Board: b, Version: "test", Compiler: runner.CompilerClang}, 1, 54)
 }
+
+// Review findings on the k×k planar forms (session 54): a left padding as
+// wide as the row or wider was read as a row of top padding (the input
+// index's offset at the first output is padT·W + padL either way), which
+// 3×3 layers shared: bit-exact now on the M4 and the M55. Maps smaller
+// than the window keep the channel-quad schedule, which skips padded
+// taps (the planar ring took up to 2.8 times its instructions). And the
+// plan runs 5×5 and 7×7 depthwise layers in place.
+func TestDepthwisePlanarReview54(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	m55 := qemuBoard(t, "mps3-an547")
+	for _, c := range []struct {
+		name        string
+		h, w, ch, k int
+		st          int
+		pad         graph.Padding
+	}{
+		{"k5-w4-left4", 8, 4, 8, 5, 1, graph.Padding{Left: 4}},
+		{"k5-w4-top1-left4", 8, 4, 8, 5, 1, graph.Padding{Top: 1, Left: 4}},
+		{"k7-w6-left6", 9, 6, 8, 7, 1, graph.Padding{Left: 6}},
+		{"k7-w6-left6-s2", 9, 6, 8, 7, 2, graph.Padding{Left: 6}},
+		{"k7-w4-left4-right4", 9, 4, 8, 7, 2, graph.Padding{Left: 4, Right: 4}},
+		{"k5-w5-left5", 8, 5, 8, 5, 1, graph.Padding{Left: 5}},
+		{"k7-w7-top1-left7", 9, 7, 8, 7, 1, graph.Padding{Top: 1, Left: 7}},
+		{"k3-w3-left3", 6, 3, 8, 3, 1, graph.Padding{Left: 3}},
+		{"k3-w4-left4", 6, 4, 8, 3, 1, graph.Padding{Left: 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := func() *graph.Graph { return tirtest.DepthwisePad(c.h, c.w, c.ch, c.k, c.st, c.pad, graph.ActRelu, 0) }
+			checkedRun(t, g(), c.name, Options{Board: b, Version: "test"}, 2, 54)
+			checkedRun(t, g(), c.name+"-m55", Options{Board: m55, Version: "test"}, 1, 54)
+		})
+	}
+	for _, c := range []struct {
+		name            string
+		h, w, ch, k, st int
+	}{{"k7-h1-w24-s2", 1, 24, 96, 7, 2}, {"k5-h2-w12-s1", 2, 12, 32, 5, 1}, {"k5-4x4-s2", 4, 4, 96, 5, 2}, {"k5-h9-w4-s2", 9, 4, 32, 5, 2}} {
+		g := func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.k/2, graph.ActRelu6, -128) }
+		got := checkedRun(t, g(), c.name, Options{Board: b, Version: "test"}, 1, 54)
+		quad := checkedRun(t, g(), c.name+"-quad", Options{Board: b, Version: "test", Knobs: map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 0}}}, 1, 54)
+		if got > quad {
+			t.Errorf("%s: %d instructions, the channel-quad schedule %d", c.name, got, quad)
+		}
+	}
+	for _, bd := range []*boards.Board{b, m55} {
+		for _, k := range []int{5, 7} {
+			g := func() *graph.Graph { return tirtest.DepthwiseK(12, 16, 16, k, 1, k/2, graph.ActRelu6, -128) }
+			s, err := CompileGraph(g(), "inplace", Options{Board: bd, Version: "test", IOInArena: true, ArenaExternal: true})
+			if err != nil || !s.Plan.InPlace["conv"] {
+				t.Fatalf("k%d on %s: not planned in place (%v)", k, bd.Name, err)
+			}
+			checkGraphUnderQEMUOpts(t, bd, g(), "inplace", Options{}, 1, 54, "dsp_dwp5_s8(", "dsp_dwp7_s8(", "mve_dwl5_s8(", "mve_dwl7_s8(")
+		}
+	}
+}
+
+// A one-channel input under a square window (a grayscale image, a
+// spectrogram) is a depthwise layer with a multiplier of Cout, and depth
+// multipliers above one are depthwise layers whose planes repeat: both
+// run the planar forms over replicated planes (dsp_planes_rep_s8). The
+// grayscale 3×3 layer at stride 1 took the im2col form at 0.36 MACs an
+// instruction, K = 9 staged a byte at a time and padded to 16; the
+// multipliers took the generic C at 0.12. Bit-exact; the grayscale layers in
+// at most 0.9 times the im2col form's instructions, the multipliers in at
+// most half the generic target's (0.9 at stride 2 with a multiplier of 8). At stride 2 (and with 5×5 windows) the
+// grayscale layer keeps the im2col form, which measured no slower, and
+// the planar form stays the tuner's to try (knob c1_planar).
+func TestReplicatedPlanes54(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, c := range []struct {
+		name string
+		cout int
+	}{{"gray-1-8", 8}, {"gray-1-32", 32}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := func() *graph.Graph { return tirtest.ConvK(24, 20, 1, c.cout, 3, 1, graph.ActRelu6, -128) }
+			o := Options{Board: b, Version: "test"}
+			s, err := CompileGraph(g(), c.name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cContains(s.Files, "dsp_planes_rep_s8(") {
+				t.Fatalf("%s: the C does not lay out replicated planes", c.name)
+			}
+			got := checkedRun(t, g(), c.name, o, 2, 54)
+			o.Knobs = map[string]map[string]int{"conv2d": {"c1_planar": 0}}
+			im2col := checkedRun(t, g(), c.name+"-im2col", o, 1, 54)
+			t.Logf("%s on mps2-an386: %d instructions, the im2col form %d", c.name, got, im2col)
+			if float64(got) > 0.9*float64(im2col) {
+				t.Errorf("%s: %d instructions, the im2col form %d", c.name, got, im2col)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		g    func() *graph.Graph
+	}{
+		{"gray-s2", func() *graph.Graph { return tirtest.ConvK(24, 20, 1, 8, 3, 2, graph.ActRelu6, -128) }},
+		{"gray-5x5", func() *graph.Graph { return tirtest.ConvK(24, 20, 1, 8, 5, 1, graph.ActRelu6, -128) }},
+	} {
+		s, err := CompileGraph(c.g(), c.name, Options{Board: b, Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cContains(s.Files, "dsp_planes_rep_s8(") {
+			t.Errorf("%s: took the planar form by default", c.name)
+		}
+		o := Options{Board: b, Version: "test", Knobs: map[string]map[string]int{"conv2d": {"c1_planar": 1}}}
+		checkGraphUnderQEMUOpts(t, b, c.g(), c.name+"-planar", o, 1, 54, "dsp_planes_rep_s8(")
+	}
+	for _, c := range []struct {
+		name                string
+		h, w, cin, m, k, st int
+		act                 graph.Activation
+		zp                  int32
+		ratio               float64
+	}{
+		{"mult2-3x3", 12, 14, 8, 2, 3, 1, graph.ActRelu6, -128, 0.5},
+		{"mult8-3x3-s2", 16, 16, 2, 8, 3, 2, graph.ActNone, 4, 0.9},
+		{"mult4-5x5", 10, 12, 4, 4, 5, 1, graph.ActRelu, -128, 0.5},
+		{"mult2-7x7-s2", 14, 14, 8, 2, 7, 2, graph.ActNone, -9, 0.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := func() *graph.Graph { return tirtest.DepthwiseMult(c.h, c.w, c.cin, c.m, c.k, c.st, c.k/2, c.act, c.zp) }
+			s, err := CompileGraph(g(), c.name, Options{Board: b, Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cContains(s.Files, "dsp_planes_rep_s8(") {
+				t.Fatalf("%s: the C does not lay out replicated planes", c.name)
+			}
+			atMostOfGeneric(t, b, g, c.name, 2, c.ratio)
+		})
+	}
+	// Past the stack the replicated ring is not sliced: the generic C,
+	// bit-exact.
+	g := tirtest.DepthwiseMult(6, 40, 8, 2, 3, 1, 1, graph.ActRelu6, -128)
+	o := Options{Board: stackBoard(b, StackFrames+1024), Version: "test"}
+	checkedRun(t, g, "mult2-past-stack", o, 1, 54)
+}

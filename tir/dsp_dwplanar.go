@@ -222,18 +222,43 @@ func (c *convNest) dwGeometry(store *Store, W int) (sh, sw int64, padT, padL int
 // dwGeometryUpTo is dwGeometry with a top and left padding up to maxPad
 // (paddingUpTo).
 func (c *convNest) dwGeometryUpTo(store *Store, W, maxPad int) (sh, sw int64, padT, padL int, ok bool) {
+	return c.dwGeometryIn(store, W, c.C, maxPad)
+}
+
+// dwGeometryIn is dwGeometryUpTo over an input of Ci channels, where output
+// channel oc reads input channel oc/M (M = C/Ci: a depth multiplier, or
+// every output channel of a one-channel convolution reading its one
+// input channel), checked for every oc.
+func (c *convNest) dwGeometryIn(store *Store, W, Ci, maxPad int) (sh, sw int64, padT, padL int, ok bool) {
 	Cn := c.C
-	xb, xst, ok1 := c.strides(flatIndex(c.x.Buf, c.x.Indices), c.oh, c.ow, c.kh, c.kw, c.oc)
+	if Ci < 1 || Cn%Ci != 0 {
+		return 0, 0, 0, 0, false
+	}
+	M := int64(Cn / Ci)
+	xf := flatIndex(c.x.Buf, c.x.Indices)
+	xb, xst, ok1 := c.strides(xf, c.oh, c.ow, c.kh, c.kw)
 	ob, ost, ok2 := c.strides(flatIndex(store.Buf, store.Indices), c.oh, c.ow, c.oc)
 	if !ok1 || !ok2 || ob != 0 || !slices.Equal(ost, []int64{int64(c.OW * Cn), int64(Cn), 1}) ||
-		!slices.Equal(xst[2:], []int64{int64(W * Cn), int64(Cn), 1}) {
+		!slices.Equal(xst[2:], []int64{int64(W * Ci), int64(Ci)}) {
 		return 0, 0, 0, 0, false
 	}
-	sh, sw = xst[0]/int64(W*Cn), xst[1]/int64(Cn)
-	if xst[0] != sh*int64(W*Cn) || xst[1] != sw*int64(Cn) || sh < 1 || sh > 2 || sw < 1 || sw > 2 {
+	// The input channel of every output channel (the other loop variables
+	// at 0): oc/M past the origin.
+	zero := map[*Var]Expr{}
+	for _, v := range []*Var{c.n, c.oh, c.ow, c.kh, c.kw, c.ic} {
+		zero[v] = C(0)
+	}
+	for oc := range int64(Cn) {
+		m := merge(zero, map[*Var]Expr{c.oc: C(oc)})
+		if v, ok := IsConst(SimplifyExpr(SubstituteExpr(xf, m))); !ok || v != xb+oc/M {
+			return 0, 0, 0, 0, false
+		}
+	}
+	sh, sw = xst[0]/int64(W*Ci), xst[1]/int64(Ci)
+	if xst[0] != sh*int64(W*Ci) || xst[1] != sw*int64(Ci) || sh < 1 || sh > 2 || sw < 1 || sw > 2 {
 		return 0, 0, 0, 0, false
 	}
-	padT, padL, ok = c.paddingUpTo(xb, W, Cn, maxPad)
+	padT, padL, ok = c.paddingUpTo(xb, W, Ci, maxPad)
 	return sh, sw, padT, padL, ok
 }
 
@@ -242,15 +267,17 @@ func (c *convNest) dwGeometryUpTo(store *Store, W, maxPad int) (sh, sw int64, pa
 func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	a, Cn, OH, OW := c.accNest, c.C, c.OH, c.OW
 	xs := a.x.Buf.Shape
-	if c.N != 1 || len(xs) != 4 || xs[0] != 1 || xs[3] != Cn || !rowMajor(a.x.Buf) || a.xOff < -255 || a.xOff > 255 {
+	if c.N != 1 || len(xs) != 4 || xs[0] != 1 || xs[3] < 1 || Cn%xs[3] != 0 || !rowMajor(a.x.Buf) || a.xOff < -255 || a.xOff > 255 {
 		return nil, false
 	}
 	H, W := xs[1], xs[2]
+	Ci := xs[3] // Cn, or Cn/M: a depth multiplier M (replicated planes)
+	M := Cn / Ci
 	tabs, zr, lo, hi, ok := a.dwEpilogue(store, c.oc, Cn)
 	if !ok {
 		return nil, false
 	}
-	sh, sw, padT, padL, ok := c.dwGeometry(store, W)
+	sh, sw, padT, padL, ok := c.dwGeometryIn(store, W, Ci, 2)
 	if !ok {
 		return nil, false
 	}
@@ -283,6 +310,9 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	cs := Cn // channels a slice
 	if lim := f.StackBytes; lim > 0 && dwPlanarRingBytes(Cn, wp2) > lim {
 		cs = 0
+		if M > 1 {
+			return nil, false // replicated planes: the whole ring or nothing
+		}
 		for n := 2; n <= Cn/4; n++ {
 			if Cn%n == 0 && (Cn/n)%4 == 0 && dwPlanarRingBytes(Cn/n, wp2) <= lim {
 				cs = Cn / n
@@ -363,6 +393,10 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 		layout := func(ih Expr, at Expr) Stmt {
 			call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Add(Mul(ih, C(int64(W*Cn))), c0))),
 				C(int64(W)), C(int64(cs)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Cn)))}
+			if M > 1 {
+				call = &Evaluate{X: Call(IntrDSPPlanesRep, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Mul(ih, C(int64(W*Ci))))),
+					C(int64(W)), C(int64(Cn)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Ci)), C(int64(M)))}
+			}
 			zeros := loopK("z", cs*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(at, z), C(0)) })
 			return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: call, Else: zeros}
 		}
@@ -388,7 +422,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	// In slices too: an output element lands on an input element of its
 	// own channel (both NHWC with Cn channels), so a slice overwrites only
 	// input the later slices do not read.
-	h.InPlaceSafe = OH <= H && OW <= W
+	h.InPlaceSafe = M == 1 && OH <= H && OW <= W
 	return &h, true
 }
 

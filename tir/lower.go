@@ -489,7 +489,7 @@ func InPlaceOK(n *graph.Node) bool { return canRunInPlace(n, nil) }
 // (inplace_rows.go), and the dsp and mve targets the float ones it covers;
 // the dsp and mve targets offer int8 pointwise convolutions (it stages each block of pixels before
 // writing their outputs, in increasing pixel order when Cout <= Cin and
-// decreasing when Cout > Cin) and 3x3 depthwise ones whose
+// decreasing when Cout > Cin) and 3x3, 5x5 and 7x7 depthwise ones whose
 // output rows are no longer than their input rows (the planar schedule
 // lays each input row out before any output overwrites it). Lowering has
 // the last word: a kernel that did not take such a form makes Lower return
@@ -521,7 +521,8 @@ func InPlaceOKFor(target string, g *graph.Graph) func(n *graph.Node) bool {
 		if at.Group == 1 {
 			return w.Shape[1] == 1 && w.Shape[2] == 1
 		}
-		return at.Group == c && y.Shape[3] == c && c%4 == 0 && w.Shape[1] == 3 && w.Shape[2] == 3 &&
+		k := w.Shape[1]
+		return at.Group == c && y.Shape[3] == c && c%4 == 0 && w.Shape[2] == k && (k == 3 || k == 5 || k == 7) &&
 			at.Dilation[0] <= 1 && at.Dilation[1] <= 1 && y.Shape[1] <= x.Shape[1] && y.Shape[2] <= x.Shape[2]
 	}
 }

@@ -207,6 +207,12 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 		return nil, false
 	}
 	H, W := xs[1], xs[2]
+	// 5×5 and 7×7 windows over maps smaller than the window: the channel-
+	// interleaved helper, which skips the padded taps (as the dsp planar
+	// form: dwPlanarK), unless the plan runs the layer in place.
+	if K > 3 && (H < K || W < K) && !f.WantInPlace {
+		return nil, false
+	}
 	sh, sw, padT, padL, ok := c.dwGeometryUpTo(a.store, W, min(K-1, 3))
 	if !ok {
 		return nil, false

@@ -49,15 +49,16 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		knobs                            map[string]int
 		want                             string
 	}{
-		{8, 6, 1, 1, 1, 0, nil, "dsp_pw_s8ps"},                                      // 1x1, K = 8: one pixel, one table
-		{4, 6, 1, 1, 1, 0, nil, "dsp_pw_s8ps"},                                      // 1x1, K = 4
-		{8, 6, 1, 1, 1, 0, map[string]int{"small_k": 0}, "dsp_mac"},                 // 1x1 GEMM
-		{16, 4, 1, 1, 1, 0, nil, "dsp_mac_s16_2x2_u4"},                              // unrolled by 4
-		{32, 4, 1, 1, 1, 0, nil, "dsp_mac_s16_2x2_u8"},                              // unrolled by 8
-		{8, 5, 1, 1, 2, 0, nil, "dsp_mac"},                                          // strided 1x1, odd channels
-		{16, 4, 1, 3, 1, 1, nil, "dsp_mac"},                                         // padded 3x3, im2col
-		{3, 8, 1, 3, 2, 1, nil, "dsp_mac"},                                          // Cin 3: staged im2col
-		{1, 4, 1, 3, 1, 1, map[string]int{"block_px": 1, "block_oc": 4}, "dsp_mac"}, // Cin 1
+		{8, 6, 1, 1, 1, 0, nil, "dsp_pw_s8ps"},                                                      // 1x1, K = 8: one pixel, one table
+		{4, 6, 1, 1, 1, 0, nil, "dsp_pw_s8ps"},                                                      // 1x1, K = 4
+		{8, 6, 1, 1, 1, 0, map[string]int{"small_k": 0}, "dsp_mac"},                                 // 1x1 GEMM
+		{16, 4, 1, 1, 1, 0, nil, "dsp_mac_s16_2x2_u4"},                                              // unrolled by 4
+		{32, 4, 1, 1, 1, 0, nil, "dsp_mac_s16_2x2_u8"},                                              // unrolled by 8
+		{8, 5, 1, 1, 2, 0, nil, "dsp_mac"},                                                          // strided 1x1, odd channels
+		{16, 4, 1, 3, 1, 1, nil, "dsp_mac"},                                                         // padded 3x3, im2col
+		{3, 8, 1, 3, 2, 1, nil, "dsp_mac"},                                                          // Cin 3: staged im2col
+		{1, 4, 1, 3, 1, 1, map[string]int{"block_px": 1, "block_oc": 4, "c1_planar": 0}, "dsp_mac"}, // Cin 1, im2col
+		{1, 4, 1, 3, 1, 1, nil, IntrDSPPlanesRep},                                                   // Cin 1: planar, replicated planes
 		{8, 8, 1, 3, 1, 0, map[string]int{"block_oc": 4, "unroll_k": 1}, "dsp_mac"},
 		{4, 3, 1, 2, 1, 0, map[string]int{"block_px": 2, "block_oc": 1}, "dsp_mac"},
 		{8, 8, 8, 3, 1, 1, nil, IntrDSPPlanes},    // depthwise: planar by default
@@ -81,7 +82,7 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		if c.want != "" && !usesIntrinsic(s, c.want) && !fused {
 			t.Fatalf("%s: schedule does not use %s:\n%s", name, c.want, s)
 		}
-		if c.want != "" && c.want != IntrDSPPlanes && !usesIntrinsic(s, IntrDSPRequant) && !usesIntrinsic(s, IntrDSPDW3x3) && !fused {
+		if c.want != "" && c.want != IntrDSPPlanes && c.want != IntrDSPPlanesRep && !usesIntrinsic(s, IntrDSPRequant) && !usesIntrinsic(s, IntrDSPDW3x3) && !fused {
 			t.Errorf("%s: epilogue does not use %s", name, IntrDSPRequant)
 		}
 		sameResult(t, name, f, s)

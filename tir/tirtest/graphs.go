@@ -778,6 +778,19 @@ func DepthwiseK(h, wd, c, k, stride, pad int, act graph.Activation, yzp int32) *
 	return convGraph(h, wd, c, c, k, c, stride, pad, act, yzp)
 }
 
+// DepthwisePad is DepthwiseK with the padding pad (any, ONNX's explicit
+// pads: a left padding as wide as the row, say).
+func DepthwisePad(h, wd, c, k, stride int, pad graph.Padding, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraphRect(h, wd, c, c, k, k, c, stride, pad, act, yzp)
+}
+
+// DepthwiseMult is a k×k depthwise convolution with a depth multiplier m
+// (cin·m output channels, output channel oc over input channel oc/m) over
+// h×wd×cin at stride, padding pad on every side.
+func DepthwiseMult(h, wd, cin, m, k, stride, pad int, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraph(h, wd, cin, cin*m, k, cin, stride, pad, act, yzp)
+}
+
 // ConvRGB is a 3×3 convolution (padding 1) from an h×wd×3 input to cout
 // channels, as a network's first layer over an RGB image.
 func ConvRGB(h, wd, cout, stride int, act graph.Activation, yzp int32) *graph.Graph {
