@@ -49,19 +49,19 @@ static inline MCUGEN_ALWAYS_INLINE void dsp_planes_rep_s8(int32_t *dst, const in
         }
     }
 }`)
-	addHelperGen(tir.IntrDSPDWPlanar5, deps, func() string { return dwPlanarKC(5) })
-	addHelperGen(tir.IntrDSPDWPlanar7, deps, func() string { return dwPlanarKC(7) })
+	addHelperGen(tir.IntrDSPDWPlanar5, deps, func() string { return dwPlanarKC(5, 5) })
+	addHelperGen(tir.IntrDSPDWPlanar7, deps, func() string { return dwPlanarKC(7, 7) })
+	for _, kw := range []int{3, 5, 7, 9, 11, 13, 15} {
+		addHelperGen(tir.IntrDSPDWPlanarName(1, kw), deps, func() string { return dwPlanarKC(1, kw) })
+	}
 }
 
-// dwPlanarKC prints the row kernel of a k×k planar depthwise convolution.
-func dwPlanarKC(k int) string {
-	name := tir.IntrDSPDWPlanar5
-	if k == 7 {
-		name = tir.IntrDSPDWPlanar7
-	}
-	t := k * (k - 1)
+// dwPlanarKC prints the row kernel of a kh×kw planar depthwise convolution.
+func dwPlanarKC(kh, kw int) string {
+	name := tir.IntrDSPDWPlanarName(kh, kw)
+	t := kh * (kw - 1)
 	var b strings.Builder
-	fmt.Fprintf(&b, `/* One output row of a %[1]dx%[1]d depthwise convolution over the input rows' planes at r + s0, ..., r + s%[2]d (word i
+	fmt.Fprintf(&b, `/* One output row of a %[1]dx%[6]d depthwise convolution over the input rows' planes at r + s0, ..., r + s%[2]d (word i
    of channel ch at i * nc + ch): per channel p holds %[3]d pair words a kernel row, (g0, g1), (g2, g3), ... then
    (g1, g2), (g3, g4), ..., then the bias, k0 (low, high), the multiplier, e1 and a pad word (%[4]d words);
    out[j * os + ch] for j < ow at stride 1 or 2, two outputs of a channel at a time. */
@@ -72,24 +72,24 @@ static inline MCUGEN_ALWAYS_INLINE void %[5]s(int8_t *out, const int32_t *r, int
 {
     int32_t j = 0;
     (void)k;
-`, k, k-1, k-1, t+6, name)
-	for i := k; i < 7; i++ {
+`, kh, kh-1, kw-1, t+6, name, kw)
+	for i := kh; i < 7; i++ {
 		fmt.Fprintf(&b, "    (void)s%d;\n", i)
 	}
 	b.WriteString("    if (stride == 1) {\n        for (; j + 1 < ow; j += 2, out += 2 * os) {\n")
-	b.WriteString(dwPlanarKGroup(k, 1, 2, "j / 2", "            "))
+	b.WriteString(dwPlanarKGroup(kh, kw, 1, 2, "j / 2", "            "))
 	b.WriteString("        }\n    } else {\n        for (; j + 1 < ow; j += 2, out += 2 * os) {\n")
-	b.WriteString(dwPlanarKGroup(k, 2, 2, "j", "            "))
+	b.WriteString(dwPlanarKGroup(kh, kw, 2, 2, "j", "            "))
 	b.WriteString("        }\n    }\n    /* The last output of an odd row (at stride 1, j even: its window starts at word j / 2). */\n    if (j < ow) {\n")
-	b.WriteString(dwPlanarKGroup(k, 1, 1, "(stride == 1 ? j / 2 : j)", "        "))
+	b.WriteString(dwPlanarKGroup(kh, kw, 1, 1, "(stride == 1 ? j / 2 : j)", "        "))
 	b.WriteString("    }\n}")
 	return b.String()
 }
 
 // dwPlanarKGroup prints the channel loop of n (1 or 2) outputs j, j+1 at
 // stride s whose first window starts at plane word first.
-func dwPlanarKGroup(k, s, n int, first, ind string) string {
-	h, t := (k-1)/2, k*(k-1)
+func dwPlanarKGroup(kh, kw, s, n int, first, ind string) string {
+	h, t := (kw-1)/2, kh*(kw-1)
 	var b strings.Builder
 	w := func(format string, args ...any) { b.WriteString(ind + fmt.Sprintf(format, args...) + "\n") }
 	w("const int32_t *q = r + %s * nc;", first)
@@ -109,7 +109,7 @@ func dwPlanarKGroup(k, s, n int, first, ind string) string {
 	if n == 2 && s == 2 {
 		nx = h + 2
 	}
-	for r := 0; r < k; r++ {
+	for r := 0; r < kh; r++ {
 		wi("{")
 		for m := 0; m < nx; m++ {
 			wi("    const int32_t x%d = q[s%d + %d * nc];", m, r, m)
@@ -118,12 +118,12 @@ func dwPlanarKGroup(k, s, n int, first, ind string) string {
 		// for stride-1 pairs; at stride 2 the pairs' registers cost more
 		// than the loads they save (794,608 instructions against 742,044
 		// on a review's 5×5 layer, 24×24×96).
-		A := func(m int) string { return fmt.Sprintf("p[%d]", r*(k-1)+m) }
-		B := func(m int) string { return fmt.Sprintf("p[%d]", r*(k-1)+h+m) }
-		for i := 0; s == 1 && n == 2 && i < k-1; i += 2 {
+		A := func(m int) string { return fmt.Sprintf("p[%d]", r*(kw-1)+m) }
+		B := func(m int) string { return fmt.Sprintf("p[%d]", r*(kw-1)+h+m) }
+		for i := 0; s == 1 && n == 2 && i < kw-1; i += 2 {
 			wi("    int32_t w%d;", i)
 			wi("    int32_t w%d;", i+1)
-			wi("    DSP_LD2(p, %d, w%d, w%d);", r*(k-1)+i, i, i+1)
+			wi("    DSP_LD2(p, %d, w%d, w%d);", r*(kw-1)+i, i, i+1)
 		}
 		if s == 1 && n == 2 {
 			A = func(m int) string { return fmt.Sprintf("w%d", m) }

@@ -78,8 +78,8 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 			return g, nil
 		}
 	}
-	if KH == KW && (KH == 5 || KH == 7) {
-		if g, ok := c.dwPlanarK(f, store, KH); ok &&
+	if KH == KW && (KH == 5 || KH == 7) || KH == 1 && KW > 1 {
+		if g, ok := c.dwPlanarK(f, store, KH, KW); ok &&
 			(knob(f, "dw_planar", 1) != 0 || f.WantInPlace && g.InPlaceSafe) {
 			return g, nil
 		}

@@ -3,6 +3,7 @@ package tir
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // The planar depthwise schedule for square kernels of 5 and 7 taps a side
@@ -41,10 +42,28 @@ import (
 // is at or below lo, so the C leaves out the sign correction (as
 // IntrDSPRequantPR; the result is the same). Two outputs of a channel at stride 1
 // read the plane words j/2..j/2+h, one at stride 2 the words j..j+h.
+//
+// A 1×k window (k odd, 3 to 15: a 1-D depthwise layer along W) is the same
+// with one kernel row: IntrDSPDWPlanarName(1, k), dsp_dwp1xk_s8.
 const (
 	IntrDSPDWPlanar5 = "dsp_dwp5_s8"
 	IntrDSPDWPlanar7 = "dsp_dwp7_s8"
 )
+
+// IntrDSPDWPlanarName is the planar row kernel of a kh×kw window: 5×5 and
+// 7×7, or 1×kw for odd kw from 3 to 15.
+func IntrDSPDWPlanarName(kh, kw int) string {
+	switch {
+	case kh == 5 && kw == 5:
+		return IntrDSPDWPlanar5
+	case kh == 7 && kw == 7:
+		return IntrDSPDWPlanar7
+	}
+	return fmt.Sprintf("dsp_dwp1x%d_s8", kw)
+}
+
+// dwPlanar1xK are the 1×k windows the planar form takes.
+var dwPlanar1xK = []int{3, 5, 7, 9, 11, 13, 15}
 
 // IntrDSPPlanesRep is IntrDSPPlanes for a layer whose output channel ch
 // reads input channel ch/m (a depth multiplier m, or a one-channel
@@ -59,10 +78,10 @@ const (
 // (xs is the input's c/m channels.)
 const IntrDSPPlanesRep = "dsp_planes_rep_s8"
 
-// dwPlanarKWords is IntrDSPDWPlanarK's table words per channel for k taps
-// a side: k−1 weight words a kernel row, then the bias, k0 (low, high), the
-// multiplier, e1 and a pad word.
-func dwPlanarKWords(k int) int { return k*(k-1) + 6 }
+// dwPlanarKWords is the k×k row kernels' table words per channel for a
+// kh×kw window: kw−1 weight words a kernel row, then the bias, k0 (low,
+// high), the multiplier, e1 and a pad word.
+func dwPlanarKWords(kh, kw int) int { return kh*(kw-1) + 6 }
 
 // dwPlanarKMax is the largest kernel side of the form (the C's row
 // offsets s0..s6).
@@ -90,17 +109,17 @@ func init() {
 		}
 		return val{}
 	}
-	for _, name := range []string{IntrDSPDWPlanar5, IntrDSPDWPlanar7} {
-		extIntrinsics[name] = dwPlanarKInterp(name)
+	extIntrinsics[IntrDSPDWPlanar5] = dwPlanarKInterp(IntrDSPDWPlanar5, 5, 5)
+	extIntrinsics[IntrDSPDWPlanar7] = dwPlanarKInterp(IntrDSPDWPlanar7, 7, 7)
+	for _, kw := range dwPlanar1xK {
+		name := IntrDSPDWPlanarName(1, kw)
+		extIntrinsics[name] = dwPlanarKInterp(name, 1, int64(kw))
 	}
 }
 
-// dwPlanarKInterp is the reference semantics of IntrDSPDWPlanar5 or 7.
-func dwPlanarKInterp(IntrDSPDWPlanarK string) func(a []val) val {
-	want := int64(5)
-	if IntrDSPDWPlanarK == IntrDSPDWPlanar7 {
-		want = 7
-	}
+// dwPlanarKInterp is the reference semantics of a kh×kw planar row kernel
+// (IntrDSPDWPlanarName; its argument k is kw).
+func dwPlanarKInterp(IntrDSPDWPlanarK string, kh, kw int64) func(a []val) val {
 	return func(a []val) val {
 		out, q := a[0], a[1]
 		var so [dwPlanarKMax]int64
@@ -110,10 +129,10 @@ func dwPlanarKInterp(IntrDSPDWPlanarK string) func(a []val) val {
 		p := a[2+dwPlanarKMax]
 		b := 3 + dwPlanarKMax
 		k, nc, ow, stride, zr, lo, hi, os, relu := a[b].i, a[b+1].i, a[b+2].i, a[b+3].i, a[b+4], a[b+5], a[b+6], a[b+7].i, a[b+8].i
-		if k != want || stride != 1 && stride != 2 || os < nc || relu != 0 && relu != 1 {
+		if k != kw || stride != 1 && stride != 2 || os < nc || relu != 0 && relu != 1 {
 			panic(fmt.Sprintf("%s: %d taps, stride %d, output stride %d for %d channels", IntrDSPDWPlanarK, k, stride, os, nc))
 		}
-		h, words := (k-1)/2, int64(dwPlanarKWords(int(k)))
+		h, words := (k-1)/2, int64(dwPlanarKWords(int(kh), int(kw)))
 		half := func(word int64, hi bool) int64 {
 			if hi {
 				return int64(int16(word >> 16))
@@ -123,8 +142,8 @@ func dwPlanarKInterp(IntrDSPDWPlanarK string) func(a []val) val {
 		rq := extIntrinsics[IntrDSPRequant]
 		for ch := int64(0); ch < nc; ch++ {
 			P := func(i int64) int64 { return p.p.I[p.i+words*ch+i] }
-			g := make([]int64, k*k)
-			for r := int64(0); r < k; r++ {
+			g := make([]int64, kh*k)
+			for r := int64(0); r < kh; r++ {
 				w := func(i int64) int64 { return P((k-1)*r + i) }
 				for m := int64(0); m < h; m++ {
 					g[r*k+2*m], g[r*k+2*m+1] = half(w(m), false), half(w(m), true)
@@ -137,13 +156,13 @@ func dwPlanarKInterp(IntrDSPDWPlanarK string) func(a []val) val {
 				}
 				g[r*k+k-1] = half(w(2*h-1), true)
 			}
-			t := (k - 1) * k
+			t := (k - 1) * kh
 			if relu == 1 && !reluForm(int64(uint32(P(t+1)))+P(t+2)<<32, P(t+4), zr.i, lo.i) {
 				panic(fmt.Sprintf("%s: channel %d: the ReLU requantization for a zero point above %d", IntrDSPDWPlanarK, ch, lo.i))
 			}
 			for j := int64(0); j < ow; j++ {
 				acc := P(t)
-				for r := int64(0); r < k; r++ {
+				for r := int64(0); r < kh; r++ {
 					base := q.i + so[r]
 					for c := int64(0); c < k; c++ {
 						i := j*stride + c
@@ -165,16 +184,17 @@ func dwPlanarKInterp(IntrDSPDWPlanarK string) func(a []val) val {
 // channel planes of wp2 int32 words.
 func dwPlanarRingBytesK(k, c, wp2 int) int { return k * c * wp2 * 4 }
 
-// dwPlanarK builds the planar schedule of a K×K depthwise convolution, K
-// = 5 or 7 (one image, NHWC, strides 1 or 2, padding at most 2, or 3 for
-// K = 7 over rows wider than 3), or reports false. The layer's channels
-// run in slices where the ring of all of them exceeds the stack, as the
-// 3×3 form's do.
-func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool) {
+// dwPlanarK builds the planar schedule of a KH×KW depthwise convolution,
+// 5×5, 7×7 or 1×KW (KW odd, 3 to 15) (one image, NHWC, strides 1 or 2,
+// top and left padding under the window), or reports false. The layer's
+// channels run in slices where the ring of all of them exceeds the stack,
+// as the 3×3 form's do.
+func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, KH, KW int) (*PrimFunc, bool) {
 	a, Cn, OH, OW := c.accNest, c.C, c.OH, c.OW
 	xs := a.x.Buf.Shape
-	if K != 5 && K != 7 || c.KH != K || c.KW != K || c.N != 1 || len(xs) != 4 || xs[0] != 1 || xs[3] < 1 || Cn%xs[3] != 0 ||
-		!rowMajor(a.x.Buf) || a.xOff < -255 || a.xOff > 255 {
+	square := KH == KW && (KH == 5 || KH == 7)
+	if !square && !(KH == 1 && slices.Contains(dwPlanar1xK, KW)) || c.KH != KH || c.KW != KW || c.N != 1 || len(xs) != 4 || xs[0] != 1 ||
+		xs[3] < 1 || Cn%xs[3] != 0 || !rowMajor(a.x.Buf) || a.xOff < -255 || a.xOff > 255 {
 		return nil, false
 	}
 	H, W := xs[1], xs[2]
@@ -185,14 +205,14 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool)
 	// the padded taps (a review: 1.2 to 2.8 times its instructions over
 	// one to four rows, 1.05 over rows of 4 at stride 2). Unless the plan
 	// runs the layer in place, which only this form does.
-	if (H < K || W < K) && !f.WantInPlace {
+	if (H < KH || W < KW) && !f.WantInPlace {
 		return nil, false
 	}
 	tabs, zr, lo, hi, ok := a.dwEpilogue(store, c.oc, Cn)
 	if !ok {
 		return nil, false
 	}
-	sh, sw, padT, padL, ok := c.dwGeometryIn(store, W, Ci, min(K-1, 3))
+	sh, sw, padT, padL, ok := c.dwGeometryIn(store, W, Ci, max(KH, KW)-1)
 	if !ok {
 		return nil, false
 	}
@@ -201,7 +221,7 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool)
 			return nil, false
 		}
 	}
-	h := (K - 1) / 2
+	h := (KW - 1) / 2
 	// Words per channel plane: every input column, and the last output's
 	// window (the pair's at stride 1).
 	wp2 := max((padL+W+1)/2, (OW-1)/2+h+1)
@@ -209,13 +229,13 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool)
 		wp2 = max((padL+W+1)/2, OW+h)
 	}
 	cs := Cn
-	if lim := f.StackBytes; lim > 0 && dwPlanarRingBytesK(K, Cn, wp2) > lim {
+	if lim := f.StackBytes; lim > 0 && dwPlanarRingBytesK(KH, Cn, wp2) > lim {
 		if M > 1 {
 			return nil, false // replicated planes: the whole ring or nothing
 		}
 		cs = 0
 		for n := 2; n <= Cn/4; n++ {
-			if Cn%n == 0 && (Cn/n)%4 == 0 && dwPlanarRingBytesK(K, Cn/n, wp2) <= lim {
+			if Cn%n == 0 && (Cn/n)%4 == 0 && dwPlanarRingBytesK(KH, Cn/n, wp2) <= lim {
 				cs = Cn / n
 				break
 			}
@@ -224,12 +244,12 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool)
 			return nil, false
 		}
 	}
-	g := a.w.Buf.Data.I // [c][K][K]
-	words := dwPlanarKWords(K)
+	g := a.w.Buf.Data.I // [c][KH][KW]
+	words := dwPlanarKWords(KH, KW)
 	stream := make([]int64, 0, words*Cn)
 	for ch := range Cn {
-		for r := range K {
-			t := g[(ch*K+r)*K : (ch*K+r+1)*K]
+		for r := range KH {
+			t := g[(ch*KH+r)*KW : (ch*KH+r+1)*KW]
 			for m := range h {
 				stream = append(stream, pack16(t[2*m], t[2*m+1]))
 			}
@@ -249,8 +269,8 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool)
 		}
 	}
 	pk := constBuf(f.Name+"_dwpk", I32, []int{len(stream)}, stream)
-	planes := NewBuffer(f.Name+"_planes", I32, []int{dwPlanarRingBytesK(K, cs, wp2) / 4}, ScopeLocal)
-	slotAt := func(m int64) Expr { return C(((m%int64(K) + int64(K)) % int64(K)) * int64(cs*wp2)) }
+	planes := NewBuffer(f.Name+"_planes", I32, []int{dwPlanarRingBytesK(KH, cs, wp2) / 4}, ScopeLocal)
+	slotAt := func(m int64) Expr { return C(((m%int64(KH) + int64(KH)) % int64(KH)) * int64(cs*wp2)) }
 	slice := func(c0 Expr) []Stmt {
 		layout := func(ih Expr, at Expr) Stmt {
 			call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Add(Mul(ih, C(int64(W*Cn))), c0))),
@@ -262,23 +282,19 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool)
 			zeros := loopK("z", cs*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(at, z), C(0)) })
 			return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: call, Else: zeros}
 		}
-		return ringLinesN(K, OH, int(sh), padT, "oh_o", func(ih Expr, m int64) Stmt { return layout(ih, slotAt(m)) },
+		return ringLinesN(KH, OH, int(sh), padT, "oh_o", func(ih Expr, m int64) Stmt { return layout(ih, slotAt(m)) },
 			func(oh Expr, base int64) Stmt {
 				args := []Expr{ptr(store.Buf, SimplifyExpr(Add(Mul(oh, C(int64(OW*Cn))), c0))), ptr(planes, C(0))}
 				for r := range dwPlanarKMax {
-					if r < K {
+					if r < KH {
 						args = append(args, slotAt(base+int64(r)))
 					} else {
 						args = append(args, C(0))
 					}
 				}
-				args = append(args, ptr(pk, SimplifyExpr(Mul(c0, C(int64(words))))), C(int64(K)), C(int64(cs)), C(int64(OW)), C(sw),
+				args = append(args, ptr(pk, SimplifyExpr(Mul(c0, C(int64(words))))), C(int64(KW)), C(int64(cs)), C(int64(OW)), C(sw),
 					C(zr), C(lo), C(hi), C(int64(Cn)), C(relu))
-				kernel := IntrDSPDWPlanar5
-				if K == 7 {
-					kernel = IntrDSPDWPlanar7
-				}
-				return &Evaluate{X: Call(kernel, I32, args...)}
+				return &Evaluate{X: Call(IntrDSPDWPlanarName(KH, KW), I32, args...)}
 			})
 	}
 	body := slice(C(0))
@@ -288,10 +304,10 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, K int) (*PrimFunc, bool)
 	}
 	out := *f
 	out.Body = &Allocate{Buf: planes, Body: Block(body...)}
-	// In place: as the 3×3 form's argument (dwPlanar), with K rows: before
-	// output row oh is stored every input row up to oh·sh − padT + K − 1
-	// is in the ring, and a row laid out later is above oh since padT <=
-	// K − 1.
+	// In place: as the 3×3 form's argument (dwPlanar), with KH rows:
+	// before output row oh is stored every input row up to oh·sh − padT +
+	// KH − 1 is in the ring, and a row laid out later is above oh since
+	// padT <= KH − 1.
 	out.InPlaceSafe = M == 1 && OH <= H && OW <= W
 	return &out, true
 }
@@ -307,7 +323,7 @@ func ringLinesN(n, outLines, s, pad int, loop string, layout func(il Expr, m int
 		top := Sub(Mul(o, C(int64(s))), C(int64(pad)))
 		base := r*int64(s) - int64(pad)
 		var fresh []Stmt
-		for k := n - s; k < n; k++ {
+		for k := max(0, n-s); k < n; k++ {
 			fresh = append(fresh, layout(SimplifyExpr(Add(top, C(int64(k)))), base+int64(k)))
 		}
 		call := kernel(o, base)
@@ -332,16 +348,18 @@ func ringLinesN(n, outLines, s, pad int, loop string, layout func(il Expr, m int
 }
 
 // dwPlanarAny is the planar form of a depthwise-shaped nest (every output
-// channel one input channel's window) with a 3×3, 5×5 or 7×7 window, or
-// false.
+// channel one input channel's window) with a 3×3, 5×5, 7×7 or 1×k window,
+// or false.
 func (c *convNest) dwPlanarAny(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	switch {
+	case c.KH == 1 && c.KW > 1:
+		return c.dwPlanarK(f, store, 1, c.KW)
 	case c.KH != c.KW:
 		return nil, false
 	case c.KH == 3:
 		return c.dwPlanar(f, store)
 	case c.KH == 5 || c.KH == 7:
-		return c.dwPlanarK(f, store, c.KH)
+		return c.dwPlanarK(f, store, c.KH, c.KW)
 	}
 	return nil, false
 }

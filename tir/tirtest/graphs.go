@@ -784,6 +784,12 @@ func DepthwisePad(h, wd, c, k, stride int, pad graph.Padding, act graph.Activati
 	return convGraphRect(h, wd, c, c, k, k, c, stride, pad, act, yzp)
 }
 
+// DepthwiseRect is a kh×kw depthwise convolution over h×wd×c at stride,
+// padding pad.
+func DepthwiseRect(h, wd, c, kh, kw, stride int, pad graph.Padding, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraphRect(h, wd, c, c, kh, kw, c, stride, pad, act, yzp)
+}
+
 // DepthwiseMult is a k×k depthwise convolution with a depth multiplier m
 // (cin·m output channels, output channel oc over input channel oc/m) over
 // h×wd×cin at stride, padding pad on every side.
