@@ -390,3 +390,48 @@ func TestDepthwise1xKPlanar54(t *testing.T) {
 		})
 	}
 }
+
+// A k×1 layer over a one-column map (time down H) runs as the 1×k layer
+// over a one-row map it is in memory (graph.ColumnConvAsRow, dsp target):
+// depthwise ones take the planar 1×k form, others the row forms. Bit-exact,
+// and within 2% of the same layer built as 1×k, the inputs and outputs in
+// the arena as inside a model (a graph output outside it makes its
+// Reshape a copy).
+func TestColumnLayersAsRows54(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, c := range []struct {
+		name     string
+		col, row func() *graph.Graph
+		wantInC  string
+	}{
+		{"dw-5x1-c32",
+			func() *graph.Graph {
+				return tirtest.DepthwiseRect(40, 1, 32, 5, 1, 1, graph.Padding{Top: 2, Bottom: 2}, graph.ActRelu6, -128)
+			},
+			func() *graph.Graph {
+				return tirtest.DepthwiseRect(1, 40, 32, 1, 5, 1, graph.Padding{Left: 2, Right: 2}, graph.ActRelu6, -128)
+			},
+			"dsp_dwp1x5_s8("},
+		{"conv-5x1-16-32",
+			func() *graph.Graph { return tirtest.ConvRect(30, 1, 16, 32, 5, 1, graph.ActRelu, -128) },
+			func() *graph.Graph { return tirtest.ConvRect(1, 30, 16, 32, 1, 5, graph.ActRelu, -128) },
+			""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := Options{Board: b, Version: "test", IOInArena: true}
+			s, err := CompileGraph(c.col(), c.name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.wantInC != "" && !cContains(s.Files, c.wantInC) {
+				t.Fatalf("%s: the C does not call %s", c.name, c.wantInC)
+			}
+			col := checkedRun(t, c.col(), c.name, o, 2, 54)
+			row := checkedRun(t, c.row(), c.name+"-row", o, 1, 54)
+			t.Logf("%s on mps2-an386: %d instructions, as a row %d", c.name, col, row)
+			if float64(col) > 1.02*float64(row) {
+				t.Errorf("%s: %d instructions, the same layer as a row %d", c.name, col, row)
+			}
+		})
+	}
+}

@@ -742,6 +742,11 @@ func planPass(s *State) error {
 	if !s.pruned {
 		foldConstNodes(s.Graph)
 		graph.FoldPadIntoConv(s.Graph)
+		if s.targetName() == tir.DSP.Name {
+			// The dsp forms lay a row out along W (the M55's and the
+			// generic loops measured no gain: up to 41% more on the M55).
+			graph.ColumnConvAsRow(s.Graph, 8)
+		}
 		graph.FuseDFTPower(s.Graph)
 		s.MACs = graph.TotalMACs(s.Graph)
 		_, s.UnusedChannels = graph.PruneUnusedChannels(s.Graph)

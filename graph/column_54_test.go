@@ -1,0 +1,113 @@
+package graph_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+// columnConv is x [1,h,1,cin] → a k×1 convolution to cout channels (a
+// depthwise one when dw, cout = cin) at stride s, dilation d, padding top
+// and bottom pt, pb → y; int8 with per-channel weight scales.
+func columnConv(dw bool, h, cin, cout, k, s, d, pt, pb int, act graph.Activation) *graph.Graph {
+	g := graph.New("column", "tflite")
+	q := func(sc float32, zp int32) *graph.Quant {
+		return &graph.Quant{Scale: []float32{sc}, ZeroPoint: []int32{zp}}
+	}
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, 1, cin}, Quant: q(0.05, -5)})
+	group, wc := 1, cin
+	if dw {
+		group, wc, cout = cin, 1, cin
+	}
+	w := graph.NewData(graph.Int8, []int{cout, k, 1, wc})
+	for i := range w.I {
+		w.I[i] = int64(i*61%255 - 127)
+	}
+	ws := make([]float32, cout)
+	for i := range ws {
+		ws[i] = 0.002 + 0.001*float32(i%4)
+	}
+	g.AddConst("w", w).Quant = &graph.Quant{Scale: ws, ZeroPoint: make([]int32, cout)}
+	b := graph.NewData(graph.Int32, []int{cout})
+	for i := range b.I {
+		b.I[i] = int64(40*i - 90)
+	}
+	g.AddConst("b", b)
+	oh := (h+pt+pb-(k-1)*d-1)/s + 1
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, oh, 1, cout}, Quant: q(0.2, 4)})
+	g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
+		Attrs: &graph.Conv2DAttrs{Stride: [2]int{s, 1}, Dilation: [2]int{d, 1}, Pad: graph.Padding{Top: pt, Bottom: pb}, Group: group, Act: act}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g
+}
+
+// ColumnConvAsRow: a k×1 convolution over a one-column map becomes a 1×k
+// one over a one-row map between two Reshapes, and the reference
+// interpreter gives the same outputs for both graphs (random inputs and
+// the int8 extremes); strides, dilation, one-sided padding, depthwise and
+// not. Convolutions over wider maps, with 1×1 windows, with a column
+// padding, or (not depthwise) of fewer input channels than asked stay.
+func TestColumnConvAsRow54(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		g       func() *graph.Graph
+		minCg   int
+		rewrite bool
+	}{
+		{"conv-k5", func() *graph.Graph { return columnConv(false, 20, 8, 16, 5, 1, 1, 2, 2, graph.ActRelu) }, 8, true},
+		{"conv-k3-s2-d2", func() *graph.Graph { return columnConv(false, 21, 12, 8, 3, 2, 2, 2, 1, graph.ActNone) }, 8, true},
+		{"dw-k9-causal", func() *graph.Graph { return columnConv(true, 30, 16, 16, 9, 1, 1, 8, 0, graph.ActRelu6) }, 8, true},
+		{"dw-k5-one-channel-group", func() *graph.Graph { return columnConv(true, 12, 4, 4, 5, 2, 1, 2, 2, graph.ActNone) }, 8, true},
+		{"conv-cin4-under-8", func() *graph.Graph { return columnConv(false, 20, 4, 8, 5, 1, 1, 2, 2, graph.ActNone) }, 8, false},
+		{"conv-k1", func() *graph.Graph { return columnConv(false, 20, 8, 8, 1, 1, 1, 0, 0, graph.ActNone) }, 8, false},
+	} {
+		pristine, g := c.g(), c.g()
+		n := graph.ColumnConvAsRow(g, c.minCg)
+		if (n == 1) != c.rewrite {
+			t.Errorf("%s: rewrote %d", c.name, n)
+			continue
+		}
+		if err := graph.Validate(g); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.rewrite {
+			if len(g.Nodes) != 3 || g.Nodes[0].Op != graph.Reshape || g.Nodes[2].Op != graph.Reshape || g.Tensors["w"] != nil {
+				t.Fatalf("%s: nodes %d, the column weights kept: %v", c.name, len(g.Nodes), g.Tensors["w"] != nil)
+			}
+			conv := g.Nodes[1]
+			w, x := g.Tensors[conv.Inputs[1]], g.Tensors[conv.Inputs[0]]
+			if w.Shape[1] != 1 || w.Shape[2] < 2 || x.Shape[1] != 1 {
+				t.Errorf("%s: weights %v over %v", c.name, w.Shape, x.Shape)
+			}
+		}
+		x := g.Tensors["x"]
+		r := rand.New(rand.NewPCG(54, uint64(len(c.name))))
+		for v := 0; v < 5; v++ {
+			in := graph.NewData(x.DType, x.Shape)
+			for i := range in.I {
+				switch v {
+				case 0:
+					in.I[i] = -128
+				case 1:
+					in.I[i] = 127
+				default:
+					in.I[i] = int64(r.IntN(256) - 128)
+				}
+			}
+			want, err := interp.Run(pristine, map[string]*graph.Data{"x": in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := interp.Run(g, map[string]*graph.Data{"x": in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got["y"].I, want["y"].I) || !slices.Equal(got["y"].Shape, want["y"].Shape) {
+				t.Errorf("%s: vector %d: the outputs differ", c.name, v)
+			}
+		}
+	}
+}
