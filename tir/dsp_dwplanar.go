@@ -273,6 +273,9 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	H, W := xs[1], xs[2]
 	Ci := xs[3] // Cn, or Cn/M: a depth multiplier M (replicated planes)
 	M := Cn / Ci
+	// Replicated planes (a byte at a time) also where the channels are
+	// not a multiple of four, which dsp_planes_s8 reads a word at a time.
+	rep := M > 1 || Cn%4 != 0
 	tabs, zr, lo, hi, ok := a.dwEpilogue(store, c.oc, Cn)
 	if !ok {
 		return nil, false
@@ -310,7 +313,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	cs := Cn // channels a slice
 	if lim := f.StackBytes; lim > 0 && dwPlanarRingBytes(Cn, wp2) > lim {
 		cs = 0
-		if M > 1 {
+		if rep {
 			return nil, false // replicated planes: the whole ring or nothing
 		}
 		for n := 2; n <= Cn/4; n++ {
@@ -393,7 +396,7 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 		layout := func(ih Expr, at Expr) Stmt {
 			call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Add(Mul(ih, C(int64(W*Cn))), c0))),
 				C(int64(W)), C(int64(cs)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Cn)))}
-			if M > 1 {
+			if rep {
 				call = &Evaluate{X: Call(IntrDSPPlanesRep, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Mul(ih, C(int64(W*Ci))))),
 					C(int64(W)), C(int64(Cn)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Ci)), C(int64(M)))}
 			}

@@ -200,6 +200,9 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, KH, KW int) (*PrimFunc, 
 	H, W := xs[1], xs[2]
 	Ci := xs[3] // Cn, or Cn/M: a depth multiplier M (replicated planes)
 	M := Cn / Ci
+	// Replicated planes (a byte at a time) also where the channels are
+	// not a multiple of four, which dsp_planes_s8 reads a word at a time.
+	rep := M > 1 || Cn%4 != 0
 	// Maps smaller than the window: the ring lays out and multiplies all
 	// K rows, most of them padding, where the channel-quad schedule skips
 	// the padded taps (a review: 1.2 to 2.8 times its instructions over
@@ -230,7 +233,7 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, KH, KW int) (*PrimFunc, 
 	}
 	cs := Cn
 	if lim := f.StackBytes; lim > 0 && dwPlanarRingBytesK(KH, Cn, wp2) > lim {
-		if M > 1 {
+		if rep {
 			return nil, false // replicated planes: the whole ring or nothing
 		}
 		cs = 0
@@ -275,7 +278,7 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, KH, KW int) (*PrimFunc, 
 		layout := func(ih Expr, at Expr) Stmt {
 			call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Add(Mul(ih, C(int64(W*Cn))), c0))),
 				C(int64(W)), C(int64(cs)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Cn)))}
-			if M > 1 {
+			if rep {
 				call = &Evaluate{X: Call(IntrDSPPlanesRep, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Mul(ih, C(int64(W*Ci))))),
 					C(int64(W)), C(int64(Cn)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Ci)), C(int64(M)))}
 			}

@@ -68,8 +68,8 @@ func TestDSPConvSchedulesKeepResults(t *testing.T) {
 		{8, 8, 8, 3, 1, 0, map[string]int{"dw_planar": 0, "partition": 0, "unroll_taps": 0}, "dsp_dw"},
 		{8, 8, 8, 3, 1, 1, map[string]int{"dw_planar": 0, "block_px": 2, "partition": 3}, "dsp_dw"},
 		{12, 12, 12, 3, 2, 1, map[string]int{"dw_planar": 0, "block_px": 2}, "dsp_dw"},
-		{6, 6, 6, 3, 1, 1, nil, ""}, // 6 channels: generic fallback
-		{8, 4, 2, 3, 1, 1, nil, ""}, // grouped: generic fallback
+		{6, 6, 6, 3, 1, 1, nil, IntrDSPPlanesRep}, // 6 channels: planar, planes laid out a byte at a time
+		{8, 4, 2, 3, 1, 1, nil, ""},               // grouped: generic fallback
 	}
 	for _, c := range cases {
 		name := fmt.Sprintf("cin%d_cout%d_g%d_k%d_s%d_p%d_%v", c.cin, c.cout, c.group, c.k, c.stride, c.pad, c.knobs)
