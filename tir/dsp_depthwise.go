@@ -22,7 +22,7 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 	unrollQ := knob(f, "unroll_q", 4)
 	c, ok := parseConvNestFold(f)
 	if !ok {
-		return scheduleConvGeneric(f)
+		return scheduleConvBlocked(f)
 	}
 	a := c.accNest
 	nV, ohV, owV, ocV, khV, kwV, icV := c.n, c.oh, c.ow, c.oc, c.kh, c.kw, c.ic
@@ -37,7 +37,7 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 		}
 	}
 	if bpx < 1 || bpx > 2 || Cg != 1 || Cn%4 != 0 || !rowMajor(w) || w.Len() != Cn*KH*KW || (a.cond != nil && usesVar(a.cond, ocV)) {
-		return scheduleConvGeneric(f)
+		return scheduleConvBlocked(f)
 	}
 	// Output channel c reads input channel c: a depth multiplier of one.
 	// (Bit-exactness fuzzing: with a multiplier of 2, dsp_dw4_s8 read input
@@ -51,11 +51,11 @@ func scheduleDepthwiseDSP(f *PrimFunc) (*PrimFunc, error) {
 		if g, ok := c.dwPlanarAny(f, fastRequant(a.store)); ok && knob(f, "dw_planar", 1) != 0 {
 			return g, nil
 		}
-		return scheduleConvGeneric(f)
+		return scheduleConvBlocked(f)
 	}
 	for i, v := range []*Var{ocV, khV, kwV, icV} {
 		if a.w.Indices[i] != Expr(v) {
-			return scheduleConvGeneric(f)
+			return scheduleConvBlocked(f)
 		}
 	}
 	if part < 0 {

@@ -705,7 +705,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	c, ok := parseConvNestFold(f)
 	// Weights folded with their zero point beyond int8 pack as int16 only.
 	if !ok || c.wWide && wbits != 16 {
-		return scheduleConvGeneric(f)
+		return scheduleConvBlocked(f)
 	}
 	a := c.accNest
 	nV, ohV, owV, ocV, khV, kwV, icV := c.n, c.oh, c.ow, c.oc, c.kh, c.kw, c.ic
@@ -808,11 +808,11 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	w := a.w.Buf
 	if !isBlock(bpx, boc) || !rowMajor(w) || len(w.Shape) != 4 || w.Shape[0] != Cout || w.Len() != Cout*K ||
 		usesVar(a.x, ocV) || (a.cond != nil && usesVar(a.cond, icV)) {
-		return scheduleConvGeneric(f)
+		return scheduleConvBlocked(f)
 	}
 	for i, v := range []*Var{ocV, khV, kwV, icV} {
 		if a.w.Indices[i] != Expr(v) {
-			return scheduleConvGeneric(f)
+			return scheduleConvBlocked(f)
 		}
 	}
 	// Winograd's transformed weights are int16 by nature: int8 weights
