@@ -27,7 +27,15 @@ func init() {
    predicated store: gcc 12 describes VSTRB/VSTRW under a predicate as a store
    of the whole vector, so its dead-store elimination could drop an earlier
    store to the bytes past the tail (a window's padding, the next pixel's
-   window) that the predicate leaves alone. */
+   window) that the predicate leaves alone. A compiler barrier follows the
+   store to the stack: gcc 12.2 at -O2 moved the byte reads of such a tail
+   above its VSTRB where a kernel was inlined with constant arguments (the
+   depthwise lanes kernels, review, session 54). */
+#if defined(__GNUC__)
+#define MVE_STACK_BARRIER() __asm__ volatile("" ::: "memory")
+#else
+#define MVE_STACK_BARRIER() ((void)0)
+#endif
 /* y[i] = low byte of lane i of v, i < min(n, 4). */
 MVE_INLINE void mve_st8x4_tail(int8_t *y, int32x4_t v, int32_t n)
 {
@@ -36,6 +44,7 @@ MVE_INLINE void mve_st8x4_tail(int8_t *y, int32x4_t v, int32_t n)
     } else {
         int8_t t[4];
         vstrbq_s32(t, v);
+        MVE_STACK_BARRIER();
         memcpy(y, t, (size_t)n);
     }
 }
@@ -48,6 +57,7 @@ MVE_INLINE void mve_st32_tail(int32_t *y, int32x4_t v, int32_t n)
     } else {
         int32_t t[4];
         vstrwq_s32(t, v);
+        MVE_STACK_BARRIER();
         memcpy(y, t, 4 * (size_t)n);
     }
 }`)
@@ -951,17 +961,16 @@ MVE_INLINE void mve_dwl3_s8(int8_t *y, const int8_t *q, int32_t s0, int32_t s1, 
             continue;
         }
 #endif
-        /* The whole vectors, then the tail's lanes one by one. */
+        /* The whole vectors, then the tail's lanes. */
         for (k = ow / 4; k > 0; --k, r += 4, o += 4 * ys) {
             vstrbq_scatter_offset_s32(o, off, MVE_DWL3_VEC());
         }
         if (ow % 4 != 0) {
-            int8_t t[4];
-            int32_t i;
-            vstrbq_s32(t, MVE_DWL3_VEC());
-            for (i = 0; i < ow % 4; ++i) {
-                o[i * ys] = t[i];
-            }
+            /* The tail's lanes by a predicated scatter to their pixels: through a vector on
+               the stack read back a byte at a time, gcc 12.2 at -O2 moved the reads above the
+               store where the kernel was inlined with constant arguments (review, session 54:
+               wrong outputs on one-line maps of 4 or 8 channels). */
+            vstrbq_scatter_offset_p_s32(o, off, MVE_DWL3_VEC(), vctp32q((uint32_t)(ow % 4)));
         }
     }
 }`)

@@ -77,18 +77,25 @@ const (
 	IntrMVEDWLanes7 = "mve_dwl7_s8"
 )
 
-// mveDWLanesWins says whether the lanes schedule takes a k×k layer whose
-// output lines are ov long by default (knob dw_lanes 1): 3×3 windows on
-// lines of 8 or more; 5×5 and 7×7 ones on lines of whole vectors (a
-// multiple of 4) or of 12 or more. Measured on mps3-an547 against the
-// channel-interleaved helper over 40 of a review's 5×5 layers (session 54):
-// 0.67 to 0.94 times its instructions there; 1.02 to 1.25 times on lines
-// of 6 and 7, whose last vector goes out a lane at a time.
-func mveDWLanesWins(k, ov int) bool {
-	if k == 3 {
+// mveDWLanesWins says whether the lanes schedule takes a k×k layer at
+// stride s whose output lines are ov long by default (knob dw_lanes 1): 3×3
+// windows on lines of 8 or more; 5×5 and 7×7 ones on lines of whole
+// vectors, 7×7 ones at stride 1 only up to 12. Measured on mps3-an547
+// against the channel-interleaved helper (32 channels, ReLU6, session 54):
+// on whole vectors 0.79 to 0.94 times its instructions; with a tail
+// vector 0.91 to 1.23 times (gcc keeps the tail's predicate and the
+// clamp's in registers the taps need); 7×7 at stride 1 from 16 outputs
+// 0.97 to 1.11 (seven ring rows past VLDRB's offsets).
+func mveDWLanesWins(k, s, ov int) bool {
+	switch {
+	case k == 3:
 		return ov >= 8
+	case ov%4 != 0:
+		return false
+	case k == 7 && s == 1:
+		return ov <= 12
 	}
-	return ov%4 == 0 || ov >= 12
+	return true
 }
 
 // mveDWLanesInterp is the reference semantics of KDwLanes (k = 3) and
@@ -246,7 +253,7 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 	// the layout pass and each channel's set-up are spread over few
 	// outputs); 2 wherever it applies.
 	// (5×5 and 7×7 windows: mveDWLanesWins.)
-	if knob(f, "dw_lanes", 1) == 1 && !mveDWLanesWins(K, OV) && !f.WantInPlace {
+	if knob(f, "dw_lanes", 1) == 1 && !mveDWLanesWins(K, int(sV), OV) && !f.WantInPlace {
 		return nil, false
 	}
 	ov4 := int64((OV + 3) / 4 * 4)
@@ -303,6 +310,12 @@ func mveDWLanes(f *PrimFunc) (*PrimFunc, bool) {
 			left = 1
 		}
 		stream = append(stream, b, mult[ch], shift[ch])
+	}
+	// A left shift (an output scale under the input's times the weights'):
+	// the 5×5 and 7×7 kernels' requantization spills (1.13 and 1.25 times
+	// the helper's instructions, review, session 54).
+	if K > 3 && left == 1 && knob(f, "dw_lanes", 1) == 1 && !f.WantInPlace {
+		return nil, false
 	}
 	kernel := "mve_" + KDwLanes
 	if K > 3 {
