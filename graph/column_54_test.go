@@ -40,7 +40,10 @@ func columnConv(dw bool, h, cin, cout, k, s, d, pt, pb int, act graph.Activation
 	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, oh, 1, cout}, Quant: q(0.2, 4)})
 	g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"},
 		Attrs: &graph.Conv2DAttrs{Stride: [2]int{s, 1}, Dilation: [2]int{d, 1}, Pad: graph.Padding{Top: pt, Bottom: pb}, Group: group, Act: act}})
-	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	// A consumer: the convolution's output is not the graph's.
+	g.AddTensor(&graph.Tensor{Name: "z", DType: graph.Int8, Shape: []int{oh * cout}, Quant: q(0.2, 4)})
+	g.AddNode(&graph.Node{Name: "flat", Op: graph.Reshape, Inputs: []string{"y"}, Outputs: []string{"z"}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"z"}
 	return g
 }
 
@@ -48,8 +51,10 @@ func columnConv(dw bool, h, cin, cout, k, s, d, pt, pb int, act graph.Activation
 // one over a one-row map between two Reshapes, and the reference
 // interpreter gives the same outputs for both graphs (random inputs and
 // the int8 extremes); strides, dilation, one-sided padding, depthwise and
-// not. Convolutions over wider maps, with 1×1 windows, with a column
-// padding, or (not depthwise) of fewer input channels than asked stay.
+// not. Convolutions with 1×1 windows, of fewer input channels than asked
+// (not depthwise), depthwise ones the 1×K planar form would not take (an
+// even window, dilation, a map shorter than the window), and one whose
+// output is the graph's stay.
 func TestColumnConvAsRow54(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -58,11 +63,22 @@ func TestColumnConvAsRow54(t *testing.T) {
 		rewrite bool
 	}{
 		{"conv-k5", func() *graph.Graph { return columnConv(false, 20, 8, 16, 5, 1, 1, 2, 2, graph.ActRelu) }, 8, true},
-		{"conv-k3-s2-d2", func() *graph.Graph { return columnConv(false, 21, 12, 8, 3, 2, 2, 2, 1, graph.ActNone) }, 8, true},
+		{"conv-k3-s2", func() *graph.Graph { return columnConv(false, 21, 12, 8, 3, 2, 1, 2, 1, graph.ActNone) }, 8, true},
+		{"conv-k3-d2", func() *graph.Graph { return columnConv(false, 21, 12, 8, 3, 1, 2, 2, 1, graph.ActNone) }, 8, false},
 		{"dw-k9-causal", func() *graph.Graph { return columnConv(true, 30, 16, 16, 9, 1, 1, 8, 0, graph.ActRelu6) }, 8, true},
 		{"dw-k5-one-channel-group", func() *graph.Graph { return columnConv(true, 12, 4, 4, 5, 2, 1, 2, 2, graph.ActNone) }, 8, true},
 		{"conv-cin4-under-8", func() *graph.Graph { return columnConv(false, 20, 4, 8, 5, 1, 1, 2, 2, graph.ActNone) }, 8, false},
 		{"conv-k1", func() *graph.Graph { return columnConv(false, 20, 8, 8, 1, 1, 1, 0, 0, graph.ActNone) }, 8, false},
+		{"dw-k4-even", func() *graph.Graph { return columnConv(true, 12, 8, 8, 4, 1, 1, 2, 1, graph.ActNone) }, 8, false},
+		{"dw-k3-dilated", func() *graph.Graph { return columnConv(true, 12, 8, 8, 3, 1, 2, 2, 2, graph.ActNone) }, 8, false},
+		{"dw-k9-map-of-6", func() *graph.Graph { return columnConv(true, 6, 8, 8, 9, 1, 1, 4, 4, graph.ActNone) }, 8, false},
+		{"graph-output", func() *graph.Graph {
+			g := columnConv(false, 20, 8, 16, 5, 1, 1, 2, 2, graph.ActRelu)
+			g.Outputs = []string{"y"}
+			g.Nodes = g.Nodes[:1]
+			delete(g.Tensors, "z")
+			return g
+		}, 8, false},
 	} {
 		pristine, g := c.g(), c.g()
 		n := graph.ColumnConvAsRow(g, c.minCg)
@@ -74,7 +90,7 @@ func TestColumnConvAsRow54(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if c.rewrite {
-			if len(g.Nodes) != 3 || g.Nodes[0].Op != graph.Reshape || g.Nodes[2].Op != graph.Reshape || g.Tensors["w"] != nil {
+			if len(g.Nodes) != 4 || g.Nodes[0].Op != graph.Reshape || g.Nodes[2].Op != graph.Reshape || g.Tensors["w"] != nil {
 				t.Fatalf("%s: nodes %d, the column weights kept: %v", c.name, len(g.Nodes), g.Tensors["w"] != nil)
 			}
 			conv := g.Nodes[1]
@@ -105,7 +121,8 @@ func TestColumnConvAsRow54(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(got["y"].I, want["y"].I) || !slices.Equal(got["y"].Shape, want["y"].Shape) {
+			o := g.Outputs[0]
+			if !slices.Equal(got[o].I, want[o].I) || !slices.Equal(got[o].Shape, want[o].Shape) {
 				t.Errorf("%s: vector %d: the outputs differ", c.name, v)
 			}
 		}
