@@ -390,31 +390,12 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	// Input row ih lives in ring slot ih mod 3 (ringLines): the kernel's
 	// three rows are one base pointer and three constant offsets, which
 	// frees two registers in its channel loop.
-	slotAt := func(m int64) Expr { return C(((m%3 + 3) % 3) * int64(cs*wp2)) }
-	// The slice of channels c0..c0+cs−1 over the whole image.
-	slice := func(c0 Expr) []Stmt {
-		layout := func(ih Expr, at Expr) Stmt {
-			call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Add(Mul(ih, C(int64(W*Cn))), c0))),
-				C(int64(W)), C(int64(cs)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Cn)))}
-			if rep {
-				call = &Evaluate{X: Call(IntrDSPPlanesRep, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Mul(ih, C(int64(W*Ci))))),
-					C(int64(W)), C(int64(Cn)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Ci)), C(int64(M)))}
-			}
-			zeros := loopK("z", cs*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(at, z), C(0)) })
-			return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: call, Else: zeros}
-		}
-		return ringLines(OH, int(sh), padT, "oh_o", func(ih Expr, m int64) Stmt { return layout(ih, slotAt(m)) },
-			func(oh Expr, base int64) Stmt {
-				return &Evaluate{X: Call(kernel, I32, ptr(store.Buf, SimplifyExpr(Add(Mul(oh, C(int64(OW*Cn))), c0))),
-					ptr(planes, C(0)), slotAt(base), slotAt(base+1), slotAt(base+2),
-					ptr(pk, SimplifyExpr(Mul(c0, C(words)))), C(int64(cs)), C(int64(OW)), C(sw), C(int64(step)), C(last), C(lo), C(hi), C(int64(Cn)))}
-			})
-	}
-	body := slice(C(0))
-	if cs < Cn {
-		sv := NewVar("cs")
-		body = []Stmt{&For{Var: sv, Min: C(0), Extent: C(int64(Cn / cs)), Body: Block(slice(Mul(sv, C(int64(cs))))...)}}
-	}
+	ring := planarRing{planes: planes, rows: 3, cs: cs, wp2: wp2, H: H, W: W, Ci: Ci, M: M, padT: padT, padL: padL, sh: int(sh), rep: rep}
+	body := c.planarRingBody(ring, func(oh, c0 Expr, slotAt func(int64) Expr, base int64) Stmt {
+		return &Evaluate{X: Call(kernel, I32, ptr(store.Buf, SimplifyExpr(Add(Mul(oh, C(int64(OW*Cn))), c0))),
+			ptr(planes, C(0)), slotAt(base), slotAt(base+1), slotAt(base+2),
+			ptr(pk, SimplifyExpr(Mul(c0, C(words)))), C(int64(cs)), C(int64(OW)), C(sw), C(int64(step)), C(last), C(lo), C(hi), C(int64(Cn)))}
+	})
 	h := *f
 	h.Body = &Allocate{Buf: planes, Body: Block(body...)}
 	// In place (output over input at one offset): output rows 0..oh cover

@@ -279,38 +279,20 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, KH, KW int) (*PrimFunc, 
 	}
 	pk := constBuf(f.Name+"_dwpk", I32, []int{len(stream)}, stream)
 	planes := NewBuffer(f.Name+"_planes", I32, []int{dwPlanarRingBytesK(KH, cs, wp2) / 4}, ScopeLocal)
-	slotAt := func(m int64) Expr { return C(((m%int64(KH) + int64(KH)) % int64(KH)) * int64(cs*wp2)) }
-	slice := func(c0 Expr) []Stmt {
-		layout := func(ih Expr, at Expr) Stmt {
-			call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Add(Mul(ih, C(int64(W*Cn))), c0))),
-				C(int64(W)), C(int64(cs)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Cn)))}
-			if rep {
-				call = &Evaluate{X: Call(IntrDSPPlanesRep, I32, ptr(planes, at), ptr(a.x.Buf, SimplifyExpr(Mul(ih, C(int64(W*Ci))))),
-					C(int64(W)), C(int64(Cn)), C(int64(wp2)), C(int64(padL)), C(a.xOff), C(int64(Ci)), C(int64(M)))}
+	ring := planarRing{planes: planes, rows: KH, cs: cs, wp2: wp2, H: H, W: W, Ci: Ci, M: M, padT: padT, padL: padL, sh: int(sh), rep: rep}
+	body := c.planarRingBody(ring, func(oh, c0 Expr, slotAt func(int64) Expr, base int64) Stmt {
+		args := []Expr{ptr(store.Buf, SimplifyExpr(Add(Mul(oh, C(int64(OW*Cn))), c0))), ptr(planes, C(0))}
+		for r := range dwPlanarKMax {
+			if r < KH {
+				args = append(args, slotAt(base+int64(r)))
+			} else {
+				args = append(args, C(0))
 			}
-			zeros := loopK("z", cs*wp2, Serial, func(z Expr) Stmt { return flatStore(planes, Add(at, z), C(0)) })
-			return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(H)))), Then: call, Else: zeros}
 		}
-		return ringLinesN(KH, OH, int(sh), padT, "oh_o", func(ih Expr, m int64) Stmt { return layout(ih, slotAt(m)) },
-			func(oh Expr, base int64) Stmt {
-				args := []Expr{ptr(store.Buf, SimplifyExpr(Add(Mul(oh, C(int64(OW*Cn))), c0))), ptr(planes, C(0))}
-				for r := range dwPlanarKMax {
-					if r < KH {
-						args = append(args, slotAt(base+int64(r)))
-					} else {
-						args = append(args, C(0))
-					}
-				}
-				args = append(args, ptr(pk, SimplifyExpr(Mul(c0, C(int64(words))))), C(int64(KW)), C(int64(cs)), C(int64(OW)), C(sw),
-					C(zr), C(lo), C(hi), C(int64(Cn)), C(relu))
-				return &Evaluate{X: Call(IntrDSPDWPlanarName(KH, KW), I32, args...)}
-			})
-	}
-	body := slice(C(0))
-	if cs < Cn {
-		sv := NewVar("cs")
-		body = []Stmt{&For{Var: sv, Min: C(0), Extent: C(int64(Cn / cs)), Body: Block(slice(Mul(sv, C(int64(cs))))...)}}
-	}
+		args = append(args, ptr(pk, SimplifyExpr(Mul(c0, C(int64(words))))), C(int64(KW)), C(int64(cs)), C(int64(OW)), C(sw),
+			C(zr), C(lo), C(hi), C(int64(Cn)), C(relu))
+		return &Evaluate{X: Call(IntrDSPDWPlanarName(KH, KW), I32, args...)}
+	})
 	out := *f
 	out.Body = &Allocate{Buf: planes, Body: Block(body...)}
 	// In place: as the 3×3 form's argument (dwPlanar), with KH rows:
@@ -319,6 +301,48 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, KH, KW int) (*PrimFunc, 
 	// padT <= KH − 1.
 	out.InPlaceSafe = M == 1 && OH <= H && OW <= W
 	return &out, true
+}
+
+// planarRing is the ring of a planar depthwise schedule: rows input rows of
+// cs channel planes of wp2 words (a slice of the layer's channels where cs
+// is under them), laid out from an H×W×Ci input with padding padT, padL
+// at row stride sh; rep lays the planes out a byte at a time, M planes an
+// input channel (IntrDSPPlanesRep).
+type planarRing struct {
+	planes                                 *Buffer
+	rows, cs, wp2, H, W, Ci, M, padT, padL int
+	sh                                     int
+	rep                                    bool
+}
+
+// planarRingBody is the body of a planar depthwise schedule over ring r:
+// every slice of cs channels over the whole image, its input rows laid out
+// in the ring (input row ih in slot ih mod rows, ringLinesN), and kernel's
+// call for each output row oh of the slice at channel c0, whose window's
+// rows are in the slots slotAt(base), slotAt(base+1), ... (word offsets
+// of r.planes).
+func (c *convNest) planarRingBody(r planarRing, kernel func(oh, c0 Expr, slotAt func(int64) Expr, base int64) Stmt) []Stmt {
+	a, Cn, n := c.accNest, c.C, int64(r.rows)
+	slotAt := func(m int64) Expr { return C(((m%n + n) % n) * int64(r.cs*r.wp2)) }
+	slice := func(c0 Expr) []Stmt {
+		layout := func(ih Expr, at Expr) Stmt {
+			call := &Evaluate{X: Call(IntrDSPPlanes, I32, ptr(r.planes, at), ptr(a.x.Buf, SimplifyExpr(Add(Mul(ih, C(int64(r.W*Cn))), c0))),
+				C(int64(r.W)), C(int64(r.cs)), C(int64(r.wp2)), C(int64(r.padL)), C(a.xOff), C(int64(Cn)))}
+			if r.rep {
+				call = &Evaluate{X: Call(IntrDSPPlanesRep, I32, ptr(r.planes, at), ptr(a.x.Buf, SimplifyExpr(Mul(ih, C(int64(r.W*r.Ci))))),
+					C(int64(r.W)), C(int64(Cn)), C(int64(r.wp2)), C(int64(r.padL)), C(a.xOff), C(int64(r.Ci)), C(int64(r.M)))}
+			}
+			zeros := loopK("z", r.cs*r.wp2, Serial, func(z Expr) Stmt { return flatStore(r.planes, Add(at, z), C(0)) })
+			return &IfThenElse{Cond: And(GE(ih, C(0)), LT(ih, C(int64(r.H)))), Then: call, Else: zeros}
+		}
+		return ringLinesN(r.rows, c.OH, r.sh, r.padT, "oh_o", func(ih Expr, m int64) Stmt { return layout(ih, slotAt(m)) },
+			func(oh Expr, base int64) Stmt { return kernel(oh, c0, slotAt, base) })
+	}
+	if r.cs == Cn {
+		return slice(C(0))
+	}
+	sv := NewVar("cs")
+	return []Stmt{&For{Var: sv, Min: C(0), Extent: C(int64(Cn / r.cs)), Body: Block(slice(Mul(sv, C(int64(r.cs))))...)}}
 }
 
 // ringLinesN is ringLines over a ring of n lines (n ≥ the stride): input
