@@ -1,12 +1,9 @@
 package graph_test
 
 import (
-	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/graph/interp"
 )
 
 // columnConv is x [1,h,1,cin] → a k×1 convolution to cout channels (a
@@ -99,32 +96,6 @@ func TestColumnConvAsRow54(t *testing.T) {
 				t.Errorf("%s: weights %v over %v", c.name, w.Shape, x.Shape)
 			}
 		}
-		x := g.Tensors["x"]
-		r := rand.New(rand.NewPCG(54, uint64(len(c.name))))
-		for v := 0; v < 5; v++ {
-			in := graph.NewData(x.DType, x.Shape)
-			for i := range in.I {
-				switch v {
-				case 0:
-					in.I[i] = -128
-				case 1:
-					in.I[i] = 127
-				default:
-					in.I[i] = int64(r.IntN(256) - 128)
-				}
-			}
-			want, err := interp.Run(pristine, map[string]*graph.Data{"x": in})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := interp.Run(g, map[string]*graph.Data{"x": in})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := g.Outputs[0]
-			if !slices.Equal(got[o].I, want[o].I) || !slices.Equal(got[o].Shape, want[o].Shape) {
-				t.Errorf("%s: vector %d: the outputs differ", c.name, v)
-			}
-		}
+		sameOutputs(t, c.name+": the graph as columns and as rows", pristine, g, 54)
 	}
 }

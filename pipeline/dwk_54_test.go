@@ -20,13 +20,7 @@ import (
 // instructions, at stride 2 in fewer.
 func TestDepthwiseKxKPlanar54(t *testing.T) {
 	b := qemuBoard(t, "mps2-an386")
-	for _, c := range []struct {
-		name                string
-		h, w, ch, k, st, pd int
-		act                 graph.Activation
-		zp                  int32
-		stack               int
-	}{
+	for _, c := range []dwCase{
 		{"k5-s1-c32-w24", 12, 24, 32, 5, 1, 2, graph.ActRelu6, -128, 0},
 		{"k5-s1-c16-w13-linear", 9, 13, 16, 5, 1, 2, graph.ActNone, 5, 0},
 		{"k5-s2-c24-w15", 11, 15, 24, 5, 2, 2, graph.ActRelu, -128, 0},
@@ -39,33 +33,51 @@ func TestDepthwiseKxKPlanar54(t *testing.T) {
 		{"k7-s1-c8-w9-pad1", 9, 9, 8, 7, 1, 1, graph.ActRelu, -128, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, c.act, c.zp) }
-			bs := stackBoard(b, c.stack)
-			o := Options{Board: bs, Version: "test"}
-			kernel := "dsp_dwp5_s8("
-			if c.k == 7 {
-				kernel = "dsp_dwp7_s8("
-			}
-			s, err := CompileGraph(g(), c.name, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !cContains(s.Files, kernel) {
-				t.Fatalf("%s: the C does not call %s", c.name, kernel)
-			}
-			if c.stack > 0 && !cContains(s.Files, "for (int32_t cs = 0;") {
-				t.Errorf("%s: a %d B stack, and the layer does not run in channel slices", c.name, c.stack)
-			}
-			planar := checkedRun(t, g(), c.name, o, 2, 54)
-			checkGraphUnderQEMUOpts(t, bs, g(), c.name+"-inplace", Options{}, 1, 54, kernel)
-			o.Knobs = map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 0}}
-			quad := checkedRun(t, g(), c.name+"-quad", o, 1, 54)
+			kernel := map[int]string{5: "dsp_dwp5_s8(", 7: "dsp_dwp7_s8("}[c.k]
+			planar, quad := c.againstKnob(t, b, kernel, map[string]int{"dw_planar": 0})
 			t.Logf("%s on mps2-an386: %d instructions planar, %d channel quads", c.name, planar, quad)
 			if c.st == 1 && float64(planar) > 0.7*float64(quad) || planar >= quad {
 				t.Errorf("%s: %d instructions planar, %d in channel quads", c.name, planar, quad)
 			}
 		})
 	}
+}
+
+// dwCase is a depthwise layer of the k×k tests: h×w×ch under a k×k window
+// at stride st with padding pd on every side, activation act, output zero
+// point zp, on a board stack of stack bytes (0: the board's own).
+type dwCase struct {
+	name                string
+	h, w, ch, k, st, pd int
+	act                 graph.Activation
+	zp                  int32
+	stack               int
+}
+
+// againstKnob compiles c on board b (with c's stack) and checks that its C
+// calls kernel, and runs in channel slices where c sets a stack; runs it
+// bit-exact against the reference interpreter out of place and in place,
+// then with the depthwise knobs off set; and returns the two instruction
+// counts.
+func (c dwCase) againstKnob(t *testing.T, b *boards.Board, kernel string, off map[string]int) (form, other int64) {
+	t.Helper()
+	g := func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, c.act, c.zp) }
+	bs := stackBoard(b, c.stack)
+	o := Options{Board: bs, Version: "test"}
+	s, err := CompileGraph(g(), c.name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cContains(s.Files, kernel) {
+		t.Fatalf("%s: the C does not call %s", c.name, kernel)
+	}
+	if c.stack > 0 && !cContains(s.Files, "for (int32_t cs = 0;") {
+		t.Errorf("%s: a %d B stack, and the layer does not run in channel slices", c.name, c.stack)
+	}
+	form = checkedRun(t, g(), c.name, o, 2, 54)
+	checkGraphUnderQEMUOpts(t, bs, g(), c.name+"-inplace", Options{}, 1, 54, kernel)
+	o.Knobs = map[string]map[string]int{"depthwise_conv2d": off}
+	return form, checkedRun(t, g(), c.name+"-off", o, 1, 54)
 }
 
 // The planar k×k form declines what its C cannot hold, and the layer keeps
@@ -147,13 +159,7 @@ func TestDepthwiseKxKBuilds54(t *testing.T) {
 // channel-interleaved helper where the form is the default.
 func TestDepthwiseKxKLanesM55_54(t *testing.T) {
 	b := qemuBoard(t, "mps3-an547")
-	for _, c := range []struct {
-		name                string
-		h, w, ch, k, st, pd int
-		act                 graph.Activation
-		zp                  int32
-		stack               int
-	}{
+	for _, c := range []dwCase{
 		{"k5-s1-c32-w24", 10, 24, 32, 5, 1, 2, graph.ActRelu6, -128, 0},
 		{"k5-s1-c16-w12-linear", 9, 12, 16, 5, 1, 2, graph.ActNone, 5, 0},
 		{"k5-s2-c24-w16", 11, 16, 24, 5, 2, 2, graph.ActRelu, -128, 0},
@@ -166,26 +172,8 @@ func TestDepthwiseKxKLanesM55_54(t *testing.T) {
 		{"k3-slices-c144-w96", 6, 96, 144, 3, 1, 1, graph.ActRelu6, -128, StackFrames + 16*1024},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, graph.ActRelu6, c.zp) }
-			if c.act != graph.ActRelu6 {
-				g = func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, c.act, c.zp) }
-			}
-			bs := stackBoard(b, c.stack)
 			kernel := map[int]string{3: "mve_dwl3_s8(", 5: "mve_dwl5_s8(", 7: "mve_dwl7_s8("}[c.k]
-			s, err := CompileGraph(g(), c.name, Options{Board: bs, Version: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !cContains(s.Files, kernel) {
-				t.Fatalf("%s: the C does not call %s", c.name, kernel)
-			}
-			if c.stack > 0 && !cContains(s.Files, "for (int32_t cs = 0;") {
-				t.Errorf("%s: a %d B stack, and the layer does not run in channel slices", c.name, c.stack)
-			}
-			lanes := checkedRun(t, g(), c.name, Options{Board: bs, Version: "test"}, 2, 54)
-			checkGraphUnderQEMUOpts(t, bs, g(), c.name+"-inplace", Options{}, 1, 54, kernel)
-			o := Options{Board: bs, Version: "test", Knobs: map[string]map[string]int{"depthwise_conv2d": {"dw_lanes": 0}}}
-			other := checkedRun(t, g(), c.name+"-helper", o, 1, 54)
+			lanes, other := c.againstKnob(t, b, kernel, map[string]int{"dw_lanes": 0})
 			t.Logf("%s on mps3-an547: %d instructions in lanes, %d without", c.name, lanes, other)
 			if lanes >= other {
 				t.Errorf("%s: %d instructions in lanes, %d without", c.name, lanes, other)

@@ -97,18 +97,7 @@ func init() {
 		if xs < c {
 			panic(fmt.Sprintf("%s: pixel stride %d under %d channels", IntrDSPPlanes, xs, c))
 		}
-		v := func(i, ch int64) int64 {
-			if i < 0 || i >= w {
-				return 0
-			}
-			return x.p.I[x.i+i*xs+ch] + xo
-		}
-		for ch := int64(0); ch < c; ch++ {
-			for k := int64(0); k < wp2; k++ {
-				a := 2*k - padl
-				dst.p.I[dst.i+k*c+ch] = pack16(v(a, ch), v(a+1, ch))
-			}
-		}
+		layPlanes(dst, x, w, c, wp2, padl, xo, xs, 1)
 		return val{}
 	}
 	planar := func(relu, shift bool) func(a []val) val {
@@ -172,6 +161,24 @@ func init() {
 	extIntrinsics[IntrDSPDWPlanar] = planar(false, false)
 	extIntrinsics[IntrDSPDWPlanarR] = planar(true, false)
 	extIntrinsics[IntrDSPDWPlanarS] = planar(true, true)
+}
+
+// layPlanes is IntrDSPPlanes and IntrDSPPlanesRep: for word k < wp2 and
+// channel ch < c, dst[k·c + ch] = pair(v(2k − padl, ch/m), v(2k − padl + 1,
+// ch/m)), v(i, ci) = x[i·xs + ci] + xo for 0 <= i < w, else 0.
+func layPlanes(dst, x val, w, c, wp2, padl, xo, xs, m int64) {
+	v := func(i, ci int64) int64 {
+		if i < 0 || i >= w {
+			return 0
+		}
+		return x.p.I[x.i+i*xs+ci] + xo
+	}
+	for ch := int64(0); ch < c; ch++ {
+		for k := int64(0); k < wp2; k++ {
+			a := 2*k - padl
+			dst.p.I[dst.i+k*c+ch] = pack16(v(a, ch/m), v(a+1, ch/m))
+		}
+	}
 }
 
 // dwEpilogue reads the per-channel tables of a depthwise nest whose store

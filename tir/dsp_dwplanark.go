@@ -95,18 +95,7 @@ func init() {
 		if m < 1 || c%m != 0 || xs < c/m {
 			panic(fmt.Sprintf("%s: %d channels, multiplier %d, pixel stride %d", IntrDSPPlanesRep, c, m, xs))
 		}
-		v := func(i, ci int64) int64 {
-			if i < 0 || i >= w {
-				return 0
-			}
-			return x.p.I[x.i+i*xs+ci] + xo
-		}
-		for ch := int64(0); ch < c; ch++ {
-			for k := int64(0); k < wp2; k++ {
-				a := 2*k - padl
-				dst.p.I[dst.i+k*c+ch] = pack16(v(a, ch/m), v(a+1, ch/m))
-			}
-		}
+		layPlanes(dst, x, w, c, wp2, padl, xo, xs, m)
 		return val{}
 	}
 	extIntrinsics[IntrDSPDWPlanar5] = dwPlanarKInterp(IntrDSPDWPlanar5, 5, 5)
