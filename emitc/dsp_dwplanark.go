@@ -7,19 +7,20 @@ import (
 	"github.com/mcugen/mcugen/tir"
 )
 
-// The C of tir.IntrDSPDWPlanar5 and tir.IntrDSPDWPlanar7: one output row of
-// a planar 5×5 or 7×7 depthwise convolution (tir/dsp_dwplanark.go has the
-// derivation), printed with the kernel rows and their pair words unrolled
-// (a loop over the rows kept the row offsets in a stack array and ran at
-// 0.42 MACs an instruction; unrolled, every plane and weight load has a
-// constant offset once the layer inlines it). Two outputs of a channel
+// The C of tir.IntrDSPDWPlanar5, tir.IntrDSPDWPlanar7 and the 1×k kernels
+// (tir.IntrDSPDWPlanarName): one output row of a planar 5×5, 7×7 or 1×k
+// depthwise convolution (tir/dsp_dwplanark.go has the derivation), printed
+// with the kernel rows and their pair words unrolled (a loop over the rows
+// kept the row offsets in a stack array and ran at 0.42 MACs an
+// instruction; unrolled, every plane and weight load has a constant offset
+// once the layer inlines it). Two outputs of a channel
 // share each plane and weight word loaded; the requantization is the
 // packed helper's (the channel's k0, multiplier and e1 in two LDRDs),
 // without the sign correction where every channel's zero point is at or
 // below lo (relu).
 func init() {
 	deps := []string{"dsp_acle", tir.IntrDSPRequantP, tir.IntrDSPRequantPR, "dsp_dwpk_rq"}
-	addHelper("dsp_dwpk_rq", []string{tir.IntrDSPRequantP, tir.IntrDSPRequantPR}, `/* The planar 5x5 and 7x7 depthwise kernels' requantization: p holds k0 (low, high), the multiplier and e1. */
+	addHelper("dsp_dwpk_rq", []string{tir.IntrDSPRequantP, tir.IntrDSPRequantPR}, `/* The planar 5x5, 7x7 and 1xk depthwise kernels' requantization: p holds k0 (low, high), the multiplier and e1. */
 static inline MCUGEN_ALWAYS_INLINE int32_t dsp_dwpk_rq(int32_t y, const int32_t *p, int32_t relu, int32_t zr, int32_t lo, int32_t hi)
 {
     return relu ? dsp_requant_s8pr(y, p, zr, lo, hi) : dsp_requant_s8p(y, p, zr, lo, hi);

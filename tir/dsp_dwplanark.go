@@ -108,7 +108,7 @@ func init() {
 
 // dwPlanarKInterp is the reference semantics of a kh×kw planar row kernel
 // (IntrDSPDWPlanarName; its argument k is kw).
-func dwPlanarKInterp(IntrDSPDWPlanarK string, kh, kw int64) func(a []val) val {
+func dwPlanarKInterp(name string, kh, kw int64) func(a []val) val {
 	return func(a []val) val {
 		out, q := a[0], a[1]
 		var so [dwPlanarKMax]int64
@@ -119,7 +119,7 @@ func dwPlanarKInterp(IntrDSPDWPlanarK string, kh, kw int64) func(a []val) val {
 		b := 3 + dwPlanarKMax
 		k, nc, ow, stride, zr, lo, hi, os, relu := a[b].i, a[b+1].i, a[b+2].i, a[b+3].i, a[b+4], a[b+5], a[b+6], a[b+7].i, a[b+8].i
 		if k != kw || stride != 1 && stride != 2 || os < nc || relu != 0 && relu != 1 {
-			panic(fmt.Sprintf("%s: %d taps, stride %d, output stride %d for %d channels", IntrDSPDWPlanarK, k, stride, os, nc))
+			panic(fmt.Sprintf("%s: %d taps, stride %d, output stride %d for %d channels", name, k, stride, os, nc))
 		}
 		h, words := (k-1)/2, int64(dwPlanarKWords(int(kh), int(kw)))
 		half := func(word int64, hi bool) int64 {
@@ -137,17 +137,17 @@ func dwPlanarKInterp(IntrDSPDWPlanarK string, kh, kw int64) func(a []val) val {
 				for m := int64(0); m < h; m++ {
 					g[r*k+2*m], g[r*k+2*m+1] = half(w(m), false), half(w(m), true)
 					if half(w(h+m), false) != g[r*k+2*m+1] {
-						panic(fmt.Sprintf("%s: channel %d row %d: inconsistent weight words", IntrDSPDWPlanarK, ch, r))
+						panic(fmt.Sprintf("%s: channel %d row %d: inconsistent weight words", name, ch, r))
 					}
 					if m > 0 && half(w(h+m-1), true) != g[r*k+2*m] {
-						panic(fmt.Sprintf("%s: channel %d row %d: inconsistent weight words", IntrDSPDWPlanarK, ch, r))
+						panic(fmt.Sprintf("%s: channel %d row %d: inconsistent weight words", name, ch, r))
 					}
 				}
 				g[r*k+k-1] = half(w(2*h-1), true)
 			}
 			t := (k - 1) * kh
 			if relu == 1 && !reluForm(int64(uint32(P(t+1)))+P(t+2)<<32, P(t+4), zr.i, lo.i) {
-				panic(fmt.Sprintf("%s: channel %d: the ReLU requantization for a zero point above %d", IntrDSPDWPlanarK, ch, lo.i))
+				panic(fmt.Sprintf("%s: channel %d: the ReLU requantization for a zero point above %d", name, ch, lo.i))
 			}
 			for j := int64(0); j < ow; j++ {
 				acc := P(t)
@@ -159,7 +159,7 @@ func dwPlanarKInterp(IntrDSPDWPlanarK string, kh, kw int64) func(a []val) val {
 					}
 				}
 				if acc > math.MaxInt32 || acc < math.MinInt32 {
-					panic("int32 overflow in " + IntrDSPDWPlanarK)
+					panic("int32 overflow in " + name)
 				}
 				k0 := int64(uint32(P(t+1))) + P(t+2)<<32
 				out.p.I[out.i+j*os+ch] = rq([]val{{i: acc}, {i: P(t + 3)}, {i: k0}, {i: P(t + 4)}, zr, lo, hi}).i
