@@ -98,18 +98,26 @@ func TestDepthwiseKxKDeclines54(t *testing.T) {
 		{"k5-ring-past-stack", 6, 40, 8, 5, 1, 2, StackFrames + 1700},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, graph.ActRelu6, -128)
-			o := Options{Board: stackBoard(b, c.stack), Version: "test"}
-			s, err := CompileGraph(g, c.name, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cContains(s.Files, "dsp_dwp5_s8(", "dsp_dwp7_s8(") {
-				t.Fatalf("%s: took the planar form", c.name)
-			}
-			checkedRun(t, tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, graph.ActRelu6, -128), c.name, o, 1, 54)
+			g := func() *graph.Graph { return tirtest.DepthwiseK(c.h, c.w, c.ch, c.k, c.st, c.pd, graph.ActRelu6, -128) }
+			keepsForm(t, stackBoard(b, c.stack), g, c.name, "dsp_dwp5_s8(", "dsp_dwp7_s8(")
 		})
 	}
+}
+
+// keepsForm compiles g on board b, fails the test where its C calls any
+// of calls (a form the layer should decline), and runs it bit-exact
+// against the reference interpreter.
+func keepsForm(t *testing.T, b *boards.Board, g func() *graph.Graph, name string, calls ...string) {
+	t.Helper()
+	o := Options{Board: b, Version: "test"}
+	s, err := CompileGraph(g(), name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cContains(s.Files, calls...) {
+		t.Errorf("%s: the C calls one of %q", name, calls)
+	}
+	checkedRun(t, g(), name, o, 1, 54)
 }
 
 // stackBoard is b with a stack of n bytes (n > 0; else b itself).
@@ -595,14 +603,7 @@ func TestColumnRewriteLimits54(t *testing.T) {
 	dw := func() *graph.Graph {
 		return tirtest.DepthwiseRect(4, 49, 8, 1, 3, 2, graph.Padding{Left: 1, Right: 1}, graph.ActRelu6, -128)
 	}
-	s, err := CompileGraph(dw(), "dw1x3", Options{Board: b, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cContains(s.Files, "dsp_dwp1x3_s8(") {
-		t.Errorf("1×3 at stride 2 over 8 channels took the planar form")
-	}
-	checkedRun(t, dw(), "dw1x3", Options{Board: b, Version: "test"}, 1, 54)
+	keepsForm(t, b, dw, "dw1x3-s2-c8", "dsp_dwp1x3_s8(")
 }
 
 // A 3×3 depthwise layer at stride 2 whose channels are not a multiple of
@@ -610,12 +611,5 @@ func TestColumnRewriteLimits54(t *testing.T) {
 func TestDepthwiseOddChannelsStride2_54(t *testing.T) {
 	b := qemuBoard(t, "mps2-an386")
 	g := func() *graph.Graph { return tirtest.DepthwiseK(13, 13, 10, 3, 2, 1, graph.ActNone, 3) }
-	s, err := CompileGraph(g(), "odd-s2", Options{Board: b, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cContains(s.Files, "dsp_planes_rep_s8(") {
-		t.Errorf("13×13×10 at stride 2 took the planar form")
-	}
-	checkedRun(t, g(), "odd-s2", Options{Board: b, Version: "test"}, 1, 54)
+	keepsForm(t, b, g, "odd-s2-13x13x10", "dsp_planes_rep_s8(")
 }
