@@ -51,6 +51,7 @@ func init() {
 	DeclareKnob("dsp.unroll_taps", 0, 1)                // depthwise: unroll the window
 	DeclareKnob("dsp.unroll_q", 0, 4, 8)                // depthwise: unroll quad loops this short
 	DeclareKnob("dsp.lut", 0, 1)                        // element-wise: per-input tables
+	DeclareKnob("dsp.add_lut", 0, 1)                    // ADD/SUB: one flattened loop, tables, SMMLA (tir/dsp_addlut.go)
 	DeclareKnob("dsp.dw3x3", 0, 1)                      // depthwise 3x3: one shared helper per pixel
 	DeclareKnob("dsp.gemm_fuse", 0, 1)                  // conv, FC: ReLU outputs through one DSPGemmName helper per channel loop
 	DeclareKnob("dsp.requant_shift", 0, 1)              // conv, FC: those helpers with one shift per layer (DSPGemmSName)
