@@ -146,22 +146,34 @@ static inline void dsp_widen_il_s8(int32_t *dst, const int8_t *src, int32_t n, i
     }
 }`)
 	add(tir.IntrDSPWiden3, []string{"dsp_acle"}, `/* Widen npix pixels of three int8 channels plus off into the pair words
-   dsp_widen_s8 makes of four channels, the fourth zero:
-   dst[2p] = (src[3p] + off, src[3p+2] + off), dst[2p+1] = (src[3p+1] + off, 0).
-   All but the last pixel read a word (the next pixel's first byte lands in
-   the high half, masked off). */
+   dsp_widen_s8 makes of four channels, the fourth the next pixel's first
+   (its weights are zero, so the convolution never sees it):
+   dst[2p] = (src[3p] + off, src[3p+2] + off), dst[2p+1] = (src[3p+1] + off, src[3p+3] + off),
+   and 0 in the last pixel's fourth. All but the last pixel read a word, four
+   pixels an iteration. */
 static inline void dsp_widen3_s8(int32_t *dst, const int8_t *src, int32_t npix, int32_t off)
 {
     const int32_t o = (int32_t)(((uint32_t)off << 16) | ((uint32_t)off & 0xffffu));
-    int32_t p;
-    for (p = 0; p + 1 < npix; ++p) {
-        const int32_t v = dsp_read32(src + 3 * p);
-        dst[2 * p] = __sxtab16(o, v);
-        dst[2 * p + 1] = (int32_t)((uint32_t)dsp_sxtab16_ror8(o, v) & 0xffffu);
+    int32_t left = npix - 1;
+    for (; left >= 4; left -= 4, src += 12, dst += 8) {
+        const int32_t v0 = dsp_read32(src);
+        const int32_t v1 = dsp_read32(src + 3);
+        const int32_t v2 = dsp_read32(src + 6);
+        const int32_t v3 = dsp_read32(src + 9);
+        /* STRDs: gcc stores the eight words one by one. */
+        DSP_ST2(dst, 0, __sxtab16(o, v0), dsp_sxtab16_ror8(o, v0));
+        DSP_ST2(dst, 2, __sxtab16(o, v1), dsp_sxtab16_ror8(o, v1));
+        DSP_ST2(dst, 4, __sxtab16(o, v2), dsp_sxtab16_ror8(o, v2));
+        DSP_ST2(dst, 6, __sxtab16(o, v3), dsp_sxtab16_ror8(o, v3));
+    }
+    for (; left > 0; --left, src += 3, dst += 2) {
+        const int32_t v = dsp_read32(src);
+        dst[0] = __sxtab16(o, v);
+        dst[1] = dsp_sxtab16_ror8(o, v);
     }
     if (npix > 0) {
-        dst[2 * p] = (int32_t)(((uint32_t)(src[3 * p + 2] + off) << 16) | ((uint32_t)(src[3 * p] + off) & 0xffffu));
-        dst[2 * p + 1] = (int32_t)((uint32_t)(src[3 * p + 1] + off) & 0xffffu);
+        dst[0] = (int32_t)(((uint32_t)(src[2] + off) << 16) | ((uint32_t)(src[0] + off) & 0xffffu));
+        dst[1] = (int32_t)((uint32_t)(src[1] + off) & 0xffffu);
     }
 }`)
 	add("sumpool_tail_s8", nil, `/* The scalar tail of the SIMD sum pools: channels from..c-1. */
