@@ -51,6 +51,7 @@ func init() {
 	DeclareKnob("dsp.unroll_taps", 0, 1)                // depthwise: unroll the window
 	DeclareKnob("dsp.unroll_q", 0, 4, 8)                // depthwise: unroll quad loops this short
 	DeclareKnob("dsp.lut", 0, 1)                        // element-wise: per-input tables
+	DeclareKnob("dsp.col33", 0, 1)                      // conv 3×3, 3 channels: one 14-word gather a window (tir/dsp_col33.go)
 	DeclareKnob("dsp.add_lut", 0, 1)                    // ADD/SUB: one flattened loop, tables, SMMLA (tir/dsp_addlut.go)
 	DeclareKnob("dsp.dw3x3", 0, 1)                      // depthwise 3x3: one shared helper per pixel
 	DeclareKnob("dsp.gemm_fuse", 0, 1)                  // conv, FC: ReLU outputs through one DSPGemmName helper per channel loop
@@ -846,6 +847,17 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	if wbits == 8 && Cg%4 == 0 {
 		defRows = 0
 	}
+	// A 3×3 RGB layer gathers each window into 14 pair words
+	// (IntrDSPCol33C3, knob col33) for the im2col GEMM, where the rows
+	// form reads 18 per pixel (tir/dsp_col33.go).
+	rs33, use33 := c.col33Eligible()
+	if use33 && wbits == 16 && a.w.Buf.Data != nil && len(a.w.Buf.Data.I) == Cout*27 {
+		if use33 = knob(f, "col33", 1) != 0; use33 {
+			defRows = 0
+		}
+	} else {
+		use33 = false
+	}
 	// The ring of KH widened rows is on the kernel's stack: past the
 	// target's (PrimFunc.StackBytes) the layer takes the im2col form
 	// below, whose column holds a block's windows only. (It went to the
@@ -879,7 +891,11 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 		gather := knob(f, "rows_gather", defGather) != 0
 		return c.convRows(f, stride, padT, padL, wr, packRequant(fastRequant(a.store)), bpx, boc, unroll, wbits == 8, gather, fuse, shift, dd), nil
 	}
-	wp, err := dspWeights(f, w.Data.I, Cout, K, K4, boc, wbits, dd.dead)
+	wd, kper := w.Data.I, K
+	if use33 {
+		wd, kper, K4 = col33Weights(wd, Cout), 28, 28
+	}
+	wp, err := dspWeights(f, wd, Cout, kper, K4, boc, wbits, dd.dead)
 	if err != nil {
 		return nil, err
 	}
@@ -941,6 +957,11 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 			fill = append(fill, dspWiden(col, C(0), a.x.Buf, SimplifyExpr(SubstituteExpr(xFlat, m)), R*Cg, a.xOff))
 		}
 		for i := 0; i < R && !merged; i++ {
+			if use33 {
+				m := map[*Var]Expr{owV: owAt(i), khV: C(0), kwV: C(0), icV: C(0)}
+				fill = append(fill, c.col33Fill(col, i*K4/2, SimplifyExpr(SubstituteExpr(xFlat, m)), rs33, map[*Var]Expr{owV: owAt(i)}))
+				continue
+			}
 			if Cg%4 == 0 {
 				// Words past K (padForUnroll) are zeros.
 				for k := K; k < K4; k += 2 {

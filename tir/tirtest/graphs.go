@@ -803,6 +803,12 @@ func ConvRGB(h, wd, cout, stride int, act graph.Activation, yzp int32) *graph.Gr
 	return convGraph(h, wd, 3, cout, 3, 1, stride, 1, act, yzp)
 }
 
+// ConvRGBPad is ConvRGB with the padding pad (TensorFlow's SAME at stride
+// 2 over an even size pads only the bottom and the right).
+func ConvRGBPad(h, wd, cout, stride int, pad graph.Padding, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraphRect(h, wd, 3, cout, 3, 3, 1, stride, pad, act, yzp)
+}
+
 // Pointwise is a 1×1 convolution cin → cout over an h×w input with a ReLU
 // (output zero point -128), Conv3x3Size's weights, scales and biases.
 func Pointwise(h, w, cin, cout int) *graph.Graph {
