@@ -46,6 +46,16 @@ func Overrides(g *graph.Graph, m *tir.Module, rs *Records, target, core string) 
 		}
 		used[r] = true
 		applied[Key(sig, target, core)] = true
+		if r.Default > 0 && r.Instructions >= r.Default {
+			// The search found nothing faster than the defaults of the
+			// mcugen that wrote the record: its knobs are those defaults,
+			// and this version's own (faster, where they changed) apply.
+			// Pinned, they kept an RGB first layer on the rows form after
+			// the 14-word gather became the default (VWW 4,357,732 untuned,
+			// 4,468,173 with session 25's records).
+			out[f.Name] = Knobs{}
+			continue
+		}
 		kt := target
 		if f.KnobTarget != "" {
 			kt = f.KnobTarget // another target's schedule ran it (tir.PrimFunc.KnobTarget)
