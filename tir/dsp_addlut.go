@@ -177,6 +177,13 @@ func dspAddLUT(f *PrimFunc) (*PrimFunc, bool) {
 	if lo, ok2 := IsConst(loop.Min); !ok || !ok2 || lo != 0 {
 		return nil, false
 	}
+	// Runs of fewer than four (a two-channel constant broadcast over the
+	// pixels: a call per pixel) pay the call's set-up per element and
+	// leave the folded constant's table to the generic form: 14,610 →
+	// 19,265 instructions for 24×24×2 + a constant (a review).
+	if n < 4 {
+		return nil, false
+	}
 	call, err := matchAddSub(loop.Body.(*Store), loop.Var, n, "dsp")
 	if err != nil {
 		return nil, false

@@ -9,7 +9,8 @@ import (
 
 // Whole-tensor int8 ADD and SUB take IntrDSPAddLUT by default, one call
 // over the contiguous elements (or one per row where a constant repeats
-// along the outer axes), with the interpreter's results unchanged; an
+// along the outer axes, if each run is at least four long), with the
+// interpreter's results unchanged; an
 // operand that is one constant keeps the single table of the generic form
 // (y = table[x], no arithmetic per element left), as MUL keeps its
 // arithmetic.
@@ -24,6 +25,10 @@ func TestDSPAddLUTForms55(t *testing.T) {
 		{graph.Add, []int{1, 3, 8}, []int{1, 1, 8}, 1, 8},
 		{graph.Sub, []int{1, 3, 8}, []int{3, 8}, 1, 24},
 		{graph.Add, []int{2, 7}, []int{}, 0, 0},
+		// Runs of two (a two-channel constant per pixel) keep the generic
+		// form: a call per pixel cost more (a review).
+		{graph.Add, []int{1, 24, 2}, []int{2}, 0, 0},
+		{graph.Add, []int{1, 6, 4}, []int{4}, 1, 4},
 		{graph.Mul, []int{1, 3, 8}, []int{3, 8}, 0, 0},
 	} {
 		name := fmt.Sprintf("%s_x%v_c%v", c.op, c.xs, c.cs)
