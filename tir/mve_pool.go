@@ -98,6 +98,11 @@ func simdPoolKind(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, error) {
 	}
 	l := findLoop(f.Body, "c")
 	if l == nil {
+		// A MEAN's kept axis has its own name: the loop whose body holds
+		// the scalar accumulator.
+		l = accLoop(f.Body)
+	}
+	if l == nil {
 		return nil, fmt.Errorf("no channel loop")
 	}
 	m, ok := IsConst(l.Extent)
@@ -251,4 +256,18 @@ func maxPoolStore(s Stmt, acc *Buffer, c *Var) (*Ptr, int64, int64, bool) {
 		return nil, 0, 0, false
 	}
 	return &Ptr{Buf: st.Buf, Index: base}, lo, hi, true
+}
+
+// accLoop is the first loop whose body allocates a scalar int32 (a
+// reduction's accumulator), or nil.
+func accLoop(s Stmt) *For {
+	var found *For
+	VisitStmts(s, func(s Stmt) {
+		if l, ok := s.(*For); ok && found == nil {
+			if al, ok := l.Body.(*Allocate); ok && len(al.Buf.Shape) == 0 && al.Buf.DType == I32 {
+				found = l
+			}
+		}
+	})
+	return found
 }

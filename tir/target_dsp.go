@@ -30,6 +30,7 @@ var DSP = &Target{Name: "dsp", Schedules: map[string]ScheduleFunc{
 	"avg_pool2d":       simdAvgPool("dsp", scheduleHoist),
 	"max_pool2d":       simdMaxPool("dsp", scheduleHoist),
 	"batch_matmul":     scheduleBMMDSP,
+	"mean":             scheduleMeanDSP,
 },
 	// No core overrides today. (Sessions 4 to 6 turned conv_rows off on the
 	// Cortex-M33, where the row-widened convolution then measured slower;
