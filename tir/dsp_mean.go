@@ -10,29 +10,37 @@ package tir
 // not contiguous, more than two reduced loops) the layer keeps the
 // generic loops, as before. Measured on mps2-an386: MEAN over 7×7×96
 // 24,230 → 8,216 instructions, over 3×3×576 31,718 → 19,088.
-func scheduleMeanDSP(f *PrimFunc) (*PrimFunc, error) {
-	if floatKernel(f) || knob(f, "simd", 1) == 0 {
-		return f, nil
-	}
-	// int8 in and out only: the helper sums int8 lanes (TFLite's int16
-	// MEAN keeps the loops).
-	for _, p := range f.Params {
-		if p.DType != I8 {
+func scheduleMeanDSP(f *PrimFunc) (*PrimFunc, error) { return simdMean("dsp", IntrDSPRequant)(f) }
+
+// simdMean is scheduleMeanDSP for the target whose sum pool helper is
+// prefix's (the M55's and the Cortex-A's vector forms), requantizing with
+// rq (IntrDSPRequant, or its portable twin IntrRequantFast where the core
+// has no DSP extension).
+func simdMean(prefix, rq string) ScheduleFunc {
+	return func(f *PrimFunc) (*PrimFunc, error) {
+		if floatKernel(f) || knob(f, "simd", 1) == 0 {
+			return f, nil
+		}
+		// int8 in and out only: the helpers sum int8 lanes (TFLite's int16
+		// MEAN keeps the loops).
+		for _, p := range f.Params {
+			if p.DType != I8 {
+				f.Knobs["simd"] = 0
+				return f, nil
+			}
+		}
+		g, err := simdPoolKind(f, prefix, false)
+		if err != nil {
 			f.Knobs["simd"] = 0
 			return f, nil
 		}
+		g.Knobs["simd"] = 1
+		g.Body = RewriteStmt(g.Body, func(s Stmt) Stmt {
+			if st, ok := s.(*Store); ok && st.Buf.Scope == ScopeParam {
+				return fastRequantAs(st, rq, nil)
+			}
+			return s
+		}, nil)
+		return g, nil
 	}
-	g, err := simdPoolKind(f, "dsp", false)
-	if err != nil {
-		f.Knobs["simd"] = 0
-		return f, nil
-	}
-	g.Knobs["simd"] = 1
-	g.Body = RewriteStmt(g.Body, func(s Stmt) Stmt {
-		if st, ok := s.(*Store); ok && st.Buf.Scope == ScopeParam {
-			return fastRequant(st)
-		}
-		return s
-	}, nil)
-	return g, nil
 }

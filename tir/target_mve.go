@@ -12,6 +12,7 @@ var MVE = &Target{Name: "mve", Schedules: map[string]ScheduleFunc{
 	"avg_pool2d":       simdAvgPool("mve", scheduleHoist),
 	"max_pool2d":       simdMaxPool("mve", scheduleHoist),
 	"sub":              simdElementwise("mve", nil),
+	"mean":             simdMean("mve", IntrRequantFast),
 	"batch_matmul":     scheduleBMMSIMD("mve", scheduleBMMDSP),
 }}
 

@@ -12,6 +12,7 @@ var NEON = &Target{Name: "neon", Schedules: map[string]ScheduleFunc{
 	"avg_pool2d":       simdAvgPool("neon", scheduleHoist),
 	"max_pool2d":       simdMaxPool("neon", scheduleHoist),
 	"sub":              simdElementwise("neon", nil),
+	"mean":             simdMean("neon", IntrRequantFast),
 	"batch_matmul":     scheduleBMMSIMD("neon", func(f *PrimFunc) (*PrimFunc, error) { return f, nil }),
 }}
 
