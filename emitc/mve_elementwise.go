@@ -1,10 +1,53 @@
 package emitc
 
+import "github.com/mcugen/mcugen/tir"
+
 // C spellings of tir's int8 ADD/SUB micro-kernel (tir/mve_elementwise.go)
 // for the "mve" target.
 
 func init() {
 	add := addHelper
+	add(tir.IntrMVEAddLUT, []string{"mve_include"}, `/* TFLite int8 ADD/SUB on n elements through tables (tir.IntrMVEAddLUT), four lanes at a time:
+   s = t1[a & 255] + t2[b & 255] (two gathers), y = clamp((VMULH(s, m) + A - [s < 0] * D) >> T, lo, hi).
+   The tables hold each input's rescaled values times 2^j, checked against TFLite's formula for
+   every input pair at compile time (tir/dsp_addlut.go). */
+MVE_INLINE void mve_addlut_s8(int8_t *y, const int8_t *a, const int8_t *b, int32_t n, const int32_t *t1, const int32_t *t2,
+                              int32_t m, int32_t A, int32_t D, int32_t T, int32_t lo, int32_t hi)
+{
+    const int32x4_t mv = vdupq_n_s32(m);
+    const int32x4_t av = vdupq_n_s32(A);
+    const int32x4_t dv = vdupq_n_s32(D);
+    const int32x4_t lov = vdupq_n_s32(lo);
+    const int32x4_t hiv = vdupq_n_s32(hi);
+    int32_t i;
+#define MVE_ADDLUT_OUT(s, v) do { \
+        v = vaddq_s32(vmulhq_s32(s, mv), av); \
+        if (D != 0) { \
+            v = vsubq_s32(v, vandq_s32(vshrq_n_s32(s, 31), dv)); \
+        } \
+        v = vminq_s32(vmaxq_s32(vshlq_r_s32(v, -T), lov), hiv); \
+    } while (0)
+    /* Whole vectors unpredicated (a VPST before each load and store doubled the loop), then
+       the tail's lanes predicated. */
+    for (i = 0; i + 4 <= n; i += 4) {
+        const uint32x4_t ia = vldrbq_u32((const uint8_t *)(const void *)(a + i));
+        const uint32x4_t ib = vldrbq_u32((const uint8_t *)(const void *)(b + i));
+        const int32x4_t s = vaddq_s32(vldrwq_gather_shifted_offset_s32(t1, ia), vldrwq_gather_shifted_offset_s32(t2, ib));
+        int32x4_t v;
+        MVE_ADDLUT_OUT(s, v);
+        vstrbq_s32(y + i, v);
+    }
+    if (i < n) {
+        const mve_pred16_t p = vctp32q((uint32_t)(n - i));
+        const uint32x4_t ia = vldrbq_z_u32((const uint8_t *)(const void *)(a + i), p);
+        const uint32x4_t ib = vldrbq_z_u32((const uint8_t *)(const void *)(b + i), p);
+        const int32x4_t s = vaddq_s32(vldrwq_gather_shifted_offset_z_s32(t1, ia, p), vldrwq_gather_shifted_offset_z_s32(t2, ib, p));
+        int32x4_t v;
+        MVE_ADDLUT_OUT(s, v);
+        vstrbq_p_s32(y + i, v, p);
+    }
+#undef MVE_ADDLUT_OUT
+}`)
 	add("mve_addsub_s8", []string{"mve_requant_s8"}, `/* TFLite int8 ADD/SUB on n elements, four lanes at a time:
    y = clamp(requant(requant((a + oa)*ls, m1, s1) +- requant((b + ob)*ls, m2, s2), mo, so) + zp, lo, hi). */
 MVE_INLINE int32x4_t mve_requant_n_x4(int32x4_t v, int32_t m, int32_t s, int32_t fix)

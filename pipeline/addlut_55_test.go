@@ -39,10 +39,12 @@ func everyPair() map[string]*graph.Data {
 // of the 65,536 input pairs bit-exact against the reference interpreter
 // (TFLite's formula), for ReLU, ReLU6 and no activation, zero points on
 // both sides of the range, SUB, scales whose output shift is small and
-// large, and so small that the output saturates; on the M4, M7 and M33;
+// large, and so small that the output saturates; on the M4, M7 and M33,
 // in at most 0.75 times the instructions of the generic tables (knob
 // add_lut 0: 16.7 an element on IC's first Add), 0.6 times under a ReLU
-// at zero point -128 (ResNet's: no clamp or sign correction left).
+// at zero point -128 (ResNet's: no clamp or sign correction left); on the
+// M55 (gathers, mve_addlut_s8) in at most 0.75 times its vector form of
+// TFLite's three requantizations.
 func TestAddLUT55(t *testing.T) {
 	for _, c := range []struct {
 		name       string
@@ -62,6 +64,11 @@ func TestAddLUT55(t *testing.T) {
 		{"sub-none-m7", "mps2-an500", graph.Sub, 0.1, 0.03, 0.07, -20, 30, 12, graph.ActNone, false},
 		{"add-relu-m33", "mps2-an505", graph.Add, 0.06, 0.06, 0.11, -128, -128, -128, graph.ActRelu, true},
 		{"add-saturating", "mps2-an386", graph.Add, 0.05, 0.08, 0.0001, -3, 7, 0, graph.ActNone, false},
+		// The M55's form (mve_addlut_s8) against its vector form of TFLite's
+		// three requantizations.
+		{"add-relu-m55", "mps3-an547", graph.Add, 0.05, 0.08, 0.1, -3, 7, -128, graph.ActRelu, false},
+		{"sub-none-m55", "mps3-an547", graph.Sub, 0.1, 0.03, 0.07, -20, 30, 12, graph.ActNone, false},
+		{"add-relu6-m55", "mps3-an547", graph.Add, 0.05, 0.08, 0.05, 100, -128, -100, graph.ActRelu6, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := qemuBoard(t, c.board)
@@ -75,8 +82,12 @@ func TestAddLUT55(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if knobs == nil && !cContains(s.Files, "dsp_addlut_s8(") {
-					t.Fatalf("%s: the C does not call dsp_addlut_s8", name)
+				call := "dsp_addlut_s8("
+				if c.board == "mps3-an547" {
+					call = "mve_addlut_s8("
+				}
+				if knobs == nil && !cContains(s.Files, call) {
+					t.Fatalf("%s: the C does not call %s", name, call)
 				}
 				x, err := s.Execute([]map[string]*graph.Data{everyPair()}, t.TempDir(), time.Minute)
 				if err != nil {

@@ -39,6 +39,28 @@ func TestSession55HelpersAtEveryOptLevel(t *testing.T) {
 		{"", []string{"-O0", "-Og", "-Os"}},
 		{runner.CompilerClang, []string{"-O0", "-O1", "-Os", "-Oz", "-Og"}},
 	}
+	// The M55's ADD tables (gathers) at the same levels.
+	m55 := qemuBoard(t, "mps3-an547")
+	for _, bd := range builds {
+		for _, opt := range bd.opts {
+			name := "add-m55-" + bd.cc + opt
+			t.Run(name, func(t *testing.T) {
+				if bd.cc == runner.CompilerClang {
+					needClang(t)
+				}
+				g := func() *graph.Graph { return addGraph(graph.Sub, []int{1, 3, 5, 7}, graph.ActNone, 0.1, 3) }
+				o := Options{Board: m55, Version: "test", Compiler: bd.cc, CFlags: []string{opt}}
+				s, err := CompileGraph(g(), name, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !cContains(s.Files, "mve_addlut_s8(") {
+					t.Fatalf("%s: the C does not call mve_addlut_s8", name)
+				}
+				checkedRun(t, g(), name, o, 1, 55)
+			})
+		}
+	}
 	for _, bd := range builds {
 		for _, opt := range bd.opts {
 			for _, c := range graphs {

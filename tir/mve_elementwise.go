@@ -81,6 +81,13 @@ func simdAddSub(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	if err != nil {
 		return nil, err
 	}
+	// On the M55 the tables where the compile-time check takes them
+	// (IntrMVEAddLUT), runs of four or more.
+	if prefix == "mve" && n >= 4 && knob(g, "add_lut", 1) != 0 {
+		if lut, ok := addLUTCall(f, call, n, IntrMVEAddLUT); ok {
+			call = lut
+		}
+	}
 	g.Body = replaceStmt(g.Body, loop, func(Stmt) Stmt { return &Evaluate{X: call} })
 	return g, nil
 }

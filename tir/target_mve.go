@@ -19,6 +19,7 @@ var MVE = &Target{Name: "mve", Schedules: map[string]ScheduleFunc{
 func init() {
 	RegisterTarget(MVE)
 	// The values each knob of the SIMD schedule may take, for the autotuner.
+	DeclareKnob("mve.add_lut", 0, 1)                       // ADD/SUB: tables and gathers (tir/dsp_addlut.go)
 	DeclareKnob("mve.window", 1, 2)                        // conv: padded window per output row (1) or pixel (2)
 	DeclareKnob("mve.pixel_window_below", 0, 16, 64, 1024) // conv: pixel windows when KW*Cin is below this
 	DeclareKnob("mve.weight_blocked", 0, 1)                // conv, FC: 4x16 weight blocks (gemvb)
