@@ -87,3 +87,39 @@ func TestDSPAddLUTPlan55(t *testing.T) {
 		t.Errorf("no activation: ok %v, A %d, D %d, T %d; want A %d, D 2, T 20", ok, A, D, T, 1+1<<19+3<<20)
 	}
 }
+
+// On the M55 the tables are the default from 2,048 elements (2 KB of
+// flash the vector form does without); below, the vector form, unless
+// knob add_lut asks for them.
+func TestMVEAddLUTThreshold55(t *testing.T) {
+	for _, c := range []struct {
+		shape []int
+		knobs map[string]int
+		lut   bool
+	}{
+		{[]int{1, 16, 16, 8}, nil, true},
+		{[]int{1, 16, 16, 7}, nil, false},
+		{[]int{1, 4, 4, 8}, map[string]int{"add_lut": 1}, true},
+		{[]int{1, 32, 32, 8}, map[string]int{"add_lut": 0}, false},
+	} {
+		g := graph.New("bin", "tflite")
+		q := func(s float32, z int32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{z}} }
+		g.AddTensor(&graph.Tensor{Name: "a", DType: graph.Int8, Shape: c.shape, Quant: q(0.07, -128)})
+		g.AddTensor(&graph.Tensor{Name: "b", DType: graph.Int8, Shape: c.shape, Quant: q(0.05, 4)})
+		g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: c.shape, Quant: q(0.1, -9)})
+		n := g.AddNode(&graph.Node{Name: "bin", Op: graph.Add, Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: &graph.BinaryAttrs{Act: graph.ActRelu}})
+		g.Inputs, g.Outputs = []string{"a", "b"}, []string{"y"}
+		f := computeFunc(t, g, n)
+		if c.knobs != nil {
+			f.Knobs = c.knobs
+		}
+		s, err := MVE.schedule(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := usesIntrinsic(s, IntrMVEAddLUT); got != c.lut {
+			t.Errorf("%v %v: %s %v, want %v", c.shape, c.knobs, IntrMVEAddLUT, got, c.lut)
+		}
+		sameResult(t, fmt.Sprint(c.shape), Finalize(computeFunc(t, g, n)), s)
+	}
+}
