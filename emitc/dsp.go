@@ -193,12 +193,13 @@ static inline void sumpool_tail_s8(int32_t *acc, const int8_t *x, int32_t xkh, i
     }
 }`)
 	add("dsp_"+tir.KSumPool, []string{"dsp_acle", "sumpool_tail_s8"}, `/* acc[ch] += sum over a < kh, b < kw of x[a*xkh + b*xkw + ch]. Four channels per step in the
-   int16 lanes of two SXTAB16 sums, exact while a window has at most 255 taps (|sum| <= 255 * 128). */
+   int16 lanes of two SXTAB16 sums, exact while a window has at most 256 taps (-128 * 256 = -32768
+   and 127 * 256 = 32512 are int16). */
 static inline void dsp_sumpool_s8(int32_t *acc, const int8_t *x, int32_t xkh, int32_t xkw, int32_t kh, int32_t kw, int32_t c)
 {
     /* The quads' end as one bounded value: gcc then sees the tail's range (a tail starting
        where a loop left off drew -Waggressive-loop-optimizations once inlined). */
-    const int32_t c4 = kh * kw <= 255 ? c - c % 4 : 0;
+    const int32_t c4 = kh * kw <= 256 ? c - c % 4 : 0;
     int32_t ch;
     for (ch = 0; ch < c4; ch += 4) {
         int32_t s02 = 0;
