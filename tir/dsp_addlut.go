@@ -176,21 +176,8 @@ func (p addLUTSpec) plan() (t1, t2 []int64, m, A, D, T int64, ok bool) {
 // flattened elements; ok is false when the layer is not one, or when the
 // compile-time check refuses it.
 func dspAddLUT(f *PrimFunc) (*PrimFunc, bool) {
-	g := Flatten(PruneConditions(Simplify(f)))
-	g.Body = fuseContiguous(g.Body)
-	var loop *For
-	VisitStmts(g.Body, func(s Stmt) {
-		if l, ok := s.(*For); ok {
-			if _, ok := l.Body.(*Store); ok {
-				loop = l
-			}
-		}
-	})
-	if loop == nil {
-		return nil, false
-	}
-	n, ok := IsConst(loop.Extent)
-	if lo, ok2 := IsConst(loop.Min); !ok || !ok2 || lo != 0 {
+	g, loop, n, err := elementLoop(f)
+	if err != nil {
 		return nil, false
 	}
 	// Runs of fewer than four (a two-channel constant broadcast over the

@@ -58,7 +58,10 @@ func simdElementwise(prefix string, fallback ScheduleFunc) ScheduleFunc {
 	}
 }
 
-func simdAddSub(f *PrimFunc, prefix string) (*PrimFunc, error) {
+// elementLoop flattens f and fuses its contiguous loops, and returns the
+// copy with its innermost element loop (a Store its body, from 0) and that
+// loop's constant extent.
+func elementLoop(f *PrimFunc) (*PrimFunc, *For, int64, error) {
 	g := Flatten(PruneConditions(Simplify(f)))
 	g.Body = fuseContiguous(g.Body)
 	var loop *For
@@ -70,14 +73,21 @@ func simdAddSub(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		}
 	})
 	if loop == nil {
-		return nil, fmt.Errorf("no element loop")
+		return nil, nil, 0, fmt.Errorf("no element loop")
 	}
-	st := loop.Body.(*Store)
 	n, ok := IsConst(loop.Extent)
 	if lo, ok2 := IsConst(loop.Min); !ok || !ok2 || lo != 0 {
-		return nil, fmt.Errorf("element loop bounds")
+		return nil, nil, 0, fmt.Errorf("element loop bounds")
 	}
-	call, err := matchAddSub(st, loop.Var, n, prefix)
+	return g, loop, n, nil
+}
+
+func simdAddSub(f *PrimFunc, prefix string) (*PrimFunc, error) {
+	g, loop, n, err := elementLoop(f)
+	if err != nil {
+		return nil, err
+	}
+	call, err := matchAddSub(loop.Body.(*Store), loop.Var, n, prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"maps"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/tune"
@@ -19,31 +18,7 @@ import (
 // its knobs as before.
 func TestRecordOfDefaultsTakesTodaysDefaults55(t *testing.T) {
 	base, _ := compileWith(t, "", nil)
-	var sig string
-	var alt int
-	for _, f := range base.Module.Funcs {
-		def, ok := f.Knobs["block_oc"]
-		if !ok {
-			continue
-		}
-		node, _, _ := strings.Cut(f.Node, " + ")
-		for _, n := range base.Graph.Nodes {
-			if n.Name == node {
-				sig = tune.Signature(base.Graph, n)
-			}
-		}
-		for _, v := range tune.SpaceFor(base.Module.Target, f.Op, f.Knobs).Values("block_oc") {
-			if v != def {
-				alt = v
-			}
-		}
-		if sig != "" && alt != 0 {
-			break
-		}
-	}
-	if sig == "" || alt == 0 {
-		t.Fatal("no cnn_int8 kernel reads block_oc with a second value")
-	}
+	sig, alt := blockOCKernel(t, base)
 	rec := func(ins, def int64) *tune.Records {
 		rs := tune.NewRecords()
 		rs.Put(&tune.Record{Kernel: sig, Target: base.Module.Target, Core: "cortex-m4", Knobs: tune.Knobs{"block_oc": alt},

@@ -57,32 +57,7 @@ func TestOverridesIgnoreUnknownKnobs(t *testing.T) {
 	if len(warns) > 0 {
 		t.Fatalf("untuned build warned: %q", warns)
 	}
-	// A kernel that reads block_oc, and a value of it other than the default.
-	var sig string
-	var alt int
-	for _, f := range base.Module.Funcs {
-		def, ok := f.Knobs["block_oc"]
-		if !ok {
-			continue
-		}
-		node, _, _ := strings.Cut(f.Node, " + ")
-		for _, n := range base.Graph.Nodes {
-			if n.Name == node {
-				sig = tune.Signature(base.Graph, n)
-			}
-		}
-		for _, v := range tune.SpaceFor(base.Module.Target, f.Op, f.Knobs).Values("block_oc") {
-			if v != def {
-				alt = v
-			}
-		}
-		if sig != "" && alt != 0 {
-			break
-		}
-	}
-	if sig == "" || alt == 0 {
-		t.Fatal("no cnn_int8 kernel reads block_oc with a second value")
-	}
+	sig, alt := blockOCKernel(t, base)
 	target, core := base.Module.Target, "cortex-m4"
 	rec := func(k tune.Knobs) *tune.Records {
 		rs := tune.NewRecords()
@@ -175,4 +150,32 @@ func TestLoadKeepsPath(t *testing.T) {
 	if bytes.Contains(b, []byte(path)) {
 		t.Errorf("the path was written into the records: %s", b)
 	}
+}
+
+// blockOCKernel is the signature of a kernel of base that reads block_oc,
+// and a value of it other than its default.
+func blockOCKernel(t *testing.T, base *pipeline.State) (sig string, alt int) {
+	t.Helper()
+	for _, f := range base.Module.Funcs {
+		def, ok := f.Knobs["block_oc"]
+		if !ok {
+			continue
+		}
+		node, _, _ := strings.Cut(f.Node, " + ")
+		for _, n := range base.Graph.Nodes {
+			if n.Name == node {
+				sig = tune.Signature(base.Graph, n)
+			}
+		}
+		for _, v := range tune.SpaceFor(base.Module.Target, f.Op, f.Knobs).Values("block_oc") {
+			if v != def {
+				alt = v
+			}
+		}
+		if sig != "" && alt != 0 {
+			return sig, alt
+		}
+	}
+	t.Fatal("no cnn_int8 kernel reads block_oc with a second value")
+	return "", 0
 }
