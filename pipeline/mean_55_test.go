@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -19,7 +20,7 @@ func meanGraph(h, w, c int, axes []int, keep bool, dt graph.DType) *graph.Graph 
 	if !keep {
 		var o []int
 		for i, d := range out {
-			if i == 0 || !containsInt(axes, i) {
+			if i == 0 || !slices.Contains(axes, i) {
 				o = append(o, d)
 			}
 		}
@@ -33,15 +34,6 @@ func meanGraph(h, w, c int, axes []int, keep bool, dt graph.DType) *graph.Graph 
 	g.AddNode(&graph.Node{Name: "mean", Op: graph.Mean, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: &graph.MeanAttrs{Axes: axes, KeepDims: keep}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
 	return g
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // TFLite's int8 MEAN over a window of each channel (a network's global
