@@ -46,10 +46,13 @@ func TestLayerProfileKWS(t *testing.T) {
 		t.Errorf("MACs: conv %d, pointwise %d", x.Layers[0].MACs, x.Layers[2].MACs)
 	}
 	// Layers of one shape count alike: since session 48 they call one
-	// function with their arrays passed, and KWS's depthwise layers
-	// differ by up to 24 instructions (139,586 and 139,610), so within 32.
+	// function with their arrays passed where their code is the same
+	// (KWS's depthwise layers 1 and 3 share one; 5 and 7, whose shifts
+	// differ, have their own, and gcc allocates registers apart), and
+	// KWS's depthwise layers differ by up to 80 instructions (136,563 and
+	// 136,643 since session 55's planes pass; 24 before), so within 0.1%.
 	for op, n := range byOp {
-		if len(n) != 4 || slices.Max(n)-slices.Min(n) > 32 {
+		if len(n) != 4 || slices.Max(n)-slices.Min(n) > slices.Max(n)/1000 {
 			t.Errorf("%s layers count %v", op, n)
 		}
 	}
