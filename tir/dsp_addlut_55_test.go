@@ -10,10 +10,9 @@ import (
 // Whole-tensor int8 ADD and SUB take IntrDSPAddLUT by default, one call
 // over the contiguous elements (or one per row where a constant repeats
 // along the outer axes, if each run is at least four long), with the
-// interpreter's results unchanged; an
-// operand that is one constant keeps the single table of the generic form
-// (y = table[x], no arithmetic per element left), as MUL keeps its
-// arithmetic.
+// interpreter's results unchanged; an operand that is one constant keeps
+// the single table of the generic form (y = table[x], no arithmetic per
+// element left), as MUL keeps its arithmetic.
 func TestDSPAddLUTForms55(t *testing.T) {
 	for _, c := range []struct {
 		op     graph.Op
