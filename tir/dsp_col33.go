@@ -1,6 +1,9 @@
 package tir
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // IntrDSPCol33C3 gathers one 3×3 window of a three-channel (RGB) input
 // into 14 pair words, the column of the im2col GEMM (knob col33, the
@@ -104,34 +107,26 @@ func (c *convNest) col33Fill(col *Buffer, at int, x0 Expr, rs int, m map[*Var]Ex
 	if a.cond == nil {
 		return direct
 	}
-	at2 := func(kh, kw int64) Expr {
-		m2 := map[*Var]Expr{c.kh: C(kh), c.kw: C(kw), c.ic: C(0)}
-		for k, v := range m {
-			m2[k] = v
-		}
-		return SimplifyExpr(SubstituteExpr(a.cond, m2))
+	// bind is m with the window position kh, kw (and channel ic) bound.
+	bind := func(kh, kw int64, ic Expr) map[*Var]Expr {
+		b := maps.Clone(m)
+		b[c.kh], b[c.kw], b[c.ic] = C(kh), C(kw), ic
+		return b
 	}
+	inside := func(kh, kw int64) Expr { return SimplifyExpr(SubstituteExpr(a.cond, bind(kh, kw, C(0)))) }
 	stage := NewBuffer(col.Name+"_win", a.x.Buf.DType, []int{36}, ScopeLocal)
 	zp := &IntImm{T: a.x.Buf.DType, V: -a.xOff}
 	var fill []Stmt
 	for kh := int64(0); kh < 3; kh++ {
 		for kw := int64(0); kw < 3; kw++ {
-			m2 := map[*Var]Expr{c.kh: C(kh), c.kw: C(kw)}
-			for k, v := range m {
-				m2[k] = v
-			}
 			cp := loopK("ic", 3, Serial, func(ic Expr) Stmt {
-				m3 := map[*Var]Expr{c.ic: ic}
-				for k, v := range m2 {
-					m3[k] = v
-				}
-				return flatStore(stage, Add(C(kh*12+kw*3), ic), SubstituteExpr(a.x, m3))
+				return flatStore(stage, Add(C(kh*12+kw*3), ic), SubstituteExpr(a.x, bind(kh, kw, ic)))
 			})
 			pad := loopK("ic", 3, Serial, func(ic Expr) Stmt { return flatStore(stage, Add(C(kh*12+kw*3), ic), zp) })
-			fill = append(fill, &IfThenElse{Cond: SimplifyExpr(SubstituteExpr(a.cond, m2)), Then: cp, Else: pad})
+			fill = append(fill, &IfThenElse{Cond: inside(kh, kw), Then: cp, Else: pad})
 		}
 	}
 	fill = append(fill, &Evaluate{X: Call(IntrDSPCol33C3, I32, ptr(col, C(int64(at))), ptr(stage, C(0)), C(12), C(a.xOff))})
 	staged := &Allocate{Buf: stage, Body: Block(fill...)}
-	return &IfThenElse{Cond: And(at2(0, 0), at2(2, 2)), Then: direct, Else: staged}
+	return &IfThenElse{Cond: And(inside(0, 0), inside(2, 2)), Then: direct, Else: staged}
 }
