@@ -9,11 +9,11 @@ import (
 
 // The C of tir.IntrDSPPlanes and tir.IntrDSPDWPlanar: the planar 3×3
 // depthwise schedule's layout pass (channel planes of int16 pair words,
-// SXTAB16 then a halfword pack per channel) and its row kernel (SMLAD over
+// a halfword pack of two pixels then SXTAB16) and its row kernel (SMLAD over
 // two adjacent taps, SMLABT/SMLATB for the third).
 func init() {
 	add := addHelper
-	add(tir.IntrDSPPlanes, []string{"dsp_acle"}, `/* PKHBT (a low, b low) and PKHTB (a high, b high) of two SXTAB16 results. */
+	add(tir.IntrDSPPlanes, []string{"dsp_acle"}, `/* PKHBT (a low, b low) and PKHTB (a high, b high): halfwords of two words. */
 static inline int32_t dsp_pk_lo(int32_t a, int32_t b)
 {
     int32_t r;
@@ -48,13 +48,13 @@ static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t
 #define DSP_PLANES_QUAD(cq) do { \
         const int32_t va_ = dsp_read32(xa + (cq)); \
         const int32_t vb_ = dsp_read32(xa + xs + (cq)); \
-        const int32_t a02_ = __sxtab16(o, va_); \
-        const int32_t a13_ = dsp_sxtab16_ror8(o, va_); \
-        const int32_t b02_ = __sxtab16(o, vb_); \
-        const int32_t b13_ = dsp_sxtab16_ror8(o, vb_); \
+        /* Bytes (a0 a1 b0 b1) and (a2 a3 b2 b3) first: one SXTAB16 per word then (six \
+           instructions where widening first and packing after took eight). */ \
+        const int32_t p_ = dsp_pk_lo(va_, vb_); \
+        const int32_t q_ = dsp_pk_hi(va_, vb_); \
         /* Two STRDs (gcc stores the four words one by one). */ \
-        DSP_ST2(d, (cq), dsp_pk_lo(a02_, b02_), dsp_pk_lo(a13_, b13_)); \
-        DSP_ST2(d, (cq) + 2, dsp_pk_hi(a02_, b02_), dsp_pk_hi(a13_, b13_)); \
+        DSP_ST2(d, (cq), __sxtab16(o, p_), dsp_sxtab16_ror8(o, p_)); \
+        DSP_ST2(d, (cq) + 2, __sxtab16(o, q_), dsp_sxtab16_ror8(o, q_)); \
     } while (0)
             if (c % 8 == 0) {
                 for (; ch < c; ch += 8, xa += 8, d += 8) {
@@ -80,25 +80,23 @@ static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t
             k = k_hi - 1;
             continue;
         }
-        for (ch = 0; ch < c; ch += 4, d += 4) {
-            uint32_t a02 = 0;
-            uint32_t a13 = 0;
-            uint32_t b02 = 0;
-            uint32_t b13 = 0;
-            if (ina) {
-                const int32_t v = dsp_read32(x + i * xs + ch);
-                a02 = (uint32_t)__sxtab16(o, v);
-                a13 = (uint32_t)dsp_sxtab16_ror8(o, v);
+        /* A pixel outside the row reads as 0 and takes no offset: the same pack and SXTAB16
+           as the interior, with the offset's halfword of that pixel cleared. */
+        if (!ina && !inb) {
+            for (ch = 0; ch < c; ch += 4, d += 4) {
+                DSP_ST2(d, 0, 0, 0);
+                DSP_ST2(d, 2, 0, 0);
             }
-            if (inb) {
-                const int32_t v = dsp_read32(x + (i + 1) * xs + ch);
-                b02 = (uint32_t)__sxtab16(o, v);
-                b13 = (uint32_t)dsp_sxtab16_ror8(o, v);
+        } else {
+            const int32_t oi = (int32_t)((ina ? (uint32_t)o & 0xffffu : 0u) | (inb ? (uint32_t)o & 0xffff0000u : 0u));
+            for (ch = 0; ch < c; ch += 4, d += 4) {
+                const int32_t va = ina ? dsp_read32(x + i * xs + ch) : 0;
+                const int32_t vb = inb ? dsp_read32(x + (i + 1) * xs + ch) : 0;
+                const int32_t p = dsp_pk_lo(va, vb);
+                const int32_t q = dsp_pk_hi(va, vb);
+                DSP_ST2(d, 0, __sxtab16(oi, p), dsp_sxtab16_ror8(oi, p));
+                DSP_ST2(d, 2, __sxtab16(oi, q), dsp_sxtab16_ror8(oi, q));
             }
-            d[0] = (int32_t)((a02 & 0xffffu) | (b02 << 16));
-            d[1] = (int32_t)((a13 & 0xffffu) | (b13 << 16));
-            d[2] = (int32_t)((a02 >> 16) | (b02 & 0xffff0000u));
-            d[3] = (int32_t)((a13 >> 16) | (b13 & 0xffff0000u));
         }
     }
 }`)
