@@ -142,6 +142,10 @@ type State struct {
 	Report      *emitc.Report
 	// Tuned is how many kernels took knobs from tuning records.
 	Tuned int
+	// TunedDefaults is how many of those matched a record whose search
+	// found nothing faster than its defaults: they keep this version's
+	// defaults (tune.Overrides).
+	TunedDefaults int
 	// Lean is set when the fit pass kept kernels' weights int8 so that
 	// the constants fit the board's flash (fitweights.go).
 	Lean     *LeanWeights

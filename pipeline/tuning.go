@@ -120,10 +120,14 @@ func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []stri
 		notes = append(notes, fmt.Sprintf("%stuning records %s: kernel %s: its record's form needs %s B of stack for its local arrays, and %s leaves its kernels %s B; the kernel keeps its defaults",
 			s.modelPrefix(), s.Opt.Tuning, f.Name, commas(int64(f.ScratchBytes())), s.Opt.Board.Name, commas(int64(lim))))
 	}
+	s.Tuned, s.TunedDefaults = len(over), 0
 	for name, k := range over {
+		if len(k) == 0 {
+			s.TunedDefaults++ // a record of the defaults: this version's apply
+			continue
+		}
 		t = t.WithKnobs(name, k)
 	}
-	s.Tuned = len(over)
 	return t, notes, nil
 }
 

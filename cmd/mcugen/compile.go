@@ -232,7 +232,7 @@ func (c *compileCmd) Run(e *env) error {
 	if opt.Tuning != "" && s.Tuned > 0 {
 		// Said only when records apply (none applying is a warning):
 		// compile said nothing either way (user-journey finding).
-		fmt.Fprintf(e.stdout, "tuning: %d of %d layer(s) take their knobs from %s\n", s.Tuned, len(s.Module.Funcs), opt.Tuning)
+		fmt.Fprintf(e.stdout, "tuning: %d of %d layer(s) take their knobs from %s%s\n", s.Tuned, len(s.Module.Funcs), opt.Tuning, tunedDefaults(s.TunedDefaults))
 	}
 	if r.UnusedChannels > 0 {
 		fmt.Fprintf(e.stdout, "%s channels removed: the only layer that reads them has all-zero weights for them\n", comma(int64(r.UnusedChannels)))
@@ -913,4 +913,16 @@ func nonNil(ios []emitc.IOInfo) []emitc.IOInfo {
 		return []emitc.IOInfo{}
 	}
 	return ios
+}
+
+// tunedDefaults qualifies the "take their knobs from" line when some of the
+// records that applied hold the defaults (their searches found nothing
+// faster): those layers take this version's defaults, which may have got
+// faster since, not the record's values (session 55 left the line saying
+// only that they took their knobs from the file).
+func tunedDefaults(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them the defaults: the search found nothing faster)", n)
 }

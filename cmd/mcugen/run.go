@@ -310,7 +310,7 @@ func (c *runCmd) Run(e *env) error {
 			board, strings.TrimSuffix(r.Target+", "+r.Compiler, ", "), r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)), stack)
 		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, float64(r.MaxAbsDiff), vectors))
 		if r.TunedKernels > 0 {
-			fmt.Fprintf(e.stdout, "tuning: %d of %d layer(s) take their knobs from %s\n", r.TunedKernels, len(s.Module.Funcs), r.Tuning)
+			fmt.Fprintf(e.stdout, "tuning: %d of %d layer(s) take their knobs from %s%s\n", r.TunedKernels, len(s.Module.Funcs), r.Tuning, tunedDefaults(s.TunedDefaults))
 		}
 	}
 	if !r.MatchReference {

@@ -303,8 +303,16 @@ func (c *tuneCmd) Run(e *env) error {
 			// No count for the defaults (a partial --merge batch): no gain to give.
 			fmt.Fprintf(e.stdout, "%-60s %5d %6d %12s %12d %7s  %s%s\n", k.Kernel, k.Nodes, k.Trials, "-", k.Instructions, "-", k.Knobs, tag)
 		} else {
+			// A search that found nothing faster than the defaults: the
+			// record's knobs are that mcugen's defaults, and compile
+			// applies this version's (tune.Overrides), so the table says
+			// so rather than listing values that will not be pinned.
+			knobs := fmt.Sprint(k.Knobs)
+			if k.Instructions >= k.Default {
+				knobs = "defaults"
+			}
 			fmt.Fprintf(e.stdout, "%-60s %5d %6d %12d %12d %6.1f%%  %s%s\n", k.Kernel, k.Nodes, k.Trials, k.Default, k.Instructions,
-				pct(k.Default, k.Instructions), k.Knobs, tag)
+				pct(k.Default, k.Instructions), knobs, tag)
 		}
 		// A kernel without a default count adds its best to both sums.
 		d := k.Default
