@@ -982,6 +982,12 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 				}))
 				continue
 			}
+			if rowK := KW * Cg; rowK%4 == 0 && a.x.Buf.DType == graph.Int8 {
+				if _, st, ok := c.strides(xFlat, c.kw, c.ic); ok && st[0] == int64(Cg) && st[1] == 1 {
+					fill = append(fill, c.widenKernelRows(f.Name, col, i*K4/2, K, K4, rowK, a, xFlat, map[*Var]Expr{owV: owAt(i)}))
+					continue
+				}
+			}
 			// Channel counts that are not a multiple of 4 go through an
 			// int8 staging row padded with the input zero point (which
 			// widens to 0).

@@ -740,6 +740,13 @@ func ConvRect(h, wd, cin, cout, kh, kw int, act graph.Activation, yzp int32) *gr
 	return convGraphRect(h, wd, cin, cout, kh, kw, 1, 1, graph.Padding{Top: kh / 2, Bottom: kh / 2, Left: kw / 2, Right: kw / 2}, act, yzp)
 }
 
+// ConvRectPad is a kh×kw convolution cin → cout at stride with the given
+// padding: KWS's 10×4 stride-2 first layer over one channel is
+// ConvRectPad(49, 10, 1, 64, 10, 4, 2, graph.Padding{Top: 4, Bottom: 5, Left: 1, Right: 1}, …).
+func ConvRectPad(h, wd, cin, cout, kh, kw, stride int, pad graph.Padding, act graph.Activation, yzp int32) *graph.Graph {
+	return convGraphRect(h, wd, cin, cout, kh, kw, 1, stride, pad, act, yzp)
+}
+
 // convGraphRect is convGraph for a kh×kw kernel and any padding.
 func convGraphRect(h, wd, cin, cout, kh, kw, group, stride int, pad graph.Padding, act graph.Activation, yzp int32) *graph.Graph {
 	g := graph.New("alg", "tflite")
