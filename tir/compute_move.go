@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph/interp"
@@ -42,7 +43,8 @@ func computeCopy(k *kctx) (Stmt, error) {
 	viewAs(x, []int{n})
 	viewAs(y, []int{n})
 	k.f.Op = "reshape"
-	return Loop("i", n, func(i Expr) Stmt { return Put(y, At(x, i), i) }), nil
+	// int8: one gen_copy_s8 (loopsCopy); the element loop otherwise.
+	return loopsCopy(x, y, []int{n}, func(iv []Expr) []Expr { return iv }), nil
 }
 
 func computeTranspose(k *kctx) (Stmt, error) {
@@ -138,10 +140,37 @@ func loopNames(n int) []string {
 }
 
 func loopsCopy(x, y *Buffer, shape []int, outIdx func(iv []Expr) []Expr) Stmt {
+	// int8 runs contiguous in both x and y (the trailing dimensions that y
+	// holds whole, x being dense in shape) move with one gen_copy_s8
+	// (memcpy) each: a channel concatenation copied element by element
+	// took 4.4 instructions a byte on the M4.
+	rank := len(shape)
+	if x.DType == I8 && y.DType == I8 && rank > 0 && slices.Equal(x.Shape, shape) && len(y.Shape) == rank {
+		k, run := rank-1, shape[rank-1]
+		for k > 0 && shape[k] == y.Shape[k] {
+			k--
+			run *= shape[k]
+		}
+		if run >= minCopyRun {
+			return Loops(loopNames(k), shape[:k], func(iv []Expr) Stmt {
+				full := append(append([]Expr{}, iv...), make([]Expr, rank-k)...)
+				for d := k; d < rank; d++ {
+					full[d] = C(0)
+				}
+				dst := SimplifyExpr(flatIndex(y, outIdx(full)))
+				src := SimplifyExpr(flatIndex(x, full))
+				return &Evaluate{X: Call("gen_"+KCopy8, I32, &Ptr{Buf: y, Index: dst}, &Ptr{Buf: x, Index: src}, C(int64(run)))}
+			})
+		}
+	}
 	return Loops(loopNames(len(shape)), shape, func(iv []Expr) Stmt {
 		return Put(y, At(x, iv...), outIdx(iv)...)
 	})
 }
+
+// minCopyRun is the shortest contiguous int8 run loopsCopy moves with a
+// gen_copy_s8 call rather than an element loop.
+const minCopyRun = 8
 
 func computePad(k *kctx) (Stmt, error) {
 	a, ok := k.n.Attrs.(*graph.PadAttrs)
