@@ -93,3 +93,44 @@ func TestReshapeCopiesRun56(t *testing.T) {
 	ins := checkedRun(t, g(), "rs", o, 2, 56)
 	t.Logf("240-byte reshape copy: %d instructions", ins)
 }
+
+// An int8 slice moves its runs contiguous in input and output with
+// gen_copy_s8 (eight channels of each pixel here; a whole-row slice one run
+// per row), and keeps the element loop at a channel stride of 2: bit-exact
+// on the M4.
+func TestSliceCopiesRuns56(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	for _, c := range []struct {
+		begin, end, stride []int
+		out                []int
+		copies             bool
+	}{
+		{[]int{0, 2, 1, 4}, []int{1, 6, 6, 12}, []int{1, 1, 1, 1}, []int{1, 4, 5, 8}, true},
+		{[]int{0, 1, 0, 0}, []int{1, 7, 8, 16}, []int{1, 2, 1, 1}, []int{1, 3, 8, 16}, true},
+		{[]int{0, 0, 0, 0}, []int{1, 8, 8, 16}, []int{1, 1, 1, 2}, []int{1, 8, 8, 8}, false},
+	} {
+		name := fmt.Sprintf("slice-%v-%v", c.begin, c.stride)
+		t.Run(name, func(t *testing.T) {
+			g := func() *graph.Graph {
+				g := graph.New("sl", "tflite")
+				q := &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}}
+				g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, 8, 8, 16}, Quant: q})
+				g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: c.out, Quant: q})
+				g.AddNode(&graph.Node{Name: "y", Op: graph.Slice, Inputs: []string{"x"}, Outputs: []string{"y"},
+					Attrs: &graph.SliceAttrs{Begin: c.begin, End: c.end, Stride: c.stride}})
+				g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+				return g
+			}
+			o := Options{Board: b, Version: "test"}
+			s, err := CompileGraph(g(), name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cContains(s.Files, "gen_copy_s8(&"); got != c.copies {
+				t.Errorf("%s: run copies in the C: %v, want %v", name, got, c.copies)
+			}
+			ins := checkedRun(t, g(), name, o, 2, 56)
+			t.Logf("%s: %d instructions", name, ins)
+		})
+	}
+}

@@ -2,7 +2,6 @@ package tir
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph/interp"
@@ -140,35 +139,62 @@ func loopNames(n int) []string {
 }
 
 func loopsCopy(x, y *Buffer, shape []int, outIdx func(iv []Expr) []Expr) Stmt {
-	// int8 runs contiguous in both x and y (the trailing dimensions that y
-	// holds whole, x being dense in shape) move with one gen_copy_s8
-	// (memcpy) each: a channel concatenation copied element by element
-	// took 4.4 instructions a byte on the M4.
+	return copyNest(y, x, shape, outIdx, func(iv []Expr) []Expr { return iv })
+}
+
+// copyNest is y[yIdx(iv)] = x[xIdx(iv)] over shape, the indices affine in
+// iv. int8 runs contiguous in both x and y (the innermost dimensions whose
+// flat strides in both continue the run below them) move with one
+// gen_copy_s8 (memcpy) each where a run is minCopyRun bytes or more: a
+// channel concatenation copied element by element took 4.4 instructions a
+// byte on the M4.
+func copyNest(y, x *Buffer, shape []int, yIdx, xIdx func(iv []Expr) []Expr) Stmt {
 	rank := len(shape)
-	if x.DType == I8 && y.DType == I8 && rank > 0 && slices.Equal(x.Shape, shape) && len(y.Shape) == rank {
-		k, run := rank-1, shape[rank-1]
-		for k > 0 && shape[k] == y.Shape[k] {
-			k--
-			run *= shape[k]
+	if x.DType == I8 && y.DType == I8 && rank > 0 {
+		at := func(v []int64) (int64, int64, bool) {
+			iv := make([]Expr, rank)
+			for d := range iv {
+				iv[d] = C(v[d])
+			}
+			ys, ok1 := IsConst(SimplifyExpr(flatIndex(y, yIdx(iv))))
+			xs, ok2 := IsConst(SimplifyExpr(flatIndex(x, xIdx(iv))))
+			return ys, xs, ok1 && ok2
 		}
-		if run >= minCopyRun {
+		zero := make([]int64, rank)
+		y0, x0, ok := at(zero)
+		step := func(d int) (int64, int64, bool) {
+			v := make([]int64, rank)
+			v[d] = 1
+			yd, xd, ok := at(v)
+			return yd - y0, xd - x0, ok
+		}
+		k, run := rank, int64(1)
+		for ok && k > 0 {
+			yd, xd, ok2 := step(k - 1)
+			if !ok2 || yd != run || xd != run {
+				break
+			}
+			k--
+			run *= int64(shape[k])
+		}
+		if ok && k < rank && run >= minCopyRun {
 			return Loops(loopNames(k), shape[:k], func(iv []Expr) Stmt {
 				full := append(append([]Expr{}, iv...), make([]Expr, rank-k)...)
 				for d := k; d < rank; d++ {
 					full[d] = C(0)
 				}
-				dst := SimplifyExpr(flatIndex(y, outIdx(full)))
-				src := SimplifyExpr(flatIndex(x, full))
-				return &Evaluate{X: Call("gen_"+KCopy8, I32, &Ptr{Buf: y, Index: dst}, &Ptr{Buf: x, Index: src}, C(int64(run)))}
+				dst := SimplifyExpr(flatIndex(y, yIdx(full)))
+				src := SimplifyExpr(flatIndex(x, xIdx(full)))
+				return &Evaluate{X: Call("gen_"+KCopy8, I32, &Ptr{Buf: y, Index: dst}, &Ptr{Buf: x, Index: src}, C(run))}
 			})
 		}
 	}
-	return Loops(loopNames(len(shape)), shape, func(iv []Expr) Stmt {
-		return Put(y, At(x, iv...), outIdx(iv)...)
+	return Loops(loopNames(rank), shape, func(iv []Expr) Stmt {
+		return Put(y, At(x, xIdx(iv)...), yIdx(iv)...)
 	})
 }
 
-// minCopyRun is the shortest contiguous int8 run loopsCopy moves with a
+// minCopyRun is the shortest contiguous int8 run copyNest moves with a
 // gen_copy_s8 call rather than an element loop.
 const minCopyRun = 8
 
@@ -232,12 +258,12 @@ func computeSlice(k *kctx) (Stmt, error) {
 		return nil, k.errorf("slice attributes for rank %d: %+v", rank, a)
 	}
 	k.f.Op = "slice"
-	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
+	return copyNest(y, x, yt.Shape, func(iv []Expr) []Expr { return iv }, func(iv []Expr) []Expr {
 		idx := make([]Expr, rank)
 		for d := range idx {
 			idx[d] = Add(Mul(iv[d], C(int64(pos1(a.Stride[d])))), C(int64(a.Begin[d])))
 		}
-		return At(x, idx...)
+		return idx
 	}), nil
 }
 
