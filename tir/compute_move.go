@@ -2,6 +2,7 @@ package tir
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcugen/mcugen/graph/interp"
@@ -220,6 +221,21 @@ func computePad(k *kctx) (Stmt, error) {
 		fill = F(float32(a.Value))
 	} else {
 		fill = Imm(yt.DType, interp.PadInt(a.Value, yt.DType))
+	}
+	if mode == "constant" && yt.DType == I8 && xt.DType == I8 && xt.NumElements() > 0 && !slices.ContainsFunc(a.Pads, func(p int) bool { return p < 0 }) {
+		// The padding value everywhere (memset), then the input's runs
+		// into the interior (copyNest): an element loop with two bounds
+		// tests per axis took about 13 instructions a byte on the M4.
+		v, _ := IsConst(fill)
+		return Block(
+			&Evaluate{X: Call("gen_"+KFill8, I32, &Ptr{Buf: y, Index: C(0)}, C(v), C(int64(yt.NumElements())))},
+			copyNest(y, x, xt.Shape, func(iv []Expr) []Expr {
+				idx := make([]Expr, rank)
+				for d := range idx {
+					idx[d] = Add(iv[d], C(int64(a.Pads[d])))
+				}
+				return idx
+			}, func(iv []Expr) []Expr { return iv })), nil
 	}
 	return elementwise(y, yt.Shape, func(iv []Expr) Expr {
 		idx := make([]Expr, rank)
