@@ -281,7 +281,7 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 		}
 		total := flash
 		if lim.region != nil {
-			total += codeHeadroomBase
+			total += s.runtimeHeadroom()
 		}
 		if total <= have {
 			// The module is final: these are the emitted C's figures.
@@ -418,8 +418,8 @@ type codeCheck struct {
 
 // checkCode, where the fit pass could not tell from its estimate, compiles
 // the emitted C once with the board's compiler and counts its text and
-// data: a model whose code and constants leave less than the estimate's
-// base (codeHeadroomBase) of the region for the runtime and application is
+// data: a model whose code and constants leave less than runtimeHeadroom
+// of the region for the runtime and application is
 // a FitError with the measured figures (it was reported as fitting, and
 // the link failed: user-journey finding). Without the compiler it warns.
 func checkCode(s *State) error {
@@ -461,9 +461,10 @@ func checkCode(s *State) error {
 		}
 		return nil
 	}
-	if need := int64(flash) + codeHeadroomBase; need > c.lim.bytes {
+	if room := s.runtimeHeadroom(); int64(flash)+room > c.lim.bytes {
+		need := int64(flash) + room
 		what := fmt.Sprintf("the model's code and constants (%s B, measured with the board's compiler at -O2; constants %s B) and %s B for the runtime and application",
-			commas(int64(flash)), commas(c.consts), commas(codeHeadroomBase))
+			commas(int64(flash)), commas(c.consts), commas(room))
 		return s.fitError(c.lim, what, need)
 	}
 	return nil
@@ -500,7 +501,7 @@ func measureFlash(b *boards.Board, files map[string][]byte, compiler string) (in
 // measuredFits, before the fit pass keeps any layer's weights int8 on the
 // strength of its code estimate alone, emits and measures the module as
 // lowered: when the measured code and constants fit the limit (a budget
-// whole, a region with codeHeadroomBase left for the runtime), no layer
+// whole, a region with runtimeHeadroom left for the runtime), no layer
 // needs int8 weights (AD with int16 weights measured 566,228 B against the
 // estimate's 575,584 B, and a budget of exactly that made a layer int8:
 // review finding). It is false where it cannot measure.
@@ -511,7 +512,7 @@ func (s *State) measuredFits(lim limit) bool {
 	}
 	need := flash
 	if lim.region != nil {
-		need += codeHeadroomBase
+		need += s.runtimeHeadroom()
 	}
 	if need > lim.bytes {
 		return false
