@@ -71,6 +71,9 @@ type benchResult struct {
 	// whether the records applied).
 	Tuning       string `json:"tuning,omitempty"`
 	TunedKernels int    `json:"tuned_kernels,omitempty"`
+	// TunedDefaults is how many of those took the defaults: their records'
+	// searches found nothing faster (tune.Overrides).
+	TunedDefaults int `json:"tuned_defaults,omitempty"`
 	// Anchor is TFLite Micro + CMSIS-NN's instruction count for this model
 	// and board measured in the same QEMU (../shared/anchors.md), when known.
 	Anchor int64 `json:"tflm_cmsis_nn_instructions,omitempty"`
@@ -262,7 +265,7 @@ func (c *benchCmd) Run(e *env) error {
 			r := benchResult{Model: model, ModelSHA256: fileSHA256(model), Board: flags.Board, Target: s.Report.Target, Instructions: x.Instructions(),
 				MACs: s.MACs, ArenaBytes: s.Report.ArenaBytes, FlashBytes: x.Firmware.FlashBytes(),
 				RAMBytes: x.Firmware.RAMBytes(), StackBytes: measuredStack(x.StackBytes()), MatchReference: x.AllMatch(), FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget,
-				Tuning: opt.Tuning, TunedKernels: s.Tuned, Compiler: compilerTag(c.CC)}
+				Tuning: opt.Tuning, TunedKernels: s.Tuned, TunedDefaults: s.TunedDefaults, Compiler: compilerTag(c.CC)}
 			if run != s {
 				r.MeasuredOn = run.Opt.Board.Name
 			}
@@ -421,7 +424,9 @@ func (c *benchCmd) Run(e *env) error {
 	for _, g := range regressions {
 		fmt.Fprintf(e.stdout, "REGRESSION %s\n", g)
 	}
-	printTuned(e, report.Results, names, func(r benchResult) (string, string, string, int) { return r.Model, r.Board, r.Tuning, r.TunedKernels })
+	printTuned(e, report.Results, names, func(r benchResult) (string, string, string, int, int) {
+		return r.Model, r.Board, r.Tuning, r.TunedKernels, r.TunedDefaults
+	})
 	for _, r := range report.Results {
 		if len(r.Layers) > 0 {
 			printLayers(e, r)
@@ -491,10 +496,10 @@ func printLayers(e *env, r benchResult) {
 // knobs from --tuning records and how many layers did (user-journey
 // finding: only compile said so, and bench's JSON), each model by its name
 // in the table.
-func printTuned[R any](e *env, results []R, names map[string]string, f func(R) (model, board, file string, n int)) {
+func printTuned[R any](e *env, results []R, names map[string]string, f func(R) (model, board, file string, n, defaults int)) {
 	for _, r := range results {
-		if model, board, file, n := f(r); n > 0 {
-			fmt.Fprintf(e.stdout, "tuning: %s on %s: %d layer(s) take their knobs from %s\n", cmp.Or(names[model], filepath.Base(model)), board, n, file)
+		if model, board, file, n, defaults := f(r); n > 0 {
+			fmt.Fprintf(e.stdout, "tuning: %s on %s: %d layer(s) take their knobs from %s%s\n", cmp.Or(names[model], filepath.Base(model)), board, n, file, tunedDefaults(defaults))
 		}
 	}
 }

@@ -58,9 +58,12 @@ type compileReport struct {
 	// FlashBudget and RAMBudget are --flash-budget and --ram-budget, when
 	// given (weights_bytes and arena_bytes say what the model uses).
 	// TunedKernels is how many kernels took knobs from --tuning's records.
-	TunedKernels int   `json:"tuned_kernels,omitempty"`
-	FlashBudget  int64 `json:"flash_budget,omitempty"`
-	RAMBudget    int64 `json:"ram_budget,omitempty"`
+	TunedKernels int `json:"tuned_kernels,omitempty"`
+	// TunedDefaults is how many of those took the defaults: their records'
+	// searches found nothing faster (tune.Overrides).
+	TunedDefaults int   `json:"tuned_defaults,omitempty"`
+	FlashBudget   int64 `json:"flash_budget,omitempty"`
+	RAMBudget     int64 `json:"ram_budget,omitempty"`
 	// Inputs and Outputs are the API's tensors: names, C members, bytes,
 	// and a quantized tensor's scale and zero point.
 	Inputs  []emitc.IOInfo `json:"inputs"`
@@ -212,7 +215,7 @@ func (c *compileCmd) Run(e *env) error {
 	}
 	r := compileReport{Board: opt.Board.Name, Target: s.Report.Target, ArenaBytes: s.Report.ArenaBytes,
 		WeightsBytes: s.Report.WeightsBytes, Entry: s.Report.Entry, ScratchBytes: s.Report.ScratchBytes, Int8Weights: s.Lean,
-		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels, FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget, TunedKernels: s.Tuned,
+		DeadChannels: s.Report.DeadChannels, UnusedChannels: s.UnusedChannels, FlashBudget: opt.FlashBudget, RAMBudget: opt.RAMBudget, TunedKernels: s.Tuned, TunedDefaults: s.TunedDefaults,
 		Inputs: nonNil(s.Report.Inputs), Outputs: nonNil(s.Report.Outputs)}
 	for _, name := range written {
 		r.Files = append(r.Files, filepath.Join(c.Out, name))

@@ -120,6 +120,8 @@ type runReport struct {
 	// build's kernels took knobs from it (bench's fields).
 	Tuning       string `json:"tuning,omitempty"`
 	TunedKernels int    `json:"tuned_kernels,omitempty"`
+	// TunedDefaults is how many of those took the defaults (bench's).
+	TunedDefaults int `json:"tuned_defaults,omitempty"`
 }
 
 // fitInput converts a float input to a quantized model input (as the TFLite
@@ -275,7 +277,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	r := runReport{Board: opt.Board.Name, Target: s.Report.Target, Compiler: compilerTag(c.CC), Instructions: x.Instructions(),
 		FlashBytes: x.Firmware.FlashBytes(), RAMBytes: x.Firmware.RAMBytes(), ArenaBytes: s.Report.ArenaBytes, StackBytes: measuredStack(x.StackBytes()),
-		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: jsonFloat(x.MaxAbsDiff), Tuning: opt.Tuning, TunedKernels: s.Tuned}
+		Vectors: len(vectors), MatchReference: x.AllMatch(), MaxAbsDiff: jsonFloat(x.MaxAbsDiff), Tuning: opt.Tuning, TunedKernels: s.Tuned, TunedDefaults: s.TunedDefaults}
 	if s.Opt.Board.Name != opt.Board.Name {
 		r.MeasuredOn = s.Opt.Board.Name
 	}
@@ -310,7 +312,7 @@ func (c *runCmd) Run(e *env) error {
 			board, strings.TrimSuffix(r.Target+", "+r.Compiler, ", "), r.Vectors, countString(r.Instructions), comma(int64(r.FlashBytes)), comma(int64(r.RAMBytes)), comma(int64(r.ArenaBytes)), stack)
 		fmt.Fprintf(e.stdout, "outputs %s\n", verdict(r.MatchReference, float64(r.MaxAbsDiff), vectors))
 		if r.TunedKernels > 0 {
-			fmt.Fprintf(e.stdout, "tuning: %d of %d layer(s) take their knobs from %s%s\n", r.TunedKernels, len(s.Module.Funcs), r.Tuning, tunedDefaults(s.TunedDefaults))
+			fmt.Fprintf(e.stdout, "tuning: %d of %d layer(s) take their knobs from %s%s\n", r.TunedKernels, len(s.Module.Funcs), r.Tuning, tunedDefaults(r.TunedDefaults))
 		}
 	}
 	if !r.MatchReference {

@@ -78,6 +78,8 @@ type testResult struct {
 	// build's kernels took knobs from it (bench's fields).
 	Tuning       string `json:"tuning,omitempty"`
 	TunedKernels int    `json:"tuned_kernels,omitempty"`
+	// TunedDefaults is how many of those took the defaults (bench's).
+	TunedDefaults int `json:"tuned_defaults,omitempty"`
 	// seconds is the case's wall time, for the JUnit report only.
 	seconds float64
 }
@@ -254,7 +256,9 @@ func (c *testCmd) run(e *env) error {
 			}
 			fmt.Fprintf(e.stdout, "%-*s %-*s %8d %8d %14s  %s\n", mw, names[r.Model], bw, r.Board, r.Vectors, r.Passed, countString(r.Instructions), verdict)
 		}
-		printTuned(e, report.Results, names, func(r testResult) (string, string, string, int) { return r.Model, r.Board, r.Tuning, r.TunedKernels })
+		printTuned(e, report.Results, names, func(r testResult) (string, string, string, int, int) {
+			return r.Model, r.Board, r.Tuning, r.TunedKernels, r.TunedDefaults
+		})
 	}
 	// Vectors and the model/board cases that never ran are counted apart (the
 	// JSON's cases, passed and failed count each such case as one failure).
@@ -359,7 +363,7 @@ func (c *testCmd) one(e *env, model, board string) testResult {
 	}
 	r.Vectors, r.Instructions, r.MatchReference = len(vecs), x.Instructions(), x.AllMatch()
 	if run.Tuned > 0 {
-		r.Tuning, r.TunedKernels = c.Tuning, run.Tuned
+		r.Tuning, r.TunedKernels, r.TunedDefaults = c.Tuning, run.Tuned, run.TunedDefaults
 	}
 	r.StackBytes = measuredStack(x.StackBytes())
 	for _, o := range s.Graph.UserOutputs() {

@@ -85,4 +85,18 @@ func TestTuneTableSaysDefaults56(t *testing.T) {
 	if defaults == len(f.Records) && !strings.Contains(out, fmt.Sprintf("(%d of them the defaults", 10)) {
 		t.Errorf("every record holds the defaults, compile said:\n%s", out)
 	}
+	// bench says it too, and its JSON counts them.
+	code, out, errs = mcugen(t, "bench", model, "--board", "mps2-an386", "--tuning", recs, "--json")
+	var br struct {
+		Results []struct {
+			Tuned    int `json:"tuned_kernels"`
+			Defaults int `json:"tuned_defaults"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &br); code != 0 || err != nil || len(br.Results) != 1 {
+		t.Fatalf("bench --json: exit %d, %v: %s%s", code, err, out, errs)
+	}
+	if r := br.Results[0]; r.Tuned != 10 || r.Defaults < 1 || r.Defaults > r.Tuned || (defaults == len(f.Records) && r.Defaults != r.Tuned) {
+		t.Errorf("bench --json: tuned_kernels %d, tuned_defaults %d (%d of %d records hold the defaults)", r.Tuned, r.Defaults, defaults, len(f.Records))
+	}
 }
