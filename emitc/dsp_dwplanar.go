@@ -88,15 +88,31 @@ static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t
                 DSP_ST2(d, 2, 0, 0);
             }
         } else {
+            /* One loop per case, the tests out of it (gcc left them in: two CBZ a step). */
             const int32_t oi = (int32_t)((ina ? (uint32_t)o & 0xffffu : 0u) | (inb ? (uint32_t)o & 0xffff0000u : 0u));
-            for (ch = 0; ch < c; ch += 4, d += 4) {
-                const int32_t va = ina ? dsp_read32(x + i * xs + ch) : 0;
-                const int32_t vb = inb ? dsp_read32(x + (i + 1) * xs + ch) : 0;
-                const int32_t p = dsp_pk_lo(va, vb);
-                const int32_t q = dsp_pk_hi(va, vb);
-                DSP_ST2(d, 0, __sxtab16(oi, p), dsp_sxtab16_ror8(oi, p));
-                DSP_ST2(d, 2, __sxtab16(oi, q), dsp_sxtab16_ror8(oi, q));
+#define DSP_PLANES_EDGE(va, vb) do { \
+        const int32_t p_ = dsp_pk_lo((va), (vb)); \
+        const int32_t q_ = dsp_pk_hi((va), (vb)); \
+        DSP_ST2(d, 0, __sxtab16(oi, p_), dsp_sxtab16_ror8(oi, p_)); \
+        DSP_ST2(d, 2, __sxtab16(oi, q_), dsp_sxtab16_ror8(oi, q_)); \
+    } while (0)
+            if (ina && inb) {
+                const int8_t *xa = x + i * xs;
+                for (ch = 0; ch < c; ch += 4, d += 4) {
+                    DSP_PLANES_EDGE(dsp_read32(xa + ch), dsp_read32(xa + xs + ch));
+                }
+            } else if (ina) {
+                const int8_t *xa = x + i * xs;
+                for (ch = 0; ch < c; ch += 4, d += 4) {
+                    DSP_PLANES_EDGE(dsp_read32(xa + ch), 0);
+                }
+            } else {
+                const int8_t *xb = x + (i + 1) * xs;
+                for (ch = 0; ch < c; ch += 4, d += 4) {
+                    DSP_PLANES_EDGE(0, dsp_read32(xb + ch));
+                }
             }
+#undef DSP_PLANES_EDGE
         }
     }
 }`)
