@@ -489,7 +489,7 @@ static inline void gen_quad_s8(int8_t *y, int32_t ys, const int8_t *x, int32_t x
         }
     }
 }`},
-	"gen_copy_s8": {nil, `/* dst[i] = src[i], i < n: a window row of gen_pairs_s8's convolutions. */
+	"gen_copy_s8": {nil, `/* dst[i] = src[i], i < n: a window row of gen_pairs_s8's convolutions, a run of a concatenation, slice, pad or copying reshape. */
 static inline void gen_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
     memcpy(dst, src, (size_t)n);

@@ -182,3 +182,44 @@ func TestPadFillsThenCopies56(t *testing.T) {
 		})
 	}
 }
+
+// On ARMv6-M (the micro:bit's Cortex-M0) newlib-nano's memcpy copies byte
+// by byte under 16 bytes or unaligned, after a call, so the run copies
+// there call it only for aligned runs of 16 bytes or more (core knobs
+// copy_min, copy_aligned; a review found 8-byte channel runs 44% slower
+// through it): a concatenation of 8-channel maps and one of misaligned
+// 33-byte runs keep the element loop, one of 16-channel maps copies and
+// takes fewer instructions than its element loop (the knob set past every
+// run); all bit-exact.
+func TestCopiesOnARMv6M56(t *testing.T) {
+	b := qemuBoard(t, "microbit")
+	for _, c := range []struct {
+		out    []int
+		in     [][]int
+		copies bool
+	}{
+		{[]int{1, 8, 8, 16}, [][]int{{1, 8, 8, 8}, {1, 8, 8, 8}}, false},
+		{[]int{1, 1, 32, 65}, [][]int{{1, 1, 32, 32}, {1, 1, 32, 33}}, false},
+		{[]int{1, 8, 8, 32}, [][]int{{1, 8, 8, 16}, {1, 8, 8, 16}}, true},
+	} {
+		name := fmt.Sprintf("m0-%v", c.out)
+		t.Run(name, func(t *testing.T) {
+			g := func() *graph.Graph { return catGraph(3, c.out, c.in...) }
+			o := Options{Board: b, Version: "test"}
+			s, err := CompileGraph(g(), name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cContains(s.Files, "gen_copy_s8(&"); got != c.copies {
+				t.Errorf("%s: run copies in the C: %v, want %v", name, got, c.copies)
+			}
+			ins := checkedRun(t, g(), name, o, 1, 56)
+			if c.copies {
+				loop := Options{Board: b, Version: "test", Knobs: map[string]map[string]int{"concat": {"copy_min": 1 << 20}}}
+				if l := checkedRun(t, g(), name+"-loop", loop, 1, 56); ins >= l {
+					t.Errorf("%s: %d instructions with the copies, %d with the element loop", name, ins, l)
+				}
+			}
+		})
+	}
+}

@@ -113,6 +113,11 @@ func init() {
 		"fully_connected": {"block_oc": 2, "unroll_k": 0, "quad": 1},
 		"conv2d":          {"quad": 1},
 	}
+	// copy_min, copy_aligned (copyruns.go): the data-movement kernels'
+	// run copies call memcpy only for aligned runs of 16 bytes or more.
+	for _, op := range []string{"concat", "slice", "pad", "reshape"} {
+		v6m[op] = map[string]int{"copy_min": 16, "copy_aligned": 1}
+	}
 	for _, core := range []string{"cortex-m0", "cortex-m0plus", "cortex-m1", "cortex-m23"} {
 		Generic.CoreKnobs[core] = v6m
 	}
@@ -130,9 +135,14 @@ func (t Target) schedule(f *PrimFunc) (*PrimFunc, error) {
 	}
 	for cur := &t; cur != nil; cur = cur.next() {
 		if s, ok := cur.Schedules[f.Op]; ok {
-			return s(f)
+			g, err := s(f)
+			if err == nil && g != nil {
+				shortCopiesAsLoops(g)
+			}
+			return g, err
 		}
 	}
+	shortCopiesAsLoops(f)
 	return f, nil
 }
 
