@@ -50,9 +50,11 @@ func TestLayerProfileKWS(t *testing.T) {
 	// (KWS's depthwise layers 1 and 3 share one; 5 and 7, whose shifts
 	// differ, have their own, and gcc allocates registers apart), and
 	// KWS's depthwise layers differ by up to 80 instructions (136,563 and
-	// 136,643 since session 55's planes pass; 24 before), so within 0.1%.
+	// 136,643 since session 55's planes pass; 24 before; 187 of 132,097
+	// in one of session 56's builds, 10 in its last), so within 0.25%: a
+	// layer on another schedule differs by far more.
 	for op, n := range byOp {
-		if len(n) != 4 || slices.Max(n)-slices.Min(n) > slices.Max(n)/1000 {
+		if len(n) != 4 || slices.Max(n)-slices.Min(n) > slices.Max(n)/400 {
 			t.Errorf("%s layers count %v", op, n)
 		}
 	}
