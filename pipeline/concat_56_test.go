@@ -24,6 +24,19 @@ func catGraph(axis int, out []int, in ...[]int) *graph.Graph {
 	return g
 }
 
+// wantRunCopies compiles g with o and fails the test unless its C calls
+// gen_copy_s8 exactly where copies says it should.
+func wantRunCopies(t *testing.T, g *graph.Graph, name string, o Options, copies bool) {
+	t.Helper()
+	s, err := CompileGraph(g, name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cContains(s.Files, "gen_copy_s8(&"); got != copies {
+		t.Errorf("%s: run copies in the C: %v, want %v", name, got, copies)
+	}
+}
+
 // An int8 concatenation moves each run that is contiguous in its input and
 // in the output with one gen_copy_s8 (memcpy) where the run is 8 bytes or
 // longer: along channels, 16-byte runs; along rows, each input whole; runs
@@ -51,13 +64,7 @@ func TestConcatCopiesRuns56(t *testing.T) {
 				b := qemuBoard(t, board)
 				g := func() *graph.Graph { return catGraph(c.axis, c.out, c.in...) }
 				o := Options{Board: b, Version: "test"}
-				s, err := CompileGraph(g(), name, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := cContains(s.Files, "gen_copy_s8(&"); got != c.copies {
-					t.Errorf("%s on %s: run copies in the C: %v, want %v", name, board, got, c.copies)
-				}
+				wantRunCopies(t, g(), name+" on "+board, o, c.copies)
 				ins := checkedRun(t, g(), name, o, 2, 56)
 				if board == "mps2-an386" && c.maxM4Ins > 0 && ins > c.maxM4Ins {
 					t.Errorf("%s: %d instructions on the M4, want at most %d", name, ins, c.maxM4Ins)
@@ -122,13 +129,7 @@ func TestSliceCopiesRuns56(t *testing.T) {
 				return g
 			}
 			o := Options{Board: b, Version: "test"}
-			s, err := CompileGraph(g(), name, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := cContains(s.Files, "gen_copy_s8(&"); got != c.copies {
-				t.Errorf("%s: run copies in the C: %v, want %v", name, got, c.copies)
-			}
+			wantRunCopies(t, g(), name, o, c.copies)
 			ins := checkedRun(t, g(), name, o, 2, 56)
 			t.Logf("%s: %d instructions", name, ins)
 		})
@@ -206,13 +207,7 @@ func TestCopiesOnARMv6M56(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g := func() *graph.Graph { return catGraph(3, c.out, c.in...) }
 			o := Options{Board: b, Version: "test"}
-			s, err := CompileGraph(g(), name, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := cContains(s.Files, "gen_copy_s8(&"); got != c.copies {
-				t.Errorf("%s: run copies in the C: %v, want %v", name, got, c.copies)
-			}
+			wantRunCopies(t, g(), name, o, c.copies)
 			ins := checkedRun(t, g(), name, o, 1, 56)
 			if c.copies {
 				loop := Options{Board: b, Version: "test", Knobs: map[string]map[string]int{"concat": {"copy_min": 1 << 20}}}

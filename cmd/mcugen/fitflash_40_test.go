@@ -28,11 +28,7 @@ func TestMoreFlashNeverFitsWorse40(t *testing.T) {
 	sizes := []int{}
 	for k := 78; k <= 88; k++ {
 		sizes = append(sizes, k)
-		fmt.Fprintf(&star, `board(name = "an386-%dk", description = "an AN386 with %d KiB of flash", inherits = ["mps2-an386"], memory = [
-    region(name = "FLASH", origin = 0x00000000, length = %d * KiB, holds = ["code", "weights"]),
-    region(name = "RAM", origin = 0x20000000, length = 4 * MiB, holds = ["data", "arena"]),
-])
-`, k, k, k)
+		an386FlashBoard(&star, k)
 	}
 	bf := filepath.Join(dir, "flash.star")
 	if err := os.WriteFile(bf, []byte(star.String()), 0o644); err != nil {

@@ -30,11 +30,7 @@ func TestTightFlashProjectsLink56(t *testing.T) {
 	var star strings.Builder
 	sizes := []int{74, 76, 78, 79, 80}
 	for _, k := range sizes {
-		fmt.Fprintf(&star, `board(name = "an386-%dk", description = "an AN386 with %d KiB of flash", inherits = ["mps2-an386"], memory = [
-    region(name = "FLASH", origin = 0x00000000, length = %d * KiB, holds = ["code", "weights"]),
-    region(name = "RAM", origin = 0x20000000, length = 4 * MiB, holds = ["data", "arena"]),
-])
-`, k, k, k)
+		an386FlashBoard(&star, k)
 	}
 	// ARMv6-M links libgcc's 32-bit division as well: a review's
 	// micro:bit boards of 106,250 and 106,256 B passed gcc's KWS project
@@ -79,4 +75,14 @@ func TestTightFlashProjectsLink56(t *testing.T) {
 			t.Errorf("%s, %s: the project compile wrote does not link: %v\n%s\n%s", cc, k, err, out, b)
 		}
 	}
+}
+
+// an386FlashBoard writes a Starlark board "an386-<k>k": an mps2-an386 with
+// k KiB of flash holding code and weights.
+func an386FlashBoard(star *strings.Builder, k int) {
+	fmt.Fprintf(star, `board(name = "an386-%dk", description = "an AN386 with %d KiB of flash", inherits = ["mps2-an386"], memory = [
+    region(name = "FLASH", origin = 0x00000000, length = %d * KiB, holds = ["code", "weights"]),
+    region(name = "RAM", origin = 0x20000000, length = 4 * MiB, holds = ["data", "arena"]),
+])
+`, k, k, k)
 }
