@@ -225,7 +225,8 @@ func computePad(k *kctx) (Stmt, error) {
 	if mode == "constant" && yt.DType == I8 && xt.DType == I8 && xt.NumElements() > 0 && !slices.ContainsFunc(a.Pads, func(p int) bool { return p < 0 }) {
 		// The padding value everywhere (memset), then the input's runs
 		// into the interior (copyNest): an element loop with two bounds
-		// tests per axis took about 13 instructions a byte on the M4.
+		// tests per axis took about 10 instructions a byte on the M4
+		// (a 6×5×16 map padded to 9×8×16: 11,584 → 977).
 		v, _ := IsConst(fill)
 		return Block(
 			&Evaluate{X: Call("gen_"+KFill8, I32, &Ptr{Buf: y, Index: C(0)}, C(v), C(int64(yt.NumElements())))},
