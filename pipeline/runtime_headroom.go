@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -65,7 +63,7 @@ func (s *State) runtimeHeadroom() int64 {
 }
 
 // runtimeFlash compiles the bare-metal runtime's C for b with the build's
-// compiler (runner.ObjectFlash, as the model's code is measured) and
+// compiler (measureFlash, as the model's code is measured) and
 // returns its text and data, once per board and compiler in a process.
 func runtimeFlash(b *boards.Board, compiler string) (int64, bool) {
 	key := b.Name + "\x00" + compiler + "\x00" + strings.Join(b.GCCFlags(), " ") + "\x00" + b.OptLevel()
@@ -73,27 +71,24 @@ func runtimeFlash(b *boards.Board, compiler string) (int64, bool) {
 		n := v.(int64)
 		return n, n >= 0
 	}
+	// The runtime's C and headers (not the harness, which a project's main
+	// replaces), compiled as the model's code is (measureFlash).
 	n := int64(-1)
-	if dir, err := os.MkdirTemp("", "mcugen-rt-"); err == nil {
-		defer os.RemoveAll(dir)
-		var srcs []string
-		files := map[string][]byte{crt.BoardHeaderFile: []byte(crt.BoardHeader(b))}
-		ok := true
-		for _, f := range crt.Files(b) {
-			data, err := crt.Source(f)
-			if err != nil {
-				ok = false
-				break
-			}
-			files[f] = data
-			if strings.HasSuffix(f, ".c") && f != "crt_harness.c" {
-				srcs = append(srcs, filepath.Join(dir, f))
-			}
+	files := map[string][]byte{crt.BoardHeaderFile: []byte(crt.BoardHeader(b))}
+	ok := true
+	for _, f := range crt.Files(b) {
+		data, err := crt.Source(f)
+		if err != nil {
+			ok = false
+			break
 		}
-		if ok && WriteFiles(dir, files) == nil {
-			if flash, err := runner.ObjectFlash(b, srcs, dir, compiler); err == nil {
-				n = int64(flash)
-			}
+		if f != "crt_harness.c" {
+			files[f] = data
+		}
+	}
+	if ok {
+		if flash, err := measureFlash(b, files, compiler); err == nil {
+			n = int64(flash)
 		}
 	}
 	runtimeFlashCache.Store(key, n)

@@ -50,27 +50,24 @@ func multipleOf4(e Expr) bool {
 			vars[v] = true
 		}
 	})
-	zero := map[*Var]Expr{}
-	for v := range vars {
-		zero[v] = C(0)
+	// at is e with v = k and every other variable 0 (v nil: all 0).
+	at := func(v *Var, k int64) (int64, bool) {
+		m := map[*Var]Expr{}
+		for w := range vars {
+			m[w] = C(0)
+		}
+		if v != nil {
+			m[v] = C(k)
+		}
+		return IsConst(SimplifyExpr(SubstituteExpr(e, m)))
 	}
-	base, ok := IsConst(SimplifyExpr(SubstituteExpr(e, zero)))
+	base, ok := at(nil, 0)
 	if !ok || base%4 != 0 {
 		return false
 	}
 	for v := range vars {
-		one := map[*Var]Expr{}
-		for w := range vars {
-			one[w] = C(0)
-		}
-		one[v] = C(1)
-		x, ok := IsConst(SimplifyExpr(SubstituteExpr(e, one)))
-		two := map[*Var]Expr{}
-		for w := range vars {
-			two[w] = C(0)
-		}
-		two[v] = C(2)
-		y, ok2 := IsConst(SimplifyExpr(SubstituteExpr(e, two)))
+		x, ok := at(v, 1)
+		y, ok2 := at(v, 2)
 		if !ok || !ok2 || (x-base)%4 != 0 || y-x != x-base {
 			return false
 		}
