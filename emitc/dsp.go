@@ -401,7 +401,13 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string, row
 			} else {
 				b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
 			}
-			writeMacLDM(b, r, c, u, w8, false, in)
+			if c == 4 && !w8 && u >= 3 {
+				// Int16 weights over two or more groups: streamed through
+				// six registers (four LDMs for three groups, not six).
+				writeMacLDM6(b, u, in)
+			} else {
+				writeMacLDM(b, r, c, u, w8, false, in)
+			}
 			fmt.Fprintf(b, "%sx0 += %d;\n", in, 2*u)
 			b.WriteString("#else\n")
 		}

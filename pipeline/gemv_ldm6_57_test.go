@@ -1,0 +1,58 @@
+package pipeline
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+)
+
+// A fully connected layer over one input row takes the 1x4 block, whose
+// weights (three or more groups of four k) stream through six registers,
+// one LDM per six words (emitc/dsp_ldm6.go). A chain of layers whose K
+// covers three to 160 groups, a K not a multiple of four (staged), N with
+// and without single-channel tails, ReLU layers and a last one without
+// (the sign-corrected requantization) runs bit-exact against the reference
+// interpreter on the Cortex-M4 and the Cortex-M33, and its C builds under
+// the flag sets that leave gcc fewest registers.
+func TestGemvStreamsSixWords57(t *testing.T) {
+	g := func() *graph.Graph { return fcChain(57, 12, 20, 24, 100, 640, 130, 40, 8) }
+	for _, name := range []string{"mps2-an386", "mps2-an505"} {
+		b := qemuBoard(t, name)
+		o := Options{Board: b, Target: "dsp", Version: "test"}
+		s, err := CompileGraph(g(), "fc57", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cContains(s.Files, "ldmia %[w]!, {r4, r5, r6, r8, r10, r11}") {
+			t.Fatalf("%s: the C has no six-register weight stream", name)
+		}
+		checkedRun(t, g(), "fc57", o, 4, 57)
+	}
+	b, cc := an386Compiler(t)
+	s, err := CompileGraph(g(), "fc57", Options{Board: b, Target: "dsp", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteFiles(dir, s.Files); err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range [][]string{{"-O2"}, {"-O3"}, {"-O1", "-fno-omit-frame-pointer"}, {"-O2", "-fno-omit-frame-pointer"},
+		{"-O3", "-fno-omit-frame-pointer"}, {"-O2", "-ffixed-r9", "-fno-omit-frame-pointer"}, {"-Os"}, {"-O2", "-fPIC"}} {
+		for name := range s.Files {
+			if !strings.HasSuffix(name, ".c") {
+				continue
+			}
+			u := filepath.Join(dir, name)
+			args := append(append(b.GCCFlags(), opt...), "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-c", "-I", dir, "-o", u+".o", u)
+			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+				t.Errorf("%s %v: %v\n%s", name, opt, err, firstLines(string(out), 6))
+			}
+			_ = os.Remove(u + ".o")
+		}
+	}
+}
