@@ -11,15 +11,15 @@ import (
 )
 
 // A fully connected layer over one input row takes the 1x4 block, whose
-// weights (three or more groups of four k) stream through six registers,
-// one LDM per six words (emitc/dsp_ldm6.go). A chain of layers whose K
-// covers three to 160 groups, a K not a multiple of four (staged), N with
-// and without single-channel tails, ReLU layers and a last one without
-// (the sign-corrected requantization) runs bit-exact against the reference
-// interpreter on the Cortex-M4 and the Cortex-M33, and its C builds under
-// the flag sets that leave gcc fewest registers.
+// weights (twelve or more groups of four k: K >= 48) stream through six
+// registers, one LDM per six words (emitc/dsp_ldm6.go). A chain of layers
+// whose K takes 12 to 160 groups a loop iteration, a K not a multiple of
+// four (staged), N with and without single-channel tails, ReLU layers and a
+// last one without (the sign-corrected requantization) runs bit-exact
+// against the reference interpreter on the Cortex-M4 and the Cortex-M33,
+// and its C builds under the flag sets that leave gcc fewest registers.
 func TestGemvStreamsSixWords57(t *testing.T) {
-	g := func() *graph.Graph { return fcChain(57, 12, 20, 24, 100, 640, 130, 40, 8) }
+	g := func() *graph.Graph { return fcChain(57, 48, 100, 640, 130, 64, 128, 8) }
 	for _, name := range []string{"mps2-an386", "mps2-an505"} {
 		b := qemuBoard(t, name)
 		o := Options{Board: b, Target: "dsp", Version: "test"}
