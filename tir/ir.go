@@ -93,6 +93,10 @@ type PrimFunc struct {
 	// when a schedule of another target ran it (a Cortex-M55 layer with a
 	// weight zero point runs the dsp schedule: "dsp"); "" for the module's.
 	KnobTarget string
+	// StackFallback is the local arrays (bytes) of the target's own
+	// schedule where they passed StackBytes and a fallback target's
+	// schedule took the kernel instead (lowerer.kernel); 0 otherwise.
+	StackFallback int
 }
 
 // Consts returns the constant buffers the function reads, in first-use order.

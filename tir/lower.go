@@ -400,6 +400,7 @@ func (l *lowerer) kernel(n *graph.Node, act *graph.Node, index int) (f *PrimFunc
 			continue
 		}
 		if g = Finalize(g); g.ScratchBytes() <= lim {
+			g.StackFallback = s.ScratchBytes()
 			return g, nil
 		}
 	}
