@@ -287,7 +287,14 @@ func (c *tuneCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s: no kernel with schedule knobs on %s (target %s): nothing to tune, no records written\n", c.Model, board.Name, opt.Target)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "%-60s %5s %6s %12s %12s %7s  %s\n", "kernel", "nodes", "trials", "default", "best", "gain", "knobs")
+	// The kernel column as wide as the longest signature: a fixed 60
+	// pushed the rows of MobileNetV2's longer ones out of line (review
+	// finding).
+	kw := len("kernel")
+	for _, k := range rep.Kernels {
+		kw = max(kw, len(k.Kernel))
+	}
+	fmt.Fprintf(e.stdout, "%-*s %5s %6s %12s %12s %7s  %s\n", kw, "kernel", "nodes", "trials", "default", "best", "gain", "knobs")
 	var def, best int64
 	for _, k := range rep.Kernels {
 		tag := ""
@@ -301,7 +308,7 @@ func (c *tuneCmd) Run(e *env) error {
 		}
 		if k.Default <= 0 {
 			// No count for the defaults (a partial --merge batch): no gain to give.
-			fmt.Fprintf(e.stdout, "%-60s %5d %6d %12s %12d %7s  %s%s\n", k.Kernel, k.Nodes, k.Trials, "-", k.Instructions, "-", k.Knobs, tag)
+			fmt.Fprintf(e.stdout, "%-*s %5d %6d %12s %12d %7s  %s%s\n", kw, k.Kernel, k.Nodes, k.Trials, "-", k.Instructions, "-", k.Knobs, tag)
 		} else {
 			// A search that found nothing faster than the defaults: the
 			// record's knobs are that mcugen's defaults, and compile
@@ -311,7 +318,7 @@ func (c *tuneCmd) Run(e *env) error {
 			if k.Instructions >= k.Default {
 				knobs = "defaults"
 			}
-			fmt.Fprintf(e.stdout, "%-60s %5d %6d %12d %12d %6.1f%%  %s%s\n", k.Kernel, k.Nodes, k.Trials, k.Default, k.Instructions,
+			fmt.Fprintf(e.stdout, "%-*s %5d %6d %12d %12d %6.1f%%  %s%s\n", kw, k.Kernel, k.Nodes, k.Trials, k.Default, k.Instructions,
 				pct(k.Default, k.Instructions), knobs, tag)
 		}
 		// A kernel without a default count adds its best to both sums.
@@ -345,11 +352,11 @@ func (c *tuneCmd) Run(e *env) error {
 	judged := costModelLine(rep)
 	resumed := ""
 	if rep.Resumed > 0 {
-		resumed = fmt.Sprintf(", and %d taken from the journal", rep.Resumed)
+		resumed = fmt.Sprintf("; %d taken from the journal", rep.Resumed)
 	}
 	if rep.Copies > 0 {
 		// Knobs that left a kernel's code as it was: counted, not run.
-		resumed += fmt.Sprintf(", and %d candidate(s) with the code of one measured (not run)", rep.Copies)
+		resumed += fmt.Sprintf("; %d candidate(s) had the code of one measured (not run)", rep.Copies)
 	}
 	fmt.Fprintf(e.stdout, "%d measurements (%d failed) in %.1f s, %.2f s each%s; %d kernel(s) known from %s; %s\n",
 		rep.Trials, rep.Failed, rep.Seconds, rep.MeasureSeconds, resumed, rep.Skipped, c.Output, judged)

@@ -48,6 +48,26 @@ func TestTuneTableSaysDefaults56(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("tune again: exit %d: %s", code, errs)
 	}
+	// Every row's columns line up under the header's, however long its
+	// kernel's signature (session 57: the column was 60 wide, and longer
+	// signatures pushed their rows out of line).
+	lines := strings.Split(out, "\n")
+	nodesEnd := -1
+	for _, l := range lines {
+		if strings.HasPrefix(l, "kernel ") {
+			nodesEnd = strings.Index(l, "nodes") + len("nodes")
+		}
+	}
+	if nodesEnd < 0 {
+		t.Fatalf("no table header in\n%s", out)
+	}
+	for _, r := range f.Records {
+		for _, l := range lines {
+			if strings.HasPrefix(l, r.Kernel+" ") && (len(l) <= nodesEnd || l[nodesEnd-1] < '0' || l[nodesEnd-1] > '9' || l[nodesEnd] != ' ') {
+				t.Errorf("row of %q is out of line with the header (nodes ends at column %d):\n%s", r.Kernel, nodesEnd, l)
+			}
+		}
+	}
 	defaults := 0
 	for _, r := range f.Records {
 		var row string
