@@ -259,11 +259,14 @@ func (s *Search) Best() (Knobs, int64, bool) {
 // Default returns the measured count of the default knobs (0 if not measured).
 func (s *Search) Default() int64 { return max(s.Measured[s.def], 0) }
 
-// ModelHit tells whether the cost model picks the true best. For an
-// exhaustive search the model is fitted on a random half of the points and
-// must pick the best of all of them out of sample; otherwise it is fitted on
-// everything measured and must pick the best found. It returns false, false
-// when there is too little to judge (fewer than 4 good points).
+// ModelHit tells whether the cost model picks the true best out of
+// sample: fitted on a random half of the measured points, it must pick the
+// best of all of them (for a search that was not exhaustive, the best
+// found). Fitted on every point, as the search's model is, it was judged on
+// the points it had fitted, which flattered it (session 57's review: 18 of
+// 35 kernels in-sample, about 8 of 19 real searches refitted by hand). It
+// returns false, false when there is too little to judge (fewer than 4
+// good points).
 func (s *Search) ModelHit() (hit, judged bool) {
 	var pts []int
 	for i, v := range s.Measured {
@@ -276,14 +279,10 @@ func (s *Search) ModelHit() (hit, judged bool) {
 	}
 	sort.Ints(pts)
 	train := map[int]int64{}
-	if s.Exhaustive() {
-		r := rand.New(rand.NewPCG(uint64(len(pts)), 7))
-		perm := r.Perm(len(pts))
-		for _, j := range perm[:(len(pts)+1)/2] {
-			train[pts[j]] = s.Measured[pts[j]]
-		}
-	} else {
-		train = s.Measured
+	r := rand.New(rand.NewPCG(uint64(len(pts)), 7))
+	perm := r.Perm(len(pts))
+	for _, j := range perm[:(len(pts)+1)/2] {
+		train[pts[j]] = s.Measured[pts[j]]
 	}
 	m := NewModel(s.Space)
 	if m.Fit(train) != nil {
