@@ -56,3 +56,21 @@ func TestGemvStreamsSixWords57(t *testing.T) {
 		}
 	}
 }
+
+// Two or three channels left after the blocks of four run as a block of two
+// (and a single channel), not as single channels (tir.channelBlocks): a
+// 64 → 7 layer (4 + 2 + 1) and a 7 → 2 one (the pair alone) are bit-exact
+// on the Cortex-M4, and the C calls a one-row block of two.
+func TestChannelTailPairs57(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	g := func() *graph.Graph { return fcChain(58, 64, 7, 2) }
+	o := Options{Board: b, Target: "dsp", Version: "test"}
+	s, err := CompileGraph(g(), "tail57", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cContains(s.Files, "_1x2_u") {
+		t.Fatal("the C has no one-row block of two channels")
+	}
+	checkedRun(t, g(), "tail57", o, 4, 58)
+}

@@ -12,7 +12,8 @@ import (
 )
 
 // Hand-worked channel plans: the runs of live channels in blocks of c,
-// then singles, each block's packed index counting only live channels.
+// then (c = 4) a pair where two or three are left, then singles, each
+// block's packed index counting only live channels.
 func TestChannelBlocks(t *testing.T) {
 	dead := func(cout int, ds ...int) []bool {
 		d := make([]bool, cout)
@@ -28,7 +29,9 @@ func TestChannelBlocks(t *testing.T) {
 	}{
 		{5, 2, nil, []gemmBlock{{2, 0, 2, 0}, {1, 4, 1, 4}}},
 		{9, 2, dead(9, 2, 3, 6), []gemmBlock{{2, 0, 1, 0}, {2, 4, 1, 2}, {2, 7, 1, 4}}},
-		{8, 4, dead(8, 1), []gemmBlock{{1, 0, 1, 0}, {4, 2, 1, 1}, {1, 6, 2, 5}}},
+		{8, 4, dead(8, 1), []gemmBlock{{1, 0, 1, 0}, {4, 2, 1, 1}, {2, 6, 1, 5}}},
+		{7, 4, nil, []gemmBlock{{4, 0, 1, 0}, {2, 4, 1, 4}, {1, 6, 1, 6}}},
+		{2, 4, nil, []gemmBlock{{2, 0, 1, 0}}},
 		{4, 2, dead(4, 0, 1, 2, 3), nil},
 		{6, 4, dead(6, 5), []gemmBlock{{4, 0, 1, 0}, {1, 4, 1, 4}}},
 	} {
@@ -38,9 +41,22 @@ func TestChannelBlocks(t *testing.T) {
 	}
 }
 
+// refBlock is the block of channel oc when every channel is live: c wide
+// from oc/c·c, or past the last whole block a pair (c = 4, two or three
+// left) and then single channels.
+func refBlock(oc, cout, c int) (bc, oc0 int) {
+	full := cout / c * c
+	switch {
+	case oc < full:
+		return c, oc / c * c
+	case c == 4 && cout-full >= 2 && oc < full+2:
+		return 2, full
+	}
+	return 1, oc
+}
+
 // refPack16 and refPack8 are the layouts the micro-kernels read, written
-// out per channel (block of c from oc/c·c, single channels past the last
-// whole block; word 2·bc·g + 2j + h holds k = 4g+h and 4g+h+2 of the j-th
+// out per channel (refBlock's blocks; word 2·bc·g + 2j + h holds k = 4g+h and 4g+h+2 of the j-th
 // channel of its block; bytes 4·bc·(k/4) + 4j + k%4 for int8).
 func refPack16(w []int64, cout, K, k4, c int) []int64 {
 	out := make([]int64, cout*k4/2)
@@ -50,12 +66,8 @@ func refPack16(w []int64, cout, K, k4, c int) []int64 {
 		}
 		return w[oc*K+k]
 	}
-	full := cout / c * c
 	for oc := 0; oc < cout; oc++ {
-		bc, oc0 := c, oc/c*c
-		if oc >= full {
-			bc, oc0 = 1, oc
-		}
+		bc, oc0 := refBlock(oc, cout, c)
 		j := oc - oc0
 		for g := 0; g < k4/4; g++ {
 			for h := 0; h < 2; h++ {
@@ -68,12 +80,8 @@ func refPack16(w []int64, cout, K, k4, c int) []int64 {
 
 func refPack8(w []int64, cout, K, k4, c int) []int64 {
 	out := make([]int64, cout*k4)
-	full := cout / c * c
 	for oc := 0; oc < cout; oc++ {
-		bc, oc0 := c, oc/c*c
-		if oc >= full {
-			bc, oc0 = 1, oc
-		}
+		bc, oc0 := refBlock(oc, cout, c)
 		for k := 0; k < K; k++ {
 			out[oc0*k4+4*bc*(k/4)+4*(oc-oc0)+k%4] = w[oc*K+k]
 		}
@@ -86,7 +94,7 @@ func refPack8(w []int64, cout, K, k4, c int) []int64 {
 // every live channel's where its block says.
 func TestPackBlocks(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
-	for _, c := range []struct{ cout, K, k4, c int }{{7, 9, 12, 2}, {8, 16, 16, 4}, {5, 4, 8, 1}, {3, 27, 32, 2}} {
+	for _, c := range []struct{ cout, K, k4, c int }{{7, 9, 12, 2}, {8, 16, 16, 4}, {5, 4, 8, 1}, {3, 27, 32, 2}, {7, 12, 12, 4}, {6, 8, 8, 4}} {
 		w := make([]int64, c.cout*c.K)
 		for i := range w {
 			w[i] = int64(r.Intn(255) - 127)
