@@ -697,6 +697,9 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// 10,191,455 with u12 and u24; 32 takes VWW 0.3% lower for 8 KB more
 	// flash, so it is left to the tuner. (Fully connected layers default
 	// to 32: scheduleFCDSP.)
+	_, ocSet := f.Knobs["block_oc"]
+	_, uSet := f.Knobs["unroll_k"]
+	_, pxSet := f.Knobs["block_px"]
 	boc, unroll := knob(f, "block_oc", defOC), knob(f, "unroll_k", 24)
 	fuse := knob(f, "gemm_fuse", 1) != 0
 	shift := knob(f, "requant_shift", 1) != 0
@@ -738,6 +741,27 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	}
 	K := KH * KW * Cg
 	K4 := (K + 3) / 4 * 4
+	// A pointwise layer over 128 or 256 and more input channels (int16
+	// weights): one pixel by four channels, 32 groups of four k a helper
+	// iteration, where the 1x4 block streams its weights through six
+	// registers (emitc/dsp_ldm6.go: 1.55 MACs an instruction against the
+	// 3x2 block's 1.5), unless the knobs say otherwise. Measured on
+	// mps2-an386 against the 3x2 and 2x2 defaults: 6×6 576→96 −13.4%,
+	// 3×3 960→160 −13.7%, 12×12 384→64 −6.5%, 12×12 256→64 −7.7%, 6×6
+	// 320→128 −5.2%, 128 channels −1.5% to −1.9%; K of 144 to 192 lost
+	// (+0.3% to +6.3%), and 64 or fewer lost 1.5% to 2.2%. Session 57
+	// (MobileNetV2's projection layers; tune found the form first).
+	if KH == 1 && KW == 1 && wbits == 16 && Cg%4 == 0 && (K4 == 128 || K4 >= 256) {
+		if !ocSet {
+			boc, f.Knobs["block_oc"] = 4, 4
+		}
+		if !uSet {
+			unroll, f.Knobs["unroll_k"] = 32, 32
+		}
+		if !pxSet {
+			defPx = 1
+		}
+	}
 	if Cg%4 != 0 {
 		// The staged rows are padded anyway: knob pad_k rounds K up so the
 		// micro-kernel can unroll (zero weights, zero activations).
