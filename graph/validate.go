@@ -167,6 +167,15 @@ var intToFloat = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnected
 	Mul: true, Mean: true, Softmax: true, Sigmoid: true, Tanh: true, SquaredDifference: true, L2Normalize: true, LeakyRelu: true,
 	HardSwish: true}
 
+// floatToInt are the ops whose float32 kernels cannot write an integer
+// output (a Quantize or Cast does that): a file's float32 input to an int8
+// Tanh, Sigmoid, Elu, HardSwish, LeakyRelu, Rsqrt, Mean or Sum compiled
+// the float kernel into int8 storage, and the firmware disagreed with the
+// reference (session 57's review; TFLite refuses such a model).
+var floatToInt = map[Op]bool{Conv2D: true, ConvTranspose2D: true, FullyConnected: true, BatchMatMul: true, Add: true, Sub: true,
+	Mul: true, Mean: true, Softmax: true, Sigmoid: true, Tanh: true, SquaredDifference: true, L2Normalize: true, LeakyRelu: true,
+	HardSwish: true, Math: true, Reduce: true}
+
 // checkTypes holds n's element types and ranks to what its kernels take,
 // where a file's own tensor types could say otherwise (a review finding:
 // an int8 Concat of a float input, an int8 pool writing float32, a float
@@ -190,6 +199,9 @@ func checkTypes(g *Graph, n *Node) error {
 	}
 	if intToFloat[n.Op] && x.DType != Float32 && x.DType != Bool && y.DType == Float32 {
 		return fmt.Errorf("input %q is %s and output %q is float32: its integer kernel writes integers", x.Name, x.DType, y.Name)
+	}
+	if floatToInt[n.Op] && x.DType == Float32 && y.DType != Float32 {
+		return fmt.Errorf("input %q is float32 and output %q is %s: its float kernel writes float32", x.Name, y.Name, y.DType)
 	}
 	switch n.Op {
 	case Add, Sub, Mul, Div:

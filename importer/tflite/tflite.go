@@ -213,6 +213,17 @@ func (d *decoder) decode() error {
 	if err := d.check(); err != nil {
 		return err
 	}
+	// A type code outside the schema's TensorType (0 to 18) is damage,
+	// on a tensor no operator reads too (a review's reshape shape tensor
+	// of type 99 compiled; the same byte on a read operand was refused).
+	for i, t := range d.tensors {
+		if tt := t.i8(tensorType, 0); tt < 0 || tt > 18 {
+			return fmt.Errorf("tensor %d (%q): unknown tensor type %d", i, t.str(tensorName), tt)
+		}
+	}
+	if err := d.check(); err != nil {
+		return err
+	}
 	for _, i := range ins {
 		name, err := d.tensor(int(i))
 		if err != nil {

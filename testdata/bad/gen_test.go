@@ -229,6 +229,26 @@ func files(t *testing.T) map[string][]byte {
 	out["fuzz_onnx_index.onnx"] = []byte(":s2\x1d000000000000000000000000000002\x100000000000000000Z*2\x06000000\x12 \n\b\b\a\x12\x04\n\x02001000000001000000002\x0200b\x14002\n00000000002\x040000")
 
 	// ---- TFLite damage ----
+	// A float32 input into an int8 Tanh (TFLite refuses it; it compiled
+	// the float kernel into int8 storage: session 57's review).
+	out["tfl_float_into_int8_tanh.tflite"] = func() []byte {
+		m := &tg.Model{}
+		x := m.AddTensor(tg.Tensor{Name: "in0", Type: tg.Float32, Shape: []int32{3}, Scale: []float32{0.1}, ZeroPoint: []int64{0}})
+		y := m.AddTensor(tg.Tensor{Name: "out", Type: tg.Int8, Shape: []int32{3}, Scale: []float32{1.0 / 128}, ZeroPoint: []int64{0}})
+		m.Inputs, m.Outputs = []int32{x}, []int32{y}
+		m.AddOp(tg.OpTanh, nil, []int32{x}, y)
+		return m.Bytes()
+	}()
+	// A type code outside the schema on a tensor no operator reads.
+	out["tfl_unknown_type_unused.tflite"] = func() []byte {
+		m := &tg.Model{}
+		x := m.AddTensor(tg.Tensor{Name: "x", Type: tg.Float32, Shape: []int32{1, 4}})
+		y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{1, 4}})
+		m.AddTensor(tg.Tensor{Name: "spare", Type: 99, Shape: []int32{2}})
+		m.Inputs, m.Outputs = []int32{x}, []int32{y}
+		m.AddOp(tg.OpRelu, nil, []int32{x}, y)
+		return m.Bytes()
+	}()
 	out["tfl_zero_scale.tflite"] = tflQuant(0, 0)
 	out["tfl_negative_scale.tflite"] = tflQuant(-0.25, 0)
 	out["tfl_nan_scale.tflite"] = tflQuant(float32(math.NaN()), 0)
