@@ -50,11 +50,27 @@ func (c *quantizeCmd) Run(e *env) error {
 		return err
 	}
 	// The pipeline's note that an integer model ignores --calib would
-	// precede the error below, which says it better.
+	// precede the error below, which says it better. The others wait until
+	// the model is known to be a float one: an integer model's notes (its
+	// weights' zero points) came before the one line that refuses it
+	// (session 57's review); an error keeps them, as they may explain it.
+	var held []string
+	holding := true
 	opt.Warn = func(w string) {
-		if !strings.Contains(w, "--calib/--quantize ignored") {
+		switch {
+		case strings.Contains(w, "--calib/--quantize ignored"):
+		case holding:
+			held = append(held, w)
+		default:
 			e.warn(w)
 		}
+	}
+	flush := func() {
+		holding = false
+		for _, w := range held {
+			e.warn(w)
+		}
+		held = nil
 	}
 	if c.Eval != "" {
 		// The held-out files are checked before calibrating, which can take
@@ -69,6 +85,7 @@ func (c *quantizeCmd) Run(e *env) error {
 	}
 	s, err := pipeline.RunUntil(c.Model, opt, "quantize")
 	if err != nil {
+		flush()
 		return err
 	}
 	if s.Float == nil {
@@ -80,6 +97,7 @@ func (c *quantizeCmd) Run(e *env) error {
 		}
 		return fmt.Errorf("%s: the model %s: quantize takes a float one", c.Model, why)
 	}
+	flush()
 	// Held-out samples, read and run before anything is written: a bad
 	// file is an error naming it, with no output left behind (user-journey
 	// finding: the report said how the model does on its own calibration
