@@ -74,3 +74,27 @@ func TestChannelTailPairs57(t *testing.T) {
 	}
 	checkedRun(t, g(), "tail57", o, 4, 58)
 }
+
+// A fully connected layer over several rows with K of 64 or more takes one
+// row by four channels by default too (the six-register stream), and runs
+// bit-exact in fewer instructions than the 2x2 blocks it had (8 rows,
+// 512 → 128).
+func TestFCRowsTakeOneByFour57(t *testing.T) {
+	b := qemuBoard(t, "mps2-an386")
+	g := func() *graph.Graph { return fcGraph51(8, 512, 128) }
+	o := Options{Board: b, Target: "dsp", Version: "test"}
+	s, err := CompileGraph(g(), "fcrows57", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := s.Module.Funcs[0].Knobs; k["block_rows"] != 1 || k["block_oc"] != 4 {
+		t.Errorf("8-row 512 → 128 layer: knobs %v, want block_rows 1, block_oc 4", k)
+	}
+	d := checkedRun(t, g(), "fcrows57", o, 3, 57)
+	o.Knobs = map[string]map[string]int{"fully_connected": {"block_rows": 2, "block_oc": 2}}
+	a := checkedRun(t, g(), "fcrows57-2x2", o, 3, 57)
+	if d >= a {
+		t.Errorf("default (1x4) %d instructions, 2x2 %d: the default should take fewer", d, a)
+	}
+	t.Logf("default (1x4) %d, 2x2 %d", d, a)
+}

@@ -1164,7 +1164,8 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	K4 := (K + 3) / 4 * 4
 	rV, jV, kV := a.outer[0].Var, a.outer[1].Var, a.red[0].Var
 	// Blocks of four channels for one input row (every FC of the MLPerf
-	// models); with rows to pair, 2x2: the 2x4 block's eight accumulators
+	// models); with rows to pair, 2x2 (but where K >= 64: below): the
+	// 2x4 block's eight accumulators
 	// spill (a keyword transformer's 49-row FCs on mps2-an386: 64→64
 	// 277,104 → 172,718 instructions, 64→128 484,287 → 325,596, 128→64
 	// 531,738 → 318,216).
@@ -1193,6 +1194,16 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	if a.wWide && wbits != 16 {
 		// Weights folded with their zero point beyond int8: int16 words only.
 		return scheduleFCGeneric(f)
+	}
+	// Rows to pair, int16 weights and K of 64 or more: one row by four
+	// channels too, the block that streams its weights through six
+	// registers from twelve groups of four k (emitc/dsp_ldm6.go). Measured
+	// on mps2-an386 against the 2x2 blocks: 49 rows 64→128 −2.4%, 128→64
+	// −4.3%, 16 rows 256→64 −6.3%, 8 rows 512→128 −13.7%, 2 rows 640→128
+	// −13.6%, 3 rows 96→30 −4.1%; K of 48 was mixed (→64 −2.8%, →10
+	// +1.8%) and 32 lost (+2.6%). Session 57.
+	if rows >= 2 && wbits == 16 && K4 >= 64 {
+		brDef, ocDef = 1, 4
 	}
 	br, bc, unroll := knob(f, "block_rows", brDef), knob(f, "block_oc", ocDef), knob(f, "unroll_k", 32)
 	if wbits != 4 && K == K4 {
