@@ -401,7 +401,7 @@ func writeMacLoop(b *strings.Builder, r, c, u int, w8 bool, ind, mid string, row
 			} else {
 				b.WriteString("#if defined(__OPTIMIZE__) && !defined(MCUGEN_NO_ASM)\n")
 			}
-			if c == 4 && !w8 && u >= 12 {
+			if c == 4 && !w8 && u >= tir.DSPStreamGroups {
 				// Int16 weights over twelve or more groups (K >= 48):
 				// streamed through six registers (four LDMs for three
 				// groups, not six). Under twelve the block loop's values

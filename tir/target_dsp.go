@@ -633,6 +633,12 @@ func padForUnroll(want, k4 int) int {
 	return k4
 }
 
+// DSPStreamGroups is the fewest groups of four k a helper iteration from
+// which emitc streams the 1x4 block's weights through six registers
+// (emitc/dsp_ldm6.go; under it the LDMs saved cost less than gcc's spills
+// around the stream).
+const DSPStreamGroups = 12
+
 // unrollFor is the largest micro-kernel unroll up to want (groups of four
 // k per iteration) that divides the K4/2 words.
 func unrollFor(want, k4 int) int {
@@ -751,7 +757,10 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// 320→128 −5.2%, 128 channels −1.5% to −1.9%; K of 144 to 192 lost
 	// (+0.3% to +6.3%), and 64 or fewer lost 1.5% to 2.2%. Session 57
 	// (MobileNetV2's projection layers; tune found the form first).
-	if KH == 1 && KW == 1 && wbits == 16 && Cg%4 == 0 && (K4 == 128 || K4 >= 256) {
+	// (The stream needs twelve groups a helper iteration: a K whose
+	// groups 32 does not divide into twelve or more, 272 say, keeps its
+	// blocks.)
+	if KH == 1 && KW == 1 && wbits == 16 && Cg%4 == 0 && (K4 == 128 || K4 >= 256) && unrollFor(32, padForUnroll(32, K4)) >= DSPStreamGroups {
 		if !ocSet {
 			boc, f.Knobs["block_oc"] = 4, 4
 		}
@@ -1202,7 +1211,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	// −4.3%, 16 rows 256→64 −6.3%, 8 rows 512→128 −13.7%, 2 rows 640→128
 	// −13.6%, 3 rows 96→30 −4.1%; K of 48 was mixed (→64 −2.8%, →10
 	// +1.8%) and 32 lost (+2.6%). Session 57.
-	if rows >= 2 && wbits == 16 && K4 >= 64 {
+	if rows >= 2 && wbits == 16 && K4 >= 64 && unrollFor(32, padForUnroll(32, K4)) >= DSPStreamGroups {
 		brDef, ocDef = 1, 4
 	}
 	br, bc, unroll := knob(f, "block_rows", brDef), knob(f, "block_oc", ocDef), knob(f, "unroll_k", 32)
