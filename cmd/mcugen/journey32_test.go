@@ -87,7 +87,9 @@ func TestTuningAppliedIsSaid(t *testing.T) {
 	if code, _, errs := mcugen(t, "tune", model, "--board", "mps2-an386", "--trials", "2", "--jobs", "2", "-o", recs); code != 0 {
 		t.Fatalf("tune: exit %d: %s", code, errs)
 	}
-	line := "1 layer(s) take their knobs from " + recs + "\n"
+	// The line ends there, or says the search found nothing faster than
+	// the defaults (session 56), which the two trials may or may not beat.
+	line := "1 layer(s) take their knobs from " + recs
 	for _, args := range [][]string{
 		{"test", model, "--random", "1"},
 		{"bench", model},
@@ -101,7 +103,7 @@ func TestTuningAppliedIsSaid(t *testing.T) {
 		}
 	}
 	code, out, errs := mcugen(t, "run", model, "--board", "mps2-an386", "--tuning", recs)
-	if code != 0 || !strings.Contains(out, "\ntuning: 1 of 1 layer(s) take their knobs from "+recs+"\n") {
+	if code != 0 || !strings.Contains(out, "\ntuning: 1 of 1 layer(s) take their knobs from "+recs) {
 		t.Errorf("run --tuning: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 }
