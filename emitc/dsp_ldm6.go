@@ -86,37 +86,31 @@ func writeMacLDM6(b *strings.Builder, u int, in string) {
 		}
 		return n
 	}
-	var stmts []*stmt
-	cur := &stmt{}
-	for _, o := range ops {
-		next := *cur
-		next.ops = append(append([]op(nil), cur.ops...), o)
+	// with is s with o after its ops, and the operands o adds.
+	with := func(s stmt, o op) stmt {
+		s.ops = append(append([]op(nil), s.ops...), o)
 		switch {
 		case o.acc >= 0:
-			next.accs[o.acc] = true
-			if !next.ldm {
-				next.read[o.wreg] = true
+			s.accs[o.acc] = true
+			if !s.ldm {
+				s.read[o.wreg] = true
 			}
 		case o.ldrd:
-			next.ldrd = true
+			s.ldrd = true
 		case o.ldm:
-			next.ldm = true
+			s.ldm = true
 		}
+		return s
+	}
+	var stmts []stmt
+	var cur stmt
+	for _, o := range ops {
+		next := with(cur, o)
 		if len(cur.ops) > 0 && count(&next) > ldm6MaxOperands {
 			stmts = append(stmts, cur)
-			cur = &stmt{ops: []op{o}}
-			switch {
-			case o.acc >= 0:
-				cur.accs[o.acc] = true
-				cur.read[o.wreg] = true
-			case o.ldrd:
-				cur.ldrd = true
-			case o.ldm:
-				cur.ldm = true
-			}
-			continue
+			next = with(stmt{}, o)
 		}
-		*cur = next
+		cur = next
 	}
 	stmts = append(stmts, cur)
 	for i, s := range stmts {
