@@ -354,12 +354,27 @@ int main(void) {
 // The whole harness on the host with a model that reverses a 1000-byte input: the output
 // line carries every byte (the printer flushes in chunks), in order.
 func TestHarnessOnHost(t *testing.T) {
-	gcc := needTool(t, "gcc", "gcc")
 	in := make([]byte, 1000)
 	for i := range in {
 		in[i] = byte(i*7 + i/256)
 	}
-	h := &Harness{Prefix: "rev", Inputs: []Tensor{{"x", len(in)}}, Outputs: []Tensor{{"y", len(in)}}, Vectors: [][][]byte{{in}, {in[:1000]}}}
+	out := reverseOnHost(t, [][]byte{in, in[:1000]})
+	if !strings.Contains(out, "@mcugen count 0 instructions=- ticks=- cycles=- stack=-\n") || !strings.HasSuffix(out, "@mcugen end status=0\n") {
+		t.Errorf("output %q", out)
+	}
+}
+
+// reverseOnHost builds the harness for the host around a model that reverses its
+// input (every vector the same length), runs it, checks that each vector's output
+// line is its input reversed and returns the whole output.
+func reverseOnHost(t *testing.T, vectors [][]byte) string {
+	t.Helper()
+	gcc := needTool(t, "gcc", "gcc")
+	n := len(vectors[0])
+	h := &Harness{Prefix: "rev", Inputs: []Tensor{{"x", n}}, Outputs: []Tensor{{"y", n}}}
+	for _, v := range vectors {
+		h.Vectors = append(h.Vectors, [][]byte{v})
+	}
 	dir := t.TempDir()
 	files, err := Write(dir, getBoard(t, "host"), h, Layout{})
 	if err != nil {
@@ -370,13 +385,13 @@ struct rev_inputs { void *x; };
 struct rev_outputs { void *y; };
 int32_t rev_run(struct rev_inputs *in, struct rev_outputs *out);
 `
-	impl := `#include "rev.h"
+	impl := fmt.Sprintf(`#include "rev.h"
 int32_t rev_run(struct rev_inputs *in, struct rev_outputs *out) {
-    const uint8_t *x = in->x; uint8_t *y = out->y; int i;
-    for (i = 0; i < 1000; i++) y[i] = x[999 - i];
+    const uint8_t *x = in->x; uint8_t *y = out->y; long i;
+    for (i = 0; i < %d; i++) y[i] = x[%d - i];
     return 0;
 }
-`
+`, n, n-1)
 	for n, text := range map[string]string{"rev.h": model, "rev.c": impl} {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -391,27 +406,25 @@ int32_t rev_run(struct rev_inputs *in, struct rev_outputs *out) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	want := make([]byte, len(in))
-	for i := range in {
-		want[i] = in[len(in)-1-i]
-	}
 	var lines []string
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(l, "@mcugen output ") {
 			lines = append(lines, l)
 		}
 	}
-	if len(lines) != 2 {
+	if len(lines) != len(vectors) {
 		t.Fatalf("output lines: %q", out)
 	}
 	for v, l := range lines {
+		want := make([]byte, n)
+		for i := range want {
+			want[i] = vectors[v][n-1-i]
+		}
 		if l != "@mcugen output "+strconv.Itoa(v)+" 0 "+hex.EncodeToString(want) {
 			t.Errorf("vector %d: %.80s...", v, l)
 		}
 	}
-	if !strings.Contains(string(out), "@mcugen count 0 instructions=- ticks=- cycles=- stack=-\n") || !strings.HasSuffix(string(out), "@mcugen end status=0\n") {
-		t.Errorf("output %q", out)
-	}
+	return string(out)
 }
 
 // A section the model's weights were put in (compile --weights-section) is
