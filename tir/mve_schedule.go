@@ -286,13 +286,25 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		}
 	})
 	var win *Buffer
-	if f.Op != "fully_connected" && (hasIf || kn("window", 0) != 0) {
-		cin := p.x.Shape[len(p.x.Shape)-1]
-		kw := 1
-		if l := findLoop(p.red, "kw"); l != nil {
-			n, _ := IsConst(l.Extent)
-			kw = int(n)
-		}
+	cin := p.x.Shape[len(p.x.Shape)-1]
+	kw, kh := 1, 1
+	if l := findLoop(p.red, "kw"); l != nil {
+		n, _ := IsConst(l.Extent)
+		kw = int(n)
+	}
+	if l := findLoop(p.red, "kh"); l != nil {
+		n, _ := IsConst(l.Extent)
+		kh = int(n)
+	}
+	// A convolution without padding takes the pixel window too where its
+	// kernel rows are short (KW*Cin below pixel_window_below): the reduction
+	// then runs over one contiguous K = KH*KW*Cin, where over the input it
+	// ran kernel row by kernel row, vectors a fraction full. On mps3-an547,
+	// valid 3×3 layers: 28×28 1 → 8 170,039 → 60,631 instructions, 10×10
+	// 64 → 64 588,354 → 337,104; KWS_op's 10×4 over one channel 211,931
+	// → 38,891 (session 58 review: tune found window 2 on every such layer).
+	validShort := !hasIf && f.Op == "conv2d" && !p.dw && kh*kw > 1 && kw*cin < knob(f, "pixel_window_below", 1024)
+	if f.Op != "fully_connected" && (hasIf || kn("window", 0) != 0 || validShort) {
 		at := "oh"
 		mode := kn("window", 0)
 		if mode == 0 {
