@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcugen/mcugen/boards"
@@ -318,8 +319,16 @@ func (s *State) layerCounts(raw []int64, overhead int64) []LayerCount {
 	out := make([]LayerCount, len(s.Module.Calls))
 	for i, c := range s.Module.Calls {
 		l := LayerCount{Kernel: c.Func.Name, Op: c.Func.Op, Node: c.Func.Node, Instructions: -1}
-		if n := nodes[c.Func.Node]; n != nil {
-			l.MACs = graph.MACs(s.Graph, n)
+		// A kernel fused from several nodes is named "A + B" (a float
+		// convolution and its activation): its MACs are theirs together
+		// (review: bench --layers showed none for fused float layers).
+		for _, name := range strings.Split(c.Func.Node, " + ") {
+			if n := nodes[name]; n != nil {
+				l.MACs += graph.MACs(s.Graph, n)
+			}
+		}
+		main, _, _ := strings.Cut(c.Func.Node, " + ")
+		if n := nodes[main]; n != nil {
 			// The MACs the kernel does: its dead output channels (all-zero
 			// weights) are stored as constants, not computed.
 			if d, y := c.Func.DeadChannels, s.Graph.Out(n, 0); d > 0 && y != nil && len(y.Shape) > 0 {
