@@ -827,15 +827,21 @@ type FitError struct {
 	// user's --flash-budget or --ram-budget (Have), not a board region;
 	// Board and Region are then empty.
 	Budget string
+	// Hint, when set, is what may make it fit.
+	Hint string
 }
 
 func (e *FitError) Error() string {
-	if e.Budget != "" {
-		return fmt.Sprintf("%s does not fit the %s budget: needs %s B for %s; --%s-budget is %s B (%s B short)",
-			e.Model, e.Budget, commas(e.Need), e.What, strings.ToLower(e.Budget), commas(e.Have), commas(e.Need-e.Have))
+	hint := ""
+	if e.Hint != "" {
+		hint = "; " + e.Hint
 	}
-	return fmt.Sprintf("%s does not fit on %s: needs %s B for %s; region %s has %s B (%s B short)",
-		e.Model, e.Board, commas(e.Need), e.What, e.Region, commas(e.Have), commas(e.Need-e.Have))
+	if e.Budget != "" {
+		return fmt.Sprintf("%s does not fit the %s budget: needs %s B for %s; --%s-budget is %s B (%s B short)%s",
+			e.Model, e.Budget, commas(e.Need), e.What, strings.ToLower(e.Budget), commas(e.Have), commas(e.Need-e.Have), hint)
+	}
+	return fmt.Sprintf("%s does not fit on %s: needs %s B for %s; region %s has %s B (%s B short)%s",
+		e.Model, e.Board, commas(e.Need), e.What, e.Region, commas(e.Have), commas(e.Need-e.Have), hint)
 }
 
 // limit is what part of a model must fit: a board's region or a budget.
@@ -858,7 +864,25 @@ func (s *State) fitError(l limit, what string, need int64) error {
 	} else {
 		e.Budget = l.budget
 	}
+	if f := floatWeightBytes(s.Graph); !quantizing(s.Opt) && (strings.Contains(what, "weights") || strings.Contains(what, "constants")) && 4*f >= need {
+		// The float32 weights are a quarter or more of what is short
+		// (a dynamic-range TFLite model's int8 weights are read as
+		// float32: review, a 275,728 B file needed 1,063,456 B, and the
+		// importer's note saying why was dropped with the failure).
+		e.Hint = fmt.Sprintf("%s B of them are float32 weights: --calib DIR (or --calib-random N) quantizes the model to int8, a quarter of those bytes", commas(f))
+	}
 	return fmt.Errorf("%s: %w", s.ModelPath, e)
+}
+
+// floatWeightBytes is the bytes of g's float32 constants.
+func floatWeightBytes(g *graph.Graph) int64 {
+	var n int64
+	for _, t := range g.Tensors {
+		if t.IsConst() && t.DType == graph.Float32 {
+			n += int64(t.Bytes())
+		}
+	}
+	return n
 }
 
 // ModelRAM is the RAM the fit check counts for the model: the plan's arena
