@@ -462,8 +462,11 @@ func views(what string, ts []Tensor) ([]tensorView, error) {
 		v := tensorView{Tensor: t, Field: t.Field, Size: t.Bytes(), Index: i, Float: t.DType == "float32"}
 		if v.Field != "" { // else checkAPI takes it from the header
 			// A member may start with _ and a small letter, as TVM named
-			// some (_x): C reserves only __ and _ with a capital.
-			if f := v.Field; !IsIdent(f) && !(len(f) > 1 && f[0] == '_' && f[1] >= 'a' && f[1] <= 'z' && IsIdent(f[1:])) {
+			// some (_x): C reserves only __ and _ with a capital. And a
+			// member may be named main, which Ident keeps from file and
+			// function names only (review: a tensor named main failed
+			// every --project kind).
+			if f := v.Field; !IsIdent(f) && f != "main" && !(len(f) > 1 && f[0] == '_' && f[1] >= 'a' && f[1] <= 'z' && IsIdent(f[1:])) {
 				return nil, fmt.Errorf("templates: %s %q: field %q is not a C identifier", what, t.Name, v.Field)
 			}
 			if seen[v.Field] {
