@@ -74,7 +74,14 @@ func simdSchedule(prefix string, fallback ScheduleFunc) ScheduleFunc {
 			// target's planar forms where those take them: the M55 has
 			// the DSP extension (a 3×3 layer with a multiplier of 2:
 			// 184,411 instructions in the generic loops).
-			if prefix == "mve" && (hasWeightOffset(f) || f.Op == "depthwise_conv2d") {
+			// So do the fully connected layers Helium's schedule declines
+			// for another reason: an LSTM gate's int8 → int16 layer
+			// (micro_speech_lstm on mps3-an547: 22.6 M instructions in the
+			// generic loops, 6.0 M through the dsp kernels; session 58
+			// review), a single output (640 → 1: 2,456 → 1,627). Not
+			// convolutions: a one-channel 3×3 layer over 8×8 pixels took
+			// 2,762 in the generic loops and 6,105 through the dsp ones.
+			if prefix == "mve" && (hasWeightOffset(f) || f.Op == "depthwise_conv2d" || f.Op == "fully_connected") {
 				if g := dspFold(f); g != nil {
 					return g, nil
 				}
