@@ -37,6 +37,11 @@ func TestArduinoLayout(t *testing.T) {
 			t.Errorf("library.properties lacks %s", k)
 		}
 	}
+	// The specification's maintainer is a name and an email; the address
+	// goes in url (review: a URL in maintainer).
+	if strings.Contains(props["maintainer"], "://") {
+		t.Errorf("maintainer %q holds a URL", props["maintainer"])
+	}
 	if !regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`).MatchString(props["name"]) {
 		t.Errorf("library name %q breaks the specification's rules", props["name"])
 	}
