@@ -37,7 +37,7 @@ type zephyrInfo struct {
 
 // zephyrFiles is the zephyr template: an application with the model as a library.
 func (m *model) zephyrFiles() (map[string][]byte, error) {
-	zi := &zephyrInfo{model: m, Z: zephyrLTS, ZBoard: m.Board.Zephyr, StackBytes: zephyrStack(m.ScratchBytes), Emulated: zephyrEmulated(m.Board.Zephyr)}
+	zi := &zephyrInfo{model: m, Z: zephyrLTS, ZBoard: m.Board.Zephyr, StackBytes: ZephyrStack(m.ScratchBytes), Emulated: zephyrEmulated(m.Board.Zephyr)}
 	files := map[string][]byte{}
 	for n, b := range m.Model {
 		files["model/"+n] = b
@@ -63,11 +63,11 @@ func (m *model) zephyrFiles() (map[string][]byte, error) {
 	return files, nil
 }
 
-// zephyrStack is the main thread's stack for a model whose kernels need
+// ZephyrStack is the main thread's stack for a model whose kernels need
 // scratch bytes of local arrays: 2 KiB for the frames, the example's own
 // work and Zephyr's printk, plus the scratch rounded up to 1 KiB, at least
 // 4 KiB.
-func zephyrStack(scratch int64) int {
+func ZephyrStack(scratch int64) int {
 	need := 2048 + (scratch+1023)/1024*1024
 	return int(max(need, 4096))
 }

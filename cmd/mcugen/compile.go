@@ -108,7 +108,7 @@ func (c *compileCmd) Run(e *env) error {
 		// the model's cc_library), so it takes either API.
 		noExample := kind == templates.Bazel && opt.Board.Toolchain != boards.ToolchainHost
 		if (c.Arena == "external" || c.IO == "in-arena") && !noExample {
-			return usageError{fmt.Errorf("--project %s: its example calls the default API; --arena external and --io in-arena change it (compile without --project, or with --format mlf, for those)", c.Project)}
+			return usageError{fmt.Errorf("--project %s: its example calls the default API; --arena external and --io in-arena change it (compile without --project for those: the model's C alone, or --format mlf)", c.Project)}
 		}
 		// A project the board cannot have (no Zephyr name, no Arduino FQBN)
 		// is refused before the model is compiled.
@@ -146,12 +146,29 @@ func (c *compileCmd) Run(e *env) error {
 		return err
 	}
 	if c.Project != "" && templates.UsesCRT(kind) {
-		if w := exampleRAMWarning(s); w != "" {
+		if w := exampleRAMWarning(s, int64(s.Opt.Board.StackBytes), ""); w != "" {
+			e.warn(w)
+		}
+	}
+	if kind == templates.Zephyr && s.Report != nil {
+		// Zephyr's main thread has the stack prj.conf sets, and the
+		// kernel's own RAM comes on top (review: a project for a 16 KiB
+		// micro:bit whose example needed 18,472 B got no word).
+		if w := exampleRAMWarning(s, int64(templates.ZephyrStack(int64(s.Report.ScratchBytes))), ", before Zephyr's own"); w != "" {
 			e.warn(w)
 		}
 	}
 	if w := avrWeightsWarning(s); w != "" {
 		e.warn(w)
+	}
+	if kind == templates.CMake && c.Project != "" {
+		// CMake's generators take these characters of a source or build
+		// path as their own syntax (review: "#" refused, "$" and "%"
+		// mangled, ";" split the path, ":" a make rule); the make
+		// project builds there.
+		if abs, err := filepath.Abs(c.Out); err == nil && strings.ContainsAny(abs, "#$%:;") {
+			e.warn(fmt.Sprintf("--project cmake: the path %s has one of # $ %% : ; which CMake's builds cannot take: build it from a path without them (the make project has no such limit)", abs))
+		}
 	}
 	var written, dropped []string
 	err = writeDirAtomic(c.Out, c.Force, func(tmp string) error {
@@ -835,7 +852,7 @@ func removeStaleTemps(parent, base string) {
 // model's state and the stack) it keeps each input and output in a static
 // buffer of its own, and the runtime has a little data of its own. The model
 // itself fits; an application that reuses its buffers may too.
-func exampleRAMWarning(s *pipeline.State) string {
+func exampleRAMWarning(s *pipeline.State, stack int64, before string) string {
 	b := s.Opt.Board
 	if b == nil || !b.BareMetal() || s.Report == nil || s.Opt.IOInArena {
 		return ""
@@ -854,7 +871,7 @@ func exampleRAMWarning(s *pipeline.State) string {
 	// and in a one-region board the weights (review: a data region exactly
 	// the stack's size, the arena elsewhere, was taken without a word and
 	// overflowed at link).
-	need := int64(b.StackBytes) + int64(io) + runtime
+	need := stack + int64(io) + runtime
 	if b.RegionFor(boards.HoldsArena) == r {
 		need += s.ModelRAM()
 	}
@@ -864,8 +881,8 @@ func exampleRAMWarning(s *pipeline.State) string {
 	if need <= int64(r.Length) {
 		return ""
 	}
-	return fmt.Sprintf("the example program may not link: with its stack (%s B), input and output buffers (%s B) and the runtime's data it needs about %s B of region %s, which has %s B; the model alone fits, so an application that reuses its buffers may still fit",
-		comma(int64(b.StackBytes)), comma(int64(io)), comma(need), r.Name, comma(int64(r.Length)))
+	return fmt.Sprintf("the example program may not link: with its stack (%s B), input and output buffers (%s B) and the runtime's data it needs about %s B of region %s%s, which has %s B; the model alone fits, so an application that reuses its buffers may still fit",
+		comma(stack), comma(int64(io)), comma(need), r.Name, before, comma(int64(r.Length)))
 }
 
 // avrWeightsWarning is a warning for an 8-bit AVR Arduino board: avr-gcc
