@@ -48,10 +48,12 @@ func columnConv(dw bool, h, cin, cout, k, s, d, pt, pb int, act graph.Activation
 // one over a one-row map between two Reshapes, and the reference
 // interpreter gives the same outputs for both graphs (random inputs and
 // the int8 extremes); strides, dilation, one-sided padding, depthwise and
-// not. Convolutions with 1×1 windows, of fewer input channels than asked
-// (not depthwise), depthwise ones the 1×K planar form would not take (an
-// even window, dilation, a map shorter than the window), and one whose
-// output is the graph's stay.
+// not, and depthwise ones with an even window (one tap of weight 0 more,
+// over a column of padding, not counted as MACs: the graph's MACs stay).
+// Convolutions with 1×1 windows, of fewer input channels than asked
+// (not depthwise), depthwise ones the 1×K planar form would not take
+// (dilation, a window over 15, a map shorter than the window), and one
+// whose output is the graph's stay.
 func TestColumnConvAsRow54(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -66,7 +68,11 @@ func TestColumnConvAsRow54(t *testing.T) {
 		{"dw-k5-one-channel-group", func() *graph.Graph { return columnConv(true, 12, 4, 4, 5, 2, 1, 2, 2, graph.ActNone) }, 8, true},
 		{"conv-cin4-under-8", func() *graph.Graph { return columnConv(false, 20, 4, 8, 5, 1, 1, 2, 2, graph.ActNone) }, 8, false},
 		{"conv-k1", func() *graph.Graph { return columnConv(false, 20, 8, 8, 1, 1, 1, 0, 0, graph.ActNone) }, 8, false},
-		{"dw-k4-even", func() *graph.Graph { return columnConv(true, 12, 8, 8, 4, 1, 1, 2, 1, graph.ActNone) }, 8, false},
+		// An even window takes a fifth tap of weight 0 over one more
+		// column of padding (session 58).
+		{"dw-k4-even", func() *graph.Graph { return columnConv(true, 12, 8, 8, 4, 1, 1, 2, 1, graph.ActNone) }, 8, true},
+		{"dw-k10-even-s2", func() *graph.Graph { return columnConv(true, 33, 8, 8, 10, 2, 1, 0, 0, graph.ActNone) }, 8, true},
+		{"dw-k16-too-long", func() *graph.Graph { return columnConv(true, 33, 8, 8, 16, 1, 1, 0, 0, graph.ActNone) }, 8, false},
 		{"dw-k3-dilated", func() *graph.Graph { return columnConv(true, 12, 8, 8, 3, 1, 2, 2, 2, graph.ActNone) }, 8, false},
 		{"dw-k9-map-of-6", func() *graph.Graph { return columnConv(true, 6, 8, 8, 9, 1, 1, 4, 4, graph.ActNone) }, 8, false},
 		{"graph-output", func() *graph.Graph {
@@ -95,6 +101,9 @@ func TestColumnConvAsRow54(t *testing.T) {
 			if w.Shape[1] != 1 || w.Shape[2] < 2 || x.Shape[1] != 1 {
 				t.Errorf("%s: weights %v over %v", c.name, w.Shape, x.Shape)
 			}
+		}
+		if a, b := graph.TotalMACs(pristine), graph.TotalMACs(g); a != b {
+			t.Errorf("%s: %d MACs as columns, %d as rows", c.name, a, b)
 		}
 		sameOutputs(t, c.name+": the graph as columns and as rows", pristine, g, 54)
 	}

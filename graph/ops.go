@@ -240,6 +240,9 @@ type Conv2DAttrs struct {
 	Group    int
 	Act      Activation
 	Requant  RequantMode
+	// ZeroTaps are taps of weight 0 a rewrite appended to each window
+	// (ColumnConvAsRow's even K): computed, not counted as MACs.
+	ZeroTaps int
 }
 
 // ConvTransposeAttrs are the attributes of ConvTranspose2D. Input pixel

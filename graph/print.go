@@ -20,7 +20,11 @@ func MACs(g *Graph, n *Node) int64 {
 	switch n.Op {
 	case Conv2D:
 		// Each output element sums KH*KW*(Cin/Group) products.
-		return int64(out.NumElements()) * int64(w.Shape[1]*w.Shape[2]*w.Shape[3])
+		taps := w.Shape[1] * w.Shape[2]
+		if a, ok := n.Attrs.(*Conv2DAttrs); ok && a != nil {
+			taps -= a.ZeroTaps
+		}
+		return int64(out.NumElements()) * int64(taps*w.Shape[3])
 	case ConvTranspose2D:
 		// Each input element scatters into KH*KW*(Cout/Group) outputs.
 		x := g.In(n, 0)
