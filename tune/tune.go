@@ -71,11 +71,29 @@ func Signature(g *graph.Graph, n *graph.Node) string {
 		}
 	}
 	h := fnv.New32a()
-	if n.Attrs != nil {
+	if a, ok := n.Attrs.(*graph.Conv2DAttrs); ok && a != nil {
+		// The attributes as they printed before ZeroTaps, so that the
+		// records of every other convolution keep their signatures.
+		fmt.Fprintf(h, "%+v", &conv2DAttrsV1{a.Stride, a.Dilation, a.Pad, a.Group, a.Act, a.Requant})
+		if a.ZeroTaps != 0 {
+			fmt.Fprintf(h, " ZeroTaps:%d", a.ZeroTaps)
+		}
+	} else if n.Attrs != nil {
 		fmt.Fprintf(h, "%+v", n.Attrs)
 	}
 	fmt.Fprintf(&b, " #%08x", h.Sum32())
 	return b.String()
+}
+
+// conv2DAttrsV1 is graph.Conv2DAttrs before ZeroTaps: its fields print
+// as the signatures' hashes have always read them.
+type conv2DAttrsV1 struct {
+	Stride   [2]int
+	Dilation [2]int
+	Pad      graph.Padding
+	Group    int
+	Act      graph.Activation
+	Requant  graph.RequantMode
 }
 
 func dims(s []int) string {
