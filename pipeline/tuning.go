@@ -68,9 +68,7 @@ func (s *State) tuneTarget(t tir.Target) (tir.Target, []string, error) {
 }
 
 func (s *State) tuneTargetKnobs(t tir.Target, lean []string) (tir.Target, []string, error) {
-	if s.Opt.Board != nil {
-		t = t.ForCore(s.Opt.Board.CPU)
-	}
+	t = s.boardTarget(t)
 	for key, k := range s.Opt.Knobs {
 		t = t.WithKnobs(key, k)
 	}
@@ -207,7 +205,7 @@ func (s *State) RecordsOverStack(rs *tune.Records) map[string]bool {
 	if err != nil {
 		return nil
 	}
-	t = t.ForCore(s.Opt.Board.CPU)
+	t = s.boardTarget(t)
 	for key, k := range s.Opt.Knobs {
 		t = t.WithKnobs(key, k)
 	}
@@ -245,4 +243,21 @@ func (s *State) modelPrefix() string {
 		return ""
 	}
 	return filepath.Base(s.ModelPath) + ": "
+}
+
+// boardTarget is t with the board's defaults: its core's (ForCore), and
+// knob stream 0 where its flags keep a frame pointer
+// (tir.KeepsFramePointer).
+func (s *State) boardTarget(t tir.Target) tir.Target {
+	b := s.Opt.Board
+	if b == nil {
+		return t
+	}
+	t = t.ForCore(b.CPU)
+	if tir.KeepsFramePointer(append(b.GCCFlags(), s.Opt.CFlags...)) {
+		for _, op := range []string{"conv2d", "fully_connected"} {
+			t = t.WithKnobs(op, map[string]int{"stream": 0})
+		}
+	}
+	return t
 }

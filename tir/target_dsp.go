@@ -633,6 +633,35 @@ func padForUnroll(want, k4 int) int {
 	return k4
 }
 
+// KeepsFramePointer reports whether gcc flags keep a frame pointer
+// (-fno-omit-frame-pointer, the last of it and -fomit-frame-pointer wins).
+// There the pipeline sets knob stream 0: the one-row-by-four-channel
+// blocks the defaults give wide pointwise and multi-row fully connected
+// layers (their six-register weight stream) left gcc too few registers
+// ("impossible constraints") at -O1 and -O3 with -fdata-sections, and at
+// -O2 with r9 reserved too (session 58 review); the blocks before them
+// build.
+func KeepsFramePointer(flags []string) bool {
+	keep := false
+	for _, f := range flags {
+		switch f {
+		case "-fno-omit-frame-pointer":
+			keep = true
+		case "-fomit-frame-pointer":
+			keep = false
+		}
+	}
+	return keep
+}
+
+// streamOff reports whether f's knobs set stream 0 (KeepsFramePointer). The
+// knob is read, not defaulted: absent, it is not recorded in f.Knobs (nor
+// in the tuning records and reports, which list the knobs a kernel took).
+func streamOff(f *PrimFunc) bool {
+	v, ok := f.Knobs["stream"]
+	return ok && v == 0
+}
+
 // DSPStreamGroups is the fewest groups of four k a helper iteration from
 // which emitc streams the 1x4 block's weights through six registers
 // (emitc/dsp_ldm6.go; under it the LDMs saved cost less than gcc's spills
@@ -760,7 +789,7 @@ func scheduleConvDSP(f *PrimFunc) (*PrimFunc, error) {
 	// (The stream needs twelve groups a helper iteration: a K whose
 	// groups 32 does not divide into twelve or more, 272 say, keeps its
 	// blocks.)
-	if KH == 1 && KW == 1 && wbits == 16 && Cg%4 == 0 && (K4 == 128 || K4 >= 256) && unrollFor(32, padForUnroll(32, K4)) >= DSPStreamGroups {
+	if !streamOff(f) && KH == 1 && KW == 1 && wbits == 16 && Cg%4 == 0 && (K4 == 128 || K4 >= 256) && unrollFor(32, padForUnroll(32, K4)) >= DSPStreamGroups {
 		if !ocSet {
 			boc, f.Knobs["block_oc"] = 4, 4
 		}
@@ -1211,7 +1240,7 @@ func scheduleFCDSP(f *PrimFunc) (*PrimFunc, error) {
 	// −4.3%, 16 rows 256→64 −6.3%, 8 rows 512→128 −13.7%, 2 rows 640→128
 	// −13.6%, 3 rows 96→30 −4.1%; K of 48 was mixed (→64 −2.8%, →10
 	// +1.8%) and 32 lost (+2.6%). Session 57.
-	if rows >= 2 && wbits == 16 && K4 >= 64 && unrollFor(32, padForUnroll(32, K4)) >= DSPStreamGroups {
+	if !streamOff(f) && rows >= 2 && wbits == 16 && K4 >= 64 && unrollFor(32, padForUnroll(32, K4)) >= DSPStreamGroups {
 		brDef, ocDef = 1, 4
 	}
 	br, bc, unroll := knob(f, "block_rows", brDef), knob(f, "block_oc", ocDef), knob(f, "unroll_k", 32)
