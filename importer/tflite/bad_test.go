@@ -66,6 +66,9 @@ func TestBadInputs(t *testing.T) {
 	mustErr(t, "while", m.Bytes(), "operator 1 (WHILE): condition (subgraph 0), iteration 0: the model has 1 subgraphs")
 	m.Ops[1] = tg.Operator{Code: tg.OpCustom, Custom: "MyOp", Inputs: []int32{y}, Outputs: []int32{a}}
 	mustErr(t, "custom", m.Bytes(), `operator 1 (CUSTOM "MyOp"): op not supported`)
+	// Vela's NPU command stream says where the way out is (session 58).
+	m.Ops[1] = tg.Operator{Code: tg.OpCustom, Custom: "ethos-u", Inputs: []int32{y}, Outputs: []int32{a}}
+	mustErr(t, "ethos-u", m.Bytes(), `operator 1 (CUSTOM "ethos-u"): op not supported: a model compiled by Vela for an Arm Ethos-U NPU; give mcugen the model from before Vela`)
 
 	// A tensor index out of range.
 	m.Ops[1] = tg.Operator{Code: tg.OpRelu, Inputs: []int32{42}, Outputs: []int32{a}}

@@ -147,6 +147,12 @@ func (d *decoder) operator(index int, op table) error {
 	if c.code == opCustom && d.customs[oi] == customDecode {
 		return c.tflmDecode()
 	}
+	if c.code == opCustom && d.customs[oi] == "ethos-u" {
+		// Vela's output: the layers it mapped are one command stream for
+		// an Ethos-U NPU (review: the bare "op not supported" left the
+		// way out unsaid).
+		return c.errorf("op not supported: a model compiled by Vela for an Arm Ethos-U NPU; give mcugen the model from before Vela")
+	}
 	if f := signalOps[d.customs[oi]]; c.code == opCustom && f != nil {
 		opts := op.bytes(operatorCustomOpts)
 		if err := d.check(); err != nil {
