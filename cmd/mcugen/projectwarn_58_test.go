@@ -46,3 +46,23 @@ func TestCMakePathWarning58(t *testing.T) {
 		}
 	}
 }
+
+// compile's summary counts the inputs and outputs the caller's buffers hold
+// beside the arena (cnn_int8: 8·8·3 + 10 = 202 bytes; review: a 12.6 KB
+// input that the summary never named overflowed the micro:bit's RAM at
+// test time), and says nothing of them when they are in the arena.
+func TestCompileSummaryIO58(t *testing.T) {
+	for _, c := range []struct {
+		io   string
+		want bool
+	}{{"separate", true}, {"in-arena", false}} {
+		out := filepath.Join(t.TempDir(), "o")
+		code, stdout, stderr := mcugen(t, "compile", "../../testdata/tflite/cnn_int8.tflite", "--board", "mps2-an386", "--io", c.io, "-o", out)
+		if code != 0 {
+			t.Fatalf("--io %s: exit %d: %s", c.io, code, stderr)
+		}
+		if got := strings.Contains(stdout, ", inputs and outputs 202 B (the caller's buffers), constants "); got != c.want {
+			t.Errorf("--io %s: summary %q; want the I/O bytes: %v", c.io, stdout, c.want)
+		}
+	}
+}
