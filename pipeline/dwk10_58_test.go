@@ -16,13 +16,7 @@ import (
 // channel-quad schedule runs (that model's layer: 93,168 → 53,792), and
 // bit-exact on the M55, which does not rewrite it.
 func TestEvenColumnDepthwise58(t *testing.T) {
-	flat := func(g *graph.Graph) *graph.Graph {
-		y := g.Tensors["y"]
-		g.AddTensor(&graph.Tensor{Name: "z", DType: y.DType, Shape: []int{graph.NumElements(y.Shape)}, Quant: y.Quant})
-		g.AddNode(&graph.Node{Name: "flat", Op: graph.Reshape, Inputs: []string{"y"}, Outputs: []string{"z"}})
-		g.Outputs = []string{"z"}
-		return g
-	}
+	flat := flatOutput
 	m4, m55 := qemuBoard(t, "mps2-an386"), qemuBoard(t, "mps3-an547")
 	for _, c := range []struct{ h, ch, k, s int }{{33, 128, 10, 1}, {40, 32, 4, 2}} {
 		col := func() *graph.Graph {

@@ -399,13 +399,7 @@ func TestDepthwise1xKPlanar54(t *testing.T) {
 // be a copy outside the arena, so a graph output keeps the column form),
 // the inputs and outputs in the arena as inside a model.
 func TestColumnLayersAsRows54(t *testing.T) {
-	flat := func(g *graph.Graph) *graph.Graph {
-		y := g.Tensors["y"]
-		g.AddTensor(&graph.Tensor{Name: "z", DType: y.DType, Shape: []int{graph.NumElements(y.Shape)}, Quant: y.Quant})
-		g.AddNode(&graph.Node{Name: "flat", Op: graph.Reshape, Inputs: []string{"y"}, Outputs: []string{"z"}})
-		g.Outputs = []string{"z"}
-		return g
-	}
+	flat := flatOutput
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name     string
@@ -612,4 +606,15 @@ func TestDepthwiseOddChannelsStride2_54(t *testing.T) {
 	b := qemuBoard(t, "mps2-an386")
 	g := func() *graph.Graph { return tirtest.DepthwiseK(13, 13, 10, 3, 2, 1, graph.ActNone, 3) }
 	keepsForm(t, b, g, "odd-s2-13x13x10", "dsp_planes_rep_s8(")
+}
+
+// flatOutput gives g's output y a consumer: a Reshape to one dimension,
+// whose output z is the graph's (so y is not, and a layer's own Reshape
+// stays a view).
+func flatOutput(g *graph.Graph) *graph.Graph {
+	y := g.Tensors["y"]
+	g.AddTensor(&graph.Tensor{Name: "z", DType: y.DType, Shape: []int{graph.NumElements(y.Shape)}, Quant: y.Quant})
+	g.AddNode(&graph.Node{Name: "flat", Op: graph.Reshape, Inputs: []string{"y"}, Outputs: []string{"z"}})
+	g.Outputs = []string{"z"}
+	return g
 }
