@@ -28,3 +28,35 @@ func TestM55ValidConvWindow58(t *testing.T) {
 		t.Logf("%v: default %d, ungathered %d", c, def, old)
 	}
 }
+
+// Where the valid convolution's pixel window cannot help, the M55 keeps the
+// form without one: one output column (no ow loop to gather at), a dilated
+// window (it spans pixels no tap reads) and a window whose scratch passes
+// the stack (the lowering would give the layer to the generic loops). The
+// default must then be bit-exact and take no more instructions than the
+// ungathered form (session 58 review of the window: 4,041 → 60,462, 39,383
+// → 47,200 and 178,267 → 2,264,976 before the fallback).
+func TestM55ValidConvWindowDeclines58(t *testing.T) {
+	b := qemuBoard(t, "mps3-an547")
+	dilated := func() *graph.Graph {
+		g := tirtest.ConvRectPad(12, 12, 16, 8, 3, 3, 1, graph.Padding{}, graph.ActRelu, -128)
+		g.Nodes[0].Attrs.(*graph.Conv2DAttrs).Dilation = [2]int{2, 2}
+		g.Tensors["y"].Shape = []int{1, 8, 8, 8}
+		return g
+	}
+	for _, c := range []struct {
+		name string
+		g    func() *graph.Graph
+	}{
+		{"one output column", func() *graph.Graph { return tirtest.ConvRectPad(10, 3, 16, 16, 3, 3, 1, graph.Padding{}, graph.ActNone, 3) }},
+		{"dilation 2", dilated},
+		{"window past the stack", func() *graph.Graph { return tirtest.ConvRectPad(10, 10, 341, 4, 3, 3, 1, graph.Padding{}, graph.ActNone, 3) }},
+	} {
+		def := checkedRun(t, c.g(), "valid", Options{Board: b, Version: "test"}, 1, 58)
+		old := checkedRun(t, c.g(), "rows", Options{Board: b, Version: "test", Knobs: map[string]map[string]int{"conv2d": {"pixel_window_below": 0}}}, 1, 58)
+		if def > old {
+			t.Errorf("%s: default %d instructions, ungathered %d", c.name, def, old)
+		}
+		t.Logf("%s: default %d, ungathered %d", c.name, def, old)
+	}
+}

@@ -273,10 +273,30 @@ func castLoad(e Expr) (*Load, int64, bool) {
 }
 
 func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
+	// A convolution without padding tries the pixel window first
+	// (simdKernelW's validWindow) and takes the form without one where the
+	// window cannot be built (one output column: no ow loop), is not the
+	// taps alone (a dilated window spans unused pixels) or takes more
+	// scratch than the stack allows (the lowering would then give the layer
+	// to the generic target): session 58 review, up to 15 times the
+	// instructions of the form without.
+	try := *f
+	try.Knobs = maps.Clone(f.Knobs)
+	g, used, err := simdKernelW(&try, prefix, true)
+	if !used || (err == nil && (f.StackBytes <= 0 || g.ScratchBytes() <= f.StackBytes)) {
+		return g, err
+	}
+	g, _, err = simdKernelW(f, prefix, false)
+	return g, err
+}
+
+// simdKernelW is simdKernel, with the pixel window for a convolution without
+// padding where validWindow allows it; used says whether it was taken.
+func simdKernelW(f *PrimFunc, prefix string, validWindow bool) (_ *PrimFunc, used bool, err error) {
 	f = PruneConditions(Simplify(f))
 	p, err := findParts(f)
 	if err != nil {
-		return nil, err
+		return nil, used, err
 	}
 	kn := func(name string, def int) int { return knob(f, name, def) }
 	hasIf := false
@@ -310,7 +330,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	// valid 3×3 layers: 28×28 1 → 8 170,039 → 60,631 instructions, 10×10
 	// 64 → 64 588,354 → 337,104; KWS_op's 10×4 over one channel 211,931
 	// → 38,891 (session 58 review: tune found window 2 on every such layer).
-	validShort := !hasIf && f.Op == "conv2d" && !p.dw && kh*kw > 1 && kw*cin < knob(f, "pixel_window_below", 1024)
+	validShort := validWindow && !hasIf && f.Op == "conv2d" && !p.dw && kh*kw > 1 && kw*cin < knob(f, "pixel_window_below", 1024) && kn("window", 0) == 0
 	if f.Op != "fully_connected" && (hasIf || kn("window", 0) != 0 || validShort) {
 		at := "oh"
 		mode := kn("window", 0)
@@ -326,24 +346,28 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		}
 		g, err := CacheWindowPad(f, p.x, at, pad)
 		if err != nil {
-			return nil, err
+			return nil, validShort, err
 		}
 		if g, win, err = rowFill(g, at, p.x, pad, prefix, kn("row_copy_below", 16)); err != nil {
-			return nil, err
+			return nil, validShort, err
 		}
+		if validShort && win.Len() != kh*kw*cin {
+			return nil, true, fmt.Errorf("the window is not the taps alone")
+		}
+		used = validShort
 		f = g
 		f.Body = dropWindowConds(f.Body, p.acc, win, p.xo, pad)
 		if p, err = findParts(f); err != nil {
-			return nil, err
+			return nil, used, err
 		}
 	}
 	if hasCond(p.red) {
-		return nil, fmt.Errorf("reduction keeps conditions")
+		return nil, used, fmt.Errorf("reduction keeps conditions")
 	}
 	// Fold the input offset into the bias.
 	if p.xo != 0 {
 		if p, err = foldOffset(f, p); err != nil {
-			return nil, err
+			return nil, used, err
 		}
 	}
 	if p.dw {
@@ -352,7 +376,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	f = stripUnitLoops(f)
 	f = Flatten(f)
 	if p, err = findParts(f); err != nil {
-		return nil, err
+		return nil, used, err
 	}
 	if !p.dw {
 		p.red = fuseContiguous(p.red)
@@ -364,7 +388,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 	}
 	body, err := blockChannels(p, prefix)
 	if err != nil {
-		return nil, err
+		return nil, used, err
 	}
 	f.Body = replaceStmt(f.Body, p.chan_, func(Stmt) Stmt { return body })
 	// Pointwise pixels in groups: three at a time on the M55 (knob
@@ -381,7 +405,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		group, minN, maxN = kn("pixel_group", 3), 16, 4096
 	}
 	if group != 2 && group != 3 {
-		return nil, fmt.Errorf("pixel_group %d: want 2 or 3", group)
+		return nil, used, fmt.Errorf("pixel_group %d: want 2 or 3", group)
 	}
 	if n := kn("pixel_pairs", minN); !p.dw && f.Op == "conv2d" && n > 0 {
 		g := pairPixels(f, prefix, n, kn("pixel_pairs_max", maxN), group)
@@ -392,7 +416,7 @@ func simdKernel(f *PrimFunc, prefix string) (*PrimFunc, error) {
 		f = g
 	}
 	f.Knobs["simd"] = 1
-	return f, nil
+	return f, used, nil
 }
 
 // dropWindowConds removes the padding conditions around the MACs that read
