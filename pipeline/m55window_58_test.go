@@ -48,9 +48,13 @@ func TestM55ValidConvWindowDeclines58(t *testing.T) {
 		name string
 		g    func() *graph.Graph
 	}{
-		{"one output column", func() *graph.Graph { return tirtest.ConvRectPad(10, 3, 16, 16, 3, 3, 1, graph.Padding{}, graph.ActNone, 3) }},
+		{"one output column", func() *graph.Graph {
+			return tirtest.ConvRectPad(10, 3, 16, 16, 3, 3, 1, graph.Padding{}, graph.ActNone, 3)
+		}},
 		{"dilation 2", dilated},
-		{"window past the stack", func() *graph.Graph { return tirtest.ConvRectPad(10, 10, 341, 4, 3, 3, 1, graph.Padding{}, graph.ActNone, 3) }},
+		{"window past the stack", func() *graph.Graph {
+			return tirtest.ConvRectPad(10, 10, 341, 4, 3, 3, 1, graph.Padding{}, graph.ActNone, 3)
+		}},
 	} {
 		def := checkedRun(t, c.g(), "valid", Options{Board: b, Version: "test"}, 1, 58)
 		old := checkedRun(t, c.g(), "rows", Options{Board: b, Version: "test", Knobs: map[string]map[string]int{"conv2d": {"pixel_window_below": 0}}}, 1, 58)
