@@ -16,8 +16,13 @@ const ldm6N = 6
 // names. Its six fixed weight registers leave gcc few others: at twelve a
 // statement (what writeMacLDM3 keeps to) gcc 12.2 reported "impossible
 // constraints" with a frame pointer (-O1 to -O3 -fno-omit-frame-pointer),
-// at eleven with a frame pointer and -ffixed-r9; at ten it builds under
-// every flag set, and AD takes the same instructions as at twelve.
+// at eleven with a frame pointer and -ffixed-r9; at ten the one-row GEMV
+// builds under every flag set, and AD takes the same instructions as at
+// twelve. The 1x4 blocks of wide pointwise and multi-row fully connected
+// layers, inlined with their block loops, still did not with a frame
+// pointer at -O1 and -O3 (with -fdata-sections) or at -O2 with -ffixed-r9
+// (session 58 review): a build that keeps a frame pointer sets knob stream
+// 0 and keeps those layers off them (tir.KeepsFramePointer).
 const ldm6MaxOperands = 10
 
 // writeMacLDM6 prints the one-row, four-channel block's loop body (int16
