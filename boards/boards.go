@@ -250,6 +250,21 @@ func (b *Board) OptLevel() string {
 	return opt
 }
 
+// KeepsFramePointer reports whether gcc flags keep a frame pointer: the last
+// of -fno-omit-frame-pointer and -fomit-frame-pointer among them decides.
+func KeepsFramePointer(flags []string) bool {
+	keep := false
+	for _, f := range flags {
+		switch f {
+		case "-fno-omit-frame-pointer":
+			keep = true
+		case "-fomit-frame-pointer":
+			keep = false
+		}
+	}
+	return keep
+}
+
 // GCCFlags are the code-generation flags the board asks for (-mcpu, -march, -mfpu,
 // -mfloat-abi and its cflags; an -O among those is OptLevel's too).
 func (b *Board) GCCFlags() []string {

@@ -22,7 +22,7 @@ const ldm6N = 6
 // layers, inlined with their block loops, still did not with a frame
 // pointer at -O1 and -O3 (with -fdata-sections) or at -O2 with -ffixed-r9
 // (session 58 review): a build that keeps a frame pointer sets knob stream
-// 0 and keeps those layers off them (tir.KeepsFramePointer).
+// 0 and keeps those layers off them (boards.KeepsFramePointer).
 const ldm6MaxOperands = 10
 
 // writeMacLDM6 prints the one-row, four-channel block's loop body (int16

@@ -322,13 +322,13 @@ func (s *State) layerCounts(raw []int64, overhead int64) []LayerCount {
 		// A kernel fused from several nodes is named "A + B" (a float
 		// convolution and its activation): its MACs are theirs together
 		// (review: bench --layers showed none for fused float layers).
-		for _, name := range strings.Split(c.Func.Node, " + ") {
+		names := strings.Split(c.Func.Node, " + ")
+		for _, name := range names {
 			if n := nodes[name]; n != nil {
 				l.MACs += graph.MACs(s.Graph, n)
 			}
 		}
-		main, _, _ := strings.Cut(c.Func.Node, " + ")
-		if n := nodes[main]; n != nil {
+		if n := nodes[names[0]]; n != nil {
 			// The MACs the kernel does: its dead output channels (all-zero
 			// weights) are stored as constants, not computed.
 			if d, y := c.Func.DeadChannels, s.Graph.Out(n, 0); d > 0 && y != nil && len(y.Shape) > 0 {

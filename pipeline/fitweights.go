@@ -361,16 +361,16 @@ func (s *State) fitWeights(t *tir.Target) (bool, error) {
 			// counted a 24,576 B estimate of code that measured 2,224 B).
 			if flash, ok := s.measuredFlash(); ok && flash > need {
 				what := fmt.Sprintf("the model's code and constants (measured with the board's compiler at -O2; %s: %s B)", consts, commas(need))
-				return false, s.fitError(*lim, what, flash)
+				return false, s.weightsFitError(*lim, what, flash)
 			}
 			what := fmt.Sprintf("weights (%s) alone, before its code (estimated at %s B)", consts, commas(headroom))
-			return false, s.fitError(*lim, what, need)
+			return false, s.weightsFitError(*lim, what, need)
 		}
 		if reserved > 0 {
 			what := fmt.Sprintf("weights (%s, %s B) and what shares the region with them (the arena, and the stack where it is there: %s B)", consts, commas(need), commas(reserved))
-			return false, s.fitError(*lim, what, need+reserved)
+			return false, s.weightsFitError(*lim, what, need+reserved)
 		}
-		return false, s.fitError(*lim, "weights ("+consts+")", need)
+		return false, s.weightsFitError(*lim, "weights ("+consts+")", need)
 	}
 	if s.Lean == nil {
 		s.Lean = &LeanWeights{FlashBytes: have, Budget: lim.region == nil}
@@ -436,7 +436,7 @@ func checkCode(s *State) error {
 				return nil
 			}
 			what := fmt.Sprintf("weights (the lowered constants, %s B) and code (estimated at %s B; it could not be measured: %s)", commas(c.consts), commas(c.estimate), why)
-			return s.fitError(c.lim, what, c.consts+c.estimate)
+			return s.weightsFitError(c.lim, what, c.consts+c.estimate)
 		}
 		s.Opt.Warn(fmt.Sprintf("flash: the constants (%s B) leave %s B of %s's %s region for code, estimated at %s B, and it could not be measured (%s): the link may fail",
 			commas(c.consts), commas(c.lim.bytes-c.consts), b.Name, c.lim.region.Name, commas(c.estimate), why))
@@ -457,7 +457,7 @@ func checkCode(s *State) error {
 		// A budget is the model's alone: its code and constants.
 		if need := int64(flash); need > c.lim.bytes {
 			what := fmt.Sprintf("the model's code and constants (measured with the board's compiler at -O2; constants %s B)", commas(c.consts))
-			return s.fitError(c.lim, what, need)
+			return s.weightsFitError(c.lim, what, need)
 		}
 		return nil
 	}
@@ -465,7 +465,7 @@ func checkCode(s *State) error {
 		need := int64(flash) + room
 		what := fmt.Sprintf("the model's code and constants (%s B, measured with the board's compiler at -O2; constants %s B) and %s B for the runtime and application",
 			commas(int64(flash)), commas(c.consts), commas(room))
-		return s.fitError(c.lim, what, need)
+		return s.weightsFitError(c.lim, what, need)
 	}
 	return nil
 }

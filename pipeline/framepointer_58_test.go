@@ -3,8 +3,8 @@ package pipeline
 import (
 	"testing"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
-	"github.com/mcugen/mcugen/tir"
 	"github.com/mcugen/mcugen/tir/tirtest"
 )
 
@@ -29,7 +29,7 @@ func TestFramePointerBuilds58(t *testing.T) {
 			checkedRun(t, c.g(), "fp", Options{Board: b, Version: "test", CFlags: flags}, 1, 58)
 		}
 	}
-	if !tir.KeepsFramePointer([]string{"-O2", "-fno-omit-frame-pointer"}) || tir.KeepsFramePointer([]string{"-fno-omit-frame-pointer", "-fomit-frame-pointer"}) || tir.KeepsFramePointer(b.GCCFlags()) {
+	if !boards.KeepsFramePointer([]string{"-O2", "-fno-omit-frame-pointer"}) || boards.KeepsFramePointer([]string{"-fno-omit-frame-pointer", "-fomit-frame-pointer"}) || boards.KeepsFramePointer(b.GCCFlags()) {
 		t.Error("KeepsFramePointer: the last of -f(no-)omit-frame-pointer decides, and mps2-an386 keeps none")
 	}
 }

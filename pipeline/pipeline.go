@@ -853,6 +853,12 @@ type limit struct {
 
 // fitError is the FitError for need bytes of what over l.
 func (s *State) fitError(l limit, what string, need int64) error {
+	return fmt.Errorf("%s: %w", s.ModelPath, s.newFitError(l, what, need))
+}
+
+// newFitError is fitError's FitError, before it is wrapped (the message is
+// formatted then).
+func (s *State) newFitError(l limit, what string, need int64) *FitError {
 	e := &FitError{Model: s.Graph.Name, What: what, Need: need, Have: l.bytes}
 	if l.region != nil {
 		e.Board, e.Region = s.Opt.Board.Name, l.region.Name
@@ -864,11 +870,17 @@ func (s *State) fitError(l limit, what string, need int64) error {
 	} else {
 		e.Budget = l.budget
 	}
-	if f := floatWeightBytes(s.Graph); !quantizing(s.Opt) && (strings.Contains(what, "weights") || strings.Contains(what, "constants")) && 4*f >= need {
-		// The float32 weights are a quarter or more of what is short
-		// (a dynamic-range TFLite model's int8 weights are read as
-		// float32: review, a 275,728 B file needed 1,063,456 B, and the
-		// importer's note saying why was dropped with the failure).
+	return e
+}
+
+// weightsFitError is fitError for a limit the weights are part of: where
+// the float32 weights are a quarter or more of what it needs, it says how
+// to shrink them (a dynamic-range TFLite model's int8 weights are read as
+// float32: review, a 275,728 B file needed 1,063,456 B, and the importer's
+// note saying why was dropped with the failure).
+func (s *State) weightsFitError(l limit, what string, need int64) error {
+	e := s.newFitError(l, what, need)
+	if f := floatWeightBytes(s.Graph); !quantizing(s.Opt) && 4*f >= need {
 		e.Hint = fmt.Sprintf("%s B of them are float32 weights: --calib DIR (or --calib-random N) quantizes the model to int8, a quarter of those bytes", commas(f))
 	}
 	return fmt.Errorf("%s: %w", s.ModelPath, e)
@@ -1000,7 +1012,7 @@ func checkFits(s *State) error {
 			need += codeHeadroomBase
 		}
 		if need > wlim.bytes {
-			return s.fitError(*wlim, what, need)
+			return s.weightsFitError(*wlim, what, need)
 		}
 	}
 	return nil
@@ -1278,7 +1290,7 @@ func checkConstRAM(s *State) error {
 	arena, consts := s.ModelRAM(), s.Module.ConstBytes()
 	if need := arena + consts; need > int64(r.Length) {
 		what := fmt.Sprintf("activations (the arena, %s B) and the weights avr-gcc copies into SRAM (%s B)", commas(arena), commas(consts))
-		return s.fitError(limit{region: r, bytes: int64(r.Length)}, what, need)
+		return s.weightsFitError(limit{region: r, bytes: int64(r.Length)}, what, need)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcugen/mcugen/boards"
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/tir"
 	"github.com/mcugen/mcugen/tune"
@@ -247,14 +248,14 @@ func (s *State) modelPrefix() string {
 
 // boardTarget is t with the board's defaults: its core's (ForCore), and
 // knob stream 0 where its flags keep a frame pointer
-// (tir.KeepsFramePointer).
+// (boards.KeepsFramePointer; tir streamOff says why).
 func (s *State) boardTarget(t tir.Target) tir.Target {
 	b := s.Opt.Board
 	if b == nil {
 		return t
 	}
 	t = t.ForCore(b.CPU)
-	if tir.KeepsFramePointer(append(b.GCCFlags(), s.Opt.CFlags...)) {
+	if boards.KeepsFramePointer(append(b.GCCFlags(), s.Opt.CFlags...)) {
 		for _, op := range []string{"conv2d", "fully_connected"} {
 			t = t.WithKnobs(op, map[string]int{"stream": 0})
 		}

@@ -633,28 +633,13 @@ func padForUnroll(want, k4 int) int {
 	return k4
 }
 
-// KeepsFramePointer reports whether gcc flags keep a frame pointer
-// (-fno-omit-frame-pointer, the last of it and -fomit-frame-pointer wins).
-// There the pipeline sets knob stream 0: the one-row-by-four-channel
-// blocks the defaults give wide pointwise and multi-row fully connected
-// layers (their six-register weight stream) left gcc too few registers
-// ("impossible constraints") at -O1 and -O3 with -fdata-sections, and at
-// -O2 with r9 reserved too (session 58 review); the blocks before them
-// build.
-func KeepsFramePointer(flags []string) bool {
-	keep := false
-	for _, f := range flags {
-		switch f {
-		case "-fno-omit-frame-pointer":
-			keep = true
-		case "-fomit-frame-pointer":
-			keep = false
-		}
-	}
-	return keep
-}
-
-// streamOff reports whether f's knobs set stream 0 (KeepsFramePointer). The
+// streamOff reports whether f's knobs set stream 0, which the pipeline sets
+// where the build keeps a frame pointer (boards.KeepsFramePointer): the
+// one-row-by-four-channel blocks the defaults give wide pointwise and
+// multi-row fully connected layers (their six-register weight stream) left
+// gcc too few registers ("impossible constraints") at -O1 and -O3 with
+// -fdata-sections, and at -O2 with r9 reserved too (session 58 review);
+// the blocks before them build. The
 // knob is read, not defaulted: absent, it is not recorded in f.Knobs (nor
 // in the tuning records and reports, which list the knobs a kernel took).
 func streamOff(f *PrimFunc) bool {

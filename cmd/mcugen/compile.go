@@ -245,11 +245,7 @@ func (c *compileCmd) Run(e *env) error {
 	// does not count (review: a 12.6 KB input the summary never named).
 	io := ""
 	if !s.Opt.IOInArena {
-		n := 0
-		for _, t := range slices.Concat(r.Inputs, r.Outputs) {
-			n += t.Size
-		}
-		io = fmt.Sprintf(", inputs and outputs %s B (the caller's buffers)", comma(int64(n)))
+		io = fmt.Sprintf(", inputs and outputs %s B (the caller's buffers)", comma(int64(ioBytes(s))))
 	}
 	fmt.Fprintf(e.stdout, "%s -> %s (board %s, target %s)\narena %s B%s, constants %s B (weights in the kernels' layout, tables), kernel scratch %s B (stack), entry %s()\n",
 		c.Model, c.Out, r.Board, r.Target, comma(int64(r.ArenaBytes)), io, comma(int64(r.WeightsBytes)), comma(int64(r.ScratchBytes)), r.Entry)
@@ -871,10 +867,7 @@ func exampleRAMWarning(s *pipeline.State, stack int64, before string) string {
 	if r == nil {
 		return ""
 	}
-	io := 0
-	for _, t := range slices.Concat(s.Report.Inputs, s.Report.Outputs) {
-		io += t.Size
-	}
+	io := ioBytes(s)
 	const runtime = 256 // the runtime's own data and bss, about
 	// The data region holds the stack, the example's buffers and the
 	// runtime's data, and whatever else the board puts there: the arena,
@@ -893,6 +886,15 @@ func exampleRAMWarning(s *pipeline.State, stack int64, before string) string {
 	}
 	return fmt.Sprintf("the example program may not link: with its stack (%s B), input and output buffers (%s B) and the runtime's data it needs about %s B of region %s%s, which has %s B; the model alone fits, so an application that reuses its buffers may still fit",
 		comma(stack), comma(int64(io)), comma(need), r.Name, before, comma(int64(r.Length)))
+}
+
+// ioBytes is the bytes of the model's inputs and outputs (s compiled).
+func ioBytes(s *pipeline.State) int {
+	n := 0
+	for _, t := range slices.Concat(s.Report.Inputs, s.Report.Outputs) {
+		n += t.Size
+	}
+	return n
 }
 
 // avrWeightsWarning is a warning for an 8-bit AVR Arduino board: avr-gcc
