@@ -119,15 +119,17 @@ static inline MCUGEN_ALWAYS_INLINE void dsp_planes_s8(int32_t *dst, const int8_t
 	addHelperGen(tir.IntrDSPDWPlanar, []string{"dsp_acle", tir.IntrDSPRequant}, func() string { return dwPlanarC(dwPlain) })
 	addHelperGen(tir.IntrDSPDWPlanarR, []string{"dsp_acle"}, func() string { return dwPlanarC(dwReLU) })
 	addHelperGen(tir.IntrDSPDWPlanarS, []string{"dsp_acle"}, func() string { return dwPlanarC(dwShift) })
+	addHelperGen(tir.IntrDSPDWPlanarSN, []string{"dsp_acle"}, func() string { return dwPlanarC(dwShiftSigned) })
 }
 
 // dwForm is which requantization a planar row kernel ends in.
 type dwForm int
 
 const (
-	dwPlain dwForm = iota // IntrDSPDWPlanar: bias in the accumulator, TFLite's sign correction
-	dwReLU                // IntrDSPDWPlanarR: bias in k0, no sign correction
-	dwShift               // IntrDSPDWPlanarS: scaled bias in the accumulator, SMMLA, the layer's one shift
+	dwPlain       dwForm = iota // IntrDSPDWPlanar: bias in the accumulator, TFLite's sign correction
+	dwReLU                      // IntrDSPDWPlanarR: bias in k0, no sign correction
+	dwShift                     // IntrDSPDWPlanarS: scaled bias in the accumulator, SMMLA, the layer's one shift
+	dwShiftSigned               // IntrDSPDWPlanarSN: dwShift with TFLite's sign correction (D & (acc >> 31))
 )
 
 // dwClampStore ends DSP_DWP3_RQ's ReLU forms: the clamp (folded away for
@@ -159,6 +161,14 @@ func dwPlanarC(form dwForm) string {
 		rq = `__asm__("smmla %0, %1, %2, %3" : "=r"(y_) : "r"(y_), "r"(m_), "r"(k_)); \
         y_ = (int32_t)__builtin_arm_ssat(y_ >> t, 8); \
         ` + dwClampStore
+	case dwShiftSigned:
+		name, last = tir.IntrDSPDWPlanarSN, "t"
+		words = "the bias, the\n   multiplier, A and TFLite's sign correction D, all scaled to the layer's one shift t\n   (tir/dsp_gemm_shift.go)"
+		rq = `int32_t v_; \
+        __asm__("smmla %0, %1, %2, %3" : "=r"(v_) : "r"(y_), "r"(m_), "r"(k_)); \
+        v_ -= p[9] & (y_ >> 31); \
+        y_ = (int32_t)__builtin_arm_ssat(v_ >> t, 8); \
+        ` + dwClampStore
 	case dwReLU:
 		name = tir.IntrDSPDWPlanarR
 		note = " (the bias 0 and folded into k0; no sign\n   correction: the output's zero point is at or below lo)"
@@ -170,7 +180,7 @@ func dwPlanarC(form dwForm) string {
 	decl := `int32_t kl_; \
         int32_t kh_; \
         `
-	if form == dwShift {
+	if form == dwShift || form == dwShiftSigned {
 		decl = ""
 	}
 	return `/* One output row of a 3x3 depthwise convolution over the planes r0, r1, r2 (word k of channel ch
@@ -278,8 +288,12 @@ func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { b.WriteString(ind + fmt.Sprintf(format, args...) + "\n") }
 	stride := 12
-	if form == dwShift {
+	shift := form == dwShift || form == dwShiftSigned
+	switch form {
+	case dwShift:
 		stride = tir.DWPlanarSWords
+	case dwShiftSigned:
+		stride = tir.DWPlanarSNWords
 	}
 	w("for (; o < end; ++o, ++q, p += %d) {", stride)
 	in := ind + "    "
@@ -296,11 +310,11 @@ func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 			wi("int32_t y%d = p[6];", i)
 		}
 	}
-	if form == dwShift {
+	if shift {
 		wi("const int32_t b_ = p[6];")
 	}
 	wi("int32_t m_;")
-	if form == dwShift {
+	if shift {
 		wi("int32_t k_;")
 	} else {
 		wi("int32_t e1_;")
@@ -335,7 +349,7 @@ func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 					switch {
 					case m.op == "smlad" && form == dwReLU && r == 0:
 						wi("y%d = __smuad(x%d, %s);", m.out, m.word, m.wt)
-					case m.op == "smlad" && form == dwShift && r == 0:
+					case m.op == "smlad" && shift && r == 0:
 						wi("y%d = __smlad(x%d, %s, b_);", m.out, m.word, m.wt)
 					default:
 						wi("y%d = __%s(x%d, %s, y%d);", m.out, m.op, m.word, m.wt, m.out)
@@ -345,7 +359,7 @@ func dwPlanarLoop(form dwForm, ind string, n, s int) string {
 			}
 		}
 	}
-	if form == dwShift {
+	if shift {
 		wi("DSP_LD2(p, 7, m_, k_);")
 	} else {
 		wi("DSP_LD2(p, 9, m_, e1_);")

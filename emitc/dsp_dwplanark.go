@@ -17,13 +17,35 @@ import (
 // share each plane and weight word loaded; the requantization is the
 // packed helper's (the channel's k0, multiplier and e1 in two LDRDs),
 // without the sign correction where every channel's zero point is at or
-// below lo (relu).
+// below lo (mode 1), or one SMMLA where the layer is scaled to one shift
+// (modes 2 and 3).
 func init() {
 	deps := []string{"dsp_acle", tir.IntrDSPRequantP, tir.IntrDSPRequantPR, "dsp_dwpk_rq"}
-	addHelper("dsp_dwpk_rq", []string{tir.IntrDSPRequantP, tir.IntrDSPRequantPR}, `/* The planar 5x5, 7x7 and 1xk depthwise kernels' requantization: p holds k0 (low, high), the multiplier and e1. */
-static inline MCUGEN_ALWAYS_INLINE int32_t dsp_dwpk_rq(int32_t y, const int32_t *p, int32_t relu, int32_t zr, int32_t lo, int32_t hi)
+	addHelper("dsp_dwpk_rq", []string{tir.IntrDSPRequantP, tir.IntrDSPRequantPR}, `/* The planar 5x5, 7x7 and 1xk depthwise kernels' requantization. Modes 0 and 1: p holds k0 (low, high),
+   the multiplier and e1, and mode 1 leaves out the sign correction (every zero point at or below lo).
+   Modes 2 and 3: the layer scaled to one shift, zr's argument; p holds the multiplier m, A and D, and
+   the result is clamp((SMMLA(y, m, A) - (mode 2 and y < 0 ? D : 0)) >> zr, lo, hi) (tir/dsp_gemm_shift.go). */
+static inline MCUGEN_ALWAYS_INLINE int32_t dsp_dwpk_rq(int32_t y, const int32_t *p, int32_t mode, int32_t zr, int32_t lo, int32_t hi)
 {
-    return relu ? dsp_requant_s8pr(y, p, zr, lo, hi) : dsp_requant_s8p(y, p, zr, lo, hi);
+    if (mode >= 2) {
+        int32_t m;
+        int32_t k;
+        int32_t v;
+        DSP_LD2(p, 0, m, k);
+        __asm__("smmla %0, %1, %2, %3" : "=r"(v) : "r"(y), "r"(m), "r"(k));
+        if (mode == 2) {
+            v -= p[2] & (y >> 31);
+        }
+        v = (int32_t)__builtin_arm_ssat(v >> zr, 8);
+        if (lo > -128 && v < lo) {
+            v = lo;
+        }
+        if (hi < 127 && v > hi) {
+            v = hi;
+        }
+        return v;
+    }
+    return mode == 1 ? dsp_requant_s8pr(y, p, zr, lo, hi) : dsp_requant_s8p(y, p, zr, lo, hi);
 }`)
 	addHelper(tir.IntrDSPPlanesRep, []string{"dsp_acle"}, `/* dsp_planes_s8 for a layer whose output channel ch reads input channel ch / m (a depth
    multiplier m, or a one-channel convolution with m = c): dst[k * c + ch] = (v(2k - padl, ch / m),
@@ -69,7 +91,7 @@ func dwPlanarKC(kh, kw int) string {
 static inline MCUGEN_ALWAYS_INLINE void %[5]s(int8_t *out, const int32_t *r, int32_t s0, int32_t s1, int32_t s2, int32_t s3,
                                                     int32_t s4, int32_t s5, int32_t s6, const int32_t *p0, int32_t k, int32_t nc,
                                                     int32_t ow, int32_t stride, int32_t zr, int32_t lo, int32_t hi, int32_t os,
-                                                    int32_t relu)
+                                                    int32_t mode)
 {
     int32_t j = 0;
     (void)k;
@@ -148,9 +170,9 @@ func dwPlanarKGroup(kh, kw, s, n int, first, ind string) string {
 		}
 		wi("}")
 	}
-	wi("o[0] = (int8_t)dsp_dwpk_rq(y0, p + %d, relu, zr, lo, hi);", t+1)
+	wi("o[0] = (int8_t)dsp_dwpk_rq(y0, p + %d, mode, zr, lo, hi);", t+1)
 	if n == 2 {
-		wi("o[os] = (int8_t)dsp_dwpk_rq(y1, p + %d, relu, zr, lo, hi);", t+1)
+		wi("o[os] = (int8_t)dsp_dwpk_rq(y1, p + %d, mode, zr, lo, hi);", t+1)
 	}
 	w("}")
 	return b.String()

@@ -88,6 +88,17 @@ const IntrDSPDWPlanarS = "dsp_dwp3s_s8"
 // DWPlanarSWords is IntrDSPDWPlanarS's table words per channel.
 const DWPlanarSWords = 9
 
+// IntrDSPDWPlanarSN is IntrDSPDWPlanarS for an output without a fused
+// ReLU, with TFLite's sign correction (DSPGemmSNName's D, the tenth word
+// of a channel):
+//
+//	dsp_dwp3sn_s8(out *int8, q *int32, s0, s1, s2, p *int32, nc, ow, stride, step, t, lo, hi, os)
+//	  out[j·os + ch] = clamp((⌊acc·P[7] / 2^32⌋ + P[8] − [acc < 0]·P[9]) >> t, lo, hi)   (P = p[10ch:])
+const IntrDSPDWPlanarSN = "dsp_dwp3sn_s8"
+
+// DWPlanarSNWords is IntrDSPDWPlanarSN's table words per channel.
+const DWPlanarSNWords = 10
+
 func init() {
 	DeclareKnob("dsp.dw_planar", 0, 1) // depthwise 3x3: channel planes, SMLAD over adjacent taps
 	DeclareAlgorithm("dsp.dw_planar")
@@ -107,6 +118,9 @@ func init() {
 		}
 		if shift {
 			name, words = IntrDSPDWPlanarS, DWPlanarSWords
+			if !relu {
+				name, words = IntrDSPDWPlanarSN, DWPlanarSNWords
+			}
 		}
 		return func(a []val) val {
 			out, q, p := a[0], a[1], a[5]
@@ -145,6 +159,8 @@ func init() {
 					k0 := int64(uint32(P(7))) + P(8)<<32
 					var y int64
 					switch {
+					case shift && !relu && acc < 0:
+						y = smmlaRequant(name, acc, P(7), P(8)-P(9), zr.i, lo.i, hi.i)
 					case shift:
 						y = smmlaRequant(name, acc, P(7), P(8), zr.i, lo.i, hi.i)
 					case relu:
@@ -161,6 +177,7 @@ func init() {
 	extIntrinsics[IntrDSPDWPlanar] = planar(false, false)
 	extIntrinsics[IntrDSPDWPlanarR] = planar(true, false)
 	extIntrinsics[IntrDSPDWPlanarS] = planar(true, true)
+	extIntrinsics[IntrDSPDWPlanarSN] = planar(false, true)
 }
 
 // layPlanes is IntrDSPPlanes and IntrDSPPlanesRep: for word k < wp2 and
@@ -365,19 +382,18 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	if relu {
 		kernel = IntrDSPDWPlanarR
 	}
-	// The ReLU form scaled to one shift where every channel takes it
-	// (knob requant_shift, default on).
-	js, As := make([]int64, Cn), []int64(nil) // per-channel scale shifts (0: none), shared-shift A
-	if relu && knob(f, "requant_shift", 1) != 0 {
-		wmax, wsum, live := make([]int64, Cn), make([]int64, Cn), make([]bool, Cn)
-		for c := range Cn {
-			live[c] = true
-			for _, v := range g[9*c : 9*c+9] {
-				wmax[c], wsum[c] = max(wmax[c], abs64(v)), wsum[c]+abs64(v)
+	// The layer scaled to one shift where every channel takes it (knob
+	// requant_shift, default on): IntrDSPDWPlanarS for the ReLU form,
+	// IntrDSPDWPlanarSN, with TFLite's sign correction, without it.
+	js := make([]int64, Cn) // per-channel scale shifts (0: none)
+	var ds dwShift
+	shifted := false
+	if knob(f, "requant_shift", 1) != 0 {
+		if ds, shifted = dwSharedShift(tabs, g, 9, a.xAbs(), zr, !relu); shifted {
+			kernel, last, js = IntrDSPDWPlanarS, ds.t, ds.j
+			if !relu {
+				kernel = IntrDSPDWPlanarSN
 			}
-		}
-		if t, j, A, ok := sharedShift(tabs[2], tabs[1], tabs[3], tabs[0], wmax, wsum, live, a.xAbs(), zr); ok {
-			kernel, last, js, As = IntrDSPDWPlanarS, t, j, A
 			lo, hi = max(lo, -128), min(hi, 127)
 		}
 	}
@@ -389,8 +405,10 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 		}
 		bias, k0 := tabs[0][c], tabs[2][c]
 		switch {
-		case As != nil:
-			stream = append(stream, bias<<sh, tabs[1][c], As[c])
+		case shifted && relu:
+			stream = append(stream, ds.words[c][:3]...)
+		case shifted:
+			stream = append(stream, ds.words[c][:]...)
 		case relu:
 			k0 += bias * tabs[1][c]
 			stream = append(stream, 0, int64(int32(uint32(k0))), k0>>32, tabs[1][c], tabs[3][c], 0)
@@ -422,6 +440,58 @@ func (c *convNest) dwPlanar(f *PrimFunc, store *Store) (*PrimFunc, bool) {
 	// input the later slices do not read.
 	h.InPlaceSafe = M == 1 && OH <= H && OW <= W
 	return &h, true
+}
+
+// dwShift is a planar depthwise layer's channels scaled to one shift t
+// (sharedShift, DSPGemmSName's derivation): channel c's weights and bias
+// by 2^j[c], and its requantization words the scaled bias, the
+// multiplier, A and (for an output that needs TFLite's sign correction)
+// D, DSPGemmSNName's.
+type dwShift struct {
+	t     int64
+	j     []int64
+	words [][4]int64
+}
+
+// dwSharedShift scales a depthwise layer to one shift, from its epilogue
+// tables (dwEpilogue: bias, multiplier, k0 without the bias, e1), its
+// weights g (taps a channel, channel-major), the bound xAbs on |x + xo|
+// and the constant zr; signed adds each channel's D. ok is false where
+// some channel cannot take it (sharedShift's limits, or A − D leaving
+// ±2^30).
+func dwSharedShift(tabs [4][]int64, g []int64, taps int, xAbs, zr int64, signed bool) (dwShift, bool) {
+	n := len(tabs[0])
+	if len(g) != taps*n {
+		return dwShift{}, false
+	}
+	wmax, wsum, live := make([]int64, n), make([]int64, n), make([]bool, n)
+	for c := range n {
+		live[c] = true
+		for _, v := range g[taps*c : taps*(c+1)] {
+			wmax[c], wsum[c] = max(wmax[c], abs64(v)), wsum[c]+abs64(v)
+		}
+	}
+	t, j, A, ok := sharedShift(tabs[2], tabs[1], tabs[3], tabs[0], wmax, wsum, live, xAbs, zr)
+	if !ok {
+		return dwShift{}, false
+	}
+	s := dwShift{t: t, j: j, words: make([][4]int64, n)}
+	for c := range n {
+		s.words[c] = [4]int64{tabs[0][c] << j[c], tabs[1][c], A[c], 0}
+		if signed && tabs[1][c] != 0 {
+			// As planShift: j >= 1 where the multiplier is not zero, and
+			// A − D inside ±2^30.
+			if j[c] < 1 {
+				return dwShift{}, false
+			}
+			d := int64(1) << (j[c] - 1)
+			if abs64(A[c])+d >= 1<<30 {
+				return dwShift{}, false
+			}
+			s.words[c][3] = d
+		}
+	}
+	return s, true
 }
 
 // dwPlanarRingBytes is the stack of the planar schedule's ring: three

@@ -28,7 +28,7 @@ import (
 // IntrDSPDWPlanar5 and IntrDSPDWPlanar7 are one output row of a planar
 // k×k depthwise convolution (k = 5 or 7, the name's):
 //
-//	dsp_dwp5_s8(out *int8, q *int32, s0, …, s6, p *int32, k, nc, ow, stride, zr, lo, hi, os, relu)
+//	dsp_dwp5_s8(out *int8, q *int32, s0, …, s6, p *int32, k, nc, ow, stride, zr, lo, hi, os, mode)
 //	for output j < ow and channel ch < nc (P = p[(k(k−1) + 6)·ch:]):
 //	  acc = P[k(k−1)] + Σ_{r<k} Σ_{t<k} plane(q + s_r, ch, j·stride + t) · g(r, t)
 //	  out[j·os + ch] = dsp_requant_s8(acc, P[k(k−1)+3], P[k(k−1)+1] as uint32 + P[k(k−1)+2]·2^32, P[k(k−1)+4], zr, lo, hi)
@@ -38,9 +38,16 @@ import (
 // and kernel row r's k−1 words at P[(k−1)·r:] are A_0..A_{h−1} then
 // B_0..B_{h−1}: g(r, t) is the low half of A_{t/2} for even t < k−1, its
 // high half for odd t, and the high half of B_{h−1} for t = k−1 (the low
-// half of B_m is g(r, 2m+1) again). Relu 1 says every channel's zero point
-// is at or below lo, so the C leaves out the sign correction (as
-// IntrDSPRequantPR; the result is the same). Two outputs of a channel at stride 1
+// half of B_m is g(r, 2m+1) again). Mode dwpkK0ReLU (1) says every
+// channel's zero point is at or below lo, so the C leaves out the sign
+// correction (as IntrDSPRequantPR; the result is the same). Modes
+// dwpkShift (2) and dwpkShiftReLU (3) are the layer scaled to one shift,
+// zr's argument: the weights scaled by 2^j, and the channel's last six
+// words the scaled bias, the multiplier m, A, D and two pad words:
+//
+//	out[j·os + ch] = clamp((⌊acc·m / 2^32⌋ + A − [mode 2 and acc < 0]·D) >> zr, lo, hi)
+//
+// (DSPGemmSNName's derivation). Two outputs of a channel at stride 1
 // read the plane words j/2..j/2+h, one at stride 2 the words j..j+h.
 //
 // A 1×k window (k odd, 3 to 15: a 1-D depthwise layer along W) is the same
@@ -77,6 +84,14 @@ var dwPlanar1xK = []int{3, 5, 7, 9, 11, 13, 15}
 //
 // (xs is the input's c/m channels.)
 const IntrDSPPlanesRep = "dsp_planes_rep_s8"
+
+// The requantization modes of the k×k row kernels (their last argument).
+const (
+	dwpkK0        int64 = 0 // packed k0, multiplier and e1, with TFLite's sign correction
+	dwpkK0ReLU    int64 = 1 // the same without it: every zero point at or below lo
+	dwpkShift     int64 = 2 // one shift t for the layer (DSPGemmSNName's table), with the correction
+	dwpkShiftReLU int64 = 3 // one shift, without it (DSPGemmSName's)
+)
 
 // dwPlanarKWords is the k×k row kernels' table words per channel for a
 // kh×kw window: kw−1 weight words a kernel row, then the bias, k0 (low,
@@ -117,8 +132,8 @@ func dwPlanarKInterp(name string, kh, kw int64) func(a []val) val {
 		}
 		p := a[2+dwPlanarKMax]
 		b := 3 + dwPlanarKMax
-		k, nc, ow, stride, zr, lo, hi, os, relu := a[b].i, a[b+1].i, a[b+2].i, a[b+3].i, a[b+4], a[b+5], a[b+6], a[b+7].i, a[b+8].i
-		if k != kw || stride != 1 && stride != 2 || os < nc || relu != 0 && relu != 1 {
+		k, nc, ow, stride, zr, lo, hi, os, mode := a[b].i, a[b+1].i, a[b+2].i, a[b+3].i, a[b+4], a[b+5], a[b+6], a[b+7].i, a[b+8].i
+		if k != kw || stride != 1 && stride != 2 || os < nc || mode < dwpkK0 || mode > dwpkShiftReLU {
 			panic(fmt.Sprintf("%s: %d taps, stride %d, output stride %d for %d channels", name, k, stride, os, nc))
 		}
 		h, words := (k-1)/2, int64(dwPlanarKWords(int(kh), int(kw)))
@@ -146,7 +161,7 @@ func dwPlanarKInterp(name string, kh, kw int64) func(a []val) val {
 				g[r*k+k-1] = half(w(2*h-1), true)
 			}
 			t := (k - 1) * kh
-			if relu == 1 && !reluForm(int64(uint32(P(t+1)))+P(t+2)<<32, P(t+4), zr.i, lo.i) {
+			if mode == dwpkK0ReLU && !reluForm(int64(uint32(P(t+1)))+P(t+2)<<32, P(t+4), zr.i, lo.i) {
 				panic(fmt.Sprintf("%s: channel %d: the ReLU requantization for a zero point above %d", name, ch, lo.i))
 			}
 			for j := int64(0); j < ow; j++ {
@@ -160,6 +175,14 @@ func dwPlanarKInterp(name string, kh, kw int64) func(a []val) val {
 				}
 				if acc > math.MaxInt32 || acc < math.MinInt32 {
 					panic("int32 overflow in " + name)
+				}
+				if mode >= dwpkShift {
+					A := P(t + 2)
+					if mode == dwpkShift && acc < 0 {
+						A -= P(t + 3)
+					}
+					out.p.I[out.i+j*os+ch] = smmlaRequant(name, acc, P(t+1), A, zr.i, lo.i, hi.i)
+					continue
 				}
 				k0 := int64(uint32(P(t+1))) + P(t+2)<<32
 				out.p.I[out.i+j*os+ch] = rq([]val{{i: acc}, {i: P(t + 3)}, {i: k0}, {i: P(t + 4)}, zr, lo, hi}).i
@@ -244,27 +267,60 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, KH, KW int) (*PrimFunc, 
 	}
 	g := a.w.Buf.Data.I // [c][KH][KW]
 	words := dwPlanarKWords(KH, KW)
+	// The requantization without TFLite's sign correction where every
+	// channel's zero point is at or below lo (IntrDSPRequantPR).
+	relu := true
+	for ch := range Cn {
+		if !reluForm(tabs[2][ch], tabs[3][ch], zr, lo) {
+			relu = false
+		}
+	}
+	// The layer scaled to one shift where every channel takes it (knob
+	// requant_shift, default on; the 3×3 form's): one SMMLA an output
+	// where the packed requantization takes two LDRDs and one or two
+	// SMLALs. 0.88 to 0.98 times the instructions on the Cortex-M4 (1×5,
+	// 1×9, 5×5 and 7×7 layers, ReLU or not, strides 1 and 2), except a
+	// 5×5 or 7×7 window at stride 2 without the ReLU, whose pair loop
+	// then spills the sign correction's operands: 1.056 times (24 and 12
+	// channels, 15 and 17 wide). Those keep the packed form by default.
+	mode := dwpkK0
+	if relu {
+		mode = dwpkK0ReLU
+	}
+	js := make([]int64, Cn)
+	var ds dwShift
+	shiftDefault := 1
+	if !relu && KH > 1 && sw == 2 {
+		shiftDefault = 0
+	}
+	if knob(f, "requant_shift", shiftDefault) != 0 {
+		var ok bool
+		if ds, ok = dwSharedShift(tabs, g, KH*KW, a.xAbs(), zr, !relu); ok {
+			mode, js, zr = dwpkShift, ds.j, ds.t
+			if relu {
+				mode = dwpkShiftReLU
+			}
+			lo, hi = max(lo, -128), min(hi, 127)
+		}
+	}
 	stream := make([]int64, 0, words*Cn)
 	for ch := range Cn {
+		j := js[ch]
 		for r := range KH {
 			t := g[(ch*KH+r)*KW : (ch*KH+r+1)*KW]
 			for m := range h {
-				stream = append(stream, pack16(t[2*m], t[2*m+1]))
+				stream = append(stream, pack16(t[2*m]<<j, t[2*m+1]<<j))
 			}
 			for m := range h {
-				stream = append(stream, pack16(t[2*m+1], t[2*m+2]))
+				stream = append(stream, pack16(t[2*m+1]<<j, t[2*m+2]<<j))
 			}
+		}
+		if mode >= dwpkShift {
+			stream = append(stream, ds.words[ch][0], ds.words[ch][1], ds.words[ch][2], ds.words[ch][3], 0, 0)
+			continue
 		}
 		k0 := tabs[2][ch]
 		stream = append(stream, tabs[0][ch], int64(int32(uint32(k0))), k0>>32, tabs[1][ch], tabs[3][ch], 0)
-	}
-	// The requantization without TFLite's sign correction where every
-	// channel's zero point is at or below lo (IntrDSPRequantPR).
-	relu := int64(1)
-	for ch := range Cn {
-		if !reluForm(tabs[2][ch], tabs[3][ch], zr, lo) {
-			relu = 0
-		}
 	}
 	pk := constBuf(f.Name+"_dwpk", I32, []int{len(stream)}, stream)
 	planes := NewBuffer(f.Name+"_planes", I32, []int{dwPlanarRingBytesK(KH, cs, wp2) / 4}, ScopeLocal)
@@ -279,7 +335,7 @@ func (c *convNest) dwPlanarK(f *PrimFunc, store *Store, KH, KW int) (*PrimFunc, 
 			}
 		}
 		args = append(args, ptr(pk, SimplifyExpr(Mul(c0, C(int64(words))))), C(int64(KW)), C(int64(cs)), C(int64(OW)), C(sw),
-			C(zr), C(lo), C(hi), C(int64(Cn)), C(relu))
+			C(zr), C(lo), C(hi), C(int64(Cn)), C(mode))
 		return &Evaluate{X: Call(IntrDSPDWPlanarName(KH, KW), I32, args...)}
 	})
 	out := *f

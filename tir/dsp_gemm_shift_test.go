@@ -217,7 +217,8 @@ func TestDSPGemmShiftKeepsResults(t *testing.T) {
 // The planar depthwise kernel in its shared-shift form (dsp_dwp3s_s8):
 // the definition's results at strides 1 and 2, steps 2 and 4, with ReLU
 // and ReLU6 and input zero points across the range, at the extremes too;
-// without an activation it keeps the general form.
+// without an activation, the form with TFLite's sign correction
+// (dsp_dwp3sn_s8), whose negative accumulators the extremes reach.
 func TestDSPDepthwisePlanarShift(t *testing.T) {
 	r := rand.New(rand.NewSource(79))
 	for _, c := range []struct {
@@ -227,7 +228,8 @@ func TestDSPDepthwisePlanarShift(t *testing.T) {
 	}{
 		{5, 5, 4, 1, 1, -128, graph.ActRelu6}, {7, 6, 4, 2, 1, -128, graph.ActRelu}, {9, 9, 8, 2, 0, -5, graph.ActRelu6},
 		{25, 5, 16, 1, 1, -128, graph.ActRelu}, {4, 4, 4, 1, 1, 127, graph.ActRelu}, {3, 15, 4, 2, 1, 100, graph.ActRelu},
-		{6, 7, 8, 1, 1, 3, graph.ActNone},
+		{6, 7, 8, 1, 1, 3, graph.ActNone}, {9, 9, 8, 2, 0, -128, graph.ActNone}, {3, 15, 4, 2, 1, 127, graph.ActNone},
+		{25, 5, 16, 1, 1, -60, graph.ActNone},
 	} {
 		for _, step := range []int{2, 4} {
 			what := fmt.Sprintf("%dx%dx%d s%d p%d zp%d %v step %d", c.h, c.w, c.c, c.stride, c.pad, c.xzp, c.act, step)
@@ -235,7 +237,7 @@ func TestDSPDepthwisePlanarShift(t *testing.T) {
 			s := dspSchedule(t, computeFunc(t, g, n), map[string]int{"dw_planar": 1, "dw_step": step})
 			want := IntrDSPDWPlanarS
 			if c.act == graph.ActNone {
-				want = IntrDSPDWPlanar
+				want = IntrDSPDWPlanarSN
 			}
 			if !usesIntrinsic(s, want) {
 				t.Fatalf("%s: does not use %s:\n%s", what, want, s)
