@@ -82,7 +82,15 @@ func simdPoolOr(prefix string, isMax bool, fallback ScheduleFunc) ScheduleFunc {
 				f.Knobs = map[string]int{}
 			}
 			f.Knobs["simd"] = 0
-			return fallback(f)
+			h, err := fallback(f)
+			if err != nil || knob(f, "simd_pieces", 1) == 0 {
+				return h, err
+			}
+			h, n := poolPieces(h, prefix, isMax)
+			if n > 0 {
+				h.Knobs["simd"] = 1
+			}
+			return h, nil
 		}
 		g.Knobs["simd"] = 1
 		return g, nil
@@ -105,6 +113,44 @@ func simdPoolKind(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, error) {
 	if l == nil {
 		return nil, fmt.Errorf("no channel loop")
 	}
+	s, err := poolChannels(l, prefix, isMax)
+	if err != nil {
+		return nil, err
+	}
+	f.Body = replaceStmt(f.Body, l, func(Stmt) Stmt { return s })
+	return f, nil
+}
+
+// poolPieces tensorizes, as simdPoolKind does the whole nest, every
+// channel loop of f (a pool the fallback schedule has partitioned into
+// runs of outputs whose windows are decided: no padding checks left in
+// them) that takes the form, and reports how many did. A padded window
+// (PyTorch's 3×3 stride-2 max pool with padding 1 after a ResNet stem)
+// took the scalar loops throughout: 5.2 times the instructions of the
+// same pool without padding on the Cortex-M4, 24 times on the M55 (a
+// review).
+func poolPieces(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, int) {
+	f = Flatten(stripUnitLoops(Simplify(f)))
+	var loops []*For
+	VisitStmts(f.Body, func(s Stmt) {
+		if l, ok := s.(*For); ok && l.Var.Name == "c" {
+			loops = append(loops, l)
+		}
+	})
+	g, n := *f, 0
+	for _, l := range loops {
+		if s, err := poolChannels(l, prefix, isMax); err == nil {
+			g.Body = replaceStmt(g.Body, l, func(Stmt) Stmt { return s })
+			n++
+		}
+	}
+	return &g, n
+}
+
+// poolChannels is the tensorized form of a pool's channel loop l: a window
+// sum of int8 values, or (isMax) a window maximum starting from -128, over
+// at most two window loops (from any constant start) without conditions.
+func poolChannels(l *For, prefix string, isMax bool) (Stmt, error) {
 	m, ok := IsConst(l.Extent)
 	if !ok {
 		return nil, fmt.Errorf("channel extent")
@@ -157,10 +203,17 @@ func simdPoolKind(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, error) {
 		var ok1 bool
 		idx, st[slot], ok1 = affineIn(idx, lp.Var)
 		n, ok2 := IsConst(lp.Extent)
-		if !ok1 || !ok2 {
+		lo, ok3 := IsConst(lp.Min)
+		if !ok1 || !ok2 || !ok3 {
 			return nil, fmt.Errorf("window index")
 		}
+		// A window loop from lo (a run of outputs the padding cuts):
+		// the first tap lo strides on.
+		idx = SimplifyExpr(Add(idx, C(lo*st[slot])))
 		ext[slot] = n
+	}
+	if lo, ok := IsConst(l.Min); !ok || lo != 0 {
+		return nil, fmt.Errorf("channel loop start")
 	}
 	xb, xc, ok := affineIn(idx, l.Var)
 	if !ok || xc != 1 {
@@ -182,8 +235,7 @@ func simdPoolKind(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, error) {
 		// The clamp and the store too, where the channel loop's one
 		// statement is y[base + c] = int8(clamp(acc)).
 		if y, lo, hi, ok := maxPoolStore(seq.Stmts[2], acc, l.Var); ok {
-			f.Body = replaceStmt(f.Body, l, func(Stmt) Stmt { return call(y, lo, hi) })
-			return f, nil
+			return call(y, lo, hi), nil
 		}
 	}
 	c1, c3 := NewVar("c"), NewVar("c")
@@ -210,9 +262,7 @@ func simdPoolKind(f *PrimFunc, prefix string, isMax bool) (*PrimFunc, error) {
 		}
 		return e
 	})
-	body := &Allocate{Buf: accv, Body: Block(append(pre, &For{Var: c3, Min: C(0), Extent: C(m), Body: out})...)}
-	f.Body = replaceStmt(f.Body, l, func(Stmt) Stmt { return body })
-	return f, nil
+	return &Allocate{Buf: accv, Body: Block(append(pre, &For{Var: c3, Min: C(0), Extent: C(m), Body: out})...)}, nil
 }
 
 // maxPoolStore matches a max pool's channel statement y[base + c] =

@@ -893,3 +893,27 @@ func SignalFront(op graph.Op, attrs any, shape []int, window []int64) *graph.Gra
 	g.Outputs = []string{"y"}
 	return g
 }
+
+// MaxPool is an int8 k×k max pool over h×wd×c at stride, padding pad,
+// activation act (input and output quantized alike, as TFLite's).
+func MaxPool(h, wd, c, k, stride int, pad graph.Padding, act graph.Activation) *graph.Graph {
+	return pool(graph.MaxPool2D, h, wd, c, k, stride, pad, false, act)
+}
+
+// AvgPool is MaxPool's average pool, the padded elements in the divisor
+// where countPad.
+func AvgPool(h, wd, c, k, stride int, pad graph.Padding, countPad bool, act graph.Activation) *graph.Graph {
+	return pool(graph.AvgPool2D, h, wd, c, k, stride, pad, countPad, act)
+}
+
+func pool(op graph.Op, h, wd, c, k, stride int, pad graph.Padding, countPad bool, act graph.Activation) *graph.Graph {
+	g := graph.New("pool", "tflite")
+	q := func() *graph.Quant { return &graph.Quant{Scale: []float32{0.05}, ZeroPoint: []int32{-3}} }
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.Int8, Shape: []int{1, h, wd, c}, Quant: q()})
+	oh, ow := (h+pad.Top+pad.Bottom-k)/stride+1, (wd+pad.Left+pad.Right-k)/stride+1
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, oh, ow, c}, Quant: q()})
+	g.AddNode(&graph.Node{Name: "pool", Op: op, Inputs: []string{"x"}, Outputs: []string{"y"},
+		Attrs: &graph.PoolAttrs{Kernel: [2]int{k, k}, Stride: [2]int{stride, stride}, Dilation: [2]int{1, 1}, Pad: pad, CountIncludePad: countPad, Act: act}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	return g
+}
