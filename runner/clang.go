@@ -26,6 +26,8 @@ import (
 //     core (gcc's __ARM_FEATURE_UNALIGNED): clang's bare-metal default is
 //     strict alignment, which turns every word read of int8 data into four
 //     byte loads.
+//   - on a Helium core (__ARM_FEATURE_MVE), no vectorized gathers
+//     (ClangNoMVEGathers: clang 14 misencodes their offsets).
 //   - newlib-nano's headers, then newlib's, as gcc has them under
 //     --specs=nano.specs, the library the link takes (clang has its own
 //     stddef.h, stdint.h and arm_acle.h and takes only the C library's from
@@ -38,15 +40,18 @@ func ClangFlags(b *boards.Board) ([]string, error) {
 			return nil, err
 		}
 		// newlib-nano's headers, as the link takes its library (--specs=nano.specs).
-		inc, unaligned, err := armGCCFacts(gcc, append(b.GCCFlags(), "--specs=nano.specs"))
-		if err != nil {
-			return nil, err
+		facts := armGCCFacts(gcc, append(b.GCCFlags(), "--specs=nano.specs"))
+		if facts.err != nil {
+			return nil, facts.err
 		}
 		f := []string{"--target=arm-none-eabi", "-fshort-enums", "-fomit-frame-pointer"}
-		if unaligned {
+		if facts.unaligned {
 			f = append(f, "-munaligned-access")
 		}
-		for _, d := range inc {
+		if facts.mve {
+			f = append(f, ClangNoMVEGathers...)
+		}
+		for _, d := range facts.inc {
 			f = append(f, "-isystem", d)
 		}
 		return f, nil
@@ -73,17 +78,26 @@ var gccFacts sync.Map // gcc + flags -> armFacts
 type armFacts struct {
 	inc       []string
 	unaligned bool
+	mve       bool // Helium (__ARM_FEATURE_MVE)
 	err       error
 }
 
+// ClangNoMVEGathers keeps clang from vectorizing loops into Helium gathers:
+// clang 14 encodes a gather's immediate offset past VLDRW's ±508 as #0
+// (a table lookup T[x + 128] of a float table read through a pointer
+// argument, vldrw.u32 q1, [q0, #512], read 512 bytes low: a BusFault on
+// mps3-an547, a review's model). The loops it would gather in are the
+// generic ones (the Helium kernels are intrinsics); they take scalar loads
+// instead.
+var ClangNoMVEGathers = []string{"-mllvm", "-enable-arm-maskedgatscat=false"}
+
 // armGCCFacts asks gcc (with the board's flags) for its C library's include
-// directories (those outside gcc's own tree) and whether the core takes
-// unaligned word accesses.
-func armGCCFacts(gcc string, flags []string) ([]string, bool, error) {
+// directories (those outside gcc's own tree), whether the core takes
+// unaligned word accesses and whether it has Helium.
+func armGCCFacts(gcc string, flags []string) armFacts {
 	key := gcc + "\x00" + strings.Join(flags, "\x00")
 	if v, ok := gccFacts.Load(key); ok {
-		f := v.(armFacts)
-		return f.inc, f.unaligned, f.err
+		return v.(armFacts)
 	}
 	var f armFacts
 	args := append(append([]string{}, flags...), "-E", "-dM", "-v", "-x", "c", "-")
@@ -95,6 +109,7 @@ func armGCCFacts(gcc string, flags []string) ([]string, bool, error) {
 		f.err = fmt.Errorf("runner: %s %s: %v\n%s", gcc, strings.Join(args, " "), err, tail(errb.String(), 10))
 	} else {
 		f.unaligned = strings.Contains(out.String(), "#define __ARM_FEATURE_UNALIGNED 1")
+		f.mve = strings.Contains(out.String(), "#define __ARM_FEATURE_MVE ")
 		in := false
 		sc := bufio.NewScanner(&errb)
 		for sc.Scan() {
@@ -116,5 +131,5 @@ func armGCCFacts(gcc string, flags []string) ([]string, bool, error) {
 		}
 	}
 	gccFacts.Store(key, f)
-	return f.inc, f.unaligned, f.err
+	return f
 }
