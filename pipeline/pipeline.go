@@ -343,6 +343,7 @@ func foldQDQPass(s *State) error {
 // M4 (review: a MobileNet block 496,617 against 138,355), which nothing said.
 func warnWeightZeroPoints(s *State, g *graph.Graph) {
 	var names []string
+	uint8s := 0 // of them with uint8 weights, which the dsp kernels do not take
 	for _, n := range g.Nodes {
 		switch n.Op {
 		case graph.Conv2D, graph.FullyConnected, graph.ConvTranspose2D, graph.BatchMatMul:
@@ -358,6 +359,9 @@ func warnWeightZeroPoints(s *State, g *graph.Graph) {
 		}
 		if slices.ContainsFunc(w.Quant.ZeroPoint, func(z int32) bool { return z != 0 }) && (s.targetName() != "dsp" || !tir.DSPFoldsWeightZP(g, n)) {
 			names = append(names, fmt.Sprintf("%s (%s)", n.Name, tir.OpLabel(g, n)))
+			if w.DType == graph.UInt8 {
+				uint8s++
+			}
 		}
 	}
 	// The dsp schedules (Cortex-M4, M7, M33) subtract the zero point from
@@ -379,12 +383,19 @@ func warnWeightZeroPoints(s *State, g *graph.Graph) {
 	why := fmt.Sprintf("the %s kernels subtract it in the inner loop: about 2x the instructions on a Cortex-M3; the Cortex-M4/M7/M33 kernels fold it into their weights", s.targetName())
 	switch s.targetName() {
 	case "dsp":
-		why = "the dsp kernels fold it into the weights of convolutions, fully connected layers and depthwise layers over a multiple of four channels; these run the generic C, which subtracts it in its inner loop"
+		why = "the dsp kernels fold it into the int8 weights of convolutions, fully connected layers and depthwise layers over a multiple of four channels; these run the generic C, which subtracts it in its inner loop"
+		if uint8s > 0 {
+			why += fmt.Sprintf("; %d of them have uint8 weights, which the dsp kernels do not take", uint8s)
+		}
 	case "mve":
 		why = "the Cortex-M55's MVE kernels take weights at zero point 0 only: these layers run the dsp kernels, which fold it into their weights (1.2x to 6x the MVE kernels' instructions), or the generic C where those do not take them (up to 35x)"
 	}
+	where := s.ModelPath // and the board: test and bench take several, and the reason is the target's
+	if s.Opt.Board != nil {
+		where += " on " + s.Opt.Board.Name
+	}
 	s.Opt.Warn(fmt.Sprintf("%s: %d layer(s) have weights with a zero point other than 0: %s (%s; %s)",
-		s.ModelPath, len(names), someNames(names, 6), why, how))
+		where, len(names), someNames(names, 6), why, how))
 }
 
 // warnFloatLeft names the nodes of a folded QDQ model that still compute in
