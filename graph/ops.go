@@ -560,6 +560,12 @@ const (
 	MathShrink          MathFn = "Shrink"          // x < -Alpha ? x + Beta : x > Alpha ? x - Beta : 0
 	MathGelu            MathFn = "Gelu"            // x·(1 + erf(x/√2))/2 (TFLite int8 GELU; float GELU is a composition)
 	MathGeluTanh        MathFn = "GeluTanh"        // x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2, GELU's approximation
+	// Sigmoid and Tanh as Math functions: the int8 table, for a folded QDQ
+	// layer whose output parameters TFLite's LOGISTIC and TANH kernels do
+	// not take (ONNX Runtime's calibrated scale 1/255, say). The Sigmoid
+	// and Tanh ops are TFLite's.
+	MathSigmoid MathFn = "Sigmoid" // 1 / (1 + exp(-x))
+	MathTanh    MathFn = "Tanh"    // tanh(x)
 )
 
 // MathAttrs are the attributes of Math: the function and its constants.
@@ -573,6 +579,14 @@ type MathAttrs struct {
 	// Gelu, GeluTanh and Elu TFLite's table built in float32
 	// (qmath.LUTPopulateInt8 of qmath.GeluF32, GeluTanhF32, EluF32).
 	TFLiteInt8 bool
+	// Float32Island builds the integer table as the float nodes of a
+	// folded QDQ model computed each value: the Dequantize in float32,
+	// the function rounded to float32, and the Quantize's x / scale in
+	// float32, rounded half to even where HalfEven (ONNX's
+	// QuantizeLinear); not the real value rounded in float64, which
+	// differs at ties (a sigmoid's 0.5 at scale 1/255 is 127.49999… in
+	// float64 and 127.5 in float32).
+	Float32Island, HalfEven bool
 }
 
 // HardSigmoidAttrs are the attributes of HardSigmoid.

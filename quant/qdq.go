@@ -529,7 +529,20 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 			beta = a.Beta
 		}
 		if interp.FixedOutputOK(n.Op, f.Tensors[nn.Inputs[0]], f.Tensors[nn.Outputs[0]], beta) != nil {
-			return nil, nil, false
+			// A Sigmoid or Tanh: an int8 Math table (of the values the
+			// float nodes computed, below), where TFLite's kernel does
+			// not take the parameters (ONNX Runtime's calibrated output
+			// scale 1/255, or a zero point 0: review, they ran in float,
+			// a Dequantize, the function and a Quantize an element).
+			x, y := f.Tensors[nn.Inputs[0]], f.Tensors[nn.Outputs[0]]
+			fn := map[graph.Op]graph.MathFn{graph.Sigmoid: graph.MathSigmoid, graph.Tanh: graph.MathTanh}[n.Op]
+			if fn == "" || x.Quant.PerAxis() || y.Quant.PerAxis() {
+				return nil, nil, false
+			}
+			nn.Op, nn.Attrs = graph.Math, &graph.MathAttrs{Fn: fn}
+			if !interp.Supported(f, nn) {
+				return nil, nil, false
+			}
 		}
 	}
 	// An Add or Sub whose output scale is below 2^-19 of its inputs' has
@@ -544,6 +557,12 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 				return nil, nil, false
 			}
 		}
+	}
+	// An integer Math table computes each value as the float nodes it
+	// replaces did (MathAttrs.Float32Island), rounding as their Quantize.
+	if a, ok := nn.Attrs.(*graph.MathAttrs); ok && a != nil && nn.Op == graph.Math && !a.TFLiteInt8 {
+		qa, _ := cons[n.Outputs[0]][0].Attrs.(*graph.QuantizeAttrs)
+		a.Float32Island, a.HalfEven = true, qa != nil && qa.RoundHalfEven
 	}
 	return nn, qs, true
 }

@@ -663,5 +663,5 @@ var qdqMath = map[graph.MathFn]bool{
 	graph.MathReciprocal: true, graph.MathFloor: true, graph.MathCeil: true, graph.MathSign: true, graph.MathErf: true,
 	graph.MathSin: true, graph.MathCos: true, graph.MathTan: true, graph.MathAsin: true, graph.MathAcos: true,
 	graph.MathAtan: true, graph.MathSinh: true, graph.MathCosh: true, graph.MathAsinh: true, graph.MathAcosh: true,
-	graph.MathAtanh: true, graph.MathSoftplus: true, graph.MathSoftsign: true,
+	graph.MathAtanh: true, graph.MathSoftplus: true, graph.MathSoftsign: true, graph.MathSigmoid: true, graph.MathTanh: true,
 }

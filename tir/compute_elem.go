@@ -445,6 +445,10 @@ func floatMath(a graph.MathAttrs) (func(Expr) Expr, error) {
 		}, nil
 	case graph.MathSquare:
 		return func(x Expr) Expr { return Mul(x, x) }, nil
+	case graph.MathSigmoid:
+		return func(x Expr) Expr { return Div(F(1), Add(F(1), exp(Sub(F(0), x)))) }, nil
+	case graph.MathTanh:
+		return func(x Expr) Expr { return Libm("tanh", x) }, nil
 	case graph.MathRsqrt:
 		return func(x Expr) Expr { return Div(F(1), Libm("sqrt", x)) }, nil
 	case graph.MathShrink:

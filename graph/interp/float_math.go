@@ -84,6 +84,10 @@ func MathFunc(a graph.MathAttrs) (func(float64) float64, error) {
 		return func(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }, nil
 	case graph.MathSoftsign:
 		return func(x float64) float64 { return x / (1 + math.Abs(x)) }, nil
+	case graph.MathSigmoid:
+		return func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, nil
+	case graph.MathTanh:
+		return math.Tanh, nil
 	case graph.MathElu:
 		return func(x float64) float64 {
 			if x < 0 {
@@ -193,6 +197,13 @@ func mathInt(n *graph.Node, x, y *graph.Tensor) (func(int32) int32, error) {
 			return qmath.LUTPopulateInt8(sx, zx, sy, zy, qmath.EluF32), nil
 		}
 		return nil, fmt.Errorf("TFLite's own integer %s is not supported (int8 ABS, RSQRT, GELU and ELU are)", a.Fn)
+	}
+	if a.Float32Island {
+		lo, hi := y.DType.Range()
+		return func(v int32) int32 {
+			x := float32(float64(sx) * float64(v-zx)) // as dequantize
+			return int32(qmath.QuantizeFloat(float32(f(float64(x))), sy, zy, lo, hi, a.HalfEven))
+		}, nil
 	}
 	return func(v int32) int32 {
 		r := f(float64(sx)*float64(v-zx)) / float64(sy)
