@@ -540,8 +540,10 @@ func TestFoldQDQKeepsAvgPoolOfChangedParams(t *testing.T) {
 }
 
 // A QDQ Sigmoid whose output is quantized otherwise than TFLite's int8
-// LOGISTIC writes (1/256, -128) stays in float: the integer kernel ignores
-// the output's scale. ONNX's quantizers often give 1/255.
+// LOGISTIC writes (1/256, -128) does not fold to LOGISTIC, whose integer
+// kernel ignores the output's scale (ONNX's quantizers often give 1/255):
+// it becomes an int8 Math table of the float nodes' values (session 59;
+// it stayed in float before), and nothing computes in float.
 func TestFoldQDQKeepsSigmoidOfOtherEncoding(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -550,9 +552,17 @@ func TestFoldQDQKeepsSigmoidOfOtherEncoding(t *testing.T) {
 	}{{"1/255", 1.0 / 255, false}, {"1/256", 1.0 / 256, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := func(s float32, z int32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{z}} }
-			_, folded := qdqOne(t, graph.Sigmoid, nil, []int{1, 4}, []int{1, 4}, q(0.05, 0), q(tc.outS, -128))
+			f, folded := qdqOne(t, graph.Sigmoid, nil, []int{1, 4}, []int{1, 4}, q(0.05, 0), q(tc.outS, -128))
 			if folded != tc.folded {
-				t.Fatalf("Sigmoid folded to int8: %v, want %v", folded, tc.folded)
+				t.Fatalf("Sigmoid folded to int8 LOGISTIC: %v, want %v", folded, tc.folded)
+			}
+			for _, n := range f.Nodes {
+				if n.Op == graph.Sigmoid && f.In(n, 0).DType == graph.Float32 {
+					t.Errorf("%s computes in float", n.Name)
+				}
+				if a, ok := n.Attrs.(*graph.MathAttrs); ok && (tc.folded || a.Fn != graph.MathSigmoid || !a.Float32Island) {
+					t.Errorf("%s: Math %+v", n.Name, a)
+				}
 			}
 		})
 	}
