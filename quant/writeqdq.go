@@ -154,7 +154,15 @@ func QDQModel(g *graph.Graph) (*onnx.Model, error) {
 		}
 		w.og.Output = append(w.og.Output, valueInfo(name, graph.Float32, t.Shape))
 	}
-	return &onnx.Model{IRVersion: 8, ProducerName: "mcugen", OpsetImport: []onnx.OpsetID{{Version: 13}}, Graph: w.og}, nil
+	// Opset 14 where HardSwish is written (its first opset); the other
+	// ops written mean the same in both.
+	opset := int64(13)
+	for _, n := range g.Nodes {
+		if n.Op == graph.HardSwish {
+			opset = 14
+		}
+	}
+	return &onnx.Model{IRVersion: 8, ProducerName: "mcugen", OpsetImport: []onnx.OpsetID{{Version: opset}}, Graph: w.og}, nil
 }
 
 // renameInt8IO returns a copy of g whose int8 inputs and outputs have new
@@ -410,6 +418,29 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 			ints("dilations", max(a.Dilation[0], 1), max(a.Dilation[1], 1)), ints("pads", a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right),
 			intAttr("group", max(a.Group, 1)))
 		w.finish(n, fo, true)
+	case graph.ConvTranspose2D:
+		a, ok := n.Attrs.(*graph.ConvTransposeAttrs)
+		if !ok || a == nil {
+			return fmt.Errorf("no ConvTransposeAttrs")
+		}
+		if max(a.Group, 1) != 1 {
+			// ONNX's [Cin, Cout/g, KH, KW] regroups the channels: not a transpose.
+			return fmt.Errorf("grouped ConvTranspose %w", ErrQDQUnsupported)
+		}
+		// The [Cout, KH, KW, Cin] weights dequantized as they are, then
+		// transposed to ONNX's [Cin, Cout, KH, KW] (the importer's
+		// transpose back and FoldQDQ's folding of layout moves undo it).
+		ws := g.Tensors[n.Inputs[1]].Shape
+		wt := w.fresh(fo + "_w_iohw")
+		w.node("Transpose", []string{in(1, false)}, []string{wt}, ints("perm", 3, 0, 1, 2))
+		ins := []string{in(0, true), wt}
+		if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+			ins = append(ins, in(2, false))
+		}
+		w.main(n, "ConvTranspose", ins, []string{fo}, ints("kernel_shape", ws[1], ws[2]), ints("strides", max(a.Stride[0], 1), max(a.Stride[1], 1)),
+			ints("dilations", max(a.Dilation[0], 1), max(a.Dilation[1], 1)), ints("pads", a.Pad.Top, a.Pad.Left, a.Pad.Bottom, a.Pad.Right),
+			ints("output_padding", a.OutPad[0], a.OutPad[1]))
+		w.finish(n, fo, true)
 	case graph.MaxPool2D, graph.AvgPool2D:
 		a, ok := n.Attrs.(*graph.PoolAttrs)
 		if !ok {
@@ -488,9 +519,42 @@ func (w *qdqWriter) emit(n *graph.Node) error {
 		}
 		w.main(n, op, []string{in(0, false)}, []string{fo}, intAttr("axis", a.Axis))
 		w.finish(n, fo, false)
-	case graph.Sigmoid, graph.Tanh, graph.Relu:
+	case graph.Sigmoid, graph.Tanh, graph.Relu, graph.HardSwish:
 		w.main(n, string(n.Op), []string{in(0, false)}, []string{fo})
 		w.finish(n, fo, false)
+	case graph.Resize:
+		a, ok := n.Attrs.(*graph.ResizeAttrs)
+		if !ok || a == nil {
+			return fmt.Errorf("no ResizeAttrs")
+		}
+		mode := map[string]string{"nearest": "nearest", "bilinear": "linear", "cubic": "cubic"}[a.Mode]
+		if mode == "" {
+			return fmt.Errorf("resize mode %q %w", a.Mode, ErrQDQUnsupported)
+		}
+		str := func(name, v string) *onnx.Attribute {
+			return &onnx.Attribute{Name: name, Type: onnx.AttrString, S: []byte(v)}
+		}
+		attrs := []*onnx.Attribute{str("mode", mode), str("coordinate_transformation_mode", a.Coord)}
+		if a.Nearest != "" {
+			attrs = append(attrs, str("nearest_mode", a.Nearest))
+		}
+		if mode == "cubic" {
+			attrs = append(attrs, &onnx.Attribute{Name: "cubic_coeff_a", Type: onnx.AttrFloat, F: a.CubicA})
+			if a.ExcludeOutside {
+				attrs = append(attrs, intAttr("exclude_outside", 1))
+			}
+		}
+		// The model's scales where it gave them (they set the sampling
+		// positions), else the output's sizes; NCHW.
+		ys := g.Tensors[out].Shape
+		ins := []string{in(0, true), ""}
+		if a.Scale[0] != 0 && a.Scale[1] != 0 {
+			ins = append(ins, w.init(fo+"_scales", &graph.Data{DType: graph.Float32, Shape: []int{4}, F: []float32{1, 1, a.Scale[0], a.Scale[1]}}))
+		} else {
+			ins = append(ins, "", w.init(fo+"_sizes", &graph.Data{DType: graph.Int64, Shape: []int{4}, I: []int64{int64(ys[0]), int64(ys[3]), int64(ys[1]), int64(ys[2])}}))
+		}
+		w.main(n, "Resize", ins, []string{fo}, attrs...)
+		w.finish(n, fo, true)
 	case graph.Pow:
 		w.main(n, "Pow", []string{in(0, false), in(1, false)}, []string{fo})
 		w.finish(n, fo, false)
