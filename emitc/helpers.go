@@ -657,6 +657,16 @@ static inline int32_t quantize_f32(float x, float scale, int32_t even)
     const float q = x / scale;
     float r;
     float f;
+#if defined(__GNUC__) && defined(__ARM_FP) && (__ARM_FP & 4) && !defined(__aarch64__) && !defined(MCUGEN_NO_ASM)
+    if (even) {
+        /* A single-precision FPU's VCVTR rounds as the FPSCR says, half to
+           even by default (as the addition below relies on too), saturates
+           to int32 and gives NaN 0: the same result in one instruction. */
+        int32_t n;
+        __asm__("vcvtr.s32.f32 %1, %2\n\tvmov %0, %1" : "=r"(n), "=&t"(r) : "t"(q));
+        return n;
+    }
+#endif
     if (q > -4194304.0f && q < 4194304.0f) {
         /* q + 1.5 * 2^23 lies in [2^23, 2^24], where floats are the
            integers: the FPU rounds q half to even into its low mantissa

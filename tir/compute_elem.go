@@ -678,6 +678,12 @@ func computeQuantize(k *kctx) (Stmt, error) {
 			z = At(constBuf(k.n.Name+"_zero_point", I32, []int{n}, zv), iv[ax])
 		}
 		q := Call(IntrQuantize, I32, At(x, iv...), s, C(even))
+		if zc, ok := IsConst(z); ok && hi-lo < 1<<16 {
+			// One clamp, to the range less the zero point, then the
+			// zero point: the same, two compares fewer an element (an
+			// 8- or 16-bit output: its bounds less z stay int32).
+			return CastTo(yt.DType, Add(Clamp(q, C(lo-zc), C(hi-zc)), z))
+		}
 		// q + z cannot overflow: q is clamped first.
 		return CastTo(yt.DType, Clamp(Add(Clamp(q, C(lo-1<<20), C(hi+1<<20)), z), C(lo), C(hi)))
 	}), nil
