@@ -139,7 +139,15 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 			raw[v] = append(raw[v], npy.Bytes(d))
 		}
 	}
-	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags, Compiler: s.Opt.Compiler, Layers: layers,
+	var clangFlags []string
+	if s.Opt.Compiler == runner.CompilerClang && b.HasFeature("mve") && s.targetName() == "generic" {
+		// clang 14's loop vectorizer crashes (a segfault in an in-loop
+		// reduction for MVE) on the generic target's padded convolution
+		// rows, which an M55 build takes with --target generic (a review's
+		// 5x1 layer); the default target's kernels are intrinsics.
+		clangFlags = []string{"-fno-vectorize"}
+	}
+	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags, ClangCFlags: clangFlags, Compiler: s.Opt.Compiler, Layers: layers,
 		Layout: crt.Layout{WeightsSection: s.Opt.WeightsSection}})
 	if err != nil {
 		return nil, err

@@ -64,10 +64,13 @@ const (
 
 // Options tune a build; the zero value is the default.
 type Options struct {
-	OptLevel string     // "-O2" when empty; e.g. "-Os"
-	Compiler string     // CompilerGCC when empty, or CompilerClang
-	CFlags   []string   // appended to the compile line
-	Layout   crt.Layout // override the board's weights / arena regions
+	OptLevel string   // "-O2" when empty; e.g. "-Os"
+	Compiler string   // CompilerGCC when empty, or CompilerClang
+	CFlags   []string // appended to the compile line
+	// ClangCFlags are appended to a clang build's compile lines only (not
+	// to the gcc link that follows them).
+	ClangCFlags []string
+	Layout      crt.Layout // override the board's weights / arena regions
 	// Mix also builds mcugen's instruction-mix QEMU plugin (see EnableMix): Run then
 	// reports per-mnemonic counts and, on Cortex-M4 boards, a cycle estimate. Off by
 	// default: the plugin slows QEMU down.
@@ -322,7 +325,7 @@ func BuildWith(b *boards.Board, m Model, vectors [][][]byte, dir string, o Optio
 		objs := make([]string, len(sources))
 		for i, src := range sources {
 			objs[i] = clangObject(dir, i, src)
-			c := append(append([]string{clang}, ClangOnly(args)...), clangFlags...)
+			c := append(append(append([]string{clang}, ClangOnly(args)...), clangFlags...), o.ClangCFlags...)
 			cmds = append(cmds, append(c, "-c", src, "-o", objs[i]))
 		}
 		// The host's objects link with clang itself (its sanitizer
