@@ -757,13 +757,21 @@ func planPass(s *State) error {
 	if !s.pruned {
 		foldConstNodes(s.Graph)
 		graph.FoldPadIntoConv(s.Graph)
-		if b := s.Opt.Board; s.targetName() == tir.DSP.Name && (b == nil || b.StackBytes == 0 || b.StackBytes >= 3*1024) {
+		if b := s.Opt.Board; b == nil || b.StackBytes == 0 || b.StackBytes >= 3*1024 {
 			// The dsp forms lay a row out along W (the M55's and the
 			// generic loops measured no gain: up to 41% more on the M55).
 			// On a stack under 3 KiB the row forms' arrays do not fit,
 			// and their fallback took 2.25 times the column form's
 			// instructions (a review's 10×1 convolution 8→16 on 1.5 KiB).
-			graph.ColumnConvAsRow(s.Graph, 8)
+			// On the M55 the depthwise layers alone: they run the dsp
+			// planar forms there too (tir's knob dw_dsp_1d), which take
+			// a row.
+			switch s.targetName() {
+			case tir.DSP.Name:
+				graph.ColumnConvAsRow(s.Graph, 8)
+			case tir.MVE.Name:
+				graph.ColumnConvAsRow(s.Graph, math.MaxInt)
+			}
 		}
 		graph.FuseDFTPower(s.Graph)
 		s.MACs = graph.TotalMACs(s.Graph)

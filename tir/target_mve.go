@@ -33,6 +33,7 @@ func init() {
 	DeclareKnob("mve.pixel_pairs_max", 64, 128, 4096)      // 1x1 conv: largest n run in pairs
 	DeclareKnob("mve.pixel_group", 2, 3)                   // 1x1 conv: pixels per group (gemvb2 or gemvb3)
 	DeclareKnob("mve.dw_fused", 0, 1)                      // depthwise: bias, taps and requant in one block
+	DeclareKnob("mve.dw_dsp_1d", 0, 1)                     // depthwise 1×k and k×1: the dsp target's planar forms
 	DeclareKnob("mve.row_copy_below", 0, 8, 16, 64)        // pixel windows: copy whole rows shorter than this
 	DeclareKnob("mve.small_k", 0, 8, 16)                   // conv, FC: reductions up to this long (at most 16) fused with their requantization (pwrq)
 	DeclareKnob("mve.small_k_pairs", 0, 1)                 // those pixels two at a time along the innermost loop (pwrq2)
