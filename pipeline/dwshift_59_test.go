@@ -35,21 +35,29 @@ func TestDepthwiseSharedShift59(t *testing.T) {
 		{"5x5-none-s2", func() *graph.Graph { return tirtest.DepthwiseK(11, 15, 24, 5, 2, 2, graph.ActNone, 3) }, tir.IntrDSPDWPlanar5, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o := Options{Board: b, Version: "test"}
-			s, err := CompileGraph(c.g(), c.name, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !cContains(s.Files, c.kernel+"(") {
-				t.Fatalf("%s: the C does not call %s", c.name, c.kernel)
-			}
-			n := checkedRun(t, c.g(), c.name, o, 2, 59)
-			o.Knobs = map[string]map[string]int{"depthwise_conv2d": {"requant_shift": 0}}
-			n0 := checkedRun(t, c.g(), c.name+"-packed", o, 1, 59)
-			t.Logf("%s on mps2-an386: %d instructions, %d with requant_shift 0 (%.3f)", c.name, n, n0, float64(n)/float64(n0))
-			if c.most == 1 && n != n0 || float64(n) > c.most*float64(n0) {
-				t.Errorf("%s: %d instructions, %d with requant_shift 0: want at most %.2f times (1: the same)", c.name, n, n0, c.most)
-			}
+			againstKnobOff(t, c.g, c.name, Options{Board: b, Version: "test"}, c.kernel, "depthwise_conv2d", "requant_shift", c.most)
 		})
+	}
+}
+
+// againstKnobOff compiles g with o and checks that its C calls kernel,
+// runs it bit-exact against the reference interpreter with op's knob set
+// to 0 and without, and fails unless the default build takes at most most
+// times the other's instructions (most 1: the same build, the same count).
+func againstKnobOff(t *testing.T, g func() *graph.Graph, name string, o Options, kernel, op, knob string, most float64) {
+	t.Helper()
+	s, err := CompileGraph(g(), name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cContains(s.Files, kernel+"(") {
+		t.Fatalf("%s: the C does not call %s", name, kernel)
+	}
+	n := checkedRun(t, g(), name, o, 2, 59)
+	o.Knobs = map[string]map[string]int{op: {knob: 0}}
+	n0 := checkedRun(t, g(), name+"-off", o, 1, 59)
+	t.Logf("%s on %s: %d instructions, %d with %s 0 (%.3f)", name, o.Board.Name, n, n0, knob, float64(n)/float64(n0))
+	if most == 1 && n != n0 || float64(n) > most*float64(n0) {
+		t.Errorf("%s: %d instructions, %d with %s 0: want at most %.2f times (1: the same)", name, n, n0, knob, most)
 	}
 }

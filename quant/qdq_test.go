@@ -207,15 +207,7 @@ func TestWriteQDQRoundTripMoreOps(t *testing.T) {
 	g.AddNode(&graph.Node{Name: "hsig", Op: graph.HardSigmoid, Inputs: []string{"l"}, Outputs: []string{"h"}, Attrs: &graph.HardSigmoidAttrs{Alpha: 0.2, Beta: 0.5}})
 	g.AddNode(&graph.Node{Name: "fc", Op: graph.FullyConnected, Inputs: []string{"h", "fw", ""}, Outputs: []string{"y"}, Attrs: &graph.FullyConnectedAttrs{}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-	if err := graph.Validate(g); err != nil {
-		t.Fatal(err)
-	}
-	samples := smallSamples(8)
-	q, _, err := PTQ(g, samples, Options{FloatIO: true}, CalibOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff := qdqRoundTrip(t, q)
+	q, ff, samples := ptqRoundTrip(t, g)
 	count := func(g *graph.Graph) map[graph.Op]int {
 		m := map[graph.Op]int{}
 		for _, n := range g.Nodes {
@@ -229,6 +221,22 @@ func TestWriteQDQRoundTripMoreOps(t *testing.T) {
 		t.Errorf("ops in memory %v, after the round trip %v:\n%s", cq, cf, graph.Print(ff))
 	}
 	sameFloatOutputs(t, q, ff, samples)
+}
+
+// ptqRoundTrip validates g (float, one input "x" of smallSamples' shape),
+// quantizes it on smallSamples(8) with float I/O and round-trips the result
+// (qdqRoundTrip): the int8 graph, its round trip and the samples.
+func ptqRoundTrip(t *testing.T, g *graph.Graph) (q, ff *graph.Graph, samples []map[string]*graph.Data) {
+	t.Helper()
+	if err := graph.Validate(g); err != nil {
+		t.Fatal(err)
+	}
+	samples = smallSamples(8)
+	q, _, err := PTQ(g, samples, Options{FloatIO: true}, CalibOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q, qdqRoundTrip(t, q), samples
 }
 
 // qdqRoundTrip writes q as a QDQ model, loads it back and folds it.

@@ -25,14 +25,7 @@ func TestWriteQDQRoundTripHardSwishResize59(t *testing.T) {
 	g.AddNode(&graph.Node{Name: "up2", Op: graph.Resize, Inputs: []string{"n"}, Outputs: []string{"y"},
 		Attrs: &graph.ResizeAttrs{Mode: "bilinear", Coord: "half_pixel", Scale: [2]float32{1.5, 1.5}}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-	if err := graph.Validate(g); err != nil {
-		t.Fatal(err)
-	}
-	samples := smallSamples(8)
-	q, _, err := PTQ(g, samples, Options{FloatIO: true}, CalibOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, ff, samples := ptqRoundTrip(t, g)
 	m, err := QDQModel(q)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +33,6 @@ func TestWriteQDQRoundTripHardSwishResize59(t *testing.T) {
 	if v := m.OpsetImport[0].Version; v != 14 {
 		t.Errorf("opset %d, want 14 (HardSwish)", v)
 	}
-	ff := qdqRoundTrip(t, q)
 	ints := map[graph.Op]int{}
 	for _, n := range ff.Nodes {
 		if x := ff.In(n, 0); x != nil && x.DType == graph.Int8 {
@@ -73,15 +65,7 @@ func TestWriteQDQRoundTripConvTranspose59(t *testing.T) {
 		Attrs: &graph.ConvTransposeAttrs{Stride: [2]int{2, 2}, Dilation: [2]int{1, 1}, Group: 1, OutPad: [2]int{1, 1},
 			Pad: graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}}})
 	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
-	if err := graph.Validate(g); err != nil {
-		t.Fatal(err)
-	}
-	samples := smallSamples(8)
-	q, _, err := PTQ(g, samples, Options{FloatIO: true}, CalibOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff := qdqRoundTrip(t, q)
+	q, ff, samples := ptqRoundTrip(t, g)
 	n := 0
 	for _, nd := range ff.Nodes {
 		if nd.Op == graph.ConvTranspose2D && ff.In(nd, 0).DType == graph.Int8 && ff.In(nd, 1).IsConst() {
