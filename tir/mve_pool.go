@@ -86,9 +86,11 @@ func simdPoolOr(prefix string, isMax bool, fallback ScheduleFunc) ScheduleFunc {
 			if err != nil || knob(f, "simd_pieces", 1) == 0 {
 				return h, err
 			}
-			h, n := poolPieces(h, prefix, isMax)
-			if n > 0 {
-				h.Knobs["simd"] = 1
+			// The fallback's own code where no piece takes the helper
+			// (a float pool: as it was, not simplified again).
+			if p, n := poolPieces(h, prefix, isMax); n > 0 {
+				p.Knobs["simd"] = 1
+				return p, nil
 			}
 			return h, nil
 		}
