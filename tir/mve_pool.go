@@ -7,6 +7,11 @@ import "fmt"
 const KSumPool = "sumpool_s8"
 
 func init() {
+	// Pools whose windows reach into the padding: each run of outputs the
+	// fallback partitions out through the SIMD helper (poolPieces).
+	for _, p := range append([]string{"dsp"}, SIMDPrefixes...) {
+		DeclareKnob(p+".simd_pieces", 0, 1)
+	}
 	// The dsp target has a sum pool too (SXTAB16 into int16 lanes).
 	for _, p := range append([]string{"dsp"}, SIMDPrefixes...) {
 		extIntrinsics[p+"_"+KSumPool] = func(a []val) val {
