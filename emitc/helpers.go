@@ -718,6 +718,28 @@ static inline int32_t quantize_f32(float x, float scale, int32_t even)
     }
     return (int32_t)r;
 }`}
+	helperText["quantize_f32_64"] = struct {
+		deps []string
+		code string
+	}{[]string{"quantize_f32"}, `/* quantize_f32 saturated to +-2^40 instead of int32, for an int32 output whose zero
+   point is added after: a quotient at or past 2^31 is a whole float already. */
+static inline int64_t quantize_f32_64(float x, float scale, int32_t even)
+{
+    const float q = x / scale;
+    if (q != q) {
+        return 0;
+    }
+    if (q >= 1099511627776.0f) {
+        return INT64_C(1099511627776);
+    }
+    if (q <= -1099511627776.0f) {
+        return -INT64_C(1099511627776);
+    }
+    if (q >= 2147483648.0f || q <= -2147483648.0f) {
+        return (int64_t)q;
+    }
+    return quantize_f32(x, scale, even);
+}`}
 	helperText["round_even_f32"] = struct {
 		deps []string
 		code string
@@ -775,4 +797,4 @@ func helperCode(h string) string {
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
 	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8_i", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
-	"quantize_f32", "round_even_f32"}
+	"quantize_f32", "quantize_f32_64", "round_even_f32"}

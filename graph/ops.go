@@ -583,9 +583,10 @@ type MathAttrs struct {
 	// folded QDQ model computed each value: the Dequantize in float32,
 	// the function rounded to float32, and the Quantize's x / scale in
 	// float32, rounded half to even where HalfEven (ONNX's
-	// QuantizeLinear); not the real value rounded in float64, which
-	// differs at ties (a sigmoid's 0.5 at scale 1/255 is 127.49999… in
-	// float64 and 127.5 in float32).
+	// QuantizeLinear); not the real value computed in float64 and rounded
+	// half away from zero, which differs at ties (a Sqrt of 0.25 at output
+	// scale 1 is 0.5: 1 that way, 0 by ONNX's QuantizeLinear) and where
+	// float32 rounding moves a quotient across one.
 	Float32Island, HalfEven bool
 }
 

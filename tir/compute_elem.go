@@ -684,6 +684,16 @@ func computeQuantize(k *kctx) (Stmt, error) {
 			// 8- or 16-bit output: its bounds less z stay int32).
 			return CastTo(yt.DType, Add(Clamp(q, C(lo-zc), C(hi-zc)), z))
 		}
+		if hi-lo >= 1<<16 {
+			// An int32 output: the quotient unsaturated (to ±2^40) plus
+			// z in 64 bits, clamped to the type. (Clamping q first to
+			// [lo − 2^20, hi + 2^20] put bounds outside int32 in the C,
+			// which wrapped: every element came out −2146435068, a
+			// review found; and a quotient saturated to int32 before z
+			// is added loses the ones past 2^31.)
+			q64 := Call(IntrQuantize64, I64, At(x, iv...), s, C(even))
+			return CastTo(yt.DType, Clamp(Add(q64, CastTo(I64, z)), &IntImm{T: I64, V: lo}, &IntImm{T: I64, V: hi}))
+		}
 		// q + z cannot overflow: q is clamped first.
 		return CastTo(yt.DType, Clamp(Add(Clamp(q, C(lo-1<<20), C(hi+1<<20)), z), C(lo), C(hi)))
 	}), nil

@@ -129,6 +129,10 @@ const (
 	// float32, half away from zero (even == 0, TFLite) or half to even
 	// (even == 1, ONNX); saturated to int32.
 	IntrQuantize = "quantize_f32"
+	// IntrQuantize64(x, scale, even) int64: IntrQuantize saturated to
+	// ±2^40 instead, for an int32 output, whose zero point is added after
+	// (an int32 saturation first lost the quotients past 2^31).
+	IntrQuantize64 = "quantize_f32_64"
 	// IntrRoundEven(x) int32: float32 x rounded half to even, saturated to ±2^22.
 	IntrRoundEven = "round_even_f32"
 	// IntrDot(x *T, sx, w *T, sw, n, xo, wo) int32: Σ_{i<n} (x[i·sx] + xo)·(w[i·sw] + wo)

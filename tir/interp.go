@@ -344,6 +344,8 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{i: acc}
 	case IntrQuantize:
 		return val{i: int64(QuantizeF32(float32(args[0].f), float32(args[1].f), args[2].i != 0))}
+	case IntrQuantize64:
+		return val{i: QuantizeF32Wide(float32(args[0].f), float32(args[1].f), args[2].i != 0)}
 	case IntrRoundEven:
 		return val{i: int64(RoundEvenF32(float32(args[0].f)))}
 	case IntrExp:
@@ -399,6 +401,26 @@ func QuantizeF32(x, scale float32, even bool) int32 {
 		return math.MinInt32
 	}
 	return int32(q)
+}
+
+// QuantizeF32Wide is the semantics of IntrQuantize64.
+func QuantizeF32Wide(x, scale float32, even bool) int64 {
+	const lim = 1 << 40
+	q := float64(x / scale)
+	if even {
+		q = math.RoundToEven(q)
+	} else {
+		q = math.Round(q)
+	}
+	switch {
+	case math.IsNaN(q):
+		return 0
+	case q > lim:
+		return lim
+	case q < -lim:
+		return -lim
+	}
+	return int64(q)
 }
 
 // RoundEvenF32 is the semantics of IntrRoundEven.
