@@ -12,7 +12,8 @@ import (
 // convolution padded above and below: clang 14's loop vectorizer crashed
 // (exit status 139, a segfault in an in-loop reduction for MVE) on the
 // generic blocked schedule's partly padded rows (a review's random
-// graph). Those builds compile with -fno-vectorize; it runs bit-exact.
+// graph). Those builds compile with the loop vectorizer off; it runs
+// bit-exact.
 // The same layer, and a 5×5 one, on the default target build with clang
 // as they are.
 func TestClangM55GenericConv59(t *testing.T) {

@@ -140,12 +140,8 @@ func (s *State) execute(vectors []map[string]*graph.Data, dir string, timeout ti
 		}
 	}
 	var clangFlags []string
-	if s.Opt.Compiler == runner.CompilerClang && b.HasFeature("mve") && s.targetName() == "generic" {
-		// clang 14's loop vectorizer crashes (a segfault in an in-loop
-		// reduction for MVE) on the generic target's padded convolution
-		// rows, which an M55 build takes with --target generic (a review's
-		// 5x1 layer); the default target's kernels are intrinsics.
-		clangFlags = []string{"-fno-vectorize"}
+	if s.Opt.Compiler == runner.CompilerClang && s.ClangNoVectorize() {
+		clangFlags = []string{"-mllvm", "-vectorize-loops=false"}
 	}
 	fw, err := runner.BuildWith(b, m, raw, filepath.Join(dir, "build"), runner.Options{CFlags: s.Opt.CFlags, ClangCFlags: clangFlags, Compiler: s.Opt.Compiler, Layers: layers,
 		Layout: crt.Layout{WeightsSection: s.Opt.WeightsSection}})

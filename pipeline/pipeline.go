@@ -1156,6 +1156,17 @@ func warnRawMinMax(s *State) {
 }
 
 // targetName is the schedule set the build uses.
+// ClangNoVectorize says a clang build of the C needs its loop vectorizer
+// off (-mllvm -vectorize-loops=false: -fno-vectorize before an -O2 is
+// undone by it): the
+// generic target on a Helium core (--target generic on the M55), whose
+// padded convolution rows crash clang 14's loop vectorizer (a segfault in
+// an in-loop reduction for MVE; a review's 5x1 layer). The default
+// target's kernels are intrinsics and build as they are.
+func (s *State) ClangNoVectorize() bool {
+	return s.Opt.Board != nil && s.Opt.Board.HasFeature("mve") && s.targetName() == "generic"
+}
+
 func (s *State) targetName() string {
 	if s.Opt.Target != "" {
 		return s.Opt.Target

@@ -185,6 +185,10 @@ type Project struct {
 	// the board's gcc. Both are there either way (make COMPILER=..., the two
 	// CMake toolchain files).
 	Compiler string
+	// ClangNoVectorize turns clang's loop vectorizer off in the clang builds
+	// (pipeline.State.ClangNoVectorize: the generic target's C on a
+	// Helium core crashes clang 14's loop vectorizer).
+	ClangNoVectorize bool
 
 	// anyAPI lets the model's run function take any signature (an external
 	// arena, inputs and outputs in the arena): MLF packs the model without

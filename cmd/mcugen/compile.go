@@ -277,7 +277,7 @@ func (c *compileCmd) Run(e *env) error {
 func projectFor(s *pipeline.State, kind templates.Kind) (templates.Project, error) {
 	p := templates.Project{Kind: kind, Name: s.Opt.Prefix, Prefix: s.Opt.Prefix, Board: s.Opt.Board, Model: s.Files, IOInArena: s.Opt.IOInArena,
 		ArenaBytes: int64(s.Report.ArenaBytes), WeightsBytes: int64(s.Report.WeightsBytes), ScratchBytes: int64(s.Report.ScratchBytes),
-		Version: version, Compiler: s.Opt.Compiler}
+		Version: version, Compiler: s.Opt.Compiler, ClangNoVectorize: s.ClangNoVectorize()}
 	for i, name := range s.Graph.UserInputs() {
 		t := s.Graph.Tensors[name]
 		p.Inputs = append(p.Inputs, templates.Tensor{Name: name, Field: s.Report.Inputs[i].CName, DType: t.DType.String(), Shape: t.Shape})
