@@ -456,9 +456,9 @@ type dwShift struct {
 // dwSharedShift scales a depthwise layer to one shift, from its epilogue
 // tables (dwEpilogue: bias, multiplier, k0 without the bias, e1), its
 // weights g (taps a channel, channel-major), the bound xAbs on |x + xo|
-// and the constant zr; signed adds each channel's D. ok is false where
-// some channel cannot take it (sharedShift's limits, or A − D leaving
-// ±2^30).
+// and the constant zr; signed adds each channel's D (signCorrection). ok
+// is false where some channel cannot take it (sharedShift's limits, or
+// signCorrection's).
 func dwSharedShift(tabs [4][]int64, g []int64, taps int, xAbs, zr int64, signed bool) (dwShift, bool) {
 	n := len(tabs[0])
 	if len(g) != taps*n {
@@ -478,14 +478,9 @@ func dwSharedShift(tabs [4][]int64, g []int64, taps int, xAbs, zr int64, signed 
 	s := dwShift{t: t, j: j, words: make([][4]int64, n)}
 	for c := range n {
 		s.words[c] = [4]int64{tabs[0][c] << j[c], tabs[1][c], A[c], 0}
-		if signed && tabs[1][c] != 0 {
-			// As planShift: j >= 1 where the multiplier is not zero, and
-			// A − D inside ±2^30.
-			if j[c] < 1 {
-				return dwShift{}, false
-			}
-			d := int64(1) << (j[c] - 1)
-			if abs64(A[c])+d >= 1<<30 {
+		if signed {
+			d, ok := signCorrection(tabs[1][c], j[c], A[c])
+			if !ok {
 				return dwShift{}, false
 			}
 			s.words[c][3] = d

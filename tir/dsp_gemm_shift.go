@@ -196,6 +196,24 @@ func sharedShift(k0, m, e1, bias, wmax, wsum []int64, live []bool, xAbs, zr int6
 	return t, j, a, true
 }
 
+// signCorrection is a channel's D (DSPGemmSNName): TFLite's sign
+// correction after the channel's 2^j scaling, 2^(j−1) off the SMMLA's high
+// word, for multiplier m and constant A; 0 where m is 0 (the result is a
+// constant). ok is false where j < 1 or A − D would leave ±2^30.
+func signCorrection(m, j, a int64) (d int64, ok bool) {
+	if m == 0 {
+		return 0, true
+	}
+	// j >= 2 where m is not zero (k0 has 2^30 in it); A − D must stay
+	// inside ±2^30 as A does.
+	if j < 1 {
+		// (review finding: the shift below was negative, a panic)
+		return 0, false
+	}
+	d = int64(1) << (j - 1)
+	return d, abs64(a)+d < 1<<30
+}
+
 // shiftPlan is planShift's compile-time result: the shared shift, the
 // three-word table (m, A, scaled bias) per channel, four with the sign
 // correction D (DSPGemmSNName), and the scaled weights.
@@ -240,15 +258,9 @@ func (g *gemmSpec) planShift(tab, bias []int64, zr int64, signed bool) (shiftPla
 			continue
 		}
 		p.tab[per*oc], p.tab[per*oc+1], p.tab[per*oc+2] = m[oc], a[oc], bias[oc]<<j[oc]
-		if signed && m[oc] != 0 {
-			// j >= 2 where m is not zero (k0 has 2^30 in it); A − D must
-			// stay inside ±2^30 as A does.
-			if j[oc] < 1 {
-				// (review finding: the shift below was negative, a panic)
-				return shiftPlan{}, false
-			}
-			d := int64(1) << (j[oc] - 1)
-			if abs64(a[oc])+d >= 1<<30 {
+		if signed {
+			d, ok := signCorrection(m[oc], j[oc], a[oc])
+			if !ok {
 				return shiftPlan{}, false
 			}
 			p.tab[per*oc+3] = d
