@@ -13,8 +13,8 @@ import (
 // Winograd convolution, the planar depthwise convolution in its general
 // form (sign correction) and its ReLU form at strides 1 and 2, in steps of
 // four outputs (the default) and two, the four-output loop with each
-// remainder of the output width (none, single, pair, both), the ReLU cases
-// in the k0 and the shared-shift requantization, each against the reference
+// remainder of the output width (none, single, pair, both), the planar
+// cases in the k0 and the shared-shift requantization, each against the reference
 // interpreter on random and extreme inputs, with guard bytes around an
 // external arena.
 func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
@@ -61,20 +61,22 @@ func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
 		{"planar-stride2-w10to5", tirtest.Conv3x3Size(9, 10, 8, 8, 2, graph.ActNone, 5), step(4), tir.IntrDSPDWPlanar},
 		{"planar-relu-stride2-w12to6", tirtest.Conv3x3Size(10, 12, 8, 8, 2, graph.ActRelu, -128), step(4), tir.IntrDSPDWPlanarR},
 	} {
-		if c.helper != tir.IntrDSPDWPlanarR {
+		shifted := map[string]string{tir.IntrDSPDWPlanarR: tir.IntrDSPDWPlanarS, tir.IntrDSPDWPlanar: tir.IntrDSPDWPlanarSN}[c.helper]
+		if shifted == "" {
 			t.Run(c.name, func(t *testing.T) {
 				checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", c.knobs, 6, 9, c.helper+"(")
 			})
 			continue
 		}
-		// A ReLU case runs twice: in the k0 form (requant_shift 0) and in
-		// the default shared-shift form (tir/dsp_gemm_shift.go).
+		// A planar case runs twice: in the k0 form (requant_shift 0) and
+		// in the default shared-shift form (tir/dsp_gemm_shift.go), with
+		// TFLite's sign correction without a ReLU (since session 59).
 		for _, shift := range []int{0, 1} {
 			kn := map[string]int{"requant_shift": shift}
 			for k, v := range c.knobs["depthwise_conv2d"] {
 				kn[k] = v
 			}
-			helper := map[int]string{0: tir.IntrDSPDWPlanarR, 1: tir.IntrDSPDWPlanarS}[shift]
+			helper := map[int]string{0: c.helper, 1: shifted}[shift]
 			t.Run(fmt.Sprintf("%s-shift%d", c.name, shift), func(t *testing.T) {
 				checkGraphUnderQEMU(t, b, c.g, c.name, "dsp", map[string]map[string]int{"depthwise_conv2d": kn}, 6, 9, helper+"(")
 			})
