@@ -384,6 +384,17 @@ var extIntrinsics = map[string]func(args []val) val{}
 
 // QuantizeF32 is the semantics of IntrQuantize.
 func QuantizeF32(x, scale float32, even bool) int32 {
+	return int32(quantizeSat(x, scale, even, math.MinInt32, math.MaxInt32))
+}
+
+// QuantizeF32Wide is the semantics of IntrQuantize64.
+func QuantizeF32Wide(x, scale float32, even bool) int64 {
+	return quantizeSat(x, scale, even, -1<<40, 1<<40)
+}
+
+// quantizeSat is round(x / scale), half to even or (even false) half away
+// from zero, saturated to [lo, hi]; NaN gives 0.
+func quantizeSat(x, scale float32, even bool, lo, hi int64) int64 {
 	// The quotient is a float32, as in TFLite's AffineQuantize
 	// (val / static_cast<float>(scale)) and ONNX's QuantizeLinear.
 	q := float64(x / scale)
@@ -395,30 +406,10 @@ func QuantizeF32(x, scale float32, even bool) int32 {
 	switch {
 	case math.IsNaN(q):
 		return 0
-	case q > math.MaxInt32:
-		return math.MaxInt32
-	case q < math.MinInt32:
-		return math.MinInt32
-	}
-	return int32(q)
-}
-
-// QuantizeF32Wide is the semantics of IntrQuantize64.
-func QuantizeF32Wide(x, scale float32, even bool) int64 {
-	const lim = 1 << 40
-	q := float64(x / scale)
-	if even {
-		q = math.RoundToEven(q)
-	} else {
-		q = math.Round(q)
-	}
-	switch {
-	case math.IsNaN(q):
-		return 0
-	case q > lim:
-		return lim
-	case q < -lim:
-		return -lim
+	case q > float64(hi):
+		return hi
+	case q < float64(lo):
+		return lo
 	}
 	return int64(q)
 }
