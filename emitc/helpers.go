@@ -102,6 +102,29 @@ static inline int64_t dot_s16s8(const int16_t *x, const int8_t *w, int32_t n)
     }
     return acc;
 }`},
+	"dot_s16s16": {nil, `/* init plus the sum over i < n of x[i] * w[i], wrapped to 32 bits as TFLite Micro's int32 sums
+   are (tir.IntrDotS16S16): SMLAD on pairs where the core has the DSP extension (its sum wraps
+   the same way), else a loop in unsigned arithmetic. */
+static inline int32_t dot_s16s16(const int16_t *x, const int16_t *w, int32_t n, int32_t init)
+{
+    uint32_t acc = (uint32_t)init;
+    int32_t i = 0;
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(MCUGEN_NO_ASM) && !defined(__ARM_BIG_ENDIAN)
+    for (; i + 4 <= n; i += 4) {
+        int32_t x01, x23, w01, w23;
+        memcpy(&x01, x + i, 4);
+        memcpy(&x23, x + i + 2, 4);
+        memcpy(&w01, w + i, 4);
+        memcpy(&w23, w + i + 2, 4);
+        __asm__("smlad %0, %1, %2, %0" : "+r"(acc) : "r"(x01), "r"(w01));
+        __asm__("smlad %0, %1, %2, %0" : "+r"(acc) : "r"(x23), "r"(w23));
+    }
+#endif
+    for (; i < n; ++i) {
+        acc += (uint32_t)((int32_t)x[i] * w[i]);
+    }
+    return (int32_t)acc;
+}`},
 	"dot4_s16s8": {nil, `/* Four output channels' sums over one input run (tir.IntrDot4S16S8): out[j] = sum over i < n
    of x[i] * w[j * stride + i], each channel's weights in dot_s16s8's layout. 32-bit sums: the
    compiler takes this only where the weights keep every partial sum inside int32 whatever the
@@ -796,5 +819,5 @@ func helperCode(h string) string {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8_i", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot_s16s16", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8_i", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "quantize_f32_64", "round_even_f32"}

@@ -72,6 +72,13 @@ func computeSVDFFeature(k *kctx) (Stmt, error) {
 		})
 	}
 	at := svdfAcc(wt.Data.I, filters, inSize, xt.DType, zp[0], nil)
+	newest := func(b, f Expr, acc Expr) Stmt {
+		return Put(y, CastTo(yt.DType, Add(Clamp(Requant(acc, C(int64(m)), C(int64(shift))), C(lo), C(hi)), C(zp[2]))),
+			b, f, C(int64(mem-1)))
+	}
+	if dot, ok := k.svdfFeatureDSP(at, x, xt, wt, batch, inSize, filters, zp[0], newest); ok {
+		return Block(shiftOld, dot), nil
+	}
 	return Block(shiftOld, Loop("b", batch, func(b Expr) Stmt {
 		return Loop("f", filters, func(f Expr) Stmt {
 			return Scalar("acc", at, func(acc *Buffer) Stmt {
@@ -80,12 +87,61 @@ func computeSVDFFeature(k *kctx) (Stmt, error) {
 					Loop("i", inSize, func(i Expr) Stmt {
 						return Put(acc, Add(At(acc), CastTo(at, Mul(ld(w, f, i), Add(ld(x, b, i), C(-zp[0]))))))
 					}),
-					Put(y, CastTo(yt.DType, Add(Clamp(Requant(CastTo(I32, At(acc)), C(int64(m)), C(int64(shift))), C(lo), C(hi)), C(zp[2]))),
-						b, f, C(int64(mem-1))),
+					newest(b, f, CastTo(I32, At(acc))),
 				)
 			})
 		})
 	})), nil
+}
+
+// svdfFeatureDSP is the feature step's sums on the dsp target (and the
+// M55's, whose core has the same SIMD instructions): the input widened
+// once per batch into pair words (IntrDSPWiden), the weights widened at
+// compile time (DSPPackWeights), and each block of filters one
+// multiply-accumulate kernel call (DSPMacName), as a fully connected
+// layer's; newest stores a filter's sum. It reports false where the sums
+// need int64 (at), the input is not int8, or its length is not a multiple
+// of four: the element loops then. keyword_scrambled_8bit's first feature
+// step on mps2-an386: 6.4 instructions a MAC in the element loops.
+func (k *kctx) svdfFeatureDSP(at DType, x *Buffer, xt, wt *graph.Tensor, batch, inSize, filters int, zx int64, newest func(b, f, acc Expr) Stmt) (Stmt, bool) {
+	if !k.svdfDSP(at, xt, inSize) || inSize < 8 {
+		return nil, false
+	}
+	c := 1
+	if filters%4 == 0 {
+		c = 4
+	} else if filters%2 == 0 {
+		c = 2
+	}
+	kw := inSize / 2
+	u := 1
+	for _, v := range DSPMacUnrolls {
+		if kw%(2*v) == 0 {
+			u = v
+		}
+	}
+	// (Constants derived from the node are named after it, which lowering
+	// renames after the kernel.)
+	wp := constBuf(k.n.Name+"_weights_s16", I32, []int{filters * kw}, DSPPackWeights(wt.Data.I, filters, inSize, inSize, c))
+	xw := NewBuffer("svdf_xw", I32, []int{kw}, ScopeLocal)
+	acc := NewBuffer("svdf_acc", I32, []int{c}, ScopeLocal)
+	return &Allocate{Buf: xw, Body: Loop("b", batch, func(b Expr) Stmt {
+		return Block(
+			dspWiden(xw, C(0), x, Mul(b, C(int64(inSize))), inSize, -zx),
+			&Allocate{Buf: acc, Body: Loop("f_o", filters/c, func(fo Expr) Stmt {
+				ss := make([]Stmt, 0, 2*c+1)
+				for j := range c {
+					ss = append(ss, flatStore(acc, C(int64(j)), C(0)))
+				}
+				ss = append(ss, &Evaluate{X: Call(DSPMacName(1, c, u), I32, ptr(acc, C(0)), ptr(xw, C(0)), C(int64(kw)),
+					ptr(wp, Mul(fo, C(int64(c*kw)))), C(int64(kw)))})
+				for j := range c {
+					ss = append(ss, newest(b, Add(Mul(fo, C(int64(c))), C(int64(j))), &Load{Buf: acc, Indices: []Expr{C(int64(j))}, Flat: true}))
+				}
+				return Block(ss...)
+			})},
+		)
+	})}, true
 }
 
 // svdfAcc is the type an SVDF step sums w[r, i]·(x − zx) over i < n in,
@@ -146,6 +202,29 @@ func computeSVDFTime(k *kctx) (Stmt, error) {
 	} else if bt.IsConst() && bt.Data != nil {
 		at = svdfAcc(wt.Data.I, units, a.Rank*mem, st.DType, zp[0], bt.Data.I)
 	}
+	newest := func(b, u, acc Expr) Stmt {
+		return Put(y, CastTo(graph.Int8, Clamp(Add(Requant(acc, C(int64(m)), C(int64(shift))), C(zp[2])), C(-128), C(127))), b, u)
+	}
+	if dot, ok := k.svdfTimeDSP(at, s, st, wt, bias, batch, filters, units, a.Rank*mem, zp[0], newest); ok {
+		return dot, nil
+	}
+	if per := a.Rank * mem; st.DType == graph.Int16 && wt.DType == graph.Int16 && zp[0] == 0 && per >= 4 {
+		// TFLite's integer SVDF (an int16 state, whose zero point is 0,
+		// and int16 time weights): each unit's run of rank·mem values is
+		// one inner product from its bias (IntrDotS16S16: SMLAD on pairs
+		// where the core has them), wrapped to 32 bits as TFLite Micro's
+		// int32 sum is.
+		return Loop("b", batch, func(b Expr) Stmt {
+			return Loop("u", units, func(u Expr) Stmt {
+				var init Expr = C(0)
+				if bias != nil {
+					init = ld(bias, u)
+				}
+				return newest(b, u, Call(IntrDotS16S16, I32, &Ptr{Buf: s, Index: Mul(Add(Mul(b, C(int64(units))), u), C(int64(per)))},
+					&Ptr{Buf: w, Index: Mul(u, C(int64(per)))}, C(int64(per)), init))
+			})
+		}), nil
+	}
 	return Loop("b", batch, func(b Expr) Stmt {
 		return Loop("u", units, func(u Expr) Stmt {
 			return Scalar("acc", at, func(acc *Buffer) Stmt {
@@ -161,9 +240,63 @@ func computeSVDFTime(k *kctx) (Stmt, error) {
 							return Put(acc, Add(At(acc), Mul(CastTo(at, ld(w, f, t)), CastTo(at, Add(ld(s, b, f, t), C(-zp[0]))))))
 						})
 					}),
-					Put(y, CastTo(graph.Int8, Clamp(Add(Requant(CastTo(I32, At(acc)), C(int64(m)), C(int64(shift))), C(zp[2])), C(-128), C(127))), b, u),
+					newest(b, u, CastTo(I32, At(acc))),
 				)
 			})
 		})
 	}), nil
+}
+
+// svdfDSP reports whether an SVDF step's sums over n int8 values of type
+// xt take the dsp kernels: on the dsp and mve targets, with int32 sums
+// (at), n a multiple of four and its pair words (2n bytes) within
+// svdfWidenedBytes and half the target's stack.
+func (k *kctx) svdfDSP(at DType, xt *graph.Tensor, n int) bool {
+	return (k.target == "dsp" || k.target == "mve") && at == I32 && xt.DType == graph.Int8 && n%4 == 0 &&
+		2*n <= svdfWidenedBytes && (k.stack == 0 || 2*n <= k.stack/2)
+}
+
+// svdfWidenedBytes bounds the stack an SVDF step's widened input takes.
+const svdfWidenedBytes = 4096
+
+// svdfTimeDSP is the time step's sums on the dsp and mve targets, for an
+// int8 state: the batch's state widened once into pair words
+// (IntrDSPWiden), each unit's rank·mem weights widened at compile time in
+// the same order (DSPPackWeights, one channel a block), and each unit's
+// sum one multiply-accumulate kernel call from its bias; newest stores a
+// unit's sum. False where svdfDSP is, or rank·mem is not a multiple of
+// four: the element loops then (keyword_scrambled_8bit's time steps on
+// mps2-an386: 9.7 instructions a MAC).
+func (k *kctx) svdfTimeDSP(at DType, s *Buffer, st, wt *graph.Tensor, bias *Buffer, batch, filters, units, per int, zs int64, newest func(b, u, acc Expr) Stmt) (Stmt, bool) {
+	if !k.svdfDSP(at, st, units*per) || per%4 != 0 {
+		return nil, false
+	}
+	n := units * per // the state's elements a batch
+	kw := per / 2
+	u := 1
+	for _, v := range DSPMacUnrolls {
+		if kw%(2*v) == 0 {
+			u = v
+		}
+	}
+	wp := constBuf(k.n.Name+"_weights_s16", I32, []int{units * kw}, DSPPackWeights(wt.Data.I, units, per, per, 1))
+	xw := NewBuffer("svdf_xw", I32, []int{n / 2}, ScopeLocal)
+	acc := NewBuffer("svdf_acc", I32, []int{1}, ScopeLocal)
+	return &Allocate{Buf: xw, Body: Loop("b", batch, func(b Expr) Stmt {
+		return Block(
+			dspWiden(xw, C(0), s, Mul(b, C(int64(n))), n, -zs),
+			&Allocate{Buf: acc, Body: Loop("u", units, func(uv Expr) Stmt {
+				var init Expr = C(0)
+				if bias != nil {
+					init = ld(bias, uv)
+				}
+				return Block(
+					flatStore(acc, C(0), init),
+					&Evaluate{X: Call(DSPMacName(1, 1, u), I32, ptr(acc, C(0)), ptr(xw, Mul(uv, C(int64(kw)))), C(int64(kw)),
+						ptr(wp, Mul(uv, C(int64(kw)))), C(int64(kw)))},
+					newest(b, uv, &Load{Buf: acc, Indices: []Expr{C(0)}, Flat: true}),
+				)
+			})},
+		)
+	})}, true
 }

@@ -16,6 +16,13 @@ import (
 // over the same layout.
 const IntrDotS16S8 = "dot_s16s8"
 
+// IntrDotS16S16(x *int16, w *int16, n, init) int32: init + Σ_{i<n}
+// x[i]·w[i] wrapped to 32 bits, as TFLite Micro's int32 sums wrap (an
+// integer SVDF's time step: an int16 state against int16 weights, both
+// in order). On a core with the DSP extension the C takes two pairs a step
+// by SMLAD, whose sum wraps the same way.
+const IntrDotS16S16 = "dot_s16s16"
+
 // IntrDot4S16S8(x *int16, w *int8, stride, n, out *int32) writes out[j] =
 // Σ_{i<n} x[i]·w'[j·stride + i] for j < 4: four output channels' inner
 // products over one shared input run, each channel's weights in
@@ -40,6 +47,10 @@ const (
 const minDotS16S8 = 4
 
 func init() {
+	extIntrinsics[IntrDotS16S16] = func(a []val) val {
+		n := a[2].i
+		return val{i: int64(int32(a[3].i + dotRef(IntrDotS16S16, a[0], a[1], n, func(i int64) int64 { return i }, false)))}
+	}
 	extIntrinsics[IntrDotS16S8] = func(a []val) val {
 		n := a[2].i
 		return val{i: dotRef(IntrDotS16S8, a[0], a[1], n, func(i int64) int64 { return dotS16S8Index(i, n) }, false)}
