@@ -529,8 +529,8 @@ func foldNode(f *graph.Graph, n *graph.Node, prod map[string]*graph.Node, cons m
 			beta = a.Beta
 		}
 		if interp.FixedOutputOK(n.Op, f.Tensors[nn.Inputs[0]], f.Tensors[nn.Outputs[0]], beta) != nil {
-			// A Sigmoid or Tanh: an int8 Math table (of the values the
-			// float nodes computed, below), where TFLite's kernel does
+			// A Sigmoid or Tanh: an int8 Math table (of the function's
+			// correctly rounded float32 values, below), where TFLite's kernel does
 			// not take the parameters (ONNX Runtime's calibrated output
 			// scale 1/255, or a zero point 0: review, they ran in float,
 			// a Dequantize, the function and a Quantize an element).

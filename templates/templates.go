@@ -186,8 +186,8 @@ type Project struct {
 	// CMake toolchain files).
 	Compiler string
 	// ClangNoVectorize turns clang's loop vectorizer off in the clang builds
-	// (pipeline.State.ClangNoVectorize: the generic target's C on a
-	// Helium core crashes clang 14's loop vectorizer).
+	// (pipeline.State.ClangNoVectorize: on a Helium core the generic
+	// convolution rows crash clang 14's loop vectorizer).
 	ClangNoVectorize bool
 
 	// anyAPI lets the model's run function take any signature (an external

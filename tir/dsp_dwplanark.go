@@ -134,7 +134,7 @@ func dwPlanarKInterp(name string, kh, kw int64) func(a []val) val {
 		b := 3 + dwPlanarKMax
 		k, nc, ow, stride, zr, lo, hi, os, mode := a[b].i, a[b+1].i, a[b+2].i, a[b+3].i, a[b+4], a[b+5], a[b+6], a[b+7].i, a[b+8].i
 		if k != kw || stride != 1 && stride != 2 || os < nc || mode < dwpkK0 || mode > dwpkShiftReLU {
-			panic(fmt.Sprintf("%s: %d taps, stride %d, output stride %d for %d channels", name, k, stride, os, nc))
+			panic(fmt.Sprintf("%s: %d taps, stride %d, output stride %d for %d channels, mode %d", name, k, stride, os, nc, mode))
 		}
 		h, words := (k-1)/2, int64(dwPlanarKWords(int(kh), int(kw)))
 		half := func(word int64, hi bool) int64 {
