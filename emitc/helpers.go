@@ -689,6 +689,27 @@ static inline int32_t quantize_f32(float x, float scale, int32_t even)
         __asm__("vcvtr.s32.f32 %1, %2\n\tvmov %0, %1" : "=r"(n), "=&t"(r) : "t"(q));
         return n;
     }
+#if defined(__ARM_FEATURE_DSP)
+    {
+        /* Half away from zero without a branch: t = trunc(q) (VCVT
+           saturates, NaN 0); below 2^24 in magnitude q - t is exact and
+           trunc(2(q - t)) is the rounding's step, -1, 0 or 1; above it q
+           is whole and the step 0; past int32 the difference and the step
+           have q's sign, and QADD saturates. */
+        int32_t n, c;
+        __asm__("vcvt.s32.f32 %[r], %[q]\n\t"
+                "vmov %[n], %[r]\n\t"
+                "vcvt.f32.s32 %[r], %[r]\n\t"
+                "vsub.f32 %[f], %[q], %[r]\n\t"
+                "vadd.f32 %[f], %[f], %[f]\n\t"
+                "vcvt.s32.f32 %[f], %[f]\n\t"
+                "vmov %[c], %[f]\n\t"
+                "qadd %[n], %[n], %[c]"
+                : [n] "=&r"(n), [c] "=&r"(c), [r] "=&t"(r), [f] "=&t"(f)
+                : [q] "t"(q));
+        return n;
+    }
+#endif
 #endif
     if (q > -4194304.0f && q < 4194304.0f) {
         /* q + 1.5 * 2^23 lies in [2^23, 2^24], where floats are the
