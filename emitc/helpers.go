@@ -762,6 +762,23 @@ static inline int32_t quantize_f32(float x, float scale, int32_t even)
     }
     return (int32_t)r;
 }`}
+	helperText["quantize_f32_s8"] = struct {
+		deps []string
+		code string
+	}{[]string{"quantize_f32"}, `/* quantize_f32 plus the zero point zp, clamped to int8 (tir.IntrQuantizeS8): with the DSP
+   extension a saturating add and SSAT, two instructions for the clamp's compares. */
+static inline int32_t quantize_f32_s8(float x, float scale, int32_t zp, int32_t even)
+{
+    int32_t n = quantize_f32(x, scale, even);
+#if defined(__GNUC__) && defined(__ARM_FEATURE_DSP) && !defined(__aarch64__) && !defined(MCUGEN_NO_ASM)
+    __asm__("qadd %0, %0, %1\n\tssat %0, #8, %0" : "+r"(n) : "r"(zp));
+    return n;
+#else
+    n = n < -128 - zp ? -128 - zp : n;
+    n = n > 127 - zp ? 127 - zp : n;
+    return n + zp;
+#endif
+}`}
 	helperText["quantize_f32_64"] = struct {
 		deps []string
 		code string
@@ -841,4 +858,4 @@ func helperCode(h string) string {
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
 	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot_s16s16", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8_i", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
-	"quantize_f32", "quantize_f32_64", "round_even_f32"}
+	"quantize_f32", "quantize_f32_s8", "quantize_f32_64", "round_even_f32"}

@@ -129,6 +129,9 @@ const (
 	// float32, half away from zero (even == 0, TFLite) or half to even
 	// (even == 1, ONNX); saturated to int32.
 	IntrQuantize = "quantize_f32"
+	// IntrQuantizeS8(x, scale, zp, even) int32: IntrQuantize plus zp
+	// (|zp| <= 128), clamped to int8: an int8 output's whole element.
+	IntrQuantizeS8 = "quantize_f32_s8"
 	// IntrQuantize64(x, scale, even) int64: IntrQuantize saturated to
 	// ±2^40 instead, for an int32 output, whose zero point is added after
 	// (an int32 saturation first lost the quotients past 2^31).

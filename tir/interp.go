@@ -344,6 +344,12 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 		return val{i: acc}
 	case IntrQuantize:
 		return val{i: int64(QuantizeF32(float32(args[0].f), float32(args[1].f), args[2].i != 0))}
+	case IntrQuantizeS8:
+		zp := args[2].i
+		if zp < -128 || zp > 127 {
+			panic(fmt.Sprintf("%s: zero point %d", IntrQuantizeS8, zp))
+		}
+		return val{i: min(max(int64(QuantizeF32(float32(args[0].f), float32(args[1].f), args[3].i != 0))+zp, -128), 127)}
 	case IntrQuantize64:
 		return val{i: QuantizeF32Wide(float32(args[0].f), float32(args[1].f), args[2].i != 0)}
 	case IntrRoundEven:
