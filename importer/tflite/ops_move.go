@@ -837,7 +837,15 @@ func (c *opctx) folded(_ *graph.Node) error {
 	case codeFill:
 		dims, err := c.constInts(0, "dims")
 		if err != nil {
-			return err
+			// Dims the graph computes (TF2's converter builds a GRU's zero
+			// state as SHAPE, STRIDED_SLICE, PACK, FILL over a static
+			// input shape: review finding): the output's recorded shape,
+			// where it is static, is what they come to.
+			t, _ := c.in(0)
+			if t == nil || t.IsConst() || !t.DType.IsInt() || len(out.Shape) == 0 || slices.Min(out.Shape) < 1 {
+				return err
+			}
+			dims = slices.Clone(out.Shape)
 		}
 		if !slices.Equal(dims, out.Shape) {
 			return c.errorf("dims %v, output shape %v", dims, out.Shape)
