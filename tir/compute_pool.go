@@ -289,11 +289,20 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 	if (xt.DType == graph.Int16 || yt.DType == graph.Int16) && !to16 {
 		return softmaxInt16(k, x, y, xt, yt, beta, outer, depth)
 	}
-	if xt.DType != graph.Int8 || (yt.DType != graph.Int8 && !to16) {
-		return nil, k.errorf("integer softmax is supported for int8 -> int8, int8 -> int16 and int16 -> int16 only")
+	// uint8 -> uint8 (TF1's quantized classifiers) is the int8 kernel at
+	// output zero point 0 (scale 1/256): the differences to the row's
+	// largest value are the same.
+	u8 := xt.DType == graph.UInt8 && yt.DType == graph.UInt8
+	if !u8 && (xt.DType != graph.Int8 || (yt.DType != graph.Int8 && !to16)) {
+		return nil, k.errorf("integer softmax is supported for int8 -> int8, int8 -> int16, uint8 -> uint8 and int16 -> int16 only")
 	}
 	outT, outMin, outMax := I8, int64(-128), int64(127)
-	if to16 {
+	if u8 {
+		if err := interp.SoftmaxUint8OK(xt, yt, beta); err != nil {
+			return nil, k.errorf("%v", err)
+		}
+		outT, outMin, outMax = U8, 0, 255
+	} else if to16 {
 		if err := interp.SoftmaxInt8ToInt16OK(xt, yt, beta); err != nil {
 			return nil, k.errorf("%v", err)
 		}

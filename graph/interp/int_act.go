@@ -326,6 +326,9 @@ func intSoftmax(g *graph.Graph, n *graph.Node, ins []*graph.Data) ([]*graph.Data
 		if err := FixedOutputOK(graph.Softmax, g.In(n, 0), yt, beta); err != nil {
 			return nil, err
 		}
+		if err := SoftmaxUint8OK(g.In(n, 0), yt, beta); g.In(n, 0).DType == graph.UInt8 && err != nil {
+			return nil, err
+		}
 	}
 	sx, _ := qparams(g.In(n, 0))
 	p := qmath.SoftmaxInt8Params(beta, sx)
@@ -381,6 +384,29 @@ func FixedOutputOK(op graph.Op, x, y *graph.Tensor, beta float32) error {
 		if m := float64(beta) * float64(sx) * (1 << 26); m <= 1 {
 			return fmt.Errorf("int8 SOFTMAX of input scale %g and beta %g: beta × scale × 2^26 = %.3g, where TFLite needs more than 1", sx, beta, m)
 		}
+	}
+	return nil
+}
+
+// SoftmaxUint8OK checks a uint8 -> uint8 SOFTMAX (TF1's quantized
+// classifiers) as TFLite does: per-tensor quantization, an output of zero
+// point 0 and scale 1/256 (within 0.1%, as for int8), and beta × input
+// scale × 2^26 above 1. Its arithmetic is the int8 kernel's from output
+// zero point 0.
+func SoftmaxUint8OK(x, y *graph.Tensor, beta float32) error {
+	if x == nil || y == nil || x.DType != graph.UInt8 || y.DType != graph.UInt8 {
+		return fmt.Errorf("uint8 softmax wants a uint8 input and a uint8 output")
+	}
+	for _, t := range []*graph.Tensor{x, y} {
+		if t.Quant == nil || len(t.Quant.Scale) != 1 {
+			return fmt.Errorf("uint8 SOFTMAX tensor %q is not quantized per tensor", t.Name)
+		}
+	}
+	if sy, zy := qparams(y); math.Abs(float64(sy)-1.0/256) > 0.001/256 || zy != 0 {
+		return fmt.Errorf("uint8 SOFTMAX output %q is quantized as scale %g, zero point %d: TFLite's kernel writes scale 1/256 and zero point 0, and TFLite refuses other encodings", y.Name, sy, zy)
+	}
+	if sx, _ := qparams(x); float64(beta)*float64(sx)*(1<<26) <= 1 {
+		return fmt.Errorf("uint8 SOFTMAX of input scale %g and beta %g: beta × scale × 2^26 must be above 1", sx, beta)
 	}
 	return nil
 }
