@@ -575,8 +575,27 @@ type vectorGroup struct {
 func inputGroups(dir string, files []string, inputs []string) ([]vectorGroup, error) {
 	var out []vectorGroup
 	if len(inputs) <= 1 {
+		// input_NNN.npy, or input_NNN_0.npy as a model of several names
+		// its first input; input_NNN_K.npy for another K names an input
+		// the model does not have (review: beside input_000.npy it was
+		// taken as a vector of its own and refused for its shape).
+		seen := map[string]string{}
 		for _, f := range files {
 			n := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "input_"), ".npy")
+			if i := strings.LastIndexByte(n, '_'); i > 0 && allDigits(n[:i]) && allDigits(n[i+1:]) {
+				if n[i+1:] != "0" {
+					what := "one input"
+					if len(inputs) == 1 {
+						what += " (" + inputs[0] + ")"
+					}
+					return nil, fmt.Errorf("%s: names input %s of a vector, and the model has %s: name its vectors input_NNN.npy", f, n[i+1:], what)
+				}
+				n = n[:i]
+			}
+			if other, ok := seen[n]; ok {
+				return nil, fmt.Errorf("%s: vector %s has two files for its input: %s and %s", dir, n, filepath.Base(other), filepath.Base(f))
+			}
+			seen[n] = f
 			out = append(out, vectorGroup{number: n, label: filepath.Base(f), args: []string{f}})
 		}
 		return out, nil
@@ -616,6 +635,9 @@ func inputGroups(dir string, files []string, inputs []string) ([]vectorGroup, er
 	}
 	return out, nil
 }
+
+// allDigits reports a non-empty run of decimal digits.
+func allDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 func readNpy(path string) (*graph.Data, error) {
 	f, err := os.Open(path)
