@@ -38,17 +38,12 @@ static inline int32_t rdivpot(int32_t x, int32_t exponent)
     const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
     return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }`},
-	"mul_round_pos": {nil, `/* rdivpot(srdhm(a, b), s) for a, b >= 0 and s >= 0 (tir.IntrMulRoundPos): on
+	"mul_round_pos": {nil, `/* rdivpot(srdhm(a, b), s) for a, b >= 0 and s in [0, 31] (tir.IntrMulRoundPos): on
    non-negative values both roundings are half up. h < 2^31, so h + 2^(s-1) fits 32 bits unsigned.
-   Past 31 (a softmax whose exponentials sum past 2^9: over about 500 classes) TFLite's
-   RoundingDivideByPOT gives 1 on an Arm core: its mask (1 << s) - 1, taken in 64 bits, is -1
-   as an int32, every value is above the threshold -1, and the shift by s leaves 0. */
+   (A softmax whose shift passes 31 takes a branch of its own a row: tir/compute_pool.go.) */
 static inline int32_t mul_round_pos(int32_t a, int32_t b, int32_t s)
 {
     const uint32_t h = (uint32_t)(((int64_t)a * (int64_t)b + (INT64_C(1) << 30)) >> 31);
-    if (s > 31) {
-        return 1;
-    }
     return s > 0 ? (int32_t)((h + (UINT32_C(1) << (s - 1))) >> s) : (int32_t)h;
 }`},
 	"requant": {[]string{"srdhm", "rdivpot"}, `/* TFLite MultiplyByQuantizedMultiplier. */

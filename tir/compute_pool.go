@@ -345,11 +345,29 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 					Loop("c", depth, func(c Expr) Stmt { return Put(sum, Add(At(sum), At(sumT, diff(c)))) }),
 					Let("scale", Call(IntrRecip, I32, At(sum), C(12)), func(scale Expr) Stmt {
 						return Let("shift", Add(Call(IntrRecipShift, I32, At(sum), C(12)), C(outShift)), func(shift Expr) Stmt {
-							return Loop("c", depth, func(c Expr) Stmt {
-								// scale > 0 (a reciprocal) and the table's exponentials >= 0.
-								v := Add(Call(IntrMulRoundPos, I32, scale, At(expT, diff(c)), shift), C(outMin))
-								return Put(y, CastTo(outT, Clamp(v, C(outMin), C(outMax))), r, c)
-							})
+							return &IfThenElse{
+								Cond: GT(shift, C(31)),
+								// Past 31 (the exponentials sum past 2^9:
+								// about 500 equal logits) TFLite's
+								// RoundingDivideByPOT is undefined in C++;
+								// on an Arm core its mask, taken in 64
+								// bits, is −1 as an int32 and its shift
+								// leaves 0: 1 for every value it divides,
+								// which is every one within diffMin (the
+								// others are the minimum). A branch a row,
+								// so the elements' helper keeps shifts
+								// below 32 (it shifted by 32 or more:
+								// undefined in C; review finding).
+								Then: Loop("c", depth, func(c Expr) Stmt {
+									in := &Select{Cond: LE(diff(c), C(-diffMin)), A: C(outMin + 1), B: C(outMin)}
+									return Put(y, CastTo(outT, in), r, c)
+								}),
+								Else: Loop("c", depth, func(c Expr) Stmt {
+									// scale > 0 (a reciprocal) and the table's exponentials >= 0.
+									v := Add(Call(IntrMulRoundPos, I32, scale, At(expT, diff(c)), shift), C(outMin))
+									return Put(y, CastTo(outT, Clamp(v, C(outMin), C(outMax))), r, c)
+								}),
+							}
 						})
 					}),
 				)

@@ -116,10 +116,9 @@ const (
 	// IntrRDivPOT(x, exponent) int32: RoundingDivideByPOT.
 	IntrRDivPOT = "rdivpot"
 	// IntrMulRoundPos(a, b, s) int32: RDivPOT(SRDHM(a, b), s) for a, b >= 0
-	// and s >= 0 (a softmax's scale times a table's exponential): on
+	// and s in [0, 31] (a softmax's scale times a table's exponential): on
 	// non-negative values both roundings are half up, one 64-bit multiply
-	// and two adds and shifts in C. Past 31 RDivPOT gives 1, as TFLite's
-	// does on an Arm core (a softmax over about 500 classes or more).
+	// and two adds and shifts in C.
 	IntrMulRoundPos = "mul_round_pos"
 	// IntrRecip(x, intbits) int32: gemmlowp one_over_one_plus_x based reciprocal
 	// of a Q(intbits) positive sum, as TFLite's GetReciprocal; returns the

@@ -310,8 +310,8 @@ func (m *machine) intrinsic(x *Intrinsic) val {
 	case IntrRDivPOT:
 		return val{i: int64(RDivPOT(i32(0), i32(1)))}
 	case IntrMulRoundPos:
-		if args[0].i < 0 || args[1].i < 0 || args[2].i < 0 || args[2].i > 63 {
-			panic(fmt.Sprintf("%s(%d, %d, %d): wants a, b >= 0 and s in [0, 63]", IntrMulRoundPos, args[0].i, args[1].i, args[2].i))
+		if args[0].i < 0 || args[1].i < 0 || args[2].i < 0 || args[2].i > 31 {
+			panic(fmt.Sprintf("%s(%d, %d, %d): wants a, b >= 0 and s in [0, 31]", IntrMulRoundPos, args[0].i, args[1].i, args[2].i))
 		}
 		return val{i: int64(RDivPOT(SRDHM(i32(0), i32(1)), i32(2)))}
 	case IntrRecip:
