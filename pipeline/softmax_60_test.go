@@ -46,28 +46,7 @@ func TestSoftmaxManyClasses60(t *testing.T) {
 		}
 		vecs := append([]map[string]*graph.Data{{"x": flat}}, RandomInputs(g, 2, 60)...)
 		for _, board := range []string{"host", "mps2-an386", "mps3-an547"} {
-			var o Options
-			if board == "host" {
-				needTools(t, "host")
-				b, err := LoadBoard("host", "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				o = Options{Board: b, Version: "test", CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}}
-			} else {
-				o = Options{Board: qemuBoard(t, board), Version: "test"}
-			}
-			s, err := CompileGraph(g, "sm", o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, err := s.Execute(vecs, t.TempDir(), time.Minute)
-			if err != nil {
-				t.Fatalf("%d classes on %s: %v", n, board, err)
-			}
-			if !x.AllMatch() {
-				t.Errorf("%d classes on %s: the firmware differs from the reference interpreter", n, board)
-			}
+			x := runOn60(t, g, "sm", board, vecs)
 			for i, v := range x.Outputs[0][0].I {
 				want := int64(-127)
 				if i == low {
@@ -80,4 +59,34 @@ func TestSoftmaxManyClasses60(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runOn60 compiles g for board (the host's build under ASan and UBSan),
+// runs vecs, fails the test where an output differs from the reference
+// interpreter, and returns the run.
+func runOn60(t *testing.T, g *graph.Graph, name, board string, vecs []map[string]*graph.Data) *Execution {
+	t.Helper()
+	var o Options
+	if board == "host" {
+		needTools(t, "host")
+		b, err := LoadBoard("host", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o = Options{Board: b, Version: "test", CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}}
+	} else {
+		o = Options{Board: qemuBoard(t, board), Version: "test"}
+	}
+	s, err := CompileGraph(g, name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Execute(vecs, t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatalf("%s on %s: %v", name, board, err)
+	}
+	if !x.AllMatch() {
+		t.Errorf("%s on %s: the firmware differs from the reference interpreter", name, board)
+	}
+	return x
 }

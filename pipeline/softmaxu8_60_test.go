@@ -3,7 +3,6 @@ package pipeline
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/mcugen/mcugen/graph"
 )
@@ -38,29 +37,7 @@ func TestSoftmaxUint8_60(t *testing.T) {
 		xi.I[i] = v - 128
 	}
 	run := func(g *graph.Graph, board string, in *graph.Data) []int64 {
-		var o Options
-		if board == "host" {
-			needTools(t, "host")
-			b, err := LoadBoard("host", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			o = Options{Board: b, Version: "test", CFlags: []string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}}
-		} else {
-			o = Options{Board: qemuBoard(t, board), Version: "test"}
-		}
-		s, err := CompileGraph(g, "smu8", o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x, err := s.Execute([]map[string]*graph.Data{{"x": in}}, t.TempDir(), time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !x.AllMatch() {
-			t.Errorf("%v on %s: the firmware differs from the reference interpreter", in.DType, board)
-		}
-		return x.Outputs[0][0].I
+		return runOn60(t, g, "smu8", board, []map[string]*graph.Data{{"x": in}}).Outputs[0][0].I
 	}
 	for _, board := range []string{"host", "mps2-an386"} {
 		u := run(build(graph.UInt8, 0, 0), board, xu)
