@@ -55,15 +55,15 @@ func computeSVDFFeature(k *kctx) (Stmt, error) {
 	// The state moves one step: y[b, f, t] = s[b, f, t+1] for t < mem−1
 	// is one contiguous copy of filters·mem − 1 elements per batch (the
 	// last element of each filter's row takes the next filter's first,
-	// which its new value then replaces): one memcpy for int8 state where
-	// a loop per filter copied mem − 1 bytes element by element.
+	// which its new value then replaces): one memcpy for an int8 or int16
+	// state where a loop per filter copied mem − 1 elements one by one.
 	run := int64(filters*mem - 1)
 	var shiftOld Stmt = Block()
 	if mem > 1 {
 		shiftOld = Loop("b", batch, func(b Expr) Stmt {
 			base := Mul(b, C(int64(filters*mem)))
-			if y.DType == I8 && s.DType == I8 {
-				return &Evaluate{X: Call("gen_"+KCopy8, I32, &Ptr{Buf: y, Index: SimplifyExpr(base)}, &Ptr{Buf: s, Index: SimplifyExpr(Add(base, C(1)))}, C(run))}
+			if copyK := map[DType]string{I8: KCopy8, I16: KCopy16}[y.DType]; copyK != "" && s.DType == y.DType {
+				return &Evaluate{X: Call("gen_"+copyK, I32, &Ptr{Buf: y, Index: SimplifyExpr(base)}, &Ptr{Buf: s, Index: SimplifyExpr(Add(base, C(1)))}, C(run))}
 			}
 			return Loop("j", int(run), func(j Expr) Stmt {
 				return &Store{Buf: y, Indices: []Expr{SimplifyExpr(Add(base, j))},

@@ -35,6 +35,9 @@ const (
 	// KCopy8(dst *i8, src *i8, n) and KCopy32(dst *i32, src *i32, n): dst[i] = src[i].
 	KCopy8  = "copy_s8"
 	KCopy32 = "copy_s32"
+	// KCopy16(dst *i16, src *i16, n): dst[i] = src[i] (gen_copy_s16 only:
+	// an SVDF's int16 state).
+	KCopy16 = "copy_s16"
 	// KFill8(dst *i8, v, n): dst[i] = v.
 	KFill8 = "fill_s8"
 )
@@ -44,7 +47,7 @@ var SIMDPrefixes = []string{"mve", "neon"}
 
 func init() {
 	// The generic channel-pair schedule fills its windows with these two.
-	for _, k := range []string{KCopy8, KFill8} {
+	for _, k := range []string{KCopy8, KCopy16, KFill8} {
 		name := "gen_" + k
 		extIntrinsics[name] = func(a []val) val {
 			v, _ := simdIntrinsic(name, k, a)
@@ -124,7 +127,7 @@ func simdIntrinsic(name, k string, a []val) (val, bool) {
 			v := int64(RequantQ(int32(*at(acc, i)), int32(*at(mult, i)), int32(*at(shift, i)))) + zp
 			*at(y, i) = wrap(y.p.DType, min(max(v, lo), hi))
 		}
-	case KCopy8, KCopy32:
+	case KCopy8, KCopy16, KCopy32:
 		dst, src, n := a[0], a[1], a[2].i
 		for i := int64(0); i < n; i++ {
 			*at(dst, i) = *at(src, i)
