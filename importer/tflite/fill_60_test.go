@@ -1,6 +1,7 @@
 package tflite_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcugen/mcugen/graph"
@@ -15,6 +16,8 @@ import (
 // batch 1 and the constant 4 the width; FILL(0.5) + y is y + 0.5. It was
 // refused ("dims (input 0) must be a constant integer tensor"), which in
 // models with Flex ops named FILL instead of the Flex op (review finding).
+// Dims a graph input reaches stay refused: they are run-time values (a
+// first version made such a FILL a constant of the recorded shape).
 func TestFillOfComputedDims60(t *testing.T) {
 	const opShape, opFill = 77, 94
 	m := &tg.Model{}
@@ -51,5 +54,21 @@ func TestFillOfComputedDims60(t *testing.T) {
 		if v != want[i] {
 			t.Fatalf("out %v, want %v", res["out"].F, want)
 		}
+	}
+}
+
+func TestFillOfInputDimsRefused60(t *testing.T) {
+	const opFill = 94
+	m := &tg.Model{}
+	dims := m.AddTensor(tg.Tensor{Name: "dims", Type: tg.Int32, Shape: []int32{2}})
+	y := m.AddTensor(tg.Tensor{Name: "y", Type: tg.Float32, Shape: []int32{1, 4}})
+	half := m.AddTensor(tg.Tensor{Name: "half", Type: tg.Float32, Shape: []int32{}, Data: tg.F32Bytes(0.5)})
+	f := m.AddTensor(tg.Tensor{Name: "f", Type: tg.Float32, Shape: []int32{1, 4}})
+	m.AddOp(opFill, nil, []int32{dims, half}, f)
+	out := m.AddTensor(tg.Tensor{Name: "out", Type: tg.Float32, Shape: []int32{1, 4}})
+	m.AddOp(tg.OpAdd, tg.ActOptions(tg.OptAdd, tg.ActNone), []int32{f, y}, out)
+	m.Inputs, m.Outputs = []int32{dims, y}, []int32{out}
+	if _, err := tflite.Decode("fill60in", m.Bytes()); err == nil || !strings.Contains(err.Error(), "dims (input 0) must be a constant integer tensor") {
+		t.Fatalf("error %v, want the dims refused as not constant", err)
 	}
 }

@@ -841,8 +841,13 @@ func (c *opctx) folded(_ *graph.Node) error {
 			// state as SHAPE, STRIDED_SLICE, PACK, FILL over a static
 			// input shape: review finding): the output's recorded shape,
 			// where it is static, is what they come to.
+			// Only dims that come from constants (a SHAPE folds to
+			// one) through moves and slices: dims a graph input or
+			// state reaches are run-time values (review finding: such a
+			// FILL became a constant of the recorded shape, its dims
+			// dropped).
 			t, _ := c.in(0)
-			if t == nil || t.IsConst() || !t.DType.IsInt() || len(out.Shape) == 0 || slices.Min(out.Shape) < 1 {
+			if t == nil || t.IsConst() || !t.DType.IsInt() || len(out.Shape) == 0 || slices.Min(out.Shape) < 1 || !fromConstants(c.d.g, t.Name) {
 				return err
 			}
 			dims = slices.Clone(out.Shape)
@@ -1020,4 +1025,35 @@ func sameQuant(a, b *graph.Quant) bool {
 		return a == b
 	}
 	return slices.Equal(a.Scale, b.Scale) && slices.Equal(a.ZeroPoint, b.ZeroPoint)
+}
+
+// fromConstants reports whether tensor name of g is a constant or comes
+// from constants alone through slices, gathers, concatenations, reshapes,
+// transposes and casts (a static shape's arithmetic, before the pipeline
+// folds it).
+func fromConstants(g *graph.Graph, name string) bool {
+	prod := g.Producers()
+	seen := map[string]bool{}
+	var walk func(string) bool
+	walk = func(n string) bool {
+		t := g.Tensors[n]
+		if t == nil || seen[n] {
+			return t != nil
+		}
+		seen[n] = true
+		if t.IsConst() {
+			return true
+		}
+		p := prod[n]
+		if p == nil || !slices.Contains([]graph.Op{graph.Slice, graph.Gather, graph.Concat, graph.Reshape, graph.Transpose, graph.Cast}, p.Op) {
+			return false
+		}
+		for _, in := range p.Inputs {
+			if in != "" && !walk(in) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(name)
 }
