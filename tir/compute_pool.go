@@ -291,7 +291,8 @@ func computeSoftmax(k *kctx) (Stmt, error) {
 	}
 	// uint8 -> uint8 (TF1's quantized classifiers) is the int8 kernel at
 	// output zero point 0 (scale 1/256): the differences to the row's
-	// largest value are the same.
+	// largest value are the same (TFLite's fixed-point reference kernel;
+	// interp.SoftmaxUint8OK).
 	u8 := xt.DType == graph.UInt8 && yt.DType == graph.UInt8
 	if !u8 && (xt.DType != graph.Int8 || (yt.DType != graph.Int8 && !to16)) {
 		return nil, k.errorf("integer softmax is supported for int8 -> int8, int8 -> int16, uint8 -> uint8 and int16 -> int16 only")

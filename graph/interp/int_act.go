@@ -391,8 +391,10 @@ func FixedOutputOK(op graph.Op, x, y *graph.Tensor, beta float32) error {
 // SoftmaxUint8OK checks a uint8 -> uint8 SOFTMAX (TF1's quantized
 // classifiers) as TFLite does: per-tensor quantization, an output of zero
 // point 0 and scale 1/256 (within 0.1%, as for int8), and beta × input
-// scale × 2^26 above 1. Its arithmetic is the int8 kernel's from output
-// zero point 0.
+// scale × 2^26 above 1. Its arithmetic is TFLite's fixed-point reference
+// kernel's, the int8 one's from output zero point 0 (TFLite Micro has no
+// uint8 softmax, and TFLite's default optimized uint8 kernel computes a
+// float table, which can differ by one).
 func SoftmaxUint8OK(x, y *graph.Tensor, beta float32) error {
 	if x == nil || y == nil || x.DType != graph.UInt8 || y.DType != graph.UInt8 {
 		return fmt.Errorf("uint8 softmax wants a uint8 input and a uint8 output")
