@@ -660,6 +660,11 @@ func computeQuantize(k *kctx) (Stmt, error) {
 			return nil, k.errorf("%d scales do not match axis %d of %v", len(yt.Quant.Scale), ax, shape)
 		}
 	}
+	zInt8 := true // every zero point within int8 (quantize_f32_s8's)
+	for i := range max(len(yt.Quant.Scale), 1) {
+		_, zc := yt.Quant.At(i)
+		zInt8 = zInt8 && zc >= -128 && zc <= 127
+	}
 	return elementwise(y, shape, func(iv []Expr) Expr {
 		c := 0
 		var s, z Expr
@@ -677,7 +682,7 @@ func computeQuantize(k *kctx) (Stmt, error) {
 			s = At(constF32(k.n.Name+"_scale", []int{n}, sv), iv[ax])
 			z = At(constBuf(k.n.Name+"_zero_point", I32, []int{n}, zv), iv[ax])
 		}
-		if yt.DType == graph.Int8 {
+		if yt.DType == graph.Int8 && zInt8 {
 			// Clamped with the zero point in one helper (QADD and SSAT
 			// with the DSP extension: five instructions fewer an element
 			// on the M4 than the clamp's compares).

@@ -114,12 +114,7 @@ func (k *kctx) svdfFeatureDSP(at DType, x *Buffer, xt, wt *graph.Tensor, batch, 
 		c = 2
 	}
 	kw := inSize / 2
-	u := 1
-	for _, v := range DSPMacUnrolls {
-		if kw%(2*v) == 0 {
-			u = v
-		}
-	}
+	u := svdfUnroll(kw)
 	// (Constants derived from the node are named after it, which lowering
 	// renames after the kernel.)
 	wp := constBuf(k.n.Name+"_weights_s16", I32, []int{filters * kw}, DSPPackWeights(wt.Data.I, filters, inSize, inSize, c))
@@ -147,11 +142,10 @@ func (k *kctx) svdfFeatureDSP(at DType, x *Buffer, xt, wt *graph.Tensor, batch, 
 // svdfAcc is the type an SVDF step sums w[r, i]·(x − zx) over i < n in,
 // for each of the rows r of the constant weights w, from bias[r] (nil:
 // 0): int32 where every partial sum of every row is within int32 for any
-// x of type xt (what
-// TFLite Micro's int32 sums then equal exactly), else int64, which the
-// step wraps to 32 bits as TFLite Micro's sums would. The int64 sums cost
-// a long multiply-accumulate and two loads' widening each: 6.6
-// instructions a MAC on keyword_scrambled_8bit's first layer.
+// x of type xt (what TFLite Micro's int32 sums then equal exactly), else
+// int64, which the step wraps to 32 bits as TFLite Micro's sums would.
+// The int64 sums cost a long multiply-accumulate and two loads' widening
+// each: 6.6 instructions a MAC on keyword_scrambled_8bit's first layer.
 func svdfAcc(w []int64, rows, n int, xt graph.DType, zx int64, bias []int64) DType {
 	lo, hi := xt.Range()
 	d := max(hi-zx, zx-lo)
@@ -205,7 +199,7 @@ func computeSVDFTime(k *kctx) (Stmt, error) {
 	newest := func(b, u, acc Expr) Stmt {
 		return Put(y, CastTo(graph.Int8, Clamp(Add(Requant(acc, C(int64(m)), C(int64(shift))), C(zp[2])), C(-128), C(127))), b, u)
 	}
-	if dot, ok := k.svdfTimeDSP(at, s, st, wt, bias, batch, filters, units, a.Rank*mem, zp[0], newest); ok {
+	if dot, ok := k.svdfTimeDSP(at, s, st, wt, bias, batch, units, a.Rank*mem, zp[0], newest); ok {
 		return dot, nil
 	}
 	if per := a.Rank * mem; st.DType == graph.Int16 && wt.DType == graph.Int16 && zp[0] == 0 && per >= 4 {
@@ -259,6 +253,18 @@ func (k *kctx) svdfDSP(at DType, xt *graph.Tensor, n int) bool {
 // svdfWidenedBytes bounds the stack an SVDF step's widened input takes.
 const svdfWidenedBytes = 4096
 
+// svdfUnroll is the largest unroll of a DSPMacName kernel that covers a
+// run of kw pair words in whole iterations (kw a multiple of 2).
+func svdfUnroll(kw int) int {
+	u := 1
+	for _, v := range DSPMacUnrolls {
+		if kw%(2*v) == 0 {
+			u = v
+		}
+	}
+	return u
+}
+
 // svdfTimeDSP is the time step's sums on the dsp and mve targets, for an
 // int8 state: the batch's state widened once into pair words
 // (IntrDSPWiden), each unit's rank·mem weights widened at compile time in
@@ -267,18 +273,13 @@ const svdfWidenedBytes = 4096
 // unit's sum. False where svdfDSP is, or rank·mem is not a multiple of
 // four: the element loops then (keyword_scrambled_8bit's time steps on
 // mps2-an386: 9.7 instructions a MAC).
-func (k *kctx) svdfTimeDSP(at DType, s *Buffer, st, wt *graph.Tensor, bias *Buffer, batch, filters, units, per int, zs int64, newest func(b, u, acc Expr) Stmt) (Stmt, bool) {
+func (k *kctx) svdfTimeDSP(at DType, s *Buffer, st, wt *graph.Tensor, bias *Buffer, batch, units, per int, zs int64, newest func(b, u, acc Expr) Stmt) (Stmt, bool) {
 	if !k.svdfDSP(at, st, units*per) || per%4 != 0 {
 		return nil, false
 	}
 	n := units * per // the state's elements a batch
 	kw := per / 2
-	u := 1
-	for _, v := range DSPMacUnrolls {
-		if kw%(2*v) == 0 {
-			u = v
-		}
-	}
+	u := svdfUnroll(kw)
 	wp := constBuf(k.n.Name+"_weights_s16", I32, []int{units * kw}, DSPPackWeights(wt.Data.I, units, per, per, 1))
 	xw := NewBuffer("svdf_xw", I32, []int{n / 2}, ScopeLocal)
 	acc := NewBuffer("svdf_acc", I32, []int{1}, ScopeLocal)
