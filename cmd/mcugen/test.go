@@ -606,7 +606,7 @@ func inputGroups(dir string, files []string, inputs []string) ([]vectorGroup, er
 		i := strings.LastIndexByte(base, '_')
 		digits := base[i+1:]
 		k, err := strconv.Atoi(digits)
-		if i <= 0 || err != nil || k < 0 || k >= len(inputs) || strings.Trim(digits, "0123456789") != "" || len(digits) > 1 && digits[0] == '0' {
+		if i <= 0 || err != nil || k < 0 || k >= len(inputs) || !allDigits(digits) || len(digits) > 1 && digits[0] == '0' {
 			return nil, fmt.Errorf("%s: a model of %d inputs takes input_NNN_K.npy, K from 0 to %d for its inputs in order (%s)", f, len(inputs), len(inputs)-1, strings.Join(inputs, ", "))
 		}
 		n := base[:i]

@@ -837,15 +837,13 @@ func (c *opctx) folded(_ *graph.Node) error {
 	case codeFill:
 		dims, err := c.constInts(0, "dims")
 		if err != nil {
-			// Dims the graph computes (TF2's converter builds a GRU's zero
-			// state as SHAPE, STRIDED_SLICE, PACK, FILL over a static
-			// input shape: review finding): the output's recorded shape,
-			// where it is static, is what they come to.
-			// Only dims that come from constants (a SHAPE folds to
-			// one) through moves and slices: dims a graph input or
-			// state reaches are run-time values (review finding: such a
-			// FILL became a constant of the recorded shape, its dims
-			// dropped).
+			// Dims the graph computes from constants (TF2's converter
+			// builds a GRU's zero state as SHAPE, which folds to one,
+			// STRIDED_SLICE, PACK, FILL: review finding) come to the
+			// output's recorded shape, where it is static. Dims a graph
+			// input or state reaches are run-time values and stay refused
+			// (review finding: such a FILL became a constant of the
+			// recorded shape, its dims dropped).
 			t, _ := c.in(0)
 			if t == nil || t.IsConst() || !t.DType.IsInt() || len(out.Shape) == 0 || slices.Min(out.Shape) < 1 || !fromConstants(c.d.g, t.Name) {
 				return err
