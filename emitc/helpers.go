@@ -523,6 +523,27 @@ static inline void gen_copy_s16(int16_t *dst, const int16_t *src, int32_t n)
 {
     memcpy(dst, src, (size_t)n * sizeof *dst);
 }`},
+	"gen_flip_s8": {nil, `/* dst[i] = src[i] with its top bit flipped, i < n, one of them uint8 and the other int8: a
+   requantization between zero points 128 apart at one scale (u - 128, or s + 128), a word at a time. */
+static inline void gen_flip_s8(void *dst, const void *src, int32_t n)
+{
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    int32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint32_t a;
+        uint32_t b;
+        memcpy(&a, s + i, 4);
+        memcpy(&b, s + i + 4, 4);
+        a ^= 0x80808080u;
+        b ^= 0x80808080u;
+        memcpy(d + i, &a, 4);
+        memcpy(d + i + 4, &b, 4);
+    }
+    for (; i < n; ++i) {
+        d[i] = (uint8_t)(s[i] ^ 0x80u);
+    }
+}`},
 	"gen_fill_s8": {nil, `/* dst[i] = v, i < n: a window's padding. */
 static inline void gen_fill_s8(int8_t *dst, int32_t v, int32_t n)
 {
@@ -863,5 +884,5 @@ func helperCode(h string) string {
 // helperOrder is the order helpers are printed in (dependencies first).
 var helperOrder = []string{"min_i32", "max_i32", "min_i64", "max_i64", "min_f32", "max_f32",
 	"wrap_add_s64", "wrap_sub_s64", "wrap_mul_s64",
-	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot_s16s16", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8_i", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_copy_s16", "gen_fill_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
+	"srdhm", "rdivpot", "mul_round_pos", "requant", "requant64", "requant_fast_s8", "dot_s16s8", "dot_s16s16", "dot4_s16s8", "lut_s16", "gen_pair_out", "gen_pairs_s8_i", "gen_pairs_s8", "gen_quad_dot", "gen_quad_s8", "gen_copy_s8", "gen_copy_s16", "gen_fill_s8", "gen_flip_s8", "sat_shl", "one_over_one_plus_x", "clz32", "softmax_s16", "recip", "recip_shift", "div_q8", "inv_sqrt_mult", "inv_sqrt_shift", "log_q12_q5",
 	"quantize_f32", "quantize_f32_s8", "quantize_f32_64", "round_even_f32"}

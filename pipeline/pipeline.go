@@ -486,9 +486,11 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 			// uint8 QLinearConv layers with nothing in float between
 			// them: int8 at zero point z − 128, the same values, so
 			// the int8 kernels take them.
-			return quant.ShiftUint8(g), nil
+			g = quant.ShiftUint8(g)
 		}
-		return g, nil
+		// TFLite's uint8 models (TF1's quantization-aware training): the
+		// same shift, layer by layer.
+		return quant.ShiftUint8Layers(g), nil
 	}
 	f, err := quant.FoldQDQ(g)
 	if err != nil {

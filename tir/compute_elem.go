@@ -585,9 +585,10 @@ func (k *kctx) act16(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
 	}), nil
 }
 
-// lut evaluates the reference kernel on every 8-bit input value and emits y = T[x].
+// lut evaluates the reference kernel on every 8-bit input value and emits y = T[x]
+// (or, where T flips the top bit between uint8 and int8, gen_flip_s8).
 func (k *kctx) lut(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
-	table, err := k.table(k.n, xt, yt, "_table")
+	r, err := k.tableData(k.n, xt, yt)
 	if err != nil {
 		return nil, err
 	}
@@ -595,15 +596,54 @@ func (k *kctx) lut(x, y *Buffer, xt, yt *graph.Tensor) (Stmt, error) {
 	n := xt.NumElements()
 	viewAs(x, []int{n})
 	viewAs(y, []int{n})
+	if flips(r, xt.DType, yt.DType) {
+		// A uint8 model's int8 layers (quant.ShiftUint8Layers) read and
+		// write its uint8 edges through this: four elements a word where
+		// the table took five instructions an element on the M4.
+		return &Evaluate{X: Call("gen_"+KFlip8, I32, &Ptr{Buf: y, Index: C(0)}, &Ptr{Buf: x, Index: C(0)}, C(int64(n)))}, nil
+	}
+	table := k.tableBuf(r, yt, "_table")
 	return Loop("i", n, func(i Expr) Stmt {
 		return Put(y, At(table, Sub(CastTo(I32, At(x, i)), C(lo))), i)
 	}), nil
+}
+
+// flips reports a table from one of uint8 and int8 to the other that is
+// x − 128 or x + 128 (the top bit flipped) at every value.
+func flips(r *graph.Data, from, to graph.DType) bool {
+	if r.DType == graph.Float32 || !(from == graph.UInt8 && to == graph.Int8 || from == graph.Int8 && to == graph.UInt8) {
+		return false
+	}
+	lo, _ := from.Range()
+	for i, v := range r.I {
+		if v != to.Wrap((lo+int64(i))^0x80) {
+			return false
+		}
+	}
+	return true
 }
 
 // table runs node (its first input and only output rebound to 256-element
 // tensors with xt's and yt's quantization) in the reference interpreter on
 // every value of xt's 8-bit type: the table of an element-wise mapping.
 func (k *kctx) table(node *graph.Node, xt, yt *graph.Tensor, suffix string) (*Buffer, error) {
+	r, err := k.tableData(node, xt, yt)
+	if err != nil {
+		return nil, err
+	}
+	return k.tableBuf(r, yt, suffix), nil
+}
+
+// tableBuf is table r as a constant buffer of yt's type.
+func (k *kctx) tableBuf(r *graph.Data, yt *graph.Tensor, suffix string) *Buffer {
+	if yt.DType == F32 {
+		return constF32(k.n.Name+suffix, []int{256}, append([]float32{}, r.F...))
+	}
+	return constBuf(k.n.Name+suffix, yt.DType, []int{256}, append([]int64{}, r.I...))
+}
+
+// tableData is table's values.
+func (k *kctx) tableData(node *graph.Node, xt, yt *graph.Tensor) (*graph.Data, error) {
 	if xt.DType != graph.Int8 && xt.DType != graph.UInt8 {
 		return nil, k.errorf("integer %s on %s is not supported", k.n.Op, xt.DType)
 	}
@@ -624,11 +664,7 @@ func (k *kctx) table(node *graph.Node, xt, yt *graph.Tensor, suffix string) (*Bu
 	if err != nil {
 		return nil, k.errorf("building the lookup table: %v", err)
 	}
-	r := res["y"]
-	if yt.DType == F32 {
-		return constF32(k.n.Name+suffix, []int{256}, append([]float32{}, r.F...)), nil
-	}
-	return constBuf(k.n.Name+suffix, yt.DType, []int{256}, append([]int64{}, r.I...)), nil
+	return res["y"], nil
 }
 
 // computeQuantize: float -> int (round half away from zero, or half to even),

@@ -40,6 +40,10 @@ const (
 	KCopy16 = "copy_s16"
 	// KFill8(dst *i8, v, n): dst[i] = v.
 	KFill8 = "fill_s8"
+	// KFlip8(dst, src, n): dst[i] = src[i] with its top bit flipped, one
+	// buffer uint8 and the other int8 (gen_flip_s8 only): a requantization
+	// between zero points 128 apart at one scale, u − 128 or s + 128.
+	KFlip8 = "flip_s8"
 )
 
 // SIMDPrefixes are the targets whose micro-kernels the interpreter knows.
@@ -47,7 +51,7 @@ var SIMDPrefixes = []string{"mve", "neon"}
 
 func init() {
 	// The generic channel-pair schedule fills its windows with these two.
-	for _, k := range []string{KCopy8, KCopy16, KFill8} {
+	for _, k := range []string{KCopy8, KCopy16, KFill8, KFlip8} {
 		name := "gen_" + k
 		extIntrinsics[name] = func(a []val) val {
 			v, _ := simdIntrinsic(name, k, a)
@@ -131,6 +135,11 @@ func simdIntrinsic(name, k string, a []val) (val, bool) {
 		dst, src, n := a[0], a[1], a[2].i
 		for i := int64(0); i < n; i++ {
 			*at(dst, i) = *at(src, i)
+		}
+	case KFlip8:
+		dst, src, n := a[0], a[1], a[2].i
+		for i := int64(0); i < n; i++ {
+			*at(dst, i) = wrap(dst.p.DType, *at(src, i)^0x80)
 		}
 	case KFill8:
 		dst, v, n := a[0], a[1].i, a[2].i

@@ -1,0 +1,127 @@
+package pipeline
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcugen/mcugen/graph"
+	"github.com/mcugen/mcugen/graph/interp"
+)
+
+// mobileNetU8 is a TF1-style uint8 MobileNet block: every activation and
+// weight uint8 at zero points away from 0 and 128, convolution 3×3 →
+// depthwise 3×3 → pointwise → global average pool → 1×1 logits → softmax.
+func mobileNetU8() *graph.Graph {
+	r := rand.New(rand.NewPCG(61, 1))
+	g := graph.New("mnu8", "tflite")
+	n := 0
+	act := func(shape []int, scale float32, zp int32) string {
+		n++
+		name := "a" + string(rune('a'+n))
+		g.AddTensor(&graph.Tensor{Name: name, DType: graph.UInt8, Shape: shape, Quant: &graph.Quant{Scale: []float32{scale}, ZeroPoint: []int32{zp}}})
+		return name
+	}
+	conv := func(x string, k, cout int, dw bool, y string) {
+		cin := g.Tensors[x].Shape[3]
+		group, wc := 1, cin
+		if dw {
+			group, wc = cin, 1
+		}
+		w := graph.NewData(graph.UInt8, []int{cout, k, k, wc})
+		for i := range w.I {
+			w.I[i] = int64(r.IntN(256))
+		}
+		b := graph.NewData(graph.Int32, []int{cout})
+		for i := range b.I {
+			b.I[i] = int64(r.IntN(20001) - 10000)
+		}
+		g.AddTensor(&graph.Tensor{Name: y + "_w", DType: graph.UInt8, Shape: w.Shape, Quant: &graph.Quant{Scale: []float32{0.004}, ZeroPoint: []int32{int32(100 + r.IntN(60))}}, Data: w})
+		g.AddTensor(&graph.Tensor{Name: y + "_b", DType: graph.Int32, Shape: b.Shape, Data: b})
+		p := k / 2
+		g.AddNode(&graph.Node{Name: y, Op: graph.Conv2D, Inputs: []string{x, y + "_w", y + "_b"}, Outputs: []string{y},
+			Attrs: &graph.Conv2DAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: p, Left: p, Bottom: p, Right: p}, Group: group, Act: graph.ActRelu6}})
+	}
+	x := act([]int{1, 12, 12, 3}, 1.0/128, 128)
+	c0 := act([]int{1, 12, 12, 8}, 6.0/255, 0)
+	conv(x, 3, 8, false, c0)
+	dw := act([]int{1, 12, 12, 8}, 6.0/255, 0)
+	conv(c0, 3, 8, true, dw)
+	pw := act([]int{1, 12, 12, 16}, 6.0/255, 0)
+	conv(dw, 1, 16, false, pw)
+	pool := act([]int{1, 1, 1, 16}, 6.0/255, 0)
+	g.AddNode(&graph.Node{Name: "pool", Op: graph.AvgPool2D, Inputs: []string{pw}, Outputs: []string{pool}, Attrs: &graph.PoolAttrs{Kernel: [2]int{12, 12}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}})
+	logits := act([]int{1, 1, 1, 10}, 0.08, 70)
+	conv(pool, 1, 10, false, logits)
+	g.Nodes[len(g.Nodes)-1].Attrs.(*graph.Conv2DAttrs).Act = graph.ActNone
+	flat := act([]int{1, 10}, 0.08, 70)
+	g.AddNode(&graph.Node{Name: "flat", Op: graph.Reshape, Inputs: []string{logits}, Outputs: []string{flat}})
+	probs := act([]int{1, 10}, 1.0/256, 0)
+	g.AddNode(&graph.Node{Name: "softmax", Op: graph.Softmax, Inputs: []string{flat}, Outputs: []string{probs}, Attrs: &graph.SoftmaxAttrs{Axis: -1, Beta: 1}})
+	g.Inputs, g.Outputs = []string{x}, []string{probs, pw}
+	return g
+}
+
+// A uint8 TFLite model's layers run the int8 kernels (quant.ShiftUint8Layers):
+// on the host (sanitized), the M4 and the M55 the firmware agrees bit for bit
+// with the reference interpreter run on the uint8 graph as imported, not
+// only on the shifted graph it compiles; its convolutions are int8 kernels,
+// and its uint8 input and output edges flip the top bit a word at a time.
+func TestShiftUint8Layers61(t *testing.T) {
+	g := mobileNetU8()
+	r := rand.New(rand.NewPCG(61, 2))
+	var vecs []map[string]*graph.Data
+	for v := 0; v < 3; v++ {
+		in := graph.NewData(graph.UInt8, g.Tensors[g.Inputs[0]].Shape)
+		for i := range in.I {
+			in.I[i] = int64(r.IntN(256))
+		}
+		vecs = append(vecs, map[string]*graph.Data{g.Inputs[0]: in})
+	}
+	var want [][]*graph.Data
+	for _, vec := range vecs {
+		res, err := interp.Run(g, vec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outs []*graph.Data
+		for _, o := range g.Outputs {
+			outs = append(outs, res[o])
+		}
+		want = append(want, outs)
+	}
+	for _, board := range []string{"host", "mps2-an386", "mps3-an547"} {
+		x := runOn60(t, mobileNetU8(), "mnu8", board, vecs)
+		for v := range vecs {
+			for i, o := range g.Outputs {
+				if !slices.Equal(x.Outputs[v][i].I, want[v][i].I) {
+					t.Fatalf("%s, vector %d, output %s: firmware %v\nuint8 graph %v", board, v, o, x.Outputs[v][i].I[:10], want[v][i].I[:10])
+				}
+			}
+		}
+	}
+	var o Options
+	o.Board = qemuBoard(t, "mps2-an386")
+	o.Version = "test"
+	s, err := CompileGraph(mobileNetU8(), "mnu8", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var convs int
+	for _, f := range s.Module.Funcs {
+		if f.Op == "conv2d" || f.Op == "depthwise_conv2d" {
+			convs++
+			if !strings.HasSuffix(f.Name, "_s8") {
+				t.Errorf("%s (%s): not an int8 kernel", f.Name, f.Op)
+			}
+		}
+	}
+	// The input's flip and the pointwise output's (a graph output, which
+	// the uint8 average pool reads); the pool's and the softmax's
+	// requantizations fold into those kernels' stores.
+	flips := strings.Count(string(s.Files["mnu8.c"]), "gen_flip_s8(&")
+	if convs != 4 || flips != 2 {
+		t.Errorf("%d convolutions, %d top-bit flips: want 4 convolutions and flips at the input and the pointwise output", convs, flips)
+	}
+}
