@@ -21,6 +21,7 @@ import (
 // them call every intrinsic the generated C uses; the test checks that too,
 // so a new one cannot slip past.
 func TestDSPWithoutACLEIntrinsics(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	inc := t.TempDir()
 	if err := os.WriteFile(filepath.Join(inc, "arm_acle.h"), []byte("/* gcc < 10: no DSP intrinsics */\n"), 0o644); err != nil {

@@ -46,6 +46,7 @@ func everyPair() map[string]*graph.Data {
 // M55 (gathers, mve_addlut_s8) in at most 0.75 times its vector form of
 // TFLite's three requantizations.
 func TestAddLUT55(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name       string
 		board      string

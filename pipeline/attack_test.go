@@ -73,6 +73,7 @@ func TestGeneratedCodeUnderAttack(t *testing.T) {
 // Cortex-M4 board: the harness checks the guard bytes after every inference
 // and the runner turns damage into an error.
 func TestGuardBytesUnderQEMU(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	models := []string{"../testdata/tflite/cnn_int8.tflite", "../testdata/tflite/mlp_int8.tflite",
 		"../testdata/tflite/cnn_float.tflite", "../testdata/onnx/resnet.onnx"}

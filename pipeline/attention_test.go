@@ -156,6 +156,7 @@ func bmmGraph(ba, bb []int, m, k, n int, za, zb int32) *graph.Graph {
 // four and not, odd rows and columns, a broadcast batch, columns packed in
 // three chunks, and each block shape; and the mve and neon GEMV forms.
 func TestDSPBatchMatMulUnderQEMU(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name  string

@@ -326,6 +326,7 @@ func TestIOBuffersFitTheBoard(t *testing.T) {
 // budget of exactly the measured code and constants is accepted though the
 // estimate is over it; one byte less is refused with the measured figures.
 func TestFlashBudgetMeasuresCode(t *testing.T) {
+	t.Parallel()
 	needTools(t, "mps2-an386")
 	model := filepath.Join(sharedDir(t), "ad/ad01_int8.tflite")
 	b, err := LoadBoard("mps2-an386", "")

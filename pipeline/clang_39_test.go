@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,11 +219,17 @@ func TestMLPerfClangWarningFree39(t *testing.T) {
 			if err := WriteFiles(src, s.Files); err != nil {
 				t.Fatal(err)
 			}
+			// On the host and AArch64 clang's defaults are mcugen's flags:
+			// one set (half of this test's builds there were repeats).
+			sets := [][]string{ours}
+			if !slices.Equal(plain, ours) {
+				sets = append(sets, plain)
+			}
 			for name := range s.Files {
 				if filepath.Ext(name) != ".c" {
 					continue
 				}
-				for _, flags := range [][]string{ours, plain} {
+				for _, flags := range sets {
 					for _, opt := range levels {
 						args := append(runner.ClangOnly(b.GCCFlags()), flags...)
 						args = append(args, opt, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Wconversion", "-Wcast-qual", "-Werror", "-c",

@@ -16,6 +16,7 @@ import (
 // bit-exact against the reference interpreter, in under half the generic
 // target's instructions for the same layer (which it took before).
 func TestWideRowsKeepTheDSPForm53(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name string
@@ -54,6 +55,7 @@ func withPadNode(g *graph.Graph) *graph.Graph {
 // depthwise 24×24×96 took 875,913 instructions against 341,461, and the
 // Pad's copy doubled MobileNetV2's arena).
 func TestPadFoldsIntoConv53(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name string
@@ -138,6 +140,7 @@ func maxPoolGraph(h, w, c, k, s int, pad graph.Padding, act graph.Activation) *g
 // multiple of four take a scalar tail, and padded windows keep the generic
 // form.
 func TestMaxPoolSIMD53(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name  string
@@ -216,6 +219,7 @@ func TestTinyScaleActivation53(t *testing.T) {
 // stride-1 depthwise layer of MobileNetV2 1.0 at 96×96). Bit-exact, in
 // place and not, in under 0.7 times the helper's instructions.
 func TestDepthwisePlanarSlices53(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name         string
@@ -255,6 +259,7 @@ func TestDepthwisePlanarSlices53(t *testing.T) {
 // instructions than the same layer over the padded K (+1% for the zero
 // words), and runs bit-exact.
 func TestPrimeQuarterKPads53(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name      string

@@ -16,6 +16,7 @@ import (
 // (knob col33 0) on every layer of a realistic size: at least 12% fewer
 // on VWW's and MobileNetV2's first layers.
 func TestRGBFirstLayerCol33_55(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	same2 := graph.Padding{Bottom: 1, Right: 1}
 	all1 := graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}

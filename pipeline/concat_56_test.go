@@ -46,6 +46,7 @@ func wantRunCopies(t *testing.T, g *graph.Graph, name string, o Options, copies 
 // takes at most a third of the instructions the element loop took on the
 // M4 (36,109 in session 55).
 func TestConcatCopiesRuns56(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		axis     int
 		out      []int

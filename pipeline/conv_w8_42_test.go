@@ -15,6 +15,7 @@ import (
 // at --flash-budget 140KB took 14,778,607 instructions, its int8 layers
 // 2.2x their int16 form; now 12,120,392.
 func TestInt8WeightConvTakesIm2colByDefault(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct{ h, cin, cout, stride int }{{16, 32, 32, 1}, {8, 32, 64, 2}} {
 		t.Run(fmt.Sprintf("h%d-c%d-%d-s%d", c.h, c.cin, c.cout, c.stride), func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 // and its outputs equal the reference interpreter's on the graph
 // as built, before the plan pass reordered its channels.
 func TestDeadChannelsUnderQEMU(t *testing.T) {
+	t.Parallel()
 	for _, bt := range []struct{ board, target string }{
 		{"mps2-an386", "dsp"}, {"mps2-an385", "generic"}, {"mps3-an547", "mve"}, {"aarch64-linux", "neon"},
 	} {

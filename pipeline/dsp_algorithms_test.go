@@ -18,6 +18,7 @@ import (
 // interpreter on random and extreme inputs, with guard bytes around an
 // external arena.
 func TestDSPAlgorithmsUnderQEMU(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	step := func(n int) map[string]map[string]int {
 		return map[string]map[string]int{"depthwise_conv2d": {"dw_planar": 1, "dw_step": n}}

@@ -12,6 +12,7 @@ import (
 // input channel counts, int16 and int8 weights, on random and extreme
 // inputs.
 func TestDSPConvRowsUnderQEMU(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	rows := func(k map[string]int) map[string]map[string]int {
 		m := map[string]int{"conv_rows": 1}

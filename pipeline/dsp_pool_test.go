@@ -29,6 +29,7 @@ func avgPoolGraph(h, w, c, kh, kw, s int) *graph.Graph {
 // window of more than 255 taps (dsp's scalar path), on random and extreme
 // inputs (all -128 or all 127: the largest lane sums).
 func TestDSPAvgPoolUnderQEMU(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("QEMU suite: not in -short")
 	}

@@ -16,6 +16,7 @@ import (
 // outputs, on random and extreme inputs; and without a ReLU in the fused
 // GEMM and the row-widened form, with TFLite's sign correction.
 func TestDSPSharedShiftUnderQEMU(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	im2col := map[string]map[string]int{"conv2d": {"conv_rows": 0}}
 	planar := func(step int) map[string]map[string]int {
@@ -70,6 +71,7 @@ func smallShifts(g *graph.Graph) *graph.Graph {
 // the im2col form, and the row form over three input rows at strides 1
 // and 2.
 func TestDSPThreePixelBlocksUnderQEMU(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	three := map[string]map[string]int{"conv2d": {"block_px": 3}}
 	for _, c := range []struct {

@@ -19,6 +19,7 @@ import (
 // and at stride 1 in at most 0.7 times the channel-quad schedule's
 // instructions, at stride 2 in fewer.
 func TestDepthwiseKxKPlanar54(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []dwCase{
 		{"k5-s1-c32-w24", 12, 24, 32, 5, 1, 2, graph.ActRelu6, -128, 0},
@@ -134,6 +135,7 @@ func stackBoard(b *boards.Board, n int) *boards.Board {
 // M33) and in the builds firmware engineers make: -O0, -Os, without asm
 // (MCUGEN_NO_ASM) and with clang; bit-exact in every one.
 func TestDepthwiseKxKBuilds54(t *testing.T) {
+	t.Parallel()
 	g := func(k, st int) *graph.Graph { return tirtest.DepthwiseK(9, 13, 16, k, st, k/2, graph.ActRelu6, -128) }
 	for _, bn := range []string{"mps2-an500", "mps2-an505"} {
 		b := qemuBoard(t, bn)
@@ -166,6 +168,7 @@ func TestDepthwiseKxKBuilds54(t *testing.T) {
 // lines with tails and down the columns; fewer instructions than the
 // channel-interleaved helper where the form is the default.
 func TestDepthwiseKxKLanesM55_54(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	for _, c := range []dwCase{
 		{"k5-s1-c32-w24", 10, 24, 32, 5, 1, 2, graph.ActRelu6, -128, 0},
@@ -219,6 +222,7 @@ func TestDepthwiseKxKLanesM55_54(t *testing.T) {
 // taps (the planar ring took up to 2.8 times its instructions). And the
 // plan runs 5×5 and 7×7 depthwise layers in place.
 func TestDepthwisePlanarReview54(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	m55 := qemuBoard(t, "mps3-an547")
 	for _, c := range []struct {
@@ -278,6 +282,7 @@ func TestDepthwisePlanarReview54(t *testing.T) {
 // grayscale layer keeps the im2col form, which measured no slower, and
 // the planar form stays the tuner's to try (knob c1_planar).
 func TestReplicatedPlanes54(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name string
@@ -357,6 +362,7 @@ func TestReplicatedPlanes54(t *testing.T) {
 // Bit-exact at strides 1 and 2, SAME and one-sided padding, odd widths;
 // in at most 0.85 times the channel-quad schedule's instructions.
 func TestDepthwise1xKPlanar54(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name            string
@@ -447,6 +453,7 @@ func TestColumnLayersAsRows54(t *testing.T) {
 // at stride 2 keep those loops, which take 0.89 to 0.94 times the planar
 // form's there.
 func TestDepthwiseOddChannels54(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name   string
@@ -488,6 +495,7 @@ func TestDepthwiseOddChannels54(t *testing.T) {
 // now 1,124,092, against the generic target's 1,335,305). Bit-exact, in at
 // most the generic target's instructions.
 func TestDSPFallbackBlocked54(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name string
@@ -524,6 +532,7 @@ func TestNEONNarrowDepthwise54(t *testing.T) {
 // now, 3×3 by default and 5×5 and 7×7 in lanes (dw_lanes 2), rows and
 // columns, strides 1 and 2, -O2 and MCUGEN_NO_ASM.
 func TestM55LaneTails54(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	type tc struct{ k, st, h, w, ch int }
 	var cases []tc

@@ -18,6 +18,7 @@ import (
 // keeps the packed form by default (its pair loop spilled: 1.056 times),
 // so there the two builds are the same.
 func TestDepthwiseSharedShift59(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	pad2 := graph.Padding{Left: 2, Right: 2}
 	for _, c := range []struct {

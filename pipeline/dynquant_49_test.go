@@ -193,6 +193,7 @@ func refConvInteger(x []int64, n, cin, h, wd int, zx int64, w []int64, cout, kh,
 // writes a Conv (Cast, Mul by the scales), in the C on the host, the M4
 // and the M55.
 func TestConvIntegerRuntimeZPRandom49(t *testing.T) {
+	t.Parallel()
 	for i, c := range []convIntCase49{
 		{1, 4, 7, 6, 6, 3, 2, 2, [4]int{1, 0, 2, 1}, [2]int{2, 1}, [2]int{1, 2}},
 		{2, 3, 5, 4, 5, 1, 1, 1, [4]int{}, [2]int{1, 1}, [2]int{1, 1}},

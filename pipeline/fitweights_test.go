@@ -188,6 +188,7 @@ const smallBoards = "../testdata/boards/small_flash.star"
 // int8, and the firmware matches TFLite Micro's vectors; on 256 KiB it is
 // refused with one FitError line before any build.
 func TestWeights8UnderQEMU(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	cases, err := tirtest.Cases()
 	if err != nil {
@@ -254,6 +255,7 @@ func TestWeights8UnderQEMU(t *testing.T) {
 // warning-free as C99 -pedantic with -Wall -Wextra -Werror at -O2 and -Os
 // for the Cortex-M4, as TestMLPerfCWarningFree does for the defaults.
 func TestMLPerfWeights8CWarningFree(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("long: four models, two optimization levels")
 	}

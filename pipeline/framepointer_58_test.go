@@ -16,6 +16,7 @@ import (
 // (session 58 review). Each builds and is bit-exact; without a frame
 // pointer the defaults keep the stream.
 func TestFramePointerBuilds58(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, flags := range [][]string{{"-O1", "-fno-omit-frame-pointer"}, {"-O3", "-fno-omit-frame-pointer"}, {"-O2", "-fno-omit-frame-pointer", "-ffixed-r9"}} {
 		for _, c := range []struct {

@@ -15,6 +15,7 @@ import (
 // builds and runs bit-exact on the three DSP cores with the default
 // schedule, the three-row-window form taken.
 func TestGemm3TwoRowsOneBlock48(t *testing.T) {
+	t.Parallel()
 	boards := []string{"mps2-an386", "mps2-an500", "mps2-an505"}
 	for _, c := range []struct{ h, w, cin, cout, kw int }{
 		{4, 5, 4, 3, 1}, {5, 4, 12, 2, 1}, {9, 5, 24, 3, 1}, {6, 3, 8, 2, 3}, {5, 5, 4, 3, 3},

@@ -19,6 +19,7 @@ import (
 // against the reference interpreter on the Cortex-M4 and the Cortex-M33,
 // and its C builds under the flag sets that leave gcc fewest registers.
 func TestGemvStreamsSixWords57(t *testing.T) {
+	t.Parallel()
 	g := func() *graph.Graph { return fcChain(57, 48, 100, 640, 130, 64, 128, 8) }
 	for _, name := range []string{"mps2-an386", "mps2-an505"} {
 		b := qemuBoard(t, name)

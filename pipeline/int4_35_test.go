@@ -97,6 +97,7 @@ func constsWith(s *State, suffix string) map[string]int64 {
 // (the one-row asm), at -Os, -O0, with a frame pointer and with
 // MCUGEN_NO_ASM (the C forms).
 func TestInt4FCUnderQEMU(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name   string
@@ -139,6 +140,7 @@ func TestInt4FCUnderQEMU(t *testing.T) {
 // TestDSPAsmCompilesEverywhere uses for the convolutions' asm, -O0, -O3 and
 // MCUGEN_NO_ASM too; at -O2 the one-row asm is taken.
 func TestInt4FCCompilesEverywhere(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("long: several layers, several sets of flags")
 	}
@@ -409,6 +411,7 @@ func needTools2(t *testing.T, board string) bool {
 // flash), flash falling with each; and on a board with 256 KiB of flash,
 // where all-int8 does not fit, the fit pass's choice.
 func TestInt4ADShapesFigures(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	g := fcChain4(10, 1, nil, 640, 128, 128, 128, 128, 8, 128, 128, 128, 128, 640)
 	var last int64

@@ -61,6 +61,7 @@ func TestQuantizedSoftmaxOverAnotherAxis(t *testing.T) {
 // SQNR against the float build's (it was -6.8 dB: quiet bins quantized to zero,
 // user-journey finding); the int8 input's own rounding bounds it.
 func TestQuantizedLogMelFrontEnd(t *testing.T) {
+	t.Parallel()
 	path := logMelModel(t, 400, 160)
 	fl, err := RunUntil(path, Options{Version: "test"}, "plan")
 	if err != nil {

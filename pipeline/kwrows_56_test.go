@@ -18,6 +18,7 @@ import (
 // channel with uneven padding, and (the old whole-window staging, KW·Cin =
 // 6) a 3×3 kernel over two channels.
 func TestKernelRowsWidened56(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		h, w, cin, cout, kh, kw, st int

@@ -14,6 +14,7 @@ import (
 // instructions of hook cost per layer; and the profiled build computes the
 // same outputs.
 func TestLayerProfileKWS(t *testing.T) {
+	t.Parallel()
 	s := compileKWS(t)
 	in := RandomInputs(s.Graph, 2, 11)
 	plain, err := s.Execute(in, t.TempDir(), time.Minute)
@@ -69,6 +70,7 @@ func TestLayerProfileKWS(t *testing.T) {
 // those made one layer report 9.4 MACs per instruction on the Cortex-M4,
 // whose SMLAD peak is 2 (review finding). No layer may beat that bound.
 func TestLayerMACsWithinSMLADPeak(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	s, err := Compile(filepath.Join(sharedDir(t), "vww/vww_96_int8.tflite"), Options{Board: b, Version: "test"})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // such layers took 270,710 instructions in Helium's forms, 122,961 in the
 // planar ones (the model 459,920 → 312,171).
 func TestM55Depthwise1D59(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	flat := flatOutput
 	for _, c := range []struct {

@@ -36,6 +36,7 @@ func fc16Graph(seed int64, k, n int) *graph.Graph {
 // micro_speech_lstm took 22.6 M instructions on mps3-an547, 6.1 M on the
 // M4).
 func TestM55FCFallbackDSP58(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	for _, c := range []struct {
 		name string

@@ -15,6 +15,7 @@ import (
 // before (session 58 review: MNIST's and KWS_op's valid layers, where tune
 // found window 2 at 0.42x and 0.46x).
 func TestM55ValidConvWindow58(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	for _, c := range [][7]int{{28, 28, 1, 8, 3, 3, 1}, {10, 10, 64, 64, 3, 3, 1}, {49, 10, 1, 8, 10, 4, 1}, {17, 17, 16, 32, 3, 3, 2}} {
 		g := func() *graph.Graph {
@@ -37,6 +38,7 @@ func TestM55ValidConvWindow58(t *testing.T) {
 // ungathered form (session 58 review of the window: 4,041 → 60,462, 39,383
 // → 47,200 and 178,267 → 2,264,976 before the fallback).
 func TestM55ValidConvWindowDeclines58(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	dilated := func() *graph.Graph {
 		g := tirtest.ConvRectPad(12, 12, 16, 8, 3, 3, 1, graph.Padding{}, graph.ActRelu, -128)

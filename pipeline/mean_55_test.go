@@ -47,6 +47,7 @@ func meanGraph(h, w, c int, axes []int, keep bool, dt graph.DType) *graph.Graph 
 // M4, in fewer elsewhere. An
 // int16 MEAN and a MEAN over the channels keep the loops.
 func TestMeanDSP55(t *testing.T) {
+	t.Parallel()
 	for _, bt := range []struct{ board, prefix string }{{"mps2-an386", "dsp"}, {"mps3-an547", "mve"}, {"aarch64-linux", "neon"}} {
 		t.Run(bt.board, func(t *testing.T) { checkMean(t, bt.board, bt.prefix) })
 	}

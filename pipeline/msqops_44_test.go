@@ -149,6 +149,7 @@ func wantFloats(t *testing.T, what string, got *graph.Data, want ...float64) {
 // a step of a rounding tie, where ONNX Runtime's float and TFLite's fixed
 // point could round apart).
 func TestMicrosoftQOps(t *testing.T) {
+	t.Parallel()
 	i8, u8 := graph.Int8, graph.UInt8
 	f := func(shape []int, v ...float32) *graph.Data {
 		return &graph.Data{DType: graph.Float32, Shape: shape, F: v}

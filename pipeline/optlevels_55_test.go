@@ -14,6 +14,7 @@ import (
 // and clang -O0/-O1/-Os/-Oz/-Og failed to build IC, a review), the rows
 // form's widening of RGB rows, the ADD tables and the planes pass.
 func TestSession55HelpersAtEveryOptLevel(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("QEMU suite: not in -short")
 	}

@@ -25,6 +25,7 @@ import (
 // and the 3x2 block's asm has too few registers, as with -ffixed-r9: that
 // build defines MCUGEN_NO_ASM (every helper's C form).
 func TestPICFirmwareRuns(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	type model struct {
 		name  string

@@ -14,6 +14,7 @@ import (
 // .rept's repeats and the GOT's literal pool went out of a load's reach.
 // Under __PIC__ gcc now takes the written-out form clang takes.
 func TestPICOnTheM55(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	model := filepath.Join(sharedDir(t), "ic/pretrainedResnet_quant.tflite")
 	for _, flags := range [][]string{{"-O2", "-fPIC"}, {"-Os", "-fpie"}} {

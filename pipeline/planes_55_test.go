@@ -16,6 +16,7 @@ import (
 // loop) and six, even and odd widths, left paddings 0 to 2 (no interior
 // position at all for a row of 2 under a padding of 1), strides 1 and 2.
 func TestPlanesInterior55(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct{ h, w, ch, st, pd int }{
 		{5, 9, 4, 1, 1}, {4, 8, 12, 1, 1}, {6, 7, 24, 2, 1}, {5, 10, 8, 2, 0}, {4, 2, 8, 1, 1}, {7, 11, 16, 1, 2}, {3, 3, 12, 2, 0},

@@ -18,6 +18,7 @@ import (
 // instructions: a second review's 7×7×20 pool, 2×2 at stride 3), and so
 // does a max pool whose every output is one value (gcc folds the loop).
 func TestPaddedPoolPieces59(t *testing.T) {
+	t.Parallel()
 	pad1 := graph.Padding{Top: 1, Left: 1, Bottom: 1, Right: 1}
 	for _, c := range []struct {
 		board string

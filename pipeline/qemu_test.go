@@ -256,6 +256,7 @@ func counts(r *runner.Result) []int64 {
 // one mps2-an386's FPGA counter gives for the same Cortex-M4 code: two independent
 // counters agreeing.
 func TestKWSOnNetduinoPlus2(t *testing.T) {
+	t.Parallel()
 	nd := qemuBoard(t, "netduinoplus2")
 	an386 := qemuBoard(t, "mps2-an386")
 	shared := sharedDir(t)

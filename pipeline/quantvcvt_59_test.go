@@ -19,6 +19,7 @@ import (
 // ties away. An int32 output too (a review: every element came out
 // −2146435068, the clamp's bounds past int32 in the C).
 func TestQuantizeVCVTR59(t *testing.T) {
+	t.Parallel()
 	vals := []float32{0, float32(math.Copysign(0, -1)), 0.25, 0.75, 1.25, -1.25, 2.5, -2.5, 3.5, -3.5, 63.5, -64.5, 100.25,
 		float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -1e-40, 3e38, -3e38,
 		2097151.5, -2097152.5, 4194303, 4194305, 8388609, 1.5e9, -1.1e9, 7.25, -7.75}

@@ -17,6 +17,7 @@ import (
 // with no word (a review finding). Now that kernel keeps its dsp defaults,
 // with a note naming it, and the others keep their records.
 func TestRecordOverStackKeepsDefaults(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t)
 	star := filepath.Join(t.TempDir(), "st.star")
 	if err := os.WriteFile(star, []byte(`board(name = "m4-8k", description = "an AN386 with an 8 KiB stack", inherits = ["mps2-an386"], stack_bytes = 8192)`+"\n"), 0o644); err != nil {

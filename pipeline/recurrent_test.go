@@ -72,6 +72,7 @@ func recurrentModels(t *testing.T, dir string) []string {
 // the host and on the Cortex-M4, every output compared with the reference
 // interpreter (bit-exact for int8).
 func TestRecurrentC(t *testing.T) {
+	t.Parallel()
 	needTools(t, "host")
 	dir := t.TempDir()
 	models := append(recurrentModels(t, dir), "../testdata/tflite/seq_lstm_peep_proj_clips.tflite", "../testdata/tflite/seq_lstm_cifg_time_major.tflite")

@@ -9,6 +9,7 @@ import (
 // board (README.md there says what each once broke) and, outside -short,
 // runs it bit-exact against the reference interpreter.
 func TestRegressionModels(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file, board string
 		cflags      []string

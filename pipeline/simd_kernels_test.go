@@ -38,6 +38,7 @@ func addGraph(op graph.Op, shape []int, act graph.Activation, yscale float32, yz
 // a case a test can tell apart.) The blocked GEMV under convolutions runs with
 // K a multiple of sixteen and with a predicated tail.
 func TestSIMDKernelsUnderQEMU(t *testing.T) {
+	t.Parallel()
 	for _, bt := range []struct{ board, target string }{{"mps3-an547", "mve"}, {"aarch64-linux", "neon"}} {
 		t.Run(bt.target, func(t *testing.T) { checkSIMDKernels(t, bt.board, bt.target) })
 	}
@@ -184,6 +185,7 @@ func checkSIMDKernels(t *testing.T, board, target string) {
 // zero padding, the next pixel's window). The MVE helpers store tails
 // through memcpy.
 func TestSIMDStaticArenaUnderQEMU(t *testing.T) {
+	t.Parallel()
 	for _, bt := range []struct{ board, target string }{{"mps3-an547", "mve"}, {"aarch64-linux", "neon"}} {
 		b := qemuBoard(t, bt.board)
 		for _, c := range []struct {

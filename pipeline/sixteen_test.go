@@ -105,6 +105,7 @@ func model16x8(floatIO bool) *tg.Model {
 // with the reference interpreter on every target: the int16 layers take the generic schedules (the SIMD ones are
 // int8 only), with 64-bit accumulators where the bias is int64 or absent.
 func TestInt16x8UnderQEMU(t *testing.T) {
+	t.Parallel()
 	g, err := tflite.Decode("m16x8", model16x8(false).Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +133,7 @@ func TestInt16x8UnderQEMU(t *testing.T) {
 // The hand-worked 16x8 operator models (importer/tflite's int16Cases, whose
 // reference results are worked by hand there) run bit-exactly on the M4.
 func TestInt16x8OpsOnM4(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	models, _ := filepath.Glob("../testdata/tflite/op_int16_*.tflite")
 	if len(models) < 6 {

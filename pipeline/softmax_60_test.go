@@ -26,6 +26,7 @@ import (
 // −127 for the 999 and the minimum, −128, for the one (a first version
 // of the fix gave it −127 too: the helper's 1 for a zero exponential).
 func TestSoftmaxManyClasses60(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{400, 1000, 2000, -1000} {
 		scale := float32(0.1)
 		if n < 0 {

@@ -15,6 +15,7 @@ import (
 // external and guarded: a kernel writing past the 36,864 B would damage
 // the harness's guard bytes.
 func TestInPlaceNeedsNoArenaScratch(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t)
 	want := map[string]int{"kws": 8064, "vww": 36864}
 	for _, board := range []string{"mps2-an386", "mps3-an547", "mps2-an385"} {

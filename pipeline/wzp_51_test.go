@@ -65,6 +65,7 @@ func perChannelZP(n int) []int32 {
 // over 25×5 pixels: 3.4x the instructions). Each case runs bit-exact
 // against the reference interpreter on the Cortex-M4.
 func TestWeightZeroPointFolds51(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps2-an386")
 	for _, c := range []struct {
 		name string

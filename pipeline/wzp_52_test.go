@@ -15,6 +15,7 @@ import (
 // C's instructions for the same layer (session 51 measured the generic C at
 // 15x the MVE kernels' count on the pointwise layer).
 func TestWeightZeroPointOnM55_52(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	for _, c := range []struct {
 		name string
@@ -50,6 +51,7 @@ func TestWeightZeroPointOnM55_52(t *testing.T) {
 // instructions (review finding). Each stays within 5% of the generic
 // target's count for the same layer, and bit-exact.
 func TestWeightZeroPointDeclinedOnM55_52(t *testing.T) {
+	t.Parallel()
 	b := qemuBoard(t, "mps3-an547")
 	for _, c := range []struct {
 		name string
