@@ -663,14 +663,30 @@ func (l *lowerer) applyTable(f *PrimFunc, p, c *graph.Node) (*PrimFunc, bool, er
 		return nil, false, nil
 	}
 	k := &kctx{g: l.g, n: c, f: f, params: map[string]*Buffer{}}
-	table, err := k.table(c, xt, yt, "")
+	r, err := k.tableData(c, xt, yt)
 	if err != nil {
 		return nil, false, err
 	}
-	table.Name = f.Name + "_" + opName(c.Op) + "_table"
+	lo, _ := xt.DType.Range()
+	// value: what the kernel stores in the table node's output for v.
+	var value func(v Expr) Expr
+	if flips(r, xt.DType, yt.DType) {
+		// uint8 ↔ int8 at zero points 128 apart (quant.ShiftUint8Layers's
+		// edges): ± 128, no table.
+		d := int64(128)
+		if yt.DType == graph.Int8 {
+			d = -128
+		}
+		value = func(v Expr) Expr { return CastTo(yt.DType, Add(CastTo(I32, v), C(d))) }
+	} else {
+		table := k.tableBuf(r, yt, "")
+		table.Name = f.Name + "_" + opName(c.Op) + "_table"
+		value = func(v Expr) Expr {
+			return &Load{Buf: table, Indices: []Expr{Sub(CastTo(I32, v), C(lo))}, Flat: true}
+		}
+	}
 	nb := NewBuffer(cname(yt.Name), yt.DType, []int{yt.NumElements()}, ScopeParam)
 	nb.Tensor, nb.Writes = yt.Name, true
-	lo, _ := xt.DType.Range()
 	g := *f
 	g.Params = make([]*Buffer, len(f.Params))
 	for i, b := range f.Params {
@@ -684,8 +700,7 @@ func (l *lowerer) applyTable(f *PrimFunc, p, c *graph.Node) (*PrimFunc, bool, er
 		if !ok || st.Buf != old {
 			return s
 		}
-		idx := &Load{Buf: table, Indices: []Expr{Sub(CastTo(I32, st.Value), C(lo))}, Flat: true}
-		return &Store{Buf: nb, Indices: st.Indices, Value: idx, Flat: st.Flat}
+		return &Store{Buf: nb, Indices: st.Indices, Value: value(st.Value), Flat: st.Flat}
 	}, nil)
 	g.Node = f.Node + " + " + c.Name
 	return Simplify(&g), true, nil
