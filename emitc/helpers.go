@@ -524,12 +524,14 @@ static inline void gen_copy_s16(int16_t *dst, const int16_t *src, int32_t n)
     memcpy(dst, src, (size_t)n * sizeof *dst);
 }`},
 	"gen_flip_s8": {nil, `/* dst[i] = src[i] with its top bit flipped, i < n, one of them uint8 and the other int8: a
-   requantization between zero points 128 apart at one scale (u - 128, or s + 128), a word at a time. */
+   requantization between zero points 128 apart at one scale (u - 128, or s + 128), a word at a time
+   where the core loads words at any address (ARMv6-M does not: gcc calls memcpy for each word there). */
 static inline void gen_flip_s8(void *dst, const void *src, int32_t n)
 {
     uint8_t *d = (uint8_t *)dst;
     const uint8_t *s = (const uint8_t *)src;
     int32_t i = 0;
+#if defined(__ARM_FEATURE_UNALIGNED)
     for (; i + 8 <= n; i += 8) {
         uint32_t a;
         uint32_t b;
@@ -540,6 +542,7 @@ static inline void gen_flip_s8(void *dst, const void *src, int32_t n)
         memcpy(d + i, &a, 4);
         memcpy(d + i + 4, &b, 4);
     }
+#endif
     for (; i < n; ++i) {
         d[i] = (uint8_t)(s[i] ^ 0x80u);
     }

@@ -31,6 +31,10 @@ type Options struct {
 	Shapes map[string][]int
 	Warn   func(string)
 
+	// keepUint8 builds a uint8 model's layers as they are (the retry when
+	// their int8 form does not fit: shiftLayers).
+	keepUint8 bool
+
 	// Quantization of float models: Calib is a calibration directory,
 	// CalibRandom a number of random samples; Quantize "int8" asks for it.
 	Calib       string
@@ -137,9 +141,12 @@ type State struct {
 	// to give (review finding: "1 B short" for an arena in place that the
 	// stack could not hold, then 9,216 B short with the byte added).
 	deferredFit error
-	Module      *tir.Module
-	Files       map[string][]byte
-	Report      *emitc.Report
+	// shiftedU8 is set when foldQDQPass made a uint8 model's layers int8
+	// (shiftLayers); a build that then does not fit is retried without.
+	shiftedU8 bool
+	Module    *tir.Module
+	Files     map[string][]byte
+	Report    *emitc.Report
 	// Tuned is how many kernels took knobs from tuning records.
 	Tuned int
 	// TunedDefaults is how many of those matched a record whose search
@@ -212,9 +219,24 @@ func RunUntil(model string, opt Options, last string) (*State, error) {
 		}
 	}
 	s := &State{Opt: opt, ModelPath: model}
+	err := s.run(last, false)
+	if s.retryUint8(err) {
+		s = &State{Opt: opt, ModelPath: model}
+		s.Opt.keepUint8 = true
+		err = s.run(last, false)
+	}
+	return s, err
+}
+
+// run runs the passes up to and including last ("" = all), without the
+// import pass with noImport (s.Graph is given).
+func (s *State) run(last string, noImport bool) error {
 	for _, p := range Passes {
+		if p.Name == "import" && noImport {
+			continue
+		}
 		if err := p.Run(s); err != nil {
-			return s, err
+			return err
 		}
 		if p.Name == last {
 			break
@@ -222,9 +244,23 @@ func RunUntil(model string, opt Options, last string) (*State, error) {
 	}
 	if s.deferredFit != nil {
 		// Stopped before the lowering that would settle it.
-		return s, s.deferredFit
+		return s.deferredFit
 	}
-	return s, nil
+	return nil
+}
+
+// retryUint8 reports a build that does not fit the board because its uint8
+// layers were made int8: their int8 copies of the model's uint8 inputs and
+// outputs are arena that the uint8 layers, reading and writing the caller's
+// buffers, did not need (review: a uint8 conv and pool on the micro:bit,
+// 4,608 → 11,520 B). The caller builds it again as it is, and says so.
+func (s *State) retryUint8(err error) bool {
+	var fit *FitError
+	if !s.shiftedU8 || !errors.As(err, &fit) {
+		return false
+	}
+	s.Opt.Warn(fmt.Sprintf("%s: its uint8 layers stay uint8 (the generic C): as int8 layers, with int8 copies of its uint8 inputs and outputs, it does not fit (%v)", s.ModelPath, fit))
+	return true
 }
 
 // Dump prints the IR of a stage (see Stages).
@@ -312,6 +348,7 @@ func importPass(s *State) error {
 func foldQDQPass(s *State) error {
 	if !IsQDQ(s.Graph) {
 		s.Graph, _ = FoldQDQ(s.Graph)
+		shiftLayers(s)
 		if s.Opt.Int8IO && quantizing(s.Opt) && isFloatCompute(s.Graph) {
 			// quantizePass, next, gives the model int8 inputs and
 			// outputs (session 48 review: the message below said the
@@ -334,6 +371,49 @@ func foldQDQPass(s *State) error {
 	warnWeightZeroPoints(s, g)
 	s.Graph = g
 	return nil
+}
+
+// shiftLayers makes the uint8 layers of a model int8 (quant.ShiftUint8Layers:
+// TFLite's uint8 models, from TF1's quantization-aware training) where that
+// pays: on the dsp and mve targets, whose SIMD kernels take int8 only (the
+// generic C and NEON's kernels run uint8 as fast, and the edges' flips
+// were all the shift added there: review, a fully connected 784 → 10 on
+// the micro:bit +40%), and where the shifted layers' MACs are at least
+// eight times the elements the uint8 edges' flips pass over (review: a one-
+// channel 1×1 convolution of 49 pixels, 1,093 → 2,322 instructions on the
+// M4).
+func shiftLayers(s *State) {
+	if s.Opt.keepUint8 || s.Opt.Board == nil {
+		return
+	}
+	if t := s.targetName(); t != "dsp" && t != "mve" {
+		return
+	}
+	f := quant.ShiftUint8Layers(s.Graph)
+	// The layers that read uint8 before, by name (the shift keeps them).
+	wasU8 := map[string]bool{}
+	for _, n := range s.Graph.Nodes {
+		if len(n.Inputs) > 0 && s.Graph.Tensors[n.Inputs[0]] != nil && s.Graph.Tensors[n.Inputs[0]].DType == graph.UInt8 {
+			wasU8[n.Name] = true
+		}
+	}
+	old := map[string]bool{}
+	for _, n := range s.Graph.Nodes {
+		old[n.Name] = true
+	}
+	var macs, flipped int64
+	for _, n := range f.Nodes {
+		switch {
+		case (n.Op == graph.Conv2D || n.Op == graph.FullyConnected) && wasU8[n.Name] && f.Tensors[n.Inputs[0]].DType == graph.Int8:
+			macs += graph.MACs(f, n)
+		case n.Op == graph.Quantize && !old[n.Name]:
+			flipped += int64(f.Tensors[n.Outputs[0]].NumElements())
+		}
+	}
+	if macs == 0 || macs < 8*flipped {
+		return
+	}
+	s.Graph, s.shiftedU8 = f, true
 }
 
 // warnWeightZeroPoints names the integer layers whose constant weights have
@@ -486,11 +566,9 @@ func FoldQDQ(g *graph.Graph) (*graph.Graph, error) {
 			// uint8 QLinearConv layers with nothing in float between
 			// them: int8 at zero point z − 128, the same values, so
 			// the int8 kernels take them.
-			g = quant.ShiftUint8(g)
+			return quant.ShiftUint8(g), nil
 		}
-		// TFLite's uint8 models (TF1's quantization-aware training): the
-		// same shift, layer by layer.
-		return quant.ShiftUint8Layers(g), nil
+		return g, nil
 	}
 	f, err := quant.FoldQDQ(g)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcugen/mcugen/graph"
 	"github.com/mcugen/mcugen/graph/interp"
@@ -125,5 +126,121 @@ func TestShiftUint8Layers61(t *testing.T) {
 	flips := strings.Count(c, "gen_flip_s8(&")
 	if convs != 4 || flips != 2 || strings.Contains(c, "quantize_table") {
 		t.Errorf("%d convolutions, %d top-bit flips, tables %v: want 4 convolutions, flips at the input and the pointwise output, no table", convs, flips, strings.Contains(c, "quantize_table"))
+	}
+}
+
+// uint8Strided is a uint8 48×48×3 input, a 3×3 stride-2 convolution to 8
+// channels and a global average pool: as uint8 layers the convolution
+// reads the caller's input, as int8 ones it reads an int8 copy in the
+// arena (a review's case: 4,608 → 11,520 B).
+func uint8Strided() *graph.Graph {
+	r := rand.New(rand.NewPCG(61, 3))
+	g := graph.New("u8s2", "tflite")
+	q := func(s float32, z int32) *graph.Quant { return &graph.Quant{Scale: []float32{s}, ZeroPoint: []int32{z}} }
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.UInt8, Shape: []int{1, 48, 48, 3}, Quant: q(1.0/128, 128)})
+	w := graph.NewData(graph.UInt8, []int{8, 3, 3, 3})
+	for i := range w.I {
+		w.I[i] = int64(r.IntN(256))
+	}
+	g.AddTensor(&graph.Tensor{Name: "w", DType: graph.UInt8, Shape: w.Shape, Quant: q(0.005, 120), Data: w})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.UInt8, Shape: []int{1, 24, 24, 8}, Quant: q(0.05, 3)})
+	g.AddTensor(&graph.Tensor{Name: "p", DType: graph.UInt8, Shape: []int{1, 1, 1, 8}, Quant: q(0.05, 3)})
+	g.AddNode(&graph.Node{Name: "conv", Op: graph.Conv2D, Inputs: []string{"x", "w"}, Outputs: []string{"y"},
+		Attrs: &graph.Conv2DAttrs{Stride: [2]int{2, 2}, Dilation: [2]int{1, 1}, Pad: graph.Padding{Top: 1, Left: 1}, Group: 1, Act: graph.ActRelu}})
+	g.AddNode(&graph.Node{Name: "pool", Op: graph.AvgPool2D, Inputs: []string{"y"}, Outputs: []string{"p"},
+		Attrs: &graph.PoolAttrs{Kernel: [2]int{24, 24}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"p"}
+	return g
+}
+
+// Where the int8 form of a uint8 model does not fit (here a RAM budget
+// between the two arenas on the M4), compile builds the uint8 layers as
+// they are and says so; it still runs bit-exact. On the generic target
+// (the M3) the layers stay uint8 without asking: its C runs uint8 as fast,
+// and the shift would only add the edges' passes.
+func TestShiftUint8Fallbacks61(t *testing.T) {
+	convKernel := func(s *State) string {
+		for _, f := range s.Module.Funcs {
+			if f.Op == "conv2d" {
+				return f.Name
+			}
+		}
+		return ""
+	}
+	b := qemuBoard(t, "mps2-an386")
+	s, err := CompileGraph(uint8Strided(), "u8s2", Options{Board: b, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shifted := int64(s.Module.ArenaBytes)
+	if !strings.HasSuffix(convKernel(s), "_s8") {
+		t.Fatalf("without a budget the convolution is %s, want the int8 kernel", convKernel(s))
+	}
+	var warned []string
+	o := Options{Board: b, Version: "test", RAMBudget: shifted - 1, Warn: func(m string) { warned = append(warned, m) }}
+	s, err = CompileGraph(uint8Strided(), "u8s2", o)
+	if err != nil {
+		t.Fatalf("under a %d B budget: %v", o.RAMBudget, err)
+	}
+	if !strings.HasSuffix(convKernel(s), "_u8") || int64(s.Module.ArenaBytes) >= shifted {
+		t.Errorf("under the budget: convolution %s, arena %d B (int8 form %d B)", convKernel(s), s.Module.ArenaBytes, shifted)
+	}
+	// (Then the weight zero point's warning, as for any uint8 layer.)
+	if len(warned) == 0 || !strings.Contains(warned[0], "uint8 layers stay uint8") {
+		t.Errorf("warnings %q: want the first saying the uint8 layers stay uint8", warned)
+	}
+	in := graph.NewData(graph.UInt8, []int{1, 48, 48, 3})
+	r := rand.New(rand.NewPCG(61, 4))
+	for i := range in.I {
+		in.I[i] = int64(r.IntN(256))
+	}
+	want, err := interp.Run(uint8Strided(), map[string]*graph.Data{"x": in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Execute([]map[string]*graph.Data{{"x": in}}, t.TempDir(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(x.Outputs[0][0].I, want["p"].I) {
+		t.Errorf("firmware %v, the uint8 graph %v", x.Outputs[0][0].I, want["p"].I)
+	}
+	s, err = CompileGraph(uint8Strided(), "u8s2", Options{Board: qemuBoard(t, "mps2-an385"), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := convKernel(s); !strings.HasSuffix(k, "_u8") {
+		t.Errorf("on the M3 the convolution is %s, want the uint8 kernel", k)
+	}
+}
+
+// A uint8 → int8 requantization between zero points 128 apart is a top-bit
+// flip, a word at a time where the core loads words at any address (the
+// M4: under 1.5 instructions an element, where the table took five) and a
+// byte at a time on ARMv6-M, whose gcc called memcpy for each word (review:
+// 80,944 instructions for 4,096 elements on the micro:bit, against the
+// table's 24,621).
+func TestFlipSpeed61(t *testing.T) {
+	const n = 4096
+	g := graph.New("flip", "tflite")
+	g.AddTensor(&graph.Tensor{Name: "x", DType: graph.UInt8, Shape: []int{1, n}, Quant: &graph.Quant{Scale: []float32{0.02}, ZeroPoint: []int32{140}}})
+	g.AddTensor(&graph.Tensor{Name: "y", DType: graph.Int8, Shape: []int{1, n}, Quant: &graph.Quant{Scale: []float32{0.02}, ZeroPoint: []int32{12}}})
+	g.AddNode(&graph.Node{Name: "q", Op: graph.Quantize, Inputs: []string{"x"}, Outputs: []string{"y"}})
+	g.Inputs, g.Outputs = []string{"x"}, []string{"y"}
+	in := graph.NewData(graph.UInt8, []int{1, n})
+	for i := range in.I {
+		in.I[i] = int64(i % 256)
+	}
+	for _, c := range []struct {
+		board string
+		most  int64
+	}{{"mps2-an386", 3 * n / 2}, {"microbit", 7 * n}} {
+		x := runOn60(t, g, "flip", c.board, []map[string]*graph.Data{{"x": in}})
+		if got := x.Outputs[0][0].I; got[0] != -128 || got[255] != 127 || got[140] != 12 {
+			t.Errorf("%s: 0, 255, 140 → %d, %d, %d: want -128, 127, 12", c.board, got[0], got[255], got[140])
+		}
+		if got := x.Instructions(); got > c.most {
+			t.Errorf("%s: %d instructions for %d elements, want at most %d", c.board, got, n, c.most)
+		}
 	}
 }

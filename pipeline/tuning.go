@@ -25,15 +25,13 @@ func CompileGraph(g *graph.Graph, name string, opt Options) (*State, error) {
 		opt.Prefix = DefaultPrefix(name)
 	}
 	s := &State{Opt: opt, ModelPath: name, Graph: g}
-	for _, p := range Passes {
-		if p.Name == "import" {
-			continue
-		}
-		if err := p.Run(s); err != nil {
-			return s, err
-		}
+	err := s.run("", true)
+	if s.retryUint8(err) {
+		s = &State{Opt: opt, ModelPath: name, Graph: g}
+		s.Opt.keepUint8 = true
+		err = s.run("", true)
 	}
-	return s, nil
+	return s, err
 }
 
 // tuneTarget adds knob overrides to t: Options.Knobs as given, then the

@@ -105,7 +105,7 @@ func ShiftUint8Layers(g *graph.Graph) *graph.Graph {
 		return s
 	}
 	for _, n := range f.Nodes {
-		kind := shiftKind(f, n, isU8, quant, s8)
+		kind := shiftKind(f, n, isU8, quant, s8, io)
 		if kind == shiftNone {
 			// Reads the uint8 values.
 			for i, in := range n.Inputs {
@@ -164,7 +164,7 @@ const (
 // shiftKind says how n takes the shift (ShiftUint8Layers's list); s8 says
 // which activations have int8 versions already, quant the parameters every
 // tensor had before the shift.
-func shiftKind(f *graph.Graph, n *graph.Node, isU8 func(string) bool, quant map[string]*graph.Quant, s8 map[string]string) int {
+func shiftKind(f *graph.Graph, n *graph.Node, isU8 func(string) bool, quant map[string]*graph.Quant, s8 map[string]string, io map[string]bool) int {
 	sameQuant := func(a, b string) bool { return quant[a].Equal(quant[b]) }
 	anyU8 := false
 	for _, in := range n.Inputs {
@@ -202,18 +202,32 @@ func shiftKind(f *graph.Graph, n *graph.Node, isU8 func(string) bool, quant map[
 		return shiftWrites
 	case graph.Quantize:
 		// Only behind a shifted producer (a uint8 input's Quantize to
-		// int8 is the requantization already).
+		// int8 is the requantization already). Into a graph output it
+		// writes the uint8 output itself (review: an int8 copy, then a
+		// flip into the output).
 		if s8[n.Inputs[0]] == "" {
 			return shiftNone
 		}
-		if outsU8 {
+		if outsU8 && !io[n.Outputs[0]] {
 			return shiftWrites
+		}
+		return shiftReads
+	case graph.Dequantize, graph.ArgMax:
+		// Read through the zero point, or for the order of the values,
+		// which the shift keeps: the int8 tensor where there is one.
+		if s8[n.Inputs[0]] == "" || len(n.Inputs) != 1 {
+			return shiftNone
+		}
+		for _, o := range n.Outputs {
+			if isU8(o) {
+				return shiftNone
+			}
 		}
 		return shiftReads
 	case graph.Reshape, graph.Transpose, graph.MaxPool2D, graph.Slice:
 		// Only behind a shifted producer: a requantization to move values
 		// would be a pass for nothing. Shape inputs are not uint8.
-		if len(n.Outputs) != 1 || !outsU8 || s8[n.Inputs[0]] == "" || !sameQuant(n.Inputs[0], n.Outputs[0]) {
+		if len(n.Outputs) != 1 || !outsU8 || io[n.Outputs[0]] || s8[n.Inputs[0]] == "" || !sameQuant(n.Inputs[0], n.Outputs[0]) {
 			return shiftNone
 		}
 		for _, in := range n.Inputs[1:] {
@@ -223,7 +237,7 @@ func shiftKind(f *graph.Graph, n *graph.Node, isU8 func(string) bool, quant map[
 		}
 		return shiftWrites
 	case graph.Concat:
-		if len(n.Outputs) != 1 || !outsU8 {
+		if len(n.Outputs) != 1 || !outsU8 || io[n.Outputs[0]] {
 			return shiftNone
 		}
 		some := false

@@ -119,6 +119,15 @@ func randomU8Graph(seed uint64) *graph.Graph {
 	if mid != "" && mid != x {
 		b.g.Outputs = append(b.g.Outputs, mid)
 	}
+	if b.r.IntN(2) == 0 {
+		// Readers the shift lets read int8: the class index and the
+		// dequantized probabilities.
+		b.g.AddTensor(&graph.Tensor{Name: "class", DType: graph.Int32, Shape: []int{1}})
+		b.node(graph.ArgMax, &graph.ArgAttrs{Axis: 1}, "class", logits)
+		b.g.AddTensor(&graph.Tensor{Name: "real", DType: graph.Float32, Shape: []int{1, 10}})
+		b.node(graph.Dequantize, nil, "real", probs)
+		b.g.Outputs = append(b.g.Outputs, "class", "real")
+	}
 	return b.g
 }
 
@@ -142,6 +151,9 @@ func TestShiftUint8LayersExact61(t *testing.T) {
 			t.Fatalf("seed %d: inputs/outputs %v %v, want %v %v", seed, f.Inputs, f.Outputs, g.Inputs, g.Outputs)
 		}
 		for _, name := range append(slices.Clone(f.Inputs), f.Outputs...) {
+			if g.Tensors[name].DType != graph.UInt8 {
+				continue
+			}
 			if f.Tensors[name].DType != graph.UInt8 || !f.Tensors[name].Quant.Equal(g.Tensors[name].Quant) {
 				t.Fatalf("seed %d: edge %s is %s %v, want uint8 %v", seed, name, f.Tensors[name].DType, f.Tensors[name].Quant, g.Tensors[name].Quant)
 			}
@@ -151,6 +163,9 @@ func TestShiftUint8LayersExact61(t *testing.T) {
 				if f.Tensors[n.Inputs[0]].DType != graph.Int8 || f.Tensors[n.Inputs[1]].DType != graph.Int8 || f.Tensors[n.Outputs[0]].DType != graph.Int8 {
 					t.Fatalf("seed %d: %s still reads or writes uint8", seed, n.Name)
 				}
+			}
+			if (n.Op == graph.ArgMax || n.Op == graph.Dequantize) && f.Tensors[n.Inputs[0]].DType != graph.Int8 {
+				t.Fatalf("seed %d: %s reads %s, not the int8 tensor", seed, n.Name, f.Tensors[n.Inputs[0]].DType)
 			}
 			seen[n.Op]++
 		}
@@ -174,7 +189,7 @@ func TestShiftUint8LayersExact61(t *testing.T) {
 				t.Fatalf("seed %d: shifted graph: %v", seed, err)
 			}
 			for _, o := range g.Outputs {
-				if !slices.Equal(got[o].I, want[o].I) {
+				if !slices.Equal(got[o].I, want[o].I) || !slices.Equal(got[o].F, want[o].F) {
 					t.Fatalf("seed %d, vector %d: output %s\n got %v\nwant %v", seed, v, o, got[o].I, want[o].I)
 				}
 			}
@@ -182,7 +197,7 @@ func TestShiftUint8LayersExact61(t *testing.T) {
 	}
 	// The random graphs reach every kind of layer the shift handles and
 	// the requantizations around those it does not.
-	for _, op := range []graph.Op{graph.Conv2D, graph.FullyConnected, graph.Add, graph.Mul, graph.Sub, graph.MaxPool2D, graph.AvgPool2D, graph.Concat, graph.Sigmoid, graph.Softmax, graph.Reshape, graph.Quantize} {
+	for _, op := range []graph.Op{graph.Conv2D, graph.FullyConnected, graph.Add, graph.Mul, graph.Sub, graph.MaxPool2D, graph.AvgPool2D, graph.Concat, graph.Sigmoid, graph.Softmax, graph.Reshape, graph.Quantize, graph.ArgMax, graph.Dequantize} {
 		if seen[op] == 0 {
 			t.Errorf("no graph had a %s", op)
 		}
