@@ -218,13 +218,30 @@ func RunUntil(model string, opt Options, last string) (*State, error) {
 			opt.Warn(fmt.Sprintf("%s: the C prefix is %s, %s (--prefix names another)", model, opt.Prefix, renamed))
 		}
 	}
-	s := &State{Opt: opt, ModelPath: model}
-	err := s.run(last, false)
-	if s.retryUint8(err) {
-		s = &State{Opt: opt, ModelPath: model}
+	return runTwice(opt, func(o Options) *State { return &State{Opt: o, ModelPath: model} }, last, false)
+}
+
+// runTwice runs the passes on the State fresh makes, and again on a new one
+// with the uint8 layers kept as they are where the first build's int8 form
+// of them does not fit (retryUint8). The first build's warnings are said
+// only if it is the one returned (the second says its own).
+func runTwice(opt Options, fresh func(Options) *State, last string, noImport bool) (*State, error) {
+	var said []string
+	first := opt
+	first.Warn = func(m string) { said = append(said, m) }
+	s := fresh(first)
+	err := s.run(last, noImport)
+	var fit *FitError
+	if s.retryUint8(err) && errors.As(err, &fit) {
+		opt.Warn(fmt.Sprintf("%s: its uint8 layers stay uint8 (the generic C): as int8 layers, with int8 copies of its uint8 inputs and outputs, it does not fit (%v)", s.ModelPath, fit))
+		s = fresh(opt)
 		s.Opt.keepUint8 = true
-		err = s.run(last, false)
+		return s, s.run(last, noImport)
 	}
+	for _, m := range said {
+		opt.Warn(m)
+	}
+	s.Opt.Warn = opt.Warn
 	return s, err
 }
 
@@ -253,13 +270,12 @@ func (s *State) run(last string, noImport bool) error {
 // layers were made int8: their int8 copies of the model's uint8 inputs and
 // outputs are arena that the uint8 layers, reading and writing the caller's
 // buffers, did not need (review: a uint8 conv and pool on the micro:bit,
-// 4,608 → 11,520 B). The caller builds it again as it is, and says so.
+// 4,608 → 11,520 B). runTwice builds it again as it is, and says so.
 func (s *State) retryUint8(err error) bool {
 	var fit *FitError
 	if !s.shiftedU8 || !errors.As(err, &fit) {
 		return false
 	}
-	s.Opt.Warn(fmt.Sprintf("%s: its uint8 layers stay uint8 (the generic C): as int8 layers, with int8 copies of its uint8 inputs and outputs, it does not fit (%v)", s.ModelPath, fit))
 	return true
 }
 

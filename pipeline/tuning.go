@@ -24,14 +24,7 @@ func CompileGraph(g *graph.Graph, name string, opt Options) (*State, error) {
 	if opt.Prefix == "" {
 		opt.Prefix = DefaultPrefix(name)
 	}
-	s := &State{Opt: opt, ModelPath: name, Graph: g}
-	err := s.run("", true)
-	if s.retryUint8(err) {
-		s = &State{Opt: opt, ModelPath: name, Graph: g}
-		s.Opt.keepUint8 = true
-		err = s.run("", true)
-	}
-	return s, err
+	return runTwice(opt, func(o Options) *State { return &State{Opt: o, ModelPath: name, Graph: g} }, "", true)
 }
 
 // tuneTarget adds knob overrides to t: Options.Knobs as given, then the
