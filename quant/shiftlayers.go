@@ -30,6 +30,10 @@ import (
 //     output at one set of parameters) move values or pick the largest,
 //     which the shift keeps; they shift only after a shifted producer.
 //
+// Dequantize and ArgMax read a shifted tensor's int8 values (through the
+// zero point, or for their order), and so does a Quantize into a graph
+// output.
+//
 // Every other reader of a shifted tensor (average pooling, whose uint8
 // rounding of negative sums differs; logistic and the rest) reads a uint8
 // copy a requantization writes just before it, and a shifted layer that
@@ -157,7 +161,7 @@ func ShiftUint8Layers(g *graph.Graph) *graph.Graph {
 // How a node takes the shift.
 const (
 	shiftNone   = iota // reads and writes uint8 as it is
-	shiftReads         // reads int8 copies; its outputs are not uint8
+	shiftReads         // reads int8 copies; writes its outputs as they are
 	shiftWrites        // reads int8 copies and writes int8 outputs
 )
 
