@@ -231,8 +231,7 @@ func runTwice(opt Options, fresh func(Options) *State, last string, noImport boo
 	first.Warn = func(m string) { said = append(said, m) }
 	s := fresh(first)
 	err := s.run(last, noImport)
-	var fit *FitError
-	if s.retryUint8(err) && errors.As(err, &fit) {
+	if fit := s.retryUint8(err); fit != nil {
 		opt.Warn(fmt.Sprintf("%s: its uint8 layers stay uint8 (the generic C): as int8 layers, with int8 copies of its uint8 inputs and outputs, it does not fit (%v)", s.ModelPath, fit))
 		s = fresh(opt)
 		s.Opt.keepUint8 = true
@@ -270,13 +269,14 @@ func (s *State) run(last string, noImport bool) error {
 // layers were made int8: their int8 copies of the model's uint8 inputs and
 // outputs are arena that the uint8 layers, reading and writing the caller's
 // buffers, did not need (review: a uint8 conv and pool on the micro:bit,
-// 4,608 → 11,520 B). runTwice builds it again as it is, and says so.
-func (s *State) retryUint8(err error) bool {
+// 4,608 → 11,520 B). runTwice builds it again as it is, and says so. It
+// returns the error's FitError, nil for any other outcome.
+func (s *State) retryUint8(err error) *FitError {
 	var fit *FitError
-	if !s.shiftedU8 || !errors.As(err, &fit) {
-		return false
+	if s.shiftedU8 && errors.As(err, &fit) {
+		return fit
 	}
-	return true
+	return nil
 }
 
 // Dump prints the IR of a stage (see Stages).
