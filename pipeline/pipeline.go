@@ -406,16 +406,14 @@ func shiftLayers(s *State) {
 		return
 	}
 	f := quant.ShiftUint8Layers(s.Graph)
-	// The layers that read uint8 before, by name (the shift keeps them).
-	wasU8 := map[string]bool{}
+	// The nodes before the shift (it keeps their names), and those of
+	// them that read uint8.
+	old, wasU8 := map[string]bool{}, map[string]bool{}
 	for _, n := range s.Graph.Nodes {
+		old[n.Name] = true
 		if len(n.Inputs) > 0 && s.Graph.Tensors[n.Inputs[0]] != nil && s.Graph.Tensors[n.Inputs[0]].DType == graph.UInt8 {
 			wasU8[n.Name] = true
 		}
-	}
-	old := map[string]bool{}
-	for _, n := range s.Graph.Nodes {
-		old[n.Name] = true
 	}
 	var macs, flipped int64
 	for _, n := range f.Nodes {

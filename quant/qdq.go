@@ -120,23 +120,7 @@ func shiftUint8(f *graph.Graph, edges bool) (kept []*graph.Node) {
 		t := f.Tensors[name]
 		return t != nil && t.DType == graph.UInt8 && t.Quant != nil && !io[name]
 	}
-	shift := func(t *graph.Tensor) {
-		q := &graph.Quant{Scale: slices.Clone(t.Quant.Scale), ZeroPoint: make([]int32, len(t.Quant.ZeroPoint)), Axis: t.Quant.Axis}
-		for i, z := range t.Quant.ZeroPoint {
-			q.ZeroPoint[i] = z - 128
-		}
-		if len(q.ZeroPoint) == 0 {
-			q.ZeroPoint = []int32{-128}
-		}
-		t.DType, t.Quant = graph.Int8, q
-		if t.Data != nil {
-			d := graph.NewData(graph.Int8, t.Data.Shape)
-			for i, v := range t.Data.I {
-				d.I[i] = v - 128
-			}
-			t.Data = d
-		}
-	}
+	shift := func(t *graph.Tensor) { *t = *shiftedTensor(t, t.Name) }
 	// intReader reads a uint8 activation through its zero point alone (the
 	// integer layers of QLinearConv and QLinearMatMul), so it reads the
 	// shifted int8 value the same.
