@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -189,6 +190,14 @@ func TestShiftUint8Fallbacks61(t *testing.T) {
 	// the first build's warnings are not said.
 	if len(warned) != 2 || !strings.Contains(warned[0], "uint8 layers stay uint8") || !strings.Contains(warned[1], "zero point") {
 		t.Errorf("warnings %q: want one saying the uint8 layers stay uint8, then the weights' zero point", warned)
+	}
+	kept := int64(s.Module.ArenaBytes)
+	// Where neither fits, the error of the build that needs less (here
+	// the uint8 one's; review: the larger was said).
+	_, err = CompileGraph(uint8Strided(), "u8s2", Options{Board: b, Version: "test", RAMBudget: kept - 1})
+	var fit *FitError
+	if !errors.As(err, &fit) || fit.Need != kept {
+		t.Errorf("under a %d B budget: %v, want the uint8 build's need, %d B", kept-1, err, kept)
 	}
 	in := graph.NewData(graph.UInt8, []int{1, 48, 48, 3})
 	r := rand.New(rand.NewPCG(61, 4))

@@ -315,7 +315,7 @@ func kernelOptions(opt pipeline.Options) pipeline.Options {
 	// finding: "kernel: 1 layer(s) the plan ran in place run out of
 	// place" twelve times over a VWW tune).
 	o.Warn = func(string) {}
-	return o
+	return o.KernelOptions()
 }
 
 func measure(k *Kernel, knobs tune.Knobs, opt pipeline.Options, workDir string, timeout time.Duration) (int64, error) {
