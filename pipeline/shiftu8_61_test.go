@@ -103,20 +103,14 @@ func TestShiftUint8Layers61(t *testing.T) {
 			}
 		}
 	}
-	var o Options
-	o.Board = qemuBoard(t, "mps2-an386")
-	o.Version = "test"
-	s, err := CompileGraph(mobileNetU8(), "mnu8", o)
+	s, err := CompileGraph(mobileNetU8(), "mnu8", Options{Board: qemuBoard(t, "mps2-an386"), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var convs int
-	for _, f := range s.Module.Funcs {
-		if f.Op == "conv2d" || f.Op == "depthwise_conv2d" {
-			convs++
-			if !strings.HasSuffix(f.Name, "_s8") {
-				t.Errorf("%s (%s): not an int8 kernel", f.Name, f.Op)
-			}
+	convs := convKernels61(s)
+	for _, name := range convs {
+		if !strings.HasSuffix(name, "_s8") {
+			t.Errorf("%s: not an int8 kernel", name)
 		}
 	}
 	// The input's flip and the pointwise output's (a graph output, which
@@ -125,9 +119,20 @@ func TestShiftUint8Layers61(t *testing.T) {
 	// table.
 	c := string(s.Files["mnu8.c"])
 	flips := strings.Count(c, "gen_flip_s8(&")
-	if convs != 4 || flips != 2 || strings.Contains(c, "quantize_table") {
-		t.Errorf("%d convolutions, %d top-bit flips, tables %v: want 4 convolutions, flips at the input and the pointwise output, no table", convs, flips, strings.Contains(c, "quantize_table"))
+	if len(convs) != 4 || flips != 2 || strings.Contains(c, "quantize_table") {
+		t.Errorf("%d convolutions, %d top-bit flips, tables %v: want 4 convolutions, flips at the input and the pointwise output, no table", len(convs), flips, strings.Contains(c, "quantize_table"))
 	}
+}
+
+// convKernels61 names the convolution kernels (depthwise too) of s's module.
+func convKernels61(s *State) []string {
+	var out []string
+	for _, f := range s.Module.Funcs {
+		if f.Op == "conv2d" || f.Op == "depthwise_conv2d" {
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
 
 // uint8Strided is a uint8 48×48×3 input, a 3×3 stride-2 convolution to 8
@@ -161,10 +166,8 @@ func uint8Strided() *graph.Graph {
 // and the shift would only add the edges' passes.
 func TestShiftUint8Fallbacks61(t *testing.T) {
 	convKernel := func(s *State) string {
-		for _, f := range s.Module.Funcs {
-			if f.Op == "conv2d" {
-				return f.Name
-			}
+		if k := convKernels61(s); len(k) == 1 {
+			return k[0]
 		}
 		return ""
 	}
